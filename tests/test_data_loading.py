@@ -1,0 +1,112 @@
+"""Loading through real ``datasets`` builders: bundled, local files, folders, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+
+import pytest
+
+from workbench.data import load_humaneval, load_records
+from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
+
+
+def _write_jsonl(path, rows, compress=False):
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if compress:
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_bundled_humaneval_has_164_problems():
+    problems = load_humaneval()
+    assert len(problems) == 164
+    assert {"task_id", "prompt", "canonical_solution", "test", "entry_point"} <= set(problems.column_names)
+    assert problems[0]["task_id"] == "HumanEval/0"
+
+
+def test_bundled_ice_score_set_has_3220_rows():
+    loaded = load_records("humaneval-codex-python")
+    assert loaded.num_rows == 3220
+    assert sum(loaded.splits["test"]["passed"]) == 1342
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_jsonl_and_gzipped_jsonl(tmp_path, compress):
+    rows = [{"id": i, "content": f"x = {i}"} for i in range(5)]
+    path = _write_jsonl(tmp_path / ("a.jsonl.gz" if compress else "a.jsonl"), rows, compress)
+    loaded = load_records(path)
+    assert loaded.num_rows == 5
+    assert loaded.column_names == ["id", "content"]
+
+
+def test_csv_and_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "a.csv").write_text("id,content\n1,x\n2,y\n")
+    assert load_records(tmp_path / "a.csv").num_rows == 2
+    pq.write_table(pa.table({"id": [1, 2, 3], "content": ["a", "b", "c"]}), tmp_path / "a.parquet")
+    assert load_records(tmp_path / "a.parquet").num_rows == 3
+
+
+def test_split_column_regroups_rows(tmp_path):
+    rows = [{"id": i, "split": "train" if i % 3 else "test", "content": "x"} for i in range(9)]
+    loaded = load_records(_write_jsonl(tmp_path / "c.jsonl", rows), split_column="split")
+    assert sorted(loaded.splits) == ["test", "train"]
+    assert len(loaded.splits["test"]) == 3 and len(loaded.splits["train"]) == 6
+    with pytest.raises(MissingSplitError, match="available splits: .*test.*train|train.*test"):
+        load_records(tmp_path / "c.jsonl", split_column="split", splits=["validation"])
+
+
+def test_missing_column_lists_existing_ones(tmp_path):
+    loaded = load_records(_write_jsonl(tmp_path / "c.jsonl", [{"id": 1, "content": "x"}]))
+    with pytest.raises(MissingColumnError, match=r"'code'.*--code-column.*id, content"):
+        loaded.require_columns({"--code-column": "code"})
+
+
+def test_empty_file_is_a_clear_error(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(DataError, match="empty"):
+        load_records(tmp_path / "empty.jsonl")
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        load_records(tmp_path / "nope.jsonl")
+
+
+def test_source_folder_splits_and_skipped_files(tmp_path):
+    (tmp_path / "train").mkdir()
+    (tmp_path / "test").mkdir()
+    (tmp_path / "train" / "a.py").write_text("def f(x):\n    return x\n")
+    (tmp_path / "test" / "b.py").write_text("print('hi')\n")
+    (tmp_path / "test" / "bin.py").write_bytes(b"\x00\x01\x02binary")
+    (tmp_path / "test" / "latin.py").write_bytes("s = 'caf\xe9'".encode("latin-1"))
+    (tmp_path / "README.md").write_text("# not code")
+    loaded = load_records(tmp_path)
+    assert sorted(loaded.splits) == ["test", "train"]
+    assert loaded.splits["train"]["id"] == ["train/a.py"]
+    assert loaded.splits["test"]["language"] == ["python"]
+    reasons = {s.path: s.reason for s in loaded.skipped}
+    assert reasons["test/bin.py"] == "binary"
+    assert reasons["test/latin.py"] == "not UTF-8"
+    assert reasons["README.md"].startswith("no language plugin")
+
+
+def test_folder_of_data_files_uses_file_names_as_splits(tmp_path):
+    _write_jsonl(tmp_path / "train.jsonl", [{"id": 1, "content": "a"}, {"id": 2, "content": "b"}])
+    _write_jsonl(tmp_path / "test.jsonl", [{"id": 3, "content": "c"}])
+    loaded = load_records(tmp_path)
+    assert {k: len(v) for k, v in loaded.splits.items()} == {"train": 2, "test": 1}
+
+
+def test_hub_id_fails_fast_when_offline():
+    start = time.monotonic()
+    with pytest.raises(HubUnreachableError, match="local file"):
+        load_records("nobody-here/no-such-dataset-xyz", offline=True)
+    assert time.monotonic() - start < 10  # not datasets' ~24 s of retries

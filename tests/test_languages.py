@@ -1,0 +1,43 @@
+"""The plugin registry and the built-in Python plugin (real tree-sitter grammar)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.errors import LanguageNotFoundError
+from workbench.languages import SubCodeKind, get_language, installed_plugins
+
+
+def test_python_is_registered_through_the_hook():
+    names = [info.plugin.name for info in installed_plugins()]
+    assert "python" in names
+    assert get_language("py") is get_language(".py") is get_language("python")
+
+
+def test_unknown_language_is_a_clear_error():
+    with pytest.raises(LanguageNotFoundError, match="installed: .*python"):
+        get_language("cobol-2099")
+
+
+def test_python_tokens_keep_identifiers_and_literals_only():
+    code = 'x = f"a{b}" "c"  # comment\nfor i in range(10):\n    y += 1.5 if not None else True\n'
+    assert get_language("python").tokens(code) == ["x", 'f"a{b}"', '"c"', "i", "range", "10", "y", "1.5"]
+
+
+def test_python_tokens_survive_syntax_errors():
+    tokens = get_language("python").tokens("def f(:\n    return alpha + 'beta'\n")
+    assert "alpha" in tokens and "'beta'" in tokens
+
+
+def test_python_decomposition_map_covers_the_eight_kinds():
+    plugin = get_language("python")
+    assert set(plugin.subcode_node_types) == set(SubCodeKind)
+    assert plugin.kind_of("match_statement") is SubCodeKind.SWITCH
+
+
+def test_languages_command_lists_python():
+    result = CliRunner().invoke(app, ["languages", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"name": "python"' in result.output

@@ -1,0 +1,18 @@
+"""The ``workbench`` command line. This package only parses options and prints; the work
+lives in the library modules. Each sub-command is one module here that registers itself
+on :data:`app`."""
+
+from __future__ import annotations
+
+from workbench.cli.app import app
+
+# Importing a command module registers its command(s) on ``app``.
+from workbench.cli import languages  # noqa: E402,F401
+
+
+def main() -> None:
+    """Entry point of the ``workbench`` console script."""
+    app()
+
+
+__all__ = ["app", "main"]

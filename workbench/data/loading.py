@@ -1,0 +1,356 @@
+"""Loading records for every job: hub ids, local data files, folders of source files, bundled sets.
+
+All paths end in :class:`LoadedDataset`, a mapping of split name -> ``datasets.Dataset``
+plus the files that were found but not loaded (and why), so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlparse
+
+import datasets
+
+from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
+
+#: data-file suffixes and the ``datasets`` builder that reads them (``.gz`` is also accepted)
+DATA_FILE_BUILDERS: Mapping[str, str] = {
+    ".jsonl": "json",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".csv": "csv",
+}
+
+#: sub-folder names of a source-file folder that name a split
+FOLDER_SPLIT_NAMES = frozenset({"train", "test", "validation", "valid", "val", "dev", "eval"})
+
+#: datasets that ship inside the package: name -> (file under workbench/data/bundled, split)
+BUNDLED: Mapping[str, tuple[str, str]] = {
+    "humaneval": ("humaneval.jsonl.gz", "test"),
+    # ICE-Score's HumanEval-Python set: Codex generations with pass/fail and metric scores
+    "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
+}
+
+#: how many bytes are sniffed for NUL bytes to call a file binary
+_BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file found in a source folder but not loaded.
+
+    Attributes:
+        path: the path relative to the folder (POSIX separators).
+        reason: ``"binary"``, ``"not UTF-8"``, ``"empty"``, ``"unreadable: ..."``,
+            or ``"no language plugin for .ext"``.
+    """
+
+    path: str
+    reason: str
+
+
+@dataclass
+class LoadedDataset:
+    """Records of one source, by split.
+
+    Attributes:
+        source: what the user passed (hub id, path or bundled name).
+        splits: split name -> ``datasets.Dataset`` (insertion order is the source's order).
+        skipped: files that were found but not loaded, with the reason.
+    """
+
+    source: str
+    splits: dict[str, datasets.Dataset]
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    @property
+    def column_names(self) -> list[str]:
+        """Columns of the first split (every split of one source has the same columns)."""
+        for dataset in self.splits.values():
+            return list(dataset.column_names)
+        return []
+
+    @property
+    def num_rows(self) -> int:
+        """Total rows over all splits."""
+        return sum(len(d) for d in self.splits.values())
+
+    def require_columns(self, columns: Mapping[str, str | None]) -> None:
+        """Check that every named column exists.
+
+        Args:
+            columns: CLI option -> column name (``{"--code-column": "content"}``);
+                ``None`` values are skipped.
+
+        Raises:
+            MissingColumnError: the first column that does not exist, listing those that do.
+        """
+        for split_name, dataset in self.splits.items():
+            require_columns(dataset, columns, where=f"split {split_name!r} of {self.source}")
+
+    def select_splits(self, names: Iterable[str] | None) -> LoadedDataset:
+        """Return a copy with only the named splits (all when ``names`` is empty or ``None``).
+
+        Raises:
+            MissingSplitError: a name is not a split; the message lists the splits there are.
+        """
+        wanted = list(names or [])
+        if not wanted:
+            return self
+        for name in wanted:
+            if name not in self.splits:
+                raise MissingSplitError(name, list(self.splits))
+        return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped)
+
+    def concatenated(self, split_column: str = "split") -> datasets.Dataset:
+        """Return all splits as one dataset with the split name in ``split_column``."""
+        parts = []
+        for name, dataset in self.splits.items():
+            if split_column in dataset.column_names:
+                dataset = dataset.remove_columns(split_column)
+            parts.append(dataset.add_column(split_column, [name] * len(dataset)))
+        if not parts:
+            return datasets.Dataset.from_dict({split_column: []})
+        return datasets.concatenate_datasets(parts)
+
+
+def require_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str = "the data") -> None:
+    """Raise :class:`MissingColumnError` if any of ``columns`` (option -> name) is missing."""
+    available = list(dataset.column_names)
+    for option, column in columns.items():
+        if column is not None and column not in available:
+            error = MissingColumnError(column, available, option)
+            error.args = (f"{error.args[0]} (in {where})",)
+            raise error
+
+
+def load_records(
+    source: str | os.PathLike[str],
+    *,
+    config: str | None = None,
+    splits: Iterable[str] | None = None,
+    split_column: str | None = None,
+    offline: bool = False,
+    extensions: Iterable[str] | None = None,
+) -> LoadedDataset:
+    """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
+
+    Args:
+        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``; see
+            :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
+            ``.parquet``/``.csv`` file (optionally ``.gz``); a folder of such data files
+            (split names from file names, as ``datasets`` infers them); a folder of source
+            files (one record per file; the split is the first sub-folder when it is one of
+            :data:`FOLDER_SPLIT_NAMES`, else ``"train"``); or a hub id ``owner/name``.
+        config: the hub dataset's configuration name.
+        splits: keep only these splits (all when empty).
+        split_column: if given, rows are regrouped into splits by this column's value
+            (for one table that holds several splits).
+        offline: never contact the hub (``HF_HUB_OFFLINE``); a hub id then loads from the
+            local cache or fails.
+        extensions: for source-file folders, the file suffixes to load (default: every
+            suffix an installed language plugin handles).
+
+    Returns:
+        a :class:`LoadedDataset`.
+
+    Raises:
+        DataError: empty file, unknown file type, unreadable data.
+        HubUnreachableError: a hub id while the hub cannot be reached (fails in seconds).
+        MissingSplitError / MissingColumnError: ``splits`` / ``split_column`` not present.
+    """
+    text = os.fspath(source)
+    path = Path(text).expanduser()
+    if text in BUNDLED and not path.exists():
+        loaded = _load_bundled(text)
+    elif path.is_file():
+        loaded = _load_data_file(path)
+    elif path.is_dir():
+        loaded = _load_folder(path, extensions)
+    elif _looks_like_path(text):
+        raise DataError(f"{text}: no such file or folder")
+    else:
+        loaded = _load_hub(text, config=config, offline=offline)
+    if split_column is not None:
+        loaded = _regroup_by_column(loaded, split_column)
+    return loaded.select_splits(splits)
+
+
+def load_humaneval() -> datasets.Dataset:
+    """Return the 164 bundled HumanEval problems (Chen et al. 2021; MIT licence).
+
+    Columns: ``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point``.
+    """
+    return load_records("humaneval").splits["test"]
+
+
+# -- the loaders ----------------------------------------------------------------------------
+
+
+def _load_bundled(name: str) -> LoadedDataset:
+    filename, split = BUNDLED[name]
+    with resources.as_file(resources.files("workbench.data") / "bundled" / filename) as file:
+        dataset = _read_data_files("json", {split: str(file)})
+    return LoadedDataset(name, dataset)
+
+
+def _builder_for(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return DATA_FILE_BUILDERS.get(suffixes[-1]) if suffixes else None
+
+
+def _load_data_file(path: Path) -> LoadedDataset:
+    builder = _builder_for(path)
+    if builder is None:
+        known = ", ".join(DATA_FILE_BUILDERS)
+        raise DataError(f"{path}: unknown data file type; expected one of {known} (optionally .gz), or a folder")
+    if path.stat().st_size == 0:
+        raise DataError(f"{path}: the file is empty")
+    return LoadedDataset(str(path), _read_data_files(builder, {"train": str(path)}))
+
+
+def _read_data_files(builder: str, data_files: Mapping[str, str | list[str]]) -> dict[str, datasets.Dataset]:
+    try:
+        loaded = datasets.load_dataset(builder, data_files=dict(data_files))
+    except Exception as error:  # datasets raises many types for malformed files
+        files = ", ".join(str(v) for v in data_files.values())
+        raise DataError(f"cannot read {files} as {builder}: {error}") from error
+    return dict(loaded)
+
+
+def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
+    files = [p for p in sorted(path.rglob("*")) if p.is_file() and not _is_hidden(p.relative_to(path))]
+    if not files:
+        raise DataError(f"{path}: the folder has no files")
+    data_files = [p for p in files if _builder_for(p) is not None]
+    if data_files and len(data_files) == len(files):
+        try:
+            return LoadedDataset(str(path), dict(datasets.load_dataset(str(path))))
+        except Exception as error:
+            raise DataError(f"cannot read the data files in {path}: {error}") from error
+    return _load_source_folder(path, files, extensions)
+
+
+def _is_hidden(relative: Path) -> bool:
+    return any(part.startswith(".") or part == "__pycache__" for part in relative.parts)
+
+
+def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None) -> LoadedDataset:
+    from workbench.languages.registry import language_for_path
+
+    wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions} if extensions else None
+    rows: dict[str, dict[str, list]] = {}
+    skipped: list[SkippedFile] = []
+    for file in files:
+        relative = file.relative_to(root).as_posix()
+        suffix = file.suffix.lower()
+        plugin = language_for_path(relative)
+        if wanted is not None and suffix not in wanted:
+            skipped.append(SkippedFile(relative, f"extension {suffix or '(none)'} not selected"))
+            continue
+        if wanted is None and plugin is None:
+            skipped.append(SkippedFile(relative, f"no language plugin for {suffix or 'files without extension'}"))
+            continue
+        content, reason = _read_source_file(file)
+        if reason is not None:
+            skipped.append(SkippedFile(relative, reason))
+            continue
+        first = relative.split("/", 1)[0]
+        split = first if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
+        columns = rows.setdefault(split, {"id": [], "path": [], "language": [], "content": []})
+        columns["id"].append(relative)
+        columns["path"].append(str(file))
+        columns["language"].append(plugin.name if plugin else "")
+        columns["content"].append(content)
+    if not rows:
+        reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
+        raise DataError(f"{root}: no loadable source files ({reasons})")
+    splits = {name: datasets.Dataset.from_dict(columns) for name, columns in rows.items()}
+    return LoadedDataset(str(root), splits, skipped)
+
+
+def _read_source_file(file: Path) -> tuple[str | None, str | None]:
+    """Return ``(text, None)`` or ``(None, reason)`` for one source file."""
+    try:
+        data = file.read_bytes()
+    except OSError as error:
+        return None, f"unreadable: {error.strerror or error}"
+    if not data:
+        return None, "empty"
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        return None, "binary"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+def _looks_like_path(text: str) -> bool:
+    """True when ``text`` cannot be a hub id (``owner/name``), so it must be a missing path."""
+    return _HUB_ID.match(text) is None or _builder_for(Path(text)) is not None
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Return True when a TCP connection to the Hugging Face endpoint opens within ``timeout_s``."""
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def _set_offline() -> None:
+    # datasets and huggingface_hub read these at import time, so set both the env and the constants.
+    import huggingface_hub.constants
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    huggingface_hub.constants.HF_HUB_OFFLINE = True
+    datasets.config.HF_HUB_OFFLINE = True
+
+
+def _load_hub(repo_id: str, *, config: str | None, offline: bool) -> LoadedDataset:
+    unreachable = offline or datasets.config.HF_HUB_OFFLINE or not hub_reachable()
+    if unreachable:
+        _set_offline()
+    try:
+        loaded = datasets.load_dataset(repo_id, config)
+    except Exception as error:
+        if unreachable:
+            why = "offline mode is on" if offline else "the Hugging Face hub is unreachable"
+            raise HubUnreachableError(
+                f"cannot load {repo_id!r}: {why} and it is not in the local cache. "
+                f"Pass a local file instead (e.g. a .jsonl, .parquet or .csv file, or a folder), "
+                f"or download it where the hub is reachable and pass the saved folder."
+            ) from error
+        raise DataError(f"cannot load {repo_id!r} from the Hugging Face hub: {error}") from error
+    return LoadedDataset(repo_id, dict(loaded))
+
+
+def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDataset:
+    merged = loaded.concatenated(split_column="__source_split__") if len(loaded.splits) > 1 else None
+    dataset = merged if merged is not None else next(iter(loaded.splits.values()))
+    require_columns(dataset, {"--split-column": split_column}, where=loaded.source)
+    values = [str(v) for v in dataset[split_column]]
+    order: dict[str, list[int]] = {}
+    for index, value in enumerate(values):
+        order.setdefault(value, []).append(index)
+    splits = {name: dataset.select(indices) for name, indices in order.items()}
+    if merged is not None:
+        splits = {name: d.remove_columns("__source_split__") for name, d in splits.items()}
+    return LoadedDataset(loaded.source, splits, loaded.skipped)

@@ -1,0 +1,44 @@
+"""Exceptions shared by every job. Each carries a message meant for the end user."""
+
+
+class WorkbenchError(Exception):
+    """Base class: an error the CLI prints as a one-line message (no traceback)."""
+
+
+class DataError(WorkbenchError):
+    """The input data cannot be used as asked (missing file, column, split; bad values)."""
+
+
+class MissingColumnError(DataError):
+    """A requested column does not exist.
+
+    Args:
+        column: the column that was asked for.
+        available: the columns that do exist.
+        option: the CLI option that names this column (e.g. ``--code-column``), for the hint.
+    """
+
+    def __init__(self, column: str, available: list[str], option: str | None = None):
+        self.column = column
+        self.available = list(available)
+        hint = f" (set it with {option})" if option else ""
+        super().__init__(
+            f"column {column!r} not found{hint}; the data has: {', '.join(self.available) or '(no columns)'}"
+        )
+
+
+class MissingSplitError(DataError):
+    """A requested split does not exist; the message lists the splits that do."""
+
+    def __init__(self, split: str, available: list[str]):
+        self.split = split
+        self.available = list(available)
+        super().__init__(f"split {split!r} not found; available splits: {', '.join(self.available) or '(none)'}")
+
+
+class HubUnreachableError(DataError):
+    """A Hugging Face hub id was given but the hub cannot be reached (and nothing is cached)."""
+
+
+class LanguageNotFoundError(WorkbenchError):
+    """No installed language plugin handles the requested language."""

@@ -1,0 +1,17 @@
+"""Language plugins: the contract (:mod:`.spec`), discovery (:mod:`.registry`) and the
+conformance kit for plugin authors (:mod:`.testing`)."""
+
+from workbench.languages.registry import PluginInfo, get_language, installed_plugins, language_for_path
+from workbench.languages.spec import LanguagePlugin, RunSpec, SubCodeKind, TestRunner, hookimpl
+
+__all__ = [
+    "LanguagePlugin",
+    "PluginInfo",
+    "RunSpec",
+    "SubCodeKind",
+    "TestRunner",
+    "get_language",
+    "hookimpl",
+    "installed_plugins",
+    "language_for_path",
+]

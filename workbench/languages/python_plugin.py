@@ -1,0 +1,57 @@
+"""The built-in Python language plugin (grammar: ``tree-sitter-python``).
+
+It registers through the same hook as third-party plugins
+(:data:`workbench.languages.registry.DEFAULT_PLUGINS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
+
+
+class PythonLanguage(LanguagePlugin):
+    """Python 3: tokens, DSA-CQE decomposition and (via :mod:`workbench.execution`) execution.
+
+    Tokens follow Python's own ``tokenize`` view used by the Allamanis 2019 dedup
+    definition: NAME tokens that are not keywords, and whole STRING / NUMBER literals
+    (an f-string is one literal; implicitly concatenated strings are several).
+    """
+
+    name = "python"
+    aliases = ("py", "python3")
+    extensions = (".py", ".pyi")
+    grammar_distribution = "tree-sitter-python"
+    # keyword_identifier: soft keywords used as names (``match = 1``, ``type = x``)
+    identifier_node_types = frozenset({"identifier", "keyword_identifier"})
+    literal_node_types = frozenset({"string", "integer", "float"})
+    skip_node_types = frozenset({"comment"})
+    subcode_node_types = {
+        SubCodeKind.FOR: frozenset({"for_statement"}),
+        SubCodeKind.WHILE: frozenset({"while_statement"}),
+        SubCodeKind.ASSIGN: frozenset({"assignment", "augmented_assignment"}),
+        SubCodeKind.IF: frozenset({"if_statement"}),
+        SubCodeKind.CLASS_DEF: frozenset({"class_definition"}),
+        SubCodeKind.FUNCTION_DEF: frozenset({"function_definition"}),
+        SubCodeKind.SWITCH: frozenset({"match_statement"}),
+        SubCodeKind.CALL: frozenset({"call"}),
+    }
+    definition_fields = {
+        "assignment": ("left",),
+        "augmented_assignment": ("left",),
+        "for_statement": ("left",),
+        "function_definition": ("name", "parameters"),
+        "class_definition": ("name",),
+    }
+
+    def language_capsule(self) -> Any:
+        import tree_sitter_python
+
+        return tree_sitter_python.language()
+
+
+@hookimpl
+def workbench_languages() -> list[LanguagePlugin]:
+    """Provide the Python plugin."""
+    return [PythonLanguage()]

@@ -1,0 +1,261 @@
+"""The language-plugin contract: everything a plugin author implements, in one place.
+
+A language plugin is a Python module (or object) exposing the pluggy hook
+:func:`workbench_languages`, which returns one or more :class:`LanguagePlugin`
+instances. Plugins are found through the entry-point group ``workbench.languages``;
+the built-in Python plugin registers through the very same hook (see
+:mod:`workbench.languages.registry`), so the core never names a language.
+
+A :class:`LanguagePlugin` gives
+
+* identity: ``name``, ``aliases``, ``extensions``, the grammar distribution;
+* the tree-sitter ``Language`` (:meth:`LanguagePlugin.load_language`);
+* dedup tokens: which grammar node types are identifiers and literals
+  (Allamanis 2019, Sec. 3: "identifier and literal tokens");
+* the DSA-CQE decomposition map: grammar node types for the eight sub-code kinds
+  (For, While, Assign, If, ClassDef, FunctionDef, Switch, Call; Xu et al., ISWC 2024
+  posters, "Decompositional Semantic Analysis", Sec. 2);
+* optionally a :class:`TestRunner` for ``workbench execute``.
+
+Example (a minimal plugin module, registered under ``[project.entry-points."workbench.languages"]``)::
+
+    import tree_sitter_go
+    from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
+
+    class Go(LanguagePlugin):
+        name = "go"
+        extensions = (".go",)
+        grammar_distribution = "tree-sitter-go"
+        identifier_node_types = frozenset({"identifier", "field_identifier", ...})
+        ...
+        def language_capsule(self):
+            return tree_sitter_go.language()
+
+    @hookimpl
+    def workbench_languages():
+        return [Go()]
+"""
+
+from __future__ import annotations
+
+import enum
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pluggy
+
+PROJECT_NAME = "workbench"
+ENTRY_POINT_GROUP = "workbench.languages"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class SubCodeKind(str, enum.Enum):
+    """The eight predefined node kinds whose sub-trees become DSA-CQE sub-codes.
+
+    Source: Xu, Zhang, Zhang, Han, "Decompositional Semantic Analysis for LLM-based
+    Code Quality Evaluation", ISWC 2024 posters (CEUR-WS Vol-3828, paper 7), Sec. 2.
+    """
+
+    FOR = "For"
+    WHILE = "While"
+    ASSIGN = "Assign"
+    IF = "If"
+    CLASS_DEF = "ClassDef"
+    FUNCTION_DEF = "FunctionDef"
+    SWITCH = "Switch"
+    CALL = "Call"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a :class:`TestRunner` asks the sandbox to do for one sample.
+
+    Attributes:
+        files: files to write into the sample's fresh working directory, name -> text.
+        build: commands (argv lists) run in order before ``run``; a non-zero exit of
+            any of them is a ``syntax_error`` (compile error) for the sample.
+        run: the argv that runs the program with its tests.
+        env: extra environment variables for build and run (the sandbox scrubs the rest).
+        pass_token_fd: if the runner's harness writes the per-run success token to a file
+            descriptor, its number in the child; ``None`` when the runner writes it to the
+            file named by ``pass_token_file`` instead.
+        pass_token_file: a file name (inside the working directory) the harness writes the
+            token to, or ``None``.
+    """
+
+    files: Mapping[str, str]
+    run: list[str]
+    build: list[list[str]] = field(default_factory=list)
+    env: Mapping[str, str] = field(default_factory=dict)
+    pass_token_fd: int | None = None
+    pass_token_file: str | None = None
+
+
+class TestRunner:
+    """How to build and run a program with its tests for one language.
+
+    The sandbox (:mod:`workbench.execution`) owns isolation, limits and timeouts; the
+    runner only says which files to write and which commands to run, and arranges for
+    its test harness to report success with an unforgeable per-run token *after* the
+    checks returned (so ``exit(0)`` before the checks, or a printed fake marker, cannot
+    count as a pass).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    #: executables that must be on PATH (e.g. ``("javac", "java")``)
+    toolchain: ClassVar[tuple[str, ...]] = ()
+
+    def missing_toolchain(self) -> list[str]:
+        """Return the executables of :attr:`toolchain` not found on PATH (empty when all present)."""
+        return [tool for tool in self.toolchain if shutil.which(tool) is None]
+
+    def build_program(self, prompt: str, completion: str, mode: str) -> str:
+        """Return the program text for a generation.
+
+        Args:
+            prompt: the problem's prompt (signature and docstring).
+            completion: the generated text.
+            mode: ``"completion"`` (append ``completion`` to ``prompt``) or ``"full"``
+                (``completion`` is a whole program).
+        """
+        if mode == "full":
+            return completion
+        if mode != "completion":
+            raise ValueError(f"mode must be 'completion' or 'full', not {mode!r}")
+        return prompt + completion
+
+    def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
+        """Return the :class:`RunSpec` that runs ``program`` against ``tests``.
+
+        Args:
+            program: the candidate program (from :meth:`build_program`).
+            tests: the problem's test code, in the layout of the problem set.
+            entry_point: the function under test, when the test harness needs it.
+            token: a fresh random string; the harness must deliver it, and only it,
+                after every check has run, through ``pass_token_fd`` / ``pass_token_file``.
+        """
+        raise NotImplementedError
+
+
+class LanguagePlugin:
+    """Base class for a language plugin. Subclasses set the class attributes and
+    implement :meth:`language_capsule`; the default methods work from those attributes.
+
+    Class attributes:
+        name: canonical lower-case name (``"python"``).
+        aliases: other names users may type (``("py", "python3")``).
+        extensions: file extensions with the dot (``(".py",)``), used by folder loaders.
+        grammar_distribution: the PyPI distribution of the tree-sitter grammar, for
+            ``workbench languages`` (``"tree-sitter-python"``).
+        identifier_node_types: grammar node types whose text is an identifier token.
+        literal_node_types: grammar node types whose whole text is one literal token
+            (strings, numbers, characters); the walk does not descend into them.
+        skip_node_types: node types whose sub-trees yield no tokens (e.g. comments).
+        subcode_node_types: :class:`SubCodeKind` -> grammar node types.
+        definition_fields: grammar node type -> the tree-sitter field names whose
+            identifiers are *defined* by that node (``{"assignment": ("left",)}``).
+        runner: a :class:`TestRunner`, or ``None`` if the plugin cannot execute code.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    extensions: ClassVar[tuple[str, ...]] = ()
+    grammar_distribution: ClassVar[str] = ""
+    identifier_node_types: ClassVar[frozenset[str]] = frozenset()
+    literal_node_types: ClassVar[frozenset[str]] = frozenset()
+    skip_node_types: ClassVar[frozenset[str]] = frozenset({"comment"})
+    subcode_node_types: ClassVar[Mapping[SubCodeKind, frozenset[str]]] = {}
+    definition_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    runner: TestRunner | None = None
+
+    _language: Any = None
+
+    # -- the grammar -------------------------------------------------------------------
+    def language_capsule(self) -> Any:
+        """Return the grammar's language pointer (e.g. ``tree_sitter_python.language()``)."""
+        raise NotImplementedError
+
+    def load_language(self) -> Any:
+        """Return the ``tree_sitter.Language`` for this plugin (built once, then cached)."""
+        if self._language is None:
+            import tree_sitter
+
+            self._language = tree_sitter.Language(self.language_capsule())
+        return self._language
+
+    def parse(self, code: str | bytes) -> Any:
+        """Parse source code and return the ``tree_sitter.Tree``.
+
+        tree-sitter always returns a tree; syntax errors appear as ``ERROR`` /
+        missing nodes (``tree.root_node.has_error``), never as an exception.
+        """
+        import tree_sitter
+
+        data = code.encode("utf-8", errors="surrogateescape") if isinstance(code, str) else code
+        return tree_sitter.Parser(self.load_language()).parse(data)
+
+    # -- dedup tokens ------------------------------------------------------------------
+    def iter_token_nodes(self, root: Any) -> Iterator[Any]:
+        """Yield identifier and literal nodes in source order (iterative pre-order walk)."""
+        identifiers, literals, skip = self.identifier_node_types, self.literal_node_types, self.skip_node_types
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in skip:
+                continue
+            if kind in literals or kind in identifiers:
+                yield node
+                continue
+            stack.extend(reversed(node.children))
+
+    def tokens(self, code: str | bytes) -> list[str]:
+        """Return the identifier and literal tokens of ``code`` in source order.
+
+        Comments, keywords and operators are dropped, as in Allamanis 2019, Sec. 3
+        ("we tokenize ... keeping only identifiers and literals"). Override for
+        languages whose grammars need more than node-type lists.
+        """
+        tree = self.parse(code)
+        return [node.text.decode("utf-8", errors="replace") for node in self.iter_token_nodes(tree.root_node)]
+
+    # -- capabilities --------------------------------------------------------------------
+    def capabilities(self) -> list[str]:
+        """Return which jobs this plugin supports: ``tokens``, ``decompose``, ``execute``."""
+        caps = []
+        if self.identifier_node_types or self.literal_node_types:
+            caps.append("tokens")
+        if self.subcode_node_types:
+            caps.append("decompose")
+        if self.runner is not None:
+            caps.append("execute")
+        return caps
+
+    def handles(self, name_or_extension: str) -> bool:
+        """True when ``name_or_extension`` is this plugin's name, an alias or an extension."""
+        key = name_or_extension.lower()
+        return key == self.name or key in self.aliases or key in self.extensions
+
+    def kind_of(self, node_type: str) -> SubCodeKind | None:
+        """Return the sub-code kind of a grammar node type, or ``None``."""
+        for kind, types in self.subcode_node_types.items():
+            if node_type in types:
+                return kind
+        return None
+
+    def __repr__(self) -> str:
+        return f"<LanguagePlugin {self.name}>"
+
+
+class LanguageHookSpec:
+    """The pluggy hook specification (one hook)."""
+
+    @hookspec
+    def workbench_languages(self) -> list[LanguagePlugin]:  # type: ignore[empty-body]
+        """Return the :class:`LanguagePlugin` instances this plugin provides."""
+
