@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 import datasets
 
+from workbench.data.ice_score import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 
 #: data-file suffixes and the ``datasets`` builder that reads them (``.gz`` is also accepted)
@@ -144,7 +145,9 @@ def load_records(
     Args:
         source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``; see
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
-            ``.parquet``/``.csv`` file (optionally ``.gz``); a folder of such data files
+            ``.parquet``/``.csv`` file (optionally ``.gz``); an ICE-Score grade file
+            (``humaneval_<lang>_grade.json``, detected by its layout and flattened to one row per
+            sample, split ``"test"``; see :mod:`workbench.data.ice_score`); a folder of such data files
             (split names from file names, as ``datasets`` infers them); a folder of source
             files (one record per file; the split is the first sub-folder when it is one of
             :data:`FOLDER_SPLIT_NAMES`, else ``"train"``); or a hub id ``owner/name``.
@@ -214,6 +217,9 @@ def _load_data_file(path: Path) -> LoadedDataset:
         raise DataError(f"{path}: unknown data file type; expected one of {known} (optionally .gz), or a folder")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty")
+    if looks_like_ice_score_grades(path):
+        # one object per task with "N"/"grade-N"/"<metric>-N" keys: flatten to one row per sample
+        return LoadedDataset(str(path), {"test": read_ice_score_grades(path)})
     return LoadedDataset(str(path), _read_data_files(builder, {"train": str(path)}))
 
 

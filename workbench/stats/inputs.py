@@ -1,0 +1,371 @@
+"""Turn one scores table, or a scores table plus an execution-results table, into the arrays
+``correlate`` works on: rows grouped by task, a label in [0, 1] and one float array per metric.
+
+Unusable values are never dropped silently: rows without a task id or label are counted,
+metric values that are missing, non-numeric or infinite become NaN and are counted per metric,
+and a label outside [0, 1], a non-numeric label, duplicate (task, sample) keys or a join without
+overlap raise :class:`~workbench.errors.DataError` with examples.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from workbench.data import LoadedDataset, load_records, require_columns
+from workbench.errors import DataError
+from workbench.stats.report import JoinSummary, RowExclusions
+
+#: what ``correlate`` accepts as a table
+TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mapping[str, Sequence[Any]]
+
+_EXAMPLES = 5
+_OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
+
+
+@dataclass
+class CorrelationTable:
+    """Rows ready for correlation, grouped by task (first-seen order).
+
+    Attributes:
+        task_ids: ``(T,)`` task ids.
+        row_task: ``(n,)`` index into ``task_ids``, non-decreasing.
+        label: ``(n,)`` labels in [0, 1].
+        metrics: metric name -> ``(n,)`` values, NaN where unusable.
+        exclusions: metric name -> :class:`RowExclusions`.
+        rows: rows read (matched rows after a join).
+        excluded_missing_label, excluded_missing_task: rows left out before grouping.
+        join: the join summary in two-table mode.
+    """
+
+    task_ids: list[str]
+    row_task: np.ndarray
+    label: np.ndarray
+    metrics: dict[str, np.ndarray]
+    exclusions: dict[str, RowExclusions]
+    rows: int
+    excluded_missing_label: int
+    excluded_missing_task: int
+    join: JoinSummary | None = None
+
+    @property
+    def binary_label(self) -> bool:
+        return bool(np.all((self.label == 0.0) | (self.label == 1.0)))
+
+
+def as_dataset(
+    source: TableSource, *, splits: Iterable[str] | None = None, offline: bool = False
+) -> tuple[datasets.Dataset, str]:
+    """Load ``source`` as one ``datasets.Dataset`` (all selected splits concatenated).
+
+    Args:
+        source: a path, bundled name or hub id (through :func:`workbench.data.load_records`),
+            a :class:`LoadedDataset`, a ``datasets.Dataset``, or a mapping column -> values.
+        splits: splits to keep (all when empty).
+        offline: never contact the Hugging Face hub.
+
+    Returns:
+        ``(dataset, description of the source)``.
+
+    Raises:
+        DataError: unreadable or empty input (from the loader) or a table with no rows.
+    """
+    if isinstance(source, datasets.Dataset):
+        dataset, name = source, "the dataset"
+    else:
+        if isinstance(source, Mapping):
+            loaded, name = LoadedDataset("the table", {"train": datasets.Dataset.from_dict(dict(source))}), "the table"
+        elif isinstance(source, LoadedDataset):
+            loaded, name = source, source.source
+        else:
+            loaded = load_records(source, offline=offline)
+            name = os.fspath(source)
+        loaded = loaded.select_splits(splits)
+        parts = list(loaded.splits.values())
+        if not parts:
+            raise DataError(f"{name}: no splits to read")
+        dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+    if len(dataset) == 0:
+        raise DataError(f"{name}: the table has no rows")
+    return dataset, name
+
+
+def _arrow_column(dataset: datasets.Dataset, column: str) -> pa.ChunkedArray:
+    values = dataset.with_format("arrow")[column]
+    return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+
+
+def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read a column as floats.
+
+    Numbers and booleans are taken as they are; text is parsed with ``float()`` (surrounding
+    blanks allowed), so a CSV column with a few ``"N/A"`` cells still works.
+
+    Returns:
+        ``(values, status)``: ``(n,)`` floats (NaN where unusable) and ``(n,)`` codes
+        0 = ok, 1 = missing (null, empty text, NaN), 2 = non-numeric, 3 = +-inf.
+    """
+    array = _arrow_column(dataset, column)
+    kind = array.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+        status = np.where(np.isnan(values), _MISSING, _OK)
+        status[np.isinf(values)] = _NON_FINITE
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        texts = array.to_pylist()
+        values = np.full(len(texts), np.nan)
+        status = np.full(len(texts), _OK)
+        for index, text in enumerate(texts):
+            if text is None or not text.strip():
+                status[index] = _MISSING
+                continue
+            try:
+                number = float(text)
+            except ValueError:
+                status[index] = _NON_NUMERIC
+                continue
+            if math.isnan(number):
+                status[index] = _MISSING
+            elif math.isinf(number):
+                status[index] = _NON_FINITE
+            else:
+                values[index] = number
+    else:  # lists, structs, ...: nothing numeric to read
+        values = np.full(len(array), np.nan)
+        status = np.where(array.is_null().to_numpy(zero_copy_only=False), _MISSING, _NON_NUMERIC)
+    values[status != _OK] = np.nan
+    return values, status
+
+
+def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
+    """Column values as join keys: ``3``, ``3.0`` and ``"3"`` all become ``"3"``."""
+    keys: list[str | None] = []
+    for value in _arrow_column(dataset, column).to_pylist():
+        if value is None:
+            keys.append(None)
+        elif isinstance(value, float) and value.is_integer():
+            keys.append(str(int(value)))
+        else:
+            keys.append(str(value).strip())
+    return keys
+
+
+def _check_unique(tasks: list[str | None], samples: list[str | None], columns: tuple[str, str], where: str) -> None:
+    seen: dict[tuple, int] = {}
+    duplicates: list[tuple] = []
+    for key in zip(tasks, samples):
+        if key[0] is None or key[1] is None:
+            continue
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            duplicates.append(key)
+    if duplicates:
+        extra = sum(count - 1 for count in seen.values())
+        shown = ", ".join(f"({t}, {s})" for t, s in duplicates[:3])
+        raise DataError(
+            f"{where}: {extra} rows repeat a ({columns[0]}, {columns[1]}) key already seen, "
+            f"e.g. {shown}; each sample must appear once (remove the duplicates, or name the right "
+            f"columns with --task-column / --sample-column)"
+        )
+
+
+def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, missing)`` of the label; raises on non-numeric, infinite or out-of-range labels."""
+    values, status = parse_numbers(dataset, label)
+    bad_text = np.flatnonzero((status == _NON_NUMERIC) | (status == _NON_FINITE))
+    raw: list[Any] | None = None
+    if bad_text.size:
+        raw = _arrow_column(dataset, label).to_pylist()
+        shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
+        raise DataError(
+            f"{where}: label column {label!r} must hold numbers (0/1 or a pass ratio in [0, 1]); "
+            f"{bad_text.size} rows do not, e.g. {shown}"
+        )
+    outside = np.flatnonzero((status == _OK) & ((values < 0.0) | (values > 1.0)))
+    if outside.size:
+        shown = ", ".join(f"row {i} ({tasks[i]}): {values[i]:g}" for i in outside[:3])
+        raise DataError(
+            f"{where}: label column {label!r} must be 0/1 or a pass ratio in [0, 1]; "
+            f"{outside.size} rows are outside, e.g. {shown}"
+        )
+    return values, status == _MISSING
+
+
+def _exclusions(status: np.ndarray, raw_column: list[Any] | None, tasks: list[str]) -> RowExclusions:
+    bad = np.flatnonzero(status != _OK)
+    examples = tuple(
+        {"row": int(i), "task_id": tasks[i], "value": None if raw_column is None else _jsonable(raw_column[i])}
+        for i in bad[:_EXAMPLES]
+    )
+    return RowExclusions(
+        missing=int(np.count_nonzero(status == _MISSING)),
+        non_numeric=int(np.count_nonzero(status == _NON_NUMERIC)),
+        non_finite=int(np.count_nonzero(status == _NON_FINITE)),
+        examples=examples,
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return repr(value)[:80]
+
+
+def _join(
+    scores: datasets.Dataset,
+    results: datasets.Dataset,
+    task_column: str,
+    sample_column: str,
+    names: tuple[str, str],
+) -> tuple[np.ndarray, np.ndarray, JoinSummary]:
+    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary."""
+    key = (task_column, sample_column)
+    score_keys = list(zip(_key_texts(scores, task_column), _key_texts(scores, sample_column)))
+    result_keys = list(zip(_key_texts(results, task_column), _key_texts(results, sample_column)))
+    _check_unique(*map(list, zip(*score_keys)), key, names[0])
+    _check_unique(*map(list, zip(*result_keys)), key, names[1])
+    result_index = {k: i for i, k in enumerate(result_keys) if None not in k}
+    score_rows, result_rows, unmatched_scores = [], [], []
+    for row, k in enumerate(score_keys):
+        match = result_index.get(k)
+        if match is None:
+            unmatched_scores.append(k)
+        else:
+            score_rows.append(row)
+            result_rows.append(match)
+    matched = set(result_rows)
+    unmatched_results = [k for i, k in enumerate(result_keys) if i not in matched]
+    examples = {
+        "scores_without_results": [list(map(str, k)) for k in unmatched_scores[:3]],
+        "results_without_scores": [list(map(str, k)) for k in unmatched_results[:3]],
+    }
+    if not score_rows:
+        raise DataError(
+            f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
+            f"Keys look like {score_keys[:2]} in the scores and {result_keys[:2]} in the results; "
+            f"check the files, or set the key columns with --task-column / --sample-column"
+        )
+    summary = JoinSummary(
+        key=key,
+        score_rows=len(score_keys),
+        result_rows=len(result_keys),
+        matched=len(score_rows),
+        unmatched_scores=len(unmatched_scores),
+        unmatched_results=len(unmatched_results),
+        examples=examples,
+    )
+    return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
+
+
+def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[str]:
+    """Columns of a numeric or boolean type, except ``exclude`` (the default metric list)."""
+    skip = set(exclude)
+    out = []
+    for name, feature in dataset.features.items():
+        dtype = getattr(feature, "dtype", "")
+        if name not in skip and (dtype.startswith(("int", "uint", "float")) or dtype == "bool"):
+            out.append(name)
+    return out
+
+
+def prepare_table(
+    scores: datasets.Dataset,
+    *,
+    metrics: Sequence[str],
+    label: str,
+    task_column: str,
+    sample_column: str | None,
+    results: datasets.Dataset | None = None,
+    names: tuple[str, str] = ("the scores", "the results"),
+) -> CorrelationTable:
+    """Validate, join and group the input.
+
+    Args:
+        scores: the table with ``task_column`` and the ``metrics`` (and ``label`` in one-table mode).
+        metrics: metric columns, at least one.
+        label: the execution label column (in ``results`` when given, else in ``scores``).
+        task_column: the task id column (in both tables).
+        sample_column: the sample id column; required with ``results`` (join key); in one-table
+            mode it is only used to reject duplicate (task, sample) keys, and ``None`` skips that.
+        results: the execution-results table for two-table mode.
+        names: how the two inputs are named in messages.
+
+    Returns:
+        a :class:`CorrelationTable`.
+
+    Raises:
+        MissingColumnError: a named column is absent (the message lists those present).
+        DataError: bad labels, duplicate keys, an empty join, no usable rows.
+    """
+    if not metrics:
+        raise DataError("no metric columns given (use --metric NAME, once per metric)")
+    for metric in metrics:
+        if metric in (label, task_column, sample_column):
+            raise DataError(f"{metric!r} is used as a metric and as the label / task / sample column")
+    if len(set(metrics)) != len(metrics):
+        raise DataError(f"a metric is named twice in {list(metrics)}")
+    join = None
+    if results is None:
+        require_columns(scores, {"--task-column": task_column, "--label": label, "--sample-column": sample_column}, where=names[0])
+        for metric in metrics:
+            require_columns(scores, {"--metric": metric}, where=names[0])
+        tasks = _key_texts(scores, task_column)
+        if sample_column is not None:
+            _check_unique(tasks, _key_texts(scores, sample_column), (task_column, sample_column), names[0])
+        label_values, label_missing = _parse_label(scores, label, tasks, names[0])
+        table = scores
+    else:
+        if sample_column is None:
+            raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
+        require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
+        for metric in metrics:
+            require_columns(scores, {"--metric": metric}, where=names[0])
+        require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
+        score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
+        table = scores.select(score_rows)
+        matched_results = results.select(result_rows)
+        tasks = _key_texts(table, task_column)
+        label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
+    task_missing = np.array([t is None for t in tasks], dtype=bool)
+    keep = ~label_missing & ~task_missing
+    if not keep.any():
+        raise DataError(
+            f"no usable rows: {int(label_missing.sum())} rows lack the label {label!r} and "
+            f"{int(task_missing.sum())} lack the task id {task_column!r}"
+        )
+    kept = np.flatnonzero(keep)
+    order: dict[str, int] = {}
+    codes = np.array([order.setdefault(tasks[i], len(order)) for i in kept], dtype=np.int64)
+    grouping = np.argsort(codes, kind="stable")
+    rows = kept[grouping]
+    row_task = codes[grouping]
+    kept_tasks = [tasks[i] for i in rows]
+    metric_values: dict[str, np.ndarray] = {}
+    exclusions: dict[str, RowExclusions] = {}
+    for metric in metrics:
+        values, status = parse_numbers(table, metric)
+        values, status = values[rows], status[rows]
+        raw = _arrow_column(table, metric).to_pylist() if np.any(status != _OK) else None
+        metric_values[metric] = values
+        exclusions[metric] = _exclusions(status, [raw[i] for i in rows] if raw is not None else None, kept_tasks)
+    return CorrelationTable(
+        task_ids=list(order),
+        row_task=row_task,
+        label=label_values[rows],
+        metrics=metric_values,
+        exclusions=exclusions,
+        rows=len(table),
+        excluded_missing_label=int((label_missing & ~task_missing).sum()),
+        excluded_missing_task=int(task_missing.sum()),
+        join=join,
+    )
