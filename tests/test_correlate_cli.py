@@ -1,0 +1,69 @@
+"""``workbench correlate`` through the real Typer app: tables, --json, --plot, error messages."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+
+runner = CliRunner()
+
+
+def test_correlate_on_the_java_grade_file_writes_json_and_plot(shared_data, tmp_path):
+    report_path, plot_path = tmp_path / "report.json", tmp_path / "fig" / "correlate.png"
+    result = runner.invoke(
+        app,
+        [
+            "correlate", str(shared_data / "ice-score" / "humaneval_java_grade.json"),
+            "-m", "codebleu", "-m", "gpt35_nswr", "--resamples", "200", "--seed", "9",
+            "--json", str(report_path), "--plot", str(plot_path),
+        ],
+        env={"COLUMNS": "220"},
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())  # Rich wraps long lines
+    assert "codebleu" in text and "Paired bootstrap" in text
+    assert "200 resamples of whole tasks, seed 9" in text
+    report = json.loads(report_path.read_text())
+    codebleu = report["metrics"]["codebleu"]
+    # published ICE-Score Java numbers: corpus tau .293, example tau .355
+    assert round(codebleu["pooled"]["kendall"], 3) == 0.293
+    assert round(codebleu["per_problem"]["kendall"], 3) == 0.355
+    assert report["counts"]["samples"] == 3219 and report["bootstrap"]["seed"] == 9
+    assert report["comparisons"][0]["metric_a"] == "codebleu"
+    data = plot_path.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000
+
+
+def test_two_table_mode_from_the_cli(tmp_path):
+    scores, results = tmp_path / "scores.jsonl", tmp_path / "exec.jsonl"
+    score_rows, result_rows = [], []
+    for t in range(6):
+        for s in range(5):
+            score_rows.append({"task_id": f"T{t}", "sample_id": s, "m": (t * 7 + s * 3) % 11})
+            if (t, s) != (0, 0):
+                result_rows.append({"task_id": f"T{t}", "sample_id": s, "passed": int((t + s) % 3 == 0), "status": "ok"})
+    scores.write_text("".join(json.dumps(r) + "\n" for r in score_rows))
+    results.write_text("".join(json.dumps(r) + "\n" for r in result_rows))
+    result = runner.invoke(app, ["correlate", str(scores), "--results", str(results), "-m", "m", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())  # Rich wraps long lines
+    assert "29 matched; 1 score rows without a result, 0 result rows without scores" in text
+
+
+def test_bad_input_is_a_one_line_error(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_text(json.dumps({"task_id": "T0", "sample_id": 0, "passed": 1, "bleu": 0.3}) + "\n")
+    result = runner.invoke(app, ["correlate", str(path), "-m", "codebleu"])
+    assert result.exit_code == 1
+    assert "Error: column 'codebleu' not found (set it with --metric); the data has: task_id, sample_id, passed, bleu" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_help_names_the_options():
+    result = runner.invoke(app, ["correlate", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for option in ("--metric", "--label", "--results", "--task-column", "--sample-column", "--resamples", "--seed", "--json", "--plot"):
+        assert option in result.output

@@ -1,0 +1,240 @@
+"""``correlate`` on real files through the real loaders: one table, two joined tables, and every
+bad input of the issue's acceptance list (each a clear error or a counted exclusion)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from workbench.errors import DataError, MissingColumnError
+from workbench.stats import correlate
+from workbench.stats.correlation import pooled_correlations
+
+
+def _rows(n_tasks: int = 12, per_task: int = 6, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_tasks):
+        for s in range(per_task):
+            quality = rng.normal()
+            rows.append(
+                {
+                    "task_id": f"HumanEval/{t}",
+                    "sample_id": s,
+                    "passed": int(quality + rng.normal(scale=0.8) > 0),
+                    "codebleu": float(np.round(0.5 + 0.2 * quality + rng.normal(scale=0.1), 3)),
+                    "chrf": float(np.round(0.4 + 0.1 * quality + rng.normal(scale=0.2), 3)),
+                }
+            )
+    return rows
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_one_table_report_shape(tmp_path):
+    rows = _rows()
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu", "chrf"], n_resamples=200, seed=3)
+    data = report.to_dict()
+    assert set(data) >= {"counts", "metrics", "comparisons", "bootstrap"}
+    for name in ("codebleu", "chrf"):
+        pooled, per_problem = data["metrics"][name]["pooled"], data["metrics"][name]["per_problem"]
+        for key in ("kendall", "pearson", "spearman"):
+            assert isinstance(pooled[key], float) and len(pooled[f"{key}_ci"]) == 2
+            assert pooled[f"{key}_ci"][0] <= pooled[f"{key}_ci"][1]
+        assert per_problem["n_tasks"] + sum(per_problem["excluded_tasks"].values()) == 12
+    x = np.array([r["codebleu"] for r in rows])
+    y = np.array([r["passed"] for r in rows], dtype=float)
+    assert data["metrics"]["codebleu"]["pooled"]["kendall"] == pytest.approx(pooled_correlations(x, y)["kendall"])
+    counts = data["counts"]
+    assert counts["samples"] == 72 and counts["tasks"] == 12 and counts["samples_per_task"]["max"] == 6
+    assert counts["pass_rate"] == pytest.approx(y.mean())
+    assert data["bootstrap"] == {"n_resamples": 200, "confidence": 0.95, "seed": 3, "unit": "task", "interval": "percentile"}
+    (comparison,) = data["comparisons"]
+    assert comparison["difference"] == pytest.approx(comparison["kendall_a"] - comparison["kendall_b"])
+    assert 0 < comparison["p_value"] <= 1
+
+
+def test_seed_makes_intervals_reproducible(tmp_path):
+    path = _jsonl(tmp_path / "scores.jsonl", _rows())
+    first = correlate(path, metrics=["codebleu"], n_resamples=100, seed=1).metrics["codebleu"].pooled["kendall"].ci
+    again = correlate(path, metrics=["codebleu"], n_resamples=100, seed=1).metrics["codebleu"].pooled["kendall"].ci
+    other = correlate(path, metrics=["codebleu"], n_resamples=100, seed=2).metrics["codebleu"].pooled["kendall"].ci
+    assert first == again and first != other
+
+
+def test_default_metrics_are_the_numeric_columns(tmp_path):
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", _rows()), n_resamples=10)
+    assert list(report.metrics) == ["codebleu", "chrf"]  # not passed / sample_id
+
+
+def test_missing_column_lists_the_columns(tmp_path):
+    with pytest.raises(MissingColumnError, match=r"'bleu' not found.*--metric.*codebleu, chrf"):
+        correlate(_jsonl(tmp_path / "scores.jsonl", _rows()), metrics=["bleu"])
+
+
+def test_missing_label_column(tmp_path):
+    with pytest.raises(MissingColumnError, match=r"'pass@1' not found \(set it with --label\)"):
+        correlate(_jsonl(tmp_path / "scores.jsonl", _rows()), metrics=["codebleu"], label="pass@1")
+
+
+def test_empty_file(tmp_path):
+    empty = tmp_path / "scores.jsonl"
+    empty.write_text("")
+    with pytest.raises(DataError, match="empty"):
+        correlate(empty, metrics=["codebleu"])
+
+
+def test_label_outside_unit_interval(tmp_path):
+    rows = _rows()
+    rows[5]["passed"] = 3
+    with pytest.raises(DataError, match=r"0/1 or a pass ratio in \[0, 1\]; 1 rows are outside, e.g. row 5 \(HumanEval/0\): 3"):
+        correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
+
+
+def test_non_numeric_label_is_an_error(tmp_path):
+    path = tmp_path / "scores.csv"
+    rows = _rows()
+    rows[2]["passed"] = "yes"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(DataError, match="must hold numbers.*'yes'"):
+        correlate(path, metrics=["codebleu"])
+
+
+def test_pass_ratio_labels_are_accepted(tmp_path):
+    rows = _rows()
+    for i, row in enumerate(rows):
+        row["passed"] = (i % 5) / 4
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"], n_resamples=20)
+    assert report.counts.label_kind == "ratio"
+    assert report.metrics["codebleu"].mean_by_outcome is None
+
+
+def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
+    rows = _rows()
+    # (the CSV reader itself turns "N/A" / "" into nulls: those count as missing)
+    bad = {3: "error", 10: "N/A", 20: "inf", 30: "timeout"}
+    path = tmp_path / "scores.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for i, row in enumerate(rows):
+            writer.writerow({**row, "codebleu": bad.get(i, row["codebleu"])})
+    report = correlate(path, metrics=["codebleu", "chrf"], n_resamples=50)
+    result = report.metrics["codebleu"]
+    assert (result.excluded_rows.non_numeric, result.excluded_rows.missing, result.excluded_rows.non_finite) == (2, 1, 1)
+    assert result.n_samples == len(rows) - 4
+    assert report.metrics["chrf"].n_samples == len(rows)  # the other metric keeps its rows
+    assert [e["value"] for e in result.excluded_rows.examples] == ["error", None, "inf", "timeout"]
+    keep = [i for i in range(len(rows)) if i not in bad]
+    x = np.array([rows[i]["codebleu"] for i in keep])
+    y = np.array([rows[i]["passed"] for i in keep], dtype=float)
+    assert result.pooled["kendall"].value == pytest.approx(pooled_correlations(x, y)["kendall"])
+    assert any("codebleu: 4 rows left out" in w for w in report.warnings)
+    # the comparison runs on the rows both metrics have
+    assert report.comparisons[0].n_samples == len(rows) - 4
+
+
+def test_metric_without_any_number_is_an_error(tmp_path):
+    rows = [{**r, "codebleu": "unscored"} for r in _rows()]
+    with pytest.raises(DataError, match="'codebleu' has no usable value: 0 missing, 72 non-numeric"):
+        correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
+
+
+def test_missing_labels_are_counted(tmp_path):
+    rows = _rows()
+    rows[0]["passed"] = None
+    rows[7]["passed"] = None
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"], n_resamples=10)
+    assert report.counts.excluded_missing_label == 2
+    assert report.counts.samples == len(rows) - 2 and report.counts.rows == len(rows)
+
+
+def test_duplicate_task_sample_keys(tmp_path):
+    rows = _rows()
+    rows.append(dict(rows[4]))
+    with pytest.raises(DataError, match=r"1 rows repeat a \(task_id, sample_id\) key.*\(HumanEval/0, 4\)"):
+        correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
+
+
+def test_constant_label_gives_undefined_values_and_a_warning(tmp_path):
+    rows = [{**r, "passed": 1} for r in _rows()]
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"], n_resamples=10)
+    assert math.isnan(report.metrics["codebleu"].pooled["kendall"].value)
+    assert report.metrics["codebleu"].excluded_tasks["constant_label"] == 12
+    assert any("same label" in w for w in report.warnings)
+    path = report.write_json(tmp_path / "out" / "report.json")
+    assert json.loads(path.read_text())["metrics"]["codebleu"]["pooled"]["kendall"] is None
+
+
+# -- two tables -----------------------------------------------------------------------------
+
+
+def _split_tables(tmp_path, rows, drop_scores=(), drop_results=()):
+    scores = [{k: r[k] for k in ("task_id", "sample_id", "codebleu", "chrf")} for i, r in enumerate(rows) if i not in drop_scores]
+    # execution results as `workbench execute` writes them; sample ids as text to test key normalising
+    results = [
+        {"task_id": r["task_id"], "sample_id": str(r["sample_id"]), "passed": r["passed"], "status": "ok" if r["passed"] else "failed"}
+        for i, r in enumerate(rows)
+        if i not in drop_results
+    ][::-1]
+    return _jsonl(tmp_path / "scores.jsonl", scores), _jsonl(tmp_path / "results.jsonl", results)
+
+
+def test_two_tables_are_joined_and_unmatched_rows_counted(tmp_path):
+    rows = _rows()
+    scores, results = _split_tables(tmp_path, rows, drop_scores={1, 2}, drop_results={8, 9, 10})
+    report = correlate(scores, results=results, metrics=["codebleu", "chrf"], n_resamples=50, seed=4)
+    join = report.counts.join
+    assert (join.matched, join.unmatched_scores, join.unmatched_results) == (len(rows) - 5, 3, 2)
+    assert join.examples["scores_without_results"][0] == ["HumanEval/1", "2"]
+    assert any("join:" in w for w in report.warnings)
+    kept = [r for i, r in enumerate(rows) if i not in {1, 2, 8, 9, 10}]
+    one_table = correlate(_jsonl(tmp_path / "kept.jsonl", kept), metrics=["codebleu", "chrf"], n_resamples=50, seed=4)
+    assert report.metrics["codebleu"].pooled["kendall"].value == pytest.approx(one_table.metrics["codebleu"].pooled["kendall"].value)
+    assert report.metrics["chrf"].per_problem["spearman"].value == pytest.approx(one_table.metrics["chrf"].per_problem["spearman"].value)
+    assert report.to_dict()["counts"]["join"]["unmatched_results"] == 2
+
+
+def test_join_without_overlap(tmp_path):
+    rows = _rows()
+    scores, _ = _split_tables(tmp_path, rows)
+    other = _jsonl(tmp_path / "other.jsonl", [{"task_id": "MBPP/1", "sample_id": 0, "passed": 1}])
+    with pytest.raises(DataError, match="the join is empty"):
+        correlate(scores, results=other, metrics=["codebleu"])
+
+
+def test_duplicate_keys_in_results(tmp_path):
+    rows = _rows()
+    scores, results = _split_tables(tmp_path, rows)
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines + lines[:2]) + "\n")
+    with pytest.raises(DataError, match=r"results.jsonl: 2 rows repeat"):
+        correlate(scores, results=results, metrics=["codebleu"])
+
+
+def test_join_columns_are_options(tmp_path):
+    rows = _rows()
+    scores = [{"problem": r["task_id"], "completion": r["sample_id"], "codebleu": r["codebleu"]} for r in rows]
+    results = [{"problem": r["task_id"], "completion": r["sample_id"], "ok": r["passed"]} for r in rows]
+    report = correlate(
+        _jsonl(tmp_path / "s.jsonl", scores),
+        results=_jsonl(tmp_path / "r.jsonl", results),
+        metrics=["codebleu"],
+        label="ok",
+        task_column="problem",
+        sample_column="completion",
+        n_resamples=10,
+    )
+    assert report.counts.join.matched == len(rows)
+    with pytest.raises(MissingColumnError, match="'sample_id' not found"):
+        correlate(_jsonl(tmp_path / "s.jsonl", scores), results=_jsonl(tmp_path / "r.jsonl", results), metrics=["codebleu"], task_column="problem", label="ok")
