@@ -28,6 +28,8 @@ import numpy as np
 _PAIR_CHUNK = 4_000_000
 #: resample-by-row cells held in memory at once for the Spearman ranks
 _RANK_CHUNK = 4_000_000
+#: labels with at most this many distinct values get their resampled ranks from level counts
+_FEW_LEVELS = 64
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class TaskBlocks:
         sums: ``(T, 5)`` per-task sums of ``x, y, x^2, y^2, xy`` of the centred values.
         row_task: ``(n,)`` task index of each row.
         x, y: the row values.
+        label_level_counts: ``(T, L)`` rows per task at each distinct label value, when the label
+            has few values (0/1, pass ratios); then a resample's label ranks follow from
+            ``w @ label_level_counts`` alone. ``None`` otherwise.
+        label_onehot: ``(n, L)`` indicator of each row's label value (with the counts).
     """
 
     sizes: np.ndarray
@@ -56,6 +62,8 @@ class TaskBlocks:
     row_task: np.ndarray
     x: np.ndarray
     y: np.ndarray
+    label_level_counts: np.ndarray | None = None
+    label_onehot: np.ndarray | None = None
 
     @classmethod
     def build(cls, x: np.ndarray, y: np.ndarray, row_task: np.ndarray) -> TaskBlocks:
@@ -85,6 +93,11 @@ class TaskBlocks:
         xc = x - x.mean() if len(x) else x
         yc = y - y.mean() if len(y) else y
         sums = np.add.reduceat(np.column_stack([xc, yc, xc * xc, yc * yc, xc * yc]), starts, axis=0) if len(x) else np.zeros((0, 5))
+        label_level_counts = label_onehot = None
+        levels = np.unique(y)
+        if 0 < len(levels) <= _FEW_LEVELS:
+            label_onehot = (y[:, None] == levels[None, :]).astype(np.float64)
+            label_level_counts = np.add.reduceat(label_onehot, starts, axis=0)
         return cls(
             sizes=sizes.astype(np.float64),
             concordance=_concordance(x, y, row_task, starts, sizes),
@@ -97,6 +110,8 @@ class TaskBlocks:
             row_task=row_task,
             x=x,
             y=y,
+            label_level_counts=label_level_counts,
+            label_onehot=label_onehot,
         )
 
     @property
@@ -148,15 +163,22 @@ class TaskBlocks:
             wb = w[begin : begin + step]
             wb_exact = wb.astype(exact)
             rx = np.add(wb_exact @ rank_x, 0.5, dtype=np.float64)
-            ry = np.add(wb_exact @ rank_y, 0.5, dtype=np.float64)
             copies = np.repeat(wb, sizes, axis=1)  # how often each row is in the resample
             weighted_rx = copies * rx
             n = total[begin : begin + step]
             mean = (n + 1.0) / 2.0  # the mean of average ranks is (N + 1) / 2, ties or not
             base = n * mean * mean
-            cov = np.einsum("bi,bi->b", weighted_rx, ry) - base
             var_x = np.einsum("bi,bi->b", weighted_rx, rx) - base
-            var_y = np.einsum("bi,bi,bi->b", copies, ry, ry) - base
+            if self.label_level_counts is not None:
+                # a label value's average rank = rows below it + (rows at it + 1) / 2
+                at_level = wb @ self.label_level_counts
+                level_rank = np.cumsum(at_level, axis=1) - at_level + (at_level + 1.0) / 2.0
+                var_y = np.einsum("bl,bl,bl->b", at_level, level_rank, level_rank) - base
+                cov = np.einsum("bl,bl->b", weighted_rx @ self.label_onehot, level_rank) - base
+            else:
+                ry = np.add(wb_exact @ rank_y, 0.5, dtype=np.float64)
+                cov = np.einsum("bi,bi->b", weighted_rx, ry) - base
+                var_y = np.einsum("bi,bi,bi->b", copies, ry, ry) - base
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[begin : begin + step] = np.clip(cov / np.sqrt(var_x * var_y), -1.0, 1.0)
         return out
