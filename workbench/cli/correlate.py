@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
@@ -20,7 +21,7 @@ def _number(value: float) -> str:
 def _with_ci(estimate: Estimate) -> str:
     if math.isnan(estimate.value):
         return "n/a"
-    return f"{estimate.value:.3f} [{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
+    return f"{estimate.value:.3f}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
 
 
 @app.command("correlate")
@@ -89,30 +90,28 @@ def correlate_command(
 def _print_report(report: CorrelationReport) -> None:
     counts = report.counts
     level = int(round(report.bootstrap.confidence * 100))
-    table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)")
-    table.add_column("metric")
-    table.add_column("n", justify="right")
-    for heading in ("pooled τ-b", "pooled ρ", "pooled r", "per-problem τ-b", "per-problem ρ", "per-problem r"):
-        table.add_column(heading, justify="right")
-    table.add_column("tasks used / excluded", justify="right")
+    table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    for heading in ("Kendall τ-b", "Spearman ρ", "Pearson r"):
+        table.add_column(heading, justify="right", no_wrap=True)
     for name, result in report.metrics.items():
-        excluded = sum(result.excluded_tasks.values())
         table.add_row(
-            name,
-            str(result.n_samples),
-            *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")),
-            *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")),
-            f"{result.per_problem_tasks} / {excluded}",
+            name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")),
+        )
+        table.add_row(
+            "", "per-problem", *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")),
+            end_section=True,
         )
     console.print(table)
     if report.comparisons:
-        pairs = Table(title="Paired bootstrap: difference in pooled Kendall τ-b")
-        for heading in ("metric A", "metric B", "τ A", "τ B", "A − B", f"{level}% CI", "p (two-sided)"):
+        pairs = Table(title="Paired bootstrap: difference in pooled Kendall τ-b", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+        for heading in ("metric A", "metric B", "τ A", "τ B", "A − B", f"{level}% CI", "p"):
             pairs.add_column(heading, justify="right" if heading[0] in "τA9p" or "%" in heading else "left")
         for c in report.comparisons:
             pairs.add_row(
                 c.metric_a, c.metric_b, _number(c.kendall_a), _number(c.kendall_b), _number(c.difference),
-                f"[{_number(c.ci[0])}, {_number(c.ci[1])}]", _number(c.p_value),
+                f"[{_number(c.ci[0])},\N{NO-BREAK SPACE}{_number(c.ci[1])}]", _number(c.p_value),
             )
         console.print(pairs)
     spt = counts.samples_per_task
@@ -129,12 +128,17 @@ def _print_report(report: CorrelationReport) -> None:
         )
     for name, result in report.metrics.items():
         rows, tasks = result.excluded_rows, result.excluded_tasks
-        if rows.total or any(tasks.values()):
-            console.print(
-                f"{name}: rows left out {rows.total} (missing {rows.missing}, non-numeric {rows.non_numeric}, "
-                f"infinite {rows.non_finite}); tasks left out of per-problem: constant label {tasks['constant_label']}, "
-                f"constant metric {tasks['constant_metric']}, single sample {tasks['single_sample']}"
+        line = (
+            f"{name}: {result.n_samples} samples; per-problem mean over {result.per_problem_tasks} of "
+            f"{result.n_tasks} tasks (left out: constant label {tasks['constant_label']}, constant metric "
+            f"{tasks['constant_metric']}, single sample {tasks['single_sample']})"
+        )
+        if rows.total:
+            line += (
+                f"; rows left out: {rows.total} (missing {rows.missing}, non-numeric {rows.non_numeric}, "
+                f"infinite {rows.non_finite})"
             )
+        console.print(line)
     b = report.bootstrap
     console.print(f"bootstrap: {b.n_resamples} resamples of whole tasks, seed {b.seed}, percentile intervals")
     for warning in report.warnings:
