@@ -141,3 +141,33 @@ def test_bad_settings_are_rejected():
         BootstrapSettings(n_resamples=0)
     with pytest.raises(ValueError, match="confidence"):
         BootstrapSettings(confidence=1.5)
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_direct_resampling_agrees_with_task_blocks(kind):
+    from workbench.stats.direct import DirectTaskStatistics
+
+    x, y, row_task = _data(kind)
+    blocks, direct = TaskBlocks.build(x, y, row_task), DirectTaskStatistics.build(x, y, row_task)
+    counts = task_resample_counts(blocks.n_tasks, BootstrapSettings(n_resamples=20, seed=2))
+    for name, values in direct.resampled(counts).items():
+        np.testing.assert_allclose(values, blocks.resampled(counts)[name], atol=1e-10)
+    a, b = per_problem_correlations(blocks), per_problem_correlations(direct)
+    np.testing.assert_array_equal(a.defined, b.defined)
+    assert (a.single_sample, a.constant_label, a.constant_metric) == (b.single_sample, b.constant_label, b.constant_metric)
+    for name in ("kendall", "pearson", "spearman"):
+        np.testing.assert_allclose(a.values[name], b.values[name], atol=1e-12)
+
+
+def test_huge_inputs_switch_to_direct_resampling(monkeypatch):
+    x, y, row_task = _data("binary")
+    data = {"task_id": [f"T{t}" for t in row_task], "m": x.tolist(), "passed": y.tolist()}
+    expected = correlate(data, metrics=["m"], n_resamples=30, seed=1)
+    monkeypatch.setattr(blocks_module, "MAX_TASK_ROW_CELLS", 10)
+    assert not TaskBlocks.fits(x, y, row_task.max() + 1)
+    direct = correlate(data, metrics=["m"], n_resamples=30, seed=1)
+    for level in ("pooled", "per_problem"):
+        for name in ("kendall", "pearson", "spearman"):
+            got, want = getattr(direct.metrics["m"], level)[name], getattr(expected.metrics["m"], level)[name]
+            assert got.value == pytest.approx(want.value, abs=1e-10)
+            assert got.ci == pytest.approx(want.ci, abs=1e-10)

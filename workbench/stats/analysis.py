@@ -9,6 +9,7 @@ import numpy as np
 
 from workbench.errors import DataError
 from workbench.stats.blocks import TaskBlocks
+from workbench.stats.direct import DirectTaskStatistics
 from workbench.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -168,10 +169,15 @@ def correlate_table(
     )
 
 
-def _blocks_for(table: CorrelationTable, metric: str, rows: np.ndarray) -> tuple[TaskBlocks, np.ndarray]:
-    """Task blocks over the selected rows, and the global indices of the tasks they cover."""
+def _blocks_for(
+    table: CorrelationTable, metric: str, rows: np.ndarray
+) -> tuple[TaskBlocks | DirectTaskStatistics, np.ndarray]:
+    """Task statistics over the selected rows, and the global indices of the tasks they cover.
+    Task blocks when they fit in memory, else the (slower) direct resampling."""
     present, local = np.unique(table.row_task[rows], return_inverse=True)
-    return TaskBlocks.build(table.metrics[metric][rows], table.label[rows], local), present
+    x, y = table.metrics[metric][rows], table.label[rows]
+    engine = TaskBlocks if TaskBlocks.fits(x, y, len(present)) else DirectTaskStatistics
+    return engine.build(x, y, local), present
 
 
 def _estimates(point: dict[str, float], resampled: dict[str, np.ndarray], confidence: float) -> dict[str, Estimate]:

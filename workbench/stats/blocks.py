@@ -28,6 +28,10 @@ import numpy as np
 _PAIR_CHUNK = 4_000_000
 #: resample-by-row cells held in memory at once for the Spearman ranks
 _RANK_CHUNK = 4_000_000
+#: above this many task x row cells the block matrices get too big; use direct resampling instead
+MAX_TASK_ROW_CELLS = 8_000_000
+#: above this many rows the all-pairs concordance (for labels with many values) gets too slow
+MAX_PAIR_ROWS = 40_000
 #: labels with at most this many distinct values get their resampled ranks from level counts
 _FEW_LEVELS = 64
 
@@ -113,6 +117,16 @@ class TaskBlocks:
             label_level_counts=label_level_counts,
             label_onehot=label_onehot,
         )
+
+    @staticmethod
+    def fits(x: np.ndarray, y: np.ndarray, n_tasks: int) -> bool:
+        """Whether the blocks of this data stay within :data:`MAX_TASK_ROW_CELLS` cells and, for
+        labels with many values, :data:`MAX_PAIR_ROWS` rows (the all-pairs concordance)."""
+        n_rows = len(x)
+        if n_tasks * n_rows > MAX_TASK_ROW_CELLS:
+            return False
+        by_levels = _counts_by_levels(n_tasks, len(np.unique(y)), len(np.unique(x)))
+        return by_levels or n_rows <= MAX_PAIR_ROWS
 
     @property
     def n_tasks(self) -> int:
@@ -239,6 +253,11 @@ def _less_equal_counts(values: np.ndarray, row_task: np.ndarray, n_tasks: int) -
     return below[:, dense].astype(np.float64), equal, ties.T
 
 
+def _counts_by_levels(n_tasks: int, label_levels: int, metric_levels: int) -> bool:
+    """Whether the (task, label level, metric value) histogram is small enough to use."""
+    return label_levels <= _FEW_LEVELS and n_tasks * label_levels * metric_levels <= 4 * _PAIR_CHUNK
+
+
 def _concordance(x: np.ndarray, y: np.ndarray, row_task: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """``(T, T)`` sums of ``sign(x_i - x_j) * sign(y_i - y_j)`` over row pairs of two tasks.
 
@@ -250,8 +269,7 @@ def _concordance(x: np.ndarray, y: np.ndarray, row_task: np.ndarray, starts: np.
     if n_tasks == 0:
         return np.zeros((0, 0))
     levels = np.unique(y)
-    distinct_x = len(np.unique(x))
-    if n_tasks * len(levels) * distinct_x <= _PAIR_CHUNK * 4 and len(levels) <= 64:
+    if _counts_by_levels(n_tasks, len(levels), len(np.unique(x))):
         return _concordance_by_levels(x, y, levels, row_task, starts)
     out = np.zeros((n_tasks, n_tasks))
     per_chunk = max(1, _PAIR_CHUNK // n_rows)

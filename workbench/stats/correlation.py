@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from workbench.stats.blocks import TaskBlocks
+if TYPE_CHECKING:
+    from workbench.stats.blocks import TaskBlocks
+    from workbench.stats.direct import DirectTaskStatistics
 
 #: the three coefficients, in report order
 COEFFICIENTS: tuple[str, ...] = ("kendall", "pearson", "spearman")
@@ -96,14 +99,14 @@ class PerProblem:
         return int(self.defined.sum())
 
 
-def per_problem_correlations(blocks: TaskBlocks) -> PerProblem:
+def per_problem_correlations(blocks: TaskBlocks | DirectTaskStatistics) -> PerProblem:
     """Kendall tau-b, Pearson r and Spearman rho within each task.
 
     Computed together from :class:`TaskBlocks` (one pass instead of ``3 T`` scipy calls); the
     test suite checks them against ``scipy.stats`` task by task.
 
     Args:
-        blocks: the metric's task blocks.
+        blocks: the metric's task blocks (or their direct-resampling stand-in for huge inputs).
 
     Returns:
         a :class:`PerProblem`.
