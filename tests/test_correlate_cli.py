@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -67,3 +69,21 @@ def test_help_names_the_options():
     assert result.exit_code == 0
     for option in ("--metric", "--label", "--results", "--task-column", "--sample-column", "--resamples", "--seed", "--json", "--plot"):
         assert option in result.output
+
+
+def test_plot_handles_ratio_labels_and_undefined_values(tmp_path):
+    from workbench.stats import correlate
+    from workbench.stats.plot import plot_report
+
+    rng = np.random.default_rng(0)
+    ratio = {
+        "task_id": [f"T{i // 4}" for i in range(40)],
+        "m": rng.random(40).tolist(),
+        "judge": rng.integers(0, 5, 40).tolist(),
+        "passed": (rng.integers(0, 5, 40) / 4).tolist(),
+    }
+    path = plot_report(correlate(ratio, n_resamples=20), tmp_path / "ratio.svg")
+    assert path.read_text().lstrip().startswith("<?xml")
+    constant = {**ratio, "passed": [1] * 40}  # every correlation undefined: still a figure, no crash
+    path = plot_report(correlate(constant, metrics=["m"], n_resamples=20), tmp_path / "constant.png")
+    assert path.read_bytes().startswith(b"\x89PNG")
