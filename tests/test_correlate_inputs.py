@@ -203,6 +203,8 @@ def test_two_tables_are_joined_and_unmatched_rows_counted(tmp_path):
     assert report.metrics["codebleu"].pooled["kendall"].value == pytest.approx(one_table.metrics["codebleu"].pooled["kendall"].value)
     assert report.metrics["chrf"].per_problem["spearman"].value == pytest.approx(one_table.metrics["chrf"].per_problem["spearman"].value)
     assert report.to_dict()["counts"]["join"]["unmatched_results"] == 2
+    passed = sum(r["passed"] for r in kept)
+    assert join.status_counts == {"ok": passed, "failed": len(kept) - passed}
 
 
 def test_join_without_overlap(tmp_path):

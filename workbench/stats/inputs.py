@@ -9,8 +9,10 @@ overlap raise :class:`~workbench.errors.DataError` with examples.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +29,8 @@ from workbench.stats.report import JoinSummary, RowExclusions
 #: what ``correlate`` accepts as a table
 TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mapping[str, Sequence[Any]]
 
+#: the execution-status column of ``workbench execute`` results, summarised when present
+STATUS_COLUMN = "status"
 _EXAMPLES = 5
 _OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
 
@@ -334,6 +338,9 @@ def prepare_table(
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
         table = scores.select(score_rows)
         matched_results = results.select(result_rows)
+        if STATUS_COLUMN in matched_results.column_names:
+            statuses = Counter(str(s) for s in matched_results[STATUS_COLUMN])
+            join = dataclasses.replace(join, status_counts=dict(statuses.most_common()))
         tasks = _key_texts(table, task_column)
         label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
     task_missing = np.array([t is None for t in tasks], dtype=bool)

@@ -178,6 +178,8 @@ class JoinSummary:
         unmatched_scores: score rows with no execution result (left out, counted).
         unmatched_results: result rows with no scores (left out, counted).
         examples: up to three unmatched keys per side.
+        status_counts: for matched rows, how many have each value of the results' ``status``
+            column (``workbench execute`` writes e.g. ``passed``/``failed``/``timeout``), if any.
     """
 
     key: tuple[str, str]
@@ -187,6 +189,7 @@ class JoinSummary:
     unmatched_scores: int
     unmatched_results: int
     examples: dict[str, list[list[str]]] = field(default_factory=dict)
+    status_counts: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _clean(
@@ -198,6 +201,7 @@ class JoinSummary:
                 "unmatched_scores": self.unmatched_scores,
                 "unmatched_results": self.unmatched_results,
                 "examples": self.examples,
+                "status_counts": self.status_counts,
             }
         )
 
