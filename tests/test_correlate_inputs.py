@@ -140,6 +140,7 @@ def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
     y = np.array([rows[i]["passed"] for i in keep], dtype=float)
     assert result.pooled["kendall"].value == pytest.approx(pooled_correlations(x, y)["kendall"])
     assert any("codebleu: 4 rows left out" in w for w in report.warnings)
+    assert report.to_dict()["counts"]["excluded_metric_rows"] == {"codebleu": 4, "chrf": 0}
     # the comparison runs on the rows both metrics have
     assert report.comparisons[0].n_samples == len(rows) - 4
 

@@ -14,8 +14,11 @@ statistic here is then a small function of ``w``:
   ``0.5 + sum_u w_u (less_u(i) + equal_u(i) / 2)``, where ``less_u(i)`` / ``equal_u(i)`` count the
   rows of task ``u`` below / equal to ``x_i``: one matrix product per resample batch.
 
-The ``O(n^2)`` pair work is done once per metric (in row chunks), the bootstrap is matrix
-algebra. ``tests/test_correlate_stats.py`` checks every value against scipy.
+The concordance matrix comes from per-(task, label value) histograms when the label has few
+values (0/1, pass ratios), else from all row pairs in chunks; either way once per metric, and the
+bootstrap is then matrix algebra. The matrices hold ``T x n`` cells: past
+:data:`MAX_TASK_ROW_CELLS` the caller switches to :mod:`workbench.stats.direct`.
+``tests/test_correlate_stats.py`` checks every value against scipy.
 """
 
 from __future__ import annotations

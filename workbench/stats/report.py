@@ -282,7 +282,12 @@ class CorrelationReport:
                 "workbench_version": __version__,
                 "source": self.source,
                 "label": self.label,
-                "counts": self.counts.to_dict(),
+                "counts": {
+                    **self.counts.to_dict(),
+                    # per metric, repeated here so every exclusion is visible in one place
+                    "excluded_metric_rows": {n: m.excluded_rows.total for n, m in self.metrics.items()},
+                    "excluded_tasks_per_problem": {n: dict(m.excluded_tasks) for n, m in self.metrics.items()},
+                },
                 "bootstrap": self.bootstrap.to_dict(),
                 "metrics": {name: result.to_dict() for name, result in self.metrics.items()},
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons],
