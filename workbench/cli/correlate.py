@@ -14,6 +14,10 @@ from workbench.stats import CorrelationReport, Estimate, correlate
 from workbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 
 
+#: table style that fits value-over-CI cells for three coefficients in 80 columns
+_COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False, "collapse_padding": True}
+
+
 def _number(value: float) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
 
@@ -90,7 +94,7 @@ def correlate_command(
 def _print_report(report: CorrelationReport) -> None:
     counts = report.counts
     level = int(round(report.bootstrap.confidence * 100))
-    table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)", **_COMPACT)
     table.add_column("metric", no_wrap=True)
     table.add_column("level", no_wrap=True)
     for heading in ("Kendall τ-b", "Spearman ρ", "Pearson r"):
@@ -105,9 +109,11 @@ def _print_report(report: CorrelationReport) -> None:
         )
     console.print(table)
     if report.comparisons:
-        pairs = Table(title="Paired bootstrap: difference in pooled Kendall τ-b", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-        for heading in ("metric A", "metric B", "τ A", "τ B", "A − B", f"{level}% CI", "p"):
-            pairs.add_column(heading, justify="right" if heading[0] in "τA9p" or "%" in heading else "left")
+        pairs = Table(title="Paired bootstrap: difference in pooled Kendall τ-b", **_COMPACT)
+        pairs.add_column("metric A")
+        pairs.add_column("metric B")
+        for heading in ("τ A", "τ B", "A − B", f"{level}% CI", "p"):
+            pairs.add_column(heading, justify="right")
         for c in report.comparisons:
             pairs.add_row(
                 c.metric_a, c.metric_b, _number(c.kendall_a), _number(c.kendall_b), _number(c.difference),
