@@ -1,6 +1,8 @@
 """Acceptance: ``correlate`` reproduces ICE-Score's published HumanEval correlations
-(``ice-score/published_correlations_ice_score.csv``, from terryyz/ice-score ``compute_results.ipynb``)
-to 3 decimals, on the flat Python file and on the Java and C++ grade files read by the importer."""
+(``ice-score/published_correlations_ice_score.csv``, from terryyz/ice-score ``compute_results.ipynb``;
+its HumanEval rows are copied to ``tests/data``) to 3 decimals: on the flat Python file (and the
+same set bundled in the package, so this runs even without ``../shared``), and on the Java and
+C++ grade files read by the importer."""
 
 from __future__ import annotations
 
@@ -17,10 +19,10 @@ from workbench.stats import correlate
 ISSUE_METRICS = ["codebleu", "codebertscore_f3", "bleu", "chrf", "gpt35_nswr", "gpt35_nsnr"]
 
 
-def _published(shared_data, language: str) -> dict[tuple[str, str], tuple[float, float]]:
+def _published(test_data, language: str) -> dict[tuple[str, str], tuple[float, float]]:
     """(level, metric) -> (kendall, spearman) for HumanEval in ``language``."""
     out = {}
-    with open(shared_data / "ice-score" / "published_correlations_ice_score.csv", newline="") as handle:
+    with open(test_data / "ice_score_published_humaneval.csv", newline="") as handle:
         for row in csv.DictReader(handle):
             if row["dataset"].startswith("HumanEval") and row["language"] == language:
                 out[(row["level"], row["metric_key"])] = (float(row["kendall_tau"]), float(row["spearman"]))
@@ -40,9 +42,17 @@ def _assert_matches_published(report, published, metrics):
     assert checked == 2 * len(metrics)
 
 
-def test_python_flat_file_reproduces_published_numbers(shared_data):
-    report = correlate(shared_data / "ice-score" / "humaneval_python_flat.jsonl", metrics=ISSUE_METRICS, label="passed", n_resamples=50)
-    _assert_matches_published(report, _published(shared_data, "python"), ISSUE_METRICS)
+@pytest.fixture(params=["bundled", "shared flat file"])
+def python_set(request):
+    """The ICE-Score HumanEval-Python set: bundled in the package, and ../shared's flat file."""
+    if request.param == "bundled":
+        return "humaneval-codex-python"
+    return request.getfixturevalue("shared_data") / "ice-score" / "humaneval_python_flat.jsonl"
+
+
+def test_python_set_reproduces_published_numbers(python_set, test_data):
+    report = correlate(python_set, metrics=ISSUE_METRICS, label="passed", n_resamples=50)
+    _assert_matches_published(report, _published(test_data, "python"), ISSUE_METRICS)
     codebleu = report.metrics["codebleu"]
     assert round(codebleu.pooled["kendall"].value, 3) == 0.303
     assert round(codebleu.pooled["spearman"].value, 3) == 0.371
@@ -57,10 +67,10 @@ def test_python_flat_file_reproduces_published_numbers(shared_data):
 
 
 @pytest.mark.parametrize("language", ["java", "cpp"])
-def test_java_and_cpp_grade_files_reproduce_published_numbers(shared_data, language):
+def test_java_and_cpp_grade_files_reproduce_published_numbers(shared_data, test_data, language):
     path = shared_data / "ice-score" / f"humaneval_{language}_grade.json"
     report = correlate(path, metrics=list(ICE_SCORE_METRICS), n_resamples=20)
-    _assert_matches_published(report, _published(shared_data, language), list(ICE_SCORE_METRICS))
+    _assert_matches_published(report, _published(test_data, language), list(ICE_SCORE_METRICS))
 
 
 def test_grade_file_importer_matches_the_flat_file(shared_data):
