@@ -25,8 +25,11 @@ def _data(kind: str, seed: int = 1, n_tasks: int = 23):
     sizes = rng.integers(1, 15, n_tasks)
     row_task = np.repeat(np.arange(n_tasks), sizes)
     n = len(row_task)
-    x = np.round(rng.normal(size=n) + 0.3 * row_task / n_tasks, 1)  # rounding makes ties
-    if kind == "binary":
+    x = np.round(rng.normal(size=n) + 0.3 * row_task / n_tasks, 2)  # rounding makes ties
+    if kind == "judge":  # a 0-4 score and 0/1: both few-valued
+        x = rng.integers(0, 5, n).astype(float)
+        y = (rng.random(n) < 0.2 + 0.15 * x).astype(float)
+    elif kind == "binary":
         y = (rng.random(n) < 0.4).astype(float)
     elif kind == "ratio":
         y = rng.integers(0, 6, n) / 5.0
@@ -42,10 +45,13 @@ def _materialise(counts: np.ndarray, row_task: np.ndarray) -> np.ndarray:
     return np.concatenate([np.flatnonzero(row_task == t) for t in np.repeat(np.arange(len(counts)), counts.astype(int))])
 
 
-@pytest.mark.parametrize("kind", ["binary", "ratio", "continuous"])
+@pytest.mark.parametrize("kind", ["binary", "ratio", "continuous", "judge"])
 def test_pooled_and_resampled_match_scipy(kind):
     x, y, row_task = _data(kind)
     blocks = TaskBlocks.build(x, y, row_task)
+    # each kind exercises one way of ranking resamples
+    assert (blocks.joint_level_counts is not None) == (kind == "judge")
+    assert (blocks.label_level_counts is not None) == (kind != "continuous")
     whole = blocks.resampled(np.ones((1, blocks.n_tasks)))
     expected = pooled_correlations(x, y)
     for name in ("kendall", "pearson", "spearman"):
@@ -72,7 +78,7 @@ def test_small_chunks_give_the_same_blocks(monkeypatch, kind):
         np.testing.assert_allclose(values, reference.resampled(counts)[name], atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["binary", "ratio", "continuous"])
+@pytest.mark.parametrize("kind", ["binary", "ratio", "continuous", "judge"])
 def test_per_task_values_match_scipy(kind):
     x, y, row_task = _data(kind)
     within = per_problem_correlations(TaskBlocks.build(x, y, row_task))
@@ -143,7 +149,7 @@ def test_bad_settings_are_rejected():
         BootstrapSettings(confidence=1.5)
 
 
-@pytest.mark.parametrize("kind", ["binary", "continuous"])
+@pytest.mark.parametrize("kind", ["binary", "continuous", "judge"])
 def test_direct_resampling_agrees_with_task_blocks(kind):
     from workbench.stats.direct import DirectTaskStatistics
 

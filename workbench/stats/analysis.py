@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from workbench.errors import DataError
 from workbench.stats.blocks import TaskBlocks
@@ -122,6 +123,13 @@ def correlate_table(
     Raises:
         DataError: a metric has no usable value.
     """
+    # The matrices are small (tasks x tasks, resamples x tasks): BLAS threads only add spin-waiting,
+    # which on a busy 2-core machine doubled the CPU time (benchmarks/correlate_bench.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _correlate_table(table, settings, source=source, label=label)
+
+
+def _correlate_table(table: CorrelationTable, settings: BootstrapSettings, *, source: str, label: str) -> CorrelationReport:
     counts = task_resample_counts(len(table.task_ids), settings)
     warnings: list[str] = []
     results: dict[str, MetricResult] = {}

@@ -57,6 +57,9 @@ class TaskBlocks:
             has few values (0/1, pass ratios); then a resample's label ranks follow from
             ``w @ label_level_counts`` alone. ``None`` otherwise.
         label_onehot: ``(n, L)`` indicator of each row's label value (with the counts).
+        joint_level_counts: ``(T, K * L)`` rows per task at each (metric value, label value)
+            pair, when both take few values (e.g. a 0-4 judge score and 0/1); then Spearman's
+            rho of a resample needs no per-row ranks at all. ``None`` otherwise.
     """
 
     sizes: np.ndarray
@@ -71,6 +74,7 @@ class TaskBlocks:
     y: np.ndarray
     label_level_counts: np.ndarray | None = None
     label_onehot: np.ndarray | None = None
+    joint_level_counts: np.ndarray | None = None
 
     @classmethod
     def build(cls, x: np.ndarray, y: np.ndarray, row_task: np.ndarray) -> TaskBlocks:
@@ -100,11 +104,17 @@ class TaskBlocks:
         xc = x - x.mean() if len(x) else x
         yc = y - y.mean() if len(y) else y
         sums = np.add.reduceat(np.column_stack([xc, yc, xc * xc, yc * yc, xc * yc]), starts, axis=0) if len(x) else np.zeros((0, 5))
-        label_level_counts = label_onehot = None
+        label_level_counts = label_onehot = joint_level_counts = None
         levels = np.unique(y)
         if 0 < len(levels) <= _FEW_LEVELS:
             label_onehot = (y[:, None] == levels[None, :]).astype(np.float64)
             label_level_counts = np.add.reduceat(label_onehot, starts, axis=0)
+            metric_levels, metric_level_of_row = np.unique(x, return_inverse=True)
+            if len(metric_levels) <= _FEW_LEVELS:
+                cells = len(metric_levels) * len(levels)
+                cell = row_task * cells + metric_level_of_row * len(levels) + np.searchsorted(levels, y)
+                joint_level_counts = np.bincount(cell, minlength=len(sizes) * cells).reshape(len(sizes), cells)
+                joint_level_counts = joint_level_counts.astype(np.float64)
         return cls(
             sizes=sizes.astype(np.float64),
             concordance=_concordance(x, y, row_task, starts, sizes),
@@ -119,6 +129,7 @@ class TaskBlocks:
             y=y,
             label_level_counts=label_level_counts,
             label_onehot=label_onehot,
+            joint_level_counts=joint_level_counts,
         )
 
     @staticmethod
@@ -171,6 +182,8 @@ class TaskBlocks:
         out = np.full(len(w), np.nan)
         if n_rows == 0:
             return out
+        if self.joint_level_counts is not None:
+            return self._spearman_from_levels(w, total)
         sizes = self.sizes.astype(np.int64)
         # float32 sums are exact while the resample has under 2**22 rows; beyond, use float64
         exact = np.float32 if total.max(initial=0.0) < 2**22 else np.float64
@@ -199,6 +212,25 @@ class TaskBlocks:
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[begin : begin + step] = np.clip(cov / np.sqrt(var_x * var_y), -1.0, 1.0)
         return out
+
+    def _spearman_from_levels(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Spearman's rho when metric and label both take few values: every row at a value has
+        that value's average rank, so the rank sums come from the (value, value) counts."""
+        n_label = self.label_level_counts.shape[1]
+        joint = (w @ self.joint_level_counts).reshape(len(w), -1, n_label)  # (B, K, L)
+        at_x, at_y = joint.sum(axis=2), joint.sum(axis=1)
+
+        def average_rank(at_level: np.ndarray) -> np.ndarray:
+            return np.cumsum(at_level, axis=1) - at_level + (at_level + 1.0) / 2.0
+
+        rank_x, rank_y = average_rank(at_x), average_rank(at_y)
+        mean = (total + 1.0) / 2.0
+        base = total * mean * mean
+        cov = np.einsum("bkl,bk,bl->b", joint, rank_x, rank_y) - base
+        var_x = np.einsum("bk,bk,bk->b", at_x, rank_x, rank_x) - base
+        var_y = np.einsum("bl,bl,bl->b", at_y, rank_y, rank_y) - base
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.clip(cov / np.sqrt(var_x * var_y), -1.0, 1.0)
 
     # -- within-task (per-problem) statistics ------------------------------------------------
 
