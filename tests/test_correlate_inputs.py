@@ -241,3 +241,15 @@ def test_join_columns_are_options(tmp_path):
     assert report.counts.join.matched == len(rows)
     with pytest.raises(MissingColumnError, match="'sample_id' not found"):
         correlate(_jsonl(tmp_path / "s.jsonl", scores), results=_jsonl(tmp_path / "r.jsonl", results), metrics=["codebleu"], task_column="problem", label="ok")
+
+
+def test_splits_of_a_folder_are_combined_or_selected(tmp_path):
+    rows = _rows()
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    _jsonl(folder / "train.jsonl", rows[:36])
+    _jsonl(folder / "test.jsonl", rows[36:])
+    both = correlate(folder, metrics=["codebleu"], n_resamples=10)
+    assert both.counts.samples == 72
+    test_only = correlate(folder, metrics=["codebleu"], splits=["test"], n_resamples=10)
+    assert test_only.counts.samples == 36 and test_only.counts.tasks == 6

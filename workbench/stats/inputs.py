@@ -96,7 +96,10 @@ def as_dataset(
         parts = list(loaded.splits.values())
         if not parts:
             raise DataError(f"{name}: no splits to read")
-        dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+        try:
+            dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+        except ValueError as error:  # splits with different columns
+            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with --split") from error
     if len(dataset) == 0:
         raise DataError(f"{name}: the table has no rows")
     return dataset, name
