@@ -135,6 +135,7 @@ def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
     assert result.n_samples == len(rows) - 4
     assert report.metrics["chrf"].n_samples == len(rows)  # the other metric keeps its rows
     assert [e["value"] for e in result.excluded_rows.examples] == ["error", None, "inf", "timeout"]
+    assert [e["row"] for e in result.excluded_rows.examples] == [3, 10, 20, 30]
     keep = [i for i in range(len(rows)) if i not in bad]
     x = np.array([rows[i]["codebleu"] for i in keep])
     y = np.array([rows[i]["passed"] for i in keep], dtype=float)

@@ -206,10 +206,11 @@ def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None],
     return values, status == _MISSING
 
 
-def _exclusions(status: np.ndarray, raw_column: list[Any] | None, tasks: list[str]) -> RowExclusions:
+def _exclusions(status: np.ndarray, raw_column: list[Any] | None, tasks: list[str], input_rows: np.ndarray) -> RowExclusions:
+    """Counts by reason, with examples naming the row of the scores input (0-based)."""
     bad = np.flatnonzero(status != _OK)
     examples = tuple(
-        {"row": int(i), "task_id": tasks[i], "value": None if raw_column is None else _jsonable(raw_column[i])}
+        {"row": int(input_rows[i]), "task_id": tasks[i], "value": None if raw_column is None else _jsonable(raw_column[i])}
         for i in bad[:_EXAMPLES]
     )
     return RowExclusions(
@@ -331,6 +332,7 @@ def prepare_table(
             _check_unique(tasks, _key_texts(scores, sample_column), (task_column, sample_column), names[0])
         label_values, label_missing = _parse_label(scores, label, tasks, names[0])
         table = scores
+        input_rows = np.arange(len(scores))
     else:
         if sample_column is None:
             raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
@@ -340,6 +342,7 @@ def prepare_table(
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
         table = scores.select(score_rows)
+        input_rows = score_rows
         matched_results = results.select(result_rows)
         if STATUS_COLUMN in matched_results.column_names:
             statuses = Counter(str(s) for s in matched_results[STATUS_COLUMN])
@@ -367,7 +370,9 @@ def prepare_table(
         values, status = values[rows], status[rows]
         raw = _arrow_column(table, metric).to_pylist() if np.any(status != _OK) else None
         metric_values[metric] = values
-        exclusions[metric] = _exclusions(status, [raw[i] for i in rows] if raw is not None else None, kept_tasks)
+        exclusions[metric] = _exclusions(
+            status, [raw[i] for i in rows] if raw is not None else None, kept_tasks, input_rows[rows]
+        )
     return CorrelationTable(
         task_ids=list(order),
         row_task=row_task,
