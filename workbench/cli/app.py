@@ -27,7 +27,10 @@ class _WorkbenchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except WorkbenchError as error:
-            raise click.ClickException(str(error)) from error
+            # typer >= 0.16 vendors its own click, whose runner does not catch the real
+            # click.ClickException: print the one-line error ourselves and exit 1.
+            err_console.print(f"Error: {error}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from error
 
 
 app = typer.Typer(
