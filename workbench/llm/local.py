@@ -22,11 +22,14 @@ What the provider honours:
 
 Each (file, n_ctx, n_threads) is loaded once per process; calls to one model are serialised
 by a lock (a llama.cpp context is not thread-safe), calls to different models run in parallel.
+Every call evaluates its prompt from scratch (no KV-cache reuse between calls), so the same
+messages, parameters and seed give the same answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import json
 import os
@@ -142,9 +145,17 @@ def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = 
 
 
 def unload_all() -> None:
-    """Drops every loaded model (their memory is freed once no call uses them)."""
+    """Closes every loaded model and frees its memory (waits for calls in progress)."""
     with _lock:
+        loaded = list(_loaded.values())
         _loaded.clear()
+    for model in loaded:
+        with model.lock:
+            model.llama.close()
+
+
+# closing before interpreter shutdown avoids llama-cpp-python's noisy __del__ at exit
+atexit.register(unload_all)
 
 
 @functools.lru_cache(maxsize=64)
@@ -335,6 +346,10 @@ def chat(
         raise TimeoutError(f"local model {model!r} stayed busy for the whole timeout of {timeout_s}s")
     try:
         llama = loaded.llama
+        # Re-evaluate the whole prompt every call: reusing a cached prefix decodes the last
+        # prompt token alone, which changes the logits slightly, so a fixed seed would not
+        # give the same answer twice (measured: different texts at temperature 1.0).
+        llama.reset()
         # the same handler choice as Llama.create_chat_completion: the GGUF's own chat template
         handler = (
             llama.chat_handler
