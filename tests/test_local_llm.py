@@ -130,6 +130,10 @@ def test_bad_requests_map_to_litellm_errors() -> None:
         _ask("word " * 6000, max_tokens=4)
     with pytest.raises(litellm.BadRequestError, match="response_format"):
         _ask("x", response_format={"type": "xml"})
+    with pytest.raises(litellm.BadRequestError, match="does not stream"):
+        _ask("x", stream=True)
+    with pytest.raises(litellm.BadRequestError, match="does not support: tools"):
+        _ask("x", tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])
     with pytest.raises(litellm.BadRequestError, match="system/user/assistant"):
         litellm.completion(model=MODEL, messages=[{"role": "tool", "content": "x", "tool_call_id": "1"}])
 

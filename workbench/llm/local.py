@@ -33,6 +33,7 @@ import atexit
 import functools
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -126,7 +127,7 @@ def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = 
     """
     from llama_cpp import Llama
 
-    path = models.resolve(model)
+    path = models.resolve(model, progress=sys.stderr.isatty())
     n_ctx = int(n_ctx or default_n_ctx())
     n_threads = int(n_threads or default_threads())
     key = (str(path.resolve()), n_ctx, n_threads)
@@ -432,6 +433,18 @@ class LocalLLM(CustomLLM):
         model_response.model = full_name
         model_response.created = int(time.time())
         return model_response
+
+    def streaming(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Not supported: answers are produced whole (call without ``stream=True``)."""
+        raise litellm.BadRequestError(
+            message="the local provider does not stream; call without stream=True",
+            model=f"{PROVIDER}/{kwargs.get('model', '')}",
+            llm_provider=PROVIDER,
+        )
+
+    async def astreaming(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Not supported (see :meth:`streaming`)."""
+        return self.streaming(*args, **kwargs)
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> litellm.ModelResponse:  # type: ignore[override]
         """:meth:`completion` in a worker thread, so the event loop stays free."""
