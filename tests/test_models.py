@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
-import os
 import socket
 import threading
 import time
