@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 # llama.cpp's OpenMP threads busy-wait by default; on a shared or oversubscribed machine that
-# slowed generation ~10x in our measurements (benchmarks/local_llm_bench.py). Must be set
-# before libgomp is loaded, i.e. before llama_cpp is imported.
+# slowed generation 10-20x in our measurements (benchmarks/local_llm_bench.py
+# --omp-wait-policy active). Must be set before libgomp loads, i.e. before llama_cpp is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
