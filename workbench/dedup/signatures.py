@@ -1,0 +1,154 @@
+"""Step 3: MinHash signatures and LSH banding, which propose candidate pairs.
+
+MinHash (Broder, "On the resemblance and containment of documents", 1997) estimates
+the Jaccard similarity of two token *sets*; LSH banding (Leskovec, Rajaraman, Ullman,
+Mining of Massive Datasets, 3rd ed., Sec. 3.4) makes two files candidates when all
+``r`` rows of at least one of ``b`` bands agree, i.e. with probability
+``1 - (1 - J**r)**b``. Candidates are only proposals: :mod:`workbench.dedup.verification`
+decides every pair exactly.
+
+Both come from ``datasketch`` (pinned to 2.0.x, whose default ``affine32`` permutation
+scheme differs from the ``legacy`` scheme of 1.x; the scheme is recorded in the report).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from datasketch import MinHash, MinHashLSH
+from datasketch.hashfunc import sha1_hash32
+from datasketch.lsh import _optimal_param
+
+#: the datasketch permutation scheme used (datasketch >= 2.0)
+MINHASH_SCHEME = "affine32"
+#: how a token becomes the 32-bit input of the permutations
+TOKEN_HASH = "sha1_hash32(utf-8 token)"
+
+
+@dataclass(frozen=True)
+class LSHParameters:
+    """The LSH scheme of a run, as recorded in the report.
+
+    Attributes:
+        num_perm: MinHash signature length.
+        bands, rows: LSH bands ``b`` and rows per band ``r`` (``b * r <= num_perm``).
+        threshold: the Jaccard threshold ``b``/``r`` were tuned for (``None`` if given).
+        weights: ``(false_positive, false_negative)`` weights of the tuning.
+        seed: permutation seed.
+        scheme: datasketch permutation scheme.
+        token_hash: how tokens are hashed before the permutations.
+        datasketch_version: the installed datasketch version.
+    """
+
+    num_perm: int
+    bands: int
+    rows: int
+    threshold: float | None
+    weights: tuple[float, float] | None
+    seed: int
+    scheme: str = MINHASH_SCHEME
+    token_hash: str = TOKEN_HASH
+    datasketch_version: str = importlib.metadata.version("datasketch")
+
+    def candidate_probability(self, jaccard: float) -> float:
+        """Return ``1 - (1 - J**r)**b``: the chance a pair of set Jaccard ``J`` becomes a
+        candidate (Mining of Massive Datasets, Sec. 3.4.2)."""
+        return 1.0 - (1.0 - jaccard**self.rows) ** self.bands
+
+    def to_dict(self, at_threshold: float) -> dict:
+        """Return a JSON-ready dict, with the miss probability of a pair at ``at_threshold``."""
+        return {
+            "num_perm": self.num_perm,
+            "bands": self.bands,
+            "rows": self.rows,
+            "tuned_for_threshold": self.threshold,
+            "weights_false_positive_false_negative": list(self.weights) if self.weights else None,
+            "seed": self.seed,
+            "scheme": self.scheme,
+            "token_hash": self.token_hash,
+            "datasketch_version": self.datasketch_version,
+            "miss_probability_at_set_threshold": 1.0 - self.candidate_probability(at_threshold),
+        }
+
+
+def choose_lsh_parameters(
+    num_perm: int,
+    threshold: float,
+    weights: tuple[float, float],
+    params: tuple[int, int] | None = None,
+    seed: int = 1,
+) -> LSHParameters:
+    """Return the bands/rows for a run.
+
+    Args:
+        num_perm: signature length.
+        threshold: the Jaccard similarity to tune for; choose it below the verification
+            threshold so that true duplicates are almost never missed.
+        weights: ``(false_positive_weight, false_negative_weight)``; weighting false
+            negatives more moves the S-curve left (more candidates, fewer misses).
+        params: explicit ``(bands, rows)``, which skips the tuning.
+        seed: permutation seed.
+
+    The tuning minimises the weighted integral of false-positive and false-negative
+    probability under the S-curve (datasketch's ``_optimal_param``).
+    """
+    if params is not None:
+        return LSHParameters(num_perm, params[0], params[1], None, None, seed)
+    bands, rows = _optimal_param(threshold, num_perm, weights[0], weights[1])
+    return LSHParameters(num_perm, bands, rows, threshold, tuple(weights), seed)
+
+
+class CachedTokenHash:
+    """``sha1_hash32`` of a token's UTF-8 bytes, computed once per distinct token.
+
+    Tokens repeat across files (``self``, ``len``, common literals), so a corpus has far
+    fewer distinct tokens than (file, token) pairs.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, token: str) -> int:
+        value = self._cache.get(token)
+        if value is None:
+            value = self._cache[token] = sha1_hash32(token.encode("utf-8", errors="surrogatepass"))
+        return value
+
+
+def minhash_signatures(
+    token_sets: Iterable[Iterable[str]], parameters: LSHParameters, hashfunc: CachedTokenHash | None = None
+) -> Iterator[MinHash]:
+    """Yield one datasketch ``MinHash`` per token set, through ``MinHash.generator`` (the
+    batch API: permutations are built once and every set is hashed with one numpy op)."""
+    return MinHash.generator(
+        (list(tokens) for tokens in token_sets),
+        num_perm=parameters.num_perm,
+        seed=parameters.seed,
+        scheme=MINHASH_SCHEME,
+        hashfunc=hashfunc or CachedTokenHash(),
+    )
+
+
+def build_lsh_index(
+    keys: Sequence[int], signatures: Iterable[MinHash], parameters: LSHParameters, on_progress: Callable[[int], None] | None = None
+) -> MinHashLSH:
+    """Insert every signature under its key into a ``MinHashLSH`` with the chosen bands/rows."""
+    lsh = MinHashLSH(num_perm=parameters.num_perm, params=(parameters.bands, parameters.rows))
+    with lsh.insertion_session(buffer_size=50_000) as session:
+        for key, signature in zip(keys, signatures):
+            session.insert(key, signature, check_duplication=False)
+            if on_progress:
+                on_progress(1)
+    return lsh
+
+
+def candidate_buckets(lsh: MinHashLSH) -> Iterator[list[int]]:
+    """Yield, band by band, every bucket holding two or more keys (sorted): each pair in
+    a bucket is a candidate pair."""
+    for table in lsh.hashtables:
+        for bucket_key in table.keys():
+            members = table.get(bucket_key)
+            if len(members) > 1:
+                yield sorted(members)

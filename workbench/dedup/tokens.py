@@ -1,0 +1,130 @@
+"""Step 1: identifier and literal tokens of every file, through the language plugins.
+
+Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Models of
+Code", Onward! 2019), Sec. 3: files are compared as bags of identifier and literal
+tokens; comments, keywords and operators are dropped. The tokens come from each row's
+:class:`~workbench.languages.spec.LanguagePlugin` (a tree-sitter parse, which recovers
+from syntax errors), spread over worker processes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from workbench.errors import LanguageNotFoundError
+from workbench.languages.registry import get_language
+
+#: files per task sent to a worker: large enough to amortise pickling, small enough to balance
+CHUNK_SIZE = 256
+
+
+@dataclass(frozen=True)
+class FileTokens:
+    """The token bag of one file, or why there is none.
+
+    Attributes:
+        counts: token -> occurrences (the multiset), empty when ``failure`` is set.
+        n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
+        has_error: the parse needed error recovery (the tokens are still usable).
+        failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
+            ``"binary (NUL bytes)"``, ``"not UTF-8"``, ``"no language plugin for 'x'"``,
+            ``"tokenizer error: ..."``.
+    """
+
+    counts: dict[str, int]
+    n_tokens: int
+    has_error: bool = False
+    failure: str | None = None
+
+
+def decode_code(value: object) -> tuple[str | None, str | None]:
+    """Return ``(text, None)`` for a usable code cell, or ``(None, reason)``.
+
+    Args:
+        value: the cell: ``str``, UTF-8 ``bytes`` (parquet binary columns) or ``None``.
+    """
+    if value is None:
+        return None, "missing (null)"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if b"\x00" in data:
+            return None, "binary (NUL bytes)"
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError:
+            return None, "not UTF-8"
+    if not isinstance(value, str):
+        return None, f"not text ({type(value).__name__})"
+    if "\x00" in value:
+        return None, "binary (NUL bytes)"
+    return value, None
+
+
+def tokenize_one(value: object, language: str) -> FileTokens:
+    """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised."""
+    text, reason = decode_code(value)
+    if reason is not None:
+        return FileTokens({}, 0, failure=reason)
+    try:
+        plugin = get_language(language)
+    except LanguageNotFoundError:
+        return FileTokens({}, 0, failure=f"no language plugin for {language!r}")
+    try:
+        tokens, has_error = plugin.scan_tokens(text)
+    except Exception as error:  # a plugin bug must cost one file, not the run
+        return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
+    return FileTokens(dict(Counter(tokens)), len(tokens), has_error)
+
+
+def _tokenize_chunk(chunk: Sequence[tuple[object, str]]) -> list[FileTokens]:
+    return [tokenize_one(value, language) for value, language in chunk]
+
+
+def resolve_workers(workers: int, n_items: int) -> int:
+    """Return the number of processes to use: ``workers`` (0 = CPUs available), at most one
+    per chunk, and 1 for inputs too small to pay for process start-up."""
+    if workers == 0:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(workers, (n_items + CHUNK_SIZE - 1) // CHUNK_SIZE))
+
+
+def tokenize_files(
+    codes: Sequence[object],
+    languages: Sequence[str],
+    *,
+    workers: int = 0,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[FileTokens]:
+    """Tokenize every file, in input order.
+
+    Args:
+        codes: the code cells (see :func:`decode_code`).
+        languages: the language name of each cell (same length as ``codes``).
+        workers: processes (0 = one per CPU; 1 = in this process).
+        on_progress: called with the number of files just finished.
+
+    Returns:
+        one :class:`FileTokens` per input cell.
+    """
+    if len(codes) != len(languages):
+        raise ValueError("codes and languages must have the same length")
+    items = list(zip(codes, languages))
+    chunks = [items[i : i + CHUNK_SIZE] for i in range(0, len(items), CHUNK_SIZE)]
+    processes = resolve_workers(workers, len(items))
+    results: list[FileTokens] = []
+    if processes == 1:
+        for chunk in chunks:
+            results.extend(_tokenize_chunk(chunk))
+            if on_progress:
+                on_progress(len(chunk))
+        return results
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        for chunk, done in zip(chunks, pool.map(_tokenize_chunk, chunks)):
+            results.extend(done)
+            if on_progress:
+                on_progress(len(chunk))
+    return results

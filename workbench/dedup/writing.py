@@ -1,0 +1,131 @@
+"""Writing a run's outputs: deduplicated splits, ``clusters.json``, ``pairs.csv``, the
+removal list and the report.
+
+``clusters.json`` is a JSON list of clusters, each a list of ids: the output format of
+dpu-utils' ``deduplicationcli`` and Microsoft's near-duplicate-code-detector, so their
+users' scripts read it unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import datasets
+
+from workbench.data.loading import LoadedDataset
+from workbench.dedup.pipeline import DedupResult, DuplicatePair
+from workbench.errors import DataError
+
+OUTPUT_FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf")
+
+
+def _json_value(value: object) -> object:
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
+def write_outputs(
+    result: DedupResult,
+    loaded: LoadedDataset,
+    report: dict,
+    output_dir: str | Path,
+    *,
+    output_format: str = "jsonl",
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, str]:
+    """Write every output of a run into ``output_dir`` (created if needed).
+
+    Args:
+        result: the run; loaded: the dataset it ran on (its splits are filtered).
+        report: the report from :func:`~workbench.dedup.report.build_report`.
+        output_dir: the folder.
+        output_format: ``jsonl`` (``<split>.jsonl``), ``parquet`` (``<split>.parquet``) or
+            ``hf`` (``datasets.DatasetDict.save_to_disk`` into ``dataset/``).
+        on_progress: called with 1 after each split is written.
+
+    Returns:
+        output name -> path of what was written.
+
+    Raises:
+        DataError: unknown ``output_format``, or ``output_dir`` is a file.
+    """
+    if output_format not in OUTPUT_FORMATS:
+        raise DataError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: the output path exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    ids = result.rows.ids
+    written: dict[str, str] = {}
+
+    path = out / "clusters.json"
+    path.write_text(json.dumps([[_json_value(ids[m]) for m in cluster] for cluster in result.clusters]))
+    written["clusters"] = str(path)
+
+    written["pairs"] = _write_pairs(out / "pairs.csv", result.pairs, ids, ids)
+    if result.rows.groups is not None:
+        written["cross_group_pairs"] = _write_pairs(out / "cross_group_pairs.csv", result.cross_group_pairs, ids, ids)
+    if result.reference is not None:
+        path = out / "contamination.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "split", "reference_id", "set_jaccard", "multiset_jaccard"])
+            for p in result.contamination:
+                writer.writerow([ids[p.a], result.rows.splits[p.a], result.reference.ids[p.b],
+                                 f"{p.set_jaccard:.6f}", f"{p.multiset_jaccard:.6f}"])
+        written["contamination"] = str(path)
+
+    path = out / "removed.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "split", "reason", "duplicate_of"])
+        for index in sorted(result.removed):
+            removal = result.removed[index]
+            other_ids = result.reference.ids if removal.reason == "contaminated" and result.reference else ids
+            writer.writerow([ids[index], result.rows.splits[index], removal.reason, other_ids[removal.other]])
+    written["removed"] = str(path)
+
+    if result.failures:
+        path = out / "unreadable.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "split", "reason"])
+            for index, reason in result.failures.items():
+                writer.writerow([ids[index], result.rows.splits[index], reason])
+        written["unreadable"] = str(path)
+
+    path = out / "report.json"
+    path.write_text(json.dumps(report, indent=2, default=str))
+    written["report"] = str(path)
+
+    kept = {split: loaded.splits[split].select(result.kept_indices(split)) for split in result.rows.split_ranges}
+    if output_format == "hf":
+        path = out / "dataset"
+        datasets.DatasetDict(kept).save_to_disk(str(path))
+        written["dataset"] = str(path)
+        if on_progress:
+            on_progress(len(kept))
+        return written
+    for split, dataset in kept.items():
+        safe = split.replace("/", "_")
+        if output_format == "jsonl":
+            path = out / f"{safe}.jsonl"
+            dataset.to_json(str(path), lines=True, force_ascii=False)
+        else:
+            path = out / f"{safe}.parquet"
+            dataset.to_parquet(str(path))
+        written[f"split:{split}"] = str(path)
+        if on_progress:
+            on_progress(1)
+    return written
+
+
+def _write_pairs(path: Path, pairs: list[DuplicatePair], ids_a: list, ids_b: list) -> str:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id_a", "id_b", "set_jaccard", "multiset_jaccard", "kind"])
+        for p in pairs:
+            writer.writerow([ids_a[p.a], ids_b[p.b], f"{p.set_jaccard:.6f}", f"{p.multiset_jaccard:.6f}", p.kind])
+    return str(path)
