@@ -168,10 +168,8 @@ def find_duplicates(
 
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
-    keys = [
-        (partitions[i], frozenset(t.counts.items())) if status[i] == ANALYSED else None for i, t in enumerate(tokens)
-    ]
-    groups = exact_groups(keys)
+    keys = [(partitions[i], t.multiset_key) if status[i] == ANALYSED else None for i, t in enumerate(tokens)]
+    groups = _confirmed(exact_groups(keys), tokens)
     del keys
     exact_of = [-1] * len(tokens)
     union_find = UnionFind(len(tokens))
@@ -198,49 +196,25 @@ def find_duplicates(
 
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
     clock = time.perf_counter()
-    counters = {"representatives": len(representatives), "candidate_pairs": 0, "skipped_connected": 0,
-                "size_filtered": 0, "verified": 0, "rejected": 0}
-    seen: set[tuple[int, int]] = set()
-    cross_group: list[DuplicatePair] = []
-    contamination_reps: list[DuplicatePair] = []
+    counters = {"representatives": len(representatives), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
+                "rejected": 0}
+    cross_partition: list[DuplicatePair] = []
     buckets = list(candidate_buckets(lsh))
     del lsh
+    verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
     with progress("verify candidates", len(buckets)) as advance:
         for bucket in buckets:
-            for position, a in enumerate(bucket):
-                for b in bucket[position + 1 :]:
-                    same = partitions[a] == partitions[b]
-                    if not same and a >= n_rows:  # two reference rows: not our business
-                        continue
-                    if same and union_find.connected(a, b):
-                        counters["skipped_connected"] += 1
-                        continue
-                    if (a, b) in seen:
-                        continue
-                    seen.add((a, b))
-                    counters["candidate_pairs"] += 1
-                    score = verify_pair(
-                        tokens[a].counts, tokens[b].counts, tokens[a].n_tokens, tokens[b].n_tokens,
-                        config.set_threshold, config.multiset_threshold,
-                    )
-                    if score is None:
-                        counters["size_filtered"] += 1
-                        continue
-                    counters["verified"] += 1
-                    if not score.is_duplicate:
-                        counters["rejected"] += 1
-                        continue
-                    kind = "exact" if score.multiset_jaccard == 1.0 else "near"  # only across partitions
-                    pair = DuplicatePair(a, b, score.set_jaccard, score.multiset_jaccard, kind)
-                    if same:
-                        union_find.union(a, b)
-                        pairs.append(pair)
-                    elif b >= n_rows:
-                        contamination_reps.append(pair)
-                    else:
-                        cross_group.append(pair)
+            for pair in verifier.process(bucket):
+                if partitions[pair.a] == partitions[pair.b]:
+                    pairs.append(pair)
+                else:
+                    cross_partition.append(pair)
             advance(1)
-    del seen, buckets
+    # bucket pairs never compared: already in one cluster, or compared in an earlier band
+    counters["pairs_not_compared"] = counters["bucket_pairs"] - verifier.enumerated
+    cross_group = [p for p in cross_partition if p.b < n_rows]
+    contamination_reps = [p for p in cross_partition if p.b >= n_rows]
+    del buckets, verifier
     timings["verify"] = time.perf_counter() - clock
 
     # 5. clusters, contamination and the files to drop
@@ -296,6 +270,74 @@ def find_duplicates(
     )
 
 
+class _BucketVerifier:
+    """Verifies the candidate pairs of LSH buckets (Allamanis 2019's rule, exactly).
+
+    Members of a bucket that are already in one cluster are never compared (the issue's
+    "skip pairs whose representatives are already in one cluster"): the bucket is split
+    into its current components and only pairs across components are verified; once a
+    pair of two components verifies, the rest of their pairs are skipped. Pairs across
+    partitions (groups, or a reference row) are all verified and never joined.
+    """
+
+    def __init__(self, tokens: list[FileTokens], partitions: list[Any], union_find: UnionFind,
+                 config: DedupConfig, counters: dict[str, int]) -> None:
+        self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
+        self.config, self.counters = config, counters
+        self.seen: set[tuple[int, int]] = set()
+        self.enumerated = 0
+
+    def process(self, bucket: list[int]) -> list[DuplicatePair]:
+        """Verify one bucket (sorted member indices); return the duplicate pairs found."""
+        k = len(bucket)
+        self.counters["bucket_pairs"] += k * (k - 1) // 2
+        find, partitions = self.union_find.find, self.partitions
+        components: dict[int, list[int]] = {}
+        for member in bucket:
+            components.setdefault(find(member), []).append(member)
+        if len(components) == 1:
+            return []
+        found: list[DuplicatePair] = []
+        groups = list(components.values())
+        for i, first in enumerate(groups):
+            for second in groups[i + 1 :]:
+                same = partitions[first[0]] == partitions[second[0]]
+                if same and find(first[0]) == find(second[0]):
+                    continue  # joined earlier in this bucket
+                if partitions[first[0]] is _REFERENCE and partitions[second[0]] is _REFERENCE:
+                    continue  # two reference rows: not our business
+                found.extend(self._compare(first, second, same))
+        return found
+
+    def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
+        config, tokens, seen, counters = self.config, self.tokens, self.seen, self.counters
+        found = []
+        for a in first:
+            for b in second:
+                key = (a, b) if a < b else (b, a)
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.enumerated += 1
+                score = verify_pair(
+                    tokens[key[0]].counts, tokens[key[1]].counts, tokens[key[0]].n_tokens, tokens[key[1]].n_tokens,
+                    config.set_threshold, config.multiset_threshold,
+                )
+                if score is None:
+                    counters["size_filtered"] += 1
+                    continue
+                counters["verified"] += 1
+                if not score.is_duplicate:
+                    counters["rejected"] += 1
+                    continue
+                kind = "exact" if score.multiset_jaccard == 1.0 else "near"  # exact only across partitions
+                found.append(DuplicatePair(key[0], key[1], score.set_jaccard, score.multiset_jaccard, kind))
+                if same:
+                    self.union_find.union(a, b)
+                    return found  # the two components are one now
+        return found
+
+
 class _Reference:
     """The partition of reference rows (never equal to a group value)."""
 
@@ -304,6 +346,19 @@ class _Reference:
 
 
 _REFERENCE = _Reference()
+
+
+def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
+    """Split exact groups whose members' multisets differ (a digest collision, in theory)."""
+    confirmed: dict[int, list[int]] = {}
+    for representative, members in groups.items():
+        pending = members
+        while pending:
+            head = tokens[pending[0]].counts
+            same = [m for m in pending if tokens[m].counts == head]
+            confirmed[pending[0]] = same
+            pending = [m for m in pending if tokens[m].counts != head]
+    return confirmed
 
 
 def _status(tokens: FileTokens, min_tokens: int) -> str:

@@ -17,9 +17,11 @@ import importlib.metadata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from datasketch import MinHash, MinHashLSH
+import numpy as np
+from datasketch import LeanMinHash, MinHash, MinHashLSH
 from datasketch.hashfunc import sha1_hash32
 from datasketch.lsh import _optimal_param
+from datasketch.minhash import _fmix
 
 #: the datasketch permutation scheme used (datasketch >= 2.0)
 MINHASH_SCHEME = "affine32"
@@ -116,23 +118,63 @@ class CachedTokenHash:
             value = self._cache[token] = sha1_hash32(token.encode("utf-8", errors="surrogatepass"))
         return value
 
+    def many(self, tokens: Iterable[str]) -> list[int]:
+        """Return the hashes of ``tokens`` (a list comprehension over the cache: the hot path)."""
+        cache = self._cache
+        tokens = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
+        try:
+            return [cache[token] for token in tokens]
+        except KeyError:
+            return [self(token) for token in tokens]
+
+
+#: token occurrences per numpy batch (rows of the ``tokens x num_perm`` matrix)
+BATCH_TOKENS = 32_768
+
 
 def minhash_signatures(
     token_sets: Iterable[Iterable[str]], parameters: LSHParameters, hashfunc: CachedTokenHash | None = None
-) -> Iterator[MinHash]:
-    """Yield one datasketch ``MinHash`` per token set, through ``MinHash.generator`` (the
-    batch API: permutations are built once and every set is hashed with one numpy op)."""
-    return MinHash.generator(
-        (list(tokens) for tokens in token_sets),
-        num_perm=parameters.num_perm,
-        seed=parameters.seed,
-        scheme=MINHASH_SCHEME,
-        hashfunc=hashfunc or CachedTokenHash(),
-    )
+) -> Iterator[LeanMinHash]:
+    """Yield one datasketch ``LeanMinHash`` per (non-empty) token set.
+
+    The values are exactly those of ``MinHash.bulk(sets, num_perm, seed, scheme="affine32",
+    hashfunc=hashfunc)`` -- the same permutations (taken from a datasketch ``MinHash``),
+    the same MurmurHash3 pre-mix and affine permutation -- but many sets share one numpy
+    pass: the token hashes of a batch of sets are permuted as one matrix and reduced per
+    set with ``np.minimum.reduceat``, instead of one small matrix per set.
+
+    Raises:
+        ValueError: an empty token set (MinHash of nothing is undefined here).
+    """
+    hashfunc = hashfunc or CachedTokenHash()
+    template = MinHash(num_perm=parameters.num_perm, seed=parameters.seed, scheme=MINHASH_SCHEME)
+    a, b = template.permutations
+    seed = parameters.seed
+
+    def flush(hashes: list[int], offsets: list[int]) -> Iterator[LeanMinHash]:
+        values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
+        # (num_perm, tokens): the reduction then runs along contiguous memory
+        permuted = a[:, None] * values[None, :] + b[:, None]  # uint32 wraps: the scheme's mod 2**32
+        for signature in np.minimum.reduceat(permuted, offsets, axis=1).T:
+            yield LeanMinHash(seed=seed, hashvalues=signature, scheme=MINHASH_SCHEME)
+
+    hashes: list[int] = []
+    offsets: list[int] = []
+    for tokens in token_sets:
+        start = len(hashes)
+        hashes.extend(hashfunc.many(tokens))
+        if len(hashes) == start:
+            raise ValueError("cannot MinHash an empty token set")
+        offsets.append(start)
+        if len(hashes) >= BATCH_TOKENS:
+            yield from flush(hashes, offsets)
+            hashes, offsets = [], []
+    if offsets:
+        yield from flush(hashes, offsets)
 
 
 def build_lsh_index(
-    keys: Sequence[int], signatures: Iterable[MinHash], parameters: LSHParameters, on_progress: Callable[[int], None] | None = None
+    keys: Sequence[int], signatures: Iterable[MinHash | LeanMinHash], parameters: LSHParameters, on_progress: Callable[[int], None] | None = None
 ) -> MinHashLSH:
     """Insert every signature under its key into a ``MinHashLSH`` with the chosen bands/rows."""
     lsh = MinHashLSH(num_perm=parameters.num_perm, params=(parameters.bands, parameters.rows))

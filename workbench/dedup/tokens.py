@@ -9,6 +9,7 @@ from syntax errors), spread over worker processes.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -30,6 +31,8 @@ class FileTokens:
         counts: token -> occurrences (the multiset), empty when ``failure`` is set.
         n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
         has_error: the parse needed error recovery (the tokens are still usable).
+        multiset_key: a 128-bit BLAKE2b digest of the sorted multiset, equal for identical
+            multisets (the exact pre-pass groups by it and then confirms with ``counts ==``).
         failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
             ``"binary (NUL bytes)"``, ``"not UTF-8"``, ``"no language plugin for 'x'"``,
             ``"tokenizer error: ..."``.
@@ -39,6 +42,16 @@ class FileTokens:
     n_tokens: int
     has_error: bool = False
     failure: str | None = None
+    multiset_key: bytes = b""
+
+
+def multiset_key(counts: dict[str, int]) -> bytes:
+    """Return a 16-byte digest identifying the token multiset ``counts``."""
+    digest = hashlib.blake2b(digest_size=16)
+    for token, count in sorted(counts.items()):
+        digest.update(token.encode("utf-8", errors="surrogatepass"))
+        digest.update(b"\x00%d\x00" % count)
+    return digest.digest()
 
 
 def decode_code(value: object) -> tuple[str | None, str | None]:
@@ -77,7 +90,8 @@ def tokenize_one(value: object, language: str) -> FileTokens:
         tokens, has_error = plugin.scan_tokens(text)
     except Exception as error:  # a plugin bug must cost one file, not the run
         return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
-    return FileTokens(dict(Counter(tokens)), len(tokens), has_error)
+    counts = dict(Counter(tokens))
+    return FileTokens(counts, len(tokens), has_error, multiset_key=multiset_key(counts))
 
 
 def _tokenize_chunk(chunk: Sequence[tuple[object, str]]) -> list[FileTokens]:
