@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import datasets
@@ -101,13 +102,31 @@ def write_outputs(
     written["report"] = str(path)
 
     kept = {split: loaded.splits[split].select(result.kept_indices(split)) for split in result.rows.split_ranges}
+    with _quiet_datasets():
+        _write_splits(kept, out, output_format, written, on_progress)
+    return written
+
+
+@contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    # datasets draws its own tqdm bars per file; ours (``on_progress``) already cover the step
+    was_enabled = datasets.utils.logging.is_progress_bar_enabled()
+    datasets.utils.logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            datasets.utils.logging.enable_progress_bar()
+
+
+def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, str], on_progress) -> None:
     if output_format == "hf":
         path = out / "dataset"
         datasets.DatasetDict(kept).save_to_disk(str(path))
         written["dataset"] = str(path)
         if on_progress:
             on_progress(len(kept))
-        return written
+        return
     for split, dataset in kept.items():
         safe = split.replace("/", "_")
         if output_format == "jsonl":
@@ -119,7 +138,6 @@ def write_outputs(
         written[f"split:{split}"] = str(path)
         if on_progress:
             on_progress(1)
-    return written
 
 
 def _write_pairs(path: Path, pairs: list[DuplicatePair], ids_a: list, ids_b: list) -> str:
