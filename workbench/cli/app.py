@@ -27,7 +27,10 @@ class _WorkbenchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except WorkbenchError as error:
-            raise click.ClickException(str(error)) from error
+            # typer >= 0.29 runs a vendored click, whose main loop does not catch
+            # click.ClickException; typer.Exit is handled by every typer version.
+            typer.echo(f"Error: {error}", err=True)
+            raise typer.Exit(1) from error
 
 
 app = typer.Typer(

@@ -69,7 +69,7 @@ def dedup_command(
     against_code_column: Optional[str] = typer.Option(None, "--against-code-column", help="Code column(s) of --against [default: prompt,canonical_solution for HumanEval-like data, else --code-column]."),
     against_id_column: Optional[str] = typer.Option(None, "--against-id-column", help="Id column of --against [default: task_id if present]."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits."),
-    output_format: str = typer.Option("jsonl", "--output-format", help="Deduplicated splits as jsonl | parquet | hf (save_to_disk)."),
+    output_format: str = typer.Option("auto", "--output-format", help="Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder)."),
     workers: int = typer.Option(0, "--workers", help="Tokenizer processes (0 = one per CPU)."),
     offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables."),

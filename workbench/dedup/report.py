@@ -208,14 +208,13 @@ def _percent(value: float | None) -> str:
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
     figures = Table(title=f"Duplication in {report['source']}")
-    figures.add_column("split")
+    figures.add_column("split", overflow="fold")
     columns = [
-        ("files", "files"), ("failed", "failed"), ("too_short", "too short"), ("parse_errors", "parse errors"),
-        ("exact_duplicates", "exact dups"), ("near_duplicates", "near dups"), ("clusters", "clusters"),
-        ("duplication_factor", "dup. factor d"), ("removed", "removed"), ("kept", "kept"),
+        ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact"), ("near_duplicates", "near"),
+        ("clusters", "clusters"), ("duplication_factor", "d"), ("removed", "removed"), ("kept", "kept"),
     ]
     for _, title in columns:
-        figures.add_column(title, justify="right")
+        figures.add_column(title, justify="right", no_wrap=True)
     sections = list(report["splits"].items()) + [("overall", report["overall"])]
     for name, row in sections:
         cells = [_percent(row[k]) if k == "duplication_factor" else str(row[k]) for k, _ in columns]
@@ -225,6 +224,11 @@ def render_report(report: dict) -> list:
     facts = Table(show_header=False, title="Across splits, groups and reference")
     facts.add_column("what")
     facts.add_column("value", justify="right")
+    overall = report["overall"]
+    facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
+    facts.add_row("d = duplication factor", "(|D| - |X|) / |D|, Allamanis 2019 Eq. 2")
+    if overall["failed"] or overall["parse_errors"]:
+        facts.add_row("unreadable rows / parsed with errors", f"{overall['failed']} / {overall['parse_errors']}")
     cross = report.get("cross_set")
     if cross:
         facts.add_row("in-train duplicates (files)", str(cross["in_train_duplicates"]))

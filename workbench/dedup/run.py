@@ -11,7 +11,7 @@ from workbench.dedup.config import DedupConfig
 from workbench.dedup.pipeline import DedupResult, ProgressFactory, find_duplicates
 from workbench.dedup.report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
-from workbench.dedup.writing import write_outputs
+from workbench.dedup.writing import OUTPUT_FORMATS, write_outputs
 from workbench.errors import DataError
 
 
@@ -35,7 +35,7 @@ def _split_columns(value: str | list[str]) -> list[str]:
 
 
 def run_dedup(
-    source: str,
+    source: str | LoadedDataset,
     *,
     code_column: str | list[str] = "content",
     id_column: str | None = None,
@@ -47,7 +47,7 @@ def run_dedup(
     against_code_column: str | list[str] | None = None,
     against_id_column: str | None = None,
     output_dir: str | Path | None = None,
-    output_format: str = "jsonl",
+    output_format: str = "auto",
     offline: bool = False,
     progress: ProgressFactory | None = None,
 ) -> DedupRun:
@@ -55,7 +55,7 @@ def run_dedup(
 
     Args:
         source: a data file, folder, bundled name or hub id (see
-            :func:`workbench.data.load_records`).
+            :func:`workbench.data.load_records`), or an already loaded dataset.
         code_column: the code column, or a comma-separated list / list of columns to join.
         id_column: unique id column (default ``id`` when present, else ``<split>/<row>``).
         split_column: a column naming each row's split (for one table holding several).
@@ -67,7 +67,7 @@ def run_dedup(
             for the bundled HumanEval, else ``code_column``).
         against_id_column: its id column (default ``task_id`` when present, else ``id``).
         output_dir: where to write outputs (nothing is written when ``None``).
-        output_format: ``jsonl``, ``parquet`` or ``hf``.
+        output_format: ``auto`` (the input's form), ``jsonl``, ``parquet``, ``hf`` or ``files``.
         offline: never contact the Hugging Face hub.
         progress: a progress-bar factory (see :func:`find_duplicates`).
 
@@ -80,13 +80,18 @@ def run_dedup(
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
             raise DataError(f"{out}: the output path exists and is not a folder")
-    loaded = load_records(source, split_column=split_column, splits=splits, offline=offline)
+    if output_format not in OUTPUT_FORMATS:
+        raise DataError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    if isinstance(source, LoadedDataset):
+        loaded = source.select_splits(splits)
+    else:
+        loaded = load_records(source, split_column=split_column, splits=splits, offline=offline)
     rows = collect_rows(
         loaded, code_column=_split_columns(code_column), id_column=id_column, language=language,
         group_column=config.group_column,
     )
     if len(rows) == 0:
-        raise DataError(f"{source}: the dataset has no rows")
+        raise DataError(f"{loaded.source}: the dataset has no rows")
     reference: DedupRows | None = None
     if against is not None:
         reference = _load_reference(against, against_code_column, against_id_column, code_column, language, offline)

@@ -20,7 +20,22 @@ from workbench.data.loading import LoadedDataset
 from workbench.dedup.pipeline import DedupResult, DuplicatePair
 from workbench.errors import DataError
 
-OUTPUT_FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf")
+OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
+
+
+#: the columns the folder loader gives each source file (see workbench.data.loading)
+SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
+
+
+def input_form(loaded: LoadedDataset) -> str:
+    """Return the output format matching the input: ``files`` for a folder of source files,
+    ``parquet`` for parquet data, else ``jsonl``."""
+    source = Path(loaded.source)
+    if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS:
+        return "files"
+    if source.is_dir():
+        return "parquet" if next(source.rglob("*.parquet"), None) is not None else "jsonl"
+    return "parquet" if ".parquet" in source.suffixes else "jsonl"
 
 
 def _json_value(value: object) -> object:
@@ -42,8 +57,10 @@ def write_outputs(
         result: the run; loaded: the dataset it ran on (its splits are filtered).
         report: the report from :func:`~workbench.dedup.report.build_report`.
         output_dir: the folder.
-        output_format: ``jsonl`` (``<split>.jsonl``), ``parquet`` (``<split>.parquet``) or
-            ``hf`` (``datasets.DatasetDict.save_to_disk`` into ``dataset/``).
+        output_format: ``auto`` (the input's form, see :func:`input_form`), ``jsonl``
+            (``<split>.jsonl``), ``parquet`` (``<split>.parquet``), ``hf``
+            (``datasets.DatasetDict.save_to_disk`` into ``dataset/``) or ``files`` (the kept
+            source files under ``files/``, at their ids' relative paths, for folder input).
         on_progress: called with 1 after each split is written.
 
     Returns:
@@ -57,6 +74,8 @@ def write_outputs(
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: the output path exists and is not a folder")
+    if output_format == "auto":
+        output_format = input_form(loaded)
     out.mkdir(parents=True, exist_ok=True)
     ids = result.rows.ids
     written: dict[str, str] = {}
@@ -103,8 +122,34 @@ def write_outputs(
 
     kept = {split: loaded.splits[split].select(result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
-        _write_splits(kept, out, output_format, written, on_progress)
+        if output_format == "files":
+            _write_files(result, out / "files", written, on_progress)
+        else:
+            _write_splits(kept, out, output_format, written, on_progress)
     return written
+
+
+def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress) -> None:
+    """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths)."""
+    from workbench.dedup.tokens import decode_code
+
+    base = root.resolve()
+    for split, (start, stop) in result.rows.split_ranges.items():
+        for index in range(start, stop):
+            if index in result.removed:
+                continue
+            target = (root / str(result.rows.ids[index])).resolve()
+            if base not in target.parents:
+                raise DataError(f"id {result.rows.ids[index]!r} is not a relative path; use --output-format jsonl")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text, _ = decode_code(result.rows.codes[index])
+            if text is not None:
+                target.write_text(text, encoding="utf-8")
+            elif isinstance(result.rows.codes[index], bytes):
+                target.write_bytes(result.rows.codes[index])
+        if on_progress:
+            on_progress(1)
+    written["files"] = str(root)
 
 
 @contextmanager
@@ -131,7 +176,13 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
         safe = split.replace("/", "_")
         if output_format == "jsonl":
             path = out / f"{safe}.jsonl"
-            dataset.to_json(str(path), lines=True, force_ascii=False)
+            try:
+                dataset.to_json(str(path), lines=True, force_ascii=False)
+            except (UnicodeDecodeError, TypeError, ValueError) as error:
+                raise DataError(
+                    f"cannot write split {split!r} as JSON Lines ({error}); the data holds binary values: "
+                    f"use --output-format parquet or hf (clusters.json, pairs.csv and the report are written)"
+                ) from error
         else:
             path = out / f"{safe}.parquet"
             dataset.to_parquet(str(path))
