@@ -187,12 +187,13 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
 
 
 def test_ten_megabyte_file(tmp_path):
+    # generated-data style: long literals and comments (a few tokens per line), 10 MB in one file
     rng = random.Random(6)
-    lines = [f"name_{i} = func_{rng.randrange(1000)}(value_{i % 977}, 'lit{i % 131}', {i})\n" for i in range(240_000)]
+    lines = [f"row_{i} = ('{rng.choice('abcdef') * 180}', {i})  # {'padding ' * 8}\n" for i in range(40_000)]
     big = "".join(lines)
     assert len(big) > 10_000_000
-    small = make_function(rng, "small")
-    data = write_jsonl(tmp_path / "big.jsonl", [{"id": "big", "content": big}, {"id": "small", "content": small}])
+    data = write_jsonl(tmp_path / "big.jsonl", [{"id": "big", "content": big},
+                                                {"id": "small", "content": make_function(rng, "small")}])
     result = invoke(str(data), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

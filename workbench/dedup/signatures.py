@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
-from datasketch.hashfunc import sha1_hash32
 from datasketch.lsh import _optimal_param
 from datasketch.minhash import _fmix
+from xxhash import xxh32_intdigest
 
 #: the datasketch permutation scheme used (datasketch >= 2.0)
 MINHASH_SCHEME = "affine32"
 #: how a token becomes the 32-bit input of the permutations
-TOKEN_HASH = "sha1_hash32(utf-8 token)"
+TOKEN_HASH = "xxh32(utf-8 token, seed 0)"
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,12 @@ def choose_lsh_parameters(
 
 
 class CachedTokenHash:
-    """``sha1_hash32`` of a token's UTF-8 bytes, computed once per distinct token.
+    """The 32-bit xxHash (XXH32, seed 0) of a token's UTF-8 bytes, computed once per
+    distinct token: the input of the MinHash permutations.
 
-    Tokens repeat across files (``self``, ``len``, common literals), so a corpus has far
-    fewer distinct tokens than (file, token) pairs.
+    xxHash is about 5x faster than datasketch's default ``sha1_hash32`` here and as well
+    distributed for this use; tokens repeat across files (``self``, ``len``, common
+    literals), so the cache saves most calls.
     """
 
     def __init__(self) -> None:
@@ -115,7 +117,7 @@ class CachedTokenHash:
     def __call__(self, token: str) -> int:
         value = self._cache.get(token)
         if value is None:
-            value = self._cache[token] = sha1_hash32(token.encode("utf-8", errors="surrogatepass"))
+            value = self._cache[token] = xxh32_intdigest(token.encode("utf-8", errors="surrogatepass"))
         return value
 
     def many(self, tokens: Iterable[str]) -> list[int]:
