@@ -47,7 +47,7 @@ def _progress_bars(enabled: bool) -> Iterator[Callable]:
 def dedup_command(
     source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id."),
     code_column: str = typer.Option("content", "--code-column", help="Column with the code; several comma-separated columns are joined."),
-    id_column: Optional[str] = typer.Option(None, "--id-column", help="Unique id column [default: 'id' if present, else <split>/<row>]."),
+    id_column: Optional[str] = typer.Option(None, "--id-column", help="Unique id column, or comma-separated columns joined with ':' [default: 'id' if present, else <split>/<row>]."),
     split_column: Optional[str] = typer.Option(None, "--split-column", help="Column naming each row's split (one table with several splits)."),
     split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     language: str = typer.Option("python", "--language", help="Language of rows without a 'language' column value."),

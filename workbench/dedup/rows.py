@@ -49,7 +49,7 @@ def collect_rows(
     loaded: LoadedDataset,
     *,
     code_column: str | list[str],
-    id_column: str | None = None,
+    id_column: str | list[str] | None = None,
     language: str = "python",
     language_column: str | None = LANGUAGE_COLUMN,
     group_column: str | None = None,
@@ -60,8 +60,9 @@ def collect_rows(
         loaded: the dataset (see :func:`workbench.data.load_records`).
         code_column: the column with the code, or several columns whose texts are joined
             (e.g. ``["prompt", "canonical_solution"]`` for HumanEval).
-        id_column: the column of unique ids; ``None`` uses ``"id"`` when present, else
-            ``"<split>/<row number>"``.
+        id_column: the column of unique ids, or several columns whose values joined with
+            ``":"`` are unique (``["task_id", "completion_id"]`` -> ``"HumanEval/0:17"``);
+            ``None`` uses ``"id"`` when present, else ``"<split>/<row number>"``.
         language: the language of rows without a language value.
         language_column: a column naming each row's language, used when present (the
             folder loader adds ``language``); empty values fall back to ``language``.
@@ -78,8 +79,10 @@ def collect_rows(
         raise DataError("no code column given")
     if id_column is None and "id" in loaded.column_names:
         id_column = "id"
+    id_columns = [id_column] if isinstance(id_column, str) else list(id_column or [])
     required = {f"--code-column ({c})" if len(code_columns) > 1 else "--code-column": c for c in code_columns}
-    required.update({"--id-column": id_column, "--group-column": group_column})
+    required.update({f"--id-column ({c})" if len(id_columns) > 1 else "--id-column": c for c in id_columns})
+    required["--group-column"] = group_column
     loaded.require_columns(required)
     ids: list = []
     splits: list[str] = []
@@ -95,7 +98,12 @@ def collect_rows(
             codes.extend(columns[0])
         else:
             codes.extend(_join_cells(cells) for cells in zip(*columns))
-        ids.extend(_column(dataset, id_column) if id_column else (f"{split}/{i}" for i in range(n)))
+        if len(id_columns) == 1:
+            ids.extend(_column(dataset, id_columns[0]))
+        elif id_columns:
+            ids.extend(":".join(map(str, parts)) for parts in zip(*(_column(dataset, c) for c in id_columns)))
+        else:
+            ids.extend(f"{split}/{i}" for i in range(n))
         splits.extend([split] * n)
         if language_column and language_column in dataset.column_names:
             languages.extend((value or language) for value in _column(dataset, language_column))
@@ -104,7 +112,7 @@ def collect_rows(
         if groups is not None:
             groups.extend(_column(dataset, group_column))
         ranges[split] = (start, start + n)
-    _check_unique(ids, id_column)
+    _check_unique(ids, ",".join(id_columns) or None)
     return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges)
 
 

@@ -38,7 +38,7 @@ def run_dedup(
     source: str | LoadedDataset,
     *,
     code_column: str | list[str] = "content",
-    id_column: str | None = None,
+    id_column: str | list[str] | None = None,
     split_column: str | None = None,
     splits: Iterable[str] | None = None,
     language: str = "python",
@@ -57,7 +57,8 @@ def run_dedup(
         source: a data file, folder, bundled name or hub id (see
             :func:`workbench.data.load_records`), or an already loaded dataset.
         code_column: the code column, or a comma-separated list / list of columns to join.
-        id_column: unique id column (default ``id`` when present, else ``<split>/<row>``).
+        id_column: unique id column, or comma-separated columns joined with ``":"``
+            (default ``id`` when present, else ``<split>/<row>``).
         split_column: a column naming each row's split (for one table holding several).
         splits: only these splits (all when empty).
         language: language of rows without a ``language`` column value.
@@ -87,7 +88,8 @@ def run_dedup(
     else:
         loaded = load_records(source, split_column=split_column, splits=splits, offline=offline)
     rows = collect_rows(
-        loaded, code_column=_split_columns(code_column), id_column=id_column, language=language,
+        loaded, code_column=_split_columns(code_column),
+        id_column=_split_columns(id_column) if id_column is not None else None, language=language,
         group_column=config.group_column,
     )
     if len(rows) == 0:
