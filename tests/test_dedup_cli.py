@@ -225,3 +225,18 @@ def test_unknown_language_and_bad_parameters_fail_up_front(small_corpus):
     assert result.exit_code == 1 and "set_threshold" in result.output
     result = invoke(str(small_corpus), "--lsh-weights", "0.3")
     assert result.exit_code == 1 and "--lsh-weights" in result.output
+
+
+def test_language_column_and_multi_column_ids(tmp_path):
+    code = make_function(random.Random(7), "shared")
+    rows = [
+        {"task": "A", "n": 0, "language": "python", "content": code},
+        {"task": "A", "n": 1, "language": "", "content": code},  # empty: falls back to --language
+        {"task": "B", "n": 0, "language": "cobol", "content": code},
+    ]
+    out = tmp_path / "out"
+    result = invoke(str(write_jsonl(tmp_path / "l.jsonl", rows)), "--id-column", "task,n", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["failures"] == {"no language plugin for 'cobol'": 1}
+    assert json.loads((out / "clusters.json").read_text()) == [["A:0", "A:1"]]
