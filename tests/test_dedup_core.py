@@ -19,7 +19,7 @@ from workbench.dedup import (
     verify_pair,
 )
 from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
-from workbench.dedup.tokens import multiset_key
+from workbench.dedup.tokens import multiset_key, tokenize_one
 
 
 def bag(*tokens: str) -> dict[str, int]:
@@ -142,3 +142,22 @@ def test_lsh_parameters_favour_recall_at_the_set_threshold():
 def test_bad_parameters_fail_before_any_work(kwargs):
     with pytest.raises(DedupConfigError):
         DedupConfig(**kwargs)
+
+
+def _crash_on_marker(chunk):
+    import os
+
+    if any(value == "CRASH" for value, _ in chunk):
+        os._exit(1)  # a worker dying mid-chunk, as a segfaulting grammar would
+    return [tokenize_one(value, language) for value, language in chunk]
+
+
+def test_a_crashing_worker_costs_only_its_file(monkeypatch):
+    import workbench.dedup.tokens as tokens_module
+
+    monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
+    codes = ["x = alpha + beta"] * 300 + ["CRASH"] + ["y = gamma"] * 300
+    results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
+    assert len(results) == len(codes)
+    assert results[300].failure == "tokenizer crashed (worker process died)"
+    assert results[0].counts == {"x": 1, "alpha": 1, "beta": 1} and results[-1].counts == {"y": 1, "gamma": 1}

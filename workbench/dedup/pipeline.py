@@ -220,9 +220,7 @@ def find_duplicates(
     # 5. clusters, contamination and the files to drop
     clock = time.perf_counter()
     clusters = union_find.components(range(n_rows))
-    members_of = {}
-    for representative, members in groups.items():
-        members_of[representative] = members
+    members_of = groups  # exact representative -> its copies
     contamination: list[DuplicatePair] = []
     for pair in contamination_reps:  # expand representatives to every exact copy
         for row in members_of[pair.a]:

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from workbench.errors import LanguageNotFoundError
@@ -134,9 +135,31 @@ def tokenize_files(
             if on_progress:
                 on_progress(len(chunk))
         return results
-    with ProcessPoolExecutor(max_workers=processes) as pool:
-        for chunk, done in zip(chunks, pool.map(_tokenize_chunk, chunks)):
-            results.extend(done)
+    try:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            for chunk, done in zip(chunks, pool.map(_tokenize_chunk, chunks)):
+                results.extend(done)
+                if on_progress:
+                    on_progress(len(chunk))
+    except BrokenProcessPool:
+        # a worker died (e.g. a grammar crashed on hostile input): redo the unfinished
+        # chunks, halving any chunk that crashes again, so only the culprit files are lost
+        for start in range(len(results), len(items), CHUNK_SIZE):  # results hold whole chunks
+            chunk = items[start : start + CHUNK_SIZE]
+            results.extend(_tokenize_isolated(chunk))
             if on_progress:
                 on_progress(len(chunk))
     return results
+
+
+def _tokenize_isolated(chunk: Sequence[tuple[object, str]]) -> list[FileTokens]:
+    """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
+    and record a failure for a single file that still kills it."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_tokenize_chunk, chunk).result()
+    except BrokenProcessPool:
+        if len(chunk) == 1:
+            return [FileTokens({}, 0, failure="tokenizer crashed (worker process died)")]
+        middle = len(chunk) // 2
+        return _tokenize_isolated(chunk[:middle]) + _tokenize_isolated(chunk[middle:])
