@@ -68,3 +68,14 @@ def test_tokens_equal_tokenize_on_the_synthetic_corpus(dup_corpus_2k):
             if python.tokens(row["content"]) != python_tokenize(row["content"]):
                 mismatches.append(row["id"])
     assert mismatches == []
+
+
+def test_a_plugin_that_refines_the_walk_is_honoured():
+    from workbench.languages.python_plugin import PythonLanguage
+
+    class NoSelf(PythonLanguage):
+        def iter_token_nodes(self, root):
+            return (n for n in super().iter_token_nodes(root) if n.text != b"self")
+
+    tokens, has_error = NoSelf().scan_tokens("def f(self, x):\n    return self.x + 1\n")
+    assert tokens == ["f", "x", "x", "1"] and not has_error

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
+from workbench.languages.spec import LanguagePlugin
 
 #: files per task sent to a worker: large enough to amortise pickling, small enough to balance
 CHUNK_SIZE = 256
@@ -86,7 +87,11 @@ def tokenize_one(value: object, language: str) -> FileTokens:
     except LanguageNotFoundError:
         return FileTokens({}, 0, failure=f"no language plugin for {language!r}")
     try:
-        tokens, has_error = plugin.scan_tokens(text)
+        if type(plugin).tokens is not LanguagePlugin.tokens and type(plugin).scan_tokens is LanguagePlugin.scan_tokens:
+            # the plugin overrides only ``tokens``: use it (a parse error is not known then)
+            tokens, has_error = plugin.tokens(text), False
+        else:
+            tokens, has_error = plugin.scan_tokens(text)
     except Exception as error:  # a plugin bug must cost one file, not the run
         return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
     counts = dict(Counter(tokens))

@@ -288,7 +288,11 @@ class LanguagePlugin:
         parse needed error recovery (tree-sitter still yields tokens for broken code)."""
         data = code.encode("utf-8", errors="surrogateescape") if isinstance(code, str) else code
         tree = self.parse(data)
-        tokens = [data[start:end].decode("utf-8", errors="replace") for start, end in self.token_spans(tree)]
+        if type(self).iter_token_nodes is LanguagePlugin.iter_token_nodes:
+            spans = self.token_spans(tree)
+        else:  # the plugin refines the walk (e.g. filters some nodes): honour it
+            spans = [(n.start_byte, n.end_byte) for n in self.iter_token_nodes(tree.root_node)]
+        tokens = [data[start:end].decode("utf-8", errors="replace") for start, end in spans]
         return tokens, tree.root_node.has_error
 
     def tokens(self, code: str | bytes) -> list[str]:
