@@ -144,7 +144,7 @@ def test_bad_parameters_fail_before_any_work(kwargs):
         DedupConfig(**kwargs)
 
 
-def _crash_on_marker(chunk):
+def _crash_on_marker(chunk, spec=None):
     import os
 
     if any(value == "CRASH" for value, _ in chunk):

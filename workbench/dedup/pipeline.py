@@ -19,14 +19,13 @@ from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import (
-    CachedTokenHash,
     LSHParameters,
     build_lsh_index,
     candidate_buckets,
     choose_lsh_parameters,
-    minhash_signatures,
+    lean_minhash,
 )
-from workbench.dedup.tokens import FileTokens, tokenize_files
+from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
 
 #: file status values
@@ -157,9 +156,12 @@ def find_duplicates(
     clock = time.perf_counter()
     codes = list(rows.codes) + (list(reference.codes) if reference is not None else [])
     languages = list(rows.languages) + (list(reference.languages) if reference is not None else [])
-    with progress("tokenize", len(codes)) as advance:
-        tokens = tokenize_files(codes, languages, workers=config.workers, on_progress=advance)
-    timings["tokenize"] = time.perf_counter() - clock
+    # signatures are computed in the tokenizer workers, in parallel; only the exact
+    # representatives' signatures enter the LSH index (step 3)
+    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens)
+    with progress("tokenize + MinHash", len(codes)) as advance:
+        tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
+    timings["tokenize_minhash"] = time.perf_counter() - clock
 
     status = [_status(t, config.min_tokens) for t in tokens]
     # partition: files of different partitions never join one cluster (groups; reference)
@@ -184,15 +186,15 @@ def find_duplicates(
     representatives = sorted(groups)
     timings["exact"] = time.perf_counter() - clock
 
-    # 3. MinHash signatures of the representatives into the LSH index
+    # 3. the representatives' MinHash signatures into the LSH index
     clock = time.perf_counter()
     lsh_parameters = choose_lsh_parameters(
         config.num_perm, config.lsh_threshold, config.lsh_weights, config.lsh_params, config.seed
     )
-    with progress("minhash + LSH index", len(representatives)) as advance:
-        signatures = minhash_signatures((tokens[i].counts for i in representatives), lsh_parameters, CachedTokenHash())
+    with progress("LSH index", len(representatives)) as advance:
+        signatures = (lean_minhash(tokens[i].signature, config.seed) for i in representatives)
         lsh = build_lsh_index(representatives, signatures, lsh_parameters, on_progress=advance)
-    timings["minhash_lsh"] = time.perf_counter() - clock
+    timings["lsh_index"] = time.perf_counter() - clock
 
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
     clock = time.perf_counter()

@@ -13,6 +13,7 @@ scheme differs from the ``legacy`` scheme of 1.x; the scheme is recorded in the 
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -134,31 +135,35 @@ class CachedTokenHash:
 BATCH_TOKENS = 32_768
 
 
-def minhash_signatures(
-    token_sets: Iterable[Iterable[str]], parameters: LSHParameters, hashfunc: CachedTokenHash | None = None
-) -> Iterator[LeanMinHash]:
-    """Yield one datasketch ``LeanMinHash`` per (non-empty) token set.
+@functools.lru_cache(maxsize=8)
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's own ``affine32`` permutation parameters ``(a, b)`` for ``num_perm``/``seed``."""
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=MINHASH_SCHEME).permutations
+    return a, b
 
-    The values are exactly those of ``MinHash.bulk(sets, num_perm, seed, scheme="affine32",
-    hashfunc=hashfunc)`` -- the same permutations (taken from a datasketch ``MinHash``),
-    the same MurmurHash3 pre-mix and affine permutation -- but many sets share one numpy
-    pass: the token hashes of a batch of sets are permuted as one matrix and reduced per
-    set with ``np.minimum.reduceat``, instead of one small matrix per set.
+
+def signature_values(
+    token_sets: Iterable[Iterable[str]], num_perm: int, seed: int, hashfunc: CachedTokenHash | None = None
+) -> Iterator[np.ndarray]:
+    """Yield the MinHash signature (``num_perm`` uint32 values) of each non-empty token set.
+
+    The values are exactly those of ``MinHash.bulk(sets, num_perm=num_perm, seed=seed,
+    scheme="affine32", hashfunc=hashfunc)`` -- the same permutations (taken from a
+    datasketch ``MinHash``), the same MurmurHash3 pre-mix and affine permutation -- but
+    many sets share one numpy pass: the token hashes of a batch of sets are permuted as one
+    matrix and reduced per set with ``np.minimum.reduceat``, instead of one small matrix per set.
 
     Raises:
         ValueError: an empty token set (MinHash of nothing is undefined here).
     """
     hashfunc = hashfunc or CachedTokenHash()
-    template = MinHash(num_perm=parameters.num_perm, seed=parameters.seed, scheme=MINHASH_SCHEME)
-    a, b = template.permutations
-    seed = parameters.seed
+    a, b = _permutations(num_perm, seed)
 
-    def flush(hashes: list[int], offsets: list[int]) -> Iterator[LeanMinHash]:
+    def flush(hashes: list[int], offsets: list[int]) -> Iterator[np.ndarray]:
         values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
         # (num_perm, tokens): the reduction then runs along contiguous memory
         permuted = a[:, None] * values[None, :] + b[:, None]  # uint32 wraps: the scheme's mod 2**32
-        for signature in np.minimum.reduceat(permuted, offsets, axis=1).T:
-            yield LeanMinHash(seed=seed, hashvalues=signature, scheme=MINHASH_SCHEME)
+        yield from np.minimum.reduceat(permuted, offsets, axis=1).T
 
     hashes: list[int] = []
     offsets: list[int] = []
@@ -173,6 +178,21 @@ def minhash_signatures(
             hashes, offsets = [], []
     if offsets:
         yield from flush(hashes, offsets)
+
+
+def lean_minhash(values: np.ndarray | bytes, seed: int) -> LeanMinHash:
+    """Wrap signature values (an array or its ``tobytes()``) as a datasketch ``LeanMinHash``."""
+    if isinstance(values, bytes):
+        values = np.frombuffer(values, dtype=np.uint32)
+    return LeanMinHash(seed=seed, hashvalues=values, scheme=MINHASH_SCHEME)
+
+
+def minhash_signatures(
+    token_sets: Iterable[Iterable[str]], parameters: LSHParameters, hashfunc: CachedTokenHash | None = None
+) -> Iterator[LeanMinHash]:
+    """Yield one datasketch ``LeanMinHash`` per (non-empty) token set (see :func:`signature_values`)."""
+    for values in signature_values(token_sets, parameters.num_perm, parameters.seed, hashfunc):
+        yield lean_minhash(values, parameters.seed)
 
 
 def build_lsh_index(

@@ -9,14 +9,16 @@ from syntax errors), spread over worker processes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from workbench.dedup.signatures import CachedTokenHash, signature_values
 from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
 from workbench.languages.spec import LanguagePlugin
@@ -33,6 +35,8 @@ class FileTokens:
         counts: token -> occurrences (the multiset), empty when ``failure`` is set.
         n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
         has_error: the parse needed error recovery (the tokens are still usable).
+        signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
+            for with a :class:`SignatureSpec` and the file has enough tokens.
         multiset_key: a 128-bit BLAKE2b digest of the sorted multiset, equal for identical
             multisets (the exact pre-pass groups by it and then confirms with ``counts ==``).
         failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
@@ -45,6 +49,17 @@ class FileTokens:
     has_error: bool = False
     failure: str | None = None
     multiset_key: bytes = b""
+    signature: bytes | None = None
+
+
+@dataclass(frozen=True)
+class SignatureSpec:
+    """Asks the workers for MinHash signatures of files with at least ``min_tokens`` tokens
+    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.signature_values`)."""
+
+    num_perm: int
+    seed: int
+    min_tokens: int
 
 
 def multiset_key(counts: dict[str, int]) -> bytes:
@@ -98,8 +113,21 @@ def tokenize_one(value: object, language: str) -> FileTokens:
     return FileTokens(counts, len(tokens), has_error, multiset_key=multiset_key(counts))
 
 
-def _tokenize_chunk(chunk: Sequence[tuple[object, str]]) -> list[FileTokens]:
-    return [tokenize_one(value, language) for value, language in chunk]
+_TOKEN_HASH: CachedTokenHash | None = None  # one cache per worker process
+
+
+def _tokenize_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> list[FileTokens]:
+    global _TOKEN_HASH
+    results = [tokenize_one(value, language) for value, language in chunk]
+    if spec is None:
+        return results
+    if _TOKEN_HASH is None:
+        _TOKEN_HASH = CachedTokenHash()
+    wanted = [i for i, r in enumerate(results) if r.failure is None and r.n_tokens >= spec.min_tokens]
+    values = signature_values((list(results[i].counts) for i in wanted), spec.num_perm, spec.seed, _TOKEN_HASH)
+    for i, signature in zip(wanted, values):
+        results[i] = replace(results[i], signature=signature.tobytes())
+    return results
 
 
 def resolve_workers(workers: int, n_items: int) -> int:
@@ -115,6 +143,7 @@ def tokenize_files(
     languages: Sequence[str],
     *,
     workers: int = 0,
+    signatures: SignatureSpec | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[FileTokens]:
     """Tokenize every file, in input order.
@@ -123,6 +152,7 @@ def tokenize_files(
         codes: the code cells (see :func:`decode_code`).
         languages: the language name of each cell (same length as ``codes``).
         workers: processes (0 = one per CPU; 1 = in this process).
+        signatures: also compute MinHash signatures (see :class:`SignatureSpec`).
         on_progress: called with the number of files just finished.
 
     Returns:
@@ -136,13 +166,14 @@ def tokenize_files(
     results: list[FileTokens] = []
     if processes == 1:
         for chunk in chunks:
-            results.extend(_tokenize_chunk(chunk))
+            results.extend(_tokenize_chunk(chunk, signatures))
             if on_progress:
                 on_progress(len(chunk))
         return results
     try:
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            for chunk, done in zip(chunks, pool.map(_tokenize_chunk, chunks)):
+            work = functools.partial(_tokenize_chunk, spec=signatures)
+            for chunk, done in zip(chunks, pool.map(work, chunks)):
                 results.extend(done)
                 if on_progress:
                     on_progress(len(chunk))
@@ -151,20 +182,20 @@ def tokenize_files(
         # chunks, halving any chunk that crashes again, so only the culprit files are lost
         for start in range(len(results), len(items), CHUNK_SIZE):  # results hold whole chunks
             chunk = items[start : start + CHUNK_SIZE]
-            results.extend(_tokenize_isolated(chunk))
+            results.extend(_tokenize_isolated(chunk, signatures))
             if on_progress:
                 on_progress(len(chunk))
     return results
 
 
-def _tokenize_isolated(chunk: Sequence[tuple[object, str]]) -> list[FileTokens]:
+def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None) -> list[FileTokens]:
     """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
     and record a failure for a single file that still kills it."""
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(_tokenize_chunk, chunk).result()
+            return pool.submit(_tokenize_chunk, chunk, spec).result()
     except BrokenProcessPool:
         if len(chunk) == 1:
             return [FileTokens({}, 0, failure="tokenizer crashed (worker process died)")]
         middle = len(chunk) // 2
-        return _tokenize_isolated(chunk[:middle]) + _tokenize_isolated(chunk[middle:])
+        return _tokenize_isolated(chunk[:middle], spec) + _tokenize_isolated(chunk[middle:], spec)
