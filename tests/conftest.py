@@ -41,3 +41,19 @@ def shared_bench() -> Path:
 def test_data() -> Path:
     """The small data slices committed under ``tests/data``."""
     return TEST_DATA
+
+
+@pytest.fixture(scope="session")
+def dup_corpus_2k(shared_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 2k-file synthetic dedup corpus of ``../shared/bench`` (seed 7) with its brute-force
+    truth (``truth_clusters.json``), generated once per session into a temp folder."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("dupcorpus") / "dupcorpus2k"
+    for command in (
+        [sys.executable, str(shared_bench / "make_dup_corpus.py"), "--out", str(out), "--n", "2000", "--seed", "7"],
+        [sys.executable, str(shared_bench / "brute_force_truth.py"), str(out)],
+    ):
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
+    return out

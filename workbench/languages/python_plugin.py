@@ -26,6 +26,8 @@ class PythonLanguage(LanguagePlugin):
     # keyword_identifier: soft keywords used as names (``match = 1``, ``type = x``)
     identifier_node_types = frozenset({"identifier", "keyword_identifier"})
     literal_node_types = frozenset({"string", "integer", "float"})
+    # non-keyword names the grammar has as anonymous tokens; ``tokenize`` reports them as NAME
+    anonymous_identifier_node_types = frozenset({"match", "case", "_", "type", "__future__", "print", "exec"})
     skip_node_types = frozenset({"comment"})
     subcode_node_types = {
         SubCodeKind.FOR: frozenset({"for_statement"}),

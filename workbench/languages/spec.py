@@ -156,6 +156,9 @@ class LanguagePlugin:
         literal_node_types: grammar node types whose whole text is one literal token
             (strings, numbers, characters); the walk does not descend into them.
         skip_node_types: node types whose sub-trees yield no tokens (e.g. comments).
+        anonymous_identifier_node_types: anonymous (keyword-like) grammar tokens that the
+            language's own tokenizer reports as identifiers, e.g. Python's soft keywords
+            ``match``/``case``/``_``/``type`` and ``__future__`` (``tokenize`` gives NAME tokens).
         subcode_node_types: :class:`SubCodeKind` -> grammar node types.
         definition_fields: grammar node type -> the tree-sitter field names whose
             identifiers are *defined* by that node (``{"assignment": ("left",)}``).
@@ -169,11 +172,13 @@ class LanguagePlugin:
     identifier_node_types: ClassVar[frozenset[str]] = frozenset()
     literal_node_types: ClassVar[frozenset[str]] = frozenset()
     skip_node_types: ClassVar[frozenset[str]] = frozenset({"comment"})
+    anonymous_identifier_node_types: ClassVar[frozenset[str]] = frozenset()
     subcode_node_types: ClassVar[Mapping[SubCodeKind, frozenset[str]]] = {}
     definition_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     runner: TestRunner | None = None
 
     _language: Any = None
+    _token_query: Any = None
 
     # -- the grammar -------------------------------------------------------------------
     def language_capsule(self) -> Any:
@@ -200,29 +205,104 @@ class LanguagePlugin:
         return tree_sitter.Parser(self.load_language()).parse(data)
 
     # -- dedup tokens ------------------------------------------------------------------
+    def _is_token_node(self, node: Any) -> bool:
+        if node.start_byte == node.end_byte:  # a MISSING node inserted by error recovery
+            return False
+        kind = node.type
+        if not node.is_named:
+            return kind in self.anonymous_identifier_node_types
+        return kind in self.literal_node_types or kind in self.identifier_node_types
+
     def iter_token_nodes(self, root: Any) -> Iterator[Any]:
-        """Yield identifier and literal nodes in source order (iterative pre-order walk)."""
-        identifiers, literals, skip = self.identifier_node_types, self.literal_node_types, self.skip_node_types
+        """Yield identifier and literal nodes in source order (iterative pre-order walk).
+
+        The reference implementation of the token definition; :meth:`token_spans` gives
+        the same tokens faster through a tree-sitter query.
+        """
+        skip = self.skip_node_types
         stack = [root]
         while stack:
             node = stack.pop()
-            kind = node.type
-            if kind in skip:
+            if node.is_named and node.type in skip:
                 continue
-            if kind in literals or kind in identifiers:
+            if self._is_token_node(node):
                 yield node
                 continue
             stack.extend(reversed(node.children))
+
+    def token_query(self) -> Any:
+        """Return a compiled ``tree_sitter.Query`` capturing token nodes (``@token``) and
+        skipped nodes (``@skip``), built once from the node-type lists.
+
+        Node types the grammar does not know are left out (a plugin may list types of
+        several grammar versions).
+        """
+        if self._token_query is None:
+            import tree_sitter
+
+            language = self.load_language()
+
+            def known(kind: str, named: bool) -> bool:
+                return bool(language.id_for_node_kind(kind, named))
+
+            def quoted(kind: str) -> str:
+                return '"' + kind.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+            tokens = [f"({k})" for k in sorted(self.identifier_node_types | self.literal_node_types) if known(k, True)]
+            tokens += [quoted(k) for k in sorted(self.anonymous_identifier_node_types) if known(k, False)]
+            skips = [f"({k})" for k in sorted(self.skip_node_types) if known(k, True)]
+            patterns = []
+            if tokens:
+                patterns.append(f"[{' '.join(tokens)}] @token")
+            if skips:
+                patterns.append(f"[{' '.join(skips)}] @skip")
+            self._token_query = tree_sitter.Query(language, "\n".join(patterns) or "(ERROR) @skip")
+        return self._token_query
+
+    def token_spans(self, tree: Any) -> list[tuple[int, int]]:
+        """Return the byte spans ``(start, end)`` of the identifier and literal tokens of a
+        parsed tree, in source order; the same tokens as :meth:`iter_token_nodes`.
+
+        The matching runs in tree-sitter's C code (a query); only the matched nodes cross
+        into Python. A match nested inside a token or skipped node (an identifier in an
+        f-string, a string inside a comment) is dropped, as the walk never descends there.
+        """
+        import tree_sitter
+
+        captures = tree_sitter.QueryCursor(self.token_query()).captures(tree.root_node)
+        marked = [(n.start_byte, -n.end_byte, False) for n in captures.get("token", ())]
+        marked += [(n.start_byte, -n.end_byte, True) for n in captures.get("skip", ())]
+        marked.sort()
+        spans: list[tuple[int, int]] = []
+        covered_until = -1
+        for start, negative_end, is_skip in marked:
+            if start < covered_until:
+                continue
+            covered_until = -negative_end
+            if not is_skip and start != covered_until:  # zero width: a MISSING node
+                spans.append((start, covered_until))
+        return spans
+
+    def scan_tokens(self, code: str | bytes) -> tuple[list[str], bool]:
+        """Return ``(tokens, has_error)``: the tokens of :meth:`tokens` and whether the
+        parse needed error recovery (tree-sitter still yields tokens for broken code)."""
+        data = code.encode("utf-8", errors="surrogateescape") if isinstance(code, str) else code
+        tree = self.parse(data)
+        if type(self).iter_token_nodes is LanguagePlugin.iter_token_nodes:
+            spans = self.token_spans(tree)
+        else:  # the plugin refines the walk (e.g. filters some nodes): honour it
+            spans = [(n.start_byte, n.end_byte) for n in self.iter_token_nodes(tree.root_node)]
+        tokens = [data[start:end].decode("utf-8", errors="replace") for start, end in spans]
+        return tokens, tree.root_node.has_error
 
     def tokens(self, code: str | bytes) -> list[str]:
         """Return the identifier and literal tokens of ``code`` in source order.
 
         Comments, keywords and operators are dropped, as in Allamanis 2019, Sec. 3
-        ("we tokenize ... keeping only identifiers and literals"). Override for
-        languages whose grammars need more than node-type lists.
+        ("we tokenize ... keeping only identifiers and literals"). Override
+        :meth:`scan_tokens` for languages whose grammars need more than node-type lists.
         """
-        tree = self.parse(code)
-        return [node.text.decode("utf-8", errors="replace") for node in self.iter_token_nodes(tree.root_node)]
+        return self.scan_tokens(code)[0]
 
     # -- capabilities --------------------------------------------------------------------
     def capabilities(self) -> list[str]:

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Benchmark ``workbench dedup`` against dpu-utils' ``DuplicateDetector`` on the synthetic corpus.
+
+Prints, from one run: end-to-end files/s and peak memory (max RSS) of both tools on the
+same corpus, their ratio, and each tool's clusters compared with the brute-force truth
+and with each other (pair precision / recall, as ``compare_clusters.py`` computes them).
+
+* workbench: ``run_dedup`` on ``corpus.jsonl`` -- load, tokenize (tree-sitter), exact
+  pre-pass, MinHash/LSH, exact verification, union-find, write every output.
+* dpu-utils: ``DuplicateDetector`` on the pre-tokenized ``tokens/corpus.jsonl.gz`` (it does
+  not tokenize), in its own virtual environment (not a project dependency). It keeps only
+  tokens that look like identifiers, so each token is given to it as an identifier-shaped
+  surrogate (``_<n>``, one per distinct token): it then applies the same rule to the same
+  token bags (set Jaccard >= 0.8, multiset Jaccard >= 0.7, >= 20 tokens).
+
+Each tool runs in a fresh subprocess; times are the subprocess's wall clock, including
+imports. Usage::
+
+    python3 /work/shared/bench/make_dup_corpus.py --out /tmp/dupcorpus20k --n 20000 --seed 7
+    python3 /work/shared/bench/brute_force_truth.py /tmp/dupcorpus20k
+    python3 -m venv /tmp/dpu-venv && /tmp/dpu-venv/bin/pip install dpu-utils
+    python benchmarks/dedup_bench.py /tmp/dupcorpus20k --dpu-python /tmp/dpu-venv/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OURS = r"""
+import json, resource, sys, time
+start = time.perf_counter()
+from workbench.dedup import DedupConfig, run_dedup
+corpus, out, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
+run = run_dedup(corpus, code_column="content", id_column="id", split_column="split",
+                config=DedupConfig(workers=workers), output_dir=out, output_format="jsonl")
+elapsed = time.perf_counter() - start
+peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,
+                  "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"]}))
+"""
+
+DPU = r"""
+import gzip, json, resource, sys, time
+start = time.perf_counter()
+from dpu_utils.codeutils.deduplication import DuplicateDetector
+tokens_file, out = sys.argv[1], sys.argv[2]
+surrogates = {}
+detector = DuplicateDetector(set_similarity_threshold=0.8, multiset_similarity_threshold=0.7, min_num_tokens_per_document=20)
+files = 0
+with gzip.open(tokens_file, "rt") as handle:
+    for line in handle:
+        row = json.loads(line)
+        files += 1
+        detector.add_file(row["filename"], ["_%d" % surrogates.setdefault(t, len(surrogates)) for t in row["tokens"]])
+clusters = [sorted(c) for c in detector.compute_duplicates()]
+json.dump(clusters, open(out, "w"))
+elapsed = time.perf_counter() - start
+print(json.dumps({"seconds_in_process": elapsed, "files": files, "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def timed(command: list[str], env: dict | None = None) -> tuple[float, dict]:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{command[0]} failed:\n{done.stderr[-3000:]}")
+    return wall, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
+    return {tuple(sorted(p)) for c in clusters for p in itertools.combinations(c, 2)}
+
+
+def compare(name: str, predicted: list, truth: list) -> str:
+    p, t = pairs(predicted), pairs(truth)
+    tp = len(p & t)
+    return (f"{name}: clusters {len(predicted)} vs {len(truth)}; pair precision {tp / max(1, len(p)):.4f} "
+            f"recall {tp / max(1, len(t)):.4f} ({len(p)} vs {len(t)} pairs)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path, help="a make_dup_corpus.py output folder")
+    parser.add_argument("--dpu-python", default="/tmp/dpu-venv/bin/python", help="python of a venv with dpu-utils")
+    parser.add_argument("--workers", type=int, default=0, help="workbench tokenizer processes (0 = one per CPU)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per tool; the best wall time is reported")
+    args = parser.parse_args()
+    corpus = args.corpus
+    truth_file = corpus / "truth_clusters.json"
+    truth = json.loads(truth_file.read_text()) if truth_file.exists() else None
+
+    print(f"corpus {corpus}; cpus available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ours"
+        ours_runs = [timed([sys.executable, "-c", OURS, str(corpus / "corpus.jsonl"), str(out), str(args.workers)])
+                     for _ in range(args.repeat)]
+        ours_wall, ours = min(ours_runs, key=lambda r: r[0])
+        ours_clusters = json.loads((out / "clusters.json").read_text())
+        files = ours["files"]
+        lsh = ours["lsh"]
+        print(f"workbench dedup: {files} files in {ours_wall:.2f} s wall = {files / ours_wall:.0f} files/s; "
+              f"peak RSS {ours['peak_kib'] / 1024:.0f} MiB; steps (s) {ours['timings']}")
+        print(f"  LSH: num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} tuned for "
+              f"{lsh['tuned_for_threshold']} weights {lsh['weights_false_positive_false_negative']}; scheme "
+              f"{lsh['scheme']}, {lsh['token_hash']}, datasketch {lsh['datasketch_version']}; work {ours['work']}")
+        if truth is not None:
+            print("  " + compare("workbench vs truth", ours_clusters, truth))
+
+        dpu_python = Path(args.dpu_python)
+        if not dpu_python.exists():
+            print(f"dpu-utils: skipped ({dpu_python} not found; create a venv with dpu-utils and pass --dpu-python)")
+            return
+        dpu_out = Path(tmp) / "dpu_clusters.json"
+        dpu_runs = [timed([str(dpu_python), "-c", DPU, str(corpus / "tokens" / "corpus.jsonl.gz"), str(dpu_out)])
+                    for _ in range(args.repeat)]
+        dpu_wall, dpu = min(dpu_runs, key=lambda r: r[0])
+        dpu_clusters = json.loads(dpu_out.read_text())
+        print(f"dpu-utils DuplicateDetector: {dpu['files']} files in {dpu_wall:.2f} s wall = "
+              f"{dpu['files'] / dpu_wall:.0f} files/s; peak RSS {dpu['peak_kib'] / 1024:.0f} MiB (pre-tokenized input)")
+        if truth is not None:
+            print("  " + compare("dpu-utils vs truth", dpu_clusters, truth))
+        print("  " + compare("workbench vs dpu-utils", ours_clusters, dpu_clusters))
+        identical = sorted(map(sorted, ours_clusters)) == sorted(map(sorted, dpu_clusters))
+        print(f"speed ratio workbench / dpu-utils: {(files / ours_wall) / (dpu['files'] / dpu_wall):.2f}x; "
+              f"identical clusters: {identical}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""``workbench dedup`` through the real CLI: outputs, formats, decontamination, groups and
+bad input (empty data, one file, binary / non-UTF-8 content, a 10 MB file, missing
+columns, duplicate ids, missing splits)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data import LoadedDataset, load_humaneval
+from workbench.dedup import run_dedup
+from workbench.errors import DataError
+
+runner = CliRunner()
+
+
+def make_function(rng: random.Random, name: str) -> str:
+    words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
+    body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
+    return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+@pytest.fixture()
+def small_corpus(tmp_path) -> Path:
+    """Six files: 'a' twice exactly (train), 'a' renamed once (test), and three unrelated."""
+    rng = random.Random(0)
+    a = make_function(rng, "alpha")
+    rows = [
+        {"id": "t1", "split": "train", "content": a},
+        {"id": "t2", "split": "train", "content": "# a copy\n" + a},
+        {"id": "t3", "split": "train", "content": make_function(rng, "beta")},
+        {"id": "t4", "split": "train", "content": make_function(rng, "gamma")},
+        {"id": "s1", "split": "test", "content": a.replace("arg", "argument")},
+        {"id": "s2", "split": "test", "content": make_function(rng, "delta")},
+    ]
+    return write_jsonl(tmp_path / "corpus.jsonl", rows)
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["dedup", *args, "--no-progress", "--workers", "1"])
+
+
+def test_outputs_and_json_report(small_corpus, tmp_path):
+    out = tmp_path / "out"
+    result = invoke(str(small_corpus), "--split-column", "split", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["overall"]["exact_duplicates"] == 1 and report["overall"]["near_duplicates"] == 1
+    assert report["cross_set"]["cross_set_test_files"] == 1
+    assert json.loads((out / "clusters.json").read_text()) == [["t1", "t2", "s1"]]
+    with open(out / "pairs.csv") as handle:
+        pairs = list(csv.DictReader(handle))
+    assert {(p["id_a"], p["id_b"]) for p in pairs} >= {("t1", "t2")}
+    kept_test = [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()]
+    assert kept_test == ["s2"]  # the test copy of the cross-set cluster is removed
+    assert json.loads((out / "report.json").read_text())["overall"] == report["overall"]
+
+
+def test_table_output_and_parquet_and_hf_formats(small_corpus, tmp_path):
+    result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "pq"), "--output-format", "parquet")
+    assert result.exit_code == 0, result.output
+    assert "Duplication in" in result.output and "overall" in result.output
+    assert datasets.Dataset.from_parquet(str(tmp_path / "pq" / "train.parquet")).num_rows == 3
+    result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "hf"), "--output-format", "hf",
+                    "--cross-set", "remove-train")
+    assert result.exit_code == 0, result.output
+    saved = datasets.load_from_disk(str(tmp_path / "hf" / "dataset"))
+    assert saved["test"].num_rows == 2 and saved["train"].num_rows == 2  # train copies removed instead
+
+
+def test_against_humaneval_drops_contaminated_rows(tmp_path):
+    problems = load_humaneval()
+    rows = [
+        {"id": f"leak{i}", "content": problems[i]["prompt"] + problems[i]["canonical_solution"]} for i in (0, 5, 12)
+    ]
+    rng = random.Random(1)
+    rows += [{"id": f"clean{i}", "content": make_function(rng, f"clean{i}")} for i in range(4)]
+    data = write_jsonl(tmp_path / "train.jsonl", rows)
+    out = tmp_path / "out"
+    result = invoke(str(data), "--against", "humaneval", "--min-tokens", "10", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["contamination"]["contaminated_rows"] == 3
+    with open(out / "contamination.csv") as handle:
+        found = {(r["id"], r["reference_id"]) for r in csv.DictReader(handle)}
+    assert found == {("leak0", "HumanEval/0"), ("leak5", "HumanEval/5"), ("leak12", "HumanEval/12")}
+    kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert kept == [f"clean{i}" for i in range(4)]
+
+
+def test_group_column_keeps_groups_apart_and_reports_cross_group_duplicates(tmp_path):
+    rng = random.Random(2)
+    shared, own = make_function(rng, "shared"), make_function(rng, "own")
+    rows = [
+        {"id": "g1-a", "task": "T1", "content": shared},
+        {"id": "g1-b", "task": "T1", "content": shared},
+        {"id": "g2-a", "task": "T2", "content": shared},
+        {"id": "g2-b", "task": "T2", "content": own},
+    ]
+    out = tmp_path / "out"
+    result = invoke(str(write_jsonl(tmp_path / "d.jsonl", rows)), "--group-column", "task", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert json.loads((out / "clusters.json").read_text()) == [["g1-a", "g1-b"]]
+    assert report["groups"]["cross_group_pairs"] == 2 and report["groups"]["cross_group_exact_pairs"] == 2
+    with open(out / "cross_group_pairs.csv") as handle:
+        assert {(r["id_a"], r["id_b"]) for r in csv.DictReader(handle)} == {("g1-a", "g2-a"), ("g1-b", "g2-a")}
+    kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert kept == ["g1-a", "g2-a", "g2-b"]
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_empty_dataset_is_a_clear_error(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = invoke(str(empty))
+    assert result.exit_code == 1 and "empty" in result.output
+
+
+def test_dataset_without_rows_is_a_clear_error():
+    empty = LoadedDataset("empty", {"train": datasets.Dataset.from_dict({"id": [], "content": []})})
+    with pytest.raises(DataError, match="no rows"):
+        run_dedup(empty)
+
+
+def test_one_file(tmp_path):
+    data = write_jsonl(tmp_path / "one.jsonl", [{"id": 1, "content": make_function(random.Random(3), "solo")}])
+    result = invoke(str(data), "-o", str(tmp_path / "out"), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["overall"]["files"] == 1 and report["overall"]["clusters"] == 0
+    assert report["overall"]["duplication_factor"] == 0.0
+    assert json.loads((tmp_path / "out" / "clusters.json").read_text()) == []
+
+
+def test_binary_and_non_utf8_cells_are_recorded_not_dropped(tmp_path):
+    good = make_function(random.Random(4), "good").encode()
+    table = pa.table({
+        "id": ["ok", "ok-copy", "latin1", "nul", "null"],
+        "content": pa.array([good, good, "café = 'é'\n".encode("latin-1"), b"\x00\x01ELF", None], pa.binary()),
+    })
+    pq.write_table(table, tmp_path / "mixed.parquet")
+    out = tmp_path / "out"
+    result = invoke(str(tmp_path / "mixed.parquet"), "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["failures"] == {"not UTF-8": 1, "binary (NUL bytes)": 1, "missing (null)": 1}
+    assert report["overall"]["failed"] == 3 and report["overall"]["exact_duplicates"] == 1
+    with open(out / "unreadable.csv") as handle:
+        assert {r["id"]: r["reason"] for r in csv.DictReader(handle)} == {
+            "latin1": "not UTF-8", "nul": "binary (NUL bytes)", "null": "missing (null)"}
+    kept = datasets.Dataset.from_parquet(str(out / "train.parquet"))["id"]
+    assert kept == ["ok", "latin1", "nul", "null"]  # unreadable rows are kept, not silently dropped
+
+
+def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
+    folder = tmp_path / "src"
+    (folder / "train").mkdir(parents=True)
+    (folder / "train" / "a.py").write_text(make_function(random.Random(5), "a"))
+    (folder / "train" / "blob.py").write_bytes(b"\x00\x01\x02binary")
+    (folder / "train" / "latin.py").write_bytes("x = 'é'\n".encode("latin-1"))
+    (folder / "test").mkdir()
+    (folder / "test" / "a_copy.py").write_text((folder / "train" / "a.py").read_text())
+    out = tmp_path / "out"
+    result = invoke(str(folder), "--json", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    skipped = {s["path"]: s["reason"] for s in json.loads(result.stdout)["skipped_files"]}
+    assert skipped == {"train/blob.py": "binary", "train/latin.py": "not UTF-8"}
+    # the deduplicated folder comes back in the input's form: source files at their paths
+    assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == ["train/a.py"]
+
+
+def test_ten_megabyte_file(tmp_path):
+    # generated-data style: long literals and comments (a few tokens per line), 10 MB in one file
+    rng = random.Random(6)
+    lines = [f"row_{i} = ('{rng.choice('abcdef') * 180}', {i})  # {'padding ' * 8}\n" for i in range(40_000)]
+    big = "".join(lines)
+    assert len(big) > 10_000_000
+    data = write_jsonl(tmp_path / "big.jsonl", [{"id": "big", "content": big},
+                                                {"id": "small", "content": make_function(rng, "small")}])
+    result = invoke(str(data), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["overall"]["analysed"] == 2 and report["overall"]["failed"] == 0
+
+
+def test_missing_code_column_lists_the_columns(small_corpus):
+    result = invoke(str(small_corpus), "--code-column", "source")
+    assert result.exit_code == 1
+    assert "'source' not found" in result.output and "content" in result.output and "--code-column" in result.output
+
+
+def test_duplicate_ids_are_an_error(tmp_path):
+    rows = [{"id": "same", "content": "x = 1"}, {"id": "same", "content": "y = 2"}]
+    result = invoke(str(write_jsonl(tmp_path / "dup.jsonl", rows)))
+    assert result.exit_code == 1 and "unique" in result.output and "'same'" in result.output
+
+
+def test_missing_split_lists_the_splits(small_corpus):
+    result = invoke(str(small_corpus), "--split-column", "split", "--split", "validation")
+    assert result.exit_code == 1
+    assert "'validation' not found" in result.output and "train" in result.output and "test" in result.output
+
+
+def test_unknown_language_and_bad_parameters_fail_up_front(small_corpus):
+    result = invoke(str(small_corpus), "--language", "cobol")
+    assert result.exit_code == 1 and "no language plugin for 'cobol'" in result.output
+    result = invoke(str(small_corpus), "--t0", "1.5")
+    assert result.exit_code == 1 and "set_threshold" in result.output
+    result = invoke(str(small_corpus), "--lsh-weights", "0.3")
+    assert result.exit_code == 1 and "--lsh-weights" in result.output
+
+
+def test_language_column_and_multi_column_ids(tmp_path):
+    code = make_function(random.Random(7), "shared")
+    rows = [
+        {"task": "A", "n": 0, "language": "python", "content": code},
+        {"task": "A", "n": 1, "language": "", "content": code},  # empty: falls back to --language
+        {"task": "B", "n": 0, "language": "cobol", "content": code},
+    ]
+    out = tmp_path / "out"
+    result = invoke(str(write_jsonl(tmp_path / "l.jsonl", rows)), "--id-column", "task,n", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["failures"] == {"no language plugin for 'cobol'": 1}
+    assert json.loads((out / "clusters.json").read_text()) == [["A:0", "A:1"]]

@@ -1,0 +1,163 @@
+"""Unit tests of the dedup building blocks: verification, union-find, exact groups, keep
+policies, MinHash signatures (against datasketch itself) and LSH parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from datasketch import MinHash
+
+from workbench.dedup import (
+    DedupConfig,
+    DedupConfigError,
+    UnionFind,
+    choose_keeper,
+    choose_lsh_parameters,
+    exact_groups,
+    multiset_jaccard,
+    set_jaccard,
+    verify_pair,
+)
+from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
+from workbench.dedup.tokens import multiset_key, tokenize_one
+
+
+def bag(*tokens: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    return counts
+
+
+def test_jaccard_definitions():
+    a, b = bag("x", "x", "y", "z"), bag("x", "y", "y", "w")
+    assert set_jaccard(a, b) == pytest.approx(2 / 4)  # {x,y} / {x,y,z,w}
+    assert multiset_jaccard(a, b) == pytest.approx((1 + 1) / (2 + 2 + 1 + 1))  # min / max counts
+    assert set_jaccard({}, {}) == 0.0 and multiset_jaccard({}, {}) == 0.0
+
+
+def test_verify_pair_decides_exactly_at_the_thresholds():
+    # 4 shared of 5 distinct: set Jaccard exactly 0.8, which counts (>= t0)
+    a = bag("a", "b", "c", "d")
+    b = bag("a", "b", "c", "d", "e")
+    score = verify_pair(a, b, 4, 5, 0.8, 0.7)
+    assert score is not None and score.set_jaccard == pytest.approx(0.8)
+    assert score.multiset_jaccard == pytest.approx(0.8) and score.is_duplicate
+    # raising t1 above the multiset Jaccard rejects the pair
+    assert not verify_pair(a, b, 4, 5, 0.8, 0.81).is_duplicate
+    # the size filter rules out pairs whose distinct-token counts differ too much
+    assert verify_pair(bag("a"), bag("a", "b", "c"), 1, 3, 0.8, 0.7) is None
+    # set test fails: multiset Jaccard is not computed
+    failed = verify_pair(bag("a", "b", "c", "d", "e"), bag("a", "b", "c", "x", "y"), 5, 5, 0.8, 0.7)
+    assert failed is not None and not failed.is_duplicate and failed.multiset_jaccard is None
+
+
+def test_verify_pair_multiset_threshold_rejects_repetition_heavy_pairs():
+    a = bag(*"abcde")
+    b = bag(*("abcde" + "a" * 10))
+    score = verify_pair(a, b, 5, 15, 0.8, 0.7)
+    assert score.set_jaccard == 1.0 and score.multiset_jaccard == pytest.approx(5 / 15)
+    assert not score.is_duplicate
+
+
+def test_union_find_components():
+    uf = UnionFind(7)
+    assert uf.union(0, 1) and uf.union(1, 2) and not uf.union(0, 2)
+    uf.union(4, 5)
+    assert uf.connected(0, 2) and not uf.connected(2, 4)
+    assert uf.components() == [[0, 1, 2], [4, 5]]
+    assert uf.components([0, 1, 3]) == [[0, 1]]
+
+
+def test_exact_groups_keep_input_order_and_skip_none():
+    groups = exact_groups(["k1", None, "k2", "k1", "k1", "k2", "k3"])
+    assert groups == {0: [0, 3, 4], 2: [2, 5], 6: [6]}
+
+
+def test_multiset_key_is_order_free_and_count_sensitive():
+    assert multiset_key(bag("a", "b", "a")) == multiset_key(bag("b", "a", "a"))
+    assert multiset_key(bag("a", "b")) != multiset_key(bag("a", "b", "b"))
+    assert multiset_key(bag("ab")) != multiset_key(bag("a", "b"))
+
+
+SPLITS = ["train", "test", "train", "test", "valid"]
+TOKENS = [30, 50, 40, 20, 60]
+
+
+@pytest.mark.parametrize(
+    ("members", "keep", "cross_set", "excluded", "expected"),
+    [
+        ([0, 1, 2], "first", "remove-test", set(), 0),
+        ([1, 2], "first", "remove-test", set(), 2),  # cross-set: the train copy stays
+        ([1, 2], "first", "remove-train", set(), 1),  # decontaminate train instead
+        ([0, 1, 2, 3], "longest", "remove-train", set(), 1),
+        ([0, 2, 4], "longest", "remove-test", set(), 4),
+        ([1, 3, 4], "train-first", "remove-test", set(), 1),  # no train member: first
+        ([3, 4, 2], "train-first", "remove-test", set(), 2),
+        ([0, 2], "first", "remove-test", {0}, 2),
+        ([0, 2], "first", "remove-test", {0, 2}, None),
+    ],
+)
+def test_choose_keeper(members, keep, cross_set, excluded, expected):
+    kept = choose_keeper(
+        members, keep=keep, cross_set=cross_set, splits=SPLITS, n_tokens=TOKENS,
+        train_split="train", test_split="test", excluded=excluded,
+    )
+    assert kept == expected
+
+
+def test_vectorised_signatures_equal_datasketch_bulk():
+    rng = np.random.default_rng(0)
+    vocabulary = [f"tok{i}" for i in range(500)] + ["'str'", "1.5", "ü"]
+    sets = [sorted(set(rng.choice(vocabulary, size=int(rng.integers(1, 200))))) for _ in range(300)]
+    parameters = choose_lsh_parameters(128, 0.6, (0.1, 0.9), seed=3)
+    hashfunc = CachedTokenHash()
+    ours = list(minhash_signatures(sets, parameters, hashfunc))
+    reference = MinHash.bulk(sets, num_perm=128, seed=3, scheme="affine32", hashfunc=hashfunc)
+    assert len(ours) == len(reference)
+    for mine, theirs in zip(ours, reference):
+        assert np.array_equal(mine.hashvalues, theirs.hashvalues)
+
+
+def test_empty_token_set_is_refused():
+    with pytest.raises(ValueError, match="empty"):
+        list(minhash_signatures([["a"], []], choose_lsh_parameters(64, 0.6, (0.5, 0.5))))
+
+
+def test_lsh_parameters_favour_recall_at_the_set_threshold():
+    parameters = choose_lsh_parameters(128, 0.6, (0.1, 0.9))
+    assert parameters.bands * parameters.rows <= 128
+    assert 1 - parameters.candidate_probability(0.8) < 1e-4
+    assert parameters.to_dict(0.8)["scheme"] == "affine32"
+    assert choose_lsh_parameters(128, 0.6, (0.1, 0.9), params=(16, 8)).bands == 16
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"set_threshold": 0.0}, {"multiset_threshold": 1.5}, {"min_tokens": 0}, {"num_perm": 1},
+        {"lsh_weights": (0.5, 0.6)}, {"lsh_params": (20, 8)}, {"keep": "last"}, {"cross_set": "both"},
+    ],
+)
+def test_bad_parameters_fail_before_any_work(kwargs):
+    with pytest.raises(DedupConfigError):
+        DedupConfig(**kwargs)
+
+
+def _crash_on_marker(chunk, spec=None):
+    import os
+
+    if any(value == "CRASH" for value, _ in chunk):
+        os._exit(1)  # a worker dying mid-chunk, as a segfaulting grammar would
+    return [tokenize_one(value, language) for value, language in chunk]
+
+
+def test_a_crashing_worker_costs_only_its_file(monkeypatch):
+    import workbench.dedup.tokens as tokens_module
+
+    monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
+    codes = ["x = alpha + beta"] * 300 + ["CRASH"] + ["y = gamma"] * 300
+    results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
+    assert len(results) == len(codes)
+    assert results[300].failure == "tokenizer crashed (worker process died)"
+    assert results[0].counts == {"x": 1, "alpha": 1, "beta": 1} and results[-1].counts == {"y": 1, "gamma": 1}

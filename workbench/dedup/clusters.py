@@ -1,0 +1,114 @@
+"""Steps 2 and 5: exact groups, connected components (union-find) and which file of a
+cluster is kept.
+
+Duplicate pairs form a graph; its connected components are the clusters (Allamanis
+2019, Sec. 3: "we ... find the connected components"), found with a union-find forest
+(path halving, union by size; Tarjan, JACM 1975).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+
+
+class UnionFind:
+    """A disjoint-set forest over the integers ``0 .. n-1``.
+
+    Args:
+        n: number of elements.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+        self.size = [1] * n
+
+    def find(self, x: int) -> int:
+        """Return the representative of ``x``'s set (with path halving)."""
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> bool:
+        """Merge the sets of ``a`` and ``b``; return False when they were already one set."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+        return True
+
+    def connected(self, a: int, b: int) -> bool:
+        """True when ``a`` and ``b`` are in one set."""
+        return self.find(a) == self.find(b)
+
+    def components(self, members: Iterable[int] | None = None) -> list[list[int]]:
+        """Return the sets with two or more elements (each sorted), largest first, then by
+        first element. ``members`` limits the elements considered (default: all)."""
+        groups: dict[int, list[int]] = {}
+        for x in range(len(self.parent)) if members is None else members:
+            groups.setdefault(self.find(x), []).append(x)
+        found = [sorted(g) for g in groups.values() if len(g) > 1]
+        found.sort(key=lambda g: (-len(g), g[0]))
+        return found
+
+
+def exact_groups(keys: Sequence[Hashable | None]) -> dict[int, list[int]]:
+    """Group files with identical keys (identical token multisets: Allamanis 2019's exact
+    duplicates, collapsed before hashing).
+
+    Args:
+        keys: one key per file; ``None`` for files that take no part.
+
+    Returns:
+        representative index (the first in input order) -> all member indices (the
+        representative first), for every key; singletons included.
+    """
+    first: dict[Hashable, int] = {}
+    groups: dict[int, list[int]] = {}
+    for index, key in enumerate(keys):
+        if key is None:
+            continue
+        representative = first.setdefault(key, index)
+        groups.setdefault(representative, []).append(index)
+    return groups
+
+
+def choose_keeper(
+    members: Sequence[int],
+    *,
+    keep: str,
+    cross_set: str,
+    splits: Sequence[str],
+    n_tokens: Sequence[int],
+    train_split: str,
+    test_split: str,
+    excluded: frozenset[int] | set[int] = frozenset(),
+) -> int | None:
+    """Return the index of the file a cluster keeps, or ``None`` if every member is excluded.
+
+    Args:
+        members: the cluster's file indices (input order = index order).
+        keep: ``first`` | ``longest`` | ``train-first`` (see :class:`~workbench.dedup.config.DedupConfig`).
+        cross_set: ``remove-test`` keeps a non-test member when the cluster spans the train
+            and test splits (Allamanis 2019's "unbiased test"); ``remove-train`` keeps a
+            non-train member.
+        splits: split name of every file; n_tokens: token count of every file.
+        train_split, test_split: the split names.
+        excluded: files that must not be kept (e.g. contaminated by ``--against``).
+    """
+    pool = [m for m in members if m not in excluded]
+    if not pool:
+        return None
+    member_splits = {splits[m] for m in pool}
+    if train_split in member_splits and test_split in member_splits:
+        avoid = test_split if cross_set == "remove-test" else train_split
+        pool = [m for m in pool if splits[m] != avoid]
+    if keep == "longest":
+        return min(pool, key=lambda m: (-n_tokens[m], m))
+    if keep == "train-first":
+        return min(pool, key=lambda m: (splits[m] != train_split, m))
+    return min(pool)

@@ -1,0 +1,377 @@
+"""The dedup pipeline: tokens -> exact pre-pass -> MinHash/LSH candidates -> exact
+verification -> union-find clusters -> which files to drop.
+
+Follows Allamanis, "The Adverse Effects of Code Duplication in Machine Learning Models
+of Code" (Onward! 2019), Sec. 3; the steps and their sources are in the modules
+:mod:`~workbench.dedup.tokens`, :mod:`~workbench.dedup.signatures`,
+:mod:`~workbench.dedup.verification` and :mod:`~workbench.dedup.clusters`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups
+from workbench.dedup.config import DedupConfig
+from workbench.dedup.rows import DedupRows
+from workbench.dedup.signatures import (
+    LSHParameters,
+    build_lsh_index,
+    candidate_buckets,
+    choose_lsh_parameters,
+    lean_minhash,
+)
+from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
+from workbench.dedup.verification import verify_pair
+
+#: file status values
+ANALYSED, TOO_SHORT, FAILED = "analysed", "too_short", "failed"
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    """A verified duplicate pair (indices into the rows; ``b`` may index the reference
+    rows for contamination).
+
+    Attributes:
+        a, b: the two files.
+        set_jaccard, multiset_jaccard: their exact similarities.
+        kind: ``"exact"`` (identical token multisets) or ``"near"``.
+    """
+
+    a: int
+    b: int
+    set_jaccard: float
+    multiset_jaccard: float
+    kind: str
+
+
+@dataclass(frozen=True)
+class Removal:
+    """Why a row is dropped from the deduplicated output.
+
+    Attributes:
+        reason: ``"exact_duplicate"``, ``"near_duplicate"`` or ``"contaminated"``.
+        other: the kept row it duplicates (row index), or for ``contaminated`` the
+            reference row index.
+    """
+
+    reason: str
+    other: int | None
+
+
+@dataclass
+class DedupResult:
+    """Everything a run found. Indices refer to ``rows`` (and ``reference`` for contamination).
+
+    Attributes:
+        rows: the analysed dataset.
+        reference: the ``--against`` dataset, or ``None``.
+        config: the parameters.
+        lsh: the LSH scheme used.
+        status: per row: ``"analysed"``, ``"too_short"`` or ``"failed"``.
+        n_tokens: per row token count; has_error: per row parse-recovery flag;
+        failures: row index -> reason, for rows that could not be tokenized.
+        exact_of: per row, the representative of its exact group (itself if unique;
+            ``-1`` when not analysed).
+        clusters: connected components with >= 2 rows, largest first (row indices).
+        keepers: the kept row of each cluster (``None`` when all were contaminated), in
+            the order of ``clusters``.
+        removed: row index -> :class:`Removal`.
+        pairs: verified duplicate pairs inside clusters (exact pairs join each member to
+            its exact representative).
+        cross_group_pairs: verified duplicate pairs whose rows are in different groups.
+        contamination: pairs (row, reference row) that are duplicates.
+        reference_status: per reference row, as ``status``.
+        counters: work done: candidate pairs seen, verified, skipped because already
+            connected, rejected by the size filter, signatures.
+        timings: seconds per step.
+    """
+
+    rows: DedupRows
+    reference: DedupRows | None
+    config: DedupConfig
+    lsh: LSHParameters
+    status: list[str]
+    n_tokens: list[int]
+    has_error: list[bool]
+    failures: dict[int, str]
+    exact_of: list[int]
+    clusters: list[list[int]]
+    keepers: list[int | None]
+    removed: dict[int, Removal]
+    pairs: list[DuplicatePair]
+    cross_group_pairs: list[DuplicatePair] = field(default_factory=list)
+    contamination: list[DuplicatePair] = field(default_factory=list)
+    reference_status: list[str] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def kept_indices(self, split: str) -> list[int]:
+        """Return the local row numbers (0-based within ``split``) that the deduplicated split keeps."""
+        start, stop = self.rows.split_ranges[split]
+        return [i - start for i in range(start, stop) if i not in self.removed]
+
+
+#: ``progress(description, total)`` -> context manager yielding ``advance(n)``
+ProgressFactory = Callable[[str, int], Any]
+
+
+@contextmanager
+def _no_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    yield lambda n: None
+
+
+def find_duplicates(
+    rows: DedupRows,
+    config: DedupConfig | None = None,
+    *,
+    reference: DedupRows | None = None,
+    progress: ProgressFactory | None = None,
+) -> DedupResult:
+    """Find exact and near-duplicate rows, cluster them and decide which rows to drop.
+
+    Args:
+        rows: the dataset (see :func:`~workbench.dedup.rows.collect_rows`).
+        config: parameters (defaults: Allamanis 2019's t0 = 0.8, t1 = 0.7, 20 tokens).
+        reference: ``--against`` rows; any row of ``rows`` that is a duplicate of one of
+            them is reported and dropped (decontamination).
+        progress: a factory of progress bars (``progress(description, total)`` is a
+            context manager yielding ``advance(n)``); ``None`` for none.
+
+    Returns:
+        a :class:`DedupResult`.
+    """
+    config = config or DedupConfig()
+    progress = progress or _no_progress
+    timings: dict[str, float] = {}
+    n_rows = len(rows)
+    ref_rows = len(reference) if reference is not None else 0
+
+    # 1. tokens (rows, then reference rows)
+    clock = time.perf_counter()
+    codes = list(rows.codes) + (list(reference.codes) if reference is not None else [])
+    languages = list(rows.languages) + (list(reference.languages) if reference is not None else [])
+    # signatures are computed in the tokenizer workers, in parallel; only the exact
+    # representatives' signatures enter the LSH index (step 3)
+    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens)
+    with progress("tokenize + MinHash", len(codes)) as advance:
+        tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
+    timings["tokenize_minhash"] = time.perf_counter() - clock
+
+    status = [_status(t, config.min_tokens) for t in tokens]
+    # partition: files of different partitions never join one cluster (groups; reference)
+    partitions: list[Any] = list(rows.groups) if rows.groups is not None else [None] * n_rows
+    partitions += [_REFERENCE] * ref_rows
+
+    # 2. exact pre-pass: identical token multisets collapse to one representative
+    clock = time.perf_counter()
+    keys = [(partitions[i], t.multiset_key) if status[i] == ANALYSED else None for i, t in enumerate(tokens)]
+    groups = _confirmed(exact_groups(keys), tokens)
+    del keys
+    exact_of = [-1] * len(tokens)
+    union_find = UnionFind(len(tokens))
+    pairs: list[DuplicatePair] = []
+    for representative, members in groups.items():
+        for member in members:
+            exact_of[member] = representative
+            if member != representative:
+                union_find.union(representative, member)
+                if member < n_rows:
+                    pairs.append(DuplicatePair(representative, member, 1.0, 1.0, "exact"))
+    representatives = sorted(groups)
+    timings["exact"] = time.perf_counter() - clock
+
+    # 3. the representatives' MinHash signatures into the LSH index
+    clock = time.perf_counter()
+    lsh_parameters = choose_lsh_parameters(
+        config.num_perm, config.lsh_threshold, config.lsh_weights, config.lsh_params, config.seed
+    )
+    with progress("LSH index", len(representatives)) as advance:
+        signatures = (lean_minhash(tokens[i].signature, config.seed) for i in representatives)
+        lsh = build_lsh_index(representatives, signatures, lsh_parameters, on_progress=advance)
+    timings["lsh_index"] = time.perf_counter() - clock
+
+    # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
+    clock = time.perf_counter()
+    counters = {"representatives": len(representatives), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
+                "rejected": 0}
+    cross_partition: list[DuplicatePair] = []
+    buckets = list(candidate_buckets(lsh))
+    del lsh
+    verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
+    with progress("verify candidates", len(buckets)) as advance:
+        for bucket in buckets:
+            for pair in verifier.process(bucket):
+                if partitions[pair.a] == partitions[pair.b]:
+                    pairs.append(pair)
+                else:
+                    cross_partition.append(pair)
+            advance(1)
+    # bucket pairs never compared: already in one cluster, or compared in an earlier band
+    counters["pairs_not_compared"] = counters["bucket_pairs"] - verifier.enumerated
+    cross_group = [p for p in cross_partition if p.b < n_rows]
+    contamination_reps = [p for p in cross_partition if p.b >= n_rows]
+    del buckets, verifier
+    timings["verify"] = time.perf_counter() - clock
+
+    # 5. clusters, contamination and the files to drop
+    clock = time.perf_counter()
+    clusters = union_find.components(range(n_rows))
+    members_of = groups  # exact representative -> its copies
+    contamination: list[DuplicatePair] = []
+    for pair in contamination_reps:  # expand representatives to every exact copy
+        for row in members_of[pair.a]:
+            contamination.append(DuplicatePair(row, pair.b - n_rows, pair.set_jaccard, pair.multiset_jaccard, pair.kind))
+    removed: dict[int, Removal] = {}
+    for pair in contamination:
+        removed.setdefault(pair.a, Removal("contaminated", pair.b))
+    contaminated = set(removed)
+    keepers: list[int | None] = []
+    n_tokens = [t.n_tokens for t in tokens]
+    for cluster in clusters:
+        keeper = choose_keeper(
+            cluster, keep=config.keep, cross_set=config.cross_set, splits=rows.splits,
+            n_tokens=n_tokens, train_split=config.train_split,
+            test_split=config.test_split, excluded=contaminated,
+        )
+        keepers.append(keeper)
+        if keeper is None:
+            continue
+        for member in cluster:
+            if member != keeper and member not in removed:
+                reason = "exact_duplicate" if exact_of[member] == exact_of[keeper] else "near_duplicate"
+                removed[member] = Removal(reason, keeper)
+    timings["clusters"] = time.perf_counter() - clock
+
+    return DedupResult(
+        rows=rows,
+        reference=reference,
+        config=config,
+        lsh=lsh_parameters,
+        status=status[:n_rows],
+        n_tokens=n_tokens[:n_rows],
+        has_error=[t.has_error for t in tokens[:n_rows]],
+        failures={i: t.failure for i, t in enumerate(tokens[:n_rows]) if t.failure is not None},
+        exact_of=exact_of[:n_rows],
+        clusters=clusters,
+        keepers=keepers,
+        removed=removed,
+        pairs=sorted(pairs, key=lambda p: (p.a, p.b)),
+        cross_group_pairs=_expand_cross_group(cross_group, members_of),
+        contamination=contamination,
+        reference_status=status[n_rows:],
+        counters=counters,
+        timings=timings,
+    )
+
+
+class _BucketVerifier:
+    """Verifies the candidate pairs of LSH buckets (Allamanis 2019's rule, exactly).
+
+    Members of a bucket that are already in one cluster are never compared (the issue's
+    "skip pairs whose representatives are already in one cluster"): the bucket is split
+    into its current components and only pairs across components are verified; once a
+    pair of two components verifies, the rest of their pairs are skipped. Pairs across
+    partitions (groups, or a reference row) are all verified and never joined.
+    """
+
+    def __init__(self, tokens: list[FileTokens], partitions: list[Any], union_find: UnionFind,
+                 config: DedupConfig, counters: dict[str, int]) -> None:
+        self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
+        self.config, self.counters = config, counters
+        self.seen: set[tuple[int, int]] = set()
+        self.enumerated = 0
+
+    def process(self, bucket: list[int]) -> list[DuplicatePair]:
+        """Verify one bucket (sorted member indices); return the duplicate pairs found."""
+        k = len(bucket)
+        self.counters["bucket_pairs"] += k * (k - 1) // 2
+        find, partitions = self.union_find.find, self.partitions
+        components: dict[int, list[int]] = {}
+        for member in bucket:
+            components.setdefault(find(member), []).append(member)
+        if len(components) == 1:
+            return []
+        found: list[DuplicatePair] = []
+        groups = list(components.values())
+        for i, first in enumerate(groups):
+            for second in groups[i + 1 :]:
+                same = partitions[first[0]] == partitions[second[0]]
+                if same and find(first[0]) == find(second[0]):
+                    continue  # joined earlier in this bucket
+                if partitions[first[0]] is _REFERENCE and partitions[second[0]] is _REFERENCE:
+                    continue  # two reference rows: not our business
+                found.extend(self._compare(first, second, same))
+        return found
+
+    def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
+        config, tokens, seen, counters = self.config, self.tokens, self.seen, self.counters
+        found = []
+        for a in first:
+            for b in second:
+                key = (a, b) if a < b else (b, a)
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.enumerated += 1
+                score = verify_pair(
+                    tokens[key[0]].counts, tokens[key[1]].counts, tokens[key[0]].n_tokens, tokens[key[1]].n_tokens,
+                    config.set_threshold, config.multiset_threshold,
+                )
+                if score is None:
+                    counters["size_filtered"] += 1
+                    continue
+                counters["verified"] += 1
+                if not score.is_duplicate:
+                    counters["rejected"] += 1
+                    continue
+                kind = "exact" if score.multiset_jaccard == 1.0 else "near"  # exact only across partitions
+                found.append(DuplicatePair(key[0], key[1], score.set_jaccard, score.multiset_jaccard, kind))
+                if same:
+                    self.union_find.union(a, b)
+                    return found  # the two components are one now
+        return found
+
+
+class _Reference:
+    """The partition of reference rows (never equal to a group value)."""
+
+    def __repr__(self) -> str:
+        return "<reference>"
+
+
+_REFERENCE = _Reference()
+
+
+def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
+    """Split exact groups whose members' multisets differ (a digest collision, in theory)."""
+    confirmed: dict[int, list[int]] = {}
+    for representative, members in groups.items():
+        pending = members
+        while pending:
+            head = tokens[pending[0]].counts
+            same = [m for m in pending if tokens[m].counts == head]
+            confirmed[pending[0]] = same
+            pending = [m for m in pending if tokens[m].counts != head]
+    return confirmed
+
+
+def _status(tokens: FileTokens, min_tokens: int) -> str:
+    if tokens.failure is not None:
+        return FAILED
+    return ANALYSED if tokens.n_tokens >= min_tokens else TOO_SHORT
+
+
+def _expand_cross_group(pairs: list[DuplicatePair], members_of: dict[int, list[int]]) -> list[DuplicatePair]:
+    """Cross-group pairs were found between exact representatives: list every member pair."""
+    expanded = []
+    for pair in pairs:
+        for a in members_of[pair.a]:
+            for b in members_of[pair.b]:
+                expanded.append(DuplicatePair(min(a, b), max(a, b), pair.set_jaccard, pair.multiset_jaccard, pair.kind))
+    return sorted(expanded, key=lambda p: (p.a, p.b))

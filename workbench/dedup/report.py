@@ -1,0 +1,277 @@
+"""The duplication report: per split and overall, in the terms of Allamanis 2019.
+
+Definitions (rows that could not be read and rows with fewer than ``min_tokens`` tokens
+are counted but take no part; "analysed" rows do):
+
+* exact duplicates: rows whose token multiset equals an earlier row's (``Σ_E (|E| - 1)``
+  over exact groups E);
+* near duplicates: the further rows a one-per-cluster dedup removes (``Σ_C (|C| - 1)``
+  minus the exact duplicates);
+* duplication factor ``d = (|D| - |X|) / |D|`` with D the analysed rows and X what is left
+  after keeping one row per cluster (Allamanis 2019, Eq. 2); per split it is computed
+  on that split alone;
+* in-train / in-test duplicates: train (test) rows whose cluster holds another train
+  (test) row; cross-set duplicates: clusters that hold both train and test rows, and
+  the test rows in them (Allamanis 2019, Fig. 1); the share of the test split with a
+  duplicate in train is ``cross-set test rows / analysed test rows``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from workbench.dedup.pipeline import ANALYSED, FAILED, TOO_SHORT, DedupResult
+
+#: how many of the largest clusters the report lists, and how many members of each
+LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: list[list[int]]) -> dict:
+    """Figures for the rows ``members`` (a split, or all rows) taken on their own."""
+    inside = set(members)
+    status = Counter(result.status[i] for i in members)
+    analysed = status[ANALYSED]
+    exact = sum(max(0, sum(1 for m in group if m in inside) - 1) for group in exact_groups)
+    cluster_sizes = [sum(1 for m in cluster if m in inside) for cluster in result.clusters]
+    duplicates = sum(max(0, size - 1) for size in cluster_sizes)
+    removed = Counter(result.removed[i].reason for i in members if i in result.removed)
+    return {
+        "files": len(members),
+        "failed": status[FAILED],
+        "too_short": status[TOO_SHORT],
+        "parse_errors": sum(1 for i in members if result.has_error[i]),
+        "analysed": analysed,
+        "exact_duplicates": exact,
+        "near_duplicates": duplicates - exact,
+        "clusters": sum(1 for size in cluster_sizes if size > 1),
+        "files_in_clusters": sum(size for size in cluster_sizes if size > 1),
+        "duplication_factor": _ratio(duplicates, analysed),
+        "removed": sum(removed.values()),
+        "removed_by_reason": dict(removed),
+        "kept": len(members) - sum(removed.values()),
+    }
+
+
+def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
+    """Return the JSON-ready report of a run.
+
+    Args:
+        result: the run.
+        skipped_files: files the loader found but did not load
+            (:class:`~workbench.data.loading.SkippedFile`), listed so nothing is dropped silently.
+
+    Returns:
+        a dict with ``overall``, ``splits``, ``cross_set`` (when the train and test splits
+        exist), ``groups`` (with a group column), ``contamination`` (with a reference),
+        ``largest_clusters``, ``failures``, ``lsh``, ``parameters``, ``work`` and ``timings``.
+    """
+    rows, config = result.rows, result.config
+    exact_members: dict[int, list[int]] = {}
+    for index, representative in enumerate(result.exact_of):
+        if representative >= 0:
+            exact_members.setdefault(representative, []).append(index)
+    exact_groups = [g for g in exact_members.values() if len(g) > 1]
+    report: dict = {
+        "source": rows.source,
+        "overall": _split_figures(result, range(len(rows)), exact_groups),
+        "splits": {
+            split: _split_figures(result, range(start, stop), exact_groups)
+            for split, (start, stop) in rows.split_ranges.items()
+        },
+    }
+    train, test = config.train_split, config.test_split
+    if train in rows.split_ranges and test in rows.split_ranges:
+        report["cross_set"] = _cross_set(result, train, test, report["splits"][test]["analysed"])
+    if rows.groups is not None:
+        report["groups"] = _groups(result)
+    if result.reference is not None:
+        report["contamination"] = _contamination(result)
+    report["largest_clusters"] = [
+        {
+            "size": len(cluster),
+            "splits": dict(Counter(rows.splits[m] for m in cluster)),
+            **({"groups": len({rows.groups[m] for m in cluster})} if rows.groups is not None else {}),
+            "kept": rows.ids[keeper] if keeper is not None else None,
+            "sample": [rows.ids[m] for m in cluster[:CLUSTER_SAMPLE]],
+        }
+        for cluster, keeper in list(zip(result.clusters, result.keepers))[:LARGEST_CLUSTERS]
+    ]
+    report["failures"] = dict(Counter(result.failures.values()))
+    report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
+    report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
+    report["lsh"] = result.lsh.to_dict(config.set_threshold)
+    report["parameters"] = config.to_dict()
+    report["work"] = dict(result.counters)
+    report["timings_s"] = {step: round(seconds, 3) for step, seconds in result.timings.items()}
+    return report
+
+
+def _cross_set(result: DedupResult, train: str, test: str, analysed_test: int) -> dict:
+    splits = result.rows.splits
+    in_train = in_test = cross_clusters = cross_test = cross_train = 0
+    for cluster in result.clusters:
+        counts = Counter(splits[m] for m in cluster)
+        if counts[train] > 1:
+            in_train += counts[train]
+        if counts[test] > 1:
+            in_test += counts[test]
+        if counts[train] and counts[test]:
+            cross_clusters += 1
+            cross_test += counts[test]
+            cross_train += counts[train]
+    return {
+        "train_split": train,
+        "test_split": test,
+        "in_train_duplicates": in_train,
+        "in_test_duplicates": in_test,
+        "cross_set_clusters": cross_clusters,
+        "cross_set_test_files": cross_test,
+        "cross_set_train_files": cross_train,
+        "test_share_with_train_duplicate": _ratio(cross_test, analysed_test),
+        "policy": result.config.cross_set,
+    }
+
+
+def _groups(result: DedupResult) -> dict:
+    groups = result.rows.groups
+    assert groups is not None
+    rows_per_group = Counter(groups)
+    analysed_per_group = Counter(g for g, s in zip(groups, result.status) if s == ANALYSED)
+    duplicates_per_group: Counter = Counter()
+    for cluster in result.clusters:
+        duplicates_per_group[groups[cluster[0]]] += len(cluster) - 1
+    cross_rows = {p.a for p in result.cross_group_pairs} | {p.b for p in result.cross_group_pairs}
+    group_pairs = Counter(
+        tuple(sorted((str(groups[p.a]), str(groups[p.b])))) for p in result.cross_group_pairs
+    )
+    top = sorted(duplicates_per_group.items(), key=lambda item: (-item[1], str(item[0])))[:10]
+    return {
+        "column": result.config.group_column,
+        "groups": len(rows_per_group),
+        "groups_with_duplicates": len(duplicates_per_group),
+        "within_group_duplicate_rows": sum(duplicates_per_group.values()),
+        "cross_group_pairs": len(result.cross_group_pairs),
+        "cross_group_exact_pairs": sum(1 for p in result.cross_group_pairs if p.kind == "exact"),
+        "cross_group_rows": len(cross_rows),
+        "cross_group_group_pairs": len(group_pairs),
+        "top_group_pairs": [{"groups": list(k), "pairs": v} for k, v in group_pairs.most_common(5)],
+        "top_groups": [
+            {
+                "group": group,
+                "rows": rows_per_group[group],
+                "analysed": analysed_per_group[group],
+                "duplicates": count,
+                "duplication_factor": _ratio(count, analysed_per_group[group]),
+            }
+            for group, count in top
+        ],
+    }
+
+
+def _contamination(result: DedupResult) -> dict:
+    reference = result.reference
+    assert reference is not None
+    rows = result.rows
+    contaminated = sorted({p.a for p in result.contamination})
+    status = Counter(result.reference_status)
+    return {
+        "reference": reference.source,
+        "reference_rows": len(reference),
+        "reference_too_short": status[TOO_SHORT],
+        "reference_failed": status[FAILED],
+        "contaminated_rows": len(contaminated),
+        "contaminated_by_split": dict(Counter(rows.splits[i] for i in contaminated)),
+        "reference_rows_matched": len({p.b for p in result.contamination}),
+        "examples": [
+            {
+                "id": rows.ids[p.a],
+                "reference_id": reference.ids[p.b],
+                "set_jaccard": round(p.set_jaccard, 4),
+                "multiset_jaccard": round(p.multiset_jaccard, 4),
+            }
+            for p in result.contamination[:10]
+        ],
+    }
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def render_report(report: dict) -> list:
+    """Return Rich renderables (tables) for a report from :func:`build_report`."""
+    figures = Table(title=f"Duplication in {report['source']}")
+    figures.add_column("split", overflow="fold")
+    columns = [
+        ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact"), ("near_duplicates", "near"),
+        ("clusters", "clusters"), ("duplication_factor", "d"), ("removed", "removed"), ("kept", "kept"),
+    ]
+    for _, title in columns:
+        figures.add_column(title, justify="right", no_wrap=True)
+    sections = list(report["splits"].items()) + [("overall", report["overall"])]
+    for name, row in sections:
+        cells = [_percent(row[k]) if k == "duplication_factor" else str(row[k]) for k, _ in columns]
+        figures.add_row(f"[bold]{name}[/bold]" if name == "overall" else name, *cells)
+    renderables: list = [figures]
+
+    facts = Table(show_header=False, title="Across splits, groups and reference")
+    facts.add_column("what")
+    facts.add_column("value", justify="right")
+    overall = report["overall"]
+    facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
+    facts.add_row("d = duplication factor", "(|D| - |X|) / |D|, Allamanis 2019 Eq. 2")
+    if overall["failed"] or overall["parse_errors"]:
+        facts.add_row("unreadable rows / parsed with errors", f"{overall['failed']} / {overall['parse_errors']}")
+    cross = report.get("cross_set")
+    if cross:
+        facts.add_row("in-train duplicates (files)", str(cross["in_train_duplicates"]))
+        facts.add_row("in-test duplicates (files)", str(cross["in_test_duplicates"]))
+        facts.add_row("cross-set clusters", str(cross["cross_set_clusters"]))
+        facts.add_row("test files with a duplicate in train", str(cross["cross_set_test_files"]))
+        facts.add_row("share of test with a train duplicate", _percent(cross["test_share_with_train_duplicate"]))
+        facts.add_row("cross-set policy", cross["policy"])
+    groups = report.get("groups")
+    if groups:
+        facts.add_row(f"groups ({groups['column']})", str(groups["groups"]))
+        facts.add_row("groups with duplicates", str(groups["groups_with_duplicates"]))
+        facts.add_row("within-group duplicate rows", str(groups["within_group_duplicate_rows"]))
+        facts.add_row("cross-group duplicate pairs (exact)", f"{groups['cross_group_pairs']} ({groups['cross_group_exact_pairs']})")
+        facts.add_row("rows with a cross-group duplicate", str(groups["cross_group_rows"]))
+    contamination = report.get("contamination")
+    if contamination:
+        facts.add_row(f"reference {contamination['reference']}", f"{contamination['reference_rows']} rows")
+        facts.add_row("contaminated rows (dropped)", str(contamination["contaminated_rows"]))
+        facts.add_row("reference rows matched", str(contamination["reference_rows_matched"]))
+    lsh = report["lsh"]
+    facts.add_row(
+        "LSH",
+        f"num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} "
+        f"(miss p at t0: {lsh['miss_probability_at_set_threshold']:.1e})",
+    )
+    facts.add_row("candidate pairs verified / duplicates", f"{report['work']['verified']} / {report['work']['verified'] - report['work']['rejected']}")
+    if report["failures"]:
+        facts.add_row("unreadable rows", ", ".join(f"{r}: {n}" for r, n in report["failures"].items()))
+    if report["skipped_files"]:
+        facts.add_row("files skipped by the loader", str(len(report["skipped_files"])))
+    renderables.append(facts)
+
+    if report["largest_clusters"]:
+        largest = Table(title="Largest clusters")
+        for title in ("size", "splits", "kept", "sample of members"):
+            largest.add_column(title)
+        for cluster in report["largest_clusters"]:
+            largest.add_row(
+                str(cluster["size"]),
+                ", ".join(f"{k}: {v}" for k, v in cluster["splits"].items()),
+                str(cluster["kept"]),
+                ", ".join(map(str, cluster["sample"])),
+            )
+        renderables.append(largest)
+    return renderables

@@ -1,0 +1,135 @@
+"""The rows a dedup run works on: ids, splits, code and language of every record of a
+:class:`~workbench.data.loading.LoadedDataset`, flattened in split order."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from workbench.data.loading import LoadedDataset
+from workbench.errors import DataError
+from workbench.languages.registry import get_language
+
+#: the column the folder loader fills with each file's language
+LANGUAGE_COLUMN = "language"
+
+
+@dataclass
+class DedupRows:
+    """Flattened records of one dataset.
+
+    Attributes:
+        source: where they came from (for messages).
+        ids: one id per row (unique; the id column's values, or ``"<split>/<row>"``).
+        splits: the split name of each row.
+        codes: the code cell of each row (``str``, ``bytes`` or ``None``).
+        languages: the language plugin name for each row.
+        groups: the ``group_column`` value of each row, or ``None`` when not grouping.
+        split_ranges: split name -> ``(start, stop)`` of its rows in the flat lists.
+    """
+
+    source: str
+    ids: list
+    splits: list[str]
+    codes: list
+    languages: list[str]
+    groups: list | None
+    split_ranges: dict[str, tuple[int, int]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _column(dataset, name: str) -> list:
+    # as Arrow (respecting a ``select`` indices mapping): faster than python formatting
+    return dataset.with_format("arrow")[name].to_pylist()
+
+
+def collect_rows(
+    loaded: LoadedDataset,
+    *,
+    code_column: str | list[str],
+    id_column: str | list[str] | None = None,
+    language: str = "python",
+    language_column: str | None = LANGUAGE_COLUMN,
+    group_column: str | None = None,
+) -> DedupRows:
+    """Flatten a loaded dataset into :class:`DedupRows`.
+
+    Args:
+        loaded: the dataset (see :func:`workbench.data.load_records`).
+        code_column: the column with the code, or several columns whose texts are joined
+            (e.g. ``["prompt", "canonical_solution"]`` for HumanEval).
+        id_column: the column of unique ids, or several columns whose values joined with
+            ``":"`` are unique (``["task_id", "completion_id"]`` -> ``"HumanEval/0:17"``);
+            ``None`` uses ``"id"`` when present, else ``"<split>/<row number>"``.
+        language: the language of rows without a language value.
+        language_column: a column naming each row's language, used when present (the
+            folder loader adds ``language``); empty values fall back to ``language``.
+        group_column: a column whose value groups rows (e.g. ``task_id``).
+
+    Raises:
+        MissingColumnError: a named column does not exist (the message lists the columns).
+        LanguageNotFoundError: ``language`` has no plugin.
+        DataError: the ids are not unique (the message shows some duplicated ids).
+    """
+    get_language(language)  # fail before any work if the default language is unknown
+    code_columns = [code_column] if isinstance(code_column, str) else list(code_column)
+    if not code_columns:
+        raise DataError("no code column given")
+    if id_column is None and "id" in loaded.column_names:
+        id_column = "id"
+    id_columns = [id_column] if isinstance(id_column, str) else list(id_column or [])
+    required = {f"--code-column ({c})" if len(code_columns) > 1 else "--code-column": c for c in code_columns}
+    required.update({f"--id-column ({c})" if len(id_columns) > 1 else "--id-column": c for c in id_columns})
+    required["--group-column"] = group_column
+    loaded.require_columns(required)
+    ids: list = []
+    splits: list[str] = []
+    codes: list = []
+    languages: list[str] = []
+    groups: list | None = [] if group_column else None
+    ranges: dict[str, tuple[int, int]] = {}
+    for split, dataset in loaded.splits.items():
+        start = len(ids)
+        n = len(dataset)
+        columns = [_column(dataset, c) for c in code_columns]
+        if len(columns) == 1:
+            codes.extend(columns[0])
+        else:
+            codes.extend(_join_cells(cells) for cells in zip(*columns))
+        if len(id_columns) == 1:
+            ids.extend(_column(dataset, id_columns[0]))
+        elif id_columns:
+            ids.extend(":".join(map(str, parts)) for parts in zip(*(_column(dataset, c) for c in id_columns)))
+        else:
+            ids.extend(f"{split}/{i}" for i in range(n))
+        splits.extend([split] * n)
+        if language_column and language_column in dataset.column_names:
+            languages.extend((value or language) for value in _column(dataset, language_column))
+        else:
+            languages.extend([language] * n)
+        if groups is not None:
+            groups.extend(_column(dataset, group_column))
+        ranges[split] = (start, start + n)
+    _check_unique(ids, ",".join(id_columns) or None)
+    return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges)
+
+
+def _join_cells(cells: tuple) -> object:
+    if any(cell is None for cell in cells):
+        return None
+    if all(isinstance(cell, str) for cell in cells):
+        return "".join(cells)
+    return b"".join(cell if isinstance(cell, bytes) else str(cell).encode("utf-8") for cell in cells)
+
+
+def _check_unique(ids: list, id_column: str | None) -> None:
+    if len(set(ids)) == len(ids):
+        return
+    repeated = [value for value, count in Counter(ids).items() if count > 1]
+    shown = ", ".join(repr(v) for v in repeated[:5]) + (" ..." if len(repeated) > 5 else "")
+    raise DataError(
+        f"ids must be unique, but {len(repeated)} id(s) of column {id_column!r} occur more than once: {shown}. "
+        f"Pass a unique column with --id-column."
+    )

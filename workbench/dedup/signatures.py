@@ -1,0 +1,218 @@
+"""Step 3: MinHash signatures and LSH banding, which propose candidate pairs.
+
+MinHash (Broder, "On the resemblance and containment of documents", 1997) estimates
+the Jaccard similarity of two token *sets*; LSH banding (Leskovec, Rajaraman, Ullman,
+Mining of Massive Datasets, 3rd ed., Sec. 3.4) makes two files candidates when all
+``r`` rows of at least one of ``b`` bands agree, i.e. with probability
+``1 - (1 - J**r)**b``. Candidates are only proposals: :mod:`workbench.dedup.verification`
+decides every pair exactly.
+
+Both come from ``datasketch`` (pinned to 2.0.x, whose default ``affine32`` permutation
+scheme differs from the ``legacy`` scheme of 1.x; the scheme is recorded in the report).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from datasketch import LeanMinHash, MinHash, MinHashLSH
+from datasketch.lsh import _optimal_param
+from datasketch.minhash import _fmix
+from xxhash import xxh32_intdigest
+
+#: the datasketch permutation scheme used (datasketch >= 2.0)
+MINHASH_SCHEME = "affine32"
+#: how a token becomes the 32-bit input of the permutations
+TOKEN_HASH = "xxh32(utf-8 token, seed 0)"
+
+
+@dataclass(frozen=True)
+class LSHParameters:
+    """The LSH scheme of a run, as recorded in the report.
+
+    Attributes:
+        num_perm: MinHash signature length.
+        bands, rows: LSH bands ``b`` and rows per band ``r`` (``b * r <= num_perm``).
+        threshold: the Jaccard threshold ``b``/``r`` were tuned for (``None`` if given).
+        weights: ``(false_positive, false_negative)`` weights of the tuning.
+        seed: permutation seed.
+        scheme: datasketch permutation scheme.
+        token_hash: how tokens are hashed before the permutations.
+        datasketch_version: the installed datasketch version.
+    """
+
+    num_perm: int
+    bands: int
+    rows: int
+    threshold: float | None
+    weights: tuple[float, float] | None
+    seed: int
+    scheme: str = MINHASH_SCHEME
+    token_hash: str = TOKEN_HASH
+    datasketch_version: str = importlib.metadata.version("datasketch")
+
+    def candidate_probability(self, jaccard: float) -> float:
+        """Return ``1 - (1 - J**r)**b``: the chance a pair of set Jaccard ``J`` becomes a
+        candidate (Mining of Massive Datasets, Sec. 3.4.2)."""
+        return 1.0 - (1.0 - jaccard**self.rows) ** self.bands
+
+    def to_dict(self, at_threshold: float) -> dict:
+        """Return a JSON-ready dict, with the miss probability of a pair at ``at_threshold``."""
+        return {
+            "num_perm": self.num_perm,
+            "bands": self.bands,
+            "rows": self.rows,
+            "tuned_for_threshold": self.threshold,
+            "weights_false_positive_false_negative": list(self.weights) if self.weights else None,
+            "seed": self.seed,
+            "scheme": self.scheme,
+            "token_hash": self.token_hash,
+            "datasketch_version": self.datasketch_version,
+            "miss_probability_at_set_threshold": 1.0 - self.candidate_probability(at_threshold),
+        }
+
+
+def choose_lsh_parameters(
+    num_perm: int,
+    threshold: float,
+    weights: tuple[float, float],
+    params: tuple[int, int] | None = None,
+    seed: int = 1,
+) -> LSHParameters:
+    """Return the bands/rows for a run.
+
+    Args:
+        num_perm: signature length.
+        threshold: the Jaccard similarity to tune for; choose it below the verification
+            threshold so that true duplicates are almost never missed.
+        weights: ``(false_positive_weight, false_negative_weight)``; weighting false
+            negatives more moves the S-curve left (more candidates, fewer misses).
+        params: explicit ``(bands, rows)``, which skips the tuning.
+        seed: permutation seed.
+
+    The tuning minimises the weighted integral of false-positive and false-negative
+    probability under the S-curve (datasketch's ``_optimal_param``).
+    """
+    if params is not None:
+        return LSHParameters(num_perm, params[0], params[1], None, None, seed)
+    bands, rows = _optimal_param(threshold, num_perm, weights[0], weights[1])
+    return LSHParameters(num_perm, bands, rows, threshold, tuple(weights), seed)
+
+
+class CachedTokenHash:
+    """The 32-bit xxHash (XXH32, seed 0) of a token's UTF-8 bytes, computed once per
+    distinct token: the input of the MinHash permutations.
+
+    xxHash is about 5x faster than datasketch's default ``sha1_hash32`` here and as well
+    distributed for this use; tokens repeat across files (``self``, ``len``, common
+    literals), so the cache saves most calls.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, token: str) -> int:
+        value = self._cache.get(token)
+        if value is None:
+            value = self._cache[token] = xxh32_intdigest(token.encode("utf-8", errors="surrogatepass"))
+        return value
+
+    def many(self, tokens: Iterable[str]) -> list[int]:
+        """Return the hashes of ``tokens`` (a list comprehension over the cache: the hot path)."""
+        cache = self._cache
+        tokens = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
+        try:
+            return [cache[token] for token in tokens]
+        except KeyError:
+            return [self(token) for token in tokens]
+
+
+#: token occurrences per numpy batch (rows of the ``tokens x num_perm`` matrix)
+BATCH_TOKENS = 32_768
+
+
+@functools.lru_cache(maxsize=8)
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's own ``affine32`` permutation parameters ``(a, b)`` for ``num_perm``/``seed``."""
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=MINHASH_SCHEME).permutations
+    return a, b
+
+
+def signature_values(
+    token_sets: Iterable[Iterable[str]], num_perm: int, seed: int, hashfunc: CachedTokenHash | None = None
+) -> Iterator[np.ndarray]:
+    """Yield the MinHash signature (``num_perm`` uint32 values) of each non-empty token set.
+
+    The values are exactly those of ``MinHash.bulk(sets, num_perm=num_perm, seed=seed,
+    scheme="affine32", hashfunc=hashfunc)`` -- the same permutations (taken from a
+    datasketch ``MinHash``), the same MurmurHash3 pre-mix and affine permutation -- but
+    many sets share one numpy pass: the token hashes of a batch of sets are permuted as one
+    matrix and reduced per set with ``np.minimum.reduceat``, instead of one small matrix per set.
+
+    Raises:
+        ValueError: an empty token set (MinHash of nothing is undefined here).
+    """
+    hashfunc = hashfunc or CachedTokenHash()
+    a, b = _permutations(num_perm, seed)
+
+    def flush(hashes: list[int], offsets: list[int]) -> Iterator[np.ndarray]:
+        values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
+        # (num_perm, tokens): the reduction then runs along contiguous memory
+        permuted = a[:, None] * values[None, :] + b[:, None]  # uint32 wraps: the scheme's mod 2**32
+        yield from np.minimum.reduceat(permuted, offsets, axis=1).T
+
+    hashes: list[int] = []
+    offsets: list[int] = []
+    for tokens in token_sets:
+        start = len(hashes)
+        hashes.extend(hashfunc.many(tokens))
+        if len(hashes) == start:
+            raise ValueError("cannot MinHash an empty token set")
+        offsets.append(start)
+        if len(hashes) >= BATCH_TOKENS:
+            yield from flush(hashes, offsets)
+            hashes, offsets = [], []
+    if offsets:
+        yield from flush(hashes, offsets)
+
+
+def lean_minhash(values: np.ndarray | bytes, seed: int) -> LeanMinHash:
+    """Wrap signature values (an array or its ``tobytes()``) as a datasketch ``LeanMinHash``."""
+    if isinstance(values, bytes):
+        values = np.frombuffer(values, dtype=np.uint32)
+    return LeanMinHash(seed=seed, hashvalues=values, scheme=MINHASH_SCHEME)
+
+
+def minhash_signatures(
+    token_sets: Iterable[Iterable[str]], parameters: LSHParameters, hashfunc: CachedTokenHash | None = None
+) -> Iterator[LeanMinHash]:
+    """Yield one datasketch ``LeanMinHash`` per (non-empty) token set (see :func:`signature_values`)."""
+    for values in signature_values(token_sets, parameters.num_perm, parameters.seed, hashfunc):
+        yield lean_minhash(values, parameters.seed)
+
+
+def build_lsh_index(
+    keys: Sequence[int], signatures: Iterable[MinHash | LeanMinHash], parameters: LSHParameters, on_progress: Callable[[int], None] | None = None
+) -> MinHashLSH:
+    """Insert every signature under its key into a ``MinHashLSH`` with the chosen bands/rows."""
+    lsh = MinHashLSH(num_perm=parameters.num_perm, params=(parameters.bands, parameters.rows))
+    with lsh.insertion_session(buffer_size=50_000) as session:
+        for key, signature in zip(keys, signatures):
+            session.insert(key, signature, check_duplication=False)
+            if on_progress:
+                on_progress(1)
+    return lsh
+
+
+def candidate_buckets(lsh: MinHashLSH) -> Iterator[list[int]]:
+    """Yield, band by band, every bucket holding two or more keys (sorted): each pair in
+    a bucket is a candidate pair."""
+    for table in lsh.hashtables:
+        for bucket_key in table.keys():
+            members = table.get(bucket_key)
+            if len(members) > 1:
+                yield sorted(members)

@@ -1,0 +1,201 @@
+"""Step 1: identifier and literal tokens of every file, through the language plugins.
+
+Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Models of
+Code", Onward! 2019), Sec. 3: files are compared as bags of identifier and literal
+tokens; comments, keywords and operators are dropped. The tokens come from each row's
+:class:`~workbench.languages.spec.LanguagePlugin` (a tree-sitter parse, which recovers
+from syntax errors), spread over worker processes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+
+from workbench.dedup.signatures import CachedTokenHash, signature_values
+from workbench.errors import LanguageNotFoundError
+from workbench.languages.registry import get_language
+from workbench.languages.spec import LanguagePlugin
+
+#: files per task sent to a worker: large enough to amortise pickling, small enough to balance
+CHUNK_SIZE = 256
+
+
+@dataclass(frozen=True)
+class FileTokens:
+    """The token bag of one file, or why there is none.
+
+    Attributes:
+        counts: token -> occurrences (the multiset), empty when ``failure`` is set.
+        n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
+        has_error: the parse needed error recovery (the tokens are still usable).
+        signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
+            for with a :class:`SignatureSpec` and the file has enough tokens.
+        multiset_key: a 128-bit BLAKE2b digest of the sorted multiset, equal for identical
+            multisets (the exact pre-pass groups by it and then confirms with ``counts ==``).
+        failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
+            ``"binary (NUL bytes)"``, ``"not UTF-8"``, ``"no language plugin for 'x'"``,
+            ``"tokenizer error: ..."``.
+    """
+
+    counts: dict[str, int]
+    n_tokens: int
+    has_error: bool = False
+    failure: str | None = None
+    multiset_key: bytes = b""
+    signature: bytes | None = None
+
+
+@dataclass(frozen=True)
+class SignatureSpec:
+    """Asks the workers for MinHash signatures of files with at least ``min_tokens`` tokens
+    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.signature_values`)."""
+
+    num_perm: int
+    seed: int
+    min_tokens: int
+
+
+def multiset_key(counts: dict[str, int]) -> bytes:
+    """Return a 16-byte digest identifying the token multiset ``counts``."""
+    # repr of the sorted items is unambiguous (quoted, escaped tokens) and one C call
+    text = repr(sorted(counts.items())).encode("utf-8", errors="surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def decode_code(value: object) -> tuple[str | None, str | None]:
+    """Return ``(text, None)`` for a usable code cell, or ``(None, reason)``.
+
+    Args:
+        value: the cell: ``str``, UTF-8 ``bytes`` (parquet binary columns) or ``None``.
+    """
+    if value is None:
+        return None, "missing (null)"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if b"\x00" in data:
+            return None, "binary (NUL bytes)"
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError:
+            return None, "not UTF-8"
+    if not isinstance(value, str):
+        return None, f"not text ({type(value).__name__})"
+    if "\x00" in value:
+        return None, "binary (NUL bytes)"
+    return value, None
+
+
+def tokenize_one(value: object, language: str) -> FileTokens:
+    """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised."""
+    text, reason = decode_code(value)
+    if reason is not None:
+        return FileTokens({}, 0, failure=reason)
+    try:
+        plugin = get_language(language)
+    except LanguageNotFoundError:
+        return FileTokens({}, 0, failure=f"no language plugin for {language!r}")
+    try:
+        if type(plugin).tokens is not LanguagePlugin.tokens and type(plugin).scan_tokens is LanguagePlugin.scan_tokens:
+            # the plugin overrides only ``tokens``: use it (a parse error is not known then)
+            tokens, has_error = plugin.tokens(text), False
+        else:
+            tokens, has_error = plugin.scan_tokens(text)
+    except Exception as error:  # a plugin bug must cost one file, not the run
+        return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
+    counts = dict(Counter(tokens))
+    return FileTokens(counts, len(tokens), has_error, multiset_key=multiset_key(counts))
+
+
+_TOKEN_HASH: CachedTokenHash | None = None  # one cache per worker process
+
+
+def _tokenize_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> list[FileTokens]:
+    global _TOKEN_HASH
+    results = [tokenize_one(value, language) for value, language in chunk]
+    if spec is None:
+        return results
+    if _TOKEN_HASH is None:
+        _TOKEN_HASH = CachedTokenHash()
+    wanted = [i for i, r in enumerate(results) if r.failure is None and r.n_tokens >= spec.min_tokens]
+    values = signature_values((list(results[i].counts) for i in wanted), spec.num_perm, spec.seed, _TOKEN_HASH)
+    for i, signature in zip(wanted, values):
+        results[i] = replace(results[i], signature=signature.tobytes())
+    return results
+
+
+def resolve_workers(workers: int, n_items: int) -> int:
+    """Return the number of processes to use: ``workers`` (0 = CPUs available), at most one
+    per chunk, and 1 for inputs too small to pay for process start-up."""
+    if workers == 0:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(workers, (n_items + CHUNK_SIZE - 1) // CHUNK_SIZE))
+
+
+def tokenize_files(
+    codes: Sequence[object],
+    languages: Sequence[str],
+    *,
+    workers: int = 0,
+    signatures: SignatureSpec | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[FileTokens]:
+    """Tokenize every file, in input order.
+
+    Args:
+        codes: the code cells (see :func:`decode_code`).
+        languages: the language name of each cell (same length as ``codes``).
+        workers: processes (0 = one per CPU; 1 = in this process).
+        signatures: also compute MinHash signatures (see :class:`SignatureSpec`).
+        on_progress: called with the number of files just finished.
+
+    Returns:
+        one :class:`FileTokens` per input cell.
+    """
+    if len(codes) != len(languages):
+        raise ValueError("codes and languages must have the same length")
+    items = list(zip(codes, languages))
+    chunks = [items[i : i + CHUNK_SIZE] for i in range(0, len(items), CHUNK_SIZE)]
+    processes = resolve_workers(workers, len(items))
+    results: list[FileTokens] = []
+    if processes == 1:
+        for chunk in chunks:
+            results.extend(_tokenize_chunk(chunk, signatures))
+            if on_progress:
+                on_progress(len(chunk))
+        return results
+    try:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            work = functools.partial(_tokenize_chunk, spec=signatures)
+            for chunk, done in zip(chunks, pool.map(work, chunks)):
+                results.extend(done)
+                if on_progress:
+                    on_progress(len(chunk))
+    except BrokenProcessPool:
+        # a worker died (e.g. a grammar crashed on hostile input): redo the unfinished
+        # chunks, halving any chunk that crashes again, so only the culprit files are lost
+        for start in range(len(results), len(items), CHUNK_SIZE):  # results hold whole chunks
+            chunk = items[start : start + CHUNK_SIZE]
+            results.extend(_tokenize_isolated(chunk, signatures))
+            if on_progress:
+                on_progress(len(chunk))
+    return results
+
+
+def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None) -> list[FileTokens]:
+    """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
+    and record a failure for a single file that still kills it."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_tokenize_chunk, chunk, spec).result()
+    except BrokenProcessPool:
+        if len(chunk) == 1:
+            return [FileTokens({}, 0, failure="tokenizer crashed (worker process died)")]
+        middle = len(chunk) // 2
+        return _tokenize_isolated(chunk[:middle], spec) + _tokenize_isolated(chunk[middle:], spec)

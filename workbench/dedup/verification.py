@@ -1,0 +1,83 @@
+"""Step 4: exact verification of candidate pairs.
+
+A pair of files is a near-duplicate when both hold (Allamanis 2019, Sec. 3, following
+SourcererCC, Sajnani et al., ICSE 2016):
+
+* set Jaccard of the token sets  ``|A ∩ B| / |A ∪ B| >= t0`` (default 0.8), and
+* multiset Jaccard of the token bags ``Σ min(a_t, b_t) / Σ max(a_t, b_t) >= t1`` (default 0.7).
+
+Comparisons are made as ``intersection >= t * union`` (no division), so a pair exactly
+at a threshold is decided the same way as by a brute-force reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """The exact similarities of one pair.
+
+    Attributes:
+        set_jaccard: ``|A ∩ B| / |A ∪ B|`` over distinct tokens, in [0, 1].
+        multiset_jaccard: ``Σ min / Σ max`` over token counts, in [0, 1]; ``None`` when
+            the set test already failed and it was not computed.
+        is_duplicate: both thresholds are met.
+    """
+
+    set_jaccard: float
+    multiset_jaccard: float | None
+    is_duplicate: bool
+
+
+def set_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
+    """Return the Jaccard similarity of the key sets of two token bags (0.0 for two empty bags)."""
+    inter = len(a.keys() & b.keys())
+    union = len(a) + len(b) - inter
+    return inter / union if union else 0.0
+
+
+def multiset_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
+    """Return ``Σ_t min(a_t, b_t) / Σ_t max(a_t, b_t)`` for two token bags (0.0 for two empty bags)."""
+    if len(a) > len(b):
+        a, b = b, a
+    inter = sum(min(count, b[token]) for token, count in a.items() if token in b)
+    union = sum(a.values()) + sum(b.values()) - inter
+    return inter / union if union else 0.0
+
+
+def verify_pair(
+    a: Mapping[str, int],
+    b: Mapping[str, int],
+    size_a: int,
+    size_b: int,
+    set_threshold: float,
+    multiset_threshold: float,
+) -> PairScore | None:
+    """Decide one candidate pair exactly.
+
+    Args:
+        a, b: token -> count of the two files.
+        size_a, size_b: their multiset sizes (``sum(counts.values())``, precomputed).
+        set_threshold: t0; multiset_threshold: t1.
+
+    Returns:
+        the :class:`PairScore` when the set test was computed, or ``None`` when the size
+        filter alone rules the pair out (``min(|A|, |B|) < t0 * max(|A|, |B|)`` implies
+        ``J < t0`` since ``J <= min/max``).
+    """
+    distinct_a, distinct_b = len(a), len(b)
+    if min(distinct_a, distinct_b) < set_threshold * max(distinct_a, distinct_b):
+        return None
+    if distinct_a > distinct_b:
+        a, b, size_a, size_b = b, a, size_b, size_a
+    inter = len(a.keys() & b.keys())
+    union = distinct_a + distinct_b - inter
+    set_j = inter / union
+    if inter < set_threshold * union:
+        return PairScore(set_j, None, False)
+    shared = sum(min(count, b[token]) for token, count in a.items() if token in b)
+    multiset_union = size_a + size_b - shared
+    return PairScore(set_j, shared / multiset_union, shared >= multiset_threshold * multiset_union)

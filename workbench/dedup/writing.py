@@ -1,0 +1,200 @@
+"""Writing a run's outputs: deduplicated splits, ``clusters.json``, ``pairs.csv``, the
+removal list and the report.
+
+``clusters.json`` is a JSON list of clusters, each a list of ids: the output format of
+dpu-utils' ``deduplicationcli`` and Microsoft's near-duplicate-code-detector, so their
+users' scripts read it unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import datasets
+
+from workbench.data.loading import LoadedDataset
+from workbench.dedup.pipeline import DedupResult, DuplicatePair
+from workbench.errors import DataError
+
+OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
+
+
+#: the columns the folder loader gives each source file (see workbench.data.loading)
+SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
+
+
+def input_form(loaded: LoadedDataset) -> str:
+    """Return the output format matching the input: ``files`` for a folder of source files,
+    ``parquet`` for parquet data, else ``jsonl``."""
+    source = Path(loaded.source)
+    if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS:
+        return "files"
+    if source.is_dir():
+        return "parquet" if next(source.rglob("*.parquet"), None) is not None else "jsonl"
+    return "parquet" if ".parquet" in source.suffixes else "jsonl"
+
+
+def _json_value(value: object) -> object:
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
+def write_outputs(
+    result: DedupResult,
+    loaded: LoadedDataset,
+    report: dict,
+    output_dir: str | Path,
+    *,
+    output_format: str = "jsonl",
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, str]:
+    """Write every output of a run into ``output_dir`` (created if needed).
+
+    Args:
+        result: the run; loaded: the dataset it ran on (its splits are filtered).
+        report: the report from :func:`~workbench.dedup.report.build_report`.
+        output_dir: the folder.
+        output_format: ``auto`` (the input's form, see :func:`input_form`), ``jsonl``
+            (``<split>.jsonl``), ``parquet`` (``<split>.parquet``), ``hf``
+            (``datasets.DatasetDict.save_to_disk`` into ``dataset/``) or ``files`` (the kept
+            source files under ``files/``, at their ids' relative paths, for folder input).
+        on_progress: called with 1 after each split is written.
+
+    Returns:
+        output name -> path of what was written.
+
+    Raises:
+        DataError: unknown ``output_format``, or ``output_dir`` is a file.
+    """
+    if output_format not in OUTPUT_FORMATS:
+        raise DataError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: the output path exists and is not a folder")
+    if output_format == "auto":
+        output_format = input_form(loaded)
+    out.mkdir(parents=True, exist_ok=True)
+    ids = result.rows.ids
+    written: dict[str, str] = {}
+
+    path = out / "clusters.json"
+    path.write_text(json.dumps([[_json_value(ids[m]) for m in cluster] for cluster in result.clusters]))
+    written["clusters"] = str(path)
+
+    written["pairs"] = _write_pairs(out / "pairs.csv", result.pairs, ids, ids)
+    if result.rows.groups is not None:
+        written["cross_group_pairs"] = _write_pairs(out / "cross_group_pairs.csv", result.cross_group_pairs, ids, ids)
+    if result.reference is not None:
+        path = out / "contamination.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "split", "reference_id", "set_jaccard", "multiset_jaccard"])
+            for p in result.contamination:
+                writer.writerow([ids[p.a], result.rows.splits[p.a], result.reference.ids[p.b],
+                                 f"{p.set_jaccard:.6f}", f"{p.multiset_jaccard:.6f}"])
+        written["contamination"] = str(path)
+
+    path = out / "removed.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "split", "reason", "duplicate_of"])
+        for index in sorted(result.removed):
+            removal = result.removed[index]
+            other_ids = result.reference.ids if removal.reason == "contaminated" and result.reference else ids
+            writer.writerow([ids[index], result.rows.splits[index], removal.reason, other_ids[removal.other]])
+    written["removed"] = str(path)
+
+    if result.failures:
+        path = out / "unreadable.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "split", "reason"])
+            for index, reason in result.failures.items():
+                writer.writerow([ids[index], result.rows.splits[index], reason])
+        written["unreadable"] = str(path)
+
+    path = out / "report.json"
+    path.write_text(json.dumps(report, indent=2, default=str))
+    written["report"] = str(path)
+
+    kept = {split: loaded.splits[split].select(result.kept_indices(split)) for split in result.rows.split_ranges}
+    with _quiet_datasets():
+        if output_format == "files":
+            _write_files(result, out / "files", written, on_progress)
+        else:
+            _write_splits(kept, out, output_format, written, on_progress)
+    return written
+
+
+def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress) -> None:
+    """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths)."""
+    from workbench.dedup.tokens import decode_code
+
+    base = root.resolve()
+    for split, (start, stop) in result.rows.split_ranges.items():
+        for index in range(start, stop):
+            if index in result.removed:
+                continue
+            target = (root / str(result.rows.ids[index])).resolve()
+            if base not in target.parents:
+                raise DataError(f"id {result.rows.ids[index]!r} is not a relative path; use --output-format jsonl")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text, _ = decode_code(result.rows.codes[index])
+            if text is not None:
+                target.write_text(text, encoding="utf-8")
+            elif isinstance(result.rows.codes[index], bytes):
+                target.write_bytes(result.rows.codes[index])
+        if on_progress:
+            on_progress(1)
+    written["files"] = str(root)
+
+
+@contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    # datasets draws its own tqdm bars per file; ours (``on_progress``) already cover the step
+    was_enabled = datasets.utils.logging.is_progress_bar_enabled()
+    datasets.utils.logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            datasets.utils.logging.enable_progress_bar()
+
+
+def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, str], on_progress) -> None:
+    if output_format == "hf":
+        path = out / "dataset"
+        datasets.DatasetDict(kept).save_to_disk(str(path))
+        written["dataset"] = str(path)
+        if on_progress:
+            on_progress(len(kept))
+        return
+    for split, dataset in kept.items():
+        safe = split.replace("/", "_")
+        if output_format == "jsonl":
+            path = out / f"{safe}.jsonl"
+            try:
+                dataset.to_json(str(path), lines=True, force_ascii=False)
+            except (UnicodeDecodeError, TypeError, ValueError) as error:
+                raise DataError(
+                    f"cannot write split {split!r} as JSON Lines ({error}); the data holds binary values: "
+                    f"use --output-format parquet or hf (clusters.json, pairs.csv and the report are written)"
+                ) from error
+        else:
+            path = out / f"{safe}.parquet"
+            dataset.to_parquet(str(path))
+        written[f"split:{split}"] = str(path)
+        if on_progress:
+            on_progress(1)
+
+
+def _write_pairs(path: Path, pairs: list[DuplicatePair], ids_a: list, ids_b: list) -> str:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id_a", "id_b", "set_jaccard", "multiset_jaccard", "kind"])
+        for p in pairs:
+            writer.writerow([ids_a[p.a], ids_b[p.b], f"{p.set_jaccard:.6f}", f"{p.multiset_jaccard:.6f}", p.kind])
+    return str(path)
