@@ -20,12 +20,26 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from workbench.execution.isolation import Isolation, IsolationLevel, detect_isolation, plan_launch
+from workbench.execution.isolation import (
+    Isolation,
+    IsolationLevel,
+    SandboxUnavailableError,
+    UidBlock,
+    detect_isolation,
+    plan_launch,
+)
 from workbench.execution.limits import ResourceLimits, apply_rlimits
-from workbench.execution.processes import kill_process_group, processes_of_uid, processes_with_env_tag, sweep
+from workbench.execution.processes import (
+    kill_all_of_uid,
+    kill_process_group,
+    processes_of_uid,
+    processes_with_env_tag,
+    sweep,
+)
 from workbench.languages.spec import SAMPLE_STATUSES, RunSpec
 
 #: the environment every sample starts from (nothing of the parent's is passed on)
@@ -155,6 +169,31 @@ def _tail(handle, limit_chars: int) -> str:
     return text[-limit_chars:]
 
 
+def _usable_by_others(path: str, *, check_parents: bool) -> bool:
+    """True when a user who is neither owner nor in the group can read ``path`` (and
+    traverse its parents, when ``check_parents``)."""
+    import stat
+
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return False
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0)
+    if mode & need != need:
+        return False
+    if check_parents:
+        parent = os.path.dirname(real)
+        while parent != "/":
+            try:
+                if not os.stat(parent).st_mode & stat.S_IXOTH:
+                    return False
+            except OSError:
+                return False
+            parent = os.path.dirname(parent)
+    return True
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -192,6 +231,51 @@ class Sandbox:
         self._lock = threading.Lock()
         self._running: dict[int, subprocess.Popen] = {}
         self._closed = False
+        self._uids = UidBlock() if self.isolation.runs_as_root else None
+        self._samples_root: str | None = None
+
+    def _host_temp_root(self) -> str:
+        """The folder that holds host working directories (levels below bubblewrap).
+
+        As root, samples run under other user ids, so the folder and its parents must be
+        traversable by others (on some machines ``/tmp`` is 0700): the first usable of
+        ``temp_root``, the system temp folder, ``/var/tmp`` and ``/dev/shm`` gets a 0711
+        sub-folder (traversable, not listable) for this sandbox.
+        """
+        if self._uids is None:
+            return self.temp_root or tempfile.gettempdir()
+        if self._samples_root is None:
+            candidates = [c for c in (self.temp_root, tempfile.gettempdir(), "/var/tmp", "/dev/shm") if c]
+            usable = [c for c in candidates if os.path.isdir(c) and _usable_by_others(c, check_parents=True)]
+            if not usable:
+                raise SandboxUnavailableError(
+                    f"no temporary folder that the sandbox user can reach (tried {', '.join(candidates)}); "
+                    f"pass temp_root= a folder with o+x on it and its parents"
+                )
+            root = tempfile.mkdtemp(prefix="workbench-sandbox-", dir=usable[0])
+            os.chmod(root, 0o711)
+            weakref.finalize(self, shutil.rmtree, root, True)
+            self._samples_root = root
+        return self._samples_root
+
+    def uid_for_slot(self, slot: int) -> int | None:
+        """Return the user id worker ``slot`` runs samples as (root mode), else ``None``."""
+        return self._uids.uid(slot) if self._uids is not None else None
+
+    def inaccessible_paths(self, spec: RunSpec) -> list[str]:
+        """Return the toolchain paths of ``spec`` the sample's user id cannot use.
+
+        As root, samples run under a user id of their own; an interpreter under
+        ``/root`` (pyenv, a venv) is then out of its reach: below bubblewrap because a
+        parent folder is private, under bubblewrap only if the folder itself is.
+        """
+        if self._uids is None:
+            return []
+        bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
+        paths = list(spec.read_only_paths)
+        if spec.run and os.path.isabs(spec.run[0]):
+            paths.append(spec.run[0])
+        return [p for p in paths if not _usable_by_others(p, check_parents=not bubblewrap)]
 
     # -- public ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
@@ -224,7 +308,7 @@ class Sandbox:
     # -- internals ---------------------------------------------------------------------------
     def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
         bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
-        uid = self.isolation.uid_for_slot(slot)
+        uid = self.uid_for_slot(slot)
         child_fds: dict[int, int] = {}  # child fd number -> parent fd
         if spec.token_input_fd is not None:
             read_end, write_end = os.pipe()
@@ -253,13 +337,13 @@ class Sandbox:
                 os.lseek(fd, 0, os.SEEK_SET)
                 file_fds.append((fd, name))
         else:
-            host_workdir = res.make_workdir(self.temp_root, spec.files, uid)
+            host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
         script = step_script(spec, status_fd)
         plan = plan_launch(
             self.isolation,
             ["/bin/sh", "-c", script],
-            slot=slot,
+            uid=uid,
             host_workdir=host_workdir,
             files=file_fds,
             read_only_paths=spec.read_only_paths,
@@ -337,6 +421,7 @@ class Sandbox:
         with self._lock:
             protect = frozenset(self._running)
         if uid is not None:
+            kill_all_of_uid(uid)
             sweep(lambda: processes_of_uid(uid), protect=protect)
         sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
 
