@@ -121,15 +121,18 @@ def _validate_spec(spec: RunSpec) -> None:
         raise ValueError(f"RunSpec.exit_statuses uses unknown statuses {sorted(unknown)}")
 
 
-def step_script(spec: RunSpec, status_fd: int | None) -> str:
-    """Return the ``sh`` script that runs the build commands, then ``exec``s the run command.
+def step_script(spec: RunSpec, status_fd: int | None, file_token_fd: int | None = None) -> str:
+    """Return the ``sh`` script that runs the build commands, then the run command.
 
     Build commands run with the token fds closed; the first failing one writes
     ``"<index> <status>"`` to ``status_fd`` and the script exits 0. The status fd is closed
-    before the run command, so the candidate cannot fake a compile error report.
+    before the run command, so the candidate cannot fake a compile error report. With a
+    ``pass_token_file``, the script copies that file to ``file_token_fd`` after the run
+    (the working directory may be a tmpfs that vanishes with the sandbox); otherwise the
+    run command replaces the shell (``exec``).
     """
     closers = " ".join(
-        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None
+        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
     )
     lines = ["set -u"]
     for index, command in enumerate(spec.build):
@@ -137,13 +140,19 @@ def step_script(spec: RunSpec, status_fd: int | None) -> str:
         lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
     if status_fd is not None:
         lines.append(f"exec {status_fd}>&-")
-    lines.append(f"exec {shlex.join(spec.run)}")
+    if file_token_fd is None:
+        lines.append(f"exec {shlex.join(spec.run)}")
+    else:
+        lines.append(f"{shlex.join(spec.run)} {file_token_fd}>&-")
+        lines.append("rc=$?")
+        lines.append(f"cat -- {shlex.quote(spec.pass_token_file)} >&{file_token_fd} 2>/dev/null")
+        lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
 
 
 def _free_fd(used: Iterable[int | None]) -> int:
     taken = {fd for fd in used if fd is not None}
-    return next(fd for fd in range(5, 10) if fd not in taken)
+    return next(fd for fd in range(3, 10) if fd not in taken)
 
 
 def _read_available(fd: int, limit: int = 65536) -> bytes:
@@ -315,14 +324,17 @@ class Sandbox:
             os.write(write_end, token.encode() + b"\n")
             os.close(write_end)
             child_fds[spec.token_input_fd] = res.keep(_high(read_end))
-        pass_read = None
-        if spec.pass_token_fd is not None:
+        pass_read = file_token_fd = None
+        if spec.pass_token_fd is not None or spec.pass_token_file is not None:
+            target = spec.pass_token_fd
+            if target is None:  # file protocol: the step script copies the file here
+                target = file_token_fd = _free_fd([spec.token_input_fd])
             read_end, write_end = os.pipe()
             pass_read = res.keep(read_end)
-            child_fds[spec.pass_token_fd] = res.keep(_high(write_end))
+            child_fds[target] = res.keep(_high(write_end))
         status_fd = status_read = None
         if spec.build:
-            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd])
+            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd, file_token_fd])
             read_end, write_end = os.pipe()
             status_read = res.keep(read_end)
             child_fds[status_fd] = res.keep(_high(write_end))
@@ -339,7 +351,7 @@ class Sandbox:
         else:
             host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
-        script = step_script(spec, status_fd)
+        script = step_script(spec, status_fd, file_token_fd)
         plan = plan_launch(
             self.isolation,
             ["/bin/sh", "-c", script],
@@ -407,10 +419,6 @@ class Sandbox:
             self._sweep(uid, run_tag)
 
         delivered = _read_available(pass_read) if pass_read is not None else b""
-        if spec.pass_token_file is not None and host_workdir is not None:
-            with contextlib.suppress(OSError):
-                with open(os.path.join(host_workdir, spec.pass_token_file), "rb") as handle:
-                    delivered = handle.read(65536)
         build_report = _read_available(status_read).decode(errors="replace").split() if status_read is not None else []
         stderr_tail = _tail(stderr, self.stderr_tail_chars)
         return self._classify(
@@ -445,7 +453,7 @@ class Sandbox:
             status = build_report[1] if len(build_report) > 1 else "?"
             return self._outcome("syntax_error", duration, code, sig, stderr_tail,
                                  f"build step {command!r} failed with status {status}", timeout_s)
-        if sig == "SIGXCPU":
+        if sig == "SIGXCPU" or (sig == "SIGKILL" and duration >= timeout_s):
             return self._outcome("timeout", duration, code, sig, stderr_tail, "CPU time limit exceeded", timeout_s)
         token_ok = delivered.strip() == token.encode()
         if token_ok and returncode == 0:
