@@ -295,10 +295,13 @@ def test_reaching_into_the_harness_does_not_pass():
             gc.get_objects()
         except RuntimeError as error:
             attempts.append(str(error))
-        try:
-            open("/proc/self/mem", "rb")
-        except (RuntimeError, OSError) as error:
-            attempts.append(str(error))
+        os.symlink("/proc/self/mem", "m")
+        for path in ("/proc/self/mem", "../../proc/self/mem", "m"):
+            try:
+                open(path, "rb")
+                attempts.append("OPENED " + path)
+            except (RuntimeError, OSError) as error:
+                attempts.append(str(error))
         print(attempts, file=sys.stderr)
         sys.stderr.flush()
         os._exit(0)
@@ -306,6 +309,7 @@ def test_reaching_into_the_harness_does_not_pass():
     assert not outcome.passed
     assert outcome.status == "error"
     assert "not allowed" in outcome.stderr_tail
+    assert "OPENED" not in outcome.stderr_tail
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])

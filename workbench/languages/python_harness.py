@@ -40,6 +40,10 @@ _BLOCKED_EVENTS = frozenset({
 })
 
 
+#: /proc files that expose a process's memory or environment
+_PRIVATE_PROC_FILES = ("mem", "pagemap", "environ", "syscall")
+
+
 def _make_settrace_guard():
     """Return a replacement for ``sys.settrace`` that only ever switches tracing off.
 
@@ -59,8 +63,8 @@ def _make_settrace_guard():
 
 def _make_hook(token, pass_fd, settrace_code):
     """Return the audit hook that alone knows ``token`` (bytes)."""
-    getframe, write, close = sys._getframe, os.write, os.close
-    state = {"frame": None, "done": False}
+    getframe, write, close, realpath = sys._getframe, os.write, os.close, os.path.realpath
+    state = {"frame": None, "done": False, "resolving": False}
 
     def hook(event, args):
         if event == "workbench.arm":
@@ -82,13 +86,14 @@ def _make_hook(token, pass_fd, settrace_code):
             return
         if event in _BLOCKED_EVENTS or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
             raise RuntimeError(f"workbench sandbox: {event} is not allowed")
-        if event == "open" and args:
-            path = args[0]
-            if isinstance(path, bytes):
-                path = path.decode("utf-8", "replace")
-            if isinstance(path, str) and path.startswith("/proc/") and path.rstrip("/").rsplit("/", 1)[-1] in (
-                "mem", "pagemap", "environ", "syscall"
-            ):
+        if event == "open" and args and isinstance(args[0], (str, bytes)) and not state["resolving"]:
+            path = args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]
+            state["resolving"] = True
+            try:
+                real = realpath(path)  # "../../proc/self/mem" and symlinks lead here too
+            finally:
+                state["resolving"] = False
+            if real.startswith("/proc/") and real.rstrip("/").rsplit("/", 1)[-1] in _PRIVATE_PROC_FILES:
                 raise RuntimeError(f"workbench sandbox: opening {path} is not allowed")
 
     return hook
