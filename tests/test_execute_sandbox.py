@@ -201,7 +201,8 @@ def test_limit_overrides():
 
 
 def test_step_script_closes_token_fds_for_builds():
-    script = step_script(sh_spec(build=[["make", "all"]]), status_fd=5)
+    script = step_script(sh_spec(build=[["make", "all"]]), status_fd=5, fd_moves={3: 21, 4: 22, 5: 23})
+    assert script.splitlines()[1:4] == ["exec 3<&21 21<&-", "exec 4<&22 22<&-", "exec 5<&23 23<&-"]
     assert "make all 3<&- 4<&- </dev/null" in script
     assert "exec 5>&-" in script
     assert script.rstrip().endswith("exec /bin/sh harness.sh")
@@ -213,3 +214,26 @@ def test_calibrated_timeout_is_evalplus_rule():
     assert calibrated_timeout(1.0, floor_s=1.0, factor=3.0) == 3.0
     with pytest.raises(ValueError):
         calibrated_timeout(1.0, factor=0.5)
+
+
+def test_works_when_the_parent_has_no_fds_3_to_9(tmp_path):
+    # the protocol fds must not depend on what the calling process has open
+    import subprocess
+    import sys
+
+    script = (
+        "import os\n"
+        "for fd in range(3, 10):\n"
+        "    try:\n"
+        "        os.close(fd)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "from workbench.execution.sandbox import Sandbox, new_token\n"
+        "from workbench.languages.spec import RunSpec\n"
+        f"spec = RunSpec(files={{'h.sh': {SH_HARNESS.format(checks='true')!r}}}, run=['/bin/sh', 'h.sh'],"
+        " token_input_fd=3, pass_token_fd=4, build=[['true']])\n"
+        "token = new_token()\n"
+        "print(Sandbox().run(spec, token, 30).status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, close_fds=True)
+    assert done.stdout.strip() == "passed", done.stderr[-2000:]

@@ -52,9 +52,12 @@ BASE_ENV: Mapping[str, str] = {
 #: name of the per-run environment tag used to find a sample's stray processes
 RUN_TAG_VARIABLE = "WORKBENCH_SANDBOX_RUN"
 
-#: parent-side fds handed to the child are moved at or above this number, so that
-#: ``dup2`` onto the runner's fd numbers (3..9) never clobbers one of them
+#: parent-side fds handed to the child are moved at or above this number; the step script
+#: moves them to the runner's numbers (3..9), which never clobbers one of them
 _HIGH_FD = 20
+
+#: the step script needs bash: POSIX sh cannot name fds above 9
+BASH = shutil.which("bash") or "/bin/bash"
 
 #: stderr markers of an allocation failure, per toolchain
 _OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
@@ -121,20 +124,30 @@ def _validate_spec(spec: RunSpec) -> None:
         raise ValueError(f"RunSpec.exit_statuses uses unknown statuses {sorted(unknown)}")
 
 
-def step_script(spec: RunSpec, status_fd: int | None, file_token_fd: int | None = None) -> str:
-    """Return the ``sh`` script that runs the build commands, then the run command.
+def step_script(
+    spec: RunSpec,
+    status_fd: int | None,
+    file_token_fd: int | None = None,
+    fd_moves: Mapping[int, int] | None = None,
+) -> str:
+    """Return the ``bash`` script that places the protocol fds, runs the build commands,
+    then the run command.
 
-    Build commands run with the token fds closed; the first failing one writes
-    ``"<index> <status>"`` to ``status_fd`` and the script exits 0. The status fd is closed
-    before the run command, so the candidate cannot fake a compile error report. With a
-    ``pass_token_file``, the script copies that file to ``file_token_fd`` after the run
-    (the working directory may be a tmpfs that vanishes with the sandbox); otherwise the
-    run command replaces the shell (``exec``).
+    ``fd_moves`` (child fd number -> inherited fd number, >= 20) are applied first: the
+    pipes arrive at high numbers (so that nothing of the parent's is clobbered) and are
+    moved to the runner's numbers here. Build commands run with the token fds closed; the
+    first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
+    0. The status fd is closed before the run command, so the candidate cannot fake a
+    compile error report. With a ``pass_token_file``, the script copies that file to
+    ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
+    with the sandbox); otherwise the run command replaces the shell (``exec``).
     """
+    lines = ["set -u"]
+    for target, source in sorted((fd_moves or {}).items()):
+        lines.append(f"exec {target}<&{source} {source}<&-")
     closers = " ".join(
         f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
     )
-    lines = ["set -u"]
     for index, command in enumerate(spec.build):
         lines.append(f"{shlex.join(command)} {closers} </dev/null")
         lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
@@ -351,10 +364,10 @@ class Sandbox:
         else:
             host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
-        script = step_script(spec, status_fd, file_token_fd)
+        script = step_script(spec, status_fd, file_token_fd, child_fds)
         plan = plan_launch(
             self.isolation,
-            ["/bin/sh", "-c", script],
+            [BASH, "--noprofile", "--norc", "-c", script],
             uid=uid,
             host_workdir=host_workdir,
             files=file_fds,
@@ -373,16 +386,13 @@ class Sandbox:
         if uid is None and limits.processes is not None:
             extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
         rlimits = limits.rlimits(timeout_s, extra_processes=extra)
-        mapping = dict(child_fds)
 
-        def child_setup() -> None:  # runs in the forked child: async-signal-safe calls only
-            for target, source in mapping.items():
-                os.dup2(source, target)
+        def child_setup() -> None:  # runs in the forked child: no locks, no allocation-heavy work
             apply_rlimits(rlimits)
 
         stdout = res.log_file(self.temp_root)
         stderr = res.log_file(self.temp_root)
-        pass_fds = sorted(set(mapping) | {fd for fd, _ in file_fds})
+        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds})
         start = time.monotonic()
         try:
             with self._lock:
