@@ -125,9 +125,7 @@ def sweep(find, *, rounds: int = 50, protect: frozenset[int] = frozenset()) -> i
         pids = [pid for pid in find() if pid not in protect and pid != own]
         alive = [pid for pid in pids if not is_zombie(pid)]
         for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
+            killed += _kill_if_still(pid, find)
         for pid in pids:
             if parent_of(pid) == own:
                 reap(pid)
@@ -135,6 +133,32 @@ def sweep(find, *, rounds: int = 50, protect: frozenset[int] = frozenset()) -> i
             break
         time.sleep(0.01)
     return killed
+
+
+def _kill_if_still(pid: int, find) -> int:
+    """SIGKILL ``pid`` only if it is still the process ``find`` reported (pid reuse safe).
+
+    The pidfd pins the process: if it exits and its pid is reused after the check, the
+    signal goes to the dead process (ESRCH), never to the newcomer.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (ProcessLookupError, PermissionError):
+        return 0
+    except (AttributeError, OSError):  # no pidfd support: a small reuse window remains
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            return 1
+        return 0
+    try:
+        if pid not in find():
+            return 0
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return 1
+        return 0
+    finally:
+        os.close(pidfd)
 
 
 def reap(pid: int, timeout_s: float = 2.0) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import select
 import shlex
 import shutil
 import signal
@@ -191,6 +192,31 @@ def _tail(handle, limit_chars: int) -> str:
     return text[-limit_chars:]
 
 
+def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
+    """Wait until child ``pid`` exits, leaving it unreaped (a zombie keeps its pid and
+    process-group id reserved). Returns False on timeout.
+
+    Uses a pidfd (Linux >= 5.3): no polling delay, no race with pid reuse.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # old kernel: fall back to waitid(WNOWAIT) polling
+        deadline = time.monotonic() + timeout_s
+        delay = 0.001
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(timeout_s * 1000))))
+    finally:
+        os.close(pidfd)
+
+
 def _usable_by_others(path: str, *, check_parents: bool) -> bool:
     """True when a user who is neither owner nor in the group can read ``path`` (and
     traverse its parents, when ``check_parents``)."""
@@ -320,7 +346,8 @@ class Sandbox:
             return self._run(spec, token, timeout_s, slot, limits, res)
 
     def close(self) -> None:
-        """Kill every running sample (on interrupt) and refuse new ones."""
+        """Kill every running sample (on interrupt) and refuse new ones. Only unreaped
+        leaders are in the running set, so no reused pid is ever signalled."""
         self._closed = True
         with self._lock:
             running = list(self._running)
@@ -414,18 +441,16 @@ class Sandbox:
         except (OSError, subprocess.SubprocessError) as error:
             return self._outcome("error", 0.0, None, None, "", f"could not start the sandbox: {error}", timeout_s)
         res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds])
-        timed_out = False
         try:
-            returncode = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_process_group(proc.pid)
-            returncode = proc.wait()
-        finally:
+            timed_out = not _wait_without_reaping(proc.pid, timeout_s)
             duration = time.monotonic() - start
+            # The leader is not reaped yet, so its pid (= the group id) cannot have been
+            # reused: killing the group now can only hit this sample's processes.
             kill_process_group(proc.pid)
+        finally:
             with self._lock:
                 self._running.pop(proc.pid, None)
+            returncode = proc.wait()
             self._sweep(uid, run_tag)
 
         delivered = _read_available(pass_read) if pass_read is not None else b""
