@@ -11,7 +11,6 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.execution.isolation import IsolationLevel
-from workbench.execution.job import ExecutionConfig, execute_generations
 from workbench.execution.limits import MiB, ResourceLimits
 from workbench.execution.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 
@@ -54,6 +53,9 @@ def execute_command(
 ) -> None:
     """Run generated code against the problems' tests in a sandbox and write one result row
     per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...)."""
+    # imported here: the job pulls in `datasets`, which every other command would pay for
+    from workbench.execution.job import ExecutionConfig, execute_generations
+
     if isolation not in _ISOLATION_CHOICES:
         raise typer.BadParameter(f"choose one of {', '.join(_ISOLATION_CHOICES)}", param_hint="--isolation")
     config = ExecutionConfig(
