@@ -22,6 +22,9 @@ harness was misused or the tests do not compile.
 
 Threat model: ``exit(0)``/``os._exit(0)``, killing the parent, printing markers, replaying
 an old token, redefining ``check``, ``AssertionError`` or builtins cannot produce a pass.
+The function under test is wrapped: a return value (or an element of a returned list,
+tuple, set or dict) whose class the candidate created and gave comparison, truth,
+arithmetic or conversion dunders is refused (the "always equal" object).
 Audit hooks are not a security boundary (PEP 578 says so); a candidate that exploits the
 interpreter itself could still forge a pass. It cannot leave the sandbox either way.
 """
@@ -99,6 +102,87 @@ def _make_hook(token, pass_fd, settrace_code):
     return hook
 
 
+#: dunders a class may define and still not change how its instances compare or convert
+_HARMLESS_DUNDERS = frozenset({
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__init__", "__slots__",
+    "__annotations__", "__orig_bases__", "__parameters__", "__match_args__", "__firstlineno__",
+    "__static_attributes__", "__dataclass_fields__", "__dataclass_params__",
+})
+#: the most elements of a return value inspected per call
+_INSPECT_BUDGET = 200_000
+
+
+def _existing_classes():
+    """Return every class that exists now (walking ``__subclasses__`` from ``object``)."""
+    found, stack = set(), [object]
+    while stack:
+        cls = stack.pop()
+        if cls in found:
+            continue
+        found.add(cls)
+        try:
+            stack.extend(type.__subclasses__(cls))
+        except TypeError:
+            pass
+    return found
+
+
+def _make_return_guard(known_classes):
+    """Return ``guard(function)``: a wrapper that refuses return values whose class was
+    created after the harness started (by the candidate) and redefines comparison,
+    truth, arithmetic or conversion (the "always equal" object that fools ``==`` asserts).
+    Classes that existed before (builtins, the standard library loaded so far, C types
+    such as numpy's) and new classes with no such dunders pass."""
+    heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: only heap types can be made from Python code
+    trusted = {}
+
+    def suspicious(cls):
+        verdict = trusted.get(cls)
+        if verdict is None:
+            verdict = False
+            for base in type.__getattribute__(cls, "__mro__"):
+                if base in known_classes or not (type.__getattribute__(base, "__flags__") & heap_flag):
+                    continue
+                names = [n for n in type.__getattribute__(base, "__dict__") if n.startswith("__") and n.endswith("__")]
+                if any(n not in _HARMLESS_DUNDERS for n in names):
+                    verdict = True
+                    break
+            trusted[cls] = verdict
+        return verdict
+
+    def inspect(value):
+        stack, budget = [value], _INSPECT_BUDGET
+        while stack and budget > 0:
+            item = stack.pop()
+            budget -= 1
+            cls = type(item)
+            if cls in (int, float, str, bool, type(None), bytes, complex):
+                continue
+            if suspicious(cls) or suspicious(type(cls)):
+                raise TypeError(
+                    f"workbench harness: the program returned an instance of {cls.__qualname__!r}, a class it "
+                    f"defined that redefines comparison or conversion; such values are not accepted"
+                )
+            if cls in (list, tuple, set, frozenset):
+                stack.extend(item)
+            elif cls is dict:
+                stack.extend(item.keys())
+                stack.extend(item.values())
+
+    def guard(function):
+        def guarded(*args, **kwargs):
+            result = function(*args, **kwargs)
+            inspect(result)
+            return result
+
+        guarded.__name__ = getattr(function, "__name__", "candidate")
+        guarded.__doc__ = getattr(function, "__doc__", None)
+        guarded.__wrapped__ = function
+        return guarded
+
+    return guard
+
+
 def _read_token(fd):
     chunks = []
     try:
@@ -161,6 +245,7 @@ def main():
     del token
     sys.addaudithook(hook)
     del hook
+    guard = _make_return_guard(_existing_classes())
     audit("workbench.arm")
     clean_builtins = dict(vars(builtins))
 
@@ -186,12 +271,15 @@ def main():
         exec(program_code, namespace)
         test_namespace = dict(namespace)
         test_namespace["__builtins__"] = dict(clean_builtins)
+        if entry_point and callable(namespace.get(entry_point)):
+            # tests that look the function up themselves (MultiPL-E's test_check) get the guard too
+            test_namespace[entry_point] = guard(namespace[entry_point])
         exec(tests_code, test_namespace)
         check = test_namespace.get("check")
         if entry_point and callable(check):
             if entry_point not in namespace:
                 raise NameError(f"the program does not define {entry_point!r}")
-            check(namespace[entry_point])
+            check(guard(namespace[entry_point]))
         checks_returned = True
     except assertion_error as error:
         status = EXIT_FAILED
