@@ -1,5 +1,5 @@
 """workbench's Python test harness. It runs INSIDE the sandbox, standard library only,
-as ``python -I -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
+as ``python -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
 
 Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``):
 
