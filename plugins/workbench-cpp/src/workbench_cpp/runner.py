@@ -1,0 +1,118 @@
+"""Compile and run MultiPL-E-style C++ tests with g++.
+
+MultiPL-E's C++ harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B and its
+``eval_cpp.py``: ``g++ -std=c++17``, pass = exit status 0) is appended after
+``prompt + completion``: it closes the function and defines ``int main()`` full of
+``assert`` calls. Reading only the exit status would let a candidate that calls
+``exit(0)`` pass, so we rename the harness's ``main`` to ``workbench_tests_main`` (adding
+the ``return 0;`` that ``main`` has implicitly, [basic.start.main]/5) and append our own
+``main`` that calls it and only then writes the per-run token.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from typing import ClassVar
+
+from workbench.languages.spec import RunSpec, TestRunner
+
+SOURCE_FILE = "program.cpp"
+BINARY = "program"
+PASS_TOKEN_FILE = ".workbench_pass"
+TESTS_MAIN = "workbench_tests_main"
+
+_WRAPPER_TEMPLATE = """
+#include <cstdio>
+int main(int argc, char** argv) {{
+    (void)argc; (void)argv;
+    int status = {tests_main}({arguments});
+    if (status != 0) return status;
+    std::FILE* token_file = std::fopen({token_file}, "w");
+    if (token_file == nullptr) return 4;
+    std::fputs({token}, token_file);
+    return std::fclose(token_file) == 0 ? 0 : 4;
+}}
+"""
+
+
+def rename_tests_main(tests: str) -> tuple[str, bool]:
+    """Rename the test harness's ``main`` to :data:`TESTS_MAIN` and give it ``return 0;``.
+
+    The harness is parsed with the tree-sitter C++ grammar (it starts with the ``}`` that
+    closes the candidate's function; the grammar recovers from that).
+
+    Args:
+        tests: the MultiPL-E C++ test harness.
+
+    Returns:
+        (rewritten harness, whether its ``main`` takes parameters).
+
+    Raises:
+        ValueError: the harness defines no ``main`` function.
+    """
+    import tree_sitter
+    import tree_sitter_cpp
+
+    data = tests.encode("utf-8")
+    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language())).parse(data)
+    for node in tree.root_node.children:
+        if node.type != "function_definition":
+            continue
+        declarator = node.child_by_field_name("declarator")
+        name = declarator.child_by_field_name("declarator") if declarator is not None else None
+        body = node.child_by_field_name("body")
+        if name is None or body is None or name.text != b"main":
+            continue
+        parameters = declarator.child_by_field_name("parameters")
+        takes_arguments = parameters is not None and parameters.named_child_count > 0
+        close = body.end_byte - 1  # the body's closing brace
+        rewritten = (
+            data[: name.start_byte]
+            + TESTS_MAIN.encode()
+            + data[name.end_byte : close]
+            + b"    return 0;\n"
+            + data[close:]
+        )
+        return rewritten.decode("utf-8"), takes_arguments
+    raise ValueError("the C++ test harness defines no main() function; cannot wrap it to report a pass token")
+
+
+class CppRunner(TestRunner):
+    """``g++`` then the binary, with a wrapper ``main`` that writes the pass token.
+
+    Args:
+        compiler_options: options for g++ before the file names; default ``-std=c++17``
+            as in MultiPL-E (no optimisation, assertions on: never add ``-DNDEBUG``).
+    """
+
+    toolchain: ClassVar[tuple[str, ...]] = ("g++",)
+
+    def __init__(self, compiler_options: Sequence[str] = ("-std=c++17",)):
+        self.compiler_options = list(compiler_options)
+
+    def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
+        """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
+
+        Files: ``program.cpp``. Build: ``g++``; a compile error is the sample's
+        ``syntax_error``. Run: ``./program``, whose wrapper ``main`` writes ``token`` to
+        ``.workbench_pass`` after the harness's assertions returned.
+
+        Raises:
+            ValueError: ``tests`` defines no ``main``.
+        """
+        harness, takes_arguments = rename_tests_main(tests)
+        wrapper = _WRAPPER_TEMPLATE.format(
+            tests_main=TESTS_MAIN,
+            arguments="argc, argv" if takes_arguments else "",
+            token_file=json.dumps(PASS_TOKEN_FILE),
+            token=json.dumps(token),
+        )
+        compiler = shutil.which("g++") or "g++"
+        return RunSpec(
+            files={SOURCE_FILE: program + harness + wrapper},
+            build=[[compiler, *self.compiler_options, "-o", BINARY, SOURCE_FILE]],
+            run=[f"./{BINARY}"],
+            pass_token_file=PASS_TOKEN_FILE,
+        )

@@ -1,0 +1,144 @@
+"""Compile and run MultiPL-E-style Java tests with the machine's JDK.
+
+MultiPL-E's Java harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B and its
+``eval_java.py``) is appended after ``prompt + completion``: it closes the method, adds a
+``main`` full of ``assert`` statements to the problem class and closes the class. The
+original harness reads pass/fail from the exit status of ``java -ea``; we add a wrapper
+class instead, whose ``main`` calls the problem's ``main`` and only then writes the
+per-run token, so a candidate that calls ``System.exit(0)`` or prints a fake marker
+cannot pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from typing import ClassVar
+
+from workbench.languages.spec import RunSpec, TestRunner
+
+#: where Debian's ``libjavatuples-java`` puts the jar the MultiPL-E prompts import
+DEFAULT_CLASSPATH: tuple[str, ...] = ("/usr/share/java/javatuples.jar",)
+#: environment variable with extra class-path entries (``os.pathsep``-separated)
+CLASSPATH_ENV = "WORKBENCH_JAVA_CLASSPATH"
+
+PROGRAM_FILE = "Problem.java"
+HARNESS_CLASS = "WorkbenchHarness"
+PASS_TOKEN_FILE = ".workbench_pass"
+
+# Assertions must be on, or every ``assert`` of the harness is skipped and all samples "pass".
+_HARNESS_TEMPLATE = """\
+public final class {harness} {{
+    public static void main(String[] args) throws Throwable {{
+        boolean assertionsEnabled = false;
+        assert assertionsEnabled = true;
+        if (!assertionsEnabled) {{
+            System.err.println("workbench: run with java -ea, assertions are disabled");
+            System.exit(3);
+        }}
+        {main_class}.main(args);
+        java.nio.file.Files.writeString(java.nio.file.Path.of({token_file}), {token});
+    }}
+}}
+"""
+
+
+def find_main_class(source: str, default: str = "Problem") -> str:
+    """Return the name of the class that declares ``static void main`` in ``source``.
+
+    Uses the tree-sitter Java grammar, so braces inside strings or comments do not
+    confuse it; when the code is too broken to tell, returns ``default`` (MultiPL-E's
+    class name), and compilation then reports the real error.
+
+    Args:
+        source: a whole Java compilation unit (prompt + completion + tests).
+        default: the class name to fall back on.
+    """
+    import tree_sitter
+    import tree_sitter_java
+
+    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language())).parse(source.encode("utf-8"))
+    found = default
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "method_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None and name.text == b"main":
+                parent = node.parent
+                while parent is not None and parent.type != "class_declaration":
+                    parent = parent.parent
+                if parent is not None and parent.child_by_field_name("name") is not None:
+                    # the last main wins: the harness's main comes after anything the candidate wrote
+                    found = parent.child_by_field_name("name").text.decode("utf-8")
+            continue
+        stack.extend(node.children)
+    return found
+
+
+class JavaRunner(TestRunner):
+    """``javac`` then ``java -ea`` with a wrapper class that writes the pass token.
+
+    Args:
+        classpath: jar files / folders for compiling and running; default: the entries of
+            ``$WORKBENCH_JAVA_CLASSPATH`` followed by :data:`DEFAULT_CLASSPATH`.
+        jvm_options: extra options for ``java`` (``-ea`` is always added). The default
+            ``-XX:+UseSerialGC`` keeps the JVM to one GC thread, which matters under a
+            sandbox's process limit.
+        javac_options: extra options for ``javac``. The defaults make the compiler's own
+            JVM start faster (client JIT only); they do not change the compiled classes.
+    """
+
+    toolchain: ClassVar[tuple[str, ...]] = ("javac", "java")
+
+    def __init__(
+        self,
+        classpath: Sequence[str] | None = None,
+        jvm_options: Sequence[str] = ("-XX:+UseSerialGC",),
+        javac_options: Sequence[str] = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"),
+    ):
+        if classpath is None:
+            extra = [entry for entry in os.environ.get(CLASSPATH_ENV, "").split(os.pathsep) if entry]
+            classpath = [*extra, *DEFAULT_CLASSPATH]
+        self.classpath = list(classpath)
+        self.jvm_options = list(jvm_options)
+        self.javac_options = list(javac_options)
+
+    def missing_toolchain(self) -> list[str]:
+        """Return missing executables and class-path jars (with the Debian package that ships javatuples)."""
+        missing = super().missing_toolchain()
+        for entry in self.classpath:
+            if not os.path.exists(entry):
+                hint = " (apt-get install libjavatuples-java)" if "javatuples" in entry else ""
+                missing.append(f"{entry}{hint}")
+        return missing
+
+    def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
+        """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
+
+        Files: ``Problem.java`` (program and harness) and ``WorkbenchHarness.java``. Build:
+        ``javac``; a compile error is the sample's ``syntax_error``. Run: ``java -ea``
+        on the wrapper, which writes ``token`` to ``.workbench_pass`` after the
+        problem's ``main`` returned.
+        """
+        source = program + tests
+        harness = _HARNESS_TEMPLATE.format(
+            harness=HARNESS_CLASS,
+            main_class=find_main_class(source),
+            token_file=json.dumps(PASS_TOKEN_FILE),
+            token=json.dumps(token),
+        )
+        classpath = os.pathsep.join([".", *self.classpath])
+        javac = shutil.which("javac") or "javac"
+        java = shutil.which("java") or "java"
+        return RunSpec(
+            files={PROGRAM_FILE: source, f"{HARNESS_CLASS}.java": harness},
+            build=[
+                [javac, *self.javac_options, "-encoding", "UTF-8", "-nowarn", "-cp", classpath, "-d", ".",
+                 PROGRAM_FILE, f"{HARNESS_CLASS}.java"]
+            ],
+            run=[java, "-ea", *self.jvm_options, "-cp", classpath, HARNESS_CLASS],
+            pass_token_file=PASS_TOKEN_FILE,
+        )
