@@ -11,9 +11,14 @@ the ``return 0;`` that ``main`` has implicitly, [basic.start.main]/5) and append
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 import shutil
+import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from workbench.languages.spec import RunSpec, TestRunner
@@ -79,18 +84,76 @@ def rename_tests_main(tests: str) -> tuple[str, bool]:
     raise ValueError("the C++ test harness defines no main() function; cannot wrap it to report a pass token")
 
 
+# ``#include <bits/stdc++.h>`` preceded by nothing but other #include lines and blank lines
+_LEADING_STDCXX_INCLUDE = re.compile(r"\A(?:[ \t]*(?:#[ \t]*include[^\n]*)?\n)*?[ \t]*#[ \t]*include[ \t]*<bits/stdc\+\+\.h>")
+_STDCXX_HEADER = "bits/stdc++.h"
+
+
+def build_precompiled_header(cache_dir: str | os.PathLike[str], compiler_options: Sequence[str] = ("-std=c++17",)) -> Path:
+    """Precompile ``<bits/stdc++.h>`` once and return the directory to pass to :class:`CppRunner`.
+
+    Compiling ``bits/stdc++.h`` dominates the build time of a MultiPL-E C++ program
+    (about 1.0 s of 1.1 s CPU with g++ 12 here); a precompiled header cuts a build to
+    about 0.25 s. The header must be built with the same options as the programs, so
+    the directory is keyed by the g++ version and the options. Building takes a few
+    seconds and about 100 MB of disk; an existing build is reused.
+
+    Args:
+        cache_dir: where to keep precompiled headers.
+        compiler_options: the options the programs will be compiled with.
+
+    Returns:
+        a directory holding ``bits/stdc++.h.gch`` and a link to the real header.
+
+    Raises:
+        RuntimeError: g++ is missing or cannot precompile the header.
+    """
+    compiler = shutil.which("g++")
+    if compiler is None:
+        raise RuntimeError("g++ not found on PATH")
+    version = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=True).stdout
+    key = hashlib.sha256((version + "\0" + "\0".join(compiler_options)).encode()).hexdigest()[:16]
+    directory = Path(cache_dir) / f"stdcxx-{key}"
+    gch = directory / (_STDCXX_HEADER + ".gch")
+    if gch.is_file():
+        return directory
+    probe = subprocess.run([compiler, *compiler_options, "-x", "c++", "-E", "-H", "-"], input="#include <bits/stdc++.h>\n",
+                           capture_output=True, text=True)
+    header = next((line.split()[1] for line in probe.stderr.splitlines() if line.startswith(". ") and line.endswith(_STDCXX_HEADER)), None)
+    if header is None:
+        raise RuntimeError(f"cannot locate bits/stdc++.h with {compiler}: {probe.stderr[-300:]}")
+    gch.parent.mkdir(parents=True, exist_ok=True)
+    partial = gch.with_suffix(f".gch.{os.getpid()}")
+    built = subprocess.run([compiler, *compiler_options, "-x", "c++-header", header, "-o", str(partial)],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        raise RuntimeError(f"precompiling {header} failed: {built.stderr[-500:]}")
+    link = directory / _STDCXX_HEADER
+    if not link.exists():
+        link.symlink_to(header)  # the program's own #include must still find the (guard-free) header here
+    partial.replace(gch)  # atomic: parallel builders never see half a file
+    return directory
+
+
 class CppRunner(TestRunner):
     """``g++`` then the binary, with a wrapper ``main`` that writes the pass token.
 
     Args:
         compiler_options: options for g++ before the file names; default ``-std=c++17``
             as in MultiPL-E (no optimisation, assertions on: never add ``-DNDEBUG``).
+        precompiled_header_dir: a directory from :func:`build_precompiled_header` (built
+            with the same ``compiler_options``). Used only for programs that begin with
+            ``#include`` lines including ``<bits/stdc++.h>`` (all MultiPL-E C++ prompts):
+            for them, force-including the header first (``-include``) declares nothing
+            they would not see anyway. The sandbox must let the compiler read that directory.
     """
 
     toolchain: ClassVar[tuple[str, ...]] = ("g++",)
 
-    def __init__(self, compiler_options: Sequence[str] = ("-std=c++17",)):
+    def __init__(self, compiler_options: Sequence[str] = ("-std=c++17",),
+                 precompiled_header_dir: str | os.PathLike[str] | None = None):
         self.compiler_options = list(compiler_options)
+        self.precompiled_header_dir = None if precompiled_header_dir is None else str(precompiled_header_dir)
 
     def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
@@ -110,9 +173,12 @@ class CppRunner(TestRunner):
             token=json.dumps(token),
         )
         compiler = shutil.which("g++") or "g++"
+        options = list(self.compiler_options)
+        if self.precompiled_header_dir is not None and _LEADING_STDCXX_INCLUDE.match(program):
+            options += ["-I", self.precompiled_header_dir, "-include", _STDCXX_HEADER]
         return RunSpec(
             files={SOURCE_FILE: program + harness + wrapper},
-            build=[[compiler, *self.compiler_options, "-o", BINARY, SOURCE_FILE]],
+            build=[[compiler, *options, "-o", BINARY, SOURCE_FILE]],
             run=[f"./{BINARY}"],
             pass_token_file=PASS_TOKEN_FILE,
         )
