@@ -672,9 +672,9 @@ class UnsandboxedResult:
 
 
 def _run(argv: list[str], cwd: str, env: dict[str, str], timeout_s: float,
-         pass_fds: tuple[int, ...] = (), preexec: Callable[[], None] | None = None) -> tuple[int | None, str, str]:
+         preexec: Callable[[], None] | None = None) -> tuple[int | None, str, str]:
     process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
+                               stderr=subprocess.PIPE, start_new_session=True, close_fds=preexec is None,
                                preexec_fn=preexec)
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
@@ -711,18 +711,20 @@ def run_spec_unsandboxed(spec: RunSpec, token: str, timeout_s: float = 60.0) -> 
                 status = "timeout" if code is None else "syntax_error"
                 return UnsandboxedResult(status, code, out, err, time.monotonic() - start)
         read_end = write_end = None
-        pass_fds: tuple[int, ...] = ()
         preexec = None
         if spec.pass_token_fd is not None:
             read_end, write_end = os.pipe()
             fd_number = spec.pass_token_fd
 
-            def preexec() -> None:  # in the child: put the pipe's write end on the promised fd
+            def preexec() -> None:
+                # in the child: put the pipe's write end on the promised fd and close every
+                # other inherited fd (close_fds would run after this and close it again)
                 os.dup2(write_end, fd_number)
+                os.closerange(3, fd_number)
+                os.closerange(fd_number + 1, 65536)
 
-            pass_fds = (write_end,)
         try:
-            code, out, err = _run(spec.run, workdir, env, timeout_s, pass_fds, preexec)
+            code, out, err = _run(spec.run, workdir, env, timeout_s, preexec)
             delivered = ""
             if write_end is not None:
                 os.close(write_end)
