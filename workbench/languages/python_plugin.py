@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.languages.python_runner import PythonTestRunner
 from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
 
 
@@ -45,6 +46,7 @@ class PythonLanguage(LanguagePlugin):
         "function_definition": ("name", "parameters"),
         "class_definition": ("name",),
     }
+    runner = PythonTestRunner()
 
     def language_capsule(self) -> Any:
         import tree_sitter_python

@@ -70,21 +70,58 @@ class SubCodeKind(str, enum.Enum):
     CALL = "Call"
 
 
+#: statuses a sample can end with (``workbench execute`` result rows)
+SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "syntax_error", "timeout", "killed", "oom")
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """What a :class:`TestRunner` asks the sandbox to do for one sample.
 
+    The pass-token protocol (how a sample proves that its checks ran):
+
+    1. The sandbox draws a fresh random token per run (32 hex characters).
+    2. If ``token_input_fd`` is set, the sandbox opens a pipe, writes the token and a
+       newline into it, closes its own end, and places the read end at that fd number in
+       the child. The harness must read it and close the fd *before* any candidate code
+       runs, and must not write it to disk, argv or the environment. (Runners that set
+       no ``token_input_fd`` may instead embed the ``token`` argument of
+       :meth:`TestRunner.prepare` in their files; that is weaker, since the candidate
+       can read its own working directory.)
+    3. The sandbox places the write end of a second pipe at ``pass_token_fd`` (or
+       reads the file ``pass_token_file`` from the working directory afterwards). After
+       every check returned, and only then, the harness writes the token there.
+    4. A sample is ``passed`` only when the process exited with status 0 and everything
+       that arrived on that channel, stripped of surrounding whitespace, equals the
+       token. Anything else written there (a stale token, a guess, extra bytes) fails.
+
+    Build commands run before ``run`` in the same sandbox and working directory, with
+    the token fds closed; a non-zero exit of any of them is a ``syntax_error`` (compile
+    error). The timeout covers build and run together.
+
     Attributes:
-        files: files to write into the sample's fresh working directory, name -> text.
-        build: commands (argv lists) run in order before ``run``; a non-zero exit of
-            any of them is a ``syntax_error`` (compile error) for the sample.
-        run: the argv that runs the program with its tests.
+        files: files to write into the sample's fresh working directory, relative POSIX
+            name -> text (sub-folders allowed, no ``..``, no absolute names).
+        run: the argv that runs the program with its tests (working directory: the
+            sample's folder).
+        build: commands (argv lists) run in order before ``run``.
         env: extra environment variables for build and run (the sandbox scrubs the rest).
-        pass_token_fd: if the runner's harness writes the per-run success token to a file
-            descriptor, its number in the child; ``None`` when the runner writes it to the
-            file named by ``pass_token_file`` instead.
-        pass_token_file: a file name (inside the working directory) the harness writes the
-            token to, or ``None``.
+        pass_token_fd: fd number in the child where the harness writes the token, or
+            ``None`` when the runner uses ``pass_token_file``.
+        pass_token_file: a file name (inside the working directory) the harness writes
+            the token to, or ``None``.
+        token_input_fd: fd number in the child from which the harness reads the token
+            (step 2), or ``None``. Must differ from ``pass_token_fd`` and be >= 3.
+        exit_statuses: exit status of ``run`` -> sample status (one of
+            :data:`SAMPLE_STATUSES`) for runs that did not pass, e.g. ``{3: "syntax_error"}``;
+            unlisted non-zero statuses are ``failed``, a zero status without the token is
+            ``error``.
+        read_only_paths: host paths the toolchain needs (interpreter prefix, JDK), made
+            visible read-only even when they lie under a path the sandbox hides (e.g. a
+            virtual environment or pyenv under the user's home).
+        limit_overrides: :class:`workbench.execution.ResourceLimits` field -> value for
+            this runner (e.g. ``{"address_space_bytes": None}`` for a JVM that reserves
+            more address space than it uses); ``None`` means unlimited.
     """
 
     files: Mapping[str, str]
@@ -93,6 +130,10 @@ class RunSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     pass_token_fd: int | None = None
     pass_token_file: str | None = None
+    token_input_fd: int | None = None
+    exit_statuses: Mapping[int, str] = field(default_factory=dict)
+    read_only_paths: tuple[str, ...] = ()
+    limit_overrides: Mapping[str, int | None] = field(default_factory=dict)
 
 
 class TestRunner:
@@ -102,7 +143,7 @@ class TestRunner:
     runner only says which files to write and which commands to run, and arranges for
     its test harness to report success with an unforgeable per-run token *after* the
     checks returned (so ``exit(0)`` before the checks, or a printed fake marker, cannot
-    count as a pass).
+    count as a pass). See :class:`RunSpec` for the exact token protocol.
     """
 
     __test__ = False  # not a pytest test class
@@ -136,8 +177,8 @@ class TestRunner:
             program: the candidate program (from :meth:`build_program`).
             tests: the problem's test code, in the layout of the problem set.
             entry_point: the function under test, when the test harness needs it.
-            token: a fresh random string; the harness must deliver it, and only it,
-                after every check has run, through ``pass_token_fd`` / ``pass_token_file``.
+            token: this run's token. Runners that set ``RunSpec.token_input_fd`` should
+                ignore it (the harness receives it over the pipe); others may embed it.
         """
         raise NotImplementedError
 

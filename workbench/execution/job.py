@@ -1,0 +1,414 @@
+"""A whole ``workbench execute`` run: load generations and problems, calibrate timeouts,
+run every sample in the sandbox on parallel workers, append result rows as they finish.
+
+Notebook use::
+
+    from workbench.execution.job import ExecutionConfig, execute_generations
+    summary = execute_generations("generations.jsonl", "results.jsonl", ExecutionConfig(workers=2))
+    print(summary.pass_at_1, summary.isolation.level)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import platformdirs
+
+from workbench.data.loading import load_records
+from workbench.errors import DataError, WorkbenchError
+from workbench.execution.isolation import Isolation, detect_isolation
+from workbench.execution.limits import ResourceLimits
+from workbench.execution.pool import run_in_slots
+from workbench.execution.results import ResultWriter, pass_at_1, read_results, result_key, status_counts
+from workbench.execution.sandbox import Sandbox, SampleOutcome, new_token
+from workbench.execution.timeouts import (
+    DEFAULT_TIMEOUT_FACTOR,
+    DEFAULT_TIMEOUT_FLOOR_S,
+    ReferenceProblem,
+    ReferenceTimeCache,
+    TaskTimeout,
+    calibrate_timeouts,
+)
+from workbench.languages.registry import get_language
+from workbench.languages.spec import TestRunner
+
+
+def default_reference_cache() -> str:
+    """The folder where measured reference times are kept between runs."""
+    return os.path.join(platformdirs.user_cache_dir("workbench"), "reference-times")
+
+
+@dataclass
+class ExecutionConfig:
+    """Options of an execution run (the CLI's options, one to one).
+
+    Attributes:
+        problems: the problem set: a bundled name (``"humaneval"``), a data file or folder,
+            or a hub id (see :func:`workbench.data.loading.load_records`).
+        problems_split: which split of ``problems`` (default: its only split, or ``test``).
+        language: the language plugin whose runner executes the samples.
+        mode: ``"completion"`` (prompt + completion) or ``"full"`` (completion is the program).
+        task_column / sample_column / completion_column: columns of the generations.
+            A missing ``sample_column`` (left at its default) numbers samples per task.
+        prompt_column: a generations column holding the prompt to prepend (default: the
+            problem's prompt).
+        problem_task_column / problem_prompt_column / test_column / entry_point_column /
+            reference_column: columns of the problems (``reference_column`` may be absent:
+            then every task gets the floor timeout).
+        workers: parallel samples (default: number of cores).
+        timeout_s: one fixed timeout for every sample (skips calibration).
+        timeout_floor_s / timeout_factor: EvalPlus's ``max(floor, factor * reference)``.
+        limits: the :class:`ResourceLimits`.
+        isolation: require this isolation level (``None``: strongest available).
+        resume / overwrite: what to do with an existing output file.
+        reference_cache: folder for measured reference times (``None``: no cache).
+        max_samples: run only the first N samples (after resume filtering).
+    """
+
+    problems: str = "humaneval"
+    problems_split: str | None = None
+    language: str = "python"
+    mode: str = "completion"
+    task_column: str = "task_id"
+    sample_column: str = "sample_id"
+    completion_column: str = "completion"
+    prompt_column: str | None = None
+    problem_task_column: str = "task_id"
+    problem_prompt_column: str = "prompt"
+    test_column: str = "test"
+    entry_point_column: str | None = "entry_point"
+    reference_column: str | None = "canonical_solution"
+    workers: int | None = None
+    timeout_s: float | None = None
+    timeout_floor_s: float = DEFAULT_TIMEOUT_FLOOR_S
+    timeout_factor: float = DEFAULT_TIMEOUT_FACTOR
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    isolation: str | None = None
+    resume: bool = False
+    overwrite: bool = False
+    reference_cache: str | None = field(default_factory=default_reference_cache)
+    max_samples: int | None = None
+
+    def validate(self) -> None:
+        """Raise :class:`WorkbenchError` for options that cannot work, before any work starts."""
+        if self.mode not in ("completion", "full"):
+            raise WorkbenchError(f"--mode must be 'completion' or 'full', not {self.mode!r}")
+        if self.workers is not None and self.workers < 1:
+            raise WorkbenchError(f"--workers must be at least 1, not {self.workers}")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise WorkbenchError(f"--timeout must be positive, not {self.timeout_s}")
+        if self.timeout_floor_s <= 0:
+            raise WorkbenchError(f"--timeout-floor must be positive, not {self.timeout_floor_s}")
+        if self.timeout_factor < 1:
+            raise WorkbenchError(f"--timeout-factor must be at least 1, not {self.timeout_factor}")
+        if self.resume and self.overwrite:
+            raise WorkbenchError("--resume and --overwrite exclude each other")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One task of the problem set."""
+
+    task_id: str
+    prompt: str
+    tests: str
+    entry_point: str | None
+    reference: str | None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generation to execute."""
+
+    task_id: str
+    sample_id: Any
+    completion: str | None
+    prompt: str | None
+
+
+@dataclass
+class ExecutionSummary:
+    """What a run did.
+
+    Attributes:
+        output: the results file.
+        isolation: the isolation in force.
+        total: samples in the input; skipped_finished: already in the output (resume);
+        executed: samples run now.
+        elapsed_s: wall time of the sample phase; samples_per_s: ``executed / elapsed_s``.
+        calibration_s: wall time spent timing reference solutions.
+        counts: status -> rows over the whole output file; pass_at_1 over it too.
+        notes: things the user should know (numbered sample ids, failing references ...).
+    """
+
+    output: str
+    isolation: Isolation
+    total: int = 0
+    skipped_finished: int = 0
+    executed: int = 0
+    elapsed_s: float = 0.0
+    calibration_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    pass_at_1: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.executed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def _single_split(source: str, split: str | None):
+    loaded = load_records(source, splits=[split] if split else None)
+    if len(loaded.splits) == 1:
+        return next(iter(loaded.splits.values()))
+    if "test" in loaded.splits:
+        return loaded.splits["test"]
+    raise DataError(f"{source} has several splits ({', '.join(loaded.splits)}); choose one with --problems-split")
+
+
+def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
+    """Return task id -> :class:`Problem` from ``config.problems``.
+
+    Raises:
+        DataError / MissingColumnError: unreadable problems, missing columns, duplicate ids.
+    """
+    from workbench.data.loading import require_columns
+
+    dataset = _single_split(config.problems, config.problems_split)
+    reference = config.reference_column if config.reference_column in dataset.column_names else None
+    require_columns(
+        dataset,
+        {
+            "--problem-task-column": config.problem_task_column,
+            "--problem-prompt-column": config.problem_prompt_column,
+            "--test-column": config.test_column,
+            "--entry-point-column": config.entry_point_column,
+        },
+        where=f"the problems ({config.problems})",
+    )
+    problems: dict[str, Problem] = {}
+    for row in dataset:
+        task_id = str(row[config.problem_task_column])
+        if task_id in problems:
+            raise DataError(f"the problems ({config.problems}) list task {task_id!r} twice")
+        problems[task_id] = Problem(
+            task_id=task_id,
+            prompt=row[config.problem_prompt_column] or "",
+            tests=row[config.test_column] or "",
+            entry_point=row[config.entry_point_column] if config.entry_point_column else None,
+            reference=row[reference] if reference else None,
+        )
+    return problems
+
+
+def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list[Sample]:
+    """Return the generations as :class:`Sample` s, in file order.
+
+    Raises:
+        DataError / MissingColumnError: unreadable file, missing columns, duplicate
+            ``(task_id, sample_id)`` pairs.
+    """
+    from workbench.data.loading import require_columns
+
+    loaded = load_records(source)
+    dataset = loaded.concatenated() if len(loaded.splits) > 1 else next(iter(loaded.splits.values()))
+    sample_column: str | None = config.sample_column
+    if sample_column not in dataset.column_names and sample_column == ExecutionConfig.sample_column:
+        notes.append(f"the generations have no {sample_column!r} column: samples are numbered 0, 1, ... per task in file order")
+        sample_column = None
+    require_columns(
+        dataset,
+        {
+            "--task-column": config.task_column,
+            "--sample-column": sample_column,
+            "--completion-column": config.completion_column,
+            "--prompt-column": config.prompt_column,
+        },
+        where=f"the generations ({source})",
+    )
+    samples: list[Sample] = []
+    seen: set[tuple[str, str]] = set()
+    per_task: dict[str, int] = {}
+    columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column) if c]
+    for row in dataset.select_columns(list(dict.fromkeys(columns))):
+        task_id = str(row[config.task_column])
+        if sample_column is None:
+            sample_id: Any = per_task.get(task_id, 0)
+            per_task[task_id] = sample_id + 1
+        else:
+            sample_id = row[sample_column]
+        key = result_key(task_id, sample_id)
+        if key in seen:
+            raise DataError(f"the generations list task {task_id!r} sample {sample_id!r} twice; sample ids must be unique per task")
+        seen.add(key)
+        completion = row[config.completion_column]
+        prompt = row[config.prompt_column] if config.prompt_column else None
+        samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt))
+    return samples
+
+
+def _runner(language: str) -> TestRunner:
+    plugin = get_language(language)
+    if plugin.runner is None:
+        raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner)")
+    missing = plugin.runner.missing_toolchain()
+    if missing:
+        raise WorkbenchError(f"the {plugin.name} runner needs {', '.join(missing)} on PATH")
+    return plugin.runner
+
+
+def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
+    """Return the result row for ``sample`` (see :data:`~workbench.execution.results.RESULT_COLUMNS`)."""
+    return {
+        "task_id": sample.task_id,
+        "sample_id": sample.sample_id,
+        "passed": int(outcome.passed),
+        "status": outcome.status,
+        "duration_s": outcome.duration_s,
+        "timeout_s": round(outcome.timeout_s, 3),
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "detail": outcome.detail,
+        "stderr_tail": outcome.stderr_tail,
+        "language": language,
+        "isolation": isolation.level.value,
+    }
+
+
+def execute_generations(
+    generations: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    config: ExecutionConfig | None = None,
+    *,
+    on_start: Callable[[str, int], None] | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    sandbox: Sandbox | None = None,
+) -> ExecutionSummary:
+    """Execute every generation against its task's tests and append result rows to ``output``.
+
+    Args:
+        generations: a generations file/folder/hub id with task id, sample id, completion.
+        output: the jsonl results file (appended row by row).
+        config: the :class:`ExecutionConfig` (defaults: bundled HumanEval, Python).
+        on_start: called with a phase name (``"calibrate"``, ``"execute"``) and its size.
+        on_result: called with each result row (and each calibrated timeout as a row
+            with ``"phase": "calibrate"``) for progress display.
+        sandbox: a prepared :class:`Sandbox` (default: detected isolation, ``config.limits``).
+
+    Returns:
+        an :class:`ExecutionSummary`.
+
+    Raises:
+        WorkbenchError (DataError, MissingColumnError, SandboxUnavailableError ...) for
+        bad input, before any sample runs. ``KeyboardInterrupt`` after killing the running
+        samples; every finished row is already in ``output``.
+    """
+    config = config or ExecutionConfig()
+    config.validate()
+    runner = _runner(config.language)
+    notes: list[str] = []
+    problems = load_problems(config)
+    samples = load_samples(os.fspath(generations), config, notes)
+    unknown = sorted({s.task_id for s in samples} - problems.keys())
+    if unknown:
+        shown = ", ".join(repr(t) for t in unknown[:5])
+        raise DataError(
+            f"{len(unknown)} task id(s) of the generations are not in the problems ({config.problems}): {shown}"
+            f"{' ...' if len(unknown) > 5 else ''}; pass the matching problem set with --problems"
+        )
+    if sandbox is None:
+        isolation = detect_isolation(config.isolation)
+        sandbox = Sandbox(isolation, config.limits)
+    isolation = sandbox.isolation
+    workers = config.workers or os.cpu_count() or 1
+
+    writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
+    summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)
+    if isolation.warning:
+        notes.insert(0, isolation.warning)
+    try:
+        todo = [s for s in samples if result_key(s.task_id, s.sample_id) not in writer.finished]
+        summary.skipped_finished = len(samples) - len(todo)
+        if config.max_samples is not None:
+            todo = todo[: config.max_samples]
+        timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result)
+        if on_start:
+            on_start("execute", len(todo))
+        started = time.monotonic()
+
+        def execute(sample: Sample, slot: int) -> dict[str, Any]:
+            return result_row(sample, _run_sample(sample, problems[sample.task_id], runner, sandbox, config,
+                                                  timeouts[sample.task_id].timeout_s, slot),
+                              config.language, isolation)
+
+        for row in run_in_slots(todo, execute, workers, on_interrupt=sandbox.close):
+            writer.write(row)
+            summary.executed += 1
+            if on_result:
+                on_result(row)
+        summary.elapsed_s = time.monotonic() - started
+    finally:
+        writer.close()
+    rows = read_results(output)
+    summary.counts = status_counts(rows)
+    summary.pass_at_1 = pass_at_1(rows)
+    return summary
+
+
+def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result) -> dict[str, TaskTimeout]:
+    task_ids = sorted({s.task_id for s in todo})
+    if config.timeout_s is not None:
+        return {t: TaskTimeout(t, config.timeout_s, None, None) for t in task_ids}
+    with_reference = [problems[t] for t in task_ids if problems[t].reference is not None]
+    result = {t: TaskTimeout(t, config.timeout_floor_s, None, None) for t in task_ids}
+    if len(with_reference) < len(task_ids):
+        summary.notes.append(
+            f"{len(task_ids) - len(with_reference)} task(s) have no reference solution "
+            f"(column {config.reference_column!r}): they use the floor timeout {config.timeout_floor_s:g} s"
+        )
+    if not with_reference:
+        return result
+    if on_start:
+        on_start("calibrate", len(with_reference))
+    references = [
+        ReferenceProblem(p.task_id, runner.build_program(p.prompt, p.reference, "completion"), p.tests, p.entry_point)
+        for p in with_reference
+    ]
+    cache = ReferenceTimeCache(config.reference_cache)
+    started = time.monotonic()
+    try:
+        calibrated = calibrate_timeouts(
+            references, runner, sandbox, floor_s=config.timeout_floor_s, factor=config.timeout_factor,
+            workers=workers, cache=cache,
+            on_done=(lambda t: on_result({"phase": "calibrate", "task_id": t.task_id})) if on_result else None,
+        )
+    finally:
+        cache.close()
+    summary.calibration_s = time.monotonic() - started
+    failing = sorted(t.task_id for t in calibrated.values() if t.reference_status not in ("passed", "cached"))
+    if failing:
+        summary.notes.append(
+            f"the reference solution does not pass for {len(failing)} task(s) ({', '.join(failing[:5])}"
+            f"{' ...' if len(failing) > 5 else ''}): they use the floor timeout"
+        )
+    result.update(calibrated)
+    return result
+
+
+def _run_sample(sample: Sample, problem: Problem, runner: TestRunner, sandbox: Sandbox, config: ExecutionConfig,
+                timeout_s: float, slot: int) -> SampleOutcome:
+    if sample.completion is None:
+        return SampleOutcome("error", 0.0, None, None, "", "the generation has no completion (null)", timeout_s)
+    prompt = sample.prompt if sample.prompt is not None else problem.prompt
+    try:
+        program = runner.build_program(prompt, sample.completion, config.mode)
+        token = new_token()
+        spec = runner.prepare(program, problem.tests, problem.entry_point, token)
+    except Exception as error:  # a runner bug must not end the run: record it on the sample
+        return SampleOutcome("error", 0.0, None, None, "", f"the runner could not prepare this sample: {error}", timeout_s)
+    return sandbox.run(spec, token, timeout_s, slot=slot)
+

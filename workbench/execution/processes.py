@@ -1,0 +1,130 @@
+"""Killing a sample's whole process tree, including processes that left its process group.
+
+A sample may start background processes, double-fork daemons that call ``setsid``, or
+fork-bomb. Under bubblewrap and ``unshare`` the PID namespace already kills everything
+with the sandbox's first process; at the ``rlimits`` level (and as a second net under
+the others) this module finds what is left by the sample's own user id (root mode) or
+by a per-run environment tag, kills it and reaps what is still our child. Orphans that
+were re-parented go to the host's PID 1, which reaps them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import time
+
+def kill_process_group(pgid: int) -> None:
+    """Send SIGKILL to process group ``pgid`` (missing group: nothing to do)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _status_fields(pid: int) -> dict[str, str]:
+    fields = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Return the pids whose real user id is ``uid``."""
+    found = []
+    for pid in _pids():
+        uids = _status_fields(pid).get("Uid", "").split()
+        if uids and uids[0] == str(uid):
+            found.append(pid)
+    return found
+
+
+def processes_with_env_tag(tag: str) -> list[int]:
+    """Return the pids whose initial environment contains ``tag`` (``NAME=value``).
+
+    Only processes of our own user (or all, as root) are readable; a process that
+    replaced its environment with ``execve`` is not found, hence the uid sweep as root.
+    """
+    needle = tag.encode()
+    found = []
+    own = os.getpid()
+    for pid in _pids():
+        if pid == own:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if needle in data.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def parent_of(pid: int) -> int | None:
+    """Return the parent pid of ``pid``, or ``None`` if it is gone."""
+    value = _status_fields(pid).get("PPid")
+    return int(value) if value else None
+
+
+def is_zombie(pid: int) -> bool:
+    """True when ``pid`` exists and is a zombie (exited, not yet reaped)."""
+    return _status_fields(pid).get("State", "").startswith("Z")
+
+
+def sweep(find, *, rounds: int = 50, protect: frozenset[int] = frozenset()) -> int:
+    """Kill every process ``find()`` returns until it returns none; reap our own children.
+
+    Args:
+        find: a callable returning pids (e.g. ``lambda: processes_of_uid(uid)``).
+        rounds: at most this many passes (a fork bomb keeps forking while we kill).
+        protect: pids never to kill (live sandboxes of other workers).
+
+    Returns:
+        the number of processes killed.
+    """
+    killed = 0
+    own = os.getpid()
+    for _ in range(rounds):
+        pids = [pid for pid in find() if pid not in protect and pid != own]
+        alive = [pid for pid in pids if not is_zombie(pid)]
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        for pid in pids:
+            if parent_of(pid) == own:
+                reap(pid)
+        if not alive:
+            break
+        time.sleep(0.01)
+    return killed
+
+
+def reap(pid: int, timeout_s: float = 2.0) -> None:
+    """Wait for our child ``pid`` to be reaped (it was killed), without blocking forever."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError as error:  # pragma: no cover - EINTR is retried by Python
+            if error.errno != errno.EINTR:
+                return
+            continue
+        if done == pid or time.monotonic() > deadline:
+            return
+        time.sleep(0.005)

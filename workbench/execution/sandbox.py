@@ -1,0 +1,452 @@
+"""Run one :class:`~workbench.languages.spec.RunSpec` in isolation and classify the result.
+
+Per sample: a fresh working directory (bubblewrap's private tmpfs, or a host temporary
+folder removed afterwards), stdin closed, a scrubbed environment, rlimits, its own
+process group and session, the pass-token pipes of the runner protocol, a wall-clock
+timeout after which the whole process tree is killed, and a sweep that kills whatever
+the sample left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from workbench.execution.isolation import Isolation, IsolationLevel, detect_isolation, plan_launch
+from workbench.execution.limits import ResourceLimits, apply_rlimits
+from workbench.execution.processes import kill_process_group, processes_of_uid, processes_with_env_tag, sweep
+from workbench.languages.spec import SAMPLE_STATUSES, RunSpec
+
+#: the environment every sample starts from (nothing of the parent's is passed on)
+BASE_ENV: Mapping[str, str] = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+
+#: name of the per-run environment tag used to find a sample's stray processes
+RUN_TAG_VARIABLE = "WORKBENCH_SANDBOX_RUN"
+
+#: parent-side fds handed to the child are moved at or above this number, so that
+#: ``dup2`` onto the runner's fd numbers (3..9) never clobbers one of them
+_HIGH_FD = 20
+
+#: stderr markers of an allocation failure, per toolchain
+_OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
+
+#: how much of stderr is read back
+_TAIL_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SampleOutcome:
+    """What happened to one sample.
+
+    Attributes:
+        status: one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`.
+        duration_s: wall-clock seconds from start to exit or kill (build included).
+        exit_code: the exit status of the sandbox's command (``None`` when killed by us).
+        signal: the signal name that ended it (``"SIGKILL"``, ``"SIGXCPU"`` ...), or ``None``.
+        stderr_tail: the last characters of stderr (build stderr for a compile error).
+        detail: one human sentence on why this status.
+        timeout_s: the timeout the sample ran under.
+    """
+
+    status: str
+    duration_s: float
+    exit_code: int | None
+    signal: str | None
+    stderr_tail: str
+    detail: str
+    timeout_s: float
+
+    @property
+    def passed(self) -> bool:
+        """True only for ``status == "passed"``."""
+        return self.status == "passed"
+
+
+def new_token() -> str:
+    """Return a fresh per-run token (128 random bits, hex)."""
+    return secrets.token_hex(16)
+
+
+def _high(fd: int) -> int:
+    """Move ``fd`` to a number >= :data:`_HIGH_FD` (close-on-exec) and return it."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
+    os.close(fd)
+    return moved
+
+
+def _validate_spec(spec: RunSpec) -> None:
+    for name in spec.files:
+        parts = name.split("/")
+        if not name or name.startswith("/") or ".." in parts or "" in parts:
+            raise ValueError(f"RunSpec file name {name!r} must be a relative path without '..'")
+    fds = [fd for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None]
+    for fd in fds:
+        if not 3 <= fd <= 9:
+            raise ValueError(f"RunSpec fds must be between 3 and 9, not {fd}")
+    if len(set(fds)) != len(fds):
+        raise ValueError("RunSpec.token_input_fd and pass_token_fd must differ")
+    if spec.pass_token_fd is None and spec.pass_token_file is None:
+        raise ValueError("RunSpec needs pass_token_fd or pass_token_file")
+    unknown = set(spec.exit_statuses.values()) - set(SAMPLE_STATUSES)
+    if unknown:
+        raise ValueError(f"RunSpec.exit_statuses uses unknown statuses {sorted(unknown)}")
+
+
+def step_script(spec: RunSpec, status_fd: int | None) -> str:
+    """Return the ``sh`` script that runs the build commands, then ``exec``s the run command.
+
+    Build commands run with the token fds closed; the first failing one writes
+    ``"<index> <status>"`` to ``status_fd`` and the script exits 0. The status fd is closed
+    before the run command, so the candidate cannot fake a compile error report.
+    """
+    closers = " ".join(
+        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None
+    )
+    lines = ["set -u"]
+    for index, command in enumerate(spec.build):
+        lines.append(f"{shlex.join(command)} {closers} </dev/null")
+        lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
+    if status_fd is not None:
+        lines.append(f"exec {status_fd}>&-")
+    lines.append(f"exec {shlex.join(spec.run)}")
+    return "\n".join(lines) + "\n"
+
+
+def _free_fd(used: Iterable[int | None]) -> int:
+    taken = {fd for fd in used if fd is not None}
+    return next(fd for fd in range(5, 10) if fd not in taken)
+
+
+def _read_available(fd: int, limit: int = 65536) -> bytes:
+    os.set_blocking(fd, False)
+    chunks, total = [], 0
+    while total < limit:
+        try:
+            chunk = os.read(fd, limit - total)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _tail(handle, limit_chars: int) -> str:
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - _TAIL_BYTES))
+    text = handle.read().decode("utf-8", errors="replace")
+    return text[-limit_chars:]
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class Sandbox:
+    """Runs :class:`RunSpec` s under the strongest isolation available. Thread-safe:
+    one ``Sandbox`` serves all worker threads, each passing its own ``slot``.
+
+    Args:
+        isolation: from :func:`~workbench.execution.isolation.detect_isolation`
+            (detected when ``None``).
+        limits: the :class:`ResourceLimits` (a runner's ``limit_overrides`` apply on top).
+        hidden_paths: folders hidden under bubblewrap (default: home, cwd, /tmp, /run ...).
+        temp_root: where host working directories go for the levels below bubblewrap.
+        stderr_tail_chars: how much of stderr a result keeps.
+    """
+
+    def __init__(
+        self,
+        isolation: Isolation | None = None,
+        limits: ResourceLimits | None = None,
+        *,
+        hidden_paths: Iterable[str] | None = None,
+        temp_root: str | None = None,
+        stderr_tail_chars: int = 1000,
+    ):
+        self.isolation = isolation or detect_isolation()
+        self.limits = limits or ResourceLimits()
+        self.hidden_paths = list(hidden_paths) if hidden_paths is not None else None
+        self.temp_root = temp_root
+        self.stderr_tail_chars = stderr_tail_chars
+        self._lock = threading.Lock()
+        self._running: dict[int, subprocess.Popen] = {}
+        self._closed = False
+
+    # -- public ------------------------------------------------------------------------------
+    def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
+        """Run ``spec`` once and return its :class:`SampleOutcome`. Never raises for
+        anything the sample does; raises ``ValueError`` for a malformed ``spec``.
+
+        Args:
+            spec: from a runner's ``prepare``.
+            token: the token given to ``prepare`` (from :func:`new_token`).
+            timeout_s: wall-clock seconds for build and run together.
+            slot: the worker slot (0 .. workers-1); selects the user id when root.
+        """
+        _validate_spec(spec)
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, not {timeout_s}")
+        if self._closed:
+            return self._outcome("killed", 0.0, None, None, "", "the run was interrupted before this sample", timeout_s)
+        limits = self.limits.with_overrides(spec.limit_overrides)
+        with _RunResources() as res:
+            return self._run(spec, token, timeout_s, slot, limits, res)
+
+    def close(self) -> None:
+        """Kill every running sample (on interrupt) and refuse new ones."""
+        self._closed = True
+        with self._lock:
+            running = list(self._running)
+        for pid in running:
+            kill_process_group(pid)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
+        bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
+        uid = self.isolation.uid_for_slot(slot)
+        child_fds: dict[int, int] = {}  # child fd number -> parent fd
+        if spec.token_input_fd is not None:
+            read_end, write_end = os.pipe()
+            os.write(write_end, token.encode() + b"\n")
+            os.close(write_end)
+            child_fds[spec.token_input_fd] = res.keep(_high(read_end))
+        pass_read = None
+        if spec.pass_token_fd is not None:
+            read_end, write_end = os.pipe()
+            pass_read = res.keep(read_end)
+            child_fds[spec.pass_token_fd] = res.keep(_high(write_end))
+        status_fd = status_read = None
+        if spec.build:
+            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd])
+            read_end, write_end = os.pipe()
+            status_read = res.keep(read_end)
+            child_fds[status_fd] = res.keep(_high(write_end))
+
+        file_fds: list[tuple[int, str]] = []
+        host_workdir = None
+        if bubblewrap:
+            for name, text in spec.files.items():
+                fd = _high(os.memfd_create("workbench-file", os.MFD_CLOEXEC))
+                res.keep(fd)
+                os.write(fd, text.encode("utf-8", errors="surrogateescape"))
+                os.lseek(fd, 0, os.SEEK_SET)
+                file_fds.append((fd, name))
+        else:
+            host_workdir = res.make_workdir(self.temp_root, spec.files, uid)
+
+        script = step_script(spec, status_fd)
+        plan = plan_launch(
+            self.isolation,
+            ["/bin/sh", "-c", script],
+            slot=slot,
+            host_workdir=host_workdir,
+            files=file_fds,
+            read_only_paths=spec.read_only_paths,
+            hidden_paths=self.hidden_paths,
+            tmpfs_bytes=limits.tmpfs_bytes,
+        )
+        run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
+        env = dict(BASE_ENV)
+        env.update({"HOME": plan.workdir, "TMPDIR": "/tmp" if bubblewrap else plan.workdir, "PWD": plan.workdir})
+        env.update(spec.env)
+        name, _, value = run_tag.partition("=")
+        env[name] = value
+
+        extra = 0
+        if uid is None and limits.processes is not None:
+            extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
+        rlimits = limits.rlimits(timeout_s, extra_processes=extra)
+        mapping = dict(child_fds)
+
+        def child_setup() -> None:  # runs in the forked child: async-signal-safe calls only
+            for target, source in mapping.items():
+                os.dup2(source, target)
+            apply_rlimits(rlimits)
+
+        stdout = res.log_file(self.temp_root)
+        stderr = res.log_file(self.temp_root)
+        pass_fds = sorted(set(mapping) | {fd for fd, _ in file_fds})
+        start = time.monotonic()
+        try:
+            with self._lock:
+                proc = subprocess.Popen(
+                    plan.argv,
+                    cwd=plan.cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    start_new_session=True,
+                    pass_fds=pass_fds,
+                    preexec_fn=child_setup,
+                    user=plan.user,
+                    group=plan.user,
+                    extra_groups=[] if plan.user is not None else None,
+                )
+                self._running[proc.pid] = proc
+        except (OSError, subprocess.SubprocessError) as error:
+            return self._outcome("error", 0.0, None, None, "", f"could not start the sandbox: {error}", timeout_s)
+        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds])
+        timed_out = False
+        try:
+            returncode = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_process_group(proc.pid)
+            returncode = proc.wait()
+        finally:
+            duration = time.monotonic() - start
+            kill_process_group(proc.pid)
+            with self._lock:
+                self._running.pop(proc.pid, None)
+            self._sweep(uid, run_tag)
+
+        delivered = _read_available(pass_read) if pass_read is not None else b""
+        if spec.pass_token_file is not None and host_workdir is not None:
+            with contextlib.suppress(OSError):
+                with open(os.path.join(host_workdir, spec.pass_token_file), "rb") as handle:
+                    delivered = handle.read(65536)
+        build_report = _read_available(status_read).decode(errors="replace").split() if status_read is not None else []
+        stderr_tail = _tail(stderr, self.stderr_tail_chars)
+        return self._classify(
+            spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap
+        )
+
+    def _sweep(self, uid: int | None, run_tag: str) -> None:
+        with self._lock:
+            protect = frozenset(self._running)
+        if uid is not None:
+            sweep(lambda: processes_of_uid(uid), protect=protect)
+        sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
+
+    def _classify(
+        self, spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap
+    ) -> SampleOutcome:
+        sig = None
+        code: int | None = returncode
+        if returncode < 0:
+            sig, code = _signal_name(-returncode), None
+        elif returncode > 128 and (bubblewrap or self.isolation.level is IsolationLevel.NAMESPACES):
+            # the wrappers report a child killed by signal N as exit status 128 + N
+            with contextlib.suppress(ValueError):
+                sig = signal.Signals(returncode - 128).name
+        if timed_out:
+            return self._outcome("timeout", duration, None, "SIGKILL", stderr_tail,
+                                 f"killed after the {timeout_s:.1f} s timeout", timeout_s)
+        if build_report:
+            step = int(build_report[0]) if build_report[0].isdigit() else 0
+            command = shlex.join(spec.build[step]) if step < len(spec.build) else "build"
+            status = build_report[1] if len(build_report) > 1 else "?"
+            return self._outcome("syntax_error", duration, code, sig, stderr_tail,
+                                 f"build step {command!r} failed with status {status}", timeout_s)
+        if sig == "SIGXCPU":
+            return self._outcome("timeout", duration, code, sig, stderr_tail, "CPU time limit exceeded", timeout_s)
+        token_ok = delivered.strip() == token.encode()
+        if token_ok and returncode == 0:
+            return self._outcome("passed", duration, 0, None, stderr_tail, "the harness reported success", timeout_s)
+        if any(marker in stderr_tail for marker in _OOM_MARKERS):
+            return self._outcome("oom", duration, code, sig, stderr_tail, "memory limit reached", timeout_s)
+        if sig is not None:
+            return self._outcome("killed", duration, code, sig, stderr_tail, f"ended by {sig}", timeout_s)
+        if code in spec.exit_statuses:
+            status = spec.exit_statuses[code]
+            return self._outcome(status, duration, code, None, stderr_tail, f"harness exit status {code}", timeout_s)
+        if token_ok:
+            return self._outcome("failed", duration, code, None, stderr_tail,
+                                 f"the checks passed but the program then exited with status {code}", timeout_s)
+        if code == 0:
+            why = "a wrong token arrived" if delivered.strip() else "no success token arrived"
+            return self._outcome("error", duration, 0, None, stderr_tail,
+                                 f"exited with status 0 before the checks completed ({why})", timeout_s)
+        return self._outcome("failed", duration, code, None, stderr_tail, f"exit status {code}", timeout_s)
+
+    @staticmethod
+    def _outcome(status, duration, code, sig, tail, detail, timeout_s) -> SampleOutcome:
+        return SampleOutcome(status, round(duration, 4), code, sig, tail, detail, timeout_s)
+
+
+class _RunResources:
+    """fds, log files and a working directory of one run, all released on exit."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+        self.files: list = []
+        self.workdir: str | None = None
+
+    def __enter__(self) -> _RunResources:
+        return self
+
+    def keep(self, fd: int) -> int:
+        self.fds.append(fd)
+        return fd
+
+    def close_child_ends(self, *groups: Iterable[int]) -> None:
+        for group in groups:
+            for fd in group:
+                if fd in self.fds:
+                    self.fds.remove(fd)
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+
+    def log_file(self, temp_root: str | None):
+        handle = tempfile.TemporaryFile(dir=temp_root, prefix="workbench-log-")
+        self.files.append(handle)
+        return handle
+
+    def make_workdir(self, temp_root: str | None, files: Mapping[str, str], uid: int | None) -> str:
+        self.workdir = tempfile.mkdtemp(prefix="workbench-sample-", dir=temp_root)
+        for name, text in files.items():
+            path = os.path.join(self.workdir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(text)
+        if uid is not None:
+            for folder, dirs, names in os.walk(self.workdir):
+                os.chown(folder, uid, uid)
+                for name in names:
+                    os.chown(os.path.join(folder, name), uid, uid)
+        return self.workdir
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for handle in self.files:
+            with contextlib.suppress(OSError):
+                handle.close()
+        if self.workdir is not None:
+            _remove_tree(self.workdir)
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a working directory even if the sample made parts of it read-only."""
+
+    def make_writable(func, target, _exc):
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target), 0o700)
+            os.chmod(target, 0o700)
+        with contextlib.suppress(OSError):
+            func(target)
+
+    shutil.rmtree(path, onerror=make_writable)

@@ -1,0 +1,187 @@
+"""workbench's Python test harness. It runs INSIDE the sandbox, standard library only,
+as ``python -I -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
+
+Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``):
+
+1. read this run's token from TOKEN_FD and close it, before any candidate code exists;
+2. make the process non-dumpable (no ptrace, no ``/proc/PID/mem`` for the candidate's
+   own child processes) and install an audit hook (PEP 578) that holds the token, the
+   only reference to it, and refuses the known ways to reach it from Python code:
+   ``gc`` object walks, ``sys.settrace``/``setprofile``, other audit hooks, ``ctypes``
+   memory access and opening ``/proc/*/mem``;
+3. compile PROGRAM (exit 3 on a syntax error) and TESTS, run PROGRAM, then TESTS in a
+   namespace whose builtins are a snapshot taken before the candidate ran, then
+   ``check(ENTRY_POINT)`` when the tests define ``check``;
+4. only if all of that returned normally, raise the audit event that makes the hook
+   write the token to PASS_FD. The hook accepts that event only from this harness's own
+   ``main`` frame (captured before any candidate code ran), once.
+
+Exit statuses: 0 passed, 1 a check failed (``AssertionError``), 2 any other error
+(including ``exit()`` called by the candidate), 3 the program does not compile, 4 the
+harness was misused or the tests do not compile.
+
+Threat model: ``exit(0)``/``os._exit(0)``, killing the parent, printing markers, replaying
+an old token, redefining ``check``, ``AssertionError`` or builtins cannot produce a pass.
+Audit hooks are not a security boundary (PEP 578 says so); a candidate that exploits the
+interpreter itself could still forge a pass. It cannot leave the sandbox either way.
+"""
+
+import builtins
+import os
+import sys
+import traceback
+
+EXIT_FAILED, EXIT_ERROR, EXIT_SYNTAX, EXIT_MISUSE = 1, 2, 3, 4
+
+_BLOCKED_EVENTS = frozenset({
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "sys.addaudithook", "cpython.PyInterpreterState_Clear",
+})
+
+
+def _make_hook(token, pass_fd):
+    """Return the audit hook that alone knows ``token`` (bytes)."""
+    getframe, write, close = sys._getframe, os.write, os.close
+    state = {"frame": None, "done": False}
+
+    def hook(event, args):
+        if event == "workbench.arm":
+            if state["frame"] is None:
+                state["frame"] = getframe(1)
+            return
+        if event == "workbench.pass":
+            if state["done"] or state["frame"] is None or getframe(1) is not state["frame"]:
+                raise RuntimeError("workbench: success can only be reported by the harness")
+            state["done"] = True
+            write(pass_fd, token + b"\n")
+            close(pass_fd)
+            return
+        if state["frame"] is None:
+            return
+        if event in _BLOCKED_EVENTS or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
+            raise RuntimeError(f"workbench sandbox: {event} is not allowed")
+        if event == "open" and args:
+            path = args[0]
+            if isinstance(path, bytes):
+                path = path.decode("utf-8", "replace")
+            if isinstance(path, str) and path.startswith("/proc/") and path.rstrip("/").rsplit("/", 1)[-1] in (
+                "mem", "pagemap", "environ", "syscall"
+            ):
+                raise RuntimeError(f"workbench sandbox: opening {path} is not allowed")
+
+    return hook
+
+
+def _read_token(fd):
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).strip()
+
+
+def _make_nondumpable():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except Exception:  # not Linux, or no ctypes: the pid namespace still isolates
+        pass
+
+
+def _say(message):
+    """Write ``message`` to the real stderr; never raises (the candidate may have broken stdio)."""
+    for stream in (sys.stdout, sys.__stderr__):
+        try:
+            if stream is sys.__stderr__:
+                stream.write(message)
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _exception_text(error):
+    try:
+        lines = traceback.format_exception(type(error), error, error.__traceback__)
+        return "".join(lines[-12:])
+    except BaseException:
+        return "harness: an exception that cannot be formatted\n"
+
+
+def main():
+    # Everything the verdict depends on is bound to locals before candidate code runs:
+    # the candidate can patch modules (os._exit, sys.audit) but not this frame's locals.
+    audit, exit_now = sys.audit, os._exit
+    if len(sys.argv) < 5:
+        _say("usage: harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]\n")
+        exit_now(EXIT_MISUSE)
+    token_fd, pass_fd = int(sys.argv[1]), int(sys.argv[2])
+    program_path, tests_path = sys.argv[3], sys.argv[4]
+    entry_point = sys.argv[5] if len(sys.argv) > 5 else ""
+    token = _read_token(token_fd)
+    if not token:
+        _say("harness: no token on the token fd\n")
+        exit_now(EXIT_MISUSE)
+    _make_nondumpable()
+    hook = _make_hook(token, pass_fd)
+    del token
+    sys.addaudithook(hook)
+    del hook
+    audit("workbench.arm")
+    clean_builtins = dict(vars(builtins))
+
+    with open(program_path, encoding="utf-8", errors="surrogateescape") as handle:
+        program_text = handle.read()
+    with open(tests_path, encoding="utf-8", errors="surrogateescape") as handle:
+        tests_text = handle.read()
+    try:
+        program_code = compile(program_text, "program.py", "exec", dont_inherit=True, optimize=0)
+    except (SyntaxError, ValueError) as error:
+        _say(_exception_text(error))
+        exit_now(EXIT_SYNTAX)
+    try:
+        tests_code = compile(tests_text, "tests.py", "exec", dont_inherit=True, optimize=0)
+    except (SyntaxError, ValueError) as error:
+        _say("harness: the test code does not compile\n" + _exception_text(error))
+        exit_now(EXIT_MISUSE)
+
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": "program.py"}
+    checks_returned = False
+    status = EXIT_ERROR
+    try:
+        exec(program_code, namespace)
+        test_namespace = dict(namespace)
+        test_namespace["__builtins__"] = dict(clean_builtins)
+        exec(tests_code, test_namespace)
+        check = test_namespace.get("check")
+        if entry_point and callable(check):
+            if entry_point not in namespace:
+                raise NameError(f"the program does not define {entry_point!r}")
+            check(namespace[entry_point])
+        checks_returned = True
+    except AssertionError as error:
+        status = EXIT_FAILED
+        _say(_exception_text(error))
+    except SystemExit as error:
+        _say(f"harness: the program called exit({error.code!r}) before the checks completed\n")
+    except BaseException as error:
+        _say(_exception_text(error))
+    if not checks_returned:
+        exit_now(status)
+    try:
+        audit("workbench.pass")
+    except BaseException as error:
+        _say(_exception_text(error))
+        exit_now(EXIT_ERROR)
+    _say("")
+    exit_now(0)
+
+
+if __name__ == "__main__":
+    main()

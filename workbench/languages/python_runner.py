@@ -1,0 +1,95 @@
+"""The Python :class:`~workbench.languages.spec.TestRunner`: HumanEval-style problems
+(``prompt`` + completion, a ``test`` that defines ``check(candidate)``, an ``entry_point``)
+run by the harness in :mod:`workbench.languages.python_harness`."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+
+from workbench.languages.spec import RunSpec, TestRunner
+
+#: fds of the token protocol in the child (see RunSpec)
+TOKEN_INPUT_FD = 3
+PASS_TOKEN_FD = 4
+
+#: harness exit status -> sample status (see the harness docstring)
+HARNESS_EXIT_STATUSES = {1: "failed", 2: "error", 3: "syntax_error", 4: "error"}
+
+_PATHS_SCRIPT = (
+    "import json, os, site, sys\n"
+    "p = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),"
+    " os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}\n"
+    "p.update(getattr(site, 'getsitepackages', lambda: [])())\n"
+    "print(json.dumps(sorted(x for x in p if x and os.path.isdir(x))))\n"
+)
+
+
+@functools.cache
+def harness_source() -> str:
+    """Return the harness program's text (written into each sample's working directory)."""
+    return resources.files("workbench.languages").joinpath("python_harness.py").read_text(encoding="utf-8")
+
+
+@functools.cache
+def interpreter_paths(interpreter: str) -> tuple[str, ...]:
+    """Return the folders ``interpreter`` needs (its prefixes and site-packages), which the
+    sandbox re-exposes read-only when they lie under a hidden folder (a venv in the home).
+
+    Raises:
+        RuntimeError: the interpreter cannot be started.
+    """
+    try:
+        done = subprocess.run([interpreter, "-I", "-c", _PATHS_SCRIPT], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {error}") from error
+    if done.returncode != 0:
+        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {done.stderr.strip()[-300:]}")
+    return tuple(json.loads(done.stdout))
+
+
+class PythonTestRunner(TestRunner):
+    """Runs a Python program against HumanEval-style tests.
+
+    The program is ``prompt + completion`` (``--mode completion``) or the completion alone
+    (``--mode full``); the tests are exec'd after it and ``check(<entry_point>)`` is called
+    when they define ``check``, as in HumanEval (Chen et al. 2021, the ``test`` field);
+    tests that call their checks themselves (MultiPL-E's ``test_check()``) also work.
+
+    Args:
+        interpreter: the Python that runs samples (default: the one running workbench, so
+            samples see the same installed packages, e.g. numpy).
+    """
+
+    def __init__(self, interpreter: str | None = None):
+        self.interpreter = interpreter or sys.executable
+
+    @property
+    def toolchain(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.interpreter,)
+
+    def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
+        """Return the :class:`RunSpec`; the token travels over fd 3, never in a file."""
+        return RunSpec(
+            files={"harness.py": harness_source(), "program.py": program, "tests.py": tests},
+            run=[
+                self.interpreter, "-I", "-B", "harness.py",
+                str(TOKEN_INPUT_FD), str(PASS_TOKEN_FD), "program.py", "tests.py", entry_point or "",
+            ],
+            env={
+                "PYTHONIOENCODING": "utf-8",
+                "PYTHONHASHSEED": "0",
+                # one BLAS/OpenMP thread: threads count against the process limit
+                "OPENBLAS_NUM_THREADS": "1",
+                "OMP_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+            },
+            token_input_fd=TOKEN_INPUT_FD,
+            pass_token_fd=PASS_TOKEN_FD,
+            exit_statuses=HARNESS_EXIT_STATUSES,
+            read_only_paths=interpreter_paths(self.interpreter),
+        )
