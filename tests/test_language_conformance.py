@@ -7,6 +7,7 @@ RunSpecs are executed by real ``python3`` subprocesses."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from workbench.languages import RunSpec, SubCodeKind, TestRunner, get_language
 from workbench.languages.python_plugin import PythonLanguage
+from workbench.languages.python_runner import interpreter_paths
 from workbench.languages.testing import (
     CHECKS,
     LanguagePluginConformance,
@@ -50,17 +52,25 @@ def walk(items, limit=3.5):
 SMALL = "x = f(y, 'a')  # c\n"
 
 
-class PythonTestRunner(TestRunner):
-    """A minimal runner: the harness calls ``check(entry_point)`` and then writes the token."""
+# the interpreter behind the venv (the sandbox hides the working tree; interpreter_paths
+# lists the folders it must re-expose, e.g. a pyenv prefix under the home)
+PYTHON = os.path.realpath(sys.executable)
 
-    toolchain = (sys.executable,)
+
+class TinyPythonRunner(TestRunner):
+    """A minimal runner using the weaker variant of the token protocol: the token is
+    embedded in the harness (no token_input_fd), which calls ``check(entry_point)`` and
+    then writes it to fd 4."""
+
+    toolchain = (PYTHON,)
     write_token_first = False  # the defect a broken runner has
 
     def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
-        deliver = f"open('.pass', 'w').write({json.dumps(token)})\n"
+        deliver = f"import os as _os\n_os.write(4, {json.dumps(token)}.encode())\n"
         check = f"check({entry_point})\n"
         body = program + "\n" + tests + "\n" + (deliver + check if self.write_token_first else check + deliver)
-        return RunSpec(files={"main.py": body}, run=[sys.executable, "main.py"], pass_token_file=".pass")
+        return RunSpec(files={"main.py": body}, run=[PYTHON, "-I", "main.py"], pass_token_fd=4,
+                       read_only_paths=interpreter_paths(PYTHON))
 
 
 TESTS = "def check(candidate):\n    assert candidate(2) == 4\n"
@@ -73,23 +83,41 @@ RUNNER_CASES = [
 
 
 class RunnablePython(PythonLanguage):
-    runner = PythonTestRunner()
+    runner = TinyPythonRunner()
 
 
 def _report(plugin: Any, checks=CHECKS, **kwargs):
+    kwargs.setdefault("executor", "unsandboxed")
     kwargs.setdefault("expected_tokens", {1: ["x", "f", "y", "'a'"]})
     return check_plugin(plugin, [SAMPLE, SMALL], checks=checks, **kwargs)
 
 
-def test_builtin_python_plugin_passes_every_check():
-    report = _report(get_language("python"))
+# HumanEval layout for the built-in runner: tests define check(candidate), the harness calls it
+BUILTIN_RUNNER_CASES = [
+    RunnerCase("def double(x):\n", "def check(candidate):\n    assert candidate(2) == 4\n", expect_pass=True,
+               entry_point="double", description="correct") ,
+    RunnerCase("def double(x):\n", "def check(candidate):\n    assert candidate(2) == 5\n", expect_pass=False,
+               entry_point="double", description="assert fails"),
+    RunnerCase("import os\ndef double(x):\n    os._exit(0)\n", "def check(candidate):\n    assert candidate(2) == 4\n",
+               expect_pass=False, entry_point="double", description="os._exit(0) inside the candidate"),
+]
+BUILTIN_RUNNER_CASES = [
+    RunnerCase(case.program + ("    return 2 * x\n" if case.program.endswith("(x):\n") else ""), case.tests,
+               case.expect_pass, case.entry_point, case.description)
+    for case in BUILTIN_RUNNER_CASES
+]
+
+
+@pytest.mark.parametrize("executor", ["sandbox", "unsandboxed"])
+def test_builtin_python_plugin_passes_every_check(executor):
+    report = _report(get_language("python"), runner_cases=BUILTIN_RUNNER_CASES, executor=executor)
     assert report.ok, str(report)
-    assert set(report.problems) == set(CHECKS)
-    assert report.skipped == {"runner": "plugin has no runner"}
+    assert set(report.problems) == set(CHECKS) and not report.skipped
 
 
-def test_a_correct_runner_passes_including_live_runs():
-    report = _report(RunnablePython(), checks=("runner",), runner_cases=RUNNER_CASES)
+@pytest.mark.parametrize("executor", ["sandbox", "unsandboxed"])
+def test_a_correct_embedded_token_runner_passes_including_live_runs(executor):
+    report = _report(RunnablePython(), checks=("runner",), runner_cases=RUNNER_CASES, executor=executor)
     assert report.ok and not report.skipped, str(report)
 
 
@@ -161,7 +189,7 @@ class FieldWithoutIdentifiers(PythonLanguage):
     definition_fields = {**PythonLanguage.definition_fields, "function_definition": ("return_type",)}
 
 
-class TokenFirstRunner(PythonTestRunner):
+class TokenFirstRunner(TinyPythonRunner):
     write_token_first = True
 
 
@@ -169,7 +197,7 @@ class RunnerWritesTokenBeforeTests(PythonLanguage):
     runner = TokenFirstRunner()
 
 
-class FixedTokenRunner(PythonTestRunner):
+class FixedTokenRunner(TinyPythonRunner):
     def prepare(self, program, tests, entry_point, token):
         return super().prepare(program, tests, entry_point, "always-the-same")
 
@@ -178,14 +206,25 @@ class RunnerIgnoresToken(PythonLanguage):
     runner = FixedTokenRunner()
 
 
-class EscapingRunner(PythonTestRunner):
+class EscapingRunner(TinyPythonRunner):
     def prepare(self, program, tests, entry_point, token):
         spec = super().prepare(program, tests, entry_point, token)
-        return RunSpec(files={"../main.py": spec.files["main.py"]}, run=spec.run, pass_token_file=".pass")
+        return RunSpec(files={"../main.py": spec.files["main.py"]}, run=spec.run, pass_token_fd=4,
+                       read_only_paths=spec.read_only_paths)
 
 
 class RunnerWritesOutsideWorkdir(PythonLanguage):
     runner = EscapingRunner()
+
+
+class LeakingFdRunner(TinyPythonRunner):
+    def prepare(self, program, tests, entry_point, token):  # claims the fd protocol, still embeds the token
+        spec = super().prepare(program, tests, entry_point, token)
+        return RunSpec(files=spec.files, run=spec.run, pass_token_fd=4, token_input_fd=3)
+
+
+class RunnerLeaksToken(PythonLanguage):
+    runner = LeakingFdRunner()
 
 
 BROKEN = [
@@ -206,6 +245,7 @@ BROKEN = [
     ("runner", RunnerWritesTokenBeforeTests(), "expected fail, got passed"),
     ("runner", RunnerIgnoresToken(), "ignores the token"),
     ("runner", RunnerWritesOutsideWorkdir(), "must be a relative path inside the working directory"),
+    ("runner", RunnerLeaksToken(), "where the candidate can read it"),
 ]
 
 
@@ -228,12 +268,21 @@ def test_unknown_check_name_is_rejected():
         check_plugin(get_language("python"), [SAMPLE], checks=("tokens", "speling"))
 
 
-def test_run_spec_unsandboxed_reads_token_from_a_file_descriptor_and_times_out():
+def test_run_spec_unsandboxed_speaks_the_fd_token_protocol_and_times_out():
     token = "tok-123"
     spec = RunSpec(files={"m.py": f"import os\nos.write(5, b{token!r})\n"}, run=[sys.executable, "m.py"],
                    pass_token_fd=5)
     assert run_spec_unsandboxed(spec, token).passed
-    assert not run_spec_unsandboxed(spec, "other-token").passed
+    assert run_spec_unsandboxed(spec, "other-token").status == "error"  # exit 0 without the token
+    echo = RunSpec(files={"m.py": "import os\nt = os.read(3, 100)\nos.close(3)\nos.write(4, t)\n"},
+                   run=[sys.executable, "m.py"], token_input_fd=3, pass_token_fd=4, exit_statuses={7: "error"})
+    assert run_spec_unsandboxed(echo, "fresh-token").passed
+    in_file = RunSpec(files={"m.py": f"open('ok', 'w').write({token!r})\n"}, run=[sys.executable, "m.py"],
+                      pass_token_file="ok")
+    assert run_spec_unsandboxed(in_file, token).passed
+    exits = RunSpec(files={"m.py": "raise SystemExit(7)\n"}, run=[sys.executable, "m.py"], pass_token_fd=4,
+                    exit_statuses={7: "error"})
+    assert run_spec_unsandboxed(exits, token).status == "error"
     slow = RunSpec(files={"m.py": "import time\ntime.sleep(30)\n"}, run=[sys.executable, "m.py"], pass_token_file="t")
     assert run_spec_unsandboxed(slow, token, timeout_s=1).status == "timeout"
     broken_build = RunSpec(files={"m.py": ""}, build=[[sys.executable, "-c", "raise SystemExit(2)"]],

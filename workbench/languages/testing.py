@@ -49,12 +49,15 @@ The checks (each a function ``check_<name>(plugin, ...) -> list[str]`` of proble
     (plugins with a runner) toolchain listed, ``build_program`` modes, ``prepare``
     returns a well-formed :class:`RunSpec` that carries the per-run token (not a fixed
     one) and does not pre-create the token file; each :class:`RunnerCase` is then built
-    and run (unsandboxed, see :func:`run_spec_unsandboxed`) and must pass or fail as
-    expected. Skipped, not failed, when the toolchain is missing.
+    and run in the real sandbox of ``workbench execute`` (or, without it,
+    :func:`run_spec_unsandboxed`) and must pass or fail as expected. Skipped, not
+    failed, when the toolchain is missing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.metadata
 import os
 import secrets
@@ -67,7 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from workbench.languages.spec import LanguagePlugin, RunSpec, SubCodeKind, TestRunner
+from workbench.languages.spec import SAMPLE_STATUSES, LanguagePlugin, RunSpec, SubCodeKind, TestRunner
 
 __all__ = [
     "CHECKS",
@@ -485,10 +488,58 @@ def _safe_relative(name: str) -> bool:
     return bool(name) and not path.is_absolute() and ".." not in path.parts and "\\" not in name
 
 
+#: sandbox worker slots used by the kit: per process, away from ``workbench execute``'s 0..workers-1
+_KIT_SLOT_BASE = 1000
+_KIT_SLOT_SPAN = 50_000
+
+
+def _live_executor(executor: str, timeout_s: float) -> tuple[Callable[[Callable[[str], RunSpec]], tuple[str, int | None, str]], str]:
+    """Return (run function, executor name). The run function takes ``prepare`` bound to
+    a case (token -> RunSpec) and returns (status, exit code, stderr tail)."""
+    if executor not in ("auto", "sandbox", "unsandboxed"):
+        raise ValueError(f"executor must be 'auto', 'sandbox' or 'unsandboxed', not {executor!r}")
+    if executor in ("auto", "sandbox"):
+        try:
+            from workbench.execution import Sandbox, new_token
+        except ImportError:
+            if executor == "sandbox":
+                raise
+        else:
+            sandbox = Sandbox()
+            # The sandbox runs a slot's samples under one uid and, afterwards, kills every
+            # process of that uid. Another workbench process on the machine using the same
+            # slot would kill ours mid-build, so take a slot of our own.
+            slot = _KIT_SLOT_BASE + os.getpid() % _KIT_SLOT_SPAN
+
+            def run_sandboxed(make_spec: Callable[[str], RunSpec]) -> tuple[str, int | None, str]:
+                token = new_token()
+                outcome = sandbox.run(make_spec(token), token, timeout_s, slot=slot)
+                return outcome.status, outcome.exit_code, f"{outcome.detail} {outcome.stderr_tail}".strip()
+
+            return run_sandboxed, "sandbox"
+
+    def run_plain(make_spec: Callable[[str], RunSpec]) -> tuple[str, int | None, str]:
+        token = secrets.token_hex(16)
+        result = run_spec_unsandboxed(make_spec(token), token, timeout_s=timeout_s)
+        return result.status, result.returncode, result.stderr
+
+    return run_plain, "unsandboxed"
+
+
 def check_runner(
-    plugin: LanguagePlugin, runner_cases: Sequence[RunnerCase], execute: bool = True, timeout_s: float = 60.0
+    plugin: LanguagePlugin,
+    runner_cases: Sequence[RunnerCase],
+    execute: bool = True,
+    timeout_s: float = 60.0,
+    executor: str = "auto",
 ) -> tuple[list[str], str | None]:
     """Check the plugin's test runner statically and, when its toolchain is present, on ``runner_cases``.
+
+    Args:
+        executor: how live runs execute: ``"sandbox"`` (the real sandbox of ``workbench
+            execute``, :class:`workbench.execution.Sandbox`), ``"unsandboxed"``
+            (:func:`run_spec_unsandboxed`), or ``"auto"`` (the sandbox when the execution
+            package is installed).
 
     Returns:
         (problems, reason the live runs were skipped or ``None``).
@@ -524,21 +575,20 @@ def check_runner(
             problems.append(f"{label}: prepare() raised {type(error).__name__}: {error}")
             continue
         problems.extend(f"{label}: {problem}" for problem in _check_run_spec(spec, token_a))
-        if spec == other:
+        if isinstance(spec, RunSpec) and spec.token_input_fd is None and spec == other:
             problems.append(f"{label}: prepare() ignores the token (same RunSpec for two tokens)")
     if problems or not execute:
         return problems, None if execute else "live runs disabled"
     if missing:
         return problems, f"toolchain missing: {', '.join(missing)}"
+    run, executor_name = _live_executor(executor, timeout_s)
     for number, case in enumerate(runner_cases):
         label = f"runner case {number}" + (f" ({case.description})" if case.description else "")
-        token = secrets.token_hex(16)
-        result = run_spec_unsandboxed(runner.prepare(case.program, case.tests, case.entry_point, token), token,
-                                      timeout_s=timeout_s)
-        if result.passed != case.expect_pass:
+        status, code, stderr = run(lambda token, case=case: runner.prepare(case.program, case.tests, case.entry_point, token))
+        if (status == "passed") != case.expect_pass:
             problems.append(
-                f"{label}: expected {'pass' if case.expect_pass else 'fail'}, got {result.status} "
-                f"(exit {result.returncode}); stderr: {result.stderr[-400:]!r}"
+                f"{label}: expected {'pass' if case.expect_pass else 'fail'}, got {status} "
+                f"(exit {code}, {executor_name}); stderr: {stderr[-400:]!r}"
             )
     return problems, None
 
@@ -564,17 +614,42 @@ def _check_run_spec(spec: Any, token: str) -> list[str]:
         problems.append("RunSpec.env must map str to str")
     if (spec.pass_token_fd is None) == (spec.pass_token_file is None):
         problems.append("set exactly one of RunSpec.pass_token_fd and RunSpec.pass_token_file")
-    if spec.pass_token_fd is not None and (not isinstance(spec.pass_token_fd, int) or spec.pass_token_fd < 3):
-        problems.append(f"pass_token_fd must be an int >= 3 (0-2 are stdio), got {spec.pass_token_fd!r}")
+    fds = [fd for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None]
+    for fd in fds:
+        if not isinstance(fd, int) or not 3 <= fd <= 9:
+            problems.append(f"token fds must be ints from 3 to 9 (0-2 are stdio), got {fd!r}")
+    if len(set(fds)) != len(fds):
+        problems.append("RunSpec.token_input_fd and pass_token_fd must differ")
     if spec.pass_token_file is not None:
         if not _safe_relative(spec.pass_token_file):
             problems.append(f"pass_token_file {spec.pass_token_file!r} must be a relative name")
         elif isinstance(spec.files, Mapping) and spec.pass_token_file in spec.files:
             problems.append("pass_token_file is among RunSpec.files: the token would exist before the tests ran")
     carriers = [*(spec.files.values() if isinstance(spec.files, Mapping) else ()), *dict(spec.env).values(),
-                *spec.run]
-    if not any(isinstance(text, str) and token in text for text in carriers):
-        problems.append("the token appears in no file, env value or run argument: the harness cannot deliver it")
+                *spec.run, *(arg for command in spec.build for arg in command)]
+    carried = any(isinstance(text, str) and token in text for text in carriers)
+    if spec.token_input_fd is None and not carried:
+        problems.append("the token appears in no file, env value or run argument, and no token_input_fd is set: "
+                        "the harness cannot know it")
+    if spec.token_input_fd is not None and carried:
+        problems.append("the token travels over token_input_fd but is also written into files/env/argv, "
+                        "where the candidate can read it")
+    for code, status in dict(spec.exit_statuses).items():
+        if not isinstance(code, int) or code == 0 or status not in SAMPLE_STATUSES:
+            problems.append(f"exit_statuses {code!r}: {status!r} must map a non-zero int to one of {SAMPLE_STATUSES}")
+    paths = spec.read_only_paths
+    if isinstance(paths, str) or not all(isinstance(path, str) and path.startswith("/") for path in paths):
+        problems.append(f"read_only_paths must be a tuple of absolute paths, got {paths!r}")
+    if spec.limit_overrides:
+        try:
+            from workbench.execution.limits import ResourceLimits
+        except ImportError:  # the execution package is optional for a grammar-only checkout
+            ResourceLimits = None  # noqa: N806
+        if ResourceLimits is not None:
+            try:
+                ResourceLimits().with_overrides(spec.limit_overrides)
+            except (ValueError, TypeError) as error:
+                problems.append(f"limit_overrides: {error}")
     return problems
 
 
@@ -594,6 +669,7 @@ def check_plugin(
     checks: Sequence[str] = CHECKS,
     execute: bool = True,
     timeout_s: float = 60.0,
+    executor: str = "auto",
 ) -> ConformanceReport:
     """Run the conformance checks on ``plugin`` and return a report (never raises for a bad plugin).
 
@@ -606,7 +682,8 @@ def check_plugin(
         runner_cases: programs with tests for the runner, at least one passing and one failing.
         checks: which checks to run (names from :data:`CHECKS`).
         execute: build and run ``runner_cases`` when the toolchain is installed.
-        timeout_s: per-command limit for those runs, in seconds.
+        timeout_s: limit for each of those runs (build and run), in seconds.
+        executor: ``"auto"``, ``"sandbox"`` or ``"unsandboxed"`` (see :func:`check_runner`).
 
     Returns:
         :class:`ConformanceReport`; call ``raise_if_failed()`` in a test.
@@ -633,7 +710,8 @@ def check_plugin(
         if name not in checks:
             continue
         if name == "runner":
-            problems, skipped = check_runner(plugin, runner_cases, execute=execute, timeout_s=timeout_s)
+            problems, skipped = check_runner(plugin, runner_cases, execute=execute, timeout_s=timeout_s,
+                                             executor=executor)
             report.problems[name] = problems
             if skipped:
                 report.skipped[name] = skipped
@@ -653,7 +731,9 @@ class UnsandboxedResult:
     """Outcome of :func:`run_spec_unsandboxed`.
 
     Attributes:
-        status: ``"passed"``, ``"failed"``, ``"syntax_error"`` (a build command failed) or ``"timeout"``.
+        status: ``"passed"``, ``"failed"`` (non-zero exit), ``"error"`` (exit 0 without the
+            token), ``"syntax_error"`` (a build command failed), ``"timeout"``, or what
+            ``spec.exit_statuses`` maps the exit status to.
         returncode: exit status of the last command run (``None`` on timeout).
         stdout, stderr: output of the last command run (decoded, possibly truncated by the caller).
         seconds: wall-clock time of build and run together.
@@ -694,8 +774,9 @@ def run_spec_unsandboxed(spec: RunSpec, token: str, timeout_s: float = 60.0) -> 
 
     Args:
         spec: what to write, build and run.
-        token: the token given to ``prepare``; the run passes when the harness delivered
-            exactly this token (surrounding whitespace ignored) and exited with status 0.
+        token: the token given to ``prepare``; it is fed to ``spec.token_input_fd`` (with
+            a newline) when set, and the run passes when the harness delivered exactly
+            this token (surrounding whitespace ignored) and exited with status 0.
         timeout_s: limit for each build command and for the run, in seconds.
     """
     start = time.monotonic()
@@ -710,41 +791,63 @@ def run_spec_unsandboxed(spec: RunSpec, token: str, timeout_s: float = 60.0) -> 
             if code != 0:
                 status = "timeout" if code is None else "syntax_error"
                 return UnsandboxedResult(status, code, out, err, time.monotonic() - start)
-        read_end = write_end = None
-        preexec = None
+        # the token protocol of RunSpec: token in on token_input_fd, token out on pass_token_fd
+        child_fds: dict[int, int] = {}  # fd number in the child -> our fd
+        ours: list[int] = []
+        pass_read = None
+        if spec.token_input_fd is not None:
+            token_read, token_write = os.pipe()
+            os.write(token_write, (token + "\n").encode())
+            os.close(token_write)
+            child_fds[spec.token_input_fd] = token_read
+            ours.append(token_read)
         if spec.pass_token_fd is not None:
-            read_end, write_end = os.pipe()
-            fd_number = spec.pass_token_fd
+            pass_read, pass_write = os.pipe()
+            child_fds[spec.pass_token_fd] = pass_write
+            ours += [pass_read, pass_write]
+        preexec = None
+        if child_fds:
+            # copies above every target number, so one dup2 in the child cannot clobber another
+            floor = max(child_fds) + 1
+            staged = {target: fcntl.fcntl(source, fcntl.F_DUPFD, floor) for target, source in child_fds.items()}
+            ours += list(staged.values())
 
             def preexec() -> None:
-                # in the child: put the pipe's write end on the promised fd and close every
-                # other inherited fd (close_fds would run after this and close it again)
-                os.dup2(write_end, fd_number)
-                os.closerange(3, fd_number)
-                os.closerange(fd_number + 1, 65536)
+                # in the child: put the pipe ends on the promised fds and close every other
+                # inherited fd (close_fds would run after this and close them again)
+                for target, fd in staged.items():
+                    os.dup2(fd, target)
+                keep = sorted(staged)
+                previous = 3
+                for fd in keep:
+                    os.closerange(previous, fd)
+                    previous = fd + 1
+                os.closerange(previous, 65536)
 
         try:
             code, out, err = _run(spec.run, workdir, env, timeout_s, preexec)
+            for fd in ours:
+                if fd != pass_read:
+                    os.close(fd)
+            ours = [pass_read] if pass_read is not None else []
             delivered = ""
-            if write_end is not None:
-                os.close(write_end)
-                write_end = None
-                delivered = os.read(read_end, 1 << 16).decode("utf-8", "replace")
+            if pass_read is not None:
+                delivered = os.read(pass_read, 1 << 16).decode("utf-8", "replace")
             elif spec.pass_token_file is not None:
                 token_path = Path(workdir, spec.pass_token_file)
                 if token_path.is_file():
                     delivered = token_path.read_text(encoding="utf-8", errors="replace")
         finally:
-            for fd in (read_end, write_end):
-                if fd is not None:
+            for fd in ours:
+                with contextlib.suppress(OSError):
                     os.close(fd)
     seconds = time.monotonic() - start
     if code is None:
         status = "timeout"
-    elif code == 0 and delivered.strip() == token:
-        status = "passed"
+    elif code == 0:
+        status = "passed" if delivered.strip() == token else "error"
     else:
-        status = "failed"
+        status = spec.exit_statuses.get(code, "failed")
     return UnsandboxedResult(status, code, out, err, seconds)
 
 

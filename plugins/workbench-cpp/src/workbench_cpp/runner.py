@@ -6,13 +6,14 @@ MultiPL-E's C++ harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B 
 ``assert`` calls. Reading only the exit status would let a candidate that calls
 ``exit(0)`` pass, so we rename the harness's ``main`` to ``workbench_tests_main`` (adding
 the ``return 0;`` that ``main`` has implicitly, [basic.start.main]/5) and append our own
-``main`` that calls it and only then writes the per-run token.
+``main`` that calls it and only then writes the per-run token, which it read from the
+sandbox's pipe before any candidate code ran (the protocol of
+:class:`workbench.languages.spec.RunSpec`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -25,19 +26,38 @@ from workbench.languages.spec import RunSpec, TestRunner
 
 SOURCE_FILE = "program.cpp"
 BINARY = "program"
-PASS_TOKEN_FILE = ".workbench_pass"
 TESTS_MAIN = "workbench_tests_main"
+#: fds of the token protocol in the child (see workbench.languages.spec.RunSpec)
+TOKEN_INPUT_FD = 3
+PASS_TOKEN_FD = 4
 
+# The token is read by a constructor of priority 101, which runs before every default-priority
+# static initialiser (GCC, "constructor (priority)"), so no candidate code runs before the
+# token pipe is drained and closed; the buffer is declared after the candidate's code, so the
+# candidate cannot name it.
 _WRAPPER_TEMPLATE = """
-#include <cstdio>
+#include <unistd.h>
+static char workbench_token[256];
+static long workbench_token_length = 0;
+__attribute__((constructor(101))) static void workbench_read_token() {{
+    long got;
+    while (workbench_token_length < (long)sizeof workbench_token
+           && (got = read({token_in}, workbench_token + workbench_token_length,
+                          sizeof workbench_token - workbench_token_length)) > 0) {{
+        workbench_token_length += got;
+    }}
+    close({token_in});
+}}
 int main(int argc, char** argv) {{
     (void)argc; (void)argv;
     int status = {tests_main}({arguments});
     if (status != 0) return status;
-    std::FILE* token_file = std::fopen({token_file}, "w");
-    if (token_file == nullptr) return 4;
-    std::fputs({token}, token_file);
-    return std::fclose(token_file) == 0 ? 0 : 4;
+    long written = 0, put;
+    while (written < workbench_token_length
+           && (put = write({token_out}, workbench_token + written, workbench_token_length - written)) > 0) {{
+        written += put;
+    }}
+    return written == workbench_token_length ? 0 : 4;
 }}
 """
 
@@ -159,8 +179,9 @@ class CppRunner(TestRunner):
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
 
         Files: ``program.cpp``. Build: ``g++``; a compile error is the sample's
-        ``syntax_error``. Run: ``./program``, whose wrapper ``main`` writes ``token`` to
-        ``.workbench_pass`` after the harness's assertions returned.
+        ``syntax_error``. Run: ``./program``; the wrapper reads the token from fd 3 before
+        static initialisation and writes it to fd 4 after the harness's ``main`` returned.
+        ``token`` itself is not used: it travels over the pipe.
 
         Raises:
             ValueError: ``tests`` defines no ``main``.
@@ -169,16 +190,20 @@ class CppRunner(TestRunner):
         wrapper = _WRAPPER_TEMPLATE.format(
             tests_main=TESTS_MAIN,
             arguments="argc, argv" if takes_arguments else "",
-            token_file=json.dumps(PASS_TOKEN_FILE),
-            token=json.dumps(token),
+            token_in=TOKEN_INPUT_FD,
+            token_out=PASS_TOKEN_FD,
         )
         compiler = shutil.which("g++") or "g++"
         options = list(self.compiler_options)
+        read_only: tuple[str, ...] = ()
         if self.precompiled_header_dir is not None and _LEADING_STDCXX_INCLUDE.match(program):
             options += ["-I", self.precompiled_header_dir, "-include", _STDCXX_HEADER]
+            read_only = (os.path.realpath(self.precompiled_header_dir),)
         return RunSpec(
             files={SOURCE_FILE: program + harness + wrapper},
             build=[[compiler, *options, "-o", BINARY, SOURCE_FILE]],
             run=[f"./{BINARY}"],
-            pass_token_file=PASS_TOKEN_FILE,
+            token_input_fd=TOKEN_INPUT_FD,
+            pass_token_fd=PASS_TOKEN_FD,
+            read_only_paths=read_only,
         )

@@ -4,14 +4,14 @@ MultiPL-E's Java harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B
 ``eval_java.py``) is appended after ``prompt + completion``: it closes the method, adds a
 ``main`` full of ``assert`` statements to the problem class and closes the class. The
 original harness reads pass/fail from the exit status of ``java -ea``; we add a wrapper
-class instead, whose ``main`` calls the problem's ``main`` and only then writes the
-per-run token, so a candidate that calls ``System.exit(0)`` or prints a fake marker
-cannot pass.
+class instead, whose ``main`` reads the per-run token from the sandbox's pipe, calls the
+problem's ``main`` and only then writes the token back on the pass pipe (the protocol of
+:class:`workbench.languages.spec.RunSpec`), so a candidate that calls ``System.exit(0)``
+or prints a fake marker cannot pass.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -26,20 +26,48 @@ CLASSPATH_ENV = "WORKBENCH_JAVA_CLASSPATH"
 
 PROGRAM_FILE = "Problem.java"
 HARNESS_CLASS = "WorkbenchHarness"
-PASS_TOKEN_FILE = ".workbench_pass"
+
+#: fds of the token protocol in the child (see workbench.languages.spec.RunSpec)
+TOKEN_INPUT_FD = 3
+PASS_TOKEN_FD = 4
+#: exit status of the wrapper when ``java`` runs without ``-ea``
+ASSERTIONS_DISABLED_EXIT = 3
 
 # Assertions must be on, or every ``assert`` of the harness is skipped and all samples "pass".
+# The token is read from its pipe before the problem class is even loaded (so no static
+# initialiser of candidate code runs first), kept in a local variable, and written to the
+# pass pipe only after the problem's main returned. The inherited fds are used directly
+# (a FileDescriptor set by reflection, hence ``--add-opens java.base/java.io``): re-opening
+# /dev/fd/N is refused when the sandbox runs the sample under another user id than the
+# one that created the pipes.
 _HARNESS_TEMPLATE = """\
 public final class {harness} {{
+    private static java.io.FileDescriptor inherited(int number) throws ReflectiveOperationException {{
+        java.io.FileDescriptor descriptor = new java.io.FileDescriptor();
+        java.lang.reflect.Field field = java.io.FileDescriptor.class.getDeclaredField("fd");
+        field.setAccessible(true);
+        field.setInt(descriptor, number);
+        return descriptor;
+    }}
+
     public static void main(String[] args) throws Throwable {{
         boolean assertionsEnabled = false;
         assert assertionsEnabled = true;
         if (!assertionsEnabled) {{
             System.err.println("workbench: run with java -ea, assertions are disabled");
-            System.exit(3);
+            System.exit({assertions_exit});
         }}
+        java.io.ByteArrayOutputStream token = new java.io.ByteArrayOutputStream();
+        try (java.io.FileInputStream in = new java.io.FileInputStream(inherited({token_in}))) {{
+            byte[] buffer = new byte[256];
+            for (int got; (got = in.read(buffer)) > 0; ) {{
+                token.write(buffer, 0, got);
+            }}
+        }}
+        java.io.FileOutputStream out = new java.io.FileOutputStream(inherited({token_out}));
         {main_class}.main(args);
-        java.nio.file.Files.writeString(java.nio.file.Path.of({token_file}), {token});
+        token.writeTo(out);
+        out.close();
     }}
 }}
 """
@@ -60,7 +88,7 @@ def find_main_class(source: str, default: str = "Problem") -> str:
     import tree_sitter_java
 
     tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language())).parse(source.encode("utf-8"))
-    found = default
+    mains: list[tuple[int, str]] = []
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
@@ -71,11 +99,11 @@ def find_main_class(source: str, default: str = "Problem") -> str:
                 while parent is not None and parent.type != "class_declaration":
                     parent = parent.parent
                 if parent is not None and parent.child_by_field_name("name") is not None:
-                    # the last main wins: the harness's main comes after anything the candidate wrote
-                    found = parent.child_by_field_name("name").text.decode("utf-8")
+                    mains.append((node.start_byte, parent.child_by_field_name("name").text.decode("utf-8")))
             continue
         stack.extend(node.children)
-    return found
+    # the last main in the file wins: the harness's main comes after anything the candidate wrote
+    return max(mains)[1] if mains else default
 
 
 class JavaRunner(TestRunner):
@@ -84,11 +112,12 @@ class JavaRunner(TestRunner):
     Args:
         classpath: jar files / folders for compiling and running; default: the entries of
             ``$WORKBENCH_JAVA_CLASSPATH`` followed by :data:`DEFAULT_CLASSPATH`.
-        jvm_options: extra options for ``java`` (``-ea`` is always added). The default
-            ``-XX:+UseSerialGC`` keeps the JVM to one GC thread, which matters under a
-            sandbox's process limit.
+        jvm_options: extra options for ``java`` (``-ea`` is always added). The defaults
+            keep the JVM to one GC thread (threads count against the sandbox's process
+            limit) and cap its heap, which stands in for the address-space limit the
+            sandbox lifts for JVMs (a JVM reserves far more address space than it uses).
         javac_options: extra options for ``javac``. The defaults make the compiler's own
-            JVM start faster (client JIT only); they do not change the compiled classes.
+            JVM start faster (client JIT only; same bytecode) and cap its heap.
     """
 
     toolchain: ClassVar[tuple[str, ...]] = ("javac", "java")
@@ -96,8 +125,8 @@ class JavaRunner(TestRunner):
     def __init__(
         self,
         classpath: Sequence[str] | None = None,
-        jvm_options: Sequence[str] = ("-XX:+UseSerialGC",),
-        javac_options: Sequence[str] = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"),
+        jvm_options: Sequence[str] = ("-XX:+UseSerialGC", "-Xmx1g"),
+        javac_options: Sequence[str] = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-Xmx1g"),
     ):
         if classpath is None:
             extra = [entry for entry in os.environ.get(CLASSPATH_ENV, "").split(os.pathsep) if entry]
@@ -119,16 +148,17 @@ class JavaRunner(TestRunner):
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
 
         Files: ``Problem.java`` (program and harness) and ``WorkbenchHarness.java``. Build:
-        ``javac``; a compile error is the sample's ``syntax_error``. Run: ``java -ea``
-        on the wrapper, which writes ``token`` to ``.workbench_pass`` after the
-        problem's ``main`` returned.
+        ``javac``; a compile error is the sample's ``syntax_error``. Run: ``java -ea`` on
+        the wrapper, which reads the token from fd 3 and writes it to fd 4 after the
+        problem's ``main`` returned. ``token`` itself is not used: it travels over the pipe.
         """
         source = program + tests
         harness = _HARNESS_TEMPLATE.format(
             harness=HARNESS_CLASS,
             main_class=find_main_class(source),
-            token_file=json.dumps(PASS_TOKEN_FILE),
-            token=json.dumps(token),
+            assertions_exit=ASSERTIONS_DISABLED_EXIT,
+            token_in=TOKEN_INPUT_FD,
+            token_out=PASS_TOKEN_FD,
         )
         classpath = os.pathsep.join([".", *self.classpath])
         javac = shutil.which("javac") or "javac"
@@ -139,6 +169,11 @@ class JavaRunner(TestRunner):
                 [javac, *self.javac_options, "-encoding", "UTF-8", "-nowarn", "-cp", classpath, "-d", ".",
                  PROGRAM_FILE, f"{HARNESS_CLASS}.java"]
             ],
-            run=[java, "-ea", *self.jvm_options, "-cp", classpath, HARNESS_CLASS],
-            pass_token_file=PASS_TOKEN_FILE,
+            run=[java, "-ea", "--add-opens=java.base/java.io=ALL-UNNAMED", *self.jvm_options, "-cp", classpath,
+                 HARNESS_CLASS],
+            token_input_fd=TOKEN_INPUT_FD,
+            pass_token_fd=PASS_TOKEN_FD,
+            exit_statuses={ASSERTIONS_DISABLED_EXIT: "error"},
+            read_only_paths=tuple(os.path.realpath(entry) for entry in self.classpath if os.path.exists(entry)),
+            limit_overrides={"address_space_bytes": None},
         )
