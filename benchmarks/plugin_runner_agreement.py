@@ -6,8 +6,11 @@ harness (``multipl-e-codex-{lang}/problems.jsonl``), run it through the language
 runner, and compare pass/fail with ``grade-N.execution``. Prints agreement, the confusion
 matrix and the disagreements grouped by cause.
 
-Execution: ``workbench.languages.testing.run_spec_unsandboxed`` (plain subprocess + timeout
-in a fresh temp dir; no sandbox). The programs are the published MultiPL-E generations.
+Execution: ``--executor sandbox`` runs each RunSpec in ``workbench execute``'s sandbox
+(``workbench.execution.Sandbox``: bubblewrap, rlimits, the fd token protocol);
+``--executor unsandboxed`` uses ``workbench.languages.testing.run_spec_unsandboxed`` (plain
+subprocesses + timeout in a fresh temp dir). The programs are the published MultiPL-E
+generations, so running them unsandboxed is acceptable.
 
 Results are appended to ``--out/<lang>.jsonl`` as they finish, so an interrupted run
 resumes where it stopped. Identical (task, body) pairs are run once.
@@ -93,8 +96,10 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("WORKBENCH_SHARED_DATA", DEFAULT_DATA)))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/plugin_runner_agreement"))
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=15.0, help="seconds per build command and per run")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds per sample (sandbox: build and run together; unsandboxed: each command)")
     parser.add_argument("--limit-tasks", type=int, default=None)
+    parser.add_argument("--executor", choices=["sandbox", "unsandboxed"], default="sandbox")
     parser.add_argument("--no-precompiled-header", action="store_true",
                         help="C++: compile <bits/stdc++.h> in every build instead of once")
     args = parser.parse_args()
@@ -130,19 +135,38 @@ def main() -> int:
           f"programs, {len(todo)} still to run", flush=True)
 
     lock = threading.Lock()
+    sandbox = None
+    if args.executor == "sandbox":
+        from workbench.execution import Sandbox
+
+        sandbox = Sandbox()
+        print(f"sandbox: {sandbox.isolation.description}", flush=True)
+    # one sandbox slot (= one uid, swept after each sample) per worker thread, away from
+    # the slots other workbench processes on this machine use
+    slot_base = 100_000 + (os.getpid() % 1000) * 64
+    slots = threading.local()
+    next_slot = iter(range(slot_base, slot_base + 64))
 
     def run_one(sample: dict) -> dict:
         token = secrets.token_hex(16)
         program = runner.build_program(sample["prompt"], sample["body"], "completion")
-        result = run_spec_unsandboxed(runner.prepare(program, sample["tests"], None, token), token,
-                                      timeout_s=args.timeout)
+        spec = runner.prepare(program, sample["tests"], None, token)
+        if sandbox is not None:
+            if not hasattr(slots, "slot"):
+                with lock:
+                    slots.slot = next(next_slot)
+            outcome = sandbox.run(spec, token, args.timeout, slot=slots.slot)
+            status, code, seconds, stderr = outcome.status, outcome.exit_code, outcome.duration_s, outcome.stderr_tail
+        else:
+            result = run_spec_unsandboxed(spec, token, timeout_s=args.timeout)
+            status, code, seconds, stderr = result.status, result.returncode, result.seconds, result.stderr
         return {
             "task_id": sample["task_id"],
             "body": sample["body"],
-            "status": result.status,
-            "returncode": result.returncode,
-            "seconds": round(result.seconds, 3),
-            "stderr_tail": result.stderr[-500:],
+            "status": status,
+            "returncode": code,
+            "seconds": round(seconds, 3),
+            "stderr_tail": stderr[-500:],
         }
 
     with ThreadPoolExecutor(max_workers=args.workers) as pool, open(results_path, "a", encoding="utf-8") as out:
@@ -174,7 +198,7 @@ def main() -> int:
             causes[cause] += 1
             examples.setdefault(cause, f"{sample['task_id']} sample {sample['sample']}")
     total = len(samples)
-    print(f"\n== {args.language}: runner vs grade-N.execution (unsandboxed subprocess, timeout {args.timeout:g} s, "
+    print(f"\n== {args.language}: runner vs grade-N.execution ({args.executor}, timeout {args.timeout:g} s, "
           f"{args.workers} workers) ==")
     print(f"samples: {total}; agreement: {agree}/{total} = {100 * agree / total:.2f} %")
     print(f"labels pass: {sum(v for (l, _), v in confusion.items() if l)}; ours pass: "
