@@ -49,6 +49,7 @@ def execute_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file."),
     reference_cache: bool = typer.Option(True, "--reference-cache/--no-reference-cache", help="Reuse measured reference times."),
     max_samples: int = typer.Option(None, "--max-samples", help="Run only the first N (not yet finished) samples."),
+    python: str = typer.Option(None, "--python", help="Interpreter of the Python runner [default: the one running workbench]."),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run generated code against the problems' tests in a sandbox and write one result row
@@ -67,7 +68,7 @@ def execute_command(
             open_files=max_open_files, tmpfs_bytes=tmp_mb * MiB,
         ),
         isolation=None if isolation == "auto" else isolation,
-        resume=resume, overwrite=overwrite, max_samples=max_samples,
+        resume=resume, overwrite=overwrite, max_samples=max_samples, python=python,
     )
     if not reference_cache:
         config.reference_cache = None

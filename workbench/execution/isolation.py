@@ -45,6 +45,10 @@ DEFAULT_HIDDEN_PATHS: tuple[str, ...] = ("/root", "/home", "/tmp", "/var/tmp", "
 
 #: the first user id handed to worker slots when running as root (far above real accounts)
 SANDBOX_UID_BASE = 2_000_000
+#: user ids per block; one block per Sandbox, so concurrent workbench runs never share one
+UID_BLOCK_SIZE = 256
+#: how many blocks exist (2,000,000 + 4096 * 256 stays far below 2**31)
+UID_BLOCKS = 4096
 
 
 class SandboxUnavailableError(WorkbenchError):
@@ -77,7 +81,7 @@ class Isolation:
         description: one line saying what the level does here (for logs and reports).
         unavailable: level -> why it could not be used (stronger levels that failed).
         runs_as_root: True when the workbench runs as root: each worker slot then runs
-            its samples as a user id of its own (:meth:`uid_for_slot`).
+            its samples as a user id of its own (see :class:`UidBlock`).
     """
 
     level: IsolationLevel
@@ -94,10 +98,6 @@ class Isolation:
     def isolates_files(self) -> bool:
         """True when the sample sees a read-only root with the user's files hidden."""
         return self.level is IsolationLevel.BUBBLEWRAP
-
-    def uid_for_slot(self, slot: int) -> int | None:
-        """Return the user id worker ``slot`` runs samples as, or ``None`` for the current user."""
-        return SANDBOX_UID_BASE + slot if self.runs_as_root else None
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,8 @@ def _missing(*tools: str) -> str | None:
 def _check_level(level: IsolationLevel) -> str | None:
     """Return ``None`` when ``level`` works here (by running a probe), else why not."""
     root = os.geteuid() == 0
-    probe_uid = SANDBOX_UID_BASE if root else None
+    # the probe runs `true` as the last uid of the range, which no block hands out
+    probe_uid = SANDBOX_UID_BASE + UID_BLOCKS * UID_BLOCK_SIZE if root else None
     if level is IsolationLevel.BUBBLEWRAP:
         reason = _missing("bwrap", "setpriv") if root else _missing("bwrap")
         if reason:
@@ -312,8 +313,6 @@ def detect_isolation(require: IsolationLevel | str | None = None) -> Isolation:
     """
     wanted = IsolationLevel(require) if require is not None else None
     root = os.geteuid() == 0
-    if root and not _uid_is_free(SANDBOX_UID_BASE):
-        raise SandboxUnavailableError(f"user id {SANDBOX_UID_BASE} (sandbox base) belongs to a real account")
     unavailable: dict[str, str] = {}
     for level in LEVEL_ORDER:
         if wanted is not None and level is not wanted:
@@ -342,11 +341,54 @@ def describe(level: IsolationLevel, root: bool) -> str:
     return f"rlimits only: resource limits and a process group, {who}"
 
 
+class UidBlock:
+    """A block of :data:`UID_BLOCK_SIZE` user ids owned by this process while it lives.
+
+    Ownership is an exclusive ``flock`` on ``<tmp>/workbench-sandbox-uids-<n>.lock``, so
+    two workbench runs on one machine (two users, two CI jobs) never run samples under
+    the same user id, and one run's sweep of leftover processes never kills the other's.
+
+    Raises:
+        SandboxUnavailableError: every block is taken, or a block's first uid is a real account.
+    """
+
+    def __init__(self, lock_dir: str | None = None):
+        import fcntl
+        import tempfile
+
+        folder = lock_dir or tempfile.gettempdir()
+        for block in range(UID_BLOCKS):
+            path = os.path.join(folder, f"workbench-sandbox-uids-{block}.lock")
+            handle = open(path, "a+")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            self._handle = handle
+            self.base = SANDBOX_UID_BASE + block * UID_BLOCK_SIZE
+            if not _uid_is_free(self.base):
+                raise SandboxUnavailableError(f"user id {self.base} (a sandbox uid) belongs to a real account")
+            return
+        raise SandboxUnavailableError(f"all {UID_BLOCKS} sandbox uid blocks are in use (lock files in {folder})")
+
+    def uid(self, slot: int) -> int:
+        """Return the user id of worker ``slot`` (0 <= slot < :data:`UID_BLOCK_SIZE`)."""
+        if not 0 <= slot < UID_BLOCK_SIZE:
+            raise ValueError(f"slot must be in 0..{UID_BLOCK_SIZE - 1}, not {slot}")
+        return self.base + slot
+
+    def release(self) -> None:
+        """Give the block back (also happens when the process exits)."""
+        if not self._handle.closed:
+            self._handle.close()
+
+
 def plan_launch(
     isolation: Isolation,
     command: Sequence[str],
     *,
-    slot: int,
+    uid: int | None,
     host_workdir: str | None,
     files: Iterable[tuple[int, str]] = (),
     read_only_paths: Iterable[str] = (),
@@ -358,7 +400,7 @@ def plan_launch(
     Args:
         isolation: from :func:`detect_isolation`.
         command: the argv to run in the working directory.
-        slot: the worker slot (selects the user id when root).
+        uid: the user id to run as (root mode), or ``None`` for the current user.
         host_workdir: the host folder used as working directory by the levels below
             bubblewrap (``None`` under bubblewrap, whose working directory is in its tmpfs).
         files: ``(fd, name)`` pairs copied in by bubblewrap.
@@ -366,7 +408,6 @@ def plan_launch(
         hidden_paths: folders to hide (default :func:`default_hidden_paths`).
         tmpfs_bytes: size of bubblewrap's private ``/tmp``.
     """
-    uid = isolation.uid_for_slot(slot)
     if isolation.level is IsolationLevel.BUBBLEWRAP:
         argv = bubblewrap_argv(
             command,
@@ -391,6 +432,7 @@ __all__ = [
     "LaunchPlan",
     "SANDBOX_WORKDIR",
     "SandboxUnavailableError",
+    "UidBlock",
     "default_hidden_paths",
     "detect_isolation",
     "interpreter_paths",

@@ -20,7 +20,7 @@ import platformdirs
 
 from workbench.data.loading import load_records
 from workbench.errors import DataError, WorkbenchError
-from workbench.execution.isolation import Isolation, detect_isolation
+from workbench.execution.isolation import Isolation, SandboxUnavailableError, detect_isolation
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
 from workbench.execution.results import ResultWriter, pass_at_1, read_results, result_key, status_counts
@@ -67,6 +67,7 @@ class ExecutionConfig:
         resume / overwrite: what to do with an existing output file.
         reference_cache: folder for measured reference times (``None``: no cache).
         max_samples: run only the first N samples (after resume filtering).
+        python: the interpreter of the Python runner (default: the one running workbench).
     """
 
     problems: str = "humaneval"
@@ -92,6 +93,7 @@ class ExecutionConfig:
     overwrite: bool = False
     reference_cache: str | None = field(default_factory=default_reference_cache)
     max_samples: int | None = None
+    python: str | None = None
 
     def validate(self) -> None:
         """Raise :class:`WorkbenchError` for options that cannot work, before any work starts."""
@@ -251,14 +253,36 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
     return samples
 
 
-def _runner(language: str) -> TestRunner:
-    plugin = get_language(language)
+def _runner(config: ExecutionConfig) -> TestRunner:
+    plugin = get_language(config.language)
     if plugin.runner is None:
         raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner)")
-    missing = plugin.runner.missing_toolchain()
+    runner = plugin.runner
+    if config.python is not None:
+        if plugin.name != "python":
+            raise WorkbenchError(f"--python applies to the Python runner only, not to {plugin.name}")
+        from workbench.languages.python_runner import PythonTestRunner
+
+        runner = PythonTestRunner(config.python)
+    missing = runner.missing_toolchain()
     if missing:
         raise WorkbenchError(f"the {plugin.name} runner needs {', '.join(missing)} on PATH")
-    return plugin.runner
+    return runner
+
+
+def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
+    """Fail before any sample runs when the sandbox's user cannot reach the toolchain."""
+    try:
+        spec = runner.prepare("", "", None, new_token())
+    except Exception as error:
+        raise WorkbenchError(f"the runner cannot prepare a program: {error}") from error
+    blocked = sandbox.inaccessible_paths(spec)
+    if blocked:
+        raise SandboxUnavailableError(
+            f"the sandboxed user cannot use {', '.join(blocked)} at isolation level "
+            f"{sandbox.isolation.level.value} (a private parent folder such as /root?). Use bubblewrap, "
+            f"or a toolchain installed for all users (for Python: --python /usr/bin/python3)."
+        )
 
 
 def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
@@ -309,7 +333,7 @@ def execute_generations(
     """
     config = config or ExecutionConfig()
     config.validate()
-    runner = _runner(config.language)
+    runner = _runner(config)
     notes: list[str] = []
     problems = load_problems(config)
     samples = load_samples(os.fspath(generations), config, notes)
@@ -324,6 +348,7 @@ def execute_generations(
         isolation = detect_isolation(config.isolation)
         sandbox = Sandbox(isolation, config.limits)
     isolation = sandbox.isolation
+    _preflight(runner, sandbox)
     workers = config.workers or os.cpu_count() or 1
 
     writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)

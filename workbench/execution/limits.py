@@ -95,4 +95,8 @@ def apply_rlimits(pairs: list[tuple[int, int]]) -> None:
         _soft, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
-        resource.setrlimit(kind, (value, value))
+        # CPU: SIGXCPU at the soft limit (reported as a timeout), SIGKILL one second later
+        ceiling = value + 1 if kind == resource.RLIMIT_CPU else value
+        if hard != resource.RLIM_INFINITY:
+            ceiling = min(ceiling, hard)
+        resource.setrlimit(kind, (value, ceiling))

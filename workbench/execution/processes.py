@@ -73,6 +73,30 @@ def processes_with_env_tag(tag: str) -> list[int]:
     return found
 
 
+def kill_all_of_uid(uid: int, rounds: int = 20) -> int:
+    """Kill every process of ``uid`` with ``kill(-1, SIGKILL)`` issued *as* that uid (root only).
+
+    The kernel walks the whole process table in one call, so a fork bomb cannot outrun it
+    the way it outruns a kill-by-pid loop; repeated until the uid has no live process.
+
+    Returns:
+        how many rounds it took (0: nothing was running).
+    """
+    import subprocess
+
+    for round_number in range(rounds):
+        if not [pid for pid in processes_of_uid(uid) if not is_zombie(pid)]:
+            return round_number
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                ["kill", "-s", "KILL", "--", "-1"], user=uid, group=uid, extra_groups=[],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
+                env={"PATH": "/usr/bin:/bin"},
+            )
+        time.sleep(0.01)
+    return rounds
+
+
 def parent_of(pid: int) -> int | None:
     """Return the parent pid of ``pid``, or ``None`` if it is gone."""
     value = _status_fields(pid).get("PPid")
@@ -101,9 +125,7 @@ def sweep(find, *, rounds: int = 50, protect: frozenset[int] = frozenset()) -> i
         pids = [pid for pid in find() if pid not in protect and pid != own]
         alive = [pid for pid in pids if not is_zombie(pid)]
         for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
+            killed += _kill_if_still(pid, find)
         for pid in pids:
             if parent_of(pid) == own:
                 reap(pid)
@@ -111,6 +133,32 @@ def sweep(find, *, rounds: int = 50, protect: frozenset[int] = frozenset()) -> i
             break
         time.sleep(0.01)
     return killed
+
+
+def _kill_if_still(pid: int, find) -> int:
+    """SIGKILL ``pid`` only if it is still the process ``find`` reported (pid reuse safe).
+
+    The pidfd pins the process: if it exits and its pid is reused after the check, the
+    signal goes to the dead process (ESRCH), never to the newcomer.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (ProcessLookupError, PermissionError):
+        return 0
+    except (AttributeError, OSError):  # no pidfd support: a small reuse window remains
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            return 1
+        return 0
+    try:
+        if pid not in find():
+            return 0
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return 1
+        return 0
+    finally:
+        os.close(pidfd)
 
 
 def reap(pid: int, timeout_s: float = 2.0) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import select
 import shlex
 import shutil
 import signal
@@ -20,12 +21,26 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from workbench.execution.isolation import Isolation, IsolationLevel, detect_isolation, plan_launch
+from workbench.execution.isolation import (
+    Isolation,
+    IsolationLevel,
+    SandboxUnavailableError,
+    UidBlock,
+    detect_isolation,
+    plan_launch,
+)
 from workbench.execution.limits import ResourceLimits, apply_rlimits
-from workbench.execution.processes import kill_process_group, processes_of_uid, processes_with_env_tag, sweep
+from workbench.execution.processes import (
+    kill_all_of_uid,
+    kill_process_group,
+    processes_of_uid,
+    processes_with_env_tag,
+    sweep,
+)
 from workbench.languages.spec import SAMPLE_STATUSES, RunSpec
 
 #: the environment every sample starts from (nothing of the parent's is passed on)
@@ -38,9 +53,12 @@ BASE_ENV: Mapping[str, str] = {
 #: name of the per-run environment tag used to find a sample's stray processes
 RUN_TAG_VARIABLE = "WORKBENCH_SANDBOX_RUN"
 
-#: parent-side fds handed to the child are moved at or above this number, so that
-#: ``dup2`` onto the runner's fd numbers (3..9) never clobbers one of them
+#: parent-side fds handed to the child are moved at or above this number; the step script
+#: moves them to the runner's numbers (3..9), which never clobbers one of them
 _HIGH_FD = 20
+
+#: the step script needs bash: POSIX sh cannot name fds above 9
+BASH = shutil.which("bash") or "/bin/bash"
 
 #: stderr markers of an allocation failure, per toolchain
 _OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
@@ -107,29 +125,48 @@ def _validate_spec(spec: RunSpec) -> None:
         raise ValueError(f"RunSpec.exit_statuses uses unknown statuses {sorted(unknown)}")
 
 
-def step_script(spec: RunSpec, status_fd: int | None) -> str:
-    """Return the ``sh`` script that runs the build commands, then ``exec``s the run command.
+def step_script(
+    spec: RunSpec,
+    status_fd: int | None,
+    file_token_fd: int | None = None,
+    fd_moves: Mapping[int, int] | None = None,
+) -> str:
+    """Return the ``bash`` script that places the protocol fds, runs the build commands,
+    then the run command.
 
-    Build commands run with the token fds closed; the first failing one writes
-    ``"<index> <status>"`` to ``status_fd`` and the script exits 0. The status fd is closed
-    before the run command, so the candidate cannot fake a compile error report.
+    ``fd_moves`` (child fd number -> inherited fd number, >= 20) are applied first: the
+    pipes arrive at high numbers (so that nothing of the parent's is clobbered) and are
+    moved to the runner's numbers here. Build commands run with the token fds closed; the
+    first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
+    0. The status fd is closed before the run command, so the candidate cannot fake a
+    compile error report. With a ``pass_token_file``, the script copies that file to
+    ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
+    with the sandbox); otherwise the run command replaces the shell (``exec``).
     """
-    closers = " ".join(
-        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None
-    )
     lines = ["set -u"]
+    for target, source in sorted((fd_moves or {}).items()):
+        lines.append(f"exec {target}<&{source} {source}<&-")
+    closers = " ".join(
+        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
+    )
     for index, command in enumerate(spec.build):
         lines.append(f"{shlex.join(command)} {closers} </dev/null")
         lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
     if status_fd is not None:
         lines.append(f"exec {status_fd}>&-")
-    lines.append(f"exec {shlex.join(spec.run)}")
+    if file_token_fd is None:
+        lines.append(f"exec {shlex.join(spec.run)}")
+    else:
+        lines.append(f"{shlex.join(spec.run)} {file_token_fd}>&-")
+        lines.append("rc=$?")
+        lines.append(f"cat -- {shlex.quote(spec.pass_token_file)} >&{file_token_fd} 2>/dev/null")
+        lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
 
 
 def _free_fd(used: Iterable[int | None]) -> int:
     taken = {fd for fd in used if fd is not None}
-    return next(fd for fd in range(5, 10) if fd not in taken)
+    return next(fd for fd in range(3, 10) if fd not in taken)
 
 
 def _read_available(fd: int, limit: int = 65536) -> bytes:
@@ -153,6 +190,56 @@ def _tail(handle, limit_chars: int) -> str:
     handle.seek(max(0, size - _TAIL_BYTES))
     text = handle.read().decode("utf-8", errors="replace")
     return text[-limit_chars:]
+
+
+def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
+    """Wait until child ``pid`` exits, leaving it unreaped (a zombie keeps its pid and
+    process-group id reserved). Returns False on timeout.
+
+    Uses a pidfd (Linux >= 5.3): no polling delay, no race with pid reuse.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # old kernel: fall back to waitid(WNOWAIT) polling
+        deadline = time.monotonic() + timeout_s
+        delay = 0.001
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(timeout_s * 1000))))
+    finally:
+        os.close(pidfd)
+
+
+def _usable_by_others(path: str, *, check_parents: bool) -> bool:
+    """True when a user who is neither owner nor in the group can read ``path`` (and
+    traverse its parents, when ``check_parents``)."""
+    import stat
+
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return False
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0)
+    if mode & need != need:
+        return False
+    if check_parents:
+        parent = os.path.dirname(real)
+        while parent != "/":
+            try:
+                if not os.stat(parent).st_mode & stat.S_IXOTH:
+                    return False
+            except OSError:
+                return False
+            parent = os.path.dirname(parent)
+    return True
 
 
 def _signal_name(number: int) -> str:
@@ -192,6 +279,51 @@ class Sandbox:
         self._lock = threading.Lock()
         self._running: dict[int, subprocess.Popen] = {}
         self._closed = False
+        self._uids = UidBlock() if self.isolation.runs_as_root else None
+        self._samples_root: str | None = None
+
+    def _host_temp_root(self) -> str:
+        """The folder that holds host working directories (levels below bubblewrap).
+
+        As root, samples run under other user ids, so the folder and its parents must be
+        traversable by others (on some machines ``/tmp`` is 0700): the first usable of
+        ``temp_root``, the system temp folder, ``/var/tmp`` and ``/dev/shm`` gets a 0711
+        sub-folder (traversable, not listable) for this sandbox.
+        """
+        if self._uids is None:
+            return self.temp_root or tempfile.gettempdir()
+        if self._samples_root is None:
+            candidates = [c for c in (self.temp_root, tempfile.gettempdir(), "/var/tmp", "/dev/shm") if c]
+            usable = [c for c in candidates if os.path.isdir(c) and _usable_by_others(c, check_parents=True)]
+            if not usable:
+                raise SandboxUnavailableError(
+                    f"no temporary folder that the sandbox user can reach (tried {', '.join(candidates)}); "
+                    f"pass temp_root= a folder with o+x on it and its parents"
+                )
+            root = tempfile.mkdtemp(prefix="workbench-sandbox-", dir=usable[0])
+            os.chmod(root, 0o711)
+            weakref.finalize(self, shutil.rmtree, root, True)
+            self._samples_root = root
+        return self._samples_root
+
+    def uid_for_slot(self, slot: int) -> int | None:
+        """Return the user id worker ``slot`` runs samples as (root mode), else ``None``."""
+        return self._uids.uid(slot) if self._uids is not None else None
+
+    def inaccessible_paths(self, spec: RunSpec) -> list[str]:
+        """Return the toolchain paths of ``spec`` the sample's user id cannot use.
+
+        As root, samples run under a user id of their own; an interpreter under
+        ``/root`` (pyenv, a venv) is then out of its reach: below bubblewrap because a
+        parent folder is private, under bubblewrap only if the folder itself is.
+        """
+        if self._uids is None:
+            return []
+        bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
+        paths = list(spec.read_only_paths)
+        if spec.run and os.path.isabs(spec.run[0]):
+            paths.append(spec.run[0])
+        return [p for p in paths if not _usable_by_others(p, check_parents=not bubblewrap)]
 
     # -- public ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
@@ -214,7 +346,8 @@ class Sandbox:
             return self._run(spec, token, timeout_s, slot, limits, res)
 
     def close(self) -> None:
-        """Kill every running sample (on interrupt) and refuse new ones."""
+        """Kill every running sample (on interrupt) and refuse new ones. Only unreaped
+        leaders are in the running set, so no reused pid is ever signalled."""
         self._closed = True
         with self._lock:
             running = list(self._running)
@@ -224,21 +357,24 @@ class Sandbox:
     # -- internals ---------------------------------------------------------------------------
     def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
         bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
-        uid = self.isolation.uid_for_slot(slot)
+        uid = self.uid_for_slot(slot)
         child_fds: dict[int, int] = {}  # child fd number -> parent fd
         if spec.token_input_fd is not None:
             read_end, write_end = os.pipe()
             os.write(write_end, token.encode() + b"\n")
             os.close(write_end)
             child_fds[spec.token_input_fd] = res.keep(_high(read_end))
-        pass_read = None
-        if spec.pass_token_fd is not None:
+        pass_read = file_token_fd = None
+        if spec.pass_token_fd is not None or spec.pass_token_file is not None:
+            target = spec.pass_token_fd
+            if target is None:  # file protocol: the step script copies the file here
+                target = file_token_fd = _free_fd([spec.token_input_fd])
             read_end, write_end = os.pipe()
             pass_read = res.keep(read_end)
-            child_fds[spec.pass_token_fd] = res.keep(_high(write_end))
+            child_fds[target] = res.keep(_high(write_end))
         status_fd = status_read = None
         if spec.build:
-            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd])
+            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd, file_token_fd])
             read_end, write_end = os.pipe()
             status_read = res.keep(read_end)
             child_fds[status_fd] = res.keep(_high(write_end))
@@ -253,13 +389,13 @@ class Sandbox:
                 os.lseek(fd, 0, os.SEEK_SET)
                 file_fds.append((fd, name))
         else:
-            host_workdir = res.make_workdir(self.temp_root, spec.files, uid)
+            host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
-        script = step_script(spec, status_fd)
+        script = step_script(spec, status_fd, file_token_fd, child_fds)
         plan = plan_launch(
             self.isolation,
-            ["/bin/sh", "-c", script],
-            slot=slot,
+            [BASH, "--noprofile", "--norc", "-c", script],
+            uid=uid,
             host_workdir=host_workdir,
             files=file_fds,
             read_only_paths=spec.read_only_paths,
@@ -277,16 +413,13 @@ class Sandbox:
         if uid is None and limits.processes is not None:
             extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
         rlimits = limits.rlimits(timeout_s, extra_processes=extra)
-        mapping = dict(child_fds)
 
-        def child_setup() -> None:  # runs in the forked child: async-signal-safe calls only
-            for target, source in mapping.items():
-                os.dup2(source, target)
+        def child_setup() -> None:  # runs in the forked child: no locks, no allocation-heavy work
             apply_rlimits(rlimits)
 
         stdout = res.log_file(self.temp_root)
         stderr = res.log_file(self.temp_root)
-        pass_fds = sorted(set(mapping) | {fd for fd, _ in file_fds})
+        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds})
         start = time.monotonic()
         try:
             with self._lock:
@@ -308,25 +441,19 @@ class Sandbox:
         except (OSError, subprocess.SubprocessError) as error:
             return self._outcome("error", 0.0, None, None, "", f"could not start the sandbox: {error}", timeout_s)
         res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds])
-        timed_out = False
         try:
-            returncode = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_process_group(proc.pid)
-            returncode = proc.wait()
-        finally:
+            timed_out = not _wait_without_reaping(proc.pid, timeout_s)
             duration = time.monotonic() - start
+            # The leader is not reaped yet, so its pid (= the group id) cannot have been
+            # reused: killing the group now can only hit this sample's processes.
             kill_process_group(proc.pid)
+        finally:
             with self._lock:
                 self._running.pop(proc.pid, None)
+            returncode = proc.wait()
             self._sweep(uid, run_tag)
 
         delivered = _read_available(pass_read) if pass_read is not None else b""
-        if spec.pass_token_file is not None and host_workdir is not None:
-            with contextlib.suppress(OSError):
-                with open(os.path.join(host_workdir, spec.pass_token_file), "rb") as handle:
-                    delivered = handle.read(65536)
         build_report = _read_available(status_read).decode(errors="replace").split() if status_read is not None else []
         stderr_tail = _tail(stderr, self.stderr_tail_chars)
         return self._classify(
@@ -337,6 +464,7 @@ class Sandbox:
         with self._lock:
             protect = frozenset(self._running)
         if uid is not None:
+            kill_all_of_uid(uid)
             sweep(lambda: processes_of_uid(uid), protect=protect)
         sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
 
@@ -360,7 +488,7 @@ class Sandbox:
             status = build_report[1] if len(build_report) > 1 else "?"
             return self._outcome("syntax_error", duration, code, sig, stderr_tail,
                                  f"build step {command!r} failed with status {status}", timeout_s)
-        if sig == "SIGXCPU":
+        if sig == "SIGXCPU" or (sig == "SIGKILL" and duration >= timeout_s):
             return self._outcome("timeout", duration, code, sig, stderr_tail, "CPU time limit exceeded", timeout_s)
         token_ok = delivered.strip() == token.encode()
         if token_ok and returncode == 0:

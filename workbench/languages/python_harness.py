@@ -7,8 +7,8 @@ Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``
 2. make the process non-dumpable (no ptrace, no ``/proc/PID/mem`` for the candidate's
    own child processes) and install an audit hook (PEP 578) that holds the token, the
    only reference to it, and refuses the known ways to reach it from Python code:
-   ``gc`` object walks, ``sys.settrace``/``setprofile``, other audit hooks, ``ctypes``
-   memory access and opening ``/proc/*/mem``;
+   ``gc`` object walks, trace and profile functions, other audit hooks, ``ctypes``
+   memory access and opening ``/proc/*/mem``; ``sys.settrace`` may only switch tracing off;
 3. compile PROGRAM (exit 3 on a syntax error) and TESTS, run PROGRAM, then TESTS in a
    namespace whose builtins are a snapshot taken before the candidate ran, then
    ``check(ENTRY_POINT)`` when the tests define ``check``;
@@ -35,15 +35,36 @@ EXIT_FAILED, EXIT_ERROR, EXIT_SYNTAX, EXIT_MISUSE = 1, 2, 3, 4
 
 _BLOCKED_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-    "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "sys._current_frames", "sys._current_exceptions", "sys.setprofile",
     "sys.addaudithook", "cpython.PyInterpreterState_Clear",
 })
 
 
-def _make_hook(token, pass_fd):
+#: /proc files that expose a process's memory or environment
+_PRIVATE_PROC_FILES = ("mem", "pagemap", "environ", "syscall")
+
+
+def _make_settrace_guard():
+    """Return a replacement for ``sys.settrace`` that only ever switches tracing off.
+
+    A trace function could jump (``frame.f_lineno = ...``) over the checks in ``main``;
+    ``doctest.testmod()``, which generated code calls now and then, only restores the
+    trace function it found, which is ``None`` here, so it keeps working.
+    """
+    real_settrace = sys.settrace
+
+    def settrace(function):
+        if function is not None:
+            raise RuntimeError("workbench sandbox: sys.settrace is not allowed")
+        real_settrace(None)
+
+    return settrace
+
+
+def _make_hook(token, pass_fd, settrace_code):
     """Return the audit hook that alone knows ``token`` (bytes)."""
-    getframe, write, close = sys._getframe, os.write, os.close
-    state = {"frame": None, "done": False}
+    getframe, write, close, realpath = sys._getframe, os.write, os.close, os.path.realpath
+    state = {"frame": None, "done": False, "resolving": False}
 
     def hook(event, args):
         if event == "workbench.arm":
@@ -59,15 +80,20 @@ def _make_hook(token, pass_fd):
             return
         if state["frame"] is None:
             return
+        if event == "sys.settrace":
+            if getframe(1).f_code is not settrace_code:
+                raise RuntimeError("workbench sandbox: sys.settrace is not allowed")
+            return
         if event in _BLOCKED_EVENTS or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
             raise RuntimeError(f"workbench sandbox: {event} is not allowed")
-        if event == "open" and args:
-            path = args[0]
-            if isinstance(path, bytes):
-                path = path.decode("utf-8", "replace")
-            if isinstance(path, str) and path.startswith("/proc/") and path.rstrip("/").rsplit("/", 1)[-1] in (
-                "mem", "pagemap", "environ", "syscall"
-            ):
+        if event == "open" and args and isinstance(args[0], (str, bytes)) and not state["resolving"]:
+            path = args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]
+            state["resolving"] = True
+            try:
+                real = realpath(path)  # "../../proc/self/mem" and symlinks lead here too
+            finally:
+                state["resolving"] = False
+            if real.startswith("/proc/") and real.rstrip("/").rsplit("/", 1)[-1] in _PRIVATE_PROC_FILES:
                 raise RuntimeError(f"workbench sandbox: opening {path} is not allowed")
 
     return hook
@@ -118,6 +144,7 @@ def main():
     # Everything the verdict depends on is bound to locals before candidate code runs:
     # the candidate can patch modules (os._exit, sys.audit) but not this frame's locals.
     audit, exit_now = sys.audit, os._exit
+    assertion_error, system_exit, base_exception = AssertionError, SystemExit, BaseException
     if len(sys.argv) < 5:
         _say("usage: harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]\n")
         exit_now(EXIT_MISUSE)
@@ -129,7 +156,8 @@ def main():
         _say("harness: no token on the token fd\n")
         exit_now(EXIT_MISUSE)
     _make_nondumpable()
-    hook = _make_hook(token, pass_fd)
+    sys.settrace = _make_settrace_guard()
+    hook = _make_hook(token, pass_fd, sys.settrace.__code__)
     del token
     sys.addaudithook(hook)
     del hook
@@ -165,18 +193,18 @@ def main():
                 raise NameError(f"the program does not define {entry_point!r}")
             check(namespace[entry_point])
         checks_returned = True
-    except AssertionError as error:
+    except assertion_error as error:
         status = EXIT_FAILED
         _say(_exception_text(error))
-    except SystemExit as error:
-        _say(f"harness: the program called exit({error.code!r}) before the checks completed\n")
-    except BaseException as error:
+    except system_exit:
+        _say("harness: the program called exit() before the checks completed\n")
+    except base_exception as error:
         _say(_exception_text(error))
     if not checks_returned:
         exit_now(status)
     try:
         audit("workbench.pass")
-    except BaseException as error:
+    except base_exception as error:
         _say(_exception_text(error))
         exit_now(EXIT_ERROR)
     _say("")

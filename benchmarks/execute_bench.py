@@ -1,0 +1,110 @@
+"""Benchmark and acceptance check for ``workbench execute``.
+
+1. The 164 canonical HumanEval solutions (bundled set) must all pass.
+2. The 3,220 ICE-Score HumanEval-Python samples (MultiPL-E prompt + ``completion_multipl_e``,
+   tests from the bundled HumanEval): agreement of ``passed`` with the shipped label, and
+   every disagreement with its status and reason.
+3. Throughput in samples/s, with the isolation level in force.
+
+Usage::
+
+    python benchmarks/execute_bench.py [--workers N] [--limit N] [--isolation LEVEL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workbench.data.loading import load_humaneval
+from workbench.execution.job import ExecutionConfig, execute_generations
+from workbench.execution.results import read_results, result_key
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    return lines[-1][:160] if lines else ""
+
+
+def canonical_check(workdir: Path, config: ExecutionConfig) -> None:
+    problems = load_humaneval()
+    generations = workdir / "canonical.jsonl"
+    with open(generations, "w", encoding="utf-8") as handle:
+        for row in problems:
+            handle.write(json.dumps({"task_id": row["task_id"], "sample_id": 0, "completion": row["canonical_solution"]}) + "\n")
+    output = workdir / "canonical_results.jsonl"
+    summary = execute_generations(generations, output, config)
+    rows = read_results(output)
+    passed = sum(r["passed"] for r in rows)
+    print(f"canonical solutions: {passed}/{len(rows)} pass "
+          f"({summary.samples_per_s:.2f} samples/s, isolation {summary.isolation.level.value})")
+    for row in rows:
+        if not row["passed"]:
+            print(f"  NOT PASSING {row['task_id']}: {row['status']} {row['detail']} | {_last_line(row['stderr_tail'])}")
+
+
+def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: int | None) -> None:
+    labels = {}
+    with open(data, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            labels[result_key(row["task_id"], row["sample_id"])] = int(row["passed"])
+    config.prompt_column = "prompt"
+    config.completion_column = "completion_multipl_e"
+    config.max_samples = limit
+    output = workdir / "ice_score_results.jsonl"
+    started = time.monotonic()
+    summary = execute_generations(data, output, config)
+    wall = time.monotonic() - started
+    rows = read_results(output)
+    agree = [r for r in rows if r["passed"] == labels[result_key(r["task_id"], r["sample_id"])]]
+    disagreements = [r for r in rows if r["passed"] != labels[result_key(r["task_id"], r["sample_id"])]]
+    print(f"ICE-Score HumanEval-Python: {len(rows)} samples, agreement with the shipped labels "
+          f"{len(agree)}/{len(rows)} = {100 * len(agree) / max(1, len(rows)):.2f} %")
+    print(f"  ours pass {sum(r['passed'] for r in rows)}, labels pass {sum(labels[result_key(r['task_id'], r['sample_id'])] for r in rows)}")
+    print(f"  status counts: {summary.counts}")
+    print(f"  throughput: {summary.samples_per_s:.2f} samples/s over {summary.executed} samples "
+          f"({summary.elapsed_s:.1f} s execution, {summary.calibration_s:.1f} s timing references, {wall:.1f} s total), "
+          f"workers {config.workers or os.cpu_count()}, isolation {summary.isolation.level.value}")
+    print(f"  isolation: {summary.isolation.description}")
+    for note in summary.notes:
+        print(f"  note: {note}")
+    print(f"  disagreements ({len(disagreements)}):")
+    for row in sorted(disagreements, key=lambda r: (int(r["task_id"].split("/")[1]), int(r["sample_id"]))):
+        label = labels[result_key(row["task_id"], row["sample_id"])]
+        print(f"    {row['task_id']} sample {row['sample_id']}: label {label}, ours {row['passed']} "
+              f"({row['status']}, {row['duration_s']:.2f}s of {row['timeout_s']}s) {row['detail']} | {_last_line(row['stderr_tail'])}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N ICE-Score samples")
+    parser.add_argument("--isolation", default=None)
+    parser.add_argument("--keep", type=Path, default=None, help="keep result files in this folder")
+    parser.add_argument("--skip-canonical", action="store_true")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        print(f"data not found: {args.data}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="workbench-bench-") as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        make = lambda: ExecutionConfig(workers=args.workers, isolation=args.isolation, overwrite=True)  # noqa: E731
+        if not args.skip_canonical:
+            canonical_check(workdir, make())
+        agreement_check(args.data, workdir, make(), args.limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""Hostile samples (issue 4): each must be contained, must not pass, and must leave the host
+and the rest of the run unaffected. Real runner, real sandbox, real processes; the
+strongest available isolation unless a test says otherwise."""
+
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+import threading
+import time
+
+import pytest
+
+from workbench.data.loading import load_humaneval
+from workbench.execution.isolation import IsolationLevel, detect_isolation
+from workbench.execution.processes import processes_of_uid
+from workbench.execution.sandbox import new_token
+from workbench.execution.testing import (
+    available_levels,
+    processes_with_cmdline,
+    run_program,
+    sandbox_for,
+    zombie_children,
+)
+from workbench.languages.python_runner import PythonTestRunner
+
+FINISH_S = 30.0  # generous: samples that must finish (small shared CI machine)
+KILL_S = 2.0  # samples that must be killed
+ROOT = os.geteuid() == 0
+LEVELS = available_levels()
+# The Python running the tests may live under /root (pyenv), out of reach of the sandbox
+# uid below bubblewrap; the lower levels then run samples with the system Python.
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def runner_for(level) -> PythonTestRunner:
+    runner = PythonTestRunner()
+    if level not in (None, IsolationLevel.BUBBLEWRAP) and sandbox_for(level).inaccessible_paths(
+        runner.prepare("", "", None, "t")
+    ):
+        if not os.path.exists(SYSTEM_PYTHON):
+            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+    return runner
+NETWORK_ISOLATED = [level for level in LEVELS if level is not IsolationLevel.RLIMITS]
+
+
+def humaneval(task_id: str) -> dict:
+    return next(dict(row) for row in load_humaneval() if row["task_id"] == task_id)
+
+
+def run(completion: str, *, task_id: str = "HumanEval/0", timeout_s: float = FINISH_S, level=None, token=None, slot=0):
+    """Run HumanEval prompt + ``completion`` with the task's real tests."""
+    row = humaneval(task_id)
+    runner = runner_for(level)
+    program = runner.build_program(row["prompt"], completion, "completion")
+    return run_program(runner, program, row["test"], row["entry_point"], timeout_s=timeout_s, level=level,
+                       token=token, slot=slot)
+
+
+def body(code: str) -> str:
+    """Indent ``code`` as a function body (the completion of a HumanEval prompt)."""
+    return textwrap.indent(textwrap.dedent(code), "    ")
+
+
+def assert_host_alive(level=None) -> None:
+    """The run continues: a correct sample still passes right after."""
+    outcome = run(humaneval("HumanEval/0")["canonical_solution"], level=level)
+    assert outcome.status == "passed", outcome
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_fork_bomb_is_contained(level):
+    start = time.monotonic()
+    outcome = run(body("""
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+    """), timeout_s=KILL_S, level=level)
+    assert not outcome.passed
+    assert outcome.status in {"timeout", "killed", "error"}
+    assert time.monotonic() - start < KILL_S + 20
+    if ROOT:
+        uid = sandbox_for(level).uid_for_slot(0)
+        deadline = time.monotonic() + 5  # killed processes may take a moment to be reaped
+        while processes_of_uid(uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_of_uid(uid) == []
+    assert zombie_children() == []
+    assert_host_alive(level)
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_infinite_loop_times_out(level):
+    outcome = run(body("while True:\n    pass\n"), timeout_s=KILL_S, level=level)
+    assert outcome.status == "timeout"
+    assert KILL_S <= outcome.duration_s < KILL_S + 5
+
+
+def test_20_gb_allocation_is_oom():
+    outcome = run(body("x = bytearray(20 * 1024 ** 3)\nreturn True\n"))
+    assert outcome.status == "oom", outcome
+    assert "MemoryError" in outcome.stderr_tail
+
+
+def test_writing_1_gb_to_disk_is_stopped(tmp_path):
+    # one file: RLIMIT_FSIZE (64 MiB) stops it; many files: the 256 MiB private /tmp is full
+    one_file = run(body("""
+        with open("big.bin", "wb") as f:
+            for _ in range(1024):
+                f.write(b"x" * (1 << 20))
+        return True
+    """))
+    assert not one_file.passed
+    assert "File too large" in one_file.stderr_tail or "No space left" in one_file.stderr_tail, one_file
+    many_files = run(body("""
+        for i in range(1024):
+            with open(f"part{i}.bin", "wb") as f:
+                f.write(b"x" * (1 << 20))
+        return True
+    """))
+    assert not many_files.passed
+    if detect_isolation().level is IsolationLevel.BUBBLEWRAP:
+        assert "No space left" in many_files.stderr_tail, many_files
+    assert_host_alive()
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_deleting_the_users_home_fails(tmp_path, monkeypatch, level):
+    if not ROOT and level is IsolationLevel.RLIMITS:
+        pytest.skip("rlimits-only as a normal user cannot protect that user's files (documented)")
+    decoy = tmp_path / "decoy-home"
+    (decoy / ".ssh").mkdir(parents=True)
+    (decoy / ".ssh" / "id_ed25519").write_text("decoy key")
+    (decoy / "notes.txt").write_text("keep me")
+    monkeypatch.setenv("HOME", str(decoy))
+    outcome = run(body(f"""
+        import os, shutil
+        for target in (os.path.expanduser("~"), {str(decoy)!r}, {str(decoy / "notes.txt")!r}):
+            try:
+                if os.path.isdir(target):
+                    shutil.rmtree(target)
+                else:
+                    os.remove(target)
+            except OSError as error:
+                print("blocked", target, error)
+        return True
+    """), level=level)
+    assert not outcome.passed
+    assert (decoy / "notes.txt").read_text() == "keep me"
+    assert (decoy / ".ssh" / "id_ed25519").exists()
+
+
+@pytest.mark.parametrize("level", NETWORK_ISOLATED, ids=[lvl.value for lvl in NETWORK_ISOLATED])
+def test_socket_to_a_host_listener_is_refused(level):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            accepted.append(conn.recv(100))
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        outcome = run(body(f"""
+            import socket
+            s = socket.create_connection(("127.0.0.1", {port}), timeout=3)
+            s.sendall(b"escaped")
+            return True
+        """), level=level)
+    finally:
+        stop.set()
+        thread.join(2)
+        listener.close()
+    assert accepted == []
+    assert not outcome.passed
+    assert outcome.status == "error"
+    assert "Error" in outcome.stderr_tail  # ConnectionRefusedError / OSError: Network is unreachable
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_planted_api_key_is_not_readable(monkeypatch, level):
+    if not ROOT and level is IsolationLevel.RLIMITS:
+        pytest.skip("rlimits-only as a normal user shares the user's /proc (documented)")
+    planted = "sk-planted-" + new_token()
+    monkeypatch.setenv("OPENAI_API_KEY", planted)
+    outcome = run(body("""
+        import os
+        found = [f"{k}={v}" for k, v in os.environ.items()]
+        for pid in [os.getppid(), 1] + [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    found.append(f.read().decode(errors="replace"))
+            except Exception:  # OSError, or the harness refusing /proc/*/environ
+                pass
+        raise RuntimeError("FOUND " + " | ".join(found)[-900:])
+    """), level=level)
+    assert not outcome.passed
+    assert "FOUND" in outcome.stderr_tail
+    assert planted not in outcome.stderr_tail
+    assert "OPENAI_API_KEY" not in outcome.stderr_tail
+
+
+@pytest.mark.parametrize("exit_call", ["import sys; sys.exit(0)", "import os; os._exit(0)", "raise SystemExit(0)",
+                                       "import os; os.kill(os.getpid(), 9)"])
+@pytest.mark.parametrize("where", ["module", "function"])
+def test_exit_before_the_checks_does_not_pass(exit_call, where):
+    if where == "module":
+        completion = "    return False\n" + exit_call + "\n"
+    else:
+        completion = body(exit_call)
+    outcome = run(completion)
+    assert not outcome.passed
+    assert outcome.status in {"error", "killed"}, outcome
+
+
+def test_monkeypatching_check_and_assert_does_not_pass():
+    outcome = run(body("""
+        return False
+    """) + textwrap.dedent("""
+        import builtins, sys
+        def check(candidate):
+            pass
+        builtins.check = check
+        builtins.AssertionError = type("AssertionError", (Exception,), {})
+        builtins.abs = lambda x: 0
+        builtins.isinstance = lambda *a: True
+        sys.excepthook = lambda *a: None
+        import __main__
+        __main__.check = check
+    """))
+    assert outcome.status == "failed", outcome
+
+
+def test_patched_builtins_do_not_fool_the_tests():
+    # HumanEval/2 checks abs(candidate(x) - expected) < 1e-6; a patched abs must not help
+    outcome = run(body("""
+        import builtins
+        builtins.abs = lambda x: 0
+        return 42.0
+    """), task_id="HumanEval/2")
+    assert outcome.status == "failed", outcome
+
+
+def test_replaying_a_previous_runs_token_does_not_pass():
+    row = humaneval("HumanEval/0")
+    old_token = new_token()
+    first = run(row["canonical_solution"], token=old_token)
+    assert first.passed
+    outcome = run(body(f"""
+        import os, sys
+        for fd in range(3, 10):
+            try:
+                os.write(fd, b"{old_token}\\n")
+            except OSError:
+                pass
+        print("{old_token}")
+        print("{old_token}", file=sys.stderr)
+        with open("pass_token", "w") as f:
+            f.write("{old_token}")
+        return False
+    """))
+    assert not outcome.passed
+    assert outcome.status == "failed"
+
+
+def test_reaching_into_the_harness_does_not_pass():
+    # walk frames to the harness, try its success event, scan memory with gc; then exit 0
+    outcome = run(body("""
+        import gc, os, sys
+        attempts = []
+        frame = sys._getframe()
+        while frame is not None:
+            try:
+                sys.audit("workbench.pass")
+            except RuntimeError as error:
+                attempts.append(str(error))
+            frame = frame.f_back
+        try:
+            gc.get_objects()
+        except RuntimeError as error:
+            attempts.append(str(error))
+        os.symlink("/proc/self/mem", "m")
+        for path in ("/proc/self/mem", "../../proc/self/mem", "m"):
+            try:
+                open(path, "rb")
+                attempts.append("OPENED " + path)
+            except (RuntimeError, OSError) as error:
+                attempts.append(str(error))
+        print(attempts, file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(0)
+    """))
+    assert not outcome.passed
+    assert outcome.status == "error"
+    assert "not allowed" in outcome.stderr_tail
+    assert "OPENED" not in outcome.stderr_tail
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_background_processes_do_not_outlive_the_sample(level):
+    marker = f"31{new_token()[:6].translate(str.maketrans('abcdef', '123456'))}"
+    outcome = run(body(f"""
+        import os, subprocess
+        subprocess.Popen(["sleep", "{marker}"], start_new_session=True)
+        if os.fork() == 0:          # classic daemon: fork, setsid, fork
+            os.setsid()
+            if os.fork() == 0:
+                os.execvp("sleep", ["sleep", "{marker}"])
+            os._exit(0)
+        return True
+    """), level=level)
+    assert not outcome.passed
+    deadline = time.monotonic() + 5
+    while processes_with_cmdline(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_with_cmdline(marker) == []
+    assert zombie_children() == []
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_killing_the_parent_leaves_the_run_going(level):
+    if not ROOT and level is IsolationLevel.RLIMITS:
+        pytest.skip("rlimits-only as a normal user can signal the user's own processes (documented)")
+    outcome = run(body("""
+        import os, signal
+        for target in (os.getppid(), 1, -1):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except OSError:
+                pass
+        return True
+    """), level=level)
+    assert not outcome.passed
+    assert_host_alive()

@@ -1,0 +1,205 @@
+"""``workbench execute`` end to end: real data loading, real sandboxed runs, the jsonl
+results, resume, calibration and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data.loading import load_humaneval
+from workbench.errors import DataError, MissingColumnError
+from workbench.execution.job import ExecutionConfig, execute_generations
+from workbench.execution.results import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results, result_key
+
+FIXED = dict(timeout_s=30.0, workers=2, reference_cache=None)  # fixed timeout: no calibration
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def canonical_rows(n: int, wrong_every: int = 0) -> list[dict]:
+    rows = []
+    for index, problem in enumerate(load_humaneval().select(range(n))):
+        wrong = wrong_every and index % wrong_every == 0
+        completion = "    return None\n" if wrong else problem["canonical_solution"]
+        rows.append({"task_id": problem["task_id"], "sample_id": 0, "completion": completion})
+    return rows
+
+
+def test_canonical_pass_and_wrong_fail(tmp_path):
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(6, wrong_every=3))
+    output = tmp_path / "out.jsonl"
+    summary = execute_generations(generations, output, ExecutionConfig(**FIXED))
+    rows = read_results(output)
+    assert len(rows) == 6 and summary.executed == 6
+    assert list(rows[0])[: len(RESULT_COLUMNS)] == list(RESULT_COLUMNS)
+    by_task = {r["task_id"]: r for r in rows}
+    for index in range(6):
+        row = by_task[f"HumanEval/{index}"]
+        expected = 0 if index % 3 == 0 else 1
+        assert row["passed"] == expected, row
+        assert row["status"] == ("failed" if expected == 0 else "passed")
+        assert row["isolation"] == summary.isolation.level.value
+    assert summary.pass_at_1 == pytest.approx(4 / 6)
+    assert summary.counts == {"passed": 4, "failed": 2}
+
+
+def test_resume_runs_only_what_is_missing(tmp_path):
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(5))
+    output = tmp_path / "out.jsonl"
+    first = execute_generations(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    assert first.executed == 2
+    with open(output, "a", encoding="utf-8") as handle:
+        handle.write('{"task_id": "HumanEval/4", "sample_id": 0, "pas')  # torn line of a killed run
+    with pytest.raises(DataError, match="--resume"):
+        execute_generations(generations, output, ExecutionConfig(**FIXED))
+    second = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+    assert second.skipped_finished == 2 and second.executed == 3
+    rows = read_results(output, allow_torn_tail=False)
+    assert sorted(result_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
+        result_key(f"HumanEval/{i}", 0) for i in range(5)
+    )
+    third = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+    assert third.executed == 0 and len(read_results(output)) == 5
+
+
+def test_interrupted_run_keeps_finished_rows_and_resumes(tmp_path):
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(6))
+    output = tmp_path / "out.jsonl"
+    seen = []
+
+    def interrupt_after_two(row):
+        seen.append(row)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        execute_generations(generations, output, ExecutionConfig(workers=1, timeout_s=30.0, reference_cache=None),
+                            on_result=interrupt_after_two)
+    assert len(read_results(output)) == 2
+    summary = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+    assert summary.executed == 4
+    assert all(r["passed"] == 1 for r in read_results(output))
+
+
+def test_bad_input_fails_before_running(tmp_path):
+    output = tmp_path / "out.jsonl"
+    unknown = write_jsonl(tmp_path / "unknown.jsonl", [{"task_id": "Nope/1", "sample_id": 0, "completion": "x"}])
+    with pytest.raises(DataError, match="not in the problems"):
+        execute_generations(unknown, output, ExecutionConfig(**FIXED))
+    dup = write_jsonl(tmp_path / "dup.jsonl", canonical_rows(1) * 2)
+    with pytest.raises(DataError, match="twice"):
+        execute_generations(dup, output, ExecutionConfig(**FIXED))
+    no_completion = write_jsonl(tmp_path / "nc.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "code": "x"}])
+    with pytest.raises(MissingColumnError, match="--completion-column"):
+        execute_generations(no_completion, output, ExecutionConfig(**FIXED))
+    with pytest.raises(Exception, match="--mode"):
+        execute_generations(no_completion, output, ExecutionConfig(mode="patch", **FIXED))
+    assert not output.exists()
+
+
+def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path):
+    rows = [
+        {"task_id": "HumanEval/0", "completion": load_humaneval()[0]["canonical_solution"]},
+        {"task_id": "HumanEval/0", "completion": None},
+    ]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    summary = execute_generations(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
+    results = {r["sample_id"]: r for r in read_results(tmp_path / "out.jsonl")}
+    assert results[0]["status"] == "passed"
+    assert results[1]["status"] == "error" and "no completion" in results[1]["detail"]
+    assert any("numbered" in note for note in summary.notes)
+
+
+def test_full_mode_and_custom_problem_columns(tmp_path):
+    problems = write_jsonl(tmp_path / "problems.jsonl", [
+        {"id": "t1", "tests": "def check(f):\n    assert f(2) == 4\n", "fn": "square", "text": "", "ref": "def square(x):\n    return x * x\n"},
+    ])
+    generations = write_jsonl(tmp_path / "gen.jsonl", [
+        {"task_id": "t1", "sample_id": "a", "completion": "def square(x):\n    return x * x\n"},
+        {"task_id": "t1", "sample_id": "b", "completion": "def square(x):\n    return x + x + 1\n"},
+        {"task_id": "t1", "sample_id": "c", "completion": "def square(x) return\n"},
+    ])
+    config = ExecutionConfig(
+        problems=str(problems), mode="full", problem_task_column="id", test_column="tests",
+        entry_point_column="fn", problem_prompt_column="text", reference_column="ref", workers=2,
+        reference_cache=str(tmp_path / "cache"),
+    )
+    summary = execute_generations(generations, tmp_path / "out.jsonl", config)
+    status = {r["sample_id"]: r["status"] for r in read_results(tmp_path / "out.jsonl")}
+    assert status == {"a": "passed", "b": "failed", "c": "syntax_error"}
+    # the timeout came from calibration: max(4 s floor, 4 x reference time)
+    assert all(r["timeout_s"] >= 4.0 for r in read_results(tmp_path / "out.jsonl"))
+    assert summary.calibration_s > 0
+
+
+def test_calibration_uses_the_cache_and_flags_failing_references(tmp_path):
+    from workbench.execution.testing import sandbox_for
+    from workbench.execution.timeouts import ReferenceProblem, ReferenceTimeCache, calibrate_timeouts
+    from workbench.languages.python_runner import PythonTestRunner
+
+    runner, sandbox = PythonTestRunner(), sandbox_for()
+    good = ReferenceProblem("good", "def f():\n    return 1\n", "def check(c):\n    assert c() == 1\n", "f")
+    bad = ReferenceProblem("bad", "def f():\n    return 2\n", "def check(c):\n    assert c() == 1\n", "f")
+    cache = ReferenceTimeCache(tmp_path / "cache")
+    first = calibrate_timeouts([good, bad], runner, sandbox, floor_s=3.0, factor=4.0, workers=2, cache=cache)
+    assert first["good"].reference_status == "passed" and first["good"].timeout_s >= 3.0
+    assert first["bad"].reference_status == "failed" and first["bad"].timeout_s == 3.0
+    second = calibrate_timeouts([good], runner, sandbox, floor_s=3.0, cache=cache)
+    assert second["good"].reference_status == "cached"
+    assert second["good"].reference_s == first["good"].reference_s
+    cache.close()
+
+
+def test_result_writer_refuses_to_clobber_and_pass_at_1(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with ResultWriter(path) as writer:
+        writer.write({"task_id": "a", "sample_id": 1, "passed": 1, "status": "passed"})
+    with pytest.raises(DataError):
+        ResultWriter(path)
+    ResultWriter(path, overwrite=True).close()
+    assert read_results(path) == []
+    path.write_text('{"task_id": "a"}\n')
+    with pytest.raises(DataError, match="line 1"):
+        read_results(path)
+    rows = [{"task_id": "a", "passed": 1}, {"task_id": "a", "passed": 0}, {"task_id": "b", "passed": 1}]
+    assert pass_at_1(rows) == pytest.approx(0.75)
+    assert pass_at_1([]) is None
+
+
+def test_cli_execute(tmp_path):
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(2, wrong_every=2))
+    output = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["execute", str(generations), "-o", str(output), "--timeout", "30", "--json", "-j", "2"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    assert summary["counts"] == {"failed": 1, "passed": 1}
+    assert summary["isolation"] in {"bubblewrap", "namespaces", "rlimits"}
+    again = runner.invoke(app, ["execute", str(generations), "-o", str(output), "--timeout", "30"])
+    assert again.exit_code == 1 and "--resume" in again.output + str(again.exception)
+    bad = runner.invoke(app, ["execute", str(generations), "-o", str(tmp_path / "x.jsonl"), "--completion-column", "code"])
+    assert bad.exit_code == 1 and "column 'code' not found" in bad.output + str(bad.exception)
+
+
+def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, shared_data):
+    """A small slice of the 3,220 ICE-Score samples (the full set: benchmarks/execute_bench.py)."""
+    source = shared_data / "ice-score" / "humaneval_python_flat.jsonl"
+    every = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in every if r["passed"] == 1][:12] + [r for r in every if r["passed"] == 0][:12]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    config = ExecutionConfig(prompt_column="prompt", completion_column="completion_multipl_e", **FIXED)
+    execute_generations(generations, tmp_path / "out.jsonl", config)
+    ours = {result_key(r["task_id"], r["sample_id"]): r["passed"] for r in read_results(tmp_path / "out.jsonl")}
+    labels = {result_key(r["task_id"], r["sample_id"]): r["passed"] for r in rows}
+    agree = sum(ours[key] == labels[key] for key in labels)
+    assert len(ours) == 24
+    assert agree >= 23, {k: (ours[k], labels[k]) for k in labels if ours[k] != labels[k]}
+    assert 0 < sum(ours.values()) < 24  # the slice has both outcomes

@@ -1,0 +1,239 @@
+"""The sandbox and the runner protocol, language-agnostic: RunSpecs whose "harness" is a
+POSIX shell script, run for real under every isolation level this machine offers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from workbench.execution import isolation as isolation_module
+from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execution.limits import GiB, MiB, ResourceLimits
+from workbench.execution.sandbox import new_token, step_script
+from workbench.execution.testing import available_levels, sandbox_for
+from workbench.execution.timeouts import calibrated_timeout
+from workbench.languages.spec import RunSpec
+
+LEVELS = available_levels()
+IDS = [level.value for level in LEVELS]
+
+# a harness that does what the protocol asks: token in on fd 3, out on fd 4 after "checks"
+SH_HARNESS = 'read -r token <&3; exec 3<&-; {checks}\nprintf "%s\\n" "$token" >&4\n'
+
+
+def sh_spec(checks: str = "true", **extra) -> RunSpec:
+    fields = dict(
+        files={"harness.sh": SH_HARNESS.format(checks=checks)},
+        run=["/bin/sh", "harness.sh"],
+        token_input_fd=3,
+        pass_token_fd=4,
+    )
+    fields.update(extra)
+    return RunSpec(**fields)
+
+
+def run(spec: RunSpec, level=None, timeout_s: float = 30.0, token: str | None = None):
+    token = token or new_token()
+    return sandbox_for(level).run(spec, token, timeout_s)
+
+
+def test_the_strongest_level_is_chosen():
+    chosen = detect_isolation()
+    assert chosen.level is LEVELS[0]
+    assert chosen.description
+    assert (chosen.warning is not None) == (chosen.level is IsolationLevel.RLIMITS)
+
+
+def test_a_missing_bubblewrap_is_reported(monkeypatch):
+    isolation_module._check_level.cache_clear()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    try:
+        with pytest.raises(SandboxUnavailableError, match="bwrap.* not found on PATH"):
+            detect_isolation("bubblewrap")
+        assert detect_isolation().level is not IsolationLevel.BUBBLEWRAP
+    finally:
+        monkeypatch.undo()
+        isolation_module._check_level.cache_clear()
+
+
+def test_an_unknown_level_is_rejected():
+    with pytest.raises(ValueError):
+        detect_isolation("docker")
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_token_after_checks_passes(level):
+    outcome = run(sh_spec(), level)
+    assert outcome.status == "passed", outcome
+    assert outcome.passed and outcome.exit_code == 0
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_failing_checks_fail(level):
+    outcome = run(sh_spec(checks="exit 1"), level)
+    assert outcome.status == "failed" and not outcome.passed
+
+
+def test_exit_zero_without_token_is_an_error():
+    outcome = run(sh_spec(checks="exit 0"))
+    assert outcome.status == "error"
+    assert "no success token" in outcome.detail
+
+
+def test_a_wrong_token_fails_even_with_exit_zero():
+    spec = RunSpec(files={"h.sh": 'echo "guess" >&4\n'}, run=["/bin/sh", "h.sh"], token_input_fd=3, pass_token_fd=4)
+    outcome = run(spec)
+    assert outcome.status == "error" and "wrong token" in outcome.detail
+
+
+def test_token_plus_garbage_fails():
+    spec = sh_spec(checks='echo "extra" >&4')
+    assert not run(spec).passed
+
+
+def test_exit_statuses_map_to_sample_statuses():
+    outcome = run(sh_spec(checks="exit 3", exit_statuses={3: "syntax_error"}))
+    assert outcome.status == "syntax_error"
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_build_failure_is_a_syntax_error_and_builds_cannot_read_the_token(level):
+    # the build step tries to read the token fd: it is closed for builds, so the step fails
+    spec = sh_spec(build=[["/bin/sh", "-c", "cat <&3"]])
+    outcome = run(spec, level)
+    assert outcome.status == "syntax_error", outcome
+    assert "cat <&3" in outcome.detail
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_build_outputs_are_visible_to_the_run(level):
+    spec = sh_spec(checks="test -f built.txt || exit 1", build=[["/bin/sh", "-c", "echo ok > built.txt"]])
+    assert run(spec, level).status == "passed"
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_token_file_protocol(level):
+    spec = RunSpec(
+        files={"h.sh": 'read -r t <&3; exec 3<&-; printf "%s" "$t" > result.token\n', "sub/dir/data.txt": "x"},
+        run=["/bin/sh", "h.sh"],
+        token_input_fd=3,
+        pass_token_file="result.token",
+    )
+    assert run(spec, level).status == "passed"
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_environment_is_scrubbed_stdin_closed_and_workdir_fresh(level, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_TEST_SECRET", "planted-secret-value")
+    checks = (
+        'env >&2; pwd >&2; if read -r line; then echo "STDIN OPEN" >&2; fi; '
+        'test -z "$(ls | grep -v harness.sh)" || exit 1; touch leftover'
+    )
+    outcome = run(sh_spec(checks=checks), level)
+    assert outcome.status == "passed", outcome
+    assert "planted-secret-value" not in outcome.stderr_tail
+    assert "STDIN OPEN" not in outcome.stderr_tail
+    assert f"HOME={outcome.stderr_tail.splitlines()[-1]}" in outcome.stderr_tail  # HOME is the workdir
+    workdir = outcome.stderr_tail.strip().splitlines()[-1]
+    if level is not IsolationLevel.BUBBLEWRAP:
+        assert not os.path.exists(workdir)  # removed afterwards
+    # a second run starts empty again (the first one left a file behind)
+    assert run(sh_spec(checks=checks), level).status == "passed"
+
+
+def test_bubblewrap_root_is_read_only_and_home_hidden():
+    if IsolationLevel.BUBBLEWRAP not in LEVELS:
+        pytest.skip("bubblewrap not available")
+    home = os.path.expanduser("~")
+    checks = (
+        f'if touch /usr/wb-probe 2>/dev/null; then exit 1; fi; '
+        f'if [ -n "$(ls -A {home} 2>/dev/null)" ]; then exit 1; fi; '
+        f'if [ -n "$(ls -A {os.getcwd()} 2>/dev/null)" ]; then exit 1; fi'
+    )
+    assert run(sh_spec(checks=checks), IsolationLevel.BUBBLEWRAP).status == "passed"
+
+
+def test_timeout_kills_and_reports():
+    outcome = run(sh_spec(checks="sleep 60"), timeout_s=1.0)
+    assert outcome.status == "timeout"
+    assert 1.0 <= outcome.duration_s < 10
+
+
+def test_file_size_limit_holds():
+    # head writes 100 MiB into a file: RLIMIT_FSIZE (64 MiB) stops it
+    spec = sh_spec(checks="head -c 104857600 /dev/zero > big || exit 7")
+    outcome = run(spec)
+    assert not outcome.passed
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(files={"../escape": "x"}),
+        dict(files={"/abs": "x"}),
+        dict(token_input_fd=4),
+        dict(pass_token_fd=12),
+        dict(pass_token_fd=None),
+        dict(exit_statuses={1: "exploded"}),
+    ],
+)
+def test_malformed_specs_are_rejected(bad):
+    with pytest.raises(ValueError):
+        run(sh_spec(**bad))
+
+
+def test_limit_overrides():
+    limits = ResourceLimits()
+    assert limits.with_overrides({"address_space_bytes": None}).address_space_bytes is None
+    assert limits.with_overrides({"processes": 8}).processes == 8
+    with pytest.raises(ValueError, match="unknown resource limit"):
+        limits.with_overrides({"gpus": 1})
+    with pytest.raises(ValueError):
+        ResourceLimits(address_space_bytes=-1)
+    with pytest.raises(ValueError):
+        ResourceLimits(tmpfs_bytes=10)
+    pairs = dict(ResourceLimits(address_space_bytes=GiB, file_size_bytes=MiB).rlimits(2.5))
+    import resource
+
+    assert pairs[resource.RLIMIT_AS] == GiB and pairs[resource.RLIMIT_FSIZE] == MiB
+    assert pairs[resource.RLIMIT_CPU] == 4  # ceil(2.5) + 1
+
+
+def test_step_script_closes_token_fds_for_builds():
+    script = step_script(sh_spec(build=[["make", "all"]]), status_fd=5, fd_moves={3: 21, 4: 22, 5: 23})
+    assert script.splitlines()[1:4] == ["exec 3<&21 21<&-", "exec 4<&22 22<&-", "exec 5<&23 23<&-"]
+    assert "make all 3<&- 4<&- </dev/null" in script
+    assert "exec 5>&-" in script
+    assert script.rstrip().endswith("exec /bin/sh harness.sh")
+
+
+def test_calibrated_timeout_is_evalplus_rule():
+    assert calibrated_timeout(0.1) == 4.0  # the floor
+    assert calibrated_timeout(2.0) == 8.0  # k * reference
+    assert calibrated_timeout(1.0, floor_s=1.0, factor=3.0) == 3.0
+    with pytest.raises(ValueError):
+        calibrated_timeout(1.0, factor=0.5)
+
+
+def test_works_when_the_parent_has_no_fds_3_to_9(tmp_path):
+    # the protocol fds must not depend on what the calling process has open
+    import subprocess
+    import sys
+
+    script = (
+        "import os\n"
+        "for fd in range(3, 10):\n"
+        "    try:\n"
+        "        os.close(fd)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "from workbench.execution.sandbox import Sandbox, new_token\n"
+        "from workbench.languages.spec import RunSpec\n"
+        f"spec = RunSpec(files={{'h.sh': {SH_HARNESS.format(checks='true')!r}}}, run=['/bin/sh', 'h.sh'],"
+        " token_input_fd=3, pass_token_fd=4, build=[['true']])\n"
+        "token = new_token()\n"
+        "print(Sandbox().run(spec, token, 30).status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, close_fds=True)
+    assert done.stdout.strip() == "passed", done.stderr[-2000:]
