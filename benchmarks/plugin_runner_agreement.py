@@ -141,11 +141,9 @@ def main() -> int:
 
         sandbox = Sandbox()
         print(f"sandbox: {sandbox.isolation.description}", flush=True)
-    # one sandbox slot (= one uid, swept after each sample) per worker thread, away from
-    # the slots other workbench processes on this machine use
-    slot_base = 100_000 + (os.getpid() % 1000) * 64
+    # one sandbox slot (= one uid, swept after each sample) per worker thread
     slots = threading.local()
-    next_slot = iter(range(slot_base, slot_base + 64))
+    next_slot = iter(range(args.workers))
 
     def run_one(sample: dict) -> dict:
         token = secrets.token_hex(16)

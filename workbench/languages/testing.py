@@ -488,11 +488,6 @@ def _safe_relative(name: str) -> bool:
     return bool(name) and not path.is_absolute() and ".." not in path.parts and "\\" not in name
 
 
-#: sandbox worker slots used by the kit: per process, away from ``workbench execute``'s 0..workers-1
-_KIT_SLOT_BASE = 1000
-_KIT_SLOT_SPAN = 50_000
-
-
 def _live_executor(executor: str, timeout_s: float) -> tuple[Callable[[Callable[[str], RunSpec]], tuple[str, int | None, str]], str]:
     """Return (run function, executor name). The run function takes ``prepare`` bound to
     a case (token -> RunSpec) and returns (status, exit code, stderr tail)."""
@@ -506,14 +501,10 @@ def _live_executor(executor: str, timeout_s: float) -> tuple[Callable[[Callable[
                 raise
         else:
             sandbox = Sandbox()
-            # The sandbox runs a slot's samples under one uid and, afterwards, kills every
-            # process of that uid. Another workbench process on the machine using the same
-            # slot would kill ours mid-build, so take a slot of our own.
-            slot = _KIT_SLOT_BASE + os.getpid() % _KIT_SLOT_SPAN
 
             def run_sandboxed(make_spec: Callable[[str], RunSpec]) -> tuple[str, int | None, str]:
                 token = new_token()
-                outcome = sandbox.run(make_spec(token), token, timeout_s, slot=slot)
+                outcome = sandbox.run(make_spec(token), token, timeout_s)
                 return outcome.status, outcome.exit_code, f"{outcome.detail} {outcome.stderr_tail}".strip()
 
             return run_sandboxed, "sandbox"
