@@ -66,6 +66,21 @@ int main() {
 }
 """
 
+# A wrong candidate whose static initialiser (run before main) tries to read the token pipe and
+# hand the token straight back; the wrapper's constructor(101) must have drained and closed it.
+STEALS_TOKEN = """    return x + 3;
+}
+#include <unistd.h>
+static int stolen = [] {
+    char buffer[128];
+    long got = read(3, buffer, sizeof buffer);
+    if (got > 0) { write(4, buffer, got); _exit(0); }
+    return 0;
+}();
+long unused() {
+    return 0;
+"""
+
 
 class TestCppConformance(LanguagePluginConformance):
     plugin = CppLanguage()
@@ -78,6 +93,8 @@ class TestCppConformance(LanguagePluginConformance):
         RunnerCase(PROGRAM + "    return x +;\n", TESTS, expect_pass=False, description="compile error"),
         RunnerCase(PROGRAM + "    throw std::runtime_error(\"boom\");\n", TESTS, expect_pass=False,
                    description="exception"),
+        RunnerCase(PROGRAM + STEALS_TOKEN, TESTS, expect_pass=False,
+                   description="wrong answer that replays the token from a static initialiser"),
     ]
 
 
@@ -177,3 +194,26 @@ def test_runner_on_real_multipl_e_samples_with_and_without_precompiled_header(cp
             assert ("-include" in spec.build[0]) == (runner is pch_runner)
             result = run_spec_unsandboxed(spec, token, timeout_s=60)
             assert result.passed == bool(label), (key, result)
+
+
+def test_languages_command_lists_cpp_with_its_capabilities():
+    import json
+
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["languages", "--json"])
+    assert result.exit_code == 0, result.output
+    row = next(row for row in json.loads(result.output) if row["name"] == "cpp")
+    assert row["distribution"] == "workbench-cpp" and row["grammar"] == "tree-sitter-cpp"
+    assert row["capabilities"] == ["tokens", "decompose", "execute"]
+    assert ".cpp" in row["extensions"] and "c++" in row["aliases"]
+
+
+def test_precompiled_header_is_used_only_for_programs_that_include_bits_stdcxx(tmp_path):
+    runner = CppRunner(precompiled_header_dir=tmp_path)
+    with_header = runner.prepare(PROGRAM + "    return x;\n", TESTS, None, "t")
+    assert "-include" in with_header.build[0] and with_header.read_only_paths == (str(tmp_path.resolve()),)
+    plain = runner.prepare("#include <vector>\nlong add_two(long x) {\n    return x;\n", TESTS, None, "t")
+    assert "-include" not in plain.build[0] and plain.read_only_paths == ()

@@ -177,3 +177,25 @@ def test_runner_on_real_multipl_e_samples(java_data):
         program = runner.build_program(problem["prompt"], task[key], "completion")
         result = run_spec_unsandboxed(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
         assert result.passed == bool(label), (key, result)
+
+
+def test_languages_command_lists_java_with_its_capabilities():
+    import json
+
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["languages", "--json"])
+    assert result.exit_code == 0, result.output
+    row = next(row for row in json.loads(result.output) if row["name"] == "java")
+    assert row["distribution"] == "workbench-java" and row["grammar"] == "tree-sitter-java"
+    assert row["grammar_version"].startswith("0.23.")
+    assert row["capabilities"] == ["tokens", "decompose", "execute"]
+
+
+def test_missing_javatuples_jar_is_reported_with_the_debian_package():
+    from workbench_java import JavaRunner
+
+    missing = JavaRunner(classpath=["/nonexistent/javatuples.jar"]).missing_toolchain()
+    assert any("javatuples.jar" in item and "libjavatuples-java" in item for item in missing)
