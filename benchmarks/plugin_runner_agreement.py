@@ -100,6 +100,8 @@ def main() -> int:
                         help="seconds per sample (sandbox: build and run together; unsandboxed: each command)")
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--executor", choices=["sandbox", "unsandboxed"], default="sandbox")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="run nothing; summarise the samples already in --out (e.g. an interrupted run)")
     parser.add_argument("--no-precompiled-header", action="store_true",
                         help="C++: compile <bits/stdc++.h> in every build instead of once")
     args = parser.parse_args()
@@ -126,6 +128,12 @@ def main() -> int:
             row = json.loads(line)
             done[(row["task_id"], row["body"])] = row
 
+    if args.summary_only:
+        complete_tasks = {s["task_id"] for s in samples} - {
+            s["task_id"] for s in samples if (s["task_id"], s["body"]) not in done
+        }
+        print(f"summary only: {len(complete_tasks)} of {len({s['task_id'] for s in samples})} tasks fully run", flush=True)
+        samples = [s for s in samples if s["task_id"] in complete_tasks]
     todo: dict[tuple[str, str], dict] = {}
     for sample in samples:
         key = (sample["task_id"], sample["body"])
@@ -136,7 +144,7 @@ def main() -> int:
 
     lock = threading.Lock()
     sandbox = None
-    if args.executor == "sandbox":
+    if args.executor == "sandbox" and todo and not args.summary_only:
         from workbench.execution import Sandbox
 
         sandbox = Sandbox()
@@ -167,6 +175,8 @@ def main() -> int:
             "stderr_tail": stderr[-500:],
         }
 
+    if args.summary_only:
+        todo = {}
     with ThreadPoolExecutor(max_workers=args.workers) as pool, open(results_path, "a", encoding="utf-8") as out:
         futures = [pool.submit(run_one, sample) for sample in todo.values()]
         for count, future in enumerate(as_completed(futures), 1):
@@ -198,6 +208,7 @@ def main() -> int:
     total = len(samples)
     print(f"\n== {args.language}: runner vs grade-N.execution ({args.executor}, timeout {args.timeout:g} s, "
           f"{args.workers} workers) ==")
+    print(f"tasks: {len({s['task_id'] for s in samples})}")
     print(f"samples: {total}; agreement: {agree}/{total} = {100 * agree / total:.2f} %")
     print(f"labels pass: {sum(v for (l, _), v in confusion.items() if l)}; ours pass: "
           f"{sum(v for (_, p), v in confusion.items() if p)}")

@@ -200,7 +200,9 @@ class CppRunner(TestRunner):
             options += ["-I", self.precompiled_header_dir, "-include", _STDCXX_HEADER]
             read_only = (os.path.realpath(self.precompiled_header_dir),)
         return RunSpec(
-            files={SOURCE_FILE: program + harness + wrapper},
+            # MultiPL-E joins program and tests with a newline (nuprl/MultiPL-E
+            # evaluation/src/main.py); without it a body ending in a // comment swallows the "}"
+            files={SOURCE_FILE: program + "\n" + harness + wrapper},
             build=[[compiler, *options, "-o", BINARY, SOURCE_FILE]],
             run=[f"./{BINARY}"],
             token_input_fd=TOKEN_INPUT_FD,

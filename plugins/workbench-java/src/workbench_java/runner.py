@@ -152,7 +152,9 @@ class JavaRunner(TestRunner):
         the wrapper, which reads the token from fd 3 and writes it to fd 4 after the
         problem's ``main`` returned. ``token`` itself is not used: it travels over the pipe.
         """
-        source = program + tests
+        # MultiPL-E joins them with a newline (nuprl/MultiPL-E evaluation/src/main.py,
+        # cached_eval_script); without it a body ending in a // comment swallows the harness's "}"
+        source = program + "\n" + tests
         harness = _HARNESS_TEMPLATE.format(
             harness=HARNESS_CLASS,
             main_class=find_main_class(source),
