@@ -100,6 +100,7 @@ def main() -> int:
                         help="seconds per sample (sandbox: build and run together; unsandboxed: each command)")
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--executor", choices=["sandbox", "unsandboxed"], default="sandbox")
+    parser.add_argument("--list-disagreements", action="store_true", help="print every disagreeing sample")
     parser.add_argument("--summary-only", action="store_true",
                         help="run nothing; summarise the samples already in --out (e.g. an interrupted run)")
     parser.add_argument("--no-precompiled-header", action="store_true",
@@ -191,6 +192,7 @@ def main() -> int:
     agree = 0
     confusion: collections.Counter[tuple[int, int]] = collections.Counter()
     causes: collections.Counter[tuple[str, str]] = collections.Counter()
+    listing: list[str] = []
     examples: dict[tuple[str, str], str] = {}
     seconds = []
     for sample in samples:
@@ -205,6 +207,7 @@ def main() -> int:
             cause = (direction, classify(row))
             causes[cause] += 1
             examples.setdefault(cause, f"{sample['task_id']} sample {sample['sample']}")
+            listing.append(f"  {sample['task_id']} sample {sample['sample']}: {direction}: {cause[1]}")
     total = len(samples)
     print(f"\n== {args.language}: runner vs grade-N.execution ({args.executor}, timeout {args.timeout:g} s, "
           f"{args.workers} workers) ==")
@@ -218,6 +221,9 @@ def main() -> int:
     print("disagreements by cause:")
     for (direction, cause), count in causes.most_common():
         print(f"  {count:4d}  {direction}: {cause}  (e.g. {examples[(direction, cause)]})")
+    if args.list_disagreements:
+        print("every disagreement:")
+        print("\n".join(listing))
     return 0
 
 

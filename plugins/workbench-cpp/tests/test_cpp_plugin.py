@@ -87,6 +87,8 @@ class TestCppConformance(LanguagePluginConformance):
     samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL]
     expected_tokens = {1: SMALL_TOKENS}
     runner_cases = [
+        RunnerCase(PROGRAM + "    return x + 2; // END SOLUTION", TESTS, expect_pass=True,
+                   description="stripped body ending in a // comment (MultiPL-E joins with a newline)"),
         RunnerCase(PROGRAM + "    return x + 2;\n", TESTS, expect_pass=True, description="correct"),
         RunnerCase(PROGRAM + "    return x + 3;\n", TESTS, expect_pass=False, description="assert fails"),
         RunnerCase(PROGRAM + "    exit(0);\n", TESTS, expect_pass=False, description="exit(0) before the asserts"),
