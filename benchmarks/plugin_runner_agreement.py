@@ -105,6 +105,8 @@ def main() -> int:
                         help="run nothing; summarise the samples already in --out (e.g. an interrupted run)")
     parser.add_argument("--no-precompiled-header", action="store_true",
                         help="C++: compile <bits/stdc++.h> in every build instead of once")
+    parser.add_argument("--no-class-archive", action="store_true",
+                        help="Java: start javac without the class-data-sharing archive of its own classes")
     args = parser.parse_args()
 
     plugin = get_language(args.language)
@@ -116,6 +118,13 @@ def main() -> int:
         cache = Path(platformdirs.user_cache_dir("workbench")) / "cpp-pch"
         runner = CppRunner(precompiled_header_dir=build_precompiled_header(cache))
         print(f"precompiled <bits/stdc++.h> in {runner.precompiled_header_dir}", flush=True)
+    if args.language == "java" and not args.no_class_archive:
+        import platformdirs
+        from workbench_java.runner import JavaRunner, build_javac_class_archive
+
+        cache = Path(platformdirs.user_cache_dir("workbench")) / "javac-cds"
+        runner = JavaRunner(javac_class_archive=build_javac_class_archive(cache, JavaRunner().javac_options))
+        print(f"javac class archive {runner.javac_class_archive}", flush=True)
     missing = runner.missing_toolchain()
     if missing:
         print(f"toolchain missing: {', '.join(missing)}", file=sys.stderr)

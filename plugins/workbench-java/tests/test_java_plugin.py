@@ -201,3 +201,17 @@ def test_missing_javatuples_jar_is_reported_with_the_debian_package():
 
     missing = JavaRunner(classpath=["/nonexistent/javatuples.jar"]).missing_toolchain()
     assert any("javatuples.jar" in item and "libjavatuples-java" in item for item in missing)
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+def test_javac_class_archive_is_recorded_once_and_used(tmp_path):
+    from workbench_java.runner import JavaRunner, build_javac_class_archive
+
+    archive = build_javac_class_archive(tmp_path, JavaRunner().javac_options)
+    assert archive.is_file() and build_javac_class_archive(tmp_path, JavaRunner().javac_options) == archive
+    runner = JavaRunner(javac_class_archive=archive)
+    token = secrets.token_hex(16)
+    spec = runner.prepare(PROGRAM + "        return x + 2;\n", TESTS, None, token)
+    assert f"-J-XX:SharedArchiveFile={archive}" in spec.build[0] and str(archive) in spec.read_only_paths
+    result = run_spec_unsandboxed(spec, token, timeout_s=60)
+    assert result.passed and "SharedArchiveFile" not in result.stderr, result
