@@ -14,6 +14,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from workbench.execution.results import read_results, result_key
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"
+MULTIPL_E = REPO.parent / "shared" / "data" / "multipl-e-codex-python"
 
 
 def _last_line(text: str) -> str:
@@ -77,11 +79,57 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     print(f"  isolation: {summary.isolation.description}")
     for note in summary.notes:
         print(f"  note: {note}")
+    explanations = explain(disagreements, data, workdir, config)
     print(f"  disagreements ({len(disagreements)}):")
     for row in sorted(disagreements, key=lambda r: (int(r["task_id"].split("/")[1]), int(r["sample_id"]))):
-        label = labels[result_key(row["task_id"], row["sample_id"])]
-        print(f"    {row['task_id']} sample {row['sample_id']}: label {label}, ours {row['passed']} "
-              f"({row['status']}, {row['duration_s']:.2f}s of {row['timeout_s']}s) {row['detail']} | {_last_line(row['stderr_tail'])}")
+        key = result_key(row["task_id"], row["sample_id"])
+        print(f"    {row['task_id']} sample {row['sample_id']}: label {labels[key]}, ours {row['passed']} "
+              f"({row['status']}, {row['duration_s']:.2f}s of {row['timeout_s']}s): {explanations.get(key, '?')}")
+        print(f"        ours: {row['detail']} | {_last_line(row['stderr_tail'])}")
+
+
+def explain(disagreements: list[dict], data: Path, workdir: Path, config: ExecutionConfig) -> dict:
+    """Give each disagreement a reason: rerun it with MultiPL-E's own tests (the label's
+    source), and look up MultiPL-E's recorded status for the sample."""
+    if not disagreements or not (MULTIPL_E / "problems.jsonl").is_file():
+        return {}
+    keys = {result_key(r["task_id"], r["sample_id"]) for r in disagreements}
+    recorded = {}
+    with gzip.open(MULTIPL_E / "completions.jsonl.gz", "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            key = result_key(row["task_id"], row["completion_id"])
+            if key in keys:
+                recorded[key] = f"{row['status']} ({_last_line(row.get('stderr_tail', ''))})"
+    generations = workdir / "disagreements.jsonl"
+    with open(data, encoding="utf-8") as source, open(generations, "w", encoding="utf-8") as target:
+        for line in source:
+            row = json.loads(line)
+            if result_key(row["task_id"], row["sample_id"]) in keys:
+                target.write(line)
+
+    def rerun(name: str, **columns) -> dict:
+        config_rerun = ExecutionConfig(prompt_column="prompt", completion_column="completion_multipl_e",
+                                       workers=config.workers, isolation=config.isolation, overwrite=True, **columns)
+        output = workdir / f"disagreements_{name}.jsonl"
+        execute_generations(generations, output, config_rerun)
+        return {result_key(r["task_id"], r["sample_id"]): r for r in read_results(output)}
+
+    again = rerun("rerun")  # the same HumanEval tests: is our result reproducible?
+    multipl_e = rerun("multipl_e_tests", problems=str(MULTIPL_E / "problems.jsonl"), test_column="tests")
+    reasons = {}
+    for row in disagreements:
+        key = result_key(row["task_id"], row["sample_id"])
+        if again[key]["passed"] != row["passed"]:
+            reasons[key] = (f"not reproducible: a rerun gives {again[key]['status']}; "
+                            f"MultiPL-E recorded {recorded.get(key, '?')}")
+        elif multipl_e[key]["passed"] != row["passed"]:
+            reasons[key] = (f"test suites differ: with MultiPL-E's tests it "
+                            f"{'passes' if multipl_e[key]['passed'] else 'fails'} ({multipl_e[key]['status']}), as labelled")
+        else:
+            reasons[key] = (f"same result with MultiPL-E's tests ({multipl_e[key]['status']}); "
+                            f"MultiPL-E recorded {recorded.get(key, '?')}")
+    return reasons
 
 
 def main() -> int:

@@ -296,7 +296,9 @@ def test_reaching_into_the_harness_does_not_pass():
         except RuntimeError as error:
             attempts.append(str(error))
         os.symlink("/proc/self/mem", "m")
-        for path in ("/proc/self/mem", "../../proc/self/mem", "m"):
+        os.symlink("/proc/self", "s")
+        os.path.realpath = lambda path, **kw: "/harmless"  # the harness must not rely on it
+        for path in ("/proc/self/mem", "../../proc/self/mem", "m", "s/mem", "/proc/thread-self/mem"):
             try:
                 open(path, "rb")
                 attempts.append("OPENED " + path)
@@ -348,3 +350,32 @@ def test_killing_the_parent_leaves_the_run_going(level):
     """), level=level)
     assert not outcome.passed
     assert_host_alive()
+
+
+@pytest.mark.parametrize("trick", [
+    "class AlwaysEqual:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False\n",
+    "class AlwaysEqual(int):\n    __eq__ = lambda self, other: True\n",
+    "AlwaysEqual = type('AlwaysEqual', (), {'__eq__': slice, '__bool__': lambda self: True})\n",
+])
+@pytest.mark.parametrize("task_id, value", [
+    ("HumanEval/0", "AlwaysEqual()"),                    # checks candidate(...) == True / False
+    ("HumanEval/8", "(AlwaysEqual(), AlwaysEqual())"),   # checks candidate(...) == (sum, product)
+])
+def test_always_equal_return_values_do_not_pass(trick, task_id, value):
+    # without the harness's return guard each of these would pass every assert
+    completion = "    return _cheat()\n\n" + trick + f"def _cheat():\n    return {value}\n"
+    outcome = run(completion, task_id=task_id)
+    assert not outcome.passed, outcome
+    assert "redefines comparison" in outcome.stderr_tail, outcome
+
+
+def test_own_classes_without_comparison_tricks_and_numpy_values_still_pass():
+    outcome = run(body("""
+        import numpy as np
+        class Helper:
+            def __init__(self, values):
+                self.values = values
+        h = Helper(sorted(numbers))
+        return np.bool_(any(abs(a - b) < threshold for a, b in zip(h.values, h.values[1:])))
+    """))
+    assert outcome.status == "passed", outcome

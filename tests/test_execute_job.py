@@ -203,3 +203,21 @@ def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, shared_data):
     assert len(ours) == 24
     assert agree >= 23, {k: (ours[k], labels[k]) for k in labels if ours[k] != labels[k]}
     assert 0 < sum(ours.values()) < 24  # the slice has both outcomes
+
+
+def test_python_samples_run_with_a_fixed_hash_seed():
+    # set order of strings decides some samples' results (ICE-Score HumanEval/149 sample 152):
+    # the runner fixes PYTHONHASHSEED=0 so every run gives the same verdict
+    import subprocess
+    import sys
+
+    from workbench.execution.testing import run_program
+    from workbench.languages.python_runner import PythonTestRunner
+
+    expected = subprocess.run([sys.executable, "-c", "print(hash('workbench'))"], capture_output=True, text=True,
+                              env={"PYTHONHASHSEED": "0"}).stdout.strip()
+    program = "def h():\n    return hash('workbench')\n"
+    tests = f"def check(candidate):\n    assert candidate() == {expected}\n"
+    for _ in range(2):
+        outcome = run_program(PythonTestRunner(), program, tests, "h", timeout_s=30.0)
+        assert outcome.status == "passed", outcome

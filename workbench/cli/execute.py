@@ -11,7 +11,6 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.execution.isolation import IsolationLevel
-from workbench.execution.job import ExecutionConfig, execute_generations
 from workbench.execution.limits import MiB, ResourceLimits
 from workbench.execution.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 
@@ -35,7 +34,7 @@ def execute_command(
     test_column: str = typer.Option("test", help="Problems column with the test code."),
     entry_point_column: str = typer.Option("entry_point", help="Problems column with the function under test."),
     reference_column: str = typer.Option("canonical_solution", help="Problems column with the reference solution (timeout calibration)."),
-    workers: int = typer.Option(None, "--workers", "-j", help="Parallel samples [default: number of cores]."),
+    workers: int = typer.Option(None, "--workers", "-j", help="Parallel samples (default: number of cores)."),
     timeout: float = typer.Option(None, help="One fixed timeout in seconds for every sample (skips calibration)."),
     timeout_floor: float = typer.Option(DEFAULT_TIMEOUT_FLOOR_S, help="Calibrated timeout: max(floor, factor x reference time), seconds."),
     timeout_factor: float = typer.Option(DEFAULT_TIMEOUT_FACTOR, help="Calibrated timeout factor k (EvalPlus default 4)."),
@@ -49,11 +48,14 @@ def execute_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file."),
     reference_cache: bool = typer.Option(True, "--reference-cache/--no-reference-cache", help="Reuse measured reference times."),
     max_samples: int = typer.Option(None, "--max-samples", help="Run only the first N (not yet finished) samples."),
-    python: str = typer.Option(None, "--python", help="Interpreter of the Python runner [default: the one running workbench]."),
+    python: str = typer.Option(None, "--python", help="Interpreter of the Python runner (default: the one running workbench)."),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run generated code against the problems' tests in a sandbox and write one result row
     per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...)."""
+    # imported here: the job pulls in `datasets`, which every other command would pay for
+    from workbench.execution.job import ExecutionConfig, execute_generations
+
     if isolation not in _ISOLATION_CHOICES:
         raise typer.BadParameter(f"choose one of {', '.join(_ISOLATION_CHOICES)}", param_hint="--isolation")
     config = ExecutionConfig(

@@ -1,5 +1,5 @@
 """workbench's Python test harness. It runs INSIDE the sandbox, standard library only,
-as ``python -I -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
+as ``python -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
 
 Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``):
 
@@ -22,6 +22,9 @@ harness was misused or the tests do not compile.
 
 Threat model: ``exit(0)``/``os._exit(0)``, killing the parent, printing markers, replaying
 an old token, redefining ``check``, ``AssertionError`` or builtins cannot produce a pass.
+The function under test is wrapped: a return value (or an element of a returned list,
+tuple, set or dict) whose class the candidate created and gave comparison, truth,
+arithmetic or conversion dunders is refused (the "always equal" object).
 Audit hooks are not a security boundary (PEP 578 says so); a candidate that exploits the
 interpreter itself could still forge a pass. It cannot leave the sandbox either way.
 """
@@ -61,9 +64,48 @@ def _make_settrace_guard():
     return settrace
 
 
+def _make_resolver():
+    """Return ``resolve(path)``: the absolute path with every symlink followed, built only
+    from C functions bound now (``os.path.realpath`` is Python code whose module globals
+    the candidate could patch)."""
+    readlink, getcwd, runtime_error = os.readlink, os.getcwd, OSError
+
+    def resolve(path):
+        if path[:1] != "/":
+            path = getcwd() + "/" + path
+        pending = [part for part in path.split("/")][::-1]
+        parts, hops = [], 0
+        while pending:
+            part = pending.pop()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+                continue
+            parts.append(part)
+            try:
+                target = readlink("/" + "/".join(parts))
+            except runtime_error:
+                continue
+            hops += 1
+            if hops > 40:
+                break
+            parts.pop()
+            if target[:1] == "/":
+                parts = []
+            pending.extend([piece for piece in target.split("/")][::-1])
+        return "/" + "/".join(parts)
+
+    return resolve
+
+
 def _make_hook(token, pass_fd, settrace_code):
     """Return the audit hook that alone knows ``token`` (bytes)."""
-    getframe, write, close, realpath = sys._getframe, os.write, os.close, os.path.realpath
+    # bound now: the candidate can patch this module's globals (it is __main__) and builtins
+    getframe, write, close, realpath = sys._getframe, os.write, os.close, _make_resolver()
+    blocked, private_proc_files = _BLOCKED_EVENTS, _PRIVATE_PROC_FILES
+    is_instance, text, raw, refused = isinstance, str, bytes, RuntimeError
     state = {"frame": None, "done": False, "resolving": False}
 
     def hook(event, args):
@@ -73,7 +115,7 @@ def _make_hook(token, pass_fd, settrace_code):
             return
         if event == "workbench.pass":
             if state["done"] or state["frame"] is None or getframe(1) is not state["frame"]:
-                raise RuntimeError("workbench: success can only be reported by the harness")
+                raise refused("workbench: success can only be reported by the harness")
             state["done"] = True
             write(pass_fd, token + b"\n")
             close(pass_fd)
@@ -82,21 +124,116 @@ def _make_hook(token, pass_fd, settrace_code):
             return
         if event == "sys.settrace":
             if getframe(1).f_code is not settrace_code:
-                raise RuntimeError("workbench sandbox: sys.settrace is not allowed")
+                raise refused("workbench sandbox: sys.settrace is not allowed")
             return
-        if event in _BLOCKED_EVENTS or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
-            raise RuntimeError(f"workbench sandbox: {event} is not allowed")
-        if event == "open" and args and isinstance(args[0], (str, bytes)) and not state["resolving"]:
-            path = args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]
+        if event in blocked or (event[:7] == "ctypes." and event != "ctypes.dlopen"):
+            raise refused(f"workbench sandbox: {event} is not allowed")
+        if event == "open" and args and is_instance(args[0], (text, raw)) and not state["resolving"]:
+            path = args[0].decode("utf-8", "replace") if is_instance(args[0], raw) else args[0]
             state["resolving"] = True
             try:
                 real = realpath(path)  # "../../proc/self/mem" and symlinks lead here too
             finally:
                 state["resolving"] = False
-            if real.startswith("/proc/") and real.rstrip("/").rsplit("/", 1)[-1] in _PRIVATE_PROC_FILES:
-                raise RuntimeError(f"workbench sandbox: opening {path} is not allowed")
+            if real[:6] == "/proc/" and real.rstrip("/").rsplit("/", 1)[-1] in private_proc_files:
+                raise refused(f"workbench sandbox: opening {path} is not allowed")
 
     return hook
+
+
+#: dunders a class may define and still not change how its instances compare or convert
+_HARMLESS_DUNDERS = frozenset({
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__init__", "__slots__",
+    "__annotations__", "__orig_bases__", "__parameters__", "__match_args__", "__firstlineno__",
+    "__static_attributes__", "__dataclass_fields__", "__dataclass_params__",
+})
+#: the most elements of a return value inspected per call
+_INSPECT_BUDGET = 200_000
+
+
+def _existing_classes():
+    """Return id -> class for every class that exists now (``__subclasses__`` from ``object``)."""
+    found, stack = {}, [object]
+    while stack:
+        cls = stack.pop()
+        if id(cls) in found:
+            continue
+        found[id(cls)] = cls
+        try:
+            stack.extend(type.__subclasses__(cls))
+        except TypeError:
+            pass
+    return found
+
+
+def _make_return_guard(known_classes):
+    """Return ``guard(function)``: a wrapper that refuses return values whose class was
+    created after the harness started (by the candidate) and redefines comparison,
+    truth, arithmetic or conversion (the "always equal" object that fools ``==`` asserts).
+    Classes that existed before (builtins, the standard library loaded so far, C types
+    such as numpy's) and new classes with no such dunders pass.
+
+    Everything it uses is bound here, before candidate code runs (the harness's module
+    globals and ``builtins`` can be patched by the candidate), and classes are compared by
+    identity, never through ``__hash__``/``__eq__`` that a metaclass could redefine.
+    """
+    type_of, ident, type_error = type, id, TypeError
+    attribute = type.__getattribute__
+    plain = (int, float, str, bool, type(None), bytes, complex)
+    sequences = (list, tuple, set, frozenset)
+    dict_type = dict
+    harmless, budget_per_call = _HARMLESS_DUNDERS, _INSPECT_BUDGET
+    heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: only heap types can be made from Python code
+    verdicts = {}  # id(cls) -> (cls, suspicious)
+
+    def suspicious(cls):
+        cached = verdicts.get(ident(cls))
+        if cached is not None and cached[0] is cls:
+            return cached[1]
+        verdict = False
+        for base in attribute(cls, "__mro__"):
+            if ident(base) in known_classes or not (attribute(base, "__flags__") & heap_flag):
+                continue
+            for name in attribute(base, "__dict__"):
+                if type_of(name) is str and name[:2] == "__" and name[-2:] == "__" and name not in harmless:
+                    verdict = True
+                    break
+            if verdict:
+                break
+        verdicts[ident(cls)] = (cls, verdict)
+        return verdict
+
+    def inspect(value):
+        stack, budget = [value], budget_per_call
+        while stack and budget > 0:
+            item = stack.pop()
+            budget -= 1
+            cls = type_of(item)
+            if cls in plain:
+                continue
+            if suspicious(cls) or suspicious(type_of(cls)):
+                raise type_error(
+                    "workbench harness: the program returned an instance of a class it defined that "
+                    "redefines comparison or conversion; such values are not accepted"
+                )
+            if cls in sequences:
+                stack.extend(item)
+            elif cls is dict_type:
+                stack.extend(item.keys())
+                stack.extend(item.values())
+
+    def guard(function):
+        def guarded(*args, **kwargs):
+            result = function(*args, **kwargs)
+            inspect(result)
+            return result
+
+        guarded.__name__ = getattr(function, "__name__", "candidate")
+        guarded.__doc__ = getattr(function, "__doc__", None)
+        guarded.__wrapped__ = function
+        return guarded
+
+    return guard
 
 
 def _read_token(fd):
@@ -145,6 +282,7 @@ def main():
     # the candidate can patch modules (os._exit, sys.audit) but not this frame's locals.
     audit, exit_now = sys.audit, os._exit
     assertion_error, system_exit, base_exception = AssertionError, SystemExit, BaseException
+    exit_failed, exit_error, exit_syntax, exit_misuse = EXIT_FAILED, EXIT_ERROR, EXIT_SYNTAX, EXIT_MISUSE
     if len(sys.argv) < 5:
         _say("usage: harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]\n")
         exit_now(EXIT_MISUSE)
@@ -161,6 +299,7 @@ def main():
     del token
     sys.addaudithook(hook)
     del hook
+    guard = _make_return_guard(_existing_classes())
     audit("workbench.arm")
     clean_builtins = dict(vars(builtins))
 
@@ -172,29 +311,32 @@ def main():
         program_code = compile(program_text, "program.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
         _say(_exception_text(error))
-        exit_now(EXIT_SYNTAX)
+        exit_now(exit_syntax)
     try:
         tests_code = compile(tests_text, "tests.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
         _say("harness: the test code does not compile\n" + _exception_text(error))
-        exit_now(EXIT_MISUSE)
+        exit_now(exit_misuse)
 
     namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": "program.py"}
     checks_returned = False
-    status = EXIT_ERROR
+    status = exit_error
     try:
         exec(program_code, namespace)
         test_namespace = dict(namespace)
         test_namespace["__builtins__"] = dict(clean_builtins)
+        if entry_point and callable(namespace.get(entry_point)):
+            # tests that look the function up themselves (MultiPL-E's test_check) get the guard too
+            test_namespace[entry_point] = guard(namespace[entry_point])
         exec(tests_code, test_namespace)
         check = test_namespace.get("check")
         if entry_point and callable(check):
             if entry_point not in namespace:
                 raise NameError(f"the program does not define {entry_point!r}")
-            check(namespace[entry_point])
+            check(guard(namespace[entry_point]))
         checks_returned = True
     except assertion_error as error:
-        status = EXIT_FAILED
+        status = exit_failed
         _say(_exception_text(error))
     except system_exit:
         _say("harness: the program called exit() before the checks completed\n")
@@ -206,7 +348,7 @@ def main():
         audit("workbench.pass")
     except base_exception as error:
         _say(_exception_text(error))
-        exit_now(EXIT_ERROR)
+        exit_now(exit_error)
     _say("")
     exit_now(0)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import subprocess
 import sys
 from importlib import resources
@@ -76,13 +75,16 @@ class PythonTestRunner(TestRunner):
         """Return the :class:`RunSpec`; the token travels over fd 3, never in a file."""
         return RunSpec(
             files={"harness.py": harness_source(), "program.py": program, "tests.py": tests},
+            # not -I: it would also ignore PYTHONHASHSEED; the environment is ours alone anyway
             run=[
-                self.interpreter, "-I", "-B", "harness.py",
+                self.interpreter, "-s", "-B", "harness.py",
                 str(TOKEN_INPUT_FD), str(PASS_TOKEN_FD), "program.py", "tests.py", entry_point or "",
             ],
             env={
                 "PYTHONIOENCODING": "utf-8",
-                "PYTHONHASHSEED": "0",
+                "PYTHONHASHSEED": "0",  # set/dict order of str keys is the same on every run
+                "PYTHONSAFEPATH": "1",  # the working directory is not on sys.path
+                "PYTHONDONTWRITEBYTECODE": "1",
                 # one BLAS/OpenMP thread: threads count against the process limit
                 "OPENBLAS_NUM_THREADS": "1",
                 "OMP_NUM_THREADS": "1",

@@ -88,9 +88,10 @@ class RunSpec:
        no ``token_input_fd`` may instead embed the ``token`` argument of
        :meth:`TestRunner.prepare` in their files; that is weaker, since the candidate
        can read its own working directory.)
-    3. The sandbox places the write end of a second pipe at ``pass_token_fd`` (or
-       reads the file ``pass_token_file`` from the working directory afterwards). After
-       every check returned, and only then, the harness writes the token there.
+    3. The sandbox places the write end of a second pipe at ``pass_token_fd`` (or, with
+       ``pass_token_file``, reads that file from the working directory when ``run``
+       exits). After every check returned, and only then, the harness writes the token
+       there.
     4. A sample is ``passed`` only when the process exited with status 0 and everything
        that arrived on that channel, stripped of surrounding whitespace, equals the
        token. Anything else written there (a stale token, a guess, extra bytes) fails.
@@ -106,12 +107,12 @@ class RunSpec:
             sample's folder).
         build: commands (argv lists) run in order before ``run``.
         env: extra environment variables for build and run (the sandbox scrubs the rest).
-        pass_token_fd: fd number in the child where the harness writes the token, or
-            ``None`` when the runner uses ``pass_token_file``.
+        pass_token_fd: fd number (3..9) in the child where the harness writes the token,
+            or ``None`` when the runner uses ``pass_token_file``.
         pass_token_file: a file name (inside the working directory) the harness writes
             the token to, or ``None``.
-        token_input_fd: fd number in the child from which the harness reads the token
-            (step 2), or ``None``. Must differ from ``pass_token_fd`` and be >= 3.
+        token_input_fd: fd number (3..9, not ``pass_token_fd``) in the child from which
+            the harness reads the token (step 2), or ``None``.
         exit_statuses: exit status of ``run`` -> sample status (one of
             :data:`SAMPLE_STATUSES`) for runs that did not pass, e.g. ``{3: "syntax_error"}``;
             unlisted non-zero statuses are ``failed``, a zero status without the token is
