@@ -796,14 +796,14 @@ def run_spec_unsandboxed(spec: RunSpec, token: str, timeout_s: float = 60.0) -> 
             pass_read, pass_write = os.pipe()
             child_fds[spec.pass_token_fd] = pass_write
             ours += [pass_read, pass_write]
-        preexec = None
+        preexec: Callable[[], None] | None = None
         if child_fds:
             # copies above every target number, so one dup2 in the child cannot clobber another
             floor = max(child_fds) + 1
             staged = {target: fcntl.fcntl(source, fcntl.F_DUPFD, floor) for target, source in child_fds.items()}
             ours += list(staged.values())
 
-            def preexec() -> None:
+            def place_token_fds() -> None:
                 # in the child: put the pipe ends on the promised fds and close every other
                 # inherited fd (close_fds would run after this and close them again)
                 for target, fd in staged.items():
@@ -814,6 +814,8 @@ def run_spec_unsandboxed(spec: RunSpec, token: str, timeout_s: float = 60.0) -> 
                     os.closerange(previous, fd)
                     previous = fd + 1
                 os.closerange(previous, 65536)
+
+            preexec = place_token_fds
 
         try:
             code, out, err = _run(spec.run, workdir, env, timeout_s, preexec)
