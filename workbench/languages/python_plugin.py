@@ -24,8 +24,9 @@ class PythonLanguage(LanguagePlugin):
     aliases = ("py", "python3")
     extensions = (".py", ".pyi")
     grammar_distribution = "tree-sitter-python"
-    # keyword_identifier: soft keywords used as names (``match = 1``, ``type = x``)
-    identifier_node_types = frozenset({"identifier", "keyword_identifier"})
+    # soft keywords used as names (``match = 1``, ``type = x``) parse as plain ``identifier``
+    # in tree-sitter-python >= 0.23 (the conformance kit checks every type exists)
+    identifier_node_types = frozenset({"identifier"})
     literal_node_types = frozenset({"string", "integer", "float"})
     # non-keyword names the grammar has as anonymous tokens; ``tokenize`` reports them as NAME
     anonymous_identifier_node_types = frozenset({"match", "case", "_", "type", "__future__", "print", "exec"})

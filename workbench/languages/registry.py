@@ -95,7 +95,7 @@ def get_language(name: str) -> LanguagePlugin:
     names = ", ".join(info.plugin.name for info in installed_plugins()) or "(none)"
     raise LanguageNotFoundError(
         f"no language plugin for {name!r}; installed: {names}. "
-        f"Install a plugin package (e.g. pip install ./plugins/workbench-java) or see docs/plugins.md."
+        f"Install the language's plugin package (pip install ./plugins/workbench-<language>), or write one: docs/plugins.md."
     )
 
 

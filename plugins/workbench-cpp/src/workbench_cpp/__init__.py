@@ -1,0 +1,97 @@
+"""C++ language plugin for workbench (grammar: ``tree-sitter-cpp``).
+
+Provides dedup tokens, the DSA-CQE decomposition map and a MultiPL-E-style test runner
+(``g++``). Registered through the ``workbench.languages`` entry point (see this
+package's ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
+
+from workbench_cpp.runner import CppRunner
+
+__all__ = ["CppLanguage", "CppRunner", "workbench_languages"]
+
+#: spellings of ``primitive_type`` that are keywords (C++17 [lex.key]); tree-sitter-cpp
+#: also parses library typedefs such as ``size_t`` or ``int64_t`` as ``primitive_type``,
+#: and those are identifiers.
+FUNDAMENTAL_TYPE_KEYWORDS = frozenset(
+    {"bool", "char", "char8_t", "char16_t", "char32_t", "wchar_t", "short", "int", "long",
+     "signed", "unsigned", "float", "double", "void", "auto"}
+)
+
+
+class CppLanguage(LanguagePlugin):
+    """C++ (through C++20, as far as ``tree-sitter-cpp`` parses it).
+
+    Tokens are identifier and literal tokens in the sense of Allamanis 2019, Sec. 3, with
+    the token classes of the C++ standard ([lex.name] identifiers, [lex.literal]
+    literals): names of variables, functions, types, namespaces, fields and labels, and
+    number, character, string and raw-string literals (a user-defined literal such as
+    ``"ab"s`` is one token; adjacent string literals stay separate tokens). Keyword
+    literals ``true``, ``false``, ``nullptr`` are dropped like all keywords, as in the
+    Java and Python plugins. Header names in ``#include <...>`` count as literals.
+    Text of macro bodies (``#define``) is not parsed by the grammar and yields no tokens.
+    """
+
+    name = "cpp"
+    aliases = ("c++", "cxx", "cplusplus")
+    extensions = (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++")
+    grammar_distribution = "tree-sitter-cpp"
+    identifier_node_types = frozenset(
+        {"identifier", "field_identifier", "type_identifier", "namespace_identifier", "statement_identifier",
+         "primitive_type"}
+    )
+    literal_node_types = frozenset(
+        {"number_literal", "char_literal", "string_literal", "raw_string_literal", "user_defined_literal",
+         "system_lib_string"}
+    )
+    skip_node_types = frozenset({"comment"})
+    subcode_node_types = {
+        SubCodeKind.FOR: frozenset({"for_statement", "for_range_loop"}),
+        SubCodeKind.WHILE: frozenset({"while_statement", "do_statement"}),
+        # ``int x = 1;`` is a declaration; it is C++'s binding form of Python's ``x = 1``
+        SubCodeKind.ASSIGN: frozenset({"assignment_expression", "declaration"}),
+        SubCodeKind.IF: frozenset({"if_statement"}),
+        SubCodeKind.CLASS_DEF: frozenset({"class_specifier", "struct_specifier"}),
+        SubCodeKind.FUNCTION_DEF: frozenset({"function_definition"}),
+        SubCodeKind.SWITCH: frozenset({"switch_statement"}),
+        SubCodeKind.CALL: frozenset({"call_expression"}),
+    }
+    definition_fields = {
+        "init_declarator": ("declarator",),
+        "assignment_expression": ("left",),
+        "for_range_loop": ("declarator",),
+        "parameter_declaration": ("declarator",),
+        "optional_parameter_declaration": ("declarator",),
+        "function_definition": ("declarator",),
+        "class_specifier": ("name",),
+        "struct_specifier": ("name",),
+    }
+
+    def __init__(self, runner: CppRunner | None = None):
+        self.runner = runner if runner is not None else CppRunner()
+
+    def language_capsule(self) -> Any:
+        """Return ``tree_sitter_cpp.language()``."""
+        import tree_sitter_cpp
+
+        return tree_sitter_cpp.language()
+
+    def iter_token_nodes(self, root: Any) -> Iterator[Any]:
+        """Yield identifier and literal nodes in source order; ``primitive_type`` nodes
+        only when they spell a typedef name (``size_t``), not a keyword (``int``)."""
+        for node in super().iter_token_nodes(root):
+            if node.type == "primitive_type" and node.text.decode("utf-8", "replace") in FUNDAMENTAL_TYPE_KEYWORDS:
+                continue
+            yield node
+
+
+@hookimpl
+def workbench_languages() -> list[LanguagePlugin]:
+    """Provide the C++ plugin."""
+    return [CppLanguage()]

@@ -1,0 +1,25 @@
+"""Fixtures for the C++ plugin's tests: the real MultiPL-E / ICE-Score data."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+# plugins/workbench-cpp/tests -> repository root -> ../shared/data
+_DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def cpp_data() -> dict:
+    """``problems`` (task_id -> MultiPL-E C++ problem) and ``grades`` (ICE-Score C++ grade file)."""
+    root = Path(os.environ.get("WORKBENCH_SHARED_DATA", _DEFAULT_DATA))
+    problems_path = root / "multipl-e-codex-cpp" / "problems.jsonl"
+    grades_path = root / "ice-score" / "humaneval_cpp_grade.json"
+    if not problems_path.is_file() or not grades_path.is_file():
+        pytest.skip(f"MultiPL-E / ICE-Score C++ data not found under {root}")
+    with open(problems_path, encoding="utf-8") as handle:
+        problems = {row["task_id"]: row for row in map(json.loads, handle)}
+    return {"problems": problems, "grades": json.loads(grades_path.read_text(encoding="utf-8"))}

@@ -1,0 +1,217 @@
+"""Java plugin: conformance kit, tokens and decomposition on real MultiPL-E / ICE-Score code,
+and the javac / java -ea runner on real programs (real JDK, real subprocesses)."""
+
+from __future__ import annotations
+
+import collections
+import re
+import secrets
+
+import pytest
+
+from workbench.languages import SubCodeKind, get_language
+from workbench.languages.testing import LanguagePluginConformance, RunnerCase, run_spec_unsandboxed
+from workbench_java import JavaLanguage
+from workbench_java.runner import find_main_class
+
+SAMPLE_ALL_CONSTRUCTS = """\
+import java.util.*;
+
+/** Keeps a running total. */
+class Accumulator {
+    private int total = 0;
+
+    Accumulator(int start) {
+        this.total = start;  // field assignment
+    }
+
+    int add(List<Integer> values, char mode) {
+        for (int i = 0; i < values.size(); i++) {
+            total += values.get(i);
+        }
+        for (int v : values) {
+            if (v < 0) {
+                total -= 1;
+            }
+        }
+        while (total > 1000) {
+            total /= 2;
+        }
+        switch (mode) {
+            case 'd': total *= 2; break;
+            default: break;
+        }
+        String label = "total=" + total + 0x1F + 2.5e3;
+        System.out.println(label);
+        return new ArrayList<Integer>(values).size();
+    }
+}
+"""
+
+SAMPLE_SMALL = 'class A { int f(String s) { /* c */ return s.length() + 42 + "x".length(); } }\n'
+SMALL_TOKENS = ["A", "f", "String", "s", "s", "length", "42", '"x"', "length"]
+
+PROGRAM = """\
+import java.util.*;
+class Problem {
+    public static int addTwo(int x) {
+"""
+TESTS = """\
+    }
+    public static void main(String[] args) {
+    assert(addTwo((3)) == (5));
+    assert(addTwo((-2)) == (0));
+    }
+
+}
+"""
+
+
+class TestJavaConformance(LanguagePluginConformance):
+    plugin = JavaLanguage()
+    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL]
+    expected_tokens = {1: SMALL_TOKENS}
+    runner_cases = [
+        RunnerCase(PROGRAM + "        return x + 2; // END SOLUTION", TESTS, expect_pass=True,
+                   description="stripped body ending in a // comment (MultiPL-E joins with a newline)"),
+        RunnerCase(PROGRAM + "        return x + 2;\n", TESTS, expect_pass=True, description="correct"),
+        RunnerCase(PROGRAM + "        return x + 3;\n", TESTS, expect_pass=False, description="assert fails"),
+        RunnerCase(PROGRAM + "        System.exit(0); return 0;\n", TESTS, expect_pass=False,
+                   description="System.exit(0) before the asserts"),
+        RunnerCase(PROGRAM + "        return x +;\n", TESTS, expect_pass=False, description="compile error"),
+        RunnerCase(PROGRAM + "        throw new RuntimeException(\"boom\");\n", TESTS, expect_pass=False,
+                   description="exception"),
+    ]
+
+
+def test_plugin_is_found_by_name_and_extension():
+    assert isinstance(get_language("java"), JavaLanguage)
+    assert isinstance(get_language(".java"), JavaLanguage)
+
+
+def test_tokens_drop_keywords_comments_and_keyword_literals():
+    tokens = JavaLanguage().tokens('// note\nclass B { boolean g() { return true || null == this; } int[] h = {1, 07, 0b1}; }')
+    assert tokens == ["B", "g", "h", "1", "07", "0b1"]
+
+
+def test_text_block_and_char_literals_are_one_token_each():
+    tokens = JavaLanguage().tokens('class C { String s = """\n  hi "there"\n  """; char c = \'\\n\'; }')
+    assert tokens == ["C", "String", "s", '"""\n  hi "there"\n  """', "c", "'\\n'"]
+
+
+def _reference_programs(java_data):
+    for task in java_data["grades"]:
+        problem = java_data["problems"][f"HumanEval/{task['task_id']}"]
+        yield task["task_id"], problem, problem["prompt"] + task["snippet"][0]
+
+
+def test_reference_solutions_parse_except_known_broken_prompt(java_data):
+    # HumanEval/137's MultiPL-E prompt has the return type "Union_int_float_String_Optional.empty()",
+    # which is not Java; every other prompt + reference is a valid compilation unit.
+    plugin = JavaLanguage()
+    broken = {task_id for task_id, _, code in _reference_programs(java_data) if plugin.parse(code).root_node.has_error}
+    assert broken == {"137"}
+
+
+def test_tokens_on_real_reference_programs(java_data):
+    plugin = JavaLanguage()
+    keywords = {"public", "static", "class", "return", "int", "for", "if", "new", "import", "true", "false", "null"}
+    for task_id, problem, code in _reference_programs(java_data):
+        tokens = plugin.tokens(code)
+        assert not keywords & set(tokens), task_id
+        assert "Problem" in tokens and "javatuples" in tokens, task_id
+        # the method under test is named in the prompt and is a token
+        signature = problem["prompt"].rstrip().splitlines()[-1]
+        method = re.findall(r"(\w+)\(", signature)[-1]
+        assert method in tokens, (task_id, method)
+        assert all(token in code for token in tokens)
+
+
+def test_decomposition_counts_on_real_reference_programs(java_data):
+    plugin = JavaLanguage()
+    counts: collections.Counter[SubCodeKind] = collections.Counter()
+    for _, _, code in _reference_programs(java_data):
+        stack = [plugin.parse(code).root_node]
+        while stack:
+            node = stack.pop()
+            kind = plugin.kind_of(node.type)
+            if kind is not None:
+                counts[kind] += 1
+            stack.extend(node.children)
+    # every prompt declares class Problem and one method; the references add the rest
+    assert counts[SubCodeKind.CLASS_DEF] >= 161
+    assert counts[SubCodeKind.FUNCTION_DEF] >= 161
+    assert counts[SubCodeKind.CALL] > 500 and counts[SubCodeKind.IF] > 100 and counts[SubCodeKind.FOR] > 100
+    assert counts[SubCodeKind.ASSIGN] > 200 and counts[SubCodeKind.WHILE] > 0 and counts[SubCodeKind.SWITCH] > 0
+
+
+def test_tokens_never_fail_on_real_generations(java_data):
+    plugin = JavaLanguage()
+    count = 0
+    for task in java_data["grades"]:
+        for key in (k for k in task if k.isdigit()):
+            tokens = plugin.tokens(task[key])  # stripped bodies: not compilation units on their own
+            assert isinstance(tokens, list)
+            count += 1
+    assert count >= 3200
+
+
+def test_main_class_is_found_with_the_grammar():
+    assert find_main_class(PROGRAM + "return 1;\n" + TESTS) == "Problem"
+    source = 'class Outer { String s = "class Fake { public static void main"; }\nclass Real {\n' \
+             "  public static void main(String[] a) {}\n}\n"
+    assert find_main_class(source) == "Real"
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+def test_runner_on_real_multipl_e_samples(java_data):
+    """Two real ICE-Score samples of HumanEval/0 with opposite labels, run through the runner."""
+    runner = JavaLanguage().runner
+    task = next(t for t in java_data["grades"] if t["task_id"] == "0")
+    problem = java_data["problems"]["HumanEval/0"]
+    keys = [k for k in task if k.isdigit()]
+    chosen = {}
+    for key in keys:
+        chosen.setdefault(task[f"grade-{key}"]["execution"], key)
+    assert set(chosen) == {0, 1}
+    for label, key in chosen.items():
+        token = secrets.token_hex(16)
+        program = runner.build_program(problem["prompt"], task[key], "completion")
+        result = run_spec_unsandboxed(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
+        assert result.passed == bool(label), (key, result)
+
+
+def test_languages_command_lists_java_with_its_capabilities():
+    import json
+
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["languages", "--json"])
+    assert result.exit_code == 0, result.output
+    row = next(row for row in json.loads(result.output) if row["name"] == "java")
+    assert row["distribution"] == "workbench-java" and row["grammar"] == "tree-sitter-java"
+    assert row["grammar_version"].startswith("0.23.")
+    assert row["capabilities"] == ["tokens", "decompose", "execute"]
+
+
+def test_missing_javatuples_jar_is_reported_with_the_debian_package():
+    from workbench_java import JavaRunner
+
+    missing = JavaRunner(classpath=["/nonexistent/javatuples.jar"]).missing_toolchain()
+    assert any("javatuples.jar" in item and "libjavatuples-java" in item for item in missing)
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+def test_javac_class_archive_is_recorded_once_and_used(tmp_path):
+    from workbench_java.runner import JavaRunner, build_javac_class_archive
+
+    archive = build_javac_class_archive(tmp_path, JavaRunner().javac_options)
+    assert archive.is_file() and build_javac_class_archive(tmp_path, JavaRunner().javac_options) == archive
+    runner = JavaRunner(javac_class_archive=archive)
+    token = secrets.token_hex(16)
+    spec = runner.prepare(PROGRAM + "        return x + 2;\n", TESTS, None, token)
+    assert f"-J-XX:SharedArchiveFile={archive}" in spec.build[0] and str(archive) in spec.read_only_paths
+    result = run_spec_unsandboxed(spec, token, timeout_s=60)
+    assert result.passed and "SharedArchiveFile" not in result.stderr, result

@@ -1,0 +1,303 @@
+"""The conformance kit (workbench.languages.testing): the built-in Python plugin passes it, and
+each deliberately broken plugin fails exactly the check that covers its defect.
+
+Everything is real: the tree-sitter Python grammar, and a small Python test runner whose
+RunSpecs are executed by real ``python3`` subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from workbench.languages import RunSpec, SubCodeKind, TestRunner, get_language
+from workbench.languages.python_plugin import PythonLanguage
+from workbench.languages.python_runner import interpreter_paths
+from workbench.languages.testing import (
+    CHECKS,
+    LanguagePluginConformance,
+    PluginConformanceError,
+    RunnerCase,
+    check_plugin,
+    run_spec_unsandboxed,
+)
+
+SAMPLE = '''\
+import math
+
+
+class Counter:
+    """Counts things."""
+
+    def __init__(self, start: int = 0):
+        self.value = start  # a comment, not a token
+
+
+def walk(items, limit=3.5):
+    total = 0
+    for item in items:
+        total += item
+    while total > limit:
+        total -= 1
+    if total == 0:
+        return "zero"
+    match total:
+        case 1:
+            return 'one'
+    return math.floor(total)
+'''
+SMALL = "x = f(y, 'a')  # c\n"
+
+
+# the interpreter behind the venv (the sandbox hides the working tree; interpreter_paths
+# lists the folders it must re-expose, e.g. a pyenv prefix under the home)
+PYTHON = os.path.realpath(sys.executable)
+
+
+class TinyPythonRunner(TestRunner):
+    """A minimal runner using the weaker variant of the token protocol: the token is
+    embedded in the harness (no token_input_fd), which calls ``check(entry_point)`` and
+    then writes it to fd 4."""
+
+    toolchain = (PYTHON,)
+    write_token_first = False  # the defect a broken runner has
+
+    def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
+        deliver = f"import os as _os\n_os.write(4, {json.dumps(token)}.encode())\n"
+        check = f"check({entry_point})\n"
+        body = program + "\n" + tests + "\n" + (deliver + check if self.write_token_first else check + deliver)
+        return RunSpec(files={"main.py": body}, run=[PYTHON, "-I", "main.py"], pass_token_fd=4,
+                       read_only_paths=interpreter_paths(PYTHON))
+
+
+TESTS = "def check(candidate):\n    assert candidate(2) == 4\n"
+RUNNER_CASES = [
+    RunnerCase("def double(x):\n    return 2 * x\n", TESTS, expect_pass=True, entry_point="double"),
+    RunnerCase("def double(x):\n    return x + 1\n", TESTS, expect_pass=False, entry_point="double"),
+    RunnerCase("import sys\ndef double(x):\n    sys.exit(0)\n", TESTS, expect_pass=False, entry_point="double",
+               description="exit(0) inside the candidate"),
+]
+
+
+class RunnablePython(PythonLanguage):
+    runner = TinyPythonRunner()
+
+
+def _report(plugin: Any, checks=CHECKS, **kwargs):
+    kwargs.setdefault("executor", "unsandboxed")
+    kwargs.setdefault("expected_tokens", {1: ["x", "f", "y", "'a'"]})
+    return check_plugin(plugin, [SAMPLE, SMALL], checks=checks, **kwargs)
+
+
+# HumanEval layout for the built-in runner: tests define check(candidate), the harness calls it
+BUILTIN_RUNNER_CASES = [
+    RunnerCase("def double(x):\n", "def check(candidate):\n    assert candidate(2) == 4\n", expect_pass=True,
+               entry_point="double", description="correct") ,
+    RunnerCase("def double(x):\n", "def check(candidate):\n    assert candidate(2) == 5\n", expect_pass=False,
+               entry_point="double", description="assert fails"),
+    RunnerCase("import os\ndef double(x):\n    os._exit(0)\n", "def check(candidate):\n    assert candidate(2) == 4\n",
+               expect_pass=False, entry_point="double", description="os._exit(0) inside the candidate"),
+]
+BUILTIN_RUNNER_CASES = [
+    RunnerCase(case.program + ("    return 2 * x\n" if case.program.endswith("(x):\n") else ""), case.tests,
+               case.expect_pass, case.entry_point, case.description)
+    for case in BUILTIN_RUNNER_CASES
+]
+
+
+@pytest.mark.parametrize("executor", ["sandbox", "unsandboxed"])
+def test_builtin_python_plugin_passes_every_check(executor):
+    report = _report(get_language("python"), runner_cases=BUILTIN_RUNNER_CASES, executor=executor)
+    assert report.ok, str(report)
+    assert set(report.problems) == set(CHECKS) and not report.skipped
+
+
+@pytest.mark.parametrize("executor", ["sandbox", "unsandboxed"])
+def test_a_correct_embedded_token_runner_passes_including_live_runs(executor):
+    report = _report(RunnablePython(), checks=("runner",), runner_cases=RUNNER_CASES, executor=executor)
+    assert report.ok and not report.skipped, str(report)
+
+
+# -- deliberately broken plugins: (check expected to fail, plugin, fragment of the message) --------
+
+
+class BadName(PythonLanguage):
+    name = "Py thon"
+
+
+class GrammarNotInstalled(PythonLanguage):
+    grammar_distribution = "tree-sitter-no-such-grammar"
+
+
+class GrammarImportFails(PythonLanguage):
+    _language = None
+
+    def language_capsule(self):
+        import tree_sitter_pyhton  # noqa: F401 - the typo is the defect
+
+        return tree_sitter_pyhton.language()
+
+
+class MisspelledLiteralType(PythonLanguage):
+    literal_node_types = frozenset({"string", "integer", "float_literal"})
+
+
+class StringKeysInDecomposition(PythonLanguage):
+    subcode_node_types = {kind.value: types for kind, types in PythonLanguage.subcode_node_types.items()}
+
+
+class BareStringInsteadOfSet(PythonLanguage):
+    subcode_node_types = {**PythonLanguage.subcode_node_types, SubCodeKind.FOR: "for_statement"}
+
+
+class MissingSwitchKind(PythonLanguage):
+    subcode_node_types = {k: v for k, v in PythonLanguage.subcode_node_types.items() if k is not SubCodeKind.SWITCH}
+
+
+class WrongWhileNodeType(PythonLanguage):
+    # exists in the grammar, but is not a loop: the samples' while loop is never found
+    subcode_node_types = {**PythonLanguage.subcode_node_types, SubCodeKind.WHILE: frozenset({"with_statement"})}
+
+
+class KeywordTokens(PythonLanguage):
+    def tokens(self, code):  # whitespace split: keywords, operators and comments become tokens
+        text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
+        return text.split()
+
+
+class CommentTokens(PythonLanguage):
+    skip_node_types = frozenset()
+    literal_node_types = PythonLanguage.literal_node_types | {"comment"}
+
+
+class CrashesOnSyntaxErrors(PythonLanguage):
+    def tokens(self, code):
+        if self.parse(code).root_node.has_error:
+            raise SyntaxError("cannot tokenize broken code")
+        return super().tokens(code)
+
+
+class NoFieldSuchName(PythonLanguage):
+    definition_fields = {**PythonLanguage.definition_fields, "assignment": ("lhs",)}
+
+
+class FieldWithoutIdentifiers(PythonLanguage):
+    # "return_type" is a real field of function_definition, but no sample function has one
+    definition_fields = {**PythonLanguage.definition_fields, "function_definition": ("return_type",)}
+
+
+class TokenFirstRunner(TinyPythonRunner):
+    write_token_first = True
+
+
+class RunnerWritesTokenBeforeTests(PythonLanguage):
+    runner = TokenFirstRunner()
+
+
+class FixedTokenRunner(TinyPythonRunner):
+    def prepare(self, program, tests, entry_point, token):
+        return super().prepare(program, tests, entry_point, "always-the-same")
+
+
+class RunnerIgnoresToken(PythonLanguage):
+    runner = FixedTokenRunner()
+
+
+class EscapingRunner(TinyPythonRunner):
+    def prepare(self, program, tests, entry_point, token):
+        spec = super().prepare(program, tests, entry_point, token)
+        return RunSpec(files={"../main.py": spec.files["main.py"]}, run=spec.run, pass_token_fd=4,
+                       read_only_paths=spec.read_only_paths)
+
+
+class RunnerWritesOutsideWorkdir(PythonLanguage):
+    runner = EscapingRunner()
+
+
+class LeakingFdRunner(TinyPythonRunner):
+    def prepare(self, program, tests, entry_point, token):  # claims the fd protocol, still embeds the token
+        spec = super().prepare(program, tests, entry_point, token)
+        return RunSpec(files=spec.files, run=spec.run, pass_token_fd=4, token_input_fd=3)
+
+
+class RunnerLeaksToken(PythonLanguage):
+    runner = LeakingFdRunner()
+
+
+BROKEN = [
+    ("identity", BadName(), "lower-case"),
+    ("identity", GrammarNotInstalled(), "not installed"),
+    ("registration", BadName(), "not provided by any installed plugin"),
+    ("grammar", GrammarImportFails(), "load_language() raised ModuleNotFoundError"),
+    ("node_types", MisspelledLiteralType(), "'float_literal' is not a visible named node type"),
+    ("node_types", BareStringInsteadOfSet(), "must be a set"),
+    ("decomposition", StringKeysInDecomposition(), "is not a SubCodeKind"),
+    ("decomposition", MissingSwitchKind(), "lacks ['Switch']"),
+    ("decomposition", WrongWhileNodeType(), "no While sub-code found"),
+    ("tokens", KeywordTokens(), "keywords, operators and comment text are not tokens"),
+    ("tokens", CommentTokens(), "!= expected"),
+    ("robustness", CrashesOnSyntaxErrors(), "raised SyntaxError"),
+    ("node_types", NoFieldSuchName(), "'lhs' is not a field"),
+    ("definition_fields", FieldWithoutIdentifiers(), "never holds an identifier"),
+    ("runner", RunnerWritesTokenBeforeTests(), "expected fail, got passed"),
+    ("runner", RunnerIgnoresToken(), "ignores the token"),
+    ("runner", RunnerWritesOutsideWorkdir(), "must be a relative path inside the working directory"),
+    ("runner", RunnerLeaksToken(), "where the candidate can read it"),
+]
+
+
+@pytest.mark.parametrize(("check", "plugin", "message"), BROKEN, ids=[f"{c}-{type(p).__name__}" for c, p, _ in BROKEN])
+def test_kit_fails_a_deliberately_broken_plugin(check, plugin, message):
+    report = _report(plugin, runner_cases=RUNNER_CASES)
+    assert check in report.failed_checks(), str(report)
+    assert any(message in problem for problem in report.problems[check]), str(report)
+    with pytest.raises(PluginConformanceError, match="FAILED"):
+        report.raise_if_failed()
+
+
+def test_runner_without_failing_case_is_reported():
+    report = _report(RunnablePython(), checks=("runner",), runner_cases=RUNNER_CASES[:1])
+    assert any("at least one passing and one failing" in p for p in report.problems["runner"])
+
+
+def test_unknown_check_name_is_rejected():
+    with pytest.raises(ValueError, match="unknown conformance checks"):
+        check_plugin(get_language("python"), [SAMPLE], checks=("tokens", "speling"))
+
+
+def test_run_spec_unsandboxed_speaks_the_fd_token_protocol_and_times_out():
+    token = "tok-123"
+    spec = RunSpec(files={"m.py": f"import os\nos.write(5, b{token!r})\n"}, run=[sys.executable, "m.py"],
+                   pass_token_fd=5)
+    assert run_spec_unsandboxed(spec, token).passed
+    assert run_spec_unsandboxed(spec, "other-token").status == "error"  # exit 0 without the token
+    echo = RunSpec(files={"m.py": "import os\nt = os.read(3, 100)\nos.close(3)\nos.write(4, t)\n"},
+                   run=[sys.executable, "m.py"], token_input_fd=3, pass_token_fd=4, exit_statuses={7: "error"})
+    assert run_spec_unsandboxed(echo, "fresh-token").passed
+    in_file = RunSpec(files={"m.py": f"open('ok', 'w').write({token!r})\n"}, run=[sys.executable, "m.py"],
+                      pass_token_file="ok")
+    assert run_spec_unsandboxed(in_file, token).passed
+    exits = RunSpec(files={"m.py": "raise SystemExit(7)\n"}, run=[sys.executable, "m.py"], pass_token_fd=4,
+                    exit_statuses={7: "error"})
+    assert run_spec_unsandboxed(exits, token).status == "error"
+    slow = RunSpec(files={"m.py": "import time\ntime.sleep(30)\n"}, run=[sys.executable, "m.py"], pass_token_file="t")
+    assert run_spec_unsandboxed(slow, token, timeout_s=1).status == "timeout"
+    broken_build = RunSpec(files={"m.py": ""}, build=[[sys.executable, "-c", "raise SystemExit(2)"]],
+                           run=[sys.executable, "m.py"], pass_token_file="t")
+    assert run_spec_unsandboxed(broken_build, token).status == "syntax_error"
+
+
+class TestPythonThroughTheBaseClass(LanguagePluginConformance):
+    """The pytest base class, used exactly as a plugin author would."""
+
+    plugin = RunnablePython()
+    samples = [SAMPLE, SMALL]
+    expected_tokens = {1: ["x", "f", "y", "'a'"]}
+    runner_cases = RUNNER_CASES
+
+    def test_registration(self):  # RunnablePython is a test subclass, not an installed plugin
+        with pytest.raises(PluginConformanceError, match="not provided by any installed plugin"):
+            super().test_registration()
