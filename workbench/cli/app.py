@@ -27,7 +27,10 @@ class _WorkbenchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except WorkbenchError as error:
-            raise click.ClickException(str(error)) from error
+            # typer >= 0.22 vendors click, so a plain click.ClickException is not caught
+            # by typer's main loop; print the one-line message and exit 1 ourselves.
+            err_console.print(f"Error: {error}", markup=False, highlight=False)
+            raise typer.Exit(1) from error
 
 
 app = typer.Typer(
