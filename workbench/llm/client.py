@@ -395,7 +395,9 @@ class LLMClient:
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.settings.max_retries + 1),
-            wait=tenacity.wait_exponential_jitter(initial=self.settings.retry_wait_s, max=30.0),
+            wait=tenacity.wait_exponential_jitter(
+                multiplier=self.settings.retry_wait_s, max=30.0, jitter=self.settings.retry_wait_s
+            ),
             retry=tenacity.retry_if_exception(_is_transient),
             reraise=True,
         )
@@ -406,6 +408,8 @@ class LLMClient:
 
     def _call_once(self, messages, schema, repeat, local_usage: Usage):
         import litellm
+
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners between our rows
 
         settings = self.settings
         with self._lock:
