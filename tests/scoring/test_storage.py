@@ -122,3 +122,15 @@ def test_minilm_vectors(embedder):
     assert len(vectors) == 3 and len(vectors[0]) == 384
     assert vectors[0] == vectors[1]
     assert abs(sum(v * v for v in vectors[0]) - 1.0) < 1e-4  # normalised
+
+
+def test_record_analysis_writes_back_in_one_batch(embedded):
+    scope = embedded.scope("test/batch")
+    try:
+        scope.describe_symbol("total", "starts at zero")
+        updates = scope.record_analysis(2, "For", "for x in xs: total += x", "sums xs", [("total", "sum of xs"), ("x", "an element")])
+        assert [(u.name, u.old, u.new) for u in updates] == [("total", "starts at zero", "sum of xs"), ("x", None, "an element")]
+        assert scope.symbols() == {"total": "sum of xs", "x": "an element"}
+        assert any(r.key == "subcode:2" for r in scope.nearest("for x in xs: total += x", k=3))
+    finally:
+        scope.drop()

@@ -258,14 +258,11 @@ class DsaCqe(ScoringMethod):
                     record["error"] = str(error)
                     continue
                 record["description"] = answer["description"]
-                scope.add_subcode(unit.index, unit.kind, unit.text, answer["description"])
                 allowed = set(unit.names)
-                for symbol in answer["symbols"]:
-                    if symbol["name"] in allowed:
-                        update = scope.describe_symbol(symbol["name"], symbol["description"], unit.index)
-                        record["updates"].append(update.as_dict())
-                    else:
-                        record["ignored_symbols"].append(symbol["name"])
+                accepted = [(s["name"], s["description"]) for s in answer["symbols"] if s["name"] in allowed]
+                record["ignored_symbols"] = [s["name"] for s in answer["symbols"] if s["name"] not in allowed]
+                updates = scope.record_analysis(unit.index, unit.kind, unit.text, answer["description"], accepted)
+                record["updates"] = [update.as_dict() for update in updates]
             symbols = scope.symbols()
         finally:
             if not context.keep_storage:

@@ -168,6 +168,34 @@ class StorageScope:
         )
         return StorageUpdate(name, old, description, subcode)
 
+    def record_analysis(
+        self, index: int, kind: str, code: str, description: str, symbols: list[tuple[str, str]]
+    ) -> list[StorageUpdate]:
+        """Store a sub-code's description and its symbol descriptions in one batch.
+
+        Args:
+            index: the sub-code's index.
+            kind: its kind name.
+            code: its source text.
+            description: what the LLM says it does.
+            symbols: (name, new description) pairs to write back.
+
+        Returns:
+            one :class:`StorageUpdate` per symbol, with the text it replaced.
+        """
+        symbols = list(dict(symbols).items())  # last description of a repeated name wins
+        old = self.lookup([name for name, _ in symbols])
+        texts = [f"{code}\n# {description}"] + [f"{name}: {text}" for name, text in symbols]
+        vectors = self.storage.embedder.embed(texts)
+        self.collection.upsert(
+            ids=[f"{SUBCODE}:{index}"] + [f"{SYMBOL}:{name}" for name, _ in symbols],
+            embeddings=vectors,
+            documents=[description] + [text for _, text in symbols],
+            metadatas=[{"type": SUBCODE, "name": f"{kind}#{index}", "subcode": index}]
+            + [{"type": SYMBOL, "name": name, "subcode": index} for name, _ in symbols],
+        )
+        return [StorageUpdate(name, old.get(name), text, index) for name, text in symbols]
+
     def add_subcode(self, index: int, kind: str, code: str, description: str) -> None:
         """Store the description of an analysed sub-code (embedded with its code)."""
         vector = self.storage.embedder.embed([f"{code}\n# {description}"])[0]
