@@ -193,3 +193,14 @@ def test_loaded_samples_complete_the_prompt(ice_slice):
     ast.parse(sample.reference_program)
     raw = json.loads(ice_slice.read_text().splitlines()[0])
     assert sample.sample_id == raw["sample_id"]
+
+
+def test_empty_reference_is_skipped_not_dropped(tmp_path, samples, scripted):
+    from dataclasses import replace
+
+    broken = [replace(samples[0], reference="  \n"), samples[1]]
+    report = score_samples(broken, _config(tmp_path, scripted, methods=["ice-score", "chrf"]))
+    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    assert len(rows) == 4
+    assert [r["status"] for r in rows if r["sample_id"] == samples[0].sample_id] == ["skipped", "skipped"]
+    assert report.statuses["ice-score"] == {"skipped": 1, "ok": 1}

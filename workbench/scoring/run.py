@@ -344,7 +344,11 @@ def score_samples(
                 continue
             began = time.perf_counter()
             try:
-                result = method.score(sample, context)
+                if not sample.reference.strip():
+                    # nothing to compare against: recorded, never silently dropped
+                    result = MethodResult(status="skipped", error="the reference is empty")
+                else:
+                    result = method.score(sample, context)
             except WorkbenchError:
                 raise  # configuration problems (storage, provider) stop the run
             except Exception as error:  # a bug or a hostile input: record it, keep going
