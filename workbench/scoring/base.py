@@ -29,7 +29,7 @@ class Sample:
     """
 
     task_id: str
-    sample_id: str
+    sample_id: str | int
     generation: str
     reference: str
     prompt: str = ""
