@@ -1,7 +1,10 @@
 """JSON schemas of the structured LLM answers, one per step.
 
 They are small on purpose: a 0.5B local model must be able to follow them, and llama.cpp
-turns them into a decoding grammar (``response_format`` ``json_schema``). Every answer is
+turns them into a decoding grammar (``response_format`` ``json_schema``). No ``maxLength``:
+llama.cpp expands a string bound into nested optional rules, and bounds of a few hundred
+characters on several fields made it reject the grammar ("number of rules ... exceeds sane
+defaults"); only list lengths are bounded. Every answer is
 validated against its schema; a failure gets one repair turn, then a recorded
 ``parse_error`` (see :meth:`workbench.llm.client.LLMClient.complete_json`).
 """
@@ -14,21 +17,21 @@ from typing import Any
 SCORE_MIN, SCORE_MAX = 0, 4
 
 _SCORE = {"type": "integer", "minimum": SCORE_MIN, "maximum": SCORE_MAX}
-_DIFFERENCES = {"type": "array", "items": {"type": "string", "maxLength": 400}, "maxItems": 8}
+_DIFFERENCES = {"type": "array", "items": {"type": "string"}, "maxItems": 8}
 
 #: DSA-CQE step 3: the description of one sub-code and the names it defines or changes
 ANALYSIS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "description": {"type": "string", "minLength": 1, "maxLength": 800},
+        "description": {"type": "string", "minLength": 1},
         "symbols": {
             "type": "array",
             "maxItems": 8,
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 80},
-                    "description": {"type": "string", "minLength": 1, "maxLength": 400},
+                    "name": {"type": "string", "minLength": 1},
+                    "description": {"type": "string", "minLength": 1},
                 },
                 "required": ["name", "description"],
                 "additionalProperties": False,
@@ -51,8 +54,8 @@ COMPARE_SCHEMA: dict[str, Any] = {
 SIMPLIFIED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reference_semantics": {"type": "string", "maxLength": 1200},
-        "candidate_semantics": {"type": "string", "maxLength": 1200},
+        "reference_semantics": {"type": "string"},
+        "candidate_semantics": {"type": "string"},
         "differences": _DIFFERENCES,
         "score": _SCORE,
     },
