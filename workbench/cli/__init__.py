@@ -11,6 +11,7 @@ from workbench.cli import correlate  # noqa: E402,F401
 from workbench.cli import dedup  # noqa: E402,F401
 from workbench.cli import execute  # noqa: E402,F401
 from workbench.cli import languages  # noqa: E402,F401
+from workbench.cli import score  # noqa: E402,F401
 from workbench.cli import models  # noqa: E402,F401
 
 

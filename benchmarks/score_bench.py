@@ -1,0 +1,121 @@
+"""Cost and speed of ``workbench score`` per method, with a real local model.
+
+For each LLM method (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``) it scores the same
+N samples of the ICE-Score HumanEval-Python file and prints, per sample: LLM calls,
+tokens, seconds; and for the run: wall seconds, seconds inside LLM calls and the share of
+wall time spent outside LLM calls (decomposition, Chroma, embeddings, bookkeeping).
+
+Samples: tasks in file order that have both passing and failing samples; per task one
+passing and one failing sample (so N/2 tasks). Each method runs in its own folder under
+``--output`` and is resumable (rerun the same command to continue an interrupted run).
+The response cache is off unless ``--cache-dir`` is given, so the figures are real calls.
+
+Usage::
+
+    python benchmarks/score_bench.py --model local/qwen2.5-coder-0.5b --samples 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"
+
+
+def pick_rows(path: Path, n: int) -> list[dict]:
+    """Return ``n`` rows: one passing and one failing sample per task, tasks in file order."""
+    by_task: dict[str, list[dict]] = {}
+    for line in path.open():
+        row = json.loads(line)
+        by_task.setdefault(row["task_id"], []).append(row)
+    picked: list[dict] = []
+    for rows in by_task.values():
+        passing = [r for r in rows if r["passed"] == 1]
+        failing = [r for r in rows if r["passed"] == 0]
+        if passing and failing:
+            picked.extend([passing[0], failing[0]])
+        if len(picked) >= n:
+            break
+    return picked[:n]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--methods", nargs="+", default=["ice-score", "dsa-cqe-simplified", "dsa-cqe"])
+    parser.add_argument("--output", type=Path, default=Path("runs/score_bench"))
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--max-subcodes", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    from workbench.llm.client import LLMSettings
+    from workbench.scoring.results import read_rows
+    from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+
+    rows = pick_rows(args.data, args.samples)
+    args.output.mkdir(parents=True, exist_ok=True)
+    subset = args.output / "samples.jsonl"
+    subset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    samples = load_samples(subset, Columns(generation="completion_multipl_e"))
+    print(f"{len(samples)} samples from {len({s.task_id for s in samples})} tasks; model {args.model}", flush=True)
+
+    settings = LLMSettings(args.model, max_tokens=args.max_tokens, concurrency=args.workers, timeout_s=600)
+    results = []
+    for method in args.methods:
+        out = args.output / method
+        started = time.perf_counter()
+        report = score_samples(
+            samples,
+            ScoreConfig(
+                methods=[method], output_dir=out, llm=settings, cache_dir=args.cache_dir,
+                cache_mode="rw" if args.cache_dir else "off", max_subcodes=args.max_subcodes,
+                workers=args.workers, resume=(out / "scores.jsonl").exists(),
+            ),
+            on_row=lambda row: print(
+                f"  {row['method']} {row['task_id']}#{row['sample_id']}: {row['status']} score={row['score']} "
+                f"calls={row['llm_calls']} tokens={row['tokens']} {row['seconds']:.1f}s", flush=True
+            ),
+        )
+        scored = [r for r in read_rows(out / "scores.jsonl") if r["method"] == method]
+        wall = time.perf_counter() - started
+        llm_s = sum(r["llm_seconds"] for r in scored)
+        total_s = sum(r["seconds"] for r in scored)
+        results.append(
+            {
+                "method": method,
+                "samples": len(scored),
+                "ok": sum(r["status"] == "ok" for r in scored),
+                "calls_per_sample": statistics.fmean(r["llm_calls"] for r in scored),
+                "tokens_per_sample": statistics.fmean(r["tokens"] for r in scored),
+                "prompt_tokens_per_sample": statistics.fmean(r["prompt_tokens"] for r in scored),
+                "completion_tokens_per_sample": statistics.fmean(r["completion_tokens"] for r in scored),
+                "seconds_per_sample": statistics.fmean(r["seconds"] for r in scored),
+                "outside_llm_share": (1 - llm_s / total_s) if total_s else None,
+                "this_invocation_wall_s": wall,
+                "this_invocation_outside_llm_share": report.outside_llm_share,
+            }
+        )
+        print(json.dumps(results[-1]), flush=True)
+
+    print()
+    header = f"{'method':<20}{'n':>4}{'ok':>4}{'calls/s':>9}{'tokens/s':>10}{'sec/s':>9}{'outside LLM':>13}"
+    print(header)
+    for r in results:
+        share = "-" if r["outside_llm_share"] is None else f"{r['outside_llm_share']:.1%}"
+        print(f"{r['method']:<20}{r['samples']:>4}{r['ok']:>4}{r['calls_per_sample']:>9.1f}"
+              f"{r['tokens_per_sample']:>10.0f}{r['seconds_per_sample']:>9.1f}{share:>13}")
+    (args.output / "summary.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

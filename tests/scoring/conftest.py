@@ -1,0 +1,128 @@
+"""Fixtures for the scoring tests: a small real-data slice and a fake OpenAI-compatible server.
+
+The fake server is a real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions
+protocol; litellm reaches it as ``openai/<name>`` with ``api_base``, exactly as it reaches
+vLLM or a llama.cpp server. Its answers are set by each test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+class FakeOpenAI:
+    """State of the fake server: what to answer, how slowly, and what it received."""
+
+    def __init__(self):
+        self.delay_s = 0.0
+        self.status = 200
+        self.answer = lambda body: "3"
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.requests)
+
+
+def _handler(state: FakeOpenAI):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # keep test output clean
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with state.lock:
+                state.requests.append(body)
+            if state.delay_s:
+                time.sleep(state.delay_s)
+            if state.status != 200:
+                payload = json.dumps({"error": {"message": "fake failure", "type": "server_error"}}).encode()
+                self.send_response(state.status)
+            else:
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "fake"),
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": state.answer(body)}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+                    }
+                ).encode()
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    return Handler
+
+
+@pytest.fixture
+def fake_openai(monkeypatch):
+    state = FakeOpenAI()
+    state.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    thread = threading.Thread(target=state.server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    yield state
+    state.server.shutdown()
+    state.server.server_close()
+
+
+@pytest.fixture
+def ice_slice(shared_data, tmp_path):
+    """Real ICE-Score rows: 2 tasks x 2 samples (one passing, one failing each), as a .jsonl file."""
+    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    picked = []
+    for task in ("HumanEval/0", "HumanEval/12"):
+        of_task = [r for r in rows if r["task_id"] == task]
+        picked.append(next(r for r in of_task if r["passed"] == 1))
+        picked.append(next(r for r in of_task if r["passed"] == 0))
+    path = tmp_path / "slice.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    return path
+
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*[+\-*/]?=", re.MULTILINE)
+
+
+def scripted_answer(messages, schema) -> str:
+    """A deterministic stand-in for an LLM (used through litellm's ``mock_response``): it answers
+    each step in its schema and describes the names a sub-code assigns."""
+    text = messages[-1]["content"]
+    if schema is None:
+        return "Functional Correctness: 3"
+    properties = schema["properties"]
+    if "symbols" in properties:
+        code = text.split("```")[-2] if text.count("```") >= 2 else text
+        names = list(dict.fromkeys(_ASSIGNED.findall(code)))[:3]
+        return json.dumps(
+            {"description": f"code of {len(code.splitlines())} lines", "symbols": [{"name": n, "description": f"holds {n}"} for n in names]}
+        )
+    if "reference_semantics" in properties:
+        return json.dumps({"reference_semantics": "r", "candidate_semantics": "c", "differences": [], "score": 2})
+    return json.dumps({"differences": ["none"], "score": 4 if "return" in text else 1})
+
+
+@pytest.fixture
+def scripted():
+    """:func:`scripted_answer`, for ``mock_response``."""
+    return scripted_answer

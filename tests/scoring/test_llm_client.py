@@ -1,0 +1,168 @@
+"""The LLM client. The LLM here is litellm's own ``mock_response`` (and ``mock_timeout``):
+the real litellm path runs (usage, the local cost map) without a provider."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.llm.cache import CacheMode, ResponseCache, cache_key
+from workbench.llm.client import (
+    BudgetExceededError,
+    LLMCallError,
+    LLMClient,
+    LLMParseError,
+    LLMSettings,
+    LocalProviderMissingError,
+    extract_json,
+)
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 4}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+MESSAGES = [{"role": "user", "content": "rate this"}]
+
+
+def _settings(**overrides) -> LLMSettings:
+    return LLMSettings(**{"model": "gpt-4o-mini", "retry_wait_s": 0.01, **overrides})
+
+
+def _key(**overrides) -> str:
+    base = dict(
+        provider="openai", model="gpt-4o-mini", messages=MESSAGES, params={"temperature": 0.2}, seed=0,
+        schema=SCHEMA, prompt_version="abc", repeat=0, api_base=None,
+    )
+    return cache_key(**{**base, **overrides})
+
+
+def test_cache_key_covers_every_component():
+    base = _key()
+    variants = [
+        _key(provider="ollama"), _key(model="gpt-4o"), _key(messages=[{"role": "user", "content": "other"}]),
+        _key(params={"temperature": 0.7}), _key(seed=1), _key(schema=None), _key(prompt_version="abd"),
+        _key(repeat=1), _key(api_base="http://127.0.0.1:8080/v1"),
+    ]
+    assert len({base, *variants}) == len(variants) + 1
+    assert _key() == base  # deterministic
+
+
+def test_cache_hit_on_rerun_and_accounting(tmp_path):
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(_settings(), cache, mock_response='{"score": 3}')
+    assert client.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 3}
+    assert client.usage.calls == 1 and client.usage.cache_hits == 0
+    assert client.usage.prompt_tokens > 0 and client.usage.cost_usd > 0  # gpt-4o-mini is in the local cost map
+    # a new client (a rerun) is answered from the cache: no call, no cost
+    again = LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 0}')
+    assert again.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 3}
+    assert again.usage.calls == 0 and again.usage.cache_hits == 1 and again.usage.cost_usd == 0
+    # another repeat index is another answer
+    assert again.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s", repeat=1) == {"score": 0}
+
+
+@pytest.mark.parametrize(
+    ("mode", "expect_score", "expect_calls", "stored_after"),
+    [("rw", 3, 0, True), ("ro", 3, 0, True), ("refresh", 1, 1, True), ("off", 1, 1, False)],
+)
+def test_cache_modes(tmp_path, mode, expect_score, expect_calls, stored_after):
+    LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 3}').complete(
+        MESSAGES, prompt_version="v", step="s"
+    )
+    client = LLMClient(_settings(), ResponseCache(tmp_path, mode), mock_response='{"score": 1}')
+    text = client.complete(MESSAGES, prompt_version="v", step="s")
+    assert json.loads(text)["score"] == expect_score and client.usage.calls == expect_calls
+    if mode == "refresh":  # refresh overwrote the stored answer
+        reader = LLMClient(_settings(), ResponseCache(tmp_path, CacheMode.RO), mock_response='{"score": 4}')
+        assert json.loads(reader.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+
+
+def test_ro_never_writes(tmp_path):
+    client = LLMClient(_settings(), ResponseCache(tmp_path, "ro"), mock_response='{"score": 2}')
+    client.complete(MESSAGES, prompt_version="v", step="s")
+    assert len(ResponseCache(tmp_path)) == 0
+
+
+def test_provider_errors_are_retried_a_bounded_number_of_times_and_never_cached(tmp_path):
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(_settings(max_retries=2), cache, mock_response="litellm.InternalServerError")
+    log = []
+    with pytest.raises(LLMCallError, match="InternalServerError"):
+        client.complete(MESSAGES, prompt_version="v", step="s", log=log)
+    assert client.usage.calls == 3 and client.usage.errors == 3
+    assert len(cache) == 0
+    assert log[0].error and log[0].response is None
+
+
+def test_bad_requests_are_not_retried():
+    import litellm
+
+    error = litellm.BadRequestError(message="bad", model="gpt-4o-mini", llm_provider="openai")
+    client = LLMClient(_settings(max_retries=3), mock_response=error)
+    with pytest.raises(LLMCallError):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert client.usage.calls == 1
+
+
+def test_timeout_is_an_llm_error():
+    client = LLMClient(_settings(timeout_s=0.2, max_retries=1), mock_response='{"score": 1}', extra_params={"mock_timeout": True})
+    with pytest.raises(LLMCallError, match="Timeout"):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert client.usage.calls == 2
+
+
+def test_one_repair_turn_then_parse_error():
+    answers = iter(["I think it is fine.", '```json\n{"score": 2}\n```'])
+    seen = []
+
+    def responder(messages, schema):
+        seen.append(messages)
+        return next(answers)
+
+    client = LLMClient(_settings(), mock_response=responder)
+    log = []
+    assert client.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s", log=log) == {"score": 2}
+    assert [e.step for e in log] == ["s", "s:repair"]
+    assert "not valid" in seen[1][-1]["content"] and seen[1][-2]["content"] == "I think it is fine."
+
+    bad = LLMClient(_settings(), mock_response='{"score": 9}')
+    with pytest.raises(LLMParseError, match="maximum"):
+        bad.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s")
+    assert bad.usage.calls == 2
+
+
+def test_budget_stops_paid_calls():
+    client = LLMClient(_settings(max_cost_usd=0.0), mock_response='{"score": 1}')
+    with pytest.raises(BudgetExceededError):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert client.usage.calls == 0
+    client = LLMClient(_settings(max_cost_usd=1e-6), mock_response='{"score": 1}')
+    client.complete(MESSAGES, prompt_version="v", step="s")  # the first call spends past the budget
+    with pytest.raises(BudgetExceededError):
+        client.complete(MESSAGES, prompt_version="v", step="s2")
+
+
+def test_local_models_need_the_local_provider(monkeypatch):
+    import sys
+
+    import workbench.llm
+
+    # a build without the optional provider module: importing it fails
+    monkeypatch.setitem(sys.modules, "workbench.llm.local", None)
+    monkeypatch.delattr(workbench.llm, "local", raising=False)
+    with pytest.raises(LocalProviderMissingError, match="not installed"):
+        LLMClient(LLMSettings("local/qwen2.5-coder-0.5b"))
+    LLMClient(LLMSettings("gpt-4o-mini"))  # other models do not need it
+
+
+def test_extract_json_and_settings_validation():
+    assert extract_json('Sure! {"a": 1} done') == {"a": 1}
+    with pytest.raises(ValueError):
+        extract_json("no json")
+    with pytest.raises(ValueError, match="concurrency"):
+        LLMSettings("gpt-4o-mini", concurrency=0)
+    with pytest.raises(ValueError, match="structured"):
+        LLMSettings("gpt-4o-mini", structured="xml")

@@ -1,0 +1,53 @@
+"""End to end with a real local model: SmolLM2-135M-Instruct (Q4_1 GGUF) in process through
+llama.cpp (the ``local`` litellm provider), real tree-sitter, real embedded Chroma with real
+MiniLM. Two samples are scored with ``dsa-cqe``; the rerun must make zero LLM calls (all
+cache hits) and give identical scores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.llm.client import LLMSettings
+from workbench.scoring.results import read_rows
+from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+
+@pytest.fixture
+def two_samples(shared_data, tmp_path):
+    # HumanEval/2 is small (one-line reference), which keeps a CPU run short
+    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    picked = [r for r in rows if r["task_id"] == "HumanEval/2"][:2]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    return load_samples(path, Columns(generation="completion_multipl_e"))
+
+
+def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
+    settings = LLMSettings("local/smollm2-135m", max_tokens=200, timeout_s=600, concurrency=1)
+
+    def config(out: str) -> ScoreConfig:
+        return ScoreConfig(
+            methods=["dsa-cqe"], output_dir=tmp_path / out, llm=settings, cache_dir=tmp_path / "cache", max_subcodes=4
+        )
+
+    first = score_samples(two_samples, config("first"))
+    rows = read_rows(tmp_path / "first" / "scores.jsonl")
+    assert len(rows) == 2
+    # llama.cpp decodes under the JSON-schema grammar, so the answers parse
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+    assert all(0 <= r["score"] <= 4 and r["subcodes"] >= 1 for r in rows)
+    assert first.usage["calls"] >= 3 and first.usage["completion_tokens"] > 0
+    traces = read_rows(tmp_path / "first" / "traces.jsonl")
+    assert all(t["trace"]["generation"]["units"][0]["description"] for t in traces)
+
+    second = score_samples(two_samples, config("second"))
+    assert second.usage["calls"] == 0
+    assert second.usage["cache_hits"] == first.usage["calls"]
+    again = read_rows(tmp_path / "second" / "scores.jsonl")
+    assert {(r["task_id"], r["sample_id"]): r["score"] for r in again} == {
+        (r["task_id"], r["sample_id"]): r["score"] for r in rows
+    }

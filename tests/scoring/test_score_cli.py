@@ -1,0 +1,104 @@
+"""``workbench score`` from the command line against a real (fake) OpenAI-compatible HTTP
+server on 127.0.0.1 (``openai/<name>`` with ``--api-base``, as for vLLM or llama.cpp servers):
+SIGKILL mid-run then ``--resume``, HTTP failures, the JSON schema sent, CLI errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.scoring.results import read_rows
+
+
+def _cli(args: list[str], env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "score", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _slice(shared_data, tmp_path, n: int):
+    rows = [json.loads(line) for line, _ in zip((shared_data / "ice-score" / "humaneval_python_flat.jsonl").open(), range(n))]
+    path = tmp_path / "gen.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, rows
+
+
+def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data, tmp_path):
+    data, rows = _slice(shared_data, tmp_path, 8)
+    fake_openai.delay_s = 0.4
+    out = tmp_path / "out"
+    args = [str(data), "--method", "ice-score", "--model", "openai/fake", "--api-base", fake_openai.api_base,
+            "--output", str(out), "--cache", "off", "--concurrency", "1", "--generation-column", "completion_multipl_e", "-q"]
+    process = _cli(args)
+    scores = out / "scores.jsonl"
+    deadline = time.monotonic() + 240
+    while len(read_rows(scores)) < 3:
+        assert process.poll() is None, process.stdout.read().decode()
+        assert time.monotonic() < deadline, "the run wrote no rows"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    kept = read_rows(scores)
+    assert 3 <= len(kept) < 8
+    with fake_openai.lock:
+        fake_openai.requests.clear()
+
+    fake_openai.delay_s = 0.0
+    resumed = _cli([*args, "--resume"])
+    output = resumed.communicate(timeout=240)[0].decode()
+    assert resumed.returncode == 0, output
+    final = read_rows(scores)
+    keys = [(r["task_id"], r["sample_id"]) for r in final]
+    assert len(keys) == len(set(keys)) == 8  # nothing lost, nothing twice
+    assert final[: len(kept)] == kept  # finished rows untouched
+    assert fake_openai.count() == 8 - len(kept)  # only the unfinished samples were asked
+    assert f"{len(kept)} already done" in " ".join(output.split())
+    assert len(read_rows(out / "traces.jsonl")) == 8
+
+
+def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
+    data, _ = _slice(shared_data, tmp_path, 2)
+    fake_openai.answer = lambda body: json.dumps(
+        {"reference_semantics": "r", "candidate_semantics": "c", "differences": [], "score": 3}
+    )
+    runner = CliRunner()
+    common = ["score", str(data), "--model", "openai/fake", "--api-base", fake_openai.api_base, "--cache", "off",
+              "--generation-column", "completion_multipl_e", "-q", "--retries", "1"]
+    result = runner.invoke(app, [*common, "--method", "dsa-cqe-simplified", "--output", str(tmp_path / "ok")])
+    assert result.exit_code == 0, result.output
+    assert [r["score"] for r in read_rows(tmp_path / "ok" / "scores.jsonl")] == [3.0, 3.0]
+    sent = fake_openai.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"]["properties"]["score"]["maximum"] == 4
+
+    fake_openai.status = 500
+    result = runner.invoke(app, [*common, "--method", "ice-score", "--method", "chrf", "--output", str(tmp_path / "bad")])
+    assert result.exit_code == 0, result.output
+    rows = read_rows(tmp_path / "bad" / "scores.jsonl")
+    assert sorted((r["method"], r["status"]) for r in rows) == [("chrf", "ok"), ("chrf", "ok"), ("ice-score", "llm_error"), ("ice-score", "llm_error")]
+    assert "llm_error" in result.output
+    report = json.loads((tmp_path / "bad" / "run.json").read_text())
+    assert len(fake_openai.requests) == 2 + 4  # the SDK under litellm must not retry on its own
+    assert report["statuses"]["ice-score"] == {"llm_error": 2} and report["usage"]["errors"] == 4  # 2 samples x 2 attempts
+
+
+def test_cli_errors_are_one_line(shared_data, tmp_path):
+    data, _ = _slice(shared_data, tmp_path, 2)
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "--generation-column", "nope", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "Error: column 'nope' not found (set it with --generation-column)" in result.output
+    result = runner.invoke(app, ["score", str(data), "--method", "ice-score", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "--model" in result.output
+    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "-q"])
+    assert result.exit_code == 0
+    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "-q"])
+    assert result.exit_code == 1 and "--resume" in result.output

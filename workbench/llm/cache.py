@@ -1,0 +1,134 @@
+"""A content-addressed cache of LLM responses on :mod:`diskcache`.
+
+The key is the SHA-256 of a canonical JSON document holding everything that can change
+an answer: provider, model, API base, messages, sampling parameters, seed, the JSON
+schema asked for, the prompt-template version and the repeat index (so ``--n-samples k``
+asks for k distinct answers and gets the same k back on a rerun). Only successful
+responses are stored; errors are never cached.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: bump when the stored value layout changes, so old entries are simply not found
+CACHE_FORMAT = 1
+
+
+class CacheMode(str, enum.Enum):
+    """How the response cache is used.
+
+    * ``rw``: read hits, store new answers (default).
+    * ``ro``: read hits, never store (a shared, frozen cache).
+    * ``refresh``: ignore stored answers, store the new ones.
+    * ``off``: no cache at all.
+    """
+
+    RW = "rw"
+    RO = "ro"
+    REFRESH = "refresh"
+    OFF = "off"
+
+    @property
+    def reads(self) -> bool:
+        return self in (CacheMode.RW, CacheMode.RO)
+
+    @property
+    def writes(self) -> bool:
+        return self in (CacheMode.RW, CacheMode.REFRESH)
+
+
+def cache_key(
+    *,
+    provider: str,
+    model: str,
+    messages: list[Mapping[str, Any]],
+    params: Mapping[str, Any],
+    seed: int | None,
+    schema: Mapping[str, Any] | None,
+    prompt_version: str,
+    repeat: int,
+    api_base: str | None = None,
+) -> str:
+    """Return the hex SHA-256 key of one request.
+
+    Args:
+        provider: litellm provider (``"openai"``, ``"local"``, ...).
+        model: the full model string as given by the user.
+        messages: the chat messages (role/content dicts).
+        params: sampling parameters (temperature, top_p, max_tokens, ...).
+        seed: the sampling seed, or ``None``.
+        schema: the JSON schema of a structured answer, or ``None`` for free text.
+        prompt_version: the version hash of the prompt template(s) used.
+        repeat: the repeat index (0 .. n_samples-1).
+        api_base: the endpoint, when not the provider's default.
+    """
+    document = {
+        "format": CACHE_FORMAT,
+        "provider": provider,
+        "model": model,
+        "api_base": api_base,
+        "messages": [dict(m) for m in messages],
+        "params": dict(sorted(params.items())),
+        "seed": seed,
+        "schema": schema,
+        "prompt_version": prompt_version,
+        "repeat": repeat,
+    }
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """A stored answer: text plus what it cost when it was first asked (tokens, USD)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
+class ResponseCache:
+    """A response cache in a folder (``diskcache.Cache``; safe across threads and processes).
+
+    Args:
+        directory: the cache folder (created if missing).
+        mode: a :class:`CacheMode`.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], mode: CacheMode | str = CacheMode.RW):
+        import diskcache
+
+        self.mode = CacheMode(mode)
+        self.directory = os.fspath(directory)
+        self._cache = diskcache.Cache(self.directory) if self.mode is not CacheMode.OFF else None
+
+    def get(self, key: str) -> CachedResponse | None:
+        """Return the stored answer for ``key`` (``None`` on a miss or when the mode does not read)."""
+        if self._cache is None or not self.mode.reads:
+            return None
+        value = self._cache.get(key)
+        if not isinstance(value, dict):
+            return None
+        return CachedResponse(**value)
+
+    def put(self, key: str, response: CachedResponse) -> None:
+        """Store a successful answer (a no-op when the mode does not write)."""
+        if self._cache is None or not self.mode.writes:
+            return
+        self._cache.set(key, response.__dict__)
+
+    def __len__(self) -> int:
+        return 0 if self._cache is None else len(self._cache)
+
+    def close(self) -> None:
+        """Close the underlying database."""
+        if self._cache is not None:
+            self._cache.close()

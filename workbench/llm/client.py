@@ -1,0 +1,509 @@
+"""The LLM client: one place where the workbench calls a model, always through ``litellm``.
+
+What it adds on top of ``litellm.completion``:
+
+* a content-addressed response cache (:mod:`workbench.llm.cache`; errors never cached);
+* bounded retries with exponential backoff and jitter (``tenacity``) for transient
+  failures only (timeouts, connection errors, rate limits, 5xx), never for bad requests;
+* a concurrency limit on calls in flight (a semaphore shared by all threads);
+* a cost budget in USD from litellm's *local* cost map (``LITELLM_LOCAL_MODEL_COST_MAP``);
+* structured answers: a JSON schema passed as ``response_format`` (llama.cpp and OpenAI
+  constrain decoding with it; others ignore it through ``drop_params``), the answer
+  validated with ``jsonschema``, one repair turn, then :class:`LLMParseError`;
+* per-run and per-sample accounting: calls, cache hits, tokens, cost, seconds in calls.
+
+Models named ``local/<alias>`` use the in-process llama.cpp provider of
+:mod:`workbench.llm.local`, registered on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
+
+# litellm reads this at import time; the remote cost map is unreachable offline.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+class LLMError(WorkbenchError):
+    """A model call that failed for one sample; the sample is recorded with :attr:`status`."""
+
+    status = "llm_error"
+
+
+class LLMCallError(LLMError):
+    """The provider failed (error status, timeout, connection) after the bounded retries."""
+
+
+class LLMParseError(LLMError):
+    """The answer was not JSON valid for the step's schema, even after one repair turn."""
+
+    status = "parse_error"
+
+
+class BudgetExceededError(LLMError):
+    """The run's ``--max-cost`` budget is spent; no further paid call is made."""
+
+    status = "budget_exceeded"
+
+
+class LocalProviderMissingError(WorkbenchError):
+    """A ``local/...`` model was asked for but :mod:`workbench.llm.local` is not installed."""
+
+
+@dataclass
+class Usage:
+    """Counters of model use (for one sample, one method, or the whole run).
+
+    Attributes:
+        calls: requests sent to a provider (a retry counts as another call).
+        cache_hits: answers served from the response cache.
+        prompt_tokens / completion_tokens: tokens billed by the provider, counting only
+            real calls (a cache hit costs nothing).
+        cost_usd: USD from litellm's cost map (0 for models it does not price).
+        errors: failed calls (including retried ones).
+        llm_seconds: wall seconds spent inside provider calls.
+        unpriced_calls: calls whose model is not in litellm's cost map.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    errors: int = 0
+    llm_seconds: float = 0.0
+    unpriced_calls: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s counters to this one."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the counters plus ``tokens`` as a plain dict."""
+        return {**asdict(self), "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to call the model.
+
+    Attributes:
+        model: any litellm model string (``gpt-4o-mini``, ``ollama/qwen2.5-coder``,
+            ``openai/<name>`` with ``api_base``, ``local/<alias>``).
+        api_base: endpoint for OpenAI-compatible servers (vLLM, llama.cpp server).
+        temperature: sampling temperature (DSA-CQE used 0.2 with GPT-3.5-turbo).
+        top_p: nucleus sampling, or ``None`` for the provider default.
+        max_tokens: answer length limit.
+        seed: sampling seed passed to providers that accept one.
+        timeout_s: seconds before a call is abandoned (then retried).
+        max_retries: retries after the first attempt, transient errors only.
+        retry_wait_s: first backoff wait; doubles per retry (with jitter), capped at 30 s.
+        concurrency: the most calls in flight at once.
+        max_cost_usd: budget for the run, or ``None``.
+        structured: ``"json_schema"`` (send the schema), ``"json_object"`` (ask for any
+            JSON object) or ``"off"`` (prompt only); answers are validated in every case.
+    """
+
+    model: str
+    api_base: str | None = None
+    temperature: float = 0.2
+    top_p: float | None = None
+    max_tokens: int = 768
+    seed: int | None = 0
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    retry_wait_s: float = 1.0
+    concurrency: int = 4
+    max_cost_usd: float | None = None
+    structured: str = "json_schema"
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("a model is required, e.g. --model gpt-4o-mini or --model local/qwen2.5-coder-0.5b")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, not {self.concurrency}")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, not {self.max_retries}")
+        if self.structured not in ("json_schema", "json_object", "off"):
+            raise ValueError(f"structured must be json_schema, json_object or off, not {self.structured!r}")
+        if self.max_cost_usd is not None and self.max_cost_usd < 0:
+            raise ValueError("max_cost_usd must be >= 0")
+
+    @property
+    def provider(self) -> str:
+        """The litellm provider name (``"local"`` for in-process models)."""
+        if self.model.startswith("local/"):
+            return "local"
+        import litellm
+
+        try:
+            return litellm.get_llm_provider(self.model, api_base=self.api_base)[1]
+        except Exception:  # unknown to litellm: the call itself will say why
+            return self.model.split("/", 1)[0] if "/" in self.model else "unknown"
+
+    def sampling_params(self) -> dict[str, Any]:
+        """Return the parameters that change an answer (part of the cache key)."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        params["structured"] = self.structured
+        return params
+
+
+@dataclass
+class Exchange:
+    """One request and its answer, kept for the per-sample trace."""
+
+    step: str
+    messages: list[dict[str, str]]
+    response: str | None
+    cached: bool
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    repeat: int = 0
+
+
+#: a test/demo hook: (messages, schema) -> the text litellm's ``mock_response`` returns
+MockResponder = Callable[[list[dict[str, str]], Mapping[str, Any] | None], str]
+
+
+def _ensure_local_provider(model: str) -> None:
+    if not model.startswith("local/"):
+        return
+    try:
+        from workbench.llm import local  # the in-process llama.cpp provider (optional)
+    except ImportError as error:
+        raise LocalProviderMissingError(
+            f"the model {model!r} needs the local provider (workbench.llm.local), which is not installed "
+            f"in this build: {error}. Use any litellm model instead (e.g. ollama/..., openai/... with --api-base)."
+        ) from error
+    local.register()
+
+
+def _is_transient(error: BaseException) -> bool:
+    import litellm
+
+    transient = (
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+    )
+    if isinstance(error, transient):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and status >= 500
+
+
+def extract_json(text: str) -> Any:
+    """Return the first JSON object in ``text`` (bare, fenced in ``````json``, or after prose).
+
+    Raises:
+        ValueError: no JSON object could be decoded.
+    """
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(stripped):
+        if char == "{":
+            try:
+                value, _ = decoder.raw_decode(stripped, index)
+                return value
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("the answer holds no JSON object")
+
+
+class LLMClient:
+    """Calls one model with caching, retries, a concurrency limit and a budget.
+
+    Args:
+        settings: :class:`LLMSettings`.
+        cache: a :class:`ResponseCache`, or ``None`` for no cache.
+        mock_response: for tests and dry runs: a fixed string, or a :data:`MockResponder`
+            computing the text per request; passed to litellm as ``mock_response``, so the
+            whole litellm path (usage, cost) runs without a provider.
+        extra_params: more keyword arguments for ``litellm.completion`` (e.g.
+            ``{"mock_timeout": True}``); not part of the cache key.
+
+    Raises:
+        LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
+
+    Thread-safe: one client is shared by all worker threads of a run.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        cache: ResponseCache | None = None,
+        *,
+        mock_response: str | MockResponder | None = None,
+        extra_params: Mapping[str, Any] | None = None,
+    ):
+        self.settings = settings
+        self.cache = cache
+        self.mock_response = mock_response
+        self.extra_params = dict(extra_params or {})
+        self.usage = Usage()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(settings.concurrency)
+        self._provider = settings.provider
+        _ensure_local_provider(settings.model)
+
+    # -- free text ------------------------------------------------------------------------
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        prompt_version: str,
+        step: str,
+        repeat: int = 0,
+        schema: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
+        log: list[Exchange] | None = None,
+    ) -> str:
+        """Return the model's answer text for ``messages``.
+
+        Args:
+            messages: chat messages.
+            prompt_version: version hash of the template(s) that built the messages.
+            step: a name for the trace (``"analyse:generation:3"``).
+            repeat: repeat index; distinct indices are distinct cache entries.
+            schema: the JSON schema sent as ``response_format`` (see
+                :attr:`LLMSettings.structured`); ``None`` for free text.
+            usage: per-sample counters to add to (the run's counters always are).
+            log: a list to append the :class:`Exchange` to.
+
+        Raises:
+            LLMCallError: the provider failed after the retries.
+            BudgetExceededError: ``max_cost_usd`` is spent.
+        """
+        settings = self.settings
+        key = cache_key(
+            provider=self._provider,
+            model=settings.model,
+            api_base=settings.api_base,
+            messages=messages,
+            params=settings.sampling_params(),
+            seed=settings.seed,
+            schema=schema if settings.structured != "off" else None,
+            prompt_version=prompt_version,
+            repeat=repeat,
+        )
+        local_usage = Usage()
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            local_usage.cache_hits = 1
+            self._account(local_usage, usage)
+            if log is not None:
+                log.append(Exchange(step, messages, cached.text, True, repeat=repeat))
+            return cached.text
+        try:
+            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage)
+        except Exception as error:
+            self._account(local_usage, usage)
+            if log is not None:
+                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error}", repeat=repeat))
+            if isinstance(error, LLMError):
+                raise
+            raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error}") from error
+        text = response.choices[0].message.content or ""
+        prompt_tokens, completion_tokens = _tokens(response)
+        cost = self._cost(response, local_usage)
+        local_usage.prompt_tokens += prompt_tokens
+        local_usage.completion_tokens += completion_tokens
+        local_usage.cost_usd += cost
+        self._account(local_usage, usage)
+        if self.cache is not None:
+            self.cache.put(key, CachedResponse(text, prompt_tokens, completion_tokens, cost))
+        if log is not None:
+            log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat))
+        return text
+
+    # -- structured answers ------------------------------------------------------------------
+    def complete_json(
+        self,
+        messages: list[dict[str, str]],
+        schema: Mapping[str, Any],
+        *,
+        prompt_version: str,
+        step: str,
+        repeat: int = 0,
+        usage: Usage | None = None,
+        log: list[Exchange] | None = None,
+    ) -> dict[str, Any]:
+        """Return the model's answer as a JSON object valid for ``schema``.
+
+        A first answer that is not valid gets one repair turn (the answer and the
+        validation error are shown to the model); a second invalid answer raises.
+
+        Raises:
+            LLMParseError: both answers invalid; the message holds the last error.
+            LLMCallError / BudgetExceededError: as :meth:`complete`.
+        """
+        import jsonschema
+
+        answer = self.complete(
+            messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log
+        )
+        problem = _validation_problem(answer, schema, jsonschema)
+        if problem is None:
+            return extract_json(answer)
+        repair = [
+            *messages,
+            {"role": "assistant", "content": answer},
+            {
+                "role": "user",
+                "content": (
+                    f"That answer is not valid: {problem}. Reply again with only one JSON object "
+                    f"that matches this JSON schema, and nothing else:\n{json.dumps(schema)}"
+                ),
+            },
+        ]
+        answer = self.complete(
+            repair, prompt_version=prompt_version, step=f"{step}:repair", repeat=repeat, schema=schema, usage=usage, log=log
+        )
+        problem = _validation_problem(answer, schema, jsonschema)
+        if problem is None:
+            return extract_json(answer)
+        raise LLMParseError(f"{step}: the answer is not valid JSON for the schema after one repair turn: {problem}")
+
+    # -- internals ---------------------------------------------------------------------------
+    def _call_with_retries(self, messages, schema, repeat, local_usage: Usage):
+        import tenacity
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.settings.max_retries + 1),
+            wait=tenacity.wait_exponential_jitter(
+                multiplier=self.settings.retry_wait_s, max=30.0, jitter=self.settings.retry_wait_s
+            ),
+            retry=tenacity.retry_if_exception(_is_transient),
+            reraise=True,
+        )
+        for attempt in retrying:
+            with attempt:
+                return self._call_once(messages, schema, repeat, local_usage)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _call_once(self, messages, schema, repeat, local_usage: Usage):
+        import litellm
+
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners between our rows
+
+        settings = self.settings
+        with self._lock:
+            spent = self.usage.cost_usd
+        if settings.max_cost_usd is not None and spent >= settings.max_cost_usd:
+            raise BudgetExceededError(f"the budget of ${settings.max_cost_usd:.4f} is spent (${spent:.4f})")
+        kwargs: dict[str, Any] = {
+            "model": settings.model,
+            "messages": messages,
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            "timeout": settings.timeout_s,
+            "num_retries": 0,  # retries are ours (bounded, logged)
+            "drop_params": True,
+        }
+        if settings.api_base:
+            kwargs["api_base"] = settings.api_base
+        if settings.top_p is not None:
+            kwargs["top_p"] = settings.top_p
+        if settings.seed is not None:
+            # distinct repeats must be able to differ even with a fixed seed
+            kwargs["seed"] = settings.seed + repeat
+        if schema is not None and settings.structured == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+            }
+        elif schema is not None and settings.structured == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if self.mock_response is not None:
+            mock = self.mock_response
+            kwargs["mock_response"] = mock(messages, schema) if callable(mock) else mock
+        kwargs.update(self.extra_params)
+        started = time.perf_counter()
+        with self._slots:
+            try:
+                response = litellm.completion(**kwargs)
+            except Exception:
+                local_usage.calls += 1
+                local_usage.errors += 1
+                local_usage.llm_seconds += time.perf_counter() - started
+                raise
+        seconds = time.perf_counter() - started
+        local_usage.calls += 1
+        local_usage.llm_seconds += seconds
+        return response, seconds
+
+    def _cost(self, response: Any, local_usage: Usage) -> float:
+        import litellm
+
+        try:
+            return float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # model not in the local cost map (local and self-hosted models)
+            local_usage.unpriced_calls += 1
+            return 0.0
+
+    def _account(self, local_usage: Usage, usage: Usage | None) -> None:
+        with self._lock:
+            self.usage.add(local_usage)
+            if usage is not None:
+                usage.add(local_usage)
+
+
+def _tokens(response: Any) -> tuple[int, int]:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return 0, 0
+    return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+
+
+def _validation_problem(answer: str, schema: Mapping[str, Any], jsonschema: Any) -> str | None:
+    try:
+        value = extract_json(answer)
+    except ValueError as error:
+        return str(error)
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(p) for p in error.absolute_path) or "the object"
+        return f"{where}: {error.message}"
+    return None
+
+
+__all__ = [
+    "BudgetExceededError",
+    "CacheMode",
+    "Exchange",
+    "LLMCallError",
+    "LLMClient",
+    "LLMError",
+    "LLMParseError",
+    "LLMSettings",
+    "LocalProviderMissingError",
+    "ResponseCache",
+    "Usage",
+    "extract_json",
+]

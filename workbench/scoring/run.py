@@ -1,0 +1,444 @@
+"""``workbench score`` as a library: load samples, run the methods, write rows as they arrive.
+
+Outputs in the run folder:
+
+* ``scores.jsonl``: one row per (sample, method), appended as each finishes (columns in
+  :data:`ROW_COLUMNS` plus carried input columns such as ``passed``);
+  ``workbench correlate`` reads it directly.
+* ``traces.jsonl``: one trace per (sample, method): sub-code tree, every prompt and
+  response, retrievals and storage updates.
+* ``run.json``: configuration, per-method status counts and mean scores, LLM accounting
+  (calls, cache hits, tokens, cost, seconds) and the wall time outside LLM calls.
+* ``chroma/``: the embedded Semantic Storage (unless a Chroma server is used).
+
+Resuming (``resume=True``) skips every (task, sample, method) already in
+``scores.jsonl``; with ``retry_failed`` the rows whose status is an error are scored again
+(their old rows stay, the newest row of a key wins when reading).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import DataError, WorkbenchError
+from workbench.llm.cache import CacheMode, ResponseCache
+from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
+from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod
+from workbench.scoring.methods import make_method
+from workbench.scoring.results import JsonlWriter, read_rows
+
+SCORES_FILE = "scores.jsonl"
+TRACES_FILE = "traces.jsonl"
+RUN_FILE = "run.json"
+
+#: the columns of every ``scores.jsonl`` row (carried input columns follow)
+ROW_COLUMNS = (
+    "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
+    "status", "error", "subcodes", "reference_subcodes", "parse_failures", "llm_calls", "cache_hits",
+    "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
+)
+
+#: statuses that ``retry_failed`` scores again
+ERROR_STATUSES = frozenset({"llm_error", "parse_error", "budget_exceeded", "error"})
+
+
+@dataclass
+class Columns:
+    """Input column names. ``prompt=None`` means: use ``"prompt"`` if the data has it."""
+
+    task: str = "task_id"
+    sample: str | None = "sample_id"
+    generation: str = "generation"
+    reference: str = "reference"
+    prompt: str | None = None
+    carry: tuple[str, ...] | None = None
+
+
+def load_samples(
+    source: str | os.PathLike[str],
+    columns: Columns | None = None,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    use_prompt: bool = True,
+) -> list[Sample]:
+    """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
+
+    Args:
+        source: a data file, folder, bundled name or hub id.
+        columns: column names (:class:`Columns`).
+        split: keep only this split (default: all splits, in order).
+        limit: keep the first ``limit`` samples.
+        use_prompt: when False the prompt column is ignored (whole programs).
+
+    Returns:
+        samples; ``sample_id`` falls back to the row's position when the data has no sample
+        column; ``carry`` defaults to ``("passed",)`` when the data has that column.
+
+    Raises:
+        MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
+            (task, sample) pairs.
+    """
+    from workbench.data.loading import load_records
+
+    columns = columns or Columns()
+    loaded = load_records(source, splits=[split] if split else None)
+    available = loaded.column_names
+    prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
+    if not use_prompt:
+        prompt_column = None
+    sample_column = columns.sample if columns.sample in available or columns.sample != "sample_id" else None
+    loaded.require_columns(
+        {
+            "--task-column": columns.task,
+            "--sample-column": sample_column,
+            "--generation-column": columns.generation,
+            "--reference-column": columns.reference,
+            "--prompt-column": prompt_column,
+        }
+    )
+    carry = columns.carry if columns.carry is not None else tuple(c for c in ("passed",) if c in available)
+    loaded.require_columns({"--carry": c for c in carry})
+    samples: list[Sample] = []
+    seen: set[tuple[str, str]] = set()
+    position = 0
+    for dataset in loaded.splits.values():
+        for row in dataset:
+            sample_id = row[sample_column] if sample_column else position
+            position += 1
+            key = (str(row[columns.task]), str(sample_id))
+            if key in seen:
+                raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; pass --sample-column with a unique id")
+            seen.add(key)
+            samples.append(
+                Sample(
+                    task_id=str(row[columns.task]),
+                    sample_id=sample_id,
+                    generation=row[columns.generation] or "",
+                    reference=row[columns.reference] or "",
+                    prompt=(row[prompt_column] or "") if prompt_column else "",
+                    carried={c: row[c] for c in carry},
+                )
+            )
+            if limit is not None and len(samples) >= limit:
+                return samples
+    return samples
+
+
+@dataclass
+class ScoreConfig:
+    """Options of a scoring run (the CLI flags of ``workbench score``).
+
+    Attributes:
+        methods: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``chrf``).
+        output_dir: the run folder.
+        llm: model settings (required when an LLM method is asked for).
+        cache_dir: the response cache folder, or ``None`` for none.
+        cache_mode: ``rw`` / ``ro`` / ``refresh`` / ``off``.
+        language: language plugin name of the programs.
+        n_samples: repeats of the final LLM scoring call, averaged.
+        max_subcodes: DSA-CQE's cap on sub-codes per program.
+        k_nearest: nearest storage records per sub-code.
+        embedding_model: ``None``/``"minilm"`` (offline default) or a litellm embedding model.
+        embedding_api_base: endpoint for the embedding model.
+        chroma_host / chroma_port: a Chroma server; default an embedded store in ``output_dir/chroma``.
+        keep_storage: keep every program's Chroma collection.
+        resume: keep ``scores.jsonl`` and skip what is in it.
+        retry_failed: with ``resume``, score error rows again.
+        overwrite: replace an existing run folder's results.
+        workers: samples scored in parallel (threads).
+        prompts_dir: a folder of prompt templates (default: shipped).
+        mock_response: passed to litellm as ``mock_response`` (tests, dry runs).
+    """
+
+    methods: list[str]
+    output_dir: str | os.PathLike[str]
+    llm: LLMSettings | None = None
+    cache_dir: str | os.PathLike[str] | None = None
+    cache_mode: CacheMode | str = CacheMode.RW
+    language: str = "python"
+    n_samples: int = 1
+    max_subcodes: int = 16
+    k_nearest: int = 3
+    embedding_model: str | None = None
+    embedding_api_base: str | None = None
+    chroma_host: str | None = None
+    chroma_port: int = 8000
+    keep_storage: bool = False
+    resume: bool = False
+    retry_failed: bool = False
+    overwrite: bool = False
+    workers: int = 1
+    prompts_dir: str | None = None
+    mock_response: str | MockResponder | None = None
+    extra_llm_params: dict[str, Any] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        """Fail before any work on bad options.
+
+        Raises:
+            WorkbenchError: with a sentence saying what to change.
+        """
+        if not self.methods:
+            raise WorkbenchError("no --method given; choose dsa-cqe, dsa-cqe-simplified, ice-score and/or chrf")
+        if self.n_samples < 1:
+            raise WorkbenchError("--n-samples must be >= 1")
+        if self.max_subcodes < 1:
+            raise WorkbenchError("--max-subcodes must be >= 1")
+        if self.k_nearest < 0:
+            raise WorkbenchError("--k-nearest must be >= 0")
+        if self.workers < 1:
+            raise WorkbenchError("--workers must be >= 1")
+        if self.retry_failed and not self.resume:
+            raise WorkbenchError("--retry-failed only makes sense with --resume")
+
+
+@dataclass
+class RunReport:
+    """What a run did (also written to ``run.json``).
+
+    Attributes:
+        rows_written: rows appended by this run.
+        resumed_rows: rows found in ``scores.jsonl`` and not scored again.
+        statuses: method -> status -> count (this run's rows).
+        mean_scores: method -> mean score of this run's ``ok`` rows.
+        usage: LLM accounting of this run.
+        wall_seconds: the run's wall time.
+        llm_seconds: wall time inside LLM calls (summed over threads).
+        outside_llm_share: 1 - llm_seconds / (wall_seconds * workers), the share of the
+            workers' time spent outside LLM calls.
+        paths: output files.
+    """
+
+    rows_written: int
+    resumed_rows: int
+    statuses: dict[str, dict[str, int]]
+    mean_scores: dict[str, float | None]
+    usage: dict[str, Any]
+    wall_seconds: float
+    llm_seconds: float
+    outside_llm_share: float | None
+    paths: dict[str, str]
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[str, Any]:
+    return {
+        "methods": {m.name: m.prompt_version for m in methods},
+        "model": config.llm.model if config.llm else None,
+        "api_base": config.llm.api_base if config.llm else None,
+        "temperature": config.llm.temperature if config.llm else None,
+        "seed": config.llm.seed if config.llm else None,
+        "n_samples": config.n_samples,
+        "max_subcodes": config.max_subcodes,
+        "k_nearest": config.k_nearest,
+        "language": config.language,
+        "embedding_model": config.embedding_model or "minilm",
+    }
+
+
+def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+    if not run_file.exists():
+        return
+    try:
+        previous = json.loads(run_file.read_text()).get("config", {})
+    except (OSError, ValueError):
+        return
+    for key in ("model", "n_samples", "max_subcodes", "temperature"):
+        if key in previous and previous[key] != record[key]:
+            raise WorkbenchError(
+                f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
+                f"use another --output or the same options"
+            )
+    for name, version in record["methods"].items():
+        old = previous.get("methods", {}).get(name)
+        if old is not None and old != version:
+            raise WorkbenchError(
+                f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
+            )
+
+
+def score_samples(
+    samples: Iterable[Sample],
+    config: ScoreConfig,
+    *,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> RunReport:
+    """Score ``samples`` with every method of ``config`` and write the run folder.
+
+    Args:
+        samples: the samples (see :func:`load_samples`).
+        config: a :class:`ScoreConfig`.
+        on_row: called with each row as it is written (progress display).
+
+    Returns:
+        the :class:`RunReport`.
+
+    Raises:
+        WorkbenchError: bad options, an existing run folder without ``resume``/``overwrite``,
+            a missing local provider, an unusable Chroma store. Per-sample LLM failures
+            are never raised: they are rows with their status.
+    """
+    from workbench.languages.registry import get_language
+
+    config.validate()
+    samples = list(samples)
+    methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.methods)]
+    if any(m.uses_llm for m in methods) and config.llm is None:
+        raise WorkbenchError("an LLM method was asked for but no --model was given")
+    language = get_language(config.language)
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
+    if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
+        raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
+    record = _config_record(config, methods)
+    if config.resume:
+        _check_resume_compatible(run_path, record)
+
+    done: set[tuple[str, str, str]] = set()
+    if config.resume:
+        for row in read_rows(scores_path):
+            if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                continue
+            done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
+
+    llm = None
+    cache = None
+    if any(m.uses_llm for m in methods):
+        if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
+            cache = ResponseCache(config.cache_dir, config.cache_mode)
+        llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
+    context = ScoringContext(
+        language=language,
+        llm=llm,
+        n_samples=config.n_samples,
+        max_subcodes=config.max_subcodes,
+        k_nearest=config.k_nearest,
+        storage_factory=lambda: _open_storage(config, out),
+        run_key=f"{out.resolve()}",
+        keep_storage=config.keep_storage,
+    )
+    scores_writer = JsonlWriter(scores_path, append=config.resume)
+    traces_writer = JsonlWriter(traces_path, append=config.resume)
+    run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
+
+    statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+    score_values: dict[str, list[float]] = {m.name: [] for m in methods}
+    written = 0
+    started = time.perf_counter()
+
+    def work(sample: Sample) -> list[dict[str, Any]]:
+        rows = []
+        for method in methods:
+            if (sample.task_id, str(sample.sample_id), method.name) in done:
+                continue
+            began = time.perf_counter()
+            try:
+                if not sample.reference.strip():
+                    # nothing to compare against: recorded, never silently dropped
+                    result = MethodResult(status="skipped", error="the reference is empty")
+                else:
+                    result = method.score(sample, context)
+            except WorkbenchError:
+                raise  # configuration problems (storage, provider) stop the run
+            except Exception as error:  # a bug or a hostile input: record it, keep going
+                result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
+            row = _row(sample, method, result, config, time.perf_counter() - began)
+            traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
+                                 "status": result.status, "trace": result.trace})
+            scores_writer.write(row)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+        return rows
+
+    todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
+    resumed = len(done)
+    try:
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            futures = [pool.submit(work, sample) for sample in todo]
+            try:
+                for future in as_completed(futures):
+                    for row in future.result():
+                        written += 1
+                        statuses[row["method"]][row["status"]] += 1
+                        if row["status"] == "ok" and row["score"] is not None:
+                            score_values[row["method"]].append(row["score"])
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        scores_writer.close()
+        traces_writer.close()
+        if cache is not None:
+            cache.close()
+    wall = time.perf_counter() - started
+    usage = llm.usage if llm is not None else Usage()
+    capacity = wall * min(config.workers, max(1, len(todo)))
+    report = RunReport(
+        rows_written=written,
+        resumed_rows=resumed,
+        statuses={name: dict(counter) for name, counter in statuses.items()},
+        mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
+        usage=usage.as_dict(),
+        wall_seconds=wall,
+        llm_seconds=usage.llm_seconds,
+        outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
+        paths={"scores": str(scores_path), "traces": str(traces_path), "run": str(run_path)},
+        config=record,
+    )
+    run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+    return report
+
+
+def _open_storage(config: ScoreConfig, out: Path):
+    from workbench.scoring.embeddings import make_embedder
+    from workbench.scoring.storage import SemanticStorage
+
+    embedder = make_embedder(config.embedding_model, config.embedding_api_base)
+    if config.chroma_host:
+        return SemanticStorage.http(config.chroma_host, config.chroma_port, embedder)
+    return SemanticStorage.persistent(out / "chroma", embedder)
+
+
+def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: ScoreConfig, seconds: float) -> dict[str, Any]:
+    usage = result.usage
+    row = {
+        "task_id": sample.task_id,
+        "sample_id": sample.sample_id,
+        "method": method.name,
+        "model": config.llm.model if (method.uses_llm and config.llm) else None,
+        "score": result.score,
+        "scores": result.scores,
+        "score_spread": result.spread,
+        "scale_min": method.scale[0],
+        "scale_max": method.scale[1],
+        "status": result.status,
+        "error": result.error,
+        "subcodes": result.subcodes,
+        "reference_subcodes": result.reference_subcodes,
+        "parse_failures": result.parse_failures,
+        "llm_calls": usage.calls,
+        "cache_hits": usage.cache_hits,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "tokens": usage.tokens,
+        "cost_usd": usage.cost_usd,
+        "seconds": round(seconds, 4),
+        "llm_seconds": round(usage.llm_seconds, 4),
+        "prompt_version": method.prompt_version or None,
+    }
+    for column, value in sample.carried.items():
+        row.setdefault(column, value)
+    return row
