@@ -160,4 +160,28 @@ def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].counts == {"x": 1, "alpha": 1, "beta": 1} and results[-1].counts == {"y": 1, "gamma": 1}
+    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta": 1} and results[-1].counts == {b"y": 1, b"gamma": 1}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'def f(x):\n    return x + "naïve ü €" + f"{x!r} {y}"  # 注释\n',
+        "s = '日本語'\nprint(s, 1.5e3, b'\\xff')\n",
+        "def broken(:\n    ü = 'x\n",
+        "x = '\udcff lone surrogate'\n",  # not valid Unicode: the str path
+    ],
+)
+def test_token_bytes_equal_the_plugins_str_tokens(code):
+    from workbench.dedup.tokens import token_bytes
+    from workbench.languages.registry import get_language
+
+    plugin = get_language("python")
+    tokens, has_error = plugin.scan_tokens(code)
+    assert token_bytes(plugin, code) == ([t.encode("utf-8", errors="surrogatepass") for t in tokens], has_error)
+
+
+def test_cached_token_hash_is_the_same_for_bytes_and_str():
+    hashfunc = CachedTokenHash()
+    words = ["self", "ü", "'日本'", "\udcff"]
+    assert hashfunc.many([w.encode("utf-8", errors="surrogatepass") for w in words]) == hashfunc.many(words)

@@ -107,28 +107,34 @@ class CachedTokenHash:
     """The 32-bit xxHash (XXH32, seed 0) of a token's UTF-8 bytes, computed once per
     distinct token: the input of the MinHash permutations.
 
+    Tokens may be ``bytes`` (already UTF-8, as :mod:`workbench.dedup.tokens` gives them)
+    or ``str`` (encoded with ``surrogatepass``); a token has the same hash either way.
     xxHash is about 5x faster than datasketch's default ``sha1_hash32`` here and as well
     distributed for this use; tokens repeat across files (``self``, ``len``, common
     literals), so the cache saves most calls.
     """
 
     def __init__(self) -> None:
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str | bytes, int] = {}
 
-    def __call__(self, token: str) -> int:
+    def __call__(self, token: str | bytes) -> int:
         value = self._cache.get(token)
         if value is None:
-            value = self._cache[token] = xxh32_intdigest(token.encode("utf-8", errors="surrogatepass"))
+            data = token if isinstance(token, bytes) else token.encode("utf-8", errors="surrogatepass")
+            value = self._cache[token] = xxh32_intdigest(data)
         return value
 
-    def many(self, tokens: Iterable[str]) -> list[int]:
+    def many(self, tokens: Iterable[str | bytes]) -> list[int]:
         """Return the hashes of ``tokens`` (a list comprehension over the cache: the hot path)."""
         cache = self._cache
         tokens = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
         try:
             return [cache[token] for token in tokens]
         except KeyError:
-            return [self(token) for token in tokens]
+            for token in tokens:  # hash only the new tokens, then retry the fast path
+                if token not in cache:
+                    self(token)
+            return [cache[token] for token in tokens]
 
 
 #: token occurrences per numpy batch (rows of the ``tokens x num_perm`` matrix)
