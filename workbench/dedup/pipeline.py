@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups
+from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import (
@@ -170,7 +170,9 @@ def find_duplicates(
 
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
-    keys = [(partitions[i], t.multiset_key) if status[i] == ANALYSED else None for i, t in enumerate(tokens)]
+    # identical multisets share signature and sizes; identical_multisets() then confirms
+    keys = [(partitions[i], t.signature, t.n_tokens, len(t.counts)) if status[i] == ANALYSED else None
+            for i, t in enumerate(tokens)]
     groups = _confirmed(exact_groups(keys), tokens)
     del keys
     exact_of = [-1] * len(tokens)
@@ -349,15 +351,12 @@ _REFERENCE = _Reference()
 
 
 def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
-    """Split exact groups whose members' multisets differ (a digest collision, in theory)."""
+    """Split key groups into groups of identical multisets (representative -> members)."""
+    bags = [t.counts for t in tokens]
     confirmed: dict[int, list[int]] = {}
-    for representative, members in groups.items():
-        pending = members
-        while pending:
-            head = tokens[pending[0]].counts
-            same = [m for m in pending if tokens[m].counts == head]
-            confirmed[pending[0]] = same
-            pending = [m for m in pending if tokens[m].counts != head]
+    for members in groups.values():
+        for same in identical_multisets(members, bags):
+            confirmed[same[0]] = same
     return confirmed
 
 

@@ -10,7 +10,6 @@ from syntax errors), spread over worker processes.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -38,8 +37,6 @@ class FileTokens:
         has_error: the parse needed error recovery (the tokens are still usable).
         signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
             for with a :class:`SignatureSpec` and the file has enough tokens.
-        multiset_key: a 128-bit BLAKE2b digest of the sorted multiset, equal for identical
-            multisets (the exact pre-pass groups by it and then confirms with ``counts ==``).
         failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
             ``"binary (NUL bytes)"``, ``"not UTF-8"``, ``"no language plugin for 'x'"``,
             ``"tokenizer error: ..."``.
@@ -49,7 +46,6 @@ class FileTokens:
     n_tokens: int
     has_error: bool = False
     failure: str | None = None
-    multiset_key: bytes = b""
     signature: bytes | None = None
 
 
@@ -61,13 +57,6 @@ class SignatureSpec:
     num_perm: int
     seed: int
     min_tokens: int
-
-
-def multiset_key(counts: dict[bytes, int] | dict[str, int]) -> bytes:
-    """Return a 16-byte digest identifying the token multiset ``counts``."""
-    # repr of the sorted items is unambiguous (quoted, escaped tokens) and one C call
-    text = repr(sorted(counts.items())).encode("utf-8", errors="surrogatepass")
-    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 def decode_code(value: object) -> tuple[str | None, str | None]:
@@ -107,7 +96,7 @@ def tokenize_one(value: object, language: str) -> FileTokens:
     except Exception as error:  # a plugin bug must cost one file, not the run
         return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
     counts = dict(Counter(tokens))
-    return FileTokens(counts, len(tokens), has_error, multiset_key=multiset_key(counts))
+    return FileTokens(counts, len(tokens), has_error)
 
 
 def token_bytes(plugin: LanguagePlugin, text: str) -> tuple[list[bytes], bool]:
