@@ -186,3 +186,18 @@ def test_cached_token_hash_is_the_same_for_bytes_and_str():
     hashfunc = CachedTokenHash()
     words = ["self", "ü", "'日本'", "\udcff"]
     assert hashfunc.many([w.encode("utf-8", errors="surrogatepass") for w in words]) == hashfunc.many(words)
+
+
+@pytest.mark.parametrize("n_keys", [0, 1, 400])
+def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
+    from workbench.dedup.signatures import band_buckets, build_lsh_index, candidate_buckets, lean_minhash
+
+    rng = np.random.default_rng(n_keys)
+    parameters = choose_lsh_parameters(32, 0.6, (0.5, 0.5), params=(6, 5), seed=1)
+    # few distinct values per position, so many bands collide (and some keys share all bands)
+    signatures = rng.integers(0, 3, size=(n_keys, 32)).astype(np.uint32)
+    keys = sorted(rng.choice(10 * n_keys + 1, size=n_keys, replace=False).tolist())
+    reference = list(candidate_buckets(build_lsh_index(keys, (lean_minhash(s, 1) for s in signatures), parameters)))
+    ours = band_buckets(keys, signatures, parameters)
+    assert ours == reference
+    assert (len(ours) > 0) == (n_keys > 1)

@@ -15,15 +15,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import (
     LSHParameters,
-    build_lsh_index,
-    candidate_buckets,
+    band_buckets,
     choose_lsh_parameters,
-    lean_minhash,
 )
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
@@ -188,14 +188,16 @@ def find_duplicates(
     representatives = sorted(groups)
     timings["exact"] = time.perf_counter() - clock
 
-    # 3. the representatives' MinHash signatures into the LSH index
+    # 3. the representatives' MinHash signatures, banded into LSH buckets
     clock = time.perf_counter()
     lsh_parameters = choose_lsh_parameters(
         config.num_perm, config.lsh_threshold, config.lsh_weights, config.lsh_params, config.seed
     )
-    with progress("LSH index", len(representatives)) as advance:
-        signatures = (lean_minhash(tokens[i].signature, config.seed) for i in representatives)
-        lsh = build_lsh_index(representatives, signatures, lsh_parameters, on_progress=advance)
+    with progress("LSH index", lsh_parameters.bands) as advance:
+        signatures = np.frombuffer(b"".join(tokens[i].signature for i in representatives), dtype=np.uint32)
+        signatures = signatures.reshape(len(representatives), config.num_perm)
+        buckets = band_buckets(representatives, signatures, lsh_parameters, on_progress=advance)
+        del signatures
     timings["lsh_index"] = time.perf_counter() - clock
 
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
@@ -203,8 +205,6 @@ def find_duplicates(
     counters = {"representatives": len(representatives), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
-    buckets = list(candidate_buckets(lsh))
-    del lsh
     verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
     with progress("verify candidates", len(buckets)) as advance:
         for bucket in buckets:

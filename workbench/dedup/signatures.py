@@ -230,3 +230,42 @@ def candidate_buckets(lsh: MinHashLSH) -> Iterator[list[int]]:
             members = table.get(bucket_key)
             if len(members) > 1:
                 yield sorted(members)
+
+
+def band_buckets(
+    keys: Sequence[int], signatures: np.ndarray, parameters: LSHParameters,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[list[int]]:
+    """Return the LSH buckets holding two or more keys: the buckets of
+    ``candidate_buckets(build_lsh_index(keys, signatures, parameters))``, in the same order
+    (band by band; within a band in the order the buckets were first filled; members sorted).
+
+    Band ``i`` is rows ``i*r .. (i+1)*r - 1`` of the signature, as in ``MinHashLSH``; two
+    keys share a bucket when these values are all equal (Mining of Massive Datasets,
+    Sec. 3.4.1). Each band is grouped with one ``np.unique`` over the ``(keys, r)`` matrix
+    instead of a Python dict insert per key and band (about 10x faster for 20k files).
+
+    Args:
+        keys: one key per signature row.
+        signatures: ``(len(keys), num_perm)`` uint32 MinHash values.
+        parameters: the bands and rows.
+        on_progress: called with 1 after each band.
+    """
+    keys_array = np.asarray(keys)
+    rows = parameters.rows
+    buckets: list[list[int]] = []
+    for band in range(parameters.bands):
+        if len(keys_array) > 1:
+            block = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows])
+            _, inverse, counts = np.unique(block, axis=0, return_inverse=True, return_counts=True)
+            inverse = inverse.ravel()
+            positions = np.flatnonzero(counts[inverse] > 1)  # ascending
+            labels = inverse[positions]
+            order = np.argsort(labels, kind="stable")
+            positions, labels = positions[order], labels[order]
+            groups = np.split(positions, np.flatnonzero(np.diff(labels)) + 1) if len(positions) else []
+            groups.sort(key=lambda group: group[0])  # a bucket is first filled by its first member
+            buckets.extend(sorted(keys_array[group].tolist()) for group in groups)
+        if on_progress:
+            on_progress(1)
+    return buckets
