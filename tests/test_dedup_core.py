@@ -157,11 +157,26 @@ def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     import workbench.dedup.tokens as tokens_module
 
     monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
-    codes = ["x = alpha + beta"] * 300 + ["CRASH"] + ["y = gamma"] * 300
+    # distinct texts: identical ones are tokenized once, and this needs 3 chunks for 2 workers
+    codes = [f"x = alpha + beta{i}" for i in range(300)] + ["CRASH"] + [f"y = gamma{i}" for i in range(300)]
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta": 1} and results[-1].counts == {b"y": 1, b"gamma": 1}
+    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta0": 1}
+    assert results[-1].counts == {b"y": 1, b"gamma299": 1}
+
+
+def test_identical_texts_are_tokenized_once_with_the_same_result():
+    import workbench.dedup.tokens as tokens_module
+
+    codes = ["a = b + c", None, "a = b + c", b"a = b + c", "d = e", "a = b + c", None]
+    languages = ["python", "python", "python", "python", "python", "nosuchlanguage", "python"]
+    done: list[int] = []
+    results = tokens_module.tokenize_files(codes, languages, workers=1, on_progress=done.append)
+    assert sum(done) == len(codes)
+    assert results == [tokens_module.tokenize_one(code, language) for code, language in zip(codes, languages)]
+    assert results[0] is results[2] and results[0] is not results[3]  # bytes and str cells are not merged
+    assert results[5].failure == "no language plugin for 'nosuchlanguage'"
 
 
 @pytest.mark.parametrize(

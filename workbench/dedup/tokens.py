@@ -170,11 +170,36 @@ def tokenize_files(
         on_progress: called with the number of files just finished.
 
     Returns:
-        one :class:`FileTokens` per input cell.
+        one :class:`FileTokens` per input cell; cells with identical text and language are
+        tokenized once and share one (read-only) :class:`FileTokens`.
     """
     if len(codes) != len(languages):
         raise ValueError("codes and languages must have the same length")
-    items = list(zip(codes, languages))
+    # exact copies of a file are common in scraped code (Allamanis 2019, Sec. 2): parse each text once
+    first_of: dict[tuple[object, str], int] = {}
+    distinct: list[tuple[object, str]] = []
+    slot: list[int] = []
+    for item in zip(codes, languages):
+        if isinstance(item[0], (str, bytes)):
+            index = first_of.setdefault(item, len(distinct))
+            if index == len(distinct):
+                distinct.append(item)
+        else:  # None or an unhashable cell: tokenize (fail) on its own
+            index = len(distinct)
+            distinct.append(item)
+        slot.append(index)
+    if on_progress and len(slot) > len(distinct):
+        on_progress(len(slot) - len(distinct))  # the copies are done with their first occurrence
+    results = _tokenize_distinct(distinct, workers, signatures, on_progress)
+    return [results[index] for index in slot]
+
+
+def _tokenize_distinct(
+    items: list[tuple[object, str]],
+    workers: int,
+    signatures: SignatureSpec | None,
+    on_progress: Callable[[int], None] | None,
+) -> list[FileTokens]:
     chunks = [items[i : i + CHUNK_SIZE] for i in range(0, len(items), CHUNK_SIZE)]
     processes = resolve_workers(workers, len(items))
     results: list[FileTokens] = []
