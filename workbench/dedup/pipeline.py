@@ -157,7 +157,7 @@ def find_duplicates(
     codes = list(rows.codes) + (list(reference.codes) if reference is not None else [])
     languages = list(rows.languages) + (list(reference.languages) if reference is not None else [])
     # signatures are computed in the tokenizer workers, in parallel; only the exact
-    # representatives' signatures enter the LSH index (step 3)
+    # representatives' signatures are banded into LSH buckets (step 3)
     spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens)
     with progress("tokenize + MinHash", len(codes)) as advance:
         tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)

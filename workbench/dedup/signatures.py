@@ -7,8 +7,11 @@ Mining of Massive Datasets, 3rd ed., Sec. 3.4) makes two files candidates when a
 ``1 - (1 - J**r)**b``. Candidates are only proposals: :mod:`workbench.dedup.verification`
 decides every pair exactly.
 
-Both come from ``datasketch`` (pinned to 2.0.x, whose default ``affine32`` permutation
-scheme differs from the ``legacy`` scheme of 1.x; the scheme is recorded in the report).
+The permutations and the bands/rows tuning come from ``datasketch`` (pinned to 2.0.x, whose
+default ``affine32`` permutation scheme differs from the ``legacy`` scheme of 1.x; the scheme
+is recorded in the report). The pipeline bands signatures with :func:`band_buckets` (numpy),
+which gives the buckets of datasketch's ``MinHashLSH`` (:func:`build_lsh_index` and
+:func:`candidate_buckets`, kept as the reference it is tested against) in the same order.
 """
 
 from __future__ import annotations
