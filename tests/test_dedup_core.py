@@ -14,12 +14,13 @@ from workbench.dedup import (
     choose_keeper,
     choose_lsh_parameters,
     exact_groups,
+    identical_multisets,
     multiset_jaccard,
     set_jaccard,
     verify_pair,
 )
 from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
-from workbench.dedup.tokens import multiset_key, tokenize_one
+from workbench.dedup.tokens import tokenize_one
 
 
 def bag(*tokens: str) -> dict[str, int]:
@@ -74,10 +75,10 @@ def test_exact_groups_keep_input_order_and_skip_none():
     assert groups == {0: [0, 3, 4], 2: [2, 5], 6: [6]}
 
 
-def test_multiset_key_is_order_free_and_count_sensitive():
-    assert multiset_key(bag("a", "b", "a")) == multiset_key(bag("b", "a", "a"))
-    assert multiset_key(bag("a", "b")) != multiset_key(bag("a", "b", "b"))
-    assert multiset_key(bag("ab")) != multiset_key(bag("a", "b"))
+def test_identical_multisets_are_order_free_and_count_sensitive():
+    bags = [bag("a", "b", "a"), bag("b", "a", "a"), bag("a", "b", "b"), bag("ab"), bag("a", "b", "a"), bag("b", "b", "a")]
+    assert identical_multisets([0, 1, 2, 3, 4, 5], bags) == [[0, 1, 4], [2, 5], [3]]
+    assert identical_multisets([2], bags) == [[2]]
 
 
 SPLITS = ["train", "test", "train", "test", "valid"]
@@ -156,8 +157,62 @@ def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     import workbench.dedup.tokens as tokens_module
 
     monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
-    codes = ["x = alpha + beta"] * 300 + ["CRASH"] + ["y = gamma"] * 300
+    # distinct texts: identical ones are tokenized once, and this needs 3 chunks for 2 workers
+    codes = [f"x = alpha + beta{i}" for i in range(300)] + ["CRASH"] + [f"y = gamma{i}" for i in range(300)]
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].counts == {"x": 1, "alpha": 1, "beta": 1} and results[-1].counts == {"y": 1, "gamma": 1}
+    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta0": 1}
+    assert results[-1].counts == {b"y": 1, b"gamma299": 1}
+
+
+def test_identical_texts_are_tokenized_once_with_the_same_result():
+    import workbench.dedup.tokens as tokens_module
+
+    codes = ["a = b + c", None, "a = b + c", b"a = b + c", "d = e", "a = b + c", None]
+    languages = ["python", "python", "python", "python", "python", "nosuchlanguage", "python"]
+    done: list[int] = []
+    results = tokens_module.tokenize_files(codes, languages, workers=1, on_progress=done.append)
+    assert sum(done) == len(codes)
+    assert results == [tokens_module.tokenize_one(code, language) for code, language in zip(codes, languages)]
+    assert results[0] is results[2] and results[0] is not results[3]  # bytes and str cells are not merged
+    assert results[5].failure == "no language plugin for 'nosuchlanguage'"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'def f(x):\n    return x + "naïve ü €" + f"{x!r} {y}"  # 注释\n',
+        "s = '日本語'\nprint(s, 1.5e3, b'\\xff')\n",
+        "def broken(:\n    ü = 'x\n",
+        "x = '\udcff lone surrogate'\n",  # not valid Unicode: the str path
+    ],
+)
+def test_token_bytes_equal_the_plugins_str_tokens(code):
+    from workbench.dedup.tokens import token_bytes
+    from workbench.languages.registry import get_language
+
+    plugin = get_language("python")
+    tokens, has_error = plugin.scan_tokens(code)
+    assert token_bytes(plugin, code) == ([t.encode("utf-8", errors="surrogatepass") for t in tokens], has_error)
+
+
+def test_cached_token_hash_is_the_same_for_bytes_and_str():
+    hashfunc = CachedTokenHash()
+    words = ["self", "ü", "'日本'", "\udcff"]
+    assert hashfunc.many([w.encode("utf-8", errors="surrogatepass") for w in words]) == hashfunc.many(words)
+
+
+@pytest.mark.parametrize("n_keys", [0, 1, 400])
+def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
+    from workbench.dedup.signatures import band_buckets, build_lsh_index, candidate_buckets, lean_minhash
+
+    rng = np.random.default_rng(n_keys)
+    parameters = choose_lsh_parameters(32, 0.6, (0.5, 0.5), params=(6, 5), seed=1)
+    # few distinct values per position, so many bands collide (and some keys share all bands)
+    signatures = rng.integers(0, 3, size=(n_keys, 32)).astype(np.uint32)
+    keys = sorted(rng.choice(10 * n_keys + 1, size=n_keys, replace=False).tolist())
+    reference = list(candidate_buckets(build_lsh_index(keys, (lean_minhash(s, 1) for s in signatures), parameters)))
+    ours = band_buckets(keys, signatures, parameters)
+    assert ours == reference
+    assert (len(ours) > 0) == (n_keys > 1)

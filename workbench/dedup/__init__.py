@@ -19,7 +19,7 @@ Python API::
 or :func:`run_dedup` for all of it in one call.
 """
 
-from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups
+from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.pipeline import DedupResult, DuplicatePair, Removal, find_duplicates
 from workbench.dedup.report import build_report, render_report
@@ -48,6 +48,7 @@ __all__ = [
     "choose_lsh_parameters",
     "collect_rows",
     "exact_groups",
+    "identical_multisets",
     "find_duplicates",
     "multiset_jaccard",
     "render_report",

@@ -8,7 +8,7 @@ Duplicate pairs form a graph; its connected components are the clusters (Allaman
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 
 class UnionFind:
@@ -75,6 +75,28 @@ def exact_groups(keys: Sequence[Hashable | None]) -> dict[int, list[int]]:
         representative = first.setdefault(key, index)
         groups.setdefault(representative, []).append(index)
     return groups
+
+
+def identical_multisets(members: Sequence[int], bags: Sequence[Mapping[Hashable, int]]) -> list[list[int]]:
+    """Split ``members`` into classes of identical token multisets, exactly.
+
+    The exact pre-pass first groups files by a cheap key that identical multisets always
+    share (partition, MinHash signature, token and distinct-token counts); this confirms
+    each group, so two files are exact duplicates only when their bags are equal.
+
+    Args:
+        members: file indices, in input order.
+        bags: token -> count of every file (indexed by file).
+
+    Returns:
+        the classes, each in input order, ordered by their first member.
+    """
+    if len(members) == 1:
+        return [list(members)]
+    classes: dict[frozenset, list[int]] = {}
+    for member in members:  # the items of a bag identify it: O(group size), no pairwise ==
+        classes.setdefault(frozenset(bags[member].items()), []).append(member)
+    return list(classes.values())
 
 
 def choose_keeper(

@@ -15,15 +15,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups
+import numpy as np
+
+from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import (
     LSHParameters,
-    build_lsh_index,
-    candidate_buckets,
+    band_buckets,
     choose_lsh_parameters,
-    lean_minhash,
 )
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
@@ -157,7 +157,7 @@ def find_duplicates(
     codes = list(rows.codes) + (list(reference.codes) if reference is not None else [])
     languages = list(rows.languages) + (list(reference.languages) if reference is not None else [])
     # signatures are computed in the tokenizer workers, in parallel; only the exact
-    # representatives' signatures enter the LSH index (step 3)
+    # representatives' signatures are banded into LSH buckets (step 3)
     spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens)
     with progress("tokenize + MinHash", len(codes)) as advance:
         tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
@@ -170,7 +170,9 @@ def find_duplicates(
 
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
-    keys = [(partitions[i], t.multiset_key) if status[i] == ANALYSED else None for i, t in enumerate(tokens)]
+    # identical multisets share signature and sizes; identical_multisets() then confirms
+    keys = [(partitions[i], t.signature, t.n_tokens, len(t.counts)) if status[i] == ANALYSED else None
+            for i, t in enumerate(tokens)]
     groups = _confirmed(exact_groups(keys), tokens)
     del keys
     exact_of = [-1] * len(tokens)
@@ -186,14 +188,16 @@ def find_duplicates(
     representatives = sorted(groups)
     timings["exact"] = time.perf_counter() - clock
 
-    # 3. the representatives' MinHash signatures into the LSH index
+    # 3. the representatives' MinHash signatures, banded into LSH buckets
     clock = time.perf_counter()
     lsh_parameters = choose_lsh_parameters(
         config.num_perm, config.lsh_threshold, config.lsh_weights, config.lsh_params, config.seed
     )
-    with progress("LSH index", len(representatives)) as advance:
-        signatures = (lean_minhash(tokens[i].signature, config.seed) for i in representatives)
-        lsh = build_lsh_index(representatives, signatures, lsh_parameters, on_progress=advance)
+    with progress("LSH index", lsh_parameters.bands) as advance:
+        signatures = np.frombuffer(b"".join(tokens[i].signature for i in representatives), dtype=np.uint32)
+        signatures = signatures.reshape(len(representatives), config.num_perm)
+        buckets = band_buckets(representatives, signatures, lsh_parameters, on_progress=advance)
+        del signatures
     timings["lsh_index"] = time.perf_counter() - clock
 
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
@@ -201,8 +205,6 @@ def find_duplicates(
     counters = {"representatives": len(representatives), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
-    buckets = list(candidate_buckets(lsh))
-    del lsh
     verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
     with progress("verify candidates", len(buckets)) as advance:
         for bucket in buckets:
@@ -349,15 +351,12 @@ _REFERENCE = _Reference()
 
 
 def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
-    """Split exact groups whose members' multisets differ (a digest collision, in theory)."""
+    """Split key groups into groups of identical multisets (representative -> members)."""
+    bags = [t.counts for t in tokens]
     confirmed: dict[int, list[int]] = {}
-    for representative, members in groups.items():
-        pending = members
-        while pending:
-            head = tokens[pending[0]].counts
-            same = [m for m in pending if tokens[m].counts == head]
-            confirmed[pending[0]] = same
-            pending = [m for m in pending if tokens[m].counts != head]
+    for members in groups.values():
+        for same in identical_multisets(members, bags):
+            confirmed[same[0]] = same
     return confirmed
 
 

@@ -12,7 +12,7 @@ at a threshold is decided the same way as by a brute-force reference.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 
@@ -32,14 +32,14 @@ class PairScore:
     is_duplicate: bool
 
 
-def set_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
+def set_jaccard(a: Mapping[Hashable, int], b: Mapping[Hashable, int]) -> float:
     """Return the Jaccard similarity of the key sets of two token bags (0.0 for two empty bags)."""
     inter = len(a.keys() & b.keys())
     union = len(a) + len(b) - inter
     return inter / union if union else 0.0
 
 
-def multiset_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
+def multiset_jaccard(a: Mapping[Hashable, int], b: Mapping[Hashable, int]) -> float:
     """Return ``Σ_t min(a_t, b_t) / Σ_t max(a_t, b_t)`` for two token bags (0.0 for two empty bags)."""
     if len(a) > len(b):
         a, b = b, a
@@ -49,8 +49,8 @@ def multiset_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
 
 
 def verify_pair(
-    a: Mapping[str, int],
-    b: Mapping[str, int],
+    a: Mapping[Hashable, int],
+    b: Mapping[Hashable, int],
     size_a: int,
     size_b: int,
     set_threshold: float,
@@ -59,7 +59,7 @@ def verify_pair(
     """Decide one candidate pair exactly.
 
     Args:
-        a, b: token -> count of the two files.
+        a, b: token -> count of the two files (tokens as UTF-8 bytes in the pipeline; any hashable works).
         size_a, size_b: their multiset sizes (``sum(counts.values())``, precomputed).
         set_threshold: t0; multiset_threshold: t1.
 
