@@ -340,7 +340,8 @@ def check_tokens(
     identifier and (if the plugin declares literal types) one literal must be found.
     """
     problems = []
-    eligible_types = frozenset(plugin.identifier_node_types) | frozenset(plugin.literal_node_types)
+    identifier_types = frozenset(plugin.identifier_node_types) | frozenset(plugin.anonymous_identifier_node_types)
+    eligible_types = identifier_types | frozenset(plugin.literal_node_types)
     seen_identifier = seen_literal = False
     for index, sample in enumerate(samples):
         try:
@@ -375,7 +376,7 @@ def check_tokens(
                 )
                 break
             node_type = eligible[position][1]
-            seen_identifier |= node_type in plugin.identifier_node_types
+            seen_identifier |= node_type in identifier_types
             seen_literal |= node_type in plugin.literal_node_types
             position += 1
         if plugin.tokens(sample.encode("utf-8")) != tokens:
