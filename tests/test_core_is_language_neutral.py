@@ -16,12 +16,7 @@ PLUGIN_LANGUAGES = re.compile(r"java|cpp|c\+\+|g\+\+|cxx|hpp|\bjvm\b", re.IGNORE
 NOT_A_LANGUAGE = re.compile(r"llama[._-]cpp", re.IGNORECASE)
 
 # Known, reported exceptions: (file relative to workbench/, the offending text).
-ALLOWED = {
-    # the sandbox recognises out-of-memory messages of several runtimes; these belong in the
-    # RunSpec (runner-provided), reported to the execute owner
-    ("execution/sandbox.py", "std::bad_alloc"),
-    ("execution/sandbox.py", "java.lang.OutOfMemoryError"),
-}
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:

@@ -61,7 +61,8 @@ _HIGH_FD = 20
 BASH = shutil.which("bash") or "/bin/bash"
 
 #: stderr markers of an allocation failure, per toolchain
-_OOM_MARKERS = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "Cannot allocate memory")
+# the OS's own message; each runner adds its runtime's markers (RunSpec.out_of_memory_markers)
+_OOM_MARKERS = ("Cannot allocate memory",)
 
 #: how much of stderr is read back
 _TAIL_BYTES = 8192
@@ -493,7 +494,7 @@ class Sandbox:
         token_ok = delivered.strip() == token.encode()
         if token_ok and returncode == 0:
             return self._outcome("passed", duration, 0, None, stderr_tail, "the harness reported success", timeout_s)
-        if any(marker in stderr_tail for marker in _OOM_MARKERS):
+        if any(marker in stderr_tail for marker in _OOM_MARKERS + tuple(spec.out_of_memory_markers)):
             return self._outcome("oom", duration, code, sig, stderr_tail, "memory limit reached", timeout_s)
         if sig is not None:
             return self._outcome("killed", duration, code, sig, stderr_tail, f"ended by {sig}", timeout_s)

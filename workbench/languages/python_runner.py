@@ -94,4 +94,5 @@ class PythonTestRunner(TestRunner):
             pass_token_fd=PASS_TOKEN_FD,
             exit_statuses=HARNESS_EXIT_STATUSES,
             read_only_paths=interpreter_paths(self.interpreter),
+            out_of_memory_markers=("MemoryError",),
         )

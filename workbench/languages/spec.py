@@ -123,6 +123,9 @@ class RunSpec:
         limit_overrides: :class:`workbench.execution.ResourceLimits` field -> value for
             this runner (e.g. ``{"address_space_bytes": None}`` for a JVM that reserves
             more address space than it uses); ``None`` means unlimited.
+        out_of_memory_markers: texts in the program's stderr that mean the runtime ran out
+            of memory (e.g. the runtime's out-of-memory exception name); a failed run whose
+            stderr holds one is ``oom``. The sandbox adds the OS's own "Cannot allocate memory".
     """
 
     files: Mapping[str, str]
@@ -135,6 +138,7 @@ class RunSpec:
     exit_statuses: Mapping[int, str] = field(default_factory=dict)
     read_only_paths: tuple[str, ...] = ()
     limit_overrides: Mapping[str, int | None] = field(default_factory=dict)
+    out_of_memory_markers: tuple[str, ...] = ()
 
 
 class TestRunner:

@@ -208,4 +208,5 @@ class CppRunner(TestRunner):
             token_input_fd=TOKEN_INPUT_FD,
             pass_token_fd=PASS_TOKEN_FD,
             read_only_paths=read_only,
+            out_of_memory_markers=("std::bad_alloc",),
         )

@@ -234,4 +234,5 @@ class JavaRunner(TestRunner):
             exit_statuses={ASSERTIONS_DISABLED_EXIT: "error"},
             read_only_paths=tuple(read_only),
             limit_overrides={"address_space_bytes": None},
+            out_of_memory_markers=("java.lang.OutOfMemoryError",),
         )

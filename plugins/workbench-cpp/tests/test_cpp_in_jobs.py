@@ -1,0 +1,68 @@
+"""C++ through the core jobs with no C++-specific code in the core: ``workbench dedup`` on a
+folder of .cpp files (the folder loader picks the plugin by extension), DSA-CQE decomposition,
+and the sandbox's out-of-memory status from the runner's marker."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.execution.testing import run_program
+from workbench.scoring.decompose import decompose
+from workbench_cpp import CppLanguage
+
+KNAPSACK = """\
+#include <vector>
+#include <iostream>
+int knapsack(const std::vector<int>& weights, const std::vector<int>& values, int capacity) {
+    std::vector<int> dp(capacity + 1, 0);
+    for (size_t i = 0; i < weights.size(); i++) {
+        for (int w = capacity; w >= weights[i]; w--) {
+            if (dp[w - weights[i]] + values[i] > dp[w]) {
+                dp[w] = dp[w - weights[i]] + values[i];
+            }
+        }
+    }
+    std::cout << "best value " << dp[capacity] << std::endl;
+    return dp[capacity];
+}
+"""
+KNAPSACK_RENAMED = KNAPSACK.replace("dp", "best")
+UNRELATED = """\
+#include <string>
+std::string greet(const std::string& name, int times) {
+    std::string out;
+    while (times-- > 0) { out += "hello " + name + ' '; }
+    switch (times) { case 1: out += "!"; break; default: break; }
+    return out + " from greet " + std::to_string(42) + std::to_string(3.5);
+}
+"""
+
+
+def test_dedup_finds_a_cross_set_cpp_near_duplicate(tmp_path):
+    (tmp_path / "data" / "train").mkdir(parents=True)
+    (tmp_path / "data" / "test").mkdir()
+    (tmp_path / "data" / "train" / "knapsack.cpp").write_text(KNAPSACK)
+    (tmp_path / "data" / "train" / "greet.cpp").write_text(UNRELATED)
+    (tmp_path / "data" / "test" / "knapsack2.cpp").write_text(KNAPSACK_RENAMED)
+    result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data"), "--min-tokens", "5", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    clusters = json.loads((tmp_path / "out" / "clusters.json").read_text())
+    assert [sorted(c) for c in clusters] == [["test/knapsack2.cpp", "train/knapsack.cpp"]]
+
+
+def test_decomposition_of_cpp_for_dsa_cqe():
+    kinds = {s.kind.value for s in decompose(UNRELATED, CppLanguage()).subcodes}
+    assert {"FunctionDef", "While", "Switch"} <= kinds
+    decomposition = decompose(KNAPSACK, CppLanguage())
+    loops = [s for s in decomposition.subcodes if s.kind.value == "For"]
+    assert loops and any("dp" in s.uses for s in loops)
+
+
+def test_out_of_memory_is_reported_as_oom():
+    program = "#include <vector>\nlong f() {\n    std::vector<long> v(1L << 40);\n    return v.size();\n"
+    tests = "}\nint main() { return f() > 0 ? 0 : 1; }\n"
+    outcome = run_program(CppLanguage().runner, program, tests, None, timeout_s=60)
+    assert outcome.status == "oom", outcome

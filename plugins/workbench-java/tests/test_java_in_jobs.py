@@ -1,0 +1,71 @@
+"""Java through the core jobs with no Java-specific code in the core: ``workbench dedup`` on a
+folder of .java files (the folder loader picks the plugin by extension), DSA-CQE decomposition,
+and the sandbox's out-of-memory status from the runner's marker."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.execution.testing import run_program
+from workbench.scoring.decompose import decompose
+from workbench_java import JavaLanguage
+
+KNAPSACK = """\
+import java.util.*;
+class Problem {
+    public static int knapsack(int[] weights, int[] values, int capacity) {
+        int[] dp = new int[capacity + 1];
+        for (int i = 0; i < weights.length; i++) {
+            for (int w = capacity; w >= weights[i]; w--) {
+                if (dp[w - weights[i]] + values[i] > dp[w]) {
+                    dp[w] = dp[w - weights[i]] + values[i];
+                }
+            }
+        }
+        System.out.println("best value " + dp[capacity]);
+        return dp[capacity];
+    }
+}
+"""
+# the same program with a renamed local (set Jaccard 14/16, a near duplicate under Allamanis 2019)
+KNAPSACK_RENAMED = KNAPSACK.replace("dp", "best")
+UNRELATED = """\
+class Other {
+    static String greet(String name, int times) {
+        StringBuilder sb = new StringBuilder();
+        while (times-- > 0) { sb.append("hello ").append(name).append(' '); }
+        return sb.toString().trim() + " from " + Other.class.getName() + 42 + 3.5;
+    }
+}
+"""
+
+
+def test_dedup_finds_a_cross_set_java_near_duplicate(tmp_path):
+    (tmp_path / "data" / "train").mkdir(parents=True)
+    (tmp_path / "data" / "test").mkdir()
+    (tmp_path / "data" / "train" / "Knapsack.java").write_text(KNAPSACK)
+    (tmp_path / "data" / "train" / "Other.java").write_text(UNRELATED)
+    (tmp_path / "data" / "test" / "Knapsack2.java").write_text(KNAPSACK_RENAMED)
+    result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data"), "--min-tokens", "5", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    clusters = json.loads((tmp_path / "out" / "clusters.json").read_text())
+    assert [sorted(c) for c in clusters] == [["test/Knapsack2.java", "train/Knapsack.java"]]
+
+
+def test_decomposition_of_java_for_dsa_cqe():
+    decomposition = decompose(KNAPSACK, JavaLanguage())
+    kinds = [s.kind.value for s in decomposition.subcodes]
+    assert {"FunctionDef", "For", "If", "Assign", "Call", "ClassDef"} <= set(kinds)
+    loops = [s for s in decomposition.subcodes if s.kind.value == "For"]
+    assert any("dp" in s.uses for s in loops)
+
+
+def test_out_of_memory_is_reported_as_oom():
+    program = "class Problem {\n    public static int f() {\n        long[][] a = new long[1 << 20][];\n" \
+              "        for (int i = 0; i < a.length; i++) a[i] = new long[1 << 20];\n        return a.length;\n"
+    tests = "    }\n    public static void main(String[] args) { assert f() > 0; }\n}\n"
+    outcome = run_program(JavaLanguage().runner, program, tests, None, timeout_s=60)
+    assert outcome.status == "oom", outcome
