@@ -53,7 +53,7 @@ def correlate_command(
     ),
     split: list[str] = typer.Option(None, "--split", help="Split of the scores table to use; repeatable. Default: all."),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of whole tasks."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap resampling."),
     confidence: float = typer.Option(
         DEFAULT_CONFIDENCE, "--confidence", min=0.5, max=0.999, help="Confidence level of the intervals."
     ),

@@ -60,7 +60,7 @@ def dedup_command(
     lsh_weights: str = typer.Option("0.1,0.9", "--lsh-weights", help="False-positive,false-negative weights of the band/row tuning."),
     lsh_bands: Optional[int] = typer.Option(None, "--lsh-bands", help="Explicit LSH bands (with --lsh-rows)."),
     lsh_rows: Optional[int] = typer.Option(None, "--lsh-rows", help="Explicit LSH rows per band (with --lsh-bands)."),
-    seed: int = typer.Option(1, "--seed", help="MinHash permutation seed."),
+    seed: int = typer.Option(1, "--seed", min=0, max=2**32 - 1, help="MinHash permutation seed."),
     keep: str = typer.Option("first", "--keep", help="Which file of a cluster stays: first | longest | train-first."),
     cross_set: str = typer.Option("remove-test", "--cross-set", help="Train/test clusters: remove-test (unbiased test) | remove-train."),
     train_split: str = typer.Option("train", "--train-split", help="Name of the training split."),
