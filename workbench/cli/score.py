@@ -134,4 +134,5 @@ def _print_report(report) -> None:
         f"{report.rows_written} rows written, {report.resumed_rows} already done; wall {report.wall_seconds:.1f} s, "
         f"in LLM calls {report.llm_seconds:.1f} s, outside LLM calls {share}"
     )
-    console.print(f"scores: {report.paths['scores']}  traces: {report.paths['traces']}  report: {report.paths['run']}")
+    console.print(f"scores: {report.paths['scores']}  for correlate: {report.paths['scores_wide']}  "
+                  f"traces: {report.paths['traces']}  report: {report.paths['run']}")

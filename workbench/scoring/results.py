@@ -84,3 +84,37 @@ class JsonlWriter:
     def close(self) -> None:
         with self._lock:
             self._handle.close()
+
+
+def write_wide_table(
+    scores_path: str | os.PathLike[str], wide_path: str | os.PathLike[str], row_columns: tuple[str, ...]
+) -> int:
+    """Write one row per (task_id, sample_id) with one score column per method.
+
+    ``scores.jsonl`` holds one row per (sample, method); ``workbench correlate`` wants one row
+    per sample with a column per metric. A method's column is its ``score`` when the row's
+    status is ``ok`` and ``null`` otherwise (so failures are counted as missing, never as 0);
+    carried input columns (``passed``, ...; every column not in ``row_columns``) are kept. The
+    newest row of a (task, sample, method) wins, as when resuming with ``retry_failed``.
+
+    Args:
+        scores_path: the run's ``scores.jsonl``.
+        wide_path: the file to write (JSON Lines), replaced atomically.
+        row_columns: the per-method columns of ``scores.jsonl`` (not carried into the table).
+
+    Returns:
+        the number of rows written.
+    """
+    samples: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in read_rows(scores_path):
+        key = (str(row["task_id"]), str(row["sample_id"]))
+        wide = samples.setdefault(key, {"task_id": row["task_id"], "sample_id": row["sample_id"]})
+        wide.update({k: v for k, v in row.items() if k not in row_columns})
+        wide[row["method"]] = row["score"] if row.get("status") == "ok" else None
+    target = Path(wide_path)
+    temporary = target.with_name(target.name + ".tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        for wide in samples.values():
+            handle.write(json.dumps(wide) + "\n")
+    temporary.replace(target)
+    return len(samples)

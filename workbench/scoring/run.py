@@ -4,7 +4,9 @@ Outputs in the run folder:
 
 * ``scores.jsonl``: one row per (sample, method), appended as each finishes (columns in
   :data:`ROW_COLUMNS` plus carried input columns such as ``passed``);
-  ``workbench correlate`` reads it directly.
+* ``scores_wide.jsonl``: one row per sample with a score column per method (``null`` when the
+  method failed) and the carried columns, rewritten at the end of every run: the table to pass
+  to ``workbench correlate`` (``-m dsa-cqe -m chrf --label passed``).
 * ``traces.jsonl``: one trace per (sample, method): sub-code tree, every prompt and
   response, retrievals and storage updates.
 * ``run.json``: configuration, per-method status counts and mean scores, LLM accounting
@@ -34,9 +36,10 @@ from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
 from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.scoring.methods import make_method
-from workbench.scoring.results import JsonlWriter, read_rows
+from workbench.scoring.results import JsonlWriter, read_rows, write_wide_table
 
 SCORES_FILE = "scores.jsonl"
+WIDE_SCORES_FILE = "scores_wide.jsonl"
 TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
 
@@ -384,6 +387,7 @@ def score_samples(
         if cache is not None:
             cache.close()
     wall = time.perf_counter() - started
+    write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
     usage = llm.usage if llm is not None else Usage()
     capacity = wall * min(config.workers, max(1, len(todo)))
     report = RunReport(
@@ -395,7 +399,8 @@ def score_samples(
         wall_seconds=wall,
         llm_seconds=usage.llm_seconds,
         outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
-        paths={"scores": str(scores_path), "traces": str(traces_path), "run": str(run_path)},
+        paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
+               "run": str(run_path)},
         config=record,
     )
     run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
