@@ -84,8 +84,8 @@ def load_samples(
         use_prompt: when False the prompt column is ignored (whole programs).
 
     Returns:
-        samples; ``sample_id`` falls back to the row's position when the data has no sample
-        column; ``carry`` defaults to ``("passed",)`` when the data has that column.
+        samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
+        in file order (as ``workbench execute`` does); ``carry`` defaults to ``("passed",)`` when the data has that column.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
@@ -113,11 +113,14 @@ def load_samples(
     loaded.require_columns({"--carry": c for c in carry})
     samples: list[Sample] = []
     seen: set[tuple[str, str]] = set()
-    position = 0
+    # without a sample column, samples are numbered 0, 1, ... per task in file order, as
+    # ``workbench execute`` numbers them, so the two outputs join on (task_id, sample_id)
+    next_in_task: dict[str, int] = {}
     for dataset in loaded.splits.values():
         for row in dataset:
-            sample_id = row[sample_column] if sample_column else position
-            position += 1
+            task = str(row[columns.task])
+            sample_id = row[sample_column] if sample_column else next_in_task.get(task, 0)
+            next_in_task[task] = next_in_task.get(task, 0) + 1
             key = (str(row[columns.task]), str(sample_id))
             if key in seen:
                 raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; pass --sample-column with a unique id")
