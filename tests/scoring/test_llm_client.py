@@ -166,3 +166,14 @@ def test_extract_json_and_settings_validation():
         LLMSettings("gpt-4o-mini", concurrency=0)
     with pytest.raises(ValueError, match="structured"):
         LLMSettings("gpt-4o-mini", structured="xml")
+
+
+def test_unknown_local_model_fails_before_any_call(tmp_path):
+    """No LLM is called: the client refuses an unknown local alias or a missing .gguf at construction."""
+    from workbench.errors import WorkbenchError
+    from workbench.llm.client import LLMClient, LLMSettings
+
+    with pytest.raises(WorkbenchError, match="unknown local model alias 'nosuch'"):
+        LLMClient(LLMSettings(model="local/nosuch"))
+    with pytest.raises(WorkbenchError, match="not found"):
+        LLMClient(LLMSettings(model=f"local/{tmp_path / 'missing.gguf'}"))

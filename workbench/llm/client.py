@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
@@ -195,6 +196,27 @@ def _ensure_local_provider(model: str) -> None:
             f"in this build: {error}. Use any litellm model instead (e.g. ollama/..., openai/... with --api-base)."
         ) from error
     local.register()
+    _check_local_model(model[len("local/"):])
+
+
+def _check_local_model(name: str) -> None:
+    """Fail before any sample when a ``local/`` model names no registered alias or no file.
+
+    Raises:
+        WorkbenchError: the alias is unknown or the ``.gguf`` path does not exist.
+    """
+    from workbench.llm.models import REGISTRY
+
+    if name in REGISTRY:
+        return
+    if name.endswith(".gguf") or "/" in name or os.sep in name:
+        if not Path(name).expanduser().is_file():
+            raise WorkbenchError(f"local model file {name!r} not found")
+        return
+    raise WorkbenchError(
+        f"unknown local model alias {name!r}; known aliases: {', '.join(sorted(REGISTRY))} "
+        f"(or local/<path to a .gguf file>); see `workbench models list`"
+    )
 
 
 def _is_transient(error: BaseException) -> bool:
