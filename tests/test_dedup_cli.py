@@ -100,6 +100,23 @@ def test_against_humaneval_drops_contaminated_rows(tmp_path):
     assert found == {("leak0", "HumanEval/0"), ("leak5", "HumanEval/5"), ("leak12", "HumanEval/12")}
     kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
     assert kept == [f"clean{i}" for i in range(4)]
+    # the same folder reused without --against: no stale contamination.csv is left behind
+    assert invoke(str(data), "--min-tokens", "10", "-o", str(out)).exit_code == 0
+    assert not (out / "contamination.csv").exists()
+
+
+def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
+    rng = random.Random(2)
+    (tmp_path / "src" / "train").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "src" / "train" / f"f{i}.py").write_text(make_function(rng, f"f{i}"))
+    (tmp_path / "src" / "train" / "blob.py").write_bytes(b"\x00\x01binary")
+    (tmp_path / "src" / "train" / "latin.py").write_bytes("s = 'caf\xe9'".encode("latin-1"))
+    out = tmp_path / "out"
+    assert invoke(str(tmp_path / "src"), "--min-tokens", "5", "-o", str(out)).exit_code == 0
+    with open(out / "unreadable.csv") as handle:
+        reasons = {r["id"]: r["reason"] for r in csv.DictReader(handle)}
+    assert reasons == {"train/blob.py": "not loaded: binary", "train/latin.py": "not loaded: not UTF-8"}
 
 
 def test_group_column_keeps_groups_apart_and_reports_cross_group_duplicates(tmp_path):

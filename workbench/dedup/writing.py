@@ -42,6 +42,10 @@ def _json_value(value: object) -> object:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
+#: outputs written only by some runs (removed first when an output folder is reused)
+OPTIONAL_OUTPUTS = ("cross_group_pairs.csv", "contamination.csv", "unreadable.csv")
+
+
 def write_outputs(
     result: DedupResult,
     loaded: LoadedDataset,
@@ -77,6 +81,9 @@ def write_outputs(
     if output_format == "auto":
         output_format = input_form(loaded)
     out.mkdir(parents=True, exist_ok=True)
+    # outputs that only some runs write: a reused folder must not keep a previous run's copy
+    for stale in OPTIONAL_OUTPUTS:
+        (out / stale).unlink(missing_ok=True)
     ids = result.rows.ids
     written: dict[str, str] = {}
 
@@ -107,13 +114,17 @@ def write_outputs(
             writer.writerow([ids[index], result.rows.splits[index], removal.reason, other_ids[removal.other]])
     written["removed"] = str(path)
 
-    if result.failures:
+    if result.failures or loaded.skipped:
+        # rows that could not be tokenized, and files of a source folder that were never loaded
+        # (binary, not UTF-8, empty): neither is in the deduplicated output, both are listed here
         path = out / "unreadable.csv"
         with path.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id", "split", "reason"])
             for index, reason in result.failures.items():
                 writer.writerow([ids[index], result.rows.splits[index], reason])
+            for skipped in loaded.skipped:
+                writer.writerow([skipped.path, "", f"not loaded: {skipped.reason}"])
         written["unreadable"] = str(path)
 
     path = out / "report.json"
