@@ -95,6 +95,7 @@ def test_against_humaneval_drops_contaminated_rows(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["contamination"]["contaminated_rows"] == 3
+    assert report["contamination"]["rows_not_checked_too_short"] == 0
     with open(out / "contamination.csv") as handle:
         found = {(r["id"], r["reference_id"]) for r in csv.DictReader(handle)}
     assert found == {("leak0", "HumanEval/0"), ("leak5", "HumanEval/5"), ("leak12", "HumanEval/12")}

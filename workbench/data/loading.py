@@ -343,6 +343,7 @@ def _load_hub(repo_id: str, *, config: str | None, offline: bool) -> LoadedDatas
                 f"cannot load {repo_id!r}: {why} and it is not in the local cache. "
                 f"Pass a local file instead (e.g. a .jsonl, .parquet or .csv file, or a folder), "
                 f"or download it where the hub is reachable and pass the saved folder."
+                + ("" if "/" in repo_id else f" Bundled datasets: {', '.join(BUNDLED)}.")
             ) from error
         raise DataError(f"cannot load {repo_id!r} from the Hugging Face hub: {error}") from error
     return LoadedDataset(repo_id, dict(loaded))

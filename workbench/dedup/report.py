@@ -187,6 +187,8 @@ def _contamination(result: DedupResult) -> dict:
         "reference_too_short": status[TOO_SHORT],
         "reference_failed": status[FAILED],
         "contaminated_rows": len(contaminated),
+        # rows under --min-tokens are never compared, so they cannot be called clean
+        "rows_not_checked_too_short": Counter(result.status)[TOO_SHORT],
         "contaminated_by_split": dict(Counter(rows.splits[i] for i in contaminated)),
         "reference_rows_matched": len({p.b for p in result.contamination}),
         "examples": [
@@ -248,6 +250,8 @@ def render_report(report: dict) -> list:
     if contamination:
         facts.add_row(f"reference {contamination['reference']}", f"{contamination['reference_rows']} rows")
         facts.add_row("contaminated rows (dropped)", str(contamination["contaminated_rows"]))
+        if contamination["rows_not_checked_too_short"]:
+            facts.add_row("rows not checked (too short)", str(contamination["rows_not_checked_too_short"]))
         facts.add_row("reference rows matched", str(contamination["reference_rows_matched"]))
     lsh = report["lsh"]
     facts.add_row(
