@@ -14,6 +14,8 @@ from workbench.errors import WorkbenchError
 
 # litellm must read its cost map from the installed package, never from the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# The commands draw their own progress bars; datasets' "Generating train split" bars are noise.
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
 #: console for tables and progress (stdout); errors go to ``err_console``
 console = Console()
