@@ -145,7 +145,7 @@ def load_records(
     Args:
         source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``; see
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
-            ``.parquet``/``.csv`` file (optionally ``.gz``); an ICE-Score grade file
+            ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
             (``humaneval_<lang>_grade.json``, detected by its layout and flattened to one row per
             sample, split ``"test"``; see :mod:`workbench.data.ice_score`); a folder of such data files
             (split names from file names, as ``datasets`` infers them); a folder of source
@@ -215,6 +215,8 @@ def _load_data_file(path: Path) -> LoadedDataset:
     if builder is None:
         known = ", ".join(DATA_FILE_BUILDERS)
         raise DataError(f"{path}: unknown data file type; expected one of {known} (optionally .gz), or a folder")
+    if builder == "parquet" and path.suffix.lower() == ".gz":
+        raise DataError(f"{path}: gzipped Parquet is not readable; Parquet compresses internally, pass the .parquet file")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty")
     if looks_like_ice_score_grades(path):
