@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from urllib.parse import urlparse
 
 import datasets
 
 from workbench.data.ice_score import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
+from workbench.network import endpoint_reachable
 
 #: data-file suffixes and the ``datasets`` builder that reads them (``.gz`` is also accepted)
 DATA_FILE_BUILDERS: Mapping[str, str] = {
@@ -313,13 +312,7 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
     """Return True when a TCP connection to the Hugging Face endpoint opens within ``timeout_s``."""
     from huggingface_hub import constants
 
-    url = urlparse(constants.ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
+    return endpoint_reachable(constants.ENDPOINT, timeout_s)
 
 
 def _set_offline() -> None:

@@ -24,7 +24,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,9 +32,9 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 from workbench.errors import WorkbenchError
+from workbench.network import endpoint_reachable
 
 #: environment variables that choose where model files are stored (first one set wins)
 MODELS_DIR_ENV = "WORKBENCH_MODELS_DIR"
@@ -406,23 +405,6 @@ def _hf_endpoint(endpoint: str | None) -> str:
     return endpoint or os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
 
 
-def hub_reachable(endpoint: str, timeout_s: float = HF_CONNECT_TIMEOUT_S) -> bool:
-    """A TCP connect to the endpoint's host and port within ``timeout_s`` seconds.
-
-    DNS failure (the usual offline case) answers at once; a firewall that drops packets
-    costs ``timeout_s``.
-    """
-    parsed = urlparse(endpoint)
-    if not parsed.hostname:
-        return False
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
-
-
 class _Sink:
     """Writes a stream to a temp file beside the target while hashing and counting it."""
 
@@ -611,7 +593,7 @@ def pull(
             if source in {"auto", "huggingface"} and spec.huggingface is not None:
                 if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
                     notes.append("Hugging Face skipped: HF_HUB_OFFLINE is set")
-                elif not hub_reachable(endpoint):
+                elif not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
                     notes.append(f"Hugging Face unreachable ({endpoint})")
                 else:
                     try:
