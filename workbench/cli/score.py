@@ -34,7 +34,10 @@ def score_command(
     no_prompt: bool = typer.Option(False, "--no-prompt", help="Ignore the prompt column: generation and reference are whole programs."),
     carry: list[str] | None = typer.Option(None, "--carry", help="Input columns copied into each row (default: passed, when present)."),
     split: str | None = typer.Option(None, "--split", help="Only this split."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N samples."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Score only N samples (see --select)."),
+    select: str = typer.Option("first", "--select", help="Which N samples: first (file order) or stratified (spread over tasks and pass/fail)."),
+    stratify_column: str = typer.Option("passed", "--stratify-column", help="Outcome column (0/1 or pass ratio) for --select stratified."),
+    select_seed: int = typer.Option(0, "--select-seed", min=0, help="Seed of --select stratified."),
     language: str = typer.Option("python", "--language", "-l", help="Language plugin of the programs."),
     n_samples: int = typer.Option(1, "--n-samples", min=1, help="Repeat the final scoring call k times; the score is the mean, the spread is reported."),
     max_subcodes: int = typer.Option(16, "--max-subcodes", min=1, help="DSA-CQE: most sub-codes analysed per program."),
@@ -93,6 +96,7 @@ def score_command(
         Columns(task=task_column, sample=sample_column, generation=generation_column, reference=reference_column,
                 prompt=prompt_column, carry=tuple(carry) if carry else None),
         split=split, limit=limit, use_prompt=not no_prompt,
+        select=select, stratify_column=stratify_column, select_seed=select_seed,
     )
     config = ScoreConfig(
         methods=list(method), output_dir=output, llm=settings,

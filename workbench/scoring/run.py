@@ -73,6 +73,9 @@ def load_samples(
     split: str | None = None,
     limit: int | None = None,
     use_prompt: bool = True,
+    select: str = "first",
+    stratify_column: str = "passed",
+    select_seed: int = 0,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -80,8 +83,13 @@ def load_samples(
         source: a data file, folder, bundled name or hub id.
         columns: column names (:class:`Columns`).
         split: keep only this split (default: all splits, in order).
-        limit: keep the first ``limit`` samples.
+        limit: keep ``limit`` samples (all when None).
         use_prompt: when False the prompt column is ignored (whole programs).
+        select: ``"first"`` keeps the first ``limit`` samples in file order; ``"stratified"``
+            spreads them over tasks and pass/fail
+            (:func:`workbench.scoring.selection.stratified_subset`).
+        stratify_column: the outcome column for ``"stratified"`` (carried into every row).
+        select_seed: seed of the stratified selection.
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -109,7 +117,14 @@ def load_samples(
             "--prompt-column": prompt_column,
         }
     )
+    from workbench.scoring.selection import SELECTIONS, stratified_subset
+
+    if select not in SELECTIONS:
+        raise DataError(f"unknown selection {select!r}; choose from {', '.join(SELECTIONS)}")
+    stratified = select == "stratified" and limit is not None
     carry = columns.carry if columns.carry is not None else tuple(c for c in ("passed",) if c in available)
+    if stratified and stratify_column not in carry:
+        carry = (*carry, stratify_column)
     loaded.require_columns({"--carry": c for c in carry})
     samples: list[Sample] = []
     seen: set[tuple[str, str]] = set()
@@ -135,8 +150,10 @@ def load_samples(
                     carried={c: row[c] for c in carry},
                 )
             )
-            if limit is not None and len(samples) >= limit:
+            if limit is not None and not stratified and len(samples) >= limit:
                 return samples
+    if stratified:
+        return stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
     return samples
 
 

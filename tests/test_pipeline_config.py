@@ -1,0 +1,149 @@
+"""`workbench run` configuration: every CLI option of the single commands is a config key,
+values reach the command exactly as typed options would, and bad configs fail with a message
+before any stage runs. No LLM is involved in this module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.errors import LanguageNotFoundError, MissingColumnError, WorkbenchError
+from workbench.pipeline.config import MANAGED_KEYS, SECTION_COMMANDS, ConfigError, build_config, load_config, parse_override
+from workbench.pipeline.options import command, command_options, to_argv
+from workbench.pipeline.preflight import run_preflight
+from workbench.pipeline.stages import plan_stages
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO / "configs" / "humaneval.toml"
+
+
+@pytest.mark.parametrize("name", sorted(set(SECTION_COMMANDS.values())))
+def test_every_cli_option_is_a_config_key_that_reaches_the_command(name: str) -> None:
+    """Parity: each option (except the ones the pipeline manages) goes into the config table
+    and comes back, through click's own parser, as the same value the CLI would produce."""
+    import typing
+
+    cli = command(name)
+    hints = typing.get_type_hints(cli.callback)
+    params = {p.name: p for p in cli.params if getattr(p, "param_type_name", "") == "option"}
+    options = command_options(name)
+    assert set(options) == {n for n in params if n != "help"}
+    checked = 0
+    for key, option in options.items():
+        if key in MANAGED_KEYS[name]:
+            continue
+        param = params[key]
+        kind = hints[key]
+        base = next((t for t in typing.get_args(kind) if t is not type(None)), kind)
+        if typing.get_origin(base) is list:
+            base = typing.get_args(base)[0]
+        if option.is_flag:
+            value = not bool(option.default)
+        elif base is int:
+            value = (param.min or 0) + 3
+        elif base is float:
+            low = param.min or 0.0
+            value = (low + param.max) / 2 if param.max is not None else low + 1.5
+        else:
+            value = ["x-value", "y-value"] if option.multiple else "x-value"
+        table = next(t for t, c in SECTION_COMMANDS.items() if c == name)
+        config = build_config({"data": {"source": "humaneval"}, table: {key: value}})
+        assert config.sections[table][key] == value
+        argv = to_argv(name, config.sections[table])
+        required = [a for p in params.values() if p.required and p.name != key for a in (options[p.name].flag, "required")]
+        parsed = cli.make_context(name, ["INPUT", *argv, *required]).params[key]
+        if option.multiple:
+            assert [str(v) for v in parsed] == [str(v) for v in value], key
+        else:
+            assert parsed == value or (str(parsed) == str(value) and base not in (int, float, bool)), key
+        checked += 1
+    assert checked >= 5
+
+
+def test_unknown_keys_and_tables_are_refused_with_a_suggestion() -> None:
+    with pytest.raises(ConfigError, match=r"did you mean 'min_tokens'"):
+        build_config({"data": {"source": "humaneval"}, "dedup": {"min_token": 3}})
+    with pytest.raises(ConfigError, match=r"unknown table \[scores\].*did you mean 'score'"):
+        build_config({"data": {"source": "humaneval"}, "scores": {}})
+    with pytest.raises(ConfigError, match="set by the pipeline"):
+        build_config({"data": {"source": "humaneval"}, "score": {"output": "elsewhere"}})
+    with pytest.raises(ConfigError, match="source is required"):
+        build_config({"data": {}})
+    with pytest.raises(ConfigError, match="unknown stage 'scoring'"):
+        build_config({"data": {"source": "humaneval"}, "run": {"stages": ["scoring"]}})
+
+
+def test_overrides_apply_after_the_file_and_parse_toml_values() -> None:
+    assert parse_override("score.limit=20") == ("score", "limit", 20)
+    assert parse_override("score.model=local/smollm2-135m") == ("score", "model", "local/smollm2-135m")
+    assert parse_override('score.method=["chrf"]') == ("score", "method", ["chrf"])
+    config = load_config(DEFAULT_CONFIG, overrides=["score.limit=20", "run.output=\"elsewhere\""])
+    assert config.sections["score"]["limit"] == 20
+    assert config.output == Path("elsewhere")
+    with pytest.raises(ConfigError, match="TABLE.KEY=VALUE"):
+        parse_override("limit")
+
+
+def test_default_config_plans_every_stage_with_the_bundled_data() -> None:
+    config = load_config(DEFAULT_CONFIG)
+    preflight = run_preflight(config)
+    assert preflight.rows == 3220
+    plans = {plan.name: plan for plan in plan_stages(config, preflight.columns)}
+    assert all(plan.skip_reason is None for plan in plans.values())
+    score = plans["score"].argv
+    assert score[score.index("--limit") + 1] == str(config.sections["score"]["limit"])
+    assert "--method" in plans["score_all"].argv and "--limit" not in plans["score_all"].argv
+    assert plans["score_all"].argv[plans["score_all"].argv.index("--method") + 1] == "chrf"
+    # shipped metrics are carried into the scored tables and correlated
+    assert "codebleu" in plans["correlate"].argv and "--results" in plans["correlate"].argv
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "pipeline.toml"
+    path.write_text(text)
+    return path
+
+
+def test_missing_column_fails_before_any_stage(tmp_path: Path) -> None:
+    from workbench.pipeline import run_pipeline
+
+    path = _write(tmp_path, f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                            'code_column = "completion_multipl_e"\nreference_column = "solution"\n')
+    with pytest.raises(MissingColumnError, match="'solution'.*reference_column"):
+        run_pipeline(load_config(path))
+    assert not (tmp_path / "run").exists()
+
+
+def test_language_without_plugin_fails_before_any_stage(tmp_path: Path) -> None:
+    from workbench.pipeline import run_pipeline
+
+    path = _write(tmp_path, f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                            'language = "cobol"\ncode_column = "completion_multipl_e"\n')
+    with pytest.raises(LanguageNotFoundError, match="cobol"):
+        run_pipeline(load_config(path))
+    assert not (tmp_path / "run").exists()
+
+
+def test_offline_hub_id_fails_before_any_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.pipeline import run_pipeline
+
+    # the hub is unreachable in this test whatever the machine's network: a closed local port
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    path = _write(tmp_path, f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "someone/code-dataset"\n')
+    with pytest.raises(WorkbenchError, match="someone/code-dataset"):
+        run_pipeline(load_config(path))
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) -> None:
+    from workbench.pipeline import run_pipeline
+
+    base = f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+    with pytest.raises(ConfigError, match="unknown method 'bleurt'"):
+        run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["bleurt"]\n')))
+    with pytest.raises(ConfigError, match="model is required"):
+        run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["ice-score"]\n')))
+    with pytest.raises(WorkbenchError, match="no-such-model"):
+        run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["ice-score"]\nmodel = "local/no-such-model"\n')))
+    assert not (tmp_path / "run").exists()

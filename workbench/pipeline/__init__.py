@@ -1,0 +1,13 @@
+"""``workbench run``: dedup, execute, score and correlate as one resumable pipeline.
+
+Modules: :mod:`~workbench.pipeline.config` (the TOML file and overrides),
+:mod:`~workbench.pipeline.options` (config keys = the commands' options),
+:mod:`~workbench.pipeline.stages` (each stage as a command line),
+:mod:`~workbench.pipeline.preflight` (fail fast before any stage),
+:mod:`~workbench.pipeline.runner` (run, skip, resume; ``run.json``).
+"""
+
+from workbench.pipeline.config import ConfigError, PipelineConfig, build_config, load_config
+from workbench.pipeline.runner import RunResult, StageError, run_pipeline
+
+__all__ = ["ConfigError", "PipelineConfig", "RunResult", "StageError", "build_config", "load_config", "run_pipeline"]

