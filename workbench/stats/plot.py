@@ -80,7 +80,9 @@ def _forest(subfigure, report: CorrelationReport, names: list[str]) -> None:
                 lows.append(estimate.ci[0])
                 highs.append(estimate.ci[1])
             values, lows, highs = (np.asarray(v, dtype=float) for v in (values, lows, highs))
-            errors = np.vstack([values - lows, highs - values])
+            # a percentile bootstrap interval need not contain the point estimate (few tasks,
+            # skewed resamples); matplotlib refuses negative error lengths, so clip them to 0
+            errors = np.clip(np.vstack([values - lows, highs - values]), 0.0, None)
             ax.errorbar(
                 values, positions + offset, xerr=np.nan_to_num(errors), fmt=marker, color=color,
                 capsize=3, label="pooled" if level == "pooled" else "per-problem (mean over tasks)",
