@@ -13,6 +13,7 @@ from workbench.cli import execute  # noqa: E402,F401
 from workbench.cli import languages  # noqa: E402,F401
 from workbench.cli import score  # noqa: E402,F401
 from workbench.cli import models  # noqa: E402,F401
+from workbench.cli import report  # noqa: E402,F401
 
 
 def main() -> None:
