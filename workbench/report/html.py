@@ -54,6 +54,27 @@ def _code(text: Any, language: str = "python") -> Markup:
     return Markup(highlight("" if text is None else str(text), lexer, formatter))
 
 
+def reference_table(references: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Group reference values into one row per (method, label, source) with a cell per
+    coefficient and level, and number the sources.
+
+    Returns:
+        ``(rows, sources)``: rows are ``{"method", "label", "published", "source", "values":
+        {"kendall/pooled": v, ...}}`` where ``source`` is a 1-based index into ``sources``.
+    """
+    sources: list[str] = []
+    rows: dict[tuple, dict[str, Any]] = {}
+    for reference in references:
+        if reference["source"] not in sources:
+            sources.append(reference["source"])
+        key = (reference["method"], reference["label"], reference["source"])
+        row = rows.setdefault(key, {"method": reference["method"], "label": reference["label"],
+                                    "published": reference["published"],
+                                    "source": sources.index(reference["source"]) + 1, "values": {}})
+        row["values"][f"{reference['coefficient']}/{reference['level']}"] = reference["value"]
+    return list(rows.values()), sources
+
+
 def _environment() -> Environment:
     environment = Environment(
         loader=PackageLoader("workbench.report", "templates"),
@@ -83,5 +104,6 @@ def render_html(data: dict[str, Any]) -> str:
         data=data,
         plots=plots,
         language=language if isinstance(language, str) else "python",
+        reference_rows=reference_table(data.get("references") or []),
         code_css=Markup(HtmlFormatter(style=CODE_STYLE).get_style_defs(f".{CODE_CLASS}")),
     )
