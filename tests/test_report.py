@@ -112,12 +112,23 @@ def test_duplication_summary_and_marks(data):
     assert in_set["near_duplicates"] == report["overall"]["near_duplicates"]
     against = json.loads((FIXTURE / "decontaminate" / "report.json").read_text())
     assert data["duplication"]["against"]["contamination"] == against["contamination"]
-    clusters = json.loads((FIXTURE / "dedup" / "clusters.json").read_text())
-    marked = {s["dedup_id"]: s["duplicates"] for s in data["samples"] if s["duplicates"]}
-    for cluster in clusters:
-        for member in cluster:
-            if member in marked:
-                assert marked[member]["cluster_size"] == len(cluster)
+
+
+def test_duplicate_marks_reach_the_sample_views(run_dir):
+    subset = _rows(run_dir / "score" / "subset.jsonl")
+    first, second = (f"{r['task_id']}:{r['sample_id']}" for r in subset[:2])
+    (run_dir / "dedup" / "clusters.json").write_text(json.dumps([[first, second]]))
+    (run_dir / "dedup" / "removed.csv").write_text(f"id,split,reason,duplicate_of\n{second},train,near_duplicate,{first}\n")
+    (run_dir / "decontaminate" / "contamination.csv").write_text(
+        f"id,split,reference_id,set_jaccard,multiset_jaccard\n{first},train,HumanEval/8,0.9,0.85\n")
+    views = {v["dedup_id"]: v for v in build_report_data(run_dir)["samples"]}
+    assert views[first]["duplicates"]["cluster"] == 1 and views[first]["duplicates"]["cluster_size"] == 2
+    assert "duplicate_of" not in views[first]["duplicates"]
+    assert views[second]["duplicates"]["duplicate_of"] == first
+    assert views[first]["duplicates"]["benchmark"] == [
+        {"reference_id": "HumanEval/8", "set_jaccard": "0.9", "multiset_jaccard": "0.85"}]
+    html = render_html(build_report_data(run_dir))
+    assert f"a duplicate of {first}" in html and "Near-duplicate of benchmark row HumanEval/8" in html
 
 
 def test_every_scored_sample_gets_a_full_view(data):
@@ -138,8 +149,11 @@ def test_every_scored_sample_gets_a_full_view(data):
             assert tree["count"] == len(dsa["generation"]["decomposition"]["subcodes"])
             assert len(view["storage"]) >= len(dsa["generation"]["units"])
     # the reference of a task is analysed once: exactly one view per task shows its prompts
-    by_task = Counter(v["task_id"] for v in data["samples"] if not v["reference_shared"])
-    assert all(count >= 1 for count in by_task.values())
+    paid = Counter(v["task_id"] for v in data["samples"] if not v["reference_shared"])
+    assert paid == Counter({task: 1 for task in {v["task_id"] for v in data["samples"]}})
+    for view in data["samples"]:
+        reference_steps = [e for e in view["exchanges"] if str(e["step"]).startswith("analyse:reference")]
+        assert bool(reference_steps) != view["reference_shared"]
 
 
 def test_subcode_tree_nests_children_under_parents():

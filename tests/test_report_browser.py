@@ -73,9 +73,9 @@ def test_report_renders_and_a_sample_view_expands(browser, tmp_path):
     assert "response" in exchange.inner_text()
 
     ARTIFACTS.mkdir(exist_ok=True)
+    first.screenshot(path=str(ARTIFACTS / "report-sample.png"))
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=False)
-    first.scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "report-sample.png"), full_page=False)
 
     errors = [text for kind, text in events["console"] if kind == "error"]
     assert errors == [] and events["page_errors"] == []
@@ -87,12 +87,18 @@ def test_report_renders_and_a_sample_view_expands(browser, tmp_path):
 def test_hostile_content_stays_inert_in_the_browser(browser, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(Path(__file__).parent / "data" / "run-fixture", run)
-    _test_report_module()._inject_hostile(run)
+    task, sample = _test_report_module()._inject_hostile(run)
     _, html_path = write_report(run)
     page, events = _open(browser, html_path)
-    page.locator("details.sample").first.locator("summary").first.click()
+    view = page.locator("details.sample", has=page.locator("summary", has_text=f"{task} sample {sample} "))
+    view.locator("summary").first.click()
+    view.locator("details.exchanges > summary").click()
+    for exchange in view.locator("details.exchange > summary").all():
+        exchange.click()
+    view.locator("text=stderr (excerpt)").click()
     assert events["dialogs"] == [] and events["page_errors"] == []
     assert page.locator("img").count() == 0
     assert page.locator("script").count() == 0
     # the hostile text is shown as text
-    assert "alert(\"pwned\")" in page.locator("details.sample").first.inner_text()
+    shown = view.inner_text()
+    assert shown.count('</script><script>alert("pwned")</script>') >= 3  # code, stderr, prompt, response

@@ -2,9 +2,10 @@
 
 The source is a run folder built by the real commands (dedup, dedup --against humaneval,
 execute, score with the local model smollm2-135m, correlate) on the first 10 HumanEval tasks of
-the ICE-Score set. Kept: the tasks of the LLM-scored subset and of the dedup clusters, all 20
-samples each. Trimmed: code and raw LLM answers of rows without a view, stderr of rows without a
-view (400 chars), prompt/response text in traces (1,500 chars each). The stage reports
+the ICE-Score set. Kept: the tasks of the LLM-scored subset, all 20 samples each. Trimmed:
+code and raw LLM answers of rows without a view, stderr of rows without a view (400 chars),
+prompt/response text in traces (300 chars each), the carried dataset columns of
+score/all/scores.jsonl (they stay in scores_wide.jsonl). The stage reports
 (dedup/decontaminate report.json, execute/summary.json, correlate/*.json) are the originals,
 computed on all 200 rows; the row files hold the kept tasks only.
 
@@ -18,9 +19,11 @@ import shutil
 import sys
 from pathlib import Path
 
+from workbench.scoring.run import ROW_COLUMNS
+
 TEXT_COLUMNS = ("prompt", "generation", "completion_multipl_e", "reference")
 DROPPED_COLUMNS = ("raw_gpt35_nsnr", "raw_gpt35_nswr")
-TRACE_TEXT_CHARS = 1500
+TRACE_TEXT_CHARS = 300
 STDERR_CHARS = 400
 COPIED = (
     "dedup/report.json", "dedup/clusters.json", "dedup/pairs.csv", "dedup/removed.csv", "dedup/cross_group_pairs.csv",
@@ -58,9 +61,7 @@ def clip_trace(value):
 def main(source: Path, target: Path) -> None:
     subset = rows(source / "score/subset.jsonl")
     viewed = {(r["task_id"], str(r["sample_id"])) for r in subset}
-    clusters = json.loads((source / "dedup/clusters.json").read_text())
-    clustered = {tuple(member.rsplit(":", 1)) for cluster in clusters for member in cluster}
-    tasks = {task for task, _ in viewed | clustered}
+    tasks = {task for task, _ in viewed}
 
     def kept(row):
         return row["task_id"] in tasks
@@ -74,7 +75,7 @@ def main(source: Path, target: Path) -> None:
     data = []
     for row in filter(kept, rows(source / "data.jsonl")):
         row = {k: v for k, v in row.items() if k not in DROPPED_COLUMNS}
-        if key(row) not in viewed | clustered:
+        if key(row) not in viewed:
             row = {k: v for k, v in row.items() if k not in TEXT_COLUMNS}
         data.append(row)
     write(target / "data.jsonl", data)
@@ -87,7 +88,10 @@ def main(source: Path, target: Path) -> None:
     write(target / "execute/results.jsonl", results)
     for name in ("scores.jsonl", "scores_wide.jsonl"):
         write(target / "score/llm" / name, rows(source / "score/llm" / name))
-        write(target / "score/all" / name, list(filter(kept, rows(source / "score/all" / name))))
+    write(target / "score/all/scores_wide.jsonl", list(filter(kept, rows(source / "score/all/scores_wide.jsonl"))))
+    # the carried dataset columns of score/all/scores.jsonl repeat data.jsonl (kept in scores_wide)
+    write(target / "score/all/scores.jsonl",
+          [{k: v for k, v in r.items() if k in ROW_COLUMNS} for r in filter(kept, rows(source / "score/all/scores.jsonl"))])
     write(target / "score/llm/traces.jsonl", [clip_trace(t) for t in rows(source / "score/llm/traces.jsonl")])
     for relative in COPIED:
         if (source / relative).exists():

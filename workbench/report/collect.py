@@ -84,7 +84,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's ``passed`` column."""
     if results:
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
-                 if r.get("passed") in (0, 1, True, False)}, "execution (execute/results.jsonl)")
+                 if r.get("passed") in (0, 1, True, False)}, "our execution results (execute/results.jsonl)")
     labels = {}
     for row in data_rows or []:
         value = row.get("passed")
@@ -101,7 +101,8 @@ def _distributions(
     """Scores split by outcome, per method: LLM methods on the scored subset, the others on all rows.
 
     Returns:
-        method -> ``{"scope": "subset"|"all", "passed": [scores], "failed": [scores]}``.
+        method -> ``{"scope": "subset"|"all", "scale": [min, max] | None, "passed": [scores],
+        "failed": [scores]}``.
     """
     tables = {}
     for scope, base in (("subset", "score/llm"), ("all", "score/all")):
@@ -113,7 +114,7 @@ def _distributions(
         method = entry["method"]
         scope = "subset" if entry["kind"] == "llm" or not (tables["all"] or data) else "all"
         keys = tables[scope].keys() if scope == "subset" else (tables["all"].keys() | data.keys())
-        split = {"scope": scope, "passed": [], "failed": []}
+        split = {"scope": scope, "scale": (entry.get("accounting") or {}).get("scale"), "passed": [], "failed": []}
         for key in keys:
             value = (tables[scope].get(key) or {}).get(method)
             if value is None and scope == "all":
@@ -213,6 +214,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         },
         "headline": headline,
         "correlation": correlations,
+        "correlation_warnings": {scope: list((c or {}).get("warnings") or []) for scope, c in correlations.items()},
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),

@@ -33,13 +33,6 @@ def _number(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def _with_ci(block: dict[str, Any] | None, coefficient: str) -> str:
-    if not block or block.get(coefficient) is None:
-        return "n/a"
-    ci = block.get(f"{coefficient}_ci") or [None, None]
-    return f"{_number(block[coefficient])} [{_number(ci[0])}, {_number(ci[1])}]"
-
-
 def _percent(value: Any) -> str:
     return "n/a" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{100 * value:.1f}%"
 
@@ -83,7 +76,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(number=_number, ci=_with_ci, percent=_percent, code=_code)
+    environment.filters.update(number=_number, percent=_percent, code=_code)
     return environment
 
 

@@ -75,6 +75,10 @@ def distributions_svg(distributions: dict[str, dict[str, Any]]) -> str | None:
             _strip(axes, i, group, (_PASS_COLOR, _FAIL_COLOR)[i], rng)
         axes.set_xticks([0, 1], [f"pass\nn={len(groups[0])}", f"fail\nn={len(groups[1])}"])
         axes.set_xlim(-0.6, 1.6)
+        scale = distributions[method].get("scale")
+        if scale and scale[1] > scale[0]:  # the method's declared range, so a constant score is not magnified
+            pad = 0.05 * (scale[1] - scale[0])
+            axes.set_ylim(scale[0] - pad, scale[1] + pad)
         axes.set_title(f"{method} ({distributions[method].get('scope')})", fontsize=9)
         axes.tick_params(labelsize=8)
     figure.suptitle("Score by execution outcome", fontsize=10)

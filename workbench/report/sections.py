@@ -50,7 +50,7 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
     Returns:
         scope -> ``{"methods": {method: {"rows", "scored", "statuses", "llm_calls", "cache_hits",
         "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds",
-        "model", "errors"}}, "run": score/<scope>/run.json | None, "rows": [...latest rows...]}``
+        "model", "errors", "scale", "uses_llm"}}, "run": score/<scope>/run.json | None, "rows": [...latest rows...]}``
         or ``None`` when the scope's ``scores.jsonl`` is missing. ``scored`` counts rows with
         status ``ok``; ``errors`` holds up to three example error messages.
     """
@@ -67,7 +67,7 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
             entry = methods.setdefault(method, {
                 "rows": 0, "scored": 0, "statuses": Counter(), "llm_calls": 0, "cache_hits": 0,
                 "prompt_tokens": 0, "completion_tokens": 0, "tokens": 0, "cost_usd": 0.0, "seconds": 0.0,
-                "llm_seconds": 0.0, "model": None, "errors": [],
+                "llm_seconds": 0.0, "model": None, "errors": [], "scale": None,
             })
             entry["rows"] += 1
             status = str(row.get("status"))
@@ -79,6 +79,8 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
             for amount in ("cost_usd", "seconds", "llm_seconds"):
                 entry[amount] += _number(row.get(amount)) or 0.0
             entry["model"] = entry["model"] or row.get("model")
+            if _number(row.get("scale_min")) is not None and _number(row.get("scale_max")) is not None:
+                entry["scale"] = [_number(row["scale_min"]), _number(row["scale_max"])]
             if row.get("error") and len(entry["errors"]) < 3:
                 entry["errors"].append(str(row["error"])[:300])
         for entry in methods.values():
