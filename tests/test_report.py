@@ -220,33 +220,78 @@ def test_write_report_writes_json_and_a_self_contained_page(run_dir):
     assert first == second
 
 
+def _manifest(stages: dict, finished=None) -> str:
+    """A run.json as ``workbench run`` writes it (workbench.pipeline.runner.Manifest)."""
+    return json.dumps({
+        "config": {"run": {"output": "runs/x"}, "data": {"source": "humaneval-codex-python", "language": "python",
+                   "code_column": "completion_multipl_e", "label_column": "passed"}, "score": {"limit": 6}},
+        "config_path": "configs/humaneval.toml", "workbench_version": "0.1.0",
+        "started": "2026-11-29T10:00:00+00:00", "finished": finished, "stages": stages,
+    })
+
+
 def test_missing_and_failed_stages_are_explained(run_dir):
     shutil.rmtree(run_dir / "correlate")
     shutil.rmtree(run_dir / "execute")
-    (run_dir / "run.json").write_text(json.dumps({
-        "config": {"language": "python"}, "config_path": "configs/humaneval.toml", "workbench_version": "0.1.0",
-        "started": "2026-11-29T10:00:00+00:00", "finished": None,
-        "stages": {"execute": {"status": "failed", "seconds": 1.5, "argv": ["workbench", "execute"],
-                               "error": "sandbox unavailable: bubblewrap missing"},
-                   "correlate": {"status": "pending", "seconds": 0, "argv": [], "error": None}},
+    (run_dir / "run.json").write_text(_manifest({
+        "decontaminate": {"status": "done", "seconds": 2.0, "command": "workbench dedup ..."},
+        "dedup": {"status": "done", "seconds": 2.0},
+        "execute": {"status": "failed", "seconds": 1.5, "command": "workbench execute data --output x",
+                    "error": "sandbox unavailable: bubblewrap missing"},
+        "score": {"status": "done", "seconds": 100.0}, "score_all": {"status": "done", "seconds": 3.0},
+        "correlate": {"status": "pending"},
+        "correlate_all": {"status": "skipped", "detail": "not in [run] stages"},
+        "report": {"status": "running"},
     }))
     data = build_report_data(run_dir)
     assert "sandbox unavailable: bubblewrap missing" in data["notes"]["execute"]
-    assert "pending" in data["notes"]["correlate"]
+    assert "'correlate' is pending" in data["notes"]["correlate"]
+    assert "'correlate_all' is skipped: not in [run] stages" in data["notes"]["correlate"]
+    assert "score" not in data["notes"] and "dedup" not in data["notes"]
+    assert data["state"] == "failed at stage execute"
+    assert [s["name"] for s in data["stages"]][-1] == "report"
     assert data["execution"] is None
     assert all(m["subset"] is None and m["all"] is None for m in data["headline"])
     assert data["counts"]["label_source"].startswith("the dataset's shipped")
     html = render_html(data)
-    assert "sandbox unavailable: bubblewrap missing" in html and "not finished" in html
+    assert "sandbox unavailable: bubblewrap missing" in html and "failed at stage execute" in html
+    assert "workbench execute data --output x" in html
+
+
+def test_a_stage_marked_done_without_its_output_is_noted(run_dir):
+    (run_dir / "correlate" / "all.json").unlink()
+    done = {name: {"status": "done"} for name in
+            ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
+    (run_dir / "run.json").write_text(_manifest(done, finished="2026-11-29T10:15:00+00:00"))
+    data = build_report_data(run_dir)
+    assert data["notes"] == {"correlate": "stage 'correlate_all' is done: its output correlate/all.json is missing"}
+    assert data["state"] == "finished 2026-11-29T10:15:00+00:00"
+
+
+def test_dataset_read_from_the_config_source_when_the_folder_has_no_copy(run_dir):
+    (run_dir / "data.jsonl").unlink()
+    (run_dir / "run.json").write_text(_manifest({}))
+    data = build_report_data(run_dir)
+    assert data["dataset"]["source"] == "humaneval-codex-python"  # the bundled ICE-Score set
+    assert data["counts"]["data_rows"] == 3220
+    assert all(v["code"]["generation"] and v["code"]["reference"] for v in data["samples"])
+    assert data["execution"]["agreement"]["matched"] == data["execution"]["rows"]
+    (run_dir / "run.json").write_text(_manifest({}).replace("humaneval-codex-python", str(run_dir / "absent.jsonl")))
+    data = build_report_data(run_dir)
+    assert data["counts"]["data_rows"] is None
+    assert any("could not be read" in p for p in data["problems"])
+    assert all(v["code"]["generation"] == "" for v in data["samples"])
+    render_html(data)
 
 
 def test_an_empty_folder_still_renders(tmp_path):
     data = build_report_data(tmp_path)
     assert {s["name"]: s["status"] for s in data["stages"]} == dict.fromkeys(
-        ["decontaminate", "dedup", "execute", "score", "correlate"], "missing")
+        ["decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all"], "missing")
     assert data["headline"] == [] and data["samples"] == []
     html = render_html(data)
     assert "No method was scored or correlated" in html and "no run.json" in html
+    assert set(data["notes"]) == {"decontaminate", "dedup", "execute", "score", "correlate"}
 
 
 def test_a_missing_folder_is_an_error(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, references_for
-from workbench.report.run_folder import RunFolder, sample_key
+from workbench.report.run_folder import RunFolder, load_dataset, sample_key
 from workbench.report.samples import sample_views
 from workbench.report.sections import (
     correlation_section,
@@ -19,7 +19,7 @@ from workbench.report.sections import (
     execution_section,
     scoring_section,
 )
-from workbench.report.stages import stage_note, stage_overview
+from workbench.report.stages import run_state, section_notes, stage_overview
 
 #: version of the report.json layout; bump on incompatible changes
 REPORT_SCHEMA = "workbench-report/1"
@@ -80,19 +80,20 @@ def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dic
     return headline
 
 
-def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None) -> tuple[dict, str]:
-    """(task, sample) -> 0/1: our execution when it ran, else the dataset's ``passed`` column."""
+def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
+            label_column: str) -> tuple[dict, str]:
+    """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
     if results:
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
                  if r.get("passed") in (0, 1, True, False)}, "our execution results (execute/results.jsonl)")
     labels = {}
     for row in data_rows or []:
-        value = row.get("passed")
+        value = row.get(label_column)
         if isinstance(value, str) and value.strip() in ("0", "1"):
             value = int(value)
         if value in (0, 1, True, False):
             labels[sample_key(row.get("task_id"), row.get("sample_id"))] = int(value)
-    return labels, "the dataset's shipped 'passed' column (no execution results)"
+    return labels, f"the dataset's shipped {label_column!r} column (no execution results)"
 
 
 def _distributions(
@@ -161,8 +162,10 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
     Returns:
         a JSON-ready dict: ``schema``, ``generated``, ``run_dir``, ``run`` (run.json without its
-        stages, or ``None``), ``stages`` (see :func:`~workbench.report.stages.stage_overview`),
-        ``notes`` (stage -> why its section is empty or partial), ``counts``, ``headline`` (per
+        stages, or ``None``), ``config``, ``state`` (finished / in progress / failed at ...),
+        ``language``, ``dataset`` (source and columns), ``stages`` (see
+        :func:`~workbench.report.stages.stage_overview`), ``notes`` (section -> why it is empty
+        or partial), ``counts``, ``headline`` (per
         method: Kendall tau-b and Pearson r with CIs, pooled and per problem, on the subset and
         on all rows; accounting; reference values), ``correlation`` (the full correlate JSONs),
         ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``execution``,
@@ -178,33 +181,38 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     folder = RunFolder(path)
     run = folder.json("run.json")
     run = run if isinstance(run, dict) else None
+    config = (run or {}).get("config") if isinstance((run or {}).get("config"), dict) else None
     stages = stage_overview(folder, run)
-    notes = {s["name"]: note for s in stages if (note := stage_note(stages, s["name"]))}
-    data_rows = folder.jsonl("data.jsonl")
+    dataset = load_dataset(folder, config)
+    data_rows = dataset.rows
     results = folder.jsonl("execute/results.jsonl")
+    if results is not None:  # calibration progress rows are not samples
+        results = [r for r in results if r.get("phase") != "calibrate"]
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
     headline = _headline(correlations, scoring)
-    labels, label_source = _labels(results, data_rows)
+    labels, label_source = _labels(results, data_rows, dataset.columns["label"])
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
         folder,
         subset_keys=subset_keys,
         data_rows=data_rows,
-        config=(run or {}).get("config"),
+        columns=dataset.columns,
         score_rows=(scoring.get("subset") or {}).get("rows") or [],
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
-    config = (run or {}).get("config")
     return {
         "schema": REPORT_SCHEMA,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "run_dir": str(path.resolve()),
         "run": None if run is None else {k: v for k, v in run.items() if k != "stages"},
         "config": config,
+        "state": run_state(run, stages),
+        "language": dataset.columns["language"],
+        "dataset": {"source": dataset.source, "columns": dataset.columns},
         "stages": stages,
-        "notes": notes,
+        "notes": section_notes(stages),
         "counts": {
             "data_rows": None if data_rows is None else len(data_rows),
             "executed": None if results is None else len(results),
@@ -218,10 +226,10 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),
-        "execution": execution_section(folder, results, data_rows),
+        "execution": execution_section(folder, results, data_rows, dataset.columns["label"]),
         "distributions": _distributions(folder, headline, labels, data_rows),
         "cost_per_sample": _cost_per_sample(scoring),
         "references": [r.to_dict() for r in REFERENCE_CORRELATIONS],
         "samples": views,
-        "problems": list(folder.problems),
+        "problems": list(dict.fromkeys(folder.problems)),
     }

@@ -91,7 +91,7 @@ def render_html(data: dict[str, Any]) -> str:
         the HTML document (UTF-8 text).
     """
     template = _environment().get_template("report.html.j2")
-    language = ((data.get("config") or {}).get("language") if isinstance(data.get("config"), dict) else None)
+    language = data.get("language")
     plots = {name: (Markup(svg) if svg else None) for name, svg in all_plots(data).items()}
     return template.render(
         data=data,

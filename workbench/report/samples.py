@@ -31,38 +31,24 @@ def clip(text: Any, limit: int = MAX_TEXT_CHARS) -> str:
     return text[:limit] + f"\n... [{len(text) - limit} more characters cut in the report]"
 
 
-def _find_key(config: Any, names: tuple[str, ...]) -> str | None:
-    """Depth-first search of a nested config for the first string value under one of ``names``."""
-    if isinstance(config, dict):
-        for name in names:
-            if isinstance(config.get(name), str) and config[name]:
-                return config[name]
-        for value in config.values():
-            found = _find_key(value, names)
-            if found:
-                return found
-    return None
-
-
-def code_columns(config: dict[str, Any] | None, columns: set[str]) -> dict[str, str | None]:
+def code_columns(columns: dict[str, str | None], available: set[str]) -> dict[str, str | None]:
     """Which data columns hold the prompt, the generation and the reference.
 
-    The run's config wins (keys such as ``generation_column``/``generation``,
-    ``completion_column``, ``reference_column``, ``prompt_column``); otherwise the first of
-    :data:`GENERATION_COLUMNS` / :data:`REFERENCE_COLUMNS` / :data:`PROMPT_COLUMNS` present.
+    Args:
+        columns: the run's ``[data]`` columns (``code``, ``reference``, ``prompt``; see
+            :class:`workbench.report.run_folder.Dataset`).
+        available: the dataset's column names.
 
     Returns:
-        ``{"prompt", "generation", "reference"}`` -> column name or ``None``.
+        ``{"prompt", "generation", "reference"}`` -> column name or ``None``: the configured
+        column when the data has it, else the first of :data:`GENERATION_COLUMNS` /
+        :data:`REFERENCE_COLUMNS` / :data:`PROMPT_COLUMNS` present.
     """
-    chosen = {
-        "generation": _find_key(config, ("generation_column", "completion_column", "code_column")),
-        "reference": _find_key(config, ("reference_column",)),
-        "prompt": _find_key(config, ("prompt_column",)),
-    }
+    chosen = {"generation": columns.get("code"), "reference": columns.get("reference"), "prompt": columns.get("prompt")}
     fallbacks = {"generation": GENERATION_COLUMNS, "reference": REFERENCE_COLUMNS, "prompt": PROMPT_COLUMNS}
     for role, names in fallbacks.items():
-        if chosen[role] not in columns:
-            chosen[role] = next((c for c in names if c in columns), None)
+        if chosen[role] not in available:
+            chosen[role] = next((c for c in names if c in available), None)
     return chosen
 
 
@@ -211,7 +197,7 @@ def sample_views(
     *,
     subset_keys: list[tuple[str, str]],
     data_rows: list[dict[str, Any]] | None,
-    config: dict[str, Any] | None,
+    columns: dict[str, str | None],
     score_rows: list[dict[str, Any]],
     all_score_rows: list[dict[str, Any]],
     results: list[dict[str, Any]] | None,
@@ -222,7 +208,7 @@ def sample_views(
         folder: the run folder (traces and dedup files are read from it).
         subset_keys: the (task, sample) keys to show.
         data_rows: the dataset rows (code and shipped columns), or ``None``.
-        config: the run's resolved config (column names), or ``None``.
+        columns: the run's ``[data]`` columns (:class:`workbench.report.run_folder.Dataset`).
         score_rows / all_score_rows: latest ``scores.jsonl`` rows of the subset and all-rows scopes.
         results: execution rows, or ``None``.
 
@@ -233,7 +219,8 @@ def sample_views(
         "storage", "reference_shared", "differences"}``.
     """
     data = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in data_rows or []}
-    columns = code_columns(config, set().union(*(r.keys() for r in data_rows)) if data_rows else set())
+    label = columns.get("label") or "passed"
+    columns = code_columns(columns, set().union(*(r.keys() for r in data_rows)) if data_rows else set())
     wanted = set(subset_keys)
     traces: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for record in folder.jsonl("score/llm/traces.jsonl") or []:
@@ -268,7 +255,7 @@ def sample_views(
             },
             "scores": scores.get(key, {}),
             "shipped": {c: v for c, v in row.items() if SHIPPED_METRIC_PATTERN.match(c) and not isinstance(v, str)},
-            "shipped_passed": row.get("passed"),
+            "shipped_passed": row.get(label),
             "execution": None if result is None else {
                 "status": result.get("status"), "passed": result.get("passed"), "duration_s": result.get("duration_s"),
                 "timeout_s": result.get("timeout_s"), "exit_code": result.get("exit_code"),

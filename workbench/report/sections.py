@@ -178,12 +178,15 @@ def execution_section(
     statuses = Counter(str(r.get("status")) for r in results)
     passed = sum(1 for r in results if _binary(r.get("passed")) == 1)
     isolation = Counter(str(r.get("isolation")) for r in results if r.get("isolation"))
+    summary = summary if isinstance(summary, dict) else None
     section: dict[str, Any] = {
         "rows": len(results),
         "passed": passed,
         "pass_rate": passed / len(results) if results else None,
         "statuses": dict(statuses.most_common()),
-        "isolation": (summary or {}).get("isolation") or (isolation.most_common(1)[0][0] if isolation else None),
+        # the rows say which isolation each sample ran under; several levels mean a resumed run changed it
+        "isolation": ", ".join(f"{level} ({count})" if len(isolation) > 1 else level for level, count in isolation.most_common())
+        or None,
         "isolation_description": (summary or {}).get("isolation_description"),
         "summary": summary,
         "agreement": None,

@@ -1,10 +1,34 @@
-"""Which stages of a run ran, failed, were skipped or are missing, and why."""
+"""Which stages of a run ran, failed, were skipped or are missing, and why.
+
+The stage names are those of ``workbench run`` (:mod:`workbench.pipeline.stages`); a folder
+without ``run.json`` (built by the single commands) is judged by its files.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.report.run_folder import STAGE_OUTPUTS, RunFolder
+from workbench.report.run_folder import RunFolder
+
+#: stage -> the file that shows it ran (folders without run.json are judged by these)
+STAGE_OUTPUTS: dict[str, str] = {
+    "decontaminate": "decontaminate/report.json",
+    "dedup": "dedup/report.json",
+    "execute": "execute/results.jsonl",
+    "score": "score/llm/scores.jsonl",
+    "score_all": "score/all/scores.jsonl",
+    "correlate": "correlate/subset.json",
+    "correlate_all": "correlate/all.json",
+}
+#: report section -> the stages it shows
+SECTION_STAGES: dict[str, tuple[str, ...]] = {
+    "decontaminate": ("decontaminate",),
+    "dedup": ("dedup",),
+    "execute": ("execute",),
+    "score": ("score", "score_all"),
+    "correlate": ("correlate", "correlate_all"),
+}
+_FINE = ("done", "present")
 
 
 def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -13,83 +37,76 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
 
     Args:
         folder: the run folder.
-        run: the parsed ``run.json`` or ``None`` (a folder built by the single commands).
+        run: the parsed ``run.json`` or ``None``.
 
     Returns:
-        ``[{"name", "status", "seconds", "error", "argv", "outputs", "source"}]`` where
-        ``status`` is ``done``/``failed``/``skipped``/``pending`` (from ``run.json``),
-        ``present`` (outputs found, no record) or ``missing``; ``outputs`` lists the expected
-        files that exist; ``source`` is ``"run.json"`` or ``"files"``. Stages named in
-        ``run.json`` but unknown to the report are listed too, after the known ones.
+        ``[{"name", "status", "seconds", "error", "detail", "command", "output", "output_exists",
+        "source"}]`` in pipeline order. ``status`` is the pipeline's (``done``, ``failed``,
+        ``skipped``, ``pending``, ``running``, ``interrupted``) or, without a record, ``present``
+        (its output exists) or ``missing``; ``source`` is ``"run.json"`` or ``"files"``.
     """
-    recorded = {}
+    recorded: dict[str, dict[str, Any]] = {}
     if isinstance(run, dict) and isinstance(run.get("stages"), dict):
-        recorded = {str(name): value for name, value in run["stages"].items() if isinstance(value, dict)}
+        recorded = {str(n): v for n, v in run["stages"].items() if isinstance(v, dict)}
+    names = list(dict.fromkeys([*recorded, *STAGE_OUTPUTS])) if recorded else list(STAGE_OUTPUTS)
     overview = []
-    for name, expected in STAGE_OUTPUTS.items():
-        outputs = [path for path in expected if folder.exists(path)]
-        overview.append(_entry(name, _record_for(name, recorded), outputs))
-    known = set(STAGE_OUTPUTS)
-    for name, record in recorded.items():
-        if name not in known and not any(name.startswith(k) for k in known):
-            overview.append(_entry(name, record, []))
+    for name in names:
+        output = STAGE_OUTPUTS.get(name)
+        exists = bool(output) and folder.exists(output)
+        record = recorded.get(name)
+        if record is None:
+            status, source = ("present" if exists else "missing"), "files"
+            error = None if exists else ("no run.json record" if not recorded else "not recorded in run.json") + \
+                " and its output is missing"
+        else:
+            status, source, error = str(record.get("status", "pending")), "run.json", record.get("error")
+        command = record.get("command") if record else None
+        if command is None and record and isinstance(record.get("argv"), list):
+            command = " ".join(map(str, record["argv"]))
+        overview.append({
+            "name": name, "status": status, "seconds": (record or {}).get("seconds"), "error": error,
+            "detail": (record or {}).get("detail"), "command": command, "output": output,
+            "output_exists": exists, "source": source,
+        })
     return overview
 
 
-def _record_for(stage: str, recorded: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """The run.json record of ``stage``; several sub-stages (``score_llm``, ``score_all``) are merged:
-    the worst status wins and errors are joined."""
-    matches = [record for name, record in recorded.items() if name == stage or name.startswith(stage + "_")
-               or name.startswith(stage + "-") or name.startswith(stage + ":")]
-    if not matches:
-        return None
-    order = ["failed", "pending", "running", "skipped", "done"]
-    statuses = [str(m.get("status", "pending")) for m in matches]
-    worst = min(statuses, key=lambda s: order.index(s) if s in order else 0)
-    errors = [str(m["error"]) for m in matches if m.get("error")]
-    seconds = [m.get("seconds") for m in matches if isinstance(m.get("seconds"), (int, float))]
-    argv = [m.get("argv") for m in matches if m.get("argv")]
-    return {
-        "status": worst,
-        "seconds": sum(seconds) if seconds else None,
-        "error": "; ".join(errors) or None,
-        "argv": argv[0] if len(argv) == 1 else argv or None,
-    }
+def section_notes(stages: list[dict[str, Any]]) -> dict[str, str]:
+    """Per report section, a sentence saying which of its stages did not finish and why.
+
+    Returns:
+        section -> note; sections whose stages are all done (or present) have none. A stage
+        marked done whose output is missing is noted too.
+    """
+    by_name = {s["name"]: s for s in stages}
+    notes = {}
+    for section, names in SECTION_STAGES.items():
+        parts = []
+        for name in names:
+            stage = by_name.get(name)
+            if stage is None:
+                continue
+            if stage["status"] in _FINE and (stage["output_exists"] or not stage["output"]):
+                continue
+            reason = stage.get("error") or stage.get("detail")
+            if stage["status"] in _FINE:
+                reason = f"its output {stage['output']} is missing"
+            parts.append(f"stage {name!r} is {stage['status']}" + (f": {reason}" if reason else ""))
+        if parts:
+            notes[section] = "; ".join(parts)
+    return notes
 
 
-def _entry(name: str, record: dict[str, Any] | None, outputs: list[str]) -> dict[str, Any]:
-    if record is not None:
-        return {
-            "name": name,
-            "status": str(record.get("status", "pending")),
-            "seconds": record.get("seconds"),
-            "error": record.get("error"),
-            "argv": record.get("argv"),
-            "outputs": outputs,
-            "source": "run.json",
-        }
-    return {
-        "name": name,
-        "status": "present" if outputs else "missing",
-        "seconds": None,
-        "error": None if outputs else "no run.json record and none of its output files exist",
-        "argv": None,
-        "outputs": outputs,
-        "source": "files",
-    }
-
-
-def stage_note(stages: list[dict[str, Any]], name: str) -> str | None:
-    """A sentence saying why a stage's section is empty, or ``None`` when it ran."""
-    for stage in stages:
-        if stage["name"] != name:
-            continue
-        if stage["status"] in ("done", "present") and stage["outputs"]:
-            return None
-        reason = f"stage {name!r} is {stage['status']}"
-        if stage.get("error"):
-            reason += f": {stage['error']}"
-        elif not stage["outputs"]:
-            reason += " (its output files are missing)"
-        return reason
-    return f"stage {name!r} is unknown"
+def run_state(run: dict[str, Any] | None, stages: list[dict[str, Any]]) -> str:
+    """One phrase for the page header: finished, in progress, failed or interrupted (and where)."""
+    if run is None:
+        return "no run.json (a folder built by the single commands, or a run that has not recorded itself yet)"
+    failed = [s["name"] for s in stages if s["status"] in ("failed", "interrupted")]
+    if failed:
+        return f"{stages[[s['name'] for s in stages].index(failed[0])]['status']} at stage {failed[0]}"
+    if run.get("finished"):
+        return f"finished {run['finished']}"
+    open_stages = [s["name"] for s in stages if s["status"] in ("pending", "running") and s["name"] != "report"]
+    if open_stages:
+        return f"in progress (not yet done: {', '.join(open_stages)})"
+    return "all stages done; the report is the last step"
