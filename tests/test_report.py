@@ -357,3 +357,18 @@ def test_cli_report(run_dir):
     assert "report.html" in result.output and (run_dir / "report.html").is_file()
     missing = CliRunner().invoke(app, ["report", str(run_dir / "absent")])
     assert missing.exit_code == 1 and "does not exist" in missing.output
+
+
+def test_recomputed_pearson_values_match_the_shared_csv(shared_data):
+    import csv
+
+    recomputed = {}
+    with open(shared_data / "ice-score" / "recomputed_correlations_python.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            level = {"example": "per_problem", "corpus": "pooled"}[row["level"]]
+            recomputed[(row["metric_key"], level)] = float(row["pearson"])
+    values = [v for v in REFERENCE_CORRELATIONS if not v.published]
+    assert values and all(v.coefficient == "pearson" for v in values)
+    for value in values:
+        key = "gpt35_nswr" if value.method == "ice-score" else value.method
+        assert value.value == pytest.approx(recomputed[(key, value.level)], abs=0.0005), value

@@ -66,23 +66,6 @@ def _ice(method: str, label: str, per_problem: float, pooled: float, coefficient
     ]
 
 
-#: Reference correlations with execution pass/fail on HumanEval.
-#:
-#: * DSA-CQE poster (Xu et al., ISWC 2024 posters, CEUR-WS Vol-3828 paper 7, abstract):
-#:   GPT-3.5-turbo, HumanEval: Kendall .553, Pearson .594 (level not stated). Drawn next to our
-#:   ``dsa-cqe``.
-#: * ICE-Score (Zhuo, EACL Findings 2024), HumanEval-Python, from the stored outputs of
-#:   terryyz/ice-score @ 4e45c6dc ``compute_results.ipynb`` (our copy:
-#:   ``../shared/data/ice-score/published_correlations_ice_score.csv``, HumanEval rows also in
-#:   ``tests/data/ice_score_published_humaneval.csv``): Kendall tau, example level (= per problem)
-#:   / corpus level (= pooled). GPT-3.5 with reference, no reasoning (``gpt35_nswr``, the shipped
-#:   column and the closest setting to our ``ice-score`` method) .318 / .425; without reference
-#:   (``gpt35_nsnr``) .279 / .294; chrF .262 / .328; CodeBLEU .272 / .303; CodeBERTScore-F1
-#:   (w/o source) .237 / .322; CodeBERTScore-F3 .265 / .360.
-#: * Pearson r for the ICE-Score set was not printed by the notebook; the values we recomputed
-#:   from the published data (``recomputed_correlations_python.csv``) are marked
-#:   ``published=False``: ``gpt35_nswr`` .320 / .427, ``gpt35_nsnr`` .275 / .264, CodeBLEU
-#:   .349 / .395, CodeBERTScore-F3 .352 / .418.
 REFERENCE_CORRELATIONS: tuple[ReferenceValue, ...] = (
     ReferenceValue("dsa-cqe", "DSA-CQE poster, GPT-3.5-turbo", "kendall", "unspecified", 0.553, True, DSA_CQE_SOURCE),
     ReferenceValue("dsa-cqe", "DSA-CQE poster, GPT-3.5-turbo", "pearson", "unspecified", 0.594, True, DSA_CQE_SOURCE),
@@ -99,6 +82,24 @@ REFERENCE_CORRELATIONS: tuple[ReferenceValue, ...] = (
     *_ice("codebleu", "CodeBLEU", 0.349, 0.395, "pearson", published=False),
     *_ice("codebertscore_f3", "CodeBERTScore-F3 (w/o S.)", 0.352, 0.418, "pearson", published=False),
 )
+"""Reference correlations with execution pass/fail on HumanEval.
+
+* DSA-CQE poster (Xu et al., ISWC 2024 posters, CEUR-WS Vol-3828 paper 7, abstract):
+  GPT-3.5-turbo, HumanEval: Kendall .553, Pearson .594 (level not stated). Drawn next to our
+  ``dsa-cqe``.
+* ICE-Score (Zhuo, EACL Findings 2024), HumanEval-Python, from the stored outputs of
+  terryyz/ice-score @ 4e45c6dc ``compute_results.ipynb`` (our copy:
+  ``../shared/data/ice-score/published_correlations_ice_score.csv``, HumanEval rows also in
+  ``tests/data/ice_score_published_humaneval.csv``): Kendall tau, example level (= per problem)
+  / corpus level (= pooled). GPT-3.5 with reference, no reasoning (``gpt35_nswr``, the shipped
+  column and the closest setting to our ``ice-score`` method) .318 / .425; without reference
+  (``gpt35_nsnr``) .279 / .294; chrF .262 / .328; CodeBLEU .272 / .303; CodeBERTScore-F1
+  (w/o source) .237 / .322; CodeBERTScore-F3 .265 / .360.
+* Pearson r for the ICE-Score set was not printed by the notebook; the values we recomputed
+  from the published data (``recomputed_correlations_python.csv``) are marked
+  ``published=False``: ``gpt35_nswr`` .320 / .427, ``gpt35_nsnr`` .275 / .264, CodeBLEU
+  .349 / .395, CodeBERTScore-F3 .352 / .418.
+"""
 
 
 def references_for(method: str) -> list[ReferenceValue]:
