@@ -14,6 +14,7 @@ from workbench.cli import languages  # noqa: E402,F401
 from workbench.cli import score  # noqa: E402,F401
 from workbench.cli import models  # noqa: E402,F401
 from workbench.cli import run  # noqa: E402,F401
+from workbench.cli import report  # noqa: E402,F401
 
 
 def main() -> None:

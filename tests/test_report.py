@@ -1,0 +1,374 @@
+"""The run report (workbench.report): data collected from a real run folder, missing and failed
+stages, damaged files, hostile content, the CLI.
+
+``tests/data/run-fixture`` is a trimmed copy of a real run (``tests/data/make_run_fixture.py``):
+ICE-Score HumanEval-Python rows, dedup and decontamination by ``workbench dedup``, execution by
+``workbench execute``, LLM scores by ``workbench score`` with the real local model smollm2-135m,
+correlations by ``workbench correlate``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.errors import WorkbenchError
+from workbench.report import build_report_data, render_html, write_report
+from workbench.report.references import REFERENCE_CORRELATIONS
+from workbench.report.samples import subcode_tree
+from workbench.report.sections import cohen_kappa
+
+FIXTURE = Path(__file__).parent / "data" / "run-fixture"
+HOSTILE = '</script><script>alert("pwned")</script><img src=x onerror="alert(1)">'
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    """A writable copy of the fixture run folder."""
+    target = tmp_path / "run"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def data() -> dict:
+    return build_report_data(FIXTURE)
+
+
+def test_fixture_is_small_and_complete():
+    size = sum(p.stat().st_size for p in FIXTURE.rglob("*") if p.is_file())
+    assert size < 300_000
+    for relative in ("data.jsonl", "dedup/report.json", "decontaminate/report.json", "execute/results.jsonl",
+                     "score/llm/traces.jsonl", "score/all/scores.jsonl", "correlate/subset.json", "correlate/all.json"):
+        assert (FIXTURE / relative).is_file(), relative
+
+
+def test_headline_numbers_are_the_correlate_outputs(data):
+    for scope in ("subset", "all"):
+        written = json.loads((FIXTURE / "correlate" / f"{scope}.json").read_text())
+        by_method = {m["method"]: m for m in data["headline"]}
+        for method, result in written["metrics"].items():
+            shown = by_method[method][scope]
+            assert shown["n_samples"] == result["n_samples"]
+            for level in ("pooled", "per_problem"):
+                for coefficient in ("kendall", "pearson"):
+                    assert shown[level][coefficient] == result[level][coefficient]
+                    assert shown[level][f"{coefficient}_ci"] == result[level][f"{coefficient}_ci"]
+    kinds = {m["method"]: m["kind"] for m in data["headline"]}
+    assert kinds["dsa-cqe"] == kinds["ice-score"] == "llm"
+    assert kinds["chrf"] == "computed"
+    assert kinds["codebleu"] == kinds["gpt35_nswr"] == "shipped"
+    # LLM methods first, shipped columns last
+    order = [m["kind"] for m in data["headline"]]
+    assert order == sorted(order, key=["llm", "computed", "shipped"].index)
+
+
+def test_llm_accounting_sums_the_score_rows(data):
+    rows = _rows(FIXTURE / "score" / "llm" / "scores.jsonl")
+    for method in ("dsa-cqe", "dsa-cqe-simplified", "ice-score"):
+        mine = [r for r in rows if r["method"] == method]
+        shown = data["scoring"]["subset"]["methods"][method]
+        assert shown["rows"] == len(mine)
+        assert shown["llm_calls"] == sum(r["llm_calls"] for r in mine) > 0
+        assert shown["tokens"] == sum(r["tokens"] for r in mine) > 0
+        assert shown["cache_hits"] == sum(r["cache_hits"] for r in mine)
+        assert shown["statuses"] == dict(Counter(r["status"] for r in mine))
+        assert shown["scored"] == sum(1 for r in mine if r["status"] == "ok")
+        assert shown["uses_llm"] and shown["model"] == "local/smollm2-135m"
+    assert data["scoring"]["all"]["methods"]["chrf"]["uses_llm"] is False
+    cost = data["cost_per_sample"]
+    assert set(cost) == {"dsa-cqe", "dsa-cqe-simplified", "ice-score"}
+    assert all(len(v) == data["counts"]["subset"] for v in cost.values())
+
+
+def test_execution_summary_and_agreement_with_shipped_label(data):
+    results = _rows(FIXTURE / "execute" / "results.jsonl")
+    shipped = {(r["task_id"], str(r["sample_id"])): int(r["passed"]) for r in _rows(FIXTURE / "data.jsonl")}
+    execution = data["execution"]
+    assert execution["rows"] == len(results)
+    assert execution["passed"] == sum(r["passed"] for r in results)
+    assert execution["statuses"] == dict(Counter(r["status"] for r in results).most_common())
+    assert execution["isolation"] == results[0]["isolation"]
+    agreement = execution["agreement"]
+    expected = sum(1 for r in results if shipped[(r["task_id"], str(r["sample_id"]))] == r["passed"])
+    assert agreement["matched"] == len(results) and agreement["agree"] == expected
+
+
+def test_duplication_summary_and_marks(data):
+    report = json.loads((FIXTURE / "dedup" / "report.json").read_text())
+    in_set = data["duplication"]["in_set"]["overall"]
+    assert in_set["duplication_factor"] == report["overall"]["duplication_factor"]
+    assert in_set["near_duplicates"] == report["overall"]["near_duplicates"]
+    against = json.loads((FIXTURE / "decontaminate" / "report.json").read_text())
+    assert data["duplication"]["against"]["contamination"] == against["contamination"]
+
+
+def test_duplicate_marks_reach_the_sample_views(run_dir):
+    subset = _rows(run_dir / "score" / "subset.jsonl")
+    first, second = (f"{r['task_id']}:{r['sample_id']}" for r in subset[:2])
+    (run_dir / "dedup" / "clusters.json").write_text(json.dumps([[first, second]]))
+    (run_dir / "dedup" / "removed.csv").write_text(f"id,split,reason,duplicate_of\n{second},train,near_duplicate,{first}\n")
+    (run_dir / "decontaminate" / "contamination.csv").write_text(
+        f"id,split,reference_id,set_jaccard,multiset_jaccard\n{first},train,HumanEval/8,0.9,0.85\n")
+    views = {v["dedup_id"]: v for v in build_report_data(run_dir)["samples"]}
+    assert views[first]["duplicates"]["cluster"] == 1 and views[first]["duplicates"]["cluster_size"] == 2
+    assert "duplicate_of" not in views[first]["duplicates"]
+    assert views[second]["duplicates"]["duplicate_of"] == first
+    assert views[first]["duplicates"]["benchmark"] == [
+        {"reference_id": "HumanEval/8", "set_jaccard": "0.9", "multiset_jaccard": "0.85"}]
+    html = render_html(build_report_data(run_dir))
+    assert f"a duplicate of {first}" in html and "Near-duplicate of benchmark row HumanEval/8" in html
+
+
+def test_every_scored_sample_gets_a_full_view(data):
+    subset = _rows(FIXTURE / "score" / "subset.jsonl")
+    assert {(s["task_id"], s["sample_id"]) for s in data["samples"]} == {(r["task_id"], str(r["sample_id"])) for r in subset}
+    traces = _rows(FIXTURE / "score" / "llm" / "traces.jsonl")
+    for view in data["samples"]:
+        assert view["code"]["generation"] and view["code"]["reference"] and view["code"]["prompt"]
+        assert set(view["scores"]) >= {"dsa-cqe", "dsa-cqe-simplified", "ice-score", "chrf"}
+        assert view["execution"]["status"]
+        mine = [t for t in traces if (t["task_id"], str(t["sample_id"])) == (view["task_id"], view["sample_id"])]
+        steps = {e["step"] for e in view["exchanges"]}
+        dsa = next(t["trace"] for t in mine if t["method"] == "dsa-cqe")
+        expected_steps = {e["step"] for e in dsa.get("generation", {}).get("exchanges", [])}
+        assert expected_steps <= steps
+        if dsa.get("generation"):
+            tree = view["subcodes"]["generation"]
+            assert tree["count"] == len(dsa["generation"]["decomposition"]["subcodes"])
+            assert len(view["storage"]) >= len(dsa["generation"]["units"])
+    # the reference of a task is analysed once: exactly one view per task shows its prompts
+    paid = Counter(v["task_id"] for v in data["samples"] if not v["reference_shared"])
+    assert paid == Counter({task: 1 for task in {v["task_id"] for v in data["samples"]}})
+    for view in data["samples"]:
+        reference_steps = [e for e in view["exchanges"] if str(e["step"]).startswith("analyse:reference")]
+        assert bool(reference_steps) != view["reference_shared"]
+
+
+def test_subcode_tree_nests_children_under_parents():
+    tree = subcode_tree({"candidates": 3, "folded": 0, "dropped": 0, "syntax_error": False, "subcodes": [
+        {"index": 0, "kind": "Loop", "lines": [3, 4], "parent": 2, "children": []},
+        {"index": 1, "kind": "Branch", "lines": [5, 6], "parent": 2, "children": []},
+        {"index": 2, "kind": "Function", "lines": [1, 6], "parent": None, "children": [0, 1]},
+    ]})
+    assert [r["index"] for r in tree["roots"]] == [2]
+    assert [c["kind"] for c in tree["roots"][0]["children"]] == ["Loop", "Branch"]
+    assert subcode_tree(None) is None
+
+
+def test_cohen_kappa_known_values():
+    # Wikipedia's worked example: 20 both yes, 15 both no, 5 / 10 disagreements -> 0.4
+    assert cohen_kappa(20, 15, 5, 10) == pytest.approx(0.4)
+    assert cohen_kappa(10, 10, 0, 0) == pytest.approx(1.0)
+    assert cohen_kappa(0, 0, 0, 0) is None
+    assert cohen_kappa(7, 0, 0, 0) is None
+
+
+def test_reference_values_match_the_published_csv(test_data):
+    import csv
+
+    published = {}
+    with open(test_data / "ice_score_published_humaneval.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["language"] == "python":
+                level = {"example": "per_problem", "corpus": "pooled"}[row["level"]]
+                published[(row["metric_key"], level)] = float(row["kendall_tau"])
+    checked = 0
+    for value in REFERENCE_CORRELATIONS:
+        if value.source.startswith("Zhuo") and value.coefficient == "kendall":
+            key = "gpt35_nswr" if value.method == "ice-score" else value.method
+            assert value.value == published[(key, value.level)], value
+            checked += 1
+    assert checked >= 12
+    dsa = {(v.coefficient): v.value for v in REFERENCE_CORRELATIONS if v.method == "dsa-cqe"}
+    assert dsa == {"kendall": 0.553, "pearson": 0.594}
+    assert all(v.source for v in REFERENCE_CORRELATIONS)
+
+
+def test_write_report_writes_json_and_a_self_contained_page(run_dir):
+    json_path, html_path = write_report(run_dir)
+    assert (json_path, html_path) == (run_dir / "report.json", run_dir / "report.html")
+    data = json.loads(json_path.read_text())
+    html = html_path.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<script" not in html.lower()
+    # nothing to fetch: no external src/href, no @import or url() outside data:
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html, re.IGNORECASE)
+    assert "@import" not in html and not re.search(r"url\((?!['\"]?(data:|#))", html)
+    assert html.count('<details class="sample"') == len(data["samples"]) == data["counts"]["subset"]
+    assert html.count("<svg") == 3
+    for method in data["headline"]:
+        assert method["method"] in html
+    assert "0.553" in html and "0.425" in html  # reference values with their sources
+    assert "CEUR-WS Vol-3828" in html and "terryyz/ice-score" in html
+    assert len(html) < 2_000_000
+    # rebuilding gives the same numbers
+    again, _ = write_report(run_dir)
+    first, second = data, json.loads(again.read_text())
+    first.pop("generated"), second.pop("generated")
+    assert first == second
+
+
+def _manifest(stages: dict, finished=None) -> str:
+    """A run.json as ``workbench run`` writes it (workbench.pipeline.runner.Manifest)."""
+    return json.dumps({
+        "config": {"run": {"output": "runs/x"}, "data": {"source": "humaneval-codex-python", "language": "python",
+                   "code_column": "completion_multipl_e", "label_column": "passed"}, "score": {"limit": 6}},
+        "config_path": "configs/humaneval.toml", "workbench_version": "0.1.0",
+        "started": "2026-11-29T10:00:00+00:00", "finished": finished, "stages": stages,
+    })
+
+
+def test_missing_and_failed_stages_are_explained(run_dir):
+    shutil.rmtree(run_dir / "correlate")
+    shutil.rmtree(run_dir / "execute")
+    (run_dir / "run.json").write_text(_manifest({
+        "decontaminate": {"status": "done", "seconds": 2.0, "command": "workbench dedup ..."},
+        "dedup": {"status": "done", "seconds": 2.0},
+        "execute": {"status": "failed", "seconds": 1.5, "command": "workbench execute data --output x",
+                    "error": "sandbox unavailable: bubblewrap missing"},
+        "score": {"status": "done", "seconds": 100.0}, "score_all": {"status": "done", "seconds": 3.0},
+        "correlate": {"status": "pending"},
+        "correlate_all": {"status": "skipped", "detail": "not in [run] stages"},
+        "report": {"status": "running"},
+    }))
+    data = build_report_data(run_dir)
+    assert "sandbox unavailable: bubblewrap missing" in data["notes"]["execute"]
+    assert "'correlate' is pending" in data["notes"]["correlate"]
+    assert "'correlate_all' is skipped: not in [run] stages" in data["notes"]["correlate"]
+    assert "score" not in data["notes"] and "dedup" not in data["notes"]
+    assert data["state"] == "failed at stage execute"
+    assert [s["name"] for s in data["stages"]][-1] == "report"
+    assert data["execution"] is None
+    assert all(m["subset"] is None and m["all"] is None for m in data["headline"])
+    assert data["counts"]["label_source"].startswith("the dataset's shipped")
+    html = render_html(data)
+    assert "sandbox unavailable: bubblewrap missing" in html and "failed at stage execute" in html
+    assert "workbench execute data --output x" in html
+
+
+def test_a_stage_marked_done_without_its_output_is_noted(run_dir):
+    (run_dir / "correlate" / "all.json").unlink()
+    done = {name: {"status": "done"} for name in
+            ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
+    (run_dir / "run.json").write_text(_manifest(done, finished="2026-11-29T10:15:00+00:00"))
+    data = build_report_data(run_dir)
+    assert data["notes"] == {"correlate": "stage 'correlate_all' is done: its output correlate/all.json is missing"}
+    assert data["state"] == "finished 2026-11-29T10:15:00+00:00"
+
+
+def test_dataset_read_from_the_config_source_when_the_folder_has_no_copy(run_dir):
+    (run_dir / "data.jsonl").unlink()
+    (run_dir / "run.json").write_text(_manifest({}))
+    data = build_report_data(run_dir)
+    assert data["dataset"]["source"] == "humaneval-codex-python"  # the bundled ICE-Score set
+    assert data["counts"]["data_rows"] == 3220
+    assert all(v["code"]["generation"] and v["code"]["reference"] for v in data["samples"])
+    assert data["execution"]["agreement"]["matched"] == data["execution"]["rows"]
+    (run_dir / "run.json").write_text(_manifest({}).replace("humaneval-codex-python", str(run_dir / "absent.jsonl")))
+    data = build_report_data(run_dir)
+    assert data["counts"]["data_rows"] is None
+    assert any("could not be read" in p for p in data["problems"])
+    assert all(v["code"]["generation"] == "" for v in data["samples"])
+    render_html(data)
+
+
+def test_an_empty_folder_still_renders(tmp_path):
+    data = build_report_data(tmp_path)
+    assert {s["name"]: s["status"] for s in data["stages"]} == dict.fromkeys(
+        ["decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all"], "missing")
+    assert data["headline"] == [] and data["samples"] == []
+    html = render_html(data)
+    assert "No method was scored or correlated" in html and "no run.json" in html
+    assert set(data["notes"]) == {"decontaminate", "dedup", "execute", "score", "correlate"}
+
+
+def test_a_missing_folder_is_an_error(tmp_path):
+    with pytest.raises(WorkbenchError, match="does not exist"):
+        build_report_data(tmp_path / "nope")
+
+
+def test_damaged_files_are_reported_and_finished_rows_kept(run_dir):
+    scores = run_dir / "score" / "llm" / "scores.jsonl"
+    rows = len(_rows(scores))
+    with scores.open("a") as handle:
+        handle.write('{"task_id": "HumanEval/0", "sample_id": 1, "meth')  # torn by a kill
+    (run_dir / "dedup" / "report.json").write_text("{not json")
+    data = build_report_data(run_dir)
+    assert sum(m["rows"] for m in data["scoring"]["subset"]["methods"].values()) == rows
+    assert any("scores.jsonl: 1 line" in p for p in data["problems"])
+    assert any("dedup/report.json: unreadable JSON" in p for p in data["problems"])
+    assert data["duplication"]["in_set"] is None
+    assert "unreadable JSON" in render_html(data)
+
+
+def _inject_hostile(run_dir: Path) -> tuple[str, str]:
+    """Put hostile text into the code, an LLM response, stderr and a method's error; return the
+    first view's (task, sample)."""
+    subset = _rows(run_dir / "score" / "subset.jsonl")
+    key = (subset[0]["task_id"], str(subset[0]["sample_id"]))
+    rows = _rows(run_dir / "data.jsonl")
+    for row in rows:
+        if (row["task_id"], str(row["sample_id"])) == key:
+            row["completion_multipl_e"] = f"    return '{HOSTILE}'\n"
+    (run_dir / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    traces = _rows(run_dir / "score" / "llm" / "traces.jsonl")
+    for trace in traces:
+        if (trace["task_id"], str(trace["sample_id"])) == key and trace["method"] == "ice-score":
+            trace["trace"]["exchanges"][0]["response"] = HOSTILE
+            trace["trace"]["exchanges"][0]["messages"][0]["content"] = HOSTILE
+    (run_dir / "score" / "llm" / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+    results = _rows(run_dir / "execute" / "results.jsonl")
+    for result in results:
+        if (result["task_id"], str(result["sample_id"])) == key:
+            result["stderr_tail"] = HOSTILE
+    (run_dir / "execute" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    scores = _rows(run_dir / "score" / "llm" / "scores.jsonl")
+    scores[0]["error"] = HOSTILE
+    (run_dir / "score" / "llm" / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in scores))
+    return key
+
+
+def test_hostile_content_is_escaped(run_dir):
+    _inject_hostile(run_dir)
+    _, html_path = write_report(run_dir)
+    html = html_path.read_text()
+    assert "<script" not in html.lower()
+    assert "<img src=x" not in html
+    assert html.count("&lt;/script&gt;&lt;script&gt;") >= 4  # response, prompt, stderr, error
+    # the highlighted code escapes it too (pygments splits it into tokens)
+    assert "alert" in html and "onerror=\"alert" not in html
+
+
+def test_cli_report(run_dir):
+    result = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert "report.html" in result.output and (run_dir / "report.html").is_file()
+    missing = CliRunner().invoke(app, ["report", str(run_dir / "absent")])
+    assert missing.exit_code == 1 and "does not exist" in missing.output
+
+
+def test_recomputed_pearson_values_match_the_shared_csv(shared_data):
+    import csv
+
+    recomputed = {}
+    with open(shared_data / "ice-score" / "recomputed_correlations_python.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            level = {"example": "per_problem", "corpus": "pooled"}[row["level"]]
+            recomputed[(row["metric_key"], level)] = float(row["pearson"])
+    values = [v for v in REFERENCE_CORRELATIONS if not v.published]
+    assert values and all(v.coefficient == "pearson" for v in values)
+    for value in values:
+        key = "gpt35_nswr" if value.method == "ice-score" else value.method
+        assert value.value == pytest.approx(recomputed[(key, value.level)], abs=0.0005), value

@@ -1,0 +1,104 @@
+"""The report in a real headless browser (Debian's chromium driven by playwright): it renders with
+no console error and no request at all beyond its own file, a per-sample view expands and shows
+its content, hostile content stays inert; a screenshot is saved to tests/artifacts/report.png."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.report import write_report
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+)
+
+
+def _test_report_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("report_tests", Path(__file__).parent / "test_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra: pip install -e .[test]")
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        yield instance
+        instance.close()
+
+
+def _open(browser, html_path: Path):
+    """Open the page and collect console errors, page errors, dialogs and every request."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    events = {"console": [], "page_errors": [], "failed": [], "requests": [], "dialogs": []}
+    page.on("console", lambda m: events["console"].append((m.type, m.text)))
+    page.on("pageerror", lambda e: events["page_errors"].append(str(e)))
+    page.on("requestfailed", lambda r: events["failed"].append(r.url))
+    page.on("request", lambda r: events["requests"].append(r.url))
+    page.on("dialog", lambda d: (events["dialogs"].append(d.message), d.dismiss()))
+    page.goto(html_path.resolve().as_uri(), wait_until="load")
+    return page, events
+
+
+def test_report_renders_and_a_sample_view_expands(browser, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run-fixture", run)
+    _, html_path = write_report(run)
+    page, events = _open(browser, html_path)
+
+    assert page.locator("#headline-table").is_visible()
+    assert page.locator("#forest-plot svg").is_visible()
+    first = page.locator("details.sample").first
+    body = first.locator(".sample-body")
+    assert not body.is_visible()  # collapsed until asked for
+    first.locator("summary").first.click()
+    assert body.is_visible()
+    assert body.locator(".hl").first.is_visible()  # highlighted code
+    assert "Scores" in body.inner_text() and "dsa-cqe" in body.inner_text()
+    prompts = body.locator("details.exchanges")
+    prompts.locator("summary").first.click()
+    exchange = prompts.locator("details.exchange").first
+    exchange.locator("summary").first.click()
+    assert "response" in exchange.inner_text()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    first.screenshot(path=str(ARTIFACTS / "report-sample.png"))
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=False)
+
+    errors = [text for kind, text in events["console"] if kind == "error"]
+    assert errors == [] and events["page_errors"] == []
+    assert events["failed"] == []
+    assert all(url.startswith("file://") for url in events["requests"]), events["requests"]
+    assert len(events["requests"]) == 1  # the page itself and nothing else
+
+
+def test_hostile_content_stays_inert_in_the_browser(browser, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run-fixture", run)
+    task, sample = _test_report_module()._inject_hostile(run)
+    _, html_path = write_report(run)
+    page, events = _open(browser, html_path)
+    view = page.locator("details.sample", has=page.locator("summary", has_text=f"{task} sample {sample} "))
+    view.locator("summary").first.click()
+    view.locator("details.exchanges > summary").click()
+    for exchange in view.locator("details.exchange > summary").all():
+        exchange.click()
+    view.locator("text=stderr (excerpt)").click()
+    assert events["dialogs"] == [] and events["page_errors"] == []
+    assert page.locator("img").count() == 0
+    assert page.locator("script").count() == 0
+    # the hostile text is shown as text
+    shown = view.inner_text()
+    assert shown.count('</script><script>alert("pwned")</script>') >= 3  # code, stderr, prompt, response

@@ -1,0 +1,31 @@
+"""``workbench report``: (re)build report.json and report.html of a run folder, print where they are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from workbench.cli.app import app, console, err_console
+
+
+@app.command("report")
+def report_command(
+    run_dir: Path = typer.Argument(..., help="A run folder written by `workbench run` (finished or partial)."),
+) -> None:
+    """Build RUN_DIR/report.json and RUN_DIR/report.html (one self-contained page) from the stage
+    outputs of a run folder. Missing or failed stages are shown on the page, not raised.
+
+    Example: workbench report runs/humaneval
+    """
+    from workbench.report import write_report
+
+    json_path, html_path = write_report(run_dir)
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    for note in data.get("notes", {}).values():
+        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+    for problem in data.get("problems", []):
+        err_console.print(f"[yellow]warning:[/yellow] {problem}", highlight=False, soft_wrap=True)
+    console.print(f"JSON: {json_path}", highlight=False, soft_wrap=True)
+    console.print(f"HTML: {html_path} ({len(data.get('samples', []))} sample views)", highlight=False, soft_wrap=True)

@@ -1,0 +1,67 @@
+"""The report of a ``workbench run`` folder: ``report.json`` (every number, machine-readable) and
+``report.html`` (one self-contained page built from that JSON alone).
+
+* :func:`build_report_data` -- read the run folder (:mod:`.run_folder`, :mod:`.stages`,
+  :mod:`.sections`, :mod:`.samples`) into the report dict;
+* :func:`render_html` -- the page (:mod:`.html`, :mod:`.plots`, ``templates/report.html.j2``);
+* :func:`write_report` -- both files, written atomically into the run folder.
+
+Notebook use::
+
+    from workbench.report import write_report
+    json_path, html_path = write_report("runs/humaneval")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from workbench.report.collect import REPORT_SCHEMA, build_report_data
+from workbench.report.html import render_html
+from workbench.report.references import REFERENCE_CORRELATIONS
+
+REPORT_JSON = "report.json"
+REPORT_HTML = "report.html"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+
+
+def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """(Re)build the report of a finished or partial run folder.
+
+    Args:
+        run_dir: the run folder.
+
+    Returns:
+        ``(RUN_DIR/report.json, RUN_DIR/report.html)``.
+
+    Raises:
+        WorkbenchError: ``run_dir`` is not a folder.
+        OSError: the files cannot be written.
+    """
+    folder = Path(run_dir)
+    data = build_report_data(folder)
+    # the HTML is rendered from the JSON as written, so the page shows exactly what the file holds
+    text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, default=str)
+    html = render_html(json.loads(text))
+    json_path, html_path = folder / REPORT_JSON, folder / REPORT_HTML
+    _write_atomically(json_path, text + "\n")
+    _write_atomically(html_path, html)
+    return json_path, html_path
+
+
+__all__ = [
+    "REFERENCE_CORRELATIONS",
+    "REPORT_HTML",
+    "REPORT_JSON",
+    "REPORT_SCHEMA",
+    "build_report_data",
+    "render_html",
+    "write_report",
+]

@@ -1,0 +1,235 @@
+"""Collect everything the report shows from a run folder into one JSON-ready dict
+(:func:`build_report_data`); the HTML is rendered from that dict alone."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.report.references import REFERENCE_CORRELATIONS, references_for
+from workbench.report.run_folder import RunFolder, load_dataset, sample_key
+from workbench.report.samples import sample_views
+from workbench.report.sections import (
+    correlation_section,
+    duplication_section,
+    execution_section,
+    scoring_section,
+)
+from workbench.report.stages import run_state, section_notes, stage_overview
+
+#: version of the report.json layout; bump on incompatible changes
+REPORT_SCHEMA = "workbench-report/1"
+#: coefficients in the headline (Spearman stays in the correlate JSON)
+HEADLINE_COEFFICIENTS = ("kendall", "pearson")
+
+
+def _round(value: Any, digits: int = 6) -> Any:
+    if isinstance(value, float):
+        return round(value, digits) if math.isfinite(value) else None
+    return value
+
+
+def _metric_summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The headline part of one metric of a correlate report (see :class:`workbench.stats.MetricResult`)."""
+    if not isinstance(result, dict):
+        return None
+    summary: dict[str, Any] = {"n_samples": result.get("n_samples"), "n_tasks": result.get("n_tasks")}
+    for level in ("pooled", "per_problem"):
+        block = result.get(level) or {}
+        summary[level] = {}
+        for coefficient in HEADLINE_COEFFICIENTS:
+            summary[level][coefficient] = block.get(coefficient)
+            summary[level][f"{coefficient}_ci"] = block.get(f"{coefficient}_ci")
+    summary["per_problem"]["n_tasks"] = (result.get("per_problem") or {}).get("n_tasks")
+    summary["mean_by_outcome"] = result.get("mean_by_outcome")
+    return summary
+
+
+def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per method: correlations per scope, accounting, reference values and its kind
+    (``llm`` scored by an LLM method, ``computed`` scored by us without an LLM, ``shipped`` a
+    column of the dataset)."""
+    accounting = {}
+    for scope in ("all", "subset"):  # the subset's accounting wins for methods in both
+        for method, entry in ((scoring.get(scope) or {}).get("methods") or {}).items():
+            accounting[method] = {**entry, "scope": scope}
+    names: list[str] = []
+    for scope in ("subset", "all"):
+        names.extend(((correlations.get(scope) or {}).get("metrics") or {}).keys())
+    names.extend(accounting)
+    names = list(dict.fromkeys(names))
+    kinds = {m: ("llm" if a.get("uses_llm") else "computed") for m, a in accounting.items()}
+    order = {"llm": 0, "computed": 1, "shipped": 2}
+    names.sort(key=lambda m: order[kinds.get(m, "shipped")])
+    headline = []
+    for method in names:
+        entry = {
+            "method": method,
+            "kind": kinds.get(method, "shipped"),
+            "subset": _metric_summary(((correlations.get("subset") or {}).get("metrics") or {}).get(method)),
+            "all": _metric_summary(((correlations.get("all") or {}).get("metrics") or {}).get(method)),
+            "accounting": {k: v for k, v in accounting.get(method, {}).items() if k != "errors"} or None,
+            "errors": accounting.get(method, {}).get("errors", []),
+            "references": [r.to_dict() for r in references_for(method)],
+        }
+        headline.append(entry)
+    return headline
+
+
+def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
+            label_column: str) -> tuple[dict, str]:
+    """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
+    if results:
+        return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
+                 if r.get("passed") in (0, 1, True, False)}, "our execution results (execute/results.jsonl)")
+    labels = {}
+    for row in data_rows or []:
+        value = row.get(label_column)
+        if isinstance(value, str) and value.strip() in ("0", "1"):
+            value = int(value)
+        if value in (0, 1, True, False):
+            labels[sample_key(row.get("task_id"), row.get("sample_id"))] = int(value)
+    return labels, f"the dataset's shipped {label_column!r} column (no execution results)"
+
+
+def _distributions(
+    folder: RunFolder, headline: list[dict[str, Any]], labels: dict, data_rows: list[dict[str, Any]] | None
+) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Scores split by outcome, per method: LLM methods on the scored subset, the others on all rows.
+
+    Returns:
+        method -> ``{"scope": "subset"|"all", "scale": [min, max] | None, "passed": [scores],
+        "failed": [scores]}``.
+    """
+    tables = {}
+    for scope, base in (("subset", "score/llm"), ("all", "score/all")):
+        rows = folder.jsonl(f"{base}/scores_wide.jsonl") or []
+        tables[scope] = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in rows}
+    data = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in data_rows or []}
+    out: dict[str, Any] = {}
+    for entry in headline:
+        method = entry["method"]
+        scope = "subset" if entry["kind"] == "llm" or not (tables["all"] or data) else "all"
+        keys = tables[scope].keys() if scope == "subset" else (tables["all"].keys() | data.keys())
+        split = {"scope": scope, "scale": (entry.get("accounting") or {}).get("scale"), "passed": [], "failed": []}
+        for key in keys:
+            value = (tables[scope].get(key) or {}).get(method)
+            if value is None and scope == "all":
+                value = (data.get(key) or {}).get(method)
+            label = labels.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or label is None:
+                continue
+            split["passed" if int(label) == 1 else "failed"].append(round(float(value), 4))
+        if split["passed"] or split["failed"]:
+            out[method] = split
+    return out
+
+
+def _cost_per_sample(scoring: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per LLM method, each scored sample's LLM calls, tokens, cost and seconds (subset scope)."""
+    subset = scoring.get("subset") or {}
+    llm_methods = {m for m, e in (subset.get("methods") or {}).items() if e.get("uses_llm")}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in subset.get("rows") or []:
+        method = str(row.get("method"))
+        if method not in llm_methods:
+            continue
+        out.setdefault(method, []).append({
+            "task_id": row.get("task_id"), "sample_id": row.get("sample_id"), "status": row.get("status"),
+            "llm_calls": row.get("llm_calls"), "cache_hits": row.get("cache_hits"), "tokens": row.get("tokens"),
+            "cost_usd": _round(row.get("cost_usd")), "seconds": _round(row.get("seconds"), 3),
+            "llm_seconds": _round(row.get("llm_seconds"), 3),
+        })
+    return out
+
+
+def _subset_keys(folder: RunFolder, scoring: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = folder.jsonl("score/subset.jsonl")
+    if rows is None:  # no subset file: every sample an LLM method scored
+        rows = (scoring.get("subset") or {}).get("rows") or []
+    return list(dict.fromkeys(sample_key(r.get("task_id"), r.get("sample_id")) for r in rows))
+
+
+def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a finished or partial run folder and return the report's data (the report.json).
+
+    Args:
+        run_dir: the run folder (layout in :mod:`workbench.report.run_folder`).
+
+    Returns:
+        a JSON-ready dict: ``schema``, ``generated``, ``run_dir``, ``run`` (run.json without its
+        stages, or ``None``), ``config``, ``state`` (finished / in progress / failed at ...),
+        ``language``, ``dataset`` (source and columns), ``stages`` (see
+        :func:`~workbench.report.stages.stage_overview`), ``notes`` (section -> why it is empty
+        or partial), ``counts``, ``headline`` (per
+        method: Kendall tau-b and Pearson r with CIs, pooled and per problem, on the subset and
+        on all rows; accounting; reference values), ``correlation`` (the full correlate JSONs),
+        ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``execution``,
+        ``distributions``, ``cost_per_sample``, ``references``, ``samples`` (views of the scored
+        subset) and ``problems`` (unreadable files or lines).
+
+    Raises:
+        WorkbenchError: ``run_dir`` is not a folder.
+    """
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise WorkbenchError(f"run folder {str(path)!r} does not exist or is not a folder")
+    folder = RunFolder(path)
+    run = folder.json("run.json")
+    run = run if isinstance(run, dict) else None
+    config = (run or {}).get("config") if isinstance((run or {}).get("config"), dict) else None
+    stages = stage_overview(folder, run)
+    dataset = load_dataset(folder, config)
+    data_rows = dataset.rows
+    results = folder.jsonl("execute/results.jsonl")
+    if results is not None:  # calibration progress rows are not samples
+        results = [r for r in results if r.get("phase") != "calibrate"]
+    correlations = correlation_section(folder)
+    scoring = scoring_section(folder)
+    headline = _headline(correlations, scoring)
+    labels, label_source = _labels(results, data_rows, dataset.columns["label"])
+    subset_keys = _subset_keys(folder, scoring)
+    views = sample_views(
+        folder,
+        subset_keys=subset_keys,
+        data_rows=data_rows,
+        columns=dataset.columns,
+        score_rows=(scoring.get("subset") or {}).get("rows") or [],
+        all_score_rows=(scoring.get("all") or {}).get("rows") or [],
+        results=results,
+    )
+    return {
+        "schema": REPORT_SCHEMA,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "run_dir": str(path.resolve()),
+        "run": None if run is None else {k: v for k, v in run.items() if k != "stages"},
+        "config": config,
+        "state": run_state(run, stages),
+        "language": dataset.columns["language"],
+        "dataset": {"source": dataset.source, "columns": dataset.columns},
+        "stages": stages,
+        "notes": section_notes(stages),
+        "counts": {
+            "data_rows": None if data_rows is None else len(data_rows),
+            "executed": None if results is None else len(results),
+            "subset": len(subset_keys),
+            "views": len(views),
+            "label_source": label_source,
+        },
+        "headline": headline,
+        "correlation": correlations,
+        "correlation_warnings": {scope: list((c or {}).get("warnings") or []) for scope, c in correlations.items()},
+        "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
+                    for scope, s in scoring.items()},
+        "duplication": duplication_section(folder),
+        "execution": execution_section(folder, results, data_rows, dataset.columns["label"]),
+        "distributions": _distributions(folder, headline, labels, data_rows),
+        "cost_per_sample": _cost_per_sample(scoring),
+        "references": [r.to_dict() for r in REFERENCE_CORRELATIONS],
+        "samples": views,
+        "problems": list(dict.fromkeys(folder.problems)),
+    }

@@ -1,0 +1,102 @@
+"""Render the report data (:func:`workbench.report.collect.build_report_data`) as one
+self-contained HTML page: inline CSS, inline SVG figures, pygments highlighting with inline
+styles, collapsible ``<details>`` views; no script, font or stylesheet is fetched.
+
+Everything from the data is escaped by Jinja2's autoescaping; the only markup inserted raw is
+our own: the SVG figures (matplotlib escapes their text) and pygments' output (it escapes the
+code it highlights).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from workbench.report.plots import all_plots
+
+#: the pygments style of code blocks and the CSS class they are scoped under
+CODE_STYLE, CODE_CLASS = "default", "hl"
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "n/a"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}f}"
+
+
+def _percent(value: Any) -> str:
+    return "n/a" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{100 * value:.1f}%"
+
+
+def _code(text: Any, language: str = "python") -> Markup:
+    """Highlighted code as markup (pygments escapes ``text``); unknown languages get plain text."""
+    try:
+        lexer = get_lexer_by_name(language)
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    formatter = HtmlFormatter(cssclass=CODE_CLASS, linenos=False, wrapcode=True)
+    return Markup(highlight("" if text is None else str(text), lexer, formatter))
+
+
+def reference_table(references: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Group reference values into one row per (method, label, source) with a cell per
+    coefficient and level, and number the sources.
+
+    Returns:
+        ``(rows, sources)``: rows are ``{"method", "label", "published", "source", "values":
+        {"kendall/pooled": v, ...}}`` where ``source`` is a 1-based index into ``sources``.
+    """
+    sources: list[str] = []
+    rows: dict[tuple, dict[str, Any]] = {}
+    for reference in references:
+        if reference["source"] not in sources:
+            sources.append(reference["source"])
+        key = (reference["method"], reference["label"], reference["source"])
+        row = rows.setdefault(key, {"method": reference["method"], "label": reference["label"],
+                                    "published": reference["published"],
+                                    "source": sources.index(reference["source"]) + 1, "values": {}})
+        row["values"][f"{reference['coefficient']}/{reference['level']}"] = reference["value"]
+    return list(rows.values()), sources
+
+
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("workbench.report", "templates"),
+        autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(number=_number, percent=_percent, code=_code)
+    return environment
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """Render the report data as a self-contained HTML page.
+
+    Args:
+        data: the dict of :func:`~workbench.report.collect.build_report_data` (or its JSON,
+            read back).
+
+    Returns:
+        the HTML document (UTF-8 text).
+    """
+    template = _environment().get_template("report.html.j2")
+    language = data.get("language")
+    plots = {name: (Markup(svg) if svg else None) for name, svg in all_plots(data).items()}
+    return template.render(
+        data=data,
+        plots=plots,
+        language=language if isinstance(language, str) else "python",
+        reference_rows=reference_table(data.get("references") or []),
+        code_css=Markup(HtmlFormatter(style=CODE_STYLE).get_style_defs(f".{CODE_CLASS}")),
+    )

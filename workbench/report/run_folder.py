@@ -1,0 +1,184 @@
+"""Reading a run folder written by ``workbench run`` (or by the single commands) without ever
+failing on a missing, partial or damaged file: every problem becomes a sentence in
+:attr:`RunFolder.problems` that the report shows.
+
+Layout (paths relative to the run folder)::
+
+    run.json                      pipeline record: config, stages (status, seconds, command, error)
+    data.jsonl                    the dataset rows (optional: else the config's [data] source)
+    decontaminate/report.json     dedup --against (near-duplicates of the benchmark)
+    decontaminate/contamination.csv
+    dedup/report.json             in-set dedup; clusters.json, pairs.csv, removed.csv
+    execute/results.jsonl         one row per sample; execute/summary.json
+    score/subset.jsonl            the stratified subset given to the LLM methods
+    score/llm/                    scores.jsonl, scores_wide.jsonl, traces.jsonl, run.json
+    score/all/                    cheap metrics on every row (same files)
+    correlate/subset.json         workbench correlate --json on the subset
+    correlate/all.json            ... on all rows
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+@dataclass
+class RunFolder:
+    """A run folder and the problems met while reading it.
+
+    Args:
+        path: the run folder.
+
+    Attributes:
+        problems: one sentence per unreadable file or line (shown in the report).
+    """
+
+    path: Path
+    problems: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    def exists(self, relative: str) -> bool:
+        return (self.path / relative).is_file()
+
+    def json(self, relative: str) -> Any | None:
+        """Return the parsed JSON file, or ``None`` when it is missing or unreadable (recorded)."""
+        target = self.path / relative
+        if not target.is_file():
+            return None
+        try:
+            return json.loads(target.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            self.problems.append(f"{relative}: unreadable JSON ({type(error).__name__}: {error})")
+            return None
+
+    def jsonl(self, relative: str) -> list[dict[str, Any]] | None:
+        """Return the rows of a JSON Lines file, or ``None`` when it is missing.
+
+        Lines that do not parse as a JSON object (e.g. a line torn by a killed run) are skipped
+        and counted in :attr:`problems`, so finished rows are never lost to one bad line.
+        """
+        target = self.path / relative
+        if not target.is_file():
+            return None
+        rows: list[dict[str, Any]] = []
+        bad = 0
+        try:
+            with target.open("rb") as handle:
+                for line in handle:
+                    text = line.strip()
+                    if not text:
+                        continue
+                    try:
+                        row = json.loads(text)
+                    except ValueError:
+                        bad += 1
+                        continue
+                    if isinstance(row, dict):
+                        rows.append(row)
+                    else:
+                        bad += 1
+        except OSError as error:
+            self.problems.append(f"{relative}: unreadable ({error})")
+            return None
+        if bad:
+            self.problems.append(f"{relative}: {bad} line(s) are not JSON objects and were skipped")
+        return rows
+
+    def csv(self, relative: str) -> list[dict[str, str]] | None:
+        """Return the rows of a CSV file with a header, or ``None`` when it is missing or unreadable."""
+        target = self.path / relative
+        if not target.is_file():
+            return None
+        try:
+            with target.open(newline="", encoding="utf-8") as handle:
+                return list(csv.DictReader(handle))
+        except (OSError, UnicodeDecodeError, csv.Error) as error:
+            self.problems.append(f"{relative}: unreadable CSV ({type(error).__name__}: {error})")
+            return None
+
+
+def sample_key(task_id: Any, sample_id: Any) -> tuple[str, str]:
+    """The (task, sample) join key used by every stage (ids compared as strings)."""
+    return (str(task_id), str(sample_id))
+
+
+def dedup_id(task_id: Any, sample_id: Any) -> str:
+    """The row id ``workbench dedup --id-column task_id,sample_id`` writes (``"HumanEval/5:44"``)."""
+    return f"{task_id}:{sample_id}"
+
+
+@dataclass
+class Dataset:
+    """The run's dataset rows with the pipeline's column names resolved.
+
+    Attributes:
+        rows: the rows, each with ``task_id`` and ``sample_id`` keys added when the dataset names
+            them otherwise (samples numbered 0, 1, ... per task when it has no sample column, as
+            ``workbench execute`` and ``workbench score`` number them); ``None`` when unavailable.
+        source: where they came from.
+        columns: ``{"task", "sample", "code", "reference", "prompt", "label", "language"}`` from
+            the config's ``[data]`` table (defaults where it is silent).
+    """
+
+    rows: list[dict[str, Any]] | None
+    source: str | None
+    columns: dict[str, str | None]
+
+
+DEFAULT_COLUMNS = {"task": "task_id", "sample": "sample_id", "code": None, "reference": "reference",
+                   "prompt": "prompt", "label": "passed", "language": "python"}
+
+
+def load_dataset(folder: RunFolder, config: dict[str, Any] | None) -> Dataset:
+    """Read the dataset rows: ``data.jsonl`` in the run folder if present, else the config's
+    ``[data] source`` (a bundled name, a file, or a hub id read from the local cache only).
+
+    A dataset that cannot be read is recorded in ``folder.problems``; the report then has no
+    code and no shipped label, but every other section.
+    """
+    data = (config or {}).get("data") if isinstance(config, dict) else None
+    data = data if isinstance(data, dict) else {}
+    columns = dict(DEFAULT_COLUMNS)
+    for key, config_key in (("task", "task_column"), ("sample", "sample_column"), ("code", "code_column"),
+                            ("reference", "reference_column"), ("prompt", "prompt_column"),
+                            ("label", "label_column"), ("language", "language")):
+        if isinstance(data.get(config_key), str) and data[config_key]:
+            columns[key] = data[config_key]
+    rows = folder.jsonl("data.jsonl")
+    source = "data.jsonl" if rows is not None else None
+    if rows is None and isinstance(data.get("source"), str):
+        source = data["source"]
+        rows = _load_source(folder, source, data.get("split"))
+    if rows is not None:
+        _add_keys(rows, columns["task"], columns["sample"])
+    return Dataset(rows, source, columns)
+
+
+def _load_source(folder: RunFolder, source: str, split: Any) -> list[dict[str, Any]] | None:
+    from workbench.data.loading import load_records
+
+    try:
+        loaded = load_records(source, splits=[split] if isinstance(split, str) else None, offline=True)
+        return [row for dataset in loaded.splits.values() for row in dataset.to_list()]
+    except (WorkbenchError, OSError, ValueError) as error:
+        folder.problems.append(f"dataset {source!r} could not be read ({error}); code and the shipped label are not shown")
+        return None
+
+
+def _add_keys(rows: list[dict[str, Any]], task_column: str, sample_column: str) -> None:
+    numbering: dict[str, int] = {}
+    for row in rows:
+        task = row.get(task_column)
+        row.setdefault("task_id", task)
+        if sample_column in row:
+            row.setdefault("sample_id", row[sample_column])
+        else:
+            row.setdefault("sample_id", numbering.get(str(task), 0))
+            numbering[str(task)] = numbering.get(str(task), 0) + 1

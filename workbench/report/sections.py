@@ -1,0 +1,224 @@
+"""The summary sections of the report: correlations, LLM accounting, duplication, execution.
+
+Each function reads already-written stage outputs (nothing is recomputed except counts and
+the execution agreement) and returns JSON-ready data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from workbench.report.run_folder import RunFolder, sample_key
+
+#: correlate outputs: scope name -> file
+CORRELATION_FILES = {"subset": "correlate/subset.json", "all": "correlate/all.json"}
+#: score outputs: scope name -> folder
+SCORE_FOLDERS = {"subset": "score/llm", "all": "score/all"}
+#: stderr kept per sample in the report (the execute stage keeps its own tail)
+STDERR_EXCERPT_CHARS = 1500
+
+
+def latest_score_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the newest row of each (task, sample, method), as ``workbench score`` does when it
+    resumes with ``--retry-failed`` (rows are appended, the last one wins)."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        latest[(*sample_key(row.get("task_id"), row.get("sample_id")), str(row.get("method")))] = row
+    return list(latest.values())
+
+
+def correlation_section(folder: RunFolder) -> dict[str, Any]:
+    """The ``workbench correlate --json`` outputs, per scope.
+
+    Returns:
+        ``{"subset": dict | None, "all": dict | None}`` (the correlate report as written).
+    """
+    return {scope: folder.json(path) for scope, path in CORRELATION_FILES.items()}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def scoring_section(folder: RunFolder) -> dict[str, Any]:
+    """LLM and metric accounting per scope and method, summed over ``scores.jsonl`` rows.
+
+    Returns:
+        scope -> ``{"methods": {method: {"rows", "scored", "statuses", "llm_calls", "cache_hits",
+        "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds",
+        "model", "errors", "scale", "uses_llm"}}, "run": score/<scope>/run.json | None, "rows": [...latest rows...]}``
+        or ``None`` when the scope's ``scores.jsonl`` is missing. ``scored`` counts rows with
+        status ``ok``; ``errors`` holds up to three example error messages.
+    """
+    out: dict[str, Any] = {}
+    for scope, base in SCORE_FOLDERS.items():
+        rows = folder.jsonl(f"{base}/scores.jsonl")
+        if rows is None:
+            out[scope] = None
+            continue
+        rows = latest_score_rows(rows)
+        methods: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            method = str(row.get("method"))
+            entry = methods.setdefault(method, {
+                "rows": 0, "scored": 0, "statuses": Counter(), "llm_calls": 0, "cache_hits": 0,
+                "prompt_tokens": 0, "completion_tokens": 0, "tokens": 0, "cost_usd": 0.0, "seconds": 0.0,
+                "llm_seconds": 0.0, "model": None, "errors": [], "scale": None,
+            })
+            entry["rows"] += 1
+            status = str(row.get("status"))
+            entry["statuses"][status] += 1
+            if status == "ok" and _number(row.get("score")) is not None:
+                entry["scored"] += 1
+            for counter in ("llm_calls", "cache_hits", "prompt_tokens", "completion_tokens", "tokens"):
+                entry[counter] += int(_number(row.get(counter)) or 0)
+            for amount in ("cost_usd", "seconds", "llm_seconds"):
+                entry[amount] += _number(row.get(amount)) or 0.0
+            entry["model"] = entry["model"] or row.get("model")
+            if _number(row.get("scale_min")) is not None and _number(row.get("scale_max")) is not None:
+                entry["scale"] = [_number(row["scale_min"]), _number(row["scale_max"])]
+            if row.get("error") and len(entry["errors"]) < 3:
+                entry["errors"].append(str(row["error"])[:300])
+        for entry in methods.values():
+            entry["statuses"] = dict(entry["statuses"].most_common())
+            entry["uses_llm"] = bool(entry["model"]) or entry["llm_calls"] > 0 or entry["cache_hits"] > 0
+        out[scope] = {"methods": methods, "run": folder.json(f"{base}/run.json"), "rows": rows}
+    return out
+
+
+def duplication_section(folder: RunFolder) -> dict[str, Any]:
+    """In-set duplication (``dedup/``) and near-duplicates of the benchmark (``decontaminate/``).
+
+    Returns:
+        ``{"in_set": {...} | None, "against": {...} | None}``: ``in_set`` has the report's
+        ``overall`` counts (duplication factor = rows in clusters beyond one kept per cluster,
+        divided by analysed rows; Allamanis 2019, see :mod:`workbench.dedup.report`), the group
+        summary and the largest clusters; ``against`` has the ``contamination`` block and the rows
+        of ``contamination.csv``.
+    """
+    in_set = folder.json("dedup/report.json")
+    against = folder.json("decontaminate/report.json")
+    section: dict[str, Any] = {"in_set": None, "against": None}
+    if isinstance(in_set, dict):
+        section["in_set"] = {
+            "overall": in_set.get("overall"),
+            "groups": in_set.get("groups"),
+            "largest_clusters": in_set.get("largest_clusters", [])[:10],
+            "parameters": in_set.get("parameters"),
+            "failures": in_set.get("failures"),
+        }
+    if isinstance(against, dict):
+        section["against"] = {
+            "overall": against.get("overall"),
+            "contamination": against.get("contamination"),
+            "rows": (folder.csv("decontaminate/contamination.csv") or [])[:200],
+            "parameters": against.get("parameters"),
+        }
+    return section
+
+
+def cohen_kappa(both_pass: int, both_fail: int, first_only: int, second_only: int) -> float | None:
+    """Cohen's kappa of two binary raters from their 2x2 table (Cohen 1960,
+    "A coefficient of agreement for nominal scales", Educ. Psychol. Meas. 20(1), eq. 1):
+    ``(p_o - p_e) / (1 - p_e)``.
+
+    Args:
+        both_pass / both_fail: agreements; first_only / second_only: one says pass, the other fail.
+
+    Returns:
+        kappa in [-1, 1], or ``None`` when undefined (no rows, or both raters constant and equal).
+    """
+    total = both_pass + both_fail + first_only + second_only
+    if total == 0:
+        return None
+    observed = (both_pass + both_fail) / total
+    first_pass = (both_pass + first_only) / total
+    second_pass = (both_pass + second_only) / total
+    expected = first_pass * second_pass + (1 - first_pass) * (1 - second_pass)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def _binary(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    return None
+
+
+def execution_section(
+    folder: RunFolder, results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
+    label_column: str = "passed",
+) -> dict[str, Any] | None:
+    """Pass rate, statuses, isolation and agreement of our execution with the shipped label.
+
+    Args:
+        folder: the run folder (for ``execute/summary.json``).
+        results: ``execute/results.jsonl`` rows, or ``None`` when missing.
+        data_rows: the dataset rows (for the shipped label), or ``None``.
+        label_column: the dataset's shipped pass/fail column.
+
+    Returns:
+        ``None`` without results; else ``{"rows", "passed", "pass_rate", "statuses",
+        "isolation", "isolation_description", "summary", "agreement"}`` where ``agreement`` is
+        ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
+        "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
+    """
+    if results is None:
+        return None
+    summary = folder.json("execute/summary.json")
+    statuses = Counter(str(r.get("status")) for r in results)
+    passed = sum(1 for r in results if _binary(r.get("passed")) == 1)
+    isolation = Counter(str(r.get("isolation")) for r in results if r.get("isolation"))
+    summary = summary if isinstance(summary, dict) else None
+    section: dict[str, Any] = {
+        "rows": len(results),
+        "passed": passed,
+        "pass_rate": passed / len(results) if results else None,
+        "statuses": dict(statuses.most_common()),
+        # the rows say which isolation each sample ran under; several levels mean a resumed run changed it
+        "isolation": ", ".join(f"{level} ({count})" if len(isolation) > 1 else level for level, count in isolation.most_common())
+        or None,
+        "isolation_description": (summary or {}).get("isolation_description"),
+        "summary": summary,
+        "agreement": None,
+    }
+    if not data_rows or not any(label_column in row for row in data_rows):
+        return section
+    shipped = {sample_key(r.get("task_id"), r.get("sample_id")): _binary(r.get(label_column)) for r in data_rows}
+    table = Counter()
+    examples = []
+    for row in results:
+        theirs = shipped.get(sample_key(row.get("task_id"), row.get("sample_id")))
+        ours = _binary(row.get("passed"))
+        if theirs is None or ours is None:
+            continue
+        cell = {(1, 1): "both_pass", (0, 0): "both_fail", (1, 0): "ours_only_pass", (0, 1): "shipped_only_pass"}[(ours, theirs)]
+        table[cell] += 1
+        if ours != theirs and len(examples) < 25:
+            examples.append({"task_id": row.get("task_id"), "sample_id": row.get("sample_id"), "ours": ours,
+                             "shipped": theirs, "status": row.get("status"), "detail": row.get("detail")})
+    matched = sum(table.values())
+    agree = table["both_pass"] + table["both_fail"]
+    section["agreement"] = {
+        "label_column": label_column,
+        "matched": matched,
+        "agree": agree,
+        "rate": agree / matched if matched else None,
+        "kappa": cohen_kappa(table["both_pass"], table["both_fail"], table["ours_only_pass"], table["shipped_only_pass"]),
+        "both_pass": table["both_pass"],
+        "both_fail": table["both_fail"],
+        "ours_only_pass": table["ours_only_pass"],
+        "shipped_only_pass": table["shipped_only_pass"],
+        "shipped_pass_rate": (table["both_pass"] + table["shipped_only_pass"]) / matched if matched else None,
+        "examples": examples,
+    }
+    return section
