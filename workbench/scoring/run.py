@@ -406,8 +406,9 @@ def score_samples(
         traces_writer.close()
         if cache is not None:
             cache.close()
+        # also after an interrupt or a configuration error: the rows written so far stay usable
+        write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
     wall = time.perf_counter() - started
-    write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
     usage = llm.usage if llm is not None else Usage()
     capacity = wall * min(config.workers, max(1, len(todo)))
     report = RunReport(
