@@ -76,7 +76,38 @@ def run_command(
     console.print(table)
     console.print(f"wall time {result.seconds:.1f} s")
     if result.report:
+        _print_headline(result.report[0])
         console.print(f"report: {result.report[1]}  (data: {result.report[0]})")
+
+
+def _interval(block: dict | None, coefficient: str) -> str:
+    if not block or block.get(coefficient) is None:
+        return "n/a"
+    low, high = block.get(f"{coefficient}_ci") or (None, None)
+    ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+    return f"{block[coefficient]:.3f}{ci}"
+
+
+def _print_headline(report_json: Path) -> None:
+    """The report's headline on the terminal: pooled Kendall tau-b and Pearson r per method."""
+    import json
+
+    headline = json.loads(report_json.read_text()).get("headline") or []
+    from rich import box
+
+    table = Table(title="correlation with execution (pooled; 95% bootstrap CI over tasks)", box=box.SIMPLE_HEAD)
+    table.add_column("method", no_wrap=True)
+    table.add_column("rows", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("Kendall tau-b", no_wrap=True)
+    table.add_column("Pearson r", no_wrap=True)
+    for entry in headline:
+        for scope, label in (("subset", "subset"), ("all", "all")):
+            block = entry.get(scope) or {}
+            if block.get("n_samples"):
+                table.add_row(entry.get("method", "?"), label, str(block["n_samples"]),
+                              _interval(block.get("pooled"), "kendall"), _interval(block.get("pooled"), "pearson"))
+    console.print(table)
 
 
 def _toml_string(text: str) -> str:
