@@ -97,10 +97,10 @@ def _print_headline(report_json: Path) -> None:
 
     table = Table(title="correlation with execution (pooled; 95% bootstrap CI over tasks)", box=box.SIMPLE_HEAD)
     table.add_column("method", no_wrap=True)
-    table.add_column("rows", no_wrap=True)
-    table.add_column("n", justify="right", no_wrap=True)
-    table.add_column("Kendall tau-b", no_wrap=True)
-    table.add_column("Pearson r", no_wrap=True)
+    table.add_column("rows", no_wrap=True, min_width=6)
+    table.add_column("n", justify="right", no_wrap=True, min_width=4)
+    table.add_column("Kendall tau-b")
+    table.add_column("Pearson r")
     for entry in headline:
         for scope, label in (("subset", "subset"), ("all", "all")):
             block = entry.get(scope) or {}
