@@ -44,6 +44,53 @@ def pick_rows(path: Path, n: int) -> list[dict]:
     return picked[:n]
 
 
+def summarize(method: str, scored: list[dict]) -> dict:
+    """Per-sample means of one method's ``scores.jsonl`` rows (calls, tokens, seconds) and the
+    share of the per-sample time spent outside LLM calls."""
+    llm_s = sum(r["llm_seconds"] for r in scored)
+    total_s = sum(r["seconds"] for r in scored)
+    return {
+        "method": method,
+        "samples": len(scored),
+        "tasks": len({r["task_id"] for r in scored}),
+        "ok": sum(r["status"] == "ok" for r in scored),
+        "calls_per_sample": statistics.fmean(r["llm_calls"] for r in scored),
+        "tokens_per_sample": statistics.fmean(r["tokens"] for r in scored),
+        "prompt_tokens_per_sample": statistics.fmean(r["prompt_tokens"] for r in scored),
+        "completion_tokens_per_sample": statistics.fmean(r["completion_tokens"] for r in scored),
+        "seconds_per_sample": statistics.fmean(r["seconds"] for r in scored),
+        "outside_llm_share": (1 - llm_s / total_s) if total_s else None,
+    }
+
+
+def print_table(results: list[dict]) -> None:
+    header = f"{'method':<20}{'n':>4}{'ok':>4}{'calls/smp':>10}{'tokens/smp':>11}{'s/smp':>9}{'outside LLM':>13}"
+    print(header)
+    for r in results:
+        share = "-" if r["outside_llm_share"] is None else f"{r['outside_llm_share']:.1%}"
+        print(f"{r['method']:<20}{r['samples']:>4}{r['ok']:>4}{r['calls_per_sample']:>10.1f}"
+              f"{r['tokens_per_sample']:>11.0f}{r['seconds_per_sample']:>9.1f}{share:>13}")
+
+
+def from_run(scores_path: Path, methods: list[str], n: int) -> int:
+    """Summarise the first ``n`` samples of each method in an existing ``scores.jsonl``
+    (e.g. a long ``workbench score`` run), instead of scoring again."""
+    import os
+
+    rows = [json.loads(line) for line in scores_path.read_text().splitlines() if line.strip()]
+    results = []
+    for method in methods:
+        mine = [r for r in rows if r["method"] == method and r.get("llm_calls", 0) - r.get("cache_hits", 0) > 0][:n]
+        if mine:
+            results.append(summarize(method, mine))
+    print(f"from {scores_path} (first {n} samples per method with real LLM calls); load now {os.getloadavg()[0]:.1f}")
+    for r in results:
+        print(json.dumps(r))
+    print()
+    print_table(results)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
@@ -55,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-subcodes", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--from-run", type=Path, default=None,
+                        help="summarise this existing scores.jsonl instead of scoring (first --samples per method)")
     args = parser.parse_args(argv)
+    if args.from_run:
+        return from_run(args.from_run, args.methods, args.samples)
 
     from workbench.llm.client import LLMSettings
     from workbench.scoring.results import read_rows
@@ -87,32 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         scored = [r for r in read_rows(out / "scores.jsonl") if r["method"] == method]
         wall = time.perf_counter() - started
-        llm_s = sum(r["llm_seconds"] for r in scored)
-        total_s = sum(r["seconds"] for r in scored)
-        results.append(
-            {
-                "method": method,
-                "samples": len(scored),
-                "ok": sum(r["status"] == "ok" for r in scored),
-                "calls_per_sample": statistics.fmean(r["llm_calls"] for r in scored),
-                "tokens_per_sample": statistics.fmean(r["tokens"] for r in scored),
-                "prompt_tokens_per_sample": statistics.fmean(r["prompt_tokens"] for r in scored),
-                "completion_tokens_per_sample": statistics.fmean(r["completion_tokens"] for r in scored),
-                "seconds_per_sample": statistics.fmean(r["seconds"] for r in scored),
-                "outside_llm_share": (1 - llm_s / total_s) if total_s else None,
-                "this_invocation_wall_s": wall,
-                "this_invocation_outside_llm_share": report.outside_llm_share,
-            }
-        )
+        results.append({**summarize(method, scored), "this_invocation_wall_s": wall,
+                        "this_invocation_outside_llm_share": report.outside_llm_share})
         print(json.dumps(results[-1]), flush=True)
 
     print()
-    header = f"{'method':<20}{'n':>4}{'ok':>4}{'calls/s':>9}{'tokens/s':>10}{'sec/s':>9}{'outside LLM':>13}"
-    print(header)
-    for r in results:
-        share = "-" if r["outside_llm_share"] is None else f"{r['outside_llm_share']:.1%}"
-        print(f"{r['method']:<20}{r['samples']:>4}{r['ok']:>4}{r['calls_per_sample']:>9.1f}"
-              f"{r['tokens_per_sample']:>10.0f}{r['seconds_per_sample']:>9.1f}{share:>13}")
+    print_table(results)
     (args.output / "summary.json").write_text(json.dumps(results, indent=2))
     return 0
 
