@@ -372,3 +372,12 @@ def test_recomputed_pearson_values_match_the_shared_csv(shared_data):
     for value in values:
         key = "gpt35_nswr" if value.method == "ice-score" else value.method
         assert value.value == pytest.approx(recomputed[(key, value.level)], abs=0.0005), value
+
+
+def test_without_a_subset_file_every_llm_scored_sample_gets_a_view(run_dir):
+    # `workbench run` selects the subset inside `workbench score --select stratified`: no subset.jsonl
+    (run_dir / "score" / "subset.jsonl").unlink()
+    scored = {(r["task_id"], str(r["sample_id"])) for r in _rows(run_dir / "score" / "llm" / "scores.jsonl")}
+    data = build_report_data(run_dir)
+    assert {(v["task_id"], v["sample_id"]) for v in data["samples"]} == scored
+    assert data["counts"]["views"] == len(scored) > 0
