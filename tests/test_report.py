@@ -381,3 +381,20 @@ def test_without_a_subset_file_every_llm_scored_sample_gets_a_view(run_dir):
     data = build_report_data(run_dir)
     assert {(v["task_id"], v["sample_id"]) for v in data["samples"]} == scored
     assert data["counts"]["views"] == len(scored) > 0
+
+
+def test_undecodable_text_and_empty_code_do_not_break_the_report(run_dir):
+    subset = _rows(run_dir / "score" / "subset.jsonl")
+    keys = [(r["task_id"], str(r["sample_id"])) for r in subset[:2]]
+    rows = _rows(run_dir / "data.jsonl")
+    for row in rows:
+        if (row["task_id"], str(row["sample_id"])) == keys[0]:
+            row["completion_multipl_e"] = "    return '\udc80\x00'\n"  # a lone surrogate and a NUL
+        if (row["task_id"], str(row["sample_id"])) == keys[1]:
+            row["completion_multipl_e"] = ""
+    (run_dir / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    json_path, html_path = write_report(run_dir)
+    views = {(v["task_id"], v["sample_id"]): v for v in json.loads(json_path.read_text())["samples"]}
+    assert views[keys[0]]["code"]["generation"] == "    return '\udc80\x00'\n"
+    assert views[keys[1]]["code"]["generation"] == ""
+    assert "\\udc80" in html_path.read_text()
