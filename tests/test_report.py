@@ -207,6 +207,7 @@ def test_write_report_writes_json_and_a_self_contained_page(run_dir):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html, re.IGNORECASE)
     assert "@import" not in html and not re.search(r"url\((?!['\"]?(data:|#))", html)
     assert html.count('<details class="sample"') == len(data["samples"]) == data["counts"]["subset"]
+    assert html.count('<a href="#sample-') == len(data["samples"])  # the subset table links each view
     assert html.count("<svg") == 3
     for method in data["headline"]:
         assert method["method"] in html
