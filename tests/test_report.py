@@ -399,3 +399,14 @@ def test_undecodable_text_and_empty_code_do_not_break_the_report(run_dir):
     assert views[keys[0]]["code"]["generation"] == "    return '\udc80\x00'\n"
     assert views[keys[1]]["code"]["generation"] == ""
     assert "\\udc80" in html_path.read_text()
+
+
+@pytest.mark.parametrize("content", ['[1, 2]', '"text"',
+                                     '{"metrics": [1], "overall": 3, "contamination": "x", "stages": [], "usage": [2]}'])
+def test_stage_files_of_the_wrong_shape_are_reported_not_fatal(run_dir, content):
+    for relative in ("run.json", "correlate/subset.json", "correlate/all.json", "dedup/report.json",
+                     "decontaminate/report.json", "execute/summary.json", "score/llm/run.json", "dedup/clusters.json"):
+        (run_dir / relative).write_text(content)
+    data = build_report_data(run_dir)
+    html = render_html(json.loads(json.dumps(data)))
+    assert data["samples"] and "<details" in html

@@ -179,7 +179,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_dir():
         raise WorkbenchError(f"run folder {str(path)!r} does not exist or is not a folder")
     folder = RunFolder(path)
-    run = folder.json("run.json")
+    run = folder.json_object("run.json")
     run = run if isinstance(run, dict) else None
     config = (run or {}).get("config") if isinstance((run or {}).get("config"), dict) else None
     stages = stage_overview(folder, run)
