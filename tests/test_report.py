@@ -207,6 +207,7 @@ def test_write_report_writes_json_and_a_self_contained_page(run_dir):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html, re.IGNORECASE)
     assert "@import" not in html and not re.search(r"url\((?!['\"]?(data:|#))", html)
     assert html.count('<details class="sample"') == len(data["samples"]) == data["counts"]["subset"]
+    assert html.count('<a href="#sample-') == len(data["samples"])  # the subset table links each view
     assert html.count("<svg") == 3
     for method in data["headline"]:
         assert method["method"] in html
@@ -372,3 +373,40 @@ def test_recomputed_pearson_values_match_the_shared_csv(shared_data):
     for value in values:
         key = "gpt35_nswr" if value.method == "ice-score" else value.method
         assert value.value == pytest.approx(recomputed[(key, value.level)], abs=0.0005), value
+
+
+def test_without_a_subset_file_every_llm_scored_sample_gets_a_view(run_dir):
+    # `workbench run` selects the subset inside `workbench score --select stratified`: no subset.jsonl
+    (run_dir / "score" / "subset.jsonl").unlink()
+    scored = {(r["task_id"], str(r["sample_id"])) for r in _rows(run_dir / "score" / "llm" / "scores.jsonl")}
+    data = build_report_data(run_dir)
+    assert {(v["task_id"], v["sample_id"]) for v in data["samples"]} == scored
+    assert data["counts"]["views"] == len(scored) > 0
+
+
+def test_undecodable_text_and_empty_code_do_not_break_the_report(run_dir):
+    subset = _rows(run_dir / "score" / "subset.jsonl")
+    keys = [(r["task_id"], str(r["sample_id"])) for r in subset[:2]]
+    rows = _rows(run_dir / "data.jsonl")
+    for row in rows:
+        if (row["task_id"], str(row["sample_id"])) == keys[0]:
+            row["completion_multipl_e"] = "    return '\udc80\x00'\n"  # a lone surrogate and a NUL
+        if (row["task_id"], str(row["sample_id"])) == keys[1]:
+            row["completion_multipl_e"] = ""
+    (run_dir / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    json_path, html_path = write_report(run_dir)
+    views = {(v["task_id"], v["sample_id"]): v for v in json.loads(json_path.read_text())["samples"]}
+    assert views[keys[0]]["code"]["generation"] == "    return '\udc80\x00'\n"
+    assert views[keys[1]]["code"]["generation"] == ""
+    assert "\\udc80" in html_path.read_text()
+
+
+@pytest.mark.parametrize("content", ['[1, 2]', '"text"',
+                                     '{"metrics": [1], "overall": 3, "contamination": "x", "stages": [], "usage": [2]}'])
+def test_stage_files_of_the_wrong_shape_are_reported_not_fatal(run_dir, content):
+    for relative in ("run.json", "correlate/subset.json", "correlate/all.json", "dedup/report.json",
+                     "decontaminate/report.json", "execute/summary.json", "score/llm/run.json", "dedup/clusters.json"):
+        (run_dir / relative).write_text(content)
+    data = build_report_data(run_dir)
+    html = render_html(json.loads(json.dumps(data)))
+    assert data["samples"] and "<details" in html

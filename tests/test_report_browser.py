@@ -31,8 +31,10 @@ def _test_report_module():
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra: pip install -e .[test]")
-    with sync_api.sync_playwright() as playwright:
+    # playwright is in the test extra: a missing package is an error, not a skip
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
         instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         yield instance
         instance.close()

@@ -28,7 +28,8 @@ REPORT_HTML = "report.html"
 
 def _write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    # data may hold lone surrogates (undecodable bytes kept by a loader): escaped, never a crash
+    temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
     temporary.replace(path)
 
 
@@ -48,7 +49,7 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     folder = Path(run_dir)
     data = build_report_data(folder)
     # the HTML is rendered from the JSON as written, so the page shows exactly what the file holds
-    text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, default=str)
+    text = json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str)
     html = render_html(json.loads(text))
     json_path, html_path = folder / REPORT_JSON, folder / REPORT_HTML
     _write_atomically(json_path, text + "\n")

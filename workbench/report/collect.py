@@ -85,7 +85,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
     if results:
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
-                 if r.get("passed") in (0, 1, True, False)}, "our execution results (execute/results.jsonl)")
+                 if r.get("passed") in (0, 1, True, False)}, "our execution results, execute/results.jsonl")
     labels = {}
     for row in data_rows or []:
         value = row.get(label_column)
@@ -93,7 +93,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
             value = int(value)
         if value in (0, 1, True, False):
             labels[sample_key(row.get("task_id"), row.get("sample_id"))] = int(value)
-    return labels, f"the dataset's shipped {label_column!r} column (no execution results)"
+    return labels, f"the dataset's shipped {label_column!r} column, as there are no execution results"
 
 
 def _distributions(
@@ -179,7 +179,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_dir():
         raise WorkbenchError(f"run folder {str(path)!r} does not exist or is not a folder")
     folder = RunFolder(path)
-    run = folder.json("run.json")
+    run = folder.json_object("run.json")
     run = run if isinstance(run, dict) else None
     config = (run or {}).get("config") if isinstance((run or {}).get("config"), dict) else None
     stages = stage_overview(folder, run)

@@ -47,7 +47,8 @@ def _strip(axes, position: float, values: np.ndarray, color: str, rng: np.random
 
 
 def distributions_svg(distributions: dict[str, dict[str, Any]]) -> str | None:
-    """Box plots (with the points, when few) of each method's scores on passing vs failing samples.
+    """Box plots of each method's scores on passing vs failing samples, with the points when a group
+    has at most :data:`MAX_POINTS_PER_GROUP`, else with a violin (kernel density) behind the box.
 
     Args:
         distributions: method -> ``{"scope", "passed": [float], "failed": [float]}``.
@@ -73,6 +74,11 @@ def distributions_svg(distributions: dict[str, dict[str, Any]]) -> str | None:
             patch.set_alpha(0.25)
         for i, group in present:
             _strip(axes, i, group, (_PASS_COLOR, _FAIL_COLOR)[i], rng)
+            if len(group) > MAX_POINTS_PER_GROUP and np.ptp(group) > 0:  # too many points: show the density
+                violin = axes.violinplot([group], positions=[i], widths=0.8, showextrema=False)
+                for body in violin["bodies"]:
+                    body.set_facecolor((_PASS_COLOR, _FAIL_COLOR)[i])
+                    body.set_alpha(0.2)
         axes.set_xticks([0, 1], [f"pass\nn={len(groups[0])}", f"fail\nn={len(groups[1])}"])
         axes.set_xlim(-0.6, 1.6)
         scale = distributions[method].get("scale")

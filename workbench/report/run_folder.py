@@ -58,6 +58,15 @@ class RunFolder:
             self.problems.append(f"{relative}: unreadable JSON ({type(error).__name__}: {error})")
             return None
 
+    def json_object(self, relative: str) -> dict[str, Any] | None:
+        """Like :meth:`json`, for files that must hold a JSON object: anything else is recorded and
+        ``None`` is returned."""
+        value = self.json(relative)
+        if value is None or isinstance(value, dict):
+            return value
+        self.problems.append(f"{relative}: expected a JSON object, found {type(value).__name__}")
+        return None
+
     def jsonl(self, relative: str) -> list[dict[str, Any]] | None:
         """Return the rows of a JSON Lines file, or ``None`` when it is missing.
 

@@ -113,9 +113,9 @@ def _storage_entries(role: str, units: list[Any]) -> list[dict[str, Any]]:
             "lines": unit.get("lines"),
             "description": unit.get("description"),
             "error": unit.get("error"),
-            "retrievals": unit.get("retrievals") or [],
-            "updates": unit.get("updates") or [],
-            "ignored_symbols": unit.get("ignored_symbols") or [],
+            "retrievals": [r for r in unit.get("retrievals") or [] if isinstance(r, dict)],
+            "updates": [u for u in unit.get("updates") or [] if isinstance(u, dict)],
+            "ignored_symbols": [str(name) for name in unit.get("ignored_symbols") or []],
         }
         for unit in units
         if isinstance(unit, dict)

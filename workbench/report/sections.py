@@ -35,7 +35,23 @@ def correlation_section(folder: RunFolder) -> dict[str, Any]:
     Returns:
         ``{"subset": dict | None, "all": dict | None}`` (the correlate report as written).
     """
-    return {scope: folder.json(path) for scope, path in CORRELATION_FILES.items()}
+    out = {}
+    for scope, path in CORRELATION_FILES.items():
+        report = folder.json_object(path)
+        metrics = (report or {}).get("metrics")
+        if report is not None and not (isinstance(metrics, dict) and all(isinstance(m, dict) for m in metrics.values())):
+            folder.problems.append(f"{path}: no 'metrics' object of a workbench correlate report; left out")
+            report = None
+        out[scope] = report
+    return out
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _records(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _number(value: Any) -> float | None:
@@ -86,7 +102,10 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
         for entry in methods.values():
             entry["statuses"] = dict(entry["statuses"].most_common())
             entry["uses_llm"] = bool(entry["model"]) or entry["llm_calls"] > 0 or entry["cache_hits"] > 0
-        out[scope] = {"methods": methods, "run": folder.json(f"{base}/run.json"), "rows": rows}
+        run = folder.json_object(f"{base}/run.json")
+        if run is not None and not isinstance(run.get("usage"), dict):
+            run = {k: v for k, v in run.items() if k != "usage"}
+        out[scope] = {"methods": methods, "run": run, "rows": rows}
     return out
 
 
@@ -100,23 +119,23 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
         summary and the largest clusters; ``against`` has the ``contamination`` block and the rows
         of ``contamination.csv``.
     """
-    in_set = folder.json("dedup/report.json")
-    against = folder.json("decontaminate/report.json")
+    in_set = folder.json_object("dedup/report.json")
+    against = folder.json_object("decontaminate/report.json")
     section: dict[str, Any] = {"in_set": None, "against": None}
     if isinstance(in_set, dict):
         section["in_set"] = {
-            "overall": in_set.get("overall"),
-            "groups": in_set.get("groups"),
-            "largest_clusters": in_set.get("largest_clusters", [])[:10],
-            "parameters": in_set.get("parameters"),
-            "failures": in_set.get("failures"),
+            "overall": _mapping(in_set.get("overall")),
+            "groups": _mapping(in_set.get("groups")),
+            "largest_clusters": _records(in_set.get("largest_clusters"))[:10],
+            "parameters": _mapping(in_set.get("parameters")),
+            "failures": _mapping(in_set.get("failures")),
         }
     if isinstance(against, dict):
         section["against"] = {
-            "overall": against.get("overall"),
-            "contamination": against.get("contamination"),
+            "overall": _mapping(against.get("overall")),
+            "contamination": _mapping(against.get("contamination")),
             "rows": (folder.csv("decontaminate/contamination.csv") or [])[:200],
-            "parameters": against.get("parameters"),
+            "parameters": _mapping(against.get("parameters")),
         }
     return section
 
@@ -174,7 +193,7 @@ def execution_section(
     """
     if results is None:
         return None
-    summary = folder.json("execute/summary.json")
+    summary = folder.json_object("execute/summary.json")
     statuses = Counter(str(r.get("status")) for r in results)
     passed = sum(1 for r in results if _binary(r.get("passed")) == 1)
     isolation = Counter(str(r.get("isolation")) for r in results if r.get("isolation"))
