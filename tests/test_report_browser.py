@@ -1,6 +1,6 @@
 """The report in a real headless browser (Debian's chromium driven by playwright): it renders with
 no console error and no request at all beyond its own file, a per-sample view expands and shows
-its content, hostile content stays inert; a screenshot is saved to tests/artifacts/report.png."""
+its content, hostile content stays inert; a screenshot is saved to tests/artifacts/report.png (ignored by git)."""
 
 from __future__ import annotations
 
