@@ -249,6 +249,9 @@ def run_pipeline(
             if plan.name == "score":
                 _pull_model(config)
             if plan.command is None:
+                # the report describes run.json, so it records itself as done (a failure below
+                # overwrites that)
+                manifest.update(plan.name, status="done", finished=_now())
                 result.report = _write_report(run_dir)
             else:
                 _invoke(plan, extra)
