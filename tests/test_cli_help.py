@@ -52,3 +52,13 @@ def test_errors_still_end_in_one_line(tmp_path):
     assert result.exit_code == 1 and "Error: " in result.output and "no such file" in result.output
     result = runner.invoke(app, ["dedup", "x.jsonl", "--seed", "-1"])
     assert result.exit_code == 2 and "--seed" in result.output
+
+
+def test_help_texts_are_left_as_written(capsys):
+    """Code that reads the options (the pipeline's config keys) sees the help unescaped."""
+    command = typer.main.get_command(app).commands["dedup"]
+    with command.make_context("dedup", ["data.jsonl"], resilient_parsing=True) as ctx:
+        command.get_help(ctx)  # typer's Rich help prints as it renders
+    assert "[default: 'id' if present" in capsys.readouterr().out
+    id_help = next(p.help for p in command.params if p.name == "id_column")
+    assert "[default: 'id' if present" in id_help and "\\[" not in id_help

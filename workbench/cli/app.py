@@ -33,13 +33,10 @@ _TYPE_METAVARS = {
 
 
 def _tidy_parameter(param: click.Parameter, ctx: click.Context) -> None:
-    """Give ``param`` a readable metavar and help text that Rich prints literally."""
+    """Give ``param`` a readable metavar (once; its help text is left as written)."""
     if getattr(param, "_workbench_tidied", False):
         return
     param._workbench_tidied = True  # type: ignore[attr-defined]
-    help_text = getattr(param, "help", None)
-    if help_text:  # "[default: ...]" in a help is text, not Rich markup
-        param.help = escape(help_text)  # type: ignore[attr-defined]
     if param.metavar is not None:
         return
     if getattr(param, "is_flag", False):
@@ -67,6 +64,18 @@ class _TidyHelp:
         for param in params:
             _tidy_parameter(param, ctx)
         return params
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # "[default: ...]" in a help text is text, not Rich markup: escaped while the help is
+        # drawn, and restored after, for code that reads the help texts (the pipeline's options)
+        written = {param: param.help for param in self.get_params(ctx) if getattr(param, "help", None)}
+        for param, text in written.items():
+            param.help = escape(text)  # type: ignore[attr-defined]
+        try:
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+        finally:
+            for param, text in written.items():
+                param.help = text  # type: ignore[attr-defined]
 
 
 class _WorkbenchGroup(_TidyHelp, TyperGroup):
