@@ -37,20 +37,20 @@ def _tidy_parameter(param: click.Parameter, ctx: click.Context) -> None:
     if getattr(param, "_workbench_tidied", False):
         return
     param._workbench_tidied = True  # type: ignore[attr-defined]
-    if param.metavar is not None:
-        return
     if getattr(param, "is_flag", False):
-        param.metavar = ""  # a flag takes no value
+        if param.metavar is None:
+            param.metavar = ""  # a flag takes no value
         return
     type_name = None
     if hasattr(param, "display_type"):  # typer's own type names; older typer already uses click's
         shown = str(param.display_type(ctx)).strip("<>")
         type_name = _TYPE_METAVARS.get(shown, shown.upper() if "|" not in shown else f"[{shown}]")
     if param.param_type_name == "argument":
-        param.metavar = (param.name or "").upper()  # name column and usage line
+        if param.metavar is None:
+            param.metavar = (param.name or "").upper()  # name column and usage line
         if type_name is not None:  # the type column of an argument ignores its metavar
             param.display_type_rich = lambda ctx, shown=type_name: shown  # type: ignore[method-assign]
-    elif type_name is not None:
+    elif type_name is not None and param.metavar is None:
         param.metavar = type_name
 
 
