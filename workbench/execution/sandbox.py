@@ -153,8 +153,8 @@ def step_script(
     moved to the runner's numbers here. Then one byte is written to ``started_fd`` (an
     inherited high fd), which is closed at once: a run whose byte never arrived failed in
     the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``), before any candidate
-    code, and no candidate can take that byte back. Build commands run with the token fds closed; the
-    first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
+    code, and no candidate can take that byte back. Build commands run with the token fds
+    closed; the first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
     0. The status fd is closed before the run command, so the candidate cannot fake a
     compile error report. With a ``pass_token_file``, the script copies that file to
     ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
