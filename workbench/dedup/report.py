@@ -49,7 +49,7 @@ SPLIT_FIGURES: dict[str, str] = {
     "removed_rows_by_reason": (
         "dropped rows by why: exact_duplicate (same token multiset as the row its cluster keeps), "
         "near_duplicate (a near copy of that row), contaminated (a duplicate of an --against row); "
-        "not the same split as exact_duplicates/near_duplicates, which do not depend on the kept row"
+        "not the same breakdown as exact_duplicates/near_duplicates, which do not depend on the kept row"
     ),
     "kept": "rows in the deduplicated output (files - removed)",
 }
