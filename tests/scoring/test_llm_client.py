@@ -200,6 +200,10 @@ def test_a_missing_api_key_fails_before_any_call(monkeypatch):
     assert missing_credentials(_settings(model="azure/gpt-4o", api_base="https://x.example")) == [
         "AZURE_API_VERSION", "AZURE_API_KEY"]
     assert missing_credentials(_settings(model="local/qwen2.5-coder-0.5b")) == []  # in-process: no key
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    # AWS profiles / instance roles live outside the environment: no false alarm
+    assert missing_credentials(_settings(model="bedrock/anthropic.claude-v2")) == []
     LLMClient(_settings(), mock_response='{"score": 1}')  # litellm's mock calls no provider: no key needed
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     LLMClient(_settings())

@@ -67,6 +67,10 @@ class MissingCredentialsError(WorkbenchError):
 #: providers whose endpoint variable has a default in litellm (Ollama: http://localhost:11434)
 _DEFAULT_ENDPOINT_PROVIDERS = frozenset({"ollama", "ollama_chat"})
 
+#: providers whose SDK finds credentials outside the environment (AWS profiles and instance
+#: roles, Google application-default credentials): an unset variable proves nothing there
+_AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "sagemaker_chat", "vertex_ai", "vertex_ai_beta"})
+
 
 @dataclass
 class Usage:
@@ -233,13 +237,14 @@ def missing_credentials(settings: LLMSettings) -> list[str]:
     Asks ``litellm.validate_environment`` (which knows each provider's variables) without
     any network call. ``local/`` models need nothing; an endpoint variable
     (``*_API_BASE``) counts as set when ``settings.api_base`` is given, and for providers
-    with a default local endpoint (Ollama). Models litellm does not know report nothing
-    (the first call says why).
+    with a default local endpoint (Ollama). Models litellm does not know, and providers
+    whose credentials may live outside the environment (Bedrock, SageMaker, Vertex AI),
+    report nothing (the first call says what is wrong).
 
     Returns:
         variable names, e.g. ``["OPENAI_API_KEY"]``; empty when nothing is missing.
     """
-    if settings.model.startswith("local/"):
+    if settings.model.startswith("local/") or settings.provider in _AMBIENT_CREDENTIAL_PROVIDERS:
         return []
     import litellm
 
