@@ -75,6 +75,29 @@ def test_empty_file_is_a_clear_error(tmp_path):
         load_records(tmp_path / "empty.jsonl")
 
 
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("list.json", "[]"), ("header.csv", "id,content\n"), ("blank.jsonl", "\n\n"), ("header.csv.gz", None)],
+)
+def test_a_file_without_rows_is_a_clear_error(tmp_path, name, content):
+    path = tmp_path / name
+    if content is None:
+        with gzip.open(path, "wt") as handle:
+            handle.write("id,content\n")
+    else:
+        path.write_text(content)
+    with pytest.raises(DataError, match="the file has no rows") as raised:
+        load_records(path)
+    assert str(path) in str(raised.value) and "corresponds to no data" not in str(raised.value)
+
+
+def test_an_empty_file_in_a_folder_of_data_files_is_named(tmp_path):
+    _write_jsonl(tmp_path / "train.jsonl", [{"id": 1, "content": "a"}])
+    (tmp_path / "test.json").write_text("[]")
+    with pytest.raises(DataError, match=r"no rows in split 'test' \(test.json\)"):
+        load_records(tmp_path)
+
+
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_records(tmp_path / "nope.jsonl")

@@ -258,3 +258,86 @@ def test_language_column_and_multi_column_ids(tmp_path):
     report = json.loads(result.stdout)
     assert report["failures"] == {"no language plugin for 'cobol'": 1}
     assert json.loads((out / "clusters.json").read_text()) == [["A:0", "A:1"]]
+
+
+def test_report_tells_duplication_from_removal(small_corpus, tmp_path):
+    result = invoke(str(small_corpus), "--split-column", "split", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    overall = report["overall"]
+    assert set(report["definitions"]) == set(overall)  # every key is explained in report.json
+    # t1/t2 identical, s1 a near copy: one exact group of 2, one cluster of 3
+    assert overall["rows_in_exact_groups"] == 2 and overall["exact_duplicates"] == 1
+    assert overall["near_duplicates"] == 1 and overall["duplicate_rows"] == 2
+    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 1, "near_duplicate": 1, "contaminated": 0}
+    assert "removed_by_reason" not in overall
+    table = invoke(str(small_corpus), "--split-column", "split")
+    assert "removed rows, by reason" in table.output and "1 identical" in table.output
+    assert "1 near copy" in table.output
+
+
+def test_removal_reasons_follow_the_kept_row(tmp_path):
+    """Two identical rows and a longer near copy, --keep longest: the near copy stays, so both
+    identical rows are removed as near copies of it, while exact_duplicates still counts 1."""
+    base = make_function(random.Random(4), "omega")
+    longer = base.replace("    return", "    extra_name = 1\n    return")
+    data = write_jsonl(tmp_path / "d.jsonl", [{"id": "a1", "content": base}, {"id": "a2", "content": base},
+                                              {"id": "b", "content": longer}])
+    result = invoke(str(data), "--keep", "longest", "--json")
+    assert result.exit_code == 0, result.output
+    overall = json.loads(result.stdout)["overall"]
+    assert overall["exact_duplicates"] == 1 and overall["near_duplicates"] == 1 and overall["removed"] == 2
+    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 0, "near_duplicate": 2, "contaminated": 0}
+
+
+def test_a_cluster_with_every_row_contaminated_says_so(tmp_path):
+    leak = load_humaneval()[0]
+    code = leak["prompt"] + leak["canonical_solution"]
+    rng = random.Random(5)
+    rows = [{"id": "leak-a", "content": code}, {"id": "leak-b", "content": code}]
+    rows += [{"id": f"clean{i}", "content": make_function(rng, f"clean{i}")} for i in range(2)]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    result = invoke(str(data), "--against", "humaneval", "--min-tokens", "10", "--json")
+    assert result.exit_code == 0, result.output
+    cluster = json.loads(result.stdout)["largest_clusters"][0]
+    assert cluster["kept"] is None and cluster["contaminated"] == 2
+    table = invoke(str(data), "--against", "humaneval", "--min-tokens", "10")
+    assert "none: all contaminated" in table.output and "None" not in table.output
+
+
+def test_verify_progress_counts_candidate_pairs(small_corpus):
+    from contextlib import contextmanager
+
+    totals: dict[str, int] = {}
+    advanced: dict[str, int] = {}
+
+    @contextmanager
+    def record(description: str, total: int):
+        totals[description] = total
+        advanced[description] = 0
+
+        def advance(n: int) -> None:
+            advanced[description] += n
+
+        yield advance
+
+    run = run_dedup(str(small_corpus), split_column="split", progress=record)
+    pairs = run.result.counters["bucket_pairs"]
+    assert pairs > 0 and "verify candidate pairs" in totals
+    assert totals["verify candidate pairs"] == advanced["verify candidate pairs"] == pairs
+
+
+@pytest.mark.parametrize("option", ["--train-split", "--test-split"])
+def test_an_absent_train_or_test_split_is_an_error(small_corpus, option):
+    result = invoke(str(small_corpus), "--split-column", "split", option, "nosuch")
+    assert result.exit_code == 1
+    assert f"{option}: split 'nosuch' not found; available splits: train, test" in result.output
+
+
+def test_default_split_names_may_be_absent(tmp_path):
+    rng = random.Random(6)
+    data = write_jsonl(tmp_path / "only.jsonl", [{"id": i, "content": make_function(rng, f"f{i}")} for i in range(3)])
+    assert invoke(str(data), "--json").exit_code == 0  # one split, named "train"
+    result = invoke(str(data), "--train-split", "train", "--test-split", "test", "--json")
+    assert result.exit_code == 0, result.output
+    assert "cross_set" not in json.loads(result.stdout)

@@ -15,7 +15,9 @@ from workbench.llm.client import (
     LLMParseError,
     LLMSettings,
     LocalProviderMissingError,
+    MissingCredentialsError,
     extract_json,
+    missing_credentials,
 )
 
 SCHEMA = {
@@ -155,6 +157,7 @@ def test_local_models_need_the_local_provider(monkeypatch):
     monkeypatch.delattr(workbench.llm, "local", raising=False)
     with pytest.raises(LocalProviderMissingError, match="not installed"):
         LLMClient(LLMSettings("local/qwen2.5-coder-0.5b"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     LLMClient(LLMSettings("gpt-4o-mini"))  # other models do not need it
 
 
@@ -177,3 +180,31 @@ def test_unknown_local_model_fails_before_any_call(tmp_path):
         LLMClient(LLMSettings(model="local/nosuch"))
     with pytest.raises(WorkbenchError, match="not found"):
         LLMClient(LLMSettings(model=f"local/{tmp_path / 'missing.gguf'}"))
+
+
+def test_a_missing_api_key_fails_before_any_call(monkeypatch):
+    """No LLM is called: the credential preflight reads only the environment (litellm.validate_environment)."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_BASE", "AZURE_API_KEY", "AZURE_API_BASE",
+                 "AZURE_API_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(MissingCredentialsError, match=r"'gpt-4o-mini' \(openai\) needs the environment variable\(s\) OPENAI_API_KEY"):
+        LLMClient(_settings())
+    with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):
+        LLMClient(_settings(model="anthropic/claude-3-5-sonnet-20240620"))
+    with pytest.raises(MissingCredentialsError, match="AZURE_API_BASE, AZURE_API_VERSION, AZURE_API_KEY"):
+        LLMClient(_settings(model="azure/gpt-4o"))
+    # an OpenAI-compatible server still needs some key on the client side; the message says so
+    with pytest.raises(MissingCredentialsError, match="accepts any value"):
+        LLMClient(_settings(model="openai/qwen", api_base="http://127.0.0.1:8080/v1"))
+    assert missing_credentials(_settings(model="ollama/qwen2.5-coder")) == []  # default endpoint localhost:11434
+    assert missing_credentials(_settings(model="azure/gpt-4o", api_base="https://x.example")) == [
+        "AZURE_API_VERSION", "AZURE_API_KEY"]
+    assert missing_credentials(_settings(model="local/qwen2.5-coder-0.5b")) == []  # in-process: no key
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    # AWS profiles / instance roles live outside the environment: no false alarm
+    assert missing_credentials(_settings(model="bedrock/anthropic.claude-v2")) == []
+    LLMClient(_settings(), mock_response='{"score": 1}')  # litellm's mock calls no provider: no key needed
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    LLMClient(_settings())
+    LLMClient(_settings(model="openai/qwen", api_base="http://127.0.0.1:8080/v1"))

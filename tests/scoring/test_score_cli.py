@@ -102,3 +102,15 @@ def test_cli_errors_are_one_line(shared_data, tmp_path):
     assert result.exit_code == 0
     result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "-q"])
     assert result.exit_code == 1 and "--resume" in result.output
+
+
+def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path, monkeypatch):
+    """No LLM is called: the preflight fails on the unset OPENAI_API_KEY."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data, _ = _slice(shared_data, tmp_path, 2)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["score", str(data), "--method", "ice-score", "--model", "gpt-4o-mini",
+                                      "--generation-column", "completion_multipl_e", "-o", str(out), "-q"])
+    assert result.exit_code == 1, result.output
+    assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable(s) OPENAI_API_KEY" in result.output
+    assert read_rows(out / "scores.jsonl") == []

@@ -7,7 +7,8 @@ import os
 import click
 import typer
 from rich.console import Console
-from typer.core import TyperGroup
+from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
 from workbench import __version__
 from workbench.errors import WorkbenchError
@@ -22,7 +23,62 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-class _WorkbenchGroup(TyperGroup):
+#: typer (>= 0.2x) shows a parameter's Python type ("<str>", "<int range>"); the names a
+#: command-line user knows instead (click's), and nothing for a flag
+_TYPE_METAVARS = {
+    "str": "TEXT", "int": "INTEGER", "int range": "INTEGER", "float": "FLOAT", "float range": "FLOAT",
+    "path": "PATH", "file": "FILE", "directory": "DIR", "list[str]": "TEXT", "list[int]": "INTEGER",
+    "list[float]": "FLOAT", "list[path]": "PATH", "bool": "",
+}
+
+
+def _tidy_parameter(param: click.Parameter, ctx: click.Context) -> None:
+    """Give ``param`` a readable metavar (once; its help text is left as written)."""
+    if getattr(param, "_workbench_tidied", False):
+        return
+    param._workbench_tidied = True  # type: ignore[attr-defined]
+    if getattr(param, "is_flag", False):
+        if param.metavar is None:
+            param.metavar = ""  # a flag takes no value
+        return
+    type_name = None
+    if hasattr(param, "display_type"):  # typer's own type names; older typer already uses click's
+        shown = str(param.display_type(ctx)).strip("<>")
+        type_name = _TYPE_METAVARS.get(shown, shown.upper() if "|" not in shown else f"[{shown}]")
+    if param.param_type_name == "argument":
+        if param.metavar is None:
+            param.metavar = (param.name or "").upper()  # name column and usage line
+        if type_name is not None:  # the type column of an argument ignores its metavar
+            param.display_type_rich = lambda ctx, shown=type_name: shown  # type: ignore[method-assign]
+    elif type_name is not None and param.metavar is None:
+        param.metavar = type_name
+
+
+class _TidyHelp:
+    """Help that reads cleanly: ``--seed INTEGER [0<=x<=...]`` instead of ``<int range>``,
+    no ``<bool>`` after flags, ``SOURCE`` instead of ``{source}``, and square brackets in
+    help texts printed as written."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            _tidy_parameter(param, ctx)
+        return params
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # "[default: ...]" in a help text is text, not Rich markup: escaped while the help is
+        # drawn, and restored after, for code that reads the help texts (the pipeline's options)
+        written = {param: param.help for param in self.get_params(ctx) if getattr(param, "help", None)}
+        for param, text in written.items():
+            param.help = escape(text)  # type: ignore[attr-defined]
+        try:
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+        finally:
+            for param, text in written.items():
+                param.help = text  # type: ignore[attr-defined]
+
+
+class _WorkbenchGroup(_TidyHelp, TyperGroup):
     """Turns :class:`WorkbenchError` into a one-line ``Error: ...`` and exit status 1."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
@@ -35,8 +91,33 @@ class _WorkbenchGroup(TyperGroup):
             raise typer.Exit(1) from error
 
 
-app = typer.Typer(
-    cls=_WorkbenchGroup,
+class _WorkbenchCommand(_TidyHelp, TyperCommand):
+    """A command with :class:`_TidyHelp` and a usage line that names arguments plainly."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = param.metavar or (param.name or "").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
+class WorkbenchTyper(typer.Typer):
+    """``typer.Typer`` for workbench's commands and command groups: one-line errors and
+    clean help (see :class:`_TidyHelp`). Use it for a sub-group too (``workbench models``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("cls", _WorkbenchGroup)
+        super().__init__(*args, **kwargs)
+
+    def command(self, *args, **kwargs):  # type: ignore[override]
+        kwargs.setdefault("cls", _WorkbenchCommand)
+        return super().command(*args, **kwargs)
+
+
+app = WorkbenchTyper(
     name="workbench",
     help="Evaluation workbench for ML models of code: dedup, execute, score, correlate.",
     no_args_is_help=True,

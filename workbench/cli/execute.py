@@ -91,7 +91,7 @@ def execute_command(
         if row.get("phase") == "calibrate":
             progress.advance(tasks["calibrate"])
             return
-        passed["n"] += row["passed"]
+        passed["n"] += row.get("passed", 0)
         progress.update(tasks["execute"], advance=1, status=f"passed {passed['n']}")
 
     try:
@@ -106,6 +106,7 @@ def execute_command(
             "output": summary.output, "isolation": summary.isolation.level.value,
             "isolation_description": summary.isolation.description, "total": summary.total,
             "skipped_finished": summary.skipped_finished, "executed": summary.executed,
+            "sandbox_errors": summary.sandbox_errors,
             "elapsed_s": round(summary.elapsed_s, 3), "samples_per_s": round(summary.samples_per_s, 3),
             "calibration_s": round(summary.calibration_s, 3), "counts": summary.counts,
             "pass_at_1": summary.pass_at_1, "notes": summary.notes,
@@ -118,7 +119,9 @@ def execute_command(
     table.add_column("what")
     table.add_column("value")
     table.add_row("isolation", summary.isolation.description)
-    table.add_row("samples", f"{summary.total} in input, {summary.skipped_finished} already done, {summary.executed} run now")
+    not_run = f", {summary.sandbox_errors} not run (sandbox error)" if summary.sandbox_errors else ""
+    table.add_row("samples", f"{summary.total} in input, {summary.skipped_finished} already done, "
+                             f"{summary.executed} run now{not_run}")
     table.add_row("speed", f"{summary.samples_per_s:.2f} samples/s ({summary.elapsed_s:.1f} s)")
     table.add_row("status", ", ".join(f"{k} {v}" for k, v in summary.counts.items()) or "-")
     table.add_row("pass@1", "-" if summary.pass_at_1 is None else f"{summary.pass_at_1:.4f}")

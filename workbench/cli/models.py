@@ -9,10 +9,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from workbench.cli.app import app, console
+from workbench.cli.app import WorkbenchTyper, app, console
 from workbench.llm import models
 
-models_app = typer.Typer(
+models_app = WorkbenchTyper(
     help="Local GGUF models for `--model local/<alias>` (pinned sha256; see docs/models.md).",
     no_args_is_help=True,
 )

@@ -225,12 +225,55 @@ def _load_data_file(path: Path) -> LoadedDataset:
 
 
 def _read_data_files(builder: str, data_files: Mapping[str, str | list[str]]) -> dict[str, datasets.Dataset]:
+    files = ", ".join(str(v) for v in data_files.values())
+    return _build(builder, dict(data_files), label=files, failure=f"cannot read {files} as {builder}")
+
+
+def _build(
+    source: str, data_files: dict[str, str | list[str]] | None, *, label: str, failure: str
+) -> dict[str, datasets.Dataset]:
+    """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
+
+    What ``datasets.load_dataset`` does, in its steps, so that a split with no rows (``[]``,
+    a CSV with only a header) is reported as such rather than as datasets' "Instruction
+    'train' corresponds to no data".
+
+    Args:
+        source: a builder name (``"json"``) with ``data_files``, or a folder of data files.
+        label: the file or folder as the user named it (for the messages).
+        failure: the message's start when datasets cannot read the data.
+
+    Raises:
+        DataError: ``failure`` plus datasets' reason for a malformed file, or "has no rows"
+            naming the file(s) of each empty split.
+    """
     try:
-        loaded = datasets.load_dataset(builder, data_files=dict(data_files))
+        builder = datasets.load_dataset_builder(source, data_files=data_files)
+        builder.download_and_prepare()
     except Exception as error:  # datasets raises many types for malformed files
-        files = ", ".join(str(v) for v in data_files.values())
-        raise DataError(f"cannot read {files} as {builder}: {error}") from error
-    return dict(loaded)
+        raise DataError(f"{failure}: {error}") from error
+    split_infos = builder.info.splits or {}
+    empty = [name for name, info in split_infos.items() if not info.num_examples]
+    if empty:
+        raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, data_files is not None))
+    try:
+        return dict(builder.as_dataset())
+    except Exception as error:
+        raise DataError(f"{failure}: {error}") from error
+
+
+def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty: list[str], one_file: bool) -> str:
+    if one_file:
+        return (f"{label}: the file has no rows (an empty JSON list, or a CSV with only a header); "
+                f"pass a file with at least one record")
+
+    def files_of(split: str) -> str:
+        found = data_files.get(split) or []
+        names = [found] if isinstance(found, str) else [str(f) for f in found]
+        return ", ".join(os.path.basename(name) for name in names) or split
+
+    where = "; ".join(f"split {name!r} ({files_of(name)})" for name in empty)
+    return f"{label}: no rows in {where}; remove the empty files or add records"
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
@@ -239,10 +282,8 @@ def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
         raise DataError(f"{path}: the folder has no files")
     data_files = [p for p in files if _builder_for(p) is not None]
     if data_files and len(data_files) == len(files):
-        try:
-            return LoadedDataset(str(path), dict(datasets.load_dataset(str(path))))
-        except Exception as error:
-            raise DataError(f"cannot read the data files in {path}: {error}") from error
+        splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}")
+        return LoadedDataset(str(path), splits)
     return _load_source_folder(path, files, extensions)
 
 

@@ -31,6 +31,9 @@ from workbench.dedup.verification import verify_pair
 #: file status values
 ANALYSED, TOO_SHORT, FAILED = "analysed", "too_short", "failed"
 
+#: why a row is dropped (:class:`Removal`), in report order
+REMOVAL_REASONS: tuple[str, ...] = ("exact_duplicate", "near_duplicate", "contaminated")
+
 
 @dataclass(frozen=True)
 class DuplicatePair:
@@ -206,14 +209,16 @@ def find_duplicates(
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
     verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
-    with progress("verify candidates", len(buckets)) as advance:
+    # the bar counts candidate pairs (what verification is about), not buckets; pairs already
+    # in one cluster or seen in an earlier band count as done without a comparison
+    with progress("verify candidate pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
         for bucket in buckets:
             for pair in verifier.process(bucket):
                 if partitions[pair.a] == partitions[pair.b]:
                     pairs.append(pair)
                 else:
                     cross_partition.append(pair)
-            advance(1)
+            advance(_pairs_in(bucket))
     # bucket pairs never compared: already in one cluster, or compared in an earlier band
     counters["pairs_not_compared"] = counters["bucket_pairs"] - verifier.enumerated
     cross_group = [p for p in cross_partition if p.b < n_rows]
@@ -291,8 +296,7 @@ class _BucketVerifier:
 
     def process(self, bucket: list[int]) -> list[DuplicatePair]:
         """Verify one bucket (sorted member indices); return the duplicate pairs found."""
-        k = len(bucket)
-        self.counters["bucket_pairs"] += k * (k - 1) // 2
+        self.counters["bucket_pairs"] += _pairs_in(bucket)
         find, partitions = self.union_find.find, self.partitions
         components: dict[int, list[int]] = {}
         for member in bucket:
@@ -338,6 +342,11 @@ class _BucketVerifier:
                     self.union_find.union(a, b)
                     return found  # the two components are one now
         return found
+
+
+def _pairs_in(bucket: list[int]) -> int:
+    """Candidate pairs of one LSH bucket: k (k - 1) / 2 for k members."""
+    return len(bucket) * (len(bucket) - 1) // 2
 
 
 class _Reference:

@@ -1,12 +1,15 @@
 """The duplication report: per split and overall, in the terms of Allamanis 2019.
 
 Definitions (rows that could not be read and rows with fewer than ``min_tokens`` tokens
-are counted but take no part; "analysed" rows do):
+are counted but take no part; "analysed" rows do); every per-split key is explained in
+:data:`SPLIT_FIGURES`, which the report carries as ``definitions``:
 
-* exact duplicates: rows whose token multiset equals an earlier row's (``Σ_E (|E| - 1)``
-  over exact groups E);
+* exact duplicates: rows whose token multiset equals another row's, not counting one row
+  per exact group (``Σ_E (|E| - 1)`` over exact groups E);
 * near duplicates: the further rows a one-per-cluster dedup removes (``Σ_C (|C| - 1)``
   minus the exact duplicates);
+* these two count duplication whichever row is kept; ``removed_rows_by_reason`` counts
+  the rows actually dropped, by their relation to the row their cluster keeps;
 * duplication factor ``d = (|D| - |X|) / |D|`` with D the analysed rows and X what is left
   after keeping one row per cluster (Allamanis 2019, Eq. 2); per split it is computed
   on that split alone;
@@ -23,10 +26,33 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from workbench.dedup.pipeline import ANALYSED, FAILED, TOO_SHORT, DedupResult
+from workbench.dedup.pipeline import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 
 #: how many of the largest clusters the report lists, and how many members of each
 LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
+
+#: the per-split (and ``overall``) keys of ``report.json``, each with its meaning
+SPLIT_FIGURES: dict[str, str] = {
+    "files": "rows of the split",
+    "failed": "rows that could not be tokenized (null, binary, not UTF-8); kept in the output",
+    "too_short": "rows with fewer than min_tokens identifier/literal tokens; never compared, kept",
+    "parse_errors": "rows tokenized from a parse with errors (tree-sitter recovered)",
+    "analysed": "rows compared (|D| of the duplication factor)",
+    "rows_in_exact_groups": "rows whose token multiset equals at least one other row's, all copies counted",
+    "exact_duplicates": "rows_in_exact_groups minus one per exact group: sum over exact groups E of (|E| - 1)",
+    "near_duplicates": "duplicate_rows minus exact_duplicates: further rows one-per-cluster dedup removes",
+    "duplicate_rows": "rows one-per-cluster dedup removes, whichever row is kept: sum over clusters C of (|C| - 1)",
+    "clusters": "clusters (connected components of verified duplicate pairs) with 2 or more rows here",
+    "files_in_clusters": "rows in those clusters, all copies counted",
+    "duplication_factor": "duplicate_rows / analysed, (|D| - |X|) / |D| of Allamanis 2019, Eq. 2",
+    "removed": "rows dropped from the deduplicated output (sum of removed_rows_by_reason)",
+    "removed_rows_by_reason": (
+        "dropped rows by why: exact_duplicate (same token multiset as the row its cluster keeps), "
+        "near_duplicate (a near copy of that row), contaminated (a duplicate of an --against row); "
+        "not the same breakdown as exact_duplicates/near_duplicates, which do not depend on the kept row"
+    ),
+    "kept": "rows in the deduplicated output (files - removed)",
+}
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -38,7 +64,8 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
     inside = set(members)
     status = Counter(result.status[i] for i in members)
     analysed = status[ANALYSED]
-    exact = sum(max(0, sum(1 for m in group if m in inside) - 1) for group in exact_groups)
+    exact_sizes = [sum(1 for m in group if m in inside) for group in exact_groups]
+    exact = sum(max(0, size - 1) for size in exact_sizes)
     cluster_sizes = [sum(1 for m in cluster if m in inside) for cluster in result.clusters]
     duplicates = sum(max(0, size - 1) for size in cluster_sizes)
     removed = Counter(result.removed[i].reason for i in members if i in result.removed)
@@ -48,13 +75,15 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
         "too_short": status[TOO_SHORT],
         "parse_errors": sum(1 for i in members if result.has_error[i]),
         "analysed": analysed,
+        "rows_in_exact_groups": sum(size for size in exact_sizes if size > 1),
         "exact_duplicates": exact,
         "near_duplicates": duplicates - exact,
+        "duplicate_rows": duplicates,
         "clusters": sum(1 for size in cluster_sizes if size > 1),
         "files_in_clusters": sum(size for size in cluster_sizes if size > 1),
         "duplication_factor": _ratio(duplicates, analysed),
         "removed": sum(removed.values()),
-        "removed_by_reason": dict(removed),
+        "removed_rows_by_reason": {reason: removed[reason] for reason in REMOVAL_REASONS},
         "kept": len(members) - sum(removed.values()),
     }
 
@@ -68,9 +97,10 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
             (:class:`~workbench.data.loading.SkippedFile`), listed so nothing is dropped silently.
 
     Returns:
-        a dict with ``overall``, ``splits``, ``cross_set`` (when the train and test splits
-        exist), ``groups`` (with a group column), ``contamination`` (with a reference),
-        ``largest_clusters``, ``failures``, ``lsh``, ``parameters``, ``work`` and ``timings``.
+        a dict with ``overall``, ``splits``, ``definitions`` (:data:`SPLIT_FIGURES`),
+        ``cross_set`` (when the train and test splits exist), ``groups`` (with a group
+        column), ``contamination`` (with a reference), ``largest_clusters``, ``failures``,
+        ``lsh``, ``parameters``, ``work`` and ``timings``.
     """
     rows, config = result.rows, result.config
     exact_members: dict[int, list[int]] = {}
@@ -85,6 +115,7 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
             split: _split_figures(result, range(start, stop), exact_groups)
             for split, (start, stop) in rows.split_ranges.items()
         },
+        "definitions": dict(SPLIT_FIGURES),
     }
     train, test = config.train_split, config.test_split
     if train in rows.split_ranges and test in rows.split_ranges:
@@ -98,7 +129,10 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
             "size": len(cluster),
             "splits": dict(Counter(rows.splits[m] for m in cluster)),
             **({"groups": len({rows.groups[m] for m in cluster})} if rows.groups is not None else {}),
+            # None: every member is a duplicate of an --against row, so none is kept
             "kept": rows.ids[keeper] if keeper is not None else None,
+            **({"contaminated": sum(1 for m in cluster if _reason(result, m) == "contaminated")}
+               if result.reference is not None else {}),
             "sample": [rows.ids[m] for m in cluster[:CLUSTER_SAMPLE]],
         }
         for cluster, keeper in list(zip(result.clusters, result.keepers))[:LARGEST_CLUSTERS]
@@ -111,6 +145,11 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["work"] = dict(result.counters)
     report["timings_s"] = {step: round(seconds, 3) for step, seconds in result.timings.items()}
     return report
+
+
+def _reason(result: DedupResult, row: int) -> str | None:
+    removal = result.removed.get(row)
+    return removal.reason if removal is not None else None
 
 
 def _cross_set(result: DedupResult, train: str, test: str, analysed_test: int) -> dict:
@@ -210,10 +249,11 @@ def _percent(value: float | None) -> str:
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
     figures = Table(title=f"Duplication in {report['source']}")
-    figures.add_column("split", overflow="fold")
+    figures.add_column("split", overflow="fold", min_width=8)
     columns = [
-        ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact"), ("near_duplicates", "near"),
-        ("clusters", "clusters"), ("duplication_factor", "d"), ("removed", "removed"), ("kept", "kept"),
+        ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact\ndup."),
+        ("near_duplicates", "near\ndup."), ("clusters", "clusters"), ("duplication_factor", "d"),
+        ("removed", "removed"), ("kept", "kept"),
     ]
     for _, title in columns:
         figures.add_column(title, justify="right", no_wrap=True)
@@ -228,7 +268,14 @@ def render_report(report: dict) -> list:
     facts.add_column("value", justify="right")
     overall = report["overall"]
     facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
+    facts.add_row("exact dup. / near dup.", "copies beyond one per group of identical / similar rows")
     facts.add_row("d = duplication factor", "(|D| - |X|) / |D|, Allamanis 2019 Eq. 2")
+    by_reason = overall["removed_rows_by_reason"]
+    facts.add_row(
+        "removed rows, by reason",
+        f"{by_reason['exact_duplicate']} identical, {by_reason['near_duplicate']} near copy, "
+        f"{by_reason['contaminated']} contaminated",
+    )
     if overall["failed"] or overall["parse_errors"]:
         facts.add_row("unreadable rows / parsed with errors", f"{overall['failed']} / {overall['parse_errors']}")
     cross = report.get("cross_set")
@@ -274,7 +321,7 @@ def render_report(report: dict) -> list:
             largest.add_row(
                 str(cluster["size"]),
                 ", ".join(f"{k}: {v}" for k, v in cluster["splits"].items()),
-                str(cluster["kept"]),
+                str(cluster["kept"]) if cluster["kept"] is not None else "[dim]none: all contaminated[/dim]",
                 ", ".join(map(str, cluster["sample"])),
             )
         renderables.append(largest)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from workbench.data.loading import LoadedDataset, load_records
@@ -12,7 +12,7 @@ from workbench.dedup.pipeline import DedupResult, ProgressFactory, find_duplicat
 from workbench.dedup.report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.writing import OUTPUT_FORMATS, write_outputs
-from workbench.errors import DataError
+from workbench.errors import DataError, MissingSplitError
 
 
 @dataclass
@@ -74,7 +74,8 @@ def run_dedup(
 
     Raises:
         DataError / MissingColumnError / MissingSplitError / LanguageNotFoundError /
-        DedupConfigError: bad input, before the long steps start.
+        DedupConfigError: bad input, before the long steps start (a ``train_split`` or
+        ``test_split`` other than the default that names no split is a MissingSplitError).
     """
     config = config or DedupConfig()
     if output_dir is not None:
@@ -94,6 +95,7 @@ def run_dedup(
     )
     if len(rows) == 0:
         raise DataError(f"{loaded.source}: the dataset has no rows")
+    _check_policy_splits(config, list(rows.split_ranges))
     reference: DedupRows | None = None
     if against is not None:
         reference = _load_reference(against, against_code_column, against_id_column, code_column, language, offline)
@@ -104,6 +106,24 @@ def run_dedup(
         with (progress or _null)("write outputs", len(loaded.splits)) as advance:
             written = write_outputs(result, loaded, report, output_dir, output_format=output_format, on_progress=advance)
     return DedupRun(loaded, result, report, written)
+
+
+def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:
+    """Refuse a train/test split name the user chose that is not a split of the data.
+
+    The default names (``train``, ``test``) may be absent: a single-split dataset, or one
+    whose splits have other names, is deduplicated without the cross-set policy.
+
+    Raises:
+        MissingSplitError: naming the option and listing the splits there are.
+    """
+    defaults = {f.name: f.default for f in fields(DedupConfig)}
+    for option, attribute in (("--train-split", "train_split"), ("--test-split", "test_split")):
+        name = getattr(config, attribute)
+        if name not in present and name != defaults[attribute]:
+            error = MissingSplitError(name, present)
+            error.args = (f"{option}: {error.args[0]}",)
+            raise error
 
 
 def _null(description: str, total: int):

@@ -163,7 +163,7 @@ def bubblewrap_argv(
         tmpfs_bytes: size of the private ``/tmp``.
     """
     hidden = sorted({os.path.realpath(p) for p in hidden_paths} | {"/tmp"}, key=len)
-    argv = ["bwrap", "--ro-bind", "/", "/"]
+    argv = [_tool("bwrap"), "--ro-bind", "/", "/"]
     for path in hidden:
         if path == "/tmp":
             argv += ["--perms", "1777", "--size", str(tmpfs_bytes), "--tmpfs", "/tmp"]
@@ -214,6 +214,12 @@ def bubblewrap_argv(
     return argv + ["--"] + setpriv_argv(uid) + list(command)
 
 
+def _tool(name: str) -> str:
+    """The wrapper ``name`` as found on this process's ``PATH`` (where detection found it),
+    else the bare name (the samples' ``PATH`` is searched at launch)."""
+    return shutil.which(name) or name
+
+
 def setpriv_argv(uid: int) -> list[str]:
     """Return the ``setpriv`` prefix that drops to ``uid``/``uid`` with no groups, no
     capabilities (inheritable, bounding, ambient) and ``no_new_privs`` (no setuid binaries)."""
@@ -226,7 +232,7 @@ def setpriv_argv(uid: int) -> list[str]:
 def namespaces_argv(command: Sequence[str]) -> list[str]:
     """Return the ``unshare`` command line (run as an unprivileged user) for ``command``."""
     return [
-        "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
+        _tool("unshare"), "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
         "--mount-proc", "--ipc", "--uts", "--",
     ] + list(command)
 

@@ -24,7 +24,7 @@ from workbench.execution.isolation import Isolation, SandboxUnavailableError, de
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
 from workbench.execution.results import ResultWriter, pass_at_1, read_results, result_key, status_counts
-from workbench.execution.sandbox import Sandbox, SampleOutcome, new_token
+from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, SampleOutcome, new_token
 from workbench.execution.timeouts import (
     DEFAULT_TIMEOUT_FACTOR,
     DEFAULT_TIMEOUT_FLOOR_S,
@@ -35,6 +35,10 @@ from workbench.execution.timeouts import (
 )
 from workbench.languages.registry import get_language
 from workbench.languages.spec import TestRunner
+
+
+#: this many sandbox failures in a row end the run: the sandbox does not work here
+DEFAULT_SANDBOX_FAILURE_LIMIT = 5
 
 
 def default_reference_cache() -> str:
@@ -68,6 +72,8 @@ class ExecutionConfig:
         reference_cache: folder for measured reference times (``None``: no cache).
         max_samples: run only the first N samples (after resume filtering).
         python: the interpreter of the Python runner (default: the one running workbench).
+        sandbox_failure_limit: stop the run (``SandboxUnavailableError``) after this many
+            samples or reference runs in a row failed in the sandbox itself.
     """
 
     problems: str = "humaneval"
@@ -94,6 +100,7 @@ class ExecutionConfig:
     reference_cache: str | None = field(default_factory=default_reference_cache)
     max_samples: int | None = None
     python: str | None = None
+    sandbox_failure_limit: int = DEFAULT_SANDBOX_FAILURE_LIMIT
 
     def validate(self) -> None:
         """Raise :class:`WorkbenchError` for options that cannot work, before any work starts."""
@@ -107,6 +114,8 @@ class ExecutionConfig:
             raise WorkbenchError(f"--timeout-floor must be positive, not {self.timeout_floor_s}")
         if self.timeout_factor < 1:
             raise WorkbenchError(f"--timeout-factor must be at least 1, not {self.timeout_factor}")
+        if self.sandbox_failure_limit < 1:
+            raise WorkbenchError(f"sandbox_failure_limit must be at least 1, not {self.sandbox_failure_limit}")
         if self.resume and self.overwrite:
             raise WorkbenchError("--resume and --overwrite exclude each other")
 
@@ -140,7 +149,8 @@ class ExecutionSummary:
         output: the results file.
         isolation: the isolation in force.
         total: samples in the input; skipped_finished: already in the output (resume);
-        executed: samples run now.
+        executed: samples run now (rows written); sandbox_errors: samples the sandbox
+        failed to start (no row written, so ``--resume`` runs them again).
         elapsed_s: wall time of the sample phase; samples_per_s: ``executed / elapsed_s``.
         calibration_s: wall time spent timing reference solutions.
         counts: status -> rows over the whole output file; pass_at_1 over it too.
@@ -152,6 +162,7 @@ class ExecutionSummary:
     total: int = 0
     skipped_finished: int = 0
     executed: int = 0
+    sandbox_errors: int = 0
     elapsed_s: float = 0.0
     calibration_s: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
@@ -161,6 +172,52 @@ class ExecutionSummary:
     @property
     def samples_per_s(self) -> float:
         return self.executed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class SandboxFailureGuard:
+    """Tells sandbox failures apart from verdicts and ends a run whose sandbox does not work.
+
+    Args:
+        isolation: the isolation in force (named in the error).
+        limit: consecutive sandbox failures that end the run.
+
+    Attributes:
+        count: sandbox failures seen in all; first_detail: the first one's detail.
+    """
+
+    def __init__(self, isolation: Isolation, limit: int = DEFAULT_SANDBOX_FAILURE_LIMIT):
+        self.isolation = isolation
+        self.limit = limit
+        self.count = 0
+        self.in_a_row = 0
+        self.first_detail: str | None = None
+
+    def record(self, status: str | None, detail: str = "") -> bool:
+        """Note one finished run; return True when it was a sandbox failure.
+
+        Raises:
+            SandboxUnavailableError: ``limit`` sandbox failures in a row.
+        """
+        if status != SANDBOX_ERROR:
+            self.in_a_row = 0
+            return False
+        self.count += 1
+        self.in_a_row += 1
+        self.first_detail = self.first_detail or detail
+        if self.in_a_row >= self.limit:
+            raise SandboxUnavailableError(
+                f"the sandbox failed {self.in_a_row} times in a row, so the run stopped: {detail}. "
+                f"No result was recorded for those samples. Fix the sandbox or choose another level with "
+                f"--isolation (in force: {self.isolation.level.value}), then rerun with --resume."
+            )
+        return True
+
+    def note(self) -> str | None:
+        """A line for the summary when some samples were not run, else ``None``."""
+        if not self.count:
+            return None
+        return (f"{self.count} run(s) failed in the sandbox itself and were not counted (no result row): "
+                f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
 def _single_split(source: str, split: str | None):
@@ -355,12 +412,13 @@ def execute_generations(
     summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)
     if isolation.warning:
         notes.insert(0, isolation.warning)
+    guard = SandboxFailureGuard(isolation, config.sandbox_failure_limit)
     try:
         todo = [s for s in samples if result_key(s.task_id, s.sample_id) not in writer.finished]
         summary.skipped_finished = len(samples) - len(todo)
         if config.max_samples is not None:
             todo = todo[: config.max_samples]
-        timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result)
+        timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result, guard)
         if on_start:
             on_start("execute", len(todo))
         started = time.monotonic()
@@ -371,20 +429,26 @@ def execute_generations(
                               config.language, isolation)
 
         for row in run_in_slots(todo, execute, workers, on_interrupt=sandbox.close):
-            writer.write(row)
-            summary.executed += 1
+            if guard.record(row["status"], row["detail"]):
+                summary.sandbox_errors += 1  # not a verdict on the sample: no row
+            else:
+                writer.write(row)
+                summary.executed += 1
             if on_result:
                 on_result(row)
         summary.elapsed_s = time.monotonic() - started
     finally:
         writer.close()
+    if guard.note():
+        notes.append(guard.note())
     rows = read_results(output)
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
     return summary
 
 
-def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result) -> dict[str, TaskTimeout]:
+def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result,
+              guard: SandboxFailureGuard) -> dict[str, TaskTimeout]:
     task_ids = sorted({s.task_id for s in todo})
     if config.timeout_s is not None:
         return {t: TaskTimeout(t, config.timeout_s, None, None) for t in task_ids}
@@ -405,16 +469,22 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
     ]
     cache = ReferenceTimeCache(config.reference_cache)
     started = time.monotonic()
+
+    def on_done(timeout: TaskTimeout) -> None:
+        guard.record(timeout.reference_status, timeout.reference_detail)  # raises when the sandbox is broken
+        if on_result:
+            on_result({"phase": "calibrate", "task_id": timeout.task_id})
+
     try:
         calibrated = calibrate_timeouts(
             references, runner, sandbox, floor_s=config.timeout_floor_s, factor=config.timeout_factor,
-            workers=workers, cache=cache,
-            on_done=(lambda t: on_result({"phase": "calibrate", "task_id": t.task_id})) if on_result else None,
+            workers=workers, cache=cache, on_done=on_done,
         )
     finally:
         cache.close()
     summary.calibration_s = time.monotonic() - started
-    failing = sorted(t.task_id for t in calibrated.values() if t.reference_status not in ("passed", "cached"))
+    failing = sorted(t.task_id for t in calibrated.values()
+                     if t.reference_status not in ("passed", "cached", SANDBOX_ERROR))
     if failing:
         summary.notes.append(
             f"the reference solution does not pass for {len(failing)} task(s) ({', '.join(failing[:5])}"

@@ -64,12 +64,17 @@ class ResultWriter:
         overwrite: replace an existing file.
 
     Raises:
-        DataError: the file exists and neither ``resume`` nor ``overwrite`` is set.
+        DataError: the file exists and neither ``resume`` nor ``overwrite`` is set, or
+            ``path`` is a folder (``--overwrite`` replaces files, never folders).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, resume: bool = False, overwrite: bool = False):
         self.path = Path(path)
         self.finished: set[tuple[str, str]] = set()
+        if self.path.is_dir():
+            raise DataError(
+                f"{self.path} is a folder; --output takes a results file, e.g. {self.path / 'results.jsonl'}"
+            )
         if self.path.exists() and self.path.stat().st_size > 0:
             if resume:
                 self._cut_torn_tail()

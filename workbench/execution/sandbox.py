@@ -67,13 +67,20 @@ _OOM_MARKERS = ("Cannot allocate memory",)
 #: how much of stderr is read back
 _TAIL_BYTES = 8192
 
+#: the status of a sample the sandbox itself failed to start (the wrapper, ``setpriv`` or
+#: the step shell never reached the program). Not a verdict on the candidate: such samples
+#: are not written as result rows (see :mod:`workbench.execution.job`), and runners cannot
+#: claim it (it is not one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`).
+SANDBOX_ERROR = "sandbox_error"
+
 
 @dataclass(frozen=True)
 class SampleOutcome:
     """What happened to one sample.
 
     Attributes:
-        status: one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`.
+        status: one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`, or
+            :data:`SANDBOX_ERROR` when the sandbox failed before the program started.
         duration_s: wall-clock seconds from start to exit or kill (build included).
         exit_code: the exit status of the sandbox's command (``None`` when killed by us).
         signal: the signal name that ended it (``"SIGKILL"``, ``"SIGXCPU"`` ...), or ``None``.
@@ -94,6 +101,11 @@ class SampleOutcome:
     def passed(self) -> bool:
         """True only for ``status == "passed"``."""
         return self.status == "passed"
+
+    @property
+    def sandbox_failed(self) -> bool:
+        """True when the sandbox, not the candidate, is why the sample did not run."""
+        return self.status == SANDBOX_ERROR
 
 
 def new_token() -> str:
@@ -131,14 +143,18 @@ def step_script(
     status_fd: int | None,
     file_token_fd: int | None = None,
     fd_moves: Mapping[int, int] | None = None,
+    started_fd: int | None = None,
 ) -> str:
     """Return the ``bash`` script that places the protocol fds, runs the build commands,
     then the run command.
 
     ``fd_moves`` (child fd number -> inherited fd number, >= 20) are applied first: the
     pipes arrive at high numbers (so that nothing of the parent's is clobbered) and are
-    moved to the runner's numbers here. Build commands run with the token fds closed; the
-    first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
+    moved to the runner's numbers here. Then one byte is written to ``started_fd`` (an
+    inherited high fd), which is closed at once: a run whose byte never arrived failed in
+    the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``), before any candidate
+    code, and no candidate can take that byte back. Build commands run with the token fds
+    closed; the first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
     0. The status fd is closed before the run command, so the candidate cannot fake a
     compile error report. With a ``pass_token_file``, the script copies that file to
     ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
@@ -147,6 +163,8 @@ def step_script(
     lines = ["set -u"]
     for target, source in sorted((fd_moves or {}).items()):
         lines.append(f"exec {target}<&{source} {source}<&-")
+    if started_fd is not None:
+        lines.append(f"printf . >&{started_fd}; exec {started_fd}>&-")
     closers = " ".join(
         f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
     )
@@ -392,7 +410,10 @@ class Sandbox:
         else:
             host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
-        script = step_script(spec, status_fd, file_token_fd, child_fds)
+        read_end, write_end = os.pipe()
+        started_read = res.keep(read_end)
+        started_fd = res.keep(_high(write_end))
+        script = step_script(spec, status_fd, file_token_fd, child_fds, started_fd)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -420,7 +441,7 @@ class Sandbox:
 
         stdout = res.log_file(self.temp_root)
         stderr = res.log_file(self.temp_root)
-        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds})
+        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | {started_fd})
         start = time.monotonic()
         try:
             with self._lock:
@@ -440,8 +461,9 @@ class Sandbox:
                 )
                 self._running[proc.pid] = proc
         except (OSError, subprocess.SubprocessError) as error:
-            return self._outcome("error", 0.0, None, None, "", f"could not start the sandbox: {error}", timeout_s)
-        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds])
+            return self._outcome(SANDBOX_ERROR, 0.0, None, None, "",
+                                 f"could not start the sandbox ({plan.argv[0]}): {error}", timeout_s)
+        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], [started_fd])
         try:
             timed_out = not _wait_without_reaping(proc.pid, timeout_s)
             duration = time.monotonic() - start
@@ -454,9 +476,12 @@ class Sandbox:
             returncode = proc.wait()
             self._sweep(uid, run_tag)
 
+        started = bool(_read_available(started_read, limit=1))
         delivered = _read_available(pass_read) if pass_read is not None else b""
         build_report = _read_available(status_read).decode(errors="replace").split() if status_read is not None else []
         stderr_tail = _tail(stderr, self.stderr_tail_chars)
+        if not started:
+            return self._sandbox_failure(plan.argv[0], timed_out, returncode, duration, stderr_tail, timeout_s)
         return self._classify(
             spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap
         )
@@ -468,6 +493,22 @@ class Sandbox:
             kill_all_of_uid(uid)
             sweep(lambda: processes_of_uid(uid), protect=protect)
         sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
+
+    def _sandbox_failure(self, wrapper, timed_out, returncode, duration, stderr_tail, timeout_s) -> SampleOutcome:
+        """The outcome of a run whose program never started: the sandbox's own error."""
+        last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
+        if timed_out:
+            why = f"did not start the program within the {timeout_s:.1f} s timeout"
+        elif returncode < 0:
+            why = f"was ended by {_signal_name(-returncode)} before the program started"
+        else:
+            why = f"exited with status {returncode} before the program started"
+        detail = f"the sandbox ({self.isolation.level.value}, {os.path.basename(wrapper)}) {why}"
+        if last:
+            detail += f": {last}"
+        code = returncode if returncode >= 0 else None
+        sig = _signal_name(-returncode) if returncode < 0 else None
+        return self._outcome(SANDBOX_ERROR, duration, code, sig, stderr_tail, detail, timeout_s)
 
     def _classify(
         self, spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap

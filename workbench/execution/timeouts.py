@@ -57,12 +57,14 @@ class TaskTimeout:
         reference_s: the reference's measured wall time, or ``None`` if not measured.
         reference_status: the reference run's status (``"passed"`` expected), ``"cached"``
             when it came from the cache, or ``None`` if no reference was run.
+        reference_detail: the reference run's one-sentence detail (why that status).
     """
 
     task_id: str
     timeout_s: float
     reference_s: float | None
     reference_status: str | None
+    reference_detail: str = ""
 
 
 class ReferenceTimeCache:
@@ -138,7 +140,7 @@ def calibrate_timeouts(
             cache.set(cache.key(runner, problem, sandbox.isolation.level.value), outcome.duration_s)
             return TaskTimeout(problem.task_id, calibrated_timeout(outcome.duration_s, floor_s, factor),
                                outcome.duration_s, outcome.status)
-        return TaskTimeout(problem.task_id, floor_s, outcome.duration_s, outcome.status)
+        return TaskTimeout(problem.task_id, floor_s, outcome.duration_s, outcome.status, outcome.detail)
 
     for timeout in run_in_slots(todo, measure, workers, on_interrupt=sandbox.close):
         results[timeout.task_id] = timeout

@@ -60,6 +60,18 @@ class LocalProviderMissingError(WorkbenchError):
     """A ``local/...`` model was asked for but :mod:`workbench.llm.local` is not installed."""
 
 
+class MissingCredentialsError(WorkbenchError):
+    """The model's provider needs environment variables (API key, endpoint) that are not set."""
+
+
+#: providers whose endpoint variable has a default in litellm (Ollama: http://localhost:11434)
+_DEFAULT_ENDPOINT_PROVIDERS = frozenset({"ollama", "ollama_chat"})
+
+#: providers whose SDK finds credentials outside the environment (AWS profiles and instance
+#: roles, Google application-default credentials): an unset variable proves nothing there
+_AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "sagemaker_chat", "vertex_ai", "vertex_ai_beta"})
+
+
 @dataclass
 class Usage:
     """Counters of model use (for one sample, one method, or the whole run).
@@ -219,6 +231,55 @@ def _check_local_model(name: str) -> None:
     )
 
 
+def missing_credentials(settings: LLMSettings) -> list[str]:
+    """Return the environment variables ``settings.model``'s provider needs and lacks.
+
+    Asks ``litellm.validate_environment`` (which knows each provider's variables) without
+    any network call. ``local/`` models need nothing; an endpoint variable
+    (``*_API_BASE``) counts as set when ``settings.api_base`` is given, and for providers
+    with a default local endpoint (Ollama). Models litellm does not know, and providers
+    whose credentials may live outside the environment (Bedrock, SageMaker, Vertex AI),
+    report nothing (the first call says what is wrong).
+
+    Returns:
+        variable names, e.g. ``["OPENAI_API_KEY"]``; empty when nothing is missing.
+    """
+    if settings.model.startswith("local/") or settings.provider in _AMBIENT_CREDENTIAL_PROVIDERS:
+        return []
+    import litellm
+
+    try:
+        report = litellm.validate_environment(settings.model, api_base=settings.api_base)
+    except Exception:  # an unknown provider: no preflight possible
+        return []
+    missing = [str(name) for name in report.get("missing_keys") or []]
+    if settings.api_base or settings.provider in _DEFAULT_ENDPOINT_PROVIDERS:
+        missing = [name for name in missing if not name.endswith("_API_BASE")]
+    return missing
+
+
+def check_credentials(settings: LLMSettings) -> None:
+    """Fail before any sample when the model's provider lacks its API key (or endpoint).
+
+    Without it every sample would end as an ``llm_error`` after the retries (offline,
+    litellm raises ``InternalServerError`` for a missing key).
+
+    Raises:
+        MissingCredentialsError: naming the missing variable(s).
+    """
+    missing = missing_credentials(settings)
+    if not missing:
+        return
+    names = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing)
+    hint = ""
+    if settings.api_base and any(name.endswith("_API_KEY") for name in missing):
+        hint = " (a server that checks no key accepts any value, e.g. OPENAI_API_KEY=none)"
+    raise MissingCredentialsError(
+        f"the model {settings.model!r} ({settings.provider}) needs the environment variable(s) {names}, "
+        f"which are not set{hint}. Set them before the run, or use a local model (--model local/<alias>)."
+    )
+
+
 def _is_transient(error: BaseException) -> bool:
     import litellm
 
@@ -271,6 +332,8 @@ class LLMClient:
 
     Raises:
         LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
+        MissingCredentialsError: the provider's API key (or endpoint) variable is not set
+            (not checked with ``mock_response``, which calls no provider).
 
     Thread-safe: one client is shared by all worker threads of a run.
     """
@@ -292,6 +355,8 @@ class LLMClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._provider = settings.provider
         _ensure_local_provider(settings.model)
+        if mock_response is None:
+            check_credentials(settings)
 
     # -- free text ------------------------------------------------------------------------
     def complete(
@@ -525,7 +590,10 @@ __all__ = [
     "LLMParseError",
     "LLMSettings",
     "LocalProviderMissingError",
+    "MissingCredentialsError",
     "ResponseCache",
     "Usage",
+    "check_credentials",
     "extract_json",
+    "missing_credentials",
 ]

@@ -463,7 +463,11 @@ _priced: set[str] = set()
 
 
 def _ensure_zero_cost(full_name: str) -> None:
-    """Puts the model into litellm's cost map at 0 USD, so cost accounting finds a price."""
+    """Puts the model into litellm's cost map at 0 USD, so cost accounting finds a price.
+
+    Every price litellm knows is given (prompt-cache prices too): with only the input and
+    output prices, litellm warns once per model that the cache prices default to 0.
+    """
     if full_name in _priced:
         return
     litellm.register_model(
@@ -471,6 +475,8 @@ def _ensure_zero_cost(full_name: str) -> None:
             full_name: {
                 "input_cost_per_token": 0.0,
                 "output_cost_per_token": 0.0,
+                "cache_creation_input_token_cost": 0.0,
+                "cache_read_input_token_cost": 0.0,
                 "litellm_provider": PROVIDER,
                 "mode": "chat",
             }

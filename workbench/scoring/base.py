@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -137,6 +137,50 @@ class ScoringMethod:
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         """Score one sample; LLM failures are returned as a status, never raised."""
         raise NotImplementedError
+
+
+def score_by_repeated_answers(
+    messages: list[dict[str, str]],
+    schema: Mapping[str, Any],
+    *,
+    context: ScoringContext,
+    prompt_version: str,
+    step: str,
+    result: MethodResult,
+    log: list[Exchange],
+    trace_key: str,
+    trace_value: Callable[[dict[str, Any]], Any] = lambda answer: answer,
+) -> MethodResult:
+    """The final comparison/score step of DSA-CQE and its simplified form: one structured
+    call repeated ``context.n_samples`` times, each answer's ``score`` (ICE-Score's 0-4
+    functional-correctness scale; Xu et al., ISWC 2024 posters, Sec. 2) averaged.
+
+    Args:
+        messages: the rendered comparison prompt (the same for every repeat; repeats are
+            distinct cache entries and seeds).
+        schema: the answer's JSON schema; it must have an integer ``score``.
+        context: the run's context (its ``llm`` and ``n_samples``).
+        prompt_version / step: for the cache key and the trace.
+        result: receives the usage, ``trace[trace_key]`` (one ``trace_value(answer)`` per
+            answer, appended as they arrive, so a failing repeat keeps the earlier ones) and,
+            when every repeat answered, the scores and their mean.
+        log: the exchanges of the sample's trace.
+
+    Returns:
+        ``result``.
+
+    Raises:
+        LLMError: a repeat failed (call, parse or budget); ``result`` is then unscored.
+    """
+    kept = result.trace.setdefault(trace_key, [])
+    scores = []
+    for repeat in range(context.n_samples):
+        answer = context.llm.complete_json(
+            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log
+        )
+        scores.append(float(answer["score"]))
+        kept.append(trace_value(answer))
+    return result.finish(scores)
 
 
 def exchanges_as_dicts(log: list[Exchange]) -> list[dict[str, Any]]:

@@ -35,7 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.llm.client import Exchange, LLMError, LLMParseError, Usage
-from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod, exchanges_as_dicts
+from workbench.scoring.base import (
+    MethodResult,
+    Sample,
+    ScoringContext,
+    ScoringMethod,
+    exchanges_as_dicts,
+    score_by_repeated_answers,
+)
 from workbench.scoring.decompose import Decomposition, decompose
 from workbench.scoring.prompts import load_template, version_of
 from workbench.scoring.schemas import ANALYSIS_SCHEMA, COMPARE_SCHEMA, SCORE_MAX, SCORE_MIN
@@ -137,28 +144,18 @@ class DsaCqe(ScoringMethod):
             result.subcodes = len(generation.decomposition.subcodes)
             result.parse_failures = generation.parse_failures + (reference.parse_failures if fresh else 0)
             result.trace["generation"] = generation.trace()
-            scores = []
-            for repeat in range(context.n_samples):
-                messages = self.compare_template.render(
-                    language=context.language.name,
-                    problem=sample.prompt,
-                    reference=sample.reference,
-                    generation=sample.generation,
-                    reference_semantics=reference.summary(),
-                    generation_semantics=generation.summary(),
-                )
-                answer = context.llm.complete_json(
-                    messages,
-                    COMPARE_SCHEMA,
-                    prompt_version=self.prompt_version,
-                    step="compare",
-                    repeat=repeat,
-                    usage=result.usage,
-                    log=log,
-                )
-                scores.append(float(answer["score"]))
-                result.trace.setdefault("differences", []).append(answer["differences"])
-            result.finish(scores)
+            messages = self.compare_template.render(
+                language=context.language.name,
+                problem=sample.prompt,
+                reference=sample.reference,
+                generation=sample.generation,
+                reference_semantics=reference.summary(),
+                generation_semantics=generation.summary(),
+            )
+            score_by_repeated_answers(
+                messages, COMPARE_SCHEMA, context=context, prompt_version=self.prompt_version, step="compare",
+                result=result, log=log, trace_key="differences", trace_value=lambda answer: answer["differences"],
+            )
         except LLMError as error:
             result.status, result.error = error.status, str(error)
         result.trace["compare"] = exchanges_as_dicts(log)

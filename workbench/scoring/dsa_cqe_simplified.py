@@ -9,7 +9,14 @@ and a 0-4 score (:data:`~workbench.scoring.schemas.SIMPLIFIED_SCHEMA`).
 from __future__ import annotations
 
 from workbench.llm.client import Exchange, LLMError
-from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod, exchanges_as_dicts
+from workbench.scoring.base import (
+    MethodResult,
+    Sample,
+    ScoringContext,
+    ScoringMethod,
+    exchanges_as_dicts,
+    score_by_repeated_answers,
+)
 from workbench.scoring.prompts import load_template, version_of
 from workbench.scoring.schemas import SCORE_MAX, SCORE_MIN, SIMPLIFIED_SCHEMA
 
@@ -33,21 +40,11 @@ class DsaCqeSimplified(ScoringMethod):
             reference=sample.reference,
             generation=sample.generation,
         )
-        scores = []
         try:
-            for repeat in range(context.n_samples):
-                answer = context.llm.complete_json(
-                    messages,
-                    SIMPLIFIED_SCHEMA,
-                    prompt_version=self.prompt_version,
-                    step="simplified",
-                    repeat=repeat,
-                    usage=result.usage,
-                    log=log,
-                )
-                scores.append(float(answer["score"]))
-                result.trace.setdefault("answers", []).append(answer)
-            result.finish(scores)
+            score_by_repeated_answers(
+                messages, SIMPLIFIED_SCHEMA, context=context, prompt_version=self.prompt_version, step="simplified",
+                result=result, log=log, trace_key="answers",
+            )
         except LLMError as error:
             result.status, result.error = error.status, str(error)
         result.trace["exchanges"] = exchanges_as_dicts(log)

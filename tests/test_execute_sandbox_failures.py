@@ -1,0 +1,149 @@
+"""A failure of the sandbox itself (its wrapper cannot start, or fails with its own error)
+is a ``sandbox_error``, never a candidate's ``failed``; a run whose sandbox does not work
+stops early and records no verdict for the samples it could not run.
+
+The broken wrappers are the real ``bwrap`` / ``unshare`` called with one extra argument that
+makes them fail in their own set-up, or a wrapper whose interpreter does not exist (what a
+missing or broken installation looks like to ``exec``); they are found first on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import pytest
+from typer.testing import CliRunner
+from pathlib import Path
+
+from workbench.cli import app
+from workbench.data.loading import load_humaneval
+from workbench.errors import DataError
+from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, execute_generations
+from workbench.execution.results import ResultWriter, read_results
+from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, _usable_by_others, new_token
+from workbench.execution.testing import available_levels
+from workbench.languages.spec import RunSpec
+
+SH_HARNESS = 'read -r token <&3; exec 3<&-; {checks}\nprintf "%s\\n" "$token" >&4\n'
+
+# real wrappers failing in their own set-up (before any program starts)
+BROKEN_WRAPPERS = {
+    IsolationLevel.BUBBLEWRAP: ("bwrap", '--ro-bind /nonexistent-workbench-source /mnt', "Can't find source path"),
+    IsolationLevel.NAMESPACES: ("unshare", "--wd /nonexistent-workbench-dir", "nonexistent-workbench-dir"),
+}
+BROKEN_LEVELS = [level for level in BROKEN_WRAPPERS if level in available_levels()]
+
+
+def sh_spec(checks: str = "true") -> RunSpec:
+    return RunSpec(files={"harness.sh": SH_HARNESS.format(checks=checks)}, run=["/bin/sh", "harness.sh"],
+                   token_input_fd=3, pass_token_fd=4)
+
+
+@pytest.fixture
+def bin_folder():
+    """A folder for wrappers that a sandbox uid (as root) can traverse, unlike pytest's tmp_path."""
+    parent = next(p for p in (tempfile.gettempdir(), "/var/tmp", "/dev/shm") if _usable_by_others(p, check_parents=True))
+    folder = tempfile.mkdtemp(prefix="workbench-broken-bin-", dir=parent)
+    os.chmod(folder, 0o755)
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def break_wrapper(monkeypatch, folder: Path, level: IsolationLevel) -> str:
+    """Put a ``bwrap``/``unshare`` first on PATH that runs the real one with a failing argument."""
+    tool, bad_argument, _ = BROKEN_WRAPPERS[level]
+    real = shutil.which(tool)
+    (folder / tool).write_text(f'#!/bin/sh\nexec {real} {bad_argument} "$@"\n')
+    (folder / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/local/bin:/usr/bin:/bin")
+    return tool
+
+
+@pytest.mark.parametrize("level", BROKEN_LEVELS, ids=[level.value for level in BROKEN_LEVELS])
+def test_a_wrapper_failing_with_its_own_error_is_a_sandbox_error(monkeypatch, bin_folder, level):
+    sandbox = Sandbox(detect_isolation(level))  # detected while the real wrapper is on PATH
+    break_wrapper(monkeypatch, bin_folder, level)
+    token = new_token()
+    outcome = sandbox.run(sh_spec(), token, 30.0)
+    assert outcome.status == SANDBOX_ERROR and outcome.sandbox_failed and not outcome.passed
+    assert BROKEN_WRAPPERS[level][2] in outcome.detail
+    assert "before the program started" in outcome.detail
+
+
+def test_a_wrapper_that_cannot_be_executed_is_a_sandbox_error(monkeypatch, bin_folder):
+    if IsolationLevel.BUBBLEWRAP not in available_levels():
+        pytest.skip("bubblewrap is not available here")
+    sandbox = Sandbox(detect_isolation(IsolationLevel.BUBBLEWRAP))
+    folder = bin_folder
+    (folder / "bwrap").write_text("#!/nonexistent/interpreter\n")
+    (folder / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    outcome = sandbox.run(sh_spec(), new_token(), 30.0)
+    assert outcome.status == SANDBOX_ERROR
+    assert "could not start the sandbox" in outcome.detail and "bwrap" in outcome.detail
+
+
+@pytest.mark.parametrize("level", available_levels(), ids=[level.value for level in available_levels()])
+def test_a_candidate_imitating_a_wrapper_error_still_fails(level):
+    checks = "echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2; exit 1"
+    outcome = Sandbox(detect_isolation(level)).run(sh_spec(checks), new_token(), 30.0)
+    assert outcome.status == "failed" and not outcome.sandbox_failed, outcome
+
+
+def humaneval_generations(path, n: int):
+    with open(path, "w", encoding="utf-8") as handle:
+        for problem in load_humaneval().select(range(n)):
+            row = {"task_id": problem["task_id"], "sample_id": 0, "completion": problem["canonical_solution"]}
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("calibrate", [False, True], ids=["fixed-timeout", "calibrated"])
+def test_a_broken_sandbox_stops_the_run_and_records_no_verdict(monkeypatch, tmp_path, bin_folder, calibrate):
+    level = BROKEN_LEVELS[0] if BROKEN_LEVELS else pytest.skip("no wrapper level available")
+    sandbox = Sandbox(detect_isolation(level))
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 20)
+    break_wrapper(monkeypatch, bin_folder, level)
+    output = tmp_path / "out.jsonl"
+    config = ExecutionConfig(workers=1, reference_cache=None, sandbox_failure_limit=3,
+                             timeout_s=None if calibrate else 30.0)
+    with pytest.raises(SandboxUnavailableError, match="the sandbox failed 3 times in a row") as raised:
+        execute_generations(generations, output, config, sandbox=sandbox)
+    assert "--resume" in str(raised.value) and BROKEN_WRAPPERS[level][2] in str(raised.value)
+    assert read_results(output) == []  # nothing counted as a failed sample
+
+    # the sandbox works again: --resume runs every sample, and all pass
+    monkeypatch.undo()
+    summary = execute_generations(generations, output, ExecutionConfig(workers=2, timeout_s=30.0, resume=True),
+                                  sandbox=Sandbox(detect_isolation(level)))
+    assert summary.executed == 20 and summary.counts == {"passed": 20} and summary.pass_at_1 == 1.0
+
+
+def test_the_guard_counts_failures_in_a_row_only():
+    guard = SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS), limit=3)
+    for status in ["passed", SANDBOX_ERROR, SANDBOX_ERROR, "failed", SANDBOX_ERROR, SANDBOX_ERROR, "timeout"]:
+        guard.record(status, f"detail of {status}")
+    assert guard.count == 4 and guard.in_a_row == 0
+    assert "4 run(s) failed in the sandbox itself" in guard.note()
+    assert SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS)).note() is None
+    guard.record(SANDBOX_ERROR, "x")
+    guard.record(SANDBOX_ERROR, "x")
+    with pytest.raises(SandboxUnavailableError, match="3 times in a row"):
+        guard.record(SANDBOX_ERROR, "bwrap: setting up uid map: Permission denied")
+
+
+def test_an_output_folder_is_a_clear_error(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for flags in ({}, {"overwrite": True}, {"resume": True}):
+        with pytest.raises(DataError, match="is a folder; --output takes a results file"):
+            ResultWriter(folder, **flags)
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 1)
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(folder), "--overwrite", "--timeout", "30"])
+    assert result.exit_code == 1, result.output
+    assert "is a folder" in result.output and "IsADirectoryError" not in result.output
+    assert list(folder.iterdir()) == []
