@@ -3,6 +3,8 @@ policies, MinHash signatures (against datasketch itself) and LSH parameters."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from datasketch import MinHash
@@ -20,7 +22,7 @@ from workbench.dedup import (
     verify_pair,
 )
 from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
-from workbench.dedup.tokens import tokenize_one
+from workbench.dedup.tokens import _pack_chunk, tokenize_one
 
 
 def bag(*tokens: str) -> dict[str, int]:
@@ -150,20 +152,26 @@ def _crash_on_marker(chunk, spec=None):
 
     if any(value == "CRASH" for value, _ in chunk):
         os._exit(1)  # a worker dying mid-chunk, as a segfaulting grammar would
-    return [tokenize_one(value, language) for value, language in chunk]
+    return _pack_chunk(chunk, spec)  # the real one, imported before the patch
+
+
+def id_bag(*tokens: bytes) -> dict[int, int]:
+    from workbench.dedup.tokens import token_id
+
+    return dict(Counter(token_id(t) for t in tokens))
 
 
 def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     import workbench.dedup.tokens as tokens_module
 
-    monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
+    monkeypatch.setattr(tokens_module, "_pack_chunk", _crash_on_marker)
     # distinct texts: identical ones are tokenized once, and this needs 3 chunks for 2 workers
     codes = [f"x = alpha + beta{i}" for i in range(300)] + ["CRASH"] + [f"y = gamma{i}" for i in range(300)]
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta0": 1}
-    assert results[-1].counts == {b"y": 1, b"gamma299": 1}
+    assert results[0].bag() == id_bag(b"x", b"alpha", b"beta0")
+    assert results[-1].bag() == id_bag(b"y", b"gamma299")
 
 
 def test_identical_texts_are_tokenized_once_with_the_same_result():
@@ -216,3 +224,33 @@ def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
     ours = band_buckets(keys, signatures, parameters)
     assert ours == reference
     assert (len(ours) > 0) == (n_keys > 1)
+
+
+def test_minhash_matrix_handles_sets_longer_than_a_batch():
+    from workbench.dedup.signatures import BATCH_TOKENS, minhash_matrix
+
+    rng = np.random.default_rng(1)
+    sizes = [3, BATCH_TOKENS + 500, 1, 40, BATCH_TOKENS, 7]  # a set over, one exactly at, the batch size
+    sets = [rng.integers(0, 2**32, size=n, dtype=np.uint64).astype(np.uint32) for n in sizes]
+    starts = np.cumsum([0] + sizes[:-1])
+    ours = minhash_matrix(np.concatenate(sets), starts, 64, 5)
+    identity = lambda value: int(value)  # noqa: E731 - the values are already 32-bit hashes
+    reference = MinHash.bulk([s.tolist() for s in sets], num_perm=64, seed=5, scheme="affine32", hashfunc=identity)
+    assert ours.shape == (len(sizes), 64)
+    for mine, theirs in zip(ours, reference):
+        assert np.array_equal(mine, theirs.hashvalues)
+
+
+def test_token_bags_and_signatures_from_a_chunk():
+    from workbench.dedup.tokens import SignatureSpec, token_id
+
+    codes = ["a = b + b  # c\n" * 12, "x = 'y'\n", None, "def f(q):\n    return q.z + 1.5\n" * 6]
+    results = _pack_chunk([(code, "python") for code in codes], SignatureSpec(32, 2, min_tokens=20)).unpack()
+    assert results[0].bag() == {token_id(b"a"): 12, token_id(b"b"): 24} and results[0].n_tokens == 36
+    assert results[0].n_distinct == 2 and results[1].n_tokens == 2
+    assert results[2].failure == "missing (null)" and results[2].bag() == {}
+    assert results[1].signature is None  # under min_tokens: no MinHash work
+    for result, tokens in ((results[0], ["a", "b"]), (results[3], ["f", "q", "z", "1.5"])):
+        expected = MinHash(num_perm=32, seed=2, scheme="affine32", hashfunc=CachedTokenHash())
+        expected.update_batch([t.encode() for t in tokens])
+        assert np.array_equal(np.frombuffer(result.signature, dtype=np.uint32), expected.hashvalues)

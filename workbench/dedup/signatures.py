@@ -148,53 +148,83 @@ class CachedTokenHash:
             return [cache[token] for token in tokens]
 
 
-#: token occurrences per numpy batch (rows of the ``tokens x num_perm`` matrix)
-BATCH_TOKENS = 32_768
+#: token hashes per numpy batch (columns of the ``num_perm x tokens`` matrix): 8k columns
+#: keep the matrix (4 MiB at 128 permutations) near the CPU caches; 32k ran 2-3x slower
+BATCH_TOKENS = 8_192
 
 
 @functools.lru_cache(maxsize=8)
 def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's own ``affine32`` permutation parameters ``(a, b)`` for ``num_perm``/``seed``."""
     a, b = MinHash(num_perm=num_perm, seed=seed, scheme=MINHASH_SCHEME).permutations
-    return a, b
+    return a[:, None], b[:, None]
+
+
+def minhash_matrix(hashes: np.ndarray, starts: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+    """Return the MinHash signatures of many token sets at once.
+
+    Args:
+        hashes: the 32-bit token hashes (``uint32``) of all sets, one set after another.
+        starts: where each set begins in ``hashes`` (ascending; every set non-empty).
+        num_perm, seed: the permutations (datasketch's ``affine32`` scheme).
+
+    Returns:
+        a ``(len(starts), num_perm)`` ``uint32`` array: row ``i`` equals
+        ``MinHash(num_perm=num_perm, seed=seed, scheme="affine32")`` updated with set
+        ``i``'s hashes (the MurmurHash3 pre-mix, then ``a * h + b`` mod 2**32, then the minimum).
+        The hashes are permuted as a ``num_perm x tokens`` matrix, batch by batch at set
+        boundaries, and reduced per set with ``np.minimum.reduceat``.
+    """
+    a, b = _permutations(num_perm, seed)
+    values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
+    starts = np.asarray(starts, dtype=np.int64)
+    out = np.empty((len(starts), num_perm), dtype=np.uint32)
+    bounds = np.append(starts, len(values))
+    # one work matrix for all batches: a fresh multi-MiB array per batch costs page faults
+    work = np.empty((num_perm, min(len(values), BATCH_TOKENS)), dtype=np.uint32)
+    first = 0
+    while first < len(starts):
+        # the sets from ``first`` whose tokens fit one batch (at least one set)
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + BATCH_TOKENS, side="right")) - 1)
+        last = min(last, len(starts))
+        lo, hi = bounds[first], bounds[last]
+        if hi - lo > work.shape[1]:  # one set longer than a batch
+            work = np.empty((num_perm, hi - lo), dtype=np.uint32)
+        permuted = work[:, : hi - lo]
+        np.multiply(a, values[None, lo:hi], out=permuted)  # uint32 wraps: the scheme's mod 2**32
+        permuted += b
+        out[first:last] = np.minimum.reduceat(permuted, starts[first:last] - lo, axis=1).T
+        first = last
+    return out
 
 
 def signature_values(
-    token_sets: Iterable[Iterable[str]], num_perm: int, seed: int, hashfunc: CachedTokenHash | None = None
+    token_sets: Iterable[Iterable[str | bytes]], num_perm: int, seed: int, hashfunc: CachedTokenHash | None = None
 ) -> Iterator[np.ndarray]:
     """Yield the MinHash signature (``num_perm`` uint32 values) of each non-empty token set.
 
     The values are exactly those of ``MinHash.bulk(sets, num_perm=num_perm, seed=seed,
     scheme="affine32", hashfunc=hashfunc)`` -- the same permutations (taken from a
     datasketch ``MinHash``), the same MurmurHash3 pre-mix and affine permutation -- but
-    many sets share one numpy pass: the token hashes of a batch of sets are permuted as one
-    matrix and reduced per set with ``np.minimum.reduceat``, instead of one small matrix per set.
+    many sets share one numpy pass (:func:`minhash_matrix`).
 
     Raises:
         ValueError: an empty token set (MinHash of nothing is undefined here).
     """
     hashfunc = hashfunc or CachedTokenHash()
-    a, b = _permutations(num_perm, seed)
-
-    def flush(hashes: list[int], offsets: list[int]) -> Iterator[np.ndarray]:
-        values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
-        # (num_perm, tokens): the reduction then runs along contiguous memory
-        permuted = a[:, None] * values[None, :] + b[:, None]  # uint32 wraps: the scheme's mod 2**32
-        yield from np.minimum.reduceat(permuted, offsets, axis=1).T
-
     hashes: list[int] = []
-    offsets: list[int] = []
+    starts: list[int] = []
     for tokens in token_sets:
         start = len(hashes)
         hashes.extend(hashfunc.many(tokens))
         if len(hashes) == start:
             raise ValueError("cannot MinHash an empty token set")
-        offsets.append(start)
+        starts.append(start)
         if len(hashes) >= BATCH_TOKENS:
-            yield from flush(hashes, offsets)
-            hashes, offsets = [], []
-    if offsets:
-        yield from flush(hashes, offsets)
+            yield from minhash_matrix(np.array(hashes, dtype=np.uint32), np.array(starts), num_perm, seed)
+            hashes, starts = [], []
+    if starts:
+        yield from minhash_matrix(np.array(hashes, dtype=np.uint32), np.array(starts), num_perm, seed)
 
 
 def lean_minhash(values: np.ndarray | bytes, seed: int) -> LeanMinHash:
