@@ -212,8 +212,13 @@ def test_cached_token_hash_is_the_same_for_bytes_and_str():
 
 
 @pytest.mark.parametrize("n_keys", [0, 1, 400])
-def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
+@pytest.mark.parametrize("fold", ["default", "colliding"])
+def test_band_buckets_equal_datasketch_lsh_buckets(n_keys, fold, monkeypatch):
+    import workbench.dedup.signatures as signatures_module
     from workbench.dedup.signatures import band_buckets, build_lsh_index, candidate_buckets, lean_minhash
+
+    if fold == "colliding":  # the sort key is then the band's last value: different rows share keys
+        monkeypatch.setattr(signatures_module, "_BAND_MIX", np.uint64(0))
 
     rng = np.random.default_rng(n_keys)
     parameters = choose_lsh_parameters(32, 0.6, (0.5, 0.5), params=(6, 5), seed=1)
@@ -254,3 +259,11 @@ def test_token_bags_and_signatures_from_a_chunk():
         expected = MinHash(num_perm=32, seed=2, scheme="affine32", hashfunc=CachedTokenHash())
         expected.update_batch([t.encode() for t in tokens])
         assert np.array_equal(np.frombuffer(result.signature, dtype=np.uint32), expected.hashvalues)
+
+
+def test_band_buckets_refuse_unsorted_keys():
+    from workbench.dedup.signatures import band_buckets
+
+    parameters = choose_lsh_parameters(8, 0.6, (0.5, 0.5), params=(2, 4))
+    with pytest.raises(ValueError, match="ascending"):
+        band_buckets([3, 1], np.zeros((2, 8), dtype=np.uint32), parameters)

@@ -265,6 +265,34 @@ def candidate_buckets(lsh: MinHashLSH) -> Iterator[list[int]]:
                 yield sorted(members)
 
 
+#: odd 64-bit multiplier (2**64 / golden ratio) folding a band's values into one sort key
+_BAND_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order the rows of one band so that equal rows are adjacent.
+
+    Returns ``(order, starts)``: ``order`` lists row positions, equal rows contiguous and
+    each run in ascending position; ``starts`` are the indices of ``order`` where a run
+    begins. Rows are sorted by one 64-bit key folded from their values (one ``argsort``
+    instead of ``np.unique(axis=0)``'s sort of whole rows, ~4x faster); runs are then cut
+    wherever the rows themselves differ, and if two different rows ever share a key (they
+    could interleave) the band is sorted by its values instead, so grouping stays exact.
+    """
+    key = block[:, 0].astype(np.uint64)
+    for column in block.T[1:]:
+        key = key * _BAND_MIX ^ column  # wraps mod 2**64
+    order = np.argsort(key, kind="stable")
+    ordered = block[order]
+    differs = np.any(ordered[1:] != ordered[:-1], axis=1)
+    sorted_key = key[order]
+    if np.any(differs & (sorted_key[1:] == sorted_key[:-1])):
+        order = np.lexsort(block.T[::-1])  # last key is the primary one
+        ordered = block[order]
+        differs = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return order, np.concatenate(([0], np.flatnonzero(differs) + 1))
+
+
 def band_buckets(
     keys: Sequence[int], signatures: np.ndarray, parameters: LSHParameters,
     on_progress: Callable[[int], None] | None = None,
@@ -275,30 +303,36 @@ def band_buckets(
 
     Band ``i`` is rows ``i*r .. (i+1)*r - 1`` of the signature, as in ``MinHashLSH``; two
     keys share a bucket when these values are all equal (Mining of Massive Datasets,
-    Sec. 3.4.1). Each band is grouped with one ``np.unique`` over the ``(keys, r)`` matrix
-    instead of a Python dict insert per key and band (about 10x faster for 20k files).
+    Sec. 3.4.1). Each band is grouped with one numpy sort (:func:`_band_groups`) and its
+    buckets cut from one list, instead of a Python dict insert per key and band.
 
     Args:
-        keys: one key per signature row.
+        keys: one key per signature row, ascending.
         signatures: ``(len(keys), num_perm)`` uint32 MinHash values.
         parameters: the bands and rows.
         on_progress: called with 1 after each band.
+
+    Raises:
+        ValueError: keys that are not strictly ascending.
     """
     keys_array = np.asarray(keys)
-    rows = parameters.rows
+    if np.any(keys_array[1:] <= keys_array[:-1]):
+        raise ValueError("band_buckets needs ascending keys")
+    n_keys, rows = len(keys_array), parameters.rows
     buckets: list[list[int]] = []
     for band in range(parameters.bands):
-        if len(keys_array) > 1:
-            block = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows])
-            _, inverse, counts = np.unique(block, axis=0, return_inverse=True, return_counts=True)
-            inverse = inverse.ravel()
-            positions = np.flatnonzero(counts[inverse] > 1)  # ascending
-            labels = inverse[positions]
-            order = np.argsort(labels, kind="stable")
-            positions, labels = positions[order], labels[order]
-            groups = np.split(positions, np.flatnonzero(np.diff(labels)) + 1) if len(positions) else []
-            groups.sort(key=lambda group: group[0])  # a bucket is first filled by its first member
-            buckets.extend(sorted(keys_array[group].tolist()) for group in groups)
+        if n_keys > 1:
+            order, starts = _band_groups(signatures[:, band * rows : (band + 1) * rows])
+            lengths = np.diff(np.append(starts, n_keys))
+            shared = lengths > 1
+            starts, lengths = starts[shared], lengths[shared]
+            by_first = np.argsort(order[starts], kind="stable")  # a bucket is first filled by its first member
+            starts, lengths = starts[by_first], lengths[by_first]
+            offsets = np.cumsum(lengths) - lengths
+            positions = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
+            # keys ascend, and each run ascends in position: the members come out sorted
+            members = keys_array[order[positions]].tolist()
+            buckets += [members[offset : offset + length] for offset, length in zip(offsets.tolist(), lengths.tolist())]
         if on_progress:
             on_progress(1)
     return buckets
