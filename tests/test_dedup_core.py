@@ -170,8 +170,8 @@ def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].bag() == id_bag(b"x", b"alpha", b"beta0")
-    assert results[-1].bag() == id_bag(b"y", b"gamma299")
+    assert results[0].counts == id_bag(b"x", b"alpha", b"beta0")
+    assert results[-1].counts == id_bag(b"y", b"gamma299")
 
 
 def test_identical_texts_are_tokenized_once_with_the_same_result():
@@ -251,9 +251,9 @@ def test_token_bags_and_signatures_from_a_chunk():
 
     codes = ["a = b + b  # c\n" * 12, "x = 'y'\n", None, "def f(q):\n    return q.z + 1.5\n" * 6]
     results = _pack_chunk([(code, "python") for code in codes], SignatureSpec(32, 2, min_tokens=20)).unpack()
-    assert results[0].bag() == {token_id(b"a"): 12, token_id(b"b"): 24} and results[0].n_tokens == 36
-    assert results[0].n_distinct == 2 and results[1].n_tokens == 2
-    assert results[2].failure == "missing (null)" and results[2].bag() == {}
+    assert results[0].counts == {token_id(b"a"): 12, token_id(b"b"): 24} and results[0].n_tokens == 36
+    assert len(results[0].counts) == 2 and results[1].n_tokens == 2
+    assert results[2].failure == "missing (null)" and results[2].counts == {}
     assert results[1].signature is None  # under min_tokens: no MinHash work
     for result, tokens in ((results[0], ["a", "b"]), (results[3], ["f", "q", "z", "1.5"])):
         expected = MinHash(num_perm=32, seed=2, scheme="affine32", hashfunc=CachedTokenHash())

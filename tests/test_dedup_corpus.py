@@ -135,5 +135,5 @@ def test_token_id_bags_are_exactly_the_string_token_bags(dup_corpus_2k):
     assert len(vocabulary) > 5000 and len(set(id_of.values())) == len(vocabulary)  # no collision
     results = tokenize_files(codes, ["python"] * len(codes), workers=2, signatures=SignatureSpec(128, 1, 20))
     for result, bag in zip(results, string_bags):
-        assert result.bag() == {id_of[token]: count for token, count in bag.items()}
+        assert result.counts == {id_of[token]: count for token, count in bag.items()}
         assert result.n_tokens == sum(bag.values())

@@ -77,9 +77,7 @@ def exact_groups(keys: Sequence[Hashable | None]) -> dict[int, list[int]]:
     return groups
 
 
-def identical_multisets(
-    members: Sequence[int], bags: Sequence[Mapping[Hashable, int]] | Mapping[int, Mapping[Hashable, int]]
-) -> list[list[int]]:
+def identical_multisets(members: Sequence[int], bags: Sequence[Mapping[Hashable, int]]) -> list[list[int]]:
     """Split ``members`` into classes of identical token multisets, exactly.
 
     The exact pre-pass first groups files by a cheap key that identical multisets always
@@ -88,7 +86,7 @@ def identical_multisets(
 
     Args:
         members: file indices, in input order.
-        bags: token -> count of every member (indexed by file index).
+        bags: token -> count of every file (indexed by file).
 
     Returns:
         the classes, each in input order, ordered by their first member.

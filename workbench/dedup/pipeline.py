@@ -171,7 +171,7 @@ def find_duplicates(
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
     # identical multisets share signature and sizes; identical_multisets() then confirms
-    keys = [(partitions[i], t.signature, t.n_tokens, t.n_distinct) if status[i] == ANALYSED else None
+    keys = [(partitions[i], t.signature, t.n_tokens, len(t.counts)) if status[i] == ANALYSED else None
             for i, t in enumerate(tokens)]
     groups = _confirmed(exact_groups(keys), tokens)
     del keys
@@ -288,9 +288,6 @@ class _BucketVerifier:
         self.config, self.counters = config, counters
         self.seen: set[tuple[int, int]] = set()
         self.enumerated = 0
-        # token bags, built on a file's first comparison (many files are never compared)
-        self.bags: list[dict[int, int] | None] = [None] * len(tokens)
-        self.sizes = [t.n_tokens for t in tokens]
 
     def process(self, bucket: list[int]) -> list[DuplicatePair]:
         """Verify one bucket (sorted member indices); return the duplicate pairs found."""
@@ -316,7 +313,6 @@ class _BucketVerifier:
 
     def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
         config, tokens, seen, counters = self.config, self.tokens, self.seen, self.counters
-        bags, sizes = self.bags, self.sizes
         found = []
         for a in first:
             for b in second:
@@ -325,14 +321,9 @@ class _BucketVerifier:
                     continue
                 seen.add(key)
                 self.enumerated += 1
-                low, high = key
-                bag_low, bag_high = bags[low], bags[high]
-                if bag_low is None:
-                    bag_low = bags[low] = tokens[low].bag()
-                if bag_high is None:
-                    bag_high = bags[high] = tokens[high].bag()
+                low, high = tokens[key[0]], tokens[key[1]]
                 score = verify_pair(
-                    bag_low, bag_high, sizes[low], sizes[high], config.set_threshold, config.multiset_threshold
+                    low.counts, high.counts, low.n_tokens, high.n_tokens, config.set_threshold, config.multiset_threshold
                 )
                 if score is None:
                     counters["size_filtered"] += 1
@@ -361,12 +352,9 @@ _REFERENCE = _Reference()
 
 def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
     """Split key groups into groups of identical multisets (representative -> members)."""
+    bags = [t.counts for t in tokens]
     confirmed: dict[int, list[int]] = {}
     for members in groups.values():
-        if len(members) == 1:
-            confirmed[members[0]] = members
-            continue
-        bags = {member: tokens[member].bag() for member in members}
         for same in identical_multisets(members, bags):
             confirmed[same[0]] = same
     return confirmed

@@ -54,12 +54,9 @@ class FileTokens:
     """The token bag of one file, or why there is none.
 
     Attributes:
-        token_ids: the distinct token ids of the file (:func:`token_id`) in order of first
-            occurrence, as the bytes of a native-endian ``uint64`` array; empty when
-            ``failure`` is set.
-        token_counts: the occurrences of each id, in the same order (``uint32`` bytes):
-            with ``token_ids``, the multiset (:meth:`bag`).
-        n_tokens: the multiset size (the sum of the counts), compared with ``min_tokens``.
+        counts: token id (:func:`token_id` of the token's UTF-8 bytes) -> occurrences: the
+            multiset; empty when ``failure`` is set.
+        n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
         has_error: the parse needed error recovery (the tokens are still usable).
         signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
             for with a :class:`SignatureSpec` and the file has enough tokens.
@@ -68,26 +65,15 @@ class FileTokens:
             ``"tokenizer error: ..."``.
     """
 
-    token_ids: bytes
-    token_counts: bytes
+    counts: dict[int, int]
     n_tokens: int
     has_error: bool = False
     failure: str | None = None
     signature: bytes | None = None
 
-    @property
-    def n_distinct(self) -> int:
-        """The number of distinct tokens (the set size)."""
-        return len(self.token_ids) // 8
-
-    def bag(self) -> dict[int, int]:
-        """Return the multiset as ``{token id: occurrences}``."""
-        ids = np.frombuffer(self.token_ids, dtype=np.uint64).tolist()
-        return dict(zip(ids, np.frombuffer(self.token_counts, dtype=np.uint32).tolist()))
-
 
 def _failed(reason: str) -> FileTokens:
-    return FileTokens(b"", b"", 0, failure=reason)
+    return FileTokens({}, 0, failure=reason)
 
 
 @dataclass(frozen=True)
@@ -175,9 +161,9 @@ def token_bytes(plugin: LanguagePlugin, text: str) -> tuple[list[bytes], bool]:
 @dataclass(frozen=True)
 class _TokenChunk:
     """The tokens of a chunk of files in a few flat buffers: what a worker sends back
-    (one pickle of a handful of arrays instead of one object per file and token)."""
+    (one pickle of a handful of arrays instead of a dict per file with a key per token)."""
 
-    token_ids: bytes  # uint64: every file's distinct ids, ascending within each file
+    token_ids: bytes  # uint64: every file's distinct token ids, file after file
     token_counts: bytes  # uint32, aligned with token_ids
     ends: list[int]  # per file: the end of its ids (a prefix sum of distinct counts)
     files: list[tuple[int, bool, str | None]]  # per file: n_tokens, has_error, failure
@@ -186,6 +172,8 @@ class _TokenChunk:
 
     def unpack(self) -> list[FileTokens]:
         """Return one :class:`FileTokens` per file of the chunk."""
+        ids = np.frombuffer(self.token_ids, dtype=np.uint64).tolist()  # one conversion per chunk
+        counts = np.frombuffer(self.token_counts, dtype=np.uint32).tolist()
         row = {position: i for i, position in enumerate(self.signed)}
         width = len(self.signatures) // len(self.signed) if self.signed else 0
         results = []
@@ -197,10 +185,8 @@ class _TokenChunk:
             signature = None
             if position in row:
                 signature = self.signatures[row[position] * width : (row[position] + 1) * width]
-            results.append(FileTokens(
-                self.token_ids[start * 8 : end * 8], self.token_counts[start * 4 : end * 4], n_tokens,
-                has_error, None, signature,
-            ))
+            bag = dict(zip(ids[start:end], counts[start:end]))
+            results.append(FileTokens(bag, n_tokens, has_error, None, signature))
             start = end
         return results
 
@@ -208,7 +194,8 @@ class _TokenChunk:
 def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> _TokenChunk:
     """Tokenize a chunk of files (in a worker) into a :class:`_TokenChunk`.
 
-    Each file's tokens are counted once (``Counter`` over the byte strings), then the
+    The main process turns the buffers back into dicts (:meth:`_TokenChunk.unpack`) while
+    the workers go on with the next chunks. Each file's tokens are counted once (``Counter`` over the byte strings), then the
     distinct tokens of the whole chunk are hashed in two passes of C calls (XXH3-64 ids,
     XXH32 MinHash inputs) and the signatures computed in one numpy pass over the chunk.
     """
