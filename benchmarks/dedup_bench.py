@@ -37,6 +37,7 @@ from pathlib import Path
 OURS = r"""
 import json, resource, sys, time
 start = time.perf_counter()
+import workbench
 from workbench.dedup import DedupConfig, run_dedup
 corpus, out, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 run = run_dedup(corpus, code_column="content", id_column="id", split_column="split",
@@ -44,6 +45,7 @@ run = run_dedup(corpus, code_column="content", id_column="id", split_column="spl
 elapsed = time.perf_counter() - start
 peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,
+                  "code": workbench.__path__[0],
                   "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"]}))
 """
 
@@ -74,6 +76,15 @@ def timed(command: list[str], env: dict | None = None) -> tuple[float, dict]:
     if done.returncode != 0:
         raise SystemExit(f"{command[0]} failed:\n{done.stderr[-3000:]}")
     return wall, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _describe(package_dir: str) -> str:
+    """The workbench package that ran, with its git commit when it is a checkout."""
+    done = subprocess.run(["git", "-C", package_dir, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", package_dir, "status", "--porcelain"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return package_dir
+    return f"{package_dir} (git {done.stdout.strip()}{', uncommitted changes' if dirty.stdout.strip() else ''})"
 
 
 def pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
@@ -107,8 +118,9 @@ def main() -> None:
         ours_clusters = json.loads((out / "clusters.json").read_text())
         files = ours["files"]
         lsh = ours["lsh"]
+        print(f"workbench code: {_describe(ours['code'])}")
         print(f"workbench dedup: {files} files in {ours_wall:.2f} s wall = {files / ours_wall:.0f} files/s; "
-              f"peak RSS {ours['peak_kib'] / 1024:.0f} MiB; steps (s) {ours['timings']}")
+              f"peak RSS {ours['peak_kib'] / 1024:.0f} MiB; load average after {os.getloadavg()[0]:.1f}; steps (s) {ours['timings']}")
         print(f"  LSH: num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} tuned for "
               f"{lsh['tuned_for_threshold']} weights {lsh['weights_false_positive_false_negative']}; scheme "
               f"{lsh['scheme']}, {lsh['token_hash']}, datasketch {lsh['datasketch_version']}; work {ours['work']}")
@@ -125,7 +137,8 @@ def main() -> None:
         dpu_wall, dpu = min(dpu_runs, key=lambda r: r[0])
         dpu_clusters = json.loads(dpu_out.read_text())
         print(f"dpu-utils DuplicateDetector: {dpu['files']} files in {dpu_wall:.2f} s wall = "
-              f"{dpu['files'] / dpu_wall:.0f} files/s; peak RSS {dpu['peak_kib'] / 1024:.0f} MiB (pre-tokenized input)")
+              f"{dpu['files'] / dpu_wall:.0f} files/s; peak RSS {dpu['peak_kib'] / 1024:.0f} MiB (pre-tokenized input); "
+              f"load average after {os.getloadavg()[0]:.1f}")
         if truth is not None:
             print("  " + compare("dpu-utils vs truth", dpu_clusters, truth))
         print("  " + compare("workbench vs dpu-utils", ours_clusters, dpu_clusters))
