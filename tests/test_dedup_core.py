@@ -267,3 +267,51 @@ def test_band_buckets_refuse_unsorted_keys():
     parameters = choose_lsh_parameters(8, 0.6, (0.5, 0.5), params=(2, 4))
     with pytest.raises(ValueError, match="ascending"):
         band_buckets([3, 1], np.zeros((2, 8), dtype=np.uint32), parameters)
+
+
+def test_minhash_setup_in_background_equals_the_in_process_one():
+    from workbench.dedup.signatures import minhash_setup, minhash_setup_in_background
+
+    here = minhash_setup(64, 3, 0.6, (0.1, 0.9))
+    there = minhash_setup_in_background(64, 3, 0.6, (0.1, 0.9)).result(timeout=120)
+    assert there.lsh == here.lsh and (there.lsh.bands, there.lsh.rows) == (here.lsh.bands, here.lsh.rows)
+    assert np.array_equal(there.a, here.a) and np.array_equal(there.b, here.b)
+    assert np.array_equal(here.a, MinHash(num_perm=64, seed=3, scheme="affine32").permutations[0])
+
+
+def test_a_dead_setup_helper_is_replaced_in_process():
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import datasets
+
+    from workbench.data.loading import LoadedDataset
+    from workbench.dedup import collect_rows, find_duplicates
+
+    codes = ["def f(a, b):\n    return a + b + total + count + value\n" * 4] * 2 + ["x = 1\n"]
+    loaded = LoadedDataset("memory", {"train": datasets.Dataset.from_dict({"id": ["a", "b", "c"], "content": codes})})
+    rows = collect_rows(loaded, code_column="content", id_column="id")
+    dead: Future = Future()
+    dead.set_exception(BrokenProcessPool("helper died"))
+    result = find_duplicates(rows, DedupConfig(workers=1), minhash=dead)
+    assert result.clusters == [[0, 1]] and result.lsh.bands * result.lsh.rows <= 128
+
+
+def test_run_dedup_never_imports_datasketch_in_the_main_process(tmp_path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.jsonl"
+    code = "def f(a, b):\\n    return a + b + total + count + value + other\\n"
+    # distinct texts (the comments differ) in three token bags; more than one chunk, so two workers
+    rows = (f'{{"id": "{i}", "content": "# {i}\\n{code * (1 + i % 3)}"}}\n' for i in range(600))
+    corpus.write_text("".join(rows))
+    script = (
+        "import sys\nfrom workbench.dedup import DedupConfig, run_dedup\n"
+        f"run = run_dedup({str(corpus)!r}, config=DedupConfig(workers=2, min_tokens=5))\n"
+        "assert run.report['overall']['clusters'] == 3, run.report['overall']\n"
+        "print('datasketch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"

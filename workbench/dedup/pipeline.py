@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,11 +22,7 @@ import numpy as np
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
-from workbench.dedup.signatures import (
-    LSHParameters,
-    band_buckets,
-    choose_lsh_parameters,
-)
+from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
 
@@ -132,6 +130,7 @@ def find_duplicates(
     *,
     reference: DedupRows | None = None,
     progress: ProgressFactory | None = None,
+    minhash: Future[MinHashSetup] | None = None,
 ) -> DedupResult:
     """Find exact and near-duplicate rows, cluster them and decide which rows to drop.
 
@@ -142,6 +141,9 @@ def find_duplicates(
             them is reported and dropped (decontamination).
         progress: a factory of progress bars (``progress(description, total)`` is a
             context manager yielding ``advance(n)``); ``None`` for none.
+        minhash: the permutations and LSH parameters for ``config`` being prepared
+            elsewhere (:func:`~workbench.dedup.signatures.minhash_setup_in_background`);
+            ``None`` to prepare them here.
 
     Returns:
         a :class:`DedupResult`.
@@ -158,7 +160,8 @@ def find_duplicates(
     languages = list(rows.languages) + (list(reference.languages) if reference is not None else [])
     # signatures are computed in the tokenizer workers, in parallel; only the exact
     # representatives' signatures are banded into LSH buckets (step 3)
-    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens)
+    setup = _minhash_setup(config, minhash)
+    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
     with progress("tokenize + MinHash", len(codes)) as advance:
         tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
     timings["tokenize_minhash"] = time.perf_counter() - clock
@@ -190,9 +193,7 @@ def find_duplicates(
 
     # 3. the representatives' MinHash signatures, banded into LSH buckets
     clock = time.perf_counter()
-    lsh_parameters = choose_lsh_parameters(
-        config.num_perm, config.lsh_threshold, config.lsh_weights, config.lsh_params, config.seed
-    )
+    lsh_parameters = setup.lsh
     with progress("LSH index", lsh_parameters.bands) as advance:
         signatures = np.frombuffer(b"".join(tokens[i].signature for i in representatives), dtype=np.uint32)
         signatures = signatures.reshape(len(representatives), config.num_perm)
@@ -348,6 +349,15 @@ class _Reference:
 
 
 _REFERENCE = _Reference()
+
+
+def _minhash_setup(config: DedupConfig, prepared: Future[MinHashSetup] | None) -> MinHashSetup:
+    if prepared is not None:
+        try:
+            return prepared.result()
+        except BrokenProcessPool:  # the helper process died: prepare it here instead
+            pass
+    return minhash_setup(config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params)
 
 
 def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:

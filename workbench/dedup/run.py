@@ -11,6 +11,7 @@ from workbench.dedup.config import DedupConfig
 from workbench.dedup.pipeline import DedupResult, ProgressFactory, find_duplicates
 from workbench.dedup.report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
+from workbench.dedup.signatures import minhash_setup_in_background
 from workbench.dedup.writing import OUTPUT_FORMATS, write_outputs
 from workbench.errors import DataError
 
@@ -83,6 +84,10 @@ def run_dedup(
             raise DataError(f"{out}: the output path exists and is not a folder")
     if output_format not in OUTPUT_FORMATS:
         raise DataError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    # datasketch's import and the LSH tuning run in a helper process while the data loads
+    minhash = minhash_setup_in_background(
+        config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
+    )
     if isinstance(source, LoadedDataset):
         loaded = source.select_splits(splits)
     else:
@@ -97,7 +102,7 @@ def run_dedup(
     reference: DedupRows | None = None
     if against is not None:
         reference = _load_reference(against, against_code_column, against_id_column, code_column, language, offline)
-    result = find_duplicates(rows, config, reference=reference, progress=progress)
+    result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
     report = build_report(result, skipped_files=loaded.skipped)
     written: dict[str, str] = {}
     if output_dir is not None:

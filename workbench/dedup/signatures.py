@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import LeanMinHash, MinHash, MinHashLSH
-from datasketch.lsh import _optimal_param
-from datasketch.minhash import _fmix
 from xxhash import xxh32_intdigest
+
+if TYPE_CHECKING:  # datasketch is imported where it is used: with scipy it costs ~0.3 s
+    from datasketch import LeanMinHash, MinHash, MinHashLSH
 
 #: the datasketch permutation scheme used (datasketch >= 2.0)
 MINHASH_SCHEME = "affine32"
@@ -102,8 +105,48 @@ def choose_lsh_parameters(
     """
     if params is not None:
         return LSHParameters(num_perm, params[0], params[1], None, None, seed)
+    from datasketch.lsh import _optimal_param
+
     bands, rows = _optimal_param(threshold, num_perm, weights[0], weights[1])
     return LSHParameters(num_perm, bands, rows, threshold, tuple(weights), seed)
+
+
+@dataclass(frozen=True)
+class MinHashSetup:
+    """What the MinHash and LSH steps need from datasketch: the LSH parameters and the
+    ``affine32`` permutations ``(a, b)`` (``num_perm`` uint32 values each)."""
+
+    lsh: LSHParameters
+    a: np.ndarray
+    b: np.ndarray
+
+
+def minhash_setup(
+    num_perm: int, seed: int, threshold: float, weights: tuple[float, float], params: tuple[int, int] | None = None
+) -> MinHashSetup:
+    """Return the :class:`MinHashSetup` (arguments as :func:`choose_lsh_parameters`)."""
+    a, b = permutations(num_perm, seed)
+    return MinHashSetup(choose_lsh_parameters(num_perm, threshold, weights, params, seed), a, b)
+
+
+def minhash_setup_in_background(
+    num_perm: int, seed: int, threshold: float, weights: tuple[float, float], params: tuple[int, int] | None = None
+) -> Future[MinHashSetup]:
+    """Start :func:`minhash_setup` in a forked process and return its future.
+
+    Importing datasketch (and scipy, for the bands/rows tuning) is about 0.3 s of one CPU,
+    a tenth of a dedup run's serial part on 20k files; in a helper process it overlaps the
+    data loading, and neither the main process nor the tokenizer workers (forked from it)
+    import datasketch at all. Where ``fork`` is not available the future is computed here.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        done: Future[MinHashSetup] = Future()
+        done.set_result(minhash_setup(num_perm, seed, threshold, weights, params))
+        return done
+    helper = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    future = helper.submit(minhash_setup, num_perm, seed, threshold, weights, params)
+    helper.shutdown(wait=False)  # the process ends after its one task
+    return future
 
 
 class CachedTokenHash:
@@ -154,19 +197,39 @@ BATCH_TOKENS = 8_192
 
 
 @functools.lru_cache(maxsize=8)
-def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's own ``affine32`` permutation parameters ``(a, b)`` for ``num_perm``/``seed``."""
+def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return datasketch's own ``affine32`` permutation parameters ``(a, b)`` for
+    ``num_perm``/``seed`` (two ``uint32`` arrays of ``num_perm`` values)."""
+    from datasketch import MinHash
+
     a, b = MinHash(num_perm=num_perm, seed=seed, scheme=MINHASH_SCHEME).permutations
-    return a[:, None], b[:, None]
+    return a, b
 
 
-def minhash_matrix(hashes: np.ndarray, starts: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+def fmix32(values: np.ndarray) -> np.ndarray:
+    """Return MurmurHash3's 32-bit finalizer ``fmix32`` (Appleby, MurmurHash3) of each value:
+    the avalanching bijection datasketch's ``affine32`` scheme applies to token hashes
+    before the permutations."""
+    values = np.asarray(values, dtype=np.uint32)
+    values = values ^ (values >> np.uint32(16))
+    values = values * np.uint32(0x85EBCA6B)  # wraps: mod 2**32
+    values = values ^ (values >> np.uint32(13))
+    values = values * np.uint32(0xC2B2AE35)
+    return values ^ (values >> np.uint32(16))
+
+
+def minhash_matrix(
+    hashes: np.ndarray, starts: np.ndarray, num_perm: int, seed: int,
+    perms: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """Return the MinHash signatures of many token sets at once.
 
     Args:
         hashes: the 32-bit token hashes (``uint32``) of all sets, one set after another.
         starts: where each set begins in ``hashes`` (ascending; every set non-empty).
         num_perm, seed: the permutations (datasketch's ``affine32`` scheme).
+        perms: ``permutations(num_perm, seed)`` when already known (the tokenizer workers
+            get them from the main process and never import datasketch).
 
     Returns:
         a ``(len(starts), num_perm)`` ``uint32`` array: row ``i`` equals
@@ -175,8 +238,9 @@ def minhash_matrix(hashes: np.ndarray, starts: np.ndarray, num_perm: int, seed: 
         The hashes are permuted as a ``num_perm x tokens`` matrix, batch by batch at set
         boundaries, and reduced per set with ``np.minimum.reduceat``.
     """
-    a, b = _permutations(num_perm, seed)
-    values = _fmix(np.asarray(hashes, dtype=np.uint32), 32)
+    a, b = perms if perms is not None else permutations(num_perm, seed)
+    a, b = np.asarray(a, dtype=np.uint32)[:, None], np.asarray(b, dtype=np.uint32)[:, None]
+    values = fmix32(hashes)
     starts = np.asarray(starts, dtype=np.int64)
     out = np.empty((len(starts), num_perm), dtype=np.uint32)
     bounds = np.append(starts, len(values))
@@ -229,6 +293,8 @@ def signature_values(
 
 def lean_minhash(values: np.ndarray | bytes, seed: int) -> LeanMinHash:
     """Wrap signature values (an array or its ``tobytes()``) as a datasketch ``LeanMinHash``."""
+    from datasketch import LeanMinHash
+
     if isinstance(values, bytes):
         values = np.frombuffer(values, dtype=np.uint32)
     return LeanMinHash(seed=seed, hashvalues=values, scheme=MINHASH_SCHEME)
@@ -246,6 +312,8 @@ def build_lsh_index(
     keys: Sequence[int], signatures: Iterable[MinHash | LeanMinHash], parameters: LSHParameters, on_progress: Callable[[int], None] | None = None
 ) -> MinHashLSH:
     """Insert every signature under its key into a ``MinHashLSH`` with the chosen bands/rows."""
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(num_perm=parameters.num_perm, params=(parameters.bands, parameters.rows))
     with lsh.insertion_session(buffer_size=50_000) as session:
         for key, signature in zip(keys, signatures):

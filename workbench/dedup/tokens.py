@@ -79,11 +79,19 @@ def _failed(reason: str) -> FileTokens:
 @dataclass(frozen=True)
 class SignatureSpec:
     """Asks the workers for MinHash signatures of files with at least ``min_tokens`` tokens
-    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.signature_values`)."""
+    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.minhash_matrix`).
+
+    Attributes:
+        num_perm, seed: the MinHash permutations; min_tokens: the smallest file signed.
+        perms: the permutations ``(a, b)`` when known (from a
+            :class:`~workbench.dedup.signatures.MinHashSetup`), so that the workers need
+            not import datasketch; ``None`` to take them from datasketch.
+    """
 
     num_perm: int
     seed: int
     min_tokens: int
+    perms: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def decode_code(value: object) -> tuple[str | None, str | None]:
@@ -221,7 +229,7 @@ def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None 
             wanted = distinct if len(signed) == len(files) else [t for a, b in spans for t in distinct[a:b]]
             hashes = np.fromiter(map(xxh32_intdigest, wanted), dtype=np.uint32, count=len(wanted))
             offsets = np.cumsum([0] + [b - a for a, b in spans[:-1]])
-            signatures = minhash_matrix(hashes, offsets, spec.num_perm, spec.seed).tobytes()
+            signatures = minhash_matrix(hashes, offsets, spec.num_perm, spec.seed, spec.perms).tobytes()
     return _TokenChunk(ids.tobytes(), np.array(counts, dtype=np.uint32).tobytes(), ends, files, signatures, signed)
 
 
