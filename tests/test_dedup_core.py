@@ -315,3 +315,19 @@ def test_run_dedup_never_imports_datasketch_in_the_main_process(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_collector_paused_restores_the_collectors_state():
+    import gc
+
+    from workbench.dedup.pipeline import collector_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                pass
+            assert not gc.isenabled()  # an inner block leaves the outer pause alone
+            raise RuntimeError("a failed run")
+    assert gc.isenabled()

@@ -9,6 +9,7 @@ of Code" (Onward! 2019), Sec. 3; the steps and their sources are in the modules
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -148,8 +149,35 @@ def find_duplicates(
     Returns:
         a :class:`DedupResult`.
     """
-    config = config or DedupConfig()
-    progress = progress or _no_progress
+    with collector_paused():
+        return _find_duplicates(rows, config or DedupConfig(), reference, progress or _no_progress, minhash)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a block (restoring its state after).
+
+    A run builds a few million small containers (token bags, candidate pairs) that are
+    never part of a reference cycle; the collector's passes would only traverse them again
+    and again (about 0.3-0.5 s of a 20k-file run). Plain reference counting still frees
+    everything that is dropped.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _find_duplicates(
+    rows: DedupRows,
+    config: DedupConfig,
+    reference: DedupRows | None,
+    progress: ProgressFactory,
+    minhash: Future[MinHashSetup] | None,
+) -> DedupResult:
     timings: dict[str, float] = {}
     n_rows = len(rows)
     ref_rows = len(reference) if reference is not None else 0
