@@ -139,14 +139,17 @@ def minhash_setup_in_background(
     data loading, and neither the main process nor the tokenizer workers (forked from it)
     import datasketch at all. Where ``fork`` is not available the future is computed here.
     """
-    if "fork" not in multiprocessing.get_all_start_methods():
-        done: Future[MinHashSetup] = Future()
-        done.set_result(minhash_setup(num_perm, seed, threshold, weights, params))
-        return done
-    helper = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-    future = helper.submit(minhash_setup, num_perm, seed, threshold, weights, params)
-    helper.shutdown(wait=False)  # the process ends after its one task
-    return future
+    if "fork" in multiprocessing.get_all_start_methods():
+        try:
+            helper = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+            future = helper.submit(minhash_setup, num_perm, seed, threshold, weights, params)
+            helper.shutdown(wait=False)  # the process ends after its one task
+            return future
+        except OSError:  # no process to be had (limits): do it here
+            pass
+    done: Future[MinHashSetup] = Future()
+    done.set_result(minhash_setup(num_perm, seed, threshold, weights, params))
+    return done
 
 
 class CachedTokenHash:

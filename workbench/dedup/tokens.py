@@ -32,10 +32,6 @@ from workbench.languages.spec import LanguagePlugin
 CHUNK_SIZE = 256
 
 
-#: how a token becomes its id in the bags that verification compares
-TOKEN_ID = "xxh3_64(utf-8 token)"
-
-
 def token_id(token: bytes) -> int:
     """Return the 64-bit id of a token (its UTF-8 bytes): XXH3-64, seed 0.
 
@@ -203,10 +199,11 @@ class _TokenChunk:
 def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> _TokenChunk:
     """Tokenize a chunk of files (in a worker) into a :class:`_TokenChunk`.
 
-    The main process turns the buffers back into dicts (:meth:`_TokenChunk.unpack`) while
-    the workers go on with the next chunks. Each file's tokens are counted once (``Counter`` over the byte strings), then the
+    Each file's tokens are counted once (``Counter`` over the byte strings), then the
     distinct tokens of the whole chunk are hashed in two passes of C calls (XXH3-64 ids,
-    XXH32 MinHash inputs) and the signatures computed in one numpy pass over the chunk.
+    XXH32 MinHash inputs) and the signatures computed in one numpy pass over the chunk. The
+    main process turns the buffers back into dicts (:meth:`_TokenChunk.unpack`) while the
+    workers go on with the next chunks.
     """
     distinct: list[bytes] = []
     counts: list[int] = []
