@@ -14,7 +14,8 @@ and with each other (pair precision / recall, as ``compare_clusters.py`` compute
   token bags (set Jaccard >= 0.8, multiset Jaccard >= 0.7, >= 20 tokens).
 
 Each tool runs in a fresh subprocess; times are the subprocess's wall clock, including
-imports. Usage::
+imports. With ``--repeat N`` the tools take N turns (workbench, then dpu-utils, per turn),
+each turn's times and ratio are printed, and each tool's best time is compared. Usage::
 
     python3 /work/shared/bench/make_dup_corpus.py --out /tmp/dupcorpus20k --n 20000 --seed 7
     python3 /work/shared/bench/brute_force_truth.py /tmp/dupcorpus20k
@@ -37,6 +38,7 @@ from pathlib import Path
 OURS = r"""
 import json, resource, sys, time
 start = time.perf_counter()
+import workbench
 from workbench.dedup import DedupConfig, run_dedup
 corpus, out, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 run = run_dedup(corpus, code_column="content", id_column="id", split_column="split",
@@ -44,6 +46,7 @@ run = run_dedup(corpus, code_column="content", id_column="id", split_column="spl
 elapsed = time.perf_counter() - start
 peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,
+                  "code": workbench.__path__[0],
                   "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"]}))
 """
 
@@ -76,6 +79,15 @@ def timed(command: list[str], env: dict | None = None) -> tuple[float, dict]:
     return wall, json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _describe(package_dir: str) -> str:
+    """The workbench package that ran, with its git commit when it is a checkout."""
+    done = subprocess.run(["git", "-C", package_dir, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", package_dir, "status", "--porcelain"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return package_dir
+    return f"{package_dir} (git {done.stdout.strip()}{', uncommitted changes' if dirty.stdout.strip() else ''})"
+
+
 def pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
     return {tuple(sorted(p)) for c in clusters for p in itertools.combinations(c, 2)}
 
@@ -92,47 +104,53 @@ def main() -> None:
     parser.add_argument("corpus", type=Path, help="a make_dup_corpus.py output folder")
     parser.add_argument("--dpu-python", default="/tmp/dpu-venv/bin/python", help="python of a venv with dpu-utils")
     parser.add_argument("--workers", type=int, default=0, help="workbench tokenizer processes (0 = one per CPU)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per tool; the best wall time is reported")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="turns (one run of each tool per turn); each tool's best wall time is reported")
     args = parser.parse_args()
     corpus = args.corpus
     truth_file = corpus / "truth_clusters.json"
     truth = json.loads(truth_file.read_text()) if truth_file.exists() else None
 
     print(f"corpus {corpus}; cpus available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}")
+    dpu_python = Path(args.dpu_python)
+    if not dpu_python.exists():
+        print(f"dpu-utils: skipped ({dpu_python} not found; create a venv with dpu-utils and pass --dpu-python)")
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "ours"
-        ours_runs = [timed([sys.executable, "-c", OURS, str(corpus / "corpus.jsonl"), str(out), str(args.workers)])
-                     for _ in range(args.repeat)]
+        out, dpu_out = Path(tmp) / "ours", Path(tmp) / "dpu_clusters.json"
+        ours_runs, dpu_runs = [], []
+        # the tools take turns, so that a change in the machine's load hits both alike
+        for turn in range(1, args.repeat + 1):
+            ours_runs.append(timed([sys.executable, "-c", OURS, str(corpus / "corpus.jsonl"), str(out), str(args.workers)]))
+            line = f"run {turn}: workbench {ours_runs[-1][0]:.2f} s (load average after {os.getloadavg()[0]:.1f})"
+            if dpu_python.exists():
+                dpu_runs.append(timed([str(dpu_python), "-c", DPU, str(corpus / "tokens" / "corpus.jsonl.gz"), str(dpu_out)]))
+                line += (f", dpu-utils {dpu_runs[-1][0]:.2f} s (load average after {os.getloadavg()[0]:.1f}); "
+                         f"ratio {dpu_runs[-1][0] / ours_runs[-1][0]:.2f}x")
+            print(line)
         ours_wall, ours = min(ours_runs, key=lambda r: r[0])
         ours_clusters = json.loads((out / "clusters.json").read_text())
         files = ours["files"]
         lsh = ours["lsh"]
-        print(f"workbench dedup: {files} files in {ours_wall:.2f} s wall = {files / ours_wall:.0f} files/s; "
-              f"peak RSS {ours['peak_kib'] / 1024:.0f} MiB; steps (s) {ours['timings']}")
+        print(f"workbench code: {_describe(ours['code'])}")
+        print(f"workbench dedup (best of {args.repeat}): {files} files in {ours_wall:.2f} s wall = "
+              f"{files / ours_wall:.0f} files/s; peak RSS {ours['peak_kib'] / 1024:.0f} MiB; steps (s) {ours['timings']}")
         print(f"  LSH: num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} tuned for "
               f"{lsh['tuned_for_threshold']} weights {lsh['weights_false_positive_false_negative']}; scheme "
               f"{lsh['scheme']}, {lsh['token_hash']}, datasketch {lsh['datasketch_version']}; work {ours['work']}")
         if truth is not None:
             print("  " + compare("workbench vs truth", ours_clusters, truth))
-
-        dpu_python = Path(args.dpu_python)
-        if not dpu_python.exists():
-            print(f"dpu-utils: skipped ({dpu_python} not found; create a venv with dpu-utils and pass --dpu-python)")
+        if not dpu_runs:
             return
-        dpu_out = Path(tmp) / "dpu_clusters.json"
-        dpu_runs = [timed([str(dpu_python), "-c", DPU, str(corpus / "tokens" / "corpus.jsonl.gz"), str(dpu_out)])
-                    for _ in range(args.repeat)]
         dpu_wall, dpu = min(dpu_runs, key=lambda r: r[0])
         dpu_clusters = json.loads(dpu_out.read_text())
-        print(f"dpu-utils DuplicateDetector: {dpu['files']} files in {dpu_wall:.2f} s wall = "
+        print(f"dpu-utils DuplicateDetector (best of {args.repeat}): {dpu['files']} files in {dpu_wall:.2f} s wall = "
               f"{dpu['files'] / dpu_wall:.0f} files/s; peak RSS {dpu['peak_kib'] / 1024:.0f} MiB (pre-tokenized input)")
         if truth is not None:
             print("  " + compare("dpu-utils vs truth", dpu_clusters, truth))
         print("  " + compare("workbench vs dpu-utils", ours_clusters, dpu_clusters))
         identical = sorted(map(sorted, ours_clusters)) == sorted(map(sorted, dpu_clusters))
-        print(f"speed ratio workbench / dpu-utils: {(files / ours_wall) / (dpu['files'] / dpu_wall):.2f}x; "
+        print(f"speed ratio workbench / dpu-utils (best runs): {(files / ours_wall) / (dpu['files'] / dpu_wall):.2f}x; "
               f"identical clusters: {identical}")
-
 
 if __name__ == "__main__":
     main()

@@ -133,3 +133,17 @@ def test_hub_id_fails_fast_when_offline():
     with pytest.raises(HubUnreachableError, match="local file"):
         load_records("nobody-here/no-such-dataset-xyz", offline=True)
     assert time.monotonic() - start < 10  # not datasets' ~24 s of retries
+
+
+def test_select_rows_keeps_the_rows_and_a_deterministic_fingerprint():
+    import datasets
+
+    from workbench.data.loading import select_rows
+
+    dataset = datasets.Dataset.from_dict({"id": list(range(50)), "code": [f"x = {i}" for i in range(50)]})
+    indices = [7, 3, 3, 49, 0]
+    chosen = select_rows(dataset, indices)
+    assert chosen["id"] == dataset.select(indices)["id"] == indices
+    assert select_rows(dataset, indices)._fingerprint == chosen._fingerprint
+    assert select_rows(dataset, [7, 3, 3, 49])._fingerprint != chosen._fingerprint
+    assert select_rows(dataset, indices)._fingerprint != dataset._fingerprint

@@ -3,6 +3,8 @@ policies, MinHash signatures (against datasketch itself) and LSH parameters."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from datasketch import MinHash
@@ -20,7 +22,7 @@ from workbench.dedup import (
     verify_pair,
 )
 from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
-from workbench.dedup.tokens import tokenize_one
+from workbench.dedup.tokens import _pack_chunk, tokenize_one
 
 
 def bag(*tokens: str) -> dict[str, int]:
@@ -150,20 +152,26 @@ def _crash_on_marker(chunk, spec=None):
 
     if any(value == "CRASH" for value, _ in chunk):
         os._exit(1)  # a worker dying mid-chunk, as a segfaulting grammar would
-    return [tokenize_one(value, language) for value, language in chunk]
+    return _pack_chunk(chunk, spec)  # the real one, imported before the patch
+
+
+def id_bag(*tokens: bytes) -> dict[int, int]:
+    from workbench.dedup.tokens import token_id
+
+    return dict(Counter(token_id(t) for t in tokens))
 
 
 def test_a_crashing_worker_costs_only_its_file(monkeypatch):
     import workbench.dedup.tokens as tokens_module
 
-    monkeypatch.setattr(tokens_module, "_tokenize_chunk", _crash_on_marker)
+    monkeypatch.setattr(tokens_module, "_pack_chunk", _crash_on_marker)
     # distinct texts: identical ones are tokenized once, and this needs 3 chunks for 2 workers
     codes = [f"x = alpha + beta{i}" for i in range(300)] + ["CRASH"] + [f"y = gamma{i}" for i in range(300)]
     results = tokens_module.tokenize_files(codes, ["python"] * len(codes), workers=2)
     assert len(results) == len(codes)
     assert results[300].failure == "tokenizer crashed (worker process died)"
-    assert results[0].counts == {b"x": 1, b"alpha": 1, b"beta0": 1}
-    assert results[-1].counts == {b"y": 1, b"gamma299": 1}
+    assert results[0].counts == id_bag(b"x", b"alpha", b"beta0")
+    assert results[-1].counts == id_bag(b"y", b"gamma299")
 
 
 def test_identical_texts_are_tokenized_once_with_the_same_result():
@@ -204,8 +212,13 @@ def test_cached_token_hash_is_the_same_for_bytes_and_str():
 
 
 @pytest.mark.parametrize("n_keys", [0, 1, 400])
-def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
+@pytest.mark.parametrize("fold", ["default", "colliding"])
+def test_band_buckets_equal_datasketch_lsh_buckets(n_keys, fold, monkeypatch):
+    import workbench.dedup.signatures as signatures_module
     from workbench.dedup.signatures import band_buckets, build_lsh_index, candidate_buckets, lean_minhash
+
+    if fold == "colliding":  # the sort key is then the band's last value: different rows share keys
+        monkeypatch.setattr(signatures_module, "_BAND_MIX", np.uint64(0))
 
     rng = np.random.default_rng(n_keys)
     parameters = choose_lsh_parameters(32, 0.6, (0.5, 0.5), params=(6, 5), seed=1)
@@ -216,3 +229,105 @@ def test_band_buckets_equal_datasketch_lsh_buckets(n_keys):
     ours = band_buckets(keys, signatures, parameters)
     assert ours == reference
     assert (len(ours) > 0) == (n_keys > 1)
+
+
+def test_minhash_matrix_handles_sets_longer_than_a_batch():
+    from workbench.dedup.signatures import BATCH_TOKENS, minhash_matrix
+
+    rng = np.random.default_rng(1)
+    sizes = [3, BATCH_TOKENS + 500, 1, 40, BATCH_TOKENS, 7]  # a set over, one exactly at, the batch size
+    sets = [rng.integers(0, 2**32, size=n, dtype=np.uint64).astype(np.uint32) for n in sizes]
+    starts = np.cumsum([0] + sizes[:-1])
+    ours = minhash_matrix(np.concatenate(sets), starts, 64, 5)
+    identity = lambda value: int(value)  # noqa: E731 - the values are already 32-bit hashes
+    reference = MinHash.bulk([s.tolist() for s in sets], num_perm=64, seed=5, scheme="affine32", hashfunc=identity)
+    assert ours.shape == (len(sizes), 64)
+    for mine, theirs in zip(ours, reference):
+        assert np.array_equal(mine, theirs.hashvalues)
+
+
+def test_token_bags_and_signatures_from_a_chunk():
+    from workbench.dedup.tokens import SignatureSpec, token_id
+
+    codes = ["a = b + b  # c\n" * 12, "x = 'y'\n", None, "def f(q):\n    return q.z + 1.5\n" * 6]
+    results = _pack_chunk([(code, "python") for code in codes], SignatureSpec(32, 2, min_tokens=20)).unpack()
+    assert results[0].counts == {token_id(b"a"): 12, token_id(b"b"): 24} and results[0].n_tokens == 36
+    assert len(results[0].counts) == 2 and results[1].n_tokens == 2
+    assert results[2].failure == "missing (null)" and results[2].counts == {}
+    assert results[1].signature is None  # under min_tokens: no MinHash work
+    for result, tokens in ((results[0], ["a", "b"]), (results[3], ["f", "q", "z", "1.5"])):
+        expected = MinHash(num_perm=32, seed=2, scheme="affine32", hashfunc=CachedTokenHash())
+        expected.update_batch([t.encode() for t in tokens])
+        assert np.array_equal(np.frombuffer(result.signature, dtype=np.uint32), expected.hashvalues)
+
+
+def test_band_buckets_refuse_unsorted_keys():
+    from workbench.dedup.signatures import band_buckets
+
+    parameters = choose_lsh_parameters(8, 0.6, (0.5, 0.5), params=(2, 4))
+    with pytest.raises(ValueError, match="ascending"):
+        band_buckets([3, 1], np.zeros((2, 8), dtype=np.uint32), parameters)
+
+
+def test_minhash_setup_in_background_equals_the_in_process_one():
+    from workbench.dedup.signatures import minhash_setup, minhash_setup_in_background
+
+    here = minhash_setup(64, 3, 0.6, (0.1, 0.9))
+    there = minhash_setup_in_background(64, 3, 0.6, (0.1, 0.9)).result(timeout=120)
+    assert there.lsh == here.lsh and (there.lsh.bands, there.lsh.rows) == (here.lsh.bands, here.lsh.rows)
+    assert np.array_equal(there.a, here.a) and np.array_equal(there.b, here.b)
+    assert np.array_equal(here.a, MinHash(num_perm=64, seed=3, scheme="affine32").permutations[0])
+
+
+def test_a_dead_setup_helper_is_replaced_in_process():
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import datasets
+
+    from workbench.data.loading import LoadedDataset
+    from workbench.dedup import collect_rows, find_duplicates
+
+    codes = ["def f(a, b):\n    return a + b + total + count + value\n" * 4] * 2 + ["x = 1\n"]
+    loaded = LoadedDataset("memory", {"train": datasets.Dataset.from_dict({"id": ["a", "b", "c"], "content": codes})})
+    rows = collect_rows(loaded, code_column="content", id_column="id")
+    dead: Future = Future()
+    dead.set_exception(BrokenProcessPool("helper died"))
+    result = find_duplicates(rows, DedupConfig(workers=1), minhash=dead)
+    assert result.clusters == [[0, 1]] and result.lsh.bands * result.lsh.rows <= 128
+
+
+def test_run_dedup_never_imports_datasketch_in_the_main_process(tmp_path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.jsonl"
+    code = "def f(a, b):\\n    return a + b + total + count + value + other\\n"
+    # distinct texts (the comments differ) in three token bags; more than one chunk, so two workers
+    rows = (f'{{"id": "{i}", "content": "# {i}\\n{code * (1 + i % 3)}"}}\n' for i in range(600))
+    corpus.write_text("".join(rows))
+    script = (
+        "import sys\nfrom workbench.dedup import DedupConfig, run_dedup\n"
+        f"run = run_dedup({str(corpus)!r}, config=DedupConfig(workers=2, min_tokens=5))\n"
+        "assert run.report['overall']['clusters'] == 3, run.report['overall']\n"
+        "print('datasketch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_collector_paused_restores_the_collectors_state():
+    import gc
+
+    from workbench.dedup.pipeline import collector_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                pass
+            assert not gc.isenabled()  # an inner block leaves the outer pause alone
+            raise RuntimeError("a failed run")
+    assert gc.isenabled()

@@ -118,3 +118,22 @@ def test_remove_train_policy_and_longest_keeper(dup_corpus_2k):
         else:
             assert result.n_tokens[keeper] == max(result.n_tokens[m] for m in cluster)
     assert run.report["cross_set"]["policy"] == "remove-train"
+
+
+def test_token_id_bags_are_exactly_the_string_token_bags(dup_corpus_2k):
+    """The bags compare 64-bit token ids (workbench.dedup.tokens.token_id); on this corpus
+    no two distinct tokens share an id, so every bag is the file's string-token bag."""
+    from workbench.dedup.tokens import SignatureSpec, token_id, tokenize_files
+    from workbench.languages import get_language
+
+    with open(dup_corpus_2k / "corpus.jsonl") as handle:
+        codes = [json.loads(line)["content"] for line in handle]
+    python = get_language("python")
+    string_bags = [Counter(python.tokens(code)) for code in codes]
+    vocabulary = {token for bag in string_bags for token in bag}
+    id_of = {token: token_id(token.encode("utf-8", errors="surrogatepass")) for token in vocabulary}
+    assert len(vocabulary) > 5000 and len(set(id_of.values())) == len(vocabulary)  # no collision
+    results = tokenize_files(codes, ["python"] * len(codes), workers=2, signatures=SignatureSpec(128, 1, 20))
+    for result, bag in zip(results, string_bags):
+        assert result.counts == {id_of[token]: count for token, count in bag.items()}
+        assert result.n_tokens == sum(bag.values())

@@ -41,3 +41,18 @@ def test_languages_command_lists_python():
     result = CliRunner().invoke(app, ["languages", "--json"])
     assert result.exit_code == 0, result.output
     assert '"name": "python"' in result.output
+
+
+def test_parse_reuses_one_parser_per_thread_and_threads_parse_correctly():
+    from concurrent.futures import ThreadPoolExecutor
+
+    python = get_language("python")
+    first = python.parse("a = 1\n")
+    assert python._parser() is python._parser()  # reused within a thread
+    codes = [f"def f{i}(x):\n    return x + {i}\n" * 50 for i in range(64)]
+    expected = [python.tokens(code) for code in codes]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # each thread parses with its own parser
+        assert list(pool.map(python.tokens, codes)) == expected
+        other = pool.submit(python._parser).result()
+    assert other is not python._parser()
+    assert first.root_node.text == b"a = 1\n"  # an earlier tree outlives later parses

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import datasets
+import numpy as np
+import xxhash
 
 from workbench.data.ice_score import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
@@ -385,6 +387,23 @@ def _load_hub(repo_id: str, *, config: str | None, offline: bool) -> LoadedDatas
     return LoadedDataset(repo_id, dict(loaded))
 
 
+def select_rows(dataset: datasets.Dataset, indices: Sequence[int]) -> datasets.Dataset:
+    """Return ``dataset.select(indices)`` with a fingerprint from one XXH3-128 digest of the
+    parent fingerprint and the indices' bytes.
+
+    ``select`` would otherwise fingerprint the call by pickling the index list with dill
+    (16 ms for 17k indices against 2.6 ms in all here; dedup selects twice per split).
+    The fingerprint stays a deterministic function of the parent and the indices, as
+    ``datasets``' own is, so cache files named by it stay correct.
+
+    Args:
+        dataset: the dataset; indices: row numbers (0-based) to keep, in order.
+    """
+    digest = xxhash.xxh3_128_hexdigest(np.asarray(indices, dtype=np.int64).tobytes(), seed=0)
+    fingerprint = xxhash.xxh3_128_hexdigest(f"{dataset._fingerprint}:select:{digest}".encode())
+    return dataset.select(indices, new_fingerprint=fingerprint)
+
+
 def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDataset:
     merged = loaded.concatenated(split_column="__source_split__") if len(loaded.splits) > 1 else None
     dataset = merged if merged is not None else next(iter(loaded.splits.values()))
@@ -394,7 +413,7 @@ def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDatase
     order: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         order.setdefault(value, []).append(index)
-    splits = {name: dataset.select(indices) for name, indices in order.items()}
+    splits = {name: select_rows(dataset, indices) for name, indices in order.items()}
     if merged is not None:
         splits = {name: d.remove_columns("__source_split__") for name, d in splits.items()}
     return LoadedDataset(loaded.source, splits, loaded.skipped)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from workbench.data.loading import LoadedDataset, load_records
 from workbench.dedup.config import DedupConfig
-from workbench.dedup.pipeline import DedupResult, ProgressFactory, find_duplicates
+from workbench.dedup.pipeline import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
+from workbench.dedup.signatures import minhash_setup_in_background
 from workbench.dedup.writing import OUTPUT_FORMATS, write_outputs
 from workbench.errors import DataError, MissingSplitError
 
@@ -84,28 +85,34 @@ def run_dedup(
             raise DataError(f"{out}: the output path exists and is not a folder")
     if output_format not in OUTPUT_FORMATS:
         raise DataError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
-    if isinstance(source, LoadedDataset):
-        loaded = source.select_splits(splits)
-    else:
-        loaded = load_records(source, split_column=split_column, splits=splits, offline=offline)
-    rows = collect_rows(
-        loaded, code_column=_split_columns(code_column),
-        id_column=_split_columns(id_column) if id_column is not None else None, language=language,
-        group_column=config.group_column,
-    )
-    if len(rows) == 0:
-        raise DataError(f"{loaded.source}: the dataset has no rows")
-    _check_policy_splits(config, list(rows.split_ranges))
-    reference: DedupRows | None = None
-    if against is not None:
-        reference = _load_reference(against, against_code_column, against_id_column, code_column, language, offline)
-    result = find_duplicates(rows, config, reference=reference, progress=progress)
-    report = build_report(result, skipped_files=loaded.skipped)
-    written: dict[str, str] = {}
-    if output_dir is not None:
-        with (progress or _null)("write outputs", len(loaded.splits)) as advance:
-            written = write_outputs(result, loaded, report, output_dir, output_format=output_format, on_progress=advance)
-    return DedupRun(loaded, result, report, written)
+    # loading and writing, like the search, build many objects that are never in a cycle
+    with collector_paused():
+        # datasketch's import and the LSH tuning run in a helper process while the data loads
+        minhash = minhash_setup_in_background(
+            config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
+        )
+        if isinstance(source, LoadedDataset):
+            loaded = source.select_splits(splits)
+        else:
+            loaded = load_records(source, split_column=split_column, splits=splits, offline=offline)
+        rows = collect_rows(
+            loaded, code_column=_split_columns(code_column),
+            id_column=_split_columns(id_column) if id_column is not None else None, language=language,
+            group_column=config.group_column,
+        )
+        if len(rows) == 0:
+            raise DataError(f"{loaded.source}: the dataset has no rows")
+        _check_policy_splits(config, list(rows.split_ranges))
+        reference: DedupRows | None = None
+        if against is not None:
+            reference = _load_reference(against, against_code_column, against_id_column, code_column, language, offline)
+        result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
+        report = build_report(result, skipped_files=loaded.skipped)
+        written: dict[str, str] = {}
+        if output_dir is not None:
+            with (progress or _null)("write outputs", len(loaded.splits)) as advance:
+                written = write_outputs(result, loaded, report, output_dir, output_format=output_format, on_progress=advance)
+        return DedupRun(loaded, result, report, written)
 
 
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:

@@ -4,20 +4,26 @@ Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Mod
 Code", Onward! 2019), Sec. 3: files are compared as bags of identifier and literal
 tokens; comments, keywords and operators are dropped. The tokens come from each row's
 :class:`~workbench.languages.spec.LanguagePlugin` (a tree-sitter parse, which recovers
-from syntax errors), spread over worker processes.
+from syntax errors), spread over worker processes. Each worker sends back a chunk's bags
+as flat numpy buffers of 64-bit token ids (:func:`token_id`) and counts, with the MinHash
+signatures computed where the tokens are.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from workbench.dedup.signatures import CachedTokenHash, signature_values
+import numpy as np
+from xxhash import xxh3_64_intdigest, xxh32_intdigest
+
+from workbench.dedup.signatures import minhash_matrix
 from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
 from workbench.languages.spec import LanguagePlugin
@@ -26,13 +32,27 @@ from workbench.languages.spec import LanguagePlugin
 CHUNK_SIZE = 256
 
 
+def token_id(token: bytes) -> int:
+    """Return the 64-bit id of a token (its UTF-8 bytes): XXH3-64, seed 0.
+
+    Token bags hold ids instead of the tokens themselves: an id is a machine word, so bags
+    cross between processes as numpy buffers and compare as ``int`` keys. Two different
+    tokens with one id would make two bags look more alike than they are; for ``V``
+    distinct tokens in a run the chance that any two collide is at most ``V**2 / 2**65``
+    (the birthday bound for a 64-bit hash that behaves as a random function), 2.7e-8 for a
+    million distinct tokens and 2.7e-4 for a hundred million. ``tests/test_dedup_corpus.py``
+    checks that the id bags of the 2k corpus are exactly its token bags.
+    """
+    return xxh3_64_intdigest(token)
+
+
 @dataclass(frozen=True)
 class FileTokens:
     """The token bag of one file, or why there is none.
 
     Attributes:
-        counts: token (its UTF-8 bytes) -> occurrences (the multiset), empty when
-            ``failure`` is set.
+        counts: token id (:func:`token_id` of the token's UTF-8 bytes) -> occurrences: the
+            multiset; empty when ``failure`` is set.
         n_tokens: ``sum(counts.values())``, the multiset size compared with ``min_tokens``.
         has_error: the parse needed error recovery (the tokens are still usable).
         signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
@@ -42,21 +62,33 @@ class FileTokens:
             ``"tokenizer error: ..."``.
     """
 
-    counts: dict[bytes, int]
+    counts: dict[int, int]
     n_tokens: int
     has_error: bool = False
     failure: str | None = None
     signature: bytes | None = None
 
 
+def _failed(reason: str) -> FileTokens:
+    return FileTokens({}, 0, failure=reason)
+
+
 @dataclass(frozen=True)
 class SignatureSpec:
     """Asks the workers for MinHash signatures of files with at least ``min_tokens`` tokens
-    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.signature_values`)."""
+    (computed where the tokens are, in parallel; see :func:`~workbench.dedup.signatures.minhash_matrix`).
+
+    Attributes:
+        num_perm, seed: the MinHash permutations; min_tokens: the smallest file signed.
+        perms: the permutations ``(a, b)`` when known (from a
+            :class:`~workbench.dedup.signatures.MinHashSetup`), so that the workers need
+            not import datasketch; ``None`` to take them from datasketch.
+    """
 
     num_perm: int
     seed: int
     min_tokens: int
+    perms: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def decode_code(value: object) -> tuple[str | None, str | None]:
@@ -84,19 +116,23 @@ def decode_code(value: object) -> tuple[str | None, str | None]:
 
 def tokenize_one(value: object, language: str) -> FileTokens:
     """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised."""
+    return _pack_chunk([(value, language)]).unpack()[0]
+
+
+def _scan(value: object, language: str) -> tuple[list[bytes], bool, str | None]:
+    """Return ``(tokens, has_error, failure)`` for one cell."""
     text, reason = decode_code(value)
     if reason is not None:
-        return FileTokens({}, 0, failure=reason)
+        return [], False, reason
     try:
         plugin = get_language(language)
     except LanguageNotFoundError:
-        return FileTokens({}, 0, failure=f"no language plugin for {language!r}")
+        return [], False, f"no language plugin for {language!r}"
     try:
         tokens, has_error = token_bytes(plugin, text)
     except Exception as error:  # a plugin bug must cost one file, not the run
-        return FileTokens({}, 0, failure=f"tokenizer error: {type(error).__name__}: {error}")
-    counts = dict(Counter(tokens))
-    return FileTokens(counts, len(tokens), has_error)
+        return [], False, f"tokenizer error: {type(error).__name__}: {error}"
+    return tokens, has_error, None
 
 
 def token_bytes(plugin: LanguagePlugin, text: str) -> tuple[list[bytes], bool]:
@@ -127,21 +163,79 @@ def token_bytes(plugin: LanguagePlugin, text: str) -> tuple[list[bytes], bool]:
     return [token.encode("utf-8", errors="surrogatepass") for token in tokens], has_error
 
 
-_TOKEN_HASH: CachedTokenHash | None = None  # one cache per worker process
+@dataclass(frozen=True)
+class _TokenChunk:
+    """The tokens of a chunk of files in a few flat buffers: what a worker sends back
+    (one pickle of a handful of arrays instead of a dict per file with a key per token)."""
 
+    token_ids: bytes  # uint64: every file's distinct token ids, file after file
+    token_counts: bytes  # uint32, aligned with token_ids
+    ends: list[int]  # per file: the end of its ids (a prefix sum of distinct counts)
+    files: list[tuple[int, bool, str | None]]  # per file: n_tokens, has_error, failure
+    signatures: bytes  # uint32 (files with a signature, num_perm)
+    signed: list[int]  # the files (chunk positions) that have a signature, in order
 
-def _tokenize_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> list[FileTokens]:
-    global _TOKEN_HASH
-    results = [tokenize_one(value, language) for value, language in chunk]
-    if spec is None:
+    def unpack(self) -> list[FileTokens]:
+        """Return one :class:`FileTokens` per file of the chunk."""
+        ids = np.frombuffer(self.token_ids, dtype=np.uint64).tolist()  # one conversion per chunk
+        counts = np.frombuffer(self.token_counts, dtype=np.uint32).tolist()
+        row = {position: i for i, position in enumerate(self.signed)}
+        width = len(self.signatures) // len(self.signed) if self.signed else 0
+        results = []
+        start = 0
+        for position, (end, (n_tokens, has_error, failure)) in enumerate(zip(self.ends, self.files)):
+            if failure is not None:
+                results.append(_failed(failure))
+                continue
+            signature = None
+            if position in row:
+                signature = self.signatures[row[position] * width : (row[position] + 1) * width]
+            bag = dict(zip(ids[start:end], counts[start:end]))
+            results.append(FileTokens(bag, n_tokens, has_error, None, signature))
+            start = end
         return results
-    if _TOKEN_HASH is None:
-        _TOKEN_HASH = CachedTokenHash()
-    wanted = [i for i, r in enumerate(results) if r.failure is None and r.n_tokens >= spec.min_tokens]
-    values = signature_values((list(results[i].counts) for i in wanted), spec.num_perm, spec.seed, _TOKEN_HASH)
-    for i, signature in zip(wanted, values):
-        results[i] = replace(results[i], signature=signature.tobytes())
-    return results
+
+
+def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> _TokenChunk:
+    """Tokenize a chunk of files (in a worker) into a :class:`_TokenChunk`.
+
+    Each file's tokens are counted once (``Counter`` over the byte strings), then the
+    distinct tokens of the whole chunk are hashed in two passes of C calls (XXH3-64 ids,
+    XXH32 MinHash inputs) and the signatures computed in one numpy pass over the chunk. The
+    main process turns the buffers back into dicts (:meth:`_TokenChunk.unpack`) while the
+    workers go on with the next chunks.
+    """
+    distinct: list[bytes] = []
+    counts: list[int] = []
+    ends: list[int] = []
+    files: list[tuple[int, bool, str | None]] = []
+    for value, language in chunk:
+        tokens, has_error, failure = _scan(value, language)
+        bag = Counter(tokens)
+        distinct += bag
+        counts += bag.values()
+        ends.append(len(distinct))
+        files.append((len(tokens), has_error, failure))
+    ids = np.fromiter(map(xxh3_64_intdigest, distinct), dtype=np.uint64, count=len(distinct))
+    signed: list[int] = []
+    signatures = b""
+    if spec is not None:
+        signed = [i for i, (n_tokens, _, failure) in enumerate(files) if failure is None and n_tokens >= spec.min_tokens]
+        if signed:
+            starts = [0] + ends[:-1]
+            spans = [(starts[i], ends[i]) for i in signed]
+            wanted = distinct if len(signed) == len(files) else [t for a, b in spans for t in distinct[a:b]]
+            hashes = np.fromiter(map(xxh32_intdigest, wanted), dtype=np.uint32, count=len(wanted))
+            offsets = np.cumsum([0] + [b - a for a, b in spans[:-1]])
+            signatures = minhash_matrix(hashes, offsets, spec.num_perm, spec.seed, spec.perms).tobytes()
+    return _TokenChunk(ids.tobytes(), np.array(counts, dtype=np.uint32).tobytes(), ends, files, signatures, signed)
+
+
+def _worker_started() -> None:
+    # a forked worker inherits the parent's whole heap (the dataset rows, loaded modules); the
+    # cyclic garbage collector would scan it again and again, touching (and so copying) its
+    # pages, though nothing in it becomes garbage here
+    gc.freeze()
 
 
 def resolve_workers(workers: int, n_items: int) -> int:
@@ -205,15 +299,15 @@ def _tokenize_distinct(
     results: list[FileTokens] = []
     if processes == 1:
         for chunk in chunks:
-            results.extend(_tokenize_chunk(chunk, signatures))
+            results.extend(_pack_chunk(chunk, signatures).unpack())
             if on_progress:
                 on_progress(len(chunk))
         return results
     try:
-        with ProcessPoolExecutor(max_workers=processes) as pool:
-            work = functools.partial(_tokenize_chunk, spec=signatures)
+        with ProcessPoolExecutor(max_workers=processes, initializer=_worker_started) as pool:
+            work = functools.partial(_pack_chunk, spec=signatures)
             for chunk, done in zip(chunks, pool.map(work, chunks)):
-                results.extend(done)
+                results.extend(done.unpack())
                 if on_progress:
                     on_progress(len(chunk))
     except BrokenProcessPool:
@@ -231,10 +325,10 @@ def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec 
     """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
     and record a failure for a single file that still kills it."""
     try:
-        with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(_tokenize_chunk, chunk, spec).result()
+        with ProcessPoolExecutor(max_workers=1, initializer=_worker_started) as pool:
+            return pool.submit(_pack_chunk, chunk, spec).result().unpack()
     except BrokenProcessPool:
         if len(chunk) == 1:
-            return [FileTokens({}, 0, failure="tokenizer crashed (worker process died)")]
+            return [_failed("tokenizer crashed (worker process died)")]
         middle = len(chunk) // 2
         return _tokenize_isolated(chunk[:middle], spec) + _tokenize_isolated(chunk[middle:], spec)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import datasets
 
-from workbench.data.loading import LoadedDataset
+from workbench.data.loading import LoadedDataset, select_rows
 from workbench.dedup.pipeline import DedupResult, DuplicatePair
 from workbench.errors import DataError
 
@@ -131,7 +131,7 @@ def write_outputs(
     path.write_text(json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
 
-    kept = {split: loaded.splits[split].select(result.kept_indices(split)) for split in result.rows.split_ranges}
+    kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
         if output_format == "files":
             _write_files(result, out / "files", written, on_progress)
