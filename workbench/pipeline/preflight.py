@@ -136,7 +136,33 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         _check_problems(config)
     notes: list[str] = []
     _check_model(config, notes)
+    _check_stage_arguments(config, columns)
     return Preflight(rows=rows, columns=columns, notes=notes)
+
+
+def _check_stage_arguments(config: PipelineConfig, columns: set[str]) -> None:
+    """Parse every enabled stage's command line with its command's own parser, without running it.
+
+    A value that the command would refuse (``limit = "ten"``, a threshold out of range, an
+    unknown choice) fails here, before the stages in front of it have spent minutes.
+
+    Raises:
+        ConfigError: the first stage whose arguments do not parse, with the parser's message.
+    """
+    from workbench.pipeline.options import command
+    from workbench.pipeline.stages import plan_stages
+
+    for plan in plan_stages(config, columns):
+        if plan.command is None or plan.skip_reason:
+            continue
+        try:
+            command(plan.command).make_context(f"workbench {plan.command}", list(plan.argv))
+        except Exception as error:
+            # click's usage errors (vendored by typer >= 0.29, so matched by their method)
+            if not hasattr(error, "format_message"):
+                raise
+            table = "decontaminate" if plan.name == "decontaminate" else plan.command
+            raise ConfigError(f"stage {plan.name} ([{table}] and [data]): {error.format_message()}") from None
 
 
 def _check_problems(config: PipelineConfig) -> None:

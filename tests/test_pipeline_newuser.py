@@ -1,0 +1,129 @@
+"""`workbench run` as a new user meets it: config values of the wrong type or shape fail in
+the preflight (before any stage has spent time), Rich never eats the "[table]" names of a
+message, and Ctrl-C in the middle of a stage is an interruption that a rerun resumes (real
+subprocess, real SIGINT, real sandboxed execution; no LLM)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.pipeline import load_config, run_pipeline
+from workbench.pipeline.config import ConfigError, build_config
+
+BASE = {"data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"}}
+
+
+def _config(tmp_path: Path, **tables: dict) -> dict:
+    return {**BASE, "run": {"output": str(tmp_path / "run")}, **tables}
+
+
+@pytest.mark.parametrize("table, value, message", [
+    ("score", {"method": 3}, None),  # a scalar for a repeatable option becomes a list
+    ("score", {"limit": [1, 2]}, r"\[score\] limit takes one value, not a list"),
+    ("dedup", {"offline": "false"}, r"\[dedup\] offline is a switch: true or false"),
+    ("execute", {"workers": {"n": 2}}, r"\[execute\] workers takes a value, not a table"),
+    ("run", {"stages": 3}, r"\[run\] stages must be a list"),
+    ("run", {"output": 7}, r"\[run\] output must be a folder path"),
+])
+def test_values_of_the_wrong_shape_are_config_errors(tmp_path: Path, table: str, value: dict, message: str | None) -> None:
+    raw = _config(tmp_path)
+    raw[table] = {**raw.get(table, {}), **value}
+    if message is None:
+        assert build_config(raw).sections["score"]["method"] == [3]
+    else:
+        with pytest.raises(ConfigError, match=message):
+            build_config(raw)
+
+
+def test_a_non_string_method_is_an_unknown_method_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown method 3"):
+        run_pipeline(build_config(_config(tmp_path, score={"method": 3})))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("override, message", [
+    ('score.limit="ten"', r"stage score .*--limit.*integer"),
+    ("execute.workers=0", r"stage execute .*--workers"),
+])
+def test_a_value_the_command_refuses_fails_before_any_stage(tmp_path: Path, override: str, message: str) -> None:
+    raw = _config(tmp_path, score={"method": ["chrf", "ice-score"], "model": "local/smollm2-135m"})
+    with pytest.raises(ConfigError, match=message):
+        run_pipeline(build_config(raw, overrides=[override]))
+    assert not (tmp_path / "run").exists()  # nothing ran, not even dedup
+
+
+def test_a_bad_value_on_the_command_line_is_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                    'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--set", "correlate.resamples=lots", "--dry-run"])
+    assert result.exit_code == 1
+    assert "Error: stage correlate_all" in result.output and "--resamples" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_table_names_in_skip_reasons_are_printed_not_eaten_as_markup(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                    'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "skipped: [decontaminate] against is not set" in result.output
+    assert "no LLM method in [score] method" in result.output
+
+
+def _generations(path: Path, rows: int) -> None:
+    """HumanEval completions that each sleep 0.4 s, so a SIGINT lands mid-stage."""
+    lines = []
+    for index in range(rows):
+        lines.append(json.dumps({"task_id": f"HumanEval/{index}", "sample_id": 0,
+                                 "completion": "    import time\n    time.sleep(0.4)\n    return None\n"}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _finished(results: Path) -> list[dict]:
+    if not results.exists():
+        return []
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip().endswith("}")]
+    return [row for row in rows if row.get("phase") != "calibrate"]
+
+
+def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+    _generations(data, 12)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute"]\n[data]\nsource = "{data}"\n'
+                      '[execute]\nworkers = 1\ntimeout = 5.0\n')
+    command = [sys.executable, "-m", "workbench", "run", str(config)]
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    # a child inherits an ignored SIGINT from a background shell: restore the default, as a terminal has
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(_finished(results)) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Rerun the same command to resume" in stderr and "exited with status" not in stderr
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
+    assert stage["status"] == "interrupted", stage
+    before = _finished(results)
+    assert 2 <= len(before) < 12
+
+    outcome = run_pipeline(load_config(config))
+    assert [o.status for o in outcome.outcomes if o.name == "execute"] == ["resumed"]
+    after = _finished(results)
+    keys = [row["task_id"] for row in after]
+    assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
+    assert after[: len(before)] == before  # the rows of the first run were kept, not executed again
