@@ -135,6 +135,10 @@ def _invoke(plan: StagePlan, extra: list[str]) -> None:
         if hasattr(error, "format_message"):
             raise StageError(f"stage {plan.name}: {error.format_message()}") from error
         raise
+    if code == 130:
+        # the command caught Ctrl-C itself (``workbench execute`` does, to print where its rows
+        # are): to the pipeline it is still an interruption, resumed by a rerun, not a failure
+        raise KeyboardInterrupt
     if code not in (None, 0):
         raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
 
