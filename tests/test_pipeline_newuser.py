@@ -127,3 +127,28 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
     keys = [row["task_id"] for row in after]
     assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
     assert after[: len(before)] == before  # the rows of the first run were kept, not executed again
+
+
+def test_an_execution_mode_the_library_refuses_fails_before_any_stage(tmp_path: Path) -> None:
+    raw = _config(tmp_path, execute={"mode": "program"}, score={"method": ["chrf"]})
+    with pytest.raises(ConfigError, match=r"\[execute\] --mode must be 'completion' or 'full', not 'program'"):
+        run_pipeline(build_config(raw))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_relative_source_next_to_the_config_says_where_it_is_read_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    _generations(folder / "gens.jsonl", 2)
+    (folder / "c.toml").write_text('[run]\nstages = ["execute"]\n[data]\nsource = "gens.jsonl"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(ConfigError, match=r"not in the current folder .*next to the config.*gens\.jsonl"):
+        run_pipeline(load_config(folder / "c.toml"))
+    assert not (elsewhere / "runs").exists()
+    monkeypatch.chdir(folder)  # from the config's folder the same file is found
+    from workbench.pipeline.preflight import run_preflight
+
+    assert run_preflight(load_config(folder / "c.toml")).rows == 2
