@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.pipeline.config import STAGES, PipelineConfig
+from workbench.pipeline.config import STAGES, PipelineConfig, check_stage_names
 from workbench.pipeline.preflight import Preflight, run_preflight
 from workbench.pipeline.stages import StagePlan, plan_stages
 
@@ -197,10 +197,7 @@ def run_pipeline(
         KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
     """
     started = time.perf_counter()
-    only = list(only)
-    unknown = [s for s in only if s not in STAGES]
-    if unknown:
-        raise WorkbenchError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
+    only = check_stage_names(only)
     preflight = run_preflight(config)
     plans = plan_stages(config, preflight.columns)
     run_dir = config.output
@@ -239,10 +236,13 @@ def run_pipeline(
         extra: list[str] = []
         resumed = False
         if plan.command in _RESUMABLE:
+            # a killed stage has its row files but not always its final outputs: resume from those
+            rows_there = all(path.exists() for path in plan.partial or plan.outputs)
             if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
-                    and outputs_there and not upstream_reran:
+                    and rows_there and not upstream_reran:
                 extra, resumed = ["--resume"], True
-            elif any(path.exists() for path in plan.outputs) or (run_dir / plan.name).exists():
+            elif any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
+                    any(path.parent.exists() for path in plan.outputs):
                 extra = ["--overwrite"]
         if on_stage:
             on_stage(plan, "start")
