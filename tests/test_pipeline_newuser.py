@@ -152,3 +152,40 @@ def test_a_relative_source_next_to_the_config_says_where_it_is_read_from(
     from workbench.pipeline.preflight import run_preflight
 
     assert run_preflight(load_config(folder / "c.toml")).rows == 2
+
+
+def test_a_score_stage_killed_before_its_final_files_resumes_from_its_rows(tmp_path: Path) -> None:
+    # SIGKILL mid-score leaves scores.jsonl (appended row by row) but no scores_wide.jsonl and
+    # run.json saying "running": the state is made exactly so, from a real chrF run
+    data = tmp_path / "gens.jsonl"
+    rows = [{"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n", "reference": f"x = {i + 1}\n"}
+            for i in range(6)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all"]\n[data]\nsource = "{data}"\n'
+                      '[score]\nmethod = ["chrf"]\n')
+    run_pipeline(load_config(config))
+    folder = tmp_path / "run" / "score" / "all"
+    scores = folder / "scores.jsonl"
+    kept = scores.read_text().splitlines(keepends=True)[:3]
+    scores.write_text("".join(kept))
+    (folder / "scores_wide.jsonl").unlink()
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    manifest["stages"]["score_all"]["status"] = "running"
+    (tmp_path / "run" / "run.json").write_text(json.dumps(manifest))
+
+    outcome = run_pipeline(load_config(config))
+    assert [o.status for o in outcome.outcomes if o.name == "score_all"] == ["resumed"]
+    lines = scores.read_text().splitlines(keepends=True)
+    assert lines[:3] == kept and len(lines) == 6  # the three kept rows untouched, three scored now
+    assert sorted(json.loads(line)["task_id"] for line in lines) == [f"T{i}" for i in range(6)]
+
+
+def test_a_mistyped_stage_or_a_folder_for_the_config_is_one_clear_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                    '[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--stage", "corelate", "--dry-run"])
+    assert result.exit_code == 1 and "unknown stage 'corelate' (did you mean 'correlate'?)" in result.output
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 1 and "is a folder; give the config file" in result.output

@@ -30,7 +30,7 @@ def run_command(
     line overrides the file. Stages write into one run folder; a rerun skips finished stages
     and resumes an interrupted one.
     """
-    from workbench.pipeline.config import load_config
+    from workbench.pipeline.config import check_stage_names, load_config
     from workbench.pipeline.preflight import run_preflight
     from workbench.pipeline.runner import run_pipeline
     from workbench.pipeline.stages import plan_stages
@@ -45,6 +45,7 @@ def run_command(
     if offline:
         overrides.append("run.offline=true")
     config = load_config(config_path, overrides=overrides)
+    check_stage_names(stage or ())
 
     if dry_run:
         preflight = run_preflight(config)

@@ -160,6 +160,19 @@ def _check_value(table: str, option: CommandOption, value: Any) -> Any:
     return value
 
 
+def check_stage_names(names: Iterable[str]) -> list[str]:
+    """The stage names of ``--stage``, checked.
+
+    Raises:
+        ConfigError: a name that is not in :data:`STAGES` (with the closest one).
+    """
+    names = list(names)
+    for name in names:
+        if name not in STAGES:
+            raise ConfigError(f"unknown stage {name!r}{_suggest(name, STAGES)}; stages: {', '.join(STAGES)}")
+    return names
+
+
 def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), source_path: Path | None = None,
                  default_output: Path | None = None) -> PipelineConfig:
     """Validate a configuration mapping (as read from TOML) and apply overrides.
@@ -243,6 +256,8 @@ def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineC
         ConfigError: the file is missing or not valid TOML, or :func:`build_config` rejects it.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder; give the config file (TOML), e.g. configs/humaneval.toml")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
