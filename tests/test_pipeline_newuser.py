@@ -189,3 +189,24 @@ def test_a_mistyped_stage_or_a_folder_for_the_config_is_one_clear_line(tmp_path:
     assert result.exit_code == 1 and "unknown stage 'corelate' (did you mean 'correlate'?)" in result.output
     result = CliRunner().invoke(app, ["run", str(tmp_path), "--dry-run"])
     assert result.exit_code == 1 and "is a folder; give the config file" in result.output
+
+
+def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
+                                        "reference": f"x = {i + 1}\n", "passed": i % 2}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all", "correlate_all"]\n'
+                      f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
+                      '[correlate]\nresamples = 100\n')
+    fresh = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert "score_all: would run:" in fresh.output and "correlate_all: would run:" in fresh.output
+    run_pipeline(load_config(config))
+    same = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert "score_all: up-to-date" in same.output and "correlate_all: up-to-date" in same.output
+    changed = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", "correlate.resamples=150"])
+    assert "score_all: up-to-date" in changed.output and "correlate_all: would run:" in changed.output
+    # and the run does what the dry run said
+    outcome = run_pipeline(load_config(config, overrides=["correlate.resamples=150"]))
+    assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "up-to-date"
+    assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"

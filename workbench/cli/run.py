@@ -32,7 +32,7 @@ def run_command(
     """
     from workbench.pipeline.config import check_stage_names, load_config
     from workbench.pipeline.preflight import run_preflight
-    from workbench.pipeline.runner import run_pipeline
+    from workbench.pipeline.runner import preview, run_pipeline
     from workbench.pipeline.stages import plan_stages
 
     overrides = list(set_ or [])
@@ -52,9 +52,14 @@ def run_command(
         for note in preflight.notes:
             err_console.print(f"[yellow]{escape(note)}[/yellow]")
         console.print(escape(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}"))
-        for plan in plan_stages(config, preflight.columns):
+        for plan, action in preview(config, plan_stages(config, preflight.columns), only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
-            line = f"[dim]skipped: {escape(plan.skip_reason)}[/dim]" if plan.skip_reason else escape(plan.command_line())
+            if action == "skipped":
+                line = f"[dim]skipped: {escape(plan.skip_reason or '')}[/dim]"
+            elif action in ("up-to-date", "not selected"):
+                line = f"[dim]{action}[/dim]"
+            else:
+                line = f"[cyan]would {action}:[/cyan] {escape(plan.command_line())}"
             console.print(f"[bold]{plan.name}[/bold]: {line}", soft_wrap=True)
         return
 

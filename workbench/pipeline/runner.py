@@ -171,6 +171,72 @@ def _pull_model(config: PipelineConfig) -> None:
         pull(model.removeprefix("local/"), progress=True)
 
 
+def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
+            rerun: set[str]) -> tuple[str, list[str]]:
+    """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
+    (with ``--resume``) or ``run`` (from scratch, with ``--overwrite`` where rows exist), and
+    the extra arguments of its command.
+
+    Args:
+        plan: the stage.
+        before: its record in the previous ``run.json`` (empty when none).
+        key: its key now (:func:`_stage_key`).
+        only: ``--stage`` names (empty: all).
+        force: ``--force``.
+        rerun: the stages that run in this invocation before this one.
+    """
+    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+        return "skipped", []
+    if only and plan.name not in only:
+        return "not selected", []
+    outputs_there = all(path.exists() for path in plan.outputs)
+    upstream_reran = any(a in rerun for a in plan.after)
+    same_key = before.get("key") == key
+    if (not force and not only and same_key and before.get("status") == "done" and outputs_there
+            and not upstream_reran and plan.command is not None):
+        return "up-to-date", []
+    if plan.command in _RESUMABLE:
+        # a killed stage has its row files but not always its final outputs: resume from those
+        rows_there = all(path.exists() for path in plan.partial or plan.outputs)
+        if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
+                and rows_there and not upstream_reran:
+            return "resume", ["--resume"]
+        if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
+                any(path.parent.exists() for path in plan.outputs):
+            return "run", ["--overwrite"]
+    return "run", []
+
+
+def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
+            force: bool = False) -> list[tuple[StagePlan, str]]:
+    """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
+
+    Assumes every stage that runs succeeds (so its dependants run too).
+
+    Returns:
+        ``(plan, action)`` per stage, action as in :func:`_decide`.
+    """
+    only = check_stage_names(only)
+    manifest_path = config.output / MANIFEST_FILE
+    previous: dict[str, Any] = {}
+    if manifest_path.is_file():
+        try:
+            previous = json.loads(manifest_path.read_text()).get("stages", {})
+        except (OSError, json.JSONDecodeError, AttributeError):
+            previous = {}
+    keys: dict[str, str] = {}
+    rerun: set[str] = set()
+    actions = []
+    for plan in plans:
+        keys[plan.name] = key = _stage_key(plan, keys)
+        action, _ = _decide(plan, previous.get(plan.name, {}) if isinstance(previous, dict) else {}, key,
+                            only=only, force=force, rerun=rerun)
+        if action in ("resume", "run"):
+            rerun.add(plan.name)
+        actions.append((plan, action))
+    return actions
+
+
 def run_pipeline(
     config: PipelineConfig,
     *,
@@ -212,38 +278,23 @@ def run_pipeline(
         key = _stage_key(plan, keys)
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
-        selected = plan.name in only if only else True
-        if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+        action, extra = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        if action == "skipped":
             if plan.skip_reason != "not in [run] stages" or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
             if on_stage:
                 on_stage(plan, "skipped")
             continue
-        if not selected:
+        if action == "not selected":
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
-        outputs_there = all(path.exists() for path in plan.outputs)
-        upstream_reran = any(a in rerun for a in plan.after)
-        same_key = before.get("key") == key
-        if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-                and not upstream_reran and plan.command is not None):
+        if action == "up-to-date":
             result.outcomes.append(StageOutcome(plan.name, "up-to-date"))
             if on_stage:
                 on_stage(plan, "up-to-date")
             continue
-
-        extra: list[str] = []
-        resumed = False
-        if plan.command in _RESUMABLE:
-            # a killed stage has its row files but not always its final outputs: resume from those
-            rows_there = all(path.exists() for path in plan.partial or plan.outputs)
-            if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
-                    and rows_there and not upstream_reran:
-                extra, resumed = ["--resume"], True
-            elif any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
-                    any(path.parent.exists() for path in plan.outputs):
-                extra = ["--overwrite"]
+        resumed = action == "resume"
         if on_stage:
             on_stage(plan, "start")
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
