@@ -210,3 +210,26 @@ def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> N
     outcome = run_pipeline(load_config(config, overrides=["correlate.resamples=150"]))
     assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "up-to-date"
     assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"
+
+
+def test_editing_the_data_file_makes_its_stages_stale(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+
+    def write(offset: int) -> None:
+        data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i + offset}\n",
+                                            "reference": f"x = {i}\n"}) + "\n" for i in range(4)))
+
+    write(0)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all"]\n[data]\nsource = "{data}"\n'
+                      '[score]\nmethod = ["chrf"]\n')
+    run_pipeline(load_config(config))
+    wide = tmp_path / "run" / "score" / "all" / "scores_wide.jsonl"
+    before = [json.loads(line)["chrf"] for line in wide.read_text().splitlines()]
+    assert before == [1.0] * 4  # each completion equals its reference
+    write(10)  # same path, new generations
+    assert "score_all: would run:" in CliRunner().invoke(app, ["run", str(config), "--dry-run"]).output
+    outcome = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "ran"
+    after = [json.loads(line)["chrf"] for line in wide.read_text().splitlines()]
+    assert all(score < 1.0 for score in after)
