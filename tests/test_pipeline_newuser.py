@@ -233,3 +233,28 @@ def test_editing_the_data_file_makes_its_stages_stale(tmp_path: Path) -> None:
     assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "ran"
     after = [json.loads(line)["chrf"] for line in wide.read_text().splitlines()]
     assert all(score < 1.0 for score in after)
+
+
+def test_a_run_folder_with_brackets_in_its_name_runs_every_stage(tmp_path: Path) -> None:
+    # datasets reads data_files as glob patterns: "run [1]" matched nothing and correlate failed
+    data = tmp_path / "gens [v2].jsonl"
+    data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
+                                        "reference": f"x = {i * 2}\n", "passed": i % 2}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run [1]"}"\nstages = ["score_all", "correlate_all", "report"]\n'
+                      f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
+                      '[correlate]\nresamples = 100\n')
+    outcome = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"
+    assert json.loads((tmp_path / "run [1]" / "correlate" / "all.json").read_text())
+
+
+def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path) -> None:
+    from workbench.data.loading import load_records
+    from workbench.errors import DataError
+
+    folder = tmp_path / "data [1]"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text(json.dumps({"task_id": "T0", "completion": "x = 1\n"}) + "\n")
+    with pytest.raises(DataError, match=r"cannot be read .*rename the folder"):
+        load_records(str(folder))
