@@ -258,3 +258,15 @@ def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path
     (folder / "train.jsonl").write_text(json.dumps({"task_id": "T0", "completion": "x = 1\n"}) + "\n")
     with pytest.raises(DataError, match=r"cannot be read .*rename the folder"):
         load_records(str(folder))
+
+
+def test_a_column_named_in_a_stage_table_is_checked_before_any_stage(tmp_path: Path) -> None:
+    from workbench.errors import MissingColumnError
+
+    raw = _config(tmp_path, score={"method": ["chrf"], "generation_column": "completion_typo"})
+    with pytest.raises(MissingColumnError, match=r"'completion_typo'.*\[score\] generation_column"):
+        run_pipeline(build_config(raw))
+    raw = _config(tmp_path, dedup={"group_column": "task"}, score={"method": ["chrf"]})
+    with pytest.raises(MissingColumnError, match=r"'task'.*\[dedup\] group_column"):
+        run_pipeline(build_config(raw))
+    assert not (tmp_path / "run").exists()

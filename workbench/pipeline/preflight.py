@@ -131,6 +131,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
+    _check_stage_columns(config, columns, stages)
     _check_stage_arguments(config, columns)
 
     against = config.sections["decontaminate"].get("against")
@@ -166,6 +167,32 @@ def _check_stage_arguments(config: PipelineConfig, columns: set[str]) -> None:
                 raise
             table = "decontaminate" if plan.name == "decontaminate" else plan.command
             raise ConfigError(f"stage {plan.name} ([{table}] and [data]): {error.format_message()}") from None
+
+
+#: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
+#: name columns of the problems or of the ``against`` set)
+_DATASET_COLUMN_KEYS = {
+    "decontaminate": ("code_column", "split_column", "group_column"),
+    "dedup": ("code_column", "split_column", "group_column"),
+    "execute": ("task_column", "completion_column", "prompt_column"),
+    "score": ("task_column", "generation_column", "reference_column", "prompt_column"),
+}
+
+
+def _check_stage_columns(config: PipelineConfig, columns: set[str], stages: set[str]) -> None:
+    """A column named in a stage table (``[score] generation_column``, ``[dedup] group_column``)
+    is checked like the ``[data]`` ones, so a typo fails now, not when that stage starts.
+
+    Raises:
+        MissingColumnError: the column is not in the dataset (the message lists those there are).
+    """
+    for table, keys in _DATASET_COLUMN_KEYS.items():
+        in_use = table in stages or (table == "score" and "score_all" in stages)
+        if not in_use:
+            continue
+        section = config.sections[table]
+        _require(columns, {f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)},
+                 table)
 
 
 def _check_relative_source(config: PipelineConfig) -> None:
