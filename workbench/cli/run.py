@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
@@ -29,9 +30,9 @@ def run_command(
     line overrides the file. Stages write into one run folder; a rerun skips finished stages
     and resumes an interrupted one.
     """
-    from workbench.pipeline.config import load_config
+    from workbench.pipeline.config import check_stage_names, load_config
     from workbench.pipeline.preflight import run_preflight
-    from workbench.pipeline.runner import run_pipeline
+    from workbench.pipeline.runner import preview, run_pipeline
     from workbench.pipeline.stages import plan_stages
 
     overrides = list(set_ or [])
@@ -44,40 +45,47 @@ def run_command(
     if offline:
         overrides.append("run.offline=true")
     config = load_config(config_path, overrides=overrides)
+    check_stage_names(stage or ())
 
     if dry_run:
         preflight = run_preflight(config)
         for note in preflight.notes:
-            err_console.print(f"[yellow]{note}[/yellow]")
-        console.print(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}")
-        for plan in plan_stages(config, preflight.columns):
-            line = plan.skip_reason and f"[dim]skipped: {plan.skip_reason}[/dim]" or plan.command_line()
+            err_console.print(f"[yellow]{escape(note)}[/yellow]")
+        console.print(escape(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}"))
+        for plan, action in preview(config, plan_stages(config, preflight.columns), only=stage or (), force=force):
+            # skip reasons name config tables ("[score] method"): text, not Rich markup
+            if action == "skipped":
+                line = f"[dim]skipped: {escape(plan.skip_reason or '')}[/dim]"
+            elif action in ("up-to-date", "not selected"):
+                line = f"[dim]{action}[/dim]"
+            else:
+                line = f"[cyan]would {action}:[/cyan] {escape(plan.command_line())}"
             console.print(f"[bold]{plan.name}[/bold]: {line}", soft_wrap=True)
         return
 
     def on_stage(plan, event: str) -> None:
         if event == "start":
             err_console.rule(f"[bold]{plan.name}[/bold]")
-            err_console.print(f"[dim]{plan.command_line()}[/dim]", soft_wrap=True)
+            err_console.print(f"[dim]{escape(plan.command_line())}[/dim]", soft_wrap=True)
         elif event == "up-to-date":
             err_console.print(f"[green]{plan.name}[/green]: up to date (outputs and options unchanged)")
 
     try:
         result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage)
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({config.output}).")
+        err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
 
-    table = Table(title=f"workbench run -> {result.run_dir}")
+    table = Table(title=escape(f"workbench run -> {result.run_dir}"))
     for column in ("stage", "status", "seconds", "detail"):
         table.add_column(column)
     for outcome in result.outcomes:
-        table.add_row(outcome.name, outcome.status, f"{outcome.seconds:.1f}", outcome.detail or "")
+        table.add_row(outcome.name, outcome.status, f"{outcome.seconds:.1f}", escape(outcome.detail or ""))
     console.print(table)
     console.print(f"wall time {result.seconds:.1f} s")
     if result.report:
         _print_headline(result.report[0])
-        console.print(f"report: {result.report[1]}  (data: {result.report[0]})")
+        console.print(escape(f"report: {result.report[1]}  (data: {result.report[0]})"))
 
 
 def _interval(block: dict | None, coefficient: str) -> str:
@@ -105,7 +113,7 @@ def _print_headline(report_json: Path) -> None:
         for scope, label in (("subset", "subset"), ("all", "all")):
             block = entry.get(scope) or {}
             if block.get("n_samples"):
-                table.add_row(entry.get("method", "?"), label, str(block["n_samples"]),
+                table.add_row(escape(str(entry.get("method", "?"))), label, str(block["n_samples"]),
                               _interval(block.get("pooled"), "kendall"), _interval(block.get("pooled"), "pearson"))
     console.print(table)
 

@@ -6,6 +6,7 @@ plus the files that were found but not loaded (and why), so nothing is dropped s
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -228,7 +229,10 @@ def _load_data_file(path: Path) -> LoadedDataset:
 
 def _read_data_files(builder: str, data_files: Mapping[str, str | list[str]]) -> dict[str, datasets.Dataset]:
     files = ", ".join(str(v) for v in data_files.values())
-    return _build(builder, dict(data_files), label=files, failure=f"cannot read {files} as {builder}")
+    # datasets reads data_files as glob patterns: a literal path with [ ] * ? (a run folder
+    # named "run [1]") must be escaped, or it matches nothing
+    patterns = {split: [glob.escape(f) for f in ([v] if isinstance(v, str) else v)] for split, v in data_files.items()}
+    return _build(builder, patterns, label=files, failure=f"cannot read {files} as {builder}")
 
 
 def _build(
@@ -284,6 +288,10 @@ def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
         raise DataError(f"{path}: the folder has no files")
     data_files = [p for p in files if _builder_for(p) is not None]
     if data_files and len(data_files) == len(files):
+        if glob.has_magic(str(path)):
+            # datasets finds a folder's files and splits by glob patterns rooted at the folder
+            raise DataError(f"{path}: a folder of data files whose path has [ ] * or ? cannot be read (datasets "
+                            "takes the path as a pattern); rename the folder or pass each file")
         splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}")
         return LoadedDataset(str(path), splits)
     return _load_source_folder(path, files, extensions)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.pipeline.options import command_options
+from workbench.pipeline.options import CommandOption, command_options
 
 
 class ConfigError(WorkbenchError):
@@ -131,6 +131,48 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
             )
 
 
+def _check_value(table: str, option: CommandOption, value: Any) -> Any:
+    """The value in the shape its option takes: a bool for a flag, a list for a repeatable
+    option (a single value becomes a one-item list), a scalar otherwise.
+
+    A TOML table, or a string for a flag (``"false"`` would otherwise switch it on), is
+    refused; whether the text of a scalar parses (``limit = "ten"``) is checked by the
+    command's own parser in the preflight.
+
+    Raises:
+        ConfigError: a value of the wrong shape.
+    """
+    where = f"[{table}] {option.key}"
+    if isinstance(value, dict):
+        raise ConfigError(f"{where} takes {'values' if option.multiple else 'a value'}, not a table: {value!r}")
+    if option.is_flag:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} is a switch: true or false, not {value!r}")
+        return value
+    if option.multiple:
+        items = list(value) if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, (list, dict)):
+                raise ConfigError(f"{where} takes a list of values, not a nested {type(item).__name__}: {value!r}")
+        return items
+    if isinstance(value, list):
+        raise ConfigError(f"{where} takes one value, not a list: {value!r} ({option.flag} is not repeatable)")
+    return value
+
+
+def check_stage_names(names: Iterable[str]) -> list[str]:
+    """The stage names of ``--stage``, checked.
+
+    Raises:
+        ConfigError: a name that is not in :data:`STAGES` (with the closest one).
+    """
+    names = list(names)
+    for name in names:
+        if name not in STAGES:
+            raise ConfigError(f"unknown stage {name!r}{_suggest(name, STAGES)}; stages: {', '.join(STAGES)}")
+    return names
+
+
 def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), source_path: Path | None = None,
                  default_output: Path | None = None) -> PipelineConfig:
     """Validate a configuration mapping (as read from TOML) and apply overrides.
@@ -174,6 +216,8 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     stages = run.get("stages", list(STAGES))
     if isinstance(stages, str):
         stages = [stages]
+    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
+        raise ConfigError(f"[run] stages must be a list of stage names ({', '.join(STAGES)}), not {stages!r}")
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{_suggest(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")
@@ -182,10 +226,14 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     sections: dict[str, dict[str, Any]] = {}
     for table, command_name in SECTION_COMMANDS.items():
         given = dict(merged.get(table, {}))
-        _check_keys(table, given, command_options(command_name), MANAGED_KEYS[command_name])
-        sections[table] = given
+        options = command_options(command_name)
+        managed = MANAGED_KEYS[command_name]
+        _check_keys(table, given, (key for key in options if key not in managed), managed)
+        sections[table] = {key: _check_value(table, options[key], value) for key, value in given.items()}
 
     output = run.get("output")
+    if output is not None and (not isinstance(output, str) or not output.strip()):
+        raise ConfigError(f"[run] output must be a folder path (a string), not {output!r}")
     if output is None:
         output = default_output or Path("runs") / (source_path.stem if source_path else "run")
     offline = run.get("offline", False)
@@ -208,6 +256,8 @@ def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineC
         ConfigError: the file is missing or not valid TOML, or :func:`build_config` rejects it.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder; give the config file (TOML), e.g. configs/humaneval.toml")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:

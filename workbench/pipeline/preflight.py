@@ -12,6 +12,7 @@ is a known alias with llama.cpp installed, another model has its credentials
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from workbench.errors import DataError, WorkbenchError
@@ -103,6 +104,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
 
     data = config.data
     get_language(data["language"])
+    _check_relative_source(config)
     loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
     columns = set(loaded.column_names)
     rows = sum(len(split) for split in loaded.splits.values())
@@ -129,6 +131,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
+    _check_stage_columns(config, columns, stages)
+    _check_stage_arguments(config, columns)
+
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
         load_records(against, offline=config.offline)
@@ -139,11 +144,87 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     return Preflight(rows=rows, columns=columns, notes=notes)
 
 
+def _check_stage_arguments(config: PipelineConfig, columns: set[str]) -> None:
+    """Parse every enabled stage's command line with its command's own parser, without running it.
+
+    A value that the command would refuse (``limit = "ten"``, a threshold out of range, an
+    unknown choice) fails here, before the stages in front of it have spent minutes.
+
+    Raises:
+        ConfigError: the first stage whose arguments do not parse, with the parser's message.
+    """
+    from workbench.pipeline.options import command
+    from workbench.pipeline.stages import plan_stages
+
+    for plan in plan_stages(config, columns):
+        if plan.command is None or plan.skip_reason:
+            continue
+        try:
+            command(plan.command).make_context(f"workbench {plan.command}", list(plan.argv))
+        except Exception as error:
+            # click's usage errors (vendored by typer >= 0.29, so matched by their method)
+            if not hasattr(error, "format_message"):
+                raise
+            table = "decontaminate" if plan.name == "decontaminate" else plan.command
+            raise ConfigError(f"stage {plan.name} ([{table}] and [data]): {error.format_message()}") from None
+
+
+#: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
+#: name columns of the problems or of the ``against`` set)
+_DATASET_COLUMN_KEYS = {
+    "decontaminate": ("code_column", "split_column", "group_column"),
+    "dedup": ("code_column", "split_column", "group_column"),
+    "execute": ("task_column", "completion_column", "prompt_column"),
+    "score": ("task_column", "generation_column", "reference_column", "prompt_column"),
+}
+
+
+def _check_stage_columns(config: PipelineConfig, columns: set[str], stages: set[str]) -> None:
+    """A column named in a stage table (``[score] generation_column``, ``[dedup] group_column``)
+    is checked like the ``[data]`` ones, so a typo fails now, not when that stage starts.
+
+    Raises:
+        MissingColumnError: the column is not in the dataset (the message lists those there are).
+    """
+    for table, keys in _DATASET_COLUMN_KEYS.items():
+        in_use = table in stages or (table == "score" and "score_all" in stages)
+        if not in_use:
+            continue
+        section = config.sections[table]
+        _require(columns, {f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)},
+                 table)
+
+
+def _check_relative_source(config: PipelineConfig) -> None:
+    """A relative ``[data] source`` is read from the current folder (like ``[run] output``);
+    when it is missing there but sits next to the config file, say so instead of "not found".
+
+    Raises:
+        ConfigError: the source is a relative path absent from the current folder and present
+            in the config file's folder.
+    """
+    source = config.data["source"]
+    if config.source_path is None or Path(source).is_absolute() or Path(source).exists():
+        return
+    beside = config.source_path.parent / source
+    if beside.exists():
+        raise ConfigError(
+            f"[data] source {source!r} is not in the current folder {Path.cwd()}; relative paths in a config "
+            f"are read from the folder you run in, and there is one next to the config: write source = "
+            f"\"{beside.resolve()}\", or run from {config.source_path.parent.resolve()}"
+        )
+
+
 def _check_problems(config: PipelineConfig) -> None:
     """Load the execution problems with the columns ``[execute]`` names."""
     from workbench.execution.job import ExecutionConfig, load_problems
 
     section = config.sections["execute"]
     fields = {"problems", "problems_split", "problem_task_column", "problem_prompt_column", "test_column",
-              "entry_point_column", "reference_column"}
-    load_problems(ExecutionConfig(**{k: v for k, v in section.items() if k in fields}))
+              "entry_point_column", "reference_column", "mode"}
+    execution = ExecutionConfig(**{k: v for k, v in section.items() if k in fields})
+    try:
+        execution.validate()  # e.g. an unknown --mode, refused by the library rather than the parser
+    except WorkbenchError as error:
+        raise ConfigError(f"[execute] {error}") from None
+    load_problems(execution)

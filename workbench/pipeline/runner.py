@@ -2,8 +2,8 @@
 
 ``run.json`` (the run manifest) holds the configuration as read, and per stage its status
 (``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
-command line and a key: a hash of the stage's arguments and of the keys of the stages it
-reads. On a rerun a stage whose key and outputs are unchanged is not run again (so a
+command line and a key: a hash of the stage's arguments, of the keys of the stages it
+reads and of the ``[data] source`` file's content (:func:`data_fingerprint`). On a rerun a stage whose key and outputs are unchanged is not run again (so a
 finished run reruns in seconds, with no LLM call and no execution); a stage that was
 interrupted or failed with the same key continues with ``--resume`` (``execute`` and
 ``score`` keep every finished row); a stage whose key changed runs again from scratch
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.pipeline.config import STAGES, PipelineConfig
+from workbench.pipeline.config import STAGES, PipelineConfig, check_stage_names
 from workbench.pipeline.preflight import Preflight, run_preflight
 from workbench.pipeline.stages import StagePlan, plan_stages
 
@@ -77,10 +77,36 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _stage_key(plan: StagePlan, keys: dict[str, str]) -> str:
-    payload = json.dumps({"command": plan.command, "argv": plan.argv, "after": {a: keys.get(a) for a in plan.after}},
-                         sort_keys=True)
+def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None) -> str:
+    fields: dict[str, Any] = {"command": plan.command, "argv": plan.argv, "after": {a: keys.get(a) for a in plan.after}}
+    if data_fingerprint is not None and plan.command is not None:
+        fields["data"] = data_fingerprint
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def data_fingerprint(source: str) -> str | None:
+    """A hash of a local ``[data] source``, so that editing the file (same path, new rows) makes
+    every stage that reads it stale; ``None`` for a bundled name or hub id (not a local path).
+
+    A file is hashed whole (sha256; the bundled 3,220-row set takes milliseconds); a folder by
+    its files' relative paths, sizes and modification times (hashing every file of a large
+    source tree would cost more than a rerun saves).
+    """
+    path = Path(source)
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()[:16]
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for item in sorted(p for p in path.rglob("*") if p.is_file()):
+            stat = item.stat()
+            digest.update(f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        return digest.hexdigest()[:16]
+    return None
 
 
 class Manifest:
@@ -135,6 +161,10 @@ def _invoke(plan: StagePlan, extra: list[str]) -> None:
         if hasattr(error, "format_message"):
             raise StageError(f"stage {plan.name}: {error.format_message()}") from error
         raise
+    if code == 130:
+        # the command caught Ctrl-C itself (``workbench execute`` does, to print where its rows
+        # are): to the pipeline it is still an interruption, resumed by a rerun, not a failure
+        raise KeyboardInterrupt
     if code not in (None, 0):
         raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
 
@@ -167,6 +197,73 @@ def _pull_model(config: PipelineConfig) -> None:
         pull(model.removeprefix("local/"), progress=True)
 
 
+def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
+            rerun: set[str]) -> tuple[str, list[str]]:
+    """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
+    (with ``--resume``) or ``run`` (from scratch, with ``--overwrite`` where rows exist), and
+    the extra arguments of its command.
+
+    Args:
+        plan: the stage.
+        before: its record in the previous ``run.json`` (empty when none).
+        key: its key now (:func:`_stage_key`).
+        only: ``--stage`` names (empty: all).
+        force: ``--force``.
+        rerun: the stages that run in this invocation before this one.
+    """
+    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+        return "skipped", []
+    if only and plan.name not in only:
+        return "not selected", []
+    outputs_there = all(path.exists() for path in plan.outputs)
+    upstream_reran = any(a in rerun for a in plan.after)
+    same_key = before.get("key") == key
+    if (not force and not only and same_key and before.get("status") == "done" and outputs_there
+            and not upstream_reran and plan.command is not None):
+        return "up-to-date", []
+    if plan.command in _RESUMABLE:
+        # a killed stage has its row files but not always its final outputs: resume from those
+        rows_there = all(path.exists() for path in plan.partial or plan.outputs)
+        if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
+                and rows_there and not upstream_reran:
+            return "resume", ["--resume"]
+        if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
+                any(path.parent.exists() for path in plan.outputs):
+            return "run", ["--overwrite"]
+    return "run", []
+
+
+def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
+            force: bool = False) -> list[tuple[StagePlan, str]]:
+    """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
+
+    Assumes every stage that runs succeeds (so its dependants run too).
+
+    Returns:
+        ``(plan, action)`` per stage, action as in :func:`_decide`.
+    """
+    only = check_stage_names(only)
+    manifest_path = config.output / MANIFEST_FILE
+    previous: dict[str, Any] = {}
+    if manifest_path.is_file():
+        try:
+            previous = json.loads(manifest_path.read_text()).get("stages", {})
+        except (OSError, json.JSONDecodeError, AttributeError):
+            previous = {}
+    keys: dict[str, str] = {}
+    rerun: set[str] = set()
+    actions = []
+    fingerprint = data_fingerprint(config.data["source"])
+    for plan in plans:
+        keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
+        action, _ = _decide(plan, previous.get(plan.name, {}) if isinstance(previous, dict) else {}, key,
+                            only=only, force=force, rerun=rerun)
+        if action in ("resume", "run"):
+            rerun.add(plan.name)
+        actions.append((plan, action))
+    return actions
+
+
 def run_pipeline(
     config: PipelineConfig,
     *,
@@ -193,10 +290,7 @@ def run_pipeline(
         KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
     """
     started = time.perf_counter()
-    only = list(only)
-    unknown = [s for s in only if s not in STAGES]
-    if unknown:
-        raise WorkbenchError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
+    only = check_stage_names(only)
     preflight = run_preflight(config)
     plans = plan_stages(config, preflight.columns)
     run_dir = config.output
@@ -206,40 +300,30 @@ def run_pipeline(
     result = RunResult(run_dir, preflight)
     keys: dict[str, str] = {}
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
+    fingerprint = data_fingerprint(config.data["source"])
+    manifest.data["data_fingerprint"] = fingerprint
 
     for plan in plans:
-        key = _stage_key(plan, keys)
+        key = _stage_key(plan, keys, fingerprint)
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
-        selected = plan.name in only if only else True
-        if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+        action, extra = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        if action == "skipped":
             if plan.skip_reason != "not in [run] stages" or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
             if on_stage:
                 on_stage(plan, "skipped")
             continue
-        if not selected:
+        if action == "not selected":
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
-        outputs_there = all(path.exists() for path in plan.outputs)
-        upstream_reran = any(a in rerun for a in plan.after)
-        same_key = before.get("key") == key
-        if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-                and not upstream_reran and plan.command is not None):
+        if action == "up-to-date":
             result.outcomes.append(StageOutcome(plan.name, "up-to-date"))
             if on_stage:
                 on_stage(plan, "up-to-date")
             continue
-
-        extra: list[str] = []
-        resumed = False
-        if plan.command in _RESUMABLE:
-            if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
-                    and outputs_there and not upstream_reran:
-                extra, resumed = ["--resume"], True
-            elif any(path.exists() for path in plan.outputs) or (run_dir / plan.name).exists():
-                extra = ["--overwrite"]
+        resumed = action == "resume"
         if on_stage:
             on_stage(plan, "start")
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],

@@ -45,6 +45,9 @@ class StagePlan:
         outputs: files that exist when the stage has finished.
         after: stages whose outputs this one reads.
         skip_reason: set when the stage does not apply to this configuration.
+        partial: files a resumable command appends to row by row (``execute``'s results,
+            ``score``'s ``scores.jsonl``): when they exist, an unfinished stage has rows to keep,
+            even if it was killed before writing its final ``outputs``.
     """
 
     name: str
@@ -53,6 +56,7 @@ class StagePlan:
     outputs: list[Path] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
     skip_reason: str | None = None
+    partial: list[Path] = field(default_factory=list)
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
@@ -149,17 +153,17 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         **config.sections["execute"], "output": str(run / "execute" / "results.jsonl"),
     }
     plans.append(StagePlan("execute", "execute", [data["source"], *to_argv("execute", values)],
-                           [run / "execute" / "results.jsonl"]))
+                           [run / "execute" / "results.jsonl"], partial=[run / "execute" / "results.jsonl"]))
 
     llm_dir, all_dir = run / "score" / "llm", run / "score" / "all"
-    plan = StagePlan("score", "score", outputs=[llm_dir / "scores_wide.jsonl"])
+    plan = StagePlan("score", "score", outputs=[llm_dir / "scores_wide.jsonl"], partial=[llm_dir / "scores.jsonl"])
     if len(cheap) == len(methods):
         plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
     else:
         plan.argv = _score_argv(config, columns, dict(config.sections["score"]), llm_dir)
     plans.append(plan)
 
-    plan = StagePlan("score_all", "score", outputs=[all_dir / "scores_wide.jsonl"])
+    plan = StagePlan("score_all", "score", outputs=[all_dir / "scores_wide.jsonl"], partial=[all_dir / "scores.jsonl"])
     if not cheap:
         plan.skip_reason = "no method without an LLM in [score] method"
     else:

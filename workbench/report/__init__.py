@@ -18,12 +18,16 @@ import json
 import os
 from pathlib import Path
 
+from workbench.errors import WorkbenchError
 from workbench.report.collect import REPORT_SCHEMA, build_report_data
 from workbench.report.html import render_html
 from workbench.report.references import REFERENCE_CORRELATIONS
 
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
+
+#: what a run folder holds at least one of (``run.json`` from the pipeline, or a stage's folder)
+_RUN_FOLDER_MARKS = ("run.json", "decontaminate", "dedup", "execute", "score", "correlate")
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -43,10 +47,16 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
         ``(RUN_DIR/report.json, RUN_DIR/report.html)``.
 
     Raises:
-        WorkbenchError: ``run_dir`` is not a folder.
+        WorkbenchError: ``run_dir`` is not a folder, or holds neither ``run.json`` nor a stage
+            folder (a mistyped path such as ``.`` gets no stray report files).
         OSError: the files cannot be written.
     """
     folder = Path(run_dir)
+    if folder.is_dir() and not any((folder / name).exists() for name in _RUN_FOLDER_MARKS):
+        raise WorkbenchError(
+            f"{str(folder)!r} is not a run folder: it has none of {', '.join(_RUN_FOLDER_MARKS)} "
+            "(give the folder `workbench run` wrote, e.g. runs/humaneval)"
+        )
     data = build_report_data(folder)
     # the HTML is rendered from the JSON as written, so the page shows exactly what the file holds
     text = json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str)

@@ -91,6 +91,9 @@ def section_notes(stages: list[dict[str, Any]]) -> dict[str, str]:
             reason = stage.get("error") or stage.get("detail")
             if stage["status"] in _FINE:
                 reason = f"its output {stage['output']} is missing"
+            elif stage["status"] == "running" and not reason:
+                # run.json cannot tell a live run from one that was killed (SIGKILL, power loss)
+                reason = "or was stopped without recording it (killed); rerun `workbench run` to resume it"
             parts.append(f"stage {name!r} is {stage['status']}" + (f": {reason}" if reason else ""))
         if parts:
             notes[section] = "; ".join(parts)
@@ -108,5 +111,6 @@ def run_state(run: dict[str, Any] | None, stages: list[dict[str, Any]]) -> str:
         return f"finished {run['finished']}"
     open_stages = [s["name"] for s in stages if s["status"] in ("pending", "running") and s["name"] != "report"]
     if open_stages:
-        return f"in progress (not yet done: {', '.join(open_stages)})"
+        return (f"in progress or killed (not yet done: {', '.join(open_stages)}); "
+                "rerun `workbench run` with the same config to resume")
     return "all stages done; the report is the last step"

@@ -1,0 +1,272 @@
+"""`workbench run` as a new user meets it: config values of the wrong type or shape fail in
+the preflight (before any stage has spent time), Rich never eats the "[table]" names of a
+message, and Ctrl-C in the middle of a stage is an interruption that a rerun resumes (real
+subprocess, real SIGINT, real sandboxed execution; no LLM)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.pipeline import load_config, run_pipeline
+from workbench.pipeline.config import ConfigError, build_config
+
+BASE = {"data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"}}
+
+
+def _config(tmp_path: Path, **tables: dict) -> dict:
+    return {**BASE, "run": {"output": str(tmp_path / "run")}, **tables}
+
+
+@pytest.mark.parametrize("table, value, message", [
+    ("score", {"method": 3}, None),  # a scalar for a repeatable option becomes a list
+    ("score", {"limit": [1, 2]}, r"\[score\] limit takes one value, not a list"),
+    ("dedup", {"offline": "false"}, r"\[dedup\] offline is a switch: true or false"),
+    ("execute", {"workers": {"n": 2}}, r"\[execute\] workers takes a value, not a table"),
+    ("run", {"stages": 3}, r"\[run\] stages must be a list"),
+    ("run", {"output": 7}, r"\[run\] output must be a folder path"),
+])
+def test_values_of_the_wrong_shape_are_config_errors(tmp_path: Path, table: str, value: dict, message: str | None) -> None:
+    raw = _config(tmp_path)
+    raw[table] = {**raw.get(table, {}), **value}
+    if message is None:
+        assert build_config(raw).sections["score"]["method"] == [3]
+    else:
+        with pytest.raises(ConfigError, match=message):
+            build_config(raw)
+
+
+def test_a_non_string_method_is_an_unknown_method_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown method 3"):
+        run_pipeline(build_config(_config(tmp_path, score={"method": 3})))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("override, message", [
+    ('score.limit="ten"', r"stage score .*--limit.*integer"),
+    ("execute.workers=0", r"stage execute .*--workers"),
+])
+def test_a_value_the_command_refuses_fails_before_any_stage(tmp_path: Path, override: str, message: str) -> None:
+    raw = _config(tmp_path, score={"method": ["chrf", "ice-score"], "model": "local/smollm2-135m"})
+    with pytest.raises(ConfigError, match=message):
+        run_pipeline(build_config(raw, overrides=[override]))
+    assert not (tmp_path / "run").exists()  # nothing ran, not even dedup
+
+
+def test_a_bad_value_on_the_command_line_is_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                    'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--set", "correlate.resamples=lots", "--dry-run"])
+    assert result.exit_code == 1
+    assert "Error: stage correlate_all" in result.output and "--resamples" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_table_names_in_skip_reasons_are_printed_not_eaten_as_markup(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+                    'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "skipped: [decontaminate] against is not set" in result.output
+    assert "no LLM method in [score] method" in result.output
+
+
+def _generations(path: Path, rows: int) -> None:
+    """HumanEval completions that each sleep 0.4 s, so a SIGINT lands mid-stage."""
+    lines = []
+    for index in range(rows):
+        lines.append(json.dumps({"task_id": f"HumanEval/{index}", "sample_id": 0,
+                                 "completion": "    import time\n    time.sleep(0.4)\n    return None\n"}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _finished(results: Path) -> list[dict]:
+    if not results.exists():
+        return []
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip().endswith("}")]
+    return [row for row in rows if row.get("phase") != "calibrate"]
+
+
+def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+    _generations(data, 12)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute"]\n[data]\nsource = "{data}"\n'
+                      '[execute]\nworkers = 1\ntimeout = 5.0\n')
+    command = [sys.executable, "-m", "workbench", "run", str(config)]
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    # a child inherits an ignored SIGINT from a background shell: restore the default, as a terminal has
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(_finished(results)) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Rerun the same command to resume" in stderr and "exited with status" not in stderr
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
+    assert stage["status"] == "interrupted", stage
+    before = _finished(results)
+    assert 2 <= len(before) < 12
+
+    outcome = run_pipeline(load_config(config))
+    assert [o.status for o in outcome.outcomes if o.name == "execute"] == ["resumed"]
+    after = _finished(results)
+    keys = [row["task_id"] for row in after]
+    assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
+    assert after[: len(before)] == before  # the rows of the first run were kept, not executed again
+
+
+def test_an_execution_mode_the_library_refuses_fails_before_any_stage(tmp_path: Path) -> None:
+    raw = _config(tmp_path, execute={"mode": "program"}, score={"method": ["chrf"]})
+    with pytest.raises(ConfigError, match=r"\[execute\] --mode must be 'completion' or 'full', not 'program'"):
+        run_pipeline(build_config(raw))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_relative_source_next_to_the_config_says_where_it_is_read_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    _generations(folder / "gens.jsonl", 2)
+    (folder / "c.toml").write_text('[run]\nstages = ["execute"]\n[data]\nsource = "gens.jsonl"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(ConfigError, match=r"not in the current folder .*next to the config.*gens\.jsonl"):
+        run_pipeline(load_config(folder / "c.toml"))
+    assert not (elsewhere / "runs").exists()
+    monkeypatch.chdir(folder)  # from the config's folder the same file is found
+    from workbench.pipeline.preflight import run_preflight
+
+    assert run_preflight(load_config(folder / "c.toml")).rows == 2
+
+
+def test_a_score_stage_killed_before_its_final_files_resumes_from_its_rows(tmp_path: Path) -> None:
+    # SIGKILL mid-score leaves scores.jsonl (appended row by row) but no scores_wide.jsonl and
+    # run.json saying "running": the state is made exactly so, from a real chrF run
+    data = tmp_path / "gens.jsonl"
+    rows = [{"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n", "reference": f"x = {i + 1}\n"}
+            for i in range(6)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all"]\n[data]\nsource = "{data}"\n'
+                      '[score]\nmethod = ["chrf"]\n')
+    run_pipeline(load_config(config))
+    folder = tmp_path / "run" / "score" / "all"
+    scores = folder / "scores.jsonl"
+    kept = scores.read_text().splitlines(keepends=True)[:3]
+    scores.write_text("".join(kept))
+    (folder / "scores_wide.jsonl").unlink()
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    manifest["stages"]["score_all"]["status"] = "running"
+    (tmp_path / "run" / "run.json").write_text(json.dumps(manifest))
+
+    outcome = run_pipeline(load_config(config))
+    assert [o.status for o in outcome.outcomes if o.name == "score_all"] == ["resumed"]
+    lines = scores.read_text().splitlines(keepends=True)
+    assert lines[:3] == kept and len(lines) == 6  # the three kept rows untouched, three scored now
+    assert sorted(json.loads(line)["task_id"] for line in lines) == [f"T{i}" for i in range(6)]
+
+
+def test_a_mistyped_stage_or_a_folder_for_the_config_is_one_clear_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                    '[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--stage", "corelate", "--dry-run"])
+    assert result.exit_code == 1 and "unknown stage 'corelate' (did you mean 'correlate'?)" in result.output
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 1 and "is a folder; give the config file" in result.output
+
+
+def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
+                                        "reference": f"x = {i + 1}\n", "passed": i % 2}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all", "correlate_all"]\n'
+                      f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
+                      '[correlate]\nresamples = 100\n')
+    fresh = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert "score_all: would run:" in fresh.output and "correlate_all: would run:" in fresh.output
+    run_pipeline(load_config(config))
+    same = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert "score_all: up-to-date" in same.output and "correlate_all: up-to-date" in same.output
+    changed = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", "correlate.resamples=150"])
+    assert "score_all: up-to-date" in changed.output and "correlate_all: would run:" in changed.output
+    # and the run does what the dry run said
+    outcome = run_pipeline(load_config(config, overrides=["correlate.resamples=150"]))
+    assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "up-to-date"
+    assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"
+
+
+def test_editing_the_data_file_makes_its_stages_stale(tmp_path: Path) -> None:
+    data = tmp_path / "gens.jsonl"
+
+    def write(offset: int) -> None:
+        data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i + offset}\n",
+                                            "reference": f"x = {i}\n"}) + "\n" for i in range(4)))
+
+    write(0)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all"]\n[data]\nsource = "{data}"\n'
+                      '[score]\nmethod = ["chrf"]\n')
+    run_pipeline(load_config(config))
+    wide = tmp_path / "run" / "score" / "all" / "scores_wide.jsonl"
+    before = [json.loads(line)["chrf"] for line in wide.read_text().splitlines()]
+    assert before == [1.0] * 4  # each completion equals its reference
+    write(10)  # same path, new generations
+    assert "score_all: would run:" in CliRunner().invoke(app, ["run", str(config), "--dry-run"]).output
+    outcome = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in outcome.outcomes}["score_all"] == "ran"
+    after = [json.loads(line)["chrf"] for line in wide.read_text().splitlines()]
+    assert all(score < 1.0 for score in after)
+
+
+def test_a_run_folder_with_brackets_in_its_name_runs_every_stage(tmp_path: Path) -> None:
+    # datasets reads data_files as glob patterns: "run [1]" matched nothing and correlate failed
+    data = tmp_path / "gens [v2].jsonl"
+    data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
+                                        "reference": f"x = {i * 2}\n", "passed": i % 2}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run [1]"}"\nstages = ["score_all", "correlate_all", "report"]\n'
+                      f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
+                      '[correlate]\nresamples = 100\n')
+    outcome = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"
+    assert json.loads((tmp_path / "run [1]" / "correlate" / "all.json").read_text())
+
+
+def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path) -> None:
+    from workbench.data.loading import load_records
+    from workbench.errors import DataError
+
+    folder = tmp_path / "data [1]"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text(json.dumps({"task_id": "T0", "completion": "x = 1\n"}) + "\n")
+    with pytest.raises(DataError, match=r"cannot be read .*rename the folder"):
+        load_records(str(folder))
+
+
+def test_a_column_named_in_a_stage_table_is_checked_before_any_stage(tmp_path: Path) -> None:
+    from workbench.errors import MissingColumnError
+
+    raw = _config(tmp_path, score={"method": ["chrf"], "generation_column": "completion_typo"})
+    with pytest.raises(MissingColumnError, match=r"'completion_typo'.*\[score\] generation_column"):
+        run_pipeline(build_config(raw))
+    raw = _config(tmp_path, dedup={"group_column": "task"}, score={"method": ["chrf"]})
+    with pytest.raises(MissingColumnError, match=r"'task'.*\[dedup\] group_column"):
+        run_pipeline(build_config(raw))
+    assert not (tmp_path / "run").exists()

@@ -1,0 +1,39 @@
+"""`workbench report` as a new user meets it: a mistyped folder gets an error, not stray report
+files; a run that was killed mid-stage is not shown as if it were still running. Real run
+folders written by hand in the shape the pipeline writes (no LLM)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.report import build_report_data
+
+
+def test_a_folder_that_is_no_run_folder_is_refused_and_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("my own files")
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "is not a run folder" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_stage_left_running_by_a_killed_run_says_so_and_how_to_resume(tmp_path: Path) -> None:
+    stages = {name: {"status": "pending"} for name in
+              ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
+    stages["dedup"] = {"status": "skipped", "detail": "not in [run] stages"}
+    stages["decontaminate"] = {"status": "skipped", "detail": "not in [run] stages"}
+    stages["execute"] = {"status": "running", "error": None, "detail": None}
+    (tmp_path / "execute").mkdir()
+    (tmp_path / "execute" / "results.jsonl").write_text(
+        json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "passed": 1, "status": "passed"}) + "\n")
+    (tmp_path / "run.json").write_text(json.dumps({"config": {}, "started": "2026-01-01T00:00:00+00:00",
+                                                   "finished": None, "stages": stages}))
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    data = build_report_data(tmp_path)
+    assert "killed" in data["notes"]["execute"] and "rerun `workbench run`" in data["notes"]["execute"]
+    assert "killed" in data["state"]
