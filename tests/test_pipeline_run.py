@@ -120,6 +120,14 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     outcomes = {o.name: o.status for o in fourth.outcomes}
     assert outcomes["correlate"] == "ran" and outcomes["execute"] == "up-to-date" and outcomes["score"] == "up-to-date"
 
+    # one stage alone (--stage): it runs again, the others are left, the report follows it
+    report_before = (run / "report.json").stat().st_mtime_ns
+    fifth = run_pipeline(load_config(config_path, overrides=["correlate.resamples=300"]), only=["correlate_all"])
+    outcomes = {o.name: o.status for o in fifth.outcomes}
+    assert outcomes["correlate_all"] == "ran" and outcomes["report"] == "ran"
+    assert {outcomes[name] for name in ("decontaminate", "dedup", "execute", "score", "score_all", "correlate")} == {"skipped"}
+    assert (run / "report.json").stat().st_mtime_ns > report_before
+
 
 def test_cli_dry_run_prints_each_stage_command(config_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--limit", "3"])

@@ -213,8 +213,8 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
         return "skipped", []
-    if only and plan.name not in only:
-        return "not selected", []
+    if only and plan.name not in only and plan.command is not None:
+        return "not selected", []  # the report (no command) always follows, so it is never stale
     outputs_there = all(path.exists() for path in plan.outputs)
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
@@ -275,8 +275,9 @@ def run_pipeline(
 
     Args:
         config: a validated configuration (:func:`workbench.pipeline.config.load_config`).
-        only: run just these stages (again, even when up to date); the others are left as
-            they are. Empty: every enabled stage, skipping those that are up to date.
+        only: run just these stages (again, even when up to date), then the report; the
+            others are left as they are. Empty: every enabled stage, skipping those that are
+            up to date.
         force: run every selected stage from scratch.
         on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
             ``"skipped"`` (for progress messages).
