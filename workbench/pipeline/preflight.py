@@ -14,10 +14,14 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workbench.errors import DataError, WorkbenchError
 from workbench.pipeline.config import ConfigError, PipelineConfig
 from workbench.pipeline.stages import shipped_metrics
+
+if TYPE_CHECKING:
+    from workbench.data.loading import LoadedDataset
 
 
 @dataclass
@@ -33,14 +37,6 @@ class Preflight:
     rows: int
     columns: set[str]
     notes: list[str] = field(default_factory=list)
-
-
-def _require(columns: set[str], wanted: dict[str, str | None], where: str) -> None:
-    from workbench.errors import MissingColumnError
-
-    for key, column in wanted.items():
-        if column and column not in columns:
-            raise MissingColumnError(column, sorted(columns), option=f"{key} in the config")
 
 
 def _check_model(config: PipelineConfig, notes: list[str]) -> None:
@@ -110,28 +106,27 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     rows = sum(len(split) for split in loaded.splits.values())
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
-    where = f"[data] source {data['source']}"
     stages = set(config.stages)
-    _require(columns, {"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
-                       "[data] label_column": data["label_column"]}, where)
+    loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
+                       "[data] label_column": data["label_column"]})
     if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
-        _require(columns, {"[data] sample_column": data["sample_column"]}, where)
+        loaded.require_columns({"[data] sample_column": data["sample_column"]})
     if data["id_column"]:
-        _require(columns, {f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))}, where)
+        loaded.require_columns({f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))})
     if stages & {"score", "score_all"}:
-        _require(columns, {"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]}, where)
+        loaded.require_columns({"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]})
         score = config.sections["score"]
         if score.get("select") == "stratified" and "score" in stages:
-            _require(columns, {"[score] stratify_column": score.get("stratify_column", "passed")}, where)
+            loaded.require_columns({"[score] stratify_column": score.get("stratify_column", "passed")})
         for column in score.get("carry") or []:
-            _require(columns, {"[score] carry": column}, where)
+            loaded.require_columns({"[score] carry": column})
     if stages & {"correlate", "correlate_all"}:
         for metric in shipped_metrics(config):
-            _require(columns, {"[correlate] metric": metric}, where)
+            loaded.require_columns({"[correlate] metric": metric})
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
-    _check_stage_columns(config, columns, stages)
+    _check_stage_columns(config, loaded, stages)
     _check_stage_arguments(config, columns)
 
     against = config.sections["decontaminate"].get("against")
@@ -179,7 +174,7 @@ _DATASET_COLUMN_KEYS = {
 }
 
 
-def _check_stage_columns(config: PipelineConfig, columns: set[str], stages: set[str]) -> None:
+def _check_stage_columns(config: PipelineConfig, loaded: LoadedDataset, stages: set[str]) -> None:
     """A column named in a stage table (``[score] generation_column``, ``[dedup] group_column``)
     is checked like the ``[data]`` ones, so a typo fails now, not when that stage starts.
 
@@ -191,8 +186,7 @@ def _check_stage_columns(config: PipelineConfig, columns: set[str], stages: set[
         if not in_use:
             continue
         section = config.sections[table]
-        _require(columns, {f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)},
-                 table)
+        loaded.require_columns({f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)})
 
 
 def _check_relative_source(config: PipelineConfig) -> None:

@@ -169,25 +169,6 @@ def _invoke(plan: StagePlan, extra: list[str]) -> None:
         raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
 
 
-def _write_execution_summary(results: Path) -> None:
-    """``execute/summary.json``: counts by status, pass@1, isolation level, from the results rows."""
-    from collections import Counter
-
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("phase") != "calibrate"]
-    statuses = Counter(r.get("status") for r in rows)
-    isolation = Counter(r.get("isolation") for r in rows)
-    summary = {
-        "samples": len(rows),
-        "passed": sum(int(r.get("passed") or 0) for r in rows),
-        "pass_at_1": (sum(int(r.get("passed") or 0) for r in rows) / len(rows)) if rows else None,
-        "statuses": dict(statuses.most_common()),
-        "isolation": dict(isolation.most_common()),
-        "seconds_in_samples": round(sum(float(r.get("duration_s") or 0.0) for r in rows), 3),
-    }
-    (results.parent / "summary.json").write_text(json.dumps(summary, indent=2))
-
-
 def _pull_model(config: PipelineConfig) -> None:
     """Fetch a ``local/`` model before scoring (a progress bar on stderr); no-op when present."""
     model = config.sections["score"].get("model") or ""
@@ -340,8 +321,6 @@ def run_pipeline(
                 result.report = _write_report(run_dir)
             else:
                 _invoke(plan, extra)
-            if plan.name == "execute":
-                _write_execution_summary(plan.outputs[0])
         except KeyboardInterrupt:
             manifest.update(plan.name, status="interrupted", seconds=round(time.perf_counter() - began, 3))
             raise

@@ -8,7 +8,7 @@ stage             command      writes (under the run folder)
 ================  ===========  ===========================================================
 decontaminate     dedup        ``decontaminate/``: rows near-duplicate to ``against`` (HumanEval)
 dedup             dedup        ``dedup/``: in-set exact and near duplicates (report only)
-execute           execute      ``execute/results.jsonl`` (+ ``execute/summary.json``)
+execute           execute      ``execute/results.jsonl``
 score             score        ``score/llm/``: every method on the selected subset (``limit``)
 score_all         score        ``score/all/``: the methods without an LLM on every row
 correlate         correlate    ``correlate/subset.json``: methods + shipped metrics, subset
