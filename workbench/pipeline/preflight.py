@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import DataError, WorkbenchError
 from workbench.pipeline.config import ConfigError, PipelineConfig
-from workbench.pipeline.stages import shipped_metrics
+from workbench.pipeline.stages import score_methods, shipped_metrics
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
@@ -43,8 +43,7 @@ def _check_model(config: PipelineConfig, notes: list[str]) -> None:
     from workbench.scoring.methods import METHODS
 
     section = config.sections["score"]
-    methods = section.get("method", ["dsa-cqe"])
-    methods = [methods] if isinstance(methods, str) else list(methods)
+    methods, _ = score_methods(config)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ConfigError(f"[score] method: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")

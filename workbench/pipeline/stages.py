@@ -67,8 +67,8 @@ class StagePlan:
         return shlex.join(["workbench", self.command, *self.argv])
 
 
-def _methods(config: PipelineConfig) -> tuple[list[str], list[str]]:
-    """(every method, the methods without an LLM) of ``[score] method``."""
+def score_methods(config: PipelineConfig) -> tuple[list[str], list[str]]:
+    """(every method, the methods without an LLM) of ``[score] method`` (default: dsa-cqe)."""
     from workbench.scoring.methods import METHODS
 
     methods = config.sections["score"].get("method", ["dsa-cqe"])
@@ -131,7 +131,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     """
     run = config.output
     data = config.data
-    methods, cheap = _methods(config)
+    methods, cheap = score_methods(config)
     shipped = shipped_metrics(config)
     plans: list[StagePlan] = []
 
