@@ -25,35 +25,33 @@ if TYPE_CHECKING:
 COEFFICIENTS: tuple[str, ...] = ("kendall", "pearson", "spearman")
 
 
+def _scipy_statistic(function, x: np.ndarray, y: np.ndarray, **options) -> float:
+    """``function(x, y, **options).statistic`` as a float; NaN for fewer than two values, and
+    without scipy's warning for constant input (the statistic is then NaN too)."""
+    if len(x) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return float(function(x, y, **options).statistic)
+
+
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's tau-b of two equal-length arrays (``scipy.stats.kendalltau``, variant ``"b"``).
 
     Returns:
         tau-b in [-1, 1]; NaN when either array is constant or has fewer than two values.
     """
-    if len(x) < 2:
-        return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        return float(stats.kendalltau(x, y, variant="b").statistic)
+    return _scipy_statistic(stats.kendalltau, x, y, variant="b")
 
 
 def pearson_r(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson's r (``scipy.stats.pearsonr``); NaN for constant input or fewer than two values."""
-    if len(x) < 2:
-        return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        return float(stats.pearsonr(x, y).statistic)
+    return _scipy_statistic(stats.pearsonr, x, y)
 
 
 def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho with average ranks for ties (``scipy.stats.spearmanr``); NaN for constant input."""
-    if len(x) < 2:
-        return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        return float(stats.spearmanr(x, y).statistic)
+    return _scipy_statistic(stats.spearmanr, x, y)
 
 
 def pooled_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
