@@ -116,6 +116,7 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "Rerun the same command to resume" in stderr and "exited with status" not in stderr
+    assert "--resume" not in stderr  # execute's own hint would be wrong here: the rerun resumes by itself
     stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
     assert stage["status"] == "interrupted", stage
     before = _finished(results)

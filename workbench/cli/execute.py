@@ -14,11 +14,15 @@ from workbench.execution.isolation import IsolationLevel
 from workbench.execution.limits import MiB, ResourceLimits
 from workbench.execution.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 
+#: the Click context ``obj`` of a command that ``workbench run`` invokes as one of its stages
+PIPELINE_STAGE = "workbench-run-stage"
+
 _ISOLATION_CHOICES = ["auto"] + [level.value for level in IsolationLevel]
 
 
 @app.command("execute")
 def execute_command(
+    ctx: typer.Context,
     generations: str = typer.Argument(..., help="Generations: a .jsonl/.json/.parquet/.csv file, folder or hub id."),
     output: Path = typer.Option(..., "--output", "-o", help="Results file (jsonl), appended as samples finish."),
     problems: str = typer.Option("humaneval", help="Problem set with prompt / test / entry point columns (bundled name, file or hub id)."),
@@ -98,6 +102,8 @@ def execute_command(
         with progress:
             summary = execute_generations(generations, output, config, on_start=on_start, on_result=on_result)
     except KeyboardInterrupt:
+        if ctx.obj == PIPELINE_STAGE:  # `workbench run` says how to resume (rerun it, no --resume)
+            raise
         err_console.print(f"[yellow]Interrupted.[/yellow] Finished rows are in {output}; rerun with --resume to continue.")
         raise typer.Exit(130) from None
 

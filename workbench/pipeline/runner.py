@@ -147,11 +147,12 @@ def _invoke(plan: StagePlan, extra: list[str]) -> None:
     """Run a stage's command in this process, as the CLI would; raise on any failure."""
     import typer
 
+    from workbench.cli.execute import PIPELINE_STAGE
     from workbench.pipeline.options import command
 
     try:
         code = command(plan.command).main(args=[*plan.argv, *extra], prog_name=f"workbench {plan.command}",
-                                          standalone_mode=False)
+                                          standalone_mode=False, obj=PIPELINE_STAGE)
     except typer.Exit as exit_:  # raised by a command outside click's main loop
         code = exit_.exit_code
     except WorkbenchError:
@@ -162,8 +163,7 @@ def _invoke(plan: StagePlan, extra: list[str]) -> None:
             raise StageError(f"stage {plan.name}: {error.format_message()}") from error
         raise
     if code == 130:
-        # the command caught Ctrl-C itself (``workbench execute`` does, to print where its rows
-        # are): to the pipeline it is still an interruption, resumed by a rerun, not a failure
+        # a command that caught Ctrl-C itself: to the pipeline still an interruption, not a failure
         raise KeyboardInterrupt
     if code not in (None, 0):
         raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
