@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import LanguageNotFoundError, MissingColumnError, WorkbenchError
-from workbench.pipeline.config import MANAGED_KEYS, SECTION_COMMANDS, ConfigError, build_config, load_config, parse_override
+from workbench.pipeline.config import MANAGED_KEYS, SECTION_COMMANDS, SHARED_KEYS, ConfigError, build_config, load_config, parse_override
 from workbench.pipeline.options import command, command_options, to_argv
 from workbench.pipeline.preflight import run_preflight
 from workbench.pipeline.stages import plan_stages
@@ -30,8 +30,13 @@ def test_every_cli_option_is_a_config_key_that_reaches_the_command(name: str) ->
     options = command_options(name)
     assert set(options) == {n for n in params if n != "help"}
     checked = 0
+    table = next(t for t, c in SECTION_COMMANDS.items() if c == name)
     for key, option in options.items():
         if key in MANAGED_KEYS[name]:
+            continue
+        if key in SHARED_KEYS[name]:  # read from [data]/[run] by every stage, so not per table
+            with pytest.raises(ConfigError, match="set it once as"):
+                build_config({"data": {"source": "humaneval"}, table: {key: "x-value"}})
             continue
         param = params[key]
         kind = hints[key]
@@ -47,7 +52,6 @@ def test_every_cli_option_is_a_config_key_that_reaches_the_command(name: str) ->
             value = (low + param.max) / 2 if param.max is not None else low + 1.5
         else:
             value = ["x-value", "y-value"] if option.multiple else "x-value"
-        table = next(t for t, c in SECTION_COMMANDS.items() if c == name)
         config = build_config({"data": {"source": "humaneval"}, table: {key: value}})
         assert config.sections[table][key] == value
         argv = to_argv(name, config.sections[table])

@@ -29,7 +29,7 @@ def _config(tmp_path: Path, **tables: dict) -> dict:
 @pytest.mark.parametrize("table, value, message", [
     ("score", {"method": 3}, None),  # a scalar for a repeatable option becomes a list
     ("score", {"limit": [1, 2]}, r"\[score\] limit takes one value, not a list"),
-    ("dedup", {"offline": "false"}, r"\[dedup\] offline is a switch: true or false"),
+    ("score", {"no_prompt": "false"}, r"\[score\] no_prompt is a switch: true or false"),
     ("execute", {"workers": {"n": 2}}, r"\[execute\] workers takes a value, not a table"),
     ("run", {"stages": 3}, r"\[run\] stages must be a list"),
     ("run", {"output": 7}, r"\[run\] output must be a folder path"),
@@ -261,11 +261,23 @@ def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path
         load_records(str(folder))
 
 
+@pytest.mark.parametrize(("table", "key", "owner"), [
+    ("score", "generation_column", r"\[data\] code_column"), ("execute", "task_column", r"\[data\] task_column"),
+    ("dedup", "offline", r"\[run\] offline"), ("correlate", "sample_column", r"\[data\] sample_column"),
+])
+def test_a_stage_table_may_not_set_a_column_that_every_stage_shares(tmp_path: Path, table: str, key: str,
+                                                                     owner: str) -> None:
+    # a [score] task_column of its own would give score rows ids that execute's rows do not have
+    raw = _config(tmp_path, **{table: {key: True if key == "offline" else "other"}})
+    with pytest.raises(ConfigError, match=rf"\[{table}\] {key}: set it once as {owner}"):
+        build_config(raw)
+
+
 def test_a_column_named_in_a_stage_table_is_checked_before_any_stage(tmp_path: Path) -> None:
     from workbench.errors import MissingColumnError
 
-    raw = _config(tmp_path, score={"method": ["chrf"], "generation_column": "completion_typo"})
-    with pytest.raises(MissingColumnError, match=r"'completion_typo'.*\[score\] generation_column"):
+    raw = _config(tmp_path, score={"method": ["chrf"], "carry": ["completion_typo"]})
+    with pytest.raises(MissingColumnError, match=r"'completion_typo'.*\[score\] carry"):
         run_pipeline(build_config(raw))
     raw = _config(tmp_path, dedup={"group_column": "task"}, score={"method": ["chrf"]})
     with pytest.raises(MissingColumnError, match=r"'task'.*\[dedup\] group_column"):

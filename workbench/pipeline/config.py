@@ -44,6 +44,20 @@ MANAGED_KEYS = {
     "correlate": {"results", "json_path", "plot_path"},
 }
 
+#: options every stage takes from ``[data]`` (or ``[run]``), by command: option -> where it is set.
+#: A stage table may not set them, or its rows would stop joining with the other stages' rows.
+SHARED_KEYS = {
+    "dedup": {"code_column": "[data] code_column", "id_column": "[data] id_column",
+              "language": "[data] language", "split": "[data] split", "offline": "[run] offline"},
+    "execute": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+                "completion_column": "[data] code_column", "language": "[data] language"},
+    "score": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+              "generation_column": "[data] code_column", "reference_column": "[data] reference_column",
+              "prompt_column": "[data] prompt_column", "language": "[data] language", "split": "[data] split"},
+    "correlate": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+                  "offline": "[run] offline"},
+}
+
 #: the ``[data]`` keys and their meaning
 DATA_KEYS = {
     "source": "dataset: a data file, folder, bundled name or Hugging Face hub id (required)",
@@ -120,11 +134,15 @@ def _suggest(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = ()) -> None:
+def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = (),
+                shared: Mapping[str, str] | None = None) -> None:
     allowed = sorted(allowed)
     for key in given:
         if key in managed:
             raise ConfigError(f"[{table}] {key}: set by the pipeline (each stage writes into the run folder)")
+        if shared and key in shared:
+            raise ConfigError(f"[{table}] {key}: set it once as {shared[key]}, which every stage reads "
+                              "(a per-stage value would stop its rows joining the other stages' rows)")
         if key not in allowed:
             raise ConfigError(
                 f"[{table}] has no key {key!r}{_suggest(key, allowed)}; valid keys: {', '.join(allowed)}"
@@ -227,8 +245,8 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     for table, command_name in SECTION_COMMANDS.items():
         given = dict(merged.get(table, {}))
         options = command_options(command_name)
-        managed = MANAGED_KEYS[command_name]
-        _check_keys(table, given, (key for key in options if key not in managed), managed)
+        managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
+        _check_keys(table, given, (key for key in options if key not in managed and key not in shared), managed, shared)
         sections[table] = {key: _check_value(table, options[key], value) for key, value in given.items()}
 
     output = run.get("output")
