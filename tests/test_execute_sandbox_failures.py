@@ -147,3 +147,24 @@ def test_an_output_folder_is_a_clear_error(tmp_path):
     assert result.exit_code == 1, result.output
     assert "is a folder" in result.output and "IsADirectoryError" not in result.output
     assert list(folder.iterdir()) == []
+
+
+def test_cleanup_never_changes_permissions_outside_the_working_folder(tmp_path):
+    """A failed removal once made the folder holding the workdir (``/tmp`` itself) mode 0700."""
+    import stat
+
+    from workbench.execution.sandbox import _remove_tree
+
+    shared = tmp_path / "shared"  # stands for /tmp: world-writable and sticky
+    shared.mkdir()
+    shared.chmod(0o1777)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o755)
+    # rmtree refuses a symbolic link and reports the error on the root path itself, which is
+    # the one case where the error handler sees the workdir's parent
+    link = shared / "workbench-sample-x"
+    link.symlink_to(outside, target_is_directory=True)
+    _remove_tree(str(link))
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o755  # the link's target is not touched either

@@ -610,12 +610,25 @@ class _RunResources:
 
 
 def _remove_tree(path: str) -> None:
-    """Remove a working directory even if the sample made parts of it read-only."""
+    """Remove a working directory even if the sample made parts of it read-only.
+
+    Only what lies inside ``path`` is ever made writable: the folder that holds ``path`` is
+    shared (``/tmp``, or the sandbox's samples folder that other samples must still reach),
+    and a symbolic link is never followed (``chmod`` would change the file it points to).
+    """
+    root = os.path.abspath(path)
+
+    def inside(target: str) -> bool:
+        target = os.path.abspath(target)
+        return target == root or target.startswith(root + os.sep)
 
     def make_writable(func, target, _exc):
+        parent = os.path.dirname(os.path.abspath(target))
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target), 0o700)
-            os.chmod(target, 0o700)
+            if inside(parent) and not os.path.islink(parent):
+                os.chmod(parent, 0o700)
+            if inside(target) and not os.path.islink(target):
+                os.chmod(target, 0o700)
         with contextlib.suppress(OSError):
             func(target)
 
