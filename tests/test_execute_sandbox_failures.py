@@ -168,3 +168,120 @@ def test_cleanup_never_changes_permissions_outside_the_working_folder(tmp_path):
     _remove_tree(str(link))
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     assert stat.S_IMODE(outside.stat().st_mode) == 0o755  # the link's target is not touched either
+
+
+# -- a sample that takes permissions away inside its own folder (runs as a normal user) --------
+
+NOBODY = 65534
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def as_normal_user(work):
+    """Return ``work()`` (a JSON-able value) computed by a process that is not root: as root, a
+    forked child that drops to ``nobody`` (root ignores permissions, so only a normal user
+    meets a folder the sample made unreadable); otherwise in this process."""
+    if os.geteuid() != 0:
+        return work()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 0
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            payload = json.dumps({"value": work()})
+        except BaseException:  # report anything to the parent, which fails the test with it
+            import traceback
+
+            payload, code = json.dumps({"error": traceback.format_exc()}), 1
+        os.write(write_end, payload.encode())
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as handle:
+        payload = json.loads(handle.read() or b'{"error": "the child wrote nothing"}')
+    os.waitpid(pid, 0)
+    assert "error" not in payload, payload["error"]
+    return payload["value"]
+
+
+@pytest.fixture
+def nobody_folder():
+    """An empty folder that ``nobody`` owns, with parents it can traverse."""
+    parent = next(p for p in ("/var/tmp", tempfile.gettempdir(), "/dev/shm") if _usable_by_others(p, check_parents=True))
+    folder = tempfile.mkdtemp(prefix="workbench-nobody-", dir=parent)
+    if os.geteuid() == 0:
+        os.chown(folder, NOBODY, NOBODY)
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)  # as root: removes whatever a failed test left
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_cleanup_removes_folders_the_sample_made_unreadable(nobody_folder):
+    """``chmod 000`` on the working folder once made the cleanup call ``os.open(path)`` without
+    flags (a TypeError out of ``Sandbox.run``, ending the whole run); a sub-folder without read
+    or execute permission was left behind, with an fd leaked per folder."""
+    from workbench.execution.sandbox import _remove_tree
+
+    def work():
+        keep = nobody_folder / "keep.txt"  # outside the workdir, hard-linked from inside it
+        keep.write_text("keep")
+        keep.chmod(0o640)
+        outcomes = {}
+        for case, (top_mode, sub_mode) in {
+            "root 000": (0o000, 0o755), "sub 000": (0o700, 0o000), "sub -wx": (0o700, 0o300),
+            "sub r--": (0o700, 0o400), "sub r-x": (0o700, 0o500), "root r-x": (0o500, 0o755),
+        }.items():
+            workdir = nobody_folder / f"workbench-sample-{len(outcomes)}"
+            (workdir / "sub" / "deeper").mkdir(parents=True)
+            (workdir / "sub" / "deeper" / "f.txt").write_text("x")
+            (workdir / "sub" / "f.txt").write_text("x")
+            os.link(keep, workdir / "sub" / "link.txt")
+            (workdir / "sub").chmod(sub_mode)
+            workdir.chmod(top_mode)
+            before = _open_fds()
+            _remove_tree(str(workdir))
+            outcomes[case] = {"left": workdir.exists(), "leaked_fds": _open_fds() - before}
+        return {"outcomes": outcomes, "keep_mode": oct(keep.stat().st_mode & 0o777),
+                "holder_mode": oct(nobody_folder.stat().st_mode & 0o777)}
+
+    before = os.stat(nobody_folder).st_mode & 0o777
+    result = as_normal_user(work)
+    for case, outcome in result["outcomes"].items():
+        assert outcome == {"left": False, "leaked_fds": 0}, (case, outcome)
+    assert result["keep_mode"] == "0o640"  # a hard link's file is never chmod-ed
+    assert result["holder_mode"] == oct(before)  # nor the folder holding the workdirs
+
+
+@pytest.mark.skipif(not os.access(SYSTEM_PYTHON, os.X_OK), reason="no system Python")
+def test_a_sample_that_locks_its_own_folder_is_judged_and_cleaned_up(nobody_folder):
+    """End to end as a normal user at the levels with a host working folder: the sample's
+    verdict is recorded, the run goes on, and nothing of it stays in the temporary folder."""
+    from workbench.execution.isolation import _check_level
+    from workbench.languages.python_runner import PythonTestRunner
+
+    levels = [level for level in (IsolationLevel.NAMESPACES, IsolationLevel.RLIMITS) if level in available_levels()]
+    bodies = {
+        "own folder 000": "    import os; os.chmod('.', 0)\n    return x * 2\n",
+        "sub-folder 000": "    import os; os.mkdir('d'); open('d/f', 'w').close(); os.chmod('d', 0)\n    return x * 2\n",
+    }
+
+    def work():
+        _check_level.cache_clear()  # probe the levels as this user, not as root
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+        found = {}
+        for level in levels:
+            sandbox = Sandbox(detect_isolation(level), temp_root=str(nobody_folder))
+            for name, body in bodies.items():
+                token = new_token()
+                spec = runner.prepare("def f(x):\n" + body, "def check(c):\n    assert c(2) == 4\n", "f", token)
+                found[f"{level.value}: {name}"] = sandbox.run(spec, token, 30.0).status
+        return {"statuses": found, "left": sorted(os.listdir(nobody_folder))}
+
+    result = as_normal_user(work)
+    assert result["statuses"] and set(result["statuses"].values()) == {"passed"}, result
+    assert result["left"] == [], result

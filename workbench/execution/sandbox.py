@@ -610,26 +610,42 @@ class _RunResources:
 
 
 def _remove_tree(path: str) -> None:
-    """Remove a working directory even if the sample made parts of it read-only.
+    """Remove a working directory even if the sample took permissions away inside it.
 
-    Only what lies inside ``path`` is ever made writable: the folder that holds ``path`` is
-    shared (``/tmp``, or the sandbox's samples folder that other samples must still reach),
-    and a symbolic link is never followed (``chmod`` would change the file it points to).
+    A folder the sample made unreadable or unwritable (``chmod 000 .`` included) is given
+    back ``rwx`` for its owner and removed again, once. Only folders inside ``path`` are
+    ever changed: the folder that holds ``path`` is shared (``/tmp``, or the sandbox's
+    samples folder that other samples must still reach); a file's mode is never changed
+    (removing a file needs its folder writable, not the file, and the file may be a hard
+    link to one outside); a symbolic link is never followed. Never raises: what cannot be
+    removed stays.
     """
     root = os.path.abspath(path)
+    retried: set[str] = set()
 
     def inside(target: str) -> bool:
-        target = os.path.abspath(target)
         return target == root or target.startswith(root + os.sep)
 
-    def make_writable(func, target, _exc):
-        parent = os.path.dirname(os.path.abspath(target))
+    def open_up(folder: str) -> bool:
+        """Give ``folder`` rwx for its owner if it is a real folder inside ``root``."""
+        if not inside(folder) or os.path.islink(folder) or not os.path.isdir(folder):
+            return False
         with contextlib.suppress(OSError):
-            if inside(parent) and not os.path.islink(parent):
-                os.chmod(parent, 0o700)
-            if inside(target) and not os.path.islink(target):
-                os.chmod(target, 0o700)
-        with contextlib.suppress(OSError):
-            func(target)
+            os.chmod(folder, 0o700)
+            return True
+        return False
 
-    shutil.rmtree(path, onerror=make_writable)
+    def on_error(func, target, _exc):
+        target = os.path.abspath(target)
+        open_up(os.path.dirname(target))
+        if open_up(target):
+            # a folder that could not be opened, listed or emptied: remove it afresh (once,
+            # so a folder that stays unreadable cannot loop)
+            if target not in retried:
+                retried.add(target)
+                shutil.rmtree(target, onerror=on_error)
+        elif func in (os.unlink, os.rmdir):
+            with contextlib.suppress(OSError):
+                func(target)
+
+    shutil.rmtree(path, onerror=on_error)
