@@ -174,6 +174,26 @@ def test_result_writer_refuses_to_clobber_and_pass_at_1(tmp_path):
     assert pass_at_1([]) is None
 
 
+def test_resume_refuses_a_file_that_is_not_results_without_touching_it(tmp_path):
+    """--resume once cut a last line without a newline before checking the file: a JSON
+    file written by ``json.dump`` (one line, no newline) given as --output was emptied."""
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps([{"task_id": "a", "sample_id": 0, "score": 0.5}]))  # no newline
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps({"task_id": "a", "rows": [1, 2]}, indent=2))  # no newline either
+    for path in (scores, pretty):
+        before = path.read_bytes()
+        with pytest.raises(DataError, match="line 1"):
+            ResultWriter(path, resume=True)
+        assert path.read_bytes() == before
+    # a results file whose last row lost its newline: that row is cut and so run again
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text('{"task_id": "a", "sample_id": 0, "passed": 1}\n{"task_id": "a", "sample_id": 1, "passed": 0}')
+    with ResultWriter(torn, resume=True) as writer:
+        assert writer.finished == {result_key("a", 0)}
+    assert torn.read_text() == '{"task_id": "a", "sample_id": 0, "passed": 1}\n'
+
+
 def test_cli_execute(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(2, wrong_every=2))
     output = tmp_path / "out.jsonl"

@@ -65,7 +65,8 @@ class ResultWriter:
 
     Raises:
         DataError: the file exists and neither ``resume`` nor ``overwrite`` is set, or
-            ``path`` is a folder (``--overwrite`` replaces files, never folders).
+            ``path`` is a folder (``--overwrite`` replaces files, never folders), or, with
+            ``resume``, the file is not a results file (it is then left as it was).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, resume: bool = False, overwrite: bool = False):
@@ -77,20 +78,27 @@ class ResultWriter:
             )
         if self.path.exists() and self.path.stat().st_size > 0:
             if resume:
-                self._cut_torn_tail()
-                self.finished = {result_key(r["task_id"], r["sample_id"]) for r in read_results(self.path)}
+                # read (and so check) the file before cutting anything: a file that is not
+                # a results file (a mistyped --output) must be refused untouched
+                rows = read_results(self.path)
+                if self._cut_torn_tail():  # a torn row that parsed is cut too, so it runs again
+                    rows = read_results(self.path)
+                self.finished = {result_key(r["task_id"], r["sample_id"]) for r in rows}
             elif not overwrite:
                 raise DataError(f"{self.path} already exists; pass --resume to continue it or --overwrite to replace it")
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(self.path, "a" if resume else "w", encoding="utf-8")
 
-    def _cut_torn_tail(self) -> None:
+    def _cut_torn_tail(self) -> bool:
+        """Cut a last line without its newline (what a killed run leaves); True if one was cut."""
         data = self.path.read_bytes()
         if data and not data.endswith(b"\n"):
             keep = data.rfind(b"\n") + 1
             with open(self.path, "r+b") as handle:
                 handle.truncate(keep)
+            return True
+        return False
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Append one row (columns in :data:`RESULT_COLUMNS` order, extras after)."""
