@@ -123,6 +123,22 @@ def test_a_broken_sandbox_stops_the_run_and_records_no_verdict(monkeypatch, tmp_
     assert summary.executed == 20 and summary.counts == {"passed": 20} and summary.pass_at_1 == 1.0
 
 
+def test_a_closed_sandbox_records_no_verdict(tmp_path):
+    """A Sandbox closed by an interrupted run once answered every later sample with a
+    ``killed`` outcome, and a notebook that reused it wrote those as result rows (passed 0)
+    for samples that never ran, which --resume then skipped for good."""
+    sandbox = Sandbox(detect_isolation())
+    sandbox.close()  # what an interrupt (Ctrl-C) of a run that used it does
+    with pytest.raises(SandboxUnavailableError, match="closed"):
+        sandbox.run(sh_spec(), new_token(), 30.0)
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 2)
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(SandboxUnavailableError, match="closed"):
+        execute_generations(generations, output, ExecutionConfig(timeout_s=30.0, workers=1, reference_cache=None),
+                            sandbox=sandbox)
+    assert not output.exists() or read_results(output) == []
+
+
 def test_the_guard_counts_failures_in_a_row_only():
     guard = SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS), limit=3)
     for status in ["passed", SANDBOX_ERROR, SANDBOX_ERROR, "failed", SANDBOX_ERROR, SANDBOX_ERROR, "timeout"]:

@@ -347,7 +347,8 @@ class Sandbox:
     # -- public ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
         """Run ``spec`` once and return its :class:`SampleOutcome`. Never raises for
-        anything the sample does; raises ``ValueError`` for a malformed ``spec``.
+        anything the sample does; raises ``ValueError`` for a malformed ``spec`` and
+        ``SandboxUnavailableError`` once :meth:`close` was called.
 
         Args:
             spec: from a runner's ``prepare``.
@@ -359,14 +360,18 @@ class Sandbox:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, not {timeout_s}")
         if self._closed:
-            return self._outcome("killed", 0.0, None, None, "", "the run was interrupted before this sample", timeout_s)
+            # not an outcome: a verdict here would be recorded for a sample that never ran
+            raise SandboxUnavailableError(
+                "this Sandbox was closed (the run it served was interrupted); create a new Sandbox"
+            )
         limits = self.limits.with_overrides(spec.limit_overrides)
         with _RunResources() as res:
             return self._run(spec, token, timeout_s, slot, limits, res)
 
     def close(self) -> None:
-        """Kill every running sample (on interrupt) and refuse new ones. Only unreaped
-        leaders are in the running set, so no reused pid is ever signalled."""
+        """Kill every running sample (on interrupt) and refuse new ones (:meth:`run` then
+        raises). Only unreaped leaders are in the running set, so no reused pid is ever
+        signalled."""
         self._closed = True
         with self._lock:
             running = list(self._running)
