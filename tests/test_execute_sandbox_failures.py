@@ -139,6 +139,30 @@ def test_a_closed_sandbox_records_no_verdict(tmp_path):
     assert not output.exists() or read_results(output) == []
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root run gives each worker slot a user id of its own")
+def test_workers_beyond_the_uid_block_fail_before_any_sample(tmp_path, monkeypatch):
+    """As root each worker slot runs as a user id of a block of UID_BLOCK_SIZE; slot 256 had
+    none, so a sample there raised ValueError mid-run, and the default (one worker per core)
+    did so on any machine with more than 256 cores."""
+    from workbench.errors import WorkbenchError
+    from workbench.execution.isolation import UID_BLOCK_SIZE
+
+    sandbox = Sandbox(detect_isolation())
+    with pytest.raises(ValueError, match="slot"):
+        sandbox.uid_for_slot(UID_BLOCK_SIZE)
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 1)
+    output = tmp_path / "out.jsonl"
+    too_many = ExecutionConfig(timeout_s=30.0, workers=UID_BLOCK_SIZE + 1, reference_cache=None)
+    with pytest.raises(WorkbenchError, match=f"at most {UID_BLOCK_SIZE}"):
+        execute_generations(generations, output, too_many, sandbox=sandbox)
+    assert not output.exists()
+    from workbench.execution.job import planned_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4 * UID_BLOCK_SIZE)  # a very large machine
+    assert planned_workers(ExecutionConfig(), sandbox) == UID_BLOCK_SIZE
+    assert planned_workers(ExecutionConfig(workers=UID_BLOCK_SIZE), sandbox) == UID_BLOCK_SIZE
+
+
 def test_the_guard_counts_failures_in_a_row_only():
     guard = SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS), limit=3)
     for status in ["passed", SANDBOX_ERROR, SANDBOX_ERROR, "failed", SANDBOX_ERROR, SANDBOX_ERROR, "timeout"]:

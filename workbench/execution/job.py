@@ -342,6 +342,25 @@ def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
         )
 
 
+def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
+    """Return how many samples run at once: ``config.workers``, else one per core, never more
+    than the sandbox has worker slots (as root, one user id each: see :attr:`Sandbox.max_slots`).
+
+    Raises:
+        WorkbenchError: ``config.workers`` exceeds the sandbox's slots (before any sample runs).
+    """
+    most = sandbox.max_slots
+    if config.workers is not None:
+        if most is not None and config.workers > most:
+            raise WorkbenchError(
+                f"--workers {config.workers}: at most {most} samples can run at once when workbench runs as "
+                f"root (each worker runs its samples as a user id of its own, from a block of {most})"
+            )
+        return config.workers
+    cores = os.cpu_count() or 1
+    return cores if most is None else min(cores, most)
+
+
 def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
     """Return the result row for ``sample`` (see :data:`~workbench.execution.results.RESULT_COLUMNS`)."""
     return {
@@ -406,7 +425,7 @@ def execute_generations(
         sandbox = Sandbox(isolation, config.limits)
     isolation = sandbox.isolation
     _preflight(runner, sandbox)
-    workers = config.workers or os.cpu_count() or 1
+    workers = planned_workers(config, sandbox)
 
     writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
     summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)

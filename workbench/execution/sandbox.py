@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from workbench.execution.isolation import (
+    UID_BLOCK_SIZE,
     Isolation,
     IsolationLevel,
     SandboxUnavailableError,
@@ -324,6 +325,13 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, root, True)
             self._samples_root = root
         return self._samples_root
+
+    @property
+    def max_slots(self) -> int | None:
+        """The most worker slots this sandbox can serve at once: as root, one per user id of
+        its :class:`UidBlock` (:data:`~workbench.execution.isolation.UID_BLOCK_SIZE`);
+        ``None`` (no limit) otherwise."""
+        return UID_BLOCK_SIZE if self._uids is not None else None
 
     def uid_for_slot(self, slot: int) -> int | None:
         """Return the user id worker ``slot`` runs samples as (root mode), else ``None``."""
