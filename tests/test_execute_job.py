@@ -105,6 +105,26 @@ def test_bad_input_fails_before_running(tmp_path):
     assert not output.exists()
 
 
+def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
+    """A list of completions per row was turned into its repr (``"['    return ...']"``), which
+    is valid Python, so every sample was recorded as ``failed`` without its code ever running."""
+    output = tmp_path / "out.jsonl"
+    solution = load_humaneval()[0]["canonical_solution"]
+    listed = write_jsonl(tmp_path / "listed.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": [solution]}])
+    with pytest.raises(DataError, match="--completion-column 'completion' holds"):
+        execute_generations(listed, output, ExecutionConfig(**FIXED))
+    numbers = write_jsonl(tmp_path / "numbers.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": solution,
+                                                          "prompt": 3}])
+    with pytest.raises(DataError, match="--prompt-column 'prompt' holds"):
+        execute_generations(numbers, output, ExecutionConfig(prompt_column="prompt", **FIXED))
+    problems = write_jsonl(tmp_path / "problems.jsonl", [{"task_id": "HumanEval/0", "prompt": "", "test": ["assert 1"],
+                                                          "entry_point": "f"}])
+    fine = write_jsonl(tmp_path / "fine.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": solution}])
+    with pytest.raises(DataError, match="--test-column 'test' holds"):
+        execute_generations(fine, output, ExecutionConfig(problems=str(problems), **FIXED))
+    assert not output.exists()
+
+
 def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path):
     rows = [
         {"task_id": "HumanEval/0", "completion": load_humaneval()[0]["canonical_solution"]},

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import datasets
 import platformdirs
 
 from workbench.data.loading import load_records
@@ -229,6 +230,20 @@ def _single_split(source: str, split: str | None):
     raise DataError(f"{source} has several splits ({', '.join(loaded.splits)}); choose one with --problems-split")
 
 
+def _require_text(dataset, columns: dict[str, str | None], where: str) -> None:
+    """Raise :class:`DataError` for a named column that does not hold text (or only nulls):
+    anything else would be turned into its ``repr`` and run as code."""
+    for option, column in columns.items():
+        if column is None:
+            continue
+        feature = dataset.features[column]
+        if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
+            raise DataError(
+                f"{option} {column!r} holds {feature}, not text (in {where}); one row per sample with its "
+                f"code as a string is expected (flatten a list of completions per task first)"
+            )
+
+
 def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     """Return task id -> :class:`Problem` from ``config.problems``.
 
@@ -246,6 +261,16 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
             "--problem-prompt-column": config.problem_prompt_column,
             "--test-column": config.test_column,
             "--entry-point-column": config.entry_point_column,
+        },
+        where=f"the problems ({config.problems})",
+    )
+    _require_text(
+        dataset,
+        {
+            "--problem-prompt-column": config.problem_prompt_column,
+            "--test-column": config.test_column,
+            "--entry-point-column": config.entry_point_column,
+            "--reference-column": reference,
         },
         where=f"the problems ({config.problems})",
     )
@@ -287,6 +312,11 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
             "--completion-column": config.completion_column,
             "--prompt-column": config.prompt_column,
         },
+        where=f"the generations ({source})",
+    )
+    _require_text(
+        dataset,
+        {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
         where=f"the generations ({source})",
     )
     samples: list[Sample] = []
