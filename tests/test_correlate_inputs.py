@@ -146,6 +146,32 @@ def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
     assert report.comparisons[0].n_samples == len(rows) - 4
 
 
+def test_a_jsonl_metric_with_a_few_text_cells_keeps_its_numbers(tmp_path):
+    """In JSONL, numbers mixed with a few texts make ``datasets`` store the column as JSON text
+    (its ``Json`` feature); every cell of it was then 'non-numeric', so one "N/A" in a score
+    column threw the whole metric away, and mixed int/text sample ids kept their JSON quotes
+    (``'"s1"'``), so they never joined."""
+    rows = _rows()
+    bad = {3: "N/A", 10: "error", 20: None, 30: "0.25"}
+    scores = [{**row, "codebleu": bad.get(i, row["codebleu"])} for i, row in enumerate(rows)]
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", scores), metrics=["codebleu", "chrf"], n_resamples=50)
+    result = report.metrics["codebleu"]
+    assert (result.excluded_rows.non_numeric, result.excluded_rows.missing) == (2, 1)
+    assert [e["value"] for e in result.excluded_rows.examples] == ["N/A", "error", None]
+    keep = [i for i in range(len(rows)) if i not in (3, 10, 20)]
+    x = np.array([0.25 if i == 30 else rows[i]["codebleu"] for i in keep])
+    y = np.array([rows[i]["passed"] for i in keep], dtype=float)
+    assert result.n_samples == len(keep)
+    assert result.pooled["kendall"].value == pytest.approx(pooled_correlations(x, y)["kendall"])
+    # sample ids that mix numbers and texts still join with the results' ids
+    mixed = [{**row, "sample_id": f"s{row['sample_id']}" if i % 2 else row["sample_id"]} for i, row in enumerate(rows)]
+    score_rows = [{k: v for k, v in row.items() if k != "passed"} for row in mixed]
+    result_rows = [{"task_id": r["task_id"], "sample_id": str(r["sample_id"]), "passed": r["passed"]} for r in mixed]
+    joined = correlate(_jsonl(tmp_path / "mixed.jsonl", score_rows), results=_jsonl(tmp_path / "results.jsonl", result_rows),
+                       metrics=["chrf"], n_resamples=10)
+    assert (joined.counts.join.matched, joined.counts.join.unmatched_scores) == (len(rows), 0)
+
+
 def test_metric_without_any_number_is_an_error(tmp_path):
     rows = [{**r, "codebleu": "unscored"} for r in _rows()]
     with pytest.raises(DataError, match="'codebleu' has no usable value: 0 missing, 72 non-numeric"):

@@ -110,11 +110,45 @@ def _arrow_column(dataset: datasets.Dataset, column: str) -> pa.ChunkedArray:
     return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
 
 
+def _python_values(dataset: datasets.Dataset, column: str) -> list[Any]:
+    """A column's cells as Python values. A column of an extension type is decoded by
+    ``datasets``: in JSONL, numbers mixed with a few texts (``0.5, "N/A"``) or int and text
+    ids come as its ``Json`` feature, whose Arrow cells are JSON text (``'"N/A"'``)."""
+    array = _arrow_column(dataset, column)
+    if isinstance(array.type, pa.BaseExtensionType):
+        return list(dataset[column])
+    return array.to_pylist()
+
+
+def _number_status(value: Any) -> tuple[float, int]:
+    """``(number, status code)`` of one cell: numbers and booleans as they are, text through
+    ``float()`` (surrounding blanks allowed), anything else (lists, dicts) non-numeric."""
+    if value is None:
+        return math.nan, _MISSING
+    if isinstance(value, (bool, int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        if not value.strip():
+            return math.nan, _MISSING
+        try:
+            number = float(value)
+        except ValueError:
+            return math.nan, _NON_NUMERIC
+    else:
+        return math.nan, _NON_NUMERIC
+    if math.isnan(number):
+        return math.nan, _MISSING
+    if math.isinf(number):
+        return math.nan, _NON_FINITE
+    return number, _OK
+
+
 def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, np.ndarray]:
     """Read a column as floats.
 
     Numbers and booleans are taken as they are; text is parsed with ``float()`` (surrounding
-    blanks allowed), so a CSV column with a few ``"N/A"`` cells still works.
+    blanks allowed), so a CSV column, or a JSONL column of numbers, with a few ``"N/A"``
+    cells still works.
 
     Returns:
         ``(values, status)``: ``(n,)`` floats (NaN where unusable) and ``(n,)`` codes
@@ -126,28 +160,10 @@ def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, n
         values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
         status = np.where(np.isnan(values), _MISSING, _OK)
         status[np.isinf(values)] = _NON_FINITE
-    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        texts = array.to_pylist()
-        values = np.full(len(texts), np.nan)
-        status = np.full(len(texts), _OK)
-        for index, text in enumerate(texts):
-            if text is None or not text.strip():
-                status[index] = _MISSING
-                continue
-            try:
-                number = float(text)
-            except ValueError:
-                status[index] = _NON_NUMERIC
-                continue
-            if math.isnan(number):
-                status[index] = _MISSING
-            elif math.isinf(number):
-                status[index] = _NON_FINITE
-            else:
-                values[index] = number
-    else:  # lists, structs, ...: nothing numeric to read
-        values = np.full(len(array), np.nan)
-        status = np.where(array.is_null().to_numpy(zero_copy_only=False), _MISSING, _NON_NUMERIC)
+    else:  # text, mixed-type (JSON) cells, lists, structs: cell by cell
+        cells = [_number_status(value) for value in _python_values(dataset, column)]
+        values = np.array([number for number, _ in cells], dtype=np.float64)
+        status = np.array([code for _, code in cells], dtype=np.int64)
     values[status != _OK] = np.nan
     return values, status
 
@@ -155,7 +171,7 @@ def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, n
 def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
     """Column values as join keys: ``3``, ``3.0`` and ``"3"`` all become ``"3"``."""
     keys: list[str | None] = []
-    for value in _arrow_column(dataset, column).to_pylist():
+    for value in _python_values(dataset, column):
         if value is None:
             keys.append(None)
         elif isinstance(value, float) and value.is_integer():
@@ -190,7 +206,7 @@ def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None],
     bad_text = np.flatnonzero((status == _NON_NUMERIC) | (status == _NON_FINITE))
     raw: list[Any] | None = None
     if bad_text.size:
-        raw = _arrow_column(dataset, label).to_pylist()
+        raw = _python_values(dataset, label)
         shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
         raise DataError(
             f"{where}: label column {label!r} must hold numbers (0/1 or a pass ratio in [0, 1]); "
@@ -368,7 +384,7 @@ def prepare_table(
     for metric in metrics:
         values, status = parse_numbers(table, metric)
         values, status = values[rows], status[rows]
-        raw = _arrow_column(table, metric).to_pylist() if np.any(status != _OK) else None
+        raw = _python_values(table, metric) if np.any(status != _OK) else None
         metric_values[metric] = values
         exclusions[metric] = _exclusions(
             status, [raw[i] for i in rows] if raw is not None else None, kept_tasks, input_rows[rows]
