@@ -172,6 +172,16 @@ def test_a_jsonl_metric_with_a_few_text_cells_keeps_its_numbers(tmp_path):
     assert (joined.counts.join.matched, joined.counts.join.unmatched_scores) == (len(rows), 0)
 
 
+def test_a_mapping_with_a_mixed_type_column_is_a_clear_error():
+    """A notebook's dict of columns with ints and texts in one column ended in pyarrow's
+    ``ArrowTypeError: Expected bytes, got a 'int' object`` instead of a DataError."""
+    scores = {"task_id": ["a", "a", "b", "b"], "sample_id": ["0", 1, "0", "1"], "m": [0.1, 0.9, 0.4, 0.6]}
+    with pytest.raises(DataError, match="the table: its columns cannot be read"):
+        correlate(scores, metrics=["m"], n_resamples=10)
+    ok = {**scores, "sample_id": ["0", "1", "0", "1"], "passed": [0, 1, 0, 1]}
+    assert correlate(ok, metrics=["m"], n_resamples=10).metrics["m"].n_samples == 4
+
+
 def test_metric_without_any_number_is_an_error(tmp_path):
     rows = [{**r, "codebleu": "unscored"} for r in _rows()]
     with pytest.raises(DataError, match="'codebleu' has no usable value: 0 missing, 72 non-numeric"):

@@ -86,7 +86,11 @@ def as_dataset(
         dataset, name = source, "the dataset"
     else:
         if isinstance(source, Mapping):
-            loaded, name = LoadedDataset("the table", {"train": datasets.Dataset.from_dict(dict(source))}), "the table"
+            try:
+                table = datasets.Dataset.from_dict(dict(source))
+            except (pa.ArrowException, TypeError, ValueError) as error:  # mixed types, unequal lengths
+                raise DataError(f"the table: its columns cannot be read ({error}); give each column one type") from error
+            loaded, name = LoadedDataset("the table", {"train": table}), "the table"
         elif isinstance(source, LoadedDataset):
             loaded, name = source, source.source
         else:
