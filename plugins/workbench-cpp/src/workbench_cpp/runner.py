@@ -32,9 +32,10 @@ TOKEN_INPUT_FD = 3
 PASS_TOKEN_FD = 4
 
 # The token is read by a constructor of priority 101, which runs before every default-priority
-# static initialiser (GCC, "constructor (priority)"), so no candidate code runs before the
-# token pipe is drained and closed; the buffer is declared after the candidate's code, so the
-# candidate cannot name it.
+# static initialiser (GCC, "constructor (priority)"), so ordinary candidate code never sees the
+# token pipe; the buffer is declared after the candidate's code, so the candidate cannot name it.
+# Code written to cheat can still run first (a constructor of priority 0-100, .preinit_array,
+# an ifunc resolver) or read the process's memory: see the README, "Limit".
 _WRAPPER_TEMPLATE = """
 #include <unistd.h>
 static char workbench_token[256];
