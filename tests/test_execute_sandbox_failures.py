@@ -26,7 +26,7 @@ from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, execut
 from workbench.execution.results import ResultWriter, read_results
 from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, _usable_by_others, new_token
 from workbench.execution.testing import available_levels
-from workbench.languages.spec import RunSpec
+from workbench.languages.spec import RunSpec, TestRunner
 
 SH_HARNESS = 'read -r token <&3; exec 3<&-; {checks}\nprintf "%s\\n" "$token" >&4\n'
 
@@ -161,6 +161,28 @@ def test_workers_beyond_the_uid_block_fail_before_any_sample(tmp_path, monkeypat
     monkeypatch.setattr(os, "cpu_count", lambda: 4 * UID_BLOCK_SIZE)  # a very large machine
     assert planned_workers(ExecutionConfig(), sandbox) == UID_BLOCK_SIZE
     assert planned_workers(ExecutionConfig(workers=UID_BLOCK_SIZE), sandbox) == UID_BLOCK_SIZE
+
+
+class ShellRunner(TestRunner):
+    """A runner whose tests are shell lines; like the C++ runner (a harness without ``main``),
+    its ``prepare`` refuses tests it cannot wrap."""
+
+    def prepare(self, program, tests, entry_point, token):
+        if "main" not in tests:
+            raise ValueError("the test harness defines no main; cannot wrap it to report a pass token")
+        return sh_spec(checks=program)
+
+
+def test_a_reference_the_runner_cannot_prepare_gets_the_floor_timeout():
+    """Calibration let the runner's ValueError end the whole run (a traceback, nothing run),
+    while the same error on a sample is recorded on that sample."""
+    from workbench.execution.timeouts import ReferenceProblem, calibrate_timeouts
+
+    problems = [ReferenceProblem("good", "true", "main", None), ReferenceProblem("bad", "true", "no harness", None)]
+    timeouts = calibrate_timeouts(problems, ShellRunner(), Sandbox(detect_isolation()), floor_s=3.0, workers=1)
+    assert timeouts["good"].reference_status == "passed"
+    assert timeouts["bad"].timeout_s == 3.0 and timeouts["bad"].reference_status == "error"
+    assert "defines no main" in timeouts["bad"].reference_detail
 
 
 def test_the_guard_counts_failures_in_a_row_only():

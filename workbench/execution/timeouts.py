@@ -113,8 +113,9 @@ def calibrate_timeouts(
 ) -> dict[str, TaskTimeout]:
     """Run each task's reference solution once in ``sandbox`` and derive its timeout.
 
-    A reference that does not pass gets the floor as timeout (its ``reference_status``
-    says why, so the caller can warn).
+    A reference that does not pass, or that the runner cannot prepare (status ``"error"``),
+    gets the floor as timeout (its ``reference_status`` and detail say why, so the caller
+    can warn; the task's samples then meet the same error one by one).
 
     Returns:
         task id -> :class:`TaskTimeout`.
@@ -134,7 +135,10 @@ def calibrate_timeouts(
 
     def measure(problem: ReferenceProblem, slot: int) -> TaskTimeout:
         token = new_token()
-        spec = runner.prepare(problem.program, problem.tests, problem.entry_point, token)
+        try:
+            spec = runner.prepare(problem.program, problem.tests, problem.entry_point, token)
+        except Exception as error:  # a runner bug or a test it cannot wrap: this task's problem, not the run's
+            return TaskTimeout(problem.task_id, floor_s, None, "error", f"the runner could not prepare the reference: {error}")
         outcome = sandbox.run(spec, token, REFERENCE_TIMEOUT_S, slot=slot)
         if outcome.passed:
             cache.set(cache.key(runner, problem, sandbox.isolation.level.value), outcome.duration_s)
