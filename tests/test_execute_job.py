@@ -138,6 +138,27 @@ def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path)
     assert any("numbered" in note for note in summary.notes)
 
 
+def test_tests_that_need_an_entry_point_never_pass_without_one(tmp_path):
+    """HumanEval's tests only define ``check(candidate)``; with no entry point the harness never
+    called it, so any program, ``return None`` included, was recorded as passed."""
+    rows = [{"id": "t1", "tests": "def check(f):\n    assert f(2) == 4\n", "fn": None},
+            # MultiPL-E's layout calls its checks itself: no entry point needed
+            {"id": "t2", "tests": "def check(f):\n    assert f(2) == 4\n\ndef test_check():\n    check(double)\n\ntest_check()\n",
+             "fn": None}]
+    problems = write_jsonl(tmp_path / "problems.jsonl", [{**row, "text": ""} for row in rows])
+    generations = write_jsonl(tmp_path / "gen.jsonl", [
+        {"task_id": "t1", "sample_id": 0, "completion": "def square(x):\n    return None\n"},
+        {"task_id": "t2", "sample_id": 0, "completion": "def double(x):\n    return 2 * x\n"},
+        {"task_id": "t2", "sample_id": 1, "completion": "def double(x):\n    return None\n"},
+    ])
+    config = ExecutionConfig(problems=str(problems), problem_task_column="id", problem_prompt_column="text",
+                             test_column="tests", entry_point_column="fn", reference_column=None, **FIXED)
+    execute_generations(generations, tmp_path / "out.jsonl", config)
+    results = {(r["task_id"], r["sample_id"]): r for r in read_results(tmp_path / "out.jsonl")}
+    assert results["t1", 0]["status"] == "error" and "no entry point" in results["t1", 0]["detail"]
+    assert results["t2", 0]["status"] == "passed" and results["t2", 1]["status"] == "failed"
+
+
 def test_full_mode_and_custom_problem_columns(tmp_path):
     problems = write_jsonl(tmp_path / "problems.jsonl", [
         {"id": "t1", "tests": "def check(f):\n    assert f(2) == 4\n", "fn": "square", "text": "", "ref": "def square(x):\n    return x * x\n"},

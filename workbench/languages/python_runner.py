@@ -4,6 +4,7 @@ run by the harness in :mod:`workbench.languages.python_harness`."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import subprocess
@@ -51,13 +52,27 @@ def interpreter_paths(interpreter: str) -> tuple[str, ...]:
     return tuple(json.loads(done.stdout))
 
 
+def _defines_uncalled_check(tests: str) -> bool:
+    """True when ``tests`` define a top-level ``check`` that no line of them uses (HumanEval's
+    layout, where the harness calls ``check(entry_point)``), unlike MultiPL-E's, whose
+    ``test_check()`` calls it. Tests that do not parse are left to the harness to report."""
+    try:
+        tree = ast.parse(tests)
+    except (SyntaxError, ValueError):
+        return False
+    defined = any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "check" for node in tree.body)
+    used = any(isinstance(node, ast.Name) and node.id == "check" and isinstance(node.ctx, ast.Load) for node in ast.walk(tree))
+    return defined and not used
+
+
 class PythonTestRunner(TestRunner):
     """Runs a Python program against HumanEval-style tests.
 
     The program is ``prompt + completion`` (``--mode completion``) or the completion alone
     (``--mode full``); the tests are exec'd after it and ``check(<entry_point>)`` is called
     when they define ``check``, as in HumanEval (Chen et al. 2021, the ``test`` field);
-    tests that call their checks themselves (MultiPL-E's ``test_check()``) also work.
+    tests that call their checks themselves (MultiPL-E's ``test_check()``) also work, and
+    need no entry point. Tests that only define ``check`` are refused without one.
 
     Args:
         interpreter: the Python that runs samples (default: the one running workbench, so
@@ -72,7 +87,17 @@ class PythonTestRunner(TestRunner):
         return (self.interpreter,)
 
     def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
-        """Return the :class:`RunSpec`; the token travels over fd 3, never in a file."""
+        """Return the :class:`RunSpec`; the token travels over fd 3, never in a file.
+
+        Raises:
+            ValueError: no ``entry_point`` while ``tests`` define ``check`` and never call it
+                (HumanEval's layout): nothing would check the program, so it would pass.
+        """
+        if not entry_point and _defines_uncalled_check(tests):
+            raise ValueError(
+                "the tests define check(candidate) but never call it, and no entry point names the function "
+                "to pass to it (set the problems' entry point column)"
+            )
         return RunSpec(
             files={"harness.py": harness_source(), "program.py": program, "tests.py": tests},
             # not -I: it would also ignore PYTHONHASHSEED; the environment is ours alone anyway
