@@ -159,6 +159,29 @@ def test_tests_that_need_an_entry_point_never_pass_without_one(tmp_path):
     assert results["t2", 0]["status"] == "passed" and results["t2", 1]["status"] == "failed"
 
 
+def test_a_task_without_tests_fails_before_running(tmp_path):
+    """A problem whose test cell is empty or null ran nothing after the program, so every
+    sample of it was recorded as passed."""
+    problems = write_jsonl(tmp_path / "problems.jsonl", [
+        {"id": "t1", "tests": "def check(f):\n    assert f(2) == 4\n", "fn": "square", "text": ""},
+        {"id": "t2", "tests": None, "fn": "square", "text": ""},
+        {"id": "t3", "tests": "  \n", "fn": "square", "text": ""},
+    ])
+    config = ExecutionConfig(problems=str(problems), problem_task_column="id", problem_prompt_column="text",
+                             test_column="tests", entry_point_column="fn", reference_column=None, **FIXED)
+    wrong = "def square(x):\n    return None\n"
+    generations = write_jsonl(tmp_path / "gen.jsonl", [{"task_id": t, "sample_id": 0, "completion": wrong}
+                                                       for t in ("t1", "t2", "t3")])
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(DataError, match=r"2 task\(s\) have no tests .*'t2', 't3'"):
+        execute_generations(generations, output, config)
+    assert not output.exists()
+    # tasks without tests that no generation asks for do not matter
+    only_t1 = write_jsonl(tmp_path / "t1.jsonl", [{"task_id": "t1", "sample_id": 0, "completion": wrong}])
+    execute_generations(only_t1, output, config)
+    assert [r["status"] for r in read_results(output)] == ["failed"]
+
+
 def test_full_mode_and_custom_problem_columns(tmp_path):
     problems = write_jsonl(tmp_path / "problems.jsonl", [
         {"id": "t1", "tests": "def check(f):\n    assert f(2) == 4\n", "fn": "square", "text": "", "ref": "def square(x):\n    return x * x\n"},

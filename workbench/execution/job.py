@@ -450,6 +450,14 @@ def execute_generations(
             f"{len(unknown)} task id(s) of the generations are not in the problems ({config.problems}): {shown}"
             f"{' ...' if len(unknown) > 5 else ''}; pass the matching problem set with --problems"
         )
+    # a task without tests would check nothing after the program, and every sample would pass
+    untested = sorted({s.task_id for s in samples if not problems[s.task_id].tests.strip()})
+    if untested:
+        shown = ", ".join(repr(t) for t in untested[:5])
+        raise DataError(
+            f"{len(untested)} task(s) have no tests (column {config.test_column!r} is empty): {shown}"
+            f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
+        )
     if sandbox is None:
         isolation = detect_isolation(config.isolation)
         sandbox = Sandbox(isolation, config.limits)
