@@ -379,3 +379,26 @@ def test_own_classes_without_comparison_tricks_and_numpy_values_still_pass():
         return np.bool_(any(abs(a - b) < threshold for a, b in zip(h.values, h.values[1:])))
     """))
     assert outcome.status == "passed", outcome
+
+
+BELOW_BUBBLEWRAP = [level for level in LEVELS if level is not IsolationLevel.BUBBLEWRAP]
+
+
+@pytest.mark.skipif(not ROOT, reason="only as root does each slot run as a user id of its own")
+@pytest.mark.parametrize("level", BELOW_BUBBLEWRAP, ids=[lvl.value for lvl in BELOW_BUBBLEWRAP])
+def test_files_left_in_shared_temp_folders_do_not_reach_the_next_sample(level):
+    """Below bubblewrap /tmp and /dev/shm are the host's. A file one sample wrote there kept its
+    user id, so the same correct code on another slot failed with PermissionError (a verdict
+    that depended on an earlier sample), and the files stayed after the run."""
+    names = [f"{folder}/workbench-leftover-{new_token()[:12]}" for folder in ("/tmp", "/dev/shm")]
+    code = "".join(f"with open({name!r}, 'w') as handle:\n    handle.write('state')\n" for name in names)
+    completion = humaneval("HumanEval/0")["canonical_solution"]
+    try:
+        for slot in (0, 1, 0):
+            outcome = run(body(code) + completion, level=level, slot=slot)
+            assert outcome.status == "passed", (slot, outcome)
+            assert [name for name in names if os.path.lexists(name)] == []
+    finally:
+        for name in names:
+            if os.path.lexists(name):
+                os.remove(name)

@@ -4,7 +4,8 @@ Per sample: a fresh working directory (bubblewrap's private tmpfs, or a host tem
 folder removed afterwards), stdin closed, a scrubbed environment, rlimits, its own
 process group and session, the pass-token pipes of the runner protocol, a wall-clock
 timeout after which the whole process tree is killed, and a sweep that kills whatever
-the sample left running.
+the sample left running (and, as root below bubblewrap, removes the files its user id left
+in the host's shared temporary folders).
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ _OOM_MARKERS = ("Cannot allocate memory",)
 
 #: how much of stderr is read back
 _TAIL_BYTES = 8192
+
+#: world-writable folders of the host that a sample below bubblewrap can write into
+SHARED_TEMP_FOLDERS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
 
 #: the status of a sample the sandbox itself failed to start (the wrapper, ``setpriv`` or
 #: the step shell never reached the program). Not a verdict on the candidate: such samples
@@ -488,6 +492,8 @@ class Sandbox:
                 self._running.pop(proc.pid, None)
             returncode = proc.wait()
             self._sweep(uid, run_tag)
+            if uid is not None and not bubblewrap:
+                remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
 
         started = bool(_read_available(started_read, limit=1))
         delivered = _read_available(pass_read) if pass_read is not None else b""
@@ -620,6 +626,40 @@ class _RunResources:
                 handle.close()
         if self.workdir is not None:
             _remove_tree(self.workdir)
+
+
+def remove_files_of_uid(uid: int, folders: Iterable[str]) -> int:
+    """Remove what user id ``uid`` owns at the top of each of ``folders`` (a sample's files
+    in ``/tmp``, ``/dev/shm`` ...), so the next sample on that slot, or on another, meets none
+    of them: a file one sample left under a fixed name made the same correct code fail on
+    another slot (it could not open the file for writing). Only for a sandbox user id
+    (root mode), whose files are the samples' alone; call it after the uid's processes died.
+
+    Returns:
+        how many entries were removed (folders count once).
+    """
+    import stat
+
+    removed = 0
+    for folder in dict.fromkeys(os.path.realpath(f) for f in folders):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid != uid:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                _remove_tree(entry.path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed += 1
+    return removed
 
 
 def _remove_tree(path: str) -> None:
