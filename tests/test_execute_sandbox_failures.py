@@ -185,6 +185,37 @@ def test_a_reference_the_runner_cannot_prepare_gets_the_floor_timeout():
     assert "defines no main" in timeouts["bad"].reference_detail
 
 
+def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monkeypatch, tmp_path, bin_folder):
+    """Every other sandbox start fails (never 5 in a row, so the run goes on): the command
+    alone prints a note and exits 0, but as a ``workbench run`` stage it must fail, or the
+    stage was recorded done and the samples without a row were never run, not even on rerun."""
+    from workbench.cli.execute import PIPELINE_STAGE
+    from workbench.errors import WorkbenchError
+    from workbench.pipeline.options import command
+
+    level = IsolationLevel.BUBBLEWRAP if IsolationLevel.BUBBLEWRAP in BROKEN_LEVELS else pytest.skip("needs bubblewrap")
+    tool, bad_argument, _ = BROKEN_WRAPPERS[level]
+    real = shutil.which(tool)
+    detect_isolation(level)  # probed while the real wrapper is on PATH
+    counter = bin_folder / "starts"
+    (bin_folder / tool).write_text(
+        f'#!/bin/sh\nn=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}\n'
+        f'if [ $((n % 2)) -eq 1 ]; then exec {real} {bad_argument} "$@"; fi\nexec {real} "$@"\n'
+    )
+    (bin_folder / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_folder}:/usr/local/bin:/usr/bin:/bin")
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 4)
+    argv = [str(generations), "-o", str(tmp_path / "alone.jsonl"), "--timeout", "30", "-j", "1", "--isolation", level.value]
+    alone = CliRunner().invoke(app, ["execute", *argv])
+    assert alone.exit_code == 0, alone.output
+    assert "2 not run (sandbox error)" in alone.output and len(read_results(tmp_path / "alone.jsonl")) == 2
+    counter.unlink()
+    staged = [*argv[:2], str(tmp_path / "staged.jsonl"), *argv[3:]]
+    with pytest.raises(WorkbenchError, match="2 sample\\(s\\) were not run"):
+        command("execute").main(args=staged, prog_name="workbench execute", standalone_mode=False, obj=PIPELINE_STAGE)
+    assert len(read_results(tmp_path / "staged.jsonl")) == 2  # the finished rows are kept for the resume
+
+
 def test_the_guard_counts_failures_in_a_row_only():
     guard = SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS), limit=3)
     for status in ["passed", SANDBOX_ERROR, SANDBOX_ERROR, "failed", SANDBOX_ERROR, SANDBOX_ERROR, "timeout"]:

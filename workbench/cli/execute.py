@@ -107,6 +107,14 @@ def execute_command(
         err_console.print(f"[yellow]Interrupted.[/yellow] Finished rows are in {output}; rerun with --resume to continue.")
         raise typer.Exit(130) from None
 
+    if summary.sandbox_errors and ctx.obj == PIPELINE_STAGE:
+        # a stage recorded done is not run again: the samples without a row would stay unrun
+        from workbench.errors import WorkbenchError
+
+        raise WorkbenchError(
+            f"{summary.sandbox_errors} sample(s) were not run because the sandbox itself failed for them "
+            f"(no result row; {summary.executed} rows written). Rerun the same command to run them."
+        )
     if json_output:
         typer.echo(json.dumps({
             "output": summary.output, "isolation": summary.isolation.level.value,
