@@ -290,6 +290,26 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
             )
 
 
+def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
+    """Refuse carried columns that would clash with the output's own columns.
+
+    A carried column named like a row column (``model``, ``score``, ...) would be dropped from
+    ``scores.jsonl`` rows, and one named like a method (the ICE-Score file's ``chrf``) would
+    overwrite that method's score in ``scores_wide.jsonl``.
+
+    Raises:
+        WorkbenchError: naming the column.
+    """
+    taken = {*ROW_COLUMNS, *(m.name for m in methods)}
+    for column in dict.fromkeys(c for sample in samples for c in sample.carried):
+        if column in taken:
+            what = "a scoring method of this run" if column not in ROW_COLUMNS else "a column of every scores.jsonl row"
+            raise WorkbenchError(
+                f"--carry {column}: that name is {what}, so the carried values would be lost or would replace "
+                f"our own; rename the input column (e.g. to shipped_{column}) before scoring"
+            )
+
+
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
@@ -318,6 +338,7 @@ def score_samples(
     methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.methods)]
     if any(m.uses_llm for m in methods) and config.llm is None:
         raise WorkbenchError("an LLM method was asked for but no --model was given")
+    _check_carried_columns(samples, methods)
     language = get_language(config.language)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
