@@ -42,3 +42,51 @@ def test_carrying_the_shipped_columns_of_other_metrics_still_works(tmp_path, ice
     score_samples(samples, _config(tmp_path))
     wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(0 <= r["chrf"] <= 1 and "codebleu" in r for r in wide)
+
+
+def _failing_when(marker: str, scripted):
+    """A litellm ``mock_response`` responder: a provider error for any analysis prompt that holds
+    ``marker``, the scripted answers otherwise."""
+
+    def respond(messages, schema):
+        if schema is not None and "symbols" in schema["properties"] and marker in messages[-1]["content"]:
+            return "litellm.InternalServerError"
+        return scripted(messages, schema)
+
+    return respond
+
+
+def _only_in(program: str, other: str) -> str:
+    return next(line.strip() for line in program.splitlines() if line.strip() and line not in other.splitlines())
+
+
+def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_for_it(tmp_path, ice_slice, scripted):
+    """The LLM is litellm's ``mock_response``: the analysis of the reference fails (provider error),
+    everything else is scripted. The row that made the failed calls reports them and its trace
+    holds them; the run's totals equal the sum of the rows."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]  # one task, two samples
+    marker = _only_in(samples[0].reference_program, samples[0].generation_program + samples[1].generation_program)
+    report = score_samples(samples, _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
+    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    assert [r["status"] for r in rows] == ["llm_error", "llm_error"]
+    assert report.usage["calls"] >= 1
+    assert sum(r["llm_calls"] for r in rows) == report.usage["calls"]
+    traces = {t["sample_id"]: t["trace"] for t in read_rows(tmp_path / "out" / "traces.jsonl")}
+    paid = next(r for r in rows if r["llm_calls"])
+    reference = traces[paid["sample_id"]]["reference"]
+    assert reference["analysed_for_this_sample"] is True
+    assert any(e["error"] and "InternalServerError" in e["error"] for e in reference["exchanges"])
+
+
+def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path, ice_slice, scripted):
+    """The LLM is litellm's ``mock_response``: the generation's analysis fails at a sub-code that
+    only the generation has; the trace keeps the sub-codes and exchanges up to the failure."""
+    sample = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[0]
+    marker = _only_in(sample.generation_program, sample.reference_program)
+    report = score_samples([sample], _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
+    row = read_rows(tmp_path / "out" / "scores.jsonl")[0]
+    assert row["status"] == "llm_error" and row["llm_calls"] == report.usage["calls"]
+    assert row["subcodes"] >= 1
+    generation = read_rows(tmp_path / "out" / "traces.jsonl")[0]["trace"]["generation"]
+    assert generation["decomposition"]["subcodes"]
+    assert generation["exchanges"][-1]["error"] and "InternalServerError" in generation["exchanges"][-1]["error"]
