@@ -208,3 +208,26 @@ def test_a_missing_api_key_fails_before_any_call(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     LLMClient(_settings())
     LLMClient(_settings(model="openai/qwen", api_base="http://127.0.0.1:8080/v1"))
+
+
+def test_mocked_answers_never_answer_a_real_call(tmp_path, fake_openai):
+    """A dry run with litellm's ``mock_response`` and a real run against a real HTTP server (the
+    fake OpenAI-compatible server of conftest) share one cache folder: the real run must ask
+    the server, not get the mocked answer back."""
+    fake_openai.answer = lambda body: '{"score": 1}'
+    settings = _settings(model="openai/judge", api_base=fake_openai.api_base)
+    mocked = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 4}')
+    assert mocked.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 4}
+    real = LLMClient(settings, ResponseCache(tmp_path))
+    assert real.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 1}
+    assert fake_openai.count() == 1 and real.usage.cache_hits == 0
+    # and a rerun of the real call is free
+    again = LLMClient(settings, ResponseCache(tmp_path))
+    assert again.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 1}
+    assert fake_openai.count() == 1 and again.usage.cache_hits == 1
+
+
+def test_the_cache_key_of_a_plain_call_is_stable():
+    """No LLM. The key of a call without extras or mock is the one earlier versions computed, so
+    caches filled before stay valid (value computed with the code of commit d9ed91c)."""
+    assert _key() == "b6d2f6be4a01618d4c08e00a8fba6f4a4da7e2aaf58ef2179366c18dd70307cc"

@@ -55,6 +55,7 @@ def cache_key(
     prompt_version: str,
     repeat: int,
     api_base: str | None = None,
+    mocked: bool = False,
 ) -> str:
     """Return the hex SHA-256 key of one request.
 
@@ -68,6 +69,11 @@ def cache_key(
         prompt_version: the version hash of the prompt template(s) used.
         repeat: the repeat index (0 .. n_samples-1).
         api_base: the endpoint, when not the provider's default.
+        mocked: the answer comes from litellm's ``mock_response``, not from the model; mocked
+            answers never answer a real call, nor the other way round.
+
+    ``mocked`` enters the document only when set, so the key of a real call is
+    the same as before it existed (caches filled earlier stay valid).
     """
     document = {
         "format": CACHE_FORMAT,
@@ -81,6 +87,8 @@ def cache_key(
         "prompt_version": prompt_version,
         "repeat": repeat,
     }
+    if mocked:
+        document["mocked"] = True
     canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

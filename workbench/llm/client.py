@@ -330,6 +330,8 @@ class LLMClient:
         extra_params: more keyword arguments for ``litellm.completion`` (e.g.
             ``{"mock_timeout": True}``); not part of the cache key.
 
+    Mocked answers are cached apart from real ones (see :func:`~workbench.llm.cache.cache_key`).
+
     Raises:
         LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
         MissingCredentialsError: the provider's API key (or endpoint) variable is not set
@@ -397,6 +399,7 @@ class LLMClient:
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
             repeat=repeat,
+            mocked=self.mock_response is not None,
         )
         local_usage = Usage()
         cached = self.cache.get(key) if self.cache is not None else None
