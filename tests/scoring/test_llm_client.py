@@ -227,6 +227,19 @@ def test_mocked_answers_never_answer_a_real_call(tmp_path, fake_openai):
     assert fake_openai.count() == 1 and again.usage.cache_hits == 1
 
 
+def test_extra_llm_parameters_are_part_of_the_cache_key(tmp_path):
+    """The LLM is litellm's ``mock_response``. ``extra_params`` (e.g. ``top_k``) change the answer,
+    so an answer cached without them must not be served with them (and the other way round)."""
+    LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 3}').complete(
+        MESSAGES, prompt_version="v", step="s"
+    )
+    other = LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 1}', extra_params={"top_k": 1})
+    assert json.loads(other.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+    assert other.usage.calls == 1
+    same = LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 0}', extra_params={"top_k": 1})
+    assert json.loads(same.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+
+
 def test_the_cache_key_of_a_plain_call_is_stable():
     """No LLM. The key of a call without extras or mock is the one earlier versions computed, so
     caches filled before stay valid (value computed with the code of commit d9ed91c)."""

@@ -328,7 +328,7 @@ class LLMClient:
             computing the text per request; passed to litellm as ``mock_response``, so the
             whole litellm path (usage, cost) runs without a provider.
         extra_params: more keyword arguments for ``litellm.completion`` (e.g.
-            ``{"mock_timeout": True}``); not part of the cache key.
+            ``{"mock_timeout": True}``, ``{"top_k": 40}``); part of the cache key.
 
     Mocked answers are cached apart from real ones (see :func:`~workbench.llm.cache.cache_key`).
 
@@ -399,6 +399,7 @@ class LLMClient:
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
             repeat=repeat,
+            extra=self.extra_params,
             mocked=self.mock_response is not None,
         )
         local_usage = Usage()
