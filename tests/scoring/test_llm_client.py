@@ -244,3 +244,33 @@ def test_the_cache_key_of_a_plain_call_is_stable():
     """No LLM. The key of a call without extras or mock is the one earlier versions computed, so
     caches filled before stay valid (value computed with the code of commit d9ed91c)."""
     assert _key() == "b6d2f6be4a01618d4c08e00a8fba6f4a4da7e2aaf58ef2179366c18dd70307cc"
+
+
+def test_retries_work_with_every_tenacity_the_project_allows(monkeypatch):
+    """The LLM is litellm's ``mock_response`` (a provider error). pyproject allows tenacity>=8.2,
+    whose ``wait_exponential_jitter`` (9.0 and older) has no ``multiplier`` argument: with such a
+    tenacity every call ended as ``TypeError`` without reaching the provider. Stand-in with the
+    old signature, then the retries must still happen."""
+    import tenacity
+
+    def old_wait_exponential_jitter(initial=1, max=4.6e18, exp_base=2, jitter=1):  # tenacity 9.0.0's signature
+        return tenacity.wait_fixed(0)
+
+    monkeypatch.setattr(tenacity, "wait_exponential_jitter", old_wait_exponential_jitter)
+    client = LLMClient(_settings(max_retries=2), mock_response="litellm.InternalServerError")
+    with pytest.raises(LLMCallError, match="InternalServerError"):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert client.usage.calls == 3
+
+
+def test_backoff_doubles_with_jitter_and_is_capped():
+    """No LLM: the wait before retry n is retry_wait_s * 2**(n-1) plus up to retry_wait_s of jitter, at most 30 s."""
+    from types import SimpleNamespace
+
+    from workbench.llm.client import backoff_wait
+
+    wait = backoff_wait(0.5)
+    for attempt, low in ((1, 0.5), (2, 1.0), (3, 2.0), (10, 30.0)):
+        values = [wait(SimpleNamespace(attempt_number=attempt)) for _ in range(50)]
+        assert all(low <= v <= min(low + 0.5, 30.0) for v in values), (attempt, min(values), max(values))
+    assert len({wait(SimpleNamespace(attempt_number=1)) for _ in range(20)}) > 1  # jittered
