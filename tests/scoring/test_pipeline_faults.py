@@ -90,3 +90,27 @@ def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path,
     generation = read_rows(tmp_path / "out" / "traces.jsonl")[0]["trace"]["generation"]
     assert generation["decomposition"]["subcodes"]
     assert generation["exchanges"][-1]["error"] and "InternalServerError" in generation["exchanges"][-1]["error"]
+
+
+@pytest.mark.parametrize(
+    ("option", "overrides"),
+    [
+        ("seed", {"llm": LLMSettings("gpt-4o-mini", seed=7)}),
+        ("max_tokens", {"llm": LLMSettings("gpt-4o-mini", max_tokens=64)}),
+        ("structured", {"llm": LLMSettings("gpt-4o-mini", structured="json_object")}),
+        ("k_nearest", {"k_nearest": 5}),
+        ("embedding_model", {"embedding_model": "text-embedding-3-small"}),
+        ("language", {"language": "java"}),
+    ],
+)
+def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, option, overrides):
+    """The LLM is litellm's ``mock_response``. A resumed run with another seed, answer length,
+    structured mode, retrieval depth, embedding model or language would mix two scorings in one
+    scores.jsonl; it is refused, naming the option."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
+    score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"]))
+    with pytest.raises(WorkbenchError, match=f"cannot resume.*{option}"):
+        score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"], resume=True, **overrides))
+    # the same options resume fine
+    report = score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"], resume=True))
+    assert report.rows_written == 0

@@ -260,6 +260,9 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
         "model": config.llm.model if config.llm else None,
         "api_base": config.llm.api_base if config.llm else None,
         "temperature": config.llm.temperature if config.llm else None,
+        "top_p": config.llm.top_p if config.llm else None,
+        "max_tokens": config.llm.max_tokens if config.llm else None,
+        "structured": config.llm.structured if config.llm else None,
         "seed": config.llm.seed if config.llm else None,
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
@@ -269,14 +272,29 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
     }
 
 
+#: options recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
+SCORE_CHANGING_OPTIONS = (
+    "model", "n_samples", "max_subcodes", "temperature", "top_p", "max_tokens", "structured", "seed",
+    "k_nearest", "language", "embedding_model",
+)
+
+
 def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+    """Refuse to resume a run folder scored with other score-changing options.
+
+    Options the folder's ``run.json`` does not record (written by an older version) are not
+    checked.
+
+    Raises:
+        WorkbenchError: naming the option and both values.
+    """
     if not run_file.exists():
         return
     try:
         previous = json.loads(run_file.read_text()).get("config", {})
     except (OSError, ValueError):
         return
-    for key in ("model", "n_samples", "max_subcodes", "temperature"):
+    for key in SCORE_CHANGING_OPTIONS:
         if key in previous and previous[key] != record[key]:
             raise WorkbenchError(
                 f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
