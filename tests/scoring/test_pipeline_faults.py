@@ -114,3 +114,15 @@ def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, opti
     # the same options resume fine
     report = score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"], resume=True))
     assert report.rows_written == 0
+
+
+def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_slice):
+    """The LLM is litellm's ``mock_response``. Rows of a method no longer asked for, or of samples
+    outside this run's selection (a smaller --limit), are not "already done" by this run."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"]))
+    report = score_samples(samples[:2], _config(tmp_path, "3", methods=["chrf"], resume=True))
+    assert report.resumed_rows == 2 and report.rows_written == 0
+    # nothing in scores.jsonl was lost: the wide table still has every sample and method
+    wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
+    assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)

@@ -231,7 +231,8 @@ class RunReport:
 
     Attributes:
         rows_written: rows appended by this run.
-        resumed_rows: rows found in ``scores.jsonl`` and not scored again.
+        resumed_rows: (sample, method) pairs of this run found in ``scores.jsonl`` and not
+            scored again (rows of other samples or methods stay in the file, uncounted).
         statuses: method -> status -> count (this run's rows).
         mean_scores: method -> mean score of this run's ``ok`` rows.
         usage: LLM accounting of this run.
@@ -425,7 +426,8 @@ def score_samples(
         return rows
 
     todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
-    resumed = len(done)
+    # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
+    resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
     try:
         with ThreadPoolExecutor(max_workers=config.workers) as pool:
             futures = [pool.submit(work, sample) for sample in todo]
