@@ -126,3 +126,21 @@ def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_s
     # nothing in scores.jsonl was lost: the wide table still has every sample and method
     wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
+
+
+def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path, ice_slice):
+    """No LLM (chrF only). Two processes scoring one folder at once would both score the
+    unfinished samples (duplicate rows, double cost), or one --overwrite would truncate the
+    rows the other appends; the folder is locked for the length of a run."""
+    from filelock import FileLock
+
+    from workbench.scoring.run import LOCK_FILE
+
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    (tmp_path / "out").mkdir()
+    with FileLock(str(tmp_path / "out" / LOCK_FILE)):  # as another process's run holds it
+        with pytest.raises(WorkbenchError, match="another .*score.* is using"):
+            score_samples(samples, _config(tmp_path, resume=True))
+    assert not (tmp_path / "out" / "scores.jsonl").exists()
+    score_samples(samples, _config(tmp_path))  # released: the folder is usable again
+    assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 4

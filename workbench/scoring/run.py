@@ -42,6 +42,8 @@ SCORES_FILE = "scores.jsonl"
 WIDE_SCORES_FILE = "scores_wide.jsonl"
 TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
+#: held by a run for its whole length, so two runs never write one folder at once
+LOCK_FILE = ".score.lock"
 
 #: the columns of every ``scores.jsonl`` row (carried input columns follow)
 ROW_COLUMNS = (
@@ -361,112 +363,134 @@ def score_samples(
     language = get_language(config.language)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
-    if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
-        raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
-    record = _config_record(config, methods)
-    if config.resume:
-        _check_resume_compatible(run_path, record)
-
-    done: set[tuple[str, str, str]] = set()
-    if config.resume:
-        for row in read_rows(scores_path):
-            if config.retry_failed and row.get("status") in ERROR_STATUSES:
-                continue
-            done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
-
-    llm = None
-    cache = None
-    if any(m.uses_llm for m in methods):
-        if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
-            cache = ResponseCache(config.cache_dir, config.cache_mode)
-        llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
-    context = ScoringContext(
-        language=language,
-        llm=llm,
-        n_samples=config.n_samples,
-        max_subcodes=config.max_subcodes,
-        k_nearest=config.k_nearest,
-        storage_factory=lambda: _open_storage(config, out),
-        run_key=f"{out.resolve()}",
-        keep_storage=config.keep_storage,
-    )
-    scores_writer = JsonlWriter(scores_path, append=config.resume)
-    traces_writer = JsonlWriter(traces_path, append=config.resume)
-    run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
-
-    statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
-    score_values: dict[str, list[float]] = {m.name: [] for m in methods}
-    written = 0
-    started = time.perf_counter()
-
-    def work(sample: Sample) -> list[dict[str, Any]]:
-        rows = []
-        for method in methods:
-            if (sample.task_id, str(sample.sample_id), method.name) in done:
-                continue
-            began = time.perf_counter()
-            try:
-                if not sample.reference.strip():
-                    # nothing to compare against: recorded, never silently dropped
-                    result = MethodResult(status="skipped", error="the reference is empty")
-                else:
-                    result = method.score(sample, context)
-            except WorkbenchError:
-                raise  # configuration problems (storage, provider) stop the run
-            except Exception as error:  # a bug or a hostile input: record it, keep going
-                result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
-            row = _row(sample, method, result, config, time.perf_counter() - began)
-            traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
-                                 "status": result.status, "trace": result.trace})
-            scores_writer.write(row)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-        return rows
-
-    todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
-    # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
-    resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
+    lock = _lock_run_folder(out)
     try:
-        with ThreadPoolExecutor(max_workers=config.workers) as pool:
-            futures = [pool.submit(work, sample) for sample in todo]
-            try:
-                for future in as_completed(futures):
-                    for row in future.result():
-                        written += 1
-                        statuses[row["method"]][row["status"]] += 1
-                        if row["status"] == "ok" and row["score"] is not None:
-                            score_values[row["method"]].append(row["score"])
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
+        if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
+            raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
+        record = _config_record(config, methods)
+        if config.resume:
+            _check_resume_compatible(run_path, record)
+
+        done: set[tuple[str, str, str]] = set()
+        if config.resume:
+            for row in read_rows(scores_path):
+                if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                    continue
+                done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
+
+        llm = None
+        cache = None
+        if any(m.uses_llm for m in methods):
+            if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
+                cache = ResponseCache(config.cache_dir, config.cache_mode)
+            llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
+        context = ScoringContext(
+            language=language,
+            llm=llm,
+            n_samples=config.n_samples,
+            max_subcodes=config.max_subcodes,
+            k_nearest=config.k_nearest,
+            storage_factory=lambda: _open_storage(config, out),
+            run_key=f"{out.resolve()}",
+            keep_storage=config.keep_storage,
+        )
+        scores_writer = JsonlWriter(scores_path, append=config.resume)
+        traces_writer = JsonlWriter(traces_path, append=config.resume)
+        run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
+
+        statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+        score_values: dict[str, list[float]] = {m.name: [] for m in methods}
+        written = 0
+        started = time.perf_counter()
+
+        def work(sample: Sample) -> list[dict[str, Any]]:
+            rows = []
+            for method in methods:
+                if (sample.task_id, str(sample.sample_id), method.name) in done:
+                    continue
+                began = time.perf_counter()
+                try:
+                    if not sample.reference.strip():
+                        # nothing to compare against: recorded, never silently dropped
+                        result = MethodResult(status="skipped", error="the reference is empty")
+                    else:
+                        result = method.score(sample, context)
+                except WorkbenchError:
+                    raise  # configuration problems (storage, provider) stop the run
+                except Exception as error:  # a bug or a hostile input: record it, keep going
+                    result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
+                row = _row(sample, method, result, config, time.perf_counter() - began)
+                traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
+                                     "status": result.status, "trace": result.trace})
+                scores_writer.write(row)
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+            return rows
+
+        todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
+        # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
+        resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
+        try:
+            with ThreadPoolExecutor(max_workers=config.workers) as pool:
+                futures = [pool.submit(work, sample) for sample in todo]
+                try:
+                    for future in as_completed(futures):
+                        for row in future.result():
+                            written += 1
+                            statuses[row["method"]][row["status"]] += 1
+                            if row["status"] == "ok" and row["score"] is not None:
+                                score_values[row["method"]].append(row["score"])
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        finally:
+            scores_writer.close()
+            traces_writer.close()
+            if cache is not None:
+                cache.close()
+            # also after an interrupt or a configuration error: the rows written so far stay usable
+            write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
+        wall = time.perf_counter() - started
+        usage = llm.usage if llm is not None else Usage()
+        capacity = wall * min(config.workers, max(1, len(todo)))
+        report = RunReport(
+            rows_written=written,
+            resumed_rows=resumed,
+            statuses={name: dict(counter) for name, counter in statuses.items()},
+            mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
+            usage=usage.as_dict(),
+            wall_seconds=wall,
+            llm_seconds=usage.llm_seconds,
+            outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
+            paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
+                   "run": str(run_path)},
+            config=record,
+        )
+        run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+        return report
     finally:
-        scores_writer.close()
-        traces_writer.close()
-        if cache is not None:
-            cache.close()
-        # also after an interrupt or a configuration error: the rows written so far stay usable
-        write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
-    wall = time.perf_counter() - started
-    usage = llm.usage if llm is not None else Usage()
-    capacity = wall * min(config.workers, max(1, len(todo)))
-    report = RunReport(
-        rows_written=written,
-        resumed_rows=resumed,
-        statuses={name: dict(counter) for name, counter in statuses.items()},
-        mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
-        usage=usage.as_dict(),
-        wall_seconds=wall,
-        llm_seconds=usage.llm_seconds,
-        outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
-        paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
-               "run": str(run_path)},
-        config=record,
-    )
-    run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
-    return report
+        lock.release()
+
+
+def _lock_run_folder(out: Path):
+    """Take the run folder's lock (an OS file lock, released when the process ends, even by SIGKILL).
+
+    Raises:
+        WorkbenchError: another run holds it.
+    """
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise WorkbenchError(
+            f"another workbench score run is using {out}; wait for it to finish (or stop it), or use another --output"
+        ) from None
+    return lock
 
 
 def _open_storage(config: ScoreConfig, out: Path):
