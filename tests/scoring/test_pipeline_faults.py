@@ -144,3 +144,36 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     assert not (tmp_path / "out" / "scores.jsonl").exists()
     score_samples(samples, _config(tmp_path))  # released: the folder is usable again
     assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 4
+
+
+def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_path, ice_slice, scripted, fake_openai):
+    """The chat LLM is litellm's ``mock_response`` (scripted); the embeddings come from a real
+    HTTP server (the fake OpenAI-compatible server of conftest) through litellm, which starts
+    answering 500 after a few requests. The samples it hits are recorded as llm_error and the
+    run goes on; it used to stop the whole run."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    fake_openai.embeddings_fail_after = 4
+    report = score_samples(samples, _config(
+        tmp_path, scripted, methods=["dsa-cqe", "chrf"], embedding_model="openai/embed",
+        embedding_api_base=fake_openai.api_base,
+    ))
+    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    assert len(rows) == 8 and report.statuses["chrf"] == {"ok": 4}
+    failed = [r for r in rows if r["method"] == "dsa-cqe" and r["status"] == "llm_error"]
+    assert failed and all("embed" in r["error"] for r in failed)
+    assert {r["status"] for r in rows if r["method"] == "dsa-cqe"} <= {"ok", "llm_error"}
+
+
+def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_row(tmp_path, ice_slice, scripted, fake_openai):
+    """As above, but the embedding server fails from the first request: a configuration problem,
+    so the run stops with a clear error instead of writing an llm_error row per sample."""
+    from workbench.scoring.embeddings import EmbeddingError
+
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    fake_openai.embeddings_fail_after = 0
+    with pytest.raises(EmbeddingError, match="openai/embed"):
+        score_samples(samples, _config(
+            tmp_path, scripted, methods=["dsa-cqe"], embedding_model="openai/embed",
+            embedding_api_base=fake_openai.api_base,
+        ))
+    assert read_rows(tmp_path / "out" / "scores.jsonl") == []

@@ -494,10 +494,12 @@ def _lock_run_folder(out: Path):
 
 
 def _open_storage(config: ScoreConfig, out: Path):
-    from workbench.scoring.embeddings import make_embedder
+    from workbench.scoring.embeddings import check_embedder, make_embedder
     from workbench.scoring.storage import SemanticStorage
 
-    embedder = make_embedder(config.embedding_model, config.embedding_api_base)
+    retries = {"max_retries": config.llm.max_retries, "retry_wait_s": config.llm.retry_wait_s} if config.llm else {}
+    embedder = make_embedder(config.embedding_model, config.embedding_api_base, **retries)
+    check_embedder(embedder)  # a model that never answers stops the run here, not as one llm_error per sample
     if config.chroma_host:
         return SemanticStorage.http(config.chroma_host, config.chroma_port, embedder)
     return SemanticStorage.persistent(out / "chroma", embedder)
