@@ -177,3 +177,21 @@ def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_
             embedding_api_base=fake_openai.api_base,
         ))
     assert read_rows(tmp_path / "out" / "scores.jsonl") == []
+
+
+def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, scripted):
+    """The LLM is litellm's ``mock_response`` (scripted); storage is a real embedded Chroma.
+    Task and sample ids may hold "/" (``HumanEval/0``): task "a" sample "b/c" and task "a/b"
+    sample "c" used to map to one collection, so one program's analysis could reset or read
+    the other's records (with --workers > 1, at the same time)."""
+    import chromadb
+
+    from workbench.scoring.base import Sample
+
+    program = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
+    samples = [Sample("a", "b/c", program, program), Sample("a/b", "c", program, program)]
+    score_samples(samples, _config(tmp_path, scripted, methods=["dsa-cqe"], keep_storage=True))
+    assert [r["status"] for r in read_rows(tmp_path / "out" / "scores.jsonl")] == ["ok", "ok"]
+    client = chromadb.PersistentClient(path=str(tmp_path / "out" / "chroma"))
+    scopes = sorted(c.metadata["scope"] for c in client.list_collections())
+    assert len(scopes) == 4, scopes  # two generations and the reference of each task

@@ -30,6 +30,7 @@ failure and the program is still scored; a program with no sub-code is analysed 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,7 +151,7 @@ class DsaCqe(ScoringMethod):
                 generation = self.analyse_program(
                     sample.generation_program,
                     role="generation",
-                    scope_key=f"{context.run_key}/{sample.task_id}/{sample.sample_id}/generation",
+                    scope_key=_scope_key(context.run_key, sample.task_id, str(sample.sample_id), "generation"),
                     context=context,
                     usage=result.usage,
                 )
@@ -204,7 +205,7 @@ class DsaCqe(ScoringMethod):
                 semantics = self.analyse_program(
                     sample.reference_program,
                     role="reference",
-                    scope_key=f"{context.run_key}/{sample.task_id}/reference/{digest}",
+                    scope_key=_scope_key(context.run_key, sample.task_id, "reference", digest),
                     context=context,
                     usage=usage,
                 )
@@ -293,6 +294,12 @@ class DsaCqe(ScoringMethod):
             if not context.keep_storage:
                 scope.drop()
         return ProgramSemantics(decomposition, analysed, symbols, parse_failures, log)
+
+
+def _scope_key(*parts: str) -> str:
+    """One Semantic Storage scope per program. A JSON list, not a "/"-joined path: ids may hold
+    "/" (``HumanEval/0``), and task "a" sample "b/c" must not meet task "a/b" sample "c"."""
+    return json.dumps(parts, ensure_ascii=False)
 
 
 def _units(decomposition: Decomposition) -> list[_Unit]:
