@@ -240,8 +240,9 @@ class RunReport:
         usage: LLM accounting of this run.
         wall_seconds: the run's wall time.
         llm_seconds: wall time inside LLM calls (summed over threads).
-        outside_llm_share: 1 - llm_seconds / (wall_seconds * workers), the share of the
-            workers' time spent outside LLM calls.
+        outside_llm_share: 1 - llm_seconds / (wall_seconds * min(workers, samples to score)),
+            the share of the busy workers' time spent outside LLM calls (``None`` when
+            nothing ran).
         paths: output files.
     """
 
