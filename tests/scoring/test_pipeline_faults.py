@@ -195,3 +195,13 @@ def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, 
     client = chromadb.PersistentClient(path=str(tmp_path / "out" / "chroma"))
     scopes = sorted(c.metadata["scope"] for c in client.list_collections())
     assert len(scopes) == 4, scopes  # two generations and the reference of each task
+
+
+def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice):
+    """No LLM (chrF only). --resume kept the rows and --overwrite was ignored without a word;
+    the two contradict each other, so the run refuses before touching the folder."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    score_samples(samples[:2], _config(tmp_path))
+    with pytest.raises(WorkbenchError, match="--resume.*--overwrite"):
+        score_samples(samples, _config(tmp_path, resume=True, overwrite=True))
+    assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 2

@@ -225,6 +225,8 @@ class ScoreConfig:
             raise WorkbenchError("--workers must be >= 1")
         if self.retry_failed and not self.resume:
             raise WorkbenchError("--retry-failed only makes sense with --resume")
+        if self.resume and self.overwrite:
+            raise WorkbenchError("--resume keeps the rows of the run folder and --overwrite replaces them; pass one of them")
 
 
 @dataclass
