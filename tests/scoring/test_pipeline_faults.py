@@ -205,3 +205,14 @@ def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice):
     with pytest.raises(WorkbenchError, match="--resume.*--overwrite"):
         score_samples(samples, _config(tmp_path, resume=True, overwrite=True))
     assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 2
+
+
+def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_slice):
+    """No LLM (chrF only). The CLI's progress bar counted only the rows scored now, so a resumed
+    run ended at e.g. 2/8 as if rows were missing; on_start tells it (to score, already done)."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    score_samples(samples[:3], _config(tmp_path))
+    seen, rows = [], []
+    score_samples(samples, _config(tmp_path, resume=True), on_start=lambda todo, done: seen.append((todo, done)),
+                  on_row=rows.append)
+    assert seen == [(1, 3)] and len(rows) == 1

@@ -339,6 +339,7 @@ def score_samples(
     config: ScoreConfig,
     *,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -346,6 +347,8 @@ def score_samples(
         samples: the samples (see :func:`load_samples`).
         config: a :class:`ScoreConfig`.
         on_row: called with each row as it is written (progress display).
+        on_start: called once before scoring with (rows to score, rows already in
+            ``scores.jsonl``), both counting this run's (sample, method) pairs.
 
     Returns:
         the :class:`RunReport`.
@@ -435,6 +438,8 @@ def score_samples(
         todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
         # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
         resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
+        if on_start is not None:
+            on_start(len(samples) * len(methods) - resumed, resumed)
         try:
             with ThreadPoolExecutor(max_workers=config.workers) as pool:
                 futures = [pool.submit(work, sample) for sample in todo]
