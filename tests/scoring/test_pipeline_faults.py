@@ -216,3 +216,14 @@ def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_sli
     score_samples(samples, _config(tmp_path, resume=True), on_start=lambda todo, done: seen.append((todo, done)),
                   on_row=rows.append)
     assert seen == [(1, 3)] and len(rows) == 1
+
+
+def test_duplicate_samples_given_to_the_library_are_refused(tmp_path, ice_slice):
+    """No LLM (chrF only). load_samples refuses duplicate (task, sample) pairs, but a notebook
+    user can build the list by hand: the duplicate was scored twice (two rows for one key)."""
+    from workbench.errors import DataError
+
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    with pytest.raises(DataError, match="duplicate sample"):
+        score_samples([*samples, samples[1]], _config(tmp_path))
+    assert not (tmp_path / "out" / "scores.jsonl").exists()

@@ -334,6 +334,20 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
             )
 
 
+def _check_unique(samples: list[Sample]) -> None:
+    """Refuse two samples with one (task, sample) id: both would be scored under one key.
+
+    Raises:
+        DataError: naming the first duplicate.
+    """
+    seen: set[tuple[str, str]] = set()
+    for sample in samples:
+        key = (sample.task_id, str(sample.sample_id))
+        if key in seen:
+            raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; every (task, sample) pair must be unique")
+        seen.add(key)
+
+
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
@@ -354,6 +368,7 @@ def score_samples(
         the :class:`RunReport`.
 
     Raises:
+        DataError: two samples share a (task, sample) id.
         WorkbenchError: bad options, an existing run folder without ``resume``/``overwrite``,
             a missing local provider, an unusable Chroma store. Per-sample LLM failures
             are never raised: they are rows with their status.
@@ -366,6 +381,7 @@ def score_samples(
     if any(m.uses_llm for m in methods) and config.llm is None:
         raise WorkbenchError("an LLM method was asked for but no --model was given")
     _check_carried_columns(samples, methods)
+    _check_unique(samples)
     language = get_language(config.language)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
