@@ -151,3 +151,15 @@ def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) 
     with pytest.raises(WorkbenchError, match="no-such-model"):
         run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["ice-score"]\nmodel = "local/no-such-model"\n')))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_shipped_metric_named_like_a_scoring_method_fails_before_any_stage(tmp_path: Path) -> None:
+    """No LLM (chrF only). The bundled file has a ``chrf`` column; carried into the score tables
+    it would clash with our chrF method's column, so the score stage would refuse it after
+    dedup and execute had run. The preflight says so first."""
+    from workbench.pipeline import run_pipeline
+
+    base = f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+    with pytest.raises(ConfigError, match=r"\[correlate\] metric 'chrf'.*\[score\] method"):
+        run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["chrf"]\n[correlate]\nmetric = ["chrf", "codebleu"]\n')))
+    assert not (tmp_path / "run").exists()

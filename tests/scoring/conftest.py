@@ -7,6 +7,7 @@ vLLM or a llama.cpp server. Its answers are set by each test.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -24,6 +25,9 @@ class FakeOpenAI:
         self.status = 200
         self.answer = lambda body: "3"
         self.requests: list[dict] = []
+        #: embedding requests beyond this many answer 500 (None: never)
+        self.embeddings_fail_after: int | None = None
+        self.embedding_requests = 0
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -47,6 +51,9 @@ def _handler(state: FakeOpenAI):
                 state.requests.append(body)
             if state.delay_s:
                 time.sleep(state.delay_s)
+            if self.path.endswith("/embeddings"):
+                self._embeddings(body)
+                return
             if state.status != 200:
                 payload = json.dumps({"error": {"message": "fake failure", "type": "server_error"}}).encode()
                 self.send_response(state.status)
@@ -71,6 +78,29 @@ def _handler(state: FakeOpenAI):
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def _embeddings(self, body):
+            with state.lock:
+                state.embedding_requests += 1
+                failing = state.embeddings_fail_after is not None and state.embedding_requests > state.embeddings_fail_after
+            texts = body.get("input") or []
+            texts = [texts] if isinstance(texts, str) else texts
+            if failing:
+                payload = json.dumps({"error": {"message": "fake embedding failure", "type": "server_error"}}).encode()
+                self.send_response(500)
+            else:
+                # a deterministic 8-d vector per text (bytes of its SHA-256)
+                vectors = [[b / 255 for b in hashlib.sha256(str(t).encode()).digest()[:8]] for t in texts]
+                payload = json.dumps({
+                    "object": "list", "model": body.get("model", "fake"),
+                    "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                    "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                }).encode()
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
     return Handler
 

@@ -208,3 +208,69 @@ def test_a_missing_api_key_fails_before_any_call(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     LLMClient(_settings())
     LLMClient(_settings(model="openai/qwen", api_base="http://127.0.0.1:8080/v1"))
+
+
+def test_mocked_answers_never_answer_a_real_call(tmp_path, fake_openai):
+    """A dry run with litellm's ``mock_response`` and a real run against a real HTTP server (the
+    fake OpenAI-compatible server of conftest) share one cache folder: the real run must ask
+    the server, not get the mocked answer back."""
+    fake_openai.answer = lambda body: '{"score": 1}'
+    settings = _settings(model="openai/judge", api_base=fake_openai.api_base)
+    mocked = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 4}')
+    assert mocked.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 4}
+    real = LLMClient(settings, ResponseCache(tmp_path))
+    assert real.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 1}
+    assert fake_openai.count() == 1 and real.usage.cache_hits == 0
+    # and a rerun of the real call is free
+    again = LLMClient(settings, ResponseCache(tmp_path))
+    assert again.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 1}
+    assert fake_openai.count() == 1 and again.usage.cache_hits == 1
+
+
+def test_extra_llm_parameters_are_part_of_the_cache_key(tmp_path):
+    """The LLM is litellm's ``mock_response``. ``extra_params`` (e.g. ``top_k``) change the answer,
+    so an answer cached without them must not be served with them (and the other way round)."""
+    LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 3}').complete(
+        MESSAGES, prompt_version="v", step="s"
+    )
+    other = LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 1}', extra_params={"top_k": 1})
+    assert json.loads(other.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+    assert other.usage.calls == 1
+    same = LLMClient(_settings(), ResponseCache(tmp_path), mock_response='{"score": 0}', extra_params={"top_k": 1})
+    assert json.loads(same.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+
+
+def test_the_cache_key_of_a_plain_call_is_stable():
+    """No LLM. The key of a call without extras or mock is the one earlier versions computed, so
+    caches filled before stay valid (value computed with the code of commit d9ed91c)."""
+    assert _key() == "b6d2f6be4a01618d4c08e00a8fba6f4a4da7e2aaf58ef2179366c18dd70307cc"
+
+
+def test_retries_work_with_every_tenacity_the_project_allows(monkeypatch):
+    """The LLM is litellm's ``mock_response`` (a provider error). pyproject allows tenacity>=8.2,
+    whose ``wait_exponential_jitter`` (9.0 and older) has no ``multiplier`` argument: with such a
+    tenacity every call ended as ``TypeError`` without reaching the provider. Stand-in with the
+    old signature, then the retries must still happen."""
+    import tenacity
+
+    def old_wait_exponential_jitter(initial=1, max=4.6e18, exp_base=2, jitter=1):  # tenacity 9.0.0's signature
+        return tenacity.wait_fixed(0)
+
+    monkeypatch.setattr(tenacity, "wait_exponential_jitter", old_wait_exponential_jitter)
+    client = LLMClient(_settings(max_retries=2), mock_response="litellm.InternalServerError")
+    with pytest.raises(LLMCallError, match="InternalServerError"):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert client.usage.calls == 3
+
+
+def test_backoff_doubles_with_jitter_and_is_capped():
+    """No LLM: the wait before retry n is retry_wait_s * 2**(n-1) plus up to retry_wait_s of jitter, at most 30 s."""
+    from types import SimpleNamespace
+
+    from workbench.llm.client import backoff_wait
+
+    wait = backoff_wait(0.5)
+    for attempt, low in ((1, 0.5), (2, 1.0), (3, 2.0), (10, 30.0)):
+        values = [wait(SimpleNamespace(attempt_number=attempt)) for _ in range(50)]
+        assert all(low <= v <= min(low + 0.5, 30.0) for v in values), (attempt, min(values), max(values))
+    assert len({wait(SimpleNamespace(attempt_number=1)) for _ in range(20)}) > 1  # jittered

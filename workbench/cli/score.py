@@ -110,7 +110,11 @@ def score_command(
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, disable=quiet) as progress:
         bar = progress.add_task("score", total=total)
-        report = score_samples(samples, config, on_row=lambda row: progress.advance(bar))
+        report = score_samples(
+            samples, config, on_row=lambda row: progress.advance(bar),
+            # a resumed run starts at the rows already done
+            on_start=lambda todo, done: progress.update(bar, total=todo + done, completed=done),
+        )
     _print_report(report)
 
 

@@ -1,10 +1,10 @@
 """A content-addressed cache of LLM responses on :mod:`diskcache`.
 
 The key is the SHA-256 of a canonical JSON document holding everything that can change
-an answer: provider, model, API base, messages, sampling parameters, seed, the JSON
-schema asked for, the prompt-template version and the repeat index (so ``--n-samples k``
-asks for k distinct answers and gets the same k back on a rerun). Only successful
-responses are stored; errors are never cached.
+an answer: provider, model, API base, messages, sampling parameters (and any extra
+provider parameters), seed, the JSON schema asked for, the prompt-template version and
+the repeat index (so ``--n-samples k`` asks for k distinct answers and gets the same k
+back on a rerun). Only successful responses are stored; errors are never cached.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ def cache_key(
     prompt_version: str,
     repeat: int,
     api_base: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    mocked: bool = False,
 ) -> str:
     """Return the hex SHA-256 key of one request.
 
@@ -68,6 +70,12 @@ def cache_key(
         prompt_version: the version hash of the prompt template(s) used.
         repeat: the repeat index (0 .. n_samples-1).
         api_base: the endpoint, when not the provider's default.
+        extra: further keyword arguments sent to the provider (``top_k``, ``n_ctx``, ...).
+        mocked: the answer comes from litellm's ``mock_response``, not from the model; mocked
+            answers never answer a real call, nor the other way round.
+
+    ``extra`` and ``mocked`` enter the document only when set, so the key of a plain call is
+    the same as before they existed (caches filled earlier stay valid).
     """
     document = {
         "format": CACHE_FORMAT,
@@ -81,7 +89,11 @@ def cache_key(
         "prompt_version": prompt_version,
         "repeat": repeat,
     }
-    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if extra:
+        document["extra"] = dict(sorted(extra.items()))
+    if mocked:
+        document["mocked"] = True
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -296,6 +296,33 @@ def _is_transient(error: BaseException) -> bool:
     return isinstance(status, int) and status >= 500
 
 
+#: the longest wait between two attempts, in seconds
+MAX_BACKOFF_S = 30.0
+
+
+def backoff_wait(first_wait_s: float) -> Any:
+    """Return the tenacity wait strategy of the retries: exponential backoff with jitter.
+
+    The wait before retry ``n`` (1, 2, ...) is ``first_wait_s * 2**(n-1)`` plus a uniform
+    jitter in ``[0, first_wait_s]``, at most :data:`MAX_BACKOFF_S` (the "exponential backoff"
+    strategy of Google Cloud's retry guide, as tenacity's ``wait_exponential_jitter``).
+    Built from ``wait_exponential`` and ``wait_random``, which every tenacity the project
+    allows has (``wait_exponential_jitter`` takes no ``multiplier`` in tenacity 9.0 and older).
+
+    Args:
+        first_wait_s: the first wait in seconds (:attr:`LLMSettings.retry_wait_s`).
+    """
+    import tenacity
+
+    exponential = tenacity.wait_exponential(multiplier=first_wait_s, max=MAX_BACKOFF_S)
+    jitter = tenacity.wait_random(0, first_wait_s)
+
+    def wait(retry_state: Any) -> float:
+        return min(exponential(retry_state) + jitter(retry_state), MAX_BACKOFF_S)
+
+    return wait
+
+
 def extract_json(text: str) -> Any:
     """Return the first JSON object in ``text`` (bare, fenced in ``````json``, or after prose).
 
@@ -328,7 +355,9 @@ class LLMClient:
             computing the text per request; passed to litellm as ``mock_response``, so the
             whole litellm path (usage, cost) runs without a provider.
         extra_params: more keyword arguments for ``litellm.completion`` (e.g.
-            ``{"mock_timeout": True}``); not part of the cache key.
+            ``{"mock_timeout": True}``, ``{"top_k": 40}``); part of the cache key.
+
+    Mocked answers are cached apart from real ones (see :func:`~workbench.llm.cache.cache_key`).
 
     Raises:
         LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
@@ -397,6 +426,8 @@ class LLMClient:
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
             repeat=repeat,
+            extra=self.extra_params,
+            mocked=self.mock_response is not None,
         )
         local_usage = Usage()
         cached = self.cache.get(key) if self.cache is not None else None
@@ -482,9 +513,7 @@ class LLMClient:
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.settings.max_retries + 1),
-            wait=tenacity.wait_exponential_jitter(
-                multiplier=self.settings.retry_wait_s, max=30.0, jitter=self.settings.retry_wait_s
-            ),
+            wait=backoff_wait(self.settings.retry_wait_s),
             retry=tenacity.retry_if_exception(_is_transient),
             reraise=True,
         )

@@ -81,6 +81,31 @@ def _check_model(config: PipelineConfig, notes: list[str]) -> None:
                 )
 
 
+def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
+    """The columns the score stages carry (``[score] carry``, the label, ``[correlate] metric``)
+    must not be named like a scoring method or a ``scores.jsonl`` column: ``workbench score``
+    refuses those (they would replace our own scores in the wide table).
+
+    Raises:
+        ConfigError: naming the key and the column.
+    """
+    from workbench.scoring.run import ROW_COLUMNS
+
+    methods, _ = score_methods(config)
+    sources = [("[score] carry", c) for c in config.sections["score"].get("carry") or []]
+    sources += [("[data] label_column", config.data["label_column"])]
+    sources += [("[correlate] metric", m) for m in shipped_metrics(config)]
+    for key, column in sources:
+        if not column or column not in columns:
+            continue  # the score stages carry only columns the data has
+        if column in methods or column in ROW_COLUMNS:
+            what = "also a [score] method" if column in methods else "a column of every scores.jsonl row"
+            raise ConfigError(
+                f"{key} {column!r} is {what}: the score tables cannot carry the data's column of that name; "
+                f"rename it in the data (e.g. shipped_{column}) or leave it out of {key}"
+            )
+
+
 def run_preflight(config: PipelineConfig) -> Preflight:
     """Check ``config`` against the data and the installed components; no stage has run yet.
 
@@ -119,6 +144,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             loaded.require_columns({"[score] stratify_column": score.get("stratify_column", "passed")})
         for column in score.get("carry") or []:
             loaded.require_columns({"[score] carry": column})
+        _check_carried_names(config, columns)
     if stages & {"correlate", "correlate_all"}:
         for metric in shipped_metrics(config):
             loaded.require_columns({"[correlate] metric": metric})

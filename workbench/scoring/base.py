@@ -11,8 +11,10 @@ from typing import Any, ClassVar
 from workbench.languages.spec import LanguagePlugin
 from workbench.llm.client import Exchange, LLMClient, Usage
 
-#: per-sample statuses written in the ``status`` column
-STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped")
+#: per-sample statuses written in the ``status`` column; ``error`` is an unexpected exception
+#: of a method on one sample (recorded by :func:`workbench.scoring.run.score_samples`, retried
+#: by ``--retry-failed`` like the LLM failures)
+STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped", "error")
 
 
 @dataclass(frozen=True)
@@ -151,9 +153,10 @@ def score_by_repeated_answers(
     trace_key: str,
     trace_value: Callable[[dict[str, Any]], Any] = lambda answer: answer,
 ) -> MethodResult:
-    """The final comparison/score step of DSA-CQE and its simplified form: one structured
-    call repeated ``context.n_samples`` times, each answer's ``score`` (ICE-Score's 0-4
-    functional-correctness scale; Xu et al., ISWC 2024 posters, Sec. 2) averaged.
+    """The final comparison/score step of DSA-CQE (Xu et al., ISWC 2024 posters, Sec. 2) and
+    its simplified form: one structured call repeated ``context.n_samples`` times, each
+    answer's ``score`` averaged. The scale is our declared one, ICE-Score's 0-4 functional
+    correctness (Zhuo, EACL Findings 2024, Sec. 3), so the LLM methods share one scale.
 
     Args:
         messages: the rendered comparison prompt (the same for every repeat; repeats are

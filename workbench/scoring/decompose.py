@@ -14,7 +14,10 @@ its parent sub-code when it is part of an ``Assign`` or another ``Call``, or sit
 first (header) line of its parent (``for i in range(len(xs))``); every sub-code nested in
 an ``Assign`` folds too. Then, while there are more than ``max_subcodes``, the smallest
 innermost sub-code of the cheapest kind folds into its parent. Folded code is never lost:
-it stays in the text of the sub-code that contains it.
+it stays in the text of the sub-code that contains it. Only when every remaining sub-code
+is a top-level leaf (nothing to fold into) is the cheapest one *dropped*: it gets no
+analysis of its own (counted in :attr:`Decomposition.dropped`; the comparison step still
+sees the whole program).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ failure and the program is still scored; a program with no sub-code is analysed 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,20 +130,40 @@ class DsaCqe(ScoringMethod):
         result = MethodResult()
         log: list[Exchange] = []
         try:
-            reference, fresh = self.reference_semantics(sample, context)
+            try:
+                reference, fresh = self.reference_semantics(sample, context)
+            except LLMError as error:
+                # this sample's own analysis of the reference failed: its calls and exchanges are
+                # this row's (a remembered failure of an earlier sample carries none)
+                partial = getattr(error, "semantics", None)
+                if partial is not None:
+                    result.usage.add(partial.usage)
+                    result.reference_subcodes = len(partial.decomposition.subcodes)
+                    result.parse_failures += partial.parse_failures
+                    result.trace["reference"] = {**partial.trace(), "analysed_for_this_sample": True}
+                raise
             if fresh:  # this sample paid for the reference analysis
                 result.usage.add(reference.usage)
             result.reference_subcodes = len(reference.decomposition.subcodes)
             result.trace["reference"] = {**reference.trace(), "analysed_for_this_sample": fresh}
-            generation = self.analyse_program(
-                sample.generation_program,
-                role="generation",
-                scope_key=f"{context.run_key}/{sample.task_id}/{sample.sample_id}/generation",
-                context=context,
-                usage=result.usage,
-            )
+            result.parse_failures = reference.parse_failures if fresh else 0
+            try:
+                generation = self.analyse_program(
+                    sample.generation_program,
+                    role="generation",
+                    scope_key=_scope_key(context.run_key, sample.task_id, str(sample.sample_id), "generation"),
+                    context=context,
+                    usage=result.usage,
+                )
+            except LLMError as error:
+                partial = getattr(error, "semantics", None)
+                if partial is not None:  # its calls are already in result.usage
+                    result.subcodes = len(partial.decomposition.subcodes)
+                    result.parse_failures += partial.parse_failures
+                    result.trace["generation"] = partial.trace()
+                raise
             result.subcodes = len(generation.decomposition.subcodes)
-            result.parse_failures = generation.parse_failures + (reference.parse_failures if fresh else 0)
+            result.parse_failures += generation.parse_failures
             result.trace["generation"] = generation.trace()
             messages = self.compare_template.render(
                 language=context.language.name,
@@ -184,11 +205,14 @@ class DsaCqe(ScoringMethod):
                 semantics = self.analyse_program(
                     sample.reference_program,
                     role="reference",
-                    scope_key=f"{context.run_key}/{sample.task_id}/reference/{digest}",
+                    scope_key=_scope_key(context.run_key, sample.task_id, "reference", digest),
                     context=context,
                     usage=usage,
                 )
             except LLMError as error:
+                partial = getattr(error, "semantics", None)
+                if partial is not None:
+                    partial.usage = usage
                 self._references[key] = error
                 raise
             semantics.usage = usage
@@ -209,7 +233,9 @@ class DsaCqe(ScoringMethod):
             usage: counters to add this analysis's LLM use to.
 
         Raises:
-            LLMCallError / BudgetExceededError: a call failed (parse failures are recorded).
+            LLMCallError / BudgetExceededError: a call failed (parse failures are recorded);
+                the error's ``semantics`` attribute holds the :class:`ProgramSemantics` up to
+                the failure (decomposition, units analysed, exchanges), for the trace.
         """
         decomposition = decompose(program, context.language, context.max_subcodes)
         units = _units(decomposition)
@@ -261,10 +287,19 @@ class DsaCqe(ScoringMethod):
                 updates = scope.record_analysis(unit.index, unit.kind, unit.text, answer["description"], accepted)
                 record["updates"] = [update.as_dict() for update in updates]
             symbols = scope.symbols()
+        except LLMError as error:
+            error.semantics = ProgramSemantics(decomposition, analysed, {}, parse_failures, log)
+            raise
         finally:
             if not context.keep_storage:
                 scope.drop()
         return ProgramSemantics(decomposition, analysed, symbols, parse_failures, log)
+
+
+def _scope_key(*parts: str) -> str:
+    """One Semantic Storage scope per program. A JSON list, not a "/"-joined path: ids may hold
+    "/" (``HumanEval/0``), and task "a" sample "b/c" must not meet task "a/b" sample "c"."""
+    return json.dumps(parts, ensure_ascii=False)
 
 
 def _units(decomposition: Decomposition) -> list[_Unit]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from workbench.errors import WorkbenchError
+from workbench.llm.client import LLMCallError
 
 #: the name users pass to ``--embedding-model`` for the offline default
 DEFAULT_EMBEDDING_MODEL = "minilm"
@@ -31,6 +32,15 @@ _MEMO_SIZE = 4096
 
 class EmbeddingError(WorkbenchError):
     """The embedding model cannot be loaded or called."""
+
+
+class EmbeddingCallError(LLMCallError, EmbeddingError):
+    """A call to a litellm embedding model failed after the bounded retries.
+
+    It is an :class:`~workbench.llm.client.LLMCallError`, so a sample it hits is recorded with
+    status ``llm_error`` and the run goes on (an embedding model that does not answer at all is
+    caught when the storage opens, see :func:`check_embedder`).
+    """
 
 
 class Embedder(Protocol):
@@ -158,12 +168,25 @@ class LiteLLMEmbedder:
         model: a litellm embedding model string.
         api_base: endpoint for OpenAI-compatible servers.
         timeout_s: seconds per request.
+        max_retries: retries of a transient failure (timeouts, connection errors, rate
+            limits, 5xx), with the LLM client's backoff
+            (:func:`workbench.llm.client.backoff_wait`).
+        retry_wait_s: the first backoff wait.
     """
 
-    def __init__(self, model: str, api_base: str | None = None, timeout_s: float = 60.0):
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        retry_wait_s: float = 1.0,
+    ):
         self.model = model
         self.api_base = api_base
         self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.retry_wait_s = retry_wait_s
         self.name = f"litellm:{model}"
         self._memo = _Memo()
 
@@ -171,37 +194,71 @@ class LiteLLMEmbedder:
         """Return one vector per text.
 
         Raises:
-            EmbeddingError: the provider failed.
+            EmbeddingCallError: the provider failed after the retries.
         """
         if not texts:
             return []
 
         def compute(batch: list[str]) -> list[list[float]]:
             import litellm
+            import tenacity
+
+            from workbench.llm.client import _is_transient, backoff_wait
 
             kwargs = {"model": self.model, "input": batch, "timeout": self.timeout_s}
             if self.api_base:
                 kwargs["api_base"] = self.api_base
+            retrying = tenacity.Retrying(
+                stop=tenacity.stop_after_attempt(self.max_retries + 1),
+                wait=backoff_wait(self.retry_wait_s),
+                retry=tenacity.retry_if_exception(_is_transient),
+                reraise=True,
+            )
             try:
-                response = litellm.embedding(**kwargs)
+                response = retrying(litellm.embedding, **kwargs)
             except Exception as error:
-                raise EmbeddingError(f"embedding with {self.model} failed: {type(error).__name__}: {error}") from error
+                raise EmbeddingCallError(
+                    f"embedding with {self.model} failed: {type(error).__name__}: {error}"
+                ) from error
             data = sorted(response.data, key=lambda item: item["index"])
             return [list(map(float, item["embedding"])) for item in data]
 
         return self._memo.embed(texts, compute)
 
 
-def make_embedder(model: str | None = None, api_base: str | None = None) -> Embedder:
+def make_embedder(
+    model: str | None = None, api_base: str | None = None, *, max_retries: int = 2, retry_wait_s: float = 1.0
+) -> Embedder:
     """Return the embedder for an ``--embedding-model`` value.
 
     Args:
         model: ``None`` or ``"minilm"`` for the offline default; a folder path for a local
             sentence-transformers model; anything else is a litellm embedding model.
         api_base: endpoint for litellm embedding models.
+        max_retries / retry_wait_s: retries of a litellm embedding model (see :class:`LiteLLMEmbedder`).
     """
     if model is None or model == DEFAULT_EMBEDDING_MODEL:
         return SentenceTransformerEmbedder()
     if Path(model).is_dir():
         return SentenceTransformerEmbedder(model)
-    return LiteLLMEmbedder(model, api_base=api_base)
+    return LiteLLMEmbedder(model, api_base=api_base, max_retries=max_retries, retry_wait_s=retry_wait_s)
+
+
+def check_embedder(embedder: Embedder) -> None:
+    """Fail when a remote embedding model does not answer at all (a configuration problem).
+
+    Embeds one short text with a :class:`LiteLLMEmbedder`; local models load on first use anyway.
+
+    Raises:
+        EmbeddingError: not an :class:`EmbeddingCallError`, so the run stops instead of
+            recording an ``llm_error`` per sample.
+    """
+    if not isinstance(embedder, LiteLLMEmbedder):
+        return
+    try:
+        embedder.embed(["workbench: embedding model check"])
+    except EmbeddingError as error:
+        raise EmbeddingError(
+            f"the embedding model {embedder.model} does not answer ({error}); check --embedding-model "
+            f"and --embedding-api-base"
+        ) from None

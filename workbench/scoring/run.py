@@ -42,6 +42,8 @@ SCORES_FILE = "scores.jsonl"
 WIDE_SCORES_FILE = "scores_wide.jsonl"
 TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
+#: held by a run for its whole length, so two runs never write one folder at once
+LOCK_FILE = ".score.lock"
 
 #: the columns of every ``scores.jsonl`` row (carried input columns follow)
 ROW_COLUMNS = (
@@ -223,6 +225,8 @@ class ScoreConfig:
             raise WorkbenchError("--workers must be >= 1")
         if self.retry_failed and not self.resume:
             raise WorkbenchError("--retry-failed only makes sense with --resume")
+        if self.resume and self.overwrite:
+            raise WorkbenchError("--resume keeps the rows of the run folder and --overwrite replaces them; pass one of them")
 
 
 @dataclass
@@ -231,14 +235,16 @@ class RunReport:
 
     Attributes:
         rows_written: rows appended by this run.
-        resumed_rows: rows found in ``scores.jsonl`` and not scored again.
+        resumed_rows: (sample, method) pairs of this run found in ``scores.jsonl`` and not
+            scored again (rows of other samples or methods stay in the file, uncounted).
         statuses: method -> status -> count (this run's rows).
         mean_scores: method -> mean score of this run's ``ok`` rows.
         usage: LLM accounting of this run.
         wall_seconds: the run's wall time.
         llm_seconds: wall time inside LLM calls (summed over threads).
-        outside_llm_share: 1 - llm_seconds / (wall_seconds * workers), the share of the
-            workers' time spent outside LLM calls.
+        outside_llm_share: 1 - llm_seconds / (wall_seconds * min(workers, samples to score)),
+            the share of the busy workers' time spent outside LLM calls (``None`` when
+            nothing ran).
         paths: output files.
     """
 
@@ -260,6 +266,9 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
         "model": config.llm.model if config.llm else None,
         "api_base": config.llm.api_base if config.llm else None,
         "temperature": config.llm.temperature if config.llm else None,
+        "top_p": config.llm.top_p if config.llm else None,
+        "max_tokens": config.llm.max_tokens if config.llm else None,
+        "structured": config.llm.structured if config.llm else None,
         "seed": config.llm.seed if config.llm else None,
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
@@ -269,14 +278,29 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
     }
 
 
+#: options recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
+SCORE_CHANGING_OPTIONS = (
+    "model", "n_samples", "max_subcodes", "temperature", "top_p", "max_tokens", "structured", "seed",
+    "k_nearest", "language", "embedding_model",
+)
+
+
 def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+    """Refuse to resume a run folder scored with other score-changing options.
+
+    Options the folder's ``run.json`` does not record (written by an older version) are not
+    checked.
+
+    Raises:
+        WorkbenchError: naming the option and both values.
+    """
     if not run_file.exists():
         return
     try:
         previous = json.loads(run_file.read_text()).get("config", {})
     except (OSError, ValueError):
         return
-    for key in ("model", "n_samples", "max_subcodes", "temperature"):
+    for key in SCORE_CHANGING_OPTIONS:
         if key in previous and previous[key] != record[key]:
             raise WorkbenchError(
                 f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
@@ -290,11 +314,46 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
             )
 
 
+def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
+    """Refuse carried columns that would clash with the output's own columns.
+
+    A carried column named like a row column (``model``, ``score``, ...) would be dropped from
+    ``scores.jsonl`` rows, and one named like a method (the ICE-Score file's ``chrf``) would
+    overwrite that method's score in ``scores_wide.jsonl``.
+
+    Raises:
+        WorkbenchError: naming the column.
+    """
+    taken = {*ROW_COLUMNS, *(m.name for m in methods)}
+    for column in dict.fromkeys(c for sample in samples for c in sample.carried):
+        if column in taken:
+            what = "a scoring method of this run" if column not in ROW_COLUMNS else "a column of every scores.jsonl row"
+            raise WorkbenchError(
+                f"--carry {column}: that name is {what}, so the carried values would be lost or would replace "
+                f"our own; rename the input column (e.g. to shipped_{column}) before scoring"
+            )
+
+
+def _check_unique(samples: list[Sample]) -> None:
+    """Refuse two samples with one (task, sample) id: both would be scored under one key.
+
+    Raises:
+        DataError: naming the first duplicate.
+    """
+    seen: set[tuple[str, str]] = set()
+    for sample in samples:
+        key = (sample.task_id, str(sample.sample_id))
+        if key in seen:
+            raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; every (task, sample) pair must be unique")
+        seen.add(key)
+
+
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
     *,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -302,11 +361,14 @@ def score_samples(
         samples: the samples (see :func:`load_samples`).
         config: a :class:`ScoreConfig`.
         on_row: called with each row as it is written (progress display).
+        on_start: called once before scoring with (rows to score, rows already in
+            ``scores.jsonl``), both counting this run's (sample, method) pairs.
 
     Returns:
         the :class:`RunReport`.
 
     Raises:
+        DataError: two samples share a (task, sample) id.
         WorkbenchError: bad options, an existing run folder without ``resume``/``overwrite``,
             a missing local provider, an unusable Chroma store. Per-sample LLM failures
             are never raised: they are rows with their status.
@@ -318,121 +380,150 @@ def score_samples(
     methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.methods)]
     if any(m.uses_llm for m in methods) and config.llm is None:
         raise WorkbenchError("an LLM method was asked for but no --model was given")
+    _check_carried_columns(samples, methods)
+    _check_unique(samples)
     language = get_language(config.language)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
-    if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
-        raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
-    record = _config_record(config, methods)
-    if config.resume:
-        _check_resume_compatible(run_path, record)
-
-    done: set[tuple[str, str, str]] = set()
-    if config.resume:
-        for row in read_rows(scores_path):
-            if config.retry_failed and row.get("status") in ERROR_STATUSES:
-                continue
-            done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
-
-    llm = None
-    cache = None
-    if any(m.uses_llm for m in methods):
-        if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
-            cache = ResponseCache(config.cache_dir, config.cache_mode)
-        llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
-    context = ScoringContext(
-        language=language,
-        llm=llm,
-        n_samples=config.n_samples,
-        max_subcodes=config.max_subcodes,
-        k_nearest=config.k_nearest,
-        storage_factory=lambda: _open_storage(config, out),
-        run_key=f"{out.resolve()}",
-        keep_storage=config.keep_storage,
-    )
-    scores_writer = JsonlWriter(scores_path, append=config.resume)
-    traces_writer = JsonlWriter(traces_path, append=config.resume)
-    run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
-
-    statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
-    score_values: dict[str, list[float]] = {m.name: [] for m in methods}
-    written = 0
-    started = time.perf_counter()
-
-    def work(sample: Sample) -> list[dict[str, Any]]:
-        rows = []
-        for method in methods:
-            if (sample.task_id, str(sample.sample_id), method.name) in done:
-                continue
-            began = time.perf_counter()
-            try:
-                if not sample.reference.strip():
-                    # nothing to compare against: recorded, never silently dropped
-                    result = MethodResult(status="skipped", error="the reference is empty")
-                else:
-                    result = method.score(sample, context)
-            except WorkbenchError:
-                raise  # configuration problems (storage, provider) stop the run
-            except Exception as error:  # a bug or a hostile input: record it, keep going
-                result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
-            row = _row(sample, method, result, config, time.perf_counter() - began)
-            traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
-                                 "status": result.status, "trace": result.trace})
-            scores_writer.write(row)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-        return rows
-
-    todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
-    resumed = len(done)
+    lock = _lock_run_folder(out)
     try:
-        with ThreadPoolExecutor(max_workers=config.workers) as pool:
-            futures = [pool.submit(work, sample) for sample in todo]
-            try:
-                for future in as_completed(futures):
-                    for row in future.result():
-                        written += 1
-                        statuses[row["method"]][row["status"]] += 1
-                        if row["status"] == "ok" and row["score"] is not None:
-                            score_values[row["method"]].append(row["score"])
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
+        if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
+            raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
+        record = _config_record(config, methods)
+        if config.resume:
+            _check_resume_compatible(run_path, record)
+
+        done: set[tuple[str, str, str]] = set()
+        if config.resume:
+            for row in read_rows(scores_path):
+                if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                    continue
+                done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
+
+        llm = None
+        cache = None
+        if any(m.uses_llm for m in methods):
+            if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
+                cache = ResponseCache(config.cache_dir, config.cache_mode)
+            llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
+        context = ScoringContext(
+            language=language,
+            llm=llm,
+            n_samples=config.n_samples,
+            max_subcodes=config.max_subcodes,
+            k_nearest=config.k_nearest,
+            storage_factory=lambda: _open_storage(config, out),
+            run_key=f"{out.resolve()}",
+            keep_storage=config.keep_storage,
+        )
+        scores_writer = JsonlWriter(scores_path, append=config.resume)
+        traces_writer = JsonlWriter(traces_path, append=config.resume)
+        run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
+
+        statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+        score_values: dict[str, list[float]] = {m.name: [] for m in methods}
+        written = 0
+        started = time.perf_counter()
+
+        def work(sample: Sample) -> list[dict[str, Any]]:
+            rows = []
+            for method in methods:
+                if (sample.task_id, str(sample.sample_id), method.name) in done:
+                    continue
+                began = time.perf_counter()
+                try:
+                    if not sample.reference.strip():
+                        # nothing to compare against: recorded, never silently dropped
+                        result = MethodResult(status="skipped", error="the reference is empty")
+                    else:
+                        result = method.score(sample, context)
+                except WorkbenchError:
+                    raise  # configuration problems (storage, provider) stop the run
+                except Exception as error:  # a bug or a hostile input: record it, keep going
+                    result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
+                row = _row(sample, method, result, config, time.perf_counter() - began)
+                traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
+                                     "status": result.status, "trace": result.trace})
+                scores_writer.write(row)
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+            return rows
+
+        todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
+        # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
+        resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
+        if on_start is not None:
+            on_start(len(samples) * len(methods) - resumed, resumed)
+        try:
+            with ThreadPoolExecutor(max_workers=config.workers) as pool:
+                futures = [pool.submit(work, sample) for sample in todo]
+                try:
+                    for future in as_completed(futures):
+                        for row in future.result():
+                            written += 1
+                            statuses[row["method"]][row["status"]] += 1
+                            if row["status"] == "ok" and row["score"] is not None:
+                                score_values[row["method"]].append(row["score"])
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        finally:
+            scores_writer.close()
+            traces_writer.close()
+            if cache is not None:
+                cache.close()
+            # also after an interrupt or a configuration error: the rows written so far stay usable
+            write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
+        wall = time.perf_counter() - started
+        usage = llm.usage if llm is not None else Usage()
+        capacity = wall * min(config.workers, max(1, len(todo)))
+        report = RunReport(
+            rows_written=written,
+            resumed_rows=resumed,
+            statuses={name: dict(counter) for name, counter in statuses.items()},
+            mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
+            usage=usage.as_dict(),
+            wall_seconds=wall,
+            llm_seconds=usage.llm_seconds,
+            outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
+            paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
+                   "run": str(run_path)},
+            config=record,
+        )
+        run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+        return report
     finally:
-        scores_writer.close()
-        traces_writer.close()
-        if cache is not None:
-            cache.close()
-        # also after an interrupt or a configuration error: the rows written so far stay usable
-        write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
-    wall = time.perf_counter() - started
-    usage = llm.usage if llm is not None else Usage()
-    capacity = wall * min(config.workers, max(1, len(todo)))
-    report = RunReport(
-        rows_written=written,
-        resumed_rows=resumed,
-        statuses={name: dict(counter) for name, counter in statuses.items()},
-        mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
-        usage=usage.as_dict(),
-        wall_seconds=wall,
-        llm_seconds=usage.llm_seconds,
-        outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
-        paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
-               "run": str(run_path)},
-        config=record,
-    )
-    run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
-    return report
+        lock.release()
+
+
+def _lock_run_folder(out: Path):
+    """Take the run folder's lock (an OS file lock, released when the process ends, even by SIGKILL).
+
+    Raises:
+        WorkbenchError: another run holds it.
+    """
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise WorkbenchError(
+            f"another workbench score run is using {out}; wait for it to finish (or stop it), or use another --output"
+        ) from None
+    return lock
 
 
 def _open_storage(config: ScoreConfig, out: Path):
-    from workbench.scoring.embeddings import make_embedder
+    from workbench.scoring.embeddings import check_embedder, make_embedder
     from workbench.scoring.storage import SemanticStorage
 
-    embedder = make_embedder(config.embedding_model, config.embedding_api_base)
+    retries = {"max_retries": config.llm.max_retries, "retry_wait_s": config.llm.retry_wait_s} if config.llm else {}
+    embedder = make_embedder(config.embedding_model, config.embedding_api_base, **retries)
+    check_embedder(embedder)  # a model that never answers stops the run here, not as one llm_error per sample
     if config.chroma_host:
         return SemanticStorage.http(config.chroma_host, config.chroma_port, embedder)
     return SemanticStorage.persistent(out / "chroma", embedder)

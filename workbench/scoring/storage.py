@@ -130,7 +130,8 @@ class SemanticStorage:
         """Return a fresh, empty scope for one program (an existing one with the same key is reset).
 
         Args:
-            key: identifies the program, e.g. ``"run/<id>/HumanEval/0/17/generation"``.
+            key: identifies the program, unambiguously (DSA-CQE uses a JSON list of run folder,
+                task, sample and role); any length: the collection name is a hash of it.
         """
         # Chroma names: 3-512 chars of [A-Za-z0-9._-]; a hash fits every key.
         name = "wb-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
