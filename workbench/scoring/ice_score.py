@@ -18,15 +18,20 @@ from workbench.scoring.prompts import load_template, version_of
 from workbench.scoring.schemas import SCORE_MAX, SCORE_MIN
 
 _SCORE = re.compile(r"(?<![\d.])([0-4])(?:\.0+)?(?![\d.]*\d)")
+#: a scale written out ("(0-4)", "0 to 4", "0–4"): its ends are not scores; a small model
+#: often echoes the criterion with its scale, and the "0" was once read as its score
+_RANGE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*\d+(?:\.\d+)?(?![\d.])", re.IGNORECASE)
 
 
 def parse_ice_score(text: str) -> int | None:
     """Return the first standalone integer 0-4 in an ICE-Score answer, or ``None``.
 
     ``"3"`` -> 3; ``"Functional Correctness: 4"`` -> 4; ``"score 2.0"`` -> 2;
-    ``"10"`` or ``"4.5"`` -> ``None`` (not a score on the scale).
+    ``"Functional Correctness (0-4): 3"`` -> 3 (a written-out scale is skipped);
+    ``"10"``, ``"4.5"`` or ``"Functional Correctness (0-4)"`` -> ``None`` (no score on the
+    scale: the caller's repair turn asks again).
     """
-    match = _SCORE.search(text)
+    match = _SCORE.search(_RANGE.sub(" ", text))
     return int(match.group(1)) if match else None
 
 
