@@ -80,7 +80,9 @@ def from_run(scores_path: Path, methods: list[str], n: int) -> int:
     rows = [json.loads(line) for line in scores_path.read_text().splitlines() if line.strip()]
     results = []
     for method in methods:
-        mine = [r for r in rows if r["method"] == method and r.get("llm_calls", 0) - r.get("cache_hits", 0) > 0][:n]
+        # llm_calls counts real calls only (cache hits are counted apart): a row served wholly
+        # from the cache says nothing about cost
+        mine = [r for r in rows if r["method"] == method and r.get("llm_calls", 0) > 0][:n]
         if mine:
             results.append(summarize(method, mine))
     print(f"from {scores_path} (first {n} samples per method with real LLM calls); load now {os.getloadavg()[0]:.1f}")
