@@ -192,14 +192,20 @@ def test_a_mistyped_stage_or_a_folder_for_the_config_is_one_clear_line(tmp_path:
     assert result.exit_code == 1 and "is a folder; give the config file" in result.output
 
 
-def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
-    data = tmp_path / "gens.jsonl"
+def _chrf_config(tmp_path: Path, data_name: str, run_name: str, stages: list[str], reference) -> Path:
+    """Six labelled generations (reference(i) is row i's reference) and a chrF-only config."""
+    data = tmp_path / data_name
     data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
-                                        "reference": f"x = {i + 1}\n", "passed": i % 2}) + "\n" for i in range(6)))
+                                        "reference": f"x = {reference(i)}\n", "passed": i % 2}) + "\n" for i in range(6)))
     config = tmp_path / "c.toml"
-    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all", "correlate_all"]\n'
+    config.write_text(f'[run]\noutput = "{tmp_path / run_name}"\nstages = {json.dumps(stages)}\n'
                       f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
                       '[correlate]\nresamples = 100\n')
+    return config
+
+
+def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all"], lambda i: i + 1)
     fresh = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
     assert "score_all: would run:" in fresh.output and "correlate_all: would run:" in fresh.output
     run_pipeline(load_config(config))
@@ -238,13 +244,8 @@ def test_editing_the_data_file_makes_its_stages_stale(tmp_path: Path) -> None:
 
 def test_a_run_folder_with_brackets_in_its_name_runs_every_stage(tmp_path: Path) -> None:
     # datasets reads data_files as glob patterns: "run [1]" matched nothing and correlate failed
-    data = tmp_path / "gens [v2].jsonl"
-    data.write_text("".join(json.dumps({"task_id": f"T{i}", "sample_id": 0, "completion": f"x = {i}\n",
-                                        "reference": f"x = {i * 2}\n", "passed": i % 2}) + "\n" for i in range(6)))
-    config = tmp_path / "c.toml"
-    config.write_text(f'[run]\noutput = "{tmp_path / "run [1]"}"\nstages = ["score_all", "correlate_all", "report"]\n'
-                      f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
-                      '[correlate]\nresamples = 100\n')
+    config = _chrf_config(tmp_path, "gens [v2].jsonl", "run [1]", ["score_all", "correlate_all", "report"],
+                          lambda i: i * 2)
     outcome = run_pipeline(load_config(config))
     assert {o.name: o.status for o in outcome.outcomes}["correlate_all"] == "ran"
     assert json.loads((tmp_path / "run [1]" / "correlate" / "all.json").read_text())
