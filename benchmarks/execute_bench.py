@@ -24,7 +24,8 @@ from pathlib import Path
 
 from workbench.data.loading import load_humaneval
 from workbench.execution.job import ExecutionConfig, execute_generations
-from workbench.execution.results import read_results, result_key
+from workbench.data.samples import sample_key
+from workbench.execution.results import read_results
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"
@@ -58,7 +59,7 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     with open(data, encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
-            labels[result_key(row["task_id"], row["sample_id"])] = int(row["passed"])
+            labels[sample_key(row["task_id"], row["sample_id"])] = int(row["passed"])
     config.prompt_column = "prompt"
     config.completion_column = "completion_multipl_e"
     config.max_samples = limit
@@ -67,11 +68,11 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     summary = execute_generations(data, output, config)
     wall = time.monotonic() - started
     rows = read_results(output)
-    agree = [r for r in rows if r["passed"] == labels[result_key(r["task_id"], r["sample_id"])]]
-    disagreements = [r for r in rows if r["passed"] != labels[result_key(r["task_id"], r["sample_id"])]]
+    agree = [r for r in rows if r["passed"] == labels[sample_key(r["task_id"], r["sample_id"])]]
+    disagreements = [r for r in rows if r["passed"] != labels[sample_key(r["task_id"], r["sample_id"])]]
     print(f"ICE-Score HumanEval-Python: {len(rows)} samples, agreement with the shipped labels "
           f"{len(agree)}/{len(rows)} = {100 * len(agree) / max(1, len(rows)):.2f} %")
-    print(f"  ours pass {sum(r['passed'] for r in rows)}, labels pass {sum(labels[result_key(r['task_id'], r['sample_id'])] for r in rows)}")
+    print(f"  ours pass {sum(r['passed'] for r in rows)}, labels pass {sum(labels[sample_key(r['task_id'], r['sample_id'])] for r in rows)}")
     print(f"  status counts: {summary.counts}")
     print(f"  throughput: {summary.samples_per_s:.2f} samples/s over {summary.executed} samples "
           f"({summary.elapsed_s:.1f} s execution, {summary.calibration_s:.1f} s timing references, {wall:.1f} s total), "
@@ -82,7 +83,7 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     explanations = explain(disagreements, data, workdir, config)
     print(f"  disagreements ({len(disagreements)}):")
     for row in sorted(disagreements, key=lambda r: (int(r["task_id"].split("/")[1]), int(r["sample_id"]))):
-        key = result_key(row["task_id"], row["sample_id"])
+        key = sample_key(row["task_id"], row["sample_id"])
         print(f"    {row['task_id']} sample {row['sample_id']}: label {labels[key]}, ours {row['passed']} "
               f"({row['status']}, {row['duration_s']:.2f}s of {row['timeout_s']}s): {explanations.get(key, '?')}")
         print(f"        ours: {row['detail']} | {_last_line(row['stderr_tail'])}")
@@ -93,19 +94,19 @@ def explain(disagreements: list[dict], data: Path, workdir: Path, config: Execut
     source), and look up MultiPL-E's recorded status for the sample."""
     if not disagreements or not (MULTIPL_E / "problems.jsonl").is_file():
         return {}
-    keys = {result_key(r["task_id"], r["sample_id"]) for r in disagreements}
+    keys = {sample_key(r["task_id"], r["sample_id"]) for r in disagreements}
     recorded = {}
     with gzip.open(MULTIPL_E / "completions.jsonl.gz", "rt", encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
-            key = result_key(row["task_id"], row["completion_id"])
+            key = sample_key(row["task_id"], row["completion_id"])
             if key in keys:
                 recorded[key] = f"{row['status']} ({_last_line(row.get('stderr_tail', ''))})"
     generations = workdir / "disagreements.jsonl"
     with open(data, encoding="utf-8") as source, open(generations, "w", encoding="utf-8") as target:
         for line in source:
             row = json.loads(line)
-            if result_key(row["task_id"], row["sample_id"]) in keys:
+            if sample_key(row["task_id"], row["sample_id"]) in keys:
                 target.write(line)
 
     def rerun(name: str, **columns) -> dict:
@@ -113,13 +114,13 @@ def explain(disagreements: list[dict], data: Path, workdir: Path, config: Execut
                                        workers=config.workers, isolation=config.isolation, overwrite=True, **columns)
         output = workdir / f"disagreements_{name}.jsonl"
         execute_generations(generations, output, config_rerun)
-        return {result_key(r["task_id"], r["sample_id"]): r for r in read_results(output)}
+        return {sample_key(r["task_id"], r["sample_id"]): r for r in read_results(output)}
 
     again = rerun("rerun")  # the same HumanEval tests: is our result reproducible?
     multipl_e = rerun("multipl_e_tests", problems=str(MULTIPL_E / "problems.jsonl"), test_column="tests")
     reasons = {}
     for row in disagreements:
-        key = result_key(row["task_id"], row["sample_id"])
+        key = sample_key(row["task_id"], row["sample_id"])
         if again[key]["passed"] != row["passed"]:
             reasons[key] = (f"not reproducible: a rerun gives {again[key]['status']}; "
                             f"MultiPL-E recorded {recorded.get(key, '?')}")

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         return from_run(args.from_run, args.methods, args.samples)
 
     from workbench.llm.client import LLMSettings
-    from workbench.scoring.results import read_rows
+    from workbench.io import read_jsonl
     from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
 
     rows = pick_rows(args.data, args.samples)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"calls={row['llm_calls']} tokens={row['tokens']} {row['seconds']:.1f}s", flush=True
             ),
         )
-        scored = [r for r in read_rows(out / "scores.jsonl") if r["method"] == method]
+        scored = [r for r in read_jsonl(out / "scores.jsonl") if r["method"] == method]
         wall = time.perf_counter() - started
         results.append({**summarize(method, scored), "this_invocation_wall_s": wall,
                         "this_invocation_outside_llm_share": report.outside_llm_share})

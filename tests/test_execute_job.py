@@ -12,7 +12,8 @@ from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.errors import DataError, MissingColumnError
 from workbench.execution.job import ExecutionConfig, execute_generations
-from workbench.execution.results import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results, result_key
+from workbench.data.samples import sample_key
+from workbench.execution.results import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
 
 FIXED = dict(timeout_s=30.0, workers=2, reference_cache=None)  # fixed timeout: no calibration
 
@@ -63,8 +64,8 @@ def test_resume_runs_only_what_is_missing(tmp_path):
     second = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert second.skipped_finished == 2 and second.executed == 3
     rows = read_results(output, allow_torn_tail=False)
-    assert sorted(result_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
-        result_key(f"HumanEval/{i}", 0) for i in range(5)
+    assert sorted(sample_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
+        sample_key(f"HumanEval/{i}", 0) for i in range(5)
     )
     third = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert third.executed == 0 and len(read_results(output)) == 5
@@ -254,7 +255,7 @@ def test_resume_refuses_a_file_that_is_not_results_without_touching_it(tmp_path)
     torn = tmp_path / "torn.jsonl"
     torn.write_text('{"task_id": "a", "sample_id": 0, "passed": 1}\n{"task_id": "a", "sample_id": 1, "passed": 0}')
     with ResultWriter(torn, resume=True) as writer:
-        assert writer.finished == {result_key("a", 0)}
+        assert writer.finished == {sample_key("a", 0)}
     assert torn.read_text() == '{"task_id": "a", "sample_id": 0, "passed": 1}\n'
 
 
@@ -281,8 +282,8 @@ def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, shared_data):
     generations = write_jsonl(tmp_path / "gen.jsonl", rows)
     config = ExecutionConfig(prompt_column="prompt", completion_column="completion_multipl_e", **FIXED)
     execute_generations(generations, tmp_path / "out.jsonl", config)
-    ours = {result_key(r["task_id"], r["sample_id"]): r["passed"] for r in read_results(tmp_path / "out.jsonl")}
-    labels = {result_key(r["task_id"], r["sample_id"]): r["passed"] for r in rows}
+    ours = {sample_key(r["task_id"], r["sample_id"]): r["passed"] for r in read_results(tmp_path / "out.jsonl")}
+    labels = {sample_key(r["task_id"], r["sample_id"]): r["passed"] for r in rows}
     agree = sum(ours[key] == labels[key] for key in labels)
     assert len(ours) == 24
     assert agree >= 23, {k: (ours[k], labels[k]) for k in labels if ours[k] != labels[k]}

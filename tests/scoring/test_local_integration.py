@@ -10,7 +10,7 @@ import json
 import pytest
 
 from workbench.llm.client import LLMSettings
-from workbench.scoring.results import read_rows
+from workbench.io import read_jsonl
 from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
@@ -35,19 +35,19 @@ def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
         )
 
     first = score_samples(two_samples, config("first"))
-    rows = read_rows(tmp_path / "first" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "first" / "scores.jsonl")
     assert len(rows) == 2
     # llama.cpp decodes under the JSON-schema grammar, so the answers parse
     assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
     assert all(0 <= r["score"] <= 4 and r["subcodes"] >= 1 for r in rows)
     assert first.usage["calls"] >= 3 and first.usage["completion_tokens"] > 0
-    traces = read_rows(tmp_path / "first" / "traces.jsonl")
+    traces = read_jsonl(tmp_path / "first" / "traces.jsonl")
     assert all(t["trace"]["generation"]["units"][0]["description"] for t in traces)
 
     second = score_samples(two_samples, config("second"))
     assert second.usage["calls"] == 0
     assert second.usage["cache_hits"] == first.usage["calls"]
-    again = read_rows(tmp_path / "second" / "scores.jsonl")
+    again = read_jsonl(tmp_path / "second" / "scores.jsonl")
     assert {(r["task_id"], r["sample_id"]): r["score"] for r in again} == {
         (r["task_id"], r["sample_id"]): r["score"] for r in rows
     }

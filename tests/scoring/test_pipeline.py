@@ -10,7 +10,7 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.llm.client import LLMSettings
-from workbench.scoring.results import read_rows
+from workbench.io import read_jsonl
 from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
 
 METHODS = ["dsa-cqe", "dsa-cqe-simplified", "ice-score", "chrf"]
@@ -36,12 +36,12 @@ def samples(ice_slice):
 
 
 def _traces(path):
-    return {(t["task_id"], t["sample_id"], t["method"]): t for t in read_rows(path / "traces.jsonl")}
+    return {(t["task_id"], t["sample_id"], t["method"]): t for t in read_jsonl(path / "traces.jsonl")}
 
 
 def test_all_methods_rows_traces_and_rerun_from_cache(tmp_path, samples, scripted):
     report = score_samples(samples, _config(tmp_path, scripted))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 16 and {r["status"] for r in rows} == {"ok"}
     by_method = {m: [r for r in rows if r["method"] == m] for m in METHODS}
     assert {r["score"] for r in by_method["dsa-cqe-simplified"]} == {2.0}
@@ -79,7 +79,7 @@ def test_all_methods_rows_traces_and_rerun_from_cache(tmp_path, samples, scripte
     # rerun in a new folder with the same cache: zero LLM calls, identical scores
     again = score_samples(samples, _config(tmp_path, scripted, output_dir=tmp_path / "again"))
     assert again.usage["calls"] == 0 and again.usage["cache_hits"] > 0
-    rerun = read_rows(tmp_path / "again" / "scores.jsonl")
+    rerun = read_jsonl(tmp_path / "again" / "scores.jsonl")
     key = lambda r: (r["task_id"], r["sample_id"], r["method"])  # noqa: E731
     assert {key(r): r["score"] for r in rerun} == {key(r): r["score"] for r in rows}
 
@@ -93,7 +93,7 @@ def test_n_samples_averages_and_reports_spread(tmp_path, samples):
     report = score_samples(
         samples[:2], _config(tmp_path, lambda m, s: next(answers), methods=["ice-score"], n_samples=3, cache_dir=None)
     )
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["scores"] for r in rows] == [[1.0, 3.0, 2.0], [2.0, 4.0, 0.0]] or [r["scores"] for r in rows] == [[2.0, 4.0, 0.0], [1.0, 3.0, 2.0]]
     for row in rows:
         assert row["score"] == pytest.approx(sum(row["scores"]) / 3)
@@ -103,7 +103,7 @@ def test_n_samples_averages_and_reports_spread(tmp_path, samples):
 
 def test_provider_error_is_recorded_and_the_run_continues(tmp_path, samples):
     report = score_samples(samples, _config(tmp_path, "litellm.InternalServerError"))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 16
     llm_rows = [r for r in rows if r["method"] != "chrf"]
     assert {r["status"] for r in llm_rows} == {"llm_error"} and all(r["score"] is None for r in llm_rows)
@@ -119,7 +119,7 @@ def test_timeout_is_recorded(tmp_path, samples):
         samples[:2],
         _config(tmp_path, "{}", llm=settings, methods=["ice-score", "chrf"], extra_llm_params={"mock_timeout": True}),
     )
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["status"] for r in rows if r["method"] == "ice-score"] == ["llm_error", "llm_error"]
     assert all("Timeout" in r["error"] for r in rows if r["method"] == "ice-score")
     assert report.statuses["chrf"] == {"ok": 2}
@@ -127,7 +127,7 @@ def test_timeout_is_recorded(tmp_path, samples):
 
 def test_non_json_is_a_parse_error_after_one_repair(tmp_path, samples):
     report = score_samples(samples[:2], _config(tmp_path, "I cannot answer in JSON, sorry.", methods=["dsa-cqe-simplified", "ice-score"]))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert {r["status"] for r in rows} == {"parse_error"}
     assert all(r["llm_calls"] == 2 for r in rows)  # the answer and one repair turn
     assert report.statuses == {"dsa-cqe-simplified": {"parse_error": 2}, "ice-score": {"parse_error": 2}}
@@ -143,7 +143,7 @@ def test_dsa_cqe_subcode_parse_failures_still_score(tmp_path, samples, scripted)
         return scripted(messages, schema)
 
     score_samples(samples[:1], _config(tmp_path, flaky, methods=["dsa-cqe"]))
-    row = read_rows(tmp_path / "out" / "scores.jsonl")[0]
+    row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert row["status"] == "ok" and row["parse_failures"] == row["subcodes"] + row["reference_subcodes"]
 
 
@@ -160,7 +160,7 @@ def test_resume_skips_finished_rows_and_refuses_changed_options(tmp_path, sample
         score_samples(samples, _config(tmp_path, scripted, methods=["ice-score", "chrf"]))
     report = score_samples(samples, _config(tmp_path, scripted, methods=["ice-score", "chrf"], resume=True, cache_dir=None))
     assert report.resumed_rows == 4 and report.rows_written == 4 and report.usage["calls"] == 2
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     keys = [(r["task_id"], r["sample_id"], r["method"]) for r in rows]
     assert len(keys) == len(set(keys)) == 8
     with pytest.raises(WorkbenchError, match="n_samples"):
@@ -200,7 +200,7 @@ def test_empty_reference_is_skipped_not_dropped(tmp_path, samples, scripted):
 
     broken = [replace(samples[0], reference="  \n"), samples[1]]
     report = score_samples(broken, _config(tmp_path, scripted, methods=["ice-score", "chrf"]))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 4
     assert [r["status"] for r in rows if r["sample_id"] == samples[0].sample_id] == ["skipped", "skipped"]
     assert report.statuses["ice-score"] == {"skipped": 1, "ok": 1}

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.llm.client import LLMSettings
-from workbench.scoring.results import read_rows
+from workbench.io import read_jsonl
 from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
 
 
@@ -40,7 +40,7 @@ def test_carrying_the_shipped_columns_of_other_metrics_still_works(tmp_path, ice
     """No LLM: chrF only; ``codebleu`` is not one of our methods, so it is carried as before."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e", carry=("passed", "codebleu")))
     score_samples(samples, _config(tmp_path))
-    wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
+    wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(0 <= r["chrf"] <= 1 and "codebleu" in r for r in wide)
 
 
@@ -67,11 +67,11 @@ def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]  # one task, two samples
     marker = _only_in(samples[0].reference_program, samples[0].generation_program + samples[1].generation_program)
     report = score_samples(samples, _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["status"] for r in rows] == ["llm_error", "llm_error"]
     assert report.usage["calls"] >= 1
     assert sum(r["llm_calls"] for r in rows) == report.usage["calls"]
-    traces = {t["sample_id"]: t["trace"] for t in read_rows(tmp_path / "out" / "traces.jsonl")}
+    traces = {t["sample_id"]: t["trace"] for t in read_jsonl(tmp_path / "out" / "traces.jsonl")}
     paid = next(r for r in rows if r["llm_calls"])
     reference = traces[paid["sample_id"]]["reference"]
     assert reference["analysed_for_this_sample"] is True
@@ -84,10 +84,10 @@ def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path,
     sample = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[0]
     marker = _only_in(sample.generation_program, sample.reference_program)
     report = score_samples([sample], _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
-    row = read_rows(tmp_path / "out" / "scores.jsonl")[0]
+    row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert row["status"] == "llm_error" and row["llm_calls"] == report.usage["calls"]
     assert row["subcodes"] >= 1
-    generation = read_rows(tmp_path / "out" / "traces.jsonl")[0]["trace"]["generation"]
+    generation = read_jsonl(tmp_path / "out" / "traces.jsonl")[0]["trace"]["generation"]
     assert generation["decomposition"]["subcodes"]
     assert generation["exchanges"][-1]["error"] and "InternalServerError" in generation["exchanges"][-1]["error"]
 
@@ -124,7 +124,7 @@ def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_s
     report = score_samples(samples[:2], _config(tmp_path, "3", methods=["chrf"], resume=True))
     assert report.resumed_rows == 2 and report.rows_written == 0
     # nothing in scores.jsonl was lost: the wide table still has every sample and method
-    wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
+    wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
 
 
@@ -143,7 +143,7 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
             score_samples(samples, _config(tmp_path, resume=True))
     assert not (tmp_path / "out" / "scores.jsonl").exists()
     score_samples(samples, _config(tmp_path))  # released: the folder is usable again
-    assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 4
+    assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 4
 
 
 def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_path, ice_slice, scripted, fake_openai):
@@ -157,7 +157,7 @@ def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_pat
         tmp_path, scripted, methods=["dsa-cqe", "chrf"], embedding_model="openai/embed",
         embedding_api_base=fake_openai.api_base,
     ))
-    rows = read_rows(tmp_path / "out" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 8 and report.statuses["chrf"] == {"ok": 4}
     failed = [r for r in rows if r["method"] == "dsa-cqe" and r["status"] == "llm_error"]
     assert failed and all("embed" in r["error"] for r in failed)
@@ -176,7 +176,7 @@ def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_
             tmp_path, scripted, methods=["dsa-cqe"], embedding_model="openai/embed",
             embedding_api_base=fake_openai.api_base,
         ))
-    assert read_rows(tmp_path / "out" / "scores.jsonl") == []
+    assert read_jsonl(tmp_path / "out" / "scores.jsonl") == []
 
 
 def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, scripted):
@@ -191,7 +191,7 @@ def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, 
     program = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     samples = [Sample("a", "b/c", program, program), Sample("a/b", "c", program, program)]
     score_samples(samples, _config(tmp_path, scripted, methods=["dsa-cqe"], keep_storage=True))
-    assert [r["status"] for r in read_rows(tmp_path / "out" / "scores.jsonl")] == ["ok", "ok"]
+    assert [r["status"] for r in read_jsonl(tmp_path / "out" / "scores.jsonl")] == ["ok", "ok"]
     client = chromadb.PersistentClient(path=str(tmp_path / "out" / "chroma"))
     scopes = sorted(c.metadata["scope"] for c in client.list_collections())
     assert len(scopes) == 4, scopes  # two generations and the reference of each task
@@ -204,7 +204,7 @@ def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice):
     score_samples(samples[:2], _config(tmp_path))
     with pytest.raises(WorkbenchError, match="--resume.*--overwrite"):
         score_samples(samples, _config(tmp_path, resume=True, overwrite=True))
-    assert len(read_rows(tmp_path / "out" / "scores.jsonl")) == 2
+    assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 2
 
 
 def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_slice):

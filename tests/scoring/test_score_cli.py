@@ -14,7 +14,7 @@ import time
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.scoring.results import read_rows
+from workbench.io import read_jsonl
 
 
 def _cli(args: list[str], env: dict | None = None) -> subprocess.Popen:
@@ -42,13 +42,13 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data,
     process = _cli(args)
     scores = out / "scores.jsonl"
     deadline = time.monotonic() + 240
-    while len(read_rows(scores)) < 3:
+    while len(read_jsonl(scores)) < 3:
         assert process.poll() is None, process.stdout.read().decode()
         assert time.monotonic() < deadline, "the run wrote no rows"
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    kept = read_rows(scores)
+    kept = read_jsonl(scores)
     assert 3 <= len(kept) < 8
     with fake_openai.lock:
         fake_openai.requests.clear()
@@ -57,13 +57,13 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data,
     resumed = _cli([*args, "--resume"])
     output = resumed.communicate(timeout=240)[0].decode()
     assert resumed.returncode == 0, output
-    final = read_rows(scores)
+    final = read_jsonl(scores)
     keys = [(r["task_id"], r["sample_id"]) for r in final]
     assert len(keys) == len(set(keys)) == 8  # nothing lost, nothing twice
     assert final[: len(kept)] == kept  # finished rows untouched
     assert fake_openai.count() == 8 - len(kept)  # only the unfinished samples were asked
     assert f"{len(kept)} already done" in " ".join(output.split())
-    assert len(read_rows(out / "traces.jsonl")) == 8
+    assert len(read_jsonl(out / "traces.jsonl")) == 8
 
 
 def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
@@ -76,14 +76,14 @@ def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
               "--generation-column", "completion_multipl_e", "-q", "--retries", "1"]
     result = runner.invoke(app, [*common, "--method", "dsa-cqe-simplified", "--output", str(tmp_path / "ok")])
     assert result.exit_code == 0, result.output
-    assert [r["score"] for r in read_rows(tmp_path / "ok" / "scores.jsonl")] == [3.0, 3.0]
+    assert [r["score"] for r in read_jsonl(tmp_path / "ok" / "scores.jsonl")] == [3.0, 3.0]
     sent = fake_openai.requests[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"]["properties"]["score"]["maximum"] == 4
 
     fake_openai.status = 500
     result = runner.invoke(app, [*common, "--method", "ice-score", "--method", "chrf", "--output", str(tmp_path / "bad")])
     assert result.exit_code == 0, result.output
-    rows = read_rows(tmp_path / "bad" / "scores.jsonl")
+    rows = read_jsonl(tmp_path / "bad" / "scores.jsonl")
     assert sorted((r["method"], r["status"]) for r in rows) == [("chrf", "ok"), ("chrf", "ok"), ("ice-score", "llm_error"), ("ice-score", "llm_error")]
     assert "llm_error" in result.output
     report = json.loads((tmp_path / "bad" / "run.json").read_text())
@@ -113,4 +113,4 @@ def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path
                                       "--generation-column", "completion_multipl_e", "-o", str(out), "-q"])
     assert result.exit_code == 1, result.output
     assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable(s) OPENAI_API_KEY" in result.output
-    assert read_rows(out / "scores.jsonl") == []
+    assert read_jsonl(out / "scores.jsonl") == []

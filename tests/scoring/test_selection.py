@@ -9,7 +9,7 @@ import pytest
 
 from workbench.errors import DataError
 from workbench.scoring.base import Sample
-from workbench.scoring.results import read_rows
+from workbench.io import read_jsonl
 from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
 from workbench.scoring.selection import stratified_subset
 
@@ -65,7 +65,7 @@ def test_interrupted_run_still_writes_the_wide_table(tmp_path, everything: list[
     config = ScoreConfig(methods=["chrf"], output_dir=tmp_path / "out", workers=1)
     with pytest.raises(KeyboardInterrupt):
         score_samples(everything[:10], config, on_row=stop_after_three)
-    wide = read_rows(tmp_path / "out" / "scores_wide.jsonl")
-    written = read_rows(tmp_path / "out" / "scores.jsonl")
+    wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
+    written = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert 3 <= len(wide) == len(written) < 10  # a worker may finish the sample it had started
     assert all(row["chrf"] is not None for row in wide)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from workbench.scoring.results import read_rows, write_wide_table
+from workbench.io import read_jsonl
+from workbench.scoring.results import write_wide_table
 from workbench.scoring.run import ROW_COLUMNS
 from workbench.stats import correlate
 
@@ -26,7 +27,7 @@ def test_wide_table_pivots_methods_and_nulls_failures(tmp_path):
     ]
     scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert write_wide_table(scores, tmp_path / "wide.jsonl", ROW_COLUMNS) == 2
-    wide = read_rows(tmp_path / "wide.jsonl")
+    wide = read_jsonl(tmp_path / "wide.jsonl")
     assert wide == [
         {"task_id": "T/0", "sample_id": 0, "passed": 1, "chrf": 0.5, "ice-score": 3.0},
         {"task_id": "T/0", "sample_id": 1, "passed": 0, "chrf": 0.1, "ice-score": 1.0},
@@ -39,6 +40,6 @@ def test_failed_method_is_missing_not_zero(tmp_path):
                  passed=int(s > 1)) for t in range(3) for s in range(4)]
     scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_wide_table(scores, tmp_path / "wide.jsonl", ROW_COLUMNS)
-    assert [r["m"] for r in read_rows(tmp_path / "wide.jsonl")][:4] == [None, 1.0, 2.0, 3.0]
+    assert [r["m"] for r in read_jsonl(tmp_path / "wide.jsonl")][:4] == [None, 1.0, 2.0, 3.0]
     report = correlate(str(tmp_path / "wide.jsonl"), metrics=["m"], label="passed", n_resamples=20)
     assert report.to_dict()["metrics"]["m"]["n_samples"] == 9

@@ -19,6 +19,7 @@ import datasets
 from workbench.data.loading import LoadedDataset, select_rows
 from workbench.dedup.pipeline import DedupResult, DuplicatePair
 from workbench.errors import DataError
+from workbench.io import atomic_open, atomic_write
 
 OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
 
@@ -88,7 +89,7 @@ def write_outputs(
     written: dict[str, str] = {}
 
     path = out / "clusters.json"
-    path.write_text(json.dumps([[_json_value(ids[m]) for m in cluster] for cluster in result.clusters]))
+    atomic_write(path, json.dumps([[_json_value(ids[m]) for m in cluster] for cluster in result.clusters]))
     written["clusters"] = str(path)
 
     written["pairs"] = _write_pairs(out / "pairs.csv", result.pairs, ids, ids)
@@ -96,7 +97,7 @@ def write_outputs(
         written["cross_group_pairs"] = _write_pairs(out / "cross_group_pairs.csv", result.cross_group_pairs, ids, ids)
     if result.reference is not None:
         path = out / "contamination.csv"
-        with path.open("w", newline="") as handle:
+        with atomic_open(path, newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id", "split", "reference_id", "set_jaccard", "multiset_jaccard"])
             for p in result.contamination:
@@ -105,7 +106,7 @@ def write_outputs(
         written["contamination"] = str(path)
 
     path = out / "removed.csv"
-    with path.open("w", newline="") as handle:
+    with atomic_open(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "split", "reason", "duplicate_of"])
         for index in sorted(result.removed):
@@ -118,7 +119,7 @@ def write_outputs(
         # rows that could not be tokenized, and files of a source folder that were never loaded
         # (binary, not UTF-8, empty): neither is in the deduplicated output, both are listed here
         path = out / "unreadable.csv"
-        with path.open("w", newline="") as handle:
+        with atomic_open(path, newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id", "split", "reason"])
             for index, reason in result.failures.items():
@@ -128,7 +129,7 @@ def write_outputs(
         written["unreadable"] = str(path)
 
     path = out / "report.json"
-    path.write_text(json.dumps(report, indent=2, default=str))
+    atomic_write(path, json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
 
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
@@ -203,7 +204,7 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
 
 
 def _write_pairs(path: Path, pairs: list[DuplicatePair], ids_a: list, ids_b: list) -> str:
-    with path.open("w", newline="") as handle:
+    with atomic_open(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id_a", "id_b", "set_jaccard", "multiset_jaccard", "kind"])
         for p in pairs:

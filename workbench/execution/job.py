@@ -20,11 +20,12 @@ import datasets
 import platformdirs
 
 from workbench.data.loading import load_records
+from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.errors import DataError, WorkbenchError
 from workbench.execution.isolation import Isolation, SandboxUnavailableError, detect_isolation
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
-from workbench.execution.results import ResultWriter, pass_at_1, read_results, result_key, status_counts
+from workbench.execution.results import ResultWriter, pass_at_1, read_results, status_counts
 from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, SampleOutcome, new_token
 from workbench.execution.timeouts import (
     DEFAULT_TIMEOUT_FACTOR,
@@ -133,11 +134,14 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One generation to execute."""
+class Sample(BaseSample):
+    """One generation to execute (its ids and key: :class:`~workbench.data.samples.BaseSample`).
 
-    task_id: str
-    sample_id: Any
+    Attributes:
+        completion: the generated code, or ``None`` (recorded as an ``error`` row, never run).
+        prompt: the prompt to put before it, or ``None`` for the problem's own prompt.
+    """
+
     completion: str | None
     prompt: str | None
 
@@ -300,10 +304,9 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
 
     loaded = load_records(source)
     dataset = loaded.concatenated() if len(loaded.splits) > 1 else next(iter(loaded.splits.values()))
-    sample_column: str | None = config.sample_column
-    if sample_column not in dataset.column_names and sample_column == ExecutionConfig.sample_column:
-        notes.append(f"the generations have no {sample_column!r} column: samples are numbered 0, 1, ... per task in file order")
-        sample_column = None
+    sample_column = resolve_sample_column(dataset.column_names, config.sample_column, ExecutionConfig.sample_column)
+    if sample_column is None:
+        notes.append(f"the generations have no {config.sample_column!r} column: samples are numbered 0, 1, ... per task in file order")
     require_columns(
         dataset,
         {
@@ -319,24 +322,17 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
         {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
         where=f"the generations ({source})",
     )
-    samples: list[Sample] = []
-    seen: set[tuple[str, str]] = set()
-    per_task: dict[str, int] = {}
     columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column) if c]
-    for row in dataset.select_columns(list(dict.fromkeys(columns))):
-        task_id = str(row[config.task_column])
-        if sample_column is None:
-            sample_id: Any = per_task.get(task_id, 0)
-            per_task[task_id] = sample_id + 1
-        else:
-            sample_id = row[sample_column]
-        key = result_key(task_id, sample_id)
-        if key in seen:
-            raise DataError(f"the generations list task {task_id!r} sample {sample_id!r} twice; sample ids must be unique per task")
-        seen.add(key)
+    samples: list[Sample] = []
+    for task_id, sample_id, row in number_samples(
+        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column
+    ):
         completion = row[config.completion_column]
         prompt = row[config.prompt_column] if config.prompt_column else None
         samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt))
+    check_unique((s.key for s in samples), where=f"the generations ({source})",
+                 columns=(config.task_column, sample_column or "numbered sample id"),
+                 hint="sample ids must be unique per task")
     return samples
 
 
@@ -471,7 +467,7 @@ def execute_generations(
         notes.insert(0, isolation.warning)
     guard = SandboxFailureGuard(isolation, config.sandbox_failure_limit)
     try:
-        todo = [s for s in samples if result_key(s.task_id, s.sample_id) not in writer.finished]
+        todo = [s for s in samples if s.key not in writer.finished]
         summary.skipped_finished = len(samples) - len(todo)
         if config.max_samples is not None:
             todo = todo[: config.max_samples]

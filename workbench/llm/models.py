@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
+from workbench.io import AtomicFile, atomic_write
 from workbench.network import endpoint_reachable
 
 #: environment variables that choose where model files are stored (first one set wins)
@@ -279,9 +280,7 @@ def sha256_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> st
 def _write_stamp(spec: ModelSpec, path: Path) -> None:
     stat = path.stat()
     stamp = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "verified_at": time.time()}
-    tmp = _stamp_path(path).with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(stamp))
-    os.replace(tmp, _stamp_path(path))
+    atomic_write(_stamp_path(path), json.dumps(stamp))
 
 
 def _stamp_matches(spec: ModelSpec, path: Path) -> bool:
@@ -406,17 +405,17 @@ def _hf_endpoint(endpoint: str | None) -> str:
 
 
 class _Sink:
-    """Writes a stream to a temp file beside the target while hashing and counting it."""
+    """Writes a stream to a temp file beside the target (:class:`workbench.io.AtomicFile`) while
+    hashing and counting it; it replaces the target only once verified."""
 
     def __init__(self, target: Path):
         self.target = target
-        self.tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
-        self._handle = open(self.tmp, "wb")
+        self._file = AtomicFile(target, "wb")
         self.digest = hashlib.sha256()
         self.size = 0
 
     def write(self, chunk: bytes) -> None:
-        self._handle.write(chunk)
+        self._file.handle.write(chunk)
         self.digest.update(chunk)
         self.size += len(chunk)
 
@@ -426,9 +425,6 @@ class _Sink:
         Raises:
             ModelVerificationError: the bytes are not the pinned file (the temp file is deleted).
         """
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
         sha = self.digest.hexdigest()
         if self.size != spec.size or sha != spec.sha256:
             self.discard()
@@ -436,14 +432,12 @@ class _Sink:
                 f"{spec.alias} from {source}: got {self.size:,} bytes with sha256 {sha}, expected "
                 f"{spec.size:,} bytes with sha256 {spec.sha256}; the file was deleted"
             )
-        os.replace(self.tmp, self.target)
+        self._file.commit()
         _write_stamp(spec, self.target)
         return self.target
 
     def discard(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
-        self.tmp.unlink(missing_ok=True)
+        self._file.discard()
 
 
 def _pull_huggingface(spec: ModelSpec, target: Path, endpoint: str, reporter: _Reporter) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.io import atomic_write
 from workbench.pipeline.config import STAGES, PipelineConfig, check_stage_names
 from workbench.pipeline.preflight import Preflight, run_preflight
 from workbench.pipeline.stages import StagePlan, plan_stages
+from workbench.run_layout import RunLayout
 
-MANIFEST_FILE = "run.json"
+MANIFEST_FILE = RunLayout.MANIFEST
 
 #: commands that continue an interrupted run with ``--resume`` and restart with ``--overwrite``
 _RESUMABLE = {"execute", "score"}
@@ -136,11 +137,15 @@ class Manifest:
         self.data["stages"][name].update(fields)
         self.save()
 
+    def record_plan(self, plans: list[StagePlan]) -> None:
+        """Record which files each stage writes (``plan``: stage -> ``outputs``, ``partial``,
+        relative paths), so the report reads them from here and notes a missing one."""
+        layout = RunLayout(self.path.parent)
+        self.data["plan"] = {plan.name: {"outputs": layout.relative(plan.outputs), "partial": layout.relative(plan.partial)}
+                             for plan in plans}
+
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(self.data, indent=2))
-        os.replace(temporary, self.path)
+        atomic_write(self.path, json.dumps(self.data, indent=2))
 
 
 def _invoke(plan: StagePlan, extra: list[str]) -> None:
@@ -278,6 +283,7 @@ def run_pipeline(
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config)
+    manifest.record_plan(plans)
     manifest.save()
     result = RunResult(run_dir, preflight)
     keys: dict[str, str] = {}

@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench.pipeline.config import PipelineConfig
 from workbench.pipeline.options import to_argv
+from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 
 #: score options that choose the subset: they do not apply to ``score_all``
 _SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed")
@@ -115,6 +116,11 @@ def _score_argv(config: PipelineConfig, columns: set[str], section: dict[str, An
     return [data["source"], *to_argv("score", values)]
 
 
+def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
+    return {"json_path": str(layout / RunLayout.CORRELATE_JSON[scope]),
+            "plot_path": str(layout / RunLayout.CORRELATE_PLOT[scope])}
+
+
 def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     """Build every stage of ``config`` (enabled or not: a disabled one has a ``skip_reason``).
 
@@ -129,80 +135,81 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         KeyError, ValueError: from :func:`workbench.pipeline.options.to_argv` (a config value
             that does not fit its option); the config checks make these rare.
     """
-    run = config.output
+    layout = RunLayout(config.output)
     data = config.data
     methods, cheap = score_methods(config)
     shipped = shipped_metrics(config)
     plans: list[StagePlan] = []
 
     section = dict(config.sections["decontaminate"])
-    plan = StagePlan("decontaminate", "dedup", outputs=[run / "decontaminate" / "report.json"])
+    plan = StagePlan("decontaminate", "dedup", outputs=layout.outputs("decontaminate"))
     if not section.get("against"):
         plan.skip_reason = "[decontaminate] against is not set"
     else:
-        plan.argv = _dedup_argv(config, columns, section, run / "decontaminate")
+        plan.argv = _dedup_argv(config, columns, section, layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
     plans.append(plan)
 
-    plans.append(StagePlan("dedup", "dedup", _dedup_argv(config, columns, dict(config.sections["dedup"]), run / "dedup"),
-                           [run / "dedup" / "report.json"]))
+    dedup_folder = layout / RunLayout.DEDUP_FOLDERS["dedup"]
+    plans.append(StagePlan("dedup", "dedup", _dedup_argv(config, columns, dict(config.sections["dedup"]), dedup_folder),
+                           layout.outputs("dedup")))
 
     values = {
         "task_column": data["task_column"],
         "sample_column": data["sample_column"] if data["sample_column"] in columns else None,
         "completion_column": data["code_column"], "language": data["language"],
-        **config.sections["execute"], "output": str(run / "execute" / "results.jsonl"),
+        **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
     }
     plans.append(StagePlan("execute", "execute", [data["source"], *to_argv("execute", values)],
-                           [run / "execute" / "results.jsonl"], partial=[run / "execute" / "results.jsonl"]))
+                           layout.outputs("execute"), partial=layout.partial("execute")))
 
-    llm_dir, all_dir = run / "score" / "llm", run / "score" / "all"
-    plan = StagePlan("score", "score", outputs=[llm_dir / "scores_wide.jsonl"], partial=[llm_dir / "scores.jsonl"])
+    score_dir = {scope: layout / RunLayout.SCORE_FOLDERS[scope] for scope in SCOPES}
+    wide = {scope: str(layout / RunLayout.score_file(scope, WIDE_SCORES_FILE)) for scope in SCOPES}
+    plan = StagePlan("score", "score", outputs=layout.outputs("score"), partial=layout.partial("score"))
     if len(cheap) == len(methods):
         plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
     else:
-        plan.argv = _score_argv(config, columns, dict(config.sections["score"]), llm_dir)
+        plan.argv = _score_argv(config, columns, dict(config.sections["score"]), score_dir["subset"])
     plans.append(plan)
 
-    plan = StagePlan("score_all", "score", outputs=[all_dir / "scores_wide.jsonl"], partial=[all_dir / "scores.jsonl"])
+    plan = StagePlan("score_all", "score", outputs=layout.outputs("score_all"), partial=layout.partial("score_all"))
     if not cheap:
         plan.skip_reason = "no method without an LLM in [score] method"
     else:
         section = {k: v for k, v in config.sections["score"].items() if k not in _SUBSET_KEYS}
         section["method"] = cheap
-        plan.argv = _score_argv(config, columns, section, all_dir)
+        plan.argv = _score_argv(config, columns, section, score_dir["all"])
     plans.append(plan)
 
     enabled = set(config.stages)
     label_source: dict[str, Any] = {}
     after_execute: list[str] = []
     if "execute" in enabled:
-        label_source["results"] = str(run / "execute" / "results.jsonl")
+        label_source["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
         after_execute = ["execute"]
     elif data["label_column"]:
         label_source["label"] = data["label_column"]
     correlate = dict(config.sections["correlate"])
     correlate.pop("metric", None)
 
-    plan = StagePlan("correlate", "correlate", outputs=[run / "correlate" / "subset.json"],
-                     after=[*after_execute, "score"])
+    plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"])
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
         values = {"metric": methods + [m for m in shipped if m not in methods], **label_source, **correlate,
-                  "json_path": str(run / "correlate" / "subset.json"), "plot_path": str(run / "correlate" / "subset.png")}
-        plan.argv = [str(llm_dir / "scores_wide.jsonl"), *to_argv("correlate", values)]
+                  **_correlate_paths(layout, "subset")}
+        plan.argv = [wide["subset"], *to_argv("correlate", values)]
     plans.append(plan)
 
-    plan = StagePlan("correlate_all", "correlate", outputs=[run / "correlate" / "all.json"], after=list(after_execute))
+    plan = StagePlan("correlate_all", "correlate", outputs=layout.outputs("correlate_all"), after=list(after_execute))
     metrics = cheap + [m for m in shipped if m not in cheap]
     if not metrics:
         plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"
     else:
         values = {"metric": metrics, **label_source, **correlate,
-                  "json_path": str(run / "correlate" / "all.json"), "plot_path": str(run / "correlate" / "all.png")}
+                  **_correlate_paths(layout, "all")}
         if cheap and "score_all" in enabled:
             plan.after.append("score_all")
-            plan.argv = [str(all_dir / "scores_wide.jsonl"), *to_argv("correlate", values)]
+            plan.argv = [wide["all"], *to_argv("correlate", values)]
         else:
             # the shipped columns are read from the dataset itself
             values = {"task_column": data["task_column"], "sample_column": data["sample_column"],
@@ -213,8 +220,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
                 plan.skip_reason = "score_all does not run and there is no [correlate] metric"
     plans.append(plan)
 
-    plans.append(StagePlan("report", None, outputs=[run / "report.json", run / "report.html"],
-                           after=[p.name for p in plans]))
+    plans.append(StagePlan("report", None, outputs=layout.outputs("report"), after=[p.name for p in plans]))
     for plan in plans:
         if plan.skip_reason is None and plan.name not in enabled:
             plan.skip_reason = "not in [run] stages"

@@ -19,22 +19,18 @@ import os
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
+from workbench.io import atomic_write
 from workbench.report.collect import REPORT_SCHEMA, build_report_data
 from workbench.report.html import render_html
 from workbench.report.references import REFERENCE_CORRELATIONS
 
-REPORT_JSON = "report.json"
-REPORT_HTML = "report.html"
+from workbench.run_layout import RunLayout
+
+REPORT_JSON = RunLayout.REPORT_JSON
+REPORT_HTML = RunLayout.REPORT_HTML
 
 #: what a run folder holds at least one of (``run.json`` from the pipeline, or a stage's folder)
-_RUN_FOLDER_MARKS = ("run.json", "decontaminate", "dedup", "execute", "score", "correlate")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    # data may hold lone surrogates (undecodable bytes kept by a loader): escaped, never a crash
-    temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
-    temporary.replace(path)
+_RUN_FOLDER_MARKS = RunLayout.MARKS
 
 
 def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -62,8 +58,9 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     text = json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str)
     html = render_html(json.loads(text))
     json_path, html_path = folder / REPORT_JSON, folder / REPORT_HTML
-    _write_atomically(json_path, text + "\n")
-    _write_atomically(html_path, html)
+    # data may hold lone surrogates (undecodable bytes kept by a loader): escaped, never a crash
+    atomic_write(json_path, text + "\n", errors="backslashreplace")
+    atomic_write(html_path, html, errors="backslashreplace")
     return json_path, html_path
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, references_for
-from workbench.report.run_folder import RunFolder, load_dataset, sample_key
+from workbench.data.samples import sample_key
+from workbench.report.run_folder import RunFolder, load_dataset
 from workbench.report.samples import sample_views
 from workbench.report.sections import (
     correlation_section,
@@ -20,6 +21,7 @@ from workbench.report.sections import (
     scoring_section,
 )
 from workbench.report.stages import run_state, section_notes, stage_overview
+from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 
 #: version of the report.json layout; bump on incompatible changes
 REPORT_SCHEMA = "workbench-report/1"
@@ -85,7 +87,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
     if results:
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
-                 if r.get("passed") in (0, 1, True, False)}, "our execution results, execute/results.jsonl")
+                 if r.get("passed") in (0, 1, True, False)}, f"our execution results, {RunLayout.EXECUTE_RESULTS}")
     labels = {}
     for row in data_rows or []:
         value = row.get(label_column)
@@ -106,8 +108,8 @@ def _distributions(
         "failed": [scores]}``.
     """
     tables = {}
-    for scope, base in (("subset", "score/llm"), ("all", "score/all")):
-        rows = folder.jsonl(f"{base}/scores_wide.jsonl") or []
+    for scope in SCOPES:
+        rows = folder.jsonl(RunLayout.score_file(scope, WIDE_SCORES_FILE)) or []
         tables[scope] = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in rows}
     data = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in data_rows or []}
     out: dict[str, Any] = {}
@@ -148,7 +150,7 @@ def _cost_per_sample(scoring: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
 
 
 def _subset_keys(folder: RunFolder, scoring: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = folder.jsonl("score/subset.jsonl")
+    rows = folder.jsonl(RunLayout.SCORE_SUBSET)
     if rows is None:  # no subset file: every sample an LLM method scored
         rows = (scoring.get("subset") or {}).get("rows") or []
     return list(dict.fromkeys(sample_key(r.get("task_id"), r.get("sample_id")) for r in rows))
@@ -179,13 +181,13 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_dir():
         raise WorkbenchError(f"run folder {str(path)!r} does not exist or is not a folder")
     folder = RunFolder(path)
-    run = folder.json_object("run.json")
+    run = folder.json_object(RunLayout.MANIFEST)
     run = run if isinstance(run, dict) else None
     config = (run or {}).get("config") if isinstance((run or {}).get("config"), dict) else None
     stages = stage_overview(folder, run)
     dataset = load_dataset(folder, config)
     data_rows = dataset.rows
-    results = folder.jsonl("execute/results.jsonl")
+    results = folder.jsonl(RunLayout.EXECUTE_RESULTS)
     if results is not None:  # calibration progress rows are not samples
         results = [r for r in results if r.get("phase") != "calibrate"]
     correlations = correlation_section(folder)

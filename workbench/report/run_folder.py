@@ -2,19 +2,7 @@
 failing on a missing, partial or damaged file: every problem becomes a sentence in
 :attr:`RunFolder.problems` that the report shows.
 
-Layout (paths relative to the run folder)::
-
-    run.json                      pipeline record: config, stages (status, seconds, command, error)
-    data.jsonl                    the dataset rows (optional: else the config's [data] source)
-    decontaminate/report.json     dedup --against (near-duplicates of the benchmark)
-    decontaminate/contamination.csv
-    dedup/report.json             in-set dedup; clusters.json, pairs.csv, removed.csv
-    execute/results.jsonl         one row per sample; execute/summary.json
-    score/subset.jsonl            the stratified subset given to the LLM methods
-    score/llm/                    scores.jsonl, scores_wide.jsonl, traces.jsonl, run.json
-    score/all/                    cheap metrics on every row (same files)
-    correlate/subset.json         workbench correlate --json on the subset
-    correlate/all.json            ... on all rows
+The folder's layout is :class:`workbench.run_layout.RunLayout`.
 """
 
 from __future__ import annotations
@@ -25,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.samples import SampleNumbering
 from workbench.errors import WorkbenchError
+from workbench.run_layout import RunLayout
 
 @dataclass
 class RunFolder:
@@ -113,11 +103,6 @@ class RunFolder:
             return None
 
 
-def sample_key(task_id: Any, sample_id: Any) -> tuple[str, str]:
-    """The (task, sample) join key used by every stage (ids compared as strings)."""
-    return (str(task_id), str(sample_id))
-
-
 def dedup_id(task_id: Any, sample_id: Any) -> str:
     """The row id ``workbench dedup --id-column task_id,sample_id`` writes (``"HumanEval/5:44"``)."""
     return f"{task_id}:{sample_id}"
@@ -160,8 +145,8 @@ def load_dataset(folder: RunFolder, config: dict[str, Any] | None) -> Dataset:
                             ("label", "label_column"), ("language", "language")):
         if isinstance(data.get(config_key), str) and data[config_key]:
             columns[key] = data[config_key]
-    rows = folder.jsonl("data.jsonl")
-    source = "data.jsonl" if rows is not None else None
+    rows = folder.jsonl(RunLayout.DATA)
+    source = RunLayout.DATA if rows is not None else None
     if rows is None and isinstance(data.get("source"), str):
         source = data["source"]
         rows = _load_source(folder, source, data.get("split"))
@@ -182,12 +167,11 @@ def _load_source(folder: RunFolder, source: str, split: Any) -> list[dict[str, A
 
 
 def _add_keys(rows: list[dict[str, Any]], task_column: str, sample_column: str) -> None:
-    numbering: dict[str, int] = {}
+    numbering = SampleNumbering()
     for row in rows:
         task = row.get(task_column)
         row.setdefault("task_id", task)
         if sample_column in row:
             row.setdefault("sample_id", row[sample_column])
         else:
-            row.setdefault("sample_id", numbering.get(str(task), 0))
-            numbering[str(task)] = numbering.get(str(task), 0) + 1
+            row.setdefault("sample_id", numbering.next_id(task))

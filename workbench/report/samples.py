@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench.report.run_folder import RunFolder, dedup_id, sample_key
+from workbench.data.samples import sample_key
+from workbench.report.run_folder import RunFolder, dedup_id
+from workbench.run_layout import TRACES_FILE, RunLayout
 
 #: longest text kept per prompt/response/code field; the rest is cut with a note (the full text
 #: stays in the stage's own files)
@@ -164,7 +166,7 @@ def duplicate_marks(folder: RunFolder) -> dict[str, dict[str, Any]]:
         when they apply).
     """
     marks: dict[str, dict[str, Any]] = {}
-    clusters = folder.json("dedup/clusters.json")
+    clusters = folder.json(RunLayout.dedup_file("dedup", RunLayout.DEDUP_CLUSTERS))
     if isinstance(clusters, list):
         for number, members in enumerate(clusters, 1):
             if not isinstance(members, list):
@@ -173,10 +175,10 @@ def duplicate_marks(folder: RunFolder) -> dict[str, dict[str, Any]]:
                 marks.setdefault(str(member), {}).update(
                     {"cluster": number, "cluster_size": len(members), "cluster_members": [str(m) for m in members[:20]]}
                 )
-    for row in folder.csv("dedup/removed.csv") or []:
+    for row in folder.csv(RunLayout.dedup_file("dedup", RunLayout.DEDUP_REMOVED)) or []:
         if row.get("id"):
             marks.setdefault(row["id"], {})["duplicate_of"] = row.get("duplicate_of")
-    for row in folder.csv("decontaminate/contamination.csv") or []:
+    for row in folder.csv(RunLayout.dedup_file("decontaminate", RunLayout.DEDUP_CONTAMINATION)) or []:
         if row.get("id"):
             marks.setdefault(row["id"], {}).setdefault("benchmark", []).append(
                 {"reference_id": row.get("reference_id"), "set_jaccard": row.get("set_jaccard"),
@@ -187,7 +189,7 @@ def duplicate_marks(folder: RunFolder) -> dict[str, dict[str, Any]]:
 
 def _task_order(key: tuple[str, str]) -> tuple:
     def natural(text: str) -> tuple:
-        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(text)))
 
     return natural(key[0]), natural(key[1])
 
@@ -223,7 +225,7 @@ def sample_views(
     columns = code_columns(columns, set().union(*(r.keys() for r in data_rows)) if data_rows else set())
     wanted = set(subset_keys)
     traces: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    for record in folder.jsonl("score/llm/traces.jsonl") or []:
+    for record in folder.jsonl(RunLayout.score_file("subset", TRACES_FILE)) or []:
         key = sample_key(record.get("task_id"), record.get("sample_id"))
         if key in wanted:
             traces.setdefault(key, {})[str(record.get("method"))] = record  # newest wins

@@ -10,12 +10,9 @@ import math
 from collections import Counter
 from typing import Any
 
-from workbench.report.run_folder import RunFolder, sample_key
-
-#: correlate outputs: scope name -> file
-CORRELATION_FILES = {"subset": "correlate/subset.json", "all": "correlate/all.json"}
-#: score outputs: scope name -> folder
-SCORE_FOLDERS = {"subset": "score/llm", "all": "score/all"}
+from workbench.data.samples import sample_key
+from workbench.report.run_folder import RunFolder
+from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
 STDERR_EXCERPT_CHARS = 1500
 
@@ -36,7 +33,7 @@ def correlation_section(folder: RunFolder) -> dict[str, Any]:
         ``{"subset": dict | None, "all": dict | None}`` (the correlate report as written).
     """
     out = {}
-    for scope, path in CORRELATION_FILES.items():
+    for scope, path in RunLayout.CORRELATE_JSON.items():
         report = folder.json_object(path)
         metrics = (report or {}).get("metrics")
         if report is not None and not (isinstance(metrics, dict) and all(isinstance(m, dict) for m in metrics.values())):
@@ -71,8 +68,8 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
         status ``ok``; ``errors`` holds up to three example error messages.
     """
     out: dict[str, Any] = {}
-    for scope, base in SCORE_FOLDERS.items():
-        rows = folder.jsonl(f"{base}/scores.jsonl")
+    for scope in SCOPES:
+        rows = folder.jsonl(RunLayout.score_file(scope, SCORES_FILE))
         if rows is None:
             out[scope] = None
             continue
@@ -102,7 +99,7 @@ def scoring_section(folder: RunFolder) -> dict[str, Any]:
         for entry in methods.values():
             entry["statuses"] = dict(entry["statuses"].most_common())
             entry["uses_llm"] = bool(entry["model"]) or entry["llm_calls"] > 0 or entry["cache_hits"] > 0
-        run = folder.json_object(f"{base}/run.json")
+        run = folder.json_object(RunLayout.score_file(scope, RUN_FILE))
         if run is not None and not isinstance(run.get("usage"), dict):
             run = {k: v for k, v in run.items() if k != "usage"}
         out[scope] = {"methods": methods, "run": run, "rows": rows}
@@ -119,8 +116,8 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
         summary and the largest clusters; ``against`` has the ``contamination`` block and the rows
         of ``contamination.csv``.
     """
-    in_set = folder.json_object("dedup/report.json")
-    against = folder.json_object("decontaminate/report.json")
+    in_set = folder.json_object(RunLayout.dedup_file("dedup", RunLayout.DEDUP_REPORT))
+    against = folder.json_object(RunLayout.dedup_file("decontaminate", RunLayout.DEDUP_REPORT))
     section: dict[str, Any] = {"in_set": None, "against": None}
     if isinstance(in_set, dict):
         section["in_set"] = {
@@ -134,7 +131,7 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
         section["against"] = {
             "overall": _mapping(against.get("overall")),
             "contamination": _mapping(against.get("contamination")),
-            "rows": (folder.csv("decontaminate/contamination.csv") or [])[:200],
+            "rows": (folder.csv(RunLayout.dedup_file("decontaminate", RunLayout.DEDUP_CONTAMINATION)) or [])[:200],
             "parameters": _mapping(against.get("parameters")),
         }
     return section
@@ -193,7 +190,7 @@ def execution_section(
     """
     if results is None:
         return None
-    summary = folder.json_object("execute/summary.json")
+    summary = folder.json_object(RunLayout.EXECUTE_SUMMARY)
     statuses = Counter(str(r.get("status")) for r in results)
     passed = sum(1 for r in results if _binary(r.get("passed")) == 1)
     isolation = Counter(str(r.get("isolation")) for r in results if r.get("isolation"))

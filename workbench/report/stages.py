@@ -1,7 +1,9 @@
 """Which stages of a run ran, failed, were skipped or are missing, and why.
 
-The stage names are those of ``workbench run`` (:mod:`workbench.pipeline.stages`); a folder
-without ``run.json`` (built by the single commands) is judged by its files.
+The stage names are those of ``workbench run`` (:mod:`workbench.pipeline.stages`). Which files
+a stage writes is read from ``run.json``'s plan, and a planned file that is missing is said in
+the section's note; a folder without ``run.json`` (built by the single commands) is judged by
+the files of :data:`workbench.run_layout.STAGE_OUTPUTS`.
 """
 
 from __future__ import annotations
@@ -9,17 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.report.run_folder import RunFolder
+from workbench.run_layout import STAGE_OUTPUTS, planned_outputs
 
-#: stage -> the file that shows it ran (folders without run.json are judged by these)
-STAGE_OUTPUTS: dict[str, str] = {
-    "decontaminate": "decontaminate/report.json",
-    "dedup": "dedup/report.json",
-    "execute": "execute/results.jsonl",
-    "score": "score/llm/scores.jsonl",
-    "score_all": "score/all/scores.jsonl",
-    "correlate": "correlate/subset.json",
-    "correlate_all": "correlate/all.json",
-}
 #: report section -> the stages it shows
 SECTION_STAGES: dict[str, tuple[str, ...]] = {
     "decontaminate": ("decontaminate",),
@@ -41,18 +34,25 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
 
     Returns:
         ``[{"name", "status", "seconds", "error", "detail", "command", "output", "output_exists",
-        "source"}]`` in pipeline order. ``status`` is the pipeline's (``done``, ``failed``,
-        ``skipped``, ``pending``, ``running``, ``interrupted``) or, without a record, ``present``
-        (its output exists) or ``missing``; ``source`` is ``"run.json"`` or ``"files"``.
+        "outputs", "missing_outputs", "outputs_from", "source"}]`` in pipeline order. ``status``
+        is the pipeline's (``done``, ``failed``, ``skipped``, ``pending``, ``running``,
+        ``interrupted``) or, without a record, ``present`` (its outputs exist) or ``missing``;
+        ``outputs`` are the files the stage writes (``outputs_from``: ``"run.json plan"`` or
+        ``"layout"``), ``output`` the first of them, ``output_exists`` whether all exist and
+        ``missing_outputs`` those that do not; ``source`` is ``"run.json"`` or ``"files"``. The
+        report stage's own files are not judged (they are being written).
     """
     recorded: dict[str, dict[str, Any]] = {}
     if isinstance(run, dict) and isinstance(run.get("stages"), dict):
         recorded = {str(n): v for n, v in run["stages"].items() if isinstance(v, dict)}
-    names = list(dict.fromkeys([*recorded, *STAGE_OUTPUTS])) if recorded else list(STAGE_OUTPUTS)
+    stages = [name for name in STAGE_OUTPUTS if name != "report"]
+    names = list(dict.fromkeys([*recorded, *stages])) if recorded else stages
     overview = []
     for name in names:
-        output = STAGE_OUTPUTS.get(name)
-        exists = bool(output) and folder.exists(output)
+        outputs, outputs_from = planned_outputs(run, name) if name != "report" else ([], "layout")
+        missing = [path for path in outputs if not folder.exists(path)]
+        output = outputs[0] if outputs else None
+        exists = bool(outputs) and not missing
         record = recorded.get(name)
         if record is None:
             status, source = ("present" if exists else "missing"), "files"
@@ -66,7 +66,8 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
         overview.append({
             "name": name, "status": status, "seconds": (record or {}).get("seconds"), "error": error,
             "detail": (record or {}).get("detail"), "command": command, "output": output,
-            "output_exists": exists, "source": source,
+            "output_exists": exists, "outputs": outputs, "missing_outputs": missing, "outputs_from": outputs_from,
+            "source": source,
         })
     return overview
 
@@ -90,7 +91,9 @@ def section_notes(stages: list[dict[str, Any]]) -> dict[str, str]:
                 continue
             reason = stage.get("error") or stage.get("detail")
             if stage["status"] in _FINE:
-                reason = f"its output {stage['output']} is missing"
+                named = " (named in run.json's plan)" if stage.get("outputs_from") == "run.json plan" else ""
+                missing = stage.get("missing_outputs") or [stage["output"]]
+                reason = f"its output {', '.join(missing)}{named} is missing"
             elif stage["status"] == "running" and not reason:
                 # run.json cannot tell a live run from one that was killed (SIGKILL, power loss)
                 reason = "or was stopped without recording it (killed); rerun `workbench run` to resume it"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from workbench.data.samples import BaseSample
 from workbench.languages.spec import LanguagePlugin
 from workbench.llm.client import Exchange, LLMClient, Usage
 
@@ -18,20 +19,17 @@ STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped", "err
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One generated program and its reference.
+class Sample(BaseSample):
+    """One generated program and its reference (its ids and key:
+    :class:`~workbench.data.samples.BaseSample`).
 
     Attributes:
-        task_id: the problem's id (``"HumanEval/0"``).
-        sample_id: the generation's id within the task (a string; ints are converted).
         generation: the generated code (a body completing ``prompt`` when a prompt is given).
         reference: the reference code (same layout as ``generation``).
         prompt: the problem's prompt (signature and docstring), or ``""``.
         carried: input columns copied into the output rows (e.g. ``passed``).
     """
 
-    task_id: str
-    sample_id: str | int
     generation: str
     reference: str
     prompt: str = ""

@@ -31,17 +31,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
 from workbench.errors import DataError, WorkbenchError
+from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
 from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.scoring.methods import make_method
-from workbench.scoring.results import JsonlWriter, read_rows, write_wide_table
+from workbench.scoring.results import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
 
-SCORES_FILE = "scores.jsonl"
-WIDE_SCORES_FILE = "scores_wide.jsonl"
-TRACES_FILE = "traces.jsonl"
-RUN_FILE = "run.json"
 #: held by a run for its whole length, so two runs never write one folder at once
 LOCK_FILE = ".score.lock"
 
@@ -109,7 +107,7 @@ def load_samples(
     prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
     if not use_prompt:
         prompt_column = None
-    sample_column = columns.sample if columns.sample in available or columns.sample != "sample_id" else None
+    sample_column = resolve_sample_column(available, columns.sample)
     loaded.require_columns(
         {
             "--task-column": columns.task,
@@ -129,31 +127,23 @@ def load_samples(
         carry = (*carry, stratify_column)
     loaded.require_columns({"--carry": c for c in carry})
     samples: list[Sample] = []
-    seen: set[tuple[str, str]] = set()
-    # without a sample column, samples are numbered 0, 1, ... per task in file order, as
-    # ``workbench execute`` numbers them, so the two outputs join on (task_id, sample_id)
-    next_in_task: dict[str, int] = {}
-    for dataset in loaded.splits.values():
-        for row in dataset:
-            task = str(row[columns.task])
-            sample_id = row[sample_column] if sample_column else next_in_task.get(task, 0)
-            next_in_task[task] = next_in_task.get(task, 0) + 1
-            key = (str(row[columns.task]), str(sample_id))
-            if key in seen:
-                raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; pass --sample-column with a unique id")
-            seen.add(key)
-            samples.append(
-                Sample(
-                    task_id=str(row[columns.task]),
-                    sample_id=sample_id,
-                    generation=row[columns.generation] or "",
-                    reference=row[columns.reference] or "",
-                    prompt=(row[prompt_column] or "") if prompt_column else "",
-                    carried={c: row[c] for c in carry},
-                )
+    rows = (row for dataset in loaded.splits.values() for row in dataset)
+    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+        samples.append(
+            Sample(
+                task_id=task_id,
+                sample_id=sample_id,
+                generation=row[columns.generation] or "",
+                reference=row[columns.reference] or "",
+                prompt=(row[prompt_column] or "") if prompt_column else "",
+                carried={c: row[c] for c in carry},
             )
-            if limit is not None and not stratified and len(samples) >= limit:
-                return samples
+        )
+        if limit is not None and not stratified and len(samples) >= limit:
+            break
+    check_unique((s.key for s in samples), where=f"the samples ({source})",
+                 columns=(columns.task, sample_column or "numbered sample id"),
+                 hint="pass --sample-column with a unique id")
     if stratified:
         return stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
     return samples
@@ -334,20 +324,6 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
             )
 
 
-def _check_unique(samples: list[Sample]) -> None:
-    """Refuse two samples with one (task, sample) id: both would be scored under one key.
-
-    Raises:
-        DataError: naming the first duplicate.
-    """
-    seen: set[tuple[str, str]] = set()
-    for sample in samples:
-        key = (sample.task_id, str(sample.sample_id))
-        if key in seen:
-            raise DataError(f"duplicate sample {key[1]!r} of task {key[0]!r}; every (task, sample) pair must be unique")
-        seen.add(key)
-
-
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
@@ -381,7 +357,7 @@ def score_samples(
     if any(m.uses_llm for m in methods) and config.llm is None:
         raise WorkbenchError("an LLM method was asked for but no --model was given")
     _check_carried_columns(samples, methods)
-    _check_unique(samples)
+    check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
     language = get_language(config.language)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -396,10 +372,10 @@ def score_samples(
 
         done: set[tuple[str, str, str]] = set()
         if config.resume:
-            for row in read_rows(scores_path):
+            for row in read_jsonl(scores_path):
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
                     continue
-                done.add((str(row["task_id"]), str(row["sample_id"]), row["method"]))
+                done.add((*row_key(row), row["method"]))
 
         llm = None
         cache = None
@@ -417,9 +393,11 @@ def score_samples(
             run_key=f"{out.resolve()}",
             keep_storage=config.keep_storage,
         )
-        scores_writer = JsonlWriter(scores_path, append=config.resume)
-        traces_writer = JsonlWriter(traces_path, append=config.resume)
-        run_path.write_text(json.dumps({"config": record, "status": "running"}, indent=2))
+        # the folder's own check above gives the message for an existing run; here "new" is "overwrite"
+        mode = "resume" if config.resume else "overwrite"
+        scores_writer = JsonlWriter(scores_path, mode, keep_rows=False)
+        traces_writer = JsonlWriter(traces_path, mode, keep_rows=False)
+        atomic_write(run_path, json.dumps({"config": record, "status": "running"}, indent=2))
 
         statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
         score_values: dict[str, list[float]] = {m.name: [] for m in methods}
@@ -429,7 +407,7 @@ def score_samples(
         def work(sample: Sample) -> list[dict[str, Any]]:
             rows = []
             for method in methods:
-                if (sample.task_id, str(sample.sample_id), method.name) in done:
+                if (*sample.key, method.name) in done:
                     continue
                 began = time.perf_counter()
                 try:
@@ -451,9 +429,9 @@ def score_samples(
                     on_row(row)
             return rows
 
-        todo = [s for s in samples if any((s.task_id, str(s.sample_id), m.name) not in done for m in methods)]
+        todo = [s for s in samples if any((*s.key, m.name) not in done for m in methods)]
         # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
-        resumed = sum((s.task_id, str(s.sample_id), m.name) in done for s in samples for m in methods)
+        resumed = sum((*s.key, m.name) in done for s in samples for m in methods)
         if on_start is not None:
             on_start(len(samples) * len(methods) - resumed, resumed)
         try:
@@ -493,7 +471,7 @@ def score_samples(
                    "run": str(run_path)},
             config=record,
         )
-        run_path.write_text(json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+        atomic_write(run_path, json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
         return report
     finally:
         lock.release()

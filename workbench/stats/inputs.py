@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from workbench.data import LoadedDataset, load_records, require_columns
+from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError
 from workbench.stats.report import JoinSummary, RowExclusions
 
@@ -173,35 +174,14 @@ def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, n
 
 
 def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
-    """Column values as join keys: ``3``, ``3.0`` and ``"3"`` all become ``"3"``."""
-    keys: list[str | None] = []
-    for value in _python_values(dataset, column):
-        if value is None:
-            keys.append(None)
-        elif isinstance(value, float) and value.is_integer():
-            keys.append(str(int(value)))
-        else:
-            keys.append(str(value).strip())
-    return keys
+    """Column values as join keys (:func:`workbench.data.samples.id_text`: ``3``, ``3.0`` and
+    ``"3"`` all become ``"3"``)."""
+    return [id_text(value) for value in _python_values(dataset, column)]
 
 
 def _check_unique(tasks: list[str | None], samples: list[str | None], columns: tuple[str, str], where: str) -> None:
-    seen: dict[tuple, int] = {}
-    duplicates: list[tuple] = []
-    for key in zip(tasks, samples):
-        if key[0] is None or key[1] is None:
-            continue
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] == 2:
-            duplicates.append(key)
-    if duplicates:
-        extra = sum(count - 1 for count in seen.values())
-        shown = ", ".join(f"({t}, {s})" for t, s in duplicates[:3])
-        raise DataError(
-            f"{where}: {extra} rows repeat a ({columns[0]}, {columns[1]}) key already seen, "
-            f"e.g. {shown}; each sample must appear once (remove the duplicates, or name the right "
-            f"columns with --task-column / --sample-column)"
-        )
+    check_unique(zip(tasks, samples), where=where, columns=columns,
+                 hint="remove the duplicates, or name the right columns with --task-column / --sample-column")
 
 
 def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:

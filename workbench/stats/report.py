@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.io import atomic_write
 from workbench.stats.bootstrap import BootstrapSettings
 from workbench.stats.correlation import COEFFICIENTS
 
@@ -297,7 +298,4 @@ class CorrelationReport:
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_dict` as indented JSON (parent folders created); returns the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        return path
+        return atomic_write(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
