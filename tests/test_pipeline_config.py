@@ -4,6 +4,7 @@ before any stage runs. No LLM is involved in this module."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,27 @@ def test_default_config_plans_every_stage_with_the_bundled_data() -> None:
     assert plans["score_all"].argv[plans["score_all"].argv.index("--method") + 1] == "chrf"
     # shipped metrics are carried into the scored tables and correlated
     assert "codebleu" in plans["correlate"].argv and "--results" in plans["correlate"].argv
+
+
+def test_stage_files_come_from_the_run_layout_and_are_recorded_in_run_json(tmp_path: Path) -> None:
+    """The pipeline builds every stage's files from RunLayout (the report's table too) and
+    run.json's plan names them, relative to the run folder."""
+    from workbench.pipeline.runner import Manifest
+    from workbench.run_layout import STAGE_OUTPUTS, STAGE_PARTIAL, RunLayout
+
+    config = load_config(DEFAULT_CONFIG, overrides=[f"run.output={str(tmp_path / 'run')!r}"])
+    plans = plan_stages(config, run_preflight(config).columns)
+    layout = RunLayout(config.output)
+    assert {p.name: p.outputs for p in plans} == {name: layout.outputs(name) for name in STAGE_OUTPUTS}
+    assert {p.name: p.partial for p in plans if p.partial} == {name: layout.partial(name) for name in STAGE_PARTIAL}
+    assert str(layout / RunLayout.EXECUTE_RESULTS) in next(p for p in plans if p.name == "execute").argv
+    manifest = Manifest(config.output, config)
+    manifest.record_plan(plans)
+    manifest.save()
+    recorded = json.loads((config.output / "run.json").read_text())["plan"]
+    assert recorded["score"] == {"outputs": ["score/llm/scores_wide.jsonl"], "partial": ["score/llm/scores.jsonl"]}
+    assert {name: tuple(entry["outputs"]) for name, entry in recorded.items()} == STAGE_OUTPUTS
+    assert [p.name for p in (config.output).iterdir()] == ["run.json"]  # no temporary file left
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -269,6 +269,30 @@ def test_a_stage_marked_done_without_its_output_is_noted(run_dir):
     assert data["state"] == "finished 2026-11-29T10:15:00+00:00"
 
 
+def test_the_report_reads_stage_files_from_the_plan_and_notes_a_missing_one(run_dir):
+    """run.json's plan says which stage wrote what; a planned file that is gone (renamed, deleted)
+    is a visible note, not an empty section."""
+    from workbench.run_layout import STAGE_OUTPUTS
+
+    done = {name: {"status": "done"} for name in STAGE_OUTPUTS}
+    manifest = json.loads(_manifest(done, finished="2026-11-29T10:15:00+00:00"))
+    manifest["plan"] = {name: {"outputs": list(outputs), "partial": []} for name, outputs in STAGE_OUTPUTS.items()}
+    manifest["plan"]["execute"]["outputs"] = ["execute/results-v2.jsonl"]  # a file the report does not know
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    (run_dir / "score" / "llm" / "scores_wide.jsonl").unlink()
+    data = build_report_data(run_dir)
+    assert data["notes"] == {
+        "execute": "stage 'execute' is done: its output execute/results-v2.jsonl (named in run.json's plan) is missing",
+        "score": "stage 'score' is done: its output score/llm/scores_wide.jsonl (named in run.json's plan) is missing",
+    }
+    by_name = {s["name"]: s for s in data["stages"]}
+    assert by_name["execute"]["outputs_from"] == "run.json plan" and not by_name["execute"]["output_exists"]
+    assert by_name["correlate"]["output_exists"] and by_name["correlate"]["missing_outputs"] == []
+    html = render_html(data)
+    assert "execute/results-v2.jsonl (named in run.json&#39;s plan) is missing" in html
+    assert "score/llm/scores_wide.jsonl (named in run.json&#39;s plan) is missing" in html
+
+
 def test_dataset_read_from_the_config_source_when_the_folder_has_no_copy(run_dir):
     (run_dir / "data.jsonl").unlink()
     (run_dir / "run.json").write_text(_manifest({}))

@@ -1,0 +1,99 @@
+"""workbench.data.samples: the sample key, per-task numbering and duplicate checks, and that
+``execute``, ``score`` and the report number the same file the same way (real loading)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.data.samples import (
+    BaseSample,
+    DuplicateSampleError,
+    SampleNumbering,
+    check_unique,
+    number_samples,
+    resolve_sample_column,
+    row_key,
+    sample_key,
+)
+from workbench.errors import DataError
+
+
+def test_ids_compare_as_text():
+    assert sample_key("HumanEval/0", 3) == sample_key("HumanEval/0", 3.0) == sample_key(" HumanEval/0 ", "3")
+    assert sample_key("T", 3.5) == ("T", "3.5")
+    assert sample_key(None, 1) == (None, "1")
+    assert row_key({"task_id": "T", "sample_id": 2, "x": 1}) == ("T", "2")
+    assert BaseSample("T", 4).key == ("T", "4")
+
+
+def test_missing_sample_ids_are_numbered_per_task_in_file_order():
+    rows = [{"task": "B"}, {"task": "A"}, {"task": "B"}, {"task": 7}, {"task": "A"}, {"task": "B"}]
+    numbered = [(task, sample) for task, sample, _ in number_samples(rows, "task", None)]
+    assert numbered == [("B", 0), ("A", 0), ("B", 1), ("7", 0), ("A", 1), ("B", 2)]
+    given = [(task, sample) for task, sample, _ in number_samples([{"task": "A", "id": "x"}], "task", "id")]
+    assert given == [("A", "x")]
+    numbering = SampleNumbering()
+    assert [numbering.next_id(t) for t in ("A", "A", 1, "1")] == [0, 1, 0, 1]  # tasks compared as text
+
+
+def test_an_absent_default_sample_column_means_numbering():
+    assert resolve_sample_column(["task_id", "code"], "sample_id") is None
+    assert resolve_sample_column(["task_id", "sample_id"], "sample_id") == "sample_id"
+    assert resolve_sample_column(["task_id"], "my_id") == "my_id"  # named on purpose: the caller's error
+    assert resolve_sample_column(["task_id", "sample_id"], None) is None
+
+
+def test_duplicate_keys_are_counted_and_named():
+    keys = [("T", "0"), ("T", "1"), ("T", "0"), ("U", "0"), ("T", "0"), ("U", "0"), (None, "0"), (None, "0")]
+    with pytest.raises(DuplicateSampleError, match=r"the data: 3 rows repeat a \(task, id\) key .*\(T, 0\), \(U, 0\)"
+                                                  r".*\(fix it\)") as caught:
+        check_unique(keys, where="the data", columns=("task", "id"), hint="fix it")
+    assert caught.value.duplicates == [("T", "0"), ("U", "0")]
+    assert isinstance(caught.value, DataError)
+    check_unique([sample_key("T", 0), sample_key("T", 1.0), (None, "0"), (None, "0")], where="x")  # no error
+
+
+def _generations(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
+ROWS = [  # no sample_id column: both jobs number 0, 1, ... per task
+    {"task_id": "HumanEval/1", "completion": "    return 1\n", "generation": "    return 1\n", "reference": "r"},
+    {"task_id": "HumanEval/0", "completion": "    return 0\n", "generation": "    return 0\n", "reference": "r"},
+    {"task_id": "HumanEval/1", "completion": "    return 2\n", "generation": "    return 2\n", "reference": "r"},
+]
+
+
+def test_execute_score_and_the_report_number_one_file_alike(tmp_path):
+    from workbench.execution.job import ExecutionConfig
+    from workbench.execution.job import load_samples as load_execution_samples
+    from workbench.report.run_folder import _add_keys
+    from workbench.scoring.run import load_samples as load_scoring_samples
+
+    source = _generations(tmp_path / "gen.jsonl", ROWS)
+    notes: list[str] = []
+    executed = [s.key for s in load_execution_samples(source, ExecutionConfig(), notes)]
+    scored = [s.key for s in load_scoring_samples(source)]
+    report_rows = [dict(r) for r in ROWS]
+    _add_keys(report_rows, "task_id", "sample_id")
+    assert executed == scored == [row_key(r) for r in report_rows] == [
+        ("HumanEval/1", "0"), ("HumanEval/0", "0"), ("HumanEval/1", "1")]
+    assert "numbered 0, 1, ... per task" in notes[0]
+
+
+def test_both_loaders_refuse_a_repeated_sample_id(tmp_path):
+    from workbench.execution.job import ExecutionConfig
+    from workbench.execution.job import load_samples as load_execution_samples
+    from workbench.scoring.run import load_samples as load_scoring_samples
+
+    rows = [{**row, "sample_id": 5 if i != 1 else 6} for i, row in enumerate(ROWS)]
+    rows[2]["sample_id"] = 5.0  # the same id once read as a float
+    source = _generations(tmp_path / "dup.jsonl", rows)
+    with pytest.raises(DuplicateSampleError, match=r"1 rows repeat .*\(HumanEval/1, 5\).*twice"):
+        load_execution_samples(source, ExecutionConfig(), [])
+    with pytest.raises(DuplicateSampleError, match=r"1 rows repeat .*\(HumanEval/1, 5\).*--sample-column"):
+        load_scoring_samples(source)
