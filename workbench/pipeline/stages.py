@@ -16,6 +16,7 @@ correlate_all     correlate    ``correlate/all.json``: cheap + shipped metrics, 
 report            (library)    ``report.json``, ``report.html``
 ================  ===========  ===========================================================
 
+Every path comes from :class:`workbench.run_layout.RunLayout`, the table the report reads too.
 The pipeline only adds the input argument, the output paths and the columns of ``[data]``;
 everything else is the stage's table in the config, so a stage can be rerun by hand with
 the exact command line recorded in ``run.json``.
