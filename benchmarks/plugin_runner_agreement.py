@@ -8,9 +8,9 @@ matrix and the disagreements grouped by cause.
 
 Execution: ``--executor sandbox`` runs each RunSpec in ``workbench execute``'s sandbox
 (``workbench.execution.Sandbox``: bubblewrap, rlimits, the fd token protocol);
-``--executor unsandboxed`` uses ``workbench.languages.testing.run_spec_unsandboxed`` (plain
-subprocesses + timeout in a fresh temp dir). The programs are the published MultiPL-E
-generations, so running them unsandboxed is acceptable.
+``--executor unsandboxed`` runs them in the same sandbox at its ``unsandboxed`` isolation
+level (no isolation, as the calling user; same limits, timeout and status rules). The
+programs are the published MultiPL-E generations, so running them unsandboxed is acceptable.
 
 Results are appended to ``--out/<lang>.jsonl`` as they finish, so an interrupted run
 resumes where it stopped. Identical (task, body) pairs are run once.
@@ -35,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from workbench.languages import get_language
-from workbench.languages.testing import run_spec_unsandboxed
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -97,7 +96,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/plugin_runner_agreement"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0,
-                        help="seconds per sample (sandbox: build and run together; unsandboxed: each command)")
+                        help="seconds per sample (build and run together)")
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--executor", choices=["sandbox", "unsandboxed"], default="sandbox")
     parser.add_argument("--list-disagreements", action="store_true", help="print every disagreeing sample")
@@ -154,10 +153,10 @@ def main() -> int:
 
     lock = threading.Lock()
     sandbox = None
-    if args.executor == "sandbox" and todo and not args.summary_only:
-        from workbench.execution import Sandbox
+    if todo and not args.summary_only:
+        from workbench.languages.conformance.runner import sandbox_for_executor
 
-        sandbox = Sandbox()
+        sandbox = sandbox_for_executor(args.executor)
         print(f"sandbox: {sandbox.isolation.description}", flush=True)
     # one sandbox slot (= one uid, swept after each sample) per worker thread
     slots = threading.local()
@@ -167,15 +166,11 @@ def main() -> int:
         token = secrets.token_hex(16)
         program = runner.build_program(sample["prompt"], sample["body"], "completion")
         spec = runner.prepare(program, sample["tests"], None, token)
-        if sandbox is not None:
-            if not hasattr(slots, "slot"):
-                with lock:
-                    slots.slot = next(next_slot)
-            outcome = sandbox.run(spec, token, args.timeout, slot=slots.slot)
-            status, code, seconds, stderr = outcome.status, outcome.exit_code, outcome.duration_s, outcome.stderr_tail
-        else:
-            result = run_spec_unsandboxed(spec, token, timeout_s=args.timeout)
-            status, code, seconds, stderr = result.status, result.returncode, result.seconds, result.stderr
+        if not hasattr(slots, "slot"):
+            with lock:
+                slots.slot = next(next_slot)
+        outcome = sandbox.run(spec, token, args.timeout, slot=slots.slot)
+        status, code, seconds, stderr = outcome.status, outcome.exit_code, outcome.duration_s, outcome.stderr_tail
         return {
             "task_id": sample["task_id"],
             "body": sample["body"],

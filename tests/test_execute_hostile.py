@@ -16,7 +16,7 @@ from workbench.data.loading import load_humaneval
 from workbench.execution.isolation import IsolationLevel, detect_isolation
 from workbench.execution.processes import processes_of_uid
 from workbench.execution.sandbox import new_token
-from workbench.execution.testing import (
+from workbench.execution.sandbox_helpers import (
     available_levels,
     processes_with_cmdline,
     run_program,

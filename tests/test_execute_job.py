@@ -206,7 +206,7 @@ def test_full_mode_and_custom_problem_columns(tmp_path):
 
 
 def test_calibration_uses_the_cache_and_flags_failing_references(tmp_path):
-    from workbench.execution.testing import sandbox_for
+    from workbench.execution.sandbox_helpers import sandbox_for
     from workbench.execution.timeouts import ReferenceProblem, ReferenceTimeCache, calibrate_timeouts
     from workbench.languages.python_runner import PythonTestRunner
 
@@ -296,7 +296,7 @@ def test_python_samples_run_with_a_fixed_hash_seed():
     import subprocess
     import sys
 
-    from workbench.execution.testing import run_program
+    from workbench.execution.sandbox_helpers import run_program
     from workbench.languages.python_runner import PythonTestRunner
 
     expected = subprocess.run([sys.executable, "-c", "print(hash('workbench'))"], capture_output=True, text=True,

@@ -11,7 +11,7 @@ from workbench.execution import isolation as isolation_module
 from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execution.limits import GiB, MiB, ResourceLimits
 from workbench.execution.sandbox import new_token, step_script
-from workbench.execution.testing import available_levels, sandbox_for
+from workbench.execution.sandbox_helpers import available_levels, sandbox_for
 from workbench.execution.timeouts import calibrated_timeout
 from workbench.languages.spec import RunSpec
 
@@ -60,6 +60,30 @@ def test_a_missing_bubblewrap_is_reported(monkeypatch):
 def test_an_unknown_level_is_rejected():
     with pytest.raises(ValueError):
         detect_isolation("docker")
+
+
+def test_the_unsandboxed_level_is_only_given_when_named():
+    assert IsolationLevel.UNSANDBOXED not in LEVELS and detect_isolation().level is not IsolationLevel.UNSANDBOXED
+    unsandboxed = detect_isolation("unsandboxed")
+    assert unsandboxed.level is IsolationLevel.UNSANDBOXED and "trusted" in unsandboxed.warning
+    assert not unsandboxed.user_per_slot
+
+
+def test_the_unsandboxed_level_runs_as_the_calling_user_through_the_same_protocol():
+    sandbox = sandbox_for(IsolationLevel.UNSANDBOXED)
+    assert sandbox.max_slots is None and sandbox.uid_for_slot(0) is None
+    outcome = run(sh_spec(checks=f'test "$(id -u)" = {os.getuid()}'), IsolationLevel.UNSANDBOXED)
+    assert outcome.status == "passed", outcome
+    assert run(sh_spec(checks="exit 0"), IsolationLevel.UNSANDBOXED).status == "error"
+
+
+def test_execute_does_not_offer_the_unsandboxed_level():
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["execute", "x.jsonl", "-o", "out.jsonl", "--isolation", "unsandboxed"])
+    assert result.exit_code != 0 and "--isolation" in result.output
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=IDS)

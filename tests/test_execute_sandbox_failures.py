@@ -24,8 +24,9 @@ from workbench.errors import DataError
 from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, execute_generations
 from workbench.execution.results import ResultWriter, read_results
-from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, _usable_by_others, new_token
-from workbench.execution.testing import available_levels
+from workbench.execution.sandbox import Sandbox, _usable_by_others, new_token
+from workbench.execution.sandbox_helpers import available_levels
+from workbench.execution.status import SANDBOX_ERROR
 from workbench.languages.spec import RunSpec, TestRunner
 
 SH_HARNESS = 'read -r token <&3; exec 3<&-; {checks}\nprintf "%s\\n" "$token" >&4\n'

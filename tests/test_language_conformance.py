@@ -1,8 +1,9 @@
-"""The conformance kit (workbench.languages.testing): the built-in Python plugin passes it, and
+"""The conformance kit (workbench.languages.conformance): the built-in Python plugin passes it, and
 each deliberately broken plugin fails exactly the check that covers its defect.
 
 Everything is real: the tree-sitter Python grammar, and a small Python test runner whose
-RunSpecs are executed by real ``python3`` subprocesses."""
+RunSpecs are executed by real ``python3`` subprocesses in the sandbox of ``workbench execute``
+(at its strongest level, or at its ``unsandboxed`` level)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ import pytest
 from workbench.languages import RunSpec, SubCodeKind, TestRunner, get_language
 from workbench.languages.python_plugin import PythonLanguage
 from workbench.languages.python_runner import interpreter_paths
-from workbench.languages.testing import (
+from workbench.languages.conformance import (
     CHECKS,
     LanguagePluginConformance,
     PluginConformanceError,
     RunnerCase,
     check_plugin,
-    run_spec_unsandboxed,
+    run_spec,
 )
 
 SAMPLE = '''\
@@ -268,26 +269,27 @@ def test_unknown_check_name_is_rejected():
         check_plugin(get_language("python"), [SAMPLE], checks=("tokens", "speling"))
 
 
-def test_run_spec_unsandboxed_speaks_the_fd_token_protocol_and_times_out():
+def test_run_spec_at_the_unsandboxed_level_speaks_the_token_protocol_and_times_out():
     token = "tok-123"
-    spec = RunSpec(files={"m.py": f"import os\nos.write(5, b{token!r})\n"}, run=[sys.executable, "m.py"],
+    spec = RunSpec(files={"m.py": f"import os\nos.write(5, b{token!r})\n"}, run=[PYTHON, "m.py"],
                    pass_token_fd=5)
-    assert run_spec_unsandboxed(spec, token).passed
-    assert run_spec_unsandboxed(spec, "other-token").status == "error"  # exit 0 without the token
+    assert run_spec(spec, token).passed
+    assert run_spec(spec, "other-token").status == "error"  # exit 0 without the token
     echo = RunSpec(files={"m.py": "import os\nt = os.read(3, 100)\nos.close(3)\nos.write(4, t)\n"},
-                   run=[sys.executable, "m.py"], token_input_fd=3, pass_token_fd=4, exit_statuses={7: "error"})
-    assert run_spec_unsandboxed(echo, "fresh-token").passed
-    in_file = RunSpec(files={"m.py": f"open('ok', 'w').write({token!r})\n"}, run=[sys.executable, "m.py"],
+                   run=[PYTHON, "m.py"], token_input_fd=3, pass_token_fd=4, exit_statuses={7: "error"})
+    assert run_spec(echo, "fresh-token").passed
+    in_file = RunSpec(files={"m.py": f"open('ok', 'w').write({token!r})\n"}, run=[PYTHON, "m.py"],
                       pass_token_file="ok")
-    assert run_spec_unsandboxed(in_file, token).passed
-    exits = RunSpec(files={"m.py": "raise SystemExit(7)\n"}, run=[sys.executable, "m.py"], pass_token_fd=4,
+    assert run_spec(in_file, token).passed
+    exits = RunSpec(files={"m.py": "raise SystemExit(7)\n"}, run=[PYTHON, "m.py"], pass_token_fd=4,
                     exit_statuses={7: "error"})
-    assert run_spec_unsandboxed(exits, token).status == "error"
-    slow = RunSpec(files={"m.py": "import time\ntime.sleep(30)\n"}, run=[sys.executable, "m.py"], pass_token_file="t")
-    assert run_spec_unsandboxed(slow, token, timeout_s=1).status == "timeout"
-    broken_build = RunSpec(files={"m.py": ""}, build=[[sys.executable, "-c", "raise SystemExit(2)"]],
-                           run=[sys.executable, "m.py"], pass_token_file="t")
-    assert run_spec_unsandboxed(broken_build, token).status == "syntax_error"
+    assert run_spec(exits, token).status == "error"
+    slow = RunSpec(files={"m.py": "import time\ntime.sleep(30)\n"}, run=[PYTHON, "m.py"], pass_token_file="t")
+    outcome = run_spec(slow, token, timeout_s=1)
+    assert outcome.status == "timeout" and outcome.signal == "SIGKILL"
+    broken_build = RunSpec(files={"m.py": ""}, build=[[PYTHON, "-c", "raise SystemExit(2)"]],
+                           run=[PYTHON, "m.py"], pass_token_file="t")
+    assert run_spec(broken_build, token).status == "syntax_error"
 
 
 class TestPythonThroughTheBaseClass(LanguagePluginConformance):

@@ -10,14 +10,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
-from workbench.execution.isolation import IsolationLevel
+from workbench.execution.isolation import LEVEL_ORDER
 from workbench.execution.limits import MiB, ResourceLimits
 from workbench.execution.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 
 #: the Click context ``obj`` of a command that ``workbench run`` invokes as one of its stages
 PIPELINE_STAGE = "workbench-run-stage"
 
-_ISOLATION_CHOICES = ["auto"] + [level.value for level in IsolationLevel]
+_ISOLATION_CHOICES = ["auto"] + [level.value for level in LEVEL_ORDER]  # never "unsandboxed" for model output
 
 
 @app.command("execute")

@@ -17,6 +17,14 @@ Three levels, strongest first (issue 4, "Isolation"):
     Resource limits and a process group only. The sample can use the network and touch
     every file its user id can; a visible warning says so.
 
+A fourth level is never chosen by detection and only used when asked for by name:
+
+``unsandboxed``
+    No isolation at all, for trusted programs only (the conformance kit's own cases, a
+    benchmark on published code): like ``rlimits``, but the sample runs as the calling
+    user even as root (no per-worker user id), so it reaches every toolchain the caller
+    can. Same runner, same limits, timeout, token pipes and status rules as the others.
+
 The PID namespace of the first two levels also means the whole process tree dies with
 the sandbox's first process: nothing a sample starts can outlive it.
 """
@@ -61,9 +69,17 @@ class IsolationLevel(str, enum.Enum):
     BUBBLEWRAP = "bubblewrap"
     NAMESPACES = "namespaces"
     RLIMITS = "rlimits"
+    UNSANDBOXED = "unsandboxed"
 
 
+#: the levels detection chooses from, strongest first (``unsandboxed`` is never chosen:
+#: it must be asked for by name)
 LEVEL_ORDER: tuple[IsolationLevel, ...] = (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES, IsolationLevel.RLIMITS)
+
+UNSANDBOXED_WARNING = (
+    "WARNING: isolation level 'unsandboxed': samples run with no isolation as the calling user "
+    "(root included) and CAN reach the network and every file of that user. Only for trusted programs."
+)
 
 RLIMITS_WARNING = (
     "WARNING: no sandbox is available (neither bubblewrap nor unprivileged namespaces); samples run "
@@ -81,7 +97,8 @@ class Isolation:
         description: one line saying what the level does here (for logs and reports).
         unavailable: level -> why it could not be used (stronger levels that failed).
         runs_as_root: True when the workbench runs as root: each worker slot then runs
-            its samples as a user id of its own (see :class:`UidBlock`).
+            its samples as a user id of its own (see :class:`UidBlock`), except at the
+            ``unsandboxed`` level.
     """
 
     level: IsolationLevel
@@ -91,8 +108,16 @@ class Isolation:
 
     @property
     def warning(self) -> str | None:
-        """The visible warning for the weakest level, else ``None``."""
+        """The visible warning for the two levels without a sandbox, else ``None``."""
+        if self.level is IsolationLevel.UNSANDBOXED:
+            return UNSANDBOXED_WARNING
         return RLIMITS_WARNING if self.level is IsolationLevel.RLIMITS else None
+
+    @property
+    def user_per_slot(self) -> bool:
+        """True when each worker slot runs its samples as a user id of its own (root, any
+        level but ``unsandboxed``)."""
+        return self.runs_as_root and self.level is not IsolationLevel.UNSANDBOXED
 
     @property
     def isolates_files(self) -> bool:
@@ -311,7 +336,9 @@ def detect_isolation(require: IsolationLevel | str | None = None) -> Isolation:
 
     Args:
         require: use exactly this level (for tests and for users who want to fail
-            rather than fall back), or ``None`` for the strongest available.
+            rather than fall back), or ``None`` for the strongest available of
+            :data:`LEVEL_ORDER`. ``"unsandboxed"`` is always available and only given
+            when named here.
 
     Raises:
         SandboxUnavailableError: ``require`` names a level that does not work here, with
@@ -319,6 +346,8 @@ def detect_isolation(require: IsolationLevel | str | None = None) -> Isolation:
     """
     wanted = IsolationLevel(require) if require is not None else None
     root = os.geteuid() == 0
+    if wanted is IsolationLevel.UNSANDBOXED:
+        return Isolation(wanted, describe(wanted, root), {}, root)
     unavailable: dict[str, str] = {}
     for level in LEVEL_ORDER:
         if wanted is not None and level is not wanted:
@@ -343,6 +372,8 @@ def describe(level: IsolationLevel, root: bool) -> str:
     if level is IsolationLevel.NAMESPACES:
         who = "a per-worker unprivileged uid" if root else "the current user"
         return f"namespaces (unshare): no network, own user/PID/mount/IPC/UTS namespaces, {who}; files readable"
+    if level is IsolationLevel.UNSANDBOXED:
+        return "unsandboxed: resource limits and a process group as the calling user; no isolation (trusted code only)"
     who = "a per-worker unprivileged uid" if root else "the current user (files and network reachable)"
     return f"rlimits only: resource limits and a process group, {who}"
 
@@ -435,6 +466,7 @@ __all__ = [
     "DEFAULT_HIDDEN_PATHS",
     "Isolation",
     "IsolationLevel",
+    "LEVEL_ORDER",
     "LaunchPlan",
     "SANDBOX_WORKDIR",
     "SandboxUnavailableError",

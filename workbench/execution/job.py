@@ -26,7 +26,8 @@ from workbench.execution.isolation import Isolation, SandboxUnavailableError, de
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
 from workbench.execution.results import ResultWriter, pass_at_1, read_results, status_counts
-from workbench.execution.sandbox import SANDBOX_ERROR, Sandbox, SampleOutcome, new_token
+from workbench.execution.sandbox import Sandbox, new_token
+from workbench.execution.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execution.timeouts import (
     DEFAULT_TIMEOUT_FACTOR,
     DEFAULT_TIMEOUT_FLOOR_S,

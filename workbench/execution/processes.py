@@ -29,6 +29,15 @@ def _pids() -> list[int]:
         return []
 
 
+def proc_file(pid: int | str, name: str) -> bytes | None:
+    """Return the bytes of ``/proc/<pid>/<name>``, or ``None`` when the process is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def _status_fields(pid: int) -> dict[str, str]:
     fields = {}
     try:
@@ -63,12 +72,8 @@ def processes_with_env_tag(tag: str) -> list[int]:
     for pid in _pids():
         if pid == own:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        if needle in data.split(b"\0"):
+        data = proc_file(pid, "environ")
+        if data is not None and needle in data.split(b"\0"):
             found.append(pid)
     return found
 

@@ -17,7 +17,6 @@ import secrets
 import select
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -43,7 +42,8 @@ from workbench.execution.processes import (
     processes_with_env_tag,
     sweep,
 )
-from workbench.languages.spec import SAMPLE_STATUSES, RunSpec
+from workbench.execution.status import Observation, SampleOutcome, decide_status
+from workbench.languages.spec import RunSpec
 
 #: the environment every sample starts from (nothing of the parent's is passed on)
 BASE_ENV: Mapping[str, str] = {
@@ -62,56 +62,11 @@ _HIGH_FD = 20
 #: the step script needs bash: POSIX sh cannot name fds above 9
 BASH = shutil.which("bash") or "/bin/bash"
 
-#: stderr markers of an allocation failure, per toolchain
-# the OS's own message; each runner adds its runtime's markers (RunSpec.out_of_memory_markers)
-_OOM_MARKERS = ("Cannot allocate memory",)
-
 #: how much of stderr is read back
 _TAIL_BYTES = 8192
 
 #: world-writable folders of the host that a sample below bubblewrap can write into
 SHARED_TEMP_FOLDERS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
-
-#: the status of a sample the sandbox itself failed to start (the wrapper, ``setpriv`` or
-#: the step shell never reached the program). Not a verdict on the candidate: such samples
-#: are not written as result rows (see :mod:`workbench.execution.job`), and runners cannot
-#: claim it (it is not one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`).
-SANDBOX_ERROR = "sandbox_error"
-
-
-@dataclass(frozen=True)
-class SampleOutcome:
-    """What happened to one sample.
-
-    Attributes:
-        status: one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`, or
-            :data:`SANDBOX_ERROR` when the sandbox failed before the program started.
-        duration_s: wall-clock seconds from start to exit or kill (build included).
-        exit_code: the exit status of the sandbox's command (``None`` when killed by us).
-        signal: the signal name that ended it (``"SIGKILL"``, ``"SIGXCPU"`` ...), or ``None``.
-        stderr_tail: the last characters of stderr (build stderr for a compile error).
-        detail: one human sentence on why this status.
-        timeout_s: the timeout the sample ran under.
-    """
-
-    status: str
-    duration_s: float
-    exit_code: int | None
-    signal: str | None
-    stderr_tail: str
-    detail: str
-    timeout_s: float
-
-    @property
-    def passed(self) -> bool:
-        """True only for ``status == "passed"``."""
-        return self.status == "passed"
-
-    @property
-    def sandbox_failed(self) -> bool:
-        """True when the sandbox, not the candidate, is why the sample did not run."""
-        return self.status == SANDBOX_ERROR
-
 
 def new_token() -> str:
     """Return a fresh per-run token (128 random bits, hex)."""
@@ -123,24 +78,6 @@ def _high(fd: int) -> int:
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
     os.close(fd)
     return moved
-
-
-def _validate_spec(spec: RunSpec) -> None:
-    for name in spec.files:
-        parts = name.split("/")
-        if not name or name.startswith("/") or ".." in parts or "" in parts:
-            raise ValueError(f"RunSpec file name {name!r} must be a relative path without '..'")
-    fds = [fd for fd in (spec.token_input_fd, spec.pass_token_fd) if fd is not None]
-    for fd in fds:
-        if not 3 <= fd <= 9:
-            raise ValueError(f"RunSpec fds must be between 3 and 9, not {fd}")
-    if len(set(fds)) != len(fds):
-        raise ValueError("RunSpec.token_input_fd and pass_token_fd must differ")
-    if spec.pass_token_fd is None and spec.pass_token_file is None:
-        raise ValueError("RunSpec needs pass_token_fd or pass_token_file")
-    unknown = set(spec.exit_statuses.values()) - set(SAMPLE_STATUSES)
-    if unknown:
-        raise ValueError(f"RunSpec.exit_statuses uses unknown statuses {sorted(unknown)}")
 
 
 def step_script(
@@ -186,6 +123,25 @@ def step_script(
         lines.append(f"cat -- {shlex.quote(spec.pass_token_file)} >&{file_token_fd} 2>/dev/null")
         lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
+
+
+def _sample_environment(spec: RunSpec, workdir: str, temp_dir: str, run_tag: str) -> dict[str, str]:
+    """The sample's whole environment: :data:`BASE_ENV`, its folders, the runner's ``env``
+    and the run's tag (``NAME=value``, last so that no runner can drop it)."""
+    env = dict(BASE_ENV)
+    env.update({"HOME": workdir, "TMPDIR": temp_dir, "PWD": workdir})
+    env.update(spec.env)
+    name, _, value = run_tag.partition("=")
+    env[name] = value
+    return env
+
+
+def _memfd_with(text: str) -> int:
+    """Return a high, close-on-exec memory file holding ``text``, positioned at its start."""
+    fd = _high(os.memfd_create("workbench-file", os.MFD_CLOEXEC))
+    os.write(fd, text.encode("utf-8", errors="surrogateescape"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _free_fd(used: Iterable[int | None]) -> int:
@@ -266,13 +222,6 @@ def _usable_by_others(path: str, *, check_parents: bool) -> bool:
     return True
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
 class Sandbox:
     """Runs :class:`RunSpec` s under the strongest isolation available. Thread-safe:
     one ``Sandbox`` serves all worker threads, each passing its own ``slot``.
@@ -303,7 +252,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._running: dict[int, subprocess.Popen] = {}
         self._closed = False
-        self._uids = UidBlock() if self.isolation.runs_as_root else None
+        self._uids = UidBlock() if self.isolation.user_per_slot else None
         self._samples_root: str | None = None
 
     def _host_temp_root(self) -> str:
@@ -359,8 +308,10 @@ class Sandbox:
     # -- public ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
         """Run ``spec`` once and return its :class:`SampleOutcome`. Never raises for
-        anything the sample does; raises ``ValueError`` for a malformed ``spec`` and
-        ``SandboxUnavailableError`` once :meth:`close` was called.
+        anything the sample does (:func:`~workbench.execution.status.decide_status` decides
+        the status); raises ``ValueError`` for a bad ``timeout_s`` and
+        ``SandboxUnavailableError`` once :meth:`close` was called. (A malformed ``spec``
+        cannot reach here: :class:`RunSpec` validates itself when built.)
 
         Args:
             spec: from a runner's ``prepare``.
@@ -368,7 +319,8 @@ class Sandbox:
             timeout_s: wall-clock seconds for build and run together.
             slot: the worker slot (0 .. workers-1); selects the user id when root.
         """
-        _validate_spec(spec)
+        if not isinstance(spec, RunSpec):
+            raise TypeError(f"spec must be a RunSpec, not {type(spec).__name__}")
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, not {timeout_s}")
         if self._closed:
@@ -394,43 +346,20 @@ class Sandbox:
     def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
         bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
         uid = self.uid_for_slot(slot)
-        child_fds: dict[int, int] = {}  # child fd number -> parent fd
-        if spec.token_input_fd is not None:
-            read_end, write_end = os.pipe()
-            os.write(write_end, token.encode() + b"\n")
-            os.close(write_end)
-            child_fds[spec.token_input_fd] = res.keep(_high(read_end))
-        pass_read = file_token_fd = None
-        if spec.pass_token_fd is not None or spec.pass_token_file is not None:
-            target = spec.pass_token_fd
-            if target is None:  # file protocol: the step script copies the file here
-                target = file_token_fd = _free_fd([spec.token_input_fd])
-            read_end, write_end = os.pipe()
-            pass_read = res.keep(read_end)
-            child_fds[target] = res.keep(_high(write_end))
-        status_fd = status_read = None
-        if spec.build:
-            status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd, file_token_fd])
-            read_end, write_end = os.pipe()
-            status_read = res.keep(read_end)
-            child_fds[status_fd] = res.keep(_high(write_end))
+        pipes = _ProtocolPipes.open(spec, token, res)
+        child_fds = pipes.child_fds
 
         file_fds: list[tuple[int, str]] = []
         host_workdir = None
-        if bubblewrap:
-            for name, text in spec.files.items():
-                fd = _high(os.memfd_create("workbench-file", os.MFD_CLOEXEC))
-                res.keep(fd)
-                os.write(fd, text.encode("utf-8", errors="surrogateescape"))
-                os.lseek(fd, 0, os.SEEK_SET)
-                file_fds.append((fd, name))
+        if bubblewrap:  # bubblewrap copies each file from an fd into its private tmpfs
+            file_fds = [(res.keep(_memfd_with(text)), name) for name, text in spec.files.items()]
         else:
             host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
 
         read_end, write_end = os.pipe()
         started_read = res.keep(read_end)
         started_fd = res.keep(_high(write_end))
-        script = step_script(spec, status_fd, file_token_fd, child_fds, started_fd)
+        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -442,12 +371,7 @@ class Sandbox:
             tmpfs_bytes=limits.tmpfs_bytes,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
-        env = dict(BASE_ENV)
-        env.update({"HOME": plan.workdir, "TMPDIR": "/tmp" if bubblewrap else plan.workdir, "PWD": plan.workdir})
-        env.update(spec.env)
-        name, _, value = run_tag.partition("=")
-        env[name] = value
-
+        env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
         extra = 0
         if uid is None and limits.processes is not None:
             extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
@@ -478,8 +402,8 @@ class Sandbox:
                 )
                 self._running[proc.pid] = proc
         except (OSError, subprocess.SubprocessError) as error:
-            return self._outcome(SANDBOX_ERROR, 0.0, None, None, "",
-                                 f"could not start the sandbox ({plan.argv[0]}): {error}", timeout_s)
+            failed = f"could not start the sandbox ({plan.argv[0]}): {error}"
+            return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
         res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], [started_fd])
         try:
             timed_out = not _wait_without_reaping(proc.pid, timeout_s)
@@ -495,15 +419,20 @@ class Sandbox:
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
 
-        started = bool(_read_available(started_read, limit=1))
-        delivered = _read_available(pass_read) if pass_read is not None else b""
-        build_report = _read_available(status_read).decode(errors="replace").split() if status_read is not None else []
-        stderr_tail = _tail(stderr, self.stderr_tail_chars)
-        if not started:
-            return self._sandbox_failure(plan.argv[0], timed_out, returncode, duration, stderr_tail, timeout_s)
-        return self._classify(
-            spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap
+        seen = Observation(
+            returncode=returncode,
+            duration_s=duration,
+            timeout_s=timeout_s,
+            timed_out=timed_out,
+            started=bool(_read_available(started_read, limit=1)),
+            delivered=_read_available(pipes.pass_read),
+            build_failure=pipes.build_failure(),
+            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+            # the wrappers report a child killed by signal N as exit status 128 + N
+            wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
+            launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
+        return decide_status(spec, token, seen)
 
     def _sweep(self, uid: int | None, run_tag: str) -> None:
         with self._lock:
@@ -513,66 +442,57 @@ class Sandbox:
             sweep(lambda: processes_of_uid(uid), protect=protect)
         sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
 
-    def _sandbox_failure(self, wrapper, timed_out, returncode, duration, stderr_tail, timeout_s) -> SampleOutcome:
-        """The outcome of a run whose program never started: the sandbox's own error."""
-        last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
-        if timed_out:
-            why = f"did not start the program within the {timeout_s:.1f} s timeout"
-        elif returncode < 0:
-            why = f"was ended by {_signal_name(-returncode)} before the program started"
-        else:
-            why = f"exited with status {returncode} before the program started"
-        detail = f"the sandbox ({self.isolation.level.value}, {os.path.basename(wrapper)}) {why}"
-        if last:
-            detail += f": {last}"
-        code = returncode if returncode >= 0 else None
-        sig = _signal_name(-returncode) if returncode < 0 else None
-        return self._outcome(SANDBOX_ERROR, duration, code, sig, stderr_tail, detail, timeout_s)
+@dataclass
+class _ProtocolPipes:
+    """The pipes of one run's token protocol (see :class:`RunSpec`), parent ends kept in
+    the run's resources.
 
-    def _classify(
-        self, spec, token, timed_out, returncode, duration, delivered, build_report, stderr_tail, timeout_s, bubblewrap
-    ) -> SampleOutcome:
-        sig = None
-        code: int | None = returncode
-        if returncode < 0:
-            sig, code = _signal_name(-returncode), None
-        elif returncode > 128 and (bubblewrap or self.isolation.level is IsolationLevel.NAMESPACES):
-            # the wrappers report a child killed by signal N as exit status 128 + N
-            with contextlib.suppress(ValueError):
-                sig = signal.Signals(returncode - 128).name
-        if timed_out:
-            return self._outcome("timeout", duration, None, "SIGKILL", stderr_tail,
-                                 f"killed after the {timeout_s:.1f} s timeout", timeout_s)
-        if build_report:
-            step = int(build_report[0]) if build_report[0].isdigit() else 0
-            command = shlex.join(spec.build[step]) if step < len(spec.build) else "build"
-            status = build_report[1] if len(build_report) > 1 else "?"
-            return self._outcome("syntax_error", duration, code, sig, stderr_tail,
-                                 f"build step {command!r} failed with status {status}", timeout_s)
-        if sig == "SIGXCPU" or (sig == "SIGKILL" and duration >= timeout_s):
-            return self._outcome("timeout", duration, code, sig, stderr_tail, "CPU time limit exceeded", timeout_s)
-        token_ok = delivered.strip() == token.encode()
-        if token_ok and returncode == 0:
-            return self._outcome("passed", duration, 0, None, stderr_tail, "the harness reported success", timeout_s)
-        if any(marker in stderr_tail for marker in _OOM_MARKERS + tuple(spec.out_of_memory_markers)):
-            return self._outcome("oom", duration, code, sig, stderr_tail, "memory limit reached", timeout_s)
-        if sig is not None:
-            return self._outcome("killed", duration, code, sig, stderr_tail, f"ended by {sig}", timeout_s)
-        if code in spec.exit_statuses:
-            status = spec.exit_statuses[code]
-            return self._outcome(status, duration, code, None, stderr_tail, f"harness exit status {code}", timeout_s)
-        if token_ok:
-            return self._outcome("failed", duration, code, None, stderr_tail,
-                                 f"the checks passed but the program then exited with status {code}", timeout_s)
-        if code == 0:
-            why = "a wrong token arrived" if delivered.strip() else "no success token arrived"
-            return self._outcome("error", duration, 0, None, stderr_tail,
-                                 f"exited with status 0 before the checks completed ({why})", timeout_s)
-        return self._outcome("failed", duration, code, None, stderr_tail, f"exit status {code}", timeout_s)
+    Attributes:
+        child_fds: child fd number -> the parent's fd (>= :data:`_HIGH_FD`) placed there.
+        pass_read: where the pass token arrives.
+        file_token_fd: with ``pass_token_file``: the child fd the step script copies the
+            file to, else ``None``.
+        status_fd, status_read: the child fd of the build report and its read end (only
+            with build commands).
+    """
 
-    @staticmethod
-    def _outcome(status, duration, code, sig, tail, detail, timeout_s) -> SampleOutcome:
-        return SampleOutcome(status, round(duration, 4), code, sig, tail, detail, timeout_s)
+    child_fds: dict[int, int]
+    pass_read: int
+    file_token_fd: int | None = None
+    status_fd: int | None = None
+    status_read: int | None = None
+
+    @classmethod
+    def open(cls, spec: RunSpec, token: str, res: _RunResources) -> _ProtocolPipes:
+        child_fds: dict[int, int] = {}
+        if spec.token_input_fd is not None:
+            read_end, write_end = os.pipe()
+            os.write(write_end, token.encode() + b"\n")
+            os.close(write_end)
+            child_fds[spec.token_input_fd] = res.keep(_high(read_end))
+        file_token_fd = None
+        target = spec.pass_token_fd
+        if target is None:  # file protocol: the step script copies the file here
+            target = file_token_fd = _free_fd([spec.token_input_fd])
+        read_end, write_end = os.pipe()
+        pipes = cls(child_fds, res.keep(read_end), file_token_fd)
+        child_fds[target] = res.keep(_high(write_end))
+        if spec.build:
+            pipes.status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd, file_token_fd])
+            read_end, write_end = os.pipe()
+            pipes.status_read = res.keep(read_end)
+            child_fds[pipes.status_fd] = res.keep(_high(write_end))
+        return pipes
+
+    def build_failure(self) -> tuple[int, str] | None:
+        """After the run: ``(index, exit status)`` of the build command that failed, from the
+        step script's ``"<index> <status>"`` report, or ``None``."""
+        if self.status_read is None:
+            return None
+        report = _read_available(self.status_read).decode(errors="replace").split()
+        if not report:
+            return None
+        return (int(report[0]) if report[0].isdigit() else 0), (report[1] if len(report) > 1 else "?")
 
 
 class _RunResources:

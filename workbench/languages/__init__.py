@@ -1,5 +1,5 @@
 """Language plugins: the contract (:mod:`.spec`), discovery (:mod:`.registry`) and the
-conformance kit for plugin authors (:mod:`.testing`)."""
+conformance kit for plugin authors (:mod:`.conformance`)."""
 
 from workbench.languages.registry import PluginInfo, get_language, installed_plugins, language_for_path
 from workbench.languages.spec import LanguagePlugin, RunSpec, SubCodeKind, TestRunner, hookimpl

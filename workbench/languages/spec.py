@@ -43,9 +43,12 @@ import shutil
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
 import pluggy
+
+from workbench.errors import WorkbenchError
 
 PROJECT_NAME = "workbench"
 ENTRY_POINT_GROUP = "workbench.languages"
@@ -73,6 +76,13 @@ class SubCodeKind(str, enum.Enum):
 
 #: statuses a sample can end with (``workbench execute`` result rows)
 SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "syntax_error", "timeout", "killed", "oom")
+
+#: the fd numbers a runner may use for the token pipes (0-2 are stdio; bash names fds up to 9)
+TOKEN_FD_RANGE = range(3, 10)
+
+
+class InvalidRunSpecError(WorkbenchError, ValueError):
+    """A :class:`RunSpec` breaks the runner contract; the message names every bad field."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,16 @@ class RunSpec:
         out_of_memory_markers: texts in the program's stderr that mean the runtime ran out
             of memory (e.g. the runtime's out-of-memory exception name); a failed run whose
             stderr holds one is ``oom``. The sandbox adds the OS's own "Cannot allocate memory".
+
+    Raises:
+        InvalidRunSpecError: (when built) a field breaks the rules above; the message names
+            each bad field, e.g. ``RunSpec.files: name '../main.py' must be a relative path
+            inside the working directory``.
+
+    Example::
+
+        RunSpec(files={"h.sh": 'read -r t <&3; exec 3<&-; test 1 = 1 && echo "$t" >&4'},
+                run=["/bin/sh", "h.sh"], token_input_fd=3, pass_token_fd=4)
     """
 
     files: Mapping[str, str]
@@ -140,6 +160,95 @@ class RunSpec:
     read_only_paths: tuple[str, ...] = ()
     limit_overrides: Mapping[str, int | None] = field(default_factory=dict)
     out_of_memory_markers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = run_spec_problems(self)
+        if problems:
+            raise InvalidRunSpecError("invalid RunSpec: " + "; ".join(problems))
+
+
+def _is_relative_inside(name: Any) -> bool:
+    """True for a relative POSIX name that stays inside its folder (no ``..``, no empty part)."""
+    if not isinstance(name, str) or not name or "\\" in name or name.startswith("/"):
+        return False
+    parts = name.split("/")
+    return ".." not in parts and "" not in parts and not PurePosixPath(name).is_absolute()
+
+
+def _is_argv(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(arg, str) for arg in value)
+
+
+def _is_str_tuple(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and all(isinstance(item, str) for item in value)
+
+
+def run_spec_problems(spec: RunSpec) -> list[str]:
+    """Return what is wrong with ``spec``'s fields (empty when it keeps the contract), each
+    problem naming its field. :class:`RunSpec` calls it when built."""
+    problems = []
+    if not isinstance(spec.files, Mapping) or not spec.files:
+        problems.append("RunSpec.files must be a non-empty mapping name -> text")
+    else:
+        for name, text in spec.files.items():
+            if not _is_relative_inside(name):
+                problems.append(f"RunSpec.files: name {name!r} must be a relative path inside the working directory")
+            if not isinstance(text, str):
+                problems.append(f"RunSpec.files[{name!r}] must be text, got {type(text).__name__}")
+    if not _is_argv(spec.run):
+        problems.append(f"RunSpec.run must be a non-empty argv list of str, got {spec.run!r}")
+    if not isinstance(spec.build, (list, tuple)) or not all(_is_argv(command) for command in spec.build):
+        problems.append(f"RunSpec.build must be a list of non-empty argv lists of str, got {spec.build!r}")
+    if not isinstance(spec.env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in spec.env.items()):
+        problems.append("RunSpec.env must map str to str")
+    problems += _token_channel_problems(spec)
+    statuses = spec.exit_statuses if isinstance(spec.exit_statuses, Mapping) else {None: None}
+    allowed = [status for status in SAMPLE_STATUSES if status != "passed"]  # only the token can pass
+    for code, status in statuses.items():
+        if not isinstance(code, int) or isinstance(code, bool) or code == 0 or status not in allowed:
+            problems.append(f"RunSpec.exit_statuses must map non-zero ints to one of {allowed}, got {code!r}: {status!r}")
+    paths = spec.read_only_paths
+    if not _is_str_tuple(paths) or not all(path.startswith("/") for path in paths):
+        problems.append(f"RunSpec.read_only_paths must be a tuple of absolute paths, got {paths!r}")
+    markers = spec.out_of_memory_markers
+    if not _is_str_tuple(markers) or not all(markers):
+        problems.append(f"RunSpec.out_of_memory_markers must be a tuple of non-empty texts, got {markers!r}")
+    problems += _limit_override_problems(spec.limit_overrides)
+    return problems
+
+
+def _token_channel_problems(spec: RunSpec) -> list[str]:
+    """The pass-token channel: exactly one of fd / file, fds in range and distinct."""
+    problems = []
+    if (spec.pass_token_fd is None) == (spec.pass_token_file is None):
+        problems.append("RunSpec: set exactly one of pass_token_fd and pass_token_file")
+    fds = {"token_input_fd": spec.token_input_fd, "pass_token_fd": spec.pass_token_fd}
+    for name, fd in fds.items():
+        if fd is not None and (not isinstance(fd, int) or isinstance(fd, bool) or fd not in TOKEN_FD_RANGE):
+            problems.append(f"RunSpec.{name} must be an int from 3 to 9 (0-2 are stdio), got {fd!r}")
+    if spec.token_input_fd is not None and spec.token_input_fd == spec.pass_token_fd:
+        problems.append("RunSpec.token_input_fd and pass_token_fd must differ")
+    if spec.pass_token_file is not None:
+        if not _is_relative_inside(spec.pass_token_file):
+            problems.append(f"RunSpec.pass_token_file {spec.pass_token_file!r} must be a relative name")
+        elif isinstance(spec.files, Mapping) and spec.pass_token_file in spec.files:
+            problems.append("RunSpec.pass_token_file is among RunSpec.files: the token would exist before the tests ran")
+    return problems
+
+
+def _limit_override_problems(overrides: Any) -> list[str]:
+    if not isinstance(overrides, Mapping):
+        return [f"RunSpec.limit_overrides must be a mapping, got {overrides!r}"]
+    if not overrides:
+        return []
+    # imported here: the execution package imports this module
+    from workbench.execution.limits import ResourceLimits
+
+    try:
+        ResourceLimits().with_overrides(overrides)
+    except (ValueError, TypeError) as error:
+        return [f"RunSpec.limit_overrides: {error}"]
+    return []
 
 
 class TestRunner:

@@ -10,7 +10,7 @@ import secrets
 import pytest
 
 from workbench.languages import SubCodeKind, get_language
-from workbench.languages.testing import LanguagePluginConformance, RunnerCase, run_spec_unsandboxed
+from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_cpp import CppLanguage
 from workbench_cpp.runner import CppRunner, build_precompiled_header, rename_tests_main
 
@@ -194,7 +194,7 @@ def test_runner_on_real_multipl_e_samples_with_and_without_precompiled_header(cp
             program = runner.build_program(problem["prompt"], task[key], "completion")
             spec = runner.prepare(program, problem["tests"], None, token)
             assert ("-include" in spec.build[0]) == (runner is pch_runner)
-            result = run_spec_unsandboxed(spec, token, timeout_s=60)
+            result = run_spec(spec, token, timeout_s=60)
             assert result.passed == bool(label), (key, result)
 
 

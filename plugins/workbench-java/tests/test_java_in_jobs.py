@@ -9,7 +9,7 @@ import json
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.execution.testing import run_program
+from workbench.execution.sandbox_helpers import run_program
 from workbench.scoring.decompose import decompose
 from workbench_java import JavaLanguage
 

@@ -10,7 +10,7 @@ import secrets
 import pytest
 
 from workbench.languages import SubCodeKind, get_language
-from workbench.languages.testing import LanguagePluginConformance, RunnerCase, run_spec_unsandboxed
+from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_java import JavaLanguage
 from workbench_java.runner import find_main_class
 
@@ -177,7 +177,7 @@ def test_runner_on_real_multipl_e_samples(java_data):
     for label, key in chosen.items():
         token = secrets.token_hex(16)
         program = runner.build_program(problem["prompt"], task[key], "completion")
-        result = run_spec_unsandboxed(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
+        result = run_spec(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
         assert result.passed == bool(label), (key, result)
 
 
@@ -213,5 +213,5 @@ def test_javac_class_archive_is_recorded_once_and_used(tmp_path):
     token = secrets.token_hex(16)
     spec = runner.prepare(PROGRAM + "        return x + 2;\n", TESTS, None, token)
     assert f"-J-XX:SharedArchiveFile={archive}" in spec.build[0] and str(archive) in spec.read_only_paths
-    result = run_spec_unsandboxed(spec, token, timeout_s=60)
-    assert result.passed and "SharedArchiveFile" not in result.stderr, result
+    result = run_spec(spec, token, timeout_s=60)
+    assert result.passed and "SharedArchiveFile" not in result.stderr_tail, result

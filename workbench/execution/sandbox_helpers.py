@@ -1,5 +1,8 @@
-"""Helpers for testing runners and the sandbox (used by workbench's own tests, and by
-language-plugin authors to run their runner's hostile-sample checks the same way).
+"""Helpers for tests of runners and of the sandbox (used by workbench's own tests, and by
+language-plugin authors to run their runner's hostile-sample checks the same way): the
+isolation levels this machine offers, a shared sandbox per level, one program run through
+a runner, and the processes a run left behind. (The plugin conformance kit is
+:mod:`workbench.languages.conformance`.)
 
 Everything here is real: the runner's ``prepare``, the detected sandbox, subprocesses.
 """
@@ -9,16 +12,19 @@ from __future__ import annotations
 import functools
 import os
 
-from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execution.sandbox import Sandbox, SampleOutcome, new_token
+from workbench.execution.isolation import LEVEL_ORDER, IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execution.processes import proc_file
+from workbench.execution.sandbox import Sandbox, new_token
+from workbench.execution.status import SampleOutcome
 from workbench.languages.spec import TestRunner
 
 
 @functools.cache
 def available_levels() -> tuple[IsolationLevel, ...]:
-    """Return the isolation levels that work on this machine, strongest first."""
+    """Return the sandboxing isolation levels that work on this machine, strongest first
+    (never ``unsandboxed``, which is always there and isolates nothing)."""
     levels = []
-    for level in IsolationLevel:
+    for level in LEVEL_ORDER:
         try:
             detect_isolation(level)
         except SandboxUnavailableError:
@@ -55,11 +61,8 @@ def run_program(
 
 
 def _proc_stat(pid: str) -> list[bytes] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
+    data = proc_file(pid, "stat")
+    return data.rsplit(b")", 1)[1].split() if data is not None else None
 
 
 def processes_with_cmdline(marker: str) -> list[int]:
@@ -68,13 +71,9 @@ def processes_with_cmdline(marker: str) -> list[int]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-        except OSError:
-            continue
+        cmdline = proc_file(name, "cmdline")
         fields = _proc_stat(name)
-        if marker.encode() in cmdline and fields and fields[0] != b"Z":
+        if cmdline is not None and marker.encode() in cmdline and fields and fields[0] != b"Z":
             found.append(int(name))
     return found
 
