@@ -26,8 +26,6 @@ class PluginConformanceError(AssertionError):
     """A plugin failed one or more conformance checks; the message lists every problem."""
 
 
-
-
 @dataclass
 class ConformanceReport:
     """The outcome of :func:`check_plugin`.
@@ -66,7 +64,7 @@ class ConformanceReport:
             raise PluginConformanceError(str(self))
 
 
-
+#: the checks, in the order they run (``check_<name>`` in :mod:`.checks`, ``runner`` in :mod:`.runner`)
 CHECKS: tuple[str, ...] = (
     "identity", "registration", "grammar", "node_types", "tokens", "robustness", "decomposition",
     "definition_fields", "runner",
