@@ -41,8 +41,8 @@ start = time.perf_counter()
 import workbench
 from workbench.dedup import DedupConfig, run_dedup
 corpus, out, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
-run = run_dedup(corpus, code_column="content", id_column="id", split_column="split",
-                config=DedupConfig(workers=workers), output_dir=out, output_format="jsonl")
+run = run_dedup(corpus, DedupConfig(code_column="content", id_column="id", split_column="split", workers=workers,
+                                    output_format="jsonl"), output_dir=out)
 elapsed = time.perf_counter() - start
 peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.data import LoadedDataset, load_humaneval
-from workbench.dedup import run_dedup
+from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import DataError
 
 runner = CliRunner()
@@ -239,10 +239,13 @@ def test_missing_split_lists_the_splits(small_corpus):
 def test_unknown_language_and_bad_parameters_fail_up_front(small_corpus):
     result = invoke(str(small_corpus), "--language", "cobol")
     assert result.exit_code == 1 and "no language plugin for 'cobol'" in result.output
+    # a bad option value is a usage error (exit 2) naming the flag, whether click or the config refuses it
     result = invoke(str(small_corpus), "--t0", "1.5")
-    assert result.exit_code == 1 and "set_threshold" in result.output
+    assert result.exit_code == 2 and "--t0" in result.output
     result = invoke(str(small_corpus), "--lsh-weights", "0.3")
-    assert result.exit_code == 1 and "--lsh-weights" in result.output
+    assert result.exit_code == 2 and "--lsh-weights" in result.output
+    result = invoke(str(small_corpus), "--lsh-bands", "4")
+    assert result.exit_code == 2 and "--lsh-bands" in result.output and "--lsh-rows" in result.output
 
 
 def test_language_column_and_multi_column_ids(tmp_path):
@@ -321,7 +324,7 @@ def test_verify_progress_counts_candidate_pairs(small_corpus):
 
         yield advance
 
-    run = run_dedup(str(small_corpus), split_column="split", progress=record)
+    run = run_dedup(str(small_corpus), DedupConfig(split_column="split"), progress=record)
     pairs = run.result.counters["bucket_pairs"]
     assert pairs > 0 and "verify candidate pairs" in totals
     assert totals["verify candidate pairs"] == advanced["verify candidate pairs"] == pairs

@@ -139,7 +139,7 @@ def test_lsh_parameters_favour_recall_at_the_set_threshold():
     "kwargs",
     [
         {"set_threshold": 0.0}, {"multiset_threshold": 1.5}, {"min_tokens": 0}, {"num_perm": 1},
-        {"lsh_weights": (0.5, 0.6)}, {"lsh_params": (20, 8)}, {"keep": "last"}, {"cross_set": "both"},
+        {"lsh_weights": (0.5, 0.6)}, {"lsh_bands": 20, "lsh_rows": 8}, {"lsh_bands": 20}, {"keep": "last"}, {"cross_set": "both"},
     ],
 )
 def test_bad_parameters_fail_before_any_work(kwargs):
@@ -308,7 +308,7 @@ def test_run_dedup_never_imports_datasketch_in_the_main_process(tmp_path):
     corpus.write_text("".join(rows))
     script = (
         "import sys\nfrom workbench.dedup import DedupConfig, run_dedup\n"
-        f"run = run_dedup({str(corpus)!r}, config=DedupConfig(workers=2, min_tokens=5))\n"
+        f"run = run_dedup({str(corpus)!r}, DedupConfig(workers=2, min_tokens=5))\n"
         "assert run.report['overall']['clusters'] == 3, run.report['overall']\n"
         "print('datasketch' in sys.modules)\n"
     )

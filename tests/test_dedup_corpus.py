@@ -21,8 +21,8 @@ def cluster_pairs(clusters) -> set[tuple[str, str]]:
 def corpus_run(dup_corpus_2k, tmp_path_factory):
     out = tmp_path_factory.mktemp("dedup2k")
     run = run_dedup(
-        str(dup_corpus_2k / "corpus.jsonl"), code_column="content", id_column="id", split_column="split",
-        config=DedupConfig(workers=2), output_dir=out,
+        str(dup_corpus_2k / "corpus.jsonl"), DedupConfig(code_column="content", id_column="id", split_column="split", workers=2),
+        output_dir=out,
     )
     return run, out
 
@@ -107,8 +107,8 @@ def test_outputs_keep_one_file_per_cluster_and_remove_test_copies(corpus_run, du
 
 def test_remove_train_policy_and_longest_keeper(dup_corpus_2k):
     run = run_dedup(
-        str(dup_corpus_2k / "corpus.jsonl"), code_column="content", id_column="id", split_column="split",
-        config=DedupConfig(cross_set="remove-train", keep="longest", workers=1),
+        str(dup_corpus_2k / "corpus.jsonl"), DedupConfig(code_column="content", id_column="id", split_column="split", cross_set="remove-train",
+                    keep="longest", workers=1),
     )
     result = run.result
     for cluster, keeper in zip(result.clusters, result.keepers):

@@ -12,6 +12,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from workbench import __version__
 from workbench.errors import WorkbenchError
+from workbench.options import OptionError, flag_of
 
 # litellm must read its cost map from the installed package, never from the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -87,7 +88,9 @@ class _WorkbenchGroup(_TidyHelp, TyperGroup):
         except WorkbenchError as error:
             # typer >= 0.29 runs a vendored click, whose main loop does not catch
             # click.ClickException; typer.Exit is handled by every typer version.
-            typer.echo(f"Error: {error}", err=True)
+            # An option the library names by its field is named here by its flag.
+            message = error.render(flag_of) if isinstance(error, OptionError) else str(error)
+            typer.echo(f"Error: {message}", err=True)
             raise typer.Exit(1) from error
 
 

@@ -1,43 +1,80 @@
-"""Parameters of a dedup run, checked before any work starts."""
+"""The options of a dedup run (``workbench dedup``, ``[dedup]`` and ``[decontaminate]`` of
+``workbench run``), checked before any work starts."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from workbench.errors import WorkbenchError
+from workbench.options import JobConfig, OptionError, option
 
 KeepPolicy = Literal["first", "longest", "train-first"]
 CrossSetPolicy = Literal["remove-test", "remove-train"]
 KEEP_POLICIES: tuple[str, ...] = ("first", "longest", "train-first")
 CROSS_SET_POLICIES: tuple[str, ...] = ("remove-test", "remove-train")
+#: how the deduplicated splits are written (see :func:`workbench.dedup.write_outputs`)
+OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
+
+#: the parameters of the search itself, as ``report.json`` records them (in this order)
+_REPORTED = ("set_threshold", "multiset_threshold", "min_tokens", "num_perm", "lsh_threshold", "lsh_weights",
+             "lsh_params", "seed", "keep", "cross_set", "train_split", "test_split", "group_column", "workers")
 
 
-class DedupConfigError(WorkbenchError):
-    """A dedup parameter is out of range; the message says which and what is allowed."""
+class DedupConfigError(OptionError):
+    """A dedup option is out of range or does not fit another; the message says which and what is allowed."""
+
+
+def _weights(value: Any) -> tuple[float, float]:
+    """``"FP,FN"`` (or two numbers) -> ``(fp, fn)``, two weights in [0, 1] that sum to 1."""
+    try:
+        parts = value.split(",") if isinstance(value, str) else list(value)
+        weights = tuple(float(x) for x in parts)
+    except (TypeError, ValueError):
+        weights = ()
+    if len(weights) != 2 or any(not 0.0 <= w <= 1.0 for w in weights) or abs(sum(weights) - 1.0) > 1e-9:
+        raise ValueError(f"must be two numbers 'FP,FN' in [0, 1] that sum to 1 (e.g. 0.1,0.9), not {value!r}")
+    return weights  # type: ignore[return-value]
+
+
+def _weights_text(value: Any) -> str:
+    return value if isinstance(value, str) else ",".join(f"{w:g}" for w in value)
 
 
 @dataclass(frozen=True)
-class DedupConfig:
-    """Parameters of near-duplicate detection.
+class DedupConfig(JobConfig):
+    """Options of near-duplicate detection and decontamination (Allamanis 2019).
+
+    Every field is a ``workbench dedup`` option (``min_tokens`` is ``--min-tokens``) and a key
+    of the ``[dedup]`` / ``[decontaminate]`` tables of ``workbench run``; the constructor checks
+    them all and raises :class:`DedupConfigError` naming the field.
 
     Attributes:
+        code_column: the code column; comma-separated columns are joined.
+        id_column: unique id column, or comma-separated columns joined with ``":"`` (default
+            ``id`` when present, else ``<split>/<row>``).
+        split_column: a column naming each row's split (one table with several splits).
+        split: only these splits (all when empty).
+        language: language of rows without a ``language`` column value.
+        group_column: if set, clusters never join files of different groups (e.g.
+            ``task_id``: completions of one task); duplicate pairs across groups are
+            verified and reported, not removed.
+        min_tokens: files with fewer identifier/literal tokens (counted with repetition)
+            are reported as too short and never compared. Default 20, as in dpu-utils'
+            ``DuplicateDetector`` and Microsoft's near-duplicate-code-detector.
         set_threshold: t0, the minimum set Jaccard of the identifier/literal token sets
             for a duplicate pair, in (0, 1]. Default 0.8 (Allamanis 2019, Sec. 3, following
             SourcererCC; Sajnani et al., ICSE 2016).
         multiset_threshold: t1, the minimum multiset Jaccard of the token multisets, in
             (0, 1]. Default 0.7 (Allamanis 2019, Sec. 3).
-        min_tokens: files with fewer identifier/literal tokens (counted with repetition)
-            are reported as too short and never compared. Default 20, as in dpu-utils'
-            ``DuplicateDetector`` and Microsoft's near-duplicate-code-detector.
         num_perm: MinHash permutations (signature length).
         lsh_threshold: the Jaccard threshold the LSH bands and rows are tuned for. Below
             ``set_threshold`` so that pairs at ``set_threshold`` are almost never missed
             (Leskovec, Rajaraman, Ullman, Mining of Massive Datasets, 3rd ed., Sec. 3.4.2:
             a band/row split trades false negatives for false positives).
         lsh_weights: ``(false_positive_weight, false_negative_weight)`` for datasketch's
-            band/row optimisation; they must sum to 1.
-        lsh_params: explicit ``(bands, rows)``; overrides ``lsh_threshold``/``lsh_weights``.
+            band/row optimisation; they must sum to 1 (text form ``"0.1,0.9"``).
+        lsh_bands / lsh_rows: explicit bands and rows per band (both or neither); they
+            override ``lsh_threshold``/``lsh_weights``.
         seed: the MinHash permutation seed.
         keep: which file of a cluster survives: ``first`` (input order), ``longest`` (most
             tokens, then input order) or ``train-first`` (a file of the train split first).
@@ -45,53 +82,76 @@ class DedupConfig:
             ``remove-test`` keeps a train copy (the "unbiased test" set of Allamanis 2019,
             Sec. 4) and ``remove-train`` keeps a test copy (decontaminates train).
         train_split / test_split: the split names those policies and the report use.
-        group_column: if set, clusters never join files of different groups (e.g.
-            ``task_id``: completions of one task); duplicate pairs across groups are
-            verified and reported, not removed.
+        against: a reference dataset: rows that are near-duplicates of any of its rows are
+            dropped (decontamination, e.g. ``humaneval``).
+        against_code_column / against_id_column: its code column(s) and id column.
+        output_format: how the deduplicated splits are written.
         workers: processes for tokenizing (``1`` = in-process; ``0`` = one per CPU).
+        offline: never contact the Hugging Face hub.
+
+    Example:
+
+    >>> from workbench.dedup import DedupConfig
+    >>> config = DedupConfig(set_threshold=0.85, group_column="task_id")
+    >>> config.min_tokens, config.lsh_weights
+    (20, (0.1, 0.9))
+    >>> DedupConfig(set_threshold=1.5)
+    Traceback (most recent call last):
+    ...
+    workbench.dedup.config.DedupConfigError: set_threshold must be in (0, 1], not 1.5
     """
 
-    set_threshold: float = 0.8
-    multiset_threshold: float = 0.7
-    min_tokens: int = 20
-    num_perm: int = 128
-    lsh_threshold: float = 0.6
-    lsh_weights: tuple[float, float] = (0.1, 0.9)
-    lsh_params: tuple[int, int] | None = None
-    seed: int = 1
-    keep: str = "first"
-    cross_set: str = "remove-test"
-    train_split: str = "train"
-    test_split: str = "test"
-    group_column: str | None = None
-    workers: int = 0
+    _error = DedupConfigError
 
-    def __post_init__(self) -> None:
-        for name in ("set_threshold", "multiset_threshold", "lsh_threshold"):
-            value = getattr(self, name)
-            if not 0.0 < value <= 1.0:
-                raise DedupConfigError(f"{name} must be in (0, 1], not {value}")
-        if self.min_tokens < 1:
-            raise DedupConfigError(f"min_tokens must be at least 1, not {self.min_tokens}")
-        if self.num_perm < 2:
-            raise DedupConfigError(f"num_perm must be at least 2, not {self.num_perm}")
-        weights = tuple(self.lsh_weights)
-        if len(weights) != 2 or any(not 0.0 <= w <= 1.0 for w in weights) or abs(sum(weights) - 1.0) > 1e-9:
-            raise DedupConfigError(f"lsh_weights must be two numbers in [0, 1] that sum to 1, not {self.lsh_weights}")
-        if self.lsh_params is not None:
-            bands, rows = self.lsh_params
-            if bands < 2 or rows < 1 or bands * rows > self.num_perm:
-                raise DedupConfigError(
-                    f"lsh_params (bands={bands}, rows={rows}) need bands >= 2, rows >= 1 and "
-                    f"bands * rows <= num_perm ({self.num_perm})"
-                )
-        if self.keep not in KEEP_POLICIES:
-            raise DedupConfigError(f"keep must be one of {', '.join(KEEP_POLICIES)}, not {self.keep!r}")
-        if self.cross_set not in CROSS_SET_POLICIES:
-            raise DedupConfigError(f"cross_set must be one of {', '.join(CROSS_SET_POLICIES)}, not {self.cross_set!r}")
-        if self.workers < 0:
-            raise DedupConfigError(f"workers must be >= 0, not {self.workers}")
+    code_column: str = option("content", "Column with the code; several comma-separated columns are joined.")
+    id_column: str | None = option(
+        None, "Unique id column, or comma-separated columns joined with ':' [default: 'id' if present, else <split>/<row>].")
+    split_column: str | None = option(None, "Column naming each row's split (one table with several splits).")
+    split: tuple[str, ...] = option((), "Only these splits (repeatable).")
+    language: str = option("python", "Language of rows without a 'language' column value.")
+    group_column: str | None = option(
+        None, "Never merge rows of different groups (e.g. task_id); cross-group duplicates are reported.")
+    min_tokens: int = option(20, "Files with fewer identifier/literal tokens are reported as too short.", min=1)
+    set_threshold: float = option(0.8, "Minimum set Jaccard (Allamanis 2019).", min=0.0, min_open=True, max=1.0)
+    multiset_threshold: float = option(0.7, "Minimum multiset Jaccard (Allamanis 2019).", min=0.0, min_open=True, max=1.0)
+    num_perm: int = option(128, "MinHash permutations.", min=2)
+    lsh_threshold: float = option(
+        0.6, "Jaccard the LSH bands/rows are tuned for (below --t0 for recall).", min=0.0, min_open=True, max=1.0)
+    lsh_weights: tuple[float, float] = option(
+        (0.1, 0.9), "False-positive,false-negative weights of the band/row tuning.", parse=_weights, text=_weights_text)
+    lsh_bands: int | None = option(None, "Explicit LSH bands (with --lsh-rows).", min=2)
+    lsh_rows: int | None = option(None, "Explicit LSH rows per band (with --lsh-bands).", min=1)
+    seed: int = option(1, "MinHash permutation seed.", min=0, max=2**32 - 1)
+    keep: str = option("first", "Which file of a cluster stays: first | longest | train-first.", choices=KEEP_POLICIES)
+    cross_set: str = option(
+        "remove-test", "Train/test clusters: remove-test (unbiased test) | remove-train.", choices=CROSS_SET_POLICIES)
+    train_split: str = option("train", "Name of the training split.")
+    test_split: str = option("test", "Name of the test split.")
+    against: str | None = option(
+        None, "Reference dataset: drop rows that are near-duplicates of any of its rows (e.g. humaneval).")
+    against_code_column: str | None = option(
+        None, "Code column(s) of --against [default: prompt,canonical_solution for HumanEval-like data, else --code-column].")
+    against_id_column: str | None = option(None, "Id column of --against [default: task_id if present].")
+    output_format: str = option(
+        "auto", "Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder).",
+        choices=OUTPUT_FORMATS)
+    workers: int = option(0, "Tokenizer processes (0 = one per CPU).", min=0)
+    offline: bool = option(False, "Never contact the Hugging Face hub.")
+
+    def _check(self) -> None:
+        if (self.lsh_bands is None) != (self.lsh_rows is None):
+            raise DedupConfigError("give both {lsh_bands} and {lsh_rows}, or neither", "lsh_bands", "lsh_rows")
+        if self.lsh_bands is not None and self.lsh_bands * self.lsh_rows > self.num_perm:
+            raise DedupConfigError(
+                f"{{lsh_bands}} x {{lsh_rows}} ({self.lsh_bands} x {self.lsh_rows}) must be at most "
+                f"{{num_perm}} ({self.num_perm})", "lsh_bands", "lsh_rows", "num_perm",
+            )
+
+    @property
+    def lsh_params(self) -> tuple[int, int] | None:
+        """``(bands, rows)`` when both are set, else ``None`` (tuned from the threshold and weights)."""
+        return (self.lsh_bands, self.lsh_rows) if self.lsh_bands is not None else None  # type: ignore[return-value]
 
     def to_dict(self) -> dict:
-        """Return the parameters as a JSON-ready dict (for the report)."""
-        return asdict(self)
+        """The parameters of the search as a JSON-ready dict (``report.json``'s ``parameters``)."""
+        return {name: getattr(self, name) for name in _REPORTED}

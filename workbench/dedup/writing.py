@@ -17,12 +17,10 @@ from pathlib import Path
 import datasets
 
 from workbench.data.loading import LoadedDataset, select_rows
+from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.pipeline import DedupResult, DuplicatePair
 from workbench.errors import DataError
 from workbench.io import atomic_open, atomic_write
-
-OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
-
 
 #: the columns the folder loader gives each source file (see workbench.data.loading)
 SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
@@ -75,7 +73,7 @@ def write_outputs(
         DataError: unknown ``output_format``, or ``output_dir`` is a file.
     """
     if output_format not in OUTPUT_FORMATS:
-        raise DataError(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+        raise DataError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: the output path exists and is not a folder")

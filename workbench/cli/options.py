@@ -1,0 +1,102 @@
+"""A command's options read from its job config class (:mod:`workbench.options`).
+
+:func:`config_options` gives a command one option per field of the job's config class, with the
+field's flag, default, help and range, and hands the command the built config. So no default
+or help text is written here a second time; a command only adds its input argument, its output
+paths and how it prints.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Optional
+
+import typer
+from typer.models import ArgumentInfo
+
+from workbench.options import Option, OptionError, flag_of, options_of
+
+
+def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
+    """The ``typer.Option`` of one config option."""
+    declared = item.declared
+    flags = (f"{item.flag}/{item.off_flag}",) if item.off_flag else (item.flag,)
+    default = item.default
+    if item.multiple:
+        default = list(default) if default else None
+    elif declared.text is not None:
+        default = item.text(default)
+    # only closed bounds: click shows them ("[0<=x<=4294967295]"); open ones are the config's to check
+    low = declared.min if declared.min is not None and not declared.min_open else None
+    high = declared.max if declared.max is not None and not declared.max_open else None
+    return typer.Option(default, *flags, *extra_flags, help=item.help, min=low, max=high, metavar=declared.metavar)
+
+
+def _annotation(item: Option) -> Any:
+    kind = item.kind
+    if item.multiple:
+        return Optional[list[kind]]  # type: ignore[valid-type]
+    return Optional[kind] if item.optional else kind
+
+
+def cli_values(config_class: type, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The config values among a command's parsed ``params``: a repeatable option given no
+    value keeps its config default."""
+    found = options_of(config_class)
+    return {name: value for name, value in params.items()
+            if name in found and not (found[name].multiple and not value)}
+
+
+def build_config(config_class: type, params: Mapping[str, Any]) -> Any:
+    """The config built from a command's parsed ``params``.
+
+    Raises:
+        typer.BadParameter: the config refuses a value (the message names the flag).
+    """
+    try:
+        return config_class(**cli_values(config_class, params))
+    except OptionError as error:
+        raise typer.BadParameter(error.render(flag_of)) from None
+
+
+def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, ...]] | None = None) -> Callable:
+    """Decorate a command that takes ``config``: it gets one option per field of ``config_class``.
+
+    The command's own parameters (its input argument, output paths, printing switches) stay as
+    written: arguments first, then the config's options in field order, then the command's own
+    options.
+
+    Args:
+        config_class: the job's config class.
+        extra_flags: more flags of an option, e.g. ``{"method": ("-m",), "set_threshold": ("--t0",)}``.
+    """
+    extra_flags = extra_flags or {}
+
+    def decorate(command: Callable) -> Callable:
+        hints = typing.get_type_hints(command)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation))
+               for p in inspect.signature(command).parameters.values() if p.name != "config"]
+        found = options_of(config_class)
+        generated = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(item),
+                              default=_typer_option(item, extra_flags.get(name, ())))
+            for name, item in found.items()
+        ]
+        arguments = [p for p in own if isinstance(p.default, ArgumentInfo) or p.default is inspect.Parameter.empty]
+        rest = [p for p in own if p not in arguments]
+        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*arguments, *generated, *rest]]
+
+        @functools.wraps(command)
+        def with_config(**params: Any) -> Any:
+            values = {name: params.pop(name) for name in found}
+            return command(config=build_config(config_class, values), **params)
+
+        with_config.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        with_config.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_config
+
+    return decorate
+
