@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from workbench.data.loading import load_humaneval
-from workbench.execution.job import ExecutionConfig, execute_generations
+from workbench.execution.job import ExecutionConfig, run_execute
 from workbench.data.samples import sample_key
 from workbench.execution.results import read_results
 
@@ -44,7 +44,7 @@ def canonical_check(workdir: Path, config: ExecutionConfig) -> None:
         for row in problems:
             handle.write(json.dumps({"task_id": row["task_id"], "sample_id": 0, "completion": row["canonical_solution"]}) + "\n")
     output = workdir / "canonical_results.jsonl"
-    summary = execute_generations(generations, output, config)
+    summary = run_execute(generations, output, config)
     rows = read_results(output)
     passed = sum(r["passed"] for r in rows)
     print(f"canonical solutions: {passed}/{len(rows)} pass "
@@ -65,7 +65,7 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     config.max_samples = limit
     output = workdir / "ice_score_results.jsonl"
     started = time.monotonic()
-    summary = execute_generations(data, output, config)
+    summary = run_execute(data, output, config)
     wall = time.monotonic() - started
     rows = read_results(output)
     agree = [r for r in rows if r["passed"] == labels[sample_key(r["task_id"], r["sample_id"])]]
@@ -113,7 +113,7 @@ def explain(disagreements: list[dict], data: Path, workdir: Path, config: Execut
         config_rerun = ExecutionConfig(prompt_column="prompt", completion_column="completion_multipl_e",
                                        workers=config.workers, isolation=config.isolation, overwrite=True, **columns)
         output = workdir / f"disagreements_{name}.jsonl"
-        execute_generations(generations, output, config_rerun)
+        run_execute(generations, output, config_rerun)
         return {sample_key(r["task_id"], r["sample_id"]): r for r in read_results(output)}
 
     again = rerun("rerun")  # the same HumanEval tests: is our result reproducible?
@@ -138,7 +138,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="only the first N ICE-Score samples")
-    parser.add_argument("--isolation", default=None)
+    parser.add_argument("--isolation", default="auto")
     parser.add_argument("--keep", type=Path, default=None, help="keep result files in this folder")
     parser.add_argument("--skip-canonical", action="store_true")
     args = parser.parse_args()

@@ -11,11 +11,12 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.errors import DataError, MissingColumnError
-from workbench.execution.job import ExecutionConfig, execute_generations
+from workbench.options import OptionError
+from workbench.execution.job import ExecutionConfig, run_execute
 from workbench.data.samples import sample_key
 from workbench.execution.results import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
 
-FIXED = dict(timeout_s=30.0, workers=2, reference_cache=None)  # fixed timeout: no calibration
+FIXED = dict(timeout=30.0, workers=2, reference_cache=False)  # fixed timeout: no calibration
 
 
 def write_jsonl(path, rows):
@@ -37,7 +38,7 @@ def canonical_rows(n: int, wrong_every: int = 0) -> list[dict]:
 def test_canonical_pass_and_wrong_fail(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(6, wrong_every=3))
     output = tmp_path / "out.jsonl"
-    summary = execute_generations(generations, output, ExecutionConfig(**FIXED))
+    summary = run_execute(generations, output, ExecutionConfig(**FIXED))
     rows = read_results(output)
     assert len(rows) == 6 and summary.executed == 6
     assert list(rows[0])[: len(RESULT_COLUMNS)] == list(RESULT_COLUMNS)
@@ -55,19 +56,19 @@ def test_canonical_pass_and_wrong_fail(tmp_path):
 def test_resume_runs_only_what_is_missing(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(5))
     output = tmp_path / "out.jsonl"
-    first = execute_generations(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    first = run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
     assert first.executed == 2
     with open(output, "a", encoding="utf-8") as handle:
         handle.write('{"task_id": "HumanEval/4", "sample_id": 0, "pas')  # torn line of a killed run
     with pytest.raises(DataError, match="--resume"):
-        execute_generations(generations, output, ExecutionConfig(**FIXED))
-    second = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+        run_execute(generations, output, ExecutionConfig(**FIXED))
+    second = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert second.skipped_finished == 2 and second.executed == 3
     rows = read_results(output, allow_torn_tail=False)
     assert sorted(sample_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
         sample_key(f"HumanEval/{i}", 0) for i in range(5)
     )
-    third = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+    third = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert third.executed == 0 and len(read_results(output)) == 5
 
 
@@ -82,10 +83,10 @@ def test_interrupted_run_keeps_finished_rows_and_resumes(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        execute_generations(generations, output, ExecutionConfig(workers=1, timeout_s=30.0, reference_cache=None),
+        run_execute(generations, output, ExecutionConfig(workers=1, timeout=30.0, reference_cache=False),
                             on_result=interrupt_after_two)
     assert len(read_results(output)) == 2
-    summary = execute_generations(generations, output, ExecutionConfig(resume=True, **FIXED))
+    summary = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert summary.executed == 4
     assert all(r["passed"] == 1 for r in read_results(output))
 
@@ -94,15 +95,15 @@ def test_bad_input_fails_before_running(tmp_path):
     output = tmp_path / "out.jsonl"
     unknown = write_jsonl(tmp_path / "unknown.jsonl", [{"task_id": "Nope/1", "sample_id": 0, "completion": "x"}])
     with pytest.raises(DataError, match="not in the problems"):
-        execute_generations(unknown, output, ExecutionConfig(**FIXED))
+        run_execute(unknown, output, ExecutionConfig(**FIXED))
     dup = write_jsonl(tmp_path / "dup.jsonl", canonical_rows(1) * 2)
     with pytest.raises(DataError, match="twice"):
-        execute_generations(dup, output, ExecutionConfig(**FIXED))
+        run_execute(dup, output, ExecutionConfig(**FIXED))
     no_completion = write_jsonl(tmp_path / "nc.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "code": "x"}])
     with pytest.raises(MissingColumnError, match="--completion-column"):
-        execute_generations(no_completion, output, ExecutionConfig(**FIXED))
-    with pytest.raises(Exception, match="--mode"):
-        execute_generations(no_completion, output, ExecutionConfig(mode="patch", **FIXED))
+        run_execute(no_completion, output, ExecutionConfig(**FIXED))
+    with pytest.raises(OptionError, match="mode must be one of completion, full, not 'patch'"):
+        run_execute(no_completion, output, ExecutionConfig(mode="patch", **FIXED))
     assert not output.exists()
 
 
@@ -113,16 +114,16 @@ def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
     solution = load_humaneval()[0]["canonical_solution"]
     listed = write_jsonl(tmp_path / "listed.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": [solution]}])
     with pytest.raises(DataError, match="--completion-column 'completion' holds"):
-        execute_generations(listed, output, ExecutionConfig(**FIXED))
+        run_execute(listed, output, ExecutionConfig(**FIXED))
     numbers = write_jsonl(tmp_path / "numbers.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": solution,
                                                           "prompt": 3}])
     with pytest.raises(DataError, match="--prompt-column 'prompt' holds"):
-        execute_generations(numbers, output, ExecutionConfig(prompt_column="prompt", **FIXED))
+        run_execute(numbers, output, ExecutionConfig(prompt_column="prompt", **FIXED))
     problems = write_jsonl(tmp_path / "problems.jsonl", [{"task_id": "HumanEval/0", "prompt": "", "test": ["assert 1"],
                                                           "entry_point": "f"}])
     fine = write_jsonl(tmp_path / "fine.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": solution}])
     with pytest.raises(DataError, match="--test-column 'test' holds"):
-        execute_generations(fine, output, ExecutionConfig(problems=str(problems), **FIXED))
+        run_execute(fine, output, ExecutionConfig(problems=str(problems), **FIXED))
     assert not output.exists()
 
 
@@ -132,7 +133,7 @@ def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path)
         {"task_id": "HumanEval/0", "completion": None},
     ]
     generations = write_jsonl(tmp_path / "gen.jsonl", rows)
-    summary = execute_generations(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
+    summary = run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
     results = {r["sample_id"]: r for r in read_results(tmp_path / "out.jsonl")}
     assert results[0]["status"] == "passed"
     assert results[1]["status"] == "error" and "no completion" in results[1]["detail"]
@@ -154,7 +155,7 @@ def test_tests_that_need_an_entry_point_never_pass_without_one(tmp_path):
     ])
     config = ExecutionConfig(problems=str(problems), problem_task_column="id", problem_prompt_column="text",
                              test_column="tests", entry_point_column="fn", reference_column=None, **FIXED)
-    execute_generations(generations, tmp_path / "out.jsonl", config)
+    run_execute(generations, tmp_path / "out.jsonl", config)
     results = {(r["task_id"], r["sample_id"]): r for r in read_results(tmp_path / "out.jsonl")}
     assert results["t1", 0]["status"] == "error" and "no entry point" in results["t1", 0]["detail"]
     assert results["t2", 0]["status"] == "passed" and results["t2", 1]["status"] == "failed"
@@ -175,11 +176,11 @@ def test_a_task_without_tests_fails_before_running(tmp_path):
                                                        for t in ("t1", "t2", "t3")])
     output = tmp_path / "out.jsonl"
     with pytest.raises(DataError, match=r"2 task\(s\) have no tests .*'t2', 't3'"):
-        execute_generations(generations, output, config)
+        run_execute(generations, output, config)
     assert not output.exists()
     # tasks without tests that no generation asks for do not matter
     only_t1 = write_jsonl(tmp_path / "t1.jsonl", [{"task_id": "t1", "sample_id": 0, "completion": wrong}])
-    execute_generations(only_t1, output, config)
+    run_execute(only_t1, output, config)
     assert [r["status"] for r in read_results(output)] == ["failed"]
 
 
@@ -195,9 +196,9 @@ def test_full_mode_and_custom_problem_columns(tmp_path):
     config = ExecutionConfig(
         problems=str(problems), mode="full", problem_task_column="id", test_column="tests",
         entry_point_column="fn", problem_prompt_column="text", reference_column="ref", workers=2,
-        reference_cache=str(tmp_path / "cache"),
+        reference_cache_dir=str(tmp_path / "cache"),
     )
-    summary = execute_generations(generations, tmp_path / "out.jsonl", config)
+    summary = run_execute(generations, tmp_path / "out.jsonl", config)
     status = {r["sample_id"]: r["status"] for r in read_results(tmp_path / "out.jsonl")}
     assert status == {"a": "passed", "b": "failed", "c": "syntax_error"}
     # the timeout came from calibration: max(4 s floor, 4 x reference time)
@@ -281,7 +282,7 @@ def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, shared_data):
     rows = [r for r in every if r["passed"] == 1][:12] + [r for r in every if r["passed"] == 0][:12]
     generations = write_jsonl(tmp_path / "gen.jsonl", rows)
     config = ExecutionConfig(prompt_column="prompt", completion_column="completion_multipl_e", **FIXED)
-    execute_generations(generations, tmp_path / "out.jsonl", config)
+    run_execute(generations, tmp_path / "out.jsonl", config)
     ours = {sample_key(r["task_id"], r["sample_id"]): r["passed"] for r in read_results(tmp_path / "out.jsonl")}
     labels = {sample_key(r["task_id"], r["sample_id"]): r["passed"] for r in rows}
     agree = sum(ours[key] == labels[key] for key in labels)

@@ -22,7 +22,7 @@ from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.errors import DataError
 from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, execute_generations
+from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, run_execute
 from workbench.execution.results import ResultWriter, read_results
 from workbench.execution.sandbox import Sandbox, _usable_by_others, new_token
 from workbench.execution.sandbox_helpers import available_levels
@@ -110,16 +110,16 @@ def test_a_broken_sandbox_stops_the_run_and_records_no_verdict(monkeypatch, tmp_
     generations = humaneval_generations(tmp_path / "gen.jsonl", 20)
     break_wrapper(monkeypatch, bin_folder, level)
     output = tmp_path / "out.jsonl"
-    config = ExecutionConfig(workers=1, reference_cache=None, sandbox_failure_limit=3,
-                             timeout_s=None if calibrate else 30.0)
+    config = ExecutionConfig(workers=1, reference_cache=False, sandbox_failure_limit=3,
+                             timeout=None if calibrate else 30.0)
     with pytest.raises(SandboxUnavailableError, match="the sandbox failed 3 times in a row") as raised:
-        execute_generations(generations, output, config, sandbox=sandbox)
+        run_execute(generations, output, config, sandbox=sandbox)
     assert "--resume" in str(raised.value) and BROKEN_WRAPPERS[level][2] in str(raised.value)
     assert read_results(output) == []  # nothing counted as a failed sample
 
     # the sandbox works again: --resume runs every sample, and all pass
     monkeypatch.undo()
-    summary = execute_generations(generations, output, ExecutionConfig(workers=2, timeout_s=30.0, resume=True),
+    summary = run_execute(generations, output, ExecutionConfig(workers=2, timeout=30.0, resume=True),
                                   sandbox=Sandbox(detect_isolation(level)))
     assert summary.executed == 20 and summary.counts == {"passed": 20} and summary.pass_at_1 == 1.0
 
@@ -135,7 +135,7 @@ def test_a_closed_sandbox_records_no_verdict(tmp_path):
     generations = humaneval_generations(tmp_path / "gen.jsonl", 2)
     output = tmp_path / "out.jsonl"
     with pytest.raises(SandboxUnavailableError, match="closed"):
-        execute_generations(generations, output, ExecutionConfig(timeout_s=30.0, workers=1, reference_cache=None),
+        run_execute(generations, output, ExecutionConfig(timeout=30.0, workers=1, reference_cache=False),
                             sandbox=sandbox)
     assert not output.exists() or read_results(output) == []
 
@@ -153,9 +153,9 @@ def test_workers_beyond_the_uid_block_fail_before_any_sample(tmp_path, monkeypat
         sandbox.uid_for_slot(UID_BLOCK_SIZE)
     generations = humaneval_generations(tmp_path / "gen.jsonl", 1)
     output = tmp_path / "out.jsonl"
-    too_many = ExecutionConfig(timeout_s=30.0, workers=UID_BLOCK_SIZE + 1, reference_cache=None)
+    too_many = ExecutionConfig(timeout=30.0, workers=UID_BLOCK_SIZE + 1, reference_cache=False)
     with pytest.raises(WorkbenchError, match=f"at most {UID_BLOCK_SIZE}"):
-        execute_generations(generations, output, too_many, sandbox=sandbox)
+        run_execute(generations, output, too_many, sandbox=sandbox)
     assert not output.exists()
     from workbench.execution.job import planned_workers
 

@@ -3,8 +3,8 @@ run every sample in the sandbox on parallel workers, append result rows as they 
 
 Notebook use::
 
-    from workbench.execution.job import ExecutionConfig, execute_generations
-    summary = execute_generations("generations.jsonl", "results.jsonl", ExecutionConfig(workers=2))
+    from workbench import ExecutionConfig, run_execute
+    summary = run_execute("generations.jsonl", "results.jsonl", ExecutionConfig(workers=2))
     print(summary.pass_at_1, summary.isolation.level)
 """
 
@@ -17,110 +17,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import datasets
-import platformdirs
 
 from workbench.data.loading import load_records
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.errors import DataError, WorkbenchError
+from workbench.execution.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execution.isolation import Isolation, SandboxUnavailableError, detect_isolation
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
 from workbench.execution.results import ResultWriter, pass_at_1, read_results, status_counts
 from workbench.execution.sandbox import Sandbox, new_token
 from workbench.execution.status import SANDBOX_ERROR, SampleOutcome
-from workbench.execution.timeouts import (
-    DEFAULT_TIMEOUT_FACTOR,
-    DEFAULT_TIMEOUT_FLOOR_S,
-    ReferenceProblem,
-    ReferenceTimeCache,
-    TaskTimeout,
-    calibrate_timeouts,
-)
+from workbench.execution.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
 from workbench.languages.registry import get_language
 from workbench.languages.spec import TestRunner
-
-
-#: this many sandbox failures in a row end the run: the sandbox does not work here
-DEFAULT_SANDBOX_FAILURE_LIMIT = 5
-
-
-def default_reference_cache() -> str:
-    """The folder where measured reference times are kept between runs."""
-    return os.path.join(platformdirs.user_cache_dir("workbench"), "reference-times")
-
-
-@dataclass
-class ExecutionConfig:
-    """Options of an execution run (the CLI's options, one to one).
-
-    Attributes:
-        problems: the problem set: a bundled name (``"humaneval"``), a data file or folder,
-            or a hub id (see :func:`workbench.data.loading.load_records`).
-        problems_split: which split of ``problems`` (default: its only split, or ``test``).
-        language: the language plugin whose runner executes the samples.
-        mode: ``"completion"`` (prompt + completion) or ``"full"`` (completion is the program).
-        task_column / sample_column / completion_column: columns of the generations.
-            A missing ``sample_column`` (left at its default) numbers samples per task.
-        prompt_column: a generations column holding the prompt to prepend (default: the
-            problem's prompt).
-        problem_task_column / problem_prompt_column / test_column / entry_point_column /
-            reference_column: columns of the problems (``reference_column`` may be absent:
-            then every task gets the floor timeout).
-        workers: parallel samples (default: number of cores).
-        timeout_s: one fixed timeout for every sample (skips calibration).
-        timeout_floor_s / timeout_factor: EvalPlus's ``max(floor, factor * reference)``.
-        limits: the :class:`ResourceLimits`.
-        isolation: require this isolation level (``None``: strongest available).
-        resume / overwrite: what to do with an existing output file.
-        reference_cache: folder for measured reference times (``None``: no cache).
-        max_samples: run only the first N samples (after resume filtering).
-        python: the interpreter of the Python runner (default: the one running workbench).
-        sandbox_failure_limit: stop the run (``SandboxUnavailableError``) after this many
-            samples or reference runs in a row failed in the sandbox itself.
-    """
-
-    problems: str = "humaneval"
-    problems_split: str | None = None
-    language: str = "python"
-    mode: str = "completion"
-    task_column: str = "task_id"
-    sample_column: str = "sample_id"
-    completion_column: str = "completion"
-    prompt_column: str | None = None
-    problem_task_column: str = "task_id"
-    problem_prompt_column: str = "prompt"
-    test_column: str = "test"
-    entry_point_column: str | None = "entry_point"
-    reference_column: str | None = "canonical_solution"
-    workers: int | None = None
-    timeout_s: float | None = None
-    timeout_floor_s: float = DEFAULT_TIMEOUT_FLOOR_S
-    timeout_factor: float = DEFAULT_TIMEOUT_FACTOR
-    limits: ResourceLimits = field(default_factory=ResourceLimits)
-    isolation: str | None = None
-    resume: bool = False
-    overwrite: bool = False
-    reference_cache: str | None = field(default_factory=default_reference_cache)
-    max_samples: int | None = None
-    python: str | None = None
-    sandbox_failure_limit: int = DEFAULT_SANDBOX_FAILURE_LIMIT
-
-    def validate(self) -> None:
-        """Raise :class:`WorkbenchError` for options that cannot work, before any work starts."""
-        if self.mode not in ("completion", "full"):
-            raise WorkbenchError(f"--mode must be 'completion' or 'full', not {self.mode!r}")
-        if self.workers is not None and self.workers < 1:
-            raise WorkbenchError(f"--workers must be at least 1, not {self.workers}")
-        if self.timeout_s is not None and self.timeout_s <= 0:
-            raise WorkbenchError(f"--timeout must be positive, not {self.timeout_s}")
-        if self.timeout_floor_s <= 0:
-            raise WorkbenchError(f"--timeout-floor must be positive, not {self.timeout_floor_s}")
-        if self.timeout_factor < 1:
-            raise WorkbenchError(f"--timeout-factor must be at least 1, not {self.timeout_factor}")
-        if self.sandbox_failure_limit < 1:
-            raise WorkbenchError(f"sandbox_failure_limit must be at least 1, not {self.sandbox_failure_limit}")
-        if self.resume and self.overwrite:
-            raise WorkbenchError("--resume and --overwrite exclude each other")
+from workbench.options import OptionError
 
 
 @dataclass(frozen=True)
@@ -213,8 +124,8 @@ class SandboxFailureGuard:
         if self.in_a_row >= self.limit:
             raise SandboxUnavailableError(
                 f"the sandbox failed {self.in_a_row} times in a row, so the run stopped: {detail}. "
-                f"No result was recorded for those samples. Fix the sandbox or choose another level with "
-                f"--isolation (in force: {self.isolation.level.value}), then rerun with --resume."
+                f"No result was recorded for those samples. Fix the sandbox or choose another isolation "
+                f"level (in force: {self.isolation.level.value}), then rerun with --resume."
             )
         return True
 
@@ -344,7 +255,7 @@ def _runner(config: ExecutionConfig) -> TestRunner:
     runner = plugin.runner
     if config.python is not None:
         if plugin.name != "python":
-            raise WorkbenchError(f"--python applies to the Python runner only, not to {plugin.name}")
+            raise OptionError(f"{{python}} applies to the Python runner only, not to {plugin.name}", "python")
         from workbench.languages.python_runner import PythonTestRunner
 
         runner = PythonTestRunner(config.python)
@@ -379,9 +290,9 @@ def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
     most = sandbox.max_slots
     if config.workers is not None:
         if most is not None and config.workers > most:
-            raise WorkbenchError(
-                f"--workers {config.workers}: at most {most} samples can run at once when workbench runs as "
-                f"root (each worker runs its samples as a user id of its own, from a block of {most})"
+            raise OptionError(
+                f"{{workers}} {config.workers}: at most {most} samples can run at once when workbench runs as "
+                f"root (each worker runs its samples as a user id of its own, from a block of {most})", "workers",
             )
         return config.workers
     cores = os.cpu_count() or 1
@@ -406,7 +317,7 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
     }
 
 
-def execute_generations(
+def run_execute(
     generations: str | os.PathLike[str],
     output: str | os.PathLike[str],
     config: ExecutionConfig | None = None,
@@ -415,7 +326,8 @@ def execute_generations(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     sandbox: Sandbox | None = None,
 ) -> ExecutionSummary:
-    """Execute every generation against its task's tests and append result rows to ``output``.
+    """Execute every generation against its task's tests and append result rows to ``output``:
+    what ``workbench execute`` runs.
 
     Args:
         generations: a generations file/folder/hub id with task id, sample id, completion.
@@ -430,12 +342,19 @@ def execute_generations(
         an :class:`ExecutionSummary`.
 
     Raises:
-        WorkbenchError (DataError, MissingColumnError, SandboxUnavailableError ...) for
-        bad input, before any sample runs. ``KeyboardInterrupt`` after killing the running
+        WorkbenchError (DataError, MissingColumnError, SandboxUnavailableError, OptionError ...)
+        for bad input, before any sample runs. ``KeyboardInterrupt`` after killing the running
         samples; every finished row is already in ``output``.
+
+    Example::
+
+        from workbench import ExecutionConfig, run_execute
+
+        summary = run_execute("humaneval-codex-python", "results.jsonl",
+                              ExecutionConfig(completion_column="completion_multipl_e", max_samples=20))
+        print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
-    config.validate()
     runner = _runner(config)
     notes: list[str] = []
     problems = load_problems(config)
@@ -456,7 +375,7 @@ def execute_generations(
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
     if sandbox is None:
-        isolation = detect_isolation(config.isolation)
+        isolation = detect_isolation(config.isolation_level)
         sandbox = Sandbox(isolation, config.limits)
     isolation = sandbox.isolation
     _preflight(runner, sandbox)
@@ -504,14 +423,14 @@ def execute_generations(
 def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result,
               guard: SandboxFailureGuard) -> dict[str, TaskTimeout]:
     task_ids = sorted({s.task_id for s in todo})
-    if config.timeout_s is not None:
-        return {t: TaskTimeout(t, config.timeout_s, None, None) for t in task_ids}
+    if config.timeout is not None:
+        return {t: TaskTimeout(t, config.timeout, None, None) for t in task_ids}
     with_reference = [problems[t] for t in task_ids if problems[t].reference is not None]
-    result = {t: TaskTimeout(t, config.timeout_floor_s, None, None) for t in task_ids}
+    result = {t: TaskTimeout(t, config.timeout_floor, None, None) for t in task_ids}
     if len(with_reference) < len(task_ids):
         summary.notes.append(
             f"{len(task_ids) - len(with_reference)} task(s) have no reference solution "
-            f"(column {config.reference_column!r}): they use the floor timeout {config.timeout_floor_s:g} s"
+            f"(column {config.reference_column!r}): they use the floor timeout {config.timeout_floor:g} s"
         )
     if not with_reference:
         return result
@@ -521,7 +440,7 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
         ReferenceProblem(p.task_id, runner.build_program(p.prompt, p.reference, "completion"), p.tests, p.entry_point)
         for p in with_reference
     ]
-    cache = ReferenceTimeCache(config.reference_cache)
+    cache = ReferenceTimeCache(config.reference_cache_folder)
     started = time.monotonic()
 
     def on_done(timeout: TaskTimeout) -> None:
@@ -531,7 +450,7 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
 
     try:
         calibrated = calibrate_timeouts(
-            references, runner, sandbox, floor_s=config.timeout_floor_s, factor=config.timeout_factor,
+            references, runner, sandbox, floor_s=config.timeout_floor, factor=config.timeout_factor,
             workers=workers, cache=cache, on_done=on_done,
         )
     finally:
