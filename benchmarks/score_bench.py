@@ -110,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_run:
         return from_run(args.from_run, args.methods, args.samples)
 
-    from workbench.llm.client import LLMSettings
+    from workbench.scoring.config import ScoreConfig
     from workbench.io import read_jsonl
-    from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+    from workbench.scoring.run import Columns, load_samples, score_samples
 
     rows = pick_rows(args.data, args.samples)
     args.output.mkdir(parents=True, exist_ok=True)
@@ -121,7 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     samples = load_samples(subset, Columns(generation="completion_multipl_e"))
     print(f"{len(samples)} samples from {len({s.task_id for s in samples})} tasks; model {args.model}", flush=True)
 
-    settings = LLMSettings(args.model, max_tokens=args.max_tokens, concurrency=args.workers, timeout_s=600)
     results = []
     for method in args.methods:
         out = args.output / method
@@ -129,10 +128,11 @@ def main(argv: list[str] | None = None) -> int:
         report = score_samples(
             samples,
             ScoreConfig(
-                methods=[method], output_dir=out, llm=settings, cache_dir=args.cache_dir,
-                cache_mode="rw" if args.cache_dir else "off", max_subcodes=args.max_subcodes,
-                workers=args.workers, resume=(out / "scores.jsonl").exists(),
+                method=[method], model=args.model, max_tokens=args.max_tokens, timeout=600,
+                concurrency=args.workers, cache_dir=args.cache_dir, cache="rw" if args.cache_dir else "off",
+                max_subcodes=args.max_subcodes, resume=(out / "scores.jsonl").exists(),
             ),
+            out,
             on_row=lambda row: print(
                 f"  {row['method']} {row['task_id']}#{row['sample_id']}: {row['status']} score={row['score']} "
                 f"calls={row['llm_calls']} tokens={row['tokens']} {row['seconds']:.1f}s", flush=True

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from workbench.llm.client import LLMSettings
 from workbench.io import read_jsonl
-from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+from workbench.scoring.config import ScoreConfig
+from workbench.scoring.run import Columns, load_samples, score_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -27,14 +27,10 @@ def two_samples(shared_data, tmp_path):
 
 
 def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
-    settings = LLMSettings("local/smollm2-135m", max_tokens=200, timeout_s=600, concurrency=1)
+    config = ScoreConfig(method=["dsa-cqe"], model="local/smollm2-135m", max_tokens=200, timeout=600, concurrency=1,
+                         cache_dir=tmp_path / "cache", max_subcodes=4)
 
-    def config(out: str) -> ScoreConfig:
-        return ScoreConfig(
-            methods=["dsa-cqe"], output_dir=tmp_path / out, llm=settings, cache_dir=tmp_path / "cache", max_subcodes=4
-        )
-
-    first = score_samples(two_samples, config("first"))
+    first = score_samples(two_samples, config, tmp_path / "first")
     rows = read_jsonl(tmp_path / "first" / "scores.jsonl")
     assert len(rows) == 2
     # llama.cpp decodes under the JSON-schema grammar, so the answers parse
@@ -44,7 +40,7 @@ def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
     traces = read_jsonl(tmp_path / "first" / "traces.jsonl")
     assert all(t["trace"]["generation"]["units"][0]["description"] for t in traces)
 
-    second = score_samples(two_samples, config("second"))
+    second = score_samples(two_samples, config, tmp_path / "second")
     assert second.usage["calls"] == 0
     assert second.usage["cache_hits"] == first.usage["calls"]
     again = read_jsonl(tmp_path / "second" / "scores.jsonl")

@@ -7,23 +7,21 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import WorkbenchError
-from workbench.llm.client import LLMSettings
 from workbench.io import read_jsonl
-from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+from workbench.scoring.config import ScoreConfig
+from workbench.scoring.run import Columns, load_samples, score_samples
 
 
-def _config(tmp_path, mock=None, **overrides) -> ScoreConfig:
-    settings = overrides.pop("llm", LLMSettings("gpt-4o-mini", retry_wait_s=0.01, max_retries=0))
-    return ScoreConfig(
-        **{
-            "methods": ["chrf"],
-            "output_dir": tmp_path / "out",
-            "llm": settings,
-            "cache_dir": tmp_path / "cache",
-            "mock_response": mock,
-            **overrides,
-        }
-    )
+def _config(tmp_path, mock=None, **overrides) -> dict:
+    """The keyword arguments of ``score_samples``: the config (a mocked gpt-4o-mini, one sample
+    at a time, fast retries, a cache in ``tmp_path``), the run folder and the mocked answers."""
+    run = {"output_dir": tmp_path / "out", "mock_response": mock}
+    for key in ("output_dir", "mock_response", "extra_llm_params"):
+        if key in overrides:
+            run[key] = overrides.pop(key)
+    options = {"method": ["chrf"], "model": "gpt-4o-mini", "retries": 0, "retry_wait": 0.01, "concurrency": 1,
+               "cache_dir": tmp_path / "cache", **overrides}
+    return {"config": ScoreConfig(**options), **run}
 
 
 @pytest.mark.parametrize("column", ["chrf", "model"])
@@ -31,15 +29,15 @@ def test_a_carried_column_named_like_a_method_or_row_column_is_refused(tmp_path,
     """No LLM. The ICE-Score file has ``chrf`` and ``model`` columns: carried, they used to
     overwrite our chrF score in scores_wide.jsonl (or be dropped silently from scores.jsonl)."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e", carry=("passed", column)))
-    with pytest.raises(WorkbenchError, match=f"--carry {column}"):
-        score_samples(samples, _config(tmp_path, methods=["chrf", "ice-score"], mock_response="3"))
+    with pytest.raises(WorkbenchError, match=f"carry {column}: that name is"):
+        score_samples(samples, **_config(tmp_path, method=["chrf", "ice-score"], mock_response="3"))
     assert not (tmp_path / "out" / "scores.jsonl").exists()
 
 
 def test_carrying_the_shipped_columns_of_other_metrics_still_works(tmp_path, ice_slice):
     """No LLM: chrF only; ``codebleu`` is not one of our methods, so it is carried as before."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e", carry=("passed", "codebleu")))
-    score_samples(samples, _config(tmp_path))
+    score_samples(samples, **_config(tmp_path))
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(0 <= r["chrf"] <= 1 and "codebleu" in r for r in wide)
 
@@ -66,7 +64,7 @@ def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_
     holds them; the run's totals equal the sum of the rows."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]  # one task, two samples
     marker = _only_in(samples[0].reference_program, samples[0].generation_program + samples[1].generation_program)
-    report = score_samples(samples, _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
+    report = score_samples(samples, **_config(tmp_path, _failing_when(marker, scripted), method=["dsa-cqe"]))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["status"] for r in rows] == ["llm_error", "llm_error"]
     assert report.usage["calls"] >= 1
@@ -83,7 +81,7 @@ def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path,
     only the generation has; the trace keeps the sub-codes and exchanges up to the failure."""
     sample = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[0]
     marker = _only_in(sample.generation_program, sample.reference_program)
-    report = score_samples([sample], _config(tmp_path, _failing_when(marker, scripted), methods=["dsa-cqe"]))
+    report = score_samples([sample], **_config(tmp_path, _failing_when(marker, scripted), method=["dsa-cqe"]))
     row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert row["status"] == "llm_error" and row["llm_calls"] == report.usage["calls"]
     assert row["subcodes"] >= 1
@@ -95,9 +93,9 @@ def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path,
 @pytest.mark.parametrize(
     ("option", "overrides"),
     [
-        ("seed", {"llm": LLMSettings("gpt-4o-mini", seed=7)}),
-        ("max_tokens", {"llm": LLMSettings("gpt-4o-mini", max_tokens=64)}),
-        ("structured", {"llm": LLMSettings("gpt-4o-mini", structured="json_object")}),
+        ("seed", {"seed": 7}),
+        ("max_tokens", {"max_tokens": 64}),
+        ("structured", {"structured": "json_object"}),
         ("k_nearest", {"k_nearest": 5}),
         ("embedding_model", {"embedding_model": "text-embedding-3-small"}),
         ("language", {"language": "java"}),
@@ -108,11 +106,11 @@ def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, opti
     structured mode, retrieval depth, embedding model or language would mix two scorings in one
     scores.jsonl; it is refused, naming the option."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
-    score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"]))
+    score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"]))
     with pytest.raises(WorkbenchError, match=f"cannot resume.*{option}"):
-        score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"], resume=True, **overrides))
+        score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"], resume=True, **overrides))
     # the same options resume fine
-    report = score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"], resume=True))
+    report = score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"], resume=True))
     assert report.rows_written == 0
 
 
@@ -120,8 +118,8 @@ def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_s
     """The LLM is litellm's ``mock_response``. Rows of a method no longer asked for, or of samples
     outside this run's selection (a smaller --limit), are not "already done" by this run."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples, _config(tmp_path, "3", methods=["ice-score", "chrf"]))
-    report = score_samples(samples[:2], _config(tmp_path, "3", methods=["chrf"], resume=True))
+    score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"]))
+    report = score_samples(samples[:2], **_config(tmp_path, "3", method=["chrf"], resume=True))
     assert report.resumed_rows == 2 and report.rows_written == 0
     # nothing in scores.jsonl was lost: the wide table still has every sample and method
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
@@ -140,9 +138,9 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     (tmp_path / "out").mkdir()
     with FileLock(str(tmp_path / "out" / LOCK_FILE)):  # as another process's run holds it
         with pytest.raises(WorkbenchError, match="another .*score.* is using"):
-            score_samples(samples, _config(tmp_path, resume=True))
+            score_samples(samples, **_config(tmp_path, resume=True))
     assert not (tmp_path / "out" / "scores.jsonl").exists()
-    score_samples(samples, _config(tmp_path))  # released: the folder is usable again
+    score_samples(samples, **_config(tmp_path))  # released: the folder is usable again
     assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 4
 
 
@@ -153,8 +151,8 @@ def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_pat
     run goes on; it used to stop the whole run."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     fake_openai.embeddings_fail_after = 4
-    report = score_samples(samples, _config(
-        tmp_path, scripted, methods=["dsa-cqe", "chrf"], embedding_model="openai/embed",
+    report = score_samples(samples, **_config(
+        tmp_path, scripted, method=["dsa-cqe", "chrf"], embedding_model="openai/embed",
         embedding_api_base=fake_openai.api_base,
     ))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
@@ -172,8 +170,8 @@ def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     fake_openai.embeddings_fail_after = 0
     with pytest.raises(EmbeddingError, match="openai/embed"):
-        score_samples(samples, _config(
-            tmp_path, scripted, methods=["dsa-cqe"], embedding_model="openai/embed",
+        score_samples(samples, **_config(
+            tmp_path, scripted, method=["dsa-cqe"], embedding_model="openai/embed",
             embedding_api_base=fake_openai.api_base,
         ))
     assert read_jsonl(tmp_path / "out" / "scores.jsonl") == []
@@ -190,7 +188,7 @@ def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, 
 
     program = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     samples = [Sample("a", "b/c", program, program), Sample("a/b", "c", program, program)]
-    score_samples(samples, _config(tmp_path, scripted, methods=["dsa-cqe"], keep_storage=True))
+    score_samples(samples, **_config(tmp_path, scripted, method=["dsa-cqe"], keep_storage=True))
     assert [r["status"] for r in read_jsonl(tmp_path / "out" / "scores.jsonl")] == ["ok", "ok"]
     client = chromadb.PersistentClient(path=str(tmp_path / "out" / "chroma"))
     scopes = sorted(c.metadata["scope"] for c in client.list_collections())
@@ -201,9 +199,9 @@ def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice):
     """No LLM (chrF only). --resume kept the rows and --overwrite was ignored without a word;
     the two contradict each other, so the run refuses before touching the folder."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples[:2], _config(tmp_path))
-    with pytest.raises(WorkbenchError, match="--resume.*--overwrite"):
-        score_samples(samples, _config(tmp_path, resume=True, overwrite=True))
+    score_samples(samples[:2], **_config(tmp_path))
+    with pytest.raises(WorkbenchError, match="resume keeps the rows .* overwrite replaces them"):
+        score_samples(samples, **_config(tmp_path, resume=True, overwrite=True))
     assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 2
 
 
@@ -211,9 +209,9 @@ def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_sli
     """No LLM (chrF only). The CLI's progress bar counted only the rows scored now, so a resumed
     run ended at e.g. 2/8 as if rows were missing; on_start tells it (to score, already done)."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples[:3], _config(tmp_path))
+    score_samples(samples[:3], **_config(tmp_path))
     seen, rows = [], []
-    score_samples(samples, _config(tmp_path, resume=True), on_start=lambda todo, done: seen.append((todo, done)),
+    score_samples(samples, **_config(tmp_path, resume=True), on_start=lambda todo, done: seen.append((todo, done)),
                   on_row=rows.append)
     assert seen == [(1, 3)] and len(rows) == 1
 
@@ -225,5 +223,5 @@ def test_duplicate_samples_given_to_the_library_are_refused(tmp_path, ice_slice)
 
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     with pytest.raises(DataError, match="duplicate sample"):
-        score_samples([*samples, samples[1]], _config(tmp_path))
+        score_samples([*samples, samples[1]], **_config(tmp_path))
     assert not (tmp_path / "out" / "scores.jsonl").exists()

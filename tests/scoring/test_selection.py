@@ -10,7 +10,8 @@ import pytest
 from workbench.errors import DataError
 from workbench.scoring.base import Sample
 from workbench.io import read_jsonl
-from workbench.scoring.run import Columns, ScoreConfig, load_samples, score_samples
+from workbench.scoring.config import ScoreConfig
+from workbench.scoring.run import Columns, load_samples, score_samples
 from workbench.scoring.selection import stratified_subset
 
 COLUMNS = Columns(generation="completion_multipl_e")
@@ -62,9 +63,9 @@ def test_interrupted_run_still_writes_the_wide_table(tmp_path, everything: list[
         if len(seen) == 3:
             raise KeyboardInterrupt
 
-    config = ScoreConfig(methods=["chrf"], output_dir=tmp_path / "out", workers=1)
+    config = ScoreConfig(method=["chrf"], concurrency=1)
     with pytest.raises(KeyboardInterrupt):
-        score_samples(everything[:10], config, on_row=stop_after_three)
+        score_samples(everything[:10], config, tmp_path / "out", on_row=stop_after_three)
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     written = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert 3 <= len(wide) == len(written) < 10  # a worker may finish the sample it had started

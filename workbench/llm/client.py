@@ -64,6 +64,9 @@ class MissingCredentialsError(WorkbenchError):
     """The model's provider needs environment variables (API key, endpoint) that are not set."""
 
 
+#: how a JSON answer is asked for (:attr:`LLMSettings.structured`)
+STRUCTURED_MODES: tuple[str, ...] = ("json_schema", "json_object", "off")
+
 #: providers whose endpoint variable has a default in litellm (Ollama: http://localhost:11434)
 _DEFAULT_ENDPOINT_PROVIDERS = frozenset({"ollama", "ollama_chat"})
 
@@ -151,7 +154,7 @@ class LLMSettings:
             raise ValueError(f"concurrency must be >= 1, not {self.concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, not {self.max_retries}")
-        if self.structured not in ("json_schema", "json_object", "off"):
+        if self.structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be json_schema, json_object or off, not {self.structured!r}")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ValueError("max_cost_usd must be >= 0")

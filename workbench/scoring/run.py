@@ -34,9 +34,11 @@ from typing import Any
 from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
 from workbench.errors import DataError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
+from workbench.options import OptionError
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
 from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod
+from workbench.scoring.config import ScoreConfig
 from workbench.scoring.methods import make_method
 from workbench.scoring.results import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
 
@@ -150,76 +152,6 @@ def load_samples(
 
 
 @dataclass
-class ScoreConfig:
-    """Options of a scoring run (the CLI flags of ``workbench score``).
-
-    Attributes:
-        methods: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``chrf``).
-        output_dir: the run folder.
-        llm: model settings (required when an LLM method is asked for).
-        cache_dir: the response cache folder, or ``None`` for none.
-        cache_mode: ``rw`` / ``ro`` / ``refresh`` / ``off``.
-        language: language plugin name of the programs.
-        n_samples: repeats of the final LLM scoring call, averaged.
-        max_subcodes: DSA-CQE's cap on sub-codes per program.
-        k_nearest: nearest storage records per sub-code.
-        embedding_model: ``None``/``"minilm"`` (offline default) or a litellm embedding model.
-        embedding_api_base: endpoint for the embedding model.
-        chroma_host / chroma_port: a Chroma server; default an embedded store in ``output_dir/chroma``.
-        keep_storage: keep every program's Chroma collection.
-        resume: keep ``scores.jsonl`` and skip what is in it.
-        retry_failed: with ``resume``, score error rows again.
-        overwrite: replace an existing run folder's results.
-        workers: samples scored in parallel (threads).
-        prompts_dir: a folder of prompt templates (default: shipped).
-        mock_response: passed to litellm as ``mock_response`` (tests, dry runs).
-    """
-
-    methods: list[str]
-    output_dir: str | os.PathLike[str]
-    llm: LLMSettings | None = None
-    cache_dir: str | os.PathLike[str] | None = None
-    cache_mode: CacheMode | str = CacheMode.RW
-    language: str = "python"
-    n_samples: int = 1
-    max_subcodes: int = 16
-    k_nearest: int = 3
-    embedding_model: str | None = None
-    embedding_api_base: str | None = None
-    chroma_host: str | None = None
-    chroma_port: int = 8000
-    keep_storage: bool = False
-    resume: bool = False
-    retry_failed: bool = False
-    overwrite: bool = False
-    workers: int = 1
-    prompts_dir: str | None = None
-    mock_response: str | MockResponder | None = None
-    extra_llm_params: dict[str, Any] = field(default_factory=dict)
-
-    def validate(self) -> None:
-        """Fail before any work on bad options.
-
-        Raises:
-            WorkbenchError: with a sentence saying what to change.
-        """
-        if not self.methods:
-            raise WorkbenchError("no --method given; choose dsa-cqe, dsa-cqe-simplified, ice-score and/or chrf")
-        if self.n_samples < 1:
-            raise WorkbenchError("--n-samples must be >= 1")
-        if self.max_subcodes < 1:
-            raise WorkbenchError("--max-subcodes must be >= 1")
-        if self.k_nearest < 0:
-            raise WorkbenchError("--k-nearest must be >= 0")
-        if self.workers < 1:
-            raise WorkbenchError("--workers must be >= 1")
-        if self.retry_failed and not self.resume:
-            raise WorkbenchError("--retry-failed only makes sense with --resume")
-        if self.resume and self.overwrite:
-            raise WorkbenchError("--resume keeps the rows of the run folder and --overwrite replaces them; pass one of them")
-
-
-@dataclass
 class RunReport:
     """What a run did (also written to ``run.json``).
 
@@ -251,15 +183,16 @@ class RunReport:
 
 
 def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[str, Any]:
+    llm = config.llm
     return {
         "methods": {m.name: m.prompt_version for m in methods},
-        "model": config.llm.model if config.llm else None,
-        "api_base": config.llm.api_base if config.llm else None,
-        "temperature": config.llm.temperature if config.llm else None,
-        "top_p": config.llm.top_p if config.llm else None,
-        "max_tokens": config.llm.max_tokens if config.llm else None,
-        "structured": config.llm.structured if config.llm else None,
-        "seed": config.llm.seed if config.llm else None,
+        "model": llm.model if llm else None,
+        "api_base": llm.api_base if llm else None,
+        "temperature": llm.temperature if llm else None,
+        "top_p": llm.top_p if llm else None,
+        "max_tokens": llm.max_tokens if llm else None,
+        "structured": llm.structured if llm else None,
+        "seed": llm.seed if llm else None,
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
         "k_nearest": config.k_nearest,
@@ -279,7 +212,8 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     """Refuse to resume a run folder scored with other score-changing options.
 
     Options the folder's ``run.json`` does not record (written by an older version) are not
-    checked.
+    checked, nor are the model options of a run without an LLM method (recorded as ``None``:
+    they cannot change its scores).
 
     Raises:
         WorkbenchError: naming the option and both values.
@@ -291,7 +225,7 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     except (OSError, ValueError):
         return
     for key in SCORE_CHANGING_OPTIONS:
-        if key in previous and previous[key] != record[key]:
+        if key in previous and record[key] is not None and previous[key] != record[key]:
             raise WorkbenchError(
                 f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
                 f"use another --output or the same options"
@@ -312,60 +246,65 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
     overwrite that method's score in ``scores_wide.jsonl``.
 
     Raises:
-        WorkbenchError: naming the column.
+        OptionError: naming the column.
     """
     taken = {*ROW_COLUMNS, *(m.name for m in methods)}
     for column in dict.fromkeys(c for sample in samples for c in sample.carried):
         if column in taken:
             what = "a scoring method of this run" if column not in ROW_COLUMNS else "a column of every scores.jsonl row"
-            raise WorkbenchError(
-                f"--carry {column}: that name is {what}, so the carried values would be lost or would replace "
-                f"our own; rename the input column (e.g. to shipped_{column}) before scoring"
+            raise OptionError(
+                f"{{carry}} {column}: that name is {what}, so the carried values would be lost or would replace "
+                f"our own; rename the input column (e.g. to shipped_{column}) before scoring", "carry",
             )
 
 
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
+    output_dir: str | os.PathLike[str],
     *,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    mock_response: str | MockResponder | None = None,
+    extra_llm_params: dict[str, Any] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
     Args:
         samples: the samples (see :func:`load_samples`).
-        config: a :class:`ScoreConfig`.
+        config: a :class:`~workbench.scoring.config.ScoreConfig`.
+        output_dir: the run folder.
         on_row: called with each row as it is written (progress display).
         on_start: called once before scoring with (rows to score, rows already in
             ``scores.jsonl``), both counting this run's (sample, method) pairs.
+        mock_response: passed to litellm as ``mock_response`` (tests, dry runs): a text or a
+            function of (messages, schema).
+        extra_llm_params: more keyword arguments of every ``litellm.completion`` call (tests).
 
     Returns:
         the :class:`RunReport`.
 
     Raises:
         DataError: two samples share a (task, sample) id.
-        WorkbenchError: bad options, an existing run folder without ``resume``/``overwrite``,
-            a missing local provider, an unusable Chroma store. Per-sample LLM failures
-            are never raised: they are rows with their status.
+        WorkbenchError: an existing run folder without ``resume``/``overwrite``, a missing
+            local provider, an unusable Chroma store. Per-sample LLM failures are never
+            raised: they are rows with their status.
     """
     from workbench.languages.registry import get_language
 
-    config.validate()
     samples = list(samples)
-    methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.methods)]
-    if any(m.uses_llm for m in methods) and config.llm is None:
-        raise WorkbenchError("an LLM method was asked for but no --model was given")
+    methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.method)]
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
     language = get_language(config.language)
-    out = Path(config.output_dir)
+    out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     lock = _lock_run_folder(out)
     try:
         scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
         if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
-            raise WorkbenchError(f"{scores_path} exists; pass --resume to continue that run or --overwrite to replace it")
+            raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
+                              "resume", "overwrite")
         record = _config_record(config, methods)
         if config.resume:
             _check_resume_compatible(run_path, record)
@@ -380,9 +319,9 @@ def score_samples(
         llm = None
         cache = None
         if any(m.uses_llm for m in methods):
-            if config.cache_dir is not None and CacheMode(config.cache_mode) is not CacheMode.OFF:
-                cache = ResponseCache(config.cache_dir, config.cache_mode)
-            llm = LLMClient(config.llm, cache, mock_response=config.mock_response, extra_params=config.extra_llm_params)
+            if config.response_cache_dir is not None:
+                cache = ResponseCache(config.response_cache_dir, CacheMode(config.cache))
+            llm = LLMClient(config.llm, cache, mock_response=mock_response, extra_params=extra_llm_params or {})
         context = ScoringContext(
             language=language,
             llm=llm,
@@ -477,6 +416,50 @@ def score_samples(
         lock.release()
 
 
+def run_score(
+    source: str | os.PathLike[str],
+    config: ScoreConfig,
+    output_dir: str | os.PathLike[str],
+    *,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    mock_response: str | MockResponder | None = None,
+    extra_llm_params: dict[str, Any] | None = None,
+) -> RunReport:
+    """Load the samples of ``source`` and score them into ``output_dir``: what ``workbench score`` runs.
+
+    Args:
+        source: a data file, folder, bundled name or hub id with the generations and references.
+        config: the options (:class:`~workbench.scoring.config.ScoreConfig`): methods, model,
+            columns, which samples.
+        output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
+            ``run.json``, ``chroma/``).
+        on_row, on_start, mock_response, extra_llm_params: as :func:`score_samples`.
+
+    Returns:
+        the :class:`RunReport` (also in ``run.json``).
+
+    Raises:
+        MissingColumnError / MissingSplitError / DataError: the data does not fit the columns.
+        WorkbenchError: as :func:`score_samples`.
+
+    Example::
+
+        from workbench import ScoreConfig, run_score
+
+        config = ScoreConfig(method=["ice-score", "chrf"], model="local/qwen2.5-coder-0.5b",
+                             generation_column="completion_multipl_e", limit=4, select="stratified")
+        report = run_score("humaneval-codex-python", config, "runs/score")
+        print(report.mean_scores, report.paths["scores_wide"])
+    """
+    columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
+                      reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
+    samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
+                           select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
+    return score_samples(samples, config, output_dir, on_row=on_row, on_start=on_start, mock_response=mock_response,
+                         extra_llm_params=extra_llm_params)
+
+
 def _lock_run_folder(out: Path):
     """Take the run folder's lock (an OS file lock, released when the process ends, even by SIGKILL).
 
@@ -499,7 +482,8 @@ def _open_storage(config: ScoreConfig, out: Path):
     from workbench.scoring.embeddings import check_embedder, make_embedder
     from workbench.scoring.storage import SemanticStorage
 
-    retries = {"max_retries": config.llm.max_retries, "retry_wait_s": config.llm.retry_wait_s} if config.llm else {}
+    llm = config.llm
+    retries = {"max_retries": llm.max_retries, "retry_wait_s": llm.retry_wait_s} if llm else {}
     embedder = make_embedder(config.embedding_model, config.embedding_api_base, **retries)
     check_embedder(embedder)  # a model that never answers stops the run here, not as one llm_error per sample
     if config.chroma_host:
@@ -513,7 +497,7 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
         "task_id": sample.task_id,
         "sample_id": sample.sample_id,
         "method": method.name,
-        "model": config.llm.model if (method.uses_llm and config.llm) else None,
+        "model": config.model if method.uses_llm else None,
         "score": result.score,
         "scores": result.scores,
         "score_spread": result.spread,
