@@ -1,4 +1,4 @@
-"""``workbench correlate``: parse options, call :func:`workbench.stats.correlate`, print."""
+"""``workbench correlate``: parse options, call :func:`workbench.stats.run_correlate`, print."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from rich import box
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
-from workbench.stats import CorrelationReport, Estimate, correlate
-from workbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from workbench.cli.options import config_options
+from workbench.stats import CorrelateConfig, CorrelationReport, Estimate, run_correlate
 
 
 #: table style that fits value-over-CI cells for three coefficients in 80 columns
@@ -29,39 +29,18 @@ def _with_ci(estimate: Estimate) -> str:
 
 
 @app.command("correlate")
+@config_options(CorrelateConfig, extra_flags={"metric": ("-m",)})
 def correlate_command(
+    config: CorrelateConfig,
     scores: str = typer.Argument(
         ...,
         help="Scores table: .jsonl/.json/.parquet/.csv (optionally .gz), an ICE-Score *_grade.json, "
         "a bundled name (humaneval-codex-python) or a hub id.",
     ),
-    metric: list[str] = typer.Option(
-        None, "--metric", "-m", help="Metric column; repeat for several. Default: every numeric column except label/task/sample."
-    ),
-    label: str = typer.Option("passed", "--label", help="Execution label column: 0/1 or a pass ratio in [0, 1]."),
-    results: str = typer.Option(
-        None,
-        "--results",
-        help="Execution results table (e.g. `workbench execute` output) to join on task + sample id; "
-        "the label is then read from it.",
-    ),
-    task_column: str = typer.Option("task_id", "--task-column", help="Task id column (both tables)."),
-    sample_column: str = typer.Option(
-        None,
-        "--sample-column",
-        help="Sample id column (both tables). Default sample_id: the join key, and used to reject duplicate keys.",
-    ),
-    split: list[str] = typer.Option(None, "--split", help="Split of the scores table to use; repeatable. Default: all."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of whole tasks."),
-    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap resampling."),
-    confidence: float = typer.Option(
-        DEFAULT_CONFIDENCE, "--confidence", min=0.5, max=0.999, help="Confidence level of the intervals."
-    ),
     json_path: Path = typer.Option(None, "--json", help="Write the machine-readable report here."),
     plot_path: Path = typer.Option(
         None, "--plot", help="Write a figure here (.png/.svg/.pdf): CI forest plot and score distributions by outcome."
     ),
-    offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub."),
 ) -> None:
     """Correlate metric scores with execution results: Kendall tau-b, Pearson r and Spearman rho,
     pooled over all samples and per problem (mean over tasks; constant tasks excluded and counted),
@@ -69,26 +48,17 @@ def correlate_command(
 
     Example: workbench correlate scores.jsonl -m codebleu -m chrf --label passed --json report.json
     """
-    report = correlate(
-        scores,
-        metrics=metric or None,
-        label=label,
-        results=results,
-        task_column=task_column,
-        sample_column=sample_column,
-        splits=split or None,
-        n_resamples=resamples,
-        confidence=confidence,
-        seed=seed,
-        offline=offline,
-    )
+    report = run_correlate(scores, config, json_path=json_path, plot_path=plot_path)
+    print_report(report, json_path, plot_path)
+
+
+def print_report(report: CorrelationReport, json_path: Path | None = None, plot_path: Path | None = None) -> None:
+    """The correlation tables, the counts and warnings, and where the files were written."""
     _print_report(report)
     if json_path is not None:
-        console.print(f"JSON report: {report.write_json(json_path)}")
+        console.print(f"JSON report: {Path(json_path)}")
     if plot_path is not None:
-        from workbench.stats.plot import plot_report
-
-        console.print(f"Figure: {plot_report(report, plot_path)}")
+        console.print(f"Figure: {Path(plot_path)}")
 
 
 def _print_report(report: CorrelationReport) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -20,6 +21,7 @@ from workbench.stats.bootstrap import (
     resampled_task_mean,
     task_resample_counts,
 )
+from workbench.stats.config import CorrelateConfig
 from workbench.stats.correlation import COEFFICIENTS, per_problem_correlations, pooled_correlations
 from workbench.stats.inputs import CorrelationTable, TableSource, as_dataset, numeric_columns, prepare_table
 from workbench.stats.report import (
@@ -110,6 +112,52 @@ def correlate(
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     return correlate_table(table, settings, source=source, label=label)
+
+
+def run_correlate(
+    scores: TableSource,
+    config: CorrelateConfig | None = None,
+    *,
+    json_path: str | os.PathLike[str] | None = None,
+    plot_path: str | os.PathLike[str] | None = None,
+) -> CorrelationReport:
+    """Correlate ``scores`` with execution results as ``config`` says and write the report
+    files: what ``workbench correlate`` runs.
+
+    Args:
+        scores: the scores table (see :func:`correlate`).
+        config: the options (:class:`~workbench.stats.config.CorrelateConfig`; default: all defaults).
+        json_path: write the machine-readable report here (:meth:`CorrelationReport.write_json`).
+        plot_path: write the figure here (``.png``/``.svg``/``.pdf``): CI forest plot and
+            score distributions by outcome (:func:`workbench.stats.plot.plot_report`).
+
+    Returns:
+        the :class:`~workbench.stats.report.CorrelationReport`.
+
+    Raises:
+        DataError, ValueError: as :func:`correlate`.
+
+    Example::
+
+        from workbench import CorrelateConfig, run_correlate
+
+        report = run_correlate("humaneval-codex-python", CorrelateConfig(metric=["codebleu", "chrf"], resamples=200),
+                               json_path="correlation.json")
+        print(report.metrics["codebleu"].pooled["kendall"].value)
+    """
+    config = config or CorrelateConfig()
+    report = correlate(
+        scores, metrics=list(config.metric) or None, label=config.label, results=config.results,
+        task_column=config.task_column, sample_column=config.sample_column, splits=list(config.split) or None,
+        n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
+    )
+    if json_path is not None:
+        report.write_json(json_path)
+    if plot_path is not None:
+        from workbench.stats.plot import plot_report
+
+        plot_report(report, plot_path)
+    return report
 
 
 def correlate_table(
