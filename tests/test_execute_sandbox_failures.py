@@ -190,9 +190,8 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
     """Every other sandbox start fails (never 5 in a row, so the run goes on): the command
     alone prints a note and exits 0, but as a ``workbench run`` stage it must fail, or the
     stage was recorded done and the samples without a row were never run, not even on rerun."""
-    from workbench.cli.execute import PIPELINE_STAGE
     from workbench.errors import WorkbenchError
-    from workbench.pipeline.options import command
+    from workbench.pipeline.stages import StagePlan
 
     level = IsolationLevel.BUBBLEWRAP if IsolationLevel.BUBBLEWRAP in BROKEN_LEVELS else pytest.skip("needs bubblewrap")
     tool, bad_argument, _ = BROKEN_WRAPPERS[level]
@@ -211,9 +210,11 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
     assert alone.exit_code == 0, alone.output
     assert "2 not run (sandbox error)" in alone.output and len(read_results(tmp_path / "alone.jsonl")) == 2
     counter.unlink()
-    staged = [*argv[:2], str(tmp_path / "staged.jsonl"), *argv[3:]]
+    stage = StagePlan("execute", "execute", table="execute", source=str(generations),
+                      values={"timeout": 30.0, "workers": 1, "isolation": level.value},
+                      targets={"output": str(tmp_path / "staged.jsonl")})
     with pytest.raises(WorkbenchError, match="2 sample\\(s\\) were not run"):
-        command("execute").main(args=staged, prog_name="workbench execute", standalone_mode=False, obj=PIPELINE_STAGE)
+        stage.run()  # as `workbench run` runs its execute stage
     assert len(read_results(tmp_path / "staged.jsonl")) == 2  # the finished rows are kept for the resume
 
 

@@ -27,7 +27,8 @@ def _config(tmp_path: Path, **tables: dict) -> dict:
 
 
 @pytest.mark.parametrize("table, value, message", [
-    ("score", {"method": 3}, None),  # a scalar for a repeatable option becomes a list
+    ("score", {"method": "chrf"}, None),  # a scalar for a repeatable option becomes a list
+    ("score", {"method": 3}, r"\[score\] method must be one of .*, not '3'"),  # checked as its field checks it
     ("score", {"limit": [1, 2]}, r"\[score\] limit takes one value, not a list"),
     ("score", {"no_prompt": "false"}, r"\[score\] no_prompt is a switch: true or false"),
     ("execute", {"workers": {"n": 2}}, r"\[execute\] workers takes a value, not a table"),
@@ -38,21 +39,21 @@ def test_values_of_the_wrong_shape_are_config_errors(tmp_path: Path, table: str,
     raw = _config(tmp_path)
     raw[table] = {**raw.get(table, {}), **value}
     if message is None:
-        assert build_config(raw).sections["score"]["method"] == [3]
+        assert build_config(raw).sections["score"]["method"] == ["chrf"]
     else:
         with pytest.raises(ConfigError, match=message):
             build_config(raw)
 
 
 def test_a_non_string_method_is_an_unknown_method_not_a_crash(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown method 3"):
+    with pytest.raises(ConfigError, match=r"\[score\] method must be one of .*, not '3'"):
         run_pipeline(build_config(_config(tmp_path, score={"method": 3})))
     assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("override, message", [
-    ('score.limit="ten"', r"stage score .*--limit.*integer"),
-    ("execute.workers=0", r"stage execute .*--workers"),
+    ('score.limit="ten"', r"\[score\] limit must be an integer, not 'ten'"),
+    ("execute.workers=0", r"\[execute\] workers must be >= 1, not 0"),
 ])
 def test_a_value_the_command_refuses_fails_before_any_stage(tmp_path: Path, override: str, message: str) -> None:
     raw = _config(tmp_path, score={"method": ["chrf", "ice-score"], "model": "local/smollm2-135m"})
@@ -132,7 +133,7 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
 
 def test_an_execution_mode_the_library_refuses_fails_before_any_stage(tmp_path: Path) -> None:
     raw = _config(tmp_path, execute={"mode": "program"}, score={"method": ["chrf"]})
-    with pytest.raises(ConfigError, match=r"\[execute\] --mode must be 'completion' or 'full', not 'program'"):
+    with pytest.raises(ConfigError, match=r"\[execute\] mode must be one of completion, full, not 'program'"):
         run_pipeline(build_config(raw))
     assert not (tmp_path / "run").exists()
 

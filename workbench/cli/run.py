@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.markup import escape
@@ -26,14 +27,13 @@ def run_command(
 ) -> None:
     """Run dedup, execute, score and correlate as one pipeline and write an HTML report.
 
-    Every option of the single commands is a key of its table in the config; the command
-    line overrides the file. Stages write into one run folder; a rerun skips finished stages
+    Every option of the single commands is a key of its table in the config (the jobs' config
+    fields); the command line overrides the file. Stages write into one run folder; a rerun skips finished stages
     and resumes an interrupted one.
     """
     from workbench.pipeline.config import check_stage_names, load_config
     from workbench.pipeline.preflight import run_preflight
     from workbench.pipeline.runner import preview, run_pipeline
-    from workbench.pipeline.stages import plan_stages
 
     overrides = list(set_ or [])
     if output is not None:
@@ -52,7 +52,7 @@ def run_command(
         for note in preflight.notes:
             err_console.print(f"[yellow]{escape(note)}[/yellow]")
         console.print(escape(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}"))
-        for plan, action in preview(config, plan_stages(config, preflight.columns), only=stage or (), force=force):
+        for plan, action in preview(config, preflight.plans, only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
             if action == "skipped":
                 line = f"[dim]skipped: {escape(plan.skip_reason or '')}[/dim]"
@@ -71,7 +71,7 @@ def run_command(
             err_console.print(f"[green]{plan.name}[/green]: up to date (outputs and options unchanged)")
 
     try:
-        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage)
+        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage, run_stage=_run_stage)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
@@ -86,6 +86,30 @@ def run_command(
     if result.report:
         _print_headline(result.report[0])
         console.print(escape(f"report: {result.report[1]}  (data: {result.report[0]})"))
+
+
+def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
+    """Run one stage's job with the progress bars of its command, and print what it printed."""
+    from workbench.cli import correlate, dedup, execute, score
+
+    if plan.command == "dedup":
+        with dedup.progress_bars() as factory:
+            run = call(progress=factory)
+        dedup.print_run(run, Path(plan.targets["output"]))
+        return run
+    if plan.command == "execute":
+        with execute.progress_hooks() as hooks:
+            summary = call(**hooks)
+        execute.print_summary(summary)
+        return summary
+    if plan.command == "score":
+        with score.progress_hooks() as hooks:
+            report = call(**hooks)
+        score.print_report(report)
+        return report
+    report = call()
+    correlate.print_report(report, plan.targets.get("json_path"), plan.targets.get("plot_path"))
+    return report
 
 
 def _interval(block: dict | None, coefficient: str) -> str:

@@ -1,8 +1,8 @@
 """``workbench run``: dedup, execute, score and correlate as one resumable pipeline.
 
-Modules: :mod:`~workbench.pipeline.config` (the TOML file and overrides),
-:mod:`~workbench.pipeline.options` (config keys = the commands' options),
-:mod:`~workbench.pipeline.stages` (each stage as a command line),
+Modules: :mod:`~workbench.pipeline.config` (the TOML file and overrides; a table's keys are
+its job config's fields, :mod:`workbench.options`),
+:mod:`~workbench.pipeline.stages` (each stage: its job, config, input and outputs),
 :mod:`~workbench.pipeline.preflight` (fail fast before any stage),
 :mod:`~workbench.pipeline.runner` (run, skip, resume; ``run.json``).
 """

@@ -1,12 +1,15 @@
-"""Pipeline configuration: a TOML file, checked against the commands' own options.
+"""Pipeline configuration: a TOML file, checked against the jobs' own config classes.
 
 The file has a ``[run]`` table (output folder, stages, offline), a ``[data]`` table (the
-dataset and its columns, shared by every stage) and one table per stage command:
-``[decontaminate]`` and ``[dedup]`` take the options of ``workbench dedup``, ``[execute]`` of
-``workbench execute``, ``[score]`` of ``workbench score`` and ``[correlate]`` of
-``workbench correlate`` (keys are the options' parameter names: ``--min-tokens`` ->
-``min_tokens``; see :mod:`workbench.pipeline.options`). Keys the pipeline sets itself (input,
-output paths) are refused with a message, as is any unknown key or table.
+dataset and its columns, shared by every stage) and one table per stage: ``[decontaminate]``
+and ``[dedup]`` take the fields of :class:`~workbench.dedup.DedupConfig`, ``[execute]`` of
+:class:`~workbench.execution.ExecutionConfig`, ``[score]`` of
+:class:`~workbench.scoring.config.ScoreConfig` and ``[correlate]`` of
+:class:`~workbench.stats.CorrelateConfig` (the same names as the commands' flags:
+``--min-tokens`` is ``min_tokens``; see :mod:`workbench.options`). Each value is checked here
+as its field checks it (type, choices, range); keys the pipeline sets itself (input, output
+paths, resuming) are refused with a message, as is any unknown key or table. The rules between
+fields are checked when the preflight builds each stage's config.
 
 Command-line overrides use the same keys: ``--set score.limit=20`` (the value is read as a
 TOML value, else as a string).
@@ -15,15 +18,18 @@ TOML value, else as a string).
 from __future__ import annotations
 
 import copy
-import difflib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.dedup.config import DedupConfig
 from workbench.errors import WorkbenchError
-from workbench.pipeline.options import CommandOption, command_options
+from workbench.execution.config import ExecutionConfig
+from workbench.options import JobConfig, Option, OptionError, suggestion
+from workbench.scoring.config import ScoreConfig
+from workbench.stats.config import CorrelateConfig
 
 
 class ConfigError(WorkbenchError):
@@ -36,7 +42,13 @@ STAGES = ("decontaminate", "dedup", "execute", "score", "score_all", "correlate"
 #: the command of each configurable table
 SECTION_COMMANDS = {"decontaminate": "dedup", "dedup": "dedup", "execute": "execute", "score": "score", "correlate": "correlate"}
 
-#: options each stage's command gets from the pipeline (input argument aside); never from the file
+#: each command's config class: a table's keys are its fields
+COMMAND_CONFIGS: dict[str, type[JobConfig]] = {
+    "dedup": DedupConfig, "execute": ExecutionConfig, "score": ScoreConfig, "correlate": CorrelateConfig,
+}
+
+#: the names each stage's command gets from the pipeline (input argument aside); never from the file:
+#: config fields (``resume``, ``results``) and the command's own outputs and printing switches
 MANAGED_KEYS = {
     "dedup": {"output", "json_output", "progress"},
     "execute": {"output", "resume", "overwrite", "json_output"},
@@ -129,9 +141,9 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     return table, key, value
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def table_error(table: str, error: OptionError) -> ConfigError:
+    """``error`` (a config field's complaint) as a :class:`ConfigError` naming ``[table] key``."""
+    return ConfigError(error.render(lambda name: f"[{table}] {name}"))
 
 
 def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = (),
@@ -145,36 +157,24 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
                               "(a per-stage value would stop its rows joining the other stages' rows)")
         if key not in allowed:
             raise ConfigError(
-                f"[{table}] has no key {key!r}{_suggest(key, allowed)}; valid keys: {', '.join(allowed)}"
+                f"[{table}] has no key {key!r}{suggestion(key, allowed)}; valid keys: {', '.join(allowed)}"
             )
 
 
-def _check_value(table: str, option: CommandOption, value: Any) -> Any:
-    """The value in the shape its option takes: a bool for a flag, a list for a repeatable
-    option (a single value becomes a one-item list), a scalar otherwise.
-
-    A TOML table, or a string for a flag (``"false"`` would otherwise switch it on), is
-    refused; whether the text of a scalar parses (``limit = "ten"``) is checked by the
-    command's own parser in the preflight.
+def _check_value(table: str, option: Option, value: Any) -> Any:
+    """The value in the shape the command line would get it: a list for a repeatable option
+    (a single value becomes a one-item list), the value itself otherwise; checked as its field
+    checks it (type, choices, range), so a typo fails when the file is read.
 
     Raises:
-        ConfigError: a value of the wrong shape.
+        ConfigError: a value the field refuses, naming ``[table] key``.
     """
-    where = f"[{table}] {option.key}"
-    if isinstance(value, dict):
-        raise ConfigError(f"{where} takes {'values' if option.multiple else 'a value'}, not a table: {value!r}")
-    if option.is_flag:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} is a switch: true or false, not {value!r}")
-        return value
+    try:
+        option.coerce(value)
+    except OptionError as error:
+        raise table_error(table, error) from None
     if option.multiple:
-        items = list(value) if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, (list, dict)):
-                raise ConfigError(f"{where} takes a list of values, not a nested {type(item).__name__}: {value!r}")
-        return items
-    if isinstance(value, list):
-        raise ConfigError(f"{where} takes one value, not a list: {value!r} ({option.flag} is not repeatable)")
+        return list(value) if isinstance(value, (list, tuple)) else [value]
     return value
 
 
@@ -187,7 +187,7 @@ def check_stage_names(names: Iterable[str]) -> list[str]:
     names = list(names)
     for name in names:
         if name not in STAGES:
-            raise ConfigError(f"unknown stage {name!r}{_suggest(name, STAGES)}; stages: {', '.join(STAGES)}")
+            raise ConfigError(f"unknown stage {name!r}{suggestion(name, STAGES)}; stages: {', '.join(STAGES)}")
     return names
 
 
@@ -217,7 +217,7 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     known_tables = {"run", "data", *SECTION_COMMANDS}
     for table, value in merged.items():
         if table not in known_tables:
-            raise ConfigError(f"unknown table [{table}]{_suggest(table, known_tables)}; tables: {', '.join(sorted(known_tables))}")
+            raise ConfigError(f"unknown table [{table}]{suggestion(table, known_tables)}; tables: {', '.join(sorted(known_tables))}")
         if not isinstance(value, dict):
             raise ConfigError(f"{table} must be a table ([{table}]), not a {type(value).__name__}")
 
@@ -238,13 +238,13 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
         raise ConfigError(f"[run] stages must be a list of stage names ({', '.join(STAGES)}), not {stages!r}")
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
-        raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{_suggest(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")
+        raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{suggestion(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")
     stages = [s for s in STAGES if s in stages]
 
     sections: dict[str, dict[str, Any]] = {}
     for table, command_name in SECTION_COMMANDS.items():
         given = dict(merged.get(table, {}))
-        options = command_options(command_name)
+        options = COMMAND_CONFIGS[command_name].options()
         managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
         _check_keys(table, given, (key for key in options if key not in managed and key not in shared), managed, shared)
         sections[table] = {key: _check_value(table, options[key], value) for key, value in given.items()}

