@@ -68,7 +68,7 @@ def test_a_bad_value_on_the_command_line_is_one_error_line(tmp_path: Path) -> No
                     'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
     result = CliRunner().invoke(app, ["run", str(path), "--set", "correlate.resamples=lots", "--dry-run"])
     assert result.exit_code == 1
-    assert "Error: stage correlate_all" in result.output and "--resamples" in result.output
+    assert "Error: [correlate] resamples must be an integer, not 'lots'" in result.output
     assert "Traceback" not in result.output
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from workbench.errors import DataError, WorkbenchError
 from workbench.pipeline.config import ConfigError, PipelineConfig
 from workbench.pipeline.stages import StagePlan, plan_stages, score_methods, shipped_metrics
+from workbench.scoring.config import ScoreConfig
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
@@ -81,6 +82,10 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
                 )
 
 
+def _defaults(config_class: type) -> dict:
+    return {name: item.default for name, item in config_class.options().items()}
+
+
 def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
     """The columns the score stages carry (``[score] carry``, the label, ``[correlate] metric``)
     must not be named like a scoring method or a ``scores.jsonl`` column: ``workbench score``
@@ -132,9 +137,6 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
     plans = {plan.name: plan for plan in plan_stages(config, columns)}
-    for plan in plans.values():
-        if plan.command is not None and not plan.skip_reason:
-            plan.config()  # every rule of the job's config, before any stage runs
     loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
                        "[data] label_column": data["label_column"]})
     if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
@@ -144,10 +146,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if stages & {"score", "score_all"}:
         loaded.require_columns({"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]})
         score = config.sections["score"]
-        if "score" in stages and not plans["score"].skip_reason:
-            subset = plans["score"].config()
-            if subset.select == "stratified":
-                loaded.require_columns({"[score] stratify_column": subset.stratify_column})
+        subset = {**_defaults(ScoreConfig), **plans["score"].values}
+        if subset["select"] == "stratified" and "score" in stages:
+            loaded.require_columns({"[score] stratify_column": subset["stratify_column"]})
         for column in score.get("carry") or []:
             loaded.require_columns({"[score] carry": column})
         _check_carried_names(config, columns)
@@ -158,6 +159,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
     _check_stage_columns(config, loaded, stages)
+    for plan in plans.values():
+        if plan.command is not None and not plan.skip_reason:
+            plan.config()  # every rule of the job's config, before any stage runs
 
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
