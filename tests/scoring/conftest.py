@@ -156,3 +156,23 @@ def scripted_answer(messages, schema) -> str:
 def scripted():
     """:func:`scripted_answer`, for ``mock_response``."""
     return scripted_answer
+
+
+@pytest.fixture
+def score_kwargs(tmp_path):
+    """Builds the keyword arguments of ``score_samples``: the config (a mocked gpt-4o-mini, one
+    sample at a time, no retry, fast backoff, a response cache in ``tmp_path``), the run folder
+    ``tmp_path/out`` and the mocked answers (``mock``). Config fields and ``output_dir`` /
+    ``extra_llm_params`` are overridden by keyword."""
+    from workbench.scoring.config import ScoreConfig
+
+    def make(mock=None, **overrides) -> dict:
+        run = {"output_dir": tmp_path / "out", "mock_response": mock}
+        for key in ("output_dir", "mock_response", "extra_llm_params"):
+            if key in overrides:
+                run[key] = overrides.pop(key)
+        options = {"method": ["chrf"], "model": "gpt-4o-mini", "retries": 0, "retry_wait": 0.01, "concurrency": 1,
+                   "cache_dir": tmp_path / "cache", **overrides}
+        return {"config": ScoreConfig(**options), **run}
+
+    return make

@@ -4,6 +4,7 @@ code path runs without a model; storage is a real embedded Chroma with real Mini
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -16,16 +17,10 @@ from workbench.scoring.run import Columns, load_samples, score_samples
 METHODS = ["dsa-cqe", "dsa-cqe-simplified", "ice-score", "chrf"]
 
 
-def _config(tmp_path, mock=None, **overrides) -> dict:
-    """The keyword arguments of ``score_samples``: the config (a mocked gpt-4o-mini, one sample
-    at a time, fast retries, a cache in ``tmp_path``), the run folder and the mocked answers."""
-    run = {"output_dir": tmp_path / "out", "mock_response": mock}
-    for key in ("output_dir", "mock_response", "extra_llm_params"):
-        if key in overrides:
-            run[key] = overrides.pop(key)
-    options = {"method": METHODS, "model": "gpt-4o-mini", "retries": 1, "retry_wait": 0.01, "concurrency": 1,
-               "cache_dir": tmp_path / "cache", **overrides}
-    return {"config": ScoreConfig(**options), **run}
+@pytest.fixture
+def run_kwargs(score_kwargs):
+    """``score_samples``' keyword arguments (``score_kwargs``): every method, one retry."""
+    return functools.partial(score_kwargs, method=METHODS, retries=1)
 
 
 @pytest.fixture
@@ -37,8 +32,8 @@ def _traces(path):
     return {(t["task_id"], t["sample_id"], t["method"]): t for t in read_jsonl(path / "traces.jsonl")}
 
 
-def test_all_methods_rows_traces_and_rerun_from_cache(tmp_path, samples, scripted):
-    report = score_samples(samples, **_config(tmp_path, scripted))
+def test_all_methods_rows_traces_and_rerun_from_cache(tmp_path, samples, scripted, run_kwargs):
+    report = score_samples(samples, **run_kwargs(scripted))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 16 and {r["status"] for r in rows} == {"ok"}
     by_method = {m: [r for r in rows if r["method"] == m] for m in METHODS}
@@ -75,21 +70,21 @@ def test_all_methods_rows_traces_and_rerun_from_cache(tmp_path, samples, scripte
     assert trace["compare"][0]["response"]
 
     # rerun in a new folder with the same cache: zero LLM calls, identical scores
-    again = score_samples(samples, **_config(tmp_path, scripted, output_dir=tmp_path / "again"))
+    again = score_samples(samples, **run_kwargs(scripted, output_dir=tmp_path / "again"))
     assert again.usage["calls"] == 0 and again.usage["cache_hits"] > 0
     rerun = read_jsonl(tmp_path / "again" / "scores.jsonl")
     key = lambda r: (r["task_id"], r["sample_id"], r["method"])  # noqa: E731
     assert {key(r): r["score"] for r in rerun} == {key(r): r["score"] for r in rows}
 
 
-def test_n_samples_averages_and_reports_spread(tmp_path, samples):
+def test_n_samples_averages_and_reports_spread(tmp_path, samples, run_kwargs):
     def by_repeat(messages, schema):
         # the seed sent with repeat i is seed + i, so distinct repeats can differ
         return "Functional Correctness: 4"
 
     answers = iter(["1", "3", "2", "2", "4", "0"] * 4)
     report = score_samples(
-        samples[:2], **_config(tmp_path, lambda m, s: next(answers), method=["ice-score"], n_samples=3, cache="off")
+        samples[:2], **run_kwargs(lambda m, s: next(answers), method=["ice-score"], n_samples=3, cache="off")
     )
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["scores"] for r in rows] == [[1.0, 3.0, 2.0], [2.0, 4.0, 0.0]] or [r["scores"] for r in rows] == [[2.0, 4.0, 0.0], [1.0, 3.0, 2.0]]
@@ -99,8 +94,8 @@ def test_n_samples_averages_and_reports_spread(tmp_path, samples):
     assert report.usage["calls"] == 6
 
 
-def test_provider_error_is_recorded_and_the_run_continues(tmp_path, samples):
-    report = score_samples(samples, **_config(tmp_path, "litellm.InternalServerError"))
+def test_provider_error_is_recorded_and_the_run_continues(tmp_path, samples, run_kwargs):
+    report = score_samples(samples, **run_kwargs("litellm.InternalServerError"))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 16
     llm_rows = [r for r in rows if r["method"] != "chrf"]
@@ -111,10 +106,10 @@ def test_provider_error_is_recorded_and_the_run_continues(tmp_path, samples):
     assert report.usage["errors"] > 0
 
 
-def test_timeout_is_recorded(tmp_path, samples):
+def test_timeout_is_recorded(tmp_path, samples, run_kwargs):
     report = score_samples(
         samples[:2],
-        **_config(tmp_path, "{}", timeout=0.1, retries=0, method=["ice-score", "chrf"],
+        **run_kwargs("{}", timeout=0.1, retries=0, method=["ice-score", "chrf"],
                   extra_llm_params={"mock_timeout": True}),
     )
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
@@ -123,50 +118,50 @@ def test_timeout_is_recorded(tmp_path, samples):
     assert report.statuses["chrf"] == {"ok": 2}
 
 
-def test_non_json_is_a_parse_error_after_one_repair(tmp_path, samples):
-    report = score_samples(samples[:2], **_config(tmp_path, "I cannot answer in JSON, sorry.", method=["dsa-cqe-simplified", "ice-score"]))
+def test_non_json_is_a_parse_error_after_one_repair(tmp_path, samples, run_kwargs):
+    report = score_samples(samples[:2], **run_kwargs("I cannot answer in JSON, sorry.", method=["dsa-cqe-simplified", "ice-score"]))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert {r["status"] for r in rows} == {"parse_error"}
     assert all(r["llm_calls"] == 2 for r in rows)  # the answer and one repair turn
     assert report.statuses == {"dsa-cqe-simplified": {"parse_error": 2}, "ice-score": {"parse_error": 2}}
     # a parse error is an answer, not an error: it is cached, the rerun repeats it without calls
-    again = score_samples(samples[:2], **_config(tmp_path, "{}", method=["ice-score"], output_dir=tmp_path / "b"))
+    again = score_samples(samples[:2], **run_kwargs("{}", method=["ice-score"], output_dir=tmp_path / "b"))
     assert again.usage["calls"] == 0
 
 
-def test_dsa_cqe_subcode_parse_failures_still_score(tmp_path, samples, scripted):
+def test_dsa_cqe_subcode_parse_failures_still_score(tmp_path, samples, scripted, run_kwargs):
     def flaky(messages, schema):
         if schema is not None and "symbols" in schema["properties"]:
             return "not json"
         return scripted(messages, schema)
 
-    score_samples(samples[:1], **_config(tmp_path, flaky, method=["dsa-cqe"]))
+    score_samples(samples[:1], **run_kwargs(flaky, method=["dsa-cqe"]))
     row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert row["status"] == "ok" and row["parse_failures"] == row["subcodes"] + row["reference_subcodes"]
 
 
-def test_budget_exceeded_rows(tmp_path, samples, scripted):
-    report = score_samples(samples, **_config(tmp_path, scripted, max_cost=0.00001, method=["ice-score"]))
+def test_budget_exceeded_rows(tmp_path, samples, scripted, run_kwargs):
+    report = score_samples(samples, **run_kwargs(scripted, max_cost=0.00001, method=["ice-score"]))
     statuses = report.statuses["ice-score"]
     assert statuses.get("ok", 0) >= 1 and statuses.get("budget_exceeded", 0) >= 1
 
 
-def test_resume_skips_finished_rows_and_refuses_changed_options(tmp_path, samples, scripted):
-    score_samples(samples[:2], **_config(tmp_path, scripted, method=["ice-score", "chrf"]))
+def test_resume_skips_finished_rows_and_refuses_changed_options(tmp_path, samples, scripted, run_kwargs):
+    score_samples(samples[:2], **run_kwargs(scripted, method=["ice-score", "chrf"]))
     with pytest.raises(WorkbenchError, match="pass resume to continue that run or overwrite"):
-        score_samples(samples, **_config(tmp_path, scripted, method=["ice-score", "chrf"]))
-    report = score_samples(samples, **_config(tmp_path, scripted, method=["ice-score", "chrf"], resume=True, cache="off"))
+        score_samples(samples, **run_kwargs(scripted, method=["ice-score", "chrf"]))
+    report = score_samples(samples, **run_kwargs(scripted, method=["ice-score", "chrf"], resume=True, cache="off"))
     assert report.resumed_rows == 4 and report.rows_written == 4 and report.usage["calls"] == 2
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     keys = [(r["task_id"], r["sample_id"], r["method"]) for r in rows]
     assert len(keys) == len(set(keys)) == 8
     with pytest.raises(WorkbenchError, match="n_samples"):
-        score_samples(samples, **_config(tmp_path, scripted, method=["ice-score"], resume=True, n_samples=2))
+        score_samples(samples, **run_kwargs(scripted, method=["ice-score"], resume=True, n_samples=2))
 
 
-def test_retry_failed_rescoring(tmp_path, samples, scripted):
-    score_samples(samples[:2], **_config(tmp_path, "litellm.InternalServerError", method=["ice-score"], cache="off"))
-    report = score_samples(samples[:2], **_config(tmp_path, scripted, method=["ice-score"], resume=True, retry_failed=True))
+def test_retry_failed_rescoring(tmp_path, samples, scripted, run_kwargs):
+    score_samples(samples[:2], **run_kwargs("litellm.InternalServerError", method=["ice-score"], cache="off"))
+    report = score_samples(samples[:2], **run_kwargs(scripted, method=["ice-score"], resume=True, retry_failed=True))
     assert report.rows_written == 2 and report.statuses["ice-score"] == {"ok": 2}
 
 
@@ -193,11 +188,11 @@ def test_loaded_samples_complete_the_prompt(ice_slice):
     assert sample.sample_id == raw["sample_id"]
 
 
-def test_empty_reference_is_skipped_not_dropped(tmp_path, samples, scripted):
+def test_empty_reference_is_skipped_not_dropped(tmp_path, samples, scripted, run_kwargs):
     from dataclasses import replace
 
     broken = [replace(samples[0], reference="  \n"), samples[1]]
-    report = score_samples(broken, **_config(tmp_path, scripted, method=["ice-score", "chrf"]))
+    report = score_samples(broken, **run_kwargs(scripted, method=["ice-score", "chrf"]))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert len(rows) == 4
     assert [r["status"] for r in rows if r["sample_id"] == samples[0].sample_id] == ["skipped", "skipped"]

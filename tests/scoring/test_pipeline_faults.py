@@ -8,36 +8,23 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
-from workbench.scoring.config import ScoreConfig
 from workbench.scoring.run import Columns, load_samples, score_samples
 
 
-def _config(tmp_path, mock=None, **overrides) -> dict:
-    """The keyword arguments of ``score_samples``: the config (a mocked gpt-4o-mini, one sample
-    at a time, fast retries, a cache in ``tmp_path``), the run folder and the mocked answers."""
-    run = {"output_dir": tmp_path / "out", "mock_response": mock}
-    for key in ("output_dir", "mock_response", "extra_llm_params"):
-        if key in overrides:
-            run[key] = overrides.pop(key)
-    options = {"method": ["chrf"], "model": "gpt-4o-mini", "retries": 0, "retry_wait": 0.01, "concurrency": 1,
-               "cache_dir": tmp_path / "cache", **overrides}
-    return {"config": ScoreConfig(**options), **run}
-
-
 @pytest.mark.parametrize("column", ["chrf", "model"])
-def test_a_carried_column_named_like_a_method_or_row_column_is_refused(tmp_path, ice_slice, column):
+def test_a_carried_column_named_like_a_method_or_row_column_is_refused(tmp_path, ice_slice, column, score_kwargs):
     """No LLM. The ICE-Score file has ``chrf`` and ``model`` columns: carried, they used to
     overwrite our chrF score in scores_wide.jsonl (or be dropped silently from scores.jsonl)."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e", carry=("passed", column)))
     with pytest.raises(WorkbenchError, match=f"carry {column}: that name is"):
-        score_samples(samples, **_config(tmp_path, method=["chrf", "ice-score"], mock_response="3"))
+        score_samples(samples, **score_kwargs(method=["chrf", "ice-score"], mock_response="3"))
     assert not (tmp_path / "out" / "scores.jsonl").exists()
 
 
-def test_carrying_the_shipped_columns_of_other_metrics_still_works(tmp_path, ice_slice):
+def test_carrying_the_shipped_columns_of_other_metrics_still_works(tmp_path, ice_slice, score_kwargs):
     """No LLM: chrF only; ``codebleu`` is not one of our methods, so it is carried as before."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e", carry=("passed", "codebleu")))
-    score_samples(samples, **_config(tmp_path))
+    score_samples(samples, **score_kwargs())
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(0 <= r["chrf"] <= 1 and "codebleu" in r for r in wide)
 
@@ -58,13 +45,13 @@ def _only_in(program: str, other: str) -> str:
     return next(line.strip() for line in program.splitlines() if line.strip() and line not in other.splitlines())
 
 
-def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_for_it(tmp_path, ice_slice, scripted):
+def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_for_it(tmp_path, ice_slice, scripted, score_kwargs):
     """The LLM is litellm's ``mock_response``: the analysis of the reference fails (provider error),
     everything else is scripted. The row that made the failed calls reports them and its trace
     holds them; the run's totals equal the sum of the rows."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]  # one task, two samples
     marker = _only_in(samples[0].reference_program, samples[0].generation_program + samples[1].generation_program)
-    report = score_samples(samples, **_config(tmp_path, _failing_when(marker, scripted), method=["dsa-cqe"]))
+    report = score_samples(samples, **score_kwargs(_failing_when(marker, scripted), method=["dsa-cqe"]))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert [r["status"] for r in rows] == ["llm_error", "llm_error"]
     assert report.usage["calls"] >= 1
@@ -76,12 +63,12 @@ def test_a_failed_reference_analysis_is_counted_and_traced_in_the_row_that_paid_
     assert any(e["error"] and "InternalServerError" in e["error"] for e in reference["exchanges"])
 
 
-def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path, ice_slice, scripted):
+def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path, ice_slice, scripted, score_kwargs):
     """The LLM is litellm's ``mock_response``: the generation's analysis fails at a sub-code that
     only the generation has; the trace keeps the sub-codes and exchanges up to the failure."""
     sample = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[0]
     marker = _only_in(sample.generation_program, sample.reference_program)
-    report = score_samples([sample], **_config(tmp_path, _failing_when(marker, scripted), method=["dsa-cqe"]))
+    report = score_samples([sample], **score_kwargs(_failing_when(marker, scripted), method=["dsa-cqe"]))
     row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert row["status"] == "llm_error" and row["llm_calls"] == report.usage["calls"]
     assert row["subcodes"] >= 1
@@ -101,32 +88,32 @@ def test_a_failed_generation_analysis_keeps_its_exchanges_in_the_trace(tmp_path,
         ("language", {"language": "java"}),
     ],
 )
-def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, option, overrides):
+def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, option, overrides, score_kwargs):
     """The LLM is litellm's ``mock_response``. A resumed run with another seed, answer length,
     structured mode, retrieval depth, embedding model or language would mix two scorings in one
     scores.jsonl; it is refused, naming the option."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
-    score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"]))
+    score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"]))
     with pytest.raises(WorkbenchError, match=f"cannot resume.*{option}"):
-        score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"], resume=True, **overrides))
+        score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"], resume=True, **overrides))
     # the same options resume fine
-    report = score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"], resume=True))
+    report = score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"], resume=True))
     assert report.rows_written == 0
 
 
-def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_slice):
+def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_slice, score_kwargs):
     """The LLM is litellm's ``mock_response``. Rows of a method no longer asked for, or of samples
     outside this run's selection (a smaller --limit), are not "already done" by this run."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples, **_config(tmp_path, "3", method=["ice-score", "chrf"]))
-    report = score_samples(samples[:2], **_config(tmp_path, "3", method=["chrf"], resume=True))
+    score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"]))
+    report = score_samples(samples[:2], **score_kwargs("3", method=["chrf"], resume=True))
     assert report.resumed_rows == 2 and report.rows_written == 0
     # nothing in scores.jsonl was lost: the wide table still has every sample and method
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
 
 
-def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path, ice_slice):
+def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path, ice_slice, score_kwargs):
     """No LLM (chrF only). Two processes scoring one folder at once would both score the
     unfinished samples (duplicate rows, double cost), or one --overwrite would truncate the
     rows the other appends; the folder is locked for the length of a run."""
@@ -138,21 +125,21 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     (tmp_path / "out").mkdir()
     with FileLock(str(tmp_path / "out" / LOCK_FILE)):  # as another process's run holds it
         with pytest.raises(WorkbenchError, match="another .*score.* is using"):
-            score_samples(samples, **_config(tmp_path, resume=True))
+            score_samples(samples, **score_kwargs(resume=True))
     assert not (tmp_path / "out" / "scores.jsonl").exists()
-    score_samples(samples, **_config(tmp_path))  # released: the folder is usable again
+    score_samples(samples, **score_kwargs())  # released: the folder is usable again
     assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 4
 
 
-def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_path, ice_slice, scripted, fake_openai):
+def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_path, ice_slice, scripted, fake_openai, score_kwargs):
     """The chat LLM is litellm's ``mock_response`` (scripted); the embeddings come from a real
     HTTP server (the fake OpenAI-compatible server of conftest) through litellm, which starts
     answering 500 after a few requests. The samples it hits are recorded as llm_error and the
     run goes on; it used to stop the whole run."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     fake_openai.embeddings_fail_after = 4
-    report = score_samples(samples, **_config(
-        tmp_path, scripted, method=["dsa-cqe", "chrf"], embedding_model="openai/embed",
+    report = score_samples(samples, **score_kwargs(
+        scripted, method=["dsa-cqe", "chrf"], embedding_model="openai/embed",
         embedding_api_base=fake_openai.api_base,
     ))
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
@@ -162,7 +149,7 @@ def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_pat
     assert {r["status"] for r in rows if r["method"] == "dsa-cqe"} <= {"ok", "llm_error"}
 
 
-def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_row(tmp_path, ice_slice, scripted, fake_openai):
+def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_row(tmp_path, ice_slice, scripted, fake_openai, score_kwargs):
     """As above, but the embedding server fails from the first request: a configuration problem,
     so the run stops with a clear error instead of writing an llm_error row per sample."""
     from workbench.scoring.embeddings import EmbeddingError
@@ -170,14 +157,14 @@ def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     fake_openai.embeddings_fail_after = 0
     with pytest.raises(EmbeddingError, match="openai/embed"):
-        score_samples(samples, **_config(
-            tmp_path, scripted, method=["dsa-cqe"], embedding_model="openai/embed",
+        score_samples(samples, **score_kwargs(
+            scripted, method=["dsa-cqe"], embedding_model="openai/embed",
             embedding_api_base=fake_openai.api_base,
         ))
     assert read_jsonl(tmp_path / "out" / "scores.jsonl") == []
 
 
-def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, scripted):
+def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, scripted, score_kwargs):
     """The LLM is litellm's ``mock_response`` (scripted); storage is a real embedded Chroma.
     Task and sample ids may hold "/" (``HumanEval/0``): task "a" sample "b/c" and task "a/b"
     sample "c" used to map to one collection, so one program's analysis could reset or read
@@ -188,40 +175,40 @@ def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, 
 
     program = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     samples = [Sample("a", "b/c", program, program), Sample("a/b", "c", program, program)]
-    score_samples(samples, **_config(tmp_path, scripted, method=["dsa-cqe"], keep_storage=True))
+    score_samples(samples, **score_kwargs(scripted, method=["dsa-cqe"], keep_storage=True))
     assert [r["status"] for r in read_jsonl(tmp_path / "out" / "scores.jsonl")] == ["ok", "ok"]
     client = chromadb.PersistentClient(path=str(tmp_path / "out" / "chroma"))
     scopes = sorted(c.metadata["scope"] for c in client.list_collections())
     assert len(scopes) == 4, scopes  # two generations and the reference of each task
 
 
-def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice):
+def test_resume_and_overwrite_together_are_refused(tmp_path, ice_slice, score_kwargs):
     """No LLM (chrF only). --resume kept the rows and --overwrite was ignored without a word;
     the two contradict each other, so the run refuses before touching the folder."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples[:2], **_config(tmp_path))
+    score_samples(samples[:2], **score_kwargs())
     with pytest.raises(WorkbenchError, match="resume keeps the rows .* overwrite replaces them"):
-        score_samples(samples, **_config(tmp_path, resume=True, overwrite=True))
+        score_samples(samples, **score_kwargs(resume=True, overwrite=True))
     assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 2
 
 
-def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_slice):
+def test_a_resumed_run_announces_what_is_done_and_what_is_left(tmp_path, ice_slice, score_kwargs):
     """No LLM (chrF only). The CLI's progress bar counted only the rows scored now, so a resumed
     run ended at e.g. 2/8 as if rows were missing; on_start tells it (to score, already done)."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
-    score_samples(samples[:3], **_config(tmp_path))
+    score_samples(samples[:3], **score_kwargs())
     seen, rows = [], []
-    score_samples(samples, **_config(tmp_path, resume=True), on_start=lambda todo, done: seen.append((todo, done)),
+    score_samples(samples, **score_kwargs(resume=True), on_start=lambda todo, done: seen.append((todo, done)),
                   on_row=rows.append)
     assert seen == [(1, 3)] and len(rows) == 1
 
 
-def test_duplicate_samples_given_to_the_library_are_refused(tmp_path, ice_slice):
+def test_duplicate_samples_given_to_the_library_are_refused(tmp_path, ice_slice, score_kwargs):
     """No LLM (chrF only). load_samples refuses duplicate (task, sample) pairs, but a notebook
     user can build the list by hand: the duplicate was scored twice (two rows for one key)."""
     from workbench.errors import DataError
 
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     with pytest.raises(DataError, match="duplicate sample"):
-        score_samples([*samples, samples[1]], **_config(tmp_path))
+        score_samples([*samples, samples[1]], **score_kwargs())
     assert not (tmp_path / "out" / "scores.jsonl").exists()

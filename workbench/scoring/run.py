@@ -417,14 +417,7 @@ def score_samples(
 
 
 def run_score(
-    source: str | os.PathLike[str],
-    config: ScoreConfig,
-    output_dir: str | os.PathLike[str],
-    *,
-    on_row: Callable[[dict[str, Any]], None] | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    mock_response: str | MockResponder | None = None,
-    extra_llm_params: dict[str, Any] | None = None,
+    source: str | os.PathLike[str], config: ScoreConfig, output_dir: str | os.PathLike[str], **hooks: Any
 ) -> RunReport:
     """Load the samples of ``source`` and score them into ``output_dir``: what ``workbench score`` runs.
 
@@ -434,7 +427,7 @@ def run_score(
             columns, which samples.
         output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
             ``run.json``, ``chroma/``).
-        on_row, on_start, mock_response, extra_llm_params: as :func:`score_samples`.
+        hooks: ``on_row``, ``on_start``, ``mock_response``, ``extra_llm_params`` of :func:`score_samples`.
 
     Returns:
         the :class:`RunReport` (also in ``run.json``).
@@ -456,8 +449,7 @@ def run_score(
                       reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
     samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
                            select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
-    return score_samples(samples, config, output_dir, on_row=on_row, on_start=on_start, mock_response=mock_response,
-                         extra_llm_params=extra_llm_params)
+    return score_samples(samples, config, output_dir, **hooks)
 
 
 def _lock_run_folder(out: Path):
