@@ -223,6 +223,20 @@ def test_a_config_refuses_bad_values_naming_the_field_and_the_cli_names_the_flag
     assert result.exit_code == 2 and "--isolation must be one of" in result.output
 
 
+def test_recorded_options_are_read_from_the_declaration() -> None:
+    from dataclasses import dataclass
+
+    from workbench.options import JobConfig, option
+
+    @dataclass(frozen=True)
+    class Toy(JobConfig):
+        mode: str = option("expected", "How the score is read.", choices=("expected", "sampled"), recorded=True)
+        folders: tuple[Path, ...] = option((), "Folders.")
+
+    assert Toy.options()["mode"].declared.recorded and not Toy.options()["folders"].declared.recorded
+    assert Toy(folders=["a", Path("b")]).recorded_value("folders") == ["a", "b"]
+
+
 def test_job_configs_are_frozen_and_their_fields_all_declared() -> None:
     for config_class in COMMAND_CONFIGS.values():
         assert config_class.__dataclass_params__.frozen  # type: ignore[attr-defined]

@@ -103,6 +103,7 @@ class _Declared:
     metavar: str | None
     parse: Callable[[Any], Any] | None
     text: Callable[[Any], str] | None
+    recorded: bool
 
 
 def option(
@@ -117,6 +118,7 @@ def option(
     metavar: str | None = None,
     parse: Callable[[Any], Any] | None = None,
     text: Callable[[Any], str] | None = None,
+    recorded: bool = False,
 ) -> Any:
     """Declare a job option: a dataclass field with its default, help and checks.
 
@@ -132,13 +134,15 @@ def option(
         parse: for an option whose value is not one scalar (``lsh_weights``): turns the text
             form (or a sequence) into the value; raises ``ValueError`` with what is wrong.
         text: the text form of a ``parse`` option's value (for ``--help`` and command lines).
+        recorded: the job records the value with its results and refuses to resume results
+            made with another one (an option that changes the scores: ``run.json`` of a score run).
 
     Returns:
         a :func:`dataclasses.field`.
     """
     if choices is not None and not callable(choices):
         choices = tuple(choices)
-    declared = _Declared(help, choices, min, max, min_open, max_open, metavar, parse, text)
+    declared = _Declared(help, choices, min, max, min_open, max_open, metavar, parse, text, recorded)
     return dataclasses.field(default=default, metadata={_METADATA_KEY: declared})
 
 
@@ -342,6 +346,13 @@ class JobConfig:
     def options(cls) -> dict[str, Option]:
         """Every option of this job by name (see :func:`options_of`)."""
         return options_of(cls)
+
+    def recorded_value(self, name: str) -> Any:
+        """Field ``name`` as JSON holds it (a tuple as a list, a path as text)."""
+        value = getattr(self, name)
+        if isinstance(value, tuple):
+            return [os.fspath(v) if isinstance(v, Path) else v for v in value]
+        return os.fspath(value) if isinstance(value, Path) else value
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]):

@@ -212,3 +212,20 @@ def test_duplicate_samples_given_to_the_library_are_refused(tmp_path, ice_slice,
     with pytest.raises(DataError, match="duplicate sample"):
         score_samples([*samples, samples[1]], **score_kwargs())
     assert not (tmp_path / "out" / "scores.jsonl").exists()
+
+
+def test_an_option_declared_recorded_joins_run_json_and_the_resume_check(tmp_path, ice_slice, score_kwargs, monkeypatch):
+    """No LLM (chrF only). A new option that changes the scores (e.g. a scoring mode) is declared
+    on ScoreConfig with ``option(..., recorded=True)``; that alone puts it in run.json's config
+    and makes a resume with another value fail. Simulated with ``select_seed`` as such an option."""
+    import json
+
+    from workbench.scoring import run
+
+    monkeypatch.setattr(run, "RECORDED_OPTIONS", ("select_seed",))
+    monkeypatch.setattr(run, "SCORE_CHANGING_OPTIONS", (*run.SCORE_CHANGING_OPTIONS, "select_seed"))
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
+    score_samples(samples, **score_kwargs(select_seed=3))
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["select_seed"] == 3
+    with pytest.raises(WorkbenchError, match="cannot resume.*select_seed=3, now 4"):
+        score_samples(samples, **score_kwargs(select_seed=4, resume=True))

@@ -198,13 +198,19 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
         "k_nearest": config.k_nearest,
         "language": config.language,
         "embedding_model": config.embedding_model or "minilm",
+        # and every option declared with option(..., recorded=True), e.g. a new scoring mode
+        **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
     }
 
+
+#: options declared ``recorded`` on :class:`ScoreConfig` (beyond the fixed ones above): recorded in
+#: ``run.json`` and checked on resume, without another line here
+RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
 
 #: options recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
 SCORE_CHANGING_OPTIONS = (
     "model", "n_samples", "max_subcodes", "temperature", "top_p", "max_tokens", "structured", "seed",
-    "k_nearest", "language", "embedding_model",
+    "k_nearest", "language", "embedding_model", *RECORDED_OPTIONS,
 )
 
 
