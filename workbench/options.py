@@ -354,22 +354,6 @@ class JobConfig:
             return [os.fspath(v) if isinstance(v, Path) else v for v in value]
         return os.fspath(value) if isinstance(value, Path) else value
 
-    @classmethod
-    def from_values(cls, values: Mapping[str, Any]):
-        """A config from option values by name; absent names keep their defaults.
-
-        Raises:
-            OptionError: a name that is not an option (with the closest one), or a bad value.
-        """
-        known = options_of(cls)
-        for name in values:
-            if name not in known:
-                raise cls._error(
-                    f"{{{name}}} is not an option of {cls.__name__}{suggestion(name, known)}; "
-                    f"options: {', '.join(known)}", name,
-                )
-        return cls(**values)
-
 
 def command_line_args(config_class: type, values: Mapping[str, Any], extra_flags: Mapping[str, str] = {}) -> list[str]:
     """The ``workbench <job>`` arguments that set ``values`` (what ``workbench run`` records).

@@ -50,7 +50,7 @@ def cli_values(config_class: type, params: Mapping[str, Any]) -> dict[str, Any]:
             if name in found and not (found[name].multiple and not value)}
 
 
-def build_config(config_class: type, params: Mapping[str, Any]) -> Any:
+def config_from_params(config_class: type, params: Mapping[str, Any]) -> Any:
     """The config built from a command's parsed ``params``.
 
     Raises:
@@ -92,7 +92,7 @@ def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, .
         @functools.wraps(command)
         def with_config(**params: Any) -> Any:
             values = {name: params.pop(name) for name in found}
-            return command(config=build_config(config_class, values), **params)
+            return command(config=config_from_params(config_class, values), **params)
 
         with_config.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         with_config.__annotations__ = {p.name: p.annotation for p in parameters}

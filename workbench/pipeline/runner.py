@@ -24,7 +24,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.io import atomic_write
 from workbench.options import OptionError
-from workbench.pipeline.config import SHARED_KEYS, STAGES, PipelineConfig, check_stage_names
+from workbench.pipeline.config import STAGES, PipelineConfig, check_stage_names
 from workbench.pipeline.preflight import Preflight, run_preflight
 from workbench.pipeline.stages import StagePlan
 from workbench.run_layout import RunLayout
@@ -327,10 +327,8 @@ def run_pipeline(
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            if isinstance(error, OptionError):  # a field the job refused, named as the config names it
-                message = error.render(lambda name: SHARED_KEYS[plan.command].get(name) or f"[{plan.table}] {name}")
-            else:
-                message = str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}"
+            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
+                       else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message))
             if isinstance(error, StageError):

@@ -93,13 +93,14 @@ class StagePlan:
             ConfigError: the config refuses a value or a combination, naming the table key
                 (or the ``[data]``/``[run]`` key it came from).
         """
-        config_class = COMMAND_CONFIGS[self.command]  # type: ignore[index]
-        shared = SHARED_KEYS[self.command]  # type: ignore[index]
         try:
-            return config_class(**{**self.values, **changes})
+            return COMMAND_CONFIGS[self.command](**{**self.values, **changes})  # type: ignore[index]
         except OptionError as error:
-            message = error.render(lambda name: shared.get(name) or f"[{self.table}] {name}")
-            raise ConfigError(f"stage {self.name}: {message}") from None
+            raise ConfigError(f"stage {self.name}: {error.render(self.config_key)}") from None
+
+    def config_key(self, name: str) -> str:
+        """Where the config sets field ``name`` of this stage: ``[score] limit``, ``[data] code_column``."""
+        return SHARED_KEYS[self.command].get(name) or f"[{self.table}] {name}"  # type: ignore[index]
 
     def change_args(self, changes: Mapping[str, Any]) -> list[str]:
         """The command-line arguments of ``changes`` (``{"resume": True}`` -> ``["--resume"]``)."""
