@@ -11,7 +11,14 @@ Everything else reads the fields instead of repeating them: ``workbench <job> --
 of field ``min_tokens`` is ``--min-tokens``, :func:`flag_of`), the keys of ``workbench run``'s
 TOML tables (``[dedup] min_tokens``), the preflight of ``workbench run`` (it builds each stage's
 config) and the command line recorded for each stage (:func:`command_line_args`). So adding an
-option to a job is adding one field to its config class (and reading it where the job uses it).
+option to a job is adding one field to its config class (and reading it where the job uses it),
+e.g. on :class:`~workbench.scoring.config.ScoreConfig`::
+
+    score_mode: str = option("expected", "expected (probability-weighted) or sampled.",
+                             choices=("expected", "sampled"), recorded=True)
+
+gives ``workbench score --score-mode``, ``[score] score_mode`` in ``workbench run`` (checked in
+its preflight), and, being ``recorded``, a ``run.json`` entry that a resumed run must match.
 
 Example:
 
