@@ -3,8 +3,9 @@
 
 Prints wall-clock and CPU seconds for the statistics alone (data already loaded) and for the
 whole call including loading, the best of ``--repeat`` runs, and the load average so a reader
-can tell a busy machine from a slow program. Also times the all-pairs concordance path (labels
-with many distinct values) and checks the vectorised values against scipy once.
+can tell a busy machine from a slow program. Also times the statistics with the completion-length
+correlations (verbosity bias; lengths take many values, so the all-pairs concordance path) and
+with continuous labels (the same path).
 
     python benchmarks/correlate_bench.py [--data PATH] [--resamples 1000] [--repeat 3]
 """
@@ -45,13 +46,18 @@ def main() -> None:
     args = parser.parse_args()
 
     dataset, _ = as_dataset(args.data)
-    table = prepare_table(dataset, metrics=METRICS, label="passed", task_column="task_id", sample_column="sample_id")
+    table = prepare_table(dataset, metrics=METRICS, label="passed", task_column="task_id", sample_column="sample_id",
+                          length_column="none")
+    with_length = prepare_table(dataset, metrics=METRICS, label="passed", task_column="task_id", sample_column="sample_id",
+                                length_column="generation")
     settings = BootstrapSettings(n_resamples=args.resamples, seed=0)
     print(f"data: {args.data.name}: {len(table.label)} rows, {len(table.task_ids)} tasks, {len(METRICS)} metrics, "
           f"{args.resamples} resamples; cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.1f}")
 
     wall, cpu = _best(lambda: correlate_table(table, settings), args.repeat)
     print(f"statistics (pooled + per-problem x 3 coefficients, CIs, 15 paired comparisons): {wall:.2f} s wall, {cpu:.2f} s CPU")
+    wall, cpu = _best(lambda: correlate_table(with_length, settings), args.repeat)
+    print(f"same, plus each metric and the label against completion length:      {wall:.2f} s wall, {cpu:.2f} s CPU")
     wall, cpu = _best(lambda: correlate(args.data, metrics=METRICS, n_resamples=args.resamples), args.repeat)
     print(f"whole correlate() call including loading the jsonl:                   {wall:.2f} s wall, {cpu:.2f} s CPU")
 

@@ -40,8 +40,16 @@ CLI_BASE: dict[str, list[str]] = {"decontaminate": ["--against", "humaneval"], "
 #: the stage whose config a table feeds
 TABLE_STAGE = {"decontaminate": "decontaminate", "dedup": "dedup", "execute": "execute", "score": "score",
                "correlate": "correlate"}
-#: fields that only make sense together
-COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows": {"lsh_bands": 4}}
+#: fields that only make sense together (a combination or baseline names correlated metrics)
+COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows": {"lsh_bands": 4},
+                                         "combine": {"metric": ["x-value", "y-value"]},
+                                         "baseline": {"metric": ["x-value", "y-value"]}}
+#: values of a particular form (the rest take :func:`_other_value`)
+VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"]}
+#: what ``workbench run`` sets where the command line has a plain default: the code column is
+#: carried into the score tables and is correlate's length column (verbosity bias)
+PIPELINE_DEFAULTS: dict[tuple[str, str], Any] = {("score", "carry"): ("completion",),
+                                                 ("correlate", "length_column"): "completion"}
 TABLE_KEYS = [(table, name) for table, command in SECTION_COMMANDS.items()
               for name in COMMAND_CONFIGS[command].options()]
 
@@ -132,10 +140,12 @@ def test_every_field_is_reachable_from_a_table_with_the_cli_default(table: str, 
     assert getattr(cli_default, name) == getattr(config_class(**base), name)
     if (table, name) == ("correlate", "metric"):  # the pipeline correlates its scoring methods (+ the shipped ones)
         assert toml_default.metric == ("dsa-cqe",)
+    elif (table, name) in PIPELINE_DEFAULTS:
+        assert getattr(toml_default, name) == PIPELINE_DEFAULTS[table, name], (table, name)
     else:
         assert getattr(toml_default, name) == getattr(cli_default, name), (table, name)
 
-    value = _other_value(item)
+    value = VALUES.get(name, _other_value(item))
     companions = COMPANIONS.get(name, {})
     toml = _stage_config(table, {**base, **companions, name: value})
     extra = [arg for key, one in companions.items() for arg in _cli_args(config_class.options()[key], one)]
@@ -144,6 +154,8 @@ def test_every_field_is_reachable_from_a_table_with_the_cli_default(table: str, 
     if table == "correlate" and name == "metric":
         # [correlate] metric names the shipped columns, correlated after the scoring methods
         assert toml.metric[-len(expected):] == expected and cli.metric == expected
+    elif (table, name) == ("score", "carry"):  # the code column is carried after the ones named
+        assert toml.carry == (*expected, "completion") and cli.carry == expected
     else:
         assert getattr(toml, name) == getattr(cli, name) == expected, (table, name)
 

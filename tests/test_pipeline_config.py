@@ -137,3 +137,17 @@ def test_a_shipped_metric_named_like_a_scoring_method_fails_before_any_stage(tmp
     with pytest.raises(ConfigError, match=r"\[correlate\] metric 'chrf'.*\[score\] method"):
         run_pipeline(load_config(_write(tmp_path, base + '[score]\nmethod = ["chrf"]\n[correlate]\nmetric = ["chrf", "codebleu"]\n')))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_combination_or_baseline_fails_before_any_stage(tmp_path: Path) -> None:
+    from workbench.pipeline import run_pipeline
+
+    base = (f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+            'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n[correlate]\nmetric = ["codebleu"]\n')
+    with pytest.raises(ConfigError, match=r"\[correlate\] combine: .*needs at least two metrics"):
+        run_pipeline(load_config(_write(tmp_path, base + 'combine = ["x=rank-mean:chrf"]\n')))
+    with pytest.raises(ConfigError, match=r"\['bleurt'\] is neither a \[score\] method nor a \[correlate\] metric"):
+        run_pipeline(load_config(_write(tmp_path, base + 'combine = ["x=rank-mean:chrf,bleurt"]\n')))
+    with pytest.raises(ConfigError, match=r"\[correlate\] baseline 'bleu' is neither"):
+        run_pipeline(load_config(_write(tmp_path, base + 'baseline = ["bleu"]\n')))
+    assert not (tmp_path / "run").exists()

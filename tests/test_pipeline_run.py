@@ -62,6 +62,8 @@ cache_dir = "{tmp_path / 'llm-cache'}"
 [correlate]
 metric = ["codebleu", "gpt35_nswr"]
 resamples = 200
+combine = ["judge=rank-mean:ice-score,codebleu", "overlap=rank-mean:chrf,codebleu"]
+baseline = ["codebleu"]
 """)
     return path
 
@@ -90,6 +92,15 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     subset = json.loads((run / "correlate" / "subset.json").read_text())
     everything = json.loads((run / "correlate" / "all.json").read_text())
     assert (run / "report.html").is_file() and (run / "report.json").is_file()
+    # each metric against the length of the generated code, carried through the score tables
+    for report in (subset, everything):
+        assert report["length"]["column"] == "completion_multipl_e" and report["length"]["missing"] == 0
+        assert report["metrics"]["codebleu"]["length"]["n_samples"] == report["metrics"]["codebleu"]["n_samples"]
+    # the judge's combination only where its LLM member was scored; the baseline in both
+    assert set(subset["combinations"]) == {"judge", "overlap"} and set(everything["combinations"]) == {"overlap"}
+    assert everything["baselines"] == ["codebleu"] and everything["combinations"]["overlap"]["weights_fixed_in_advance"]
+    assert {(c["metric_a"], c["metric_b"]) for c in everything["comparisons"]} == {
+        ("chrf", "codebleu"), ("gpt35_nswr", "codebleu"), ("overlap", "codebleu"), ("overlap", "chrf")}
 
     # rerun: nothing is executed or scored again and every number stays the same
     stamps = {p: p.stat().st_mtime_ns for p in [run / "execute" / "results.jsonl", run / "score" / "llm" / "scores.jsonl",

@@ -22,10 +22,18 @@ def _number(value: float) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
+#: how the table names the coefficients
+_SYMBOLS = {"kendall": "τ-b", "spearman": "ρ", "pearson": "r"}
+#: the mark of an estimate whose interval contains 0
+ZERO_MARK = "≈0"
+
+
 def _with_ci(estimate: Estimate) -> str:
+    """Value over its interval; ``≈0`` after the value when the interval contains 0."""
     if math.isnan(estimate.value):
         return "n/a"
-    return f"{estimate.value:.3f}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
+    mark = f" {ZERO_MARK}" if estimate.spans_zero else ""
+    return f"{estimate.value:.3f}{mark}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
 
 
 @app.command("correlate")
@@ -44,7 +52,11 @@ def correlate_command(
 ) -> None:
     """Correlate metric scores with execution results: Kendall tau-b, Pearson r and Spearman rho,
     pooled over all samples and per problem (mean over tasks; constant tasks excluded and counted),
-    with bootstrap CIs over tasks and paired comparisons of metrics' pooled Kendall tau.
+    with bootstrap CIs over tasks and paired comparisons of metrics (pooled and per problem).
+
+    Each metric's correlation with completion length (its verbosity bias) is shown next to its
+    correlation with execution; an estimate whose interval contains 0 is marked "not
+    distinguishable from 0".
 
     Example: workbench correlate scores.jsonl -m codebleu -m chrf --label passed --json report.json
     """
@@ -64,32 +76,64 @@ def print_report(report: CorrelationReport, json_path: Path | None = None, plot_
 def _print_report(report: CorrelationReport) -> None:
     counts = report.counts
     level = int(round(report.bootstrap.confidence * 100))
+    length = report.length
     table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)", **_COMPACT)
     table.add_column("metric", no_wrap=True)
     table.add_column("level", no_wrap=True)
     for heading in ("Kendall τ-b", "Spearman ρ", "Pearson r"):
         table.add_column(heading, justify="right", no_wrap=True)
+    if length is not None and length.source is not None:
+        table.add_column("τ-b with\nlength", justify="right", no_wrap=True)
+    with_length = len(table.columns) == 6
     for name, result in report.metrics.items():
+        extra = [[], []]
+        if with_length:
+            extra = [[_with_ci(result.length.pooled["kendall"]) if result.length else "n/a"],
+                     [_with_ci(result.length.per_problem["kendall"]) if result.length else "n/a"]]
         table.add_row(
-            name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")),
+            name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")), *extra[0],
         )
         table.add_row(
-            "", "per-problem", *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")),
+            f"[dim]n {result.n_samples}, {result.n_tasks} tasks[/dim]", "per-problem",
+            *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *extra[1],
             end_section=True,
         )
+    if with_length and length.execution is not None:
+        e = length.execution
+        table.add_row(f"length ({length.source.unit})", "pooled", *(_with_ci(e.pooled[c]) for c in ("kendall", "spearman", "pearson")), "")
+        table.add_row(f"[dim]n {e.n_samples}, {e.n_tasks} tasks[/dim]", "per-problem",
+                      *(_with_ci(e.per_problem[c]) for c in ("kendall", "spearman", "pearson")), "")
     console.print(table)
+    console.print(
+        f"{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0."
+        + (f" τ-b with length: the metric's rank agreement with the completion length ({length.source.describe()}), "
+           "a judge's verbosity bias; the last rows: the length's own correlation with the label."
+           if with_length else "")
+    )
     if report.comparisons:
-        pairs = Table(title="Paired bootstrap: difference in pooled Kendall τ-b", **_COMPACT)
+        title = "Paired bootstrap: difference in Kendall τ-b (same resampled tasks)"
+        if report.baselines:
+            title += f"; baselines {', '.join(report.baselines)}"
+        pairs = Table(title=title, **_COMPACT)
         pairs.add_column("metric A")
         pairs.add_column("metric B")
-        for heading in ("τ A", "τ B", "A − B", f"{level}% CI", "p"):
-            pairs.add_column(heading, justify="right")
+        pairs.add_column("level", no_wrap=True)
+        for heading in ("τ A", "τ B", f"A − B\n[{level}% CI]", "p"):
+            pairs.add_column(heading, justify="right", no_wrap=True)
         for c in report.comparisons:
-            pairs.add_row(
-                c.metric_a, c.metric_b, _number(c.kendall_a), _number(c.kendall_b), _number(c.difference),
-                f"[{_number(c.ci[0])},\N{NO-BREAK SPACE}{_number(c.ci[1])}]", _number(c.p_value),
-            )
+            for row_level, label in (("pooled", "pooled"), ("per_problem", "per-problem")):
+                d = c.differences[row_level]["kendall"]
+                first = row_level == "pooled"
+                pairs.add_row(
+                    c.metric_a if first else f"[dim]n {c.n_samples}, {c.n_tasks} tasks[/dim]", c.metric_b if first else "",
+                    label, _number(d.value_a), _number(d.value_b),
+                    f"{_number(d.difference)}\n[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]",
+                    _number(d.p_value), end_section=not first,
+                )
         console.print(pairs)
+    for name, summary in report.combinations.items():
+        c = summary.combination
+        console.print(f"combination {name} = {c.method} of {', '.join(c.members)}: {summary.weights_note}")
     spt = counts.samples_per_task
     console.print(
         f"samples {counts.samples} (of {counts.rows} rows), tasks {counts.tasks}, samples/task "
@@ -106,8 +150,8 @@ def _print_report(report: CorrelationReport) -> None:
     for name, result in report.metrics.items():
         rows, tasks = result.excluded_rows, result.excluded_tasks
         line = (
-            f"{name}: {result.n_samples} samples; per-problem mean over {result.per_problem_tasks} of "
-            f"{result.n_tasks} tasks (left out: constant label {tasks['constant_label']}, constant metric "
+            f"{name}: {result.n_samples} samples from {result.n_tasks} tasks; per-problem mean over {result.per_problem_tasks} "
+            f"tasks (left out: constant label {tasks['constant_label']}, constant metric "
             f"{tasks['constant_metric']}, single sample {tasks['single_sample']})"
         )
         if rows.total:
@@ -115,7 +159,12 @@ def _print_report(report: CorrelationReport) -> None:
                 f"; rows left out: {rows.total} (missing {rows.missing}, non-numeric {rows.non_numeric}, "
                 f"infinite {rows.non_finite})"
             )
+        spanning = [f"{level.replace('_', '-')} {_SYMBOLS[c]}" for level, c in result.not_distinguishable_from_zero()]
+        if spanning:
+            line += f"; not distinguishable from 0: {', '.join(spanning)}"
         console.print(line)
+    if length is not None and length.note and length.note not in report.warnings:  # else it is printed as a warning
+        console.print(length.note)
     b = report.bootstrap
     console.print(f"bootstrap: {b.n_resamples} resamples of whole tasks, seed {b.seed}, percentile intervals")
     for warning in report.warnings:

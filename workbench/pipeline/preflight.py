@@ -111,6 +111,41 @@ def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
             )
 
 
+def _check_comparisons(config: PipelineConfig) -> None:
+    """``[correlate] combine`` declarations must parse and name only correlated metrics (the
+    ``[score]`` methods and ``[correlate] metric`` columns); so must ``[correlate] baseline``.
+
+    Raises:
+        ConfigError: naming the declaration or baseline.
+    """
+    from workbench.stats.combine import Combination
+
+    section = config.sections["correlate"]
+    methods, _ = score_methods(config)
+    known = {*methods, *shipped_metrics(config)}
+    combine = section.get("combine") or []
+    for text in [combine] if isinstance(combine, str) else combine:
+        try:
+            combination = Combination.parse(text)
+        except DataError as error:
+            raise ConfigError(f"[correlate] combine: {error}") from error
+        unknown = [m for m in combination.members if m not in known]
+        if unknown:
+            raise ConfigError(
+                f"[correlate] combine {text!r}: {unknown} is neither a [score] method nor a [correlate] metric "
+                f"(correlated: {', '.join(sorted(known))})"
+            )
+        if combination.name in known:
+            raise ConfigError(f"[correlate] combine {text!r}: {combination.name!r} is already a metric; name it differently")
+    baselines = section.get("baseline") or []
+    for baseline in [baselines] if isinstance(baselines, str) else baselines:
+        if baseline not in known:
+            raise ConfigError(
+                f"[correlate] baseline {baseline!r} is neither a [score] method nor a [correlate] metric "
+                f"(correlated: {', '.join(sorted(known))})"
+            )
+
+
 def run_preflight(config: PipelineConfig) -> Preflight:
     """Check ``config`` against the data and the installed components; no stage has run yet.
 
@@ -155,6 +190,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if stages & {"correlate", "correlate_all"}:
         for metric in shipped_metrics(config):
             loaded.require_columns({"[correlate] metric": metric})
+        _check_comparisons(config)
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 

@@ -179,6 +179,31 @@ def shipped_metrics(config: PipelineConfig) -> list[str]:
     return [metrics] if isinstance(metrics, str) else list(metrics)
 
 
+def _comparisons_for(correlate: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
+    """``[correlate] combine`` and ``baseline`` for a stage that correlates ``metrics``: only the
+    combinations whose members are all there (an LLM method is not among the every-row metrics)
+    and the baselines that are there. Declarations are checked by the preflight."""
+    from workbench.errors import DataError
+    from workbench.stats.combine import Combination
+
+    out = dict(correlate)
+    combine = out.pop("combine", None) or []
+    baselines = out.pop("baseline", None) or []
+    combine = [combine] if isinstance(combine, str) else combine
+    baselines = [baselines] if isinstance(baselines, str) else baselines
+    kept = []
+    for text in combine:
+        try:
+            members = Combination.parse(text).members
+        except DataError:  # the preflight reports it; the command would refuse it too
+            members = ()
+        if set(members) <= set(metrics):
+            kept.append(text)
+    out["combine"] = kept or None
+    out["baseline"] = [b for b in baselines if b in metrics] or None
+    return out
+
+
 def _id_column(config: PipelineConfig, columns: set[str]) -> str | None:
     if config.data["id_column"]:
         return config.data["id_column"]
@@ -199,7 +224,8 @@ def _dedup_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
 def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], section: dict[str, Any], output: Path) -> None:
     data = config.data
     carry = list(section.get("carry") or [])
-    for column in [data["label_column"], *shipped_metrics(config)]:
+    # the generated code travels to the wide table too: correlate measures its length (verbosity bias)
+    for column in [data["label_column"], *shipped_metrics(config), data["code_column"]]:
         if column and column in columns and column not in carry:
             carry.append(column)
     values = {
@@ -286,7 +312,8 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         after_execute = ["execute"]
     elif data["label_column"]:
         label_source["label"] = data["label_column"]
-    correlate = dict(config.sections["correlate"])
+    # each metric is also correlated with the length of the generated code, unless [correlate] says otherwise
+    correlate = {"length_column": data["code_column"], **config.sections["correlate"]}
     correlate.pop("metric", None)
 
     plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
@@ -294,7 +321,8 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
-        values = {"metric": methods + [m for m in shipped if m not in methods], **label_source, **correlate,
+        metrics = methods + [m for m in shipped if m not in methods]
+        values = {"metric": metrics, **label_source, **_comparisons_for(correlate, metrics),
                   **_correlate_paths(layout, "subset")}
         _job(plan, wide["subset"], values)
     plans.append(plan)
@@ -305,7 +333,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     if not metrics:
         plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"
     else:
-        values = {"metric": metrics, **label_source, **correlate,
+        values = {"metric": metrics, **label_source, **_comparisons_for(correlate, metrics),
                   **_correlate_paths(layout, "all")}
         if cheap and "score_all" in enabled:
             plan.after.append("score_all")
@@ -314,7 +342,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
             # the shipped columns are read from the dataset itself
             values = {"task_column": data["task_column"], "sample_column": data["sample_column"],
                       "metric": shipped, **{k: v for k, v in values.items() if k != "metric"},
-                      "offline": config.offline or None}
+                      **_comparisons_for(correlate, shipped), "offline": config.offline or None}
             if shipped:
                 _job(plan, data["source"], values)
             else:

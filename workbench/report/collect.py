@@ -35,26 +35,81 @@ def _round(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def _metric_summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The headline part of one metric of a correlate report (see :class:`workbench.stats.MetricResult`)."""
-    if not isinstance(result, dict):
+def spans_zero(ci: Any) -> bool | None:
+    """Whether an interval ``[low, high]`` contains 0 (the estimate is *not distinguishable
+    from 0*); ``None`` when the interval is missing or undefined."""
+    if not isinstance(ci, (list, tuple)) or len(ci) != 2:
         return None
-    summary: dict[str, Any] = {"n_samples": result.get("n_samples"), "n_tasks": result.get("n_tasks")}
+    low, high = ci
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high)):
+        return None
+    return low <= 0.0 <= high
+
+
+def _levels_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """``{"pooled": {...}, "per_problem": {...}}`` with the headline coefficients, their CIs and
+    ``not_distinguishable_from_0`` (recomputed from the CIs, so reports written before that
+    flag existed get it too)."""
+    summary: dict[str, Any] = {}
     for level in ("pooled", "per_problem"):
         block = result.get(level) or {}
-        summary[level] = {}
+        summary[level] = {"not_distinguishable_from_0": {}}
         for coefficient in HEADLINE_COEFFICIENTS:
             summary[level][coefficient] = block.get(coefficient)
             summary[level][f"{coefficient}_ci"] = block.get(f"{coefficient}_ci")
+            summary[level]["not_distinguishable_from_0"][coefficient] = spans_zero(block.get(f"{coefficient}_ci"))
     summary["per_problem"]["n_tasks"] = (result.get("per_problem") or {}).get("n_tasks")
-    summary["mean_by_outcome"] = result.get("mean_by_outcome")
     return summary
+
+
+def _metric_summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The headline part of one metric of a correlate report (see :class:`workbench.stats.MetricResult`):
+    n (samples, tasks), the coefficients with their CIs and zero marks, and the correlation with
+    completion length (``None`` when the report has none)."""
+    if not isinstance(result, dict):
+        return None
+    summary: dict[str, Any] = {"n_samples": result.get("n_samples"), "n_tasks": result.get("n_tasks")}
+    summary.update(_levels_summary(result))
+    summary["mean_by_outcome"] = result.get("mean_by_outcome")
+    length = result.get("length")
+    summary["length"] = None
+    if isinstance(length, dict):
+        summary["length"] = {"n_samples": length.get("n_samples"), "n_tasks": length.get("n_tasks"), **_levels_summary(length)}
+    summary["not_distinguishable_from_0"] = [
+        f"{level.replace('_', '-')} {'τ-b' if coefficient == 'kendall' else 'r'}"
+        for level in ("pooled", "per_problem")
+        for coefficient in HEADLINE_COEFFICIENTS
+        if summary[level]["not_distinguishable_from_0"][coefficient]
+    ]
+    return summary
+
+
+def _length_rows(correlations: dict[str, Any]) -> dict[str, Any]:
+    """Per scope, the length analysis of the correlate report: ``{"description", "note",
+    "with_execution"}`` (the length's own correlation with the label, summarised like a metric),
+    or ``None`` for a report without one (written before lengths existed, or no scope)."""
+    out: dict[str, Any] = {}
+    for scope, report in correlations.items():
+        length = (report or {}).get("length")
+        if not isinstance(length, dict):
+            out[scope] = None
+            continue
+        execution = length.get("with_execution")
+        out[scope] = {
+            "description": length.get("description"),
+            "note": length.get("note"),
+            "mean": length.get("mean"),
+            "with_execution": None if not isinstance(execution, dict) else {
+                "n_samples": execution.get("n_samples"), "n_tasks": execution.get("n_tasks"), **_levels_summary(execution)
+            },
+        }
+    return out
 
 
 def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dict[str, Any]]:
     """One entry per method: correlations per scope, accounting, reference values and its kind
-    (``llm`` scored by an LLM method, ``computed`` scored by us without an LLM, ``shipped`` a
-    column of the dataset)."""
+    (``llm`` scored by an LLM method, ``combined`` a combined judge of ``[correlate] combine``,
+    ``computed`` scored by us without an LLM, ``shipped`` a column of the dataset)."""
     accounting = {}
     for scope in ("all", "subset"):  # the subset's accounting wins for methods in both
         for method, entry in ((scoring.get(scope) or {}).get("methods") or {}).items():
@@ -65,7 +120,10 @@ def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dic
     names.extend(accounting)
     names = list(dict.fromkeys(names))
     kinds = {m: ("llm" if a.get("uses_llm") else "computed") for m, a in accounting.items()}
-    order = {"llm": 0, "computed": 1, "shipped": 2}
+    for scope in ("subset", "all"):
+        combinations = (correlations.get(scope) or {}).get("combinations")
+        kinds.update({name: "combined" for name in (combinations if isinstance(combinations, dict) else {})})
+    order = {"llm": 0, "combined": 1, "computed": 2, "shipped": 3}
     names.sort(key=lambda m: order[kinds.get(m, "shipped")])
     headline = []
     for method in names:
@@ -168,8 +226,11 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         ``language``, ``dataset`` (source and columns), ``stages`` (see
         :func:`~workbench.report.stages.stage_overview`), ``notes`` (section -> why it is empty
         or partial), ``counts``, ``headline`` (per
-        method: Kendall tau-b and Pearson r with CIs, pooled and per problem, on the subset and
-        on all rows; accounting; reference values), ``correlation`` (the full correlate JSONs),
+        method: n samples and tasks, Kendall tau-b and Pearson r with CIs, pooled and per problem,
+        marked when the CI contains 0, and tau-b with completion length, on the subset and on all
+        rows; accounting; reference values), ``length`` (per scope, the length column and its own
+        correlation with the label), ``correlation`` (the full correlate JSONs, with the paired
+        comparisons and combined judges),
         ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``execution``,
         ``distributions``, ``cost_per_sample``, ``references``, ``samples`` (views of the scored
         subset) and ``problems`` (unreadable files or lines).
@@ -225,6 +286,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "headline": headline,
         "correlation": correlations,
         "correlation_warnings": {scope: list((c or {}).get("warnings") or []) for scope, c in correlations.items()},
+        "length": _length_rows(correlations),
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),

@@ -3,37 +3,49 @@
 * :func:`run_correlate` -- the job (``workbench correlate``): :func:`correlate` with a
   :class:`CorrelateConfig`, writing the JSON report and the figure;
 * :func:`correlate` -- the Python API: pooled and per-problem Kendall tau-b, Pearson r and
-  Spearman rho, task-level bootstrap CIs, paired metric comparisons; returns a
+  Spearman rho, task-level bootstrap CIs, paired metric comparisons (pooled and per problem),
+  each metric's correlation with completion length (verbosity bias), combined judges; returns a
   :class:`CorrelationReport` (``.to_dict()``, ``.write_json()``).
 * :mod:`.correlation` -- point estimates (scipy), :mod:`.blocks` -- task-block statistics
   that make the bootstrap fast, :mod:`.bootstrap` -- resampling and intervals,
-  :mod:`.inputs` -- loading, joining and validating tables, :mod:`.report` -- result objects,
-  :mod:`.plot` -- the figure.
+  :mod:`.inputs` -- loading, joining and validating tables, :mod:`.length` -- completion
+  lengths, :mod:`.combine` -- combined judges (rank means), :mod:`.fitted` -- their
+  cross-validated weights, :mod:`.report` -- result objects, :mod:`.plot` -- the figure.
 """
 
 from workbench.stats.analysis import correlate, correlate_table, run_correlate
 from workbench.stats.bootstrap import BootstrapSettings
+from workbench.stats.combine import Combination
 from workbench.stats.config import CorrelateConfig
 from workbench.stats.correlation import kendall_tau_b, pearson_r, spearman_rho
 from workbench.stats.report import (
+    CombinationSummary,
     CorrelationCounts,
     CorrelationReport,
     Estimate,
     JoinSummary,
+    LengthCorrelation,
+    LengthSummary,
     MetricComparison,
     MetricResult,
+    PairedDifference,
     RowExclusions,
 )
 
 __all__ = [
     "BootstrapSettings",
+    "Combination",
+    "CombinationSummary",
     "CorrelateConfig",
     "CorrelationCounts",
     "CorrelationReport",
     "Estimate",
     "JoinSummary",
+    "LengthCorrelation",
+    "LengthSummary",
     "MetricComparison",
     "MetricResult",
+    "PairedDifference",
     "RowExclusions",
     "correlate",
     "correlate_table",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -21,16 +23,27 @@ from workbench.stats.bootstrap import (
     resampled_task_mean,
     task_resample_counts,
 )
+from workbench.stats.combine import DEFAULT_FOLDS, Combination, CombinationError, rank_mean
 from workbench.stats.config import CorrelateConfig
-from workbench.stats.correlation import COEFFICIENTS, per_problem_correlations, pooled_correlations
+from workbench.stats.correlation import COEFFICIENTS, PerProblem, per_problem_correlations, pooled_correlations
+from workbench.stats.fitted import cross_validated_rank_mean
 from workbench.stats.inputs import CorrelationTable, TableSource, as_dataset, numeric_columns, prepare_table
+from workbench.stats.length import AUTO_LENGTH
 from workbench.stats.report import (
+    CombinationSummary,
     CorrelationCounts,
     CorrelationReport,
     Estimate,
+    LengthCorrelation,
+    LengthSummary,
     MetricComparison,
     MetricResult,
+    PairedDifference,
+    RowExclusions,
 )
+
+#: the two levels every statistic is computed at
+LEVELS: tuple[str, ...] = ("pooled", "per_problem")
 
 #: the default sample-id column; used when present (duplicate check) and for joins
 DEFAULT_SAMPLE_COLUMN = "sample_id"
@@ -49,9 +62,14 @@ def correlate(
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = 0,
     offline: bool = False,
+    length_column: str | None = AUTO_LENGTH,
+    length_unit: str = "chars",
+    combine: Sequence[str | Combination] = (),
+    baselines: Sequence[str] = (),
 ) -> CorrelationReport:
     """Correlate metric scores with execution results, pooled and per problem, with task-level
-    bootstrap confidence intervals and paired metric comparisons.
+    bootstrap confidence intervals, paired metric comparisons, each metric's correlation with
+    completion length, and combined judges.
 
     Definitions follow ICE-Score (Zhuo, EACL Findings 2024, section 4): *pooled* ("corpus
     level") is one correlation over all samples; *per-problem* ("example level") is the mean
@@ -63,8 +81,8 @@ def correlate(
             ``.gz``; an ICE-Score ``*_grade.json``), a bundled name, a hub id, a
             :class:`~workbench.data.LoadedDataset`, a ``datasets.Dataset`` or a mapping
             column -> values.
-        metrics: metric columns; default: every numeric column except the label, task and
-            sample columns.
+        metrics: metric columns; default: every numeric column except the label, task, sample
+            and length columns. Members of a combination and baselines are added when missing.
         label: the execution label: 0/1, or a pass ratio in [0, 1]. Read from ``results`` when
             given, else from ``scores``.
         results: an execution-results table (e.g. ``workbench execute`` output: rows
@@ -76,8 +94,22 @@ def correlate(
         splits: splits of the scores table to use (all when empty).
         n_resamples: bootstrap resamples of whole tasks (>= 1).
         confidence: interval level, e.g. 0.95.
-        seed: seed of the resampling, so a report can be reproduced exactly.
+        seed: seed of the resampling (and of the folds of a fitted combination), so a report
+            can be reproduced exactly.
         offline: never contact the Hugging Face hub.
+        length_column: the generated-code column whose length each metric is correlated with
+            (a judge's verbosity bias, :mod:`workbench.stats.length`): a column of text (or of
+            numbers, taken as lengths), ``"auto"`` (the first generation-like column present,
+            e.g. ``completion`` or ``generation``; the report says when there is none) or
+            ``"none"`` (no length analysis).
+        length_unit: ``"chars"`` or ``"tokens"`` (lexical tokens) of a text length column.
+        combine: combined judges, each ``"NAME=rank-mean:metric_a,metric_b[,w_a,w_b]"`` (weights
+            fixed in advance; equal when omitted) or ``"NAME=rank-mean-cv:metric_a,metric_b"``
+            (weights fitted with task-level cross-validation), or a
+            :class:`~workbench.stats.combine.Combination`. Each is evaluated like a metric and
+            compared with each of its members.
+        baselines: metrics every other metric is compared with (e.g. ``["codebleu", "chrf"]``);
+            empty: every pair of metrics is compared.
 
     Returns:
         a :class:`~workbench.stats.report.CorrelationReport`.
@@ -85,10 +117,18 @@ def correlate(
     Raises:
         DataError: unreadable or empty input, missing columns (listing those present), labels
             that are not numbers in [0, 1], duplicate (task, sample) keys, a join without overlap,
-            a metric without a single usable value.
-        ValueError: ``n_resamples < 1`` or ``confidence`` not in (0, 1).
+            a metric without a single usable value, a named length column that is absent or
+            holds neither text nor numbers, a combination that cannot be read or whose name is
+            taken.
+        ValueError: ``n_resamples < 1``, ``confidence`` not in (0, 1), an unknown length unit.
+
+    Example:
+        >>> report = correlate("humaneval-codex-python", metrics=["codebleu", "chrf"],
+        ...                    combine=["both=rank-mean:codebleu,chrf"], baselines=["codebleu"])  # doctest: +SKIP
+        >>> report.metrics["both"].pooled["kendall"].value, report.metrics["chrf"].length  # doctest: +SKIP
     """
     settings = BootstrapSettings(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    combinations = [c if isinstance(c, Combination) else Combination.parse(c) for c in combine]
     score_data, score_name = as_dataset(scores, splits=splits, offline=offline)
     result_data = None
     names = (score_name, "the results")
@@ -98,20 +138,35 @@ def correlate(
     if sample_column is None and (results is not None or DEFAULT_SAMPLE_COLUMN in score_data.column_names):
         sample_column = DEFAULT_SAMPLE_COLUMN
     if metrics is None or len(metrics) == 0:
-        metrics = numeric_columns(score_data, exclude=(label, task_column, sample_column or ""))
-        if not metrics:
+        skip = (label, task_column, sample_column or "", length_column or "")
+        metrics = numeric_columns(score_data, exclude=skip)
+        if not metrics and not combinations:
             raise DataError(f"{score_name}: no numeric metric columns found; name them with --metric")
+    metrics = list(metrics)
+    for combination in combinations:
+        if combination.name in score_data.column_names:
+            raise CombinationError(
+                f"combination {combination.name!r}: {score_name} already has a column of that name; name the combination differently"
+            )
+    combined = {c.name for c in combinations}
+    for name in [*baselines, *(m for c in combinations for m in c.members)]:
+        if name not in metrics and name not in combined:
+            metrics.append(name)
     table = prepare_table(
         score_data,
-        metrics=list(metrics),
+        metrics=metrics,
         label=label,
         task_column=task_column,
         sample_column=sample_column,
         results=result_data,
         names=names,
+        length_column=length_column,
+        length_unit=length_unit,
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
-    return correlate_table(table, settings, source=source, label=label)
+    return correlate_table(
+        table, settings, source=source, label=label, combinations=combinations, baselines=baselines
+    )
 
 
 def run_correlate(
@@ -150,6 +205,8 @@ def run_correlate(
         scores, metrics=list(config.metric) or None, label=config.label, results=config.results,
         task_column=config.task_column, sample_column=config.sample_column, splits=list(config.split) or None,
         n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
+        length_column=config.length_column, length_unit=config.length_unit, combine=config.combinations(),
+        baselines=config.baseline,
     )
     if json_path is not None:
         report.write_json(json_path)
@@ -161,7 +218,13 @@ def run_correlate(
 
 
 def correlate_table(
-    table: CorrelationTable, settings: BootstrapSettings, *, source: str = "the table", label: str = "passed"
+    table: CorrelationTable,
+    settings: BootstrapSettings,
+    *,
+    source: str = "the table",
+    label: str = "passed",
+    combinations: Sequence[Combination] = (),
+    baselines: Sequence[str] = (),
 ) -> CorrelationReport:
     """The statistics for a prepared :class:`CorrelationTable` (see :func:`correlate`).
 
@@ -169,41 +232,174 @@ def correlate_table(
         a :class:`CorrelationReport`.
 
     Raises:
-        DataError: a metric has no usable value.
+        DataError: a metric has no usable value; a combination or baseline names a metric that
+            is not in the table, or a combination's name is taken.
     """
+    table, summaries = add_combinations(table, combinations, seed=settings.seed)
+    for baseline in baselines:
+        if baseline not in table.metrics:
+            raise DataError(f"baseline {baseline!r} is not among the metrics {list(table.metrics)}")
     # The matrices are small (tasks x tasks, resamples x tasks): BLAS threads only add spin-waiting,
     # which on a busy 2-core machine doubled the CPU time (benchmarks/correlate_bench.py).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _correlate_table(table, settings, source=source, label=label)
+        report = _correlate_table(table, settings, source=source, label=label, baselines=tuple(dict.fromkeys(baselines)),
+                                  combined=summaries)
+    return report
 
 
-def _correlate_table(table: CorrelationTable, settings: BootstrapSettings, *, source: str, label: str) -> CorrelationReport:
+def add_combinations(
+    table: CorrelationTable, combinations: Sequence[Combination], *, seed: int = 0, folds: int = DEFAULT_FOLDS
+) -> tuple[CorrelationTable, dict[str, CombinationSummary]]:
+    """Add each combination's values to the table as a metric column.
+
+    Args:
+        table: the prepared table; every member must be one of its metrics.
+        combinations: the declarations.
+        seed: seeds the task folds of ``rank-mean-cv``.
+        folds: task folds of ``rank-mean-cv``.
+
+    Returns:
+        ``(table with the combined columns, name -> CombinationSummary)``. A combined value is
+        missing (counted) on rows where any member is.
+
+    Raises:
+        CombinationError: a member that is not a metric of the table, or a name already used.
+    """
+    if not combinations:
+        return table, {}
+    metrics, exclusions = dict(table.metrics), dict(table.exclusions)
+    summaries: dict[str, CombinationSummary] = {}
+    for combination in combinations:
+        if combination.name in metrics:
+            raise CombinationError(f"combination {combination.name!r}: that name is already a metric; name it differently")
+        missing = [m for m in combination.members if m not in table.metrics]
+        if missing:
+            raise CombinationError(
+                f"combination {combination.name!r}: {missing} not among the metrics {list(table.metrics)}"
+            )
+        columns = [table.metrics[m] for m in combination.members]
+        if combination.fitted:
+            fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            values = fitted.values
+            distinct = list(dict.fromkeys(fitted.fold_weights))
+            shown = (
+                f"the same in every fold: {_weights_text(combination.members, distinct[0])}" if len(distinct) == 1
+                else "per fold: " + "; ".join(_weights_text(combination.members, w) for w in fitted.fold_weights)
+            )
+            note = (
+                f"weights FITTED on these rows with {fitted.folds}-fold task-level cross-validation (each sample's "
+                f"value uses weights chosen on the other folds' tasks; {shown}); not fixed in advance"
+            )
+            summary = CombinationSummary(combination, note, fitted.fold_weights, fitted.folds)
+        else:
+            values = rank_mean(columns, combination.weights)
+            total = sum(combination.weights)
+            shown = _weights_text(combination.members, [w / total for w in combination.weights])
+            note = f"weights fixed before the data was seen (declared: {shown}); not fitted to these rows"
+            summary = CombinationSummary(combination, note)
+        metrics[combination.name] = values
+        exclusions[combination.name] = RowExclusions(missing=int(np.isnan(values).sum()))
+        summaries[combination.name] = summary
+    return dataclasses.replace(table, metrics=metrics, exclusions=exclusions), summaries
+
+
+def _weights_text(members: Sequence[str], weights: Sequence[float]) -> str:
+    return ", ".join(f"{m} {w:.3g}" for m, w in zip(members, weights))
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """Point estimates and resampled values of one pairing (x against y) on some rows.
+
+    Attributes:
+        point: level -> coefficient -> value.
+        resampled: level -> coefficient -> ``(B,)`` values over the task resamples.
+        within: the per-task correlations.
+        n_samples, n_tasks: rows and tasks used.
+    """
+
+    point: dict[str, dict[str, float]]
+    resampled: dict[str, dict[str, np.ndarray]]
+    within: PerProblem
+    n_samples: int
+    n_tasks: int
+
+    def estimates(self, level: str, confidence: float) -> dict[str, Estimate]:
+        return {
+            name: Estimate(
+                value=self.point[level][name],
+                ci=percentile_interval(self.resampled[level][name], confidence),
+                undefined_resamples=int(np.isnan(self.resampled[level][name]).sum()),
+            )
+            for name in COEFFICIENTS
+        }
+
+
+def _statistics(x_all: np.ndarray, y_all: np.ndarray, table: CorrelationTable, rows: np.ndarray, counts: np.ndarray) -> _Statistics:
+    """Pooled and per-problem coefficients of ``x`` against ``y`` on ``rows``, and their task
+    resamples (``counts``, drawn once for all metrics so every comparison is paired). Task
+    blocks when they fit in memory, else the (slower) direct resampling."""
+    present, local = np.unique(table.row_task[rows], return_inverse=True)
+    x, y = x_all[rows], y_all[rows]
+    engine = TaskBlocks if TaskBlocks.fits(x, y, len(present)) else DirectTaskStatistics
+    blocks = engine.build(x, y, local)
+    task_counts = counts[:, present]
+    within = per_problem_correlations(blocks)
+    per_problem_boot = {
+        coefficient: resampled_task_mean(task_counts, within.values[coefficient], within.defined)
+        for coefficient in COEFFICIENTS
+    }
+    return _Statistics(
+        point={"pooled": pooled_correlations(x, y), "per_problem": within.means()},
+        resampled={"pooled": blocks.resampled(task_counts), "per_problem": per_problem_boot},
+        within=within,
+        n_samples=len(rows),
+        n_tasks=len(present),
+    )
+
+
+def _correlate_table(
+    table: CorrelationTable,
+    settings: BootstrapSettings,
+    *,
+    source: str,
+    label: str,
+    baselines: tuple[str, ...],
+    combined: dict[str, CombinationSummary],
+) -> CorrelationReport:
     counts = task_resample_counts(len(table.task_ids), settings)
     warnings: list[str] = []
     results: dict[str, MetricResult] = {}
-    resampled_kendall: dict[str, np.ndarray] = {}
+    statistics: dict[str, _Statistics] = {}
+    has_length = table.lengths is not None and not np.all(np.isnan(table.lengths))
     for name, values in table.metrics.items():
         valid = ~np.isnan(values)
         excluded = table.exclusions[name]
         if not valid.any():
+            if name in combined:
+                raise DataError(f"combination {name!r}: no row has a value of every member {list(combined[name].combination.members)}")
             raise DataError(
                 f"metric {name!r} has no usable value: {excluded.missing} missing, "
                 f"{excluded.non_numeric} non-numeric (e.g. {[e['value'] for e in excluded.examples[:3]]}), "
                 f"{excluded.non_finite} infinite"
             )
         if excluded.total:
-            warnings.append(
-                f"{name}: {excluded.total} rows left out ({excluded.missing} missing, "
-                f"{excluded.non_numeric} non-numeric, {excluded.non_finite} infinite)"
+            why = (
+                "a member has no value there" if name in combined
+                else f"{excluded.missing} missing, {excluded.non_numeric} non-numeric, {excluded.non_finite} infinite"
             )
-        result, kendall = _metric_result(name, table, valid, counts, settings)
-        results[name] = result
-        resampled_kendall[name] = kendall
-        if np.isnan(result.pooled["kendall"].value):
+            warnings.append(f"{name}: {excluded.total} rows left out ({why})")
+        statistics[name] = _statistics(values, table.label, table, np.flatnonzero(valid), counts)
+        length = None
+        if has_length:
+            with_length = np.flatnonzero(valid & ~np.isnan(table.lengths))
+            if with_length.size:
+                length = _length_correlation(_statistics(values, table.lengths, table, with_length, counts), settings)
+        results[name] = _metric_result(name, table, valid, statistics[name], settings, length)
+        if np.isnan(results[name].pooled["kendall"].value):
             warnings.append(f"{name}: the pooled correlation is undefined (the metric or the label is constant)")
     comparisons = [
-        _compare(a, b, table, counts, settings, resampled_kendall, results)
-        for a, b in itertools.combinations(table.metrics, 2)
+        _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(list(table.metrics), baselines, combined)
     ]
     report_counts = _counts(table)
     if report_counts.pass_rate in (0.0, 1.0):
@@ -213,6 +409,7 @@ def _correlate_table(table: CorrelationTable, settings: BootstrapSettings, *, so
             f"join: {table.join.unmatched_scores} score rows had no execution result and "
             f"{table.join.unmatched_results} result rows had no scores; they are left out"
         )
+    length_summary = _length_summary(table, counts, settings, warnings)
     return CorrelationReport(
         source=source,
         label=label,
@@ -222,57 +419,67 @@ def _correlate_table(table: CorrelationTable, settings: BootstrapSettings, *, so
         bootstrap=settings,
         warnings=warnings,
         table=table,
+        length=length_summary,
+        combinations=combined,
+        baselines=baselines,
     )
 
 
-def _blocks_for(
-    table: CorrelationTable, metric: str, rows: np.ndarray
-) -> tuple[TaskBlocks | DirectTaskStatistics, np.ndarray]:
-    """Task statistics over the selected rows, and the global indices of the tasks they cover.
-    Task blocks when they fit in memory, else the (slower) direct resampling."""
-    present, local = np.unique(table.row_task[rows], return_inverse=True)
-    x, y = table.metrics[metric][rows], table.label[rows]
-    engine = TaskBlocks if TaskBlocks.fits(x, y, len(present)) else DirectTaskStatistics
-    return engine.build(x, y, local), present
+def _length_correlation(statistics: _Statistics, settings: BootstrapSettings) -> LengthCorrelation:
+    return LengthCorrelation(
+        n_samples=statistics.n_samples,
+        n_tasks=statistics.n_tasks,
+        pooled=statistics.estimates("pooled", settings.confidence),
+        per_problem=statistics.estimates("per_problem", settings.confidence),
+        per_problem_tasks=statistics.within.n_tasks,
+    )
 
 
-def _estimates(point: dict[str, float], resampled: dict[str, np.ndarray], confidence: float) -> dict[str, Estimate]:
-    return {
-        name: Estimate(
-            value=point[name],
-            ci=percentile_interval(resampled[name], confidence),
-            undefined_resamples=int(np.isnan(resampled[name]).sum()),
+def _length_summary(
+    table: CorrelationTable, counts: np.ndarray, settings: BootstrapSettings, warnings: list[str]
+) -> LengthSummary:
+    """The length's own correlation with the label, or the note saying why there is none."""
+    if table.lengths is None:
+        if table.length_note and "switched off" not in table.length_note:
+            warnings.append(table.length_note)
+        return LengthSummary(source=None, note=table.length_note)
+    known = ~np.isnan(table.lengths)
+    missing = int((~known).sum())
+    if missing:
+        warnings.append(
+            f"length: {missing} rows have no {table.length_source.column!r} value; they are left out of the length correlations"
         )
-        for name in COEFFICIENTS
-    }
+    if not known.any():
+        return LengthSummary(source=table.length_source, note="no row has a length", missing=missing)
+    execution = _length_correlation(_statistics(table.lengths, table.label, table, np.flatnonzero(known), counts), settings)
+    return LengthSummary(
+        source=table.length_source, missing=missing, execution=execution, mean=float(table.lengths[known].mean())
+    )
 
 
 def _metric_result(
-    name: str, table: CorrelationTable, valid: np.ndarray, counts: np.ndarray, settings: BootstrapSettings
-) -> tuple[MetricResult, np.ndarray]:
-    rows = np.flatnonzero(valid)
-    x, y = table.metrics[name][rows], table.label[rows]
-    blocks, present = _blocks_for(table, name, rows)
-    task_counts = counts[:, present]
-    pooled_boot = blocks.resampled(task_counts)
-    within = per_problem_correlations(blocks)
-    per_problem_boot = {
-        coefficient: resampled_task_mean(task_counts, within.values[coefficient], within.defined)
-        for coefficient in COEFFICIENTS
-    }
+    name: str,
+    table: CorrelationTable,
+    valid: np.ndarray,
+    statistics: _Statistics,
+    settings: BootstrapSettings,
+    length: LengthCorrelation | None,
+) -> MetricResult:
+    x, y = table.metrics[name][valid], table.label[valid]
     mean_by_outcome = None
     if table.binary_label:
         mean_by_outcome = {
             "passed": float(x[y == 1.0].mean()) if np.any(y == 1.0) else float("nan"),
             "failed": float(x[y == 0.0].mean()) if np.any(y == 0.0) else float("nan"),
         }
-    result = MetricResult(
+    within = statistics.within
+    return MetricResult(
         name=name,
-        n_samples=len(rows),
-        n_tasks=len(present),
+        n_samples=statistics.n_samples,
+        n_tasks=statistics.n_tasks,
         excluded_rows=table.exclusions[name],
-        pooled=_estimates(pooled_correlations(x, y), pooled_boot, settings.confidence),
-        per_problem=_estimates(within.means(), per_problem_boot, settings.confidence),
+        pooled=statistics.estimates("pooled", settings.confidence),
+        per_problem=statistics.estimates("per_problem", settings.confidence),
         per_problem_tasks=within.n_tasks,
         excluded_tasks={
             "single_sample": within.single_sample,
@@ -280,8 +487,26 @@ def _metric_result(
             "constant_metric": within.constant_metric,
         },
         mean_by_outcome=mean_by_outcome,
+        length=length,
     )
-    return result, pooled_boot["kendall"]
+
+
+def _pairs(
+    names: list[str], baselines: tuple[str, ...], combined: dict[str, CombinationSummary]
+) -> list[tuple[str, str]]:
+    """The (a, b) pairs to compare, a minus b: every pair, or each metric against each baseline;
+    and always each combination against each member. A combination comes first in its pairs."""
+    if baselines:
+        pairs = [(m, b) for b in baselines for m in names if m != b]
+    else:
+        pairs = list(itertools.combinations(names, 2))
+    pairs += [(name, member) for name, summary in combined.items() for member in summary.combination.members]
+    out: dict[frozenset, tuple[str, str]] = {}
+    for a, b in pairs:
+        if b in combined and a not in combined:
+            a, b = b, a
+        out.setdefault(frozenset((a, b)), (a, b))
+    return list(out.values())
 
 
 def _compare(
@@ -290,39 +515,35 @@ def _compare(
     table: CorrelationTable,
     counts: np.ndarray,
     settings: BootstrapSettings,
-    resampled_kendall: dict[str, np.ndarray],
-    results: dict[str, MetricResult],
+    statistics: dict[str, _Statistics],
 ) -> MetricComparison:
     valid_a, valid_b = ~np.isnan(table.metrics[a]), ~np.isnan(table.metrics[b])
     if np.array_equal(valid_a, valid_b):
-        kendall_a, kendall_b = results[a].pooled["kendall"].value, results[b].pooled["kendall"].value
-        boot_a, boot_b = resampled_kendall[a], resampled_kendall[b]
-        n_samples = results[a].n_samples
+        stats_a, stats_b = statistics[a], statistics[b]
     else:
         # compare on the rows both metrics have, with the same resampled tasks
         rows = np.flatnonzero(valid_a & valid_b)
         if rows.size == 0:
             nan = float("nan")
-            return MetricComparison(a, b, nan, nan, nan, (nan, nan), nan, 0)
-        y = table.label[rows]
-        kendall_a = pooled_correlations(table.metrics[a][rows], y)["kendall"]
-        kendall_b = pooled_correlations(table.metrics[b][rows], y)["kendall"]
-        blocks_a, present = _blocks_for(table, a, rows)
-        blocks_b, _ = _blocks_for(table, b, rows)
-        boot_a = blocks_a.resampled(counts[:, present])["kendall"]
-        boot_b = blocks_b.resampled(counts[:, present])["kendall"]
-        n_samples = len(rows)
-    differences = boot_a - boot_b
-    return MetricComparison(
-        metric_a=a,
-        metric_b=b,
-        kendall_a=kendall_a,
-        kendall_b=kendall_b,
-        difference=kendall_a - kendall_b,
-        ci=percentile_interval(differences, settings.confidence),
-        p_value=paired_p_value(differences),
-        n_samples=n_samples,
-    )
+            empty = PairedDifference(nan, nan, nan, (nan, nan), nan)
+            return MetricComparison(a, b, {level: {c: empty for c in COEFFICIENTS} for level in LEVELS}, 0, 0)
+        stats_a = _statistics(table.metrics[a], table.label, table, rows, counts)
+        stats_b = _statistics(table.metrics[b], table.label, table, rows, counts)
+    differences: dict[str, dict[str, PairedDifference]] = {}
+    for level in LEVELS:
+        differences[level] = {}
+        for coefficient in COEFFICIENTS:
+            resampled = stats_a.resampled[level][coefficient] - stats_b.resampled[level][coefficient]
+            value_a, value_b = stats_a.point[level][coefficient], stats_b.point[level][coefficient]
+            differences[level][coefficient] = PairedDifference(
+                value_a=value_a,
+                value_b=value_b,
+                difference=value_a - value_b,
+                ci=percentile_interval(resampled, settings.confidence),
+                p_value=paired_p_value(resampled),
+                undefined_resamples=int(np.isnan(resampled).sum()),
+            )
+    return MetricComparison(a, b, differences, stats_a.n_samples, stats_a.n_tasks)
 
 
 def _counts(table: CorrelationTable) -> CorrelationCounts:

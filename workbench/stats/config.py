@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.options import JobConfig, option
+from workbench.errors import DataError
+from workbench.options import JobConfig, OptionError, option
 from workbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from workbench.stats.combine import Combination
+from workbench.stats.length import AUTO_LENGTH, GENERATION_COLUMNS, LENGTH_UNITS
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,12 @@ class CorrelateConfig(JobConfig):
         resamples / seed / confidence: the task-level bootstrap
             (:class:`~workbench.stats.bootstrap.BootstrapSettings`).
         offline: never contact the Hugging Face hub.
+        length_column / length_unit: verbosity bias, each metric against the length of the
+            generated code (:mod:`workbench.stats.length`): the column (``auto``: found by name;
+            ``none``: off) and ``chars`` or ``tokens``.
+        combine / baseline: comparisons: combined judges declared in advance
+            (:mod:`workbench.stats.combine`, ``NAME=rank-mean:a,b[,w_a,w_b]``) and the metrics
+            every other one is compared with (empty: every pair).
 
     Example:
 
@@ -49,3 +58,34 @@ class CorrelateConfig(JobConfig):
     seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
     confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
+    # -- verbosity bias: each metric against the length of the generated code
+    length_column: str = option(
+        AUTO_LENGTH, "Generated-code column whose length each metric is correlated with (a judge's verbosity bias): "
+        f"'auto' = the first of {', '.join(GENERATION_COLUMNS)} present (the output says when there is none); "
+        "a numeric column is taken as the length itself; 'none' = no length analysis.")
+    length_unit: str = option(
+        "chars", "Length of a text column: chars (characters) or tokens (lexical tokens: words and single punctuation marks).",
+        choices=LENGTH_UNITS)
+    # -- comparisons: combined judges and baselines
+    combine: tuple[str, ...] = option(
+        (), "A combined judge, evaluated like a metric and compared with each member: "
+        "NAME=rank-mean:METRIC_A,METRIC_B[,W_A,W_B] (weighted mean of ranks; weights fixed before the data is seen, "
+        "equal when omitted) or NAME=rank-mean-cv:METRIC_A,METRIC_B (weights fitted with 5-fold task-level "
+        "cross-validation, reported as fitted). Repeatable.")
+    baseline: tuple[str, ...] = option(
+        (), "Compare every other metric with this one (paired bootstrap of the difference, pooled and per problem); "
+        "repeatable, e.g. --baseline codebleu --baseline chrf. Default: every pair of metrics.")
+
+    def _check(self) -> None:
+        names = []
+        for text in self.combine:
+            try:
+                names.append(Combination.parse(text).name)
+            except DataError as error:
+                raise OptionError(f"{{combine}}: {error}", "combine") from None
+        if len(set(names)) != len(names):
+            raise OptionError(f"{{combine}}: two combinations are named alike: {names}", "combine")
+
+    def combinations(self) -> list[Combination]:
+        """The :attr:`combine` declarations, parsed."""
+        return [Combination.parse(text) for text in self.combine]

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError
+from workbench.stats.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.stats.report import JoinSummary, RowExclusions
 
 #: what ``correlate`` accepts as a table
@@ -49,6 +50,9 @@ class CorrelationTable:
         rows: rows read (matched rows after a join).
         excluded_missing_label, excluded_missing_task: rows left out before grouping.
         join: the join summary in two-table mode.
+        lengths: ``(n,)`` completion lengths (NaN where missing), or ``None`` when not measured.
+        length_source: where the lengths came from.
+        length_note: why there are no lengths (``None`` when there are).
     """
 
     task_ids: list[str]
@@ -60,6 +64,9 @@ class CorrelationTable:
     excluded_missing_label: int
     excluded_missing_task: int
     join: JoinSummary | None = None
+    lengths: np.ndarray | None = None
+    length_source: LengthSource | None = None
+    length_note: str | None = None
 
     @property
     def binary_label(self) -> bool:
@@ -295,6 +302,8 @@ def prepare_table(
     sample_column: str | None,
     results: datasets.Dataset | None = None,
     names: tuple[str, str] = ("the scores", "the results"),
+    length_column: str | None = AUTO_LENGTH,
+    length_unit: str = "chars",
 ) -> CorrelationTable:
     """Validate, join and group the input.
 
@@ -307,13 +316,19 @@ def prepare_table(
             mode it is only used to reject duplicate (task, sample) keys, and ``None`` skips that.
         results: the execution-results table for two-table mode.
         names: how the two inputs are named in messages.
+        length_column: the generation column whose length is correlated with each metric (in
+            the scores, else in the results table): a column name, ``"auto"`` (the first of
+            :data:`~workbench.stats.length.GENERATION_COLUMNS` present; when none is, the table
+            says so in ``length_note``) or ``"none"``/``None`` (no length analysis).
+        length_unit: ``"chars"`` or ``"tokens"`` (see :mod:`workbench.stats.length`).
 
     Returns:
         a :class:`CorrelationTable`.
 
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
-        DataError: bad labels, duplicate keys, an empty join, no usable rows.
+        DataError: bad labels, duplicate keys, an empty join, no usable rows, a length column
+            that holds neither text nor numbers.
     """
     if not metrics:
         raise DataError("no metric columns given (use --metric NAME, once per metric)")
@@ -333,6 +348,7 @@ def prepare_table(
         label_values, label_missing = _parse_label(scores, label, tasks, names[0])
         table = scores
         input_rows = np.arange(len(scores))
+        matched_results = None
     else:
         if sample_column is None:
             raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
@@ -349,6 +365,7 @@ def prepare_table(
             join = dataclasses.replace(join, status_counts=dict(statuses.most_common()))
         tasks = _key_texts(table, task_column)
         label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
+    length_table = table if results is None else _length_table(table, matched_results, length_column)
     task_missing = np.array([t is None for t in tasks], dtype=bool)
     keep = ~label_missing & ~task_missing
     if not keep.any():
@@ -373,6 +390,8 @@ def prepare_table(
         exclusions[metric] = _exclusions(
             status, [raw[i] for i in rows] if raw is not None else None, kept_tasks, input_rows[rows]
         )
+    where = names[0] if results is None else f"{names[0]} or {names[1]}"
+    lengths, length_source, length_note = _lengths(length_table, length_column, length_unit, where)
     return CorrelationTable(
         task_ids=list(order),
         row_task=row_task,
@@ -383,4 +402,35 @@ def prepare_table(
         excluded_missing_label=int((label_missing & ~task_missing).sum()),
         excluded_missing_task=int(task_missing.sum()),
         join=join,
+        lengths=None if lengths is None else lengths[rows],
+        length_source=length_source,
+        length_note=length_note,
     )
+
+
+def _length_table(scores: datasets.Dataset, results: datasets.Dataset, length_column: str | None) -> datasets.Dataset:
+    """The matched table that holds the length column: the scores first, else the results."""
+    if length_column in (None, NO_LENGTH):
+        return scores
+    if length_column == AUTO_LENGTH:
+        return scores if find_generation_column(scores.column_names) or not find_generation_column(results.column_names) else results
+    return scores if length_column in scores.column_names or length_column not in results.column_names else results
+
+
+def _lengths(
+    table: datasets.Dataset, length_column: str | None, unit: str, where: str
+) -> tuple[np.ndarray | None, LengthSource | None, str | None]:
+    """``(lengths of every row of table, source, note)``; the note says why there are none."""
+    if length_column in (None, NO_LENGTH):
+        return None, None, "no length analysis: switched off (--length-column none)"
+    detected = length_column == AUTO_LENGTH
+    column = find_generation_column(table.column_names) if detected else length_column
+    if column is None:
+        return None, None, (
+            f"no length analysis: {where} has no generation column (looked for "
+            f"{', '.join(GENERATION_COLUMNS)}); name it with --length-column COLUMN, or switch it off "
+            "with --length-column none"
+        )
+    require_columns(table, {"--length-column": column}, where=where)
+    lengths, _, used_unit = measure_lengths(_python_values(table, column), unit, column)
+    return lengths, LengthSource(column=column, unit=used_unit, detected=detected), None

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.io import atomic_write
 from workbench.stats.bootstrap import BootstrapSettings
 from workbench.stats.correlation import COEFFICIENTS
+from workbench.stats.combine import Combination
+from workbench.stats.length import LengthSource
 
 if TYPE_CHECKING:
     from workbench.stats.inputs import CorrelationTable
@@ -44,6 +46,91 @@ class Estimate:
     value: float
     ci: tuple[float, float]
     undefined_resamples: int = 0
+
+    @property
+    def spans_zero(self) -> bool | None:
+        """Whether the interval contains 0, i.e. the estimate is *not distinguishable from 0* at
+        the interval's level; ``None`` when the interval is undefined."""
+        low, high = self.ci
+        if math.isnan(low) or math.isnan(high):
+            return None
+        return low <= 0.0 <= high
+
+
+def estimates_block(estimates: dict[str, Estimate]) -> dict[str, Any]:
+    """The JSON of one level's coefficients: ``{"kendall", "kendall_ci", ..., "undefined_resamples",
+    "not_distinguishable_from_0"}``; the last maps each coefficient to whether its interval
+    contains 0 (``null`` when the interval is undefined)."""
+    out: dict[str, Any] = {name: estimates[name].value for name in COEFFICIENTS}
+    out.update({f"{name}_ci": list(estimates[name].ci) for name in COEFFICIENTS})
+    out["undefined_resamples"] = {name: estimates[name].undefined_resamples for name in COEFFICIENTS}
+    out["not_distinguishable_from_0"] = {name: estimates[name].spans_zero for name in COEFFICIENTS}
+    return out
+
+
+@dataclass(frozen=True)
+class LengthCorrelation:
+    """Correlations of one column (a metric, or the label) with completion length.
+
+    Attributes:
+        n_samples: rows with both values.
+        n_tasks: tasks among them.
+        pooled: coefficient -> :class:`Estimate` over all those rows.
+        per_problem: coefficient -> :class:`Estimate` of the mean within-task correlation (length
+            differences between samples of one problem: the cleaner view of a verbosity bias,
+            as long problems also tend to fail more).
+        per_problem_tasks: tasks entering the per-problem mean.
+    """
+
+    n_samples: int
+    n_tasks: int
+    pooled: dict[str, Estimate]
+    per_problem: dict[str, Estimate]
+    per_problem_tasks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        per_problem = estimates_block(self.per_problem)
+        per_problem["n_tasks"] = self.per_problem_tasks
+        return _clean(
+            {"n_samples": self.n_samples, "n_tasks": self.n_tasks, "pooled": estimates_block(self.pooled),
+             "per_problem": per_problem}
+        )
+
+
+@dataclass(frozen=True)
+class LengthSummary:
+    """The length analysis of a report.
+
+    Attributes:
+        source: the column and unit (:class:`~workbench.stats.length.LengthSource`), or ``None``
+            when no length was measured.
+        note: why there is no length analysis (no generation column found, or switched off);
+            ``None`` when there is one.
+        missing: rows without a length (left out of the length correlations, counted).
+        execution: the length's own correlation with the execution label, the reference every
+            metric's length correlation is read against.
+        mean: the mean length over the rows with one.
+    """
+
+    source: LengthSource | None
+    note: str | None = None
+    missing: int = 0
+    execution: LengthCorrelation | None = None
+    mean: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean(
+            {
+                "column": None if self.source is None else self.source.column,
+                "unit": None if self.source is None else self.source.unit,
+                "detected": None if self.source is None else self.source.detected,
+                "description": None if self.source is None else self.source.describe(),
+                "note": self.note,
+                "missing": self.missing,
+                "mean": self.mean,
+                "with_execution": None if self.execution is None else self.execution.to_dict(),
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -93,6 +180,8 @@ class MetricResult:
         excluded_tasks: ``{"single_sample", "constant_label", "constant_metric"}`` -> tasks left
             out of the per-problem mean.
         mean_by_outcome: for 0/1 labels, the metric's mean on passing and failing samples.
+        length: the metric's correlation with completion length (its verbosity bias), when the
+            lengths are known.
     """
 
     name: str
@@ -104,15 +193,20 @@ class MetricResult:
     per_problem_tasks: int
     excluded_tasks: dict[str, int]
     mean_by_outcome: dict[str, float] | None = None
+    length: LengthCorrelation | None = None
+
+    def not_distinguishable_from_zero(self) -> list[tuple[str, str]]:
+        """The ``(level, coefficient)`` estimates against the label whose interval contains 0,
+        e.g. ``[("pooled", "kendall")]``."""
+        return [
+            (level, name)
+            for level, estimates in (("pooled", self.pooled), ("per_problem", self.per_problem))
+            for name in COEFFICIENTS
+            if estimates[name].spans_zero
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        def block(estimates: dict[str, Estimate]) -> dict[str, Any]:
-            out: dict[str, Any] = {name: estimates[name].value for name in COEFFICIENTS}
-            out.update({f"{name}_ci": list(estimates[name].ci) for name in COEFFICIENTS})
-            out["undefined_resamples"] = {name: estimates[name].undefined_resamples for name in COEFFICIENTS}
-            return out
-
-        per_problem = block(self.per_problem)
+        per_problem = estimates_block(self.per_problem)
         per_problem["n_tasks"] = self.per_problem_tasks
         per_problem["excluded_tasks"] = dict(self.excluded_tasks)
         return _clean(
@@ -120,39 +214,100 @@ class MetricResult:
                 "n_samples": self.n_samples,
                 "n_tasks": self.n_tasks,
                 "excluded_rows": self.excluded_rows.to_dict(),
-                "pooled": block(self.pooled),
+                "pooled": estimates_block(self.pooled),
                 "per_problem": per_problem,
                 "mean_by_outcome": self.mean_by_outcome,
+                "length": None if self.length is None else self.length.to_dict(),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """One statistic of two metrics on the same resampled tasks, and their difference.
+
+    Attributes:
+        value_a, value_b: the statistic of each metric (on the rows both have).
+        difference: ``value_a - value_b``.
+        ci: percentile interval of the resampled differences.
+        p_value: two-sided bootstrap p-value of "no difference"
+            (:func:`~workbench.stats.bootstrap.paired_p_value`).
+        undefined_resamples: resamples where either statistic was undefined (left out).
+    """
+
+    value_a: float
+    value_b: float
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    undefined_resamples: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        low, high = self.ci
+        spans = None if math.isnan(low) or math.isnan(high) else bool(low <= 0.0 <= high)
+        return _clean(
+            {
+                "a": self.value_a,
+                "b": self.value_b,
+                "difference": self.difference,
+                "difference_ci": list(self.ci),
+                "p_value": self.p_value,
+                "ci_spans_0": spans,
+                "undefined_resamples": self.undefined_resamples,
             }
         )
 
 
 @dataclass(frozen=True)
 class MetricComparison:
-    """Paired bootstrap comparison of two metrics' pooled Kendall tau-b.
+    """Paired bootstrap comparison of two metrics: every coefficient, pooled and per problem.
 
-    Both taus are computed on the same resampled tasks, so the interval of the difference
-    accounts for their correlation.
+    Both statistics are computed on the same resampled tasks, so the interval of the difference
+    accounts for their correlation (Efron & Tibshirani 1993, section 16.4, the paired design).
+    The headline is the pooled Kendall tau-b (:attr:`difference`, :attr:`ci`, :attr:`p_value`).
 
     Attributes:
-        metric_a, metric_b: the metrics (difference is a minus b).
-        kendall_a, kendall_b: pooled tau-b on the rows both metrics have.
-        difference: ``kendall_a - kendall_b``.
-        ci: percentile interval of the resampled differences.
-        p_value: two-sided bootstrap p-value of "no difference".
+        metric_a, metric_b: the metrics (differences are a minus b).
+        differences: level (``"pooled"``, ``"per_problem"``) -> coefficient -> :class:`PairedDifference`.
         n_samples: rows both metrics have.
+        n_tasks: tasks among them.
     """
 
     metric_a: str
     metric_b: str
-    kendall_a: float
-    kendall_b: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
+    differences: dict[str, dict[str, PairedDifference]]
     n_samples: int
+    n_tasks: int = 0
+
+    @property
+    def headline(self) -> PairedDifference:
+        """The pooled Kendall tau-b difference."""
+        return self.differences["pooled"]["kendall"]
+
+    @property
+    def kendall_a(self) -> float:
+        return self.headline.value_a
+
+    @property
+    def kendall_b(self) -> float:
+        return self.headline.value_b
+
+    @property
+    def difference(self) -> float:
+        return self.headline.difference
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return self.headline.ci
+
+    @property
+    def p_value(self) -> float:
+        return self.headline.p_value
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"metric_a", "metric_b", "statistic", "kendall_a", "kendall_b", "difference",
+        "difference_ci", "p_value"`` (the pooled Kendall tau-b headline), ``"n_samples",
+        "n_tasks", "differences": {level: {coefficient: PairedDifference.to_dict()}}}``."""
         return _clean(
             {
                 "metric_a": self.metric_a,
@@ -164,6 +319,49 @@ class MetricComparison:
                 "difference_ci": list(self.ci),
                 "p_value": self.p_value,
                 "n_samples": self.n_samples,
+                "n_tasks": self.n_tasks,
+                "differences": {
+                    level: {name: difference.to_dict() for name, difference in by_coefficient.items()}
+                    for level, by_coefficient in self.differences.items()
+                },
+            }
+        )
+
+
+@dataclass(frozen=True)
+class CombinationSummary:
+    """A combined judge of the report (:mod:`workbench.stats.combine`).
+
+    Attributes:
+        combination: the declaration.
+        weights_note: how the weights came about, as the output states it.
+        fold_weights: ``rank-mean-cv`` only: the weights fitted in each fold (member order).
+        folds: ``rank-mean-cv`` only: the number of task folds.
+    """
+
+    combination: Combination
+    weights_note: str
+    fold_weights: tuple[tuple[float, ...], ...] | None = None
+    folds: int | None = None
+
+    def to_dict(self, comparisons: list[MetricComparison]) -> dict[str, Any]:
+        """The JSON, with the paired comparisons of the combination against each member."""
+        name, members = self.combination.name, set(self.combination.members)
+        against = [
+            c.to_dict() for c in comparisons
+            if (c.metric_a == name and c.metric_b in members) or (c.metric_b == name and c.metric_a in members)
+        ]
+        return _clean(
+            {
+                "method": self.combination.method,
+                "members": list(self.combination.members),
+                "weights": None if self.combination.weights is None else list(self.combination.weights),
+                "weights_fixed_in_advance": not self.combination.fitted,
+                "weights_note": self.weights_note,
+                "declaration": self.combination.declaration(),
+                "folds": self.folds,
+                "fold_weights": None if self.fold_weights is None else [list(w) for w in self.fold_weights],
+                "against_members": against,
             }
         )
 
@@ -259,10 +457,14 @@ class CorrelationReport:
         label: the label column.
         counts: :class:`CorrelationCounts`.
         metrics: metric name -> :class:`MetricResult`, in the order asked.
-        comparisons: one :class:`MetricComparison` per pair of metrics.
+        comparisons: one :class:`MetricComparison` per pair of metrics, or, with baselines,
+            per (metric, baseline) pair; plus each combination against each of its members.
         bootstrap: the resampling settings (seed included).
         warnings: sentences about anything that weakens the numbers.
         table: the prepared data (for plots); not part of :meth:`to_dict`.
+        length: the completion-length analysis (verbosity bias), or why there is none.
+        combinations: combined judges by name.
+        baselines: the metrics every other metric was compared with (empty: all pairs).
     """
 
     source: str
@@ -273,9 +475,13 @@ class CorrelationReport:
     bootstrap: BootstrapSettings
     warnings: list[str] = field(default_factory=list)
     table: CorrelationTable | None = field(default=None, repr=False, compare=False)
+    length: LengthSummary | None = None
+    combinations: dict[str, CombinationSummary] = field(default_factory=dict)
+    baselines: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``{"source", "label", "counts", "bootstrap", "metrics", "comparisons", "warnings"}``."""
+        """The JSON report: ``{"source", "label", "counts", "bootstrap", "metrics", "length",
+        "combinations", "baselines", "comparisons", "warnings"}``."""
         from workbench import __version__
 
         return _clean(
@@ -291,6 +497,11 @@ class CorrelationReport:
                 },
                 "bootstrap": self.bootstrap.to_dict(),
                 "metrics": {name: result.to_dict() for name, result in self.metrics.items()},
+                "length": None if self.length is None else self.length.to_dict(),
+                "combinations": {
+                    name: summary.to_dict(self.comparisons) for name, summary in self.combinations.items()
+                },
+                "baselines": list(self.baselines),
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons],
                 "warnings": list(self.warnings),
             }
