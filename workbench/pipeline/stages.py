@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
 from workbench.pipeline.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
@@ -183,7 +183,6 @@ def _comparisons_for(correlate: dict[str, Any], metrics: list[str]) -> dict[str,
     """``[correlate] combine`` and ``baseline`` for a stage that correlates ``metrics``: only the
     combinations whose members are all there (an LLM method is not among the every-row metrics)
     and the baselines that are there. Declarations are checked by the preflight."""
-    from workbench.errors import DataError
     from workbench.stats.combine import Combination
 
     out = dict(correlate)
