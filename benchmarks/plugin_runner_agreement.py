@@ -154,7 +154,7 @@ def main() -> int:
     lock = threading.Lock()
     sandbox = None
     if todo and not args.summary_only:
-        from workbench.languages.conformance.runner import sandbox_for_executor
+        from workbench.languages.conformance.runner_check import sandbox_for_executor
 
         sandbox = sandbox_for_executor(args.executor)
         print(f"sandbox: {sandbox.isolation.description}", flush=True)

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from workbench.scoring.config import ScoreConfig
     from workbench.io import read_jsonl
-    from workbench.scoring.run import Columns, load_samples, score_samples
+    from workbench.scoring.job import Columns, load_samples, score_samples
 
     rows = pick_rows(args.data, args.samples)
     args.output.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from workbench.data import load_records
-from workbench.data.ice_score import ICE_SCORE_METRICS, looks_like_ice_score_grades
+from workbench.data.ice_score_file import ICE_SCORE_METRICS, looks_like_ice_score_grades
 from workbench.errors import DataError
 from workbench.stats import correlate
 

@@ -320,7 +320,7 @@ def test_run_dedup_never_imports_datasketch_in_the_main_process(tmp_path):
 def test_collector_paused_restores_the_collectors_state():
     import gc
 
-    from workbench.dedup.pipeline import collector_paused
+    from workbench.dedup.detection import collector_paused
 
     assert gc.isenabled()
     with pytest.raises(RuntimeError):

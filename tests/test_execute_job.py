@@ -14,7 +14,7 @@ from workbench.errors import DataError, MissingColumnError
 from workbench.options import OptionError
 from workbench.execution.job import ExecutionConfig, run_execute
 from workbench.data.samples import sample_key
-from workbench.execution.results import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
+from workbench.execution.result_file import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
 
 FIXED = dict(timeout=30.0, workers=2, reference_cache=False)  # fixed timeout: no calibration
 

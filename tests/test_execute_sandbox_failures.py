@@ -23,7 +23,7 @@ from workbench.data.loading import load_humaneval
 from workbench.errors import DataError
 from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, run_execute
-from workbench.execution.results import ResultWriter, read_results
+from workbench.execution.result_file import ResultWriter, read_results
 from workbench.execution.sandbox import Sandbox, _usable_by_others, new_token
 from workbench.execution.sandbox_helpers import available_levels
 from workbench.execution.status import SANDBOX_ERROR

@@ -15,7 +15,7 @@ import pytest
 import typer
 
 from workbench.cli import app
-from workbench.cli.options import config_from_params as cli_config
+from workbench.cli.config_options import config_from_params as cli_config
 from workbench.options import Option, OptionError, flag_of
 from workbench.pipeline import run_pipeline
 from workbench.pipeline.config import (

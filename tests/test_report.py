@@ -22,7 +22,7 @@ from workbench.cli import app
 from workbench.errors import WorkbenchError
 from workbench.report import build_report_data, render_html, write_report
 from workbench.report.references import REFERENCE_CORRELATIONS
-from workbench.report.samples import subcode_tree
+from workbench.report.sample_views import subcode_tree
 from workbench.report.sections import cohen_kappa
 
 FIXTURE = Path(__file__).parent / "data" / "run-fixture"

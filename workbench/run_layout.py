@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from workbench.scoring.results import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE
+from workbench.scoring.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE
 
 #: the two scopes of the score and correlate stages: the LLM-scored subset and every row
 SCOPES: tuple[str, ...] = ("subset", "all")

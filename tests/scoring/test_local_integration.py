@@ -11,7 +11,7 @@ import pytest
 
 from workbench.io import read_jsonl
 from workbench.scoring.config import ScoreConfig
-from workbench.scoring.run import Columns, load_samples, score_samples
+from workbench.scoring.job import Columns, load_samples, score_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 

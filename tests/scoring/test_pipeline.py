@@ -12,7 +12,7 @@ import pytest
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
 from workbench.scoring.config import ScoreConfig
-from workbench.scoring.run import Columns, load_samples, score_samples
+from workbench.scoring.job import Columns, load_samples, score_samples
 
 METHODS = ["dsa-cqe", "dsa-cqe-simplified", "ice-score", "chrf"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
-from workbench.scoring.run import Columns, load_samples, score_samples
+from workbench.scoring.job import Columns, load_samples, score_samples
 
 
 @pytest.mark.parametrize("column", ["chrf", "model"])
@@ -119,7 +119,7 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     rows the other appends; the folder is locked for the length of a run."""
     from filelock import FileLock
 
-    from workbench.scoring.run import LOCK_FILE
+    from workbench.scoring.job import LOCK_FILE
 
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     (tmp_path / "out").mkdir()
@@ -220,10 +220,10 @@ def test_an_option_declared_recorded_joins_run_json_and_the_resume_check(tmp_pat
     and makes a resume with another value fail. Simulated with ``select_seed`` as such an option."""
     import json
 
-    from workbench.scoring import run
+    from workbench.scoring import job
 
-    monkeypatch.setattr(run, "RECORDED_OPTIONS", ("select_seed",))
-    monkeypatch.setattr(run, "SCORE_CHANGING_OPTIONS", (*run.SCORE_CHANGING_OPTIONS, "select_seed"))
+    monkeypatch.setattr(job, "RECORDED_OPTIONS", ("select_seed",))
+    monkeypatch.setattr(job, "SCORE_CHANGING_OPTIONS", (*job.SCORE_CHANGING_OPTIONS, "select_seed"))
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
     score_samples(samples, **score_kwargs(select_seed=3))
     assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["select_seed"] == 3

@@ -11,7 +11,7 @@ from workbench.errors import DataError
 from workbench.scoring.base import Sample
 from workbench.io import read_jsonl
 from workbench.scoring.config import ScoreConfig
-from workbench.scoring.run import Columns, load_samples, score_samples
+from workbench.scoring.job import Columns, load_samples, score_samples
 from workbench.scoring.selection import stratified_subset
 
 COLUMNS = Columns(generation="completion_multipl_e")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from workbench.io import read_jsonl
-from workbench.scoring.results import write_wide_table
-from workbench.scoring.run import ROW_COLUMNS
+from workbench.scoring.wide_table import write_wide_table
+from workbench.scoring.job import ROW_COLUMNS
 from workbench.stats import correlate
 
 

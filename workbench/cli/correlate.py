@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
-from workbench.cli.options import config_options
+from workbench.cli.config_options import config_options
 from workbench.stats import CorrelateConfig, CorrelationReport, Estimate, run_correlate
 
 

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workbench.cli.app import app, console, err_console
-from workbench.cli.options import config_options
+from workbench.cli.config_options import config_options
 from workbench.dedup import DedupConfig, DedupRun, render_report, run_dedup
 
 

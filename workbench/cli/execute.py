@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
-from workbench.cli.options import config_options
+from workbench.cli.config_options import config_options
 from workbench.execution.config import ExecutionConfig
 
 

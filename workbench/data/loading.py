@@ -18,7 +18,7 @@ import datasets
 import numpy as np
 import xxhash
 
-from workbench.data.ice_score import looks_like_ice_score_grades, read_ice_score_grades
+from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.network import endpoint_reachable
 
@@ -149,7 +149,7 @@ def load_records(
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
             ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
             (``humaneval_<lang>_grade.json``, detected by its layout and flattened to one row per
-            sample, split ``"test"``; see :mod:`workbench.data.ice_score`); a folder of such data files
+            sample, split ``"test"``; see :mod:`workbench.data.ice_score_file`); a folder of such data files
             (split names from file names, as ``datasets`` infers them); a folder of source
             files (one record per file; the split is the first sub-folder when it is one of
             :data:`FOLDER_SPLIT_NAMES`, else ``"train"``); or a hub id ``owner/name``.

@@ -21,10 +21,10 @@ or :func:`run_dedup` for all of it in one call.
 
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig, DedupConfigError
-from workbench.dedup.pipeline import DedupResult, DuplicatePair, Removal, find_duplicates
-from workbench.dedup.report import build_report, render_report
+from workbench.dedup.detection import DedupResult, DuplicatePair, Removal, find_duplicates
+from workbench.dedup.duplication_report import build_report, render_report
 from workbench.dedup.rows import DedupRows, collect_rows
-from workbench.dedup.run import DedupRun, run_dedup
+from workbench.dedup.job import DedupRun, run_dedup
 from workbench.dedup.signatures import LSHParameters, choose_lsh_parameters
 from workbench.dedup.tokens import FileTokens, tokenize_files
 from workbench.dedup.verification import PairScore, multiset_jaccard, set_jaccard, verify_pair

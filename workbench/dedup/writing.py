@@ -18,7 +18,7 @@ import datasets
 
 from workbench.data.loading import LoadedDataset, select_rows
 from workbench.dedup.config import OUTPUT_FORMATS
-from workbench.dedup.pipeline import DedupResult, DuplicatePair
+from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.errors import DataError
 from workbench.io import atomic_open, atomic_write
 
@@ -58,7 +58,7 @@ def write_outputs(
 
     Args:
         result: the run; loaded: the dataset it ran on (its splits are filtered).
-        report: the report from :func:`~workbench.dedup.report.build_report`.
+        report: the report from :func:`~workbench.dedup.duplication_report.build_report`.
         output_dir: the folder.
         output_format: ``auto`` (the input's form, see :func:`input_form`), ``jsonl``
             (``<split>.jsonl``), ``parquet`` (``<split>.parquet``), ``hf``

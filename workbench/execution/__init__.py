@@ -10,7 +10,7 @@ Modules: :mod:`~workbench.execution.isolation` (which sandbox, its command line)
 (killing process trees), :mod:`~workbench.execution.sandbox` (one sample),
 :mod:`~workbench.execution.status` (a sample's status from what the sandbox observed),
 :mod:`~workbench.execution.timeouts` (evalplus-style calibration),
-:mod:`~workbench.execution.results` (jsonl rows, resume),
+:mod:`~workbench.execution.result_file` (jsonl rows, resume),
 :mod:`~workbench.execution.config` (the options) and
 :mod:`~workbench.execution.job` (the whole run: data, workers, progress; imported on use,
 since it pulls in ``datasets``).

@@ -25,7 +25,7 @@ from workbench.execution.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionC
 from workbench.execution.isolation import Isolation, SandboxUnavailableError, detect_isolation
 from workbench.execution.limits import ResourceLimits
 from workbench.execution.pool import run_in_slots
-from workbench.execution.results import ResultWriter, pass_at_1, read_results, status_counts
+from workbench.execution.result_file import ResultWriter, pass_at_1, read_results, status_counts
 from workbench.execution.sandbox import Sandbox, new_token
 from workbench.execution.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execution.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
@@ -300,7 +300,7 @@ def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
 
 
 def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
-    """Return the result row for ``sample`` (see :data:`~workbench.execution.results.RESULT_COLUMNS`)."""
+    """Return the result row for ``sample`` (see :data:`~workbench.execution.result_file.RESULT_COLUMNS`)."""
     return {
         "task_id": sample.task_id,
         "sample_id": sample.sample_id,

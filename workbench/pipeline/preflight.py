@@ -94,7 +94,7 @@ def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
     Raises:
         ConfigError: naming the key and the column.
     """
-    from workbench.scoring.run import ROW_COLUMNS
+    from workbench.scoring.job import ROW_COLUMNS
 
     methods, _ = score_methods(config)
     sources = [("[score] carry", c) for c in config.sections["score"].get("carry") or []]

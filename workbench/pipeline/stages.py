@@ -2,7 +2,7 @@
 config, its input and its place in the run folder.
 
 Each stage calls one job's entry function (:func:`~workbench.dedup.run_dedup`,
-:func:`~workbench.execution.job.run_execute`, :func:`~workbench.scoring.run.run_score`,
+:func:`~workbench.execution.job.run_execute`, :func:`~workbench.scoring.job.run_score`,
 :func:`~workbench.stats.run_correlate`) with a config built from its table and ``[data]``; it
 reads the dataset or an earlier stage's files and writes into its own place in the run folder:
 
@@ -145,7 +145,7 @@ def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
 
 
 def _run_score(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
-    from workbench.scoring.run import run_score
+    from workbench.scoring.job import run_score
 
     return run_score(plan.source, config, plan.targets["output"], **hooks)
 

@@ -13,14 +13,14 @@ from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, references_for
 from workbench.data.samples import sample_key
 from workbench.report.run_folder import RunFolder, load_dataset
-from workbench.report.samples import sample_views
+from workbench.report.sample_views import sample_views
 from workbench.report.sections import (
     correlation_section,
     duplication_section,
     execution_section,
     scoring_section,
 )
-from workbench.report.stages import run_state, section_notes, stage_overview
+from workbench.report.stage_overview import run_state, section_notes, stage_overview
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 
 #: version of the report.json layout; bump on incompatible changes
@@ -224,7 +224,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         a JSON-ready dict: ``schema``, ``generated``, ``run_dir``, ``run`` (run.json without its
         stages, or ``None``), ``config``, ``state`` (finished / in progress / failed at ...),
         ``language``, ``dataset`` (source and columns), ``stages`` (see
-        :func:`~workbench.report.stages.stage_overview`), ``notes`` (section -> why it is empty
+        :func:`~workbench.report.stage_overview.stage_overview`), ``notes`` (section -> why it is empty
         or partial), ``counts``, ``headline`` (per
         method: n samples and tasks, Kendall tau-b and Pearson r with CIs, pooled and per problem,
         marked when the CI contains 0, and tau-b with completion length, on the subset and on all

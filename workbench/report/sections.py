@@ -112,7 +112,7 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
     Returns:
         ``{"in_set": {...} | None, "against": {...} | None}``: ``in_set`` has the report's
         ``overall`` counts (duplication factor = rows in clusters beyond one kept per cluster,
-        divided by analysed rows; Allamanis 2019, see :mod:`workbench.dedup.report`), the group
+        divided by analysed rows; Allamanis 2019, see :mod:`workbench.dedup.duplication_report`), the group
         summary and the largest clusters; ``against`` has the ``contamination`` block and the rows
         of ``contamination.csv``.
     """

@@ -13,7 +13,7 @@ from workbench.languages.spec import LanguagePlugin
 from workbench.llm.client import Exchange, LLMClient, Usage
 
 #: per-sample statuses written in the ``status`` column; ``error`` is an unexpected exception
-#: of a method on one sample (recorded by :func:`workbench.scoring.run.score_samples`, retried
+#: of a method on one sample (recorded by :func:`workbench.scoring.job.score_samples`, retried
 #: by ``--retry-failed`` like the LLM failures)
 STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped", "error")
 

@@ -18,7 +18,7 @@ from workbench.stats.bootstrap import BootstrapSettings
 from workbench.stats.combine import Combination
 from workbench.stats.config import CorrelateConfig
 from workbench.stats.correlation import kendall_tau_b, pearson_r, spearman_rho
-from workbench.stats.report import (
+from workbench.stats.results import (
     CombinationSummary,
     CorrelationCounts,
     CorrelationReport,

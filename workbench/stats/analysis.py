@@ -29,7 +29,7 @@ from workbench.stats.correlation import COEFFICIENTS, PerProblem, per_problem_co
 from workbench.stats.fitted import cross_validated_rank_mean
 from workbench.stats.inputs import CorrelationTable, TableSource, as_dataset, numeric_columns, prepare_table
 from workbench.stats.length import AUTO_LENGTH
-from workbench.stats.report import (
+from workbench.stats.results import (
     CombinationSummary,
     CorrelationCounts,
     CorrelationReport,
@@ -112,7 +112,7 @@ def correlate(
             empty: every pair of metrics is compared.
 
     Returns:
-        a :class:`~workbench.stats.report.CorrelationReport`.
+        a :class:`~workbench.stats.results.CorrelationReport`.
 
     Raises:
         DataError: unreadable or empty input, missing columns (listing those present), labels
@@ -187,7 +187,7 @@ def run_correlate(
             score distributions by outcome (:func:`workbench.stats.plot.plot_report`).
 
     Returns:
-        the :class:`~workbench.stats.report.CorrelationReport`.
+        the :class:`~workbench.stats.results.CorrelationReport`.
 
     Raises:
         DataError, ValueError: as :func:`correlate`.

@@ -26,7 +26,7 @@ from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError
 from workbench.stats.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
-from workbench.stats.report import JoinSummary, RowExclusions
+from workbench.stats.results import JoinSummary, RowExclusions
 
 #: what ``correlate`` accepts as a table
 TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mapping[str, Sequence[Any]]

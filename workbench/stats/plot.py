@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from workbench.errors import WorkbenchError
-from workbench.stats.report import CorrelationReport
+from workbench.stats.results import CorrelationReport
 
 _COEFFICIENT_LABELS = {"kendall": "Kendall τ-b", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 _LEVEL_STYLE = {"pooled": ("o", "#1f77b4"), "per_problem": ("s", "#d62728")}

@@ -72,8 +72,8 @@ from workbench.languages.conformance.checks import (
     check_tokens,
 )
 from workbench.languages.conformance.pytest_base import LanguagePluginConformance
-from workbench.languages.conformance.report import CHECKS, ConformanceReport, PluginConformanceError, check_plugin
-from workbench.languages.conformance.runner import EXECUTORS, RunnerCase, check_runner, run_spec
+from workbench.languages.conformance.kit import CHECKS, ConformanceReport, PluginConformanceError, check_plugin
+from workbench.languages.conformance.runner_check import EXECUTORS, RunnerCase, check_runner, run_spec
 
 __all__ = [
     "CHECKS",

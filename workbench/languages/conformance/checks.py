@@ -2,7 +2,7 @@
 registration, grammar, node types, tokens, robustness, decomposition and definition
 fields (one function ``check_<name>(plugin, ...) -> list[str]`` of problems each; see
 :mod:`workbench.languages.conformance` for what each checks). The runner check lives in
-:mod:`~workbench.languages.conformance.runner`.
+:mod:`~workbench.languages.conformance.runner_check`.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.languages.conformance.report import CHECKS, check_plugin
-from workbench.languages.conformance.runner import RunnerCase
+from workbench.languages.conformance.kit import CHECKS, check_plugin
+from workbench.languages.conformance.runner_check import RunnerCase
 from workbench.languages.spec import LanguagePlugin, SubCodeKind
 
 

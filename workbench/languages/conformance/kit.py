@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.languages.conformance import checks as plugin_checks
-from workbench.languages.conformance.runner import RunnerCase, check_runner
+from workbench.languages.conformance.runner_check import RunnerCase, check_runner
 from workbench.languages.spec import LanguagePlugin, SubCodeKind
 
 

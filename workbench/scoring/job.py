@@ -40,7 +40,7 @@ from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
 from workbench.scoring.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.scoring.config import ScoreConfig
 from workbench.scoring.methods import make_method
-from workbench.scoring.results import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
+from workbench.scoring.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
 
 #: held by a run for its whole length, so two runs never write one folder at once
 LOCK_FILE = ".score.lock"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from workbench.data.loading import LoadedDataset, load_records
 from workbench.dedup.config import DedupConfig, DedupConfigError
-from workbench.dedup.pipeline import DedupResult, ProgressFactory, collector_paused, find_duplicates
-from workbench.dedup.report import build_report
+from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
+from workbench.dedup.duplication_report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import minhash_setup_in_background
 from workbench.dedup.writing import write_outputs
@@ -122,7 +122,7 @@ def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:
 
 
 def _null(description: str, total: int):
-    from workbench.dedup.pipeline import _no_progress
+    from workbench.dedup.detection import _no_progress
 
     return _no_progress(description, total)
 

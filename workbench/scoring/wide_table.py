@@ -10,7 +10,7 @@ from typing import Any
 from workbench.data.samples import SampleKey, row_key
 from workbench.io import atomic_open, read_jsonl
 
-#: the files of a ``workbench score`` run folder (described in :mod:`workbench.scoring.run`)
+#: the files of a ``workbench score`` run folder (described in :mod:`workbench.scoring.job`)
 SCORES_FILE = "scores.jsonl"
 WIDE_SCORES_FILE = "scores_wide.jsonl"
 TRACES_FILE = "traces.jsonl"

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from workbench.dedup.pipeline import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
+from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 
 #: how many of the largest clusters the report lists, and how many members of each
 LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
