@@ -1,4 +1,4 @@
-"""Time ``workbench.stats.correlate`` on the ICE-Score HumanEval-Python set:
+"""Time ``workbench.correlate.correlate`` on the ICE-Score HumanEval-Python set:
 3,220 rows x 6 metrics x 1,000 task resamples (issue 2's target: under 3 s on 2 cores).
 
 Prints wall-clock and CPU seconds for the statistics alone (data already loaded) and for the
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.stats import correlate, correlate_table
-from workbench.stats.bootstrap import BootstrapSettings
-from workbench.stats.inputs import as_dataset, prepare_table
+from workbench.correlate import correlate, correlate_table
+from workbench.correlate.bootstrap import BootstrapSettings
+from workbench.correlate.inputs import as_dataset, prepare_table
 
 METRICS = ["codebleu", "codebertscore_f3", "bleu", "chrf", "gpt35_nswr", "gpt35_nsnr"]
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from workbench.data.loading import load_humaneval
-from workbench.execution.job import ExecutionConfig, run_execute
+from workbench.execute.job import ExecutionConfig, run_execute
 from workbench.data.samples import sample_key
-from workbench.execution.result_file import read_results
+from workbench.execute.result_file import read_results
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "ice-score" / "humaneval_python_flat.jsonl"

@@ -7,7 +7,7 @@ runner, and compare pass/fail with ``grade-N.execution``. Prints agreement, the 
 matrix and the disagreements grouped by cause.
 
 Execution: ``--executor sandbox`` runs each RunSpec in ``workbench execute``'s sandbox
-(``workbench.execution.Sandbox``: bubblewrap, rlimits, the fd token protocol);
+(``workbench.execute.Sandbox``: bubblewrap, rlimits, the fd token protocol);
 ``--executor unsandboxed`` runs them in the same sandbox at its ``unsandboxed`` isolation
 level (no isolation, as the calling user; same limits, timeout and status rules). The
 programs are the published MultiPL-E generations, so running them unsandboxed is acceptable.

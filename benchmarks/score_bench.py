@@ -110,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_run:
         return from_run(args.from_run, args.methods, args.samples)
 
-    from workbench.scoring.config import ScoreConfig
+    from workbench.score.config import ScoreConfig
     from workbench.io import read_jsonl
-    from workbench.scoring.job import Columns, load_samples, score_samples
+    from workbench.score.job import Columns, load_samples, score_samples
 
     rows = pick_rows(args.data, args.samples)
     args.output.mkdir(parents=True, exist_ok=True)

@@ -72,8 +72,8 @@ def test_help_names_the_options():
 
 
 def test_plot_handles_ratio_labels_and_undefined_values(tmp_path):
-    from workbench.stats import correlate
-    from workbench.stats.plot import plot_report
+    from workbench.correlate import correlate
+    from workbench.correlate.plot import plot_report
 
     rng = np.random.default_rng(0)
     ratio = {
@@ -93,8 +93,8 @@ def test_plot_when_the_bootstrap_interval_excludes_the_estimate(tmp_path):
     """One task with two samples: every resample is that task, so the interval is [-1, -1] while
     scipy's Spearman rho is -0.9999999999999999, just outside it; the figure must not fail
     (matplotlib refuses negative error-bar lengths)."""
-    from workbench.stats import correlate
-    from workbench.stats.plot import plot_report
+    from workbench.correlate import correlate
+    from workbench.correlate.plot import plot_report
 
     table = {"task_id": ["T0", "T0"], "m": [0.2, 0.9], "passed": [1, 0]}
     report = correlate(table, n_resamples=50)

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.errors import DataError
-from workbench.stats import correlate
-from workbench.stats.combine import Combination, CombinationError, fractional_ranks, rank_mean
-from workbench.stats.fitted import cross_validated_rank_mean, weight_grid
+from workbench.correlate import correlate
+from workbench.correlate.combine import Combination, CombinationError, fractional_ranks, rank_mean
+from workbench.correlate.fitted import cross_validated_rank_mean, weight_grid
 
 runner = CliRunner()
 
@@ -171,9 +171,9 @@ def test_combination_errors_name_the_problem():
     with pytest.raises(CombinationError, match="already has a column"):
         correlate(rows, combine=["noise=rank-mean:strong,weak"], length_column="none")
     with pytest.raises(DataError, match="baseline 'nope'"):
-        from workbench.stats import correlate_table
-        from workbench.stats.bootstrap import BootstrapSettings
-        from workbench.stats.inputs import as_dataset, prepare_table
+        from workbench.correlate import correlate_table
+        from workbench.correlate.bootstrap import BootstrapSettings
+        from workbench.correlate.inputs import as_dataset, prepare_table
 
         dataset, _ = as_dataset(rows)
         table = prepare_table(dataset, metrics=["strong"], label="passed", task_column="task_id", sample_column="sample_id",
@@ -259,7 +259,7 @@ def test_cli_combine_and_baseline_reach_the_table_and_the_json(tmp_path):
 
 def test_the_config_checks_each_declaration_and_names_the_field():
     from workbench.options import OptionError
-    from workbench.stats import CorrelateConfig
+    from workbench.correlate import CorrelateConfig
 
     config = CorrelateConfig(combine=["a=rank-mean:x,y", "b=rank-mean-cv:x,y"], baseline=["x"])
     assert [c.name for c in config.combinations()] == ["a", "b"] and config.baseline == ("x",)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from workbench.errors import DataError, MissingColumnError
-from workbench.stats import correlate
-from workbench.stats.correlation import pooled_correlations
+from workbench.correlate import correlate
+from workbench.correlate.correlation import pooled_correlations
 
 
 def _rows(n_tasks: int = 12, per_task: int = 6, seed: int = 0) -> list[dict]:

@@ -17,9 +17,9 @@ from workbench.cli import app
 from workbench.data import load_records
 from workbench.errors import DataError, MissingColumnError
 from workbench.report import build_report_data, render_html
-from workbench.stats import correlate
-from workbench.stats.combine import rank_mean
-from workbench.stats.length import count_tokens, measure_lengths
+from workbench.correlate import correlate
+from workbench.correlate.combine import rank_mean
+from workbench.correlate.length import count_tokens, measure_lengths
 
 runner = CliRunner()
 FIXTURE = Path(__file__).parent / "data" / "run-fixture"

@@ -14,7 +14,7 @@ import pytest
 from workbench.data import load_records
 from workbench.data.ice_score_file import ICE_SCORE_METRICS, looks_like_ice_score_grades
 from workbench.errors import DataError
-from workbench.stats import correlate
+from workbench.correlate import correlate
 
 ISSUE_METRICS = ["codebleu", "codebertscore_f3", "bleu", "chrf", "gpt35_nswr", "gpt35_nsnr"]
 

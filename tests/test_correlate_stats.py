@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from workbench.stats import blocks as blocks_module
-from workbench.stats import correlate
-from workbench.stats.blocks import TaskBlocks
-from workbench.stats.bootstrap import (
+from workbench.correlate import blocks as blocks_module
+from workbench.correlate import correlate
+from workbench.correlate.blocks import TaskBlocks
+from workbench.correlate.bootstrap import (
     BootstrapSettings,
     paired_p_value,
     percentile_interval,
     resampled_task_mean,
     task_resample_counts,
 )
-from workbench.stats.correlation import per_problem_correlations, pooled_correlations
+from workbench.correlate.correlation import per_problem_correlations, pooled_correlations
 
 
 def _data(kind: str, seed: int = 1, n_tasks: int = 23):
@@ -151,7 +151,7 @@ def test_bad_settings_are_rejected():
 
 @pytest.mark.parametrize("kind", ["binary", "continuous", "judge"])
 def test_direct_resampling_agrees_with_task_blocks(kind):
-    from workbench.stats.direct import DirectTaskStatistics
+    from workbench.correlate.direct import DirectTaskStatistics
 
     x, y, row_task = _data(kind)
     blocks, direct = TaskBlocks.build(x, y, row_task), DirectTaskStatistics.build(x, y, row_task)

@@ -13,10 +13,10 @@ import time
 import pytest
 
 from workbench.data.loading import load_humaneval
-from workbench.execution.isolation import IsolationLevel, detect_isolation
-from workbench.execution.processes import processes_of_uid
-from workbench.execution.sandbox import new_token
-from workbench.execution.sandbox_helpers import (
+from workbench.execute.isolation import IsolationLevel, detect_isolation
+from workbench.execute.processes import processes_of_uid
+from workbench.execute.sandbox import new_token
+from workbench.execute.sandbox_helpers import (
     available_levels,
     processes_with_cmdline,
     run_program,

@@ -12,9 +12,9 @@ from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.errors import DataError, MissingColumnError
 from workbench.options import OptionError
-from workbench.execution.job import ExecutionConfig, run_execute
+from workbench.execute.job import ExecutionConfig, run_execute
 from workbench.data.samples import sample_key
-from workbench.execution.result_file import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
+from workbench.execute.result_file import RESULT_COLUMNS, ResultWriter, pass_at_1, read_results
 
 FIXED = dict(timeout=30.0, workers=2, reference_cache=False)  # fixed timeout: no calibration
 
@@ -207,8 +207,8 @@ def test_full_mode_and_custom_problem_columns(tmp_path):
 
 
 def test_calibration_uses_the_cache_and_flags_failing_references(tmp_path):
-    from workbench.execution.sandbox_helpers import sandbox_for
-    from workbench.execution.timeouts import ReferenceProblem, ReferenceTimeCache, calibrate_timeouts
+    from workbench.execute.sandbox_helpers import sandbox_for
+    from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, calibrate_timeouts
     from workbench.languages.python_runner import PythonTestRunner
 
     runner, sandbox = PythonTestRunner(), sandbox_for()
@@ -297,7 +297,7 @@ def test_python_samples_run_with_a_fixed_hash_seed():
     import subprocess
     import sys
 
-    from workbench.execution.sandbox_helpers import run_program
+    from workbench.execute.sandbox_helpers import run_program
     from workbench.languages.python_runner import PythonTestRunner
 
     expected = subprocess.run([sys.executable, "-c", "print(hash('workbench'))"], capture_output=True, text=True,

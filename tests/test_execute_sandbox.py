@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from workbench.execution import isolation as isolation_module
-from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execution.limits import GiB, MiB, ResourceLimits
-from workbench.execution.sandbox import new_token, step_script
-from workbench.execution.sandbox_helpers import available_levels, sandbox_for
-from workbench.execution.timeouts import calibrated_timeout
+from workbench.execute import isolation as isolation_module
+from workbench.execute.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execute.limits import GiB, MiB, ResourceLimits
+from workbench.execute.sandbox import new_token, step_script
+from workbench.execute.sandbox_helpers import available_levels, sandbox_for
+from workbench.execute.timeouts import calibrated_timeout
 from workbench.languages.spec import RunSpec
 
 LEVELS = available_levels()
@@ -252,7 +252,7 @@ def test_works_when_the_parent_has_no_fds_3_to_9(tmp_path):
         "        os.close(fd)\n"
         "    except OSError:\n"
         "        pass\n"
-        "from workbench.execution.sandbox import Sandbox, new_token\n"
+        "from workbench.execute.sandbox import Sandbox, new_token\n"
         "from workbench.languages.spec import RunSpec\n"
         f"spec = RunSpec(files={{'h.sh': {SH_HARNESS.format(checks='true')!r}}}, run=['/bin/sh', 'h.sh'],"
         " token_input_fd=3, pass_token_fd=4, build=[['true']])\n"

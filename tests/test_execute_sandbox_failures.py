@@ -21,12 +21,12 @@ from pathlib import Path
 from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.errors import DataError
-from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execution.job import ExecutionConfig, SandboxFailureGuard, run_execute
-from workbench.execution.result_file import ResultWriter, read_results
-from workbench.execution.sandbox import Sandbox, _usable_by_others, new_token
-from workbench.execution.sandbox_helpers import available_levels
-from workbench.execution.status import SANDBOX_ERROR
+from workbench.execute.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execute.job import ExecutionConfig, SandboxFailureGuard, run_execute
+from workbench.execute.result_file import ResultWriter, read_results
+from workbench.execute.sandbox import Sandbox, _usable_by_others, new_token
+from workbench.execute.sandbox_helpers import available_levels
+from workbench.execute.status import SANDBOX_ERROR
 from workbench.languages.spec import RunSpec, TestRunner
 
 SH_HARNESS = 'read -r token <&3; exec 3<&-; {checks}\nprintf "%s\\n" "$token" >&4\n'
@@ -146,7 +146,7 @@ def test_workers_beyond_the_uid_block_fail_before_any_sample(tmp_path, monkeypat
     none, so a sample there raised ValueError mid-run, and the default (one worker per core)
     did so on any machine with more than 256 cores."""
     from workbench.errors import WorkbenchError
-    from workbench.execution.isolation import UID_BLOCK_SIZE
+    from workbench.execute.isolation import UID_BLOCK_SIZE
 
     sandbox = Sandbox(detect_isolation())
     with pytest.raises(ValueError, match="slot"):
@@ -157,7 +157,7 @@ def test_workers_beyond_the_uid_block_fail_before_any_sample(tmp_path, monkeypat
     with pytest.raises(WorkbenchError, match=f"at most {UID_BLOCK_SIZE}"):
         run_execute(generations, output, too_many, sandbox=sandbox)
     assert not output.exists()
-    from workbench.execution.job import planned_workers
+    from workbench.execute.job import planned_workers
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4 * UID_BLOCK_SIZE)  # a very large machine
     assert planned_workers(ExecutionConfig(), sandbox) == UID_BLOCK_SIZE
@@ -177,7 +177,7 @@ class ShellRunner(TestRunner):
 def test_a_reference_the_runner_cannot_prepare_gets_the_floor_timeout():
     """Calibration let the runner's ValueError end the whole run (a traceback, nothing run),
     while the same error on a sample is recorded on that sample."""
-    from workbench.execution.timeouts import ReferenceProblem, calibrate_timeouts
+    from workbench.execute.timeouts import ReferenceProblem, calibrate_timeouts
 
     problems = [ReferenceProblem("good", "true", "main", None), ReferenceProblem("bad", "true", "no harness", None)]
     timeouts = calibrate_timeouts(problems, ShellRunner(), Sandbox(detect_isolation()), floor_s=3.0, workers=1)
@@ -191,7 +191,7 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
     alone prints a note and exits 0, but as a ``workbench run`` stage it must fail, or the
     stage was recorded done and the samples without a row were never run, not even on rerun."""
     from workbench.errors import WorkbenchError
-    from workbench.pipeline.stages import StagePlan
+    from workbench.run.stages import StagePlan
 
     level = IsolationLevel.BUBBLEWRAP if IsolationLevel.BUBBLEWRAP in BROKEN_LEVELS else pytest.skip("needs bubblewrap")
     tool, bad_argument, _ = BROKEN_WRAPPERS[level]
@@ -248,7 +248,7 @@ def test_cleanup_never_changes_permissions_outside_the_working_folder(tmp_path):
     """A failed removal once made the folder holding the workdir (``/tmp`` itself) mode 0700."""
     import stat
 
-    from workbench.execution.sandbox import _remove_tree
+    from workbench.execute.sandbox import _remove_tree
 
     shared = tmp_path / "shared"  # stands for /tmp: world-writable and sticky
     shared.mkdir()
@@ -320,7 +320,7 @@ def test_cleanup_removes_folders_the_sample_made_unreadable(nobody_folder):
     """``chmod 000`` on the working folder once made the cleanup call ``os.open(path)`` without
     flags (a TypeError out of ``Sandbox.run``, ending the whole run); a sub-folder without read
     or execute permission was left behind, with an fd leaked per folder."""
-    from workbench.execution.sandbox import _remove_tree
+    from workbench.execute.sandbox import _remove_tree
 
     def work():
         keep = nobody_folder / "keep.txt"  # outside the workdir, hard-linked from inside it
@@ -356,7 +356,7 @@ def test_cleanup_removes_folders_the_sample_made_unreadable(nobody_folder):
 def test_a_sample_that_locks_its_own_folder_is_judged_and_cleaned_up(nobody_folder):
     """End to end as a normal user at the levels with a host working folder: the sample's
     verdict is recorded, the run goes on, and nothing of it stays in the temporary folder."""
-    from workbench.execution.isolation import _check_level
+    from workbench.execute.isolation import _check_level
     from workbench.languages.python_runner import PythonTestRunner
 
     levels = [level for level in (IsolationLevel.NAMESPACES, IsolationLevel.RLIMITS) if level in available_levels()]

@@ -1,4 +1,4 @@
-"""The one status function (workbench.execution.status.decide_status): every rule on a table of
+"""The one status function (workbench.execute.status.decide_status): every rule on a table of
 observations, and the same statuses from the conformance kit and from the sandbox of
 ``workbench execute`` on real programs (real /bin/sh and Python subprocesses, real sandbox)."""
 
@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from workbench.execution import IsolationLevel, Sandbox, detect_isolation, new_token
-from workbench.execution.isolation import interpreter_paths
-from workbench.execution.sandbox_helpers import run_program
-from workbench.execution.status import SANDBOX_ERROR, Observation, decide_status
+from workbench.execute import IsolationLevel, Sandbox, detect_isolation, new_token
+from workbench.execute.isolation import interpreter_paths
+from workbench.execute.sandbox_helpers import run_program
+from workbench.execute.status import SANDBOX_ERROR, Observation, decide_status
 from workbench.languages.conformance import RunnerCase, check_plugin
 from workbench.languages.python_plugin import PythonLanguage
 from workbench.languages.spec import SAMPLE_STATUSES, RunSpec, TestRunner

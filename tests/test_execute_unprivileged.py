@@ -21,8 +21,8 @@ NOBODY = 65534
 
 SCRIPT = r'''
 import dataclasses, json, os, sys
-from workbench.execution.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execution.sandbox import Sandbox, new_token
+from workbench.execute.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
+from workbench.execute.sandbox import Sandbox, new_token
 from workbench.languages.python_runner import PythonTestRunner
 
 results = {"uid": os.getuid()}

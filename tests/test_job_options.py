@@ -17,8 +17,8 @@ import typer
 from workbench.cli import app
 from workbench.cli.config_options import config_from_params as cli_config
 from workbench.options import Option, OptionError, flag_of
-from workbench.pipeline import run_pipeline
-from workbench.pipeline.config import (
+from workbench.run import run_pipeline
+from workbench.run.config import (
     COMMAND_CONFIGS,
     DATA_KEYS,
     MANAGED_KEYS,
@@ -29,7 +29,7 @@ from workbench.pipeline.config import (
     build_config,
     load_config,
 )
-from workbench.pipeline.stages import plan_stages
+from workbench.run.stages import plan_stages
 
 REPO = Path(__file__).resolve().parents[1]
 #: the dataset columns the planner is told about (none of the optional ones: nothing is carried)
@@ -226,7 +226,7 @@ def test_a_rule_between_fields_fails_in_the_preflight(tmp_path: Path, tables: st
 def test_a_config_refuses_bad_values_naming_the_field_and_the_cli_names_the_flag() -> None:
     from typer.testing import CliRunner
 
-    from workbench.execution import ExecutionConfig
+    from workbench.execute import ExecutionConfig
 
     with pytest.raises(OptionError, match="isolation must be one of auto, .*not 'bubblewarp' "
                                           r"\(did you mean 'bubblewrap'\?\)"):
@@ -287,12 +287,12 @@ def test_the_config_examples_run() -> None:
     import doctest
 
     import workbench.dedup.config
-    import workbench.execution.config
+    import workbench.execute.config
     import workbench.options
-    import workbench.scoring.config
-    import workbench.stats.config
+    import workbench.score.config
+    import workbench.correlate.config
 
-    for module in (workbench.options, workbench.dedup.config, workbench.execution.config, workbench.scoring.config,
-                   workbench.stats.config):
+    for module in (workbench.options, workbench.dedup.config, workbench.execute.config, workbench.score.config,
+                   workbench.correlate.config):
         failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert tried > 0 and failed == 0, module.__name__

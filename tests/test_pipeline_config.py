@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import LanguageNotFoundError, MissingColumnError, WorkbenchError
-from workbench.pipeline.config import ConfigError, build_config, load_config, parse_override
-from workbench.pipeline.preflight import run_preflight
-from workbench.pipeline.stages import plan_stages
+from workbench.run.config import ConfigError, build_config, load_config, parse_override
+from workbench.run.preflight import run_preflight
+from workbench.run.stages import plan_stages
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "configs" / "humaneval.toml"
@@ -59,7 +59,7 @@ def test_default_config_plans_every_stage_with_the_bundled_data() -> None:
 def test_stage_files_come_from_the_run_layout_and_are_recorded_in_run_json(tmp_path: Path) -> None:
     """The pipeline builds every stage's files from RunLayout (the report's table too) and
     run.json's plan names them, relative to the run folder."""
-    from workbench.pipeline.runner import Manifest
+    from workbench.run.runner import Manifest
     from workbench.run_layout import STAGE_OUTPUTS, STAGE_PARTIAL, RunLayout
 
     config = load_config(DEFAULT_CONFIG, overrides=[f"run.output={str(tmp_path / 'run')!r}"])
@@ -84,7 +84,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_missing_column_fails_before_any_stage(tmp_path: Path) -> None:
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     path = _write(tmp_path, f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
                             'code_column = "completion_multipl_e"\nreference_column = "solution"\n')
@@ -94,7 +94,7 @@ def test_missing_column_fails_before_any_stage(tmp_path: Path) -> None:
 
 
 def test_language_without_plugin_fails_before_any_stage(tmp_path: Path) -> None:
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     path = _write(tmp_path, f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
                             'language = "cobol"\ncode_column = "completion_multipl_e"\n')
@@ -104,7 +104,7 @@ def test_language_without_plugin_fails_before_any_stage(tmp_path: Path) -> None:
 
 
 def test_offline_hub_id_fails_before_any_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     # the hub is unreachable in this test whatever the machine's network: a closed local port
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
@@ -115,7 +115,7 @@ def test_offline_hub_id_fails_before_any_stage(tmp_path: Path, monkeypatch: pyte
 
 
 def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) -> None:
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     base = f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
     with pytest.raises(ConfigError, match=r"\[score\] method must be one of .*, not 'bleurt'"):
@@ -131,7 +131,7 @@ def test_a_shipped_metric_named_like_a_scoring_method_fails_before_any_stage(tmp
     """No LLM (chrF only). The bundled file has a ``chrf`` column; carried into the score tables
     it would clash with our chrF method's column, so the score stage would refuse it after
     dedup and execute had run. The preflight says so first."""
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     base = f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
     with pytest.raises(ConfigError, match=r"\[correlate\] metric 'chrf'.*\[score\] method"):
@@ -140,7 +140,7 @@ def test_a_shipped_metric_named_like_a_scoring_method_fails_before_any_stage(tmp
 
 
 def test_a_bad_combination_or_baseline_fails_before_any_stage(tmp_path: Path) -> None:
-    from workbench.pipeline import run_pipeline
+    from workbench.run import run_pipeline
 
     base = (f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
             'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n[correlate]\nmetric = ["codebleu"]\n')

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.pipeline import load_config, run_pipeline
-from workbench.pipeline.config import ConfigError, build_config
+from workbench.run import load_config, run_pipeline
+from workbench.run.config import ConfigError, build_config
 
 BASE = {"data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"}}
 
@@ -151,7 +151,7 @@ def test_a_relative_source_next_to_the_config_says_where_it_is_read_from(
         run_pipeline(load_config(folder / "c.toml"))
     assert not (elsewhere / "runs").exists()
     monkeypatch.chdir(folder)  # from the config's folder the same file is found
-    from workbench.pipeline.preflight import run_preflight
+    from workbench.run.preflight import run_preflight
 
     assert run_preflight(load_config(folder / "c.toml")).rows == 2
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.pipeline import load_config, run_pipeline
+from workbench.run import load_config, run_pipeline
 
 BUNDLED = Path(__file__).resolve().parents[1] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
 TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")

@@ -69,10 +69,10 @@ ROWS = [  # no sample_id column: both jobs number 0, 1, ... per task
 
 
 def test_execute_score_and_the_report_number_one_file_alike(tmp_path):
-    from workbench.execution.job import ExecutionConfig
-    from workbench.execution.job import load_samples as load_execution_samples
+    from workbench.execute.job import ExecutionConfig
+    from workbench.execute.job import load_samples as load_execution_samples
     from workbench.report.run_folder import _add_keys
-    from workbench.scoring.job import load_samples as load_scoring_samples
+    from workbench.score.job import load_samples as load_scoring_samples
 
     source = _generations(tmp_path / "gen.jsonl", ROWS)
     notes: list[str] = []
@@ -86,9 +86,9 @@ def test_execute_score_and_the_report_number_one_file_alike(tmp_path):
 
 
 def test_both_loaders_refuse_a_repeated_sample_id(tmp_path):
-    from workbench.execution.job import ExecutionConfig
-    from workbench.execution.job import load_samples as load_execution_samples
-    from workbench.scoring.job import load_samples as load_scoring_samples
+    from workbench.execute.job import ExecutionConfig
+    from workbench.execute.job import load_samples as load_execution_samples
+    from workbench.score.job import load_samples as load_scoring_samples
 
     rows = [{**row, "sample_id": 5 if i != 1 else 6} for i, row in enumerate(ROWS)]
     rows[2]["sample_id"] = 5.0  # the same id once read as a float

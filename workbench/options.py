@@ -1,8 +1,8 @@
 """Options of a job, declared once on its frozen config dataclass.
 
 Every job has one config class (:class:`~workbench.dedup.DedupConfig`,
-:class:`~workbench.execution.ExecutionConfig`, :class:`~workbench.scoring.config.ScoreConfig`,
-:class:`~workbench.stats.CorrelateConfig`) whose fields are declared with :func:`option`: the
+:class:`~workbench.execute.ExecutionConfig`, :class:`~workbench.score.config.ScoreConfig`,
+:class:`~workbench.correlate.CorrelateConfig`) whose fields are declared with :func:`option`: the
 default, the help text and the checks of one value (type, choices, range) sit on the field. The
 constructor (:class:`JobConfig`) coerces and checks every field, then the class's own rules
 between fields (``_check``); a bad value raises :class:`OptionError`, which names the field.
@@ -12,7 +12,7 @@ of field ``min_tokens`` is ``--min-tokens``, :func:`flag_of`), the keys of ``wor
 TOML tables (``[dedup] min_tokens``), the preflight of ``workbench run`` (it builds each stage's
 config) and the command line recorded for each stage (:func:`command_line_args`). So adding an
 option to a job is adding one field to its config class (and reading it where the job uses it),
-e.g. on :class:`~workbench.scoring.config.ScoreConfig`::
+e.g. on :class:`~workbench.score.config.ScoreConfig`::
 
     score_mode: str = option("expected", "expected (probability-weighted) or sampled.",
                              choices=("expected", "sampled"), recorded=True)

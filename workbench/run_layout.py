@@ -1,6 +1,6 @@
 """The run folder of ``workbench run``: which stage writes which file, under which folder.
 
-One table for the pipeline (:mod:`workbench.pipeline.stages` builds every stage's paths from
+One table for the pipeline (:mod:`workbench.run.stages` builds every stage's paths from
 it) and the report (:mod:`workbench.report` reads the files from it), so the two cannot
 disagree. Paths are relative to the run folder, ``/``-separated::
 
@@ -18,7 +18,7 @@ disagree. Paths are relative to the run folder, ``/``-separated::
     report.json, report.html      the report
 
 A run records its plan in ``run.json`` (``plan``: per stage, the files it writes,
-:func:`workbench.pipeline.runner.run_pipeline`); the report reads a stage's files from there and notes a
+:func:`workbench.run.runner.run_pipeline`); the report reads a stage's files from there and notes a
 planned file that is missing. :data:`STAGE_OUTPUTS` is the fallback for a folder built by
 the single commands (no ``run.json``).
 
@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from workbench.scoring.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE
+from workbench.score.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE
 
 #: the two scopes of the score and correlate stages: the LLM-scored subset and every row
 SCOPES: tuple[str, ...] = ("subset", "all")

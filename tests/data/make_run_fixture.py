@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from workbench.scoring.job import ROW_COLUMNS
+from workbench.score.job import ROW_COLUMNS
 
 TEXT_COLUMNS = ("prompt", "generation", "completion_multipl_e", "reference")
 DROPPED_COLUMNS = ("raw_gpt35_nsnr", "raw_gpt35_nswr")

@@ -164,7 +164,7 @@ def score_kwargs(tmp_path):
     sample at a time, no retry, fast backoff, a response cache in ``tmp_path``), the run folder
     ``tmp_path/out`` and the mocked answers (``mock``). Config fields and ``output_dir`` /
     ``extra_llm_params`` are overridden by keyword."""
-    from workbench.scoring.config import ScoreConfig
+    from workbench.score.config import ScoreConfig
 
     def make(mock=None, **overrides) -> dict:
         run = {"output_dir": tmp_path / "out", "mock_response": mock}

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from workbench.scoring.base import Sample
-from workbench.scoring.chrf import Chrf
+from workbench.score.base import Sample
+from workbench.score.chrf import Chrf
 
 
 def test_chrf_reproduces_the_shipped_column(shared_data):

@@ -7,7 +7,7 @@ import pytest
 from workbench.data.loading import load_humaneval
 from workbench.languages import get_language
 from workbench.languages.spec import SubCodeKind
-from workbench.scoring.decompose import decompose
+from workbench.score.decompose import decompose
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.scoring.ice_score import parse_ice_score
+from workbench.score.ice_score import parse_ice_score
 
 
 @pytest.mark.parametrize(("answer", "score"), [

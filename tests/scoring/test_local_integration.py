@@ -10,8 +10,8 @@ import json
 import pytest
 
 from workbench.io import read_jsonl
-from workbench.scoring.config import ScoreConfig
-from workbench.scoring.job import Columns, load_samples, score_samples
+from workbench.score.config import ScoreConfig
+from workbench.score.job import Columns, load_samples, score_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 

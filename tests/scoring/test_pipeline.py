@@ -11,8 +11,8 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
-from workbench.scoring.config import ScoreConfig
-from workbench.scoring.job import Columns, load_samples, score_samples
+from workbench.score.config import ScoreConfig
+from workbench.score.job import Columns, load_samples, score_samples
 
 METHODS = ["dsa-cqe", "dsa-cqe-simplified", "ice-score", "chrf"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
-from workbench.scoring.job import Columns, load_samples, score_samples
+from workbench.score.job import Columns, load_samples, score_samples
 
 
 @pytest.mark.parametrize("column", ["chrf", "model"])
@@ -119,7 +119,7 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     rows the other appends; the folder is locked for the length of a run."""
     from filelock import FileLock
 
-    from workbench.scoring.job import LOCK_FILE
+    from workbench.score.job import LOCK_FILE
 
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     (tmp_path / "out").mkdir()
@@ -152,7 +152,7 @@ def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_pat
 def test_an_embedding_model_that_never_answers_stops_the_run_before_any_dsa_cqe_row(tmp_path, ice_slice, scripted, fake_openai, score_kwargs):
     """As above, but the embedding server fails from the first request: a configuration problem,
     so the run stops with a clear error instead of writing an llm_error row per sample."""
-    from workbench.scoring.embeddings import EmbeddingError
+    from workbench.score.embeddings import EmbeddingError
 
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     fake_openai.embeddings_fail_after = 0
@@ -171,7 +171,7 @@ def test_storage_scopes_of_different_samples_never_share_a_collection(tmp_path, 
     the other's records (with --workers > 1, at the same time)."""
     import chromadb
 
-    from workbench.scoring.base import Sample
+    from workbench.score.base import Sample
 
     program = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     samples = [Sample("a", "b/c", program, program), Sample("a/b", "c", program, program)]
@@ -220,7 +220,7 @@ def test_an_option_declared_recorded_joins_run_json_and_the_resume_check(tmp_pat
     and makes a resume with another value fail. Simulated with ``select_seed`` as such an option."""
     import json
 
-    from workbench.scoring import job
+    from workbench.score import job
 
     monkeypatch.setattr(job, "RECORDED_OPTIONS", ("select_seed",))
     monkeypatch.setattr(job, "SCORE_CHANGING_OPTIONS", (*job.SCORE_CHANGING_OPTIONS, "select_seed"))

@@ -9,9 +9,9 @@ import pytest
 
 from workbench.languages.registry import get_language
 from workbench.llm.client import LLMClient, LLMParseError, LLMSettings
-from workbench.scoring.base import MethodResult, Sample, ScoringContext, score_by_repeated_answers
-from workbench.scoring.dsa_cqe_simplified import DsaCqeSimplified
-from workbench.scoring.schemas import SIMPLIFIED_SCHEMA
+from workbench.score.base import MethodResult, Sample, ScoringContext, score_by_repeated_answers
+from workbench.score.dsa_cqe_simplified import DsaCqeSimplified
+from workbench.score.schemas import SIMPLIFIED_SCHEMA
 
 MESSAGES = [{"role": "user", "content": "compare"}]
 

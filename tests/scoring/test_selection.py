@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 
 from workbench.errors import DataError
-from workbench.scoring.base import Sample
+from workbench.score.base import Sample
 from workbench.io import read_jsonl
-from workbench.scoring.config import ScoreConfig
-from workbench.scoring.job import Columns, load_samples, score_samples
-from workbench.scoring.selection import stratified_subset
+from workbench.score.config import ScoreConfig
+from workbench.score.job import Columns, load_samples, score_samples
+from workbench.score.selection import stratified_subset
 
 COLUMNS = Columns(generation="completion_multipl_e")
 

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from workbench.scoring.embeddings import SentenceTransformerEmbedder
-from workbench.scoring.storage import SemanticStorage, StorageError
+from workbench.score.embeddings import SentenceTransformerEmbedder
+from workbench.score.storage import SemanticStorage, StorageError
 
 
 @pytest.fixture(scope="module")

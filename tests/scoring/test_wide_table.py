@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from workbench.io import read_jsonl
-from workbench.scoring.wide_table import write_wide_table
-from workbench.scoring.job import ROW_COLUMNS
-from workbench.stats import correlate
+from workbench.score.wide_table import write_wide_table
+from workbench.score.job import ROW_COLUMNS
+from workbench.correlate import correlate
 
 
 def _row(task, sample, method, score, status="ok", passed=1):

@@ -1,4 +1,4 @@
-"""``workbench correlate``: parse options, call :func:`workbench.stats.run_correlate`, print."""
+"""``workbench correlate``: parse options, call :func:`workbench.correlate.run_correlate`, print."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.stats import CorrelateConfig, CorrelationReport, Estimate, run_correlate
+from workbench.correlate import CorrelateConfig, CorrelationReport, Estimate, run_correlate
 
 
 #: table style that fits value-over-CI cells for three coefficients in 80 columns

@@ -1,6 +1,6 @@
 """``workbench execute``: run generations against their tests in a sandbox.
 
-Options and printing only; the work is :func:`workbench.execution.job.run_execute`."""
+Options and printing only; the work is :func:`workbench.execute.job.run_execute`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.execution.config import ExecutionConfig
+from workbench.execute.config import ExecutionConfig
 
 
 @contextmanager
@@ -74,7 +74,7 @@ def execute_command(
     """Run generated code against the problems' tests in a sandbox and write one result row
     per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...)."""
     # imported here: the job pulls in `datasets`, which every other command would pay for
-    from workbench.execution.job import run_execute
+    from workbench.execute.job import run_execute
 
     try:
         with progress_hooks(not json_output) as hooks:

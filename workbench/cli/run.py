@@ -31,9 +31,9 @@ def run_command(
     fields); the command line overrides the file. Stages write into one run folder; a rerun skips finished stages
     and resumes an interrupted one.
     """
-    from workbench.pipeline.config import check_stage_names, load_config
-    from workbench.pipeline.preflight import run_preflight
-    from workbench.pipeline.runner import preview, run_pipeline
+    from workbench.run.config import check_stage_names, load_config
+    from workbench.run.preflight import run_preflight
+    from workbench.run.runner import preview, run_pipeline
 
     overrides = list(set_ or [])
     if output is not None:

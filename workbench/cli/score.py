@@ -1,6 +1,6 @@
 """``workbench score``: score generated programs against references (DSA-CQE and baselines).
 
-This module only parses options and prints; the work is :mod:`workbench.scoring.job`.
+This module only parses options and prints; the work is :mod:`workbench.score.job`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.scoring.config import ScoreConfig
+from workbench.score.config import ScoreConfig
 
 
 @contextmanager
@@ -42,7 +42,7 @@ def score_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Score generations against references with DSA-CQE, its simplified form, ICE-Score and chrF."""
-    from workbench.scoring.job import run_score
+    from workbench.score.job import run_score
 
     with progress_hooks(not quiet) as hooks:
         report = run_score(data, config, output, **hooks)

@@ -13,7 +13,7 @@ from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
 
 
 class PythonLanguage(LanguagePlugin):
-    """Python 3: tokens, DSA-CQE decomposition and (via :mod:`workbench.execution`) execution.
+    """Python 3: tokens, DSA-CQE decomposition and (via :mod:`workbench.execute`) execution.
 
     Tokens follow Python's own ``tokenize`` view used by the Allamanis 2019 dedup
     definition: NAME tokens that are not keywords, and whole STRING / NUMBER literals

@@ -131,7 +131,7 @@ class RunSpec:
         read_only_paths: host paths the toolchain needs (interpreter prefix, JDK), made
             visible read-only even when they lie under a path the sandbox hides (e.g. a
             virtual environment or pyenv under the user's home).
-        limit_overrides: :class:`workbench.execution.ResourceLimits` field -> value for
+        limit_overrides: :class:`workbench.execute.ResourceLimits` field -> value for
             this runner (e.g. ``{"address_space_bytes": None}`` for a JVM that reserves
             more address space than it uses); ``None`` means unlimited.
         out_of_memory_markers: texts in the program's stderr that mean the runtime ran out
@@ -242,7 +242,7 @@ def _limit_override_problems(overrides: Any) -> list[str]:
     if not overrides:
         return []
     # imported here: the execution package imports this module
-    from workbench.execution.limits import ResourceLimits
+    from workbench.execute.limits import ResourceLimits
 
     try:
         ResourceLimits().with_overrides(overrides)
@@ -254,7 +254,7 @@ def _limit_override_problems(overrides: Any) -> list[str]:
 class TestRunner:
     """How to build and run a program with its tests for one language.
 
-    The sandbox (:mod:`workbench.execution`) owns isolation, limits and timeouts; the
+    The sandbox (:mod:`workbench.execute`) owns isolation, limits and timeouts; the
     runner only says which files to write and which commands to run, and arranges for
     its test harness to report success with an unforgeable per-run token *after* the
     checks returned (so ``exit(0)`` before the checks, or a printed fake marker, cannot

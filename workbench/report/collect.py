@@ -63,7 +63,7 @@ def _levels_summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _metric_summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The headline part of one metric of a correlate report (see :class:`workbench.stats.MetricResult`):
+    """The headline part of one metric of a correlate report (see :class:`workbench.correlate.MetricResult`):
     n (samples, tasks), the coefficients with their CIs and zero marks, and the correlation with
     completion length (``None`` when the report has none)."""
     if not isinstance(result, dict):

@@ -1,6 +1,6 @@
 """Published correlation values the report draws next to ours (the forest plot's reference marks).
 
-Every value carries its source. Levels follow :mod:`workbench.stats`: ``pooled`` is one
+Every value carries its source. Levels follow :mod:`workbench.correlate`: ``pooled`` is one
 correlation over all samples (ICE-Score's "corpus level"), ``per_problem`` the mean of the
 within-task correlations (ICE-Score's "example level": per task over its 20 samples, then the
 nanmean over tasks).

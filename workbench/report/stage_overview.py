@@ -1,6 +1,6 @@
 """Which stages of a run ran, failed, were skipped or are missing, and why.
 
-The stage names are those of ``workbench run`` (:mod:`workbench.pipeline.stages`). Which files
+The stage names are those of ``workbench run`` (:mod:`workbench.run.stages`). Which files
 a stage writes is read from ``run.json``'s plan, and a planned file that is missing is said in
 the section's note; a folder without ``run.json`` (built by the single commands) is judged by
 the files of :data:`workbench.run_layout.STAGE_OUTPUTS`.

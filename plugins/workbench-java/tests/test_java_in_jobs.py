@@ -9,8 +9,8 @@ import json
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.execution.sandbox_helpers import run_program
-from workbench.scoring.decompose import decompose
+from workbench.execute.sandbox_helpers import run_program
+from workbench.score.decompose import decompose
 from workbench_java import JavaLanguage
 
 KNAPSACK = """\

@@ -1,14 +1,14 @@
 """The runner check of the conformance kit, and :func:`run_spec` for plugin tests.
 
 Live runs go through the very sandbox of ``workbench execute``
-(:class:`workbench.execution.Sandbox`), at its strongest isolation or at the
+(:class:`workbench.execute.Sandbox`), at its strongest isolation or at the
 ``unsandboxed`` level (trusted programs only); either way the status comes from
-:func:`workbench.execution.status.decide_status`, so a runner judged right here is judged
+:func:`workbench.execute.status.decide_status`, so a runner judged right here is judged
 the same way under ``workbench execute``.
 
 Example (a plugin's own test)::
 
-    from workbench.execution import new_token
+    from workbench.execute import new_token
     from workbench.languages.conformance import run_spec
 
     token = new_token()
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.execution import IsolationLevel, ResourceLimits, Sandbox, SampleOutcome, detect_isolation, new_token
+from workbench.execute import IsolationLevel, ResourceLimits, Sandbox, SampleOutcome, detect_isolation, new_token
 from workbench.languages.spec import SAMPLE_STATUSES, LanguagePlugin, RunSpec, TestRunner
 
 #: how live runs may execute (see :func:`check_runner`)
@@ -63,13 +63,13 @@ class RunnerCase:
 
 
 def sandbox_for_executor(executor: str, limits: ResourceLimits | None = None) -> Sandbox:
-    """Return the :class:`~workbench.execution.Sandbox` live runs use for ``executor``:
+    """Return the :class:`~workbench.execute.Sandbox` live runs use for ``executor``:
     ``"auto"`` and ``"sandbox"`` -> the strongest isolation this machine offers (what
     ``workbench execute`` picks), ``"unsandboxed"`` -> the ``unsandboxed`` level.
 
     Args:
         executor: one of :data:`EXECUTORS`.
-        limits: :class:`~workbench.execution.ResourceLimits` (default: ``workbench execute``'s).
+        limits: :class:`~workbench.execute.ResourceLimits` (default: ``workbench execute``'s).
 
     Raises:
         ValueError: an unknown ``executor``.
@@ -82,7 +82,7 @@ def sandbox_for_executor(executor: str, limits: ResourceLimits | None = None) ->
 
 def run_spec(spec: RunSpec, token: str, timeout_s: float = 60.0, *, executor: str = "unsandboxed") -> SampleOutcome:
     """Run one :class:`RunSpec` through ``workbench execute``'s sandbox and return its
-    :class:`~workbench.execution.SampleOutcome` (status, exit code, signal, stderr tail, why).
+    :class:`~workbench.execute.SampleOutcome` (status, exit code, signal, stderr tail, why).
 
     The default ``executor="unsandboxed"`` runs with no isolation, as the calling user:
     only for trusted programs (the kit's own cases, published reference solutions).
@@ -90,7 +90,7 @@ def run_spec(spec: RunSpec, token: str, timeout_s: float = 60.0, *, executor: st
 
     Args:
         spec: what to write, build and run (from the runner's ``prepare``).
-        token: the token given to ``prepare`` (e.g. from :func:`workbench.execution.new_token`).
+        token: the token given to ``prepare`` (e.g. from :func:`workbench.execute.new_token`).
         timeout_s: wall-clock seconds for build and run together.
         executor: one of :data:`EXECUTORS` (see :func:`sandbox_for_executor`).
     """

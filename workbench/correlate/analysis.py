@@ -1,0 +1,566 @@
+"""``correlate``: how well metric scores track execution results, with task-level bootstrap CIs."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from workbench.errors import DataError
+from workbench.correlate.blocks import TaskBlocks
+from workbench.correlate.direct import DirectTaskStatistics
+from workbench.correlate.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    BootstrapSettings,
+    paired_p_value,
+    percentile_interval,
+    resampled_task_mean,
+    task_resample_counts,
+)
+from workbench.correlate.combine import DEFAULT_FOLDS, Combination, CombinationError, rank_mean
+from workbench.correlate.config import CorrelateConfig
+from workbench.correlate.correlation import COEFFICIENTS, PerProblem, per_problem_correlations, pooled_correlations
+from workbench.correlate.fitted import cross_validated_rank_mean
+from workbench.correlate.inputs import CorrelationTable, TableSource, as_dataset, numeric_columns, prepare_table
+from workbench.correlate.length import AUTO_LENGTH
+from workbench.correlate.results import (
+    CombinationSummary,
+    CorrelationCounts,
+    CorrelationReport,
+    Estimate,
+    LengthCorrelation,
+    LengthSummary,
+    MetricComparison,
+    MetricResult,
+    PairedDifference,
+    RowExclusions,
+)
+
+#: the two levels every statistic is computed at
+LEVELS: tuple[str, ...] = ("pooled", "per_problem")
+
+#: the default sample-id column; used when present (duplicate check) and for joins
+DEFAULT_SAMPLE_COLUMN = "sample_id"
+
+
+def correlate(
+    scores: TableSource,
+    *,
+    metrics: Sequence[str] | None = None,
+    label: str = "passed",
+    results: TableSource | None = None,
+    task_column: str = "task_id",
+    sample_column: str | None = None,
+    splits: Iterable[str] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+    offline: bool = False,
+    length_column: str | None = AUTO_LENGTH,
+    length_unit: str = "chars",
+    combine: Sequence[str | Combination] = (),
+    baselines: Sequence[str] = (),
+) -> CorrelationReport:
+    """Correlate metric scores with execution results, pooled and per problem, with task-level
+    bootstrap confidence intervals, paired metric comparisons, each metric's correlation with
+    completion length, and combined judges.
+
+    Definitions follow ICE-Score (Zhuo, EACL Findings 2024, section 4): *pooled* ("corpus
+    level") is one correlation over all samples; *per-problem* ("example level") is the mean
+    over tasks of the within-task correlation, skipping tasks where it is undefined (one sample,
+    or a constant metric or label), which are counted. Kendall's tau is tau-b.
+
+    Args:
+        scores: the scores table: a path (``.jsonl``/``.json``/``.parquet``/``.csv``, optionally
+            ``.gz``; an ICE-Score ``*_grade.json``), a bundled name, a hub id, a
+            :class:`~workbench.data.LoadedDataset`, a ``datasets.Dataset`` or a mapping
+            column -> values.
+        metrics: metric columns; default: every numeric column except the label, task, sample
+            and length columns. Members of a combination and baselines are added when missing.
+        label: the execution label: 0/1, or a pass ratio in [0, 1]. Read from ``results`` when
+            given, else from ``scores``.
+        results: an execution-results table (e.g. ``workbench execute`` output: rows
+            ``{task_id, sample_id, passed, status, ...}``), joined to ``scores`` on
+            (task, sample); unmatched rows on either side are counted in the report.
+        task_column: the task id column (both tables).
+        sample_column: the sample id column (both tables). Default ``"sample_id"``: required for
+            a join; in one-table mode used, when present, to reject duplicate (task, sample) keys.
+        splits: splits of the scores table to use (all when empty).
+        n_resamples: bootstrap resamples of whole tasks (>= 1).
+        confidence: interval level, e.g. 0.95.
+        seed: seed of the resampling (and of the folds of a fitted combination), so a report
+            can be reproduced exactly.
+        offline: never contact the Hugging Face hub.
+        length_column: the generated-code column whose length each metric is correlated with
+            (a judge's verbosity bias, :mod:`workbench.correlate.length`): a column of text (or of
+            numbers, taken as lengths), ``"auto"`` (the first generation-like column present,
+            e.g. ``completion`` or ``generation``; the report says when there is none) or
+            ``"none"`` (no length analysis).
+        length_unit: ``"chars"`` or ``"tokens"`` (lexical tokens) of a text length column.
+        combine: combined judges, each ``"NAME=rank-mean:metric_a,metric_b[,w_a,w_b]"`` (weights
+            fixed in advance; equal when omitted) or ``"NAME=rank-mean-cv:metric_a,metric_b"``
+            (weights fitted with task-level cross-validation), or a
+            :class:`~workbench.correlate.combine.Combination`. Each is evaluated like a metric and
+            compared with each of its members.
+        baselines: metrics every other metric is compared with (e.g. ``["codebleu", "chrf"]``);
+            empty: every pair of metrics is compared.
+
+    Returns:
+        a :class:`~workbench.correlate.results.CorrelationReport`.
+
+    Raises:
+        DataError: unreadable or empty input, missing columns (listing those present), labels
+            that are not numbers in [0, 1], duplicate (task, sample) keys, a join without overlap,
+            a metric without a single usable value, a named length column that is absent or
+            holds neither text nor numbers, a combination that cannot be read or whose name is
+            taken.
+        ValueError: ``n_resamples < 1``, ``confidence`` not in (0, 1), an unknown length unit.
+
+    Example:
+        >>> report = correlate("humaneval-codex-python", metrics=["codebleu", "chrf"],
+        ...                    combine=["both=rank-mean:codebleu,chrf"], baselines=["codebleu"])  # doctest: +SKIP
+        >>> report.metrics["both"].pooled["kendall"].value, report.metrics["chrf"].length  # doctest: +SKIP
+    """
+    settings = BootstrapSettings(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    combinations = [c if isinstance(c, Combination) else Combination.parse(c) for c in combine]
+    score_data, score_name = as_dataset(scores, splits=splits, offline=offline)
+    result_data = None
+    names = (score_name, "the results")
+    if results is not None:
+        result_data, result_name = as_dataset(results, offline=offline)
+        names = (score_name, result_name)
+    if sample_column is None and (results is not None or DEFAULT_SAMPLE_COLUMN in score_data.column_names):
+        sample_column = DEFAULT_SAMPLE_COLUMN
+    if metrics is None or len(metrics) == 0:
+        skip = (label, task_column, sample_column or "", length_column or "")
+        metrics = numeric_columns(score_data, exclude=skip)
+        if not metrics and not combinations:
+            raise DataError(f"{score_name}: no numeric metric columns found; name them with --metric")
+    metrics = list(metrics)
+    for combination in combinations:
+        if combination.name in score_data.column_names:
+            raise CombinationError(
+                f"combination {combination.name!r}: {score_name} already has a column of that name; name the combination differently"
+            )
+    combined = {c.name for c in combinations}
+    for name in [*baselines, *(m for c in combinations for m in c.members)]:
+        if name not in metrics and name not in combined:
+            metrics.append(name)
+    table = prepare_table(
+        score_data,
+        metrics=metrics,
+        label=label,
+        task_column=task_column,
+        sample_column=sample_column,
+        results=result_data,
+        names=names,
+        length_column=length_column,
+        length_unit=length_unit,
+    )
+    source = score_name if result_data is None else f"{score_name} + {names[1]}"
+    return correlate_table(
+        table, settings, source=source, label=label, combinations=combinations, baselines=baselines
+    )
+
+
+def run_correlate(
+    scores: TableSource,
+    config: CorrelateConfig | None = None,
+    *,
+    json_path: str | os.PathLike[str] | None = None,
+    plot_path: str | os.PathLike[str] | None = None,
+) -> CorrelationReport:
+    """Correlate ``scores`` with execution results as ``config`` says and write the report
+    files: what ``workbench correlate`` runs.
+
+    Args:
+        scores: the scores table (see :func:`correlate`).
+        config: the options (:class:`~workbench.correlate.config.CorrelateConfig`; default: all defaults).
+        json_path: write the machine-readable report here (:meth:`CorrelationReport.write_json`).
+        plot_path: write the figure here (``.png``/``.svg``/``.pdf``): CI forest plot and
+            score distributions by outcome (:func:`workbench.correlate.plot.plot_report`).
+
+    Returns:
+        the :class:`~workbench.correlate.results.CorrelationReport`.
+
+    Raises:
+        DataError, ValueError: as :func:`correlate`.
+
+    Example::
+
+        from workbench import CorrelateConfig, run_correlate
+
+        report = run_correlate("humaneval-codex-python", CorrelateConfig(metric=["codebleu", "chrf"], resamples=200),
+                               json_path="correlation.json")
+        print(report.metrics["codebleu"].pooled["kendall"].value)
+    """
+    config = config or CorrelateConfig()
+    report = correlate(
+        scores, metrics=list(config.metric) or None, label=config.label, results=config.results,
+        task_column=config.task_column, sample_column=config.sample_column, splits=list(config.split) or None,
+        n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
+        length_column=config.length_column, length_unit=config.length_unit, combine=config.combinations(),
+        baselines=config.baseline,
+    )
+    if json_path is not None:
+        report.write_json(json_path)
+    if plot_path is not None:
+        from workbench.correlate.plot import plot_report
+
+        plot_report(report, plot_path)
+    return report
+
+
+def correlate_table(
+    table: CorrelationTable,
+    settings: BootstrapSettings,
+    *,
+    source: str = "the table",
+    label: str = "passed",
+    combinations: Sequence[Combination] = (),
+    baselines: Sequence[str] = (),
+) -> CorrelationReport:
+    """The statistics for a prepared :class:`CorrelationTable` (see :func:`correlate`).
+
+    Returns:
+        a :class:`CorrelationReport`.
+
+    Raises:
+        DataError: a metric has no usable value; a combination or baseline names a metric that
+            is not in the table, or a combination's name is taken.
+    """
+    table, summaries = add_combinations(table, combinations, seed=settings.seed)
+    for baseline in baselines:
+        if baseline not in table.metrics:
+            raise DataError(f"baseline {baseline!r} is not among the metrics {list(table.metrics)}")
+    # The matrices are small (tasks x tasks, resamples x tasks): BLAS threads only add spin-waiting,
+    # which on a busy 2-core machine doubled the CPU time (benchmarks/correlate_bench.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        report = _correlate_table(table, settings, source=source, label=label, baselines=tuple(dict.fromkeys(baselines)),
+                                  combined=summaries)
+    return report
+
+
+def add_combinations(
+    table: CorrelationTable, combinations: Sequence[Combination], *, seed: int = 0, folds: int = DEFAULT_FOLDS
+) -> tuple[CorrelationTable, dict[str, CombinationSummary]]:
+    """Add each combination's values to the table as a metric column.
+
+    Args:
+        table: the prepared table; every member must be one of its metrics.
+        combinations: the declarations.
+        seed: seeds the task folds of ``rank-mean-cv``.
+        folds: task folds of ``rank-mean-cv``.
+
+    Returns:
+        ``(table with the combined columns, name -> CombinationSummary)``. A combined value is
+        missing (counted) on rows where any member is.
+
+    Raises:
+        CombinationError: a member that is not a metric of the table, or a name already used.
+    """
+    if not combinations:
+        return table, {}
+    metrics, exclusions = dict(table.metrics), dict(table.exclusions)
+    summaries: dict[str, CombinationSummary] = {}
+    for combination in combinations:
+        if combination.name in metrics:
+            raise CombinationError(f"combination {combination.name!r}: that name is already a metric; name it differently")
+        missing = [m for m in combination.members if m not in table.metrics]
+        if missing:
+            raise CombinationError(
+                f"combination {combination.name!r}: {missing} not among the metrics {list(table.metrics)}"
+            )
+        columns = [table.metrics[m] for m in combination.members]
+        if combination.fitted:
+            fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            values = fitted.values
+            distinct = list(dict.fromkeys(fitted.fold_weights))
+            shown = (
+                f"the same in every fold: {_weights_text(combination.members, distinct[0])}" if len(distinct) == 1
+                else "per fold: " + "; ".join(_weights_text(combination.members, w) for w in fitted.fold_weights)
+            )
+            note = (
+                f"weights FITTED on these rows with {fitted.folds}-fold task-level cross-validation (each sample's "
+                f"value uses weights chosen on the other folds' tasks; {shown}); not fixed in advance"
+            )
+            summary = CombinationSummary(combination, note, fitted.fold_weights, fitted.folds)
+        else:
+            values = rank_mean(columns, combination.weights)
+            total = sum(combination.weights)
+            shown = _weights_text(combination.members, [w / total for w in combination.weights])
+            note = f"weights fixed before the data was seen (declared: {shown}); not fitted to these rows"
+            summary = CombinationSummary(combination, note)
+        metrics[combination.name] = values
+        exclusions[combination.name] = RowExclusions(missing=int(np.isnan(values).sum()))
+        summaries[combination.name] = summary
+    return dataclasses.replace(table, metrics=metrics, exclusions=exclusions), summaries
+
+
+def _weights_text(members: Sequence[str], weights: Sequence[float]) -> str:
+    return ", ".join(f"{m} {w:.3g}" for m, w in zip(members, weights))
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """Point estimates and resampled values of one pairing (x against y) on some rows.
+
+    Attributes:
+        point: level -> coefficient -> value.
+        resampled: level -> coefficient -> ``(B,)`` values over the task resamples.
+        within: the per-task correlations.
+        n_samples, n_tasks: rows and tasks used.
+    """
+
+    point: dict[str, dict[str, float]]
+    resampled: dict[str, dict[str, np.ndarray]]
+    within: PerProblem
+    n_samples: int
+    n_tasks: int
+
+    def estimates(self, level: str, confidence: float) -> dict[str, Estimate]:
+        return {
+            name: Estimate(
+                value=self.point[level][name],
+                ci=percentile_interval(self.resampled[level][name], confidence),
+                undefined_resamples=int(np.isnan(self.resampled[level][name]).sum()),
+            )
+            for name in COEFFICIENTS
+        }
+
+
+def _statistics(x_all: np.ndarray, y_all: np.ndarray, table: CorrelationTable, rows: np.ndarray, counts: np.ndarray) -> _Statistics:
+    """Pooled and per-problem coefficients of ``x`` against ``y`` on ``rows``, and their task
+    resamples (``counts``, drawn once for all metrics so every comparison is paired). Task
+    blocks when they fit in memory, else the (slower) direct resampling."""
+    present, local = np.unique(table.row_task[rows], return_inverse=True)
+    x, y = x_all[rows], y_all[rows]
+    engine = TaskBlocks if TaskBlocks.fits(x, y, len(present)) else DirectTaskStatistics
+    blocks = engine.build(x, y, local)
+    task_counts = counts[:, present]
+    within = per_problem_correlations(blocks)
+    per_problem_boot = {
+        coefficient: resampled_task_mean(task_counts, within.values[coefficient], within.defined)
+        for coefficient in COEFFICIENTS
+    }
+    return _Statistics(
+        point={"pooled": pooled_correlations(x, y), "per_problem": within.means()},
+        resampled={"pooled": blocks.resampled(task_counts), "per_problem": per_problem_boot},
+        within=within,
+        n_samples=len(rows),
+        n_tasks=len(present),
+    )
+
+
+def _correlate_table(
+    table: CorrelationTable,
+    settings: BootstrapSettings,
+    *,
+    source: str,
+    label: str,
+    baselines: tuple[str, ...],
+    combined: dict[str, CombinationSummary],
+) -> CorrelationReport:
+    counts = task_resample_counts(len(table.task_ids), settings)
+    warnings: list[str] = []
+    results: dict[str, MetricResult] = {}
+    statistics: dict[str, _Statistics] = {}
+    has_length = table.lengths is not None and not np.all(np.isnan(table.lengths))
+    for name, values in table.metrics.items():
+        valid = ~np.isnan(values)
+        excluded = table.exclusions[name]
+        if not valid.any():
+            if name in combined:
+                raise DataError(f"combination {name!r}: no row has a value of every member {list(combined[name].combination.members)}")
+            raise DataError(
+                f"metric {name!r} has no usable value: {excluded.missing} missing, "
+                f"{excluded.non_numeric} non-numeric (e.g. {[e['value'] for e in excluded.examples[:3]]}), "
+                f"{excluded.non_finite} infinite"
+            )
+        if excluded.total:
+            why = (
+                "a member has no value there" if name in combined
+                else f"{excluded.missing} missing, {excluded.non_numeric} non-numeric, {excluded.non_finite} infinite"
+            )
+            warnings.append(f"{name}: {excluded.total} rows left out ({why})")
+        statistics[name] = _statistics(values, table.label, table, np.flatnonzero(valid), counts)
+        length = None
+        if has_length:
+            with_length = np.flatnonzero(valid & ~np.isnan(table.lengths))
+            if with_length.size:
+                length = _length_correlation(_statistics(values, table.lengths, table, with_length, counts), settings)
+        results[name] = _metric_result(name, table, valid, statistics[name], settings, length)
+        if np.isnan(results[name].pooled["kendall"].value):
+            warnings.append(f"{name}: the pooled correlation is undefined (the metric or the label is constant)")
+    comparisons = [
+        _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(list(table.metrics), baselines, combined)
+    ]
+    report_counts = _counts(table)
+    if report_counts.pass_rate in (0.0, 1.0):
+        warnings.append("every sample has the same label: no correlation is defined")
+    if table.join is not None and (table.join.unmatched_scores or table.join.unmatched_results):
+        warnings.append(
+            f"join: {table.join.unmatched_scores} score rows had no execution result and "
+            f"{table.join.unmatched_results} result rows had no scores; they are left out"
+        )
+    length_summary = _length_summary(table, counts, settings, warnings)
+    return CorrelationReport(
+        source=source,
+        label=label,
+        counts=report_counts,
+        metrics=results,
+        comparisons=comparisons,
+        bootstrap=settings,
+        warnings=warnings,
+        table=table,
+        length=length_summary,
+        combinations=combined,
+        baselines=baselines,
+    )
+
+
+def _length_correlation(statistics: _Statistics, settings: BootstrapSettings) -> LengthCorrelation:
+    return LengthCorrelation(
+        n_samples=statistics.n_samples,
+        n_tasks=statistics.n_tasks,
+        pooled=statistics.estimates("pooled", settings.confidence),
+        per_problem=statistics.estimates("per_problem", settings.confidence),
+        per_problem_tasks=statistics.within.n_tasks,
+    )
+
+
+def _length_summary(
+    table: CorrelationTable, counts: np.ndarray, settings: BootstrapSettings, warnings: list[str]
+) -> LengthSummary:
+    """The length's own correlation with the label, or the note saying why there is none."""
+    if table.lengths is None:
+        if table.length_note and "switched off" not in table.length_note:
+            warnings.append(table.length_note)
+        return LengthSummary(source=None, note=table.length_note)
+    known = ~np.isnan(table.lengths)
+    missing = int((~known).sum())
+    if missing:
+        warnings.append(
+            f"length: {missing} rows have no {table.length_source.column!r} value; they are left out of the length correlations"
+        )
+    if not known.any():
+        return LengthSummary(source=table.length_source, note="no row has a length", missing=missing)
+    execution = _length_correlation(_statistics(table.lengths, table.label, table, np.flatnonzero(known), counts), settings)
+    return LengthSummary(
+        source=table.length_source, missing=missing, execution=execution, mean=float(table.lengths[known].mean())
+    )
+
+
+def _metric_result(
+    name: str,
+    table: CorrelationTable,
+    valid: np.ndarray,
+    statistics: _Statistics,
+    settings: BootstrapSettings,
+    length: LengthCorrelation | None,
+) -> MetricResult:
+    x, y = table.metrics[name][valid], table.label[valid]
+    mean_by_outcome = None
+    if table.binary_label:
+        mean_by_outcome = {
+            "passed": float(x[y == 1.0].mean()) if np.any(y == 1.0) else float("nan"),
+            "failed": float(x[y == 0.0].mean()) if np.any(y == 0.0) else float("nan"),
+        }
+    within = statistics.within
+    return MetricResult(
+        name=name,
+        n_samples=statistics.n_samples,
+        n_tasks=statistics.n_tasks,
+        excluded_rows=table.exclusions[name],
+        pooled=statistics.estimates("pooled", settings.confidence),
+        per_problem=statistics.estimates("per_problem", settings.confidence),
+        per_problem_tasks=within.n_tasks,
+        excluded_tasks={
+            "single_sample": within.single_sample,
+            "constant_label": within.constant_label,
+            "constant_metric": within.constant_metric,
+        },
+        mean_by_outcome=mean_by_outcome,
+        length=length,
+    )
+
+
+def _pairs(
+    names: list[str], baselines: tuple[str, ...], combined: dict[str, CombinationSummary]
+) -> list[tuple[str, str]]:
+    """The (a, b) pairs to compare, a minus b: every pair, or each metric against each baseline;
+    and always each combination against each member. A combination comes first in its pairs."""
+    if baselines:
+        pairs = [(m, b) for b in baselines for m in names if m != b]
+    else:
+        pairs = list(itertools.combinations(names, 2))
+    pairs += [(name, member) for name, summary in combined.items() for member in summary.combination.members]
+    out: dict[frozenset, tuple[str, str]] = {}
+    for a, b in pairs:
+        if b in combined and a not in combined:
+            a, b = b, a
+        out.setdefault(frozenset((a, b)), (a, b))
+    return list(out.values())
+
+
+def _compare(
+    a: str,
+    b: str,
+    table: CorrelationTable,
+    counts: np.ndarray,
+    settings: BootstrapSettings,
+    statistics: dict[str, _Statistics],
+) -> MetricComparison:
+    valid_a, valid_b = ~np.isnan(table.metrics[a]), ~np.isnan(table.metrics[b])
+    if np.array_equal(valid_a, valid_b):
+        stats_a, stats_b = statistics[a], statistics[b]
+    else:
+        # compare on the rows both metrics have, with the same resampled tasks
+        rows = np.flatnonzero(valid_a & valid_b)
+        if rows.size == 0:
+            nan = float("nan")
+            empty = PairedDifference(nan, nan, nan, (nan, nan), nan)
+            return MetricComparison(a, b, {level: {c: empty for c in COEFFICIENTS} for level in LEVELS}, 0, 0)
+        stats_a = _statistics(table.metrics[a], table.label, table, rows, counts)
+        stats_b = _statistics(table.metrics[b], table.label, table, rows, counts)
+    differences: dict[str, dict[str, PairedDifference]] = {}
+    for level in LEVELS:
+        differences[level] = {}
+        for coefficient in COEFFICIENTS:
+            resampled = stats_a.resampled[level][coefficient] - stats_b.resampled[level][coefficient]
+            value_a, value_b = stats_a.point[level][coefficient], stats_b.point[level][coefficient]
+            differences[level][coefficient] = PairedDifference(
+                value_a=value_a,
+                value_b=value_b,
+                difference=value_a - value_b,
+                ci=percentile_interval(resampled, settings.confidence),
+                p_value=paired_p_value(resampled),
+                undefined_resamples=int(np.isnan(resampled).sum()),
+            )
+    return MetricComparison(a, b, differences, stats_a.n_samples, stats_a.n_tasks)
+
+
+def _counts(table: CorrelationTable) -> CorrelationCounts:
+    per_task = np.bincount(table.row_task, minlength=len(table.task_ids))
+    return CorrelationCounts(
+        rows=table.rows,
+        samples=len(table.label),
+        tasks=len(table.task_ids),
+        samples_per_task={
+            "min": int(per_task.min()),
+            "median": float(np.median(per_task)),
+            "mean": float(per_task.mean()),
+            "max": int(per_task.max()),
+        },
+        pass_rate=float(table.label.mean()),
+        label_kind="binary" if table.binary_label else "ratio",
+        excluded_missing_label=table.excluded_missing_label,
+        excluded_missing_task=table.excluded_missing_task,
+        join=table.join,
+    )

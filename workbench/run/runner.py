@@ -1,0 +1,352 @@
+"""``workbench run``: preflight, then the stages in order, recorded in ``run.json``.
+
+``run.json`` (the run manifest) holds the configuration as read, and per stage its status
+(``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
+command line and a key: a hash of the stage's arguments, of the keys of the stages it
+reads and of the ``[data] source`` file's content (:func:`data_fingerprint`). On a rerun a stage whose key and outputs are unchanged is not run again (so a
+finished run reruns in seconds, with no LLM call and no execution); a stage that was
+interrupted or failed with the same key continues with ``--resume`` (``execute`` and
+``score`` keep every finished row); a stage whose key changed runs again from scratch
+(``--overwrite``), and so do the stages after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.io import atomic_write
+from workbench.options import OptionError
+from workbench.run.config import STAGES, PipelineConfig, check_stage_names
+from workbench.run.preflight import Preflight, run_preflight
+from workbench.run.stages import StagePlan
+from workbench.run_layout import RunLayout
+
+MANIFEST_FILE = RunLayout.MANIFEST
+
+#: commands that continue an interrupted run with ``--resume`` and restart with ``--overwrite``
+_RESUMABLE = {"execute", "score"}
+
+
+class StageError(WorkbenchError):
+    """A stage failed; the message names it and says how to rerun it."""
+
+
+@dataclass
+class StageOutcome:
+    """What happened to one stage in this invocation.
+
+    Attributes:
+        name: the stage.
+        status: ``ran``, ``resumed``, ``up-to-date``, ``skipped`` or ``failed``.
+        seconds: wall time in this invocation.
+        detail: the skip reason or error message.
+    """
+
+    name: str
+    status: str
+    seconds: float = 0.0
+    detail: str | None = None
+
+
+@dataclass
+class RunResult:
+    """The outcome of :func:`run_pipeline`.
+
+    Attributes:
+        run_dir: the run folder.
+        preflight: what the checks found.
+        outcomes: one per stage, in order.
+        seconds: wall time of this invocation.
+        report: paths of ``report.json`` and ``report.html`` when the report stage ran.
+    """
+
+    run_dir: Path
+    preflight: Preflight
+    outcomes: list[StageOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    report: tuple[Path, Path] | None = None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None) -> str:
+    fields: dict[str, Any] = {"command": plan.command, "argv": plan.argv, "after": {a: keys.get(a) for a in plan.after}}
+    if data_fingerprint is not None and plan.command is not None:
+        fields["data"] = data_fingerprint
+    payload = json.dumps(fields, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def data_fingerprint(source: str) -> str | None:
+    """A hash of a local ``[data] source``, so that editing the file (same path, new rows) makes
+    every stage that reads it stale; ``None`` for a bundled name or hub id (not a local path).
+
+    A file is hashed whole (sha256; the bundled 3,220-row set takes milliseconds); a folder by
+    its files' relative paths, sizes and modification times (hashing every file of a large
+    source tree would cost more than a rerun saves).
+    """
+    path = Path(source)
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()[:16]
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for item in sorted(p for p in path.rglob("*") if p.is_file()):
+            stat = item.stat()
+            digest.update(f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        return digest.hexdigest()[:16]
+    return None
+
+
+class Manifest:
+    """``run.json``: read at start, rewritten after every stage change (atomic replace)."""
+
+    def __init__(self, run_dir: Path, config: PipelineConfig):
+        from workbench import __version__
+
+        self.path = run_dir / MANIFEST_FILE
+        previous: dict[str, Any] = {}
+        if self.path.is_file():
+            try:
+                previous = json.loads(self.path.read_text())
+            except (OSError, json.JSONDecodeError):
+                previous = {}  # a damaged manifest: every stage runs again, nothing is trusted
+        self.previous_stages: dict[str, dict[str, Any]] = previous.get("stages", {})
+        self.data: dict[str, Any] = {
+            "config": config.raw,
+            "config_path": str(config.source_path) if config.source_path else None,
+            "workbench_version": __version__,
+            "started": _now(),
+            "finished": None,
+            "stages": {name: dict(self.previous_stages.get(name, {"status": "pending"})) for name in STAGES},
+        }
+
+    def update(self, name: str, **fields: Any) -> None:
+        self.data["stages"][name].update(fields)
+        self.save()
+
+    def record_plan(self, plans: list[StagePlan]) -> None:
+        """Record which files each stage writes (``plan``: stage -> ``outputs``, ``partial``,
+        relative paths), so the report reads them from here and notes a missing one."""
+        layout = RunLayout(self.path.parent)
+        self.data["plan"] = {plan.name: {"outputs": layout.relative(plan.outputs), "partial": layout.relative(plan.partial)}
+                             for plan in plans}
+
+    def save(self) -> None:
+        atomic_write(self.path, json.dumps(self.data, indent=2))
+
+
+#: how a stage's job is called: ``run_stage(plan, call)`` calls ``call(**hooks)`` (hooks:
+#: progress callbacks of the job's entry function) and returns its result
+StageCaller = Callable[[StagePlan, Callable[..., Any]], Any]
+
+
+def _call_plainly(plan: StagePlan, call: Callable[..., Any]) -> Any:
+    return call()
+
+
+def _pull_model(config: PipelineConfig) -> None:
+    """Fetch a ``local/`` model before scoring (a progress bar on stderr); no-op when present."""
+    model = config.sections["score"].get("model") or ""
+    if model.startswith("local/"):
+        from workbench.llm.models import pull
+
+        pull(model.removeprefix("local/"), progress=True)
+
+
+def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
+            rerun: set[str]) -> tuple[str, dict[str, Any]]:
+    """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
+    (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
+    the changes to its config (``{"resume": True}``).
+
+    Args:
+        plan: the stage.
+        before: its record in the previous ``run.json`` (empty when none).
+        key: its key now (:func:`_stage_key`).
+        only: ``--stage`` names (empty: all).
+        force: ``--force``.
+        rerun: the stages that run in this invocation before this one.
+    """
+    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+        return "skipped", {}
+    if only and plan.name not in only and plan.command is not None:
+        return "not selected", {}  # the report (no command) always follows, so it is never stale
+    outputs_there = all(path.exists() for path in plan.outputs)
+    upstream_reran = any(a in rerun for a in plan.after)
+    same_key = before.get("key") == key
+    if (not force and not only and same_key and before.get("status") == "done" and outputs_there
+            and not upstream_reran and plan.command is not None):
+        return "up-to-date", {}
+    if plan.command in _RESUMABLE:
+        # a killed stage has its row files but not always its final outputs: resume from those
+        rows_there = all(path.exists() for path in plan.partial or plan.outputs)
+        if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
+                and rows_there and not upstream_reran:
+            return "resume", {"resume": True}
+        if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
+                any(path.parent.exists() for path in plan.outputs):
+            return "run", {"overwrite": True}
+    return "run", {}
+
+
+def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
+            force: bool = False) -> list[tuple[StagePlan, str]]:
+    """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
+
+    Assumes every stage that runs succeeds (so its dependants run too).
+
+    Returns:
+        ``(plan, action)`` per stage, action as in :func:`_decide`.
+    """
+    only = check_stage_names(only)
+    manifest_path = config.output / MANIFEST_FILE
+    previous: dict[str, Any] = {}
+    if manifest_path.is_file():
+        try:
+            previous = json.loads(manifest_path.read_text()).get("stages", {})
+        except (OSError, json.JSONDecodeError, AttributeError):
+            previous = {}
+    keys: dict[str, str] = {}
+    rerun: set[str] = set()
+    actions = []
+    fingerprint = data_fingerprint(config.data["source"])
+    for plan in plans:
+        keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
+        action, _ = _decide(plan, previous.get(plan.name, {}) if isinstance(previous, dict) else {}, key,
+                            only=only, force=force, rerun=rerun)
+        if action in ("resume", "run"):
+            rerun.add(plan.name)
+        actions.append((plan, action))
+    return actions
+
+
+def run_pipeline(
+    config: PipelineConfig,
+    *,
+    only: Iterable[str] = (),
+    force: bool = False,
+    on_stage: Callable[[StagePlan, str], None] | None = None,
+    run_stage: StageCaller | None = None,
+) -> RunResult:
+    """Run the pipeline of ``config`` into ``config.output``.
+
+    Args:
+        config: a validated configuration (:func:`workbench.run.config.load_config`).
+        only: run just these stages (again, even when up to date), then the report; the
+            others are left as they are. Empty: every enabled stage, skipping those that are
+            up to date.
+        force: run every selected stage from scratch.
+        on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
+            ``"skipped"`` (for progress messages).
+        run_stage: calls each stage's job (:data:`StageCaller`): the command line passes the
+            jobs' progress bars and prints their results; default: the job alone.
+
+    Returns:
+        a :class:`RunResult`.
+
+    Raises:
+        WorkbenchError: from the preflight (before any stage runs) or :class:`StageError` from
+            the first stage that fails (``run.json`` records it; finished stages stay done).
+        KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
+
+    Example::
+
+        from workbench import load_config, run_pipeline
+
+        result = run_pipeline(load_config("configs/humaneval.toml", overrides=["score.limit=8"]))
+        print([(o.name, o.status) for o in result.outcomes], result.report)
+    """
+    started = time.perf_counter()
+    only = check_stage_names(only)
+    preflight = run_preflight(config)
+    plans = preflight.plans
+    run_dir = config.output
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(run_dir, config)
+    manifest.record_plan(plans)
+    manifest.save()
+    result = RunResult(run_dir, preflight)
+    keys: dict[str, str] = {}
+    rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
+    fingerprint = data_fingerprint(config.data["source"])
+    manifest.data["data_fingerprint"] = fingerprint
+
+    for plan in plans:
+        key = _stage_key(plan, keys, fingerprint)
+        keys[plan.name] = key
+        before = manifest.previous_stages.get(plan.name, {})
+        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        if action == "skipped":
+            if plan.skip_reason != "not in [run] stages" or not before:
+                manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
+            if on_stage:
+                on_stage(plan, "skipped")
+            continue
+        if action == "not selected":
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
+            continue
+        if action == "up-to-date":
+            result.outcomes.append(StageOutcome(plan.name, "up-to-date"))
+            if on_stage:
+                on_stage(plan, "up-to-date")
+            continue
+        resumed = action == "resume"
+        if on_stage:
+            on_stage(plan, "start")
+        extra = plan.change_args(changes) if plan.command is not None else []
+        manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
+                        command=plan.command_line(), started=_now(), error=None, detail=None)
+        began = time.perf_counter()
+        try:
+            if plan.name == "score":
+                _pull_model(config)
+            if plan.command is None:
+                # the report describes run.json, so it records itself as done (a failure below
+                # overwrites that)
+                manifest.update(plan.name, status="done", finished=_now())
+                result.report = _write_report(run_dir)
+            else:
+                (run_stage or _call_plainly)(plan, lambda **hooks: plan.run(changes, **hooks))
+        except KeyboardInterrupt:
+            manifest.update(plan.name, status="interrupted", seconds=round(time.perf_counter() - began, 3))
+            raise
+        except Exception as error:
+            seconds = round(time.perf_counter() - began, 3)
+            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
+                       else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
+            manifest.update(plan.name, status="failed", seconds=seconds, error=message)
+            result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message))
+            if isinstance(error, StageError):
+                raise
+            raise StageError(f"stage {plan.name} failed: {message}. Finished stages are kept; "
+                             f"rerun the same command to continue") from error
+        seconds = round(time.perf_counter() - began, 3)
+        manifest.update(plan.name, status="done", seconds=seconds, finished=_now())
+        result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds))
+        rerun.add(plan.name)
+
+    manifest.data["finished"] = _now()
+    manifest.save()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _write_report(run_dir: Path) -> tuple[Path, Path]:
+    from workbench.report import write_report
+
+    return write_report(run_dir)

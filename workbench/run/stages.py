@@ -1,0 +1,355 @@
+"""The stages of ``workbench run``: each one job (dedup, execute, score, correlate) with its
+config, its input and its place in the run folder.
+
+Each stage calls one job's entry function (:func:`~workbench.dedup.run_dedup`,
+:func:`~workbench.execute.job.run_execute`, :func:`~workbench.score.job.run_score`,
+:func:`~workbench.correlate.run_correlate`) with a config built from its table and ``[data]``; it
+reads the dataset or an earlier stage's files and writes into its own place in the run folder:
+
+================  ===========  ===========================================================
+stage             command      writes (under the run folder)
+================  ===========  ===========================================================
+decontaminate     dedup        ``decontaminate/``: rows near-duplicate to ``against`` (HumanEval)
+dedup             dedup        ``dedup/``: in-set exact and near duplicates (report only)
+execute           execute      ``execute/results.jsonl``
+score             score        ``score/llm/``: every method on the selected subset (``limit``)
+score_all         score        ``score/all/``: the methods without an LLM on every row
+correlate         correlate    ``correlate/subset.json``: methods + shipped metrics, subset
+correlate_all     correlate    ``correlate/all.json``: cheap + shipped metrics, every row
+report            (library)    ``report.json``, ``report.html``
+================  ===========  ===========================================================
+
+Every path comes from :class:`workbench.run_layout.RunLayout`, the table the report reads too.
+The pipeline only adds the input, the output paths and the columns of ``[data]``; everything
+else is the stage's table in the config. Each stage also records the equivalent command line
+(``run.json``), so it can be rerun by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import DataError, WorkbenchError
+from workbench.options import JobConfig, OptionError, command_line_args
+from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
+from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
+from workbench.score.config import ScoreConfig
+
+#: the flags of a stage's output paths on its command line (they are not config fields)
+_OUTPUT_FLAGS = {"output": "--output", "json_path": "--json", "plot_path": "--plot"}
+
+#: score options that choose the subset: they do not apply to ``score_all``
+_SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed")
+
+
+@dataclass
+class StagePlan:
+    """One stage, ready to run.
+
+    Attributes:
+        name: the stage (:data:`workbench.run.config.STAGES`).
+        command: the job (``dedup``, ``execute``, ``score``, ``correlate``), or ``None`` for the report.
+        argv: the equivalent ``workbench <command>`` arguments (without ``--resume`` /
+            ``--overwrite``, which the runner adds): recorded, shown, and hashed into the stage key.
+        outputs: files that exist when the stage has finished.
+        after: stages whose outputs this one reads.
+        skip_reason: set when the stage does not apply to this configuration.
+        partial: files a resumable command appends to row by row (``execute``'s results,
+            ``score``'s ``scores.jsonl``): when they exist, an unfinished stage has rows to keep,
+            even if it was killed before writing its final ``outputs``.
+        table: the config table the stage's options come from (``score`` for ``score_all``).
+        source: the job's input (the dataset, or an earlier stage's file).
+        values: the job's config values (field -> value) from the table and ``[data]``.
+        targets: the job's output paths (``output``, or ``json_path`` and ``plot_path``).
+    """
+
+    name: str
+    command: str | None
+    argv: list[str] = field(default_factory=list)
+    outputs: list[Path] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+    skip_reason: str | None = None
+    partial: list[Path] = field(default_factory=list)
+    table: str | None = None
+    source: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)
+
+    def command_line(self) -> str:
+        """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
+        import shlex
+
+        if self.command is None:
+            return f"(python) workbench.report.write_report({self.outputs[0].parent})"
+        return shlex.join(["workbench", self.command, *self.argv])
+
+    def config(self, **changes: Any) -> JobConfig:
+        """The job's config: its values, with ``changes`` (``resume=True``) on top.
+
+        Raises:
+            ConfigError: the config refuses a value or a combination, naming the table key
+                (or the ``[data]``/``[run]`` key it came from).
+        """
+        try:
+            return COMMAND_CONFIGS[self.command](**{**self.values, **changes})  # type: ignore[index]
+        except OptionError as error:
+            raise ConfigError(f"stage {self.name}: {error.render(self.config_key)}") from None
+
+    def config_key(self, name: str) -> str:
+        """Where the config sets field ``name`` of this stage: ``[score] limit``, ``[data] code_column``."""
+        return SHARED_KEYS[self.command].get(name) or f"[{self.table}] {name}"  # type: ignore[index]
+
+    def change_args(self, changes: Mapping[str, Any]) -> list[str]:
+        """The command-line arguments of ``changes`` (``{"resume": True}`` -> ``["--resume"]``)."""
+        return command_line_args(COMMAND_CONFIGS[self.command], changes)  # type: ignore[index]
+
+    def run(self, changes: Mapping[str, Any] | None = None, **hooks: Any) -> Any:
+        """Run the stage's job with ``changes`` to its config; ``hooks`` go to the entry
+        function (progress callbacks). Returns what the entry function returns.
+
+        Raises:
+            ConfigError: from :meth:`config`; WorkbenchError (and others) from the job.
+        """
+        return _JOBS[self.command](self, self.config(**(changes or {})), hooks)  # type: ignore[index]
+
+
+def _job(plan: StagePlan, source: str, ordered: dict[str, Any]) -> None:
+    """Give ``plan`` its input, config values, output paths and command line from ``ordered``
+    (config fields and output names, in command-line order; ``None`` leaves a default)."""
+    plan.source = source
+    plan.values = {k: v for k, v in ordered.items() if k not in _OUTPUT_FLAGS and v is not None}
+    plan.targets = {k: str(v) for k, v in ordered.items() if k in _OUTPUT_FLAGS and v is not None}
+    plan.argv = [source, *command_line_args(COMMAND_CONFIGS[plan.command], ordered, _OUTPUT_FLAGS)]  # type: ignore[index]
+
+
+def _run_dedup(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
+    from workbench.dedup import run_dedup
+
+    return run_dedup(plan.source, config, output_dir=plan.targets["output"], **hooks)
+
+
+def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
+    from workbench.execute.job import run_execute
+
+    summary = run_execute(plan.source, plan.targets["output"], config, **hooks)
+    if summary.sandbox_errors:
+        # a stage recorded done is not run again: the samples without a row would stay unrun
+        raise WorkbenchError(
+            f"{summary.sandbox_errors} sample(s) were not run because the sandbox itself failed for them "
+            f"(no result row; {summary.executed} rows written). Rerun the same command to run them."
+        )
+    return summary
+
+
+def _run_score(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
+    from workbench.score.job import run_score
+
+    return run_score(plan.source, config, plan.targets["output"], **hooks)
+
+
+def _run_correlate(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
+    from workbench.correlate import run_correlate
+
+    return run_correlate(plan.source, config, json_path=plan.targets.get("json_path"),
+                         plot_path=plan.targets.get("plot_path"), **hooks)
+
+
+#: each job's entry call: (plan, its config, hooks) -> the job's result
+_JOBS: dict[str, Callable[[StagePlan, Any, dict[str, Any]], Any]] = {
+    "dedup": _run_dedup, "execute": _run_execute, "score": _run_score, "correlate": _run_correlate,
+}
+
+
+def score_methods(config: PipelineConfig) -> tuple[list[str], list[str]]:
+    """(every method, the methods without an LLM) of ``[score] method`` (default: ScoreConfig's)."""
+    from workbench.score.methods import METHODS
+
+    methods = config.sections["score"].get("method", list(ScoreConfig.options()["method"].default))
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    cheap = [m for m in methods if m in METHODS and not METHODS[m].uses_llm]
+    return methods, cheap
+
+
+def shipped_metrics(config: PipelineConfig) -> list[str]:
+    """``[correlate] metric``: columns of the dataset correlated next to the methods."""
+    metrics = config.sections["correlate"].get("metric", [])
+    return [metrics] if isinstance(metrics, str) else list(metrics)
+
+
+def _comparisons_for(correlate: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
+    """``[correlate] combine`` and ``baseline`` for a stage that correlates ``metrics``: only the
+    combinations whose members are all there (an LLM method is not among the every-row metrics)
+    and the baselines that are there. Declarations are checked by the preflight."""
+    from workbench.correlate.combine import Combination
+
+    out = dict(correlate)
+    combine = out.pop("combine", None) or []
+    baselines = out.pop("baseline", None) or []
+    combine = [combine] if isinstance(combine, str) else combine
+    baselines = [baselines] if isinstance(baselines, str) else baselines
+    kept = []
+    for text in combine:
+        try:
+            members = Combination.parse(text).members
+        except DataError:  # the preflight reports it; the command would refuse it too
+            members = ()
+        if set(members) <= set(metrics):
+            kept.append(text)
+    out["combine"] = kept or None
+    out["baseline"] = [b for b in baselines if b in metrics] or None
+    return out
+
+
+def _id_column(config: PipelineConfig, columns: set[str]) -> str | None:
+    if config.data["id_column"]:
+        return config.data["id_column"]
+    task, sample = config.data["task_column"], config.data["sample_column"]
+    return f"{task},{sample}" if task in columns and sample in columns else None
+
+
+def _dedup_job(plan: StagePlan, config: PipelineConfig, columns: set[str], section: dict[str, Any], output: Path) -> None:
+    data = config.data
+    values = {
+        "code_column": data["code_column"], "id_column": _id_column(config, columns), "language": data["language"],
+        "split": [data["split"]] if data["split"] else None, "offline": config.offline or None,
+        **section, "output": str(output),
+    }
+    _job(plan, data["source"], values)
+
+
+def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], section: dict[str, Any], output: Path) -> None:
+    data = config.data
+    carry = list(section.get("carry") or [])
+    # the generated code travels to the wide table too: correlate measures its length (verbosity bias)
+    for column in [data["label_column"], *shipped_metrics(config), data["code_column"]]:
+        if column and column in columns and column not in carry:
+            carry.append(column)
+    values = {
+        "task_column": data["task_column"], "sample_column": data["sample_column"],
+        "generation_column": data["code_column"], "reference_column": data["reference_column"],
+        "prompt_column": data["prompt_column"], "language": data["language"], "split": data["split"],
+        **section, "carry": carry or None, "output": str(output),
+    }
+    _job(plan, data["source"], values)
+
+
+def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
+    return {"json_path": str(layout / RunLayout.CORRELATE_JSON[scope]),
+            "plot_path": str(layout / RunLayout.CORRELATE_PLOT[scope])}
+
+
+def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
+    """Build every stage of ``config`` (enabled or not: a disabled one has a ``skip_reason``).
+
+    Args:
+        config: the validated configuration.
+        columns: the dataset's column names (to decide the id column and what to carry).
+
+    Returns:
+        one :class:`StagePlan` per stage in :data:`~workbench.run.config.STAGES` order.
+
+    Raises:
+        KeyError, ValueError: from :func:`workbench.options.command_line_args` (a config value
+            that does not fit its option); the config checks make these rare.
+    """
+    layout = RunLayout(config.output)
+    data = config.data
+    methods, cheap = score_methods(config)
+    shipped = shipped_metrics(config)
+    plans: list[StagePlan] = []
+
+    section = dict(config.sections["decontaminate"])
+    plan = StagePlan("decontaminate", "dedup", outputs=layout.outputs("decontaminate"), table="decontaminate")
+    if not section.get("against"):
+        plan.skip_reason = "[decontaminate] against is not set"
+    else:
+        _dedup_job(plan, config, columns, section, layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
+    plans.append(plan)
+
+    plan = StagePlan("dedup", "dedup", outputs=layout.outputs("dedup"), table="dedup")
+    _dedup_job(plan, config, columns, dict(config.sections["dedup"]), layout / RunLayout.DEDUP_FOLDERS["dedup"])
+    plans.append(plan)
+
+    values = {
+        "task_column": data["task_column"],
+        "sample_column": data["sample_column"] if data["sample_column"] in columns else None,
+        "completion_column": data["code_column"], "language": data["language"],
+        **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
+    }
+    plan = StagePlan("execute", "execute", outputs=layout.outputs("execute"), partial=layout.partial("execute"),
+                     table="execute")
+    _job(plan, data["source"], values)
+    plans.append(plan)
+
+    score_dir = {scope: layout / RunLayout.SCORE_FOLDERS[scope] for scope in SCOPES}
+    wide = {scope: str(layout / RunLayout.score_file(scope, WIDE_SCORES_FILE)) for scope in SCOPES}
+    plan = StagePlan("score", "score", outputs=layout.outputs("score"), partial=layout.partial("score"), table="score")
+    if len(cheap) == len(methods):
+        plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
+    else:
+        _score_job(plan, config, columns, dict(config.sections["score"]), score_dir["subset"])
+    plans.append(plan)
+
+    plan = StagePlan("score_all", "score", outputs=layout.outputs("score_all"), partial=layout.partial("score_all"),
+                     table="score")
+    if not cheap:
+        plan.skip_reason = "no method without an LLM in [score] method"
+    else:
+        section = {k: v for k, v in config.sections["score"].items() if k not in _SUBSET_KEYS}
+        section["method"] = cheap
+        _score_job(plan, config, columns, section, score_dir["all"])
+    plans.append(plan)
+
+    enabled = set(config.stages)
+    label_source: dict[str, Any] = {}
+    after_execute: list[str] = []
+    if "execute" in enabled:
+        label_source["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
+        after_execute = ["execute"]
+    elif data["label_column"]:
+        label_source["label"] = data["label_column"]
+    # each metric is also correlated with the length of the generated code, unless [correlate] says otherwise
+    correlate = {"length_column": data["code_column"], **config.sections["correlate"]}
+    correlate.pop("metric", None)
+
+    plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
+                     table="correlate")
+    if plans[3].skip_reason or "score" not in enabled:
+        plan.skip_reason = "the score stage does not run"
+    else:
+        metrics = methods + [m for m in shipped if m not in methods]
+        values = {"metric": metrics, **label_source, **_comparisons_for(correlate, metrics),
+                  **_correlate_paths(layout, "subset")}
+        _job(plan, wide["subset"], values)
+    plans.append(plan)
+
+    plan = StagePlan("correlate_all", "correlate", outputs=layout.outputs("correlate_all"), after=list(after_execute),
+                     table="correlate")
+    metrics = cheap + [m for m in shipped if m not in cheap]
+    if not metrics:
+        plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"
+    else:
+        values = {"metric": metrics, **label_source, **_comparisons_for(correlate, metrics),
+                  **_correlate_paths(layout, "all")}
+        if cheap and "score_all" in enabled:
+            plan.after.append("score_all")
+            _job(plan, wide["all"], values)
+        else:
+            # the shipped columns are read from the dataset itself
+            values = {"task_column": data["task_column"], "sample_column": data["sample_column"],
+                      "metric": shipped, **{k: v for k, v in values.items() if k != "metric"},
+                      **_comparisons_for(correlate, shipped), "offline": config.offline or None}
+            if shipped:
+                _job(plan, data["source"], values)
+            else:
+                plan.skip_reason = "score_all does not run and there is no [correlate] metric"
+    plans.append(plan)
+
+    plans.append(StagePlan("report", None, outputs=layout.outputs("report"), after=[p.name for p in plans]))
+    for plan in plans:
+        if plan.skip_reason is None and plan.name not in enabled:
+            plan.skip_reason = "not in [run] stages"
+    return plans

@@ -1,0 +1,189 @@
+"""What every scoring method shares: the sample, the result, the context, the method protocol."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from workbench.data.samples import BaseSample
+from workbench.languages.spec import LanguagePlugin
+from workbench.llm.client import Exchange, LLMClient, Usage
+
+#: per-sample statuses written in the ``status`` column; ``error`` is an unexpected exception
+#: of a method on one sample (recorded by :func:`workbench.score.job.score_samples`, retried
+#: by ``--retry-failed`` like the LLM failures)
+STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped", "error")
+
+
+@dataclass(frozen=True)
+class Sample(BaseSample):
+    """One generated program and its reference (its ids and key:
+    :class:`~workbench.data.samples.BaseSample`).
+
+    Attributes:
+        generation: the generated code (a body completing ``prompt`` when a prompt is given).
+        reference: the reference code (same layout as ``generation``).
+        prompt: the problem's prompt (signature and docstring), or ``""``.
+        carried: input columns copied into the output rows (e.g. ``passed``).
+    """
+
+    generation: str
+    reference: str
+    prompt: str = ""
+    carried: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def generation_program(self) -> str:
+        """The whole generated program (prompt + body)."""
+        return self.prompt + self.generation
+
+    @property
+    def reference_program(self) -> str:
+        """The whole reference program (prompt + body)."""
+        return self.prompt + self.reference
+
+
+@dataclass
+class MethodResult:
+    """The outcome of one method on one sample.
+
+    Attributes:
+        score: the mean of :attr:`scores`, or ``None`` when the status is not ``ok``.
+        scores: one score per repeat (``--n-samples``).
+        status: one of :data:`STATUSES`.
+        error: a one-line reason when the status is not ``ok``.
+        subcodes: sub-codes of the generation (DSA-CQE only).
+        reference_subcodes: sub-codes of the reference (DSA-CQE only).
+        parse_failures: sub-code analyses that stayed invalid after the repair turn
+            (the sample is still scored; those sub-codes have no description).
+        usage: LLM use for this sample and method.
+        trace: the per-sample trace (sub-code tree, prompts, responses, retrievals, updates).
+    """
+
+    score: float | None = None
+    scores: list[float] = field(default_factory=list)
+    status: str = "ok"
+    error: str | None = None
+    subcodes: int | None = None
+    reference_subcodes: int | None = None
+    parse_failures: int = 0
+    usage: Usage = field(default_factory=Usage)
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    def finish(self, scores: list[float]) -> MethodResult:
+        """Set :attr:`scores` and their mean; return self."""
+        self.scores = list(scores)
+        self.score = statistics.fmean(scores) if scores else None
+        return self
+
+    @property
+    def spread(self) -> float | None:
+        """Sample standard deviation of the repeats (0 for one repeat; ``None`` when unscored)."""
+        if not self.scores:
+            return None
+        return statistics.stdev(self.scores) if len(self.scores) > 1 else 0.0
+
+
+@dataclass
+class ScoringContext:
+    """Everything a method needs besides the sample; shared by all worker threads.
+
+    Attributes:
+        language: the language plugin of the programs.
+        llm: the LLM client (``None`` when only non-LLM methods run).
+        n_samples: repeats of the final scoring call, averaged (``--n-samples``).
+        max_subcodes: the cap on sub-codes per program.
+        k_nearest: nearest storage records retrieved per sub-code beyond exact name hits.
+        storage_factory: returns the Semantic Storage (built on first use).
+        run_key: isolates this run's storage scopes from other runs in the same store.
+        keep_storage: keep each program's Chroma collection after scoring.
+    """
+
+    language: LanguagePlugin
+    llm: LLMClient | None = None
+    n_samples: int = 1
+    max_subcodes: int = 16
+    k_nearest: int = 3
+    storage_factory: Callable[[], Any] | None = None
+    run_key: str = "run"
+    keep_storage: bool = False
+    _storage: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def storage(self) -> Any:
+        """The :class:`~workbench.score.storage.SemanticStorage` (opened once)."""
+        with self._lock:
+            if self._storage is None:
+                if self.storage_factory is None:
+                    raise RuntimeError("this method needs a Semantic Storage, but none was configured")
+                self._storage = self.storage_factory()
+            return self._storage
+
+
+class ScoringMethod:
+    """A scoring method. Subclasses set :attr:`name`, :attr:`scale`, :attr:`uses_llm`,
+    and implement :meth:`score`; LLM methods also set :attr:`prompt_version`."""
+
+    name: ClassVar[str] = ""
+    #: the declared score range, e.g. ``(0, 4)``
+    scale: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    uses_llm: ClassVar[bool] = True
+    prompt_version: str = ""
+
+    def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
+        """Score one sample; LLM failures are returned as a status, never raised."""
+        raise NotImplementedError
+
+
+def score_by_repeated_answers(
+    messages: list[dict[str, str]],
+    schema: Mapping[str, Any],
+    *,
+    context: ScoringContext,
+    prompt_version: str,
+    step: str,
+    result: MethodResult,
+    log: list[Exchange],
+    trace_key: str,
+    trace_value: Callable[[dict[str, Any]], Any] = lambda answer: answer,
+) -> MethodResult:
+    """The final comparison/score step of DSA-CQE (Xu et al., ISWC 2024 posters, Sec. 2) and
+    its simplified form: one structured call repeated ``context.n_samples`` times, each
+    answer's ``score`` averaged. The scale is our declared one, ICE-Score's 0-4 functional
+    correctness (Zhuo, EACL Findings 2024, Sec. 3), so the LLM methods share one scale.
+
+    Args:
+        messages: the rendered comparison prompt (the same for every repeat; repeats are
+            distinct cache entries and seeds).
+        schema: the answer's JSON schema; it must have an integer ``score``.
+        context: the run's context (its ``llm`` and ``n_samples``).
+        prompt_version / step: for the cache key and the trace.
+        result: receives the usage, ``trace[trace_key]`` (one ``trace_value(answer)`` per
+            answer, appended as they arrive, so a failing repeat keeps the earlier ones) and,
+            when every repeat answered, the scores and their mean.
+        log: the exchanges of the sample's trace.
+
+    Returns:
+        ``result``.
+
+    Raises:
+        LLMError: a repeat failed (call, parse or budget); ``result`` is then unscored.
+    """
+    kept = result.trace.setdefault(trace_key, [])
+    scores = []
+    for repeat in range(context.n_samples):
+        answer = context.llm.complete_json(
+            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log
+        )
+        scores.append(float(answer["score"]))
+        kept.append(trace_value(answer))
+    return result.finish(scores)
+
+
+def exchanges_as_dicts(log: list[Exchange]) -> list[dict[str, Any]]:
+    """Return the exchanges of a trace as JSON-ready dicts."""
+    return [exchange.__dict__.copy() for exchange in log]

@@ -1,0 +1,187 @@
+"""The options of a scoring run (``workbench score``, ``[score]`` of ``workbench run``),
+checked before any sample is scored.
+
+The model options (``model``, ``temperature``, ``timeout``, ...) feed the LLM client's
+:class:`~workbench.llm.client.LLMSettings` (:attr:`ScoreConfig.llm`); their defaults are that
+class's defaults, read from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.llm.cache import CacheMode
+from workbench.llm.client import STRUCTURED_MODES, LLMSettings
+from workbench.options import JobConfig, OptionError, option
+from workbench.score.selection import SELECTIONS
+
+#: ``cache`` values: how the LLM response cache is used (:class:`~workbench.llm.cache.CacheMode`)
+CACHE_MODES: tuple[str, ...] = tuple(mode.value for mode in CacheMode)
+
+#: the LLM client's defaults, which the model options share
+_LLM_DEFAULTS = {item.name: item.default for item in dataclasses.fields(LLMSettings)}
+
+
+def _method_names() -> tuple[str, ...]:
+    from workbench.score.methods import METHODS
+
+    return tuple(METHODS)
+
+
+def default_cache_dir() -> Path:
+    """The LLM response cache of this user (``<user cache>/workbench/llm``)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("workbench")) / "llm"
+
+
+@dataclass(frozen=True)
+class ScoreConfig(JobConfig):
+    """Options of a scoring run.
+
+    Every field is a ``workbench score`` option (``max_subcodes`` is ``--max-subcodes``) and a
+    key of the ``[score]`` table of ``workbench run``; the constructor checks them all and
+    raises :class:`~workbench.options.OptionError` naming the field.
+
+    Attributes:
+        method: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``chrf``).
+        model: any litellm model, or ``local/<alias>``; required by an LLM method.
+        api_base: endpoint of an OpenAI-compatible server.
+        task_column / sample_column / generation_column / reference_column / prompt_column:
+            input columns (``prompt_column`` default: ``prompt`` when present).
+        no_prompt: ignore the prompt column (generation and reference are whole programs).
+        carry: input columns copied into each row (default: ``passed`` when present).
+        split: only this split.
+        limit / select / stratify_column / select_seed: score only ``limit`` samples, the
+            first ones or a stratified subset (:func:`~workbench.score.selection.stratified_subset`).
+        language: language plugin name of the programs.
+        n_samples: repeats of the final LLM scoring call, averaged.
+        max_subcodes: DSA-CQE's cap on sub-codes per program.
+        k_nearest: nearest storage records per sub-code.
+        temperature / max_tokens / seed / timeout / retries / retry_wait / max_cost /
+            structured: the LLM call (see :class:`~workbench.llm.client.LLMSettings`).
+        concurrency: samples scored in parallel and LLM calls in flight (default 4; 1 for a
+            ``local/`` model, which runs one call at a time): :attr:`workers`.
+        cache_dir / cache: the response cache folder (default: the user cache folder) and
+            its mode (``rw`` / ``ro`` / ``refresh`` / ``off``).
+        embedding_model / embedding_api_base: ``None`` (offline all-MiniLM-L6-v2) or a
+            litellm embedding model and its endpoint.
+        chroma_host / chroma_port: a Chroma server; default an embedded store in the run folder.
+        keep_storage: keep every program's Chroma collection.
+        prompts_dir: a folder of prompt templates (default: shipped).
+        resume: keep ``scores.jsonl`` and skip what is in it; retry_failed: with ``resume``,
+            score error rows again; overwrite: replace an existing run folder's results.
+
+    Example:
+
+    >>> from workbench.score.config import ScoreConfig
+    >>> config = ScoreConfig(method=["ice-score", "chrf"], model="local/qwen2.5-coder-0.5b")
+    >>> config.workers, config.llm.temperature
+    (1, 0.2)
+    >>> ScoreConfig(method=["ice-score"])
+    Traceback (most recent call last):
+    ...
+    workbench.options.OptionError: model is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)
+    """
+
+    method: tuple[str, ...] = option(
+        ("dsa-cqe",), "dsa-cqe, dsa-cqe-simplified, ice-score, chrf; repeat for several.", choices=_method_names)
+    model: str | None = option(
+        None, "Any litellm model (gpt-4o-mini, ollama/..., openai/NAME with --api-base) or local/ALIAS.")
+    api_base: str | None = option(None, "Endpoint of an OpenAI-compatible server (vLLM, llama.cpp).")
+    task_column: str = option("task_id", "Column with the task id.")
+    sample_column: str = option("sample_id", "Row position when the data has no such column.")
+    generation_column: str = option("generation", "For the ICE-Score file use completion_multipl_e.")
+    reference_column: str = option("reference", "Column with the reference solution.")
+    prompt_column: str | None = option(
+        None, "Default: 'prompt' when present; generation and reference then complete it.")
+    no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.")
+    carry: tuple[str, ...] | None = option(None, "Input columns copied into each row (default: passed, when present).")
+    split: str | None = option(None, "Only this split.")
+    limit: int | None = option(None, "Score only N samples (see --select).", min=1)
+    select: str = option(
+        "first", "Which N samples: first (file order) or stratified (spread over tasks and pass/fail).", choices=SELECTIONS)
+    stratify_column: str = option("passed", "Outcome column (0/1 or pass ratio) for --select stratified.")
+    select_seed: int = option(0, "Seed of --select stratified.", min=0)
+    language: str = option("python", "Language plugin of the programs.")
+    n_samples: int = option(
+        1, "Repeat the final scoring call k times; the score is the mean, the spread is reported.", min=1)
+    max_subcodes: int = option(16, "DSA-CQE: most sub-codes analysed per program.", min=1)
+    k_nearest: int = option(3, "DSA-CQE: nearest storage records retrieved per sub-code.", min=0)
+    temperature: float = option(_LLM_DEFAULTS["temperature"], "Sampling temperature (DSA-CQE reported 0.2).")
+    max_tokens: int = option(_LLM_DEFAULTS["max_tokens"], "Longest answer, in tokens.", min=16)
+    seed: int = option(_LLM_DEFAULTS["seed"], "Sampling seed (for providers that take one).")
+    timeout: float = option(
+        _LLM_DEFAULTS["timeout_s"], "Seconds per LLM call before it is abandoned and retried.", min=0.0, min_open=True)
+    retries: int = option(_LLM_DEFAULTS["max_retries"], "Retries of a transient LLM failure (backoff with jitter).", min=0)
+    retry_wait: float = option(
+        _LLM_DEFAULTS["retry_wait_s"], "Seconds before the first retry; doubles per retry (with jitter), at most 30.",
+        min=0.0)
+    concurrency: int | None = option(
+        None, "Samples in parallel and LLM calls in flight (default 4; 1 for local/ models).", min=1)
+    max_cost: float | None = option(
+        None, "Budget in USD (litellm's local cost map); later samples get budget_exceeded.", min=0.0)
+    structured: str = option(
+        _LLM_DEFAULTS["structured"], "json_schema, json_object or off (answers are validated in every case).",
+        choices=STRUCTURED_MODES)
+    cache_dir: Path | None = option(None, "LLM response cache (default: the user cache folder).")
+    cache: str = option(CacheMode.RW.value, "rw, ro, refresh or off.", choices=CACHE_MODES)
+    embedding_model: str | None = option(
+        None, "Default: offline all-MiniLM-L6-v2; or any litellm embedding model.")
+    embedding_api_base: str | None = option(None, "Endpoint of the embedding model.")
+    chroma_host: str | None = option(None, "Use a Chroma server instead of the embedded store.")
+    chroma_port: int = option(8000, "Port of the Chroma server.")
+    keep_storage: bool = option(False, "Keep each program's Chroma collection.")
+    prompts_dir: Path | None = option(None, "Your own prompt templates (same file names as prompts/).")
+    resume: bool = option(False, "Continue a run: samples already in scores.jsonl are not scored again.")
+    retry_failed: bool = option(False, "With --resume: score rows with an error status again.")
+    overwrite: bool = option(False, "Replace the results in an existing run folder.")
+
+    def _check(self) -> None:
+        if not self.method:
+            raise OptionError(f"no {{method}} given; choose {', '.join(_method_names())}", "method")
+        if self.uses_llm and not self.model:
+            raise OptionError(
+                "{model} is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)", "model")
+        if self.retry_failed and not self.resume:
+            raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
+        if self.resume and self.overwrite:
+            raise OptionError(
+                "{resume} keeps the rows of the run folder and {overwrite} replaces them; pass one of them",
+                "resume", "overwrite")
+
+    @property
+    def uses_llm(self) -> bool:
+        """Whether a method of this run calls a model."""
+        from workbench.score.methods import METHODS
+
+        return any(METHODS[name].uses_llm for name in self.method)
+
+    @property
+    def workers(self) -> int:
+        """Samples scored at once: ``concurrency``, else 1 for a ``local/`` model (one call at a
+        time in this process) and the LLM client's default otherwise."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 1 if self.model and self.model.startswith("local/") else _LLM_DEFAULTS["concurrency"]
+
+    @property
+    def llm(self) -> LLMSettings | None:
+        """The LLM client settings, or ``None`` when no method of this run calls a model."""
+        if not self.uses_llm:
+            return None
+        return LLMSettings(
+            model=self.model or "", api_base=self.api_base, temperature=self.temperature, max_tokens=self.max_tokens,
+            seed=self.seed, timeout_s=self.timeout, max_retries=self.retries, retry_wait_s=self.retry_wait,
+            concurrency=self.workers, max_cost_usd=self.max_cost, structured=self.structured,
+        )
+
+    @property
+    def response_cache_dir(self) -> Path | None:
+        """The response cache folder, or ``None`` when ``cache`` is ``off``."""
+        if self.cache == CacheMode.OFF.value:
+            return None
+        return Path(os.fspath(self.cache_dir)) if self.cache_dir else default_cache_dir()

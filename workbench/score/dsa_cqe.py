@@ -1,0 +1,312 @@
+"""DSA-CQE: Decompositional Semantic Analysis for Code Quality Evaluation.
+
+Source: Xu, Zhang, Zhang, Han, "Decompositional Semantic Analysis for LLM-based Code
+Quality Evaluation", ISWC 2024 posters (CEUR-WS Vol-3828, paper 7), Sec. 2; extended as
+HuCoSC (arXiv 2412.00314). The poster reports Kendall .553 / Pearson .594 against
+execution on HumanEval with GPT-3.5-turbo at temperature 0.2.
+
+Per program (generation, and the reference once per task):
+
+1. **Decomposition** (:func:`workbench.score.decompose.decompose`): sub-codes of the
+   eight kinds, bounded, in post-order (inner before outer, siblings in source order).
+2. **Semantic Storage** (:mod:`workbench.score.storage`): before each sub-code, the
+   stored descriptions of the names it defines and uses (exact) plus the nearest records
+   (embedding) are retrieved; after it, the LLM's descriptions of the names it touched are
+   written back. One isolated Chroma collection per program.
+3. **Analysis**: one LLM call per sub-code (``prompts/dsa_cqe_analyse.txt``), answering
+   :data:`~workbench.score.schemas.ANALYSIS_SCHEMA`.
+
+Then **comparison and score** (``prompts/dsa_cqe_compare.txt``): the two semantic
+summaries (and codes) go to the LLM, which lists the differences and scores functional
+correctness on ICE-Score's 0-4 scale; ``n_samples`` repeats are averaged.
+
+Our choices where the poster is silent: post-order analysis, so a loop or function is
+analysed with its inner parts already described; only names the sub-code really defines
+or uses may be updated (an answer naming other symbols is recorded but not stored); a
+sub-code whose analysis stays invalid after the repair turn is recorded as a parse
+failure and the program is still scored; a program with no sub-code is analysed whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.llm.client import Exchange, LLMError, LLMParseError, Usage
+from workbench.score.base import (
+    MethodResult,
+    Sample,
+    ScoringContext,
+    ScoringMethod,
+    exchanges_as_dicts,
+    score_by_repeated_answers,
+)
+from workbench.score.decompose import Decomposition, decompose
+from workbench.score.prompts import load_template, version_of
+from workbench.score.schemas import ANALYSIS_SCHEMA, COMPARE_SCHEMA, SCORE_MAX, SCORE_MIN
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """What one analysis call is about: a sub-code, or the whole program when there is none."""
+
+    index: int
+    kind: str
+    text: str
+    start_line: int
+    end_line: int
+    names: tuple[str, ...]
+
+
+@dataclass
+class ProgramSemantics:
+    """The analysed semantics of one program.
+
+    Attributes:
+        decomposition: the sub-codes.
+        units: per analysed unit: its sub-code view, ``description`` (``None`` if its
+            analysis failed), ``retrievals``, ``updates`` and ``ignored_symbols``.
+        symbols: the final symbol descriptions in the storage (name -> text).
+        parse_failures: units whose analysis stayed invalid.
+        exchanges: the LLM calls made for it.
+        usage: the LLM use of the analysis.
+    """
+
+    decomposition: Decomposition
+    units: list[dict[str, Any]]
+    symbols: dict[str, str]
+    parse_failures: int
+    exchanges: list[Exchange] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    def summary(self) -> str:
+        """The text the comparison step sees: one line per unit, then the symbols."""
+        lines = []
+        for unit in self.units:
+            lines_span = f"lines {unit['lines'][0]}-{unit['lines'][1]}"
+            description = unit["description"] or "(not analysed)"
+            lines.append(f"- {unit['kind']} ({lines_span}): {description}")
+        if self.symbols:
+            lines.append("Names: " + "; ".join(f"{name}: {text}" for name, text in self.symbols.items()))
+        return "\n".join(lines) or "- (nothing to analyse)"
+
+    def trace(self) -> dict[str, Any]:
+        return {
+            "decomposition": self.decomposition.as_dict(),
+            "units": self.units,
+            "symbols": self.symbols,
+            "parse_failures": self.parse_failures,
+            "exchanges": exchanges_as_dicts(self.exchanges),
+        }
+
+
+class DsaCqe(ScoringMethod):
+    """The full DSA-CQE method (decomposition, Semantic Storage, analysis, comparison).
+
+    Args:
+        prompts_dir: a folder with ``dsa_cqe_analyse.txt`` and ``dsa_cqe_compare.txt``
+            (default: the shipped templates).
+
+    The reference of a task is analysed once per run (per task and reference text);
+    samples of the same task wait for it rather than analyse it again.
+    """
+
+    name = "dsa-cqe"
+    scale = (float(SCORE_MIN), float(SCORE_MAX))
+
+    def __init__(self, prompts_dir: str | None = None):
+        self.analyse_template = load_template("dsa_cqe_analyse.txt", prompts_dir)
+        self.compare_template = load_template("dsa_cqe_compare.txt", prompts_dir)
+        self.prompt_version = version_of(self.analyse_template, self.compare_template)
+        self._references: dict[tuple[str, str], ProgramSemantics | LLMError] = {}
+        self._reference_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    # -- the method ------------------------------------------------------------------------
+    def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
+        result = MethodResult()
+        log: list[Exchange] = []
+        try:
+            try:
+                reference, fresh = self.reference_semantics(sample, context)
+            except LLMError as error:
+                # this sample's own analysis of the reference failed: its calls and exchanges are
+                # this row's (a remembered failure of an earlier sample carries none)
+                partial = getattr(error, "semantics", None)
+                if partial is not None:
+                    result.usage.add(partial.usage)
+                    result.reference_subcodes = len(partial.decomposition.subcodes)
+                    result.parse_failures += partial.parse_failures
+                    result.trace["reference"] = {**partial.trace(), "analysed_for_this_sample": True}
+                raise
+            if fresh:  # this sample paid for the reference analysis
+                result.usage.add(reference.usage)
+            result.reference_subcodes = len(reference.decomposition.subcodes)
+            result.trace["reference"] = {**reference.trace(), "analysed_for_this_sample": fresh}
+            result.parse_failures = reference.parse_failures if fresh else 0
+            try:
+                generation = self.analyse_program(
+                    sample.generation_program,
+                    role="generation",
+                    scope_key=_scope_key(context.run_key, sample.task_id, str(sample.sample_id), "generation"),
+                    context=context,
+                    usage=result.usage,
+                )
+            except LLMError as error:
+                partial = getattr(error, "semantics", None)
+                if partial is not None:  # its calls are already in result.usage
+                    result.subcodes = len(partial.decomposition.subcodes)
+                    result.parse_failures += partial.parse_failures
+                    result.trace["generation"] = partial.trace()
+                raise
+            result.subcodes = len(generation.decomposition.subcodes)
+            result.parse_failures += generation.parse_failures
+            result.trace["generation"] = generation.trace()
+            messages = self.compare_template.render(
+                language=context.language.name,
+                problem=sample.prompt,
+                reference=sample.reference,
+                generation=sample.generation,
+                reference_semantics=reference.summary(),
+                generation_semantics=generation.summary(),
+            )
+            score_by_repeated_answers(
+                messages, COMPARE_SCHEMA, context=context, prompt_version=self.prompt_version, step="compare",
+                result=result, log=log, trace_key="differences", trace_value=lambda answer: answer["differences"],
+            )
+        except LLMError as error:
+            result.status, result.error = error.status, str(error)
+        result.trace["compare"] = exchanges_as_dicts(log)
+        return result
+
+    # -- the reference, once per task -----------------------------------------------------------
+    def reference_semantics(self, sample: Sample, context: ScoringContext) -> tuple[ProgramSemantics, bool]:
+        """Return the reference's semantics and whether this call computed them.
+
+        Raises:
+            LLMError: the reference analysis failed (remembered: later samples of the task
+                get the same error without new calls).
+        """
+        digest = hashlib.sha256(sample.reference_program.encode("utf-8")).hexdigest()[:16]
+        key = (sample.task_id, digest)
+        with self._locks_lock:
+            lock = self._reference_locks.setdefault(key, threading.Lock())
+        with lock:
+            known = self._references.get(key)
+            if isinstance(known, LLMError):
+                raise type(known)(f"the reference analysis of {sample.task_id} failed earlier: {known}")
+            if known is not None:
+                return known, False
+            usage = Usage()
+            try:
+                semantics = self.analyse_program(
+                    sample.reference_program,
+                    role="reference",
+                    scope_key=_scope_key(context.run_key, sample.task_id, "reference", digest),
+                    context=context,
+                    usage=usage,
+                )
+            except LLMError as error:
+                partial = getattr(error, "semantics", None)
+                if partial is not None:
+                    partial.usage = usage
+                self._references[key] = error
+                raise
+            semantics.usage = usage
+            self._references[key] = semantics
+            return semantics, True
+
+    # -- steps 1-3 for one program ---------------------------------------------------------------
+    def analyse_program(
+        self, program: str, *, role: str, scope_key: str, context: ScoringContext, usage: Usage
+    ) -> ProgramSemantics:
+        """Decompose ``program`` and analyse its sub-codes with the Semantic Storage.
+
+        Args:
+            program: the whole program.
+            role: ``"generation"`` or ``"reference"`` (for trace step names).
+            scope_key: the storage scope (one isolated collection).
+            context: the run's context.
+            usage: counters to add this analysis's LLM use to.
+
+        Raises:
+            LLMCallError / BudgetExceededError: a call failed (parse failures are recorded);
+                the error's ``semantics`` attribute holds the :class:`ProgramSemantics` up to
+                the failure (decomposition, units analysed, exchanges), for the trace.
+        """
+        decomposition = decompose(program, context.language, context.max_subcodes)
+        units = _units(decomposition)
+        scope = context.storage.scope(scope_key)
+        log: list[Exchange] = []
+        analysed: list[dict[str, Any]] = []
+        parse_failures = 0
+        try:
+            for unit in units:
+                retrievals = scope.retrieve(list(unit.names), unit.text, context.k_nearest)
+                messages = self.analyse_template.render(
+                    language=context.language.name,
+                    kind=unit.kind,
+                    start_line=unit.start_line,
+                    end_line=unit.end_line,
+                    code=unit.text,
+                    problem="",
+                    known=[{"name": r.key, "description": r.description} for r in retrievals if r.how == "exact"],
+                    related=[{"key": r.key, "description": r.description} for r in retrievals if r.how == "nearest"],
+                )
+                record: dict[str, Any] = {
+                    "index": unit.index,
+                    "kind": unit.kind,
+                    "lines": [unit.start_line, unit.end_line],
+                    "names": list(unit.names),
+                    "retrievals": [r.as_dict() for r in retrievals],
+                    "description": None,
+                    "updates": [],
+                    "ignored_symbols": [],
+                }
+                analysed.append(record)
+                try:
+                    answer = context.llm.complete_json(
+                        messages,
+                        ANALYSIS_SCHEMA,
+                        prompt_version=self.prompt_version,
+                        step=f"analyse:{role}:{unit.index}",
+                        usage=usage,
+                        log=log,
+                    )
+                except LLMParseError as error:
+                    parse_failures += 1
+                    record["error"] = str(error)
+                    continue
+                record["description"] = answer["description"]
+                allowed = set(unit.names)
+                accepted = [(s["name"], s["description"]) for s in answer["symbols"] if s["name"] in allowed]
+                record["ignored_symbols"] = [s["name"] for s in answer["symbols"] if s["name"] not in allowed]
+                updates = scope.record_analysis(unit.index, unit.kind, unit.text, answer["description"], accepted)
+                record["updates"] = [update.as_dict() for update in updates]
+            symbols = scope.symbols()
+        except LLMError as error:
+            error.semantics = ProgramSemantics(decomposition, analysed, {}, parse_failures, log)
+            raise
+        finally:
+            if not context.keep_storage:
+                scope.drop()
+        return ProgramSemantics(decomposition, analysed, symbols, parse_failures, log)
+
+
+def _scope_key(*parts: str) -> str:
+    """One Semantic Storage scope per program. A JSON list, not a "/"-joined path: ids may hold
+    "/" (``HumanEval/0``), and task "a" sample "b/c" must not meet task "a/b" sample "c"."""
+    return json.dumps(parts, ensure_ascii=False)
+
+
+def _units(decomposition: Decomposition) -> list[_Unit]:
+    if decomposition.subcodes:
+        return [
+            _Unit(s.index, s.kind.value, s.text, s.start_line, s.end_line, tuple(s.names))
+            for s in decomposition.subcodes
+        ]
+    program = decomposition.program
+    return [_Unit(0, "Program", program, 1, max(1, program.count("\n") + 1), ())]

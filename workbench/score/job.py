@@ -1,0 +1,521 @@
+"""``workbench score`` as a library: load samples, run the methods, write rows as they arrive.
+
+Outputs in the run folder:
+
+* ``scores.jsonl``: one row per (sample, method), appended as each finishes (columns in
+  :data:`ROW_COLUMNS` plus carried input columns such as ``passed``);
+* ``scores_wide.jsonl``: one row per sample with a score column per method (``null`` when the
+  method failed) and the carried columns, rewritten at the end of every run: the table to pass
+  to ``workbench correlate`` (``-m dsa-cqe -m chrf --label passed``).
+* ``traces.jsonl``: one trace per (sample, method): sub-code tree, every prompt and
+  response, retrievals and storage updates.
+* ``run.json``: configuration, per-method status counts and mean scores, LLM accounting
+  (calls, cache hits, tokens, cost, seconds) and the wall time outside LLM calls.
+* ``chroma/``: the embedded Semantic Storage (unless a Chroma server is used).
+
+Resuming (``resume=True``) skips every (task, sample, method) already in
+``scores.jsonl``; with ``retry_failed`` the rows whose status is an error are scored again
+(their old rows stay, the newest row of a key wins when reading).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
+from workbench.errors import DataError, WorkbenchError
+from workbench.io import JsonlWriter, atomic_write, read_jsonl
+from workbench.options import OptionError
+from workbench.llm.cache import CacheMode, ResponseCache
+from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
+from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
+from workbench.score.config import ScoreConfig
+from workbench.score.methods import make_method
+from workbench.score.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
+
+#: held by a run for its whole length, so two runs never write one folder at once
+LOCK_FILE = ".score.lock"
+
+#: the columns of every ``scores.jsonl`` row (carried input columns follow)
+ROW_COLUMNS = (
+    "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
+    "status", "error", "subcodes", "reference_subcodes", "parse_failures", "llm_calls", "cache_hits",
+    "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
+)
+
+#: statuses that ``retry_failed`` scores again
+ERROR_STATUSES = frozenset({"llm_error", "parse_error", "budget_exceeded", "error"})
+
+
+@dataclass
+class Columns:
+    """Input column names. ``prompt=None`` means: use ``"prompt"`` if the data has it."""
+
+    task: str = "task_id"
+    sample: str | None = "sample_id"
+    generation: str = "generation"
+    reference: str = "reference"
+    prompt: str | None = None
+    carry: tuple[str, ...] | None = None
+
+
+def load_samples(
+    source: str | os.PathLike[str],
+    columns: Columns | None = None,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    use_prompt: bool = True,
+    select: str = "first",
+    stratify_column: str = "passed",
+    select_seed: int = 0,
+) -> list[Sample]:
+    """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
+
+    Args:
+        source: a data file, folder, bundled name or hub id.
+        columns: column names (:class:`Columns`).
+        split: keep only this split (default: all splits, in order).
+        limit: keep ``limit`` samples (all when None).
+        use_prompt: when False the prompt column is ignored (whole programs).
+        select: ``"first"`` keeps the first ``limit`` samples in file order; ``"stratified"``
+            spreads them over tasks and pass/fail
+            (:func:`workbench.score.selection.stratified_subset`).
+        stratify_column: the outcome column for ``"stratified"`` (carried into every row).
+        select_seed: seed of the stratified selection.
+
+    Returns:
+        samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
+        in file order (as ``workbench execute`` does); ``carry`` defaults to ``("passed",)`` when the data has that column.
+
+    Raises:
+        MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
+            (task, sample) pairs.
+    """
+    from workbench.data.loading import load_records
+
+    columns = columns or Columns()
+    loaded = load_records(source, splits=[split] if split else None)
+    available = loaded.column_names
+    prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
+    if not use_prompt:
+        prompt_column = None
+    sample_column = resolve_sample_column(available, columns.sample)
+    loaded.require_columns(
+        {
+            "--task-column": columns.task,
+            "--sample-column": sample_column,
+            "--generation-column": columns.generation,
+            "--reference-column": columns.reference,
+            "--prompt-column": prompt_column,
+        }
+    )
+    from workbench.score.selection import SELECTIONS, stratified_subset
+
+    if select not in SELECTIONS:
+        raise DataError(f"unknown selection {select!r}; choose from {', '.join(SELECTIONS)}")
+    stratified = select == "stratified" and limit is not None
+    carry = columns.carry if columns.carry is not None else tuple(c for c in ("passed",) if c in available)
+    if stratified and stratify_column not in carry:
+        carry = (*carry, stratify_column)
+    loaded.require_columns({"--carry": c for c in carry})
+    samples: list[Sample] = []
+    rows = (row for dataset in loaded.splits.values() for row in dataset)
+    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+        samples.append(
+            Sample(
+                task_id=task_id,
+                sample_id=sample_id,
+                generation=row[columns.generation] or "",
+                reference=row[columns.reference] or "",
+                prompt=(row[prompt_column] or "") if prompt_column else "",
+                carried={c: row[c] for c in carry},
+            )
+        )
+        if limit is not None and not stratified and len(samples) >= limit:
+            break
+    check_unique((s.key for s in samples), where=f"the samples ({source})",
+                 columns=(columns.task, sample_column or "numbered sample id"),
+                 hint="pass --sample-column with a unique id")
+    if stratified:
+        return stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
+    return samples
+
+
+@dataclass
+class RunReport:
+    """What a run did (also written to ``run.json``).
+
+    Attributes:
+        rows_written: rows appended by this run.
+        resumed_rows: (sample, method) pairs of this run found in ``scores.jsonl`` and not
+            scored again (rows of other samples or methods stay in the file, uncounted).
+        statuses: method -> status -> count (this run's rows).
+        mean_scores: method -> mean score of this run's ``ok`` rows.
+        usage: LLM accounting of this run.
+        wall_seconds: the run's wall time.
+        llm_seconds: wall time inside LLM calls (summed over threads).
+        outside_llm_share: 1 - llm_seconds / (wall_seconds * min(workers, samples to score)),
+            the share of the busy workers' time spent outside LLM calls (``None`` when
+            nothing ran).
+        paths: output files.
+    """
+
+    rows_written: int
+    resumed_rows: int
+    statuses: dict[str, dict[str, int]]
+    mean_scores: dict[str, float | None]
+    usage: dict[str, Any]
+    wall_seconds: float
+    llm_seconds: float
+    outside_llm_share: float | None
+    paths: dict[str, str]
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[str, Any]:
+    llm = config.llm
+    return {
+        "methods": {m.name: m.prompt_version for m in methods},
+        "model": llm.model if llm else None,
+        "api_base": llm.api_base if llm else None,
+        "temperature": llm.temperature if llm else None,
+        "top_p": llm.top_p if llm else None,
+        "max_tokens": llm.max_tokens if llm else None,
+        "structured": llm.structured if llm else None,
+        "seed": llm.seed if llm else None,
+        "n_samples": config.n_samples,
+        "max_subcodes": config.max_subcodes,
+        "k_nearest": config.k_nearest,
+        "language": config.language,
+        "embedding_model": config.embedding_model or "minilm",
+        # and every option declared with option(..., recorded=True), e.g. a new scoring mode
+        **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
+    }
+
+
+#: options declared ``recorded`` on :class:`ScoreConfig` (beyond the fixed ones above): recorded in
+#: ``run.json`` and checked on resume, without another line here
+RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
+
+#: options recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
+SCORE_CHANGING_OPTIONS = (
+    "model", "n_samples", "max_subcodes", "temperature", "top_p", "max_tokens", "structured", "seed",
+    "k_nearest", "language", "embedding_model", *RECORDED_OPTIONS,
+)
+
+
+def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+    """Refuse to resume a run folder scored with other score-changing options.
+
+    Options the folder's ``run.json`` does not record (written by an older version) are not
+    checked, nor are the model options of a run without an LLM method (recorded as ``None``:
+    they cannot change its scores).
+
+    Raises:
+        WorkbenchError: naming the option and both values.
+    """
+    if not run_file.exists():
+        return
+    try:
+        previous = json.loads(run_file.read_text()).get("config", {})
+    except (OSError, ValueError):
+        return
+    for key in SCORE_CHANGING_OPTIONS:
+        if key in previous and record[key] is not None and previous[key] != record[key]:
+            raise WorkbenchError(
+                f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
+                f"use another --output or the same options"
+            )
+    for name, version in record["methods"].items():
+        old = previous.get("methods", {}).get(name)
+        if old is not None and old != version:
+            raise WorkbenchError(
+                f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
+            )
+
+
+def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
+    """Refuse carried columns that would clash with the output's own columns.
+
+    A carried column named like a row column (``model``, ``score``, ...) would be dropped from
+    ``scores.jsonl`` rows, and one named like a method (the ICE-Score file's ``chrf``) would
+    overwrite that method's score in ``scores_wide.jsonl``.
+
+    Raises:
+        OptionError: naming the column.
+    """
+    taken = {*ROW_COLUMNS, *(m.name for m in methods)}
+    for column in dict.fromkeys(c for sample in samples for c in sample.carried):
+        if column in taken:
+            what = "a scoring method of this run" if column not in ROW_COLUMNS else "a column of every scores.jsonl row"
+            raise OptionError(
+                f"{{carry}} {column}: that name is {what}, so the carried values would be lost or would replace "
+                f"our own; rename the input column (e.g. to shipped_{column}) before scoring", "carry",
+            )
+
+
+def score_samples(
+    samples: Iterable[Sample],
+    config: ScoreConfig,
+    output_dir: str | os.PathLike[str],
+    *,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    mock_response: str | MockResponder | None = None,
+    extra_llm_params: dict[str, Any] | None = None,
+) -> RunReport:
+    """Score ``samples`` with every method of ``config`` and write the run folder.
+
+    Args:
+        samples: the samples (see :func:`load_samples`).
+        config: a :class:`~workbench.score.config.ScoreConfig`.
+        output_dir: the run folder.
+        on_row: called with each row as it is written (progress display).
+        on_start: called once before scoring with (rows to score, rows already in
+            ``scores.jsonl``), both counting this run's (sample, method) pairs.
+        mock_response: passed to litellm as ``mock_response`` (tests, dry runs): a text or a
+            function of (messages, schema).
+        extra_llm_params: more keyword arguments of every ``litellm.completion`` call (tests).
+
+    Returns:
+        the :class:`RunReport`.
+
+    Raises:
+        DataError: two samples share a (task, sample) id.
+        WorkbenchError: an existing run folder without ``resume``/``overwrite``, a missing
+            local provider, an unusable Chroma store. Per-sample LLM failures are never
+            raised: they are rows with their status.
+    """
+    from workbench.languages.registry import get_language
+
+    samples = list(samples)
+    methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.method)]
+    _check_carried_columns(samples, methods)
+    check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
+    language = get_language(config.language)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = _lock_run_folder(out)
+    try:
+        scores_path, traces_path, run_path = out / SCORES_FILE, out / TRACES_FILE, out / RUN_FILE
+        if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
+            raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
+                              "resume", "overwrite")
+        record = _config_record(config, methods)
+        if config.resume:
+            _check_resume_compatible(run_path, record)
+
+        done: set[tuple[str, str, str]] = set()
+        if config.resume:
+            for row in read_jsonl(scores_path):
+                if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                    continue
+                done.add((*row_key(row), row["method"]))
+
+        llm = None
+        cache = None
+        if any(m.uses_llm for m in methods):
+            if config.response_cache_dir is not None:
+                cache = ResponseCache(config.response_cache_dir, CacheMode(config.cache))
+            llm = LLMClient(config.llm, cache, mock_response=mock_response, extra_params=extra_llm_params or {})
+        context = ScoringContext(
+            language=language,
+            llm=llm,
+            n_samples=config.n_samples,
+            max_subcodes=config.max_subcodes,
+            k_nearest=config.k_nearest,
+            storage_factory=lambda: _open_storage(config, out),
+            run_key=f"{out.resolve()}",
+            keep_storage=config.keep_storage,
+        )
+        # the folder's own check above gives the message for an existing run; here "new" is "overwrite"
+        mode = "resume" if config.resume else "overwrite"
+        scores_writer = JsonlWriter(scores_path, mode, keep_rows=False)
+        traces_writer = JsonlWriter(traces_path, mode, keep_rows=False)
+        atomic_write(run_path, json.dumps({"config": record, "status": "running"}, indent=2))
+
+        statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+        score_values: dict[str, list[float]] = {m.name: [] for m in methods}
+        written = 0
+        started = time.perf_counter()
+
+        def work(sample: Sample) -> list[dict[str, Any]]:
+            rows = []
+            for method in methods:
+                if (*sample.key, method.name) in done:
+                    continue
+                began = time.perf_counter()
+                try:
+                    if not sample.reference.strip():
+                        # nothing to compare against: recorded, never silently dropped
+                        result = MethodResult(status="skipped", error="the reference is empty")
+                    else:
+                        result = method.score(sample, context)
+                except WorkbenchError:
+                    raise  # configuration problems (storage, provider) stop the run
+                except Exception as error:  # a bug or a hostile input: record it, keep going
+                    result = MethodResult(status="error", error=f"{type(error).__name__}: {error}")
+                row = _row(sample, method, result, config, time.perf_counter() - began)
+                traces_writer.write({"task_id": sample.task_id, "sample_id": sample.sample_id, "method": method.name,
+                                     "status": result.status, "trace": result.trace})
+                scores_writer.write(row)
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+            return rows
+
+        todo = [s for s in samples if any((*s.key, m.name) not in done for m in methods)]
+        # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
+        resumed = sum((*s.key, m.name) in done for s in samples for m in methods)
+        if on_start is not None:
+            on_start(len(samples) * len(methods) - resumed, resumed)
+        try:
+            with ThreadPoolExecutor(max_workers=config.workers) as pool:
+                futures = [pool.submit(work, sample) for sample in todo]
+                try:
+                    for future in as_completed(futures):
+                        for row in future.result():
+                            written += 1
+                            statuses[row["method"]][row["status"]] += 1
+                            if row["status"] == "ok" and row["score"] is not None:
+                                score_values[row["method"]].append(row["score"])
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        finally:
+            scores_writer.close()
+            traces_writer.close()
+            if cache is not None:
+                cache.close()
+            # also after an interrupt or a configuration error: the rows written so far stay usable
+            write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
+        wall = time.perf_counter() - started
+        usage = llm.usage if llm is not None else Usage()
+        capacity = wall * min(config.workers, max(1, len(todo)))
+        report = RunReport(
+            rows_written=written,
+            resumed_rows=resumed,
+            statuses={name: dict(counter) for name, counter in statuses.items()},
+            mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
+            usage=usage.as_dict(),
+            wall_seconds=wall,
+            llm_seconds=usage.llm_seconds,
+            outside_llm_share=(max(0.0, 1.0 - usage.llm_seconds / capacity) if capacity > 0 else None),
+            paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
+                   "run": str(run_path)},
+            config=record,
+        )
+        atomic_write(run_path, json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+        return report
+    finally:
+        lock.release()
+
+
+def run_score(
+    source: str | os.PathLike[str], config: ScoreConfig, output_dir: str | os.PathLike[str], **hooks: Any
+) -> RunReport:
+    """Load the samples of ``source`` and score them into ``output_dir``: what ``workbench score`` runs.
+
+    Args:
+        source: a data file, folder, bundled name or hub id with the generations and references.
+        config: the options (:class:`~workbench.score.config.ScoreConfig`): methods, model,
+            columns, which samples.
+        output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
+            ``run.json``, ``chroma/``).
+        hooks: ``on_row``, ``on_start``, ``mock_response``, ``extra_llm_params`` of :func:`score_samples`.
+
+    Returns:
+        the :class:`RunReport` (also in ``run.json``).
+
+    Raises:
+        MissingColumnError / MissingSplitError / DataError: the data does not fit the columns.
+        WorkbenchError: as :func:`score_samples`.
+
+    Example::
+
+        from workbench import ScoreConfig, run_score
+
+        config = ScoreConfig(method=["ice-score", "chrf"], model="local/qwen2.5-coder-0.5b",
+                             generation_column="completion_multipl_e", limit=4, select="stratified")
+        report = run_score("humaneval-codex-python", config, "runs/score")
+        print(report.mean_scores, report.paths["scores_wide"])
+    """
+    columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
+                      reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
+    samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
+                           select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
+    return score_samples(samples, config, output_dir, **hooks)
+
+
+def _lock_run_folder(out: Path):
+    """Take the run folder's lock (an OS file lock, released when the process ends, even by SIGKILL).
+
+    Raises:
+        WorkbenchError: another run holds it.
+    """
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise WorkbenchError(
+            f"another workbench score run is using {out}; wait for it to finish (or stop it), or use another --output"
+        ) from None
+    return lock
+
+
+def _open_storage(config: ScoreConfig, out: Path):
+    from workbench.score.embeddings import check_embedder, make_embedder
+    from workbench.score.storage import SemanticStorage
+
+    llm = config.llm
+    retries = {"max_retries": llm.max_retries, "retry_wait_s": llm.retry_wait_s} if llm else {}
+    embedder = make_embedder(config.embedding_model, config.embedding_api_base, **retries)
+    check_embedder(embedder)  # a model that never answers stops the run here, not as one llm_error per sample
+    if config.chroma_host:
+        return SemanticStorage.http(config.chroma_host, config.chroma_port, embedder)
+    return SemanticStorage.persistent(out / "chroma", embedder)
+
+
+def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: ScoreConfig, seconds: float) -> dict[str, Any]:
+    usage = result.usage
+    row = {
+        "task_id": sample.task_id,
+        "sample_id": sample.sample_id,
+        "method": method.name,
+        "model": config.model if method.uses_llm else None,
+        "score": result.score,
+        "scores": result.scores,
+        "score_spread": result.spread,
+        "scale_min": method.scale[0],
+        "scale_max": method.scale[1],
+        "status": result.status,
+        "error": result.error,
+        "subcodes": result.subcodes,
+        "reference_subcodes": result.reference_subcodes,
+        "parse_failures": result.parse_failures,
+        "llm_calls": usage.calls,
+        "cache_hits": usage.cache_hits,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "tokens": usage.tokens,
+        "cost_usd": usage.cost_usd,
+        "seconds": round(seconds, 4),
+        "llm_seconds": round(usage.llm_seconds, 4),
+        "prompt_version": method.prompt_version or None,
+    }
+    for column, value in sample.carried.items():
+        row.setdefault(column, value)
+    return row

@@ -1,0 +1,80 @@
+"""Which samples an expensive scoring run looks at: the first N, or a stratified subset.
+
+A correlation with execution needs both outcomes, and per-problem correlations need tasks
+that have both passing and failing samples. Scoring "the first N rows" of a file sorted by
+task gives a handful of tasks, often with one outcome only. :func:`stratified_subset` spreads
+a budget of N samples over tasks and over pass/fail, deterministically for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.errors import DataError
+from workbench.score.base import Sample
+
+#: the ways of choosing samples (``--select`` of ``workbench score``)
+SELECTIONS = ("first", "stratified")
+
+
+def _outcome(value: Any, task_id: str, column: str) -> bool:
+    try:
+        return float(value) >= 0.5
+    except (TypeError, ValueError):
+        raise DataError(
+            f"cannot stratify on {column!r}: task {task_id!r} has value {value!r} (expected 0/1 or a pass ratio)"
+        ) from None
+
+
+def stratified_subset(samples: Sequence[Sample], limit: int, *, label: str = "passed", seed: int = 0) -> list[Sample]:
+    """Pick ``limit`` samples spread over tasks and over execution outcomes.
+
+    Tasks that have both passing and failing samples come first (they are the ones that carry
+    within-task information for per-problem Kendall tau-b), in a seeded random order, then the
+    other tasks. The picks go round by round: in each round every task gives one passing and
+    one failing sample while it has them (each drawn at random without replacement). So a
+    budget of ``2 x T`` samples covers ``T`` mixed tasks with one sample of each outcome, and
+    the subset for a smaller ``limit`` is a prefix of the one for a larger ``limit`` (raising
+    the limit of a resumed run only adds samples).
+
+    Args:
+        samples: candidates; ``sample.carried[label]`` holds the outcome (0/1, or a pass ratio:
+            >= 0.5 counts as passing).
+        limit: number of samples wanted (>= 1); fewer are returned only when there are fewer.
+        label: the carried column with the outcome.
+        seed: seed of the random orders.
+
+    Returns:
+        the chosen samples, in pick order.
+
+    Raises:
+        DataError: ``label`` was not carried, or holds a value that is not a number.
+        ValueError: ``limit`` < 1.
+    """
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    if samples and label not in samples[0].carried:
+        raise DataError(f"stratified selection needs the {label!r} column (carried with --carry {label})")
+    rng = random.Random(seed)
+    strata: dict[str, tuple[list[Sample], list[Sample]]] = {}
+    for sample in samples:
+        passing, failing = strata.setdefault(sample.task_id, ([], []))
+        (passing if _outcome(sample.carried.get(label), sample.task_id, label) else failing).append(sample)
+    for passing, failing in strata.values():
+        rng.shuffle(passing)
+        rng.shuffle(failing)
+    tasks = list(strata)
+    rng.shuffle(tasks)
+    # mixed tasks first; the sort is stable, so the seeded order holds within each group
+    tasks.sort(key=lambda task: not (strata[task][0] and strata[task][1]))
+    picked: list[Sample] = []
+    for depth in range(max((max(len(p), len(f)) for p, f in strata.values()), default=0)):
+        for task in tasks:
+            for stratum in strata[task]:
+                if depth < len(stratum):
+                    picked.append(stratum[depth])
+                    if len(picked) == limit:
+                        return picked
+    return picked

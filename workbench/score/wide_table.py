@@ -1,0 +1,48 @@
+"""The wide score table ``workbench correlate`` reads, built from a run's ``scores.jsonl``
+(the row files themselves are written by :class:`workbench.io.JsonlWriter`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from workbench.data.samples import SampleKey, row_key
+from workbench.io import atomic_open, read_jsonl
+
+#: the files of a ``workbench score`` run folder (described in :mod:`workbench.score.job`)
+SCORES_FILE = "scores.jsonl"
+WIDE_SCORES_FILE = "scores_wide.jsonl"
+TRACES_FILE = "traces.jsonl"
+RUN_FILE = "run.json"
+
+
+def write_wide_table(
+    scores_path: str | os.PathLike[str], wide_path: str | os.PathLike[str], row_columns: tuple[str, ...]
+) -> int:
+    """Write one row per (task_id, sample_id) with one score column per method.
+
+    ``scores.jsonl`` holds one row per (sample, method); ``workbench correlate`` wants one row
+    per sample with a column per metric. A method's column is its ``score`` when the row's
+    status is ``ok`` and ``null`` otherwise (so failures are counted as missing, never as 0);
+    carried input columns (``passed``, ...; every column not in ``row_columns``) are kept. The
+    newest row of a (task, sample, method) wins, as when resuming with ``retry_failed``.
+
+    Args:
+        scores_path: the run's ``scores.jsonl``.
+        wide_path: the file to write (JSON Lines), replaced atomically.
+        row_columns: the per-method columns of ``scores.jsonl`` (not carried into the table).
+
+    Returns:
+        the number of rows written.
+    """
+    samples: dict[SampleKey, dict[str, Any]] = {}
+    for row in read_jsonl(scores_path):
+        key = row_key(row)
+        wide = samples.setdefault(key, {"task_id": row["task_id"], "sample_id": row["sample_id"]})
+        wide.update({k: v for k, v in row.items() if k not in row_columns})
+        wide[row["method"]] = row["score"] if row.get("status") == "ok" else None
+    with atomic_open(wide_path) as handle:
+        for wide in samples.values():
+            handle.write(json.dumps(wide) + "\n")
+    return len(samples)
