@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TEST_DATA = REPO_ROOT / "tests" / "data"
+TEST_DATA = REPO_ROOT / "tests" / "fixtures"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -39,7 +39,7 @@ def shared_bench() -> Path:
 
 @pytest.fixture(scope="session")
 def test_data() -> Path:
-    """The small data slices committed under ``tests/data``."""
+    """The small data slices committed under ``tests/fixtures``."""
     return TEST_DATA
 
 

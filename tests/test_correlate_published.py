@@ -1,6 +1,6 @@
 """Acceptance: ``correlate`` reproduces ICE-Score's published HumanEval correlations
 (``ice-score/published_correlations_ice_score.csv``, from terryyz/ice-score ``compute_results.ipynb``;
-its HumanEval rows are copied to ``tests/data``) to 3 decimals: on the flat Python file (and the
+its HumanEval rows are copied to ``tests/fixtures``) to 3 decimals: on the flat Python file (and the
 same set bundled in the package, so this runs even without ``../shared``), and on the Java and
 C++ grade files read by the importer."""
 

@@ -1,7 +1,7 @@
 """The run report (workbench.report): data collected from a real run folder, missing and failed
 stages, damaged files, hostile content, the CLI.
 
-``tests/data/run-fixture`` is a trimmed copy of a real run (``tests/data/make_run_fixture.py``):
+``tests/fixtures/run-fixture`` is a trimmed copy of a real run (``tests/fixtures/make_run_fixture.py``):
 ICE-Score HumanEval-Python rows, dedup and decontamination by ``workbench dedup``, execution by
 ``workbench execute``, LLM scores by ``workbench score`` with the real local model smollm2-135m,
 correlations by ``workbench correlate``.
@@ -25,7 +25,7 @@ from workbench.report.references import REFERENCE_CORRELATIONS
 from workbench.report.sample_views import subcode_tree
 from workbench.report.sections import cohen_kappa
 
-FIXTURE = Path(__file__).parent / "data" / "run-fixture"
+FIXTURE = Path(__file__).parent / "fixtures" / "run-fixture"
 HOSTILE = '</script><script>alert("pwned")</script><img src=x onerror="alert(1)">'
 
 

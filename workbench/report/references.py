@@ -90,7 +90,7 @@ REFERENCE_CORRELATIONS: tuple[ReferenceValue, ...] = (
 * ICE-Score (Zhuo, EACL Findings 2024), HumanEval-Python, from the stored outputs of
   terryyz/ice-score @ 4e45c6dc ``compute_results.ipynb`` (our copy:
   ``../shared/data/ice-score/published_correlations_ice_score.csv``, HumanEval rows also in
-  ``tests/data/ice_score_published_humaneval.csv``): Kendall tau, example level (= per problem)
+  ``tests/fixtures/ice_score_published_humaneval.csv``): Kendall tau, example level (= per problem)
   / corpus level (= pooled). GPT-3.5 with reference, no reasoning (``gpt35_nswr``, the shipped
   column and the closest setting to our ``ice-score`` method) .318 / .425; without reference
   (``gpt35_nsnr``) .279 / .294; chrF .262 / .328; CodeBLEU .272 / .303; CodeBERTScore-F1
