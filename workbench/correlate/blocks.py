@@ -18,7 +18,7 @@ The concordance matrix comes from per-(task, label value) histograms when the la
 values (0/1, pass ratios), else from all row pairs in chunks; either way once per metric, and the
 bootstrap is then matrix algebra. The matrices hold ``T x n`` cells: past
 :data:`MAX_TASK_ROW_CELLS` the caller switches to :mod:`workbench.correlate.direct`.
-``tests/test_correlate_stats.py`` checks every value against scipy.
+``tests/correlate/test_stats.py`` checks every value against scipy.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def token_id(token: bytes) -> int:
     tokens with one id would make two bags look more alike than they are; for ``V``
     distinct tokens in a run the chance that any two collide is at most ``V**2 / 2**65``
     (the birthday bound for a 64-bit hash that behaves as a random function), 2.7e-8 for a
-    million distinct tokens and 2.7e-4 for a hundred million. ``tests/test_dedup_corpus.py``
+    million distinct tokens and 2.7e-4 for a hundred million. ``tests/dedup/test_corpus.py``
     checks that the id bags of the 2k corpus are exactly its token bags.
     """
     return xxh3_64_intdigest(token)

@@ -14,7 +14,7 @@ from workbench.run.config import ConfigError, build_config, load_config, parse_o
 from workbench.run.preflight import run_preflight
 from workbench.run.stages import plan_stages
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO / "configs" / "humaneval.toml"
 
 

@@ -25,7 +25,7 @@ from workbench.report.references import REFERENCE_CORRELATIONS
 from workbench.report.sample_views import subcode_tree
 from workbench.report.sections import cohen_kappa
 
-FIXTURE = Path(__file__).parent / "fixtures" / "run-fixture"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "run-fixture"
 HOSTILE = '</script><script>alert("pwned")</script><img src=x onerror="alert(1)">'
 
 

