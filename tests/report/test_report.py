@@ -449,3 +449,32 @@ def test_stage_files_of_the_wrong_shape_are_reported_not_fatal(run_dir, content)
     data = build_report_data(run_dir)
     html = render_html(json.loads(json.dumps(data)))
     assert data["samples"] and "<details" in html
+
+
+def test_distributions_keep_file_order_whatever_the_hash_seed(tmp_path):
+    """report.json's score lists follow the files' row order, not string hashes: the same run
+    folder gives the same lists under two PYTHONHASHSEED values (real subprocesses)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import json, sys; from workbench.report import build_report_data; "
+              "print(json.dumps(build_report_data(sys.argv[1])['distributions'], sort_keys=True))")
+    outputs = []
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script, str(FIXTURE)], env=env, capture_output=True,
+                              text=True, check=True, timeout=600)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    distributions = json.loads(outputs[0])
+    everything = [m for m, d in distributions.items() if d["scope"] == "all"]
+    assert everything, "the fixture should have a method scored on all rows"
+    # the first passed scores of an all-rows method are those of the wide table's first passed rows
+    wide = _rows(FIXTURE / "score" / "all" / "scores_wide.jsonl")
+    labels = {(r["task_id"], str(r["sample_id"])): r["passed"] for r in _rows(FIXTURE / "execute" / "results.jsonl")}
+    method = everything[0]
+    expected = [round(float(r[method]), 4) for r in wide
+                if isinstance(r.get(method), (int, float)) and not isinstance(r.get(method), bool)
+                and labels.get((r["task_id"], str(r["sample_id"]))) == 1]
+    assert distributions[method]["passed"][:len(expected)] == expected

@@ -163,7 +163,8 @@ def _distributions(
 
     Returns:
         method -> ``{"scope": "subset"|"all", "scale": [min, max] | None, "passed": [scores],
-        "failed": [scores]}``.
+        "failed": [scores]}``; scores in file order (the wide score table's rows, then data rows
+        it lacks), so ``report.json`` is the same from run to run.
     """
     tables = {}
     for scope in SCOPES:
@@ -174,7 +175,9 @@ def _distributions(
     for entry in headline:
         method = entry["method"]
         scope = "subset" if entry["kind"] == "llm" or not (tables["all"] or data) else "all"
-        keys = tables[scope].keys() if scope == "subset" else (tables["all"].keys() | data.keys())
+        # file order (score table first, then data rows it lacks): a set union would order
+        # report.json's lists by string hashes, which differ from run to run
+        keys = tables[scope].keys() if scope == "subset" else dict.fromkeys([*tables["all"], *data]).keys()
         split = {"scope": scope, "scale": (entry.get("accounting") or {}).get("scale"), "passed": [], "failed": []}
         for key in keys:
             value = (tables[scope].get(key) or {}).get(method)
