@@ -1,8 +1,9 @@
-"""``workbench models``: list, pull and import the local GGUF models behind ``local/<alias>``."""
+"""``workbench models``: list, pull, import and serve the local models (GGUF LLMs behind ``local/<alias>``)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from enum import Enum
 from pathlib import Path
 
@@ -116,3 +117,53 @@ def import_command(
     """Copy a file you already have into the store, after checking its pinned sha256 and size."""
     path = models.copy_into_store(alias, file, cache_dir)
     console.print(f"{alias}: verified and stored at {path}")
+
+
+@models_app.command("serve")
+def serve_command(
+    model: str = typer.Argument(..., help=f"An alias ({', '.join(models.REGISTRY)}) or a path to a .gguf file."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="TCP port; 0 picks a free one (printed)."),
+    api_key: str | None = typer.Option(
+        None, "--api-key", envvar="WORKBENCH_SERVE_API_KEY", show_envvar=True,
+        help="The key every request must carry (Bearer); default: a new random key (printed).",
+    ),
+    n_ctx: int | None = typer.Option(None, "--n-ctx", min=16, help="Context window per slot in tokens (default 4096 or $WORKBENCH_LOCAL_N_CTX)."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads (default: every usable CPU or $WORKBENCH_LOCAL_THREADS)."),
+    parallel: int = typer.Option(1, "--parallel", min=1, help="Requests decoded at once (slots)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON line (base_url, model, litellm_model, api_key, pid) instead of text."),
+) -> None:
+    """Serve a local model as an OpenAI-compatible HTTP server until Ctrl-C / SIGTERM.
+
+    Runs then use it with --model openai/NAME --api-base BASE_URL and OPENAI_API_KEY=KEY (all three printed); sampling defaults are the same as local/ALIAS in process.
+    """
+    import signal
+
+    from workbench.errors import WorkbenchError
+    from workbench.llm.serve import serve
+
+    try:
+        served = serve(model, host=host, port=port, api_key=api_key, n_ctx=n_ctx, n_threads=threads, parallel=parallel)
+    except ValueError as error:
+        raise WorkbenchError(str(error)) from error
+    if json_output:
+        typer.echo(json.dumps(served.as_dict()))
+    else:
+        typer.echo(f"serving {served.path} (n_ctx {served.n_ctx}, {served.parallel} slot(s))")
+        typer.echo(f"base URL: {served.base_url}")
+        typer.echo(f"model:    openai/{served.model}")
+        typer.echo(f"API key:  {served.api_key}")
+        typer.echo(
+            f"e.g. OPENAI_API_KEY={served.api_key} workbench score ... --model openai/{served.model} "
+            f"--api-base {served.base_url}"
+        )
+    sys.stdout.flush()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda *_: served.stop())
+    try:
+        while not served.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        served.stop()

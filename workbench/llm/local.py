@@ -1,40 +1,61 @@
-"""The ``local`` litellm provider: GGUF models run in process with llama.cpp.
+"""The ``local`` litellm provider: GGUF models run in process by llama.cpp (prebuilt ``xllamacpp``).
 
 After :func:`register`, ``litellm.completion(model="local/<alias-or-path>", messages=...)``
 (and ``litellm.acompletion``) answer from a model of :mod:`workbench.llm.models` (pulled
 and verified on first use unless ``WORKBENCH_AUTO_PULL=0``) or from a user's own ``.gguf``
 file, and return an ordinary ``litellm.ModelResponse`` with ``usage`` filled and a cost of 0.
 
+The engine is llama.cpp's own server code (``xllamacpp.Server``, pinned in ``pyproject.toml``),
+called in process with request dicts; no HTTP is involved in a call. Each loaded model's
+server also listens on a random 127.0.0.1 port (xllamacpp cannot turn that off); it is
+protected by a random API key that never leaves this process.
+
 What the provider honours:
 
-* the chat template stored in the GGUF (``tokenizer.chat_template``), as llama.cpp applies it;
-* ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``seed``, ``max_tokens`` (or
+* the chat template stored in the GGUF (``tokenizer.chat_template``), applied by llama.cpp;
+* ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``typical_p``, ``seed``, ``max_tokens`` (or
   ``max_completion_tokens``), ``stop``, ``presence_penalty``, ``frequency_penalty``,
-  ``repeat_penalty`` (left out: llama-cpp-python's defaults, e.g. temperature 0.2 and
-  repeat_penalty 1.1, not OpenAI's);
+  ``repeat_penalty``, ``repeat_last_n``. Every one is sent with every request: a parameter the
+  caller leaves out takes :data:`SAMPLING_DEFAULTS` (llama-cpp-python's defaults, which this
+  provider used before, so cached answers keep their meaning), never llama.cpp server's own
+  defaults (temperature 0.8, no repeat penalty, a random seed);
+* ``logprobs`` / ``top_logprobs`` (0-20): the answer carries OpenAI-format log-probabilities,
+  ``choices[0].logprobs.content[i].{token, bytes, logprob, top_logprobs}``: the natural-log
+  softmax of the model's logits at that position, before penalties, grammar and temperature
+  (so a JSON-constrained answer still shows the unconstrained alternatives);
 * ``response_format``: ``{"type": "json_object"}`` (any JSON object), ``{"type": "json_object",
   "schema": {...}}`` or OpenAI's ``{"type": "json_schema", "json_schema": {"schema": {...}}}``;
-  decoding is constrained by a llama.cpp grammar built from the schema, so the answer parses
+  decoding is constrained by the schema (llama.cpp with LLGuidance), so the answer parses
   (unless ``max_tokens`` cuts it: then ``finish_reason`` is ``"length"``);
 * ``timeout`` (seconds): checked while waiting for the model and after every generated token;
   past it the call raises ``litellm.Timeout`` (prompt evaluation itself is not interruptible,
   nor is the first-use pull and load of a model);
 * ``n_ctx`` and ``n_threads`` as extra keyword arguments (or ``$WORKBENCH_LOCAL_N_CTX``,
   ``$WORKBENCH_LOCAL_THREADS``); defaults: 4096 tokens and every CPU this process may use.
+  A prompt longer than ``n_ctx`` raises ``litellm.ContextWindowExceededError`` naming both sizes.
 
 Each (file, n_ctx, n_threads) is loaded once per process; calls to one model are serialised
-by a lock (a llama.cpp context is not thread-safe), calls to different models run in parallel.
-Every call evaluates its prompt from scratch (no KV-cache reuse between calls), so the same
-messages, parameters and seed give the same answer.
+by a lock (one llama.cpp slot), calls to different models run in parallel. Every call
+evaluates its prompt from scratch (``cache_prompt`` off: a reused prefix changes the logits
+slightly), so the same messages, parameters and seed give the same answer, in any process.
+
+Example (downloads SmolLM2-135M, 98 MB, on first use)::
+
+    import litellm
+    from workbench.llm import local
+    local.register()
+    answer = litellm.completion(model="local/smollm2-135m", temperature=0, max_tokens=8,
+                                messages=[{"role": "user", "content": "Say hi."}],
+                                logprobs=True, top_logprobs=3)
+    answer.choices[0].logprobs.content[0].top_logprobs
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
-import json
 import os
+import secrets
 import sys
 import threading
 import time
@@ -45,7 +66,7 @@ from typing import Any
 
 # llama.cpp's OpenMP threads busy-wait by default; on a shared or oversubscribed machine that
 # slowed generation 10-20x in our measurements (benchmarks/local_llm_bench.py
-# --omp-wait-policy active). Must be set before libgomp loads, i.e. before llama_cpp is imported.
+# --omp-wait-policy active). Must be set before libgomp loads, i.e. before xllamacpp is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -61,11 +82,39 @@ THREADS_ENV = "WORKBENCH_LOCAL_THREADS"
 #: context window in tokens when neither the call nor the environment sets one
 DEFAULT_N_CTX = 4096
 
-#: OpenAI-style parameters passed on to llama.cpp's sampler
-_SAMPLING = (
-    "temperature", "top_p", "top_k", "min_p", "seed", "max_tokens", "stop",
-    "presence_penalty", "frequency_penalty", "repeat_penalty",
-)  # fmt: skip
+#: The value of every sampling parameter a caller leaves out: llama-cpp-python 0.3's defaults
+#: (``Llama.create_chat_completion``), the engine this provider had before, so an answer cached
+#: under given parameters means the same thing. ``seed`` 0 makes a call without a seed
+#: reproducible too. ``max_tokens`` None: until the model stops or the context is full.
+SAMPLING_DEFAULTS: Mapping[str, Any] = {
+    "temperature": 0.2,
+    "top_p": 0.95,
+    "top_k": 40,
+    "min_p": 0.05,
+    "typical_p": 1.0,
+    "repeat_penalty": 1.1,
+    "repeat_last_n": 64,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "seed": 0,
+    "max_tokens": None,
+    "stop": None,
+}
+#: llama.cpp server features that are off here, each set explicitly: mirostat, DRY, XTC, top-n-sigma
+#: and dynamic temperature are off in llama-cpp-python too; the sampler order is its order.
+_FIXED_SAMPLING: Mapping[str, Any] = {
+    "mirostat": 0,
+    "dry_multiplier": 0.0,
+    "xtc_probability": 0.0,
+    "top_n_sigma": -1.0,
+    "dynatemp_range": 0.0,
+    "samplers": ["penalties", "top_k", "typ_p", "top_p", "min_p", "temperature"],
+    "ignore_eos": False,
+    "n_probs": 0,
+}
+#: the most alternatives ``top_logprobs`` may ask for (OpenAI's limit)
+MAX_TOP_LOGPROBS = 20
+
 _LOADING = ("n_ctx", "n_threads")
 #: accepted and without effect in process
 _IGNORED = ("stream_options", "user", "max_retries", "extra_headers", "parallel_tool_calls")
@@ -73,25 +122,50 @@ _IGNORED = ("stream_options", "user", "max_retries", "extra_headers", "parallel_
 _lock = threading.Lock()
 
 
+def _xllamacpp() -> Any:
+    """The ``xllamacpp`` module, or an ImportError that says what to install."""
+    try:
+        import xllamacpp
+    except ImportError as error:
+        if "libgomp" in str(error):
+            raise ImportError(
+                f"xllamacpp needs the system's OpenMP runtime ({error}): apt-get install libgomp1 "
+                "(dnf install libgomp, apk add libgomp)"
+            ) from error
+        raise ImportError(f"local models need xllamacpp: pip install 'workbench[local]' ({error})") from error
+    return xllamacpp
+
+
+def check_engine() -> None:
+    """Loads llama.cpp (xllamacpp) once, so a missing package or system library fails early.
+
+    Raises:
+        ImportError: with the command that installs what is missing.
+    """
+    _xllamacpp()
+
+
 @dataclass
 class LoadedModel:
     """A model in memory.
 
     Attributes:
-        llama: the ``llama_cpp.Llama`` instance.
+        server: the ``xllamacpp.Server`` (llama.cpp's server engine, one slot).
         path: the GGUF file it was loaded from.
         n_ctx: the context window in tokens.
         n_threads: CPU threads for generation and prompt evaluation.
         lock: held while the model generates.
         load_seconds: wall time of the load.
+        address: the loopback address the server also listens on (key-protected).
     """
 
-    llama: Any
+    server: Any
     path: Path
     n_ctx: int
     n_threads: int
     lock: threading.Lock
     load_seconds: float
+    address: str
 
 
 _loaded: dict[tuple[str, int, int], LoadedModel] = {}
@@ -112,6 +186,96 @@ def default_n_ctx() -> int:
     return int(os.environ.get(N_CTX_ENV) or DEFAULT_N_CTX)
 
 
+def server_params(
+    path: str | os.PathLike[str],
+    *,
+    n_ctx: int,
+    n_threads: int,
+    api_key: str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    parallel: int = 1,
+    name: str | None = None,
+) -> Any:
+    """The ``xllamacpp.CommonParams`` of a model server, with every default stated.
+
+    Used by the in-process provider and by ``workbench models serve``, so a served model answers
+    a request that leaves parameters out exactly like ``local/<alias>`` does.
+
+    Args:
+        path: the GGUF file.
+        n_ctx: context window in tokens (per slot: the KV cache holds ``n_ctx * parallel``).
+        n_threads: CPU threads for prompt evaluation and generation.
+        api_key: the key every HTTP request must carry (``Authorization: Bearer <key>``).
+        host, port: where the HTTP server listens (port 0: a free port).
+        parallel: slots, i.e. requests decoded at once.
+        name: the model name the server reports (``/v1/models``).
+
+    Returns:
+        the params object for ``xllamacpp.Server``.
+    """
+    xlc = _xllamacpp()
+    params = xlc.CommonParams()
+    params.model.path = str(path)
+    params.n_parallel = parallel
+    params.n_ctx = n_ctx * parallel
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.hostnames = [host]
+    params.port = port
+    params.api_keys = [api_key]
+    if name:
+        params.model_alias = {name}
+    params.verbosity = 0  # llama.cpp logs every request on stderr otherwise
+    params.warmup = False
+    params.n_threads_http = 2 if parallel == 1 else parallel + 1
+    params.ctx_shift = False  # never drop the start of a conversation silently
+    params.cache_prompt = False
+    params.cache_ram_mib = 0  # no host-memory prompt cache (up to 8 GiB by default)
+    params.cache_idle_slots = False
+    params.reasoning_format = xlc.common_reasoning_format.COMMON_REASONING_FORMAT_NONE  # text as generated
+    sampling = params.sampling
+    sampling.temp = SAMPLING_DEFAULTS["temperature"]
+    sampling.top_p = SAMPLING_DEFAULTS["top_p"]
+    sampling.top_k = SAMPLING_DEFAULTS["top_k"]
+    sampling.min_p = SAMPLING_DEFAULTS["min_p"]
+    sampling.typ_p = SAMPLING_DEFAULTS["typical_p"]
+    sampling.penalty_repeat = SAMPLING_DEFAULTS["repeat_penalty"]
+    sampling.penalty_last_n = SAMPLING_DEFAULTS["repeat_last_n"]
+    sampling.penalty_present = SAMPLING_DEFAULTS["presence_penalty"]
+    sampling.penalty_freq = SAMPLING_DEFAULTS["frequency_penalty"]
+    sampling.seed = SAMPLING_DEFAULTS["seed"]
+    sampling.mirostat = 0
+    sampling.dry_multiplier = 0.0
+    sampling.xtc_probability = 0.0
+    return params
+
+
+def _check_gguf(path: Path) -> None:
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic != b"GGUF":
+        raise ValueError(f"{path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+
+
+def start_server(path: Path, **kwargs: Any) -> Any:
+    """Loads ``path`` into a new ``xllamacpp.Server`` (see :func:`server_params` for ``kwargs``).
+
+    Raises:
+        ValueError: not a GGUF file, or llama.cpp could not load it or bind the port.
+    """
+    _check_gguf(path)
+    params = server_params(path, **kwargs)
+    try:
+        return _xllamacpp().Server(params)
+    except RuntimeError as error:  # "Failed to init server, please check the input params."
+        where = f"{kwargs.get('host', '127.0.0.1')}:{kwargs.get('port', 0)}"
+        raise ValueError(
+            f"llama.cpp could not start {path} (n_ctx {kwargs.get('n_ctx')}, listening on {where}; "
+            f"is the port taken?): {error}"
+        ) from error
+
+
 def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = None) -> LoadedModel:
     """The loaded model for an alias or GGUF path, loading it on first use (thread-safe).
 
@@ -126,9 +290,8 @@ def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = 
     Raises:
         workbench.llm.models.ModelError: unknown alias, file not present/verified, pull failed.
         ValueError: llama.cpp could not load the file.
+        ImportError: xllamacpp (or the system's libgomp) is missing.
     """
-    from llama_cpp import Llama
-
     path = models.resolve(model, progress=sys.stderr.isatty())
     n_ctx = int(n_ctx or default_n_ctx())
     n_threads = int(n_threads or default_threads())
@@ -136,19 +299,15 @@ def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = 
     with _lock:
         if key not in _loaded:
             started = time.perf_counter()
-            llama = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                verbose=False,
+            server = start_server(path, n_ctx=n_ctx, n_threads=n_threads, api_key=secrets.token_urlsafe(32))
+            _loaded[key] = LoadedModel(
+                server, path, n_ctx, n_threads, threading.Lock(), time.perf_counter() - started, server.listening_address
             )
-            _loaded[key] = LoadedModel(llama, path, n_ctx, n_threads, threading.Lock(), time.perf_counter() - started)
         return _loaded[key]
 
 
 def unload_all() -> None:
-    """Closes every loaded model and frees its memory (waits for calls in progress)."""
+    """Stops every loaded model's server and frees its memory (waits for calls in progress)."""
     with _lock:
         loaded = list(_loaded.values())
         _loaded.clear()
@@ -156,27 +315,16 @@ def unload_all() -> None:
         # a call still generating after 30 s (e.g. a daemon thread at exit) keeps its model
         if model.lock.acquire(timeout=30):
             try:
-                model.llama.close()
+                model.server = None  # the Server's destructor stops its threads and frees the model
             finally:
                 model.lock.release()
 
 
-# closing before interpreter shutdown avoids llama-cpp-python's noisy __del__ at exit
 atexit.register(unload_all)
 
 
-@functools.lru_cache(maxsize=64)
-def _grammar_from_schema(schema_json: str | None) -> Any:
-    from llama_cpp import LlamaGrammar
-    from llama_cpp.llama_grammar import JSON_GBNF
-
-    if schema_json is None:
-        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
-    return LlamaGrammar.from_json_schema(schema_json, verbose=False)
-
-
-def grammar_for(response_format: Any) -> Any:
-    """The llama.cpp grammar that constrains decoding to ``response_format`` (None: free text).
+def schema_of(response_format: Any) -> Mapping[str, Any] | None:
+    """The JSON schema that constrains decoding for ``response_format`` (None: free text).
 
     Args:
         response_format: None, ``{"type": "text"}``, ``{"type": "json_object"[, "schema": S]}``
@@ -184,10 +332,10 @@ def grammar_for(response_format: Any) -> Any:
             or ``{"type": "json_schema", "json_schema": {"schema": S, ...}}``.
 
     Returns:
-        a ``llama_cpp.LlamaGrammar`` or None.
+        the schema, ``{"type": "object"}`` for a bare ``json_object``, or None.
 
     Raises:
-        ValueError: an unknown type, or a schema llama.cpp cannot turn into a grammar.
+        ValueError: an unknown type or a schema that is not a mapping.
     """
     if response_format is None:
         return None
@@ -202,10 +350,11 @@ def grammar_for(response_format: Any) -> Any:
         schema = (response_format.get("json_schema") or {}).get("schema")
     else:
         raise ValueError(f"unsupported response_format type {kind!r} (use json_object or json_schema)")
-    try:
-        return _grammar_from_schema(None if schema is None else json.dumps(schema, sort_keys=True))
-    except Exception as error:  # llama.cpp's converter raises assorted errors on unsupported keywords
-        raise ValueError(f"cannot build a llama.cpp grammar from the JSON schema: {error}") from error
+    if schema is None:
+        return {"type": "object"}
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"response_format schema must be a JSON object, not {type(schema).__name__}")
+    return schema
 
 
 def _text_of(content: Any) -> str:
@@ -247,44 +396,166 @@ def _timeout_seconds(timeout: Any) -> float | None:
     return float(read) if read is not None else None
 
 
-class _Deadline:
-    """A llama.cpp stopping criterion that ends generation once ``monotonic()`` passes ``at``."""
-
-    def __init__(self, at: float | None):
-        self.at = at
-        self.hit = False
-
-    def __call__(self, input_ids: Any, logits: Any) -> bool:
-        if self.at is not None and time.monotonic() > self.at:
-            self.hit = True
-        return self.hit
+class ContextOverflowError(ValueError):
+    """The prompt does not fit in the model's context window."""
 
 
-class _WithStoppingCriterion:
-    """Forwards to a ``Llama`` but adds a stopping criterion to ``create_completion``.
+def _sampling_request(sampling: Mapping[str, Any]) -> dict[str, Any]:
+    """Every sampling field of a llama.cpp server request: the caller's values over the defaults."""
+    unknown = set(sampling) - set(SAMPLING_DEFAULTS)
+    if unknown:
+        raise ValueError(f"the local provider does not support: {', '.join(sorted(unknown))}")
+    values = {**SAMPLING_DEFAULTS, **{k: v for k, v in sampling.items() if v is not None}}
+    request: dict[str, Any] = dict(_FIXED_SAMPLING)
+    request.update(
+        temperature=float(values["temperature"]),
+        top_p=float(values["top_p"]),
+        top_k=int(values["top_k"]),
+        min_p=float(values["min_p"]),
+        typical_p=float(values["typical_p"]),
+        repeat_penalty=float(values["repeat_penalty"]),
+        repeat_last_n=int(values["repeat_last_n"]),
+        presence_penalty=float(values["presence_penalty"]),
+        frequency_penalty=float(values["frequency_penalty"]),
+        seed=int(values["seed"]),
+        max_tokens=-1 if values["max_tokens"] is None else int(values["max_tokens"]),
+    )
+    stop = values["stop"]
+    request["stop"] = [stop] if isinstance(stop, str) else list(stop or [])
+    return request
 
-    llama-cpp-python's chat handlers (which apply the GGUF chat template) call
-    ``llama.create_completion`` without a way to pass stopping criteria from
-    ``create_chat_completion``; the handler is given this proxy instead.
+
+def _raise_for_error(error: Mapping[str, Any], model: str) -> None:
+    message = str(error.get("message") or error)
+    if error.get("type") == "exceed_context_size_error" or "exceeds the available context size" in message:
+        raise ContextOverflowError(
+            f"the prompt of local model {model!r} has {error.get('n_prompt_tokens', '?')} tokens, more than its "
+            f"context window of {error.get('n_ctx', '?')} tokens (raise n_ctx, or ${N_CTX_ENV})"
+        )
+    raise ValueError(f"llama.cpp refused the request: {message}")
+
+
+class _Collector:
+    """Gathers a streamed chat completion into one answer; stops it once the deadline passes."""
+
+    def __init__(self, deadline: float | None):
+        self.deadline = deadline
+        self.parts: list[str] = []
+        self.logprobs: list[dict[str, Any]] = []
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None
+        self.error: Mapping[str, Any] | None = None
+        self.timed_out = False
+
+    def __call__(self, chunk: Mapping[str, Any]) -> bool:
+        if "error" in chunk:
+            self.error = chunk["error"]
+            return True
+        for choice in chunk.get("choices") or ():
+            content = (choice.get("delta") or {}).get("content")
+            if content:
+                self.parts.append(content)
+            self.logprobs.extend((choice.get("logprobs") or {}).get("content") or ())
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+            self.timings = chunk.get("timings")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.timed_out = True
+        return self.timed_out  # True stops generation
+
+
+def chat(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    response_format: Any = None,
+    timeout_s: float | None = None,
+    n_ctx: int | None = None,
+    n_threads: int | None = None,
+    logprobs: bool = False,
+    top_logprobs: int | None = None,
+    **sampling: Any,
+) -> dict[str, Any]:
+    """One chat completion with a local model, as an OpenAI-style dict.
+
+    Args:
+        model: alias or GGUF path (see :func:`load_model`).
+        messages: OpenAI-style messages (system/user/assistant; text content).
+        response_format: see :func:`schema_of`.
+        timeout_s: seconds for the whole call, waiting for the model included (None: no limit).
+        n_ctx, n_threads: see :func:`load_model`.
+        logprobs: return each answer token's log-probability.
+        top_logprobs: with ``logprobs``, the 0-20 most likely alternatives at each position.
+        **sampling: the keys of :data:`SAMPLING_DEFAULTS` (missing ones take those defaults).
+
+    Returns:
+        ``{"choices": [{"message": {"role": "assistant", "content": ...}, "finish_reason": ...,
+        "logprobs": {"content": [...]} or None}], "usage": {...}, "timings": {...}}``.
+
+    Raises:
+        TimeoutError: ``timeout_s`` passed (while waiting for the model or generating).
+        ContextOverflowError: the prompt does not fit in ``n_ctx``.
+        ValueError: bad messages, parameters or response_format (llama.cpp's message included).
+        workbench.llm.models.ModelError: the model file cannot be had.
     """
+    started = time.monotonic()
+    deadline = None if timeout_s is None else started + timeout_s
+    request: dict[str, Any] = {
+        "messages": _chat_messages(messages),
+        **_sampling_request(sampling),
+        "cache_prompt": False,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    schema = schema_of(response_format)
+    if schema is not None:
+        request["json_schema"] = dict(schema)
+    if logprobs or top_logprobs:
+        top = int(top_logprobs or 0)
+        if not 0 <= top <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}, not {top}")
+        request.update(logprobs=True, top_logprobs=top)
+    loaded = load_model(model, n_ctx=n_ctx, n_threads=n_threads)
+    wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+    if not loaded.lock.acquire(timeout=wait):
+        raise TimeoutError(f"local model {model!r} stayed busy for the whole timeout of {timeout_s}s")
+    collector = _Collector(deadline)
+    try:
+        returned = loaded.server.handle_chat_completions(request, collector)
+    finally:
+        loaded.lock.release()
+    if isinstance(returned, Mapping) and "error" in returned:
+        _raise_for_error(returned["error"], model)
+    if collector.error is not None:
+        _raise_for_error(collector.error, model)
+    if collector.timed_out:
+        raise TimeoutError(f"local model {model!r} exceeded the timeout of {timeout_s}s")
+    usage = collector.usage or {}
+    return {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "".join(collector.parts)},
+                "finish_reason": collector.finish_reason or "stop",
+                "logprobs": {"content": collector.logprobs} if request.get("logprobs") else None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": int(usage.get("prompt_tokens", 0)),
+            "completion_tokens": int(usage.get("completion_tokens", 0)),
+            "total_tokens": int(usage.get("total_tokens", 0)),
+        },
+        "timings": collector.timings or {},
+    }
 
-    def __init__(self, llama: Any, criterion: _Deadline):
-        self._llama = llama
-        self._criterion = criterion
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._llama, name)
-
-    def create_completion(self, *args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
-        from llama_cpp import StoppingCriteriaList
-
-        criteria = StoppingCriteriaList([self._criterion, *(stopping_criteria or [])])
-        return self._llama.create_completion(*args, stopping_criteria=criteria, **kwargs)
-
-
-def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any]:
+def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
     sampling: dict[str, Any] = {}
     loading: dict[str, Any] = {}
+    probabilities: dict[str, Any] = {}
     response_format = None
     unsupported = []
     for name, value in optional_params.items():
@@ -292,10 +563,12 @@ def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], d
             continue
         if name == "max_completion_tokens":
             sampling["max_tokens"] = value
-        elif name in _SAMPLING:
+        elif name in SAMPLING_DEFAULTS:
             sampling[name] = value
         elif name in _LOADING:
             loading[name] = value
+        elif name in ("logprobs", "top_logprobs"):
+            probabilities[name] = value
         elif name == "response_format":
             response_format = value
         elif name == "n":
@@ -308,73 +581,28 @@ def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], d
             unsupported.append(name)
     if unsupported:
         raise ValueError(f"the local provider does not support: {', '.join(sorted(unsupported))}")
-    if isinstance(sampling.get("stop"), str):
-        sampling["stop"] = [sampling["stop"]]
-    return sampling, loading, response_format
+    return sampling, loading, response_format, probabilities
 
 
-def chat(
-    model: str,
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    response_format: Any = None,
-    timeout_s: float | None = None,
-    n_ctx: int | None = None,
-    n_threads: int | None = None,
-    **sampling: Any,
-) -> dict[str, Any]:
-    """One chat completion with a local model, as llama-cpp-python's OpenAI-style dict.
+def _choice_logprobs(logprobs: Mapping[str, Any] | None) -> Any:
+    """llama.cpp's per-token entries as litellm's (OpenAI's) ``ChoiceLogprobs``."""
+    from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
-    Args:
-        model: alias or GGUF path (see :func:`load_model`).
-        messages: OpenAI-style messages (system/user/assistant; text content).
-        response_format: see :func:`grammar_for`.
-        timeout_s: seconds for the whole call, waiting for the model included (None: no limit).
-        n_ctx, n_threads: see :func:`load_model`.
-        **sampling: ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``seed``, ``max_tokens``,
-            ``stop``, ``presence_penalty``, ``frequency_penalty``, ``repeat_penalty``.
-
-    Returns:
-        ``{"choices": [{"message": {"content": ...}, "finish_reason": ...}], "usage": {...}}``.
-
-    Raises:
-        TimeoutError: ``timeout_s`` passed (while waiting for the model or generating).
-        ValueError: bad messages or response_format, or the prompt does not fit in ``n_ctx``.
-        workbench.llm.models.ModelError: the model file cannot be had.
-    """
-    from llama_cpp import llama_chat_format
-
-    started = time.monotonic()
-    deadline = _Deadline(None if timeout_s is None else started + timeout_s)
-    chat_messages = _chat_messages(messages)
-    grammar = grammar_for(response_format)
-    loaded = load_model(model, n_ctx=n_ctx, n_threads=n_threads)
-    wait = -1 if deadline.at is None else max(0.0, deadline.at - time.monotonic())
-    if not loaded.lock.acquire(timeout=wait):
-        raise TimeoutError(f"local model {model!r} stayed busy for the whole timeout of {timeout_s}s")
-    try:
-        llama = loaded.llama
-        # Re-evaluate the whole prompt every call: reusing a cached prefix decodes the last
-        # prompt token alone, which changes the logits slightly, so a fixed seed would not
-        # give the same answer twice (measured: different texts at temperature 1.0).
-        llama.reset()
-        # the same handler choice as Llama.create_chat_completion: the GGUF's own chat template
-        handler = (
-            llama.chat_handler
-            or llama._chat_handlers.get(llama.chat_format)
-            or llama_chat_format.get_chat_completion_handler(llama.chat_format)
+    if logprobs is None:
+        return None
+    content = [
+        ChatCompletionTokenLogprob(
+            token=entry["token"],
+            bytes=entry.get("bytes"),
+            logprob=float(entry["logprob"]),
+            top_logprobs=[
+                TopLogprob(token=top["token"], bytes=top.get("bytes"), logprob=float(top["logprob"]))
+                for top in entry.get("top_logprobs") or ()
+            ],
         )
-        result = handler(
-            llama=_WithStoppingCriterion(llama, deadline),
-            messages=chat_messages,
-            grammar=grammar,
-            **sampling,
-        )
-    finally:
-        loaded.lock.release()
-    if deadline.hit:
-        raise TimeoutError(f"local model {model!r} exceeded the timeout of {timeout_s}s")
-    return result
+        for entry in logprobs.get("content") or ()
+    ]
+    return ChoiceLogprobs(content=content)
 
 
 class LocalLLM(CustomLLM):
@@ -402,13 +630,14 @@ class LocalLLM(CustomLLM):
         """Runs the model; maps failures onto litellm's exception types."""
         full_name = f"{PROVIDER}/{model}"
         try:
-            sampling, loading, response_format = _split_params(optional_params)
+            sampling, loading, response_format, probabilities = _split_params(optional_params)
             result = chat(
                 model,
                 messages,
                 response_format=response_format,
                 timeout_s=_timeout_seconds(timeout),
                 **loading,
+                **probabilities,
                 **sampling,
             )
         except TimeoutError as error:
@@ -417,13 +646,11 @@ class LocalLLM(CustomLLM):
             raise litellm.APIConnectionError(message=str(error), llm_provider=PROVIDER, model=full_name) from error
         except models.ModelError as error:
             raise litellm.NotFoundError(message=str(error), model=full_name, llm_provider=PROVIDER) from error
+        except ContextOverflowError as error:
+            raise litellm.ContextWindowExceededError(message=str(error), model=full_name, llm_provider=PROVIDER) from error
         except ValueError as error:
-            if "exceed context window" in str(error):
-                raise litellm.ContextWindowExceededError(
-                    message=str(error), model=full_name, llm_provider=PROVIDER
-                ) from error
             raise litellm.BadRequestError(message=str(error), model=full_name, llm_provider=PROVIDER) from error
-        except Exception as error:  # llama.cpp failures (decode errors, out of memory)
+        except Exception as error:  # llama.cpp failures (decode errors, out of memory), a missing xllamacpp
             raise litellm.InternalServerError(
                 message=f"{type(error).__name__}: {error}", model=full_name, llm_provider=PROVIDER
             ) from error
@@ -431,6 +658,8 @@ class LocalLLM(CustomLLM):
         choice = result["choices"][0]
         model_response.choices[0].message.content = choice["message"]["content"]  # type: ignore[union-attr]
         model_response.choices[0].finish_reason = choice.get("finish_reason") or "stop"
+        if choice.get("logprobs") is not None:
+            model_response.choices[0].logprobs = _choice_logprobs(choice["logprobs"])  # type: ignore[union-attr]
         usage = result["usage"]
         model_response.usage = litellm.Usage(  # type: ignore[attr-defined]
             prompt_tokens=usage["prompt_tokens"],

@@ -6,7 +6,7 @@ rule of the jobs' config classes applies (choices, ranges, a model for an LLM me
 the language plugin is installed; the dataset loads (a hub id while offline fails at once:
 :func:`workbench.data.loading.load_records` probes the hub first) and has every column a
 stage will read; the ``against`` reference and the execution problems load with their
-columns; a ``local/`` model is a known alias with llama.cpp installed, another model has its
+columns; a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has its
 credentials (``litellm.validate_environment``); the offline embedding model is installed.
 """
 
@@ -58,11 +58,12 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
 
         alias = model.removeprefix("local/")
         spec = get_spec(alias)  # UnknownModelError lists the aliases
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise WorkbenchError(
-                f"{model} needs llama-cpp-python: pip install 'workbench[local]' "
-                '(build it with CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python)'
-            )
+        from workbench.llm.local import check_engine
+
+        try:
+            check_engine()
+        except ImportError as error:
+            raise WorkbenchError(f"{model}: {error}") from None
         if not verify_file(spec, model_path(spec)):
             notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
     else:
