@@ -88,6 +88,12 @@ RLIMITS_WARNING = (
 )
 
 
+NAMESPACES_WARNING = (
+    "WARNING: bubblewrap is not available ({reason}); samples run in namespaces: no network, but they "
+    "can READ every file the user they run as can. Install bubblewrap (Debian: apt-get install bubblewrap)."
+)
+
+
 @dataclass(frozen=True)
 class Isolation:
     """The isolation in force for a run.
@@ -108,10 +114,16 @@ class Isolation:
 
     @property
     def warning(self) -> str | None:
-        """The visible warning for the two levels without a sandbox, else ``None``."""
+        """The visible warning when the level is weaker than bubblewrap and not what the user asked
+        for, else ``None``: ``unsandboxed`` and ``rlimits`` always, ``namespaces`` when bubblewrap
+        was tried and failed (not when the user asked for namespaces)."""
         if self.level is IsolationLevel.UNSANDBOXED:
             return UNSANDBOXED_WARNING
-        return RLIMITS_WARNING if self.level is IsolationLevel.RLIMITS else None
+        if self.level is IsolationLevel.RLIMITS:
+            return RLIMITS_WARNING
+        if self.level is IsolationLevel.NAMESPACES and IsolationLevel.BUBBLEWRAP.value in self.unavailable:
+            return NAMESPACES_WARNING.format(reason=self.unavailable[IsolationLevel.BUBBLEWRAP.value])
+        return None
 
     @property
     def user_per_slot(self) -> bool:

@@ -22,7 +22,7 @@ from workbench.data.loading import load_records
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.errors import DataError, WorkbenchError
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
-from workbench.execute.isolation import Isolation, SandboxUnavailableError, detect_isolation
+from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import ResourceLimits
 from workbench.execute.pool import run_in_slots
 from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts
@@ -272,12 +272,40 @@ def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
     except Exception as error:
         raise WorkbenchError(f"the runner cannot prepare a program: {error}") from error
     blocked = sandbox.inaccessible_paths(spec)
-    if blocked:
-        raise SandboxUnavailableError(
-            f"the sandboxed user cannot use {', '.join(blocked)} at isolation level "
-            f"{sandbox.isolation.level.value} (a private parent folder such as /root?). Use bubblewrap, "
-            f"or a toolchain installed for all users (for Python: --python /usr/bin/python3)."
-        )
+    if not blocked:
+        return
+    level = sandbox.isolation.level
+    if level is IsolationLevel.BUBBLEWRAP:
+        remedy = "make it readable by every user (chmod o+rx), or use an interpreter every user can run"
+    else:
+        remedy = ("install bubblewrap (as root: apt-get install bubblewrap), which keeps a private parent folder usable, "
+                  "or use an interpreter every user can run")
+    raise SandboxUnavailableError(
+        f"the sandboxed user cannot use {', '.join(blocked)} at isolation level {level.value} "
+        f"(a private folder such as /root on the way): {remedy} (execute's python option, "
+        f"e.g. --python /usr/bin/python3 or [execute] python = \"/usr/bin/python3\"), or, for trusted "
+        f"programs only, accept no isolation (--isolation unsandboxed)."
+    )
+
+
+def check_sandbox(config: ExecutionConfig) -> Isolation:
+    """The isolation a run of ``config`` would use, checked the way the run checks it, running nothing.
+
+    For a caller that must fail before other work starts (``workbench run``'s preflight): the
+    runner's toolchain is installed and reachable by the sandbox's user.
+
+    Returns:
+        the :class:`Isolation` in force (its ``warning`` says when it is weaker than bubblewrap).
+
+    Raises:
+        SandboxUnavailableError: the required level does not work here, or the sandboxed user
+            cannot reach the toolchain (one sentence saying what to install or which option to set).
+        WorkbenchError: the language has no runner or its toolchain is missing.
+    """
+    runner = _runner(config)
+    isolation = detect_isolation(config.isolation_level)
+    _preflight(runner, Sandbox(isolation, config.limits))
+    return isolation
 
 
 def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:

