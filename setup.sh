@@ -62,6 +62,8 @@ if [ "$SYSTEM" = 1 ]; then
 fi
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+# an old pip (23.x, as Python 3.11 bundles it) backtracks for minutes over botocore and pandas
+"$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade "pip>=25"
 # --no-compile: bytecode is written on first import instead (saves ~300 MB and ~30 s)
 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-compile \
   -e ".[local,test]" -e plugins/workbench-java -e plugins/workbench-cpp
