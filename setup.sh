@@ -3,7 +3,7 @@
 #   1. the system packages the main job needs, where this user may install them (root, or sudo):
 #      bubblewrap (the execution sandbox) and libgomp1 (OpenMP, used by the prebuilt llama.cpp);
 #      with --java also a JDK and libjavatuples-java (the Java plugin's runner), with --browser
-#      chromium (the report's browser test). Elsewhere it says what to install and goes on.
+#      chromium and playwright (the report's browser test). Elsewhere it says what to install and goes on.
 #   2. a virtual environment (default .venv) with workbench, its local models (prebuilt llama.cpp,
 #      onnxruntime embeddings; no compiler, no torch), the test tools and the language plugins.
 # Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--no-system]
@@ -12,12 +12,13 @@ cd "$(dirname "$0")"
 
 VENV=.venv
 PACKAGES=(bubblewrap libgomp1)
+EXTRAS="local,test"
 SYSTEM=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --venv) VENV="$2"; shift ;;
     --java) PACKAGES+=(default-jdk-headless libjavatuples-java) ;;
-    --browser) PACKAGES+=(chromium) ;;
+    --browser) PACKAGES+=(chromium); EXTRAS="$EXTRAS,browser" ;;
     --no-system) SYSTEM=0 ;;
     -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1 (see bash setup.sh --help)" >&2; exit 2 ;;
@@ -66,5 +67,5 @@ fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade "pip>=25"
 # --no-compile: bytecode is written on first import instead (saves ~300 MB and ~30 s)
 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-compile \
-  -e ".[local,test]" -e plugins/workbench-java -e plugins/workbench-cpp
+  -e ".[$EXTRAS]" -e plugins/workbench-java -e plugins/workbench-cpp
 echo "setup.sh: done; activate with: . $VENV/bin/activate"
