@@ -1,19 +1,28 @@
-"""Pull time, size, speed and memory of the local models (``local/<alias>`` through litellm).
+"""Speed, CPU time and memory of the local models, per engine, on the same prompts.
 
-For each alias, in a fresh subprocess (so memory figures belong to that model alone):
+Engines:
 
-* pull: wall time and bytes downloaded (``--fresh``: into an empty temp store, so the pull
-  is real; otherwise the user's store is used and a present model reads "present");
-* load: seconds to load the GGUF with llama.cpp;
-* a ~300-token prompt (a HumanEval task and a reference solution, bundled data) answered with
-  ``max_tokens=100`` through ``litellm.completion(model="local/<alias>")``: prompt tokens/s
-  from a 1-token call, generation tokens/s from the difference to the 100-token call
-  (median of ``--repeats``);
-* RAM: the process's resident set after the calls and its peak (VmRSS/VmHWM), minus the
-  resident set before the model was loaded.
+* ``xllamacpp``: the ``local/<alias>`` litellm provider (prebuilt llama.cpp, what workbench uses);
+* ``llama-cpp-python``: the engine before it (compiled from source with ``GGML_NATIVE=OFF``),
+  called directly with the same messages and the same sampling values
+  (``workbench.llm.local.SAMPLING_DEFAULTS``), for the before/after comparison. Needs
+  ``llama-cpp-python`` installed (it is not a workbench dependency any more).
 
-Usage: ``python benchmarks/local_llm_bench.py [--fresh] [--alias A ...] [--omp-wait-policy active]``.
-The machine load average is printed too: figures on a shared machine vary with it.
+For each engine and alias, in a fresh subprocess (so memory figures belong to that model alone):
+
+* load: seconds to load the GGUF;
+* three prompts (a HumanEval task and its reference explained line by line, a JSON-schema
+  judgement, a one-line question; bundled data), each answered greedily (temperature 0, seed 0)
+  with ``max_tokens=100`` after a warm-up call: prompt tokens/s from a 1-token call, generation
+  tokens/s from the difference to the 100-token call, wall and CPU seconds (user + system of the
+  whole process, every thread) per 100-token call, medians of ``--repeats``;
+* the answers themselves, so the engines' outputs can be compared token for token;
+* RAM: resident set after the calls and its peak, minus the resident set before loading.
+
+Usage: ``python benchmarks/local_llm_bench.py [--engine xllamacpp --engine llama-cpp-python]
+[--alias A ...] [--repeats 3] [--threads N] [--json out.json]``. The load average is printed
+before and after: figures on a shared machine vary with it. Run it alone (not next to other
+benchmarks): on 2 cores two benchmarks slow each other down.
 """
 
 from __future__ import annotations
@@ -21,14 +30,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 DEFAULT_ALIASES = ["smollm2-135m", "qwen2.5-coder-0.5b"]
+ENGINES = ["xllamacpp", "llama-cpp-python"]
+JUDGEMENT_SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 4}, "reason": {"type": "string"}},
+    "required": ["score", "reason"],
+}
 
 
 def _rss_kib() -> dict[str, int]:
@@ -40,70 +55,110 @@ def _rss_kib() -> dict[str, int]:
     return fields
 
 
-def _prompt() -> list[dict[str, str]]:
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def prompts() -> dict[str, tuple[list[dict[str, str]], dict | None]]:
+    """name -> (messages, JSON schema or None); the same for every engine."""
     from workbench.data.loading import load_humaneval
 
     task = load_humaneval()[10]  # make_palindrome: prompt plus reference, about 300 tokens
     code = task["prompt"] + task["canonical_solution"]
-    return [
-        {"role": "system", "content": "You are an expert Python reviewer."},
-        {
-            "role": "user",
-            "content": "Explain step by step what the following Python program does, "
-            "line by line, then list possible bugs.\n\n```python\n" + code + "```",
-        },
-    ]
+    return {
+        "explain": ([
+            {"role": "system", "content": "You are an expert Python reviewer."},
+            {"role": "user", "content": "Explain step by step what the following Python program does, "
+                                        "line by line, then list possible bugs.\n\n```python\n" + code + "```"},
+        ], None),
+        "judge-json": ([
+            {"role": "user", "content": "Rate from 0 to 4 how well this code solves its task, as JSON with "
+                                        "score and reason.\n\n```python\n" + code + "```"},
+        ], JUDGEMENT_SCHEMA),
+        "short": ([{"role": "user", "content": "What does `sorted(set(xs))` return for xs = [3, 1, 3, 2]?"}], None),
+    }  # fmt: skip
 
 
-def measure_one(alias: str, store: str | None, repeats: int) -> dict:
-    """Runs in the child process: pull, load, time the calls, read memory."""
-    import litellm
-
+def _engine(name: str, alias: str):
+    """(load seconds, n_threads, call(messages, schema, max_tokens) -> (text, prompt_tokens, completion_tokens))."""
     from workbench.llm import local, models
 
-    result: dict = {"alias": alias}
+    path = models.resolve(alias, progress=False)
+    threads = local.default_threads()
+    sampling = {k: v for k, v in local.SAMPLING_DEFAULTS.items() if v is not None}
+    sampling.update(temperature=0.0, seed=0)
+    if name == "xllamacpp":
+        import litellm
+
+        local.register()
+        # import litellm's lazily loaded modules first, so the RSS difference is the model's
+        litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], mock_response="x")
+        started = time.perf_counter()
+        local.load_model(str(path))
+        load_s = time.perf_counter() - started
+
+        def call(messages, schema, max_tokens):
+            response_format = None if schema is None else {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}
+            response = litellm.completion(model=f"local/{path}", messages=messages, max_tokens=max_tokens,
+                                          response_format=response_format, **sampling)
+            return response.choices[0].message.content, response.usage.prompt_tokens, response.usage.completion_tokens
+
+        return load_s, threads, call
+    from llama_cpp import Llama, LlamaGrammar
+
     started = time.perf_counter()
-    pulled = models.pull(alias, store, progress=False)
-    result.update(
-        pull_seconds=round(time.perf_counter() - started, 2),
-        pull_source=pulled.source,
-        downloaded_bytes=pulled.downloaded_bytes,
-        file_bytes=pulled.path.stat().st_size,
-    )
-    local.register()
-    # import litellm's lazily loaded modules first, so the RSS difference is the model's
-    litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], mock_response="x")
+    llama = Llama(model_path=str(path), n_ctx=local.DEFAULT_N_CTX, n_threads=threads, n_threads_batch=threads, verbose=False)
+    load_s = time.perf_counter() - started
+    arguments = {
+        "temperature": sampling["temperature"], "top_p": sampling["top_p"], "top_k": sampling["top_k"],
+        "min_p": sampling["min_p"], "typical_p": sampling["typical_p"], "repeat_penalty": sampling["repeat_penalty"],
+        "presence_penalty": sampling["presence_penalty"], "frequency_penalty": sampling["frequency_penalty"],
+        "seed": sampling["seed"],
+    }  # fmt: skip
+
+    def call(messages, schema, max_tokens):
+        llama.reset()  # no KV reuse between calls, as the old provider did
+        grammar = None if schema is None else LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        result = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, grammar=grammar, **arguments)
+        usage = result["usage"]
+        return result["choices"][0]["message"]["content"], usage["prompt_tokens"], usage["completion_tokens"]
+
+    return load_s, threads, call
+
+
+def measure_one(engine: str, alias: str, repeats: int) -> dict:
+    """Runs in the child process: load, time the calls, read memory."""
     before = _rss_kib()
-    loaded = local.load_model(str(pulled.path))
-    result.update(load_seconds=round(loaded.load_seconds, 2), n_threads=loaded.n_threads, n_ctx=loaded.n_ctx)
-    messages = _prompt()
-    model = f"local/{pulled.path}"
-
-    def call(max_tokens: int) -> tuple[float, litellm.ModelResponse]:
-        begin = time.perf_counter()
-        response = litellm.completion(model=model, messages=messages, temperature=0, seed=0, max_tokens=max_tokens)
-        return time.perf_counter() - begin, response
-
-    call(1)  # warm-up (first-call allocations)
-    prefill, generate, total, completion_tokens = [], [], [], 0
-    for _ in range(repeats):
-        one_s, one = call(1)
-        full_s, full = call(100)
-        prompt_tokens = one.usage.prompt_tokens
-        completion_tokens = full.usage.completion_tokens
-        prefill.append(prompt_tokens / one_s)
-        if completion_tokens > 1:
-            generate.append((completion_tokens - 1) / max(full_s - one_s, 1e-9))
-        total.append(full_s)
+    load_s, threads, call = _engine(engine, alias)
+    result: dict = {"engine": engine, "alias": alias, "load_seconds": round(load_s, 2), "threads": threads, "prompts": {}}
+    for name, (messages, schema) in prompts().items():
+        call(messages, schema, 1)  # warm-up (first-call allocations)
+        prefill, generate, walls, cpus = [], [], [], []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            _, prompt_tokens, _ = call(messages, schema, 1)
+            one_s = time.perf_counter() - started
+            cpu, started = _cpu_seconds(), time.perf_counter()
+            text, _, completion_tokens = call(messages, schema, 100)
+            full_s, cpu_s = time.perf_counter() - started, _cpu_seconds() - cpu
+            prefill.append(prompt_tokens / one_s)
+            if completion_tokens > 1:
+                generate.append((completion_tokens - 1) / max(full_s - one_s, 1e-9))
+            walls.append(full_s)
+            cpus.append(cpu_s)
+        result["prompts"][name] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "prompt_tokens_per_s": round(statistics.median(prefill), 1),
+            "generation_tokens_per_s": round(statistics.median(generate), 1) if generate else None,
+            "seconds_per_call": round(statistics.median(walls), 2),
+            "cpu_seconds_per_call": round(statistics.median(cpus), 2),
+            "answer": text,
+        }
     after = _rss_kib()
     result.update(
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        prompt_tokens_per_s=round(statistics.median(prefill), 1),
-        generation_tokens_per_s=round(statistics.median(generate), 1) if generate else None,
-        seconds_per_call=round(statistics.median(total), 2),
         rss_model_mib=round((after["VmRSS"] - before["VmRSS"]) / 1024, 1),
-        rss_total_mib=round(after["VmRSS"] / 1024, 1),
         peak_rss_mib=round(after["VmHWM"] / 1024, 1),
     )
     return result
@@ -112,40 +167,44 @@ def measure_one(alias: str, store: str | None, repeats: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--alias", action="append", help="alias to measure (repeatable)")
-    parser.add_argument("--fresh", action="store_true", help="pull into an empty temp store (a real download)")
+    parser.add_argument("--engine", action="append", choices=ENGINES, help="engine to measure (repeatable; default both)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--omp-wait-policy", choices=["passive", "active"], default="passive")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all usable CPUs)")
-    parser.add_argument("--one", help=argparse.SUPPRESS)
-    parser.add_argument("--store", help=argparse.SUPPRESS)
+    parser.add_argument("--json", help="write every row (answers included) to this file")
+    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure_one(args.one, args.store, args.repeats)))
+        print(json.dumps(measure_one(args.one[0], args.one[1], args.repeats)))
         return
 
-    print(f"cpus usable: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()}, OMP_WAIT_POLICY={args.omp_wait_policy}")
-    with tempfile.TemporaryDirectory(prefix="workbench-bench-models-") as tmp:
-        for alias in args.alias or DEFAULT_ALIASES:
-            env = dict(os.environ, OMP_WAIT_POLICY=args.omp_wait_policy.upper())
+    print(f"cpus usable: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()}")
+    rows = []
+    for alias in args.alias or DEFAULT_ALIASES:
+        for engine in args.engine or ENGINES:
+            env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
             if args.threads:
                 env["WORKBENCH_LOCAL_THREADS"] = str(args.threads)
-            command = [sys.executable, __file__, "--one", alias, "--repeats", str(args.repeats)]
-            if args.fresh:
-                command += ["--store", tmp]
+            command = [sys.executable, __file__, "--one", engine, alias, "--repeats", str(args.repeats)]
             output = subprocess.run(command, env=env, capture_output=True, text=True)
             if output.returncode != 0:
-                print(f"{alias}: failed\n{output.stderr[-2000:]}")
+                print(f"{alias} / {engine}: failed\n{output.stderr[-2000:]}")
                 continue
             row = json.loads(output.stdout.strip().splitlines()[-1])
-            print(
-                f"{alias}: pull {row['pull_seconds']}s from {row['pull_source']} "
-                f"({row['downloaded_bytes'] / 1e6:.1f} MB downloaded, file {row['file_bytes']:,} bytes); "
-                f"load {row['load_seconds']}s; prompt {row['prompt_tokens']} tok at {row['prompt_tokens_per_s']} tok/s; "
-                f"generation {row['completion_tokens']} tok at {row['generation_tokens_per_s']} tok/s; "
-                f"{row['seconds_per_call']}s per call; RSS +{row['rss_model_mib']} MiB for the model "
-                f"(process {row['rss_total_mib']} MiB, peak {row['peak_rss_mib']} MiB); threads {row['n_threads']}"
-            )
-            print("  " + json.dumps(row))
+            rows.append(row)
+            print(f"{alias} / {engine}: load {row['load_seconds']}s, {row['threads']} threads, RSS +{row['rss_model_mib']} MiB "
+                  f"(peak {row['peak_rss_mib']} MiB)")
+            for name, p in row["prompts"].items():
+                print(f"  {name:<10} prompt {p['prompt_tokens']:>3} tok at {p['prompt_tokens_per_s']:>6} tok/s; "
+                      f"generation {p['completion_tokens']:>3} tok at {p['generation_tokens_per_s']} tok/s; "
+                      f"{p['seconds_per_call']}s and {p['cpu_seconds_per_call']} CPU-s per 100-token call")
+    by_key = {(row["alias"], row["engine"]): row for row in rows}
+    for alias in args.alias or DEFAULT_ALIASES:
+        pair = [by_key.get((alias, engine)) for engine in ENGINES]
+        if all(pair):
+            same = [name for name in pair[0]["prompts"] if pair[0]["prompts"][name]["answer"] == pair[1]["prompts"][name]["answer"]]
+            print(f"{alias}: identical greedy answers from both engines for {len(same)}/{len(pair[0]['prompts'])} prompts ({', '.join(same) or 'none'})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
     print(f"load average after: {os.getloadavg()}")
 
 

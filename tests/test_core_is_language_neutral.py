@@ -12,8 +12,8 @@ import workbench
 
 CORE = Path(workbench.__file__).resolve().parent
 PLUGIN_LANGUAGES = re.compile(r"java|cpp|c\+\+|g\+\+|cxx|hpp|\bjvm\b", re.IGNORECASE)
-# llama.cpp / llama_cpp (the local-model runtime) names no language
-NOT_A_LANGUAGE = re.compile(r"llama[._-]cpp", re.IGNORECASE)
+# llama.cpp / llama_cpp / xllamacpp (the local-model runtime) names no language
+NOT_A_LANGUAGE = re.compile(r"llama[._-]?cpp", re.IGNORECASE)
 
 # Known, reported exceptions: (file relative to workbench/, the offending text).
 ALLOWED: set[tuple[str, str]] = set()
