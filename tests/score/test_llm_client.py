@@ -240,6 +240,21 @@ def test_extra_llm_parameters_are_part_of_the_cache_key(tmp_path):
     assert json.loads(same.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
 
 
+def test_the_engine_of_a_local_model_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    """The LLM is litellm's ``mock_response``. Another in-process engine answers the same request
+    differently (repeat-penalty window), so its cached answers must not be served for this one."""
+    from workbench.llm import local
+
+    settings = LLMSettings("local/smollm2-135m")
+    first = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 3}')
+    assert first._key_extra["engine"].startswith("llama.cpp server (xllamacpp ")
+    first.complete(MESSAGES, prompt_version="v", step="s")
+    monkeypatch.setattr(local, "engine_identity", lambda: "another engine 1.0")
+    other = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 1}')
+    assert json.loads(other.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+    assert other.usage.calls == 1 and other.usage.cache_hits == 0
+
+
 def test_the_cache_key_of_a_plain_call_is_stable():
     """No LLM. The key of a call without extras or mock is the one earlier versions computed, so
     caches filled before stay valid (value computed with the code of commit d9ed91c)."""

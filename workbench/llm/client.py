@@ -387,6 +387,12 @@ class LLMClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._provider = settings.provider
         _ensure_local_provider(settings.model)
+        # what else enters the cache key: the extra parameters, and for in-process models the engine
+        self._key_extra = dict(self.extra_params)
+        if self._provider == "local":
+            from workbench.llm.local import engine_identity
+
+            self._key_extra["engine"] = engine_identity()
         if mock_response is None:
             check_credentials(settings)
 
@@ -429,7 +435,7 @@ class LLMClient:
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
             repeat=repeat,
-            extra=self.extra_params,
+            extra=self._key_extra,
             mocked=self.mock_response is not None,
         )
         local_usage = Usage()

@@ -17,8 +17,9 @@ What the provider honours:
   ``max_completion_tokens``), ``stop``, ``presence_penalty``, ``frequency_penalty``,
   ``repeat_penalty``, ``repeat_last_n``. Every one is sent with every request: a parameter the
   caller leaves out takes :data:`SAMPLING_DEFAULTS` (llama-cpp-python's defaults, which this
-  provider used before, so cached answers keep their meaning), never llama.cpp server's own
-  defaults (temperature 0.8, no repeat penalty, a random seed);
+  provider used before), never llama.cpp server's own defaults (temperature 0.8, no repeat
+  penalty, a random seed); the response cache keys of ``local/`` calls name the engine
+  (:func:`engine_identity`);
 * ``logprobs`` / ``top_logprobs`` (0-20): the answer carries OpenAI-format log-probabilities,
   ``choices[0].logprobs.content[i].{token, bytes, logprob, top_logprobs}``: the natural-log
   softmax of the model's logits at that position, before penalties, grammar and temperature
@@ -83,8 +84,11 @@ THREADS_ENV = "WORKBENCH_LOCAL_THREADS"
 DEFAULT_N_CTX = 4096
 
 #: The value of every sampling parameter a caller leaves out: llama-cpp-python 0.3's defaults
-#: (``Llama.create_chat_completion``), the engine this provider had before, so an answer cached
-#: under given parameters means the same thing. ``seed`` 0 makes a call without a seed
+#: (``Llama.create_chat_completion``), the engine this provider had before, so a request means
+#: the same parameters as before. (The answers still differ where the repeat penalty bites:
+#: llama.cpp's server counts the prompt's last tokens in its window, llama-cpp-python did not;
+#: with ``repeat_penalty`` 1.0 the two give identical greedy answers. Hence
+#: :func:`engine_identity` in the cache key.) ``seed`` 0 makes a call without a seed
 #: reproducible too. ``max_tokens`` None: until the model stops or the context is full.
 SAMPLING_DEFAULTS: Mapping[str, Any] = {
     "temperature": 0.2,
@@ -134,6 +138,21 @@ def _xllamacpp() -> Any:
             ) from error
         raise ImportError(f"local models need xllamacpp: pip install 'workbench[local]' ({error})") from error
     return xllamacpp
+
+
+def engine_identity() -> str:
+    """The engine that answers ``local/`` calls, with its version (part of their cache keys).
+
+    Two engines give different answers to the same request (llama-cpp-python counted only the
+    generated tokens in the repeat penalty's window, llama.cpp's server counts the prompt's too),
+    so a cached answer names the engine that produced it.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"llama.cpp server (xllamacpp {version('xllamacpp')})"
+    except PackageNotFoundError:
+        return "llama.cpp server (xllamacpp not installed)"
 
 
 def check_engine() -> None:
