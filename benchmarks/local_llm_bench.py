@@ -16,7 +16,10 @@ For each engine and alias, in a fresh subprocess (so memory figures belong to th
   with ``max_tokens=100`` after a warm-up call: prompt tokens/s from a 1-token call, generation
   tokens/s from the difference to the 100-token call, wall and CPU seconds (user + system of the
   whole process, every thread) per 100-token call, medians of ``--repeats``;
-* the answers themselves, so the engines' outputs can be compared token for token;
+* the answers themselves, so the engines' outputs can be compared token for token, and one more
+  greedy answer per prompt with ``repeat_penalty`` 1.0 (llama.cpp's server counts the prompt in
+  the repeat penalty's window, llama-cpp-python did not, so only without a penalty may the two
+  agree token for token);
 * RAM: resident set after the calls and its peak, minus the resident set before loading.
 
 Usage: ``python benchmarks/local_llm_bench.py [--engine xllamacpp --engine llama-cpp-python]
@@ -98,10 +101,10 @@ def _engine(name: str, alias: str):
         local.load_model(str(path))
         load_s = time.perf_counter() - started
 
-        def call(messages, schema, max_tokens):
+        def call(messages, schema, max_tokens, **override):
             response_format = None if schema is None else {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}
             response = litellm.completion(model=f"local/{path}", messages=messages, max_tokens=max_tokens,
-                                          response_format=response_format, **sampling)
+                                          response_format=response_format, **{**sampling, **override})
             return response.choices[0].message.content, response.usage.prompt_tokens, response.usage.completion_tokens
 
         return load_s, threads, call
@@ -117,10 +120,11 @@ def _engine(name: str, alias: str):
         "seed": sampling["seed"],
     }  # fmt: skip
 
-    def call(messages, schema, max_tokens):
+    def call(messages, schema, max_tokens, **override):
         llama.reset()  # no KV reuse between calls, as the old provider did
         grammar = None if schema is None else LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        result = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, grammar=grammar, **arguments)
+        result = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, grammar=grammar,
+                                              **{**arguments, **override})
         usage = result["usage"]
         return result["choices"][0]["message"]["content"], usage["prompt_tokens"], usage["completion_tokens"]
 
@@ -155,6 +159,7 @@ def measure_one(engine: str, alias: str, repeats: int) -> dict:
             "seconds_per_call": round(statistics.median(walls), 2),
             "cpu_seconds_per_call": round(statistics.median(cpus), 2),
             "answer": text,
+            "answer_without_repeat_penalty": call(messages, schema, 100, repeat_penalty=1.0)[0],
         }
     after = _rss_kib()
     result.update(
@@ -201,8 +206,10 @@ def main() -> None:
     for alias in args.alias or DEFAULT_ALIASES:
         pair = [by_key.get((alias, engine)) for engine in ENGINES]
         if all(pair):
-            same = [name for name in pair[0]["prompts"] if pair[0]["prompts"][name]["answer"] == pair[1]["prompts"][name]["answer"]]
-            print(f"{alias}: identical greedy answers from both engines for {len(same)}/{len(pair[0]['prompts'])} prompts ({', '.join(same) or 'none'})")
+            for field, what in (("answer", "repeat_penalty 1.1"), ("answer_without_repeat_penalty", "repeat_penalty 1.0")):
+                same = [name for name in pair[0]["prompts"] if pair[0]["prompts"][name][field] == pair[1]["prompts"][name][field]]
+                print(f"{alias}: identical greedy answers from both engines at {what} for {len(same)}/"
+                      f"{len(pair[0]['prompts'])} prompts ({', '.join(same) or 'none'})")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     print(f"load average after: {os.getloadavg()}")
