@@ -85,10 +85,9 @@ DEFAULT_N_CTX = 4096
 
 #: The value of every sampling parameter a caller leaves out: llama-cpp-python 0.3's defaults
 #: (``Llama.create_chat_completion``), the engine this provider had before, so a request means
-#: the same parameters as before. (The answers still differ where the repeat penalty bites:
-#: llama.cpp's server counts the prompt's last tokens in its window, llama-cpp-python did not;
-#: with ``repeat_penalty`` 1.0 the two give identical greedy answers. Hence
-#: :func:`engine_identity` in the cache key.) ``seed`` 0 makes a call without a seed
+#: the same parameters as before. (The answers still differ: llama.cpp's server counts the
+#: prompt's last tokens in the repeat penalty's window, llama-cpp-python did not, and the two
+#: builds part at near-ties. Hence :func:`engine_identity` in the cache key.) ``seed`` 0 makes a call without a seed
 #: reproducible too. ``max_tokens`` None: until the model stops or the context is full.
 SAMPLING_DEFAULTS: Mapping[str, Any] = {
     "temperature": 0.2,
@@ -144,8 +143,8 @@ def engine_identity() -> str:
     """The engine that answers ``local/`` calls, with its version (part of their cache keys).
 
     Two engines give different answers to the same request (llama-cpp-python counted only the
-    generated tokens in the repeat penalty's window, llama.cpp's server counts the prompt's too),
-    so a cached answer names the engine that produced it.
+    generated tokens in the repeat penalty's window, llama.cpp's server counts the prompt's too;
+    other builds part at near-ties), so a cached answer names the engine that produced it.
     """
     from importlib.metadata import PackageNotFoundError, version
 
