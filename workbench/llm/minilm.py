@@ -12,7 +12,7 @@ them, opset 17, standard operators only); the file is deterministic, so it is ch
 :data:`ONNX_SHA256` before use and rebuilt when it does not match. Batches are tokenized with
 Hugging Face ``tokenizers`` (padded to the longest text of a length-sorted batch) and run with
 onnxruntime on CPU. Vectors agree with sentence-transformers' to cosine >= 0.9999 (test:
-``tests/test_minilm.py``, reference vectors in ``tests/data``).
+``tests/llm/test_minilm.py``, reference vectors in ``tests/fixtures``).
 
 Example (downloads 84 MB on first use)::
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.io import atomic_write
 from workbench.llm import models
 
 ALIAS = "all-minilm-l6-v2"
@@ -69,7 +70,7 @@ def build_onnx(weights: Path, target: Path) -> str:
 
     Args:
         weights: the verified ``model.safetensors``.
-        target: where to write the graph (written to a temp file, then renamed).
+        target: where to write the graph (:func:`workbench.io.atomic_write`).
 
     Returns:
         the sha256 of the written file.
@@ -184,9 +185,7 @@ def build_onnx(weights: Path, target: Path) -> str:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="workbench",
                               producer_version=str(GRAPH_VERSION), ir_version=8)
     data = model.SerializeToString(deterministic=True)
-    tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
+    atomic_write(target, data)
     return hashlib.sha256(data).hexdigest()
 
 

@@ -24,7 +24,7 @@ from workbench.score.config import ScoreConfig
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
-    from workbench.execution.config import ExecutionConfig
+    from workbench.execute.config import ExecutionConfig
 
 
 @dataclass
@@ -273,7 +273,7 @@ def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
     Raises:
         SandboxUnavailableError: one sentence saying what to install or which option to set.
     """
-    from workbench.execution.job import check_sandbox
+    from workbench.execute.job import check_sandbox
 
     try:
         found = check_sandbox(execution)

