@@ -1,17 +1,74 @@
 #!/bin/bash
-# Issue 5 closing figures: the four `workbench score` methods on the stratified 100 samples (50 tasks, one pass and one
-# fail each) of the bundled ICE-Score set with local/qwen2.5-coder-0.5b, then `workbench correlate` against our own
-# execution (RESULTS: results.jsonl of `workbench execute humaneval-codex-python --completion-column completion_multipl_e`).
-# With a filled response cache (CACHE) it is all cache hits; from an empty one it is ~5 CPU hours on 2 cores.
-set -e
+# The fidelity table (issues 5, 15 and 20): the LLM judges against execution next to chrF and the shipped CodeBLEU,
+# CodeBERTScore and GPT-3.5 ICE-Score columns, on the stratified samples of the bundled ICE-Score set
+# (`--select stratified --limit $LIMIT`: 100 = 50 tasks x one pass + one fail; 276 = all 138 tasks with both outcomes).
+#
+# Per model of $MODELS, one run folder per judge variant (every folder resumes, all share the response cache):
+#   sampled           ice-score, dsa-cqe-simplified, dsa-cqe; the written score (--score-mode sampled)
+#   expected          the same three; the probability-weighted score (G-Eval expectation, --score-mode expected)
+#   final-p-correct   dsa-cqe-simplified, dsa-cqe with --final-step p-correct (P(Yes) after the comparison)
+#   p-correct[-noref][-analyse]   the P(Yes) judge with/without the reference, one step / --analyse-first
+# then one joined table (benchmarks/join_scores.py) and `workbench correlate` against our own execution
+# (RESULTS: results.jsonl of `workbench execute humaneval-codex-python --completion-column completion_multipl_e`).
+#
+# With a filled response cache (CACHE) it is all cache hits. From an empty one, qwen2.5-coder-1.5b on 100 samples is
+# many CPU hours on 2 cores (dsa-cqe dominates); run it in the background, it resumes where it stopped.
+#   MODELS    litellm models, space-separated (default: local/qwen2.5-coder-0.5b local/qwen2.5-coder-1.5b)
+#   API_BASE  endpoint of an OpenAI-compatible server for openai/<name> models (`workbench models serve`, vLLM ...)
+#   LIMIT     stratified samples (default 100); JUDGES  variants to run (default: all of them)
+#   RUNS      folder of the run folders (default runs/); CACHE  response cache (default issue5-cache)
+#   SCORE_ARGS  more `workbench score` options for every run (e.g. "--max-tokens 192 --max-subcodes 4")
+# Smoke test: MODELS=local/smollm2-135m LIMIT=6 RUNS=smoke RESULTS=... benchmarks/score_correlation.sh
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "${RUNS:-runs}" && cd "${RUNS:-runs}"
-W=workbench
-$W score humaneval-codex-python \
-  -m ice-score -m dsa-cqe-simplified -m chrf -m dsa-cqe --model "${MODEL:-local/qwen2.5-coder-0.5b}" \
-  --generation-column completion_multipl_e --limit 100 --select stratified \
-  --carry passed --carry codebleu --carry codebertscore_f1 --carry codebertscore_f3 --carry gpt35_nswr --carry gpt35_nsnr \
-  --cache-dir "${CACHE:-issue5-cache}" -o issue5-final --resume --timeout 300 -q
-$W correlate issue5-final/scores_wide.jsonl \
-  -m dsa-cqe -m dsa-cqe-simplified -m ice-score -m chrf -m codebleu -m codebertscore_f1 -m gpt35_nswr \
-  --results "${RESULTS:?path of workbench execute results.jsonl for the 3,220 samples}" \
-  --json issue5-final/correlate.json --plot issue5-final/correlate.png
+W="${WORKBENCH:-workbench}"
+MODELS="${MODELS:-local/qwen2.5-coder-0.5b local/qwen2.5-coder-1.5b}"
+LIMIT="${LIMIT:-100}"
+JUDGES="${JUDGES:-sampled expected final-p-correct p-correct p-correct-noref p-correct-analyse p-correct-noref-analyse}"
+CACHE="${CACHE:-issue5-cache}"
+RESULTS="${RESULTS:?path of workbench execute results.jsonl for the 3,220 samples}"
+SHIPPED=(codebleu codebertscore_f1 codebertscore_f3 gpt35_nswr gpt35_nsnr)
+CARRY=(--carry passed); for column in "${SHIPPED[@]}"; do CARRY+=(--carry "$column"); done
+ROWS=(humaneval-codex-python --generation-column completion_multipl_e --limit "$LIMIT" --select stratified "${CARRY[@]}")
+
+score() {  # score FOLDER [workbench score options]: one variant, resumed, timed
+  local folder=$1; shift
+  local started=$SECONDS
+  # shellcheck disable=SC2086  # SCORE_ARGS holds several options
+  $W score "${ROWS[@]}" --cache-dir "$CACHE" -o "$folder" --resume --timeout 300 -q ${SCORE_ARGS:-} "$@"
+  echo "$folder: $((SECONDS - started)) s" >&2
+}
+
+# chrF needs no model
+score "chrf-$LIMIT" -m chrf
+JOIN=("chrf=chrf-$LIMIT:chrf")
+for column in "${SHIPPED[@]}"; do JOIN+=("$column=chrf-$LIMIT:$column"); done
+
+for MODEL in $MODELS; do
+  tag="$(basename "$MODEL")-$LIMIT"
+  MODEL_ARGS=(--model "$MODEL"); [ -n "${API_BASE:-}" ] && MODEL_ARGS+=(--api-base "$API_BASE")
+  short="$(basename "$MODEL" | sed 's/qwen2.5-coder-/q/')"
+  for judge in $JUDGES; do
+    case "$judge" in
+      sampled|expected)
+        score "$tag/$judge" "${MODEL_ARGS[@]}" -m ice-score -m dsa-cqe-simplified -m dsa-cqe --score-mode "$judge"
+        for method in ice-score dsa-cqe-simplified dsa-cqe; do JOIN+=("$method/$judge/$short=$tag/$judge:$method"); done ;;
+      final-p-correct)
+        score "$tag/$judge" "${MODEL_ARGS[@]}" -m dsa-cqe-simplified -m dsa-cqe --final-step p-correct
+        for method in dsa-cqe-simplified dsa-cqe; do JOIN+=("$method/p-correct/$short=$tag/$judge:$method"); done ;;
+      p-correct|p-correct-noref|p-correct-analyse|p-correct-noref-analyse)
+        flags=()
+        [[ "$judge" == *noref* ]] && flags+=(--no-reference)
+        [[ "$judge" == *analyse* ]] && flags+=(--analyse-first)
+        score "$tag/$judge" "${MODEL_ARGS[@]}" -m p-correct "${flags[@]}"
+        JOIN+=("$judge/$short=$tag/$judge:p-correct") ;;
+      *) echo "unknown judge variant $judge" >&2; exit 2 ;;
+    esac
+  done
+done
+
+python "$HERE/join_scores.py" "fidelity-$LIMIT.jsonl" "${JOIN[@]}"
+METRICS=(); for spec in "${JOIN[@]}"; do METRICS+=(-m "${spec%%=*}"); done
+$W correlate "fidelity-$LIMIT.jsonl" "${METRICS[@]}" --results "$RESULTS" \
+  --json "fidelity-$LIMIT.correlate.json" --plot "fidelity-$LIMIT.correlate.png"

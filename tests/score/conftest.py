@@ -2,13 +2,15 @@
 
 The fake server is a real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions
 protocol; litellm reaches it as ``openai/<name>`` with ``api_base``, exactly as it reaches
-vLLM or a llama.cpp server. Its answers are set by each test.
+vLLM or a llama.cpp server. Its answers are set by each test, and so are the token
+log-probabilities it returns (``logprobs``: OpenAI's ``choices[0].logprobs.content`` layout).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -24,6 +26,8 @@ class FakeOpenAI:
         self.delay_s = 0.0
         self.status = 200
         self.answer = lambda body: "3"
+        #: (request body, answer text) -> OpenAI ``logprobs.content`` list, or None for none
+        self.logprobs = lambda body, text: None
         self.requests: list[dict] = []
         #: embedding requests beyond this many answer 500 (None: never)
         self.embeddings_fail_after: int | None = None
@@ -58,15 +62,18 @@ def _handler(state: FakeOpenAI):
                 payload = json.dumps({"error": {"message": "fake failure", "type": "server_error"}}).encode()
                 self.send_response(state.status)
             else:
+                text = state.answer(body)
+                choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                content = state.logprobs(body, text) if body.get("logprobs") else None
+                if content is not None:
+                    choice["logprobs"] = {"content": content}
                 payload = json.dumps(
                     {
                         "id": "chatcmpl-fake",
                         "object": "chat.completion",
                         "created": 0,
                         "model": body.get("model", "fake"),
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": state.answer(body)}, "finish_reason": "stop"}
-                        ],
+                        "choices": [choice],
                         "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
                     }
                 ).encode()
@@ -117,6 +124,28 @@ def fake_openai(monkeypatch):
     state.server.server_close()
 
 
+def token_logprobs(pieces, alternatives=None):
+    """An OpenAI ``logprobs.content`` list spelling ``"".join(pieces)``.
+
+    Args:
+        pieces: the generated tokens' texts, in order.
+        alternatives: token index -> {text: probability} at that position (the generated
+            token gets its own probability from there when listed, else 0.9); other positions
+            report only the generated token.
+    """
+    alternatives = alternatives or {}
+    content = []
+    for index, piece in enumerate(pieces):
+        top = alternatives.get(index, {piece: 0.9})
+        content.append({
+            "token": piece,
+            "logprob": math.log(top.get(piece, 0.9)),
+            "bytes": list(piece.encode()),
+            "top_logprobs": [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())} for t, p in top.items()],
+        })
+    return content
+
+
 @pytest.fixture
 def ice_slice(shared_data, tmp_path):
     """Real ICE-Score rows: 2 tasks x 2 samples (one passing, one failing each), as a .jsonl file."""
@@ -148,8 +177,17 @@ def scripted_answer(messages, schema) -> str:
             {"description": f"code of {len(code.splitlines())} lines", "symbols": [{"name": n, "description": f"holds {n}"} for n in names]}
         )
     if "reference_semantics" in properties:
-        return json.dumps({"reference_semantics": "r", "candidate_semantics": "c", "differences": [], "score": 2})
-    return json.dumps({"differences": ["none"], "score": 4 if "return" in text else 1})
+        answer = {"reference_semantics": "r", "candidate_semantics": "c", "differences": [], "score": 2}
+    else:
+        answer = {"differences": ["none"], "score": 4 if "return" in text else 1}
+    # the p-correct final steps ask for the comparison without a score
+    return json.dumps({key: value for key, value in answer.items() if key in properties})
+
+
+@pytest.fixture
+def logprobs_content():
+    """:func:`token_logprobs`, for the fake server's ``logprobs``."""
+    return token_logprobs
 
 
 @pytest.fixture

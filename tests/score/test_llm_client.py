@@ -4,6 +4,7 @@ the real litellm path runs (usage, the local cost map) without a provider."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -289,3 +290,32 @@ def test_backoff_doubles_with_jitter_and_is_capped():
         values = [wait(SimpleNamespace(attempt_number=attempt)) for _ in range(50)]
         assert all(low <= v <= min(low + 0.5, 30.0) for v in values), (attempt, min(values), max(values))
     assert len({wait(SimpleNamespace(attempt_number=1)) for _ in range(20)}) > 1  # jittered
+
+
+def test_logprobs_are_asked_returned_cached_and_keyed_apart(tmp_path, fake_openai, logprobs_content):
+    """A scripted OpenAI-compatible server on 127.0.0.1 returns chosen log-probabilities."""
+    fake_openai.answer = lambda body: "Yes"
+    fake_openai.logprobs = lambda body, text: logprobs_content(["Yes"], {0: {"Yes": .7, "No": .3}})
+    settings = LLMSettings("openai/fake", api_base=fake_openai.api_base, retry_wait_s=0.01)
+    client = LLMClient(settings, ResponseCache(tmp_path))
+    asked = client.ask(MESSAGES, prompt_version="v", step="s", top_logprobs=5, temperature=0.0, max_tokens=1)
+    (token,) = asked.tokens
+    assert token.token == "Yes" and dict(token.top)["No"] == pytest.approx(math.log(.3))
+    body = fake_openai.requests[-1]
+    assert (body["logprobs"], body["top_logprobs"], body["temperature"], body["max_tokens"]) == (True, 5, 0.0, 1)
+    # the cache keeps them
+    again = LLMClient(settings, ResponseCache(tmp_path)).ask(
+        MESSAGES, prompt_version="v", step="s", top_logprobs=5, temperature=0.0, max_tokens=1)
+    assert again.cached and again.tokens == asked.tokens and fake_openai.count() == 1
+    # a call without them (or with other per-call values) is another cache entry, and asks for none
+    plain = client.ask(MESSAGES, prompt_version="v", step="s")
+    assert plain.tokens is None and "logprobs" not in fake_openai.requests[-1]
+    client.ask(MESSAGES, prompt_version="v", step="s", top_logprobs=5, temperature=0.0, max_tokens=2)
+    assert fake_openai.count() == 3
+
+
+def test_a_provider_without_logprobs_gives_none(tmp_path, fake_openai):
+    fake_openai.answer = lambda body: "3"  # the server sends no logprobs
+    settings = LLMSettings("openai/fake", api_base=fake_openai.api_base, retry_wait_s=0.01)
+    completion = LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s", top_logprobs=20)
+    assert completion.text == "3" and completion.tokens is None

@@ -50,7 +50,10 @@ def score_command(
 
 
 def print_report(report: Any) -> None:
-    """The per-method table and the LLM accounting of a finished run."""
+    """The per-method table, how the LLM scores were read (and any fallback) and the LLM
+    accounting of a finished run."""
+    from workbench.score.job import fallback_notes
+
     table = Table(title="workbench score")
     for column in ("method", "rows", "ok", "llm_error", "parse_error", "budget_exceeded", "other", "mean score"):
         table.add_column(column)
@@ -63,6 +66,11 @@ def print_report(report: Any) -> None:
             str(sum(counts.values()) - known), "-" if mean is None else f"{mean:.3f}",
         )
     console.print(table)
+    for name, counts in report.score_reads.items():
+        if counts:
+            console.print(f"{name}: scores read " + ", ".join(f"{how} {n}" for how, n in sorted(counts.items())))
+    for note in fallback_notes(report):
+        err_console.print(f"[yellow]note:[/yellow] {note}")
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(

@@ -99,12 +99,18 @@ def cache_key(
 
 @dataclass(frozen=True)
 class CachedResponse:
-    """A stored answer: text plus what it cost when it was first asked (tokens, USD)."""
+    """A stored answer: text plus what it cost when it was first asked (tokens, USD).
+
+    ``logprobs`` holds the answer's token log-probabilities in OpenAI's layout
+    (:func:`workbench.llm.logprobs.tokens_as_dicts`) when they were asked for and returned;
+    entries stored before the field existed read as ``None``.
+    """
 
     text: str
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    logprobs: list[dict[str, Any]] | None = None
 
 
 class ResponseCache:

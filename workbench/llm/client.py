@@ -10,7 +10,9 @@ What it adds on top of ``litellm.completion``:
 * structured answers: a JSON schema passed as ``response_format`` (llama.cpp and OpenAI
   constrain decoding with it; others ignore it through ``drop_params``), the answer
   validated with ``jsonschema``, one repair turn, then :class:`LLMParseError`;
-* per-run and per-sample accounting: calls, cache hits, tokens, cost, seconds in calls.
+* per-run and per-sample accounting: calls, cache hits, tokens, cost, seconds in calls;
+* token log-probabilities on request (``top_logprobs``), read from OpenAI's response shape
+  (:mod:`workbench.llm.logprobs`) and cached with the answer.
 
 Models named ``local/<alias>`` use the in-process llama.cpp provider of
 :mod:`workbench.llm.local`, registered on first use.
@@ -29,6 +31,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
+from workbench.llm.logprobs import TokenLogprob, parse_token_logprobs, response_token_logprobs, tokens_as_dicts
 
 # litellm reads this at import time; the remote cost map is unreachable offline.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -171,6 +174,18 @@ class LLMSettings:
         except Exception:  # unknown to litellm: the call itself will say why
             return self.model.split("/", 1)[0] if "/" in self.model else "unknown"
 
+    @property
+    def identity(self) -> str:
+        """Which model answers, as precisely as the settings tell: ``openai/name @ http://host/v1``
+        for a served model, ``local/alias (sha256 b179c9523d0e)`` for a registry model (the
+        file it must be), else the model string."""
+        if self.model.startswith("local/"):
+            from workbench.llm.models import REGISTRY
+
+            spec = REGISTRY.get(self.model[len("local/"):])
+            return f"{self.model} (sha256 {spec.sha256[:12]})" if spec else self.model
+        return f"{self.model} @ {self.api_base}" if self.api_base else self.model
+
     def sampling_params(self) -> dict[str, Any]:
         """Return the parameters that change an answer (part of the cache key)."""
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -194,6 +209,24 @@ class Exchange:
     cost_usd: float = 0.0
     seconds: float = 0.0
     repeat: int = 0
+    #: log-probabilities asked for (``top_logprobs``), ``None`` when not asked
+    top_logprobs: int | None = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: its text and, when asked for and returned, its token log-probabilities.
+
+    Attributes:
+        text: the answer text.
+        tokens: one :class:`~workbench.llm.logprobs.TokenLogprob` per generated token, or
+            ``None`` (not asked for, or the provider returned none).
+        cached: served from the response cache.
+    """
+
+    text: str
+    tokens: tuple[TokenLogprob, ...] | None = None
+    cached: bool = False
 
 
 #: a test/demo hook: (messages, schema) -> the text litellm's ``mock_response`` returns
@@ -408,7 +441,31 @@ class LLMClient:
         usage: Usage | None = None,
         log: list[Exchange] | None = None,
     ) -> str:
-        """Return the model's answer text for ``messages``.
+        """Return the model's answer text for ``messages`` (:meth:`ask` without log-probabilities).
+
+        Raises:
+            LLMCallError: the provider failed after the retries.
+            BudgetExceededError: ``max_cost_usd`` is spent.
+        """
+        return self.ask(
+            messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log
+        ).text
+
+    def ask(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        prompt_version: str,
+        step: str,
+        repeat: int = 0,
+        schema: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
+        log: list[Exchange] | None = None,
+        top_logprobs: int | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """Return the model's answer for ``messages``, with its token log-probabilities if asked.
 
         Args:
             messages: chat messages.
@@ -419,18 +476,28 @@ class LLMClient:
                 :attr:`LLMSettings.structured`); ``None`` for free text.
             usage: per-sample counters to add to (the run's counters always are).
             log: a list to append the :class:`Exchange` to.
+            top_logprobs: ask for the log-probabilities of every generated token and of this
+                many alternatives per position (OpenAI allows 0-20); ``None``: do not ask.
+                Part of the cache key, so answers with and without them never mix.
+            temperature / max_tokens: this call's values instead of the settings' (part of
+                the cache key).
+
+        Returns:
+            a :class:`Completion`; its ``tokens`` are ``None`` when the provider sent none
+            (litellm drops the parameters for providers without them).
 
         Raises:
             LLMCallError: the provider failed after the retries.
             BudgetExceededError: ``max_cost_usd`` is spent.
         """
         settings = self.settings
+        overrides = _overrides(temperature, max_tokens, top_logprobs)
         key = cache_key(
             provider=self._provider,
             model=settings.model,
             api_base=settings.api_base,
             messages=messages,
-            params=settings.sampling_params(),
+            params={**settings.sampling_params(), **overrides},
             seed=settings.seed,
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
@@ -444,18 +511,20 @@ class LLMClient:
             local_usage.cache_hits = 1
             self._account(local_usage, usage)
             if log is not None:
-                log.append(Exchange(step, messages, cached.text, True, repeat=repeat))
-            return cached.text
+                log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs))
+            return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
         try:
-            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage)
+            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, overrides)
         except Exception as error:
             self._account(local_usage, usage)
             if log is not None:
-                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error}", repeat=repeat))
+                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error}", repeat=repeat,
+                                    top_logprobs=top_logprobs))
             if isinstance(error, LLMError):
                 raise
             raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error}") from error
         text = response.choices[0].message.content or ""
+        tokens = response_token_logprobs(response) if top_logprobs is not None else None
         prompt_tokens, completion_tokens = _tokens(response)
         cost = self._cost(response, local_usage)
         local_usage.prompt_tokens += prompt_tokens
@@ -463,10 +532,11 @@ class LLMClient:
         local_usage.cost_usd += cost
         self._account(local_usage, usage)
         if self.cache is not None:
-            self.cache.put(key, CachedResponse(text, prompt_tokens, completion_tokens, cost))
+            self.cache.put(key, CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens)))
         if log is not None:
-            log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat))
-        return text
+            log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
+                                top_logprobs))
+        return Completion(text, tokens)
 
     # -- structured answers ------------------------------------------------------------------
     def complete_json(
@@ -480,26 +550,54 @@ class LLMClient:
         usage: Usage | None = None,
         log: list[Exchange] | None = None,
     ) -> dict[str, Any]:
-        """Return the model's answer as a JSON object valid for ``schema``.
+        """Return the model's answer as a JSON object valid for ``schema`` (see :meth:`ask_json`).
+
+        Raises:
+            LLMParseError: both answers invalid; the message holds the last error.
+            LLMCallError / BudgetExceededError: as :meth:`ask`.
+        """
+        answer, _ = self.ask_json(
+            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=usage, log=log
+        )
+        return answer
+
+    def ask_json(
+        self,
+        messages: list[dict[str, str]],
+        schema: Mapping[str, Any],
+        *,
+        prompt_version: str,
+        step: str,
+        repeat: int = 0,
+        usage: Usage | None = None,
+        log: list[Exchange] | None = None,
+        top_logprobs: int | None = None,
+    ) -> tuple[dict[str, Any], Completion]:
+        """Return the model's answer as a JSON object valid for ``schema``, and the completion it came from.
 
         A first answer that is not valid gets one repair turn (the answer and the
         validation error are shown to the model); a second invalid answer raises.
 
+        Args:
+            top_logprobs: as :meth:`ask`; asked on both turns, so the returned completion's
+                tokens belong to the answer that was kept.
+
         Raises:
             LLMParseError: both answers invalid; the message holds the last error.
-            LLMCallError / BudgetExceededError: as :meth:`complete`.
+            LLMCallError / BudgetExceededError: as :meth:`ask`.
         """
         import jsonschema
 
-        answer = self.complete(
-            messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log
+        completion = self.ask(
+            messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log,
+            top_logprobs=top_logprobs,
         )
-        problem = _validation_problem(answer, schema, jsonschema)
+        problem = _validation_problem(completion.text, schema, jsonschema)
         if problem is None:
-            return extract_json(answer)
+            return extract_json(completion.text), completion
         repair = [
             *messages,
-            {"role": "assistant", "content": answer},
+            {"role": "assistant", "content": completion.text},
             {
                 "role": "user",
                 "content": (
@@ -508,16 +606,17 @@ class LLMClient:
                 ),
             },
         ]
-        answer = self.complete(
-            repair, prompt_version=prompt_version, step=f"{step}:repair", repeat=repeat, schema=schema, usage=usage, log=log
+        completion = self.ask(
+            repair, prompt_version=prompt_version, step=f"{step}:repair", repeat=repeat, schema=schema, usage=usage,
+            log=log, top_logprobs=top_logprobs,
         )
-        problem = _validation_problem(answer, schema, jsonschema)
+        problem = _validation_problem(completion.text, schema, jsonschema)
         if problem is None:
-            return extract_json(answer)
+            return extract_json(completion.text), completion
         raise LLMParseError(f"{step}: the answer is not valid JSON for the schema after one repair turn: {problem}")
 
     # -- internals ---------------------------------------------------------------------------
-    def _call_with_retries(self, messages, schema, repeat, local_usage: Usage):
+    def _call_with_retries(self, messages, schema, repeat, local_usage: Usage, overrides: Mapping[str, Any]):
         import tenacity
 
         retrying = tenacity.Retrying(
@@ -528,10 +627,10 @@ class LLMClient:
         )
         for attempt in retrying:
             with attempt:
-                return self._call_once(messages, schema, repeat, local_usage)
+                return self._call_once(messages, schema, repeat, local_usage, overrides)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _call_once(self, messages, schema, repeat, local_usage: Usage):
+    def _call_once(self, messages, schema, repeat, local_usage: Usage, overrides: Mapping[str, Any]):
         import litellm
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners between our rows
@@ -564,6 +663,7 @@ class LLMClient:
             }
         elif schema is not None and settings.structured == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
+        kwargs.update(_request_params(overrides))
         if self.mock_response is not None:
             mock = self.mock_response
             kwargs["mock_response"] = mock(messages, schema) if callable(mock) else mock
@@ -598,6 +698,29 @@ class LLMClient:
                 usage.add(local_usage)
 
 
+def _overrides(temperature: float | None, max_tokens: int | None, top_logprobs: int | None) -> dict[str, Any]:
+    """One call's parameters beyond the settings, as they enter the cache key (unset ones left out,
+    so a plain call's key is the same as before they existed)."""
+    overrides: dict[str, Any] = {}
+    if temperature is not None:
+        overrides["temperature"] = temperature
+    if max_tokens is not None:
+        overrides["max_tokens"] = max_tokens
+    if top_logprobs is not None:
+        if not 0 <= top_logprobs <= 20:
+            raise ValueError(f"top_logprobs must be 0-20 (OpenAI's range), not {top_logprobs}")
+        overrides["top_logprobs"] = top_logprobs
+    return overrides
+
+
+def _request_params(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The litellm keyword arguments of :func:`_overrides`' values (OpenAI's ``logprobs`` flag added)."""
+    params = dict(overrides)
+    if "top_logprobs" in params:
+        params["logprobs"] = True
+    return params
+
+
 def _tokens(response: Any) -> tuple[int, int]:
     usage = getattr(response, "usage", None)
     if usage is None:
@@ -621,6 +744,7 @@ def _validation_problem(answer: str, schema: Mapping[str, Any], jsonschema: Any)
 __all__ = [
     "BudgetExceededError",
     "CacheMode",
+    "Completion",
     "Exchange",
     "LLMCallError",
     "LLMClient",

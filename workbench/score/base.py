@@ -10,7 +10,18 @@ from typing import Any, ClassVar
 
 from workbench.data.samples import BaseSample
 from workbench.languages.spec import LanguagePlugin
-from workbench.llm.client import Exchange, LLMClient, Usage
+from workbench.llm.client import Exchange, LLMClient, LLMParseError, Usage
+from workbench.score.reading import (
+    DEFAULT_SCORE_MODE,
+    SCORE_LABELS,
+    TOP_LOGPROBS,
+    CombinedRead,
+    ScoreRead,
+    combine_reads,
+    json_value_offset,
+    joined_text,
+    read_at,
+)
 
 #: per-sample statuses written in the ``status`` column; ``error`` is an unexpected exception
 #: of a method on one sample (recorded by :func:`workbench.score.job.score_samples`, retried
@@ -61,6 +72,8 @@ class MethodResult:
             (the sample is still scored; those sub-codes have no description).
         usage: LLM use for this sample and method.
         trace: the per-sample trace (sub-code tree, prompts, responses, retrievals, updates).
+        read: how the LLM methods' score was read (expected or sampled, the distribution);
+            ``None`` for methods without an LLM.
     """
 
     score: float | None = None
@@ -72,12 +85,26 @@ class MethodResult:
     parse_failures: int = 0
     usage: Usage = field(default_factory=Usage)
     trace: dict[str, Any] = field(default_factory=dict)
+    read: CombinedRead | None = None
 
     def finish(self, scores: list[float]) -> MethodResult:
         """Set :attr:`scores` and their mean; return self."""
         self.scores = list(scores)
         self.score = statistics.fmean(scores) if scores else None
         return self
+
+    def finish_reads(self, reads: list[ScoreRead], score_mode: str) -> MethodResult:
+        """Score from the reads of the repeats (:func:`~workbench.score.reading.combine_reads`); return self.
+
+        Raises:
+            LLMParseError: some repeats have no distribution and others no written value, so
+                neither reading covers them all.
+        """
+        try:
+            self.read = combine_reads(reads, score_mode)
+        except ValueError as error:
+            raise LLMParseError(f"the answers cannot all be read one way: {error}") from error
+        return self.finish(self.read.scores)
 
     @property
     def spread(self) -> float | None:
@@ -95,6 +122,7 @@ class ScoringContext:
         language: the language plugin of the programs.
         llm: the LLM client (``None`` when only non-LLM methods run).
         n_samples: repeats of the final scoring call, averaged (``--n-samples``).
+        score_mode: ``expected`` or ``sampled`` (:mod:`workbench.score.reading`).
         max_subcodes: the cap on sub-codes per program.
         k_nearest: nearest storage records retrieved per sub-code beyond exact name hits.
         storage_factory: returns the Semantic Storage (built on first use).
@@ -105,6 +133,7 @@ class ScoringContext:
     language: LanguagePlugin
     llm: LLMClient | None = None
     n_samples: int = 1
+    score_mode: str = DEFAULT_SCORE_MODE
     max_subcodes: int = 16
     k_nearest: int = 3
     storage_factory: Callable[[], Any] | None = None
@@ -112,6 +141,12 @@ class ScoringContext:
     keep_storage: bool = False
     _storage: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def top_logprobs(self) -> int | None:
+        """What a final scoring call asks for: :data:`~workbench.score.reading.TOP_LOGPROBS`
+        alternatives in ``expected`` mode, nothing in ``sampled`` mode."""
+        return TOP_LOGPROBS if self.score_mode == "expected" else None
 
     @property
     def storage(self) -> Any:
@@ -126,13 +161,19 @@ class ScoringContext:
 
 class ScoringMethod:
     """A scoring method. Subclasses set :attr:`name`, :attr:`scale`, :attr:`uses_llm`,
-    and implement :meth:`score`; LLM methods also set :attr:`prompt_version`."""
+    and implement :meth:`score`; LLM methods also set :attr:`prompt_version`, and
+    :attr:`variant` when options change what they ask."""
 
     name: ClassVar[str] = ""
-    #: the declared score range, e.g. ``(0, 4)``
-    scale: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    #: the declared score range, e.g. ``(0, 4)`` (an instance may set its own: a p-correct
+    #: final step gives DSA-CQE a probability in [0, 1])
+    scale: tuple[float, float] = (0.0, 1.0)
     uses_llm: ClassVar[bool] = True
     prompt_version: str = ""
+    #: the options that shape the method's prompts (``"final-step=p-correct"``), ``""`` for none
+    variant: str = ""
+    #: the method compares with the reference (a sample without one is ``skipped``)
+    needs_reference: bool = True
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         """Score one sample; LLM failures are returned as a status, never raised."""
@@ -153,18 +194,22 @@ def score_by_repeated_answers(
 ) -> MethodResult:
     """The final comparison/score step of DSA-CQE (Xu et al., ISWC 2024 posters, Sec. 2) and
     its simplified form: one structured call repeated ``context.n_samples`` times, each
-    answer's ``score`` averaged. The scale is our declared one, ICE-Score's 0-4 functional
-    correctness (Zhuo, EACL Findings 2024, Sec. 3), so the LLM methods share one scale.
+    answer's ``score`` read and the values averaged. The scale is our declared one,
+    ICE-Score's 0-4 functional correctness (Zhuo, EACL Findings 2024, Sec. 3), so the LLM
+    methods share one scale. In ``expected`` mode the value of an answer is the expectation
+    over the labels 0-4 at the token of its ``score`` field (G-Eval, Liu et al. 2023, Sec. 2.3;
+    :mod:`workbench.score.reading`), the written score when no log-probabilities came back.
 
     Args:
         messages: the rendered comparison prompt (the same for every repeat; repeats are
             distinct cache entries and seeds).
         schema: the answer's JSON schema; it must have an integer ``score``.
-        context: the run's context (its ``llm`` and ``n_samples``).
+        context: the run's context (its ``llm``, ``n_samples`` and ``score_mode``).
         prompt_version / step: for the cache key and the trace.
         result: receives the usage, ``trace[trace_key]`` (one ``trace_value(answer)`` per
-            answer, appended as they arrive, so a failing repeat keeps the earlier ones) and,
-            when every repeat answered, the scores and their mean.
+            answer, appended as they arrive, so a failing repeat keeps the earlier ones),
+            ``trace["reads"]`` and, when every repeat answered, the scores, their mean and
+            the read (:attr:`MethodResult.read`).
         log: the exchanges of the sample's trace.
 
     Returns:
@@ -174,14 +219,18 @@ def score_by_repeated_answers(
         LLMError: a repeat failed (call, parse or budget); ``result`` is then unscored.
     """
     kept = result.trace.setdefault(trace_key, [])
-    scores = []
+    traced_reads = result.trace.setdefault("reads", [])
+    reads = []
     for repeat in range(context.n_samples):
-        answer = context.llm.complete_json(
-            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log
+        answer, completion = context.llm.ask_json(
+            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log,
+            top_logprobs=context.top_logprobs,
         )
-        scores.append(float(answer["score"]))
         kept.append(trace_value(answer))
-    return result.finish(scores)
+        offset = json_value_offset(joined_text(completion.tokens), "score") if completion.tokens else None
+        reads.append(read_at(completion.tokens, offset, sampled=float(answer["score"]), labels=SCORE_LABELS))
+        traced_reads.append(reads[-1].as_dict())
+    return result.finish_reads(reads, context.score_mode)
 
 
 def exchanges_as_dicts(log: list[Exchange]) -> list[dict[str, Any]]:

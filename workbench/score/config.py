@@ -16,7 +16,9 @@ from pathlib import Path
 from workbench.llm.cache import CacheMode
 from workbench.llm.client import STRUCTURED_MODES, LLMSettings
 from workbench.options import JobConfig, OptionError, option
+from workbench.score.reading import DEFAULT_SCORE_MODE, SCORE_MODES
 from workbench.score.selection import SELECTIONS
+from workbench.score.verdict import DEFAULT_FINAL_STEP, FINAL_STEPS
 
 #: ``cache`` values: how the LLM response cache is used (:class:`~workbench.llm.cache.CacheMode`)
 CACHE_MODES: tuple[str, ...] = tuple(mode.value for mode in CacheMode)
@@ -47,7 +49,7 @@ class ScoreConfig(JobConfig):
     raises :class:`~workbench.options.OptionError` naming the field.
 
     Attributes:
-        method: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``chrf``).
+        method: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``p-correct``, ``chrf``).
         model: any litellm model, or ``local/<alias>``; required by an LLM method.
         api_base: endpoint of an OpenAI-compatible server.
         task_column / sample_column / generation_column / reference_column / prompt_column:
@@ -74,6 +76,14 @@ class ScoreConfig(JobConfig):
         prompts_dir: a folder of prompt templates (default: shipped).
         resume: keep ``scores.jsonl`` and skip what is in it; retry_failed: with ``resume``,
             score error rows again; overwrite: replace an existing run folder's results.
+        score_mode: how the LLM methods' scores are read (:mod:`workbench.score.reading`):
+            ``expected``, the expectation over the score tokens' probabilities (G-Eval, Liu et
+            al. 2023, Sec. 2.3), falling back to the sampled answers where the provider returns
+            no log-probabilities (counted in ``run.json`` and the summary); or ``sampled``.
+        final_step: ``dsa-cqe`` and ``dsa-cqe-simplified``: ``score`` (0-4 in the comparison) or
+            ``p-correct`` (P(Yes) asked after the comparison, :mod:`workbench.score.verdict`).
+        reference: ``p-correct``: show the judge the reference solution.
+        analyse_first: ``p-correct``: the model analyses before the Yes/No turn (CodeJudge).
 
     Example:
 
@@ -88,7 +98,8 @@ class ScoreConfig(JobConfig):
     """
 
     method: tuple[str, ...] = option(
-        ("dsa-cqe",), "dsa-cqe, dsa-cqe-simplified, ice-score, chrf; repeat for several.", choices=_method_names)
+        ("dsa-cqe",), "dsa-cqe, dsa-cqe-simplified, ice-score, p-correct, chrf; repeat for several.",
+        choices=_method_names)
     model: str | None = option(
         None, "Any litellm model (gpt-4o-mini, ollama/..., openai/NAME with --api-base) or local/ALIAS.")
     api_base: str | None = option(None, "Endpoint of an OpenAI-compatible server (vLLM, llama.cpp).")
@@ -139,6 +150,18 @@ class ScoreConfig(JobConfig):
     resume: bool = option(False, "Continue a run: samples already in scores.jsonl are not scored again.")
     retry_failed: bool = option(False, "With --resume: score rows with an error status again.")
     overwrite: bool = option(False, "Replace the results in an existing run folder.")
+    # -- how the LLM judges ask and read (issues 15 and 20) --
+    score_mode: str = option(
+        DEFAULT_SCORE_MODE,
+        "expected: the probability-weighted score over the score tokens (G-Eval), from token log-probabilities; "
+        "where the provider returns none, the mean of --n-samples answers (the summary says so). "
+        "sampled: the written score.", choices=SCORE_MODES, recorded=True)
+    final_step: str = option(
+        DEFAULT_FINAL_STEP, "dsa-cqe, dsa-cqe-simplified: score (0-4 in the comparison) or p-correct "
+        "(P(Yes) asked after the comparison).", choices=FINAL_STEPS, recorded=True)
+    reference: bool = option(True, "p-correct: show the judge the reference solution.", recorded=True)
+    analyse_first: bool = option(
+        False, "p-correct: the model writes its analysis, then a second turn asks Yes/No (CodeJudge).", recorded=True)
 
     def _check(self) -> None:
         if not self.method:

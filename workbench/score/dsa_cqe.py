@@ -18,7 +18,10 @@ Per program (generation, and the reference once per task):
 
 Then **comparison and score** (``prompts/dsa_cqe_compare.txt``): the two semantic
 summaries (and codes) go to the LLM, which lists the differences and scores functional
-correctness on ICE-Score's 0-4 scale; ``n_samples`` repeats are averaged.
+correctness on ICE-Score's 0-4 scale; ``n_samples`` repeats are averaged. With
+``final_step="p-correct"`` the comparison lists the differences only
+(``prompts/dsa_cqe_compare_verdict.txt``) and a second turn asks the Yes/No question of
+:mod:`workbench.score.verdict`: the score is P(Yes), in [0, 1].
 
 Our choices where the poster is silent: post-order analysis, so a loop or function is
 analysed with its inner parts already described; only names the sub-code really defines
@@ -46,7 +49,14 @@ from workbench.score.base import (
 )
 from workbench.score.decompose import Decomposition, decompose
 from workbench.score.prompts import load_template, version_of
-from workbench.score.schemas import ANALYSIS_SCHEMA, COMPARE_SCHEMA, SCORE_MAX, SCORE_MIN
+from workbench.score.schemas import ANALYSIS_SCHEMA, COMPARE_SCHEMA, DIFFERENCES_SCHEMA, SCORE_MAX, SCORE_MIN
+from workbench.score.verdict import (
+    DEFAULT_FINAL_STEP,
+    FINAL_STEPS,
+    load_question,
+    question_text,
+    verdict_after_comparison,
+)
 
 
 @dataclass(frozen=True)
@@ -108,19 +118,39 @@ class DsaCqe(ScoringMethod):
 
     Args:
         prompts_dir: a folder with ``dsa_cqe_analyse.txt`` and ``dsa_cqe_compare.txt``
-            (default: the shipped templates).
+            (and, for the p-correct final step, ``dsa_cqe_compare_verdict.txt`` and
+            ``p_correct_question.txt``; default: the shipped templates).
+        final_step: ``"score"`` (the comparison gives a 0-4 score) or ``"p-correct"``
+            (P(Yes) read after the comparison).
 
     The reference of a task is analysed once per run (per task and reference text);
     samples of the same task wait for it rather than analyse it again.
+
+    Raises:
+        ValueError: an unknown ``final_step``.
     """
 
     name = "dsa-cqe"
-    scale = (float(SCORE_MIN), float(SCORE_MAX))
 
-    def __init__(self, prompts_dir: str | None = None):
+    def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):
+        if final_step not in FINAL_STEPS:
+            raise ValueError(f"final_step must be one of {', '.join(FINAL_STEPS)}, not {final_step!r}")
+        self.final_step = final_step
+        self.variant = f"final-step={final_step}"
         self.analyse_template = load_template("dsa_cqe_analyse.txt", prompts_dir)
         self.compare_template = load_template("dsa_cqe_compare.txt", prompts_dir)
-        self.prompt_version = version_of(self.analyse_template, self.compare_template)
+        # the analysis calls keep the version they had before final steps existed, so both final
+        # steps (and caches filled earlier) share the analyses
+        self.analysis_version = version_of(self.analyse_template, self.compare_template)
+        if final_step == "score":
+            self.prompt_version = self.analysis_version
+            self.scale = (float(SCORE_MIN), float(SCORE_MAX))
+        else:
+            self.compare_template = load_template("dsa_cqe_compare_verdict.txt", prompts_dir)
+            question = load_question(prompts_dir)
+            self.question = question_text(question, reference=True)
+            self.prompt_version = version_of(self.analyse_template, self.compare_template, question)
+            self.scale = (0.0, 1.0)
         self._references: dict[tuple[str, str], ProgramSemantics | LLMError] = {}
         self._reference_locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_lock = threading.Lock()
@@ -173,10 +203,17 @@ class DsaCqe(ScoringMethod):
                 reference_semantics=reference.summary(),
                 generation_semantics=generation.summary(),
             )
-            score_by_repeated_answers(
-                messages, COMPARE_SCHEMA, context=context, prompt_version=self.prompt_version, step="compare",
-                result=result, log=log, trace_key="differences", trace_value=lambda answer: answer["differences"],
-            )
+            if self.final_step == "score":
+                score_by_repeated_answers(
+                    messages, COMPARE_SCHEMA, context=context, prompt_version=self.prompt_version, step="compare",
+                    result=result, log=log, trace_key="differences", trace_value=lambda answer: answer["differences"],
+                )
+            else:
+                verdict_after_comparison(
+                    messages, DIFFERENCES_SCHEMA, question=self.question, context=context,
+                    prompt_version=self.prompt_version, step="compare", result=result, log=log,
+                    trace_key="differences", trace_value=lambda answer: answer["differences"],
+                )
         except LLMError as error:
             result.status, result.error = error.status, str(error)
         result.trace["compare"] = exchanges_as_dicts(log)
@@ -271,7 +308,7 @@ class DsaCqe(ScoringMethod):
                     answer = context.llm.complete_json(
                         messages,
                         ANALYSIS_SCHEMA,
-                        prompt_version=self.prompt_version,
+                        prompt_version=self.analysis_version,
                         step=f"analyse:{role}:{unit.index}",
                         usage=usage,
                         log=log,

@@ -4,6 +4,10 @@ Source: Xu et al., ISWC 2024 posters (CEUR-WS Vol-3828 paper 7), Sec. 2-3: the a
 in which the LLM analyses the whole generation and reference at once. One call per
 repeat (``prompts/dsa_cqe_simplified.txt``) returns both descriptions, the differences
 and a 0-4 score (:data:`~workbench.score.schemas.SIMPLIFIED_SCHEMA`).
+
+With ``final_step="p-correct"`` the call returns the descriptions and differences only
+(``prompts/dsa_cqe_simplified_verdict.txt``) and a second turn asks the Yes/No question of
+:mod:`workbench.score.verdict`; the score is then P(Yes), in [0, 1].
 """
 
 from __future__ import annotations
@@ -18,18 +22,46 @@ from workbench.score.base import (
     score_by_repeated_answers,
 )
 from workbench.score.prompts import load_template, version_of
-from workbench.score.schemas import SCORE_MAX, SCORE_MIN, SIMPLIFIED_SCHEMA
+from workbench.score.schemas import SCORE_MAX, SCORE_MIN, SEMANTICS_SCHEMA, SIMPLIFIED_SCHEMA
+from workbench.score.verdict import (
+    DEFAULT_FINAL_STEP,
+    FINAL_STEPS,
+    load_question,
+    question_text,
+    verdict_after_comparison,
+)
 
 
 class DsaCqeSimplified(ScoringMethod):
-    """Single-step DSA-CQE. Args: ``prompts_dir``, a folder with ``dsa_cqe_simplified.txt``."""
+    """Single-step DSA-CQE.
+
+    Args:
+        prompts_dir: a folder with ``dsa_cqe_simplified.txt`` (and, for the p-correct final
+            step, ``dsa_cqe_simplified_verdict.txt`` and ``p_correct_question.txt``).
+        final_step: ``"score"`` (a 0-4 score in the answer) or ``"p-correct"`` (P(Yes) read
+            after the comparison).
+
+    Raises:
+        ValueError: an unknown ``final_step``.
+    """
 
     name = "dsa-cqe-simplified"
-    scale = (float(SCORE_MIN), float(SCORE_MAX))
 
-    def __init__(self, prompts_dir: str | None = None):
-        self.template = load_template("dsa_cqe_simplified.txt", prompts_dir)
-        self.prompt_version = version_of(self.template)
+    def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):
+        if final_step not in FINAL_STEPS:
+            raise ValueError(f"final_step must be one of {', '.join(FINAL_STEPS)}, not {final_step!r}")
+        self.final_step = final_step
+        self.variant = f"final-step={final_step}"
+        if final_step == "score":
+            self.template = load_template("dsa_cqe_simplified.txt", prompts_dir)
+            self.prompt_version = version_of(self.template)
+            self.scale = (float(SCORE_MIN), float(SCORE_MAX))
+        else:
+            self.template = load_template("dsa_cqe_simplified_verdict.txt", prompts_dir)
+            question = load_question(prompts_dir)
+            self.question = question_text(question, reference=True)
+            self.prompt_version = version_of(self.template, question)
+            self.scale = (0.0, 1.0)
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         result = MethodResult()
@@ -41,10 +73,16 @@ class DsaCqeSimplified(ScoringMethod):
             generation=sample.generation,
         )
         try:
-            score_by_repeated_answers(
-                messages, SIMPLIFIED_SCHEMA, context=context, prompt_version=self.prompt_version, step="simplified",
-                result=result, log=log, trace_key="answers",
-            )
+            if self.final_step == "score":
+                score_by_repeated_answers(
+                    messages, SIMPLIFIED_SCHEMA, context=context, prompt_version=self.prompt_version, step="simplified",
+                    result=result, log=log, trace_key="answers",
+                )
+            else:
+                verdict_after_comparison(
+                    messages, SEMANTICS_SCHEMA, question=self.question, context=context,
+                    prompt_version=self.prompt_version, step="simplified", result=result, log=log, trace_key="answers",
+                )
         except LLMError as error:
             result.status, result.error = error.status, str(error)
         result.trace["exchanges"] = exchanges_as_dicts(log)

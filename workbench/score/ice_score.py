@@ -6,6 +6,10 @@ snippet and rates functional correctness 0-4 ("scores ONLY"); the "w/ ref., no s
 variant that is ``gpt35_nswr`` in the shipped data. The answer is free text, as in the
 original; the score is the first integer 0-4 in it (:func:`parse_ice_score`). An answer
 without one gets one repair turn, then a ``parse_error``.
+
+In ``expected`` score mode (:mod:`workbench.score.reading`) the answer's token
+log-probabilities are asked for and the score is the expectation over the labels 0-4 at the
+token where that first score is written (G-Eval, Liu et al. 2023, Sec. 2.3).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import re
 from workbench.llm.client import Exchange, LLMError, LLMParseError
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, exchanges_as_dicts
 from workbench.score.prompts import load_template, version_of
+from workbench.score.reading import SCORE_LABELS, ScoreRead, joined_text, read_at
 from workbench.score.schemas import SCORE_MAX, SCORE_MIN
 
 _SCORE = re.compile(r"(?<![\d.])([0-4])(?:\.0+)?(?![\d.]*\d)")
@@ -31,8 +36,19 @@ def parse_ice_score(text: str) -> int | None:
     ``"10"``, ``"4.5"`` or ``"Functional Correctness (0-4)"`` -> ``None`` (no score on the
     scale: the caller's repair turn asks again).
     """
-    match = _SCORE.search(_RANGE.sub(" ", text))
-    return int(match.group(1)) if match else None
+    found = locate_ice_score(text)
+    return found[0] if found else None
+
+
+def locate_ice_score(text: str) -> tuple[int, int] | None:
+    """Return (score, character offset of its digit) of the score :func:`parse_ice_score` reads.
+
+    ``"Functional Correctness (0-4): 3"`` -> ``(3, 30)``; ``None`` when there is no score.
+    """
+    # a scale is blanked with as many spaces as it has characters, so offsets stay those of ``text``
+    blanked = _RANGE.sub(lambda match: " " * len(match.group()), text)
+    match = _SCORE.search(blanked)
+    return (int(match.group(1)), match.start(1)) if match else None
 
 
 class IceScore(ScoringMethod):
@@ -49,33 +65,32 @@ class IceScore(ScoringMethod):
         result = MethodResult()
         log: list[Exchange] = []
         messages = self.template.render(problem=sample.prompt, reference=sample.reference, generation=sample.generation)
-        scores = []
+        reads: list[ScoreRead] = []
         try:
             for repeat in range(context.n_samples):
-                scores.append(float(self._ask(messages, repeat, context, result, log)))
-            result.finish(scores)
+                reads.append(self._ask(messages, repeat, context, result, log))
+            result.finish_reads(reads, context.score_mode)
         except LLMError as error:
             result.status, result.error = error.status, str(error)
         result.trace["exchanges"] = exchanges_as_dicts(log)
+        result.trace["reads"] = [read.as_dict() for read in reads]
         return result
 
-    def _ask(self, messages, repeat, context: ScoringContext, result: MethodResult, log) -> int:
+    def _ask(self, messages, repeat, context: ScoringContext, result: MethodResult, log) -> ScoreRead:
         llm = context.llm
-        answer = llm.complete(
-            messages, prompt_version=self.prompt_version, step="ice-score", repeat=repeat, usage=result.usage, log=log
-        )
-        score = parse_ice_score(answer)
-        if score is not None:
-            return score
-        repair = [
-            *messages,
-            {"role": "assistant", "content": answer},
-            {"role": "user", "content": "Answer with the score only: one integer from 0 to 4."},
-        ]
-        answer = llm.complete(
-            repair, prompt_version=self.prompt_version, step="ice-score:repair", repeat=repeat, usage=result.usage, log=log
-        )
-        score = parse_ice_score(answer)
+        asking = {"prompt_version": self.prompt_version, "repeat": repeat, "usage": result.usage, "log": log,
+                  "top_logprobs": context.top_logprobs}
+        completion = llm.ask(messages, step="ice-score", **asking)
+        if parse_ice_score(completion.text) is None:
+            repair = [
+                *messages,
+                {"role": "assistant", "content": completion.text},
+                {"role": "user", "content": "Answer with the score only: one integer from 0 to 4."},
+            ]
+            completion = llm.ask(repair, step="ice-score:repair", **asking)
+        score = parse_ice_score(completion.text)
         if score is None:
-            raise LLMParseError(f"ice-score: no score 0-4 in the answer after one repair turn: {answer[:120]!r}")
-        return score
+            raise LLMParseError(f"ice-score: no score 0-4 in the answer after one repair turn: {completion.text[:120]!r}")
+        # the position is looked up in the text the tokens spell, so it maps onto a token
+        found = locate_ice_score(joined_text(completion.tokens)) if completion.tokens else None
+        return read_at(completion.tokens, found[1] if found else None, sampled=float(score), labels=SCORE_LABELS)

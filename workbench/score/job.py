@@ -9,8 +9,10 @@ Outputs in the run folder:
   to ``workbench correlate`` (``-m dsa-cqe -m chrf --label passed``).
 * ``traces.jsonl``: one trace per (sample, method): sub-code tree, every prompt and
   response, retrievals and storage updates.
-* ``run.json``: configuration, per-method status counts and mean scores, LLM accounting
-  (calls, cache hits, tokens, cost, seconds) and the wall time outside LLM calls.
+* ``run.json``: configuration, per-method status counts and mean scores, how the LLM
+  methods' scores were read (``score_reads``: expected, sampled, or sampled because the
+  provider sent no log-probabilities), LLM accounting (calls, cache hits, tokens, cost,
+  seconds) and the wall time outside LLM calls.
 * ``chroma/``: the embedded Semantic Storage (unless a Chroma server is used).
 
 Resuming (``resume=True``) skips every (task, sample, method) already in
@@ -40,6 +42,7 @@ from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.methods import make_method
+from workbench.score.reading import READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
 
 #: held by a run for its whole length, so two runs never write one folder at once
@@ -50,6 +53,7 @@ ROW_COLUMNS = (
     "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
     "status", "error", "subcodes", "reference_subcodes", "parse_failures", "llm_calls", "cache_hits",
     "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
+    "variant", "model_identity", *READ_COLUMNS,
 )
 
 #: statuses that ``retry_failed`` scores again
@@ -161,6 +165,9 @@ class RunReport:
             scored again (rows of other samples or methods stay in the file, uncounted).
         statuses: method -> status -> count (this run's rows).
         mean_scores: method -> mean score of this run's ``ok`` rows.
+        score_reads: LLM method -> how its ``ok`` rows were read -> count (``expected``,
+            ``sampled``, or ``sampled-fallback`` where ``expected`` was asked for but the
+            provider sent no usable log-probabilities).
         usage: LLM accounting of this run.
         wall_seconds: the run's wall time.
         llm_seconds: wall time inside LLM calls (summed over threads).
@@ -174,6 +181,7 @@ class RunReport:
     resumed_rows: int
     statuses: dict[str, dict[str, int]]
     mean_scores: dict[str, float | None]
+    score_reads: dict[str, dict[str, int]]
     usage: dict[str, Any]
     wall_seconds: float
     llm_seconds: float
@@ -186,6 +194,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
     llm = config.llm
     return {
         "methods": {m.name: m.prompt_version for m in methods},
+        "variants": {m.name: m.variant for m in methods if m.variant},
         "model": llm.model if llm else None,
         "api_base": llm.api_base if llm else None,
         "temperature": llm.temperature if llm else None,
@@ -230,6 +239,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
         previous = json.loads(run_file.read_text()).get("config", {})
     except (OSError, ValueError):
         return
+    if previous.get("model") and "score_mode" not in previous:
+        # written before score modes existed: its LLM scores were the written (sampled) ones
+        previous = {**previous, "score_mode": "sampled"}
     for key in SCORE_CHANGING_OPTIONS:
         if key in previous and record[key] is not None and previous[key] != record[key]:
             raise WorkbenchError(
@@ -299,7 +311,11 @@ def score_samples(
     from workbench.languages.registry import get_language
 
     samples = list(samples)
-    methods = [make_method(name, config.prompts_dir) for name in dict.fromkeys(config.method)]
+    methods = [
+        make_method(name, config.prompts_dir, final_step=config.final_step, reference=config.reference,
+                    analyse_first=config.analyse_first)
+        for name in dict.fromkeys(config.method)
+    ]
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
     language = get_language(config.language)
@@ -332,6 +348,7 @@ def score_samples(
             language=language,
             llm=llm,
             n_samples=config.n_samples,
+            score_mode=config.score_mode,
             max_subcodes=config.max_subcodes,
             k_nearest=config.k_nearest,
             storage_factory=lambda: _open_storage(config, out),
@@ -345,6 +362,7 @@ def score_samples(
         atomic_write(run_path, json.dumps({"config": record, "status": "running"}, indent=2))
 
         statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+        reads: dict[str, Counter] = {m.name: Counter() for m in methods if m.uses_llm}
         score_values: dict[str, list[float]] = {m.name: [] for m in methods}
         written = 0
         started = time.perf_counter()
@@ -356,7 +374,7 @@ def score_samples(
                     continue
                 began = time.perf_counter()
                 try:
-                    if not sample.reference.strip():
+                    if method.needs_reference and not sample.reference.strip():
                         # nothing to compare against: recorded, never silently dropped
                         result = MethodResult(status="skipped", error="the reference is empty")
                     else:
@@ -389,6 +407,8 @@ def score_samples(
                             statuses[row["method"]][row["status"]] += 1
                             if row["status"] == "ok" and row["score"] is not None:
                                 score_values[row["method"]].append(row["score"])
+                                if row["score_read"] is not None:
+                                    reads[row["method"]][row["score_read"]] += 1
                 except BaseException:
                     for future in futures:
                         future.cancel()
@@ -408,6 +428,7 @@ def score_samples(
             resumed_rows=resumed,
             statuses={name: dict(counter) for name, counter in statuses.items()},
             mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
+            score_reads={name: dict(counter) for name, counter in reads.items()},
             usage=usage.as_dict(),
             wall_seconds=wall,
             llm_seconds=usage.llm_seconds,
@@ -456,6 +477,25 @@ def run_score(
     samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
                            select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
     return score_samples(samples, config, output_dir, **hooks)
+
+
+def fallback_notes(report: RunReport) -> list[str]:
+    """One sentence per LLM method some of whose rows were read by their sampled answers
+    although ``expected`` was asked for (the run summary must say so, never silently).
+
+    Returns:
+        e.g. ``["ice-score: 6 of 6 scored rows got no usable token log-probabilities from the
+        provider; their score is the mean of n_samples sampled answers (score_read=sampled-fallback)"]``.
+    """
+    notes = []
+    for name, counts in report.score_reads.items():
+        fallback = counts.get(READ_FALLBACK, 0)
+        if fallback:
+            notes.append(
+                f"{name}: {fallback} of {sum(counts.values())} scored rows got no usable token log-probabilities "
+                f"from the provider; their score is the mean of n_samples sampled answers (score_read={READ_FALLBACK})"
+            )
+    return notes
 
 
 def _lock_run_folder(out: Path):
@@ -515,7 +555,12 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
         "seconds": round(seconds, 4),
         "llm_seconds": round(usage.llm_seconds, 4),
         "prompt_version": method.prompt_version or None,
+        "variant": method.variant or None,
+        "model_identity": config.llm.identity if method.uses_llm else None,
+        **(result.read.columns() if result.read is not None else dict.fromkeys(READ_COLUMNS)),
     }
+    if method.uses_llm and result.read is None:
+        row["score_mode"] = config.score_mode  # asked for, even when the sample failed before a read
     for column, value in sample.carried.items():
         row.setdefault(column, value)
     return row

@@ -62,3 +62,23 @@ SIMPLIFIED_SCHEMA: dict[str, Any] = {
     "required": ["reference_semantics", "candidate_semantics", "differences", "score"],
     "additionalProperties": False,
 }
+
+#: DSA-CQE step 4 before a p-correct final step: the differences only (the verdict is asked next)
+DIFFERENCES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"differences": _DIFFERENCES},
+    "required": ["differences"],
+    "additionalProperties": False,
+}
+
+#: DSA-CQE simplified before a p-correct final step: both descriptions and the differences
+SEMANTICS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reference_semantics": {"type": "string"},
+        "candidate_semantics": {"type": "string"},
+        "differences": _DIFFERENCES,
+    },
+    "required": ["reference_semantics", "candidate_semantics", "differences"],
+    "additionalProperties": False,
+}
