@@ -1,7 +1,8 @@
 """End to end with a real local model: SmolLM2-135M-Instruct (Q4_1 GGUF) in process through
 llama.cpp (the ``local`` litellm provider), real tree-sitter, real embedded Chroma with real
 MiniLM. Two samples are scored with ``dsa-cqe``; the rerun must make zero LLM calls (all
-cache hits) and give identical scores."""
+cache hits) and give identical scores. The provider's token log-probabilities feed the
+``expected`` score mode of p-correct and ice-score."""
 
 from __future__ import annotations
 
@@ -47,3 +48,20 @@ def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
     assert {(r["task_id"], r["sample_id"]): r["score"] for r in again} == {
         (r["task_id"], r["sample_id"]): r["score"] for r in rows
     }
+
+
+def test_smollm2_in_process_returns_logprobs_that_the_expected_mode_reads(two_samples, tmp_path):
+    """The ``local/`` provider hands back OpenAI-format log-probabilities through litellm: p-correct
+    reads P(Yes) from them, ice-score the expectation over its score token."""
+    config = ScoreConfig(method=["p-correct", "ice-score"], model="local/smollm2-135m", max_tokens=64, timeout=600,
+                         concurrency=1, cache_dir=tmp_path / "cache")
+    report = score_samples(two_samples, config, tmp_path / "out")
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
+    p_correct = [r for r in rows if r["method"] == "p-correct"]
+    assert [r["score_read"] for r in p_correct] == ["expected", "expected"], [r["read_note"] for r in p_correct]
+    for row in p_correct:
+        assert 0 < row["score_mass"] <= 1 + 1e-6 and 0 <= row["score"] <= 1
+        assert row["score"] == pytest.approx(row["p_yes"] / (row["p_yes"] + row["p_no"]))
+    ice = [r for r in rows if r["method"] == "ice-score" and r["status"] == "ok"]
+    assert all(r["score_read"] == "expected" and 0 <= r["score"] <= 4 for r in ice)
+    assert report.score_reads["p-correct"] == {"expected": 2}

@@ -1,13 +1,12 @@
 """``workbench score`` against a real OpenAI-compatible model server on 127.0.0.1 (issue 15).
 
-The server is llama.cpp's own HTTP server (``xllamacpp.Server``, the engine of the ``local/``
-provider) with SmolLM2-135M-Instruct, started in a subprocess; the scorer reaches it as any
-user's vLLM, llama.cpp or Ollama server: ``--model openai/<name> --api-base
-http://127.0.0.1:PORT/v1 --concurrency 4``, through litellm's real HTTP path. The server is
-killed (SIGKILL) mid-run and restarted on the same port: the run's retries carry it over,
-nothing is lost or scored twice. Answers, token log-probabilities (``expected`` score mode),
-``sampled`` mode and the response cache are checked on real model output; a 135M model is a
-poor judge, so the test checks how scores are read, not what they are.
+The server is ``workbench models serve smollm2-135m`` (llama.cpp's own HTTP server) in a
+subprocess; the scorer reaches it as any user's vLLM, llama.cpp or Ollama server: ``--model
+openai/smollm2-135m --api-base http://127.0.0.1:PORT/v1 --concurrency 4``, through litellm's
+real HTTP path. The server is killed (SIGKILL) mid-run and restarted on the same port: the
+run's retries carry it over, nothing is lost or scored twice. Answers, token log-probabilities
+(``expected`` score mode), ``sampled`` mode and the response cache are checked on real model
+output; a 135M model is a poor judge, so the test checks how scores are read, not what they are.
 """
 
 from __future__ import annotations
@@ -19,44 +18,25 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 
 import pytest
 
-from workbench.score.reading import NO_LOGPROBS
 from workbench.io import read_jsonl
+from workbench.score.reading import NO_LOGPROBS
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
-MODEL = "smollm2"
+MODEL = "smollm2-135m"
 METHODS = ["ice-score", "p-correct", "dsa-cqe"]
-
-#: a llama.cpp server for one GGUF file, until killed (argv: path, port, threads)
-SERVER = """
-import sys, time, xllamacpp
-params = xllamacpp.CommonParams()
-params.model.path = sys.argv[1]
-params.hostnames = ["127.0.0.1"]
-params.port = int(sys.argv[2])
-params.model_alias = {"%s"}
-params.n_ctx = 8192
-params.n_parallel = 2
-params.cpuparams.n_threads = params.cpuparams_batch.n_threads = int(sys.argv[3])
-params.use_jinja = True
-params.verbosity = 1
-server = xllamacpp.Server(params)
-print("listening", server.listening_address, flush=True)
-while True:
-    time.sleep(3600)
-""" % MODEL
+API_KEY = "test-key-i15"
 
 
 class Server:
-    """A model server subprocess on a fixed port, which can be killed and started again."""
+    """``workbench models serve`` on a fixed port, which can be killed and started again."""
 
-    def __init__(self, path: str, port: int):
-        self.path, self.port = path, port
+    def __init__(self, port: int):
+        self.port = port
         self.process: subprocess.Popen | None = None
 
     @property
@@ -65,19 +45,15 @@ class Server:
 
     def start(self) -> None:
         threads = str(max(1, min(2, len(os.sched_getaffinity(0)))))
-        self.process = subprocess.Popen([sys.executable, "-c", SERVER, self.path, str(self.port), threads],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "the model server exited while starting"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError("the model server did not become healthy in 120 s")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "models", "serve", MODEL, "--port", str(self.port), "--api-key", API_KEY,
+             "--threads", threads, "--parallel", "2", "--n-ctx", "4096", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env={**os.environ, "WORKBENCH_AUTO_PULL": "0"},
+        )
+        line = self.process.stdout.readline()  # printed once the model is loaded and the port is bound
+        assert line, "workbench models serve printed nothing"
+        assert json.loads(line)["base_url"] == self.api_base
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -93,14 +69,13 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server():
-    pytest.importorskip("xllamacpp")
-    from workbench.llm.models import ModelError, resolve
+    from workbench.llm.models import ModelError, pull
 
     try:
-        path = resolve("smollm2-135m")
+        pull(MODEL, progress=False)
     except ModelError as error:
-        pytest.skip(f"smollm2-135m cannot be had here: {error}")
-    served = Server(str(path), _free_port())
+        pytest.skip(f"{MODEL} cannot be had here: {error}")
+    served = Server(_free_port())
     served.start()
     yield served
     served.kill()
@@ -124,7 +99,7 @@ def _score(data, server, out, cache, *extra):
         "--timeout", "300", "--retries", "6", "--output", str(out), "--cache-dir", str(cache), "-q", *extra,
     ]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "OPENAI_API_KEY": "none"})
+                            env={**os.environ, "OPENAI_API_KEY": API_KEY})
 
 
 def _finish(process, timeout=1500) -> str:

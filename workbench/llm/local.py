@@ -119,10 +119,8 @@ _FIXED_SAMPLING: Mapping[str, Any] = {
 MAX_TOP_LOGPROBS = 20
 
 _LOADING = ("n_ctx", "n_threads")
-#: accepted and without effect in process; llama-cpp-python computes token log-probabilities only for
-#: models loaded with logits_all (slower prompt evaluation), so none are returned and the
-#: ``expected`` score mode falls back to the sampled answers, saying so in the run summary
-_IGNORED = ("stream_options", "user", "max_retries", "extra_headers", "parallel_tool_calls", "logprobs", "top_logprobs")
+#: accepted and without effect in process
+_IGNORED = ("stream_options", "user", "max_retries", "extra_headers", "parallel_tool_calls")
 
 _lock = threading.Lock()
 
