@@ -14,7 +14,8 @@
 # With a filled response cache (CACHE) it is all cache hits. From an empty one, qwen2.5-coder-1.5b on 100 samples is
 # many CPU hours on 2 cores (dsa-cqe dominates); run it in the background, it resumes where it stopped.
 #   MODELS    litellm models, space-separated (default: local/qwen2.5-coder-0.5b local/qwen2.5-coder-1.5b)
-#   API_BASE  endpoint of an OpenAI-compatible server for openai/<name> models (`workbench models serve`, vLLM ...)
+#   API_BASE  endpoint of an OpenAI-compatible server for openai/<name> models (`workbench models serve`, vLLM ...;
+#             export OPENAI_API_KEY=<its key>)
 #   LIMIT     stratified samples (default 100); JUDGES  variants to run (default: all of them)
 #   RUNS      folder of the run folders (default runs/); CACHE  response cache (default issue5-cache)
 #   SCORE_ARGS  more `workbench score` options for every run (e.g. "--max-tokens 192 --max-subcodes 4")
