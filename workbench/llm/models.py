@@ -35,6 +35,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.io import AtomicFile, atomic_write
@@ -315,37 +316,34 @@ def models_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_cache_dir("workbench")) / "models"
 
 
+def _lookup(registry: Mapping[str, Any], alias: str, what: str, hint: str = "") -> Any:
+    # one lookup for both registries, so their "unknown alias" errors read alike
+    try:
+        return registry[alias]
+    except KeyError:
+        raise UnknownModelError(f"unknown {what} {alias!r}; known aliases: {', '.join(sorted(registry))}{hint}") from None
+
+
 def get_spec(alias: str | ModelSpec) -> ModelSpec:
-    """The registry entry of ``alias`` (a :class:`ModelSpec` passes through).
+    """The :data:`REGISTRY` entry of ``alias`` (a :class:`ModelSpec` passes through).
 
     Raises:
-        UnknownModelError: the alias is not registered.
+        UnknownModelError: the alias is not registered (the message lists the known aliases).
     """
     if isinstance(alias, ModelSpec):
         return alias
-    try:
-        return REGISTRY[alias]
-    except KeyError:
-        raise UnknownModelError(
-            f"unknown model alias {alias!r}; known aliases: {', '.join(sorted(REGISTRY))} "
-            "(or give a path to a .gguf file)"
-        ) from None
+    return _lookup(REGISTRY, alias, "model alias", " (or give a path to a .gguf file)")
 
 
 def get_embedding_spec(alias: str | EmbeddingModelSpec) -> EmbeddingModelSpec:
     """The :data:`EMBEDDING_REGISTRY` entry of ``alias`` (a spec passes through).
 
     Raises:
-        UnknownModelError: the alias is not registered.
+        UnknownModelError: the alias is not registered (the message lists the known aliases).
     """
     if isinstance(alias, EmbeddingModelSpec):
         return alias
-    try:
-        return EMBEDDING_REGISTRY[alias]
-    except KeyError:
-        raise UnknownModelError(
-            f"unknown embedding model {alias!r}; known: {', '.join(sorted(EMBEDDING_REGISTRY))}"
-        ) from None
+    return _lookup(EMBEDDING_REGISTRY, alias, "embedding model")
 
 
 def embedding_dir(alias: str | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> Path:
