@@ -324,6 +324,15 @@ def _lookup(registry: Mapping[str, Any], alias: str, what: str, hint: str = "") 
         raise UnknownModelError(f"unknown {what} {alias!r}; known aliases: {', '.join(sorted(registry))}{hint}") from None
 
 
+def _huggingface_skip_reason(endpoint: str) -> str | None:
+    # why a pull does not try Hugging Face (None: try it); shared by GGUF and embedding pulls
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+        return "Hugging Face skipped: HF_HUB_OFFLINE is set"
+    if not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
+        return f"Hugging Face unreachable ({endpoint})"
+    return None
+
+
 def get_spec(alias: str | ModelSpec) -> ModelSpec:
     """The :data:`REGISTRY` entry of ``alias`` (a :class:`ModelSpec` passes through).
 
@@ -683,10 +692,9 @@ def pull(
         endpoint = _hf_endpoint(hf_endpoint)
         with _Reporter(progress) as reporter:
             if source in {"auto", "huggingface"} and spec.huggingface is not None:
-                if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
-                    notes.append("Hugging Face skipped: HF_HUB_OFFLINE is set")
-                elif not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
-                    notes.append(f"Hugging Face unreachable ({endpoint})")
+                skipped = _huggingface_skip_reason(endpoint)
+                if skipped:
+                    notes.append(skipped)
                 else:
                     try:
                         size = _pull_huggingface(spec, target, endpoint, reporter)
@@ -770,10 +778,9 @@ def pull_embedding(
         endpoint = _hf_endpoint(hf_endpoint)
         with _Reporter(progress) as reporter:
             if source in {"auto", "huggingface"} and spec.huggingface_repo is not None:
-                if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
-                    notes.append("Hugging Face skipped: HF_HUB_OFFLINE is set")
-                elif not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
-                    notes.append(f"Hugging Face unreachable ({endpoint})")
+                skipped = _huggingface_skip_reason(endpoint)
+                if skipped:
+                    notes.append(skipped)
                 else:
                     try:
                         size = 0
