@@ -43,9 +43,10 @@ TABLE_STAGE = {"decontaminate": "decontaminate", "dedup": "dedup", "execute": "e
 #: fields that only make sense together (a combination or baseline names correlated metrics)
 COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows": {"lsh_bands": 4},
                                          "combine": {"metric": ["x-value", "y-value"]},
-                                         "baseline": {"metric": ["x-value", "y-value"]}}
+                                         "baseline": {"metric": ["x-value", "y-value"]},
+                                         "method_limit": {"method": ["dsa-cqe", "chrf"]}}
 #: values of a particular form (the rest take :func:`_other_value`)
-VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"]}
+VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"], "method_limit": ["dsa-cqe=2"]}
 #: what ``workbench run`` sets where the command line has a plain default: the code column is
 #: carried into the score tables and is correlate's length column (verbosity bias)
 PIPELINE_DEFAULTS: dict[tuple[str, str], Any] = {("score", "carry"): ("completion",),

@@ -197,3 +197,31 @@ def test_empty_reference_is_skipped_not_dropped(tmp_path, samples, scripted, run
     assert len(rows) == 4
     assert [r["status"] for r in rows if r["sample_id"] == samples[0].sample_id] == ["skipped", "skipped"]
     assert report.statuses["ice-score"] == {"skipped": 1, "ok": 1}
+
+
+def test_method_limit_scores_a_prefix_of_the_selection_and_resume_extends_it(tmp_path, samples, scripted, run_kwargs):
+    started = []
+    limited = run_kwargs(scripted, method=["ice-score", "chrf"], method_limit=["ice-score=1"])
+    report = score_samples(samples, **limited, on_start=lambda todo, done: started.append((todo, done)))
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
+    scored = {(r["sample_id"], r["method"]) for r in rows}
+    assert {m for _, m in scored} == {"ice-score", "chrf"}
+    assert [s for s, m in scored if m == "ice-score"] == [samples[0].sample_id]  # the first selected sample only
+    assert len([s for s, m in scored if m == "chrf"]) == len(samples)
+    assert started == [(len(samples) + 1, 0)] and report.rows_written == len(samples) + 1
+    assert report.usage["calls"] == 1
+    # raising the limit on resume adds the next samples, nothing twice
+    more = run_kwargs(scripted, method=["ice-score", "chrf"], method_limit=["ice-score=3"], resume=True)
+    report = score_samples(samples, **more)
+    keys = [(r["sample_id"], r["method"]) for r in read_jsonl(tmp_path / "out" / "scores.jsonl")]
+    assert len(keys) == len(set(keys)) == len(samples) + 3 and report.rows_written == 2
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("ice-score", "expected METHOD=N"), ("ice-score=0", "expected METHOD=N"), ("dsa-cqe=2", "not one of this run's"),
+])
+def test_method_limit_errors_name_the_option(entry, message):
+    with pytest.raises(WorkbenchError, match=message):
+        ScoreConfig(method=["ice-score", "chrf"], model="gpt-4o-mini", method_limit=[entry])
+    with pytest.raises(WorkbenchError, match="twice"):
+        ScoreConfig(method=["ice-score"], model="gpt-4o-mini", method_limit=["ice-score=1", "ice-score=2"])

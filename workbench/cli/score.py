@@ -49,6 +49,14 @@ def score_command(
     print_report(report)
 
 
+#: how a ``score_read`` value reads on the terminal (values of workbench.score.reading)
+_READ_WORDS = {
+    "expected": "as the probability-weighted score (token log-probabilities)",
+    "sampled": "as the written answer",
+    "sampled-fallback": "as the mean of sampled answers (no log-probabilities returned)",
+}
+
+
 def print_report(report: Any) -> None:
     """The per-method table, how the LLM scores were read (and any fallback) and the LLM
     accounting of a finished run."""
@@ -68,7 +76,8 @@ def print_report(report: Any) -> None:
     console.print(table)
     for name, counts in report.score_reads.items():
         if counts:
-            console.print(f"{name}: scores read " + ", ".join(f"{how} {n}" for how, n in sorted(counts.items())))
+            reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
+            console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
     for note in fallback_notes(report):
         err_console.print(f"[yellow]note:[/yellow] {note}")
     usage = report.usage

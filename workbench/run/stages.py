@@ -42,7 +42,7 @@ from workbench.score.config import ScoreConfig
 _OUTPUT_FLAGS = {"output": "--output", "json_path": "--json", "plot_path": "--plot"}
 
 #: score options that choose the subset: they do not apply to ``score_all``
-_SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed")
+_SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed", "method_limit")
 
 
 @dataclass

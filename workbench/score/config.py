@@ -59,6 +59,9 @@ class ScoreConfig(JobConfig):
         split: only this split.
         limit / select / stratify_column / select_seed: score only ``limit`` samples, the
             first ones or a stratified subset (:func:`~workbench.score.selection.stratified_subset`).
+        method_limit: ``"METHOD=N"`` entries: METHOD scores only the first N of the selected
+            samples (:attr:`method_limits`). A stratified selection's prefix is itself a
+            stratified selection, so a slow judge gets a smaller subset of the same design.
         language: language plugin name of the programs.
         n_samples: repeats of the final LLM scoring call, averaged.
         max_subcodes: DSA-CQE's cap on sub-codes per program.
@@ -117,6 +120,9 @@ class ScoreConfig(JobConfig):
         "first", "Which N samples: first (file order) or stratified (spread over tasks and pass/fail).", choices=SELECTIONS)
     stratify_column: str = option("passed", "Outcome column (0/1 or pass ratio) for --select stratified.")
     select_seed: int = option(0, "Seed of --select stratified.", min=0)
+    method_limit: tuple[str, ...] | None = option(
+        None, "METHOD=N: score METHOD on the first N selected samples only (repeatable), e.g. dsa-cqe=8 for the "
+        "slowest judge; the first N of --select stratified are a stratified subset too.")
     language: str = option("python", "Language plugin of the programs.")
     n_samples: int = option(
         1, "Repeat the final scoring call k times; the score is the mean, the spread is reported.", min=1)
@@ -171,10 +177,34 @@ class ScoreConfig(JobConfig):
                 "{model} is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)", "model")
         if self.retry_failed and not self.resume:
             raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
+        self.method_limits  # noqa: B018  (parses and checks the entries)
         if self.resume and self.overwrite:
             raise OptionError(
                 "{resume} keeps the rows of the run folder and {overwrite} replaces them; pass one of them",
                 "resume", "overwrite")
+
+    @property
+    def method_limits(self) -> dict[str, int]:
+        """``method_limit`` as {method: N}: that method scores the first N selected samples.
+
+        Raises:
+            OptionError: an entry that is not ``METHOD=N`` with N >= 1, a method that is not in
+                ``method``, or a method given twice.
+        """
+        limits: dict[str, int] = {}
+        for entry in self.method_limit or ():
+            name, _, count = entry.partition("=")
+            name, count = name.strip(), count.strip()
+            if not count.isdigit() or int(count) < 1:
+                raise OptionError(f"{{method_limit}} {entry!r}: expected METHOD=N with N >= 1, e.g. dsa-cqe=8",
+                                  "method_limit")
+            if name not in self.method:
+                raise OptionError(f"{{method_limit}} {entry!r}: {name!r} is not one of this run's methods "
+                                  f"({', '.join(self.method)})", "method_limit")
+            if name in limits:
+                raise OptionError(f"{{method_limit}} gives {name!r} twice", "method_limit")
+            limits[name] = int(count)
+        return limits
 
     @property
     def uses_llm(self) -> bool:

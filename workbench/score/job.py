@@ -367,10 +367,17 @@ def score_samples(
         written = 0
         started = time.perf_counter()
 
+        # --method-limit: a method scores only the first N samples (in selection order)
+        limits = config.method_limits
+        position = {sample.key: index for index, sample in enumerate(samples)}
+
+        def wanted(sample: Sample, method: ScoringMethod) -> bool:
+            return position[sample.key] < limits.get(method.name, len(samples))
+
         def work(sample: Sample) -> list[dict[str, Any]]:
             rows = []
             for method in methods:
-                if (*sample.key, method.name) in done:
+                if (*sample.key, method.name) in done or not wanted(sample, method):
                     continue
                 began = time.perf_counter()
                 try:
@@ -392,11 +399,12 @@ def score_samples(
                     on_row(row)
             return rows
 
-        todo = [s for s in samples if any((*s.key, m.name) not in done for m in methods)]
+        pairs = [(s, m) for s in samples for m in methods if wanted(s, m)]
+        todo = list({id(s): s for s, m in pairs if (*s.key, m.name) not in done}.values())
         # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
-        resumed = sum((*s.key, m.name) in done for s in samples for m in methods)
+        resumed = sum((*s.key, m.name) in done for s, m in pairs)
         if on_start is not None:
-            on_start(len(samples) * len(methods) - resumed, resumed)
+            on_start(len(pairs) - resumed, resumed)
         try:
             with ThreadPoolExecutor(max_workers=config.workers) as pool:
                 futures = [pool.submit(work, sample) for sample in todo]
