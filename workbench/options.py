@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.thresholds import decimal_float
 
 #: the key of a field's metadata that holds its :class:`_Declared`
 _METADATA_KEY = "workbench.option"
@@ -242,8 +243,10 @@ class Option:
         if self.kind in (int, float):
             if isinstance(value, str):
                 try:
-                    return self.kind(value.strip())
-                except ValueError:
+                    return int(value.strip()) if self.kind is int else decimal_float(value)
+                except ValueError as problem:
+                    if self.kind is float and "significant digits" in str(problem):
+                        raise error(f"{name}: {problem}", self.name) from None
                     raise error(f"{name} must be {_KIND_WORDS[self.kind]}, not {value!r}", self.name) from None
             if isinstance(value, int) or (self.kind is float and isinstance(value, float)):
                 return self.kind(value)

@@ -29,6 +29,10 @@ def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
         default = list(default) if default else None
     elif declared.text is not None:
         default = item.text(default)
+    if item.kind is float:
+        # a number is handed over as typed, so the config reads the decimal that was written
+        # (an exact threshold, workbench.thresholds); the config checks its range
+        return typer.Option(default, *flags, *extra_flags, help=item.help, metavar=declared.metavar or "FLOAT")
     # only closed bounds: click shows them ("[0<=x<=4294967295]"); open ones are the config's to check
     low = declared.min if declared.min is not None and not declared.min_open else None
     high = declared.max if declared.max is not None and not declared.max_open else None
@@ -36,7 +40,7 @@ def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
 
 
 def _annotation(item: Option) -> Any:
-    kind = item.kind
+    kind = str if item.kind is float else item.kind
     if item.multiple:
         return Optional[list[kind]]  # type: ignore[valid-type]
     return Optional[kind] if item.optional else kind
@@ -50,16 +54,22 @@ def cli_values(config_class: type, params: Mapping[str, Any]) -> dict[str, Any]:
             if name in found and not (found[name].multiple and not value)}
 
 
-def config_from_params(config_class: type, params: Mapping[str, Any]) -> Any:
+def config_from_params(config_class: type, params: Mapping[str, Any],
+                       extra_flags: Mapping[str, tuple[str, ...]] | None = None) -> Any:
     """The config built from a command's parsed ``params``.
+
+    Args:
+        extra_flags: the options' other flags (``--t0``), named in a message next to the main one.
 
     Raises:
         typer.BadParameter: the config refuses a value (the message names the flag).
     """
+    extra_flags = extra_flags or {}
     try:
         return config_class(**cli_values(config_class, params))
     except OptionError as error:
-        raise typer.BadParameter(error.render(flag_of)) from None
+        raise typer.BadParameter(error.render(lambda name: "/".join((flag_of(name), *extra_flags.get(name, ())))))\
+            from None
 
 
 def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, ...]] | None = None) -> Callable:
@@ -92,7 +102,7 @@ def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, .
         @functools.wraps(command)
         def with_config(**params: Any) -> Any:
             values = {name: params.pop(name) for name in found}
-            return command(config=config_from_params(config_class, values), **params)
+            return command(config=config_from_params(config_class, values, extra_flags), **params)
 
         with_config.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         with_config.__annotations__ = {p.name: p.annotation for p in parameters}

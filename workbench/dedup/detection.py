@@ -26,6 +26,7 @@ from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
+from workbench.thresholds import exact_threshold
 
 #: file status values
 ANALYSED, TOO_SHORT, FAILED = "analysed", "too_short", "failed"
@@ -322,6 +323,8 @@ class _BucketVerifier:
         self.config, self.counters = config, counters
         self.seen: set[tuple[int, int]] = set()
         self.enumerated = 0
+        # exact rationals once, not once per pair
+        self.thresholds = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
 
     def process(self, bucket: list[int]) -> list[DuplicatePair]:
         """Verify one bucket (sorted member indices); return the duplicate pairs found."""
@@ -345,7 +348,8 @@ class _BucketVerifier:
         return found
 
     def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
-        config, tokens, seen, counters = self.config, self.tokens, self.seen, self.counters
+        tokens, seen, counters = self.tokens, self.seen, self.counters
+        t0, t1 = self.thresholds
         found = []
         for a in first:
             for b in second:
@@ -355,9 +359,7 @@ class _BucketVerifier:
                 seen.add(key)
                 self.enumerated += 1
                 low, high = tokens[key[0]], tokens[key[1]]
-                score = verify_pair(
-                    low.counts, high.counts, low.n_tokens, high.n_tokens, config.set_threshold, config.multiset_threshold
-                )
+                score = verify_pair(low.counts, high.counts, low.n_tokens, high.n_tokens, t0, t1)
                 if score is None:
                     counters["size_filtered"] += 1
                     continue

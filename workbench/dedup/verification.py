@@ -6,14 +6,18 @@ SourcererCC, Sajnani et al., ICSE 2016):
 * set Jaccard of the token sets  ``|A ∩ B| / |A ∪ B| >= t0`` (default 0.8), and
 * multiset Jaccard of the token bags ``Σ min(a_t, b_t) / Σ max(a_t, b_t) >= t1`` (default 0.7).
 
-Comparisons are made as ``intersection >= t * union`` (no division), so a pair exactly
-at a threshold is decided the same way as by a brute-force reference.
+Comparisons are exact: ``intersection / union >= t`` is decided in integers with ``t`` read as
+the decimal it was written as (:func:`workbench.thresholds.at_least`), so a pair exactly at a
+threshold (14/25 at ``t0 = 0.56``) is a duplicate for every threshold a user can type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
+
+from workbench.thresholds import exact_threshold
 
 
 @dataclass(frozen=True)
@@ -53,31 +57,41 @@ def verify_pair(
     b: Mapping[Hashable, int],
     size_a: int,
     size_b: int,
-    set_threshold: float,
-    multiset_threshold: float,
+    set_threshold: float | Fraction,
+    multiset_threshold: float | Fraction,
 ) -> PairScore | None:
     """Decide one candidate pair exactly.
 
     Args:
         a, b: token -> count of the two files (tokens as UTF-8 bytes in the pipeline; any hashable works).
         size_a, size_b: their multiset sizes (``sum(counts.values())``, precomputed).
-        set_threshold: t0; multiset_threshold: t1.
+        set_threshold: t0; multiset_threshold: t1 (floats, read as the decimals they were
+            written as, or exact Fractions; :func:`workbench.thresholds.exact_threshold`).
 
     Returns:
         the :class:`PairScore` when the set test was computed, or ``None`` when the size
         filter alone rules the pair out (``min(|A|, |B|) < t0 * max(|A|, |B|)`` implies
-        ``J < t0`` since ``J <= min/max``).
+        ``J < t0`` since ``J <= min/max``). Two empty bags have Jaccard 0.0 (as
+        :func:`set_jaccard`) and are no duplicate.
+
+    Example:
+
+    >>> verify_pair({"a": 1, "b": 1}, {"a": 1, "b": 1, "c": 1}, 2, 3, 0.6, 0.6).is_duplicate
+    True
     """
+    t0, t1 = exact_threshold(set_threshold), exact_threshold(multiset_threshold)
     distinct_a, distinct_b = len(a), len(b)
-    if min(distinct_a, distinct_b) < set_threshold * max(distinct_a, distinct_b):
+    if min(distinct_a, distinct_b) * t0.denominator < t0.numerator * max(distinct_a, distinct_b):
         return None
+    if distinct_a == 0 and distinct_b == 0:
+        return PairScore(0.0, None, False)
     if distinct_a > distinct_b:
         a, b, size_a, size_b = b, a, size_b, size_a
     inter = len(a.keys() & b.keys())
     union = distinct_a + distinct_b - inter
     set_j = inter / union
-    if inter < set_threshold * union:
+    if inter * t0.denominator < t0.numerator * union:
         return PairScore(set_j, None, False)
     shared = sum(min(count, b[token]) for token, count in a.items() if token in b)
     multiset_union = size_a + size_b - shared
-    return PairScore(set_j, shared / multiset_union, shared >= multiset_threshold * multiset_union)
+    return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)

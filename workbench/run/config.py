@@ -29,6 +29,7 @@ from workbench.errors import WorkbenchError
 from workbench.execute.config import ExecutionConfig
 from workbench.options import JobConfig, Option, OptionError, suggestion
 from workbench.score.config import ScoreConfig
+from workbench.thresholds import decimal_float
 from workbench.correlate.config import CorrelateConfig
 
 
@@ -135,10 +136,19 @@ def parse_override(text: str) -> tuple[str, str, Any]:
         raise ConfigError(f"--set {text!r}: the key needs its table, e.g. score.{name.strip()}")
     table, key = (part.strip() for part in name.split(".", 1))
     try:
-        value = tomllib.loads(f"value = {value_text}")["value"]
+        value = tomllib.loads(f"value = {value_text}", parse_float=_toml_float)["value"]
     except tomllib.TOMLDecodeError:
         value = value_text  # a bare word: a string
     return table, key, value
+
+
+def _toml_float(text: str) -> float:
+    """A TOML float, refused when it has more digits than a float keeps (a threshold such as
+    ``0.30000000000000001`` would silently become 0.3; :func:`workbench.thresholds.decimal_float`)."""
+    try:
+        return decimal_float(text.replace("_", ""))
+    except ValueError as problem:
+        raise ConfigError(f"the number {problem}") from None
 
 
 def table_error(table: str, error: OptionError) -> ConfigError:
@@ -279,7 +289,7 @@ def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineC
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=_toml_float)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return build_config(raw, overrides=overrides, source_path=path)

@@ -9,11 +9,16 @@ a budget of N samples over tasks and over pass/fail, deterministically for a see
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 from collections.abc import Sequence
 from typing import Any
 
 from workbench.errors import DataError
 from workbench.score.base import Sample
+from workbench.thresholds import exact_threshold
+
+#: a pass ratio at or above this counts as passing (compared exactly: "0.5" and 1/2 pass)
+PASSING_RATIO = Fraction(1, 2)
 
 #: the ways of choosing samples (``--select`` of ``workbench score``)
 SELECTIONS = ("first", "stratified")
@@ -21,8 +26,10 @@ SELECTIONS = ("first", "stratified")
 
 def _outcome(value: Any, task_id: str, column: str) -> bool:
     try:
-        return float(value) >= 0.5
-    except (TypeError, ValueError):
+        if isinstance(value, bool):
+            return value
+        return exact_threshold(value if isinstance(value, str) else float(value)) >= PASSING_RATIO
+    except (TypeError, ValueError, ZeroDivisionError):
         raise DataError(
             f"cannot stratify on {column!r}: task {task_id!r} has value {value!r} (expected 0/1 or a pass ratio)"
         ) from None
