@@ -29,6 +29,13 @@ class FakeOpenAI:
         #: (request body, answer text) -> OpenAI ``logprobs.content`` list, or None for none
         self.logprobs = lambda body, text: None
         self.requests: list[dict] = []
+        #: a stuck or overloaded server: with ``trickle_s`` > 0 the answer is sent one byte every
+        #: ``trickle_s`` seconds, preceded by ``trickle_for_s`` seconds of JSON whitespace (the
+        #: headers trickle too when ``trickle_headers``); ``stopped`` ends every trickle at teardown
+        self.trickle_s = 0.0
+        self.trickle_for_s = 30.0
+        self.trickle_headers = False
+        self.stopped = threading.Event()
         #: embedding requests beyond this many answer 500 (None: never)
         self.embeddings_fail_after: int | None = None
         self.embedding_requests = 0
@@ -78,11 +85,34 @@ def _handler(state: FakeOpenAI):
                     }
                 ).encode()
                 self.send_response(200)
+            if state.trickle_s and state.status == 200:
+                self._trickle(payload)
+                return
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             try:
                 self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def _trickle(self, payload: bytes) -> None:
+            # leading whitespace keeps the body valid JSON however long the trickle lasts
+            body = b" " * int(state.trickle_for_s / state.trickle_s) + payload
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            head = b"".join(self._headers_buffer) + b"\r\n"
+            self._headers_buffer = []
+            slow = (head if state.trickle_headers else b"") + body
+            try:
+                if not state.trickle_headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                for index in range(len(slow)):
+                    if state.stopped.wait(state.trickle_s):
+                        return
+                    self.wfile.write(slow[index:index + 1])
+                    self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
@@ -104,6 +134,9 @@ def _handler(state: FakeOpenAI):
                     "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
                 }).encode()
                 self.send_response(200)
+                if state.trickle_s:
+                    self._trickle(payload)
+                    return
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
@@ -120,6 +153,7 @@ def fake_openai(monkeypatch):
     thread.start()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     yield state
+    state.stopped.set()
     state.server.shutdown()
     state.server.server_close()
 

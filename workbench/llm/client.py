@@ -31,6 +31,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
+from workbench.llm.deadline import DeadlineExceeded, call_with_deadline, worst_case_seconds
 from workbench.llm.logprobs import TokenLogprob, parse_token_logprobs, response_token_logprobs, tokens_as_dicts
 
 # litellm reads this at import time; the remote cost map is unreachable offline.
@@ -128,7 +129,11 @@ class LLMSettings:
         top_p: nucleus sampling, or ``None`` for the provider default.
         max_tokens: answer length limit.
         seed: sampling seed passed to providers that accept one.
-        timeout_s: seconds before a call is abandoned (then retried).
+        timeout_s: the deadline of one attempt, in seconds: the whole call, from sending the
+            request to the last byte of the answer (not the time between bytes, which is what
+            HTTP clients bound), for every provider; a call past it is abandoned and retried
+            (:mod:`workbench.llm.deadline`). One call with its retries takes at most
+            :meth:`worst_case_seconds`.
         max_retries: retries after the first attempt, transient errors only.
         retry_wait_s: first backoff wait; doubles per retry (with jitter), capped at 30 s.
         concurrency: the most calls in flight at once.
@@ -161,6 +166,11 @@ class LLMSettings:
             raise ValueError(f"structured must be json_schema, json_object or off, not {self.structured!r}")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ValueError("max_cost_usd must be >= 0")
+
+    def worst_case_seconds(self) -> float:
+        """The longest one call with its retries can take, in seconds: ``timeout_s x (max_retries
+        + 1)`` plus the longest backoff waits (:func:`workbench.llm.deadline.worst_case_seconds`)."""
+        return worst_case_seconds(self.timeout_s, self.max_retries, self.retry_wait_s, MAX_BACKOFF_S)
 
     @property
     def provider(self) -> str:
@@ -320,6 +330,7 @@ def _is_transient(error: BaseException) -> bool:
     import litellm
 
     transient = (
+        DeadlineExceeded,
         litellm.Timeout,
         litellm.APIConnectionError,
         litellm.RateLimitError,
@@ -513,16 +524,20 @@ class LLMClient:
             if log is not None:
                 log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs))
             return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
+        started = time.perf_counter()
         try:
             response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, overrides)
         except Exception as error:
+            elapsed = time.perf_counter() - started
             self._account(local_usage, usage)
+            # the cause, and how long the call held the sample: attempts and wall seconds, backoff included
+            where = f"{local_usage.calls} attempt{'s' if local_usage.calls != 1 else ''}, {elapsed:.1f} s in all"
             if log is not None:
-                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error}", repeat=repeat,
-                                    top_logprobs=top_logprobs))
+                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error} ({where})",
+                                    seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
             if isinstance(error, LLMError):
                 raise
-            raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error}") from error
+            raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})") from error
         text = response.choices[0].message.content or ""
         tokens = response_token_logprobs(response) if top_logprobs is not None else None
         prompt_tokens, completion_tokens = _tokens(response)
@@ -669,9 +684,11 @@ class LLMClient:
             kwargs["mock_response"] = mock(messages, schema) if callable(mock) else mock
         kwargs.update(self.extra_params)
         started = time.perf_counter()
+        # the slot is freed at the deadline even though an abandoned call's thread lives on
         with self._slots:
             try:
-                response = litellm.completion(**kwargs)
+                response = call_with_deadline(lambda: litellm.completion(**kwargs), settings.timeout_s,
+                                              what=settings.identity)
             except Exception:
                 local_usage.calls += 1
                 local_usage.errors += 1

@@ -132,7 +132,7 @@ class ScoreConfig(JobConfig):
     max_tokens: int = option(_LLM_DEFAULTS["max_tokens"], "Longest answer, in tokens.", min=16)
     seed: int = option(_LLM_DEFAULTS["seed"], "Sampling seed (for providers that take one).")
     timeout: float = option(
-        _LLM_DEFAULTS["timeout_s"], "Seconds per LLM call before it is abandoned and retried.", min=0.0, min_open=True)
+        _LLM_DEFAULTS["timeout_s"], "Deadline in seconds of one LLM call attempt, for the whole answer (not between bytes); then it is abandoned and retried. A call takes at most timeout x (retries + 1) + backoff.", min=0.0, min_open=True)
     retries: int = option(_LLM_DEFAULTS["max_retries"], "Retries of a transient LLM failure (backoff with jitter).", min=0)
     retry_wait: float = option(
         _LLM_DEFAULTS["retry_wait_s"], "Seconds before the first retry; doubles per retry (with jitter), at most 30.",

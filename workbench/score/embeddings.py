@@ -194,7 +194,7 @@ class LiteLLMEmbedder:
     Args:
         model: a litellm embedding model string.
         api_base: endpoint for OpenAI-compatible servers.
-        timeout_s: seconds per request.
+        timeout_s: the deadline of one request, seconds, for the whole request (not between bytes).
         max_retries: retries of a transient failure (timeouts, connection errors, rate
             limits, 5xx), with the LLM client's backoff
             (:func:`workbench.llm.client.backoff_wait`).
@@ -231,6 +231,7 @@ class LiteLLMEmbedder:
             import tenacity
 
             from workbench.llm.client import _is_transient, backoff_wait
+            from workbench.llm.deadline import call_with_deadline
 
             kwargs = {"model": self.model, "input": batch, "timeout": self.timeout_s}
             if self.api_base:
@@ -241,8 +242,13 @@ class LiteLLMEmbedder:
                 retry=tenacity.retry_if_exception(_is_transient),
                 reraise=True,
             )
+            def attempt():
+                # the whole request within timeout_s (httpx's own timeout bounds only the time between bytes)
+                return call_with_deadline(lambda: litellm.embedding(**kwargs), self.timeout_s,
+                                          what=f"embedding model {self.model}")
+
             try:
-                response = retrying(litellm.embedding, **kwargs)
+                response = retrying(attempt)
             except Exception as error:
                 raise EmbeddingCallError(
                     f"embedding with {self.model} failed: {type(error).__name__}: {error}"
@@ -254,7 +260,12 @@ class LiteLLMEmbedder:
 
 
 def make_embedder(
-    model: str | None = None, api_base: str | None = None, *, max_retries: int = 2, retry_wait_s: float = 1.0
+    model: str | None = None,
+    api_base: str | None = None,
+    *,
+    max_retries: int = 2,
+    retry_wait_s: float = 1.0,
+    timeout_s: float = 60.0,
 ) -> Embedder:
     """Return the embedder for an ``--embedding-model`` value.
 
@@ -263,13 +274,15 @@ def make_embedder(
             folder path for a local sentence-transformers model; anything else is a litellm
             embedding model.
         api_base: endpoint for litellm embedding models.
-        max_retries / retry_wait_s: retries of a litellm embedding model (see :class:`LiteLLMEmbedder`).
+        max_retries / retry_wait_s / timeout_s: retries and per-request deadline of a litellm
+            embedding model (see :class:`LiteLLMEmbedder`).
     """
     if model is None or model == DEFAULT_EMBEDDING_MODEL:
         return MiniLMEmbedder()
     if Path(model).is_dir():
         return SentenceTransformerEmbedder(model)
-    return LiteLLMEmbedder(model, api_base=api_base, max_retries=max_retries, retry_wait_s=retry_wait_s)
+    return LiteLLMEmbedder(model, api_base=api_base, timeout_s=timeout_s, max_retries=max_retries,
+                           retry_wait_s=retry_wait_s)
 
 
 def check_embedder(embedder: Embedder) -> None:

@@ -529,7 +529,7 @@ def _open_storage(config: ScoreConfig, out: Path):
     from workbench.score.storage import SemanticStorage
 
     llm = config.llm
-    retries = {"max_retries": llm.max_retries, "retry_wait_s": llm.retry_wait_s} if llm else {}
+    retries = {"max_retries": llm.max_retries, "retry_wait_s": llm.retry_wait_s, "timeout_s": llm.timeout_s} if llm else {}
     embedder = make_embedder(config.embedding_model, config.embedding_api_base, **retries)
     check_embedder(embedder)  # a model that never answers stops the run here, not as one llm_error per sample
     if config.chroma_host:

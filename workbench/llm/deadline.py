@@ -1,0 +1,118 @@
+"""A whole-call deadline for a blocking network call (an LLM answer, an embedding request).
+
+HTTP clients (httpx under litellm and the OpenAI SDK) apply their ``timeout`` to each
+socket operation: connect, and every read. A server that sends its headers and then one
+byte every few seconds never trips a read timeout, so ``timeout=5`` can hold a call for
+minutes, streaming or not. :func:`call_with_deadline` bounds the *whole* call instead,
+whatever the provider: the call runs on a helper thread, the caller waits at most
+``deadline_s`` and then gives up with :class:`DeadlineExceeded`.
+
+A call past its deadline cannot be interrupted from outside (Python threads cannot be
+killed), so it is abandoned: its thread is a daemon that keeps its socket until the
+server finishes or the client's own per-read timeout fires, and its answer is thrown
+away. The caller, and the run, move on at the deadline.
+
+Example::
+
+    >>> from workbench.llm.deadline import call_with_deadline
+    >>> call_with_deadline(lambda: 2 + 2, 5.0, what="arithmetic")
+    4
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class DeadlineExceeded(TimeoutError):
+    """A call did not finish within its whole-call deadline.
+
+    Attributes:
+        what: what was called (``"openai/qwen @ http://127.0.0.1:8000/v1"``).
+        deadline_s: the deadline, seconds.
+        elapsed_s: seconds waited before giving up (>= ``deadline_s``).
+    """
+
+    def __init__(self, what: str, deadline_s: float, elapsed_s: float):
+        self.what = what
+        self.deadline_s = deadline_s
+        self.elapsed_s = elapsed_s
+        super().__init__(
+            f"{what}: no complete answer within the deadline of {deadline_s:g} s (abandoned after {elapsed_s:.1f} s; "
+            f"the server was still connected but had not finished)"
+        )
+
+
+def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, what: str) -> T:
+    """Return ``function()``, or raise :class:`DeadlineExceeded` once ``deadline_s`` seconds pass.
+
+    Args:
+        function: the blocking call; it runs on a daemon thread with the caller's context
+            variables (litellm keeps per-call state there).
+        deadline_s: seconds for the whole call, or ``None`` for no deadline (then it runs
+            on the caller's thread).
+        what: names the call in the error message.
+
+    Returns:
+        what ``function`` returned.
+
+    Raises:
+        DeadlineExceeded: the deadline passed first (the call is abandoned, see the module).
+        Exception: whatever ``function`` raised, unchanged, when it failed before the deadline.
+    """
+    if deadline_s is None:
+        return function()
+    if deadline_s <= 0:
+        raise ValueError(f"a deadline must be > 0 seconds, not {deadline_s}")
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            outcome["value"] = context.run(function)
+        except BaseException as error:  # handed to the caller, never lost on the helper thread
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    started = time.perf_counter()
+    threading.Thread(target=run, name=f"deadline:{what}"[:60], daemon=True).start()
+    if not finished.wait(deadline_s):
+        raise DeadlineExceeded(what, deadline_s, time.perf_counter() - started)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def worst_case_seconds(timeout_s: float, max_retries: int, retry_wait_s: float, max_backoff_s: float) -> float:
+    """The longest one LLM call can take with retries: every attempt runs to its deadline and
+    every backoff waits its longest.
+
+    ``timeout_s * (max_retries + 1)`` plus, before retry ``n``, ``min(retry_wait_s * 2**(n-1) +
+    retry_wait_s, max_backoff_s)`` (exponential backoff with jitter in ``[0, retry_wait_s]``,
+    :func:`workbench.llm.client.backoff_wait`). A sample makes one such call per step
+    (DSA-CQE: one per sub-code and per comparison), so its bound is this times its steps.
+
+    Args:
+        timeout_s: the whole-call deadline of one attempt (``--timeout``), seconds.
+        max_retries: retries after the first attempt (``--retries``).
+        retry_wait_s: the first backoff wait (``--retry-wait``), seconds.
+        max_backoff_s: the cap on one backoff wait, seconds.
+
+    Returns:
+        seconds.
+
+    Example::
+
+        >>> worst_case_seconds(5.0, 2, 1.0, 30.0)   # 3 attempts x 5 s + waits of 2 s and 3 s
+        20.0
+    """
+    waits = sum(min(retry_wait_s * 2 ** (n - 1) + retry_wait_s, max_backoff_s) for n in range(1, max_retries + 1))
+    return timeout_s * (max_retries + 1) + waits
