@@ -263,3 +263,27 @@ def test_a_folder_scored_before_score_modes_resumes_only_as_sampled(tmp_path, sa
         score_samples(samples, config(resume=True), tmp_path / "old", mock_response="3")
     report = score_samples(samples, config(resume=True, score_mode="sampled"), tmp_path / "old", mock_response="3")
     assert report.rows_written == 3 and report.resumed_rows == 1
+
+
+def test_ice_score_reads_the_labelled_score_token_not_an_earlier_number(fake, tmp_path, samples):
+    """Issue 12, item 3: "There are 4 issues. Final score: 2" is a 2, and in expected mode the
+    distribution is the one at the "2" token (the "4" token's would give another score)."""
+    pieces = ["There", " are", " 4", " issues", ".", " Final", " score", ":", " 2"]
+    fake.answer = lambda body: "".join(pieces)
+    fake.logprobs = lambda body, text: fake.token_logprobs(
+        pieces, {2: {" 4": .9, " 3": .1}, 8: {" 2": .6, " 1": .4}})
+    _, rows = _run(fake, tmp_path, samples[:1], ["ice-score"])
+    (row,) = rows
+    assert row["status"] == "ok" and row["score_sampled"] == 2.0 and row["score_read"] == "expected"
+    assert row["score"] == pytest.approx(.6 * 2 + .4 * 1)
+
+
+def test_an_out_of_range_score_gets_the_repair_turn_and_then_counts_as_a_parse_error(fake, tmp_path, samples):
+    answers = iter(["Score: 7 (I checked 3 cases)", "2", "Score: 7 (I checked 3 cases)", "Final score: 9"])
+    fake.answer = lambda body: next(answers)
+    _, rows = _run(fake, tmp_path, samples[:1], ["ice-score"], score_mode="sampled")
+    assert rows[0]["status"] == "ok" and rows[0]["score"] == 2.0  # never 4 (a clamp) nor 3 (a later number)
+    assert len(_chat_requests(fake)) == 2
+    assert "one integer from 0 to 4" in _chat_requests(fake)[1]["messages"][-1]["content"]
+    _, rows = _run(fake, tmp_path, samples[1:2], ["ice-score"], score_mode="sampled", out="second")
+    assert rows[0]["status"] == "parse_error" and rows[0]["score"] is None

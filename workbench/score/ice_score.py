@@ -4,37 +4,30 @@ Source: Zhuo, "ICE-Score: Instructing Large Language Models to Evaluate Code", E
 Findings 2024, Sec. 3: the LLM reads the problem, the reference code and the code
 snippet and rates functional correctness 0-4 ("scores ONLY"); the "w/ ref., no steps"
 variant that is ``gpt35_nswr`` in the shipped data. The answer is free text, as in the
-original; the score is the first integer 0-4 in it (:func:`parse_ice_score`). An answer
-without one gets one repair turn, then a ``parse_error``.
+original; the score is the number the answer presents as the score (:func:`parse_ice_score`).
+An answer without one, or with one off the 0-4 scale, gets one repair turn, then a ``parse_error``.
 
 In ``expected`` score mode (:mod:`workbench.score.reading`) the answer's token
 log-probabilities are asked for and the score is the expectation over the labels 0-4 at the
-token where that first score is written (G-Eval, Liu et al. 2023, Sec. 2.3).
+token where that score is written (G-Eval, Liu et al. 2023, Sec. 2.3).
 """
 
 from __future__ import annotations
 
-import re
-
 from workbench.llm.client import Exchange, LLMError, LLMParseError
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, exchanges_as_dicts
 from workbench.score.prompts import load_template, version_of
-from workbench.score.reading import SCORE_LABELS, ScoreRead, joined_text, read_at
+from workbench.score.reading import SCORE_LABELS, ScoreRead, joined_text, locate_score, read_at
 from workbench.score.schemas import SCORE_MAX, SCORE_MIN
 
-_SCORE = re.compile(r"(?<![\d.])([0-4])(?:\.0+)?(?![\d.]*\d)")
-#: a scale written out ("(0-4)", "0 to 4", "0–4"): its ends are not scores; a small model
-#: often echoes the criterion with its scale, and the "0" was once read as its score
-_RANGE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*\d+(?:\.\d+)?(?![\d.])", re.IGNORECASE)
-
-
 def parse_ice_score(text: str) -> int | None:
-    """Return the first standalone integer 0-4 in an ICE-Score answer, or ``None``.
+    """Return the 0-4 score an ICE-Score answer presents, or ``None`` (:func:`locate_ice_score`).
 
     ``"3"`` -> 3; ``"Functional Correctness: 4"`` -> 4; ``"score 2.0"`` -> 2;
     ``"Functional Correctness (0-4): 3"`` -> 3 (a written-out scale is skipped);
-    ``"10"``, ``"4.5"`` or ``"Functional Correctness (0-4)"`` -> ``None`` (no score on the
-    scale: the caller's repair turn asks again).
+    ``"There are 4 issues. Final score: 2"`` -> 2; ``"10"``, ``"4.5"``, ``"Score: 7 (I checked
+    3 cases)"`` or ``"Functional Correctness (0-4)"`` -> ``None`` (no score on the scale: the
+    caller's repair turn asks again).
     """
     found = locate_ice_score(text)
     return found[0] if found else None
@@ -43,12 +36,13 @@ def parse_ice_score(text: str) -> int | None:
 def locate_ice_score(text: str) -> tuple[int, int] | None:
     """Return (score, character offset of its digit) of the score :func:`parse_ice_score` reads.
 
+    The rule is :func:`workbench.score.reading.locate_score` on ICE-Score's 0-4 scale: a JSON
+    ``score`` field, else the number after the last score/criterion label, else a number alone
+    on the first line, else the answer's only number; out of range is no score.
+
     ``"Functional Correctness (0-4): 3"`` -> ``(3, 30)``; ``None`` when there is no score.
     """
-    # a scale is blanked with as many spaces as it has characters, so offsets stay those of ``text``
-    blanked = _RANGE.sub(lambda match: " " * len(match.group()), text)
-    match = _SCORE.search(blanked)
-    return (int(match.group(1)), match.start(1)) if match else None
+    return locate_score(text, SCORE_MIN, SCORE_MAX)
 
 
 class IceScore(ScoringMethod):

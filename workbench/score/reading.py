@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -228,6 +229,100 @@ def _skip_space(text: str, index: int) -> int:
     while index < len(text) and text[index] in " \t\r\n":
         index += 1
     return index
+
+
+#: words that present the number after them as the score: "score", "rating", "grade" and
+#: a criterion's name ("Functional Correctness", ICE-Score's criterion, Zhuo 2024, Sec. 3)
+SCORE_LABEL_WORDS = ("score", "rating", "grade", "functional correctness")
+
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+#: a number standing alone: not part of a word, an identifier or a longer number
+_STANDALONE = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w]|\.\d)")
+#: a scale written out ("(0-4)", "0 to 4", "0–4", "from 0 to 4."): its ends are not scores;
+#: a sentence's period may follow it
+_SCALE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|\u2013|\u2014|to)\s*\d+(?:\.\d+)?(?![\w]|\.\d)",
+                    re.IGNORECASE)
+#: what may stand between a label and its number: "(0-4)", "(scores ONLY)", ":", "=", "is",
+#: markdown emphasis, line breaks
+_AFTER_LABEL = r"(?:\s*\([^()\n]*\))*\s*(?:\*\*|__|\*)?\s*(?:[:=]|-(?!\d)|\u2013|is\b|of\b)?\s*(?:\*\*|__|\*)?\s*"
+#: an answer whose first line is a number alone ("4", "**3**", "2/4.")
+_FIRST_LINE_NUMBER = re.compile(rf"\s*(?:\*\*|__|\*)?\s*({_NUMBER})(?:\s*/\s*\d+)?\s*(?:\*\*|__|\*)?\s*\.?[ \t]*(?:\n|$)")
+#: a denominator after a score ("3/4", "3 out of 4")
+_OUT_OF = re.compile(r"\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def locate_score(text: str, low: int, high: int, labels: Sequence[str] = SCORE_LABEL_WORDS) -> tuple[int, int] | None:
+    """Find the score a judge's free-text answer presents: ``(value, character offset of its first digit)``.
+
+    The score is the number the answer presents as the score, in this order:
+
+    1. the top-level ``"score"`` field of the first JSON object in the answer;
+    2. else the number after the last score label (``"Score: 2"``, ``"Functional Correctness
+       (0-4): 3"``, ``"**Final score:** 4"``, ``"score 2.0"``);
+    3. else a number alone on the answer's first line (``"4\\n\\nThe code passes 3 of the tests"``);
+    4. else the answer's only number (``"On a scale from 0 to 4, I give it 2."``).
+
+    A written-out scale (``"0-4"``, ``"0 to 4"``) is never a score, and a ``"/4"`` or
+    ``"out of 4"`` after a score is its scale. The number found must be an integer (``2.0``
+    counts) in ``[low, high]`` on that scale: otherwise the answer has no score (``None``), never
+    a clamped value and never another number further on. Callers give such an answer a repair
+    turn and count a second failure (a ``parse_error``).
+
+    Args:
+        text: the answer.
+        low, high: the score scale (ICE-Score's 0-4: ``0, 4``).
+        labels: lower-case words that present a score (:data:`SCORE_LABEL_WORDS`).
+
+    Returns:
+        ``(score, offset)`` with ``text[offset]`` the score's first digit, or ``None``.
+
+    Example:
+        >>> locate_score("There are 4 issues. Final score: 2", 0, 4)
+        (2, 33)
+        >>> locate_score("Score: 7 (I checked 3 cases)", 0, 4) is None
+        True
+    """
+    start = json_value_offset(text, "score")
+    if start is not None:
+        start += text.startswith('"', start)  # {"score": "3"}: the number in the string
+        return _on_scale(text, re.compile(_NUMBER).match(text, start), low, high)
+    # scales are blanked with as many spaces as they have characters, so offsets stay those of ``text``
+    blanked = _SCALE.sub(lambda match: " " * len(match.group()), text)
+    label = "|".join(re.escape(word).replace(r"\ ", r"\s+") for word in labels)
+    labelled = list(re.finditer(rf"(?<!\w)(?:{label})(?!\w){_AFTER_LABEL}({_NUMBER})(?![\w]|\.\d)", blanked,
+                                re.IGNORECASE))
+    if labelled:
+        return _on_scale(blanked, labelled[-1], low, high, group=1)
+    first_line = _FIRST_LINE_NUMBER.match(blanked)
+    if first_line:  # the answer opens with the number alone on its line (the prompt ends with the form's label)
+        return _on_scale(blanked, first_line, low, high, group=1)
+    numbers = list(_STANDALONE.finditer(_blank_out_of(blanked, high)))
+    if len(numbers) == 1:
+        return _on_scale(blanked, numbers[0], low, high)
+    return None
+
+
+def _blank_out_of(text: str, high: int) -> str:
+    """``text`` with each "/<high>" or "out of <high>" blanked (the scale of the number before it)."""
+    def blank(match: re.Match) -> str:
+        return " " * len(match.group()) if float(match.group(1)) == high else match.group()
+
+    return _OUT_OF.sub(blank, text)
+
+
+def _on_scale(text: str, match: re.Match | None, low: int, high: int, group: int = 0) -> tuple[int, int] | None:
+    if match is None:
+        return None
+    value = float(match.group(group))
+    out_of = _OUT_OF.match(text, match.end(group))
+    if out_of is not None and float(out_of.group(1)) != high:
+        return None  # a score on another scale ("7/10")
+    if value != int(value) or not low <= value <= high:
+        return None
+    offset = match.start(group)
+    while not text[offset].isdigit():  # past a sign
+        offset += 1
+    return int(value), offset
 
 
 @dataclass(frozen=True)
