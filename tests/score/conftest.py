@@ -26,6 +26,8 @@ class FakeOpenAI:
         self.delay_s = 0.0
         self.status = 200
         self.answer = lambda body: "3"
+        #: request body -> True where this request answers 500 (besides ``status``)
+        self.fail = lambda body: False
         #: (request body, answer text) -> OpenAI ``logprobs.content`` list, or None for none
         self.logprobs = lambda body, text: None
         self.requests: list[dict] = []
@@ -65,9 +67,9 @@ def _handler(state: FakeOpenAI):
             if self.path.endswith("/embeddings"):
                 self._embeddings(body)
                 return
-            if state.status != 200:
+            if state.status != 200 or state.fail(body):
                 payload = json.dumps({"error": {"message": "fake failure", "type": "server_error"}}).encode()
-                self.send_response(state.status)
+                self.send_response(state.status if state.status != 200 else 500)
             else:
                 text = state.answer(body)
                 choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
@@ -85,7 +87,7 @@ def _handler(state: FakeOpenAI):
                     }
                 ).encode()
                 self.send_response(200)
-            if state.trickle_s and state.status == 200:
+            if state.trickle_s and state.status == 200 and not state.fail(body):
                 self._trickle(payload)
                 return
             self.send_header("Content-Type", "application/json")

@@ -94,6 +94,22 @@ class _WorkbenchGroup(_TidyHelp, TyperGroup):
             raise typer.Exit(1) from error
 
 
+def exit_with_verdict(failures: dict | None, where: str = "") -> None:
+    """Print a finished run's failure verdict (the counts that decided it) and exit with its status.
+
+    Args:
+        failures: a :meth:`workbench.failures.FailureVerdict.as_dict` (``{}``: nothing judged).
+        where: a prefix naming the stage (``"score: "``).
+
+    Raises:
+        typer.Exit: with the verdict's status when it is not 0 (see :mod:`workbench.failures`).
+    """
+    status = int((failures or {}).get("exit_status", 0))
+    if status:
+        err_console.print(f"[bold red]exit status {status}:[/bold red] {escape(where + failures['message'])}", soft_wrap=True)
+        raise typer.Exit(status)
+
+
 class _WorkbenchCommand(_TidyHelp, TyperCommand):
     """A command with :class:`_TidyHelp` and a usage line that names arguments plainly."""
 

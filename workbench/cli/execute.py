@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options
 from workbench.execute.config import ExecutionConfig
 
@@ -72,7 +72,12 @@ def execute_command(
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run generated code against the problems' tests in a sandbox and write one result row
-    per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...)."""
+    per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...).
+
+    Exit status: 0 ok (failing tests are results); 1 error (configuration, data, a sandbox that
+    does not work); 2 bad command line; 3 no sample of this run could be run; 4 samples the
+    sandbox could not run above --max-failures; 130 interrupted.
+    """
     # imported here: the job pulls in `datasets`, which every other command would pay for
     from workbench.execute.job import run_execute
 
@@ -91,7 +96,8 @@ def execute_command(
             "sandbox_errors": summary.sandbox_errors,
             "elapsed_s": round(summary.elapsed_s, 3), "samples_per_s": round(summary.samples_per_s, 3),
             "calibration_s": round(summary.calibration_s, 3), "counts": summary.counts,
-            "pass_at_1": summary.pass_at_1, "notes": summary.notes,
+            "pass_at_1": summary.pass_at_1, "notes": summary.notes, "failures": summary.failures,
         }, indent=2))
-        return
-    print_summary(summary)
+    else:
+        print_summary(summary)
+    exit_with_verdict(summary.failures)

@@ -30,6 +30,10 @@ def run_command(
     Every option of the single commands is a key of its table in the config (the jobs' config
     fields); the command line overrides the file. Stages write into one run folder; a rerun skips finished stages
     and resumes an interrupted one.
+
+    Exit status: the highest of the stages': 0 ok; 1 error (configuration, data, a failed stage);
+    2 bad command line; 3 a stage produced no usable result; 4 a stage's failures above its
+    max_failures ([score] / [execute] key); 130 interrupted.
     """
     from workbench.run.config import check_stage_names, load_config
     from workbench.run.preflight import run_preflight
@@ -86,6 +90,12 @@ def run_command(
     if result.report:
         _print_headline(result.report[0])
         console.print(escape(f"report: {result.report[1]}  (data: {result.report[0]})"))
+    if result.exit_status:
+        for outcome in result.outcomes:
+            if outcome.exit_status:
+                err_console.print(f"[bold red]{escape(outcome.name)}: exit status {outcome.exit_status}[/bold red] "
+                                  f"{escape(outcome.detail or '')}", soft_wrap=True)
+        raise typer.Exit(result.exit_status)
 
 
 def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options
 from workbench.score.config import ScoreConfig
 
@@ -41,12 +41,18 @@ def score_command(
     output: Path = typer.Option(Path("score-out"), "--output", "-o", help="Run folder: scores.jsonl, traces.jsonl, run.json, chroma/."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Score generations against references with DSA-CQE, its simplified form, ICE-Score and chrF."""
+    """Score generations against references with DSA-CQE, its simplified form, ICE-Score and chrF.
+
+    Exit status: 0 ok; 1 error (configuration, data); 2 bad command line; 3 a method produced no
+    usable row (e.g. every row llm_error); 4 a method's failed rows (llm_error, parse_error,
+    budget_exceeded, error) above --max-failures; 130 interrupted.
+    """
     from workbench.score.job import run_score
 
     with progress_hooks(not quiet) as hooks:
         report = run_score(data, config, output, **hooks)
     print_report(report)
+    exit_with_verdict(report.failures)
 
 
 #: how a ``score_read`` value reads on the terminal (values of workbench.score.reading)

@@ -10,6 +10,7 @@ from pathlib import Path
 from workbench.execute.isolation import LEVEL_ORDER
 from workbench.execute.limits import MiB, ResourceLimits
 from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
+from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
 from workbench.options import JobConfig, OptionError, option
 
 #: this many sandbox failures in a row end the run: the sandbox does not work here
@@ -108,6 +109,10 @@ class ExecutionConfig(JobConfig):
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
     max_samples: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1)
     python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).")
+    max_failures: FailureLimit | None = option(
+        None, "Exit with status 4 when more than N samples failed in the sandbox itself (sandbox_error), or more than this fraction (0.1 or 10%); "
+        "a run where every sample failed exits with 3 either way.", parse=parse_max_failures, text=failure_limit_text,
+        metavar="N|FRACTION")
     sandbox_failure_limit: int = option(
         DEFAULT_SANDBOX_FAILURE_LIMIT, "Stop the run after this many samples in a row failed in the sandbox itself.", min=1)
 

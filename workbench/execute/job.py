@@ -29,6 +29,7 @@ from workbench.execute.result_file import ResultWriter, pass_at_1, read_results,
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
+from workbench.failures import check_failures
 from workbench.languages.registry import get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
@@ -72,6 +73,8 @@ class ExecutionSummary:
         calibration_s: wall time spent timing reference solutions.
         counts: status -> rows over the whole output file; pass_at_1 over it too.
         notes: things the user should know (numbered sample ids, failing references ...).
+        failures: the verdict on this run's samples (:func:`workbench.failures.check_failures`:
+            failed = not run by the sandbox, usable = run), what the command's exit status is.
     """
 
     output: str
@@ -85,6 +88,12 @@ class ExecutionSummary:
     counts: dict[str, int] = field(default_factory=dict)
     pass_at_1: float | None = None
     notes: list[str] = field(default_factory=list)
+    failures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_status(self) -> int:
+        """0, 3 (no sample of this run could be run) or 4 (sandbox errors above ``max_failures``)."""
+        return int(self.failures.get("exit_status", 0))
 
     @property
     def samples_per_s(self) -> float:
@@ -445,6 +454,9 @@ def run_execute(
     rows = read_results(output)
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
+    attempted = summary.executed + summary.sandbox_errors
+    summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},
+                                      config.max_failures).as_dict()
     return summary
 
 

@@ -47,13 +47,17 @@ class StageOutcome:
         name: the stage.
         status: ``ran``, ``resumed``, ``up-to-date``, ``skipped`` or ``failed``.
         seconds: wall time in this invocation.
-        detail: the skip reason or error message.
+        detail: the skip reason or error message, or the failure verdict's message.
+        exit_status: the stage's own exit status (:mod:`workbench.failures`): 0, 3 (no usable
+            result) or 4 (failures above ``max_failures``) for a stage that finished; 1 for a
+            failed one. An up-to-date stage keeps the status recorded when it ran.
     """
 
     name: str
     status: str
     seconds: float = 0.0
     detail: str | None = None
+    exit_status: int = 0
 
 
 @dataclass
@@ -73,6 +77,11 @@ class RunResult:
     outcomes: list[StageOutcome] = field(default_factory=list)
     seconds: float = 0.0
     report: tuple[Path, Path] | None = None
+
+    @property
+    def exit_status(self) -> int:
+        """The highest exit status of the stages (what ``workbench run`` exits with)."""
+        return max((outcome.exit_status for outcome in self.outcomes), default=0)
 
 
 def _now() -> str:
@@ -301,7 +310,10 @@ def run_pipeline(
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
-            result.outcomes.append(StageOutcome(plan.name, "up-to-date"))
+            # a rerun gates as the run did: the stage's verdict is the one recorded when it ran
+            verdict = before.get("failures") or {}
+            result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=verdict.get("message") or None,
+                                                exit_status=int(verdict.get("exit_status", 0))))
             if on_stage:
                 on_stage(plan, "up-to-date")
             continue
@@ -310,8 +322,9 @@ def run_pipeline(
             on_stage(plan, "start")
         extra = plan.change_args(changes) if plan.command is not None else []
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
-                        command=plan.command_line(), started=_now(), error=None, detail=None)
+                        command=plan.command_line(), started=_now(), error=None, detail=None, failures=None)
         began = time.perf_counter()
+        job_result = None
         try:
             if plan.name == "score":
                 _pull_model(config)
@@ -321,7 +334,7 @@ def run_pipeline(
                 manifest.update(plan.name, status="done", finished=_now())
                 result.report = _write_report(run_dir)
             else:
-                (run_stage or _call_plainly)(plan, lambda **hooks: plan.run(changes, **hooks))
+                job_result = (run_stage or _call_plainly)(plan, lambda **hooks: plan.run(changes, **hooks))
         except KeyboardInterrupt:
             manifest.update(plan.name, status="interrupted", seconds=round(time.perf_counter() - began, 3))
             raise
@@ -330,14 +343,18 @@ def run_pipeline(
             message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
-            result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message))
+            result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))
             if isinstance(error, StageError):
                 raise
             raise StageError(f"stage {plan.name} failed: {message}. Finished stages are kept; "
                              f"rerun the same command to continue") from error
         seconds = round(time.perf_counter() - began, 3)
-        manifest.update(plan.name, status="done", seconds=seconds, finished=_now())
-        result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds))
+        # a finished stage may still have produced nothing usable: the run goes on (the report
+        # shows it) and exits with that stage's status at the end
+        verdict = getattr(job_result, "failures", None) or {}
+        manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None)
+        result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
+                                            verdict.get("message") or None, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
 
     manifest.data["finished"] = _now()

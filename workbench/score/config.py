@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
 from workbench.llm.cache import CacheMode
 from workbench.llm.client import STRUCTURED_MODES, LLMSettings
 from workbench.options import JobConfig, OptionError, option
@@ -156,6 +157,10 @@ class ScoreConfig(JobConfig):
     resume: bool = option(False, "Continue a run: samples already in scores.jsonl are not scored again.")
     retry_failed: bool = option(False, "With --resume: score rows with an error status again.")
     overwrite: bool = option(False, "Replace the results in an existing run folder.")
+    max_failures: FailureLimit | None = option(
+        None, "Exit with status 4 when more than N rows of one method failed (llm_error, parse_error, budget_exceeded, error), or more than this fraction (0.1 or 10%); "
+        "a run where every row of a method failed exits with 3 either way.", parse=parse_max_failures, text=failure_limit_text,
+        metavar="N|FRACTION")
     # -- how the LLM judges ask and read (issues 15 and 20) --
     score_mode: str = option(
         DEFAULT_SCORE_MODE,

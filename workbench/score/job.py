@@ -175,6 +175,9 @@ class RunReport:
             the share of the busy workers' time spent outside LLM calls (``None`` when
             nothing ran).
         paths: output files.
+        failures: the verdict on this run's failures (:func:`workbench.failures.check_failures`
+            per method: ``exit_status``, ``message``, ``limit``, ``counts``), what the command's
+            exit status is.
     """
 
     rows_written: int
@@ -188,6 +191,26 @@ class RunReport:
     outside_llm_share: float | None
     paths: dict[str, str]
     config: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_status(self) -> int:
+        """0, or 3 (a method has no usable row) or 4 (failures above ``max_failures``); see
+        :mod:`workbench.failures`."""
+        return int(self.failures.get("exit_status", 0))
+
+
+def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, flag: str = "--max-failures"):
+    """Judge a run's rows: per method, its failed rows (:data:`ERROR_STATUSES`) and its ``ok`` ones.
+
+    Returns:
+        a :class:`workbench.failures.FailureVerdict`.
+    """
+    from workbench.failures import check_failures
+
+    counts = {name: (sum(n for status, n in counter.items() if status in ERROR_STATUSES), counter.get("ok", 0),
+                     sum(counter.values())) for name, counter in statuses.items()}
+    return check_failures(counts, config.max_failures, flag=flag)
 
 
 def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[str, Any]:
@@ -445,6 +468,7 @@ def score_samples(
                    "run": str(run_path)},
             config=record,
         )
+        report.failures = failure_verdict(report.statuses, config).as_dict()
         atomic_write(run_path, json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
         return report
     finally:

@@ -1,0 +1,103 @@
+"""``workbench score`` exits with a status a CI job can gate on (see :mod:`workbench.failures`).
+
+The LLM is a scripted OpenAI-compatible server on 127.0.0.1 (``fake_openai`` of conftest),
+reached through litellm's real HTTP path; it answers 500 where a test says so.
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+
+
+def _args(ice_slice, fake_openai, tmp_path, *more: str) -> list[str]:
+    return ["score", str(ice_slice), "--method", "ice-score", "--method", "chrf", "--model", "openai/fake",
+            "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "--output",
+            str(tmp_path / "out"), "--cache", "off", "--retries", "0", "--retry-wait", "0.01", "--n-samples", "1",
+            "--score-mode", "sampled", "--concurrency", "1", "-q", *more]
+
+
+def _failures(tmp_path) -> dict:
+    return json.loads((tmp_path / "out" / "run.json").read_text())["failures"]
+
+
+def test_every_sample_an_llm_error_exits_3_with_the_counts(ice_slice, fake_openai, tmp_path):
+    fake_openai.status = 500
+    result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path))
+    assert result.exit_code == 3, result.output
+    assert "no usable result (ice-score: 4 of 4 rows failed, 0 usable)" in result.output
+    failures = _failures(tmp_path)
+    assert failures["exit_status"] == 3
+    assert failures["counts"]["ice-score"] == {"failed": 4, "usable": 0, "rows": 4}
+    assert failures["counts"]["chrf"] == {"failed": 0, "usable": 4, "rows": 4}
+
+
+def _fail_first_task(fake_openai) -> None:
+    """The samples of HumanEval/0 (2 of the 4) get a 500; the others are answered."""
+    fake_openai.answer = lambda body: "Functional Correctness: 3"
+    fake_openai.fail = lambda body: "has_close_elements" in json.dumps(body)
+
+
+def test_failures_above_max_failures_exit_4(ice_slice, fake_openai, tmp_path):
+    _fail_first_task(fake_openai)
+    result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path, "--max-failures", "1"))
+    assert result.exit_code == 4, result.output
+    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in result.output
+    assert _failures(tmp_path)["limit"] == "1"
+
+
+def test_failures_within_max_failures_exit_0(ice_slice, fake_openai, tmp_path):
+    _fail_first_task(fake_openai)
+    for limit in ("2", "0.5", "50%"):
+        result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path, "--max-failures", limit, "--overwrite"))
+        assert result.exit_code == 0, result.output
+        assert _failures(tmp_path)["exit_status"] == 0
+
+
+def test_a_fraction_above_the_limit_exits_4(ice_slice, fake_openai, tmp_path):
+    _fail_first_task(fake_openai)
+    result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path, "--max-failures", "0.25"))
+    assert result.exit_code == 4, result.output
+
+
+def test_the_help_documents_every_exit_status():
+    for command in ("score", "execute", "run"):
+        text = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
+        assert "Exit status" in text and "3" in text and "4" in text and "130" in text, command
+
+
+def test_workbench_run_exits_with_the_stage_status_and_a_rerun_gates_alike(ice_slice, fake_openai, tmp_path):
+    """A pipeline whose score stage finished with every ice-score row an llm_error: the stage is
+    done (its rows are kept, the later stages run), run.json records the verdict, the command
+    exits 3; a rerun, where the stage is up to date, exits 3 again."""
+    fake_openai.status = 500
+    config = tmp_path / "ci.toml"
+    config.write_text(f"""
+[run]
+output = "{tmp_path / 'run'}"
+stages = ["score"]
+[data]
+source = "{ice_slice}"
+code_column = "completion_multipl_e"
+label_column = "passed"
+[score]
+method = ["ice-score", "chrf"]
+model = "openai/fake"
+api_base = "{fake_openai.api_base}"
+retries = 0
+retry_wait = 0.01
+n_samples = 1
+score_mode = "sampled"
+cache = "off"
+""")
+    first = CliRunner().invoke(app, ["run", str(config)])
+    assert first.exit_code == 3, first.output
+    assert "score: exit status 3" in first.output and "ice-score: 4 of 4 rows failed" in first.output
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]
+    assert stage["status"] == "done" and stage["failures"]["exit_status"] == 3
+    again = CliRunner().invoke(app, ["run", str(config)])
+    assert again.exit_code == 3, again.output
+    assert "up-to-date" in again.output
