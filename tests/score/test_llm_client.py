@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from workbench.errors import WorkbenchError
 from workbench.llm.cache import CacheMode, ResponseCache, cache_key
 from workbench.llm.client import (
     BudgetExceededError,
@@ -320,3 +321,105 @@ def test_a_provider_without_logprobs_gives_none(tmp_path, fake_openai):
     settings = LLMSettings("openai/fake", api_base=fake_openai.api_base, retry_wait_s=0.01)
     completion = LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s", top_logprobs=20)
     assert completion.text == "3" and completion.tokens is None
+
+
+def _request_key(client: LLMClient, **overrides) -> str:
+    arguments = {"prompt_version": "v", "repeat": 0, "schema": SCHEMA, **overrides}
+    return client.request_key(MESSAGES, **arguments)
+
+
+def test_every_setting_that_changes_an_answer_changes_the_key_alone(monkeypatch):
+    """No LLM (keys only). Issue 12, item 4: each setting, changed alone, gives another key."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    served = dict(model="openai/fake", api_base=None)
+
+    def key(settings=None, extra=None, **call) -> str:
+        client = LLMClient(_settings(**{**served, **(settings or {})}), mock_response="x", extra_params=extra)
+        return _request_key(client, **call)
+
+    base = key()
+    variants = {
+        "model": key({"model": "openai/other"}),
+        "api_base": key({"api_base": "http://127.0.0.1:9/v1"}),
+        "temperature": key({"temperature": 0.7}),
+        "top_p": key({"top_p": 0.9}),
+        "max_tokens": key({"max_tokens": 100}),
+        "seed": key({"seed": 1}),
+        "structured json_object": key({"structured": "json_object"}),
+        "structured off": key({"structured": "off"}),
+        "provider params": key(extra={"top_k": 40}),
+        "prompt version": key(prompt_version="w"),
+        "schema": key(schema={"type": "object"}),
+        "repeat": key(repeat=1),
+        "logprobs": key(top_logprobs=20),
+        "call temperature": key(temperature=0.0),
+        "call max_tokens": key(max_tokens=1),
+    }
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    variants["endpoint from the environment"] = key()
+    assert len({base, *variants.values()}) == len(variants) + 1, variants
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert key() == base
+
+
+def test_the_context_window_from_the_environment_is_in_a_local_key(tmp_path, monkeypatch):
+    """The LLM is litellm's ``mock_response`` on a ``local/`` model. Issue 12, item 4: an answer
+    cached by a run with a 4,096-token context is not served to one with 256 tokens, nor back."""
+    monkeypatch.delenv("WORKBENCH_LOCAL_N_CTX", raising=False)
+    settings = LLMSettings("local/qwen2.5-coder-0.5b", retry_wait_s=0.01)
+    full = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 3}')
+    full.complete(MESSAGES, prompt_version="v", step="s")
+    monkeypatch.setenv("WORKBENCH_LOCAL_N_CTX", "256")
+    short = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 1}')
+    assert json.loads(short.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 1
+    assert short.usage.calls == 1 and short.usage.cache_hits == 0
+    # an explicit n_ctx is keyed as well, and the default context written out is the default
+    explicit = LLMClient(settings, mock_response="x", extra_params={"n_ctx": 256})
+    monkeypatch.setenv("WORKBENCH_LOCAL_N_CTX", "4096")
+    default = LLMClient(settings, ResponseCache(tmp_path), mock_response='{"score": 0}')
+    assert json.loads(default.complete(MESSAGES, prompt_version="v", step="s"))["score"] == 3
+    # 256 tokens from the flag's keyword or from the environment is the same setting: one key
+    assert _request_key(explicit) == _request_key(short) != _request_key(full)
+
+
+def test_a_local_gguf_path_is_keyed_by_its_content(tmp_path, monkeypatch):
+    """The LLM is litellm's ``mock_response``. Issue 12, item 4: a replaced ``.gguf`` file (same
+    path) is not served the old file's answers; the same bytes elsewhere are the same model."""
+    monkeypatch.delenv("WORKBENCH_LOCAL_N_CTX", raising=False)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF" + bytes(1000))
+    cache = tmp_path / "cache"
+
+    def ask(answer: str, path=model) -> LLMClient:
+        client = LLMClient(LLMSettings(f"local/{path}"), ResponseCache(cache), mock_response=answer)
+        client.complete(MESSAGES, prompt_version="v", step="s")
+        return client
+
+    assert ask('{"score": 3}').usage.calls == 1
+    assert ask('{"score": 0}').usage.cache_hits == 1  # the same file: a hit
+    model.write_bytes(b"GGUF" + bytes(999) + b"\x01")  # replaced in place
+    replaced = ask('{"score": 1}')
+    assert replaced.usage.calls == 1 and replaced.usage.cache_hits == 0
+    copy = tmp_path / "copy.gguf"
+    copy.write_bytes(model.read_bytes())
+    assert LLMClient(LLMSettings(f"local/{copy}"), mock_response="x")._key_extra["model_sha256"] == \
+        replaced._key_extra["model_sha256"]
+    with pytest.raises(WorkbenchError, match="not found"):  # no file: no key that could be served
+        LLMClient(LLMSettings(f"local/{tmp_path / 'gone.gguf'}"), mock_response="x")
+
+
+def test_keys_of_pinned_aliases_at_the_default_context_are_unchanged(monkeypatch):
+    """No LLM (keys only). A registry alias is a content identity (its sha256 is pinned and
+    checked before use), so at the default context its key is the one earlier versions computed:
+    caches filled before (the fidelity runs') stay valid."""
+    from workbench.llm.local import engine_identity
+
+    monkeypatch.delenv("WORKBENCH_LOCAL_N_CTX", raising=False)
+    for alias in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
+        settings = LLMSettings(f"local/{alias}")
+        client = LLMClient(settings)
+        earlier = cache_key(provider="local", model=settings.model, api_base=None, messages=MESSAGES,
+                            params=settings.sampling_params(), seed=settings.seed, schema=SCHEMA,
+                            prompt_version="v", repeat=0, extra={"engine": engine_identity()})
+        assert _request_key(client) == earlier

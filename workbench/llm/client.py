@@ -392,6 +392,28 @@ def extract_json(text: str) -> Any:
     raise ValueError("the answer holds no JSON object")
 
 
+#: how an environment variable names a provider's endpoint (litellm and the OpenAI client read
+#: ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``, ``OLLAMA_API_BASE``, ``AZURE_API_VERSION``, ...)
+_ENDPOINT_SUFFIXES = ("_API_BASE", "_BASE_URL", "_API_VERSION")
+
+
+def endpoint_from_environment(provider: str) -> dict[str, str]:
+    """The environment variables that set ``provider``'s endpoint when no ``api_base`` is given.
+
+    A served model answers differently from another server's, so these are part of the
+    response cache key (:class:`LLMClient`).
+
+    Args:
+        provider: the litellm provider (``"openai"``, ``"ollama"``, ``"hosted_vllm"``).
+
+    Returns:
+        variable -> value for each one set, e.g. ``{"OPENAI_BASE_URL": "http://host:8000/v1"}``.
+    """
+    prefix = provider.upper().replace("-", "_") + "_"
+    return {name: value for name, value in sorted(os.environ.items())
+            if value and name.startswith(prefix) and name.endswith(_ENDPOINT_SUFFIXES)}
+
+
 class LLMClient:
     """Calls one model with caching, retries, a concurrency limit and a budget.
 
@@ -431,12 +453,20 @@ class LLMClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._provider = settings.provider
         _ensure_local_provider(settings.model)
-        # what else enters the cache key: the extra parameters, and for in-process models the engine
+        # what else enters the cache key: the extra parameters; for in-process models the engine,
+        # the model file's content and the context window from the environment; for served
+        # models an endpoint set in the environment (each only when present, so the key of a
+        # plain call stays the one earlier versions computed)
         self._key_extra = dict(self.extra_params)
         if self._provider == "local":
-            from workbench.llm.local import engine_identity
+            from workbench.llm.local import engine_identity, model_key_parts
 
             self._key_extra["engine"] = engine_identity()
+            self._key_extra.update(model_key_parts(settings.model[len("local/"):], self.extra_params))
+        elif settings.api_base is None:
+            endpoint = endpoint_from_environment(self._provider)
+            if endpoint:
+                self._key_extra["endpoint_env"] = endpoint
         if mock_response is None:
             check_credentials(settings)
 
@@ -503,19 +533,8 @@ class LLMClient:
         """
         settings = self.settings
         overrides = _overrides(temperature, max_tokens, top_logprobs)
-        key = cache_key(
-            provider=self._provider,
-            model=settings.model,
-            api_base=settings.api_base,
-            messages=messages,
-            params={**settings.sampling_params(), **overrides},
-            seed=settings.seed,
-            schema=schema if settings.structured != "off" else None,
-            prompt_version=prompt_version,
-            repeat=repeat,
-            extra=self._key_extra,
-            mocked=self.mock_response is not None,
-        )
+        key = self.request_key(messages, prompt_version=prompt_version, repeat=repeat, schema=schema,
+                               top_logprobs=top_logprobs, temperature=temperature, max_tokens=max_tokens)
         local_usage = Usage()
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
@@ -552,6 +571,37 @@ class LLMClient:
             log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
                                 top_logprobs))
         return Completion(text, tokens)
+
+    def request_key(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        prompt_version: str,
+        repeat: int = 0,
+        schema: Mapping[str, Any] | None = None,
+        top_logprobs: int | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """The response cache key of a call of :meth:`ask` with these arguments
+        (:func:`~workbench.llm.cache.cache_key`): the model and where it is served, its file's
+        content and context window for a ``local/`` model, the messages, the sampling
+        parameters, the structured mode and schema, the prompt version, the repeat, the extra
+        provider parameters."""
+        settings = self.settings
+        return cache_key(
+            provider=self._provider,
+            model=settings.model,
+            api_base=settings.api_base,
+            messages=messages,
+            params={**settings.sampling_params(), **_overrides(temperature, max_tokens, top_logprobs)},
+            seed=settings.seed,
+            schema=schema if settings.structured != "off" else None,
+            prompt_version=prompt_version,
+            repeat=repeat,
+            extra=self._key_extra,
+            mocked=self.mock_response is not None,
+        )
 
     # -- structured answers ------------------------------------------------------------------
     def complete_json(

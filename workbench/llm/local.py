@@ -154,6 +154,59 @@ def engine_identity() -> str:
         return "llama.cpp server (xllamacpp not installed)"
 
 
+_file_digests: dict[tuple[str, int, int, int], str] = {}
+
+
+def model_key_parts(model: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What else decides a ``local/<model>`` answer, for the response cache key.
+
+    * the model file's content: a registry alias names one file (its sha256 is pinned and
+      checked before the file is used), so the alias is already a content identity and adds
+      nothing; a path to a ``.gguf`` adds the file's sha256 (``"model_sha256"``), so a replaced
+      file is never served the old file's answers (``"missing"`` when there is no such file:
+      the call itself then fails and nothing cached under the path alone is served);
+    * the context window (a short one truncates answers): ``"n_ctx"`` when it comes from
+      ``$WORKBENCH_LOCAL_N_CTX`` and is not :data:`DEFAULT_N_CTX` (given as an ``n_ctx``
+      keyword, it is in the key with the other extra parameters already). The default adds
+      nothing, so keys made before this part existed, with the default context, stay valid.
+
+    Args:
+        model: the alias or path after ``local/``.
+        extra: the extra keyword arguments of the calls (``n_ctx``, ``n_threads``).
+
+    Returns:
+        the parts to add to the key (empty for an alias at the default context).
+
+    Example:
+
+    >>> model_key_parts("qwen2.5-coder-0.5b")
+    {}
+    """
+    extra = extra or {}
+    parts: dict[str, Any] = {}
+    if model not in models.REGISTRY:
+        path = Path(model).expanduser()
+        parts["model_sha256"] = _content_digest(path) if path.is_file() else "missing"
+    if extra.get("n_ctx") is None:
+        n_ctx = default_n_ctx()
+        if n_ctx != DEFAULT_N_CTX:
+            parts["n_ctx"] = n_ctx
+    return parts
+
+
+def _content_digest(path: Path) -> str:
+    """The file's sha256, computed once per (file, size, modification time) in this process."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    with _lock:
+        known = _file_digests.get(key)
+    if known is None:
+        known = models.sha256_file(path)
+        with _lock:
+            _file_digests[key] = known
+    return known
+
+
 def check_engine() -> None:
     """Loads llama.cpp (xllamacpp) once, so a missing package or system library fails early.
 
