@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from workbench.execute.config import ExecutionConfig
@@ -59,3 +61,17 @@ def test_a_group_with_no_rows_this_run_is_not_judged():
     verdict = check_failures({"m": (0, 0, 0)}, FailureLimit(count=0))
     assert verdict.status == 0 and verdict.counts == {}
     assert verdict.as_dict() == {"exit_status": 0, "message": "", "limit": "0", "counts": {}}
+
+
+@pytest.mark.parametrize("typed", [f"{hundredths / 100:.2f}%" for hundredths in range(1, 10_000, 37)]
+                         + ["0.57%", "0.35%", "7%", "0.0057", "0.1"])
+def test_a_failure_share_exactly_at_the_limit_passes_and_one_more_row_fails(typed: str):
+    """Issue 12, item 2 (exact boundaries): 57 failed of 10,000 rows is not above 0.57%
+    (``57 / 10000 > 0.57 / 100`` is true in floating point)."""
+    limit = parse_max_failures(typed)
+    share = Fraction(typed[:-1]) / 100 if typed.endswith("%") else Fraction(typed)
+    total = 10_000
+    at = share * total
+    assert at.denominator == 1
+    assert not limit.exceeded(int(at), total)
+    assert limit.exceeded(int(at) + 1, total)

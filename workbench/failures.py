@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
+from workbench.thresholds import decimal_float, exact_threshold
+
 
 class ExitStatus(IntEnum):
     """The exit statuses of every ``workbench`` command (see the module)."""
@@ -79,7 +81,9 @@ class FailureLimit:
         """Whether ``failed`` of ``total`` rows is above the limit."""
         if self.count is not None:
             return failed > self.count
-        return total > 0 and failed / total > (self.fraction or 0.0)
+        # exactly: failed / total against the decimal that was written (0.57% of 10,000 rows is 57)
+        limit = exact_threshold(self.fraction or 0.0)
+        return total > 0 and failed * limit.denominator > limit.numerator * total
 
     def __str__(self) -> str:
         if self.count is not None:
@@ -109,13 +113,15 @@ def parse_max_failures(value: object) -> FailureLimit:
     text = str(value).strip()
     try:
         if text.endswith("%"):
-            fraction = float(text[:-1]) / 100
-            if not 0 <= fraction <= 1:
+            # the float nearest the exact share, whose shortest text is that share ("0.57%" -> 0.0057)
+            decimal_float(text[:-1])  # a number, and not more digits than a float keeps
+            fraction = float(exact_threshold(text[:-1]) / 100)
+            if fraction is None or not 0 <= fraction <= 1:
                 raise ValueError
             return FailureLimit(fraction=fraction)
         if isinstance(value, int) or text.isdigit():
             return FailureLimit(count=int(text))
-        number = float(text)
+        number = decimal_float(text)
     except ValueError:
         raise ValueError(f"{forms}, not {value!r}") from None
     if not math.isfinite(number) or number < 0:
