@@ -32,6 +32,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
 from workbench.llm.deadline import DeadlineExceeded, call_with_deadline, worst_case_seconds
+from workbench.llm.json_answer import NoJsonAnswerError, extract_json, find_json_answer
 from workbench.llm.logprobs import TokenLogprob, parse_token_logprobs, response_token_logprobs, tokens_as_dicts
 
 # litellm reads this at import time; the remote cost map is unreachable offline.
@@ -370,28 +371,6 @@ def backoff_wait(first_wait_s: float) -> Any:
     return wait
 
 
-def extract_json(text: str) -> Any:
-    """Return the first JSON object in ``text`` (bare, fenced in ``````json``, or after prose).
-
-    Raises:
-        ValueError: no JSON object could be decoded.
-    """
-    stripped = text.strip()
-    try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    for index, char in enumerate(stripped):
-        if char == "{":
-            try:
-                value, _ = decoder.raw_decode(stripped, index)
-                return value
-            except json.JSONDecodeError:
-                continue
-    raise ValueError("the answer holds no JSON object")
-
-
 #: how an environment variable names a provider's endpoint (litellm and the OpenAI client read
 #: ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``, ``OLLAMA_API_BASE``, ``AZURE_API_VERSION``, ...)
 _ENDPOINT_SUFFIXES = ("_API_BASE", "_BASE_URL", "_API_VERSION")
@@ -640,7 +619,9 @@ class LLMClient:
     ) -> tuple[dict[str, Any], Completion]:
         """Return the model's answer as a JSON object valid for ``schema``, and the completion it came from.
 
-        A first answer that is not valid gets one repair turn (the answer and the
+        The answer is the reply's JSON object that validates against ``schema`` (fenced blocks
+        first, the last valid one when several do; :mod:`workbench.llm.json_answer`), so prose
+        with braces or an example object before it does not hide it. A first answer that is not valid gets one repair turn (the answer and the
         validation error are shown to the model); a second invalid answer raises.
 
         Args:
@@ -651,15 +632,13 @@ class LLMClient:
             LLMParseError: both answers invalid; the message holds the last error.
             LLMCallError / BudgetExceededError: as :meth:`ask`.
         """
-        import jsonschema
-
         completion = self.ask(
             messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log,
             top_logprobs=top_logprobs,
         )
-        problem = _validation_problem(completion.text, schema, jsonschema)
+        answer, problem = _json_answer(completion.text, schema)
         if problem is None:
-            return extract_json(completion.text), completion
+            return answer, completion
         repair = [
             *messages,
             {"role": "assistant", "content": completion.text},
@@ -675,9 +654,9 @@ class LLMClient:
             repair, prompt_version=prompt_version, step=f"{step}:repair", repeat=repeat, schema=schema, usage=usage,
             log=log, top_logprobs=top_logprobs,
         )
-        problem = _validation_problem(completion.text, schema, jsonschema)
+        answer, problem = _json_answer(completion.text, schema)
         if problem is None:
-            return extract_json(completion.text), completion
+            return answer, completion
         raise LLMParseError(f"{step}: the answer is not valid JSON for the schema after one repair turn: {problem}")
 
     # -- internals ---------------------------------------------------------------------------
@@ -795,17 +774,13 @@ def _tokens(response: Any) -> tuple[int, int]:
     return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
 
 
-def _validation_problem(answer: str, schema: Mapping[str, Any], jsonschema: Any) -> str | None:
+def _json_answer(text: str, schema: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """(the reply's JSON object valid for ``schema``, None), or (None, what is wrong) for the
+    repair turn (:func:`workbench.llm.json_answer.find_json_answer`)."""
     try:
-        value = extract_json(answer)
-    except ValueError as error:
-        return str(error)
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as error:
-        where = "/".join(str(p) for p in error.absolute_path) or "the object"
-        return f"{where}: {error.message}"
-    return None
+        return find_json_answer(text, schema).value, None
+    except NoJsonAnswerError as error:
+        return None, str(error)
 
 
 __all__ = [

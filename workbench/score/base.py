@@ -227,7 +227,7 @@ def score_by_repeated_answers(
             top_logprobs=context.top_logprobs,
         )
         kept.append(trace_value(answer))
-        offset = json_value_offset(joined_text(completion.tokens), "score") if completion.tokens else None
+        offset = json_value_offset(joined_text(completion.tokens), "score", schema) if completion.tokens else None
         reads.append(read_at(completion.tokens, offset, sampled=float(answer["score"]), labels=SCORE_LABELS))
         traced_reads.append(reads[-1].as_dict())
     return result.finish_reads(reads, context.score_mode)

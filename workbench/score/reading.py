@@ -169,16 +169,32 @@ def joined_text(tokens: Sequence[TokenLogprob]) -> str:
     return "".join(token.token for token in tokens)
 
 
-def json_value_offset(text: str, key: str) -> int | None:
-    """Return where the value of the top-level ``key`` of the first JSON object in ``text`` starts.
+def json_value_offset(text: str, key: str, schema: Mapping[str, Any] | None = None) -> int | None:
+    """Return where the value of the top-level ``key`` of the answer's JSON object in ``text`` starts.
 
     Strings are skipped with their escapes, so a ``"score"`` inside a string or a nested
     object is never taken for the key.
+
+    Args:
+        text: the answer.
+        key: the top-level key.
+        schema: the step's schema: the object is then the one the answer was read from
+            (:func:`workbench.llm.json_answer.find_json_answer`: fenced first, the last valid),
+            so the token read is the answer's, not an example's before it. Without one, the
+            first object that decodes.
 
     Example:
         >>> json_value_offset('{"differences": ["score 2"], "score": 3}', "score")
         38
     """
+    if schema is not None:
+        from workbench.llm.json_answer import NoJsonAnswerError, find_json_answer
+
+        try:
+            found = find_json_answer(text, schema)
+        except NoJsonAnswerError:
+            return None
+        return _top_level_value(text, found.start, found.end, key)
     decoder = json.JSONDecoder()
     for start, char in enumerate(text):
         if char != "{":
