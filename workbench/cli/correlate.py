@@ -26,14 +26,24 @@ def _number(value: float) -> str:
 _SYMBOLS = {"kendall": "τ-b", "spearman": "ρ", "pearson": "r"}
 #: the mark of an estimate whose interval contains 0
 ZERO_MARK = "≈0"
+#: in place of an interval withheld for too few tasks or samples
+NO_CI = "(no CI: small n)"
 
 
 def _with_ci(estimate: Estimate) -> str:
     """Value over its interval; ``≈0`` after the value when the interval contains 0."""
     if math.isnan(estimate.value):
         return "n/a"
+    if estimate.no_interval:  # too few tasks or samples: the reason is among the warnings
+        return f"{estimate.value:.3f}\n{NO_CI}"
     mark = f" {ZERO_MARK}" if estimate.spans_zero else ""
     return f"{estimate.value:.3f}{mark}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
+
+
+def _undefined_text(estimates: dict[str, Estimate], level: str, resamples: int) -> list[str]:
+    """``pooled τ-b 12/1000`` for each coefficient undefined in some resamples."""
+    return [f"{level} {_SYMBOLS[c]} {estimates[c].undefined_resamples}/{resamples}"
+            for c in ("kendall", "spearman", "pearson") if estimates[c].undefined_resamples]
 
 
 @app.command("correlate")
@@ -127,7 +137,8 @@ def _print_report(report: CorrelationReport) -> None:
                 pairs.add_row(
                     c.metric_a if first else f"[dim]n {c.n_samples}, {c.n_tasks} tasks[/dim]", c.metric_b if first else "",
                     label, _number(d.value_a), _number(d.value_b),
-                    f"{_number(d.difference)}\n[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]",
+                    f"{_number(d.difference)}\n"
+                    + (NO_CI if d.no_interval else f"[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]"),
                     _number(d.p_value), end_section=not first,
                 )
         console.print(pairs)
@@ -162,6 +173,10 @@ def _print_report(report: CorrelationReport) -> None:
         spanning = [f"{level.replace('_', '-')} {_SYMBOLS[c]}" for level, c in result.not_distinguishable_from_zero()]
         if spanning:
             line += f"; not distinguishable from 0: {', '.join(spanning)}"
+        undefined = [*_undefined_text(result.pooled, "pooled", report.bootstrap.n_resamples),
+                     *_undefined_text(result.per_problem, "per-problem", report.bootstrap.n_resamples)]
+        if undefined:
+            line += f"; undefined in resamples (left out of the intervals): {', '.join(undefined)}"
         console.print(line)
     if length is not None and length.note and length.note not in report.warnings:  # else it is printed as a warning
         console.print(length.note)

@@ -18,6 +18,7 @@ from workbench.correlate.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     BootstrapSettings,
+    no_interval_reason,
     paired_p_value,
     percentile_interval,
     resampled_task_mean,
@@ -324,12 +325,20 @@ class _Statistics:
     n_samples: int
     n_tasks: int
 
+    def no_interval(self, level: str) -> str | None:
+        """Why the level's statistics get no interval (too few tasks or samples), or ``None``."""
+        tasks = self.n_tasks if level == "pooled" else self.within.n_tasks
+        return no_interval_reason(tasks, self.n_samples)
+
     def estimates(self, level: str, confidence: float) -> dict[str, Estimate]:
+        withheld = self.no_interval(level)
+        nan = float("nan")
         return {
             name: Estimate(
                 value=self.point[level][name],
-                ci=percentile_interval(self.resampled[level][name], confidence),
+                ci=(nan, nan) if withheld else percentile_interval(self.resampled[level][name], confidence),
                 undefined_resamples=int(np.isnan(self.resampled[level][name]).sum()),
+                no_interval=withheld,
             )
             for name in COEFFICIENTS
         }
@@ -398,6 +407,11 @@ def _correlate_table(
         results[name] = _metric_result(name, table, valid, statistics[name], settings, length)
         if np.isnan(results[name].pooled["kendall"].value):
             warnings.append(f"{name}: the pooled correlation is undefined (the metric or the label is constant)")
+        for level in LEVELS:
+            withheld = statistics[name].no_interval(level)
+            value = statistics[name].point[level]["kendall"]
+            if withheld and not np.isnan(value):  # an undefined value needs no interval to be withheld
+                warnings.append(f"{name}: small n: no {level.replace('_', '-')} interval: {withheld}")
     comparisons = [
         _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(list(table.metrics), baselines, combined)
     ]
@@ -530,8 +544,10 @@ def _compare(
         stats_a = _statistics(table.metrics[a], table.label, table, rows, counts)
         stats_b = _statistics(table.metrics[b], table.label, table, rows, counts)
     differences: dict[str, dict[str, PairedDifference]] = {}
+    nan = float("nan")
     for level in LEVELS:
         differences[level] = {}
+        withheld = stats_a.no_interval(level) or stats_b.no_interval(level)
         for coefficient in COEFFICIENTS:
             resampled = stats_a.resampled[level][coefficient] - stats_b.resampled[level][coefficient]
             value_a, value_b = stats_a.point[level][coefficient], stats_b.point[level][coefficient]
@@ -539,9 +555,10 @@ def _compare(
                 value_a=value_a,
                 value_b=value_b,
                 difference=value_a - value_b,
-                ci=percentile_interval(resampled, settings.confidence),
-                p_value=paired_p_value(resampled),
+                ci=(nan, nan) if withheld else percentile_interval(resampled, settings.confidence),
+                p_value=nan if withheld else paired_p_value(resampled),
                 undefined_resamples=int(np.isnan(resampled).sum()),
+                no_interval=withheld,
             )
     return MetricComparison(a, b, differences, stats_a.n_samples, stats_a.n_tasks)
 

@@ -18,6 +18,35 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
 
+#: the fewest tasks an interval is given from: the bootstrap resamples whole tasks, so from
+#: one task every resample redraws that task and the "interval" has width 0 whatever the data
+#: (the cluster bootstrap needs several clusters: Davison & Hinkley 1997, section 3.8)
+MIN_INTERVAL_TASKS = 2
+#: the fewest samples an interval is given from: below this the percentile interval's coverage
+#: is far from its level (Efron & Tibshirani 1993, section 13.5; Davison & Hinkley 1997, section 5.3)
+MIN_INTERVAL_SAMPLES = 10
+
+
+def no_interval_reason(n_tasks: int, n_samples: int) -> str | None:
+    """Why no interval is given for a statistic from ``n_tasks`` tasks and ``n_samples`` samples,
+    or ``None`` when one is (:data:`MIN_INTERVAL_TASKS`, :data:`MIN_INTERVAL_SAMPLES`).
+
+    Example:
+
+    >>> no_interval_reason(1, 20)
+    'only 1 task contributes (an interval needs at least 2: every resample redraws the same tasks)'
+    >>> no_interval_reason(5, 20) is None
+    True
+    """
+    if n_tasks < MIN_INTERVAL_TASKS:
+        word = "task contributes" if n_tasks == 1 else "tasks contribute"
+        return (f"only {n_tasks} {word} (an interval needs at least {MIN_INTERVAL_TASKS}: "
+                "every resample redraws the same tasks)")
+    if n_samples < MIN_INTERVAL_SAMPLES:
+        return f"only {n_samples} samples (an interval needs at least {MIN_INTERVAL_SAMPLES})"
+    return None
+
+
 @dataclass(frozen=True)
 class BootstrapSettings:
     """How the intervals were made.

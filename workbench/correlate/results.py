@@ -41,11 +41,14 @@ class Estimate:
         value: the point estimate (NaN when undefined).
         ci: ``(low, high)`` percentile interval over task resamples.
         undefined_resamples: resamples where the statistic was undefined (left out of the CI).
+        no_interval: why no interval is given (too few tasks or samples,
+            :func:`~workbench.correlate.bootstrap.no_interval_reason`); ``ci`` is then NaN.
     """
 
     value: float
     ci: tuple[float, float]
     undefined_resamples: int = 0
+    no_interval: str | None = None
 
     @property
     def spans_zero(self) -> bool | None:
@@ -65,6 +68,7 @@ def estimates_block(estimates: dict[str, Estimate]) -> dict[str, Any]:
     out.update({f"{name}_ci": list(estimates[name].ci) for name in COEFFICIENTS})
     out["undefined_resamples"] = {name: estimates[name].undefined_resamples for name in COEFFICIENTS}
     out["not_distinguishable_from_0"] = {name: estimates[name].spans_zero for name in COEFFICIENTS}
+    out["no_interval"] = {name: estimates[name].no_interval for name in COEFFICIENTS}
     return out
 
 
@@ -233,6 +237,7 @@ class PairedDifference:
         p_value: two-sided bootstrap p-value of "no difference"
             (:func:`~workbench.correlate.bootstrap.paired_p_value`).
         undefined_resamples: resamples where either statistic was undefined (left out).
+        no_interval: why no interval (and no p-value) is given: too few tasks or samples.
     """
 
     value_a: float
@@ -241,6 +246,7 @@ class PairedDifference:
     ci: tuple[float, float]
     p_value: float
     undefined_resamples: int = 0
+    no_interval: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         low, high = self.ci
@@ -254,6 +260,7 @@ class PairedDifference:
                 "p_value": self.p_value,
                 "ci_spans_0": spans,
                 "undefined_resamples": self.undefined_resamples,
+                "no_interval": self.no_interval,
             }
         )
 
