@@ -65,3 +65,9 @@ def test_the_score_position_is_that_of_the_score_read(answer: str, digit: int) -
     # the expected mode reads the token distribution at this offset: it must be the score's digit
     score, offset = locate_ice_score(answer)
     assert offset == digit and answer[offset] == str(score)
+
+
+def test_a_json_answer_is_chosen_as_a_structured_answer_is() -> None:
+    # an example object before the fenced answer lends no score (issue 19's rule for JSON answers)
+    answer = 'For example {"score": 0} would mean wrong.\n```json\n{"score": 3}\n```'
+    assert locate_ice_score(answer) == (3, answer.rindex("3"))

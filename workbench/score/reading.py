@@ -261,6 +261,9 @@ _SCALE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|\u2013|\u2014|to)\s*\d+(?:\
 #: what may stand between a label and its number: "(0-4)", "(scores ONLY)", ":", "=", "is",
 #: markdown emphasis, line breaks
 _AFTER_LABEL = r"(?:\s*\([^()\n]*\))*\s*(?:\*\*|__|\*)?\s*(?:[:=]|-(?!\d)|\u2013|is\b|of\b)?\s*(?:\*\*|__|\*)?\s*"
+#: a JSON object that presents a score (its value is checked against the scale afterwards, so
+#: an out-of-range score is no score rather than a reason to read another object)
+_HAS_SCORE: dict[str, Any] = {"type": "object", "required": ["score"]}
 #: an answer whose first line is a number alone ("4", "**3**", "2/4.")
 _FIRST_LINE_NUMBER = re.compile(rf"\s*(?:\*\*|__|\*)?\s*({_NUMBER})(?:\s*/\s*\d+)?\s*(?:\*\*|__|\*)?\s*\.?[ \t]*(?:\n|$)")
 #: a denominator after a score ("3/4", "3 out of 4")
@@ -272,7 +275,8 @@ def locate_score(text: str, low: int, high: int, labels: Sequence[str] = SCORE_L
 
     The score is the number the answer presents as the score, in this order:
 
-    1. the top-level ``"score"`` field of the first JSON object in the answer;
+    1. the top-level ``"score"`` field of the answer's JSON object, chosen as a structured
+       answer's is (:func:`workbench.llm.json_answer.find_json_answer`: fenced first, the last);
     2. else the number after the last score label (``"Score: 2"``, ``"Functional Correctness
        (0-4): 3"``, ``"**Final score:** 4"``, ``"score 2.0"``);
     3. else a number alone on the answer's first line (``"4\\n\\nThe code passes 3 of the tests"``);
@@ -298,7 +302,8 @@ def locate_score(text: str, low: int, high: int, labels: Sequence[str] = SCORE_L
         >>> locate_score("Score: 7 (I checked 3 cases)", 0, 4) is None
         True
     """
-    start = json_value_offset(text, "score")
+    # the object is chosen as a structured answer's is (fenced first, the last), among those with a score
+    start = json_value_offset(text, "score", _HAS_SCORE)
     if start is not None:
         start += text.startswith('"', start)  # {"score": "3"}: the number in the string
         return _on_scale(text, re.compile(_NUMBER).match(text, start), low, high)
