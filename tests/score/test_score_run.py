@@ -166,6 +166,29 @@ def test_retry_failed_rescoring(tmp_path, samples, scripted, run_kwargs):
     assert report.rows_written == 2 and report.statuses["ice-score"] == {"ok": 2}
 
 
+def test_after_retry_failed_the_long_file_has_one_current_row_per_sample(tmp_path, samples, scripted, run_kwargs):
+    """Issue 12, item 9. The LLM is litellm's ``mock_response``: first a provider error on every
+    call, then the scripted answers. After ``--resume --retry-failed`` a user reading
+    ``scores.jsonl`` with pandas counts each (sample, method) once, with its new status."""
+    import pandas as pd
+
+    out = tmp_path / "out"
+    score_samples(samples[:3], **run_kwargs("litellm.InternalServerError", method=["ice-score", "chrf"], cache="off"))
+    before = pd.read_json(out / "scores.jsonl", lines=True)
+    assert len(before) == 6 and set(before[before.method == "ice-score"].status) == {"llm_error"}
+    score_samples(samples[:3], **run_kwargs(scripted, method=["ice-score", "chrf"], resume=True, retry_failed=True))
+    after = pd.read_json(out / "scores.jsonl", lines=True)
+    assert len(after) == 6 and not after.duplicated(["task_id", "sample_id", "method"]).any()
+    assert set(after.status) == {"ok"} and after.groupby("method").size().to_dict() == {"chrf": 3, "ice-score": 3}
+    # the chrf rows were not scored again: they are the first run's, unchanged
+    assert before[before.method == "chrf"].score.tolist() == after[after.method == "chrf"].score.tolist()
+    # the wide table agrees, and every attempt's trace is kept (3 failed, 3 ok, 3 chrf)
+    wide = read_jsonl(out / "scores_wide.jsonl")
+    assert len(wide) == 3 and all(w["ice-score"] is not None for w in wide)
+    traces = read_jsonl(out / "traces.jsonl")
+    assert sorted(t["status"] for t in traces if t["method"] == "ice-score") == ["llm_error"] * 3 + ["ok"] * 3
+
+
 def test_bad_columns_and_options(tmp_path, ice_slice):
     from workbench.errors import MissingColumnError
 

@@ -16,8 +16,10 @@ Outputs in the run folder:
 * ``chroma/``: the embedded Semantic Storage (unless a Chroma server is used).
 
 Resuming (``resume=True``) skips every (task, sample, method) already in
-``scores.jsonl``; with ``retry_failed`` the rows whose status is an error are scored again
-(their old rows stay, the newest row of a key wins when reading).
+``scores.jsonl``; with ``retry_failed`` the rows whose status is an error are scored again,
+and at the end of the run each new row replaces its error row (``scores.jsonl`` is rewritten
+atomically with one current row per (task, sample, method); the failed attempts' traces stay
+in ``traces.jsonl``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMe
 from workbench.score.config import ScoreConfig
 from workbench.score.methods import make_method
 from workbench.score.reading import READ_COLUMNS, READ_FALLBACK
-from workbench.score.wide_table import RUN_FILE, SCORES_FILE, TRACES_FILE, WIDE_SCORES_FILE, write_wide_table
+from workbench.score.wide_table import (
+    RUN_FILE,
+    SCORES_FILE,
+    TRACES_FILE,
+    WIDE_SCORES_FILE,
+    keep_current_rows,
+    write_wide_table,
+)
 
 #: held by a run for its whole length, so two runs never write one folder at once
 LOCK_FILE = ".score.lock"
@@ -449,7 +458,9 @@ def score_samples(
             traces_writer.close()
             if cache is not None:
                 cache.close()
-            # also after an interrupt or a configuration error: the rows written so far stay usable
+            # also after an interrupt or a configuration error: the rows written so far stay usable,
+            # and a row scored again (--retry-failed) replaces its error row in scores.jsonl
+            keep_current_rows(scores_path)
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
         usage = llm.usage if llm is not None else Usage()

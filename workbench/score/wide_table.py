@@ -17,6 +17,37 @@ TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
 
 
+def keep_current_rows(scores_path: str | os.PathLike[str]) -> int:
+    """Rewrite ``scores.jsonl`` with only the current row of each (task_id, sample_id, method).
+
+    A run resumed with ``retry_failed`` appends the new row of a sample it scores again; the
+    error row it replaces is then no longer current. Reading the file (pandas, ``jq``) would
+    count that sample twice, so the superseded rows are dropped: the newest row of a key is
+    kept where it stands, the file is replaced atomically (a crash leaves the old file, which
+    the next resume or run rewrites the same way). The failed attempts' traces stay in
+    ``traces.jsonl`` (one per attempt, the last being the current one).
+
+    Args:
+        scores_path: the run's ``scores.jsonl`` (nothing is done when it is missing).
+
+    Returns:
+        the number of superseded rows removed (0: the file was left untouched).
+    """
+    if not os.path.exists(scores_path):
+        return 0
+    rows = list(read_jsonl(scores_path))
+    newest: dict[tuple[Any, ...], int] = {}
+    for index, row in enumerate(rows):
+        newest[(*row_key(row), row.get("method"))] = index
+    if len(newest) == len(rows):
+        return 0
+    kept = sorted(newest.values())
+    with atomic_open(scores_path) as handle:
+        for index in kept:
+            handle.write(json.dumps(rows[index], ensure_ascii=False, default=str) + "\n")
+    return len(rows) - len(kept)
+
+
 def write_wide_table(
     scores_path: str | os.PathLike[str], wide_path: str | os.PathLike[str], row_columns: tuple[str, ...]
 ) -> int:
@@ -26,7 +57,7 @@ def write_wide_table(
     per sample with a column per metric. A method's column is its ``score`` when the row's
     status is ``ok`` and ``null`` otherwise (so failures are counted as missing, never as 0);
     carried input columns (``passed``, ...; every column not in ``row_columns``) are kept. The
-    newest row of a (task, sample, method) wins, as when resuming with ``retry_failed``.
+    newest row of a (task, sample, method) wins (:func:`keep_current_rows` leaves only that one).
 
     Args:
         scores_path: the run's ``scores.jsonl``.
