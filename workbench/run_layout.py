@@ -8,7 +8,7 @@ disagree. Paths are relative to the run folder, ``/``-separated::
     data.jsonl                    the dataset rows (optional: else the config's [data] source)
     decontaminate/                dedup --against: report.json, contamination.csv, ...
     dedup/                        in-set dedup: report.json, clusters.json, pairs.csv, removed.csv
-    execute/results.jsonl         one row per sample (execute/summary.json when written)
+    execute/results.jsonl         one row per sample (execute/results.summary.json: isolation, limits)
     score/subset.jsonl            the stratified subset given to the LLM methods (when written)
     score/llm/                    the LLM methods on the subset: scores.jsonl, scores_wide.jsonl,
                                   traces.jsonl, run.json
@@ -64,7 +64,7 @@ class RunLayout:
     DEDUP_REPORT, DEDUP_CLUSTERS, DEDUP_REMOVED, DEDUP_CONTAMINATION = (
         "report.json", "clusters.json", "removed.csv", "contamination.csv")
     EXECUTE_RESULTS = "execute/results.jsonl"
-    EXECUTE_SUMMARY = "execute/summary.json"
+    EXECUTE_SUMMARY = "execute/results.summary.json"
     SCORE_SUBSET = "score/subset.jsonl"
     #: scope -> the score stage's run folder
     SCORE_FOLDERS = {"subset": "score/llm", "all": "score/all"}

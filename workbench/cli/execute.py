@@ -54,6 +54,9 @@ def print_summary(summary: Any) -> None:
     table.add_column("what")
     table.add_column("value")
     table.add_row("isolation", summary.isolation.description)
+    lowered = [f"{item['flag']} {item['applied']}" for item in summary.limits.values() if item.get("lowered")]
+    if lowered:
+        table.add_row("limits lowered", ", ".join(lowered) + " (see the notes)")
     not_run = f", {summary.sandbox_errors} not run (sandbox error)" if summary.sandbox_errors else ""
     table.add_row("samples", f"{summary.total} in input, {summary.skipped_finished} already done, "
                              f"{summary.executed} run now{not_run}")
@@ -89,15 +92,7 @@ def execute_command(
         raise typer.Exit(130) from None
 
     if json_output:
-        typer.echo(json.dumps({
-            "output": summary.output, "isolation": summary.isolation.level.value,
-            "isolation_description": summary.isolation.description, "total": summary.total,
-            "skipped_finished": summary.skipped_finished, "executed": summary.executed,
-            "sandbox_errors": summary.sandbox_errors,
-            "elapsed_s": round(summary.elapsed_s, 3), "samples_per_s": round(summary.samples_per_s, 3),
-            "calibration_s": round(summary.calibration_s, 3), "counts": summary.counts,
-            "pass_at_1": summary.pass_at_1, "notes": summary.notes, "failures": summary.failures,
-        }, indent=2))
+        typer.echo(json.dumps(summary.as_dict(), indent=2))
     else:
         print_summary(summary)
     exit_with_verdict(summary.failures)

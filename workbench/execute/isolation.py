@@ -88,6 +88,19 @@ RLIMITS_WARNING = (
 )
 
 
+CHOSEN_WEAKER_WARNING = (
+    "WARNING: isolation level {level!r} was chosen (--isolation {level}) although {stronger!r} is available "
+    "here; {what} Use --isolation auto (or {stronger}) for the stronger one."
+)
+
+#: what each level leaves open, for :data:`CHOSEN_WEAKER_WARNING`
+_WEAKER_RISKS = {
+    "namespaces": "samples run without network but can READ every file the user they run as can.",
+    "rlimits": "samples run with resource limits only and CAN reach the network and every file of the user "
+               "they run as.",
+}
+
+
 NAMESPACES_WARNING = (
     "WARNING: bubblewrap is not available ({reason}); samples run in namespaces: no network, but they "
     "can READ every file the user they run as can. Install bubblewrap (Debian: apt-get install bubblewrap)."
@@ -105,20 +118,29 @@ class Isolation:
         runs_as_root: True when the workbench runs as root: each worker slot then runs
             its samples as a user id of its own (see :class:`UidBlock`), except at the
             ``unsandboxed`` level.
+        requested: the level was chosen by name (``--isolation rlimits``), not detected.
+        stronger_available: for a requested level, the strongest level that also works
+            here when it is stronger than the one chosen, else ``None``.
     """
 
     level: IsolationLevel
     description: str
     unavailable: dict[str, str]
     runs_as_root: bool
+    requested: bool = False
+    stronger_available: IsolationLevel | None = None
 
     @property
     def warning(self) -> str | None:
-        """The visible warning when the level is weaker than bubblewrap and not what the user asked
-        for, else ``None``: ``unsandboxed`` and ``rlimits`` always, ``namespaces`` when bubblewrap
-        was tried and failed (not when the user asked for namespaces)."""
+        """The visible warning when the level is weaker than bubblewrap, else ``None``, saying why:
+        ``unsandboxed`` always; a level chosen by name while a stronger one works here (that one
+        is named); ``rlimits`` when nothing stronger works; ``namespaces`` when bubblewrap was
+        tried and failed (not when the user asked for namespaces and bubblewrap does not work)."""
         if self.level is IsolationLevel.UNSANDBOXED:
             return UNSANDBOXED_WARNING
+        if self.stronger_available is not None and self.level.value in _WEAKER_RISKS:
+            return CHOSEN_WEAKER_WARNING.format(level=self.level.value, stronger=self.stronger_available.value,
+                                                what=_WEAKER_RISKS[self.level.value])
         if self.level is IsolationLevel.RLIMITS:
             return RLIMITS_WARNING
         if self.level is IsolationLevel.NAMESPACES and IsolationLevel.BUBBLEWRAP.value in self.unavailable:
@@ -366,7 +388,13 @@ def detect_isolation(require: IsolationLevel | str | None = None) -> Isolation:
             continue
         reason = _check_level(level)
         if reason is None:
-            return Isolation(level, describe(level, root), unavailable, root)
+            if wanted is None:
+                return Isolation(level, describe(level, root), unavailable, root)
+            # chosen by name: is a stronger level available? (the warning must say so, not "none is")
+            stronger = next((other for other in LEVEL_ORDER[:LEVEL_ORDER.index(level)] if _check_level(other) is None),
+                            None)
+            return Isolation(level, describe(level, root), unavailable, root, requested=True,
+                             stronger_available=stronger)
         unavailable[level.value] = reason
         if wanted is not None:
             raise SandboxUnavailableError(f"isolation level {level.value!r} is not available: {reason}")

@@ -23,13 +23,14 @@ from workbench.data.samples import BaseSample, check_unique, number_samples, res
 from workbench.errors import DataError, WorkbenchError
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
-from workbench.execute.limits import ResourceLimits
+from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
 from workbench.execute.pool import run_in_slots
-from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts
+from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts, summary_path
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
 from workbench.failures import check_failures
+from workbench.io import atomic_write
 from workbench.languages.registry import get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
@@ -75,6 +76,14 @@ class ExecutionSummary:
         notes: things the user should know (numbered sample ids, failing references ...).
         failures: the verdict on this run's samples (:func:`workbench.failures.check_failures`:
             failed = not run by the sandbox, usable = run), what the command's exit status is.
+        limits: the resource limits as samples got them here (field -> ``{"flag", "asked",
+            "applied", "lowered"}``, :func:`workbench.execute.limits.applied_limits`): a hard
+            limit of this machine below the option lowers them, and a note says so once.
+        memory_ceiling_bytes: the cgroup memory ceiling of this machine (a container's
+            ``--memory``), or ``None``.
+
+    It is also written next to the results file (:func:`~workbench.execute.result_file.summary_path`),
+    so the isolation and the limits a results file was made under stay with it.
     """
 
     output: str
@@ -89,6 +98,23 @@ class ExecutionSummary:
     pass_at_1: float | None = None
     notes: list[str] = field(default_factory=list)
     failures: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    memory_ceiling_bytes: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as JSON holds it (``--json`` and the summary file)."""
+        return {
+            "output": self.output, "isolation": self.isolation.level.value,
+            "isolation_description": self.isolation.description,
+            "isolation_requested": self.isolation.requested,
+            "isolation_stronger_available": (self.isolation.stronger_available.value
+                                             if self.isolation.stronger_available else None),
+            "limits": self.limits, "memory_ceiling_bytes": self.memory_ceiling_bytes,
+            "total": self.total, "skipped_finished": self.skipped_finished, "executed": self.executed,
+            "sandbox_errors": self.sandbox_errors, "elapsed_s": round(self.elapsed_s, 3),
+            "samples_per_s": round(self.samples_per_s, 3), "calibration_s": round(self.calibration_s, 3),
+            "counts": self.counts, "pass_at_1": self.pass_at_1, "notes": self.notes, "failures": self.failures,
+        }
 
     @property
     def exit_status(self) -> int:
@@ -422,6 +448,7 @@ def run_execute(
     summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)
     if isolation.warning:
         notes.insert(0, isolation.warning)
+    _note_applied_limits(sandbox.limits, summary)
     guard = SandboxFailureGuard(isolation, config.sandbox_failure_limit)
     try:
         todo = [s for s in samples if s.key not in writer.finished]
@@ -457,7 +484,27 @@ def run_execute(
     attempted = summary.executed + summary.sandbox_errors
     summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},
                                       config.max_failures).as_dict()
+    import json
+
+    atomic_write(summary_path(output), json.dumps(summary.as_dict(), indent=2))
     return summary
+
+
+def _note_applied_limits(limits: ResourceLimits, summary: ExecutionSummary) -> None:
+    """Record the limits as samples get them, and say once where the machine gives less than asked."""
+    applied = applied_limits(limits)
+    summary.limits = {name: item.as_dict() for name, item in applied.items()}
+    summary.notes.extend(item.note() for item in applied.values() if item.lowered)
+    ceiling = memory_ceiling_bytes()
+    summary.memory_ceiling_bytes = ceiling
+    memory = applied["address_space_bytes"].applied
+    if ceiling is not None and (memory is None or ceiling < memory):
+        summary.notes.append(
+            f"this machine's memory ceiling (cgroup) is {ceiling / MiB:g} MiB, below the {memory / MiB:g} MiB "
+            f"address space samples may use (--memory-mb): a sample above it is ended by the kernel's OOM killer "
+            f"(oom or killed) before its own limit" if memory is not None else
+            f"this machine's memory ceiling (cgroup) is {ceiling / MiB:g} MiB: a sample above it is ended by the "
+            f"kernel's OOM killer")
 
 
 def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result,

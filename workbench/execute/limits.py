@@ -100,3 +100,90 @@ def apply_rlimits(pairs: list[tuple[int, int]]) -> None:
         if hard != resource.RLIM_INFINITY:
             ceiling = min(ceiling, hard)
         resource.setrlimit(kind, (value, ceiling))
+
+
+#: the limits a user sets, by option: (ResourceLimits field, rlimit, the option's flag, unit in bytes or 1)
+_ASKED_LIMITS = (
+    ("address_space_bytes", resource.RLIMIT_AS, "--memory-mb", MiB),
+    ("file_size_bytes", resource.RLIMIT_FSIZE, "--max-file-mb", MiB),
+    ("processes", resource.RLIMIT_NPROC, "--max-processes", 1),
+    ("open_files", resource.RLIMIT_NOFILE, "--max-open-files", 1),
+)
+
+#: where a container's memory ceiling is read (cgroup v2, then v1)
+CGROUP_MEMORY_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+@dataclass(frozen=True)
+class AppliedLimit:
+    """One resource limit as a sample gets it, next to what was asked.
+
+    Attributes:
+        name: the :class:`ResourceLimits` field (``address_space_bytes``).
+        flag: the option that asks for it (``--memory-mb``).
+        asked: the value asked (bytes or a count), ``None`` for unlimited.
+        applied: the value in force in the sample: ``asked`` capped at this process's hard
+            limit, which a sandboxed child inherits and cannot raise (:func:`apply_rlimits`).
+        unit: 1 MiB for sizes, 1 for counts (for messages).
+    """
+
+    name: str
+    flag: str
+    asked: int | None
+    applied: int | None
+    unit: int
+
+    @property
+    def lowered(self) -> bool:
+        """The sample gets less than was asked."""
+        return self.applied is not None and (self.asked is None or self.applied < self.asked)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"flag": self.flag, "asked": self.asked, "applied": self.applied, "lowered": self.lowered}
+
+    def note(self) -> str:
+        """The sentence that says the limit was lowered, and why."""
+        def shown(value: int | None) -> str:
+            if value is None:
+                return "unlimited"
+            return f"{value / self.unit:g} MiB" if self.unit == MiB else str(value)
+
+        return (f"{self.flag}: samples get {shown(self.applied)}, not the {shown(self.asked)} asked: this process's "
+                f"hard limit (ulimit) is lower, and a sandbox cannot raise it; results that hit this limit "
+                f"(oom, killed) differ from a machine without it")
+
+
+def applied_limits(limits: ResourceLimits) -> dict[str, AppliedLimit]:
+    """The user-set limits as a sample gets them here (hard rlimits of this process applied).
+
+    Args:
+        limits: the asked :class:`ResourceLimits`.
+
+    Returns:
+        field name -> :class:`AppliedLimit`, for ``address_space_bytes``, ``file_size_bytes``,
+        ``processes`` and ``open_files``.
+    """
+    found = {}
+    for name, kind, flag, unit in _ASKED_LIMITS:
+        asked = getattr(limits, name)
+        hard = resource.getrlimit(kind)[1]
+        hard = None if hard == resource.RLIM_INFINITY else hard
+        applied = asked if hard is None else hard if asked is None else min(asked, hard)
+        found[name] = AppliedLimit(name, flag, asked, applied, unit)
+    return found
+
+
+def memory_ceiling_bytes(files: tuple[str, ...] = CGROUP_MEMORY_FILES) -> int | None:
+    """The memory ceiling of this machine's cgroup (a container's ``--memory``), or ``None``.
+
+    A sample above it is ended by the kernel's OOM killer, whatever its address-space limit.
+    """
+    for path in files:
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:  # v1 reports "no limit" as a huge number
+            return int(text)
+        return None
+    return None

@@ -107,3 +107,9 @@ def status_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         counts[str(row.get("status", "?"))] += 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
+
+def summary_path(output: str | os.PathLike[str]) -> Path:
+    """Where the summary of the run that wrote ``output`` goes: ``results.jsonl`` ->
+    ``results.summary.json`` (isolation, applied limits, counts, notes, failure verdict)."""
+    path = Path(output)
+    return path.with_name(f"{path.stem}.summary.json")
