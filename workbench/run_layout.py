@@ -65,6 +65,8 @@ class RunLayout:
         "report.json", "clusters.json", "removed.csv", "contamination.csv")
     EXECUTE_RESULTS = "execute/results.jsonl"
     EXECUTE_SUMMARY = "execute/results.summary.json"
+    #: where run folders made before the summary file existed kept ``workbench execute --json``
+    EXECUTE_SUMMARY_LEGACY = "execute/summary.json"
     SCORE_SUBSET = "score/subset.jsonl"
     #: scope -> the score stage's run folder
     SCORE_FOLDERS = {"subset": "score/llm", "all": "score/all"}

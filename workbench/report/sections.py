@@ -177,7 +177,7 @@ def execution_section(
     """Pass rate, statuses, isolation and agreement of our execution with the shipped label.
 
     Args:
-        folder: the run folder (for ``execute/summary.json``).
+        folder: the run folder (for ``execute/results.summary.json``, or an older ``execute/summary.json``).
         results: ``execute/results.jsonl`` rows, or ``None`` when missing.
         data_rows: the dataset rows (for the shipped label), or ``None``.
         label_column: the dataset's shipped pass/fail column.
@@ -191,6 +191,8 @@ def execution_section(
     if results is None:
         return None
     summary = folder.json_object(RunLayout.EXECUTE_SUMMARY)
+    if summary is None:
+        summary = folder.json_object(RunLayout.EXECUTE_SUMMARY_LEGACY)
     statuses = Counter(str(r.get("status")) for r in results)
     passed = sum(1 for r in results if _binary(r.get("passed")) == 1)
     isolation = Counter(str(r.get("isolation")) for r in results if r.get("isolation"))
