@@ -33,7 +33,7 @@ def run_command(
 
     Exit status: the highest of the stages': 0 ok; 1 error (configuration, data, a failed stage);
     2 bad command line; 3 a stage produced no usable result; 4 a stage's failures above its
-    max_failures ([score] / [execute] key); 130 interrupted.
+    max_failures (a key of the score and execute tables); 130 interrupted.
     """
     from workbench.run.config import check_stage_names, load_config
     from workbench.run.preflight import run_preflight
