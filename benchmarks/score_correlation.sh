@@ -30,7 +30,7 @@ JUDGES="${JUDGES:-sampled expected final-p-correct p-correct p-correct-noref p-c
 CACHE="${CACHE:-issue5-cache}"
 RESULTS="${RESULTS:?path of workbench execute results.jsonl for the 3,220 samples}"
 SHIPPED=(codebleu codebertscore_f1 codebertscore_f3 gpt35_nswr gpt35_nsnr)
-CARRY=(--carry passed); for column in "${SHIPPED[@]}"; do CARRY+=(--carry "$column"); done
+CARRY=(--carry passed --carry completion_multipl_e); for column in "${SHIPPED[@]}"; do CARRY+=(--carry "$column"); done
 ROWS=(humaneval-codex-python --generation-column completion_multipl_e --limit "$LIMIT" --select stratified "${CARRY[@]}")
 
 score() {  # score FOLDER [workbench score options]: one variant, resumed, timed
@@ -70,6 +70,14 @@ for MODEL in $MODELS; do
 done
 
 python "$HERE/join_scores.py" "fidelity-$LIMIT.jsonl" "${JOIN[@]}"
-METRICS=(); for spec in "${JOIN[@]}"; do METRICS+=(-m "${spec%%=*}"); done
-$W correlate "fidelity-$LIMIT.jsonl" "${METRICS[@]}" --results "$RESULTS" \
+METRICS=(); COMBINE=()
+for spec in "${JOIN[@]}"; do
+  name="${spec%%=*}"; METRICS+=(-m "$name")
+  # issue 20's combination, declared before the data: equal-weight rank mean of P(Yes) and CodeBLEU
+  [[ "$name" == p-correct/* ]] && COMBINE+=(--combine "$name+codebleu=rank-mean:$name,codebleu")
+done
+$W correlate "fidelity-$LIMIT.jsonl" "${METRICS[@]}" --results "$RESULTS" --length-column completion_multipl_e \
+  --baseline codebleu --baseline chrf "${COMBINE[@]}" \
   --json "fidelity-$LIMIT.correlate.json" --plot "fidelity-$LIMIT.correlate.png"
+python "$HERE/fidelity_table.py" "fidelity-$LIMIT.correlate.json" > "fidelity-$LIMIT.md"
+echo "table: $PWD/fidelity-$LIMIT.md" >&2
