@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             samples,
             ScoreConfig(
                 method=[method], model=args.model, max_tokens=args.max_tokens, timeout=600,
-                concurrency=args.workers, cache_dir=args.cache_dir, cache="rw" if args.cache_dir else "off",
+                workers=args.workers, cache_dir=args.cache_dir, cache="rw" if args.cache_dir else "off",
                 max_subcodes=args.max_subcodes, resume=(out / "scores.jsonl").exists(),
             ),
             out,

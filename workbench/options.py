@@ -112,6 +112,8 @@ class _Declared:
     parse: Callable[[Any], Any] | None
     text: Callable[[Any], str] | None
     recorded: bool
+    aliases: tuple[str, ...] = ()
+    commas: bool = True
 
 
 def option(
@@ -127,6 +129,8 @@ def option(
     parse: Callable[[Any], Any] | None = None,
     text: Callable[[Any], str] | None = None,
     recorded: bool = False,
+    aliases: Iterable[str] = (),
+    commas: bool = True,
 ) -> Any:
     """Declare a job option: a dataclass field with its default, help and checks.
 
@@ -144,13 +148,21 @@ def option(
         text: the text form of a ``parse`` option's value (for ``--help`` and command lines).
         recorded: the job records the value with its results and refuses to resume results
             made with another one (an option that changes the scores: ``run.json`` of a score run).
+        aliases: former names of the option (``concurrency`` of ``workers``), still accepted
+            for one release as deprecated: ``--concurrency`` on the command line and
+            ``[score] concurrency`` in ``workbench run``, each with a note naming the new one
+            (:func:`rename_deprecated`). One concept has one name across commands.
+        commas: for a repeatable option: a value with commas is several values
+            (``--carry passed,difficulty`` is ``--carry passed --carry difficulty``), as for
+            every list option; ``False`` where one value holds commas itself (``--combine``).
 
     Returns:
         a :func:`dataclasses.field`.
     """
     if choices is not None and not callable(choices):
         choices = tuple(choices)
-    declared = _Declared(help, choices, min, max, min_open, max_open, metavar, parse, text, recorded)
+    declared = _Declared(help, choices, min, max, min_open, max_open, metavar, parse, text, recorded,
+                         tuple(aliases), commas)
     return dataclasses.field(default=default, metadata={_METADATA_KEY: declared})
 
 
@@ -227,6 +239,9 @@ class Option:
                 if isinstance(item, (list, tuple, Mapping)):
                     raise error(f"{name} takes a list of values, not a nested {type(item).__name__}: {value!r}",
                                 self.name)
+            if self.declared.commas and self.kind is str:
+                items = [piece for item in items
+                         for piece in ([p.strip() for p in item.split(",") if p.strip()] if isinstance(item, str) else [item])]
             return tuple(self._check(self._item(item, error), error) for item in items)
         if isinstance(value, (list, tuple)):
             raise error(f"{name} takes one value, not a list: {list(value)!r}", self.name)
@@ -330,6 +345,42 @@ def _kind_of(annotation: Any, owner: str, name: str) -> tuple[type, bool, bool]:
     if annotation not in _KINDS:
         raise TypeError(f"{owner}.{name}: an option holds bool, int, float, str or Path values, not {annotation!r}")
     return annotation, multiple, optional
+
+
+def deprecated_names(config_class: type) -> dict[str, str]:
+    """Former option names of a job config still accepted (``option(aliases=...)``): alias -> field name."""
+    return {alias: name for name, item in options_of(config_class).items() for alias in item.declared.aliases}
+
+
+def rename_deprecated(config_class: type, values: Mapping[str, Any],
+                      name_of: Callable[[str], str] = str) -> tuple[dict[str, Any], list[str]]:
+    """Replace deprecated option names in ``values`` by the current ones.
+
+    Args:
+        config_class: the job's config class.
+        values: option name (or former name) -> value.
+        name_of: how a name is shown (``flag_of`` on the command line, ``[score] x`` in TOML).
+
+    Returns:
+        (the values under current names, one note per former name used).
+
+    Raises:
+        OptionError: a former name and its current name both given.
+    """
+    aliases = deprecated_names(config_class)
+    renamed: dict[str, Any] = {}
+    notes = []
+    for key, value in values.items():
+        name = aliases.get(key)
+        if name is None:
+            renamed[key] = value
+            continue
+        if name in values:
+            raise OptionError(f"{{{key}}} is the former name of {{{name}}}: give {{{name}}} only", key, name)
+        renamed[name] = value
+        notes.append(f"{name_of(key)} is deprecated and goes in the next release: use {name_of(name)} "
+                     f"(one name per option across commands)")
+    return renamed, notes
 
 
 class JobConfig:

@@ -245,7 +245,7 @@ def score_kwargs(tmp_path):
         for key in ("output_dir", "mock_response", "extra_llm_params"):
             if key in overrides:
                 run[key] = overrides.pop(key)
-        options = {"method": ["chrf"], "model": "gpt-4o-mini", "retries": 0, "retry_wait": 0.01, "concurrency": 1,
+        options = {"method": ["chrf"], "model": "gpt-4o-mini", "retries": 0, "retry_wait": 0.01, "workers": 1,
                    "cache_dir": tmp_path / "cache", **overrides}
         return {"config": ScoreConfig(**options), **run}
 

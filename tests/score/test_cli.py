@@ -38,7 +38,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data,
     fake_openai.delay_s = 0.4
     out = tmp_path / "out"
     args = [str(data), "--method", "ice-score", "--model", "openai/fake", "--api-base", fake_openai.api_base,
-            "--output", str(out), "--cache", "off", "--concurrency", "1", "--generation-column", "completion_multipl_e", "-q"]
+            "--output", str(out), "--cache", "off", "--workers", "1", "--generation-column", "completion_multipl_e", "--no-progress"]
     process = _cli(args)
     scores = out / "scores.jsonl"
     deadline = time.monotonic() + 240
@@ -73,7 +73,7 @@ def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
     )
     runner = CliRunner()
     common = ["score", str(data), "--model", "openai/fake", "--api-base", fake_openai.api_base, "--cache", "off",
-              "--generation-column", "completion_multipl_e", "-q", "--retries", "1"]
+              "--generation-column", "completion_multipl_e", "--no-progress", "--retries", "1"]
     result = runner.invoke(app, [*common, "--method", "dsa-cqe-simplified", "--output", str(tmp_path / "ok")])
     assert result.exit_code == 0, result.output
     assert [r["score"] for r in read_jsonl(tmp_path / "ok" / "scores.jsonl")] == [3.0, 3.0]
@@ -82,7 +82,7 @@ def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
 
     fake_openai.status = 500
     result = runner.invoke(app, [*common, "--method", "ice-score", "--method", "chrf", "--output", str(tmp_path / "bad")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # every ice-score row failed: no usable result (docs/exit-status.md)
     rows = read_jsonl(tmp_path / "bad" / "scores.jsonl")
     assert sorted((r["method"], r["status"]) for r in rows) == [("chrf", "ok"), ("chrf", "ok"), ("ice-score", "llm_error"), ("ice-score", "llm_error")]
     assert "llm_error" in result.output
@@ -98,9 +98,9 @@ def test_cli_errors_are_one_line(shared_data, tmp_path):
     assert result.exit_code == 1 and "Error: column 'nope' not found (set it with --generation-column)" in result.output
     result = runner.invoke(app, ["score", str(data), "--method", "ice-score", "-o", str(tmp_path / "o")])
     assert result.exit_code == 2 and "--model" in result.output
-    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "-q"])
+    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 0
-    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "-q"])
+    result = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 1 and "--resume" in result.output
 
 
@@ -110,7 +110,7 @@ def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path
     data, _ = _slice(shared_data, tmp_path, 2)
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["score", str(data), "--method", "ice-score", "--model", "gpt-4o-mini",
-                                      "--generation-column", "completion_multipl_e", "-o", str(out), "-q"])
+                                      "--generation-column", "completion_multipl_e", "-o", str(out), "--no-progress"])
     assert result.exit_code == 1, result.output
     assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable(s) OPENAI_API_KEY" in result.output
     assert read_jsonl(out / "scores.jsonl") == []

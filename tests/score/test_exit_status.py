@@ -17,7 +17,7 @@ def _args(ice_slice, fake_openai, tmp_path, *more: str) -> list[str]:
     return ["score", str(ice_slice), "--method", "ice-score", "--method", "chrf", "--model", "openai/fake",
             "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "--output",
             str(tmp_path / "out"), "--cache", "off", "--retries", "0", "--retry-wait", "0.01", "--n-samples", "1",
-            "--score-mode", "sampled", "--concurrency", "1", "-q", *more]
+            "--score-mode", "sampled", "--workers", "1", "--no-progress", *more]
 
 
 def _failures(tmp_path) -> dict:

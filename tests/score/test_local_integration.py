@@ -28,7 +28,7 @@ def two_samples(shared_data, tmp_path):
 
 
 def test_smollm2_dsa_cqe_end_to_end_then_all_cache_hits(two_samples, tmp_path):
-    config = ScoreConfig(method=["dsa-cqe"], model="local/smollm2-135m", max_tokens=200, timeout=600, concurrency=1,
+    config = ScoreConfig(method=["dsa-cqe"], model="local/smollm2-135m", max_tokens=200, timeout=600, workers=1,
                          cache_dir=tmp_path / "cache", max_subcodes=4)
 
     first = score_samples(two_samples, config, tmp_path / "first")
@@ -54,7 +54,7 @@ def test_smollm2_in_process_returns_logprobs_that_the_expected_mode_reads(two_sa
     """The ``local/`` provider hands back OpenAI-format log-probabilities through litellm: p-correct
     reads P(Yes) from them, ice-score the expectation over its score token."""
     config = ScoreConfig(method=["p-correct", "ice-score"], model="local/smollm2-135m", max_tokens=64, timeout=600,
-                         concurrency=1, cache_dir=tmp_path / "cache")
+                         workers=1, cache_dir=tmp_path / "cache")
     report = score_samples(two_samples, config, tmp_path / "out")
     rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
     p_correct = [r for r in rows if r["method"] == "p-correct"]

@@ -2,7 +2,7 @@
 
 The server is ``workbench models serve smollm2-135m`` (llama.cpp's own HTTP server) in a
 subprocess; the scorer reaches it as any user's vLLM, llama.cpp or Ollama server: ``--model
-openai/smollm2-135m --api-base http://127.0.0.1:PORT/v1 --concurrency 4``, through litellm's
+openai/smollm2-135m --api-base http://127.0.0.1:PORT/v1 --workers 4``, through litellm's
 real HTTP path. The server is killed (SIGKILL) mid-run and restarted on the same port: the
 run's retries carry it over, nothing is lost or scored twice. Answers, token log-probabilities
 (``expected`` score mode), ``sampled`` mode and the response cache are checked on real model
@@ -94,9 +94,9 @@ def four_samples(shared_data, tmp_path):
 def _score(data, server, out, cache, *extra):
     args = [
         sys.executable, "-m", "workbench", "score", str(data), *(a for m in METHODS for a in ("-m", m)),
-        "--model", f"openai/{MODEL}", "--api-base", server.api_base, "--concurrency", "4",
+        "--model", f"openai/{MODEL}", "--api-base", server.api_base, "--workers", "4",
         "--generation-column", "completion_multipl_e", "--max-tokens", "96", "--max-subcodes", "1",
-        "--timeout", "300", "--retries", "6", "--output", str(out), "--cache-dir", str(cache), "-q", *extra,
+        "--timeout", "300", "--retries", "6", "--output", str(out), "--cache-dir", str(cache), "--no-progress", *extra,
     ]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env={**os.environ, "OPENAI_API_KEY": API_KEY})

@@ -116,7 +116,7 @@ def test_the_cli_summary_names_the_fallback(fake, tmp_path, ice_slice):
     fake.answer = lambda body: "3"
     result = CliRunner().invoke(app, [
         "score", str(ice_slice), "--method", "ice-score", "--model", "openai/fake", "--api-base", fake.api_base,
-        "--generation-column", "completion_multipl_e", "--output", str(tmp_path / "cli"), "--cache", "off", "-q",
+        "--generation-column", "completion_multipl_e", "--output", str(tmp_path / "cli"), "--cache", "off", "--no-progress",
     ])
     assert result.exit_code == 0, result.output
     assert "ice-score: 4 of 4 scored rows got no usable token log-probabilities" in " ".join(result.output.split())

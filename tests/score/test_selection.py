@@ -63,7 +63,7 @@ def test_interrupted_run_still_writes_the_wide_table(tmp_path, everything: list[
         if len(seen) == 3:
             raise KeyboardInterrupt
 
-    config = ScoreConfig(method=["chrf"], concurrency=1)
+    config = ScoreConfig(method=["chrf"], workers=1)
     with pytest.raises(KeyboardInterrupt):
         score_samples(everything[:10], config, tmp_path / "out", on_row=stop_after_three)
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")

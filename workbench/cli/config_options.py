@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 from typer.models import ArgumentInfo
 
-from workbench.options import Option, OptionError, flag_of, options_of
+from workbench.options import Option, OptionError, deprecated_names, flag_of, options_of, rename_deprecated
 
 
 def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
@@ -39,11 +39,20 @@ def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
     return typer.Option(default, *flags, *extra_flags, help=item.help, min=low, max=high, metavar=declared.metavar)
 
 
-def _annotation(item: Option) -> Any:
+def _annotation(item: Option, optional: bool = False) -> Any:
     kind = str if item.kind is float else item.kind
     if item.multiple:
         return Optional[list[kind]]  # type: ignore[valid-type]
-    return Optional[kind] if item.optional else kind
+    return Optional[kind] if item.optional or optional else kind
+
+
+def _cli_default(item: Option) -> Any:
+    """The value the command line hands over for an option that was not given."""
+    if item.multiple:
+        return list(item.default) if item.default else None
+    if item.kind is float and item.default is not None:
+        return item.default  # typer hands the float default over as given
+    return item.text(item.default) if item.declared.text is not None else item.default
 
 
 def cli_values(config_class: type, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,19 +63,38 @@ def cli_values(config_class: type, params: Mapping[str, Any]) -> dict[str, Any]:
             if name in found and not (found[name].multiple and not value)}
 
 
+#: the parameter name of a deprecated alias flag (``--concurrency`` -> ``deprecated_concurrency``)
+_ALIAS_PREFIX = "deprecated_"
+
+
 def config_from_params(config_class: type, params: Mapping[str, Any],
                        extra_flags: Mapping[str, tuple[str, ...]] | None = None) -> Any:
     """The config built from a command's parsed ``params``.
+
+    A deprecated alias flag (``--concurrency`` for ``--workers``) that was given sets its option,
+    with a note on stderr naming the current flag.
 
     Args:
         extra_flags: the options' other flags (``--t0``), named in a message next to the main one.
 
     Raises:
-        typer.BadParameter: the config refuses a value (the message names the flag).
+        typer.BadParameter: the config refuses a value, or an alias and its option are both
+            given (the message names the flags).
     """
     extra_flags = extra_flags or {}
+    values = cli_values(config_class, params)
+    given_aliases = {alias: params[_ALIAS_PREFIX + alias] for alias in deprecated_names(config_class)
+                     if params.get(_ALIAS_PREFIX + alias) not in (None, [])}
     try:
-        return config_class(**cli_values(config_class, params))
+        if given_aliases:
+            found = options_of(config_class)
+            # an option left at its default was not given: the alias sets it
+            given = {name: value for name, value in values.items() if value != _cli_default(found[name])}
+            renamed, notes = rename_deprecated(config_class, {**given, **given_aliases}, flag_of)
+            values = {**values, **renamed}
+            for note in notes:
+                typer.echo(f"note: {note}", err=True)
+        return config_class(**values)
     except OptionError as error:
         raise typer.BadParameter(error.render(lambda name: "/".join((flag_of(name), *extra_flags.get(name, ())))))\
             from None
@@ -95,13 +123,22 @@ def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, .
                               default=_typer_option(item, extra_flags.get(name, ())))
             for name, item in found.items()
         ]
+        # former names, accepted for one release: hidden from --help, noted when used
+        aliases = deprecated_names(config_class)
+        generated += [
+            inspect.Parameter(_ALIAS_PREFIX + alias, inspect.Parameter.KEYWORD_ONLY,
+                              annotation=_annotation(found[name], optional=True),
+                              default=typer.Option(None, flag_of(alias), hidden=True,
+                                                   help=f"Deprecated: use {found[name].flag}."))
+            for alias, name in aliases.items()
+        ]
         arguments = [p for p in own if isinstance(p.default, ArgumentInfo) or p.default is inspect.Parameter.empty]
         rest = [p for p in own if p not in arguments]
         parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*arguments, *generated, *rest]]
 
         @functools.wraps(command)
         def with_config(**params: Any) -> Any:
-            values = {name: params.pop(name) for name in found}
+            values = {name: params.pop(name) for name in [*found, *(_ALIAS_PREFIX + a for a in aliases)]}
             return command(config=config_from_params(config_class, values, extra_flags), **params)
 
         with_config.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

@@ -45,7 +45,8 @@ def print_run(run: DedupRun, output: Path | None) -> None:
 
 
 @app.command("dedup")
-@config_options(DedupConfig, extra_flags={"set_threshold": ("--t0",), "multiset_threshold": ("--t1",)})
+@config_options(DedupConfig, extra_flags={"set_threshold": ("--t0",), "multiset_threshold": ("--t1",),
+                                          "workers": ("-j",), "language": ("-l",)})
 def dedup_command(
     config: DedupConfig,
     source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id."),

@@ -72,7 +72,8 @@ def execute_command(
     config: ExecutionConfig,
     generations: str = typer.Argument(..., help="Generations: a .jsonl/.json/.parquet/.csv file, folder or hub id."),
     output: Path = typer.Option(..., "--output", "-o", help="Results file (jsonl), appended as samples finish."),
-    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON (and no progress bars)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
 ) -> None:
     """Run generated code against the problems' tests in a sandbox and write one result row
     per sample (task_id, sample_id, passed, status, duration_s, stderr tail, ...).
@@ -85,7 +86,7 @@ def execute_command(
     from workbench.execute.job import run_execute
 
     try:
-        with progress_hooks(not json_output) as hooks:
+        with progress_hooks(progress and not json_output) as hooks:
             summary = run_execute(generations, output, config, **hooks)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]Interrupted.[/yellow] Finished rows are in {output}; rerun with --resume to continue.")

@@ -50,6 +50,8 @@ def run_command(
         overrides.append("run.offline=true")
     config = load_config(config_path, overrides=overrides)
     check_stage_names(stage or ())
+    for note in config.notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
 
     if dry_run:
         preflight = run_preflight(config)

@@ -34,12 +34,13 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
 
 
 @app.command("score")
-@config_options(ScoreConfig, extra_flags={"method": ("-m",), "language": ("-l",)})
+@config_options(ScoreConfig, extra_flags={"method": ("-m",), "language": ("-l",), "workers": ("-j",)})
 def score_command(
     config: ScoreConfig,
     data: str = typer.Argument(..., help="Generations: a .jsonl/.json/.parquet/.csv file, a folder, a bundled name or a hub id."),
     output: Path = typer.Option(Path("score-out"), "--output", "-o", help="Run folder: scores.jsonl, traces.jsonl, run.json, chroma/."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", hidden=True, help="Deprecated: use --no-progress."),
 ) -> None:
     """Score generations against references with DSA-CQE, its simplified form, ICE-Score and chrF.
 
@@ -49,7 +50,10 @@ def score_command(
     """
     from workbench.score.job import run_score
 
-    with progress_hooks(not quiet) as hooks:
+    if quiet:
+        err_console.print("note: --quiet/-q is deprecated and goes in the next release: use --no-progress "
+                          "(one name per option across commands)")
+    with progress_hooks(progress and not quiet) as hooks:
         report = run_score(data, config, output, **hooks)
     print_report(report)
     exit_with_verdict(report.failures)

@@ -71,7 +71,7 @@ class CorrelateConfig(JobConfig):
         (), "A combined judge, evaluated like a metric and compared with each member: "
         "NAME=rank-mean:METRIC_A,METRIC_B[,W_A,W_B] (weighted mean of ranks; weights fixed before the data is seen, "
         "equal when omitted) or NAME=rank-mean-cv:METRIC_A,METRIC_B (weights fitted with 5-fold task-level "
-        "cross-validation, reported as fitted). Repeatable.")
+        "cross-validation, reported as fitted). Repeatable.", commas=False)
     baseline: tuple[str, ...] = option(
         (), "Compare every other metric with this one (paired bootstrap of the difference, pooled and per problem); "
         "repeatable, e.g. --baseline codebleu --baseline chrf. Default: every pair of metrics.")

@@ -27,7 +27,7 @@ from typing import Any
 from workbench.dedup.config import DedupConfig
 from workbench.errors import WorkbenchError
 from workbench.execute.config import ExecutionConfig
-from workbench.options import JobConfig, Option, OptionError, suggestion
+from workbench.options import JobConfig, Option, OptionError, rename_deprecated, suggestion
 from workbench.score.config import ScoreConfig
 from workbench.thresholds import decimal_float
 from workbench.correlate.config import CorrelateConfig
@@ -112,6 +112,7 @@ class PipelineConfig:
             ``correlate``), the options as given (config key -> value).
         source_path: the TOML file, when it came from one.
         raw: the configuration as read and overridden (recorded in ``run.json``).
+        notes: things to say before the run (a deprecated key that was used, and its new name).
     """
 
     output: Path
@@ -121,6 +122,7 @@ class PipelineConfig:
     sections: dict[str, dict[str, Any]]
     source_path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_override(text: str) -> tuple[str, str, Any]:
@@ -252,8 +254,14 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     stages = [s for s in STAGES if s in stages]
 
     sections: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
     for table, command_name in SECTION_COMMANDS.items():
-        given = dict(merged.get(table, {}))
+        try:  # a former key name (``[score] concurrency``) is read as its option, with a note
+            given, renamed = rename_deprecated(COMMAND_CONFIGS[command_name], dict(merged.get(table, {})),
+                                               lambda name, table=table: f"[{table}] {name}")
+        except OptionError as error:
+            raise table_error(table, error) from None
+        notes.extend(renamed)
         options = COMMAND_CONFIGS[command_name].options()
         managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
         _check_keys(table, given, (key for key in options if key not in managed and key not in shared), managed, shared)
@@ -269,7 +277,7 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
         raise ConfigError(f"[run] offline must be true or false, not {offline!r}")
     return PipelineConfig(
         output=Path(output), stages=stages, offline=offline, data=data, sections=sections,
-        source_path=source_path, raw=merged,
+        source_path=source_path, raw=merged, notes=notes,
     )
 
 

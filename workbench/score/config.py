@@ -69,8 +69,10 @@ class ScoreConfig(JobConfig):
         k_nearest: nearest storage records per sub-code.
         temperature / max_tokens / seed / timeout / retries / retry_wait / max_cost /
             structured: the LLM call (see :class:`~workbench.llm.client.LLMSettings`).
-        concurrency: samples scored in parallel and LLM calls in flight (default 4; 1 for a
-            ``local/`` model, which runs one call at a time): :attr:`workers`.
+        workers: samples scored in parallel and LLM calls in flight (default 4; 1 for a
+            ``local/`` model, which runs one call at a time): :attr:`parallel_samples`. The
+            name every command uses for its parallelism (``--workers`` / ``-j``); the former
+            ``concurrency`` (``--concurrency``) is a deprecated alias.
         cache_dir / cache: the response cache folder (default: the user cache folder) and
             its mode (``rw`` / ``ro`` / ``refresh`` / ``off``).
         embedding_model / embedding_api_base: ``None`` (offline all-MiniLM-L6-v2) or a
@@ -93,7 +95,7 @@ class ScoreConfig(JobConfig):
 
     >>> from workbench.score.config import ScoreConfig
     >>> config = ScoreConfig(method=["ice-score", "chrf"], model="local/qwen2.5-coder-0.5b")
-    >>> config.workers, config.llm.temperature
+    >>> config.parallel_samples, config.llm.temperature
     (1, 0.2)
     >>> ScoreConfig(method=["ice-score"])
     Traceback (most recent call last):
@@ -138,8 +140,9 @@ class ScoreConfig(JobConfig):
     retry_wait: float = option(
         _LLM_DEFAULTS["retry_wait_s"], "Seconds before the first retry; doubles per retry (with jitter), at most 30.",
         min=0.0)
-    concurrency: int | None = option(
-        None, "Samples in parallel and LLM calls in flight (default 4; 1 for local/ models).", min=1)
+    workers: int | None = option(
+        None, "Samples in parallel and LLM calls in flight (default 4; 1 for local/ models).", min=1,
+        aliases=("concurrency",))
     max_cost: float | None = option(
         None, "Budget in USD (litellm's local cost map); later samples get budget_exceeded.", min=0.0)
     structured: str = option(
@@ -219,11 +222,11 @@ class ScoreConfig(JobConfig):
         return any(METHODS[name].uses_llm for name in self.method)
 
     @property
-    def workers(self) -> int:
-        """Samples scored at once: ``concurrency``, else 1 for a ``local/`` model (one call at a
+    def parallel_samples(self) -> int:
+        """Samples scored at once: ``workers``, else 1 for a ``local/`` model (one call at a
         time in this process) and the LLM client's default otherwise."""
-        if self.concurrency is not None:
-            return self.concurrency
+        if self.workers is not None:
+            return self.workers
         return 1 if self.model and self.model.startswith("local/") else _LLM_DEFAULTS["concurrency"]
 
     @property
@@ -234,7 +237,7 @@ class ScoreConfig(JobConfig):
         return LLMSettings(
             model=self.model or "", api_base=self.api_base, temperature=self.temperature, max_tokens=self.max_tokens,
             seed=self.seed, timeout_s=self.timeout, max_retries=self.retries, retry_wait_s=self.retry_wait,
-            concurrency=self.workers, max_cost_usd=self.max_cost, structured=self.structured,
+            concurrency=self.parallel_samples, max_cost_usd=self.max_cost, structured=self.structured,
         )
 
     @property

@@ -438,7 +438,7 @@ def score_samples(
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
-            with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            with ThreadPoolExecutor(max_workers=config.parallel_samples) as pool:
                 futures = [pool.submit(work, sample) for sample in todo]
                 try:
                     for future in as_completed(futures):
@@ -464,7 +464,7 @@ def score_samples(
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
         usage = llm.usage if llm is not None else Usage()
-        capacity = wall * min(config.workers, max(1, len(todo)))
+        capacity = wall * min(config.parallel_samples, max(1, len(todo)))
         report = RunReport(
             rows_written=written,
             resumed_rows=resumed,
