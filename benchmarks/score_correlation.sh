@@ -37,7 +37,7 @@ score() {  # score FOLDER [workbench score options]: one variant, resumed, timed
   local folder=$1; shift
   local started=$SECONDS
   # shellcheck disable=SC2086  # SCORE_ARGS holds several options
-  $W score "${ROWS[@]}" --cache-dir "$CACHE" -o "$folder" --resume --timeout 300 -q ${SCORE_ARGS:-} "$@"
+  $W score "${ROWS[@]}" --cache-dir "$CACHE" -o "$folder" --resume --timeout 300 --no-progress ${SCORE_ARGS:-} "$@"
   echo "$folder: $((SECONDS - started)) s" >&2
 }
 
