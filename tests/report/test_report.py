@@ -478,3 +478,20 @@ def test_distributions_keep_file_order_whatever_the_hash_seed(tmp_path):
                 if isinstance(r.get(method), (int, float)) and not isinstance(r.get(method), bool)
                 and labels.get((r["task_id"], str(r["sample_id"]))) == 1]
     assert distributions[method]["passed"][:len(expected)] == expected
+
+
+def test_an_interval_withheld_for_small_n_is_shown_as_such(run_dir):
+    """Issue 12, item 7: a correlate report whose interval was withheld (one task) shows the
+    reason in the report, not "[n/a, n/a]" or a zero-width interval."""
+    path = run_dir / "correlate" / "subset.json"
+    report = json.loads(path.read_text())
+    method, result = next((name, r) for name, r in report["metrics"].items() if r["pooled"]["kendall"] is not None)
+    reason = "only 1 task contributes (an interval needs at least 2: every resample redraws the same tasks)"
+    result["pooled"]["kendall_ci"] = [None, None]
+    result["pooled"]["no_interval"] = {"kendall": reason, "spearman": reason, "pearson": reason}
+    path.write_text(json.dumps(report))
+    _, html_path = write_report(run_dir)
+    html = html_path.read_text()
+    assert "no CI: small n" in html and "only 1 task contributes" in html
+    shown = {m["method"]: m for m in build_report_data(run_dir)["headline"]}[method]["subset"]
+    assert shown["pooled"]["no_interval"]["kendall"] == reason

@@ -53,7 +53,9 @@ def _levels_summary(result: dict[str, Any]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for level in ("pooled", "per_problem"):
         block = result.get(level) or {}
-        summary[level] = {"not_distinguishable_from_0": {}}
+        # why a coefficient has no interval (too few tasks or samples; reports before it have none)
+        withheld = block.get("no_interval") if isinstance(block.get("no_interval"), dict) else {}
+        summary[level] = {"not_distinguishable_from_0": {}, "no_interval": withheld}
         for coefficient in HEADLINE_COEFFICIENTS:
             summary[level][coefficient] = block.get(coefficient)
             summary[level][f"{coefficient}_ci"] = block.get(f"{coefficient}_ci")
