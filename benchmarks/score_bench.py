@@ -63,6 +63,63 @@ def summarize(method: str, scored: list[dict]) -> dict:
     }
 
 
+def _exchanges(node) -> list[dict]:
+    """Every LLM exchange recorded anywhere in a trace (dicts with ``step`` and ``cached``)."""
+    if isinstance(node, dict):
+        if "step" in node and "cached" in node and "messages" in node:
+            return [node]
+        return [e for value in node.values() for e in _exchanges(value)]
+    if isinstance(node, list):
+        return [e for value in node for e in _exchanges(value)]
+    return []
+
+
+def step_of(step: str) -> str:
+    """The step group of an exchange: ``analyse:reference``, ``analyse:generation``, ``compare``,
+    ``compare:verdict``, ``simplified``...; repairs count with their step (and apart, in ``repairs``)."""
+    parts = [p for p in step.split(":") if p != "repair" and not p.isdigit()]
+    return ":".join(parts[:2])
+
+
+def step_breakdown(traces_path: Path, method: str) -> dict[str, dict]:
+    """Per step group, the per-sample means over one method's traces: calls (real and cached),
+    prompt tokens evaluated and reused (llama.cpp ``cache_n``), completion tokens, truncated
+    answers, seconds in the call, and of them llama.cpp's prompt-evaluation and generation
+    seconds (``local/`` models only)."""
+    traces = [t for t in (json.loads(line) for line in traces_path.open()) if t["method"] == method]
+    totals: dict[str, dict] = {}
+    for trace in traces:
+        for exchange in _exchanges(trace["trace"]):
+            group = totals.setdefault(step_of(exchange["step"]), dict.fromkeys(
+                ("calls", "cache_hits", "repairs", "truncated", "prompt_tokens", "reused_prompt_tokens",
+                 "completion_tokens", "seconds", "prompt_eval_s", "generation_s"), 0.0))
+            if exchange["cached"]:
+                group["cache_hits"] += 1
+                continue
+            timings = exchange.get("timings") or {}
+            group["calls"] += 1
+            group["repairs"] += ":repair" in exchange["step"]
+            group["truncated"] += bool(exchange.get("truncated"))
+            group["prompt_tokens"] += exchange.get("prompt_tokens", 0)
+            group["reused_prompt_tokens"] += timings.get("cache_n", 0)
+            group["completion_tokens"] += exchange.get("completion_tokens", 0)
+            group["seconds"] += exchange.get("seconds", 0.0)
+            group["prompt_eval_s"] += timings.get("prompt_ms", 0.0) / 1000
+            group["generation_s"] += timings.get("predicted_ms", 0.0) / 1000
+    n = max(1, len(traces))
+    return {step: {k: round(v / n, 2) for k, v in group.items()} for step, group in sorted(totals.items())}
+
+
+def print_steps(method: str, steps: dict[str, dict]) -> None:
+    print(f"{method}: per sample, by step (prompt eval / generation seconds from llama.cpp's timings)")
+    print(f"  {'step':<22}{'calls':>6}{'hits':>6}{'trunc':>6}{'prompt tok':>11}{'reused':>8}{'compl tok':>10}"
+          f"{'s':>8}{'prompt s':>9}{'gen s':>8}")
+    for step, g in steps.items():
+        print(f"  {step:<22}{g['calls']:>6.2f}{g['cache_hits']:>6.2f}{g['truncated']:>6.2f}{g['prompt_tokens']:>11.0f}"
+              f"{g['reused_prompt_tokens']:>8.0f}{g['completion_tokens']:>10.0f}{g['seconds']:>8.1f}"
+              f"{g['prompt_eval_s']:>9.1f}{g['generation_s']:>8.1f}")
+
+
 def print_table(results: list[dict]) -> None:
     header = f"{'method':<20}{'n':>4}{'ok':>4}{'calls/smp':>10}{'tokens/smp':>11}{'s/smp':>9}{'outside LLM':>13}"
     print(header)
@@ -93,6 +150,41 @@ def from_run(scores_path: Path, methods: list[str], n: int) -> int:
     return 0
 
 
+def _option(text: str) -> tuple[str, object]:
+    """``name=value`` of a ScoreConfig field (value read as JSON when it parses: true, 256, null)."""
+    name, _, value = text.partition("=")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def compare_variants(output: Path, variants: list[str]) -> int:
+    """Print the summaries and step breakdowns of earlier variant runs side by side, and whether
+    their scores are equal sample by sample."""
+    summaries = {}
+    for variant in variants:
+        summaries[variant] = json.loads((output / variant / "summary.json").read_text())
+    for variant, results in summaries.items():
+        print(f"== {variant}: {results[0].get('options', {})}, load average at start {results[0].get('load_at_start')}")
+        print_table(results)
+        for r in results:
+            print_steps(r["method"], r["steps"])
+        print()
+    first, *others = variants
+    for other in others:
+        for method in {r["method"] for r in summaries[first]}:
+            a = {(r["task_id"], str(r["sample_id"])): r["score"] for r in
+                 (json.loads(x) for x in (output / first / method / "scores.jsonl").open())}
+            b = {(r["task_id"], str(r["sample_id"])): r["score"] for r in
+                 (json.loads(x) for x in (output / other / method / "scores.jsonl").open())}
+            common = sorted(set(a) & set(b))
+            same = sum(a[k] == b[k] for k in common)
+            print(f"{method}: {first} vs {other}: {same} of {len(common)} scores equal"
+                  + "".join(f"\n  {k}: {a[k]} vs {b[k]}" for k in common if a[k] != b[k]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
@@ -104,33 +196,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-subcodes", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--variant", default=None,
+                        help="name of this run's variant: results go to OUTPUT/VARIANT/METHOD (e.g. before, after)")
+    parser.add_argument("--option", action="append", type=_option, default=[], metavar="NAME=VALUE",
+                        help="a ScoreConfig field for this variant (repeatable), e.g. prefix_reuse=true")
+    parser.add_argument("--compare", nargs="+", default=None, metavar="VARIANT",
+                        help="print earlier variants' summaries and step breakdowns side by side, and compare scores")
     parser.add_argument("--from-run", type=Path, default=None,
                         help="summarise this existing scores.jsonl instead of scoring (first --samples per method)")
     args = parser.parse_args(argv)
     if args.from_run:
         return from_run(args.from_run, args.methods, args.samples)
+    if args.compare:
+        return compare_variants(args.output, args.compare)
+
+    import os
 
     from workbench.score.config import ScoreConfig
     from workbench.io import read_jsonl
     from workbench.score.job import Columns, load_samples, score_samples
 
     rows = pick_rows(args.data, args.samples)
-    args.output.mkdir(parents=True, exist_ok=True)
-    subset = args.output / "samples.jsonl"
+    output = args.output / args.variant if args.variant else args.output
+    output.mkdir(parents=True, exist_ok=True)
+    subset = output / "samples.jsonl"
     subset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     samples = load_samples(subset, Columns(generation="completion_multipl_e"))
-    print(f"{len(samples)} samples from {len({s.task_id for s in samples})} tasks; model {args.model}", flush=True)
+    options = dict(args.option)
+    load_at_start = round(os.getloadavg()[0], 2)
+    print(f"{len(samples)} samples from {len({s.task_id for s in samples})} tasks; model {args.model}; "
+          f"options {options}; load average {load_at_start}", flush=True)
 
     results = []
     for method in args.methods:
-        out = args.output / method
+        out = output / method
         started = time.perf_counter()
         report = score_samples(
             samples,
             ScoreConfig(
                 method=[method], model=args.model, max_tokens=args.max_tokens, timeout=600,
                 workers=args.workers, cache_dir=args.cache_dir, cache="rw" if args.cache_dir else "off",
-                max_subcodes=args.max_subcodes, resume=(out / "scores.jsonl").exists(),
+                max_subcodes=args.max_subcodes, resume=(out / "scores.jsonl").exists(), **options,
             ),
             out,
             on_row=lambda row: print(
@@ -141,12 +247,17 @@ def main(argv: list[str] | None = None) -> int:
         scored = [r for r in read_jsonl(out / "scores.jsonl") if r["method"] == method]
         wall = time.perf_counter() - started
         results.append({**summarize(method, scored), "this_invocation_wall_s": wall,
-                        "this_invocation_outside_llm_share": report.outside_llm_share})
+                        "this_invocation_outside_llm_share": report.outside_llm_share,
+                        "options": options, "load_at_start": load_at_start,
+                        "load_at_end": round(os.getloadavg()[0], 2),
+                        "steps": step_breakdown(out / "traces.jsonl", method)})
         print(json.dumps(results[-1]), flush=True)
 
     print()
     print_table(results)
-    (args.output / "summary.json").write_text(json.dumps(results, indent=2))
+    for r in results:
+        print_steps(r["method"], r["steps"])
+    (output / "summary.json").write_text(json.dumps(results, indent=2))
     return 0
 
 

@@ -72,7 +72,13 @@ def _handler(state: FakeOpenAI):
                 self.send_response(state.status if state.status != 200 else 500)
             else:
                 text = state.answer(body)
-                choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                finish, completion_tokens = "stop", 3
+                # max_tokens honoured as a real server does, counting words as tokens: the answer
+                # is cut there and says so
+                words = text.split(" ")
+                if body.get("max_tokens") and len(words) > body["max_tokens"]:
+                    text, finish, completion_tokens = " ".join(words[: body["max_tokens"]]), "length", body["max_tokens"]
+                choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
                 content = state.logprobs(body, text) if body.get("logprobs") else None
                 if content is not None:
                     choice["logprobs"] = {"content": content}
@@ -83,7 +89,8 @@ def _handler(state: FakeOpenAI):
                         "created": 0,
                         "model": body.get("model", "fake"),
                         "choices": [choice],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+                        "usage": {"prompt_tokens": 11, "completion_tokens": completion_tokens,
+                                  "total_tokens": 11 + completion_tokens},
                     }
                 ).encode()
                 self.send_response(200)

@@ -93,6 +93,8 @@ class Usage:
         errors: failed calls (including retried ones).
         llm_seconds: wall seconds spent inside provider calls.
         unpriced_calls: calls whose model is not in litellm's cost map.
+        truncated_answers: answers that stopped at their token limit (``max_tokens`` or a
+            step's ``answer_bound``), cache hits included: such an answer may be cut short.
     """
 
     calls: int = 0
@@ -103,6 +105,7 @@ class Usage:
     errors: int = 0
     llm_seconds: float = 0.0
     unpriced_calls: int = 0
+    truncated_answers: int = 0
 
     @property
     def tokens(self) -> int:
@@ -141,6 +144,12 @@ class LLMSettings:
         max_cost_usd: budget for the run, or ``None``.
         structured: ``"json_schema"`` (send the schema), ``"json_object"`` (ask for any
             JSON object) or ``"off"`` (prompt only); answers are validated in every case.
+        prefix_reuse: ``local/`` models only: keep the KV state of the prompt prefix a call
+            shares with the previous call on the model and evaluate only the rest (llama.cpp's
+            ``cache_prompt``). Faster, but the logits differ slightly from a fresh evaluation
+            (measured: log-probabilities apart by up to 0.13 on the first differing token, some
+            answers differ; ``tests/llm/test_prefix_reuse.py``), so it enters the cache key when
+            on and answers with and without it never mix.
     """
 
     model: str
@@ -155,6 +164,7 @@ class LLMSettings:
     concurrency: int = 4
     max_cost_usd: float | None = None
     structured: str = "json_schema"
+    prefix_reuse: bool = False
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -167,6 +177,11 @@ class LLMSettings:
             raise ValueError(f"structured must be json_schema, json_object or off, not {self.structured!r}")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ValueError("max_cost_usd must be >= 0")
+        if self.prefix_reuse and not self.model.startswith("local/"):
+            raise ValueError(
+                f"prefix_reuse works with local/ models only, not {self.model!r} (a served model reuses "
+                "prompt prefixes by its server's own setting, e.g. llama.cpp server's cache_prompt)"
+            )
 
     def worst_case_seconds(self) -> float:
         """The longest one call with its retries can take, in seconds: ``timeout_s x (max_retries
@@ -203,6 +218,8 @@ class LLMSettings:
         if self.top_p is not None:
             params["top_p"] = self.top_p
         params["structured"] = self.structured
+        if self.prefix_reuse:  # only when on, so the keys of calls without it stay as they were
+            params["prefix_reuse"] = True
         return params
 
 
@@ -222,6 +239,12 @@ class Exchange:
     repeat: int = 0
     #: log-probabilities asked for (``top_logprobs``), ``None`` when not asked
     top_logprobs: int | None = None
+    #: the answer stopped at its token limit (``finish_reason`` ``"length"``; for a cache hit:
+    #: as many completion tokens as the limit), so it may be cut short
+    truncated: bool = False
+    #: for ``local/`` models: where the seconds went (llama.cpp's ``prompt_n``, ``cache_n``,
+    #: ``prompt_ms``, ``predicted_n``, ``predicted_ms``), ``None`` for other providers and cache hits
+    timings: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -484,6 +507,7 @@ class LLMClient:
         top_logprobs: int | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        answer_bound: int | None = None,
     ) -> Completion:
         """Return the model's answer for ``messages``, with its token log-probabilities if asked.
 
@@ -501,6 +525,14 @@ class LLMClient:
                 Part of the cache key, so answers with and without them never mix.
             temperature / max_tokens: this call's values instead of the settings' (part of
                 the cache key).
+            answer_bound: stop the answer after this many tokens, without changing the
+                question: below the call's ``max_tokens`` the request is sent with this limit,
+                but keyed as the unbounded call. Decoding does not depend on the limit (it only
+                stops it), so an answer that ends before the bound is the unbounded call's
+                answer: it is stored and found under that call's key (caches filled without a
+                bound serve it, and the other way round). An answer cut at the bound is stored
+                under a key that names the bound, flagged ``truncated`` in the exchange and
+                counted in ``truncated_answers``. ``None``: no bound.
 
         Returns:
             a :class:`Completion`; its ``tokens`` are ``None`` when the provider sent none
@@ -514,17 +546,34 @@ class LLMClient:
         overrides = _overrides(temperature, max_tokens, top_logprobs)
         key = self.request_key(messages, prompt_version=prompt_version, repeat=repeat, schema=schema,
                                top_logprobs=top_logprobs, temperature=temperature, max_tokens=max_tokens)
+        limit = overrides.get("max_tokens", settings.max_tokens)
+        bounded = answer_bound is not None and answer_bound < limit
+        if answer_bound is not None and answer_bound < 1:
+            raise ValueError(f"answer_bound must be >= 1 token, not {answer_bound}")
+        # where an answer cut at the bound lives: never under the unbounded call's key
+        bound_key = self.request_key(
+            messages, prompt_version=prompt_version, repeat=repeat, schema=schema, top_logprobs=top_logprobs,
+            temperature=temperature, max_tokens=max_tokens, answer_bound=answer_bound,
+        ) if bounded else None
         local_usage = Usage()
-        cached = self.cache.get(key) if self.cache is not None else None
+        cached, hit_limit = None, limit
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is None and bound_key is not None:
+                cached, hit_limit = self.cache.get(bound_key), answer_bound
         if cached is not None:
+            truncated = cached.completion_tokens >= hit_limit
             local_usage.cache_hits = 1
+            local_usage.truncated_answers = int(truncated)
             self._account(local_usage, usage)
             if log is not None:
-                log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs))
+                log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs,
+                                    truncated=truncated))
             return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
         started = time.perf_counter()
+        request_overrides = {**overrides, "max_tokens": answer_bound} if bounded else overrides
         try:
-            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, overrides)
+            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, request_overrides)
         except Exception as error:
             elapsed = time.perf_counter() - started
             self._account(local_usage, usage)
@@ -543,12 +592,15 @@ class LLMClient:
         local_usage.prompt_tokens += prompt_tokens
         local_usage.completion_tokens += completion_tokens
         local_usage.cost_usd += cost
+        truncated = response.choices[0].finish_reason == "length"
+        local_usage.truncated_answers = int(truncated)
         self._account(local_usage, usage)
         if self.cache is not None:
-            self.cache.put(key, CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens)))
+            stored = CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens))
+            self.cache.put(bound_key if bounded and truncated else key, stored)
         if log is not None:
             log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
-                                top_logprobs))
+                                top_logprobs, truncated=truncated, timings=_local_timings(response)))
         return Completion(text, tokens)
 
     def request_key(
@@ -561,19 +613,24 @@ class LLMClient:
         top_logprobs: int | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        answer_bound: int | None = None,
     ) -> str:
         """The response cache key of a call of :meth:`ask` with these arguments
         (:func:`~workbench.llm.cache.cache_key`): the model and where it is served, its file's
         content and context window for a ``local/`` model, the messages, the sampling
         parameters, the structured mode and schema, the prompt version, the repeat, the extra
-        provider parameters."""
+        provider parameters. With ``answer_bound``: the key of an answer cut at that bound
+        (an answer ending before it is keyed as the unbounded call's)."""
         settings = self.settings
+        params = {**settings.sampling_params(), **_overrides(temperature, max_tokens, top_logprobs)}
+        if answer_bound is not None:
+            params["answer_bound"] = answer_bound
         return cache_key(
             provider=self._provider,
             model=settings.model,
             api_base=settings.api_base,
             messages=messages,
-            params={**settings.sampling_params(), **_overrides(temperature, max_tokens, top_logprobs)},
+            params=params,
             seed=settings.seed,
             schema=schema if settings.structured != "off" else None,
             prompt_version=prompt_version,
@@ -593,6 +650,7 @@ class LLMClient:
         repeat: int = 0,
         usage: Usage | None = None,
         log: list[Exchange] | None = None,
+        answer_bound: int | None = None,
     ) -> dict[str, Any]:
         """Return the model's answer as a JSON object valid for ``schema`` (see :meth:`ask_json`).
 
@@ -601,7 +659,8 @@ class LLMClient:
             LLMCallError / BudgetExceededError: as :meth:`ask`.
         """
         answer, _ = self.ask_json(
-            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=usage, log=log
+            messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=usage, log=log,
+            answer_bound=answer_bound,
         )
         return answer
 
@@ -616,6 +675,7 @@ class LLMClient:
         usage: Usage | None = None,
         log: list[Exchange] | None = None,
         top_logprobs: int | None = None,
+        answer_bound: int | None = None,
     ) -> tuple[dict[str, Any], Completion]:
         """Return the model's answer as a JSON object valid for ``schema``, and the completion it came from.
 
@@ -627,6 +687,8 @@ class LLMClient:
         Args:
             top_logprobs: as :meth:`ask`; asked on both turns, so the returned completion's
                 tokens belong to the answer that was kept.
+            answer_bound: as :meth:`ask`, on both turns (a cut answer is invalid JSON, so it
+                gets the repair turn like any invalid answer).
 
         Raises:
             LLMParseError: both answers invalid; the message holds the last error.
@@ -634,7 +696,7 @@ class LLMClient:
         """
         completion = self.ask(
             messages, prompt_version=prompt_version, step=step, repeat=repeat, schema=schema, usage=usage, log=log,
-            top_logprobs=top_logprobs,
+            top_logprobs=top_logprobs, answer_bound=answer_bound,
         )
         answer, problem = _json_answer(completion.text, schema)
         if problem is None:
@@ -652,7 +714,7 @@ class LLMClient:
         ]
         completion = self.ask(
             repair, prompt_version=prompt_version, step=f"{step}:repair", repeat=repeat, schema=schema, usage=usage,
-            log=log, top_logprobs=top_logprobs,
+            log=log, top_logprobs=top_logprobs, answer_bound=answer_bound,
         )
         answer, problem = _json_answer(completion.text, schema)
         if problem is None:
@@ -707,6 +769,10 @@ class LLMClient:
             }
         elif schema is not None and settings.structured == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
+        if settings.prefix_reuse:
+            from workbench.llm.local import PREFIX_REUSE_PARAM
+
+            kwargs[PREFIX_REUSE_PARAM] = True
         kwargs.update(_request_params(overrides))
         if self.mock_response is not None:
             mock = self.mock_response
@@ -765,6 +831,13 @@ def _request_params(overrides: Mapping[str, Any]) -> dict[str, Any]:
     if "top_logprobs" in params:
         params["logprobs"] = True
     return params
+
+
+def _local_timings(response: Any) -> dict[str, Any] | None:
+    """llama.cpp's timings of a ``local/`` answer (:data:`workbench.llm.local.TIMINGS_KEY`), else ``None``."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    timings = hidden.get("llama_cpp_timings")
+    return dict(timings) if timings else None
 
 
 def _tokens(response: Any) -> tuple[int, int]:

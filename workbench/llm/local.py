@@ -115,10 +115,18 @@ _FIXED_SAMPLING: Mapping[str, Any] = {
     "ignore_eos": False,
     "n_probs": 0,
 }
+#: where a ``local/`` answer carries llama.cpp's timings: ``response._hidden_params[TIMINGS_KEY]``
+#: (see :func:`_call_timings`)
+TIMINGS_KEY = "llama_cpp_timings"
 #: the most alternatives ``top_logprobs`` may ask for (OpenAI's limit)
 MAX_TOP_LOGPROBS = 20
 
 _LOADING = ("n_ctx", "n_threads")
+#: the extra keyword argument of ``litellm.completion`` that turns on prompt-prefix reuse for
+#: one call (``local/`` models only): the KV state of the prefix the prompt shares with the
+#: previous call on the model's slot is kept and only the rest is evaluated. Off by default;
+#: the workbench sends it only with ``LLMSettings.prefix_reuse``, which is part of the cache key.
+PREFIX_REUSE_PARAM = "cache_prompt"
 #: accepted and without effect in process
 _IGNORED = ("stream_options", "user", "max_retries", "extra_headers", "parallel_tool_calls")
 
@@ -548,6 +556,7 @@ def chat(
     n_threads: int | None = None,
     logprobs: bool = False,
     top_logprobs: int | None = None,
+    cache_prompt: bool = False,
     **sampling: Any,
 ) -> dict[str, Any]:
     """One chat completion with a local model, as an OpenAI-style dict.
@@ -560,6 +569,9 @@ def chat(
         n_ctx, n_threads: see :func:`load_model`.
         logprobs: return each answer token's log-probability.
         top_logprobs: with ``logprobs``, the 0-20 most likely alternatives at each position.
+        cache_prompt: reuse the KV state of the longest prefix this prompt shares with the
+            previous call's prompt (llama.cpp's ``cache_prompt``), evaluating only the rest;
+            off by default (see :data:`PREFIX_REUSE_PARAM`).
         **sampling: the keys of :data:`SAMPLING_DEFAULTS` (missing ones take those defaults).
 
     Returns:
@@ -577,7 +589,7 @@ def chat(
     request: dict[str, Any] = {
         "messages": _chat_messages(messages),
         **_sampling_request(sampling),
-        "cache_prompt": False,
+        "cache_prompt": bool(cache_prompt),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -623,10 +635,23 @@ def chat(
     }
 
 
+def _call_timings(timings: Mapping[str, Any]) -> dict[str, Any]:
+    """llama.cpp's per-request timings, reduced to what says where the seconds went.
+
+    Returns:
+        ``{"prompt_n": tokens evaluated, "cache_n": prompt tokens reused from the slot's KV
+        cache (0 unless ``cache_prompt``), "prompt_ms": milliseconds of prompt evaluation,
+        "predicted_n": tokens generated, "predicted_ms": milliseconds of generation}``
+        (keys llama.cpp did not report are left out).
+    """
+    keys = ("prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms")
+    return {key: timings[key] for key in keys if key in timings}
+
+
 def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
     sampling: dict[str, Any] = {}
     loading: dict[str, Any] = {}
-    probabilities: dict[str, Any] = {}
+    call_options: dict[str, Any] = {}
     response_format = None
     unsupported = []
     for name, value in optional_params.items():
@@ -638,8 +663,8 @@ def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], d
             sampling[name] = value
         elif name in _LOADING:
             loading[name] = value
-        elif name in ("logprobs", "top_logprobs"):
-            probabilities[name] = value
+        elif name in ("logprobs", "top_logprobs", PREFIX_REUSE_PARAM):
+            call_options[name] = value
         elif name == "response_format":
             response_format = value
         elif name == "n":
@@ -652,7 +677,7 @@ def _split_params(optional_params: Mapping[str, Any]) -> tuple[dict[str, Any], d
             unsupported.append(name)
     if unsupported:
         raise ValueError(f"the local provider does not support: {', '.join(sorted(unsupported))}")
-    return sampling, loading, response_format, probabilities
+    return sampling, loading, response_format, call_options
 
 
 def _choice_logprobs(logprobs: Mapping[str, Any] | None) -> Any:
@@ -701,14 +726,14 @@ class LocalLLM(CustomLLM):
         """Runs the model; maps failures onto litellm's exception types."""
         full_name = f"{PROVIDER}/{model}"
         try:
-            sampling, loading, response_format, probabilities = _split_params(optional_params)
+            sampling, loading, response_format, call_options = _split_params(optional_params)
             result = chat(
                 model,
                 messages,
                 response_format=response_format,
                 timeout_s=_timeout_seconds(timeout),
                 **loading,
-                **probabilities,
+                **call_options,
                 **sampling,
             )
         except TimeoutError as error:
@@ -739,6 +764,9 @@ class LocalLLM(CustomLLM):
         )
         model_response.model = full_name
         model_response.created = int(time.time())
+        # where the call's seconds went (prompt evaluation vs generation, prefix tokens reused),
+        # for the trace; litellm passes _hidden_params through untouched
+        model_response._hidden_params[TIMINGS_KEY] = _call_timings(result.get("timings") or {})
         return model_response
 
     def streaming(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]

@@ -128,6 +128,8 @@ class ScoringContext:
         storage_factory: returns the Semantic Storage (built on first use).
         run_key: isolates this run's storage scopes from other runs in the same store.
         keep_storage: keep each program's Chroma collection after scoring.
+        analysis_max_tokens: DSA-CQE: the bound on each sub-code analysis answer, in tokens
+            (:meth:`~workbench.llm.client.LLMClient.ask`'s ``answer_bound``), ``None`` for none.
     """
 
     language: LanguagePlugin
@@ -139,6 +141,7 @@ class ScoringContext:
     storage_factory: Callable[[], Any] | None = None
     run_key: str = "run"
     keep_storage: bool = False
+    analysis_max_tokens: int | None = None
     _storage: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

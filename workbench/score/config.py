@@ -34,6 +34,12 @@ def _method_names() -> tuple[str, ...]:
     return tuple(METHODS)
 
 
+#: DSA-CQE's bound on one sub-code analysis answer, in tokens (``analysis_max_tokens``): above the
+#: longest analysis answer measured (see benchmarks/results/score_bench.txt, 2026-12-01), so it
+#: cuts only answers that run on (a JSON list repeated until ``max_tokens``)
+DEFAULT_ANALYSIS_MAX_TOKENS = 256
+
+
 def default_cache_dir() -> Path:
     """The LLM response cache of this user (``<user cache>/workbench/llm``)."""
     import platformdirs
@@ -90,6 +96,12 @@ class ScoreConfig(JobConfig):
             ``p-correct`` (P(Yes) asked after the comparison, :mod:`workbench.score.verdict`).
         reference: ``p-correct``: show the judge the reference solution.
         analyse_first: ``p-correct``: the model analyses before the Yes/No turn (CodeJudge).
+        analysis_max_tokens: DSA-CQE: the bound on each sub-code analysis answer (0: none but
+            ``max_tokens``). An answer ending sooner is the unbounded call's answer (decoding
+            does not depend on the limit) and is cached under its key; an answer cut at the bound
+            is counted in the row's ``truncated_answers`` and its unit says ``truncated``.
+        prefix_reuse: ``local/`` models: reuse the KV state of the prompt prefix shared with the
+            previous call (see :class:`~workbench.llm.client.LLMSettings`); part of the cache key.
 
     Example:
 
@@ -177,12 +189,25 @@ class ScoreConfig(JobConfig):
     analyse_first: bool = option(
         False, "p-correct: the model writes its analysis, then a second turn asks Yes/No (CodeJudge).", recorded=True)
 
+    # -- speed (issue 15): what changes only how fast the same questions are answered --
+    analysis_max_tokens: int = option(
+        DEFAULT_ANALYSIS_MAX_TOKENS, "DSA-CQE: longest sub-code analysis answer, in tokens (an answer ending "
+        "sooner is the unbounded answer, cached as such; a cut one is counted in truncated_answers); "
+        "0: only --max-tokens.", min=0, recorded=True)
+    prefix_reuse: bool = option(
+        False, "local/ models: reuse the KV state of the prompt prefix shared with the previous call "
+        "(llama.cpp cache_prompt; faster, the answers differ slightly, so it is part of the cache key).",
+        recorded=True)
+
     def _check(self) -> None:
         if not self.method:
             raise OptionError(f"no {{method}} given; choose {', '.join(_method_names())}", "method")
         if self.uses_llm and not self.model:
             raise OptionError(
                 "{model} is required by an LLM method (e.g. local/qwen2.5-coder-0.5b or gpt-4o-mini)", "model")
+        if self.prefix_reuse and not (self.model or "").startswith("local/"):
+            raise OptionError("{prefix_reuse} works with local/ models only (a model server reuses prefixes "
+                              "by its own setting)", "prefix_reuse")
         if self.retry_failed and not self.resume:
             raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
         self.method_limits  # noqa: B018  (parses and checks the entries)
@@ -238,6 +263,7 @@ class ScoreConfig(JobConfig):
             model=self.model or "", api_base=self.api_base, temperature=self.temperature, max_tokens=self.max_tokens,
             seed=self.seed, timeout_s=self.timeout, max_retries=self.retries, retry_wait_s=self.retry_wait,
             concurrency=self.parallel_samples, max_cost_usd=self.max_cost, structured=self.structured,
+            prefix_reuse=self.prefix_reuse,
         )
 
     @property

@@ -304,6 +304,7 @@ class DsaCqe(ScoringMethod):
                     "ignored_symbols": [],
                 }
                 analysed.append(record)
+                asked = len(log)
                 try:
                     answer = context.llm.complete_json(
                         messages,
@@ -312,11 +313,15 @@ class DsaCqe(ScoringMethod):
                         step=f"analyse:{role}:{unit.index}",
                         usage=usage,
                         log=log,
+                        answer_bound=context.analysis_max_tokens,
                     )
                 except LLMParseError as error:
                     parse_failures += 1
                     record["error"] = str(error)
                     continue
+                finally:
+                    # an answer cut at its token limit is said on its unit, not only in the exchange
+                    record["truncated"] = any(exchange.truncated for exchange in log[asked:])
                 record["description"] = answer["description"]
                 allowed = set(unit.names)
                 accepted = [(s["name"], s["description"]) for s in answer["symbols"] if s["name"] in allowed]

@@ -60,7 +60,7 @@ LOCK_FILE = ".score.lock"
 #: the columns of every ``scores.jsonl`` row (carried input columns follow)
 ROW_COLUMNS = (
     "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
-    "status", "error", "subcodes", "reference_subcodes", "parse_failures", "llm_calls", "cache_hits",
+    "status", "error", "subcodes", "reference_subcodes", "parse_failures", "truncated_answers", "llm_calls", "cache_hits",
     "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
     "variant", "model_identity", *READ_COLUMNS,
 )
@@ -386,6 +386,7 @@ def score_samples(
             storage_factory=lambda: _open_storage(config, out),
             run_key=f"{out.resolve()}",
             keep_storage=config.keep_storage,
+            analysis_max_tokens=config.analysis_max_tokens or None,
         )
         # the folder's own check above gives the message for an existing run; here "new" is "overwrite"
         mode = "resume" if config.resume else "overwrite"
@@ -589,6 +590,7 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
         "subcodes": result.subcodes,
         "reference_subcodes": result.reference_subcodes,
         "parse_failures": result.parse_failures,
+        "truncated_answers": usage.truncated_answers,
         "llm_calls": usage.calls,
         "cache_hits": usage.cache_hits,
         "prompt_tokens": usage.prompt_tokens,
