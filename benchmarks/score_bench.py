@@ -88,8 +88,12 @@ def step_breakdown(traces_path: Path, method: str) -> dict[str, dict]:
     seconds (``local/`` models only)."""
     traces = [t for t in (json.loads(line) for line in traces_path.open()) if t["method"] == method]
     totals: dict[str, dict] = {}
+    longest: dict[str, list[int]] = {}
     for trace in traces:
-        for exchange in _exchanges(trace["trace"]):
+        body = dict(trace["trace"])
+        if not (body.get("reference") or {}).get("analysed_for_this_sample", True):
+            body.pop("reference")  # a copy of the analysis an earlier sample of the task paid for
+        for exchange in _exchanges(body):
             group = totals.setdefault(step_of(exchange["step"]), dict.fromkeys(
                 ("calls", "cache_hits", "repairs", "truncated", "prompt_tokens", "reused_prompt_tokens",
                  "completion_tokens", "seconds", "prompt_eval_s", "generation_s"), 0.0))
@@ -103,21 +107,28 @@ def step_breakdown(traces_path: Path, method: str) -> dict[str, dict]:
             group["prompt_tokens"] += exchange.get("prompt_tokens", 0)
             group["reused_prompt_tokens"] += timings.get("cache_n", 0)
             group["completion_tokens"] += exchange.get("completion_tokens", 0)
+            longest.setdefault(step_of(exchange["step"]), []).append(exchange.get("completion_tokens", 0))
             group["seconds"] += exchange.get("seconds", 0.0)
             group["prompt_eval_s"] += timings.get("prompt_ms", 0.0) / 1000
             group["generation_s"] += timings.get("predicted_ms", 0.0) / 1000
     n = max(1, len(traces))
-    return {step: {k: round(v / n, 2) for k, v in group.items()} for step, group in sorted(totals.items())}
+    steps = {step: {k: round(v / n, 2) for k, v in group.items()} for step, group in sorted(totals.items())}
+    for step, lengths in longest.items():  # not a mean: what sizes a step's answer bound
+        steps[step]["longest_answer"] = max(lengths)
+    if steps:
+        steps["total"] = {k: round(sum(g.get(k, 0) for g in steps.values()), 2) for k in next(iter(steps.values()))
+                          if k != "longest_answer"}
+    return steps
 
 
 def print_steps(method: str, steps: dict[str, dict]) -> None:
     print(f"{method}: per sample, by step (prompt eval / generation seconds from llama.cpp's timings)")
     print(f"  {'step':<22}{'calls':>6}{'hits':>6}{'trunc':>6}{'prompt tok':>11}{'reused':>8}{'compl tok':>10}"
-          f"{'s':>8}{'prompt s':>9}{'gen s':>8}")
+          f"{'s':>8}{'prompt s':>9}{'gen s':>8}{'longest':>8}")
     for step, g in steps.items():
         print(f"  {step:<22}{g['calls']:>6.2f}{g['cache_hits']:>6.2f}{g['truncated']:>6.2f}{g['prompt_tokens']:>11.0f}"
               f"{g['reused_prompt_tokens']:>8.0f}{g['completion_tokens']:>10.0f}{g['seconds']:>8.1f}"
-              f"{g['prompt_eval_s']:>9.1f}{g['generation_s']:>8.1f}")
+              f"{g['prompt_eval_s']:>9.1f}{g['generation_s']:>8.1f}{g.get('longest_answer', ''):>8}")
 
 
 def print_table(results: list[dict]) -> None:

@@ -20,11 +20,12 @@ Models named ``local/<alias>`` use the in-process llama.cpp provider of
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -453,6 +454,8 @@ class LLMClient:
         self.usage = Usage()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(settings.concurrency)
+        #: cache key -> [its lock, requests holding or waiting for it]
+        self._in_flight: dict[str, list[Any]] = {}
         self._provider = settings.provider
         _ensure_local_provider(settings.model)
         # what else enters the cache key: the extra parameters; for in-process models the engine,
@@ -555,53 +558,55 @@ class LLMClient:
             messages, prompt_version=prompt_version, repeat=repeat, schema=schema, top_logprobs=top_logprobs,
             temperature=temperature, max_tokens=max_tokens, answer_bound=answer_bound,
         ) if bounded else None
-        local_usage = Usage()
-        cached, hit_limit = None, limit
-        if self.cache is not None:
-            cached = self.cache.get(key)
-            if cached is None and bound_key is not None:
-                cached, hit_limit = self.cache.get(bound_key), answer_bound
-        if cached is not None:
-            truncated = cached.completion_tokens >= hit_limit
-            local_usage.cache_hits = 1
+        # an identical request in flight (another sample's same sub-code) is waited for, then a cache hit
+        with self._same_request(key):
+            local_usage = Usage()
+            cached, hit_limit = None, limit
+            if self.cache is not None:
+                cached = self.cache.get(key)
+                if cached is None and bound_key is not None:
+                    cached, hit_limit = self.cache.get(bound_key), answer_bound
+            if cached is not None:
+                truncated = cached.completion_tokens >= hit_limit
+                local_usage.cache_hits = 1
+                local_usage.truncated_answers = int(truncated)
+                self._account(local_usage, usage)
+                if log is not None:
+                    log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs,
+                                        truncated=truncated))
+                return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
+            started = time.perf_counter()
+            request_overrides = {**overrides, "max_tokens": answer_bound} if bounded else overrides
+            try:
+                response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, request_overrides)
+            except Exception as error:
+                elapsed = time.perf_counter() - started
+                self._account(local_usage, usage)
+                # the cause, and how long the call held the sample: attempts and wall seconds, backoff included
+                where = f"{local_usage.calls} attempt{'s' if local_usage.calls != 1 else ''}, {elapsed:.1f} s in all"
+                if log is not None:
+                    log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error} ({where})",
+                                        seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
+                if isinstance(error, LLMError):
+                    raise
+                raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})") from error
+            text = response.choices[0].message.content or ""
+            tokens = response_token_logprobs(response) if top_logprobs is not None else None
+            prompt_tokens, completion_tokens = _tokens(response)
+            cost = self._cost(response, local_usage)
+            local_usage.prompt_tokens += prompt_tokens
+            local_usage.completion_tokens += completion_tokens
+            local_usage.cost_usd += cost
+            truncated = response.choices[0].finish_reason == "length"
             local_usage.truncated_answers = int(truncated)
             self._account(local_usage, usage)
+            if self.cache is not None:
+                stored = CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens))
+                self.cache.put(bound_key if bounded and truncated else key, stored)
             if log is not None:
-                log.append(Exchange(step, messages, cached.text, True, repeat=repeat, top_logprobs=top_logprobs,
-                                    truncated=truncated))
-            return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
-        started = time.perf_counter()
-        request_overrides = {**overrides, "max_tokens": answer_bound} if bounded else overrides
-        try:
-            response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, request_overrides)
-        except Exception as error:
-            elapsed = time.perf_counter() - started
-            self._account(local_usage, usage)
-            # the cause, and how long the call held the sample: attempts and wall seconds, backoff included
-            where = f"{local_usage.calls} attempt{'s' if local_usage.calls != 1 else ''}, {elapsed:.1f} s in all"
-            if log is not None:
-                log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error} ({where})",
-                                    seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
-            if isinstance(error, LLMError):
-                raise
-            raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})") from error
-        text = response.choices[0].message.content or ""
-        tokens = response_token_logprobs(response) if top_logprobs is not None else None
-        prompt_tokens, completion_tokens = _tokens(response)
-        cost = self._cost(response, local_usage)
-        local_usage.prompt_tokens += prompt_tokens
-        local_usage.completion_tokens += completion_tokens
-        local_usage.cost_usd += cost
-        truncated = response.choices[0].finish_reason == "length"
-        local_usage.truncated_answers = int(truncated)
-        self._account(local_usage, usage)
-        if self.cache is not None:
-            stored = CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens))
-            self.cache.put(bound_key if bounded and truncated else key, stored)
-        if log is not None:
-            log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
-                                top_logprobs, truncated=truncated, timings=_local_timings(response)))
-        return Completion(text, tokens)
+                log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
+                                    top_logprobs, truncated=truncated, timings=_local_timings(response)))
+            return Completion(text, tokens)
 
     def request_key(
         self,
@@ -722,6 +727,25 @@ class LLMClient:
         raise LLMParseError(f"{step}: the answer is not valid JSON for the schema after one repair turn: {problem}")
 
     # -- internals ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _same_request(self, key: str) -> Iterator[None]:
+        """Serialises requests with one cache key when the cache reads and writes, so the second
+        of two identical requests sent at once is answered from the cache, not asked again."""
+        if self.cache is None or self.cache.mode is not CacheMode.RW:
+            yield
+            return
+        with self._lock:
+            entry = self._in_flight.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._in_flight[key]
+
     def _call_with_retries(self, messages, schema, repeat, local_usage: Usage, overrides: Mapping[str, Any]):
         import tenacity
 

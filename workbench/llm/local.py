@@ -39,6 +39,10 @@ Each (file, n_ctx, n_threads) is loaded once per process; calls to one model are
 by a lock (one llama.cpp slot), calls to different models run in parallel. Every call
 evaluates its prompt from scratch (``cache_prompt`` off: a reused prefix changes the logits
 slightly), so the same messages, parameters and seed give the same answer, in any process.
+A call with ``cache_prompt=True`` (:data:`PREFIX_REUSE_PARAM`, opt-in) goes to a second instance
+of the model that keeps prompt states in a host-memory prompt cache and evaluates only the part
+of a prompt no earlier prompt shared; its answers differ slightly from the fresh ones (a few
+tokens in a few answers, measured), so the workbench keys them apart.
 
 Example (downloads SmolLM2-135M, 98 MB, on first use)::
 
@@ -247,7 +251,10 @@ class LoadedModel:
     address: str
 
 
-_loaded: dict[tuple[str, int, int], LoadedModel] = {}
+_loaded: dict[tuple[str, int, int, bool], LoadedModel] = {}
+#: host memory (MiB) of the prompt cache of an instance serving ``cache_prompt`` calls: a 1.5B
+#: model's KV state takes about 28 KB per token, so 1 GiB holds some 36,000 tokens of prompts
+PROMPT_CACHE_MIB = 1024
 
 
 def default_threads() -> int:
@@ -275,6 +282,7 @@ def server_params(
     port: int = 0,
     parallel: int = 1,
     name: str | None = None,
+    prompt_cache_mib: int = 0,
 ) -> Any:
     """The ``xllamacpp.CommonParams`` of a model server, with every default stated.
 
@@ -289,6 +297,9 @@ def server_params(
         host, port: where the HTTP server listens (port 0: a free port).
         parallel: slots, i.e. requests decoded at once.
         name: the model name the server reports (``/v1/models``).
+        prompt_cache_mib: host memory for llama.cpp's prompt cache (0: none): the KV states
+            of earlier prompts, from which a request with ``cache_prompt`` restores the one
+            sharing the longest prefix with it, even after other prompts used the slot.
 
     Returns:
         the params object for ``xllamacpp.Server``.
@@ -310,7 +321,7 @@ def server_params(
     params.n_threads_http = 2 if parallel == 1 else parallel + 1
     params.ctx_shift = False  # never drop the start of a conversation silently
     params.cache_prompt = False
-    params.cache_ram_mib = 0  # no host-memory prompt cache (up to 8 GiB by default)
+    params.cache_ram_mib = prompt_cache_mib  # llama.cpp's default is up to 8 GiB
     params.cache_idle_slots = False
     params.reasoning_format = xlc.common_reasoning_format.COMMON_REASONING_FORMAT_NONE  # text as generated
     sampling = params.sampling
@@ -355,13 +366,18 @@ def start_server(path: Path, **kwargs: Any) -> Any:
         ) from error
 
 
-def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = None) -> LoadedModel:
+def load_model(
+    model: str, *, n_ctx: int | None = None, n_threads: int | None = None, prefix_reuse: bool = False
+) -> LoadedModel:
     """The loaded model for an alias or GGUF path, loading it on first use (thread-safe).
 
     Args:
         model: a :data:`workbench.llm.models.REGISTRY` alias or a path to a ``.gguf`` file.
         n_ctx: context window in tokens (default :func:`default_n_ctx`).
         n_threads: CPU threads (default :func:`default_threads`).
+        prefix_reuse: the instance that serves ``cache_prompt`` calls: its own server, with a
+            prompt cache of :data:`PROMPT_CACHE_MIB` in host memory, so the instance that
+            evaluates every prompt from scratch is never touched by reuse.
 
     Returns:
         the shared :class:`LoadedModel`.
@@ -374,11 +390,12 @@ def load_model(model: str, *, n_ctx: int | None = None, n_threads: int | None = 
     path = models.resolve(model, progress=sys.stderr.isatty())
     n_ctx = int(n_ctx or default_n_ctx())
     n_threads = int(n_threads or default_threads())
-    key = (str(path.resolve()), n_ctx, n_threads)
+    key = (str(path.resolve()), n_ctx, n_threads, bool(prefix_reuse))
     with _lock:
         if key not in _loaded:
             started = time.perf_counter()
-            server = start_server(path, n_ctx=n_ctx, n_threads=n_threads, api_key=secrets.token_urlsafe(32))
+            server = start_server(path, n_ctx=n_ctx, n_threads=n_threads, api_key=secrets.token_urlsafe(32),
+                                  prompt_cache_mib=PROMPT_CACHE_MIB if prefix_reuse else 0)
             _loaded[key] = LoadedModel(
                 server, path, n_ctx, n_threads, threading.Lock(), time.perf_counter() - started, server.listening_address
             )
@@ -569,9 +586,11 @@ def chat(
         n_ctx, n_threads: see :func:`load_model`.
         logprobs: return each answer token's log-probability.
         top_logprobs: with ``logprobs``, the 0-20 most likely alternatives at each position.
-        cache_prompt: reuse the KV state of the longest prefix this prompt shares with the
-            previous call's prompt (llama.cpp's ``cache_prompt``), evaluating only the rest;
-            off by default (see :data:`PREFIX_REUSE_PARAM`).
+        cache_prompt: reuse the KV state of the longest prefix this prompt shares with an
+            earlier call's prompt (llama.cpp's ``cache_prompt``: the slot's last prompt, or one
+            kept in the instance's prompt cache), evaluating only the rest. Served by a
+            separate instance of the model (:func:`load_model`'s ``prefix_reuse``); off by
+            default (see :data:`PREFIX_REUSE_PARAM`).
         **sampling: the keys of :data:`SAMPLING_DEFAULTS` (missing ones take those defaults).
 
     Returns:
@@ -601,7 +620,7 @@ def chat(
         if not 0 <= top <= MAX_TOP_LOGPROBS:
             raise ValueError(f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}, not {top}")
         request.update(logprobs=True, top_logprobs=top)
-    loaded = load_model(model, n_ctx=n_ctx, n_threads=n_threads)
+    loaded = load_model(model, n_ctx=n_ctx, n_threads=n_threads, prefix_reuse=bool(cache_prompt))
     wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
     if not loaded.lock.acquire(timeout=wait):
         raise TimeoutError(f"local model {model!r} stayed busy for the whole timeout of {timeout_s}s")

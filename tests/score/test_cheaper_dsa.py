@@ -1,4 +1,5 @@
-"""Bounded answers (``answer_bound``) and the DSA-CQE speed-ups that must not change scores.
+"""The DSA-CQE speed-ups that must not change scores: bounded answers (``answer_bound``),
+identical requests asked once, the reference and identical sub-codes served from the cache.
 
 The LLM is the fake OpenAI-compatible server of ``conftest`` (a real HTTP server on 127.0.0.1,
 reached through litellm's ``openai/`` path), which honours ``max_tokens`` as a real server does
@@ -96,6 +97,27 @@ def test_an_answer_cut_at_max_tokens_is_counted_too(tmp_path, fake_openai):
 def test_a_bound_below_one_token_is_refused(tmp_path, fake_openai):
     with pytest.raises(ValueError, match="answer_bound"):
         _client(fake_openai, tmp_path).ask(MESSAGES, prompt_version="v", step="s", answer_bound=0)
+
+
+def test_identical_requests_in_flight_at_once_ask_the_server_once(tmp_path, fake_openai):
+    """Four threads send one request together (four samples with the same sub-code): the
+    first asks the server (which takes 0.5 s), the others wait and are served from the cache."""
+    import threading
+
+    fake_openai.answer = lambda body: ANSWER
+    fake_openai.delay_s = 0.5
+    client = _client(fake_openai, tmp_path, concurrency=4)
+    logs = [[] for _ in range(4)]
+    threads = [threading.Thread(target=client.complete, args=(MESSAGES,),
+                                kwargs={"prompt_version": "v", "step": "s", "log": log}) for log in logs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert fake_openai.count() == 1
+    assert client.usage.calls == 1 and client.usage.cache_hits == 3
+    assert sorted(log[0].cached for log in logs) == [False, True, True, True]
+    assert client._in_flight == {}
 
 
 # -- DSA-CQE ---------------------------------------------------------------------------------------
