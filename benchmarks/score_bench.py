@@ -10,9 +10,26 @@ passing and one failing sample (so N/2 tasks). Each method runs in its own folde
 ``--output`` and is resumable (rerun the same command to continue an interrupted run).
 The response cache is off unless ``--cache-dir`` is given, so the figures are real calls.
 
+For each method it also prints where the seconds go, per step (``analyse:reference``,
+``analyse:generation``, ``compare``, ...): calls, cache hits, answers cut at their limit, prompt
+tokens evaluated and reused (llama.cpp's ``cache_n``), completion tokens, seconds in the calls and,
+for ``local/`` models, llama.cpp's own split into prompt evaluation and generation, plus the
+longest answer of the step (what an answer bound is sized from). The reference's analysis counts
+for the sample that paid for it only.
+
+Before/after comparisons run the same rows as named variants, back to back, each with its own
+ScoreConfig options, then ``--compare`` prints them side by side with the scores compared row by
+row.
+
 Usage::
 
     python benchmarks/score_bench.py --model local/qwen2.5-coder-0.5b --samples 20
+    # DSA-CQE before and after its speed-ups (issue 15), same 4 rows:
+    python benchmarks/score_bench.py --model local/qwen2.5-coder-1.5b --samples 4 --max-tokens 768 \
+        --methods dsa-cqe dsa-cqe-simplified --output runs/bench --variant before --option analysis_max_tokens=0
+    python benchmarks/score_bench.py --model local/qwen2.5-coder-1.5b --samples 4 --max-tokens 768 \
+        --methods dsa-cqe dsa-cqe-simplified --output runs/bench --variant after --option prefix_reuse=true
+    python benchmarks/score_bench.py --output runs/bench --compare before after
 """
 
 from __future__ import annotations

@@ -34,10 +34,11 @@ def _method_names() -> tuple[str, ...]:
     return tuple(METHODS)
 
 
-#: DSA-CQE's bound on one sub-code analysis answer, in tokens (``analysis_max_tokens``): above the
-#: longest analysis answer measured (see benchmarks/results/score_bench.txt, 2026-12-01), so it
-#: cuts only answers that run on (a JSON list repeated until ``max_tokens``)
-DEFAULT_ANALYSIS_MAX_TOKENS = 256
+#: DSA-CQE's bound on one sub-code analysis answer, in tokens (``analysis_max_tokens``): about 1.5
+#: times the longest analysis answer measured with qwen2.5-coder-1.5b (354 tokens, a function's
+#: summary with its symbols; median ~110; benchmarks/results/score_bench.txt, 2026-12-01), so it
+#: cuts only answers that run on (a JSON list repeated until ``max_tokens``, default 768)
+DEFAULT_ANALYSIS_MAX_TOKENS = 512
 
 
 def default_cache_dir() -> Path:
