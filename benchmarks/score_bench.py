@@ -196,8 +196,8 @@ def compare_variants(output: Path, variants: list[str]) -> int:
     for variant, results in summaries.items():
         print(f"== {variant}: {results[0].get('options', {})}, load average at start {results[0].get('load_at_start')}")
         print_table(results)
-        for r in results:
-            print_steps(r["method"], r["steps"])
+        for r in results:  # from the traces, so a summary written by an older version counts the same way
+            print_steps(r["method"], step_breakdown(output / variant / r["method"] / "traces.jsonl", r["method"]))
         print()
     first, *others = variants
     for other in others:
