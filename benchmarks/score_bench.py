@@ -200,6 +200,23 @@ def compare_variants(output: Path, variants: list[str]) -> int:
             print_steps(r["method"], step_breakdown(output / variant / r["method"] / "traces.jsonl", r["method"]))
         print()
     first, *others = variants
+    # the machine is shared: seconds measured at different loads do not compare. Each variant's
+    # work (prompt tokens evaluated, tokens generated) priced at the first variant's measured
+    # rates (llama.cpp's timings) does.
+    for method in [r["method"] for r in summaries[first]]:
+        base = step_breakdown(output / first / method / "traces.jsonl", method).get("total")
+        if not base or not base["prompt_eval_s"] or not base["generation_s"]:
+            continue
+        prompt_rate = (base["prompt_tokens"] - base["reused_prompt_tokens"]) / base["prompt_eval_s"]
+        generation_rate = base["completion_tokens"] / base["generation_s"]
+        print(f"{method}: at {first}'s rates ({prompt_rate:.1f} prompt tok/s evaluated, {generation_rate:.1f} tok/s "
+              "generated), seconds per sample in llama.cpp:")
+        for variant in variants:
+            total = step_breakdown(output / variant / method / "traces.jsonl", method).get("total")
+            evaluated = total["prompt_tokens"] - total["reused_prompt_tokens"]
+            estimate = evaluated / prompt_rate + total["completion_tokens"] / generation_rate
+            print(f"  {variant:<10} {evaluated:>7.0f} prompt tokens evaluated ({total['reused_prompt_tokens']:.0f} reused), "
+                  f"{total['completion_tokens']:>6.0f} generated: {estimate:7.1f} s (measured {total['seconds']:.1f} s)")
     for other in others:
         for method in {r["method"] for r in summaries[first]}:
             a = {(r["task_id"], str(r["sample_id"])): r["score"] for r in
