@@ -1,0 +1,36 @@
+"""``benchmarks/score_bench.py``'s per-step breakdown, on the traces of a real DSA-CQE run (the LLM is
+litellm's ``mock_response``, ``scripted_answer``; storage a real embedded Chroma with MiniLM)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from workbench.io import read_jsonl
+from workbench.score.job import Columns, load_samples, score_samples
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "score_bench.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("score_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_steps_count_each_call_once_and_the_reference_for_the_sample_that_paid(tmp_path, ice_slice, scripted, score_kwargs):
+    bench = _bench()
+    assert bench.step_of("analyse:reference:3:repair") == "analyse:reference" and bench.step_of("compare") == "compare"
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    score_samples(samples, **score_kwargs(scripted, method=["dsa-cqe"], score_mode="sampled", cache="off"))
+    out = tmp_path / "out"
+    steps = bench.step_breakdown(out / "traces.jsonl", "dsa-cqe")
+    rows = read_jsonl(out / "scores.jsonl")
+    assert set(steps) == {"analyse:generation", "analyse:reference", "compare", "total"}
+    # every real call of the run counted once: the reference's by the first sample of its task
+    assert steps["total"]["calls"] * len(rows) == sum(r["llm_calls"] for r in rows)
+    assert steps["compare"]["calls"] == 1.0
+    reference_calls = sum(r["reference_subcodes"] or 1 for r in rows) / 2  # analysed by one of 2 samples per task
+    assert steps["analyse:reference"]["calls"] * len(rows) == reference_calls
+    assert steps["total"]["reused_prompt_tokens"] == 0 and steps["total"]["truncated"] == 0
