@@ -472,11 +472,19 @@ class _Reporter:
                         return self._bytes.render(task)
                     return Text(f"{int(task.completed)}/{int(task.total or 0)}")
 
+            class _SpeedColumn(ProgressColumn):
+                """Transfer speed for downloads; nothing for counted steps (a wheel is not a byte)."""
+
+                _speed = TransferSpeedColumn()
+
+                def render(self, task: Task) -> Text:
+                    return self._speed.render(task) if task.fields.get("unit") == "bytes" else Text("")
+
             self._progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 _AmountColumn(),
-                TransferSpeedColumn(),
+                _SpeedColumn(),
                 TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=False,
