@@ -193,17 +193,7 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
     from workbench.errors import WorkbenchError
     from workbench.run.stages import StagePlan
 
-    level = IsolationLevel.BUBBLEWRAP if IsolationLevel.BUBBLEWRAP in BROKEN_LEVELS else pytest.skip("needs bubblewrap")
-    tool, bad_argument, _ = BROKEN_WRAPPERS[level]
-    real = shutil.which(tool)
-    detect_isolation(level)  # probed while the real wrapper is on PATH
-    counter = bin_folder / "starts"
-    (bin_folder / tool).write_text(
-        f'#!/bin/sh\nn=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}\n'
-        f'if [ $((n % 2)) -eq 1 ]; then exec {real} {bad_argument} "$@"; fi\nexec {real} "$@"\n'
-    )
-    (bin_folder / tool).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_folder}:/usr/local/bin:/usr/bin:/bin")
+    level, counter = _every_other_start_fails(monkeypatch, bin_folder)
     generations = humaneval_generations(tmp_path / "gen.jsonl", 4)
     argv = [str(generations), "-o", str(tmp_path / "alone.jsonl"), "--timeout", "30", "-j", "1", "--isolation", level.value]
     alone = CliRunner().invoke(app, ["execute", *argv])
@@ -386,6 +376,22 @@ def test_samples_the_sandbox_did_not_run_gate_the_exit_status(monkeypatch, tmp_p
     """Real bubblewrap whose every other start fails (never 5 in a row): 2 of 4 samples are
     not run. The command used to exit 0 whatever --max-failures; now above the limit it exits
     4 and says which counts decided it, within the limit 0."""
+    level, counter = _every_other_start_fails(monkeypatch, bin_folder)
+    generations = humaneval_generations(tmp_path / "gen.jsonl", 4)
+    for limit, status, output in (("1", 4, "over.jsonl"), ("50%", 0, "within.jsonl")):
+        counter.unlink(missing_ok=True)
+        argv = [str(generations), "-o", str(tmp_path / output), "--timeout", "30", "-j", "1",
+                "--isolation", level.value, "--max-failures", limit]
+        result = CliRunner().invoke(app, ["execute", *argv])
+        assert result.exit_code == status, result.output
+        if status:
+            assert "too many failures (samples: 2 of 4 rows failed, 2 usable; --max-failures 1)" in result.output
+
+
+def _every_other_start_fails(monkeypatch, bin_folder):
+    """Put a real bubblewrap on PATH whose every other start fails (never 5 in a row).
+
+    Returns (the isolation level, the file counting its starts); skips without bubblewrap."""
     level = IsolationLevel.BUBBLEWRAP if IsolationLevel.BUBBLEWRAP in BROKEN_LEVELS else pytest.skip("needs bubblewrap")
     tool, bad_argument, _ = BROKEN_WRAPPERS[level]
     real = shutil.which(tool)
@@ -397,12 +403,4 @@ def test_samples_the_sandbox_did_not_run_gate_the_exit_status(monkeypatch, tmp_p
     )
     (bin_folder / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_folder}:/usr/local/bin:/usr/bin:/bin")
-    generations = humaneval_generations(tmp_path / "gen.jsonl", 4)
-    for limit, status, output in (("1", 4, "over.jsonl"), ("50%", 0, "within.jsonl")):
-        counter.unlink(missing_ok=True)
-        argv = [str(generations), "-o", str(tmp_path / output), "--timeout", "30", "-j", "1",
-                "--isolation", level.value, "--max-failures", limit]
-        result = CliRunner().invoke(app, ["execute", *argv])
-        assert result.exit_code == status, result.output
-        if status:
-            assert "too many failures (samples: 2 of 4 rows failed, 2 usable; --max-failures 1)" in result.output
+    return level, counter

@@ -187,24 +187,16 @@ def json_value_offset(text: str, key: str, schema: Mapping[str, Any] | None = No
         >>> json_value_offset('{"differences": ["score 2"], "score": 3}', "score")
         38
     """
-    if schema is not None:
-        from workbench.llm.json_answer import NoJsonAnswerError, find_json_answer
+    from workbench.llm.json_answer import NoJsonAnswerError, find_json_answer, json_candidates
 
+    if schema is not None:
         try:
             found = find_json_answer(text, schema)
         except NoJsonAnswerError:
             return None
         return _top_level_value(text, found.start, found.end, key)
-    decoder = json.JSONDecoder()
-    for start, char in enumerate(text):
-        if char != "{":
-            continue
-        try:
-            _, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        return _top_level_value(text, start, end, key)
-    return None
+    candidates = json_candidates(text)  # without a schema: the first object in the reply
+    return _top_level_value(text, candidates[0].start, candidates[0].end, key) if candidates else None
 
 
 def _top_level_value(text: str, start: int, end: int, key: str) -> int | None:
