@@ -221,18 +221,45 @@ def score_by_repeated_answers(
     Raises:
         LLMError: a repeat failed (call, parse or budget); ``result`` is then unscored.
     """
-    kept = result.trace.setdefault(trace_key, [])
-    traced_reads = result.trace.setdefault("reads", [])
-    reads = []
-    for repeat in range(context.n_samples):
+    def one_repeat(repeat: int) -> tuple[dict[str, Any], ScoreRead]:
         answer, completion = context.llm.ask_json(
             messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log,
             top_logprobs=context.top_logprobs,
         )
-        kept.append(trace_value(answer))
         offset = json_value_offset(joined_text(completion.tokens), "score", schema) if completion.tokens else None
-        reads.append(read_at(completion.tokens, offset, sampled=float(answer["score"]), labels=SCORE_LABELS))
-        traced_reads.append(reads[-1].as_dict())
+        return answer, read_at(completion.tokens, offset, sampled=float(answer["score"]), labels=SCORE_LABELS)
+
+    return collect_repeated_reads(result, context, one_repeat, trace_key=trace_key, trace_value=trace_value)
+
+
+def collect_repeated_reads(
+    result: MethodResult,
+    context: ScoringContext,
+    one_repeat: Callable[[int], tuple[dict[str, Any], ScoreRead]],
+    *,
+    trace_key: str,
+    trace_value: Callable[[dict[str, Any]], Any] = lambda answer: answer,
+) -> MethodResult:
+    """Run ``one_repeat(repeat)`` for each of ``context.n_samples`` repeats and score ``result``
+    from the reads (:meth:`MethodResult.finish_reads`).
+
+    Each repeat's structured answer goes to ``result.trace[trace_key]`` (as ``trace_value(answer)``)
+    and its read to ``result.trace["reads"]`` as it arrives, so a failing repeat keeps the earlier ones.
+
+    Returns:
+        ``result``.
+
+    Raises:
+        LLMError: from ``one_repeat`` or :meth:`MethodResult.finish_reads`; ``result`` is then unscored.
+    """
+    kept = result.trace.setdefault(trace_key, [])
+    traced_reads = result.trace.setdefault("reads", [])
+    reads = []
+    for repeat in range(context.n_samples):
+        answer, read = one_repeat(repeat)
+        kept.append(trace_value(answer))
+        reads.append(read)
+        traced_reads.append(read.as_dict())
     return result.finish_reads(reads, context.score_mode)
 
 

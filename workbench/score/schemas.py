@@ -63,22 +63,15 @@ SIMPLIFIED_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
+def _without_score(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` less its ``score`` field: what is asked before a p-correct final step."""
+    return {**schema, "properties": {k: v for k, v in schema["properties"].items() if k != "score"},
+            "required": [k for k in schema["required"] if k != "score"]}
+
+
 #: DSA-CQE step 4 before a p-correct final step: the differences only (the verdict is asked next)
-DIFFERENCES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"differences": _DIFFERENCES},
-    "required": ["differences"],
-    "additionalProperties": False,
-}
+DIFFERENCES_SCHEMA: dict[str, Any] = _without_score(COMPARE_SCHEMA)
 
 #: DSA-CQE simplified before a p-correct final step: both descriptions and the differences
-SEMANTICS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reference_semantics": {"type": "string"},
-        "candidate_semantics": {"type": "string"},
-        "differences": _DIFFERENCES,
-    },
-    "required": ["reference_semantics", "candidate_semantics", "differences"],
-    "additionalProperties": False,
-}
+SEMANTICS_SCHEMA: dict[str, Any] = _without_score(SIMPLIFIED_SCHEMA)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workbench.llm.client import Completion, Exchange, LLMParseError, Usage
-from workbench.score.base import MethodResult, ScoringContext
+from workbench.score.base import MethodResult, ScoringContext, collect_repeated_reads
 from workbench.score.prompts import PromptTemplate, load_template
 from workbench.score.reading import VERDICT_LABELS, ScoreRead, parse_verdict, read_at
 
@@ -131,16 +131,12 @@ def verdict_after_comparison(
     Raises:
         LLMError: a call failed or an answer stayed unreadable; ``result`` is then unscored.
     """
-    kept = result.trace.setdefault(trace_key, [])
-    traced_reads = result.trace.setdefault("reads", [])
-    reads = []
-    for repeat in range(context.n_samples):
+    def one_repeat(repeat: int) -> tuple[dict[str, Any], ScoreRead]:
         answer, completion = context.llm.ask_json(
             messages, schema, prompt_version=prompt_version, step=step, repeat=repeat, usage=result.usage, log=log
         )
-        kept.append(trace_value(answer))
         turn = [*messages, {"role": "assistant", "content": completion.text}, {"role": "user", "content": question}]
-        reads.append(ask_verdict(turn, context=context, prompt_version=prompt_version, step=f"{step}:verdict",
-                                 repeat=repeat, usage=result.usage, log=log))
-        traced_reads.append(reads[-1].as_dict())
-    return result.finish_reads(reads, context.score_mode)
+        return answer, ask_verdict(turn, context=context, prompt_version=prompt_version, step=f"{step}:verdict",
+                                   repeat=repeat, usage=result.usage, log=log)
+
+    return collect_repeated_reads(result, context, one_repeat, trace_key=trace_key, trace_value=trace_value)
