@@ -7,6 +7,10 @@ script gives each column the name of its variant and joins the folders on (task_
     python benchmarks/join_scores.py table.jsonl \\
         p-correct-1.5b=runs/q15/p-correct:p-correct ice-expected-1.5b=runs/q15/expected:ice-score
 
+A fourth part ``:FIELD`` takes another per-sample field of ``scores.jsonl`` instead of the score,
+e.g. ``ice-sampled=runs/q15/expected:ice-score:score_sampled``: the score written in the answer of
+an expected-mode run (the same calls, read without the token probabilities).
+
 A sample a folder has no ok row for gets ``null`` in that column (``correlate`` counts it as
 missing, never as 0). The other columns (``passed``, ``codebleu`` ... carried by the runs) are
 taken from the first folder that has the sample. Prints one line per column: rows with a value.
@@ -19,32 +23,52 @@ import json
 from pathlib import Path
 
 
-def _spec(text: str) -> tuple[str, Path, str]:
+def _spec(text: str) -> tuple[str, Path, str, str | None]:
     try:
         name, rest = text.split("=", 1)
-        folder, method = rest.rsplit(":", 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=RUN_FOLDER:METHOD") from None
-    return name, Path(folder), method
+        parts = rest.split(":")
+        folder, method = parts[0], parts[1]
+        field = parts[2] if len(parts) == 3 else None
+        if len(parts) > 3:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=RUN_FOLDER:METHOD[:FIELD]") from None
+    return name, Path(folder), method, field
 
 
-def join(output: Path, specs: list[tuple[str, Path, str]]) -> dict[str, int]:
+def _field_values(folder: Path, method: str, field: str) -> dict[tuple[str, str], object]:
+    """(task_id, sample_id) -> ``field`` of the sample's ok row of ``method`` in scores.jsonl."""
+    path = folder / "scores.jsonl"
+    values: dict[tuple[str, str], object] = {}
+    for line in path.open():
+        row = json.loads(line)
+        if row.get("method") != method or row.get("status") != "ok":
+            continue
+        if field not in row:
+            raise SystemExit(f"{path} rows have no field {field!r}")
+        values[(str(row["task_id"]), str(row["sample_id"]))] = row[field]
+    return values
+
+
+def join(output: Path, specs: list[tuple[str, Path, str, str | None]]) -> dict[str, int]:
     """Write the joined table; return column name -> rows with a value."""
-    methods = {method for _, _, method in specs}
+    methods = {method for _, _, method, _ in specs}
     table: dict[tuple[str, str], dict] = {}
-    filled = {name: 0 for name, _, _ in specs}
-    for name, folder, method in specs:
+    filled = {name: 0 for name, _, _, _ in specs}
+    for name, folder, method, field in specs:
         path = folder / "scores_wide.jsonl"
         if not path.exists():
             raise SystemExit(f"{path} does not exist: run that variant first")
+        fields = _field_values(folder, method, field) if field else None
         for line in path.open():
             wide = json.loads(line)
             key = (str(wide["task_id"]), str(wide["sample_id"]))
             row = table.setdefault(key, {k: v for k, v in wide.items() if k not in methods})
             if method not in wide:
                 raise SystemExit(f"{path} has no column {method!r}")
-            row[name] = wide[method]
-            filled[name] += wide[method] is not None
+            value = wide[method] if fields is None else fields.get(key)
+            row[name] = value
+            filled[name] += value is not None
     for row in table.values():
         for name in filled:
             row.setdefault(name, None)
@@ -57,7 +81,7 @@ def join(output: Path, specs: list[tuple[str, Path, str]]) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path)
-    parser.add_argument("specs", nargs="+", type=_spec, metavar="NAME=RUN_FOLDER:METHOD")
+    parser.add_argument("specs", nargs="+", type=_spec, metavar="NAME=RUN_FOLDER:METHOD[:FIELD]")
     args = parser.parse_args()
     for name, count in join(args.output, args.specs).items():
         print(f"{name}: {count} rows")

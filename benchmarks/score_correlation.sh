@@ -5,7 +5,8 @@
 #
 # Per model of $MODELS, one run folder per judge variant (every folder resumes, all share the response cache):
 #   sampled           ice-score, dsa-cqe-simplified, dsa-cqe; the written score (--score-mode sampled)
-#   expected          the same three; the probability-weighted score (G-Eval expectation, --score-mode expected)
+#   expected          the same three; the probability-weighted score (G-Eval expectation, --score-mode expected),
+#                     and as METHOD/written the score written in those same answers (scores.jsonl's score_sampled)
 #   final-p-correct   dsa-cqe-simplified, dsa-cqe with --final-step p-correct (P(Yes) after the comparison)
 #   p-correct[-noref][-analyse]   the P(Yes) judge with/without the reference, one step / --analyse-first
 # then one joined table (benchmarks/join_scores.py) and `workbench correlate` against our own execution
@@ -54,7 +55,11 @@ for MODEL in $MODELS; do
     case "$judge" in
       sampled|expected)
         score "$tag/$judge" "${MODEL_ARGS[@]}" -m ice-score -m dsa-cqe-simplified -m dsa-cqe --score-mode "$judge"
-        for method in ice-score dsa-cqe-simplified dsa-cqe; do JOIN+=("$method/$judge/$short=$tag/$judge:$method"); done ;;
+        for method in ice-score dsa-cqe-simplified dsa-cqe; do
+          JOIN+=("$method/$judge/$short=$tag/$judge:$method")
+          # the score written in the same answers, read without the token probabilities
+          if [ "$judge" = expected ]; then JOIN+=("$method/written/$short=$tag/$judge:$method:score_sampled"); fi
+        done ;;
       final-p-correct)
         score "$tag/$judge" "${MODEL_ARGS[@]}" -m dsa-cqe-simplified -m dsa-cqe --final-step p-correct
         for method in dsa-cqe-simplified dsa-cqe; do JOIN+=("$method/p-correct/$short=$tag/$judge:$method"); done ;;
