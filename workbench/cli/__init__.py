@@ -7,6 +7,7 @@ from __future__ import annotations
 from workbench.cli.app import app
 
 # Importing a command module registers its command(s) on ``app``.
+from workbench.cli import bias  # noqa: E402,F401
 from workbench.cli import correlate  # noqa: E402,F401
 from workbench.cli import dedup  # noqa: E402,F401
 from workbench.cli import execute  # noqa: E402,F401

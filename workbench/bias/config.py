@@ -1,0 +1,68 @@
+"""The options of a bias analysis (``workbench bias``, ``[bias]`` of ``workbench run``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from workbench.options import JobConfig, option
+
+
+@dataclass(frozen=True)
+class BiasConfig(JobConfig):
+    """Options of a duplication / contamination bias analysis of per-row metrics.
+
+    Every field is a ``workbench bias`` option (``id_column`` is ``--id-column``) and a key of
+    the ``[bias]`` table of ``workbench run``; the constructor checks them all and raises
+    :class:`~workbench.options.OptionError` naming the field.
+
+    Attributes:
+        metric: the per-row metric columns (pass@1's ``passed``, an accuracy, a loss, a score).
+        id_column: the row id: one column, or comma-separated columns joined with ``:``, exactly
+            as the dedup's ``--id-column`` made the ids (``task_id,sample_id`` ->
+            ``HumanEval/0:17``).
+        task_column: a task column: the bootstrap then resamples whole tasks, and the
+            contamination split also compares clean with contaminated tasks; without it, whole
+            duplicate clusters are resampled.
+        label: an execution label column: each metric's Kendall tau-b with it is also computed
+            in every setting (:mod:`workbench.correlate`).
+        contamination: a second dedup output folder (a run with ``--against``) whose
+            ``contamination.csv`` names the contaminated rows; default: the dedup output's own.
+        split: splits of the metric table to read (all when empty).
+        resamples / seed / confidence: the bootstrap.
+        offline: never contact the Hugging Face hub.
+
+    Example:
+
+    >>> from workbench.bias import BiasConfig
+    >>> BiasConfig(metric=["passed", "codebleu"], id_column="task_id,sample_id").metric
+    ('passed', 'codebleu')
+    >>> BiasConfig(confidence=2)
+    Traceback (most recent call last):
+    ...
+    workbench.options.OptionError: confidence must be in [0.5, 0.999], not 2.0
+    """
+
+    metric: tuple[str, ...] = option((), "Per-row metric column (e.g. passed for pass@1, an accuracy, a loss); repeatable.")
+    id_column: str = option(
+        "id", "Row id column, or comma-separated columns joined with ':' exactly as `workbench dedup --id-column` "
+        "made the ids (e.g. task_id,sample_id).")
+    task_column: str | None = option(
+        None, "Task id column: the bootstrap resamples whole tasks (default: whole duplicate clusters), and the "
+        "contamination split also compares clean with contaminated tasks.")
+    label: str | None = option(
+        None, "Execution label column (0/1 or a pass ratio): each metric's Kendall tau-b with it is also computed "
+        "in every setting (all rows vs deduplicated, clean vs contaminated).")
+    contamination: str | None = option(
+        None, "Another `workbench dedup --against` output folder whose contamination.csv names the contaminated rows "
+        "(default: the dedup output's own, when it was run with --against).")
+    split: tuple[str, ...] = option((), "Split of the metric table to read; repeatable. Default: all.")
+    resamples: int = option(DEFAULT_RESAMPLES, "Bootstrap resamples of whole tasks or clusters.", min=1)
+    seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
+    confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
+    offline: bool = option(False, "Never contact the Hugging Face hub.")
+
+    @property
+    def id_columns(self) -> list[str]:
+        """:attr:`id_column` split at its commas."""
+        return [c.strip() for c in self.id_column.split(",") if c.strip()]

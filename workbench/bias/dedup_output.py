@@ -1,0 +1,213 @@
+"""Reading a ``workbench dedup`` output folder: which rows are duplicates of which, in which split.
+
+Only the documented output files are read (``docs/dedup.md``, "Outputs"), never the dedup code's
+internals, so any engine that writes the same files works:
+
+* ``report.json``: the splits, the train/test split names (``parameters``), whether the train
+  and test splits both exist (``cross_set``), the ``--against`` reference (``contamination``);
+* ``clusters.json``: a list of clusters, each a list of row ids, members in input order;
+* ``removed.csv``: ``id, split, reason, duplicate_of`` of every dropped row: the members of a
+  cluster not in it are the row the cluster keeps (none when all were contaminated);
+* ``contamination.csv`` (with ``--against``): ``id, split, reference_id, ...``;
+* the deduplicated splits (``<split>.jsonl`` / ``<split>.parquet`` / ``dataset/`` / ``files/``):
+  read only when the split of a kept row is needed (a train/test corpus) and only its id
+  column(s).
+
+Ids are compared as text (:func:`workbench.data.samples.id_text`: ``3`` and ``"3"`` are one id).
+
+Example::
+
+    from workbench.bias.dedup_output import read_dedup_output
+    output = read_dedup_output("out/")            # a `workbench dedup ... -o out/` folder
+    output.cluster_of["HumanEval/19:26"], output.kept_of_cluster[0], output.contaminated
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.data.samples import id_text
+from workbench.errors import DataError
+
+#: the files every dedup output folder holds (``docs/dedup.md``)
+REQUIRED_FILES = ("report.json", "clusters.json", "removed.csv")
+
+
+@dataclass
+class DedupOutput:
+    """What a dedup output folder says about its rows.
+
+    Attributes:
+        folder: the folder.
+        report: ``report.json``, parsed.
+        clusters: each cluster's member ids (text), in ``clusters.json`` order (input order).
+        cluster_of: id -> index into :attr:`clusters` (only ids in a cluster).
+        removed: id -> ``(split, reason)`` of each dropped row (``removed.csv``).
+        kept_of_cluster: cluster index -> the id the dedup kept, ``None`` when every member was
+            dropped (all contaminated).
+        contaminated: id -> the reference ids it duplicates (``contamination.csv``; empty without
+            ``--against``).
+        splits: the split names of the data (``report.json`` ``splits``).
+        train_split / test_split: the names the dedup used for Allamanis' train and test sets.
+        has_train_test: both splits exist (``report.json`` has ``cross_set``).
+        has_reference: the run had ``--against`` (``report.json`` has ``contamination``).
+    """
+
+    folder: Path
+    report: dict
+    clusters: list[list[str]]
+    cluster_of: dict[str, int]
+    removed: dict[str, tuple[str, str]]
+    kept_of_cluster: list[str | None]
+    contaminated: dict[str, list[str]]
+    splits: list[str]
+    train_split: str
+    test_split: str
+    has_train_test: bool
+    has_reference: bool
+    _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def reference(self) -> str | None:
+        """The ``--against`` dataset's name, or ``None``."""
+        return self.report["contamination"]["reference"] if self.has_reference else None
+
+    @property
+    def rows_not_checked(self) -> int:
+        """Rows too short to be compared with the reference (counted as clean; 0 without ``--against``)."""
+        return int(self.report["contamination"].get("rows_not_checked_too_short", 0)) if self.has_reference else 0
+
+    def split_of(self, row_id: str, id_columns: Sequence[str] = ()) -> str | None:
+        """The split of row ``row_id``, or ``None`` when the dedup never saw the row.
+
+        A dropped row's split is in ``removed.csv``; a kept row's comes from the deduplicated
+        split files (read once, with ``id_columns`` joined by ``:`` as ``workbench dedup
+        --id-column`` joins them), from a source folder's path (``files/``), or from a default id
+        ``<split>/<row>``.
+
+        Args:
+            row_id: the row's id as text.
+            id_columns: the id column(s) of the data (the dedup's ``--id-column``), to find kept
+                rows in the deduplicated split files.
+        """
+        if row_id in self.removed:
+            return self.removed[row_id][0]
+        if self._split_of_kept is None:
+            self._split_of_kept = _kept_row_splits(self.folder, self.splits, id_columns)
+        found = self._split_of_kept.get(row_id)
+        if found is not None:
+            return found
+        head, _, number = row_id.partition("/")
+        if head in self.splits and number.isdigit() and int(number) < self.report["splits"][head].get("files", 0):
+            return head
+        return None
+
+
+def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
+    """Read a ``workbench dedup -o FOLDER`` output folder.
+
+    Args:
+        folder: the folder.
+
+    Returns:
+        a :class:`DedupOutput`.
+
+    Raises:
+        DataError: the folder or one of :data:`REQUIRED_FILES` is missing, or a file is not in
+            the documented format (the message names the file and what is wrong).
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such dedup output folder (give the -o folder of `workbench dedup`)")
+    missing = [name for name in REQUIRED_FILES if not (root / name).is_file()]
+    if missing:
+        raise DataError(f"{root}: not a `workbench dedup` output folder: {', '.join(missing)} missing")
+    try:
+        report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+        clusters_raw = json.loads((root / "clusters.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(f"{root}: report.json or clusters.json cannot be read ({error})") from error
+    if not isinstance(report, dict) or not isinstance(report.get("splits"), dict):
+        raise DataError(f"{root / 'report.json'}: no 'splits' table; is this a `workbench dedup` report?")
+    if not isinstance(clusters_raw, list) or not all(isinstance(c, list) for c in clusters_raw):
+        raise DataError(f"{root / 'clusters.json'}: expected a JSON list of clusters, each a list of ids")
+    clusters = [[id_text(member) for member in cluster] for cluster in clusters_raw]
+    cluster_of: dict[str, int] = {}
+    for index, cluster in enumerate(clusters):
+        for member in cluster:
+            if member in cluster_of:
+                raise DataError(f"{root / 'clusters.json'}: id {member!r} is in two clusters")
+            cluster_of[member] = index
+    removed = {row["id"]: (row["split"], row["reason"])
+               for row in _read_csv(root / "removed.csv", ("id", "split", "reason"))}
+    kept_of_cluster = []
+    for cluster in clusters:
+        kept = [member for member in cluster if member not in removed]
+        if len(kept) > 1:
+            raise DataError(f"{root}: cluster of {cluster[0]!r} keeps {len(kept)} rows ({', '.join(kept[:3])}); "
+                            "removed.csv should list all but one")
+        kept_of_cluster.append(kept[0] if kept else None)
+    contaminated: dict[str, list[str]] = {}
+    if (root / "contamination.csv").is_file():
+        for row in _read_csv(root / "contamination.csv", ("id", "reference_id")):
+            contaminated.setdefault(row["id"], []).append(row["reference_id"])
+    parameters = report.get("parameters") or {}
+    return DedupOutput(
+        folder=root, report=report, clusters=clusters, cluster_of=cluster_of, removed=removed,
+        kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
+        train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
+        has_train_test="cross_set" in report, has_reference="contamination" in report,
+    )
+
+
+def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            absent = [c for c in required if c not in (reader.fieldnames or [])]
+            if absent:
+                raise DataError(f"{path}: column(s) {', '.join(absent)} missing; it has {reader.fieldnames}")
+            return [{k: (id_text(v) if k in ("id", "reference_id", "duplicate_of") else v) for k, v in row.items()}
+                    for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise DataError(f"{path}: cannot be read ({error})") from error
+
+
+def _kept_row_splits(root: Path, splits: Sequence[str], id_columns: Sequence[str]) -> dict[str, str]:
+    """id -> split of the rows in the deduplicated split files (the kept rows)."""
+    found: dict[str, str] = {}
+    files_root = root / "files"
+    if files_root.is_dir():  # a source folder: ids are paths whose first folder names the split
+        for path in files_root.rglob("*"):
+            if path.is_file():
+                relative = path.relative_to(files_root).as_posix()
+                head = relative.split("/", 1)[0]
+                found[relative] = head if "/" in relative and head in splits else "train"
+        return found
+    columns = list(id_columns) or ["id"]
+    for split in splits:
+        dataset = _split_dataset(root, split)
+        if dataset is None or not set(columns) <= set(dataset.column_names):
+            continue
+        cells = [dataset.with_format("arrow")[c].to_pylist() for c in columns]
+        for parts in zip(*cells):
+            found[":".join(str(p) for p in parts) if len(parts) > 1 else id_text(parts[0])] = split
+    return found
+
+
+def _split_dataset(root: Path, split: str):
+    import datasets
+
+    safe = split.replace("/", "_")
+    if (root / f"{safe}.jsonl").is_file():
+        return datasets.Dataset.from_json(str(root / f"{safe}.jsonl"))
+    if (root / f"{safe}.parquet").is_file():
+        return datasets.Dataset.from_parquet(str(root / f"{safe}.parquet"))
+    if (root / "dataset").is_dir():
+        return datasets.load_from_disk(str(root / "dataset")).get(split)
+    return None

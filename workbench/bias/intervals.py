@@ -1,0 +1,120 @@
+"""Bootstrap intervals of a metric's mean in each setting, and of the difference between two.
+
+The resampling unit is a task (rows of one problem are not independent) or a duplicate cluster
+(a row outside any cluster is its own unit): whole units are drawn with replacement, as
+:mod:`workbench.correlate.bootstrap` does for tasks (Davison & Hinkley 1997, Sec. 3.8), with
+its draws and percentile intervals. A cluster's rows are drawn together, so the row a setting
+keeps for a cluster stays that cluster's row in every resample. All settings are computed on
+the same draws, so a difference between two settings is paired.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.correlate.bootstrap import BootstrapSettings, no_interval_reason, percentile_interval, task_resample_counts
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value with its bootstrap interval.
+
+    Attributes:
+        value: the estimate on the data (NaN when undefined).
+        low, high: the percentile interval (NaN when withheld or undefined).
+        n_rows: rows behind the value; n_units: tasks or clusters they come from.
+        no_interval: why no interval is given (too few units or rows), else ``None``.
+    """
+
+    value: float
+    low: float
+    high: float
+    n_rows: int
+    n_units: int
+    no_interval: str | None = None
+
+    def to_dict(self) -> dict:
+        def clean(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"value": clean(self.value), "ci": [clean(self.low), clean(self.high)], "n_rows": self.n_rows,
+                "n_units": self.n_units, **({"no_interval": self.no_interval} if self.no_interval else {})}
+
+
+class UnitBootstrap:
+    """Resampled means over units, shared by every setting and metric of one analysis.
+
+    Args:
+        units: ``(n,)`` unit index of each row, in ``0 .. U-1``.
+        settings: resamples, confidence and seed.
+
+    Example:
+
+    >>> import numpy as np
+    >>> boot = UnitBootstrap(np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), BootstrapSettings(n_resamples=200))
+    >>> values = np.array([1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0], dtype=float)
+    >>> round(boot.mean(values, np.ones(11, bool)).value, 4)
+    0.5455
+    """
+
+    def __init__(self, units: np.ndarray, settings: BootstrapSettings):
+        self.units = np.asarray(units, dtype=np.int64)
+        self.n_units = int(self.units.max()) + 1 if self.units.size else 0
+        self.settings = settings
+        self.counts = task_resample_counts(self.n_units, settings)  # (B, U)
+
+    def _per_unit(self, values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        sums = np.bincount(self.units[mask], weights=values[mask], minlength=self.n_units)
+        sizes = np.bincount(self.units[mask], minlength=self.n_units).astype(np.float64)
+        return sums, sizes
+
+    def resampled_means(self, values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``(B,)`` the mean of ``values`` over the masked rows of each resample (NaN: no row drawn)."""
+        sums, sizes = self._per_unit(values, mask)
+        weight = self.counts @ sizes
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (self.counts @ sums) / weight
+        means[weight == 0] = np.nan
+        return means
+
+    def _reason(self, mask: np.ndarray) -> tuple[int, int, str | None]:
+        n_rows = int(mask.sum())
+        n_units = int(np.unique(self.units[mask]).size)
+        return n_rows, n_units, no_interval_reason(n_units, n_rows)
+
+    def mean(self, values: np.ndarray, mask: np.ndarray) -> Interval:
+        """The mean of ``values`` over ``mask`` with its interval."""
+        n_rows, n_units, reason = self._reason(mask)
+        value = float(values[mask].mean()) if n_rows else math.nan
+        low = high = math.nan
+        if reason is None:
+            low, high = percentile_interval(self.resampled_means(values, mask), self.settings.confidence)
+        return Interval(value, low, high, n_rows, n_units, reason if n_rows else "no rows")
+
+    def relative_difference(self, values: np.ndarray, biased: np.ndarray, unbiased: np.ndarray) -> Interval:
+        """``100 (mean over biased - mean over unbiased) / |mean over unbiased|`` with a paired
+        interval (both means on the same resampled units); n counts the rows of either set."""
+        from workbench.bias.settings import relative_difference
+
+        either = biased | unbiased
+        n_rows, n_units, reason = self._reason(either)
+        a = float(values[biased].mean()) if biased.any() else math.nan
+        b = float(values[unbiased].mean()) if unbiased.any() else math.nan
+        value = relative_difference(a, b)
+        low = high = math.nan
+        if reason is None and not math.isnan(value):
+            ra, rb = self.resampled_means(values, biased), self.resampled_means(values, unbiased)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                resampled = 100.0 * (ra - rb) / np.abs(rb)
+            resampled[~np.isfinite(resampled)] = np.nan
+            low, high = percentile_interval(resampled, self.settings.confidence)
+        return Interval(value, low, high, n_rows, n_units, reason)
+
+
+def unit_indices(labels: list) -> np.ndarray:
+    """``(n,)`` index of each row's unit label, in first-seen order."""
+    seen: dict = {}
+    return np.array([seen.setdefault(label, len(seen)) for label in labels], dtype=np.int64)

@@ -1,0 +1,259 @@
+"""One call for the whole job: read a dedup output and a metric table, join them, and compute
+every setting of the duplication and contamination analyses (what ``workbench bias`` runs)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from workbench.bias.config import BiasConfig
+from workbench.bias.dedup_output import DedupOutput, read_dedup_output
+from workbench.bias.intervals import Interval, UnitBootstrap, unit_indices
+from workbench.bias.metric_table import LISTED_IDS, MetricTable, read_metric_table
+from workbench.bias.results import Analysis, BiasReport, JoinCounts, MetricBias
+from workbench.bias.settings import (
+    CONTAMINATION_SETTINGS,
+    SINGLE_SET_SETTINGS,
+    TRAIN_TEST_SETTINGS,
+    decompose,
+    single_set_masks,
+    train_test_masks,
+)
+from workbench.correlate.bootstrap import BootstrapSettings
+from workbench.errors import DataError
+
+
+class _Rows:
+    """The joined rows: their ids, and what the dedup output says about each."""
+
+    def __init__(self, output: DedupOutput, table: MetricTable, id_columns: Sequence[str]):
+        splits = [output.split_of(row, id_columns) for row in table.ids]
+        joined = np.array([s is not None for s in splits], dtype=bool)
+        self.unjoined_ids = [row for row, s in zip(table.ids, splits) if s is None]
+        self.index = np.flatnonzero(joined)
+        self.ids = [table.ids[i] for i in self.index]
+        self.splits = [splits[i] for i in self.index]
+        self.values = {name: column[self.index] for name, column in table.values.items()}
+        self.tasks = [table.tasks[i] for i in self.index] if table.tasks is not None else None
+        self.cluster = np.array([output.cluster_of.get(row, -1) for row in self.ids], dtype=np.int64)
+        self.position = np.array([output.clusters[c].index(row) if c >= 0 else 0 for row, c in zip(self.ids, self.cluster)],
+                                 dtype=np.int64)
+        self.kept = np.array([row not in output.removed for row in self.ids], dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def units(self, by_task: bool) -> tuple[np.ndarray, str]:
+        """Bootstrap unit of each row: its task, or its cluster (a row outside clusters alone)."""
+        if by_task and self.tasks is not None:
+            return unit_indices(self.tasks), "task"
+        labels = [f"cluster {c}" if c >= 0 else f"row {row}" for row, c in zip(self.ids, self.cluster)]
+        return unit_indices(labels), "cluster"
+
+
+def run_bias(
+    dedup_output: str | os.PathLike[str],
+    metrics_source: object,
+    config: BiasConfig | None = None,
+    *,
+    json_path: str | os.PathLike[str] | None = None,
+    plot_path: str | os.PathLike[str] | None = None,
+) -> BiasReport:
+    """How much duplicates and contamination move per-row metrics: what ``workbench bias`` runs.
+
+    For a train/test corpus, each metric in Allamanis 2019's test settings (fully biased,
+    cross-set biased, unbiased test; Table 2), their relative difference Δ (Table 3) and Eq. 2's
+    ``d``, ``f̄`` and ``β`` over the test set (:mod:`workbench.bias.settings`); for one set of
+    rows (generations of a benchmark), all rows against one row per duplicate cluster. With a
+    reference (``--against``), each metric on clean against contaminated rows (GPT-3, Brown et
+    al. 2020, App. C). Every value has a bootstrap interval over tasks or clusters and the number
+    of rows behind it; with ``config.label`` also each metric's Kendall tau-b with the label.
+
+    Args:
+        dedup_output: a ``workbench dedup -o`` folder (:mod:`workbench.bias.dedup_output`).
+        metrics_source: the per-row metric table (path, bundled name, hub id, dataset or mapping).
+        config: the options (:class:`BiasConfig`); ``config.metric`` must name at least one column.
+        json_path: write the report as JSON here.
+        plot_path: write a figure here (``.png``/``.svg``/``.pdf``): each metric per setting with its interval.
+
+    Returns:
+        a :class:`~workbench.bias.results.BiasReport`.
+
+    Raises:
+        DataError: a folder that is not a dedup output, a missing column, duplicate ids, a
+            non-numeric metric cell (naming the column and the first bad row), no row that joins.
+
+    Example::
+
+        from workbench.bias import BiasConfig, run_bias
+        report = run_bias("out/dedup", "humaneval-codex-python",
+                          BiasConfig(metric=["passed"], id_column="task_id,sample_id", task_column="task_id"))
+        report.duplication.metrics["passed"].settings["deduplicated"].value
+    """
+    config = config or BiasConfig()
+    if not config.metric:
+        raise DataError("name at least one per-row metric column (--metric)")
+    output = read_dedup_output(dedup_output)
+    reference = read_dedup_output(config.contamination) if config.contamination else output
+    if config.contamination and not reference.has_reference:
+        raise DataError(f"{config.contamination}: this dedup output was not run with --against (no contamination "
+                        "table in its report.json); give the folder of a `workbench dedup --against` run")
+    columns = list(dict.fromkeys([*config.metric, *([config.label] if config.label else [])]))
+    table = read_metric_table(metrics_source, metrics=columns, id_columns=config.id_columns,
+                              task_column=config.task_column, splits=list(config.split) or None, offline=config.offline)
+    rows = _Rows(output, table, config.id_columns)
+    join = JoinCounts(
+        metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
+        unjoined_ids=rows.unjoined_ids[:LISTED_IDS], dedup_rows=int(output.report.get("overall", {}).get("files", 0)),
+        dedup_rows_without_metric=max(0, int(output.report.get("overall", {}).get("files", 0)) - len(rows)),
+        id_columns=config.id_columns,
+    )
+    if len(rows) == 0:
+        shown = ", ".join(repr(i) for i in table.ids[:3])
+        raise DataError(f"{table.source}: none of its {table.rows} rows joins the dedup output {output.folder} "
+                        f"(ids built from --id-column {config.id_column}, e.g. {shown}; clusters.json has e.g. "
+                        f"{', '.join(repr(i) for c in output.clusters[:1] for i in c[:2]) or '(no clusters)'})")
+    settings = BootstrapSettings(n_resamples=config.resamples, confidence=config.confidence, seed=config.seed)
+    units, unit = rows.units(by_task=config.task_column is not None)
+    bootstrap = UnitBootstrap(units, settings)
+    label = rows.values.get(config.label) if config.label else None
+    metrics = list(config.metric)
+    warnings = []
+    if join.unjoined:
+        warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
+                        f"(e.g. {', '.join(rows.unjoined_ids[:3])})")
+    duplication = _duplication(output, rows, metrics, bootstrap, label, config)
+    contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
+    report = BiasReport(
+        dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,
+        contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
+        warnings=warnings,
+    )
+    if json_path is not None:
+        report.write_json(json_path)
+    if plot_path is not None:
+        from workbench.bias.plot import plot_bias
+
+        plot_bias(report, plot_path)
+    return report
+
+
+def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],
+                 bootstrap: UnitBootstrap, label: np.ndarray | None, eq2: tuple[str, str] | None,
+                 config: BiasConfig) -> MetricBias:
+    values = rows.values[name]
+    eligible = ~np.isnan(values)
+    masks = masks_of(eligible)
+    result = MetricBias(
+        metric=name,
+        settings={setting: bootstrap.mean(values, masks[setting]) for setting in names},
+        delta=bootstrap.relative_difference(values, masks[between[0]], masks[between[1]]),
+        decomposition=decompose(values, masks[eq2[0]], masks[eq2[1]]) if eq2 else None,
+        missing=int(np.count_nonzero(~eligible)),
+    )
+    if label is not None and name != config.label:
+        result.correlation = {setting: _kendall(values, label, masks[setting], rows, config) for setting in names}
+    return result
+
+
+def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
+                 label: np.ndarray | None, config: BiasConfig) -> Analysis:
+    notes: list[str] = []
+    n_clusters = int(np.unique(rows.cluster[rows.cluster >= 0]).size)
+    is_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
+    if output.has_train_test and is_test.any():
+        train_clusters = {index for index, members in enumerate(output.clusters)
+                          if any(output.split_of(m, config.id_columns) == output.train_split for m in members)}
+        has_train = np.array([c in train_clusters for c in rows.cluster], dtype=bool)
+
+        def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
+            return train_test_masks(is_test, rows.cluster, rows.position, rows.kept, has_train, eligible)
+
+        other = int(np.count_nonzero(~is_test))
+        if other:
+            notes.append(f"{other} joined row(s) of other splits than {output.test_split!r} are not part of the test settings")
+        notes.append("fully unbiased (Table 2) needs a model retrained on the deduplicated train split: "
+                     "it cannot be computed from one model's per-row values")
+        notes.append("a collapsed cluster counts with the value of the row the dedup kept, as the paper keeps exactly "
+                     "one file per cluster (the first test member in input order when it kept a train row)")
+        counts = {"joined": len(rows), "test_rows": int(is_test.sum()), "other_split_rows": other,
+                  "test_rows_in_clusters": int(np.count_nonzero(is_test & (rows.cluster >= 0))),
+                  "test_rows_with_train_duplicate": int(np.count_nonzero(is_test & has_train)),
+                  "clusters": n_clusters, "train_split": output.train_split, "test_split": output.test_split}
+        names, between, eq2 = TRAIN_TEST_SETTINGS, ("cross_set_biased", "unbiased_test"), ("fully_biased", "unbiased_test")
+        kind = "train_test"
+    else:
+        if output.has_train_test:
+            notes.append(f"no joined row is in the test split {output.test_split!r}: all joined rows are compared as one set")
+
+        def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
+            return single_set_masks(rows.cluster, rows.position, rows.kept, eligible)
+
+        notes.append("a collapsed cluster counts with the value of the row the dedup kept, as the paper keeps exactly "
+                     "one file per cluster (the first member in input order with a value otherwise)")
+        counts = {"joined": len(rows), "rows_in_clusters": int(np.count_nonzero(rows.cluster >= 0)), "clusters": n_clusters}
+        names, between, eq2 = SINGLE_SET_SETTINGS, ("all_rows", "deduplicated"), ("all_rows", "deduplicated")
+        kind = "single_set"
+    analysed = output.report.get("overall", {})
+    if analysed.get("too_short"):
+        notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared (--min-tokens): "
+                     "they are in no cluster and count as unique")
+    return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config)
+                                           for m in metrics}, counts, notes)
+
+
+def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
+                   label: np.ndarray | None, config: BiasConfig) -> Analysis:
+    contaminated = np.array([row in reference.contaminated for row in rows.ids], dtype=bool)
+    names: tuple[str, ...] = CONTAMINATION_SETTINGS
+    bad_tasks = None
+    if rows.tasks is not None:
+        bad = {task for task, c in zip(rows.tasks, contaminated) if c}
+        bad_tasks = np.array([task in bad for task in rows.tasks], dtype=bool)
+        names = (*names, "clean_tasks", "contaminated_tasks")
+
+    def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
+        masks = {"all_rows": eligible.copy(), "clean": eligible & ~contaminated, "contaminated": eligible & contaminated}
+        if bad_tasks is not None:
+            masks.update(clean_tasks=eligible & ~bad_tasks, contaminated_tasks=eligible & bad_tasks)
+        return masks
+
+    notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
+    if reference.rows_not_checked:
+        notes.append(f"{reference.rows_not_checked} row(s) of the dedup run were too short to be compared with the "
+                     "reference (--min-tokens) and count as clean")
+    counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
+              "reference": reference.reference, "rows_not_checked_too_short": reference.rows_not_checked}
+    if bad_tasks is not None:
+        counts["contaminated_tasks"] = len({t for t, b in zip(rows.tasks, bad_tasks) if b})
+        counts["tasks"] = len(set(rows.tasks))
+    ids = {"contaminated_ids": [row for row, c in zip(rows.ids, contaminated) if c]}
+    return Analysis("contamination", names, ("all_rows", "clean"),
+                    {m: _metric_bias(m, rows, masks_of, names, ("all_rows", "clean"), bootstrap, label, None, config)
+                     for m in metrics}, counts, notes, ids)
+
+
+def _kendall(values: np.ndarray, label: np.ndarray, mask: np.ndarray, rows: _Rows, config: BiasConfig) -> Interval:
+    """Kendall tau-b of ``values`` with ``label`` over ``mask``, with the interval of
+    :func:`workbench.correlate.correlate` (resampling tasks, or clusters without a task column)."""
+    from workbench.correlate import correlate
+
+    use = mask & ~np.isnan(label)
+    units, _ = rows.units(by_task=config.task_column is not None)
+    n_rows, n_units = int(use.sum()), int(np.unique(units[use]).size)
+    if n_rows < 2:
+        return Interval(math.nan, math.nan, math.nan, n_rows, n_units, "fewer than 2 rows")
+    picked = np.flatnonzero(use)
+    table = {"unit": [int(units[i]) for i in picked], "row": [rows.ids[i] for i in picked],
+             "label": label[picked].tolist(), "metric": values[picked].tolist()}
+    try:
+        report = correlate(table, metrics=["metric"], label="label", task_column="unit", sample_column="row",
+                           n_resamples=config.resamples, confidence=config.confidence, seed=config.seed,
+                           length_column="none")
+    except DataError as error:  # e.g. a label outside [0, 1]: said once, for this setting
+        return Interval(math.nan, math.nan, math.nan, n_rows, n_units, str(error))
+    estimate = report.metrics["metric"].pooled["kendall"]
+    return Interval(estimate.value, estimate.ci[0], estimate.ci[1], n_rows, n_units, estimate.no_interval)

@@ -1,0 +1,134 @@
+"""The per-row metric values a bias analysis reads, joined to a dedup output by row id.
+
+Any table the loaders read works (:func:`workbench.data.load_records`): ``workbench execute``
+results (``passed``), a ``workbench score`` table, or a user's own per-file accuracy / loss /
+BLEU column. Each row's id is built as ``workbench dedup --id-column`` builds it (one column's
+value, or several columns' values joined with ``:``), so the rows join the dedup's ids.
+
+Nothing is dropped silently: a metric row whose id the dedup never saw is counted and listed
+(:attr:`MetricTable.unjoined`), an empty cell is counted per metric (``missing``), and a cell that
+is not a number (text, a list, infinity) is an error that names the column and the first bad row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.data.samples import id_text
+from workbench.errors import DataError, MissingColumnError
+
+#: how many unjoined ids a report lists
+LISTED_IDS = 20
+
+
+def row_id(parts: Sequence[object]) -> str | None:
+    """A row's id from its id cells, as ``workbench dedup`` builds it: one cell as text, several
+    joined with ``:`` (``("HumanEval/0", 17)`` -> ``"HumanEval/0:17"``); ``None`` if a cell is empty.
+
+    Example:
+
+    >>> row_id(["HumanEval/0", 17]), row_id([3.0]), row_id([None])
+    ('HumanEval/0:17', '3', None)
+    """
+    if any(p is None for p in parts):
+        return None
+    if len(parts) == 1:
+        return id_text(parts[0])
+    return ":".join(str(p) for p in parts)
+
+
+@dataclass
+class MetricTable:
+    """Metric values by row id.
+
+    Attributes:
+        source: where the table came from (for messages).
+        ids: ``(n,)`` row ids (text), unique.
+        values: metric name -> ``(n,)`` floats, NaN where the cell is empty.
+        missing: metric name -> how many cells were empty.
+        tasks: ``(n,)`` task ids (text) when a task column was read, else ``None``.
+        rows: rows read; without_id: rows whose id cells were empty (left out, counted).
+    """
+
+    source: str
+    ids: list[str]
+    values: dict[str, np.ndarray]
+    missing: dict[str, int]
+    tasks: list[str] | None
+    rows: int
+    without_id: int
+
+
+def read_metric_table(
+    source: object,
+    *,
+    metrics: Sequence[str],
+    id_columns: Sequence[str],
+    task_column: str | None = None,
+    splits: Sequence[str] | None = None,
+    offline: bool = False,
+) -> MetricTable:
+    """Read the metric columns of a table, keyed by row id.
+
+    Args:
+        source: a path, bundled name, hub id, :class:`~workbench.data.LoadedDataset`,
+            ``datasets.Dataset`` or mapping column -> values (as :func:`workbench.correlate.correlate` takes).
+        metrics: the metric columns (at least one).
+        id_columns: the column(s) whose values make the row id (the dedup's ``--id-column``).
+        task_column: a task id column for a task-level bootstrap (``None``: not read).
+        splits: splits of the table to read (all when empty).
+        offline: never contact the Hugging Face hub.
+
+    Returns:
+        a :class:`MetricTable`.
+
+    Raises:
+        MissingColumnError: a named column is absent (the message lists those present).
+        DataError: no metric named, duplicate ids, a metric cell that is not a finite number
+            (naming the column, the row and the value), an empty table.
+    """
+    from workbench.correlate.inputs import as_dataset, parse_numbers
+
+    if not metrics:
+        raise DataError("name at least one metric column (--metric)")
+    dataset, name = as_dataset(source, splits=splits, offline=offline)
+    present = dataset.column_names
+    for column, flag in [*((m, "--metric") for m in metrics), *((c, "--id-column") for c in id_columns),
+                         *([(task_column, "--task-column")] if task_column else [])]:
+        if column not in present:
+            raise MissingColumnError(column, present, flag)
+    cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
+    ids = [row_id(parts) for parts in zip(*cells)]
+    keep = np.array([i is not None for i in ids], dtype=bool)
+    repeated = [i for i, count in Counter(i for i in ids if i is not None).items() if count > 1]
+    if repeated:
+        raise DataError(f"{name}: {len(repeated)} row id(s) of --id-column {','.join(id_columns)} occur more than once "
+                        f"(e.g. {', '.join(map(repr, repeated[:3]))}); the join with the dedup output needs unique ids")
+    values: dict[str, np.ndarray] = {}
+    missing: dict[str, int] = {}
+    for metric in metrics:
+        numbers, status = parse_numbers(dataset, metric)
+        bad = np.flatnonzero(status >= 2)  # 2: not a number, 3: infinite
+        if bad.size:
+            first = int(bad[0])
+            shown = dataset[first][metric]
+            what = "is infinite" if status[first] == 3 else "is not a number"
+            raise DataError(f"{name}: metric column {metric!r} must hold numbers, but row {first} "
+                            f"(id {ids[first]!r}) {what}: {shown!r} ({bad.size} such row(s))")
+        values[metric] = numbers[keep]
+        missing[metric] = int(np.count_nonzero(np.isnan(values[metric])))
+    tasks = None
+    if task_column:
+        tasks = [id_text(t) for t, k in zip(dataset.with_format("arrow")[task_column].to_pylist(), keep) if k]
+    return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
+                       tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)))
+
+
+def finite_or_nan(value: float) -> float | None:
+    """``value`` for JSON: ``None`` for NaN."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)

@@ -1,0 +1,126 @@
+"""``workbench bias``: parse options, call :func:`workbench.bias.run_bias`, print."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import typer
+from rich import box
+from rich.table import Table
+
+from workbench.bias import BiasConfig, BiasReport, run_bias
+from workbench.bias.intervals import Interval
+from workbench.bias.results import Analysis
+from workbench.cli.app import app, console, err_console
+from workbench.cli.config_options import config_options
+
+_COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False, "collapse_padding": True}
+_TITLES = {
+    "train_test": "Duplication bias over the test set (Allamanis 2019, Table 2; Δ as Table 3; Eq. 2)",
+    "single_set": "Duplication bias: all rows vs one row per duplicate cluster (Allamanis 2019, Sec. 2, Eq. 2)",
+    "contamination": "Contamination: clean vs contaminated rows (GPT-3, Brown et al. 2020, App. C)",
+}
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _cell(value: Interval, digits: int = 4, suffix: str = "") -> str:
+    if math.isnan(value.value):
+        return f"n/a\n[dim]n {value.n_rows}[/dim]"
+    ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
+    return f"{value.value:.{digits}f}{suffix}\n{ci}\n[dim]n {value.n_rows} / {value.n_units}[/dim]"
+
+
+@app.command("bias")
+@config_options(BiasConfig, extra_flags={"metric": ("-m",)})
+def bias_command(
+    config: BiasConfig,
+    dedup_output: Path = typer.Argument(..., help="A `workbench dedup -o` folder (clusters.json, removed.csv, report.json; contamination.csv with --against)."),
+    metrics: str = typer.Argument(..., help="Per-row metric table: .jsonl/.json/.parquet/.csv (optionally .gz), a bundled name or a hub id "
+                                  "(e.g. `workbench execute` results, a score table)."),
+    json_path: Path = typer.Option(None, "--json", help="Write the machine-readable report here."),
+    plot_path: Path = typer.Option(None, "--plot", help="Write a figure here (.png/.svg/.pdf): each metric per setting with its CI."),
+) -> None:
+    """How much do duplicates and contamination move a metric? Joins per-row metric values to a
+    `workbench dedup` output by row id and reports each metric, with bootstrap CIs and the rows behind
+    each value, in the settings of Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine
+    Learning Models of Code"):
+
+    - train/test corpus (Table 2): fully biased (every test row), cross-set biased (in-test duplicates
+    collapsed to one per cluster, test rows with a train duplicate kept), unbiased test (also without the
+    test rows that have a train duplicate); fully unbiased needs a retrained model and is not computed.
+    Δ% = 100 (cross-set biased - unbiased) / unbiased, as Table 3.
+
+    - one set of rows (e.g. a benchmark's generations): all rows vs one row per duplicate cluster.
+
+    - Eq. 2 (Sec. 2): f̂ = (1 - d) f̄ + d β with d = (|D| - |X|) / |D| the duplication factor, f̄ the
+    mean over the deduplicated rows X (a cluster counts with the row the dedup kept) and β the mean over
+    the removed duplicates D \\ X (the duplication bias); the identity is checked on the numbers.
+
+    - with --against in the dedup run (or --contamination DIR): clean vs contaminated rows, the
+    GPT-3 (Brown et al. 2020, App. C) clean-subset report, with the contaminated ids.
+
+    Example: workbench bias out/ results.jsonl -m passed --id-column task_id,sample_id --task-column task_id
+    """
+    report = run_bias(dedup_output, metrics, config, json_path=json_path, plot_path=plot_path)
+    print_report(report)
+    if json_path is not None:
+        console.print(f"JSON report: {json_path}")
+    if plot_path is not None:
+        console.print(f"Figure: {plot_path}")
+
+
+def print_report(report: BiasReport) -> None:
+    """The tables of each analysis, the join counts, notes and warnings."""
+    level = int(round(report.bootstrap["confidence"] * 100))
+    for analysis in (report.duplication, report.contamination):
+        if analysis is not None:
+            _print_analysis(analysis, level, report.bootstrap["unit"])
+    j = report.join
+    console.print(
+        f"join on {','.join(j.id_columns)}: {j.joined} of {j.metric_rows} metric rows joined; {j.unjoined} not in the "
+        f"dedup output (left out), {j.without_id} without an id; {j.dedup_rows_without_metric} of the dedup's "
+        f"{j.dedup_rows} rows have no metric row"
+    )
+    if j.unjoined_ids:
+        console.print(f"ids not in the dedup output: {', '.join(j.unjoined_ids)}{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
+    b = report.bootstrap
+    console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
+                  f"intervals; cells: value, [CI], n rows / {b['unit']}s")
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
+    table = Table(title=_TITLES[analysis.kind], **_COMPACT)
+    table.add_column("metric", no_wrap=True)
+    for name in analysis.settings:
+        table.add_column(name.replace("_", " "), justify="right", no_wrap=True)
+    between = analysis.delta_between
+    table.add_column(f"Δ% {between[0].replace('_', ' ')}\nvs {between[1].replace('_', ' ')}", justify="right", no_wrap=True)
+    with_eq2 = analysis.kind != "contamination"
+    if with_eq2:
+        table.add_column("Eq. 2: d, f̄, β\n|f̂ - ((1-d)f̄ + dβ)|", justify="right", no_wrap=True)
+    for name, result in analysis.metrics.items():
+        cells = [_cell(result.settings[s]) for s in analysis.settings]
+        cells.append(_cell(result.delta, 2, "%") if result.delta is not None else "")
+        if with_eq2 and result.decomposition is not None:
+            e = result.decomposition
+            cells.append(f"d {_number(e.d)}, f̄ {_number(e.f_bar)}, β {_number(e.beta)}\n{_number(e.residual, 1) if math.isnan(e.residual) else f'{e.residual:.1e}'}")
+        table.add_row(name + (f"\n[dim]{result.missing} missing[/dim]" if result.missing else ""), *cells, end_section=True)
+        if result.correlation:
+            row = [_cell(result.correlation[s], 3) for s in analysis.settings]
+            table.add_row(f"[dim]τ-b with label[/dim]", *row, "", *([""] if with_eq2 else []), end_section=True)
+    console.print(table)
+    counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
+    console.print(f"[dim]{counts}[/dim]")
+    for note in analysis.notes:
+        console.print(f"[dim]note: {note}[/dim]")
+    listed = analysis.ids.get("contaminated_ids")
+    if listed is not None:
+        shown = ", ".join(listed[:20]) + (" ..." if len(listed) > 20 else "")
+        console.print(f"contaminated ids ({len(listed)}): {shown or '(none)'}")
