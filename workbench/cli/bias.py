@@ -28,13 +28,6 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _cell(value: Interval, digits: int = 4, suffix: str = "") -> str:
-    if math.isnan(value.value):
-        return f"n/a\n[dim]n {value.n_rows}[/dim]"
-    ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
-    return f"{value.value:.{digits}f}{suffix}\n{ci}\n[dim]n {value.n_rows} / {value.n_units}[/dim]"
-
-
 @app.command("bias")
 @config_options(BiasConfig, extra_flags={"metric": ("-m",)})
 def bias_command(
@@ -90,31 +83,45 @@ def print_report(report: BiasReport) -> None:
         console.print(f"ids not in the dedup output: {', '.join(j.unjoined_ids)}{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
     b = report.bootstrap
     console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
-                  f"intervals; cells: value, [CI], n rows / {b['unit']}s")
+                  "intervals")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
 
 
+def _interval(value: Interval, digits: int = 4, suffix: str = "") -> str:
+    """Value over its interval (two lines)."""
+    if math.isnan(value.value):
+        return "n/a"
+    ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
+    return f"{value.value:.{digits}f}{suffix}\n{ci}"
+
+
 def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     table = Table(title=_TITLES[analysis.kind], **_COMPACT)
-    table.add_column("metric", no_wrap=True)
-    for name in analysis.settings:
-        table.add_column(name.replace("_", " "), justify="right", no_wrap=True)
-    between = analysis.delta_between
-    table.add_column(f"Δ% {between[0].replace('_', ' ')}\nvs {between[1].replace('_', ' ')}", justify="right", no_wrap=True)
-    with_eq2 = analysis.kind != "contamination"
-    if with_eq2:
-        table.add_column("Eq. 2: d, f̄, β\n|f̂ - ((1-d)f̄ + dβ)|", justify="right", no_wrap=True)
+    table.add_column("metric / setting", no_wrap=True)
+    table.add_column(f"mean\n[{level}% CI]", justify="right", no_wrap=True)
+    table.add_column(f"rows /\n{unit}s", justify="right", no_wrap=True)
+    with_tau = any(result.correlation for result in analysis.metrics.values())
+    if with_tau:
+        table.add_column(f"τ-b with label\n[{level}% CI]", justify="right", no_wrap=True)
+    blank = [""] * with_tau
+    between = " vs\n   ".join(name.replace("_", " ") for name in analysis.delta_between)
     for name, result in analysis.metrics.items():
-        cells = [_cell(result.settings[s]) for s in analysis.settings]
-        cells.append(_cell(result.delta, 2, "%") if result.delta is not None else "")
-        if with_eq2 and result.decomposition is not None:
-            e = result.decomposition
-            cells.append(f"d {_number(e.d)}, f̄ {_number(e.f_bar)}, β {_number(e.beta)}\n{_number(e.residual, 1) if math.isnan(e.residual) else f'{e.residual:.1e}'}")
-        table.add_row(name + (f"\n[dim]{result.missing} missing[/dim]" if result.missing else ""), *cells, end_section=True)
-        if result.correlation:
-            row = [_cell(result.correlation[s], 3) for s in analysis.settings]
-            table.add_row(f"[dim]τ-b with label[/dim]", *row, "", *([""] if with_eq2 else []), end_section=True)
+        missing = f" [dim]({result.missing} rows without a value)[/dim]" if result.missing else ""
+        table.add_row(f"[bold]{name}[/bold]{missing}", "", "", *blank)
+        for setting in analysis.settings:
+            value = result.settings[setting]
+            tau = [_interval(result.correlation[setting], 3) if result.correlation else ""] if with_tau else []
+            table.add_row(f"  {setting.replace('_', ' ')}", _interval(value), f"{value.n_rows} / {value.n_units}", *tau)
+        if result.delta is not None:
+            table.add_row(f"  Δ% {between}", _interval(result.delta, 2, "%"), "", *blank)
+        e = result.decomposition
+        if e is not None:
+            residual = "n/a" if math.isnan(e.residual) else f"{e.residual:.1e}"
+            table.add_row("  Eq. 2: d / f̄ / β\n  |f̂ - ((1-d) f̄ + d β)|",
+                          f"{_number(e.d)} / {_number(e.f_bar)} / {_number(e.beta)}\n{residual}",
+                          f"|D| {e.n_d}\n|X| {e.n_x}", *blank)
+        table.rows[-1].end_section = True
     console.print(table)
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
     console.print(f"[dim]{counts}[/dim]")
