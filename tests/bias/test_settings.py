@@ -14,28 +14,7 @@ import pytest
 
 from workbench.bias import BiasConfig, decompose, one_per_cluster, run_bias
 from workbench.bias.settings import single_set_masks, train_test_masks
-from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import DataError
-
-
-def code(name: str) -> str:
-    """A function of about 40 identifier/number tokens, all its own (``name`` makes them unique)."""
-    rng = random.Random(name)
-    words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-    body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-    return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
-def dedup(tmp_path: Path, rows: list[dict], **options) -> Path:
-    source = write_jsonl(tmp_path / "corpus.jsonl", rows)
-    out = tmp_path / "dedup"
-    run_dedup(str(source), DedupConfig(id_column="id", workers=1, **options), output_dir=out)
-    return out
 
 
 #: train A, B, C; test: two copies of A (cross-set), d three times (in-test), e, f
@@ -47,8 +26,8 @@ TRAIN_TEST = [
 
 
 @pytest.fixture()
-def train_test_output(tmp_path) -> Path:
-    return dedup(tmp_path, [{"id": i, "split": s, "content": code(base)} for i, s, base, _ in TRAIN_TEST],
+def train_test_output(tmp_path, corpus) -> Path:
+    return corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(base)} for i, s, base, _ in TRAIN_TEST],
                  split_column="split")
 
 
@@ -81,15 +60,11 @@ def test_train_test_settings_by_hand(train_test_output):
     assert any("retrained" in note for note in analysis.notes)
 
 
-#: one set: r1, r2 copies; r3 alone; r4, r5, r6 copies
-SINGLE = [("r1", "p", 1), ("r2", "p", 0), ("r3", "q", 1), ("r4", "s", 1), ("r5", "s", 0), ("r6", "s", 1)]
-
-
-def test_single_set_and_contamination_by_hand(tmp_path):
-    reference = write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": code("q")},
-                                                           {"id": "REF/1", "content": code("zzz")}])
-    out = dedup(tmp_path, [{"id": i, "content": code(base)} for i, base, _ in SINGLE], against=str(reference))
-    table = write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, _, v in SINGLE])
+def test_single_set_and_contamination_by_hand(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("q")},
+                                                           {"id": "REF/1", "content": corpus.code("zzz")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE], against=str(reference))
+    table = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, _, v in corpus.SINGLE])
     report = run_bias(out, str(table), BiasConfig(metric=["acc"], resamples=50), json_path=tmp_path / "bias.json")
     result = report.duplication.metrics["acc"]
     assert report.duplication.kind == "single_set"
@@ -110,14 +85,14 @@ def test_single_set_and_contamination_by_hand(tmp_path):
     assert written["duplication"]["metrics"]["acc"]["eq2"]["identity_residual"] < 1e-12
 
 
-def test_contamination_from_a_second_dedup_output(tmp_path):
-    reference = write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": code("s")}])
-    rows = [{"id": i, "content": code(base)} for i, base, _ in SINGLE]
+def test_contamination_from_a_second_dedup_output(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("s")}])
+    rows = [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE]
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    in_set = dedup(tmp_path / "a", rows)
-    against = dedup(tmp_path / "b", rows, against=str(reference))
-    metrics = {"id": [i for i, *_ in SINGLE], "acc": [v for *_, v in SINGLE]}
+    in_set = corpus.dedup(tmp_path / "a", rows)
+    against = corpus.dedup(tmp_path / "b", rows, against=str(reference))
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
     report = run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(against), resamples=20))
     assert report.contamination.ids["contaminated_ids"] == ["r4", "r5", "r6"]
     assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
@@ -159,19 +134,19 @@ def test_a_folder_that_is_not_a_dedup_output(tmp_path):
         run_bias(tmp_path, {"id": ["a"], "acc": [1]}, BiasConfig(metric=["acc"]))
 
 
-def test_task_bootstrap_and_label_correlation(tmp_path):
+def test_task_bootstrap_and_label_correlation(tmp_path, corpus):
     rng = random.Random(3)
     rows, metrics = [], {"id": [], "task": [], "score": [], "passed": []}
     for task in range(12):
         for sample in range(6):
             base = f"t{task}s{sample % 4}"  # samples 4 and 5 copy samples 0 and 1
-            rows.append({"id": f"T{task}:{sample}", "content": code(base)})
+            rows.append({"id": f"T{task}:{sample}", "content": corpus.code(base)})
             passed = rng.random() < 0.5
             metrics["id"].append(f"T{task}:{sample}")
             metrics["task"].append(f"T{task}")
             metrics["passed"].append(int(passed))
             metrics["score"].append(round(rng.random() * 0.5 + 0.5 * passed, 3))
-    out = dedup(tmp_path, rows)
+    out = corpus.dedup(tmp_path, rows)
     report = run_bias(out, metrics, BiasConfig(metric=["passed", "score"], task_column="task", label="passed",
                                                resamples=100))
     assert report.bootstrap["unit"] == "task"

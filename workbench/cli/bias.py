@@ -38,24 +38,15 @@ def bias_command(
     json_path: Path = typer.Option(None, "--json", help="Write the machine-readable report here."),
     plot_path: Path = typer.Option(None, "--plot", help="Write a figure here (.png/.svg/.pdf): each metric per setting with its CI."),
 ) -> None:
-    """How much do duplicates and contamination move a metric? Joins per-row metric values to a
-    `workbench dedup` output by row id and reports each metric, with bootstrap CIs and the rows behind
-    each value, in the settings of Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine
-    Learning Models of Code"):
+    """How much do duplicates and contamination move a metric? Joins per-row metric values to a `workbench dedup` output by row id and reports each metric, with bootstrap CIs and the rows behind each value, in the settings of Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Models of Code"):
 
-    - train/test corpus (Table 2): fully biased (every test row), cross-set biased (in-test duplicates
-    collapsed to one per cluster, test rows with a train duplicate kept), unbiased test (also without the
-    test rows that have a train duplicate); fully unbiased needs a retrained model and is not computed.
-    Δ% = 100 (cross-set biased - unbiased) / unbiased, as Table 3.
+    Train/test corpus (Table 2): fully biased = every test row; cross-set biased = in-test duplicates collapsed to one row per cluster, test rows with a train duplicate kept; unbiased test = also without the test rows that have a train duplicate; fully unbiased needs a model retrained on the deduplicated train split and is not computed. Δ% = 100 (cross-set biased - unbiased test) / unbiased test, as in Table 3.
 
-    - one set of rows (e.g. a benchmark's generations): all rows vs one row per duplicate cluster.
+    One set of rows (e.g. a benchmark's generations): all rows vs one row per duplicate cluster.
 
-    - Eq. 2 (Sec. 2): f̂ = (1 - d) f̄ + d β with d = (|D| - |X|) / |D| the duplication factor, f̄ the
-    mean over the deduplicated rows X (a cluster counts with the row the dedup kept) and β the mean over
-    the removed duplicates D \\ X (the duplication bias); the identity is checked on the numbers.
+    Eq. 2 (Sec. 2): f̂ = (1 - d) f̄ + d β, with d = (|D| - |X|) / |D| the duplication factor, f̄ the mean over the deduplicated rows X (a cluster counts with the row the dedup kept, as the paper keeps one file per cluster) and β the mean over the removed duplicates D \\ X, the duplication bias; the identity is checked on the numbers.
 
-    - with --against in the dedup run (or --contamination DIR): clean vs contaminated rows, the
-    GPT-3 (Brown et al. 2020, App. C) clean-subset report, with the contaminated ids.
+    With --against in the dedup run (or --contamination DIR): clean vs contaminated rows (and tasks), the clean-subset report of GPT-3 (Brown et al. 2020, App. C), with the contaminated ids.
 
     Example: workbench bias out/ results.jsonl -m passed --id-column task_id,sample_id --task-column task_id
     """
