@@ -29,7 +29,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 def dedup(tmp_path: Path, rows: list[dict], **options) -> Path:
     source = write_jsonl(tmp_path / "corpus.jsonl", rows)
     out = tmp_path / "dedup"
-    run_dedup(str(source), DedupConfig(id_column="id", workers=1, **options), output_dir=out)
+    run_dedup(str(source), DedupConfig(**{"id_column": "id", "workers": 1, **options}), output_dir=out)
     return out
 
 

@@ -98,7 +98,11 @@ class DedupOutput:
         if row_id in self.removed:
             return self.removed[row_id][0]
         if self._split_of_kept is None:
-            self._split_of_kept = _kept_row_splits(self.folder, self.splits, id_columns)
+            found = _kept_row_splits(self.folder, self.splits, id_columns)
+            # ids built from other columns than the dedup's are not its ids: the rows its
+            # clusters kept must be among them
+            kept = [k for k in self.kept_of_cluster if k is not None]
+            self._split_of_kept = found if not kept or any(k in found for k in kept) else {}
         found = self._split_of_kept.get(row_id)
         if found is not None:
             return found

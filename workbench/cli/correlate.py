@@ -77,10 +77,38 @@ def correlate_command(
 def print_report(report: CorrelationReport, json_path: Path | None = None, plot_path: Path | None = None) -> None:
     """The correlation tables, the counts and warnings, and where the files were written."""
     _print_report(report)
+    if report.deduplicated is not None:
+        _print_per_cluster(report)
     if json_path is not None:
         console.print(f"JSON report: {Path(json_path)}")
     if plot_path is not None:
         console.print(f"Figure: {Path(plot_path)}")
+
+
+def _print_per_cluster(report: CorrelationReport) -> None:
+    """Each coefficient on all rows next to one row per near-duplicate cluster (``--dedup``)."""
+    level = int(round(report.bootstrap.confidence * 100))
+    selection = report.per_cluster
+    table = Table(title=f"All rows vs one row per near-duplicate cluster ({level}% CI over tasks)", **_COMPACT)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    for heading in ("Kendall τ-b\nall rows", "Kendall τ-b\none per cluster", "difference"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    for name, result in report.metrics.items():
+        other = report.deduplicated.metrics.get(name)
+        for level_name, label in (("pooled", "pooled"), ("per_problem", "per-problem")):
+            mine = getattr(result, level_name)["kendall"]
+            theirs = getattr(other, level_name)["kendall"] if other else None
+            change = _number(theirs.value - mine.value) if theirs is not None else "n/a"
+            table.add_row(name if level_name == "pooled" else f"[dim]n {result.n_samples} / {other.n_samples if other else 0}[/dim]",
+                          label, _with_ci(mine), _with_ci(theirs) if theirs is not None else "n/a", change,
+                          end_section=level_name == "per_problem")
+    console.print(table)
+    console.print(
+        f"one row per cluster of {selection.dedup_output} (the row the dedup kept): {selection.kept} of {selection.rows} "
+        f"rows; {selection.rows_in_clusters} rows in {selection.clusters} clusters"
+        + (f"; {selection.unknown_ids} rows not in the dedup output (kept)" if selection.unknown_ids else "")
+    )
 
 
 def _print_report(report: CorrelationReport) -> None:

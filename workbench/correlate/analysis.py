@@ -202,13 +202,27 @@ def run_correlate(
         print(report.metrics["codebleu"].pooled["kendall"].value)
     """
     config = config or CorrelateConfig()
-    report = correlate(
-        scores, metrics=list(config.metric) or None, label=config.label, results=config.results,
-        task_column=config.task_column, sample_column=config.sample_column, splits=list(config.split) or None,
+    options = dict(
+        metrics=list(config.metric) or None, label=config.label, results=config.results,
+        task_column=config.task_column, sample_column=config.sample_column,
         n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
         length_column=config.length_column, length_unit=config.length_unit, combine=config.combinations(),
         baselines=config.baseline,
     )
+    if config.dedup is None:
+        report = correlate(scores, splits=list(config.split) or None, **options)
+    else:
+        from workbench.correlate.per_cluster import one_row_per_cluster
+
+        dataset, name = as_dataset(scores, splits=list(config.split) or None, offline=config.offline)
+        id_columns = ([c.strip() for c in config.dedup_id_column.split(",") if c.strip()] if config.dedup_id_column
+                      else [config.task_column, config.sample_column or DEFAULT_SAMPLE_COLUMN])
+        subset, selection = one_row_per_cluster(dataset, config.dedup, id_columns)
+        report = correlate(dataset, **options)
+        report.source = name if config.results is None else f"{name} + {report.source.split(' + ', 1)[1]}"
+        report.deduplicated = correlate(subset, **options)
+        report.deduplicated.source = f"{report.source}, one row per cluster of {config.dedup}"
+        report.per_cluster = selection
     if json_path is not None:
         report.write_json(json_path)
     if plot_path is not None:

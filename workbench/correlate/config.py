@@ -33,6 +33,9 @@ class CorrelateConfig(JobConfig):
         length_column / length_unit: verbosity bias, each metric against the length of the
             generated code (:mod:`workbench.correlate.length`): the column (``auto``: found by name;
             ``none``: off) and ``chars`` or ``tokens``.
+        dedup / dedup_id_column: a dedup output folder whose clusters are collapsed to one row
+            each for a second, deduplicated report (:mod:`workbench.correlate.per_cluster`), and
+            the columns of its row ids.
         combine / baseline: comparisons: combined judges declared in advance
             (:mod:`workbench.correlate.combine`, ``NAME=rank-mean:a,b[,w_a,w_b]``) and the metrics
             every other one is compared with (empty: every pair).
@@ -75,6 +78,14 @@ class CorrelateConfig(JobConfig):
     baseline: tuple[str, ...] = option(
         (), "Compare every other metric with this one (paired bootstrap of the difference, pooled and per problem); "
         "repeatable, e.g. --baseline codebleu --baseline chrf. Default: every pair of metrics.")
+
+    # -- duplicates: every coefficient also on one row per near-duplicate cluster
+    dedup: str | None = option(
+        None, "A `workbench dedup -o` folder: every coefficient is also computed on one row per near-duplicate cluster "
+        "(the row the dedup kept), next to all rows, to show whether duplicated generations moved the correlation.")
+    dedup_id_column: str | None = option(
+        None, "The dedup's --id-column: column(s), comma-separated, whose values joined with ':' are its row ids "
+        "[default: the task and sample columns].")
 
     def _check(self) -> None:
         names = []

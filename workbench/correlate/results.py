@@ -472,6 +472,9 @@ class CorrelationReport:
         length: the completion-length analysis (verbosity bias), or why there is none.
         combinations: combined judges by name.
         baselines: the metrics every other metric was compared with (empty: all pairs).
+        deduplicated: the same report on one row per near-duplicate cluster (``--dedup``), else ``None``.
+        per_cluster: which rows stood for their clusters
+            (:class:`~workbench.correlate.per_cluster.ClusterSelection`), with ``deduplicated``.
     """
 
     source: str
@@ -485,6 +488,8 @@ class CorrelationReport:
     length: LengthSummary | None = None
     combinations: dict[str, CombinationSummary] = field(default_factory=dict)
     baselines: tuple[str, ...] = ()
+    deduplicated: CorrelationReport | None = None
+    per_cluster: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``{"source", "label", "counts", "bootstrap", "metrics", "length",
@@ -511,6 +516,8 @@ class CorrelationReport:
                 "baselines": list(self.baselines),
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons],
                 "warnings": list(self.warnings),
+                **({"deduplicated": {"selection": self.per_cluster.to_dict(), **self.deduplicated.to_dict()}}
+                   if self.deduplicated is not None else {}),
             }
         )
 

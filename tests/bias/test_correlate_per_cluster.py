@@ -1,0 +1,63 @@
+"""``workbench correlate --dedup DIR``: every coefficient also on one row per near-duplicate
+cluster (the row the dedup kept), next to all rows; checked against scipy on the rows counted by hand."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.correlate import CorrelateConfig, kendall_tau_b, run_correlate
+from workbench.errors import DataError
+
+
+@pytest.fixture()
+def generations(tmp_path, corpus):
+    """Four tasks of five samples; in each task samples 3 and 4 copy sample 0 (a cluster of 3)."""
+    rng = np.random.default_rng(1)
+    rows, table = [], []
+    for task in range(4):
+        for sample in range(5):
+            base = f"t{task}s{0 if sample in (3, 4) else sample}"
+            rows.append({"task_id": f"T/{task}", "sample_id": sample, "content": corpus.code(base)})
+            passed = int(rng.random() < 0.5) if sample not in (3, 4) else 1
+            table.append({"task_id": f"T/{task}", "sample_id": sample, "passed": passed,
+                          "judge": float(rng.random() + (0.8 if sample in (3, 4) else 0.0))})
+    out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id")
+    return out, corpus.write_jsonl(tmp_path / "scores.jsonl", table), table
+
+
+def test_coefficients_on_one_row_per_cluster(generations, tmp_path):
+    out, scores, table = generations
+    config = CorrelateConfig(metric=["judge"], dedup=str(out), resamples=50, length_column="none")
+    report = run_correlate(str(scores), config, json_path=tmp_path / "c.json")
+    kept = [row for row in table if row["sample_id"] not in (3, 4)]  # sample 0 is each cluster's kept row
+    expected = kendall_tau_b(np.array([r["judge"] for r in kept]), np.array([r["passed"] for r in kept], dtype=float))
+    assert report.deduplicated.metrics["judge"].pooled["kendall"].value == pytest.approx(expected)
+    everything = kendall_tau_b(np.array([r["judge"] for r in table]), np.array([r["passed"] for r in table], dtype=float))
+    assert report.metrics["judge"].pooled["kendall"].value == pytest.approx(everything)
+    assert expected != pytest.approx(everything)
+    selection = report.per_cluster
+    assert (selection.rows, selection.kept, selection.rows_in_clusters, selection.clusters) == (20, 12, 12, 4)
+    written = json.loads((tmp_path / "c.json").read_text())
+    assert written["deduplicated"]["selection"]["rows_left_out"] == 8
+    assert written["deduplicated"]["metrics"]["judge"]["pooled"]["kendall"] == pytest.approx(expected)
+
+
+def test_cli_prints_both(generations):
+    out, scores, _ = generations
+    result = CliRunner().invoke(app, ["correlate", str(scores), "-m", "judge", "--dedup", str(out), "--resamples", "20",
+                                      "--length-column", "none"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    assert "one row per near-duplicate cluster" in result.output
+    assert "12 of 20 rows" in result.output
+
+
+def test_ids_that_are_not_the_dedups(generations):
+    out, scores, _ = generations
+    with pytest.raises(DataError, match="none of the table's row ids"):
+        run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), dedup_id_column="sample_id",
+                                                   resamples=10, length_column="none"))

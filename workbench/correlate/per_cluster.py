@@ -1,0 +1,85 @@
+"""One row per near-duplicate cluster: the rows ``workbench correlate --dedup DIR`` correlates
+next to all rows, so a user sees whether duplicated generations moved a judge's tau.
+
+A cluster of ``workbench dedup``'s ``clusters.json`` counts once, with the row the dedup kept
+(Allamanis 2019, Sec. 2: one file per cluster; :func:`workbench.bias.settings.one_per_cluster`);
+a row in no cluster stays. Rows are matched to the dedup's ids as ``workbench dedup --id-column``
+built them (default: the task and sample columns joined with ``:``, what ``workbench run`` uses).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import datasets
+import numpy as np
+
+from workbench.errors import DataError, MissingColumnError
+
+
+@dataclass(frozen=True)
+class ClusterSelection:
+    """Which rows stand for their clusters.
+
+    Attributes:
+        dedup_output: the dedup folder.
+        id_columns: the columns the row ids were built from.
+        rows: rows of the table; kept: rows left (one per cluster and every row in no cluster).
+        rows_in_clusters: rows in a cluster; clusters: clusters with a row here.
+        unknown_ids: rows whose id the dedup output does not have (kept: not known duplicates).
+    """
+
+    dedup_output: str
+    id_columns: tuple[str, ...]
+    rows: int
+    kept: int
+    rows_in_clusters: int
+    clusters: int
+    unknown_ids: int
+
+    def to_dict(self) -> dict:
+        return {**self.__dict__, "id_columns": list(self.id_columns), "rows_left_out": self.rows - self.kept}
+
+
+def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLike[str],
+                        id_columns: Sequence[str]) -> tuple[datasets.Dataset, ClusterSelection]:
+    """The rows of ``dataset`` with each near-duplicate cluster collapsed to one row.
+
+    Args:
+        dataset: the scores table.
+        dedup_output: a ``workbench dedup -o`` folder.
+        id_columns: the column(s) whose values (joined with ``:``) are the dedup's row ids.
+
+    Returns:
+        ``(the selected rows, what was selected)``.
+
+    Raises:
+        MissingColumnError: an id column is absent; DataError: the folder is not a dedup output,
+            or no row's id is in it (the ids were built another way).
+    """
+    from workbench.bias.dedup_output import read_dedup_output
+    from workbench.bias.metric_table import row_id
+    from workbench.bias.settings import one_per_cluster
+
+    for column in id_columns:
+        if column not in dataset.column_names:
+            raise MissingColumnError(column, dataset.column_names, "--dedup-id-column")
+    output = read_dedup_output(dedup_output)
+    cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
+    ids = [row_id(parts) or "" for parts in zip(*cells)]
+    cluster = np.array([output.cluster_of.get(i, -1) for i in ids], dtype=np.int64)
+    position = np.array([output.clusters[c].index(i) if c >= 0 else 0 for i, c in zip(ids, cluster)], dtype=np.int64)
+    kept = np.array([i not in output.removed for i in ids], dtype=bool)
+    unknown = sum(1 for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None)
+    if unknown == len(ids):
+        raise DataError(f"{dedup_output}: none of the table's row ids is in this dedup output (ids from "
+                        f"{','.join(id_columns)}, e.g. {ids[0]!r}); set --dedup-id-column as the dedup's --id-column")
+    chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
+    selection = ClusterSelection(
+        dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),
+        rows_in_clusters=int(np.count_nonzero(cluster >= 0)), clusters=int(np.unique(cluster[cluster >= 0]).size),
+        unknown_ids=unknown,
+    )
+    return dataset.select(np.flatnonzero(chosen).tolist()), selection
