@@ -39,7 +39,7 @@ TABLE_BASE: dict[str, dict[str, Any]] = {"decontaminate": {"against": "humaneval
 CLI_BASE: dict[str, list[str]] = {"decontaminate": ["--against", "humaneval"], "score": ["--model", "local/x"]}
 #: the stage whose config a table feeds
 TABLE_STAGE = {"decontaminate": "decontaminate", "dedup": "dedup", "execute": "execute", "score": "score",
-               "correlate": "correlate"}
+               "correlate": "correlate", "bias": "bias"}
 #: fields that only make sense together (a combination or baseline names correlated metrics)
 COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows": {"lsh_bands": 4},
                                          "combine": {"metric": ["x-value", "y-value"]},
@@ -51,7 +51,9 @@ VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"], "method
 #: what ``workbench run`` sets where the command line has a plain default: the code column is
 #: carried into the score tables and is correlate's length column (verbosity bias)
 PIPELINE_DEFAULTS: dict[tuple[str, str], Any] = {("score", "carry"): ("completion",),
-                                                 ("correlate", "length_column"): "completion"}
+                                                 ("correlate", "length_column"): "completion",
+                                                 # bias: pass@1 from the execution results, and its correlations
+                                                 ("bias", "metric"): ("passed",), ("bias", "label"): "passed"}
 TABLE_KEYS = [(table, name) for table, command in SECTION_COMMANDS.items()
               for name in COMMAND_CONFIGS[command].options()]
 
@@ -62,7 +64,7 @@ def _click_command(name: str):
 
 def _cli_params(command: str, args: list[str]) -> dict[str, Any]:
     """The parsed parameters of ``workbench <command> INPUT args`` (nothing runs)."""
-    required = {"execute": ["--output", "out.jsonl"]}.get(command, [])
+    required = {"execute": ["--output", "out.jsonl"], "bias": ["METRICS"]}.get(command, [])
     click_command = _click_command(command)
     with click_command.make_context(command, ["INPUT", *required, *args]) as ctx:
         return dict(ctx.params)

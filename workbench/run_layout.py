@@ -15,6 +15,7 @@ disagree. Paths are relative to the run folder, ``/``-separated::
     score/all/                    the methods without an LLM on every row (same files)
     correlate/subset.json, .png   workbench correlate on the subset
     correlate/all.json, .png      ... on every row
+    bias/report.json, bias.png    workbench bias: duplication and contamination bias of pass@1 and the metrics
     report.json, report.html      the report
 
 A run records its plan in ``run.json`` (``plan``: per stage, the files it writes,
@@ -73,6 +74,8 @@ class RunLayout:
     #: scope -> ``workbench correlate --json`` / ``--plot`` output
     CORRELATE_JSON = {"subset": "correlate/subset.json", "all": "correlate/all.json"}
     CORRELATE_PLOT = {"subset": "correlate/subset.png", "all": "correlate/all.png"}
+    #: ``workbench bias --json`` / ``--plot`` output
+    BIAS_JSON, BIAS_PLOT = "bias/report.json", "bias/bias.png"
     #: what marks a folder as a run folder (the report refuses any other)
     MARKS = (MANIFEST, "decontaminate", "dedup", "execute", "score", "correlate")
 
@@ -114,6 +117,7 @@ STAGE_OUTPUTS: dict[str, tuple[str, ...]] = {
     "score_all": (RunLayout.score_file("all", WIDE_SCORES_FILE),),
     "correlate": (RunLayout.CORRELATE_JSON["subset"],),
     "correlate_all": (RunLayout.CORRELATE_JSON["all"],),
+    "bias": (RunLayout.BIAS_JSON,),
     "report": (RunLayout.REPORT_JSON, RunLayout.REPORT_HTML),
 }
 #: stage -> files a resumable stage appends to row by row (kept when it is interrupted)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
-from workbench.options import JobConfig, option
+from workbench.options import JobConfig, OptionError, option
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class BiasConfig(JobConfig):
             duplicate clusters are resampled.
         label: an execution label column: each metric's Kendall tau-b with it is also computed
             in every setting (:mod:`workbench.correlate`).
+        results: an execution results table joined on the row id (``workbench execute``'s
+            ``results.jsonl``): :attr:`label`, and a metric named like it, are read from it.
         contamination: a second dedup output folder (a run with ``--against``) whose
             ``contamination.csv`` names the contaminated rows; default: the dedup output's own.
         split: splits of the metric table to read (all when empty).
@@ -53,6 +55,9 @@ class BiasConfig(JobConfig):
     label: str | None = option(
         None, "Execution label column (0/1 or a pass ratio): each metric's Kendall tau-b with it is also computed "
         "in every setting (all rows vs deduplicated, clean vs contaminated).")
+    results: str | None = option(
+        None, "Execution results table (e.g. `workbench execute` output) joined on the row id: the label, and a metric "
+        "named like the label (pass@1's passed), are read from it.")
     contamination: str | None = option(
         None, "Another `workbench dedup --against` output folder whose contamination.csv names the contaminated rows "
         "(default: the dedup output's own, when it was run with --against).")
@@ -61,6 +66,10 @@ class BiasConfig(JobConfig):
     seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
     confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
+
+    def _check(self) -> None:
+        if self.results is not None and self.label is None:
+            raise OptionError("{results} gives the label: set {label} too (e.g. passed)", "results", "label")
 
     @property
     def id_columns(self) -> list[str]:

@@ -102,8 +102,13 @@ def run_bias(
         raise DataError(f"{config.contamination}: this dedup output was not run with --against (no contamination "
                         "table in its report.json); give the folder of a `workbench dedup --against` run")
     columns = list(dict.fromkeys([*config.metric, *([config.label] if config.label else [])]))
-    table = read_metric_table(metrics_source, metrics=columns, id_columns=config.id_columns,
-                              task_column=config.task_column, splits=list(config.split) or None, offline=config.offline)
+    from_results = [config.label] if config.results is not None else []
+    table = read_metric_table(metrics_source, metrics=[c for c in columns if c not in from_results],
+                              id_columns=config.id_columns, task_column=config.task_column,
+                              splits=list(config.split) or None, offline=config.offline)
+    warnings = []
+    if from_results:
+        warnings += _join_results(table, config)
     rows = _Rows(output, table, config.id_columns)
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
@@ -121,7 +126,6 @@ def run_bias(
     bootstrap = UnitBootstrap(units, settings)
     label = rows.values.get(config.label) if config.label else None
     metrics = list(config.metric)
-    warnings = []
     if join.unjoined:
         warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
                         f"(e.g. {', '.join(rows.unjoined_ids[:3])})")
@@ -139,6 +143,25 @@ def run_bias(
 
         plot_bias(report, plot_path)
     return report
+
+
+def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
+    """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
+    no result); returns warnings about rows on either side without a partner."""
+    results = read_metric_table(config.results, metrics=[config.label], id_columns=config.id_columns,
+                                offline=config.offline)
+    by_id = dict(zip(results.ids, results.values[config.label]))
+    table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
+    table.missing[config.label] = int(np.count_nonzero(np.isnan(table.values[config.label])))
+    warnings = []
+    without = sum(1 for row in table.ids if row not in by_id)
+    if without:
+        warnings.append(f"{without} metric row(s) have no row in the results {results.source} (their "
+                        f"{config.label!r} is missing)")
+    extra = len(set(results.ids) - set(table.ids))
+    if extra:
+        warnings.append(f"{extra} row(s) of the results {results.source} are not in the metric table (left out)")
+    return warnings
 
 
 def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],

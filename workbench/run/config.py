@@ -4,8 +4,8 @@ The file has a ``[run]`` table (output folder, stages, offline), a ``[data]`` ta
 dataset and its columns, shared by every stage) and one table per stage: ``[decontaminate]``
 and ``[dedup]`` take the fields of :class:`~workbench.dedup.DedupConfig`, ``[execute]`` of
 :class:`~workbench.execute.ExecutionConfig`, ``[score]`` of
-:class:`~workbench.score.config.ScoreConfig` and ``[correlate]`` of
-:class:`~workbench.correlate.CorrelateConfig` (the same names as the commands' flags:
+:class:`~workbench.score.config.ScoreConfig`, ``[correlate]`` of
+:class:`~workbench.correlate.CorrelateConfig` and ``[bias]`` of :class:`~workbench.bias.BiasConfig` (the same names as the commands' flags:
 ``--min-tokens`` is ``min_tokens``; see :mod:`workbench.options`). Each value is checked here
 as its field checks it (type, choices, range); keys the pipeline sets itself (input, output
 paths, resuming) are refused with a message, as is any unknown key or table. The rules between
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.bias.config import BiasConfig
 from workbench.dedup.config import DedupConfig
 from workbench.errors import WorkbenchError
 from workbench.execute.config import ExecutionConfig
@@ -38,14 +39,16 @@ class ConfigError(WorkbenchError):
 
 
 #: the stages in the order they run
-STAGES = ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")
+STAGES = ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "bias", "report")
 
 #: the command of each configurable table
-SECTION_COMMANDS = {"decontaminate": "dedup", "dedup": "dedup", "execute": "execute", "score": "score", "correlate": "correlate"}
+SECTION_COMMANDS = {"decontaminate": "dedup", "dedup": "dedup", "execute": "execute", "score": "score", "correlate": "correlate",
+                    "bias": "bias"}
 
 #: each command's config class: a table's keys are its fields
 COMMAND_CONFIGS: dict[str, type[JobConfig]] = {
     "dedup": DedupConfig, "execute": ExecutionConfig, "score": ScoreConfig, "correlate": CorrelateConfig,
+    "bias": BiasConfig,
 }
 
 #: the names each stage's command gets from the pipeline (input argument aside); never from the file:
@@ -55,6 +58,7 @@ MANAGED_KEYS = {
     "execute": {"output", "resume", "overwrite", "json_output"},
     "score": {"output", "resume", "overwrite", "retry_failed", "quiet"},
     "correlate": {"results", "json_path", "plot_path"},
+    "bias": {"results", "contamination", "json_path", "plot_path"},
 }
 
 #: options every stage takes from ``[data]`` (or ``[run]``), by command: option -> where it is set.
@@ -69,6 +73,7 @@ SHARED_KEYS = {
               "prompt_column": "[data] prompt_column", "language": "[data] language", "split": "[data] split"},
     "correlate": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
                   "offline": "[run] offline"},
+    "bias": {"id_column": "[data] id_column", "task_column": "[data] task_column", "offline": "[run] offline"},
 }
 
 #: the ``[data]`` keys and their meaning

@@ -16,6 +16,8 @@ score             score        ``score/llm/``: every method on the selected subs
 score_all         score        ``score/all/``: the methods without an LLM on every row
 correlate         correlate    ``correlate/subset.json``: methods + shipped metrics, subset
 correlate_all     correlate    ``correlate/all.json``: cheap + shipped metrics, every row
+bias              bias         ``bias/report.json``: pass@1 and the metrics, all rows vs one per
+                               cluster, clean vs contaminated (Allamanis 2019; GPT-3 App. C)
 report            (library)    ``report.json``, ``report.html``
 ================  ===========  ===========================================================
 
@@ -64,6 +66,8 @@ class StagePlan:
         source: the job's input (the dataset, or an earlier stage's file).
         values: the job's config values (field -> value) from the table and ``[data]``.
         targets: the job's output paths (``output``, or ``json_path`` and ``plot_path``).
+        second_source: the job's second input (``bias``: the metric table; ``source`` is the
+            dedup output folder).
     """
 
     name: str
@@ -77,6 +81,7 @@ class StagePlan:
     source: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
+    second_source: str | None = None
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
@@ -116,13 +121,15 @@ class StagePlan:
         return _JOBS[self.command](self, self.config(**(changes or {})), hooks)  # type: ignore[index]
 
 
-def _job(plan: StagePlan, source: str, ordered: dict[str, Any]) -> None:
-    """Give ``plan`` its input, config values, output paths and command line from ``ordered``
+def _job(plan: StagePlan, source: str, ordered: dict[str, Any], second_source: str | None = None) -> None:
+    """Give ``plan`` its input(s), config values, output paths and command line from ``ordered``
     (config fields and output names, in command-line order; ``None`` leaves a default)."""
     plan.source = source
+    plan.second_source = second_source
     plan.values = {k: v for k, v in ordered.items() if k not in _OUTPUT_FLAGS and v is not None}
     plan.targets = {k: str(v) for k, v in ordered.items() if k in _OUTPUT_FLAGS and v is not None}
-    plan.argv = [source, *command_line_args(COMMAND_CONFIGS[plan.command], ordered, _OUTPUT_FLAGS)]  # type: ignore[index]
+    sources = [source] if second_source is None else [source, second_source]
+    plan.argv = [*sources, *command_line_args(COMMAND_CONFIGS[plan.command], ordered, _OUTPUT_FLAGS)]  # type: ignore[index]
 
 
 def _run_dedup(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
@@ -157,9 +164,16 @@ def _run_correlate(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
                          plot_path=plan.targets.get("plot_path"), **hooks)
 
 
+def _run_bias(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
+    from workbench.bias import run_bias
+
+    return run_bias(plan.source, plan.second_source, config, json_path=plan.targets.get("json_path"),
+                    plot_path=plan.targets.get("plot_path"), **hooks)
+
+
 #: each job's entry call: (plan, its config, hooks) -> the job's result
 _JOBS: dict[str, Callable[[StagePlan, Any, dict[str, Any]], Any]] = {
-    "dedup": _run_dedup, "execute": _run_execute, "score": _run_score, "correlate": _run_correlate,
+    "dedup": _run_dedup, "execute": _run_execute, "score": _run_score, "correlate": _run_correlate, "bias": _run_bias,
 }
 
 
@@ -348,8 +362,54 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
                 plan.skip_reason = "score_all does not run and there is no [correlate] metric"
     plans.append(plan)
 
+    plans.append(_bias_plan(config, columns, layout, enabled, cheap, shipped))
     plans.append(StagePlan("report", None, outputs=layout.outputs("report"), after=[p.name for p in plans]))
     for plan in plans:
         if plan.skip_reason is None and plan.name not in enabled:
             plan.skip_reason = "not in [run] stages"
     return plans
+
+
+def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, enabled: set[str],
+               cheap: list[str], shipped: list[str]) -> StagePlan:
+    """The ``bias`` stage: ``workbench bias`` on the in-set dedup output and the every-row metrics
+    (``score_all``'s table, else the dataset), with pass@1 from the execution results and the
+    contaminated rows of the ``decontaminate`` stage."""
+    data = config.data
+    plan = StagePlan("bias", "bias", outputs=layout.outputs("bias"), after=["dedup"], table="bias")
+    section = dict(config.sections["bias"])
+    id_column = _id_column(config, columns)
+    if "dedup" not in enabled:
+        plan.skip_reason = "the dedup stage does not run"
+        return plan
+    if id_column is None:
+        plan.skip_reason = "the rows have no id for dedup ([data] id_column, or task and sample columns)"
+        return plan
+    values: dict[str, Any] = {"id_column": id_column, "task_column": data["task_column"],
+                              "offline": config.offline or None}
+    if "execute" in enabled:
+        values.update(label="passed", results=str(layout / RunLayout.EXECUTE_RESULTS))
+        plan.after.append("execute")
+    elif data["label_column"]:
+        values["label"] = data["label_column"]
+    label = values.get("label")
+    if cheap and "score_all" in enabled:
+        metrics_table = str(layout / RunLayout.score_file("all", WIDE_SCORES_FILE))
+        plan.after.append("score_all")
+        metrics = cheap + [m for m in shipped if m not in cheap]
+    else:
+        metrics_table = data["source"]
+        metrics = list(shipped)
+        if data["split"]:
+            values["split"] = [data["split"]]
+    metrics = [label, *(m for m in metrics if m != label)] if label else metrics
+    if not section.get("metric") and not metrics:
+        plan.skip_reason = "no metric: no execution label, no cheap method, no [correlate] metric"
+        return plan
+    if "decontaminate" in enabled and config.sections["decontaminate"].get("against"):
+        values["contamination"] = str(layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
+        plan.after.append("decontaminate")
+    values = {**values, "metric": metrics, **section, "json_path": str(layout / RunLayout.BIAS_JSON),
+              "plot_path": str(layout / RunLayout.BIAS_PLOT)}
+    _job(plan, str(layout / RunLayout.DEDUP_FOLDERS["dedup"]), values, second_source=metrics_table)
+    return plan
