@@ -111,3 +111,25 @@ def test_hostile_content_stays_inert_in_the_browser(browser, tmp_path):
     # the hostile text is shown as text
     shown = view.inner_text()
     assert shown.count('</script><script>alert("pwned")</script>') >= 3  # code, stderr, prompt, response
+
+
+def test_the_duplication_bias_section_shows_pass_at_1_and_the_correlations(browser, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "run-fixture", run)
+    _, html_path = write_report(run)
+    page, events = _open(browser, html_path)
+    section = page.locator("#bias-table")
+    section.scroll_into_view_if_needed()
+    assert section.is_visible()
+    text = section.inner_text()
+    assert "one per cluster" in text and "contaminated tasks" in text
+    first = section.locator("tr").nth(1).inner_text()
+    assert first.startswith("passed") and "(pass@1)" in first and "0.6333" in first  # 38 of the 60 kept samples pass
+    tau = page.locator("#bias-tau-table")
+    assert tau.is_visible() and "chrf" in tau.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.evaluate("document.getElementById('bias').scrollIntoView()")
+    page.screenshot(path=str(ARTIFACTS / "report-bias.png"), full_page=False)
+    assert (ARTIFACTS / "report-bias.png").stat().st_size > 10_000
+    errors = [text for kind, text in events["console"] if kind == "error"]
+    assert errors == [] and events["page_errors"] == []

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.bias.metric_table import row_id
 from workbench.data.samples import id_text
 from workbench.errors import DataError
 
@@ -71,6 +72,8 @@ class DedupOutput:
     has_train_test: bool
     has_reference: bool
     _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
+    #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
+    split_files_found: bool | None = None
 
     @property
     def reference(self) -> str | None:
@@ -98,7 +101,7 @@ class DedupOutput:
         if row_id in self.removed:
             return self.removed[row_id][0]
         if self._split_of_kept is None:
-            found = _kept_row_splits(self.folder, self.splits, id_columns)
+            found, self.split_files_found = _kept_row_splits(self.folder, self.splits, id_columns)
             # ids built from other columns than the dedup's are not its ids: the rows its
             # clusters kept must be among them
             kept = [k for k in self.kept_of_cluster if k is not None]
@@ -106,6 +109,10 @@ class DedupOutput:
         found = self._split_of_kept.get(row_id)
         if found is not None:
             return found
+        if not self.split_files_found and len(self.splits) == 1:
+            # a folder without its deduplicated split (e.g. trimmed): a kept row cannot be told
+            # from a row the dedup never saw; with one split it is taken as a row of that split
+            return self.splits[0]
         head, _, number = row_id.partition("/")
         if head in self.splits and number.isdigit() and int(number) < self.report["splits"][head].get("files", 0):
             return head
@@ -182,8 +189,8 @@ def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
         raise DataError(f"{path}: cannot be read ({error})") from error
 
 
-def _kept_row_splits(root: Path, splits: Sequence[str], id_columns: Sequence[str]) -> dict[str, str]:
-    """id -> split of the rows in the deduplicated split files (the kept rows)."""
+def _kept_row_splits(root: Path, splits: Sequence[str], id_columns: Sequence[str]) -> tuple[dict[str, str], bool]:
+    """(id -> split of the rows in the deduplicated split files (the kept rows), whether any split file was found)."""
     found: dict[str, str] = {}
     files_root = root / "files"
     if files_root.is_dir():  # a source folder: ids are paths whose first folder names the split
@@ -192,16 +199,18 @@ def _kept_row_splits(root: Path, splits: Sequence[str], id_columns: Sequence[str
                 relative = path.relative_to(files_root).as_posix()
                 head = relative.split("/", 1)[0]
                 found[relative] = head if "/" in relative and head in splits else "train"
-        return found
+        return found, True
     columns = list(id_columns) or ["id"]
+    any_file = False
     for split in splits:
         dataset = _split_dataset(root, split)
+        any_file = any_file or dataset is not None
         if dataset is None or not set(columns) <= set(dataset.column_names):
             continue
         cells = [dataset.with_format("arrow")[c].to_pylist() for c in columns]
         for parts in zip(*cells):
-            found[":".join(str(p) for p in parts) if len(parts) > 1 else id_text(parts[0])] = split
-    return found
+            found[row_id(parts) or ""] = split
+    return found, any_file
 
 
 def _split_dataset(root: Path, split: str):

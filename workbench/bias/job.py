@@ -126,6 +126,9 @@ def run_bias(
     bootstrap = UnitBootstrap(units, settings)
     label = rows.values.get(config.label) if config.label else None
     metrics = list(config.metric)
+    if output.split_files_found is False:
+        warnings.append(f"{output.folder} has no deduplicated split file: every metric row is taken as a row of its "
+                        "only split, unchecked")
     if join.unjoined:
         warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
                         f"(e.g. {', '.join(rows.unjoined_ids[:3])})")

@@ -16,6 +16,7 @@ from workbench.report.run_folder import RunFolder, load_dataset
 from workbench.report.sample_views import sample_views
 from workbench.report.sections import (
     correlation_section,
+    bias_section,
     duplication_section,
     execution_section,
     scoring_section,
@@ -236,7 +237,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         rows; accounting; reference values), ``length`` (per scope, the length column and its own
         correlation with the label), ``correlation`` (the full correlate JSONs, with the paired
         comparisons and combined judges),
-        ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``execution``,
+        ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``bias`` (how duplicates
+        and contamination move pass@1 and each metric, :func:`~workbench.report.sections.bias_section`), ``execution``,
         ``distributions``, ``cost_per_sample``, ``references``, ``samples`` (views of the scored
         subset) and ``problems`` (unreadable files or lines).
 
@@ -295,6 +297,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),
+        "bias": bias_section(folder),
         "execution": execution_section(folder, results, data_rows, dataset.columns["label"]),
         "distributions": _distributions(folder, headline, labels, data_rows),
         "cost_per_sample": _cost_per_sample(scoring),

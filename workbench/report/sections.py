@@ -137,6 +137,45 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
     return section
 
 
+def bias_section(folder: RunFolder) -> dict[str, Any] | None:
+    """How duplicates and contamination move pass@1 and each metric: ``bias/report.json``
+    (``workbench bias``; Allamanis 2019, Sec. 2 Eq. 2; GPT-3, Brown et al. 2020, App. C).
+
+    Returns:
+        ``None`` without the file; else ``{"label", "bootstrap", "join", "warnings", "rows"}``:
+        one row per metric with, each as ``{"value", "ci", "n_rows", "n_units"}`` or ``None``,
+        ``all_rows`` and ``deduplicated`` (one row per duplicate cluster), ``delta`` (Δ%), the
+        Eq. 2 block ``eq2`` (d, f̄, β), ``clean`` / ``contaminated`` rows and ``clean_tasks`` /
+        ``contaminated_tasks``, and ``tau`` (Kendall tau-b with the label, by setting); and
+        ``full``: the whole JSON.
+    """
+    report = folder.json_object(RunLayout.BIAS_JSON)
+    if not isinstance(report, dict):
+        return None
+    duplication = _mapping(report.get("duplication")) or {}
+    contamination = _mapping(report.get("contamination")) or {}
+    metrics = list(dict.fromkeys([*(_mapping(duplication.get("metrics")) or {}), *(_mapping(contamination.get("metrics")) or {})]))
+    rows = []
+    for name in metrics:
+        dup = _mapping((_mapping(duplication.get("metrics")) or {}).get(name)) or {}
+        con = _mapping((_mapping(contamination.get("metrics")) or {}).get(name)) or {}
+        dup_settings, con_settings = _mapping(dup.get("settings")) or {}, _mapping(con.get("settings")) or {}
+        tau = {**(_mapping(dup.get("kendall_tau_b_with_label")) or {}), **(_mapping(con.get("kendall_tau_b_with_label")) or {})}
+        rows.append({
+            "metric": name,
+            "all_rows": dup_settings.get("all_rows") or dup_settings.get("fully_biased") or con_settings.get("all_rows"),
+            "deduplicated": dup_settings.get("deduplicated") or dup_settings.get("unbiased_test"),
+            "delta": dup.get("delta_percent"), "eq2": dup.get("eq2"), "contamination_delta": con.get("delta_percent"),
+            **{setting: con_settings.get(setting) for setting in ("clean", "contaminated", "clean_tasks", "contaminated_tasks")},
+            "tau": {setting: tau.get(setting) for setting in
+                    ("all_rows", "fully_biased", "deduplicated", "unbiased_test", "clean", "contaminated", "clean_tasks",
+                     "contaminated_tasks") if tau.get(setting)},
+        })
+    return {"label": report.get("label"), "bootstrap": report.get("bootstrap"), "join": report.get("join"),
+            "warnings": report.get("warnings") or [], "kind": duplication.get("kind"),
+            "contaminated_ids": contamination.get("contaminated_ids"), "rows": rows, "full": report}
+
+
 def cohen_kappa(both_pass: int, both_fail: int, first_only: int, second_only: int) -> float | None:
     """Cohen's kappa of two binary raters from their 2x2 table (Cohen 1960,
     "A coefficient of agreement for nominal scales", Educ. Psychol. Meas. 20(1), eq. 1):

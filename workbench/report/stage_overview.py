@@ -20,6 +20,7 @@ SECTION_STAGES: dict[str, tuple[str, ...]] = {
     "execute": ("execute",),
     "score": ("score", "score_all"),
     "correlate": ("correlate", "correlate_all"),
+    "bias": ("bias",),
 }
 _FINE = ("done", "present")
 
