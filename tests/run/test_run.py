@@ -78,7 +78,7 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     first = run_pipeline(config)
     assert {o.name: o.status for o in first.outcomes} == {
         "decontaminate": "ran", "dedup": "ran", "execute": "ran", "score": "ran", "score_all": "ran",
-        "correlate": "ran", "correlate_all": "ran", "report": "ran",
+        "correlate": "ran", "correlate_all": "ran", "bias": "ran", "report": "ran",
     }
     assert set(_stage_status(run).values()) == {"done"}
     results = [json.loads(line) for line in (run / "execute" / "results.jsonl").read_text().splitlines()]
@@ -101,6 +101,15 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     # the judge's combination only where its LLM member was scored; the baseline in both
     assert set(subset["combinations"]) == {"judge", "overlap"} and set(everything["combinations"]) == {"overlap"}
     assert everything["baselines"] == ["codebleu"] and everything["combinations"]["overlap"]["weights_fixed_in_advance"]
+    # duplication bias: pass@1 from our execution, all rows vs one per cluster, clean vs contaminated
+    bias = json.loads((run / "bias" / "report.json").read_text())
+    pass_at_1 = bias["duplication"]["metrics"]["passed"]
+    assert pass_at_1["settings"]["all_rows"]["value"] == pytest.approx(sum(r["passed"] for r in results) / 12)
+    assert pass_at_1["settings"]["all_rows"]["n_rows"] == 12 and bias["join"]["unjoined"] == 0
+    assert set(bias["duplication"]["metrics"]) == {"passed", "chrf", "codebleu", "gpt35_nswr"}
+    assert set(bias["duplication"]["metrics"]["chrf"]["kendall_tau_b_with_label"]) == {"all_rows", "deduplicated"}
+    assert bias["contamination"]["counts"]["reference"] == "humaneval"
+    assert json.loads((run / "report.json").read_text())["bias"]["rows"][0]["metric"] == "passed"
     assert {(c["metric_a"], c["metric_b"]) for c in everything["comparisons"]} == {
         ("chrf", "codebleu"), ("gpt35_nswr", "codebleu"), ("overlap", "codebleu"), ("overlap", "chrf")}
 
@@ -109,7 +118,8 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
                                                 run / "correlate" / "all.json"]}
     second = run_pipeline(load_config(config_path))
     assert {o.name: o.status for o in second.outcomes if o.name != "report"} == {
-        name: "up-to-date" for name in ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all")
+        name: "up-to-date" for name in ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all",
+                                        "bias")
     }
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     assert json.loads((run / "correlate" / "subset.json").read_text()) == subset
