@@ -39,3 +39,25 @@ echo "\$ workbench bias $OUT/dedup-min20 humaneval-codex-python $METRICS $IDS --
 $W bias "$OUT/dedup-min20" humaneval-codex-python $METRICS $IDS --task-column task_id --label passed \
     --contamination "$OUT/against-program" --json "$RESULTS/bias_ice_score_program_against_humaneval.json"
 } 2>&1 | tee "$RESULTS/bias_ice_score.txt"
+
+# A train/test corpus with a SYNTHETIC per-file metric (benchmarks/bias_synthetic_metric.py: a "memorising model"
+# scores 0.9 on test files with a planted train copy, 0.4 elsewhere) on the 2k-file corpus of ../shared/bench
+{
+python3 "${SHARED_BENCH:-../shared/bench}/make_dup_corpus.py" --out "$OUT/dupcorpus2k" --n 2000 --seed 7 > /dev/null
+python3 benchmarks/bias_synthetic_metric.py "$OUT/dupcorpus2k" "$OUT/dupcorpus2k/synthetic_metric.jsonl"
+$W dedup "$OUT/dupcorpus2k/corpus.jsonl" --split-column split --id-column id --no-progress --json -o "$OUT/dupcorpus2k-dedup" \
+    > "$OUT/dupcorpus2k-dedup.json"
+echo "## synthetic train/test corpus (2k files, seed 7), synthetic 'memorising model' accuracy"
+echo "\$ workbench bias $OUT/dupcorpus2k-dedup $OUT/dupcorpus2k/synthetic_metric.jsonl -m accuracy -m planted_train_copy --id-column id"
+$W bias "$OUT/dupcorpus2k-dedup" "$OUT/dupcorpus2k/synthetic_metric.jsonl" -m accuracy -m planted_train_copy --id-column id \
+    --json "$RESULTS/bias_synthetic_train_test.json" --plot "$RESULTS/bias_synthetic_train_test.png"
+
+# MultiPL-E: all 200 Codex completions per HumanEval task with MultiPL-E's own execution (passed), duplicates within tasks
+$W dedup "${SHARED_DATA:-../shared/data}/multipl-e-codex-python/completions.jsonl.gz" --code-column completion \
+    --id-column task_id,completion_id --group-column task_id --against humaneval --min-tokens 5 --no-progress --json \
+    -o "$OUT/multipl-e-dedup" > "$OUT/multipl-e-dedup.json"
+echo "## MultiPL-E Codex Python completions (32,200), in-task dedup --min-tokens 5, against humaneval"
+echo "\$ workbench bias $OUT/multipl-e-dedup .../completions.jsonl.gz -m passed --id-column task_id,completion_id --task-column task_id"
+$W bias "$OUT/multipl-e-dedup" "${SHARED_DATA:-../shared/data}/multipl-e-codex-python/completions.jsonl.gz" -m passed \
+    --id-column task_id,completion_id --task-column task_id --json "$RESULTS/bias_multipl_e_passed.json"
+} 2>&1 | tee -a "$RESULTS/bias_ice_score.txt"

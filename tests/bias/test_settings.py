@@ -198,3 +198,15 @@ def test_relative_difference_is_undefined_for_a_zero_baseline():
 
     assert math.isnan(relative_difference(0.5, 0.0))
     assert relative_difference(0.25, 0.5) == pytest.approx(-50.0)
+
+
+def test_the_mean_over_tasks_counts_each_task_once(tmp_path, corpus):
+    # task A: a1, its copy a2, a3; task B: b1
+    rows = [("a1", "A", "x", 1), ("a2", "A", "x", 1), ("a3", "A", "y", 0), ("b1", "B", "z", 0)]
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, _, base, _ in rows])
+    metrics = {"id": [r[0] for r in rows], "task": [r[1] for r in rows], "passed": [r[3] for r in rows]}
+    result = run_bias(out, metrics, BiasConfig(metric=["passed"], task_column="task", resamples=20)).duplication.metrics["passed"]
+    assert result.settings["all_rows"].value == pytest.approx(2 / 4)
+    assert result.task_means["all_rows"].value == pytest.approx((2 / 3 + 0) / 2)
+    assert result.settings["deduplicated"].value == pytest.approx(1 / 3)  # a1, a3, b1
+    assert result.task_means["deduplicated"].value == pytest.approx((1 / 2 + 0) / 2)

@@ -94,6 +94,23 @@ class UnitBootstrap:
             low, high = percentile_interval(self.resampled_means(values, mask), self.settings.confidence)
         return Interval(value, low, high, n_rows, n_units, reason if n_rows else "no rows")
 
+    def task_mean(self, values: np.ndarray, mask: np.ndarray) -> Interval:
+        """The mean over units of each unit's mean over ``mask`` (a task-level bootstrap: with 0/1
+        values and tasks as units, pass@1 as Chen et al. 2021 average it, each task counting once
+        however many of its rows a setting keeps), with its interval."""
+        from workbench.correlate.bootstrap import resampled_task_mean
+
+        n_rows, n_units, reason = self._reason(mask)
+        sums, sizes = self._per_unit(values, mask)
+        defined = sizes > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_unit = np.where(defined, sums / np.where(defined, sizes, 1.0), np.nan)
+        value = float(per_unit[defined].mean()) if defined.any() else math.nan
+        low = high = math.nan
+        if reason is None:
+            low, high = percentile_interval(resampled_task_mean(self.counts, per_unit, defined), self.settings.confidence)
+        return Interval(value, low, high, n_rows, n_units, reason if n_rows else "no rows")
+
     def relative_difference(self, values: np.ndarray, biased: np.ndarray, unbiased: np.ndarray) -> Interval:
         """``100 (mean over biased - mean over unbiased) / |mean over unbiased|`` with a paired
         interval (both means on the same resampled units); n counts the rows of either set."""

@@ -180,6 +180,8 @@ def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between
         decomposition=decompose(values, masks[eq2[0]], masks[eq2[1]]) if eq2 else None,
         missing=int(np.count_nonzero(~eligible)),
     )
+    if config.task_column is not None:
+        result.task_means = {setting: bootstrap.task_mean(values, masks[setting]) for setting in names}
     if label is not None and name != config.label:
         result.correlation = {setting: _kendall(values, label, masks[setting], rows, config) for setting in names}
     return result

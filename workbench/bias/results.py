@@ -24,6 +24,8 @@ class MetricBias:
         decomposition: Eq. 2 of Allamanis 2019 (duplication analyses only).
         correlation: setting name -> Kendall tau-b of the metric with the label (with ``--label``).
         missing: rows without a value for this metric (left out of every setting).
+        task_means: setting name -> the mean over tasks of each task's mean (with a task column;
+            pass@1 as a mean over problems).
     """
 
     metric: str
@@ -32,10 +34,13 @@ class MetricBias:
     decomposition: Decomposition | None = None
     correlation: dict[str, Interval] = field(default_factory=dict)
     missing: int = 0
+    task_means: dict[str, Interval] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         out: dict = {"settings": {name: value.to_dict() for name, value in self.settings.items()},
                      "missing_values": self.missing}
+        if self.task_means:
+            out["task_means"] = {name: value.to_dict() for name, value in self.task_means.items()}
         if self.delta is not None:
             out["delta_percent"] = self.delta.to_dict()
         if self.decomposition is not None:

@@ -79,39 +79,41 @@ def print_report(report: BiasReport) -> None:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
 
 
-def _interval(value: Interval, digits: int = 4, suffix: str = "") -> str:
-    """Value over its interval (two lines)."""
+def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:
+    """Value over its interval (and the rows / units behind it)."""
+    count = f"\n[dim]n {value.n_rows} / {value.n_units}[/dim]" if rows else ""
     if math.isnan(value.value):
-        return "n/a"
+        return "n/a" + count
     ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
-    return f"{value.value:.{digits}f}{suffix}\n{ci}"
+    return f"{value.value:.{digits}f}{suffix}\n{ci}{count}"
 
 
 def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     table = Table(title=_TITLES[analysis.kind], **_COMPACT)
     table.add_column("metric / setting", no_wrap=True)
-    table.add_column(f"mean\n[{level}% CI]", justify="right", no_wrap=True)
-    table.add_column(f"rows /\n{unit}s", justify="right", no_wrap=True)
+    table.add_column(f"mean [{level}% CI]\nn rows / {unit}s", justify="right", no_wrap=True)
+    with_tasks = any(result.task_means for result in analysis.metrics.values())
+    if with_tasks:
+        table.add_column("mean over\ntasks", justify="right", no_wrap=True)
     with_tau = any(result.correlation for result in analysis.metrics.values())
     if with_tau:
-        table.add_column(f"τ-b with label\n[{level}% CI]", justify="right", no_wrap=True)
-    blank = [""] * with_tau
+        table.add_column("τ-b with\nlabel", justify="right", no_wrap=True)
+    blank = [""] * (with_tau + with_tasks)
     between = " vs\n   ".join(name.replace("_", " ") for name in analysis.delta_between)
     for name, result in analysis.metrics.items():
         missing = f" [dim]({result.missing} rows without a value)[/dim]" if result.missing else ""
-        table.add_row(f"[bold]{name}[/bold]{missing}", "", "", *blank)
+        table.add_row(f"[bold]{name}[/bold]{missing}", "", *blank)
         for setting in analysis.settings:
-            value = result.settings[setting]
+            tasks = [_interval(result.task_means[setting]) if result.task_means else ""] if with_tasks else []
             tau = [_interval(result.correlation[setting], 3) if result.correlation else ""] if with_tau else []
-            table.add_row(f"  {setting.replace('_', ' ')}", _interval(value), f"{value.n_rows} / {value.n_units}", *tau)
+            table.add_row(f"  {setting.replace('_', ' ')}", _interval(result.settings[setting], rows=True), *tasks, *tau)
         if result.delta is not None:
-            table.add_row(f"  Δ% {between}", _interval(result.delta, 2, "%"), "", *blank)
+            table.add_row(f"  Δ% {between}", _interval(result.delta, 2, "%"), *blank)
         e = result.decomposition
         if e is not None:
             residual = "n/a" if math.isnan(e.residual) else f"{e.residual:.1e}"
-            table.add_row("  Eq. 2: d / f̄ / β\n  |f̂ - ((1-d) f̄ + d β)|",
-                          f"{_number(e.d)} / {_number(e.f_bar)} / {_number(e.beta)}\n{residual}",
-                          f"|D| {e.n_d}\n|X| {e.n_x}", *blank)
+            table.add_row("  Eq. 2: |D|, |X|\n   d\n   f̄\n   β\n   |f̂-(1-d)f̄-dβ|",
+                          f"{e.n_d}, {e.n_x}\n{_number(e.d)}\n{_number(e.f_bar)}\n{_number(e.beta)}\n{residual}", *blank)
         table.rows[-1].end_section = True
     console.print(table)
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
