@@ -16,6 +16,8 @@ from matplotlib.figure import Figure
 from workbench.bias.results import Analysis, BiasReport
 from workbench.errors import WorkbenchError
 
+#: panels per row
+_COLUMNS = 4
 _TITLES = {"train_test": "duplication (Allamanis 2019, Table 2)", "single_set": "duplication: all rows vs one per cluster",
            "contamination": "contamination (GPT-3 App. C style)"}
 
@@ -35,18 +37,22 @@ def plot_bias(report: BiasReport, path: str | os.PathLike[str], *, dpi: int = 15
         WorkbenchError: the file cannot be written.
     """
     analyses = [a for a in (report.duplication, report.contamination) if a is not None]
-    columns = max(len(a.metrics) for a in analyses)
-    figure = Figure(figsize=(3.6 * columns + 0.6, 3.0 * len(analyses) + 0.6), layout="constrained")
+    columns = min(_COLUMNS, max(len(a.metrics) for a in analyses))
+    # each analysis starts a new row of panels
+    rows_of = [math.ceil(len(a.metrics) / columns) for a in analyses]
+    figure = Figure(figsize=(3.6 * columns + 0.6, 3.0 * sum(rows_of) + 0.6), layout="constrained")
     FigureCanvasAgg(figure)
-    grid = figure.subplots(len(analyses), columns, squeeze=False)
-    for row, analysis in enumerate(analyses):
-        for column in range(columns):
-            axes = grid[row][column]
-            names = list(analysis.metrics)
-            if column >= len(names):
+    grid = figure.subplots(sum(rows_of), columns, squeeze=False)
+    row = 0
+    for analysis, count in zip(analyses, rows_of):
+        names = list(analysis.metrics)
+        for index in range(count * columns):
+            axes = grid[row + index // columns][index % columns]
+            if index >= len(names):
                 axes.set_visible(False)
                 continue
-            _panel(axes, analysis, names[column])
+            _panel(axes, analysis, names[index])
+        row += count
     level = int(round(report.bootstrap["confidence"] * 100))
     figure.suptitle(f"{Path(report.metrics_source).name}: mean per setting, {level}% CI over "
                     f"{report.bootstrap['n_resamples']} {report.bootstrap['unit']} resamples", fontsize=10)
