@@ -11,6 +11,7 @@ dedup          :class:`DedupConfig`     :func:`run_dedup`    exact and near dupl
 execute        :class:`ExecutionConfig` :func:`run_execute`  generated code against tests, sandboxed
 score          :class:`ScoreConfig`     :func:`run_score`    DSA-CQE and baselines (LLM judges, chrF)
 correlate      :class:`CorrelateConfig` :func:`run_correlate` scores against execution results
+bias           :class:`BiasConfig`      :func:`run_bias`     duplication / contamination bias of a metric
 report         (the run folder)         :func:`write_report` report.json and report.html of a run
 =============  =======================  ===================  ===================================
 
@@ -47,6 +48,8 @@ _EXPORTS = {
     "run_score": "workbench.score.job",
     "CorrelateConfig": "workbench.correlate.config",
     "run_correlate": "workbench.correlate.analysis",
+    "BiasConfig": "workbench.bias.config",
+    "run_bias": "workbench.bias.job",
     "write_report": "workbench.report",
     "PipelineConfig": "workbench.run.config",
     "load_config": "workbench.run.config",
