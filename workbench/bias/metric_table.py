@@ -12,7 +12,6 @@ is not a number (text, a list, infinity) is an error that names the column and t
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,7 +127,3 @@ def read_metric_table(
     return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
                        tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)))
 
-
-def finite_or_nan(value: float) -> float | None:
-    """``value`` for JSON: ``None`` for NaN."""
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
