@@ -312,11 +312,11 @@ def test_dataset_read_from_the_config_source_when_the_folder_has_no_copy(run_dir
 def test_an_empty_folder_still_renders(tmp_path):
     data = build_report_data(tmp_path)
     assert {s["name"]: s["status"] for s in data["stages"]} == dict.fromkeys(
-        ["decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all"], "missing")
+        ["decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "bias"], "missing")
     assert data["headline"] == [] and data["samples"] == []
     html = render_html(data)
     assert "No method was scored or correlated" in html and "no run.json" in html
-    assert set(data["notes"]) == {"decontaminate", "dedup", "execute", "score", "correlate"}
+    assert set(data["notes"]) == {"decontaminate", "dedup", "execute", "score", "correlate", "bias"}
 
 
 def test_a_missing_folder_is_an_error(tmp_path):

@@ -48,6 +48,9 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
         recorded = {str(n): v for n, v in run["stages"].items() if isinstance(v, dict)}
     stages = [name for name in STAGE_OUTPUTS if name != "report"]
     names = list(dict.fromkeys([*recorded, *stages])) if recorded else stages
+    # pipeline order, also for a stage an older run.json does not record (a stage added since)
+    order = list(STAGE_OUTPUTS)
+    names.sort(key=lambda name: order.index(name) if name in order else len(order))
     overview = []
     for name in names:
         outputs, outputs_from = planned_outputs(run, name) if name != "report" else ([], "layout")
