@@ -38,7 +38,7 @@ echo "## decontamination of prompt + completion against humaneval (prompt + cano
 echo "\$ workbench bias $OUT/dedup-min20 humaneval-codex-python $METRICS $IDS --task-column task_id --label passed --contamination $OUT/against-program"
 $W bias "$OUT/dedup-min20" humaneval-codex-python $METRICS $IDS --task-column task_id --label passed \
     --contamination "$OUT/against-program" --json "$RESULTS/bias_ice_score_program_against_humaneval.json"
-} 2>&1 | tee "$RESULTS/bias_ice_score.txt"
+} 2>&1 | tr '\r' '\n' | grep -v '^Generating ' | tee "$RESULTS/bias_ice_score.txt"
 
 # A train/test corpus with a SYNTHETIC per-file metric (benchmarks/bias_synthetic_metric.py: a "memorising model"
 # scores 0.9 on test files with a planted train copy, 0.4 elsewhere) on the 2k-file corpus of ../shared/bench
@@ -60,4 +60,4 @@ echo "## MultiPL-E Codex Python completions (32,200), in-task dedup --min-tokens
 echo "\$ workbench bias $OUT/multipl-e-dedup .../completions.jsonl.gz -m passed --id-column task_id,completion_id --task-column task_id"
 $W bias "$OUT/multipl-e-dedup" "${SHARED_DATA:-../shared/data}/multipl-e-codex-python/completions.jsonl.gz" -m passed \
     --id-column task_id,completion_id --task-column task_id --json "$RESULTS/bias_multipl_e_passed.json"
-} 2>&1 | tee -a "$RESULTS/bias_ice_score.txt"
+} 2>&1 | tr '\r' '\n' | grep -v '^Generating ' | tee -a "$RESULTS/bias_ice_score.txt"
