@@ -154,6 +154,15 @@ class Isolation:
         return self.runs_as_root and self.level is not IsolationLevel.UNSANDBOXED
 
     @property
+    def pid_namespace(self) -> bool:
+        """True when each sample runs in a PID namespace of its own (``bubblewrap``,
+        ``namespaces``): when the namespace's first process exits, the kernel kills every
+        process left in it and waits for them to die before that process counts as exited
+        (``zap_pid_ns_processes``, see pid_namespaces(7)), so a wrapper that saw its child
+        exit leaves nothing behind."""
+        return self.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES)
+
+    @property
     def isolates_files(self) -> bool:
         """True when the sample sees a read-only root with the user's files hidden."""
         return self.level is IsolationLevel.BUBBLEWRAP
@@ -208,6 +217,7 @@ def bubblewrap_argv(
     read_only_paths: Iterable[str],
     hidden_paths: Iterable[str],
     tmpfs_bytes: int,
+    info_fd: int | None = None,
 ) -> list[str]:
     """Return the ``bwrap`` command line that runs ``command`` in :data:`SANDBOX_WORKDIR`.
 
@@ -220,6 +230,9 @@ def bubblewrap_argv(
         read_only_paths: host paths re-exposed read-only when they lie under a hidden path.
         hidden_paths: host folders replaced by empty tmpfs mounts.
         tmpfs_bytes: size of the private ``/tmp``.
+        info_fd: an inherited fd where bubblewrap writes its JSON facts about the sandbox
+            (``child-pid``: the host pid of the namespace's first process, ``pid-namespace``),
+            or ``None``.
     """
     hidden = sorted({os.path.realpath(p) for p in hidden_paths} | {"/tmp"}, key=len)
     argv = [_tool("bwrap"), "--ro-bind", "/", "/"]
@@ -267,6 +280,8 @@ def bubblewrap_argv(
         "--die-with-parent", "--new-session",
         "--chdir", SANDBOX_WORKDIR,
     ]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
     if uid is None:
         argv += ["--unshare-user", "--cap-drop", "ALL", "--"]
         return argv + list(command)
@@ -471,6 +486,7 @@ def plan_launch(
     read_only_paths: Iterable[str] = (),
     hidden_paths: Iterable[str] | None = None,
     tmpfs_bytes: int = 256 << 20,
+    info_fd: int | None = None,
 ) -> LaunchPlan:
     """Return the :class:`LaunchPlan` that runs ``command`` under ``isolation``.
 
@@ -484,6 +500,7 @@ def plan_launch(
         read_only_paths: see :func:`bubblewrap_argv`.
         hidden_paths: folders to hide (default :func:`default_hidden_paths`).
         tmpfs_bytes: size of bubblewrap's private ``/tmp``.
+        info_fd: see :func:`bubblewrap_argv` (ignored by the other levels).
     """
     if isolation.level is IsolationLevel.BUBBLEWRAP:
         argv = bubblewrap_argv(
@@ -493,6 +510,7 @@ def plan_launch(
             read_only_paths=read_only_paths,
             hidden_paths=default_hidden_paths() if hidden_paths is None else hidden_paths,
             tmpfs_bytes=tmpfs_bytes,
+            info_fd=info_fd,
         )
         return LaunchPlan(argv, "/", None, SANDBOX_WORKDIR)
     if host_workdir is None:

@@ -86,20 +86,77 @@ class ResourceLimits:
         return [(kind, value) for kind, value in pairs if value is not None]
 
 
-def apply_rlimits(pairs: list[tuple[int, int]]) -> None:
-    """Set each rlimit's soft and hard value, never above the current hard limit.
+def soft_and_hard(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Return ``(resource, soft, hard)`` for each pair, never above this process's hard limit
+    (which a child inherits and cannot raise).
 
-    Runs in the forked child before ``exec`` (no allocation-heavy work, no locks).
+    CPU gets a hard limit one second above the soft one: ``SIGXCPU`` at the soft limit
+    (reported as a timeout), ``SIGKILL`` a second later.
     """
+    triples = []
     for kind, value in pairs:
         _soft, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
-        # CPU: SIGXCPU at the soft limit (reported as a timeout), SIGKILL one second later
         ceiling = value + 1 if kind == resource.RLIMIT_CPU else value
         if hard != resource.RLIM_INFINITY:
             ceiling = min(ceiling, hard)
-        resource.setrlimit(kind, (value, ceiling))
+        triples.append((kind, value, ceiling))
+    return triples
+
+
+def apply_rlimits(pairs: list[tuple[int, int]]) -> None:
+    """Set each rlimit's soft and hard value (:func:`soft_and_hard`) in this process."""
+    for kind, soft, hard in soft_and_hard(pairs):
+        resource.setrlimit(kind, (soft, hard))
+
+
+#: rlimit -> (bash ``ulimit`` option, its unit in bytes or 1); bash outside POSIX mode counts
+#: ``-f`` and ``-c`` in 1024-byte blocks (its manual, "ulimit")
+_ULIMIT_OPTIONS = {
+    resource.RLIMIT_AS: ("-v", 1024),
+    resource.RLIMIT_FSIZE: ("-f", 1024),
+    resource.RLIMIT_NPROC: ("-u", 1),
+    resource.RLIMIT_NOFILE: ("-n", 1),
+    resource.RLIMIT_CPU: ("-t", 1),
+    resource.RLIMIT_CORE: ("-c", 1024),
+}
+
+
+def ulimit_commands(pairs: list[tuple[int, int]]) -> list[str]:
+    """Return the ``bash`` lines that set ``pairs`` (:meth:`ResourceLimits.rlimits`) in the
+    shell that starts a sample, so that every process of the sample inherits them.
+
+    Setting them there, not in a ``preexec_fn``, lets ``subprocess`` start the sandbox with
+    ``vfork`` instead of copying the whole (large) workbench process with ``fork`` for every
+    sample. Sizes are rounded down to whole KiB (the unit of ``ulimit -v`` / ``-f`` / ``-c``).
+    Each line sets both limits to the hard value, then lowers the soft one where it differs; a
+    limit that cannot be set exits 125 (before the step script's start byte: a sandbox failure).
+
+    Raises:
+        ValueError: an rlimit that has no ``ulimit`` option here.
+
+    Example:
+
+    >>> import resource
+    >>> ulimit_commands([(resource.RLIMIT_NOFILE, 256)])[-1]
+    '{ ulimit -n 256; } || exit 125'
+    """
+    lines = ["set +o posix"]  # POSIXLY_CORRECT in a runner's env would make -f count 512-byte blocks
+    for kind, soft, hard in soft_and_hard(pairs):
+        if kind not in _ULIMIT_OPTIONS:
+            raise ValueError(f"no ulimit option for rlimit {kind}")
+        flag, unit = _ULIMIT_OPTIONS[kind]
+
+        def shown(value: int) -> str:
+            return "unlimited" if value == resource.RLIM_INFINITY else str(value // unit)
+
+        # without -H/-S both limits are set at once (-H alone fails while the soft one is higher)
+        command = f"ulimit {flag} {shown(hard)}"
+        if soft != hard:
+            command += f" && ulimit -S {flag} {shown(soft)}"
+        lines.append(f"{{ {command}; }} || exit 125")
+    return lines
 
 
 #: the limits a user sets, by option: (ResourceLimits field, rlimit, the option's flag, unit in bytes or 1)

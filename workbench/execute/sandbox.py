@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import secrets
 import select
@@ -34,7 +35,7 @@ from workbench.execute.isolation import (
     detect_isolation,
     plan_launch,
 )
-from workbench.execute.limits import ResourceLimits, apply_rlimits
+from workbench.execute.limits import ResourceLimits, ulimit_commands
 from workbench.execute.processes import (
     kill_all_of_uid,
     kill_process_group,
@@ -86,16 +87,19 @@ def step_script(
     file_token_fd: int | None = None,
     fd_moves: Mapping[int, int] | None = None,
     started_fd: int | None = None,
+    limit_lines: Iterable[str] = (),
 ) -> str:
-    """Return the ``bash`` script that places the protocol fds, runs the build commands,
-    then the run command.
+    """Return the ``bash`` script that places the protocol fds, sets the resource limits,
+    runs the build commands, then the run command.
 
     ``fd_moves`` (child fd number -> inherited fd number, >= 20) are applied first: the
     pipes arrive at high numbers (so that nothing of the parent's is clobbered) and are
-    moved to the runner's numbers here. Then one byte is written to ``started_fd`` (an
+    moved to the runner's numbers here. Then ``limit_lines``
+    (:func:`~workbench.execute.limits.ulimit_commands`) set the rlimits every process of
+    the sample inherits. Then one byte is written to ``started_fd`` (an
     inherited high fd), which is closed at once: a run whose byte never arrived failed in
-    the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``), before any candidate
-    code, and no candidate can take that byte back. Build commands run with the token fds
+    the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``, the limits), before any
+    candidate code, and no candidate can take that byte back. Build commands run with the token fds
     closed; the first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
     0. The status fd is closed before the run command, so the candidate cannot fake a
     compile error report. With a ``pass_token_file``, the script copies that file to
@@ -105,6 +109,7 @@ def step_script(
     lines = ["set -u"]
     for target, source in sorted((fd_moves or {}).items()):
         lines.append(f"exec {target}<&{source} {source}<&-")
+    lines.extend(limit_lines)
     if started_fd is not None:
         lines.append(f"printf . >&{started_fd}; exec {started_fd}>&-")
     closers = " ".join(
@@ -193,6 +198,51 @@ def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         return bool(poller.poll(max(0, int(timeout_s * 1000))))
+    finally:
+        os.close(pidfd)
+
+
+#: how long the end of a bubblewrap PID namespace is waited for (its init was killed already)
+_NAMESPACE_END_S = 10.0
+
+
+def _wait_for_namespace_end(info: bytes, timeout_s: float) -> bool:
+    """Wait until the PID namespace that ``bwrap --info-fd`` described in ``info`` is empty:
+    until its first process (``child-pid``) has exited, which the kernel lets happen only
+    after every other process of the namespace is gone.
+
+    The pid is pinned with a pidfd and checked to still belong to that namespace
+    (``pid-namespace``, the inode of ``/proc/PID/ns/pid``): a pid that is gone or now names
+    another process means the init exited long ago, and so did its namespace. Only the first
+    JSON object is read (bwrap writes it before any sample code runs; bytes appended after it
+    change nothing).
+
+    Returns:
+        True when the namespace is known to be empty; False when that could not be
+        established within ``timeout_s`` seconds or ``info`` is unusable (the caller sweeps).
+    """
+    try:
+        facts, _ = json.JSONDecoder().raw_decode(info.decode("utf-8", errors="replace").lstrip())
+        pid, namespace = int(facts["child-pid"]), int(facts["pid-namespace"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # the init was reaped: its namespace ended before that
+    except (AttributeError, OSError):
+        return False
+    try:
+        try:
+            if os.stat(f"/proc/{pid}/ns/pid").st_ino != namespace:
+                return True  # the pid was reused: our init is long gone
+        except FileNotFoundError:
+            return True  # exited and reaped between the pidfd and the check
+        except OSError:
+            return False
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(int(timeout_s * 1000)))
     finally:
         os.close(pidfd)
 
@@ -355,11 +405,19 @@ class Sandbox:
             file_fds = [(res.keep(_memfd_with(text)), name) for name, text in spec.files.items()]
         else:
             host_workdir = res.make_workdir(self._host_temp_root(), spec.files, uid)
+        info_read = info_fd = None
+        if bubblewrap:  # where bwrap says which host pid its PID namespace's first process has
+            read_end, write_end = os.pipe()
+            info_read, info_fd = res.keep(read_end), res.keep(_high(write_end))
 
+        extra = 0
+        if uid is None and limits.processes is not None:
+            extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
+        limit_lines = ulimit_commands(limits.rlimits(timeout_s, extra_processes=extra))
         read_end, write_end = os.pipe()
         started_read = res.keep(read_end)
         started_fd = res.keep(_high(write_end))
-        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd)
+        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -369,20 +427,14 @@ class Sandbox:
             read_only_paths=spec.read_only_paths,
             hidden_paths=self.hidden_paths,
             tmpfs_bytes=limits.tmpfs_bytes,
+            info_fd=info_fd,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
-        extra = 0
-        if uid is None and limits.processes is not None:
-            extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
-        rlimits = limits.rlimits(timeout_s, extra_processes=extra)
-
-        def child_setup() -> None:  # runs in the forked child: no locks, no allocation-heavy work
-            apply_rlimits(rlimits)
-
         stdout = res.log_file(self.temp_root)
         stderr = res.log_file(self.temp_root)
-        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | {started_fd})
+        own_ends = [started_fd] + ([info_fd] if info_fd is not None else [])
+        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends))
         start = time.monotonic()
         try:
             with self._lock:
@@ -395,7 +447,6 @@ class Sandbox:
                     stderr=stderr,
                     start_new_session=True,
                     pass_fds=pass_fds,
-                    preexec_fn=child_setup,
                     user=plan.user,
                     group=plan.user,
                     extra_groups=[] if plan.user is not None else None,
@@ -404,7 +455,8 @@ class Sandbox:
         except (OSError, subprocess.SubprocessError) as error:
             failed = f"could not start the sandbox ({plan.argv[0]}): {error}"
             return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
-        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], [started_fd])
+        res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], own_ends)
+        timed_out = True  # until the wait says otherwise (an interrupt kills the run)
         try:
             timed_out = not _wait_without_reaping(proc.pid, timeout_s)
             duration = time.monotonic() - start
@@ -415,7 +467,8 @@ class Sandbox:
             with self._lock:
                 self._running.pop(proc.pid, None)
             returncode = proc.wait()
-            self._sweep(uid, run_tag)
+            if not self._tree_is_gone(returncode, timed_out, info_read):
+                self._sweep(uid, run_tag)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
 
@@ -433,6 +486,28 @@ class Sandbox:
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
         return decide_status(spec, token, seen)
+
+    def _tree_is_gone(self, returncode: int, timed_out: bool, info_read: int | None) -> bool:
+        """True when nothing the sample started can still run, so no sweep is needed.
+
+        In a PID namespace (:attr:`Isolation.pid_namespace`) nothing outlives the namespace's
+        first process: when it exits, the kernel kills every other process of the namespace
+        and waits until they are all gone before that first process counts as exited
+        (``zap_pid_ns_processes``, pid_namespaces(7)).
+
+        - ``bubblewrap``: ``bwrap`` exits as soon as its init reports the command's exit,
+          while the init may still be waiting for the sample's daemons (``--die-with-parent``
+          then kills it). So the init itself is waited for: its host pid comes from
+          ``--info-fd`` (``info_read``), and a pidfd turns readable once it exited, which is
+          once its namespace is empty. This holds after a timeout too.
+        - ``namespaces``: ``unshare --fork`` exits only after reaping its child, the
+          namespace's first process, so a wrapper that exited by itself (status >= 0) left an
+          empty namespace. One killed by us or by a signal gets the sweep.
+        - ``rlimits``/``unsandboxed``: no namespace, always the sweep.
+        """
+        if self.isolation.level is IsolationLevel.BUBBLEWRAP:
+            return info_read is not None and _wait_for_namespace_end(_read_available(info_read), _NAMESPACE_END_S)
+        return self.isolation.pid_namespace and not timed_out and returncode >= 0
 
     def _sweep(self, uid: int | None, run_tag: str) -> None:
         with self._lock:
