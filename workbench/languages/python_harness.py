@@ -1,5 +1,5 @@
 """workbench's Python test harness. It runs INSIDE the sandbox, standard library only,
-as ``python -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
+as ``python -S -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
 
 Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``):
 
@@ -32,7 +32,40 @@ interpreter itself could still forge a pass. It cannot leave the sandbox either 
 import builtins
 import os
 import sys
-import traceback
+
+#: with ``-S`` the runner hands over, in this variable, what ``site`` would have given the
+#: program (see :func:`_restore_site`)
+SITE_VARIABLE = "WORKBENCH_PYTHON_SITE"
+
+
+def _restore_site():
+    """Give a program started with ``-S`` what ``site`` gives it, without running ``site``.
+
+    ``site`` costs most of an interpreter's start-up where ``.pth`` files import code (an
+    editable install's finder imports ``pathlib`` and ``re``): it was about half of each
+    sample's CPU time. The runner asked the interpreter once for the result (prefixes and
+    ``sys.path``, ``.pth`` folders included) and passes it as lines of ``SITE_VARIABLE``:
+    ``prefix``, ``exec_prefix``, then the ``sys.path`` entries. The ``exit``/``quit``/``help``/
+    ``copyright`` builtins come from ``site``'s own functions. Not carried over: what ``.pth``
+    lines *execute* (import hooks of editable installs, setuptools' distutils shim) and
+    ``sitecustomize``.
+    """
+    facts = os.environ.pop(SITE_VARIABLE, None)
+    if not sys.flags.no_site or facts is None:
+        return
+    lines = facts.split("\n")
+    if len(lines) < 2:
+        return
+    sys.prefix, sys.exec_prefix = lines[0], lines[1]
+    sys.path[:] = [entry for entry in lines[2:] if entry]
+    import site  # importing it with -S runs nothing; its helpers set the builtins
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
+_restore_site()
 
 EXIT_FAILED, EXIT_ERROR, EXIT_SYNTAX, EXIT_MISUSE = 1, 2, 3, 4
 
@@ -271,6 +304,8 @@ def _say(message):
 
 def _exception_text(error):
     try:
+        import traceback  # only on failure: it pulls in linecache, tokenize and re, a start-up cost
+
         lines = traceback.format_exception(type(error), error, error.__traceback__)
         return "".join(lines[-12:])
     except BaseException:

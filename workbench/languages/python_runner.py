@@ -13,6 +13,9 @@ from importlib import resources
 
 from workbench.languages.spec import RunSpec, TestRunner
 
+#: the harness's variable for what ``site`` gives a program (see ``python_harness._restore_site``)
+SITE_VARIABLE = "WORKBENCH_PYTHON_SITE"
+
 #: fds of the token protocol in the child (see RunSpec)
 TOKEN_INPUT_FD = 3
 PASS_TOKEN_FD = 4
@@ -20,12 +23,13 @@ PASS_TOKEN_FD = 4
 #: harness exit status -> sample status (see the harness docstring)
 HARNESS_EXIT_STATUSES = {1: "failed", 2: "error", 3: "syntax_error", 4: "error"}
 
-_PATHS_SCRIPT = (
+_FACTS_SCRIPT = (
     "import json, os, site, sys\n"
     "p = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),"
     " os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}\n"
     "p.update(getattr(site, 'getsitepackages', lambda: [])())\n"
-    "print(json.dumps(sorted(x for x in p if x and os.path.isdir(x))))\n"
+    "print(json.dumps({'folders': sorted(x for x in p if x and os.path.isdir(x)), 'prefix': sys.prefix,"
+    " 'exec_prefix': sys.exec_prefix, 'path': [x for x in sys.path if x]}))\n"
 )
 
 
@@ -36,6 +40,18 @@ def harness_source() -> str:
 
 
 @functools.cache
+def _interpreter_facts(interpreter: str) -> dict:
+    """What ``interpreter`` reports about itself once ``site`` ran (``-I``: no user site, no
+    ``PYTHON*`` variables, no current directory on the path, as in the sandbox)."""
+    try:
+        done = subprocess.run([interpreter, "-I", "-c", _FACTS_SCRIPT], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {error}") from error
+    if done.returncode != 0:
+        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout)
+
+
 def interpreter_paths(interpreter: str) -> tuple[str, ...]:
     """Return the folders ``interpreter`` needs (its prefixes and site-packages), which the
     sandbox re-exposes read-only when they lie under a hidden folder (a venv in the home).
@@ -43,13 +59,23 @@ def interpreter_paths(interpreter: str) -> tuple[str, ...]:
     Raises:
         RuntimeError: the interpreter cannot be started.
     """
-    try:
-        done = subprocess.run([interpreter, "-I", "-c", _PATHS_SCRIPT], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as error:
-        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {error}") from error
-    if done.returncode != 0:
-        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {done.stderr.strip()[-300:]}")
-    return tuple(json.loads(done.stdout))
+    return tuple(_interpreter_facts(interpreter)["folders"])
+
+
+def site_facts(interpreter: str) -> str | None:
+    """Return what ``site`` gives a program of ``interpreter``, as the harness's
+    ``WORKBENCH_PYTHON_SITE`` value (lines: ``sys.prefix``, ``sys.exec_prefix``, then the
+    ``sys.path`` entries), or ``None`` when a path holds a line break (``site`` then runs in
+    each sample, as it normally does).
+
+    Raises:
+        RuntimeError: the interpreter cannot be started.
+    """
+    facts = _interpreter_facts(interpreter)
+    lines = [facts["prefix"], facts["exec_prefix"], *facts["path"]]
+    if any("\n" in line or "\0" in line for line in lines):
+        return None
+    return "\n".join(lines)
 
 
 def _defines_uncalled_check(tests: str) -> bool:
@@ -98,14 +124,19 @@ class PythonTestRunner(TestRunner):
                 "the tests define check(candidate) but never call it, and no entry point names the function "
                 "to pass to it (set the problems' entry point column)"
             )
+        site = site_facts(self.interpreter)
+        # -S: the harness restores what site would give (measured once, see site_facts), which
+        # spares each sample the .pth processing; not -I: it would also ignore PYTHONHASHSEED,
+        # and the environment is ours alone anyway
+        flags = ["-S", "-s", "-B"] if site is not None else ["-s", "-B"]
         return RunSpec(
             files={"harness.py": harness_source(), "program.py": program, "tests.py": tests},
-            # not -I: it would also ignore PYTHONHASHSEED; the environment is ours alone anyway
             run=[
-                self.interpreter, "-s", "-B", "harness.py",
+                self.interpreter, *flags, "harness.py",
                 str(TOKEN_INPUT_FD), str(PASS_TOKEN_FD), "program.py", "tests.py", entry_point or "",
             ],
             env={
+                **({SITE_VARIABLE: site} if site is not None else {}),
                 "PYTHONIOENCODING": "utf-8",
                 "PYTHONHASHSEED": "0",  # set/dict order of str keys is the same on every run
                 "PYTHONSAFEPATH": "1",  # the working directory is not on sys.path
