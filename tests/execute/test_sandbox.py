@@ -10,7 +10,7 @@ import pytest
 from workbench.execute import isolation as isolation_module
 from workbench.execute.isolation import IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import GiB, MiB, ResourceLimits
-from workbench.execute.sandbox import new_token, step_script
+from workbench.execute.sandbox import Sandbox, new_token, step_script
 from workbench.execute.sandbox_helpers import available_levels, sandbox_for
 from workbench.execute.timeouts import calibrated_timeout
 from workbench.languages.spec import RunSpec
@@ -261,3 +261,63 @@ def test_works_when_the_parent_has_no_fds_3_to_9(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, close_fds=True)
     assert done.stdout.strip() == "passed", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_every_process_of_the_sample_gets_the_limits(level):
+    """The step script sets the rlimits (no preexec_fn, so the sandbox starts with vfork): a
+    process the sample starts sees exactly the soft and hard values of ResourceLimits."""
+    limits = ResourceLimits(address_space_bytes=3 * GiB, file_size_bytes=5 * MiB, processes=40, open_files=100)
+    wanted = {"Max address space": (3 * GiB, 3 * GiB), "Max file size": (5 * MiB, 5 * MiB),
+              "Max open files": (100, 100), "Max cpu time": (11, 12), "Max core file size": (0, 0)}
+    if os.geteuid() == 0:  # as a user the sample's limit is 40 + the processes the user runs already
+        wanted["Max processes"] = (40, 40)
+    checks = " && ".join(
+        f"sh -c 'grep \"^{name} \" /proc/self/limits' | grep -Eq '^{name} +{soft} +{hard} '"
+        for name, (soft, hard) in wanted.items()
+    )
+    sandbox = Sandbox(detect_isolation(level), limits)
+    token = new_token()
+    assert sandbox.run(sh_spec(checks=checks + " || exit 9"), token, 10.0).status == "passed"
+
+
+def test_limits_that_cannot_be_set_are_a_sandbox_failure():
+    """A limit above the hard one would be capped, never skipped; a ulimit line that fails
+    ends the step script before its start byte, so the run is a sandbox error, not a verdict."""
+    from workbench.execute.limits import ulimit_commands
+
+    lines = ulimit_commands(ResourceLimits().rlimits(4.0))
+    assert lines[0] == "set +o posix" and all(line.endswith("|| exit 125") for line in lines[1:])
+    script = step_script(sh_spec(), status_fd=None, fd_moves={3: 21, 4: 22}, started_fd=23,
+                         limit_lines=["{ ulimit -n nonsense; } || exit 125"])
+    assert script.index("ulimit -n nonsense") < script.index("printf . >&23")
+
+
+@pytest.mark.parametrize("level", [lvl for lvl in LEVELS if lvl is not IsolationLevel.RLIMITS],
+                         ids=[lvl.value for lvl in LEVELS if lvl is not IsolationLevel.RLIMITS])
+def test_nothing_of_a_finished_sample_runs_when_run_returns(level):
+    """No sweep follows a sample whose PID namespace ended: under bubblewrap the run waits for
+    the namespace's init (bwrap exits before it while the sample's daemons live), so by the
+    time ``run`` returns the daemons are gone, with no grace period."""
+    from workbench.execute.sandbox_helpers import processes_with_cmdline
+
+    marker = "4" + new_token()[:7].translate(str.maketrans("abcdef", "123456"))
+    checks = f"(setsid sleep {marker} </dev/null >/dev/null 2>&1 &) ; (sleep {marker}1 </dev/null >/dev/null 2>&1 &)"
+    outcome = run(sh_spec(checks=checks), level)
+    assert outcome.status == "passed", outcome
+    assert processes_with_cmdline(marker) == []
+
+
+def test_the_wait_for_a_namespace_end_trusts_only_bubblewraps_own_facts():
+    from workbench.execute.sandbox import _wait_for_namespace_end
+
+    assert _wait_for_namespace_end(b"", 1.0) is False
+    assert _wait_for_namespace_end(b"not json", 1.0) is False
+    assert _wait_for_namespace_end(b'{"child-pid": 1}', 1.0) is False  # no namespace named
+    # a live process that is not in the named namespace: the init it stood for is long gone
+    own_namespace = os.stat(f"/proc/{os.getpid()}/ns/pid").st_ino
+    assert _wait_for_namespace_end(f'{{"child-pid": {os.getpid()}, "pid-namespace": {own_namespace + 1}}}'.encode(),
+                                   1.0) is True
+    # a live process in that namespace that does not exit: not established, the caller sweeps
+    facts = f'{{"child-pid": {os.getpid()}, "pid-namespace": {own_namespace}}}'
+    assert _wait_for_namespace_end(facts.encode() + b'{"child-pid": 1, "pid-namespace": 2}', 0.2) is False
