@@ -89,7 +89,7 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
     print(f"  status counts: {summary.counts}")
     print(f"  throughput: {summary.samples_per_s:.2f} samples/s over {summary.executed} samples "
           f"({summary.elapsed_s:.1f} s execution, {summary.calibration_s:.1f} s timing references, {wall:.1f} s total), "
-          f"workers {config.workers or os.cpu_count()}, isolation {summary.isolation.level.value}")
+          f"workers {config.workers or 'default'}, isolation {summary.isolation.level.value}")
     print(f"  isolation: {summary.isolation.description}")
     for note in summary.notes:
         print(f"  note: {note}")

@@ -52,7 +52,8 @@ class ExecutionConfig(JobConfig):
         problem_task_column / problem_prompt_column / test_column / entry_point_column /
             reference_column: columns of the problems (``reference_column`` may be absent:
             then every task gets the floor timeout; an empty name means none).
-        workers: parallel samples (default: number of cores).
+        workers: parallel samples (default: twice the number of cores,
+            :data:`~workbench.execute.job.WORKERS_PER_CORE`).
         timeout: one fixed timeout in seconds for every sample (skips calibration).
         timeout_floor / timeout_factor: EvalPlus's ``max(floor, factor * reference)`` seconds.
         memory_mb / max_file_mb / max_processes / max_open_files / tmp_mb: the per-sample
@@ -89,7 +90,7 @@ class ExecutionConfig(JobConfig):
     entry_point_column: str | None = option("entry_point", "Problems column with the function under test.")
     reference_column: str | None = option(
         "canonical_solution", "Problems column with the reference solution (timeout calibration).")
-    workers: int | None = option(None, "Parallel samples (default: number of cores).", min=1)
+    workers: int | None = option(None, "Parallel samples (default: twice the number of cores).", min=1)
     timeout: float | None = option(
         None, "One fixed timeout in seconds for every sample (skips calibration).", min=0.1, max=86400)
     timeout_floor: float = option(
