@@ -402,3 +402,25 @@ def test_files_left_in_shared_temp_folders_do_not_reach_the_next_sample(level):
         for name in names:
             if os.path.lexists(name):
                 os.remove(name)
+
+
+# under `unshare --map-root-user` the sample is root of its own user namespace, with
+# CAP_SYS_PTRACE there: non-dumpable does not stop it (the token protocol's audit hook still does)
+WITHOUT_CAPABILITIES = [level for level in LEVELS if level is not IsolationLevel.NAMESPACES]
+
+
+@pytest.mark.parametrize("level", WITHOUT_CAPABILITIES, ids=[lvl.value for lvl in WITHOUT_CAPABILITIES])
+def test_the_harness_memory_is_out_of_reach_of_the_samples_own_processes(level):
+    """The harness makes itself non-dumpable before any candidate code: a process the sample
+    starts (not under the harness's audit hook) cannot read the harness's /proc files, where
+    the token lives in memory."""
+    completion = body("""
+        import os, subprocess, sys
+        done = subprocess.run(["cat", f"/proc/{os.getpid()}/environ"], capture_output=True)
+        print("READ" if done.returncode == 0 else "REFUSED", file=sys.stderr)
+        sys.stderr.flush()
+        assert False
+    """)
+    outcome = run(completion, level=level)
+    assert outcome.status == "failed", outcome
+    assert "REFUSED" in outcome.stderr_tail and "READ\n" not in outcome.stderr_tail, outcome
