@@ -424,3 +424,26 @@ def test_the_harness_memory_is_out_of_reach_of_the_samples_own_processes(level):
     outcome = run(completion, level=level)
     assert outcome.status == "failed", outcome
     assert "REFUSED" in outcome.stderr_tail and "READ\n" not in outcome.stderr_tail, outcome
+
+
+def test_a_sample_sees_what_site_gives_without_running_it():
+    """Samples start with -S; the harness restores site's sys.path, prefixes and builtins
+    (measured once per interpreter), so imports and exit() behave as under site."""
+    import json
+    import subprocess
+    import sys
+
+    expected = json.loads(subprocess.run(
+        [sys.executable, "-I", "-c", "import json, sys; print(json.dumps([sys.prefix, [p for p in sys.path if p]]))"],
+        capture_output=True, text=True, check=True).stdout)
+    completion = body("""
+        import json, sys
+        print("SITE " + json.dumps([sys.prefix, sys.path, sys.flags.no_site, callable(exit), callable(help)]),
+              file=sys.stderr)
+        sys.stderr.flush()
+        assert False
+    """)
+    outcome = run(completion)
+    line = next(line for line in outcome.stderr_tail.splitlines() if line.startswith("SITE "))
+    prefix, path, no_site, has_exit, has_help = json.loads(line[5:])
+    assert [prefix, path] == expected and no_site == 1 and has_exit and has_help
