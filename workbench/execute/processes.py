@@ -2,9 +2,11 @@
 
 A sample may start background processes, double-fork daemons that call ``setsid``, or
 fork-bomb. Under bubblewrap and ``unshare`` the PID namespace already kills everything
-with the sandbox's first process; at the ``rlimits`` level (and as a second net under
-the others) this module finds what is left by the sample's own user id (root mode) or
-by a per-run environment tag, kills it and reaps what is still our child. Orphans that
+with the sandbox's first process (the sandbox waits for that, see
+``Sandbox._tree_is_gone``); at the ``rlimits`` level, and under the others where the
+namespace's end cannot be shown (a wrapper killed by a signal), this module finds what is
+left by the sample's own user id (root mode) or by a per-run environment tag, kills it and
+reaps what is still our child. Orphans that
 were re-parented go to the host's PID 1, which reaps them.
 """
 

@@ -3,9 +3,10 @@
 Per sample: a fresh working directory (bubblewrap's private tmpfs, or a host temporary
 folder removed afterwards), stdin closed, a scrubbed environment, rlimits, its own
 process group and session, the pass-token pipes of the runner protocol, a wall-clock
-timeout after which the whole process tree is killed, and a sweep that kills whatever
-the sample left running (and, as root below bubblewrap, removes the files its user id left
-in the host's shared temporary folders).
+timeout after which the whole process tree is killed, and the certainty that nothing of the
+sample still runs when :meth:`Sandbox.run` returns: its PID namespace is known to have ended,
+or a sweep kills whatever it left running (and, as root below bubblewrap, the files its user
+id left in the host's shared temporary folders are removed).
 """
 
 from __future__ import annotations
