@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import signal
 import time
 
@@ -169,7 +170,28 @@ def _kill_if_still(pid: int, find) -> int:
 
 
 def reap(pid: int, timeout_s: float = 2.0) -> None:
-    """Wait for our child ``pid`` to be reaped (it was killed), without blocking forever."""
+    """Wait for our child ``pid`` to be reaped (it was killed), without blocking forever.
+
+    Blocks on a pidfd (readable once the child exited) instead of polling ``waitpid``.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):  # no pidfd support: poll
+        _reap_polling(pid, timeout_s)
+        return
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll(int(timeout_s * 1000))
+    finally:
+        os.close(pidfd)
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _reap_polling(pid: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
