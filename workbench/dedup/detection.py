@@ -201,7 +201,7 @@ def _find_duplicates(
     status = [_status(t, config.min_tokens) for t in tokens]
     # partition: files of different partitions never join one cluster (groups; reference)
     partitions: list[Any] = list(rows.groups) if rows.groups is not None else [None] * n_rows
-    partitions += [_REFERENCE] * ref_rows
+    partitions += [REFERENCE] * ref_rows
 
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
@@ -210,16 +210,6 @@ def _find_duplicates(
             for i, t in enumerate(tokens)]
     groups = _confirmed(exact_groups(keys), tokens)
     del keys
-    exact_of = [-1] * len(tokens)
-    union_find = UnionFind(len(tokens))
-    pairs: list[DuplicatePair] = []
-    for representative, members in groups.items():
-        for member in members:
-            exact_of[member] = representative
-            if member != representative:
-                union_find.union(representative, member)
-                if member < n_rows:
-                    pairs.append(DuplicatePair(representative, member, 1.0, 1.0, "exact"))
     representatives = sorted(groups)
     timings["exact"] = time.perf_counter() - clock
 
@@ -233,12 +223,86 @@ def _find_duplicates(
         del signatures
     timings["lsh_index"] = time.perf_counter() - clock
 
+    return verify_and_cluster(
+        Candidates(rows, reference, config, lsh_parameters, status, [t.n_tokens for t in tokens],
+                   [t.has_error for t in tokens[:n_rows]],
+                   {i: t.failure for i, t in enumerate(tokens[:n_rows]) if t.failure is not None},
+                   partitions, groups, buckets, tokens),
+        progress, timings,
+    )
+
+
+@dataclass
+class Candidates:
+    """What steps 1-3 give the verification and clustering (steps 4-5), whichever engine
+    computed them (:func:`find_duplicates` here, :mod:`workbench.dedup.spark` on Spark).
+
+    Row indices count the rows, then the reference rows (``len(rows) + j`` is reference row ``j``).
+
+    Attributes:
+        rows, reference, config: as :class:`DedupResult`; lsh: the LSH scheme used.
+        status, n_tokens: per row and reference row; has_error, failures: per row.
+        partitions: per row and reference row, the value that must be equal for two rows to
+            join one cluster (the group, ``None``, or the reference marker :data:`REFERENCE`).
+        groups: exact representative (the smallest index) -> every member of its exact group
+            (ascending, representative first), for every analysed row; insertion order is the
+            representatives' ascending order of their first key group (as :func:`exact_groups`).
+        buckets: the LSH buckets with two or more representatives, band by band, within a
+            band by first member, members ascending (:func:`band_buckets`).
+        bags: row index -> :class:`FileTokens`, for every row in a bucket at least (a list
+            of all rows, or a dict of the bucket members).
+    """
+
+    rows: DedupRows
+    reference: DedupRows | None
+    config: DedupConfig
+    lsh: LSHParameters
+    status: list[str]
+    n_tokens: list[int]
+    has_error: list[bool]
+    failures: dict[int, str]
+    partitions: list[Any]
+    groups: dict[int, list[int]]
+    buckets: list[list[int]]
+    bags: Any
+
+
+def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timings: dict[str, float]) -> DedupResult:
+    """Steps 4 and 5: verify the candidate pairs exactly, join clusters, choose the keepers.
+
+    Both engines end here, so their clusters, pairs and removals are the same for the same
+    candidates: the exact groups are joined first, then the buckets are verified in their
+    order with :class:`_BucketVerifier` (pairs already in one cluster are skipped).
+
+    Args:
+        candidates: the output of steps 1-3 (see :class:`Candidates`).
+        progress: a progress-bar factory (see :func:`find_duplicates`).
+        timings: seconds per step so far; ``verify`` and ``clusters`` are added.
+
+    Returns:
+        the :class:`DedupResult`.
+    """
+    rows, reference, config = candidates.rows, candidates.reference, candidates.config
+    groups, buckets, partitions = candidates.groups, candidates.buckets, candidates.partitions
+    n_rows = len(rows)
+    n_all = len(candidates.status)
+    exact_of = [-1] * n_all
+    union_find = UnionFind(n_all)
+    pairs: list[DuplicatePair] = []
+    for representative, members in groups.items():
+        for member in members:
+            exact_of[member] = representative
+            if member != representative:
+                union_find.union(representative, member)
+                if member < n_rows:
+                    pairs.append(DuplicatePair(representative, member, 1.0, 1.0, "exact"))
+
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
     clock = time.perf_counter()
-    counters = {"representatives": len(representatives), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
+    counters = {"representatives": len(groups), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
-    verifier = _BucketVerifier(tokens, partitions, union_find, config, counters)
+    verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters)
     # the bar counts candidate pairs (what verification is about), not buckets; pairs already
     # in one cluster or seen in an earlier band count as done without a comparison
     with progress("verify candidate pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
@@ -251,9 +315,10 @@ def _find_duplicates(
             advance(_pairs_in(bucket))
     # bucket pairs never compared: already in one cluster, or compared in an earlier band
     counters["pairs_not_compared"] = counters["bucket_pairs"] - verifier.enumerated
+    counters["largest_bucket"] = max(map(len, buckets), default=0)
     cross_group = [p for p in cross_partition if p.b < n_rows]
     contamination_reps = [p for p in cross_partition if p.b >= n_rows]
-    del buckets, verifier
+    del verifier
     timings["verify"] = time.perf_counter() - clock
 
     # 5. clusters, contamination and the files to drop
@@ -269,7 +334,7 @@ def _find_duplicates(
         removed.setdefault(pair.a, Removal("contaminated", pair.b))
     contaminated = set(removed)
     keepers: list[int | None] = []
-    n_tokens = [t.n_tokens for t in tokens]
+    n_tokens = candidates.n_tokens
     for cluster in clusters:
         keeper = choose_keeper(
             cluster, keep=config.keep, cross_set=config.cross_set, splits=rows.splits,
@@ -289,11 +354,11 @@ def _find_duplicates(
         rows=rows,
         reference=reference,
         config=config,
-        lsh=lsh_parameters,
-        status=status[:n_rows],
+        lsh=candidates.lsh,
+        status=candidates.status[:n_rows],
         n_tokens=n_tokens[:n_rows],
-        has_error=[t.has_error for t in tokens[:n_rows]],
-        failures={i: t.failure for i, t in enumerate(tokens[:n_rows]) if t.failure is not None},
+        has_error=candidates.has_error,
+        failures=candidates.failures,
         exact_of=exact_of[:n_rows],
         clusters=clusters,
         keepers=keepers,
@@ -301,7 +366,7 @@ def _find_duplicates(
         pairs=sorted(pairs, key=lambda p: (p.a, p.b)),
         cross_group_pairs=_expand_cross_group(cross_group, members_of),
         contamination=contamination,
-        reference_status=status[n_rows:],
+        reference_status=candidates.status[n_rows:],
         counters=counters,
         timings=timings,
     )
@@ -317,7 +382,7 @@ class _BucketVerifier:
     partitions (groups, or a reference row) are all verified and never joined.
     """
 
-    def __init__(self, tokens: list[FileTokens], partitions: list[Any], union_find: UnionFind,
+    def __init__(self, tokens: Any, partitions: list[Any], union_find: UnionFind,
                  config: DedupConfig, counters: dict[str, int]) -> None:
         self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
         self.config, self.counters = config, counters
@@ -342,7 +407,7 @@ class _BucketVerifier:
                 same = partitions[first[0]] == partitions[second[0]]
                 if same and find(first[0]) == find(second[0]):
                     continue  # joined earlier in this bucket
-                if partitions[first[0]] is _REFERENCE and partitions[second[0]] is _REFERENCE:
+                if partitions[first[0]] is REFERENCE and partitions[second[0]] is REFERENCE:
                     continue  # two reference rows: not our business
                 found.extend(self._compare(first, second, same))
         return found
@@ -387,7 +452,7 @@ class _Reference:
         return "<reference>"
 
 
-_REFERENCE = _Reference()
+REFERENCE = _Reference()
 
 
 def _minhash_setup(config: DedupConfig, prepared: Future[MinHashSetup] | None) -> MinHashSetup:
