@@ -14,6 +14,8 @@ KEEP_POLICIES: tuple[str, ...] = ("first", "longest", "train-first")
 CROSS_SET_POLICIES: tuple[str, ...] = ("remove-test", "remove-train")
 #: how the deduplicated splits are written (see :func:`workbench.dedup.write_outputs`)
 OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
+#: where steps 1-3 run: in this process and its workers, or on Apache Spark (workbench.dedup.spark)
+ENGINES: tuple[str, ...] = ("local", "spark")
 
 #: the parameters of the search itself, as ``report.json`` records them (in this order)
 _REPORTED = ("set_threshold", "multiset_threshold", "min_tokens", "num_perm", "lsh_threshold", "lsh_weights",
@@ -88,6 +90,11 @@ class DedupConfig(JobConfig):
         output_format: how the deduplicated splits are written.
         workers: processes for tokenizing (``1`` = in-process; ``0`` = one per CPU).
         offline: never contact the Hugging Face hub.
+        engine: ``local`` or ``spark``: where steps 1-3 (tokens and signatures, the exact
+            pre-pass, LSH buckets) run; the outputs are the same (:mod:`workbench.dedup.spark`).
+        spark_master: the Spark master URL (``local[*]``, ``spark://HOST:7077``, ``yarn``,
+            ``k8s://...``); spark_conf: ``KEY=VALUE`` Spark settings; spark_partitions: row
+            partitions (0: automatic). Used with ``engine="spark"`` only.
 
     Example:
 
@@ -137,8 +144,23 @@ class DedupConfig(JobConfig):
         choices=OUTPUT_FORMATS)
     workers: int = option(0, "Tokenizer processes (0 = one per CPU).", min=0)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
+    engine: str = option(
+        "local", "Where tokens, signatures and LSH buckets are computed: local | spark (needs workbench[spark]).",
+        choices=ENGINES)
+    spark_master: str = option(
+        "local[*]", "Spark master for --engine spark: local[N], spark://HOST:7077, yarn, k8s://...")
+    spark_conf: tuple[str, ...] = option(
+        (), "Spark setting KEY=VALUE for --engine spark (repeatable), e.g. spark.executor.memory=8g.",
+        metavar="KEY=VALUE", commas=False)
+    spark_partitions: int = option(
+        0, "Partitions of the rows on Spark (0 = the cluster's parallelism, at least one per 20,000 rows).", min=0)
 
     def _check(self) -> None:
+        for setting in self.spark_conf:
+            key, equals, _ = setting.partition("=")
+            if not equals or not key.strip():
+                raise DedupConfigError(
+                    f"{{spark_conf}} takes KEY=VALUE (e.g. spark.executor.memory=8g), not {setting!r}", "spark_conf")
         if (self.lsh_bands is None) != (self.lsh_rows is None):
             raise DedupConfigError("give both {lsh_bands} and {lsh_rows}, or neither", "lsh_bands", "lsh_rows")
         if self.lsh_bands is not None and self.lsh_bands * self.lsh_rows > self.num_perm:

@@ -59,6 +59,9 @@ def run_dedup(
         DataError / MissingColumnError / MissingSplitError / LanguageNotFoundError /
             DedupConfigError: bad input, before the long steps start (a ``train_split`` or
             ``test_split`` other than the default that names no split is a DedupConfigError).
+        SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
+            master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
+        SparkJobError: a Spark job failed.
 
     Example::
 
@@ -69,6 +72,10 @@ def run_dedup(
         print(run.report["counts"])
     """
     config = config or DedupConfig()
+    if config.engine == "spark":
+        from workbench.dedup.spark import check_spark
+
+        check_spark(config.spark_master)  # no pyspark / Java / master: say so before loading anything
     if output_dir is not None:
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
@@ -95,7 +102,12 @@ def run_dedup(
         reference: DedupRows | None = None
         if config.against is not None:
             reference = _load_reference(config)
-        result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
+        if config.engine == "spark":
+            from workbench.dedup.spark import find_duplicates_spark
+
+            result = find_duplicates_spark(rows, config, reference=reference, progress=progress, minhash=minhash)
+        else:
+            result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
         report = build_report(result, skipped_files=loaded.skipped)
         written: dict[str, str] = {}
         if output_dir is not None:

@@ -1,0 +1,435 @@
+"""``--engine spark``: steps 1-3 of the dedup pipeline on Apache Spark, with the same results.
+
+The executors run the local engine's own functions, partition by partition:
+
+1. tokens and MinHash signatures: :func:`workbench.dedup.tokens._pack_chunk` over chunks of
+   each partition (the language plugins, the same token ids, permutations, seed and bands);
+2. the exact pre-pass: rows grouped by (partition, signature, token count, distinct-token
+   count), each group split into identical multisets by
+   :func:`~workbench.dedup.clusters.identical_multisets`;
+3. LSH: the representatives' signatures cut into bands and grouped by (band index, band
+   values), exactly as :func:`~workbench.dedup.signatures.band_buckets` (no hashing of a
+   band into fewer bits, so no bucket joins two different bands).
+
+The driver then runs :func:`~workbench.dedup.detection.verify_and_cluster`, the local
+engine's steps 4-5, on the buckets (ordered as the local engine orders them: band, then
+first member) with the token bags of the rows in a bucket, and nothing else: rows that
+share no bucket with another row never leave the executors. Every row keeps its index in
+the input (split order, then row order), so the outputs do not depend on how the rows are
+partitioned: ``clusters.json``, ``pairs.csv``, ``removed.csv`` and ``report.json`` (apart
+from its timings) equal the local engine's byte for byte (``tests/dedup/test_spark.py``).
+
+Bound: the driver holds the bags of the rows that share a bucket (about the local engine's
+memory for those rows; the rest of the corpus is only on the executors) and one small
+record per row (status and token count).
+
+Example::
+
+    from workbench.dedup import DedupConfig, run_dedup
+
+    run = run_dedup("corpus.jsonl", DedupConfig(engine="spark", spark_master="local[2]"), output_dir="out/")
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from workbench.dedup.clusters import identical_multisets
+from workbench.dedup.config import DedupConfig
+from workbench.dedup.detection import (
+    ANALYSED,
+    REFERENCE,
+    Candidates,
+    DedupResult,
+    ProgressFactory,
+    _minhash_setup,
+    _no_progress,
+    _status,
+    verify_and_cluster,
+)
+from workbench.dedup.rows import DedupRows
+from workbench.dedup.signatures import MinHashSetup
+from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
+from workbench.errors import WorkbenchError
+
+#: how the Spark extra is installed, for messages
+SPARK_EXTRA = "pip install 'workbench[spark]'"
+#: the Java runtime pyspark 4 needs, and the Debian package that gives it
+JAVA_MAJOR, JAVA_PACKAGE = 17, "openjdk-17-jre-headless"
+#: rows per partition when the number of partitions is left to us (``spark_partitions`` 0)
+ROWS_PER_PARTITION = 20_000
+#: seconds to wait for a TCP connection to a ``spark://`` or ``k8s://`` master
+CONNECT_TIMEOUT_S = 5.0
+
+
+class SparkUnavailableError(WorkbenchError):
+    """The Spark engine cannot start here: no pyspark, no Java 17+, or the master is unreachable.
+    The message says what to install or check."""
+
+
+class SparkJobError(WorkbenchError):
+    """A Spark job failed (an executor error, a lost cluster); the message names the stage."""
+
+
+# ---------------------------------------------------------------- checks before any work
+
+
+def check_spark(master: str) -> None:
+    """Check, in a few seconds and before any data is read, that a Spark session can start.
+
+    Args:
+        master: the Spark master URL (``local[*]``, ``spark://HOST:PORT``, ``yarn``, ``k8s://URL``).
+
+    Raises:
+        SparkUnavailableError: pyspark is not installed (names the extra), no Java runtime of
+            version 17 or later is found (names the Debian package and ``JAVA_HOME``), or a
+            ``spark://`` / ``k8s://`` master does not accept connections (names it).
+    """
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise SparkUnavailableError(
+            f"--engine spark needs pyspark 4 (which bundles Spark): {SPARK_EXTRA}"
+        ) from None
+    java = java_executable()
+    if java is None:
+        raise SparkUnavailableError(
+            f"--engine spark needs a Java {JAVA_MAJOR}+ runtime and none was found (no JAVA_HOME, no java on PATH): "
+            f"install one (Debian/Ubuntu: sudo apt-get install {JAVA_PACKAGE}) or set JAVA_HOME"
+        )
+    major = java_major_version(java)
+    if major is not None and major < JAVA_MAJOR:
+        raise SparkUnavailableError(
+            f"--engine spark needs Java {JAVA_MAJOR}+ but {java} is Java {major}: install a newer one "
+            f"(Debian/Ubuntu: sudo apt-get install {JAVA_PACKAGE}) and point JAVA_HOME at it"
+        )
+    for host, port in master_endpoints(master):
+        try:
+            socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as error:
+            raise SparkUnavailableError(
+                f"the Spark master {master} is not reachable ({host}:{port}: {error.strerror or error}); "
+                f"check --spark-master and that the master is running"
+            ) from None
+
+
+def java_executable() -> str | None:
+    """The ``java`` pyspark will start: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        return candidate if os.access(candidate, os.X_OK) else None
+    return shutil.which("java")
+
+
+def java_major_version(java: str) -> int | None:
+    """The major version ``java -version`` reports (``17`` for ``17.0.15``, ``8`` for ``1.8.0``), or None."""
+    try:
+        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', shown)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def master_endpoints(master: str) -> list[tuple[str, int]]:
+    """The (host, port) pairs a master URL names: ``spark://a:7077,b:7077`` -> two, ``k8s://https://h:6443`` -> one;
+    ``local[...]`` and ``yarn`` (found through the Hadoop configuration) -> none."""
+    if master.startswith("spark://"):
+        endpoints = []
+        for part in master[len("spark://"):].split(","):
+            host, _, port = part.strip().rpartition(":")
+            if not host or not port.isdigit():
+                raise SparkUnavailableError(f"--spark-master {master}: expected spark://HOST:PORT[,HOST:PORT...]")
+            endpoints.append((host.strip("[]"), int(port)))
+        return endpoints
+    if master.startswith("k8s://"):
+        url = urlparse(master[len("k8s://"):] if "://" in master[len("k8s://"):] else "https://" + master[len("k8s://"):])
+        if url.hostname:
+            return [(url.hostname, url.port or (443 if url.scheme == "https" else 80))]
+    return []
+
+
+# ---------------------------------------------------------------- the session
+
+
+@contextmanager
+def spark_session(config: DedupConfig) -> Iterator[Any]:
+    """Yield a SparkSession for ``config.spark_master`` and ``config.spark_conf``.
+
+    A session already running in this process (a notebook's, a test fixture's) is used as it
+    is and left running; a session started here is stopped at the end. For a ``local`` master
+    the executors' Python is this interpreter (unless ``PYSPARK_PYTHON`` says otherwise).
+
+    Raises:
+        SparkUnavailableError: see :func:`check_spark`; or the session did not start (the
+            message carries Spark's reason).
+    """
+    check_spark(config.spark_master)
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    running = SparkContext._active_spark_context
+    if running is not None:
+        yield SparkSession(running)
+        return
+    if config.spark_master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.master(config.spark_master).appName("workbench dedup")
+               .config("spark.ui.showConsoleProgress", "false"))  # our own progress bars instead
+    for setting in config.spark_conf:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key.strip(), value.strip())
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # py4j / the JVM launcher: no narrower type to catch
+        raise SparkUnavailableError(f"the Spark session for master {config.spark_master} did not start: {error}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+# ---------------------------------------------------------------- executor functions
+
+
+def _tokenize_partition(spec: SignatureSpec, counter: Any, items: Iterable[tuple]) -> Iterator[tuple]:
+    """Executors: ``(index, code, language, partition)`` rows -> ``(index, partition, FileTokens)``,
+    tokenized and signed chunk by chunk with the local engine's :func:`_pack_chunk`."""
+    chunk: list[tuple] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == CHUNK_SIZE:
+            yield from _tokenized(chunk, spec, counter)
+            chunk = []
+    if chunk:
+        yield from _tokenized(chunk, spec, counter)
+
+
+def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any) -> Iterator[tuple]:
+    packed = _pack_chunk([(code, language) for _, code, language, _ in chunk], spec).unpack()
+    counter.add(len(chunk))
+    for (index, _, _, partition), tokens in zip(chunk, packed):
+        yield index, partition, tokens
+
+
+def _exact_key(record: tuple) -> tuple:
+    index, partition, tokens = record
+    return (partition, tokens.signature, tokens.n_tokens, len(tokens.counts)), (index, tokens.counts)
+
+
+def _exact_classes(group: tuple) -> Iterator[list[int]]:
+    """Executors: one key group -> its classes of identical multisets with two or more rows."""
+    members = sorted(group[1])
+    if len(members) < 2:
+        return
+    indices = [index for index, _ in members]
+    bags = [bags for _, bags in members]
+    for same in identical_multisets(range(len(members)), bags):
+        if len(same) > 1:
+            yield [indices[position] for position in same]
+
+
+def _band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
+    """Executors: a representative -> ``((band, band values), index)`` for each band (values as bytes)."""
+    index, _, tokens = record
+    width = rows * 4  # uint32 values
+    signature = tokens.signature
+    for band in range(bands):
+        yield (band, signature[band * width : (band + 1) * width]), index
+
+
+def _bucket(group: tuple) -> tuple[int, list[int]] | None:
+    members = sorted(group[1])
+    return (group[0][0], members) if len(members) > 1 else None
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def find_duplicates_spark(
+    rows: DedupRows,
+    config: DedupConfig,
+    *,
+    reference: DedupRows | None = None,
+    progress: ProgressFactory | None = None,
+    minhash: Future[MinHashSetup] | None = None,
+    spark: Any = None,
+    shuffle_seed: int | None = None,
+) -> DedupResult:
+    """:func:`~workbench.dedup.find_duplicates` with steps 1-3 on Spark (same arguments, same result).
+
+    Args:
+        rows, config, reference, progress, minhash: as :func:`~workbench.dedup.find_duplicates`.
+        spark: a running SparkSession to use (default: one for ``config.spark_master``).
+        shuffle_seed: shuffle the rows before they are partitioned (to show that the result
+            does not depend on the partitioning); ``None`` keeps the input order.
+
+    Returns:
+        the :class:`~workbench.dedup.DedupResult`, equal to the local engine's.
+
+    Raises:
+        SparkUnavailableError: the session cannot start (see :func:`check_spark`).
+        SparkJobError: a Spark job failed (the message names the stage and Spark's reason).
+    """
+    progress = progress or _no_progress
+    if spark is None:
+        with spark_session(config) as session:
+            return _find_duplicates_spark(rows, config, reference, progress, minhash, session, shuffle_seed)
+    return _find_duplicates_spark(rows, config, reference, progress, minhash, spark, shuffle_seed)
+
+
+def _find_duplicates_spark(
+    rows: DedupRows, config: DedupConfig, reference: DedupRows | None, progress: ProgressFactory,
+    minhash: Future[MinHashSetup] | None, spark: Any, shuffle_seed: int | None,
+) -> DedupResult:
+    from pyspark import StorageLevel
+
+    context = spark.sparkContext
+    timings: dict[str, float] = {}
+    n_rows = len(rows)
+    references = len(reference) if reference is not None else 0
+    n_all = n_rows + references
+    partitions: list[Any] = list(rows.groups) if rows.groups is not None else [None] * n_rows
+    partitions += [REFERENCE] * references
+    # executors compare partitions as small ints (a group value or the reference marker each get one)
+    code_of: dict[Any, int] = {}
+    partition_codes = [code_of.setdefault(value, len(code_of)) for value in partitions]
+
+    # 1. tokens and signatures, on the executors
+    clock = time.perf_counter()
+    setup = _minhash_setup(config, minhash)
+    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
+    items = list(zip(range(n_all), list(rows.codes) + (list(reference.codes) if reference else []),
+                     list(rows.languages) + (list(reference.languages) if reference else []), partition_codes))
+    if shuffle_seed is not None:
+        random.Random(shuffle_seed).shuffle(items)
+    slices = config.spark_partitions or max(context.defaultParallelism, -(-n_all // ROWS_PER_PARTITION))
+    tokenized_rows = context.accumulator(0)
+    tokens = (context.parallelize(items, max(1, min(slices, n_all)))
+              .mapPartitions(lambda part: _tokenize_partition(spec, tokenized_rows, part))
+              .persist(StorageLevel.MEMORY_AND_DISK))
+    del items
+    try:
+        with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
+            facts = _run("tokenize + MinHash", lambda: tokens.map(
+                lambda r: (r[0], r[2].n_tokens, r[2].has_error, r[2].failure)).collect())
+        n_tokens, has_error, failures, status = [0] * n_all, [False] * n_all, {}, [""] * n_all
+        for index, count, error, failure in facts:
+            n_tokens[index], has_error[index] = count, error
+            status[index] = _status(FileTokens({}, count, error, failure), config.min_tokens)
+            if failure is not None and index < n_rows:
+                failures[index] = failure
+        failures = dict(sorted(failures.items()))
+        del facts
+        timings["tokenize_minhash"] = time.perf_counter() - clock
+
+        # 2. exact pre-pass: identical multisets, grouped and confirmed on the executors
+        clock = time.perf_counter()
+        min_tokens = config.min_tokens
+        analysed = tokens.filter(lambda r: r[2].failure is None and r[2].n_tokens >= min_tokens)
+        with progress("spark: exact pre-pass", 1) as advance:
+            classes = _run("exact pre-pass", lambda: analysed.map(_exact_key).groupByKey().flatMap(_exact_classes).collect())
+            advance(1)
+        groups: dict[int, list[int]] = {index: [index] for index in range(n_all) if status[index] == ANALYSED}
+        copy = np.zeros(n_all, dtype=bool)
+        for members in classes:
+            members.sort()
+            groups[members[0]] = members
+            for member in members[1:]:
+                del groups[member]
+                copy[member] = True
+        del classes
+        timings["exact"] = time.perf_counter() - clock
+
+        # 3. LSH buckets of the representatives, on the executors
+        clock = time.perf_counter()
+        lsh = setup.lsh
+        copies = context.broadcast(copy)
+        bands, band_rows = lsh.bands, lsh.rows
+        with progress("spark: LSH buckets", 1) as advance:
+            found = _run("LSH buckets", lambda: analysed.filter(lambda r: not copies.value[r[0]])
+                         .flatMap(lambda r: _band_keys(bands, band_rows, r))
+                         .groupByKey().map(_bucket).filter(lambda b: b is not None).collect())
+            advance(1)
+        found.sort(key=lambda bucket: (bucket[0], bucket[1][0]))  # band by band, then by first member
+        buckets = [members for _, members in found]
+        del found
+        # the bags of the rows in a bucket: all the verification needs from the executors
+        wanted = np.zeros(n_all, dtype=bool)
+        for members in buckets:
+            wanted[members] = True
+        needed = context.broadcast(wanted)
+        with progress("spark: bags of bucketed rows", int(wanted.sum())) as advance:
+            bags = dict(_run("bags", lambda: tokens.filter(lambda r: needed.value[r[0]])
+                             .map(lambda r: (r[0], r[2])).collect()))
+            advance(len(bags))
+        for variable in (copies, needed):
+            variable.unpersist()
+        timings["lsh_index"] = time.perf_counter() - clock
+    finally:
+        tokens.unpersist()
+
+    # 4-5. the local engine's own verification and clustering
+    return verify_and_cluster(
+        Candidates(rows, reference, config, lsh, status, n_tokens, has_error[:n_rows], failures,
+                   partitions, groups, buckets, bags),
+        progress, timings,
+    )
+
+
+def _run(stage: str, job: Callable[[], Any]) -> Any:
+    """Run a Spark action; a failed job becomes a :class:`SparkJobError` naming the stage."""
+    from py4j.protocol import Py4JError
+
+    try:
+        return job()
+    except Py4JError as error:
+        message = str(error).strip().splitlines()
+        raise SparkJobError(f"Spark job '{stage}' failed: {message[0] if message else error}") from error
+    except Exception as error:
+        if type(error).__module__.startswith("pyspark"):
+            raise SparkJobError(f"Spark job '{stage}' failed: {str(error).splitlines()[0]}") from error
+        raise
+
+
+@contextmanager
+def _polled(counter: Any, advance: Callable[[int], None], every_s: float = 0.5) -> Iterator[None]:
+    """Advance a progress bar from an accumulator while a Spark job runs (tasks report as they finish)."""
+    done = threading.Event()
+    shown = 0
+
+    def poll() -> None:
+        nonlocal shown
+        while not done.wait(every_s):
+            value = counter.value
+            if value > shown:
+                advance(value - shown)
+                shown = value
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
