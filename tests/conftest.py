@@ -57,3 +57,31 @@ def dup_corpus_2k(shared_bench: Path, tmp_path_factory: pytest.TempPathFactory) 
     ):
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
     return out
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (``local[2]``) for every Spark test of the run (a session costs
+    ~13 s to start). Skips where pyspark or Java 17+ is missing, unless WORKBENCH_REQUIRE_SPARK=1
+    (CI sets it: there a missing Spark is a failure, not a skip)."""
+    from workbench.dedup.spark import SparkUnavailableError, check_spark
+
+    try:
+        check_spark("local[2]")
+    except SparkUnavailableError as error:
+        if os.environ.get("WORKBENCH_REQUIRE_SPARK") == "1":
+            raise
+        pytest.skip(str(error))
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # the executors' Python must import this checkout's workbench, as the tests do
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    session = (SparkSession.builder.master("local[2]").appName("workbench tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,0 +1,195 @@
+"""``--engine spark`` (local[2], one shared session: the ``spark`` fixture) against the local
+engine: byte-identical outputs on the 2k corpus of ../shared/bench (seed 3), on the same rows
+shuffled into 1, 3 and 7 partitions, with groups and ``--against``, and on 5,000 near-identical
+boilerplate files (one LSH bucket of ~5,000 in every band); both equal the brute-force truth.
+Then the errors a user meets before any work: no pyspark, no Java 17, an unreachable master."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data import load_records
+from workbench.dedup import DedupConfig, build_report, collect_rows, run_dedup, write_outputs
+from workbench.dedup.spark import SparkUnavailableError, check_spark, find_duplicates_spark
+
+sys.path.insert(0, str(Path(__file__).parent))
+from boilerplate import matrix_truth, write_boilerplate_corpus  # noqa: E402
+
+runner = CliRunner()
+CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
+#: every output of a run on the 2k corpus (report.json is compared without its timings)
+OUTPUTS = ("clusters.json", "pairs.csv", "removed.csv", "train.jsonl", "test.jsonl")
+
+
+def same_outputs(left: Path, right: Path, names=OUTPUTS) -> None:
+    for name in names:
+        assert filecmp.cmp(left / name, right / name, shallow=False), f"{name} differs"
+    reports = [json.loads((folder / "report.json").read_text()) for folder in (left, right)]
+    for report in reports:
+        report.pop("timings_s")
+    assert reports[0] == reports[1]
+
+
+def cluster_ids(folder: Path) -> list[list[str]]:
+    clusters = json.loads((folder / "clusters.json").read_text())
+    return sorted((sorted(c) for c in clusters), key=lambda c: (-len(c), c))
+
+
+@pytest.fixture(scope="module")
+def corpus_2k(shared_bench, tmp_path_factory) -> Path:
+    """../shared/bench's 2k corpus with seed 3 and its brute-force truth."""
+    out = tmp_path_factory.mktemp("spark2k") / "corpus"
+    for command in ([sys.executable, str(shared_bench / "make_dup_corpus.py"), "--out", str(out), "--n", "2000", "--seed", "3"],
+                    [sys.executable, str(shared_bench / "brute_force_truth.py"), str(out)]):
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_2k(corpus_2k, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("local2k")
+    run_dedup(str(corpus_2k / "corpus.jsonl"), DedupConfig(**CORPUS), output_dir=out)
+    return out
+
+
+def test_spark_writes_what_the_local_engine_writes_and_both_are_the_truth(spark, corpus_2k, local_2k, tmp_path):
+    run = run_dedup(str(corpus_2k / "corpus.jsonl"), DedupConfig(**CORPUS, engine="spark", spark_master="local[2]"),
+                    output_dir=tmp_path)
+    same_outputs(local_2k, tmp_path)
+    truth = json.loads((corpus_2k / "truth_clusters.json").read_text())
+    assert sum(map(len, truth)) > 700  # real work: hundreds of files in clusters
+    assert cluster_ids(tmp_path) == cluster_ids(local_2k) == sorted(truth, key=lambda c: (-len(c), c))
+    assert run.report["work"]["verified"] > 0 and set(run.report["timings_s"]) >= {"tokenize_minhash", "lsh_index"}
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_the_partitioning_of_the_rows_does_not_change_a_byte(spark, corpus_2k, local_2k, tmp_path, partitions):
+    config = DedupConfig(**CORPUS, engine="spark", spark_partitions=partitions)
+    loaded = load_records(str(corpus_2k / "corpus.jsonl"), split_column="split")
+    rows = collect_rows(loaded, code_column="content", id_column="id")
+    result = find_duplicates_spark(rows, config, spark=spark, shuffle_seed=partitions)
+    assert spark.sparkContext.parallelize(range(10), partitions).getNumPartitions() == partitions
+    report = build_report(result)
+    write_outputs(result, loaded, report, tmp_path, output_format="jsonl")
+    same_outputs(local_2k, tmp_path)
+
+
+def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(spark, corpus_2k, tmp_path):
+    rows = [json.loads(line) for line in (corpus_2k / "corpus.jsonl").read_text().splitlines()]
+    for row in rows:  # 40 groups: near copies in different groups become cross-group pairs
+        row["repo"] = f"repo{int(row['id'].split('/')[-1][:5]) % 40}"
+    data = tmp_path / "grouped.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    reference = tmp_path / "reference.jsonl"  # a benchmark holding 150 of the corpus's test files
+    reference.write_text("".join(json.dumps({"task_id": f"ref/{i}", "content": row["content"]}) + "\n"
+                                 for i, row in enumerate(r for r in rows if r["split"] == "test") if i < 150))
+    options = dict(CORPUS, group_column="repo", against=str(reference))
+    outputs = []
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        run = run_dedup(str(data), DedupConfig(**options, engine=engine, spark_master="local[2]"), output_dir=out)
+        outputs.append(out)
+        assert run.report["groups"]["cross_group_pairs"] > 0 and run.report["contamination"]["contaminated_rows"] >= 150
+    same_outputs(*outputs, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
+
+
+def test_matrix_truth_is_the_brute_force_truth(corpus_2k):
+    truth = json.loads((corpus_2k / "truth_clusters.json").read_text())
+    assert matrix_truth(corpus_2k / "tokens" / "corpus.jsonl.gz") == sorted(truth, key=lambda c: (-len(c), c))
+
+
+def test_a_bucket_of_5000_boilerplate_files(spark, shared_bench, tmp_path):
+    corpus = write_boilerplate_corpus(tmp_path / "boilerplate", shared_bench)
+    outputs = []
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        run = run_dedup(str(corpus / "corpus.jsonl"), DedupConfig(**CORPUS, engine=engine, spark_master="local[2]"),
+                        output_dir=out)
+        outputs.append(out)
+        assert run.report["work"]["largest_bucket"] >= 4500  # one bucket of nearly all files, not capped
+    same_outputs(*outputs)
+    truth = matrix_truth(corpus / "tokens" / "corpus.jsonl.gz")
+    assert [len(c) for c in truth] == [5000]
+    assert cluster_ids(outputs[0]) == cluster_ids(outputs[1]) == truth
+
+
+# ---------------------------------------------------------------- errors before any work
+
+
+def test_without_pyspark_the_error_names_the_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark -> ImportError
+    result = runner.invoke(app, ["dedup", str(tmp_path / "missing.jsonl"), "--engine", "spark", "--no-progress"])
+    assert result.exit_code == 1
+    assert "pip install 'workbench[spark]'" in result.output
+
+
+def test_without_java_the_error_names_the_package(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
+    with pytest.raises(SparkUnavailableError, match="openjdk-17-jre-headless"):
+        check_spark("local[2]")
+
+
+def test_an_old_java_is_refused(monkeypatch, tmp_path):
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\n')
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(SparkUnavailableError, match="is Java 8"):
+        check_spark("local[2]")
+
+
+def test_an_unreachable_master_is_named_before_the_data_is_read(tmp_path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    master = f"spark://127.0.0.1:{port}"
+    result = runner.invoke(app, ["dedup", str(tmp_path / "missing.jsonl"), "--engine", "spark",
+                                 "--spark-master", master, "--no-progress"])
+    assert result.exit_code == 1
+    assert f"the Spark master {master} is not reachable" in result.output  # not the missing file
+
+
+def test_an_unreadable_input_is_a_clear_error_on_spark_too(tmp_path):
+    result = runner.invoke(app, ["dedup", str(tmp_path / "missing.jsonl"), "--engine", "spark",
+                                 "--spark-master", "local[2]", "--no-progress"])
+    assert result.exit_code == 1
+    assert "missing.jsonl" in result.output and "Traceback" not in result.output
+
+
+def test_spark_conf_must_be_key_value():
+    result = runner.invoke(app, ["dedup", "x.jsonl", "--engine", "spark", "--spark-conf", "spark.executor.memory"])
+    assert result.exit_code != 0
+    assert "KEY=VALUE" in result.output
+
+
+def test_the_cli_runs_on_spark_with_settings(spark, corpus_2k, local_2k, tmp_path):
+    result = runner.invoke(app, ["dedup", str(corpus_2k / "corpus.jsonl"), "--code-column", "content", "--id-column", "id",
+                                 "--split-column", "split", "-j", "2", "--engine", "spark", "--spark-master", "local[2]",
+                                 "--spark-conf", "spark.task.maxFailures=2", "--no-progress", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    same_outputs(local_2k, tmp_path)
+
+
+def test_the_run_config_takes_the_engine(tmp_path):
+    from workbench.run.config import build_config
+    from workbench.run.stages import plan_stages
+
+    config = build_config({"data": {"source": "humaneval", "code_column": "content"}, "run": {"output": str(tmp_path)},
+                           "dedup": {"engine": "spark", "spark_master": "local[2]",
+                                     "spark_conf": ["spark.executor.memory=2g"]}})
+    plan = next(p for p in plan_stages(config, {"content", "task_id"}) if p.name == "dedup")
+    assert DedupConfig(**{k: v for k, v in plan.values.items() if k in DedupConfig.options()}).engine == "spark"
+    argv = " ".join(plan.argv)
+    assert "--engine spark" in argv and "--spark-master local[2]" in argv
+    assert "--spark-conf spark.executor.memory=2g" in argv
