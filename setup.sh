@@ -3,10 +3,12 @@
 #   1. the system packages the main job needs, where this user may install them (root, or sudo):
 #      bubblewrap (the execution sandbox) and libgomp1 (OpenMP, used by the prebuilt llama.cpp);
 #      with --java also a JDK and libjavatuples-java (the Java plugin's runner), with --browser
-#      chromium and playwright (the report's browser test). Elsewhere it says what to install and goes on.
+#      chromium and playwright (the report's browser test), with --spark a Java 17+ runtime where
+#      none is found (dedup --engine spark). Elsewhere it says what to install and goes on.
 #   2. a virtual environment (default .venv) with workbench, its local models (prebuilt llama.cpp,
-#      onnxruntime embeddings; no compiler, no torch), the test tools and the language plugins.
-# Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--no-system]
+#      onnxruntime embeddings; no compiler, no torch), the test tools and the language plugins;
+#      with --spark also the spark extra (pyspark 4, which bundles Spark).
+# Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--spark] [--no-system]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -14,13 +16,15 @@ VENV=.venv
 PACKAGES=(bubblewrap libgomp1)
 EXTRAS="local,test"
 SYSTEM=1
+SPARK=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --venv) VENV="$2"; shift ;;
     --java) PACKAGES+=(default-jdk-headless libjavatuples-java) ;;
     --browser) PACKAGES+=(chromium); EXTRAS="$EXTRAS,browser" ;;
+    --spark) SPARK=1; EXTRAS="$EXTRAS,spark" ;;
     --no-system) SYSTEM=0 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1 (see bash setup.sh --help)" >&2; exit 2 ;;
   esac
   shift
@@ -53,6 +57,18 @@ install_system_packages() {
       "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   } || echo "setup.sh: WARNING: apt-get could not install ${missing[*]}; install them yourself" >&2
 }
+
+# pyspark 4 runs on Java 17 or later: add a runtime only where none is found
+java_major() {
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+  command -v "$java" >/dev/null 2>&1 || { echo 0; return; }
+  "$java" -version 2>&1 | sed -n 's/.*version "\(1\.\)\{0,1\}\([0-9]*\).*/\2/p' | head -n 1
+}
+if [ "$SPARK" = 1 ] && [ "$(java_major)" -lt 17 ] 2>/dev/null; then
+  # Debian 12 and later: the default runtime is 17+; where a named 17 exists (Ubuntu 22.04), take it
+  if apt-cache show openjdk-17-jre-headless >/dev/null 2>&1; then PACKAGES+=(openjdk-17-jre-headless)
+  else PACKAGES+=(default-jre-headless); fi
+fi
 
 if [ "$SYSTEM" = 1 ]; then
   if command -v apt-get >/dev/null 2>&1; then

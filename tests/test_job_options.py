@@ -47,7 +47,7 @@ COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows
                                          "method_limit": {"method": ["dsa-cqe", "chrf"]}}
 #: values of a particular form (the rest take :func:`_other_value`)
 VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"], "method_limit": ["dsa-cqe=2"],
-                         "max_failures": "10%"}
+                         "max_failures": "10%", "spark_conf": ["spark.executor.memory=2g"]}
 #: what ``workbench run`` sets where the command line has a plain default: the code column is
 #: carried into the score tables and is correlate's length column (verbosity bias)
 PIPELINE_DEFAULTS: dict[tuple[str, str], Any] = {("score", "carry"): ("completion",),

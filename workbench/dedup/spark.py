@@ -69,8 +69,9 @@ from workbench.errors import WorkbenchError
 
 #: how the Spark extra is installed, for messages
 SPARK_EXTRA = "pip install 'workbench[spark]'"
-#: the Java runtime pyspark 4 needs, and the Debian package that gives it
-JAVA_MAJOR, JAVA_PACKAGE = 17, "openjdk-17-jre-headless"
+#: the Java runtime pyspark 4 needs, and how to install one on Debian / Ubuntu
+JAVA_MAJOR = 17
+JAVA_INSTALL = "sudo apt-get install openjdk-17-jre-headless (Debian 12+: default-jre-headless)"
 #: rows per partition when the number of partitions is left to us (``spark_partitions`` 0)
 ROWS_PER_PARTITION = 20_000
 #: seconds to wait for a TCP connection to a ``spark://`` or ``k8s://`` master
@@ -110,13 +111,13 @@ def check_spark(master: str) -> None:
     if java is None:
         raise SparkUnavailableError(
             f"--engine spark needs a Java {JAVA_MAJOR}+ runtime and none was found (no JAVA_HOME, no java on PATH): "
-            f"install one (Debian/Ubuntu: sudo apt-get install {JAVA_PACKAGE}) or set JAVA_HOME"
+            f"install one ({JAVA_INSTALL}) or set JAVA_HOME to one"
         )
     major = java_major_version(java)
     if major is not None and major < JAVA_MAJOR:
         raise SparkUnavailableError(
             f"--engine spark needs Java {JAVA_MAJOR}+ but {java} is Java {major}: install a newer one "
-            f"(Debian/Ubuntu: sudo apt-get install {JAVA_PACKAGE}) and point JAVA_HOME at it"
+            f"({JAVA_INSTALL}) and point JAVA_HOME at it"
         )
     for host, port in master_endpoints(master):
         try:
