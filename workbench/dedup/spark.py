@@ -195,7 +195,10 @@ def spark_session(config: DedupConfig) -> Iterator[Any]:
     if config.spark_master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(config.spark_master).appName("workbench dedup")
-               .config("spark.ui.showConsoleProgress", "false"))  # our own progress bars instead
+               .config("spark.ui.showConsoleProgress", "false")  # our own progress bars instead
+               # the driver collects one record per row and the bags of the bucketed rows: more than
+               # the default 1 GiB of results from a few hundred thousand files (override with --spark-conf)
+               .config("spark.driver.maxResultSize", "0"))
     for setting in config.spark_conf:
         key, _, value = setting.partition("=")
         builder = builder.config(key.strip(), value.strip())
