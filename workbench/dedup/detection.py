@@ -245,8 +245,8 @@ class Candidates:
         partitions: per row and reference row, the value that must be equal for two rows to
             join one cluster (the group, ``None``, or the reference marker :data:`REFERENCE`).
         groups: exact representative (the smallest index) -> every member of its exact group
-            (ascending, representative first), for every analysed row; insertion order is the
-            representatives' ascending order of their first key group (as :func:`exact_groups`).
+            (ascending, representative first), for every analysed row (singletons too); the
+            order of the keys does not matter.
         buckets: the LSH buckets with two or more representatives, band by band, within a
             band by first member, members ascending (:func:`band_buckets`).
         bags: row index -> :class:`FileTokens`, for every row in a bucket at least (a list
