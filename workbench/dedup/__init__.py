@@ -19,16 +19,40 @@ Python API::
 or :func:`run_dedup` for all of it in one call.
 """
 
-from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
-from workbench.dedup.config import DedupConfig, DedupConfigError
-from workbench.dedup.detection import DedupResult, DuplicatePair, Removal, find_duplicates
-from workbench.dedup.duplication_report import build_report, render_report
-from workbench.dedup.rows import DedupRows, collect_rows
-from workbench.dedup.job import DedupRun, run_dedup
-from workbench.dedup.signatures import LSHParameters, choose_lsh_parameters
-from workbench.dedup.tokens import FileTokens, tokenize_files
-from workbench.dedup.verification import PairScore, multiset_jaccard, set_jaccard, verify_pair
-from workbench.dedup.writing import OUTPUT_FORMATS, write_outputs
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it, imported on first use: the Spark executors import
+#: ``workbench.dedup.tokens`` and must not pay for the data loader (``datasets``, ~1-5 s) each
+_EXPORTS = {
+    "UnionFind": "workbench.dedup.clusters",
+    "choose_keeper": "workbench.dedup.clusters",
+    "exact_groups": "workbench.dedup.clusters",
+    "identical_multisets": "workbench.dedup.clusters",
+    "DedupConfig": "workbench.dedup.config",
+    "DedupConfigError": "workbench.dedup.config",
+    "DedupResult": "workbench.dedup.detection",
+    "DuplicatePair": "workbench.dedup.detection",
+    "Removal": "workbench.dedup.detection",
+    "find_duplicates": "workbench.dedup.detection",
+    "build_report": "workbench.dedup.duplication_report",
+    "render_report": "workbench.dedup.duplication_report",
+    "DedupRows": "workbench.dedup.rows",
+    "collect_rows": "workbench.dedup.rows",
+    "DedupRun": "workbench.dedup.job",
+    "run_dedup": "workbench.dedup.job",
+    "LSHParameters": "workbench.dedup.signatures",
+    "choose_lsh_parameters": "workbench.dedup.signatures",
+    "FileTokens": "workbench.dedup.tokens",
+    "tokenize_files": "workbench.dedup.tokens",
+    "PairScore": "workbench.dedup.verification",
+    "multiset_jaccard": "workbench.dedup.verification",
+    "set_jaccard": "workbench.dedup.verification",
+    "verify_pair": "workbench.dedup.verification",
+    "OUTPUT_FORMATS": "workbench.dedup.writing",
+    "write_outputs": "workbench.dedup.writing",
+}
+
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -58,3 +82,16 @@ __all__ = [
     "verify_pair",
     "write_outputs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench.dedup' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -41,7 +42,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
@@ -49,7 +50,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from workbench.dedup.clusters import identical_multisets
+from workbench.dedup import spark_tasks as tasks
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.detection import (
     ANALYSED,
@@ -64,7 +65,7 @@ from workbench.dedup.detection import (
 )
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import MinHashSetup
-from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
+from workbench.dedup.tokens import FileTokens, SignatureSpec
 from workbench.errors import WorkbenchError
 
 #: how the Spark extra is installed, for messages
@@ -216,57 +217,6 @@ def spark_session(config: DedupConfig) -> Iterator[Any]:
 # ---------------------------------------------------------------- executor functions
 
 
-def _tokenize_partition(spec: SignatureSpec, counter: Any, items: Iterable[tuple]) -> Iterator[tuple]:
-    """Executors: ``(index, code, language, partition)`` rows -> ``(index, partition, FileTokens)``,
-    tokenized and signed chunk by chunk with the local engine's :func:`_pack_chunk`."""
-    chunk: list[tuple] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == CHUNK_SIZE:
-            yield from _tokenized(chunk, spec, counter)
-            chunk = []
-    if chunk:
-        yield from _tokenized(chunk, spec, counter)
-
-
-def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any) -> Iterator[tuple]:
-    packed = _pack_chunk([(code, language) for _, code, language, _ in chunk], spec).unpack()
-    counter.add(len(chunk))
-    for (index, _, _, partition), tokens in zip(chunk, packed):
-        yield index, partition, tokens
-
-
-def _exact_key(record: tuple) -> tuple:
-    index, partition, tokens = record
-    return (partition, tokens.signature, tokens.n_tokens, len(tokens.counts)), (index, tokens.counts)
-
-
-def _exact_classes(group: tuple) -> Iterator[list[int]]:
-    """Executors: one key group -> its classes of identical multisets with two or more rows."""
-    members = sorted(group[1])
-    if len(members) < 2:
-        return
-    indices = [index for index, _ in members]
-    bags = [bags for _, bags in members]
-    for same in identical_multisets(range(len(members)), bags):
-        if len(same) > 1:
-            yield [indices[position] for position in same]
-
-
-def _band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
-    """Executors: a representative -> ``((band, band values), index)`` for each band (values as bytes)."""
-    index, _, tokens = record
-    width = rows * 4  # uint32 values
-    signature = tokens.signature
-    for band in range(bands):
-        yield (band, signature[band * width : (band + 1) * width]), index
-
-
-def _bucket(group: tuple) -> tuple[int, list[int]] | None:
-    members = sorted(group[1])
-    return (group[0][0], members) if len(members) > 1 else None
-
-
 # ---------------------------------------------------------------- the driver
 
 
@@ -330,13 +280,12 @@ def _find_duplicates_spark(
     slices = config.spark_partitions or max(context.defaultParallelism, -(-n_all // ROWS_PER_PARTITION))
     tokenized_rows = context.accumulator(0)
     tokens = (context.parallelize(items, max(1, min(slices, n_all)))
-              .mapPartitions(lambda part: _tokenize_partition(spec, tokenized_rows, part))
+              .mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows))
               .persist(StorageLevel.MEMORY_AND_DISK))
     del items
     try:
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
-            facts = _run("tokenize + MinHash", lambda: tokens.map(
-                lambda r: (r[0], r[2].n_tokens, r[2].has_error, r[2].failure)).collect())
+            facts = _run("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
         n_tokens, has_error, failures, status = [0] * n_all, [False] * n_all, {}, [""] * n_all
         for index, count, error, failure in facts:
             n_tokens[index], has_error[index] = count, error
@@ -349,10 +298,17 @@ def _find_duplicates_spark(
 
         # 2. exact pre-pass: identical multisets, grouped and confirmed on the executors
         clock = time.perf_counter()
-        min_tokens = config.min_tokens
-        analysed = tokens.filter(lambda r: r[2].failure is None and r[2].n_tokens >= min_tokens)
-        with progress("spark: exact pre-pass", 1) as advance:
-            classes = _run("exact pre-pass", lambda: analysed.map(_exact_key).groupByKey().flatMap(_exact_classes).collect())
+        analysed = tokens.filter(functools.partial(tasks.is_analysed, config.min_tokens))
+        with progress("spark: exact pre-pass", 2) as advance:
+            # first the 64-bit hashes of the keys that two or more rows share (most rows share none),
+            # then only those rows travel, grouped by the key itself and confirmed bag by bag
+            shared = _run("exact pre-pass (keys)", lambda: analysed.map(tasks.count_pair)
+                          .reduceByKey(tasks.add).filter(tasks.shared_count).keys().collect())
+            advance(1)
+            shared_keys = context.broadcast(set(shared))
+            classes = _run("exact pre-pass", lambda: analysed.filter(functools.partial(tasks.has_shared_key, shared_keys))
+                           .map(tasks.keyed_by_exact_key).groupByKey().flatMap(tasks.exact_classes).collect())
+            shared_keys.unpersist()
             advance(1)
         groups: dict[int, list[int]] = {index: [index] for index in range(n_all) if status[index] == ANALYSED}
         copy = np.zeros(n_all, dtype=bool)
@@ -371,9 +327,9 @@ def _find_duplicates_spark(
         copies = context.broadcast(copy)
         bands, band_rows = lsh.bands, lsh.rows
         with progress("spark: LSH buckets", 1) as advance:
-            found = _run("LSH buckets", lambda: analysed.filter(lambda r: not copies.value[r[0]])
-                         .flatMap(lambda r: _band_keys(bands, band_rows, r))
-                         .groupByKey().map(_bucket).filter(lambda b: b is not None).collect())
+            found = _run("LSH buckets", lambda: analysed.filter(functools.partial(tasks.is_representative, copies))
+                         .flatMap(functools.partial(tasks.band_keys, bands, band_rows))
+                         .groupByKey().map(tasks.bucket_of).filter(tasks.is_bucket).collect())
             advance(1)
         found.sort(key=lambda bucket: (bucket[0], bucket[1][0]))  # band by band, then by first member
         buckets = [members for _, members in found]
@@ -384,8 +340,9 @@ def _find_duplicates_spark(
             wanted[members] = True
         needed = context.broadcast(wanted)
         with progress("spark: bags of bucketed rows", int(wanted.sum())) as advance:
-            bags = dict(_run("bags", lambda: tokens.filter(lambda r: needed.value[r[0]])
-                             .map(lambda r: (r[0], r[2])).collect()))
+            records = _run("bags", lambda: tokens.filter(functools.partial(tasks.is_wanted, needed)).collect())
+            bags = {record[tasks.INDEX]: tasks.file_tokens(record) for record in records}
+            del records
             advance(len(bags))
         for variable in (copies, needed):
             variable.unpersist()

@@ -1,0 +1,140 @@
+"""What the Spark executors run for ``--engine spark`` (:mod:`workbench.dedup.spark`): the local
+engine's tokenizer, signatures and exact-multiset test over row records.
+
+A module of its own that imports only :mod:`workbench.dedup.tokens` and
+:mod:`workbench.dedup.clusters`: each executor's Python imports it once, and the driver's
+modules (the data loader with ``datasets``: 1-5 s of imports) stay out of the executors. The
+functions given to Spark are these module functions (pickled by reference) or
+``functools.partial`` of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from xxhash import xxh3_64_intdigest
+
+from workbench.dedup.clusters import identical_multisets
+from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
+
+#: a row on the executors: plain values and byte buffers, which (un)pickle at memcpy speed
+#: (index, partition, n_tokens, has_error, failure, signature or None, token ids uint64, counts uint32)
+INDEX, PARTITION, N_TOKENS, HAS_ERROR, FAILURE, SIGNATURE, IDS, COUNTS = range(8)
+
+
+def tokenize_partition(spec: SignatureSpec, counter: Any, items: Iterable[tuple]) -> Iterator[tuple]:
+    """Executors: ``(index, code, language, partition)`` rows -> row records (see :data:`INDEX`),
+    tokenized and signed chunk by chunk with the local engine's :func:`_pack_chunk`."""
+    chunk: list[tuple] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == CHUNK_SIZE:
+            yield from _tokenized(chunk, spec, counter)
+            chunk = []
+    if chunk:
+        yield from _tokenized(chunk, spec, counter)
+
+
+def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any) -> Iterator[tuple]:
+    packed = _pack_chunk([(code, language) for _, code, language, _ in chunk], spec)
+    counter.add(len(chunk))
+    signed = {position: k for k, position in enumerate(packed.signed)}
+    width = len(packed.signatures) // len(packed.signed) if packed.signed else 0
+    start = 0
+    for position, ((index, _, _, partition), end, (n_tokens, has_error, failure)) in enumerate(
+            zip(chunk, packed.ends, packed.files)):
+        k = signed.get(position)
+        signature = packed.signatures[k * width : (k + 1) * width] if k is not None else None
+        if failure is not None:  # a failed file has no tokens (and ``ends`` did not move)
+            yield index, partition, 0, False, failure, None, b"", b""
+            continue
+        yield (index, partition, n_tokens, has_error, None, signature,
+               packed.token_ids[start * 8 : end * 8], packed.token_counts[start * 4 : end * 4])
+        start = end
+
+
+def file_tokens(record: tuple) -> FileTokens:
+    """The :class:`FileTokens` of a row record (the bag as a dict, as the local engine has it)."""
+    bag = dict(zip(np.frombuffer(record[IDS], dtype=np.uint64).tolist(),
+                   np.frombuffer(record[COUNTS], dtype=np.uint32).tolist()))
+    return FileTokens(bag, record[N_TOKENS], record[HAS_ERROR], record[FAILURE], record[SIGNATURE])
+
+
+def _exact_key(record: tuple) -> tuple:
+    """What identical multisets share: partition, signature, token count, distinct-token count."""
+    return record[PARTITION], record[SIGNATURE], record[N_TOKENS], len(record[IDS]) // 8
+
+
+def _exact_key_hash(record: tuple) -> int:
+    partition, signature, n_tokens, distinct = _exact_key(record)
+    return xxh3_64_intdigest(signature + f"|{partition}|{n_tokens}|{distinct}".encode())
+
+
+def exact_classes(group: tuple) -> Iterator[list[int]]:
+    """Executors: the records of one exact key -> its classes of identical multisets with two or more rows."""
+    records = sorted(group[1])
+    if len(records) < 2:
+        return
+    bags = [file_tokens(record).counts for record in records]
+    for same in identical_multisets(range(len(records)), bags):
+        if len(same) > 1:
+            yield [records[position][INDEX] for position in same]
+
+
+def band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
+    """Executors: a representative -> ``((band, band values), index)`` for each band (values as bytes)."""
+    width = rows * 4  # uint32 values
+    signature, index = record[SIGNATURE], record[INDEX]
+    for band in range(bands):
+        yield (band, signature[band * width : (band + 1) * width]), index
+
+
+def bucket_of(group: tuple) -> tuple[int, list[int]] | None:
+    members = sorted(group[1])
+    return (group[0][0], members) if len(members) > 1 else None
+
+
+def row_facts(record: tuple) -> tuple:
+    """What the driver keeps of every row: ``(index, n_tokens, has_error, failure)``."""
+    return record[INDEX], record[N_TOKENS], record[HAS_ERROR], record[FAILURE]
+
+
+def is_analysed(min_tokens: int, record: tuple) -> bool:
+    """The row was tokenized and has at least ``min_tokens`` tokens (it takes part in the search)."""
+    return record[FAILURE] is None and record[N_TOKENS] >= min_tokens
+
+
+def count_pair(record: tuple) -> tuple[int, int]:
+    return _exact_key_hash(record), 1
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def shared_count(item: tuple[int, int]) -> bool:
+    return item[1] > 1
+
+
+def has_shared_key(shared: Any, record: tuple) -> bool:
+    """The row's exact key hash is one of ``shared`` (a broadcast set)."""
+    return _exact_key_hash(record) in shared.value
+
+
+def keyed_by_exact_key(record: tuple) -> tuple:
+    return _exact_key(record), record
+
+
+def is_representative(copies: Any, record: tuple) -> bool:
+    """Not a later copy of an exact group (``copies`` a broadcast bool array by row index)."""
+    return not copies.value[record[INDEX]]
+
+
+def is_wanted(wanted: Any, record: tuple) -> bool:
+    return bool(wanted.value[record[INDEX]])
+
+
+def is_bucket(bucket: Any) -> bool:
+    return bucket is not None
