@@ -48,6 +48,7 @@ class DedupOutput:
         report: ``report.json``, parsed.
         clusters: each cluster's member ids (text), in ``clusters.json`` order (input order).
         cluster_of: id -> index into :attr:`clusters` (only ids in a cluster).
+        position_of: id -> its place in its cluster's member list (only ids in a cluster).
         removed: id -> ``(split, reason)`` of each dropped row (``removed.csv``).
         kept_of_cluster: cluster index -> the id the dedup kept, ``None`` when every member was
             dropped (all contaminated).
@@ -63,6 +64,7 @@ class DedupOutput:
     report: dict
     clusters: list[list[str]]
     cluster_of: dict[str, int]
+    position_of: dict[str, int]
     removed: dict[str, tuple[str, str]]
     kept_of_cluster: list[str | None]
     contaminated: dict[str, list[str]]
@@ -81,6 +83,15 @@ class DedupOutput:
         return self.report["contamination"]["reference"] if self.has_reference else None
 
     @property
+    def rows_outside_files(self) -> int | None:
+        """Rows of the dedup run in no cluster and not removed (``report.json``'s row count less the
+        ids the files name), ``None`` when the report has no row count."""
+        files = sum(int(split.get("files", 0)) for split in self.report["splits"].values() if isinstance(split, dict))
+        if not files:
+            return None
+        return max(0, files - len(set(self.cluster_of) | set(self.removed)))
+
+    @property
     def rows_not_checked(self) -> int:
         """Rows too short to be compared with the reference (counted as clean; 0 without ``--against``)."""
         return int(self.report["contamination"].get("rows_not_checked_too_short", 0)) if self.has_reference else 0
@@ -97,6 +108,10 @@ class DedupOutput:
             row_id: the row's id as text.
             id_columns: the id column(s) of the data (the dedup's ``--id-column``), to find kept
                 rows in the deduplicated split files.
+
+        Raises:
+            DataError: a folder of several splits lacks every deduplicated split file, so the
+                split of a kept row cannot be told.
         """
         if row_id in self.removed:
             return self.removed[row_id][0]
@@ -116,6 +131,12 @@ class DedupOutput:
         head, _, number = row_id.partition("/")
         if head in self.splits and number.isdigit() and int(number) < self.report["splits"][head].get("files", 0):
             return head
+        if not self.split_files_found and len(self.splits) > 1:
+            # a kept row of a train/test corpus: only the missing split files say in which split it is
+            raise DataError(f"{self.folder}: the dedup output has the splits {', '.join(self.splits)} but none of its "
+                            f"deduplicated split files ({', '.join(s.replace('/', '_') + '.jsonl' for s in self.splits)}, "
+                            f".parquet or dataset/), so the split of a row it kept (e.g. {row_id!r}) cannot be told; "
+                            "restore them or run `workbench dedup` again")
         return None
 
 
@@ -149,11 +170,14 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
         raise DataError(f"{root / 'clusters.json'}: expected a JSON list of clusters, each a list of ids")
     clusters = [[id_text(member) for member in cluster] for cluster in clusters_raw]
     cluster_of: dict[str, int] = {}
+    # a place per member, looked up once: a list search per row is quadratic in a cluster's size
+    position_of: dict[str, int] = {}
     for index, cluster in enumerate(clusters):
-        for member in cluster:
+        for position, member in enumerate(cluster):
             if member in cluster_of:
                 raise DataError(f"{root / 'clusters.json'}: id {member!r} is in two clusters")
             cluster_of[member] = index
+            position_of[member] = position
     removed = {row["id"]: (row["split"], row["reason"])
                for row in _read_csv(root / "removed.csv", ("id", "split", "reason"))}
     kept_of_cluster = []
@@ -169,7 +193,7 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
             contaminated.setdefault(row["id"], []).append(row["reference_id"])
     parameters = report.get("parameters") or {}
     return DedupOutput(
-        folder=root, report=report, clusters=clusters, cluster_of=cluster_of, removed=removed,
+        folder=root, report=report, clusters=clusters, cluster_of=cluster_of, position_of=position_of, removed=removed,
         kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
         train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
         has_train_test="cross_set" in report, has_reference="contamination" in report,

@@ -6,6 +6,11 @@ The resampling unit is a task (rows of one problem are not independent) or a dup
 its draws and percentile intervals. A cluster's rows are drawn together, so the row a setting
 keeps for a cluster stays that cluster's row in every resample. All settings are computed on
 the same draws, so a difference between two settings is paired.
+
+A cluster bootstrap of a large corpus has as many units as rows outside clusters: the ``(B, U)``
+resample counts are kept one byte per cell (the counts of :func:`task_resample_counts`, drawn and
+multiplied a block of resamples at a time), so 1,000 resamples of a million units take about 1 GB,
+not the 16 GB of two dense 64-bit copies.
 """
 
 from __future__ import annotations
@@ -15,7 +20,44 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.correlate.bootstrap import BootstrapSettings, no_interval_reason, percentile_interval, task_resample_counts
+from workbench.correlate.bootstrap import BootstrapSettings, no_interval_reason, percentile_interval
+
+#: cells of the dense 64-bit block a draw or a product works on at a time (32 MB)
+BLOCK_CELLS = 4_000_000
+
+
+def compact_resample_counts(n_units: int, settings: BootstrapSettings) -> np.ndarray:
+    """The draws of :func:`workbench.correlate.bootstrap.task_resample_counts` (the same
+    generator, seed and order), stored in the smallest unsigned integer type that holds them.
+
+    Args:
+        n_units: number of units ``U``.
+        settings: resample count ``B`` and seed.
+
+    Returns:
+        ``(B, U)`` unsigned integer counts (``uint8`` unless a unit is drawn more than 255 times).
+
+    Example:
+
+    >>> from workbench.correlate.bootstrap import task_resample_counts
+    >>> settings = BootstrapSettings(n_resamples=50, seed=3)
+    >>> counts = compact_resample_counts(1000, settings)
+    >>> counts.dtype.name, bool((counts == task_resample_counts(1000, settings)).all())
+    ('uint8', True)
+    """
+    counts = np.zeros((settings.n_resamples, n_units), dtype=np.uint8)
+    if n_units == 0:
+        return counts
+    rng = np.random.default_rng(settings.seed)
+    probabilities = np.full(n_units, 1.0 / n_units)
+    block = max(1, BLOCK_CELLS // n_units)
+    for start in range(0, settings.n_resamples, block):
+        # successive draws of one generator continue one stream: equal to one draw of all rows
+        drawn = rng.multinomial(n_units, probabilities, size=min(block, settings.n_resamples - start))
+        if drawn.max() > np.iinfo(counts.dtype).max:
+            counts = counts.astype(np.uint32)
+        counts[start:start + len(drawn)] = drawn
+    return counts
 
 
 @dataclass(frozen=True)
@@ -64,7 +106,15 @@ class UnitBootstrap:
         self.units = np.asarray(units, dtype=np.int64)
         self.n_units = int(self.units.max()) + 1 if self.units.size else 0
         self.settings = settings
-        self.counts = task_resample_counts(self.n_units, settings)  # (B, U)
+        self.counts = compact_resample_counts(self.n_units, settings)  # (B, U), compact
+
+    def _times(self, vector: np.ndarray) -> np.ndarray:
+        """``(B,)`` = counts ``(B, U)`` @ ``vector`` ``(U,)``, a block of resamples at a time."""
+        out = np.empty(self.counts.shape[0], dtype=np.float64)
+        block = max(1, BLOCK_CELLS // max(1, self.n_units))
+        for start in range(0, len(out), block):
+            out[start:start + block] = self.counts[start:start + block].astype(np.float64) @ vector
+        return out
 
     def _per_unit(self, values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sums = np.bincount(self.units[mask], weights=values[mask], minlength=self.n_units)
@@ -74,9 +124,9 @@ class UnitBootstrap:
     def resampled_means(self, values: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """``(B,)`` the mean of ``values`` over the masked rows of each resample (NaN: no row drawn)."""
         sums, sizes = self._per_unit(values, mask)
-        weight = self.counts @ sizes
+        weight = self._times(sizes)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = (self.counts @ sums) / weight
+            means = self._times(sums) / weight
         means[weight == 0] = np.nan
         return means
 
@@ -98,8 +148,6 @@ class UnitBootstrap:
         """The mean over units of each unit's mean over ``mask`` (a task-level bootstrap: with 0/1
         values and tasks as units, pass@1 as Chen et al. 2021 average it, each task counting once
         however many of its rows a setting keeps), with its interval."""
-        from workbench.correlate.bootstrap import resampled_task_mean
-
         n_rows, n_units, reason = self._reason(mask)
         sums, sizes = self._per_unit(values, mask)
         defined = sizes > 0
@@ -108,7 +156,12 @@ class UnitBootstrap:
         value = float(per_unit[defined].mean()) if defined.any() else math.nan
         low = high = math.nan
         if reason is None:
-            low, high = percentile_interval(resampled_task_mean(self.counts, per_unit, defined), self.settings.confidence)
+            # resampled_task_mean of workbench.correlate.bootstrap, on the compact counts
+            weight = self._times(defined.astype(np.float64))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                resampled = self._times(np.where(defined, per_unit, 0.0)) / weight
+            resampled[weight == 0] = np.nan
+            low, high = percentile_interval(resampled, self.settings.confidence)
         return Interval(value, low, high, n_rows, n_units, reason if n_rows else "no rows")
 
     def relative_difference(self, values: np.ndarray, biased: np.ndarray, unbiased: np.ndarray) -> Interval:

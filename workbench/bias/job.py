@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -39,8 +40,7 @@ class _Rows:
         self.values = {name: column[self.index] for name, column in table.values.items()}
         self.tasks = [table.tasks[i] for i in self.index] if table.tasks is not None else None
         self.cluster = np.array([output.cluster_of.get(row, -1) for row in self.ids], dtype=np.int64)
-        self.position = np.array([output.clusters[c].index(row) if c >= 0 else 0 for row, c in zip(self.ids, self.cluster)],
-                                 dtype=np.int64)
+        self.position = np.array([output.position_of.get(row, 0) for row in self.ids], dtype=np.int64)
         self.kept = np.array([row not in output.removed for row in self.ids], dtype=bool)
 
     def __len__(self) -> int:
@@ -84,7 +84,9 @@ def run_bias(
 
     Raises:
         DataError: a folder that is not a dedup output, a missing column, duplicate ids, a
-            non-numeric metric cell (naming the column and the first bad row), no row that joins.
+            non-numeric metric cell (naming the column and the first bad row), no row that joins;
+            a ``json_path`` that is a folder or a ``plot_path`` of a format matplotlib cannot
+            write (checked before any work).
 
     Example::
 
@@ -96,6 +98,7 @@ def run_bias(
     config = config or BiasConfig()
     if not config.metric:
         raise DataError("name at least one per-row metric column (--metric)")
+    _check_output_paths(json_path, plot_path)
     output = read_dedup_output(dedup_output)
     reference = read_dedup_output(config.contamination) if config.contamination else output
     if config.contamination and not reference.has_reference:
@@ -127,8 +130,15 @@ def run_bias(
     label = rows.values.get(config.label) if config.label else None
     metrics = list(config.metric)
     if output.split_files_found is False:
-        warnings.append(f"{output.folder} has no deduplicated split file: every metric row is taken as a row of its "
-                        "only split, unchecked")
+        unchecked = [row for row in rows.ids if row not in output.cluster_of and row not in output.removed]
+        possible = output.rows_outside_files
+        if possible is not None and len(unchecked) > possible:
+            raise DataError(f"{output.folder} has no deduplicated split file, and {len(unchecked)} metric rows are in "
+                            f"neither clusters.json nor removed.csv while the dedup run had only {possible} such rows: "
+                            f"{table.source} holds rows the dedup never saw (among e.g. {', '.join(unchecked[:3])}); "
+                            "restore the split file or give the metric table of this dedup run")
+        warnings.append(f"{output.folder} has no deduplicated split file: {len(unchecked)} metric row(s) in no cluster "
+                        "are taken as unique rows of its only split, unchecked")
     if join.unjoined:
         warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
                         f"(e.g. {', '.join(rows.unjoined_ids[:3])})")
@@ -146,6 +156,21 @@ def run_bias(
 
         plot_bias(report, plot_path)
     return report
+
+
+def _check_output_paths(json_path, plot_path) -> None:
+    """Refuse output paths that cannot be written before the analysis runs, not after it."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    for path, flag in ((json_path, "--json"), (plot_path, "--plot")):
+        if path is not None and Path(path).is_dir():
+            raise DataError(f"{flag} {path} is a folder; give a file name")
+    if plot_path is not None:
+        formats = FigureCanvasBase.get_supported_filetypes()
+        suffix = Path(plot_path).suffix.lstrip(".").lower()
+        if suffix not in formats:
+            raise DataError(f"--plot {plot_path}: the suffix names no image format matplotlib writes; use .png, .svg "
+                            f"or .pdf (or one of {', '.join(sorted(formats))})")
 
 
 def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:

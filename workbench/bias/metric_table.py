@@ -89,7 +89,8 @@ def read_metric_table(
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
         DataError: no metric named, duplicate ids, a metric cell that is not a finite number
-            (naming the column, the row and the value), an empty table.
+            (naming the column, the row and the value), an empty task cell (naming the row), an
+            empty table.
     """
     from workbench.correlate.inputs import as_dataset, parse_numbers
 
@@ -123,7 +124,15 @@ def read_metric_table(
         missing[metric] = int(np.count_nonzero(np.isnan(values[metric])))
     tasks = None
     if task_column:
-        tasks = [id_text(t) for t, k in zip(dataset.with_format("arrow")[task_column].to_pylist(), keep) if k]
+        every_task = [id_text(t) for t in dataset.with_format("arrow")[task_column].to_pylist()]
+        # a row without a task cannot be resampled with its task nor called a clean or a contaminated task
+        empty = [index for index, (task, k) in enumerate(zip(every_task, keep)) if k and not task]
+        if empty:
+            first = empty[0]
+            raise DataError(f"{name}: --task-column {task_column!r} is empty in {len(empty)} row(s), first row {first} "
+                            f"(id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
+                            "duplicate clusters")
+        tasks = [t for t, k in zip(every_task, keep) if k]
     return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
                        tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)))
 

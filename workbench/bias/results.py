@@ -9,6 +9,7 @@ from pathlib import Path
 
 from workbench.bias.intervals import Interval
 from workbench.bias.settings import SETTING_TEXTS, Decomposition
+from workbench.errors import WorkbenchError
 from workbench.io import atomic_write
 
 
@@ -140,8 +141,15 @@ class BiasReport:
         }
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`to_dict` as JSON to ``path`` (atomically); returns the path."""
+        """Write :meth:`to_dict` as JSON to ``path`` (atomically); returns the path.
+
+        Raises:
+            WorkbenchError: the file cannot be written.
+        """
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, json.dumps(self.to_dict(), indent=2, allow_nan=False))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, json.dumps(self.to_dict(), indent=2, allow_nan=False))
+        except OSError as error:
+            raise WorkbenchError(f"cannot write the JSON report to {target}: {error}") from error
         return target

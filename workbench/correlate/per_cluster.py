@@ -70,7 +70,7 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
     ids = [row_id(parts) or "" for parts in zip(*cells)]
     cluster = np.array([output.cluster_of.get(i, -1) for i in ids], dtype=np.int64)
-    position = np.array([output.clusters[c].index(i) if c >= 0 else 0 for i, c in zip(ids, cluster)], dtype=np.int64)
+    position = np.array([output.position_of.get(i, 0) for i in ids], dtype=np.int64)
     kept = np.array([i not in output.removed for i in ids], dtype=bool)
     unknown = sum(1 for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None)
     if unknown == len(ids):

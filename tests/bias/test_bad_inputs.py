@@ -1,0 +1,134 @@
+"""``workbench bias`` on inputs a user gets wrong: a trimmed dedup folder, a task column with
+gaps, output paths that cannot be written, and a corpus too large for dense bootstrap counts.
+Each is a clear error before or instead of a wrong number (dedup outputs from the real
+``run_dedup``, or written by hand in its documented format where a test needs a size)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.bias import BiasConfig, run_bias
+from workbench.bias import intervals
+from workbench.bias.dedup_output import read_dedup_output
+from workbench.bias.intervals import UnitBootstrap, compact_resample_counts
+from workbench.correlate.bootstrap import (
+    BootstrapSettings,
+    percentile_interval,
+    resampled_task_mean,
+    task_resample_counts,
+)
+from workbench.errors import DataError
+
+#: train A; test t1 (copy of A), t2, t3 (copies of each other), t4
+TRAIN_TEST = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "d"), ("t3", "test", "d"), ("t4", "test", "e")]
+
+
+def _trim(folder: Path) -> Path:
+    """A copy of a dedup output without its deduplicated split files."""
+    trimmed = folder.parent / "trimmed"
+    shutil.copytree(folder, trimmed)
+    for path in trimmed.iterdir():
+        if path.suffix in (".jsonl", ".parquet"):
+            path.unlink()
+    return trimmed
+
+
+def test_a_task_column_with_empty_cells_names_the_first_row(tmp_path, corpus):
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE],
+               "task": ["T1", "T1", None, "T2", "", "T2"]}
+    # empty tasks would be one pooled "task" in the bootstrap and in clean vs contaminated tasks
+    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 row\(s\), first row 2 \(id 'r3'\)"):
+        run_bias(out, metrics, BiasConfig(metric=["acc"], task_column="task"))
+
+
+def test_a_train_test_folder_without_its_split_files_is_an_error(tmp_path, corpus):
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in TRAIN_TEST],
+                       split_column="split")
+    metrics = {"id": ["t1", "t2", "t3", "t4"], "acc": [1, 0, 1, 1]}
+    full = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
+    assert full.settings["fully_biased"].value == pytest.approx(3 / 4)
+    assert full.settings["unbiased_test"].value == pytest.approx(1 / 2)  # t2 (kept for t2, t3), t4
+    # before: the kept test rows t2, t4 were called rows the dedup does not have, and left out
+    with pytest.raises(DataError, match=r"splits train, test but none of its deduplicated split files.*'t2'"):
+        run_bias(_trim(out), metrics, BiasConfig(metric=["acc"], resamples=20))
+
+
+def test_a_trimmed_single_split_folder_works_but_refuses_rows_the_dedup_never_saw(tmp_path, corpus):
+    out = _trim(corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE]))
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
+    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20))
+    result = report.duplication.metrics["acc"]
+    assert result.settings["all_rows"].value == pytest.approx(4 / 6)
+    assert result.settings["deduplicated"].value == pytest.approx(1.0)  # r1, r3, r4
+    assert any("1 metric row(s) in no cluster are taken as unique rows" in w for w in report.warnings)
+    # r3 is the one row outside clusters: two more cannot be rows of this dedup run
+    extra = {"id": [*metrics["id"], "elsewhere/1", "elsewhere/2"], "acc": [*metrics["acc"], 1, 1]}
+    with pytest.raises(DataError, match=r"3 metric rows are in neither clusters.json nor removed.csv while the dedup "
+                                        r"run had only 1 such rows"):
+        run_bias(out, extra, BiasConfig(metric=["acc"], resamples=20))
+
+
+@pytest.mark.parametrize(("option", "name", "message"), [
+    ("json_path", "folder", "--json .* is a folder"),
+    ("plot_path", "figure.txt", "--plot .*figure.txt: the suffix names no image format"),
+])
+def test_output_paths_are_checked_before_any_work(tmp_path, option, name, message):
+    (tmp_path / "folder").mkdir()
+    # the dedup folder does not exist: the output path is refused first, before anything is read
+    with pytest.raises(DataError, match=message):
+        run_bias(tmp_path / "no-such-dedup", {"id": ["a"], "acc": [1]}, BiasConfig(metric=["acc"]),
+                 **{option: tmp_path / name})
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_compact_counts_are_the_dense_draws_block_by_block(monkeypatch, seed):
+    settings = BootstrapSettings(n_resamples=103, seed=seed)
+    monkeypatch.setattr(intervals, "BLOCK_CELLS", 5 * 40)  # blocks of 5 resamples of 40 units
+    counts = compact_resample_counts(40, settings)
+    dense = task_resample_counts(40, settings)
+    assert counts.dtype == np.uint8
+    assert np.array_equal(counts, dense)
+    # the means and intervals on the compact counts are those of the dense (B, U) products
+    rng = np.random.default_rng(seed)
+    units = rng.integers(0, 40, 300)
+    units[:40] = np.arange(40)
+    values, mask = rng.random(300), rng.random(300) < 0.7
+    boot = UnitBootstrap(units, settings)
+    sums = np.bincount(units[mask], weights=values[mask], minlength=40)
+    sizes = np.bincount(units[mask], minlength=40).astype(float)
+    expected = percentile_interval((dense @ sums) / (dense @ sizes), settings.confidence)
+    got = boot.mean(values, mask)
+    assert (got.low, got.high) == (pytest.approx(expected[0], rel=1e-12), pytest.approx(expected[1], rel=1e-12))
+    defined = sizes > 0
+    per_unit = np.where(defined, sums / np.where(defined, sizes, 1.0), np.nan)
+    task_expected = percentile_interval(resampled_task_mean(dense, per_unit, defined), settings.confidence)
+    got = boot.task_mean(values, mask)
+    assert (got.low, got.high) == (pytest.approx(task_expected[0], rel=1e-12), pytest.approx(task_expected[1], rel=1e-12))
+
+
+def test_a_cluster_of_thousands_keeps_the_row_the_dedup_kept(tmp_path):
+    # a dedup output in its documented format: one cluster of 3,000 rows whose kept row is the
+    # 2,001st member, and 10 unique rows
+    members = [f"r{i}" for i in range(3000)]
+    kept = members[2000]
+    (tmp_path / "clusters.json").write_text(json.dumps([members]))
+    with (tmp_path / "removed.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "split", "reason", "duplicate_of"])
+        writer.writerows([m, "test", "near_duplicate", kept] for m in members if m != kept)
+    unique = [f"u{i}" for i in range(10)]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps({"id": i}) + "\n" for i in [kept, *unique]))
+    (tmp_path / "report.json").write_text(json.dumps({"splits": {"test": {"files": 3010}}, "overall": {"files": 3010}}))
+    output = read_dedup_output(tmp_path)
+    assert output.position_of[kept] == 2000 and output.position_of["r2999"] == 2999
+    metrics = {"id": [*members, *unique], "acc": [1.0 if m == kept else 0.0 for m in members] + [0.0] * 10}
+    result = run_bias(tmp_path, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
+    assert result.settings["deduplicated"].value == pytest.approx(1 / 11)
+    assert result.decomposition.beta == 0.0 and result.decomposition.d == pytest.approx(2999 / 3010)
