@@ -132,3 +132,30 @@ def test_a_cluster_of_thousands_keeps_the_row_the_dedup_kept(tmp_path):
     result = run_bias(tmp_path, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
     assert result.settings["deduplicated"].value == pytest.approx(1 / 11)
     assert result.decomposition.beta == 0.0 and result.decomposition.d == pytest.approx(2999 / 3010)
+
+
+def test_a_contamination_folder_of_other_rows_is_an_error(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("s")}])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    in_set = corpus.dedup(tmp_path / "a", [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    # the same code under other ids: its contaminated rows x4, x5, x6 are none of the metric rows
+    other = corpus.dedup(tmp_path / "b", [{"id": "x" + i[1:], "content": corpus.code(base)} for i, base, _ in corpus.SINGLE],
+                         against=str(reference))
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
+    # before: every row counted as clean, no warning
+    with pytest.raises(DataError, match=r"--contamination .*: none of the 6 joined rows \(e.g. 'r1'\) is a row of that "
+                                        r"dedup output \(its contamination.csv names e.g. x4, x5\)"):
+        run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(other), resamples=20))
+
+
+def test_contaminated_rows_without_a_metric_row_are_counted_and_named(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("s")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE],
+                       against=str(reference))
+    metrics = {"id": ["r1", "r2", "r3", "r4"], "acc": [1, 0, 1, 1]}  # r5, r6 (contaminated) have no value
+    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20))
+    assert report.contamination.ids["contaminated_ids"] == ["r4"]
+    assert report.contamination.counts["contaminated_rows_without_metric"] == 2
+    assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
+    assert any("2 of the 3 contaminated row(s)" in w and "r5, r6" in w for w in report.warnings)

@@ -142,6 +142,15 @@ def run_bias(
     if join.unjoined:
         warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
                         f"(e.g. {', '.join(rows.unjoined_ids[:3])})")
+    if reference is not output:
+        _check_same_rows(reference, rows, config)
+    if reference.has_reference:
+        joined_ids = set(rows.ids)
+        elsewhere = [row for row in reference.contaminated if row not in joined_ids]
+        if elsewhere:
+            warnings.append(f"{len(elsewhere)} of the {len(reference.contaminated)} contaminated row(s) in "
+                            f"{reference.folder / 'contamination.csv'} have no joined metric row and are not in the "
+                            f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
     contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
     report = BiasReport(
@@ -171,6 +180,15 @@ def _check_output_paths(json_path, plot_path) -> None:
         if suffix not in formats:
             raise DataError(f"--plot {plot_path}: the suffix names no image format matplotlib writes; use .png, .svg "
                             f"or .pdf (or one of {', '.join(sorted(formats))})")
+
+
+def _check_same_rows(reference: DedupOutput, rows: _Rows, config: BiasConfig) -> None:
+    """A ``--contamination`` folder of other rows (or other ids) would call every row clean."""
+    if not any(reference.split_of(row, config.id_columns) is not None for row in rows.ids):
+        shown = ", ".join(list(reference.contaminated)[:2]) or "(no contaminated rows)"
+        raise DataError(f"--contamination {reference.folder}: none of the {len(rows)} joined rows (e.g. "
+                        f"{rows.ids[0]!r}) is a row of that dedup output (its contamination.csv names e.g. {shown}); "
+                        "give the `workbench dedup --against` output of the same rows, with the same --id-column")
 
 
 def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
@@ -278,7 +296,9 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     if reference.rows_not_checked:
         notes.append(f"{reference.rows_not_checked} row(s) of the dedup run were too short to be compared with the "
                      "reference (--min-tokens) and count as clean")
+    joined_ids = set(rows.ids)
     counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
+              "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),
               "reference": reference.reference, "rows_not_checked_too_short": reference.rows_not_checked}
     if bad_tasks is not None:
         counts["contaminated_tasks"] = len({t for t, b in zip(rows.tasks, bad_tasks) if b})
