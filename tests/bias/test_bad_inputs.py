@@ -159,3 +159,12 @@ def test_contaminated_rows_without_a_metric_row_are_counted_and_named(tmp_path, 
     assert report.contamination.counts["contaminated_rows_without_metric"] == 2
     assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
     assert any("2 of the 3 contaminated row(s)" in w and "r5, r6" in w for w in report.warnings)
+
+
+def test_a_report_without_its_overall_table_still_counts_the_dedup_rows(tmp_path, corpus):
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    report = json.loads((out / "report.json").read_text())
+    del report["overall"]  # an older or hand-made report: the row count is the splits' sum
+    (out / "report.json").write_text(json.dumps(report))
+    join = run_bias(out, {"id": ["r1", "r2", "r3"], "acc": [1, 0, 1]}, BiasConfig(metric=["acc"], resamples=20)).join
+    assert (join.dedup_rows, join.dedup_rows_without_metric) == (6, 3)

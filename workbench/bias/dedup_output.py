@@ -83,13 +83,20 @@ class DedupOutput:
         return self.report["contamination"]["reference"] if self.has_reference else None
 
     @property
+    def rows(self) -> int:
+        """Rows of the dedup run (``report.json``: ``overall.files``, else the splits' sum; 0 when it has neither)."""
+        overall = self.report.get("overall")
+        if isinstance(overall, dict) and overall.get("files"):
+            return int(overall["files"])
+        return sum(int(split.get("files", 0)) for split in self.report["splits"].values() if isinstance(split, dict))
+
+    @property
     def rows_outside_files(self) -> int | None:
-        """Rows of the dedup run in no cluster and not removed (``report.json``'s row count less the
-        ids the files name), ``None`` when the report has no row count."""
-        files = sum(int(split.get("files", 0)) for split in self.report["splits"].values() if isinstance(split, dict))
-        if not files:
+        """Rows of the dedup run in no cluster and not removed (:attr:`rows` less the ids the files
+        name), ``None`` when the report has no row count."""
+        if not self.rows:
             return None
-        return max(0, files - len(set(self.cluster_of) | set(self.removed)))
+        return max(0, self.rows - len(set(self.cluster_of) | set(self.removed)))
 
     @property
     def rows_not_checked(self) -> int:

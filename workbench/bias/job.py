@@ -115,8 +115,8 @@ def run_bias(
     rows = _Rows(output, table, config.id_columns)
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
-        unjoined_ids=rows.unjoined_ids[:LISTED_IDS], dedup_rows=int(output.report.get("overall", {}).get("files", 0)),
-        dedup_rows_without_metric=max(0, int(output.report.get("overall", {}).get("files", 0)) - len(rows)),
+        unjoined_ids=rows.unjoined_ids[:LISTED_IDS], dedup_rows=output.rows,
+        dedup_rows_without_metric=max(0, output.rows - len(rows)),
         id_columns=config.id_columns,
     )
     if len(rows) == 0:
