@@ -23,7 +23,7 @@ from workbench.correlate.bootstrap import (
     resampled_task_mean,
     task_resample_counts,
 )
-from workbench.errors import DataError
+from workbench.errors import DataError, MissingColumnError
 
 #: train A; test t1 (copy of A), t2, t3 (copies of each other), t4
 TRAIN_TEST = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "d"), ("t3", "test", "d"), ("t4", "test", "e")]
@@ -168,3 +168,15 @@ def test_a_report_without_its_overall_table_still_counts_the_dedup_rows(tmp_path
     (out / "report.json").write_text(json.dumps(report))
     join = run_bias(out, {"id": ["r1", "r2", "r3"], "acc": [1, 0, 1]}, BiasConfig(metric=["acc"], resamples=20)).join
     assert (join.dedup_rows, join.dedup_rows_without_metric) == (6, 3)
+
+
+def test_a_label_missing_from_the_results_names_the_table_and_the_option(tmp_path, corpus):
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
+    results = corpus.write_jsonl(tmp_path / "results.jsonl", [{"id": i, "pass": 1} for i, *_ in corpus.SINGLE])
+    # before: "column 'passed' not found (set it with --metric)", without saying which table
+    with pytest.raises(MissingColumnError, match=r"results.jsonl: column 'passed' not found \(set it with --label\); "
+                                                 r"the data has: id, pass"):
+        run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed", results=str(results)))
+    with pytest.raises(MissingColumnError, match=r"column 'passed' not found \(set it with --label\)"):
+        run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed"))

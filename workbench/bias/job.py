@@ -108,7 +108,8 @@ def run_bias(
     from_results = [config.label] if config.results is not None else []
     table = read_metric_table(metrics_source, metrics=[c for c in columns if c not in from_results],
                               id_columns=config.id_columns, task_column=config.task_column,
-                              splits=list(config.split) or None, offline=config.offline)
+                              splits=list(config.split) or None, offline=config.offline,
+                              flags={config.label: "--label"} if config.label else None)
     warnings = []
     if from_results:
         warnings += _join_results(table, config)
@@ -195,7 +196,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
     no result); returns warnings about rows on either side without a partner."""
     results = read_metric_table(config.results, metrics=[config.label], id_columns=config.id_columns,
-                                offline=config.offline)
+                                offline=config.offline, flags={config.label: "--label"})
     by_id = dict(zip(results.ids, results.values[config.label]))
     table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
     table.missing[config.label] = int(np.count_nonzero(np.isnan(table.values[config.label])))

@@ -13,7 +13,7 @@ is not a number (text, a list, infinity) is an error that names the column and t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +71,7 @@ def read_metric_table(
     task_column: str | None = None,
     splits: Sequence[str] | None = None,
     offline: bool = False,
+    flags: Mapping[str, str] | None = None,
 ) -> MetricTable:
     """Read the metric columns of a table, keyed by row id.
 
@@ -82,6 +83,8 @@ def read_metric_table(
         task_column: a task id column for a task-level bootstrap (``None``: not read).
         splits: splits of the table to read (all when empty).
         offline: never contact the Hugging Face hub.
+        flags: the option that named a column of ``metrics``, for messages (default ``--metric``;
+            e.g. ``{"passed": "--label"}``).
 
     Returns:
         a :class:`MetricTable`.
@@ -98,10 +101,12 @@ def read_metric_table(
         raise DataError("name at least one metric column (--metric)")
     dataset, name = as_dataset(source, splits=splits, offline=offline)
     present = dataset.column_names
-    for column, flag in [*((m, "--metric") for m in metrics), *((c, "--id-column") for c in id_columns),
+    for column, flag in [*((m, (flags or {}).get(m, "--metric")) for m in metrics), *((c, "--id-column") for c in id_columns),
                          *([(task_column, "--task-column")] if task_column else [])]:
         if column not in present:
-            raise MissingColumnError(column, present, flag)
+            error = MissingColumnError(column, present, flag)
+            error.args = (f"{name}: {error.args[0]}",)  # which table: the metrics, or the --results
+            raise error
     cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
     ids = [row_id(parts) for parts in zip(*cells)]
     keep = np.array([i is not None for i in ids], dtype=bool)
