@@ -53,10 +53,13 @@ def test_post_order_names_and_positions(python, humaneval):
     assert assign.uses == ["abs", "elem", "elem2"]
     assert assign.start_line == assign.end_line == 15
     outer_for = decomposition.subcodes[4]
-    assert outer_for.kind is SubCodeKind.FOR and outer_for.defines == ["idx", "elem"]
+    # a sub-code defines every name bound in its text: its own targets and nested ones
+    assert outer_for.kind is SubCodeKind.FOR
+    assert outer_for.defines == ["idx", "elem", "idx2", "elem2", "distance"]
     function = decomposition.subcodes[-1]
-    # parameters are defined, their type annotations are not
-    assert function.defines == ["has_close_elements", "numbers", "threshold"]
+    # parameters are defined; their annotations are read (Python evaluates them at def time)
+    assert function.defines == ["has_close_elements", "numbers", "threshold", "idx", "elem", "idx2", "elem2", "distance"]
+    assert function.uses[:3] == ["List", "float", "bool"]
     assert function.parent is None and outer_for.parent == function.index
     assert function.children == [outer_for.index]
     # the header call enumerate(numbers) was folded into the for loop, not dropped

@@ -34,7 +34,8 @@ class PythonLanguage(LanguagePlugin):
     subcode_node_types = {
         SubCodeKind.FOR: frozenset({"for_statement"}),
         SubCodeKind.WHILE: frozenset({"while_statement"}),
-        SubCodeKind.ASSIGN: frozenset({"assignment", "augmented_assignment"}),
+        # PEP 695 ``type X = ...`` binds a name like an assignment
+        SubCodeKind.ASSIGN: frozenset({"assignment", "augmented_assignment", "type_alias_statement"}),
         SubCodeKind.IF: frozenset({"if_statement"}),
         SubCodeKind.CLASS_DEF: frozenset({"class_definition"}),
         SubCodeKind.FUNCTION_DEF: frozenset({"function_definition"}),
@@ -48,6 +49,33 @@ class PythonLanguage(LanguagePlugin):
         "function_definition": ("name", "parameters"),
         "class_definition": ("name",),
     }
+    # bindings a field cannot express (checked against ``ast``/``symtable``: benchmarks/decomposition_names.py)
+    name_query = """
+    (for_in_clause left: (_) @definition)
+    (named_expression name: (_) @definition)
+    (lambda parameters: (_) @definition)
+    (as_pattern alias: (_) @definition)
+    (delete_statement (_) @definition)
+    (type_alias_statement left: (_) @definition)
+    (function_definition type_parameters: (_) @definition)
+    (class_definition type_parameters: (_) @definition)
+    (import_statement name: (dotted_name . (identifier) @definition))
+    (import_from_statement name: (dotted_name . (identifier) @definition))
+    (aliased_import alias: (_) @definition)
+    (aliased_import name: (_) @not_a_name)
+    (import_from_statement module_name: (_) @not_a_name)
+    (dotted_name (identifier) "." (identifier) @not_a_name)
+    (keyword_argument name: (_) @not_a_name)
+    (case_pattern (dotted_name . (identifier) @definition .))
+    (keyword_pattern (dotted_name . (identifier) @definition .))
+    (keyword_pattern . (identifier) @not_a_name)
+    (splat_pattern (identifier) @definition)
+    (case_pattern (as_pattern (identifier) @definition))
+    """
+    # names in an f-string's ``{...}`` (and nested format specs) are read
+    embedded_code_node_types = frozenset({"interpolation"})
+    # annotations are evaluated (read) at run time; only member names are not free names
+    non_name_fields = frozenset({"attribute"})
     runner = PythonTestRunner()
 
     def language_capsule(self) -> Any:

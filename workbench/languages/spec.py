@@ -317,7 +317,19 @@ class LanguagePlugin:
             ``match``/``case``/``_``/``type`` and ``__future__`` (``tokenize`` gives NAME tokens).
         subcode_node_types: :class:`SubCodeKind` -> grammar node types.
         definition_fields: grammar node type -> the tree-sitter field names whose
-            identifiers are *defined* by that node (``{"assignment": ("left",)}``).
+            identifiers are *defined* by that node (``{"assignment": ("left",)}``). A field
+            holding a member access (``self.item``) defines the dotted member, and its base
+            (``self``) is read; identifiers under a subscript, index, value or default are read.
+        name_query: optional tree-sitter query for bindings that fields cannot express, in
+            the manner of tree-sitter's ``locals.scm``: ``@definition`` marks a binding
+            target (treated like a definition field), ``@not_a_name`` an identifier that names
+            no variable (a keyword argument's name, a module path in an import).
+        embedded_code_node_types: node types inside a literal that hold code whose names
+            are read (Python's f-string ``interpolation``); the rest of the literal is not
+            searched for names.
+        non_name_fields: field names whose identifiers are never free names (member
+            names; in statically typed languages, types). Python reads its annotations at
+            run time, so its plugin keeps only the member field.
         runner: a :class:`TestRunner`, or ``None`` if the plugin cannot execute code.
     """
 
@@ -331,10 +343,16 @@ class LanguagePlugin:
     anonymous_identifier_node_types: ClassVar[frozenset[str]] = frozenset()
     subcode_node_types: ClassVar[Mapping[SubCodeKind, frozenset[str]]] = {}
     definition_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    name_query: ClassVar[str] = ""
+    embedded_code_node_types: ClassVar[frozenset[str]] = frozenset()
+    non_name_fields: ClassVar[frozenset[str]] = frozenset(
+        {"attribute", "field", "property", "type", "return_type", "type_parameters"}
+    )
     runner: TestRunner | None = None
 
     _language: Any = None
     _token_query: Any = None
+    _name_query: Any = None
     _parsers: threading.local | None = None
 
     # -- the grammar -------------------------------------------------------------------
@@ -426,6 +444,21 @@ class LanguagePlugin:
                 patterns.append(f"[{' '.join(skips)}] @skip")
             self._token_query = tree_sitter.Query(language, "\n".join(patterns) or "(ERROR) @skip")
         return self._token_query
+
+    def compiled_name_query(self) -> Any:
+        """Return the compiled :attr:`name_query` (a ``tree_sitter.Query``), or ``None`` when the
+        plugin has none. Compiled once.
+
+        Raises:
+            tree_sitter.QueryError: the query names a node type or field the grammar lacks.
+        """
+        if not self.name_query:
+            return None
+        if self._name_query is None:
+            import tree_sitter
+
+            self._name_query = tree_sitter.Query(self.load_language(), self.name_query)
+        return self._name_query
 
     def token_spans(self, tree: Any) -> list[tuple[int, int]]:
         """Return the byte spans ``(start, end)`` of the identifier and literal tokens of a

@@ -27,16 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.languages.spec import LanguagePlugin, SubCodeKind
+from workbench.score.subcode_names import ProgramNames, program_names, subcode_names
 
 #: default cap on sub-codes per program (one LLM call each)
 DEFAULT_MAX_SUBCODES = 16
-
-#: tree-sitter field names whose identifiers are not free names (member names, types);
-#: these are conventions shared by the tree-sitter grammars (python, java, cpp, js, go)
-NON_NAME_FIELDS = frozenset({"attribute", "field", "property", "type", "return_type", "type_parameters"})
-
-#: inside a definition field, identifiers under these fields are read, not defined
-NOT_DEFINED_FIELDS = NON_NAME_FIELDS | {"subscript", "index", "arguments", "default"}
 
 #: which sub-code folds first when the cap is exceeded (lower folds first)
 FOLD_PRIORITY = {
@@ -63,8 +57,11 @@ class SubCode:
         text: the source text of the sub-tree.
         start_line / end_line: 1-based, inclusive lines in the program.
         start_byte / end_byte: byte offsets in the UTF-8 program.
-        defines: names the sub-code defines or rebinds, in source order.
-        uses: free names the sub-code reads (member names excluded), in source order.
+        defines: names the sub-code binds anywhere in its text, in source order: targets
+            of assignments, loops, walrus, ``match`` captures, parameters, imports; a member
+            target defines the dotted member (``self.item``). See :mod:`workbench.score.subcode_names`.
+        uses: names the sub-code reads, in source order, f-string interpolations included
+            (member names are not free names; a member path some target defines is listed).
         parent: ``index`` of the enclosing sub-code, or ``None`` at top level.
         children: indices of directly nested sub-codes.
         folded: how many nested candidate sub-trees were folded into this one.
@@ -178,7 +175,7 @@ def decompose(code: str, plugin: LanguagePlugin, max_subcodes: int = DEFAULT_MAX
     folded = _fold_by_rules(roots)
     kept = [c for c in _walk(roots)]
     capped, dropped = _apply_cap(roots, len(kept), max_subcodes)
-    subcodes = _number(roots, data, plugin)
+    subcodes = _number(roots, data, plugin, program_names(tree.root_node, plugin))
     return Decomposition(
         program=code,
         subcodes=subcodes,
@@ -258,14 +255,14 @@ def _apply_cap(roots: list[_Candidate], count: int, max_subcodes: int) -> tuple[
     return folded, dropped
 
 
-def _number(roots: list[_Candidate], data: bytes, plugin: LanguagePlugin) -> list[SubCode]:
+def _number(roots: list[_Candidate], data: bytes, plugin: LanguagePlugin, names: ProgramNames) -> list[SubCode]:
     """Turn the kept candidates into :class:`SubCode` objects in post-order."""
     subcodes: list[SubCode] = []
 
     def visit(candidate: _Candidate) -> int:
         child_indices = [visit(child) for child in candidate.children]
         node = candidate.node
-        defines, uses = _names(node, plugin)
+        defines, uses = subcode_names(node, plugin, names)
         subcode = SubCode(
             index=len(subcodes),
             kind=candidate.kind,
@@ -288,38 +285,3 @@ def _number(roots: list[_Candidate], data: bytes, plugin: LanguagePlugin) -> lis
     for root in roots:
         visit(root)
     return subcodes
-
-
-def _identifiers(node: Any, plugin: LanguagePlugin, excluded_fields: frozenset[str]) -> Iterator[Any]:
-    """Yield identifier nodes under ``node`` in source order, skipping excluded fields."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type in plugin.identifier_node_types:
-            yield current
-            continue
-        if current.type in plugin.literal_node_types or current.type in plugin.skip_node_types:
-            continue
-        children = []
-        for index, child in enumerate(current.children):
-            if current.field_name_for_child(index) in excluded_fields:
-                continue
-            children.append(child)
-        stack.extend(reversed(children))
-
-
-def _names(node: Any, plugin: LanguagePlugin) -> tuple[list[str], list[str]]:
-    """Return (defined names, used names) of a sub-code node."""
-    defined_nodes: set[tuple[int, int]] = set()
-    defines: list[str] = []
-    for field_name in plugin.definition_fields.get(node.type, ()):
-        for target in node.children_by_field_name(field_name):
-            for ident in _identifiers(target, plugin, NOT_DEFINED_FIELDS):
-                defined_nodes.add((ident.start_byte, ident.end_byte))
-                defines.append(ident.text.decode("utf-8", errors="replace"))
-    uses = [
-        ident.text.decode("utf-8", errors="replace")
-        for ident in _identifiers(node, plugin, NON_NAME_FIELDS)
-        if (ident.start_byte, ident.end_byte) not in defined_nodes
-    ]
-    return list(dict.fromkeys(defines)), list(dict.fromkeys(uses))
