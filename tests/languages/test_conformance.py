@@ -303,3 +303,22 @@ class TestPythonThroughTheBaseClass(LanguagePluginConformance):
     def test_registration(self):  # RunnablePython is a test subclass, not an installed plugin
         with pytest.raises(PluginConformanceError, match="not provided by any installed plugin"):
             super().test_registration()
+
+
+class _BadNameQuery(PythonLanguage):
+    name_query = "(assignment left: (_) @target)"
+
+
+class _BrokenNameQuery(PythonLanguage):
+    name_query = "(no_such_node) @definition"
+
+
+def test_name_query_is_checked_against_the_contract_and_the_grammar():
+    from workbench.languages.conformance.checks import check_node_types
+
+    assert check_node_types(PythonLanguage()) == []
+    assert check_node_types(_BadNameQuery()) == [
+        "name_query captures ['target']; use only ['definition', 'not_a_name']"
+    ]
+    problems = check_node_types(_BrokenNameQuery())
+    assert len(problems) == 1 and problems[0].startswith("name_query does not compile against the grammar")

@@ -56,6 +56,9 @@ ENTRY_POINT_GROUP = "workbench.languages"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
+#: the captures a plugin's ``name_query`` may use (see :attr:`LanguagePlugin.name_query`)
+NAME_QUERY_CAPTURES = frozenset({"definition", "not_a_name"})
+
 
 class SubCodeKind(str, enum.Enum):
     """The eight predefined node kinds whose sub-trees become DSA-CQE sub-codes.

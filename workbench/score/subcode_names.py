@@ -38,7 +38,7 @@ MEMBER_FIELDS = frozenset({"attribute", "field", "property"})
 
 #: inside a binding target, identifiers under these fields are read, not defined
 READ_IN_TARGET_FIELDS = frozenset(
-    {"type", "return_type", "subscript", "index", "indices", "arguments", "default", "value", "array"}
+    {"type", "return_type", "subscript", "index", "indices", "argument", "arguments", "default", "value", "array"}
 )
 
 

@@ -11,7 +11,7 @@ import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.languages.spec import LanguagePlugin, SubCodeKind, TestRunner
+from workbench.languages.spec import NAME_QUERY_CAPTURES, LanguagePlugin, SubCodeKind, TestRunner
 
 #: inputs every plugin must survive (``robustness`` check), besides mangled samples
 _HOSTILE_INPUTS: tuple[str | bytes, ...] = (
@@ -175,6 +175,7 @@ def check_node_types(plugin: LanguagePlugin) -> list[str]:
     for kind, types in dict(plugin.subcode_node_types).items():
         groups[f"subcode_node_types[{getattr(kind, 'value', kind)}]"] = types
     groups["definition_fields"] = frozenset(plugin.definition_fields)
+    groups["embedded_code_node_types"] = plugin.embedded_code_node_types
     for group, types in groups.items():
         if not _as_set(types):
             problems.append(f"{group} must be a set of node-type strings, got {type(types).__name__} {types!r}")
@@ -188,6 +189,15 @@ def check_node_types(plugin: LanguagePlugin) -> list[str]:
         for name_b, types_b in pairs[i + 1 :]:
             if _as_set(types_a) and _as_set(types_b) and types_a & types_b:
                 problems.append(f"{name_a} and {name_b} node types overlap: {sorted(types_a & types_b)}")
+    try:
+        query = plugin.compiled_name_query()
+    except Exception as error:  # noqa: BLE001 - tree_sitter.QueryError and friends
+        problems.append(f"name_query does not compile against the grammar: {error}")
+    else:
+        unknown = sorted(set(query.capture_name(i) for i in range(query.capture_count)) - NAME_QUERY_CAPTURES
+                         if query is not None else ())
+        if unknown:
+            problems.append(f"name_query captures {unknown}; use only {sorted(NAME_QUERY_CAPTURES)}")
     for node_type, fields in dict(plugin.definition_fields).items():
         if isinstance(fields, str) or not isinstance(fields, (tuple, list)):
             problems.append(f"definition_fields[{node_type!r}] must be a tuple of field names, got {fields!r}")
