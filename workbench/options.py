@@ -409,11 +409,21 @@ class JobConfig:
         return options_of(cls)
 
     def recorded_value(self, name: str) -> Any:
-        """Field ``name`` as JSON holds it (a tuple as a list, a path as text)."""
+        """Field ``name`` as JSON holds it (a tuple as a list, a path as text, a ``parse``
+        option's value in its text form)."""
         value = getattr(self, name)
+        item = self.options()[name]
+        if item.declared.text is not None:
+            return item.text(value)
         if isinstance(value, tuple):
             return [os.fspath(v) if isinstance(v, Path) else v for v in value]
         return os.fspath(value) if isinstance(value, Path) else value
+
+    def effective_options(self) -> dict[str, Any]:
+        """Every option of this config, defaults included, as JSON holds it
+        (:meth:`recorded_value`): what a run records so that the settings behind its results
+        (``limit``, ``select``, ``method_limit`` ...) can be read back."""
+        return {name: self.recorded_value(name) for name in self.options()}
 
 
 def command_line_args(config_class: type, values: Mapping[str, Any], extra_flags: Mapping[str, str] = {}) -> list[str]:

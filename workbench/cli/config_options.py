@@ -17,7 +17,16 @@ from typing import Any, Optional
 import typer
 from typer.models import ArgumentInfo
 
-from workbench.options import Option, OptionError, deprecated_names, flag_of, options_of, rename_deprecated
+from workbench.options import (
+    JobConfig,
+    Option,
+    OptionError,
+    command_line_args,
+    deprecated_names,
+    flag_of,
+    options_of,
+    rename_deprecated,
+)
 
 
 def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
@@ -147,3 +156,30 @@ def config_options(config_class: type, *, extra_flags: Mapping[str, tuple[str, .
 
     return decorate
 
+
+
+def resume_command(command: str, argument: str, config: JobConfig, outputs: Mapping[str, str]) -> str:
+    """The shell command that continues an interrupted run: ``workbench COMMAND ARGUMENT``, every
+    option that differs from its default, the outputs, and ``--resume`` (never ``--overwrite``,
+    which would throw the finished rows away).
+
+    Args:
+        command: ``"execute"`` or ``"score"``; argument: the input as given.
+        config: the run's config; outputs: flag -> path (``{"--output": "out.jsonl"}``).
+
+    Example:
+        ``workbench score data.jsonl --method chrf --limit 20 --output score-out --resume``
+    """
+    import shlex
+
+    found = options_of(type(config))
+    values: dict[str, Any] = {}
+    for name, item in found.items():
+        value = getattr(config, name)
+        if name in ("resume", "overwrite") or value == item.default:
+            continue
+        values[name] = list(value) if isinstance(value, tuple) else value
+    values["resume"] = True
+    names = {flag.lstrip("-").replace("-", "_"): flag for flag in outputs}
+    values.update({name: outputs[flag] for name, flag in names.items()})
+    return shlex.join(["workbench", command, argument, *command_line_args(type(config), values, names)])

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console, exit_with_verdict
-from workbench.cli.config_options import config_options
+from workbench.cli.config_options import config_options, resume_command
 from workbench.execute.config import ExecutionConfig
 
 
@@ -89,7 +89,10 @@ def execute_command(
         with progress_hooks(progress and not json_output) as hooks:
             summary = run_execute(generations, output, config, **hooks)
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]Interrupted.[/yellow] Finished rows are in {output}; rerun with --resume to continue.")
+        again = resume_command("execute", generations, config, {"--output": str(output)})
+        err_console.print(f"[yellow]Interrupted.[/yellow] The finished rows are kept in {output}; continue with:",
+                          highlight=False)
+        err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
 
     if json_output:

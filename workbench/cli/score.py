@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console, exit_with_verdict
-from workbench.cli.config_options import config_options
+from workbench.cli.config_options import config_options, resume_command
 from workbench.score.config import ScoreConfig
 
 
@@ -53,8 +53,15 @@ def score_command(
     if quiet:
         err_console.print("note: --quiet/-q is deprecated and goes in the next release: use --no-progress "
                           "(one name per option across commands)")
-    with progress_hooks(progress and not quiet) as hooks:
-        report = run_score(data, config, output, **hooks)
+    try:
+        with progress_hooks(progress and not quiet) as hooks:
+            report = run_score(data, config, output, **hooks)
+    except KeyboardInterrupt:
+        again = resume_command("score", data, config, {"--output": str(output)})
+        err_console.print(f"[yellow]Interrupted.[/yellow] The rows scored so far are kept in {output / 'scores.jsonl'}; "
+                          "continue with:", highlight=False)
+        err_console.print(again, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     print_report(report)
     exit_with_verdict(report.failures)
 
@@ -88,7 +95,7 @@ def print_report(report: Any) -> None:
         if counts:
             reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
-    for note in fallback_notes(report):
+    for note in [*report.notes, *fallback_notes(report)]:
         err_console.print(f"[yellow]note:[/yellow] {note}")
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"

@@ -19,6 +19,7 @@ import numpy as np
 import xxhash
 
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
+from workbench.data.text_encoding import require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.network import endpoint_reachable
 
@@ -29,6 +30,9 @@ DATA_FILE_BUILDERS: Mapping[str, str] = {
     ".parquet": "parquet",
     ".csv": "csv",
 }
+
+#: the builders that read text (their files must be UTF-8: :mod:`workbench.data.text_encoding`)
+TEXT_BUILDERS = frozenset({"json", "csv"})
 
 #: sub-folder names of a source-file folder that name a split
 FOLDER_SPLIT_NAMES = frozenset({"train", "test", "validation", "valid", "val", "dev", "eval"})
@@ -221,6 +225,8 @@ def _load_data_file(path: Path) -> LoadedDataset:
         raise DataError(f"{path}: gzipped Parquet is not readable; Parquet compresses internally, pass the .parquet file")
     if path.stat().st_size == 0:
         raise DataError(f"{path}: the file is empty")
+    if builder in TEXT_BUILDERS:
+        require_utf8(path)  # datasets would read bad bytes silently and fail later, on the row
     if looks_like_ice_score_grades(path):
         # one object per task with "N"/"grade-N"/"<metric>-N" keys: flatten to one row per sample
         return LoadedDataset(str(path), {"test": read_ice_score_grades(path)})
@@ -288,6 +294,9 @@ def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
         raise DataError(f"{path}: the folder has no files")
     data_files = [p for p in files if _builder_for(p) is not None]
     if data_files and len(data_files) == len(files):
+        for file in data_files:
+            if _builder_for(file) in TEXT_BUILDERS:
+                require_utf8(file)
         if glob.has_magic(str(path)):
             # datasets finds a folder's files and splits by glob patterns rooted at the folder
             raise DataError(f"{path}: a folder of data files whose path has [ ] * or ? cannot be read (datasets "

@@ -10,6 +10,7 @@ from pathlib import Path
 from workbench.execute.isolation import LEVEL_ORDER
 from workbench.execute.limits import MiB, ResourceLimits
 from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
+from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
 from workbench.options import JobConfig, OptionError, option
 
@@ -45,6 +46,9 @@ class ExecutionConfig(JobConfig):
         problems_split: which split of ``problems`` (default: its only split, or ``test``).
         language: the language plugin whose runner executes the samples.
         mode: ``"completion"`` (prompt + completion) or ``"full"`` (completion is the program).
+        stop: stop sequences or preset names (``humaneval``): each completion is cut at the
+            first one before it runs, and its row says so (:mod:`workbench.data.stop_sequences`,
+            :attr:`stop_sequences`).
         task_column / sample_column / completion_column: columns of the generations.
             A missing ``sample_column`` (left at its default) numbers samples per task.
         prompt_column: a generations column holding the prompt to prepend (default: the
@@ -80,6 +84,7 @@ class ExecutionConfig(JobConfig):
     language: str = option("python", "Language plugin whose runner executes the samples.")
     mode: str = option("completion", "'completion': prompt + completion; 'full': the completion is the whole program.",
                        choices=MODES)
+    stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET")
     task_column: str = option("task_id", "Generations column with the task id.")
     sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).")
     completion_column: str = option("completion", "Generations column with the generated code.")
@@ -124,6 +129,16 @@ class ExecutionConfig(JobConfig):
                 object.__setattr__(self, name, None)
         if self.resume and self.overwrite:
             raise OptionError("{resume} and {overwrite} exclude each other", "resume", "overwrite")
+        self.stop_sequences  # noqa: B018  (checks the values)
+
+    @property
+    def stop_sequences(self) -> tuple[str, ...]:
+        """``stop`` with presets expanded and escapes decoded.
+
+        Raises:
+            OptionError: an empty stop sequence.
+        """
+        return stop_option_values(self.stop)
 
     @property
     def limits(self) -> ResourceLimits:

@@ -10,6 +10,7 @@ Notebook use::
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ import datasets
 
 from workbench.data.loading import load_records
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
+from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, WorkbenchError
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
@@ -52,12 +54,15 @@ class Sample(BaseSample):
     """One generation to execute (its ids and key: :class:`~workbench.data.samples.BaseSample`).
 
     Attributes:
-        completion: the generated code, or ``None`` (recorded as an ``error`` row, never run).
+        completion: the generated code, or ``None`` (recorded as an ``error`` row, never run);
+            after :func:`apply_stop_sequences`, cut at the first stop sequence.
         prompt: the prompt to put before it, or ``None`` for the problem's own prompt.
+        stop: the stop sequence that cut ``completion``, or ``None`` when it is whole.
     """
 
     completion: str | None
     prompt: str | None
+    stop: str | None = None
 
 
 @dataclass
@@ -371,6 +376,28 @@ def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
     return wanted if most is None else min(wanted, most)
 
 
+def apply_stop_sequences(samples: list[Sample], problems: dict[str, Problem], stops: tuple[str, ...]) -> list[Sample]:
+    """Cut each sample's completion at the first of ``stops`` (Chen et al. 2021, Sec. 3.2;
+    :func:`workbench.data.stop_sequences.truncate_generation`), searching after the prompt when
+    a whole-program completion repeats it. The cut is recorded on the sample (``stop``).
+
+    Args:
+        samples: the loaded samples; problems: task id -> :class:`Problem` (for the prompt).
+        stops: the stop sequences (``config.stop_sequences``); none: the samples as they are.
+    """
+    if not stops:
+        return samples
+    cut_samples = []
+    for sample in samples:
+        if sample.completion is None:
+            cut_samples.append(sample)
+            continue
+        prompt = sample.prompt if sample.prompt is not None else problems[sample.task_id].prompt
+        cut = truncate_generation(sample.completion, stops, prompt)
+        cut_samples.append(dataclasses.replace(sample, completion=cut.text, stop=cut.stop))
+    return cut_samples
+
+
 def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
     """Return the result row for ``sample`` (see :data:`~workbench.execute.result_file.RESULT_COLUMNS`)."""
     return {
@@ -386,6 +413,8 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
         "stderr_tail": outcome.stderr_tail,
         "language": language,
         "isolation": isolation.level.value,
+        "generation_truncated": sample.stop is not None,
+        "stop_sequence": sample.stop,
     }
 
 
@@ -446,6 +475,7 @@ def run_execute(
             f"{len(untested)} task(s) have no tests (column {config.test_column!r} is empty): {shown}"
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
+    samples = apply_stop_sequences(samples, problems, config.stop_sequences)
     if sandbox is None:
         isolation = detect_isolation(config.isolation_level)
         sandbox = Sandbox(isolation, config.limits)
@@ -464,6 +494,10 @@ def run_execute(
         summary.skipped_finished = len(samples) - len(todo)
         if config.max_samples is not None:
             todo = todo[: config.max_samples]
+        if config.stop:
+            truncated = sum(s.stop is not None for s in todo)
+            notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
+                         f"their rows say generation_truncated and stop_sequence")
         timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result, guard)
         if on_start:
             on_start("execute", len(todo))

@@ -17,6 +17,7 @@ from workbench.io import JsonlWriter, read_jsonl
 RESULT_COLUMNS: tuple[str, ...] = (
     "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s",
     "exit_code", "signal", "detail", "stderr_tail", "language", "isolation",
+    "generation_truncated", "stop_sequence",
 )
 
 

@@ -67,10 +67,12 @@ SHARED_KEYS = {
     "dedup": {"code_column": "[data] code_column", "id_column": "[data] id_column",
               "language": "[data] language", "split": "[data] split", "offline": "[run] offline"},
     "execute": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
-                "completion_column": "[data] code_column", "language": "[data] language"},
+                "completion_column": "[data] code_column", "language": "[data] language", "stop": "[data] stop"},
+    # the judge scores the generation as it was executed: one stop setting for both stages
     "score": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
               "generation_column": "[data] code_column", "reference_column": "[data] reference_column",
-              "prompt_column": "[data] prompt_column", "language": "[data] language", "split": "[data] split"},
+              "prompt_column": "[data] prompt_column", "language": "[data] language", "split": "[data] split",
+              "stop": "[data] stop"},
     "correlate": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
                   "offline": "[run] offline"},
     "bias": {"id_column": "[data] id_column", "task_column": "[data] task_column", "offline": "[run] offline"},
@@ -88,6 +90,8 @@ DATA_KEYS = {
     "prompt_column": "prompt column the code completes (default: prompt when present)",
     "id_column": "unique row id for dedup: a column, or columns joined by commas (default: task_column,sample_column)",
     "label_column": "a shipped execution label (0/1) to compare with our execution, or the label when execute is off",
+    "stop": "stop sequences (a string or a list; a preset name such as \"humaneval\") at which execute and score "
+            "cut each generation (default: none)",
 }
 
 #: the ``[run]`` keys and their meaning
@@ -100,7 +104,7 @@ RUN_KEYS = {
 _DATA_DEFAULTS = {
     "split": None, "language": "python", "task_column": "task_id", "sample_column": "sample_id",
     "code_column": "completion", "reference_column": "reference", "prompt_column": None, "id_column": None,
-    "label_column": None,
+    "label_column": None, "stop": None,
 }
 
 
@@ -245,6 +249,9 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     if not data.get("source"):
         raise ConfigError("[data] source is required (a data file, folder, bundled name or hub id)")
     for key, value in data.items():
+        if key == "stop":
+            data[key] = _check_value("data", ExecutionConfig.options()["stop"], value) if value is not None else None
+            continue
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"[data] {key} must be a string, not {value!r}")
 

@@ -321,7 +321,9 @@ def run_pipeline(
         if on_stage:
             on_stage(plan, "start")
         extra = plan.change_args(changes) if plan.command is not None else []
-        manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra],
+        # the whole effective config of the stage (defaults included), not only what the file set
+        options = plan.config(**changes).effective_options() if plan.command is not None else None
+        manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra], options=options,
                         command=plan.command_line(), started=_now(), error=None, detail=None, failures=None)
         began = time.perf_counter()
         job_result = None

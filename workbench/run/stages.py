@@ -245,7 +245,7 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
         "task_column": data["task_column"], "sample_column": data["sample_column"],
         "generation_column": data["code_column"], "reference_column": data["reference_column"],
         "prompt_column": data["prompt_column"], "language": data["language"], "split": data["split"],
-        **section, "carry": carry or None, "output": str(output),
+        "stop": data["stop"], **section, "carry": carry or None, "output": str(output),
     }
     _job(plan, data["source"], values)
 
@@ -290,7 +290,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     values = {
         "task_column": data["task_column"],
         "sample_column": data["sample_column"] if data["sample_column"] in columns else None,
-        "completion_column": data["code_column"], "language": data["language"],
+        "completion_column": data["code_column"], "language": data["language"], "stop": data["stop"],
         **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
     }
     plan = StagePlan("execute", "execute", outputs=layout.outputs("execute"), partial=layout.partial("execute"),

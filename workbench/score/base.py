@@ -39,12 +39,27 @@ class Sample(BaseSample):
         reference: the reference code (same layout as ``generation``).
         prompt: the problem's prompt (signature and docstring), or ``""``.
         carried: input columns copied into the output rows (e.g. ``passed``).
+        generation_null: the input's generation was null (missing): scored as empty code,
+            and every row of the sample says so (``generation_note``).
+        stop: the stop sequence that cut ``generation`` (``--stop``), or ``None``.
     """
 
     generation: str
     reference: str
     prompt: str = ""
     carried: dict[str, Any] = field(default_factory=dict)
+    generation_null: bool = False
+    stop: str | None = None
+
+    @property
+    def generation_note(self) -> str | None:
+        """Why the generation is no code, for the row (never silent), or ``None``."""
+        if self.generation_null:
+            return "the generation is null (missing): scored as empty code"
+        if not self.generation.strip():
+            cut = f" after cutting at the stop sequence {self.stop!r}" if self.stop else ""
+            return f"the generation is empty{cut}: scored as empty code"
+        return None
 
     @property
     def generation_program(self) -> str:

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
 from workbench.llm.cache import CacheMode
 from workbench.llm.client import STRUCTURED_MODES, LLMSettings
@@ -63,6 +64,9 @@ class ScoreConfig(JobConfig):
         task_column / sample_column / generation_column / reference_column / prompt_column:
             input columns (``prompt_column`` default: ``prompt`` when present).
         no_prompt: ignore the prompt column (generation and reference are whole programs).
+        stop: stop sequences or preset names (``humaneval``): each generation is cut at the
+            first one before it is scored, as ``workbench execute --stop`` cuts it before it
+            runs (:mod:`workbench.data.stop_sequences`); the references are kept whole.
         carry: input columns copied into each row (default: ``passed`` when present).
         split: only this split.
         limit / select / stratify_column / select_seed: score only ``limit`` samples, the
@@ -129,6 +133,7 @@ class ScoreConfig(JobConfig):
     prompt_column: str | None = option(
         None, "Default: 'prompt' when present; generation and reference then complete it.")
     no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.")
+    stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
     carry: tuple[str, ...] | None = option(None, "Input columns copied into each row (default: passed, when present).")
     split: str | None = option(None, "Only this split.")
     limit: int | None = option(None, "Score only N samples (see --select).", min=1)
@@ -212,6 +217,7 @@ class ScoreConfig(JobConfig):
         if self.retry_failed and not self.resume:
             raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
         self.method_limits  # noqa: B018  (parses and checks the entries)
+        self.stop_sequences  # noqa: B018  (checks the values)
         if self.resume and self.overwrite:
             raise OptionError(
                 "{resume} keeps the rows of the run folder and {overwrite} replaces them; pass one of them",
@@ -239,6 +245,15 @@ class ScoreConfig(JobConfig):
                 raise OptionError(f"{{method_limit}} gives {name!r} twice", "method_limit")
             limits[name] = int(count)
         return limits
+
+    @property
+    def stop_sequences(self) -> tuple[str, ...]:
+        """``stop`` with presets expanded and escapes decoded.
+
+        Raises:
+            OptionError: an empty stop sequence.
+        """
+        return stop_option_values(self.stop)
 
     @property
     def uses_llm(self) -> bool:

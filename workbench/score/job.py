@@ -24,6 +24,7 @@ in ``traces.jsonl``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
+from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.options import OptionError
@@ -64,6 +66,10 @@ ROW_COLUMNS = (
     "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
     "variant", "model_identity", *READ_COLUMNS,
 )
+
+#: per-sample columns of every ``scores.jsonl`` row (kept in ``scores_wide.jsonl``): whether
+#: ``--stop`` cut the generation and where, and why a generation is no code (null or empty)
+SAMPLE_COLUMNS = ("generation_truncated", "stop_sequence", "generation_note")
 
 #: statuses that ``retry_failed`` scores again
 ERROR_STATUSES = frozenset({"llm_error", "parse_error", "budget_exceeded", "error"})
@@ -149,6 +155,7 @@ def load_samples(
                 task_id=task_id,
                 sample_id=sample_id,
                 generation=row[columns.generation] or "",
+                generation_null=row[columns.generation] is None,
                 reference=row[columns.reference] or "",
                 prompt=(row[prompt_column] or "") if prompt_column else "",
                 carried={c: row[c] for c in carry},
@@ -187,6 +194,8 @@ class RunReport:
         failures: the verdict on this run's failures (:func:`workbench.failures.check_failures`
             per method: ``exit_status``, ``message``, ``limit``, ``counts``), what the command's
             exit status is.
+        notes: what the user should know about the samples (:func:`sample_notes`: generations
+            cut at a stop sequence, null or empty generations), printed after the table.
     """
 
     rows_written: int
@@ -201,6 +210,7 @@ class RunReport:
     paths: dict[str, str]
     config: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_status(self) -> int:
@@ -298,10 +308,11 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
     Raises:
         OptionError: naming the column.
     """
-    taken = {*ROW_COLUMNS, *(m.name for m in methods)}
+    taken = {*ROW_COLUMNS, *SAMPLE_COLUMNS, *(m.name for m in methods)}
     for column in dict.fromkeys(c for sample in samples for c in sample.carried):
         if column in taken:
-            what = "a scoring method of this run" if column not in ROW_COLUMNS else "a column of every scores.jsonl row"
+            what = ("a column of every scores.jsonl row" if column in (*ROW_COLUMNS, *SAMPLE_COLUMNS)
+                    else "a scoring method of this run")
             raise OptionError(
                 f"{{carry}} {column}: that name is {what}, so the carried values would be lost or would replace "
                 f"our own; rename the input column (e.g. to shipped_{column}) before scoring", "carry",
@@ -392,7 +403,8 @@ def score_samples(
         mode = "resume" if config.resume else "overwrite"
         scores_writer = JsonlWriter(scores_path, mode, keep_rows=False)
         traces_writer = JsonlWriter(traces_path, mode, keep_rows=False)
-        atomic_write(run_path, json.dumps({"config": record, "status": "running"}, indent=2))
+        atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(), "status": "running"},
+                                          indent=2))
 
         statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
         reads: dict[str, Counter] = {m.name: Counter() for m in methods if m.uses_llm}
@@ -479,9 +491,11 @@ def score_samples(
             paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
                    "run": str(run_path)},
             config=record,
+            notes=sample_notes(samples, config),
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
-        atomic_write(run_path, json.dumps({**asdict(report), "status": "finished"}, indent=2, default=str))
+        atomic_write(run_path, json.dumps({**asdict(report), "options": config.effective_options(), "status": "finished"},
+                                          indent=2, default=str))
         return report
     finally:
         lock.release()
@@ -520,7 +534,41 @@ def run_score(
                       reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
     samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
                            select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
-    return score_samples(samples, config, output_dir, **hooks)
+    return score_samples(apply_stop_sequences(samples, config.stop_sequences), config, output_dir, **hooks)
+
+
+def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
+    """Cut each generation at the first of ``stops``, as ``workbench execute --stop`` cuts it
+    before running it (:func:`workbench.data.stop_sequences.truncate_generation`), so the judge
+    sees what was executed; the references are kept whole. The cut is recorded on the sample.
+
+    Args:
+        samples: the loaded samples.
+        stops: the stop sequences (``config.stop_sequences``); none: the samples as they are.
+    """
+    if not stops:
+        return samples
+    cut_samples = []
+    for sample in samples:
+        cut = truncate_generation(sample.generation, stops, sample.prompt)
+        cut_samples.append(dataclasses.replace(sample, generation=cut.text, stop=cut.stop))
+    return cut_samples
+
+
+def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
+    """Sentences on the samples of a run that no row may keep silent: how many generations
+    ``--stop`` cut, how many are null or empty (scored as empty code; the rows' ``generation_note``)."""
+    notes = []
+    if config.stop:
+        cut = sum(sample.stop is not None for sample in samples)
+        notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "
+                     f"their rows say generation_truncated and stop_sequence")
+    null = sum(sample.generation_null for sample in samples)
+    empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)
+    if null or empty:
+        notes.append(f"{null} null and {empty} empty generation(s) of {len(samples)} were scored as empty code; "
+                     f"their rows say why in generation_note")
+    return notes
 
 
 def fallback_notes(report: RunReport) -> list[str]:
@@ -606,6 +654,8 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
     }
     if method.uses_llm and result.read is None:
         row["score_mode"] = config.score_mode  # asked for, even when the sample failed before a read
+    row.update(generation_truncated=sample.stop is not None, stop_sequence=sample.stop,
+               generation_note=sample.generation_note)
     for column, value in sample.carried.items():
         row.setdefault(column, value)
     return row

@@ -1,0 +1,86 @@
+"""``workbench score --stop`` (issue 12, item 8) and null or empty generations (never silent).
+
+The judge is litellm's ``mock_response`` with a responder that records what it was shown, so
+the test sees the exact code the LLM judged; chrF is the real metric."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.io import read_jsonl
+from workbench.options import OptionError
+from workbench.score.config import ScoreConfig
+from workbench.score.job import apply_stop_sequences, load_samples, run_score, sample_notes
+
+BODY = "    return sorted(set(l))\n"
+TRAILING = "\n\nprint(unique([3, 1, 3]))\nassert unique([1]) == [1]\n"
+
+
+def _data(tmp_path, generations):
+    prompt = "def unique(l: list):\n    \"\"\"Return sorted unique elements.\"\"\"\n"
+    rows = [{"task_id": "T/0", "sample_id": i, "prompt": prompt, "generation": g, "reference": BODY, "passed": 1}
+            for i, g in enumerate(generations)]
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_the_judge_sees_the_generation_as_executed(tmp_path, score_kwargs):
+    shown = []
+
+    def judge(messages, schema):
+        shown.append(messages[-1]["content"])
+        return "Functional Correctness: 4"
+
+    data = _data(tmp_path, [BODY + TRAILING, BODY])
+    kwargs = score_kwargs(judge, method=["ice-score", "chrf"], stop=["humaneval"])
+    report = run_score(data, kwargs["config"], kwargs["output_dir"], mock_response=judge)
+    assert len(shown) == 2 and all("print(unique" not in text and "assert unique" not in text for text in shown)
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
+    assert {(r["sample_id"], r["method"]): (r["generation_truncated"], r["stop_sequence"]) for r in rows} == {
+        (0, "ice-score"): (True, "\nprint("), (0, "chrf"): (True, "\nprint("),
+        (1, "ice-score"): (False, None), (1, "chrf"): (False, None),
+    }
+    # cut, the generation equals the reference: chrF 1.0 for both samples
+    assert {r["sample_id"]: r["score"] for r in rows if r["method"] == "chrf"} == {0: 1.0, 1: 1.0}
+    wide = {r["sample_id"]: r for r in read_jsonl(tmp_path / "out" / "scores_wide.jsonl")}
+    assert wide[0]["generation_truncated"] is True and wide[0]["stop_sequence"] == "\nprint("
+    assert report.notes == ["1 of 2 generation(s) were cut at a stop sequence (--stop) before scoring; "
+                            "their rows say generation_truncated and stop_sequence"]
+    record = json.loads((tmp_path / "out" / "run.json").read_text())["config"]
+    assert record["stop"] == ["humaneval"]
+
+
+def test_resume_refuses_another_stop_setting(tmp_path, score_kwargs):
+    data = _data(tmp_path, [BODY + TRAILING])
+    first = score_kwargs(stop=["humaneval"])
+    run_score(data, first["config"], first["output_dir"])
+    again = score_kwargs(resume=True)
+    with pytest.raises(Exception, match="cannot resume: the run folder was scored with stop="):
+        run_score(data, again["config"], again["output_dir"])
+
+
+def test_null_and_empty_generations_are_noted_on_every_row(tmp_path, score_kwargs):
+    data = _data(tmp_path, [None, "   \n", BODY, "\ndef helper():\n    pass\n"])
+    kwargs = score_kwargs(stop=["humaneval"])
+    report = run_score(data, kwargs["config"], kwargs["output_dir"])
+    notes = {r["sample_id"]: r["generation_note"] for r in read_jsonl(tmp_path / "out" / "scores.jsonl")}
+    assert notes == {
+        0: "the generation is null (missing): scored as empty code",
+        1: "the generation is empty: scored as empty code",
+        2: None,
+        3: "the generation is empty after cutting at the stop sequence '\\ndef ': scored as empty code",
+    }
+    assert report.notes[-1] == ("1 null and 2 empty generation(s) of 4 were scored as empty code; "
+                                "their rows say why in generation_note")
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["notes"] == report.notes
+
+
+def test_stop_option_in_score_config():
+    with pytest.raises(OptionError, match="^stop must not be empty"):
+        ScoreConfig(method=["chrf"], stop=[""])
+    samples = load_samples("humaneval-codex-python", limit=1)
+    assert apply_stop_sequences(samples, ()) is samples
+    assert sample_notes(samples, ScoreConfig(method=["chrf"])) == []
