@@ -151,3 +151,32 @@ def test_a_bad_combination_or_baseline_fails_before_any_stage(tmp_path: Path) ->
     with pytest.raises(ConfigError, match=r"\[correlate\] baseline 'bleu' is neither"):
         run_pipeline(load_config(_write(tmp_path, base + 'baseline = ["bleu"]\n')))
     assert not (tmp_path / "run").exists()
+
+
+def test_stop_is_set_once_in_data_for_execute_and_score(tmp_path: Path) -> None:
+    """Issue 12, item 8: the judge scores the generation as it was executed."""
+    config = load_config(DEFAULT_CONFIG, overrides=['data.stop="humaneval"'])
+    assert config.data["stop"] == ["humaneval"]
+    plans = {plan.name: plan for plan in plan_stages(config, run_preflight(config).columns)}
+    for name in ("execute", "score", "score_all"):
+        argv = plans[name].argv
+        assert argv[argv.index("--stop") + 1] == "humaneval", name
+        assert plans[name].config().stop_sequences == ("\ndef ", "\nclass ", "\nif ", "\nprint(", "\n#", "\nassert ")
+    assert "--stop" not in plans["dedup"].argv
+    # a list of sequences, as TOML writes a newline
+    config = build_config({"data": {"source": "humaneval", "stop": ["\ndef ", "\n```"]}})
+    assert config.data["stop"] == ["\ndef ", "\n```"]
+    with pytest.raises(ConfigError, match=r"\[execute\] stop: set it once as \[data\] stop"):
+        build_config({"data": {"source": "humaneval"}, "execute": {"stop": "humaneval"}})
+    with pytest.raises(ConfigError, match=r"\[score\] stop: set it once as \[data\] stop"):
+        build_config({"data": {"source": "humaneval"}, "score": {"stop": "humaneval"}})
+    with pytest.raises(ConfigError, match=r"\[data\] stop takes a list of values"):
+        build_config({"data": {"source": "humaneval", "stop": [["\ndef "]]}})
+    # an empty stop sequence fails before any stage, named as the config names it
+    from workbench.run import run_pipeline
+
+    bad = build_config({"data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e", "stop": ""},
+                        "run": {"output": str(tmp_path / "run")}, "score": {"method": ["chrf"]}})
+    with pytest.raises(ConfigError, match=r"\[data\] stop must not be empty"):
+        run_pipeline(bad)
+    assert not (tmp_path / "run").exists()

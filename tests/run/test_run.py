@@ -46,6 +46,7 @@ output = "{tmp_path / 'run'}"
 source = "{data}"
 code_column = "completion_multipl_e"
 label_column = "passed"
+stop = "humaneval"
 [decontaminate]
 against = "humaneval"
 [dedup]
@@ -83,7 +84,15 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     assert set(_stage_status(run).values()) == {"done"}
     results = [json.loads(line) for line in (run / "execute" / "results.jsonl").read_text().splitlines()]
     assert len(results) == 12 and {r["isolation"] for r in results} <= {"bubblewrap", "namespaces", "rlimits"}
+    assert all(r["stop_sequence"] is None or r["generation_truncated"] for r in results)
     llm_run = json.loads((run / "score" / "llm" / "run.json").read_text())
+    # the whole effective config is recorded, by the score run and by the pipeline (issue 12, fault d)
+    assert {k: llm_run["options"][k] for k in ("limit", "select", "method_limit", "stop", "max_subcodes")} == {
+        "limit": 2, "select": "stratified", "method_limit": None, "stop": ["humaneval"], "max_subcodes": 16}
+    stages = json.loads((run / "run.json").read_text())["stages"]
+    assert stages["score"]["options"] == llm_run["options"]
+    assert stages["execute"]["options"]["stop"] == ["humaneval"] and stages["execute"]["options"]["workers"] == 2
+    assert stages["score_all"]["options"]["limit"] is None and stages["score_all"]["options"]["method"] == ["chrf"]
     # p-correct: one call per scored sample, read from the answer token's distribution (a
     # 135M model's free-text ICE-Score answers present no score: they are parse errors)
     assert llm_run["usage"]["calls"] >= 2

@@ -91,7 +91,7 @@ def execute_command(
     except KeyboardInterrupt:
         again = resume_command("execute", generations, config, {"--output": str(output)})
         err_console.print(f"[yellow]Interrupted.[/yellow] The finished rows are kept in {output}; continue with:",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
 

@@ -59,7 +59,7 @@ def score_command(
     except KeyboardInterrupt:
         again = resume_command("score", data, config, {"--output": str(output)})
         err_console.print(f"[yellow]Interrupted.[/yellow] The rows scored so far are kept in {output / 'scores.jsonl'}; "
-                          "continue with:", highlight=False)
+                          "continue with:", highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     print_report(report)
