@@ -101,7 +101,7 @@ def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
     Raises:
         ConfigError: naming the key and the column.
     """
-    from workbench.score.job import ROW_COLUMNS
+    from workbench.score.job import ROW_COLUMNS, SAMPLE_COLUMNS
 
     methods, _ = score_methods(config)
     sources = [("[score] carry", c) for c in config.sections["score"].get("carry") or []]
@@ -110,7 +110,7 @@ def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
     for key, column in sources:
         if not column or column not in columns:
             continue  # the score stages carry only columns the data has
-        if column in methods or column in ROW_COLUMNS:
+        if column in methods or column in ROW_COLUMNS or column in SAMPLE_COLUMNS:
             what = "also a [score] method" if column in methods else "a column of every scores.jsonl row"
             raise ConfigError(
                 f"{key} {column!r} is {what}: the score tables cannot carry the data's column of that name; "
