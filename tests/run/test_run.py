@@ -160,6 +160,14 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
     assert {outcomes[name] for name in ("decontaminate", "dedup", "execute", "score", "score_all", "correlate")} == {"skipped"}
     assert (run / "report.json").stat().st_mtime_ns > report_before
 
+    # every job stage again through the command line, which prints each stage's own tables
+    # (the bias stage once reached correlate's printer there and failed)
+    again = CliRunner().invoke(app, ["run", str(config_path), "--set", "correlate.resamples=300", "--force",
+                                     "--stage", "bias", "--stage", "correlate_all", "--stage", "dedup"])
+    assert again.exit_code == 0, again.output
+    assert "join on task_id,sample_id" in again.output
+    assert json.loads((run / "bias" / "report.json").read_text())["duplication"]["metrics"]["passed"] == pass_at_1
+
 
 def test_cli_dry_run_prints_each_stage_command(config_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--limit", "3"])

@@ -102,7 +102,7 @@ def run_command(
 
 def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
     """Run one stage's job with the progress bars of its command, and print what it printed."""
-    from workbench.cli import correlate, dedup, execute, score
+    from workbench.cli import bias, correlate, dedup, execute, score
 
     if plan.command == "dedup":
         with dedup.progress_bars() as factory:
@@ -120,6 +120,11 @@ def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
         score.print_report(report)
         return report
     report = call()
+    if plan.command == "bias":
+        bias.print_report(report)
+        return report
+    if plan.command != "correlate":
+        raise AssertionError(f"no printer for the {plan.command!r} stage")  # a new stage must name its printer here
     correlate.print_report(report, plan.targets.get("json_path"), plan.targets.get("plot_path"))
     return report
 
