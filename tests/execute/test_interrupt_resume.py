@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-
-def _rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
+from ctrl_c import interrupt_after_rows
+from ctrl_c import jsonl_rows as _rows
 
 
 def test_ctrl_c_says_the_rows_are_kept_and_prints_the_resume_command(tmp_path: Path) -> None:
@@ -27,15 +22,8 @@ def test_ctrl_c_says_the_rows_are_kept_and_prints_the_resume_command(tmp_path: P
     output = tmp_path / "out.jsonl"
     command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(output), "--timeout", "5",
                "-j", "1", "--no-progress"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while len(_rows(output)) < 2 and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    returncode, stderr = interrupt_after_rows(command, lambda: _rows(output))
+    assert returncode == 130, stderr
     expected = shlex.join(["workbench", "execute", str(generations), "--workers", "1", "--timeout", "5.0",
                            "--resume", "--output", str(output)])
     assert f"The finished rows are kept in {output}; continue with:" in " ".join(stderr.split())

@@ -6,15 +6,13 @@ subprocess, real SIGINT, real sandboxed execution; no LLM)."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from ctrl_c import interrupt_after_rows, jsonl_rows
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 from workbench.run.config import ConfigError, build_config
@@ -92,10 +90,7 @@ def _generations(path: Path, rows: int) -> None:
 
 
 def _finished(results: Path) -> list[dict]:
-    if not results.exists():
-        return []
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip().endswith("}")]
-    return [row for row in rows if row.get("phase") != "calibrate"]
+    return [row for row in jsonl_rows(results) if row.get("phase") != "calibrate"]
 
 
 def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
@@ -106,16 +101,8 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
                       '[execute]\nworkers = 1\ntimeout = 5.0\n')
     command = [sys.executable, "-m", "workbench", "run", str(config)]
     results = tmp_path / "run" / "execute" / "results.jsonl"
-    # a child inherits an ignored SIGINT from a background shell: restore the default, as a terminal has
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while len(_finished(results)) < 2 and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    returncode, stderr = interrupt_after_rows(command, lambda: _finished(results))
+    assert returncode == 130, stderr
     assert "Rerun the same command to resume" in stderr and "exited with status" not in stderr
     assert "--resume" not in stderr  # execute's own hint would be wrong here: the rerun resumes by itself
     stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]

@@ -4,19 +4,13 @@ OpenAI-compatible server on 127.0.0.1 (``fake_openai``), slowed so the signal la
 
 from __future__ import annotations
 
-import json
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-
-def _rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
+from ctrl_c import interrupt_after_rows
+from ctrl_c import jsonl_rows as _rows
 
 
 def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, shared_data: Path, fake_openai) -> None:
@@ -29,16 +23,9 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
                "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "--cache", "off",
                "-j", "1", "-o", str(out), "--no-progress"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     scores = out / "scores.jsonl"
-    deadline = time.monotonic() + 180
-    while len(_rows(scores)) < 2 and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+    returncode, stderr = interrupt_after_rows(command, lambda: _rows(scores), wait_s=180, exit_timeout_s=120)
+    assert returncode == 130, stderr
     expected = shlex.join(["workbench", "score", str(data), "--method", "ice-score", "--model", "openai/judge",
                            "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e",
                            "--workers", "1", "--cache", "off", "--resume", "--output", str(out)])
