@@ -20,10 +20,18 @@ from typing import Any
 
 import numpy as np
 
+from workbench.dedup.cluster_shape import (
+    ClusterShape,
+    Neighbour,
+    TokenPairScorer,
+    describe_cluster,
+    describe_text_cluster,
+)
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
+from workbench.dedup.text_identity import TextPairScorer, text_groups
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
 from workbench.thresholds import exact_threshold
@@ -32,7 +40,7 @@ from workbench.thresholds import exact_threshold
 ANALYSED, TOO_SHORT, FAILED = "analysed", "too_short", "failed"
 
 #: why a row is dropped (:class:`Removal`), in report order
-REMOVAL_REASONS: tuple[str, ...] = ("exact_duplicate", "near_duplicate", "contaminated")
+REMOVAL_REASONS: tuple[str, ...] = ("exact_duplicate", "exact_text_duplicate", "near_duplicate", "contaminated")
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,8 @@ class DuplicatePair:
     Attributes:
         a, b: the two files.
         set_jaccard, multiset_jaccard: their exact similarities.
-        kind: ``"exact"`` (identical token multisets) or ``"near"``.
+        kind: ``"exact"`` (identical token multisets), ``"near"``, or ``"exact_text"``
+            (identical normalised text below ``min_tokens``: :mod:`~workbench.dedup.text_identity`).
     """
 
     a: int
@@ -58,7 +67,8 @@ class Removal:
     """Why a row is dropped from the deduplicated output.
 
     Attributes:
-        reason: ``"exact_duplicate"``, ``"near_duplicate"`` or ``"contaminated"``.
+        reason: ``"exact_duplicate"``, ``"exact_text_duplicate"`` (identical normalised text
+            below ``min_tokens``), ``"near_duplicate"`` or ``"contaminated"``.
         other: the kept row it duplicates (row index), or for ``contaminated`` the
             reference row index.
     """
@@ -81,7 +91,8 @@ class DedupResult:
         failures: row index -> reason, for rows that could not be tokenized.
         exact_of: per row, the representative of its exact group (itself if unique;
             ``-1`` when not analysed).
-        clusters: connected components with >= 2 rows, largest first (row indices).
+        clusters: connected components with >= 2 rows, largest first (row indices); clusters
+            of too-short rows of identical text (``exact_text``) among them.
         keepers: the kept row of each cluster (``None`` when all were contaminated), in
             the order of ``clusters``.
         removed: row index -> :class:`Removal`.
@@ -93,6 +104,11 @@ class DedupResult:
         counters: work done: candidate pairs seen, verified, skipped because already
             connected, rejected by the size filter, signatures.
         timings: seconds per step.
+        shapes: the :class:`~workbench.dedup.cluster_shape.ClusterShape` of each cluster, in
+            the order of ``clusters``.
+        neighbours: removed row -> the verified :class:`~workbench.dedup.cluster_shape.Neighbour`
+            it is a copy of (a reference row for ``contaminated``).
+        empty: rows whose text is empty after whitespace normalisation (ascending; never clustered).
     """
 
     rows: DedupRows
@@ -113,6 +129,9 @@ class DedupResult:
     reference_status: list[str] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    shapes: list[ClusterShape] = field(default_factory=list)
+    neighbours: dict[int, Neighbour] = field(default_factory=dict)
+    empty: list[int] = field(default_factory=list)
 
     def kept_indices(self, split: str) -> list[int]:
         """Return the local row numbers (0-based within ``split``) that the deduplicated split keeps."""
@@ -297,6 +316,35 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
                 if member < n_rows:
                     pairs.append(DuplicatePair(representative, member, 1.0, 1.0, "exact"))
 
+    # identical text below min_tokens: clusters of their own (text_identity); copies of a
+    # reference row's text are contaminated
+    clock = time.perf_counter()
+    codes = _Joined(rows.codes, reference.codes if reference is not None else [])
+    languages = _Joined(rows.languages, reference.languages if reference is not None else [])
+    text_score = TextPairScorer(codes, languages)
+    same_text, empty = text_groups(codes, languages, [i for i, s in enumerate(candidates.status) if s == TOO_SHORT])
+    text_rows: set[int] = set()
+    text_contamination: list[DuplicatePair] = []
+    for members in same_text:
+        by_partition: dict[Any, list[int]] = {}
+        for member in members:
+            if member < n_rows:
+                by_partition.setdefault(partitions[member], []).append(member)
+        for copies in by_partition.values():
+            if len(copies) > 1:
+                text_rows.update(copies)
+                for member in copies[1:]:
+                    union_find.union(copies[0], member)
+                    pairs.append(DuplicatePair(copies[0], member, *text_score(copies[0], member), "exact_text"))
+        for member in members:
+            if member >= n_rows:
+                continue
+            for other in members:
+                if other >= n_rows:
+                    text_contamination.append(
+                        DuplicatePair(member, other - n_rows, *text_score(member, other), "exact_text"))
+    timings["exact_text"] = time.perf_counter() - clock
+
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
     clock = time.perf_counter()
     counters = {"representatives": len(groups), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
@@ -329,9 +377,12 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     for pair in contamination_reps:  # expand representatives to every exact copy
         for row in members_of[pair.a]:
             contamination.append(DuplicatePair(row, pair.b - n_rows, pair.set_jaccard, pair.multiset_jaccard, pair.kind))
+    contamination += text_contamination
     removed: dict[int, Removal] = {}
+    contaminated_by: dict[int, DuplicatePair] = {}
     for pair in contamination:
         removed.setdefault(pair.a, Removal("contaminated", pair.b))
+        contaminated_by.setdefault(pair.a, pair)
     contaminated = set(removed)
     keepers: list[int | None] = []
     n_tokens = candidates.n_tokens
@@ -346,9 +397,35 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
             continue
         for member in cluster:
             if member != keeper and member not in removed:
-                reason = "exact_duplicate" if exact_of[member] == exact_of[keeper] else "near_duplicate"
+                if member in text_rows:
+                    reason = "exact_text_duplicate"
+                else:
+                    reason = "exact_duplicate" if exact_of[member] == exact_of[keeper] else "near_duplicate"
                 removed[member] = Removal(reason, keeper)
     timings["clusters"] = time.perf_counter() - clock
+
+    # the shape of each cluster and the verified neighbour of each removed row (cluster_shape)
+    clock = time.perf_counter()
+    bags = candidates.bags
+    score = TokenPairScorer(lambda i: (bags[i].counts, bags[i].n_tokens), config.set_threshold,
+                            config.multiset_threshold,
+                            {(p.a, p.b): (p.set_jaccard, p.multiset_jaccard) for p in pairs if p.kind == "near"})
+    shapes: list[ClusterShape] = []
+    neighbours: dict[int, Neighbour] = {}
+    for cluster, keeper in zip(clusters, keepers):
+        source = keeper if keeper is not None else cluster[0]
+        if cluster[0] in text_rows:
+            shape, found = describe_text_cluster(cluster, source, text_score)
+        else:
+            shape, found = describe_cluster(cluster, source, exact_of, score)
+        shapes.append(shape)
+        for row, neighbour in found.items():
+            if row in removed and removed[row].reason != "contaminated":
+                neighbours[row] = neighbour
+    for row, pair in contaminated_by.items():
+        neighbours[row] = Neighbour(pair.b, pair.set_jaccard, pair.multiset_jaccard, pair.kind, None)
+    counters["shape_comparisons"] = score.comparisons
+    timings["shape"] = time.perf_counter() - clock
 
     return DedupResult(
         rows=rows,
@@ -369,7 +446,23 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
         reference_status=candidates.status[n_rows:],
         counters=counters,
         timings=timings,
+        shapes=shapes,
+        neighbours=dict(sorted(neighbours.items())),
+        empty=[i for i in empty if i < n_rows],
     )
+
+
+class _Joined:
+    """Two sequences read as one (the rows, then the reference rows), without copying them."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.first, self.second, self.split = first, second, len(first)
+
+    def __len__(self) -> int:
+        return self.split + len(self.second)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.first[index] if index < self.split else self.second[index - self.split]
 
 
 class _BucketVerifier:

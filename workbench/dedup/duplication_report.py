@@ -17,6 +17,13 @@ are counted but take no part; "analysed" rows do); every per-split key is explai
   (test) row; cross-set duplicates: clusters that hold both train and test rows, and
   the test rows in them (Allamanis 2019, Fig. 1); the share of the test split with a
   duplicate in train is ``cross-set test rows / analysed test rows``.
+
+Exact text duplicates below ``min_tokens`` (``exact_text`` clusters,
+:mod:`~workbench.dedup.text_identity`) are removed like other duplicates but kept out of the
+figures above, which stay those of Allamanis 2019 over the analysed rows (comparable with the
+paper and with runs before ``exact_text`` existed): they have figures of their own
+(``exact_text_duplicates``, ``exact_text_clusters``, and ``exact_text_*`` in ``cross_set`` and
+``groups``), and ``removed``/``kept`` count every dropped row.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
+from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
 
 #: how many of the largest clusters the report lists, and how many members of each
 LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
@@ -35,7 +44,9 @@ LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
 SPLIT_FIGURES: dict[str, str] = {
     "files": "rows of the split",
     "failed": "rows that could not be tokenized (null, binary, not UTF-8); kept in the output",
-    "too_short": "rows with fewer than min_tokens identifier/literal tokens; never compared, kept",
+    "too_short": ("rows with fewer than min_tokens identifier/literal tokens (empty ones included); not compared by "
+                  "the token rule, but exact text copies among them are found (exact_text)"),
+    "empty": "too_short rows whose text is empty after whitespace normalisation; never clustered, kept",
     "parse_errors": "rows tokenized from a parse with errors (tree-sitter recovered)",
     "analysed": "rows compared (|D| of the duplication factor)",
     "rows_in_exact_groups": "rows whose token multiset equals at least one other row's, all copies counted",
@@ -45,9 +56,14 @@ SPLIT_FIGURES: dict[str, str] = {
     "clusters": "clusters (connected components of verified duplicate pairs) with 2 or more rows here",
     "files_in_clusters": "rows in those clusters, all copies counted",
     "duplication_factor": "duplicate_rows / analysed, (|D| - |X|) / |D| of Allamanis 2019, Eq. 2",
+    "exact_text_duplicates": (
+        "too_short rows whose whitespace-normalised text equals another's, minus one per such group: "
+        "sum over exact_text clusters T of (|T| - 1); not in duplicate_rows or duplication_factor"),
+    "exact_text_clusters": "exact_text clusters (identical text below min_tokens) with 2 or more rows here",
     "removed": "rows dropped from the deduplicated output (sum of removed_rows_by_reason)",
     "removed_rows_by_reason": (
         "dropped rows by why: exact_duplicate (same token multiset as the row its cluster keeps), "
+        "exact_text_duplicate (same normalised text as that row, below min_tokens), "
         "near_duplicate (a near copy of that row), contaminated (a duplicate of an --against row); "
         "not the same breakdown as exact_duplicates/near_duplicates, which do not depend on the kept row"
     ),
@@ -59,6 +75,16 @@ def _ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def token_clusters(result: DedupResult) -> list[list[int]]:
+    """The clusters of the token rule (Allamanis 2019), without the ``exact_text`` ones."""
+    return [c for c, shape in zip(result.clusters, result.shapes) if shape.kind != "exact_text"]
+
+
+def text_clusters(result: DedupResult) -> list[list[int]]:
+    """The ``exact_text`` clusters (identical text below ``min_tokens``)."""
+    return [c for c, shape in zip(result.clusters, result.shapes) if shape.kind == "exact_text"]
+
+
 def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: list[list[int]]) -> dict:
     """Figures for the rows ``members`` (a split, or all rows) taken on their own."""
     inside = set(members)
@@ -66,13 +92,15 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
     analysed = status[ANALYSED]
     exact_sizes = [sum(1 for m in group if m in inside) for group in exact_groups]
     exact = sum(max(0, size - 1) for size in exact_sizes)
-    cluster_sizes = [sum(1 for m in cluster if m in inside) for cluster in result.clusters]
+    cluster_sizes = [sum(1 for m in cluster if m in inside) for cluster in token_clusters(result)]
     duplicates = sum(max(0, size - 1) for size in cluster_sizes)
+    text_sizes = [sum(1 for m in cluster if m in inside) for cluster in text_clusters(result)]
     removed = Counter(result.removed[i].reason for i in members if i in result.removed)
     return {
         "files": len(members),
         "failed": status[FAILED],
         "too_short": status[TOO_SHORT],
+        "empty": sum(1 for i in result.empty if i in inside),
         "parse_errors": sum(1 for i in members if result.has_error[i]),
         "analysed": analysed,
         "rows_in_exact_groups": sum(size for size in exact_sizes if size > 1),
@@ -82,6 +110,8 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
         "clusters": sum(1 for size in cluster_sizes if size > 1),
         "files_in_clusters": sum(size for size in cluster_sizes if size > 1),
         "duplication_factor": _ratio(duplicates, analysed),
+        "exact_text_duplicates": sum(max(0, size - 1) for size in text_sizes),
+        "exact_text_clusters": sum(1 for size in text_sizes if size > 1),
         "removed": sum(removed.values()),
         "removed_rows_by_reason": {reason: removed[reason] for reason in REMOVAL_REASONS},
         "kept": len(members) - sum(removed.values()),
@@ -127,6 +157,10 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["largest_clusters"] = [
         {
             "size": len(cluster),
+            "kind": shape.kind,
+            "diameter": shape.diameter,
+            "diameter_exact": shape.diameter_exact,
+            "chained": shape.chained,
             "splits": dict(Counter(rows.splits[m] for m in cluster)),
             **({"groups": len({rows.groups[m] for m in cluster})} if rows.groups is not None else {}),
             # None: every member is a duplicate of an --against row, so none is kept
@@ -135,8 +169,12 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
                if result.reference is not None else {}),
             "sample": [rows.ids[m] for m in cluster[:CLUSTER_SAMPLE]],
         }
-        for cluster, keeper in list(zip(result.clusters, result.keepers))[:LARGEST_CLUSTERS]
+        for cluster, keeper, shape in list(zip(result.clusters, result.keepers, result.shapes))[:LARGEST_CLUSTERS]
     ]
+    report["cluster_shape"] = _cluster_shape(result)
+    skipped = Counter(row.reason for row in skipped_rows(result, details=False))
+    report["skipped_rows"] = {"file": "skipped.csv", "rows": sum(skipped.values()),
+                              "by_reason": {reason: skipped[reason] for reason in SKIP_REASONS}}
     report["failures"] = dict(Counter(result.failures.values()))
     report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
@@ -147,6 +185,29 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     return report
 
 
+def _cluster_shape(result: DedupResult) -> dict:
+    """Chained clusters (diameter > 1: not every two rows are duplicates) and the largest one."""
+    chained = [(cluster, keeper, shape) for cluster, keeper, shape in zip(result.clusters, result.keepers, result.shapes)
+               if shape.chained]
+    largest = None
+    if chained:
+        cluster, keeper, shape = max(chained, key=lambda item: (item[2].size, item[2].diameter, -item[0][0]))
+        ids = result.rows.ids
+        largest = {"size": shape.size, "diameter": shape.diameter, "diameter_exact": shape.diameter_exact,
+                   "representative": ids[keeper] if keeper is not None else ids[cluster[0]],
+                   "sample": [ids[m] for m in cluster[:CLUSTER_SAMPLE]]}
+    return {
+        "chained_clusters": len(chained),
+        "undecided_clusters": sum(1 for shape in result.shapes if shape.chained is None),
+        "exact_diameter_limit": EXACT_DIAMETER_LIMIT,
+        "largest_chained": largest,
+        "definition": (
+            "a cluster is chained when its diameter (longest shortest path between two rows in the graph of duplicate "
+            f"pairs) exceeds 1; exact for clusters of up to {EXACT_DIAMETER_LIMIT} distinct token multisets, else a "
+            "double-sweep lower bound (diameter_exact false); undecided: lower bound 1 above the limit"),
+    }
+
+
 def _reason(result: DedupResult, row: int) -> str | None:
     removal = result.removed.get(row)
     return removal.reason if removal is not None else None
@@ -154,17 +215,23 @@ def _reason(result: DedupResult, row: int) -> str | None:
 
 def _cross_set(result: DedupResult, train: str, test: str, analysed_test: int) -> dict:
     splits = result.rows.splits
-    in_train = in_test = cross_clusters = cross_test = cross_train = 0
-    for cluster in result.clusters:
-        counts = Counter(splits[m] for m in cluster)
-        if counts[train] > 1:
-            in_train += counts[train]
-        if counts[test] > 1:
-            in_test += counts[test]
-        if counts[train] and counts[test]:
-            cross_clusters += 1
-            cross_test += counts[test]
-            cross_train += counts[train]
+
+    def counted(clusters: list[list[int]]) -> tuple[int, int, int, int, int]:
+        in_train = in_test = cross_clusters = cross_test = cross_train = 0
+        for cluster in clusters:
+            counts = Counter(splits[m] for m in cluster)
+            if counts[train] > 1:
+                in_train += counts[train]
+            if counts[test] > 1:
+                in_test += counts[test]
+            if counts[train] and counts[test]:
+                cross_clusters += 1
+                cross_test += counts[test]
+                cross_train += counts[train]
+        return in_train, in_test, cross_clusters, cross_test, cross_train
+
+    in_train, in_test, cross_clusters, cross_test, cross_train = counted(token_clusters(result))
+    text = counted(text_clusters(result))
     return {
         "train_split": train,
         "test_split": test,
@@ -174,6 +241,10 @@ def _cross_set(result: DedupResult, train: str, test: str, analysed_test: int) -
         "cross_set_test_files": cross_test,
         "cross_set_train_files": cross_train,
         "test_share_with_train_duplicate": _ratio(cross_test, analysed_test),
+        "exact_text_in_train_duplicates": text[0],
+        "exact_text_in_test_duplicates": text[1],
+        "exact_text_cross_set_clusters": text[2],
+        "exact_text_cross_set_test_files": text[3],
         "policy": result.config.cross_set,
     }
 
@@ -184,7 +255,7 @@ def _groups(result: DedupResult) -> dict:
     rows_per_group = Counter(groups)
     analysed_per_group = Counter(g for g, s in zip(groups, result.status) if s == ANALYSED)
     duplicates_per_group: Counter = Counter()
-    for cluster in result.clusters:
+    for cluster in token_clusters(result):
         duplicates_per_group[groups[cluster[0]]] += len(cluster) - 1
     cross_rows = {p.a for p in result.cross_group_pairs} | {p.b for p in result.cross_group_pairs}
     group_pairs = Counter(
@@ -196,6 +267,7 @@ def _groups(result: DedupResult) -> dict:
         "groups": len(rows_per_group),
         "groups_with_duplicates": len(duplicates_per_group),
         "within_group_duplicate_rows": sum(duplicates_per_group.values()),
+        "within_group_exact_text_rows": sum(len(cluster) - 1 for cluster in text_clusters(result)),
         "cross_group_pairs": len(result.cross_group_pairs),
         "cross_group_exact_pairs": sum(1 for p in result.cross_group_pairs if p.kind == "exact"),
         "cross_group_rows": len(cross_rows),
@@ -226,7 +298,8 @@ def _contamination(result: DedupResult) -> dict:
         "reference_too_short": status[TOO_SHORT],
         "reference_failed": status[FAILED],
         "contaminated_rows": len(contaminated),
-        # rows under --min-tokens are never compared, so they cannot be called clean
+        "contaminated_exact_text_rows": len({p.a for p in result.contamination if p.kind == "exact_text"}),
+        # rows under --min-tokens are only compared as text (exact_text), so they cannot be called clean
         "rows_not_checked_too_short": Counter(result.status)[TOO_SHORT],
         "contaminated_by_split": dict(Counter(rows.splits[i] for i in contaminated)),
         "reference_rows_matched": len({p.b for p in result.contamination}),
@@ -273,9 +346,26 @@ def render_report(report: dict) -> list:
     by_reason = overall["removed_rows_by_reason"]
     facts.add_row(
         "removed rows, by reason",
-        f"{by_reason['exact_duplicate']} identical, {by_reason['near_duplicate']} near copy, "
-        f"{by_reason['contaminated']} contaminated",
+        f"{by_reason['exact_duplicate']} identical, {by_reason['exact_text_duplicate']} identical text (short), "
+        f"{by_reason['near_duplicate']} near copy, {by_reason['contaminated']} contaminated",
     )
+    if overall["exact_text_clusters"]:
+        facts.add_row("identical text below min tokens (copies / clusters)",
+                      f"{overall['exact_text_duplicates']} / {overall['exact_text_clusters']}")
+    shape = report["cluster_shape"]
+    largest_chain = shape["largest_chained"]
+    chained = f"{shape['chained_clusters']} of {overall['clusters'] + overall['exact_text_clusters']}"
+    if largest_chain:
+        bound = "" if largest_chain["diameter_exact"] else ">= "
+        chained += (f"; largest: {largest_chain['size']} rows, diameter {bound}{largest_chain['diameter']}, "
+                    f"kept {largest_chain['representative']}")
+    facts.add_row("chained clusters (diameter > 1)", chained)
+    if shape["undecided_clusters"]:
+        facts.add_row("clusters too large to decide chaining", str(shape["undecided_clusters"]))
+    skipped = report["skipped_rows"]
+    if skipped["rows"]:
+        facts.add_row(f"rows listed in {skipped['file']}",
+                      f"{skipped['rows']} (" + ", ".join(f"{k}: {v}" for k, v in skipped["by_reason"].items() if v) + ")")
     if overall["failed"] or overall["parse_errors"]:
         facts.add_row("unreadable rows / parsed with errors", f"{overall['failed']} / {overall['parse_errors']}")
     cross = report.get("cross_set")
@@ -315,11 +405,12 @@ def render_report(report: dict) -> list:
 
     if report["largest_clusters"]:
         largest = Table(title="Largest clusters")
-        for title in ("size", "splits", "kept", "sample of members"):
+        for title in ("size", "diameter", "splits", "kept", "sample of members"):
             largest.add_column(title)
         for cluster in report["largest_clusters"]:
             largest.add_row(
-                str(cluster["size"]),
+                str(cluster["size"]) + (" (text)" if cluster["kind"] == "exact_text" else ""),
+                ("" if cluster["diameter_exact"] else ">= ") + str(cluster["diameter"]),
                 ", ".join(f"{k}: {v}" for k, v in cluster["splits"].items()),
                 str(cluster["kept"]) if cluster["kept"] is not None else "[dim]none: all contaminated[/dim]",
                 ", ".join(map(str, cluster["sample"])),

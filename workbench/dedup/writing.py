@@ -1,9 +1,10 @@
-"""Writing a run's outputs: deduplicated splits, ``clusters.json``, ``pairs.csv``, the
-removal list and the report.
+"""Writing a run's outputs: deduplicated splits, ``clusters.json`` (with ``cluster_shapes.csv``
+beside it), ``pairs.csv``, the removal list, the skipped rows and the report.
 
 ``clusters.json`` is a JSON list of clusters, each a list of ids: the output format of
 dpu-utils' ``deduplicationcli`` and Microsoft's near-duplicate-code-detector, so their
-users' scripts read it unchanged.
+users' scripts read it unchanged; the shape of each cluster (diameter, chained) is in
+``cluster_shapes.csv``, one line per cluster in the same order.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import datasets
 from workbench.data.loading import LoadedDataset, select_rows
 from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.detection import DedupResult, DuplicatePair
+from workbench.dedup.skipped_rows import SKIPPED_COLUMNS, skipped_rows
 from workbench.errors import DataError
 from workbench.io import atomic_open, atomic_write
 
@@ -89,6 +91,7 @@ def write_outputs(
     path = out / "clusters.json"
     atomic_write(path, json.dumps([[_json_value(ids[m]) for m in cluster] for cluster in result.clusters]))
     written["clusters"] = str(path)
+    written["cluster_shapes"] = _write_shapes(out / "cluster_shapes.csv", result)
 
     written["pairs"] = _write_pairs(out / "pairs.csv", result.pairs, ids, ids)
     if result.rows.groups is not None:
@@ -106,12 +109,23 @@ def write_outputs(
     path = out / "removed.csv"
     with atomic_open(path, newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["id", "split", "reason", "duplicate_of"])
+        writer.writerow(REMOVED_COLUMNS)
         for index in sorted(result.removed):
             removal = result.removed[index]
             other_ids = result.reference.ids if removal.reason == "contaminated" and result.reference else ids
-            writer.writerow([ids[index], result.rows.splits[index], removal.reason, other_ids[removal.other]])
+            neighbour = result.neighbours[index]
+            writer.writerow([ids[index], result.rows.splits[index], removal.reason, other_ids[removal.other],
+                             other_ids[neighbour.row], neighbour.kind, f"{neighbour.set_jaccard:.6f}",
+                             f"{neighbour.multiset_jaccard:.6f}", "" if neighbour.hops is None else neighbour.hops])
     written["removed"] = str(path)
+
+    path = out / "skipped.csv"
+    with atomic_open(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SKIPPED_COLUMNS)
+        for row in skipped_rows(result):
+            writer.writerow([ids[row.index], result.rows.splits[row.index], row.reason, row.n_tokens, row.detail])
+    written["skipped"] = str(path)
 
     if result.failures or loaded.skipped:
         # rows that could not be tokenized, and files of a source folder that were never loaded
@@ -199,6 +213,28 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
         written[f"split:{split}"] = str(path)
         if on_progress:
             on_progress(1)
+
+
+#: the columns of ``removed.csv``: the row, why it is dropped, the kept row (or reference row) of
+#: ``duplicate_of``, and the verified neighbour it is a copy of (cluster_shape.Neighbour)
+REMOVED_COLUMNS = ("id", "split", "reason", "duplicate_of", "neighbour", "neighbour_kind", "set_jaccard",
+                   "multiset_jaccard", "hops_to_kept")
+#: the columns of ``cluster_shapes.csv``
+SHAPE_COLUMNS = ("cluster", "size", "kind", "multisets", "kept", "diameter", "diameter_exact", "chained", "edges")
+
+
+def _write_shapes(path: Path, result: DedupResult) -> str:
+    """One line per cluster of ``clusters.json`` (same order; ``cluster`` is its 0-based index)."""
+    ids = result.rows.ids
+    with atomic_open(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SHAPE_COLUMNS)
+        for number, (cluster, keeper, shape) in enumerate(zip(result.clusters, result.keepers, result.shapes)):
+            chained = shape.chained
+            writer.writerow([number, shape.size, shape.kind, shape.multisets, "" if keeper is None else ids[keeper],
+                             shape.diameter, str(shape.diameter_exact).lower(),
+                             "" if chained is None else str(chained).lower(), "" if shape.edges is None else shape.edges])
+    return str(path)
 
 
 def _write_pairs(path: Path, pairs: list[DuplicatePair], ids_a: list, ids_b: list) -> str:
