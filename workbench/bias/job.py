@@ -271,8 +271,14 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         kind = "single_set"
     analysed = output.report.get("overall", {})
     if analysed.get("too_short"):
-        notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared (--min-tokens): "
-                     "they are in no cluster and count as unique")
+        if "exact_text_clusters" in analysed:  # a dedup that clusters identical short text (exact_text)
+            in_text = int(analysed["exact_text_duplicates"]) + int(analysed["exact_text_clusters"])
+            notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared as token bags "
+                         f"(--min-tokens): {in_text} of them are in clusters of identical text (exact_text), the rest "
+                         "count as unique")
+        else:
+            notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared (--min-tokens): "
+                         "they are in no cluster and count as unique")
     return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config)
                                            for m in metrics}, counts, notes)
 
@@ -295,8 +301,10 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
 
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
     if reference.rows_not_checked:
+        exact_text = "contaminated_exact_text_rows" in reference.report["contamination"]
         notes.append(f"{reference.rows_not_checked} row(s) of the dedup run were too short to be compared with the "
-                     "reference (--min-tokens) and count as clean")
+                     "reference (--min-tokens) and count as clean"
+                     + (" unless their text is the text of a reference row" if exact_text else ""))
     joined_ids = set(rows.ids)
     counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
               "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),
