@@ -26,6 +26,7 @@ each turn's times and ratio are printed, and each tool's best time is compared. 
 from __future__ import annotations
 
 import argparse
+import csv
 import itertools
 import json
 import os
@@ -47,7 +48,8 @@ elapsed = time.perf_counter() - start
 peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,
                   "code": workbench.__path__[0],
-                  "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"]}))
+                  "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"],
+                  "cluster_shape": {k: v for k, v in run.report["cluster_shape"].items() if k != "definition"}}))
 """
 
 DPU = r"""
@@ -129,6 +131,9 @@ def main() -> None:
             print(line)
         ours_wall, ours = min(ours_runs, key=lambda r: r[0])
         ours_clusters = json.loads((out / "clusters.json").read_text())
+        with open(out / "cluster_shapes.csv", newline="") as handle:  # the token rule's clusters, as the truth's
+            kinds = [shape["kind"] for shape in csv.DictReader(handle)]
+        ours_clusters = [cluster for cluster, kind in zip(ours_clusters, kinds) if kind == "tokens"]
         files = ours["files"]
         lsh = ours["lsh"]
         print(f"workbench code: {_describe(ours['code'])}")
@@ -137,6 +142,7 @@ def main() -> None:
         print(f"  LSH: num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} tuned for "
               f"{lsh['tuned_for_threshold']} weights {lsh['weights_false_positive_false_negative']}; scheme "
               f"{lsh['scheme']}, {lsh['token_hash']}, datasketch {lsh['datasketch_version']}; work {ours['work']}")
+        print(f"  cluster shape: {ours['cluster_shape']}")
         if truth is not None:
             print("  " + compare("workbench vs truth", ours_clusters, truth))
         if not dpu_runs:

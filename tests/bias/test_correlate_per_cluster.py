@@ -61,3 +61,24 @@ def test_ids_that_are_not_the_dedups(generations):
     with pytest.raises(DataError, match="none of the table's row ids"):
         run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), dedup_id_column="sample_id",
                                                    resamples=10, length_column="none"))
+
+
+def test_identical_short_stubs_count_once(tmp_path, corpus):
+    """Per task: three stubs ``pass`` of identical text (below --min-tokens, an exact_text cluster)
+    and three distinct functions; one row per cluster keeps 4 of the 6 rows of each task."""
+    rows, table = [], []
+    for task in range(3):
+        for sample in range(6):
+            text = ("    pass" + " " * sample + "\n") if sample < 3 else corpus.code(f"t{task}s{sample}")
+            rows.append({"task_id": f"T/{task}", "sample_id": sample, "content": text})
+            table.append({"task_id": f"T/{task}", "sample_id": sample, "passed": int(sample >= 3),
+                          "judge": float(sample * 0.1 + task)})
+    out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id")
+    scores = corpus.write_jsonl(tmp_path / "scores.jsonl", table)
+    report = run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), resamples=20,
+                                                        length_column="none"))
+    selection = report.per_cluster
+    assert (selection.rows, selection.kept, selection.rows_in_clusters, selection.clusters) == (18, 12, 9, 3)
+    kept = [r for r in table if r["sample_id"] != 1 and r["sample_id"] != 2]  # sample 0 is each stub cluster's kept row
+    expected = kendall_tau_b(np.array([r["judge"] for r in kept]), np.array([r["passed"] for r in kept], dtype=float))
+    assert report.deduplicated.metrics["judge"].pooled["kendall"].value == pytest.approx(expected)

@@ -210,3 +210,20 @@ def test_the_mean_over_tasks_counts_each_task_once(tmp_path, corpus):
     assert result.task_means["all_rows"].value == pytest.approx((2 / 3 + 0) / 2)
     assert result.settings["deduplicated"].value == pytest.approx(1 / 3)  # a1, a3, b1
     assert result.task_means["deduplicated"].value == pytest.approx((1 / 2 + 0) / 2)
+
+
+def test_identical_short_stubs_collapse_to_one_row(tmp_path, corpus):
+    """Three stubs of identical text after whitespace normalisation, below --min-tokens (an
+    exact_text cluster of the dedup), and two distinct functions: one row per cluster keeps the
+    first stub (0), p and q. all rows: 3/5; deduplicated: (0 + 1 + 1) / 3; d = 2/5, β = 1/2."""
+    rows = [("s1", "    pass\n", 0), ("p", corpus.code("p"), 1), ("s2", "    pass   \r\n\r\n", 1),
+            ("q", corpus.code("q"), 1), ("s3", "    pass", 0)]
+    out = corpus.dedup(tmp_path, [{"id": i, "content": text} for i, text, _ in rows])
+    assert json.loads((out / "clusters.json").read_text()) == [["s1", "s2", "s3"]]
+    table = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, _, v in rows])
+    report = run_bias(out, str(table), BiasConfig(metric=["acc"], resamples=20))
+    result = report.duplication.metrics["acc"]
+    assert result.settings["all_rows"].value == pytest.approx(3 / 5)
+    assert result.settings["deduplicated"].value == pytest.approx(2 / 3)
+    assert (result.decomposition.d, result.decomposition.beta) == (pytest.approx(2 / 5), pytest.approx(1 / 2))
+    assert any("3 of them are in clusters of identical text" in note for note in report.duplication.notes)

@@ -272,7 +272,8 @@ def test_report_tells_duplication_from_removal(small_corpus, tmp_path):
     # t1/t2 identical, s1 a near copy: one exact group of 2, one cluster of 3
     assert overall["rows_in_exact_groups"] == 2 and overall["exact_duplicates"] == 1
     assert overall["near_duplicates"] == 1 and overall["duplicate_rows"] == 2
-    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 1, "near_duplicate": 1, "contaminated": 0}
+    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 1, "exact_text_duplicate": 0, "near_duplicate": 1,
+                                                 "contaminated": 0}
     assert "removed_by_reason" not in overall
     table = invoke(str(small_corpus), "--split-column", "split")
     assert "removed rows, by reason" in table.output and "1 identical" in table.output
@@ -290,7 +291,8 @@ def test_removal_reasons_follow_the_kept_row(tmp_path):
     assert result.exit_code == 0, result.output
     overall = json.loads(result.stdout)["overall"]
     assert overall["exact_duplicates"] == 1 and overall["near_duplicates"] == 1 and overall["removed"] == 2
-    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 0, "near_duplicate": 2, "contaminated": 0}
+    assert overall["removed_rows_by_reason"] == {"exact_duplicate": 0, "exact_text_duplicate": 0, "near_duplicate": 2,
+                                                 "contaminated": 0}
 
 
 def test_a_cluster_with_every_row_contaminated_says_so(tmp_path):

@@ -137,3 +137,50 @@ def test_token_id_bags_are_exactly_the_string_token_bags(dup_corpus_2k):
     for result, bag in zip(results, string_bags):
         assert result.counts == {id_of[token]: count for token, count in bag.items()}
         assert result.n_tokens == sum(bag.values())
+
+
+def test_neighbours_and_diameters_follow_the_brute_force_duplicate_graph(corpus_run, dup_corpus_2k):
+    """Every pair of the brute-force truth is an edge: each removed row's neighbour is a truth
+    pair with its Jaccards, its hop count is the shortest path to the kept row, the neighbour is
+    the kept row when adjacent, else the first row (input order) one hop nearer; each cluster's
+    diameter equals the truth graph's where exact, and is at most it where a lower bound."""
+    import networkx
+
+    run, out = corpus_run
+    graph = networkx.Graph()
+    for a, b, set_j, multiset_j in json.loads((dup_corpus_2k / "truth_pairs.json").read_text()):
+        graph.add_edge(a, b, scores=(set_j, multiset_j))
+    order = {row_id: index for index, row_id in enumerate(run.result.rows.ids)}
+    clusters = json.loads((out / "clusters.json").read_text())
+    with open(out / "cluster_shapes.csv") as handle:
+        shapes = list(csv.DictReader(handle))
+    with open(out / "removed.csv") as handle:
+        removed = {row["id"]: row for row in csv.DictReader(handle)}
+    assert len(shapes) == len(clusters) and len(removed) > 400
+    exact_chained = 0
+    for cluster, shape in zip(clusters, shapes):
+        assert int(shape["size"]) == len(cluster) and shape["kind"] == "tokens"
+        diameter = networkx.diameter(graph.subgraph(cluster))
+        if shape["diameter_exact"] == "true":
+            assert int(shape["diameter"]) == diameter
+            assert shape["chained"] == ("true" if diameter > 1 else "false")
+            exact_chained += diameter > 1
+        else:
+            assert 1 <= int(shape["diameter"]) <= diameter
+        kept = shape["kept"]
+        distance = networkx.single_source_shortest_path_length(graph.subgraph(cluster), kept)
+        for member in cluster:
+            if member == kept:
+                continue
+            row = removed[member]
+            neighbour = row["neighbour"]
+            assert row["duplicate_of"] == kept and int(row["hops_to_kept"]) == distance[member]
+            set_j, multiset_j = graph.edges[member, neighbour]["scores"]
+            assert float(row["set_jaccard"]) == pytest.approx(set_j, abs=1e-6)
+            assert float(row["multiset_jaccard"]) == pytest.approx(multiset_j, abs=1e-6)
+            assert row["neighbour_kind"] == ("exact" if (set_j, multiset_j) == (1.0, 1.0) else "near")
+            nearer = [m for m in graph.neighbors(member) if distance.get(m) == distance[member] - 1]
+            assert neighbour == (kept if kept in nearer else min(nearer, key=order.__getitem__))
+    report = run.report["cluster_shape"]
+    assert all(shape["diameter_exact"] == "true" for shape in shapes)  # all under the limit here
+    assert report["chained_clusters"] == exact_chained == 7 and report["undecided_clusters"] == 0

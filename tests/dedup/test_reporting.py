@@ -117,7 +117,7 @@ def test_skipped_rows_are_listed_with_their_reason(chain_run):
             ("empty1", "empty", "0", ""), ("empty2", "empty", "0", ""),
             ("nul", "unreadable", "0", "binary (NUL bytes)"),
             ("bad", "too_short", "2", "line 1, column 7: missing ')'"),  # f and zz
-            ("broken", "parse_error", "27", "line 27, column 1: unexpected 'def g(:'"),
+            ("broken", "parse_error", "27", "line 27, column 7: missing ')'"),  # after 26 lines of t100..t125
         ]
     ]
     assert run.report["skipped_rows"] == {"file": "skipped.csv", "rows": 10,

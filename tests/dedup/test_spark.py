@@ -1,7 +1,10 @@
 """``--engine spark`` (local[2], one shared session: the ``spark`` fixture) against the local
 engine: byte-identical outputs on the 2k corpus of ../shared/bench (seed 3), on the same rows
-shuffled into 1, 3 and 7 partitions, with groups and ``--against``, and on 5,000 near-identical
-boilerplate files (one LSH bucket of ~5,000 in every band); both equal the brute-force truth.
+shuffled into 1, 3 and 7 partitions, with groups and ``--against``, on 5,000 near-identical
+boilerplate files (one LSH bucket of ~5,000 in every band), and on a small hostile corpus (a
+chain, identical stubs below --min-tokens, empty, binary and unparsable rows); both equal the
+brute-force truth. The outputs compared include the neighbours of ``removed.csv``,
+``cluster_shapes.csv`` and ``skipped.csv``.
 Then the errors a user meets before any work: no pyspark, no Java 17, an unreachable master."""
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from boilerplate import matrix_truth, write_boilerplate_corpus  # noqa: E402
 runner = CliRunner()
 CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
 #: every output of a run on the 2k corpus (report.json is compared without its timings)
-OUTPUTS = ("clusters.json", "pairs.csv", "removed.csv", "train.jsonl", "test.jsonl")
+OUTPUTS = ("clusters.json", "cluster_shapes.csv", "pairs.csv", "removed.csv", "skipped.csv", "train.jsonl",
+           "test.jsonl")
 
 
 def same_outputs(left: Path, right: Path, names=OUTPUTS) -> None:
@@ -121,6 +125,36 @@ def test_a_bucket_of_5000_boilerplate_files(spark, shared_bench, tmp_path):
     truth = matrix_truth(corpus / "tokens" / "corpus.jsonl.gz")
     assert [len(c) for c in truth] == [5000]
     assert cluster_ids(outputs[0]) == cluster_ids(outputs[1]) == truth
+    # 5,000 distinct multisets, far above the exact-diameter limit: a double sweep, about 2 x 5,000 comparisons
+    assert run.report["cluster_shape"]["undecided_clusters"] + run.report["cluster_shape"]["chained_clusters"] == 1
+    assert run.report["largest_clusters"][0]["diameter_exact"] is False
+    assert run.report["work"]["shape_comparisons"] <= 2 * 5000
+
+
+def test_neighbours_shapes_stubs_and_skipped_rows_are_the_same_on_spark(spark, tmp_path):
+    def idents(lo: int, hi: int) -> str:
+        return "".join(f"t{i}\n" for i in range(lo, hi + 1))
+
+    rows = [("a", idents(1, 20)), ("b", idents(3, 22)), ("c", idents(5, 24)), ("d", idents(3, 22)),
+            ("stub1", "    pass\n"), ("stub2", "    pass  \r\n"), ("ret1", "return []"), ("ret2", "return []\n"),
+            ("empty1", ""), ("empty2", " \n"), ("nul", "x\u0000y"), ("bad", "def f(:\n  return zz"),
+            ("lit1", 'x = """a\n\nb"""'), ("lit2", 'x = """a\nb"""')]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"id": f"{task}/{split}/{i}", "task": task, "split": split, "content": text}) + "\n"
+                            for task in ("T0", "T1") for split in ("train", "test") for i, text in rows))
+    reference = tmp_path / "reference.jsonl"
+    reference.write_text(json.dumps({"task_id": "REF/0", "content": "return []"}) + "\n")
+    outputs = []
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        run = run_dedup(str(data), DedupConfig(id_column="id", split_column="split", group_column="task", workers=1,
+                                               against=str(reference), engine=engine, spark_master="local[2]"),
+                        output_dir=out)
+        outputs.append(out)
+        assert run.report["cluster_shape"]["chained_clusters"] == 2  # the chain a~b~c, in each task
+        # in each task: the stubs, the "return []" rows (all contaminated) and the two literals
+        assert run.report["overall"]["exact_text_clusters"] == 6
+    same_outputs(*outputs, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
 
 
 # ---------------------------------------------------------------- errors before any work
