@@ -152,8 +152,8 @@ def test_neighbours_shapes_stubs_and_skipped_rows_are_the_same_on_spark(spark, t
                         output_dir=out)
         outputs.append(out)
         assert run.report["cluster_shape"]["chained_clusters"] == 2  # the chain a~b~c, in each task
-        # in each task: the stubs, the "return []" rows (all contaminated) and the two literals
-        assert run.report["overall"]["exact_text_clusters"] == 6
+        # in each task: the stubs, the "return []" rows (all contaminated), the two literals and "bad" (2 tokens)
+        assert run.report["overall"]["exact_text_clusters"] == 8
     same_outputs(*outputs, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
 
 

@@ -115,11 +115,15 @@ class TokenPairScorer:
                  multiset_threshold: float, known: Mapping[tuple[int, int], tuple[float, float]] | None = None) -> None:
         self.bag = bag
         self.thresholds = exact_threshold(set_threshold), exact_threshold(multiset_threshold)
-        self.decided: dict[tuple[int, int], tuple[float, float] | None] = dict(known or {})
+        self.known = known or {}
+        self.decided: dict[tuple[int, int], tuple[float, float] | None] = {}
         self.comparisons = 0
 
     def __call__(self, a: int, b: int) -> tuple[float, float] | None:
         key = (a, b) if a < b else (b, a)
+        found = self.known.get(key)
+        if found is not None:
+            return found
         if key in self.decided:
             return self.decided[key]
         self.comparisons += 1
@@ -128,6 +132,10 @@ class TokenPairScorer:
         found = (score.set_jaccard, score.multiset_jaccard) if score is not None and score.is_duplicate else None
         self.decided[key] = found
         return found
+
+    def forget(self) -> None:
+        """Drop the decisions made so far (a cluster's; the next cluster never asks for them)."""
+        self.decided.clear()
 
 
 def describe_cluster(

@@ -418,6 +418,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
             shape, found = describe_text_cluster(cluster, source, text_score)
         else:
             shape, found = describe_cluster(cluster, source, exact_of, score)
+            score.forget()
         shapes.append(shape)
         for row, neighbour in found.items():
             if row in removed and removed[row].reason != "contaminated":
