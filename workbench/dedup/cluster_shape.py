@@ -209,6 +209,40 @@ def describe_cluster(
     return shape, neighbours
 
 
+def describe_clusters(
+    clusters: Sequence[Sequence[int]],
+    keepers: Sequence[int | None],
+    group_of: Sequence[int],
+    text_rows: set[int] | frozenset[int],
+    token_score: TokenPairScorer,
+    text_score: Callable[[int, int], tuple[float, float]],
+) -> tuple[list[ClusterShape], dict[int, Neighbour]]:
+    """The shape of every cluster of a run and the neighbour of each row its cluster does not keep.
+
+    Args:
+        clusters: the clusters (rows ascending); keepers: each one's kept row or ``None``.
+        group_of: per row, its exact group's representative.
+        text_rows: the rows of ``exact_text`` clusters.
+        token_score: decides pairs of the token clusters; text_score: scores ``exact_text`` pairs.
+
+    Returns:
+        the shapes (in the order of ``clusters``) and row -> :class:`Neighbour` for every row but
+        the kept one (the first row where none is kept).
+    """
+    shapes: list[ClusterShape] = []
+    neighbours: dict[int, Neighbour] = {}
+    for cluster, keeper in zip(clusters, keepers):
+        source = keeper if keeper is not None else cluster[0]
+        if cluster[0] in text_rows:
+            shape, found = describe_text_cluster(cluster, source, text_score)
+        else:
+            shape, found = describe_cluster(cluster, source, group_of, token_score)
+            token_score.forget()
+        shapes.append(shape)
+        neighbours.update(found)
+    return shapes, neighbours
+
+
 def describe_text_cluster(members: Sequence[int], source: int,
                           score: Callable[[int, int], tuple[float, float]]) -> tuple[ClusterShape, dict[int, Neighbour]]:
     """The shape of an ``exact_text`` cluster (every two rows are identical text: a clique of

@@ -20,18 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from workbench.dedup.cluster_shape import (
-    ClusterShape,
-    Neighbour,
-    TokenPairScorer,
-    describe_cluster,
-    describe_text_cluster,
-)
+from workbench.dedup.cluster_shape import ClusterShape, Neighbour, TokenPairScorer, describe_clusters
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
-from workbench.dedup.text_identity import TextPairScorer, text_groups
+from workbench.dedup.text_identity import TextPairScorer, find_text_duplicates
 from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
 from workbench.dedup.verification import verify_pair
 from workbench.thresholds import exact_threshold
@@ -322,27 +316,11 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     codes = _Joined(rows.codes, reference.codes if reference is not None else [])
     languages = _Joined(rows.languages, reference.languages if reference is not None else [])
     text_score = TextPairScorer(codes, languages)
-    same_text, empty = text_groups(codes, languages, [i for i, s in enumerate(candidates.status) if s == TOO_SHORT])
-    text_rows: set[int] = set()
-    text_contamination: list[DuplicatePair] = []
-    for members in same_text:
-        by_partition: dict[Any, list[int]] = {}
-        for member in members:
-            if member < n_rows:
-                by_partition.setdefault(partitions[member], []).append(member)
-        for copies in by_partition.values():
-            if len(copies) > 1:
-                text_rows.update(copies)
-                for member in copies[1:]:
-                    union_find.union(copies[0], member)
-                    pairs.append(DuplicatePair(copies[0], member, *text_score(copies[0], member), "exact_text"))
-        for member in members:
-            if member >= n_rows:
-                continue
-            for other in members:
-                if other >= n_rows:
-                    text_contamination.append(
-                        DuplicatePair(member, other - n_rows, *text_score(member, other), "exact_text"))
+    text = find_text_duplicates(codes, languages, [i for i, s in enumerate(candidates.status) if s == TOO_SHORT],
+                                partitions, n_rows, text_score)
+    for first, member, set_j, multiset_j in text.pairs:
+        union_find.union(first, member)
+        pairs.append(DuplicatePair(first, member, set_j, multiset_j, "exact_text"))
     timings["exact_text"] = time.perf_counter() - clock
 
     # 4. exact verification of candidate pairs; pairs already in one cluster are skipped
@@ -377,7 +355,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     for pair in contamination_reps:  # expand representatives to every exact copy
         for row in members_of[pair.a]:
             contamination.append(DuplicatePair(row, pair.b - n_rows, pair.set_jaccard, pair.multiset_jaccard, pair.kind))
-    contamination += text_contamination
+    contamination += [DuplicatePair(*found, "exact_text") for found in text.contamination]
     removed: dict[int, Removal] = {}
     contaminated_by: dict[int, DuplicatePair] = {}
     for pair in contamination:
@@ -397,7 +375,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
             continue
         for member in cluster:
             if member != keeper and member not in removed:
-                if member in text_rows:
+                if member in text.rows:
                     reason = "exact_text_duplicate"
                 else:
                     reason = "exact_duplicate" if exact_of[member] == exact_of[keeper] else "near_duplicate"
@@ -410,19 +388,8 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     score = TokenPairScorer(lambda i: (bags[i].counts, bags[i].n_tokens), config.set_threshold,
                             config.multiset_threshold,
                             {(p.a, p.b): (p.set_jaccard, p.multiset_jaccard) for p in pairs if p.kind == "near"})
-    shapes: list[ClusterShape] = []
-    neighbours: dict[int, Neighbour] = {}
-    for cluster, keeper in zip(clusters, keepers):
-        source = keeper if keeper is not None else cluster[0]
-        if cluster[0] in text_rows:
-            shape, found = describe_text_cluster(cluster, source, text_score)
-        else:
-            shape, found = describe_cluster(cluster, source, exact_of, score)
-            score.forget()
-        shapes.append(shape)
-        for row, neighbour in found.items():
-            if row in removed and removed[row].reason != "contaminated":
-                neighbours[row] = neighbour
+    shapes, in_cluster = describe_clusters(clusters, keepers, exact_of, text.rows, score, text_score)
+    neighbours = {row: found for row, found in in_cluster.items() if row in removed and row not in contaminated}
     for row, pair in contaminated_by.items():
         neighbours[row] = Neighbour(pair.b, pair.set_jaccard, pair.multiset_jaccard, pair.kind, None)
     counters["shape_comparisons"] = score.comparisons
@@ -449,7 +416,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
         timings=timings,
         shapes=shapes,
         neighbours=dict(sorted(neighbours.items())),
-        empty=[i for i in empty if i < n_rows],
+        empty=text.empty,
     )
 
 

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.dedup.tokens import FileTokens, decode_code, tokenize_one
@@ -127,3 +128,60 @@ class TextPairScorer:
         if bag is None:
             bag = self._bags[key] = self.tokenize(*key).counts
         return bag
+
+
+@dataclass
+class TextDuplicates:
+    """What the identical-text search found (row indices count the rows, then the reference rows).
+
+    Attributes:
+        clusters: groups of two or more rows of one partition with identical text (ascending).
+        pairs: ``(first row, other row, set_jaccard, multiset_jaccard)`` joining each row of a
+            cluster to its first row.
+        contamination: ``(row, reference row index, set_jaccard, multiset_jaccard)`` for every
+            row whose text is a reference row's text.
+        rows: every row in ``clusters``.
+        empty: the rows (not reference rows) whose normalised text is empty.
+    """
+
+    clusters: list[list[int]] = field(default_factory=list)
+    pairs: list[tuple[int, int, float, float]] = field(default_factory=list)
+    contamination: list[tuple[int, int, float, float]] = field(default_factory=list)
+    rows: set[int] = field(default_factory=set)
+    empty: list[int] = field(default_factory=list)
+
+
+def find_text_duplicates(
+    codes: Sequence[object],
+    languages: Sequence[str],
+    candidates: Sequence[int],
+    partitions: Sequence[Any],
+    n_rows: int,
+    score: Callable[[int, int], tuple[float, float]],
+) -> TextDuplicates:
+    """Clusters of identical text among ``candidates`` (never across partitions: ``--group-column``
+    groups) and the rows whose text is a reference row's (indices ``>= n_rows``).
+
+    Args:
+        codes, languages: every row's and reference row's code cell and language.
+        candidates: the rows and reference rows to consider, ascending (the too-short ones).
+        partitions: per row, the value two rows of one cluster share (the group, or ``None``).
+        n_rows: rows before the reference rows.
+        score: the Jaccards of two rows (:class:`TextPairScorer`).
+    """
+    groups, empty = text_groups(codes, languages, candidates)
+    found = TextDuplicates(empty=[i for i in empty if i < n_rows])
+    for members in groups:
+        by_partition: dict[Any, list[int]] = {}
+        for member in members:
+            if member < n_rows:
+                by_partition.setdefault(partitions[member], []).append(member)
+        for copies in by_partition.values():
+            if len(copies) > 1:
+                found.clusters.append(copies)
+                found.rows.update(copies)
+                found.pairs += [(copies[0], member, *score(copies[0], member)) for member in copies[1:]]
+        references = [member for member in members if member >= n_rows]
+        found.contamination += [(member, other - n_rows, *score(member, other))
+                                for member in members if member < n_rows for other in references]
+    return found
