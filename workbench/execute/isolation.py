@@ -218,6 +218,7 @@ def bubblewrap_argv(
     hidden_paths: Iterable[str],
     tmpfs_bytes: int,
     info_fd: int | None = None,
+    keep_capabilities: Sequence[str] | None = None,
 ) -> list[str]:
     """Return the ``bwrap`` command line that runs ``command`` in :data:`SANDBOX_WORKDIR`.
 
@@ -233,6 +234,11 @@ def bubblewrap_argv(
         info_fd: an inherited fd where bubblewrap writes its JSON facts about the sandbox
             (``child-pid``: the host pid of the namespace's first process, ``pid-namespace``),
             or ``None``.
+        keep_capabilities: root only, for a worker's interpreter zygote
+            (:mod:`workbench.execute.zygote`): ``command`` runs as root with these
+            capabilities and no other (no ``setpriv``: it drops to the sample's user id per
+            sample itself), and without ``--die-with-parent`` (bwrap would die with the
+            *thread* that started it; the zygote ends when its control socket closes).
     """
     hidden = sorted({os.path.realpath(p) for p in hidden_paths} | {"/tmp"}, key=len)
     argv = [_tool("bwrap"), "--ro-bind", "/", "/"]
@@ -277,11 +283,16 @@ def bubblewrap_argv(
         "--proc", "/proc",
         "--dev", "/dev",
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session",
-        "--chdir", SANDBOX_WORKDIR,
+        "--new-session", "--chdir", SANDBOX_WORKDIR,
     ]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
+    if keep_capabilities is not None:
+        argv += ["--cap-drop", "ALL"]
+        for capability in keep_capabilities:
+            argv += ["--cap-add", capability]
+        return argv + ["--"] + list(command)
+    argv.insert(argv.index("--new-session"), "--die-with-parent")
     if uid is None:
         argv += ["--unshare-user", "--cap-drop", "ALL", "--"]
         return argv + list(command)

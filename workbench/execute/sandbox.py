@@ -19,6 +19,7 @@ import secrets
 import select
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -28,15 +29,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from workbench.execute.isolation import (
+    SANDBOX_WORKDIR,
     UID_BLOCK_SIZE,
     Isolation,
     IsolationLevel,
     SandboxUnavailableError,
     UidBlock,
+    default_hidden_paths,
     detect_isolation,
     plan_launch,
 )
-from workbench.execute.limits import ResourceLimits, ulimit_commands
+from workbench.execute.limits import ResourceLimits, soft_and_hard, ulimit_commands
 from workbench.execute.processes import (
     kill_all_of_uid,
     kill_process_group,
@@ -45,6 +48,7 @@ from workbench.execute.processes import (
     sweep,
 )
 from workbench.execute.status import Observation, SampleOutcome, decide_status
+from workbench.execute.zygote import Zygote, ZygoteKey, ZygoteLostError, ZygoteUnavailableError
 from workbench.languages.spec import RunSpec
 
 #: the environment every sample starts from (nothing of the parent's is passed on)
@@ -69,6 +73,12 @@ _TAIL_BYTES = 8192
 
 #: world-writable folders of the host that a sample below bubblewrap can write into
 SHARED_TEMP_FOLDERS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
+
+def _stop_zygotes(zygotes: dict[int, Zygote]) -> None:
+    while zygotes:
+        _slot, zygote = zygotes.popitem()
+        zygote.stop()
+
 
 def new_token() -> str:
     """Return a fresh per-run token (128 random bits, hex)."""
@@ -284,6 +294,10 @@ class Sandbox:
         hidden_paths: folders hidden under bubblewrap (default: home, cwd, /tmp, /run ...).
         temp_root: where host working directories go for the levels below bubblewrap.
         stderr_tail_chars: how much of stderr a result keeps.
+        reuse_interpreters: serve specs with ``python_main`` from one pre-started
+            interpreter per worker slot (:mod:`workbench.execute.zygote`), where it applies
+            (``bubblewrap`` as root); ``False``: every sample starts its own sandbox and
+            interpreter.
     """
 
     def __init__(
@@ -294,6 +308,7 @@ class Sandbox:
         hidden_paths: Iterable[str] | None = None,
         temp_root: str | None = None,
         stderr_tail_chars: int = 1000,
+        reuse_interpreters: bool = True,
     ):
         self.isolation = isolation or detect_isolation()
         self.limits = limits or ResourceLimits()
@@ -305,6 +320,11 @@ class Sandbox:
         self._closed = False
         self._uids = UidBlock() if self.isolation.user_per_slot else None
         self._samples_root: str | None = None
+        self.reuse_interpreters = reuse_interpreters
+        #: why interpreters are not reused here (the zygote's probe failed), else None
+        self.reuse_unavailable: str | None = None
+        self._zygotes: dict[int, Zygote] = {}
+        weakref.finalize(self, _stop_zygotes, self._zygotes)
 
     def _host_temp_root(self) -> str:
         """The folder that holds host working directories (levels below bubblewrap).
@@ -386,15 +406,32 @@ class Sandbox:
     def close(self) -> None:
         """Kill every running sample (on interrupt) and refuse new ones (:meth:`run` then
         raises). Only unreaped leaders are in the running set, so no reused pid is ever
-        signalled."""
+        signalled; a worker's zygote is torn down with its whole sandbox."""
         self._closed = True
         with self._lock:
             running = list(self._running)
         for pid in running:
             kill_process_group(pid)
+        self.release_workers()
+
+    def release_workers(self) -> None:
+        """Stop the workers' pre-started interpreters (:mod:`~workbench.execute.zygote`), if
+        any; a later sample starts its worker's again. Call it when a run is over."""
+        _stop_zygotes(self._zygotes)
+
+    @property
+    def reuses_interpreters(self) -> bool:
+        """True when samples with ``RunSpec.python_main`` are served by a per-worker zygote:
+        asked for, at the ``bubblewrap`` level, as root, and the zygote's probe passed."""
+        return (self.reuse_interpreters and self.isolation.level is IsolationLevel.BUBBLEWRAP
+                and self._uids is not None and self.reuse_unavailable is None)
 
     # -- internals ---------------------------------------------------------------------------
     def _run(self, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
+        if spec.python_main is not None and self.reuses_interpreters:
+            zygote = self._zygote_for(slot, spec, limits)
+            if zygote is not None:
+                return self._run_forked(zygote, spec, token, timeout_s, slot, limits, res)
         bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
         uid = self.uid_for_slot(slot)
         pipes = _ProtocolPipes.open(spec, token, res)
@@ -485,6 +522,89 @@ class Sandbox:
             # the wrappers report a child killed by signal N as exit status 128 + N
             wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
+        )
+        return decide_status(spec, token, seen)
+
+    def _zygote_for(self, slot: int, spec: RunSpec, limits: ResourceLimits) -> Zygote | None:
+        """The running zygote of ``slot`` for ``spec``'s interpreter, started (again) when
+        there is none, it ended, or it serves another interpreter; ``None`` when the zygote
+        cannot run here (then :attr:`reuse_unavailable` says why, and every later sample
+        takes the per-sample path)."""
+        script = spec.run.index(spec.python_main, 1)
+        env = _sample_environment(spec, SANDBOX_WORKDIR, "/tmp", f"{RUN_TAG_VARIABLE}=zygote")
+        key = ZygoteKey(tuple(spec.run[:script]), tuple(sorted(env.items())), tuple(spec.read_only_paths),
+                        limits.tmpfs_bytes)
+        with self._lock:
+            zygote = self._zygotes.pop(slot, None)
+        if zygote is not None and zygote.key == key and zygote.alive():
+            with self._lock:
+                self._zygotes[slot] = zygote
+            return zygote
+        if zygote is not None:
+            zygote.stop()
+        hidden = self.hidden_paths if self.hidden_paths is not None else default_hidden_paths()
+        zygote = Zygote(key, self.uid_for_slot(slot), hidden, self.temp_root)
+        try:
+            zygote.start()
+        except ZygoteUnavailableError as error:
+            self.reuse_unavailable = str(error)
+            return None
+        with self._lock:
+            if self._closed:
+                zygote.stop()
+                raise SandboxUnavailableError(
+                    "this Sandbox was closed (the run it served was interrupted); create a new Sandbox"
+                )
+            self._zygotes[slot] = zygote
+        return zygote
+
+    def _run_forked(self, zygote: Zygote, spec, token, timeout_s, slot, limits, res: _RunResources) -> SampleOutcome:
+        """Run ``spec`` in a process forked by the worker's zygote (see
+        :mod:`workbench.execute.zygote`): same protocol fds, limits, environment and status
+        rules as :meth:`_run`; the zygote answers once the sample's PID namespace is empty."""
+        pipes = _ProtocolPipes.open(spec, token, res)
+        read_end, write_end = os.pipe()
+        started_read, started_write = res.keep(read_end), res.keep(_high(write_end))
+        stdout = res.log_file(self.temp_root)
+        stderr = res.log_file(self.temp_root)
+        names = {spec.token_input_fd: "token", spec.pass_token_fd: "pass"}
+        by_name = {names[target]: fd for target, fd in pipes.child_fds.items()}
+        if "token" not in by_name:
+            by_name["token"] = res.keep(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+        fds = {**by_name, "started": started_write, "stdout": stdout.fileno(), "stderr": stderr.fileno()}
+        run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
+        script = spec.run.index(spec.python_main, 1)
+        request = {
+            "files": list(spec.files.items()),
+            "script": spec.python_main,
+            "argv": list(spec.run[script:]),
+            "env": _sample_environment(spec, SANDBOX_WORKDIR, "/tmp", run_tag),
+            "rlimits": soft_and_hard(limits.rlimits(timeout_s)),
+            "uid": self.uid_for_slot(slot),
+            "tmpfs_bytes": limits.tmpfs_bytes,
+            "timeout_ms": max(1, int(timeout_s * 1000)),
+            "fds": {target: name for target, name in names.items() if target is not None},
+        }
+        start = time.monotonic()
+        try:
+            answer = zygote.run(request, fds, timeout_s)
+            returncode, timed_out, duration = answer.returncode, answer.timed_out, answer.duration_s
+        except ZygoteLostError as error:  # its sandbox was torn down: nothing of the sample runs
+            duration = time.monotonic() - start
+            returncode, timed_out = -signal.SIGKILL, duration >= timeout_s
+            stderr.write(f"\nworkbench: {error}\n".encode())
+        finally:
+            res.close_child_ends(pipes.child_fds.values(), [started_write])
+        seen = Observation(
+            returncode=returncode,
+            duration_s=duration,
+            timeout_s=timeout_s,
+            timed_out=timed_out,
+            started=bool(_read_available(started_read, limit=1)),
+            delivered=_read_available(pipes.pass_read),
+            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+            wrapper_reports_signals=True,  # the sample's init exits with 128 + N for signal N
+            launcher="bubblewrap, zygote",
         )
         return decide_status(spec, token, seen)
 

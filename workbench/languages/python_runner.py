@@ -151,4 +151,6 @@ class PythonTestRunner(TestRunner):
             exit_statuses=HARNESS_EXIT_STATUSES,
             read_only_paths=interpreter_paths(self.interpreter),
             out_of_memory_markers=("MemoryError",),
+            # the harness may run in a forked, pre-started interpreter (it ends with os._exit)
+            python_main="harness.py",
         )

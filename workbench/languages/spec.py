@@ -140,6 +140,14 @@ class RunSpec:
         out_of_memory_markers: texts in the program's stderr that mean the runtime ran out
             of memory (e.g. the runtime's out-of-memory exception name); a failed run whose
             stderr holds one is ``oom``. The sandbox adds the OS's own "Cannot allocate memory".
+        python_main: the name (in ``files``) of a Python script that ``run`` runs
+            (``run`` = a Python interpreter and its options, this name, the script's
+            arguments), set when the script may run in an interpreter that was started
+            before the sample, with the same options and environment, and forked for it
+            (:mod:`workbench.execute.zygote`): it must not depend on what happened at
+            start-up beyond that, and must end with ``os._exit`` (it is not a fresh process's
+            end: ``atexit`` handlers do not run). Needs ``pass_token_fd`` and no ``build``.
+            ``None`` (the default): every sample starts its own interpreter.
 
     Raises:
         InvalidRunSpecError: (when built) a field breaks the rules above; the message names
@@ -163,6 +171,7 @@ class RunSpec:
     read_only_paths: tuple[str, ...] = ()
     limit_overrides: Mapping[str, int | None] = field(default_factory=dict)
     out_of_memory_markers: tuple[str, ...] = ()
+    python_main: str | None = None
 
     def __post_init__(self) -> None:
         problems = run_spec_problems(self)
@@ -217,6 +226,25 @@ def run_spec_problems(spec: RunSpec) -> list[str]:
     if not _is_str_tuple(markers) or not all(markers):
         problems.append(f"RunSpec.out_of_memory_markers must be a tuple of non-empty texts, got {markers!r}")
     problems += _limit_override_problems(spec.limit_overrides)
+    problems += _python_main_problems(spec)
+    return problems
+
+
+def _python_main_problems(spec: RunSpec) -> list[str]:
+    """``python_main``: a file of the spec that ``run`` names after the interpreter, with the
+    token on an fd and no build commands (what a forked interpreter can serve)."""
+    main = spec.python_main
+    if main is None:
+        return []
+    problems = []
+    if not isinstance(main, str) or not isinstance(spec.files, Mapping) or main not in spec.files:
+        problems.append(f"RunSpec.python_main must name one of RunSpec.files, got {main!r}")
+    elif not _is_argv(spec.run) or main not in spec.run[1:]:
+        problems.append(f"RunSpec.python_main {main!r} must appear in RunSpec.run after the interpreter")
+    if spec.build:
+        problems.append("RunSpec.python_main cannot be combined with build commands")
+    if spec.pass_token_fd is None:
+        problems.append("RunSpec.python_main needs pass_token_fd (not pass_token_file)")
     return problems
 
 
