@@ -46,6 +46,25 @@ def runner_for(level) -> PythonTestRunner:
 NETWORK_ISOLATED = [level for level in LEVELS if level is not IsolationLevel.RLIMITS]
 
 
+#: whether hostile samples are forked from a worker's pre-started interpreter (the default
+#: under bubblewrap as root) or start an interpreter of their own; set per test by
+#: ``interpreter_start``
+REUSE = {"interpreters": True}
+
+
+@pytest.fixture(autouse=True, params=["forked", "fresh"])
+def interpreter_start(request):
+    """Every hostile sample runs both ways where they differ (bubblewrap as root): forked by
+    the worker's zygote, and in a sandbox and interpreter of its own."""
+    level = getattr(request.node, "callspec", None) and request.node.callspec.params.get("level")
+    forked = request.param == "forked"
+    if not forked and (not ROOT or (level or LEVELS[0]) is not IsolationLevel.BUBBLEWRAP):
+        pytest.skip("interpreters are reused only under bubblewrap as root: the same run as 'forked'")
+    REUSE["interpreters"] = forked
+    yield
+    REUSE["interpreters"] = True
+
+
 def humaneval(task_id: str) -> dict:
     return next(dict(row) for row in load_humaneval() if row["task_id"] == task_id)
 
@@ -56,7 +75,7 @@ def run(completion: str, *, task_id: str = "HumanEval/0", timeout_s: float = FIN
     runner = runner_for(level)
     program = runner.build_program(row["prompt"], completion, "completion")
     return run_program(runner, program, row["test"], row["entry_point"], timeout_s=timeout_s, level=level,
-                       token=token, slot=slot)
+                       token=token, slot=slot, reuse_interpreters=REUSE["interpreters"])
 
 
 def body(code: str) -> str:
@@ -85,7 +104,7 @@ def test_fork_bomb_is_contained(level):
     assert outcome.status in {"timeout", "killed", "error"}
     assert time.monotonic() - start < KILL_S + 20
     if ROOT:
-        uid = sandbox_for(level).uid_for_slot(0)
+        uid = sandbox_for(level, REUSE["interpreters"]).uid_for_slot(0)
         deadline = time.monotonic() + 5  # killed processes may take a moment to be reaped
         while processes_of_uid(uid) and time.monotonic() < deadline:
             time.sleep(0.1)

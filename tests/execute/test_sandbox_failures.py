@@ -195,13 +195,14 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
 
     level, counter = _every_other_start_fails(monkeypatch, bin_folder)
     generations = humaneval_generations(tmp_path / "gen.jsonl", 4)
-    argv = [str(generations), "-o", str(tmp_path / "alone.jsonl"), "--timeout", "30", "-j", "1", "--isolation", level.value]
+    argv = [str(generations), "-o", str(tmp_path / "alone.jsonl"), "--timeout", "30", "-j", "1", "--isolation", level.value,
+            "--no-reuse-interpreters"]  # a bubblewrap start per sample (a worker's zygote starts once)
     alone = CliRunner().invoke(app, ["execute", *argv])
     assert alone.exit_code == 0, alone.output
     assert "2 not run (sandbox error)" in alone.output and len(read_results(tmp_path / "alone.jsonl")) == 2
     counter.unlink()
     stage = StagePlan("execute", "execute", table="execute", source=str(generations),
-                      values={"timeout": 30.0, "workers": 1, "isolation": level.value},
+                      values={"timeout": 30.0, "workers": 1, "isolation": level.value, "reuse_interpreters": False},
                       targets={"output": str(tmp_path / "staged.jsonl")})
     with pytest.raises(WorkbenchError, match="2 sample\\(s\\) were not run"):
         stage.run()  # as `workbench run` runs its execute stage
@@ -381,7 +382,7 @@ def test_samples_the_sandbox_did_not_run_gate_the_exit_status(monkeypatch, tmp_p
     for limit, status, output in (("1", 4, "over.jsonl"), ("50%", 0, "within.jsonl")):
         counter.unlink(missing_ok=True)
         argv = [str(generations), "-o", str(tmp_path / output), "--timeout", "30", "-j", "1",
-                "--isolation", level.value, "--max-failures", limit]
+                "--isolation", level.value, "--max-failures", limit, "--no-reuse-interpreters"]
         result = CliRunner().invoke(app, ["execute", *argv])
         assert result.exit_code == status, result.output
         if status:

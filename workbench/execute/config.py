@@ -68,6 +68,10 @@ class ExecutionConfig(JobConfig):
             and where (default: the user cache folder).
         max_samples: run only the first N samples (after resume filtering).
         python: the interpreter of the Python runner (default: the one running workbench).
+        reuse_interpreters: fork each sample from one pre-started interpreter per worker
+            where that keeps the isolation (``bubblewrap`` as root, a runner that allows it:
+            :mod:`workbench.execute.zygote`); ``False``: every sample starts its own sandbox
+            and interpreter.
         sandbox_failure_limit: stop the run (``SandboxUnavailableError``) after this many
             samples or reference runs in a row failed in the sandbox itself.
 
@@ -115,6 +119,9 @@ class ExecutionConfig(JobConfig):
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
     max_samples: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1)
     python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).")
+    reuse_interpreters: bool = option(
+        True, "Fork each sample from a pre-started interpreter per worker where isolation allows (bubblewrap as root); "
+        "off: every sample starts its own sandbox and interpreter.")
     max_failures: FailureLimit | None = option(
         None, "Exit with status 4 when more than N samples failed in the sandbox itself (sandbox_error), or more than this fraction (0.1 or 10%); "
         "a run where every sample failed exits with 3 either way.", parse=parse_max_failures, text=failure_limit_text,

@@ -476,9 +476,10 @@ def run_execute(
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
     samples = apply_stop_sequences(samples, problems, config.stop_sequences)
+    own_sandbox = sandbox is None
     if sandbox is None:
         isolation = detect_isolation(config.isolation_level)
-        sandbox = Sandbox(isolation, config.limits)
+        sandbox = Sandbox(isolation, config.limits, reuse_interpreters=config.reuse_interpreters)
     isolation = sandbox.isolation
     _preflight(runner, sandbox)
     workers = planned_workers(config, sandbox)
@@ -519,6 +520,11 @@ def run_execute(
         summary.elapsed_s = time.monotonic() - started
     finally:
         writer.close()
+        if own_sandbox:
+            sandbox.release_workers()  # the workers' pre-started interpreters, if any
+    if sandbox.reuse_unavailable:
+        notes.append(f"each sample started its own interpreter: the per-worker one could not start here "
+                     f"({sandbox.reuse_unavailable})")
     if guard.note():
         notes.append(guard.note())
     rows = read_results(output)

@@ -34,9 +34,11 @@ def available_levels() -> tuple[IsolationLevel, ...]:
 
 
 @functools.cache
-def sandbox_for(level: IsolationLevel | None = None) -> Sandbox:
-    """Return a shared :class:`Sandbox` at ``level`` (strongest available for ``None``)."""
-    return Sandbox(detect_isolation(level))
+def sandbox_for(level: IsolationLevel | None = None, reuse_interpreters: bool = True) -> Sandbox:
+    """Return a shared :class:`Sandbox` at ``level`` (strongest available for ``None``);
+    ``reuse_interpreters=False``: every sample starts its own interpreter, where a per-worker
+    zygote would otherwise fork it (see :mod:`workbench.execute.zygote`)."""
+    return Sandbox(detect_isolation(level), reuse_interpreters=reuse_interpreters)
 
 
 def run_program(
@@ -49,15 +51,17 @@ def run_program(
     level: IsolationLevel | None = None,
     token: str | None = None,
     slot: int = 0,
+    reuse_interpreters: bool = True,
 ) -> SampleOutcome:
     """Prepare ``program`` with ``runner`` and run it once in the sandbox.
 
     Args:
         token: the run's token (a fresh one by default; pass an old one to replay it).
+        reuse_interpreters: see :func:`sandbox_for`.
     """
     token = token or new_token()
     spec = runner.prepare(program, tests, entry_point, token)
-    return sandbox_for(level).run(spec, token, timeout_s, slot=slot)
+    return sandbox_for(level, reuse_interpreters).run(spec, token, timeout_s, slot=slot)
 
 
 def _proc_stat(pid: str) -> list[bytes] | None:
