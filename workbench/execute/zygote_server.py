@@ -2,9 +2,10 @@
 capabilities (see ``workbench.execute.zygote``), and starts each sample of that worker by
 forking itself instead of starting a new sandbox and a new interpreter.
 
-Started as ``python <the runner's options> -c <this source> CONTROL_FD``; standard library C
-modules only (no Python-level module is imported, so a forked sample's interpreter holds what
-a fresh ``python -S`` holds, plus ``_ctypes``, ``_socket``, ``select`` and ``resource``).
+Started as ``python <the runner's options> -c <this source> CONTROL_FD SETTINGS``; it imports
+standard library C modules only, and ``site`` (which a sample's harness imports first anyway;
+with ``-S`` importing it runs nothing), so a forked sample's interpreter holds what a fresh one
+holds, plus ``_ctypes``, ``_socket``, ``fcntl``, ``select`` and ``resource``.
 
 Per sample (one request on CONTROL_FD, a ``SOCK_SEQPACKET`` socket: ``b"R"`` and the fds of
 the request body, the token pipe, the pass pipe, the start pipe, stdout and stderr):
@@ -43,6 +44,10 @@ import fcntl
 import resource
 import select
 import time
+
+# What any program of this interpreter has or imports first: with -S importing site runs
+# nothing (without -S it ran at start-up already), so a sample finds what it would import.
+import site  # noqa: F401
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
