@@ -8,6 +8,8 @@ Python API::
 Modules: :mod:`~workbench.execute.isolation` (which sandbox, its command line),
 :mod:`~workbench.execute.limits` (rlimits), :mod:`~workbench.execute.processes`
 (killing process trees), :mod:`~workbench.execute.sandbox` (one sample),
+:mod:`~workbench.execute.zygote` (a worker's pre-started interpreter that forks its samples;
+:mod:`~workbench.execute.zygote_server` runs inside its sandbox),
 :mod:`~workbench.execute.status` (a sample's status from what the sandbox observed),
 :mod:`~workbench.execute.timeouts` (evalplus-style calibration),
 :mod:`~workbench.execute.result_file` (jsonl rows, resume),

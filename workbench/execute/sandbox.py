@@ -7,6 +7,10 @@ timeout after which the whole process tree is killed, and the certainty that not
 sample still runs when :meth:`Sandbox.run` returns: its PID namespace is known to have ended,
 or a sweep kills whatever it left running (and, as root below bubblewrap, the files its user
 id left in the host's shared temporary folders are removed).
+
+Under bubblewrap as root, a spec with ``RunSpec.python_main`` is forked by its worker's
+pre-started interpreter instead (:mod:`workbench.execute.zygote`), with the same protocol
+fds, limits, environment and status rules.
 """
 
 from __future__ import annotations
