@@ -26,6 +26,17 @@ Only as root (the zygote needs ``CAP_SYS_ADMIN``, ``CAP_SETUID``/``CAP_SETGID`` 
 the worker's user id; bubblewrap grants it those four, nothing else) and only at the
 ``bubblewrap`` level. Elsewhere, and where the zygote's own start-up probe fails, samples
 take the per-sample path.
+
+Example (as root, with bubblewrap; the Python runner's specs set ``python_main``)::
+
+    from workbench.execute import Sandbox, new_token
+    from workbench.languages.python_runner import PythonTestRunner
+    sandbox, token = Sandbox(), new_token()
+    spec = PythonTestRunner().prepare("def f():\n    return 1\n",
+                                      "def check(c):\n    assert c() == 1\n", "f", token)
+    sandbox.run(spec, token, 10.0, slot=0).status      # 'passed', forked by slot 0's zygote
+    sandbox.reuses_interpreters                         # True (False: see reuse_unavailable)
+    sandbox.release_workers()                           # the zygotes end with their sandboxes
 """
 
 from __future__ import annotations

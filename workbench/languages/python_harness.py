@@ -1,5 +1,8 @@
 """workbench's Python test harness. It runs INSIDE the sandbox, standard library only,
-as ``python -S -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``.
+as ``python -S -s -B harness.py TOKEN_FD PASS_FD PROGRAM TESTS [ENTRY_POINT]``, or as
+``__main__`` of a process forked from a worker's interpreter started with those options
+(``workbench.execute.zygote``: the runner's ``RunSpec.python_main``), which is why every
+way out ends in ``os._exit``.
 
 Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``):
 
