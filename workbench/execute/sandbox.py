@@ -536,18 +536,19 @@ class Sandbox:
         takes the per-sample path)."""
         script = spec.run.index(spec.python_main, 1)
         env = _sample_environment(spec, SANDBOX_WORKDIR, "/tmp", f"{RUN_TAG_VARIABLE}=zygote")
+        hidden = self.hidden_paths if self.hidden_paths is not None else default_hidden_paths()
         key = ZygoteKey(tuple(spec.run[:script]), tuple(sorted(env.items())), tuple(spec.read_only_paths),
-                        limits.tmpfs_bytes)
-        with self._lock:
-            zygote = self._zygotes.pop(slot, None)
+                        limits.tmpfs_bytes, tuple(hidden))
+        with self._lock:  # left in place while in use: close() must find it to kill its sample
+            zygote = self._zygotes.get(slot)
         if zygote is not None and zygote.key == key and zygote.alive():
-            with self._lock:
-                self._zygotes[slot] = zygote
             return zygote
         if zygote is not None:
+            with self._lock:
+                if self._zygotes.get(slot) is zygote:
+                    del self._zygotes[slot]
             zygote.stop()
-        hidden = self.hidden_paths if self.hidden_paths is not None else default_hidden_paths()
-        zygote = Zygote(key, self.uid_for_slot(slot), hidden, self.temp_root)
+        zygote = Zygote(key, self.uid_for_slot(slot), self.temp_root)
         try:
             zygote.start()
         except ZygoteUnavailableError as error:

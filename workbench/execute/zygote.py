@@ -53,7 +53,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
@@ -109,12 +109,14 @@ class ZygoteKey:
         env: the sample environment the interpreter starts with (sorted items).
         read_only_paths: the toolchain folders re-exposed read-only.
         tmpfs_bytes: the size of each sample's ``/tmp``.
+        hidden_paths: the folders bubblewrap hides.
     """
 
     interpreter: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     read_only_paths: tuple[str, ...]
     tmpfs_bytes: int
+    hidden_paths: tuple[str, ...]
 
 
 class Zygote:
@@ -123,17 +125,15 @@ class Zygote:
     Args:
         key: the :class:`ZygoteKey` (interpreter, environment, paths, ``/tmp`` size).
         uid: the worker's user id the samples drop to.
-        hidden_paths: folders bubblewrap hides.
         temp_root: where the zygote's own log goes.
 
     Raises:
         ZygoteUnavailableError: (:meth:`start`) bubblewrap or the zygote's probe failed.
     """
 
-    def __init__(self, key: ZygoteKey, uid: int, hidden_paths: Sequence[str], temp_root: str | None = None):
+    def __init__(self, key: ZygoteKey, uid: int, temp_root: str | None = None):
         self.key = key
         self.uid = uid
-        self.hidden_paths = list(hidden_paths)
         self.temp_root = temp_root
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
@@ -151,7 +151,7 @@ class Zygote:
         settings = marshal.dumps({"uid": self.uid, "tmpfs_bytes": self.key.tmpfs_bytes}).hex()
         command = [*self.key.interpreter, "-c", server_source(), str(child_fd), settings]
         argv = bubblewrap_argv(
-            command, uid=None, files=(), read_only_paths=self.key.read_only_paths, hidden_paths=self.hidden_paths,
+            command, uid=None, files=(), read_only_paths=self.key.read_only_paths, hidden_paths=self.key.hidden_paths,
             tmpfs_bytes=1 << 20, info_fd=info_fd, keep_capabilities=ZYGOTE_CAPABILITIES,
         )
         self._log = tempfile.TemporaryFile(dir=self.temp_root, prefix="workbench-zygote-")
