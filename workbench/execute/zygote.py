@@ -179,11 +179,15 @@ class Zygote:
 
     def alive(self) -> bool:
         """True while the zygote can take a request (its sandbox runs, its socket is open)."""
-        if self._proc is None or self._control is None or self._proc.poll() is not None:
+        proc, control = self._proc, self._control  # stop() from another thread may clear them
+        if proc is None or control is None or proc.poll() is not None:
             return False
-        poller = select.poll()
-        poller.register(self._control, select.POLLIN | select.POLLRDHUP)
-        return not poller.poll(0)  # nothing pending: an idle zygote says nothing
+        try:
+            poller = select.poll()
+            poller.register(control, select.POLLIN | select.POLLRDHUP)
+            return not poller.poll(0)  # nothing pending: an idle zygote says nothing
+        except (OSError, ValueError):
+            return False
 
     def stop(self) -> None:
         """Tear the worker's sandbox down: its PID namespace's init is killed, so every
@@ -232,9 +236,12 @@ class Zygote:
                 view = view[os.write(body, view):]
             names = ("token", "pass", "started", "stdout", "stderr")
             handed = array.array("i", [body, *(fds[name] for name in names)])
+            control = self._control
             try:
-                self._control.sendmsg([b"R"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, handed)])
-            except (OSError, AttributeError) as error:
+                if control is None:
+                    raise OSError("the zygote was stopped")
+                control.sendmsg([b"R"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, handed)])
+            except OSError as error:
                 self.stop()
                 raise ZygoteLostError(f"the zygote is gone: {error}") from error
         finally:
@@ -251,15 +258,16 @@ class Zygote:
 
     def _answer(self, timeout_s: float) -> bytes:
         """The zygote's next message, or ``b""`` when none came within ``timeout_s``."""
-        if self._control is None:
-            return b""
-        poller = select.poll()
-        poller.register(self._control, select.POLLIN)
-        if not poller.poll(int(timeout_s * 1000)):
+        control = self._control  # stop() from another thread (an interrupt) may clear it meanwhile
+        if control is None:
             return b""
         try:
-            return self._control.recv(65536)
-        except OSError:
+            poller = select.poll()
+            poller.register(control, select.POLLIN)
+            if not poller.poll(int(timeout_s * 1000)):
+                return b""
+            return control.recv(65536)
+        except (OSError, ValueError):  # closed by stop(): the zygote is gone
             return b""
 
     def _log_tail(self) -> str:
