@@ -3,7 +3,9 @@
 
 Prints, from one run: end-to-end files/s and peak memory (max RSS) of both tools on the
 same corpus, their ratio, and each tool's clusters compared with the brute-force truth
-and with each other (pair precision / recall, as ``compare_clusters.py`` computes them).
+and with each other (pair precision / recall, as ``compare_clusters.py`` computes them), and
+the seconds of each stage of workbench's best run (interpreter start, imports, loading,
+tokens and signatures, exact pre-pass, LSH, verification, clusters, report and writing).
 
 * workbench: ``run_dedup`` on ``corpus.jsonl`` -- load, tokenize (tree-sitter), exact
   pre-pass, MinHash/LSH, exact verification, union-find, write every output.
@@ -41,12 +43,30 @@ import json, resource, sys, time
 start = time.perf_counter()
 import workbench
 from workbench.dedup import DedupConfig, run_dedup
+import workbench.dedup.job as job
+imported = time.perf_counter()
+stages = {"load": 0.0, "report + write": 0.0}
+
+def timed_step(stage, function):
+    # the steps run_dedup calls around the search, timed where run_dedup looks them up
+    def wrapper(*args, **kwargs):
+        clock = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            stages[stage] += time.perf_counter() - clock
+    return wrapper
+
+for name, stage in (("load_records", "load"), ("collect_rows", "load"), ("_load_reference", "load"),
+                    ("build_report", "report + write"), ("write_outputs", "report + write")):
+    setattr(job, name, timed_step(stage, getattr(job, name)))
 corpus, out, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 run = run_dedup(corpus, DedupConfig(code_column="content", id_column="id", split_column="split", workers=workers,
                                     output_format="jsonl"), output_dir=out)
 elapsed = time.perf_counter() - start
 peak_kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"seconds_in_process": elapsed, "files": run.report["overall"]["files"], "peak_kib": peak_kib,
+print(json.dumps({"seconds_in_process": elapsed, "imports": imported - start, "stages": stages,
+                  "files": run.report["overall"]["files"], "peak_kib": peak_kib,
                   "code": workbench.__path__[0],
                   "timings": run.report["timings_s"], "lsh": run.report["lsh"], "work": run.report["work"],
                   "cluster_shape": {k: v for k, v in run.report["cluster_shape"].items() if k != "definition"}}))
@@ -88,6 +108,36 @@ def _describe(package_dir: str) -> str:
     if done.returncode != 0:
         return package_dir
     return f"{package_dir} (git {done.stdout.strip()}{', uncommitted changes' if dirty.stdout.strip() else ''})"
+
+
+#: the stage table's rows: (label, where the seconds come from); worker CPU rows are the
+#: tokenizer processes' CPU seconds summed (they run in parallel, inside "tokens + signatures")
+STAGES = [
+    ("interpreter start", "start"), ("imports", "imports"), ("load (read, rows)", "load"),
+    ("tokens + signatures (wall)", "tokenize_minhash"), ("  tree-sitter tokens (worker CPU)", "tokens_cpu"),
+    ("  signatures (worker CPU)", "signatures_cpu"), ("exact pre-pass", "exact"), ("LSH", "lsh_index"),
+    ("verification", "verify"), ("clusters", "clusters"), ("report + write", "report + write"),
+    ("other", "other"),
+]
+
+
+def stage_table(wall: float, run: dict) -> str:
+    """The seconds of each stage of one workbench run (see :data:`STAGES`), largest marked."""
+    steps = dict(run["timings"])
+    seconds = {"start": wall - run["seconds_in_process"], "imports": run["imports"], **run["stages"], **steps}
+    counted = [k for k in ("start", "imports", "load", "tokenize_minhash", "exact", "lsh_index", "verify", "clusters",
+                           "report + write")]
+    seconds["other"] = wall - sum(seconds.get(k, 0.0) for k in counted)
+    largest = max(counted + ["other"], key=lambda k: seconds.get(k, 0.0))
+    lines = [f"  {'stage':<34} {'seconds':>8} {'share':>6}"]
+    for label, key in STAGES:
+        if key not in seconds:
+            lines.append(f"  {label:<34} {'n/a':>8}")
+            continue
+        share = "" if key.endswith("_cpu") else f"{100 * seconds[key] / wall:5.1f}%"
+        lines.append(f"  {label:<34} {seconds[key]:8.3f} {share:>6}{'  <- largest' if key == largest else ''}")
+    lines.append(f"  {'total (wall)':<34} {wall:8.3f}")
+    return "\n".join(lines)
 
 
 def pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
@@ -139,6 +189,7 @@ def main() -> None:
         print(f"workbench code: {_describe(ours['code'])}")
         print(f"workbench dedup (best of {args.repeat}): {files} files in {ours_wall:.2f} s wall = "
               f"{files / ours_wall:.0f} files/s; peak RSS {ours['peak_kib'] / 1024:.0f} MiB; steps (s) {ours['timings']}")
+        print(stage_table(ours_wall, ours))
         print(f"  LSH: num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} tuned for "
               f"{lsh['tuned_for_threshold']} weights {lsh['weights_false_positive_false_negative']}; scheme "
               f"{lsh['scheme']}, {lsh['token_hash']}, datasketch {lsh['datasketch_version']}; work {ours['work']}")

@@ -9,6 +9,12 @@ Duplicate pairs form a graph; its connected components are the clusters (Allaman
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from xxhash import xxh3_128_digest
+
+if TYPE_CHECKING:
+    from workbench.dedup.tokens import TokenBags
 
 
 class UnionFind:
@@ -97,6 +103,55 @@ def identical_multisets(members: Sequence[int], bags: Sequence[Mapping[Hashable,
     for member in members:  # the items of a bag identify it: O(group size), no pairwise ==
         classes.setdefault(frozenset(bags[member].items()), []).append(member)
     return list(classes.values())
+
+
+def exact_bag_groups(bags: TokenBags, partitions: Sequence[Hashable], analysed: Sequence[bool]) -> dict[int, list[int]]:
+    """Group the analysed rows whose token multisets are identical, within each partition
+    (Allamanis 2019's exact duplicates, collapsed before hashing), from token bags held as
+    arrays.
+
+    Rows with one bag (identical text) are one multiset. Different bags are grouped by a
+    128-bit XXH3 digest of their sorted ids and counts, and each group is then confirmed
+    byte for byte, so two rows are exact duplicates only when their bags are equal.
+
+    Args:
+        bags: the token bags of all rows (:class:`~workbench.dedup.tokens.TokenBags`).
+        partitions: per row, the value two rows must share to be grouped (hashable).
+        analysed: per row, whether it takes part.
+
+    Returns:
+        representative (the smallest row) -> its members ascending (the representative
+        first), for every analysed row (singletons too), ordered by representative: what
+        :func:`exact_groups` and :func:`identical_multisets` give on the same bags.
+    """
+    bag_of, offsets, ids, counts = bags.bag_of.tolist(), bags.offsets, bags.ids, bags.counts
+
+    def content(bag: int) -> bytes:
+        start, end = offsets[bag], offsets[bag + 1]
+        return ids[start:end].tobytes() + counts[start:end].tobytes()
+
+    digests: dict[int, bytes] = {}
+    keyed: dict[tuple, list[int]] = {}
+    for row, taking_part in enumerate(analysed):
+        if not taking_part:
+            continue
+        bag = bag_of[row]
+        digest = digests.get(bag)
+        if digest is None:
+            digest = digests[bag] = xxh3_128_digest(content(bag))
+        keyed.setdefault((partitions[row], digest), []).append(row)
+    del digests
+    groups: dict[int, list[int]] = {}
+    for members in keyed.values():
+        if len(members) == 1 or len({bag_of[m] for m in members}) == 1:
+            groups[members[0]] = members
+            continue
+        classes: dict[bytes, list[int]] = {}
+        for member in members:  # confirm: equal digests of unequal bags split here
+            classes.setdefault(content(bag_of[member]), []).append(member)
+        for same in classes.values():
+            groups[same[0]] = same
+    return dict(sorted(groups.items()))
 
 
 def choose_keeper(

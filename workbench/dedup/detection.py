@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 
 from workbench.dedup.cluster_shape import ClusterShape, Neighbour, TokenPairScorer, describe_clusters
-from workbench.dedup.clusters import UnionFind, choose_keeper, exact_groups, identical_multisets
+from workbench.dedup.clusters import UnionFind, choose_keeper, exact_bag_groups
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
 from workbench.dedup.text_identity import TextPairScorer, find_text_duplicates
-from workbench.dedup.tokens import FileTokens, SignatureSpec, tokenize_files
-from workbench.dedup.verification import verify_pair
+from workbench.dedup.tokens import FileTokens, SignatureSpec, TokenBags, tokenize_to_bags
+from workbench.dedup.verification import PairScore, verify_pair, verify_sorted_pair
 from workbench.thresholds import exact_threshold
 
 #: file status values
@@ -208,21 +208,22 @@ def _find_duplicates(
     setup = _minhash_setup(config, minhash)
     spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
     with progress("tokenize + MinHash", len(codes)) as advance:
-        tokens = tokenize_files(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
+        bags = tokenize_to_bags(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
+    del codes, languages
     timings["tokenize_minhash"] = time.perf_counter() - clock
+    timings["tokens_cpu"] = bags.cpu_seconds["tokens"]
+    timings["signatures_cpu"] = bags.cpu_seconds["signatures"]
 
-    status = [_status(t, config.min_tokens) for t in tokens]
+    n_tokens = bags.row_n_tokens()
+    failures = bags.row_failures()
+    status = _statuses(n_tokens, failures, config.min_tokens)
     # partition: files of different partitions never join one cluster (groups; reference)
     partitions: list[Any] = list(rows.groups) if rows.groups is not None else [None] * n_rows
     partitions += [REFERENCE] * ref_rows
 
     # 2. exact pre-pass: identical token multisets collapse to one representative
     clock = time.perf_counter()
-    # identical multisets share signature and sizes; identical_multisets() then confirms
-    keys = [(partitions[i], t.signature, t.n_tokens, len(t.counts)) if status[i] == ANALYSED else None
-            for i, t in enumerate(tokens)]
-    groups = _confirmed(exact_groups(keys), tokens)
-    del keys
+    groups = exact_bag_groups(bags, partitions, [s == ANALYSED for s in status])
     representatives = sorted(groups)
     timings["exact"] = time.perf_counter() - clock
 
@@ -230,17 +231,16 @@ def _find_duplicates(
     clock = time.perf_counter()
     lsh_parameters = setup.lsh
     with progress("LSH index", lsh_parameters.bands) as advance:
-        signatures = np.frombuffer(b"".join(tokens[i].signature for i in representatives), dtype=np.uint32)
-        signatures = signatures.reshape(len(representatives), config.num_perm)
+        signatures = bags.signatures[bags.bag_of[np.asarray(representatives, dtype=np.int64)]]
         buckets = band_buckets(representatives, signatures, lsh_parameters, on_progress=advance)
         del signatures
     timings["lsh_index"] = time.perf_counter() - clock
 
     return verify_and_cluster(
-        Candidates(rows, reference, config, lsh_parameters, status, [t.n_tokens for t in tokens],
-                   [t.has_error for t in tokens[:n_rows]],
-                   {i: t.failure for i, t in enumerate(tokens[:n_rows]) if t.failure is not None},
-                   partitions, groups, buckets, tokens),
+        Candidates(rows, reference, config, lsh_parameters, status, n_tokens.tolist(),
+                   bags.row_has_error()[:n_rows].tolist(),
+                   {row: reason for row, reason in failures.items() if row < n_rows},
+                   partitions, groups, buckets, bags),
         progress, timings,
     )
 
@@ -262,8 +262,9 @@ class Candidates:
             order of the keys does not matter.
         buckets: the LSH buckets with two or more representatives, band by band, within a
             band by first member, members ascending (:func:`band_buckets`).
-        bags: row index -> :class:`FileTokens`, for every row in a bucket at least (a list
-            of all rows, or a dict of the bucket members).
+        bags: the token bags: a :class:`~workbench.dedup.tokens.TokenBags` of all rows, or
+            row index -> :class:`FileTokens` for every row in a bucket at least (a list of
+            all rows, or a dict of the bucket members).
     """
 
     rows: DedupRows
@@ -447,10 +448,23 @@ class _BucketVerifier:
                  config: DedupConfig, counters: dict[str, int]) -> None:
         self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
         self.config, self.counters = config, counters
-        self.seen: set[tuple[int, int]] = set()
+        self.seen: set[int] = set()  # compared pairs, as low * n + high (an int: no tuple per pair)
+        self.n = len(partitions)
         self.enumerated = 0
         # exact rationals once, not once per pair
         self.thresholds = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
+        self.score = self._sorted_score if isinstance(tokens, TokenBags) else self._dict_score
+
+    def _sorted_score(self, low: int, high: int) -> PairScore | None:
+        bags = self.tokens
+        ids_low, counts_low = bags.tokens_of(low)
+        ids_high, counts_high = bags.tokens_of(high)
+        return verify_sorted_pair(ids_low, counts_low, ids_high, counts_high, int(bags.n_tokens[bags.bag_of[low]]),
+                                  int(bags.n_tokens[bags.bag_of[high]]), *self.thresholds)
+
+    def _dict_score(self, low: int, high: int) -> PairScore | None:
+        first, second = self.tokens[low], self.tokens[high]
+        return verify_pair(first.counts, second.counts, first.n_tokens, second.n_tokens, *self.thresholds)
 
     def process(self, bucket: list[int]) -> list[DuplicatePair]:
         """Verify one bucket (sorted member indices); return the duplicate pairs found."""
@@ -474,18 +488,17 @@ class _BucketVerifier:
         return found
 
     def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
-        tokens, seen, counters = self.tokens, self.seen, self.counters
-        t0, t1 = self.thresholds
+        seen, counters, n, score_of = self.seen, self.counters, self.n, self.score
         found = []
         for a in first:
             for b in second:
-                key = (a, b) if a < b else (b, a)
+                low, high = (a, b) if a < b else (b, a)
+                key = low * n + high
                 if key in seen:
                     continue
                 seen.add(key)
                 self.enumerated += 1
-                low, high = tokens[key[0]], tokens[key[1]]
-                score = verify_pair(low.counts, high.counts, low.n_tokens, high.n_tokens, t0, t1)
+                score = score_of(low, high)
                 if score is None:
                     counters["size_filtered"] += 1
                     continue
@@ -494,7 +507,7 @@ class _BucketVerifier:
                     counters["rejected"] += 1
                     continue
                 kind = "exact" if score.multiset_jaccard == 1.0 else "near"  # exact only across partitions
-                found.append(DuplicatePair(key[0], key[1], score.set_jaccard, score.multiset_jaccard, kind))
+                found.append(DuplicatePair(low, high, score.set_jaccard, score.multiset_jaccard, kind))
                 if same:
                     self.union_find.union(a, b)
                     return found  # the two components are one now
@@ -525,14 +538,13 @@ def _minhash_setup(config: DedupConfig, prepared: Future[MinHashSetup] | None) -
     return minhash_setup(config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params)
 
 
-def _confirmed(groups: dict[int, list[int]], tokens: list[FileTokens]) -> dict[int, list[int]]:
-    """Split key groups into groups of identical multisets (representative -> members)."""
-    bags = [t.counts for t in tokens]
-    confirmed: dict[int, list[int]] = {}
-    for members in groups.values():
-        for same in identical_multisets(members, bags):
-            confirmed[same[0]] = same
-    return confirmed
+def _statuses(n_tokens: np.ndarray, failures: dict[int, str], min_tokens: int) -> list[str]:
+    """Per row: ``"failed"`` (in ``failures``), ``"analysed"`` (at least ``min_tokens``) or ``"too_short"``."""
+    labels = (TOO_SHORT, ANALYSED)
+    status = [labels[enough] for enough in (n_tokens >= min_tokens).tolist()]
+    for row in failures:
+        status[row] = FAILED
+    return status
 
 
 def _status(tokens: FileTokens, min_tokens: int) -> str:

@@ -6,7 +6,8 @@ tokens; comments, keywords and operators are dropped. The tokens come from each 
 :class:`~workbench.languages.spec.LanguagePlugin` (a tree-sitter parse, which recovers
 from syntax errors), spread over worker processes. Each worker sends back a chunk's bags
 as flat numpy buffers of 64-bit token ids (:func:`token_id`) and counts, with the MinHash
-signatures computed where the tokens are.
+signatures computed where the tokens are; the main process keeps them as they come, in a
+few flat arrays for the whole run (:class:`TokenBags`): no Python object per file or token.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -119,14 +121,21 @@ def tokenize_one(value: object, language: str) -> FileTokens:
     return _pack_chunk([(value, language)]).unpack()[0]
 
 
-def _scan(value: object, language: str) -> tuple[list[bytes], bool, str | None]:
-    """Return ``(tokens, has_error, failure)`` for one cell."""
+def _scan(value: object, language: str, plugins: dict[str, LanguagePlugin | None] | None = None) -> tuple[list[bytes], bool, str | None]:
+    """Return ``(tokens, has_error, failure)`` for one cell (``plugins``: a cache of
+    :func:`get_language` by name, for a chunk's files)."""
     text, reason = decode_code(value)
     if reason is not None:
         return [], False, reason
-    try:
-        plugin = get_language(language)
-    except LanguageNotFoundError:
+    plugin = plugins.get(language, False) if plugins is not None else False
+    if plugin is False:
+        try:
+            plugin = get_language(language)
+        except LanguageNotFoundError:
+            plugin = None
+        if plugins is not None:
+            plugins[language] = plugin
+    if plugin is None:
         return [], False, f"no language plugin for {language!r}"
     try:
         tokens, has_error = token_bytes(plugin, text)
@@ -168,12 +177,14 @@ class _TokenChunk:
     """The tokens of a chunk of files in a few flat buffers: what a worker sends back
     (one pickle of a handful of arrays instead of a dict per file with a key per token)."""
 
-    token_ids: bytes  # uint64: every file's distinct token ids, file after file
+    token_ids: bytes  # uint64: every file's distinct token ids, ascending, file after file
     token_counts: bytes  # uint32, aligned with token_ids
     ends: list[int]  # per file: the end of its ids (a prefix sum of distinct counts)
     files: list[tuple[int, bool, str | None]]  # per file: n_tokens, has_error, failure
     signatures: bytes  # uint32 (files with a signature, num_perm)
     signed: list[int]  # the files (chunk positions) that have a signature, in order
+    #: CPU seconds the worker spent on (tokens: parse, query, bags; signatures: ids, hashes, MinHash)
+    cpu_seconds: tuple[float, float] = (0.0, 0.0)
 
     def unpack(self) -> list[FileTokens]:
         """Return one :class:`FileTokens` per file of the chunk."""
@@ -201,22 +212,31 @@ def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None 
 
     Each file's tokens are counted once (``Counter`` over the byte strings), then the
     distinct tokens of the whole chunk are hashed in two passes of C calls (XXH3-64 ids,
-    XXH32 MinHash inputs) and the signatures computed in one numpy pass over the chunk. The
-    main process turns the buffers back into dicts (:meth:`_TokenChunk.unpack`) while the
-    workers go on with the next chunks.
+    XXH32 MinHash inputs), the signatures computed in one numpy pass over the chunk, and
+    each file's ids sorted (one ``lexsort``), so that bags compare by merging sorted arrays
+    (:func:`~workbench.dedup.verification.verify_sorted_pair`) and identical multisets have
+    identical bytes.
     """
+    clock = time.process_time()
     distinct: list[bytes] = []
     counts: list[int] = []
     ends: list[int] = []
     files: list[tuple[int, bool, str | None]] = []
+    plugins: dict[str, LanguagePlugin | None] = {}
     for value, language in chunk:
-        tokens, has_error, failure = _scan(value, language)
+        tokens, has_error, failure = _scan(value, language, plugins)
         bag = Counter(tokens)
         distinct += bag
         counts += bag.values()
         ends.append(len(distinct))
         files.append((len(tokens), has_error, failure))
+    tokens_done = time.process_time()
     ids = np.fromiter(map(xxh3_64_intdigest, distinct), dtype=np.uint64, count=len(distinct))
+    counts_array = np.array(counts, dtype=np.uint32)
+    if len(ids):
+        owner = np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0))
+        order = np.lexsort((ids, owner))  # by file, then by id
+        ids, counts_array = ids[order], counts_array[order]
     signed: list[int] = []
     signatures = b""
     if spec is not None:
@@ -228,7 +248,13 @@ def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None 
             hashes = np.fromiter(map(xxh32_intdigest, wanted), dtype=np.uint32, count=len(wanted))
             offsets = np.cumsum([0] + [b - a for a, b in spans[:-1]])
             signatures = minhash_matrix(hashes, offsets, spec.num_perm, spec.seed, spec.perms).tobytes()
-    return _TokenChunk(ids.tobytes(), np.array(counts, dtype=np.uint32).tobytes(), ends, files, signatures, signed)
+    cpu = (tokens_done - clock, time.process_time() - tokens_done)
+    return _TokenChunk(ids.tobytes(), counts_array.tobytes(), ends, files, signatures, signed, cpu)
+
+
+def _failed_chunk(reason: str) -> _TokenChunk:
+    """The :class:`_TokenChunk` of one file that could not be tokenized."""
+    return _TokenChunk(b"", b"", [0], [(0, False, reason)], b"", [])
 
 
 def _worker_started() -> None:
@@ -246,6 +272,129 @@ def resolve_workers(workers: int, n_items: int) -> int:
     return max(1, min(workers, (n_items + CHUNK_SIZE - 1) // CHUNK_SIZE))
 
 
+@dataclass(frozen=True)
+class TokenBags:
+    """The token bags of many files in flat arrays (compressed sparse rows): what a local
+    run keeps of every file, about 12 bytes per distinct token of a file and a MinHash
+    signature, instead of a ``dict`` per file (about 80 bytes per distinct token).
+
+    Rows with identical text and language share one bag (they were tokenized once).
+
+    Attributes:
+        bag_of: ``int64`` per row: its bag.
+        offsets: ``int64`` per bag and one more: bag ``k``'s tokens are ``ids[offsets[k]:offsets[k + 1]]``.
+        ids: ``uint64`` token ids (:func:`token_id`), ascending within each bag.
+        counts: ``uint32`` occurrences, aligned with ``ids``.
+        n_tokens: ``int64`` per bag: the multiset size (``counts`` summed).
+        has_error: ``bool`` per bag: the parse needed error recovery.
+        failures: bag -> why it has no tokens (see :attr:`FileTokens.failure`).
+        signatures: ``uint32`` ``(bags, num_perm)``: the MinHash signature of each bag with
+            one (``signed``); zeros elsewhere. ``(bags, 0)`` when none were asked for.
+        signed: ``bool`` per bag: it has a signature (no failure, at least ``min_tokens``).
+        cpu_seconds: the workers' CPU seconds: ``{"tokens": ..., "signatures": ...}``.
+
+    Example:
+
+    >>> bags = tokenize_to_bags(["a = b + b", "c = 1"], ["python", "python"], workers=1)
+    >>> bags.row_n_tokens().tolist(), len(bags.row(0).counts)
+    ([3, 2], 2)
+    """
+
+    bag_of: np.ndarray
+    offsets: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+    n_tokens: np.ndarray
+    has_error: np.ndarray
+    failures: dict[int, str]
+    signatures: np.ndarray
+    signed: np.ndarray
+    cpu_seconds: dict[str, float]
+
+    def __len__(self) -> int:
+        return len(self.bag_of)
+
+    def __getitem__(self, row: int) -> FileTokens:
+        """``bags[row]``: :meth:`row`, as a list of :class:`FileTokens` would give it."""
+        return self.row(row)
+
+    def row_n_tokens(self) -> np.ndarray:
+        """``int64`` per row: its multiset size."""
+        return self.n_tokens[self.bag_of]
+
+    def row_has_error(self) -> np.ndarray:
+        """``bool`` per row: its parse needed error recovery."""
+        return self.has_error[self.bag_of]
+
+    def row_failures(self) -> dict[int, str]:
+        """Row -> why it has no tokens, for the rows that failed, in row order."""
+        if not self.failures:
+            return {}
+        failed = np.flatnonzero(np.isin(self.bag_of, np.fromiter(self.failures, dtype=np.int64)))
+        return {row: self.failures[bag] for row, bag in zip(failed.tolist(), self.bag_of[failed].tolist())}
+
+    def tokens_of(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, counts)`` of a row's bag (views, ids ascending)."""
+        bag = self.bag_of[row]
+        start, end = self.offsets[bag], self.offsets[bag + 1]
+        return self.ids[start:end], self.counts[start:end]
+
+    def row(self, row: int) -> FileTokens:
+        """The :class:`FileTokens` of one row (its bag as a ``dict``)."""
+        bag = int(self.bag_of[row])
+        if bag in self.failures:
+            return _failed(self.failures[bag])
+        ids, counts = self.tokens_of(row)
+        signature = self.signatures[bag].tobytes() if self.signed[bag] else None
+        return FileTokens(dict(zip(ids.tolist(), counts.tolist())), int(self.n_tokens[bag]),
+                          bool(self.has_error[bag]), None, signature)
+
+
+class _BagBuilder:
+    """Collects :class:`_TokenChunk` s in bag order and joins them into a :class:`TokenBags`."""
+
+    def __init__(self, num_perm: int) -> None:
+        self.num_perm = num_perm
+        self.ids: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.files: list[tuple[int, bool, str | None]] = []
+        self.signatures: list[np.ndarray] = []
+        self.signed: list[np.ndarray] = []
+        self.cpu = {"tokens": 0.0, "signatures": 0.0}
+
+    def add(self, chunk: _TokenChunk) -> None:
+        first = len(self.files)
+        self.ids.append(np.frombuffer(chunk.token_ids, dtype=np.uint64))
+        self.counts.append(np.frombuffer(chunk.token_counts, dtype=np.uint32))
+        self.lengths.append(np.diff(np.asarray(chunk.ends, dtype=np.int64), prepend=0))
+        self.files += chunk.files
+        if chunk.signed:
+            self.signatures.append(np.frombuffer(chunk.signatures, dtype=np.uint32).reshape(len(chunk.signed), -1))
+            self.signed.append(np.asarray(chunk.signed, dtype=np.int64) + first)
+        self.cpu["tokens"] += chunk.cpu_seconds[0]
+        self.cpu["signatures"] += chunk.cpu_seconds[1]
+
+    def build(self, bag_of: np.ndarray) -> TokenBags:
+        n_bags = len(self.files)
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(n_bags + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        n_tokens = np.fromiter((f[0] for f in self.files), dtype=np.int64, count=n_bags)
+        has_error = np.fromiter((f[1] for f in self.files), dtype=bool, count=n_bags)
+        failures = {bag: f[2] for bag, f in enumerate(self.files) if f[2] is not None}
+        signatures = np.zeros((n_bags, self.num_perm), dtype=np.uint32)
+        signed = np.zeros(n_bags, dtype=bool)
+        for rows, values in zip(self.signed, self.signatures):
+            signatures[rows] = values
+            signed[rows] = True
+        ids = np.concatenate(self.ids) if self.ids else np.zeros(0, dtype=np.uint64)
+        self.ids.clear()  # the pieces go as soon as the whole exists
+        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.uint32)
+        self.counts.clear()
+        return TokenBags(bag_of, offsets, ids, counts, n_tokens, has_error, failures, signatures, signed, self.cpu)
+
+
 def tokenize_files(
     codes: Sequence[object],
     languages: Sequence[str],
@@ -254,7 +403,7 @@ def tokenize_files(
     signatures: SignatureSpec | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[FileTokens]:
-    """Tokenize every file, in input order.
+    """Tokenize every file, in input order (:func:`tokenize_to_bags`, one ``dict`` per file).
 
     Args:
         codes: the code cells (see :func:`decode_code`).
@@ -267,13 +416,32 @@ def tokenize_files(
         one :class:`FileTokens` per input cell; cells with identical text and language are
         tokenized once and share one (read-only) :class:`FileTokens`.
     """
+    bags = tokenize_to_bags(codes, languages, workers=workers, signatures=signatures, on_progress=on_progress)
+    first_row = {bag: row for row, bag in reversed(list(enumerate(bags.bag_of.tolist())))}
+    shared = {bag: bags.row(row) for bag, row in first_row.items()}
+    return [shared[bag] for bag in bags.bag_of.tolist()]
+
+
+def tokenize_to_bags(
+    codes: Sequence[object],
+    languages: Sequence[str],
+    *,
+    workers: int = 0,
+    signatures: SignatureSpec | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> TokenBags:
+    """Tokenize every file into one :class:`TokenBags` (arguments as :func:`tokenize_files`).
+
+    Raises:
+        ValueError: ``codes`` and ``languages`` differ in length.
+    """
     if len(codes) != len(languages):
         raise ValueError("codes and languages must have the same length")
     # exact copies of a file are common in scraped code (Allamanis 2019, Sec. 2): parse each text once
     first_of: dict[tuple[object, str], int] = {}
     distinct: list[tuple[object, str]] = []
-    slot: list[int] = []
-    for item in zip(codes, languages):
+    bag_of = np.empty(len(codes), dtype=np.int64)
+    for row, item in enumerate(zip(codes, languages)):
         if isinstance(item[0], (str, bytes)):
             index = first_of.setdefault(item, len(distinct))
             if index == len(distinct):
@@ -281,11 +449,13 @@ def tokenize_files(
         else:  # None or an unhashable cell: tokenize (fail) on its own
             index = len(distinct)
             distinct.append(item)
-        slot.append(index)
-    if on_progress and len(slot) > len(distinct):
-        on_progress(len(slot) - len(distinct))  # the copies are done with their first occurrence
-    results = _tokenize_distinct(distinct, workers, signatures, on_progress)
-    return [results[index] for index in slot]
+        bag_of[row] = index
+    del first_of
+    if on_progress and len(codes) > len(distinct):
+        on_progress(len(codes) - len(distinct))  # the copies are done with their first occurrence
+    builder = _BagBuilder(signatures.num_perm if signatures is not None else 0)
+    _tokenize_distinct(distinct, workers, signatures, on_progress, builder.add)
+    return builder.build(bag_of)
 
 
 def _tokenize_distinct(
@@ -293,42 +463,45 @@ def _tokenize_distinct(
     workers: int,
     signatures: SignatureSpec | None,
     on_progress: Callable[[int], None] | None,
-) -> list[FileTokens]:
+    collect: Callable[[_TokenChunk], None],
+) -> None:
+    """Tokenize ``items`` chunk by chunk, giving each :class:`_TokenChunk` to ``collect`` in order."""
     chunks = [items[i : i + CHUNK_SIZE] for i in range(0, len(items), CHUNK_SIZE)]
     processes = resolve_workers(workers, len(items))
-    results: list[FileTokens] = []
     if processes == 1:
         for chunk in chunks:
-            results.extend(_pack_chunk(chunk, signatures).unpack())
+            collect(_pack_chunk(chunk, signatures))
             if on_progress:
                 on_progress(len(chunk))
-        return results
+        return
+    finished = 0
     try:
         with ProcessPoolExecutor(max_workers=processes, initializer=_worker_started) as pool:
             work = functools.partial(_pack_chunk, spec=signatures)
             for chunk, done in zip(chunks, pool.map(work, chunks)):
-                results.extend(done.unpack())
+                collect(done)
+                finished += len(chunk)
                 if on_progress:
                     on_progress(len(chunk))
     except BrokenProcessPool:
         # a worker died (e.g. a grammar crashed on hostile input): redo the unfinished
         # chunks, halving any chunk that crashes again, so only the culprit files are lost
-        for start in range(len(results), len(items), CHUNK_SIZE):  # results hold whole chunks
+        for start in range(finished, len(items), CHUNK_SIZE):  # whole chunks are finished
             chunk = items[start : start + CHUNK_SIZE]
-            results.extend(_tokenize_isolated(chunk, signatures))
+            for done in _tokenize_isolated(chunk, signatures):
+                collect(done)
             if on_progress:
                 on_progress(len(chunk))
-    return results
 
 
-def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None) -> list[FileTokens]:
+def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None) -> list[_TokenChunk]:
     """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
     and record a failure for a single file that still kills it."""
     try:
         with ProcessPoolExecutor(max_workers=1, initializer=_worker_started) as pool:
-            return pool.submit(_pack_chunk, chunk, spec).result().unpack()
+            return [pool.submit(_pack_chunk, chunk, spec).result()]
     except BrokenProcessPool:
         if len(chunk) == 1:
-            return [_failed("tokenizer crashed (worker process died)")]
+            return [_failed_chunk("tokenizer crashed (worker process died)")]
         middle = len(chunk) // 2
         return _tokenize_isolated(chunk[:middle], spec) + _tokenize_isolated(chunk[middle:], spec)

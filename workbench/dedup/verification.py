@@ -17,6 +17,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from workbench.thresholds import exact_threshold
 
 
@@ -93,5 +95,59 @@ def verify_pair(
     if inter * t0.denominator < t0.numerator * union:
         return PairScore(set_j, None, False)
     shared = sum(min(count, b[token]) for token, count in a.items() if token in b)
+    multiset_union = size_a + size_b - shared
+    return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)
+
+
+def verify_sorted_pair(
+    ids_a: np.ndarray,
+    counts_a: np.ndarray,
+    ids_b: np.ndarray,
+    counts_b: np.ndarray,
+    size_a: int,
+    size_b: int,
+    set_threshold: Fraction,
+    multiset_threshold: Fraction,
+) -> PairScore | None:
+    """Decide one candidate pair exactly, as :func:`verify_pair` does, from token bags held as
+    sorted arrays (:class:`~workbench.dedup.tokens.TokenBags`): no Python object per token.
+
+    Args:
+        ids_a, ids_b: each file's distinct token ids, ascending (``uint64``).
+        counts_a, counts_b: their occurrences (aligned with the ids).
+        size_a, size_b: the multiset sizes (the counts summed).
+        set_threshold, multiset_threshold: t0 and t1 as exact fractions
+            (:func:`workbench.thresholds.exact_threshold`).
+
+    Returns:
+        the same :class:`PairScore` (or ``None``, for the size filter) as :func:`verify_pair`
+        on the same bags as dicts: the intersection is found by a binary search of the
+        smaller bag's ids in the larger one's, and the counts are the same integers.
+
+    Example:
+
+    >>> from workbench.thresholds import exact_threshold
+    >>> ids = np.array([1, 2, 3], dtype=np.uint64)
+    >>> verify_sorted_pair(ids[:2], np.ones(2, np.uint32), ids, np.ones(3, np.uint32), 2, 3,
+    ...                    exact_threshold(0.6), exact_threshold(0.6)).is_duplicate
+    True
+    """
+    t0, t1 = set_threshold, multiset_threshold
+    distinct_a, distinct_b = len(ids_a), len(ids_b)
+    if min(distinct_a, distinct_b) * t0.denominator < t0.numerator * max(distinct_a, distinct_b):
+        return None
+    if distinct_a == 0 and distinct_b == 0:
+        return PairScore(0.0, None, False)
+    if distinct_a > distinct_b:
+        ids_a, counts_a, ids_b, counts_b = ids_b, counts_b, ids_a, counts_a
+    where = np.searchsorted(ids_b, ids_a)
+    np.minimum(where, len(ids_b) - 1, out=where)
+    hit = ids_b[where] == ids_a
+    inter = int(np.count_nonzero(hit))
+    union = distinct_a + distinct_b - inter
+    set_j = inter / union
+    if inter * t0.denominator < t0.numerator * union:
+        return PairScore(set_j, None, False)
+    shared = int(np.minimum(counts_a[hit], counts_b[where[hit]]).sum(dtype=np.int64))
     multiset_union = size_a + size_b - shared
     return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)
