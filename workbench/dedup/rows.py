@@ -41,7 +41,15 @@ class DedupRows:
 
 
 def _column(dataset, name: str) -> list:
-    # as Arrow (respecting a ``select`` indices mapping): faster than python formatting
+    """One column's values as a list, read from the Arrow table.
+
+    A dataset that is a selection of rows (rows regrouped into splits by a column) holds an
+    indices mapping; ``datasets`` gathers such rows one slice per row (about 45 us each),
+    so the column is taken through the mapping in one Arrow ``take`` instead.
+    """
+    indices = getattr(dataset, "_indices", None)
+    if indices is not None and indices.num_columns == 1:
+        return dataset.data.column(name).take(indices.column(0)).to_pylist()
     return dataset.with_format("arrow")[name].to_pylist()
 
 
