@@ -331,3 +331,18 @@ def test_collector_paused_restores_the_collectors_state():
             assert not gc.isenabled()  # an inner block leaves the outer pause alone
             raise RuntimeError("a failed run")
     assert gc.isenabled()
+
+
+def test_columns_of_rows_regrouped_into_splits_keep_their_order(tmp_path):
+    import json
+
+    from workbench.data import load_records
+    from workbench.dedup.rows import _column
+
+    records = [{"id": f"r{i}", "split": ["train", "test", "train"][i % 3], "content": f"x{i} = {i}"} for i in range(50)]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    loaded = load_records(tmp_path / "rows.jsonl", split_column="split")
+    for split, dataset in loaded.splits.items():
+        assert dataset._indices is not None  # a selection: the one-take path is the one tested
+        expected = [r["content"] for r in records if r["split"] == split]
+        assert _column(dataset, "content") == expected == dataset.with_format("arrow")["content"].to_pylist()

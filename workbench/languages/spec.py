@@ -499,15 +499,26 @@ class LanguagePlugin:
         into Python. A match nested inside a token or skipped node (an identifier in an
         f-string, a string inside a comment) is dropped, as the walk never descends there.
         """
-        import tree_sitter
-
-        captures = tree_sitter.QueryCursor(self.token_query()).captures(tree.root_node)
+        captures = self._token_cursor().captures(tree.root_node)
         # the cursor does not return captures in document order; sorting the (start, end)
         # pairs is one C call, and they are distinct starts but for a node and its first child
         tokens = sorted([n.byte_range for n in captures.get("token", ())])
         skips = sorted([n.byte_range for n in captures.get("skip", ())])
         spans = _outermost_token_spans(tokens, skips)
         return spans if spans is not None else _sorted_token_spans(tokens, skips)
+
+    def _token_cursor(self) -> Any:
+        """This thread's ``tree_sitter.QueryCursor`` over :meth:`token_query` (made once per
+        thread, like the parser: a cursor is not safe to share between threads)."""
+        local = self._parsers
+        if local is None:
+            local = self._parsers = threading.local()
+        cursor = getattr(local, "token_cursor", None)
+        if cursor is None:
+            import tree_sitter
+
+            cursor = local.token_cursor = tree_sitter.QueryCursor(self.token_query())
+        return cursor
 
     def scan_tokens(self, code: str | bytes) -> tuple[list[str], bool]:
         """Return ``(tokens, has_error)``: the tokens of :meth:`tokens` and whether the
