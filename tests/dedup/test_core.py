@@ -346,3 +346,29 @@ def test_columns_of_rows_regrouped_into_splits_keep_their_order(tmp_path):
         assert dataset._indices is not None  # a selection: the one-take path is the one tested
         expected = [r["content"] for r in records if r["split"] == split]
         assert _column(dataset, "content") == expected == dataset.with_format("arrow")["content"].to_pylist()
+
+
+@pytest.mark.parametrize("thresholds", [(0.8, 0.7), (0.56, 0.56), (0.5, 0.55), (0.0, 0.0), (1.0, 1.0)])
+def test_sorted_array_verification_equals_the_dict_verification(thresholds):
+    from workbench.dedup.verification import verify_sorted_pair
+    from workbench.thresholds import exact_threshold
+
+    rng = np.random.default_rng(4)
+    t0, t1 = (exact_threshold(t) for t in thresholds)
+    bags = [{}, {7: 1}]
+    for _ in range(300):  # overlapping vocabularies, so that every outcome occurs
+        ids = rng.choice(60, size=int(rng.integers(1, 40)), replace=False)
+        bags.append({int(i) * 0x9E3779B97F4A7C15 % 2**64: int(rng.integers(1, 5)) for i in ids})
+    arrays = []
+    for bag in bags:
+        ids = np.array(sorted(bag), dtype=np.uint64)
+        arrays.append((ids, np.array([bag[i] for i in ids.tolist()], dtype=np.uint32), sum(bag.values())))
+    outcomes = Counter()
+    for a in range(len(bags)):
+        for b in range(a, len(bags), 7):
+            expected = verify_pair(bags[a], bags[b], arrays[a][2], arrays[b][2], t0, t1)
+            got = verify_sorted_pair(arrays[a][0], arrays[a][1], arrays[b][0], arrays[b][1], arrays[a][2],
+                                     arrays[b][2], t0, t1)
+            assert got == expected
+            outcomes[None if got is None else got.is_duplicate] += 1
+    assert thresholds == (0.0, 0.0) or len(outcomes) == 3

@@ -124,7 +124,7 @@ def exact_bag_groups(bags: TokenBags, partitions: Sequence[Hashable], analysed: 
         first), for every analysed row (singletons too), ordered by representative: what
         :func:`exact_groups` and :func:`identical_multisets` give on the same bags.
     """
-    bag_of, offsets, ids, counts = bags.bag_of.tolist(), bags.offsets, bags.ids, bags.counts
+    bag_of, offsets, ids, counts = bags.bag_of.tolist(), bags.offsets.tolist(), bags.ids, bags.counts
 
     def content(bag: int) -> bytes:
         start, end = offsets[bag], offsets[bag + 1]

@@ -140,14 +140,14 @@ def verify_sorted_pair(
         return PairScore(0.0, None, False)
     if distinct_a > distinct_b:
         ids_a, counts_a, ids_b, counts_b = ids_b, counts_b, ids_a, counts_a
+    # where each of a's ids would sit in b (clipped: an id past b's last is no match either)
     where = np.searchsorted(ids_b, ids_a)
-    np.minimum(where, len(ids_b) - 1, out=where)
-    hit = ids_b[where] == ids_a
+    hit = ids_b.take(where, mode="clip") == ids_a
     inter = int(np.count_nonzero(hit))
     union = distinct_a + distinct_b - inter
     set_j = inter / union
     if inter * t0.denominator < t0.numerator * union:
         return PairScore(set_j, None, False)
-    shared = int(np.minimum(counts_a[hit], counts_b[where[hit]]).sum(dtype=np.int64))
+    shared = int(np.minimum(counts_a, counts_b.take(where, mode="clip"))[hit].sum(dtype=np.int64))
     multiset_union = size_a + size_b - shared
     return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)
