@@ -116,7 +116,8 @@ STAGES = [
     ("interpreter start", "start"), ("imports", "imports"), ("load (read, rows)", "load"),
     ("tokens + signatures (wall)", "tokenize_minhash"), ("  tree-sitter tokens (worker CPU)", "tokens_cpu"),
     ("  signatures (worker CPU)", "signatures_cpu"), ("exact pre-pass", "exact"), ("LSH", "lsh_index"),
-    ("verification", "verify"), ("clusters", "clusters"), ("report + write", "report + write"),
+    ("exact text (short files)", "exact_text"), ("verification", "verify"), ("clusters", "clusters"),
+    ("cluster shapes", "shape"), ("report + write", "report + write"),
     ("other", "other"),
 ]
 
@@ -125,8 +126,8 @@ def stage_table(wall: float, run: dict) -> str:
     """The seconds of each stage of one workbench run (see :data:`STAGES`), largest marked."""
     steps = dict(run["timings"])
     seconds = {"start": wall - run["seconds_in_process"], "imports": run["imports"], **run["stages"], **steps}
-    counted = [k for k in ("start", "imports", "load", "tokenize_minhash", "exact", "lsh_index", "verify", "clusters",
-                           "report + write")]
+    counted = [k for k in ("start", "imports", "load", "tokenize_minhash", "exact", "lsh_index", "exact_text", "verify",
+                           "clusters", "shape", "report + write")]
     seconds["other"] = wall - sum(seconds.get(k, 0.0) for k in counted)
     largest = max(counted + ["other"], key=lambda k: seconds.get(k, 0.0))
     lines = [f"  {'stage':<34} {'seconds':>8} {'share':>6}"]
