@@ -9,9 +9,10 @@ of Code" (Onward! 2019), Sec. 3; the steps and their sources are in the modules
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -386,7 +387,14 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     # the shape of each cluster and the verified neighbour of each removed row (cluster_shape)
     clock = time.perf_counter()
     bags = candidates.bags
-    score = TokenPairScorer(lambda i: (bags[i].counts, bags[i].n_tokens), config.set_threshold,
+
+    # a cluster's rows are compared with several others: build each row's dict once (bounded cache)
+    @functools.lru_cache(maxsize=4096)
+    def bag_of(i: int) -> tuple[Mapping, int]:
+        bag = bags[i]
+        return bag.counts, bag.n_tokens
+
+    score = TokenPairScorer(bag_of, config.set_threshold,
                             config.multiset_threshold,
                             {(p.a, p.b): (p.set_jaccard, p.multiset_jaccard) for p in pairs if p.kind == "near"})
     shapes, in_cluster = describe_clusters(clusters, keepers, exact_of, text.rows, score, text_score)
