@@ -174,3 +174,37 @@ def test_python_main_must_name_a_file_that_run_runs():
         RunSpec(**good, python_main="h.py", build=[["true"]])
     with pytest.raises(InvalidRunSpecError, match="pass_token_fd"):
         RunSpec(files=files, run=["python3", "h.py"], pass_token_file="t", python_main="h.py")
+
+
+def test_toolchain_folders_under_tmp_stay_importable_in_a_forked_sample(sandbox):
+    """A venv or a clone in a temp folder (as a CI clone under /tmp) is re-exposed read-only
+    in each sample's fresh /tmp: a module first imported by the sample itself is found, and
+    the sample cannot write there."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="workbench-toolchain-", dir="/tmp")
+    try:
+        os.chmod(folder, 0o755)
+        with open(os.path.join(folder, "lazy_toolchain_module.py"), "w") as handle:
+            handle.write("VALUE = 1\n")
+        os.chmod(os.path.join(folder, "lazy_toolchain_module.py"), 0o644)
+        token = new_token()
+        spec = RUNNER.prepare(f"""
+import sys
+def f():
+    sys.path.insert(0, {folder!r})
+    import lazy_toolchain_module
+    try:
+        open({folder!r} + "/written.py", "w")
+    except OSError:
+        return lazy_toolchain_module.VALUE
+    return 0
+""", CHECK, "f", token)
+        spec = dataclasses.replace(spec, read_only_paths=(*spec.read_only_paths, folder))
+        outcome = sandbox.run(spec, token, 30.0, slot=0)
+        assert outcome.status == "passed", outcome
+        assert sandbox.reuses_interpreters, sandbox.reuse_unavailable
+        assert not os.path.exists(os.path.join(folder, "written.py"))
+    finally:
+        shutil.rmtree(folder)

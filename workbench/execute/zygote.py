@@ -148,7 +148,8 @@ class Zygote:
         info_read, info_write = os.pipe()
         child_fd = _high(child_end.detach())
         info_fd = _high(info_write)
-        settings = marshal.dumps({"uid": self.uid, "tmpfs_bytes": self.key.tmpfs_bytes}).hex()
+        settings = marshal.dumps({"uid": self.uid, "tmpfs_bytes": self.key.tmpfs_bytes,
+                                  "keep": _folders_under_tmp(self.key.read_only_paths)}).hex()
         command = [*self.key.interpreter, "-c", server_source(), str(child_fd), settings]
         argv = bubblewrap_argv(
             command, uid=None, files=(), read_only_paths=self.key.read_only_paths, hidden_paths=self.key.hidden_paths,
@@ -330,3 +331,14 @@ def _kill_and_wait(pidfd: int, timeout_s: float = 10.0) -> None:
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     poller.poll(int(timeout_s * 1000))
+
+
+def _folders_under_tmp(paths: tuple[str, ...]) -> list[str]:
+    """The outermost real paths of ``paths`` that lie under ``/tmp``: each forked sample mounts
+    its own ``/tmp``, and these are bound into it again (a venv or a clone in a temp folder)."""
+    under = sorted({os.path.realpath(p) for p in paths if os.path.commonpath([os.path.realpath(p), "/tmp"]) == "/tmp"})
+    outermost: list[str] = []
+    for path in under:
+        if path != "/tmp" and not any(path.startswith(kept + "/") for kept in outermost):
+            outermost.append(path)
+    return outermost

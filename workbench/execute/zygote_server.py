@@ -100,11 +100,19 @@ def _say(fd, text):
         pass
 
 
-def _mount_sample_folders(tmpfs_bytes, files):
-    """Step 2: the sample's own /tmp (its working directory and files) and /proc."""
+def _mount_sample_folders(tmpfs_bytes, files, keep=()):
+    """Step 2: the sample's own /tmp (its working directory and files) and /proc; the
+    toolchain folders in ``keep`` (read-only, under /tmp: a venv in a temp folder) are bound
+    again into the new /tmp, or imports made later by the sample would not find them."""
     _unshare(CLONE_NEWNS | CLONE_NEWIPC)
     _mount(None, b"/", None, MS_REC | MS_PRIVATE, None)
+    kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in keep if os.path.isdir(path)]
     _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=%d,mode=1777" % tmpfs_bytes)
+    for path, fd in kept:
+        os.makedirs(path, exist_ok=True)
+        _mount(b"/proc/self/fd/%d" % fd, path.encode(), None, MS_BIND | MS_REC, None)
+        _mount(None, path.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+        os.close(fd)
     os.mkdir("/tmp/work")
     os.chmod("/tmp/work", 0o777)
     for name, text in files:
@@ -213,7 +221,7 @@ def _init(request, code, fds):
     """Step 2 (PID 1 of the sample's namespace). Never returns."""
     stderr_fd = fds["stderr"]
     try:
-        _mount_sample_folders(request["tmpfs_bytes"], request["files"])
+        _mount_sample_folders(request["tmpfs_bytes"], request["files"], request.get("keep", ()))
         sample = os.fork()
     except BaseException as error:
         _say(stderr_fd, f"workbench zygote: the sample's namespace could not be set up: {error!r}\n")
@@ -351,6 +359,7 @@ def serve(control_fd):
         if received is None:  # the host closed its end (or died): the sandbox ends with us
             return
         request, fds = received
+        request.setdefault("keep", settings.get("keep", ()))
         start = _monotonic_us()
         try:
             pid = _start(request, fds, own_pid_namespace)
