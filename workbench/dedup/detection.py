@@ -265,7 +265,10 @@ class Candidates:
             band by first member, members ascending (:func:`band_buckets`).
         bags: the token bags: a :class:`~workbench.dedup.tokens.TokenBags` of all rows, or
             row index -> :class:`FileTokens` for every row in a bucket at least (a list of
-            all rows, or a dict of the bucket members).
+            all rows, or a dict of the bucket members); ``None`` when ``scores`` is given.
+        scores: ``scores(a, b)`` (``a < b``) -> the pair's :class:`PairScore`, or ``None`` when
+            the size filter rules it out, as :func:`verify_sorted_pair` decides it; for pairs
+            verified elsewhere (the Spark executors). ``None``: verify from ``bags`` here.
     """
 
     rows: DedupRows
@@ -280,6 +283,7 @@ class Candidates:
     groups: dict[int, list[int]]
     buckets: list[list[int]]
     bags: Any
+    scores: Callable[[int, int], PairScore | None] | None = None
 
 
 def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timings: dict[str, float]) -> DedupResult:
@@ -330,7 +334,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     counters = {"representatives": len(groups), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
-    verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters)
+    verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters, candidates.scores)
     # the bar counts candidate pairs (what verification is about), not buckets; pairs already
     # in one cluster or seen in an earlier band count as done without a comparison
     with progress("verify candidate pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
@@ -453,7 +457,8 @@ class _BucketVerifier:
     """
 
     def __init__(self, tokens: Any, partitions: list[Any], union_find: UnionFind,
-                 config: DedupConfig, counters: dict[str, int]) -> None:
+                 config: DedupConfig, counters: dict[str, int],
+                 scores: Callable[[int, int], PairScore | None] | None = None) -> None:
         self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
         self.config, self.counters = config, counters
         self.seen: set[int] = set()  # compared pairs, as low * n + high (an int: no tuple per pair)
@@ -461,7 +466,9 @@ class _BucketVerifier:
         self.enumerated = 0
         # exact rationals once, not once per pair
         self.thresholds = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
-        if isinstance(tokens, TokenBags):
+        if scores is not None:
+            self.score = scores
+        elif isinstance(tokens, TokenBags):
             # plain lists for the per-pair lookups (a list index costs a tenth of a numpy scalar
             # read); about 150 bytes per row while the verification runs
             self.bag, self.sizes = tokens.bag_of.tolist(), tokens.n_tokens.tolist()

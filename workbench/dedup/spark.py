@@ -33,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import math
 import os
 import random
 import re
@@ -66,7 +67,9 @@ from workbench.dedup.detection import (
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import MinHashSetup
 from workbench.dedup.tokens import FileTokens, SignatureSpec
+from workbench.dedup.verification import PairScore
 from workbench.errors import WorkbenchError
+from workbench.thresholds import exact_threshold
 
 #: how the Spark extra is installed, for messages
 SPARK_EXTRA = "pip install 'workbench[spark]'"
@@ -77,6 +80,12 @@ JAVA_INSTALL = "sudo apt-get install openjdk-17-jre-headless (Debian 12+: defaul
 ROWS_PER_PARTITION = 20_000
 #: seconds to wait for a TCP connection to a ``spark://`` or ``k8s://`` master
 CONNECT_TIMEOUT_S = 5.0
+#: the Spark setting that bounds the duplicate pairs the driver collects for its union-find
+#: (``--spark-conf spark.workbench.dedup.driverEdges=N``); above it the clusters are found on
+#: the executors (:mod:`workbench.dedup.spark_components`)
+DRIVER_EDGES_KEY = "spark.workbench.dedup.driverEdges"
+#: its default: about 1 GiB of driver memory (a pair and its two Jaccards in a dict: ~200 bytes)
+DRIVER_EDGES = 5_000_000
 
 
 class SparkUnavailableError(WorkbenchError):
@@ -229,6 +238,7 @@ def find_duplicates_spark(
     minhash: Future[MinHashSetup] | None = None,
     spark: Any = None,
     shuffle_seed: int | None = None,
+    driver_edges: int | None = None,
 ) -> DedupResult:
     """:func:`~workbench.dedup.find_duplicates` with steps 1-3 on Spark (same arguments, same result).
 
@@ -237,6 +247,9 @@ def find_duplicates_spark(
         spark: a running SparkSession to use (default: one for ``config.spark_master``).
         shuffle_seed: shuffle the rows before they are partitioned (to show that the result
             does not depend on the partitioning); ``None`` keeps the input order.
+        driver_edges: the most duplicate pairs the driver collects for its union-find (default:
+            the session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`); above it the
+            clusters are found on the executors.
 
     Returns:
         the :class:`~workbench.dedup.DedupResult`, equal to the local engine's.
@@ -248,13 +261,14 @@ def find_duplicates_spark(
     progress = progress or _no_progress
     if spark is None:
         with spark_session(config) as session:
-            return _find_duplicates_spark(rows, config, reference, progress, minhash, session, shuffle_seed)
-    return _find_duplicates_spark(rows, config, reference, progress, minhash, spark, shuffle_seed)
+            return _find_duplicates_spark(rows, config, reference, progress, minhash, session, shuffle_seed,
+                                          driver_edges)
+    return _find_duplicates_spark(rows, config, reference, progress, minhash, spark, shuffle_seed, driver_edges)
 
 
 def _find_duplicates_spark(
     rows: DedupRows, config: DedupConfig, reference: DedupRows | None, progress: ProgressFactory,
-    minhash: Future[MinHashSetup] | None, spark: Any, shuffle_seed: int | None,
+    minhash: Future[MinHashSetup] | None, spark: Any, shuffle_seed: int | None, driver_edges: int | None,
 ) -> DedupResult:
     from pyspark import StorageLevel
 
@@ -287,8 +301,9 @@ def _find_duplicates_spark(
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
             facts = _run("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
         n_tokens, has_error, failures, status = [0] * n_all, [False] * n_all, {}, [""] * n_all
-        for index, count, error, failure in facts:
-            n_tokens[index], has_error[index] = count, error
+        distinct = np.zeros(n_all, dtype=np.int64)
+        for index, count, error, failure, kinds in facts:
+            n_tokens[index], has_error[index], distinct[index] = count, error, kinds
             status[index] = _status(FileTokens({}, count, error, failure), config.min_tokens)
             if failure is not None and index < n_rows:
                 failures[index] = failure
@@ -327,35 +342,126 @@ def _find_duplicates_spark(
         copies = context.broadcast(copy)
         bands, band_rows = lsh.bands, lsh.rows
         with progress("spark: LSH buckets", 1) as advance:
-            found = _run("LSH buckets", lambda: analysed.filter(functools.partial(tasks.is_representative, copies))
-                         .flatMap(functools.partial(tasks.band_keys, bands, band_rows))
-                         .groupByKey().map(tasks.bucket_of).filter(tasks.is_bucket).collect())
+            bucketed = (analysed.filter(functools.partial(tasks.is_representative, copies))
+                        .flatMap(functools.partial(tasks.member_band_keys, bands, band_rows))
+                        .groupByKey().map(tasks.bucket_members).filter(tasks.is_bucket)
+                        .persist(StorageLevel.MEMORY_AND_DISK))
+            found = _run("LSH buckets", lambda: bucketed.map(tasks.bucket_indices).collect())
             advance(1)
         found.sort(key=lambda bucket: (bucket[0], bucket[1][0]))  # band by band, then by first member
         buckets = [members for _, members in found]
         del found
-        # the bags of the rows in a bucket: all the verification needs from the executors
+        timings["lsh_index"] = time.perf_counter() - clock
+
+        # 4a. every candidate pair verified on the executors; only the duplicates come back
+        clock = time.perf_counter()
         wanted = np.zeros(n_all, dtype=bool)
         for members in buckets:
             wanted[members] = True
         needed = context.broadcast(wanted)
-        with progress("spark: bags of bucketed rows", int(wanted.sum())) as advance:
-            records = _run("bags", lambda: tokens.filter(functools.partial(tasks.is_wanted, needed)).collect())
-            bags = {record[tasks.INDEX]: tasks.file_tokens(record) for record in records}
-            del records
-            advance(len(bags))
+        edges = _verified_on_executors(context, config, tokens, bucketed, needed, code_of.get(REFERENCE), slices,
+                                       lsh, progress)
+        try:
+            n_edges = _run("verify candidate pairs", edges.count)
+            bound = _driver_edges(spark, driver_edges)
+            if n_edges > bound:
+                raise NotImplementedError  # replaced below
+            with progress("spark: duplicate pairs to the driver", n_edges) as advance:
+                verified = VerifiedEdges(_run("duplicate pairs", edges.collect), distinct,
+                                         exact_threshold(config.set_threshold))
+                advance(n_edges)
+        finally:
+            edges.unpersist()
         for variable in (copies, needed):
             variable.unpersist()
-        timings["lsh_index"] = time.perf_counter() - clock
+        bucketed.unpersist()
+        timings["verify_executors"] = time.perf_counter() - clock
     finally:
         tokens.unpersist()
 
-    # 4-5. the local engine's own verification and clustering
+    # 4-5. the local engine's own walk over the buckets and clusters, with the executors' verdicts
     return verify_and_cluster(
         Candidates(rows, reference, config, lsh, status, n_tokens, has_error[:n_rows], failures,
-                   partitions, groups, buckets, bags),
+                   partitions, groups, buckets, None, verified),
         progress, timings,
     )
+
+
+def _verified_on_executors(context: Any, config: DedupConfig, tokens: Any, bucketed: Any, needed: Any,
+                           reference_code: int | None, slices: int, lsh: Any, progress: ProgressFactory) -> Any:
+    """The duplicate pairs among the candidate pairs, verified on the executors: an RDD of
+    ``(a, b, set Jaccard, multiset Jaccard)``, ``a < b``, persisted (the caller unpersists it).
+
+    Each bucket's pairs are generated in blocks (:func:`~workbench.dedup.spark_tasks.bucket_blocks`),
+    each pair once (in the first band the two share) and only when the size filter passes; the
+    two token bags are joined to the pair by row id (two cogroups), and
+    :func:`~workbench.dedup.verification.verify_pair` decides it."""
+    from pyspark import StorageLevel
+
+    t0, t1 = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
+    bags = tokens.filter(functools.partial(tasks.is_wanted, needed)).map(tasks.keyed_bag)
+    with progress("spark: candidate pairs", 1) as advance:
+        blocks = (bucketed.flatMap(tasks.bucket_blocks).repartition(slices).zipWithUniqueId()
+                  .flatMap(functools.partial(tasks.block_pairs, lsh.bands, lsh.rows, t0, reference_code))
+                  .persist(StorageLevel.MEMORY_AND_DISK))
+        n_pairs = _run("candidate pairs", lambda: blocks.map(tasks.pair_count).sum())
+        advance(1)
+    counter = context.accumulator(0)
+    # a block's pairs meet the bags of its rows: one copy of a bag per block, not per pair
+    block_bags = blocks.flatMap(tasks.block_members).join(bags, slices).map(tasks.bag_to_block)
+    edges = (blocks.cogroup(block_bags, slices)
+             .flatMap(functools.partial(tasks.verified_edges, t0, t1, counter))
+             .persist(StorageLevel.MEMORY_AND_DISK))
+    with progress("spark: verify candidate pairs", int(n_pairs)) as advance, _polled(counter, advance):
+        _run("verify candidate pairs", edges.count)
+    blocks.unpersist()
+    return edges
+
+
+class VerifiedEdges:
+    """The executors' verdicts on candidate pairs, answered as
+    :func:`~workbench.dedup.verification.verify_pair` answers (the ``scores`` of
+    :class:`~workbench.dedup.detection.Candidates`).
+
+    Args:
+        edges: ``(a, b, set Jaccard, multiset Jaccard)`` of every duplicate pair among the
+            candidate pairs (``a < b``), as the executors verified them.
+        distinct: distinct tokens per row (the size filter's input).
+        set_threshold: t0, exact.
+
+    A pair the size filter rules out is ``None`` (as in ``verify_pair``); any other pair that
+    is not among ``edges`` was verified and rejected (its Jaccards stayed on the executors:
+    ``NaN`` here, and only the verdict is used).
+    """
+
+    def __init__(self, edges: list[tuple], distinct: Any, set_threshold: Any) -> None:
+        self.edges = {(a, b): (set_j, multiset_j) for a, b, set_j, multiset_j in edges}
+        self.distinct, self.t0 = distinct, set_threshold
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def __call__(self, a: int, b: int) -> PairScore | None:
+        found = self.edges.get((a, b))
+        if found is not None:
+            return PairScore(found[0], found[1], True)
+        low, high = sorted((int(self.distinct[a]), int(self.distinct[b])))
+        if low * self.t0.denominator < self.t0.numerator * high:
+            return None
+        return PairScore(math.nan, None, False)
+
+
+def _driver_edges(spark: Any, given: int | None) -> int:
+    """The most duplicate pairs the driver takes for its union-find (see :data:`DRIVER_EDGES_KEY`)."""
+    if given is not None:
+        return given
+    value = spark.conf.get(DRIVER_EDGES_KEY, None)
+    if value is None:
+        return DRIVER_EDGES
+    try:
+        return int(value)
+    except ValueError:
+        raise SparkJobError(f"--spark-conf {DRIVER_EDGES_KEY}={value}: expected a number of pairs (e.g. 5000000)") from None
 
 
 def _run(stage: str, job: Callable[[], Any]) -> Any:

@@ -1,8 +1,9 @@
 """What the Spark executors run for ``--engine spark`` (:mod:`workbench.dedup.spark`): the local
-engine's tokenizer, signatures and exact-multiset test over row records.
+engine's tokenizer, signatures, exact-multiset test and pair verification over row records.
 
-A module of its own that imports only :mod:`workbench.dedup.tokens` and
-:mod:`workbench.dedup.clusters`: each executor's Python imports it once, and the driver's
+A module of its own that imports only :mod:`workbench.dedup.tokens`,
+:mod:`workbench.dedup.clusters` and :mod:`workbench.dedup.verification`: each executor's
+Python imports it once, and the driver's
 modules (the data loader with ``datasets``: 1-5 s of imports) stay out of the executors. The
 functions given to Spark are these module functions (pickled by reference) or
 ``functools.partial`` of them.
@@ -18,6 +19,11 @@ from xxhash import xxh3_64_intdigest
 
 from workbench.dedup.clusters import identical_multisets
 from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
+from workbench.dedup.verification import verify_pair
+
+#: members of an LSH bucket per block of pair generation: a bucket of k members becomes
+#: ceil(k / PAIR_BLOCK)^2 / 2 blocks of at most PAIR_BLOCK^2 pairs, spread over the tasks
+PAIR_BLOCK = 512
 
 #: a row on the executors: plain values and byte buffers, which (un)pickle at memcpy speed
 #: (index, partition, n_tokens, has_error, failure, signature or None, token ids uint64, counts uint32)
@@ -57,9 +63,12 @@ def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any) -> Iterato
 
 def file_tokens(record: tuple) -> FileTokens:
     """The :class:`FileTokens` of a row record (the bag as a dict, as the local engine has it)."""
-    bag = dict(zip(np.frombuffer(record[IDS], dtype=np.uint64).tolist(),
-                   np.frombuffer(record[COUNTS], dtype=np.uint32).tolist()))
-    return FileTokens(bag, record[N_TOKENS], record[HAS_ERROR], record[FAILURE], record[SIGNATURE])
+    return FileTokens(_bag(record[IDS], record[COUNTS]), record[N_TOKENS], record[HAS_ERROR], record[FAILURE],
+                      record[SIGNATURE])
+
+
+def _bag(ids: bytes, counts: bytes) -> dict[int, int]:
+    return dict(zip(np.frombuffer(ids, dtype=np.uint64).tolist(), np.frombuffer(counts, dtype=np.uint32).tolist()))
 
 
 def _exact_key(record: tuple) -> tuple:
@@ -97,8 +106,8 @@ def bucket_of(group: tuple) -> tuple[int, list[int]] | None:
 
 
 def row_facts(record: tuple) -> tuple:
-    """What the driver keeps of every row: ``(index, n_tokens, has_error, failure)``."""
-    return record[INDEX], record[N_TOKENS], record[HAS_ERROR], record[FAILURE]
+    """What the driver keeps of every row: ``(index, n_tokens, has_error, failure, distinct tokens)``."""
+    return record[INDEX], record[N_TOKENS], record[HAS_ERROR], record[FAILURE], len(record[IDS]) // 8
 
 
 def is_analysed(min_tokens: int, record: tuple) -> bool:
@@ -138,3 +147,113 @@ def is_wanted(wanted: Any, record: tuple) -> bool:
 
 def is_bucket(bucket: Any) -> bool:
     return bucket is not None
+
+
+# ---------------------------------------------------------------- candidate pairs and their verification
+
+
+def member_band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
+    """Executors: a representative -> ``((band, band values), member)`` for each band, where a
+    member is ``(index, partition, distinct tokens, signature)``: what pair generation needs."""
+    width = rows * 4  # uint32 values
+    signature = record[SIGNATURE]
+    member = (record[INDEX], record[PARTITION], len(record[IDS]) // 8, signature)
+    for band in range(bands):
+        yield (band, signature[band * width : (band + 1) * width]), member
+
+
+def bucket_members(group: tuple) -> tuple[int, list[tuple]] | None:
+    """Executors: one LSH bucket -> ``(band, members sorted by index)``, or None for a single member."""
+    members = sorted(group[1])
+    return (group[0][0], members) if len(members) > 1 else None
+
+
+def bucket_indices(bucket: tuple[int, list[tuple]]) -> tuple[int, list[int]]:
+    """``(band, members)`` -> ``(band, member indices)``: what the driver keeps of a bucket."""
+    return bucket[0], [member[0] for member in bucket[1]]
+
+
+def bucket_blocks(bucket: tuple[int, list[tuple]]) -> Iterator[tuple]:
+    """Executors: a bucket -> its blocks of pair generation ``(band, left members, right members,
+    diagonal)``: every pair of the bucket is in exactly one block, and a huge boilerplate bucket
+    becomes many blocks of at most :data:`PAIR_BLOCK` x :data:`PAIR_BLOCK` pairs (not one task)."""
+    band, members = bucket
+    chunks = [members[start : start + PAIR_BLOCK] for start in range(0, len(members), PAIR_BLOCK)]
+    for i, left in enumerate(chunks):
+        for right in chunks[i:]:
+            yield band, left, right, right is left
+
+
+def block_pairs(bands: int, rows: int, set_threshold: Any, reference: int | None,
+                numbered: tuple[tuple, int]) -> Iterator[tuple[int, tuple[np.ndarray, np.ndarray]]]:
+    """Executors: ``(block, block id)`` -> ``(block id, (a, b))``, two int64 arrays of the block's
+    candidate pairs (``a < b``) that the verification must see (nothing when there are none):
+
+    * each pair once, in the first band where the two share a bucket (their signatures are
+      compared band by band, exactly: no hash of a band stands in for it);
+    * not two reference rows (never compared, as in :class:`~workbench.dedup.detection._BucketVerifier`);
+    * not ruled out by the size filter of :func:`~workbench.dedup.verification.verify_pair`
+      (``min(|A|, |B|) < t0 max(|A|, |B|)`` over distinct tokens, in integers).
+    """
+    (band, left, right, diagonal), block_id = numbered
+    shape, banded = (-1, bands, rows), bands * rows  # a signature may hold more values than the bands use
+    right_index = np.array([m[0] for m in right], dtype=np.int64)
+    right_partition = np.array([m[1] for m in right], dtype=np.int64)
+    right_distinct = np.array([m[2] for m in right], dtype=np.int64)
+    right_bands = np.frombuffer(b"".join(m[3] for m in right), dtype=np.uint32).reshape(len(right), -1)
+    right_bands = right_bands[:, :banded].reshape(shape)[:, :band]
+    numerator, denominator = set_threshold.numerator, set_threshold.denominator
+    firsts, seconds = [], []
+    for position, (index, partition, distinct, signature) in enumerate(left):
+        start = position + 1 if diagonal else 0
+        keep = np.ones(len(right) - start, dtype=bool)
+        if band:
+            earlier = np.frombuffer(signature, dtype=np.uint32)[:banded].reshape(shape)[0, :band]
+            keep &= ~(right_bands[start:] == earlier).all(axis=2).any(axis=1)
+        others = right_distinct[start:]
+        keep &= np.minimum(others, distinct) * denominator >= numerator * np.maximum(others, distinct)
+        if reference is not None and partition == reference:
+            keep &= right_partition[start:] != reference
+        partners = right_index[start:][keep]
+        if len(partners):
+            firsts.append(np.full(len(partners), index, dtype=np.int64))
+            seconds.append(partners)
+    if firsts:
+        yield block_id, (np.concatenate(firsts), np.concatenate(seconds))
+
+
+def pair_count(block: tuple) -> int:
+    return len(block[1][0])
+
+
+def block_members(block: tuple) -> Iterator[tuple[int, int]]:
+    """Executors: ``(block id, (a, b))`` -> ``(row, block id)`` for each row of its pairs (to join its bag)."""
+    block_id, (firsts, seconds) = block
+    for row in np.union1d(firsts, seconds).tolist():
+        yield row, block_id
+
+
+def keyed_bag(record: tuple) -> tuple[int, tuple]:
+    """A row record -> ``(index, (token ids, counts, n_tokens))``, the part a join carries."""
+    return record[INDEX], (record[IDS], record[COUNTS], record[N_TOKENS])
+
+
+def bag_to_block(joined: tuple) -> tuple[int, tuple]:
+    """``(row, (block id, bag))`` -> ``(block id, (row, bag))``."""
+    row, (block_id, bag) = joined
+    return block_id, (row, bag)
+
+
+def verified_edges(set_threshold: Any, multiset_threshold: Any, counter: Any, group: tuple) -> Iterator[tuple]:
+    """Executors: ``(block id, ([(a, b) arrays], [(row, bag) of each row]))`` -> ``(a, b, set Jaccard,
+    multiset Jaccard)`` for each pair that :func:`~workbench.dedup.verification.verify_pair` (the
+    local engine's test, exact thresholds) finds a duplicate; ``counter`` counts the pairs verified."""
+    _, (pairs, bags) = group
+    held = {row: (_bag(ids, counts), n_tokens) for row, (ids, counts, n_tokens) in bags}
+    for firsts, seconds in pairs:  # one
+        for a, b in zip(firsts.tolist(), seconds.tolist()):
+            (bag_a, size_a), (bag_b, size_b) = held[a], held[b]
+            score = verify_pair(bag_a, bag_b, size_a, size_b, set_threshold, multiset_threshold)
+            if score is not None and score.is_duplicate:
+                yield a, b, score.set_jaccard, score.multiset_jaccard
+        counter.add(len(firsts))
