@@ -88,6 +88,17 @@ def test_the_partitioning_of_the_rows_does_not_change_a_byte(spark, corpus_2k, l
     same_outputs(local_2k, tmp_path)
 
 
+def test_clusters_found_on_the_executors_change_no_byte(spark, corpus_2k, local_2k, tmp_path):
+    """No duplicate pair may reach the driver (driver_edges=0): the connected components run on the
+    executors (large-star / small-star) and the walk takes each component's pairs apart."""
+    loaded = load_records(str(corpus_2k / "corpus.jsonl"), split_column="split")
+    rows = collect_rows(loaded, code_column="content", id_column="id")
+    result = find_duplicates_spark(rows, DedupConfig(**CORPUS, engine="spark"), spark=spark, driver_edges=0)
+    write_outputs(result, loaded, build_report(result), tmp_path, output_format="jsonl")
+    same_outputs(local_2k, tmp_path)
+    assert len(result.clusters) > 100
+
+
 def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(spark, corpus_2k, tmp_path):
     rows = [json.loads(line) for line in (corpus_2k / "corpus.jsonl").read_text().splitlines()]
     for row in rows:  # 40 groups: near copies in different groups become cross-group pairs
@@ -99,12 +110,15 @@ def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(sp
                                  for i, row in enumerate(r for r in rows if r["split"] == "test") if i < 150))
     options = dict(CORPUS, group_column="repo", against=str(reference))
     outputs = []
-    for engine in ("local", "spark"):
-        out = tmp_path / engine
-        run = run_dedup(str(data), DedupConfig(**options, engine=engine, spark_master="local[2]"), output_dir=out)
+    # the last run's clusters are found on the executors (no duplicate pair may reach the driver)
+    for engine, conf in (("local", ()), ("spark", ()), ("spark", ("spark.workbench.dedup.driverEdges=0",))):
+        out = tmp_path / f"{engine}{len(conf)}"
+        run = run_dedup(str(data), DedupConfig(**options, engine=engine, spark_master="local[2]", spark_conf=conf),
+                        output_dir=out)
         outputs.append(out)
         assert run.report["groups"]["cross_group_pairs"] > 0 and run.report["contamination"]["contaminated_rows"] >= 150
-    same_outputs(*outputs, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
+    for out in outputs[1:]:
+        same_outputs(outputs[0], out, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
 
 
 def test_matrix_truth_is_the_brute_force_truth(corpus_2k):
@@ -227,3 +241,23 @@ def test_the_run_config_takes_the_engine(tmp_path):
     argv = " ".join(plan.argv)
     assert "--engine spark" in argv and "--spark-master local[2]" in argv
     assert "--spark-conf spark.executor.memory=2g" in argv
+
+
+def test_large_star_small_star_finds_the_union_find_components(spark):
+    """A long chain (the slowest case for star contraction), a star, a cycle and random edges."""
+    import random
+
+    from workbench.dedup.clusters import UnionFind
+    from workbench.dedup.spark_components import connected_components
+
+    chance = random.Random(5)
+    edges = [(i, i + 1) for i in range(0, 300)] + [(1000, k) for k in range(1001, 1050)]
+    edges += [(2000 + i, 2000 + (i + 1) % 40) for i in range(40)] + [(3000, 3000)]
+    edges += [(chance.randrange(4000, 4600), chance.randrange(4000, 4600)) for _ in range(500)]
+    roots = dict(connected_components(spark, spark.createDataFrame(edges, "a long, b long")).rdd.map(tuple).collect())
+    union_find = UnionFind(4600)
+    for a, b in edges:
+        union_find.union(a, b)
+    nodes = {n for edge in edges for n in edge}
+    expected = {n: min(c) for c in union_find.components(sorted(nodes)) for n in c if n != min(c)}
+    assert roots == expected and roots[300] == 0 and roots[1049] == 1000

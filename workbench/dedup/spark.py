@@ -53,12 +53,14 @@ import numpy as np
 
 from workbench.dedup import spark_tasks as tasks
 from workbench.dedup.config import DedupConfig
+from workbench.dedup.clusters import UnionFind
 from workbench.dedup.detection import (
     ANALYSED,
     REFERENCE,
     Candidates,
     DedupResult,
     ProgressFactory,
+    _BucketVerifier,
     _minhash_setup,
     _no_progress,
     _status,
@@ -363,13 +365,14 @@ def _find_duplicates_spark(
                                        lsh, progress)
         try:
             n_edges = _run("verify candidate pairs", edges.count)
-            bound = _driver_edges(spark, driver_edges)
-            if n_edges > bound:
-                raise NotImplementedError  # replaced below
-            with progress("spark: duplicate pairs to the driver", n_edges) as advance:
-                verified = VerifiedEdges(_run("duplicate pairs", edges.collect), distinct,
-                                         exact_threshold(config.set_threshold))
-                advance(n_edges)
+            if n_edges <= _driver_edges(spark, config, driver_edges):
+                with progress("spark: duplicate pairs to the driver", n_edges) as advance:
+                    collected = _run("duplicate pairs", edges.collect)
+                    advance(n_edges)
+            else:  # too many for the driver: only those the walk over the buckets takes come back
+                collected = _walk_edges(spark, config, edges, bucketed, distinct, n_all, slices, progress)
+            verified = VerifiedEdges(collected, distinct, exact_threshold(config.set_threshold))
+            del collected
         finally:
             edges.unpersist()
         for variable in (copies, needed):
@@ -435,7 +438,7 @@ class VerifiedEdges:
     """
 
     def __init__(self, edges: list[tuple], distinct: Any, set_threshold: Any) -> None:
-        self.edges = {(a, b): (set_j, multiset_j) for a, b, set_j, multiset_j in edges}
+        self.edges = {(edge[0], edge[1]): (edge[2], edge[3]) for edge in edges}
         self.distinct, self.t0 = distinct, set_threshold
 
     def __len__(self) -> int:
@@ -451,17 +454,86 @@ class VerifiedEdges:
         return PairScore(math.nan, None, False)
 
 
-def _driver_edges(spark: Any, given: int | None) -> int:
-    """The most duplicate pairs the driver takes for its union-find (see :data:`DRIVER_EDGES_KEY`)."""
+def _driver_edges(spark: Any, config: DedupConfig, given: int | None) -> int:
+    """The most duplicate pairs the driver collects: ``given``, else ``--spark-conf``'s or the
+    session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`."""
     if given is not None:
         return given
-    value = spark.conf.get(DRIVER_EDGES_KEY, None)
+    value = dict(setting.partition("=")[::2] for setting in config.spark_conf).get(DRIVER_EDGES_KEY)
+    if value is None:
+        value = spark.conf.get(DRIVER_EDGES_KEY, None)
     if value is None:
         return DRIVER_EDGES
     try:
         return int(value)
     except ValueError:
         raise SparkJobError(f"--spark-conf {DRIVER_EDGES_KEY}={value}: expected a number of pairs (e.g. 5000000)") from None
+
+
+def _walk_edges(spark: Any, config: DedupConfig, edges: Any, bucketed: Any, distinct: np.ndarray, n_all: int,
+                slices: int, progress: ProgressFactory) -> list[tuple]:
+    """The duplicate pairs the walk over the buckets takes, found without collecting them all.
+
+    :func:`~workbench.dedup.detection.verify_and_cluster` walks the buckets in order and, between
+    two current clusters of a bucket, takes the first duplicate pair; every other pair of one
+    final cluster it skips or finds rejected. Pairs of one partition join, so the walk restricted
+    to the rows of one final cluster (its connected component over the duplicate pairs of one
+    partition) takes the same pairs as the whole walk. Here:
+
+    1. the components, on the executors (:func:`~workbench.dedup.spark_components.connected_components`);
+    2. per component, its part of every bucket and its duplicate pairs, taken to the driver one
+       component at a time (``toLocalIterator``), where the local engine's walk
+       (:class:`~workbench.dedup.detection._BucketVerifier`) picks the pairs that join;
+    3. those pairs plus every duplicate pair across partitions (the walk takes each: cross-group
+       pairs and contamination, outputs in full).
+
+    With these as the only duplicates, the walk over all buckets makes the same comparisons with
+    the same verdicts as with every duplicate pair (every same-partition duplicate it meets
+    joins two clusters, so it is one of the pairs kept), hence the same outputs and counters.
+    Driver memory: the pairs kept (fewer than the rows) and one component's pairs at a time.
+
+    Returns:
+        ``(a, b, set Jaccard, multiset Jaccard, same partition)`` tuples.
+    """
+    from workbench.dedup.spark_components import connected_components
+
+    context = spark.sparkContext
+    same = edges.filter(tasks.is_same_partition)
+    with progress("spark: connected components", 1) as advance:
+        pairs = spark.createDataFrame(same.map(tasks.edge_ends), "a long, b long")
+        roots = np.arange(n_all, dtype=np.int64)
+        for node, root in _run("connected components", lambda: connected_components(spark, pairs).rdd.map(tuple).collect()):
+            roots[node] = root
+        advance(1)
+    shared_roots = context.broadcast(roots)
+    parts = (bucketed.flatMap(functools.partial(tasks.component_buckets, shared_roots))
+             .cogroup(same.map(functools.partial(tasks.edge_by_component, shared_roots)), slices))
+    kept = _run("cross-partition pairs", lambda: edges.filter(tasks.is_cross_partition).collect())
+    t0 = exact_threshold(config.set_threshold)
+    n_components = len(np.unique(roots[roots != np.arange(n_all)]))
+    with progress("spark: walk each component", n_components) as advance:
+        for _, (bucket_parts, component_edges) in _run("components", parts.toLocalIterator):
+            kept += _component_walk(config, sorted(bucket_parts), list(component_edges), distinct, t0)
+            advance(1)
+    shared_roots.unpersist()
+    return kept
+
+
+def _component_walk(config: DedupConfig, bucket_parts: list[tuple], edges: list[tuple], distinct: np.ndarray,
+                    set_threshold: Any) -> list[tuple]:
+    """The local engine's walk over one component's part of the buckets (in the buckets' order):
+    the duplicate pairs it takes (those that join two of its clusters)."""
+    members = sorted({row for _, _, part in bucket_parts for row in part})
+    local = {row: position for position, row in enumerate(members)}
+    verdicts = VerifiedEdges([(local[a], local[b], set_j, multiset_j) for a, b, set_j, multiset_j, _ in edges],
+                             distinct[members], set_threshold)
+    counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
+    verifier = _BucketVerifier(None, [None] * len(members), UnionFind(len(members)), config, counters, verdicts)
+    taken = []
+    for _, _, part in bucket_parts:
+        for pair in verifier.process([local[row] for row in part]):
+            taken.append((members[pair.a], members[pair.b], pair.set_jaccard, pair.multiset_jaccard, True))
+    return taken
 
 
 def _run(stage: str, job: Callable[[], Any]) -> Any:

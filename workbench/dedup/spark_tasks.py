@@ -234,8 +234,8 @@ def block_members(block: tuple) -> Iterator[tuple[int, int]]:
 
 
 def keyed_bag(record: tuple) -> tuple[int, tuple]:
-    """A row record -> ``(index, (token ids, counts, n_tokens))``, the part a join carries."""
-    return record[INDEX], (record[IDS], record[COUNTS], record[N_TOKENS])
+    """A row record -> ``(index, (token ids, counts, n_tokens, partition))``, the part a join carries."""
+    return record[INDEX], (record[IDS], record[COUNTS], record[N_TOKENS], record[PARTITION])
 
 
 def bag_to_block(joined: tuple) -> tuple[int, tuple]:
@@ -246,14 +246,49 @@ def bag_to_block(joined: tuple) -> tuple[int, tuple]:
 
 def verified_edges(set_threshold: Any, multiset_threshold: Any, counter: Any, group: tuple) -> Iterator[tuple]:
     """Executors: ``(block id, ([(a, b) arrays], [(row, bag) of each row]))`` -> ``(a, b, set Jaccard,
-    multiset Jaccard)`` for each pair that :func:`~workbench.dedup.verification.verify_pair` (the
-    local engine's test, exact thresholds) finds a duplicate; ``counter`` counts the pairs verified."""
+    multiset Jaccard, same partition)`` for each pair that :func:`~workbench.dedup.verification.verify_pair`
+    (the local engine's test, exact thresholds) finds a duplicate; ``counter`` counts the pairs verified."""
     _, (pairs, bags) = group
-    held = {row: (_bag(ids, counts), n_tokens) for row, (ids, counts, n_tokens) in bags}
+    held = {row: (_bag(ids, counts), n_tokens, partition) for row, (ids, counts, n_tokens, partition) in bags}
     for firsts, seconds in pairs:  # one
         for a, b in zip(firsts.tolist(), seconds.tolist()):
-            (bag_a, size_a), (bag_b, size_b) = held[a], held[b]
+            (bag_a, size_a, partition_a), (bag_b, size_b, partition_b) = held[a], held[b]
             score = verify_pair(bag_a, bag_b, size_a, size_b, set_threshold, multiset_threshold)
             if score is not None and score.is_duplicate:
-                yield a, b, score.set_jaccard, score.multiset_jaccard
+                yield a, b, score.set_jaccard, score.multiset_jaccard, partition_a == partition_b
         counter.add(len(firsts))
+
+
+# ---------------------------------------------------------------- clusters on the executors
+
+
+def is_same_partition(edge: tuple) -> bool:
+    return edge[4]
+
+
+def is_cross_partition(edge: tuple) -> bool:
+    return not edge[4]
+
+
+def edge_ends(edge: tuple) -> tuple[int, int]:
+    return edge[0], edge[1]
+
+
+def edge_by_component(roots: Any, edge: tuple) -> tuple[int, tuple]:
+    """A duplicate pair -> ``(its component's root, pair)`` (``roots`` a broadcast array by row)."""
+    return int(roots.value[edge[0]]), edge
+
+
+def component_buckets(roots: Any, bucket: tuple[int, list[tuple]]) -> Iterator[tuple]:
+    """Executors: a bucket -> ``(root, (band, first member, members of that component))`` for each
+    component with two or more members in it (``roots`` a broadcast array: row -> its component's
+    root; a row without duplicates is its own). ``(band, first member)`` is the bucket's place in
+    the order the walk takes the buckets."""
+    band, members = bucket
+    indices = [member[0] for member in members]
+    parts: dict[int, list[int]] = {}
+    for index in indices:
+        parts.setdefault(int(roots.value[index]), []).append(index)
+    for root, part in parts.items():
+        if len(part) > 1:
+            yield root, (band, indices[0], part)
