@@ -88,9 +88,9 @@ def test_the_partitioning_of_the_rows_does_not_change_a_byte(spark, corpus_2k, l
     same_outputs(local_2k, tmp_path)
 
 
-def test_clusters_found_on_the_executors_change_no_byte(spark, corpus_2k, local_2k, tmp_path):
-    """No duplicate pair may reach the driver (driver_edges=0): the connected components run on the
-    executors (large-star / small-star) and the walk takes each component's pairs apart."""
+def test_candidate_components_found_on_the_executors_change_no_byte(spark, corpus_2k, local_2k, tmp_path):
+    """No candidate edge may reach the driver (driver_edges=0): the candidate components are found on
+    the executors (large-star / small-star), then walked there as before."""
     loaded = load_records(str(corpus_2k / "corpus.jsonl"), split_column="split")
     rows = collect_rows(loaded, code_column="content", id_column="id")
     result = find_duplicates_spark(rows, DedupConfig(**CORPUS, engine="spark"), spark=spark, driver_edges=0)
@@ -110,7 +110,7 @@ def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(sp
                                  for i, row in enumerate(r for r in rows if r["split"] == "test") if i < 150))
     options = dict(CORPUS, group_column="repo", against=str(reference))
     outputs = []
-    # the last run's clusters are found on the executors (no duplicate pair may reach the driver)
+    # the last run's candidate components are found on the executors (no edge may reach the driver)
     for engine, conf in (("local", ()), ("spark", ()), ("spark", ("spark.workbench.dedup.driverEdges=0",))):
         out = tmp_path / f"{engine}{len(conf)}"
         run = run_dedup(str(data), DedupConfig(**options, engine=engine, spark_master="local[2]", spark_conf=conf),

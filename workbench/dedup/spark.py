@@ -60,7 +60,6 @@ from workbench.dedup.detection import (
     Candidates,
     DedupResult,
     ProgressFactory,
-    _BucketVerifier,
     _minhash_setup,
     _no_progress,
     _status,
@@ -82,12 +81,12 @@ JAVA_INSTALL = "sudo apt-get install openjdk-17-jre-headless (Debian 12+: defaul
 ROWS_PER_PARTITION = 20_000
 #: seconds to wait for a TCP connection to a ``spark://`` or ``k8s://`` master
 CONNECT_TIMEOUT_S = 5.0
-#: the Spark setting that bounds the duplicate pairs the driver collects for its union-find
-#: (``--spark-conf spark.workbench.dedup.driverEdges=N``); above it the clusters are found on
-#: the executors (:mod:`workbench.dedup.spark_components`)
+#: the Spark setting that bounds the candidate edges (one per bucket row but the first) the
+#: driver's union-find takes (``--spark-conf spark.workbench.dedup.driverEdges=N``); above it
+#: the candidate components are found on the executors (:mod:`workbench.dedup.spark_components`)
 DRIVER_EDGES_KEY = "spark.workbench.dedup.driverEdges"
-#: its default: about 1 GiB of driver memory (a pair and its two Jaccards in a dict: ~200 bytes)
-DRIVER_EDGES = 5_000_000
+#: its default: streamed to the driver, about 1 s of its time per million edges
+DRIVER_EDGES = 20_000_000
 
 
 class SparkUnavailableError(WorkbenchError):
@@ -208,7 +207,7 @@ def spark_session(config: DedupConfig) -> Iterator[Any]:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(config.spark_master).appName("workbench dedup")
                .config("spark.ui.showConsoleProgress", "false")  # our own progress bars instead
-               # the driver collects one record per row and the bags of the bucketed rows: more than
+               # the driver collects one record per row and the pairs the walk takes: more than
                # the default 1 GiB of results from a few hundred thousand files (override with --spark-conf)
                .config("spark.driver.maxResultSize", "0"))
     for setting in config.spark_conf:
@@ -249,9 +248,9 @@ def find_duplicates_spark(
         spark: a running SparkSession to use (default: one for ``config.spark_master``).
         shuffle_seed: shuffle the rows before they are partitioned (to show that the result
             does not depend on the partitioning); ``None`` keeps the input order.
-        driver_edges: the most duplicate pairs the driver collects for its union-find (default:
-            the session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`); above it the
-            clusters are found on the executors.
+        driver_edges: the most candidate edges the driver's union-find takes (default:
+            ``--spark-conf``'s or the session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`);
+            above it the candidate components are found on the executors.
 
     Returns:
         the :class:`~workbench.dedup.DedupResult`, equal to the local engine's.
@@ -342,83 +341,97 @@ def _find_duplicates_spark(
         clock = time.perf_counter()
         lsh = setup.lsh
         copies = context.broadcast(copy)
-        bands, band_rows = lsh.bands, lsh.rows
         with progress("spark: LSH buckets", 1) as advance:
-            bucketed = (analysed.filter(functools.partial(tasks.is_representative, copies))
-                        .flatMap(functools.partial(tasks.member_band_keys, bands, band_rows))
-                        .groupByKey().map(tasks.bucket_members).filter(tasks.is_bucket)
-                        .persist(StorageLevel.MEMORY_AND_DISK))
-            found = _run("LSH buckets", lambda: bucketed.map(tasks.bucket_indices).collect())
+            buckets = (analysed.filter(functools.partial(tasks.is_representative, copies))
+                       .flatMap(functools.partial(tasks.band_keys, lsh.bands, lsh.rows))
+                       .groupByKey().map(tasks.bucket_indices).filter(tasks.is_bucket)
+                       .persist(StorageLevel.MEMORY_AND_DISK))
+            n_edges = _run("LSH buckets", lambda: buckets.map(tasks.star_size).sum())
             advance(1)
-        found.sort(key=lambda bucket: (bucket[0], bucket[1][0]))  # band by band, then by first member
-        buckets = [members for _, members in found]
-        del found
+        copies.unpersist()
         timings["lsh_index"] = time.perf_counter() - clock
 
-        # 4a. every candidate pair verified on the executors; only the duplicates come back
+        # 4. the candidate components and the walk over each one's buckets, on the executors
         clock = time.perf_counter()
-        wanted = np.zeros(n_all, dtype=bool)
-        for members in buckets:
-            wanted[members] = True
-        needed = context.broadcast(wanted)
-        edges = _verified_on_executors(context, config, tokens, bucketed, needed, code_of.get(REFERENCE), slices,
-                                       lsh, progress)
-        try:
-            n_edges = _run("verify candidate pairs", edges.count)
-            if n_edges <= _driver_edges(spark, config, driver_edges):
-                with progress("spark: duplicate pairs to the driver", n_edges) as advance:
-                    collected = _run("duplicate pairs", edges.collect)
-                    advance(n_edges)
-            else:  # too many for the driver: only those the walk over the buckets takes come back
-                collected = _walk_edges(spark, config, edges, bucketed, distinct, n_all, slices, progress)
-            verified = VerifiedEdges(collected, distinct, exact_threshold(config.set_threshold))
-            del collected
-        finally:
-            edges.unpersist()
-        for variable in (copies, needed):
-            variable.unpersist()
-        bucketed.unpersist()
+        roots = _candidate_components(spark, buckets, int(n_edges), n_all, _driver_edges(spark, config, driver_edges),
+                                      progress)
+        taken, work = _walk_components(spark, config, tokens, buckets, roots, code_of.get(REFERENCE), slices, progress)
+        buckets.unpersist()
         timings["verify_executors"] = time.perf_counter() - clock
     finally:
         tokens.unpersist()
 
-    # 4-5. the local engine's own walk over the buckets and clusters, with the executors' verdicts
-    return verify_and_cluster(
+    # 5. the driver takes the pairs in the walk's order: the same clusters, keepers, removals
+    taken.sort(key=lambda pair: pair[0])
+    verdicts = VerifiedEdges([pair[1:] for pair in taken], distinct, exact_threshold(config.set_threshold))
+    result = verify_and_cluster(
         Candidates(rows, reference, config, lsh, status, n_tokens, has_error[:n_rows], failures,
-                   partitions, groups, buckets, None, verified),
+                   partitions, groups, [[pair[1], pair[2]] for pair in taken], None, verdicts),
         progress, timings,
     )
+    # the work of the walk over the real buckets (the replay above saw only the pairs taken)
+    for key in ("bucket_pairs", "size_filtered", "verified", "rejected"):
+        result.counters[key] = work[key]
+    result.counters["pairs_not_compared"] = work["bucket_pairs"] - work["enumerated"]
+    result.counters["largest_bucket"] = work["largest_bucket"]
+    return result
 
 
-def _verified_on_executors(context: Any, config: DedupConfig, tokens: Any, bucketed: Any, needed: Any,
-                           reference_code: int | None, slices: int, lsh: Any, progress: ProgressFactory) -> Any:
-    """The duplicate pairs among the candidate pairs, verified on the executors: an RDD of
-    ``(a, b, set Jaccard, multiset Jaccard)``, ``a < b``, persisted (the caller unpersists it).
+def _candidate_components(spark: Any, buckets: Any, n_edges: int, n_all: int, bound: int,
+                          progress: ProgressFactory) -> np.ndarray:
+    """Row -> the smallest row of its candidate component (rows joined by shared LSH buckets; a row
+    in no bucket is its own): union-find on the driver over the buckets' star edges (first row to
+    each other row) while there are at most ``bound`` of them, else connected components on the
+    executors (:func:`~workbench.dedup.spark_components.connected_components`)."""
+    from workbench.dedup.spark_components import connected_components
 
-    Each bucket's pairs are generated in blocks (:func:`~workbench.dedup.spark_tasks.bucket_blocks`),
-    each pair once (in the first band the two share) and only when the size filter passes; the
-    two token bags are joined to the pair by row id (two cogroups), and
-    :func:`~workbench.dedup.verification.verify_pair` decides it."""
-    from pyspark import StorageLevel
-
-    t0, t1 = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
-    bags = tokens.filter(functools.partial(tasks.is_wanted, needed)).map(tasks.keyed_bag)
-    with progress("spark: candidate pairs", 1) as advance:
-        blocks = (bucketed.flatMap(tasks.bucket_blocks).repartition(slices).zipWithUniqueId()
-                  .flatMap(functools.partial(tasks.block_pairs, lsh.bands, lsh.rows, t0, reference_code))
-                  .persist(StorageLevel.MEMORY_AND_DISK))
-        n_pairs = _run("candidate pairs", lambda: blocks.map(tasks.pair_count).sum())
+    roots = np.arange(n_all, dtype=np.int64)
+    with progress("spark: candidate components", 1) as advance:
+        if n_edges <= bound:
+            union_find = UnionFind(n_all)
+            for first, other in _run("candidate components", buckets.flatMap(tasks.bucket_star).toLocalIterator):
+                union_find.union(first, other)
+            for component in union_find.components():
+                roots[component] = component[0]
+        else:
+            edges = spark.createDataFrame(buckets.flatMap(tasks.bucket_star), "a long, b long")
+            for node, root in _run("candidate components", lambda: connected_components(spark, edges).rdd.map(tuple).collect()):
+                roots[node] = root
         advance(1)
+    return roots
+
+
+def _walk_components(spark: Any, config: DedupConfig, tokens: Any, buckets: Any, roots: np.ndarray,
+                     reference_code: int | None, slices: int, progress: ProgressFactory) -> tuple[list[tuple], dict]:
+    """The local engine's walk over the buckets, one candidate component per task
+    (:func:`~workbench.dedup.spark_tasks.walk_component`): each component's buckets and the token bags
+    of its rows meet by component (a cogroup), and only the duplicate pairs the walk takes come back.
+
+    Returns:
+        the pairs taken ``((band, first row, position), a, b, set Jaccard, multiset Jaccard)``
+        and the summed counters of the walks.
+    """
+    context = spark.sparkContext
+    members = roots != np.arange(len(roots))
+    in_component = members.copy()
+    in_component[roots[members]] = True  # the roots of components with two or more rows
+    shared_roots, wanted = context.broadcast(roots), context.broadcast(in_component)
+    bags = tokens.filter(functools.partial(tasks.is_wanted, wanted)).map(functools.partial(tasks.bag_by_component, shared_roots))
     counter = context.accumulator(0)
-    # a block's pairs meet the bags of its rows: one copy of a bag per block, not per pair
-    block_bags = blocks.flatMap(tasks.block_members).join(bags, slices).map(tasks.bag_to_block)
-    edges = (blocks.cogroup(block_bags, slices)
-             .flatMap(functools.partial(tasks.verified_edges, t0, t1, counter))
-             .persist(StorageLevel.MEMORY_AND_DISK))
-    with progress("spark: verify candidate pairs", int(n_pairs)) as advance, _polled(counter, advance):
-        _run("verify candidate pairs", edges.count)
-    blocks.unpersist()
-    return edges
+    walks = (buckets.map(functools.partial(tasks.bucket_by_component, shared_roots)).cogroup(bags, slices)
+             .flatMap(functools.partial(tasks.walk_component, config, reference_code, counter)))
+    with progress("spark: verify (walk the buckets)", int(_run("buckets", buckets.count))) as advance, \
+            _polled(counter, advance):
+        found = _run("verify candidate pairs", walks.collect)
+    for variable in (shared_roots, wanted):
+        variable.unpersist()
+    taken = [record[1:] for record in found if record[0] == "pair"]
+    work = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0, "enumerated": 0, "largest_bucket": 0}
+    for record in found:
+        if record[0] == "work":
+            for key, value in record[1].items():
+                work[key] = max(work[key], value) if key == "largest_bucket" else work[key] + value
+    return taken, work
 
 
 class VerifiedEdges:
@@ -427,14 +440,12 @@ class VerifiedEdges:
     :class:`~workbench.dedup.detection.Candidates`).
 
     Args:
-        edges: ``(a, b, set Jaccard, multiset Jaccard)`` of every duplicate pair among the
-            candidate pairs (``a < b``), as the executors verified them.
+        edges: ``(a, b, set Jaccard, multiset Jaccard)`` of the duplicate pairs (``a < b``).
         distinct: distinct tokens per row (the size filter's input).
         set_threshold: t0, exact.
 
     A pair the size filter rules out is ``None`` (as in ``verify_pair``); any other pair that
-    is not among ``edges`` was verified and rejected (its Jaccards stayed on the executors:
-    ``NaN`` here, and only the verdict is used).
+    is not among ``edges`` is a rejected pair (``NaN`` Jaccards: only the verdict is used).
     """
 
     def __init__(self, edges: list[tuple], distinct: Any, set_threshold: Any) -> None:
@@ -455,8 +466,8 @@ class VerifiedEdges:
 
 
 def _driver_edges(spark: Any, config: DedupConfig, given: int | None) -> int:
-    """The most duplicate pairs the driver collects: ``given``, else ``--spark-conf``'s or the
-    session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`."""
+    """The most candidate edges the driver's union-find takes: ``given``, else ``--spark-conf``'s or
+    the session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`."""
     if given is not None:
         return given
     value = dict(setting.partition("=")[::2] for setting in config.spark_conf).get(DRIVER_EDGES_KEY)
@@ -467,73 +478,7 @@ def _driver_edges(spark: Any, config: DedupConfig, given: int | None) -> int:
     try:
         return int(value)
     except ValueError:
-        raise SparkJobError(f"--spark-conf {DRIVER_EDGES_KEY}={value}: expected a number of pairs (e.g. 5000000)") from None
-
-
-def _walk_edges(spark: Any, config: DedupConfig, edges: Any, bucketed: Any, distinct: np.ndarray, n_all: int,
-                slices: int, progress: ProgressFactory) -> list[tuple]:
-    """The duplicate pairs the walk over the buckets takes, found without collecting them all.
-
-    :func:`~workbench.dedup.detection.verify_and_cluster` walks the buckets in order and, between
-    two current clusters of a bucket, takes the first duplicate pair; every other pair of one
-    final cluster it skips or finds rejected. Pairs of one partition join, so the walk restricted
-    to the rows of one final cluster (its connected component over the duplicate pairs of one
-    partition) takes the same pairs as the whole walk. Here:
-
-    1. the components, on the executors (:func:`~workbench.dedup.spark_components.connected_components`);
-    2. per component, its part of every bucket and its duplicate pairs, taken to the driver one
-       component at a time (``toLocalIterator``), where the local engine's walk
-       (:class:`~workbench.dedup.detection._BucketVerifier`) picks the pairs that join;
-    3. those pairs plus every duplicate pair across partitions (the walk takes each: cross-group
-       pairs and contamination, outputs in full).
-
-    With these as the only duplicates, the walk over all buckets makes the same comparisons with
-    the same verdicts as with every duplicate pair (every same-partition duplicate it meets
-    joins two clusters, so it is one of the pairs kept), hence the same outputs and counters.
-    Driver memory: the pairs kept (fewer than the rows) and one component's pairs at a time.
-
-    Returns:
-        ``(a, b, set Jaccard, multiset Jaccard, same partition)`` tuples.
-    """
-    from workbench.dedup.spark_components import connected_components
-
-    context = spark.sparkContext
-    same = edges.filter(tasks.is_same_partition)
-    with progress("spark: connected components", 1) as advance:
-        pairs = spark.createDataFrame(same.map(tasks.edge_ends), "a long, b long")
-        roots = np.arange(n_all, dtype=np.int64)
-        for node, root in _run("connected components", lambda: connected_components(spark, pairs).rdd.map(tuple).collect()):
-            roots[node] = root
-        advance(1)
-    shared_roots = context.broadcast(roots)
-    parts = (bucketed.flatMap(functools.partial(tasks.component_buckets, shared_roots))
-             .cogroup(same.map(functools.partial(tasks.edge_by_component, shared_roots)), slices))
-    kept = _run("cross-partition pairs", lambda: edges.filter(tasks.is_cross_partition).collect())
-    t0 = exact_threshold(config.set_threshold)
-    n_components = len(np.unique(roots[roots != np.arange(n_all)]))
-    with progress("spark: walk each component", n_components) as advance:
-        for _, (bucket_parts, component_edges) in _run("components", parts.toLocalIterator):
-            kept += _component_walk(config, sorted(bucket_parts), list(component_edges), distinct, t0)
-            advance(1)
-    shared_roots.unpersist()
-    return kept
-
-
-def _component_walk(config: DedupConfig, bucket_parts: list[tuple], edges: list[tuple], distinct: np.ndarray,
-                    set_threshold: Any) -> list[tuple]:
-    """The local engine's walk over one component's part of the buckets (in the buckets' order):
-    the duplicate pairs it takes (those that join two of its clusters)."""
-    members = sorted({row for _, _, part in bucket_parts for row in part})
-    local = {row: position for position, row in enumerate(members)}
-    verdicts = VerifiedEdges([(local[a], local[b], set_j, multiset_j) for a, b, set_j, multiset_j, _ in edges],
-                             distinct[members], set_threshold)
-    counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
-    verifier = _BucketVerifier(None, [None] * len(members), UnionFind(len(members)), config, counters, verdicts)
-    taken = []
-    for _, _, part in bucket_parts:
-        for pair in verifier.process([local[row] for row in part]):
-            taken.append((members[pair.a], members[pair.b], pair.set_jaccard, pair.multiset_jaccard, True))
-    return taken
+        raise SparkJobError(f"--spark-conf {DRIVER_EDGES_KEY}={value}: expected a number of edges (e.g. 20000000)") from None
 
 
 def _run(stage: str, job: Callable[[], Any]) -> Any:

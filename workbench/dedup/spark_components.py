@@ -81,11 +81,10 @@ def _small_star(graph: Any) -> Any:
 
 
 def _is_star_forest(graph: Any) -> bool:
-    """Every leaf has exactly one edge, to a root that is no leaf itself."""
+    """Every leaf has exactly one edge, to a root that is no leaf itself (one Spark job)."""
     from pyspark.sql import functions as F
 
     leaves = graph.groupBy("u").agg(F.count("*").alias("edges"))
-    if leaves.where("edges > 1").limit(1).count():
-        return False
-    roots_that_are_leaves = graph.select(F.col("v").alias("u")).distinct().join(leaves.select("u"), "u")
-    return roots_that_are_leaves.limit(1).count() == 0
+    forked = leaves.where("edges > 1").select("u")
+    roots_that_are_leaves = graph.select(F.col("v").alias("u")).join(leaves.select("u"), "u", "left_semi")
+    return forked.union(roots_that_are_leaves).limit(1).count() == 0

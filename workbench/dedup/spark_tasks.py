@@ -1,12 +1,11 @@
 """What the Spark executors run for ``--engine spark`` (:mod:`workbench.dedup.spark`): the local
-engine's tokenizer, signatures, exact-multiset test and pair verification over row records.
+engine's tokenizer, signatures, exact-multiset test and bucket walk over row records.
 
-A module of its own that imports only :mod:`workbench.dedup.tokens`,
-:mod:`workbench.dedup.clusters` and :mod:`workbench.dedup.verification`: each executor's
-Python imports it once, and the driver's
-modules (the data loader with ``datasets``: 1-5 s of imports) stay out of the executors. The
-functions given to Spark are these module functions (pickled by reference) or
-``functools.partial`` of them.
+A module of its own that imports only :mod:`workbench.dedup.tokens` and
+:mod:`workbench.dedup.clusters`: each executor's Python imports it once, and the driver's
+modules (the data loader with ``datasets``: 1-5 s of imports) stay out of the executors until
+the verification (:func:`walk_component`) needs the local engine's walk. The functions given to
+Spark are these module functions (pickled by reference) or ``functools.partial`` of them.
 """
 
 from __future__ import annotations
@@ -17,13 +16,8 @@ from typing import Any
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from workbench.dedup.clusters import identical_multisets
+from workbench.dedup.clusters import UnionFind, identical_multisets
 from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
-from workbench.dedup.verification import verify_pair
-
-#: members of an LSH bucket per block of pair generation: a bucket of k members becomes
-#: ceil(k / PAIR_BLOCK)^2 / 2 blocks of at most PAIR_BLOCK^2 pairs, spread over the tasks
-PAIR_BLOCK = 512
 
 #: a row on the executors: plain values and byte buffers, which (un)pickle at memcpy speed
 #: (index, partition, n_tokens, has_error, failure, signature or None, token ids uint64, counts uint32)
@@ -100,11 +94,6 @@ def band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
         yield (band, signature[band * width : (band + 1) * width]), index
 
 
-def bucket_of(group: tuple) -> tuple[int, list[int]] | None:
-    members = sorted(group[1])
-    return (group[0][0], members) if len(members) > 1 else None
-
-
 def row_facts(record: tuple) -> tuple:
     """What the driver keeps of every row: ``(index, n_tokens, has_error, failure, distinct tokens)``."""
     return record[INDEX], record[N_TOKENS], record[HAS_ERROR], record[FAILURE], len(record[IDS]) // 8
@@ -149,146 +138,71 @@ def is_bucket(bucket: Any) -> bool:
     return bucket is not None
 
 
-# ---------------------------------------------------------------- candidate pairs and their verification
+# ---------------------------------------------------------------- verification on the executors
 
 
-def member_band_keys(bands: int, rows: int, record: tuple) -> Iterator[tuple]:
-    """Executors: a representative -> ``((band, band values), member)`` for each band, where a
-    member is ``(index, partition, distinct tokens, signature)``: what pair generation needs."""
-    width = rows * 4  # uint32 values
-    signature = record[SIGNATURE]
-    member = (record[INDEX], record[PARTITION], len(record[IDS]) // 8, signature)
-    for band in range(bands):
-        yield (band, signature[band * width : (band + 1) * width]), member
-
-
-def bucket_members(group: tuple) -> tuple[int, list[tuple]] | None:
-    """Executors: one LSH bucket -> ``(band, members sorted by index)``, or None for a single member."""
+def bucket_indices(group: tuple) -> tuple[int, list[int]] | None:
+    """Executors: one LSH bucket ``((band, values), rows)`` -> ``(band, rows ascending)``, or None for one row."""
     members = sorted(group[1])
     return (group[0][0], members) if len(members) > 1 else None
 
 
-def bucket_indices(bucket: tuple[int, list[tuple]]) -> tuple[int, list[int]]:
-    """``(band, members)`` -> ``(band, member indices)``: what the driver keeps of a bucket."""
-    return bucket[0], [member[0] for member in bucket[1]]
+def star_size(bucket: tuple[int, list[int]]) -> int:
+    """The star edges of a bucket: its rows but the first."""
+    return len(bucket[1]) - 1
 
 
-def bucket_blocks(bucket: tuple[int, list[tuple]]) -> Iterator[tuple]:
-    """Executors: a bucket -> its blocks of pair generation ``(band, left members, right members,
-    diagonal)``: every pair of the bucket is in exactly one block, and a huge boilerplate bucket
-    becomes many blocks of at most :data:`PAIR_BLOCK` x :data:`PAIR_BLOCK` pairs (not one task)."""
-    band, members = bucket
-    chunks = [members[start : start + PAIR_BLOCK] for start in range(0, len(members), PAIR_BLOCK)]
-    for i, left in enumerate(chunks):
-        for right in chunks[i:]:
-            yield band, left, right, right is left
+def bucket_star(bucket: tuple[int, list[int]]) -> Iterator[tuple[int, int]]:
+    """A bucket -> edges from its first row to each other row (its rows in one candidate component)."""
+    first = bucket[1][0]
+    for other in bucket[1][1:]:
+        yield first, other
 
 
-def block_pairs(bands: int, rows: int, set_threshold: Any, reference: int | None,
-                numbered: tuple[tuple, int]) -> Iterator[tuple[int, tuple[np.ndarray, np.ndarray]]]:
-    """Executors: ``(block, block id)`` -> ``(block id, (a, b))``, two int64 arrays of the block's
-    candidate pairs (``a < b``) that the verification must see (nothing when there are none):
+def bucket_by_component(roots: Any, bucket: tuple[int, list[int]]) -> tuple[int, tuple]:
+    """A bucket -> ``(root of its candidate component, (band, rows))`` (``roots`` a broadcast array by row)."""
+    return int(roots.value[bucket[1][0]]), bucket
 
-    * each pair once, in the first band where the two share a bucket (their signatures are
-      compared band by band, exactly: no hash of a band stands in for it);
-    * not two reference rows (never compared, as in :class:`~workbench.dedup.detection._BucketVerifier`);
-    * not ruled out by the size filter of :func:`~workbench.dedup.verification.verify_pair`
-      (``min(|A|, |B|) < t0 max(|A|, |B|)`` over distinct tokens, in integers).
+
+def bag_by_component(roots: Any, record: tuple) -> tuple[int, tuple]:
+    """A row record -> ``(root of its candidate component, (index, token ids, counts, n_tokens, partition))``."""
+    return int(roots.value[record[INDEX]]), (record[INDEX], record[IDS], record[COUNTS], record[N_TOKENS],
+                                             record[PARTITION])
+
+
+def walk_component(config: Any, reference: int | None, counter: Any, group: tuple) -> Iterator[tuple]:
+    """Executors: one candidate component (rows joined by shared buckets) -> what the local engine's
+    walk over its buckets finds, with the local engine's own code
+    (:class:`~workbench.dedup.detection._BucketVerifier`: :func:`~workbench.dedup.verification.verify_pair`
+    on each pair it meets, pairs already in one cluster skipped, a pair seen in an earlier band not
+    compared again).
+
+    A bucket lies inside one candidate component, and the walk's decisions in a bucket depend only
+    on the clusters of its rows, so the walk over one component's buckets (in the buckets' order:
+    band, then first row) makes the same comparisons as the walk over all buckets.
+
+    Args:
+        group: ``(root, (buckets (band, rows), bags (index, ids, counts, n_tokens, partition)))``.
+
+    Yields:
+        ``("pair", (band, first row, position), a, b, set Jaccard, multiset Jaccard)`` for each
+        duplicate pair the walk takes (``(band, first row, position)`` orders them as the whole
+        walk would), then one ``("work", counters)`` with the component's counters.
     """
-    (band, left, right, diagonal), block_id = numbered
-    shape, banded = (-1, bands, rows), bands * rows  # a signature may hold more values than the bands use
-    right_index = np.array([m[0] for m in right], dtype=np.int64)
-    right_partition = np.array([m[1] for m in right], dtype=np.int64)
-    right_distinct = np.array([m[2] for m in right], dtype=np.int64)
-    right_bands = np.frombuffer(b"".join(m[3] for m in right), dtype=np.uint32).reshape(len(right), -1)
-    right_bands = right_bands[:, :banded].reshape(shape)[:, :band]
-    numerator, denominator = set_threshold.numerator, set_threshold.denominator
-    firsts, seconds = [], []
-    for position, (index, partition, distinct, signature) in enumerate(left):
-        start = position + 1 if diagonal else 0
-        keep = np.ones(len(right) - start, dtype=bool)
-        if band:
-            earlier = np.frombuffer(signature, dtype=np.uint32)[:banded].reshape(shape)[0, :band]
-            keep &= ~(right_bands[start:] == earlier).all(axis=2).any(axis=1)
-        others = right_distinct[start:]
-        keep &= np.minimum(others, distinct) * denominator >= numerator * np.maximum(others, distinct)
-        if reference is not None and partition == reference:
-            keep &= right_partition[start:] != reference
-        partners = right_index[start:][keep]
-        if len(partners):
-            firsts.append(np.full(len(partners), index, dtype=np.int64))
-            seconds.append(partners)
-    if firsts:
-        yield block_id, (np.concatenate(firsts), np.concatenate(seconds))
+    from workbench.dedup.detection import REFERENCE, _BucketVerifier  # the driver's module, imported once per worker
 
-
-def pair_count(block: tuple) -> int:
-    return len(block[1][0])
-
-
-def block_members(block: tuple) -> Iterator[tuple[int, int]]:
-    """Executors: ``(block id, (a, b))`` -> ``(row, block id)`` for each row of its pairs (to join its bag)."""
-    block_id, (firsts, seconds) = block
-    for row in np.union1d(firsts, seconds).tolist():
-        yield row, block_id
-
-
-def keyed_bag(record: tuple) -> tuple[int, tuple]:
-    """A row record -> ``(index, (token ids, counts, n_tokens, partition))``, the part a join carries."""
-    return record[INDEX], (record[IDS], record[COUNTS], record[N_TOKENS], record[PARTITION])
-
-
-def bag_to_block(joined: tuple) -> tuple[int, tuple]:
-    """``(row, (block id, bag))`` -> ``(block id, (row, bag))``."""
-    row, (block_id, bag) = joined
-    return block_id, (row, bag)
-
-
-def verified_edges(set_threshold: Any, multiset_threshold: Any, counter: Any, group: tuple) -> Iterator[tuple]:
-    """Executors: ``(block id, ([(a, b) arrays], [(row, bag) of each row]))`` -> ``(a, b, set Jaccard,
-    multiset Jaccard, same partition)`` for each pair that :func:`~workbench.dedup.verification.verify_pair`
-    (the local engine's test, exact thresholds) finds a duplicate; ``counter`` counts the pairs verified."""
-    _, (pairs, bags) = group
-    held = {row: (_bag(ids, counts), n_tokens, partition) for row, (ids, counts, n_tokens, partition) in bags}
-    for firsts, seconds in pairs:  # one
-        for a, b in zip(firsts.tolist(), seconds.tolist()):
-            (bag_a, size_a, partition_a), (bag_b, size_b, partition_b) = held[a], held[b]
-            score = verify_pair(bag_a, bag_b, size_a, size_b, set_threshold, multiset_threshold)
-            if score is not None and score.is_duplicate:
-                yield a, b, score.set_jaccard, score.multiset_jaccard, partition_a == partition_b
-        counter.add(len(firsts))
-
-
-# ---------------------------------------------------------------- clusters on the executors
-
-
-def is_same_partition(edge: tuple) -> bool:
-    return edge[4]
-
-
-def is_cross_partition(edge: tuple) -> bool:
-    return not edge[4]
-
-
-def edge_ends(edge: tuple) -> tuple[int, int]:
-    return edge[0], edge[1]
-
-
-def edge_by_component(roots: Any, edge: tuple) -> tuple[int, tuple]:
-    """A duplicate pair -> ``(its component's root, pair)`` (``roots`` a broadcast array by row)."""
-    return int(roots.value[edge[0]]), edge
-
-
-def component_buckets(roots: Any, bucket: tuple[int, list[tuple]]) -> Iterator[tuple]:
-    """Executors: a bucket -> ``(root, (band, first member, members of that component))`` for each
-    component with two or more members in it (``roots`` a broadcast array: row -> its component's
-    root; a row without duplicates is its own). ``(band, first member)`` is the bucket's place in
-    the order the walk takes the buckets."""
-    band, members = bucket
-    indices = [member[0] for member in members]
-    parts: dict[int, list[int]] = {}
-    for index in indices:
-        parts.setdefault(int(roots.value[index]), []).append(index)
-    for root, part in parts.items():
-        if len(part) > 1:
-            yield root, (band, indices[0], part)
+    _, (buckets, bags) = group
+    held = sorted(bags)
+    rows = [bag[0] for bag in held]
+    local = {row: position for position, row in enumerate(rows)}
+    tokens = [FileTokens(_bag(ids, counts), n_tokens, False, None, None) for _, ids, counts, n_tokens, _ in held]
+    partitions = [REFERENCE if partition == reference else partition for *_, partition in held]
+    counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
+    verifier = _BucketVerifier(tokens, partitions, UnionFind(len(rows)), config, counters)
+    largest = 0
+    for band, members in sorted(buckets, key=lambda bucket: (bucket[0], bucket[1][0])):
+        largest = max(largest, len(members))
+        for position, pair in enumerate(verifier.process([local[row] for row in members])):
+            yield "pair", (band, members[0], position), rows[pair.a], rows[pair.b], pair.set_jaccard, pair.multiset_jaccard
+        counter.add(1)
+    yield "work", {**counters, "enumerated": verifier.enumerated, "largest_bucket": largest}
