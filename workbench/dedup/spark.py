@@ -1,4 +1,4 @@
-"""``--engine spark``: steps 1-3 of the dedup pipeline on Apache Spark, with the same results.
+"""``--engine spark``: the dedup pipeline on Apache Spark, with the same results.
 
 The executors run the local engine's own functions, partition by partition:
 
@@ -9,19 +9,31 @@ The executors run the local engine's own functions, partition by partition:
    :func:`~workbench.dedup.clusters.identical_multisets`;
 3. LSH: the representatives' signatures cut into bands and grouped by (band index, band
    values), exactly as :func:`~workbench.dedup.signatures.band_buckets` (no hashing of a
-   band into fewer bits, so no bucket joins two different bands).
+   band into fewer bits, so no bucket joins two different bands);
+4. verification: rows joined by shared buckets form candidate components (union-find on the
+   driver over one edge per bucket row while they are at most :data:`DRIVER_EDGES`, else
+   large-star / small-star on the executors, :mod:`workbench.dedup.spark_components`); each
+   component's buckets and token bags meet in one task, which walks its buckets in the local
+   engine's order with the local engine's :class:`~workbench.dedup.detection._BucketVerifier`
+   (:func:`~workbench.dedup.verification.verify_pair` on each pair it meets, pairs already in
+   one cluster skipped: :func:`workbench.dedup.spark_tasks.walk_component`). Only the duplicate
+   pairs the walk takes, with their Jaccards, and its counters come back.
 
-The driver then runs :func:`~workbench.dedup.detection.verify_and_cluster`, the local
-engine's steps 4-5, on the buckets (ordered as the local engine orders them: band, then
-first member) with the token bags of the rows in a bucket, and nothing else: rows that
-share no bucket with another row never leave the executors. Every row keeps its index in
-the input (split order, then row order), so the outputs do not depend on how the rows are
-partitioned: ``clusters.json``, ``pairs.csv``, ``removed.csv`` and ``report.json`` (apart
-from its timings) equal the local engine's byte for byte (``tests/dedup/test_spark.py``).
+A bucket lies inside one candidate component and the walk's decisions in a bucket depend only
+on the clusters of its rows, so the walks of the components make the same comparisons as one
+walk over all buckets. The driver then runs
+:func:`~workbench.dedup.detection.verify_and_cluster` on the pairs taken, in the walk's order
+(so clusters, keepers, contamination and removals come out in the local engine's order). Every
+row keeps its index in the input (split order, then row order), so the outputs do not depend
+on how the rows are partitioned: ``clusters.json``, ``pairs.csv``, ``removed.csv`` and
+``report.json`` (apart from its timings) equal the local engine's byte for byte
+(``tests/dedup/test_spark.py``).
 
-Bound: the driver holds the bags of the rows that share a bucket (about the local engine's
-memory for those rows; the rest of the corpus is only on the executors) and one small
-record per row (status and token count).
+Bound: the driver holds one small record per row (status, token counts, candidate component)
+and the pairs the walk takes (fewer than the rows, plus every cross-group or contamination
+pair: outputs in full); no token bag reaches it. An executor holds the bags of one candidate
+component at a time: a giant component (one boilerplate template in thousands of files) is one
+task, as large as the local engine's work on those rows.
 
 Example::
 
