@@ -17,19 +17,21 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.dedup.cluster_shape import ClusterShape, Neighbour, TokenPairScorer, describe_clusters
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_bag_groups
 from workbench.dedup.config import DedupConfig
-from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
 from workbench.dedup.text_identity import TextPairScorer, find_text_duplicates
 from workbench.dedup.tokens import FileTokens, SignatureSpec, TokenBags, tokenize_to_bags
 from workbench.dedup.verification import PairScore, verify_pair, verify_sorted_pair
 from workbench.thresholds import exact_threshold
+
+if TYPE_CHECKING:  # only named in annotations: the Spark executors import this module without the data loader
+    from workbench.dedup.rows import DedupRows
 
 #: file status values
 ANALYSED, TOO_SHORT, FAILED = "analysed", "too_short", "failed"
