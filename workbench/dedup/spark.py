@@ -30,8 +30,9 @@ on how the rows are partitioned: ``clusters.json``, ``pairs.csv``, ``removed.csv
 (``tests/dedup/test_spark.py``).
 
 Bound: the driver holds one small record per row (status, token counts, candidate component)
-and the pairs the walk takes (fewer than the rows, plus every cross-group or contamination
-pair: outputs in full); no token bag reaches it. An executor holds the bags of one candidate
+the pairs the walk takes (fewer than the rows, plus every cross-group or contamination pair:
+outputs in full) and the token bags of the rows in token clusters (for
+:mod:`~workbench.dedup.cluster_shape`); the other bags stay on the executors. An executor holds the bags of one candidate
 component at a time: a giant component (one boilerplate template in thousands of files) is one
 task, as large as the local engine's work on those rows.
 
@@ -370,6 +371,8 @@ def _find_duplicates_spark(
         taken, work = _walk_components(spark, config, tokens, buckets, roots, code_of.get(REFERENCE), slices, progress)
         buckets.unpersist()
         timings["verify_executors"] = time.perf_counter() - clock
+        # the shapes of the clusters (cluster_shape) compare rows of one cluster: their bags, and no others
+        bags = _cluster_bags(context, tokens, groups, taken, partitions, n_all, progress)
     finally:
         tokens.unpersist()
 
@@ -378,7 +381,7 @@ def _find_duplicates_spark(
     verdicts = VerifiedEdges([pair[1:] for pair in taken], distinct, exact_threshold(config.set_threshold))
     result = verify_and_cluster(
         Candidates(rows, reference, config, lsh, status, n_tokens, has_error[:n_rows], failures,
-                   partitions, groups, [[pair[1], pair[2]] for pair in taken], None, verdicts),
+                   partitions, groups, [[pair[1], pair[2]] for pair in taken], bags, verdicts),
         progress, timings,
     )
     # the work of the walk over the real buckets (the replay above saw only the pairs taken)
@@ -444,6 +447,27 @@ def _walk_components(spark: Any, config: DedupConfig, tokens: Any, buckets: Any,
             for key, value in record[1].items():
                 work[key] = max(work[key], value) if key == "largest_bucket" else work[key] + value
     return taken, work
+
+
+def _cluster_bags(context: Any, tokens: Any, groups: dict[int, list[int]], taken: list[tuple],
+                  partitions: list[Any], n_all: int, progress: ProgressFactory) -> dict[int, FileTokens]:
+    """The token bags of the rows in token clusters (exact groups, and the exact groups joined by a
+    pair the walk took), brought to the driver for :mod:`~workbench.dedup.cluster_shape`."""
+    wanted = np.zeros(n_all, dtype=bool)
+    for members in groups.values():
+        if len(members) > 1:
+            wanted[members] = True
+    for _, a, b, *_ in taken:
+        if partitions[a] == partitions[b]:
+            wanted[groups[a]] = True
+            wanted[groups[b]] = True
+    needed = context.broadcast(wanted)
+    with progress("spark: bags of clustered rows", int(wanted.sum())) as advance:
+        records = _run("bags of clustered rows", tokens.filter(functools.partial(tasks.is_wanted, needed)).collect)
+        bags = {record[tasks.INDEX]: tasks.file_tokens(record) for record in records}
+        advance(len(bags))
+    needed.unpersist()
+    return bags
 
 
 class VerifiedEdges:
