@@ -267,7 +267,8 @@ class Candidates:
             band by first member, members ascending (:func:`band_buckets`).
         bags: the token bags: a :class:`~workbench.dedup.tokens.TokenBags` of all rows, or
             row index -> :class:`FileTokens` for every row in a bucket at least (a list of
-            all rows, or a dict of the bucket members); ``None`` when ``scores`` is given.
+            all rows, or a dict of the bucket members); with ``scores``, at least the rows of
+            token clusters (the cluster shapes compare them).
         scores: ``scores(a, b)`` (``a < b``) -> the pair's :class:`PairScore`, or ``None`` when
             the size filter rules it out, as :func:`verify_sorted_pair` decides it; for pairs
             verified elsewhere (the Spark executors). ``None``: verify from ``bags`` here.
