@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -124,6 +125,56 @@ def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(sp
 def test_matrix_truth_is_the_brute_force_truth(corpus_2k):
     truth = json.loads((corpus_2k / "truth_clusters.json").read_text())
     assert matrix_truth(corpus_2k / "tokens" / "corpus.jsonl.gz") == sorted(truth, key=lambda c: (-len(c), c))
+
+
+def test_the_executors_walk_is_the_local_walk_on_the_same_token_bags(corpus_2k):
+    """No Spark needed: the records the executors make (``tokenize_partition``) become the local
+    engine's :class:`TokenBags` layout byte for byte, and ``walk_component`` over one component
+    holding every bucket takes the pairs (and Jaccards, and counters) of the local engine's
+    ``_BucketVerifier`` over ``tokenize_to_bags``'s bags."""
+    from workbench.dedup import spark_tasks as tasks
+    from workbench.dedup.clusters import UnionFind
+    from workbench.dedup.detection import _BucketVerifier
+    from workbench.dedup.signatures import minhash_setup
+    from workbench.dedup.tokens import SignatureSpec, TokenBags, tokenize_to_bags
+
+    class Count:  # what the walk needs of a Spark accumulator
+        value = 0
+
+        def add(self, n):
+            self.value += n
+
+    texts = [json.loads(line)["content"] for line in (corpus_2k / "corpus.jsonl").read_text().splitlines()][:1200]
+    texts = list(dict.fromkeys(texts))  # distinct texts: one bag per row on both sides
+    config = DedupConfig(**CORPUS)
+    setup = minhash_setup(config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params)
+    spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
+    local = tokenize_to_bags(texts, ["python"] * len(texts), workers=1, signatures=spec)
+    records = list(tasks.tokenize_partition(spec, Count(), [(i, t, "python", 0) for i, t in enumerate(texts)]))
+    rebuilt = TokenBags.from_buffers([r[tasks.IDS] for r in records], [r[tasks.COUNTS] for r in records],
+                                     [r[tasks.N_TOKENS] for r in records])
+    for name in ("offsets", "ids", "counts", "n_tokens"):
+        assert np.array_equal(getattr(rebuilt, name), getattr(local, name)), name
+
+    keyed: dict = {}
+    for record in records:
+        if tasks.is_analysed(config.min_tokens, record):
+            for key, index in tasks.band_keys(setup.lsh.bands, setup.lsh.rows, record):
+                keyed.setdefault(key, []).append(index)
+    buckets = sorted(filter(None, map(tasks.bucket_indices, keyed.items())), key=lambda b: (b[0], b[1][0]))
+    assert len(buckets) > 100
+
+    counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
+    verifier = _BucketVerifier(local, [None] * len(texts), UnionFind(len(texts)), config, counters)
+    expected = [(p.a, p.b, p.set_jaccard, p.multiset_jaccard) for _, members in buckets for p in verifier.process(members)]
+    in_buckets = sorted({row for _, members in buckets for row in members})
+    bags = [(r[tasks.INDEX], r[tasks.IDS], r[tasks.COUNTS], r[tasks.N_TOKENS], r[tasks.PARTITION])
+            for r in records if r[tasks.INDEX] in set(in_buckets)]
+    walked = list(tasks.walk_component(config, None, Count(), (0, (buckets[::-1], bags[::-1]))))
+    taken = sorted(record[1:] for record in walked if record[0] == "pair")
+    assert [pair[1:] for pair in taken] == expected and len(expected) > 50
+    work = walked[-1][1]
+    assert {key: work[key] for key in counters} == counters and work["enumerated"] == verifier.enumerated
 
 
 def test_a_bucket_of_5000_boilerplate_files(spark, shared_bench, tmp_path):

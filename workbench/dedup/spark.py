@@ -5,8 +5,8 @@ The executors run the local engine's own functions, partition by partition:
 1. tokens and MinHash signatures: :func:`workbench.dedup.tokens._pack_chunk` over chunks of
    each partition (the language plugins, the same token ids, permutations, seed and bands);
 2. the exact pre-pass: rows grouped by (partition, signature, token count, distinct-token
-   count), each group split into identical multisets by
-   :func:`~workbench.dedup.clusters.identical_multisets`;
+   count), each group split into identical multisets by the local engine's
+   :func:`~workbench.dedup.clusters.exact_bag_groups` (bag digest, confirmed byte for byte);
 3. LSH: the representatives' signatures cut into bands and grouped by (band index, band
    values), exactly as :func:`~workbench.dedup.signatures.band_buckets` (no hashing of a
    band into fewer bits, so no bucket joins two different bands);
@@ -15,8 +15,9 @@ The executors run the local engine's own functions, partition by partition:
    large-star / small-star on the executors, :mod:`workbench.dedup.spark_components`); each
    component's buckets and token bags meet in one task, which walks its buckets in the local
    engine's order with the local engine's :class:`~workbench.dedup.detection._BucketVerifier`
-   (:func:`~workbench.dedup.verification.verify_pair` on each pair it meets, pairs already in
-   one cluster skipped: :func:`workbench.dedup.spark_tasks.walk_component`). Only the duplicate
+   on the component's :class:`~workbench.dedup.tokens.TokenBags`
+   (:func:`~workbench.dedup.verification.verify_sorted_pair` on each pair it meets, pairs already
+   in one cluster skipped: :func:`workbench.dedup.spark_tasks.walk_component`). Only the duplicate
    pairs the walk takes, with their Jaccards, and its counters come back.
 
 A bucket lies inside one candidate component and the walk's decisions in a bucket depend only
@@ -75,7 +76,7 @@ from workbench.dedup.detection import (
     ProgressFactory,
     _minhash_setup,
     _no_progress,
-    _status,
+    _statuses,
     verify_and_cluster,
 )
 from workbench.dedup.rows import DedupRows
@@ -314,15 +315,17 @@ def _find_duplicates_spark(
     try:
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
             facts = _run("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
-        n_tokens, has_error, failures, status = [0] * n_all, [False] * n_all, {}, [""] * n_all
+        n_tokens, has_error, failures = np.zeros(n_all, dtype=np.int64), [False] * n_all, {}
         distinct = np.zeros(n_all, dtype=np.int64)
         for index, count, error, failure, kinds in facts:
             n_tokens[index], has_error[index], distinct[index] = count, error, kinds
-            status[index] = _status(FileTokens({}, count, error, failure), config.min_tokens)
-            if failure is not None and index < n_rows:
+            if failure is not None:
                 failures[index] = failure
         failures = dict(sorted(failures.items()))
         del facts
+        status = _statuses(n_tokens, failures, config.min_tokens)
+        n_tokens = n_tokens.tolist()
+        failures = {row: reason for row, reason in failures.items() if row < n_rows}
         timings["tokenize_minhash"] = time.perf_counter() - clock
 
         # 2. exact pre-pass: identical multisets, grouped and confirmed on the executors
@@ -472,7 +475,7 @@ def _cluster_bags(context: Any, tokens: Any, groups: dict[int, list[int]], taken
 
 class VerifiedEdges:
     """The executors' verdicts on candidate pairs, answered as
-    :func:`~workbench.dedup.verification.verify_pair` answers (the ``scores`` of
+    :func:`~workbench.dedup.verification.verify_sorted_pair` answers (the ``scores`` of
     :class:`~workbench.dedup.detection.Candidates`).
 
     Args:
@@ -480,7 +483,7 @@ class VerifiedEdges:
         distinct: distinct tokens per row (the size filter's input).
         set_threshold: t0, exact.
 
-    A pair the size filter rules out is ``None`` (as in ``verify_pair``); any other pair that
+    A pair the size filter rules out is ``None`` (as in ``verify_sorted_pair``); any other pair that
     is not among ``edges`` is a rejected pair (``NaN`` Jaccards: only the verdict is used).
     """
 

@@ -1,6 +1,13 @@
 """What the Spark executors run for ``--engine spark`` (:mod:`workbench.dedup.spark`): the local
 engine's tokenizer, signatures, exact-multiset test and bucket walk over row records.
 
+A row's tokens travel as the bytes :func:`_pack_chunk` made (distinct ids ascending, counts
+aligned); where the local engine's code needs bags, the rows at hand become a
+:class:`~workbench.dedup.tokens.TokenBags` (:meth:`TokenBags.from_buffers`), so the exact
+pre-pass (:func:`~workbench.dedup.clusters.exact_bag_groups`) and the verification
+(:func:`~workbench.dedup.verification.verify_sorted_pair`) are the local engine's, on the same
+layout.
+
 A module of its own that imports only :mod:`workbench.dedup.tokens` and
 :mod:`workbench.dedup.clusters`: each executor's Python imports it once, and the driver's
 modules (the data loader with ``datasets``: 1-5 s of imports) stay out of the executors until
@@ -16,8 +23,8 @@ from typing import Any
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from workbench.dedup.clusters import UnionFind, identical_multisets
-from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, _pack_chunk
+from workbench.dedup.clusters import UnionFind, exact_bag_groups
+from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, TokenBags, _pack_chunk
 
 #: a row on the executors: plain values and byte buffers, which (un)pickle at memcpy speed
 #: (index, partition, n_tokens, has_error, failure, signature or None, token ids uint64, counts uint32)
@@ -76,12 +83,13 @@ def _exact_key_hash(record: tuple) -> int:
 
 
 def exact_classes(group: tuple) -> Iterator[list[int]]:
-    """Executors: the records of one exact key -> its classes of identical multisets with two or more rows."""
+    """Executors: the records of one exact key -> its classes of identical multisets with two or
+    more rows (the local engine's :func:`~workbench.dedup.clusters.exact_bag_groups` on their bags)."""
     records = sorted(group[1])
     if len(records) < 2:
         return
-    bags = [file_tokens(record).counts for record in records]
-    for same in identical_multisets(range(len(records)), bags):
+    bags = TokenBags.from_buffers([r[IDS] for r in records], [r[COUNTS] for r in records], [r[N_TOKENS] for r in records])
+    for same in exact_bag_groups(bags, [r[PARTITION] for r in records], [True] * len(records)).values():
         if len(same) > 1:
             yield [records[position][INDEX] for position in same]
 
@@ -173,7 +181,8 @@ def bag_by_component(roots: Any, record: tuple) -> tuple[int, tuple]:
 def walk_component(config: Any, reference: int | None, counter: Any, group: tuple) -> Iterator[tuple]:
     """Executors: one candidate component (rows joined by shared buckets) -> what the local engine's
     walk over its buckets finds, with the local engine's own code
-    (:class:`~workbench.dedup.detection._BucketVerifier`: :func:`~workbench.dedup.verification.verify_pair`
+    (:class:`~workbench.dedup.detection._BucketVerifier` on the component's
+    :class:`~workbench.dedup.tokens.TokenBags`: :func:`~workbench.dedup.verification.verify_sorted_pair`
     on each pair it meets, pairs already in one cluster skipped, a pair seen in an earlier band not
     compared again).
 
@@ -195,7 +204,7 @@ def walk_component(config: Any, reference: int | None, counter: Any, group: tupl
     held = sorted(bags)
     rows = [bag[0] for bag in held]
     local = {row: position for position, row in enumerate(rows)}
-    tokens = [FileTokens(_bag(ids, counts), n_tokens, False, None, None) for _, ids, counts, n_tokens, _ in held]
+    tokens = TokenBags.from_buffers([bag[1] for bag in held], [bag[2] for bag in held], [bag[3] for bag in held])
     partitions = [REFERENCE if partition == reference else partition for *_, partition in held]
     counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
     verifier = _BucketVerifier(tokens, partitions, UnionFind(len(rows)), config, counters)

@@ -349,6 +349,44 @@ class TokenBags:
         return FileTokens(dict(zip(ids.tolist(), counts.tolist())), int(self.n_tokens[bag]),
                           bool(self.has_error[bag]), None, signature)
 
+    @classmethod
+    def from_buffers(cls, ids: Sequence[bytes], counts: Sequence[bytes], n_tokens: Sequence[int]) -> TokenBags:
+        """One bag per row from each row's token buffers, as :func:`tokenize_to_bags` lays them
+        out: for the Spark executors, which hold a row's tokens as the bytes of a
+        :class:`_TokenChunk` slice.
+
+        Args:
+            ids: per row, its distinct token ids as ``uint64`` bytes, ascending.
+            counts: per row, their occurrences as ``uint32`` bytes (aligned with ``ids``).
+            n_tokens: per row, the multiset size.
+
+        Returns:
+            a :class:`TokenBags` with row ``k`` in bag ``k`` (no failures, no parse errors, no
+            signatures).
+
+        Raises:
+            ValueError: the three sequences differ in length, or a row's ids and counts do.
+
+        Example:
+
+        >>> one = np.array([3, 7], dtype=np.uint64).tobytes()
+        >>> bags = TokenBags.from_buffers([one], [np.array([2, 1], dtype=np.uint32).tobytes()], [3])
+        >>> bags.row(0).counts
+        {3: 2, 7: 1}
+        """
+        if not len(ids) == len(counts) == len(n_tokens):
+            raise ValueError("ids, counts and n_tokens must have one entry per row")
+        lengths = np.fromiter((len(buffer) // 8 for buffer in ids), dtype=np.int64, count=len(ids))
+        if any(len(c) != 4 * int(n) for c, n in zip(counts, lengths)):
+            raise ValueError("each row's counts must align with its ids (one uint32 per uint64 id)")
+        n_rows = len(ids)
+        offsets = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(np.arange(n_rows, dtype=np.int64), offsets, np.frombuffer(b"".join(ids), dtype=np.uint64),
+                   np.frombuffer(b"".join(counts), dtype=np.uint32), np.asarray(n_tokens, dtype=np.int64).reshape(n_rows),
+                   np.zeros(n_rows, dtype=bool), {}, np.zeros((n_rows, 0), dtype=np.uint32),
+                   np.zeros(n_rows, dtype=bool), {"tokens": 0.0, "signatures": 0.0})
+
 
 class _BagBuilder:
     """Collects :class:`_TokenChunk` s in bag order and joins them into a :class:`TokenBags`."""
