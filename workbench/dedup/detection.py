@@ -409,6 +409,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     for row, pair in contaminated_by.items():
         neighbours[row] = Neighbour(pair.b, pair.set_jaccard, pair.multiset_jaccard, pair.kind, None)
     counters["shape_comparisons"] = score.comparisons
+    counters["shape_bounded_clusters"] = sum(shape.bounded for shape in shapes)
     timings["shape"] = time.perf_counter() - clock
 
     return DedupResult(

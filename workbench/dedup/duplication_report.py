@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT
+from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT, SHAPE_BUDGET_MIN, SHAPE_BUDGET_PER_MULTISET
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
 
@@ -201,10 +201,17 @@ def _cluster_shape(result: DedupResult) -> dict:
         "undecided_clusters": sum(1 for shape in result.shapes if shape.chained is None),
         "exact_diameter_limit": EXACT_DIAMETER_LIMIT,
         "largest_chained": largest,
+        "comparison_budget": {"min": SHAPE_BUDGET_MIN, "per_multiset": SHAPE_BUDGET_PER_MULTISET},
+        "bounded_clusters": sum(1 for shape in result.shapes if shape.bounded),
+        "hops_upper_bound_rows": sum(1 for found in result.neighbours.values() if not found.hops_exact),
         "definition": (
             "a cluster is chained when its diameter (longest shortest path between two rows in the graph of duplicate "
             f"pairs) exceeds 1; exact for clusters of up to {EXACT_DIAMETER_LIMIT} distinct token multisets, else a "
-            "double-sweep lower bound (diameter_exact false); undecided: lower bound 1 above the limit"),
+            "double-sweep lower bound (diameter_exact false); undecided: lower bound 1 above the limit; bounded: "
+            f"a cluster above the limit whose sweeps would put more than max({SHAPE_BUDGET_MIN}, "
+            f"{SHAPE_BUDGET_PER_MULTISET} x distinct multisets) pairs to the verifier stops comparing there and "
+            "follows the run's verified pairs only: its diameter is still a lower bound, its neighbours still "
+            "verified duplicates, the hop counts of hops_upper_bound_rows removed rows upper bounds"),
     }
 
 
@@ -359,6 +366,9 @@ def render_report(report: dict) -> list:
         bound = "" if largest_chain["diameter_exact"] else ">= "
         chained += (f"; largest: {largest_chain['size']} rows, diameter {bound}{largest_chain['diameter']}, "
                     f"kept {largest_chain['representative']}")
+    if shape.get("bounded_clusters"):
+        chained += (f"; {shape['bounded_clusters']} searched within the work bound "
+                    f"({shape['hops_upper_bound_rows']} hop counts upper bounds)")
     facts.add_row("chained clusters (diameter > 1)", chained)
     if shape["undecided_clusters"]:
         facts.add_row("clusters too large to decide chaining", str(shape["undecided_clusters"]))
