@@ -9,6 +9,7 @@ correlations by ``workbench correlate``.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -19,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
+from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import WorkbenchError
 from workbench.report import build_report_data, render_html, write_report
 from workbench.report.references import REFERENCE_CORRELATIONS
@@ -48,8 +50,8 @@ def data() -> dict:
 
 def test_fixture_is_small_and_complete():
     size = sum(p.stat().st_size for p in FIXTURE.rglob("*") if p.is_file())
-    assert size < 300_000
-    for relative in ("data.jsonl", "dedup/report.json", "decontaminate/report.json", "execute/results.jsonl",
+    assert size < 310_000  # 300 KB until dedup/ was rerun with its cluster shapes (+7 KB)
+    for relative in ("data.jsonl", "dedup/report.json", "dedup/cluster_shapes.csv", "decontaminate/report.json", "execute/results.jsonl",
                      "score/llm/traces.jsonl", "score/all/scores.jsonl", "correlate/subset.json", "correlate/all.json"):
         assert (FIXTURE / relative).is_file(), relative
 
@@ -129,6 +131,63 @@ def test_duplicate_marks_reach_the_sample_views(run_dir):
         {"reference_id": "HumanEval/8", "set_jaccard": "0.9", "multiset_jaccard": "0.85"}]
     html = render_html(build_report_data(run_dir))
     assert f"a duplicate of {first}" in html and "Near-duplicate of benchmark row HumanEval/8" in html
+
+
+def _table_rows(html: str, table_id: str) -> list[list[str]]:
+    """The cell texts of each row of the table with ``id=table_id`` (header rows left out)."""
+    table = re.search(rf'<table id="{table_id}">(.*?)</table>', html, re.S).group(1)
+    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S) if "<td" in row]
+
+
+def test_removed_rows_show_their_verified_neighbour(data):
+    """The fixture's dedup (rerun with the neighbour columns): every in-set removal, its neighbour
+    and Jaccards as removed.csv has them, the near copy first; no chained cluster among the 7."""
+    removed = [row for row in csv.DictReader((FIXTURE / "dedup" / "removed.csv").open(newline=""))]
+    in_set = data["duplication"]["in_set"]
+    examples = in_set["removed_examples"]
+    assert len(examples) == len(removed) == 7
+    assert examples[0] == next(row for row in removed if row["reason"] == "near_duplicate")
+    assert examples[0]["id"] == "HumanEval/5:64" and examples[0]["neighbour"] == "HumanEval/5:44"
+    report = json.loads((FIXTURE / "dedup" / "report.json").read_text())
+    assert in_set["cluster_shape"]["chained_clusters"] == report["cluster_shape"]["chained_clusters"] == 0
+    assert in_set["cluster_shape"]["clusters"] == len(json.loads((FIXTURE / "dedup" / "clusters.json").read_text()))
+    html = render_html(data)
+    shown = _table_rows(html, "dedup-removed")
+    assert shown == [[row[c] for c in ("id", "reason", "duplicate_of", "neighbour", "neighbour_kind", "set_jaccard",
+                                      "multiset_jaccard", "hops_to_kept")] for row in examples]
+    assert shown[0] == ["HumanEval/5:64", "near_duplicate", "HumanEval/5:44", "HumanEval/5:44", "near", "0.900000",
+                        "0.739130", "1"]
+    chained = re.sub(r"<[^>]+>", "", re.search(r'<p id="dedup-chained">(.*?)</p>', html, re.S).group(1))
+    assert "diameter > 1" in chained.replace("&gt;", ">") and ": 0 of 7 clusters." in chained
+
+
+def test_chained_clusters_of_a_real_dedup_reach_the_report(run_dir):
+    """A real ``run_dedup`` into the run folder's dedup/: a chain a~b~c (a and c no duplicates:
+    J = 16/24) is counted and shown as the largest chained cluster, and c's neighbour is b, two hops."""
+    def idents(lo: int, hi: int) -> str:
+        return "".join(f"t{i}\n" for i in range(lo, hi + 1))
+
+    rows = [{"id": "a", "content": idents(1, 20)}, {"id": "b", "content": idents(3, 22)},
+            {"id": "c", "content": idents(5, 24)}, {"id": "x", "content": idents(100, 119)},
+            {"id": "y", "content": idents(100, 119)}]
+    source = run_dir / "chain.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    shutil.rmtree(run_dir / "dedup")
+    run_dedup(str(source), DedupConfig(workers=1), output_dir=run_dir / "dedup")
+    data = build_report_data(run_dir)
+    shape = data["duplication"]["in_set"]["cluster_shape"]
+    assert (shape["chained_clusters"], shape["clusters"]) == (1, 2)
+    assert shape["largest_chained"] | {"sample": None} == {"size": 3, "diameter": 2, "diameter_exact": True,
+                                                          "representative": "a", "sample": None}
+    html = render_html(data)
+    chained = re.sub(r"<[^>]+>", "", re.search(r'<p id="dedup-chained">(.*?)</p>', html, re.S).group(1))
+    assert ": 1 of 2 clusters." in chained and "Largest chained cluster: 3 rows, diameter 2, kept a (a, b, c)." in chained
+    shown = _table_rows(html, "dedup-removed")
+    assert shown == [["c", "near_duplicate", "a", "b", "near", "0.818182", "0.818182", "2"],
+                     ["b", "near_duplicate", "a", "a", "near", "0.818182", "0.818182", "1"],
+                     ["y", "exact_duplicate", "x", "x", "exact", "1.000000", "1.000000", "1"]]
+    assert re.search(r"<td class=\"num\">3</td><td>a</td>\s*<td class=\"num\">2</td>\s*<td>yes</td>", html)
 
 
 def test_every_scored_sample_gets_a_full_view(data):

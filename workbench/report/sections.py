@@ -113,8 +113,10 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
         ``{"in_set": {...} | None, "against": {...} | None}``: ``in_set`` has the report's
         ``overall`` counts (duplication factor = rows in clusters beyond one kept per cluster,
         divided by analysed rows; Allamanis 2019, see :mod:`workbench.dedup.duplication_report`), the group
-        summary and the largest clusters; ``against`` has the ``contamination`` block and the rows
-        of ``contamination.csv``.
+        summary, the largest clusters, ``cluster_shape`` (the report's chained-cluster counts and
+        largest chained cluster, with ``clusters``: all clusters; ``None`` for a dedup that
+        predates them) and ``removed_examples`` (:func:`removed_examples`); ``against`` has the
+        ``contamination`` block and the rows of ``contamination.csv``.
     """
     in_set = folder.json_object(RunLayout.dedup_file("dedup", RunLayout.DEDUP_REPORT))
     against = folder.json_object(RunLayout.dedup_file("decontaminate", RunLayout.DEDUP_REPORT))
@@ -126,6 +128,8 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
             "largest_clusters": _records(in_set.get("largest_clusters"))[:10],
             "parameters": _mapping(in_set.get("parameters")),
             "failures": _mapping(in_set.get("failures")),
+            "cluster_shape": _cluster_shape(in_set),
+            "removed_examples": removed_examples(folder.csv(RunLayout.dedup_file("dedup", RunLayout.DEDUP_REMOVED))),
         }
     if isinstance(against, dict):
         section["against"] = {
@@ -135,6 +139,58 @@ def duplication_section(folder: RunFolder) -> dict[str, Any]:
             "parameters": _mapping(against.get("parameters")),
         }
     return section
+
+
+#: removed rows shown with their verified neighbour in the report
+REMOVED_EXAMPLES = 10
+#: the order the examples are picked in: the most telling first (a near copy says more than an identical one)
+_REASON_ORDER = ("near_duplicate", "exact_duplicate", "exact_text_duplicate")
+
+
+def removed_examples(rows: list[dict[str, str]] | None, limit: int = REMOVED_EXAMPLES) -> list[dict[str, str]] | None:
+    """Example rows of ``removed.csv`` with the verified neighbour each is a copy of.
+
+    Args:
+        rows: ``removed.csv`` (``id, split, reason, duplicate_of, neighbour, neighbour_kind,
+            set_jaccard, multiset_jaccard, hops_to_kept``; see
+            :mod:`workbench.dedup.cluster_shape`), or ``None``.
+        limit: the most rows returned.
+
+    Returns:
+        up to ``limit`` in-set removals (``contaminated`` rows are the decontaminate section's),
+        near copies first, then identical ones, then identical short text, each group in file
+        order, farthest from the kept row first (a chain shows); ``None`` when the file is
+        missing or predates the ``neighbour`` column.
+
+    Example:
+        >>> removed_examples([{"id": "b", "reason": "exact_duplicate", "neighbour": "a", "hops_to_kept": "1"},
+        ...                   {"id": "c", "reason": "near_duplicate", "neighbour": "b", "hops_to_kept": "2"}])[0]["id"]
+        'c'
+    """
+    if not rows or "neighbour" not in rows[0]:
+        return None
+
+    def hops(row: dict[str, str]) -> int:
+        value = row.get("hops_to_kept") or ""
+        return int(value) if value.isdigit() else 0
+
+    in_set = [row for row in rows if row.get("reason") in _REASON_ORDER]
+    in_set.sort(key=lambda row: (_REASON_ORDER.index(row["reason"]), -hops(row)))  # stable: file order within
+    return in_set[:limit]
+
+
+def _cluster_shape(in_set: dict[str, Any]) -> dict[str, Any] | None:
+    shape = _mapping(in_set.get("cluster_shape"))
+    if shape is None:
+        return None
+    overall = _mapping(in_set.get("overall")) or {}
+    clusters = [overall.get("clusters"), overall.get("exact_text_clusters")]
+    return {
+        **{key: shape.get(key) for key in ("chained_clusters", "undecided_clusters", "bounded_clusters",
+                                            "hops_upper_bound_rows", "exact_diameter_limit")},
+        "largest_chained": _mapping(shape.get("largest_chained")),
+        "clusters": sum(c for c in clusters if isinstance(c, int)) if any(isinstance(c, int) for c in clusters) else None,
+    }
 
 
 def bias_section(folder: RunFolder) -> dict[str, Any] | None:
