@@ -106,8 +106,13 @@ def serve(
         n_ctx: context window per slot in tokens (default as ``local/``: 4096 or
             ``$WORKBENCH_LOCAL_N_CTX``).
         n_threads: CPU threads (default: every usable CPU, or ``$WORKBENCH_LOCAL_THREADS``).
-        parallel: slots decoded at once; more than 1 lets concurrent requests share the model
-            (their answers may then differ in the last digits from a lone request's).
+        parallel: slots decoded at once; more than 1 lets concurrent requests share the model,
+            but then an answer depends on what else is decoded with it: the logits of a batch
+            of two differ from a lone request's, and at temperature > 0 with a fixed seed the
+            sampled text soon differs too (measured with smollm2-135m at temperature 0.2, seed
+            0: the same request alone twice gave identical text and log-probabilities; decoded
+            beside another it diverged from the second token on). Keep 1 where answers must
+            be reproducible (a fixed seed then gives the same answer however calls overlap).
 
     Returns:
         a :class:`ServedModel`.
