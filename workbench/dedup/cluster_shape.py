@@ -248,9 +248,11 @@ def describe_cluster(
         exact, bounded = True, False
     else:  # compare each reached row with the rows not reached yet: a double sweep
         edges = None
-        sweep = _BoundedSweep(score, verified,
-                              None if verified is None else budget if budget is not None
-                              else comparison_budget(len(representatives)))
+        if verified is None:  # nothing to finish a stopped search with: no bound
+            allowed = None
+        else:
+            allowed = budget if budget is not None else comparison_budget(len(representatives))
+        sweep = _BoundedSweep(score, verified, allowed)
         distance, parent = _search(start, representatives, sweep.reach)
         cut = sweep.cut
         farthest = min(representatives, key=lambda r: (-distance[r], r))
