@@ -7,6 +7,7 @@ reached through litellm's real HTTP path; it answers 500 where a test says so.
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -101,3 +102,24 @@ cache = "off"
     again = CliRunner().invoke(app, ["run", str(config)])
     assert again.exit_code == 3, again.output
     assert "up-to-date" in again.output
+
+
+def test_a_resumed_run_is_judged_over_the_whole_folder(ice_slice, fake_openai, tmp_path):
+    """An interrupted run left the 2 answered samples of HumanEval/0; the resumed run gets a 500
+    for the other 2. The folder holds 2 usable ice-score rows of 4, as an uninterrupted run with
+    the same answers would, so it exits 0 (not 3 for "2 of 2 rows failed"); a second resume with
+    nothing left reports the same folder and keeps run.json's counts and means."""
+    first = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path, "--limit", "2"))
+    assert first.exit_code == 0, first.output
+    fake_openai.status = 500
+    for attempt in range(2):
+        resumed = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path, "--resume"))
+        assert resumed.exit_code == 0, (attempt, resumed.output)
+        report = json.loads((tmp_path / "out" / "run.json").read_text())
+        assert report["statuses"]["ice-score"] == {"ok": 2, "llm_error": 2}, attempt
+        assert report["statuses"]["chrf"] == {"ok": 4}, attempt
+        assert report["mean_scores"]["ice-score"] == 3.0 and report["mean_scores"]["chrf"] is not None
+        assert report["failures"]["counts"]["ice-score"] == {"failed": 2, "usable": 2, "rows": 4}
+        assert report["rows_written"] == (4 if attempt == 0 else 0)
+        assert report["resumed_rows"] == (4 if attempt == 0 else 8)
+        assert re.search(r"ice-score\s*│\s*4\s*│\s*2\s*│\s*2\s*│", resumed.output), resumed.output

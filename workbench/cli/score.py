@@ -75,11 +75,11 @@ _READ_WORDS = {
 
 
 def print_report(report: Any) -> None:
-    """The per-method table, how the LLM scores were read (and any fallback) and the LLM
-    accounting of a finished run."""
+    """The per-method table and how the LLM scores were read (and any fallback), over every
+    row of the run folder (a resumed run included), then this invocation's LLM accounting."""
     from workbench.score.job import fallback_notes
 
-    table = Table(title="workbench score")
+    table = Table(title="workbench score: every row of the run folder")
     for column in ("method", "rows", "ok", "llm_error", "parse_error", "budget_exceeded", "other", "mean score"):
         table.add_column(column)
     for name, counts in report.statuses.items():
@@ -100,7 +100,7 @@ def print_report(report: Any) -> None:
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(
-        f"LLM: {usage['calls']} calls, {usage['cache_hits']} cache hits, {usage['tokens']} tokens "
+        f"this invocation: LLM {usage['calls']} calls, {usage['cache_hits']} cache hits, {usage['tokens']} tokens "
         f"({usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion), ${usage['cost_usd']:.4f}"
         + (f" ({usage['unpriced_calls']} calls not in litellm's cost map)" if usage["unpriced_calls"] else "")
     )

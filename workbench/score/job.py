@@ -176,22 +176,24 @@ class RunReport:
     """What a run did (also written to ``run.json``).
 
     Attributes:
-        rows_written: rows appended by this run.
-        resumed_rows: (sample, method) pairs of this run found in ``scores.jsonl`` and not
-            scored again (rows of other samples or methods stay in the file, uncounted).
-        statuses: method -> status -> count (this run's rows).
-        mean_scores: method -> mean score of this run's ``ok`` rows.
-        score_reads: LLM method -> how its ``ok`` rows were read -> count (``expected``,
+        rows_written: rows appended by this invocation.
+        resumed_rows: (sample, method) pairs of this invocation found in ``scores.jsonl`` and
+            not scored again.
+        statuses: method -> status -> count over every row of the folder's ``scores.jsonl``
+            (a resumed run counts the rows of the runs it continued, as an uninterrupted run
+            would; :func:`summarise_rows`).
+        mean_scores: method -> mean score of the folder's ``ok`` rows.
+        score_reads: LLM method -> how the folder's ``ok`` rows were read -> count (``expected``,
             ``sampled``, or ``sampled-fallback`` where ``expected`` was asked for but the
             provider sent no usable log-probabilities).
-        usage: LLM accounting of this run.
-        wall_seconds: the run's wall time.
-        llm_seconds: wall time inside LLM calls (summed over threads).
+        usage: LLM accounting of this invocation only.
+        wall_seconds: this invocation's wall time.
+        llm_seconds: wall time inside LLM calls of this invocation (summed over threads).
         outside_llm_share: 1 - llm_seconds / (wall_seconds * min(workers, samples to score)),
             the share of the busy workers' time spent outside LLM calls (``None`` when
             nothing ran).
         paths: output files.
-        failures: the verdict on this run's failures (:func:`workbench.failures.check_failures`
+        failures: the verdict on the folder's rows (:func:`workbench.failures.check_failures`
             per method: ``exit_status``, ``message``, ``limit``, ``counts``), what the command's
             exit status is.
         notes: what the user should know about the samples (:func:`sample_notes`: generations
@@ -406,9 +408,6 @@ def score_samples(
         atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(), "status": "running"},
                                           indent=2))
 
-        statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
-        reads: dict[str, Counter] = {m.name: Counter() for m in methods if m.uses_llm}
-        score_values: dict[str, list[float]] = {m.name: [] for m in methods}
         written = 0
         started = time.perf_counter()
 
@@ -455,13 +454,7 @@ def score_samples(
                 futures = [pool.submit(work, sample) for sample in todo]
                 try:
                     for future in as_completed(futures):
-                        for row in future.result():
-                            written += 1
-                            statuses[row["method"]][row["status"]] += 1
-                            if row["status"] == "ok" and row["score"] is not None:
-                                score_values[row["method"]].append(row["score"])
-                                if row["score_read"] is not None:
-                                    reads[row["method"]][row["score_read"]] += 1
+                        written += len(future.result())
                 except BaseException:
                     for future in futures:
                         future.cancel()
@@ -478,12 +471,15 @@ def score_samples(
         wall = time.perf_counter() - started
         usage = llm.usage if llm is not None else Usage()
         capacity = wall * min(config.parallel_samples, max(1, len(todo)))
+        # the verdict and the table are the folder's (as ``workbench execute --resume`` counts its
+        # whole results file): a resumed run that scored only failures still holds usable rows
+        statuses, mean_scores, score_reads = summarise_rows(read_jsonl(scores_path), methods)
         report = RunReport(
             rows_written=written,
             resumed_rows=resumed,
-            statuses={name: dict(counter) for name, counter in statuses.items()},
-            mean_scores={name: (statistics.fmean(v) if v else None) for name, v in score_values.items()},
-            score_reads={name: dict(counter) for name, counter in reads.items()},
+            statuses=statuses,
+            mean_scores=mean_scores,
+            score_reads=score_reads,
             usage=usage.as_dict(),
             wall_seconds=wall,
             llm_seconds=usage.llm_seconds,
@@ -499,6 +495,38 @@ def score_samples(
         return report
     finally:
         lock.release()
+
+
+def summarise_rows(
+    rows: Iterable[dict[str, Any]], methods: list[ScoringMethod]
+) -> tuple[dict[str, dict[str, int]], dict[str, float | None], dict[str, dict[str, int]]]:
+    """Count a run folder's ``scores.jsonl`` rows per method: what :class:`RunReport` reports.
+
+    Args:
+        rows: the folder's current rows (after :func:`~workbench.score.wide_table.keep_current_rows`),
+            from this invocation and any earlier one it resumed.
+        methods: this run's methods; each gets an entry (in this order) even without rows, and the
+            LLM ones a ``score_reads`` entry. Methods of earlier runs found in ``rows`` follow.
+
+    Returns:
+        ``(statuses, mean_scores, score_reads)``: method -> status -> count; method -> mean
+        score of its ``ok`` rows (``None`` when it has none); method -> how its ``ok`` rows
+        were read -> count (methods whose rows record a ``score_read``).
+    """
+    statuses: dict[str, Counter] = {m.name: Counter() for m in methods}
+    reads: dict[str, Counter] = {m.name: Counter() for m in methods if m.uses_llm}
+    values: dict[str, list[float]] = {m.name: [] for m in methods}
+    for row in rows:
+        name = row["method"]
+        statuses.setdefault(name, Counter())[row["status"]] += 1
+        values.setdefault(name, [])
+        if row["status"] == "ok" and row.get("score") is not None:
+            values[name].append(row["score"])
+            if row.get("score_read") is not None:
+                reads.setdefault(name, Counter())[row["score_read"]] += 1
+    return ({name: dict(counter) for name, counter in statuses.items()},
+            {name: (statistics.fmean(v) if v else None) for name, v in values.items()},
+            {name: dict(counter) for name, counter in reads.items()})
 
 
 def run_score(
