@@ -272,3 +272,42 @@ def test_a_column_named_in_a_stage_table_is_checked_before_any_stage(tmp_path: P
     with pytest.raises(MissingColumnError, match=r"'task'.*\[dedup\] group_column"):
         run_pipeline(build_config(raw))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_failed_stage_skips_what_reads_it_and_the_report_still_shows_it(tmp_path: Path) -> None:
+    """The execute stage fails for real (task ids T0.. are not HumanEval problems): dedup and
+    score_all, which do not read its results, still run; correlate_all and bias, which do, are
+    skipped with the reason; the report stage runs and its page says where the run failed."""
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["dedup", "execute", "score_all", "correlate_all", "bias",
+                                                          "report"], lambda i: i + 1)
+    config.write_text(config.read_text() + "[execute]\nworkers = 1\n[bias]\nresamples = 100\n")
+    result = CliRunner().invoke(app, ["run", str(config)])
+    assert result.exit_code == 1, result.output
+    stages = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]
+    assert stages["execute"]["status"] == "failed" and "not in the problems" in stages["execute"]["error"]
+    assert {name: stages[name]["status"] for name in ("dedup", "score_all", "report")} == dict.fromkeys(
+        ("dedup", "score_all", "report"), "done")
+    for name in ("correlate_all", "bias"):
+        assert (stages[name]["status"], stages[name]["detail"]) == ("skipped", "stage execute failed"), name
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "failed at stage execute" in page and "not in the problems" in page
+    assert "rerun the same command to continue" in " ".join(result.output.split())
+
+
+def test_execute_max_samples_that_misses_the_scored_subset_is_a_preflight_warning(tmp_path: Path) -> None:
+    """[score] selects its stratified subset among all 3,220 rows; [execute] max_samples = 100
+    runs only the first 100, so correlate would join nothing: the dry run says so."""
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute", "score", "correlate"]\n'
+                      '[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                      'label_column = "passed"\n[execute]\nmax_samples = 100\n'
+                      '[score]\nmethod = ["p-correct"]\nmodel = "openai/judge"\nlimit = 4\nselect = "stratified"\n')
+    warned = CliRunner().invoke(app, ["run", str(config), "--dry-run"], env={"OPENAI_API_KEY": "sk-test"})
+    assert warned.exit_code == 0, warned.output
+    text = " ".join(warned.output.split())
+    assert ("[execute] max_samples = 100 runs the first 100 rows, but 4 of the 4 samples [score] selects "
+            "(select = 'stratified') are not among them: the correlate stage will find no row to join and fail") in text
+    # the first 4 rows are among the first 100: nothing to warn about
+    fine = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", 'score.select="first"'],
+                              env={"OPENAI_API_KEY": "sk-test"})
+    assert fine.exit_code == 0 and "rows, but" not in fine.output, fine.output

@@ -55,8 +55,7 @@ def run_command(
 
     if dry_run:
         preflight = run_preflight(config)
-        for note in preflight.notes:
-            err_console.print(f"[yellow]{escape(note)}[/yellow]")
+        _print_preflight_notes(preflight)
         console.print(escape(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}"))
         for plan, action in preview(config, preflight.plans, only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
@@ -77,7 +76,8 @@ def run_command(
             err_console.print(f"[green]{plan.name}[/green]: up to date (outputs and options unchanged)")
 
     try:
-        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage, run_stage=_run_stage)
+        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage, run_stage=_run_stage,
+                              on_preflight=_print_preflight_notes)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
@@ -97,6 +97,9 @@ def run_command(
             if outcome.exit_status:
                 err_console.print(f"[bold red]{escape(outcome.name)}: exit status {outcome.exit_status}[/bold red] "
                                   f"{escape(outcome.detail or '')}", soft_wrap=True)
+        if any(outcome.status == "failed" for outcome in result.outcomes):
+            err_console.print("Finished stages are kept; fix the failed stage's cause and rerun the same command "
+                              "to continue.", soft_wrap=True)
         raise typer.Exit(result.exit_status)
 
 
@@ -135,6 +138,12 @@ def _interval(block: dict | None, coefficient: str) -> str:
     low, high = block.get(f"{coefficient}_ci") or (None, None)
     ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
     return f"{block[coefficient]:.3f}{ci}"
+
+
+def _print_preflight_notes(preflight: Any) -> None:
+    """The preflight's warnings (a weaker sandbox, a model to pull, rows a stage will miss), before any stage runs."""
+    for note in preflight.notes:
+        err_console.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
 
 
 def _print_headline(report_json: Path) -> None:

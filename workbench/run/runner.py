@@ -36,7 +36,8 @@ _RESUMABLE = {"execute", "score"}
 
 
 class StageError(WorkbenchError):
-    """A stage failed; the message names it and says how to rerun it."""
+    """A stage failed; the message names it and says how to rerun it
+    (:meth:`RunResult.raise_for_failure`)."""
 
 
 @dataclass
@@ -82,6 +83,14 @@ class RunResult:
     def exit_status(self) -> int:
         """The highest exit status of the stages (what ``workbench run`` exits with)."""
         return max((outcome.exit_status for outcome in self.outcomes), default=0)
+
+    def raise_for_failure(self) -> None:
+        """Raise :class:`StageError` for the first stage that failed (for callers of
+        :func:`run_pipeline` that want a failed stage as an exception); nothing when none failed."""
+        for outcome in self.outcomes:
+            if outcome.status == "failed":
+                raise StageError(f"stage {outcome.name} failed: {outcome.detail}. Finished stages are kept; "
+                                 f"rerun the same command to continue")
 
 
 def _now() -> str:
@@ -249,6 +258,7 @@ def run_pipeline(
     only: Iterable[str] = (),
     force: bool = False,
     on_stage: Callable[[StagePlan, str], None] | None = None,
+    on_preflight: Callable[[Preflight], None] | None = None,
     run_stage: StageCaller | None = None,
 ) -> RunResult:
     """Run the pipeline of ``config`` into ``config.output``.
@@ -261,15 +271,22 @@ def run_pipeline(
         force: run every selected stage from scratch.
         on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
             ``"skipped"`` (for progress messages).
+        on_preflight: called with the :class:`~workbench.run.preflight.Preflight` before any
+            stage runs (its notes are warnings for the user).
         run_stage: calls each stage's job (:data:`StageCaller`): the command line passes the
             jobs' progress bars and prints their results; default: the job alone.
 
     Returns:
         a :class:`RunResult`.
 
+    A stage that fails is recorded (``run.json``: ``failed`` with its error; the outcome's
+    exit status 1) and the run goes on: the stages that read its outputs (``after``, also
+    through another stage) are skipped with the reason, the others run, and the report stage
+    always runs, so the page shows the failure. :meth:`RunResult.raise_for_failure` turns a
+    failure into an exception.
+
     Raises:
-        WorkbenchError: from the preflight (before any stage runs) or :class:`StageError` from
-            the first stage that fails (``run.json`` records it; finished stages stay done).
+        WorkbenchError: from the preflight (before any stage runs).
         KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
 
     Example::
@@ -282,6 +299,8 @@ def run_pipeline(
     started = time.perf_counter()
     only = check_stage_names(only)
     preflight = run_preflight(config)
+    if on_preflight:
+        on_preflight(preflight)
     plans = preflight.plans
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -291,6 +310,7 @@ def run_pipeline(
     result = RunResult(run_dir, preflight)
     keys: dict[str, str] = {}
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
+    broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
 
@@ -299,6 +319,16 @@ def run_pipeline(
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
         action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        failed_input = next((broken[a] for a in plan.after if a in broken), None)
+        if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
+            # its inputs are missing or stale; the report (no command) still runs to show why
+            reason = f"stage {failed_input} failed"
+            broken[plan.name] = failed_input
+            manifest.update(plan.name, status="skipped", detail=reason, key=None, error=None)
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=reason))
+            if on_stage:
+                on_stage(plan, "skipped")
+            continue
         if action == "skipped":
             if plan.skip_reason != "not in [run] stages" or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
@@ -346,10 +376,8 @@ def run_pipeline(
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))
-            if isinstance(error, StageError):
-                raise
-            raise StageError(f"stage {plan.name} failed: {message}. Finished stages are kept; "
-                             f"rerun the same command to continue") from error
+            broken[plan.name] = plan.name
+            continue
         seconds = round(time.perf_counter() - began, 3)
         # a finished stage may still have produced nothing usable: the run goes on (the report
         # shows it) and exits with that stage's status at the end

@@ -558,11 +558,25 @@ def run_score(
         report = run_score("humaneval-codex-python", config, "runs/score")
         print(report.mean_scores, report.paths["scores_wide"])
     """
+    return score_samples(apply_stop_sequences(select_samples(source, config), config.stop_sequences), config,
+                         output_dir, **hooks)
+
+
+def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False) -> list[Sample]:
+    """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
+    ``select``), before ``--stop`` cuts them: :func:`load_samples` with the config's options.
+
+    Args:
+        everything: ignore ``limit`` and ``select``: every sample, in file order.
+
+    Raises:
+        MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
+    """
     columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
                       reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
-    samples = load_samples(source, columns, split=config.split, limit=config.limit, use_prompt=not config.no_prompt,
-                           select=config.select, stratify_column=config.stratify_column, select_seed=config.select_seed)
-    return score_samples(apply_stop_sequences(samples, config.stop_sequences), config, output_dir, **hooks)
+    return load_samples(source, columns, split=config.split, limit=None if everything else config.limit,
+                        use_prompt=not config.no_prompt, select="first" if everything else config.select,
+                        stratify_column=config.stratify_column, select_seed=config.select_seed)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
