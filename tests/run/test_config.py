@@ -148,9 +148,28 @@ def test_a_bad_combination_or_baseline_fails_before_any_stage(tmp_path: Path) ->
         run_pipeline(load_config(_write(tmp_path, base + 'combine = ["x=rank-mean:chrf"]\n')))
     with pytest.raises(ConfigError, match=r"\['bleurt'\] is neither a \[score\] method nor a \[correlate\] metric"):
         run_pipeline(load_config(_write(tmp_path, base + 'combine = ["x=rank-mean:chrf,bleurt"]\n')))
-    with pytest.raises(ConfigError, match=r"\[correlate\] baseline 'bleu' is neither"):
+    with pytest.raises(ConfigError, match=r"\[correlate\] baseline 'bleu': \['bleu'\] is neither.*"
+                                          r"drop the declarations with --set 'correlate.baseline=\[\]'"):
         run_pipeline(load_config(_write(tmp_path, base + 'baseline = ["bleu"]\n')))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_combination_of_an_unscored_method_is_left_out_with_a_note(tmp_path: Path) -> None:
+    """The preset's ``p-correct+codebleu`` after ``--set 'score.method=["chrf"]'``: a note, not
+    an error; the correlate stages get no combination; a typo of a member stays an error that
+    says how to drop the declarations."""
+    chrf_only = ['score.method=["chrf"]', f'run.output="{tmp_path / "run"}"']
+    config = load_config(DEFAULT_CONFIG, overrides=chrf_only)
+    preflight = run_preflight(config)
+    assert ("[correlate] combine 'p-correct+codebleu=rank-mean:p-correct,codebleu' is left out: p-correct is not in "
+            "[score] method (chrf); add it there to correlate it, or drop the declarations with "
+            "--set 'correlate.combine=[]'") in preflight.notes
+    plans = {plan.name: plan for plan in preflight.plans}
+    assert plans["correlate_all"].values.get("combine") is None and plans["correlate"].skip_reason
+    assert "--combine" not in plans["correlate_all"].command_line()
+    typo = load_config(DEFAULT_CONFIG, overrides=[*chrf_only, 'correlate.combine=["j=rank-mean:p-corect,codebleu"]'])
+    with pytest.raises(ConfigError, match=r"\['p-corect'\] is neither .*--set 'correlate.combine=\[\]'"):
+        run_preflight(typo)
 
 
 def test_stop_is_set_once_in_data_for_execute_and_score(tmp_path: Path) -> None:

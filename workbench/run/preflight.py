@@ -118,39 +118,58 @@ def _check_carried_names(config: PipelineConfig, columns: set[str]) -> None:
             )
 
 
-def _check_comparisons(config: PipelineConfig) -> None:
+def _check_comparisons(config: PipelineConfig, notes: list[str]) -> None:
     """``[correlate] combine`` declarations must parse and name only correlated metrics (the
     ``[score]`` methods and ``[correlate] metric`` columns); so must ``[correlate] baseline``.
 
+    A declaration whose missing members are all scoring methods that ``[score] method`` leaves
+    out (the preset's ``p-correct+codebleu`` after ``--set 'score.method=["chrf"]'``) is left
+    out with a note: the stages already pass a combination only to the correlate stage that has
+    all its members, and narrowing the methods on the command line should not require editing
+    the preset's ``[correlate]`` table too. A member that is no scoring method and no metric
+    column (a typo) stays an error.
+
+    Args:
+        notes: the preflight's notes; one is added per declaration left out.
+
     Raises:
-        ConfigError: naming the declaration or baseline.
+        ConfigError: naming the declaration or baseline and how to drop it.
     """
     from workbench.correlate.combine import Combination
+    from workbench.score.methods import METHODS
 
     section = config.sections["correlate"]
     methods, _ = score_methods(config)
     known = {*methods, *shipped_metrics(config)}
+    drop_hint = "or drop the declarations with --set 'correlate.{key}=[]'"
+
+    def check_members(what: str, members: list[str], key: str) -> bool:
+        """True when every member is correlated; a note for unscored methods; raises otherwise."""
+        unknown = [m for m in members if m not in known]
+        if not unknown:
+            return True
+        if all(m in METHODS for m in unknown):
+            notes.append(f"{what} is left out: {', '.join(unknown)} is not in [score] method "
+                         f"({', '.join(methods) or 'none'}); add it there to correlate it, {drop_hint.format(key=key)}")
+            return False
+        raise ConfigError(
+            f"{what}: {unknown} is neither a [score] method nor a [correlate] metric "
+            f"(correlated: {', '.join(sorted(known))}); fix the name, {drop_hint.format(key=key)}"
+        )
+
     combine = section.get("combine") or []
     for text in [combine] if isinstance(combine, str) else combine:
         try:
             combination = Combination.parse(text)
         except DataError as error:
             raise ConfigError(f"[correlate] combine: {error}") from error
-        unknown = [m for m in combination.members if m not in known]
-        if unknown:
-            raise ConfigError(
-                f"[correlate] combine {text!r}: {unknown} is neither a [score] method nor a [correlate] metric "
-                f"(correlated: {', '.join(sorted(known))})"
-            )
+        if not check_members(f"[correlate] combine {text!r}", list(combination.members), "combine"):
+            continue
         if combination.name in known:
             raise ConfigError(f"[correlate] combine {text!r}: {combination.name!r} is already a metric; name it differently")
     baselines = section.get("baseline") or []
     for baseline in [baselines] if isinstance(baselines, str) else baselines:
-        if baseline not in known:
-            raise ConfigError(
-                f"[correlate] baseline {baseline!r} is neither a [score] method nor a [correlate] metric "
-                f"(correlated: {', '.join(sorted(known))})"
-            )
+        check_members(f"[correlate] baseline {baseline!r}", [baseline], "baseline")
 
 
 def run_preflight(config: PipelineConfig) -> Preflight:
@@ -179,6 +198,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
     plans = {plan.name: plan for plan in plan_stages(config, columns)}
+    notes: list[str] = []
     loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
                        "[data] label_column": data["label_column"]})
     if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
@@ -197,7 +217,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if stages & {"correlate", "correlate_all"}:
         for metric in shipped_metrics(config):
             loaded.require_columns({"[correlate] metric": metric})
-        _check_comparisons(config)
+        _check_comparisons(config, notes)
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
@@ -209,7 +229,6 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
         load_records(against, offline=config.offline)
-    notes: list[str] = []
     if "execute" in stages:
         from workbench.execute.job import load_problems
 
