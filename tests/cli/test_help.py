@@ -7,6 +7,7 @@ import re
 
 import pytest
 import typer.main
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -43,7 +44,8 @@ def test_dedup_help_reads_cleanly():
     assert re.search(r"--seed\s+INTEGER \[0<=x<=4294967295\]", text)
     assert re.search(r"--min-tokens\s+INTEGER\s", text) and re.search(r"--set-threshold,--t0\s+FLOAT\s", text)
     assert re.search(r"--offline\s+Never contact", text)  # a flag: no value name
-    assert re.search(r"--progress\s+--no-progress\s+Progress bars", text)
+    # a switch's --no- name under its name, not in a column of its own
+    assert re.search(r"--progress\s+Progress bars[^\n]*\n[^\n]*--no-progress\s", text)
     assert "[default: 'id' if present, else <split>/<row>]" in text  # not eaten as Rich markup
 
 
@@ -65,3 +67,28 @@ def test_help_texts_are_left_as_written(capsys):
     assert id_help.endswith("[default: 'id' if present, else <split>/<row>].")  # as written, unescaped
     id_help = next(p.help for p in command.params if p.name == "id_column")
     assert "[default: 'id' if present" in id_help and "\\[" not in id_help
+
+
+def _command(path: tuple[str, ...]):
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return command
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "workbench")
+def test_option_names_are_whole_in_an_80_column_terminal(path, monkeypatch):
+    """Rich shortened every column alike on a narrow terminal (``--problems-spl…``,
+    ``--set-threshold,…``): the names stay whole, the help text wraps."""
+    import typer.rich_utils
+
+    monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", 80)  # typer reads TERMINAL_WIDTH once, at import
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"})
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output, result.output
+    assert max(cell_len(line) for line in result.output.splitlines()) <= 80
+    words = set(re.findall(r"--[\w-]+", result.output))
+    for param in _command(path).params:
+        for name in [*param.opts, *param.secondary_opts]:
+            if name.startswith("--") and not getattr(param, "hidden", False):
+                assert name in words, (name, result.output)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from workbench import __version__
@@ -73,10 +76,54 @@ class _TidyHelp:
         for param, text in written.items():
             param.help = escape(text)  # type: ignore[attr-defined]
         try:
-            super().format_help(ctx, formatter)  # type: ignore[misc]
+            with _whole_option_names():
+                super().format_help(ctx, formatter)  # type: ignore[misc]
         finally:
             for param, text in written.items():
                 param.help = text  # type: ignore[attr-defined]
+
+
+class _WholeNamesTable(Table):
+    """typer's help table whose option names never shrink: on a narrow terminal (80 columns)
+    only the type and help columns wrap, where rich would otherwise shorten every column
+    alike and print ``--problems-spl…``. Typer offers no setting for its table's columns
+    (only ``rich_utils.STYLE_OPTIONS_TABLE_*`` for the table as a whole).
+
+    Typer's option rows are ``[required,] long names, short names, --no- long names, --no-
+    short names, type, help``; a switch's ``--no-`` name goes under its name in the first
+    column, so that the names take one column's width, not two, and the help keeps room."""
+
+    def add_row(self, *renderables, **kwargs) -> None:  # type: ignore[override]
+        cells = list(renderables)
+        if len(cells) in (6, 7):
+            first = len(cells) - 6
+            names, negative = cells[first], cells[first + 2]
+            if isinstance(names, Text) and isinstance(negative, Text) and negative.plain:
+                cells[first] = Text.assemble(names, "\n", negative)
+                cells[first + 2] = Text("")
+        super().add_row(*cells, **kwargs)
+        for column in self.columns[:-2]:  # the last two: the type (folds) and the help text (wraps)
+            column.no_wrap = True
+        # a word longer than the help column ("a,b,c") folds onto the next line, kept whole
+        self.columns[-1].overflow = "fold"
+        for part in getattr(cells[-1], "renderables", ()):  # typer's help cell: Columns of Texts
+            if isinstance(part, Text):
+                part.overflow = "fold"
+
+
+@contextmanager
+def _whole_option_names():
+    """Draw typer's rich help with :class:`_WholeNamesTable` (its module-level ``Table``)."""
+    import typer.rich_utils as rich_utils
+
+    if getattr(rich_utils, "Table", None) is not Table:  # another typer layout: leave it alone
+        yield
+        return
+    rich_utils.Table = _WholeNamesTable
+    try:
+        yield
+    finally:
+        rich_utils.Table = Table
 
 
 class _WorkbenchGroup(_TidyHelp, TyperGroup):
