@@ -44,3 +44,26 @@ def test_a_non_numeric_column_is_a_one_line_error(tmp_path, corpus):
     result = runner.invoke(app, ["bias", str(out), str(table), "-m", "acc"])
     assert result.exit_code == 1
     assert "Error:" in result.output and "'acc'" in result.output and "row 1" in result.output
+
+
+def test_the_id_columns_default_to_those_the_dedup_output_was_made_with(tmp_path, corpus):
+    """A dedup run with --id-column task_id,sample_id records them in report.json; bias
+    without --id-column joins on them (it looked for a column `id` and failed)."""
+    rows = [{"task_id": f"T{i[1]}", "sample_id": 0, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE]
+    out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id")
+    assert json.loads((out / "report.json").read_text())["parameters"]["id_column"] == "task_id,sample_id"
+    table = corpus.write_jsonl(tmp_path / "metrics.jsonl",
+                               [{"task_id": f"T{i[1]}", "sample_id": 0, "acc": v} for i, _, v in corpus.SINGLE])
+    result = runner.invoke(app, ["bias", str(out), str(table), "-m", "acc", "--resamples", "50",
+                                 "--json", str(tmp_path / "bias.json")], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "join on task_id,sample_id: 6 of 6 metric rows joined" in " ".join(result.output.split())
+    report = json.loads((tmp_path / "bias.json").read_text())
+    assert report["duplication"]["metrics"]["acc"]["settings"]["deduplicated"]["value"] == 1.0
+    # without a recorded id column (position ids), the default stays `id`
+    (tmp_path / "plain").mkdir()
+    plain = corpus.dedup(tmp_path / "plain", [{"content": corpus.code(base)} for _, base, _ in corpus.SINGLE],
+                         id_column=None)
+    assert json.loads((plain / "report.json").read_text())["parameters"]["id_column"] is None
+    missing = runner.invoke(app, ["bias", str(plain), str(table), "-m", "acc"])
+    assert missing.exit_code == 1 and "'id'" in missing.output, missing.output

@@ -20,7 +20,8 @@ class BiasConfig(JobConfig):
         metric: the per-row metric columns (pass@1's ``passed``, an accuracy, a loss, a score).
         id_column: the row id: one column, or comma-separated columns joined with ``:``, exactly
             as the dedup's ``--id-column`` made the ids (``task_id,sample_id`` ->
-            ``HumanEval/0:17``).
+            ``HumanEval/0:17``); ``None``: the columns the dedup output records in its
+            ``report.json`` (``parameters.id_column``), else ``id``.
         task_column: a task column: the bootstrap then resamples whole tasks, and the
             contamination split also compares clean with contaminated tasks; without it, whole
             duplicate clusters are resampled.
@@ -46,9 +47,10 @@ class BiasConfig(JobConfig):
     """
 
     metric: tuple[str, ...] = option((), "Per-row metric column (e.g. passed for pass@1, an accuracy, a loss); repeatable.")
-    id_column: str = option(
-        "id", "Row id column, or comma-separated columns joined with ':' exactly as `workbench dedup --id-column` "
-        "made the ids (e.g. task_id,sample_id).")
+    id_column: str | None = option(
+        None, "Row id column, or comma-separated columns joined with ':' exactly as `workbench dedup --id-column` "
+        "made the ids (e.g. task_id,sample_id). Default: the id columns the dedup output was made with (its "
+        "report.json), else id.")
     task_column: str | None = option(
         None, "Task id column: the bootstrap resamples whole tasks (default: whole duplicate clusters), and the "
         "contamination split also compares clean with contaminated tasks.")
@@ -73,5 +75,5 @@ class BiasConfig(JobConfig):
 
     @property
     def id_columns(self) -> list[str]:
-        """:attr:`id_column` split at its commas."""
-        return [c.strip() for c in self.id_column.split(",") if c.strip()]
+        """:attr:`id_column` split at its commas (empty when it is ``None``)."""
+        return [c.strip() for c in (self.id_column or "").split(",") if c.strip()]

@@ -78,6 +78,12 @@ class DedupOutput:
     split_files_found: bool | None = None
 
     @property
+    def id_column(self) -> str | None:
+        """The column(s) the dedup read its row ids from, comma-separated as its ``--id-column``
+        (``report.json`` ``parameters.id_column``); ``None`` for position ids or an older report."""
+        return (self.report.get("parameters") or {}).get("id_column")
+
+    @property
     def reference(self) -> str | None:
         """The ``--against`` dataset's name, or ``None``."""
         return self.report["contamination"]["reference"] if self.has_reference else None

@@ -3,6 +3,8 @@ every setting of the duplication and contamination analyses (what ``workbench bi
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import os
 from collections.abc import Sequence
@@ -100,6 +102,8 @@ def run_bias(
         raise DataError("name at least one per-row metric column (--metric)")
     _check_output_paths(json_path, plot_path)
     output = read_dedup_output(dedup_output)
+    if config.id_column is None:  # join on the ids the dedup made
+        config = dataclasses.replace(config, id_column=output.id_column or "id")
     reference = read_dedup_output(config.contamination) if config.contamination else output
     if config.contamination and not reference.has_reference:
         raise DataError(f"{config.contamination}: this dedup output was not run with --against (no contamination "

@@ -130,7 +130,8 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
         a dict with ``overall``, ``splits``, ``definitions`` (:data:`SPLIT_FIGURES`),
         ``cross_set`` (when the train and test splits exist), ``groups`` (with a group
         column), ``contamination`` (with a reference), ``largest_clusters``, ``failures``,
-        ``lsh``, ``parameters``, ``work`` and ``timings``.
+        ``lsh``, ``parameters`` (the options of the search and ``id_column``: the id
+        column(s), comma-separated, or ``None`` for ``<split>/<row>`` ids), ``work`` and ``timings``.
     """
     rows, config = result.rows, result.config
     exact_members: dict[int, list[int]] = {}
@@ -179,7 +180,8 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
     report["lsh"] = result.lsh.to_dict(config.set_threshold)
-    report["parameters"] = config.to_dict()
+    # with what the ids are made of, so `workbench bias` joins on the same columns by default
+    report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None}
     report["work"] = dict(result.counters)
     report["timings_s"] = {step: round(seconds, 3) for step, seconds in result.timings.items()}
     return report

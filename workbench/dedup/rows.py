@@ -26,6 +26,8 @@ class DedupRows:
         languages: the language plugin name for each row.
         groups: the ``group_column`` value of each row, or ``None`` when not grouping.
         split_ranges: split name -> ``(start, stop)`` of its rows in the flat lists.
+        id_columns: the column(s) the ids were read from (joined with ``:``); empty for
+            ``"<split>/<row>"`` ids.
     """
 
     source: str
@@ -35,6 +37,7 @@ class DedupRows:
     languages: list[str]
     groups: list | None
     split_ranges: dict[str, tuple[int, int]]
+    id_columns: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -121,7 +124,7 @@ def collect_rows(
             groups.extend(_column(dataset, group_column))
         ranges[split] = (start, start + n)
     _check_unique(ids, ",".join(id_columns) or None)
-    return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges)
+    return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges, tuple(id_columns))
 
 
 def _join_cells(cells: tuple) -> object:
