@@ -37,3 +37,34 @@ def test_a_stage_left_running_by_a_killed_run_says_so_and_how_to_resume(tmp_path
     data = build_report_data(tmp_path)
     assert "killed" in data["notes"]["execute"] and "rerun `workbench run`" in data["notes"]["execute"]
     assert "killed" in data["state"]
+
+
+def test_one_contaminated_row_reads_in_the_singular(tmp_path: Path) -> None:
+    """A real ``workbench dedup --against`` run where exactly one row copies the reference
+    (the page said "1 rows are near-duplicates")."""
+    import random
+
+    from workbench.dedup import DedupConfig, run_dedup
+
+    def code(name: str) -> str:
+        rng = random.Random(name)
+        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
+        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
+        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"id": f"r{i}", "content": code(n)}) + "\n" for i, n in enumerate("pqs")))
+    reference = tmp_path / "reference.jsonl"
+    reference.write_text(json.dumps({"id": "REF/0", "content": code("p")}) + "\n")
+    run = tmp_path / "run"
+    run_dedup(str(rows), DedupConfig(id_column="id", workers=1, against=str(reference)), output_dir=run / "decontaminate")
+    stages = {name: {"status": "skipped", "detail": "not in [run] stages"} for name in
+              ("dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
+    stages["decontaminate"] = {"status": "done"}
+    (run / "run.json").write_text(json.dumps({"config": {}, "started": "2026-01-01T00:00:00+00:00",
+                                              "finished": "2026-01-01T00:01:00+00:00", "stages": stages}))
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    page = " ".join((run / "report.html").read_text().split())
+    assert "1 row is a near-duplicate of 1 of the 1 row of" in page, page[page.find('id="contamination"'):][:300]
+    assert "0 rows were too short to check (0 reference rows too short)" in page

@@ -33,6 +33,11 @@ def _number(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def _counted(value: Any, noun: str, plural: str | None = None) -> str:
+    """``1 row``, ``3 rows``, ``1,024 rows``: a count with its noun in the right number."""
+    return f"{_number(value)} {noun if value == 1 else (plural or noun + 's')}"
+
+
 def _percent(value: Any) -> str:
     return "n/a" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{100 * value:.1f}%"
 
@@ -76,7 +81,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(number=_number, percent=_percent, code=_code)
+    environment.filters.update(number=_number, counted=_counted, percent=_percent, code=_code)
     return environment
 
 
