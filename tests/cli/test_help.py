@@ -92,3 +92,9 @@ def test_option_names_are_whole_in_an_80_column_terminal(path, monkeypatch):
         for name in [*param.opts, *param.secondary_opts]:
             if name.startswith("--") and not getattr(param, "hidden", False):
                 assert name in words, (name, result.output)
+
+
+def test_score_help_says_what_the_sample_column_is():
+    text = " ".join(help_of("score").split())
+    assert re.search(r"--sample-column\s+TEXT\s+Sample id column \(unique within a task\); if the data has no such "
+                     r"column, the samples are numbered 0, 1, \.\.\. per task in file order", text), text

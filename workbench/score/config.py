@@ -127,7 +127,9 @@ class ScoreConfig(JobConfig):
         None, "Any litellm model (gpt-4o-mini, ollama/..., openai/NAME with --api-base) or local/ALIAS.")
     api_base: str | None = option(None, "Endpoint of an OpenAI-compatible server (vLLM, llama.cpp).")
     task_column: str = option("task_id", "Column with the task id.")
-    sample_column: str = option("sample_id", "Row position when the data has no such column.")
+    sample_column: str = option(
+        "sample_id", "Sample id column (unique within a task); if the data has no such column, the samples are "
+        "numbered 0, 1, ... per task in file order, as workbench execute numbers them.")
     generation_column: str = option("generation", "For the ICE-Score file use completion_multipl_e.")
     reference_column: str = option("reference", "Column with the reference solution.")
     prompt_column: str | None = option(
