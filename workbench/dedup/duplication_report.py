@@ -31,8 +31,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rich.table import Table
-
 from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT, SHAPE_BUDGET_MIN, SHAPE_BUDGET_PER_MULTISET
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
@@ -330,6 +328,8 @@ def _percent(value: float | None) -> str:
 
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
+    from rich.table import Table  # only the CLI renders; a library run need not import Rich
+
     figures = Table(title=f"Duplication in {report['source']}")
     figures.add_column("split", overflow="fold", min_width=8)
     columns = [
