@@ -469,6 +469,21 @@ class LanguagePlugin:
             self._token_kind_ids = (frozenset(tokens | skips), frozenset(tokens))
         return self._token_kind_ids
 
+    def compiled_name_query(self) -> Any:
+        """Return the compiled :attr:`name_query` (a ``tree_sitter.Query``), or ``None`` when the
+        plugin has none. Compiled once.
+
+        Raises:
+            tree_sitter.QueryError: the query names a node type or field the grammar lacks.
+        """
+        if not self.name_query:
+            return None
+        if self._name_query is None:
+            import tree_sitter
+
+            self._name_query = tree_sitter.Query(self.load_language(), self.name_query)
+        return self._name_query
+
     def token_spans(self, tree: Any) -> list[tuple[int, int]]:
         """Return the byte spans ``(start, end)`` of the identifier and literal tokens of a
         parsed tree, in source order; the same tokens as :meth:`iter_token_nodes`.
