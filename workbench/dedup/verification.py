@@ -83,10 +83,8 @@ def verify_pair(
     """
     t0, t1 = exact_threshold(set_threshold), exact_threshold(multiset_threshold)
     distinct_a, distinct_b = len(a), len(b)
-    if min(distinct_a, distinct_b) * t0.denominator < t0.numerator * max(distinct_a, distinct_b):
-        return None
-    if distinct_a == 0 and distinct_b == 0:
-        return PairScore(0.0, None, False)
+    if (early := _size_filter(distinct_a, distinct_b, t0)) is not _COMPARE:
+        return early
     if distinct_a > distinct_b:
         a, b, size_a, size_b = b, a, size_b, size_a
     inter = len(a.keys() & b.keys())
@@ -95,8 +93,7 @@ def verify_pair(
     if inter * t0.denominator < t0.numerator * union:
         return PairScore(set_j, None, False)
     shared = sum(min(count, b[token]) for token, count in a.items() if token in b)
-    multiset_union = size_a + size_b - shared
-    return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)
+    return _multiset_verdict(set_j, shared, size_a, size_b, t1)
 
 
 def verify_sorted_pair(
@@ -134,10 +131,8 @@ def verify_sorted_pair(
     """
     t0, t1 = set_threshold, multiset_threshold
     distinct_a, distinct_b = len(ids_a), len(ids_b)
-    if min(distinct_a, distinct_b) * t0.denominator < t0.numerator * max(distinct_a, distinct_b):
-        return None
-    if distinct_a == 0 and distinct_b == 0:
-        return PairScore(0.0, None, False)
+    if (early := _size_filter(distinct_a, distinct_b, t0)) is not _COMPARE:
+        return early
     if distinct_a > distinct_b:
         ids_a, counts_a, ids_b, counts_b = ids_b, counts_b, ids_a, counts_a
     # where each of a's ids would sit in b (clipped: an id past b's last is no match either)
@@ -149,5 +144,24 @@ def verify_sorted_pair(
     if inter * t0.denominator < t0.numerator * union:
         return PairScore(set_j, None, False)
     shared = int(np.minimum(counts_a, counts_b.take(where, mode="clip"))[hit].sum(dtype=np.int64))
+    return _multiset_verdict(set_j, shared, size_a, size_b, t1)
+
+
+_COMPARE = object()  # _size_filter's answer when the pair must be compared
+
+
+def _size_filter(distinct_a: int, distinct_b: int, t0: Fraction) -> PairScore | None | object:
+    """The verdict reached from the bags' distinct sizes alone: ``None`` when the size filter rules the
+    pair out (``J <= min/max < t0``), a non-duplicate score for two empty bags, else ``_COMPARE``."""
+    if min(distinct_a, distinct_b) * t0.denominator < t0.numerator * max(distinct_a, distinct_b):
+        return None
+    if distinct_a == 0 and distinct_b == 0:
+        return PairScore(0.0, None, False)
+    return _COMPARE
+
+
+def _multiset_verdict(set_j: float, shared: int, size_a: int, size_b: int, t1: Fraction) -> PairScore:
+    """The score of a pair past the set threshold: multiset Jaccard = shared / (|A| + |B| - shared),
+    a duplicate when it reaches t1 (compared exactly, in integers)."""
     multiset_union = size_a + size_b - shared
     return PairScore(set_j, shared / multiset_union, shared * t1.denominator >= t1.numerator * multiset_union)

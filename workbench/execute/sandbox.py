@@ -514,20 +514,13 @@ class Sandbox:
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
 
-        seen = Observation(
-            returncode=returncode,
-            duration_s=duration,
-            timeout_s=timeout_s,
-            timed_out=timed_out,
-            started=bool(_read_available(started_read, limit=1)),
-            delivered=_read_available(pipes.pass_read),
-            build_failure=pipes.build_failure(),
-            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+        return self._judge(
+            spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
+            timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             # the wrappers report a child killed by signal N as exit status 128 + N
             wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
-        return decide_status(spec, token, seen)
 
     def _zygote_for(self, slot: int, spec: RunSpec, limits: ResourceLimits) -> Zygote | None:
         """The running zygote of ``slot`` for ``spec``'s interpreter, started (again) when
@@ -600,18 +593,24 @@ class Sandbox:
             stderr.write(f"\nworkbench: {error}\n".encode())
         finally:
             res.close_child_ends(pipes.child_fds.values(), [started_write])
-        seen = Observation(
-            returncode=returncode,
-            duration_s=duration,
-            timeout_s=timeout_s,
-            timed_out=timed_out,
-            started=bool(_read_available(started_read, limit=1)),
-            delivered=_read_available(pipes.pass_read),
-            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+        return self._judge(
+            spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
+            timeout_s=timeout_s, timed_out=timed_out,
             wrapper_reports_signals=True,  # the sample's init exits with 128 + N for signal N
             launcher="bubblewrap, zygote",
         )
-        return decide_status(spec, token, seen)
+
+    def _judge(self, spec, token, pipes, started_read, stderr, *, build_failure=None, **seen) -> SampleOutcome:
+        """Read what the sample left on its channels (start byte, pass token, stderr) and decide its
+        status (:func:`decide_status`); ``seen`` holds the rest of the :class:`Observation`."""
+        observation = Observation(
+            started=bool(_read_available(started_read, limit=1)),
+            delivered=_read_available(pipes.pass_read),
+            build_failure=build_failure,
+            stderr_tail=_tail(stderr, self.stderr_tail_chars),
+            **seen,
+        )
+        return decide_status(spec, token, observation)
 
     def _tree_is_gone(self, returncode: int, timed_out: bool, info_read: int | None) -> bool:
         """True when nothing the sample started can still run, so no sweep is needed.
