@@ -16,6 +16,8 @@ CROSS_SET_POLICIES: tuple[str, ...] = ("remove-test", "remove-train")
 OUTPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "parquet", "hf", "files")
 #: where steps 1-3 run: in this process and its workers, or on Apache Spark (workbench.dedup.spark)
 ENGINES: tuple[str, ...] = ("local", "spark")
+#: formats of a SOURCE URI Spark reads itself (workbench.dedup.spark_source)
+INPUT_FORMATS: tuple[str, ...] = ("auto", "parquet", "json")
 
 #: the parameters of the search itself, as ``report.json`` records them (in this order)
 _REPORTED = ("set_threshold", "multiset_threshold", "min_tokens", "num_perm", "lsh_threshold", "lsh_weights",
@@ -94,7 +96,9 @@ class DedupConfig(JobConfig):
             pre-pass, LSH buckets) run; the outputs are the same (:mod:`workbench.dedup.spark`).
         spark_master: the Spark master URL (``local[*]``, ``spark://HOST:7077``, ``yarn``,
             ``k8s://...``); spark_conf: ``KEY=VALUE`` Spark settings; spark_partitions: row
-            partitions (0: automatic). Used with ``engine="spark"`` only.
+            partitions (0: automatic); input_format: the format of a SOURCE URI Spark reads itself
+            (``auto``, ``parquet``, ``json``; :mod:`workbench.dedup.spark_source`). Used with
+            ``engine="spark"`` only.
 
     Example:
 
@@ -152,6 +156,9 @@ class DedupConfig(JobConfig):
     spark_conf: tuple[str, ...] = option(
         (), "Spark setting KEY=VALUE for --engine spark (repeatable), e.g. spark.executor.memory=8g.",
         metavar="KEY=VALUE", commas=False)
+    input_format: str = option(
+        "auto", "Format of a SOURCE URI Spark reads (file://, s3a://, hdfs://, gs://, abfss:// with --engine spark): "
+        "auto (from the file suffixes) | parquet | json (JSON Lines).", choices=INPUT_FORMATS)
     spark_partitions: int = option(
         0, "Partitions of the rows on Spark (0 = the cluster's parallelism, at least one per 20,000 rows).", min=0)
 

@@ -11,7 +11,8 @@ from workbench.dedup.detection import DedupResult, ProgressFactory, collector_pa
 from workbench.dedup.duplication_report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import minhash_setup_in_background
-from workbench.dedup.writing import write_outputs
+from workbench.dedup.spark_source import is_spark_uri
+from workbench.dedup.writing import write_outputs, write_result_files
 from workbench.errors import DataError, MissingSplitError
 
 
@@ -20,7 +21,8 @@ class DedupRun:
     """A finished run.
 
     Attributes:
-        loaded: the input dataset; result: what was found; report: the report dict;
+        loaded: the input dataset (no splits for an input Spark read: its rows stay on the
+            executors); result: what was found; report: the report dict;
         written: output name -> path (empty without an output folder).
     """
 
@@ -46,7 +48,11 @@ def run_dedup(
 
     Args:
         source: a data file, folder, bundled name or hub id (see
-            :func:`workbench.data.load_records`), or an already loaded dataset.
+            :func:`workbench.data.load_records`), or an already loaded dataset; with
+            ``engine="spark"`` also a URI Spark reads itself (``file://``, ``s3a://``, ``hdfs://``,
+            ``gs://``, ``abfss://`` ...: a JSON Lines or Parquet file, folder or glob), whose rows
+            stay on the executors and whose deduplicated splits Spark writes
+            (:mod:`workbench.dedup.spark_source`, :mod:`workbench.dedup.spark_writing`).
         config: the options (:class:`DedupConfig`; default: all defaults).
         output_dir: where to write ``clusters.json``, ``pairs.csv``, ``removed.csv``,
             ``report.json`` and the deduplicated splits (nothing is written when ``None``).
@@ -80,6 +86,8 @@ def run_dedup(
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
             raise DataError(f"{out}: the output path exists and is not a folder")
+    if config.engine == "spark" and is_spark_uri(source):
+        return _run_dedup_spark_source(str(source), config, output_dir, progress)
     # loading and writing, like the search, build many objects that are never in a cycle
     with collector_paused():
         # datasketch's import and the LSH tuning run in a helper process while the data loads
@@ -115,6 +123,42 @@ def run_dedup(
                 written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
                                         on_progress=advance)
         return DedupRun(loaded, result, report, written)
+
+
+def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | Path | None,
+                            progress: ProgressFactory | None) -> DedupRun:
+    """:func:`run_dedup` for a URI Spark reads: read, search and write the splits in one Spark session;
+    the driver holds the small per-row records, never the texts (but those of the rows below
+    ``min_tokens`` and of rows parsed with errors)."""
+    from workbench.dedup.spark import find_duplicates_spark, spark_session
+    from workbench.dedup.spark_source import read_rows
+    from workbench.dedup.spark_writing import spark_output_format, write_spark_splits
+
+    with collector_paused(), spark_session(config) as spark:
+        minhash = minhash_setup_in_background(
+            config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
+        )
+        read = read_rows(spark, source, code_column=_split_columns(config.code_column),
+                         id_column=_split_columns(config.id_column) if config.id_column is not None else None,
+                         language=config.language, group_column=config.group_column,
+                         split_column=config.split_column, splits=list(config.split) or None,
+                         input_format=config.input_format, progress=progress)
+        try:
+            output_format = spark_output_format(config.output_format, read)
+            _check_policy_splits(config, list(read.rows.split_ranges))
+            reference = _load_reference(config) if config.against is not None else None
+            result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
+                                           minhash=minhash, spark=spark, source=read)
+            report = build_report(result)
+            written: dict[str, str] = {}
+            if output_dir is not None:
+                written = write_result_files(result, report, output_dir)
+                with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
+                    written.update(write_spark_splits(spark, read, result, Path(output_dir).resolve().as_uri(),
+                                                      output_format, on_progress=advance))
+        finally:
+            read.release()
+        return DedupRun(LoadedDataset(source, {}), result, report, written)
 
 
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:

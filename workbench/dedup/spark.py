@@ -71,6 +71,7 @@ from workbench.dedup.clusters import UnionFind
 from workbench.dedup.detection import (
     ANALYSED,
     REFERENCE,
+    TOO_SHORT,
     Candidates,
     DedupResult,
     ProgressFactory,
@@ -81,6 +82,7 @@ from workbench.dedup.detection import (
 )
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import MinHashSetup
+from workbench.dedup.spark_source import SomeCodes, SparkSource, iter_codes
 from workbench.dedup.tokens import FileTokens, SignatureSpec
 from workbench.dedup.verification import PairScore
 from workbench.errors import WorkbenchError
@@ -254,6 +256,7 @@ def find_duplicates_spark(
     spark: Any = None,
     shuffle_seed: int | None = None,
     driver_edges: int | None = None,
+    source: SparkSource | None = None,
 ) -> DedupResult:
     """:func:`~workbench.dedup.find_duplicates` with steps 1-3 on Spark (same arguments, same result).
 
@@ -265,6 +268,9 @@ def find_duplicates_spark(
         driver_edges: the most candidate edges the driver's union-find takes (default:
             ``--spark-conf``'s or the session's :data:`DRIVER_EDGES_KEY`, else :data:`DRIVER_EDGES`);
             above it the candidate components are found on the executors.
+        source: the rows as Spark read them (:func:`~workbench.dedup.spark_source.read_rows`;
+            ``rows`` is then its ``rows``, without texts): the texts are tokenized where they were
+            read, and only those of rows below ``min_tokens`` or parsed with errors come to the driver.
 
     Returns:
         the :class:`~workbench.dedup.DedupResult`, equal to the local engine's.
@@ -277,13 +283,14 @@ def find_duplicates_spark(
     if spark is None:
         with spark_session(config) as session:
             return _find_duplicates_spark(rows, config, reference, progress, minhash, session, shuffle_seed,
-                                          driver_edges)
-    return _find_duplicates_spark(rows, config, reference, progress, minhash, spark, shuffle_seed, driver_edges)
+                                          driver_edges, source)
+    return _find_duplicates_spark(rows, config, reference, progress, minhash, spark, shuffle_seed, driver_edges, source)
 
 
 def _find_duplicates_spark(
     rows: DedupRows, config: DedupConfig, reference: DedupRows | None, progress: ProgressFactory,
     minhash: Future[MinHashSetup] | None, spark: Any, shuffle_seed: int | None, driver_edges: int | None,
+    source: SparkSource | None,
 ) -> DedupResult:
     from pyspark import StorageLevel
 
@@ -302,16 +309,26 @@ def _find_duplicates_spark(
     clock = time.perf_counter()
     setup = _minhash_setup(config, minhash)
     spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
-    items = list(zip(range(n_all), list(rows.codes) + (list(reference.codes) if reference else []),
-                     list(rows.languages) + (list(reference.languages) if reference else []), partition_codes))
-    if shuffle_seed is not None:
-        random.Random(shuffle_seed).shuffle(items)
     slices = config.spark_partitions or max(context.defaultParallelism, -(-n_all // ROWS_PER_PARTITION))
+    if source is None:
+        items = list(zip(range(n_all), list(rows.codes) + (list(reference.codes) if reference else []),
+                         list(rows.languages) + (list(reference.languages) if reference else []), partition_codes))
+        if shuffle_seed is not None:
+            random.Random(shuffle_seed).shuffle(items)
+        inputs = context.parallelize(items, max(1, min(slices, n_all)))
+        del items
+    else:  # the rows Spark read stay on the executors; only the reference rows come from here
+        coded = context.broadcast(code_of)
+        inputs = source.items.map(functools.partial(tasks.coded_item, coded))
+        if reference is not None:
+            inputs = inputs.union(context.parallelize(
+                list(zip(range(n_rows, n_all), reference.codes, reference.languages, partition_codes[n_rows:])),
+                max(1, min(slices, references))))
+        if inputs.getNumPartitions() < slices:  # one big file is one partition of the read
+            inputs = inputs.repartition(slices)
     tokenized_rows = context.accumulator(0)
-    tokens = (context.parallelize(items, max(1, min(slices, n_all)))
-              .mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows))
+    tokens = (inputs.mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows))
               .persist(StorageLevel.MEMORY_AND_DISK))
-    del items
     try:
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
             facts = _run("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
@@ -326,6 +343,10 @@ def _find_duplicates_spark(
         status = _statuses(n_tokens, failures, config.min_tokens)
         n_tokens = n_tokens.tolist()
         failures = {row: reason for row, reason in failures.items() if row < n_rows}
+        if source is not None:
+            # the identical-text pass compares the rows below min_tokens, skipped.csv locates the
+            # parse errors: only those texts come to the driver
+            rows.codes = SomeCodes(_texts_of(context, source, status, has_error, n_rows), n_rows)
         timings["tokenize_minhash"] = time.perf_counter() - clock
 
         # 2. exact pre-pass: identical multisets, grouped and confirmed on the executors
@@ -471,6 +492,17 @@ def _cluster_bags(context: Any, tokens: Any, groups: dict[int, list[int]], taken
         advance(len(bags))
     needed.unpersist()
     return bags
+
+
+def _texts_of(context: Any, source: SparkSource, status: list[str], has_error: list[bool], n_rows: int) -> dict[int, Any]:
+    """The code cells of the rows below ``min_tokens`` or parsed with errors, from the executors."""
+    wanted = np.zeros(n_rows, dtype=bool)
+    for index in range(n_rows):
+        wanted[index] = status[index] == TOO_SHORT or has_error[index]
+    needed = context.broadcast(wanted)
+    codes = dict(iter_codes(source, needed))
+    needed.unpersist()
+    return codes
 
 
 class VerifiedEdges:

@@ -18,7 +18,7 @@ Spark are these module functions (pickled by reference) or ``functools.partial``
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xxhash import xxh3_64_intdigest
@@ -215,3 +215,93 @@ def walk_component(config: Any, reference: int | None, counter: Any, group: tupl
             yield "pair", (band, members[0], position), rows[pair.a], rows[pair.b], pair.set_jaccard, pair.multiset_jaccard
         counter.add(1)
     yield "work", {**counters, "enumerated": verifier.enumerated, "largest_bucket": largest}
+
+
+# ---------------------------------------------------------------- reading the input (spark_source)
+
+
+class BlockFacts(NamedTuple):
+    """What the driver keeps of the rows of one split in one file block, in file order: ``key``
+    ``(split, file, block start)``, ``first`` (the block position of its first row, among all
+    the block's rows), and the rows' ids, languages and groups."""
+
+    key: tuple
+    first: int
+    ids: list
+    languages: list
+    groups: list
+
+
+def _positions(rows: Iterable[Any]) -> Iterator[tuple[tuple, int, int, Any]]:
+    """Executors: ``(split, file, block, ...)`` rows of one partition -> ``(key, position in the
+    key's rows, position among the block's rows, row)``. Spark reads a file block whole, in file
+    order, inside one partition, so these running counts are the rows' places in the file."""
+    in_key: dict[tuple, int] = {}
+    in_block: dict[tuple, int] = {}
+    for row in rows:
+        key = (row[0], row[1], row[2])
+        position = in_key.get(key, 0)
+        in_key[key] = position + 1
+        block = (row[1], row[2])
+        at = in_block.get(block, 0)
+        in_block[block] = at + 1
+        yield key, position, at, row
+
+
+def block_positions(rows: Iterable[Any]) -> Iterator[tuple]:
+    """Executors: ``(split, file, block, code, id, language, group)`` rows ->
+    ``(key, position, block position, code, id, language, group)``."""
+    for key, position, at, row in _positions(rows):
+        yield key, position, at, row[3], row[4], row[5], row[6]
+
+
+def block_facts(keyed: Iterable[tuple]) -> Iterator[BlockFacts]:
+    """Executors: one partition's positioned rows -> one :class:`BlockFacts` per (split, file, block)."""
+    found: dict[tuple, BlockFacts] = {}
+    for key, _, at, _, row_id, language, group in keyed:
+        facts = found.get(key)
+        if facts is None:
+            facts = found[key] = BlockFacts(key, at, [], [], [])
+        facts.ids.append(row_id)
+        facts.languages.append(language)
+        facts.groups.append(group)
+    yield from found.values()
+
+
+def has_offset(offsets: Any, keyed: tuple) -> bool:
+    """The row's split is read (``offsets`` a broadcast dict (split, file, block) -> first index)."""
+    return keyed[0] in offsets.value
+
+
+def indexed_item(offsets: Any, language: str, keyed: tuple) -> tuple:
+    """A positioned row -> ``(index, code, language, group)`` for :func:`tokenize_partition`."""
+    key, position, _, code, _, row_language, group = keyed
+    return offsets.value[key] + position, code, row_language or language, group
+
+
+def coded_item(codes: Any, item: tuple) -> tuple:
+    """``(index, code, language, group)`` -> ``(index, code, language, partition)`` (``codes`` a
+    broadcast dict group value -> small int)."""
+    return item[0], item[1], item[2], codes.value[item[3]]
+
+
+def item_wanted(wanted: Any, item: tuple) -> bool:
+    return bool(wanted.value[item[0]])
+
+
+def item_code(item: tuple) -> tuple:
+    return item[0], item[1]
+
+
+def indexed_rows(offsets: Any, rows: Iterable[Any]) -> Iterator[tuple]:
+    """Executors: whole rows ``(columns..., split, file, block)`` -> ``(columns..., split, index)``,
+    the index counted as :func:`block_positions` counts it; rows of splits not read are dropped."""
+    table = offsets.value
+    in_key: dict[tuple, int] = {}
+    for row in rows:
+        key = (row[-3], row[-2], row[-1])
+        position = in_key.get(key, 0)
+        in_key[key] = position + 1
+        start = table.get(key)
+        if start is not None:
+            yield (*row[:-2], start + position)

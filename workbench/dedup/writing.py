@@ -76,11 +76,37 @@ def write_outputs(
     """
     if output_format not in OUTPUT_FORMATS:
         raise DataError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    if output_format == "auto":
+        output_format = input_form(loaded)
+    written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped)
+    out = Path(output_dir)
+    kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
+    with _quiet_datasets():
+        if output_format == "files":
+            _write_files(result, out / "files", written, on_progress)
+        else:
+            _write_splits(kept, out, output_format, written, on_progress)
+    return written
+
+
+def write_result_files(result: DedupResult, report: dict, output_dir: str | Path, *,
+                       skipped_files: list = ()) -> dict[str, str]:
+    """Write the small outputs of a run into ``output_dir`` (created if needed): ``clusters.json``,
+    ``cluster_shapes.csv``, ``pairs.csv`` (and ``cross_group_pairs.csv``, ``contamination.csv``),
+    ``removed.csv``, ``skipped.csv``, ``unreadable.csv`` and ``report.json``; not the splits.
+
+    Args:
+        result, report: as :func:`write_outputs`; skipped_files: files the loader did not load.
+
+    Returns:
+        output name -> path of what was written.
+
+    Raises:
+        DataError: ``output_dir`` is a file.
+    """
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: the output path exists and is not a folder")
-    if output_format == "auto":
-        output_format = input_form(loaded)
     out.mkdir(parents=True, exist_ok=True)
     # outputs that only some runs write: a reused folder must not keep a previous run's copy
     for stale in OPTIONAL_OUTPUTS:
@@ -127,7 +153,7 @@ def write_outputs(
             writer.writerow([ids[row.index], result.rows.splits[row.index], row.reason, row.n_tokens, row.detail])
     written["skipped"] = str(path)
 
-    if result.failures or loaded.skipped:
+    if result.failures or skipped_files:
         # rows that could not be tokenized, and files of a source folder that were never loaded
         # (binary, not UTF-8, empty): neither is in the deduplicated output, both are listed here
         path = out / "unreadable.csv"
@@ -136,20 +162,13 @@ def write_outputs(
             writer.writerow(["id", "split", "reason"])
             for index, reason in result.failures.items():
                 writer.writerow([ids[index], result.rows.splits[index], reason])
-            for skipped in loaded.skipped:
+            for skipped in skipped_files:
                 writer.writerow([skipped.path, "", f"not loaded: {skipped.reason}"])
         written["unreadable"] = str(path)
 
     path = out / "report.json"
     atomic_write(path, json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
-
-    kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
-    with _quiet_datasets():
-        if output_format == "files":
-            _write_files(result, out / "files", written, on_progress)
-        else:
-            _write_splits(kept, out, output_format, written, on_progress)
     return written
 
 

@@ -1,0 +1,384 @@
+"""``--engine spark`` input that Spark reads itself: a ``file://``, ``s3a://``, ``hdfs://``,
+``gs://``, ``abfss://`` ... URI of a JSON Lines or Parquet file, folder or glob. The rows' texts
+stay on the executors; the driver gets one small record per row (id, split, group, language).
+
+Row order (the row index every output is built on), the local loader's order for the same files:
+
+* files sorted by their path; splits from ``--split-column`` (in order of first appearance, as
+  the local loader regroups a table) or else from the file names and folders by the rule
+  ``datasets`` applies to a local folder (``train-00000-of-00002.parquet``, ``data/test/...``;
+  one file, or files that name no split: ``train``; :func:`split_files`);
+* inside a file, the rows in file order: Spark reads a file in blocks (``_metadata.file_block_start``)
+  and each block whole, in order, inside one partition; so a running count per (split, file,
+  block) in each partition is the row's position there, and the driver lays the blocks out in
+  (split, file path, block start) order (:func:`read_rows`). Parquet and JSON Lines alike; no
+  ``monotonically_increasing_id`` and no shuffle of the rows is needed.
+
+Example::
+
+    from workbench.dedup import DedupConfig, run_dedup
+
+    run_dedup("s3a://bucket/corpus/", DedupConfig(engine="spark", id_column="id",
+              spark_conf=("spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1",)), output_dir="out/")
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique
+from workbench.errors import DataError, MissingColumnError, MissingSplitError
+
+#: the formats Spark reads here, by file suffix (``.gz`` stripped first)
+SUFFIX_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
+#: what a URI scheme needs on the classpath, for the message when Spark has no file system for it
+CONNECTORS = {
+    "s3a": "the hadoop-aws package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-aws:{hadoop}",
+    "s3": "the hadoop-aws package and the s3a:// scheme: --spark-conf spark.jars.packages="
+          "org.apache.hadoop:hadoop-aws:{hadoop}, and write s3a:// for s3://",
+    "gs": "the Cloud Storage connector: --spark-conf spark.jars=gcs-connector-hadoop3-latest.jar --spark-conf "
+          "spark.hadoop.fs.gs.impl=com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
+    "abfss": "the hadoop-azure package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-azure:{hadoop}",
+    "abfs": "the hadoop-azure package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-azure:{hadoop}",
+    "wasbs": "the hadoop-azure package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-azure:{hadoop}",
+}
+#: helper columns the read adds (dropped before the splits are written)
+SPLIT, FILE, BLOCK, INDEX = "_wb_split", "_wb_file", "_wb_block", "_wb_index"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def is_spark_uri(source: object) -> bool:
+    """``source`` is a URI with a scheme (``file://``, ``s3a://``, ``hdfs://`` ...) for Spark to read
+    (``http(s)://`` and ``hf://`` stay with the local loader)."""
+    if not isinstance(source, str):
+        return False
+    match = _SCHEME.match(source)
+    return match is not None and match.group(1).lower() not in ("http", "https", "hf")
+
+
+@dataclass
+class SparkSource:
+    """Rows Spark read, indexed in the local loader's order.
+
+    Attributes:
+        rows: the driver's :class:`DedupRows` (ids, splits, languages, groups; ``codes`` empty:
+            the texts stay on the executors, see :class:`SomeCodes`).
+        frame: the rows as a DataFrame, every input column plus ``_wb_split`` and ``_wb_index``
+            (what the deduplicated splits are written from; a second read of the input).
+        items: an RDD of ``(index, code, language, group)`` (what the tokenizer takes).
+        keyed: the persisted read the items come from.
+        input_format: ``parquet`` or ``json``.
+        files: the data files read, in order.
+    """
+
+    rows: DedupRows
+    frame: Any
+    items: Any
+    keyed: Any
+    input_format: str
+    files: list[str]
+
+    def release(self) -> None:
+        """Unpersist what the read keeps on the executors."""
+        self.keyed.unpersist()
+
+
+class SomeCodes:
+    """The code cells the driver holds of a Spark-read input: only those it asked for (rows below
+    ``min_tokens`` for the identical-text pass, rows parsed with errors for ``skipped.csv``).
+
+    Args:
+        codes: row index -> code cell; n: the number of rows.
+    """
+
+    def __init__(self, codes: dict[int, Any], n: int) -> None:
+        self.codes, self.n = codes, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> Any:
+        try:
+            return self.codes[index]
+        except KeyError:
+            raise KeyError(f"row {index}'s text was not brought to the driver (it stays on the executors)") from None
+
+
+# ---------------------------------------------------------------- listing and checking the input
+
+
+def list_files(spark: Any, source: str, input_format: str = "auto") -> tuple[str, list[str], str]:
+    """The data files under ``source`` (a file, a folder, searched recursively, or a glob), sorted,
+    listed through Hadoop's file system for its scheme: quick, and before any long step.
+
+    Returns:
+        ``(format, files, root)``: ``parquet`` or ``json``, the file URIs sorted, and the folder the
+        split names are read relative to.
+
+    Raises:
+        DataError: no file system for the scheme (naming the connector to add), nothing at
+            ``source``, no data files, or files of mixed or unknown formats.
+    """
+    from py4j.protocol import Py4JError
+
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(source)
+    try:
+        system = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        found = system.globStatus(path)
+        files: list[str] = []
+        root = None
+        for status in found or []:
+            if status.isDirectory():
+                root = status.getPath().toString() if len(found) == 1 else None
+                listing = system.listFiles(status.getPath(), True)
+                while listing.hasNext():
+                    files.append(listing.next().getPath().toString())
+            else:
+                files.append(status.getPath().toString())
+    except Py4JError as error:
+        raise DataError(unreadable_message(spark, source, error)) from None
+    if not found:
+        raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
+    prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
+    files = sorted(f for f in files if not _hidden(f[len(prefix):] if f.startswith(prefix) else f.rsplit("/", 1)[-1]))
+    if not files:
+        raise DataError(f"{source}: no data files there (hidden files, _SUCCESS and .crc files are not read)")
+    if input_format == "auto":
+        kinds = {file: _format_of(file) for file in files}
+        unknown = [file for file, kind in kinds.items() if kind is None]
+        if unknown:
+            raise DataError(f"{source}: cannot tell the format of {unknown[0]} (expected .parquet, .jsonl or .json, "
+                            f"optionally .gz); pass --input-format parquet or json")
+        if len(set(kinds.values())) > 1:
+            raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
+        input_format = next(iter(kinds.values()))
+    return input_format, files, prefix
+
+
+def unreadable_message(spark: Any, source: str, error: BaseException) -> str:
+    """What to say when Spark cannot open ``source``: its reason, and for a scheme without a file
+    system the connector it needs (``s3a://`` -> hadoop-aws, with this Spark's Hadoop version)."""
+    reason = str(error).strip().splitlines()
+    java = next((line for line in reason if "Exception" in line), reason[0] if reason else repr(error))
+    scheme = (_SCHEME.match(source).group(1) if _SCHEME.match(source) else "").lower()
+    missing = ("No FileSystem for scheme" in str(error) or "ClassNotFoundException" in str(error)
+               or "UnsupportedFileSystemException" in str(error))
+    if missing:
+        try:
+            hadoop = spark.sparkContext._jvm.org.apache.hadoop.util.VersionInfo.getVersion()
+        except Exception:  # py4j: the version is only a hint
+            hadoop = "<your Spark's Hadoop version>"
+        needs = CONNECTORS.get(scheme, f"a Hadoop file system for {scheme}:// on Spark's classpath (spark.jars.packages)")
+        return f"{source}: Spark cannot read {scheme}:// here: it needs {needs.format(hadoop=hadoop)} ({java.strip()})"
+    return f"{source}: Spark cannot read it ({java.strip()})"
+
+
+def _format_of(file: str) -> str | None:
+    name = file.rsplit("/", 1)[-1].lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return next((kind for suffix, kind in SUFFIX_FORMATS.items() if name.endswith(suffix)), None)
+
+
+def _hidden(relative: str) -> bool:
+    """Spark's rule for files it skips in a folder (``_SUCCESS``, ``.part.crc``), and the local loader's."""
+    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
+
+
+def _common_folder(files: list[str]) -> str:
+    folders = [file.rsplit("/", 1)[0] + "/" for file in files]
+    common = folders[0] if folders else ""
+    for folder in folders[1:]:
+        while not folder.startswith(common):
+            common = common.rstrip("/").rsplit("/", 1)[0] + "/"
+    return common
+
+
+def split_files(files: list[str], root: str) -> dict[str, list[str]]:
+    """Split name -> its files, named as ``datasets`` names the splits of a local folder of data
+    files (its own :func:`datasets.data_files.get_data_patterns` run on the files' paths below
+    ``root``, in an in-memory file system): ``train-00000-of-00002.parquet`` and
+    ``test-00000-of-00001.parquet`` are ``train`` and ``test``; one file, or files that name no
+    split, are ``train``. Splits in ``datasets``' order (train, validation, test, then the rest)."""
+    if len(files) == 1:
+        return {"train": list(files)}
+    import fsspec
+    from datasets.data_files import DataFilesDict, get_data_patterns
+
+    memory = fsspec.filesystem("memory")
+    base = f"/workbench-splits-{uuid.uuid4().hex}"
+    relative = {f"{base}/{file[len(root):]}": file for file in files}
+    try:
+        for name in relative:
+            memory.pipe(name, b"")
+        patterns = get_data_patterns(f"memory://{base}")
+        resolved = DataFilesDict.from_patterns(patterns, base_path=f"memory://{base}")
+        return {str(split): sorted(relative[name.removeprefix("memory://")] for name in names)
+                for split, names in resolved.items()}
+    finally:
+        memory.rm(base, recursive=True)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: list[str] | None,
+              language: str, group_column: str | None, split_column: str | None, splits: list[str] | None,
+              input_format: str = "auto", progress: Any = None) -> SparkSource:
+    """Read ``source`` with Spark and index its rows in the local loader's order (see the module).
+
+    Args:
+        spark: the session. source: the URI.
+        code_column, id_column, language, group_column: as :func:`~workbench.dedup.rows.collect_rows`.
+        split_column: the column naming each row's split, or None (splits from the file names).
+        splits: keep only these splits (all when empty). input_format: ``auto``, ``parquet`` or ``json``.
+        progress: a progress-bar factory (see :func:`~workbench.dedup.find_duplicates`).
+
+    Returns:
+        a :class:`SparkSource`.
+
+    Raises:
+        DataError: Spark cannot read ``source`` (see :func:`list_files`), the JSON is not JSON
+            Lines, no rows, ids not unique. MissingColumnError: a named column is missing (the
+            local loader's wording, listing the columns). MissingSplitError: a split in ``splits``
+            is not there.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from workbench.dedup import spark_tasks as tasks
+    from workbench.dedup.detection import _no_progress
+    from workbench.dedup.spark import _run
+
+    progress = progress or _no_progress
+    input_format, files, root = list_files(spark, source, input_format)
+    by_split = {None: files} if split_column else split_files(files, root)
+    frames = []
+    for split, names in by_split.items():
+        frame = _run("read input", lambda: spark.read.format(input_format).load(list(names)))
+        if "_corrupt_record" in frame.columns:
+            raise DataError(f"{source}: a line of {', '.join(names[:3])} is not a JSON object (JSON Lines expected: "
+                            f"one object per line)")
+        frames.append(frame.withColumn(SPLIT, F.lit(split) if split is not None else F.col(split_column).cast("string")))
+    columns = [c for c in frames[0].columns if c != SPLIT]
+    if id_column is None and "id" in columns:
+        id_column = ["id"]
+    required = {f"--code-column ({c})" if len(code_column) > 1 else "--code-column": c for c in code_column}
+    required.update({f"--id-column ({c})" if len(id_column or []) > 1 else "--id-column": c for c in id_column or []})
+    required.update({"--group-column": group_column, "--split-column": split_column})
+    for option, column in required.items():
+        if column is not None and column not in columns:
+            error = MissingColumnError(column, columns, option)
+            error.args = (f"{error.args[0]} (in {source})",)
+            raise error
+    frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
+    frame = frame.select(*columns, SPLIT, F.col("_metadata.file_path").alias(FILE),
+                         F.col("_metadata.file_block_start").alias(BLOCK))
+    code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
+    id_value = (F.col(id_column[0]) if len(id_column or []) == 1 else
+                F.concat_ws(":", *(F.col(c).cast("string") for c in id_column)) if id_column else F.lit(None))
+    language_value = F.col(LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else F.lit(None)
+    group_value = F.col(group_column) if group_column else F.lit(None)
+    # (split, file, block, row) positions on the executors, then the small per-row facts to the driver
+    keyed = (frame.select(SPLIT, FILE, BLOCK, code.alias("code"), id_value.alias("id"),
+                          language_value.alias("language"), group_value.alias("group"))
+             .rdd.mapPartitions(tasks.block_positions).persist(StorageLevel.MEMORY_AND_DISK))
+    with progress("spark: read input", 1) as advance:
+        blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+        advance(1)
+    if not blocks:
+        keyed.unpersist()
+        raise DataError(f"{source}: the input has no rows")
+    layout = _layout(blocks, None if split_column else list(by_split))
+    if splits:
+        for name in splits:
+            if name not in layout.order:
+                keyed.unpersist()
+                raise MissingSplitError(name, layout.order)
+        layout = layout.only(splits)
+    offsets = spark.sparkContext.broadcast(layout.offsets)
+    items = (keyed.filter(functools.partial(tasks.has_offset, offsets))
+             .map(functools.partial(tasks.indexed_item, offsets, language)))
+    ids, split_names, languages, groups, ranges = [], [], [], [] if group_column else None, {}
+    for split in layout.order:
+        start = len(ids)
+        for key in layout.blocks_of[split]:
+            facts = layout.facts[key]
+            ids.extend(facts.ids)
+            languages.extend(value or language for value in facts.languages)
+            if groups is not None:
+                groups.extend(facts.groups)
+        n = len(ids) - start
+        if not id_column:
+            ids[start:] = [f"{split}/{i}" for i in range(n)]
+        split_names.extend([split] * n)
+        ranges[split] = (start, start + n)
+    _check_unique(ids, ",".join(id_column or []) or None)
+    rows = DedupRows(source, ids, split_names, SomeCodes({}, len(ids)), languages, groups, ranges,
+                     tuple(id_column or ()))
+    # the whole rows with their index, for the written splits: read again when they are written
+    indexed = spark.createDataFrame(frame.rdd.mapPartitions(functools.partial(tasks.indexed_rows, offsets)),
+                                    frame.drop(FILE, BLOCK).schema.add(INDEX, "long"))
+    return SparkSource(rows, indexed, items, keyed, input_format, files)
+
+
+@dataclass
+class _Layout:
+    """The blocks of each split in row order and where each starts in the row index."""
+
+    order: list[str]
+    blocks_of: dict[str, list[tuple]]
+    facts: dict[tuple, Any]
+
+    @property
+    def offsets(self) -> dict[tuple, int]:
+        offsets, at = {}, 0
+        for split in self.order:
+            for key in self.blocks_of[split]:
+                offsets[key] = at
+                at += len(self.facts[key].ids)
+        return offsets
+
+    def only(self, splits: list[str]) -> _Layout:
+        return _Layout([s for s in self.order if s in splits], self.blocks_of, self.facts)
+
+
+def _layout(blocks: list[Any], split_order: list[str] | None) -> _Layout:
+    """Order the (split, file, block) records: blocks by (file, block start) inside a split; splits
+    in ``split_order`` (from the file names) or, for ``--split-column``, by their first row (as the
+    local loader regroups a table).
+
+    Raises:
+        SparkJobError: a block's rows came from two partitions (Spark reads a block whole in one
+            task; the positions would collide otherwise).
+    """
+    from workbench.dedup.spark import SparkJobError
+
+    facts: dict[tuple, Any] = {}
+    for block in blocks:
+        if block.key in facts:
+            raise SparkJobError(f"the rows of {block.key[1]} (block at byte {block.key[2]}) came from two partitions; "
+                                f"the row order cannot be recovered")
+        facts[block.key] = block
+    blocks_of: dict[str, list[tuple]] = {}
+    for key in sorted(facts, key=lambda key: (key[1], key[2])):
+        blocks_of.setdefault(key[0], []).append(key)
+    if split_order is None:
+        first = {split: min((key[1], key[2], facts[key].first) for key in keys) for split, keys in blocks_of.items()}
+        split_order = sorted(blocks_of, key=lambda split: first[split])
+    return _Layout([split for split in split_order if split in blocks_of], blocks_of, facts)
+
+
+def iter_codes(source: SparkSource, wanted: Any) -> Iterator[tuple[int, Any]]:
+    """``(index, code)`` of the rows ``wanted`` (a broadcast bool array by row) from the executors."""
+    from workbench.dedup import spark_tasks as tasks
+    from workbench.dedup.spark import _run
+
+    yield from _run("texts of short rows", source.items.filter(functools.partial(tasks.item_wanted, wanted))
+                    .map(tasks.item_code).collect)
