@@ -265,8 +265,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         if "_corrupt_record" in frame.columns:
             raise DataError(f"{source}: a line of {', '.join(names[:3])} is not a JSON object (JSON Lines expected: "
                             f"one object per line)")
-        frames.append(frame.withColumn(SPLIT, F.lit(split) if split is not None else F.col(split_column).cast("string")))
-    columns = [c for c in frames[0].columns if c != SPLIT]
+        # the file metadata is a column of the scan: taken before the splits' reads are unioned
+        frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
+                                   F.col("_metadata.file_block_start").alias(BLOCK)))
+    columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
     if id_column is None and "id" in columns:
         id_column = ["id"]
     required = {f"--code-column ({c})" if len(code_column) > 1 else "--code-column": c for c in code_column}
@@ -277,9 +279,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
+    frames = [frame.select(*columns, (F.lit(split) if split is not None else F.col(split_column).cast("string"))
+                           .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
-    frame = frame.select(*columns, SPLIT, F.col("_metadata.file_path").alias(FILE),
-                         F.col("_metadata.file_block_start").alias(BLOCK))
     code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
     id_value = (F.col(id_column[0]) if len(id_column or []) == 1 else
                 F.concat_ws(":", *(F.col(c).cast("string") for c in id_column)) if id_column else F.lit(None))
