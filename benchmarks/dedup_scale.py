@@ -14,6 +14,10 @@ average is printed next to every figure (the machine is shared). Usage::
 
     python benchmarks/dedup_scale.py --sizes 20000 100000 --corpora /tmp/dupscale \\
         --spark-conf spark.driver.memory=4g | tee benchmarks/results/dedup_scale.txt
+
+``--engines spark spark-uri`` compares the Spark engine with the corpus loaded by the driver and read
+by Spark itself (a ``file://`` URI: the texts stay on the executors, Spark writes the splits); the
+peak RSS of the run's own process is then the driver's Python.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ import json, sys, time
 start = time.perf_counter()
 from workbench.dedup import DedupConfig, run_dedup
 corpus, out, engine, conf = sys.argv[1], sys.argv[2], sys.argv[3], tuple(json.loads(sys.argv[4]))
+if engine == "spark-uri":  # Spark reads the file itself: the texts never reach this (the driver's) process
+    from pathlib import Path
+    corpus, engine = Path(corpus).resolve().as_uri(), "spark"
 config = DedupConfig(code_column="content", id_column="id", split_column="split", workers=2, output_format="jsonl",
                      engine=engine, spark_master="local[2]", spark_conf=conf)
 run = run_dedup(corpus, config, output_dir=out)
@@ -80,19 +87,22 @@ def memory_kib(pid: int) -> tuple[int, int]:
     return pss, rss
 
 
-def measured_run(command: list[str]) -> tuple[dict, float, int, int]:
-    """Run ``command``; return its JSON line, wall seconds, peak summed PSS and peak single RSS (KiB)."""
+def measured_run(command: list[str]) -> tuple[dict, float, int, int, int]:
+    """Run ``command``; return its JSON line, wall seconds, peak summed PSS, peak single RSS and the peak
+    RSS of the command's own process (for a Spark run: the driver's Python) (KiB)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(REPO)})
-    peaks = [0, 0]
+    peaks = [0, 0, 0]
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(0.25):
-            sizes = [memory_kib(pid) for pid in descendants(process.pid)]
+            pids = descendants(process.pid)
+            sizes = [memory_kib(pid) for pid in pids]
             peaks[0] = max(peaks[0], sum(p for p, _ in sizes))
             peaks[1] = max(peaks[1], max((r for _, r in sizes), default=0))
+            peaks[2] = max(peaks[2], sizes[0][1] if sizes else 0)  # descendants() lists the root first
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -102,7 +112,7 @@ def measured_run(command: list[str]) -> tuple[dict, float, int, int]:
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command[:3])} failed:\n{err[-3000:]}")
-    return json.loads(out.strip().splitlines()[-1]), wall, peaks[0], peaks[1]
+    return json.loads(out.strip().splitlines()[-1]), wall, peaks[0], peaks[1], peaks[2]
 
 
 def corpus_for(size: int, corpora: Path) -> Path:
@@ -123,6 +133,24 @@ def same_outputs(left: Path, right: Path) -> bool:
     return reports[0] == reports[1]
 
 
+def same_kept_rows(left: Path, right: Path) -> bool:
+    """The small outputs byte for byte, the report without timings and source, and the kept rows
+    ((id, content) per split) of a local split file against a folder of Spark's part files."""
+    if not all(filecmp.cmp(left / n, right / n, shallow=False) for n in ["clusters.json", "pairs.csv", "removed.csv"]):
+        return False
+    reports = [json.loads((folder / "report.json").read_text()) for folder in (left, right)]
+    for report in reports:
+        report.pop("timings_s"), report.pop("source")
+    if reports[0] != reports[1]:
+        return False
+
+    def rows(path: Path) -> set:
+        files = sorted(path.glob("part-*.json")) if path.is_dir() else [path]
+        return {(row["id"], row["content"]) for file in files for row in map(json.loads, file.read_text().splitlines())}
+
+    return all(rows(left / f"{split}.jsonl") == rows(right / split) for split in ("train", "test"))
+
+
 def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -131,7 +159,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--corpora", type=Path, default=Path(tempfile.gettempdir()) / "dupscale")
-    parser.add_argument("--engines", nargs="+", default=["local", "spark"], choices=["local", "spark"])
+    parser.add_argument("--engines", nargs="+", default=["local", "spark"], choices=["local", "spark", "spark-uri"],
+                        help="spark: the driver loads the corpus; spark-uri: Spark reads it (file://) and writes the splits")
     parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE for the Spark runs")
     args = parser.parse_args()
     print(f"# {os.cpu_count()} CPUs; load average 1/5/15 min shown before and after each run; spark conf {args.spark_conf}")
@@ -141,16 +170,23 @@ def main() -> None:
         for engine in args.engines:
             out = Path(tempfile.mkdtemp(prefix=f"scale-{engine}-{size}-"))
             before = load()
-            facts, wall, pss, rss = measured_run(
+            facts, wall, pss, rss, driver = measured_run(
                 [sys.executable, "-c", RUN, str(corpus / "corpus.jsonl"), str(out), engine, json.dumps(args.spark_conf)])
             outputs[engine] = out
             print(f"{size:>8} files  {engine:<5} {facts['files'] / wall:7.0f} files/s ({wall:7.1f} s wall)  "
                   f"peak PSS (tree) {pss / 1024:7.0f} MiB  peak RSS (one process) {rss / 1024:6.0f} MiB  "
+                  f"peak RSS (the run's own process{', the Spark driver' if engine != 'local' else ''}) "
+                  f"{driver / 1024:6.0f} MiB  "
                   f"clusters {facts['clusters']}  largest bucket {facts['largest_bucket']}  load {before} -> {load()}  "
                   f"steps (s) {facts['timings']}", flush=True)
-        if len(outputs) == 2:
+        if "local" in outputs and "spark" in outputs:
             print(f"{size:>8} files  parity (clusters.json, pairs.csv, removed.csv, splits, report without timings): "
                   f"{'identical' if same_outputs(outputs['local'], outputs['spark']) else 'DIFFERENT'}", flush=True)
+        base = outputs.get("local", outputs.get("spark"))
+        if "spark-uri" in outputs and base is not None:
+            print(f"{size:>8} files  parity of spark-uri (clusters.json, pairs.csv, removed.csv, report without timings "
+                  f"and source, kept rows per split): "
+                  f"{'identical' if same_kept_rows(base, outputs['spark-uri']) else 'DIFFERENT'}", flush=True)
 
 
 if __name__ == "__main__":
