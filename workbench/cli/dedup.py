@@ -49,7 +49,7 @@ def print_run(run: DedupRun, output: Path | None) -> None:
                                           "workers": ("-j",), "language": ("-l",)})
 def dedup_command(
     config: DedupConfig,
-    source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id."),
+    source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id; with --engine spark also a URI Spark reads itself (file://, s3a://, hdfs://, gs://, abfss://: JSON Lines or Parquet file, folder or glob)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),

@@ -144,7 +144,8 @@ class DedupConfig(JobConfig):
         None, "Code column(s) of --against [default: prompt,canonical_solution for HumanEval-like data, else --code-column].")
     against_id_column: str | None = option(None, "Id column of --against [default: task_id if present].")
     output_format: str = option(
-        "auto", "Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder).",
+        "auto", "Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder); "
+        "for a URI read by Spark: jsonl | parquet folders written by Spark.",
         choices=OUTPUT_FORMATS)
     workers: int = option(0, "Tokenizer processes (0 = one per CPU).", min=0)
     offline: bool = option(False, "Never contact the Hugging Face hub.")

@@ -30,6 +30,10 @@ on how the rows are partitioned: ``clusters.json``, ``pairs.csv``, ``removed.csv
 ``report.json`` (apart from its timings) equal the local engine's byte for byte
 (``tests/dedup/test_spark.py``).
 
+Input: the rows the driver loaded (texts sent to the executors), or, for a URI Spark reads
+itself, the rows as :mod:`workbench.dedup.spark_source` read them (texts stay on the executors;
+only those of rows below ``min_tokens`` or parsed with errors come to the driver).
+
 Bound: the driver holds one small record per row (status, token counts, candidate component)
 the pairs the walk takes (fewer than the rows, plus every cross-group or contamination pair:
 outputs in full) and the token bags of the rows in token clusters (for
