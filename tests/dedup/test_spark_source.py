@@ -126,6 +126,11 @@ def test_splits_named_by_the_files_as_the_local_loader_names_them(spark, corpus,
     assert list(on_spark.result.rows.split_ranges) == ["train", "test"]
     assert local.result.rows.ids == on_spark.result.rows.ids
     same_small_outputs(tmp_path / "local", tmp_path / "spark")
+    # --split, in the order named (the local loader's select_splits)
+    chosen = [DedupConfig(**options, split=("test", "train"), engine=engine) for engine in ("local", "spark")]
+    local, on_spark = run_dedup(str(folder), chosen[0]), run_dedup(folder.as_uri(), chosen[1])
+    assert list(on_spark.result.rows.split_ranges) == ["test", "train"]
+    assert local.result.rows.ids == on_spark.result.rows.ids and local.result.clusters == on_spark.result.clusters
 
 
 def test_split_files_follows_datasets_rules():

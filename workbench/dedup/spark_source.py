@@ -279,7 +279,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
-    frames = [frame.select(*columns, (F.lit(split) if split is not None else F.col(split_column).cast("string"))
+    frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
     code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
@@ -330,6 +330,13 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     return SparkSource(rows, indexed, items, keyed, input_format, files)
 
 
+def _split_names(column: str) -> Any:
+    """A split column's values as the local loader names the splits (``str(value)``; ``None`` for null)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col(column).cast("string"), F.lit("None"))
+
+
 @dataclass
 class _Layout:
     """The blocks of each split in row order and where each starts in the row index."""
@@ -348,7 +355,8 @@ class _Layout:
         return offsets
 
     def only(self, splits: list[str]) -> _Layout:
-        return _Layout([s for s in self.order if s in splits], self.blocks_of, self.facts)
+        """The named splits, in the order named (as the local loader selects them)."""
+        return _Layout(list(dict.fromkeys(splits)), self.blocks_of, self.facts)
 
 
 def _layout(blocks: list[Any], split_order: list[str] | None) -> _Layout:
