@@ -126,8 +126,8 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> tuple[str
     """
     from py4j.protocol import Py4JError
 
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(source)
+    gateway = spark.sparkContext._jvm
+    path = gateway.org.apache.hadoop.fs.Path(source)
     try:
         system = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
         found = system.globStatus(path)
@@ -165,7 +165,7 @@ def unreadable_message(spark: Any, source: str, error: BaseException) -> str:
     """What to say when Spark cannot open ``source``: its reason, and for a scheme without a file
     system the connector it needs (``s3a://`` -> hadoop-aws, with this Spark's Hadoop version)."""
     reason = str(error).strip().splitlines()
-    java = next((line for line in reason if "Exception" in line), reason[0] if reason else repr(error))
+    cause = next((line for line in reason if "Exception" in line), reason[0] if reason else repr(error))
     scheme = (_SCHEME.match(source).group(1) if _SCHEME.match(source) else "").lower()
     missing = ("No FileSystem for scheme" in str(error) or "ClassNotFoundException" in str(error)
                or "UnsupportedFileSystemException" in str(error))
@@ -175,8 +175,8 @@ def unreadable_message(spark: Any, source: str, error: BaseException) -> str:
         except Exception:  # py4j: the version is only a hint
             hadoop = "<your Spark's Hadoop version>"
         needs = CONNECTORS.get(scheme, f"a Hadoop file system for {scheme}:// on Spark's classpath (spark.jars.packages)")
-        return f"{source}: Spark cannot read {scheme}:// here: it needs {needs.format(hadoop=hadoop)} ({java.strip()})"
-    return f"{source}: Spark cannot read it ({java.strip()})"
+        return f"{source}: Spark cannot read {scheme}:// here: it needs {needs.format(hadoop=hadoop)} ({cause.strip()})"
+    return f"{source}: Spark cannot read it ({cause.strip()})"
 
 
 def _format_of(file: str) -> str | None:
