@@ -70,6 +70,19 @@ def test_outputs_and_json_report(small_corpus, tmp_path):
     assert json.loads((out / "report.json").read_text())["overall"] == report["overall"]
 
 
+def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_corpus, tmp_path):
+    # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
+    # names --engine spark for a scheme only Spark reads (instead of "no such file")
+    by_path = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "path"))
+    by_uri = invoke(small_corpus.resolve().as_uri(), "--split-column", "split", "-o", str(tmp_path / "uri"))
+    assert by_uri.exit_code == 0, by_uri.output
+    for name in ("clusters.json", "pairs.csv", "removed.csv", "train.jsonl", "test.jsonl"):
+        assert (tmp_path / "uri" / name).read_bytes() == (tmp_path / "path" / name).read_bytes(), name
+    remote = invoke("s3a://bucket/corpus.jsonl", "-o", str(tmp_path / "s3"))
+    assert remote.exit_code != 0
+    assert "s3a:// URI is read by Spark only: add --engine spark" in " ".join(remote.output.split())
+
+
 def test_table_output_and_parquet_and_hf_formats(small_corpus, tmp_path):
     result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "pq"), "--output-format", "parquet")
     assert result.exit_code == 0, result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from workbench.data.loading import LoadedDataset, load_records
 from workbench.dedup.config import DedupConfig, DedupConfigError
@@ -86,8 +87,10 @@ def run_dedup(
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
             raise DataError(f"{out}: the output path exists and is not a folder")
-    if config.engine == "spark" and is_spark_uri(source):
-        return _run_dedup_spark_source(str(source), config, output_dir, progress)
+    if is_spark_uri(source):
+        if config.engine == "spark":
+            return _run_dedup_spark_source(str(source), config, output_dir, progress)
+        source = _local_path_of_uri(str(source))
     # loading and writing, like the search, build many objects that are never in a cycle
     with collector_paused():
         # datasketch's import and the LSH tuning run in a helper process while the data loads
@@ -159,6 +162,24 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
         finally:
             read.release()
         return DedupRun(LoadedDataset(source, {}), result, report, written)
+
+
+def _local_path_of_uri(uri: str) -> str:
+    """The local engine's path for a ``file://`` URI (``file:///data/x.jsonl`` -> ``/data/x.jsonl``).
+
+    Raises:
+        DataError: any other scheme (``s3a://``, ``hdfs://`` ...): only ``--engine spark`` reads
+            those (through Spark's file systems); the message says so.
+    """
+    parsed = urlparse(uri)
+    if parsed.scheme.lower() != "file":
+        raise DataError(
+            f"{uri}: a {parsed.scheme}:// URI is read by Spark only: add --engine spark "
+            f"(or copy the data to a local path)"
+        )
+    if parsed.netloc not in ("", "localhost"):
+        raise DataError(f"{uri}: a file:// URI names a host ({parsed.netloc}); the local engine reads local paths only")
+    return unquote(parsed.path)
 
 
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:
