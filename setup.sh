@@ -8,7 +8,11 @@
 #   2. a virtual environment (default .venv) with workbench, its local models (prebuilt llama.cpp,
 #      onnxruntime embeddings; no compiler, no torch), the test tools and the language plugins;
 #      with --spark also the spark extra (pyspark 4, which bundles Spark).
-# Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--spark] [--no-system]
+#   3. only with --native-llama: replaces the prebuilt xllamacpp (llama.cpp compiled for AVX2) with
+#      the same version compiled from its source for this machine's CPU (GGML_NATIVE=ON: AVX-512,
+#      VNNI, ... where the CPU has them). Needs cmake and a C++17 compiler; takes ~N minutes on 2
+#      cores (docs/install.md: when it pays). Local answers are cached apart from the wheel's.
+# Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--spark] [--no-system] [--native-llama]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,6 +21,7 @@ PACKAGES=(bubblewrap libgomp1)
 EXTRAS="local,test"
 SYSTEM=1
 SPARK=0
+NATIVE_LLAMA=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --venv) VENV="$2"; shift ;;
@@ -24,11 +29,20 @@ while [ $# -gt 0 ]; do
     --browser) PACKAGES+=(chromium); EXTRAS="$EXTRAS,browser" ;;
     --spark) SPARK=1; EXTRAS="$EXTRAS,spark" ;;
     --no-system) SYSTEM=0 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --native-llama) NATIVE_LLAMA=1 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1 (see bash setup.sh --help)" >&2; exit 2 ;;
   esac
   shift
 done
+
+# --native-llama compiles llama.cpp: check its tools before anything is installed
+if [ "$NATIVE_LLAMA" = 1 ]; then
+  for tool in cmake c++; do
+    command -v "$tool" >/dev/null 2>&1 || {
+      echo "setup.sh: --native-llama needs $tool (e.g. apt-get install cmake g++)" >&2; exit 1; }
+  done
+fi
 
 PYTHON="${PYTHON:-python3}"
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -84,4 +98,43 @@ fi
 # --no-compile: bytecode is written on first import instead (saves ~300 MB and ~30 s)
 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-compile \
   -e ".[$EXTRAS]" -e plugins/workbench-java -e plugins/workbench-cpp
+
+# --native-llama: xllamacpp's own build (scripts/build.py in its sdist) compiles llama.cpp with
+# GGML_NATIVE=ON unless XLLAMACPP_RELEASE is set. LLGuidance (a Rust crate cloned from GitHub at
+# build time) and BoringSSL (cloned too) are switched off: JSON schemas are then constrained by
+# llama.cpp's GBNF grammars, and the model server's loopback HTTP has no TLS (it never had any use
+# for it). xllamacpp's setup.py links their archives unconditionally, so they are dropped from its
+# link list first.
+build_native_llama() {
+  local python="$VENV/bin/python" version work source started
+  version=$("$python" -c 'from importlib.metadata import version; print(version("xllamacpp"))')
+  work=$(mktemp -d "${TMPDIR:-/tmp}/xllamacpp-native-XXXXXX")
+  started=$(date +%s)
+  echo "setup.sh: compiling xllamacpp $version for this CPU in $work (many minutes; log: $work/build.log)"
+  "$python" -m pip install --disable-pip-version-check -q "cython>=3.1" "versioneer[toml]" "setuptools>=61" wheel
+  "$python" -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: --no-build-isolation \
+    "xllamacpp==$version" -d "$work"
+  tar -xzf "$work/xllamacpp-$version.tar.gz" -C "$work"
+  source="$work/xllamacpp-$version"
+  "$python" - "$source/setup.py" <<'PATCH'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+anchor = 'INCLUDE_DIRS.append(os.path.join(CWD, "src/xllamacpp"))'
+if anchor not in text:
+    sys.exit(f"setup.sh: {path} changed: cannot drop the LLGuidance and SSL archives from its link list")
+drop = ("EXTRA_OBJECTS = [o for o in EXTRA_OBJECTS if not o.endswith(('/libllguidance.a', '/libssl.a', "
+        "'/libcrypto.a'))]  # setup.sh --native-llama: built without them\n")
+open(path, "w").write(text.replace(anchor, drop + anchor, 1))
+PATCH
+  CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" NPROC="$(nproc)" \
+    "$python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall \
+    -v "$source" >"$work/build.log" 2>&1 || {
+      echo "setup.sh: compiling xllamacpp failed (see $work/build.log); the prebuilt one stays installed" >&2
+      exit 1; }
+  echo "setup.sh: xllamacpp compiled in $(( $(date +%s) - started )) s; llama.cpp reports:" \
+    "$("$python" -c 'import xllamacpp; print(xllamacpp.get_system_info())')"
+  rm -rf "$work"
+}
+if [ "$NATIVE_LLAMA" = 1 ]; then build_native_llama; fi
 echo "setup.sh: done; activate with: . $VENV/bin/activate"

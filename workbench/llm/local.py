@@ -151,19 +151,91 @@ def _xllamacpp() -> Any:
     return xllamacpp
 
 
+#: What the prebuilt Linux x86-64 wheel of the pinned xllamacpp (2026.10.11549) reports about its
+#: build (:func:`build_features`): compiled with GCC 10.2.1 for AVX2 (``GGML_NATIVE=OFF``), JSON
+#: schemas constrained by LLGuidance. A build that reports exactly this adds nothing to
+#: :func:`engine_identity`, so the keys of answers cached with the wheel stay valid.
+PREBUILT_WHEEL_BUILD: Mapping[str, str] = {
+    "compiler": "GNU 10.2.1",
+    "system_info": "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+                   "LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |",
+    "json_schemas": "llguidance",
+}
+
+
+def build_features(xlc: Any) -> dict[str, str]:
+    """What an xllamacpp build was compiled with, as far as it changes answers.
+
+    Args:
+        xlc: the imported ``xllamacpp`` module.
+
+    Returns:
+        ``{"compiler": xllamacpp's BUILD_INFO compiler, "system_info": llama.cpp's system info (the
+        CPU instruction sets the kernels were compiled for, and any GPU backend), "json_schemas":
+        "llguidance" or "gbnf" (which grammar engine constrains an answer to a JSON schema: a
+        build without LLGuidance turns schemas into llama.cpp's GBNF grammars)}``.
+    """
+    grammar = xlc.json_schema_to_grammar({"type": "object"})
+    return {
+        "compiler": str(xlc.BUILD_INFO.get("compiler", "unknown")),
+        "system_info": " ".join(xlc.get_system_info().split()),
+        "json_schemas": "llguidance" if grammar.startswith("%llguidance") else "gbnf",
+    }
+
+
+def identity_of(version: str, features: Mapping[str, str] | None) -> str:
+    """The engine identity for an xllamacpp version and its :func:`build_features`.
+
+    Args:
+        version: the installed xllamacpp version.
+        features: its build features, or None when the module cannot be imported.
+
+    Returns:
+        ``"llama.cpp server (xllamacpp <version>)"`` for the prebuilt wheel's build (and when the
+        features are unknown); with ``"; build <compiler>, <system info>, JSON schemas by
+        <engine>"`` appended for any other build (e.g. ``setup.sh --native-llama``'s AVX-512 one).
+
+    Example:
+
+    >>> identity_of("2026.10.11549", PREBUILT_WHEEL_BUILD)
+    'llama.cpp server (xllamacpp 2026.10.11549)'
+    """
+    base = f"llama.cpp server (xllamacpp {version})"
+    if features is None or dict(features) == dict(PREBUILT_WHEEL_BUILD):
+        return base
+    return (f"{base}; build {features['compiler']}, {features['system_info']}, "
+            f"JSON schemas by {features['json_schemas']}")
+
+
+_identity: list[str] = []
+
+
 def engine_identity() -> str:
-    """The engine that answers ``local/`` calls, with its version (part of their cache keys).
+    """The engine that answers ``local/`` calls, with its version and build (part of their cache keys).
 
     Two engines give different answers to the same request (llama-cpp-python counted only the
     generated tokens in the repeat penalty's window, llama.cpp's server counts the prompt's too;
-    other builds part at near-ties), so a cached answer names the engine that produced it.
+    other builds part at near-ties), so a cached answer names the engine that produced it. Two
+    builds of the same xllamacpp version differ too: kernels compiled for AVX-512 instead of AVX2
+    sum in another order (the score token's log-probabilities moved, measured in
+    ``benchmarks/native_llama_bench.py``), and a build without LLGuidance constrains JSON answers
+    with another grammar engine; so a build other than the prebuilt wheel's is named
+    (:func:`identity_of`). Computed once per process.
     """
     from importlib.metadata import PackageNotFoundError, version
 
+    if _identity:
+        return _identity[0]
     try:
-        return f"llama.cpp server (xllamacpp {version('xllamacpp')})"
+        installed = version("xllamacpp")
     except PackageNotFoundError:
         return "llama.cpp server (xllamacpp not installed)"
+    try:
+        features = build_features(_xllamacpp())
+    except ImportError:  # e.g. libgomp missing: the call itself fails with the install hint
+        features = None
+    _identity.append(identity_of(installed, features))
+    return _identity[0]
 
 
 _file_digests: dict[tuple[str, int, int, int], str] = {}
