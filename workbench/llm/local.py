@@ -26,8 +26,9 @@ What the provider honours:
   (so a JSON-constrained answer still shows the unconstrained alternatives);
 * ``response_format``: ``{"type": "json_object"}`` (any JSON object), ``{"type": "json_object",
   "schema": {...}}`` or OpenAI's ``{"type": "json_schema", "json_schema": {"schema": {...}}}``;
-  decoding is constrained by the schema (llama.cpp with LLGuidance), so the answer parses
-  (unless ``max_tokens`` cuts it: then ``finish_reason`` is ``"length"``);
+  decoding is constrained by the schema (llama.cpp with LLGuidance; a ``setup.sh --native-llama``
+  build, without LLGuidance, with llama.cpp's GBNF grammar made from the schema), so the answer
+  parses (unless ``max_tokens`` cuts it: then ``finish_reason`` is ``"length"``);
 * ``timeout`` (seconds): checked while waiting for the model and after every generated token;
   past it the call raises ``litellm.Timeout`` (prompt evaluation itself is not interruptible,
   nor is the first-use pull and load of a model);
