@@ -10,8 +10,8 @@
 #      with --spark also the spark extra (pyspark 4, which bundles Spark).
 #   3. only with --native-llama: replaces the prebuilt xllamacpp (llama.cpp compiled for AVX2) with
 #      the same version compiled from its source for this machine's CPU (GGML_NATIVE=ON: AVX-512,
-#      VNNI, ... where the CPU has them). Needs cmake and a C++17 compiler; takes ~N minutes on 2
-#      cores (docs/install.md: when it pays). Local answers are cached apart from the wheel's.
+#      VNNI, ... where the CPU has them). Needs cmake and a C++17 compiler; took 45 minutes on 2
+#      loaded cores (docs/install.md: when it pays). Local answers are cached apart from the wheel's.
 # Usage: bash setup.sh [--venv DIR] [--java] [--browser] [--spark] [--no-system] [--native-llama]
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -93,12 +93,15 @@ def child(args: argparse.Namespace) -> None:
         language="python", problem=row["prompt"], reference=row["reference"], generation=row["generation"]),
         {"max_tokens": args.gen_tokens}))
     for kind, row, messages, options in requests:
+        cpu_started = time.process_time()  # every thread of this process, llama.cpp's included
         answer = local.chat(args.model, messages, n_threads=args.threads, temperature=0.0, seed=0, **options)
+        cpu_s = time.process_time() - cpu_started
         timings = answer["timings"]
         print(json.dumps({
             **build, "kind": kind, "round": args.round, "row": f'{row["task_id"]}#{row["sample_id"]}',
             "prompt_n": timings.get("prompt_n"), "prompt_ms": timings.get("prompt_ms"),
             "predicted_n": timings.get("predicted_n"), "predicted_ms": timings.get("predicted_ms"),
+            "cpu_s": cpu_s,
             "text": answer["choices"][0]["message"]["content"],
             "score_logprobs": _score_distribution(answer["choices"][0]["logprobs"]),
         }), flush=True)

@@ -19,12 +19,12 @@ from workbench.llm import local
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what the native build of xllamacpp 2026.10.11549 reports on the project machine (AMD EPYC,
-#: GCC 12.2, ``setup.sh --native-llama``; measured 2026-12-01)
+#: GCC 12.2, xllamacpp's sdist built with ``setup.sh --native-llama``'s flags; 2026-12-01)
 NATIVE_BUILD = {
     "compiler": "GNU 12.2.0",
-    "system_info": "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 0 | AVX2 = 1 | F16C = 1 | FMA = 1 | "
-                   "BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | "
-                   "LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |",
+    "system_info": "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+                   "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | "
+                   "OPENMP = 1 | REPACK = 1 |",
     "json_schemas": "gbnf",
 }
 
