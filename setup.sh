@@ -106,7 +106,7 @@ fi
 # for it). xllamacpp's setup.py links their archives unconditionally, so they are dropped from its
 # link list first.
 build_native_llama() {
-  local python="$VENV/bin/python" version work source started
+  local python="$VENV/bin/python" version work src_dir started
   version=$("$python" -c 'from importlib.metadata import version; print(version("xllamacpp"))')
   work=$(mktemp -d "${TMPDIR:-/tmp}/xllamacpp-native-XXXXXX")
   started=$(date +%s)
@@ -115,8 +115,8 @@ build_native_llama() {
   "$python" -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: --no-build-isolation \
     "xllamacpp==$version" -d "$work"
   tar -xzf "$work/xllamacpp-$version.tar.gz" -C "$work"
-  source="$work/xllamacpp-$version"
-  "$python" - "$source/setup.py" <<'PATCH'
+  src_dir="$work/xllamacpp-$version"
+  "$python" - "$src_dir/setup.py" <<'PATCH'
 import sys
 path = sys.argv[1]
 text = open(path).read()
@@ -129,7 +129,7 @@ open(path, "w").write(text.replace(anchor, drop + anchor, 1))
 PATCH
   CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" NPROC="$(nproc)" \
     "$python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall \
-    -v "$source" >"$work/build.log" 2>&1 || {
+    -v "$src_dir" >"$work/build.log" 2>&1 || {
       echo "setup.sh: compiling xllamacpp failed (see $work/build.log); the prebuilt one stays installed" >&2
       exit 1; }
   echo "setup.sh: xllamacpp compiled in $(( $(date +%s) - started )) s; llama.cpp reports:" \
