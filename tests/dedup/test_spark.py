@@ -28,6 +28,7 @@ from workbench.dedup.spark import SparkUnavailableError, check_spark, find_dupli
 
 sys.path.insert(0, str(Path(__file__).parent))
 from boilerplate import matrix_truth, write_boilerplate_corpus  # noqa: E402
+from mixed_rows import write_mixed_rows  # noqa: E402
 
 runner = CliRunner()
 CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
@@ -197,18 +198,7 @@ def test_a_bucket_of_5000_boilerplate_files(spark, shared_bench, tmp_path):
 
 
 def test_neighbours_shapes_stubs_and_skipped_rows_are_the_same_on_spark(spark, tmp_path):
-    def idents(lo: int, hi: int) -> str:
-        return "".join(f"t{i}\n" for i in range(lo, hi + 1))
-
-    rows = [("a", idents(1, 20)), ("b", idents(3, 22)), ("c", idents(5, 24)), ("d", idents(3, 22)),
-            ("stub1", "    pass\n"), ("stub2", "    pass  \r\n"), ("ret1", "return []"), ("ret2", "return []\n"),
-            ("empty1", ""), ("empty2", " \n"), ("nul", "x\u0000y"), ("bad", "def f(:\n  return zz"),
-            ("lit1", 'x = """a\n\nb"""'), ("lit2", 'x = """a\nb"""')]
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps({"id": f"{task}/{split}/{i}", "task": task, "split": split, "content": text}) + "\n"
-                            for task in ("T0", "T1") for split in ("train", "test") for i, text in rows))
-    reference = tmp_path / "reference.jsonl"
-    reference.write_text(json.dumps({"task_id": "REF/0", "content": "return []"}) + "\n")
+    data, reference = write_mixed_rows(tmp_path)
     outputs = []
     for engine in ("local", "spark"):
         out = tmp_path / engine

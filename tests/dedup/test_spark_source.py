@@ -22,6 +22,9 @@ from workbench.dedup import DedupConfig, run_dedup
 from workbench.dedup.spark_source import SomeCodes, is_spark_uri, split_files
 from workbench.errors import DataError, MissingColumnError
 
+sys.path.insert(0, str(Path(__file__).parent))
+from mixed_rows import write_mixed_rows  # noqa: E402
+
 CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
 #: the small outputs, byte for byte (report.json compared apart from source and timings)
 SMALL = ("clusters.json", "cluster_shapes.csv", "pairs.csv", "removed.csv", "skipped.csv")
@@ -144,18 +147,7 @@ def test_split_files_follows_datasets_rules():
 
 
 def test_groups_against_stubs_and_binary_rows_on_a_spark_read_input(spark, tmp_path):
-    def idents(lo: int, hi: int) -> str:
-        return "".join(f"t{i}\n" for i in range(lo, hi + 1))
-
-    rows = [("a", idents(1, 20)), ("b", idents(3, 22)), ("c", idents(5, 24)), ("d", idents(3, 22)),
-            ("stub1", "    pass\n"), ("stub2", "    pass  \r\n"), ("ret1", "return []"), ("ret2", "return []\n"),
-            ("empty1", ""), ("empty2", " \n"), ("nul", "x\u0000y"), ("bad", "def f(:\n  return zz"),
-            ("lit1", 'x = """a\n\nb"""'), ("lit2", 'x = """a\nb"""')]
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps({"id": f"{task}/{split}/{i}", "task": task, "split": split, "content": text}) + "\n"
-                            for task in ("T0", "T1") for split in ("train", "test") for i, text in rows))
-    reference = tmp_path / "reference.jsonl"
-    reference.write_text(json.dumps({"task_id": "REF/0", "content": "return []"}) + "\n")
+    data, reference = write_mixed_rows(tmp_path)
     options = dict(id_column="id", split_column="split", group_column="task", workers=1, against=str(reference),
                    output_format="jsonl")
     run_dedup(str(data), DedupConfig(**options), output_dir=tmp_path / "local")
