@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -11,7 +12,7 @@ from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.duplication_report import build_report
 from workbench.dedup.rows import DedupRows, collect_rows
-from workbench.dedup.signatures import minhash_setup_in_background
+from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import write_outputs, write_result_files
 from workbench.errors import DataError, MissingSplitError
@@ -93,10 +94,7 @@ def run_dedup(
         source = _local_path_of_uri(str(source))
     # loading and writing, like the search, build many objects that are never in a cycle
     with collector_paused():
-        # datasketch's import and the LSH tuning run in a helper process while the data loads
-        minhash = minhash_setup_in_background(
-            config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
-        )
+        minhash = _minhash_in_background(config)
         splits = config.split or None
         if isinstance(source, LoadedDataset):
             loaded = source.select_splits(splits)
@@ -138,9 +136,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
     from workbench.dedup.spark_writing import spark_output_format, write_spark_splits
 
     with collector_paused(), spark_session(config) as spark:
-        minhash = minhash_setup_in_background(
-            config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
-        )
+        minhash = _minhash_in_background(config)
         read = read_rows(spark, source, code_column=_split_columns(config.code_column),
                          id_column=_split_columns(config.id_column) if config.id_column is not None else None,
                          language=config.language, group_column=config.group_column,
@@ -162,6 +158,13 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
         finally:
             read.release()
         return DedupRun(LoadedDataset(source, {}), result, report, written)
+
+
+def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:
+    """datasketch's import and the LSH tuning for ``config``, in a helper process while the data loads."""
+    return minhash_setup_in_background(
+        config.num_perm, config.seed, config.lsh_threshold, config.lsh_weights, config.lsh_params
+    )
 
 
 def _local_path_of_uri(uri: str) -> str:

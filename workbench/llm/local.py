@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import os
 import secrets
 import sys
@@ -208,9 +209,7 @@ def identity_of(version: str, features: Mapping[str, str] | None) -> str:
             f"JSON schemas by {features['json_schemas']}")
 
 
-_identity: list[str] = []
-
-
+@functools.cache
 def engine_identity() -> str:
     """The engine that answers ``local/`` calls, with its version and build (part of their cache keys).
 
@@ -225,8 +224,6 @@ def engine_identity() -> str:
     """
     from importlib.metadata import PackageNotFoundError, version
 
-    if _identity:
-        return _identity[0]
     try:
         installed = version("xllamacpp")
     except PackageNotFoundError:
@@ -235,8 +232,7 @@ def engine_identity() -> str:
         features = build_features(_xllamacpp())
     except ImportError:  # e.g. libgomp missing: the call itself fails with the install hint
         features = None
-    _identity.append(identity_of(installed, features))
-    return _identity[0]
+    return identity_of(installed, features)
 
 
 _file_digests: dict[tuple[str, int, int, int], str] = {}
