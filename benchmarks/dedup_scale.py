@@ -162,11 +162,18 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["local", "spark"], choices=["local", "spark", "spark-uri"],
                         help="spark: the driver loads the corpus; spark-uri: Spark reads it (file://) and writes the splits")
     parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE for the Spark runs")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="the output folder of an earlier local-engine run on the same corpus (one size only): "
+                             "compared with instead of running the local engine again (a 1M-file local run takes ~45 min)")
     args = parser.parse_args()
+    if args.baseline is not None and (len(args.sizes) != 1 or "local" in args.engines):
+        parser.error("--baseline stands for the local run of one size: give one --sizes and leave 'local' out of --engines")
     print(f"# {os.cpu_count()} CPUs; load average 1/5/15 min shown before and after each run; spark conf {args.spark_conf}")
     for size in args.sizes:
         corpus = corpus_for(size, args.corpora)
-        outputs = {}
+        outputs = {} if args.baseline is None else {"local": args.baseline}
+        if args.baseline is not None:
+            print(f"{size:>8} files  local (baseline, not rerun): {args.baseline}", flush=True)
         for engine in args.engines:
             out = Path(tempfile.mkdtemp(prefix=f"scale-{engine}-{size}-"))
             before = load()
