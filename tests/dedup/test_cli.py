@@ -83,6 +83,26 @@ def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_co
     assert "s3a:// URI is read by Spark only: add --engine spark" in " ".join(remote.output.split())
 
 
+def test_an_output_uri_other_than_file_needs_spark_reading_the_source(small_corpus, tmp_path):
+    # -o file:// is the local folder it names (as for SOURCE); s3a:// etc. only Spark writes, and
+    # only for a SOURCE it reads itself: refused before anything is loaded (no JVM needed)
+    by_path = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "path"))
+    by_uri = invoke(str(small_corpus), "--split-column", "split", "-o", (tmp_path / "uri").as_uri())
+    assert by_path.exit_code == 0 and by_uri.exit_code == 0, by_uri.output
+    for name in ("clusters.json", "pairs.csv", "removed.csv", "train.jsonl", "test.jsonl"):
+        assert (tmp_path / "uri" / name).read_bytes() == (tmp_path / "path" / name).read_bytes(), name
+    local = invoke(str(small_corpus), "-o", "s3a://bucket/out/")
+    assert local.exit_code != 0
+    assert ("-o s3a://bucket/out/: a s3a:// output folder is written by Spark only: add --engine spark"
+            in " ".join(local.output.split()))
+    # the driver loads a local SOURCE, so the driver would write: refused too, before Spark starts
+    driver = invoke(str(small_corpus), "--engine", "spark", "--spark-master", "spark://127.0.0.1:9", "-o", "hdfs://nn/out")
+    assert driver.exit_code != 0
+    assert ("with --engine spark, a hdfs:// output folder is written by Spark for a SOURCE Spark reads itself"
+            in " ".join(driver.output.split()))
+    assert not (Path.cwd() / "s3a:").exists() and not (Path.cwd() / "hdfs:").exists()
+
+
 def test_table_output_and_parquet_and_hf_formats(small_corpus, tmp_path):
     result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "pq"), "--output-format", "parquet")
     assert result.exit_code == 0, result.output

@@ -3,7 +3,8 @@ the 2k corpus of ../shared/bench (seed 3) cut into several JSON Lines and Parque
 through ``file://`` gives the local engine's clusters.json, pairs.csv, removed.csv, skipped.csv,
 cluster_shapes.csv byte for byte and its report.json (but ``source`` and ``timings_s``); the
 splits Spark writes hold the local engine's kept rows; the driver never holds the texts of the
-analysed rows. Then the errors: a missing path, a scheme without its connector, a missing column."""
+analysed rows; an output folder given as a URI gets the same files. Then the errors: a missing
+path, a scheme without its connector (input or output), a missing column."""
 
 from __future__ import annotations
 
@@ -160,6 +161,25 @@ def test_groups_against_stubs_and_binary_rows_on_a_spark_read_input(spark, tmp_p
         assert kept_rows(tmp_path / "spark" / split) == kept_rows(tmp_path / "local" / f"{split}.jsonl")
 
 
+def test_a_uri_output_gets_the_small_files_through_hadoops_file_system(spark, corpus, local_out, tmp_path):
+    """``-o file://...``: the splits written by Spark there, the small files staged locally and copied
+    by Hadoop's FileSystem (the route an s3a:// or hdfs:// folder takes): the local outputs again."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "contamination.csv").write_text("a previous run's\n")  # an optional output this run does not write
+    uri = out.as_uri() + "/"
+    run = run_dedup((corpus / "jsonl").as_uri(), DedupConfig(**CORPUS, engine="spark", output_format="jsonl"),
+                    output_dir=uri)
+    same_small_outputs(local_out, out)
+    for split in ("train", "test"):
+        assert kept_rows(out / split) == kept_rows(local_out / f"{split}.jsonl")
+    assert not (out / "contamination.csv").exists()
+    assert not list(out.glob(".*.crc"))  # no Hadoop checksum files beside the small outputs
+    assert run.written["clusters"] == out.as_uri() + "/clusters.json"
+    assert run.written["split:test"] == out.as_uri() + "/test"
+    assert all(path.startswith(out.as_uri() + "/") for path in run.written.values())
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -173,6 +193,21 @@ def test_a_scheme_without_its_connector_names_the_package(spark):
     with pytest.raises(DataError, match=r"s3a://bucket/corpus/: Spark cannot read s3a:// here: it needs the hadoop-aws "
                                         r"package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-aws:\d"):
         run_dedup("s3a://bucket/corpus/", DedupConfig(engine="spark"))
+
+
+def test_an_output_scheme_without_its_connector_fails_before_the_read(spark, corpus):
+    stages: list[str] = []
+
+    @contextmanager
+    def progress(description: str, total: int):
+        stages.append(description)
+        yield lambda n: None
+
+    with pytest.raises(DataError, match=r"s3a://bucket/out/: Spark cannot write s3a:// here: it needs the hadoop-aws "
+                                        r"package: --spark-conf spark.jars.packages=org.apache.hadoop:hadoop-aws:\d"):
+        run_dedup((corpus / "jsonl").as_uri(), DedupConfig(**CORPUS, engine="spark"), output_dir="s3a://bucket/out/",
+                  progress=progress)
+    assert stages == []  # nothing read, tokenized or written
 
 
 def test_a_missing_code_column_is_worded_as_the_local_loader_words_it(spark, tmp_path):

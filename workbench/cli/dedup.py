@@ -36,7 +36,7 @@ def progress_bars(enabled: bool = True) -> Iterator[Callable | None]:
         yield factory
 
 
-def print_run(run: DedupRun, output: Path | None) -> None:
+def print_run(run: DedupRun, output: str | Path | None) -> None:
     """The report as tables, and what was written where."""
     for renderable in render_report(run.report):
         console.print(renderable)
@@ -50,7 +50,8 @@ def print_run(run: DedupRun, output: Path | None) -> None:
 def dedup_command(
     config: DedupConfig,
     source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id; with --engine spark also a URI Spark reads itself (file://, s3a://, hdfs://, gs://, abfss://: JSON Lines or Parquet file, folder or glob)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits."),
+    # a str, not a Path: Path would fold the // of s3a://bucket/out
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits; a file:// URI is the local folder it names. With --engine spark and a SOURCE URI, also a URI Spark writes (s3a://, hdfs://, gs://, abfss://, file://): Spark writes the splits there and the small files are copied there through Hadoop's file system (the same --spark-conf connector settings as the input)."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
 ) -> None:

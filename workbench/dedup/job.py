@@ -25,7 +25,8 @@ class DedupRun:
     Attributes:
         loaded: the input dataset (no splits for an input Spark read: its rows stay on the
             executors); result: what was found; report: the report dict;
-        written: output name -> path (empty without an output folder).
+        written: output name -> path, or URI for an output folder given as a URI (empty without
+            an output folder).
     """
 
     loaded: LoadedDataset
@@ -56,17 +57,23 @@ def run_dedup(
             stay on the executors and whose deduplicated splits Spark writes
             (:mod:`workbench.dedup.spark_source`, :mod:`workbench.dedup.spark_writing`).
         config: the options (:class:`DedupConfig`; default: all defaults).
-        output_dir: where to write ``clusters.json``, ``pairs.csv``, ``removed.csv``,
-            ``report.json`` and the deduplicated splits (nothing is written when ``None``).
+        output_dir: the folder for ``clusters.json``, ``pairs.csv``, ``removed.csv``,
+            ``report.json`` and the deduplicated splits (nothing is written when ``None``); a
+            ``file://`` URI is the local folder it names; with ``engine="spark"`` and a ``source``
+            URI also a URI Spark writes (``s3a://``, ``hdfs://``, ``gs://`` ...: Spark writes the
+            splits there, the small outputs are copied there, :mod:`workbench.dedup.spark_output`).
         progress: a progress-bar factory (see :func:`find_duplicates`).
 
     Returns:
-        a :class:`DedupRun`: the loaded data, the result, the report dict and what was written.
+        a :class:`DedupRun`: the loaded data, the result, the report dict and what was written
+        (paths, or URIs under an ``output_dir`` URI).
 
     Raises:
         DataError / MissingColumnError / MissingSplitError / LanguageNotFoundError /
             DedupConfigError: bad input, before the long steps start (a ``train_split`` or
-            ``test_split`` other than the default that names no split is a DedupConfigError).
+            ``test_split`` other than the default that names no split is a DedupConfigError;
+            an ``output_dir`` URI other than ``file://`` without ``engine="spark"`` and a
+            ``source`` URI, or one without a file system here, is a DataError).
         SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
             master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
         SparkJobError: a Spark job failed.
@@ -80,18 +87,21 @@ def run_dedup(
         print(run.report["counts"])
     """
     config = config or DedupConfig()
+    if is_spark_uri(output_dir) and not (config.engine == "spark" and is_spark_uri(source)):
+        output_dir = _local_path_of_uri(str(output_dir), _output_refusal(config))
     if config.engine == "spark":
         from workbench.dedup.spark import check_spark
 
         check_spark(config.spark_master)  # no pyspark / Java / master: say so before loading anything
-    if output_dir is not None:
+    if output_dir is not None and not is_spark_uri(output_dir):
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
             raise DataError(f"{out}: the output path exists and is not a folder")
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
-        source = _local_path_of_uri(str(source))
+        source = _local_path_of_uri(str(source), "{uri}: a {scheme}:// URI is read by Spark only: add --engine spark "
+                                                 "(or copy the data to a local path)")
     # loading and writing, like the search, build many objects that are never in a cycle
     with collector_paused():
         minhash = _minhash_in_background(config)
@@ -130,12 +140,17 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                             progress: ProgressFactory | None) -> DedupRun:
     """:func:`run_dedup` for a URI Spark reads: read, search and write the splits in one Spark session;
     the driver holds the small per-row records, never the texts (but those of the rows below
-    ``min_tokens`` and of rows parsed with errors)."""
+    ``min_tokens`` and of rows parsed with errors). An ``output_dir`` URI is checked first, then
+    gets the splits from Spark and the small outputs copied from a local staging folder."""
     from workbench.dedup.spark import find_duplicates_spark, spark_session
+    from workbench.dedup.spark_output import check_output_folder, write_result_files_at
     from workbench.dedup.spark_source import read_rows
     from workbench.dedup.spark_writing import spark_output_format, write_spark_splits
 
+    output_uri = str(output_dir) if is_spark_uri(output_dir) else None
     with collector_paused(), spark_session(config) as spark:
+        if output_uri is not None:
+            check_output_folder(spark, output_uri)  # a missing connector: now, not after the search
         minhash = _minhash_in_background(config)
         read = read_rows(spark, source, code_column=_split_columns(config.code_column),
                          id_column=_split_columns(config.id_column) if config.id_column is not None else None,
@@ -151,10 +166,15 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
             report = build_report(result)
             written: dict[str, str] = {}
             if output_dir is not None:
-                written = write_result_files(result, report, output_dir)
+                if output_uri is None:
+                    written = write_result_files(result, report, output_dir)
+                    splits_at = Path(output_dir).resolve().as_uri()
+                else:
+                    written = write_result_files_at(spark, result, report, output_uri)
+                    splits_at = output_uri
                 with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
-                    written.update(write_spark_splits(spark, read, result, Path(output_dir).resolve().as_uri(),
-                                                      output_format, on_progress=advance))
+                    written.update(write_spark_splits(spark, read, result, splits_at, output_format,
+                                                      on_progress=advance))
         finally:
             read.release()
         return DedupRun(LoadedDataset(source, {}), result, report, written)
@@ -167,22 +187,33 @@ def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:
     )
 
 
-def _local_path_of_uri(uri: str) -> str:
-    """The local engine's path for a ``file://`` URI (``file:///data/x.jsonl`` -> ``/data/x.jsonl``).
+def _local_path_of_uri(uri: str, refusal: str) -> str:
+    """The local path a ``file://`` URI names (``file:///data/x.jsonl`` -> ``/data/x.jsonl``), for
+    a source or an output folder the driver reads or writes itself.
+
+    Args:
+        uri: the URI; refusal: the message for any other scheme (``{uri}`` and ``{scheme}`` filled in).
 
     Raises:
-        DataError: any other scheme (``s3a://``, ``hdfs://`` ...): only ``--engine spark`` reads
-            those (through Spark's file systems); the message says so.
+        DataError: any other scheme (``s3a://``, ``hdfs://`` ...: only Spark reads and writes
+            those, through its file systems; ``refusal`` says how), or a ``file://`` URI naming a host.
     """
     parsed = urlparse(uri)
     if parsed.scheme.lower() != "file":
-        raise DataError(
-            f"{uri}: a {parsed.scheme}:// URI is read by Spark only: add --engine spark "
-            f"(or copy the data to a local path)"
-        )
+        raise DataError(refusal.format(uri=uri, scheme=parsed.scheme))
     if parsed.netloc not in ("", "localhost"):
-        raise DataError(f"{uri}: a file:// URI names a host ({parsed.netloc}); the local engine reads local paths only")
+        raise DataError(f"{uri}: a file:// URI names a host ({parsed.netloc}); only a local path is taken here")
     return unquote(parsed.path)
+
+
+def _output_refusal(config: DedupConfig) -> str:
+    """The message for an output URI the driver would have to write (see :func:`_local_path_of_uri`)."""
+    if config.engine != "spark":
+        return ("-o {uri}: a {scheme}:// output folder is written by Spark only: add --engine spark "
+                "(with a SOURCE Spark reads, a URI) or give -o a local folder")
+    return ("-o {uri}: with --engine spark, a {scheme}:// output folder is written by Spark for a SOURCE Spark "
+            "reads itself (a URI: file://, s3a://, hdfs:// ...); a local path, bundled name or hub id is "
+            "loaded and written by the driver: give -o a local folder, or the SOURCE as a URI")
 
 
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:

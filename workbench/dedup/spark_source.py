@@ -161,9 +161,18 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> tuple[str
     return input_format, files, prefix
 
 
-def unreadable_message(spark: Any, source: str, error: BaseException) -> str:
+def unreadable_message(spark: Any, source: str, error: BaseException, action: str = "read") -> str:
     """What to say when Spark cannot open ``source``: its reason, and for a scheme without a file
-    system the connector it needs (``s3a://`` -> hadoop-aws, with this Spark's Hadoop version)."""
+    system the connector it needs (``s3a://`` -> hadoop-aws, with this Spark's Hadoop version).
+
+    Args:
+        spark: the session; source: the URI; error: what Hadoop raised (through py4j).
+        action: ``read`` (an input) or ``write`` (an output folder,
+            :mod:`workbench.dedup.spark_output`): the verb of the message.
+
+    Returns:
+        one line: ``<uri>: Spark cannot <action> s3a:// here: it needs the hadoop-aws package: ...``.
+    """
     reason = str(error).strip().splitlines()
     cause = next((line for line in reason if "Exception" in line), reason[0] if reason else repr(error))
     scheme = (_SCHEME.match(source).group(1) if _SCHEME.match(source) else "").lower()
@@ -175,8 +184,8 @@ def unreadable_message(spark: Any, source: str, error: BaseException) -> str:
         except Exception:  # py4j: the version is only a hint
             hadoop = "<your Spark's Hadoop version>"
         needs = CONNECTORS.get(scheme, f"a Hadoop file system for {scheme}:// on Spark's classpath (spark.jars.packages)")
-        return f"{source}: Spark cannot read {scheme}:// here: it needs {needs.format(hadoop=hadoop)} ({cause.strip()})"
-    return f"{source}: Spark cannot read it ({cause.strip()})"
+        return f"{source}: Spark cannot {action} {scheme}:// here: it needs {needs.format(hadoop=hadoop)} ({cause.strip()})"
+    return f"{source}: Spark cannot {action} it ({cause.strip()})"
 
 
 def _format_of(file: str) -> str | None:
