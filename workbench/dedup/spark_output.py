@@ -98,7 +98,7 @@ def copy_to_uri(spark: Any, files: dict[str, Path], uri: str, remove: Sequence[s
     folder = jvm.org.apache.hadoop.fs.Path(uri)
     try:
         # an instance of our own (not the cached one Spark's writers share), so turning off the
-        # .crc files Hadoop's local file system writes beside each file does not touch Spark's
+        # .crc files a local file system's create() writes beside a file does not touch Spark's
         system = jvm.org.apache.hadoop.fs.FileSystem.newInstance(folder.toUri(), spark.sparkContext._jsc.hadoopConfiguration())
     except Py4JError as error:
         raise DataError(unreadable_message(spark, uri, error, action="write")) from None
