@@ -348,6 +348,33 @@ def test_columns_of_rows_regrouped_into_splits_keep_their_order(tmp_path):
         assert _column(dataset, "content") == expected == dataset.with_format("arrow")["content"].to_pylist()
 
 
+def test_take_by_chunk_equals_the_joined_take_in_any_order():
+    """Per-chunk gathering (no transient copy of the whole column) must give ChunkedArray.take's values."""
+    import pyarrow as pa
+
+    from workbench.dedup.rows import _take_by_chunk
+
+    column = pa.chunked_array([[f"c{k}r{i}" for i in range(n)] for k, n in enumerate([5, 0, 7, 1, 6])], pa.string())
+    rng = np.random.default_rng(2)
+    for positions in ([0, 2, 5, 6, 11, 12, 18], list(range(19)), [], rng.permutation(19)[:11].tolist(), [12, 12, 3]):
+        assert _take_by_chunk(column, pa.array(positions, pa.int64())) == column.take(pa.array(positions, pa.int64())).to_pylist()
+    with pytest.raises(IndexError):
+        _take_by_chunk(column, pa.array([3, 19]))
+
+
+def test_columns_of_a_shuffled_selection_keep_its_order(tmp_path):
+    import json
+
+    from workbench.data import load_records
+    from workbench.dedup.rows import _column
+
+    records = [{"id": f"r{i}", "content": f"x{i} = {i}"} for i in range(3000)]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    dataset = load_records(tmp_path / "rows.jsonl").splits["train"].shuffle(seed=1)
+    assert dataset._indices is not None
+    assert _column(dataset, "content") == dataset.with_format("arrow")["content"].to_pylist()
+
+
 @pytest.mark.parametrize("thresholds", [(0.8, 0.7), (0.56, 0.56), (0.5, 0.55), (0.0, 0.0), (1.0, 1.0)])
 def test_sorted_array_verification_equals_the_dict_verification(thresholds):
     from workbench.dedup.verification import verify_sorted_pair
