@@ -554,3 +554,16 @@ def test_an_interval_withheld_for_small_n_is_shown_as_such(run_dir):
     assert "no CI: small n" in html and "only 1 task contributes" in html
     shown = {m["method"]: m for m in build_report_data(run_dir)["headline"]}[method]["subset"]
     assert shown["pooled"]["no_interval"]["kendall"] == reason
+
+
+def test_the_bias_d_is_told_apart_from_the_dedup_duplication_factor(data):
+    """Eq. 2's d in the bias table is over every joined row, the dedup table's over the analysed
+    rows only: both are shown, so the page says why they differ and gives both D."""
+    html = render_html(data)
+    note = re.search(r'<p[^>]*id="bias-d-note"[^>]*>(.*?)</p>', html, re.S)
+    assert note, "the bias section should explain that its d is not the dedup table's"
+    eq2 = next(row["eq2"] for row in data["bias"]["rows"] if row.get("eq2"))
+    overall = data["duplication"]["in_set"]["overall"]
+    text = re.sub(r"\s+", " ", note.group(1))
+    assert f"|D| = {eq2['n_D']:,}" in text and f"|X| = {eq2['n_X']:,}" in text
+    assert f"{overall['duplication_factor']:.4f}" in text and f"the {overall['analysed']:,} analysed rows" in text
