@@ -18,6 +18,7 @@ from workbench.llm.client import (
     LLMSettings,
     LocalProviderMissingError,
     MissingCredentialsError,
+    UnknownProviderError,
     extract_json,
     missing_credentials,
 )
@@ -183,6 +184,19 @@ def test_unknown_local_model_fails_before_any_call(tmp_path):
         LLMClient(LLMSettings(model="local/nosuch"))
     with pytest.raises(WorkbenchError, match="not found"):
         LLMClient(LLMSettings(model=f"local/{tmp_path / 'missing.gguf'}"))
+
+
+def test_a_model_litellm_cannot_place_fails_before_any_call(monkeypatch):
+    """litellm resolves the provider from the model string before each call (no network); a string it
+    cannot resolve would make every sample an llm_error, so the client refuses it up front."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    for model, api_base in (("gpt-nonexistent-xyz", None), ("foo/bar-model", None), ("qwen15", "http://127.0.0.1:8080/v1")):
+        with pytest.raises(UnknownProviderError, match=rf"the model '{model}'.*PROVIDER/NAME"):
+            LLMClient(_settings(model=model, api_base=api_base))
+    # what litellm.completion would accept is accepted: a provider given as a parameter, litellm's mock
+    LLMClient(_settings(model="qwen15", api_base="http://127.0.0.1:8080/v1"), extra_params={"custom_llm_provider": "openai"})
+    LLMClient(_settings(model="foo/bar-model"), mock_response="4")
+    LLMClient(_settings(model="openai/qwen15", api_base="http://127.0.0.1:8080/v1"))
 
 
 def test_a_missing_api_key_fails_before_any_call(monkeypatch):

@@ -329,6 +329,38 @@ def missing_credentials(settings: LLMSettings) -> list[str]:
     return missing
 
 
+class UnknownProviderError(WorkbenchError):
+    """litellm cannot tell which provider serves the model string, so every call would fail."""
+
+
+def check_provider(settings: LLMSettings, extra_params: dict[str, Any] | None = None) -> None:
+    """Fail before any sample when litellm cannot resolve the model's provider.
+
+    ``litellm.completion`` first resolves the provider from the model string
+    (``litellm.get_llm_provider``, no network); a string it cannot resolve (``gpt-4o-mni``,
+    ``foo/bar``, a bare name with ``--api-base``) fails there on every call, so without this
+    check every sample would end as an ``llm_error``. A ``custom_llm_provider`` in the extra
+    parameters is honoured, as ``litellm.completion`` honours it.
+
+    Raises:
+        UnknownProviderError: naming the model and how to write it.
+    """
+    if settings.model.startswith("local/"):
+        return
+    import litellm
+
+    try:
+        litellm.get_llm_provider(settings.model, api_base=settings.api_base,
+                                 custom_llm_provider=(extra_params or {}).get("custom_llm_provider"))
+    except litellm.BadRequestError as error:
+        raise UnknownProviderError(
+            f"litellm cannot tell which provider serves the model {settings.model!r}, so every call would "
+            f"fail: write it as PROVIDER/NAME (openai/NAME with --api-base for an OpenAI-compatible server, "
+            f"ollama/NAME, anthropic/NAME, ...; https://docs.litellm.ai/docs/providers) or use a local model "
+            f"(local/<alias>, see `workbench models list`)"
+        ) from error
+
+
 def check_credentials(settings: LLMSettings) -> None:
     """Fail before any sample when the model's provider lacks its API key (or endpoint).
 
@@ -473,6 +505,7 @@ class LLMClient:
             if endpoint:
                 self._key_extra["endpoint_env"] = endpoint
         if mock_response is None:
+            check_provider(settings, self.extra_params)
             check_credentials(settings)
 
     # -- free text ------------------------------------------------------------------------
@@ -893,8 +926,10 @@ __all__ = [
     "LocalProviderMissingError",
     "MissingCredentialsError",
     "ResponseCache",
+    "UnknownProviderError",
     "Usage",
     "check_credentials",
+    "check_provider",
     "extract_json",
     "missing_credentials",
 ]
