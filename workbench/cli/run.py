@@ -133,10 +133,17 @@ def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
 
 
 def _interval(block: dict | None, coefficient: str) -> str:
+    """``0.340 [0.123, 0.546]``, with the report's marks: ``≈0`` when the interval contains 0,
+    ``(no CI: small n)`` when correlate withheld the interval (a bare 1.000 from 2 samples
+    would read as a perfect judge)."""
     if not block or block.get(coefficient) is None:
         return "n/a"
     low, high = block.get(f"{coefficient}_ci") or (None, None)
     ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+    if (block.get("no_interval") or {}).get(coefficient):
+        ci = " (no CI: small n)"
+    elif (block.get("not_distinguishable_from_0") or {}).get(coefficient):
+        ci += " ≈0"
     return f"{block[coefficient]:.3f}{ci}"
 
 
@@ -166,6 +173,8 @@ def _print_headline(report_json: Path) -> None:
                 table.add_row(escape(str(entry.get("method", "?"))), label, str(block["n_samples"]),
                               _interval(block.get("pooled"), "kendall"), _interval(block.get("pooled"), "pearson"))
     console.print(table)
+    console.print("≈0: the interval contains 0, not distinguishable from 0; no CI: too few samples or tasks "
+                  "for an interval (the report says why).", style="dim")
 
 
 def _toml_string(text: str) -> str:
