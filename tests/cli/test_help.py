@@ -98,3 +98,16 @@ def test_score_help_says_what_the_sample_column_is():
     text = " ".join(help_of("score").split())
     assert re.search(r"--sample-column\s+TEXT\s+Sample id column \(unique within a task\); if the data has no such "
                      r"column, the samples are numbered 0, 1, \.\.\. per task in file order", text), text
+
+
+def test_score_help_names_every_method():
+    """The summary line of `workbench score --help` names each method --method takes (p-correct, the
+    default judge of configs/humaneval.toml, was missing)."""
+    from workbench.score.methods import METHODS
+
+    summary = " ".join(help_of("score").split()).split("Exit status")[0]
+    names = {"dsa-cqe": "DSA-CQE", "dsa-cqe-simplified": "its simplified form", "ice-score": "ICE-Score",
+             "p-correct": "p-correct", "chrf": "chrF"}
+    assert set(METHODS) == set(names), "a new method: name it in the score command's docstring and here"
+    for method, wording in names.items():
+        assert wording in summary, (method, summary)
