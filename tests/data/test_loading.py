@@ -98,6 +98,19 @@ def test_an_empty_file_in_a_folder_of_data_files_is_named(tmp_path):
         load_records(tmp_path)
 
 
+@pytest.mark.parametrize("name, content, reason", [
+    ("bad.jsonl", '{"id": 1, "content": "x"}\n{broken json\n', r"JSON parse error: Missing a name for object member"),
+    ("bad.csv", 'id,content\n1,"unterminated\n', r"EOF inside string"),
+])
+def test_a_malformed_file_says_what_the_parser_found(tmp_path, name, content, reason):
+    """datasets' own message is only "An error occurred while generating the dataset": the error
+    adds the parser's (its cause), so the user learns what is wrong and where."""
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DataError, match=rf"cannot read .*{name} as \w+: An error occurred while generating the dataset \(\w+: .*{reason}"):
+        load_records(str(path))
+
+
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_records(tmp_path / "nope.jsonl")

@@ -241,6 +241,17 @@ def _read_data_files(builder: str, data_files: Mapping[str, str | list[str]]) ->
     return _build(builder, patterns, label=files, failure=f"cannot read {files} as {builder}")
 
 
+def _reason(error: BaseException) -> str:
+    """What is wrong with the file: datasets wraps the parser's error in a ``DatasetGenerationError``
+    that says only "An error occurred while generating the dataset"; the parser's own message
+    (pyarrow's "JSON parse error: ... in row 1", pandas' "EOF inside string starting at row 1")
+    is its cause, so it is added."""
+    cause = error.__cause__
+    if type(error).__name__ == "DatasetGenerationError" and cause is not None and str(cause):
+        return f"{error} ({type(cause).__name__}: {cause})"
+    return str(error)
+
+
 def _build(
     source: str, data_files: dict[str, str | list[str]] | None, *, label: str, failure: str
 ) -> dict[str, datasets.Dataset]:
@@ -263,7 +274,7 @@ def _build(
         builder = datasets.load_dataset_builder(source, data_files=data_files)
         builder.download_and_prepare()
     except Exception as error:  # datasets raises many types for malformed files
-        raise DataError(f"{failure}: {error}") from error
+        raise DataError(f"{failure}: {_reason(error)}") from error
     split_infos = builder.info.splits or {}
     empty = [name for name, info in split_infos.items() if not info.num_examples]
     if empty:
