@@ -94,6 +94,18 @@ def test_an_answer_cut_at_max_tokens_is_counted_too(tmp_path, fake_openai):
     assert log[0].truncated and client.usage.truncated_answers == 1
 
 
+def test_a_one_token_read_is_not_counted_as_truncated(tmp_path, fake_openai):
+    """p-correct's verdict asks for exactly one token (its distribution is the score): the length stop
+    is the request. A longer answer stopped at the same kind of limit still counts (above)."""
+    fake_openai.answer = lambda body: "Yes, it passes every test"
+    for attempt in range(2):  # the server's answer, then the cached one
+        client, log = _client(fake_openai, tmp_path), []
+        client.ask(MESSAGES, prompt_version="v", step="verdict", max_tokens=1, log=log)
+        assert client.usage.calls == 1 - attempt and client.usage.cache_hits == attempt
+        assert log[0].truncated is False and client.usage.truncated_answers == 0
+    assert fake_openai.requests[-1]["max_tokens"] == 1
+
+
 def test_a_bound_below_one_token_is_refused(tmp_path, fake_openai):
     with pytest.raises(ValueError, match="answer_bound"):
         _client(fake_openai, tmp_path).ask(MESSAGES, prompt_version="v", step="s", answer_bound=0)

@@ -106,7 +106,8 @@ def print_report(report: Any) -> None:
     )
     console.print(
         f"{report.rows_written} rows written, {report.resumed_rows} already done; wall {report.wall_seconds:.1f} s, "
-        f"in LLM calls {report.llm_seconds:.1f} s, outside LLM calls {share}"
+        f"in LLM calls {report.llm_seconds:.1f} s (summed over the concurrent workers), the busy workers' time "
+        f"outside LLM calls {share}"
     )
     console.print(f"scores: {report.paths['scores']}  for correlate: {report.paths['scores_wide']}  "
                   f"traces: {report.paths['traces']}  report: {report.paths['run']}")

@@ -568,7 +568,9 @@ class LLMClient:
                 answer: it is stored and found under that call's key (caches filled without a
                 bound serve it, and the other way round). An answer cut at the bound is stored
                 under a key that names the bound, flagged ``truncated`` in the exchange and
-                counted in ``truncated_answers``. ``None``: no bound.
+                counted in ``truncated_answers``. ``None``: no bound. (A call limited to one token,
+                a read of the next token's distribution like p-correct's verdict, is never
+                counted as truncated.)
 
         Returns:
             a :class:`Completion`; its ``tokens`` are ``None`` when the provider sent none
@@ -600,7 +602,7 @@ class LLMClient:
                 if cached is None and bound_key is not None:
                     cached, hit_limit = self.cache.get(bound_key), answer_bound
             if cached is not None:
-                truncated = cached.completion_tokens >= hit_limit
+                truncated = cached.completion_tokens >= hit_limit and hit_limit > 1
                 local_usage.cache_hits = 1
                 local_usage.truncated_answers = int(truncated)
                 self._account(local_usage, usage)
@@ -630,12 +632,15 @@ class LLMClient:
             local_usage.prompt_tokens += prompt_tokens
             local_usage.completion_tokens += completion_tokens
             local_usage.cost_usd += cost
-            truncated = response.choices[0].finish_reason == "length"
+            # a one-token call reads the next token's distribution (the p-correct verdict): its
+            # length stop is the request, not a cut answer
+            cut = response.choices[0].finish_reason == "length"
+            truncated = cut and (answer_bound if bounded else limit) > 1
             local_usage.truncated_answers = int(truncated)
             self._account(local_usage, usage)
             if self.cache is not None:
                 stored = CachedResponse(text, prompt_tokens, completion_tokens, cost, tokens_as_dicts(tokens))
-                self.cache.put(bound_key if bounded and truncated else key, stored)
+                self.cache.put(bound_key if bounded and cut else key, stored)
             if log is not None:
                 log.append(Exchange(step, messages, text, False, None, prompt_tokens, completion_tokens, cost, seconds, repeat,
                                     top_logprobs, truncated=truncated, timings=_local_timings(response)))
