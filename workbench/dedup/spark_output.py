@@ -94,22 +94,22 @@ def copy_to_uri(spark: Any, files: dict[str, Path], uri: str, remove: Sequence[s
     """
     from py4j.protocol import Py4JError
 
-    jvm = spark.sparkContext._jvm
-    folder = jvm.org.apache.hadoop.fs.Path(uri)
+    gateway = spark.sparkContext._jvm
+    folder = gateway.org.apache.hadoop.fs.Path(uri)
     try:
         # an instance of our own (not the cached one Spark's writers share), so turning off the
         # .crc files a local file system's create() writes beside a file does not touch Spark's
-        system = jvm.org.apache.hadoop.fs.FileSystem.newInstance(folder.toUri(), spark.sparkContext._jsc.hadoopConfiguration())
+        system = gateway.org.apache.hadoop.fs.FileSystem.newInstance(folder.toUri(), spark.sparkContext._jsc.hadoopConfiguration())
     except Py4JError as error:
         raise DataError(unreadable_message(spark, uri, error, action="write")) from None
     try:
         system.setWriteChecksum(False)
         system.mkdirs(folder)
         for local in files.values():
-            target = jvm.org.apache.hadoop.fs.Path(f"{uri}/{local.name}")
-            system.copyFromLocalFile(False, True, jvm.org.apache.hadoop.fs.Path(local.resolve().as_uri()), target)
+            target = gateway.org.apache.hadoop.fs.Path(f"{uri}/{local.name}")
+            system.copyFromLocalFile(False, True, gateway.org.apache.hadoop.fs.Path(local.resolve().as_uri()), target)
         for name in remove:
-            system.delete(jvm.org.apache.hadoop.fs.Path(f"{uri}/{name}"), False)
+            system.delete(gateway.org.apache.hadoop.fs.Path(f"{uri}/{name}"), False)
     except Py4JError as error:
         raise DataError(f"{uri}: writing the outputs there failed ({_reason(error)})") from None
     finally:
