@@ -247,7 +247,7 @@ def _reason(error: BaseException) -> str:
     (pyarrow's "JSON parse error: ... in row 1", pandas' "EOF inside string starting at row 1")
     is its cause, so it is added."""
     cause = error.__cause__
-    if type(error).__name__ == "DatasetGenerationError" and cause is not None and str(cause):
+    if isinstance(error, datasets.exceptions.DatasetGenerationError) and cause is not None and str(cause):
         return f"{error} ({type(cause).__name__}: {cause})"
     return str(error)
 

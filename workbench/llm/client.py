@@ -302,6 +302,13 @@ def _check_local_model(name: str) -> None:
     )
 
 
+def _cut_answer(stopped_at_limit: bool, limit: int) -> bool:
+    """Whether an answer counts as truncated (``truncated_answers``): it stopped at its token
+    limit, unless the limit is one token, a read of the next token's distribution (p-correct's
+    verdict) that stops there by request."""
+    return stopped_at_limit and limit > 1
+
+
 def missing_credentials(settings: LLMSettings) -> list[str]:
     """Return the environment variables ``settings.model``'s provider needs and lacks.
 
@@ -602,7 +609,7 @@ class LLMClient:
                 if cached is None and bound_key is not None:
                     cached, hit_limit = self.cache.get(bound_key), answer_bound
             if cached is not None:
-                truncated = cached.completion_tokens >= hit_limit and hit_limit > 1
+                truncated = _cut_answer(cached.completion_tokens >= hit_limit, hit_limit)
                 local_usage.cache_hits = 1
                 local_usage.truncated_answers = int(truncated)
                 self._account(local_usage, usage)
@@ -632,10 +639,9 @@ class LLMClient:
             local_usage.prompt_tokens += prompt_tokens
             local_usage.completion_tokens += completion_tokens
             local_usage.cost_usd += cost
-            # a one-token call reads the next token's distribution (the p-correct verdict): its
-            # length stop is the request, not a cut answer
+            # where the answer is cached follows the real cut; the count follows _cut_answer
             cut = response.choices[0].finish_reason == "length"
-            truncated = cut and (answer_bound if bounded else limit) > 1
+            truncated = _cut_answer(cut, answer_bound if bounded else limit)
             local_usage.truncated_answers = int(truncated)
             self._account(local_usage, usage)
             if self.cache is not None:
