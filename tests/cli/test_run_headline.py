@@ -28,12 +28,19 @@ def test_headline_marks_withheld_intervals_and_estimates_not_distinguishable_fro
     ]
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"headline": headline}))
-    console = Console(width=160)  # wide enough that no cell wraps, whatever the terminal
+    console = Console(width=80)  # the narrowest common terminal: no interval may be cut or wrapped
     monkeypatch.setattr(run_cli, "console", console)
     with console.capture() as captured:
         run_cli._print_headline(report)
-    lines = {line.split()[0]: line for line in captured.get().splitlines() if line.strip()[:1].isalpha()}
-    assert "1.000 (no CI: small n)" in lines["dsa-cqe"]
-    assert "0.229 [-0.051, 0.477] ≈0" in lines["chrf"]
-    assert "0.340 [0.123, 0.546]" in lines["p-correct"] and "≈0" not in lines["p-correct"]
-    assert "no CI" not in lines["p-correct"]
+    text = captured.get()
+    assert "…" not in text
+    # each row is two lines: the estimate (with ≈0) on the method's line, the interval (or why none) under it
+    lines = text.splitlines()
+    rows = {line.split()[0]: (line, lines[i + 1]) for i, line in enumerate(lines)
+            if line.split()[:1] in (["dsa-cqe"], ["chrf"], ["p-correct"])}
+    assert rows["dsa-cqe"][0].split()[-2:] == ["1.000", "1.000"]
+    assert rows["dsa-cqe"][1].count("(no CI: small n)") == 2
+    assert rows["chrf"][0].split()[-4:] == ["0.229", "≈0", "0.229", "≈0"]
+    assert rows["chrf"][1].split() == ["[-0.051,", "0.477]", "[-0.051,", "0.477]"]
+    assert rows["p-correct"][0].split()[-2:] == ["0.340", "0.340"] and "≈0" not in rows["p-correct"][0]
+    assert rows["p-correct"][1].split() == ["[0.123,", "0.546]", "[0.123,", "0.546]"]

@@ -8,11 +8,12 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.correlate import CorrelateConfig, run_correlate
-from workbench.correlate.bootstrap import MIN_INTERVAL_SAMPLES, no_interval_reason
+from workbench.correlate.bootstrap import MIN_INTERVAL_SAMPLES, MIN_INTERVAL_TASKS, no_interval_reason
 
 runner = CliRunner()
 
@@ -52,19 +53,34 @@ def test_the_terminal_shows_no_zero_width_interval(tmp_path):
 
 
 def test_too_few_samples_give_no_interval(tmp_path):
-    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": s, "m": s + t / 10} for t in range(3) for s in range(2)]
+    rows = [{"task_id": f"T{t}", "sample_id": 0, "passed": t % 2, "m": t % 2 + t / 10} for t in range(9)]
     assert len(rows) < MIN_INTERVAL_SAMPLES
     report = run_correlate(str(_write(tmp_path / "few.jsonl", rows)), CorrelateConfig(metric=("m",), resamples=100))
     pooled = report.metrics["m"].pooled["kendall"]
-    assert not math.isnan(pooled.value) and pooled.no_interval == no_interval_reason(3, 6)
-    assert "only 6 samples" in pooled.no_interval
+    assert not math.isnan(pooled.value) and pooled.no_interval == no_interval_reason(9, 9)
+    assert "only 9 samples" in pooled.no_interval
+
+
+@pytest.mark.parametrize("n_tasks", [MIN_INTERVAL_TASKS - 1, MIN_INTERVAL_TASKS])
+def test_an_interval_needs_enough_tasks(tmp_path, n_tasks):
+    """Three samples per task (12 or 15, above the sample minimum): 4 tasks give only 35 distinct
+    task resamples and no interval; 5 give one."""
+    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": int(s > 0), "m": s + t / 10}
+            for t in range(n_tasks) for s in range(3)]
+    report = run_correlate(str(_write(tmp_path / "tasks.jsonl", rows)), CorrelateConfig(metric=("m",), resamples=200))
+    pooled = report.metrics["m"].pooled["kendall"]
+    if n_tasks < MIN_INTERVAL_TASKS:
+        assert f"only {n_tasks} tasks contribute" in pooled.no_interval and all(math.isnan(b) for b in pooled.ci)
+    else:
+        assert pooled.no_interval is None and pooled.ci[0] <= pooled.ci[1]  # a percentile interval, finite
 
 
 def test_undefined_resamples_are_counted_on_the_terminal(tmp_path):
-    """Two tasks, each with a constant label: a resample drawing one task twice has a constant label
-    and no pooled correlation; the count of such resamples is printed, not only written to JSON."""
-    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": t, "m": s + 3 * t} for t in range(2) for s in range(6)]
-    path = _write(tmp_path / "two.jsonl", rows)
+    """Five tasks, each with a constant label (three 0, two 1): a resample drawing tasks of one
+    label only has a constant label and no pooled correlation (about 9 % of resamples); the count
+    of such resamples is printed, not only written to JSON."""
+    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": t % 2, "m": s + 3 * (t % 2)} for t in range(5) for s in range(6)]
+    path = _write(tmp_path / "five.jsonl", rows)
     report = run_correlate(str(path), CorrelateConfig(metric=("m",), resamples=200, seed=3))
     undefined = report.metrics["m"].pooled["kendall"].undefined_resamples
     assert 0 < undefined < 200
@@ -73,12 +89,3 @@ def test_undefined_resamples_are_counted_on_the_terminal(tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert f"undefined in resamples (left out of the intervals): pooled τ-b {undefined}/200" in text
-
-
-def test_enough_tasks_keep_their_interval(tmp_path):
-    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": int(s >= 3), "m": s + (t % 3) / 10}
-            for t in range(8) for s in range(6)]
-    report = run_correlate(str(_write(tmp_path / "many.jsonl", rows)), CorrelateConfig(metric=("m",), resamples=100))
-    pooled = report.metrics["m"].pooled["kendall"]
-    assert pooled.no_interval is None and not math.isnan(pooled.ci[0])
-    assert not any("small n" in w for w in report.warnings)

@@ -545,7 +545,7 @@ def test_an_interval_withheld_for_small_n_is_shown_as_such(run_dir):
     path = run_dir / "correlate" / "subset.json"
     report = json.loads(path.read_text())
     method, result = next((name, r) for name, r in report["metrics"].items() if r["pooled"]["kendall"] is not None)
-    reason = "only 1 task contributes (an interval needs at least 2: every resample redraws the same tasks)"
+    reason = "only 1 task contributes (an interval needs at least 5: the task bootstrap has too few distinct resamples)"
     result["pooled"]["kendall_ci"] = [None, None]
     result["pooled"]["no_interval"] = {"kendall": reason, "spearman": reason, "pearson": reason}
     path.write_text(json.dumps(report))

@@ -229,3 +229,24 @@ def test_an_option_declared_recorded_joins_run_json_and_the_resume_check(tmp_pat
     assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["select_seed"] == 3
     with pytest.raises(WorkbenchError, match="cannot resume.*select_seed=3, now 4"):
         score_samples(samples, **score_kwargs(select_seed=4, resume=True))
+
+
+@pytest.mark.parametrize("model, message", [
+    ("local/nosuch", "unknown local model alias 'nosuch'"),
+    ("foo/bar-model", "cannot tell which provider serves the model 'foo/bar-model'"),
+])
+def test_an_unusable_model_is_refused_before_the_data_loads(tmp_path, model, message):
+    """No LLM is called. ``run_score`` checks the model first: the source here does not exist, so
+    the model's error (not the data's) shows the check came before the load; it used to come after
+    loading, tens of seconds later on a large source (a new-user probe, session 17)."""
+    from workbench.score.config import ScoreConfig
+    from workbench.score.job import run_score
+
+    config = ScoreConfig(method=["ice-score"], model=model)
+    with pytest.raises(WorkbenchError, match=message):
+        run_score(tmp_path / "no-such-data.jsonl", config, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    # a run without an LLM method does not check the model at all: here the data's error comes first
+    with pytest.raises(WorkbenchError) as error:
+        run_score(tmp_path / "no-such-data.jsonl", ScoreConfig(method=["chrf"], model=model), tmp_path / "out")
+    assert message not in str(error.value)

@@ -133,18 +133,21 @@ def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
 
 
 def _interval(block: dict | None, coefficient: str) -> str:
-    """``0.340 [0.123, 0.546]``, with the report's marks: ``≈0`` when the interval contains 0,
-    ``(no CI: small n)`` when correlate withheld the interval (a bare 1.000 from 2 samples
-    would read as a perfect judge)."""
+    """The estimate over its interval, with the report's marks: ``0.340 ≈0`` over ``[-0.123, 0.546]``
+    when the interval contains 0, ``(no CI: small n)`` under the estimate when correlate withheld
+    the interval (a bare 1.000 from 2 samples would read as a perfect judge). Two lines, so the
+    table fits an 80-column terminal without cutting an interval."""
     if not block or block.get(coefficient) is None:
         return "n/a"
     low, high = block.get(f"{coefficient}_ci") or (None, None)
-    ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+    estimate, ci = f"{block[coefficient]:.3f}", ""
     if (block.get("no_interval") or {}).get(coefficient):
-        ci = " (no CI: small n)"
-    elif (block.get("not_distinguishable_from_0") or {}).get(coefficient):
-        ci += " ≈0"
-    return f"{block[coefficient]:.3f}{ci}"
+        ci = "(no CI: small n)"
+    elif low is not None and high is not None:
+        ci = f"[{low:.3f}, {high:.3f}]"
+        if (block.get("not_distinguishable_from_0") or {}).get(coefficient):
+            estimate += " ≈0"
+    return f"{estimate}\n{ci}" if ci else estimate
 
 
 def _print_preflight_notes(preflight: Any) -> None:

@@ -390,6 +390,38 @@ def check_credentials(settings: LLMSettings) -> None:
     )
 
 
+def check_model_usable(
+    settings: LLMSettings,
+    extra_params: Mapping[str, Any] | None = None,
+    *,
+    mock_response: str | MockResponder | None = None,
+) -> None:
+    """Every no-network check that a model can be called, run before any data is loaded.
+
+    A ``local/`` model needs the in-process provider and a known alias or an existing ``.gguf``
+    file; any other model needs a provider litellm can resolve (:func:`check_provider`) and its
+    credentials (:func:`check_credentials`), neither checked with ``mock_response``, which calls
+    no provider. :class:`LLMClient` runs the same checks; ``workbench score`` runs them first, so
+    a mistyped model fails in a second instead of after loading the data.
+
+    Args:
+        settings: the model settings.
+        extra_params: the extra ``litellm.completion`` keyword arguments (``custom_llm_provider``
+            is honoured).
+        mock_response: a test or dry-run answer; skips the provider and credential checks.
+
+    Raises:
+        LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
+        WorkbenchError: an unknown local alias or a missing ``.gguf`` file.
+        UnknownProviderError / MissingCredentialsError: as :func:`check_provider` and
+            :func:`check_credentials`.
+    """
+    _ensure_local_provider(settings.model)
+    if mock_response is None:
+        check_provider(settings, dict(extra_params or {}))
+        check_credentials(settings)
+
+
 def _is_transient(error: BaseException) -> bool:
     import litellm
 
@@ -496,7 +528,7 @@ class LLMClient:
         #: cache key -> [its lock, requests holding or waiting for it]
         self._in_flight: dict[str, list[Any]] = {}
         self._provider = settings.provider
-        _ensure_local_provider(settings.model)
+        check_model_usable(settings, self.extra_params, mock_response=mock_response)
         # what else enters the cache key: the extra parameters; for in-process models the engine,
         # the model file's content and the context window from the environment; for served
         # models an endpoint set in the environment (each only when present, so the key of a
@@ -511,9 +543,6 @@ class LLMClient:
             endpoint = endpoint_from_environment(self._provider)
             if endpoint:
                 self._key_extra["endpoint_env"] = endpoint
-        if mock_response is None:
-            check_provider(settings, self.extra_params)
-            check_credentials(settings)
 
     # -- free text ------------------------------------------------------------------------
     def complete(

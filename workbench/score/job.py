@@ -42,7 +42,7 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.options import OptionError
 from workbench.llm.cache import CacheMode, ResponseCache
-from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage
+from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.methods import make_method
@@ -558,6 +558,9 @@ def run_score(
         report = run_score("humaneval-codex-python", config, "runs/score")
         print(report.mean_scores, report.paths["scores_wide"])
     """
+    if config.llm is not None and config.llm.model:
+        # a mistyped model fails before the data loads (tens of seconds for a large source)
+        check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
     return score_samples(apply_stop_sequences(select_samples(source, config), config.stop_sequences), config,
                          output_dir, **hooks)
 
