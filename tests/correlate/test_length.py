@@ -155,6 +155,34 @@ def test_cli_shows_length_column_n_and_zero_marks(tmp_path):
     assert report["length"]["unit"] == "tokens"
 
 
+def test_an_80_column_terminal_cuts_no_interval_and_no_name(tmp_path):
+    """No LLM. Long metric names and the length column do not fit 80 columns side by side: the
+    names fold onto a second line, the length correlations move to a table of their own, and every
+    interval printed is whole (the JSON's values, digit for digit); a 200-column terminal keeps the
+    length column in the main table."""
+    rows = _verbose_table()
+    rows["a_rather_long_judge_name/q1.5b"] = rows.pop("verbose_judge")
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(json.dumps(dict(zip(rows, values))) + "\n" for values in zip(*rows.values())))
+    out = tmp_path / "r.json"
+    args = ["correlate", str(path), "-m", "honest", "-m", "a_rather_long_judge_name/q1.5b", "--resamples", "200",
+            "--json", str(out), "--baseline", "honest"]
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    # (datasets' own progress lines, on stderr, are not ours to wrap)
+    printed = [line for line in narrow.output.replace("\r", "\n").splitlines() if "examples/s" not in line]
+    assert not any("…" in line for line in printed) and max(map(len, printed)) <= 80
+    assert "τ-b with completion length (verbosity bias)" in narrow.output
+    report = json.loads(out.read_text())
+    for name in ("honest", "a_rather_long_judge_name/q1.5b"):
+        for block in (report["metrics"][name]["pooled"], report["metrics"][name]["length"]["pooled"]):
+            low, high = block["kendall_ci"]
+            assert f"[{low:.3f}, {high:.3f}]" in narrow.output
+    assert "a_rather_long_judge_name/q1.5b" in "".join(narrow.output.split())  # folded, not cut
+    wide = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert wide.exit_code == 0 and "verbosity bias)" not in wide.output and "τ-b with" in wide.output
+
+
 def test_run_report_marks_states_n_and_shows_length(tmp_path):
     """The report reads the correlate JSON: n per method, ≈0 marks with 'not distinguishable from
     0', tau-b with length, the length row, combined judges and the paired comparisons."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
 import typer
 from rich import box
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
@@ -90,7 +93,7 @@ def _print_per_cluster(report: CorrelationReport) -> None:
     level = int(round(report.bootstrap.confidence * 100))
     selection = report.per_cluster
     table = Table(title=f"All rows vs one row per near-duplicate cluster ({level}% CI over tasks)", **_COMPACT)
-    table.add_column("metric", no_wrap=True)
+    table.add_column("metric", overflow="fold", min_width=12)
     table.add_column("level", no_wrap=True)
     for heading in ("Kendall τ-b\nall rows", "Kendall τ-b\none per cluster", "difference"):
         table.add_column(heading, justify="right", no_wrap=True)
@@ -111,37 +114,76 @@ def _print_per_cluster(report: CorrelationReport) -> None:
     )
 
 
+def _fits(table: Table, folding_column: int = 0) -> bool:
+    """Whether ``table`` fits the terminal with its ``folding_column`` at its ``min_width`` and
+    every other column (intervals, which may not wrap) at its natural width. Drawn once into a
+    wide off-screen console: rich's own minimum measure counts a no-wrap cell by its longest word."""
+    wide = Console(width=1000, file=io.StringIO(), color_system=None)
+    natural = Measurement.get(wide, wide.options, table).maximum
+    column = table.columns[folding_column]
+    cells = [Measurement.get(wide, wide.options, cell).maximum for cell in column.cells]
+    flexible = max([*cells, Measurement.get(wide, wide.options, column.header).maximum])
+    return natural - flexible + min(flexible, column.min_width or flexible) <= console.width
+
+
+def _coefficient_table(title: str, with_length: bool) -> Table:
+    table = Table(title=title, **_COMPACT)
+    table.add_column("metric", overflow="fold", min_width=12)  # a long name breaks across lines, never loses its end
+    table.add_column("level", no_wrap=True)
+    for heading in ("Kendall τ-b", "Spearman ρ", "Pearson r"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    if with_length:
+        table.add_column("τ-b with\nlength", justify="right", no_wrap=True)
+    return table
+
+
 def _print_report(report: CorrelationReport) -> None:
     counts = report.counts
     level = int(round(report.bootstrap.confidence * 100))
     length = report.length
-    table = Table(title=f"Correlation with {report.label!r} ({level}% CI over tasks)", **_COMPACT)
-    table.add_column("metric", no_wrap=True)
-    table.add_column("level", no_wrap=True)
-    for heading in ("Kendall τ-b", "Spearman ρ", "Pearson r"):
-        table.add_column(heading, justify="right", no_wrap=True)
-    if length is not None and length.source is not None:
-        table.add_column("τ-b with\nlength", justify="right", no_wrap=True)
-    with_length = len(table.columns) == 6
-    for name, result in report.metrics.items():
-        extra = [[], []]
-        if with_length:
-            extra = [[_with_ci(result.length.pooled["kendall"]) if result.length else "n/a"],
-                     [_with_ci(result.length.per_problem["kendall"]) if result.length else "n/a"]]
-        table.add_row(
-            name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")), *extra[0],
-        )
-        table.add_row(
-            f"[dim]n {result.n_samples}, {result.n_tasks} tasks[/dim]", "per-problem",
-            *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *extra[1],
-            end_section=True,
-        )
-    if with_length and length.execution is not None:
-        e = length.execution
-        table.add_row(f"length ({length.source.unit})", "pooled", *(_with_ci(e.pooled[c]) for c in ("kendall", "spearman", "pearson")), "")
-        table.add_row(f"[dim]n {e.n_samples}, {e.n_tasks} tasks[/dim]", "per-problem",
-                      *(_with_ci(e.per_problem[c]) for c in ("kendall", "spearman", "pearson")), "")
+    has_length = length is not None and length.source is not None
+    title = f"Correlation with {report.label!r} ({level}% CI over tasks)"
+
+    def fill(table: Table, with_length: bool) -> Table:
+        for name, result in report.metrics.items():
+            extra = [[], []]
+            if with_length:
+                extra = [[_with_ci(result.length.pooled["kendall"]) if result.length else "n/a"],
+                         [_with_ci(result.length.per_problem["kendall"]) if result.length else "n/a"]]
+            table.add_row(
+                name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")), *extra[0],
+            )
+            table.add_row(
+                f"[dim]n {result.n_samples}, {result.n_tasks} tasks[/dim]", "per-problem",
+                *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *extra[1],
+                end_section=True,
+            )
+        if has_length and length.execution is not None:
+            e = length.execution
+            blank = [""] if with_length else []
+            table.add_row(f"length ({length.source.unit})", "pooled",
+                          *(_with_ci(e.pooled[c]) for c in ("kendall", "spearman", "pearson")), *blank)
+            table.add_row(f"[dim]n {e.n_samples}, {e.n_tasks} tasks[/dim]", "per-problem",
+                          *(_with_ci(e.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *blank)
+        return table
+
+    # the length column sits next to the coefficients when the terminal is wide enough; in a
+    # narrower one (80 columns) it gets a table of its own rather than cutting any interval
+    table = fill(_coefficient_table(title, has_length), has_length)
+    separate_length = has_length and not _fits(table)
+    if separate_length:
+        table = fill(_coefficient_table(title, False), False)
+    with_length = has_length
     console.print(table)
+    if separate_length:
+        bias = Table(title="τ-b with completion length (verbosity bias)", **_COMPACT)
+        bias.add_column("metric", overflow="fold", min_width=12)
+        bias.add_column("pooled", justify="right", no_wrap=True)
+        bias.add_column("per-problem", justify="right", no_wrap=True)
+        for name, result in report.metrics.items():
+            bias.add_row(name, *(_with_ci(getattr(result.length, lvl)["kendall"]) if result.length else "n/a"
+                                 for lvl in ("pooled", "per_problem")))
+        console.print(bias)
     console.print(
         f"{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0."
         + (f" τ-b with length: the metric's rank agreement with the completion length ({length.source.describe()}), "
@@ -153,8 +195,8 @@ def _print_report(report: CorrelationReport) -> None:
         if report.baselines:
             title += f"; baselines {', '.join(report.baselines)}"
         pairs = Table(title=title, **_COMPACT)
-        pairs.add_column("metric A")
-        pairs.add_column("metric B")
+        pairs.add_column("metric A", overflow="fold", min_width=10)
+        pairs.add_column("metric B", overflow="fold", min_width=10)
         pairs.add_column("level", no_wrap=True)
         for heading in ("τ A", "τ B", f"A − B\n[{level}% CI]", "p"):
             pairs.add_column(heading, justify="right", no_wrap=True)
