@@ -173,7 +173,6 @@ def _print_report(report: CorrelationReport) -> None:
     separate_length = has_length and not _fits(table)
     if separate_length:
         table = fill(_coefficient_table(title, False), False)
-    with_length = has_length
     console.print(table)
     if separate_length:
         bias = Table(title="τ-b with completion length (verbosity bias)", **_COMPACT)
@@ -188,7 +187,7 @@ def _print_report(report: CorrelationReport) -> None:
         f"{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0."
         + (f" τ-b with length: the metric's rank agreement with the completion length ({length.source.describe()}), "
            "a judge's verbosity bias; the last rows: the length's own correlation with the label."
-           if with_length else "")
+           if has_length else "")
     )
     if report.comparisons:
         title = "Paired bootstrap: difference in Kendall τ-b (same resampled tasks)"
