@@ -14,7 +14,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.correlate import CorrelateConfig, CorrelationReport, Estimate, run_correlate
+from workbench.correlate import CorrelateConfig, CorrelationReport, Estimate, MetricResult, run_correlate
 
 
 #: table style that fits value-over-CI cells for three coefficients in 80 columns
@@ -126,6 +126,13 @@ def _fits(table: Table, folding_column: int = 0) -> bool:
     return natural - flexible + min(flexible, column.min_width or flexible) <= console.width
 
 
+def _length_cells(result: MetricResult) -> tuple[str, str]:
+    """A metric's τ-b with completion length, pooled and per problem (``n/a`` without a length)."""
+    if not result.length:
+        return "n/a", "n/a"
+    return _with_ci(result.length.pooled["kendall"]), _with_ci(result.length.per_problem["kendall"])
+
+
 def _coefficient_table(title: str, with_length: bool) -> Table:
     table = Table(title=title, **_COMPACT)
     table.add_column("metric", overflow="fold", min_width=12)  # a long name breaks across lines, never loses its end
@@ -146,10 +153,7 @@ def _print_report(report: CorrelationReport) -> None:
 
     def fill(table: Table, with_length: bool) -> Table:
         for name, result in report.metrics.items():
-            extra = [[], []]
-            if with_length:
-                extra = [[_with_ci(result.length.pooled["kendall"]) if result.length else "n/a"],
-                         [_with_ci(result.length.per_problem["kendall"]) if result.length else "n/a"]]
+            extra = [[cell] for cell in _length_cells(result)] if with_length else [[], []]
             table.add_row(
                 name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")), *extra[0],
             )
@@ -180,8 +184,7 @@ def _print_report(report: CorrelationReport) -> None:
         bias.add_column("pooled", justify="right", no_wrap=True)
         bias.add_column("per-problem", justify="right", no_wrap=True)
         for name, result in report.metrics.items():
-            bias.add_row(name, *(_with_ci(getattr(result.length, lvl)["kendall"]) if result.length else "n/a"
-                                 for lvl in ("pooled", "per_problem")))
+            bias.add_row(name, *_length_cells(result))
         console.print(bias)
     console.print(
         f"{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0."
