@@ -11,6 +11,11 @@ A fourth part ``:FIELD`` takes another per-sample field of ``scores.jsonl`` inst
 e.g. ``ice-sampled=runs/q15/expected:ice-score:score_sampled``: the score written in the answer of
 an expected-mode run (the same calls, read without the token probabilities).
 
+``--base TABLE`` starts from an earlier joined table (e.g. a committed
+``benchmarks/results/fidelity_session18_100.scores.jsonl``) and adds the new columns to its rows,
+so a table grows across sessions whose run folders are gone; a new column must not already be in
+the base (the script stops rather than overwrite a committed result).
+
 A sample a folder has no ok row for gets ``null`` in that column (``correlate`` counts it as
 missing, never as 0). The other columns (``passed``, ``codebleu`` ... carried by the runs) are
 taken from the first folder that has the sample. Prints one line per column: rows with a value.
@@ -50,10 +55,27 @@ def _field_values(folder: Path, method: str, field: str) -> dict[tuple[str, str]
     return values
 
 
-def join(output: Path, specs: list[tuple[str, Path, str, str | None]]) -> dict[str, int]:
-    """Write the joined table; return column name -> rows with a value."""
+def join(output: Path, specs: list[tuple[str, Path, str, str | None]],
+         base: Path | None = None) -> dict[str, int]:
+    """Write the joined table; return column name -> rows with a value.
+
+    Args:
+        output: the joined JSONL table to write (replaced atomically).
+        specs: (column name, run folder, method, optional scores.jsonl field) per new column.
+        base: an earlier joined table whose rows and columns are kept; None starts empty.
+
+    Raises:
+        SystemExit: a run folder or column is missing, or a new column is already in ``base``.
+    """
     methods = {method for _, _, method, _ in specs}
     table: dict[tuple[str, str], dict] = {}
+    if base is not None:
+        for line in base.open():
+            row = json.loads(line)
+            table[(str(row["task_id"]), str(row["sample_id"]))] = row
+        taken = sorted({name for name, *_ in specs} & {key for row in table.values() for key in row})
+        if taken:
+            raise SystemExit(f"{base} already has the column(s) {', '.join(taken)}: choose new names")
     filled = {name: 0 for name, _, _, _ in specs}
     for name, folder, method, field in specs:
         path = folder / "scores_wide.jsonl"
@@ -64,6 +86,9 @@ def join(output: Path, specs: list[tuple[str, Path, str, str | None]]) -> dict[s
             wide = json.loads(line)
             key = (str(wide["task_id"]), str(wide["sample_id"]))
             row = table.setdefault(key, {k: v for k, v in wide.items() if k not in methods})
+            for column, value in wide.items():  # carried columns a base row lacks
+                if column not in methods:
+                    row.setdefault(column, value)
             if method not in wide:
                 raise SystemExit(f"{path} has no column {method!r}")
             value = wide[method] if fields is None else fields.get(key)
@@ -82,8 +107,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path)
     parser.add_argument("specs", nargs="+", type=_spec, metavar="NAME=RUN_FOLDER:METHOD[:FIELD]")
+    parser.add_argument("--base", type=Path, help="an earlier joined table to add the new columns to")
     args = parser.parse_args()
-    for name, count in join(args.output, args.specs).items():
+    for name, count in join(args.output, args.specs, args.base).items():
         print(f"{name}: {count} rows")
 
 
