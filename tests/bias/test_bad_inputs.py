@@ -52,18 +52,18 @@ def test_a_train_test_folder_without_its_split_files_is_an_error(tmp_path, corpu
     out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in TRAIN_TEST],
                        split_column="split")
     metrics = {"id": ["t1", "t2", "t3", "t4"], "acc": [1, 0, 1, 1]}
-    full = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
+    full = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=40)).duplication.metrics["acc"]
     assert full.settings["fully_biased"].value == pytest.approx(3 / 4)
     assert full.settings["unbiased_test"].value == pytest.approx(1 / 2)  # t2 (kept for t2, t3), t4
     # before: the kept test rows t2, t4 were called rows the dedup does not have, and left out
     with pytest.raises(DataError, match=r"splits train, test but none of its deduplicated split files.*'t2'"):
-        run_bias(_trim(out), metrics, BiasConfig(metric=["acc"], resamples=20))
+        run_bias(_trim(out), metrics, BiasConfig(metric=["acc"], resamples=40))
 
 
 def test_a_trimmed_single_split_folder_works_but_refuses_rows_the_dedup_never_saw(tmp_path, corpus):
     out = _trim(corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE]))
     metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
-    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20))
+    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=40))
     result = report.duplication.metrics["acc"]
     assert result.settings["all_rows"].value == pytest.approx(4 / 6)
     assert result.settings["deduplicated"].value == pytest.approx(1.0)  # r1, r3, r4
@@ -72,7 +72,7 @@ def test_a_trimmed_single_split_folder_works_but_refuses_rows_the_dedup_never_sa
     extra = {"id": [*metrics["id"], "elsewhere/1", "elsewhere/2"], "acc": [*metrics["acc"], 1, 1]}
     with pytest.raises(DataError, match=r"3 metric rows are in neither clusters.json nor removed.csv while the dedup "
                                         r"run had only 1 such rows"):
-        run_bias(out, extra, BiasConfig(metric=["acc"], resamples=20))
+        run_bias(out, extra, BiasConfig(metric=["acc"], resamples=40))
 
 
 @pytest.mark.parametrize(("option", "name", "message"), [
@@ -129,7 +129,7 @@ def test_a_cluster_of_thousands_keeps_the_row_the_dedup_kept(tmp_path):
     output = read_dedup_output(tmp_path)
     assert output.position_of[kept] == 2000 and output.position_of["r2999"] == 2999
     metrics = {"id": [*members, *unique], "acc": [1.0 if m == kept else 0.0 for m in members] + [0.0] * 10}
-    result = run_bias(tmp_path, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
+    result = run_bias(tmp_path, metrics, BiasConfig(metric=["acc"], resamples=40)).duplication.metrics["acc"]
     assert result.settings["deduplicated"].value == pytest.approx(1 / 11)
     assert result.decomposition.beta == 0.0 and result.decomposition.d == pytest.approx(2999 / 3010)
 
@@ -146,7 +146,7 @@ def test_a_contamination_folder_of_other_rows_is_an_error(tmp_path, corpus):
     # before: every row counted as clean, no warning
     with pytest.raises(DataError, match=r"--contamination .*: none of the 6 joined rows \(e.g. 'r1'\) is a row of that "
                                         r"dedup output \(its contamination.csv names e.g. x4, x5\)"):
-        run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(other), resamples=20))
+        run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(other), resamples=40))
 
 
 def test_contaminated_rows_without_a_metric_row_are_counted_and_named(tmp_path, corpus):
@@ -154,7 +154,7 @@ def test_contaminated_rows_without_a_metric_row_are_counted_and_named(tmp_path, 
     out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE],
                        against=str(reference))
     metrics = {"id": ["r1", "r2", "r3", "r4"], "acc": [1, 0, 1, 1]}  # r5, r6 (contaminated) have no value
-    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=20))
+    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=40))
     assert report.contamination.ids["contaminated_ids"] == ["r4"]
     assert report.contamination.counts["contaminated_rows_without_metric"] == 2
     assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
@@ -166,7 +166,7 @@ def test_a_report_without_its_overall_table_still_counts_the_dedup_rows(tmp_path
     report = json.loads((out / "report.json").read_text())
     del report["overall"]  # an older or hand-made report: the row count is the splits' sum
     (out / "report.json").write_text(json.dumps(report))
-    join = run_bias(out, {"id": ["r1", "r2", "r3"], "acc": [1, 0, 1]}, BiasConfig(metric=["acc"], resamples=20)).join
+    join = run_bias(out, {"id": ["r1", "r2", "r3"], "acc": [1, 0, 1]}, BiasConfig(metric=["acc"], resamples=40)).join
     assert (join.dedup_rows, join.dedup_rows_without_metric) == (6, 3)
 
 

@@ -49,7 +49,7 @@ def test_coefficients_on_one_row_per_cluster(generations, tmp_path):
 
 def test_cli_prints_both(generations):
     out, scores, _ = generations
-    result = CliRunner().invoke(app, ["correlate", str(scores), "-m", "judge", "--dedup", str(out), "--resamples", "20",
+    result = CliRunner().invoke(app, ["correlate", str(scores), "-m", "judge", "--dedup", str(out), "--resamples", "40",
                                       "--length-column", "none"], terminal_width=100)
     assert result.exit_code == 0, result.output
     assert "one row per near-duplicate cluster" in result.output
@@ -60,7 +60,7 @@ def test_ids_that_are_not_the_dedups(generations):
     out, scores, _ = generations
     with pytest.raises(DataError, match="none of the table's row ids"):
         run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), dedup_id_column="sample_id",
-                                                   resamples=10, length_column="none"))
+                                                   resamples=40, length_column="none"))
 
 
 def test_identical_short_stubs_count_once(tmp_path, corpus):
@@ -75,7 +75,7 @@ def test_identical_short_stubs_count_once(tmp_path, corpus):
                           "judge": float(sample * 0.1 + task)})
     out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id")
     scores = corpus.write_jsonl(tmp_path / "scores.jsonl", table)
-    report = run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), resamples=20,
+    report = run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), resamples=40,
                                                         length_column="none"))
     selection = report.per_cluster
     assert (selection.rows, selection.kept, selection.rows_in_clusters, selection.clusters) == (18, 12, 9, 3)

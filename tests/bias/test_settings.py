@@ -93,7 +93,7 @@ def test_contamination_from_a_second_dedup_output(tmp_path, corpus):
     in_set = corpus.dedup(tmp_path / "a", rows)
     against = corpus.dedup(tmp_path / "b", rows, against=str(reference))
     metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
-    report = run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(against), resamples=20))
+    report = run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(against), resamples=40))
     assert report.contamination.ids["contaminated_ids"] == ["r4", "r5", "r6"]
     assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
     with pytest.raises(DataError, match="not run with --against"):
@@ -102,7 +102,7 @@ def test_contamination_from_a_second_dedup_output(tmp_path, corpus):
 
 def test_rows_that_do_not_join_are_counted_and_listed(train_test_output):
     metrics = {"id": ["t1", "t3", "nowhere", "t6"], "acc": [1, 0, 1, 0]}
-    report = run_bias(train_test_output, metrics, BiasConfig(metric=["acc"], resamples=20))
+    report = run_bias(train_test_output, metrics, BiasConfig(metric=["acc"], resamples=40))
     assert report.join.joined == 3
     assert report.join.unjoined == 1
     assert report.join.unjoined_ids == ["nowhere"]
@@ -124,7 +124,7 @@ def test_a_non_numeric_metric_names_the_column_and_the_first_bad_row(train_test_
 
 def test_empty_cells_are_counted_not_dropped_silently(train_test_output):
     metrics = {"id": ["t1", "t3", "t6", "t7"], "acc": [1.0, None, 0.0, 1.0]}
-    result = run_bias(train_test_output, metrics, BiasConfig(metric=["acc"], resamples=20)).duplication.metrics["acc"]
+    result = run_bias(train_test_output, metrics, BiasConfig(metric=["acc"], resamples=40)).duplication.metrics["acc"]
     assert result.missing == 1
     assert result.settings["fully_biased"].n_rows == 3
 
@@ -205,7 +205,7 @@ def test_the_mean_over_tasks_counts_each_task_once(tmp_path, corpus):
     rows = [("a1", "A", "x", 1), ("a2", "A", "x", 1), ("a3", "A", "y", 0), ("b1", "B", "z", 0)]
     out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, _, base, _ in rows])
     metrics = {"id": [r[0] for r in rows], "task": [r[1] for r in rows], "passed": [r[3] for r in rows]}
-    result = run_bias(out, metrics, BiasConfig(metric=["passed"], task_column="task", resamples=20)).duplication.metrics["passed"]
+    result = run_bias(out, metrics, BiasConfig(metric=["passed"], task_column="task", resamples=40)).duplication.metrics["passed"]
     assert result.settings["all_rows"].value == pytest.approx(2 / 4)
     assert result.task_means["all_rows"].value == pytest.approx((2 / 3 + 0) / 2)
     assert result.settings["deduplicated"].value == pytest.approx(1 / 3)  # a1, a3, b1
@@ -221,7 +221,7 @@ def test_identical_short_stubs_collapse_to_one_row(tmp_path, corpus):
     out = corpus.dedup(tmp_path, [{"id": i, "content": text} for i, text, _ in rows])
     assert json.loads((out / "clusters.json").read_text()) == [["s1", "s2", "s3"]]
     table = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, _, v in rows])
-    report = run_bias(out, str(table), BiasConfig(metric=["acc"], resamples=20))
+    report = run_bias(out, str(table), BiasConfig(metric=["acc"], resamples=40))
     result = report.duplication.metrics["acc"]
     assert result.settings["all_rows"].value == pytest.approx(3 / 5)
     assert result.settings["deduplicated"].value == pytest.approx(2 / 3)

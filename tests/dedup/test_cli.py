@@ -106,7 +106,7 @@ def test_an_output_uri_other_than_file_needs_spark_reading_the_source(small_corp
 def test_table_output_and_parquet_and_hf_formats(small_corpus, tmp_path):
     result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "pq"), "--output-format", "parquet")
     assert result.exit_code == 0, result.output
-    assert "Duplication in" in result.output and "overall" in result.output
+    assert "In-set dedup: duplication in" in result.output and "overall" in result.output
     assert datasets.Dataset.from_parquet(str(tmp_path / "pq" / "train.parquet")).num_rows == 3
     result = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "hf"), "--output-format", "hf",
                     "--cross-set", "remove-train")

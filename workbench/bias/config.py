@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, resamples_problem
 from workbench.options import JobConfig, OptionError, option
 
 
@@ -64,12 +64,16 @@ class BiasConfig(JobConfig):
         None, "Another `workbench dedup --against` output folder whose contamination.csv names the contaminated rows "
         "(default: the dedup output's own, when it was run with --against).")
     split: tuple[str, ...] = option((), "Split of the metric table to read; repeatable. Default: all.")
-    resamples: int = option(DEFAULT_RESAMPLES, "Bootstrap resamples of whole tasks or clusters.", min=1)
+    resamples: int = option(DEFAULT_RESAMPLES, "Bootstrap resamples of whole tasks or clusters; at least 2 / (1 - confidence), "
+                            "40 at 95%, so that each tail of the percentile interval holds a resample.", min=1)
     seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
     confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
 
     def _check(self) -> None:
+        problem = resamples_problem(self.resamples, self.confidence)
+        if problem is not None:
+            raise OptionError(f"{{resamples}}: {problem}", "resamples", "confidence")
         if self.results is not None and self.label is None:
             raise OptionError("{results} gives the label: set {label} too (e.g. passed)", "results", "label")
 

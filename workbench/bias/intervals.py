@@ -20,7 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.correlate.bootstrap import BootstrapSettings, no_interval_reason, percentile_interval
+from workbench.correlate.bootstrap import (
+    BootstrapSettings,
+    interval_contains_zero,
+    no_interval_reason,
+    percentile_interval,
+)
 
 #: cells of the dense 64-bit block a draw or a product works on at a time (32 MB)
 BLOCK_CELLS = 4_000_000
@@ -69,6 +74,9 @@ class Interval:
         low, high: the percentile interval (NaN when withheld or undefined).
         n_rows: rows behind the value; n_units: tasks or clusters they come from.
         no_interval: why no interval is given (too few units or rows), else ``None``.
+
+    Its JSON (:meth:`to_dict`) holds ``not_distinguishable_from_0`` (:attr:`spans_zero`), as
+    correlate's JSON does per coefficient.
     """
 
     value: float
@@ -78,12 +86,20 @@ class Interval:
     n_units: int
     no_interval: str | None = None
 
+    @property
+    def spans_zero(self) -> bool | None:
+        """Whether the interval contains 0 (bounds included): the value is *not distinguishable
+        from 0*, marked ``≈0``, by the rule correlate's tables use
+        (:func:`~workbench.correlate.bootstrap.interval_contains_zero`); ``None`` without an interval."""
+        return interval_contains_zero(self.low, self.high)
+
     def to_dict(self) -> dict:
         def clean(x: float) -> float | None:
             return None if math.isnan(x) else x
 
         return {"value": clean(self.value), "ci": [clean(self.low), clean(self.high)], "n_rows": self.n_rows,
-                "n_units": self.n_units, **({"no_interval": self.no_interval} if self.no_interval else {})}
+                "n_units": self.n_units, "not_distinguishable_from_0": self.spans_zero,
+                **({"no_interval": self.no_interval} if self.no_interval else {})}
 
 
 class UnitBootstrap:

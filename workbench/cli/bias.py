@@ -14,6 +14,8 @@ from workbench.bias.intervals import Interval
 from workbench.bias.results import Analysis
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
+from workbench.cli.correlate import ZERO_MARK
+from workbench.formatting import fixed
 
 _COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False, "collapse_padding": True}
 _TITLES = {
@@ -24,7 +26,7 @@ _TITLES = {
 
 
 def _number(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    return fixed(value, digits)
 
 
 @app.command("bias")
@@ -79,12 +81,14 @@ def print_report(report: BiasReport) -> None:
 
 
 def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:
-    """Value over its interval (and the rows / units behind it)."""
+    """Value over its interval (and the rows / units behind it); ``≈0`` after the value when the
+    interval contains 0, bounds included (``[-0.09, 0.00]`` too), as correlate marks it."""
     count = f"\n[dim]n {value.n_rows} / {value.n_units}[/dim]" if rows else ""
     if math.isnan(value.value):
         return "n/a" + count
     ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
-    return f"{value.value:.{digits}f}{suffix}\n{ci}{count}"
+    mark = f" {ZERO_MARK}" if value.spans_zero and not value.no_interval else ""
+    return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{count}"
 
 
 def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
@@ -111,10 +115,14 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
         e = result.decomposition
         if e is not None:
             residual = "n/a" if math.isnan(e.residual) else f"{e.residual:.1e}"
-            table.add_row("  Eq. 2: |D|, |X|\n   d\n   f̄\n   β\n   |f̂-(1-d)f̄-dβ|",
+            # d's D is every row with a value, not only the rows long enough to compare: say so, so it is
+            # not taken for the d of the dedup table (over the compared rows)
+            rows_of = "test rows" if analysis.kind == "train_test" else "rows"
+            table.add_row(f"  Eq. 2: |D|, |X|\n   d over all {e.n_d:,} {rows_of}\n   f̄\n   β\n   |f̂-(1-d)f̄-dβ|",
                           f"{e.n_d}, {e.n_x}\n{_number(e.d)}\n{_number(e.f_bar)}\n{_number(e.beta)}\n{residual}", *blank)
         table.rows[-1].end_section = True
     console.print(table)
+    console.print(f"[dim]{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0.[/dim]")
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
     console.print(f"[dim]{counts}[/dim]")
     for note in analysis.notes:

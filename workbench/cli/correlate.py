@@ -15,6 +15,8 @@ from rich.table import Table
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.correlate import CorrelateConfig, CorrelationReport, Estimate, MetricResult, run_correlate
+from workbench.correlate.bootstrap import interval_contains_zero
+from workbench.formatting import fixed
 
 
 #: table style that fits value-over-CI cells for three coefficients in 80 columns
@@ -22,7 +24,7 @@ _COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False, "coll
 
 
 def _number(value: float) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
+    return fixed(value, 3)
 
 
 #: how the table names the coefficients
@@ -209,11 +211,17 @@ def _print_report(report: CorrelationReport) -> None:
                 pairs.add_row(
                     c.metric_a if first else f"[dim]n {c.n_samples}, {c.n_tasks} tasks[/dim]", c.metric_b if first else "",
                     label, _number(d.value_a), _number(d.value_b),
-                    f"{_number(d.difference)}\n"
+                    f"{_number(d.difference)}{f' {ZERO_MARK}' if interval_contains_zero(*d.ci) and not d.no_interval else ''}\n"
                     + (NO_CI if d.no_interval else f"[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]"),
                     _number(d.p_value), end_section=not first,
                 )
         console.print(pairs)
+        console.print(
+            f"{ZERO_MARK}: the difference's {level}% interval contains 0. p counts the resamples on the far side of 0 "
+            "(+1 correction, Davison & Hinkley 1997, 4.4), so a bound that prints as 0.000 (within 0.0005 of 0) can "
+            f"come with p just above {1 - report.bootstrap.confidence:.2f}: at that edge neither says more than "
+            "\"borderline\"."
+        )
     for name, summary in report.combinations.items():
         c = summary.combination
         console.print(f"combination {name} = {c.method} of {', '.join(c.members)}: {summary.weights_note}")

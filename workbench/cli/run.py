@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
+from workbench.formatting import fixed
 
 
 @app.command("run")
@@ -140,11 +141,11 @@ def _interval(block: dict | None, coefficient: str) -> str:
     if not block or block.get(coefficient) is None:
         return "n/a"
     low, high = block.get(f"{coefficient}_ci") or (None, None)
-    estimate, ci = f"{block[coefficient]:.3f}", ""
+    estimate, ci = fixed(block[coefficient], 3), ""
     if (block.get("no_interval") or {}).get(coefficient):
         ci = "(no CI: small n)"
     elif low is not None and high is not None:
-        ci = f"[{low:.3f}, {high:.3f}]"
+        ci = f"[{fixed(low, 3)}, {fixed(high, 3)}]"
         if (block.get("not_distinguishable_from_0") or {}).get(coefficient):
             estimate += " ≈0"
     return f"{estimate}\n{ci}" if ci else estimate

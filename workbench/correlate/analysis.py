@@ -83,7 +83,9 @@ def correlate(
             :class:`~workbench.data.LoadedDataset`, a ``datasets.Dataset`` or a mapping
             column -> values.
         metrics: metric columns; default: every numeric column except the label, task, sample
-            and length columns. Members of a combination and baselines are added when missing.
+            and length columns and workbench's own bookkeeping columns
+            (:data:`~workbench.correlate.inputs.BOOKKEEPING_COLUMNS`: ``generation_truncated``,
+            ``seconds``, token counts ...), which are metrics only when named. Members of a combination and baselines are added when missing.
         label: the execution label: 0/1, or a pass ratio in [0, 1]. Read from ``results`` when
             given, else from ``scores``.
         results: an execution-results table (e.g. ``workbench execute`` output: rows

@@ -8,6 +8,7 @@ intervals (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", chapter 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,12 +51,39 @@ def no_interval_reason(n_tasks: int, n_samples: int) -> str | None:
     return None
 
 
+def min_resamples(confidence: float) -> int:
+    """The fewest resamples a percentile interval at ``confidence`` is made from: its bounds are the
+    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resamples, so each tail
+    must hold at least one resample, ``B (1 - confidence) / 2 >= 1``. With fewer the bounds are
+    the smallest and largest resample, whatever the level asked (one resample: a zero-width
+    "interval"). A floor, not a recommendation: Efron & Tibshirani (1993, section 19.3) ask for
+    about 1,000 resamples for percentile intervals.
+
+    >>> min_resamples(0.95), min_resamples(0.9), min_resamples(0.99)
+    (40, 20, 200)
+    """
+    return math.ceil(round(2.0 / (1.0 - confidence), 6))
+
+
+def resamples_problem(n_resamples: int, confidence: float) -> str | None:
+    """Why ``n_resamples`` resamples are too few for a percentile interval at ``confidence``
+    (:func:`min_resamples`), or ``None`` when they are enough."""
+    floor = min_resamples(confidence)
+    if n_resamples >= floor:
+        return None
+    return (f"{n_resamples} resample(s) are too few for a {100 * confidence:g}% percentile interval: each tail needs at "
+            f"least one resample beyond its bound, so at least {floor} (1,000 or more recommended); with fewer the "
+            "interval is just the range of the resamples")
+
+
 @dataclass(frozen=True)
 class BootstrapSettings:
     """How the intervals were made.
 
     Attributes:
-        n_resamples: bootstrap resamples (>= 1).
+        n_resamples: bootstrap resamples (>= 1). The commands (``CorrelateConfig``,
+            ``BiasConfig``) refuse fewer than :func:`min_resamples` (40 at 95%); the engine
+            takes fewer, for tests of the resampling itself.
         confidence: interval level in (0, 1), e.g. 0.95.
         seed: the seed of ``numpy.random.default_rng`` that drew the resamples.
     """
@@ -114,6 +142,23 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(defined, [tail, 100.0 - tail])
     return float(low), float(high)
+
+
+def interval_contains_zero(low: float | None, high: float | None) -> bool | None:
+    """Whether the interval ``[low, high]`` contains 0, bounds included: the estimate is then *not
+    distinguishable from 0* at the interval's level (marked ``≈0``). One rule for every table
+    and report: correlate's coefficients and paired differences, bias's means and Δ%, the run
+    report. ``None`` when a bound is missing or not finite (no interval).
+
+    Example:
+
+    >>> interval_contains_zero(-0.09, 0.0), interval_contains_zero(0.01, 0.2), interval_contains_zero(None, 0.1)
+    (True, False, None)
+    """
+    bounds = (low, high)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bounds):
+        return None
+    return bool(low <= 0.0 <= high)
 
 
 def paired_p_value(differences: np.ndarray) -> float:

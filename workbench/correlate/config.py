@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from workbench.errors import DataError
 from workbench.options import JobConfig, OptionError, option
-from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, resamples_problem
 from workbench.correlate.combine import Combination
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, LENGTH_UNITS
 
@@ -20,7 +20,8 @@ class CorrelateConfig(JobConfig):
     raises :class:`~workbench.options.OptionError` naming the field.
 
     Attributes:
-        metric: metric columns; empty: every numeric column except label, task and sample.
+        metric: metric columns; empty: every numeric column except label, task, sample, length
+            and workbench's own bookkeeping columns (:data:`~workbench.correlate.inputs.BOOKKEEPING_COLUMNS`).
         label: the execution label column: 0/1 or a pass ratio in [0, 1].
         results: an execution-results table to join on task + sample id; the label is then
             read from it.
@@ -48,7 +49,9 @@ class CorrelateConfig(JobConfig):
     """
 
     metric: tuple[str, ...] = option(
-        (), "Metric column; repeat for several. Default: every numeric column except label/task/sample.")
+        (), "Metric column; repeat for several. Default: every numeric or boolean column except label, task, sample, "
+        "length and workbench's own bookkeeping columns (generation_truncated, seconds, llm_seconds, token counts, "
+        "cost_usd, llm_calls, scale_min/max, duration_s, exit_code ...: docs/correlate.md); name one with -m to use it.")
     label: str = option("passed", "Execution label column: 0/1 or a pass ratio in [0, 1].")
     results: str | None = option(
         None, "Execution results table (e.g. `workbench execute` output) to join on task + sample id; "
@@ -57,7 +60,8 @@ class CorrelateConfig(JobConfig):
     sample_column: str | None = option(
         None, "Sample id column (both tables). Default sample_id: the join key, and used to reject duplicate keys.")
     split: tuple[str, ...] = option((), "Split of the scores table to use; repeatable. Default: all.")
-    resamples: int = option(DEFAULT_RESAMPLES, "Bootstrap resamples of whole tasks.", min=1)
+    resamples: int = option(DEFAULT_RESAMPLES, "Bootstrap resamples of whole tasks; at least 2 / (1 - confidence), 40 at 95%, "
+                            "so that each tail of the percentile interval holds a resample.", min=1)
     seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
     confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
@@ -88,6 +92,9 @@ class CorrelateConfig(JobConfig):
         "[default: the task and sample columns].")
 
     def _check(self) -> None:
+        problem = resamples_problem(self.resamples, self.confidence)
+        if problem is not None:
+            raise OptionError(f"{{resamples}}: {problem}", "resamples", "confidence")
         names = []
         for text in self.combine:
             try:

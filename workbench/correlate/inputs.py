@@ -282,9 +282,28 @@ def _join(
     return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
 
 
+#: workbench's own columns that hold numbers or booleans but score no completion: the flags,
+#: counts, seconds, cost, scale bounds and ids that ``workbench score`` writes (``scores.jsonl``
+#: and the carried columns of ``scores_wide.jsonl``: :data:`workbench.score.job.ROW_COLUMNS`,
+#: :data:`~workbench.score.job.SAMPLE_COLUMNS`) and ``workbench execute`` writes
+#: (:data:`workbench.execute.result_file.RESULT_COLUMNS`). The automatic metric choice (no
+#: ``--metric``) leaves them out; named with ``--metric`` they are correlated like any column.
+#: ``tests/correlate/test_metric_choice.py`` fails when either job writes a column not classified here.
+BOOKKEEPING_COLUMNS = frozenset({
+    # ids
+    "task_id", "sample_id",
+    # workbench score: the scale's bounds, per-row counts, tokens, cost and time, the --stop flag
+    "scale_min", "scale_max", "parse_failures", "truncated_answers", "llm_calls", "cache_hits", "prompt_tokens",
+    "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "generation_truncated",
+    # workbench execute: time, limits and how the process ended
+    "duration_s", "timeout_s", "exit_code", "signal",
+})
+
+
 def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[str]:
-    """Columns of a numeric or boolean type, except ``exclude`` (the default metric list)."""
-    skip = set(exclude)
+    """Columns of a numeric or boolean type, except ``exclude`` and workbench's own
+    :data:`BOOKKEEPING_COLUMNS` (the default metric list)."""
+    skip = set(exclude) | BOOKKEEPING_COLUMNS
     out = []
     for name, feature in dataset.features.items():
         dtype = getattr(feature, "dtype", "")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.io import atomic_write
-from workbench.correlate.bootstrap import BootstrapSettings
+from workbench.correlate.bootstrap import BootstrapSettings, interval_contains_zero
 from workbench.correlate.correlation import COEFFICIENTS
 from workbench.correlate.combine import Combination
 from workbench.correlate.length import LengthSource
@@ -54,10 +54,7 @@ class Estimate:
     def spans_zero(self) -> bool | None:
         """Whether the interval contains 0, i.e. the estimate is *not distinguishable from 0* at
         the interval's level; ``None`` when the interval is undefined."""
-        low, high = self.ci
-        if math.isnan(low) or math.isnan(high):
-            return None
-        return low <= 0.0 <= high
+        return interval_contains_zero(*self.ci)
 
 
 def estimates_block(estimates: dict[str, Estimate]) -> dict[str, Any]:
@@ -250,7 +247,7 @@ class PairedDifference:
 
     def to_dict(self) -> dict[str, Any]:
         low, high = self.ci
-        spans = None if math.isnan(low) or math.isnan(high) else bool(low <= 0.0 <= high)
+        spans = interval_contains_zero(low, high)
         return _clean(
             {
                 "a": self.value_a,

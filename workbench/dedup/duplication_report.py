@@ -326,15 +326,30 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}%"
 
 
+def duplication_title(report: dict) -> str:
+    """The title of a report's table, saying which run it is: an in-set dedup, or a dedup
+    that also removed near-duplicates of a reference (``--against``: a decontamination).
+
+    >>> duplication_title({"source": "ice", "contamination": {"reference": "humaneval"}})
+    'Decontamination against humaneval: duplication in ice'
+    >>> duplication_title({"source": "ice"})
+    'In-set dedup: duplication in ice'
+    """
+    contamination = report.get("contamination")
+    if contamination:
+        return f"Decontamination against {contamination.get('reference')}: duplication in {report['source']}"
+    return f"In-set dedup: duplication in {report['source']}"
+
+
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
     from rich.table import Table  # only the CLI renders; a library run need not import Rich
 
-    figures = Table(title=f"Duplication in {report['source']}")
+    figures = Table(title=duplication_title(report))
     figures.add_column("split", overflow="fold", min_width=8)
     columns = [
         ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact\ndup."),
-        ("near_duplicates", "near\ndup."), ("clusters", "clusters"), ("duplication_factor", "d"),
+        ("near_duplicates", "near\ndup."), ("clusters", "clusters"), ("duplication_factor", "d over\ncompared"),
         ("removed", "removed"), ("kept", "kept"),
     ]
     for _, title in columns:
@@ -351,7 +366,9 @@ def render_report(report: dict) -> list:
     overall = report["overall"]
     facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
     facts.add_row("exact dup. / near dup.", "copies beyond one per group of identical / similar rows")
-    facts.add_row("d = duplication factor", "(|D| - |X|) / |D|, Allamanis 2019 Eq. 2")
+    facts.add_row("d = duplication factor",
+                  f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
+                  "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
     facts.add_row(
         "removed rows, by reason",

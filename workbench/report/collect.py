@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, references_for
 from workbench.data.samples import sample_key
@@ -37,14 +38,12 @@ def _round(value: Any, digits: int = 6) -> Any:
 
 
 def spans_zero(ci: Any) -> bool | None:
-    """Whether an interval ``[low, high]`` contains 0 (the estimate is *not distinguishable
-    from 0*); ``None`` when the interval is missing or undefined."""
+    """Whether an interval ``[low, high]`` (a JSON list) contains 0, by the one rule of
+    :func:`~workbench.correlate.bootstrap.interval_contains_zero` (the estimate is *not
+    distinguishable from 0*); ``None`` when the interval is missing or undefined."""
     if not isinstance(ci, (list, tuple)) or len(ci) != 2:
         return None
-    low, high = ci
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high)):
-        return None
-    return low <= 0.0 <= high
+    return interval_contains_zero(*ci)
 
 
 def _levels_summary(result: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from workbench.formatting import fixed
 from workbench.report.plots import all_plots
 
 #: the pygments style of code blocks and the CSS class they are scoped under
@@ -30,7 +31,7 @@ def _number(value: Any, digits: int = 3) -> str:
         return "n/a"
     if isinstance(value, int):
         return f"{value:,}"
-    return f"{value:.{digits}f}"
+    return fixed(value, digits)
 
 
 def _counted(value: Any, noun: str, plural: str | None = None) -> str:

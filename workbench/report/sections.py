@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
 from workbench.report.run_folder import RunFolder
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
@@ -193,6 +194,18 @@ def _cluster_shape(in_set: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _zero_marked(value: Any) -> Any:
+    """A bias interval ``{"value", "ci", ...}`` with ``not_distinguishable_from_0`` recomputed from
+    its CI by correlate's rule (:func:`~workbench.correlate.bootstrap.interval_contains_zero`), so a
+    ``bias/report.json`` written before the flag existed is marked too; anything else as it is."""
+    value = _mapping(value)
+    if value is None:
+        return None
+    ci = value.get("ci")
+    spans = interval_contains_zero(*ci) if isinstance(ci, list) and len(ci) == 2 and not value.get("no_interval") else None
+    return {**value, "not_distinguishable_from_0": spans}
+
+
 def bias_section(folder: RunFolder) -> dict[str, Any] | None:
     """How duplicates and contamination move pass@1 and each metric: ``bias/report.json``
     (``workbench bias``; Allamanis 2019, Sec. 2 Eq. 2; GPT-3, Brown et al. 2020, App. C).
@@ -202,7 +215,8 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
         one row per metric with, each as ``{"value", "ci", "n_rows", "n_units"}`` or ``None``,
         ``all_rows`` and ``deduplicated`` (one row per duplicate cluster), ``delta`` (Δ%), the
         Eq. 2 block ``eq2`` (d, f̄, β), ``clean`` / ``contaminated`` rows and ``clean_tasks`` /
-        ``contaminated_tasks``, and ``tau`` (Kendall tau-b with the label, by setting); and
+        ``contaminated_tasks``, and ``tau`` (Kendall tau-b with the label, by setting); each
+        interval with ``not_distinguishable_from_0`` (its CI contains 0: marked ``≈0``); and
         ``full``: the whole JSON.
     """
     report = folder.json_object(RunLayout.BIAS_JSON)
@@ -219,11 +233,12 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
         tau = {**(_mapping(dup.get("kendall_tau_b_with_label")) or {}), **(_mapping(con.get("kendall_tau_b_with_label")) or {})}
         rows.append({
             "metric": name,
-            "all_rows": dup_settings.get("all_rows") or dup_settings.get("fully_biased") or con_settings.get("all_rows"),
-            "deduplicated": dup_settings.get("deduplicated") or dup_settings.get("unbiased_test"),
-            "delta": dup.get("delta_percent"), "eq2": dup.get("eq2"), "contamination_delta": con.get("delta_percent"),
-            **{setting: con_settings.get(setting) for setting in ("clean", "contaminated", "clean_tasks", "contaminated_tasks")},
-            "tau": {setting: tau.get(setting) for setting in
+            "all_rows": _zero_marked(dup_settings.get("all_rows") or dup_settings.get("fully_biased") or con_settings.get("all_rows")),
+            "deduplicated": _zero_marked(dup_settings.get("deduplicated") or dup_settings.get("unbiased_test")),
+            "delta": _zero_marked(dup.get("delta_percent")), "eq2": dup.get("eq2"),
+            "contamination_delta": _zero_marked(con.get("delta_percent")),
+            **{setting: _zero_marked(con_settings.get(setting)) for setting in ("clean", "contaminated", "clean_tasks", "contaminated_tasks")},
+            "tau": {setting: _zero_marked(tau.get(setting)) for setting in
                     ("all_rows", "fully_biased", "deduplicated", "unbiased_test", "clean", "contaminated", "clean_tasks",
                      "contaminated_tasks") if tau.get(setting)},
         })

@@ -1,0 +1,24 @@
+"""How an estimate or an interval bound is printed, in every table and report."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def fixed(value: Any, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals; ``n/a`` when missing or not finite.
+
+    A value that rounds to zero prints as ``0.000``, never ``-0.000``: the sign of a rounded zero
+    says nothing, and ``[-0.072, -0.000]`` reads as an interval that clearly excludes 0 when its
+    bound is -5e-6 (whether it contains 0 is the ``≈0`` mark's job,
+    :func:`~workbench.correlate.bootstrap.interval_contains_zero`).
+
+    Example:
+
+    >>> fixed(-5e-6), fixed(-0.0364), fixed(float("nan")), fixed(0.06, 2)
+    ('0.000', '-0.036', 'n/a', '0.06')
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "n/a"
+    return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0
