@@ -289,16 +289,18 @@ def test_the_public_api_is_exported_from_the_package() -> None:
 
 
 def test_the_config_examples_run() -> None:
-    """The docstring examples of the config classes and of :mod:`workbench.options` (doctest)."""
+    """The docstring examples of the config classes, of :mod:`workbench.options` and of
+    :mod:`workbench.resume_guard` (doctest)."""
     import doctest
 
     import workbench.dedup.config
     import workbench.execute.config
     import workbench.options
+    import workbench.resume_guard
     import workbench.score.config
     import workbench.correlate.config
 
     for module in (workbench.options, workbench.dedup.config, workbench.execute.config, workbench.score.config,
-                   workbench.correlate.config):
+                   workbench.correlate.config, workbench.resume_guard):
         failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert tried > 0 and failed == 0, module.__name__

@@ -75,6 +75,10 @@ class ExecutionConfig(JobConfig):
         sandbox_failure_limit: stop the run (``SandboxUnavailableError``) after this many
             samples or reference runs in a row failed in the sandbox itself.
 
+    The options declared ``recorded`` change a finished row (the data, the columns, the mode,
+    the timeouts, the limits, the language and interpreter): they are recorded in the summary
+    file, and ``resume`` with other values is refused (:func:`workbench.execute.job.run_settings`).
+
     Example:
 
     >>> from workbench.execute import ExecutionConfig
@@ -83,34 +87,34 @@ class ExecutionConfig(JobConfig):
     (4096, 'rlimits')
     """
 
-    problems: str = option("humaneval", "Problem set with prompt / test / entry point columns (bundled name, file or hub id).")
-    problems_split: str | None = option(None, "Split of the problem set (default: its only split, or 'test').")
-    language: str = option("python", "Language plugin whose runner executes the samples.")
+    problems: str = option("humaneval", "Problem set with prompt / test / entry point columns (bundled name, file or hub id).", recorded=True)
+    problems_split: str | None = option(None, "Split of the problem set (default: its only split, or 'test').", recorded=True)
+    language: str = option("python", "Language plugin whose runner executes the samples.", recorded=True)
     mode: str = option("completion", "'completion': prompt + completion; 'full': the completion is the whole program.",
-                       choices=MODES)
-    stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET")
-    task_column: str = option("task_id", "Generations column with the task id.")
-    sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).")
-    completion_column: str = option("completion", "Generations column with the generated code.")
-    prompt_column: str | None = option(None, "Generations column with the prompt to prepend (default: the problem's prompt).")
-    problem_task_column: str = option("task_id", "Problems column with the task id.")
-    problem_prompt_column: str = option("prompt", "Problems column with the prompt.")
-    test_column: str = option("test", "Problems column with the test code.")
-    entry_point_column: str | None = option("entry_point", "Problems column with the function under test.")
+                       choices=MODES, recorded=True)
+    stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
+    task_column: str = option("task_id", "Generations column with the task id.", recorded=True)
+    sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).", recorded=True)
+    completion_column: str = option("completion", "Generations column with the generated code.", recorded=True)
+    prompt_column: str | None = option(None, "Generations column with the prompt to prepend (default: the problem's prompt).", recorded=True)
+    problem_task_column: str = option("task_id", "Problems column with the task id.", recorded=True)
+    problem_prompt_column: str = option("prompt", "Problems column with the prompt.", recorded=True)
+    test_column: str = option("test", "Problems column with the test code.", recorded=True)
+    entry_point_column: str | None = option("entry_point", "Problems column with the function under test.", recorded=True)
     reference_column: str | None = option(
-        "canonical_solution", "Problems column with the reference solution (timeout calibration).")
+        "canonical_solution", "Problems column with the reference solution (timeout calibration).", recorded=True)
     workers: int | None = option(None, "Parallel samples (default: twice the number of cores).", min=1)
     timeout: float | None = option(
-        None, "One fixed timeout in seconds for every sample (skips calibration).", min=0.1, max=86400)
+        None, "One fixed timeout in seconds for every sample (skips calibration).", min=0.1, max=86400, recorded=True)
     timeout_floor: float = option(
-        DEFAULT_TIMEOUT_FLOOR_S, "Calibrated timeout: max(floor, factor x reference time), seconds.", min=0.1, max=86400)
+        DEFAULT_TIMEOUT_FLOOR_S, "Calibrated timeout: max(floor, factor x reference time), seconds.", min=0.1, max=86400, recorded=True)
     timeout_factor: float = option(
-        DEFAULT_TIMEOUT_FACTOR, "Calibrated timeout factor k (EvalPlus default 4).", min=1.0, max=1000)
-    memory_mb: int = option(4096, "Address-space limit per process, MiB.", min=64)
-    max_file_mb: int = option(64, "Largest file a sample may write, MiB.", min=1)
-    max_processes: int = option(64, "Processes/threads per sample.", min=1)
-    max_open_files: int = option(256, "Open files per process.", min=16)
-    tmp_mb: int = option(256, "Private /tmp (and disk quota) per sample under bubblewrap, MiB.", min=1)
+        DEFAULT_TIMEOUT_FACTOR, "Calibrated timeout factor k (EvalPlus default 4).", min=1.0, max=1000, recorded=True)
+    memory_mb: int = option(4096, "Address-space limit per process, MiB.", min=64, recorded=True)
+    max_file_mb: int = option(64, "Largest file a sample may write, MiB.", min=1, recorded=True)
+    max_processes: int = option(64, "Processes/threads per sample.", min=1, recorded=True)
+    max_open_files: int = option(256, "Open files per process.", min=16, recorded=True)
+    tmp_mb: int = option(256, "Private /tmp (and disk quota) per sample under bubblewrap, MiB.", min=1, recorded=True)
     isolation: str = option(
         "auto", f"Isolation level: {', '.join(ISOLATION_CHOICES)} (auto: strongest available).", choices=ISOLATION_CHOICES)
     resume: bool = option(False, "Continue an interrupted run: skip samples already in --output.")
@@ -118,7 +122,7 @@ class ExecutionConfig(JobConfig):
     reference_cache: bool = option(True, "Reuse measured reference times.")
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
     max_samples: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1)
-    python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).")
+    python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).", recorded=True)
     reuse_interpreters: bool = option(
         True, "Fork each sample from a pre-started interpreter per worker where isolation allows (bubblewrap as root); "
         "off: every sample starts its own sandbox and interpreter.")

@@ -11,6 +11,7 @@ Notebook use::
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from workbench.io import atomic_write
 from workbench.languages.registry import get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class ExecutionSummary:
             limit of this machine below the option lowers them, and a note says so once.
         memory_ceiling_bytes: the cgroup memory ceiling of this machine (a container's
             ``--memory``), or ``None``.
+        settings: what the rows were run with (:func:`run_settings`), which ``--resume`` must
+            match (:func:`check_resume`).
 
     It is also written next to the results file (:func:`~workbench.execute.result_file.summary_path`),
     so the isolation and the limits a results file was made under stay with it.
@@ -105,6 +109,7 @@ class ExecutionSummary:
     failures: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, dict[str, Any]] = field(default_factory=dict)
     memory_ceiling_bytes: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as JSON holds it (``--json`` and the summary file)."""
@@ -119,6 +124,7 @@ class ExecutionSummary:
             "sandbox_errors": self.sandbox_errors, "elapsed_s": round(self.elapsed_s, 3),
             "samples_per_s": round(self.samples_per_s, 3), "calibration_s": round(self.calibration_s, 3),
             "counts": self.counts, "pass_at_1": self.pass_at_1, "notes": self.notes, "failures": self.failures,
+            "settings": self.settings,
         }
 
     @property
@@ -443,6 +449,8 @@ def run_execute(
         an :class:`ExecutionSummary`.
 
     Raises:
+        ResumeMismatchError: ``resume`` with settings other than the summary file of ``output``
+            records (:func:`check_resume`); ``output`` is left as it was.
         WorkbenchError (DataError, MissingColumnError, SandboxUnavailableError, OptionError ...)
         for bad input, before any sample runs. ``KeyboardInterrupt`` after killing the running
         samples; every finished row is already in ``output``.
@@ -456,8 +464,11 @@ def run_execute(
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
-    runner = _runner(config)
     notes: list[str] = []
+    settings = run_settings(generations, config)
+    if config.resume:
+        notes.extend(check_resume(output, settings))
+    runner = _runner(config)
     problems = load_problems(config)
     samples = load_samples(os.fspath(generations), config, notes)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
@@ -485,7 +496,8 @@ def run_execute(
     workers = planned_workers(config, sandbox)
 
     writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
-    summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes)
+    _record_settings(output, settings, resume=config.resume)
+    summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes, settings=settings)
     if isolation.warning:
         notes.insert(0, isolation.warning)
     _note_applied_limits(sandbox.limits, summary)
@@ -533,10 +545,87 @@ def run_execute(
     attempted = summary.executed + summary.sandbox_errors
     summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},
                                       config.max_failures).as_dict()
-    import json
-
     atomic_write(summary_path(output), json.dumps(summary.as_dict(), indent=2))
     return summary
+
+
+#: options of :class:`ExecutionConfig` declared ``recorded``: they change a finished row
+RECORDED_OPTIONS = tuple(name for name, item in ExecutionConfig.options().items() if item.declared.recorded)
+
+
+def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -> dict[str, Any]:
+    """The settings behind a run's rows, as the summary file's ``settings`` records them.
+
+    Args:
+        generations: what the run reads its completions from.
+        config: the run's options.
+
+    Returns:
+        ``source`` (the generations, :func:`~workbench.resume_guard.source_identity`) and every
+        option declared ``recorded`` (:data:`RECORDED_OPTIONS`) as JSON holds it, ``problems``
+        as a source identity too. What only changes which samples run or how fast
+        (``max_samples``, ``workers``, ``max_failures``) is not among them.
+    """
+    settings: dict[str, Any] = {SOURCE_KEY: source_identity(generations)}
+    settings.update({name: config.recorded_value(name) for name in RECORDED_OPTIONS})
+    settings["problems"] = source_identity(config.problems)
+    return settings
+
+
+def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> list[str]:
+    """Refuse to resume a results file made with other settings (:func:`run_settings`).
+
+    The settings are read from the summary file next to ``output``
+    (:func:`~workbench.execute.result_file.summary_path`). A results file without rows, or
+    without a summary, has nothing to compare; a summary written before settings were recorded
+    (an older version) is resumed as before, with a note. A setting the record lacks is not
+    compared.
+
+    Args:
+        output: the results file to resume.
+        settings: this run's settings.
+
+    Returns:
+        notes for the summary (at most one line).
+
+    Raises:
+        ResumeMismatchError: naming every changed setting with its recorded and new value, and
+            how to proceed (the same values, a new ``--output``, or ``--overwrite``).
+    """
+    path = summary_path(output)
+    if not os.path.exists(output) or not os.path.getsize(output) or not path.exists():
+        return []
+    try:
+        previous = json.loads(path.read_text()).get("settings")
+    except (OSError, ValueError, AttributeError):
+        previous = None
+    if not isinstance(previous, dict):
+        return [f"{path} records no settings (written by an older workbench): the rows already in {output} "
+                f"are kept without checking that they were run with the same options"]
+    check_resume_settings(previous, settings, made_with=f"the rows of {output} were run with", record=str(path),
+                          options=ExecutionConfig.options())
+    return []
+
+
+def _record_settings(output: str | os.PathLike[str], settings: dict[str, Any], *, resume: bool) -> None:
+    """Put ``settings`` into the summary file before any sample runs, so that a run
+    interrupted before its summary is written still tells a resume what its rows were run with.
+
+    Args:
+        output: the results file.
+        settings: this run's :func:`run_settings`.
+        resume: keep the rest of the earlier summary (the rows it counted are kept) until this
+            run's summary replaces it; otherwise the file holds the settings only.
+    """
+    path = summary_path(output)
+    record: Any = {}
+    if resume and path.exists():
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            record = {}
+    record = record if isinstance(record, dict) else {}
+    atomic_write(path, json.dumps({**record, "settings": settings}, indent=2))
 
 
 def _note_applied_limits(limits: ResourceLimits, summary: ExecutionSummary) -> None:

@@ -126,18 +126,18 @@ class ScoreConfig(JobConfig):
     model: str | None = option(
         None, "Any litellm model (gpt-4o-mini, ollama/..., openai/NAME with --api-base) or local/ALIAS.")
     api_base: str | None = option(None, "Endpoint of an OpenAI-compatible server (vLLM, llama.cpp).")
-    task_column: str = option("task_id", "Column with the task id.")
+    task_column: str = option("task_id", "Column with the task id.", recorded=True)
     sample_column: str = option(
         "sample_id", "Sample id column (unique within a task); if the data has no such column, the samples are "
-        "numbered 0, 1, ... per task in file order, as workbench execute numbers them.")
-    generation_column: str = option("generation", "For the ICE-Score file use completion_multipl_e.")
-    reference_column: str = option("reference", "Column with the reference solution.")
+        "numbered 0, 1, ... per task in file order, as workbench execute numbers them.", recorded=True)
+    generation_column: str = option("generation", "For the ICE-Score file use completion_multipl_e.", recorded=True)
+    reference_column: str = option("reference", "Column with the reference solution.", recorded=True)
     prompt_column: str | None = option(
-        None, "Default: 'prompt' when present; generation and reference then complete it.")
-    no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.")
+        None, "Default: 'prompt' when present; generation and reference then complete it.", recorded=True)
+    no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.", recorded=True)
     stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
     carry: tuple[str, ...] | None = option(None, "Input columns copied into each row (default: passed, when present).")
-    split: str | None = option(None, "Only this split.")
+    split: str | None = option(None, "Only this split.", recorded=True)
     limit: int | None = option(None, "Score only N samples (see --select).", min=1)
     select: str = option(
         "first", "Which N samples: first (file order) or stratified (spread over tasks and pass/fail).", choices=SELECTIONS)

@@ -41,6 +41,7 @@ from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.options import OptionError
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
@@ -234,12 +235,25 @@ def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, fl
     return check_failures(counts, config.max_failures, flag=flag)
 
 
-def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[str, Any]:
+def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
+                   source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The settings behind a run's rows, as ``run.json``'s ``config`` records them.
+
+    Args:
+        config: the run's options.
+        methods: the run's methods (their prompt versions and variants are recorded).
+        source: the data the samples came from (recorded as :func:`~workbench.resume_guard.source_identity`);
+            ``None`` when the caller gave samples only (not recorded, so not checked).
+
+    Returns:
+        the record: JSON values, the model settings ``None`` when no method calls a model.
+    """
     llm = config.llm
-    return {
+    record: dict[str, Any] = {
         "methods": {m.name: m.prompt_version for m in methods},
         "variants": {m.name: m.variant for m in methods if m.variant},
         "model": llm.model if llm else None,
+        "model_identity": llm.identity if llm else None,
         "api_base": llm.api_base if llm else None,
         "temperature": llm.temperature if llm else None,
         "top_p": llm.top_p if llm else None,
@@ -254,44 +268,66 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod]) -> dict[st
         # and every option declared with option(..., recorded=True), e.g. a new scoring mode
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
     }
+    if source is not None:
+        record[SOURCE_KEY] = source_identity(source)
+    return record
 
 
 #: options declared ``recorded`` on :class:`ScoreConfig` (beyond the fixed ones above): recorded in
 #: ``run.json`` and checked on resume, without another line here
 RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
 
-#: options recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
+#: settings of the model call: not compared when the resumed run calls no model (recorded as ``None``)
+LLM_SETTINGS = ("model", "model_identity", "api_base", "temperature", "top_p", "max_tokens", "structured", "seed")
+
+#: settings recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
 SCORE_CHANGING_OPTIONS = (
-    "model", "n_samples", "max_subcodes", "temperature", "top_p", "max_tokens", "structured", "seed",
-    "k_nearest", "language", "embedding_model", *RECORDED_OPTIONS,
+    SOURCE_KEY, *LLM_SETTINGS, "n_samples", "max_subcodes", "k_nearest", "language", "embedding_model",
+    *RECORDED_OPTIONS,
 )
 
 
 def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
-    """Refuse to resume a run folder scored with other score-changing options.
+    """Refuse to resume a run folder scored with other score-changing settings
+    (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
+    model's options) or other prompts.
 
-    Options the folder's ``run.json`` does not record (written by an older version) are not
-    checked, nor are the model options of a run without an LLM method (recorded as ``None``:
-    they cannot change its scores).
+    Settings the folder's ``run.json`` does not record (written by an older version) are taken
+    from its ``options`` (every option in force) where it has them, else not checked; the model
+    settings are not checked when this run calls no model (they cannot change its scores).
+    What only changes which samples or how fast (``limit``, ``workers``, ``max_failures``) is
+    not compared: a larger ``limit`` extends the run.
+
+    Args:
+        run_file: the folder's ``run.json`` (missing or unreadable: nothing to check).
+        record: this run's :func:`_config_record`.
 
     Raises:
-        WorkbenchError: naming the option and both values.
+        ResumeMismatchError: naming every changed setting with its recorded and new value, and
+            how to proceed (the same values, a new ``--output``, or ``--overwrite``).
+        WorkbenchError: a method's prompts changed (another prompt version).
     """
     if not run_file.exists():
         return
     try:
-        previous = json.loads(run_file.read_text()).get("config", {})
-    except (OSError, ValueError):
+        written = json.loads(run_file.read_text())
+        previous = dict(written.get("config", {}))
+        recorded_options = written.get("options") or {}
+    except (OSError, ValueError, AttributeError):
         return
+    # a run.json written before a setting joined ``config`` may still hold it among its options
+    previous.update({key: recorded_options[key] for key in SCORE_CHANGING_OPTIONS
+                     if key not in previous and key in recorded_options and key not in LLM_SETTINGS})
     if previous.get("model") and "score_mode" not in previous:
         # written before score modes existed: its LLM scores were the written (sampled) ones
         previous = {**previous, "score_mode": "sampled"}
-    for key in SCORE_CHANGING_OPTIONS:
-        if key in previous and record[key] is not None and previous[key] != record[key]:
-            raise WorkbenchError(
-                f"cannot resume: the run folder was scored with {key}={previous[key]!r}, now {record[key]!r}; "
-                f"use another --output or the same options"
-            )
+    current = record if record.get("model") is not None else {
+        key: value for key, value in record.items() if key not in LLM_SETTINGS}
+    if any(previous.get(key, current.get(key)) != current.get(key) for key in ("model", "api_base")):
+        # the identity is the model and its endpoint (or its file): the message names those
+        current = {key: value for key, value in current.items() if key != "model_identity"}
+    check_resume_settings(previous, current, made_with="the run folder was scored with", record=str(run_file),
+                          keys=SCORE_CHANGING_OPTIONS, options=ScoreConfig.options())
     for name, version in record["methods"].items():
         old = previous.get("methods", {}).get(name)
         if old is not None and old != version:
@@ -330,6 +366,7 @@ def score_samples(
     on_start: Callable[[int, int], None] | None = None,
     mock_response: str | MockResponder | None = None,
     extra_llm_params: dict[str, Any] | None = None,
+    source: str | os.PathLike[str] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -343,12 +380,16 @@ def score_samples(
         mock_response: passed to litellm as ``mock_response`` (tests, dry runs): a text or a
             function of (messages, schema).
         extra_llm_params: more keyword arguments of every ``litellm.completion`` call (tests).
+        source: the data ``samples`` came from, recorded in ``run.json`` so that a resume from
+            other data is refused (``None``: not recorded).
 
     Returns:
         the :class:`RunReport`.
 
     Raises:
         DataError: two samples share a (task, sample) id.
+        ResumeMismatchError: ``resume`` with settings other than the folder's ``run.json`` records
+            (:func:`_check_resume_compatible`); the folder is left as it was.
         WorkbenchError: an existing run folder without ``resume``/``overwrite``, a missing
             local provider, an unusable Chroma store. Per-sample LLM failures are never
             raised: they are rows with their status.
@@ -372,7 +413,7 @@ def score_samples(
         if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
             raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
                               "resume", "overwrite")
-        record = _config_record(config, methods)
+        record = _config_record(config, methods, source)
         if config.resume:
             _check_resume_compatible(run_path, record)
 
@@ -562,7 +603,7 @@ def run_score(
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
     return score_samples(apply_stop_sequences(select_samples(source, config), config.stop_sequences), config,
-                         output_dir, **hooks)
+                         output_dir, source=source, **hooks)
 
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False) -> list[Sample]:

@@ -1,0 +1,99 @@
+"""``workbench execute --resume`` refuses settings that would change a finished row (another
+completion column, another timeout ...) and still resumes what legitimately differs (more
+samples, other workers) and results files of older versions. Real HumanEval problems, real
+sandboxed runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data.loading import load_humaneval
+from workbench.execute.job import ExecutionConfig, run_execute
+from workbench.execute.result_file import read_results, summary_path
+from workbench.resume_guard import ResumeMismatchError
+
+FIXED = dict(timeout=30.0, workers=2, reference_cache=False)  # fixed timeout: no calibration
+
+
+@pytest.fixture
+def generations(tmp_path):
+    """Four HumanEval tasks, each with the canonical solution and a wrong one in another column."""
+    path = tmp_path / "gen.jsonl"
+    rows = [{"task_id": p["task_id"], "sample_id": 0, "completion": p["canonical_solution"],
+             "wrong": "    return None\n"} for p in load_humaneval().select(range(4))]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"timeout": 20.0}, "timeout=30.0, now 20.0"),
+    ({"completion_column": "wrong"}, "completion_column='completion', now 'wrong'"),
+    ({"timeout": 20.0, "completion_column": "wrong", "memory_mb": 2048},
+     "completion_column='completion', now 'wrong'; timeout=30.0, now 20.0; memory_mb=4096, now 2048"),
+])
+def test_a_changed_setting_is_refused_and_the_results_are_left_as_they_were(tmp_path, generations, changes, named):
+    output = tmp_path / "out.jsonl"
+    run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    before = output.read_bytes()
+    with pytest.raises(ResumeMismatchError) as refused:
+        run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, **changes}))
+    message = str(refused.value)
+    assert named in message and "--overwrite instead of --resume" in message
+    assert output.read_bytes() == before
+
+
+def test_the_command_line_names_the_flags_and_exits_1(tmp_path, generations):
+    output = tmp_path / "out.jsonl"
+    common = ["execute", str(generations), "-o", str(output), "-j", "2", "--no-reference-cache"]
+    assert CliRunner().invoke(app, [*common, "--timeout", "30", "--max-samples", "2"]).exit_code == 0
+    before = output.read_bytes()
+    again = CliRunner().invoke(app, [*common, "--timeout", "10", "--completion-column", "wrong", "--resume"])
+    assert again.exit_code == 1, again.output
+    message = " ".join(again.output.split())
+    assert "--timeout=30.0, now 10.0" in message and "--completion-column='completion', now 'wrong'" in message
+    assert "new --output" in message
+    assert output.read_bytes() == before
+
+
+def test_more_samples_and_other_workers_still_resume(tmp_path, generations):
+    output = tmp_path / "out.jsonl"
+    run_execute(generations, output, ExecutionConfig(max_samples=1, **FIXED))
+    summary = run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, "workers": 1},
+                                                               max_failures=2))
+    assert summary.skipped_finished == 1 and summary.executed == 3
+    assert [r["passed"] for r in read_results(output)] == [1, 1, 1, 1]
+
+
+def test_an_interrupted_run_records_its_settings_before_its_summary(tmp_path, generations):
+    """The summary is written at the end; the settings are in the summary file before any sample
+    runs, so a run stopped by Ctrl-C still refuses a resume with another timeout."""
+    output = tmp_path / "out.jsonl"
+
+    def interrupt(row):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_execute(generations, output, ExecutionConfig(**{**FIXED, "workers": 1}), on_result=interrupt)
+    assert len(read_results(output)) == 1
+    with pytest.raises(ResumeMismatchError, match="timeout=30.0, now 20.0"):
+        run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, "timeout": 20.0}))
+    assert run_execute(generations, output, ExecutionConfig(resume=True, **FIXED)).executed == 3
+
+
+def test_an_old_summary_without_settings_still_resumes_with_a_note(tmp_path, generations):
+    output = tmp_path / "out.jsonl"
+    run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    summary_file = summary_path(output)
+    record = json.loads(summary_file.read_text())
+    record.pop("settings", None)
+    summary_file.write_text(json.dumps(record))
+
+    summary = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
+
+    assert summary.executed == 2 and len(read_results(output)) == 4
+    assert any("records no settings" in note for note in summary.notes)
+    assert json.loads(summary_file.read_text())["settings"]["timeout"] == 30.0

@@ -1,0 +1,109 @@
+"""``workbench score --resume`` refuses settings that would change a finished row.
+
+A new user's probe: ``score DATA -m chrf -o out --limit 5``, then ``--resume --limit 10
+--generation-column reference`` kept the 5 old rows, scored 5 rows of another column and
+printed one mean over both. Real command line (typer's runner), real ICE-Score rows, chrF (no
+LLM)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from typer.testing import CliRunner
+
+from workbench.cli import app
+
+
+def _score(slice_path, out, *extra):
+    return CliRunner().invoke(app, ["score", str(slice_path), "-m", "chrf", "-o", str(out), *extra])
+
+
+def _rows(out):
+    return [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+
+
+def test_a_changed_generation_column_is_refused_and_the_folder_is_left_as_it_was(ice_slice, tmp_path):
+    out = tmp_path / "s8"
+    first = _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e")
+    assert first.exit_code == 0, first.output
+    before = {name: (out / name).read_bytes() for name in ("scores.jsonl", "scores_wide.jsonl", "run.json")}
+
+    again = _score(ice_slice, out, "--resume", "--limit", "4", "--generation-column", "reference")
+
+    assert again.exit_code == 1, again.output
+    message = " ".join(again.output.split())
+    assert "cannot resume" in message
+    assert "--generation-column='completion_multipl_e', now 'reference'" in message
+    assert "new --output" in message and "--overwrite instead of --resume" in message
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_every_changed_setting_is_named_with_both_values(ice_slice, tmp_path):
+    """The data source (another file with the same rows), --no-prompt and --stop changed at once:
+    the message names all three, not only the first."""
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--generation-column", "completion_multipl_e").exit_code == 0
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(ice_slice, copy)
+    again = _score(copy, out, "--resume", "--generation-column", "completion_multipl_e", "--no-prompt",
+                   "--stop", "humaneval")
+    assert again.exit_code == 1, again.output
+    message = " ".join(again.output.split())
+    assert f"data source='{ice_slice.resolve()}', now '{copy.resolve()}'" in message
+    assert "--no-prompt=False, now True" in message
+    assert "--stop=[], now ['humaneval']" in message
+
+
+def test_a_larger_limit_and_other_workers_still_resume(ice_slice, tmp_path):
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e").exit_code == 0
+    kept = (out / "scores.jsonl").read_text().splitlines()
+    # the same data by another spelling of its path is the same source
+    relative = ice_slice.parent / "." / ice_slice.name
+    again = _score(relative, out, "--resume", "--limit", "4", "--generation-column", "completion_multipl_e",
+                   "--workers", "2", "--max-failures", "1")
+    assert again.exit_code == 0, again.output
+    report = json.loads((out / "run.json").read_text())
+    assert report["rows_written"] == 2 and report["resumed_rows"] == 2
+    assert (out / "scores.jsonl").read_text().splitlines()[:2] == kept
+    assert len(_rows(out)) == 4
+
+
+def test_an_old_run_record_without_the_new_settings_still_resumes(ice_slice, tmp_path):
+    """A run.json written before the columns and the data source were recorded (its ``config``
+    lacks them, and the oldest ones have no ``options`` either) resumes without a complaint."""
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e").exit_code == 0
+    run_file = out / "run.json"
+    record = json.loads(run_file.read_text())
+    for key in ("source", "task_column", "sample_column", "generation_column", "reference_column",
+                "prompt_column", "no_prompt", "split", "model_identity", "api_base"):
+        record["config"].pop(key, None)
+    record.pop("options", None)
+    run_file.write_text(json.dumps(record))
+
+    again = _score(ice_slice, out, "--resume", "--limit", "3", "--generation-column", "completion_multipl_e")
+
+    assert again.exit_code == 0, again.output
+    assert "Error" not in again.output
+    assert len(_rows(out)) == 3
+
+
+def test_a_record_with_options_but_no_recorded_columns_is_still_checked(ice_slice, tmp_path):
+    """A run.json of the version before this check kept every option in force (``options``) but
+    not the columns in ``config``: the columns are read from there, so the probe's folder is
+    refused too."""
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e").exit_code == 0
+    run_file = out / "run.json"
+    record = json.loads(run_file.read_text())
+    del record["config"]["generation_column"]
+    run_file.write_text(json.dumps(record))
+    before = (out / "scores.jsonl").read_bytes()
+
+    again = _score(ice_slice, out, "--resume", "--limit", "4", "--generation-column", "reference")
+
+    assert again.exit_code == 1, again.output
+    assert "--generation-column='completion_multipl_e', now 'reference'" in " ".join(again.output.split())
+    assert (out / "scores.jsonl").read_bytes() == before

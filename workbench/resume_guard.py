@@ -1,0 +1,129 @@
+"""Refusing a resume whose settings differ from the ones the finished rows were made with.
+
+A resumed run keeps the rows already written and adds the missing ones. If a setting that
+changes a row's value (the data source, a column, a timeout, a model) differs from the earlier
+run's, the output would silently mix two runs, and its mean would be neither's. So each job
+records these settings with its results (``workbench score``: ``run.json``'s ``config``;
+``workbench execute``: the summary file's ``settings``), and a resume compares them first.
+
+Which options count is declared once on the job's config class, with
+``option(..., recorded=True)`` (:func:`workbench.options.option`). What may legitimately
+differ on a resume (a larger ``--limit``, ``--workers``, ``--max-failures``, progress options)
+is simply not recorded. A record written by an older version lacks some settings: those are not
+checked, so old run folders still resume.
+
+Example:
+
+>>> previous = {"generation_column": "generation", "source": "/data/a.jsonl"}
+>>> current = {"generation_column": "reference", "source": "/data/a.jsonl"}
+>>> resume_changes(previous, current)
+[('generation_column', 'generation', 'reference')]
+>>> check_resume_settings(previous, current, made_with="the run folder was scored with",
+...                       record="out/run.json")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with generation_column='generation', now 'reference' (recorded in out/run.json), ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.options import OptionError
+
+#: the record key of the data a run read (not an option: the command's argument)
+SOURCE_KEY = "source"
+
+
+class ResumeMismatchError(OptionError):
+    """A resume asked with settings that differ from the run's record.
+
+    The message names each changed setting with its recorded and new value (an option as
+    ``{name}``, so the command line shows its flag) and says how to proceed.
+
+    Attributes:
+        changes: ``(setting, recorded value, new value)`` for each difference, in record order.
+    """
+
+    def __init__(self, template: str, names: tuple[str, ...], changes: list[tuple[str, Any, Any]]):
+        super().__init__(template, *names)
+        self.changes = changes
+
+
+def source_identity(source: str | os.PathLike[str]) -> str:
+    """The data source as a run records it: an existing local path made absolute (so
+    ``data.jsonl`` and ``./data.jsonl`` are one source), else the name as given (a bundled
+    name or a hub id).
+
+    Args:
+        source: what the command was given.
+
+    Returns:
+        the text to record and compare.
+    """
+    text = os.fspath(source)
+    return str(Path(text).resolve()) if os.path.exists(text) else text
+
+
+def resume_changes(previous: Mapping[str, Any], current: Mapping[str, Any],
+                   keys: Iterable[str] | None = None) -> list[tuple[str, Any, Any]]:
+    """The settings that differ between a run's record and a resume.
+
+    Args:
+        previous: the recorded settings (JSON values: lists, not tuples).
+        current: this run's settings, as JSON holds them.
+        keys: the settings to compare (default: every key of ``current``). A key missing from
+            ``previous`` (a record written before it was recorded) is not compared.
+
+    Returns:
+        ``(key, recorded value, new value)`` for each difference.
+    """
+    changes = []
+    for key in (current.keys() if keys is None else keys):
+        if key in previous and key in current and _plain(previous[key]) != _plain(current[key]):
+            changes.append((key, previous[key], current[key]))
+    return changes
+
+
+def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any], *, made_with: str,
+                          record: str, keys: Iterable[str] | None = None, options: Iterable[str] = ()) -> None:
+    """Refuse a resume whose settings differ from the recorded ones.
+
+    Args:
+        previous: the recorded settings of the run being resumed.
+        current: this run's settings.
+        made_with: the start of the message: what was made with the recorded settings
+            (``"the run folder was scored with"``).
+        record: the file that holds the record, for the message.
+        keys: the settings to compare (default: every key of ``current``).
+        options: the keys that are options of the job's config (named ``{key}`` in the message,
+            so the command line shows ``--generation-column``); any other key (``source``) is
+            named as it is.
+
+    Raises:
+        ResumeMismatchError: naming every changed setting with both values, and what to do.
+    """
+    changes = resume_changes(previous, current, keys)
+    if not changes:
+        return
+    options = set(options)
+    parts = []
+    for key, old, new in changes:
+        label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
+        parts.append(f"{label}={old!r}, now {new!r}")
+    names = tuple(key for key, _, _ in changes if key in options)
+    template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}), so the new rows would "
+                "not be comparable with the kept ones. To continue this run, pass the recorded values; for the "
+                "new settings, write to a new --output, or pass --overwrite instead of --resume to start over")
+    raise ResumeMismatchError(template, names, changes)
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON gives it back (a tuple is a list), so a record read from disk compares
+    equal to the same settings in memory."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
