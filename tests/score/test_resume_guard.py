@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -107,3 +109,23 @@ def test_a_record_with_options_but_no_recorded_columns_is_still_checked(ice_slic
     assert again.exit_code == 1, again.output
     assert "--generation-column='completion_multipl_e', now 'reference'" in " ".join(again.output.split())
     assert (out / "scores.jsonl").read_bytes() == before
+
+
+def test_a_served_model_on_another_port_resumes_but_another_model_does_not(ice_slice, tmp_path):
+    """Where a served model answers (``--api-base``: a restarted server may come back on another
+    port) is no reason to refuse; which model answers is. The run.json is edited to what a
+    p-correct run against ``openai/judge @ port 8080`` records, and resumed as chrF: the model
+    settings are compared only when the resumed run calls a model, so this checks the record
+    through ``_check_resume_compatible`` directly."""
+    from workbench.score.job import _check_resume_compatible
+
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e").exit_code == 0
+    run_file = out / "run.json"
+    record = json.loads(run_file.read_text())
+    record["config"].update(model="openai/judge", model_identity="openai/judge", api_base="http://127.0.0.1:8080/v1")
+    run_file.write_text(json.dumps(record))
+    moved = {**record["config"], "api_base": "http://127.0.0.1:9090/v1"}
+    _check_resume_compatible(run_file, moved)  # no error
+    with pytest.raises(Exception, match="openai/other"):
+        _check_resume_compatible(run_file, {**moved, "model": "openai/other", "model_identity": "openai/other"})

@@ -253,7 +253,9 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         "methods": {m.name: m.prompt_version for m in methods},
         "variants": {m.name: m.variant for m in methods if m.variant},
         "model": llm.model if llm else None,
-        "model_identity": llm.identity if llm else None,
+        # a local model's file (its sha256); a served model is its name: the same model behind
+        # another port or host (a restarted server) resumes
+        "model_identity": (llm.identity if llm.model.startswith("local/") else llm.model) if llm else None,
         "api_base": llm.api_base if llm else None,
         "temperature": llm.temperature if llm else None,
         "top_p": llm.top_p if llm else None,
@@ -279,6 +281,9 @@ RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if
 
 #: settings of the model call: not compared when the resumed run calls no model (recorded as ``None``)
 LLM_SETTINGS = ("model", "model_identity", "api_base", "temperature", "top_p", "max_tokens", "structured", "seed")
+#: recorded but not compared on resume: where a served model answers (a restarted server may
+#: come back on another port), not which model answers
+NOT_COMPARED = ("api_base",)
 
 #: settings recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
 SCORE_CHANGING_OPTIONS = (
@@ -323,11 +328,12 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
         previous = {**previous, "score_mode": "sampled"}
     current = record if record.get("model") is not None else {
         key: value for key, value in record.items() if key not in LLM_SETTINGS}
-    if any(previous.get(key, current.get(key)) != current.get(key) for key in ("model", "api_base")):
-        # the identity is the model and its endpoint (or its file): the message names those
+    if previous.get("model", current.get("model")) != current.get("model"):
+        # the identity follows from the model: the message names the model only
         current = {key: value for key, value in current.items() if key != "model_identity"}
     check_resume_settings(previous, current, made_with="the run folder was scored with", record=str(run_file),
-                          keys=SCORE_CHANGING_OPTIONS, options=ScoreConfig.options())
+                          keys=[key for key in SCORE_CHANGING_OPTIONS if key not in NOT_COMPARED],
+                          options=ScoreConfig.options())
     for name, version in record["methods"].items():
         old = previous.get("methods", {}).get(name)
         if old is not None and old != version:
