@@ -26,13 +26,7 @@ Example::
     report.to_dict()["duplication"]["metrics"]["passed"]["eq2"]
 """
 
-from workbench.bias.config import BiasConfig
-from workbench.bias.dedup_output import DedupOutput, read_dedup_output
-from workbench.bias.intervals import Interval, UnitBootstrap
-from workbench.bias.job import run_bias
-from workbench.bias.metric_table import MetricTable, read_metric_table, row_id
-from workbench.bias.results import Analysis, BiasReport, JoinCounts, MetricBias
-from workbench.bias.settings import Decomposition, decompose, one_per_cluster, relative_difference
+import importlib
 
 __all__ = [
     "Analysis",
@@ -53,3 +47,34 @@ __all__ = [
     "row_id",
     "run_bias",
 ]
+
+# What each name is imported from: loaded on first use (PEP 562), so that importing the package
+# (the CLI does, for its options) does not import datasets, pandas and scipy.
+_EXPORTS = {
+    "Analysis": "workbench.bias.results",
+    "BiasConfig": "workbench.bias.config",
+    "BiasReport": "workbench.bias.results",
+    "Decomposition": "workbench.bias.settings",
+    "DedupOutput": "workbench.bias.dedup_output",
+    "Interval": "workbench.bias.intervals",
+    "JoinCounts": "workbench.bias.results",
+    "MetricBias": "workbench.bias.results",
+    "MetricTable": "workbench.bias.metric_table",
+    "UnitBootstrap": "workbench.bias.intervals",
+    "decompose": "workbench.bias.settings",
+    "one_per_cluster": "workbench.bias.settings",
+    "read_dedup_output": "workbench.bias.dedup_output",
+    "read_metric_table": "workbench.bias.metric_table",
+    "relative_difference": "workbench.bias.settings",
+    "row_id": "workbench.bias.metric_table",
+    "run_bias": "workbench.bias.job",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once
+    return value

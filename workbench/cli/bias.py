@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
 from rich.table import Table
 
-from workbench.bias import BiasConfig, BiasReport, run_bias
-from workbench.bias.intervals import Interval
-from workbench.bias.results import Analysis
+from workbench.bias.config import BiasConfig
+
+if TYPE_CHECKING:
+    from workbench.bias.intervals import Interval
+    from workbench.bias.results import Analysis, BiasReport
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.cli.correlate import ZERO_MARK
@@ -51,6 +54,8 @@ def bias_command(
 
     Example: workbench bias out/ results.jsonl -m passed --id-column task_id,sample_id --task-column task_id
     """
+    from workbench.bias.job import run_bias  # datasets and scipy: only when a command runs
+
     report = run_bias(dedup_output, metrics, config, json_path=json_path, plot_path=plot_path)
     print_report(report)
     if json_path is not None:

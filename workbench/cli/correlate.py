@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
@@ -14,7 +15,10 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.correlate import CorrelateConfig, CorrelationReport, Estimate, MetricResult, run_correlate
+from workbench.correlate.config import CorrelateConfig
+
+if TYPE_CHECKING:
+    from workbench.correlate.results import CorrelationReport, Estimate, MetricResult
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.formatting import fixed
 
@@ -75,6 +79,8 @@ def correlate_command(
 
     Example: workbench correlate scores.jsonl -m codebleu -m chrf --label passed --json report.json
     """
+    from workbench.correlate.analysis import run_correlate  # datasets and scipy: only when a command runs
+
     report = run_correlate(scores, config, json_path=json_path, plot_path=plot_path)
     print_report(report, json_path, plot_path)
 

@@ -6,14 +6,17 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
-from workbench.dedup import DedupConfig, DedupRun, render_report, run_dedup
+from workbench.dedup.config import DedupConfig
+
+if TYPE_CHECKING:
+    from workbench.dedup.job import DedupRun
 
 
 @contextmanager
@@ -38,6 +41,8 @@ def progress_bars(enabled: bool = True) -> Iterator[Callable | None]:
 
 def print_run(run: DedupRun, output: str | Path | None) -> None:
     """The report as tables, and what was written where."""
+    from workbench.dedup.duplication_report import render_report
+
     for renderable in render_report(run.report):
         console.print(renderable)
     if run.written:
@@ -59,6 +64,8 @@ def dedup_command(
     candidates, exact set/multiset Jaccard verification), report the duplication and write
     deduplicated splits."""
     with progress_bars(progress and not json_output) as factory:
+        from workbench.dedup.job import run_dedup  # datasets: only when a command runs
+
         run = run_dedup(source, config, output_dir=output, progress=factory)
     if json_output:
         typer.echo(json.dumps(run.report, indent=2, default=str))

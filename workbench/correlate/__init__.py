@@ -13,24 +13,7 @@
   cross-validated weights, :mod:`.report` -- result objects, :mod:`.plot` -- the figure.
 """
 
-from workbench.correlate.analysis import correlate, correlate_table, run_correlate
-from workbench.correlate.bootstrap import BootstrapSettings
-from workbench.correlate.combine import Combination
-from workbench.correlate.config import CorrelateConfig
-from workbench.correlate.correlation import kendall_tau_b, pearson_r, spearman_rho
-from workbench.correlate.results import (
-    CombinationSummary,
-    CorrelationCounts,
-    CorrelationReport,
-    Estimate,
-    JoinSummary,
-    LengthCorrelation,
-    LengthSummary,
-    MetricComparison,
-    MetricResult,
-    PairedDifference,
-    RowExclusions,
-)
+import importlib
 
 __all__ = [
     "BootstrapSettings",
@@ -54,3 +37,37 @@ __all__ = [
     "run_correlate",
     "spearman_rho",
 ]
+
+# What each name is imported from: loaded on first use (PEP 562), so that importing the package
+# (the CLI does, for its options) does not import datasets, pandas and scipy.
+_EXPORTS = {
+    "BootstrapSettings": "workbench.correlate.bootstrap",
+    "Combination": "workbench.correlate.combine",
+    "CombinationSummary": "workbench.correlate.results",
+    "CorrelateConfig": "workbench.correlate.config",
+    "CorrelationCounts": "workbench.correlate.results",
+    "CorrelationReport": "workbench.correlate.results",
+    "Estimate": "workbench.correlate.results",
+    "JoinSummary": "workbench.correlate.results",
+    "LengthCorrelation": "workbench.correlate.results",
+    "LengthSummary": "workbench.correlate.results",
+    "MetricComparison": "workbench.correlate.results",
+    "MetricResult": "workbench.correlate.results",
+    "PairedDifference": "workbench.correlate.results",
+    "RowExclusions": "workbench.correlate.results",
+    "correlate": "workbench.correlate.analysis",
+    "correlate_table": "workbench.correlate.analysis",
+    "kendall_tau_b": "workbench.correlate.correlation",
+    "pearson_r": "workbench.correlate.correlation",
+    "run_correlate": "workbench.correlate.analysis",
+    "spearman_rho": "workbench.correlate.correlation",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once
+    return value

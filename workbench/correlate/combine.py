@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from workbench.errors import DataError
 
@@ -148,6 +147,8 @@ def fractional_ranks(values: np.ndarray) -> np.ndarray:
         >>> fractional_ranks(np.array([0.3, 0.1, 0.3, 0.9])).tolist()
         [0.625, 0.25, 0.625, 1.0]
     """
+    from scipy import stats  # here: the CLI imports this module (for its options) without scipy
+
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         return values.copy()

@@ -193,7 +193,7 @@ class ScoreConfig(JobConfig):
     final_step: str = option(
         DEFAULT_FINAL_STEP, "dsa-cqe, dsa-cqe-simplified: score (0-4 in the comparison) or p-correct "
         "(P(Yes) asked after the comparison).", choices=FINAL_STEPS, recorded=True)
-    reference: bool = option(True, "p-correct: show the judge the reference solution (without it, P(Yes) agreed better with execution on Java and Python and as well on C++: benchmarks/results/preregistered_noref.md).", recorded=True)
+    reference: bool = option(True, "p-correct: show the judge the reference solution (without it, P(Yes) agreed better with execution on two of the three languages measured and as well on the third: benchmarks/results/preregistered_noref.md).", recorded=True)
     analyse_first: bool = option(
         False, "p-correct: the model writes its analysis, then a second turn asks Yes/No (CodeJudge).", recorded=True)
 
