@@ -357,14 +357,17 @@ WORKERS_PER_CORE = 2
 
 
 def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
-    """Return how many samples run at once: ``config.workers``, else :data:`WORKERS_PER_CORE`
-    per core, never more than the sandbox has worker slots (as root, one user id each: see
-    :attr:`Sandbox.max_slots`).
+    """Return how many samples run at once: ``config.workers``, one per core for ``0``, else
+    :data:`WORKERS_PER_CORE` per core; the last two never more than the sandbox has worker
+    slots (as root, one user id each: see :attr:`Sandbox.max_slots`).
 
     Raises:
         WorkbenchError: ``config.workers`` exceeds the sandbox's slots (before any sample runs).
     """
     most = sandbox.max_slots
+    if config.workers == 0:  # one per core, as dedup's 0
+        wanted = os.cpu_count() or 1
+        return wanted if most is None else min(wanted, most)
     if config.workers is not None:
         if most is not None and config.workers > most:
             raise OptionError(
@@ -452,7 +455,7 @@ def run_execute(
         from workbench import ExecutionConfig, run_execute
 
         summary = run_execute("humaneval-codex-python", "results.jsonl",
-                              ExecutionConfig(completion_column="completion_multipl_e", max_samples=20))
+                              ExecutionConfig(completion_column="completion_multipl_e", limit=20))
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
@@ -493,8 +496,8 @@ def run_execute(
     try:
         todo = [s for s in samples if s.key not in writer.finished]
         summary.skipped_finished = len(samples) - len(todo)
-        if config.max_samples is not None:
-            todo = todo[: config.max_samples]
+        if config.limit is not None:
+            todo = todo[: config.limit]
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
             notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
