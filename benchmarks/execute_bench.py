@@ -75,7 +75,7 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
             labels[sample_key(row["task_id"], row["sample_id"])] = int(row["passed"])
     config.prompt_column = "prompt"
     config.completion_column = "completion_multipl_e"
-    config.max_samples = limit
+    config.limit = limit
     output = workdir / "ice_score_results.jsonl"
     started = time.monotonic()
     summary = run_execute(data, output, config)

@@ -11,6 +11,8 @@ import typer
 from workbench.cli import app
 from workbench.cli.config_options import config_from_params
 from workbench.correlate import CorrelateConfig
+from workbench.dedup.config import DedupConfig
+from workbench.execute.config import ExecutionConfig
 from workbench.options import OptionError
 from workbench.run.config import COMMAND_CONFIGS, ConfigError, build_config
 from workbench.run.stages import plan_stages
@@ -112,3 +114,47 @@ def test_a_former_name_and_its_option_together_are_refused_by_the_library():
     with pytest.raises(OptionError, match="concurrency is the former name of workers"):
         rename_deprecated(ScoreConfig, {"concurrency": 1, "workers": 2})
     assert rename_deprecated(ScoreConfig, {"workers": 2}) == ({"workers": 2}, [])
+
+
+def test_execute_takes_limit_as_score_does_and_max_samples_as_a_deprecated_alias(capsys):
+    """``workbench execute --limit 5`` failed with "Possible options: --timeout": the option
+    was ``--max-samples`` there and ``--limit`` in ``score``."""
+    assert "--limit" in _flags("execute") & _flags("score")
+    assert config_from_params(ExecutionConfig, _params("execute", ["--limit", "5"])).limit == 5
+    assert "deprecated" not in capsys.readouterr().err
+    assert config_from_params(ExecutionConfig, _params("execute", ["--max-samples", "5"])).limit == 5
+    assert "--max-samples is deprecated and goes in the next release: use --limit" in capsys.readouterr().err
+    with pytest.raises(typer.BadParameter, match="--max-samples is the former name of --limit"):
+        config_from_params(ExecutionConfig, _params("execute", ["--max-samples", "5", "--limit", "3"]))
+    from typer.testing import CliRunner
+
+    text = CliRunner().invoke(app, ["execute", "--help"], terminal_width=200).output
+    assert "--limit" in text and "--max-samples" not in text
+
+
+def test_the_former_execute_max_samples_key_still_sets_limit_with_a_note():
+    raw = {"data": {"source": "humaneval-codex-python", "code_column": "completion"}, "execute": {"max_samples": 5}}
+    config = build_config(raw)
+    plans = {plan.name: plan for plan in plan_stages(config, {"task_id", "sample_id", "completion", "reference"})}
+    assert plans["execute"].config().limit == 5 and "--limit" in plans["execute"].argv
+    assert config.notes == ["[execute] max_samples is deprecated and goes in the next release: use [execute] limit "
+                            "(one name per option across commands)"]
+
+
+def test_workers_0_is_one_per_core_in_execute_as_in_dedup(monkeypatch):
+    """``-j 0`` was an error in execute and "one per CPU" in dedup; score counts LLM requests
+    in flight, where 0 has no meaning, so it still needs 1 or more (docs/run.md)."""
+    import os
+
+    from workbench.execute.isolation import detect_isolation
+    from workbench.execute.job import planned_workers
+    from workbench.execute.sandbox import Sandbox
+
+    execute = config_from_params(ExecutionConfig, _params("execute", ["-j", "0"]))
+    assert execute.workers == 0 and DedupConfig().workers == 0
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    sandbox = Sandbox(detect_isolation())
+    assert planned_workers(execute, sandbox) == 6
+    assert planned_workers(ExecutionConfig(), sandbox) == 12  # the default: two per core
+    with pytest.raises(typer.BadParameter, match="greater than or equal to 1"):
+        config_from_params(ScoreConfig, _params("score", ["--method", "chrf", "-j", "0"]))

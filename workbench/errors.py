@@ -15,13 +15,18 @@ class MissingColumnError(DataError):
     Args:
         column: the column that was asked for.
         available: the columns that do exist.
-        option: the CLI option that names this column (e.g. ``--code-column``), for the hint.
+        option: the CLI option that names this column (e.g. ``--code-column``), for the hint
+            "(set it with OPTION)".
+        hint: the hint in full, where the column is not one option's value (a column named
+            inside a ``--combine`` declaration); it replaces the "set it with" hint.
     """
 
-    def __init__(self, column: str, available: list[str], option: str | None = None):
+    def __init__(self, column: str, available: list[str], option: str | None = None, *, hint: str | None = None):
         self.column = column
         self.available = list(available)
-        hint = f" (set it with {option})" if option else ""
+        if hint is None and option:
+            hint = f"set it with {option}"
+        hint = f" ({hint})" if hint else ""
         super().__init__(
             f"column {column!r} not found{hint}; the data has: {', '.join(self.available) or '(no columns)'}"
         )

@@ -99,15 +99,27 @@ def test_an_empty_file_in_a_folder_of_data_files_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("name, content, reason", [
-    ("bad.jsonl", '{"id": 1, "content": "x"}\n{broken json\n', r"JSON parse error: Missing a name for object member"),
-    ("bad.csv", 'id,content\n1,"unterminated\n', r"EOF inside string"),
+    ("bad.jsonl", '{"id": 1, "content": "x"}\n{broken json\n',
+     r"line 2 is not valid JSON: Expecting property name enclosed in double quotes: column 2"),
+    ("bad.csv", 'id,content\n1,"unterminated\n', r'line 2 opens a quoted field \("\) that is never closed'),
+    ("list.jsonl", '{"id": 1, "content": "x"}\n[1, 2]\n', r"line 2 is a JSON list, not an object"),
 ])
-def test_a_malformed_file_says_what_the_parser_found(tmp_path, name, content, reason):
-    """datasets' own message is only "An error occurred while generating the dataset": the error
-    adds the parser's (its cause), so the user learns what is wrong and where."""
+def test_a_malformed_file_says_what_is_wrong_and_on_which_line(tmp_path, name, content, reason):
+    """datasets' own message is only "An error occurred while generating the dataset", and the
+    parsers' count rows from 0 ("EOF inside string starting at row 1"): the error names the
+    file and the line as an editor numbers it."""
     path = tmp_path / name
     path.write_text(content)
-    with pytest.raises(DataError, match=rf"cannot read .*{name} as \w+: An error occurred while generating the dataset \(\w+: .*{reason}"):
+    with pytest.raises(DataError, match=rf"cannot read .*{name}: {reason}"):
+        load_records(str(path))
+
+
+def test_a_malformed_file_no_check_explains_keeps_the_parsers_reason(tmp_path):
+    """A fault the line checks do not know still shows datasets' cause."""
+    path = tmp_path / "scalar.json"
+    path.write_text("5\n")  # valid JSON, but no record
+    with pytest.raises(DataError, match=r"cannot read .*scalar.json as json: An error occurred while generating "
+                                        r"the dataset \(ArrowInvalid: .*in row 0\)"):
         load_records(str(path))
 
 

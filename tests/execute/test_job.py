@@ -56,7 +56,7 @@ def test_canonical_pass_and_wrong_fail(tmp_path):
 def test_resume_runs_only_what_is_missing(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(5))
     output = tmp_path / "out.jsonl"
-    first = run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    first = run_execute(generations, output, ExecutionConfig(limit=2, **FIXED))
     assert first.executed == 2
     with open(output, "a", encoding="utf-8") as handle:
         handle.write('{"task_id": "HumanEval/4", "sample_id": 0, "pas')  # torn line of a killed run
@@ -70,6 +70,19 @@ def test_resume_runs_only_what_is_missing(tmp_path):
     )
     third = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert third.executed == 0 and len(read_results(output)) == 5
+
+
+def test_cli_limit_and_workers_0_run_the_first_samples_one_worker_per_core(tmp_path):
+    """``--limit`` (the name ``score`` uses; formerly ``--max-samples``) and ``-j 0`` (one per
+    core, as in ``dedup``): ``workbench execute --limit 5`` was refused ("Possible options:
+    --timeout"), ``-j 0`` too."""
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(4))
+    output = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--limit", "2", "-j", "0",
+                                      "--timeout", "30", "--no-reference-cache", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):])
+    assert summary["executed"] == 2 and len(read_results(output)) == 2
 
 
 def test_interrupted_run_keeps_finished_rows_and_resumes(tmp_path):

@@ -51,7 +51,7 @@ def test_a_non_string_method_is_an_unknown_method_not_a_crash(tmp_path: Path) ->
 
 @pytest.mark.parametrize("override, message", [
     ('score.limit="ten"', r"\[score\] limit must be an integer, not 'ten'"),
-    ("execute.workers=0", r"\[execute\] workers must be >= 1, not 0"),
+    ("execute.workers=-1", r"\[execute\] workers must be >= 0, not -1"),
 ])
 def test_a_value_the_command_refuses_fails_before_any_stage(tmp_path: Path, override: str, message: str) -> None:
     raw = _config(tmp_path, score={"method": ["chrf", "ice-score"], "model": "local/smollm2-135m"})
@@ -294,18 +294,18 @@ def test_a_failed_stage_skips_what_reads_it_and_the_report_still_shows_it(tmp_pa
     assert "rerun the same command to continue" in " ".join(result.output.split())
 
 
-def test_execute_max_samples_that_misses_the_scored_subset_is_a_preflight_warning(tmp_path: Path) -> None:
-    """[score] selects its stratified subset among all 3,220 rows; [execute] max_samples = 100
+def test_execute_limit_that_misses_the_scored_subset_is_a_preflight_warning(tmp_path: Path) -> None:
+    """[score] selects its stratified subset among all 3,220 rows; [execute] limit = 100
     runs only the first 100, so correlate would join nothing: the dry run says so."""
     config = tmp_path / "c.toml"
     config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute", "score", "correlate"]\n'
                       '[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
-                      'label_column = "passed"\n[execute]\nmax_samples = 100\n'
+                      'label_column = "passed"\n[execute]\nlimit = 100\n'
                       '[score]\nmethod = ["p-correct"]\nmodel = "openai/judge"\nlimit = 4\nselect = "stratified"\n')
     warned = CliRunner().invoke(app, ["run", str(config), "--dry-run"], env={"OPENAI_API_KEY": "sk-test"})
     assert warned.exit_code == 0, warned.output
     text = " ".join(warned.output.split())
-    assert ("[execute] max_samples = 100 runs the first 100 rows, but 4 of the 4 samples [score] selects "
+    assert ("[execute] limit = 100 runs the first 100 rows, but 4 of the 4 samples [score] selects "
             "(select = 'stratified') are not among them: the correlate stage will find no row to join and fail") in text
     # the first 4 rows are among the first 100: nothing to warn about
     fine = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", 'score.select="first"'],

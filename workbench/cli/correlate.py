@@ -93,7 +93,9 @@ def print_report(report: CorrelationReport, json_path: Path | None = None, plot_
     if json_path is not None:
         console.print(f"JSON report: {Path(json_path)}")
     if plot_path is not None:
-        console.print(f"Figure: {Path(plot_path)}")
+        from workbench.correlate.plot import figure_path
+
+        console.print(f"Figure: {figure_path(plot_path)}")
 
 
 def _print_per_cluster(report: CorrelationReport) -> None:

@@ -152,9 +152,16 @@ def correlate(
                 f"combination {combination.name!r}: {score_name} already has a column of that name; name the combination differently"
             )
     combined = {c.name for c in combinations}
-    for name in [*baselines, *(m for c in combinations for m in c.members)]:
+    # a metric only a --baseline or --combine names: its missing column is reported as theirs
+    named_by: dict[str, str] = {}
+    declared = [(b, "set it with --baseline") for b in baselines]
+    for c in combinations:
+        declared += [(m, f"the --combine declaration {c.name}={c.method}:{','.join(c.members)} names it")
+                     for m in c.members]
+    for name, where in declared:
         if name not in metrics and name not in combined:
             metrics.append(name)
+            named_by[name] = where
     table = prepare_table(
         score_data,
         metrics=metrics,
@@ -165,6 +172,7 @@ def correlate(
         names=names,
         length_column=length_column,
         length_unit=length_unit,
+        metric_hints=named_by,
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     return correlate_table(

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
-from workbench.errors import DataError
+from workbench.errors import DataError, MissingColumnError
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
 
@@ -312,6 +312,16 @@ def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[s
     return out
 
 
+def _require_metrics(scores: datasets.Dataset, metrics: Sequence[str], hints: Mapping[str, str], where: str) -> None:
+    """Raise :class:`MissingColumnError` for the first metric that is not a column of ``scores``."""
+    for metric in metrics:
+        if metric in hints and metric not in scores.column_names:
+            error = MissingColumnError(metric, scores.column_names, hint=hints[metric])
+            error.args = (f"{error.args[0]} (in {where})",)
+            raise error
+        require_columns(scores, {"--metric": metric}, where=where)
+
+
 def prepare_table(
     scores: datasets.Dataset,
     *,
@@ -323,6 +333,7 @@ def prepare_table(
     names: tuple[str, str] = ("the scores", "the results"),
     length_column: str | None = AUTO_LENGTH,
     length_unit: str = "chars",
+    metric_hints: Mapping[str, str] | None = None,
 ) -> CorrelationTable:
     """Validate, join and group the input.
 
@@ -340,6 +351,9 @@ def prepare_table(
             :data:`~workbench.correlate.length.GENERATION_COLUMNS` present; when none is, the table
             says so in ``length_note``) or ``"none"``/``None`` (no length analysis).
         length_unit: ``"chars"`` or ``"tokens"`` (see :mod:`workbench.correlate.length`).
+        metric_hints: metric -> the hint of its missing-column message, for a metric that
+            ``--metric`` does not name (``"the --combine declaration both=rank-mean:a,b names it"``);
+            the others say "set it with --metric".
 
     Returns:
         a :class:`CorrelationTable`.
@@ -359,8 +373,7 @@ def prepare_table(
     join = None
     if results is None:
         require_columns(scores, {"--task-column": task_column, "--label": label, "--sample-column": sample_column}, where=names[0])
-        for metric in metrics:
-            require_columns(scores, {"--metric": metric}, where=names[0])
+        _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         tasks = _key_texts(scores, task_column)
         if sample_column is not None:
             _check_unique(tasks, _key_texts(scores, sample_column), (task_column, sample_column), names[0])
@@ -372,8 +385,7 @@ def prepare_table(
         if sample_column is None:
             raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
         require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
-        for metric in metrics:
-            require_columns(scores, {"--metric": metric}, where=names[0])
+        _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
         table = scores.select(score_rows)

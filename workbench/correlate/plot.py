@@ -22,6 +22,17 @@ _LEVEL_STYLE = {"pooled": ("o", "#1f77b4"), "per_problem": ("s", "#d62728")}
 _PANEL_COLUMNS = 3
 
 
+#: the format of a ``--plot`` path without a suffix (``out/figure`` is written as ``out/figure.png``)
+DEFAULT_FORMAT = "png"
+
+
+def figure_path(path: str | os.PathLike[str]) -> Path:
+    """The file :func:`plot_report` writes for ``path``: ``path`` itself, or with ``.png``
+    added when it has no suffix (as matplotlib would add it, so the CLI names the real file)."""
+    path = Path(path)
+    return path if path.suffix else path.with_name(f"{path.name}.{DEFAULT_FORMAT}")
+
+
 def plot_report(report: CorrelationReport, path: str | os.PathLike[str], *, dpi: int = 150) -> Path:
     """Draw the report's figure and save it.
 
@@ -32,7 +43,8 @@ def plot_report(report: CorrelationReport, path: str | os.PathLike[str], *, dpi:
 
     Args:
         report: a report from :func:`workbench.correlate.correlate` (with its ``table``).
-        path: the image file; the format follows the suffix (``.png``, ``.svg``, ``.pdf``).
+        path: the image file; the format follows the suffix (``.png``, ``.svg``, ``.pdf``);
+            without one, ``.png`` is added (:func:`figure_path`).
         dpi: resolution for raster formats.
 
     Returns:
@@ -58,7 +70,7 @@ def plot_report(report: CorrelationReport, path: str | os.PathLike[str], *, dpi:
         f"{settings.n_resamples} task resamples (seed {settings.seed})",
         fontsize=11,
     )
-    path = Path(path)
+    path = figure_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=dpi)

@@ -6,7 +6,12 @@ plus the files that were found but not loaded (and why), so nothing is dropped s
 
 from __future__ import annotations
 
+import csv
 import glob
+import gzip
+import io
+import json
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +51,19 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
 
 #: how many bytes are sniffed for NUL bytes to call a file binary
 _BINARY_SNIFF_BYTES = 8192
+
+
+class _DropReaderErrors(logging.Filter):
+    """``datasets``' CSV and JSON readers log the parser's error ("Failed to read file ...")
+    and then raise it; workbench reports that error itself, as one :class:`DataError` naming
+    the file and line, so the logged copy (a second, rawer message) is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+for _reader in ("datasets.packaged_modules.csv.csv", "datasets.packaged_modules.json.json"):
+    logging.getLogger(_reader).addFilter(_DropReaderErrors())
 
 
 @dataclass(frozen=True)
@@ -238,7 +256,8 @@ def _read_data_files(builder: str, data_files: Mapping[str, str | list[str]]) ->
     # datasets reads data_files as glob patterns: a literal path with [ ] * ? (a run folder
     # named "run [1]") must be escaped, or it matches nothing
     patterns = {split: [glob.escape(f) for f in ([v] if isinstance(v, str) else v)] for split, v in data_files.items()}
-    return _build(builder, patterns, label=files, failure=f"cannot read {files} as {builder}")
+    paths = [Path(f) for v in data_files.values() for f in ([v] if isinstance(v, str) else v)]
+    return _build(builder, patterns, label=files, failure=f"cannot read {files} as {builder}", files=paths)
 
 
 def _reason(error: BaseException) -> str:
@@ -253,7 +272,8 @@ def _reason(error: BaseException) -> str:
 
 
 def _build(
-    source: str, data_files: dict[str, str | list[str]] | None, *, label: str, failure: str
+    source: str, data_files: dict[str, str | list[str]] | None, *, label: str, failure: str,
+    files: Sequence[Path] = (),
 ) -> dict[str, datasets.Dataset]:
     """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
 
@@ -265,15 +285,22 @@ def _build(
         source: a builder name (``"json"``) with ``data_files``, or a folder of data files.
         label: the file or folder as the user named it (for the messages).
         failure: the message's start when datasets cannot read the data.
+        files: the data files read; when datasets fails, each is checked for the usual faults
+            (:func:`file_problem`), so the message names the file and line.
 
     Raises:
-        DataError: ``failure`` plus datasets' reason for a malformed file, or "has no rows"
-            naming the file(s) of each empty split.
+        DataError: what is wrong and where (a line that is not JSON, a CSV row with another
+            number of fields), else ``failure`` plus datasets' reason for a malformed file; or
+            "has no rows" naming the file(s) of each empty split.
     """
     try:
         builder = datasets.load_dataset_builder(source, data_files=data_files)
         builder.download_and_prepare()
     except Exception as error:  # datasets raises many types for malformed files
+        for file in files:
+            problem = file_problem(file)
+            if problem is not None:
+                raise DataError(f"cannot read {file}: {problem}") from error
         raise DataError(f"{failure}: {_reason(error)}") from error
     split_infos = builder.info.splits or {}
     empty = [name for name, info in split_infos.items() if not info.num_examples]
@@ -283,6 +310,95 @@ def _build(
         return dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
+
+
+def file_problem(path: str | os.PathLike[str]) -> str | None:
+    """What makes a CSV or JSON data file unreadable, with its 1-based line number as an
+    editor shows it; ``None`` when neither check finds a fault (the file may still fail for
+    another reason, e.g. a column whose values change type).
+
+    The parsers' own messages do not say it: pyarrow reports a JSON Lines file cut off in
+    line 6 as "Invalid encoding in string. in row 5", pandas a ``;``-separated CSV as
+    "Expected 1 fields in line 3, saw 2".
+
+    Example::
+
+        file_problem("scores.jsonl")
+        # 'line 6 is not valid JSON: Unterminated string starting at: column 13; ...'
+    """
+    path = Path(path)
+    builder = _builder_for(path)
+    if builder not in TEXT_BUILDERS:
+        return None
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None  # unreadable or not UTF-8: the generic message (require_utf8 ran before)
+    return _json_problem(text) if builder == "json" else _csv_problem(text)
+
+
+def _json_problem(text: str) -> str | None:
+    try:
+        json.loads(text)
+        return None  # one JSON document (a .json list): valid
+    except json.JSONDecodeError as error:
+        whole = error
+    lines = text.split("\n")  # line numbers as an editor counts them
+    first = next((line for line in lines if line.strip()), None)
+    if first is None:
+        return None
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        # not JSON Lines: one document (a .json list) with a fault
+        return f"line {whole.lineno} is not valid JSON: {whole.msg}: column {whole.colno}"
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            return (f"line {number} is not valid JSON: {error.msg}: column {error.colno}; a JSON Lines file "
+                    f"holds one whole JSON object per line: fix or remove that line (was it cut off?)")
+        if not isinstance(value, dict):
+            return (f"line {number} is a JSON {type(value).__name__}, not an object; a JSON Lines file holds one "
+                    f"JSON object ({{...}}) per line")
+    return None
+
+
+def _csv_problem(text: str) -> str | None:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    header_line = start = last = 1
+    try:
+        while True:
+            start = reader.line_num + 1  # a row may span lines (a quoted newline): name its first
+            row = next(reader, None)
+            if row is None:
+                break
+            if not row:
+                continue  # a blank line
+            last = start
+            if header is None:
+                header, header_line = row, start
+                continue
+            if len(row) != len(header):
+                first = text.split("\n", 1)[0]
+                separator = next((s for s in (";", "\t", "|") if s in first and "," not in first), None)
+                hint = (f"is the file {'tab' if separator == chr(9) else separator}-separated? " if separator
+                        else "does a field hold a comma without double quotes around it? ")
+                return (f"rows have different numbers of fields; {hint}The header (line {header_line}) has "
+                        f"{len(header)}, line {start} has {len(row)}. A CSV file must be comma-separated "
+                        f"(a field with a comma in double quotes): convert it, e.g. with pandas "
+                        f"read_csv(path, sep=...).to_csv(new_path, index=False), or pass JSON Lines")
+    except csv.Error as error:
+        return f"line {start} is not valid CSV: {error}"
+    if text.count('"') % 2:
+        # an unclosed quote runs to the end of the file: it is in the last row read
+        return f"line {last} opens a quoted field (\") that is never closed; close it or remove the quote"
+    return None
 
 
 def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty: list[str], one_file: bool) -> str:
@@ -312,7 +428,8 @@ def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
             # datasets finds a folder's files and splits by glob patterns rooted at the folder
             raise DataError(f"{path}: a folder of data files whose path has [ ] * or ? cannot be read (datasets "
                             "takes the path as a pattern); rename the folder or pass each file")
-        splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}")
+        splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}",
+                        files=data_files)
         return LoadedDataset(str(path), splits)
     return _load_source_folder(path, files, extensions)
 

@@ -251,4 +251,5 @@ def _load_reference(config: DedupConfig) -> DedupRows:
     id_column = config.against_id_column
     if id_column is None:
         id_column = "task_id" if "task_id" in columns else None
-    return collect_rows(reference, code_column=_split_columns(code_column), id_column=id_column, language=config.language)
+    return collect_rows(reference, code_column=_split_columns(code_column), id_column=id_column, language=config.language,
+                        code_option="--against-code-column", id_option="--against-id-column")

@@ -92,6 +92,16 @@ def _take_by_chunk(column, positions) -> list:
     return result
 
 
+def column_options(code_columns: list[str], id_columns: list[str], code_option: str = "--code-column",
+                   id_option: str = "--id-column") -> dict[str, str]:
+    """Option -> column for the code and id columns, to check that they exist
+    (:func:`~workbench.data.loading.require_columns`); one of several columns is named with its
+    option (``--code-column (prompt)``)."""
+    required = {f"{code_option} ({c})" if len(code_columns) > 1 else code_option: c for c in code_columns}
+    required.update({f"{id_option} ({c})" if len(id_columns) > 1 else id_option: c for c in id_columns})
+    return required
+
+
 def collect_rows(
     loaded: LoadedDataset,
     *,
@@ -100,6 +110,8 @@ def collect_rows(
     language: str = "python",
     language_column: str | None = LANGUAGE_COLUMN,
     group_column: str | None = None,
+    code_option: str = "--code-column",
+    id_option: str = "--id-column",
 ) -> DedupRows:
     """Flatten a loaded dataset into :class:`DedupRows`.
 
@@ -114,6 +126,8 @@ def collect_rows(
         language_column: a column naming each row's language, used when present (the
             folder loader adds ``language``); empty values fall back to ``language``.
         group_column: a column whose value groups rows (e.g. ``task_id``).
+        code_option / id_option: the options that name ``code_column`` / ``id_column``, for a
+            missing column's message (``--against-code-column`` for the ``--against`` rows).
 
     Raises:
         MissingColumnError: a named column does not exist (the message lists the columns).
@@ -127,8 +141,7 @@ def collect_rows(
     if id_column is None and "id" in loaded.column_names:
         id_column = "id"
     id_columns = [id_column] if isinstance(id_column, str) else list(id_column or [])
-    required = {f"--code-column ({c})" if len(code_columns) > 1 else "--code-column": c for c in code_columns}
-    required.update({f"--id-column ({c})" if len(id_columns) > 1 else "--id-column": c for c in id_columns})
+    required = column_options(code_columns, id_columns, code_option, id_option)
     required["--group-column"] = group_column
     loaded.require_columns(required)
     ids: list = []

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique
+from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
 
 #: the formats Spark reads here, by file suffix (``.gz`` stripped first)
@@ -280,8 +280,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
     if id_column is None and "id" in columns:
         id_column = ["id"]
-    required = {f"--code-column ({c})" if len(code_column) > 1 else "--code-column": c for c in code_column}
-    required.update({f"--id-column ({c})" if len(id_column or []) > 1 else "--id-column": c for c in id_column or []})
+    required: dict[str, str | None] = dict(column_options(list(code_column), list(id_column or [])))
     required.update({"--group-column": group_column, "--split-column": split_column})
     for option, column in required.items():
         if column is not None and column not in columns:

@@ -57,7 +57,8 @@ class ExecutionConfig(JobConfig):
             reference_column: columns of the problems (``reference_column`` may be absent:
             then every task gets the floor timeout; an empty name means none).
         workers: parallel samples (default: twice the number of cores,
-            :data:`~workbench.execute.job.WORKERS_PER_CORE`).
+            :data:`~workbench.execute.job.WORKERS_PER_CORE`; ``0``: one per core, as
+            ``dedup``'s ``workers = 0``).
         timeout: one fixed timeout in seconds for every sample (skips calibration).
         timeout_floor / timeout_factor: EvalPlus's ``max(floor, factor * reference)`` seconds.
         memory_mb / max_file_mb / max_processes / max_open_files / tmp_mb: the per-sample
@@ -66,7 +67,9 @@ class ExecutionConfig(JobConfig):
         resume / overwrite: what to do with an existing output file.
         reference_cache / reference_cache_dir: keep measured reference times between runs,
             and where (default: the user cache folder).
-        max_samples: run only the first N samples (after resume filtering).
+        limit: run only the first N samples (after resume filtering); the name ``score``
+            uses too, formerly ``max_samples`` (``--max-samples``, ``[execute] max_samples``:
+            deprecated aliases, still accepted for one release).
         python: the interpreter of the Python runner (default: the one running workbench).
         reuse_interpreters: fork each sample from one pre-started interpreter per worker
             where that keeps the isolation (``bubblewrap`` as root, a runner that allows it:
@@ -103,7 +106,7 @@ class ExecutionConfig(JobConfig):
     entry_point_column: str | None = option("entry_point", "Problems column with the function under test.", recorded=True)
     reference_column: str | None = option(
         "canonical_solution", "Problems column with the reference solution (timeout calibration).", recorded=True)
-    workers: int | None = option(None, "Parallel samples (default: twice the number of cores).", min=1)
+    workers: int | None = option(None, "Parallel samples (default: twice the number of cores; 0 = one per core).", min=0)
     timeout: float | None = option(
         None, "One fixed timeout in seconds for every sample (skips calibration).", min=0.1, max=86400, recorded=True)
     timeout_floor: float = option(
@@ -121,7 +124,7 @@ class ExecutionConfig(JobConfig):
     overwrite: bool = option(False, "Replace an existing --output file.")
     reference_cache: bool = option(True, "Reuse measured reference times.")
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
-    max_samples: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1)
+    limit: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1, aliases=("max_samples",))
     python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).", recorded=True)
     reuse_interpreters: bool = option(
         True, "Fork each sample from a pre-started interpreter per worker where isolation allows (bubblewrap as root); "

@@ -363,14 +363,17 @@ WORKERS_PER_CORE = 2
 
 
 def planned_workers(config: ExecutionConfig, sandbox: Sandbox) -> int:
-    """Return how many samples run at once: ``config.workers``, else :data:`WORKERS_PER_CORE`
-    per core, never more than the sandbox has worker slots (as root, one user id each: see
-    :attr:`Sandbox.max_slots`).
+    """Return how many samples run at once: ``config.workers``, one per core for ``0``, else
+    :data:`WORKERS_PER_CORE` per core; the last two never more than the sandbox has worker
+    slots (as root, one user id each: see :attr:`Sandbox.max_slots`).
 
     Raises:
         WorkbenchError: ``config.workers`` exceeds the sandbox's slots (before any sample runs).
     """
     most = sandbox.max_slots
+    if config.workers == 0:  # one per core, as dedup's 0
+        wanted = os.cpu_count() or 1
+        return wanted if most is None else min(wanted, most)
     if config.workers is not None:
         if most is not None and config.workers > most:
             raise OptionError(
@@ -460,7 +463,7 @@ def run_execute(
         from workbench import ExecutionConfig, run_execute
 
         summary = run_execute("humaneval-codex-python", "results.jsonl",
-                              ExecutionConfig(completion_column="completion_multipl_e", max_samples=20))
+                              ExecutionConfig(completion_column="completion_multipl_e", limit=20))
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
@@ -505,8 +508,8 @@ def run_execute(
     try:
         todo = [s for s in samples if s.key not in writer.finished]
         summary.skipped_finished = len(samples) - len(todo)
-        if config.max_samples is not None:
-            todo = todo[: config.max_samples]
+        if config.limit is not None:
+            todo = todo[: config.limit]
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
             notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
@@ -564,7 +567,7 @@ def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -
         ``source`` (the generations, :func:`~workbench.resume_guard.source_identity`) and every
         option declared ``recorded`` (:data:`RECORDED_OPTIONS`) as JSON holds it, ``problems``
         as a source identity too. What only changes which samples run or how fast
-        (``max_samples``, ``workers``, ``max_failures``) is not among them.
+        (``limit``, ``workers``, ``max_failures``) is not among them.
     """
     settings: dict[str, Any] = {SOURCE_KEY: source_identity(generations)}
     settings.update({name: config.recorded_value(name) for name in RECORDED_OPTIONS})

@@ -305,26 +305,26 @@ def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
                            notes: list[str]) -> None:
-    """Warn when ``[execute] max_samples`` leaves samples of the score stage's subset unexecuted.
+    """Warn when ``[execute] limit`` leaves samples of the score stage's subset unexecuted.
 
     The score stage chooses its subset (``limit``, ``select``) among all rows of ``[data]
     source``, independently of the execute stage (the two run side by side, neither reads the
     other); correlate then joins the scored rows with the execution results, so a scored row
     that was not executed has no label and drops out, and a join with none left fails. Execute
-    runs the first ``max_samples`` rows not yet in its results file (in file order), so the
-    check counts the subset's rows among the first ``max_samples`` rows (a rerun executes the
+    runs the first ``limit`` rows not yet in its results file (in file order), so the
+    check counts the subset's rows among the first ``limit`` rows (a rerun executes the
     next ones, which this first-run count does not foresee).
     """
     if not {"execute", "score", "correlate"} <= stages or plans["score"].skip_reason or plans["correlate"].skip_reason:
         return
-    max_samples = plans["execute"].config().max_samples
-    if max_samples is None:
+    executed_limit = plans["execute"].config().limit
+    if executed_limit is None:
         return
     from workbench.score.job import select_samples
 
     score = plans["score"].config()
     source = config.data["source"]
-    executed = {sample.key for sample in select_samples(source, score, everything=True)[:max_samples]}
+    executed = {sample.key for sample in select_samples(source, score, everything=True)[:executed_limit]}
     subset = select_samples(source, score)
     missing = sum(sample.key not in executed for sample in subset)
     if not missing:
@@ -332,7 +332,7 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     outcome = ("the correlate stage will find no row to join and fail" if missing == len(subset)
                else f"correlate uses only the {len(subset) - missing} executed ones")
     notes.append(
-        f"[execute] max_samples = {max_samples} runs the first {max_samples} rows, but {missing} of the "
+        f"[execute] limit = {executed_limit} runs the first {executed_limit} rows, but {missing} of the "
         f"{len(subset)} samples [score] selects (select = {score.select!r}) are not among them: {outcome}. "
-        f"Raise or drop [execute] max_samples, or set [score] select = \"first\" with a limit up to {max_samples}"
+        f"Raise or drop [execute] limit, or set [score] select = \"first\" with a limit up to {executed_limit}"
     )

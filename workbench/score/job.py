@@ -144,6 +144,8 @@ def load_samples(
     if select not in SELECTIONS:
         raise DataError(f"unknown selection {select!r}; choose from {', '.join(SELECTIONS)}")
     stratified = select == "stratified" and limit is not None
+    if stratified:
+        loaded.require_columns({"--stratify-column": stratify_column})
     carry = columns.carry if columns.carry is not None else tuple(c for c in ("passed",) if c in available)
     if stratified and stratify_column not in carry:
         carry = (*carry, stratify_column)
