@@ -74,7 +74,7 @@ def test_score_stratified_without_the_outcome_column_names_stratify_column(tmp_p
 def test_correlate_combine_member_missing_says_the_combine_declaration_names_it(tmp_path: Path,
                                                                                 shared_data: Path) -> None:
     data = _jsonl(tmp_path / "scores.jsonl", _rows(shared_data, 40))
-    common = [str(data), "--metric", "codebleu", "--resamples", "10"]
+    common = [str(data), "--metric", "codebleu", "--resamples", "40"]
     text = _error(_invoke(["correlate", *common, "--combine", "x=rank-mean:codebleu,nope"]))
     assert "column 'nope' not found (the --combine declaration x=rank-mean:codebleu,nope names it)" in text
     assert "--metric" not in text
@@ -91,7 +91,7 @@ def test_correlate_combine_member_missing_says_the_combine_declaration_names_it(
 def test_correlate_plot_without_suffix_prints_the_png_it_writes(tmp_path: Path, shared_data: Path) -> None:
     data = _jsonl(tmp_path / "scores.jsonl", _rows(shared_data, 40))
     target = tmp_path / "out" / "plotfile"
-    result = _invoke(["correlate", str(data), "--metric", "codebleu", "--resamples", "10", "--plot", str(target)])
+    result = _invoke(["correlate", str(data), "--metric", "codebleu", "--resamples", "40", "--plot", str(target)])
     assert result.exit_code == 0, result.output
     written = target.with_name("plotfile.png")
     assert written.is_file() and not target.exists()

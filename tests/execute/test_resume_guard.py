@@ -37,7 +37,7 @@ def generations(tmp_path):
 ])
 def test_a_changed_setting_is_refused_and_the_results_are_left_as_they_were(tmp_path, generations, changes, named):
     output = tmp_path / "out.jsonl"
-    run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    run_execute(generations, output, ExecutionConfig(limit=2, **FIXED))
     before = output.read_bytes()
     with pytest.raises(ResumeMismatchError) as refused:
         run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, **changes}))
@@ -49,7 +49,7 @@ def test_a_changed_setting_is_refused_and_the_results_are_left_as_they_were(tmp_
 def test_the_command_line_names_the_flags_and_exits_1(tmp_path, generations):
     output = tmp_path / "out.jsonl"
     common = ["execute", str(generations), "-o", str(output), "-j", "2", "--no-reference-cache"]
-    assert CliRunner().invoke(app, [*common, "--timeout", "30", "--max-samples", "2"]).exit_code == 0
+    assert CliRunner().invoke(app, [*common, "--timeout", "30", "--limit", "2"]).exit_code == 0
     before = output.read_bytes()
     again = CliRunner().invoke(app, [*common, "--timeout", "10", "--completion-column", "wrong", "--resume"])
     assert again.exit_code == 1, again.output
@@ -61,7 +61,7 @@ def test_the_command_line_names_the_flags_and_exits_1(tmp_path, generations):
 
 def test_more_samples_and_other_workers_still_resume(tmp_path, generations):
     output = tmp_path / "out.jsonl"
-    run_execute(generations, output, ExecutionConfig(max_samples=1, **FIXED))
+    run_execute(generations, output, ExecutionConfig(limit=1, **FIXED))
     summary = run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, "workers": 1},
                                                                max_failures=2))
     assert summary.skipped_finished == 1 and summary.executed == 3
@@ -86,7 +86,7 @@ def test_an_interrupted_run_records_its_settings_before_its_summary(tmp_path, ge
 
 def test_an_old_summary_without_settings_still_resumes_with_a_note(tmp_path, generations):
     output = tmp_path / "out.jsonl"
-    run_execute(generations, output, ExecutionConfig(max_samples=2, **FIXED))
+    run_execute(generations, output, ExecutionConfig(limit=2, **FIXED))
     summary_file = summary_path(output)
     record = json.loads(summary_file.read_text())
     record.pop("settings", None)
