@@ -26,10 +26,11 @@ MODES: tuple[str, ...] = ("completion", "full")
 
 
 def default_reference_cache() -> str:
-    """The folder where measured reference times are kept between runs."""
-    import platformdirs
+    """The folder where measured reference times are kept between runs
+    (``<workbench cache>/reference-times``, :func:`workbench.user_cache.user_cache_root`)."""
+    from workbench.user_cache import user_cache_root
 
-    return os.path.join(platformdirs.user_cache_dir("workbench"), "reference-times")
+    return os.path.join(user_cache_root(), "reference-times")
 
 
 @dataclass(frozen=True)

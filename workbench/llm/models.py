@@ -40,10 +40,10 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.io import AtomicFile, atomic_write
 from workbench.network import endpoint_reachable
+from workbench.user_cache import CACHE_DIR_ENV, user_cache_root
 
 #: environment variables that choose where model files are stored (first one set wins)
 MODELS_DIR_ENV = "WORKBENCH_MODELS_DIR"
-CACHE_DIR_ENV = "WORKBENCH_CACHE_DIR"
 #: set to ``0``/``false`` to forbid :func:`resolve` from pulling a missing model
 AUTO_PULL_ENV = "WORKBENCH_AUTO_PULL"
 #: the Hugging Face endpoint (same variable as ``huggingface_hub``)
@@ -309,11 +309,7 @@ def models_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         return Path(cache_dir).expanduser()
     if os.environ.get(MODELS_DIR_ENV):
         return Path(os.environ[MODELS_DIR_ENV]).expanduser()
-    if os.environ.get(CACHE_DIR_ENV):
-        return Path(os.environ[CACHE_DIR_ENV]).expanduser() / "models"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("workbench")) / "models"
+    return user_cache_root() / "models"
 
 
 def _lookup(registry: Mapping[str, Any], alias: str, what: str, hint: str = "") -> Any:

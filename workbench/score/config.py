@@ -43,10 +43,11 @@ DEFAULT_ANALYSIS_MAX_TOKENS = 512
 
 
 def default_cache_dir() -> Path:
-    """The LLM response cache of this user (``<user cache>/workbench/llm``)."""
-    import platformdirs
+    """The LLM response cache of this user (``<workbench cache>/llm``: under ``$WORKBENCH_CACHE_DIR``
+    when set, :func:`workbench.user_cache.user_cache_root`)."""
+    from workbench.user_cache import user_cache_root
 
-    return Path(platformdirs.user_cache_dir("workbench")) / "llm"
+    return user_cache_root() / "llm"
 
 
 @dataclass(frozen=True)
