@@ -26,7 +26,7 @@ Example::
     report.to_dict()["duplication"]["metrics"]["passed"]["eq2"]
 """
 
-import importlib
+from workbench.lazy_exports import lazy_exports
 
 __all__ = [
     "Analysis",
@@ -70,11 +70,4 @@ _EXPORTS = {
     "run_bias": "workbench.bias.job",
 }
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

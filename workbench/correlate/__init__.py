@@ -13,7 +13,7 @@
   cross-validated weights, :mod:`.report` -- result objects, :mod:`.plot` -- the figure.
 """
 
-import importlib
+from workbench.lazy_exports import lazy_exports
 
 __all__ = [
     "BootstrapSettings",
@@ -63,11 +63,4 @@ _EXPORTS = {
     "spearman_rho": "workbench.correlate.correlation",
 }
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

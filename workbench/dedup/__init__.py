@@ -19,8 +19,7 @@ Python API::
 or :func:`run_dedup` for all of it in one call.
 """
 
-import importlib
-from typing import Any
+from workbench.lazy_exports import lazy_exports
 
 #: public name -> the module that defines it, imported on first use: the Spark executors import
 #: ``workbench.dedup.tokens`` and must not pay for the data loader (``datasets``, ~1-5 s) each
@@ -83,15 +82,4 @@ __all__ = [
     "write_outputs",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench.dedup' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
