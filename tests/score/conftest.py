@@ -257,3 +257,23 @@ def score_kwargs(tmp_path):
         return {"config": ScoreConfig(**options), **run}
 
     return make
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """Loads a script of ``benchmarks/`` by name (``"join_scores"``) as a module: the scripts are
+    not a package, and their functions are what these tests check."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "benchmarks"
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses resolve a module's annotations through it
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -3,24 +3,12 @@ run folders (chrF on real ICE-Score rows: no LLM), and grown on top of an earlie
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from workbench.io import read_jsonl
 from workbench.score.job import Columns, load_samples, score_samples
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "join_scores.py"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("join_scores", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture
 def chrf_run(tmp_path, ice_slice, score_kwargs):
@@ -29,8 +17,8 @@ def chrf_run(tmp_path, ice_slice, score_kwargs):
     return tmp_path / "chrf"
 
 
-def test_a_base_table_keeps_its_columns_and_gains_the_new_one(tmp_path, chrf_run):
-    join = _script().join
+def test_a_base_table_keeps_its_columns_and_gains_the_new_one(tmp_path, chrf_run, benchmark_script):
+    join = benchmark_script("join_scores").join
     first = tmp_path / "first.jsonl"
     assert join(first, [("chrf-a", chrf_run, "chrf", None)]) == {"chrf-a": 4}
     # a committed table carries a column no run folder has any more
@@ -49,8 +37,8 @@ def test_a_base_table_keeps_its_columns_and_gains_the_new_one(tmp_path, chrf_run
         assert new["passed"] == row["passed"]
 
 
-def test_a_column_already_in_the_base_is_refused_not_overwritten(tmp_path, chrf_run):
-    join = _script().join
+def test_a_column_already_in_the_base_is_refused_not_overwritten(tmp_path, chrf_run, benchmark_script):
+    join = benchmark_script("join_scores").join
     first = tmp_path / "first.jsonl"
     join(first, [("chrf-a", chrf_run, "chrf", None)])
     before = first.read_text()

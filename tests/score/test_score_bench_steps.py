@@ -3,24 +3,13 @@ litellm's ``mock_response``, ``scripted_answer``; storage a real embedded Chroma
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 from workbench.io import read_jsonl
 from workbench.score.job import Columns, load_samples, score_samples
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "score_bench.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("score_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_steps_count_each_call_once_and_the_reference_for_the_sample_that_paid(tmp_path, ice_slice, scripted, score_kwargs):
-    bench = _bench()
+def test_steps_count_each_call_once_and_the_reference_for_the_sample_that_paid(tmp_path, ice_slice, scripted, score_kwargs,
+                                                                             benchmark_script):
+    bench = benchmark_script("score_bench")
     assert bench.step_of("analyse:reference:3:repair") == "analyse:reference" and bench.step_of("compare") == "compare"
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     score_samples(samples, **score_kwargs(scripted, method=["dsa-cqe"], score_mode="sampled", cache="off"))
