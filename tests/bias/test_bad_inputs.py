@@ -180,3 +180,12 @@ def test_a_label_missing_from_the_results_names_the_table_and_the_option(tmp_pat
         run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed", results=str(results)))
     with pytest.raises(MissingColumnError, match=r"column 'passed' not found \(set it with --label\)"):
         run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed"))
+
+
+def test_results_that_join_no_metric_row_stop_with_an_error(tmp_path, corpus):
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]}
+    results = corpus.write_jsonl(tmp_path / "results.jsonl", [{"id": f"other/{i}", "passed": 1} for i in range(6)])
+    # before: exit 0 with two warnings and every label missing
+    with pytest.raises(DataError, match=r"results.jsonl: none of its 6 row ids is in the metric table .*--id-column"):
+        run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed", results=str(results)))

@@ -140,7 +140,8 @@ def test_a_metric_against_a_monotone_copy_of_itself_differs_by_exactly_zero():
         d = comparison.differences[level]["kendall"]
         assert d.difference == pytest.approx(0.0, abs=1e-12) and d.ci == pytest.approx((0.0, 0.0), abs=1e-12)
         assert d.p_value == 1.0
-    assert comparison.to_dict()["differences"]["pooled"]["kendall"]["ci_spans_0"] is True
+    kendall = comparison.to_dict()["differences"]["pooled"]["kendall"]
+    assert kendall["not_distinguishable_from_0"] is True and kendall["ci_spans_0"] is True
 
 
 def test_baselines_limit_the_comparisons():

@@ -202,6 +202,11 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     results = read_metric_table(config.results, metrics=[config.label], id_columns=config.id_columns,
                                 offline=config.offline, flags={config.label: "--label"})
     by_id = dict(zip(results.ids, results.values[config.label]))
+    if not set(by_id) & set(table.ids):
+        # as in correlate: an empty join is a wrong file or id column, not a result with no labels
+        raise DataError(f"--results {results.source}: none of its {len(results.ids)} row ids is in the metric table "
+                        f"{table.source} (ids like {results.ids[:2]} there, {table.ids[:2]} here); check the files, "
+                        f"or set the id column(s) with --id-column")
     table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
     table.missing[config.label] = int(np.count_nonzero(np.isnan(table.values[config.label])))
     warnings = []

@@ -255,7 +255,8 @@ class PairedDifference:
                 "difference": self.difference,
                 "difference_ci": list(self.ci),
                 "p_value": self.p_value,
-                "ci_spans_0": spans,
+                "not_distinguishable_from_0": spans,
+                "ci_spans_0": spans,  # the earlier name of the same flag, kept for scripts that read it
                 "undefined_resamples": self.undefined_resamples,
                 "no_interval": self.no_interval,
             }
