@@ -29,7 +29,22 @@ class MissingColumnError(DataError):
         hint = f" ({hint})" if hint else ""
         super().__init__(
             f"column {column!r} not found{hint}; the data has: {', '.join(self.available) or '(no columns)'}"
+            + _separator_hint(self.available)
         )
+
+
+def _separator_hint(available: list[str]) -> str:
+    """A note when the only column's name is a whole header row: a CSV file written with another
+    separator loads as one column (pandas and pyarrow split on commas only)."""
+    if len(available) != 1:
+        return ""
+    separator = next((s for s in (";", "\t", "|") if s in available[0]), None)
+    if separator is None:
+        return ""
+    name = "tab" if separator == "\t" else separator
+    return (f". That one column's name is a whole header row: is the file {name}-separated? A CSV file must be "
+            f"comma-separated: convert it, e.g. with pandas read_csv(path, sep=...).to_csv(new_path, index=False), "
+            f"or pass JSON Lines")
 
 
 class MissingSplitError(DataError):

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.data import loading
 from workbench.data.loading import load_records
-from workbench.errors import DataError
+from workbench.correlate import correlate
+from workbench.errors import DataError, MissingColumnError
 
 ICE_SCORE = "ice-score/humaneval_python_flat.jsonl"
 
@@ -121,6 +122,19 @@ def test_semicolon_csv_names_the_line_and_asks_about_the_separator(tmp_path: Pat
     message = str(caught.value)
     assert message.startswith(f"cannot read {data}: rows have different numbers of fields; is the file ;-separated?")
     assert "line 3 has 2" in message and "Expected 1 fields" not in message
+
+
+def test_semicolon_csv_without_commas_asks_about_the_separator_when_a_column_is_missing(tmp_path: Path) -> None:
+    # no comma anywhere: every row has one field, so the file loads, as one column named by the whole header
+    data = tmp_path / "scores.csv"
+    data.write_text("task_id;completion;passed\nHumanEval/0;return 1;1\nHumanEval/1;return 2;0\n", encoding="utf-8")
+    with pytest.raises(MissingColumnError) as caught:
+        correlate(data, metrics=["completion"], offline=True)
+    message = str(caught.value)
+    assert "the data has: task_id;completion;passed. That one column's name is a whole header row: " \
+           "is the file ;-separated?" in message
+    assert "is the file tab-separated?" in str(MissingColumnError("x", ["a\tb"], "--metric"))
+    assert "separated" not in str(MissingColumnError("x", ["a", "b;c"], "--metric"))
 
 
 def test_csv_with_an_unquoted_comma_names_the_line(tmp_path: Path) -> None:
