@@ -57,13 +57,14 @@ def test_resume_runs_only_what_is_missing(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(5))
     output = tmp_path / "out.jsonl"
     first = run_execute(generations, output, ExecutionConfig(limit=2, **FIXED))
-    assert first.executed == 2
+    assert first.executed == 2 and not any("--limit" in note for note in first.notes)
     with open(output, "a", encoding="utf-8") as handle:
         handle.write('{"task_id": "HumanEval/4", "sample_id": 0, "pas')  # torn line of a killed run
     with pytest.raises(DataError, match="--resume"):
         run_execute(generations, output, ExecutionConfig(**FIXED))
-    second = run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
+    second = run_execute(generations, output, ExecutionConfig(resume=True, limit=9, **FIXED))
     assert second.skipped_finished == 2 and second.executed == 3
+    assert "--limit 9 is above the 3 sample(s) left to run: all of them run now" in second.notes
     rows = read_results(output, allow_torn_tail=False)
     assert sorted(sample_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
         sample_key(f"HumanEval/{i}", 0) for i in range(5)

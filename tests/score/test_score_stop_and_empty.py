@@ -84,3 +84,11 @@ def test_stop_option_in_score_config():
     samples = load_samples("humaneval-codex-python", limit=1)
     assert apply_stop_sequences(samples, ()) is samples
     assert sample_notes(samples, ScoreConfig(method=["chrf"])) == []
+
+
+def test_a_limit_above_the_samples_there_are_is_noted(tmp_path):
+    samples = load_samples(_data(tmp_path, [BODY, BODY, BODY]), limit=5)
+    assert len(samples) == 3
+    assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=5)) == [
+        "--limit 5 is above the 3 sample(s) the data has: all of them were scored"]
+    assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=3)) == []

@@ -509,6 +509,9 @@ def run_execute(
         todo = [s for s in samples if s.key not in writer.finished]
         summary.skipped_finished = len(samples) - len(todo)
         if config.limit is not None:
+            if config.limit > len(todo):
+                notes.append(f"--limit {config.limit} is above the {len(todo)} sample(s) left to run: all of them "
+                             f"run now")
             todo = todo[: config.limit]
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)

@@ -650,9 +650,13 @@ def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[
 
 
 def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
-    """Sentences on the samples of a run that no row may keep silent: how many generations
-    ``--stop`` cut, how many are null or empty (scored as empty code; the rows' ``generation_note``)."""
+    """Sentences on the samples of a run that no row may keep silent: a ``--limit`` above the
+    samples there are, how many generations ``--stop`` cut, how many are null or empty (scored
+    as empty code; the rows' ``generation_note``)."""
     notes = []
+    if config.limit is not None and len(samples) < config.limit:
+        notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) the data has"
+                     f"{' for --select stratified' if config.select == 'stratified' else ''}: all of them were scored")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
         notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "
