@@ -72,6 +72,22 @@ def test_a_larger_limit_and_other_workers_still_resume(ice_slice, tmp_path):
     assert len(_rows(out)) == 4
 
 
+def test_the_default_prompt_column_and_an_explicit_prompt_are_one_setting(ice_slice, tmp_path):
+    """The default reads the column ``prompt``: naming it on the resume (or the other way round)
+    changes nothing, so it resumes; another prompt column is refused."""
+    out = tmp_path / "out"
+    assert _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e").exit_code == 0
+    again = _score(ice_slice, out, "--resume", "--limit", "3", "--generation-column", "completion_multipl_e",
+                   "--prompt-column", "prompt")
+    assert again.exit_code == 0, again.output
+    back = _score(ice_slice, out, "--resume", "--limit", "4", "--generation-column", "completion_multipl_e")
+    assert back.exit_code == 0, back.output
+    assert len(_rows(out)) == 4
+    other = _score(ice_slice, out, "--resume", "--limit", "5", "--generation-column", "completion_multipl_e",
+                   "--prompt-column", "reference")
+    assert other.exit_code == 1 and "--prompt-column='prompt', now 'reference'" in " ".join(other.output.split())
+
+
 def test_an_old_run_record_without_the_new_settings_still_resumes(ice_slice, tmp_path):
     """A run.json written before the columns and the data source were recorded (its ``config``
     lacks them, and the oldest ones have no ``options`` either) resumes without a complaint."""

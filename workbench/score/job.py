@@ -277,6 +277,13 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     return record
 
 
+def _prompt_column_as_read(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with a recorded default prompt column (``None``) as the column it reads: ``prompt``."""
+    if "prompt_column" in record and record["prompt_column"] is None:
+        return {**record, "prompt_column": "prompt"}
+    return record
+
+
 #: options declared ``recorded`` on :class:`ScoreConfig` (beyond the fixed ones above): recorded in
 #: ``run.json`` and checked on resume, without another line here
 RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
@@ -328,6 +335,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     if previous.get("model") and "score_mode" not in previous:
         # written before score modes existed: its LLM scores were the written (sampled) ones
         previous = {**previous, "score_mode": "sampled"}
+    # the default prompt column is 'prompt' (when the data has one; when it has none, naming it
+    # fails at load): the default and an explicit --prompt-column prompt are one setting
+    previous, record = _prompt_column_as_read(previous), _prompt_column_as_read(record)
     current = record if record.get("model") is not None else {
         key: value for key, value in record.items() if key not in LLM_SETTINGS}
     if previous.get("model", current.get("model")) != current.get("model"):
