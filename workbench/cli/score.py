@@ -23,13 +23,15 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
     """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not enabled) as progress:
-        bar = progress.add_task("score", total=None)
+        # named for what it waits on: until the samples are known it is the loading (which may fail)
+        bar = progress.add_task("loading the data", total=None)
         yield {
             "on_row": lambda row: progress.advance(bar),
             # a resumed run starts at the rows already done
-            "on_start": lambda todo, done: progress.update(bar, total=todo + done, completed=done),
+            "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
+                                                          completed=done),
         }
 
 
