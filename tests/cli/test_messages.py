@@ -183,3 +183,16 @@ def test_a_loader_error_is_printed_once_by_the_command(tmp_path: Path, shared_da
     assert output.count(expected) == 1, output
     assert "Failed to" not in output and "Expected 1 fields" not in output and "in row 5" not in output
     assert f"Error: cannot read {data}: {expected}" in " ".join(output.split())
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "nobody-here/no-such-dataset-xyz", "-m", "chrf", "-o", "OUT/scores"],
+    ["execute", "nobody-here/no-such-dataset-xyz", "-o", "OUT/results.jsonl"],
+])
+def test_score_and_execute_take_offline_as_the_other_commands_do(tmp_path: Path, command: list[str]) -> None:
+    """``--offline`` reached only dedup, correlate and bias (and ``workbench run --offline`` only
+    their stages): score and execute asked the hub for a hub id all the same."""
+    arguments = [part.replace("OUT", str(tmp_path)) for part in command]
+    result = CliRunner().invoke(app, [*arguments, "--offline"])
+    assert result.exit_code == 1, result.output
+    assert "offline mode is on and it is not in the local cache" in " ".join(result.output.split())

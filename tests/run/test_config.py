@@ -114,6 +114,16 @@ def test_offline_hub_id_fails_before_any_stage(tmp_path: Path, monkeypatch: pyte
     assert not (tmp_path / "run").exists()
 
 
+def test_run_offline_reaches_every_stage_that_loads_data() -> None:
+    """``[run] offline`` reached the dedup stage (and correlate, bias) only: execute and score asked the hub."""
+    config = load_config(DEFAULT_CONFIG, overrides=["run.offline=true"])
+    plans = {plan.name: plan for plan in plan_stages(config, run_preflight(config).columns)}
+    for name in ("dedup", "execute", "score", "score_all"):  # the stages that read [data] source
+        assert "--offline" in plans[name].argv, name
+    plain = {plan.name: plan for plan in plan_stages(load_config(DEFAULT_CONFIG), run_preflight(config).columns)}
+    assert not any("--offline" in plan.argv for plan in plain.values() if plan.command)
+
+
 def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) -> None:
     from workbench.run import run_pipeline
 

@@ -253,6 +253,7 @@ def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path
 @pytest.mark.parametrize(("table", "key", "owner"), [
     ("score", "generation_column", r"\[data\] code_column"), ("execute", "task_column", r"\[data\] task_column"),
     ("dedup", "offline", r"\[run\] offline"), ("correlate", "sample_column", r"\[data\] sample_column"),
+    ("score", "offline", r"\[run\] offline"), ("execute", "offline", r"\[run\] offline"),
 ])
 def test_a_stage_table_may_not_set_a_column_that_every_stage_shares(tmp_path: Path, table: str, key: str,
                                                                      owner: str) -> None:

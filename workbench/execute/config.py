@@ -66,6 +66,8 @@ class ExecutionConfig(JobConfig):
             :class:`~workbench.execute.limits.ResourceLimits` (see :attr:`limits`).
         isolation: ``auto`` (the strongest available) or a level to require.
         resume / overwrite: what to do with an existing output file.
+        offline: never contact the Hugging Face hub (the generations and problems, where hub
+            ids, are read from the local cache).
         reference_cache / reference_cache_dir: keep measured reference times between runs,
             and where (default: the user cache folder).
         limit: run only the first N samples (after resume filtering); the name ``score``
@@ -123,6 +125,7 @@ class ExecutionConfig(JobConfig):
         "auto", f"Isolation level: {', '.join(ISOLATION_CHOICES)} (auto: strongest available).", choices=ISOLATION_CHOICES)
     resume: bool = option(False, "Continue an interrupted run: skip samples already in --output.")
     overwrite: bool = option(False, "Replace an existing --output file.")
+    offline: bool = option(False, "Never contact the Hugging Face hub (a hub id is read from the local cache).")
     reference_cache: bool = option(True, "Reuse measured reference times.")
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
     limit: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1, aliases=("max_samples",))

@@ -183,8 +183,8 @@ class SandboxFailureGuard:
                 f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
-def _single_split(source: str, split: str | None):
-    loaded = load_records(source, splits=[split] if split else None)
+def _single_split(source: str, split: str | None, offline: bool = False):
+    loaded = load_records(source, splits=[split] if split else None, offline=offline)
     if len(loaded.splits) == 1:
         return next(iter(loaded.splits.values()))
     if "test" in loaded.splits:
@@ -214,7 +214,7 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     """
     from workbench.data.loading import require_columns
 
-    dataset = _single_split(config.problems, config.problems_split)
+    dataset = _single_split(config.problems, config.problems_split, config.offline)
     reference = config.reference_column if config.reference_column in dataset.column_names else None
     require_columns(
         dataset,
@@ -260,7 +260,7 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
     """
     from workbench.data.loading import require_columns
 
-    loaded = load_records(source)
+    loaded = load_records(source, offline=config.offline)
     dataset = loaded.concatenated() if len(loaded.splits) > 1 else next(iter(loaded.splits.values()))
     sample_column = resolve_sample_column(dataset.column_names, config.sample_column, ExecutionConfig.sample_column)
     if sample_column is None:

@@ -245,7 +245,8 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
         "task_column": data["task_column"], "sample_column": data["sample_column"],
         "generation_column": data["code_column"], "reference_column": data["reference_column"],
         "prompt_column": data["prompt_column"], "language": data["language"], "split": data["split"],
-        "stop": data["stop"], **section, "carry": carry or None, "output": str(output),
+        "stop": data["stop"], "offline": config.offline or None, **section, "carry": carry or None,
+        "output": str(output),
     }
     _job(plan, data["source"], values)
 
@@ -291,7 +292,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         "task_column": data["task_column"],
         "sample_column": data["sample_column"] if data["sample_column"] in columns else None,
         "completion_column": data["code_column"], "language": data["language"], "stop": data["stop"],
-        **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
+        "offline": config.offline or None, **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
     }
     plan = StagePlan("execute", "execute", outputs=layout.outputs("execute"), partial=layout.partial("execute"),
                      table="execute")

@@ -65,6 +65,7 @@ class ScoreConfig(JobConfig):
         task_column / sample_column / generation_column / reference_column / prompt_column:
             input columns (``prompt_column`` default: ``prompt`` when present).
         no_prompt: ignore the prompt column (generation and reference are whole programs).
+        offline: never contact the Hugging Face hub (a hub id is read from the local cache).
         stop: stop sequences or preset names (``humaneval``): each generation is cut at the
             first one before it is scored, as ``workbench execute --stop`` cuts it before it
             runs (:mod:`workbench.data.stop_sequences`); the references are kept whole.
@@ -138,6 +139,7 @@ class ScoreConfig(JobConfig):
     no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.", recorded=True)
     stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
     carry: tuple[str, ...] | None = option(None, "Input columns copied into each row (default: passed, when present).")
+    offline: bool = option(False, "Never contact the Hugging Face hub (a hub id is read from the local cache).")
     split: str | None = option(None, "Only this split.", recorded=True)
     limit: int | None = option(None, "Score only N samples (see --select).", min=1)
     select: str = option(

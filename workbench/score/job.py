@@ -98,6 +98,7 @@ def load_samples(
     select: str = "first",
     stratify_column: str = "passed",
     select_seed: int = 0,
+    offline: bool = False,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -112,6 +113,7 @@ def load_samples(
             (:func:`workbench.score.selection.stratified_subset`).
         stratify_column: the outcome column for ``"stratified"`` (carried into every row).
         select_seed: seed of the stratified selection.
+        offline: never contact the Hugging Face hub (a hub id is read from the local cache).
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -124,7 +126,7 @@ def load_samples(
     from workbench.data.loading import load_records
 
     columns = columns or Columns()
-    loaded = load_records(source, splits=[split] if split else None)
+    loaded = load_records(source, splits=[split] if split else None, offline=offline)
     available = loaded.column_names
     prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
     if not use_prompt:
@@ -638,7 +640,8 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                       reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
     return load_samples(source, columns, split=config.split, limit=None if everything else config.limit,
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
-                        stratify_column=config.stratify_column, select_seed=config.select_seed)
+                        stratify_column=config.stratify_column, select_seed=config.select_seed,
+                        offline=config.offline)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
