@@ -185,7 +185,7 @@ class WorkbenchTyper(typer.Typer):
 
 app = WorkbenchTyper(
     name="workbench",
-    help="Evaluation workbench for ML models of code: dedup, execute, score, correlate.",
+    help="Evaluation workbench for ML models of code: dedup, execute, score, correlate, bias, and all of them as one run.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -26,7 +26,7 @@ def run_command(
     force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
 ) -> None:
-    """Run dedup, execute, score and correlate as one pipeline and write an HTML report.
+    """Run decontamination, dedup, execute, score, correlate and bias as one pipeline and write an HTML report.
 
     Every option of the single commands is a key of its table in the config (the jobs' config
     fields); the command line overrides the file. Stages write into one run folder; a rerun skips finished stages

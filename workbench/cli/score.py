@@ -40,7 +40,7 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
 def score_command(
     config: ScoreConfig,
     data: str = typer.Argument(..., help="Generations: a .jsonl/.json/.parquet/.csv file, a folder, a bundled name or a hub id."),
-    output: Path = typer.Option(Path("score-out"), "--output", "-o", help="Run folder: scores.jsonl, traces.jsonl, run.json, chroma/."),
+    output: Path = typer.Option(Path("score-out"), "--output", "-o", help="Run folder: scores.jsonl, scores_wide.jsonl (one column per method: what correlate reads), traces.jsonl, run.json, chroma/."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", hidden=True, help="Deprecated: use --no-progress."),
 ) -> None:
