@@ -83,6 +83,8 @@ def test_single_set_and_contamination_by_hand(tmp_path, corpus):
     written = json.loads((tmp_path / "bias.json").read_text())
     assert written["contamination"]["contaminated_ids"] == ["r3"]
     assert written["duplication"]["metrics"]["acc"]["eq2"]["identity_residual"] < 1e-12
+    # the JSON says over which rows d is computed, as the table and the HTML do
+    assert written["duplication"]["metrics"]["acc"]["eq2"]["d_over"].startswith("all 6 rows with a value of the metric")
 
 
 def test_contamination_from_a_second_dedup_output(tmp_path, corpus):

@@ -75,11 +75,18 @@ class Analysis:
     ids: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        metrics = {name: value.to_dict() for name, value in self.metrics.items()}
+        rows = "test rows" if self.kind == "train_test" else "rows"
+        for block in metrics.values():
+            if "eq2" in block:
+                # the d of the dedup report is over the compared rows only: say which rows this one is over
+                block["eq2"]["d_over"] = (f"all {block['eq2']['n_D']} {rows} with a value of the metric (D), not only "
+                                          f"the rows long enough to compare (the dedup report's d)")
         return {
             "kind": self.kind, "settings": list(self.settings),
             "definitions": {name: SETTING_TEXTS[name] for name in self.settings},
             "delta_percent_between": list(self.delta_between), "counts": self.counts, "notes": self.notes,
-            "metrics": {name: value.to_dict() for name, value in self.metrics.items()}, **self.ids,
+            "metrics": metrics, **self.ids,
         }
 
 
