@@ -166,8 +166,10 @@ def test_the_executors_walk_is_the_local_walk_on_the_same_token_bags(corpus_2k):
     assert len(buckets) > 100
 
     counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
-    verifier = _BucketVerifier(local, [None] * len(texts), UnionFind(len(texts)), config, counters)
-    expected = [(p.a, p.b, p.set_jaccard, p.multiset_jaccard) for _, members in buckets for p in verifier.process(members)]
+    verifier = _BucketVerifier(local, [None] * len(texts), UnionFind(len(texts)), config, counters,
+                               bands=setup.lsh.bands)
+    expected = [(p.a, p.b, p.set_jaccard, p.multiset_jaccard)
+                for band, members in buckets for p in verifier.process(members, band)]
     in_buckets = sorted({row for _, members in buckets for row in members})
     bags = [(r[tasks.INDEX], r[tasks.IDS], r[tasks.COUNTS], r[tasks.N_TOKENS], r[tasks.PARTITION])
             for r in records if r[tasks.INDEX] in set(in_buckets)]

@@ -24,7 +24,7 @@ import numpy as np
 from workbench.dedup.cluster_shape import ClusterShape, Neighbour, TokenPairScorer, describe_clusters
 from workbench.dedup.clusters import UnionFind, choose_keeper, exact_bag_groups
 from workbench.dedup.config import DedupConfig
-from workbench.dedup.signatures import LSHParameters, MinHashSetup, band_buckets, minhash_setup
+from workbench.dedup.signatures import LSHParameters, MinHashSetup, banded_buckets, minhash_setup
 from workbench.dedup.text_identity import TextPairScorer, find_text_duplicates
 from workbench.dedup.tokens import FileTokens, SignatureSpec, TokenBags, tokenize_to_bags
 from workbench.dedup.verification import PairScore, verify_pair, verify_sorted_pair
@@ -235,7 +235,7 @@ def _find_duplicates(
     lsh_parameters = setup.lsh
     with progress("LSH index", lsh_parameters.bands) as advance:
         signatures = bags.signatures[bags.bag_of[np.asarray(representatives, dtype=np.int64)]]
-        buckets = band_buckets(representatives, signatures, lsh_parameters, on_progress=advance)
+        buckets, band_sizes = banded_buckets(representatives, signatures, lsh_parameters, on_progress=advance)
         del signatures
     timings["lsh_index"] = time.perf_counter() - clock
 
@@ -243,7 +243,7 @@ def _find_duplicates(
         Candidates(rows, reference, config, lsh_parameters, status, n_tokens.tolist(),
                    bags.row_has_error()[:n_rows].tolist(),
                    {row: reason for row, reason in failures.items() if row < n_rows},
-                   partitions, groups, buckets, bags),
+                   partitions, groups, buckets, bags, band_sizes=band_sizes),
         progress, timings,
     )
 
@@ -264,7 +264,9 @@ class Candidates:
             (ascending, representative first), for every analysed row (singletons too); the
             order of the keys does not matter.
         buckets: the LSH buckets with two or more representatives, band by band, within a
-            band by first member, members ascending (:func:`band_buckets`).
+            band by first member, members ascending (:func:`banded_buckets`).
+        band_sizes: how many of ``buckets`` each band has, in band order; ``None``: one band
+            (pairs verified elsewhere and replayed here, each once).
         bags: the token bags: a :class:`~workbench.dedup.tokens.TokenBags` of all rows, or
             row index -> :class:`FileTokens` for every row in a bucket at least (a list of
             all rows, or a dict of the bucket members); with ``scores``, at least the rows of
@@ -287,6 +289,7 @@ class Candidates:
     buckets: list[list[int]]
     bags: Any
     scores: Callable[[int, int], PairScore | None] | None = None
+    band_sizes: list[int] | None = None
 
 
 def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timings: dict[str, float]) -> DedupResult:
@@ -337,12 +340,15 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     counters = {"representatives": len(groups), "bucket_pairs": 0, "size_filtered": 0, "verified": 0,
                 "rejected": 0}
     cross_partition: list[DuplicatePair] = []
-    verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters, candidates.scores)
+    band_sizes = candidates.band_sizes if candidates.band_sizes is not None else [len(buckets)]
+    verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters, candidates.scores,
+                               bands=len(band_sizes))
+    bands = (band for band, size in enumerate(band_sizes) for _ in range(size))
     # the bar counts candidate pairs (what verification is about), not buckets; pairs already
-    # in one cluster or seen in an earlier band count as done without a comparison
+    # in one cluster or met in an earlier band count as done without a comparison
     with progress("verify candidate pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
-        for bucket in buckets:
-            for pair in verifier.process(bucket):
+        for bucket, band in zip(buckets, bands, strict=True):
+            for pair in verifier.process(bucket, band):
                 if partitions[pair.a] == partitions[pair.b]:
                     pairs.append(pair)
                 else:
@@ -458,15 +464,35 @@ class _BucketVerifier:
     into its current components and only pairs across components are verified; once a
     pair of two components verifies, the rest of their pairs are skipped. Pairs across
     partitions (groups, or a reference row) are all verified and never joined.
+
+    A pair is compared in the first band where its rows share a bucket, never again: a later
+    band skips a pair whose rows shared a bucket of an earlier band. That pair was compared
+    then, unless its rows were already in one component (or joined in that bucket), and they
+    still are. So no set of compared pairs is kept (at 1M files it held 78M pairs, about
+    4.6 GB); the verifier keeps each row's bucket per band instead (``bands x rows`` int32,
+    100 MB at 1M rows and 25 bands). The buckets must come band by band, in band order.
+
+    Args:
+        tokens: the token bags (:class:`TokenBags`, or row -> :class:`FileTokens`).
+        partitions: per row, the value two rows must share to join one cluster.
+        union_find: the clusters so far (joined as duplicates verify).
+        config: the thresholds.
+        counters: ``bucket_pairs``, ``size_filtered``, ``verified``, ``rejected``, updated.
+        scores: pair -> :class:`PairScore` for pairs verified elsewhere (else from ``tokens``).
+        bands: the number of LSH bands the buckets come from.
     """
 
     def __init__(self, tokens: Any, partitions: list[Any], union_find: UnionFind,
                  config: DedupConfig, counters: dict[str, int],
-                 scores: Callable[[int, int], PairScore | None] | None = None) -> None:
+                 scores: Callable[[int, int], PairScore | None] | None = None, bands: int = 1) -> None:
         self.tokens, self.partitions, self.union_find = tokens, partitions, union_find
         self.config, self.counters = config, counters
-        self.seen: set[int] = set()  # compared pairs, as low * n + high (an int: no tuple per pair)
         self.n = len(partitions)
+        # row -> its bucket in each band so far (an id unique over all bands); a row in no bucket
+        # of a band holds -(row + 1) there, so two rows never match on a band neither was in
+        self.bucket_of = np.empty((max(bands - 1, 0), self.n), dtype=np.int32)
+        self.bucket_of[:] = -np.arange(1, self.n + 1, dtype=np.int32)
+        self.buckets_seen = 0
         self.enumerated = 0
         # exact rationals once, not once per pair
         self.thresholds = exact_threshold(config.set_threshold), exact_threshold(config.multiset_threshold)
@@ -498,15 +524,21 @@ class _BucketVerifier:
         first, second = self.tokens[low], self.tokens[high]
         return verify_pair(first.counts, second.counts, first.n_tokens, second.n_tokens, *self.thresholds)
 
-    def process(self, bucket: list[int]) -> list[DuplicatePair]:
-        """Verify one bucket (sorted member indices); return the duplicate pairs found."""
+    def process(self, bucket: list[int], band: int = 0) -> list[DuplicatePair]:
+        """Verify one bucket (sorted member indices) of LSH band ``band`` (buckets in band
+        order); return the duplicate pairs found."""
         self.counters["bucket_pairs"] += _pairs_in(bucket)
+        if band < len(self.bucket_of):  # the last band is never looked back at
+            self.bucket_of[band, bucket] = self.buckets_seen
+        self.buckets_seen += 1
         find, partitions = self.union_find.find, self.partitions
         components: dict[int, list[int]] = {}
         for member in bucket:
             components.setdefault(find(member), []).append(member)
         if len(components) == 1:
             return []
+        # each member's buckets of the earlier bands: a pair sharing one was met there
+        earlier = dict(zip(bucket, map(frozenset, self.bucket_of[:band, bucket].T.tolist()))) if band else None
         found: list[DuplicatePair] = []
         groups = list(components.values())
         for i, first in enumerate(groups):
@@ -516,19 +548,19 @@ class _BucketVerifier:
                     continue  # joined earlier in this bucket
                 if partitions[first[0]] is REFERENCE and partitions[second[0]] is REFERENCE:
                     continue  # two reference rows: not our business
-                found.extend(self._compare(first, second, same))
+                found.extend(self._compare(first, second, same, earlier))
         return found
 
-    def _compare(self, first: list[int], second: list[int], same: bool) -> list[DuplicatePair]:
-        seen, counters, n, score_of = self.seen, self.counters, self.n, self.score
+    def _compare(self, first: list[int], second: list[int], same: bool,
+                 earlier: dict[int, frozenset[int]] | None) -> list[DuplicatePair]:
+        counters, score_of = self.counters, self.score
         found = []
         for a in first:
+            met_a = earlier[a] if earlier is not None else None
             for b in second:
+                if met_a is not None and not met_a.isdisjoint(earlier[b]):
+                    continue  # compared in an earlier band (see the class docstring)
                 low, high = (a, b) if a < b else (b, a)
-                key = low * n + high
-                if key in seen:
-                    continue
-                seen.add(key)
                 self.enumerated += 1
                 score = score_of(low, high)
                 if score is None:

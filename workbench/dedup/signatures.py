@@ -368,6 +368,14 @@ def band_buckets(
     keys: Sequence[int], signatures: np.ndarray, parameters: LSHParameters,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[list[int]]:
+    """The buckets of :func:`banded_buckets`, without the number of buckets per band."""
+    return banded_buckets(keys, signatures, parameters, on_progress)[0]
+
+
+def banded_buckets(
+    keys: Sequence[int], signatures: np.ndarray, parameters: LSHParameters,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[list[list[int]], list[int]]:
     """Return the LSH buckets holding two or more keys: the buckets of
     ``candidate_buckets(build_lsh_index(keys, signatures, parameters))``, in the same order
     (band by band; within a band in the order the buckets were first filled; members sorted).
@@ -383,6 +391,10 @@ def band_buckets(
         parameters: the bands and rows.
         on_progress: called with 1 after each band.
 
+    Returns:
+        ``(buckets, band_sizes)``: the buckets (lists of keys), and how many of them each band
+        has (``band_sizes[i]`` buckets of band ``i`` follow those of band ``i - 1``).
+
     Raises:
         ValueError: keys that are not strictly ascending.
     """
@@ -391,7 +403,9 @@ def band_buckets(
         raise ValueError("band_buckets needs ascending keys")
     n_keys, rows = len(keys_array), parameters.rows
     buckets: list[list[int]] = []
+    band_sizes: list[int] = []
     for band in range(parameters.bands):
+        before = len(buckets)
         if n_keys > 1:
             order, starts = _band_groups(signatures[:, band * rows : (band + 1) * rows])
             lengths = np.diff(np.append(starts, n_keys))
@@ -404,6 +418,7 @@ def band_buckets(
             # keys ascend, and each run ascends in position: the members come out sorted
             members = keys_array[order[positions]].tolist()
             buckets += [members[offset : offset + length] for offset, length in zip(offsets.tolist(), lengths.tolist())]
+        band_sizes.append(len(buckets) - before)
         if on_progress:
             on_progress(1)
-    return buckets
+    return buckets, band_sizes

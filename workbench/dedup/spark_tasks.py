@@ -183,8 +183,8 @@ def walk_component(config: Any, reference: int | None, counter: Any, group: tupl
     walk over its buckets finds, with the local engine's own code
     (:class:`~workbench.dedup.detection._BucketVerifier` on the component's
     :class:`~workbench.dedup.tokens.TokenBags`: :func:`~workbench.dedup.verification.verify_sorted_pair`
-    on each pair it meets, pairs already in one cluster skipped, a pair seen in an earlier band not
-    compared again).
+    on each pair it meets, pairs already in one cluster skipped, a pair whose rows shared a bucket
+    of an earlier band not compared again).
 
     A bucket lies inside one candidate component, and the walk's decisions in a bucket depend only
     on the clusters of its rows, so the walk over one component's buckets (in the buckets' order:
@@ -207,11 +207,12 @@ def walk_component(config: Any, reference: int | None, counter: Any, group: tupl
     tokens = TokenBags.from_buffers([bag[1] for bag in held], [bag[2] for bag in held], [bag[3] for bag in held])
     partitions = [REFERENCE if partition == reference else partition for *_, partition in held]
     counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
-    verifier = _BucketVerifier(tokens, partitions, UnionFind(len(rows)), config, counters)
+    verifier = _BucketVerifier(tokens, partitions, UnionFind(len(rows)), config, counters,
+                               bands=1 + max(band for band, _ in buckets))
     largest = 0
     for band, members in sorted(buckets, key=lambda bucket: (bucket[0], bucket[1][0])):
         largest = max(largest, len(members))
-        for position, pair in enumerate(verifier.process([local[row] for row in members])):
+        for position, pair in enumerate(verifier.process([local[row] for row in members], band)):
             yield "pair", (band, members[0], position), rows[pair.a], rows[pair.b], pair.set_jaccard, pair.multiset_jaccard
         counter.add(1)
     yield "work", {**counters, "enumerated": verifier.enumerated, "largest_bucket": largest}
