@@ -399,3 +399,28 @@ def test_sorted_array_verification_equals_the_dict_verification(thresholds):
             assert got == expected
             outcomes[None if got is None else got.is_duplicate] += 1
     assert thresholds == (0.0, 0.0) or len(outcomes) == 3
+
+
+def test_a_pair_is_compared_only_in_the_first_band_where_its_rows_meet():
+    """No set of compared pairs: a later band skips a pair whose rows shared a bucket of an
+    earlier band (compared then), counts the rest, and finds a cross-partition duplicate once."""
+    from types import SimpleNamespace
+
+    from workbench.dedup.detection import REFERENCE, _BucketVerifier
+
+    def tokens(*names: str) -> SimpleNamespace:
+        counts = Counter(names)
+        return SimpleNamespace(counts=counts, n_tokens=sum(counts.values()))
+
+    base = [f"t{i}" for i in range(20)]
+    rows = [tokens(*base), tokens(*(f"u{i}" for i in range(20))), tokens(*base, "extra"),  # 2: a copy of 0
+            tokens(*(f"u{i}" for i in range(15)), *(f"v{i}" for i in range(5)))]  # 3: meets 1 in band 1; J 15/25
+    counters = {"bucket_pairs": 0, "size_filtered": 0, "verified": 0, "rejected": 0}
+    verifier = _BucketVerifier(rows, [None, None, REFERENCE, None], UnionFind(4), DedupConfig(), counters, bands=3)
+    found = {band: [(p.a, p.b) for bucket in buckets for p in verifier.process(bucket, band)]
+             for band, buckets in enumerate([[[0, 1, 2]], [[0, 1, 2], [1, 3]], [[0, 1, 2], [1, 3]]])}
+    assert found == {0: [(0, 2)], 1: [], 2: []}  # the reference copy once, not once per band
+    # band 0: (0,1) (0,2) (1,2); band 1: (1,3) only; band 2: nothing new
+    assert verifier.enumerated == 4
+    assert counters["bucket_pairs"] == 3 + 3 + 1 + 3 + 1
+    assert counters["verified"] + counters["size_filtered"] == 4
