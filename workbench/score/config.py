@@ -18,6 +18,7 @@ from workbench.failures import FailureLimit, failure_limit_text, parse_max_failu
 from workbench.llm.cache import CacheMode
 from workbench.llm.client import STRUCTURED_MODES, LLMSettings
 from workbench.options import JobConfig, OptionError, option
+from workbench.score.problems import ProblemSet
 from workbench.score.reading import DEFAULT_SCORE_MODE, SCORE_MODES
 from workbench.score.selection import SELECTIONS
 from workbench.score.verdict import DEFAULT_FINAL_STEP, FINAL_STEPS
@@ -65,6 +66,10 @@ class ScoreConfig(JobConfig):
         task_column / sample_column / generation_column / reference_column / prompt_column:
             input columns (``prompt_column`` default: ``prompt`` when present).
         no_prompt: ignore the prompt column (generation and reference are whole programs).
+        problems / problems_split / problem_task_column / problem_prompt_column /
+            problem_reference_column: a problem set that supplies, by task id, the prompt and
+            the reference solution where the data has no such column
+            (:mod:`workbench.score.problems`).
         offline: never contact the Hugging Face hub (a hub id is read from the local cache).
         stop: stop sequences or preset names (``humaneval``): each generation is cut at the
             first one before it is scored, as ``workbench execute --stop`` cuts it before it
@@ -139,6 +144,15 @@ class ScoreConfig(JobConfig):
     no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.", recorded=True)
     stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
     carry: tuple[str, ...] | None = option(None, "Input columns copied into each row (default: passed, when present).")
+    problems: str | None = option(
+        None, "Problem set (bundled name such as humaneval, a file or a hub id) whose prompt and reference solution a "
+        "sample takes, by its task id, where the data has no prompt or reference column (as workbench execute takes "
+        "the prompt).", recorded=True)
+    problems_split: str | None = option(None, "Split of --problems (default: its only split, or 'test').", recorded=True)
+    problem_task_column: str = option("task_id", "Problems column with the task id.", recorded=True)
+    problem_prompt_column: str = option("prompt", "Problems column with the prompt.", recorded=True)
+    problem_reference_column: str = option(
+        "canonical_solution", "Problems column with the reference solution.", recorded=True)
     offline: bool = option(False, "Never contact the Hugging Face hub (a hub id is read from the local cache).")
     split: str | None = option(None, "Only this split.", recorded=True)
     limit: int | None = option(None, "Score only N samples (see --select).", min=1)
@@ -250,6 +264,19 @@ class ScoreConfig(JobConfig):
                 raise OptionError(f"{{method_limit}} gives {name!r} twice", "method_limit")
             limits[name] = int(count)
         return limits
+
+    @property
+    def problem_set(self) -> ProblemSet | None:
+        """``problems`` and its columns as a :class:`~workbench.score.problems.ProblemSet` (``None``: no problem set)."""
+        if self.problems is None:
+            return None
+        return ProblemSet(self.problems, self.problems_split, self.problem_task_column, self.problem_prompt_column,
+                          self.problem_reference_column, self.offline)
+
+    @property
+    def needs_reference(self) -> bool:
+        """Whether a method of this run reads the reference solution (all but ``p-correct --no-reference``)."""
+        return any(name != "p-correct" or self.reference for name in self.method)
 
     @property
     def stop_sequences(self) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from typing import Any
 
 from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, WorkbenchError
+from workbench.errors import DataError, MissingColumnError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -47,6 +47,7 @@ from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, c
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.methods import make_method
+from workbench.score.problems import ProblemSet, problem_for
 from workbench.score.reading import READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
     RUN_FILE,
@@ -99,6 +100,8 @@ def load_samples(
     stratify_column: str = "passed",
     select_seed: int = 0,
     offline: bool = False,
+    problems: ProblemSet | None = None,
+    reference_required: bool = True,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -114,6 +117,11 @@ def load_samples(
         stratify_column: the outcome column for ``"stratified"`` (carried into every row).
         select_seed: seed of the stratified selection.
         offline: never contact the Hugging Face hub (a hub id is read from the local cache).
+        problems: a problem set whose prompt and reference solution a sample takes, by its task
+            id, where the data has no prompt column (and ``use_prompt``) or no reference column
+            (:mod:`workbench.score.problems`).
+        reference_required: whether a method needs the reference (``False``: only ``p-correct
+            --no-reference``); without one, a missing reference column leaves it empty.
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -131,13 +139,23 @@ def load_samples(
     prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
     if not use_prompt:
         prompt_column = None
+    # what the data lacks comes from the problem set, matched on the task id (as execute does)
+    reference_column = columns.reference if columns.reference in available else None
+    problem_texts = None
+    if problems is not None and (reference_column is None or (prompt_column is None and use_prompt)):
+        from workbench.score.problems import load_problem_texts
+
+        problem_texts = load_problem_texts(problems)
+    elif reference_column is None and reference_required:
+        raise MissingColumnError(columns.reference, available, hint=(
+            "set it with --reference-column, or take each task's reference solution from a problem set with "
+            "--problems, e.g. --problems humaneval"))
     sample_column = resolve_sample_column(available, columns.sample)
     loaded.require_columns(
         {
             "--task-column": columns.task,
             "--sample-column": sample_column,
             "--generation-column": columns.generation,
-            "--reference-column": columns.reference,
             "--prompt-column": prompt_column,
         }
     )
@@ -155,14 +173,23 @@ def load_samples(
     samples: list[Sample] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
     for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+        problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
+        if reference_column is not None:
+            reference = row[reference_column] or ""
+        else:
+            reference = problem.reference if problem is not None else ""
+        if prompt_column is not None:
+            prompt = row[prompt_column] or ""
+        else:
+            prompt = problem.prompt if problem is not None and use_prompt else ""
         samples.append(
             Sample(
                 task_id=task_id,
                 sample_id=sample_id,
                 generation=row[columns.generation] or "",
                 generation_null=row[columns.generation] is None,
-                reference=row[columns.reference] or "",
-                prompt=(row[prompt_column] or "") if prompt_column else "",
+                reference=reference,
+                prompt=prompt,
                 carried={c: row[c] for c in carry},
             )
         )
@@ -641,7 +668,8 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
     return load_samples(source, columns, split=config.split, limit=None if everything else config.limit,
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
-                        offline=config.offline)
+                        offline=config.offline, problems=config.problem_set,
+                        reference_required=config.needs_reference)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
