@@ -13,7 +13,7 @@ from workbench.cli import app
 from workbench.data.loading import load_records
 from workbench.errors import DataError, MissingColumnError
 from workbench.score.config import ScoreConfig
-from workbench.score.job import select_samples
+from workbench.score.job import sample_notes, select_samples
 from workbench.score.problems import ProblemSet
 
 
@@ -53,30 +53,54 @@ def test_columns_of_the_data_win_over_the_problem_set(tmp_path, humaneval):
     [whole] = select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
                                                no_prompt=True))
     assert whole.prompt == ""  # --no-prompt: whole programs, no prompt from anywhere
+    # --no-prompt with the reference from the problems: the reference is a whole program too (prompt + solution)
+    program = humaneval["HumanEval/2"]["prompt"] + humaneval["HumanEval/2"]["canonical_solution"]
+    programs = _generations(tmp_path / "programs.jsonl", [{"task_id": "HumanEval/2", "completion": program}])
+    [sample] = select_samples(programs, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                    problems="humaneval", no_prompt=True))
+    assert (sample.prompt, sample.reference) == ("", program)
 
 
 def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):
     data = _generations(tmp_path / "gens.jsonl", [{"task_id": "MBPP/11", "completion": "pass\n"}])
-    with pytest.raises(DataError, match=r"task 'MBPP/11' of .*gens.jsonl is not in the problems \(humaneval: 164 "
-                                        r"tasks, e.g. HumanEval/0"):
+    with pytest.raises(DataError, match=r"task 'MBPP/11' of .*gens.jsonl is not in --problems humaneval \(164 "
+                                        r"task\(s\), e.g. HumanEval/0.*--problem-task-column"):
         select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval"))
     problems = tmp_path / "problems.jsonl"
-    _generations(problems, [{"task_id": "MBPP/11", "text": "Write f."}])
-    with pytest.raises(MissingColumnError, match=r"column 'prompt' not found \(set it with --problem-prompt-column\)"):
+    _generations(problems, [{"task_id": "MBPP/11", "text": "Write f.", "code": "def f(): pass\n"}])
+    # an error of the problem set says so: "the data has" would read as the generations file
+    with pytest.raises(DataError, match=rf"^--problems {problems}: column 'prompt' not found \(set it with "
+                                        r"--problem-prompt-column\); the data has: task_id, text, code"):
         select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems=str(problems)))
+    with pytest.raises(DataError, match=r"^--problems humaneval: split 'bogus' not found"):
+        select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                                         problems_split="bogus"))
+    # a column the run does not read need not exist: here only the reference is taken (the data has a prompt)
+    with_prompt = _generations(tmp_path / "with_prompt.jsonl",
+                               [{"task_id": "MBPP/11", "prompt": "def f():\n", "completion": "    pass\n"}])
+    [sample] = select_samples(with_prompt, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                       problems=str(problems), problem_reference_column="code"))
+    assert (sample.prompt, sample.reference) == ("def f():\n", "def f(): pass\n")
 
 
 def test_without_a_reference_column_only_p_correct_without_the_reference_runs(tmp_path):
     data = _generations(tmp_path / "gens.jsonl", [{"task_id": "HumanEval/0", "prompt": "def f():\n", "completion": "  1\n"}])
     with pytest.raises(MissingColumnError, match=r"column 'reference' not found \(set it with --reference-column, or "
                                                  r"take each task's reference solution from a problem set with "
-                                                 r"--problems, e.g. --problems humaneval\)"):
+                                                 r"--problems, e.g. --problems humaneval; p-correct alone also runs "
+                                                 r"with --no-reference\)"):
         select_samples(data, ScoreConfig(method=["p-correct"], model=MODEL, generation_column="completion"))
     [sample] = select_samples(data, ScoreConfig(method=["p-correct"], model=MODEL, generation_column="completion",
                                                 reference=False))
     assert sample.reference == "" and sample.prompt == "def f():\n"
     assert not ScoreConfig(method=["p-correct"], model=MODEL, reference=False).needs_reference
     assert ScoreConfig(method=["p-correct", "chrf"], model=MODEL, reference=False).needs_reference
+    # nothing tells the judge what the code should do: said, never silent
+    bare = _generations(tmp_path / "bare.jsonl", [{"task_id": "HumanEval/0", "completion": "  1\n"}])
+    config = ScoreConfig(method=["p-correct"], model=MODEL, generation_column="completion", reference=False)
+    assert sample_notes(select_samples(bare, config), config)[0].startswith(
+        "1 of 1 sample(s) have no prompt, and p-correct --no-reference shows the judge no reference either")
+    assert sample_notes([sample], config) == []
 
 
 def test_score_scores_an_execute_style_file_with_problems(tmp_path, humaneval):
@@ -96,6 +120,17 @@ def test_score_scores_an_execute_style_file_with_problems(tmp_path, humaneval):
     again = CliRunner().invoke(app, ["score", str(data), "--generation-column", "completion", "-m", "chrf",
                                      "--problems", str(other), "-o", str(out), "--resume"])
     assert again.exit_code == 1 and "--problems='humaneval'" in " ".join(again.output.split())
+
+
+def test_a_problem_set_path_resumes_by_any_spelling(tmp_path, humaneval, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _generations(tmp_path / "problems.jsonl", [{key: humaneval["HumanEval/2"][key] for key in
+                                                ("task_id", "prompt", "canonical_solution")}])
+    data = _generations(tmp_path / "gens.jsonl", [{"task_id": "HumanEval/2", "completion": "    return 0.0\n"}])
+    arguments = ["score", str(data), "--generation-column", "completion", "-m", "chrf", "-o", "out", "--no-progress"]
+    assert CliRunner().invoke(app, [*arguments, "--problems", "problems.jsonl"]).exit_code == 0
+    again = CliRunner().invoke(app, [*arguments, "--problems", "./problems.jsonl", "--resume"])
+    assert again.exit_code == 0, again.output
 
 
 def test_problem_set_of_the_config():

@@ -141,15 +141,18 @@ def load_samples(
         prompt_column = None
     # what the data lacks comes from the problem set, matched on the task id (as execute does)
     reference_column = columns.reference if columns.reference in available else None
-    problem_texts = None
-    if problems is not None and (reference_column is None or (prompt_column is None and use_prompt)):
-        from workbench.score.problems import load_problem_texts
-
-        problem_texts = load_problem_texts(problems)
-    elif reference_column is None and reference_required:
+    if reference_column is None and reference_required and problems is None:
         raise MissingColumnError(columns.reference, available, hint=(
             "set it with --reference-column, or take each task's reference solution from a problem set with "
-            "--problems, e.g. --problems humaneval"))
+            "--problems, e.g. --problems humaneval; p-correct alone also runs with --no-reference"))
+    take_reference = problems is not None and reference_column is None and reference_required
+    # without --prompt a reference from the problems is a whole program: the problem's prompt + its solution
+    take_prompt = problems is not None and prompt_column is None and (use_prompt or take_reference)
+    problem_texts = None
+    if take_reference or take_prompt:
+        from workbench.score.problems import load_problem_texts
+
+        problem_texts = load_problem_texts(problems, prompt=take_prompt, reference=take_reference)
     sample_column = resolve_sample_column(available, columns.sample)
     loaded.require_columns(
         {
@@ -176,12 +179,14 @@ def load_samples(
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         if reference_column is not None:
             reference = row[reference_column] or ""
+        elif take_reference:
+            reference = problem.reference if use_prompt else problem.prompt + problem.reference
         else:
-            reference = problem.reference if problem is not None else ""
+            reference = ""
         if prompt_column is not None:
             prompt = row[prompt_column] or ""
         else:
-            prompt = problem.prompt if problem is not None and use_prompt else ""
+            prompt = problem.prompt if take_prompt and use_prompt else ""
         samples.append(
             Sample(
                 task_id=task_id,
@@ -303,6 +308,8 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     }
     if source is not None:
         record[SOURCE_KEY] = source_identity(source)
+    if config.problems is not None:  # a path by any spelling is one problem set, as the data source is
+        record["problems"] = source_identity(config.problems)
     return record
 
 
@@ -698,6 +705,12 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     if config.limit is not None and len(samples) < config.limit:
         notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) the data has"
                      f"{' for --select stratified' if config.select == 'stratified' else ''}: all of them were scored")
+    if "p-correct" in config.method and not config.reference:
+        bare = sum(not sample.prompt.strip() for sample in samples)
+        if bare:
+            notes.append(f"{bare} of {len(samples)} sample(s) have no prompt, and p-correct --no-reference shows the "
+                         f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
+                         f"or --problems")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
         notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "

@@ -44,37 +44,49 @@ class ProblemTexts:
     reference: str
 
 
-def load_problem_texts(problems: ProblemSet) -> dict[str, ProblemTexts]:
+def load_problem_texts(problems: ProblemSet, *, prompt: bool = True, reference: bool = True) -> dict[str, ProblemTexts]:
     """Task id -> its :class:`ProblemTexts`.
 
+    Args:
+        problems: the problem set.
+        prompt / reference: whether its prompt / reference column is read (a column that is
+            not read need not exist; its text is then empty).
+
     Raises:
-        MissingColumnError: a column of ``problems`` is not in the problem set (the message
-            names the ``--problem-...`` option that sets it).
-        MissingSplitError / DataError: the problem set does not load, has several splits and no
-            ``test`` one, or lists a task twice.
+        DataError: the problem set does not load, lacks a column it is read from (the message
+            names the ``--problem-...`` option that sets it), has a split other than the one asked
+            for, several splits and no ``test`` one, or lists a task twice; every message begins
+            with ``--problems SOURCE:`` so it is not taken for the generations' own.
     """
     from workbench.data.loading import load_records
 
-    loaded = load_records(problems.source, splits=[problems.split] if problems.split else None,
-                          offline=problems.offline)
-    if len(loaded.splits) == 1:
-        dataset = next(iter(loaded.splits.values()))
-    elif "test" in loaded.splits:
-        dataset = loaded.splits["test"]
-    else:
-        raise DataError(f"the problems ({problems.source}) have the splits {', '.join(loaded.splits)}; "
-                        f"name one with --problems-split")
-    loaded.require_columns({"--problem-task-column": problems.task_column,
-                            "--problem-prompt-column": problems.prompt_column,
-                            "--problem-reference-column": problems.reference_column})
+    try:
+        loaded = load_records(problems.source, splits=[problems.split] if problems.split else None,
+                              offline=problems.offline)
+        if len(loaded.splits) == 1:
+            dataset = next(iter(loaded.splits.values()))
+        elif "test" in loaded.splits:
+            dataset = loaded.splits["test"]
+        else:
+            raise DataError(f"it has the splits {', '.join(loaded.splits)}; name one with --problems-split")
+        loaded.require_columns({"--problem-task-column": problems.task_column,
+                                "--problem-prompt-column": problems.prompt_column if prompt else None,
+                                "--problem-reference-column": problems.reference_column if reference else None})
+    except DataError as error:
+        raise DataError(f"--problems {problems.source}: {_without_prefix(str(error), problems.source)}") from error
     texts: dict[str, ProblemTexts] = {}
     for row in dataset:
         task_id = str(row[problems.task_column])
         if task_id in texts:
-            raise DataError(f"the problems ({problems.source}) list task {task_id!r} twice")
-        texts[task_id] = ProblemTexts(prompt=row[problems.prompt_column] or "",
-                                      reference=row[problems.reference_column] or "")
+            raise DataError(f"--problems {problems.source}: it lists task {task_id!r} twice")
+        texts[task_id] = ProblemTexts(prompt=(row[problems.prompt_column] or "") if prompt else "",
+                                      reference=(row[problems.reference_column] or "") if reference else "")
     return texts
+
+
+def _without_prefix(message: str, source: str) -> str:
+    """A loader message without its own leading ``SOURCE:`` (the caller names the source once)."""
+    return message[len(source) + 2:] if message.startswith(f"{source}: ") else message
 
 
 def problem_for(texts: dict[str, ProblemTexts], task_id: str, source: str | os.PathLike[str],
@@ -88,6 +100,7 @@ def problem_for(texts: dict[str, ProblemTexts], task_id: str, source: str | os.P
         return texts[task_id]
     except KeyError:
         known = ", ".join(list(texts)[:3])
-        raise DataError(f"task {task_id!r} of {os.fspath(source)} is not in the problems ({problems.source}: "
-                        f"{len(texts)} tasks, e.g. {known}); pass the problem set these generations were made "
-                        f"for with --problems, or the task id column with --task-column") from None
+        raise DataError(f"task {task_id!r} of {os.fspath(source)} is not in --problems {problems.source} "
+                        f"({len(texts)} task(s), e.g. {known}); give the problem set these generations were made "
+                        f"for, or the task id column of either side with --task-column / --problem-task-column "
+                        f"(or another split with --problems-split)") from None
