@@ -172,3 +172,15 @@ def test_select_rows_keeps_the_rows_and_a_deterministic_fingerprint():
     assert select_rows(dataset, indices)._fingerprint == chosen._fingerprint
     assert select_rows(dataset, [7, 3, 3, 49])._fingerprint != chosen._fingerprint
     assert select_rows(dataset, indices)._fingerprint != dataset._fingerprint
+
+
+def test_one_split_takes_the_only_split_or_test_and_names_the_option_otherwise(tmp_path):
+    folder = tmp_path / "problems"
+    folder.mkdir()
+    _write_jsonl(folder / "train.jsonl", [{"task_id": "a"}])
+    assert load_records(str(folder)).one_split()["task_id"] == ["a"]
+    _write_jsonl(folder / "validation.jsonl", [{"task_id": "b"}])
+    with pytest.raises(DataError, match=r"train, validation; name one with --problems-split"):
+        load_records(str(folder)).one_split("--problems-split")
+    _write_jsonl(folder / "test.jsonl", [{"task_id": "c"}])
+    assert load_records(str(folder)).one_split()["task_id"] == ["c"]

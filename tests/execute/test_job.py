@@ -321,3 +321,17 @@ def test_python_samples_run_with_a_fixed_hash_seed():
     for _ in range(2):
         outcome = run_program(PythonTestRunner(), program, tests, "h", timeout_s=30.0)
         assert outcome.status == "passed", outcome
+
+
+def test_problems_with_several_splits_need_problems_split(tmp_path):
+    from workbench.execute.job import load_problems
+
+    folder = tmp_path / "problems"
+    folder.mkdir()
+    for split, body in (("train", "return x"), ("validation", "return x * x")):
+        write_jsonl(folder / f"{split}.jsonl", [{"task_id": "t1", "prompt": "def square(x):\n", "test": "",
+                                                 "entry_point": "square", "canonical_solution": f"    {body}\n"}])
+    with pytest.raises(DataError, match="train, validation; name one with --problems-split"):
+        load_problems(ExecutionConfig(problems=str(folder)))
+    chosen = load_problems(ExecutionConfig(problems=str(folder), problems_split="validation"))
+    assert "x * x" in chosen["t1"].reference

@@ -133,6 +133,22 @@ class LoadedDataset:
                 raise MissingSplitError(name, list(self.splits))
         return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped)
 
+    def one_split(self, option: str = "--split") -> datasets.Dataset:
+        """Return the split a one-split job reads: the only one, else ``test``.
+
+        Args:
+            option: the CLI option that names a split, quoted in the error.
+
+        Raises:
+            DataError: several splits and none is called ``test``; the message lists them and
+                names ``option``.
+        """
+        if len(self.splits) == 1:
+            return next(iter(self.splits.values()))
+        if "test" in self.splits:
+            return self.splits["test"]
+        raise DataError(f"{self.source}: it has the splits {', '.join(self.splits)}; name one with {option}")
+
     def concatenated(self, split_column: str = "split") -> datasets.Dataset:
         """Return all splits as one dataset with the split name in ``split_column``."""
         parts = []

@@ -183,15 +183,6 @@ class SandboxFailureGuard:
                 f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
-def _single_split(source: str, split: str | None, offline: bool = False):
-    loaded = load_records(source, splits=[split] if split else None, offline=offline)
-    if len(loaded.splits) == 1:
-        return next(iter(loaded.splits.values()))
-    if "test" in loaded.splits:
-        return loaded.splits["test"]
-    raise DataError(f"{source} has several splits ({', '.join(loaded.splits)}); choose one with --problems-split")
-
-
 def _require_text(dataset, columns: dict[str, str | None], where: str) -> None:
     """Raise :class:`DataError` for a named column that does not hold text (or only nulls):
     anything else would be turned into its ``repr`` and run as code."""
@@ -214,7 +205,8 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     """
     from workbench.data.loading import require_columns
 
-    dataset = _single_split(config.problems, config.problems_split, config.offline)
+    splits = [config.problems_split] if config.problems_split else None
+    dataset = load_records(config.problems, splits=splits, offline=config.offline).one_split("--problems-split")
     reference = config.reference_column if config.reference_column in dataset.column_names else None
     require_columns(
         dataset,

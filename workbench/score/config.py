@@ -12,6 +12,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
@@ -22,6 +23,9 @@ from workbench.score.problems import ProblemSet
 from workbench.score.reading import DEFAULT_SCORE_MODE, SCORE_MODES
 from workbench.score.selection import SELECTIONS
 from workbench.score.verdict import DEFAULT_FINAL_STEP, FINAL_STEPS
+
+if TYPE_CHECKING:
+    from workbench.score.base import ScoringMethod
 
 #: ``cache`` values: how the LLM response cache is used (:class:`~workbench.llm.cache.CacheMode`)
 CACHE_MODES: tuple[str, ...] = tuple(mode.value for mode in CacheMode)
@@ -273,10 +277,27 @@ class ScoreConfig(JobConfig):
         return ProblemSet(self.problems, self.problems_split, self.problem_task_column, self.problem_prompt_column,
                           self.problem_reference_column, self.offline)
 
+    def make_methods(self) -> list[ScoringMethod]:
+        """One instance of each method of this run, in ``--method`` order, with this run's options.
+
+        Raises:
+            WorkbenchError: an unknown method or a bad option or prompt template.
+        """
+        from workbench.score.methods import make_method
+
+        return [make_method(name, self.prompts_dir, final_step=self.final_step, reference=self.reference,
+                            analyse_first=self.analyse_first)
+                for name in dict.fromkeys(self.method)]
+
     @property
     def needs_reference(self) -> bool:
-        """Whether a method of this run reads the reference solution (all but ``p-correct --no-reference``)."""
-        return any(name != "p-correct" or self.reference for name in self.method)
+        """Whether a method of this run reads the reference solution (each method says so:
+        :attr:`~workbench.score.base.ScoringMethod.needs_reference`).
+
+        Raises:
+            WorkbenchError: as :meth:`make_methods`.
+        """
+        return any(method.needs_reference for method in self.make_methods())
 
     @property
     def stop_sequences(self) -> tuple[str, ...]:

@@ -46,7 +46,6 @@ from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
-from workbench.score.methods import make_method
 from workbench.score.problems import ProblemSet, problem_for
 from workbench.score.reading import READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
@@ -451,11 +450,7 @@ def score_samples(
     from workbench.languages.registry import get_language
 
     samples = list(samples)
-    methods = [
-        make_method(name, config.prompts_dir, final_step=config.final_step, reference=config.reference,
-                    analyse_first=config.analyse_first)
-        for name in dict.fromkeys(config.method)
-    ]
+    methods = config.make_methods()
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
     language = get_language(config.language)

@@ -63,12 +63,7 @@ def load_problem_texts(problems: ProblemSet, *, prompt: bool = True, reference: 
     try:
         loaded = load_records(problems.source, splits=[problems.split] if problems.split else None,
                               offline=problems.offline)
-        if len(loaded.splits) == 1:
-            dataset = next(iter(loaded.splits.values()))
-        elif "test" in loaded.splits:
-            dataset = loaded.splits["test"]
-        else:
-            raise DataError(f"it has the splits {', '.join(loaded.splits)}; name one with --problems-split")
+        dataset = loaded.one_split("--problems-split")
         loaded.require_columns({"--problem-task-column": problems.task_column,
                                 "--problem-prompt-column": problems.prompt_column if prompt else None,
                                 "--problem-reference-column": problems.reference_column if reference else None})
