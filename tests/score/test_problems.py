@@ -59,6 +59,21 @@ def test_columns_of_the_data_win_over_the_problem_set(tmp_path, humaneval):
     [sample] = select_samples(programs, ScoreConfig(method=["chrf"], generation_column="completion",
                                                     problems="humaneval", no_prompt=True))
     assert (sample.prompt, sample.reference) == ("", program)
+    assert sample.from_problems == ("reference",)
+
+
+def test_a_problem_set_the_data_does_not_need_is_noted(tmp_path, humaneval):
+    data = _generations(tmp_path / "gens.jsonl", [
+        {"task_id": "HumanEval/2", "prompt": "def f():\n", "completion": "    return 0\n", "reference": "    return 1\n"}])
+    config = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval")
+    [sample] = select_samples(data, config)
+    assert sample.from_problems == ()
+    assert any("--problems humaneval was not used" in note for note in sample_notes([sample], config))
+    without_prompt = _generations(tmp_path / "bare.jsonl", [
+        {"task_id": "HumanEval/2", "completion": "    return 0\n", "reference": "    return 1\n"}])
+    [sample] = select_samples(without_prompt, config)
+    assert sample.from_problems == ("prompt",)
+    assert not any("was not used" in note for note in sample_notes([sample], config))
 
 
 def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):

@@ -42,6 +42,8 @@ class Sample(BaseSample):
         generation_null: the input's generation was null (missing): scored as empty code,
             and every row of the sample says so (``generation_note``).
         stop: the stop sequence that cut ``generation`` (``--stop``), or ``None``.
+        from_problems: which of ``"prompt"`` and ``"reference"`` came from the problem set
+            (``--problems``) rather than the data's own columns.
     """
 
     generation: str
@@ -50,6 +52,7 @@ class Sample(BaseSample):
     carried: dict[str, Any] = field(default_factory=dict)
     generation_null: bool = False
     stop: str | None = None
+    from_problems: tuple[str, ...] = ()
 
     @property
     def generation_note(self) -> str | None:

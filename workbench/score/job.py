@@ -195,6 +195,8 @@ def load_samples(
                 reference=reference,
                 prompt=prompt,
                 carried={c: row[c] for c in carry},
+                from_problems=tuple(part for part, taken in (("prompt", take_prompt and use_prompt),
+                                                              ("reference", take_reference)) if taken),
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -706,6 +708,9 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
             notes.append(f"{bare} of {len(samples)} sample(s) have no prompt, and p-correct --no-reference shows the "
                          f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
                          f"or --problems")
+    if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
+        notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
+                     f"columns, and a data column wins")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
         notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "
