@@ -209,3 +209,26 @@ def test_stop_is_set_once_in_data_for_execute_and_score(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[data\] stop must not be empty"):
         run_pipeline(bad)
     assert not (tmp_path / "run").exists()
+
+
+def test_own_generations_are_stratified_on_the_runs_execution(tmp_path: Path) -> None:
+    """A generations file with a task id and a completion only (no label, no prompt, no reference):
+    the score stage takes the prompt and reference from ``[score] problems`` and its stratified
+    subset from the execute stage's results."""
+    from workbench.data.loading import load_humaneval
+
+    rows = [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in load_humaneval().select(range(3))]
+    (tmp_path / "gens.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    text = (f'[data]\nsource = {str(tmp_path / "gens.jsonl")!r}\ncode_column = "completion"\n'
+            f'[score]\nmethod = ["chrf", "p-correct"]\nmodel = "local/smollm2-135m"\nproblems = "humaneval"\n'
+            f'select = "stratified"\nlimit = 4\n[run]\noutput = {str(tmp_path / "run")!r}\n')
+    config = load_config(_write(tmp_path, text))
+    plans = {plan.name: plan for plan in plan_stages(config, run_preflight(config).columns)}
+    score = plans["score"]
+    assert score.after == ["execute"]
+    assert score.argv[score.argv.index("--results") + 1] == str(tmp_path / "run" / "execute" / "results.jsonl")
+    assert "--results" not in plans["score_all"].argv  # every row: nothing to select
+    # without the execute stage the label must be in the data, as before
+    no_execute = load_config(_write(tmp_path, text + 'stages = ["score"]\n'))
+    with pytest.raises(MissingColumnError, match="stratify_column"):
+        run_preflight(no_execute)

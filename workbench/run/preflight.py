@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import DataError, WorkbenchError
 from workbench.run.config import ConfigError, PipelineConfig
-from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics
+from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 
 if TYPE_CHECKING:
@@ -206,10 +206,12 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if data["id_column"]:
         loaded.require_columns({f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))})
     if stages & {"score", "score_all"}:
-        loaded.require_columns({"[data] reference_column": data["reference_column"], "[data] prompt_column": data["prompt_column"]})
         score = config.sections["score"]
+        if not score.get("problems"):  # with [score] problems, what the data lacks comes from the problem set
+            loaded.require_columns({"[data] reference_column": data["reference_column"],
+                                    "[data] prompt_column": data["prompt_column"]})
         subset = {**_defaults(ScoreConfig), **plans["score"].values}
-        if subset["select"] == "stratified" and "score" in stages:
+        if subset["select"] == "stratified" and "score" in stages and not stratifies_on_execution(config, columns):
             loaded.require_columns({"[score] stratify_column": subset["stratify_column"]})
         for column in score.get("carry") or []:
             loaded.require_columns({"[score] carry": column})
@@ -308,8 +310,8 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     """Warn when ``[execute] limit`` leaves samples of the score stage's subset unexecuted.
 
     The score stage chooses its subset (``limit``, ``select``) among all rows of ``[data]
-    source``, independently of the execute stage (the two run side by side, neither reads the
-    other); correlate then joins the scored rows with the execution results, so a scored row
+    source``, independently of the execute stage (unless it reads execute's results for
+    ``select = "stratified"``: :func:`~workbench.run.stages.stratifies_on_execution`); correlate then joins the scored rows with the execution results, so a scored row
     that was not executed has no label and drops out, and a join with none left fails. Execute
     runs the first ``limit`` rows not yet in its results file (in file order), so the
     check counts the subset's rows among the first ``limit`` rows (a rerun executes the
@@ -323,6 +325,8 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     from workbench.score.job import select_samples
 
     score = plans["score"].config()
+    if score.results is not None:
+        return  # the subset is chosen among the samples with a verdict in the results: all executed
     source = config.data["source"]
     executed = {sample.key for sample in select_samples(source, score, everything=True)[:executed_limit]}
     subset = select_samples(source, score)

@@ -251,6 +251,22 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     _job(plan, data["source"], values)
 
 
+def stratifies_on_execution(config: PipelineConfig, columns: set[str]) -> bool:
+    """Whether the score stage's ``--select stratified`` reads the outcomes from the run's own
+    execute stage (``workbench score --results``): the data has no stratify column, the stratify
+    column is execute's ``passed``, and the execute stage runs.
+
+    Args:
+        config: the validated configuration.
+        columns: the dataset's column names.
+    """
+    defaults = {name: item.default for name, item in ScoreConfig.options().items()}
+    section = {**defaults, **config.sections["score"]}
+    return (section["select"] == "stratified" and section["stratify_column"] not in columns
+            and section["stratify_column"] == "passed" and not section.get("results")
+            and "execute" in config.stages)
+
+
 def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
     return {"json_path": str(layout / RunLayout.CORRELATE_JSON[scope]),
             "plot_path": str(layout / RunLayout.CORRELATE_PLOT[scope])}
@@ -305,7 +321,11 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     if len(cheap) == len(methods):
         plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
     else:
-        _score_job(plan, config, columns, dict(config.sections["score"]), score_dir["subset"])
+        section = dict(config.sections["score"])
+        if stratifies_on_execution(config, columns):  # one passing and one failing sample per task, from execute
+            section["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
+            plan.after = ["execute"]
+        _score_job(plan, config, columns, section, score_dir["subset"])
     plans.append(plan)
 
     plan = StagePlan("score_all", "score", outputs=layout.outputs("score_all"), partial=layout.partial("score_all"),

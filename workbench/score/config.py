@@ -75,6 +75,8 @@ class ScoreConfig(JobConfig):
             the reference solution where the data has no such column
             (:mod:`workbench.score.problems`).
         offline: never contact the Hugging Face hub (a hub id is read from the local cache).
+        results: a ``workbench execute`` results file whose ``passed`` each sample carries
+            (:mod:`workbench.score.outcomes`).
         stop: stop sequences or preset names (``humaneval``): each generation is cut at the
             first one before it is scored, as ``workbench execute --stop`` cuts it before it
             runs (:mod:`workbench.data.stop_sequences`); the references are kept whole.
@@ -163,6 +165,10 @@ class ScoreConfig(JobConfig):
     select: str = option(
         "first", "Which N samples: first (file order) or stratified (spread over tasks and pass/fail).", choices=SELECTIONS)
     stratify_column: str = option("passed", "Outcome column (0/1 or pass ratio) for --select stratified.")
+    results: str | None = option(
+        None, "Execution results of workbench execute (JSON Lines): each sample carries its 'passed', joined by task "
+        "and sample id (replacing a data column of that name), for --select stratified and for correlate.",
+        recorded=True)
     select_seed: int = option(0, "Seed of --select stratified.", min=0)
     method_limit: tuple[str, ...] | None = option(
         None, "METHOD=N: score METHOD on the first N selected samples only (repeatable), e.g. dsa-cqe=8 for the "

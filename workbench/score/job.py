@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.data.samples import check_unique, number_samples, resolve_sample_column, row_key
+from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, MissingColumnError, WorkbenchError
 from workbench.io import JsonlWriter, atomic_write, read_jsonl
@@ -101,6 +101,8 @@ def load_samples(
     offline: bool = False,
     problems: ProblemSet | None = None,
     reference_required: bool = True,
+    results: str | os.PathLike[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -121,6 +123,11 @@ def load_samples(
             (:mod:`workbench.score.problems`).
         reference_required: whether a method needs the reference (``False``: only ``p-correct
             --no-reference``); without one, a missing reference column leaves it empty.
+        results: a ``workbench execute`` results file whose ``passed`` each sample carries
+            (joined on task and sample id; it replaces a ``passed`` column of the data), for
+            ``"stratified"`` and for the rows (:mod:`workbench.score.outcomes`); a sample
+            without a verdict there is left out, and ``notes`` says how many.
+        notes: sentences for the run summary are appended here (samples left out).
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -128,9 +135,10 @@ def load_samples(
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
-            (task, sample) pairs.
+            (task, sample) pairs, and ``results`` without a verdict for any sample.
     """
     from workbench.data.loading import load_records
+    from workbench.score.outcomes import OUTCOME_COLUMN, missing_verdicts_note, read_outcomes
 
     columns = columns or Columns()
     loaded = load_records(source, splits=[split] if split else None, offline=offline)
@@ -165,16 +173,30 @@ def load_samples(
 
     if select not in SELECTIONS:
         raise DataError(f"unknown selection {select!r}; choose from {', '.join(SELECTIONS)}")
+    outcomes = read_outcomes(results) if results is not None else None
+    # a column the results supply need not be in the data
+    supplied = {OUTCOME_COLUMN} if outcomes is not None else set()
     stratified = select == "stratified" and limit is not None
-    if stratified:
+    if stratified and stratify_column not in supplied:
         loaded.require_columns({"--stratify-column": stratify_column})
-    carry = columns.carry if columns.carry is not None else tuple(c for c in ("passed",) if c in available)
+    carry = columns.carry if columns.carry is not None else tuple(
+        c for c in ("passed",) if c in available or c in supplied)
     if stratified and stratify_column not in carry:
         carry = (*carry, stratify_column)
-    loaded.require_columns({"--carry": c for c in carry})
+    if outcomes is not None and OUTCOME_COLUMN not in carry:
+        carry = (*carry, OUTCOME_COLUMN)
+    loaded.require_columns({"--carry": c for c in carry if c not in supplied})
     samples: list[Sample] = []
+    without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
     for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+        carried = {c: row[c] for c in carry if c not in supplied}
+        if outcomes is not None:
+            key = sample_key(task_id, sample_id)
+            if key not in outcomes:
+                without_verdict.append(key)
+                continue
+            carried[OUTCOME_COLUMN] = outcomes[key]
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         if reference_column is not None:
             reference = row[reference_column] or ""
@@ -194,13 +216,17 @@ def load_samples(
                 generation_null=row[columns.generation] is None,
                 reference=reference,
                 prompt=prompt,
-                carried={c: row[c] for c in carry},
+                carried=carried,
                 from_problems=tuple(part for part, taken in (("prompt", take_prompt and use_prompt),
                                                               ("reference", take_reference)) if taken),
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
             break
+    if without_verdict:
+        note = missing_verdicts_note(results, without_verdict, len(samples))
+        if notes is not None:
+            notes.append(note)
     check_unique((s.key for s in samples), where=f"the samples ({source})",
                  columns=(columns.task, sample_column or "numbered sample id"),
                  hint="pass --sample-column with a unique id")
@@ -311,6 +337,8 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         record[SOURCE_KEY] = source_identity(source)
     if config.problems is not None:  # a path by any spelling is one problem set, as the data source is
         record["problems"] = source_identity(config.problems)
+    if config.results is not None:
+        record["results"] = source_identity(config.results)
     return record
 
 
@@ -422,6 +450,7 @@ def score_samples(
     mock_response: str | MockResponder | None = None,
     extra_llm_params: dict[str, Any] | None = None,
     source: str | os.PathLike[str] | None = None,
+    loading_notes: Iterable[str] = (),
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -437,6 +466,8 @@ def score_samples(
         extra_llm_params: more keyword arguments of every ``litellm.completion`` call (tests).
         source: the data ``samples`` came from, recorded in ``run.json`` so that a resume from
             other data is refused (``None``: not recorded).
+        loading_notes: what loading the samples found that the summary must say
+            (:func:`select_samples`' ``notes``), printed before :func:`sample_notes`.
 
     Returns:
         the :class:`RunReport`.
@@ -579,7 +610,7 @@ def score_samples(
             paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
                    "run": str(run_path)},
             config=record,
-            notes=sample_notes(samples, config),
+            notes=[*loading_notes, *sample_notes(samples, config)],
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
         atomic_write(run_path, json.dumps({**asdict(report), "options": config.effective_options(), "status": "finished"},
@@ -653,16 +684,20 @@ def run_score(
     if config.llm is not None and config.llm.model:
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
-    return score_samples(apply_stop_sequences(select_samples(source, config), config.stop_sequences), config,
-                         output_dir, source=source, **hooks)
+    notes: list[str] = []
+    samples = select_samples(source, config, notes=notes)
+    return score_samples(apply_stop_sequences(samples, config.stop_sequences), config, output_dir, source=source,
+                         loading_notes=notes, **hooks)
 
 
-def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False) -> list[Sample]:
+def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
+                   notes: list[str] | None = None) -> list[Sample]:
     """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
     ``select``), before ``--stop`` cuts them: :func:`load_samples` with the config's options.
 
     Args:
         everything: ignore ``limit`` and ``select``: every sample, in file order.
+        notes: sentences for the run summary are appended here (:func:`load_samples`).
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
@@ -673,7 +708,7 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
                         offline=config.offline, problems=config.problem_set,
-                        reference_required=config.needs_reference)
+                        reference_required=config.needs_reference, results=config.results, notes=notes)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:

@@ -1,0 +1,109 @@
+"""``workbench score --results``: generations without a label take each sample's ``passed`` from
+the results of ``workbench execute`` (real execution in the sandbox, real ``datasets`` loading,
+chrF: no LLM), so ``--select stratified`` works on a user's own generations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data.loading import load_humaneval
+from workbench.errors import DataError
+from workbench.execute.job import ExecutionConfig, run_execute
+from workbench.score.config import ScoreConfig
+from workbench.score.job import select_samples
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """Two samples for each of three HumanEval tasks (the canonical solution and a wrong body),
+    no sample column (both jobs number them 0, 1 per task), executed for real."""
+    folder = tmp_path_factory.mktemp("outcomes")
+    rows = []
+    for problem in load_humaneval().select(range(3)):
+        rows.append({"task_id": problem["task_id"], "completion": problem["canonical_solution"]})
+        rows.append({"task_id": problem["task_id"], "completion": "    return None\n"})
+    rows.reverse()  # the wrong sample first in each task: the selection must read the outcome, not the order
+    generations = _jsonl(folder / "gens.jsonl", rows)
+    results = folder / "results.jsonl"
+    run_execute(generations, results, ExecutionConfig(timeout=30.0, workers=2, reference_cache=False))
+    return generations, results
+
+
+def test_each_sample_carries_its_execution_outcome(executed):
+    generations, results = executed
+    samples = select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                      problems="humaneval", results=str(results)))
+    assert [(s.task_id, s.sample_id, s.carried["passed"]) for s in samples][:2] == [
+        ("HumanEval/2", 0, 0), ("HumanEval/2", 1, 1)]
+    assert [s.carried["passed"] for s in samples] == [int(s.generation != "    return None\n") for s in samples]
+
+
+def test_stratified_selection_from_the_results(executed):
+    generations, results = executed
+    config = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                         results=str(results), select="stratified", limit=4)
+    samples = select_samples(generations, config)
+    assert len(samples) == 4 and len({s.task_id for s in samples}) == 2
+    assert sorted(s.carried["passed"] for s in samples) == [0, 0, 1, 1]
+    without = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                          select="stratified", limit=4)
+    with pytest.raises(DataError, match="stratify-column|passed"):
+        select_samples(generations, without)
+
+
+def test_results_replace_a_passed_column_and_samples_without_a_verdict_are_left_out_and_noted(tmp_path, executed):
+    generations, results = executed
+    rows = [json.loads(line) for line in generations.read_text().splitlines()]
+    labelled = _jsonl(tmp_path / "labelled.jsonl", [{**row, "passed": 7} for row in rows])
+    samples = select_samples(labelled, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                   problems="humaneval", results=str(results)))
+    assert {s.carried["passed"] for s in samples} == {0, 1}
+    kept = [row for row in map(json.loads, results.read_text().splitlines())
+            if (row["task_id"], row["sample_id"]) != ("HumanEval/2", 0)]
+    partial = _jsonl(tmp_path / "partial.jsonl", kept)
+    notes: list[str] = []
+    samples = select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                      problems="humaneval", results=str(partial)), notes=notes)
+    assert ("HumanEval/2", "0") not in {s.key for s in samples} and len(samples) == 5
+    assert notes == [f"--results {partial}: 1 sample(s) have no verdict there (no row, or status sandbox_error; the "
+                     f"first: task 'HumanEval/2' sample '0') and were left out; 5 with one were selected from"]
+    elsewhere = _jsonl(tmp_path / "elsewhere.jsonl", [{"task_id": "MBPP/1", "sample_id": 0, "passed": 1}])
+    with pytest.raises(DataError, match=r"--results .*elsewhere.jsonl: no sample has a result there"):
+        select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                problems="humaneval", results=str(elsewhere)))
+    broken = _jsonl(tmp_path / "broken.jsonl", [{"task_id": "HumanEval/2", "sample_id": 0, "passed": 1},
+                                                {"task_id": "HumanEval/2", "sample_id": "0", "passed": 0}])
+    with pytest.raises(DataError, match="lists task 'HumanEval/2' sample '0' twice"):
+        select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                problems="humaneval", results=str(broken)))
+    with pytest.raises(DataError, match=r"--results .*nothing.jsonl"):
+        select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
+                                                problems="humaneval", results=str(tmp_path / "nothing.jsonl")))
+
+
+def test_the_cli_scores_a_stratified_subset_of_executed_generations(tmp_path, executed):
+    generations, results = executed
+    out = tmp_path / "score"
+    result = CliRunner().invoke(app, ["score", str(generations), "--generation-column", "completion", "--problems",
+                                      "humaneval", "--results", str(results), "--select", "stratified", "--limit",
+                                      "2", "-m", "chrf", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert sorted(row["passed"] for row in rows) == [0, 1]
+    assert json.loads((out / "run.json").read_text())["config"]["results"].endswith("results.jsonl")
+    # a sample the results lack is left out, and the summary says so
+    lacking = _jsonl(tmp_path / "lacking.jsonl", [json.loads(line) for line in results.read_text().splitlines()][1:])
+    result = CliRunner().invoke(app, ["score", str(generations), "--generation-column", "completion", "--problems",
+                                      "humaneval", "--results", str(lacking), "-m", "chrf", "-o", str(tmp_path / "s2")])
+    assert result.exit_code == 0, result.output
+    assert "1 sample(s) have no verdict there" in " ".join(result.output.split())
+    assert len((tmp_path / "s2" / "scores.jsonl").read_text().splitlines()) == 5
