@@ -131,6 +131,14 @@ def test_build_failure_is_a_syntax_error_and_builds_cannot_read_the_token(level)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_a_compiler_the_sandbox_cannot_run_is_no_verdict_on_the_sample(level):
+    spec = sh_spec(build=[["/nonexistent/toolchain/cc", "main.c"]])
+    outcome = run(spec, level)
+    assert (outcome.status, outcome.exit_code) == ("sandbox_error", 127), outcome
+    assert "could not be run in the sandbox" in outcome.detail
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
 def test_build_outputs_are_visible_to_the_run(level):
     spec = sh_spec(checks="test -f built.txt || exit 1", build=[["/bin/sh", "-c", "echo ok > built.txt"]])
     assert run(spec, level).status == "passed"

@@ -56,3 +56,23 @@ def test_parse_reuses_one_parser_per_thread_and_threads_parse_correctly():
         other = pool.submit(python._parser).result()
     assert other is not python._parser()
     assert first.root_node.text == b"a = 1\n"  # an earlier tree outlives later parses
+
+
+def test_languages_inspect_shows_tokens_and_subcodes_of_a_file(tmp_path):
+    import json
+
+    program = tmp_path / "f.py"
+    program.write_text("def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n")
+    result = CliRunner().invoke(app, ["languages", "--inspect", str(program), "--json"])
+    assert result.exit_code == 0, result.output
+    view = json.loads(result.stdout)
+    assert view["language"] == "python" and view["tokens"][:3] == ["f", "xs", "total"]
+    assert [(s["kind"], s["lines"]) for s in view["subcodes"]] == [
+        ("Assign", [2, 2]), ("Assign", [4, 4]), ("For", [3, 4]), ("FunctionDef", [1, 5])]
+    assert view["subcodes"][2]["defines"][0] == "x"
+    table = CliRunner().invoke(app, ["languages", "--inspect", str(program)])
+    assert "FunctionDef" in table.output and "dedup tokens (9)" in table.output
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("plain text")
+    refused = CliRunner().invoke(app, ["languages", "--inspect", str(unknown)])
+    assert refused.exit_code == 1 and "pass --language" in refused.output

@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from workbench.cli.app import app, console
-from workbench.languages import installed_plugins
+from workbench.cli.app import app, console, err_console
+from workbench.languages import installed_plugins, plugin_problems, registry
 
 
 @app.command("languages")
 def languages_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    inspect: Path | None = typer.Option(
+        None, "--inspect", metavar="FILE", help="Show what the plugin makes of FILE instead: its dedup tokens and "
+        "its DSA-CQE sub-codes (kind, lines, names defined and used), without an LLM."),
+    language: str | None = typer.Option(
+        None, "--language", help="The language of --inspect FILE (default: by its extension)."),
 ) -> None:
     """List installed language plugins: versions, grammar versions, capabilities
-    (tokens / decompose / execute) and missing runner toolchains."""
+    (tokens / decompose / execute) and missing runner toolchains, then the plugins that were
+    left out (they do not import, have no hook, or clash with another) with the reason; the
+    exit status is 1 when there is such a problem. With --inspect FILE, show the tokens and
+    sub-codes a plugin finds in FILE (for plugin authors checking their maps)."""
+    if inspect is not None:
+        _inspect(inspect, language, json_output)
+        return
+    # the problems are listed below: not also as the warnings every other command logs
+    registry_log = logging.getLogger(registry.__name__)
+    level = registry_log.level
+    registry_log.setLevel(logging.ERROR)
+    try:
+        infos = installed_plugins()
+    finally:
+        registry_log.setLevel(level)
     rows = []
-    for info in installed_plugins():
+    for info in infos:
         plugin = info.plugin
         missing = plugin.runner.missing_toolchain() if plugin.runner is not None else []
         rows.append(
@@ -32,10 +55,12 @@ def languages_command(
                 "missing_toolchain": missing,
             }
         )
+    problems = plugin_problems()
     if json_output:
         import json
 
         typer.echo(json.dumps(rows, indent=2))
+        _print_problems(problems)
         return
     table = Table(title="Language plugins")
     for column in ("language", "aliases", "plugin", "grammar", "capabilities", "runner toolchain"):
@@ -48,8 +73,68 @@ def languages_command(
             row["name"],
             ", ".join(row["aliases"] + row["extensions"]),
             f"{row['distribution']} {row['version']}",
-            f"{row['grammar']} {row['grammar_version']}",
+            f"{row['grammar']} {row['grammar_version']}" if row["grammar_version"] != "?" or not row["grammar"]
+            else f"[red]{row['grammar']}: not installed[/red]",
             ", ".join(row["capabilities"]),
             toolchain,
         )
+    console.print(table)
+    _print_problems(problems)
+
+
+def _print_problems(problems) -> None:
+    """The plugins left out or in conflict, on stderr (``--json`` keeps stdout a list of plugins);
+    exit status 1 when there is one."""
+    for problem in problems:
+        err_console.print(f"[red]left out or in conflict:[/red] {escape(str(problem))}")
+    if problems:
+        raise typer.Exit(1)
+
+
+
+def _inspect(path: Path, language: str | None, json_output: bool) -> None:
+    """Print the dedup tokens and the DSA-CQE sub-codes of one file."""
+    from workbench.data.text_encoding import require_utf8
+    from workbench.errors import WorkbenchError
+    from workbench.languages import get_language, language_for_path
+    from workbench.score.decompose import decompose
+
+    plugin = get_language(language) if language else language_for_path(str(path))
+    if plugin is None:
+        raise WorkbenchError(f"{path}: no language plugin for its extension; pass --language")
+    try:
+        require_utf8(path)
+        code = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise WorkbenchError(f"{path}: cannot read it ({error.strerror or error})") from error
+    capabilities = plugin.capabilities()
+    tokens, parse_error = plugin.scan_tokens(code) if "tokens" in capabilities else (None, None)
+    decomposition = decompose(code, plugin) if "decompose" in capabilities else None
+    view = {
+        "file": str(path), "language": plugin.name, "tokens": tokens, "parse_error": parse_error,
+        "subcodes": [{k: v for k, v in sub.as_dict().items() if k != "text"} for sub in decomposition.subcodes]
+        if decomposition else None,
+        "subcode_candidates": decomposition.candidates if decomposition else None,
+        "subcodes_folded": decomposition.folded if decomposition else None,
+    }
+    if json_output:
+        import json
+
+        typer.echo(json.dumps(view, indent=2))
+        return
+    console.print(f"[bold]{escape(str(path))}[/bold] as {plugin.name}"
+                  + (" [red](parsed with syntax errors)[/red]" if parse_error else ""))
+    if tokens is not None:
+        console.print(f"dedup tokens ({len(tokens)}): {escape(' '.join(tokens))}")
+    if decomposition is None:
+        console.print(f"the {plugin.name} plugin has no sub-code map")
+        return
+    table = Table(title=f"sub-codes in analysis order ({len(decomposition.subcodes)} of "
+                        f"{decomposition.candidates} candidates; {decomposition.folded} folded)")
+    for column in ("#", "kind", "node type", "lines", "defines", "uses", "parent"):
+        table.add_column(column)
+    for sub in decomposition.subcodes:
+        table.add_row(str(sub.index), sub.kind.value, sub.node_type, f"{sub.start_line}-{sub.end_line}",
+                      escape(", ".join(sub.defines)), escape(", ".join(sub.uses)),
+                      "" if sub.parent is None else str(sub.parent))
     console.print(table)

@@ -110,6 +110,11 @@ class Observation:
     launch_error: str | None = None
 
 
+#: exit statuses of the POSIX shell for a command it could not run (a missing or unusable
+#: toolchain, not a compile error of the sample)
+_NOT_RUN_STATUSES = {126: "found but not executable", 127: "command not found"}
+
+
 def signal_name(number: int) -> str:
     """Return the name of signal ``number`` (``"SIGKILL"``), or ``"signal N"`` when unknown."""
     try:
@@ -126,7 +131,8 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     1. the sandbox could not be launched, or the program never started -> :data:`SANDBOX_ERROR`
        (not a verdict on the sample);
     2. the watchdog fired -> ``timeout``;
-    3. a build command failed -> ``syntax_error`` (a compile error);
+    3. a build command failed -> ``syntax_error`` (a compile error), unless the shell could not
+       run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout``;
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``;
@@ -164,7 +170,12 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if seen.build_failure is not None:
         step, reported = seen.build_failure
         command = shlex.join(spec.build[step]) if 0 <= step < len(spec.build) else "build"
-        return outcome("syntax_error", f"build step {command!r} failed with status {reported}")
+        status = int(reported) if reported.isdigit() else None
+        if status in _NOT_RUN_STATUSES:  # the shell could not run the compiler: no verdict on the sample
+            return outcome(SANDBOX_ERROR, f"build step {command!r} could not be run in the sandbox (status {status}: "
+                                          f"{_NOT_RUN_STATUSES[status]}); the toolchain is not reachable there",
+                           status, None)
+        return outcome("syntax_error", f"build step {command!r} failed with status {reported}", status, None)
     if sig == "SIGXCPU" or (sig == "SIGKILL" and seen.duration_s >= seen.timeout_s):
         return outcome("timeout", "CPU time limit exceeded")
     token_ok = seen.delivered.strip() == token.encode()

@@ -1,12 +1,21 @@
 """Language plugins: the contract (:mod:`.spec`), discovery (:mod:`.registry`) and the
 conformance kit for plugin authors (:mod:`.conformance`)."""
 
-from workbench.languages.registry import PluginInfo, get_language, installed_plugins, language_for_path
+from workbench.languages.registry import (
+    PluginInfo,
+    PluginProblem,
+    get_language,
+    installed_plugins,
+    language_for_path,
+    plugin_problems,
+    refresh_plugins,
+)
 from workbench.languages.spec import LanguagePlugin, RunSpec, SubCodeKind, TestRunner, hookimpl
 
 __all__ = [
     "LanguagePlugin",
     "PluginInfo",
+    "PluginProblem",
     "RunSpec",
     "SubCodeKind",
     "TestRunner",
@@ -14,4 +23,6 @@ __all__ = [
     "hookimpl",
     "installed_plugins",
     "language_for_path",
+    "plugin_problems",
+    "refresh_plugins",
 ]

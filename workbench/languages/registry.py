@@ -2,6 +2,15 @@
 
 Built-in plugins are listed in :data:`DEFAULT_PLUGINS` and register through the same
 hook as third-party ones, so the core never names a concrete language.
+
+One broken plugin must not take the others down: an entry point that does not import, a hook
+that raises or returns something other than :class:`LanguagePlugin` instances, or an entry
+point without the hook is left out and recorded as a :class:`PluginProblem` (``workbench
+languages`` lists them; every command logs them once as warnings). Conflicts are refused where
+they matter, never settled silently: two plugins of one language name make that language
+unusable until one is uninstalled, and an alias or extension claimed by several plugins is an
+error when it is looked up (pass the plugin's name instead). A plugin whose grammar does not
+load is an error when it is asked for, before any file is parsed.
 """
 
 from __future__ import annotations
@@ -9,15 +18,27 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import logging
+import os
 from dataclasses import dataclass
 
 import pluggy
 
-from workbench.errors import LanguageNotFoundError
+from workbench.errors import LanguageNotFoundError, WorkbenchError
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin
 
 #: modules of plugins that ship inside the workbench package itself
 DEFAULT_PLUGINS: tuple[str, ...] = ("workbench.languages.python_plugin",)
+
+_log = logging.getLogger(__name__)
+
+
+class LanguageConflictError(LanguageNotFoundError):
+    """Several installed plugins claim the asked-for language name, alias or extension."""
+
+
+class LanguageGrammarError(LanguageNotFoundError):
+    """The plugin of the asked-for language cannot load its tree-sitter grammar."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +58,31 @@ class PluginInfo:
     grammar_version: str
 
 
+@dataclass(frozen=True)
+class PluginProblem:
+    """A plugin that was left out, or a conflict between plugins.
+
+    Attributes:
+        source: which plugin: its distribution and entry point (``"workbench-go (entry point
+            go = workbench_go)"``), or the language for a conflict.
+        message: what is wrong and what to do, one sentence.
+    """
+
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass(frozen=True)
+class _Discovery:
+    infos: tuple[PluginInfo, ...]
+    problems: tuple[PluginProblem, ...]
+    #: language name -> the distributions that all provide it (such a language is not usable)
+    clashes: dict[str, tuple[str, ...]]
+
+
 def _version(distribution: str) -> str:
     try:
         return importlib.metadata.version(distribution)
@@ -44,69 +90,190 @@ def _version(distribution: str) -> str:
         return "?"
 
 
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The group's entry points, in a fixed order (distribution, then entry-point name), so the
+    outcome never depends on the order of ``sys.path`` or the current folder."""
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(found, key=lambda ep: ((ep.dist.name if ep.dist else "").lower(), ep.name, ep.value))
+
+
 @functools.cache
 def plugin_manager() -> pluggy.PluginManager:
-    """Return the process-wide plugin manager with built-in and entry-point plugins loaded."""
+    """Return the process-wide plugin manager with built-in and entry-point plugins loaded
+    (the ones that fail to load are in :func:`plugin_problems`)."""
+    return _load()[0]
+
+
+@functools.cache
+def _load() -> tuple[pluggy.PluginManager, dict[int, str], tuple[PluginProblem, ...]]:
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(LanguageHookSpec)
     for module_name in DEFAULT_PLUGINS:
         manager.register(importlib.import_module(module_name), name=module_name)
-    manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-    return manager
+    distributions: dict[int, str] = {}
+    problems: list[PluginProblem] = []
+    for entry_point in _entry_points():
+        distribution = entry_point.dist.name if entry_point.dist else "?"
+        source = f"{distribution} (entry point {entry_point.name} = {entry_point.value})"
+        try:
+            plugin = entry_point.load()
+        except Exception as error:  # noqa: BLE001 - any import failure of a third-party module
+            problems.append(PluginProblem(source, f"it does not import ({type(error).__name__}: {error}); the plugin "
+                                                  f"is left out"))
+            continue
+        if manager.is_registered(plugin):
+            continue  # two entry points naming one module: one plugin
+        # each entry point is registered under its own distribution, so two packages that chose the
+        # same entry-point name do not hide one another
+        try:
+            manager.register(plugin, name=f"{distribution}:{entry_point.name}")
+        except (ValueError, pluggy.PluginValidationError) as error:
+            problems.append(PluginProblem(source, f"it cannot be registered ({error}); the plugin is left out"))
+            continue
+        if not manager.get_hookcallers(plugin):
+            manager.unregister(plugin)
+            problems.append(PluginProblem(source, (
+                "it has no workbench_languages hook: the entry point must name a module (not a function) whose "
+                "workbench_languages function is decorated with @hookimpl (docs/plugins.md); the plugin is left out")))
+            continue
+        distributions[id(plugin)] = distribution
+    return manager, distributions, tuple(problems)
 
 
 @functools.cache
-def installed_plugins() -> tuple[PluginInfo, ...]:
-    """Return every installed language plugin, sorted by name.
-
-    Raises:
-        ValueError: two plugins claim the same language name.
-    """
-    manager = plugin_manager()
-    distributions = {id(module): dist.project_name for module, dist in manager.list_plugin_distinfo()}
-    infos: dict[str, PluginInfo] = {}
+def _discover() -> _Discovery:
+    manager, distributions, load_problems = _load()
+    problems = list(load_problems)
+    found: dict[str, list[PluginInfo]] = {}
     for impl in manager.hook.workbench_languages.get_hookimpls():
         distribution = distributions.get(id(impl.plugin), PROJECT_NAME)
-        for plugin in impl.function():
-            if plugin.name in infos:
-                raise ValueError(
-                    f"two plugins provide the language {plugin.name!r}: "
-                    f"{infos[plugin.name].distribution} and {distribution}"
-                )
-            infos[plugin.name] = PluginInfo(
-                plugin=plugin,
-                distribution=distribution,
-                version=_version(distribution),
-                grammar_version=_version(plugin.grammar_distribution) if plugin.grammar_distribution else "?",
-            )
-    return tuple(infos[name] for name in sorted(infos))
+        source = f"{distribution} ({manager.get_name(impl.plugin)})"
+        try:
+            provided = list(impl.function())
+        except Exception as error:  # noqa: BLE001 - a third-party hook
+            problems.append(PluginProblem(source, f"its workbench_languages hook failed ({type(error).__name__}: "
+                                                  f"{error}); the plugin is left out"))
+            continue
+        wrong = [item for item in provided if not isinstance(item, LanguagePlugin)]
+        if wrong:
+            problems.append(PluginProblem(source, f"its workbench_languages hook returned {wrong[0]!r}, not a "
+                                                  f"LanguagePlugin instance; the plugin is left out"))
+            continue
+        for plugin in provided:
+            found.setdefault(plugin.name, []).append(PluginInfo(
+                plugin=plugin, distribution=distribution, version=_version(distribution),
+                grammar_version=_version(plugin.grammar_distribution) if plugin.grammar_distribution else "?"))
+    infos, clashes = [], {}
+    for name in sorted(found):
+        providers = found[name]
+        if len(providers) == 1:
+            infos.append(providers[0])
+            continue
+        clashes[name] = tuple(info.distribution for info in providers)
+        problems.append(PluginProblem(f"language {name!r}", (
+            f"two plugins provide it ({' and '.join(clashes[name])}); neither is used until one is uninstalled")))
+    for info in infos:  # an alias or extension two languages claim: looked up by name only
+        for key in (*info.plugin.aliases, *info.plugin.extensions):
+            others = [other.plugin.name for other in infos if other is not info and other.plugin.handles(key)]
+            if others and info.plugin.name < min(others):  # report each shared key once
+                problems.append(PluginProblem(f"{key!r}", (
+                    f"claimed by the languages {', '.join([info.plugin.name, *others])}; files or options that name "
+                    f"it are refused: pass --language with the language's name")))
+    for problem in problems:
+        _log.warning("language plugin %s", problem)
+    return _Discovery(tuple(infos), tuple(problems), clashes)
+
+
+def installed_plugins() -> tuple[PluginInfo, ...]:
+    """Return every usable language plugin, sorted by name (those left out, and the reason:
+    :func:`plugin_problems`)."""
+    return _discover().infos
+
+
+def plugin_problems() -> tuple[PluginProblem, ...]:
+    """Return the plugins that were left out and the conflicts between plugins, in discovery order."""
+    return _discover().problems
+
+
+def refresh_plugins() -> None:
+    """Forget what was discovered, so that plugins installed since (in a notebook, a test) are found."""
+    for cached in (plugin_manager, _load, _discover, _usable):
+        cached.cache_clear()
+    importlib.invalidate_caches()
+
+
+def _installed_names() -> str:
+    return ", ".join(info.plugin.name for info in installed_plugins()) or "(none)"
+
+
+@functools.cache
+def _usable(name: str) -> LanguagePlugin:
+    """The plugin called ``name`` once its grammar is known to load (parsing plugins only)."""
+    plugin = next(info.plugin for info in installed_plugins() if info.plugin.name == name)
+    if {"tokens", "decompose"} & set(plugin.capabilities()):  # a runner-only plugin parses nothing
+        try:
+            plugin.load_language()
+        except Exception as error:  # noqa: BLE001 - a missing or broken grammar package
+            install = f"pip install {plugin.grammar_distribution}" if plugin.grammar_distribution else "its grammar"
+            raise LanguageGrammarError(
+                f"the {name} plugin cannot load its tree-sitter grammar ({type(error).__name__}: {error}); "
+                f"install it ({install}) and run again") from error
+    return plugin
+
+
+def _lookup(key: str, what: str) -> LanguagePlugin | None:
+    key = key.lower()
+    if key in _discover().clashes:
+        raise LanguageConflictError(
+            f"two plugins provide the language {key!r} ({' and '.join(_discover().clashes[key])}): uninstall one")
+    by_name = [info.plugin for info in installed_plugins() if info.plugin.name == key]
+    if by_name:
+        return _usable(by_name[0].name)
+    claimed = [info.plugin for info in installed_plugins() if info.plugin.handles(key)]
+    if len(claimed) > 1:
+        raise LanguageConflictError(
+            f"{what} {key!r} is claimed by the languages {', '.join(p.name for p in claimed)}: pass --language with "
+            f"the language's name, or uninstall one of the plugins")
+    return _usable(claimed[0].name) if claimed else None
 
 
 def get_language(name: str) -> LanguagePlugin:
     """Return the plugin for a language name, alias or file extension (``"py"``, ``".java"``).
 
+    A plugin's own name wins over another plugin's alias of the same spelling.
+
     Raises:
         LanguageNotFoundError: no installed plugin handles ``name``; the message lists
             the installed languages and how to add one.
+        LanguageConflictError: two plugins provide the language, or several claim the alias or
+            extension.
+        LanguageGrammarError: the plugin's tree-sitter grammar does not load (not installed).
     """
-    for info in installed_plugins():
-        if info.plugin.handles(name):
-            return info.plugin
-    names = ", ".join(info.plugin.name for info in installed_plugins()) or "(none)"
+    plugin = _lookup(name, "the alias or extension")
+    if plugin is not None:
+        return plugin
     raise LanguageNotFoundError(
-        f"no language plugin for {name!r}; installed: {names}. "
+        f"no language plugin for {name!r}; installed: {_installed_names()}. "
         f"Install the language's plugin package (pip install ./plugins/workbench-<language>), or write one: docs/plugins.md."
     )
 
 
 def language_for_path(path: str) -> LanguagePlugin | None:
-    """Return the plugin whose extensions match ``path``'s suffix, or ``None``."""
-    import os
+    """Return the plugin whose extensions match ``path``'s suffix, or ``None``.
 
+    Raises:
+        LanguageConflictError: several plugins claim the suffix.
+        LanguageGrammarError: the plugin's grammar does not load.
+    """
     suffix = os.path.splitext(path)[1].lower()
     if not suffix:
         return None
-    for info in installed_plugins():
-        if suffix in info.plugin.extensions:
-            return info.plugin
-    return None
+    if not any(suffix in info.plugin.extensions for info in installed_plugins()):
+        return None
+    return _lookup(suffix, "the file extension")
+
+
+__all__ = [
+    "DEFAULT_PLUGINS", "LanguageConflictError", "LanguageGrammarError", "PluginInfo", "PluginProblem",
+    "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "refresh_plugins",
+]

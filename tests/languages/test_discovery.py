@@ -1,0 +1,171 @@
+"""Plugin discovery with broken and clashing plugins: real distributions (``*.dist-info`` folders
+with ``entry_points.txt``) on ``sys.path``, found by ``importlib.metadata`` and registered with
+pluggy, as ``pip install`` would leave them. One broken plugin must not take the others down;
+conflicts are refused where they matter, never settled silently."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.languages import get_language, installed_plugins, language_for_path, plugin_problems, refresh_plugins
+from workbench.languages.registry import LanguageConflictError, LanguageGrammarError
+
+#: a plugin module: a language on the Python grammar under another name (``{name}``, ``{ext}``)
+TOY = '''
+from workbench.languages import LanguagePlugin, hookimpl
+from workbench.languages.python_plugin import PythonLanguage
+
+
+class Toy(PythonLanguage):
+    name = "{name}"
+    aliases = ()
+    extensions = ("{ext}",)
+    runner = None
+
+
+@hookimpl
+def workbench_languages():
+    return [Toy()]
+'''
+
+
+@pytest.fixture
+def install(tmp_path):
+    """``install(distribution, entry_points, modules)``: a distribution on ``sys.path`` whose
+    ``workbench.languages`` entry points are ``{name: value}`` and whose modules are
+    ``{module_name: source}``; everything is taken away again after the test."""
+    added: list[str] = []
+
+    def _install(distribution: str, entry_points: dict[str, str], modules: dict[str, str]) -> None:
+        root = tmp_path / distribution
+        info = root / f"{distribution.replace('-', '_')}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n")
+        lines = "".join(f"{name} = {value}\n" for name, value in entry_points.items())
+        (info / "entry_points.txt").write_text(f"[workbench.languages]\n{lines}")
+        for module, source in modules.items():
+            (root / f"{module}.py").write_text(textwrap.dedent(source))
+            added.append(module)
+        sys.path.insert(0, str(root))
+        refresh_plugins()
+
+    yield _install
+    sys.path[:] = [entry for entry in sys.path if not entry.startswith(str(tmp_path))]
+    for module in added:
+        sys.modules.pop(module, None)
+    refresh_plugins()
+
+
+def _names() -> list[str]:
+    return [info.plugin.name for info in installed_plugins()]
+
+
+def test_a_plugin_that_does_not_import_is_left_out_and_the_others_work(install):
+    install("broken-plugin", {"broken": "broken_module"}, {"broken_module": "raise RuntimeError('config missing')\n"})
+    install("typo-plugin", {"typo": "no_such_module"}, {})
+    install("toy-plugin", {"toy": "toy_module"}, {"toy_module": TOY.format(name="toy", ext=".toy")})
+    assert {"python", "toy"} <= set(_names())
+    assert get_language("python").tokens("x = 1\n") == ["x", "1"]
+    problems = {problem.source: problem.message for problem in plugin_problems()}
+    assert problems["broken-plugin (entry point broken = broken_module)"].startswith(
+        "it does not import (RuntimeError: config missing)")
+    assert "No module named 'no_such_module'" in problems["typo-plugin (entry point typo = no_such_module)"]
+    result = CliRunner().invoke(app, ["languages", "--json"])
+    assert result.exit_code == 1  # a problem to fix; stdout still lists the usable plugins
+    assert {row["name"] for row in json.loads(result.stdout)} >= {"python", "toy"}
+    assert "broken-plugin (entry point broken = broken_module)" in " ".join(result.stderr.split())
+
+
+def test_a_hook_that_fails_or_returns_no_plugin_and_an_entry_point_without_the_hook_are_left_out(install):
+    install("raising-plugin", {"raising": "raising_module"}, {"raising_module": """
+        from workbench.languages import hookimpl
+
+        @hookimpl
+        def workbench_languages():
+            raise OSError("grammar cache unreadable")
+    """})
+    install("wrong-plugin", {"wrong": "wrong_module"}, {"wrong_module": """
+        from workbench.languages import hookimpl
+
+        @hookimpl
+        def workbench_languages():
+            return ["go"]
+    """})
+    install("function-plugin", {"function": "toy_function:workbench_languages"},
+            {"toy_function": TOY.format(name="viafunction", ext=".vf")})
+    assert "viafunction" not in _names() and "python" in _names()
+    problems = {problem.source.split(" ")[0]: problem.message for problem in plugin_problems()}
+    assert problems["raising-plugin"].startswith("its workbench_languages hook failed (OSError: grammar cache")
+    assert problems["wrong-plugin"].startswith("its workbench_languages hook returned 'go', not a LanguagePlugin")
+    assert "must name a module (not a function)" in problems["function-plugin"]
+
+
+def test_two_packages_with_the_same_entry_point_name_are_both_loaded(install):
+    install("first-plugin", {"lang": "first_module"}, {"first_module": TOY.format(name="first", ext=".first")})
+    install("second-plugin", {"lang": "second_module"}, {"second_module": TOY.format(name="second", ext=".second")})
+    assert {"first", "second"} <= set(_names())
+    assert not plugin_problems()
+
+
+def test_two_plugins_of_one_language_make_it_unusable_and_leave_the_others(install):
+    install("one-plugin", {"one": "one_module"}, {"one_module": TOY.format(name="same", ext=".one")})
+    install("two-plugin", {"two": "two_module"}, {"two_module": TOY.format(name="same", ext=".two")})
+    assert "same" not in _names()
+    with pytest.raises(LanguageConflictError, match=r"two plugins provide the language 'same' \(one-plugin and two-plugin\)"):
+        get_language("same")
+    assert get_language("py").name == "python"
+    assert [problem.source for problem in plugin_problems()] == ["language 'same'"]
+
+
+def test_an_extension_two_plugins_claim_is_refused_unless_the_language_is_named(install):
+    install("toya-plugin", {"toya": "toya_module"}, {"toya_module": TOY.format(name="toya", ext=".toy")})
+    install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": TOY.format(name="toyb", ext=".toy")})
+    with pytest.raises(LanguageConflictError, match=r"'.toy' is claimed by the languages toya, toyb"):
+        get_language(".toy")
+    with pytest.raises(LanguageConflictError, match="pass --language"):
+        language_for_path("src/main.toy")
+    assert get_language("toyb").name == "toyb"
+    assert language_for_path("src/main.py").name == "python"
+    assert [str(problem) for problem in plugin_problems()] == [
+        "'.toy': claimed by the languages toya, toyb; files or options that name it are refused: pass --language "
+        "with the language's name"]
+
+
+def test_a_plugin_whose_grammar_is_missing_stops_the_job_before_any_file_is_parsed(install, tmp_path):
+    install("nogrammar-plugin", {"ng": "nogrammar_module"}, {"nogrammar_module": """
+        from workbench.languages import hookimpl
+        from workbench.languages.python_plugin import PythonLanguage
+
+        class NoGrammar(PythonLanguage):
+            name = "nogrammar"
+            aliases = ()
+            extensions = (".ng",)
+            grammar_distribution = "tree-sitter-nogrammar"
+            runner = None
+
+            def language_capsule(self):
+                import tree_sitter_nogrammar
+
+                return tree_sitter_nogrammar.language()
+
+        @hookimpl
+        def workbench_languages():
+            return [NoGrammar()]
+    """})
+    assert "nogrammar" in _names()  # listed (workbench languages shows the grammar as not installed) ...
+    with pytest.raises(LanguageGrammarError, match=r"pip install tree-sitter-nogrammar"):
+        get_language("nogrammar")  # ... but refused when asked for
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("a.ng", "b.ng"):
+        (folder / name).write_text("def f(x):\n    return x + 1\n")
+    result = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    assert "cannot load its tree-sitter grammar" in " ".join(result.output.split())
+    assert not (tmp_path / "out" / "clusters.json").exists()
