@@ -169,3 +169,25 @@ def test_a_plugin_whose_grammar_is_missing_stops_the_job_before_any_file_is_pars
     assert result.exit_code != 0
     assert "cannot load its tree-sitter grammar" in " ".join(result.output.split())
     assert not (tmp_path / "out" / "clusters.json").exists()
+
+
+def test_a_malformed_plugin_is_left_out_with_the_attribute_named(install):
+    install("malformed-plugin", {"bad": "malformed_module"}, {"malformed_module": """
+        from workbench.languages import hookimpl
+        from workbench.languages.python_plugin import PythonLanguage
+
+        class Malformed(PythonLanguage):
+            name = "malformed"
+            aliases = ()
+            extensions = (".mal",)
+            identifier_node_types = "identifier"
+            subcode_node_types = {"For": frozenset({"for_statement"})}
+
+        @hookimpl
+        def workbench_languages():
+            return [Malformed()]
+    """})
+    assert "malformed" not in _names() and "python" in _names()
+    [problem] = [p for p in plugin_problems() if p.source.startswith("malformed-plugin")]
+    assert "identifier_node_types must be a set of strings, got str 'identifier'" in problem.message
+    assert "subcode_node_types key 'For' is not a SubCodeKind" in problem.message

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pluggy
 
 from workbench.errors import LanguageNotFoundError, WorkbenchError
-from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin
+from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 
 #: modules of plugins that ship inside the workbench package itself
 DEFAULT_PLUGINS: tuple[str, ...] = ("workbench.languages.python_plugin",)
@@ -160,6 +160,11 @@ def _discover() -> _Discovery:
                                                   f"LanguagePlugin instance; the plugin is left out"))
             continue
         for plugin in provided:
+            shape = shape_problems(plugin)
+            if shape:
+                problems.append(PluginProblem(source, f"its {type(plugin).__name__} is malformed ({'; '.join(shape)}); "
+                                                      f"the plugin is left out"))
+                continue
             found.setdefault(plugin.name, []).append(PluginInfo(
                 plugin=plugin, distribution=distribution, version=_version(distribution),
                 grammar_version=_version(plugin.grammar_distribution) if plugin.grammar_distribution else "?"))

@@ -563,6 +563,54 @@ class LanguagePlugin:
         return f"<LanguagePlugin {self.name}>"
 
 
+#: the plugin attributes that are sets of node-type or field names
+_NAME_SET_ATTRIBUTES = ("identifier_node_types", "literal_node_types", "skip_node_types",
+                        "anonymous_identifier_node_types", "embedded_code_node_types", "non_name_fields")
+
+
+def shape_problems(plugin: LanguagePlugin) -> list[str]:
+    """The attributes of ``plugin`` whose type breaks the core (a string where a set or tuple of
+    strings belongs, a sub-code map keyed by text): checked when plugins are discovered, so such
+    a plugin is left out with the reason instead of failing in the middle of a job. Whether the
+    names exist in the grammar is the conformance kit's business
+    (:mod:`workbench.languages.conformance`).
+
+    Returns:
+        one sentence per problem, e.g. ``"identifier_node_types must be a set of strings, got
+        str 'identifier'"``; empty when the shapes are right.
+    """
+    problems = []
+    if not isinstance(plugin.name, str) or not plugin.name:
+        problems.append(f"name must be a non-empty string, got {plugin.name!r}")
+    for attribute in ("aliases", "extensions"):
+        value = getattr(plugin, attribute)
+        if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
+            problems.append(f"{attribute} must be a tuple of strings, got {type(value).__name__} {value!r}")
+    for attribute in _NAME_SET_ATTRIBUTES:
+        value = getattr(plugin, attribute)
+        if not isinstance(value, (set, frozenset)) or not all(isinstance(item, str) for item in value):
+            problems.append(f"{attribute} must be a set of strings, got {type(value).__name__} {value!r}")
+    mapping = plugin.subcode_node_types
+    if not isinstance(mapping, Mapping):
+        problems.append(f"subcode_node_types must be a mapping SubCodeKind -> node types, got {mapping!r}")
+    else:
+        for kind, types in mapping.items():
+            if not isinstance(kind, SubCodeKind):
+                problems.append(f"subcode_node_types key {kind!r} is not a SubCodeKind (use SubCodeKind.FOR, not 'For')")
+            if not isinstance(types, (set, frozenset)) or not all(isinstance(item, str) for item in types):
+                problems.append(f"subcode_node_types[{kind!r}] must be a set of strings, got {types!r}")
+    fields = plugin.definition_fields
+    if not isinstance(fields, Mapping) or not all(
+            isinstance(names, (tuple, list)) and all(isinstance(name, str) for name in names)
+            for names in fields.values()):
+        problems.append(f"definition_fields must map node types to tuples of field names, got {fields!r}")
+    if not isinstance(plugin.name_query, str):
+        problems.append(f"name_query must be a string, got {type(plugin.name_query).__name__}")
+    if plugin.runner is not None and not isinstance(plugin.runner, TestRunner):
+        problems.append(f"runner must be a TestRunner instance or None, got {type(plugin.runner).__name__}")
+    return problems
+
+
 class LanguageHookSpec:
     """The pluggy hook specification (one hook)."""
 
