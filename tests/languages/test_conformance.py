@@ -322,3 +322,11 @@ def test_name_query_is_checked_against_the_contract_and_the_grammar():
     ]
     problems = check_node_types(_BrokenNameQuery())
     assert len(problems) == 1 and problems[0].startswith("name_query does not compile against the grammar")
+
+
+def test_a_check_whose_live_half_was_skipped_is_one_line():
+    from workbench.languages.conformance.kit import ConformanceReport
+
+    report = ConformanceReport(plugin="go", problems={"tokens": [], "runner": []}, skipped={"runner": "go: not found"})
+    assert str(report).splitlines() == ["conformance of language plugin 'go':", "  tokens: ok",
+                                        "  runner: ok, part skipped (go: not found)"]

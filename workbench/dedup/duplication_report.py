@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT, SHAPE_BUDGET_MIN, SHAPE_BUDGET_PER_MULTISET
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
+from workbench.languages.registry import plugin_versions
 
 #: how many of the largest clusters the report lists, and how many members of each
 LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
@@ -178,6 +179,9 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
     report["lsh"] = result.lsh.to_dict(config.set_threshold)
+    # which plugin and grammar versions made the tokens: a different grammar may tokenize differently
+    report["languages"] = {name: {"rows": count, **(plugin_versions(name) or {"plugin": None})}
+                           for name, count in sorted(Counter(rows.languages).items())}
     # with what the ids are made of, so `workbench bias` joins on the same columns by default
     report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None}
     report["work"] = dict(result.counters)

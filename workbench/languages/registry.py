@@ -263,6 +263,27 @@ def get_language(name: str) -> LanguagePlugin:
     )
 
 
+def plugin_versions(name: str) -> dict[str, str] | None:
+    """What made a language's tokens, for a report that must be reproducible.
+
+    Args:
+        name: a language name, alias or extension.
+
+    Returns:
+        ``{"language", "plugin", "plugin_version", "grammar", "grammar_version"}`` (``"?"`` for
+        an unknown version), or ``None`` when no usable plugin handles ``name``.
+    """
+    try:
+        plugin = _lookup(name, "the alias or extension")
+    except LanguageNotFoundError:
+        return None
+    if plugin is None:
+        return None
+    info = next(info for info in installed_plugins() if info.plugin is plugin)
+    return {"language": plugin.name, "plugin": info.distribution, "plugin_version": info.version,
+            "grammar": plugin.grammar_distribution, "grammar_version": info.grammar_version}
+
+
 def language_for_path(path: str) -> LanguagePlugin | None:
     """Return the plugin whose extensions match ``path``'s suffix, or ``None``.
 
@@ -280,5 +301,6 @@ def language_for_path(path: str) -> LanguagePlugin | None:
 
 __all__ = [
     "DEFAULT_PLUGINS", "LanguageConflictError", "LanguageGrammarError", "PluginInfo", "PluginProblem",
-    "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "refresh_plugins",
+    "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "plugin_versions",
+    "refresh_plugins",
 ]
