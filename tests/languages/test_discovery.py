@@ -16,8 +16,9 @@ from workbench.cli import app
 from workbench.languages import get_language, installed_plugins, language_for_path, plugin_problems, refresh_plugins
 from workbench.languages.registry import LanguageConflictError, LanguageGrammarError
 
-#: a plugin module: a language on the Python grammar under another name (``{name}``, ``{ext}``)
-TOY = '''
+#: a plugin module: a language on the Python grammar under another name (``{name}``, ``{ext}``),
+#: with more class body lines in ``{extra}``
+PLUGIN = '''
 from workbench.languages import LanguagePlugin, hookimpl
 from workbench.languages.python_plugin import PythonLanguage
 
@@ -27,12 +28,17 @@ class Toy(PythonLanguage):
     aliases = ()
     extensions = ("{ext}",)
     runner = None
-
+{extra}
 
 @hookimpl
 def workbench_languages():
     return [Toy()]
 '''
+
+
+def toy(name: str, ext: str, extra: str = "") -> str:
+    """The source of a plugin module for language ``name`` (files ``ext``)."""
+    return PLUGIN.format(name=name, ext=ext, extra=textwrap.indent(textwrap.dedent(extra), "    "))
 
 
 @pytest.fixture
@@ -69,7 +75,7 @@ def _names() -> list[str]:
 def test_a_plugin_that_does_not_import_is_left_out_and_the_others_work(install):
     install("broken-plugin", {"broken": "broken_module"}, {"broken_module": "raise RuntimeError('config missing')\n"})
     install("typo-plugin", {"typo": "no_such_module"}, {})
-    install("toy-plugin", {"toy": "toy_module"}, {"toy_module": TOY.format(name="toy", ext=".toy")})
+    install("toy-plugin", {"toy": "toy_module"}, {"toy_module": toy("toy", ".toy")})
     assert {"python", "toy"} <= set(_names())
     assert get_language("python").tokens("x = 1\n") == ["x", "1"]
     problems = {problem.source: problem.message for problem in plugin_problems()}
@@ -98,7 +104,7 @@ def test_a_hook_that_fails_or_returns_no_plugin_and_an_entry_point_without_the_h
             return ["go"]
     """})
     install("function-plugin", {"function": "toy_function:workbench_languages"},
-            {"toy_function": TOY.format(name="viafunction", ext=".vf")})
+            {"toy_function": toy("viafunction", ".vf")})
     assert "viafunction" not in _names() and "python" in _names()
     problems = {problem.source.split(" ")[0]: problem.message for problem in plugin_problems()}
     assert problems["raising-plugin"].startswith("its workbench_languages hook failed (OSError: grammar cache")
@@ -107,15 +113,15 @@ def test_a_hook_that_fails_or_returns_no_plugin_and_an_entry_point_without_the_h
 
 
 def test_two_packages_with_the_same_entry_point_name_are_both_loaded(install):
-    install("first-plugin", {"lang": "first_module"}, {"first_module": TOY.format(name="first", ext=".first")})
-    install("second-plugin", {"lang": "second_module"}, {"second_module": TOY.format(name="second", ext=".second")})
+    install("first-plugin", {"lang": "first_module"}, {"first_module": toy("first", ".first")})
+    install("second-plugin", {"lang": "second_module"}, {"second_module": toy("second", ".second")})
     assert {"first", "second"} <= set(_names())
     assert not plugin_problems()
 
 
 def test_two_plugins_of_one_language_make_it_unusable_and_leave_the_others(install):
-    install("one-plugin", {"one": "one_module"}, {"one_module": TOY.format(name="same", ext=".one")})
-    install("two-plugin", {"two": "two_module"}, {"two_module": TOY.format(name="same", ext=".two")})
+    install("one-plugin", {"one": "one_module"}, {"one_module": toy("same", ".one")})
+    install("two-plugin", {"two": "two_module"}, {"two_module": toy("same", ".two")})
     assert "same" not in _names()
     with pytest.raises(LanguageConflictError, match=r"two plugins provide the language 'same' \(one-plugin and two-plugin\)"):
         get_language("same")
@@ -124,8 +130,8 @@ def test_two_plugins_of_one_language_make_it_unusable_and_leave_the_others(insta
 
 
 def test_an_extension_two_plugins_claim_is_refused_unless_the_language_is_named(install):
-    install("toya-plugin", {"toya": "toya_module"}, {"toya_module": TOY.format(name="toya", ext=".toy")})
-    install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": TOY.format(name="toyb", ext=".toy")})
+    install("toya-plugin", {"toya": "toya_module"}, {"toya_module": toy("toya", ".toy")})
+    install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": toy("toyb", ".toy")})
     with pytest.raises(LanguageConflictError, match=r"'.toy' is claimed by the languages toya, toyb"):
         get_language(".toy")
     with pytest.raises(LanguageConflictError, match="pass --language"):
@@ -138,26 +144,14 @@ def test_an_extension_two_plugins_claim_is_refused_unless_the_language_is_named(
 
 
 def test_a_plugin_whose_grammar_is_missing_stops_the_job_before_any_file_is_parsed(install, tmp_path):
-    install("nogrammar-plugin", {"ng": "nogrammar_module"}, {"nogrammar_module": """
-        from workbench.languages import hookimpl
-        from workbench.languages.python_plugin import PythonLanguage
+    install("nogrammar-plugin", {"ng": "nogrammar_module"}, {"nogrammar_module": toy("nogrammar", ".ng", """
+        grammar_distribution = "tree-sitter-nogrammar"
 
-        class NoGrammar(PythonLanguage):
-            name = "nogrammar"
-            aliases = ()
-            extensions = (".ng",)
-            grammar_distribution = "tree-sitter-nogrammar"
-            runner = None
+        def language_capsule(self):
+            import tree_sitter_nogrammar
 
-            def language_capsule(self):
-                import tree_sitter_nogrammar
-
-                return tree_sitter_nogrammar.language()
-
-        @hookimpl
-        def workbench_languages():
-            return [NoGrammar()]
-    """})
+            return tree_sitter_nogrammar.language()
+    """)})
     assert "nogrammar" in _names()  # listed (workbench languages shows the grammar as not installed) ...
     with pytest.raises(LanguageGrammarError, match=r"pip install tree-sitter-nogrammar"):
         get_language("nogrammar")  # ... but refused when asked for
@@ -172,21 +166,10 @@ def test_a_plugin_whose_grammar_is_missing_stops_the_job_before_any_file_is_pars
 
 
 def test_a_malformed_plugin_is_left_out_with_the_attribute_named(install):
-    install("malformed-plugin", {"bad": "malformed_module"}, {"malformed_module": """
-        from workbench.languages import hookimpl
-        from workbench.languages.python_plugin import PythonLanguage
-
-        class Malformed(PythonLanguage):
-            name = "malformed"
-            aliases = ()
-            extensions = (".mal",)
-            identifier_node_types = "identifier"
-            subcode_node_types = {"For": frozenset({"for_statement"})}
-
-        @hookimpl
-        def workbench_languages():
-            return [Malformed()]
-    """})
+    install("malformed-plugin", {"bad": "malformed_module"}, {"malformed_module": toy("malformed", ".mal", """
+        identifier_node_types = "identifier"
+        subcode_node_types = {"For": frozenset({"for_statement"})}
+    """)})
     assert "malformed" not in _names() and "python" in _names()
     [problem] = [p for p in plugin_problems() if p.source.startswith("malformed-plugin")]
     assert "identifier_node_types must be a set of strings, got str 'identifier'" in problem.message
