@@ -100,3 +100,19 @@ def test_plot_when_the_bootstrap_interval_excludes_the_estimate(tmp_path):
     report = correlate(table, n_resamples=50)
     path = plot_report(report, tmp_path / "one-task.png")
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_score_run_folder_or_its_long_table_says_which_file_to_pass(tmp_path):
+    folder = tmp_path / "score"
+    folder.mkdir()
+    long_rows = [{"task_id": "T0", "sample_id": s, "method": "p-correct", "score": s / 4, "passed": s % 2}
+                 for s in range(4)]
+    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in long_rows))
+    (folder / "scores_wide.jsonl").write_text("".join(
+        json.dumps({"task_id": "T0", "sample_id": s, "p-correct": s / 4, "passed": s % 2}) + "\n" for s in range(4)))
+    (folder / "run.json").write_text("{}")
+    result = runner.invoke(app, ["correlate", str(folder), "-m", "p-correct"])
+    assert result.exit_code == 1 and "is a workbench score run folder" in " ".join(result.stderr.split())
+    assert "scores_wide.jsonl" in result.stderr and "Traceback" not in result.output
+    long = runner.invoke(app, ["correlate", str(folder / "scores.jsonl"), "-m", "p-correct"])
+    assert long.exit_code == 1 and "pass the scores_wide.jsonl next to it" in " ".join(long.stderr.split())

@@ -228,6 +228,10 @@ def test_own_generations_are_stratified_on_the_runs_execution(tmp_path: Path) ->
     assert score.after == ["execute"]
     assert score.argv[score.argv.index("--results") + 1] == str(tmp_path / "run" / "execute" / "results.jsonl")
     assert "--results" not in plans["score_all"].argv  # every row: nothing to select
+    # results the user names are used as they are: the preflight does not ask the data for the label
+    named = load_config(_write(tmp_path, text + 'stages = ["score"]\n').parent / "pipeline.toml",
+                        overrides=[f"score.results={str(tmp_path / 'mine.jsonl')!r}"])
+    assert {plan.name: plan for plan in plan_stages(named, run_preflight(named).columns)}["score"].skip_reason is None
     # without the execute stage the label must be in the data, as before
     no_execute = load_config(_write(tmp_path, text + 'stages = ["score"]\n'))
     with pytest.raises(MissingColumnError, match="stratify_column"):

@@ -107,3 +107,49 @@ def test_the_cli_scores_a_stratified_subset_of_executed_generations(tmp_path, ex
     assert result.exit_code == 0, result.output
     assert "1 sample(s) have no verdict there" in " ".join(result.output.split())
     assert len((tmp_path / "s2" / "scores.jsonl").read_text().splitlines()) == 5
+
+
+def test_results_of_other_data_are_noted_and_changed_verdicts_do_not_resume(tmp_path, executed):
+    generations, results = executed
+    rows = [json.loads(line) for line in generations.read_text().splitlines()]
+    shuffled = _jsonl(tmp_path / "shuffled.jsonl", rows[::-1])  # same tasks, other numbering within each task
+    notes: list[str] = []
+    select_samples(shuffled, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                                         results=str(results)), notes=notes)
+    assert any("its run executed" in note and "gens.jsonl, not the data scored here" in note for note in notes)
+    notes.clear()
+    select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                                            results=str(results)), notes=notes)
+    assert notes == []
+    # results with the same path but other verdicts: the stratified selection would change, so no resume
+    copy = tmp_path / "results.jsonl"
+    copy.write_text(results.read_text())
+    args = ["score", str(generations), "--generation-column", "completion", "--problems", "humaneval", "--results",
+            str(copy), "--select", "stratified", "--limit", "2", "-m", "chrf", "-o", str(tmp_path / "run")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    flipped = [{**row, "passed": 1 - row["passed"]} for row in map(json.loads, copy.read_text().splitlines())]
+    _jsonl(copy, flipped)
+    resumed = CliRunner().invoke(app, [*args, "--resume"])
+    assert resumed.exit_code != 0 and "results_verdicts" in resumed.output
+
+
+def test_notes_on_an_unbalanced_subset_and_on_generations_that_repeat_their_prompt(tmp_path, executed):
+    from workbench.score.job import sample_notes
+
+    generations, results = executed
+    config = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                         results=str(results), select="stratified", limit=6)
+    samples = select_samples(generations, config)
+    assert not any("--select stratified" in note for note in sample_notes(samples, config))  # 3 tasks x (pass, fail)
+    one_outcome = [s for s in samples if s.carried["passed"] == 1]
+    [note] = [n for n in sample_notes(one_outcome, config) if n.startswith("--select stratified")]
+    assert note.startswith("--select stratified: 0 of the 3 tasks in the subset have both a passing and a failing")
+    programs = _jsonl(tmp_path / "programs.jsonl", [
+        {"task_id": s.task_id, "completion": s.prompt + s.generation} for s in samples[:2]])
+    whole = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval")
+    assert any(n.startswith("2 of 2 generation(s) begin with their own prompt")
+               for n in sample_notes(select_samples(programs, whole), whole))
+    without = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                          select="stratified", limit=2)
+    with pytest.raises(DataError, match="--results RESULTS.jsonl"):
+        select_samples(generations, without)

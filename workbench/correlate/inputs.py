@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from pathlib import Path
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,7 @@ def as_dataset(
         elif isinstance(source, LoadedDataset):
             loaded, name = source, source.source
         else:
+            _refuse_a_score_folder(source)
             loaded = load_records(source, offline=offline)
             name = os.fspath(source)
         loaded = loaded.select_splits(splits)
@@ -115,6 +117,14 @@ def as_dataset(
     if len(dataset) == 0:
         raise DataError(f"{name}: the table has no rows")
     return dataset, name
+
+
+def _refuse_a_score_folder(source: Any) -> None:
+    """A ``workbench score`` run folder is not a table: name the file to pass instead (read as a
+    folder of data files it fails on its mixed JSON files with a long schema dump)."""
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() and (Path(source) / "scores_wide.jsonl").is_file():
+        raise DataError(f"{os.fspath(source)} is a workbench score run folder; pass its table of one row per sample: "
+                        f"{Path(source) / 'scores_wide.jsonl'}")
 
 
 def _arrow_column(dataset: datasets.Dataset, column: str) -> pa.ChunkedArray:
@@ -319,6 +329,11 @@ def _require_metrics(scores: datasets.Dataset, metrics: Sequence[str], hints: Ma
             error = MissingColumnError(metric, scores.column_names, hint=hints[metric])
             error.args = (f"{error.args[0]} (in {where})",)
             raise error
+        if metric not in scores.column_names and {"method", "score"} <= set(scores.column_names):
+            # scores.jsonl holds one row per (sample, method): the methods are values, not columns
+            raise MissingColumnError(metric, scores.column_names, hint=(
+                "this looks like a scores.jsonl (one row per sample and method); pass the scores_wide.jsonl next "
+                "to it, which has a column per method"))
         require_columns(scores, {"--metric": metric}, where=where)
 
 

@@ -211,7 +211,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             loaded.require_columns({"[data] reference_column": data["reference_column"],
                                     "[data] prompt_column": data["prompt_column"]})
         subset = {**_defaults(ScoreConfig), **plans["score"].values}
-        if subset["select"] == "stratified" and "score" in stages and not stratifies_on_execution(config, columns):
+        # the outcomes may come from execution results instead: the run's own, or [score] results
+        from_results = stratifies_on_execution(config, columns) or (
+            bool(subset.get("results")) and subset["stratify_column"] == "passed")
+        if subset["select"] == "stratified" and "score" in stages and not from_results:
             loaded.require_columns({"[score] stratify_column": subset["stratify_column"]})
         for column in score.get("carry") or []:
             loaded.require_columns({"[score] carry": column})

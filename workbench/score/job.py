@@ -138,7 +138,7 @@ def load_samples(
             (task, sample) pairs, and ``results`` without a verdict for any sample.
     """
     from workbench.data.loading import load_records
-    from workbench.score.outcomes import OUTCOME_COLUMN, missing_verdicts_note, read_outcomes
+    from workbench.score.outcomes import OUTCOME_COLUMN, missing_verdicts_note, other_source_note, read_outcomes
 
     columns = columns or Columns()
     loaded = load_records(source, splits=[split] if split else None, offline=offline)
@@ -174,11 +174,17 @@ def load_samples(
     if select not in SELECTIONS:
         raise DataError(f"unknown selection {select!r}; choose from {', '.join(SELECTIONS)}")
     outcomes = read_outcomes(results) if results is not None else None
+    if outcomes is not None and notes is not None:
+        note = other_source_note(results, source)
+        if note:
+            notes.append(note)
     # a column the results supply need not be in the data
     supplied = {OUTCOME_COLUMN} if outcomes is not None else set()
     stratified = select == "stratified" and limit is not None
-    if stratified and stratify_column not in supplied:
-        loaded.require_columns({"--stratify-column": stratify_column})
+    if stratified and stratify_column not in supplied and stratify_column not in available:
+        raise MissingColumnError(stratify_column, available, hint=(
+            "set it with --stratify-column, or take each sample's outcome from the results of workbench execute "
+            "with --results RESULTS.jsonl"))
     carry = columns.carry if columns.carry is not None else tuple(
         c for c in ("passed",) if c in available or c in supplied)
     if stratified and stratify_column not in carry:
@@ -338,7 +344,11 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     if config.problems is not None:  # a path by any spelling is one problem set, as the data source is
         record["problems"] = source_identity(config.problems)
     if config.results is not None:
+        from workbench.score.outcomes import outcomes_digest, read_outcomes
+
         record["results"] = source_identity(config.results)
+        # the selection rests on the verdicts: new ones at the same path must not join old rows
+        record["results_verdicts"] = outcomes_digest(read_outcomes(config.results))
     return record
 
 
@@ -362,7 +372,7 @@ NOT_COMPARED = ("api_base",)
 #: settings recorded in ``run.json`` that change what a sample scores; a resumed run must keep them
 SCORE_CHANGING_OPTIONS = (
     SOURCE_KEY, *LLM_SETTINGS, "n_samples", "max_subcodes", "k_nearest", "language", "embedding_model",
-    *RECORDED_OPTIONS,
+    *RECORDED_OPTIONS, "results_verdicts",
 )
 
 
@@ -743,6 +753,18 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
             notes.append(f"{bare} of {len(samples)} sample(s) have no prompt, and p-correct --no-reference shows the "
                          f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
                          f"or --problems")
+    if config.select == "stratified" and config.limit is not None:
+        from workbench.score.selection import balance_note
+
+        note = balance_note(samples, config.stratify_column)
+        if note:
+            notes.append(note)
+    if not config.no_prompt:
+        repeated = sum(bool(sample.prompt.strip()) and sample.generation.lstrip().startswith(sample.prompt.strip())
+                       for sample in samples)
+        if repeated:
+            notes.append(f"{repeated} of {len(samples)} generation(s) begin with their own prompt: whole programs, "
+                         f"which the judge and the metrics see after the prompt a second time; pass --no-prompt")
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
         notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")

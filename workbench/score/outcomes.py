@@ -4,6 +4,8 @@ one passing and one failing sample per task from generations that carry no label
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 
@@ -44,6 +46,34 @@ def read_outcomes(path: str | os.PathLike[str]) -> dict[SampleKey, int]:
             continue
         outcomes[key] = int(bool(row["passed"]))
     return outcomes
+
+
+def other_source_note(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> str | None:
+    """A sentence when the results' summary (``results.summary.json``) says they were executed
+    from other data than ``source``: numbered sample ids then pair a sample with whatever sample
+    had its task and number there (a copy of the data with more columns is fine; a reordered
+    one is not), or ``None`` (same data, or no summary to compare)."""
+    from workbench.execute.result_file import summary_path
+    from workbench.resume_guard import SOURCE_KEY, source_identity
+
+    try:
+        executed_from = json.loads(summary_path(path).read_text(encoding="utf-8"))["settings"][SOURCE_KEY]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    scored = source_identity(source)
+    if executed_from == scored:
+        return None
+    return (f"--results {path}: its run executed {executed_from}, not the data scored here ({scored}); each sample "
+            f"took the outcome of the sample with its task and sample id there, which is right only if both files "
+            f"hold the same samples in the same order within each task (or carry the same --sample-column)")
+
+
+def outcomes_digest(outcomes: Mapping[SampleKey, int]) -> str:
+    """A short fingerprint of the verdicts (sorted ``task, sample, passed``), recorded by a
+    scoring run so that a resume after the results changed (more samples executed, a rerun) is
+    refused: the stratified selection would no longer be the same."""
+    text = "\n".join(f"{task}\t{sample}\t{passed}" for (task, sample), passed in sorted(outcomes.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def missing_verdicts_note(path: str | os.PathLike[str], missing: list[SampleKey], kept: int) -> str:

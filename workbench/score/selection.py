@@ -85,3 +85,23 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, label: str = "pa
                     if len(picked) == limit:
                         return picked
     return picked
+
+
+def balance_note(picked: Sequence[Sample], label: str = "passed") -> str | None:
+    """A sentence on a stratified subset in which some tasks have one outcome only (the data
+    had too few tasks with both outcomes for the limit), or ``None``.
+
+    Args:
+        picked: the :func:`stratified_subset` result.
+        label: the carried outcome column.
+    """
+    per_task: dict[str, set[bool]] = {}
+    for sample in picked:
+        if label in sample.carried:
+            per_task.setdefault(sample.task_id, set()).add(_outcome(sample.carried[label], sample.task_id, label))
+    mixed = sum(1 for outcomes in per_task.values() if len(outcomes) == 2)
+    if mixed == len(per_task):
+        return None
+    return (f"--select stratified: {mixed} of the {len(per_task)} tasks in the subset have both a passing and a "
+            f"failing sample; the other {len(per_task) - mixed} have one outcome only (the data has too few tasks "
+            f"with both outcomes for this --limit) and add nothing to per-problem correlations")
