@@ -69,7 +69,8 @@ def test_score_stratified_without_the_outcome_column_names_stratify_column(tmp_p
     result = _invoke(["score", str(data), "--method", "chrf", "--limit", "4", "--select", "stratified",
                       "--generation-column", "completion_multipl_e", "-o", str(tmp_path / "s"), "--no-progress"])
     text = _error(result)
-    assert "column 'passed' not found (set it with --stratify-column)" in text and "--carry" not in text
+    assert "column 'passed' not found (set it with --stratify-column, or take each sample's outcome" in text
+    assert "--results RESULTS.jsonl" in text and "--carry" not in text
 
 
 def test_correlate_combine_member_missing_says_the_combine_declaration_names_it(tmp_path: Path,
