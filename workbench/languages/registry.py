@@ -97,7 +97,6 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
     return sorted(found, key=lambda ep: ((ep.dist.name if ep.dist else "").lower(), ep.name, ep.value))
 
 
-@functools.cache
 def plugin_manager() -> pluggy.PluginManager:
     """Return the process-wide plugin manager with built-in and entry-point plugins loaded
     (the ones that fail to load are in :func:`plugin_problems`)."""
@@ -202,7 +201,7 @@ def plugin_problems() -> tuple[PluginProblem, ...]:
 
 def refresh_plugins() -> None:
     """Forget what was discovered, so that plugins installed since (in a notebook, a test) are found."""
-    for cached in (plugin_manager, _load, _discover, _usable):
+    for cached in (_load, _discover, _usable):
         cached.cache_clear()
     importlib.invalidate_caches()
 
@@ -228,9 +227,10 @@ def _usable(name: str) -> LanguagePlugin:
 
 def _lookup(key: str, what: str) -> LanguagePlugin | None:
     key = key.lower()
-    if key in _discover().clashes:
+    clashes = _discover().clashes
+    if key in clashes:
         raise LanguageConflictError(
-            f"two plugins provide the language {key!r} ({' and '.join(_discover().clashes[key])}): uninstall one")
+            f"two plugins provide the language {key!r} ({' and '.join(clashes[key])}): uninstall one")
     by_name = [info.plugin for info in installed_plugins() if info.plugin.name == key]
     if by_name:
         return _usable(by_name[0].name)
