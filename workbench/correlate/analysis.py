@@ -19,6 +19,7 @@ from workbench.correlate.bootstrap import (
     DEFAULT_RESAMPLES,
     BootstrapSettings,
     no_interval_reason,
+    estimate_outside_interval,
     paired_p_value,
     percentile_interval,
     resampled_task_mean,
@@ -439,6 +440,7 @@ def _correlate_table(
     comparisons = [
         _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(list(table.metrics), baselines, combined)
     ]
+    warnings.extend(_outside_interval_warnings(results, comparisons))
     report_counts = _counts(table)
     if report_counts.pass_rate in (0.0, 1.0):
         warnings.append("every sample has the same label: no correlation is defined")
@@ -461,6 +463,38 @@ def _correlate_table(
         combinations=combined,
         baselines=baselines,
     )
+
+
+def _outside_interval_warnings(results: dict[str, MetricResult], comparisons: list[MetricComparison]) -> list[str]:
+    """One warning per metric or comparison with an estimate outside its own interval
+    (:func:`~workbench.correlate.bootstrap.estimate_outside_interval`)."""
+    out: list[str] = []
+
+    def warn(subject: str, misses: list[str]) -> None:
+        if misses:
+            out.append(
+                f"{subject}: estimate outside its own bootstrap interval: {'; '.join(misses)}. The task resamples lie on one "
+                "side of the estimate, as with nearly separated data and ties, where the statistic hardly varies "
+                "between samples of tasks and a task drawn twice shifts it: do not read that interval "
+                "(docs/correlate.md#when-the-estimate-lies-outside-its-interval)"
+            )
+
+    for name, result in results.items():
+        warn(name, [
+            f"{level.replace('_', '-')} {coefficient} {estimates[coefficient].value:.3f} "
+            f"[{estimates[coefficient].ci[0]:.3f}, {estimates[coefficient].ci[1]:.3f}]"
+            for level, estimates in (("pooled", result.pooled), ("per_problem", result.per_problem))
+            for coefficient in COEFFICIENTS
+            if estimates[coefficient].outside_interval
+        ])
+    for comparison in comparisons:
+        warn(f"{comparison.metric_a} - {comparison.metric_b}", [
+            f"the {level.replace('_', '-')} {coefficient} difference {d.difference:.3f} [{d.ci[0]:.3f}, {d.ci[1]:.3f}]"
+            for level, by_coefficient in comparison.differences.items()
+            for coefficient, d in by_coefficient.items()
+            if estimate_outside_interval(d.difference, *d.ci)
+        ])
+    return out
 
 
 def _length_correlation(statistics: _Statistics, settings: BootstrapSettings) -> LengthCorrelation:

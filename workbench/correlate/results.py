@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.io import atomic_write
-from workbench.correlate.bootstrap import BootstrapSettings, interval_contains_zero
+from workbench.correlate.bootstrap import BootstrapSettings, estimate_outside_interval, interval_contains_zero
 from workbench.correlate.correlation import COEFFICIENTS
 from workbench.correlate.combine import Combination
 from workbench.correlate.length import LengthSource
@@ -56,15 +56,23 @@ class Estimate:
         the interval's level; ``None`` when the interval is undefined."""
         return interval_contains_zero(*self.ci)
 
+    @property
+    def outside_interval(self) -> bool | None:
+        """Whether the estimate lies outside its own interval (the interval is then unreliable,
+        :func:`~workbench.correlate.bootstrap.estimate_outside_interval`); ``None`` without one."""
+        return estimate_outside_interval(self.value, *self.ci)
+
 
 def estimates_block(estimates: dict[str, Estimate]) -> dict[str, Any]:
     """The JSON of one level's coefficients: ``{"kendall", "kendall_ci", ..., "undefined_resamples",
-    "not_distinguishable_from_0"}``; the last maps each coefficient to whether its interval
-    contains 0 (``null`` when the interval is undefined)."""
+    "not_distinguishable_from_0", "estimate_outside_interval", "no_interval"}``; the flags map each
+    coefficient to whether its interval contains 0, and whether the estimate lies outside its
+    interval (``null`` when the interval is undefined)."""
     out: dict[str, Any] = {name: estimates[name].value for name in COEFFICIENTS}
     out.update({f"{name}_ci": list(estimates[name].ci) for name in COEFFICIENTS})
     out["undefined_resamples"] = {name: estimates[name].undefined_resamples for name in COEFFICIENTS}
     out["not_distinguishable_from_0"] = {name: estimates[name].spans_zero for name in COEFFICIENTS}
+    out["estimate_outside_interval"] = {name: estimates[name].outside_interval for name in COEFFICIENTS}
     out["no_interval"] = {name: estimates[name].no_interval for name in COEFFICIENTS}
     return out
 
@@ -257,6 +265,7 @@ class PairedDifference:
                 "p_value": self.p_value,
                 "not_distinguishable_from_0": spans,
                 "ci_spans_0": spans,  # the earlier name of the same flag, kept for scripts that read it
+                "estimate_outside_interval": estimate_outside_interval(self.difference, low, high),
                 "undefined_resamples": self.undefined_resamples,
                 "no_interval": self.no_interval,
             }

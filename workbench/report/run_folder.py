@@ -152,7 +152,38 @@ def load_dataset(folder: RunFolder, config: dict[str, Any] | None) -> Dataset:
         rows = _load_source(folder, source, data.get("split"))
     if rows is not None:
         _add_keys(rows, columns["task"], columns["sample"])
+        _add_problem_texts(folder, rows, columns, (config or {}).get("score"))
     return Dataset(rows, source, columns)
+
+
+def _add_problem_texts(folder: RunFolder, rows: list[dict[str, Any]], columns: dict[str, str | None],
+                       score: Any) -> None:
+    """Fill the prompt and reference of rows that lack them from ``[score] problems``, as the score
+    stage did (:mod:`workbench.score.problems`), so the sample views show what the judges saw."""
+    if not isinstance(score, dict) or not isinstance(score.get("problems"), str) or not rows:
+        return
+    lacking = [part for part in ("prompt", "reference") if not columns[part] or columns[part] not in rows[0]]
+    if not lacking:
+        return
+    from workbench.score.problems import ProblemSet, load_problem_texts
+
+    def setting(key: str, default: str | None) -> str | None:
+        return score[key] if isinstance(score.get(key), str) and score[key] else default
+
+    problems = ProblemSet(score["problems"], setting("problems_split", None), setting("problem_task_column", "task_id"),
+                          setting("problem_prompt_column", "prompt"),
+                          setting("problem_reference_column", "canonical_solution"), offline=True)
+    try:
+        texts = load_problem_texts(problems, prompt="prompt" in lacking, reference="reference" in lacking)
+    except WorkbenchError as error:
+        folder.problems.append(f"[score] problems could not be read ({error}); the prompt and reference are not shown")
+        return
+    for part in lacking:
+        column = f"problem_{part}"  # a name of the report's own, never a data column it would overwrite
+        for row in rows:
+            problem = texts.get(str(row.get("task_id")))
+            row[column] = getattr(problem, part) if problem is not None else ""
+        columns[part] = column
 
 
 def _load_source(folder: RunFolder, source: str, split: Any) -> list[dict[str, Any]] | None:
