@@ -184,3 +184,21 @@ def test_one_split_takes_the_only_split_or_test_and_names_the_option_otherwise(t
         load_records(str(folder)).one_split("--problems-split")
     _write_jsonl(folder / "test.jsonl", [{"task_id": "c"}])
     assert load_records(str(folder)).one_split()["task_id"] == ["c"]
+
+
+def test_zero_padded_integer_ids_stay_text_in_csv(tmp_path):
+    # pandas would read 007 as 7, and a task "007" would then match no generation (real datasets CSV reader)
+    (tmp_path / "problems.csv").write_text("task_id,n,score,code\n007,1,0.5,a\n010,2,,b\n,3,1,c\n")
+    rows = load_records(tmp_path / "problems.csv").splits["train"].to_list()
+    assert [r["task_id"] for r in rows] == ["007", "010", None]  # an empty cell stays missing
+    assert [r["n"] for r in rows] == [1, 2, 3] and rows[0]["score"] == 0.5  # other numbers stay numbers
+    # gzip and a folder of CSV files take the same rule; a column with a non-integer is left to pandas
+    with gzip.open(tmp_path / "more.csv.gz", "wt") as handle:
+        handle.write("task_id,mixed\n0042,01\n0043,x\n")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "test.csv").write_text("task_id,mixed\n0042,01\n0043,x\n")
+    for source in (tmp_path / "more.csv.gz", folder):
+        loaded = load_records(source)
+        rows = next(iter(loaded.splits.values())).to_list()
+        assert [r["task_id"] for r in rows] == ["0042", "0043"] and [r["mixed"] for r in rows] == ["01", "x"]

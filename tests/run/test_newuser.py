@@ -312,3 +312,19 @@ def test_execute_limit_that_misses_the_scored_subset_is_a_preflight_warning(tmp_
     fine = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", 'score.select="first"'],
                               env={"OPENAI_API_KEY": "sk-test"})
     assert fine.exit_code == 0 and "rows, but" not in fine.output, fine.output
+
+
+def test_execute_limit_below_the_rows_says_correlate_all_joins_only_those(tmp_path: Path) -> None:
+    """correlate_all correlates every row with execution; [execute] limit = 100 of 3,220 rows leaves
+    3,120 without a label: the dry run says so (and says nothing without a limit)."""
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute", "score_all", "correlate_all"]\n'
+                      '[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                      '[execute]\nlimit = 100\n[score]\nmethod = ["chrf"]\n')
+    warned = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert warned.exit_code == 0, warned.output
+    assert ("[execute] limit = 100 executes 100 of the 3220 rows: correlate_all (every row, labelled by execution) "
+            "joins only those 100, and the other 3120 drop out of it") in " ".join(warned.output.split())
+    config.write_text(config.read_text().replace("[execute]\nlimit = 100\n", ""))
+    unlimited = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
+    assert unlimited.exit_code == 0 and "drop out of it" not in unlimited.output, unlimited.output

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import datasets
 import numpy as np
@@ -309,8 +310,13 @@ def _build(
             number of fields), else ``failure`` plus datasets' reason for a malformed file; or
             "has no rows" naming the file(s) of each empty split.
     """
+    options: dict[str, Any] = {}
+    if files and all(_builder_for(file) == "csv" for file in files):
+        padded = zero_padded_integer_columns(files)
+        if padded:  # pandas would read "007" as 7: an id that then matches nothing
+            options["converters"] = {column: _text_or_none for column in padded}
     try:
-        builder = datasets.load_dataset_builder(source, data_files=data_files)
+        builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
         builder.download_and_prepare()
     except Exception as error:  # datasets raises many types for malformed files
         for file in files:
@@ -326,6 +332,48 @@ def _build(
         return dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
+
+
+_INTEGER = re.compile(r"[+-]?\d+")
+_ZERO_PADDED = re.compile(r"[+-]?0\d+")
+
+
+def zero_padded_integer_columns(files: Sequence[Path]) -> set[str]:
+    """The CSV columns that hold integers written with leading zeros (``007``, ``0042``) and
+    nothing but integers: identifiers, which pandas' type inference would turn into 7 and 42
+    (so a task ``007`` would match nothing). Such columns are read as text.
+
+    Args:
+        files: CSV files (``.gz`` too), each with a header row.
+
+    Returns:
+        the column names (empty when none; a file that cannot be parsed adds nothing, as the
+        reader reports it).
+    """
+    padded: set[str] = set()
+    not_integer: set[str] = set()
+    for file in files:
+        opener = gzip.open if file.suffix.lower() == ".gz" else open
+        try:
+            with opener(file, "rt", encoding="utf-8", newline="") as handle:
+                reader = csv.reader(handle)
+                header = next(reader, [])
+                for row in reader:
+                    for name, value in zip(header, row):
+                        if not value or name in not_integer:
+                            continue
+                        if not _INTEGER.fullmatch(value):
+                            not_integer.add(name)
+                        elif name not in padded and _ZERO_PADDED.fullmatch(value):
+                            padded.add(name)
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+    return padded - not_integer
+
+
+def _text_or_none(value: str) -> str | None:
+    """A CSV cell kept as text; an empty cell is missing, as pandas reads it elsewhere."""
+    return value if value != "" else None
 
 
 def file_problem(path: str | os.PathLike[str]) -> str | None:

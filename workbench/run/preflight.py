@@ -243,6 +243,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, stages, notes)
+    _check_executed_all(plans, stages, rows, notes)
     return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()))
 
 
@@ -306,6 +307,22 @@ def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
         raise type(error)(f"[execute] {error}") from None
     if found.warning:
         notes.append(found.warning)
+
+
+def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int, notes: list[str]) -> None:
+    """Say that ``[execute] limit`` below the dataset's rows leaves the every-row correlation
+    (``correlate_all``, labelled by the execution results) with only the executed rows: the
+    others have no label and drop out of the join (the run's own correlate output counts them)."""
+    if not {"execute", "correlate_all"} <= stages or plans["correlate_all"].skip_reason:
+        return
+    limit = plans["execute"].config().limit
+    if limit is None or limit >= rows:
+        return
+    notes.append(
+        f"[execute] limit = {limit} executes {limit} of the {rows} rows: correlate_all (every row, labelled by "
+        f"execution) joins only those {limit}, and the other {rows - limit} drop out of it. Drop [execute] limit "
+        "for a correlation over every row"
+    )
 
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
