@@ -4,6 +4,7 @@ one passing and one failing sample per task from generations that carry no label
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -31,6 +32,18 @@ def read_outcomes(path: str | os.PathLike[str]) -> dict[SampleKey, int]:
         DataError: the file does not exist or is not a results file (every message begins with
             ``--results PATH:``), or it lists a sample twice.
     """
+    try:
+        status = os.stat(path)
+    except OSError:
+        status = None
+    if status is None:  # read_results says what is wrong
+        return _read_outcomes(os.fspath(path), None, None)
+    # one read per version of the file: the selection and the run record's digest both ask
+    return dict(_read_outcomes(os.fspath(path), status.st_mtime_ns, status.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_outcomes(path: str, mtime_ns: int | None, size: int | None) -> dict[SampleKey, int]:
     from workbench.execute.result_file import read_results
 
     try:
