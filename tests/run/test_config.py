@@ -228,6 +228,10 @@ def test_own_generations_are_stratified_on_the_runs_execution(tmp_path: Path) ->
     assert score.after == ["execute"]
     assert score.argv[score.argv.index("--results") + 1] == str(tmp_path / "run" / "execute" / "results.jsonl")
     assert "--results" not in plans["score_all"].argv  # every row: nothing to select
+    # dedup and bias key the rows by (task, numbered sample), as execute and score do: bias runs
+    assert plans["bias"].skip_reason is None
+    for name in ("dedup", "bias"):
+        assert plans[name].argv[plans[name].argv.index("--id-column") + 1] == "task_id,sample_id", name
     # results the user names are used as they are: the preflight does not ask the data for the label
     named = load_config(_write(tmp_path, text + 'stages = ["score"]\n').parent / "pipeline.toml",
                         overrides=[f"score.results={str(tmp_path / 'mine.jsonl')!r}"])

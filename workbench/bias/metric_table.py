@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.data.samples import id_text
+from workbench.data.samples import SAMPLE_COLUMN, SampleNumbering, id_text
 from workbench.errors import DataError, MissingColumnError
 
 #: how many unjoined ids a report lists
@@ -79,7 +79,9 @@ def read_metric_table(
         source: a path, bundled name, hub id, :class:`~workbench.data.LoadedDataset`,
             ``datasets.Dataset`` or mapping column -> values (as :func:`workbench.correlate.correlate` takes).
         metrics: the metric columns (at least one).
-        id_columns: the column(s) whose values make the row id (the dedup's ``--id-column``).
+        id_columns: the column(s) whose values make the row id (the dedup's ``--id-column``);
+            ``(TASK, "sample_id")`` on a table without ``sample_id`` numbers each task's samples
+            0, 1, ... in row order, as ``workbench dedup``, ``execute`` and ``score`` do.
         task_column: a task id column for a task-level bootstrap (``None``: not read).
         splits: splits of the table to read (all when empty).
         offline: never contact the Hugging Face hub.
@@ -100,6 +102,11 @@ def read_metric_table(
     if not metrics:
         raise DataError("name at least one metric column (--metric)")
     dataset, name = as_dataset(source, splits=splits, offline=offline)
+    if (len(id_columns) == 2 and id_columns[1] == SAMPLE_COLUMN and SAMPLE_COLUMN not in dataset.column_names
+            and id_columns[0] in dataset.column_names):
+        # no sample id column: number each task's samples in file order, as dedup, execute and score do
+        numbering = SampleNumbering()
+        dataset = dataset.add_column(SAMPLE_COLUMN, [numbering.next_id(task) for task in dataset[id_columns[0]]])
     present = dataset.column_names
     for column, flag in [*((m, (flags or {}).get(m, "--metric")) for m in metrics), *((c, "--id-column") for c in id_columns),
                          *([(task_column, "--task-column")] if task_column else [])]:

@@ -120,6 +120,23 @@ class LoadedDataset:
         for split_name, dataset in self.splits.items():
             require_columns(dataset, columns, where=f"split {split_name!r} of {self.source}")
 
+    def with_numbered_samples(self, task_column: str, sample_column: str) -> LoadedDataset:
+        """A copy whose splits gain ``sample_column``: 0, 1, ... per task in file order (splits in
+        order), the numbering ``workbench execute`` and ``score`` give data without a sample id
+        column (:class:`workbench.data.samples.SampleNumbering`), so ids built from the task and
+        this column join their outputs. Unchanged when the column exists or the task column does not.
+        """
+        from workbench.data.samples import SampleNumbering
+
+        if sample_column in self.column_names or task_column not in self.column_names:
+            return self
+        numbering = SampleNumbering()
+        splits = {
+            name: dataset.add_column(sample_column, [numbering.next_id(task) for task in dataset[task_column]])
+            for name, dataset in self.splits.items()
+        }
+        return LoadedDataset(self.source, splits, list(self.skipped))
+
     def select_splits(self, names: Iterable[str] | None) -> LoadedDataset:
         """Return a copy with only the named splits (all when ``names`` is empty or ``None``).
 

@@ -55,7 +55,8 @@ class DedupConfig(JobConfig):
     Attributes:
         code_column: the code column; comma-separated columns are joined.
         id_column: unique id column, or comma-separated columns joined with ``":"`` (default
-            ``id`` when present, else ``<split>/<row>``).
+            ``id`` when present, else ``<split>/<row>``); ``TASK,sample_id`` on data without a
+            ``sample_id`` column numbers each task's samples in file order (local engine).
         split_column: a column naming each row's split (one table with several splits).
         split: only these splits (all when empty).
         language: language of rows without a ``language`` column value.
@@ -116,7 +117,8 @@ class DedupConfig(JobConfig):
 
     code_column: str = option("content", "Column with the code; several comma-separated columns are joined.")
     id_column: str | None = option(
-        None, "Unique id column, or comma-separated columns joined with ':' [default: 'id' if present, else <split>/<row>].")
+        None, "Unique id column, or comma-separated columns joined with ':' [default: 'id' if present, else <split>/<row>]; "
+        "TASK,sample_id on data without sample_id numbers each task's samples 0, 1, ... as execute and score do.")
     split_column: str | None = option(None, "Column naming each row's split (one table with several splits).")
     split: tuple[str, ...] = option((), "Only these splits (repeatable).")
     language: str = option("python", "Language of rows without a 'language' column value.")

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from workbench.data.loading import LoadedDataset, load_records
+from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.duplication_report import build_report
@@ -110,9 +111,11 @@ def run_dedup(
             loaded = source.select_splits(splits)
         else:
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline)
+        id_columns = _split_columns(config.id_column) if config.id_column is not None else None
+        loaded = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
             loaded, code_column=_split_columns(config.code_column),
-            id_column=_split_columns(config.id_column) if config.id_column is not None else None,
+            id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
         if len(rows) == 0:
@@ -134,6 +137,16 @@ def run_dedup(
                 written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
                                         on_progress=advance)
         return DedupRun(loaded, result, report, written)
+
+
+def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> LoadedDataset:
+    """``--id-column TASK,sample_id`` on data without a ``sample_id`` column numbers the samples of
+    each task 0, 1, ... in file order, as ``workbench execute`` and ``score`` do
+    (:func:`workbench.data.samples.resolve_sample_column`), so the dedup's ids are the keys of
+    their outputs and ``workbench bias`` can join them; the deduplicated splits carry the column."""
+    if not id_columns or len(id_columns) != 2 or id_columns[1] != SAMPLE_COLUMN:
+        return loaded
+    return loaded.with_numbered_samples(id_columns[0], SAMPLE_COLUMN)
 
 
 def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | Path | None,

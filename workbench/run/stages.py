@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.samples import SAMPLE_COLUMN
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
 from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
@@ -221,7 +222,10 @@ def _id_column(config: PipelineConfig, columns: set[str]) -> str | None:
     if config.data["id_column"]:
         return config.data["id_column"]
     task, sample = config.data["task_column"], config.data["sample_column"]
-    return f"{task},{sample}" if task in columns and sample in columns else None
+    if task not in columns:
+        return None
+    # no sample column: dedup and bias number each task's samples as execute and score do
+    return f"{task},{sample}" if sample in columns else f"{task},{SAMPLE_COLUMN}" if sample == SAMPLE_COLUMN else None
 
 
 def _dedup_job(plan: StagePlan, config: PipelineConfig, columns: set[str], section: dict[str, Any], output: Path) -> None:
