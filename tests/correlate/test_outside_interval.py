@@ -56,7 +56,9 @@ def test_an_estimate_outside_its_interval_is_flagged_and_warned(tmp_path):
     assert "estimate outside its own bootstrap interval: pooled kendall 0.839 [0.843, 0.878]" in warning
     result = runner.invoke(app, ["correlate", str(tmp_path / "separated.jsonl"), "-m", "chrf", "--resamples", "400"])
     assert result.exit_code == 0, result.output
-    assert "outside its own bootstrap interval" in " ".join(result.output.split())
+    text = " ".join(result.output.split())
+    assert "outside its own bootstrap interval" in text
+    assert "[0.843, 0.878] (!)" in text and "(!): the estimate lies outside its own interval" in text
 
 
 def test_an_ordinary_table_has_no_such_warning(tmp_path):
@@ -65,3 +67,5 @@ def test_an_ordinary_table_has_no_such_warning(tmp_path):
     for level in ("pooled", "per_problem"):
         assert set(block[level]["estimate_outside_interval"].values()) == {False}
     assert not any("outside its own" in w for w in report.warnings)
+    result = runner.invoke(app, ["correlate", str(tmp_path / "realistic.jsonl"), "-m", "m", "--resamples", "400"])
+    assert result.exit_code == 0 and "(!)" not in result.output, result.output

@@ -37,6 +37,8 @@ _SYMBOLS = {"kendall": "τ-b", "spearman": "ρ", "pearson": "r"}
 ZERO_MARK = "≈0"
 #: in place of an interval withheld for too few tasks or samples
 NO_CI = "(no CI: small n)"
+#: the mark of an estimate outside its own interval (the interval is not to be read)
+OUTSIDE_MARK = "(!)"
 
 
 def _with_ci(estimate: Estimate) -> str:
@@ -46,7 +48,8 @@ def _with_ci(estimate: Estimate) -> str:
     if estimate.no_interval:  # too few tasks or samples: the reason is among the warnings
         return f"{estimate.value:.3f}\n{NO_CI}"
     mark = f" {ZERO_MARK}" if estimate.spans_zero else ""
-    return f"{estimate.value:.3f}{mark}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]"
+    outside = f" {OUTSIDE_MARK}" if estimate.outside_interval else ""
+    return f"{estimate.value:.3f}{mark}\n[{_number(estimate.ci[0])}, {_number(estimate.ci[1])}]{outside}"
 
 
 def _undefined_text(estimates: dict[str, Estimate], level: str, resamples: int) -> list[str]:
@@ -196,8 +199,11 @@ def _print_report(report: CorrelationReport) -> None:
         for name, result in report.metrics.items():
             bias.add_row(name, *_length_cells(result))
         console.print(bias)
+    outside = any(e.outside_interval for r in report.metrics.values() for e in (*r.pooled.values(), *r.per_problem.values()))
     console.print(
         f"{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0."
+        + (f" {OUTSIDE_MARK}: the estimate lies outside its own interval; do not read that interval (see the warning)."
+           if outside else "")
         + (f" τ-b with length: the metric's rank agreement with the completion length ({length.source.describe()}), "
            "a judge's verbosity bias; the last rows: the length's own correlation with the label."
            if has_length else "")
