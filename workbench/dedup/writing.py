@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +25,8 @@ from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.dedup.skipped_rows import SKIPPED_COLUMNS, skipped_rows
 from workbench.errors import DataError
 from workbench.io import atomic_open, atomic_write
+
+logger = logging.getLogger(__name__)
 
 #: the columns the folder loader gives each source file (see workbench.data.loading)
 SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
@@ -111,6 +115,7 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     # outputs that only some runs write: a reused folder must not keep a previous run's copy
     for stale in OPTIONAL_OUTPUTS:
         (out / stale).unlink(missing_ok=True)
+    _remove_previous_splits(out, result.rows.source)
     ids = result.rows.ids
     written: dict[str, str] = {}
 
@@ -170,6 +175,42 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     atomic_write(path, json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
     return written
+
+
+def _remove_previous_splits(out: Path, source: object) -> None:
+    """Delete the deduplicated splits an earlier dedup wrote into ``out`` (the splits its
+    ``report.json`` names, in every output form, and ``files/`` / ``dataset/``), before this run
+    writes its own: a kept copy would be read as this run's rows by ``workbench bias`` and
+    ``correlate --dedup`` (a folder reused for other data joined 8 of 40 rows). Nothing is deleted
+    from a folder without a dedup ``report.json`` (it is not known to hold dedup outputs), nor
+    from one that holds this run's input ``source``."""
+    try:
+        if Path(str(source)).resolve().is_relative_to(out.resolve()):
+            return
+    except (OSError, ValueError):
+        pass
+    try:
+        previous = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return
+    if not isinstance(previous, dict) or not isinstance(previous.get("splits"), dict) or "parameters" not in previous:
+        return
+    names = [f"{split.replace('/', '_')}.{form}" for split in previous["splits"] for form in ("jsonl", "parquet")]
+    removed = []
+    for name in [*names, "files", "dataset"]:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+        else:
+            continue
+        removed.append(name)
+    # a rerun on the same data is routine; outputs of other data being replaced is worth a word
+    log = logger.info if previous.get("source") == str(source) else logger.warning
+    log("%s held the outputs of an earlier dedup run (of %s): they are replaced%s", out,
+        previous.get("source", "another source"),
+        f"; its deduplicated splits removed: {', '.join(removed)}" if removed else "")
 
 
 def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress) -> None:
