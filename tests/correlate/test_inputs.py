@@ -121,7 +121,7 @@ def test_pass_ratio_labels_are_accepted(tmp_path):
 
 def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
     rows = _rows()
-    # (the CSV reader itself turns "N/A" / "" into nulls: those count as missing)
+    # (the CSV reader keeps "N/A" as text, as a JSON Lines file would have it: non-numeric; only "" is missing)
     bad = {3: "error", 10: "N/A", 20: "inf", 30: "timeout"}
     path = tmp_path / "scores.csv"
     with path.open("w", newline="") as handle:
@@ -131,10 +131,10 @@ def test_non_numeric_metric_values_are_counted_and_excluded(tmp_path):
             writer.writerow({**row, "codebleu": bad.get(i, row["codebleu"])})
     report = correlate(path, metrics=["codebleu", "chrf"], n_resamples=50)
     result = report.metrics["codebleu"]
-    assert (result.excluded_rows.non_numeric, result.excluded_rows.missing, result.excluded_rows.non_finite) == (2, 1, 1)
+    assert (result.excluded_rows.non_numeric, result.excluded_rows.missing, result.excluded_rows.non_finite) == (3, 0, 1)
     assert result.n_samples == len(rows) - 4
     assert report.metrics["chrf"].n_samples == len(rows)  # the other metric keeps its rows
-    assert [e["value"] for e in result.excluded_rows.examples] == ["error", None, "inf", "timeout"]
+    assert [e["value"] for e in result.excluded_rows.examples] == ["error", "N/A", "inf", "timeout"]
     assert [e["row"] for e in result.excluded_rows.examples] == [3, 10, 20, 30]
     keep = [i for i in range(len(rows)) if i not in bad]
     x = np.array([rows[i]["codebleu"] for i in keep])

@@ -202,3 +202,16 @@ def test_zero_padded_integer_ids_stay_text_in_csv(tmp_path):
         loaded = load_records(source)
         rows = next(iter(loaded.splits.values())).to_list()
         assert [r["task_id"] for r in rows] == ["0042", "0043"] and [r["mixed"] for r in rows] == ["01", "x"]
+
+
+def test_csv_cells_that_read_like_na_stay_text(tmp_path):
+    # pandas' NA words are code and ids here: only an empty cell is missing (real datasets CSV reader)
+    (tmp_path / "gens.csv").write_text("task_id,completion,m\n000,None,1\nNA,x = 1,n/a\n007,NA,\n7.0,null,0.5\n")
+    rows = load_records(tmp_path / "gens.csv").splits["train"].to_list()
+    assert [r["task_id"] for r in rows] == ["000", "NA", "007", "7.0"]
+    assert [r["completion"] for r in rows] == ["None", "x = 1", "NA", "null"]
+    assert [r["m"] for r in rows] == ["1", "n/a", None, "0.5"]  # text: correlate counts 'n/a' as non-numeric
+    # ids of numbers only, some zero-padded: text, so 007 and 7.0 stay two ids
+    (tmp_path / "ids.csv").write_text("task_id,score\n007,1\n7.0,2\n")
+    rows = load_records(tmp_path / "ids.csv").splits["train"].to_list()
+    assert [r["task_id"] for r in rows] == ["007", "7.0"] and [r["score"] for r in rows] == [1, 2]

@@ -329,7 +329,10 @@ def _build(
     """
     options: dict[str, Any] = {}
     if files and all(_builder_for(file) == "csv" for file in files):
-        padded = zero_padded_integer_columns(files)
+        # only an empty cell is missing: pandas' default NA words ("NA", "None", "null", "N/A" ...)
+        # are code and ids here (a completion "None", a task "NA"), never silently null
+        options.update(keep_default_na=False, na_values=[""])
+        padded = zero_padded_number_columns(files)
         if padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in padded}
     try:
@@ -351,14 +354,22 @@ def _build(
         raise DataError(f"{failure}: {error}") from error
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
-_ZERO_PADDED = re.compile(r"[+-]?0\d+")
+_ZERO_PADDED = re.compile(r"[+-]?0\d")
 
 
-def zero_padded_integer_columns(files: Sequence[Path]) -> set[str]:
-    """The CSV columns that hold integers written with leading zeros (``007``, ``0042``) and
-    nothing but integers: identifiers, which pandas' type inference would turn into 7 and 42
-    (so a task ``007`` would match nothing). Such columns are read as text.
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
+    """The CSV columns that hold numbers only, some written with leading zeros (``007``,
+    ``0042``): identifiers, which pandas' type inference would turn into 7 and 42 (so a task
+    ``007`` would match nothing, and ``007`` and ``7.0`` would be one id). Such columns are read
+    as text. (A column with any other text is text for pandas already.)
 
     Args:
         files: CSV files (``.gz`` too), each with a header row.
@@ -379,9 +390,9 @@ def zero_padded_integer_columns(files: Sequence[Path]) -> set[str]:
                     for name, value in zip(header, row):
                         if not value or name in not_integer:
                             continue
-                        if not _INTEGER.fullmatch(value):
+                        if not _is_number(value):
                             not_integer.add(name)
-                        elif name not in padded and _ZERO_PADDED.fullmatch(value):
+                        elif name not in padded and _ZERO_PADDED.match(value):
                             padded.add(name)
         except (OSError, UnicodeDecodeError, csv.Error):
             continue
