@@ -287,3 +287,22 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
+    """Refuse output file paths that name a folder, before any work is done (the write would fail
+    after it): one that exists as a folder, or one written with a trailing ``/``.
+
+    Args:
+        paths: the option that took each path -> the path (``{"--json": "out/"}``); ``None`` is skipped.
+
+    Raises:
+        DataError: ``--json out/ is a folder; give a file name, e.g. out/report.json``.
+    """
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        text = os.fspath(path)
+        if Path(text).is_dir() or text.endswith(("/", os.sep)):
+            example = Path(text) / ("figure.png" if "plot" in flag else "report.json")
+            raise DataError(f"{flag} {text} is a folder; give a file name, e.g. {example}")

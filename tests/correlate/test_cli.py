@@ -116,3 +116,23 @@ def test_a_score_run_folder_or_its_long_table_says_which_file_to_pass(tmp_path):
     assert "scores_wide.jsonl" in result.stderr and "Traceback" not in result.output
     long = runner.invoke(app, ["correlate", str(folder / "scores.jsonl"), "-m", "p-correct"])
     assert long.exit_code == 1 and "pass the scores_wide.jsonl next to it" in " ".join(long.stderr.split())
+
+
+def test_a_folder_for_json_or_plot_is_refused_before_the_bootstrap(tmp_path):
+    """``--json out/`` crashed after the whole bootstrap (a rename onto a folder), and ``--plot out/``
+    wrote ``./out.png``: both are refused first, with one line (real CLI, real data file)."""
+    import json as json_module
+
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    rows = [{"task_id": f"T{t}", "sample_id": s, "passed": int(s == 0), "m": 0.1 * s + t} for t in range(6) for s in range(2)]
+    data = tmp_path / "s.jsonl"
+    data.write_text("".join(json_module.dumps(r) + "\n" for r in rows))
+    (tmp_path / "out").mkdir()
+    for flag, value in (("--json", str(tmp_path / "out")), ("--plot", str(tmp_path / "new") + "/")):
+        result = CliRunner().invoke(app, ["correlate", str(data), "-m", "m", flag, value])
+        assert result.exit_code != 0 and "is a folder; give a file name" in result.output, result.output
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "new.png").exists()

@@ -176,9 +176,9 @@ def _check_output_paths(json_path, plot_path) -> None:
     """Refuse output paths that cannot be written before the analysis runs, not after it."""
     from matplotlib.backend_bases import FigureCanvasBase
 
-    for path, flag in ((json_path, "--json"), (plot_path, "--plot")):
-        if path is not None and Path(path).is_dir():
-            raise DataError(f"{flag} {path} is a folder; give a file name")
+    from workbench.io import check_output_files
+
+    check_output_files({"--json": json_path, "--plot": plot_path})
     if plot_path is not None:
         formats = FigureCanvasBase.get_supported_filetypes()
         suffix = Path(plot_path).suffix.lstrip(".").lower()

@@ -39,8 +39,8 @@ def bias_command(
     dedup_output: Path = typer.Argument(..., help="A `workbench dedup -o` folder (clusters.json, removed.csv, report.json; contamination.csv with --against)."),
     metrics: str = typer.Argument(..., help="Per-row metric table: .jsonl/.json/.parquet/.csv (optionally .gz), a bundled name or a hub id "
                                   "(e.g. `workbench execute` results, a score table)."),
-    json_path: Path = typer.Option(None, "--json", help="Write the machine-readable report here."),
-    plot_path: Path = typer.Option(None, "--plot", help="Write a figure here (.png/.svg/.pdf): each metric per setting with its CI."),
+    json_path: str | None = typer.Option(None, "--json", help="Write the machine-readable report here."),
+    plot_path: str | None = typer.Option(None, "--plot", help="Write a figure here (.png/.svg/.pdf): each metric per setting with its CI."),
 ) -> None:
     """How much do duplicates and contamination move a metric? Joins per-row metric values to a `workbench dedup` output by row id and reports each metric, with bootstrap CIs and the rows behind each value, in the settings of Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Models of Code"):
 

@@ -67,8 +67,8 @@ def correlate_command(
         help="Scores table: .jsonl/.json/.parquet/.csv (optionally .gz), an ICE-Score *_grade.json, "
         "a bundled name (humaneval-codex-python) or a hub id.",
     ),
-    json_path: Path = typer.Option(None, "--json", help="Write the machine-readable report here."),
-    plot_path: Path = typer.Option(
+    json_path: str | None = typer.Option(None, "--json", help="Write the machine-readable report here."),
+    plot_path: str | None = typer.Option(
         None, "--plot", help="Write a figure here (.png/.svg/.pdf): CI forest plot and score distributions by outcome."
     ),
 ) -> None:

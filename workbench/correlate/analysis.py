@@ -202,7 +202,8 @@ def run_correlate(
         the :class:`~workbench.correlate.results.CorrelationReport`.
 
     Raises:
-        DataError, ValueError: as :func:`correlate`.
+        DataError, ValueError: as :func:`correlate`; DataError also for a ``json_path`` or
+            ``plot_path`` that names a folder (checked first).
 
     Example::
 
@@ -212,6 +213,9 @@ def run_correlate(
                                json_path="correlation.json")
         print(report.metrics["codebleu"].pooled["kendall"].value)
     """
+    from workbench.io import check_output_files
+
+    check_output_files({"--json": json_path, "--plot": plot_path})  # before the bootstrap, not after it
     config = config or CorrelateConfig()
     options = dict(
         metrics=list(config.metric) or None, label=config.label, results=config.results,
