@@ -197,3 +197,26 @@ def test_score_and_execute_take_offline_as_the_other_commands_do(tmp_path: Path,
     result = CliRunner().invoke(app, [*arguments, "--offline"])
     assert result.exit_code == 1, result.output
     assert "offline mode is on and it is not in the local cache" in " ".join(result.output.split())
+
+
+def test_ctrl_c_in_a_command_without_rows_to_keep_says_so_and_exits_130(tmp_path, monkeypatch):
+    """dedup, correlate, bias keep no rows to resume from: a Ctrl-C (KeyboardInterrupt, as Python
+    raises it on SIGINT, here raised inside the real dedup search) ends with one line naming the
+    command and status 130 (docs/exit-status.md), never silence or a traceback."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import workbench.dedup.job as dedup_job
+    from workbench.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "content": f"x = {i}\n"}) + "\n" for i in range(3)))
+    monkeypatch.setattr(dedup_job, "find_duplicates", interrupted)
+    result = CliRunner().invoke(app, ["dedup", str(data), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 130
+    assert "Interrupted: dedup stopped before it finished (exit status 130)" in " ".join(result.output.split())
+    assert "Traceback" not in result.output

@@ -127,11 +127,18 @@ def _whole_option_names():
 
 
 class _WorkbenchGroup(_TidyHelp, TyperGroup):
-    """Turns :class:`WorkbenchError` into a one-line ``Error: ...`` and exit status 1."""
+    """Turns :class:`WorkbenchError` into a one-line ``Error: ...`` and exit status 1, and a Ctrl-C
+    that no command handled itself into a one-line ``Interrupted`` and status 130
+    (docs/exit-status.md). Commands that keep rows (execute, score, run) say how to resume."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            command = ctx.invoked_subcommand or "the command"
+            typer.echo(f"Interrupted: {command} stopped before it finished (exit status 130); outputs it had "
+                       "begun to write may be incomplete: run it again", err=True)
+            raise typer.Exit(130) from None
         except WorkbenchError as error:
             # typer >= 0.29 runs a vendored click, whose main loop does not catch
             # click.ClickException; typer.Exit is handled by every typer version.
