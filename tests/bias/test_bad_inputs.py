@@ -44,7 +44,7 @@ def test_a_task_column_with_empty_cells_names_the_first_row(tmp_path, corpus):
     metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE],
                "task": ["T1", "T1", None, "T2", "", "T2"]}
     # empty tasks would be one pooled "task" in the bootstrap and in clean vs contaminated tasks
-    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 row\(s\), first row 2 \(id 'r3'\)"):
+    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 row\(s\), first row 3 \(counting from 1; id 'r3'\)"):
         run_bias(out, metrics, BiasConfig(metric=["acc"], task_column="task"))
 
 

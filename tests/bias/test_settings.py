@@ -120,7 +120,7 @@ def test_nothing_joins_is_an_error_that_shows_both_kinds_of_id(train_test_output
 
 def test_a_non_numeric_metric_names_the_column_and_the_first_bad_row(train_test_output):
     metrics = {"id": ["t1", "t3", "t6", "t7"], "acc": ["1", "0.5", "high", "n/a"]}
-    with pytest.raises(DataError, match=r"metric column 'acc' must hold numbers, but row 2 \(id 't6'\) is not a number: 'high'"):
+    with pytest.raises(DataError, match=r"metric column 'acc' must hold numbers, but row 3 \(counting from 1; id 't6'\) is not a number: 'high'"):
         run_bias(train_test_output, metrics, BiasConfig(metric=["acc"]))
 
 

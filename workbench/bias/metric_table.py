@@ -130,8 +130,9 @@ def read_metric_table(
             first = int(bad[0])
             shown = dataset[first][metric]
             what = "is infinite" if status[first] == 3 else "is not a number"
-            raise DataError(f"{name}: metric column {metric!r} must hold numbers, but row {first} "
-                            f"(id {ids[first]!r}) {what}: {shown!r} ({bad.size} such row(s))")
+            raise DataError(f"{name}: metric column {metric!r} must hold numbers, but row {first + 1} "
+                            f"(counting from 1; id {ids[first]!r}) {what}: {shown!r} ({bad.size} such row(s)); bias "
+                            "averages every row, so empty such cells (missing values are counted) or fix them")
         values[metric] = numbers[keep]
         missing[metric] = int(np.count_nonzero(np.isnan(values[metric])))
     tasks = None
@@ -141,8 +142,8 @@ def read_metric_table(
         empty = [index for index, (task, k) in enumerate(zip(every_task, keep)) if k and not task]
         if empty:
             first = empty[0]
-            raise DataError(f"{name}: --task-column {task_column!r} is empty in {len(empty)} row(s), first row {first} "
-                            f"(id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
+            raise DataError(f"{name}: --task-column {task_column!r} is empty in {len(empty)} row(s), first row {first + 1} "
+                            f"(counting from 1; id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
                             "duplicate clusters")
         tasks = [t for t, k in zip(every_task, keep) if k]
     return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
