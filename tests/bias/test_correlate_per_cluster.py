@@ -58,7 +58,8 @@ def test_cli_prints_both(generations):
 
 def test_ids_that_are_not_the_dedups(generations):
     out, scores, _ = generations
-    with pytest.raises(DataError, match="none of the table's row ids"):
+    with pytest.raises(DataError, match=r"none of the table's row ids .*; its ids look like '[^']+:[^']+' \(it was made "
+                                         r"with --id-column task_id,sample_id\)"):
         run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), dedup_id_column="sample_id",
                                                    resamples=40, length_column="none"))
 

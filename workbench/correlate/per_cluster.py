@@ -74,8 +74,12 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     kept = np.array([i not in output.removed for i in ids], dtype=bool)
     unknown = sum(1 for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None)
     if unknown == len(ids):
+        theirs = next(iter(output.cluster_of), None) or next(iter(output.removed), None)
+        shown = f"; its ids look like {theirs!r}" if theirs else ""
+        made_with = f" (it was made with --id-column {output.id_column})" if output.id_column else ""
         raise DataError(f"{dedup_output}: none of the table's row ids is in this dedup output (ids from "
-                        f"{','.join(id_columns)}, e.g. {ids[0]!r}); set --dedup-id-column as the dedup's --id-column")
+                        f"{','.join(id_columns)}, e.g. {ids[0]!r}{shown}{made_with}); set --dedup-id-column as the "
+                        "dedup's --id-column, and check that the ids are written alike (007 vs 7)")
     chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
     selection = ClusterSelection(
         dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),
