@@ -149,8 +149,10 @@ def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
     out = tmp_path / "out"
     assert invoke(str(tmp_path / "src"), "--min-tokens", "5", "-o", str(out)).exit_code == 0
     with open(out / "unreadable.csv") as handle:
-        reasons = {r["id"]: r["reason"] for r in csv.DictReader(handle)}
+        listed = list(csv.DictReader(handle))
+    reasons = {r["id"]: r["reason"] for r in listed}
     assert reasons == {"train/blob.py": "not loaded: binary", "train/latin.py": "not loaded: not UTF-8"}
+    assert {r["split"] for r in listed} == {"train"}  # the split the file's folder names
 
 
 def test_group_column_keeps_groups_apart_and_reports_cross_group_duplicates(tmp_path):

@@ -80,6 +80,18 @@ class SkippedFile:
     path: str
     reason: str
 
+    @property
+    def split(self) -> str:
+        """The split the file would have been in (its first folder, as the loader assigns splits)."""
+        return folder_split(self.path)
+
+
+def folder_split(relative: str) -> str:
+    """The split of a file of a source folder from its relative POSIX path: its first folder when
+    that is one of :data:`FOLDER_SPLIT_NAMES` (``test/a.py`` -> ``test``), else ``"train"``."""
+    first = relative.split("/", 1)[0]
+    return first if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
+
 
 @dataclass
 class LoadedDataset:
@@ -550,8 +562,7 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         if reason is not None:
             skipped.append(SkippedFile(relative, reason))
             continue
-        first = relative.split("/", 1)[0]
-        split = first if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
+        split = folder_split(relative)
         columns = rows.setdefault(split, {"id": [], "path": [], "language": [], "content": []})
         columns["id"].append(relative)
         columns["path"].append(str(file))

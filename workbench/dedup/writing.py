@@ -168,7 +168,7 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
             for index, reason in result.failures.items():
                 writer.writerow([ids[index], result.rows.splits[index], reason])
             for skipped in skipped_files:
-                writer.writerow([skipped.path, "", f"not loaded: {skipped.reason}"])
+                writer.writerow([skipped.path, skipped.split, f"not loaded: {skipped.reason}"])
         written["unreadable"] = str(path)
 
     path = out / "report.json"
