@@ -117,8 +117,8 @@ class DedupConfig(JobConfig):
 
     code_column: str = option("content", "Column with the code; several comma-separated columns are joined.")
     id_column: str | None = option(
-        None, "Unique id column, or comma-separated columns joined with ':' [default: 'id' if present, else <split>/<row>]; "
-        "TASK,sample_id on data without sample_id numbers each task's samples 0, 1, ... as execute and score do.")
+        None, "Unique id column, or comma-separated columns joined with ':' (TASK,sample_id on data without sample_id "
+        "numbers each task's samples 0, 1, ... as execute and score do) [default: 'id' if present, else <split>/<row>].")
     split_column: str | None = option(None, "Column naming each row's split (one table with several splits).")
     split: tuple[str, ...] = option((), "Only these splits (repeatable).")
     language: str = option("python", "Language of rows without a 'language' column value.")
