@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.data.samples import SAMPLE_COLUMN, SampleNumbering, id_text
+from workbench.data.samples import SAMPLE_COLUMN, id_text, sample_numbers
 from workbench.errors import DataError, MissingColumnError
 
 #: how many unjoined ids a report lists
@@ -105,8 +105,7 @@ def read_metric_table(
     if (len(id_columns) == 2 and id_columns[1] == SAMPLE_COLUMN and SAMPLE_COLUMN not in dataset.column_names
             and id_columns[0] in dataset.column_names):
         # no sample id column: number each task's samples in file order, as dedup, execute and score do
-        numbering = SampleNumbering()
-        dataset = dataset.add_column(SAMPLE_COLUMN, [numbering.next_id(task) for task in dataset[id_columns[0]]])
+        dataset = dataset.add_column(SAMPLE_COLUMN, sample_numbers(dataset[id_columns[0]]))
     present = dataset.column_names
     for column, flag in [*((m, (flags or {}).get(m, "--metric")) for m in metrics), *((c, "--id-column") for c in id_columns),
                          *([(task_column, "--task-column")] if task_column else [])]:

@@ -138,15 +138,14 @@ class LoadedDataset:
         column (:class:`workbench.data.samples.SampleNumbering`), so ids built from the task and
         this column join their outputs. Unchanged when the column exists or the task column does not.
         """
-        from workbench.data.samples import SampleNumbering
+        from workbench.data.samples import sample_numbers
 
         if sample_column in self.column_names or task_column not in self.column_names:
             return self
-        numbering = SampleNumbering()
-        splits = {
-            name: dataset.add_column(sample_column, [numbering.next_id(task) for task in dataset[task_column]])
-            for name, dataset in self.splits.items()
-        }
+        # one numbering over the splits in order: a task's samples keep counting across splits
+        numbers = iter(sample_numbers(task for dataset in self.splits.values() for task in dataset[task_column]))
+        splits = {name: dataset.add_column(sample_column, [next(numbers) for _ in range(len(dataset))])
+                  for name, dataset in self.splits.items()}
         return LoadedDataset(self.source, splits, list(self.skipped))
 
     def select_splits(self, names: Iterable[str] | None) -> LoadedDataset:

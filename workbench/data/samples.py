@@ -158,6 +158,13 @@ class SampleNumbering:
         return number
 
 
+def sample_numbers(task_ids: Iterable[Any]) -> list[int]:
+    """The :class:`SampleNumbering` id of each row, given the rows' task ids in file order
+    (``["A", "A", "B"]`` -> ``[0, 1, 0]``): the column a table without sample ids gets."""
+    numbering = SampleNumbering()
+    return [numbering.next_id(task) for task in task_ids]
+
+
 def number_samples(
     rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None
 ) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
