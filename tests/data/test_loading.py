@@ -146,6 +146,26 @@ def test_source_folder_splits_and_skipped_files(tmp_path):
     assert reasons["README.md"].startswith("no language plugin")
 
 
+def test_source_files_are_decoded_as_their_language_reads_them(tmp_path):
+    """Python honours a PEP 263 coding cookie and drops a byte-order mark (as the interpreter does);
+    a cookie naming an unknown encoding, or bytes the declared encoding cannot decode, are skipped
+    with the reason. Real files, the real Python plugin."""
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "cookie.py").write_bytes("# -*- coding: latin-1 -*-\ns = 'caf\xe9'\n".encode("latin-1"))
+    (tmp_path / "train" / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    (tmp_path / "train" / "unknown.py").write_bytes(b"# coding: no-such-codec\nx = 1\n")
+    (tmp_path / "train" / "wrong.py").write_bytes(b"# coding: ascii\ns = '\xc3\xa9'\n")
+    (tmp_path / "train" / "bom.cpp").write_bytes(b"\xef\xbb\xbfint x = 1;\n")
+    loaded = load_records(tmp_path)
+    texts = dict(zip(loaded.splits["train"]["id"], loaded.splits["train"]["content"]))
+    assert texts["train/cookie.py"] == "# -*- coding: latin-1 -*-\ns = 'caf\xe9'\n"
+    assert texts["train/bom.py"] == "x = 1\n"
+    assert texts["train/bom.cpp"] == "int x = 1;\n"
+    reasons = {s.path: s.reason for s in loaded.skipped}
+    assert reasons == {"train/unknown.py": "undecodable: coding cookie: unknown encoding: no-such-codec",
+                       "train/wrong.py": "not in its declared encoding (ascii)"}
+
+
 def test_folder_of_data_files_uses_file_names_as_splits(tmp_path):
     _write_jsonl(tmp_path / "train.jsonl", [{"id": 1, "content": "a"}, {"id": 2, "content": "b"}])
     _write_jsonl(tmp_path / "test.jsonl", [{"id": 3, "content": "c"}])

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 import numpy as np
@@ -28,6 +28,9 @@ from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_
 from workbench.data.text_encoding import require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.network import endpoint_reachable
+
+if TYPE_CHECKING:
+    from workbench.languages.spec import LanguagePlugin
 
 #: data-file suffixes and the ``datasets`` builder that reads them (``.gz`` is also accepted)
 DATA_FILE_BUILDERS: Mapping[str, str] = {
@@ -557,7 +560,7 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         if wanted is None and plugin is None:
             skipped.append(SkippedFile(relative, f"no language plugin for {suffix or 'files without extension'}"))
             continue
-        content, reason = _read_source_file(file)
+        content, reason = _read_source_file(file, plugin)
         if reason is not None:
             skipped.append(SkippedFile(relative, reason))
             continue
@@ -574,8 +577,9 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
     return LoadedDataset(str(root), splits, skipped)
 
 
-def _read_source_file(file: Path) -> tuple[str | None, str | None]:
-    """Return ``(text, None)`` or ``(None, reason)`` for one source file."""
+def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:
+    """Return ``(text, None)`` or ``(None, reason)`` for one source file, decoded as its
+    language plugin reads the language (Python honours a PEP 263 coding cookie), else UTF-8."""
     try:
         data = file.read_bytes()
     except OSError as error:
@@ -585,9 +589,11 @@ def _read_source_file(file: Path) -> tuple[str | None, str | None]:
     if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
         return None, "binary"
     try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
+        return (plugin.decode_source(data) if plugin is not None else data.decode("utf-8-sig")), None
+    except UnicodeDecodeError as error:
+        return None, "not UTF-8" if error.encoding in ("utf-8", "utf-8-sig") else f"not in its declared encoding ({error.encoding})"
+    except ValueError as error:
+        return None, f"undecodable: {error}"
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")

@@ -6,6 +6,8 @@ It registers through the same hook as third-party plugins
 
 from __future__ import annotations
 
+import io
+import tokenize
 from typing import Any
 
 from workbench.languages.python_runner import PythonTestRunner
@@ -82,6 +84,25 @@ class PythonLanguage(LanguagePlugin):
         import tree_sitter_python
 
         return tree_sitter_python.language()
+
+    def decode_source(self, data: bytes) -> str:
+        """Decode a ``.py`` file as the interpreter does: a byte-order mark or a PEP 263 coding
+        cookie on line 1 or 2 (``# -*- coding: latin-1 -*-``) names the encoding, else UTF-8
+        (``tokenize.detect_encoding``). A BOM is dropped from the text.
+
+        Raises:
+            UnicodeDecodeError: the bytes are not in the declared (or default) encoding.
+            ValueError: the cookie names an unknown encoding, or contradicts the BOM.
+        """
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as error:  # how tokenize reports a cookie it cannot use, or lines 1-2 not UTF-8
+            if "encoding declaration" in error.msg:  # no cookie and not UTF-8: the decoder says where
+                return data.decode("utf-8")
+            if error.msg.startswith("encoding problem"):
+                raise ValueError("its coding cookie contradicts its UTF-8 byte-order mark") from None
+            raise ValueError(f"coding cookie: {error.msg}") from None
+        return data.decode(encoding)
 
 
 @hookimpl

@@ -421,6 +421,25 @@ class LanguagePlugin:
             parser = local.parser = tree_sitter.Parser(self.load_language())
         return parser
 
+    # -- source files ------------------------------------------------------------------
+    def decode_source(self, data: bytes) -> str:
+        """Return the text of a source file's bytes, as the language's tools read it.
+
+        The default reads UTF-8 (a leading byte-order mark is dropped, so a file saved with one
+        tokenizes and hashes like its copy without). A language whose files declare their
+        encoding overrides this (Python's PEP 263 coding cookie).
+
+        Args:
+            data: the whole file, non-empty.
+        Returns:
+            The decoded text.
+        Raises:
+            UnicodeDecodeError: the bytes are not in the file's encoding.
+            ValueError: the file declares an encoding that Python does not know (the message
+                says which).
+        """
+        return data.decode("utf-8-sig")
+
     # -- dedup tokens ------------------------------------------------------------------
     def _is_token_node(self, node: Any) -> bool:
         if node.start_byte == node.end_byte:  # a MISSING node inserted by error recovery

@@ -9,6 +9,7 @@ import secrets
 
 import pytest
 
+from workbench.data.loading import load_records
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_cpp import CppLanguage
@@ -104,6 +105,22 @@ def test_plugin_is_found_by_name_alias_and_extension():
     assert isinstance(get_language("cpp"), CppLanguage)
     assert isinstance(get_language("c++"), CppLanguage)
     assert isinstance(get_language(".hpp"), CppLanguage)
+    assert isinstance(get_language(".h"), CppLanguage)  # the usual C++ header name
+
+
+def test_a_c_header_parses_without_errors(tmp_path):
+    """``.h`` is read as C++; a plain C header (include guard, struct typedef, prototypes, a macro)
+    parses cleanly with tree-sitter-cpp, and a folder of headers loads (real grammar, real files)."""
+    header = ("#ifndef LIST_H\n#define LIST_H\n#include <stddef.h>\n#define MAX_ITEMS 64\n"
+              "typedef struct node { int value; struct node *next; } node_t;\n"
+              "int gcd(int a, int b);\nsize_t list_length(const node_t *head);\n#endif\n")
+    tokens, has_error = CppLanguage().scan_tokens(header)
+    assert not has_error
+    assert tokens[:3] == ["LIST_H", "LIST_H", "<stddef.h>"]
+    assert {"node", "value", "next", "node_t", "gcd", "a", "b", "size_t", "list_length", "head"} <= set(tokens)
+    (tmp_path / "list.h").write_text(header)
+    loaded = load_records(tmp_path)
+    assert loaded.splits["train"]["language"] == ["cpp"] and not loaded.skipped
 
 
 def test_tokens_keep_typedef_names_but_not_fundamental_types():

@@ -40,7 +40,9 @@ class CppLanguage(LanguagePlugin):
 
     name = "cpp"
     aliases = ("c++", "cxx", "cplusplus")
-    extensions = (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++")
+    # ``.h`` too: most C++ projects name their headers so. A C header parses as well (tree-sitter-cpp
+    # extends tree-sitter-c's grammar); a C plugin claiming ``.h`` would make it ambiguous (``--language``).
+    extensions = (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".h")
     grammar_distribution = "tree-sitter-cpp"
     identifier_node_types = frozenset(
         {"identifier", "field_identifier", "type_identifier", "namespace_identifier", "statement_identifier",
