@@ -311,7 +311,7 @@ def test_report_tells_duplication_from_removal(small_corpus, tmp_path):
                                                  "contaminated": 0}
     assert "removed_by_reason" not in overall
     table = invoke(str(small_corpus), "--split-column", "split")
-    assert "removed rows, by reason" in table.output and "1 identical" in table.output
+    assert "removed rows, by reason" in table.output and "1 same tokens" in table.output
     assert "1 near copy" in table.output
 
 

@@ -369,14 +369,15 @@ def render_report(report: dict) -> list:
     facts.add_column("value", justify="right")
     overall = report["overall"]
     facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
-    facts.add_row("exact dup. / near dup.", "copies beyond one per group of identical / similar rows")
+    facts.add_row("exact dup. / near dup.", "copies beyond one per group of rows with the same token multiset / similar rows")
     facts.add_row("d = duplication factor",
                   f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
                   "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
     facts.add_row(
         "removed rows, by reason",
-        f"{by_reason['exact_duplicate']} identical, {by_reason['exact_text_duplicate']} identical text (short), "
+        # exact_duplicate is the same token multiset (reordered or re-commented code included), not the same text
+        f"{by_reason['exact_duplicate']} same tokens, {by_reason['exact_text_duplicate']} identical text (short), "
         f"{by_reason['near_duplicate']} near copy, {by_reason['contaminated']} contaminated",
     )
     if overall["exact_text_clusters"]:
