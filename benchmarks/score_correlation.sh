@@ -10,7 +10,7 @@
 #   final-p-correct   dsa-cqe-simplified, dsa-cqe with --final-step p-correct (P(Yes) after the comparison)
 #   p-correct[-noref][-analyse]   the P(Yes) judge with/without the reference, one step / --analyse-first
 # then one joined table (benchmarks/join_scores.py) and `workbench correlate` against our own execution
-# (RESULTS: results.jsonl of `workbench execute humaneval-codex-python --completion-column completion_multipl_e`).
+# (RESULTS: results.jsonl of `workbench execute humaneval-codex-python --prompt-column prompt --completion-column completion_multipl_e`).
 #
 # With a filled response cache (CACHE) it is all cache hits. From an empty one, qwen2.5-coder-1.5b on 100 samples is
 # many CPU hours on 2 cores (dsa-cqe dominates); run it in the background, it resumes where it stopped.

@@ -105,6 +105,32 @@ def test_interrupted_run_keeps_finished_rows_and_resumes(tmp_path):
     assert all(r["passed"] == 1 for r in read_results(output))
 
 
+def test_a_prompt_column_unlike_the_problems_prompt_is_noted_and_can_be_run(tmp_path):
+    """The generations carry the prompt their model completed; it lacks an import the completion
+    relies on. By default the program is the problem's prompt (with the import) + completion, and
+    the summary says the carried prompt differs; --prompt-column prompt runs what the model saw.
+    Real HumanEval problems, real sandboxed runs."""
+    problem = load_humaneval().filter(lambda row: row["task_id"] == "HumanEval/115")[0]
+    assert "import math" in problem["prompt"]
+    carried = problem["prompt"].replace("    import math\n", "")
+    completion = ("    return sum(math.ceil(sum(row) / capacity) for row in grid)\n")
+    rows = [{"task_id": "HumanEval/115", "sample_id": 0, "prompt": carried, "completion": completion},
+            {"task_id": "HumanEval/0", "sample_id": 0, "prompt": load_humaneval()[0]["prompt"] + "\n\n",
+             "completion": load_humaneval()[0]["canonical_solution"]}]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    default = run_execute(generations, tmp_path / "default.jsonl", ExecutionConfig(**FIXED))
+    assert {r["task_id"]: r["status"] for r in read_results(tmp_path / "default.jsonl")} == {
+        "HumanEval/115": "passed", "HumanEval/0": "passed"}
+    [note] = [n for n in default.notes if "'prompt' column" in n]
+    assert "differs from the problems' prompt in 1 of 2 task(s) (first: HumanEval/115)" in note
+    assert "--prompt-column prompt" in note
+    carried_run = run_execute(generations, tmp_path / "carried.jsonl", ExecutionConfig(prompt_column="prompt", **FIXED))
+    results = {r["task_id"]: r for r in read_results(tmp_path / "carried.jsonl")}
+    assert results["HumanEval/115"]["status"] == "error" and "NameError" in results["HumanEval/115"]["stderr_tail"]
+    assert results["HumanEval/0"]["status"] == "passed"
+    assert not any("'prompt' column" in n for n in carried_run.notes)
+
+
 def test_bad_input_fails_before_running(tmp_path):
     output = tmp_path / "out.jsonl"
     unknown = write_jsonl(tmp_path / "unknown.jsonl", [{"task_id": "Nope/1", "sample_id": 0, "completion": "x"}])

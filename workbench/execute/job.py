@@ -14,7 +14,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,8 +243,14 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     return problems
 
 
-def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list[Sample]:
+def load_samples(source: str, config: ExecutionConfig, notes: list[str],
+                 problems: Mapping[str, Problem] | None = None) -> list[Sample]:
     """Return the generations as :class:`Sample` s, in file order.
+
+    With ``problems`` and no ``--prompt-column``, a generations column named like the problems'
+    prompt column whose text differs from the problem's prompt for some task is noted in
+    ``notes``: the programs run with the problem's prompt, not the one the generations carry
+    (MultiPL-E's prompts differ from HumanEval's, e.g. in an ``import`` a completion relies on).
 
     Raises:
         DataError / MissingColumnError: unreadable file, missing columns, duplicate
@@ -272,6 +278,10 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
         {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
         where=f"the generations ({source})",
     )
+    if problems is not None and config.prompt_column is None and config.problem_prompt_column in dataset.column_names:
+        note = _unused_prompt_note(dataset, config, problems)
+        if note:
+            notes.append(note)
     columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column) if c]
     samples: list[Sample] = []
     for task_id, sample_id, row in number_samples(
@@ -284,6 +294,28 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str]) -> list
                  columns=(config.task_column, sample_column or "numbered sample id"),
                  hint="sample ids must be unique per task")
     return samples
+
+
+def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping[str, Problem]) -> str | None:
+    """The note for generations that carry a prompt unlike the problem's, or ``None`` (trailing
+    whitespace is not a difference)."""
+    column = config.problem_prompt_column
+    differing: dict[str, None] = {}
+    compared: set[str] = set()
+    for task_id, prompt in zip(dataset[config.task_column], dataset[column]):
+        task_id = str(task_id)
+        problem = problems.get(task_id)
+        if problem is None or not isinstance(prompt, str) or task_id in compared:
+            continue
+        compared.add(task_id)
+        if prompt.rstrip() != problem.prompt.rstrip():
+            differing[task_id] = None
+    if not differing:
+        return None
+    first = next(iter(differing))
+    return (f"the generations' {column!r} column differs from the problems' prompt in {len(differing)} of "
+            f"{len(compared)} task(s) (first: {first}); each program is the problems' prompt + the completion: "
+            f"pass --prompt-column {column} to run the prompt the generations carry (the one their model completed)")
 
 
 def _runner(config: ExecutionConfig) -> TestRunner:
@@ -465,7 +497,7 @@ def run_execute(
         notes.extend(check_resume(output, settings))
     runner = _runner(config)
     problems = load_problems(config)
-    samples = load_samples(os.fspath(generations), config, notes)
+    samples = load_samples(os.fspath(generations), config, notes, problems)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
     if unknown:
         shown = ", ".join(repr(t) for t in unknown[:5])

@@ -2,7 +2,7 @@
 # The stratified-100 fidelity table with the full-DSA-CQE cells of this folder joined onto the committed table of
 # session 18 (whose run folders are gone): join, correlate against our own execution, Markdown.
 #   BENCH=/path/to/repo/benchmarks bash table.sh OUT_PREFIX   (inside a copy of this folder, a workbench venv active)
-# Needs RESULTS (default exec-codex.jsonl): `workbench execute humaneval-codex-python
+# Needs RESULTS (default exec-codex.jsonl): `workbench execute humaneval-codex-python --prompt-column prompt
 #   --completion-column completion_multipl_e -o exec-codex.jsonl` (about 85 s on 2 cores).
 set -euo pipefail
 OUT=${1:?output prefix, e.g. fidelity_session20_100}
