@@ -10,12 +10,16 @@ ROWS=(humaneval-codex-python --generation-column completion_multipl_e --limit 10
 cell() {  # cell FOLDER CHUNK_S args...: one resumable chunk; returns 0 when the folder holds 100 rows
   local folder=$1 chunk=$2; shift 2
   local started=$SECONDS
+  mkdir -p "$(dirname "$folder")"
   timeout --signal=INT "$chunk" workbench score "${ROWS[@]}" --cache-dir cache -o "$folder" --resume \
     --timeout 600 --no-progress "$@" >> "$folder.log" 2>&1
   local rc=$?
   local n=$(wc -l < "$folder/scores.jsonl" 2>/dev/null || echo 0)
   echo "$(date -u +%H:%M:%S) $folder rc=$rc rows=$n chunk=$((SECONDS-started))s" >> progress.txt
-  [ "$rc" != 124 ] && [ "$rc" != 130 ]
+  [ "$rc" = 0 ] && return 0
+  [ "$rc" = 124 ] || [ "$rc" = 130 ] && return 1
+  echo "$(date -u +%H:%M:%S) $folder failed (rc=$rc): see $folder.log" >> progress.txt
+  exit 1  # a failure that is not a timeout: stop the queue rather than loop or skip
 }
 for model in 1.5b 0.5b; do
   M=(--model local/qwen2.5-coder-$model -m dsa-cqe)

@@ -19,7 +19,10 @@ cell() {  # cell FOLDER CHUNK_S args...: one resumable chunk of 276 rows; return
   local rc=$?
   local n=$(wc -l < "$folder/scores.jsonl" 2>/dev/null || echo 0)
   echo "$(date -u +%H:%M:%S) $folder rc=$rc rows=$n chunk=$((SECONDS-started))s" >> progress.txt
-  [ "$rc" != 124 ] && [ "$rc" != 130 ]
+  [ "$rc" = 0 ] && return 0
+  [ "$rc" = 124 ] || [ "$rc" = 130 ] && return 1
+  echo "$(date -u +%H:%M:%S) $folder failed (rc=$rc): see $folder.log" >> progress.txt
+  exit 1  # a failure that is not a timeout: stop the queue rather than loop or skip
 }
 pair() {  # pair FOLDER_A FOLDER_B COMMON_ARGS -- ARGS_A -- ARGS_B: alternate two cells in 40-minute chunks
   local a_folder=$1 b_folder=$2; shift 2
