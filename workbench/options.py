@@ -239,7 +239,7 @@ class Option:
                 if isinstance(item, (list, tuple, Mapping)):
                     raise error(f"{name} takes a list of values, not a nested {type(item).__name__}: {value!r}",
                                 self.name)
-            if self.declared.commas and self.kind is str:
+            if self.declared.commas and self.kind in (str, int, float):  # "1,10,100" from a command line
                 items = [piece for item in items
                          for piece in ([p.strip() for p in item.split(",") if p.strip()] if isinstance(item, str) else [item])]
             return tuple(self._check(self._item(item, error), error) for item in items)

@@ -105,6 +105,21 @@ def test_execution_summary_and_agreement_with_shipped_label(data):
     agreement = execution["agreement"]
     expected = sum(1 for r in results if shipped[(r["task_id"], str(r["sample_id"]))] == r["passed"])
     assert agreement["matched"] == len(results) and agreement["agree"] == expected
+    # pass@1 is the mean over tasks of each task's pass rate (Chen et al. 2021), not passed / samples
+    per_task: dict[str, list[int]] = {}
+    for r in results:
+        per_task.setdefault(r["task_id"], []).append(r["passed"])
+    pass_at_1 = execution["pass_at_k"]["values"]["1"]
+    assert pass_at_1["estimate"] == pytest.approx(sum(sum(v) / len(v) for v in per_task.values()) / len(per_task))
+    assert pass_at_1["tasks"] == len(per_task) and pass_at_1["ci"][0] < pass_at_1["estimate"] < pass_at_1["ci"][1]
+
+
+def test_the_html_shows_pass_at_k_with_its_interval(data):
+    html = render_html(data)
+    value = data["execution"]["pass_at_k"]["values"]["1"]
+    assert f"<b>pass@1</b> {value['estimate']:.4f} [{value['ci'][0]:.4f}, {value['ci'][1]:.4f}]" in html
+    for k, why in data["execution"]["pass_at_k"]["omitted"].items():
+        assert f"pass@{k} not reported: {why}" in html
 
 
 def test_duplication_summary_and_marks(data):

@@ -36,12 +36,15 @@ def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
     default = item.default
     if item.multiple:
         default = list(default) if default else None
+        if default and item.kind is int and declared.commas:
+            default = [str(value) for value in default]  # handed over as typed (below)
     elif declared.text is not None:
         default = item.text(default)
-    if item.kind is float:
+    if item.kind is float or (item.multiple and declared.commas and item.kind is int):
         # a number is handed over as typed, so the config reads the decimal that was written
-        # (an exact threshold, workbench.thresholds); the config checks its range
-        return typer.Option(default, *flags, *extra_flags, help=item.help, metavar=declared.metavar or "FLOAT")
+        # (an exact threshold, workbench.thresholds) and splits "1,10,100"; the config checks the range
+        return typer.Option(default, *flags, *extra_flags, help=item.help,
+                            metavar=declared.metavar or item.kind.__name__.upper())
     # only closed bounds: click shows them ("[0<=x<=4294967295]"); open ones are the config's to check
     low = declared.min if declared.min is not None and not declared.min_open else None
     high = declared.max if declared.max is not None and not declared.max_open else None
@@ -49,7 +52,7 @@ def _typer_option(item: Option, extra_flags: tuple[str, ...]) -> Any:
 
 
 def _annotation(item: Option, optional: bool = False) -> Any:
-    kind = str if item.kind is float else item.kind
+    kind = str if item.kind is float or (item.multiple and item.declared.commas and item.kind is int) else item.kind
     if item.multiple:
         return Optional[list[kind]]  # type: ignore[valid-type]
     return Optional[kind] if item.optional or optional else kind
@@ -58,6 +61,8 @@ def _annotation(item: Option, optional: bool = False) -> Any:
 def _cli_default(item: Option) -> Any:
     """The value the command line hands over for an option that was not given."""
     if item.multiple:
+        if item.default and item.kind is int and item.declared.commas:
+            return [str(value) for value in item.default]
         return list(item.default) if item.default else None
     if item.kind is float and item.default is not None:
         return item.default  # typer hands the float default over as given

@@ -62,7 +62,15 @@ def print_summary(summary: Any) -> None:
                              f"{summary.executed} run now{not_run}")
     table.add_row("speed", f"{summary.samples_per_s:.2f} samples/s ({summary.elapsed_s:.1f} s)")
     table.add_row("status", ", ".join(f"{k} {v}" for k, v in summary.counts.items()) or "-")
-    table.add_row("pass@1", "-" if summary.pass_at_1 is None else f"{summary.pass_at_1:.4f}")
+    report = summary.pass_at_k
+    if report is None or not report.values:
+        table.add_row("pass@1", "-" if summary.pass_at_1 is None else f"{summary.pass_at_1:.4f}")
+    for value in report.values if report is not None else ():
+        # the tasks' bootstrap interval: how much the figure would move with another draw of problems
+        interval = "" if value.low is None else f" [{value.low:.4f}, {value.high:.4f}] (95% CI over tasks)"
+        table.add_row(f"pass@{value.k}", f"{value.estimate:.4f}{interval}, {value.tasks} tasks")
+    for k, why in (report.omitted.items() if report is not None else ()):
+        table.add_row(f"pass@{k}", f"- ({why})")
     console.print(table)
 
 

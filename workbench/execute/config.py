@@ -9,6 +9,7 @@ from pathlib import Path
 
 from workbench.execute.isolation import LEVEL_ORDER
 from workbench.execute.limits import MiB, ResourceLimits
+from workbench.execute.pass_at_k import DEFAULT_KS
 from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
@@ -70,6 +71,8 @@ class ExecutionConfig(JobConfig):
             ids, are read from the local cache).
         reference_cache / reference_cache_dir: keep measured reference times between runs,
             and where (default: the user cache folder).
+        pass_at_k: the ks of the pass@k the summary reports (:mod:`workbench.execute.pass_at_k`);
+            a k above some task's number of samples is left out with the reason.
         limit: run only the first N samples (after resume filtering); the name ``score``
             uses too, formerly ``max_samples`` (``--max-samples``, ``[execute] max_samples``:
             deprecated aliases, still accepted for one release).
@@ -129,6 +132,9 @@ class ExecutionConfig(JobConfig):
     reference_cache: bool = option(True, "Reuse measured reference times.")
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
     limit: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1, aliases=("max_samples",))
+    pass_at_k: tuple[int, ...] = option(
+        DEFAULT_KS, "pass@k to report, for each k every task has k samples for (unbiased estimator, Chen et al. 2021).",
+        min=1, metavar="K")
     python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).", recorded=True)
     reuse_interpreters: bool = option(
         True, "Fork each sample from a pre-started interpreter per worker where isolation allows (bubblewrap as root); "

@@ -28,6 +28,7 @@ from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionCon
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
 from workbench.execute.pool import run_in_slots
+from workbench.execute.pass_at_k import PassAtKReport, pass_at_k
 from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts, summary_path
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
@@ -80,6 +81,8 @@ class ExecutionSummary:
         elapsed_s: wall time of the sample phase; samples_per_s: ``executed / elapsed_s``.
         calibration_s: wall time spent timing reference solutions.
         counts: status -> rows over the whole output file; pass_at_1 over it too.
+        pass_at_k: pass@k over the whole output file for the asked ks, with task-bootstrap
+            intervals (:func:`workbench.execute.pass_at_k.pass_at_k`), or ``None`` before the run.
         notes: things the user should know (numbered sample ids, failing references ...).
         failures: the verdict on this run's samples (:func:`workbench.failures.check_failures`:
             failed = not run by the sandbox, usable = run), what the command's exit status is.
@@ -105,6 +108,7 @@ class ExecutionSummary:
     calibration_s: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
     pass_at_1: float | None = None
+    pass_at_k: PassAtKReport | None = None
     notes: list[str] = field(default_factory=list)
     failures: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -123,7 +127,9 @@ class ExecutionSummary:
             "total": self.total, "skipped_finished": self.skipped_finished, "executed": self.executed,
             "sandbox_errors": self.sandbox_errors, "elapsed_s": round(self.elapsed_s, 3),
             "samples_per_s": round(self.samples_per_s, 3), "calibration_s": round(self.calibration_s, 3),
-            "counts": self.counts, "pass_at_1": self.pass_at_1, "notes": self.notes, "failures": self.failures,
+            "counts": self.counts, "pass_at_1": self.pass_at_1,
+            "pass_at_k": None if self.pass_at_k is None else self.pass_at_k.as_dict(),
+            "notes": self.notes, "failures": self.failures,
             "settings": self.settings,
         }
 
@@ -572,6 +578,7 @@ def run_execute(
     rows = read_results(output)
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
+    summary.pass_at_k = pass_at_k(rows, config.pass_at_k)
     attempted = summary.executed + summary.sandbox_errors
     summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},
                                       config.max_failures).as_dict()

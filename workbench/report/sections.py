@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
+from workbench.execute.pass_at_k import DEFAULT_KS, pass_at_k
 from workbench.report.run_folder import RunFolder
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
@@ -280,6 +282,16 @@ def _binary(value: Any) -> int | None:
     return None
 
 
+def _asked_ks(summary: Mapping[str, Any] | None) -> tuple[int, ...]:
+    """The ks the execute stage reported pass@k for (its summary), else the default ones."""
+    found = (summary or {}).get("pass_at_k")
+    if isinstance(found, Mapping):
+        ks = [int(k) for part in ("values", "omitted") for k in (found.get(part) or {}) if str(k).isdigit()]
+        if ks:
+            return tuple(sorted(ks))
+    return DEFAULT_KS
+
+
 def execution_section(
     folder: RunFolder, results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
     label_column: str = "passed",
@@ -293,7 +305,8 @@ def execution_section(
         label_column: the dataset's shipped pass/fail column.
 
     Returns:
-        ``None`` without results; else ``{"rows", "passed", "pass_rate", "statuses",
+        ``None`` without results; else ``{"rows", "passed", "pass_rate" (passed / rows), "pass_at_k"
+        (:meth:`~workbench.execute.pass_at_k.PassAtKReport.as_dict`, the ks of the execute summary), "statuses",
         "isolation", "isolation_description", "summary", "agreement"}`` where ``agreement`` is
         ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
         "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
@@ -311,6 +324,7 @@ def execution_section(
         "rows": len(results),
         "passed": passed,
         "pass_rate": passed / len(results) if results else None,
+        "pass_at_k": pass_at_k(results, _asked_ks(summary)).as_dict(),
         "statuses": dict(statuses.most_common()),
         # the rows say which isolation each sample ran under; several levels mean a resumed run changed it
         "isolation": ", ".join(f"{level} ({count})" if len(isolation) > 1 else level for level, count in isolation.most_common())

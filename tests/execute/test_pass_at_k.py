@@ -1,0 +1,97 @@
+"""pass@k (Chen et al. 2021, Sec. 2.1): the unbiased estimator against its closed form and brute
+force, the ks a task set supports, the task-bootstrap interval, and the execute command's summary
+(real sandboxed runs of real HumanEval problems)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from math import comb
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.data.loading import load_humaneval
+from workbench.execute.pass_at_k import pass_at_k, pass_at_k_one_task
+
+
+@pytest.mark.parametrize("n,c,k", [(20, 0, 1), (20, 7, 1), (20, 7, 5), (20, 7, 10), (200, 3, 100), (10, 10, 10),
+                                   (5, 1, 5), (200, 199, 1)])
+def test_one_task_equals_the_closed_form(n, c, k):
+    assert pass_at_k_one_task(n, c, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k), abs=1e-12)
+
+
+def test_one_task_equals_the_fraction_of_k_subsets_with_a_pass():
+    """The estimator's meaning: of all k-subsets of the n samples, the share holding a passing one."""
+    outcomes = [1, 0, 0, 1, 0, 0, 0]
+    for k in range(1, len(outcomes) + 1):
+        subsets = list(itertools.combinations(outcomes, k))
+        assert pass_at_k_one_task(len(outcomes), sum(outcomes), k) == pytest.approx(
+            sum(any(s) for s in subsets) / len(subsets))
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="1 <= k <= n"):
+        pass_at_k_one_task(5, 1, 6)
+    with pytest.raises(ValueError, match="0 <= c <= n"):
+        pass_at_k_one_task(5, 6, 1)
+    with pytest.raises(ValueError, match="k >= 1"):
+        pass_at_k([{"task_id": "a", "passed": 1}], [0])
+
+
+def _rows(outcomes_per_task):
+    return [{"task_id": task, "passed": passed} for task, outcomes in outcomes_per_task.items() for passed in outcomes]
+
+
+def test_mean_over_tasks_and_ks_that_some_task_cannot_support():
+    """pass@1 is the mean of the tasks' pass rates (not passed / samples); a k above a task's
+    sample count is omitted with the reason, as HumanEval's evaluation does."""
+    rows = _rows({"a": [1, 1, 0, 0], "b": [0, 0, 0, 0, 0, 0, 0, 1], "c": [True, False, False, False]})
+    report = pass_at_k(rows, (1, 2, 4, 10))
+    values = {v.k: v for v in report.values}
+    assert values[1].estimate == pytest.approx((2 / 4 + 1 / 8 + 1 / 4) / 3)
+    assert values[4].estimate == pytest.approx((1 - comb(2, 4) / comb(4, 4) + 1 - comb(7, 4) / comb(8, 4) + 1) / 3)
+    assert values[2].tasks == 3
+    assert report.omitted == {10: "3 of 3 task(s) have fewer than 10 samples (min 4)"}
+    assert report.samples_per_task == (4, 8)
+    assert pass_at_k([], (1,)).omitted == {1: "no results"}
+
+
+def test_task_bootstrap_interval_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(3)
+    rows = _rows({f"t{i}": list(rng.random(10) < p) for i, p in enumerate(rng.random(40))})
+    first, second = pass_at_k(rows, (1, 5)), pass_at_k(rows, (1, 5))
+    assert first == second
+    for value in first.values:
+        assert value.low < value.estimate < value.high
+        assert value.high - value.low < 0.5
+    one_task = pass_at_k(_rows({"a": [1, 0]}), (1,)).values[0]
+    assert one_task.low is None and one_task.high is None  # nothing to resample
+    assert pass_at_k(_rows({"a": [1, 0], "b": [0, 1]}), (1,)).values[0].low is None  # no variation
+
+
+def test_execute_reports_pass_at_k_in_its_summary(tmp_path):
+    """Two tasks x 3 samples (real HumanEval problems, sandboxed): the summary file and --json hold
+    pass@1 and pass@3; pass@10 is left out with the reason. The CLI takes "1,3" and a repeated flag."""
+    problems = {row["task_id"]: row for row in load_humaneval().select(range(2))}
+    rows = []
+    for task_id, passing in (("HumanEval/0", 2), ("HumanEval/1", 0)):
+        for sample in range(3):
+            code = problems[task_id]["canonical_solution"] if sample < passing else "    return None\n"
+            rows.append({"task_id": task_id, "sample_id": sample, "completion": code})
+    generations = tmp_path / "gen.jsonl"
+    generations.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    output = tmp_path / "results.jsonl"
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--timeout", "30",
+                                      "--pass-at-k", "1,3", "--pass-at-k", "10", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "results.summary.json").read_text())
+    assert summary["pass_at_k"]["values"]["1"]["estimate"] == pytest.approx((2 / 3 + 0) / 2)
+    assert summary["pass_at_k"]["values"]["3"]["estimate"] == pytest.approx((1 + 0) / 2)
+    assert summary["pass_at_k"]["omitted"] == {"10": "2 of 2 task(s) have fewer than 10 samples (min 3)"}
+    assert summary["pass_at_1"] == pytest.approx(summary["pass_at_k"]["values"]["1"]["estimate"])
+    table = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--resume", "--no-progress",
+                                     "--timeout", "30"])
+    assert "pass@1" in table.output and "0.3333" in table.output and "pass@100" in table.output

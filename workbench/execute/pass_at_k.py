@@ -1,0 +1,141 @@
+"""pass@k of execution results: the unbiased estimator of Chen et al. 2021 with a task-bootstrap interval.
+
+pass@k is the probability that at least one of k samples drawn for a problem passes, averaged over
+problems. With n samples of a problem of which c pass, the unbiased estimate for that problem is
+``1 - C(n - c, k) / C(n, k)`` (Chen et al. 2021, "Evaluating Large Language Models Trained on Code",
+Sec. 2.1, Eq. 1), computed as ``1 - prod_{i = n - c + 1}^{n} (1 - k / i)`` (their Fig. 3) so that no
+binomial coefficient is formed. It needs n >= k for every problem: as HumanEval's
+``evaluate_functional_correctness`` does, a k that some problem has fewer samples for is not reported.
+
+The interval is for the problem set as a sample of problems: a percentile bootstrap over tasks
+(``scipy.stats.bootstrap``; Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, treats the questions of an
+eval as drawn from a population the same way). The samples' own randomness within a task is not in it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
+DEFAULT_KS = (1, 10, 100)
+#: bootstrap resamples and seed of the task interval (seeded: a rerun prints the same interval)
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 0
+
+
+def pass_at_k_one_task(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one problem with ``n`` samples of which ``c`` pass.
+
+    Chen et al. 2021, Sec. 2.1, Eq. 1, in the product form of their Fig. 3.
+
+    Raises:
+        ValueError: ``k`` < 1, ``n`` < ``k`` or ``c`` outside ``[0, n]``.
+    """
+    if k < 1 or n < k or not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 1 <= k <= n and 0 <= c <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+@dataclass(frozen=True)
+class PassAtK:
+    """pass@k over a set of tasks.
+
+    Attributes:
+        k: samples drawn per problem.
+        estimate: the mean over tasks of the per-task unbiased estimate, in [0, 1].
+        low, high: the 95 % percentile task-bootstrap interval, or ``None`` with fewer than 2 tasks
+            or when every task has the same value (no variation to resample).
+        tasks: tasks averaged over.
+    """
+
+    k: int
+    estimate: float
+    low: float | None
+    high: float | None
+    tasks: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"k", "estimate", "ci", "tasks"}`` (``ci`` is ``[low, high]`` or ``None``)."""
+        ci = None if self.low is None or self.high is None else [self.low, self.high]
+        return {"k": self.k, "estimate": self.estimate, "ci": ci, "tasks": self.tasks}
+
+
+@dataclass(frozen=True)
+class PassAtKReport:
+    """pass@k for each k that every task has enough samples for.
+
+    Attributes:
+        values: the reported ks, ascending.
+        omitted: k -> why it is not reported (``"some task has fewer than k samples (min 20)"``).
+        samples_per_task: ``(min, max)`` samples per task, or ``None`` without rows.
+    """
+
+    values: tuple[PassAtK, ...]
+    omitted: Mapping[int, str]
+    samples_per_task: tuple[int, int] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON holds it: ``{"values": {"1": {...}, ...}, "omitted": {"100": why},
+        "samples_per_task": [min, max] | None, "interval": how it was computed}``."""
+        return {
+            "values": {str(v.k): v.as_dict() for v in self.values},
+            "omitted": {str(k): why for k, why in self.omitted.items()},
+            "samples_per_task": None if self.samples_per_task is None else list(self.samples_per_task),
+            "interval": f"95% percentile bootstrap over tasks, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}",
+        }
+
+
+def outcomes_per_task(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Return task id -> ``(n, c)``: samples and passing samples (``passed`` is 0/1 or a bool)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        entry = counts[str(row["task_id"])]
+        entry[0] += 1
+        entry[1] += int(bool(row.get("passed")))
+    return {task: (n, c) for task, (n, c) in counts.items()}
+
+
+def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS) -> PassAtKReport:
+    """pass@k of execution result rows (``task_id``, ``passed``) for each k in ``ks``.
+
+    A k larger than some task's number of samples is omitted with the reason (the estimator is
+    undefined there), as is every k when there are no rows.
+
+    Raises:
+        ValueError: a k below 1.
+    """
+    if any(k < 1 for k in ks):
+        raise ValueError(f"pass@k needs k >= 1, got {sorted(ks)}")
+    per_task = outcomes_per_task(rows)
+    if not per_task:
+        return PassAtKReport((), {k: "no results" for k in sorted(set(ks))}, None)
+    sizes = [n for n, _ in per_task.values()]
+    fewest = min(sizes)
+    values, omitted = [], {}
+    for k in sorted(set(ks)):
+        if k > fewest:
+            short = sum(1 for n in sizes if n < k)
+            omitted[k] = f"{short} of {len(sizes)} task(s) have fewer than {k} samples (min {fewest})"
+            continue
+        per_task_values = np.array([pass_at_k_one_task(n, c, k) for n, c in per_task.values()])
+        low, high = _task_interval(per_task_values)
+        values.append(PassAtK(k, float(per_task_values.mean()), low, high, len(per_task_values)))
+    return PassAtKReport(tuple(values), omitted, (fewest, max(sizes)))
+
+
+def _task_interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    if len(values) < 2 or np.all(values == values[0]):
+        return None, None
+    from scipy import stats
+
+    result = stats.bootstrap((values,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+                             random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
