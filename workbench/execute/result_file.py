@@ -11,6 +11,7 @@ from typing import Any
 
 from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
+from workbench.execute.pass_at_k import outcomes_per_task
 from workbench.io import JsonlWriter, read_jsonl
 
 #: the columns of a result row, in order (``correlate`` needs the first three)
@@ -93,12 +94,10 @@ class ResultWriter:
 def pass_at_1(rows: Iterable[Mapping[str, Any]]) -> float | None:
     """Return pass@1: the mean over tasks of each task's fraction of passing samples
     (the unbiased estimator of Chen et al. 2021, Sec. 2.1, with k = 1). ``None`` for no rows."""
-    per_task: dict[str, list[int]] = defaultdict(list)
-    for row in rows:
-        per_task[str(row["task_id"])].append(int(row["passed"]))
+    per_task = outcomes_per_task(rows)
     if not per_task:
         return None
-    return sum(sum(v) / len(v) for v in per_task.values()) / len(per_task)
+    return sum(c / n for n, c in per_task.values()) / len(per_task)
 
 
 def status_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
