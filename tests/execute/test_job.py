@@ -62,9 +62,13 @@ def test_resume_runs_only_what_is_missing(tmp_path):
         handle.write('{"task_id": "HumanEval/4", "sample_id": 0, "pas')  # torn line of a killed run
     with pytest.raises(DataError, match="--resume"):
         run_execute(generations, output, ExecutionConfig(**FIXED))
+    again = run_execute(generations, output, ExecutionConfig(resume=True, limit=2, **FIXED))
+    assert again.executed == 0 and again.skipped_finished == 2  # the same first 2: nothing more (probe23)
+    third_of = run_execute(generations, output, ExecutionConfig(resume=True, limit=3, **FIXED))
+    assert third_of.executed == 1 and len(read_results(output)) == 3
     second = run_execute(generations, output, ExecutionConfig(resume=True, limit=9, **FIXED))
-    assert second.skipped_finished == 2 and second.executed == 3
-    assert "--limit 9 is above the 3 sample(s) left to run: all of them run now" in second.notes
+    assert second.skipped_finished == 3 and second.executed == 2
+    assert "--limit 9 is above the 5 sample(s) in the input: all of them" in second.notes
     rows = read_results(output, allow_torn_tail=False)
     assert sorted(sample_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
         sample_key(f"HumanEval/{i}", 0) for i in range(5)

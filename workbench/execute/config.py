@@ -73,7 +73,8 @@ class ExecutionConfig(JobConfig):
             and where (default: the user cache folder).
         pass_at_k: the ks of the pass@k the summary reports (:mod:`workbench.execute.pass_at_k`);
             a k above some task's number of samples is left out with the reason.
-        limit: run only the first N samples (after resume filtering); the name ``score``
+        limit: run only the first N samples of the input (a resume runs those of them not yet
+            finished, so an interrupted run ends with the same rows); the name ``score``
             uses too, formerly ``max_samples`` (``--max-samples``, ``[execute] max_samples``:
             deprecated aliases, still accepted for one release).
         python: the interpreter of the Python runner (default: the one running workbench).
@@ -131,7 +132,7 @@ class ExecutionConfig(JobConfig):
     offline: bool = option(False, "Never contact the Hugging Face hub (a hub id is read from the local cache).")
     reference_cache: bool = option(True, "Reuse measured reference times.")
     reference_cache_dir: Path | None = option(None, "Folder of the measured reference times (default: the user cache folder).")
-    limit: int | None = option(None, "Run only the first N (not yet finished) samples.", min=1, aliases=("max_samples",))
+    limit: int | None = option(None, "Run only the first N samples of the input (with --resume: those of them not finished).", min=1, aliases=("max_samples",))
     pass_at_k: tuple[int, ...] = option(
         DEFAULT_KS, "pass@k to report, for each k every task has k samples for (unbiased estimator, Chen et al. 2021).",
         min=1, metavar="K")

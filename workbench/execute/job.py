@@ -536,13 +536,15 @@ def run_execute(
     _note_applied_limits(sandbox.limits, summary)
     guard = SandboxFailureGuard(isolation, config.sandbox_failure_limit)
     try:
-        todo = [s for s in samples if s.key not in writer.finished]
-        summary.skipped_finished = len(samples) - len(todo)
+        # --limit N is the first N samples of the input, finished or not: an interrupted run
+        # resumed with the same --limit ends with the rows an uninterrupted one has
+        chosen = samples
         if config.limit is not None:
-            if config.limit > len(todo):
-                notes.append(f"--limit {config.limit} is above the {len(todo)} sample(s) left to run: all of them "
-                             f"run now")
-            todo = todo[: config.limit]
+            if config.limit > len(samples):
+                notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) in the input: all of them")
+            chosen = samples[: config.limit]
+        todo = [s for s in chosen if s.key not in writer.finished]
+        summary.skipped_finished = len(chosen) - len(todo)
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
             notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
