@@ -135,6 +135,21 @@ def test_a_prompt_column_unlike_the_problems_prompt_is_noted_and_can_be_run(tmp_
     assert not any("'prompt' column" in n for n in carried_run.notes)
 
 
+def test_a_main_guarded_demo_does_not_run(tmp_path):
+    """A program is not run as __main__ (HumanEval's execution.py, evalplus and bigcode-evaluation-
+    harness exec it in globals without __main__): a correct solution followed by a demo that reads
+    stdin and exits passes (probe23: it was an error). Real HumanEval problem, sandboxed run."""
+    problem = load_humaneval()[0]
+    demo = ("\n\nif __name__ == '__main__':\n    import sys\n    numbers = [float(x) for x in input().split()]\n"
+            "    print(has_close_elements(numbers, 0.5))\n    sys.exit(0)\n")
+    rows = [{"task_id": problem["task_id"], "sample_id": 0, "completion": problem["canonical_solution"] + demo},
+            {"task_id": problem["task_id"], "sample_id": 1,
+             "completion": problem["canonical_solution"] + "\nassert __name__ != '__main__'\n"}]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
+    assert [r["status"] for r in read_results(tmp_path / "out.jsonl")] == ["passed", "passed"]
+
+
 def test_bad_input_fails_before_running(tmp_path):
     output = tmp_path / "out.jsonl"
     unknown = write_jsonl(tmp_path / "unknown.jsonl", [{"task_id": "Nope/1", "sample_id": 0, "completion": "x"}])

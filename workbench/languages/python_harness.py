@@ -368,7 +368,9 @@ def main():
         _say("harness: the test code does not compile\n" + _exception_text(error))
         exit_now(exit_misuse)
 
-    namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": "program.py"}
+    # not "__main__": a program's `if __name__ == "__main__":` demo does not run, as in HumanEval's
+    # execution.py, evalplus and bigcode-evaluation-harness, whose exec() globals have no __main__ either
+    namespace = {"__name__": "program", "__builtins__": builtins, "__file__": "program.py"}
     checks_returned = False
     status = exit_error
     try:
