@@ -240,3 +240,9 @@ def test_own_generations_are_stratified_on_the_runs_execution(tmp_path: Path) ->
     no_execute = load_config(_write(tmp_path, text + 'stages = ["score"]\n'))
     with pytest.raises(MissingColumnError, match="stratify_column"):
         run_preflight(no_execute)
+    # a reference column named on purpose must exist even with [score] problems (probe23: a typo was
+    # silently replaced by HumanEval's canonical solutions)
+    typo = load_config(_write(tmp_path, text.replace('code_column = "completion"\n',
+                                                     'code_column = "completion"\nreference_column = "ref"\n')))
+    with pytest.raises(MissingColumnError, match=r"column 'ref' not found \(set it with \[data\] reference_column\)"):
+        run_preflight(typo)

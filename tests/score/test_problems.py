@@ -98,6 +98,18 @@ def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):
     assert (sample.prompt, sample.reference) == ("def f():\n", "def f(): pass\n")
 
 
+def test_a_reference_column_named_on_purpose_must_exist_even_with_problems(tmp_path):
+    """A typo in --reference-column was silently replaced by the problem set's canonical solution
+    (probe23); left at its default, the problem set supplies what the data lacks."""
+    data = _generations(tmp_path / "gens.jsonl", [{"task_id": "HumanEval/0", "completion": "  1\n", "reference": "  2\n"}])
+    with pytest.raises(MissingColumnError, match=r"column 'ref' not found \(fix --reference-column, or leave it at its "
+                                                 r"default for the problem set's reference solution"):
+        select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
+                                         reference_column="ref"))
+    [sample] = select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval"))
+    assert sample.reference == "  2\n"
+
+
 def test_without_a_reference_column_only_p_correct_without_the_reference_runs(tmp_path):
     data = _generations(tmp_path / "gens.jsonl", [{"task_id": "HumanEval/0", "prompt": "def f():\n", "completion": "  1\n"}])
     with pytest.raises(MissingColumnError, match=r"column 'reference' not found \(set it with --reference-column, or "

@@ -210,6 +210,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if not score.get("problems"):  # with [score] problems, what the data lacks comes from the problem set
             loaded.require_columns({"[data] reference_column": data["reference_column"],
                                     "[data] prompt_column": data["prompt_column"]})
+        else:  # ... but a column named on purpose must be there (a typo is not a wish for the problems' texts)
+            loaded.require_columns({
+                "[data] reference_column": data["reference_column"] if data["reference_column"] != "reference" else None,
+                "[data] prompt_column": data["prompt_column"]})
         subset = {**_defaults(ScoreConfig), **plans["score"].values}
         # the outcomes may come from execution results instead: the run's own, or [score] results
         from_results = stratifies_on_execution(config, columns) or (

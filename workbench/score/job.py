@@ -152,6 +152,11 @@ def load_samples(
         raise MissingColumnError(columns.reference, available, hint=(
             "set it with --reference-column, or take each task's reference solution from a problem set with "
             "--problems, e.g. --problems humaneval; p-correct alone also runs with --no-reference"))
+    if reference_column is None and reference_required and columns.reference != Columns().reference:
+        # a column named on purpose that is not there is a typo, not a wish for the problems' references
+        raise MissingColumnError(columns.reference, available, hint=(
+            "fix --reference-column, or leave it at its default for the problem set's reference solution "
+            "where the data has none"))
     take_reference = problems is not None and reference_column is None and reference_required
     # without --prompt a reference from the problems is a whole program: the problem's prompt + its solution
     take_prompt = problems is not None and prompt_column is None and (use_prompt or take_reference)
