@@ -61,10 +61,13 @@ def test_one_contaminated_row_reads_in_the_singular(tmp_path: Path) -> None:
     stages = {name: {"status": "skipped", "detail": "not in [run] stages"} for name in
               ("dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
     stages["decontaminate"] = {"status": "done"}
+    stages["score"] = {"status": "skipped", "detail": "no LLM method in [score] method (score_all scores every row)"}
     (run / "run.json").write_text(json.dumps({"config": {}, "started": "2026-01-01T00:00:00+00:00",
                                               "finished": "2026-01-01T00:01:00+00:00", "stages": stages}))
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
+    # a note's brackets are text, not Rich markup (probe23: "no LLM method in  method")
+    assert "no LLM method in [score] method" in " ".join(result.output.split())
     page = " ".join((run / "report.html").read_text().split())
     assert "1 row is a near-duplicate of 1 of the 1 row of" in page, page[page.find('id="contamination"'):][:300]
     assert "0 rows were too short to check (0 reference rows too short)" in page

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich import box
 from rich.table import Table
 
@@ -82,7 +83,7 @@ def print_report(report: BiasReport) -> None:
     console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
                   "intervals")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+        err_console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")
 
 
 def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
@@ -277,4 +278,4 @@ def _print_report(report: CorrelationReport) -> None:
     b = report.bootstrap
     console.print(f"bootstrap: {b.n_resamples} resamples of whole tasks, seed {b.seed}, percentile intervals")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+        err_console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -49,7 +50,7 @@ def print_summary(summary: Any) -> None:
     """The notes (on stderr) and the summary table of a finished run."""
     for note in summary.notes:
         style = "bold red" if note.startswith("WARNING") else "yellow"
-        err_console.print(f"[{style}]{note}[/{style}]")
+        err_console.print(f"[{style}]{escape(str(note))}[/{style}]")
     table = Table(title=f"workbench execute -> {summary.output}", show_header=False)
     table.add_column("what")
     table.add_column("value")

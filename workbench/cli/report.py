@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from workbench.cli.app import app, console, err_console
 
@@ -24,8 +25,9 @@ def report_command(
     json_path, html_path = write_report(run_dir)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     for note in data.get("notes", {}).values():
-        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}", highlight=False, soft_wrap=True)
     for problem in data.get("problems", []):
-        err_console.print(f"[yellow]warning:[/yellow] {problem}", highlight=False, soft_wrap=True)
-    console.print(f"JSON: {json_path}", highlight=False, soft_wrap=True)
-    console.print(f"HTML: {html_path} ({len(data.get('samples', []))} sample views)", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/yellow] {escape(str(problem))}", highlight=False, soft_wrap=True)
+    console.print(f"JSON: {escape(str(json_path))}", highlight=False, soft_wrap=True)
+    console.print(f"HTML: {escape(str(html_path))} ({len(data.get('samples', []))} sample views)", highlight=False,
+                  soft_wrap=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console, exit_with_verdict
@@ -98,7 +99,7 @@ def print_report(report: Any) -> None:
             reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
     for note in [*report.notes, *fallback_notes(report)]:
-        err_console.print(f"[yellow]note:[/yellow] {note}")
+        err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(
