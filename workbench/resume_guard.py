@@ -113,12 +113,18 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
     parts = []
     for key, old, new in changes:
         label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
-        parts.append(f"{label}={old!r}, now {new!r}")
+        parts.append(f"{label}={_shown(old)}, now {_shown(new)}")
     names = tuple(key for key, _, _ in changes if key in options)
     template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}), so the new rows would "
                 "not be comparable with the kept ones. To continue this run, pass the recorded values; for the "
                 "new settings, write to a new --output, or pass --overwrite instead of --resume to start over")
     raise ResumeMismatchError(template, names, changes)
+
+
+def _shown(value: Any) -> str:
+    """A setting's value in the message: ``None`` is an option left unset (its default behaviour,
+    e.g. a calibrated timeout), not the text "None"."""
+    return "not set (the default)" if value is None else repr(value)
 
 
 def _plain(value: Any) -> Any:

@@ -31,6 +31,7 @@ def generations(tmp_path):
 
 @pytest.mark.parametrize("changes, named", [
     ({"timeout": 20.0}, "timeout=30.0, now 20.0"),
+    ({"timeout": None}, "timeout=30.0, now not set (the default)"),  # not "None" (probe23)
     ({"completion_column": "wrong"}, "completion_column='completion', now 'wrong'"),
     ({"timeout": 20.0, "completion_column": "wrong", "memory_mb": 2048},
      "completion_column='completion', now 'wrong'; timeout=30.0, now 20.0; memory_mb=4096, now 2048"),
