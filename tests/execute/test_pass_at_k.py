@@ -67,9 +67,12 @@ def test_task_bootstrap_interval_is_seeded_and_brackets_the_estimate():
     for value in first.values:
         assert value.low < value.estimate < value.high
         assert value.high - value.low < 0.5
-    one_task = pass_at_k(_rows({"a": [1, 0]}), (1,)).values[0]
-    assert one_task.low is None and one_task.high is None  # nothing to resample
-    assert pass_at_k(_rows({"a": [1, 0], "b": [0, 1]}), (1,)).values[0].low is None  # no variation
+    # the rule correlate and bias follow: no interval from fewer than 5 tasks (probe23: 2 tasks gave one)
+    two_tasks = pass_at_k(_rows({"a": [1, 0, 0], "b": [1, 1, 0]}), (1,)).values[0]
+    assert two_tasks.low is None and two_tasks.high is None
+    assert two_tasks.no_interval.startswith("only 2 tasks contribute (an interval needs at least 5")
+    same = pass_at_k(_rows({t: [1, 0] for t in "abcdef"}), (1,)).values[0]
+    assert same.low is None and same.no_interval.startswith("every task has the same value")
 
 
 def test_execute_reports_pass_at_k_in_its_summary(tmp_path):

@@ -111,13 +111,17 @@ def test_execution_summary_and_agreement_with_shipped_label(data):
         per_task.setdefault(r["task_id"], []).append(r["passed"])
     pass_at_1 = execution["pass_at_k"]["values"]["1"]
     assert pass_at_1["estimate"] == pytest.approx(sum(sum(v) / len(v) for v in per_task.values()) / len(per_task))
-    assert pass_at_1["tasks"] == len(per_task) and pass_at_1["ci"][0] < pass_at_1["estimate"] < pass_at_1["ci"][1]
+    assert pass_at_1["tasks"] == len(per_task) == 3
+    assert pass_at_1["ci"] is None and pass_at_1["no_ci"].startswith("only 3 tasks contribute")  # correlate's rule
 
 
 def test_the_html_shows_pass_at_k_with_its_interval(data):
     html = render_html(data)
     value = data["execution"]["pass_at_k"]["values"]["1"]
-    assert f"<b>pass@1</b> {value['estimate']:.4f} [{value['ci'][0]:.4f}, {value['ci'][1]:.4f}]" in html
+    assert f"<b>pass@1</b> {value['estimate']:.4f} <span class=\"small muted\">no CI: {value['no_ci']}</span>" in html
+    with_interval = {**data, "execution": {**data["execution"], "pass_at_k": {
+        **data["execution"]["pass_at_k"], "values": {"1": {**value, "ci": [0.5, 0.75], "no_ci": None}}}}}
+    assert "<b>pass@1</b> 0.6333 [0.5000, 0.7500]" in render_html(with_interval)
     for k, why in data["execution"]["pass_at_k"]["omitted"].items():
         assert f"pass@{k} not reported: {why}" in html
 

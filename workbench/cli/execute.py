@@ -68,7 +68,8 @@ def print_summary(summary: Any) -> None:
         table.add_row("pass@1", "-" if summary.pass_at_1 is None else f"{summary.pass_at_1:.4f}")
     for value in report.values if report is not None else ():
         # the tasks' bootstrap interval: how much the figure would move with another draw of problems
-        interval = "" if value.low is None else f" [{value.low:.4f}, {value.high:.4f}] (95% CI over tasks)"
+        interval = (f" (no CI: {value.no_interval})" if value.low is None
+                    else f" [{value.low:.4f}, {value.high:.4f}] (95% CI over tasks)")
         table.add_row(f"pass@{value.k}", f"{value.estimate:.4f}{interval}, {value.tasks} tasks")
     for k, why in (report.omitted.items() if report is not None else ()):
         table.add_row(f"pass@{k}", f"- ({why})")

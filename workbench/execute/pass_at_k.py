@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.correlate.bootstrap import no_interval_reason
+
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
 DEFAULT_KS = (1, 10, 100)
 #: bootstrap resamples and seed of the task interval (seeded: a rerun prints the same interval)
@@ -50,9 +52,12 @@ class PassAtK:
     Attributes:
         k: samples drawn per problem.
         estimate: the mean over tasks of the per-task unbiased estimate, in [0, 1].
-        low, high: the 95 % percentile task-bootstrap interval, or ``None`` with fewer than 2 tasks
-            or when every task has the same value (no variation to resample).
+        low, high: the 95 % percentile task-bootstrap interval, or ``None`` (``no_interval``
+            says why: too few tasks or samples for one, by the rule correlate and bias follow,
+            :func:`workbench.correlate.bootstrap.no_interval_reason`; or every task has the same
+            value, so there is no variation to resample).
         tasks: tasks averaged over.
+        no_interval: why there is no interval, or ``None``.
     """
 
     k: int
@@ -60,11 +65,13 @@ class PassAtK:
     low: float | None
     high: float | None
     tasks: int
+    no_interval: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"k", "estimate", "ci", "tasks"}`` (``ci`` is ``[low, high]`` or ``None``)."""
+        """``{"k", "estimate", "ci", "tasks", "no_ci"}`` (``ci`` is ``[low, high]`` or ``None``, and
+        ``no_ci`` then says why)."""
         ci = None if self.low is None or self.high is None else [self.low, self.high]
-        return {"k": self.k, "estimate": self.estimate, "ci": ci, "tasks": self.tasks}
+        return {"k": self.k, "estimate": self.estimate, "ci": ci, "tasks": self.tasks, "no_ci": self.no_interval}
 
 
 @dataclass(frozen=True)
@@ -125,14 +132,15 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
             omitted[k] = f"{short} of {len(sizes)} task(s) have fewer than {k} samples (min {fewest})"
             continue
         per_task_values = np.array([pass_at_k_one_task(n, c, k) for n, c in per_task.values()])
-        low, high = _task_interval(per_task_values)
-        values.append(PassAtK(k, float(per_task_values.mean()), low, high, len(per_task_values)))
+        why = no_interval_reason(len(per_task_values), sum(sizes))
+        if why is None and np.all(per_task_values == per_task_values[0]):
+            why = "every task has the same value: nothing varies between resamples"
+        low, high = (None, None) if why else _task_interval(per_task_values)
+        values.append(PassAtK(k, float(per_task_values.mean()), low, high, len(per_task_values), why))
     return PassAtKReport(tuple(values), omitted, (fewest, max(sizes)))
 
 
-def _task_interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    if len(values) < 2 or np.all(values == values[0]):
-        return None, None
+def _task_interval(values: np.ndarray) -> tuple[float, float]:
     from scipy import stats
 
     result = stats.bootstrap((values,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
