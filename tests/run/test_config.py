@@ -246,3 +246,28 @@ def test_own_generations_are_stratified_on_the_runs_execution(tmp_path: Path) ->
                                                      'code_column = "completion"\nreference_column = "ref"\n')))
     with pytest.raises(MissingColumnError, match=r"column 'ref' not found \(set it with \[data\] reference_column\)"):
         run_preflight(typo)
+
+
+def test_options_that_cannot_change_outputs_are_not_in_the_stage_key(tmp_path: Path) -> None:
+    """probe23: another [execute] workers made the execute stage (and all after it) stale, so every
+    sample ran again. The workers, caches and failure budgets are left out of the key; an option
+    that changes verdicts (the timeout factor) is not."""
+    from workbench.run.runner import _stage_key
+
+    text = (f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
+            'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+
+    def keys(*overrides: str) -> dict[str, str]:
+        config = load_config(_write(tmp_path, text), overrides=list(overrides))
+        return {plan.name: _stage_key(plan, {}) for plan in plan_stages(config, run_preflight(config).columns)
+                if plan.command is not None}
+
+    base = keys()
+    assert keys("execute.workers=3", "execute.max_failures=5", "execute.reuse_interpreters=false",
+                "dedup.workers=1") == base
+    changed = keys("execute.timeout_factor=6")
+    assert changed["execute"] != base["execute"] and changed["dedup"] == base["dedup"]
+    # the command recorded and shown keeps every option
+    config = load_config(_write(tmp_path, text), overrides=["execute.workers=3"])
+    [execute] = [plan for plan in plan_stages(config, run_preflight(config).columns) if plan.name == "execute"]
+    assert "--workers" in execute.argv and "--workers" not in execute.key_argv()

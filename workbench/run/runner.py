@@ -98,7 +98,8 @@ def _now() -> str:
 
 
 def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None) -> str:
-    fields: dict[str, Any] = {"command": plan.command, "argv": plan.argv, "after": {a: keys.get(a) for a in plan.after}}
+    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(),
+                              "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
     payload = json.dumps(fields, sort_keys=True)

@@ -48,6 +48,16 @@ _OUTPUT_FLAGS = {"output": "--output", "json_path": "--json", "plot_path": "--pl
 _SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed", "method_limit")
 
 
+#: options of a stage's job that cannot change its outputs, left out of the stage key: the rows
+#: are the same whatever the parallelism (dedup's clusters, execute's verdicts), the caches only
+#: save time, and the failure budgets only decide the exit status of a run that did finish
+OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
+    "dedup": frozenset({"workers"}),
+    "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
+                          "max_failures", "sandbox_failure_limit"}),
+}
+
+
 @dataclass
 class StagePlan:
     """One stage, ready to run.
@@ -83,6 +93,22 @@ class StagePlan:
     values: dict[str, Any] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
     second_source: str | None = None
+
+    def key_argv(self) -> list[str]:
+        """:attr:`argv` without the options that cannot change the stage's outputs
+        (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
+        stage key: a rerun with another ``[execute] workers`` keeps the executed rows."""
+        neutral = OUTPUT_NEUTRAL_OPTIONS.get(self.command or "", frozenset())
+        argv = list(self.argv)
+        for name in neutral:
+            if name not in self.values:
+                continue
+            group = command_line_args(COMMAND_CONFIGS[self.command], {name: self.values[name]})  # type: ignore[index]
+            for start in range(len(argv) - len(group) + 1):
+                if group and argv[start:start + len(group)] == group:
+                    del argv[start:start + len(group)]
+                    break
+        return argv
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
