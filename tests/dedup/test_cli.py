@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.data import LoadedDataset, load_humaneval
 from workbench.dedup import DedupConfig, run_dedup
+from workbench.languages import get_language
 from workbench.errors import DataError
 
 runner = CliRunner()
@@ -328,6 +329,25 @@ def test_removal_reasons_follow_the_kept_row(tmp_path):
     assert overall["exact_duplicates"] == 1 and overall["near_duplicates"] == 1 and overall["removed"] == 2
     assert overall["removed_rows_by_reason"] == {"exact_duplicate": 0, "exact_text_duplicate": 0, "near_duplicate": 2,
                                                  "contaminated": 0}
+
+
+def test_completions_against_whole_problems_get_a_length_note(tmp_path):
+    """probe23: function bodies copied from HumanEval's canonical solutions matched none of its
+    prompt + solution rows, and nothing said why. The summary notes the length mismatch; compared
+    body with body (--against-code-column canonical_solution) the copies are found. Real HumanEval."""
+    problems = load_humaneval()
+    python = get_language("python")
+    typical = [i for i in range(len(problems)) if 10 <= len(python.tokens(problems[i]["canonical_solution"])) <= 16][:6]
+    rows = [{"id": f"copy{i}", "content": problems[i]["canonical_solution"]} for i in typical]
+    data = write_jsonl(tmp_path / "train.jsonl", rows)
+    whole = json.loads(invoke(str(data), "--against", "humaneval", "--min-tokens", "5", "-o", str(tmp_path / "a"),
+                              "--json").stdout)["contamination"]
+    bodies = json.loads(invoke(str(data), "--against", "humaneval", "--against-code-column", "canonical_solution",
+                               "--min-tokens", "5", "-o", str(tmp_path / "b"), "--json").stdout)["contamination"]
+    assert whole["median_tokens"]["rows"] < 0.8 * whole["median_tokens"]["reference_rows"]
+    assert "--against-code-column canonical_solution" in whole["length_note"]
+    assert whole["contaminated_rows"] < len(rows)
+    assert bodies["contaminated_rows"] == len(rows) and bodies["length_note"] is None
 
 
 def test_a_cluster_with_every_row_contaminated_says_so(tmp_path):

@@ -97,7 +97,7 @@ class DedupResult:
             its exact representative).
         cross_group_pairs: verified duplicate pairs whose rows are in different groups.
         contamination: pairs (row, reference row) that are duplicates.
-        reference_status: per reference row, as ``status``.
+        reference_status: per reference row, as ``status``; reference_n_tokens: its token counts.
         counters: work done: candidate pairs seen, verified, skipped because already
             connected, rejected by the size filter, signatures.
         timings: seconds per step.
@@ -124,6 +124,7 @@ class DedupResult:
     cross_group_pairs: list[DuplicatePair] = field(default_factory=list)
     contamination: list[DuplicatePair] = field(default_factory=list)
     reference_status: list[str] = field(default_factory=list)
+    reference_n_tokens: list[int] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     shapes: list[ClusterShape] = field(default_factory=list)
@@ -435,6 +436,7 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
         cross_group_pairs=_expand_cross_group(cross_group, members_of),
         contamination=contamination,
         reference_status=candidates.status[n_rows:],
+        reference_n_tokens=list(n_tokens[n_rows:]),
         counters=counters,
         timings=timings,
         shapes=shapes,

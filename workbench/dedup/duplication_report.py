@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+
 from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT, SHAPE_BUDGET_MIN, SHAPE_BUDGET_PER_MULTISET
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
@@ -314,6 +316,7 @@ def _contamination(result: DedupResult) -> dict:
         "rows_not_checked_too_short": Counter(result.status)[TOO_SHORT],
         "contaminated_by_split": dict(Counter(rows.splits[i] for i in contaminated)),
         "reference_rows_matched": len({p.b for p in result.contamination}),
+        **_length_mismatch(result),
         "examples": [
             {
                 "id": rows.ids[p.a],
@@ -324,6 +327,32 @@ def _contamination(result: DedupResult) -> dict:
             for p in result.contamination[:10]
         ],
     }
+
+
+#: rows whose median token count is below this share of the reference rows' can rarely reach the
+#: thresholds against them: |A ∩ B| / |A ∪ B| <= |A| / |B|, so a set Jaccard of 0.8 (Allamanis 2019,
+#: Sec. 3) needs a row at least 0.8 times as large in distinct tokens as the reference row it matches
+LENGTH_MISMATCH_RATIO = 0.8
+
+
+def _length_mismatch(result: DedupResult) -> dict:
+    """The median token counts of the rows and the reference rows, and a note when the rows are so
+    much shorter (:data:`LENGTH_MISMATCH_RATIO`) that few can match: completions (function bodies)
+    against whole problems (prompt + solution) is the usual cause."""
+    rows = [n for n in result.n_tokens if n > 0]
+    reference = [n for n in result.reference_n_tokens if n > 0]
+    if not rows or not reference:
+        return {"median_tokens": None, "length_note": None}
+    row_median, reference_median = float(np.median(rows)), float(np.median(reference))
+    note = None
+    if row_median < LENGTH_MISMATCH_RATIO * reference_median:
+        note = (f"the median row has {row_median:g} tokens and the median --against row {reference_median:g}; the "
+                f"set Jaccard of two rows is at most the smaller token set over the larger, so a row reaches 0.8 only "
+                f"against a reference row of at most 1.25 times its distinct tokens, and a typical row here cannot. "
+                f"If the rows are completions (function bodies) and the reference rows whole problems, compare like "
+                f"with like: --against-code-column canonical_solution (the bodies), or --code-column "
+                f"prompt,COMPLETION (whole programs)")
+    return {"median_tokens": {"rows": row_median, "reference_rows": reference_median}, "length_note": note}
 
 
 def _percent(value: float | None) -> str:
@@ -347,6 +376,7 @@ def duplication_title(report: dict) -> str:
 
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
+    from rich.markup import escape
     from rich.table import Table  # only the CLI renders; a library run need not import Rich
 
     figures = Table(title=duplication_title(report))
@@ -424,6 +454,8 @@ def render_report(report: dict) -> list:
         if contamination["rows_not_checked_too_short"]:
             facts.add_row("rows not checked (too short)", str(contamination["rows_not_checked_too_short"]))
         facts.add_row("reference rows matched", str(contamination["reference_rows_matched"]))
+        if contamination.get("length_note"):
+            facts.add_row("[yellow]rows much shorter than the reference[/yellow]", escape(contamination["length_note"]))
     lsh = report["lsh"]
     facts.add_row(
         "LSH",

@@ -14,14 +14,11 @@ eval as drawn from a population the same way). The samples' own randomness withi
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
-
-from workbench.correlate.bootstrap import no_interval_reason
 
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
 DEFAULT_KS = (1, 10, 100)
@@ -42,7 +39,7 @@ def pass_at_k_one_task(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass@k needs 1 <= k <= n and 0 <= c <= n (n={n}, c={c}, k={k})")
     if n - c < k:
         return 1.0
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
 
 
 @dataclass(frozen=True)
@@ -118,6 +115,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
     Raises:
         ValueError: a k below 1.
     """
+    from workbench.correlate.bootstrap import no_interval_reason  # numpy: not for importers of execute's config
+
     if any(k < 1 for k in ks):
         raise ValueError(f"pass@k needs k >= 1, got {sorted(ks)}")
     per_task = outcomes_per_task(rows)
@@ -131,19 +130,20 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
             short = sum(1 for n in sizes if n < k)
             omitted[k] = f"{short} of {len(sizes)} task(s) have fewer than {k} samples (min {fewest})"
             continue
-        per_task_values = np.array([pass_at_k_one_task(n, c, k) for n, c in per_task.values()])
+        per_task_values = [pass_at_k_one_task(n, c, k) for n, c in per_task.values()]
         why = no_interval_reason(len(per_task_values), sum(sizes))
-        if why is None and np.all(per_task_values == per_task_values[0]):
+        if why is None and len(set(per_task_values)) == 1:
             why = "every task has the same value: nothing varies between resamples"
         low, high = (None, None) if why else _task_interval(per_task_values)
-        values.append(PassAtK(k, float(per_task_values.mean()), low, high, len(per_task_values), why))
+        values.append(PassAtK(k, math.fsum(per_task_values) / len(per_task_values), low, high, len(per_task_values), why))
     return PassAtKReport(tuple(values), omitted, (fewest, max(sizes)))
 
 
-def _task_interval(values: np.ndarray) -> tuple[float, float]:
+def _task_interval(values: list[float]) -> tuple[float, float]:
+    import numpy as np
     from scipy import stats
 
-    result = stats.bootstrap((values,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+    result = stats.bootstrap((np.asarray(values),), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
                              random_state=np.random.default_rng(BOOTSTRAP_SEED))
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
