@@ -150,6 +150,21 @@ def test_a_main_guarded_demo_does_not_run(tmp_path):
     assert [r["status"] for r in read_results(tmp_path / "out.jsonl")] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize("reuse", [True, False], ids=["forked", "fresh"])
+def test_printing_much_does_not_fail_a_correct_solution(tmp_path, reuse):
+    """probe23: 70 MiB on standard output hit the 64 MiB file-size limit (status error); stdout is
+    discarded, as HumanEval's execution.py and evalplus do. Printing forever runs into the timeout,
+    as writing stderr forever does. Real sandboxed runs, both sample paths."""
+    problem = load_humaneval()[0]
+    loud = "    print('x' * (70 * 1024 * 1024))\n" + problem["canonical_solution"]
+    rows = [{"task_id": problem["task_id"], "sample_id": 0, "completion": loud},
+            {"task_id": problem["task_id"], "sample_id": 1, "completion": "    while True:\n        print('y' * 4096)\n"}]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    config = ExecutionConfig(**{**FIXED, "timeout": 3.0}, reuse_interpreters=reuse)
+    run_execute(generations, tmp_path / "out.jsonl", config)
+    assert [r["status"] for r in read_results(tmp_path / "out.jsonl")] == ["passed", "timeout"]
+
+
 def test_bad_input_fails_before_running(tmp_path):
     output = tmp_path / "out.jsonl"
     unknown = write_jsonl(tmp_path / "unknown.jsonl", [{"task_id": "Nope/1", "sample_id": 0, "completion": "x"}])

@@ -473,7 +473,7 @@ class Sandbox:
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
-        stdout = res.log_file(self.temp_root)
+        stdout = res.output_sink()  # never read: a solution that prints 70 MiB still passes
         stderr = res.log_file(self.temp_root)
         own_ends = [started_fd] + ([info_fd] if info_fd is not None else [])
         pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends))
@@ -563,7 +563,7 @@ class Sandbox:
         pipes = _ProtocolPipes.open(spec, token, res)
         read_end, write_end = os.pipe()
         started_read, started_write = res.keep(read_end), res.keep(_high(write_end))
-        stdout = res.log_file(self.temp_root)
+        stdout = res.output_sink()  # never read: a solution that prints 70 MiB still passes
         stderr = res.log_file(self.temp_root)
         names = {spec.token_input_fd: "token", spec.pass_token_fd: "pass"}
         by_name = {names[target]: fd for target, fd in pipes.child_fds.items()}
@@ -717,6 +717,14 @@ class _RunResources:
                     self.fds.remove(fd)
                     with contextlib.suppress(OSError):
                         os.close(fd)
+
+    def output_sink(self):
+        """Where a sample's standard output goes: ``/dev/null``. Nothing reads it, and a regular
+        file would count against the sample's file-size limit (``--max-file-mb``), failing a correct
+        solution that prints much (HumanEval's execution.py and evalplus discard it too)."""
+        handle = open(os.devnull, "wb")  # noqa: SIM115 (closed with the other files)
+        self.files.append(handle)
+        return handle
 
     def log_file(self, temp_root: str | None):
         handle = tempfile.TemporaryFile(dir=temp_root, prefix="workbench-log-")
