@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.data.loading import load_humaneval
+from workbench.errors import DataError
 from workbench.execute.job import ExecutionConfig, run_execute
 from workbench.execute.result_file import read_results, summary_path
 from workbench.resume_guard import ResumeMismatchError
@@ -98,3 +99,30 @@ def test_an_old_summary_without_settings_still_resumes_with_a_note(tmp_path, gen
     assert summary.executed == 2 and len(read_results(output)) == 4
     assert any("records no settings" in note for note in summary.notes)
     assert json.loads(summary_file.read_text())["settings"]["timeout"] == 30.0
+
+
+def test_a_generations_file_edited_since_the_run_is_refused(tmp_path, generations):
+    """probe23: a completion edited after its row was written kept its old verdict on --resume.
+    Each row records the digest of the code it ran; a resume compares. Appending new samples (or
+    an older results file without digests) still resumes. Real sandboxed runs."""
+    output = tmp_path / "out.jsonl"
+    original = generations.read_text()
+    run_execute(generations, output, ExecutionConfig(limit=2, **FIXED))
+    assert all(len(r["code_sha256"]) == 16 for r in read_results(output))
+    rows = [json.loads(line) for line in original.splitlines()]
+    generations.write_text("".join(json.dumps({**r, "completion": "    return 'edited'\n"} if i == 0 else r) + "\n"
+                                   for i, r in enumerate(rows)))
+    before = output.read_bytes()
+    with pytest.raises(DataError, match=r"cannot resume: 1 finished row\(s\) of .*out.jsonl were run on other code "
+                                        r"than the generations hold now \(first: HumanEval/0:0\)"):
+        run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
+    assert output.read_bytes() == before
+    # a results file of an older version (no digests) resumes as before
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "code_sha256"}) + "\n"
+                           for r in read_results(output)))
+    summary_path(old).write_text(summary_path(output).read_text())
+    assert run_execute(generations, old, ExecutionConfig(resume=True, limit=2, **FIXED)).executed == 0
+    # the file as it was, with one more sample run: resumes
+    generations.write_text(original)
+    assert run_execute(generations, output, ExecutionConfig(resume=True, limit=3, **FIXED)).executed == 1

@@ -11,6 +11,7 @@ Notebook use::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import time
@@ -66,6 +67,14 @@ class Sample(BaseSample):
     completion: str | None
     prompt: str | None
     stop: str | None = None
+
+    @property
+    def code_digest(self) -> str:
+        """The first 16 hex digits of the SHA-256 of what runs (the prompt of the generations, if
+        any, and the completion as cut): a finished row records it, so a resume notices a
+        generations file edited since (:func:`changed_since_run`)."""
+        payload = json.dumps([self.prompt, self.completion], ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return hashlib.sha256(payload).hexdigest()[:16]
 
 
 @dataclass
@@ -454,7 +463,15 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
         "isolation": isolation.level.value,
         "generation_truncated": sample.stop is not None,
         "stop_sequence": sample.stop,
+        "code_sha256": sample.code_digest,
     }
+
+
+def changed_since_run(samples: list[Sample], recorded: Mapping[Any, str | None]) -> list[Sample]:
+    """The samples whose finished row (``recorded``: key -> its ``code_sha256``) was run on other
+    code than they hold now: the generations file was edited after the run. Rows of an older
+    version without the digest are not compared."""
+    return [s for s in samples if recorded.get(s.key) is not None and recorded[s.key] != s.code_digest]
 
 
 def run_execute(
@@ -529,6 +546,14 @@ def run_execute(
     workers = planned_workers(config, sandbox)
 
     writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
+    changed = changed_since_run(samples, writer.code_digests)
+    if changed:
+        writer.close()
+        shown = ", ".join(f"{s.task_id}:{s.sample_id}" for s in changed[:5])
+        raise DataError(
+            f"cannot resume: {len(changed)} finished row(s) of {output} were run on other code than the generations "
+            f"hold now (first: {shown}{' ...' if len(changed) > 5 else ''}): the generations file was edited since. "
+            f"Pass --overwrite instead of --resume to run everything again, or write to a new --output")
     _record_settings(output, settings, resume=config.resume)
     summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes, settings=settings)
     if isolation.warning:

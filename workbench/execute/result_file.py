@@ -18,7 +18,7 @@ from workbench.io import JsonlWriter, read_jsonl
 RESULT_COLUMNS: tuple[str, ...] = (
     "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s",
     "exit_code", "signal", "detail", "stderr_tail", "language", "isolation",
-    "generation_truncated", "stop_sequence",
+    "generation_truncated", "stop_sequence", "code_sha256",
 )
 
 
@@ -56,6 +56,8 @@ class ResultWriter:
 
     Attributes:
         finished: the keys (:func:`workbench.data.samples.sample_key`) of the rows in the file.
+        code_digests: key -> the ``code_sha256`` of the row already in the file (``None`` in a
+            file of an older version).
 
     Raises:
         DataError: the file exists and neither ``resume`` nor ``overwrite`` is set, or
@@ -72,6 +74,7 @@ class ResultWriter:
         mode = "resume" if resume else "overwrite" if overwrite else "new"
         self._writer = JsonlWriter(self.path, mode, check=_check_result_row(self.path))
         self.finished: set[SampleKey] = {row_key(r) for r in self._writer.rows}
+        self.code_digests: dict[SampleKey, str | None] = {row_key(r): r.get("code_sha256") for r in self._writer.rows}
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Append one row (columns in :data:`RESULT_COLUMNS` order, extras after)."""
@@ -79,6 +82,7 @@ class ResultWriter:
         ordered.update({k: v for k, v in row.items() if k not in ordered})
         self._writer.write(ordered)
         self.finished.add(row_key(row))
+        self.code_digests[row_key(row)] = row.get("code_sha256")
 
     def close(self) -> None:
         """Close the file (every row is already on disk)."""
