@@ -63,6 +63,12 @@ TABLE = [
      137, "SIGKILL", "CPU time limit"),
     ("mapped-exit-status", dict(returncode=3), "syntax_error", 3, None, "harness exit status 3"),
     ("mapped-exit-status-error", dict(returncode=4), "error", 4, None, "harness exit status 4"),
+    # the detail quotes stderr's last line, so it says why without stderr_tail (probe23)
+    ("mapped-exit-status-says-why", dict(returncode=4, stderr_tail="Traceback (most recent call last):\n  File "
+     "\"program.py\", line 3\nNameError: name 'math' is not defined\n\n"), "error", 4, None,
+     "harness exit status 4: NameError: name 'math' is not defined"),
+    ("exit-status-says-why", dict(returncode=134, stderr_tail="main: main.cpp:9: int main(): Assertion `x == 5' "
+     "failed.\n"), "failed", 134, None, "exit status 134: main: main.cpp:9: int main(): Assertion `x == 5' failed."),
     ("build-failed", dict(returncode=0, build_failure=(0, "1")), "syntax_error", 1, None,
      "build step 'cc -o main main.c' failed with status 1"),
     ("build-report-out-of-range", dict(returncode=0, build_failure=(7, "?")), "syntax_error", None, None,

@@ -186,13 +186,32 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if sig is not None:
         return outcome("killed", f"ended by {sig}")
     if code in spec.exit_statuses:
-        return outcome(spec.exit_statuses[code], f"harness exit status {code}", ended_by=None)
+        said = last_error_line(seen.stderr_tail)
+        return outcome(spec.exit_statuses[code], f"harness exit status {code}" + (f": {said}" if said else ""),
+                       ended_by=None)
     if token_ok:
         return outcome("failed", f"the checks passed but the program then exited with status {code}", ended_by=None)
     if code == 0:
         why = "a wrong token arrived" if seen.delivered.strip() else "no success token arrived"
         return outcome("error", f"exited with status 0 before the checks completed ({why})", 0, None)
-    return outcome("failed", f"exit status {code}", ended_by=None)
+    said = last_error_line(seen.stderr_tail)
+    return outcome("failed", f"exit status {code}" + (f": {said}" if said else ""), ended_by=None)
+
+
+#: the longest stderr line a ``detail`` quotes
+DETAIL_LINE_CHARS = 200
+
+
+def last_error_line(stderr_tail: str) -> str | None:
+    """The last non-empty line of a sample's stderr (Python's exception line, ``NameError: name
+    'math' is not defined``; a compiler's or a harness's last word), cut to
+    :data:`DETAIL_LINE_CHARS`, or ``None`` when stderr is empty. So ``detail`` says why without
+    opening ``stderr_tail``."""
+    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
+    if not lines:
+        return None
+    line = lines[-1]
+    return line if len(line) <= DETAIL_LINE_CHARS else line[: DETAIL_LINE_CHARS - 3] + "..."
 
 
 def _sandbox_failure(seen: Observation) -> SampleOutcome:
