@@ -212,6 +212,7 @@ def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path)
     assert results[0]["status"] == "passed"
     assert results[1]["status"] == "error" and "no completion" in results[1]["detail"]
     assert any("numbered" in note for note in summary.notes)
+    assert "1 null and 0 empty completion(s) of the 2 run now" in " ".join(summary.notes)  # said (probe23)
 
 
 def test_tests_that_need_an_entry_point_never_pass_without_one(tmp_path):

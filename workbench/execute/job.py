@@ -570,6 +570,11 @@ def run_execute(
             chosen = samples[: config.limit]
         todo = [s for s in chosen if s.key not in writer.finished]
         summary.skipped_finished = len(chosen) - len(todo)
+        nulls = sum(s.completion is None for s in todo)
+        empties = sum(s.completion is not None and not s.completion.strip() for s in todo)
+        if nulls or empties:
+            notes.append(f"{nulls} null and {empties} empty completion(s) of the {len(todo)} run now: a null one is "
+                         f"an error row without running, an empty one runs as it is (the prompt alone)")
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
             notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
