@@ -80,6 +80,19 @@ def test_table_names_in_skip_reasons_are_printed_not_eaten_as_markup(tmp_path: P
     assert "no LLM method in [score] method" in result.output
 
 
+def test_a_run_that_computes_nothing_says_so_and_a_limit_without_use_too(tmp_path: Path) -> None:
+    """probe23: stages that were all skipped, and a --limit no stage uses, passed without a word.
+    Real pipeline (only the score stage, skipped: no LLM method; then the report)."""
+    path = tmp_path / "c.toml"
+    path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score", "report"]\n[data]\n'
+                    'source = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')
+    result = CliRunner().invoke(app, ["run", str(path), "--limit", "5"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "warning: no stage computed anything: each selected stage was skipped" in output
+    assert "note: --limit sets [score] limit, and the score stage did not run (no LLM method" in output
+
+
 def _generations(path: Path, rows: int) -> None:
     """HumanEval completions that each sleep 0.4 s, so a SIGINT lands mid-stage."""
     lines = []

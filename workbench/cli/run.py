@@ -83,6 +83,17 @@ def run_command(
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
 
+    # the stages the user asked for (not those left out by [run] stages or --stage)
+    asked = [o for o in result.outcomes if o.name != "report"
+             and not (o.status == "skipped" and o.detail in ("not in [run] stages", "not selected with --stage"))]
+    if asked and all(o.status == "skipped" for o in asked):
+        err_console.print("[yellow]warning:[/yellow] no stage computed anything: each selected stage was skipped "
+                          "(see the detail column)", soft_wrap=True)
+    score_skipped = next((o for o in result.outcomes if o.name == "score" and o.status == "skipped"), None)
+    if limit is not None and score_skipped is not None:
+        err_console.print(f"[yellow]note:[/yellow] --limit sets {escape('[score] limit')}, and the score stage did not "
+                          f"run ({escape(score_skipped.detail or 'skipped')}): it changed nothing", soft_wrap=True)
+
     table = Table(title=escape(f"workbench run -> {result.run_dir}"))
     for column in ("stage", "status", "seconds", "detail"):
         table.add_column(column)
