@@ -27,7 +27,7 @@ SCORE_LIKE = {"score", "score_spread", "score_read", "score_expected", "score_sa
               "p_yes", "p_no", "passed"}
 TEXT = {"method", "model", "scores", "status", "error", "subcodes", "reference_subcodes", "prompt_version", "variant",
         "model_identity", "score_mode", "score_distribution", "answers", "read_note", "stop_sequence",
-        "generation_note", "detail", "stderr_tail", "language", "isolation"}
+        "generation_note", "detail", "stderr_tail", "language", "isolation", "code_sha256"}
 
 
 def test_every_column_score_and_execute_write_is_classified():
