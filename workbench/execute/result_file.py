@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, KeysView, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,15 +73,18 @@ class ResultWriter:
             )
         mode = "resume" if resume else "overwrite" if overwrite else "new"
         self._writer = JsonlWriter(self.path, mode, check=_check_result_row(self.path))
-        self.finished: set[SampleKey] = {row_key(r) for r in self._writer.rows}
         self.code_digests: dict[SampleKey, str | None] = {row_key(r): r.get("code_sha256") for r in self._writer.rows}
+
+    @property
+    def finished(self) -> KeysView[SampleKey]:
+        """The keys of the rows in the file (those of :attr:`code_digests`)."""
+        return self.code_digests.keys()
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Append one row (columns in :data:`RESULT_COLUMNS` order, extras after)."""
         ordered = {column: row[column] for column in RESULT_COLUMNS if column in row}
         ordered.update({k: v for k, v in row.items() if k not in ordered})
         self._writer.write(ordered)
-        self.finished.add(row_key(row))
         self.code_digests[row_key(row)] = row.get("code_sha256")
 
     def close(self) -> None:
