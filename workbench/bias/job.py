@@ -163,6 +163,9 @@ def run_bias(
         contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
         warnings=warnings,
     )
+    if plot_path is not None:
+        # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
+        Path(plot_path).unlink(missing_ok=True)
     if json_path is not None:
         report.write_json(json_path)
     if plot_path is not None:

@@ -7,6 +7,7 @@ import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -238,6 +239,9 @@ def run_correlate(
         report.deduplicated = correlate(subset, **options)
         report.deduplicated.source = f"{report.source}, one row per cluster of {config.dedup}"
         report.per_cluster = selection
+    if plot_path is not None:
+        # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
+        Path(plot_path).unlink(missing_ok=True)
     if json_path is not None:
         report.write_json(json_path)
     if plot_path is not None:
