@@ -126,3 +126,17 @@ def test_a_generations_file_edited_since_the_run_is_refused(tmp_path, generation
     # the file as it was, with one more sample run: resumes
     generations.write_text(original)
     assert run_execute(generations, output, ExecutionConfig(resume=True, limit=3, **FIXED)).executed == 1
+
+
+def test_a_language_alias_and_its_name_are_one_setting(tmp_path, generations):
+    """``-l py`` then ``-l python`` resume (probe 24: the alias was recorded as typed and refused); the rows
+    record the plugin's name. An older summary that recorded the alias resumes too."""
+    output = tmp_path / "out.jsonl"
+    run_execute(generations, output, ExecutionConfig(limit=1, language="py", **FIXED))
+    assert {row["language"] for row in read_results(output)} == {"python"}
+    record = json.loads(summary_path(output).read_text())
+    assert record["settings"]["language"] == "python"
+    record["settings"]["language"] = "py"  # as a version before canonical names wrote it
+    summary_path(output).write_text(json.dumps(record))
+    summary = run_execute(generations, output, ExecutionConfig(limit=2, resume=True, language="python", **FIXED))
+    assert summary.skipped_finished == 1 and summary.executed == 1

@@ -174,3 +174,83 @@ def test_a_malformed_plugin_is_left_out_with_the_attribute_named(install):
     [problem] = [p for p in plugin_problems() if p.source.startswith("malformed-plugin")]
     assert "identifier_node_types must be a set of strings, got str 'identifier'" in problem.message
     assert "subcode_node_types key 'For' is not a SubCodeKind" in problem.message
+
+
+def _toy_folder(tmp_path, suffix: str):
+    """A folder with two near-identical files and an unrelated one, all ``suffix``."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    body = "def total(values, start):\n    result = start\n    for value in values:\n        result = result + value * 2 - 1\n    return result, 'sum', 42, values, start\n"
+    (folder / f"a{suffix}").write_text(body)
+    (folder / f"b{suffix}").write_text(body.replace("total", "summed"))
+    (folder / f"c{suffix}").write_text("class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n")
+    return folder
+
+
+def test_a_plugin_that_reuses_the_name_python_does_not_stop_a_folder_of_other_languages(install, tmp_path):
+    """Probe 24: the default --language python was resolved for every dedup, so a clash on 'python'
+    stopped a folder in which no file is Python."""
+    install("pyclash-plugin", {"pyclash": "pyclash_module"}, {"pyclash_module": toy("python", ".pyclash")})
+    install("toy-plugin", {"toy": "toy_module"}, {"toy_module": toy("toy", ".toy")})
+    result = CliRunner().invoke(app, ["dedup", str(_toy_folder(tmp_path, ".toy")), "-o", str(tmp_path / "out"),
+                                      "--min-tokens", "5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert list(report["languages"]) == ["toy"]
+    with pytest.raises(LanguageConflictError, match="two plugins provide the language 'python'"):
+        get_language("python")  # Python itself stays refused until one is uninstalled
+
+
+def test_a_folder_extension_two_plugins_claim_goes_to_the_language_option(install, tmp_path):
+    """Probe 24: the error said to pass --language, and --language did not settle it for a folder."""
+    install("toya-plugin", {"toya": "toya_module"}, {"toya_module": toy("toya", ".toy")})
+    install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": toy("toyb", ".toy")})
+    folder = _toy_folder(tmp_path, ".toy")
+    refused = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "refused")])
+    assert refused.exit_code != 0 and "claimed by the languages toya, toyb" in " ".join(refused.output.split())
+    result = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "out"), "--language", "toyb",
+                                      "--min-tokens", "5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert list(report["languages"]) == ["toyb"] and report["languages"]["toyb"]["rows"] == 3
+    assert language_for_path("x.toy", prefer="toya").name == "toya"
+    with pytest.raises(LanguageConflictError):
+        language_for_path("x.toy", prefer="python")  # a language that does not claim it settles nothing
+
+
+def test_a_plugin_written_for_another_grammar_version_is_refused_with_the_node_types(install, tmp_path):
+    """Probe 24: node types the installed grammar lacks were never seen, and dedup found fewer duplicates,
+    with nothing said."""
+    install("drift-plugin", {"drift": "drift_module"}, {"drift_module": toy("drift", ".drift", """
+        identifier_node_types = frozenset({"identifer"})
+        definition_fields = {"assignment": ("lefty",)}
+    """)})
+    assert "drift" in _names()  # listed ...
+    with pytest.raises(LanguageGrammarError, match=r"does not fit the installed grammar \(tree-sitter-python [0-9.]+\): "
+                                                  r"identifier_node_types: 'identifer' is not a visible named node type"):
+        get_language("drift")  # ... but refused when asked for
+    result = CliRunner().invoke(app, ["dedup", str(_toy_folder(tmp_path, ".drift")), "-o", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    assert "'lefty' is not a field of the grammar" in " ".join(result.output.split())
+
+
+def test_a_plugin_without_language_capsule_is_named_as_such_not_as_a_missing_grammar(install):
+    install("nocapsule-plugin", {"nocap": "nocapsule_module"}, {"nocapsule_module": '''
+        from workbench.languages import LanguagePlugin, hookimpl
+        from workbench.languages.python_plugin import PythonLanguage
+
+
+        class NoCapsule(LanguagePlugin):
+            name = "nocapsule"
+            extensions = (".nocap",)
+            grammar_distribution = "tree-sitter-python"
+            identifier_node_types = PythonLanguage.identifier_node_types
+            literal_node_types = PythonLanguage.literal_node_types
+
+
+        @hookimpl
+        def workbench_languages():
+            return [NoCapsule()]
+    '''})
+    with pytest.raises(LanguageGrammarError, match=r"NoCapsule does not implement language_capsule\(\)"):
+        get_language("nocapsule")

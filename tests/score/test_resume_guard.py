@@ -145,3 +145,15 @@ def test_a_served_model_on_another_port_resumes_but_another_model_does_not(ice_s
     _check_resume_compatible(run_file, moved)  # no error
     with pytest.raises(Exception, match="openai/other"):
         _check_resume_compatible(run_file, {**moved, "model": "openai/other", "model_identity": "openai/other"})
+
+
+def test_a_language_alias_and_its_name_are_one_setting(ice_slice, tmp_path):
+    """``-l py`` then ``-l python``: one plugin, so the run resumes (probe 24), and run.json records the name."""
+    out = tmp_path / "alias"
+    first = _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e", "-l", "py")
+    assert first.exit_code == 0, first.output
+    assert json.loads((out / "run.json").read_text())["config"]["language"] == "python"
+    again = _score(ice_slice, out, "--resume", "--limit", "4", "--generation-column", "completion_multipl_e",
+                   "-l", "python")
+    assert again.exit_code == 0, again.output
+    assert len(_rows(out)) == 4

@@ -211,6 +211,7 @@ def load_records(
     split_column: str | None = None,
     offline: bool = False,
     extensions: Iterable[str] | None = None,
+    language: str | None = None,
 ) -> LoadedDataset:
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
@@ -231,6 +232,9 @@ def load_records(
             local cache or fails.
         extensions: for source-file folders, the file suffixes to load (default: every
             suffix an installed language plugin handles).
+        language: for source-file folders, the language (name, alias or extension: the
+            command's ``--language``) given the files whose extension several installed plugins
+            claim, when it is one of them; such files are an error otherwise.
 
     Returns:
         a :class:`LoadedDataset`.
@@ -247,7 +251,7 @@ def load_records(
     elif path.is_file():
         loaded = _load_data_file(path)
     elif path.is_dir():
-        loaded = _load_folder(path, extensions)
+        loaded = _load_folder(path, extensions, language)
     elif _looks_like_path(text):
         raise DataError(f"{text}: no such file or folder")
     else:
@@ -521,7 +525,7 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
     return f"{label}: no rows in {where}; remove the empty files or add records"
 
 
-def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
+def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
     files = [p for p in sorted(path.rglob("*")) if p.is_file() and not _is_hidden(p.relative_to(path))]
     if not files:
         raise DataError(f"{path}: the folder has no files")
@@ -537,14 +541,15 @@ def _load_folder(path: Path, extensions: Iterable[str] | None) -> LoadedDataset:
         splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}",
                         files=data_files)
         return LoadedDataset(str(path), splits)
-    return _load_source_folder(path, files, extensions)
+    return _load_source_folder(path, files, extensions, language)
 
 
 def _is_hidden(relative: Path) -> bool:
     return any(part.startswith(".") or part == "__pycache__" for part in relative.parts)
 
 
-def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None) -> LoadedDataset:
+def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None,
+                        language: str | None = None) -> LoadedDataset:
     from workbench.languages.registry import language_for_path
 
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions} if extensions else None
@@ -553,7 +558,7 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
     for file in files:
         relative = file.relative_to(root).as_posix()
         suffix = file.suffix.lower()
-        plugin = language_for_path(relative)
+        plugin = language_for_path(relative, prefer=language)
         if wanted is not None and suffix not in wanted:
             skipped.append(SkippedFile(relative, f"extension {suffix or '(none)'} not selected"))
             continue

@@ -182,8 +182,13 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
     report["lsh"] = result.lsh.to_dict(config.set_threshold)
     # which plugin and grammar versions made the tokens: a different grammar may tokenize differently
-    report["languages"] = {name: {"rows": count, **(plugin_versions(name) or {"plugin": None})}
-                           for name, count in sorted(Counter(rows.languages).items())}
+    # keyed by the plugin's language name: rows that name it by an alias (``js``) count with the rest
+    languages: dict[str, dict] = {}
+    for name, count in Counter(rows.languages).items():
+        versions = plugin_versions(name) or {"plugin": None}
+        entry = languages.setdefault(versions.get("language", name), {"rows": 0, **versions})
+        entry["rows"] += count
+    report["languages"] = dict(sorted(languages.items()))
     # with what the ids are made of, so `workbench bias` joins on the same columns by default
     report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None}
     report["work"] = dict(result.counters)

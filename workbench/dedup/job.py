@@ -110,7 +110,8 @@ def run_dedup(
         if isinstance(source, LoadedDataset):
             loaded = source.select_splits(splits)
         else:
-            loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline)
+            loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
+                                  language=config.language)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
         loaded = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(

@@ -131,10 +131,10 @@ def collect_rows(
 
     Raises:
         MissingColumnError: a named column does not exist (the message lists the columns).
-        LanguageNotFoundError: ``language`` has no plugin.
+        LanguageNotFoundError: ``language`` has no plugin and some row takes it (not checked when
+            every row names its language, as a folder's files do).
         DataError: the ids are not unique (the message shows some duplicated ids).
     """
-    get_language(language)  # fail before any work if the default language is unknown
     code_columns = [code_column] if isinstance(code_column, str) else list(code_column)
     if not code_columns:
         raise DataError("no code column given")
@@ -148,6 +148,7 @@ def collect_rows(
     splits: list[str] = []
     codes: list = []
     languages: list[str] = []
+    default_used = False  # does a row take ``language`` (a folder gives every file its language)?
     groups: list | None = [] if group_column else None
     ranges: dict[str, tuple[int, int]] = {}
     for split, dataset in loaded.splits.items():
@@ -166,12 +167,17 @@ def collect_rows(
             ids.extend(f"{split}/{i}" for i in range(n))
         splits.extend([split] * n)
         if language_column and language_column in dataset.column_names:
-            languages.extend((value or language) for value in _column(dataset, language_column))
+            values = _column(dataset, language_column)
+            default_used = default_used or not all(values)
+            languages.extend((value or language) for value in values)
         else:
+            default_used = default_used or n > 0
             languages.extend([language] * n)
         if groups is not None:
             groups.extend(_column(dataset, group_column))
         ranges[split] = (start, start + n)
+    if default_used:
+        get_language(language)  # fail before any work if the default language is unknown or clashes
     _check_unique(ids, ",".join(id_columns) or None)
     return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges, tuple(id_columns))
 

@@ -36,7 +36,7 @@ from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
 from workbench.failures import check_failures
 from workbench.io import atomic_write
-from workbench.languages.registry import get_language
+from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -514,6 +514,8 @@ def run_execute(
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
+    # one plugin named two ways (``-l py``, ``-l python``) is one setting in the rows and on resume
+    config = dataclasses.replace(config, language=canonical_language(config.language))
     notes: list[str] = []
     settings = run_settings(generations, config)
     if config.resume:
@@ -671,6 +673,8 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> li
     if not isinstance(previous, dict):
         return [f"{path} records no settings (written by an older workbench): the rows already in {output} "
                 f"are kept without checking that they were run with the same options"]
+    if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
+        previous = {**previous, "language": canonical_language(previous["language"])}
     check_resume_settings(previous, settings, made_with=f"the rows of {output} were run with", record=str(path),
                           options=ExecutionConfig.options())
     return []

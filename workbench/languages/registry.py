@@ -9,8 +9,10 @@ point without the hook is left out and recorded as a :class:`PluginProblem` (``w
 languages`` lists them; every command logs them once as warnings). Conflicts are refused where
 they matter, never settled silently: two plugins of one language name make that language
 unusable until one is uninstalled, and an alias or extension claimed by several plugins is an
-error when it is looked up (pass the plugin's name instead). A plugin whose grammar does not
-load is an error when it is asked for, before any file is parsed.
+error when it is looked up (pass the plugin's name instead; a folder's files take the
+command's ``--language`` when it is one of the claimants). A plugin whose grammar does not load,
+or that names node types or fields the installed grammar lacks (written for another grammar
+version), is an error when it is asked for, before any file is parsed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import pluggy
 
 from workbench.errors import LanguageNotFoundError, WorkbenchError
+from workbench.languages.grammar_fit import grammar_mismatches
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 
 #: modules of plugins that ship inside the workbench package itself
@@ -214,14 +217,28 @@ def _installed_names() -> str:
 def _usable(name: str) -> LanguagePlugin:
     """The plugin called ``name`` once its grammar is known to load (parsing plugins only)."""
     plugin = next(info.plugin for info in installed_plugins() if info.plugin.name == name)
-    if {"tokens", "decompose"} & set(plugin.capabilities()):  # a runner-only plugin parses nothing
-        try:
-            plugin.load_language()
-        except Exception as error:  # noqa: BLE001 - a missing or broken grammar package
-            install = f"pip install {plugin.grammar_distribution}" if plugin.grammar_distribution else "its grammar"
-            raise LanguageGrammarError(
-                f"the {name} plugin cannot load its tree-sitter grammar ({type(error).__name__}: {error}); "
-                f"install it ({install}) and run again") from error
+    if not {"tokens", "decompose"} & set(plugin.capabilities()):  # a runner-only plugin parses nothing
+        return plugin
+    if type(plugin).language_capsule is LanguagePlugin.language_capsule:
+        raise LanguageGrammarError(
+            f"the {name} plugin's {type(plugin).__name__} does not implement language_capsule() (it returns the "
+            f"grammar's language pointer, e.g. tree_sitter_go.language(); docs/plugins.md)")
+    try:
+        plugin.load_language()
+    except Exception as error:  # noqa: BLE001 - a missing or broken grammar package
+        install = f"pip install {plugin.grammar_distribution}" if plugin.grammar_distribution else "its grammar"
+        raise LanguageGrammarError(
+            f"the {name} plugin cannot load its tree-sitter grammar ({type(error).__name__}: {error}); "
+            f"install it ({install}) and run again") from error
+    # a plugin made for another grammar version still parses, but misses the renamed node types
+    mismatches = grammar_mismatches(plugin)
+    if mismatches:
+        grammar = plugin.grammar_distribution or "its grammar"
+        shown = "; ".join(mismatches[:5]) + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
+        raise LanguageGrammarError(
+            f"the {name} plugin does not fit the installed grammar ({grammar} {_version(grammar)}): {shown}. "
+            f"Install the grammar version the plugin was written for (pip shows its requirement), or fix the "
+            f"plugin (its conformance tests say the same: docs/plugins.md)")
     return plugin
 
 
@@ -263,6 +280,17 @@ def get_language(name: str) -> LanguagePlugin:
     )
 
 
+def canonical_language(name: str) -> str:
+    """The language name of the plugin that handles ``name`` (an alias or extension: ``"py"`` ->
+    ``"python"``), so that runs and reports that name one plugin two ways agree; ``name`` itself
+    when no single usable plugin handles it (the lookup's own error is raised where the plugin is used)."""
+    try:
+        plugin = _lookup(name, "the alias or extension")
+    except LanguageNotFoundError:
+        return name
+    return plugin.name if plugin is not None else name
+
+
 def plugin_versions(name: str) -> dict[str, str] | None:
     """What made a language's tokens, for a report that must be reproducible.
 
@@ -284,23 +312,34 @@ def plugin_versions(name: str) -> dict[str, str] | None:
             "grammar": plugin.grammar_distribution, "grammar_version": info.grammar_version}
 
 
-def language_for_path(path: str) -> LanguagePlugin | None:
+def language_for_path(path: str, prefer: str | None = None) -> LanguagePlugin | None:
     """Return the plugin whose extensions match ``path``'s suffix, or ``None``.
 
+    Args:
+        path: a file path (only its suffix is read).
+        prefer: a language name, alias or extension (the command's ``--language``) that settles a
+            suffix several plugins claim when it names one of them; otherwise it is not used.
+
     Raises:
-        LanguageConflictError: several plugins claim the suffix.
+        LanguageConflictError: several plugins claim the suffix and ``prefer`` names none of them.
         LanguageGrammarError: the plugin's grammar does not load.
     """
     suffix = os.path.splitext(path)[1].lower()
     if not suffix:
         return None
-    if not any(suffix in info.plugin.extensions for info in installed_plugins()):
+    claimants = [info.plugin for info in installed_plugins() if suffix in info.plugin.extensions]
+    if not claimants:
         return None
+    if len(claimants) > 1 and prefer is not None:
+        preferred = canonical_language(prefer)
+        chosen = [plugin for plugin in claimants if plugin.name == preferred]
+        if chosen:
+            return _usable(chosen[0].name)
     return _lookup(suffix, "the file extension")
 
 
 __all__ = [
     "DEFAULT_PLUGINS", "LanguageConflictError", "LanguageGrammarError", "PluginInfo", "PluginProblem",
-    "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "plugin_versions",
+    "canonical_language", "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "plugin_versions",
     "refresh_plugins",
 ]

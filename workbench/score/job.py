@@ -309,6 +309,12 @@ def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, fl
     return check_failures(counts, config.max_failures, flag=flag)
 
 
+def _canonical_language(name: str) -> str:
+    from workbench.languages.registry import canonical_language  # the plugins load when a run starts, not on import
+
+    return canonical_language(name)
+
+
 def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
                    source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The settings behind a run's rows, as ``run.json``'s ``config`` records them.
@@ -339,7 +345,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
         "k_nearest": config.k_nearest,
-        "language": config.language,
+        "language": _canonical_language(config.language),  # ``py`` and ``python`` are one setting
         "embedding_model": config.embedding_model or "minilm",
         # and every option declared with option(..., recorded=True), e.g. a new scoring mode
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
@@ -412,6 +418,8 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     # a run.json written before a setting joined ``config`` may still hold it among its options
     previous.update({key: recorded_options[key] for key in SCORE_CHANGING_OPTIONS
                      if key not in previous and key in recorded_options and key not in LLM_SETTINGS})
+    if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
+        previous["language"] = _canonical_language(previous["language"])
     if previous.get("model") and "score_mode" not in previous:
         # written before score modes existed: its LLM scores were the written (sampled) ones
         previous = {**previous, "score_mode": "sampled"}

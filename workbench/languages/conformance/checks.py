@@ -11,7 +11,8 @@ import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.languages.spec import NAME_QUERY_CAPTURES, LanguagePlugin, SubCodeKind, TestRunner
+from workbench.languages.grammar_fit import grammar_mismatches
+from workbench.languages.spec import LanguagePlugin, SubCodeKind, TestRunner
 
 #: inputs every plugin must survive (``robustness`` check), besides mangled samples
 _HOSTILE_INPUTS: tuple[str | bytes, ...] = (
@@ -51,11 +52,6 @@ def _first_error(root: Any) -> str | None:
 
 def _as_set(value: Any) -> bool:
     return isinstance(value, (set, frozenset))
-
-
-def _named_kind_exists(language: Any, node_type: str) -> bool:
-    kind_id = language.id_for_node_kind(node_type, True)
-    return kind_id is not None and language.node_kind_is_visible(kind_id)
 
 
 def _preview(text: str | bytes, limit: int = 40) -> str:
@@ -160,51 +156,10 @@ def check_grammar(plugin: LanguagePlugin, samples: Sequence[str]) -> list[str]:
 
 
 def check_node_types(plugin: LanguagePlugin) -> list[str]:
-    """Check that every node type and field name the plugin uses exists in its grammar."""
-    try:
-        language = plugin.load_language()
-    except Exception as error:  # noqa: BLE001
-        return [f"load_language() raised {type(error).__name__}: {error}"]
-    problems = []
-    groups: dict[str, Any] = {
-        "identifier_node_types": plugin.identifier_node_types,
-        "literal_node_types": plugin.literal_node_types,
-        "skip_node_types": plugin.skip_node_types,
-    }
-    for kind, types in dict(plugin.subcode_node_types).items():
-        groups[f"subcode_node_types[{getattr(kind, 'value', kind)}]"] = types
-    groups["definition_fields"] = frozenset(plugin.definition_fields)
-    groups["embedded_code_node_types"] = plugin.embedded_code_node_types
-    for group, types in groups.items():
-        if not _as_set(types):
-            problems.append(f"{group} must be a set of node-type strings, got {type(types).__name__} {types!r}")
-            continue
-        for node_type in sorted(types, key=str):
-            if not isinstance(node_type, str) or not _named_kind_exists(language, node_type):
-                problems.append(f"{group}: {node_type!r} is not a visible named node type of the grammar")
-    pairs = (("identifier", plugin.identifier_node_types), ("literal", plugin.literal_node_types),
-             ("skip", plugin.skip_node_types))
-    for i, (name_a, types_a) in enumerate(pairs):
-        for name_b, types_b in pairs[i + 1 :]:
-            if _as_set(types_a) and _as_set(types_b) and types_a & types_b:
-                problems.append(f"{name_a} and {name_b} node types overlap: {sorted(types_a & types_b)}")
-    try:
-        query = plugin.compiled_name_query()
-    except Exception as error:  # noqa: BLE001 - tree_sitter.QueryError and friends
-        problems.append(f"name_query does not compile against the grammar: {error}")
-    else:
-        unknown = sorted(set(query.capture_name(i) for i in range(query.capture_count)) - NAME_QUERY_CAPTURES
-                         if query is not None else ())
-        if unknown:
-            problems.append(f"name_query captures {unknown}; use only {sorted(NAME_QUERY_CAPTURES)}")
-    for node_type, fields in dict(plugin.definition_fields).items():
-        if isinstance(fields, str) or not isinstance(fields, (tuple, list)):
-            problems.append(f"definition_fields[{node_type!r}] must be a tuple of field names, got {fields!r}")
-            continue
-        for field_name in fields:
-            if not isinstance(field_name, str) or language.field_id_for_name(field_name) is None:
-                problems.append(f"definition_fields[{node_type!r}]: {field_name!r} is not a field of the grammar")
-    return problems
+    """Check that every node type and field name the plugin uses exists in its grammar
+    (:func:`workbench.languages.grammar_fit.grammar_mismatches`, which a command also runs
+    before it uses the plugin)."""
+    return grammar_mismatches(plugin)
 
 
 def check_tokens(

@@ -1,0 +1,88 @@
+"""Does a plugin fit the grammar that is installed? Every node type and field it names must exist.
+
+A plugin written against one grammar version and run with another can load, parse and tokenize
+without an error while its node-type lists no longer match (a renamed type is simply never seen):
+identifiers go missing from the token bags and dedup finds fewer duplicates, with nothing said.
+The conformance kit runs this check for plugin authors; the registry runs it before a command
+uses a plugin, so such a mismatch is an error naming the types, never a silently different result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.languages.spec import NAME_QUERY_CAPTURES, LanguagePlugin
+
+
+def _as_set(value: Any) -> bool:
+    return isinstance(value, (set, frozenset))
+
+
+def _named_kind_exists(language: Any, node_type: str) -> bool:
+    kind_id = language.id_for_node_kind(node_type, True)
+    return kind_id is not None and language.node_kind_is_visible(kind_id)
+
+
+def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
+    """What in ``plugin`` does not fit its tree-sitter grammar as installed.
+
+    Checked: every node type of ``identifier_node_types``, ``literal_node_types``,
+    ``skip_node_types``, ``subcode_node_types``, ``definition_fields`` and
+    ``embedded_code_node_types`` is a visible named node type of the grammar; the identifier,
+    literal and skip sets do not overlap; ``name_query`` compiles and captures only
+    ``@definition`` / ``@not_a_name``; each definition field is a field of the grammar.
+
+    Args:
+        plugin: the plugin (its grammar is loaded).
+
+    Returns:
+        one sentence per problem (empty when the plugin fits); a grammar that does not load is
+        one problem (``"load_language() raised ..."``).
+    """
+    try:
+        language = plugin.load_language()
+    except Exception as error:  # noqa: BLE001 - a third-party grammar package
+        return [f"load_language() raised {type(error).__name__}: {error}"]
+    problems = []
+    groups: dict[str, Any] = {
+        "identifier_node_types": plugin.identifier_node_types,
+        "literal_node_types": plugin.literal_node_types,
+        "skip_node_types": plugin.skip_node_types,
+    }
+    for kind, types in dict(plugin.subcode_node_types).items():
+        groups[f"subcode_node_types[{getattr(kind, 'value', kind)}]"] = types
+    groups["definition_fields"] = frozenset(plugin.definition_fields)
+    groups["embedded_code_node_types"] = plugin.embedded_code_node_types
+    for group, types in groups.items():
+        if not _as_set(types):
+            problems.append(f"{group} must be a set of node-type strings, got {type(types).__name__} {types!r}")
+            continue
+        for node_type in sorted(types, key=str):
+            if not isinstance(node_type, str) or not _named_kind_exists(language, node_type):
+                problems.append(f"{group}: {node_type!r} is not a visible named node type of the grammar")
+    pairs = (("identifier", plugin.identifier_node_types), ("literal", plugin.literal_node_types),
+             ("skip", plugin.skip_node_types))
+    for i, (name_a, types_a) in enumerate(pairs):
+        for name_b, types_b in pairs[i + 1 :]:
+            if _as_set(types_a) and _as_set(types_b) and types_a & types_b:
+                problems.append(f"{name_a} and {name_b} node types overlap: {sorted(types_a & types_b)}")
+    try:
+        query = plugin.compiled_name_query()
+    except Exception as error:  # noqa: BLE001 - tree_sitter.QueryError and friends
+        problems.append(f"name_query does not compile against the grammar: {error}")
+    else:
+        unknown = sorted(set(query.capture_name(i) for i in range(query.capture_count)) - NAME_QUERY_CAPTURES
+                         if query is not None else ())
+        if unknown:
+            problems.append(f"name_query captures {unknown}; use only {sorted(NAME_QUERY_CAPTURES)}")
+    for node_type, fields in dict(plugin.definition_fields).items():
+        if isinstance(fields, str) or not isinstance(fields, (tuple, list)):
+            problems.append(f"definition_fields[{node_type!r}] must be a tuple of field names, got {fields!r}")
+            continue
+        for field_name in fields:
+            if not isinstance(field_name, str) or language.field_id_for_name(field_name) is None:
+                problems.append(f"definition_fields[{node_type!r}]: {field_name!r} is not a field of the grammar")
+    return problems
+
+
+__all__ = ["grammar_mismatches"]
