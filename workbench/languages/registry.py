@@ -187,7 +187,7 @@ def _discover() -> _Discovery:
                     f"claimed by the languages {', '.join([info.plugin.name, *others])}; files or options that name "
                     f"it are refused: pass --language with the language's name")))
     for problem in problems:
-        _log.warning("language plugin %s", problem)
+        _log.warning("plugin problem: %s", problem)
     return _Discovery(tuple(infos), tuple(problems), clashes)
 
 
