@@ -225,7 +225,10 @@ def test_a_plugin_written_for_another_grammar_version_is_refused_with_the_node_t
         identifier_node_types = frozenset({"identifer"})
         definition_fields = {"assignment": ("lefty",)}
     """)})
-    assert "drift" in _names()  # listed ...
+    assert "drift" in _names()  # listed, and `workbench languages` says a command would refuse it ...
+    listing = CliRunner().invoke(app, ["languages"], env={"COLUMNS": "250"})
+    assert listing.exit_code == 1
+    assert "drift-plugin (drift): the drift plugin does not fit the installed grammar" in " ".join(listing.output.split())
     with pytest.raises(LanguageGrammarError, match=r"does not fit the installed grammar \(tree-sitter-python [0-9.]+\): "
                                                   r"identifier_node_types: 'identifer' is not a visible named node type"):
         get_language("drift")  # ... but refused when asked for

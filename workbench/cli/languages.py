@@ -24,7 +24,8 @@ def languages_command(
 ) -> None:
     """List installed language plugins: versions, grammar versions, capabilities
     (tokens / decompose / execute) and missing runner toolchains, then the plugins that were
-    left out (they do not import, have no hook, or clash with another) with the reason; the
+    left out (they do not import, have no hook, or clash with another) or that a command would
+    refuse (their grammar does not load or lacks node types they name) with the reason; the
     exit status is 1 when there is such a problem. With --inspect FILE, show the tokens and
     sub-codes a plugin finds in FILE (for plugin authors checking their maps)."""
     if inspect is not None:
@@ -55,7 +56,7 @@ def languages_command(
                 "missing_toolchain": missing,
             }
         )
-    problems = plugin_problems()
+    problems = [*plugin_problems(), *_unusable(infos)]
     if json_output:
         import json
 
@@ -82,11 +83,23 @@ def languages_command(
     _print_problems(problems)
 
 
+def _unusable(infos) -> list[registry.PluginProblem]:
+    """The listed plugins a command would refuse: the grammar does not load, or does not fit the plugin
+    (node types or fields it lacks), found the way a command finds them (:func:`registry.get_language`)."""
+    found = []
+    for info in infos:
+        try:
+            registry.get_language(info.plugin.name)
+        except registry.LanguageGrammarError as error:
+            found.append(registry.PluginProblem(f"{info.distribution} ({info.plugin.name})", str(error)))
+    return found
+
+
 def _print_problems(problems) -> None:
     """The plugins left out or in conflict, on stderr (``--json`` keeps stdout a list of plugins);
     exit status 1 when there is one."""
     for problem in problems:
-        err_console.print(f"[red]left out or in conflict:[/red] {escape(str(problem))}")
+        err_console.print(f"[red]left out, in conflict or refused:[/red] {escape(str(problem))}")
     if problems:
         raise typer.Exit(1)
 
