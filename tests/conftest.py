@@ -85,3 +85,21 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def interrupted_plot(monkeypatch, tmp_path):
+    """``interrupted_plot(module, function) -> (json_path, plot_path)``: make the real plot call of a job raise
+    KeyboardInterrupt (an interruption while the figure is drawn) and leave an earlier run's figure at
+    ``plot_path``; the test then runs the job with both paths."""
+
+    def _interrupt(module, function: str) -> tuple[Path, Path]:
+        def interrupted(report, path):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(module, function, interrupted)
+        json_path, plot_path = tmp_path / "report.json", tmp_path / "figure.png"
+        plot_path.write_bytes(b"an earlier run's figure")
+        return json_path, plot_path
+
+    return _interrupt

@@ -191,20 +191,13 @@ def test_results_that_join_no_metric_row_stop_with_an_error(tmp_path, corpus):
         run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed", results=str(results)))
 
 
-def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, corpus, monkeypatch):
-    """As for correlate: the JSON is written first, and a figure of an earlier run must not stay beside it.
-    The interruption is simulated by making the real plot call raise."""
+def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, corpus, interrupted_plot):
+    """As for correlate: the JSON is written first, and a figure of an earlier run must not stay beside it."""
     import workbench.bias.plot as plot_module
 
     out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in TRAIN_TEST],
                        split_column="split")
-    json_path, plot_path = tmp_path / "bias.json", tmp_path / "bias.png"
-    plot_path.write_bytes(b"an earlier run's figure")
-
-    def interrupted(report, path):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(plot_module, "plot_bias", interrupted)
+    json_path, plot_path = interrupted_plot(plot_module, "plot_bias")
     with pytest.raises(KeyboardInterrupt):
         run_bias(out, {"id": ["t1", "t2", "t3", "t4"], "acc": [1, 0, 1, 1]}, BiasConfig(metric=["acc"], resamples=40),
                  json_path=json_path, plot_path=plot_path)

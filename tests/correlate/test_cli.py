@@ -138,9 +138,9 @@ def test_a_folder_for_json_or_plot_is_refused_before_the_bootstrap(tmp_path):
     assert not (tmp_path / "new.png").exists()
 
 
-def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, monkeypatch):
+def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, interrupted_plot):
     """The JSON is written before the figure; a figure from an earlier run must not stay beside the new JSON
-    (the run report would show it). The interruption is simulated by making the real plot call raise."""
+    (the run report would show it)."""
     import pytest
 
     import workbench.correlate.plot as plot_module
@@ -149,13 +149,7 @@ def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, monkey
     table = tmp_path / "scores.jsonl"
     table.write_text("".join(json.dumps({"task_id": f"T{t}", "sample_id": s, "passed": int(s > 1), "m": s + t / 10})
                              + "\n" for t in range(6) for s in range(4)))
-    json_path, plot_path = tmp_path / "all.json", tmp_path / "all.png"
-    plot_path.write_bytes(b"an earlier run's figure")
-
-    def interrupted(report, path):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(plot_module, "plot_report", interrupted)
+    json_path, plot_path = interrupted_plot(plot_module, "plot_report")
     with pytest.raises(KeyboardInterrupt):
         run_correlate(str(table), CorrelateConfig(metric=("m",), resamples=50), json_path=json_path, plot_path=plot_path)
     assert json.loads(json_path.read_text())["metrics"]["m"]
