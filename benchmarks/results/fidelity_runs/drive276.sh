@@ -1,6 +1,6 @@
 #!/bin/bash
 # After drive.sh (full DSA-CQE on the stratified 100): the cells of issues 15 and 20 still missing on the 276
-# stratified samples (all 138 tasks with both outcomes). Cheapest first; pairs that share sub-code analyses
+# stratified samples (all 138 tasks with both outcomes). 1.5B first, each model's cheapest cells first; pairs that share sub-code analyses
 # through the response cache alternate in chunks. The stratified 100 are a prefix of the 276, so the full DSA-CQE
 # folders of drive.sh continue to 276 with a larger --limit (a resume keeps their 100 rows).
 set -u
@@ -38,14 +38,12 @@ pair() {  # pair FOLDER_A FOLDER_B COMMON_ARGS -- ARGS_A -- ARGS_B: alternate tw
 }
 ALL_DAY=86400
 cell 276/q0.5b/ice-score-expected $ALL_DAY --model local/qwen2.5-coder-0.5b -m ice-score --score-mode expected
+# the 1.5B cells first (session 24): every 0.5B judge stayed at or below tau .13 on the 100, so the 1.5B cells are
+# the ones that can answer issue 20 (does decomposition help when the last read is P(Yes)?) on the 276
 for model in 1.5b 0.5b; do
   cell 276/q$model/p-correct-analyse $ALL_DAY --model local/qwen2.5-coder-$model -m p-correct --analyse-first
-done
-for model in 1.5b 0.5b; do
   pair 276/q$model/dsa-cqe-simplified-expected 276/q$model/dsa-cqe-simplified-final-p-correct \
     --model local/qwen2.5-coder-$model -m dsa-cqe-simplified -- --score-mode expected -- --final-step p-correct
-done
-for model in 1.5b 0.5b; do
   pair q$model/dsa-cqe-expected q$model/dsa-cqe-final-p-correct \
     --model local/qwen2.5-coder-$model -m dsa-cqe -- --score-mode expected -- --final-step p-correct
 done
