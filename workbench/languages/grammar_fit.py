@@ -14,7 +14,8 @@ from typing import Any
 from workbench.languages.spec import NAME_QUERY_CAPTURES, LanguagePlugin
 
 
-def _as_set(value: Any) -> bool:
+def is_set(value: Any) -> bool:
+    """Whether a plugin attribute is a set (``set`` or ``frozenset``), as its node-type lists must be."""
     return isinstance(value, (set, frozenset))
 
 
@@ -54,7 +55,7 @@ def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
     groups["definition_fields"] = frozenset(plugin.definition_fields)
     groups["embedded_code_node_types"] = plugin.embedded_code_node_types
     for group, types in groups.items():
-        if not _as_set(types):
+        if not is_set(types):
             problems.append(f"{group} must be a set of node-type strings, got {type(types).__name__} {types!r}")
             continue
         for node_type in sorted(types, key=str):
@@ -64,7 +65,7 @@ def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
              ("skip", plugin.skip_node_types))
     for i, (name_a, types_a) in enumerate(pairs):
         for name_b, types_b in pairs[i + 1 :]:
-            if _as_set(types_a) and _as_set(types_b) and types_a & types_b:
+            if is_set(types_a) and is_set(types_b) and types_a & types_b:
                 problems.append(f"{name_a} and {name_b} node types overlap: {sorted(types_a & types_b)}")
     try:
         query = plugin.compiled_name_query()
@@ -85,4 +86,4 @@ def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
     return problems
 
 
-__all__ = ["grammar_mismatches"]
+__all__ = ["grammar_mismatches", "is_set"]

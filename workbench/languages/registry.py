@@ -233,10 +233,11 @@ def _usable(name: str) -> LanguagePlugin:
     # a plugin made for another grammar version still parses, but misses the renamed node types
     mismatches = grammar_mismatches(plugin)
     if mismatches:
-        grammar = plugin.grammar_distribution or "its grammar"
+        grammar = f" ({plugin.grammar_distribution} {_version(plugin.grammar_distribution)})" \
+            if plugin.grammar_distribution else ""
         shown = "; ".join(mismatches[:5]) + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
         raise LanguageGrammarError(
-            f"the {name} plugin does not fit the installed grammar ({grammar} {_version(grammar)}): {shown}. "
+            f"the {name} plugin does not fit the installed grammar{grammar}: {shown}. "
             f"Install the grammar version the plugin was written for (pip shows its requirement), or fix the "
             f"plugin (its conformance tests say the same: docs/plugins.md)")
     return plugin

@@ -11,7 +11,7 @@ import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.languages.grammar_fit import grammar_mismatches
+from workbench.languages.grammar_fit import grammar_mismatches, is_set
 from workbench.languages.spec import LanguagePlugin, SubCodeKind, TestRunner
 
 #: inputs every plugin must survive (``robustness`` check), besides mangled samples
@@ -48,10 +48,6 @@ def _first_error(root: Any) -> str | None:
             what = f"missing {node.type!r}" if node.is_missing else "syntax error"
             return f"{what} at line {row + 1}, column {column + 1}"
     return "syntax error" if root.has_error else None
-
-
-def _as_set(value: Any) -> bool:
-    return isinstance(value, (set, frozenset))
 
 
 def _preview(text: str | bytes, limit: int = 40) -> str:
@@ -268,7 +264,7 @@ def check_decomposition(
         )
     owner: dict[str, Any] = {}
     for key, types in mapping.items():
-        if not _as_set(types):
+        if not is_set(types):
             problems.append(f"subcode_node_types[{key!r}] must be a set of node types, got {types!r}")
             continue
         for node_type in types:
