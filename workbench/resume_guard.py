@@ -22,7 +22,7 @@ Example:
 ...                       record="out/run.json")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with generation_column='generation', now 'reference' (recorded in out/run.json), ...
+workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with generation_column='generation', now 'reference' (recorded in out/run.json); ...
 """
 
 from __future__ import annotations
@@ -115,8 +115,9 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
         label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
         parts.append(f"{label}={_shown(old)}, now {_shown(new)}")
     names = tuple(key for key, _, _ in changes if key in options)
-    template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}), so the new rows would "
-                "not be comparable with the kept ones. To continue this run, pass the recorded values; for the "
+    template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}); the setting can change "
+                "what a row holds, so rows made with the new value might not be comparable with the kept ones (a "
+                "resume compares settings, not whether this run's methods read them). To continue this run, pass the recorded values; for the "
                 "new settings, write to a new --output, or pass --overwrite instead of --resume to start over")
     raise ResumeMismatchError(template, names, changes)
 

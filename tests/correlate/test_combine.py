@@ -105,11 +105,13 @@ def test_combination_is_evaluated_like_a_metric_and_compared_with_each_member():
     tau = stats.kendalltau(expected, rows["passed"]).statistic
     assert report.metrics["mix"].pooled["kendall"].value == pytest.approx(tau, abs=1e-12)
     summary = report.combinations["mix"]
-    assert "fixed before the data was seen" in summary.weights_note and "strong 0.75, weak 0.25" in summary.weights_note
+    assert "weights as declared (strong 0.75, weak 0.25), not fitted" in summary.weights_note
+    assert "only if they were fixed before the data was seen" in summary.weights_note
     pairs = {(c.metric_a, c.metric_b) for c in report.comparisons}
     assert ("mix", "strong") in pairs and ("mix", "weak") in pairs  # the combination first: mix minus member
     data = report.to_dict()["combinations"]["mix"]
-    assert data["weights_fixed_in_advance"] is True and data["weights"] == [3.0, 1.0]
+    assert data["weights_source"] == "declared" and data["weights"] == [3.0, 1.0]
+    assert data["declaration"] == "mix=rank-mean:strong,weak,3,1"  # as typed, not normalised
     assert {c["metric_b"] for c in data["against_members"]} == {"strong", "weak"}
 
 
@@ -223,7 +225,7 @@ def test_fitted_combination_is_reported_as_fitted():
     report = correlate(rows, metrics=["strong", "noise"], combine=["cv=rank-mean-cv:strong,noise"], n_resamples=100,
                        length_column="none")
     data = report.to_dict()["combinations"]["cv"]
-    assert data["weights_fixed_in_advance"] is False and data["folds"] == 5 and len(data["fold_weights"]) == 5
+    assert data["weights_source"] == "fitted" and data["folds"] == 5 and len(data["fold_weights"]) == 5
     assert "FITTED on these rows with 5-fold task-level cross-validation" in data["weights_note"]
     with pytest.raises(CombinationError, match="needs at least 5 tasks"):
         correlate(_table(n_tasks=3), combine=["cv=rank-mean-cv:strong,noise"], length_column="none")
@@ -245,7 +247,7 @@ def test_cli_combine_and_baseline_reach_the_table_and_the_json(tmp_path):
     )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "combination both = rank-mean of strong, weak: weights fixed before the data was seen" in text
+    assert "combination both = rank-mean of strong, weak: weights as declared (strong 0.5, weak 0.5), not fitted" in text
     assert "baselines noise" in text and "per-problem" in text
     report = json.loads(out.read_text())
     assert set(report["metrics"]) == {"weak", "noise", "strong", "both"}
@@ -270,3 +272,15 @@ def test_the_config_checks_each_declaration_and_names_the_field():
         CorrelateConfig(combine=["a=rank-mean:x,y", "a=rank-mean:x,z"])
     with pytest.raises(OptionError, match="length_unit must be one of chars, tokens, not 'words'"):
         CorrelateConfig(length_unit="words")
+
+
+def test_a_constant_member_is_named_in_the_note() -> None:
+    """A member with one value on every complete row adds nothing: the combination is the other member."""
+    rows = _table()
+    table = dict(rows, flat=[0.5] * len(rows["strong"]))
+    report = correlate(table, metrics=["strong"], combine=["mix=rank-mean:strong,flat"], n_resamples=100,
+                       length_column="none")
+    assert "'flat' takes one value" in report.combinations["mix"].weights_note
+    assert report.metrics["mix"].pooled["kendall"].value == pytest.approx(report.metrics["strong"].pooled["kendall"].value)
+    assert "takes one value" not in correlate(rows, metrics=["strong"], combine=["mix=rank-mean:strong,weak"],
+                                              n_resamples=100, length_column="none").combinations["mix"].weights_note

@@ -208,7 +208,7 @@ def test_run_report_marks_states_n_and_shows_length(tmp_path):
     assert "not distinguishable from 0 (all): pooled τ-b" in row and "&asymp;0" in row
     assert "160<br><span class=\"muted small\">40 tasks" in row
     assert 'id="length-row"' in headline and "length of &#39;completion&#39; in chars" in headline
-    assert "weights fixed before the data was seen" in headline and 'id="comparisons-all"' in headline
+    assert "weights as declared" in headline and 'id="comparisons-all"' in headline
 
 
 def test_humaneval_end_to_end_length_combination_and_baselines():

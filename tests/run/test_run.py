@@ -109,7 +109,7 @@ def test_pipeline_runs_reruns_resumes(config_path: Path) -> None:
         assert report["metrics"]["codebleu"]["length"]["n_samples"] == report["metrics"]["codebleu"]["n_samples"]
     # the judge's combination only where its LLM member was scored; the baseline in both
     assert set(subset["combinations"]) == {"judge", "overlap"} and set(everything["combinations"]) == {"overlap"}
-    assert everything["baselines"] == ["codebleu"] and everything["combinations"]["overlap"]["weights_fixed_in_advance"]
+    assert everything["baselines"] == ["codebleu"] and everything["combinations"]["overlap"]["weights_source"] == "declared"
     # duplication bias: pass@1 from our execution, all rows vs one per cluster, clean vs contaminated
     bias = json.loads((run / "bias" / "report.json").read_text())
     pass_at_1 = bias["duplication"]["metrics"]["passed"]

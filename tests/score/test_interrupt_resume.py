@@ -4,6 +4,7 @@ OpenAI-compatible server on 127.0.0.1 (``fake_openai``), slowed so the signal la
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -33,6 +34,10 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     assert expected in stderr.splitlines(), stderr
     before = _rows(scores)
     assert 2 <= len(before) < 10
+    # said at once that it waits for the call in flight (each takes 0.5 s, so one almost always is), and
+    # run.json does not claim a dead run is still running
+    assert "Interrupted: waiting for the 1 sample(s) in flight to finish their current LLM call" in " ".join(stderr.split())
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
     fake_openai.delay_s = 0.0
     finished = subprocess.run([sys.executable, "-m", "workbench", *shlex.split(expected)[1:], "--no-progress"],

@@ -139,6 +139,7 @@ def test_p_correct_reads_p_yes_with_its_variants(fake, tmp_path, samples):
         assert row["status"] == "ok" and row["score"] == pytest.approx(.7 / .95)
         assert row["p_yes"] == pytest.approx(.7) and row["p_no"] == pytest.approx(.25)
         assert row["score_mass"] == pytest.approx(.95) and row["answers"] == ["Yes"]
+        assert row["read_note"] is None  # most of the mass on Yes/No: nothing to flag
         assert row["variant"] == "reference,one-step" and (row["scale_min"], row["scale_max"]) == (0.0, 1.0)
         assert row["model_identity"] == f"openai/fake @ {fake.api_base}"
         assert row["prompt_version"]
@@ -151,7 +152,7 @@ def test_p_correct_reads_p_yes_with_its_variants(fake, tmp_path, samples):
         assert prompt.rstrip().endswith("Answer with one word: Yes or No.")
     prompts = [r["messages"][-1]["content"] for r in requests]
     assert all(any(s.reference.strip() in p for p in prompts) for s in samples)
-    assert report.score_reads == {"p-correct": {"expected": 4}}
+    assert report.score_reads == {"p-correct": {"expected": 4}} and report.read_issues == {}
 
 
 def test_p_correct_without_reference_scores_samples_that_have_none(fake, tmp_path, samples):
@@ -186,6 +187,50 @@ def test_an_answer_neither_yes_nor_no_gets_one_repair_turn(fake, tmp_path, sampl
     first, repair = _chat_requests(fake)
     assert first["temperature"] == 0.2  # sampled mode: the run's temperature, so repeats can differ
     assert repair["messages"][-1]["content"] == "Answer with one word: Yes or No."
+
+
+def test_p_correct_without_logprobs_samples_its_repeats_at_the_run_temperature(fake, tmp_path, samples):
+    """A provider without log-probabilities (the scripted server sends none): the temperature-0
+    answer cannot vary, so the fallback asks again as sampled mode does, at the run's temperature,
+    and the n_samples answers (here alternating Yes/No by arrival) are averaged."""
+    answers = iter(["Yes", "No"] * 10)
+    fake.answer = lambda body: "Yes" if body.get("temperature") == 0.0 else next(answers)
+    report, rows = _run(fake, tmp_path, samples[:1], ["p-correct"], n_samples=2, temperature=0.7)
+    (row,) = rows
+    assert row["score_read"] == "sampled-fallback" and row["score"] == 0.5 and row["answers"] == ["Yes", "No"]
+    assert row["read_note"] == "the provider returned no token log-probabilities"
+    requests = _chat_requests(fake)
+    assert [r["temperature"] for r in requests] == [0.0, 0.7, 0.0, 0.7]
+    assert all("top_logprobs" not in r for r in requests[1::2])  # the sampled-mode request
+    assert report.read_issues == {"p-correct": {"no log-probabilities returned": 1}}
+    (note,) = fallback_notes(report)
+    assert "(1 no log-probabilities returned)" in note and "sampled at the run's temperature" in note
+
+
+def test_logprobs_without_yes_or_no_fall_back_and_the_summary_names_that_reason(fake, tmp_path, samples):
+    # the temperature-0 answer and its alternatives hold neither Yes nor No; the sampled one says Yes
+    fake.answer = lambda body: "Maybe" if body.get("temperature") == 0.0 else "Yes"
+    fake.logprobs = lambda body, text: fake.token_logprobs([text], {0: {"Maybe": .9, "The": .1}})
+    report, rows = _run(fake, tmp_path, samples[:2], ["p-correct"])
+    assert all(r["score_read"] == "sampled-fallback" and r["score"] == 1.0 for r in rows)
+    assert all(r["read_note"] == "no allowed token among the reported alternatives" for r in rows)
+    (note,) = fallback_notes(report)
+    assert "(2 log-probabilities returned but no allowed token among them)" in note
+
+
+def test_a_verdict_with_little_probability_on_yes_and_no_is_flagged(fake, tmp_path, samples):
+    """P(Yes) renormalised from a tail: scored (the value is what it is) but flagged per row and in the summary."""
+    fake.answer = lambda body: "Maybe"
+    fake.logprobs = lambda body, text: fake.token_logprobs([text], {0: {"Maybe": .97, "Yes": .02, "No": .01}})
+    report, rows = _run(fake, tmp_path, samples[:2], ["p-correct"])
+    for row in rows:
+        assert row["status"] == "ok" and row["score_read"] == "expected" and row["score"] == pytest.approx(2 / 3)
+        assert row["score_mass"] == pytest.approx(.03)
+        assert row["read_note"].startswith("low probability mass: only 3.00% of the probability")
+        assert "'Maybe'" in row["read_note"]
+    assert report.read_issues == {"p-correct": {"low probability mass": 2}}
+    (note,) = fallback_notes(report)
+    assert note.startswith("p-correct: 2 of 2 scored rows put less than 50% of the answer token's probability")
 
 
 def test_the_cache_key_changes_with_each_variant(fake, tmp_path, samples):
@@ -287,3 +332,15 @@ def test_an_out_of_range_score_gets_the_repair_turn_and_then_counts_as_a_parse_e
     assert "one integer from 0 to 4" in _chat_requests(fake)[1]["messages"][-1]["content"]
     _, rows = _run(fake, tmp_path, samples[1:2], ["ice-score"], score_mode="sampled", out="second")
     assert rows[0]["status"] == "parse_error" and rows[0]["score"] is None
+
+
+def test_the_cli_summary_names_skipped_rows(tmp_path):
+    """chrF (no LLM) on one sample with an empty reference: skipped, and the summary says so beside 'other'."""
+    data = tmp_path / "gens.jsonl"
+    data.write_text("\n".join(json.dumps(row) for row in [
+        {"task_id": "T/0", "sample_id": 0, "generation": "return 1", "reference": "return 1"},
+        {"task_id": "T/1", "sample_id": 0, "generation": "return 2", "reference": ""},
+    ]) + "\n")
+    result = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "-o", str(tmp_path / "out"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "chrf: 1 row(s) skipped, not scored (the row's error says why" in " ".join(result.output.split())

@@ -33,6 +33,10 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
             # a resumed run starts at the rows already done
             "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
                                                           completed=done),
+            "on_wait": lambda in_flight: err_console.print(
+                f"[yellow]Interrupted:[/yellow] waiting for the {in_flight} sample(s) in flight to finish their "
+                "current LLM call (each at most --timeout seconds per attempt); their rows will be kept.",
+                highlight=False, soft_wrap=True),
         }
 
 
@@ -73,7 +77,7 @@ def score_command(
 _READ_WORDS = {
     "expected": "as the probability-weighted score (token log-probabilities)",
     "sampled": "as the written answer",
-    "sampled-fallback": "as the mean of sampled answers (no log-probabilities returned)",
+    "sampled-fallback": "as the mean of sampled answers (no usable log-probabilities: see the note)",
 }
 
 
@@ -98,7 +102,9 @@ def print_report(report: Any) -> None:
         if counts:
             reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
-    for note in [*report.notes, *fallback_notes(report)]:
+    skipped = [f"{name}: {counts['skipped']} row(s) skipped, not scored (the row's error says why, e.g. an empty "
+               f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
+    for note in [*report.notes, *skipped, *fallback_notes(report)]:
         err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"

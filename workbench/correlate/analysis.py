@@ -329,8 +329,16 @@ def add_combinations(
             values = rank_mean(columns, combination.weights)
             total = sum(combination.weights)
             shown = _weights_text(combination.members, [w / total for w in combination.weights])
-            note = f"weights fixed before the data was seen (declared: {shown}); not fitted to these rows"
+            # correlate cannot know when the weights were chosen: it says what it knows, and what a fair test needs
+            note = (f"weights as declared ({shown}), not fitted to these rows; a fair test only if they were fixed "
+                    f"before the data was seen (correlate cannot check that: record the declaration first)")
             summary = CombinationSummary(combination, note)
+        complete = ~np.any([np.isnan(column) for column in columns], axis=0)
+        constant = [m for m, column in zip(combination.members, columns) if len(np.unique(column[complete])) <= 1]
+        if constant:  # its ranks are all tied: it adds nothing, and the combination ranks as the other members do
+            summary = dataclasses.replace(summary, weights_note=(
+                f"{summary.weights_note}; {', '.join(map(repr, constant))} takes one value on the rows where every "
+                f"member has one, so the combination orders them as the other member(s) alone"))
         metrics[combination.name] = values
         exclusions[combination.name] = RowExclusions(missing=int(np.isnan(values).sum()))
         summaries[combination.name] = summary

@@ -125,11 +125,10 @@ class Combination:
         return cls(name.strip(), method.strip(), tuple(members), tuple(weights) if weights else None)  # type: ignore[arg-type]
 
     def declaration(self) -> str:
-        """The combination as it would be declared (weights normalised to sum 1)."""
+        """The combination as declared (``--combine`` text, the weights as given)."""
         if self.weights is None:
             return f"{self.name}={self.method}:{','.join(self.members)}"
-        total = sum(self.weights)
-        weights = ",".join(f"{w / total:g}" for w in self.weights)
+        weights = ",".join(f"{w:g}" for w in self.weights)
         return f"{self.name}={self.method}:{','.join(self.members)},{weights}"
 
 

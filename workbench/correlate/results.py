@@ -370,7 +370,7 @@ class CombinationSummary:
                 "method": self.combination.method,
                 "members": list(self.combination.members),
                 "weights": None if self.combination.weights is None else list(self.combination.weights),
-                "weights_fixed_in_advance": not self.combination.fitted,
+                "weights_source": "fitted" if self.combination.fitted else "declared",
                 "weights_note": self.weights_note,
                 "declaration": self.combination.declaration(),
                 "folds": self.folds,

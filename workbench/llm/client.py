@@ -356,6 +356,7 @@ def check_provider(settings: LLMSettings, extra_params: dict[str, Any] | None = 
         return
     import litellm
 
+    litellm.suppress_debug_info = True  # its "Provider List" banner (raw colour codes) would precede our message
     try:
         litellm.get_llm_provider(settings.model, api_base=settings.api_base,
                                  custom_llm_provider=(extra_params or {}).get("custom_llm_provider"))

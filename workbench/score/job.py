@@ -47,7 +47,7 @@ from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, c
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
-from workbench.score.reading import READ_COLUMNS, READ_FALLBACK
+from workbench.score.reading import LOW_MASS, LOW_MASS_NOTE, NO_LOGPROBS, READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
     RUN_FILE,
     SCORES_FILE,
@@ -261,6 +261,10 @@ class RunReport:
         score_reads: LLM method -> how the folder's ``ok`` rows were read -> count (``expected``,
             ``sampled``, or ``sampled-fallback`` where ``expected`` was asked for but the
             provider sent no usable log-probabilities).
+        read_issues: LLM method -> what is wrong with how some ``ok`` rows were read -> count:
+            :data:`FALLBACK_NONE_RETURNED`, :data:`FALLBACK_UNREADABLE` (why a row fell back to
+            its sampled answers) and :data:`LOW_MASS_NOTE` (an expected-mode read with less than
+            :data:`~workbench.score.reading.LOW_MASS` of the probability on the allowed labels).
         usage: LLM accounting of this invocation only.
         wall_seconds: this invocation's wall time.
         llm_seconds: wall time inside LLM calls of this invocation (summed over threads).
@@ -285,6 +289,7 @@ class RunReport:
     llm_seconds: float
     outside_llm_share: float | None
     paths: dict[str, str]
+    read_issues: dict[str, dict[str, int]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -470,6 +475,7 @@ def score_samples(
     *,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    on_wait: Callable[[int], None] | None = None,
     mock_response: str | MockResponder | None = None,
     extra_llm_params: dict[str, Any] | None = None,
     source: str | os.PathLike[str] | None = None,
@@ -484,8 +490,13 @@ def score_samples(
         on_row: called with each row as it is written (progress display).
         on_start: called once before scoring with (rows to score, rows already in
             ``scores.jsonl``), both counting this run's (sample, method) pairs.
+        on_wait: called with the number of samples still being scored when an interrupt
+            (Ctrl-C) has to wait for their current LLM calls; their rows are kept.
         mock_response: passed to litellm as ``mock_response`` (tests, dry runs): a text or a
-            function of (messages, schema).
+            function of (messages, schema). A mock stands in for the model: its answers are
+            cached as mocked (never answering a real call) but not keyed by their text, as a
+            model's are not, and priced as the model's would be (a dry run's cost estimate);
+            compare two mocks with ``cache="off"``.
         extra_llm_params: more keyword arguments of every ``litellm.completion`` call (tests).
         source: the data ``samples`` came from, recorded in ``run.json`` so that a resume from
             other data is refused (``None``: not recorded).
@@ -601,10 +612,19 @@ def score_samples(
                 try:
                     for future in as_completed(futures):
                         written += len(future.result())
-                except BaseException:
+                except BaseException as stop:
                     for future in futures:
                         future.cancel()
+                    in_flight = sum(future.running() for future in futures)
+                    if isinstance(stop, KeyboardInterrupt) and in_flight and on_wait is not None:
+                        on_wait(in_flight)  # leaving the pool waits for them: say so at once, not after
                     raise
+        except BaseException as stop:
+            # run.json must not say "running" for a run that ended here (the rows so far are kept below)
+            status = "interrupted" if isinstance(stop, KeyboardInterrupt) else "failed"
+            atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(),
+                                               "status": status}, indent=2))
+            raise
         finally:
             scores_writer.close()
             traces_writer.close()
@@ -619,13 +639,15 @@ def score_samples(
         capacity = wall * min(config.parallel_samples, max(1, len(todo)))
         # the verdict and the table are the folder's (as ``workbench execute --resume`` counts its
         # whole results file): a resumed run that scored only failures still holds usable rows
-        statuses, mean_scores, score_reads = summarise_rows(read_jsonl(scores_path), methods)
+        rows_now = read_jsonl(scores_path)
+        statuses, mean_scores, score_reads = summarise_rows(rows_now, methods)
         report = RunReport(
             rows_written=written,
             resumed_rows=resumed,
             statuses=statuses,
             mean_scores=mean_scores,
             score_reads=score_reads,
+            read_issues=read_issues(rows_now),
             usage=usage.as_dict(),
             wall_seconds=wall,
             llm_seconds=usage.llm_seconds,
@@ -686,7 +708,7 @@ def run_score(
             columns, which samples.
         output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
             ``run.json``, ``chroma/``).
-        hooks: ``on_row``, ``on_start``, ``mock_response``, ``extra_llm_params`` of :func:`score_samples`.
+        hooks: ``on_row``, ``on_start``, ``on_wait``, ``mock_response``, ``extra_llm_params`` of :func:`score_samples`.
 
     Returns:
         the :class:`RunReport` (also in ``run.json``).
@@ -793,21 +815,60 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     return notes
 
 
-def fallback_notes(report: RunReport) -> list[str]:
-    """One sentence per LLM method some of whose rows were read by their sampled answers
-    although ``expected`` was asked for (the run summary must say so, never silently).
+#: :attr:`RunReport.read_issues` keys: why rows fell back to their sampled answers
+FALLBACK_NONE_RETURNED = "no log-probabilities returned"
+FALLBACK_UNREADABLE = "log-probabilities returned but no allowed token among them"
+
+
+def read_issues(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Count the ``ok`` rows whose read needs the user's attention, per method
+    (:attr:`RunReport.read_issues`): fallbacks by their reason, and expected-mode reads with
+    a low probability mass (their ``read_note`` starts with :data:`LOW_MASS_NOTE`).
 
     Returns:
-        e.g. ``["ice-score: 6 of 6 scored rows got no usable token log-probabilities from the
-        provider; their score is the mean of n_samples sampled answers (score_read=sampled-fallback)"]``.
+        method -> issue -> count; methods without any are left out.
+    """
+    issues: dict[str, Counter] = {}
+    for row in rows:
+        if row.get("status") != "ok":
+            continue
+        if row.get("score_read") == READ_FALLBACK:
+            why = FALLBACK_NONE_RETURNED if row.get("read_note") == NO_LOGPROBS else FALLBACK_UNREADABLE
+            issues.setdefault(row["method"], Counter())[why] += 1
+        elif str(row.get("read_note") or "").startswith(LOW_MASS_NOTE):
+            issues.setdefault(row["method"], Counter())[LOW_MASS_NOTE] += 1
+    return {name: dict(counter) for name, counter in issues.items()}
+
+
+def fallback_notes(report: RunReport) -> list[str]:
+    """One sentence per LLM method some of whose rows were read by their sampled answers
+    although ``expected`` was asked for, with the reasons, and one per method with rows whose
+    probability mass on the allowed labels was low (the run summary must say so, never silently).
+
+    Returns:
+        e.g. ``["ice-score: 6 of 6 scored rows got no usable token log-probabilities (6 no
+        log-probabilities returned); their score is the mean of n_samples answers sampled at the
+        run's temperature (score_read=sampled-fallback)"]``.
     """
     notes = []
     for name, counts in report.score_reads.items():
+        scored = sum(counts.values())
+        issues = report.read_issues.get(name, {})
         fallback = counts.get(READ_FALLBACK, 0)
         if fallback:
+            why = "; ".join(f"{issues[key]} {key}" for key in (FALLBACK_NONE_RETURNED, FALLBACK_UNREADABLE)
+                            if issues.get(key))
             notes.append(
-                f"{name}: {fallback} of {sum(counts.values())} scored rows got no usable token log-probabilities "
-                f"from the provider; their score is the mean of n_samples sampled answers (score_read={READ_FALLBACK})"
+                f"{name}: {fallback} of {scored} scored rows got no usable token log-probabilities"
+                + (f" ({why})" if why else "")
+                + f"; their score is the mean of n_samples answers sampled at the run's temperature "
+                f"(score_read={READ_FALLBACK}, the reason in read_note)"
+            )
+        if issues.get(LOW_MASS_NOTE):
+            notes.append(
+                f"{name}: {issues[LOW_MASS_NOTE]} of {scored} scored rows put less than {LOW_MASS:.0%} of the answer "
+                f"token's probability on the allowed labels, so their score comes from a small tail (the model "
+                f"mostly began its answer with something else; score_mass and read_note say so per row)"
             )
     return notes
 

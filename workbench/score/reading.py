@@ -378,6 +378,12 @@ class ScoreRead:
 
 #: the note of an answer that came back without token log-probabilities
 NO_LOGPROBS = "the provider returned no token log-probabilities"
+#: below this mean probability on the allowed labels the expected-mode read is flagged: the answer
+#: token was most likely something else ("Maybe", "The", a fence), and the renormalised value comes
+#: from a small tail of the distribution (our threshold; the fidelity runs average a mass of .99)
+LOW_MASS = 0.5
+#: how a flagged row's ``read_note`` starts (the run summary counts these rows)
+LOW_MASS_NOTE = "low probability mass"
 
 
 def read_at(
@@ -465,11 +471,13 @@ class CombinedRead:
             mean = {label: statistics.fmean(d.probabilities[label] for d in distributions) for label in labels}
             values = SCORE_LABELS if not self.reads[0].verdict else VERDICT_LABELS
             best = max(sorted(labels, key=values.__getitem__), key=mean.__getitem__)
-            columns.update(
-                score_distribution=mean,
-                score_argmax=values[best],
-                score_mass=statistics.fmean(d.mass for d in distributions),
-            )
+            mass = statistics.fmean(d.mass for d in distributions)
+            columns.update(score_distribution=mean, score_argmax=values[best], score_mass=mass)
+            if mass < LOW_MASS:
+                first = self.reads[0].position or {}
+                columns["read_note"] = (
+                    f"{LOW_MASS_NOTE}: only {mass:.2%} of the probability fell on the allowed labels (the answer token "
+                    f"was {first.get('token')!r}); the score is renormalised from that tail")
             if self.reads[0].verdict:
                 columns.update(p_yes=statistics.fmean(d.raw["yes"] for d in distributions),
                                p_no=statistics.fmean(d.raw["no"] for d in distributions))

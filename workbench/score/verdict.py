@@ -17,6 +17,7 @@ Used by the ``p-correct`` method and by the ``p-correct`` final step of ``dsa-cq
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from workbench.llm.client import Completion, Exchange, LLMParseError, Usage
@@ -68,8 +69,11 @@ def ask_verdict(
     """Ask the verdict (``messages`` end with the question) and read it.
 
     ``expected`` mode: temperature 0, one token, :data:`~workbench.score.reading.TOP_LOGPROBS`
-    alternatives; ``sampled`` mode: the run's temperature, one token. An answer that gives
-    neither a distribution nor a Yes/No gets one repair turn (:data:`REPAIR`).
+    alternatives; where no P(Yes) can be read from the answer (the provider sent no
+    log-probabilities, or neither Yes nor No was among them), the question is asked again as in
+    ``sampled`` mode and that written answer is the read (its note says why: the fallback).
+    ``sampled`` mode: the run's temperature, one token. An answer that gives neither a
+    distribution nor a Yes/No gets one repair turn (:data:`REPAIR`).
 
     Args:
         messages: the chat so far, ending with the question.
@@ -89,13 +93,22 @@ def ask_verdict(
     }
     completion = context.llm.ask(messages, step=step, **asking)
     read = read_verdict(completion)
+    why = None
+    if expected and read.distribution is None:
+        # no P(Yes) to read: the fallback is sampled mode's answer, asked at the run's temperature, so that the
+        # n_samples repeats can differ (the temperature-0 answer would be the same every time)
+        why = read.note
+        asking.update(top_logprobs=None, temperature=None)
+        step = f"{step}:sampled"
+        completion = context.llm.ask(messages, step=step, **asking)
+        read = read_verdict(completion)
     if read.sampled is None and read.distribution is None:
         repair = [*messages, {"role": "assistant", "content": completion.text}, {"role": "user", "content": REPAIR}]
         completion = context.llm.ask(repair, step=f"{step}:repair", **asking)
         read = read_verdict(completion)
         if read.sampled is None and read.distribution is None:
             raise LLMParseError(f"{step}: neither Yes nor No in the answer after one repair turn: {completion.text[:80]!r}")
-    return read
+    return read if why is None else replace(read, note=why)
 
 
 def verdict_after_comparison(
