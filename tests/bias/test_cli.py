@@ -67,3 +67,11 @@ def test_the_id_columns_default_to_those_the_dedup_output_was_made_with(tmp_path
     assert json.loads((plain / "report.json").read_text())["parameters"]["id_column"] is None
     missing = runner.invoke(app, ["bias", str(plain), str(table), "-m", "acc"])
     assert missing.exit_code == 1 and "'id'" in missing.output, missing.output
+
+
+def test_no_metric_is_a_command_line_error(tmp_path):
+    """Exit 2 (a command-line mistake, docs/exit-status.md), said before any file is read: the folder
+    and table named here do not even exist."""
+    result = runner.invoke(app, ["bias", str(tmp_path / "no-dedup"), str(tmp_path / "no-table.jsonl")])
+    assert result.exit_code == 2
+    assert "name at least one per-row metric column" in " ".join(result.output.split())

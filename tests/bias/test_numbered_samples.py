@@ -34,3 +34,33 @@ def test_dedup_and_bias_join_on_numbered_samples(tmp_path):
     report = run_bias(out, str(data), BiasConfig(metric=["chrf"], id_column="task_id,sample_id", task_column="task_id",
                                                  resamples=100))
     assert (report.join.joined, report.join.unjoined) == (18, 0)
+
+
+
+def test_a_mostly_unjoined_metric_table_is_refused_and_the_numbering_is_named(tmp_path):
+    """The dedup read real sample ids (0, 5, 9 per task); a metric table without the column numbers its
+    rows 0, 1, 2 per task, so only sample 0 joins, and 1 and 2 name no row (in the probe, other rows): fewer
+    than half join, so bias refuses rather than report figures over wrongly paired rows, and names the
+    numbering; --allow-partial-join goes on, with the warning."""
+    import dataclasses
+
+    import pytest
+
+    from workbench.errors import DataError
+
+    rows = [{"task_id": f"Task/{t}", "sample_id": s, "completion": _BODY.format(k=t) if s < 9 else f"x = {t}\n",
+             "passed": int(s == 0)} for t in range(4) for s in (0, 5, 9)]
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
+              output_dir=tmp_path / "dedup")
+    numbered = tmp_path / "numbered.jsonl"  # the same rows without their sample ids
+    numbered.write_text("".join(json.dumps({"task_id": r["task_id"], "passed": r["passed"]}) + "\n" for r in rows))
+    config = BiasConfig(metric=["passed"], task_column="task_id", resamples=100)
+    with pytest.raises(DataError, match=r"only 4 of its 12 rows join .* numbered per task in file order"):
+        run_bias(tmp_path / "dedup", str(numbered), config)
+    report = run_bias(tmp_path / "dedup", str(numbered), dataclasses.replace(config, allow_partial_join=True))
+    assert (report.join.joined, report.join.unjoined) == (4, 8)
+    assert any("8 metric row(s) have an id the dedup output does not have" in w for w in report.warnings)
+    # the full table (with its sample ids) joins every row
+    assert run_bias(tmp_path / "dedup", str(data), config).join.joined == 12

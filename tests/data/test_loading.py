@@ -146,6 +146,35 @@ def test_source_folder_splits_and_skipped_files(tmp_path):
     assert reasons["README.md"].startswith("no language plugin")
 
 
+def test_split_folders_are_matched_whatever_their_case(tmp_path):
+    """``Train/`` and ``Test/`` are the train and test splits: kept as typed they escaped the default
+    --train-split/--test-split, and dedup then dropped its cross-set policy without a word."""
+    for folder, name in (("Train", "a.py"), ("TEST", "b.py"), ("Dev", "c.py")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text("x = 1\n")
+    loaded = load_records(tmp_path)
+    assert sorted(loaded.splits) == ["dev", "test", "train"]
+    assert loaded.splits["test"]["id"] == ["TEST/b.py"]  # the id stays the file's own path
+
+
+def test_linked_folders_and_broken_links_are_listed_as_skipped(tmp_path):
+    """A link to a folder is not followed (a loop would never end) and a broken link cannot be read: both are
+    listed with their reason, so the files behind them are not left out silently."""
+    corpus = tmp_path / "corpus"
+    (corpus / "train").mkdir(parents=True)
+    (corpus / "train" / "a.py").write_text("x = 1\n")
+    (tmp_path / "vendored").mkdir()
+    (tmp_path / "vendored" / "b.py").write_text("y = 2\n")
+    (corpus / "train" / "vendor").symlink_to(tmp_path / "vendored", target_is_directory=True)
+    (corpus / "train" / "loop").symlink_to(corpus, target_is_directory=True)
+    (corpus / "train" / "gone.py").symlink_to(tmp_path / "missing.py")
+    loaded = load_records(corpus)
+    assert loaded.splits["train"]["id"] == ["train/a.py"]
+    reasons = {s.path: s.reason for s in loaded.skipped}
+    assert reasons["train/vendor"] == reasons["train/loop"] == "symbolic link to a folder (not followed)"
+    assert reasons["train/gone.py"] == "broken symbolic link"
+
+
 def test_source_files_are_decoded_as_their_language_reads_them(tmp_path):
     """Python honours a PEP 263 coding cookie and drops a byte-order mark (as the interpreter does);
     a cookie naming an unknown encoding, or bytes the declared encoding cannot decode, are skipped

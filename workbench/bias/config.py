@@ -69,6 +69,9 @@ class BiasConfig(JobConfig):
     seed: int = option(0, "Seed of the bootstrap resampling.", min=0, max=2**32 - 1)
     confidence: float = option(DEFAULT_CONFIDENCE, "Confidence level of the intervals.", min=0.5, max=0.999)
     offline: bool = option(False, "Never contact the Hugging Face hub.")
+    allow_partial_join: bool = option(
+        False, "Go on when fewer than half of the metric rows join the dedup output (by default an error: such a "
+        "join usually pairs rows of another dataset, or ids numbered differently, with the wrong rows).")
 
     def _check(self) -> None:
         problem = resamples_problem(self.resamples, self.confidence)

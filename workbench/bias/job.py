@@ -26,6 +26,7 @@ from workbench.bias.settings import (
     train_test_masks,
 )
 from workbench.correlate.bootstrap import BootstrapSettings
+from workbench.data.samples import SAMPLE_COLUMN
 from workbench.errors import DataError
 
 
@@ -129,6 +130,15 @@ def run_bias(
         raise DataError(f"{table.source}: none of its {table.rows} rows joins the dedup output {output.folder} "
                         f"(ids built from --id-column {config.id_column}, e.g. {shown}; clusters.json has e.g. "
                         f"{', '.join(repr(i) for c in output.clusters[:1] for i in c[:2]) or '(no clusters)'})")
+    if join.unjoined > join.joined and not config.allow_partial_join:
+        numbered = (f"; it has no {SAMPLE_COLUMN} column, so its rows were numbered per task in file order, and "
+                    f"those numbers name other rows where the dedup read a real {SAMPLE_COLUMN} column: give the table "
+                    f"with that column") if table.numbered_samples else ""
+        raise DataError(f"{table.source}: only {join.joined} of its {join.joined + join.unjoined} rows join the dedup "
+                        f"output {output.folder} (ids from --id-column {config.id_column}, e.g. unjoined "
+                        f"{', '.join(map(repr, rows.unjoined_ids[:3]))}){numbered}. A join this partial usually pairs "
+                        "rows of another dataset, or ids built another way, with the wrong rows; pass "
+                        "--allow-partial-join if the metric table really covers more rows than the dedup run")
     settings = BootstrapSettings(n_resamples=config.resamples, confidence=config.confidence, seed=config.seed)
     units, unit = rows.units(by_task=config.task_column is not None)
     bootstrap = UnitBootstrap(units, settings)

@@ -52,6 +52,8 @@ class MetricTable:
         missing: metric name -> how many cells were empty.
         tasks: ``(n,)`` task ids (text) when a task column was read, else ``None``.
         rows: rows read; without_id: rows whose id cells were empty (left out, counted).
+        numbered_samples: the table has no ``sample_id`` column, so its rows were numbered per
+            task in file order to build ``TASK:sample_id`` ids.
     """
 
     source: str
@@ -61,6 +63,7 @@ class MetricTable:
     tasks: list[str] | None
     rows: int
     without_id: int
+    numbered_samples: bool = False
 
 
 def read_metric_table(
@@ -102,10 +105,12 @@ def read_metric_table(
     if not metrics:
         raise DataError("name at least one metric column (--metric)")
     dataset, name = as_dataset(source, splits=splits, offline=offline)
+    numbered = False
     if (len(id_columns) == 2 and id_columns[1] == SAMPLE_COLUMN and SAMPLE_COLUMN not in dataset.column_names
             and id_columns[0] in dataset.column_names):
         # no sample id column: number each task's samples in file order, as dedup, execute and score do
         dataset = dataset.add_column(SAMPLE_COLUMN, sample_numbers(dataset[id_columns[0]]))
+        numbered = True
     present = dataset.column_names
     for column, flag in [*((m, (flags or {}).get(m, "--metric")) for m in metrics), *((c, "--id-column") for c in id_columns),
                          *([(task_column, "--task-column")] if task_column else [])]:
@@ -146,5 +151,5 @@ def read_metric_table(
                             "duplicate clusters")
         tasks = [t for t, k in zip(every_task, keep) if k]
     return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
-                       tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)))
+                       tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)), numbered_samples=numbered)
 

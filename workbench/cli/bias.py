@@ -57,6 +57,8 @@ def bias_command(
     """
     from workbench.bias.job import run_bias  # datasets and scipy: only when a command runs
 
+    if not config.metric:  # a command-line mistake (exit 2), before anything is read
+        raise typer.BadParameter("name at least one per-row metric column", param_hint="'--metric' / '-m'")
     report = run_bias(dedup_output, metrics, config, json_path=json_path, plot_path=plot_path)
     print_report(report)
     if json_path is not None:

@@ -47,6 +47,9 @@ def print_run(run: DedupRun, output: str | Path | None) -> None:
         console.print(renderable)
     if run.written:
         console.print(f"Wrote {len(run.written)} outputs to {output}: " + ", ".join(Path(p).name for p in run.written.values()))
+    elif output is None:
+        console.print("No --output given: nothing was written (the report only). Pass -o FOLDER for the deduplicated "
+                      "splits, clusters.json, pairs.csv, removed.csv and report.json.")
 
 
 @app.command("dedup")

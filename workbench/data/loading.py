@@ -90,10 +90,12 @@ class SkippedFile:
 
 
 def folder_split(relative: str) -> str:
-    """The split of a file of a source folder from its relative POSIX path: its first folder when
-    that is one of :data:`FOLDER_SPLIT_NAMES` (``test/a.py`` -> ``test``), else ``"train"``."""
+    """The split of a file of a source folder from its relative POSIX path: its first folder,
+    lower-cased, when that is one of :data:`FOLDER_SPLIT_NAMES` (``test/a.py`` and ``Test/a.py``
+    -> ``test``; a ``Train/`` kept as typed would escape ``--train-split train`` and with it the
+    cross-set policy), else ``"train"``."""
     first = relative.split("/", 1)[0]
-    return first if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
+    return first.lower() if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
 
 
 @dataclass
@@ -526,7 +528,12 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
-    files = [p for p in sorted(path.rglob("*")) if p.is_file() and not _is_hidden(p.relative_to(path))]
+    entries = [p for p in sorted(path.rglob("*")) if not _is_hidden(p.relative_to(path))]
+    files = [p for p in entries if p.is_file()]
+    # rglob does not follow a link to a folder (nor can it read a broken link): listed, never silently left out
+    links = [SkippedFile(p.relative_to(path).as_posix(),
+                         "symbolic link to a folder (not followed)" if p.is_dir() else "broken symbolic link")
+             for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
         raise DataError(f"{path}: the folder has no files")
     data_files = [p for p in files if _builder_for(p) is not None]
@@ -541,7 +548,9 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}",
                         files=data_files)
         return LoadedDataset(str(path), splits)
-    return _load_source_folder(path, files, extensions, language)
+    loaded = _load_source_folder(path, files, extensions, language)
+    loaded.skipped[:0] = links
+    return loaded
 
 
 def _is_hidden(relative: Path) -> bool:

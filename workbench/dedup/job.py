@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,8 @@ def run_dedup(
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
             raise DataError(f"{out}: the output path exists and is not a folder")
+        if isinstance(source, (str, os.PathLike)) and not is_spark_uri(source):
+            _refuse_output_over_input(Path(source), out)
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
@@ -192,6 +195,26 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
         finally:
             read.release()
         return DedupRun(LoadedDataset(source, {}), result, report, written)
+
+
+def _refuse_output_over_input(source: Path, out: Path) -> None:
+    """Refuse an output folder that is the input folder, lies inside it, or holds the input file:
+    the split files (``train.jsonl`` ...) and the clean-up of a previous run's outputs would replace
+    the input, and the removed rows would be gone for good (a rerun would also read the outputs as input).
+
+    Raises:
+        DataError: naming the clash and what to do.
+    """
+    if not source.exists():
+        return  # a hub id or a bundled name: nothing local to overwrite
+    source, out = source.resolve(), out.resolve()
+    if source.is_dir() and (out == source or source in out.parents):
+        where = "is the input folder" if out == source else f"lies inside the input folder {source}"
+        raise DataError(f"--output {out} {where}: dedup would write its splits over the input (or into it, to be "
+                        f"read as input by the next run); choose a folder outside {source}")
+    if source.is_file() and out == source.parent:
+        raise DataError(f"--output {out} is the folder of the input file {source.name}: its split files could replace "
+                        f"the input; choose another folder (e.g. {out / 'dedup'})")
 
 
 def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:

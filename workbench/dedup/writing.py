@@ -87,7 +87,8 @@ def write_outputs(
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
         if output_format == "files":
-            _write_files(result, out / "files", written, on_progress)
+            source_root = Path(loaded.source) if Path(loaded.source).is_dir() else None
+            _write_files(result, out / "files", written, on_progress, source_root)
         else:
             _write_splits(kept, out, output_format, written, on_progress)
     return written
@@ -213,8 +214,14 @@ def _remove_previous_splits(out: Path, source: object) -> None:
         f"; its deduplicated splits removed: {', '.join(removed)}" if removed else "")
 
 
-def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress) -> None:
-    """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths)."""
+def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress,
+                 source_root: Path | None = None) -> None:
+    """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths).
+
+    A kept file of the source folder ``source_root`` is copied byte for byte: its text was decoded
+    as its language reads it (a PEP 263 cookie, a byte-order mark), and writing that text back as
+    UTF-8 would change what the file says. Rows without such a file are written as UTF-8 text.
+    """
     from workbench.dedup.tokens import decode_code
 
     base = root.resolve()
@@ -226,6 +233,10 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
             if base not in target.parents:
                 raise DataError(f"id {result.rows.ids[index]!r} is not a relative path; use --output-format jsonl")
             target.parent.mkdir(parents=True, exist_ok=True)
+            original = source_root / str(result.rows.ids[index]) if source_root is not None else None
+            if original is not None and original.is_file():
+                shutil.copyfile(original, target)
+                continue
             text, _ = decode_code(result.rows.codes[index])
             if text is not None:
                 target.write_text(text, encoding="utf-8")
