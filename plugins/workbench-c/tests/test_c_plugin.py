@@ -95,17 +95,18 @@ def test_decomposition_finds_every_kind_depth_first():
 def test_a_folder_of_c_sources_and_headers_is_deduplicated(tmp_path):
     """Real files, the real loader and dedup: a renamed copy of a .c file is a near duplicate; the
     header is loaded by the C++ plugin; nothing is skipped."""
-    (tmp_path / "train").mkdir()
+    corpus = tmp_path / "corpus"  # the output folder must lie outside the input
+    (corpus / "train").mkdir(parents=True)
     body = SAMPLE_ALL_CONSTRUCTS
-    (tmp_path / "train" / "acc.c").write_text(body)
-    (tmp_path / "train" / "acc_copy.c").write_text(body.replace("mode", "kind").replace("/* A running total. */", ""))
-    (tmp_path / "train" / "list.h").write_text("#ifndef LIST_H\n#define LIST_H\ntypedef struct node { int v; struct node *next; } node_t;\n"
+    (corpus / "train" / "acc.c").write_text(body)
+    (corpus / "train" / "acc_copy.c").write_text(body.replace("mode", "kind").replace("/* A running total. */", ""))
+    (corpus / "train" / "list.h").write_text("#ifndef LIST_H\n#define LIST_H\ntypedef struct node { int v; struct node *next; } node_t;\n"
                                                "size_t list_length(const node_t *head);\n#endif\n")
-    loaded = load_records(tmp_path)
+    loaded = load_records(corpus)
     languages = dict(zip(loaded.splits["train"]["id"], loaded.splits["train"]["language"]))
     assert languages == {"train/acc.c": "c", "train/acc_copy.c": "c", "train/list.h": "cpp"}
     assert not loaded.skipped
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["dedup", str(tmp_path), "-o", str(out), "--min-tokens", "5", "--no-progress"])
+    result = CliRunner().invoke(app, ["dedup", str(corpus), "-o", str(out), "--min-tokens", "5", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert [sorted(c) for c in json.loads((out / "clusters.json").read_text())] == [["train/acc.c", "train/acc_copy.c"]]
