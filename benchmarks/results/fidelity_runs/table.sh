@@ -20,16 +20,7 @@ for model in 1.5b 0.5b; do
 done
 python "$BENCH/join_scores.py" --base "$BASE" "$OUT.scores.jsonl" "${JOIN[@]}"
 # every numeric column except the labels and correlate's bookkeeping columns is a metric
-mapfile -t METRICS < <(python - "$OUT.scores.jsonl" <<'PY'
-import json, sys
-from workbench.correlate.inputs import BOOKKEEPING_COLUMNS
-rows = [json.loads(line) for line in open(sys.argv[1])]
-skip = BOOKKEEPING_COLUMNS | {"passed", "gpt35_nsnr"}
-for name in rows[0]:
-    if name not in skip and any(isinstance(r.get(name), (int, float)) and not isinstance(r.get(name), bool) for r in rows):
-        print(name)
-PY
-)
+mapfile -t METRICS < <(python "$HERE/metric_columns.py" "$OUT.scores.jsonl")
 ARGS=()
 for name in "${METRICS[@]}"; do ARGS+=(-m "$name"); done
 # issue 20's combinations, declared before the data: equal-weight rank mean of each P(Yes) judge and CodeBLEU

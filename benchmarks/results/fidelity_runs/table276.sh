@@ -26,16 +26,7 @@ for model in 1.5b 0.5b; do
 done
 [ ${#JOIN[@]} -gt 0 ] || { echo "no 276-row cell is complete yet" >&2; exit 1; }
 python "$BENCH/join_scores.py" --base "$BASE" "$OUT.scores.jsonl" "${JOIN[@]}"
-mapfile -t METRICS < <(python - "$OUT.scores.jsonl" <<'PY'
-import json, sys
-from workbench.correlate.inputs import BOOKKEEPING_COLUMNS
-rows = [json.loads(line) for line in open(sys.argv[1])]
-skip = BOOKKEEPING_COLUMNS | {"passed", "gpt35_nsnr"}
-for name in rows[0]:
-    if name not in skip and any(isinstance(r.get(name), (int, float)) and not isinstance(r.get(name), bool) for r in rows):
-        print(name)
-PY
-)
+mapfile -t METRICS < <(python "$HERE/metric_columns.py" "$OUT.scores.jsonl")
 ARGS=()
 for name in "${METRICS[@]}"; do ARGS+=(-m "$name"); done
 # issue 20's combinations, declared before the data: the equal-weight rank means of the 276 tables of sessions 12-17
