@@ -17,6 +17,7 @@ from workbench.bias import BiasConfig, run_bias
 from workbench.bias import intervals
 from workbench.bias.dedup_output import read_dedup_output
 from workbench.bias.intervals import UnitBootstrap, compact_resample_counts
+from workbench.dedup import DedupConfig, run_dedup
 from workbench.correlate.bootstrap import (
     BootstrapSettings,
     percentile_interval,
@@ -203,3 +204,25 @@ def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, corpus
                  json_path=json_path, plot_path=plot_path)
     assert json.loads(json_path.read_text())["duplication"]
     assert not plot_path.exists()
+
+
+def test_metric_rows_of_files_the_dedup_could_not_read_are_named_as_such(tmp_path, corpus):
+    # a source folder whose test/ holds a file that is not UTF-8: the loader lists it in unreadable.csv and
+    # no split has it; its metric row is not "an id the dedup output does not have" (probe 25b)
+    source = tmp_path / "src"
+    for split, name, base in [("train", "a.py", "a"), ("test", "t1.py", "a"), ("test", "t2.py", "d")]:
+        (source / split).mkdir(parents=True, exist_ok=True)
+        (source / split / name).write_text(corpus.code(base))
+    (source / "test" / "broken.py").write_bytes(b"def f():\n    return '\xff\xfe'\n")
+    out = tmp_path / "dedup"
+    run_dedup(str(source), DedupConfig(workers=1), output_dir=out)
+    unreadable = read_dedup_output(out).unreadable
+    assert list(unreadable) == ["test/broken.py"] and "not loaded" in unreadable["test/broken.py"]
+    metrics = {"id": ["test/t1.py", "test/t2.py", "test/broken.py", "test/other.py"], "acc": [1, 0, 1, 1]}
+    report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=40))
+    assert (report.join.joined, report.join.unjoined) == (2, 2)
+    could_not_read = [w for w in report.warnings if "could not read" in w]
+    assert len(could_not_read) == 1 and "1 metric row(s)" in could_not_read[0]
+    assert "unreadable.csv" in could_not_read[0] and "test/broken.py (not loaded" in could_not_read[0]
+    unknown = [w for w in report.warnings if "does not have" in w]
+    assert len(unknown) == 1 and unknown[0].startswith("1 metric row(s)") and "test/other.py" in unknown[0]

@@ -58,6 +58,8 @@ class DedupOutput:
         train_split / test_split: the names the dedup used for Allamanis' train and test sets.
         has_train_test: both splits exist (``report.json`` has ``cross_set``).
         has_reference: the run had ``--against`` (``report.json`` has ``contamination``).
+        unreadable: id -> reason of each row or source file the dedup could not read
+            (``unreadable.csv``; empty when the run wrote none). These are in no output split.
     """
 
     folder: Path
@@ -73,6 +75,7 @@ class DedupOutput:
     test_split: str
     has_train_test: bool
     has_reference: bool
+    unreadable: dict[str, str] = field(default_factory=dict)
     _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
     #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
     split_files_found: bool | None = None
@@ -204,12 +207,15 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     if (root / "contamination.csv").is_file():
         for row in _read_csv(root / "contamination.csv", ("id", "reference_id")):
             contaminated.setdefault(row["id"], []).append(row["reference_id"])
+    unreadable: dict[str, str] = {}
+    if (root / "unreadable.csv").is_file():
+        unreadable = {row["id"]: row["reason"] for row in _read_csv(root / "unreadable.csv", ("id", "reason"))}
     parameters = report.get("parameters") or {}
     return DedupOutput(
         folder=root, report=report, clusters=clusters, cluster_of=cluster_of, position_of=position_of, removed=removed,
         kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
         train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
-        has_train_test="cross_set" in report, has_reference="contamination" in report,
+        has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable,
     )
 
 

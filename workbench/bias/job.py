@@ -155,8 +155,7 @@ def run_bias(
         warnings.append(f"{output.folder} has no deduplicated split file: {len(unchecked)} metric row(s) in no cluster "
                         "are taken as unique rows of its only split, unchecked")
     if join.unjoined:
-        warnings.append(f"{join.unjoined} metric row(s) have an id the dedup output does not have and are left out "
-                        f"(e.g. {', '.join(rows.unjoined_ids[:3])})")
+        warnings.extend(_unjoined_warnings(rows.unjoined_ids, output))
     if reference is not output:
         _check_same_rows(reference, rows, config)
     if reference.has_reference:
@@ -198,6 +197,23 @@ def _check_output_paths(json_path, plot_path) -> None:
         if suffix not in formats:
             raise DataError(f"--plot {plot_path}: the suffix names no image format matplotlib writes; use .png, .svg "
                             f"or .pdf (or one of {', '.join(sorted(formats))})")
+
+
+def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str]:
+    """The warnings on metric rows left out of the join: those the dedup could not read
+    (``unreadable.csv``: in no output split, so neither clean nor duplicated) apart from ids it
+    never saw."""
+    unreadable = [row for row in unjoined_ids if row in output.unreadable]
+    unknown = [row for row in unjoined_ids if row not in output.unreadable]
+    warnings = []
+    if unreadable:
+        warnings.append(f"{len(unreadable)} metric row(s) are rows the dedup could not read and are left out "
+                        f"(listed in {output.folder / 'unreadable.csv'}; e.g. "
+                        + ", ".join(f"{row} ({output.unreadable[row]})" for row in unreadable[:3]) + ")")
+    if unknown:
+        warnings.append(f"{len(unknown)} metric row(s) have an id the dedup output does not have and are left out "
+                        f"(e.g. {', '.join(unknown[:3])})")
+    return warnings
 
 
 def _check_same_rows(reference: DedupOutput, rows: _Rows, config: BiasConfig) -> None:
