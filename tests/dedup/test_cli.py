@@ -71,6 +71,16 @@ def test_outputs_and_json_report(small_corpus, tmp_path):
     assert json.loads((out / "report.json").read_text())["overall"] == report["overall"]
 
 
+def test_a_split_column_not_used_as_splits_gets_a_note(small_corpus, tmp_path):
+    # read as one split, the corpus has no cross-set figures: the note says how to get them
+    result = invoke(str(small_corpus), "--json")
+    assert result.exit_code == 0, result.output
+    assert "cross_set" not in json.loads(result.stdout)
+    assert "column 'split' holds 2 values (test, train): pass --split-column split" in " ".join(result.stderr.split())
+    used = invoke(str(small_corpus), "--split-column", "split", "--json")
+    assert used.exit_code == 0 and "note:" not in used.stderr
+
+
 def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_corpus, tmp_path):
     # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
     # names --engine spark for a scheme only Spark reads (instead of "no such file")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workbench.cli.app import app, console, err_console
@@ -70,6 +71,8 @@ def dedup_command(
         from workbench.dedup.job import run_dedup  # datasets: only when a command runs
 
         run = run_dedup(source, config, output_dir=output, progress=factory)
+    for note in run.notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
     if json_output:
         typer.echo(json.dumps(run.report, indent=2, default=str))
         return

@@ -28,13 +28,16 @@ class DedupRun:
         loaded: the input dataset (no splits for an input Spark read: its rows stay on the
             executors); result: what was found; report: the report dict;
         written: output name -> path, or URI for an output folder given as a URI (empty without
-            an output folder).
+            an output folder);
+        notes: what the user may have meant but did not ask for (e.g. a ``split`` column used as
+            data, not as splits), one sentence each.
     """
 
     loaded: LoadedDataset
     result: DedupResult
     report: dict
     written: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _split_columns(value: str | list[str]) -> list[str]:
@@ -140,7 +143,32 @@ def run_dedup(
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
                                         on_progress=advance)
-        return DedupRun(loaded, result, report, written)
+        notes = [note] if (note := _split_column_note(loaded, config)) else []
+        return DedupRun(loaded, result, report, written, notes)
+
+
+#: columns that usually hold a row's split, named in a note when the data was read as one split
+SPLIT_LIKE_COLUMNS = ("split", "set", "partition", "fold")
+
+
+def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
+    """A note when one-split data has a column that looks like the split of each row and
+    ``--split-column`` was not given: then the run has no train/test split, so no in-train,
+    in-test or cross-set figures, which is easy to miss."""
+    if config.split_column is not None or len(loaded.splits) != 1:
+        return None
+    (only, dataset), = loaded.splits.items()
+    for column in SPLIT_LIKE_COLUMNS:
+        if column not in dataset.column_names:
+            continue
+        values = sorted({str(v) for v in dataset.with_format("arrow")[column].unique().to_pylist()})
+        if len(values) < 2:
+            continue
+        shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
+        return (f"the data was read as one split ({only!r}) but its column {column!r} holds {len(values)} values "
+                f"({shown}): pass --split-column {column} to use them as splits (the in-train, in-test and "
+                f"cross-set duplicates need a {config.train_split!r} and a {config.test_split!r} split)")
+    return None
 
 
 def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> LoadedDataset:
