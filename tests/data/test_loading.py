@@ -103,6 +103,11 @@ def test_an_empty_file_in_a_folder_of_data_files_is_named(tmp_path):
      r"line 2 is not valid JSON: Expecting property name enclosed in double quotes: column 2"),
     ("bad.csv", 'id,content\n1,"unterminated\n', r'line 2 opens a quoted field \("\) that is never closed'),
     ("list.jsonl", '{"id": 1, "content": "x"}\n[1, 2]\n', r"line 2 is a JSON list, not an object"),
+    # json.dumps writes a lone surrogate (from errors="surrogateescape") as an escape; pyarrow refuses it
+    # "in row 2"; a valid pair (an emoji, line 2) is text
+    ("lone.jsonl", '{"id": 1, "content": "x"}\n{"id": 2, "content": "\\ud83d\\ude00"}\n'
+                   '{"id": 3, "content": "ok \\udcff"}\n',
+     r"line 3 holds a lone UTF-16 surrogate escape \(\\udcff\) in a string"),
 ])
 def test_a_malformed_file_says_what_is_wrong_and_on_which_line(tmp_path, name, content, reason):
     """datasets' own message is only "An error occurred while generating the dataset", and the

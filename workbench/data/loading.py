@@ -477,6 +477,29 @@ def _json_problem(text: str) -> str | None:
         if not isinstance(value, dict):
             return (f"line {number} is a JSON {type(value).__name__}, not an object; a JSON Lines file holds one "
                     f"JSON object ({{...}}) per line")
+        lone = _lone_surrogate(value) if "\\u" in line else None
+        if lone is not None:
+            return (f"line {number} holds a lone UTF-16 surrogate escape (\\u{ord(lone):04x}) in a string: not "
+                    "Unicode text (text decoded with errors='surrogateescape' gives such characters), and pyarrow "
+                    "refuses the whole file; replace it, e.g. by \\ufffd")
+    return None
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate (U+D800-U+DFFF) in the strings of a parsed JSON value, or ``None``.
+    Python's ``json`` decodes a ``\\udcff`` escape to one; a valid pair decodes to one character."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return value[error.start]
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        for item in value:
+            if (found := _lone_surrogate(item)) is not None:
+                return found
     return None
 
 
