@@ -40,8 +40,14 @@ ALL_DAY=86400
 cell 276/q0.5b/ice-score-expected $ALL_DAY --model local/qwen2.5-coder-0.5b -m ice-score --score-mode expected
 # the 1.5B cells first (session 24): every 0.5B judge stayed at or below tau .13 on the 100, so the 1.5B cells are
 # the ones that can answer issue 20 (does decomposition help when the last read is P(Yes)?) on the 276
+# session 26: the fourth p-correct variant of issue 20 (without the reference, analyse first; CodeJudge's form of the
+# judge that ranked best one-step) was never measured; added here before any of its rows exist, right after the
+# analyse-first cell with the reference. Declared comparison: p-correct-noref-analyse/q1.5b against CodeBLEU and chrF
+# on the 276 (and on its stratified-100 prefix), paired task bootstrap as for the other cells; no combination added.
 for model in 1.5b 0.5b; do
   cell 276/q$model/p-correct-analyse $ALL_DAY --model local/qwen2.5-coder-$model -m p-correct --analyse-first
+  cell 276/q$model/p-correct-noref-analyse $ALL_DAY --model local/qwen2.5-coder-$model -m p-correct --no-reference \
+    --analyse-first
   pair 276/q$model/dsa-cqe-simplified-expected 276/q$model/dsa-cqe-simplified-final-p-correct \
     --model local/qwen2.5-coder-$model -m dsa-cqe-simplified -- --score-mode expected -- --final-step p-correct
   pair q$model/dsa-cqe-expected q$model/dsa-cqe-final-p-correct \

@@ -14,6 +14,8 @@ complete() { [ -s "$1/scores.jsonl" ] && [ "$(wc -l < "$1/scores.jsonl")" -ge 27
 JOIN=()
 for model in 1.5b 0.5b; do
   complete "276/q$model/p-correct-analyse" && JOIN+=("p-correct-analyse/q$model=276/q$model/p-correct-analyse:p-correct")
+  complete "276/q$model/p-correct-noref-analyse" && JOIN+=(
+    "p-correct-noref-analyse/q$model=276/q$model/p-correct-noref-analyse:p-correct")
   complete "276/q$model/dsa-cqe-simplified-expected" && JOIN+=(
     "dsa-cqe-simplified/expected/q$model=276/q$model/dsa-cqe-simplified-expected:dsa-cqe-simplified"
     "dsa-cqe-simplified/written/q$model=276/q$model/dsa-cqe-simplified-expected:dsa-cqe-simplified:score_sampled")
