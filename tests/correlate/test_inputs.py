@@ -245,6 +245,22 @@ def test_two_tables_are_joined_and_unmatched_rows_counted(tmp_path):
     assert join.status_counts == {"ok": passed, "failed": len(kept) - passed}
 
 
+def test_a_label_in_the_scores_that_the_results_contradict_is_warned_about(tmp_path):
+    # probe 27: the scores' own `passed` was silently overridden by the results' (tau changed sign)
+    rows = _rows()
+    flipped = [dict(r, passed=1 - r["passed"]) if i % 4 == 0 else r for i, r in enumerate(rows)]
+    scores = _jsonl(tmp_path / "scores.jsonl", flipped)
+    results = _jsonl(tmp_path / "results.jsonl", [
+        {"task_id": r["task_id"], "sample_id": r["sample_id"], "passed": r["passed"]} for r in rows])
+    report = correlate(scores, results=results, metrics=["codebleu"], n_resamples=50, seed=4)
+    differ = len(range(0, len(rows), 4))
+    assert report.counts.join.label_disagreements == (differ, len(rows))
+    assert any(f"differs from the results' on {differ} of {len(rows)} joined rows" in w for w in report.warnings)
+    agreeing = correlate(_jsonl(tmp_path / "same.jsonl", rows), results=results, metrics=["codebleu"], n_resamples=50, seed=4)
+    assert agreeing.counts.join.label_disagreements == (0, len(rows))
+    assert not any("label:" in w for w in agreeing.warnings)
+
+
 def test_join_without_overlap(tmp_path):
     rows = _rows()
     scores, _ = _split_tables(tmp_path, rows)

@@ -385,7 +385,82 @@ def test_always_equal_return_values_do_not_pass(trick, task_id, value):
     completion = "    return _cheat()\n\n" + trick + f"def _cheat():\n    return {value}\n"
     outcome = run(completion, task_id=task_id)
     assert not outcome.passed, outcome
-    assert "redefines comparison" in outcome.stderr_tail, outcome
+    assert "comparison or conversion it redefined" in outcome.stderr_tail, outcome
+
+
+def test_changing_the_return_guard_through_the_harness_frames_does_not_pass():
+    # probe 27: the guard's closure cells were reachable from sys._getframe(1).f_locals, and
+    # registering the cheat's class as "known" there made an always-equal value pass
+    outcome = run("    return AE()\n" + textwrap.dedent("""
+        import sys
+        class AE:
+            def __eq__(self, other):
+                return True
+        cells = lambda f: {n: c.cell_contents for n, c in zip(f.__code__.co_freevars, f.__closure__)}
+        reached = []
+        for get_frame in (lambda: sys._getframe(1), lambda: sys.exc_info()[2].tb_frame.f_back):
+            try:
+                try:
+                    raise KeyError
+                except KeyError:
+                    frame = get_frame()
+                guard = frame.f_locals["guard"]
+                cells(cells(cells(guard)["inspect"])["suspicious"])["known_classes"][id(AE)] = (AE, [])
+                reached.append("REACHED")
+            except Exception as error:
+                reached.append(str(error))
+        print(reached, file=sys.stderr)
+    """))
+    assert not outcome.passed, outcome
+    assert "REACHED" not in outcome.stderr_tail
+    assert "access to call frames is not allowed" in outcome.stderr_tail
+
+
+@pytest.mark.parametrize("patch", [
+    "import os\nCheat = type(os.environ)\n",
+    "Cheat = type(__spec__) if __spec__ is not None else type(__loader__)\n",
+])
+def test_patching_a_class_that_existed_before_does_not_pass(patch):
+    # probe 27: the guard trusted every class that existed when the harness started
+    completion = "    return object.__new__(Cheat)\n\n" + patch + (
+        "Cheat.__eq__ = lambda self, other: True\nCheat.__ne__ = lambda self, other: False\n"
+        "Cheat.__bool__ = lambda self: True\n")
+    outcome = run(completion)
+    assert not outcome.passed, outcome
+    assert "comparison or conversion it redefined" in outcome.stderr_tail, outcome
+
+
+@pytest.mark.parametrize("task_id, answer, shadow", [
+    ("HumanEval/4", "123.0", "abs = lambda x: 0"),   # checks abs(candidate(x) - expected) < 1e-6
+    ("HumanEval/2", "0.5", "abs = lambda x: 0"),
+])
+def test_shadowing_a_builtin_at_top_level_does_not_pass(task_id, answer, shadow):
+    # probe 27: the tests ran in a copy of the program's globals, where `abs` shadows the builtin
+    outcome = run(body(f"return {answer}") + "\n" + shadow + "\n", task_id=task_id)
+    assert outcome.status == "failed", outcome
+
+
+def test_frames_and_builtin_names_used_the_ordinary_way_still_pass():
+    # namedtuple, typing and enum ask for the caller's frame and carry on without it; a
+    # program's own helper named like a builtin is still what the program itself calls
+    outcome = run(body("""
+        return _has_close(numbers, threshold)
+    """) + textwrap.dedent("""
+        import collections, enum, logging, typing
+        Pair = collections.namedtuple("Pair", "a b")
+        T = typing.TypeVar("T")
+        class Colour(enum.Enum):
+            RED = 1
+        Flag = enum.Enum("Flag", "ON OFF")
+        logging.getLogger("sample").warning("logged")
+        def max(values):
+            return sorted(values)[-1]
+        def _has_close(numbers, threshold):
+            ordered = sorted(numbers)
+            gaps = [Pair(a, b) for a, b in zip(ordered, ordered[1:])]
+            return any(abs(p.b - p.a) < threshold for p in gaps) and max([1, 2]) == 2
+    """))
+    assert outcome.status == "passed", outcome
 
 
 def test_own_classes_without_comparison_tricks_and_numpy_values_still_pass():

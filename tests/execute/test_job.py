@@ -329,10 +329,36 @@ def test_resume_refuses_a_file_that_is_not_results_without_touching_it(tmp_path)
         assert path.read_bytes() == before
     # a results file whose last row lost its newline: that row is cut and so run again
     torn = tmp_path / "torn.jsonl"
-    torn.write_text('{"task_id": "a", "sample_id": 0, "passed": 1}\n{"task_id": "a", "sample_id": 1, "passed": 0}')
+    first = '{"task_id": "a", "sample_id": 0, "passed": 1, "status": "passed"}\n'
+    torn.write_text(first + '{"task_id": "a", "sample_id": 1, "passed": 0, "status": "fai')
     with ResultWriter(torn, resume=True) as writer:
         assert writer.finished == {sample_key("a", 0)}
-    assert torn.read_text() == '{"task_id": "a", "sample_id": 0, "passed": 1}\n'
+    assert torn.read_text() == first
+
+
+def test_resume_refuses_rows_that_no_run_of_these_generations_wrote(tmp_path):
+    # probe 27: any jsonl with the join columns was adopted as finished samples, never run
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(2, wrong_every=2))
+    forged = write_jsonl(tmp_path / "forged.jsonl", [
+        {"task_id": "HumanEval/0", "sample_id": 0, "passed": 1}, {"task_id": "HumanEval/1", "sample_id": 0, "passed": 1}])
+    before = forged.read_bytes()
+    with pytest.raises(DataError, match="no 'status' column, so it was not written by `workbench execute`"):
+        run_execute(generations, forged, ExecutionConfig(resume=True, **FIXED))
+    assert forged.read_bytes() == before
+    other = tmp_path / "other.jsonl"
+    run_execute(write_jsonl(tmp_path / "other_gen.jsonl", canonical_rows(3)[2:]), other, ExecutionConfig(**FIXED))
+    (tmp_path / "other.summary.json").unlink()  # its recorded source would be refused first; copied without it
+    with pytest.raises(DataError, match="1 row\\(s\\) of .* are for samples the generations do not have .*HumanEval/2:0"):
+        run_execute(generations, other, ExecutionConfig(resume=True, **FIXED))
+
+
+def test_null_sample_ids_fail_before_running(tmp_path):
+    # probe 27: two rows keyed (T, null) slipped past the duplicate check, then broke --resume
+    rows = [dict(row, sample_id=None) for row in canonical_rows(1) * 2]
+    generations = write_jsonl(tmp_path / "gen.jsonl", rows)
+    with pytest.raises(DataError, match="2 row\\(s\\) have no sample id in column 'sample_id' \\(rows 1, 2\\)"):
+        run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_cli_execute(tmp_path):

@@ -4,6 +4,7 @@ observations, and the same statuses from the conformance kit and from the sandbo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -100,6 +101,16 @@ def test_decide_status(fields, status, exit_code, signal, detail):
     assert detail in outcome.detail, outcome
     assert outcome.duration_s == round(seen.duration_s, 4) and outcome.timeout_s == 5.0
     assert outcome.passed == (status == "passed")
+
+
+@pytest.mark.parametrize("stderr_tail", ["MemoryError\nTraceback ...\nAssertionError\n", "Cannot allocate memory\n"])
+def test_a_failed_check_stays_failed_whatever_stderr_says_about_memory(stderr_tail):
+    # probe 27: a wrong answer that printed "MemoryError" was reported as oom, not failed
+    spec = dataclasses.replace(SPEC, exit_statuses={**SPEC.exit_statuses, 1: "failed"})
+    seen = Observation(duration_s=0.1, timeout_s=5.0, launcher="bubblewrap, bwrap", returncode=1, stderr_tail=stderr_tail)
+    assert decide_status(spec, TOKEN, seen).status == "failed"
+    seen_error = dataclasses.replace(seen, returncode=2)  # an error, e.g. MemoryError raised in the checks
+    assert decide_status(spec, TOKEN, seen_error).status == "oom"
 
 
 def test_the_table_reaches_every_status():

@@ -465,6 +465,12 @@ def _correlate_table(
             f"join: {table.join.unmatched_scores} score rows had no execution result and "
             f"{table.join.unmatched_results} result rows had no scores; they are left out"
         )
+    if table.join is not None and table.join.label_disagreements and table.join.label_disagreements[0]:
+        differ, compared = table.join.label_disagreements
+        warnings.append(
+            f"label: the scores have a {label!r} column of their own that differs from the results' on {differ} of "
+            f"{compared} joined rows; the results' is the label used"
+        )
     length_summary = _length_summary(table, counts, settings, warnings)
     return CorrelationReport(
         source=source,

@@ -411,6 +411,12 @@ def prepare_table(
             join = dataclasses.replace(join, status_counts=dict(statuses.most_common()))
         tasks = _key_texts(table, task_column)
         label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
+        if label in table.column_names:
+            # a scores file with a label of its own (ICE-Score's `passed`) that the results contradict
+            own, own_status = parse_numbers(table, label)
+            both = (own_status == _OK) & ~label_missing
+            differ = int(np.count_nonzero(both & (own != label_values)))
+            join = dataclasses.replace(join, label_disagreements=(differ, int(np.count_nonzero(both))))
     length_table = table if results is None else _length_table(table, matched_results, length_column)
     task_missing = np.array([t is None for t in tasks], dtype=bool)
     keep = ~label_missing & ~task_missing

@@ -393,6 +393,9 @@ class JoinSummary:
         examples: up to three unmatched keys per side.
         status_counts: for matched rows, how many have each value of the results' ``status``
             column (``workbench execute`` writes e.g. ``passed``/``failed``/``timeout``), if any.
+        label_disagreements: when the scores carry a label column of their own, ``(rows where it
+            differs from the results' label, matched rows where both have one)``; the results'
+            label is the one used.
     """
 
     key: tuple[str, str]
@@ -403,6 +406,7 @@ class JoinSummary:
     unmatched_results: int
     examples: dict[str, list[list[str]]] = field(default_factory=dict)
     status_counts: dict[str, int] | None = None
+    label_disagreements: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _clean(
@@ -415,6 +419,7 @@ class JoinSummary:
                 "unmatched_results": self.unmatched_results,
                 "examples": self.examples,
                 "status_counts": self.status_counts,
+                "label_disagreements": None if self.label_disagreements is None else list(self.label_disagreements),
             }
         )
 

@@ -305,6 +305,14 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
         completion = row[config.completion_column]
         prompt = row[config.prompt_column] if config.prompt_column else None
         samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt))
+    missing = [number for number, s in enumerate(samples, start=1) if s.sample_id is None]
+    if missing:
+        shown = ", ".join(str(number) for number in missing[:5])
+        raise DataError(
+            f"the generations ({source}): {len(missing)} row(s) have no sample id in column {sample_column!r} "
+            f"(rows {shown}{' ...' if len(missing) > 5 else ''}); results are joined on (task, sample id), so each "
+            f"needs one: fill them in, or pass --sample-column with another column"
+        )
     check_unique((s.key for s in samples), where=f"the generations ({source})",
                  columns=(config.task_column, sample_column or "numbered sample id"),
                  hint="sample ids must be unique per task")
@@ -368,8 +376,7 @@ def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
     raise SandboxUnavailableError(
         f"the sandboxed user cannot use {', '.join(blocked)} at isolation level {level.value} "
         f"(a private folder such as /root on the way): {remedy} (execute's python option, "
-        f"e.g. --python /usr/bin/python3 or [execute] python = \"/usr/bin/python3\"), or, for trusted "
-        f"programs only, accept no isolation (--isolation unsandboxed)."
+        f"e.g. --python /usr/bin/python3 or [execute] python = \"/usr/bin/python3\")."
     )
 
 
@@ -556,6 +563,15 @@ def run_execute(
             f"cannot resume: {len(changed)} finished row(s) of {output} were run on other code than the generations "
             f"hold now (first: {shown}{' ...' if len(changed) > 5 else ''}): the generations file was edited since. "
             f"Pass --overwrite instead of --resume to run everything again, or write to a new --output")
+    sample_keys = {s.key for s in samples}
+    strangers = [key for key in writer.finished if key not in sample_keys]
+    if strangers:
+        writer.close()
+        shown = ", ".join(f"{task}:{sample}" for task, sample in strangers[:5])
+        raise DataError(
+            f"cannot resume: {len(strangers)} row(s) of {output} are for samples the generations do not have "
+            f"(first: {shown}{' ...' if len(strangers) > 5 else ''}): it holds another run's results. Write to a "
+            f"new --output, or pass --overwrite instead of --resume to replace it")
     _record_settings(output, settings, resume=config.resume)
     summary = ExecutionSummary(os.fspath(output), isolation, total=len(samples), notes=notes, settings=settings)
     if isolation.warning:

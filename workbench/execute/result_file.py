@@ -62,7 +62,8 @@ class ResultWriter:
     Raises:
         DataError: the file exists and neither ``resume`` nor ``overwrite`` is set, or
             ``path`` is a folder (``--overwrite`` replaces files, never folders), or, with
-            ``resume``, the file is not a results file (it is then left as it was).
+            ``resume``, the file is not a results file of ``workbench execute`` (a row without
+            ``task_id``/``sample_id``/``passed``/``status``; it is then left as it was).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, resume: bool = False, overwrite: bool = False):
@@ -73,6 +74,17 @@ class ResultWriter:
             )
         mode = "resume" if resume else "overwrite" if overwrite else "new"
         self._writer = JsonlWriter(self.path, mode, check=_check_result_row(self.path))
+        if resume:
+            # a table with the join columns alone (another tool's, or a score file) must not be
+            # adopted as finished samples that never ran
+            foreign = sum("status" not in row for row in self._writer.rows)
+            if foreign:
+                self._writer.close()
+                raise DataError(
+                    f"cannot resume: {foreign} of the {len(self._writer.rows)} row(s) of {self.path} have no 'status' "
+                    f"column, so it was not written by `workbench execute`; write to a new --output, or pass "
+                    f"--overwrite to replace it"
+                )
         self.code_digests: dict[SampleKey, str | None] = {row_key(r): r.get("code_sha256") for r in self._writer.rows}
 
     @property

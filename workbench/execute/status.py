@@ -135,7 +135,9 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout``;
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
-    6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``;
+    6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
+       unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
+       verdict on the code, whatever the program printed before);
     7. ended by a signal (``SIGSEGV``, ``SIGXFSZ`` at the output size limit ...) -> ``killed``;
     8. the exit status is listed in ``spec.exit_statuses`` -> that status;
     9. the token arrived but the exit status is not 0 -> ``failed``;
@@ -181,7 +183,10 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     token_ok = seen.delivered.strip() == token.encode()
     if token_ok and seen.returncode == 0:
         return outcome("passed", "the harness reported success", 0, None)
-    if any(marker in seen.stderr_tail for marker in OS_OUT_OF_MEMORY_MARKERS + tuple(spec.out_of_memory_markers)):
+    check_failed = sig is None and spec.exit_statuses.get(code) == "failed"
+    if not check_failed and any(
+        marker in seen.stderr_tail for marker in OS_OUT_OF_MEMORY_MARKERS + tuple(spec.out_of_memory_markers)
+    ):
         return outcome("oom", "memory limit reached")
     if sig is not None:
         return outcome("killed", f"ended by {sig}")

@@ -24,10 +24,13 @@ Exit statuses: 0 passed, 1 a check failed (``AssertionError``), 2 any other erro
 harness was misused or the tests do not compile.
 
 Threat model: ``exit(0)``/``os._exit(0)``, killing the parent, printing markers, replaying
-an old token, redefining ``check``, ``AssertionError`` or builtins cannot produce a pass.
+an old token, redefining ``check``, ``AssertionError`` or builtins (patched in ``builtins`` or
+shadowed by a top-level name) cannot produce a pass.
 The function under test is wrapped: a return value (or an element of a returned list,
 tuple, set or dict) whose class the candidate created and gave comparison, truth,
-arithmetic or conversion dunders is refused (the "always equal" object).
+arithmetic or conversion dunders, or whose pre-existing class it gave new ones, is refused
+(the "always equal" object). Until the verdict is in ``main``'s locals, call frames are out
+of reach (``_FRAME_EVENTS``): from any frame, ``f_back`` leads to ``main`` and the guard.
 Audit hooks are not a security boundary (PEP 578 says so); a candidate that exploits the
 interpreter itself could still forge a pass. It cannot leave the sandbox either way.
 """
@@ -35,6 +38,7 @@ interpreter itself could still forge a pass. It cannot leave the sandbox either 
 import builtins
 import os
 import sys
+import types  # noqa: F401  imported now: at import it reads a traceback's frame, which is refused later
 
 #: with ``-S`` the runner hands over, in this variable, what ``site`` would have given the
 #: program (see :func:`_restore_site`)
@@ -81,6 +85,12 @@ _BLOCKED_EVENTS = frozenset({
 
 #: /proc files that expose a process's memory or environment
 _PRIVATE_PROC_FILES = ("mem", "pagemap", "environ", "syscall")
+
+#: audit events that hand out a frame: from any frame, ``f_back`` leads to the harness's own
+#: frames, whose locals hold the return guard (whose closure cells are writable)
+_FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename"})
+#: attributes whose reads raise ``object.__getattr__`` and return a frame
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 
 
 def _make_settrace_guard():
@@ -141,25 +151,45 @@ def _make_hook(token, pass_fd, settrace_code):
     # bound now: the candidate can patch this module's globals (it is __main__) and builtins
     getframe, write, close, realpath = sys._getframe, os.write, os.close, _make_resolver()
     blocked, private_proc_files = _BLOCKED_EVENTS, _PRIVATE_PROC_FILES
-    is_instance, text, raw, refused = isinstance, str, bytes, RuntimeError
-    state = {"frame": None, "done": False, "resolving": False}
+    frame_events, frame_attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
+    is_instance, text, raw, refused, no_frame = isinstance, str, bytes, RuntimeError, ValueError
+    state = {"frame": None, "done": False, "resolving": False, "verdict": False, "own_call": False}
+
+    def caller():
+        # the hook's own sys._getframe raises "sys._getframe" again: that one is let through
+        state["own_call"] = True
+        try:
+            return getframe(2)
+        finally:
+            state["own_call"] = False
 
     def hook(event, args):
+        if state["own_call"]:
+            return
         if event == "workbench.arm":
             if state["frame"] is None:
-                state["frame"] = getframe(1)
+                state["frame"] = caller()
             return
-        if event == "workbench.pass":
-            if state["done"] or state["frame"] is None or getframe(1) is not state["frame"]:
+        if event in ("workbench.verdict", "workbench.pass"):
+            if state["done"] or state["frame"] is None or caller() is not state["frame"]:
                 raise refused("workbench: success can only be reported by the harness")
+            if event == "workbench.verdict":
+                state["verdict"] = True
+                return
             state["done"] = True
             write(pass_fd, token + b"\n")
             close(pass_fd)
             return
         if state["frame"] is None:
             return
+        if not state["verdict"] and (
+            event in frame_events or (event == "object.__getattr__" and len(args) > 1 and args[1] in frame_attributes)
+        ):
+            # ValueError, as where frames do not exist: the standard library's own callers
+            # (namedtuple, typing, enum, logging) then carry on without one
+            raise no_frame("workbench sandbox: access to call frames is not allowed while the tests run")
         if event == "sys.settrace":
-            if getframe(1).f_code is not settrace_code:
+            if caller().f_code is not settrace_code:
                 raise refused("workbench sandbox: sys.settrace is not allowed")
             return
         if event in blocked or (event[:7] == "ctypes." and event != "ctypes.dlopen"):
@@ -187,14 +217,36 @@ _HARMLESS_DUNDERS = frozenset({
 _INSPECT_BUDGET = 200_000
 
 
+def _make_dunder_reader():
+    """Return ``dunders(cls)``: the sorted ``(name, id(value))`` pairs of the dunders in
+    ``cls.__dict__`` that could change how its instances compare or convert (all but
+    ``_HARMLESS_DUNDERS``). A new function per caller, made from names bound now: a
+    module-level one could be patched (``__code__``) by the candidate."""
+    attribute, type_of, ident, text, harmless = type.__getattribute__, type, id, str, _HARMLESS_DUNDERS
+
+    def dunders(cls):
+        pairs = []
+        for name, value in attribute(cls, "__dict__").items():
+            if type_of(name) is text and name[:2] == "__" and name[-2:] == "__" and name not in harmless:
+                pairs.append((name, ident(value)))
+        pairs.sort()
+        return pairs
+
+    return dunders
+
+
 def _existing_classes():
-    """Return id -> class for every class that exists now (``__subclasses__`` from ``object``)."""
-    found, stack = {}, [object]
+    """Return id -> (class, dunders) for every class that exists now (``__subclasses__``
+    from ``object``). ``dunders`` (see :func:`_make_dunder_reader`) is recorded for classes
+    made in Python code (heap types), whose dunders can be reassigned later; ``None`` for C
+    types, whose cannot."""
+    found, stack, dunders = {}, [object], _make_dunder_reader()
+    heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE
     while stack:
         cls = stack.pop()
         if id(cls) in found:
             continue
-        found[id(cls)] = cls
+        found[id(cls)] = (cls, dunders(cls) if type.__getattribute__(cls, "__flags__") & heap_flag else None)
         try:
             stack.extend(type.__subclasses__(cls))
         except TypeError:
@@ -203,54 +255,61 @@ def _existing_classes():
 
 
 def _make_return_guard(known_classes):
-    """Return ``guard(function)``: a wrapper that refuses return values whose class was
-    created after the harness started (by the candidate) and redefines comparison,
-    truth, arithmetic or conversion (the "always equal" object that fools ``==`` asserts).
-    Classes that existed before (builtins, the standard library loaded so far, C types
-    such as numpy's) and new classes with no such dunders pass.
+    """Return ``guard(function)``: a wrapper that refuses return values whose class has
+    comparison, truth, arithmetic or conversion dunders that the candidate gave it (the
+    "always equal" object that fools ``==`` asserts): a class created after the harness
+    started that defines such dunders, or one that existed before whose dunders changed
+    since (``type(os.environ).__eq__ = ...``). Classes that existed before and kept their
+    dunders (builtins, the standard library loaded so far, C types such as numpy's) and new
+    classes without such dunders pass.
+
+    Args:
+        known_classes: :func:`_existing_classes`, taken before any candidate code ran.
 
     Everything it uses is bound here, before candidate code runs (the harness's module
-    globals and ``builtins`` can be patched by the candidate), and classes are compared by
-    identity, never through ``__hash__``/``__eq__`` that a metaclass could redefine.
+    globals and ``builtins`` can be patched by the candidate; its frames, whose locals lead
+    here, are out of reach while the tests run: ``_FRAME_EVENTS``), and classes are compared
+    by identity, never through ``__hash__``/``__eq__`` that a metaclass could redefine.
     """
-    type_of, ident, type_error = type, id, TypeError
+    type_of, ident, type_error, boolean = type, id, TypeError, bool
     attribute = type.__getattribute__
     plain = (int, float, str, bool, type(None), bytes, complex)
     sequences = (list, tuple, set, frozenset)
     dict_type = dict
-    harmless, budget_per_call = _HARMLESS_DUNDERS, _INSPECT_BUDGET
+    dunders, budget_per_call = _make_dunder_reader(), _INSPECT_BUDGET
     heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: only heap types can be made from Python code
-    verdicts = {}  # id(cls) -> (cls, suspicious)
 
-    def suspicious(cls):
+    def suspicious(cls, verdicts):
         cached = verdicts.get(ident(cls))
         if cached is not None and cached[0] is cls:
             return cached[1]
         verdict = False
         for base in attribute(cls, "__mro__"):
-            if ident(base) in known_classes or not (attribute(base, "__flags__") & heap_flag):
+            if not (attribute(base, "__flags__") & heap_flag):
                 continue
-            for name in attribute(base, "__dict__"):
-                if type_of(name) is str and name[:2] == "__" and name[-2:] == "__" and name not in harmless:
-                    verdict = True
-                    break
+            known = known_classes.get(ident(base))
+            if known is not None and known[0] is base:
+                verdict = dunders(base) != known[1]  # patched since the harness started
+            else:
+                verdict = boolean(dunders(base))
             if verdict:
                 break
+        # remembered for this call only: a class harmless now can be patched before the next
         verdicts[ident(cls)] = (cls, verdict)
         return verdict
 
     def inspect(value):
-        stack, budget = [value], budget_per_call
+        stack, budget, verdicts = [value], budget_per_call, {}
         while stack and budget > 0:
             item = stack.pop()
             budget -= 1
             cls = type_of(item)
             if cls in plain:
                 continue
-            if suspicious(cls) or suspicious(type_of(cls)):
+            if suspicious(cls, verdicts) or suspicious(type_of(cls), verdicts):
                 raise type_error(
-                    "workbench harness: the program returned an instance of a class it defined that "
-                    "redefines comparison or conversion; such values are not accepted"
+                    "workbench harness: the program returned an instance of a class whose comparison "
+                    "or conversion it redefined; such values are not accepted"
                 )
             if cls in sequences:
                 stack.extend(item)
@@ -372,10 +431,15 @@ def main():
     # execution.py, evalplus and bigcode-evaluation-harness, whose exec() globals have no __main__ either
     namespace = {"__name__": "program", "__builtins__": builtins, "__file__": "program.py"}
     checks_returned = False
-    status = exit_error
+    status, error = exit_error, None
     try:
         exec(program_code, namespace)
-        test_namespace = dict(namespace)
+        # the tests see the program's names, but never its versions of builtins: a top-level
+        # `abs = lambda x: 0` would answer the tests' own `abs(...)` before the builtins do
+        test_namespace = {
+            name: value for name, value in namespace.items()
+            if type(name) is not str or name[:2] == "__" or name not in clean_builtins
+        }
         test_namespace["__builtins__"] = dict(clean_builtins)
         if entry_point and callable(namespace.get(entry_point)):
             # tests that look the function up themselves (MultiPL-E's test_check) get the guard too
@@ -387,19 +451,27 @@ def main():
                 raise NameError(f"the program does not define {entry_point!r}")
             check(guard(namespace[entry_point]))
         checks_returned = True
-    except assertion_error as error:
-        status = exit_failed
-        _say(_exception_text(error))
+    except assertion_error as caught:
+        status, error = exit_failed, caught
     except system_exit:
-        _say("harness: the program called exit() before the checks completed\n")
-    except base_exception as error:
-        _say(_exception_text(error))
+        error = "harness: the program called exit() before the checks completed\n"
+    except base_exception as caught:
+        error = caught
+    try:
+        # the outcome is in this frame's locals now, out of the candidate's reach: frames may
+        # be read again (formatting a traceback reads them)
+        audit("workbench.verdict")
+    except base_exception as caught:
+        _say(_exception_text(caught))
+        exit_now(exit_error)
+    if error is not None:
+        _say(error if type(error) is str else _exception_text(error))
     if not checks_returned:
         exit_now(status)
     try:
         audit("workbench.pass")
-    except base_exception as error:
-        _say(_exception_text(error))
+    except base_exception as caught:
+        _say(_exception_text(caught))
         exit_now(exit_error)
     _say("")
     exit_now(0)
