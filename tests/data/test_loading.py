@@ -207,6 +207,27 @@ def test_folder_of_data_files_uses_file_names_as_splits(tmp_path):
     assert {k: len(v) for k, v in loaded.splits.items()} == {"train": 2, "test": 1}
 
 
+def test_a_dataset_snapshot_with_a_readme_is_read_as_data(tmp_path):
+    # probe 27: a Hugging Face snapshot (data/*.parquet beside README.md) was taken for a source folder
+    import datasets
+
+    (tmp_path / "data").mkdir()
+    datasets.Dataset.from_list([{"id": "a", "content": "x = 1"}]).to_parquet(tmp_path / "data" / "train-00000-of-00001.parquet")
+    datasets.Dataset.from_list([{"id": "b", "content": "y = 2"}]).to_parquet(tmp_path / "data" / "test-00000-of-00001.parquet")
+    (tmp_path / "README.md").write_text("---\nlicense: mit\n---\n# card\n")
+    loaded = load_records(str(tmp_path))
+    assert sorted(loaded.splits) == ["test", "train"] and loaded.splits["train"]["id"] == ["a"]
+    assert [(s.path, s.reason) for s in loaded.skipped] == [("README.md", "not a data file (the folder is read as a dataset)")]
+
+
+def test_data_files_beside_source_files_are_refused(tmp_path):
+    # probe 27: one stray .py made the folder a source folder, and its 60 data rows were dropped
+    (tmp_path / "train.jsonl").write_text(json.dumps({"id": "a", "content": "x = 1"}) + "\n")
+    (tmp_path / "extra.py").write_text("x = 1\n")
+    with pytest.raises(DataError, match=r"holds both data files \(train.jsonl\) and source files \(extra.py\)"):
+        load_records(str(tmp_path))
+
+
 def test_hub_id_fails_fast_when_offline():
     start = time.monotonic()
     with pytest.raises(HubUnreachableError, match="local file"):

@@ -81,6 +81,16 @@ def test_a_split_column_not_used_as_splits_gets_a_note(small_corpus, tmp_path):
     assert used.exit_code == 0 and "note:" not in used.stderr
 
 
+def test_lsh_settings_that_miss_pairs_at_t0_get_a_note(small_corpus, tmp_path):
+    # probe 27: --t0 0.5 with the bands tuned for 0.6 missed 45% of the pairs at t0, said only in the table
+    loose = invoke(str(small_corpus), "--split-column", "split", "--t0", "0.5", "--t1", "0.4", "--json")
+    assert loose.exit_code == 0, loose.output
+    said = " ".join(loose.stderr.split())
+    assert "miss a pair at the set-Jaccard threshold --t0 0.5 with probability 0.45" in said
+    tuned = invoke(str(small_corpus), "--split-column", "split", "--t0", "0.5", "--t1", "0.4", "--lsh-threshold", "0.3", "--json")
+    assert tuned.exit_code == 0 and "miss a pair" not in tuned.stderr
+
+
 def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_corpus, tmp_path):
     # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
     # names --engine spark for a scheme only Spark reads (instead of "no such file")

@@ -140,6 +140,7 @@ def test_lsh_parameters_favour_recall_at_the_set_threshold():
     [
         {"set_threshold": 0.0}, {"multiset_threshold": 1.5}, {"min_tokens": 0}, {"num_perm": 1},
         {"lsh_weights": (0.5, 0.6)}, {"lsh_bands": 20, "lsh_rows": 8}, {"lsh_bands": 20}, {"keep": "last"}, {"cross_set": "both"},
+        {"keep": "train-first", "cross_set": "remove-train"},  # probe 27: cross_set silently won
     ],
 )
 def test_bad_parameters_fail_before_any_work(kwargs):

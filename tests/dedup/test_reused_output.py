@@ -37,6 +37,55 @@ def test_a_reused_folder_loses_the_earlier_splits(tmp_path, caplog):
     assert (report.join.joined, report.join.unjoined) == (12, 0)
 
 
+def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path):
+    # probe 27: the Spark engine writes <split>/part-* folders, which a local rerun left beside the new
+    # <split>.jsonl (read twice afterwards). The folders are laid out as Spark writes them (no Spark here).
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    out = tmp_path / "out"
+    run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
+    spark_split = out / "train"
+    spark_split.mkdir()
+    for name in ("part-00000-1f.c000.json", "_SUCCESS", ".part-00000-1f.c000.json.crc"):
+        (spark_split / name).write_text("{}\n")
+    (out / "mine").mkdir()
+    (out / "mine" / "notes.txt").write_text("kept")
+    run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
+    assert not spark_split.exists() and (out / "train.jsonl").is_file()
+    assert (out / "mine" / "notes.txt").read_text() == "kept"
+
+
+def test_bad_output_paths_and_file_ids_fail_clearly_before_writing(tmp_path):
+    import pytest
+
+    from workbench.errors import DataError
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    with pytest.raises(DataError, match="cannot be created"):  # a file on the way: once a traceback after the search
+        run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "data.jsonl" / "out")
+    for ids, message in ((["a", "a/b"], "cannot both be files"), (["ok", "../../escape.py"], "does not name a file inside")):
+        rows = tmp_path / "ids.jsonl"
+        rows.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=k)}) + "\n" for k, i in enumerate(ids)))
+        out = tmp_path / f"out_{len(message)}"
+        with pytest.raises(DataError, match=message):
+            run_dedup(str(rows), DedupConfig(min_tokens=1, output_format="files"), output_dir=out)
+        assert not (out / "files").exists() or not any((out / "files").rglob("*"))
+    assert not (tmp_path.parent / "escape.py").exists()
+
+
+def test_a_code_column_with_a_number_in_one_row_is_refused(tmp_path):
+    # probe 27: datasets then reads the column as JSON texts; each file was one token and nothing was analysed
+    import pytest
+
+    from workbench.errors import DataError
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "a", "content": _CODE.format(k=1)}) + "\n" + json.dumps({"id": "x", "content": 123}) + "\n")
+    with pytest.raises(DataError, match=r"--code-column 'content' holds Json.*row 2 of split 'train': '123' \(int\)"):
+        run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "out")
+
+
 def test_a_folder_without_a_dedup_report_keeps_its_files(tmp_path):
     out = tmp_path / "out"
     (out / "files").mkdir(parents=True)

@@ -226,7 +226,18 @@ def test_without_pyspark_the_error_names_the_extra(monkeypatch, tmp_path):
 
 def test_without_java_the_error_names_the_package(monkeypatch, tmp_path):
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
-    with pytest.raises(SparkUnavailableError, match="openjdk-17-jre-headless"):
+    with pytest.raises(SparkUnavailableError, match="openjdk-17-jre-headless") as raised:
+        check_spark("local[2]")
+    assert f"JAVA_HOME={tmp_path} has no executable bin/java" in str(raised.value)  # probe 27: "no JAVA_HOME" was said
+
+
+def test_a_java_that_says_no_version_is_refused(monkeypatch, tmp_path):
+    # probe 27: a java linked to /bin/false passed the check, and Spark then failed with JAVA_GATEWAY_EXITED
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.symlink_to("/bin/false")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(SparkUnavailableError, match="did not say a version"):
         check_spark("local[2]")
 
 

@@ -183,6 +183,19 @@ def test_a_uri_output_gets_the_small_files_through_hadoops_file_system(spark, co
 # ---------------------------------------------------------------- errors
 
 
+def test_null_fields_are_kept_in_the_json_lines_spark_writes(spark, tmp_path):
+    # probe 27: Spark's JSON writer dropped null fields ({"stars": 0, "license": null} -> {"stars": 0})
+    code = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
+    rows = [{"id": f"r{k}", "content": code.format(k=k), "license": None if k % 2 else "mit", "stars": 0} for k in range(4)]
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out"
+    run_dedup(source.as_uri(), DedupConfig(min_tokens=1, engine="spark", output_format="jsonl"), output_dir=out)
+    written = [json.loads(line) for file in sorted((out / "train").glob("part-*.json")) for line in file.read_text().splitlines()]
+    assert sorted(written, key=lambda row: row["id"]) == rows
+
+
 def test_a_missing_path_is_named(spark, tmp_path):
     missing = (tmp_path / "nowhere").as_uri()
     with pytest.raises(DataError, match=f"{missing}: no such file or folder"):

@@ -560,7 +560,20 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     if not files:
         raise DataError(f"{path}: the folder has no files")
     data_files = [p for p in files if _builder_for(p) is not None]
-    if data_files and len(data_files) == len(files):
+    others = [p for p in files if _builder_for(p) is None]
+    if data_files and others and not extensions:
+        # a dataset snapshot carries a README.md (or a LICENSE) beside its data files: those are
+        # read as data; source files among data files leave it open which the user means
+        from workbench.languages.registry import language_for_path
+
+        sources = [p for p in others if language_for_path(p.relative_to(path).as_posix(), prefer=language) is not None]
+        if sources:
+            raise DataError(
+                f"{path}: the folder holds both data files ({_some(data_files, path)}) and source files "
+                f"({_some(sources, path)}), so it is neither a dataset nor a source folder: pass the data files "
+                f"(a file, or a folder of them) or a folder of source files alone"
+            )
+    if data_files and (not others or not extensions):
         for file in data_files:
             if _builder_for(file) in TEXT_BUILDERS:
                 require_utf8(file)
@@ -570,10 +583,18 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
                             "takes the path as a pattern); rename the folder or pass each file")
         splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}",
                         files=data_files)
-        return LoadedDataset(str(path), splits)
+        skipped = [SkippedFile(p.relative_to(path).as_posix(), "not a data file (the folder is read as a dataset)")
+                   for p in others]
+        return LoadedDataset(str(path), splits, skipped=skipped + links)
     loaded = _load_source_folder(path, files, extensions, language)
     loaded.skipped[:0] = links
     return loaded
+
+
+def _some(files: list[Path], root: Path, shown: int = 3) -> str:
+    """``"a.jsonl, b.jsonl and 4 more"``: a few of ``files``, relative to ``root``."""
+    names = ", ".join(p.relative_to(root).as_posix() for p in files[:shown])
+    return names + (f" and {len(files) - shown} more" if len(files) > shown else "")
 
 
 def _is_hidden(relative: Path) -> bool:

@@ -171,6 +171,10 @@ class DedupConfig(JobConfig):
             if not equals or not key.strip():
                 raise DedupConfigError(
                     f"{{spark_conf}} takes KEY=VALUE (e.g. spark.executor.memory=8g), not {setting!r}", "spark_conf")
+        if self.keep == "train-first" and self.cross_set == "remove-train":
+            # the cross-set policy decides train/test clusters: train-first would be overruled there, silently
+            raise DedupConfigError("{keep} train-first keeps a train file of each cluster, but {cross_set} remove-train "
+                                   "keeps a test file of each train/test cluster: choose one", "keep", "cross_set")
         if (self.lsh_bands is None) != (self.lsh_rows is None):
             raise DedupConfigError("give both {lsh_bands} and {lsh_rows}, or neither", "lsh_bands", "lsh_rows")
         if self.lsh_bands is not None and self.lsh_bands * self.lsh_rows > self.num_perm:

@@ -104,6 +104,10 @@ def run_dedup(
             raise DataError(f"{out}: the output path exists and is not a folder")
         if isinstance(source, (str, os.PathLike)) and not is_spark_uri(source):
             _refuse_output_over_input(Path(source), out)
+        try:  # now, not after the search: a path under a file, or one not writable
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
@@ -143,12 +147,31 @@ def run_dedup(
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
                                         on_progress=advance)
-        notes = [note] if (note := _split_column_note(loaded, config)) else []
+        notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
 
 
 #: columns that usually hold a row's split, named in a note when the data was read as one split
 SPLIT_LIKE_COLUMNS = ("split", "set", "partition", "fold")
+
+
+#: a miss probability at t0 above this is said on stderr (the defaults: 4.9e-05)
+LSH_MISS_NOTE_ABOVE = 0.01
+
+
+def _lsh_recall_note(report: dict, config: DedupConfig) -> str | None:
+    """A note when the LSH bands/rows would miss a pair right at ``--t0`` more often than
+    :data:`LSH_MISS_NOTE_ABOVE`: each missed pair is a duplicate never verified (e.g. ``--t0 0.5``
+    with the bands tuned for the default 0.6 misses 45% of such pairs). The probability is
+    ``(1 - t0**r)**b`` (Mining of Massive Datasets, Sec. 3.4.2)."""
+    lsh = report.get("lsh") or {}
+    miss = lsh.get("miss_probability_at_set_threshold")
+    if miss is None or miss <= LSH_MISS_NOTE_ABOVE:
+        return None
+    return (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, tuned for Jaccard {lsh['tuned_for_threshold']}) miss a "
+            f"pair at the set-Jaccard threshold --t0 {config.set_threshold} with probability {miss:.2f}: such duplicates "
+            f"are never verified. Tune the LSH below --t0 (--lsh-threshold, e.g. {max(0.05, config.set_threshold - 0.2):.2f}) "
+            f"or use more bands (--lsh-bands/--lsh-rows)")
 
 
 def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
@@ -222,7 +245,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                                                       on_progress=advance))
         finally:
             read.release()
-        return DedupRun(LoadedDataset(source, {}), result, report, written)
+        notes = [note] if (note := _lsh_recall_note(report, config)) else []
+        return DedupRun(LoadedDataset(source, {}), result, report, written, notes)
 
 
 def _refuse_output_over_input(source: Path, out: Path) -> None:

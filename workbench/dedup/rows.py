@@ -133,7 +133,9 @@ def collect_rows(
         MissingColumnError: a named column does not exist (the message lists the columns).
         LanguageNotFoundError: ``language`` has no plugin and some row takes it (not checked when
             every row names its language, as a folder's files do).
-        DataError: the ids are not unique (the message shows some duplicated ids).
+        DataError: the ids are not unique (the message shows some duplicated ids), or a code
+            column does not hold text (a number or list in one JSON row makes ``datasets`` read the
+            whole column as JSON texts, which would each tokenize as one string literal).
     """
     code_columns = [code_column] if isinstance(code_column, str) else list(code_column)
     if not code_columns:
@@ -144,6 +146,9 @@ def collect_rows(
     required = column_options(code_columns, id_columns, code_option, id_option)
     required["--group-column"] = group_column
     loaded.require_columns(required)
+    for split, dataset in loaded.splits.items():
+        for column in code_columns:
+            _require_code_text(dataset, column, split, code_option)
     ids: list = []
     splits: list[str] = []
     codes: list = []
@@ -180,6 +185,31 @@ def collect_rows(
         get_language(language)  # fail before any work if the default language is unknown or clashes
     _check_unique(ids, ",".join(id_columns) or None)
     return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges, tuple(id_columns))
+
+
+#: Arrow types a code column may have: text, bytes (decoded per file, or listed as unreadable), all null
+_CODE_DTYPES = frozenset({"string", "large_string", "binary", "large_binary", "null"})
+
+
+def _require_code_text(dataset, column: str, split: str, option: str) -> None:
+    """Raise :class:`DataError` unless ``column`` of ``dataset`` holds text (or bytes, or nulls)."""
+    import datasets
+
+    feature = dataset.features[column]
+    if isinstance(feature, datasets.Value) and feature.dtype in _CODE_DTYPES:
+        return
+    example = ""
+    try:
+        for number, value in enumerate(dataset[column], start=1):
+            if value is not None and not isinstance(value, (str, bytes)):
+                example = f"; e.g. row {number} of split {split!r}: {str(value)[:60]!r} ({type(value).__name__})"
+                break
+    except Exception:  # the message does without an example
+        pass
+    raise DataError(
+        f"{option} {column!r} holds {feature}, not text{example}: each row's code must be a string (a number, list "
+        f"or object in some row makes the whole column non-text); fix those rows or name the column that holds the code"
+    )
 
 
 def _join_cells(cells: tuple) -> object:

@@ -140,12 +140,21 @@ def check_spark(master: str) -> None:
         ) from None
     java = java_executable()
     if java is None:
+        home = os.environ.get("JAVA_HOME")
+        where = (f"JAVA_HOME={home} has no executable bin/java (pyspark starts that one, whatever is on PATH)"
+                 if home else "no JAVA_HOME, no java on PATH")
         raise SparkUnavailableError(
-            f"--engine spark needs a Java {JAVA_MAJOR}+ runtime and none was found (no JAVA_HOME, no java on PATH): "
+            f"--engine spark needs a Java {JAVA_MAJOR}+ runtime and none was found ({where}): "
             f"install one ({JAVA_INSTALL}) or set JAVA_HOME to one"
         )
     major = java_major_version(java)
-    if major is not None and major < JAVA_MAJOR:
+    if major is None:
+        # pyspark would fail later with JAVA_GATEWAY_EXITED and no word of why
+        raise SparkUnavailableError(
+            f"--engine spark needs a Java {JAVA_MAJOR}+ runtime, but `{java} -version` did not say a version: "
+            f"is it a Java? Install one ({JAVA_INSTALL}) or point JAVA_HOME at one"
+        )
+    if major < JAVA_MAJOR:
         raise SparkUnavailableError(
             f"--engine spark needs Java {JAVA_MAJOR}+ but {java} is Java {major}: install a newer one "
             f"({JAVA_INSTALL}) and point JAVA_HOME at it"

@@ -61,7 +61,8 @@ def write_spark_splits(spark: Any, source: SparkSource, result: DedupResult, out
     for split in result.rows.split_ranges:
         folder = f"{base}/{split.replace('/', '_')}"
         rows = kept.where(F.col(SPLIT) == split).sortWithinPartitions(INDEX).select(*columns)
-        writer = rows.write.mode("overwrite")
+        # Spark's JSON writer drops null fields by default; the local engine (and the input) keep them
+        writer = rows.write.mode("overwrite").option("ignoreNullFields", "false")
         _run(f"write split {split}", lambda: getattr(writer, SPARK_OUTPUT_FORMATS[output_format])(folder))
         written[f"split:{split}"] = folder
         if on_progress:

@@ -197,8 +197,11 @@ def _remove_previous_splits(out: Path, source: object) -> None:
     if not isinstance(previous, dict) or not isinstance(previous.get("splits"), dict) or "parameters" not in previous:
         return
     names = [f"{split.replace('/', '_')}.{form}" for split in previous["splits"] for form in ("jsonl", "parquet")]
+    # the Spark engine writes each split as a folder of part files (spark_writing.write_spark_splits)
+    spark_folders = [name for name in (split.replace("/", "_") for split in previous["splits"])
+                     if _is_spark_output_folder(out / name)]
     removed = []
-    for name in [*names, "files", "dataset"]:
+    for name in [*names, *spark_folders, "files", "dataset"]:
         path = out / name
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -214,6 +217,15 @@ def _remove_previous_splits(out: Path, source: object) -> None:
         f"; its deduplicated splits removed: {', '.join(removed)}" if removed else "")
 
 
+def _is_spark_output_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder Spark wrote: only ``part-*`` files and Spark's markers
+    (``_SUCCESS``, ``.crc`` checksums); any other file means someone else's folder."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    names = [child.name for child in path.iterdir()]
+    return bool(names) and all(name.startswith(("part-", "_", ".part-", "._")) for name in names)
+
+
 def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress,
                  source_root: Path | None = None) -> None:
     """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths).
@@ -225,13 +237,12 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     from workbench.dedup.tokens import decode_code
 
     base = root.resolve()
+    _check_file_ids([str(result.rows.ids[i]) for i in range(len(result.rows.ids)) if i not in result.removed], base)
     for split, (start, stop) in result.rows.split_ranges.items():
         for index in range(start, stop):
             if index in result.removed:
                 continue
             target = (root / str(result.rows.ids[index])).resolve()
-            if base not in target.parents:
-                raise DataError(f"id {result.rows.ids[index]!r} is not a relative path; use --output-format jsonl")
             target.parent.mkdir(parents=True, exist_ok=True)
             original = source_root / str(result.rows.ids[index]) if source_root is not None else None
             if original is not None and original.is_file():
@@ -245,6 +256,30 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
         if on_progress:
             on_progress(1)
     written["files"] = str(root)
+
+
+def _check_file_ids(ids: list[str], base: Path) -> None:
+    """Refuse, before any file is written, kept ids that cannot each be a file under ``base``:
+    one that leads outside it (``../x.py``, ``/etc/x``) or one that is the folder of another
+    (``a`` and ``a/b``).
+
+    Raises:
+        DataError: naming the first such id and the way out (``--output-format jsonl``).
+    """
+    targets: set[Path] = set()
+    for id_ in ids:
+        target = (base / id_).resolve()
+        if base not in target.parents:
+            raise DataError(f"id {id_!r} does not name a file inside the output's files/ folder (it leads to {target}); "
+                            f"--output-format files writes each kept row to files/<id>: use --output-format jsonl")
+        targets.add(target)
+    for target in targets:
+        for parent in target.parents:
+            if parent == base:
+                break
+            if parent in targets:
+                raise DataError(f"ids {parent.relative_to(base).as_posix()!r} and {target.relative_to(base).as_posix()!r} "
+                                f"cannot both be files (the first would be the second's folder); use --output-format jsonl")
 
 
 @contextmanager
