@@ -58,6 +58,22 @@ def test_the_automatic_choice_leaves_out_bookkeeping_columns(tmp_path):
     assert list(report.metrics) == ["chrf"]
 
 
+def test_a_metric_column_with_some_text_cells_is_named_not_silently_dropped(tmp_path):
+    # probe 27: 7 "error" cells of 48 made the column text, and it vanished from the default metrics
+    rows = [json.loads(line) for line in _wide_table(tmp_path).read_text().splitlines()]
+    for number, row in enumerate(rows):
+        row["judge"] = "error" if number % 7 == 0 else row["chrf"] * 2
+        row["completion"] = f"def f():\n    return {number}\n"  # text that is no metric: not named
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = run_correlate(str(path), CorrelateConfig(resamples=100, length_column="none"))
+    assert list(report.metrics) == ["chrf"]
+    said = [w for w in report.warnings if "not among the metrics chosen automatically" in w]
+    assert len(said) == 1 and said[0].startswith("judge: ") and "7 of its 48 cells are not numbers (e.g. 'error')" in said[0]
+    named = run_correlate(str(path), CorrelateConfig(metric=["judge"], resamples=100, length_column="none"))
+    assert list(named.metrics) == ["judge"] and not any("automatically" in w for w in named.warnings)
+
+
 def test_a_bookkeeping_column_named_with_m_is_correlated(tmp_path):
     path = _wide_table(tmp_path)
     result = runner.invoke(app, ["correlate", str(path), "-m", "chrf", "-m", "generation_truncated", "--resamples", "100",

@@ -198,6 +198,16 @@ def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
     fine = write_jsonl(tmp_path / "fine.jsonl", [{"task_id": "HumanEval/0", "sample_id": 0, "completion": solution}])
     with pytest.raises(DataError, match="--test-column 'test' holds"):
         run_execute(fine, output, ExecutionConfig(problems=str(problems), **FIXED))
+    # probe 27: a NaN was explained as a list ("flatten a list of completions"); a number is named with its row
+    nan = tmp_path / "nan.jsonl"
+    nan.write_text(json.dumps({"task_id": "HumanEval/0", "completion": solution}) + "\n"
+                   + '{"task_id": "HumanEval/0", "completion": NaN}\n')
+    with pytest.raises(DataError, match="a NaN or Infinity"):
+        run_execute(nan, output, ExecutionConfig(**FIXED))
+    five = write_jsonl(tmp_path / "five.jsonl", [{"task_id": "HumanEval/0", "completion": solution},
+                                                 {"task_id": "HumanEval/0", "completion": 5}])
+    with pytest.raises(DataError, match=r"e.g. row 2: '5' \(int\)"):
+        run_execute(five, output, ExecutionConfig(**FIXED))
     assert not output.exists()
 
 

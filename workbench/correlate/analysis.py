@@ -30,7 +30,14 @@ from workbench.correlate.combine import DEFAULT_FOLDS, Combination, CombinationE
 from workbench.correlate.config import CorrelateConfig
 from workbench.correlate.correlation import COEFFICIENTS, PerProblem, per_problem_correlations, pooled_correlations
 from workbench.correlate.fitted import cross_validated_rank_mean
-from workbench.correlate.inputs import CorrelationTable, TableSource, as_dataset, numeric_columns, prepare_table
+from workbench.correlate.inputs import (
+    CorrelationTable,
+    TableSource,
+    as_dataset,
+    mostly_numeric_text_columns,
+    numeric_columns,
+    prepare_table,
+)
 from workbench.correlate.length import AUTO_LENGTH
 from workbench.correlate.results import (
     CombinationSummary,
@@ -142,11 +149,17 @@ def correlate(
         names = (score_name, result_name)
     if sample_column is None and (results is not None or DEFAULT_SAMPLE_COLUMN in score_data.column_names):
         sample_column = DEFAULT_SAMPLE_COLUMN
+    left_out: list[str] = []
     if metrics is None or len(metrics) == 0:
         skip = (label, task_column, sample_column or "", length_column or "")
         metrics = numeric_columns(score_data, exclude=skip)
+        # a metric column with a few text cells is typed as text: say so rather than drop it unseen
+        for name, (texts, present, example) in mostly_numeric_text_columns(score_data, exclude=skip).items():
+            left_out.append(f"{name}: not among the metrics chosen automatically, as {texts} of its {present} cells "
+                            f"are not numbers (e.g. {example!r}); name it with --metric {name} to correlate its numeric rows")
         if not metrics and not combinations:
-            raise DataError(f"{score_name}: no numeric metric columns found; name them with --metric")
+            raise DataError(f"{score_name}: no numeric metric columns found; name them with --metric"
+                            + (f" ({'; '.join(left_out)})" if left_out else ""))
     metrics = list(metrics)
     for combination in combinations:
         if combination.name in score_data.column_names:
@@ -177,9 +190,11 @@ def correlate(
         metric_hints=named_by,
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
-    return correlate_table(
+    report = correlate_table(
         table, settings, source=source, label=label, combinations=combinations, baselines=baselines
     )
+    report.warnings[:0] = left_out
+    return report
 
 
 def run_correlate(

@@ -93,7 +93,7 @@ class Combination:
                 f"give one weight per metric or none ({_SYNTAX})"
             )
         if not all(math.isfinite(w) and w > 0 for w in self.weights):
-            raise CombinationError(f"combination {self.name!r}: weights must be positive numbers, got {list(self.weights)}")
+            raise CombinationError(f"combination {self.name!r}: weights must be positive finite numbers, got {list(self.weights)}")
 
     @property
     def fitted(self) -> bool:

@@ -322,6 +322,31 @@ def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[s
     return out
 
 
+def mostly_numeric_text_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> dict[str, tuple[int, int, Any]]:
+    """Columns that :func:`numeric_columns` leaves out for their type but whose cells are mostly
+    numbers (a JSON Lines metric with a few ``"error"`` cells is read as text): name ->
+    ``(cells that are not numbers, cells with a value, the first such cell)``; for a note, as the
+    automatic metric choice does not take them.
+
+    "Mostly": at least half of the cells with a value parse as finite numbers.
+    """
+    skip = set(exclude) | BOOKKEEPING_COLUMNS
+    found: dict[str, tuple[int, int, Any]] = {}
+    for name, feature in dataset.features.items():
+        dtype = getattr(feature, "dtype", "")
+        if name in skip or dtype.startswith(("int", "uint", "float")) or dtype == "bool":
+            continue
+        if not isinstance(feature, datasets.Value) and type(feature).__name__ != "Json":
+            continue  # lists and structs are no metric
+        _, status = parse_numbers(dataset, name)
+        present = int(np.count_nonzero(status != _MISSING))
+        numbers = int(np.count_nonzero(status == _OK))
+        if present and numbers < present and numbers * 2 >= present:
+            first = next(i for i, code in enumerate(status) if code not in (_OK, _MISSING))
+            found[name] = (present - numbers, present, _python_values(dataset, name)[first])
+    return found
+
+
 def _require_metrics(scores: datasets.Dataset, metrics: Sequence[str], hints: Mapping[str, str], where: str) -> None:
     """Raise :class:`MissingColumnError` for the first metric that is not a column of ``scores``."""
     for metric in metrics:

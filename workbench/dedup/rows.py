@@ -206,6 +206,9 @@ def _require_code_text(dataset, column: str, split: str, option: str) -> None:
                 break
     except Exception:  # the message does without an example
         pass
+    if not example and type(feature).__name__ == "Json":
+        # datasets reads a bare NaN / Infinity as null but types the column as JSON
+        example = "; every cell reads as text or null, so a NaN or Infinity (not JSON text) is the likely cause"
     raise DataError(
         f"{option} {column!r} holds {feature}, not text{example}: each row's code must be a string (a number, list "
         f"or object in some row makes the whole column non-text); fix those rows or name the column that holds the code"
