@@ -91,6 +91,20 @@ def test_lsh_settings_that_miss_pairs_at_t0_get_a_note(small_corpus, tmp_path):
     assert tuned.exit_code == 0 and "miss a pair" not in tuned.stderr
 
 
+def test_a_language_option_that_selects_nothing_gets_a_note(tmp_path):
+    # probe 27: --language java on a folder of Python and C++ files was silently ignored
+    folder = tmp_path / "src" / "train"
+    folder.mkdir(parents=True)
+    (folder / "a.py").write_text("def total(values):\n    return sum(v * 2 for v in values)\n")
+    (folder / "b.cpp").write_text("int total(int a, int b) { return a * 2 + b * 2; }\n")
+    result = invoke(str(tmp_path / "src"), "--language", "java", "--min-tokens", "1", "--json")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "--language java is the language of rows that do not name one" in said and "--language selects nothing" in said
+    plain = invoke(str(tmp_path / "src"), "--min-tokens", "1", "--json")
+    assert plain.exit_code == 0 and "--language" not in plain.stderr
+
+
 def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_corpus, tmp_path):
     # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
     # names --engine spark for a scheme only Spark reads (instead of "no such file")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,12 +148,29 @@ def run_dedup(
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
                                         on_progress=advance)
-        notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config)) if note]
+        notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
+                                   _language_note(rows, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
 
 
 #: columns that usually hold a row's split, named in a note when the data was read as one split
 SPLIT_LIKE_COLUMNS = ("split", "set", "partition", "fold")
+
+
+def _language_note(rows: DedupRows, config: DedupConfig) -> str | None:
+    """A note when ``--language`` was set but rows carry languages of their own (a source folder's
+    files take theirs from the extension), so the option did not select or restrict anything."""
+    default = DedupConfig.options()["language"].default
+    if config.language == default:
+        return None
+    counts = Counter(rows.languages)
+    others = {name: n for name, n in counts.items() if name != config.language}
+    if not others:
+        return None
+    shown = ", ".join(f"{name} {n}" for name, n in counts.most_common())
+    return (f"--language {config.language} is the language of rows that do not name one; these rows name their own "
+            f"({shown}; a source folder's files take theirs from the extension), and each was tokenized in its own "
+            f"language: --language selects nothing")
 
 
 #: a miss probability at t0 above this is said on stderr (the defaults: 4.9e-05)
