@@ -217,36 +217,36 @@ _HARMLESS_DUNDERS = frozenset({
 _INSPECT_BUDGET = 200_000
 
 
-def _make_dunder_reader():
-    """Return ``dunders(cls)``: the sorted ``(name, id(value))`` pairs of the dunders in
-    ``cls.__dict__`` that could change how its instances compare or convert (all but
-    ``_HARMLESS_DUNDERS``). A new function per caller, made from names bound now: a
+def _make_dunder_check():
+    """Return ``dunders_since(cls, before)``: whether ``cls.__dict__`` has a dunder that could
+    change how its instances compare or convert (any but ``_HARMLESS_DUNDERS``) and that is not,
+    by identity, the value in ``before`` (a copy of ``cls.__dict__`` taken earlier; ``{}`` for a
+    class that did not exist then). A new function per caller, made from names bound now: a
     module-level one could be patched (``__code__``) by the candidate."""
-    attribute, type_of, ident, text, harmless = type.__getattribute__, type, id, str, _HARMLESS_DUNDERS
+    attribute, type_of, text, harmless, missing = type.__getattribute__, type, str, _HARMLESS_DUNDERS, object()
 
-    def dunders(cls):
-        pairs = []
+    def dunders_since(cls, before):
         for name, value in attribute(cls, "__dict__").items():
-            if type_of(name) is text and name[:2] == "__" and name[-2:] == "__" and name not in harmless:
-                pairs.append((name, ident(value)))
-        pairs.sort()
-        return pairs
+            if (type_of(name) is text and name[:2] == "__" and name[-2:] == "__" and name not in harmless
+                    and before.get(name, missing) is not value):
+                return True
+        return False
 
-    return dunders
+    return dunders_since
 
 
 def _existing_classes():
-    """Return id -> (class, dunders) for every class that exists now (``__subclasses__``
-    from ``object``). ``dunders`` (see :func:`_make_dunder_reader`) is recorded for classes
-    made in Python code (heap types), whose dunders can be reassigned later; ``None`` for C
-    types, whose cannot."""
-    found, stack, dunders = {}, [object], _make_dunder_reader()
+    """Return id -> (class, a copy of its ``__dict__``) for every class that exists now
+    (``__subclasses__`` from ``object``): the copy for classes made in Python code (heap types),
+    whose dunders can be reassigned later, ``None`` for C types, whose cannot. (The copy is a C
+    call; sorting the dunders of each class instead cost about 1 ms per sample.)"""
+    found, stack, attribute = {}, [object], type.__getattribute__
     heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE
     while stack:
         cls = stack.pop()
         if id(cls) in found:
             continue
-        found[id(cls)] = (cls, dunders(cls) if type.__getattribute__(cls, "__flags__") & heap_flag else None)
+        found[id(cls)] = (cls, dict(attribute(cls, "__dict__")) if attribute(cls, "__flags__") & heap_flag else None)
         try:
             stack.extend(type.__subclasses__(cls))
         except TypeError:
@@ -271,12 +271,12 @@ def _make_return_guard(known_classes):
     here, are out of reach while the tests run: ``_FRAME_EVENTS``), and classes are compared
     by identity, never through ``__hash__``/``__eq__`` that a metaclass could redefine.
     """
-    type_of, ident, type_error, boolean = type, id, TypeError, bool
+    type_of, ident, type_error, none = type, id, TypeError, {}
     attribute = type.__getattribute__
     plain = (int, float, str, bool, type(None), bytes, complex)
     sequences = (list, tuple, set, frozenset)
     dict_type = dict
-    dunders, budget_per_call = _make_dunder_reader(), _INSPECT_BUDGET
+    dunders_since, budget_per_call = _make_dunder_check(), _INSPECT_BUDGET
     heap_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: only heap types can be made from Python code
 
     def suspicious(cls, verdicts):
@@ -288,10 +288,8 @@ def _make_return_guard(known_classes):
             if not (attribute(base, "__flags__") & heap_flag):
                 continue
             known = known_classes.get(ident(base))
-            if known is not None and known[0] is base:
-                verdict = dunders(base) != known[1]  # patched since the harness started
-            else:
-                verdict = boolean(dunders(base))
+            # a class that existed: patched since the harness started? A new one: any such dunder?
+            verdict = dunders_since(base, known[1] if known is not None and known[0] is base else none)
             if verdict:
                 break
         # remembered for this call only: a class harmless now can be patched before the next
