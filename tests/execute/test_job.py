@@ -181,6 +181,20 @@ def test_bad_input_fails_before_running(tmp_path):
     assert not output.exists()
 
 
+@pytest.mark.parametrize("python, message", [
+    ("/nonexistent/python3", "needs /nonexistent/python3 \\(not found\\)"),   # was "needs /nonexistent on PATH"
+    ("/bin/false", "exited with status 1 and printed nothing on stderr"),     # was an empty reason
+    ("/bin/true", "does not behave like a Python interpreter"),              # was a raw JSON parse error
+])
+def test_a_python_that_is_not_one_is_named_before_running(tmp_path, python, message):
+    from workbench.errors import WorkbenchError
+
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(1))
+    with pytest.raises(WorkbenchError, match=message):
+        run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(python=python, **FIXED))
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
     """A list of completions per row was turned into its repr (``"['    return ...']"``), which
     is valid Python, so every sample was recorded as ``failed`` without its code ever running."""

@@ -365,7 +365,8 @@ def _runner(config: ExecutionConfig) -> TestRunner:
         runner = PythonTestRunner(config.python)
     missing = runner.missing_toolchain()
     if missing:
-        raise WorkbenchError(f"the {plugin.name} runner needs {', '.join(missing)} on PATH")
+        where = ", ".join(f"{tool} (not found)" if "/" in tool else f"{tool} on PATH" for tool in missing)
+        raise WorkbenchError(f"the {plugin.name} runner needs {where}")
     return runner
 
 

@@ -48,8 +48,13 @@ def _interpreter_facts(interpreter: str) -> dict:
     except (OSError, subprocess.SubprocessError) as error:
         raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {error}") from error
     if done.returncode != 0:
-        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {done.stderr.strip()[-300:]}")
-    return json.loads(done.stdout)
+        said = done.stderr.strip()[-300:] or f"it exited with status {done.returncode} and printed nothing on stderr"
+        raise RuntimeError(f"cannot run the Python interpreter {interpreter!r}: {said}")
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        raise RuntimeError(f"{interpreter!r} does not behave like a Python interpreter: `{interpreter} -I -c ...` printed "
+                           f"{done.stdout.strip()[:80]!r} where a JSON line was expected") from None
 
 
 def interpreter_paths(interpreter: str) -> tuple[str, ...]:
