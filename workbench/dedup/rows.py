@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from workbench.data.loading import LoadedDataset
+from workbench.data.loading import LoadedDataset, first_non_text_cell
 from workbench.errors import DataError
 from workbench.languages.registry import get_language
 
@@ -198,17 +198,7 @@ def _require_code_text(dataset, column: str, split: str, option: str) -> None:
     feature = dataset.features[column]
     if isinstance(feature, datasets.Value) and feature.dtype in _CODE_DTYPES:
         return
-    example = ""
-    try:
-        for number, value in enumerate(dataset[column], start=1):
-            if value is not None and not isinstance(value, (str, bytes)):
-                example = f"; e.g. row {number} of split {split!r}: {str(value)[:60]!r} ({type(value).__name__})"
-                break
-    except Exception:  # the message does without an example
-        pass
-    if not example and type(feature).__name__ == "Json":
-        # datasets reads a bare NaN / Infinity as null but types the column as JSON
-        example = "; every cell reads as text or null, so a NaN or Infinity (not JSON text) is the likely cause"
+    example = first_non_text_cell(dataset, column, f" of split {split!r}")
     raise DataError(
         f"{option} {column!r} holds {feature}, not text{example}: each row's code must be a string (a number, list "
         f"or object in some row makes the whole column non-text); fix those rows or name the column that holds the code"

@@ -206,17 +206,9 @@ def _require_text(dataset, columns: dict[str, str | None], where: str) -> None:
             continue
         feature = dataset.features[column]
         if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
-            example = ""
-            try:  # the first cell that is not text says what is wrong (a NaN, a number, a list)
-                for number, value in enumerate(dataset[column], start=1):
-                    if value is not None and not isinstance(value, str):
-                        example = f"; e.g. row {number}: {str(value)[:60]!r} ({type(value).__name__})"
-                        break
-            except Exception:  # the message does without an example
-                pass
-            if not example and type(feature).__name__ == "Json":
-                # datasets reads a bare NaN / Infinity as null but types the column as JSON
-                example = "; every cell reads as text or null, so a NaN or Infinity (not JSON text) is the likely cause"
+            from workbench.data.loading import first_non_text_cell
+
+            example = first_non_text_cell(dataset, column)  # a NaN, a number, a list: what is wrong
             raise DataError(
                 f"{option} {column!r} holds {feature}, not text (in {where}){example}; one row per sample with its "
                 f"code as a string is expected (a null for a missing one; flatten a list of completions per task first)"
