@@ -580,8 +580,9 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
              for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
         raise DataError(f"{path}: the folder has no files")
-    data_files = [p for p in files if _builder_for(p) is not None]
-    others = [p for p in files if _builder_for(p) is None]
+    builders = {p: _builder_for(p) for p in files}
+    data_files = [p for p in files if builders[p] is not None]
+    others = [p for p in files if builders[p] is None]
     if data_files and others and not extensions:
         # a dataset snapshot carries a README.md (or a LICENSE) beside its data files: those are
         # read as data; source files among data files leave it open which the user means
@@ -596,7 +597,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
             )
     if data_files and (not others or not extensions):
         for file in data_files:
-            if _builder_for(file) in TEXT_BUILDERS:
+            if builders[file] in TEXT_BUILDERS:
                 require_utf8(file)
         if glob.has_magic(str(path)):
             # datasets finds a folder's files and splits by glob patterns rooted at the folder

@@ -237,12 +237,13 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     from workbench.dedup.tokens import decode_code
 
     base = root.resolve()
-    _check_file_ids([str(result.rows.ids[i]) for i in range(len(result.rows.ids)) if i not in result.removed], base)
+    targets = _file_targets({i: str(result.rows.ids[i]) for i in range(len(result.rows.ids)) if i not in result.removed},
+                            base)
     for split, (start, stop) in result.rows.split_ranges.items():
         for index in range(start, stop):
             if index in result.removed:
                 continue
-            target = (root / str(result.rows.ids[index])).resolve()
+            target = targets[index]
             target.parent.mkdir(parents=True, exist_ok=True)
             original = source_root / str(result.rows.ids[index]) if source_root is not None else None
             if original is not None and original.is_file():
@@ -258,21 +259,22 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     written["files"] = str(root)
 
 
-def _check_file_ids(ids: list[str], base: Path) -> None:
-    """Refuse, before any file is written, kept ids that cannot each be a file under ``base``:
-    one that leads outside it (``../x.py``, ``/etc/x``) or one that is the folder of another
-    (``a`` and ``a/b``).
+def _file_targets(ids: dict[int, str], base: Path) -> dict[int, Path]:
+    """Return row index -> the resolved file each kept id names under ``base``, refusing, before
+    any file is written, ids that cannot each be a file there: one that leads outside it
+    (``../x.py``, ``/etc/x``) or one that is the folder of another (``a`` and ``a/b``).
 
     Raises:
         DataError: naming the first such id and the way out (``--output-format jsonl``).
     """
-    targets: set[Path] = set()
-    for id_ in ids:
+    resolved: dict[int, Path] = {}
+    for index, id_ in ids.items():
         target = (base / id_).resolve()
         if base not in target.parents:
             raise DataError(f"id {id_!r} does not name a file inside the output's files/ folder (it leads to {target}); "
                             f"--output-format files writes each kept row to files/<id>: use --output-format jsonl")
-        targets.add(target)
+        resolved[index] = target
+    targets = set(resolved.values())
     for target in targets:
         for parent in target.parents:
             if parent == base:
@@ -280,6 +282,7 @@ def _check_file_ids(ids: list[str], base: Path) -> None:
             if parent in targets:
                 raise DataError(f"ids {parent.relative_to(base).as_posix()!r} and {target.relative_to(base).as_posix()!r} "
                                 f"cannot both be files (the first would be the second's folder); use --output-format jsonl")
+    return resolved
 
 
 @contextmanager
