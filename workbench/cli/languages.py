@@ -64,8 +64,10 @@ def languages_command(
         _print_problems(problems)
         return
     table = Table(title="Language plugins")
+    # Names are what a user copies (a plugin's distribution, a grammar package): folded onto the next
+    # line on a narrow terminal, never cut to "workbench…".
     for column in ("language", "aliases", "plugin", "grammar", "capabilities", "runner toolchain"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         toolchain = "n/a" if "execute" not in row["capabilities"] else (
             f"[red]missing: {', '.join(row['missing_toolchain'])}[/red]" if row["missing_toolchain"] else "[green]ok[/green]"
