@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ctrl_c import interrupt_after_rows
@@ -36,7 +38,7 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     assert 2 <= len(before) < 10
     # said at once that it waits for the call in flight (each takes 0.5 s, so one almost always is), and
     # run.json does not claim a dead run is still running
-    assert "Interrupted: waiting for the 1 sample(s) in flight to finish their current LLM call" in " ".join(stderr.split())
+    assert "Interrupted: no new LLM call is made; waiting for the 1 sample(s) in flight" in " ".join(stderr.split())
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
     fake_openai.delay_s = 0.0
@@ -45,3 +47,79 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     assert finished.returncode == 0, finished.stderr
     after = _rows(scores)
     assert len(after) == 10 and after[: len(before)] == before
+
+
+def _slice(shared_data: Path, tmp_path: Path, rows: int) -> Path:
+    lines = (shared_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()[:rows]
+    data = tmp_path / "slice.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    return data
+
+
+def _start(command: list[str]) -> subprocess.Popen:
+    # a child inherits an ignored SIGINT from a background shell: restore the default, as a terminal has
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for(condition, timeout_s: float, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert condition() and process.poll() is None, process.communicate()
+
+
+def test_a_second_ctrl_c_abandons_the_calls_in_flight_and_resume_scores_them(tmp_path, shared_data, fake_openai) -> None:
+    """Two slow calls in flight (fake server on 127.0.0.1, 30 s per answer): the first Ctrl-C waits for
+    them, the second ends the wait at once; nothing half-done is recorded, and --resume scores all."""
+    fake_openai.delay_s = 30.0
+    fake_openai.answer = lambda body: "Functional Correctness: 3"
+    data, out = _slice(shared_data, tmp_path, 4), tmp_path / "scored"
+    command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
+               "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "-j", "2",
+               "--cache-dir", str(tmp_path / "cache"), "-o", str(out), "--no-progress"]
+    process = _start(command)
+    _wait_for(lambda: fake_openai.count() >= 2, 120, process)
+    process.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert process.poll() is None  # still waiting for the two calls
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, stderr = process.communicate(timeout=60)
+    said = " ".join(stderr.split())
+    assert process.returncode == 130, stderr
+    assert time.monotonic() - started < 15, "the second Ctrl-C did not end the wait"
+    assert "Interrupted again: abandoning the calls of the 2 sample(s) in flight" in said
+    assert fake_openai.count() == 2  # no request after the first Ctrl-C
+    assert _rows(out / "scores.jsonl") == []  # abandoned samples are not recorded as failures
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+
+    fake_openai.delay_s = 0.0
+    finished = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    rows = _rows(out / "scores.jsonl")
+    assert len(rows) == 4 and {row["status"] for row in rows} == {"ok"}
+
+
+def test_ctrl_c_sends_no_retry_and_leaves_the_failing_sample_for_resume(tmp_path, shared_data, fake_openai) -> None:
+    """A server that answers 500 after 2 s (fake, 127.0.0.1), 5 retries allowed: after Ctrl-C the call in
+    flight ends and no retry is sent; the sample gets no llm_error row, so a plain --resume scores it."""
+    fake_openai.delay_s = 2.0
+    fake_openai.status = 500
+    data, out = _slice(shared_data, tmp_path, 2), tmp_path / "scored"
+    command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
+               "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "-j", "1",
+               "--retries", "5", "--retry-wait", "0.1", "--cache", "off", "-o", str(out), "--no-progress"]
+    process = _start(command)
+    _wait_for(lambda: fake_openai.count() >= 1, 120, process)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert fake_openai.count() == 1, "a retry was sent after Ctrl-C"
+    assert _rows(out / "scores.jsonl") == []
+
+    fake_openai.delay_s, fake_openai.status = 0.0, 200
+    fake_openai.answer = lambda body: "Functional Correctness: 4"
+    finished = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert [row["status"] for row in _rows(out / "scores.jsonl")] == ["ok", "ok"]

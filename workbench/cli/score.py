@@ -33,11 +33,21 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
             # a resumed run starts at the rows already done
             "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
                                                           completed=done),
-            "on_wait": lambda in_flight: err_console.print(
-                f"[yellow]Interrupted:[/yellow] waiting for the {in_flight} sample(s) in flight to finish their "
-                "current LLM call (each at most --timeout seconds per attempt); their rows will be kept.",
-                highlight=False, soft_wrap=True),
+            "on_wait": _say_waiting,
         }
+
+
+def _say_waiting(in_flight: int, abandoning: bool) -> None:
+    """Why an interrupted ``score`` has not exited yet (``on_wait`` of :func:`run_score`)."""
+    if abandoning:
+        err_console.print(f"[yellow]Interrupted again:[/yellow] abandoning the calls of the {in_flight} sample(s) in "
+                          "flight; they are left unscored, and --resume scores them.", highlight=False, soft_wrap=True)
+        return
+    err_console.print(
+        f"[yellow]Interrupted:[/yellow] no new LLM call is made; waiting for the {in_flight} sample(s) in flight "
+        "to finish their current call (at most --timeout seconds). Each answer is cached; a sample that is "
+        "complete is kept, the others are left for --resume. Ctrl-C again abandons the calls in flight.",
+        highlight=False, soft_wrap=True)
 
 
 @app.command("score")

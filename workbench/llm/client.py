@@ -32,7 +32,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
-from workbench.llm.deadline import DeadlineExceeded, call_with_deadline, worst_case_seconds
+from workbench.llm.deadline import CallCancelled, DeadlineExceeded, call_with_deadline, worst_case_seconds
 from workbench.llm.json_answer import NoJsonAnswerError, extract_json, find_json_answer
 from workbench.llm.logprobs import TokenLogprob, parse_token_logprobs, response_token_logprobs, tokens_as_dicts
 
@@ -60,6 +60,13 @@ class BudgetExceededError(LLMError):
     """The run's ``--max-cost`` budget is spent; no further paid call is made."""
 
     status = "budget_exceeded"
+
+
+class CallsStopped(BaseException):
+    """The run was interrupted (:meth:`LLMClient.stop`): no new attempt is made, or a call in
+    flight was abandoned. Like :class:`KeyboardInterrupt` it derives from ``BaseException``, so the
+    methods' ``except LLMError`` / ``except Exception`` never record it as a sample's failure: the
+    sample is left unscored and a plain ``--resume`` scores it."""
 
 
 class LocalProviderMissingError(WorkbenchError):
@@ -529,6 +536,9 @@ class LLMClient:
         #: cache key -> [its lock, requests holding or waiting for it]
         self._in_flight: dict[str, list[Any]] = {}
         self._provider = settings.provider
+        # set by stop(): no attempt starts after it; _abandon also ends the waits on calls in flight
+        self._stopping = threading.Event()
+        self._abandon = threading.Event()
         check_model_usable(settings, self.extra_params, mock_response=mock_response)
         # what else enters the cache key: the extra parameters; for in-process models the engine,
         # the model file's content and the context window from the environment; for served
@@ -544,6 +554,21 @@ class LLMClient:
             endpoint = endpoint_from_environment(self._provider)
             if endpoint:
                 self._key_extra["endpoint_env"] = endpoint
+
+    def stop(self, *, abandon: bool = False) -> None:
+        """Stop the calls of an interrupted run (thread-safe; called from the main thread on Ctrl-C).
+
+        After it, every call that would send a request (a first attempt or a retry) raises
+        :class:`CallsStopped` instead, and a backoff wait ends at once; answers already cached are
+        still served. Calls in flight finish (and are cached), unless ``abandon``: then their waits
+        end at once with :class:`CallsStopped` and their answers are thrown away (a second Ctrl-C).
+
+        Args:
+            abandon: also give up the calls in flight.
+        """
+        self._stopping.set()
+        if abandon:
+            self._abandon.set()
 
     # -- free text ------------------------------------------------------------------------
     def complete(
@@ -828,6 +853,7 @@ class LLMClient:
             wait=backoff_wait(self.settings.retry_wait_s),
             retry=tenacity.retry_if_exception(_is_transient),
             reraise=True,
+            sleep=self._stopping.wait,  # a backoff ends when the run is stopped; the next attempt then refuses
         )
         for attempt in retrying:
             with attempt:
@@ -840,6 +866,8 @@ class LLMClient:
         litellm.suppress_debug_info = True  # no "Give Feedback" banners between our rows
 
         settings = self.settings
+        if self._stopping.is_set():
+            raise CallsStopped("the run was interrupted: no new request is sent")
         with self._lock:
             spent = self.usage.cost_usd
         if settings.max_cost_usd is not None and spent >= settings.max_cost_usd:
@@ -881,11 +909,13 @@ class LLMClient:
         with self._slots:
             try:
                 response = call_with_deadline(lambda: litellm.completion(**kwargs), settings.timeout_s,
-                                              what=settings.identity)
-            except Exception:
+                                              what=settings.identity, cancel=self._abandon)
+            except Exception as error:
                 local_usage.calls += 1
                 local_usage.errors += 1
                 local_usage.llm_seconds += time.perf_counter() - started
+                if isinstance(error, CallCancelled):
+                    raise CallsStopped(str(error)) from None
                 raise
         seconds = time.perf_counter() - started
         local_usage.calls += 1

@@ -49,7 +49,16 @@ class DeadlineExceeded(TimeoutError):
         )
 
 
-def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, what: str) -> T:
+class CallCancelled(Exception):
+    """The caller gave up waiting on a call before its deadline (``cancel`` was set)."""
+
+
+#: how often a wait looks at its ``cancel`` event, seconds
+_CANCEL_POLL_S = 0.1
+
+
+def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, what: str,
+                       cancel: threading.Event | None = None) -> T:
     """Return ``function()``, or raise :class:`DeadlineExceeded` once ``deadline_s`` seconds pass.
 
     Args:
@@ -58,12 +67,15 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
         deadline_s: seconds for the whole call, or ``None`` for no deadline (then it runs
             on the caller's thread).
         what: names the call in the error message.
+        cancel: when this event is set, the wait ends at once (checked every 0.1 s) and the call
+            is abandoned like one past its deadline; ``None``: wait for the deadline.
 
     Returns:
         what ``function`` returned.
 
     Raises:
         DeadlineExceeded: the deadline passed first (the call is abandoned, see the module).
+        CallCancelled: ``cancel`` was set first (the call is abandoned).
         Exception: whatever ``function`` raised, unchanged, when it failed before the deadline.
     """
     if deadline_s is None:
@@ -84,7 +96,18 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
 
     started = time.perf_counter()
     threading.Thread(target=run, name=f"deadline:{what}"[:60], daemon=True).start()
-    if not finished.wait(deadline_s):
+    if cancel is None:
+        done = finished.wait(deadline_s)
+    else:
+        done = False
+        while not done and not cancel.is_set():
+            left = deadline_s - (time.perf_counter() - started)
+            if left <= 0:
+                break
+            done = finished.wait(min(left, _CANCEL_POLL_S))
+        if not done and cancel.is_set():
+            raise CallCancelled(f"{what}: abandoned when the run was stopped")
+    if not done:
         raise DeadlineExceeded(what, deadline_s, time.perf_counter() - started)
     if "error" in outcome:
         raise outcome["error"]

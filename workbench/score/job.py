@@ -28,10 +28,12 @@ import dataclasses
 import json
 import os
 import statistics
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,7 @@ from workbench.io import JsonlWriter, atomic_write, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
-from workbench.llm.client import LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
+from workbench.llm.client import CallsStopped, LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
@@ -490,8 +492,11 @@ def score_samples(
         on_row: called with each row as it is written (progress display).
         on_start: called once before scoring with (rows to score, rows already in
             ``scores.jsonl``), both counting this run's (sample, method) pairs.
-        on_wait: called with the number of samples still being scored when an interrupt
-            (Ctrl-C) has to wait for their current LLM calls; their rows are kept.
+        on_wait: called with (samples still being scored, whether their calls are being
+            abandoned) when an interrupt (Ctrl-C) has to wait for their current LLM calls: no new
+            request or retry is sent after it; a sample whose current call was its last is
+            written, any other is left for ``--resume``; a second Ctrl-C abandons the calls
+            (:func:`_wait_for_samples_in_flight`).
         mock_response: passed to litellm as ``mock_response`` (tests, dry runs): a text or a
             function of (messages, schema). A mock stands in for the model: its answers are
             cached as mocked (never answering a real call) but not keyed by their text, as a
@@ -582,11 +587,15 @@ def score_samples(
                     continue
                 began = time.perf_counter()
                 try:
+                    if stopped.is_set():
+                        return rows  # interrupted: the sample's other methods stay unscored, for --resume
                     if method.needs_reference and not sample.reference.strip():
                         # nothing to compare against: recorded, never silently dropped
                         result = MethodResult(status="skipped", error="the reference is empty")
                     else:
                         result = method.score(sample, context)
+                except CallsStopped:
+                    return rows  # interrupted mid-sample: no row, so a plain --resume scores it
                 except WorkbenchError:
                     raise  # configuration problems (storage, provider) stop the run
                 except Exception as error:  # a bug or a hostile input: record it, keep going
@@ -600,6 +609,7 @@ def score_samples(
                     on_row(row)
             return rows
 
+        stopped = threading.Event()  # set on an interrupt: workers start no further method
         pairs = [(s, m) for s in samples for m in methods if wanted(s, m)]
         todo = list({id(s): s for s, m in pairs if (*s.key, m.name) not in done}.values())
         # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
@@ -615,9 +625,11 @@ def score_samples(
                 except BaseException as stop:
                     for future in futures:
                         future.cancel()
-                    in_flight = sum(future.running() for future in futures)
-                    if isinstance(stop, KeyboardInterrupt) and in_flight and on_wait is not None:
-                        on_wait(in_flight)  # leaving the pool waits for them: say so at once, not after
+                    stopped.set()
+                    if llm is not None:
+                        llm.stop()  # no new request or retry; the calls in flight finish and are cached
+                    if isinstance(stop, KeyboardInterrupt):
+                        _wait_for_samples_in_flight(futures, llm, on_wait)
                     raise
         except BaseException as stop:
             # run.json must not say "running" for a run that ended here (the rows so far are kept below)
@@ -695,6 +707,37 @@ def summarise_rows(
     return ({name: dict(counter) for name, counter in statuses.items()},
             {name: (statistics.fmean(v) if v else None) for name, v in values.items()},
             {name: dict(counter) for name, counter in reads.items()})
+
+
+def _wait_for_samples_in_flight(futures: list[Future], llm: LLMClient | None,
+                                on_wait: Callable[[int, bool], None] | None) -> None:
+    """After a Ctrl-C, wait for the samples in flight; a further Ctrl-C abandons their calls.
+
+    The client is already stopped (:meth:`LLMClient.stop`): no new request or retry is sent, so
+    each sample in flight ends with its current call (its answer cached; the sample's row written
+    when that was its last call, else the sample is left for ``--resume``). A second Ctrl-C calls
+    ``llm.stop(abandon=True)``: the waits on those calls end at once and their answers are lost.
+
+    Args:
+        futures: the run's sample futures (the queued ones already cancelled).
+        llm: the run's client, or ``None`` for a run without an LLM method.
+        on_wait: called with (samples still running, whether their calls are being abandoned)
+            before each wait, to say why the command has not exited yet.
+    """
+    abandoning = False
+    while True:
+        in_flight = sum(future.running() for future in futures)
+        if not in_flight:
+            return
+        if on_wait is not None:
+            on_wait(in_flight, abandoning)
+        try:
+            wait_for_futures(futures)
+            return
+        except KeyboardInterrupt:
+            abandoning = True
+            if llm is not None:
+                llm.stop(abandon=True)
 
 
 def run_score(
