@@ -12,7 +12,8 @@ import pytest
 from workbench.io import read_jsonl
 from workbench.options import OptionError
 from workbench.score.config import ScoreConfig
-from workbench.score.job import apply_stop_sequences, load_samples, run_score, sample_notes
+from workbench.errors import DataError
+from workbench.score.job import Columns, apply_stop_sequences, load_samples, run_score, sample_notes
 
 BODY = "    return sorted(set(l))\n"
 TRAILING = "\n\nprint(unique([3, 1, 3]))\nassert unique([1]) == [1]\n"
@@ -92,3 +93,13 @@ def test_a_limit_above_the_samples_there_are_is_noted(tmp_path):
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=5)) == [
         "--limit 5 is above the 3 sample(s) the data has: all of them were scored"]
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=3)) == []
+
+
+@pytest.mark.parametrize("values, shown", [([BODY, 123], "row 2: '123' (int)"), ([BODY, ["a", "b"]], "row 2: \"['a', 'b']\" (list)"),
+                                           ([1.5, None], "row 1: '1.5' (float)")])
+def test_a_generation_that_is_not_text_is_refused_with_the_row(tmp_path, values, shown):
+    path = tmp_path / "gens.jsonl"
+    path.write_text("".join(json.dumps({"task_id": "T/0", "completion": v, "reference": BODY}) + "\n" for v in values))
+    with pytest.raises(DataError, match=r"--generation-column 'completion' holds .*, not text") as raised:
+        load_samples(path, columns=Columns(generation="completion"))
+    assert shown in str(raised.value)

@@ -216,6 +216,29 @@ def first_non_text_cell(dataset: datasets.Dataset, column: str, where: str = "")
     return ""
 
 
+def require_text_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str) -> None:
+    """Raise :class:`DataError` for a named column that does not hold text (or only nulls): a
+    number or a list would otherwise be turned into its ``repr`` and read as code.
+
+    Args:
+        dataset: the table; columns: option -> column name (``None``: not used, skipped);
+        where: what the table is, for the message (``"the generations (gens.jsonl)"``).
+
+    Raises:
+        DataError: naming the option, the column's type and its first cell that is not text.
+    """
+    for option, column in columns.items():
+        if column is None:
+            continue
+        feature = dataset.features[column]
+        if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
+            example = first_non_text_cell(dataset, column)  # a NaN, a number, a list: what is wrong
+            raise DataError(
+                f"{option} {column!r} holds {feature}, not text (in {where}){example}; one row per sample with its "
+                f"code as a string is expected (a null for a missing one; flatten a list of completions per task first)"
+            )
+
+
 def require_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str = "the data") -> None:
     """Raise :class:`MissingColumnError` if any of ``columns`` (option -> name) is missing."""
     available = list(dataset.column_names)

@@ -21,7 +21,7 @@ from typing import Any
 
 import datasets
 
-from workbench.data.loading import load_records
+from workbench.data.loading import load_records, require_text_columns
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, WorkbenchError
@@ -198,23 +198,6 @@ class SandboxFailureGuard:
                 f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
-def _require_text(dataset, columns: dict[str, str | None], where: str) -> None:
-    """Raise :class:`DataError` for a named column that does not hold text (or only nulls):
-    anything else would be turned into its ``repr`` and run as code."""
-    for option, column in columns.items():
-        if column is None:
-            continue
-        feature = dataset.features[column]
-        if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
-            from workbench.data.loading import first_non_text_cell
-
-            example = first_non_text_cell(dataset, column)  # a NaN, a number, a list: what is wrong
-            raise DataError(
-                f"{option} {column!r} holds {feature}, not text (in {where}){example}; one row per sample with its "
-                f"code as a string is expected (a null for a missing one; flatten a list of completions per task first)"
-            )
-
-
 def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     """Return task id -> :class:`Problem` from ``config.problems``.
 
@@ -236,7 +219,7 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
         },
         where=f"the problems ({config.problems})",
     )
-    _require_text(
+    require_text_columns(
         dataset,
         {
             "--problem-prompt-column": config.problem_prompt_column,
@@ -291,7 +274,7 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
         },
         where=f"the generations ({source})",
     )
-    _require_text(
+    require_text_columns(
         dataset,
         {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
         where=f"the generations ({source})",

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, MissingColumnError, WorkbenchError
@@ -176,6 +177,12 @@ def load_samples(
             "--prompt-column": prompt_column,
         }
     )
+    for split, dataset in loaded.splits.items():
+        # a number or a list would be scored as its repr; execute refuses the same columns alike
+        require_text_columns(dataset, {"--generation-column": columns.generation, "--prompt-column": prompt_column,
+                                       "--reference-column": reference_column},
+                             where=f"the generations ({source}, split {split!r})" if len(loaded.splits) > 1
+                             else f"the generations ({source})")
     from workbench.score.selection import SELECTIONS, stratified_subset
 
     if select not in SELECTIONS:
