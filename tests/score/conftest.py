@@ -31,6 +31,8 @@ class FakeOpenAI:
         #: (request body, answer text) -> OpenAI ``logprobs.content`` list, or None for none
         self.logprobs = lambda body, text: None
         self.requests: list[dict] = []
+        #: answer 200 with an empty ``choices`` list (a filtered or overloaded server)
+        self.no_choices = False
         #: a stuck or overloaded server: with ``trickle_s`` > 0 the answer is sent one byte every
         #: ``trickle_s`` seconds, preceded by ``trickle_for_s`` seconds of JSON whitespace (the
         #: headers trickle too when ``trickle_headers``); ``stopped`` ends every trickle at teardown
@@ -88,7 +90,7 @@ def _handler(state: FakeOpenAI):
                         "object": "chat.completion",
                         "created": 0,
                         "model": body.get("model", "fake"),
-                        "choices": [choice],
+                        "choices": [] if state.no_choices else [choice],
                         "usage": {"prompt_tokens": 11, "completion_tokens": completion_tokens,
                                   "total_tokens": 11 + completion_tokens},
                     }

@@ -337,6 +337,29 @@ def test_a_provider_without_logprobs_gives_none(tmp_path, fake_openai):
     assert completion.text == "3" and completion.tokens is None
 
 
+def test_positive_logprobs_from_a_broken_server_are_not_read(tmp_path, fake_openai, logprobs_content):
+    """Scripted server on 127.0.0.1: log-probabilities above 0 (probabilities above 1) are not valid."""
+    fake_openai.answer = lambda body: "Yes"
+    fake_openai.logprobs = lambda body, text: [
+        {"token": "Yes", "logprob": 5.0, "top_logprobs": [{"token": "Yes", "logprob": 5.0}, {"token": "No", "logprob": 3.0}]}]
+    settings = LLMSettings("openai/fake", api_base=fake_openai.api_base, retry_wait_s=0.01)
+    assert LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s", top_logprobs=5).tokens is None
+    # an alternative above 0 is left out; the generated token's own valid value is kept
+    fake_openai.logprobs = lambda body, text: [
+        {"token": "Yes", "logprob": -0.1, "top_logprobs": [{"token": "Yes", "logprob": -0.1}, {"token": "No", "logprob": 2.0}]}]
+    (token,) = LLMClient(settings).ask(MESSAGES, prompt_version="v", step="t", top_logprobs=5).tokens
+    assert token.alternatives() == [("Yes", -0.1)]
+
+
+def test_a_reply_without_choices_is_a_call_error_and_not_retried(fake_openai):
+    """Scripted server on 127.0.0.1 answering 200 with ``"choices": []``."""
+    fake_openai.no_choices = True
+    settings = LLMSettings("openai/fake", api_base=fake_openai.api_base, retry_wait_s=0.01, max_retries=2)
+    with pytest.raises(LLMCallError, match=r"the reply has no choices .*\(1 attempt, "):
+        LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s")
+    assert fake_openai.count() == 1
+
+
 def _request_key(client: LLMClient, **overrides) -> str:
     arguments = {"prompt_version": "v", "repeat": 0, "schema": SCHEMA, **overrides}
     return client.request_key(MESSAGES, **arguments)

@@ -198,7 +198,7 @@ def test_p_correct_without_logprobs_samples_its_repeats_at_the_run_temperature(f
     report, rows = _run(fake, tmp_path, samples[:1], ["p-correct"], n_samples=2, temperature=0.7)
     (row,) = rows
     assert row["score_read"] == "sampled-fallback" and row["score"] == 0.5 and row["answers"] == ["Yes", "No"]
-    assert row["read_note"] == "the provider returned no token log-probabilities"
+    assert row["read_note"] == "the provider returned no valid token log-probabilities"
     requests = _chat_requests(fake)
     assert [r["temperature"] for r in requests] == [0.0, 0.7, 0.0, 0.7]
     assert all("top_logprobs" not in r for r in requests[1::2])  # the sampled-mode request

@@ -62,6 +62,10 @@ class BudgetExceededError(LLMError):
     status = "budget_exceeded"
 
 
+class NoChoicesError(Exception):
+    """A reply without any choice; not retried (the same request would be answered alike)."""
+
+
 class CallsStopped(BaseException):
     """The run was interrupted (:meth:`LLMClient.stop`): no new attempt is made, or a call in
     flight was abandoned. Like :class:`KeyboardInterrupt` it derives from ``BaseException``, so the
@@ -920,6 +924,9 @@ class LLMClient:
         seconds = time.perf_counter() - started
         local_usage.calls += 1
         local_usage.llm_seconds += seconds
+        if not getattr(response, "choices", None):
+            # an OpenAI-compatible server may answer 200 with "choices": [] (a filter, an overload)
+            raise NoChoicesError("the reply has no choices (an empty \"choices\" list): no answer to read")
         return response, seconds
 
     def _cost(self, response: Any, local_usage: Usage) -> float:

@@ -54,6 +54,10 @@ class TokenLogprob:
         }
 
 
+#: the largest log-probability read as valid: 0 (probability 1) plus float rounding
+_MAX_LOGPROB = 1e-6
+
+
 def _field(item: Any, name: str) -> Any:
     if isinstance(item, Mapping):
         return item.get(name)
@@ -65,8 +69,9 @@ def _finite(value: Any) -> float | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    # -inf is a probability of 0 (kept); NaN or +inf would poison every sum
-    return number if not math.isnan(number) and number != math.inf else None
+    # -inf is a probability of 0 (kept); NaN, +inf or a log-probability above 0 (a probability
+    # above 1, beyond float rounding: a broken server) would poison every sum
+    return number if not math.isnan(number) and number <= _MAX_LOGPROB else None
 
 
 def parse_token_logprobs(content: Sequence[Any] | None) -> tuple[TokenLogprob, ...] | None:
@@ -78,8 +83,8 @@ def parse_token_logprobs(content: Sequence[Any] | None) -> tuple[TokenLogprob, .
 
     Returns:
         one :class:`TokenLogprob` per generated token; ``None`` for a missing or empty list
-        (the provider sent no log-probabilities). Entries without a token text or a number
-        are skipped in ``top``; a generated token without them ends the list there (what
+        (the provider sent no log-probabilities). Entries without a token text or a valid
+        log-probability (a number <= 0; NaN, +inf and positive values are not) are skipped in ``top``; a generated token without them ends the list there (what
         follows can no longer be aligned with the text).
     """
     if not content:

@@ -377,7 +377,7 @@ class ScoreRead:
 
 
 #: the note of an answer that came back without token log-probabilities
-NO_LOGPROBS = "the provider returned no token log-probabilities"
+NO_LOGPROBS = "the provider returned no valid token log-probabilities"
 #: below this mean probability on the allowed labels the expected-mode read is flagged: the answer
 #: token was most likely something else ("Maybe", "The", a fence), and the renormalised value comes
 #: from a small tail of the distribution (our threshold; the fidelity runs average a mass of .99)
