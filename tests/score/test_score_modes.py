@@ -104,7 +104,7 @@ def test_without_logprobs_expected_falls_back_to_the_sampled_answers_and_says_so
     fake.answer = lambda body: "Functional Correctness: 2"  # and no logprobs (the default)
     report, rows = _run(fake, tmp_path, samples, ["ice-score"], n_samples=2)
     assert all(r["score"] == 2.0 and r["score_read"] == "sampled-fallback" for r in rows)
-    assert all(r["score_expected"] is None and "no token log-probabilities" in r["read_note"] for r in rows)
+    assert all(r["score_expected"] is None and "no valid token log-probabilities" in r["read_note"] for r in rows)
     assert report.score_reads == {"ice-score": {"sampled-fallback": 4}}
     (note,) = fallback_notes(report)
     assert note.startswith("ice-score: 4 of 4 scored rows got no usable token log-probabilities")
