@@ -883,7 +883,9 @@ def read_issues(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
         if row.get("status") != "ok":
             continue
         if row.get("score_read") == READ_FALLBACK:
-            why = FALLBACK_NONE_RETURNED if row.get("read_note") == NO_LOGPROBS else FALLBACK_UNREADABLE
+            # the note's earlier wording (before log-probabilities above 0 were refused), in resumed folders
+            none_returned = row.get("read_note") in (NO_LOGPROBS, "the provider returned no token log-probabilities")
+            why = FALLBACK_NONE_RETURNED if none_returned else FALLBACK_UNREADABLE
             issues.setdefault(row["method"], Counter())[why] += 1
         elif str(row.get("read_note") or "").startswith(LOW_MASS_NOTE):
             issues.setdefault(row["method"], Counter())[LOW_MASS_NOTE] += 1
