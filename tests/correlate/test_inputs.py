@@ -188,6 +188,19 @@ def test_metric_without_any_number_is_an_error(tmp_path):
         correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
 
 
+def test_a_metric_without_any_number_is_left_out_beside_one_with_numbers(tmp_path):
+    """A judge whose rows all failed (null scores) must not sink the other metrics, its
+    combination or its comparisons: each is left out with a warning that says why."""
+    rows = [{**r, "judge": None} for r in _rows()]
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu", "judge"], n_resamples=20,
+                       combine=["both=rank-mean:codebleu,judge"], baselines=["judge"])
+    assert list(report.metrics) == ["codebleu"] and report.comparisons == []
+    assert report.warnings[:2] == [
+        "metric 'judge' has no usable value: 72 missing, 0 non-numeric, 0 infinite: left out of every table",
+        "combination 'both': no row has a value of every member ['codebleu', 'judge']: left out of every table",
+    ]
+
+
 def test_missing_labels_are_counted(tmp_path):
     rows = _rows()
     rows[0]["passed"] = None

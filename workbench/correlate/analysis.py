@@ -281,8 +281,9 @@ def correlate_table(
         a :class:`CorrelationReport`.
 
     Raises:
-        DataError: a metric has no usable value; a combination or baseline names a metric that
-            is not in the table, or a combination's name is taken.
+        DataError: no metric has a usable value (a metric or combination without any is left out
+            of every table, with a warning, while another has values); a combination or baseline
+            names a metric that is not in the table, or a combination's name is taken.
     """
     table, summaries = add_combinations(table, combinations, seed=settings.seed)
     for baseline in baselines:
@@ -437,17 +438,23 @@ def _correlate_table(
     results: dict[str, MetricResult] = {}
     statistics: dict[str, _Statistics] = {}
     has_length = table.lengths is not None and not np.all(np.isnan(table.lengths))
+    unusable: list[str] = []
     for name, values in table.metrics.items():
         valid = ~np.isnan(values)
         excluded = table.exclusions[name]
         if not valid.any():
+            # one judge that failed on every row (a small model's parse errors) must not sink the others:
+            # it is left out and said; only a table where no metric has a value is an error
             if name in combined:
-                raise DataError(f"combination {name!r}: no row has a value of every member {list(combined[name].combination.members)}")
-            raise DataError(
-                f"metric {name!r} has no usable value: {excluded.missing} missing, "
-                f"{excluded.non_numeric} non-numeric (e.g. {[e['value'] for e in excluded.examples[:3]]}), "
-                f"{excluded.non_finite} infinite"
-            )
+                unusable.append(f"combination {name!r}: no row has a value of every member "
+                                f"{list(combined[name].combination.members)}")
+            else:
+                examples = f" (e.g. {[e['value'] for e in excluded.examples[:3]]})" if excluded.non_numeric else ""
+                unusable.append(
+                    f"metric {name!r} has no usable value: {excluded.missing} missing, "
+                    f"{excluded.non_numeric} non-numeric{examples}, {excluded.non_finite} infinite"
+                )
+            continue
         if excluded.total:
             why = (
                 "a member has no value there" if name in combined
@@ -468,8 +475,14 @@ def _correlate_table(
             value = statistics[name].point[level]["kendall"]
             if withheld and not np.isnan(value):  # an undefined value needs no interval to be withheld
                 warnings.append(f"{name}: small n: no {level.replace('_', '-')} interval: {withheld}")
+    if not results:
+        raise DataError("; ".join(unusable))
+    warnings[:0] = [f"{problem}: left out of every table" for problem in unusable]
+    kept = [name for name in table.metrics if name in results]
+    baselines = tuple(name for name in baselines if name in results)
+    combined = {name: summary for name, summary in combined.items() if name in results}
     comparisons = [
-        _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(list(table.metrics), baselines, combined)
+        _compare(a, b, table, counts, settings, statistics) for a, b in _pairs(kept, baselines, combined)
     ]
     warnings.extend(_outside_interval_warnings(results, comparisons))
     report_counts = _counts(table)
