@@ -341,3 +341,23 @@ def test_execute_limit_below_the_rows_says_correlate_all_joins_only_those(tmp_pa
     config.write_text(config.read_text().replace("[execute]\nlimit = 100\n", ""))
     unlimited = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
     assert unlimited.exit_code == 0 and "drop out of it" not in unlimited.output, unlimited.output
+
+
+def test_a_stage_that_fails_on_a_rerun_leaves_no_numbers_of_the_earlier_run(tmp_path: Path) -> None:
+    """Real chrF and correlation: a first run correlates; the data is then edited so that no row has a
+    label, and the rerun's correlate_all fails. Its earlier correlation file is gone (the report must
+    not show the first run's numbers beside the second run's counts) and the report says why."""
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all", "report"], lambda i: i + 1)
+    run_pipeline(load_config(config))
+    correlation = tmp_path / "run" / "correlate" / "all.json"
+    assert correlation.exists()
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({**json.loads(line), "passed": None}) + "\n" for line in data.read_text().splitlines()))
+    result = CliRunner().invoke(app, ["run", str(config)])
+    assert result.exit_code == 1, result.output
+    stages = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]
+    assert stages["correlate_all"]["status"] == "failed"
+    assert not correlation.exists()
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert "failed at stage correlate_all" in json.dumps(report)
+    assert report["correlation"].get("all") is None

@@ -222,6 +222,18 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     return "run", {}
 
 
+def _remove_stale_outputs(plan: StagePlan) -> None:
+    """Delete the files an earlier run of a stage that writes them whole (dedup, correlate, bias)
+    left, before it runs again or is skipped for a failed input: were it to fail, the report would
+    otherwise show the earlier run's numbers beside this run's counts. A resumable stage's files
+    (execute, score) hold finished rows and are kept: the job itself resumes or overwrites them."""
+    if plan.command is None or plan.command in _RESUMABLE:
+        return
+    for path in [*plan.outputs, *(Path(target) for name, target in plan.targets.items() if name != "output")]:
+        if path.is_file():
+            path.unlink()
+
+
 def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
             force: bool = False) -> list[tuple[StagePlan, str]]:
     """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
@@ -325,6 +337,7 @@ def run_pipeline(
             # its inputs are missing or stale; the report (no command) still runs to show why
             reason = f"stage {failed_input} failed"
             broken[plan.name] = failed_input
+            _remove_stale_outputs(plan)
             manifest.update(plan.name, status="skipped", detail=reason, key=None, error=None)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail=reason))
             if on_stage:
@@ -349,6 +362,7 @@ def run_pipeline(
                 on_stage(plan, "up-to-date")
             continue
         resumed = action == "resume"
+        _remove_stale_outputs(plan)
         if on_stage:
             on_stage(plan, "start")
         extra = plan.change_args(changes) if plan.command is not None else []
