@@ -361,3 +361,19 @@ def test_a_stage_that_fails_on_a_rerun_leaves_no_numbers_of_the_earlier_run(tmp_
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert "failed at stage correlate_all" in json.dumps(report)
     assert report["correlation"].get("all") is None
+
+
+@pytest.mark.parametrize("override, key", [('bias.metric=["nope"]', r"\[bias\] metric"),
+                                           ('correlate.length_column="nope"', r"\[correlate\] length_column")])
+def test_a_column_that_correlate_or_bias_reads_is_checked_before_any_stage(tmp_path: Path, override: str, key: str) -> None:
+    from workbench.errors import MissingColumnError
+
+    raw = _config(tmp_path, score={"method": ["chrf"]})
+    with pytest.raises(MissingColumnError, match=rf"'nope'.*{key}"):
+        run_pipeline(build_config(raw, overrides=[override]))
+    assert not (tmp_path / "run").exists()
+    # the columns they may name: a cheap method, execute's label, a column of the data
+    fine = build_config(raw, overrides=['bias.metric=["chrf", "passed", "codebleu"]', 'correlate.length_column="prompt"'])
+    from workbench.run.preflight import run_preflight
+    plans = {plan.name: plan for plan in run_preflight(fine).plans}
+    assert {"codebleu", "prompt"} <= set(plans["score_all"].config().carry)

@@ -17,6 +17,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.errors import DataError, WorkbenchError
 from workbench.run.config import ConfigError, PipelineConfig
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
@@ -226,10 +227,15 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if stages & {"correlate", "correlate_all"}:
         for metric in shipped_metrics(config):
             loaded.require_columns({"[correlate] metric": metric})
+        length_column = config.sections["correlate"].get("length_column")
+        if isinstance(length_column, str) and length_column not in (AUTO_LENGTH, NO_LENGTH):
+            loaded.require_columns({"[correlate] length_column": length_column})
         _check_comparisons(config, notes)
         if "execute" not in stages and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
+    if "bias" in stages:
+        _check_bias_metrics(config, loaded, stages)
     _check_stage_columns(config, loaded, stages)
     for plan in plans.values():
         if plan.command is not None and not plan.skip_reason:
@@ -274,6 +280,22 @@ def _check_stage_columns(config: PipelineConfig, loaded: LoadedDataset, stages: 
             continue
         section = config.sections[table]
         loaded.require_columns({f"[{table}] {key}": section.get(key) for key in keys if isinstance(section.get(key), str)})
+
+
+def _check_bias_metrics(config: PipelineConfig, loaded: LoadedDataset, stages: set[str]) -> None:
+    """Each ``[bias] metric`` is a column the bias stage will find: a metric without an LLM scored
+    on every row (``score_all``), ``passed`` from the execute stage, or a column of the dataset
+    (the score stages carry it).
+
+    Raises:
+        MissingColumnError: naming ``[bias] metric`` and listing the dataset's columns.
+    """
+    metrics = config.sections["bias"].get("metric") or []
+    _, cheap = score_methods(config)
+    produced = set(cheap if "score_all" in stages else ()) | ({"passed"} if "execute" in stages else set())
+    for metric in metrics:
+        if metric not in produced:
+            loaded.require_columns({"[bias] metric": metric})
 
 
 def _check_relative_source(config: PipelineConfig) -> None:

@@ -267,8 +267,10 @@ def _dedup_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
 def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], section: dict[str, Any], output: Path) -> None:
     data = config.data
     carry = list(section.get("carry") or [])
-    # the generated code travels to the wide table too: correlate measures its length (verbosity bias)
-    for column in [data["label_column"], *shipped_metrics(config), data["code_column"]]:
+    # the generated code travels to the wide table too: correlate measures its length (verbosity bias);
+    # so do a length column and bias metrics named on purpose, which the later stages read from there
+    also_read = [config.sections["correlate"].get("length_column"), *(config.sections["bias"].get("metric") or [])]
+    for column in [data["label_column"], *shipped_metrics(config), data["code_column"], *also_read]:
         if column and column in columns and column not in carry:
             carry.append(column)
     values = {
