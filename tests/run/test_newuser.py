@@ -6,6 +6,7 @@ subprocess, real SIGINT, real sandboxed execution; no LLM)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -377,3 +378,13 @@ def test_a_column_that_correlate_or_bias_reads_is_checked_before_any_stage(tmp_p
     from workbench.run.preflight import run_preflight
     plans = {plan.name: plan for plan in run_preflight(fine).plans}
     assert {"codebleu", "prompt"} <= set(plans["score_all"].config().carry)
+
+
+def test_no_progress_keeps_the_bars_out_of_a_log(tmp_path: Path) -> None:
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all"], lambda i: i + 1)
+    quiet = CliRunner().invoke(app, ["run", str(config), "--no-progress", "--force"])
+    assert quiet.exit_code == 0, quiet.output
+    bar = re.compile(r"scoring\s+━+")  # the score stage's progress bar (tables use the same line character)
+    assert not bar.search(quiet.output) and "score_all" in quiet.output
+    drawn = CliRunner().invoke(app, ["run", str(config), "--force"])
+    assert bar.search(drawn.output)  # drawn once, at its end, on a non-terminal

@@ -25,6 +25,7 @@ def run_command(
     offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub (run.offline)."),
     force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Draw the stages' progress bars on stderr (off for logs)."),
 ) -> None:
     """Run decontamination, dedup, execute, score, correlate and bias as one pipeline and write an HTML report.
 
@@ -77,7 +78,8 @@ def run_command(
             err_console.print(f"[green]{plan.name}[/green]: up to date (outputs and options unchanged)")
 
     try:
-        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage, run_stage=_run_stage,
+        result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage,
+                              run_stage=lambda plan, call: _run_stage(plan, call, progress),
                               on_preflight=_print_preflight_notes)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
@@ -115,22 +117,23 @@ def run_command(
         raise typer.Exit(result.exit_status)
 
 
-def _run_stage(plan: Any, call: Callable[..., Any]) -> Any:
-    """Run one stage's job with the progress bars of its command, and print what it printed."""
+def _run_stage(plan: Any, call: Callable[..., Any], progress: bool = True) -> Any:
+    """Run one stage's job with the progress bars of its command (none when not ``progress``),
+    and print what it printed."""
     from workbench.cli import bias, correlate, dedup, execute, score
 
     if plan.command == "dedup":
-        with dedup.progress_bars() as factory:
+        with dedup.progress_bars(progress) as factory:
             run = call(progress=factory)
         dedup.print_run(run, Path(plan.targets["output"]))
         return run
     if plan.command == "execute":
-        with execute.progress_hooks() as hooks:
+        with execute.progress_hooks(progress) as hooks:
             summary = call(**hooks)
         execute.print_summary(summary)
         return summary
     if plan.command == "score":
-        with score.progress_hooks() as hooks:
+        with score.progress_hooks(progress) as hooks:
             report = call(**hooks)
         score.print_report(report)
         return report

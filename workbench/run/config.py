@@ -88,7 +88,8 @@ DATA_KEYS = {
     "sample_column": "sample id column (default: sample_id; rows are numbered per task when absent)",
     "code_column": "generated code column (default: completion)",
     "reference_column": "reference solution column, for scoring (default: reference)",
-    "prompt_column": "prompt column the code completes (default: prompt when present)",
+    "prompt_column": "prompt column the code completes, shown to the judges (default: prompt when present); execute "
+                     "runs each completion after the problem set's prompt unless [execute] prompt_column names one",
     "id_column": "unique row id for dedup: a column, or columns joined by commas (default: task_column,sample_column)",
     "label_column": "a shipped execution label (0/1) to compare with our execution, or the label when execute is off",
     "stop": "stop sequences (a string or a list; a preset name such as \"humaneval\") at which execute and score "
