@@ -388,3 +388,18 @@ def test_no_progress_keeps_the_bars_out_of_a_log(tmp_path: Path) -> None:
     assert not bar.search(quiet.output) and "score_all" in quiet.output
     drawn = CliRunner().invoke(app, ["run", str(config), "--force"])
     assert bar.search(drawn.output)  # drawn once, at its end, on a non-terminal
+
+
+def test_another_model_or_temperature_does_not_change_the_every_row_stage(tmp_path: Path) -> None:
+    """score_all runs only the methods without an LLM (chrF): the LLM's settings are not its options, so
+    changing them reruns the LLM subset alone, not chrF, correlate_all and bias."""
+    from workbench.run.stages import plan_stages
+
+    columns = {"task_id", "sample_id", "completion_multipl_e", "prompt", "reference", "passed"}
+    raw = _config(tmp_path, score={"method": ["p-correct", "chrf"], "model": "local/smollm2-135m", "temperature": 0.0})
+    plans = {p.name: p for p in plan_stages(build_config(raw), columns)}
+    other = {p.name: p for p in plan_stages(build_config(
+        raw, overrides=['score.model="local/qwen2.5-coder-0.5b"', "score.temperature=0.7", "score.max_tokens=99"]), columns)}
+    assert plans["score_all"].argv == other["score_all"].argv
+    assert plans["score"].argv != other["score"].argv
+    assert "--model" not in plans["score_all"].argv and "--method" in plans["score_all"].argv

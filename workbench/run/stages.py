@@ -46,6 +46,14 @@ _OUTPUT_FLAGS = {"output": "--output", "json_path": "--json", "plot_path": "--pl
 
 #: score options that choose the subset: they do not apply to ``score_all``
 _SUBSET_KEYS = ("limit", "select", "stratify_column", "select_seed", "method_limit")
+#: ``[score]`` keys that only the LLM methods read: left out of ``score_all`` (methods without an LLM),
+#: so that another model or temperature does not rerun chrF and the stages after it
+_LLM_ONLY_KEYS = (
+    "model", "api_base", "n_samples", "max_subcodes", "k_nearest", "temperature", "max_tokens", "seed", "timeout",
+    "retries", "retry_wait", "max_cost", "structured", "cache_dir", "cache", "embedding_model", "embedding_api_base",
+    "chroma_host", "chroma_port", "keep_storage", "prompts_dir", "score_mode", "final_step", "reference",
+    "analyse_first", "analysis_max_tokens", "prefix_reuse",
+)
 
 
 #: options of a stage's job that cannot change its outputs, left out of the stage key: the rows
@@ -365,7 +373,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     if not cheap:
         plan.skip_reason = "no method without an LLM in [score] method"
     else:
-        section = {k: v for k, v in config.sections["score"].items() if k not in _SUBSET_KEYS}
+        section = {k: v for k, v in config.sections["score"].items() if k not in (*_SUBSET_KEYS, *_LLM_ONLY_KEYS)}
         section["method"] = cheap
         _score_job(plan, config, columns, section, score_dir["all"])
     plans.append(plan)
