@@ -403,3 +403,18 @@ def test_another_model_or_temperature_does_not_change_the_every_row_stage(tmp_pa
     assert plans["score_all"].argv == other["score_all"].argv
     assert plans["score"].argv != other["score"].argv
     assert "--model" not in plans["score_all"].argv and "--method" in plans["score_all"].argv
+
+
+def test_a_stage_run_alone_on_out_of_date_inputs_says_so(tmp_path: Path) -> None:
+    """Real chrF and correlation: after the data changes, `--stage correlate_all` correlates the old
+    scores (score_all is not selected); the outcome and run.json say which input is out of date."""
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all"], lambda i: i + 1)
+    run_pipeline(load_config(config))
+    alone = run_pipeline(load_config(config), only=["correlate_all"])
+    assert {o.name: o.detail for o in alone.outcomes}["correlate_all"] is None  # nothing changed: no note
+    data = tmp_path / "gens.jsonl"
+    data.write_text(data.read_text().replace('"x = 2\\n"', '"x = 20\\n"'))
+    alone = run_pipeline(load_config(config), only=["correlate_all"])
+    detail = {o.name: o.detail for o in alone.outcomes}["correlate_all"]
+    assert detail.startswith("read the outputs of score_all, which are out of date") and "--stage score_all" in detail
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["correlate_all"]["detail"] == detail

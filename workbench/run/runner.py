@@ -323,6 +323,7 @@ def run_pipeline(
     result = RunResult(run_dir, preflight)
     keys: dict[str, str] = {}
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
+    stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
@@ -351,6 +352,8 @@ def run_pipeline(
                 on_stage(plan, "skipped")
             continue
         if action == "not selected":
+            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after):
+                stale.add(plan.name)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
@@ -397,9 +400,16 @@ def run_pipeline(
         # a finished stage may still have produced nothing usable: the run goes on (the report
         # shows it) and exits with that stage's status at the end
         verdict = getattr(job_result, "failures", None) or {}
-        manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None)
+        stale_inputs = [name for name in plan.after if name in stale]
+        # --stage ran this stage on inputs that are out of date: its numbers are not the config's; say so
+        stale_note = (f"read the outputs of {', '.join(stale_inputs)}, which are out of date (options or inputs "
+                      f"changed since {'they' if len(stale_inputs) > 1 else 'it'} ran; add "
+                      f"{' '.join('--stage ' + name for name in stale_inputs)} to rerun)") if stale_inputs else None
+        manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None,
+                        detail=stale_note)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
-                                            verdict.get("message") or None, int(verdict.get("exit_status", 0))))
+                                            detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
 
     manifest.data["finished"] = _now()
