@@ -416,6 +416,23 @@ def test_damaged_files_are_reported_and_finished_rows_kept(run_dir):
     assert "unreadable JSON" in render_html(data)
 
 
+def test_repeated_or_partial_execution_rows_are_counted_once_and_said(run_dir):
+    results = run_dir / "execute" / "results.jsonl"
+    rows = _rows(results)
+    executed = build_report_data(run_dir)["counts"]["executed"]
+    assert executed == len(rows)
+    flipped = {**rows[0], "status": "failed", "passed": 0} if rows[0]["passed"] else {**rows[0], "status": "passed", "passed": 1}
+    with results.open("a") as handle:  # a row written again (last wins) and a row execute never writes
+        handle.write(json.dumps(flipped) + "\n" + json.dumps({"task_id": rows[1]["task_id"], "sample_id": 99}) + "\n")
+    data = build_report_data(run_dir)
+    assert data["counts"]["executed"] == executed
+    assert "None" not in data["execution"]["statuses"]
+    assert data["execution"]["statuses"].get(flipped["status"], 0) == sum(
+        r["status"] == flipped["status"] for r in rows[1:]) + 1
+    assert any("1 row(s) repeat a (task, sample) pair" in p for p in data["problems"])
+    assert any("1 row(s) without a status" in p for p in data["problems"])
+
+
 def _inject_hostile(run_dir: Path) -> tuple[str, str]:
     """Put hostile text into the code, an LLM response, stderr and a method's error; return the
     first view's (task, sample)."""

@@ -142,6 +142,33 @@ def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dic
     return headline
 
 
+def _current_results(rows: list[dict[str, Any]], problems: list[str]) -> list[dict[str, Any]]:
+    """The execution results the report counts: one row per (task, sample), the last one written;
+    a row without a ``status`` (not one execute writes) is left out. Each is said in ``problems``
+    (``correlate --results`` refuses such a file; the report shows what it can and why).
+
+    Args:
+        rows: the results file's rows, in file order; problems: the report's problem list (appended to).
+
+    Returns:
+        the rows kept, in the order of their last occurrence.
+    """
+    where = RunLayout.EXECUTE_RESULTS
+    with_status = [row for row in rows if row.get("status") is not None]
+    if len(with_status) < len(rows):
+        problems.append(f"{where}: {len(rows) - len(with_status)} row(s) without a status (not written by execute) "
+                        "were left out")
+    current: dict[Any, dict[str, Any]] = {}
+    for row in with_status:
+        key = sample_key(row.get("task_id"), row.get("sample_id"))
+        current.pop(key, None)  # re-inserted: the order of the last occurrence
+        current[key] = row
+    if len(current) < len(with_status):
+        problems.append(f"{where}: {len(with_status) - len(current)} row(s) repeat a (task, sample) pair; the last "
+                        "row of each is counted")
+    return list(current.values())
+
+
 def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
             label_column: str) -> tuple[dict, str]:
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
@@ -256,7 +283,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     data_rows = dataset.rows
     results = folder.jsonl(RunLayout.EXECUTE_RESULTS)
     if results is not None:  # calibration progress rows are not samples
-        results = [r for r in results if r.get("phase") != "calibrate"]
+        results = _current_results([r for r in results if r.get("phase") != "calibrate"], folder.problems)
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
     headline = _headline(correlations, scoring)
