@@ -108,6 +108,10 @@ def test_an_empty_file_in_a_folder_of_data_files_is_named(tmp_path):
     ("lone.jsonl", '{"id": 1, "content": "x"}\n{"id": 2, "content": "\\ud83d\\ude00"}\n'
                    '{"id": 3, "content": "ok \\udcff"}\n',
      r"line 3 holds a lone UTF-16 surrogate escape \(\\udcff\) in a string"),
+    # one line, which is also one whole JSON document; and a .json list over lines
+    ("one.jsonl", '{"id": 1, "content": "x \\ud800 y"}\n', r"line 1 holds a lone UTF-16 surrogate escape \(\\ud800\)"),
+    ("list.json", '[{"id": 1, "content": "\\ud83d\\ude00"},\n {"id": 2, "content": "\\udc00"}]\n',
+     r"line 2 holds a lone UTF-16 surrogate escape \(\\udc00\)"),
 ])
 def test_a_malformed_file_says_what_is_wrong_and_on_which_line(tmp_path, name, content, reason):
     """datasets' own message is only "An error occurred while generating the dataset", and the

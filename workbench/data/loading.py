@@ -495,12 +495,31 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     return _json_problem(text) if builder == "json" else _csv_problem(text)
 
 
+#: a ``\uXXXX`` escape of a surrogate that is not part of a pair (to find its line for the message)
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate_message(number: int | None, lone: str) -> str:
+    where = f"line {number}" if number is not None else "the file"
+    return (f"{where} holds a lone UTF-16 surrogate escape (\\u{ord(lone):04x}) in a string: not "
+            "Unicode text (text decoded with errors='surrogateescape' gives such characters), and pyarrow "
+            "refuses the whole file; replace it, e.g. by \\ufffd")
+
+
 def _json_problem(text: str) -> str | None:
     try:
-        json.loads(text)
-        return None  # one JSON document (a .json list): valid
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         whole = error
+    else:
+        # one JSON document (a .json list, or JSON Lines of one line): valid unless it holds a lone surrogate
+        lone = _lone_surrogate(document) if "\\u" in text else None
+        if lone is None:
+            return None
+        number = next((n for n, line in enumerate(text.split("\n"), start=1) if _LONE_SURROGATE_ESCAPE.search(line)),
+                      None)
+        return _lone_surrogate_message(number, lone)
     lines = text.split("\n")  # line numbers as an editor counts them
     first = next((line for line in lines if line.strip()), None)
     if first is None:
@@ -523,9 +542,7 @@ def _json_problem(text: str) -> str | None:
                     f"JSON object ({{...}}) per line")
         lone = _lone_surrogate(value) if "\\u" in line else None
         if lone is not None:
-            return (f"line {number} holds a lone UTF-16 surrogate escape (\\u{ord(lone):04x}) in a string: not "
-                    "Unicode text (text decoded with errors='surrogateescape' gives such characters), and pyarrow "
-                    "refuses the whole file; replace it, e.g. by \\ufffd")
+            return _lone_surrogate_message(number, lone)
     return None
 
 
