@@ -300,6 +300,9 @@ def test_full_mode_and_custom_problem_columns(tmp_path):
     summary = run_execute(generations, tmp_path / "out.jsonl", config)
     status = {r["sample_id"]: r["status"] for r in read_results(tmp_path / "out.jsonl")}
     assert status == {"a": "passed", "b": "failed", "c": "syntax_error"}
+    # the syntax error itself is the detail (formatting it must not be refused by the frame guard)
+    syntax = next(r for r in read_results(tmp_path / "out.jsonl") if r["sample_id"] == "c")
+    assert "SyntaxError" in syntax["stderr_tail"] and "cannot be formatted" not in syntax["stderr_tail"], syntax
     # the timeout came from calibration: max(4 s floor, 4 x reference time)
     assert all(r["timeout_s"] >= 4.0 for r in read_results(tmp_path / "out.jsonl"))
     assert summary.calibration_s > 0

@@ -417,11 +417,14 @@ def main():
     try:
         program_code = compile(program_text, "program.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
+        # no candidate code has run: the verdict is in, and formatting the error may read frames
+        audit("workbench.verdict")
         _say(_exception_text(error))
         exit_now(exit_syntax)
     try:
         tests_code = compile(tests_text, "tests.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
+        audit("workbench.verdict")
         _say("harness: the test code does not compile\n" + _exception_text(error))
         exit_now(exit_misuse)
 
