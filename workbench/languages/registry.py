@@ -22,6 +22,7 @@ import importlib
 import importlib.metadata
 import logging
 import os
+import threading
 from dataclasses import dataclass
 
 import pluggy
@@ -100,13 +101,32 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
     return sorted(found, key=lambda ep: ((ep.dist.name if ep.dist else "").lower(), ep.name, ep.value))
 
 
+#: one discovery at a time: two threads that each built their own plugin objects would disagree on
+#: which object is "the" plugin (an RLock: discovery calls the other cached steps)
+_DISCOVERY_LOCK = threading.RLock()
+
+
+def _cached_under_lock(function):
+    """:func:`functools.cache`, with every call made under :data:`_DISCOVERY_LOCK`, so that the
+    first callers of several threads share one result instead of racing to build one each."""
+    cached = functools.cache(function)
+
+    @functools.wraps(function)
+    def call(*args):
+        with _DISCOVERY_LOCK:
+            return cached(*args)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return call
+
+
 def plugin_manager() -> pluggy.PluginManager:
     """Return the process-wide plugin manager with built-in and entry-point plugins loaded
     (the ones that fail to load are in :func:`plugin_problems`)."""
     return _load()[0]
 
 
-@functools.cache
+@_cached_under_lock
 def _load() -> tuple[pluggy.PluginManager, dict[int, str], tuple[PluginProblem, ...]]:
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(LanguageHookSpec)
@@ -142,7 +162,7 @@ def _load() -> tuple[pluggy.PluginManager, dict[int, str], tuple[PluginProblem, 
     return manager, distributions, tuple(problems)
 
 
-@functools.cache
+@_cached_under_lock
 def _discover() -> _Discovery:
     manager, distributions, load_problems = _load()
     problems = list(load_problems)
@@ -204,8 +224,9 @@ def plugin_problems() -> tuple[PluginProblem, ...]:
 
 def refresh_plugins() -> None:
     """Forget what was discovered, so that plugins installed since (in a notebook, a test) are found."""
-    for cached in (_load, _discover, _usable):
-        cached.cache_clear()
+    with _DISCOVERY_LOCK:
+        for cached in (_load, _discover, _usable):
+            cached.cache_clear()
     importlib.invalidate_caches()
 
 
@@ -213,7 +234,7 @@ def _installed_names() -> str:
     return ", ".join(info.plugin.name for info in installed_plugins()) or "(none)"
 
 
-@functools.cache
+@_cached_under_lock
 def _usable(name: str) -> LanguagePlugin:
     """The plugin called ``name`` once its grammar is known to load (parsing plugins only)."""
     plugin = next(info.plugin for info in installed_plugins() if info.plugin.name == name)
