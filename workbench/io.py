@@ -306,3 +306,32 @@ def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
         if Path(text).is_dir() or text.endswith(("/", os.sep)):
             example = Path(text) / ("figure.png" if "plot" in flag else "report.json")
             raise DataError(f"{flag} {text} is a folder; give a file name, e.g. {example}")
+
+
+def lock_exclusively(lock_path: str | os.PathLike[str], busy_message: str) -> Any:
+    """Take an OS file lock at ``lock_path`` at once, or refuse: the guard of a run's output
+    against a second run (another process, or another thread of this one) writing it too.
+
+    The lock is released by ``.release()`` or when the process ends, even by SIGKILL; the
+    (empty) lock file stays.
+
+    Args:
+        lock_path: the lock file (created if missing; its folder must exist).
+        busy_message: the error's text when another holder has it.
+
+    Returns:
+        the held :class:`filelock.FileLock`.
+
+    Raises:
+        WorkbenchError: another run holds the lock.
+    """
+    from filelock import FileLock, Timeout
+
+    from workbench.errors import WorkbenchError
+
+    lock = FileLock(os.fspath(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise WorkbenchError(busy_message) from None
+    return lock

@@ -53,6 +53,31 @@ def test_canonical_pass_and_wrong_fail(tmp_path):
     assert summary.counts == {"passed": 4, "failed": 2}
 
 
+def test_a_second_run_writing_the_same_results_file_is_refused(tmp_path):
+    """Two runs appending to one file interleave their rows: while one holds the file (a real run
+    in another thread, real sandbox), a second is refused at once and the first finishes intact."""
+    import threading
+
+    from workbench.errors import WorkbenchError
+
+    generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(6, wrong_every=3))
+    output = tmp_path / "out.jsonl"
+    started, refusals = threading.Event(), []
+    first = threading.Thread(target=run_execute, args=(generations, output, ExecutionConfig(**FIXED)),
+                             kwargs={"on_start": lambda phase, size: started.set()})
+    first.start()
+    assert started.wait(120)
+    try:
+        run_execute(generations, output, ExecutionConfig(**FIXED, overwrite=True))
+    except WorkbenchError as error:
+        refusals.append(str(error))
+    first.join()
+    assert len(refusals) == 1 and f"another workbench execute run is writing {output}" in refusals[0]
+    assert len(read_results(output)) == 6
+    # once the first has finished, the file is free again
+    assert run_execute(generations, output, ExecutionConfig(**FIXED, overwrite=True)).executed == 6
+
+
 def test_resume_runs_only_what_is_missing(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", canonical_rows(5))
     output = tmp_path / "out.jsonl"

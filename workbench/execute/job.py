@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import datasets
@@ -35,7 +36,7 @@ from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
 from workbench.failures import check_failures
-from workbench.io import atomic_write
+from workbench.io import atomic_write, lock_exclusively
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
@@ -510,6 +511,29 @@ def run_execute(
     config = config or ExecutionConfig()
     # one plugin named two ways (``-l py``, ``-l python``) is one setting in the rows and on resume
     config = dataclasses.replace(config, language=canonical_language(config.language))
+    # two runs appending to one results file would interleave their rows: the second is refused
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    lock = lock_exclusively(
+        Path(output).with_name(f".{Path(output).name}.lock"),
+        f"another workbench execute run is writing {os.fspath(output)}; wait for it to finish (or stop it), "
+        f"or write to another --output")
+    try:
+        return _run_execute_locked(generations, output, config, on_start=on_start, on_result=on_result,
+                                   sandbox=sandbox)
+    finally:
+        lock.release()
+
+
+def _run_execute_locked(
+    generations: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    config: ExecutionConfig,
+    *,
+    on_start: Callable[[str, int], None] | None,
+    on_result: Callable[[dict[str, Any]], None] | None,
+    sandbox: Sandbox | None,
+) -> ExecutionSummary:
+    """:func:`run_execute` with the output's lock held (same arguments, returns and errors)."""
     notes: list[str] = []
     settings = run_settings(generations, config)
     if config.resume:

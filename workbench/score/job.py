@@ -42,7 +42,7 @@ from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import DataError, MissingColumnError, WorkbenchError
-from workbench.io import JsonlWriter, atomic_write, read_jsonl
+from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
@@ -931,16 +931,8 @@ def _lock_run_folder(out: Path):
     Raises:
         WorkbenchError: another run holds it.
     """
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(out / LOCK_FILE))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise WorkbenchError(
-            f"another workbench score run is using {out}; wait for it to finish (or stop it), or use another --output"
-        ) from None
-    return lock
+    return lock_exclusively(out / LOCK_FILE, f"another workbench score run is using {out}; wait for it to finish "
+                                              "(or stop it), or use another --output")
 
 
 def _open_storage(config: ScoreConfig, out: Path):
