@@ -21,7 +21,7 @@ def test_a_limit_is_a_count_or_a_fraction(value, expected):
     assert parse_max_failures(value) == expected
 
 
-@pytest.mark.parametrize("value", ["-1", "1.5", "150%", "many", "nan", True, ""])
+@pytest.mark.parametrize("value", ["-1", -3, -0.5, "1.5", "150%", "many", "nan", True, ""])
 def test_a_bad_limit_says_which_forms_are_accepted(value):
     with pytest.raises(ValueError, match="number of failed rows"):
         parse_max_failures(value)

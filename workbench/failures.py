@@ -119,7 +119,7 @@ def parse_max_failures(value: object) -> FailureLimit:
             if fraction is None or not 0 <= fraction <= 1:
                 raise ValueError
             return FailureLimit(fraction=fraction)
-        if isinstance(value, int) or text.isdigit():
+        if (isinstance(value, int) and value >= 0) or text.isdigit():
             return FailureLimit(count=int(text))
         number = decimal_float(text)
     except ValueError:

@@ -201,6 +201,15 @@ def test_a_metric_without_any_number_is_left_out_beside_one_with_numbers(tmp_pat
     ]
 
 
+def test_too_few_resamples_for_the_interval_are_said_in_a_library_call(tmp_path):
+    """The commands refuse fewer than 40 resamples at 95%; correlate() takes them (tests of the
+    resampling use few) but its warnings say the interval is only the range of the resamples."""
+    path = _jsonl(tmp_path / "scores.jsonl", _rows())
+    few = correlate(path, metrics=["codebleu"], n_resamples=5)
+    assert any(w.startswith("bootstrap: 5 resample(s) are too few for a 95% percentile interval") for w in few.warnings)
+    assert not any(w.startswith("bootstrap:") for w in correlate(path, metrics=["codebleu"], n_resamples=40).warnings)
+
+
 def test_missing_labels_are_counted(tmp_path):
     rows = _rows()
     rows[0]["passed"] = None

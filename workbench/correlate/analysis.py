@@ -23,6 +23,7 @@ from workbench.correlate.bootstrap import (
     estimate_outside_interval,
     paired_p_value,
     percentile_interval,
+    resamples_problem,
     resampled_task_mean,
     task_resample_counts,
 )
@@ -435,6 +436,9 @@ def _correlate_table(
 ) -> CorrelationReport:
     counts = task_resample_counts(len(table.task_ids), settings)
     warnings: list[str] = []
+    too_few = resamples_problem(settings.n_resamples, settings.confidence)
+    if too_few:  # the commands refuse this; a library call is told in the output
+        warnings.append(f"bootstrap: {too_few}")
     results: dict[str, MetricResult] = {}
     statistics: dict[str, _Statistics] = {}
     has_length = table.lengths is not None and not np.all(np.isnan(table.lengths))
