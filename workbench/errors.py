@@ -62,3 +62,22 @@ class HubUnreachableError(DataError):
 
 class LanguageNotFoundError(WorkbenchError):
     """No installed language plugin handles the requested language."""
+
+
+def require_argument(value: object, expected: type | tuple[type, ...], name: str, call: str) -> None:
+    """Raise a clear :class:`TypeError` when a public function gets the wrong kind of argument
+    (a notebook user's swapped or missing argument), instead of an ``AttributeError`` deep inside.
+
+    Args:
+        value: the argument; expected: the accepted type(s); name: its parameter name;
+        call: the function's signature as a user writes it (``"run_score(source, config, output_dir)"``).
+
+    Raises:
+        TypeError: naming the parameter, the accepted and the given type, and the call.
+    """
+    if isinstance(value, expected):
+        return
+    names = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise TypeError(f"{call}: {name} must be a {names}, not {type(value).__name__} ({shown})")

@@ -27,7 +27,7 @@ from workbench.bias.settings import (
 )
 from workbench.correlate.bootstrap import BootstrapSettings
 from workbench.data.samples import SAMPLE_COLUMN
-from workbench.errors import DataError
+from workbench.errors import DataError, require_argument
 
 
 class _Rows:
@@ -99,6 +99,7 @@ def run_bias(
         report.duplication.metrics["passed"].settings["deduplicated"].value
     """
     config = config or BiasConfig()
+    require_argument(config, BiasConfig, "config", "run_bias(dedup_output, metrics_source, config)")
     if not config.metric:
         raise DataError("name at least one per-row metric column (--metric)")
     _check_output_paths(json_path, plot_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from workbench.errors import DataError
+from workbench.errors import DataError, require_argument
 from workbench.correlate.blocks import TaskBlocks
 from workbench.correlate.direct import DirectTaskStatistics
 from workbench.correlate.bootstrap import (
@@ -234,6 +234,7 @@ def run_correlate(
 
     check_output_files({"--json": json_path, "--plot": plot_path})  # before the bootstrap, not after it
     config = config or CorrelateConfig()
+    require_argument(config, CorrelateConfig, "config", "run_correlate(scores, config, json_path=..., plot_path=...)")
     options = dict(
         metrics=list(config.metric) or None, label=config.label, results=config.results,
         task_column=config.task_column, sample_column=config.sample_column,

@@ -30,6 +30,7 @@ from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGT
 from workbench.correlate.results import JoinSummary, RowExclusions
 
 #: what ``correlate`` accepts as a table
+#: a pandas DataFrame is taken too (as its columns)
 TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mapping[str, Sequence[Any]]
 
 #: the execution-status column of ``workbench execute`` results, summarised when present
@@ -81,7 +82,8 @@ def as_dataset(
 
     Args:
         source: a path, bundled name or hub id (through :func:`workbench.data.load_records`),
-            a :class:`LoadedDataset`, a ``datasets.Dataset``, or a mapping column -> values.
+            a :class:`LoadedDataset`, a ``datasets.Dataset``, a pandas ``DataFrame`` or a mapping
+            column -> values.
         splits: splits to keep (all when empty).
         offline: never contact the Hugging Face hub.
 
@@ -91,6 +93,8 @@ def as_dataset(
     Raises:
         DataError: unreadable or empty input (from the loader) or a table with no rows.
     """
+    if type(source).__module__.startswith("pandas") and hasattr(source, "to_dict"):
+        source = source.to_dict("list")  # a notebook's DataFrame: its columns, as a mapping
     if isinstance(source, datasets.Dataset):
         dataset, name = source, "the dataset"
     else:

@@ -290,6 +290,11 @@ def load_records(
         HubUnreachableError: a hub id while the hub cannot be reached (fails in seconds).
         MissingSplitError / MissingColumnError: ``splits`` / ``split_column`` not present.
     """
+    if not isinstance(source, (str, os.PathLike)):
+        raise DataError(
+            f"a data source is a path, a bundled name or a hub id (str or os.PathLike), not {type(source).__name__}; "
+            "write a table to a file first (pandas: df.to_json('data.jsonl', orient='records', lines=True)); "
+            "correlate and bias also take a pandas DataFrame, a datasets.Dataset or a dict of columns")
     text = os.fspath(source)
     path = Path(text).expanduser()
     if text in BUNDLED and not path.exists():

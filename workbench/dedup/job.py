@@ -18,7 +18,7 @@ from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import write_outputs, write_result_files
-from workbench.errors import DataError, MissingSplitError
+from workbench.errors import DataError, MissingSplitError, require_argument
 
 
 @dataclass
@@ -90,9 +90,10 @@ def run_dedup(
 
         run = run_dedup("humaneval-codex-python",
                         DedupConfig(code_column="completion_multipl_e", group_column="task_id", against="humaneval"))
-        print(run.report["counts"])
+        print(run.report["overall"]["duplication_factor"], run.report["overall"]["clusters"])
     """
     config = config or DedupConfig()
+    require_argument(config, DedupConfig, "config", "run_dedup(source, config, output_dir=...)")
     if is_spark_uri(output_dir) and not (config.engine == "spark" and is_spark_uri(source)):
         output_dir = _local_path_of_uri(str(output_dir), _output_refusal(config))
     if config.engine == "spark":

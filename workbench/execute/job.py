@@ -25,7 +25,7 @@ import datasets
 from workbench.data.loading import load_records, require_text_columns
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, WorkbenchError
+from workbench.errors import DataError, WorkbenchError, require_argument
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
@@ -509,6 +509,8 @@ def run_execute(
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
+    require_argument(config, ExecutionConfig, "config", "run_execute(generations, output, config)")
+    require_argument(output, (str, os.PathLike), "output", "run_execute(generations, output, config)")
     # one plugin named two ways (``-l py``, ``-l python``) is one setting in the rows and on resume
     config = dataclasses.replace(config, language=canonical_language(config.language))
     # two runs appending to one results file would interleave their rows: the second is refused

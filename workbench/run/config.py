@@ -305,6 +305,9 @@ def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineC
     Raises:
         ConfigError: the file is missing or not valid TOML, or :func:`build_config` rejects it.
     """
+    if isinstance(overrides, str):  # one override given bare would be read letter by letter
+        raise TypeError(f"load_config(path, overrides=[...]): overrides is a list of TABLE.KEY=VALUE strings, "
+                        f"not one string; write overrides=[{overrides!r}]")
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"{path} is a folder; give the config file (TOML), e.g. configs/humaneval.toml")

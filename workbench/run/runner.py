@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, require_argument
 from workbench.io import atomic_write
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
@@ -309,6 +309,7 @@ def run_pipeline(
         result = run_pipeline(load_config("configs/humaneval.toml", overrides=["score.limit=8"]))
         print([(o.name, o.status) for o in result.outcomes], result.report)
     """
+    require_argument(config, PipelineConfig, "config", "run_pipeline(load_config(path))")
     started = time.perf_counter()
     only = check_stage_names(only)
     preflight = run_preflight(config)

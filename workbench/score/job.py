@@ -41,7 +41,7 @@ from typing import Any
 from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, MissingColumnError, WorkbenchError
+from workbench.errors import DataError, MissingColumnError, WorkbenchError, require_argument
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -776,6 +776,8 @@ def run_score(
         report = run_score("humaneval-codex-python", config, "runs/score")
         print(report.mean_scores, report.paths["scores_wide"])
     """
+    require_argument(config, ScoreConfig, "config", "run_score(source, config, output_dir)")
+    require_argument(output_dir, (str, os.PathLike), "output_dir", "run_score(source, config, output_dir)")
     if config.llm is not None and config.llm.model:
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))

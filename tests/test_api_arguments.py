@@ -1,0 +1,41 @@
+"""A notebook user's swapped or missing arguments to the Python API get a TypeError that names the
+parameter and the call, before anything is loaded or run (no LLM, no data loaded)."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench import (
+    ExecutionConfig, ScoreConfig, load_config, run_bias, run_correlate,
+    run_dedup, run_execute, run_pipeline, run_score,
+)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: run_dedup("humaneval", "out"), r"run_dedup\(source, config, output_dir=...\): config must be a DedupConfig, not str"),
+    (lambda: run_score("humaneval", "out", ScoreConfig(method=["chrf"])), r"config must be a ScoreConfig, not str \('out'\)"),
+    (lambda: run_score("humaneval", ScoreConfig(method=["chrf"]), None), r"output_dir must be a str or PathLike, not NoneType"),
+    (lambda: run_execute("gens.jsonl", ExecutionConfig()), r"run_execute\(generations, output, config\): output must be"),
+    (lambda: run_correlate("scores.jsonl", "codebleu"), r"config must be a CorrelateConfig, not str"),
+    (lambda: run_bias("dedup", "scores.jsonl", "passed"), r"config must be a BiasConfig, not str"),
+    (lambda: run_pipeline("configs/humaneval.toml"), r"run_pipeline\(load_config\(path\)\): config must be a PipelineConfig"),
+    (lambda: load_config("configs/humaneval.toml", overrides="score.limit=5"), r"write overrides=\['score.limit=5'\]"),
+])
+def test_a_wrong_argument_is_a_type_error_naming_it(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_a_dataframe_is_a_table_for_correlate_and_a_clear_error_where_a_path_is_needed():
+    """Real bundled data, as a notebook holds it: a pandas DataFrame."""
+    from workbench.correlate import correlate
+    from workbench.data.loading import load_records
+    from workbench.errors import DataError
+
+    table = next(iter(load_records("humaneval-codex-python").splits.values())).select(range(120))
+    frame = table.to_pandas()
+    from_frame = correlate(frame, metrics=["codebleu"], n_resamples=50)
+    from_dataset = correlate(table, metrics=["codebleu"], n_resamples=50)
+    assert from_frame.metrics["codebleu"].pooled["kendall"].value == from_dataset.metrics["codebleu"].pooled["kendall"].value
+    with pytest.raises(DataError, match=r"not DataFrame; write a table to a file first \(pandas: df.to_json"):
+        run_dedup(frame)
