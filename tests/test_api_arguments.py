@@ -39,3 +39,13 @@ def test_a_dataframe_is_a_table_for_correlate_and_a_clear_error_where_a_path_is_
     assert from_frame.metrics["codebleu"].pooled["kendall"].value == from_dataset.metrics["codebleu"].pooled["kendall"].value
     with pytest.raises(DataError, match=r"not DataFrame; write a table to a file first \(pandas: df.to_json"):
         run_dedup(frame)
+
+
+def test_a_path_object_is_taken_where_an_option_names_a_file_and_a_negative_temperature_is_refused(tmp_path):
+    from workbench import CorrelateConfig, DedupConfig
+    from workbench.options import OptionError
+
+    assert DedupConfig(against=tmp_path / "solutions.jsonl").against == str(tmp_path / "solutions.jsonl")
+    assert CorrelateConfig(results=tmp_path / "results.jsonl").results == str(tmp_path / "results.jsonl")
+    with pytest.raises(OptionError, match="temperature must be >= 0, not -1.0"):
+        ScoreConfig(method=["chrf"], temperature=-1)

@@ -272,6 +272,8 @@ class Option:
             raise error(f"{name} must be a path, not {value!r}", self.name)
         if isinstance(value, (int, float, str)):  # a number where text is asked for is its text, as on the command line
             return str(value)
+        if isinstance(value, os.PathLike):  # a notebook's pathlib.Path for a file option (--against, --results)
+            return os.fspath(value)
         raise error(f"{name} must be text, not {value!r}", self.name)
 
     def _check(self, value: Any, error: type[OptionError]) -> Any:

@@ -178,7 +178,7 @@ class ScoreConfig(JobConfig):
         1, "Repeat the final scoring call k times; the score is the mean, the spread is reported.", min=1)
     max_subcodes: int = option(16, "DSA-CQE: most sub-codes analysed per program.", min=1)
     k_nearest: int = option(3, "DSA-CQE: nearest storage records retrieved per sub-code.", min=0)
-    temperature: float = option(_LLM_DEFAULTS["temperature"], "Sampling temperature (DSA-CQE reported 0.2).")
+    temperature: float = option(_LLM_DEFAULTS["temperature"], "Sampling temperature (DSA-CQE reported 0.2).", min=0)
     max_tokens: int = option(_LLM_DEFAULTS["max_tokens"], "Longest answer, in tokens.", min=16)
     seed: int = option(_LLM_DEFAULTS["seed"], "Sampling seed (for providers that take one).")
     timeout: float = option(
