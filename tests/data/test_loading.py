@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import time
 
 import pytest
@@ -294,3 +295,20 @@ def test_csv_cells_that_read_like_na_stay_text(tmp_path):
     (tmp_path / "ids.csv").write_text("task_id,score\n007,1\n7.0,2\n")
     rows = load_records(tmp_path / "ids.csv").splits["train"].to_list()
     assert [r["task_id"] for r in rows] == ["007", "7.0"] and [r["score"] for r in rows] == [1, 2]
+
+
+def test_an_offline_hub_load_leaves_the_process_as_it_was(monkeypatch):
+    """Offline for that load only: a notebook's later hub calls are not switched off for good."""
+    import datasets
+    import huggingface_hub.constants
+
+    from workbench.errors import HubUnreachableError
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    with pytest.raises(HubUnreachableError, match="offline mode is on"):
+        load_records("someone/not-in-the-cache-xyz", offline=True)
+    assert "HF_HUB_OFFLINE" not in os.environ and "HF_DATASETS_OFFLINE" not in os.environ
+    assert huggingface_hub.constants.HF_HUB_OFFLINE is False and datasets.config.HF_HUB_OFFLINE is False

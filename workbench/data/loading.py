@@ -6,6 +6,7 @@ plus the files that were found but not loaded (and why), so nothing is dropped s
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import gzip
@@ -14,7 +15,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -736,22 +737,38 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
     return endpoint_reachable(constants.ENDPOINT, timeout_s)
 
 
-def _set_offline() -> None:
-    # datasets and huggingface_hub read these at import time, so set both the env and the constants.
+@contextlib.contextmanager
+def _hub_offline(switch: bool) -> Iterator[None]:
+    """The hub switched off for one load, then left as it was: a notebook's own hub calls after a
+    load that found the hub unreachable (a network blip) are not switched off for good.
+    ``datasets`` and ``huggingface_hub`` read the environment at import time, so both the
+    variables and their constants are set (and restored)."""
+    if not switch:
+        yield
+        return
     import huggingface_hub.constants
 
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["HF_DATASETS_OFFLINE"] = "1"
-    huggingface_hub.constants.HF_HUB_OFFLINE = True
-    datasets.config.HF_HUB_OFFLINE = True
+    names = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    saved_env = {name: os.environ.get(name) for name in names}
+    saved = (huggingface_hub.constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE)
+    os.environ.update(dict.fromkeys(names, "1"))
+    huggingface_hub.constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        huggingface_hub.constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = saved
 
 
 def _load_hub(repo_id: str, *, config: str | None, offline: bool) -> LoadedDataset:
     unreachable = offline or datasets.config.HF_HUB_OFFLINE or not hub_reachable()
-    if unreachable:
-        _set_offline()
     try:
-        loaded = datasets.load_dataset(repo_id, config)
+        with _hub_offline(unreachable):
+            loaded = datasets.load_dataset(repo_id, config)
     except Exception as error:
         if unreachable:
             why = "offline mode is on" if offline else "the Hugging Face hub is unreachable"
