@@ -49,3 +49,10 @@ def test_a_path_object_is_taken_where_an_option_names_a_file_and_a_negative_temp
     assert CorrelateConfig(results=tmp_path / "results.jsonl").results == str(tmp_path / "results.jsonl")
     with pytest.raises(OptionError, match="temperature must be >= 0, not -1.0"):
         ScoreConfig(method=["chrf"], temperature=-1)
+
+
+def test_a_dedup_run_reads_in_a_notebook_as_its_headline():
+    from workbench import DedupConfig
+
+    run = run_dedup("humaneval", DedupConfig(code_column="canonical_solution", id_column="task_id", min_tokens=5))
+    assert repr(run).startswith("DedupRun(source='humaneval', files=164, clusters=") and len(repr(run)) < 300

@@ -40,6 +40,13 @@ class DedupRun:
     written: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # the fields hold every file's tokens and pairs (a megabyte of text in a notebook): the headline only
+        overall = self.report.get("overall", {})
+        figures = ", ".join(f"{key}={overall[key]!r}" for key in ("files", "clusters", "duplicate_rows",
+                                                                  "duplication_factor", "removed") if key in overall)
+        return f"DedupRun(source={self.loaded.source!r}, {figures}, written={sorted(self.written)!r})"
+
 
 def _split_columns(value: str | list[str]) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()] if isinstance(value, str) else list(value)
