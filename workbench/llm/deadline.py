@@ -96,17 +96,15 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
 
     started = time.perf_counter()
     threading.Thread(target=run, name=f"deadline:{what}"[:60], daemon=True).start()
-    if cancel is None:
-        done = finished.wait(deadline_s)
-    else:
-        done = False
-        while not done and not cancel.is_set():
-            left = deadline_s - (time.perf_counter() - started)
-            if left <= 0:
-                break
-            done = finished.wait(min(left, _CANCEL_POLL_S))
-        if not done and cancel.is_set():
-            raise CallCancelled(f"{what}: abandoned when the run was stopped")
+    cancelled = cancel.is_set if cancel is not None else lambda: False
+    done = False
+    while not done and not cancelled():
+        left = deadline_s - (time.perf_counter() - started)
+        if left <= 0:
+            break
+        done = finished.wait(left if cancel is None else min(left, _CANCEL_POLL_S))
+    if not done and cancelled():
+        raise CallCancelled(f"{what}: abandoned when the run was stopped")
     if not done:
         raise DeadlineExceeded(what, deadline_s, time.perf_counter() - started)
     if "error" in outcome:
