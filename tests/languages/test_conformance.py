@@ -228,6 +228,20 @@ class RunnerLeaksToken(PythonLanguage):
     runner = LeakingFdRunner()
 
 
+class NeedsRealTestsRunner(TinyPythonRunner):
+    """Refuses empty tests and keeps the default ``toolchain_spec`` (which prepares empty ones):
+    ``workbench execute`` would stop before its first sample (the C++ runner once did)."""
+
+    def prepare(self, program, tests, entry_point, token):
+        if not tests.strip():
+            raise ValueError("the tests define no check")
+        return super().prepare(program, tests, entry_point, token)
+
+
+class RunnerNeedsRealTests(PythonLanguage):
+    runner = NeedsRealTestsRunner()
+
+
 BROKEN = [
     ("identity", BadName(), "lower-case"),
     ("identity", GrammarNotInstalled(), "not installed"),
@@ -247,6 +261,7 @@ BROKEN = [
     ("runner", RunnerIgnoresToken(), "ignores the token"),
     ("runner", RunnerWritesOutsideWorkdir(), "must be a relative path inside the working directory"),
     ("runner", RunnerLeaksToken(), "where the candidate can read it"),
+    ("runner", RunnerNeedsRealTests(), "toolchain_spec() raised ValueError: the tests define no check"),
 ]
 
 

@@ -331,7 +331,8 @@ def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping
 def _runner(config: ExecutionConfig) -> TestRunner:
     plugin = get_language(config.language)
     if plugin.runner is None:
-        raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner)")
+        raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner); "
+                             f"`workbench languages` lists the languages with the execute capability")
     runner = plugin.runner
     if config.python is not None:
         if plugin.name != "python":
@@ -347,11 +348,15 @@ def _runner(config: ExecutionConfig) -> TestRunner:
 
 
 def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
-    """Fail before any sample runs when the sandbox's user cannot reach the toolchain."""
+    """Fail before any sample runs when the sandbox's user cannot reach the toolchain
+    (:meth:`~workbench.languages.spec.TestRunner.toolchain_spec`: the executables and
+    read-only paths every sample uses; nothing is run)."""
     try:
-        spec = runner.prepare("", "", None, new_token())
-    except Exception as error:
-        raise WorkbenchError(f"the runner cannot prepare a program: {error}") from error
+        spec = runner.toolchain_spec(new_token())
+    except Exception as error:  # a plugin bug: no sample could be prepared either
+        raise WorkbenchError(
+            f"the {type(runner).__name__} cannot describe its toolchain (toolchain_spec() raised "
+            f"{type(error).__name__}: {error}); this is a bug of the language plugin") from error
     blocked = sandbox.inaccessible_paths(spec)
     if not blocked:
         return

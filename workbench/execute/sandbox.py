@@ -366,7 +366,8 @@ class Sandbox:
         return self._uids.uid(slot) if self._uids is not None else None
 
     def inaccessible_paths(self, spec: RunSpec) -> list[str]:
-        """Return the toolchain paths of ``spec`` the sample's user id cannot use.
+        """Return the toolchain paths of ``spec`` (its ``read_only_paths`` and the absolute
+        executables of its run and build commands) the sample's user id cannot use.
 
         As root, samples run under a user id of their own; an interpreter under
         ``/root`` (pyenv, a venv) is then out of its reach: below bubblewrap because a
@@ -376,8 +377,7 @@ class Sandbox:
             return []
         bubblewrap = self.isolation.level is IsolationLevel.BUBBLEWRAP
         paths = list(spec.read_only_paths)
-        if spec.run and os.path.isabs(spec.run[0]):
-            paths.append(spec.run[0])
+        paths += [command[0] for command in (spec.run, *spec.build) if command and os.path.isabs(command[0])]
         return [p for p in paths if not _usable_by_others(p, check_parents=not bubblewrap)]
 
     # -- public ------------------------------------------------------------------------------

@@ -328,6 +328,24 @@ class TestRunner:
         """
         raise NotImplementedError
 
+    def toolchain_spec(self, token: str) -> RunSpec:
+        """Return a :class:`RunSpec` that uses the toolchain the way every sample's does: the
+        same build and run executables and the same ``read_only_paths``, for the checks made
+        before any sample runs (``workbench execute`` refuses to start when the sandbox's user
+        cannot reach them). It is never run.
+
+        The default prepares an empty program with empty tests. A runner whose ``prepare``
+        needs a real test harness (the C++ runner renames the harness's ``main``) overrides
+        this with a small representative one; the conformance kit checks that it works.
+
+        Args:
+            token: a token, as for :meth:`prepare`.
+
+        Raises:
+            whatever :meth:`prepare` raises: a runner bug, reported before any sample runs.
+        """
+        return self.prepare("", "", None, token)
+
 
 class LanguagePlugin:
     """Base class for a language plugin. Subclasses set the class attributes and

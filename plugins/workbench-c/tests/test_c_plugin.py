@@ -110,3 +110,19 @@ def test_a_folder_of_c_sources_and_headers_is_deduplicated(tmp_path):
     result = CliRunner().invoke(app, ["dedup", str(corpus), "-o", str(out), "--min-tokens", "5", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert [sorted(c) for c in json.loads((out / "clusters.json").read_text())] == [["train/acc.c", "train/acc_copy.c"]]
+
+
+def test_execute_with_c_says_the_plugin_has_no_runner(tmp_path):
+    """``workbench execute -l c`` stops before anything runs, saying why and where to look (the C
+    plugin has tokens and decomposition only)."""
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text(json.dumps({"task_id": "T/0", "sample_id": 0, "completion": "return a + b;\n}\n"}) + "\n")
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps({"task_id": "T/0", "prompt": "int add(int a, int b) {\n",
+                                    "test": "int main(void) { return add(1, 2) != 3; }\n"}) + "\n")
+    result = CliRunner().invoke(app, ["execute", str(generations), "--problems", str(problems), "-l", "c",
+                                      "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 1, result.output
+    assert "the c plugin cannot execute code (it has no test runner)" in result.output
+    assert "workbench languages" in result.output
+    assert not (tmp_path / "out.jsonl").exists()

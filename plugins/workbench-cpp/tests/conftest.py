@@ -12,10 +12,23 @@ import pytest
 _DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
+def _data_root() -> Path:
+    return Path(os.environ.get("WORKBENCH_SHARED_DATA", _DEFAULT_DATA))
+
+
+@pytest.fixture(scope="session")
+def cpp_problems_file() -> Path:
+    """The MultiPL-E C++ problems file (skips the test when the shared data is absent)."""
+    path = _data_root() / "multipl-e-codex-cpp" / "problems.jsonl"
+    if not path.is_file():
+        pytest.skip(f"MultiPL-E C++ problems not found at {path}")
+    return path
+
+
 @pytest.fixture(scope="session")
 def cpp_data() -> dict:
     """``problems`` (task_id -> MultiPL-E C++ problem) and ``grades`` (ICE-Score C++ grade file)."""
-    root = Path(os.environ.get("WORKBENCH_SHARED_DATA", _DEFAULT_DATA))
+    root = _data_root()
     problems_path = root / "multipl-e-codex-cpp" / "problems.jsonl"
     grades_path = root / "ice-score" / "humaneval_cpp_grade.json"
     if not problems_path.is_file() or not grades_path.is_file():

@@ -144,7 +144,7 @@ def _label(number: int, case: RunnerCase) -> str:
 
 
 def _runner_problems(runner: TestRunner) -> list[str]:
-    """The runner's own attributes: toolchain and ``build_program`` modes."""
+    """The runner's own attributes: toolchain, ``build_program`` modes and ``toolchain_spec``."""
     problems = []
     toolchain = runner.toolchain
     if isinstance(toolchain, str) or not isinstance(toolchain, tuple) or not toolchain:
@@ -161,6 +161,15 @@ def _runner_problems(runner: TestRunner) -> list[str]:
         problems.append("build_program with an unknown mode must raise ValueError")
     except ValueError:
         pass
+    # workbench execute checks this spec before any sample runs: if it raises, nothing runs
+    try:
+        spec = runner.toolchain_spec(new_token())
+    except Exception as error:  # noqa: BLE001 - an invalid RunSpec raises here too
+        problems.append(f"toolchain_spec() raised {type(error).__name__}: {error} (workbench execute calls it "
+                        f"before any sample runs; override it when prepare() needs real tests)")
+    else:
+        if not isinstance(spec, RunSpec):
+            problems.append(f"toolchain_spec() must return a RunSpec, got {type(spec).__name__}")
     return problems
 
 

@@ -211,3 +211,11 @@ class CppRunner(TestRunner):
             read_only_paths=read_only,
             out_of_memory_markers=("std::bad_alloc",),
         )
+
+    def toolchain_spec(self, token: str) -> RunSpec:
+        """Return the :class:`RunSpec` of a minimal MultiPL-E program (a function that includes
+        ``<bits/stdc++.h>`` and a harness with an empty ``main``): the same ``g++``, binary and
+        read-only paths (the precompiled header's folder, when set) as every sample. ``prepare``
+        itself needs a harness with a ``main``, so the default (empty tests) would raise."""
+        return self.prepare("#include <bits/stdc++.h>\nint workbench_probe() {\n    return 0;\n",
+                            "}\nint main() {\n}\n", None, token)
