@@ -91,11 +91,29 @@ class TestCppConformance(LanguagePluginConformance):
         RunnerCase(PROGRAM + "    return x + 2; // END SOLUTION", TESTS, expect_pass=True,
                    description="stripped body ending in a // comment (MultiPL-E joins with a newline)"),
         RunnerCase(PROGRAM + "    return x + 2;\n", TESTS, expect_pass=True, description="correct"),
-        RunnerCase(PROGRAM + "    return x + 3;\n", TESTS, expect_pass=False, description="assert fails"),
+        RunnerCase(PROGRAM + "    return x + 3;\n", TESTS, expect_pass=False, expect_status="failed",
+                   description="assert fails: failed, not killed by glibc's abort()"),
+        RunnerCase(PROGRAM + "    assert(x > 100);\n    return x + 2;\n", TESTS, expect_pass=False,
+                   expect_status="failed", description="the candidate's own assert fails"),
         RunnerCase(PROGRAM + "    exit(0);\n", TESTS, expect_pass=False, description="exit(0) before the asserts"),
-        RunnerCase(PROGRAM + "    return x +;\n", TESTS, expect_pass=False, description="compile error"),
+        RunnerCase(PROGRAM + "    return x +;\n", TESTS, expect_pass=False, expect_status="syntax_error",
+                   description="compile error"),
         RunnerCase(PROGRAM + "    throw std::runtime_error(\"boom\");\n", TESTS, expect_pass=False,
-                   description="exception"),
+                   expect_status="error", description="exception escapes the tests"),
+        RunnerCase(PROGRAM + "    abort();\n", TESTS, expect_pass=False, expect_status="killed", description="abort()"),
+        RunnerCase(PROGRAM + "    long* p = nullptr;\n    return *p;\n", TESTS, expect_pass=False,
+                   expect_status="killed", description="segfault"),
+        RunnerCase(PROGRAM + "    return 0;\n#undef assert\n#define assert(x) ((void)0)\n", TESTS, expect_pass=False,
+                   expect_status="failed", description="wrong answer that redefines assert to nothing"),
+        RunnerCase(PROGRAM + "    return 0;\n#define NDEBUG\n#include <cassert>\n", TESTS, expect_pass=False,
+                   expect_status="failed", description="wrong answer that turns assert off with NDEBUG"),
+        RunnerCase(PROGRAM + "    return 0;\n#define workbench_tests_main(...) 0\n", TESTS, expect_pass=False,
+                   expect_status="failed", description="wrong answer that macro-replaces the tests' main"),
+        RunnerCase(PROGRAM + "    return 0;\n}\nint workbench_tests_main() { return 0; }\n"
+                   "#define workbench_tests_main skipped_tests\nlong unused() {\n    return 0;\n", TESTS,
+                   expect_pass=False, description="wrong answer that defines the tests' main and renames the real one"),
+        RunnerCase(PROGRAM + "    return 0;\n}\n#define main not_main\nlong unused() {\n    return 0;\n", TESTS,
+                   expect_pass=False, description="wrong answer that renames main"),
         RunnerCase(PROGRAM + STEALS_TOKEN, TESTS, expect_pass=False,
                    description="wrong answer that replays the token from a static initialiser"),
     ]
@@ -236,3 +254,24 @@ def test_precompiled_header_is_used_only_for_programs_that_include_bits_stdcxx(t
     assert "-include" in with_header.build[0] and with_header.read_only_paths == (str(tmp_path.resolve()),)
     plain = runner.prepare("#include <vector>\nlong add_two(long x) {\n    return x;\n", TESTS, None, "t")
     assert "-include" not in plain.build[0] and plain.read_only_paths == ()
+
+
+@pytest.mark.skipif(bool(CppRunner().missing_toolchain()), reason="g++ missing")
+def test_real_failing_samples_are_failed_with_the_check_that_failed(cpp_data):
+    """HumanEval/99's real samples: a wrong answer is ``failed`` (its ``assert`` used to end in
+    glibc's ``abort()``, recorded ``killed`` like a crash) and ``detail`` names the check; an
+    exception that escapes the tests is an ``error`` naming it; a right answer passes."""
+    task = next(t for t in cpp_data["grades"] if t["task_id"] == "99")
+    problem = cpp_data["problems"]["HumanEval/99"]
+    runner = CppRunner()
+    expected = {
+        "163": ("failed", 'workbench: assertion failed: candidate(("14.5")) == (15)'),
+        "70": ("error", "workbench: uncaught exception std::out_of_range: basic_string::substr"),
+        "23": ("passed", "the harness reported success"),
+    }
+    for key, (status, detail) in expected.items():
+        assert task[f"grade-{key}"]["execution"] == (status == "passed")
+        token = secrets.token_hex(16)
+        spec = runner.prepare(runner.build_program(problem["prompt"], task[key], "completion"), problem["tests"], None, token)
+        outcome = run_spec(spec, token, timeout_s=60, executor="sandbox")
+        assert outcome.status == status and detail in outcome.detail, (key, outcome)

@@ -5,10 +5,16 @@ MultiPL-E's C++ harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B 
 ``prompt + completion``: it closes the function and defines ``int main()`` full of
 ``assert`` calls. Reading only the exit status would let a candidate that calls
 ``exit(0)`` pass, so we rename the harness's ``main`` to ``workbench_tests_main`` (adding
-the ``return 0;`` that ``main`` has implicitly, [basic.start.main]/5) and append our own
-``main`` that calls it and only then writes the per-run token, which it read from the
-sandbox's pipe before any candidate code ran (the protocol of
+the ``return 0;`` that ``main`` has implicitly, [basic.start.main]/5) and link a ``main``
+of our own, from a second translation unit, that calls it and only then writes the per-run
+token, which it read from the sandbox's pipe before any candidate code ran (the protocol of
 :class:`workbench.languages.spec.RunSpec`).
+
+The tests' ``assert`` is ours too: right before the harness, ``assert`` (and every name our
+macro uses) is undefined and redefined, so a candidate's ``#define NDEBUG`` or ``#undef
+assert`` cannot switch the checks off, and a failed check exits with
+:data:`CHECK_FAILED_EXIT` after printing the expression (status ``failed``), where glibc's
+``assert`` would ``abort()`` (``SIGABRT``, which is ``killed``, like any crash).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -25,21 +32,58 @@ from typing import ClassVar
 from workbench.languages.spec import RunSpec, TestRunner
 
 SOURCE_FILE = "program.cpp"
+#: our ``main``, the token reader and the check-failure report: a translation unit of their
+#: own, so no macro or declaration of the candidate reaches them
+WRAPPER_FILE = "workbench_main.cpp"
 BINARY = "program"
 TESTS_MAIN = "workbench_tests_main"
 #: fds of the token protocol in the child (see workbench.languages.spec.RunSpec)
 TOKEN_INPUT_FD = 3
 PASS_TOKEN_FD = 4
+#: exit status after a failed check of the tests (their ``assert``): the sample ``failed``
+CHECK_FAILED_EXIT = 90
+#: exit status after an exception escaped the tests: an ``error``, as in the Python runner
+UNCAUGHT_EXCEPTION_EXIT = 91
+EXIT_STATUSES = {CHECK_FAILED_EXIT: "failed", UNCAUGHT_EXCEPTION_EXIT: "error"}
+
+# Inserted between the candidate's code and the harness (preprocessing directives may stand
+# anywhere, even inside the function the harness closes). Every name the macro uses is
+# undefined first, so a candidate's macros cannot reach into it; the report function is
+# declared inside the macro (no name at namespace scope to preempt) and has a random name per
+# sample, so a candidate cannot define it (or a static function it would bind to) beforehand.
+# The tests' own names (``candidate``, the function under test, ``std::vector``'s ``==``)
+# stay within the candidate's reach: see the README, "What deliberately cheating code can do".
+_CHECKS_TEMPLATE = """\
+#undef NDEBUG
+#undef assert
+#undef {tests_main}
+#undef {report}
+#undef static_cast
+#undef bool
+#undef void
+#undef const
+#undef char
+#define assert(expression) (static_cast<bool>(expression) ? void(0) : [] {{ void {report}(const char*); {report}(#expression); }}())
+"""
 
 # The token is read by a constructor of priority 101, which runs before every default-priority
 # static initialiser (GCC, "constructor (priority)"), so ordinary candidate code never sees the
-# token pipe; the buffer is declared after the candidate's code, so the candidate cannot name it.
+# token pipe; the buffer lives in this translation unit, so the candidate cannot name it.
 # Code written to cheat can still run first (a constructor of priority 0-100, .preinit_array,
-# an ifunc resolver) or read the process's memory: see the README, "Limit".
-_WRAPPER_TEMPLATE = """
+# an ifunc resolver) or read the process's memory: see the README.
+_WRAPPER_TEMPLATE = """\
+#include <cstdio>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <exception>
+#include <typeinfo>
 #include <unistd.h>
+
+int {tests_main}({parameters});
+
 static char workbench_token[256];
 static long workbench_token_length = 0;
+
 __attribute__((constructor(101))) static void workbench_read_token() {{
     long got;
     while (workbench_token_length < (long)sizeof workbench_token
@@ -49,9 +93,45 @@ __attribute__((constructor(101))) static void workbench_read_token() {{
     }}
     close({token_in});
 }}
+
+// called by the tests' assert when a check fails; the last stderr line says which
+void {report}(const char* expression) {{
+    std::fprintf(stderr, "workbench: assertion failed: %s\\n", expression);
+    std::fflush(stderr);
+    _exit({check_failed});
+}}
+
+// glibc's assert calls this: a failed assert the candidate's own code (or a harness that
+// includes <cassert> again) makes is a failed check too, not a SIGABRT
+extern "C" void __assert_fail(const char* expression, const char* file, unsigned int line,
+                              const char* function) noexcept {{
+    (void)file; (void)line;
+    std::fprintf(stderr, "workbench: assertion failed: %s%s%s\\n", expression, function ? " in " : "",
+                 function ? function : "");
+    std::fflush(stderr);
+    _exit({check_failed});
+}}
+
+[[noreturn]] static void workbench_uncaught(const char* type, const char* what) {{
+    int demangled_status = 0;
+    char* demangled = type ? abi::__cxa_demangle(type, nullptr, nullptr, &demangled_status) : nullptr;
+    std::fprintf(stderr, "workbench: uncaught exception %s%s%s\\n", demangled ? demangled : (type ? type : "of unknown type"),
+                 what ? ": " : "", what ? what : "");
+    std::fflush(stderr);
+    _exit({uncaught});
+}}
+
 int main(int argc, char** argv) {{
     (void)argc; (void)argv;
-    int status = {tests_main}({arguments});
+    int status = 1;
+    try {{
+        status = {tests_main}({arguments});
+    }} catch (const std::exception& error) {{
+        workbench_uncaught(typeid(error).name(), error.what());
+    }} catch (...) {{
+        std::type_info* type = abi::__cxa_current_exception_type();
+        workbench_uncaught(type ? type->name() : nullptr, nullptr);
+    }}
     if (status != 0) return status;
     long written = 0, put;
     while (written < workbench_token_length
@@ -157,7 +237,8 @@ def build_precompiled_header(cache_dir: str | os.PathLike[str], compiler_options
 
 
 class CppRunner(TestRunner):
-    """``g++`` then the binary, with a wrapper ``main`` that writes the pass token.
+    """``g++`` then the binary, with a wrapper ``main`` that writes the pass token and an
+    ``assert`` of its own for the tests.
 
     Args:
         compiler_options: options for g++ before the file names; default ``-std=c++17``
@@ -179,18 +260,28 @@ class CppRunner(TestRunner):
     def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
 
-        Files: ``program.cpp``. Build: ``g++``; a compile error is the sample's
-        ``syntax_error``. Run: ``./program``; the wrapper reads the token from fd 3 before
-        static initialisation and writes it to fd 4 after the harness's ``main`` returned.
+        Files: ``program.cpp`` (the program, our ``assert``, the harness with its ``main``
+        renamed) and ``workbench_main.cpp`` (our ``main``). Build: one ``g++`` command for
+        both; a compile or link error is the sample's ``syntax_error``. Run: ``./program``;
+        the wrapper reads the token from fd 3 before static initialisation and writes it to
+        fd 4 after the harness's ``main`` returned 0. A failed check exits with
+        :data:`CHECK_FAILED_EXIT` (``failed``), an escaped exception with
+        :data:`UNCAUGHT_EXCEPTION_EXIT` (``error``); ``abort()`` and crashes stay ``killed``.
         ``token`` itself is not used: it travels over the pipe.
 
         Raises:
             ValueError: ``tests`` defines no ``main``.
         """
         harness, takes_arguments = rename_tests_main(tests)
+        report = f"workbench_check_failed_{secrets.token_hex(8)}"
+        checks = _CHECKS_TEMPLATE.format(tests_main=TESTS_MAIN, report=report)
         wrapper = _WRAPPER_TEMPLATE.format(
             tests_main=TESTS_MAIN,
+            parameters="int, char**" if takes_arguments else "",
             arguments="argc, argv" if takes_arguments else "",
+            report=report,
+            check_failed=CHECK_FAILED_EXIT,
+            uncaught=UNCAUGHT_EXCEPTION_EXIT,
             token_in=TOKEN_INPUT_FD,
             token_out=PASS_TOKEN_FD,
         )
@@ -203,11 +294,12 @@ class CppRunner(TestRunner):
         return RunSpec(
             # MultiPL-E joins program and tests with a newline (nuprl/MultiPL-E
             # evaluation/src/main.py); without it a body ending in a // comment swallows the "}"
-            files={SOURCE_FILE: program + "\n" + harness + wrapper},
-            build=[[compiler, *options, "-o", BINARY, SOURCE_FILE]],
+            files={SOURCE_FILE: program + "\n" + checks + harness, WRAPPER_FILE: wrapper},
+            build=[[compiler, *options, "-o", BINARY, SOURCE_FILE, WRAPPER_FILE]],
             run=[f"./{BINARY}"],
             token_input_fd=TOKEN_INPUT_FD,
             pass_token_fd=PASS_TOKEN_FD,
+            exit_statuses=EXIT_STATUSES,
             read_only_paths=read_only,
             out_of_memory_markers=("std::bad_alloc",),
         )
