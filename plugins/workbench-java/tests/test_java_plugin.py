@@ -12,7 +12,7 @@ import pytest
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_java import JavaLanguage
-from workbench_java.runner import find_main_class
+from workbench_java.runner import _java_string, find_main_class, unconditional_checks
 
 SAMPLE_ALL_CONSTRUCTS = """\
 import java.util.*;
@@ -66,6 +66,23 @@ TESTS = """\
 }
 """
 
+# A wrong answer that switches its class's assertions off from a static initialiser: the
+# tests' assert statements, inside that class, were all skipped and the sample passed.
+UNSAFE_SWITCHES_ASSERTS_OFF = """\
+        return 0;
+    }
+    static {
+        try {
+            java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            sun.misc.Unsafe u = (sun.misc.Unsafe) f.get(null);
+            java.lang.reflect.Field ad = Problem.class.getDeclaredField("$assertionsDisabled");
+            u.putBoolean(u.staticFieldBase(ad), u.staticFieldOffset(ad), true);
+        } catch (Exception e) { throw new RuntimeException(e); }
+    }
+    static void unused() {
+"""
+
 
 class TestJavaConformance(LanguagePluginConformance):
     plugin = JavaLanguage()
@@ -75,12 +92,19 @@ class TestJavaConformance(LanguagePluginConformance):
         RunnerCase(PROGRAM + "        return x + 2; // END SOLUTION", TESTS, expect_pass=True,
                    description="stripped body ending in a // comment (MultiPL-E joins with a newline)"),
         RunnerCase(PROGRAM + "        return x + 2;\n", TESTS, expect_pass=True, description="correct"),
-        RunnerCase(PROGRAM + "        return x + 3;\n", TESTS, expect_pass=False, description="assert fails"),
+        RunnerCase(PROGRAM + "        return x + 3;\n", TESTS, expect_pass=False, expect_status="failed",
+                   description="assert fails"),
         RunnerCase(PROGRAM + "        System.exit(0); return 0;\n", TESTS, expect_pass=False,
                    description="System.exit(0) before the asserts"),
-        RunnerCase(PROGRAM + "        return x +;\n", TESTS, expect_pass=False, description="compile error"),
+        RunnerCase(PROGRAM + "        return x +;\n", TESTS, expect_pass=False, expect_status="syntax_error",
+                   description="compile error"),
         RunnerCase(PROGRAM + "        throw new RuntimeException(\"boom\");\n", TESTS, expect_pass=False,
-                   description="exception"),
+                   expect_status="error", description="exception"),
+        RunnerCase(PROGRAM + UNSAFE_SWITCHES_ASSERTS_OFF, TESTS, expect_pass=False,
+                   description="wrong answer that sets Problem.$assertionsDisabled with sun.misc.Unsafe"),
+        RunnerCase(PROGRAM + "        assert x != 12345;\n" + UNSAFE_SWITCHES_ASSERTS_OFF, TESTS, expect_pass=False,
+                   expect_status="failed",
+                   description="the same, with an assert of its own so that the flag exists"),
     ]
 
 
@@ -215,3 +239,41 @@ def test_javac_class_archive_is_recorded_once_and_used(tmp_path):
     assert f"-J-XX:SharedArchiveFile={archive}" in spec.build[0] and str(archive) in spec.read_only_paths
     result = run_spec(spec, token, timeout_s=60)
     assert result.passed and "SharedArchiveFile" not in result.stderr_tail, result
+
+
+def test_tests_asserts_become_plain_checks_and_keep_their_lines():
+    source = PROGRAM + "        return x;\n" + "\n" + TESTS + "// assert(x) in a comment\n"
+    rewritten = unconditional_checks(source, len(PROGRAM) + 20)
+    assert rewritten.count("\n") == source.count("\n")
+    assert '{ if (!((addTwo((3)) == (5)))) throw new java.lang.AssertionError("addTwo((3)) == (5)"); }' in rewritten
+    assert "assert(" not in rewritten.replace("// assert(x)", "")
+    message = unconditional_checks("class A {\n", 0) + unconditional_checks(
+        'void m() {\n  assert f("a\\\\u0022") : "why";\n  assert (g(1,\n 2));\n}\n', 0)
+    assert 'throw new java.lang.AssertionError("why"); }' in message
+    assert 'throw new java.lang.AssertionError("g(1, 2)"); }' in message and "(g(1,\n 2))" in message
+    # a backslash is doubled, so no \\uXXXX of the condition becomes a Unicode escape (JLS 3.3)
+    assert _java_string('f("a\\u0022")') == '"f(\\"a\\\\u0022\\")"'
+    program_assert = "class B { void m() { assert false; }\n"
+    assert unconditional_checks(program_assert + "}\n", len(program_assert)) == program_assert + "}\n"
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+def test_real_failing_samples_say_what_failed(java_data):
+    """HumanEval/99's real samples: ``detail`` (the last stderr line) names the check that failed, or
+    the exception and the test line, where it once said ``at WorkbenchHarness.main(...)``."""
+    task = next(t for t in java_data["grades"] if t["task_id"] == "99")
+    problem = java_data["problems"]["HumanEval/99"]
+    runner = JavaLanguage().runner
+    outcomes = {}
+    for key in [k for k in task if k.isdigit()][:6]:
+        token = secrets.token_hex(16)
+        spec = runner.prepare(runner.build_program(problem["prompt"], task[key], "completion"), problem["tests"], None, token)
+        outcomes[key] = run_spec(spec, token, timeout_s=60, executor="sandbox")
+        assert outcomes[key].passed == bool(task[f"grade-{key}"]["execution"]), (key, outcomes[key])
+    failed = [o for o in outcomes.values() if o.status == "failed"]
+    assert failed, outcomes
+    for outcome in failed:
+        assert re.search(r'workbench: assertion failed: closestInteger\(\("[-0-9.]+"\)\) == \(-?\d+l?\) '
+                         r'\(Problem\.java:\d+\)$', outcome.detail), outcome
+    for outcome in outcomes.values():
+        assert "WorkbenchHarness" not in outcome.detail and "... " not in outcome.detail, outcome

@@ -8,6 +8,13 @@ class instead, whose ``main`` reads the per-run token from the sandbox's pipe, c
 problem's ``main`` and only then writes the token back on the pass pipe (the protocol of
 :class:`workbench.languages.spec.RunSpec`), so a candidate that calls ``System.exit(0)``
 or prints a fake marker cannot pass.
+
+The tests' ``assert`` statements are rewritten into ``if (!(...)) throw new
+java.lang.AssertionError(...)``: an ``assert`` is skipped whenever its class's synthetic
+``$assertionsDisabled`` flag is set, and the tests live in the candidate's class, whose flag
+the candidate can set (``sun.misc.Unsafe``); a plain ``if`` runs whatever the flag says. The
+wrapper reports what failed on the last line of stderr (``detail``): the check's expression,
+or the exception that escaped the tests, with its line in ``Problem.java``.
 """
 
 from __future__ import annotations
@@ -34,16 +41,25 @@ HARNESS_CLASS = "WorkbenchHarness"
 #: fds of the token protocol in the child (see workbench.languages.spec.RunSpec)
 TOKEN_INPUT_FD = 3
 PASS_TOKEN_FD = 4
-#: exit status of the wrapper when ``java`` runs without ``-ea``
+#: exit status of the wrapper when ``java`` runs without ``-ea``, or assertions of the tested
+#: class were switched off while the tests ran
 ASSERTIONS_DISABLED_EXIT = 3
+#: exit status after a failed check (an ``AssertionError``): the sample ``failed``
+CHECK_FAILED_EXIT = 90
+#: exit status after any other exception or error escaped the tests: an ``error``, as in the
+#: Python runner (an ``OutOfMemoryError`` is ``oom`` by its marker)
+UNCAUGHT_EXCEPTION_EXIT = 91
+EXIT_STATUSES = {ASSERTIONS_DISABLED_EXIT: "error", CHECK_FAILED_EXIT: "failed", UNCAUGHT_EXCEPTION_EXIT: "error"}
 
-# Assertions must be on, or every ``assert`` of the harness is skipped and all samples "pass".
-# The token is read from its pipe before the problem class is even loaded (so no static
-# initialiser of candidate code runs first), kept in a local variable, and written to the
-# pass pipe only after the problem's main returned. The inherited fds are used directly
-# (a FileDescriptor set by reflection, hence ``--add-opens java.base/java.io``): re-opening
-# /dev/fd/N is refused when the sandbox runs the sample under another user id than the
-# one that created the pipes.
+# Assertions must be on, or the candidate's own ``assert`` statements are skipped (the tests'
+# are rewritten into plain checks, see unconditional_checks). The token is read from its pipe
+# before the problem class is even loaded (so no static initialiser of candidate code runs
+# first), kept in a local variable, and written to the pass pipe only after the problem's main
+# returned. The inherited fds are used directly (a FileDescriptor set by reflection, hence
+# ``--add-opens java.base/java.io``): re-opening /dev/fd/N is refused when the sandbox runs the
+# sample under another user id than the one that created the pipes. Whatever escapes the tests
+# ends the JVM with halt() (no shutdown hook of the candidate runs) after one last stderr line
+# that says what failed: `detail` quotes it.
 _HARNESS_TEMPLATE = """\
 public final class {harness} {{
     private static java.io.FileDescriptor inherited(int number) throws ReflectiveOperationException {{
@@ -69,12 +85,134 @@ public final class {harness} {{
             }}
         }}
         java.io.FileOutputStream out = new java.io.FileOutputStream(inherited({token_out}));
-        {main_class}.main(args);
+        try {{
+            {main_class}.main(args);
+        }} catch (Throwable thrown) {{
+            fail(thrown);
+        }}
+        if (assertionsSwitchedOff({main_class}.class)) {{
+            System.err.println("workbench: assertions of {main_class} were switched off while the tests ran");
+            System.err.flush();
+            Runtime.getRuntime().halt({assertions_exit});
+        }}
         token.writeTo(out);
         out.close();
     }}
+
+    // the candidate's own assert statements obey this flag (javac's $assertionsDisabled)
+    private static boolean assertionsSwitchedOff(Class<?> tested) {{
+        if (!tested.desiredAssertionStatus()) {{
+            return true;
+        }}
+        try {{
+            java.lang.reflect.Field flag = tested.getDeclaredField("$assertionsDisabled");
+            flag.setAccessible(true);
+            return flag.getBoolean(null);
+        }} catch (NoSuchFieldException absent) {{
+            return false;
+        }} catch (ReflectiveOperationException | RuntimeException unreadable) {{
+            return true;
+        }}
+    }}
+
+    // the frame of the tests' main that was running (the check), else the innermost one
+    private static StackTraceElement where(Throwable thrown) {{
+        StackTraceElement[] frames = thrown.getStackTrace();
+        for (StackTraceElement frame : frames) {{
+            if (frame.getClassName().equals("{main_class}") && frame.getMethodName().equals("main")) {{
+                return frame;
+            }}
+        }}
+        return frames.length > 0 ? frames[0] : null;
+    }}
+
+    private static void fail(Throwable thrown) {{
+        int status = thrown instanceof AssertionError ? {check_failed} : {uncaught};
+        try {{
+            thrown.printStackTrace();
+            StackTraceElement frame = where(thrown);
+            String at = frame == null ? "" : " (" + frame.getFileName() + ":" + frame.getLineNumber() + ")";
+            String message = thrown.getMessage();
+            Throwable cause = thrown.getCause();
+            if (message == null && cause != null) {{  // ExceptionInInitializerError: the cause says why
+                message = "caused by " + cause.getClass().getName()
+                          + (cause.getMessage() != null ? ": " + cause.getMessage() : "");
+            }}
+            if (thrown instanceof AssertionError) {{
+                System.err.println("workbench: assertion failed" + (message != null ? ": " + message : "") + at);
+            }} else {{
+                System.err.println("workbench: uncaught exception " + thrown.getClass().getName()
+                                   + (message != null ? ": " + message : "") + at);
+            }}
+        }} catch (Throwable ignored) {{
+            // a message that cannot be printed changes nothing about the verdict
+        }} finally {{
+            System.err.flush();
+            Runtime.getRuntime().halt(status);
+        }}
+    }}
 }}
 """
+
+
+def _java_string(text: str) -> str:
+    """``text`` as a Java string literal on one line (a backslash is doubled, so no ``\\uXXXX``
+    in it is read as a Unicode escape, JLS 3.3)."""
+    text = " ".join(text.split())
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _strip_parentheses(node) -> str:
+    """The text of an expression without the parentheses MultiPL-E puts around a check."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node.text.decode("utf-8", "replace")
+
+
+def unconditional_checks(source: str, tests_start: int) -> str:
+    """Rewrite every ``assert`` statement from character ``tests_start`` of ``source`` on (the
+    tests) into ``{ if (!(condition)) throw new java.lang.AssertionError(message); }``.
+
+    An ``assert`` runs only while its class's ``$assertionsDisabled`` flag is false, and the
+    tests' class is the candidate's, whose static initialiser can set that flag; the ``if``
+    checks regardless. The message is the statement's own (``assert c : m;``) or the
+    condition's text. Lines keep their numbers (the condition and message texts keep their
+    line breaks). A statement the grammar cannot read cleanly is left as it is (``-ea`` and
+    the wrapper's after-check still hold it).
+
+    Args:
+        source: the whole ``Problem.java`` (program, newline, tests).
+        tests_start: where the tests begin, in characters.
+
+    Returns:
+        the source with the tests' asserts rewritten.
+    """
+    import tree_sitter
+    import tree_sitter_java
+
+    data = source.encode("utf-8")
+    start_byte = len(source[:tests_start].encode("utf-8"))
+    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language())).parse(data)
+    edits: list[tuple[int, int, bytes]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.end_byte <= start_byte:
+            continue
+        if node.type == "assert_statement" and node.start_byte >= start_byte and not node.has_error:
+            parts = node.named_children
+            if len(parts) in (1, 2):
+                condition = parts[0].text.decode("utf-8", "replace")
+                message = (parts[1].text.decode("utf-8", "replace") if len(parts) == 2
+                           else _java_string(_strip_parentheses(parts[0])))
+                check = f"{{ if (!({condition})) throw new java.lang.AssertionError({message}); }}"
+                edits.append((node.start_byte, node.end_byte, check.encode("utf-8")))
+                continue
+        stack.extend(node.children)
+    for start, end, text in sorted(edits, reverse=True):
+        data = data[:start] + text + data[end:]
+    return data.decode("utf-8", "surrogateescape") if edits else source
 
 
 def find_main_class(source: str, default: str = "Problem") -> str:
@@ -198,18 +336,26 @@ class JavaRunner(TestRunner):
     def prepare(self, program: str, tests: str, entry_point: str | None, token: str) -> RunSpec:
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
 
-        Files: ``Problem.java`` (program and harness) and ``WorkbenchHarness.java``. Build:
+        Files: ``Problem.java`` (program and harness, the harness's ``assert`` statements
+        rewritten by :func:`unconditional_checks`) and ``WorkbenchHarness.java``. Build:
         ``javac``; a compile error is the sample's ``syntax_error``. Run: ``java -ea`` on
         the wrapper, which reads the token from fd 3 and writes it to fd 4 after the
-        problem's ``main`` returned. ``token`` itself is not used: it travels over the pipe.
+        problem's ``main`` returned. A failed check exits with :data:`CHECK_FAILED_EXIT`
+        (``failed``), any other escaped exception with :data:`UNCAUGHT_EXCEPTION_EXIT`
+        (``error``), each after a last stderr line saying what failed. ``token`` itself is
+        not used: it travels over the pipe.
         """
         # MultiPL-E joins them with a newline (nuprl/MultiPL-E evaluation/src/main.py,
         # cached_eval_script); without it a body ending in a // comment swallows the harness's "}"
         source = program + "\n" + tests
+        main_class = find_main_class(source)
+        source = unconditional_checks(source, len(program) + 1)
         harness = _HARNESS_TEMPLATE.format(
             harness=HARNESS_CLASS,
-            main_class=find_main_class(source),
+            main_class=main_class,
             assertions_exit=ASSERTIONS_DISABLED_EXIT,
+            check_failed=CHECK_FAILED_EXIT,
+            uncaught=UNCAUGHT_EXCEPTION_EXIT,
             token_in=TOKEN_INPUT_FD,
             token_out=PASS_TOKEN_FD,
         )
@@ -227,11 +373,12 @@ class JavaRunner(TestRunner):
                 [javac, *javac_options, "-encoding", "UTF-8", "-nowarn", "-cp", classpath, "-d", ".",
                  PROGRAM_FILE, f"{HARNESS_CLASS}.java"]
             ],
-            run=[java, "-ea", "--add-opens=java.base/java.io=ALL-UNNAMED", *self.jvm_options, "-cp", classpath,
-                 HARNESS_CLASS],
+            # no attach listener: another JVM the candidate starts cannot load an agent into this one
+            run=[java, "-ea", "--add-opens=java.base/java.io=ALL-UNNAMED", "-XX:+DisableAttachMechanism",
+                 *self.jvm_options, "-cp", classpath, HARNESS_CLASS],
             token_input_fd=TOKEN_INPUT_FD,
             pass_token_fd=PASS_TOKEN_FD,
-            exit_statuses={ASSERTIONS_DISABLED_EXIT: "error"},
+            exit_statuses=EXIT_STATUSES,
             read_only_paths=tuple(read_only),
             limit_overrides={"address_space_bytes": None},
             out_of_memory_markers=("java.lang.OutOfMemoryError",),
