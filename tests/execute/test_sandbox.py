@@ -145,6 +145,46 @@ def test_build_outputs_are_visible_to_the_run(level):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_a_slow_build_does_not_eat_the_runs_timeout(level):
+    """A build longer than the sample's timeout (``javac`` on a loaded machine against the 4 s
+    floor) once timed out correct samples: the build has a limit of its own, and the timeout
+    starts when it is done. Both times are recorded."""
+    spec = sh_spec(build=[["/bin/sh", "-c", "sleep 2.5"]])
+    outcome = run(spec, level, timeout_s=1.5)
+    assert outcome.status == "passed", outcome
+    assert outcome.build_s >= 2.5 and outcome.duration_s < 1.5, outcome
+    assert outcome.timeout_s == 1.5
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_a_build_past_its_own_limit_is_a_timeout_that_says_so(level):
+    spec = sh_spec(build=[["/bin/sh", "-c", "sleep 30"]], build_timeout_s=1.0)
+    outcome = run(spec, level, timeout_s=20)
+    assert outcome.status == "timeout", outcome
+    assert "the build was killed after its own 1 s limit" in outcome.detail
+    assert 1.0 <= outcome.build_s < 10 and outcome.duration_s == 0.0
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_the_run_after_a_build_keeps_its_timeout_and_cpu_limit(level):
+    slow = run(sh_spec(checks="sleep 30", build=[["true"]]), level, timeout_s=1.0)
+    assert slow.status == "timeout" and "after the 1.0 s timeout" in slow.detail, slow
+    assert 1.0 <= slow.duration_s < 10 and slow.build_s is not None
+    # the CPU rlimit is the build's during the build, the run's (ceil(timeout) + 1 s) after it
+    spin = run(sh_spec(checks="while :; do :; done", build=[["/bin/sh", "-c", "ulimit -t > build_cpu"]]),
+               level, timeout_s=1.0)
+    assert spin.status == "timeout", spin
+    limits = run(sh_spec(checks='test "$(cat build_cpu)" = 61 && test "$(ulimit -t)" = 2 || exit 1',
+                         build=[["/bin/sh", "-c", "ulimit -t > build_cpu"]]), level, timeout_s=1.0)
+    assert limits.status == "passed", limits
+
+
+def test_a_spec_without_build_records_no_build_time():
+    outcome = run(sh_spec())
+    assert outcome.status == "passed" and outcome.build_s is None
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
 def test_token_file_protocol(level):
     spec = RunSpec(
         files={"h.sh": 'read -r t <&3; exec 3<&-; printf "%s" "$t" > result.token\n', "sub/dir/data.txt": "x"},
@@ -236,6 +276,11 @@ def test_step_script_closes_token_fds_for_builds():
     script = step_script(sh_spec(build=[["make", "all"]]), status_fd=5, fd_moves={3: 21, 4: 22, 5: 23})
     assert script.splitlines()[1:4] == ["exec 3<&21 21<&-", "exec 4<&22 22<&-", "exec 5<&23 23<&-"]
     assert "make all 3<&- 4<&- </dev/null" in script
+    built = step_script(sh_spec(build=[["make", "all"]]), status_fd=5, fd_moves={3: 21, 4: 22, 5: 23}, built_fd=24,
+                        run_limit_lines=["ulimit -t 2"])
+    assert "make all 3<&- 4<&- 24<&- </dev/null" in built  # the build cannot report itself done
+    lines = built.splitlines()
+    assert lines.index("printf . >&24; exec 24>&-") < lines.index("ulimit -t 2") < len(lines) - 1
     assert "exec 5>&-" in script
     assert script.rstrip().endswith("exec /bin/sh harness.sh")
 

@@ -74,6 +74,10 @@ TABLE = [
      "build step 'cc -o main main.c' failed with status 1"),
     ("build-report-out-of-range", dict(returncode=0, build_failure=(7, "?")), "syntax_error", None, None,
      "build step 'build' failed"),
+    ("build-timed-out", dict(returncode=-9, timed_out=True, build_timed_out=True, build_s=60.0), "timeout", None,
+     "SIGKILL", "the build was killed after its own 60 s limit (RunSpec.build_timeout_s); the tests never ran"),
+    ("build-cpu-limit", dict(returncode=0, build_failure=(0, "152"), build_s=61.0), "timeout", 152, None,
+     "build step 'cc -o main main.c' reached its CPU time limit (60 s, RunSpec.build_timeout_s)"),
     ("build-compiler-not-found", dict(returncode=0, build_failure=(0, "127")), SANDBOX_ERROR, 127, None,
      "build step 'cc -o main main.c' could not be run in the sandbox (status 127: command not found)"),
     ("build-compiler-not-executable", dict(returncode=0, build_failure=(0, "126")), SANDBOX_ERROR, 126, None,
@@ -100,6 +104,7 @@ def test_decide_status(fields, status, exit_code, signal, detail):
     assert (outcome.status, outcome.exit_code, outcome.signal) == (status, exit_code, signal), outcome
     assert detail in outcome.detail, outcome
     assert outcome.duration_s == round(seen.duration_s, 4) and outcome.timeout_s == 5.0
+    assert outcome.build_s == seen.build_s
     assert outcome.passed == (status == "passed")
 
 

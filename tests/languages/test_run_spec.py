@@ -42,6 +42,8 @@ BROKEN = [
     ("negative-limit", dict(limit_overrides={"processes": -1}), "RunSpec.limit_overrides: ResourceLimits.processes"),
     ("empty-oom-marker", dict(out_of_memory_markers=("",)), "RunSpec.out_of_memory_markers must be a tuple of non-empty"),
     ("oom-markers-as-a-string", dict(out_of_memory_markers="MemoryError"), "RunSpec.out_of_memory_markers must be"),
+    ("build-timeout-zero", dict(build_timeout_s=0), "RunSpec.build_timeout_s must be a number of seconds above 0"),
+    ("build-timeout-as-text", dict(build_timeout_s="60"), "RunSpec.build_timeout_s must be a number"),
 ]
 
 

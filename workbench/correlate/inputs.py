@@ -310,7 +310,7 @@ BOOKKEEPING_COLUMNS = frozenset({
     "scale_min", "scale_max", "parse_failures", "truncated_answers", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "generation_truncated",
     # workbench execute: time, limits and how the process ended
-    "duration_s", "timeout_s", "exit_code", "signal",
+    "duration_s", "timeout_s", "build_s", "exit_code", "signal",
 })
 
 

@@ -455,6 +455,7 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
         "status": outcome.status,
         "duration_s": outcome.duration_s,
         "timeout_s": round(outcome.timeout_s, 3),
+        "build_s": outcome.build_s,
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "detail": outcome.detail,

@@ -16,7 +16,7 @@ from workbench.io import JsonlWriter, read_jsonl
 
 #: the columns of a result row, in order (``correlate`` needs the first three)
 RESULT_COLUMNS: tuple[str, ...] = (
-    "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s",
+    "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s", "build_s",
     "exit_code", "signal", "detail", "stderr_tail", "language", "isolation",
     "generation_truncated", "stop_sequence", "code_sha256",
 )

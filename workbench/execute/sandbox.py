@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
+import resource
 import secrets
 import select
 import shlex
@@ -103,6 +104,8 @@ def step_script(
     fd_moves: Mapping[int, int] | None = None,
     started_fd: int | None = None,
     limit_lines: Iterable[str] = (),
+    built_fd: int | None = None,
+    run_limit_lines: Iterable[str] = (),
 ) -> str:
     """Return the ``bash`` script that places the protocol fds, sets the resource limits,
     runs the build commands, then the run command.
@@ -116,8 +119,10 @@ def step_script(
     the sandbox's own set-up (``bwrap``, ``unshare``, ``setpriv``, the limits), before any
     candidate code, and no candidate can take that byte back. Build commands run with the token fds
     closed; the first failing one writes ``"<index> <status>"`` to ``status_fd`` and the script exits
-    0. The status fd is closed before the run command, so the candidate cannot fake a
-    compile error report. With a ``pass_token_file``, the script copies that file to
+    0. When they all succeeded, one byte goes to ``built_fd`` (an inherited high fd, closed at
+    once): the run's own timeout starts there. Then ``run_limit_lines`` lower the limits that
+    were set for the build (its CPU time) to the run's. The status fd is closed before the run
+    command, so the candidate cannot fake a compile error report. With a ``pass_token_file``, the script copies that file to
     ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
     with the sandbox); otherwise the run command replaces the shell (``exec``).
     """
@@ -128,11 +133,14 @@ def step_script(
     if started_fd is not None:
         lines.append(f"printf . >&{started_fd}; exec {started_fd}>&-")
     closers = " ".join(
-        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd) if fd is not None
+        f"{fd}<&-" for fd in (spec.token_input_fd, spec.pass_token_fd, file_token_fd, built_fd) if fd is not None
     )
     for index, command in enumerate(spec.build):
         lines.append(f"{shlex.join(command)} {closers} </dev/null")
         lines.append(f'rc=$?; if [ "$rc" -ne 0 ]; then echo "{index} $rc" >&{status_fd}; exit 0; fi')
+    if built_fd is not None:
+        lines.append(f"printf . >&{built_fd}; exec {built_fd}>&-")
+    lines.extend(run_limit_lines)
     if status_fd is not None:
         lines.append(f"exec {status_fd}>&-")
     if file_token_fd is None:
@@ -215,6 +223,43 @@ def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
         return bool(poller.poll(max(0, int(timeout_s * 1000))))
     finally:
         os.close(pidfd)
+
+
+def _wait_for_build(pid: int, built_read: int, timeout_s: float) -> str:
+    """Wait until the step script reports its build done (a byte on ``built_read``), child
+    ``pid`` exits, or ``timeout_s`` passes, leaving the child unreaped.
+
+    Returns:
+        ``"built"`` (the byte arrived, even if the child has exited since), ``"exited"`` (it
+        exited without the byte: a build failed or the sandbox did) or ``"timeout"``.
+    """
+    deadline = time.monotonic() + timeout_s
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # old kernel: poll waitid(WNOWAIT) as _wait_without_reaping does
+        pidfd = None
+    poller = select.poll()
+    poller.register(built_read, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            wait_s = remaining if pidfd is not None else min(remaining, 0.02)
+            events = dict(poller.poll(max(1, int(wait_s * 1000))))
+            if built_read in events:
+                if _read_available(built_read, limit=1):
+                    return "built"
+                poller.unregister(built_read)  # closed without the byte: only the exit is left to see
+            exited = (pidfd in events if pidfd is not None
+                      else os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None)
+            if exited:
+                return "built" if _read_available(built_read, limit=1) else "exited"
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 #: how long the end of a bubblewrap PID namespace is waited for (its init was killed already)
@@ -391,7 +436,8 @@ class Sandbox:
         Args:
             spec: from a runner's ``prepare``.
             token: the token given to ``prepare`` (from :func:`new_token`).
-            timeout_s: wall-clock seconds for build and run together.
+            timeout_s: wall-clock seconds for the run, from the end of the build commands
+                (which have their own limit, ``spec.build_timeout_s``).
             slot: the worker slot (0 .. workers-1); selects the user id when root.
         """
         if not isinstance(spec, RunSpec):
@@ -455,11 +501,22 @@ class Sandbox:
         extra = 0
         if uid is None and limits.processes is not None:
             extra = len(processes_of_uid(os.getuid()))  # NPROC counts the whole user id
-        limit_lines = ulimit_commands(limits.rlimits(timeout_s, extra_processes=extra))
+        # the build has a limit of its own: its CPU rlimit is the build's, lowered to the run's after it
+        build_s = spec.build_timeout_s if spec.build else 0.0
+        limit_lines = ulimit_commands(limits.rlimits(max(timeout_s, build_s), extra_processes=extra))
+        run_limit_lines: list[str] = []
+        if spec.build:
+            run_cpu = [pair for pair in limits.rlimits(timeout_s) if pair[0] == resource.RLIMIT_CPU]
+            run_limit_lines = ulimit_commands(run_cpu)[1:]  # without its "set +o posix", set already
         read_end, write_end = os.pipe()
         started_read = res.keep(read_end)
         started_fd = res.keep(_high(write_end))
-        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines)
+        built_read = built_fd = None
+        if spec.build:  # the step script's "build done" byte: the run's timeout starts there
+            read_end, write_end = os.pipe()
+            built_read, built_fd = res.keep(read_end), res.keep(_high(write_end))
+        script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines,
+                             built_fd, run_limit_lines)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -475,7 +532,7 @@ class Sandbox:
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
         stdout = res.output_sink()  # never read: a solution that prints 70 MiB still passes
         stderr = res.log_file(self.temp_root)
-        own_ends = [started_fd] + ([info_fd] if info_fd is not None else [])
+        own_ends = [started_fd] + [fd for fd in (info_fd, built_fd) if fd is not None]
         pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends))
         start = time.monotonic()
         try:
@@ -499,9 +556,20 @@ class Sandbox:
             return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
         res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], own_ends)
         timed_out = True  # until the wait says otherwise (an interrupt kills the run)
+        build_timed_out, build_duration = False, None
         try:
-            timed_out = not _wait_without_reaping(proc.pid, timeout_s)
-            duration = time.monotonic() - start
+            run_start = start
+            phase = "built"
+            if built_read is not None:
+                phase = _wait_for_build(proc.pid, built_read, spec.build_timeout_s)
+                run_start = time.monotonic()
+                build_duration = run_start - start
+                build_timed_out = phase == "timeout"
+            if phase == "built":
+                timed_out = not _wait_without_reaping(proc.pid, timeout_s)
+            else:  # the build failed (the status pipe says how) or ran out of its time
+                timed_out = build_timed_out
+            duration = time.monotonic() - run_start if phase == "built" else 0.0
             # The leader is not reaped yet, so its pid (= the group id) cannot have been
             # reused: killing the group now can only hit this sample's processes.
             kill_process_group(proc.pid)
@@ -517,6 +585,7 @@ class Sandbox:
         return self._judge(
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
+            build_s=build_duration, build_timed_out=build_timed_out,
             # the wrappers report a child killed by signal N as exit status 128 + N
             wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",

@@ -45,12 +45,15 @@ class SampleOutcome:
     Attributes:
         status: one of :data:`~workbench.languages.spec.SAMPLE_STATUSES`, or
             :data:`SANDBOX_ERROR` when the sandbox failed before the program started.
-        duration_s: wall-clock seconds from start to exit or kill (build included).
+        duration_s: wall-clock seconds of the run, the span ``timeout_s`` limits: from the end
+            of the build (the sandbox's start, for a spec without build commands) to exit or kill.
         exit_code: the exit status of the sandbox's command (``None`` when killed by us).
         signal: the signal name that ended it (``"SIGKILL"``, ``"SIGXCPU"`` ...), or ``None``.
         stderr_tail: the last characters of stderr (build stderr for a compile error).
         detail: one human sentence on why this status.
         timeout_s: the timeout the sample ran under.
+        build_s: wall-clock seconds from the sandbox's start to the end of the build commands
+            (their own limit: ``RunSpec.build_timeout_s``), or ``None`` for a spec without any.
     """
 
     status: str
@@ -60,6 +63,7 @@ class SampleOutcome:
     stderr_tail: str
     detail: str
     timeout_s: float
+    build_s: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -79,9 +83,12 @@ class Observation:
     Attributes:
         returncode: ``Popen.returncode`` of the sandbox's first process (negative: ended
             by that signal number).
-        duration_s: wall-clock seconds from start to exit or kill.
+        duration_s: wall-clock seconds of the run (after the build) to exit or kill.
         timeout_s: the wall-clock timeout the run had.
-        timed_out: True when the watchdog killed the run at ``timeout_s``.
+        timed_out: True when the watchdog killed the run at ``timeout_s`` (or the build at its
+            own limit: ``build_timed_out``).
+        build_s: wall-clock seconds the build commands took, or ``None`` without any.
+        build_timed_out: True when the watchdog killed the build at ``RunSpec.build_timeout_s``.
         started: False when the step script's start byte never arrived: the sandbox's own
             set-up (``bwrap``, ``unshare``, ``setpriv``) failed before any candidate code.
         delivered: the bytes that arrived on the pass-token channel (fd or file).
@@ -108,6 +115,8 @@ class Observation:
     wrapper_reports_signals: bool = False
     launcher: str = "sandbox"
     launch_error: str | None = None
+    build_s: float | None = None
+    build_timed_out: bool = False
 
 
 #: exit statuses of the POSIX shell for a command it could not run (a missing or unusable
@@ -130,9 +139,11 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
 
     1. the sandbox could not be launched, or the program never started -> :data:`SANDBOX_ERROR`
        (not a verdict on the sample);
-    2. the watchdog fired -> ``timeout``;
+    2. the watchdog fired -> ``timeout`` (the detail says whether the build, at its own limit,
+       or the run was killed);
     3. a build command failed -> ``syntax_error`` (a compile error), unless the shell could not
-       run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`;
+       run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`, or it reached its CPU limit
+       (``SIGXCPU``, status 152) -> ``timeout``;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout``;
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
@@ -151,7 +162,7 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         seen: the :class:`Observation`.
 
     Returns:
-        the outcome; ``duration_s`` rounded to 0.1 ms.
+        the outcome; ``duration_s`` and ``build_s`` rounded to 0.1 ms.
     """
     code: int | None = seen.returncode
     sig = None
@@ -163,10 +174,15 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         with contextlib.suppress(ValueError):
             sig = signal.Signals(seen.returncode - 128).name
 
+    build_s = None if seen.build_s is None else round(seen.build_s, 4)
+
     def outcome(status: str, detail: str, exit_code: int | None = code, ended_by: str | None = sig) -> SampleOutcome:
         return SampleOutcome(status, round(seen.duration_s, 4), exit_code, ended_by, seen.stderr_tail, detail,
-                             seen.timeout_s)
+                             seen.timeout_s, build_s)
 
+    if seen.timed_out and seen.build_timed_out:
+        return outcome("timeout", f"the build was killed after its own {spec.build_timeout_s:g} s limit "
+                                  f"(RunSpec.build_timeout_s); the tests never ran", None, "SIGKILL")
     if seen.timed_out:
         return outcome("timeout", f"killed after the {seen.timeout_s:.1f} s timeout", None, "SIGKILL")
     if seen.build_failure is not None:
@@ -177,6 +193,9 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
             return outcome(SANDBOX_ERROR, f"build step {command!r} could not be run in the sandbox (status {status}: "
                                           f"{_NOT_RUN_STATUSES[status]}); the toolchain is not reachable there",
                            status, None)
+        if status == 128 + signal.SIGXCPU:  # bash's status for a command ended by SIGXCPU
+            return outcome("timeout", f"build step {command!r} reached its CPU time limit "
+                                      f"({spec.build_timeout_s:g} s, RunSpec.build_timeout_s)", status, None)
         return outcome("syntax_error", f"build step {command!r} failed with status {reported}", status, None)
     if sig == "SIGXCPU" or (sig == "SIGKILL" and seen.duration_s >= seen.timeout_s):
         return outcome("timeout", "CPU time limit exceeded")

@@ -3,8 +3,10 @@
 The rule is EvalPlus's (Liu et al., NeurIPS 2023; evalplus ``docs/execution.md``,
 "Time Limits"): ``T = max(T_base, k * T_gt)`` with ``T_base = 4 s`` and ``k = 4`` by
 default. EvalPlus profiles the ground-truth function calls; we time the reference
-solution's whole sandboxed run (interpreter start-up, build and checks), the same
-quantity the sample's timeout is compared against.
+solution's sandboxed run (interpreter start-up and checks), the same quantity the sample's
+timeout is compared against. A compiled language's build is not part of it: build commands
+run under their own limit (``RunSpec.build_timeout_s``), so a compiler's start-up on a
+loaded machine never eats a sample's time.
 """
 
 from __future__ import annotations

@@ -83,6 +83,10 @@ SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "syntax_error",
 #: the fd numbers a runner may use for the token pipes (0-2 are stdio; bash names fds up to 9)
 TOKEN_FD_RANGE = range(3, 10)
 
+#: the default :attr:`RunSpec.build_timeout_s`: what compiling one program may take, apart from
+#: the sample's timeout (a MultiPL-E ``javac`` or ``g++`` takes 1-5 s on a loaded 2-core machine)
+DEFAULT_BUILD_TIMEOUT_S = 60.0
+
 
 class InvalidRunSpecError(WorkbenchError, ValueError):
     """A :class:`RunSpec` breaks the runner contract; the message names every bad field."""
@@ -112,7 +116,9 @@ class RunSpec:
 
     Build commands run before ``run`` in the same sandbox and working directory, with
     the token fds closed; a non-zero exit of any of them is a ``syntax_error`` (compile
-    error). The timeout covers build and run together.
+    error). They run under a limit of their own, ``build_timeout_s``, and the sample's
+    timeout (the one calibrated from the reference's run) starts when they are done: a
+    compiler's start-up and work (``javac`` is itself a JVM) never eat the time of the tests.
 
     Attributes:
         files: files to write into the sample's fresh working directory, relative POSIX
@@ -120,6 +126,10 @@ class RunSpec:
         run: the argv that runs the program with its tests (working directory: the
             sample's folder).
         build: commands (argv lists) run in order before ``run``.
+        build_timeout_s: wall-clock seconds all build commands together may take (and the
+            CPU seconds each may use), apart from the sample's timeout; a build that takes
+            longer is a ``timeout`` whose detail says so. Default
+            :data:`DEFAULT_BUILD_TIMEOUT_S`, generous: a compile error is not slow.
         env: extra environment variables for build and run (the sandbox scrubs the rest).
         pass_token_fd: fd number (3..9) in the child where the harness writes the token,
             or ``None`` when the runner uses ``pass_token_file``.
@@ -172,6 +182,7 @@ class RunSpec:
     limit_overrides: Mapping[str, int | None] = field(default_factory=dict)
     out_of_memory_markers: tuple[str, ...] = ()
     python_main: str | None = None
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
 
     def __post_init__(self) -> None:
         problems = run_spec_problems(self)
@@ -226,6 +237,9 @@ def run_spec_problems(spec: RunSpec) -> list[str]:
     if not _is_str_tuple(markers) or not all(markers):
         problems.append(f"RunSpec.out_of_memory_markers must be a tuple of non-empty texts, got {markers!r}")
     problems += _limit_override_problems(spec.limit_overrides)
+    limit = spec.build_timeout_s
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 86400:
+        problems.append(f"RunSpec.build_timeout_s must be a number of seconds above 0 and at most 86400, got {limit!r}")
     problems += _python_main_problems(spec)
     return problems
 

@@ -91,7 +91,7 @@ def run_spec(spec: RunSpec, token: str, timeout_s: float = 60.0, *, executor: st
     Args:
         spec: what to write, build and run (from the runner's ``prepare``).
         token: the token given to ``prepare`` (e.g. from :func:`workbench.execute.new_token`).
-        timeout_s: wall-clock seconds for build and run together.
+        timeout_s: wall-clock seconds for the run (the build has its own limit, ``spec.build_timeout_s``).
         executor: one of :data:`EXECUTORS` (see :func:`sandbox_for_executor`).
     """
     return sandbox_for_executor(executor).run(spec, token, timeout_s)
