@@ -474,3 +474,32 @@ def test_problems_with_several_splits_need_problems_split(tmp_path):
         load_problems(ExecutionConfig(problems=str(folder)))
     chosen = load_problems(ExecutionConfig(problems=str(folder), problems_split="validation"))
     assert "x * x" in chosen["t1"].reference
+
+
+def test_problems_without_an_entry_point_column_run_their_self_calling_tests(tmp_path):
+    """MultiPL-E's problems have no entry point column (their tests call the function): the default
+    column is optional (a note says it is missing), while a column named by the user must exist.
+    HumanEval-style tests that only define check() are then an error on each sample, naming the fix."""
+    from workbench.errors import MissingColumnError
+
+    self_calling = ("def check(candidate):\n    assert candidate(1) == 2\n\n"
+                    "def test_check():\n    check(add_one)\n\ntest_check()\n")
+    problems = write_jsonl(tmp_path / "problems.jsonl", [
+        {"task_id": "T/0", "prompt": "def add_one(x):\n", "tests": self_calling},
+        {"task_id": "T/1", "prompt": "def add_one(x):\n", "tests": "def check(candidate):\n    assert candidate(1) == 2\n"},
+    ])
+    generations = write_jsonl(tmp_path / "gens.jsonl", [
+        {"task_id": "T/0", "sample_id": 0, "completion": "    return x + 1\n"},
+        {"task_id": "T/0", "sample_id": 1, "completion": "    return x\n"},
+        {"task_id": "T/1", "sample_id": 0, "completion": "    return x + 1\n"},
+    ])
+    output = tmp_path / "out.jsonl"
+    summary = run_execute(generations, output, ExecutionConfig(problems=str(problems), test_column="tests", **FIXED))
+    rows = {(r["task_id"], r["sample_id"]): r for r in read_results(output)}
+    assert [rows[("T/0", 0)]["status"], rows[("T/0", 1)]["status"]] == ["passed", "failed"]
+    assert rows[("T/1", 0)]["status"] == "error"
+    assert "no entry point names the function" in rows[("T/1", 0)]["detail"]
+    assert any("the problems have no 'entry_point' column" in note for note in summary.notes), summary.notes
+    with pytest.raises(MissingColumnError, match="fn"):
+        run_execute(generations, tmp_path / "named.jsonl",
+                    ExecutionConfig(problems=str(problems), test_column="tests", entry_point_column="fn", **FIXED))

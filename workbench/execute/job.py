@@ -199,8 +199,16 @@ class SandboxFailureGuard:
                 f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
-def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
+def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> dict[str, Problem]:
     """Return task id -> :class:`Problem` from ``config.problems``.
+
+    The entry point is optional: problems without the default ``entry_point`` column (MultiPL-E's,
+    whose tests call the function themselves) get none, and ``notes`` says so; a column named
+    with ``entry_point_column`` must exist.
+
+    Args:
+        config: the run's options.
+        notes: where to add lines for the summary (e.g. that there is no entry point).
 
     Raises:
         DataError / MissingColumnError: unreadable problems, missing columns, duplicate ids.
@@ -210,13 +218,20 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
     splits = [config.problems_split] if config.problems_split else None
     dataset = load_records(config.problems, splits=splits, offline=config.offline).one_split("--problems-split")
     reference = config.reference_column if config.reference_column in dataset.column_names else None
+    entry_point = config.entry_point_column
+    if entry_point == ExecutionConfig.entry_point_column and entry_point not in dataset.column_names:
+        entry_point = None  # the default names a column that only HumanEval's layout needs
+        if notes is not None:
+            notes.append(f"the problems have no {config.entry_point_column!r} column: the tests run without an entry "
+                         f"point, so they must call the function themselves (as MultiPL-E's do); HumanEval-style "
+                         f"tests that only define check(candidate) need one (--entry-point-column)")
     require_columns(
         dataset,
         {
             "--problem-task-column": config.problem_task_column,
             "--problem-prompt-column": config.problem_prompt_column,
             "--test-column": config.test_column,
-            "--entry-point-column": config.entry_point_column,
+            "--entry-point-column": entry_point,
         },
         where=f"the problems ({config.problems})",
     )
@@ -225,7 +240,7 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
         {
             "--problem-prompt-column": config.problem_prompt_column,
             "--test-column": config.test_column,
-            "--entry-point-column": config.entry_point_column,
+            "--entry-point-column": entry_point,
             "--reference-column": reference,
         },
         where=f"the problems ({config.problems})",
@@ -239,7 +254,7 @@ def load_problems(config: ExecutionConfig) -> dict[str, Problem]:
             task_id=task_id,
             prompt=row[config.problem_prompt_column] or "",
             tests=row[config.test_column] or "",
-            entry_point=row[config.entry_point_column] if config.entry_point_column else None,
+            entry_point=row[entry_point] if entry_point else None,
             reference=row[reference] if reference else None,
         )
     return problems
@@ -547,7 +562,7 @@ def _run_execute_locked(
     if config.resume:
         notes.extend(check_resume(output, settings))
     runner = _runner(config)
-    problems = load_problems(config)
+    problems = load_problems(config, notes)
     samples = load_samples(os.fspath(generations), config, notes, problems)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
     if unknown:

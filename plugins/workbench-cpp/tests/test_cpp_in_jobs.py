@@ -95,15 +95,20 @@ def _write_generations(path, cpp_data, task_number: str, keys) -> None:
 def test_execute_command_runs_real_multipl_e_cpp_samples(cpp_data, cpp_problems_file, tmp_path):
     """``workbench execute -l cpp`` end to end, as a user types it: it once stopped before the
     first sample, because its preflight prepared an empty test harness, which the C++ runner
-    cannot wrap (the plugin's own tests ran the runner directly and never met the check)."""
+    cannot wrap (the plugin's own tests ran the runner directly and never met the check). It is
+    run as docs/execute.md shows it: no entry point column, the default timeout."""
     labels = _labelled_samples(cpp_data, "0")
     generations = tmp_path / "gens.jsonl"
     _write_generations(generations, cpp_data, "0", labels)
     output = tmp_path / "results.jsonl"
     result = CliRunner().invoke(app, [
         "execute", str(generations), "--problems", str(cpp_problems_file), "--test-column", "tests",
-        "--entry-point-column", "name", "-l", "cpp", "--timeout", "60", "-j", "2", "-o", str(output)])
+        "-l", "cpp", "-j", "2", "-o", str(output)])
     assert result.exit_code == 0, result.output
     rows = {str(row["sample_id"]): row for row in map(json.loads, output.read_text().splitlines())}
     assert {key: row["passed"] for key, row in rows.items()} == labels, rows
     assert {row["language"] for row in rows.values()} == {"cpp"}
+    # no entry point column (MultiPL-E's tests call the function) and the default timeout, the
+    # 4 s floor: the build ran under its own limit, so a slow compile cannot time a sample out
+    assert all(row["timeout_s"] == 4.0 and row["build_s"] > 0 for row in rows.values()), rows
+    assert "the problems have no 'entry_point' column" in " ".join(result.output.split())
