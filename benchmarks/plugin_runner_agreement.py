@@ -79,7 +79,8 @@ def classify(row: dict) -> str:
     if row["status"] == "syntax_error":
         match = re.search(r"error: ([^\n]{0,60})", stderr)
         return "compile error: " + (match.group(1) if match else "?")
-    if "AssertionError" in stderr or "Assertion `" in stderr or "Assertion failed" in stderr:
+    if ("AssertionError" in stderr or "Assertion `" in stderr or "Assertion failed" in stderr
+            or "workbench: assertion failed" in stderr):
         return "assertion failed"
     match = re.search(r"Exception in thread \"main\" ([\w.$]+)", stderr) or re.search(r"(\w+(?:Exception|Error))", stderr)
     if match:
@@ -96,7 +97,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/plugin_runner_agreement"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0,
-                        help="seconds per sample (build and run together)")
+                        help="seconds per sample's run (the build has its own limit, RunSpec.build_timeout_s)")
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--executor", choices=["sandbox", "unsandboxed"], default="sandbox")
     parser.add_argument("--list-disagreements", action="store_true", help="print every disagreeing sample")
