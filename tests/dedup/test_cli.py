@@ -300,6 +300,18 @@ def test_duplicate_ids_are_an_error(tmp_path):
     assert result.exit_code == 1 and "unique" in result.output and "'same'" in result.output
 
 
+def test_repeated_ids_of_the_against_data_name_the_against_option(small_corpus, tmp_path):
+    # probe 29: the --against side's repeated task_id was answered with "Pass a unique column with --id-column"
+    reference = write_jsonl(tmp_path / "ref.jsonl", [{"id": f"r{k}", "task_id": f"T/{k // 2}", "content": f"x = {k}"}
+                                                     for k in range(4)])
+    result = invoke(str(small_corpus), "--against", str(reference))
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "ref.jsonl: ids must be unique" in said and "column 'task_id'" in said
+    assert "Pass a unique column with --against-id-column (unique here: id)" in said
+    assert "with --id-column" not in said
+
+
 def test_missing_split_lists_the_splits(small_corpus):
     result = invoke(str(small_corpus), "--split-column", "split", "--split", "validation")
     assert result.exit_code == 1
