@@ -91,6 +91,21 @@ def test_lsh_settings_that_miss_pairs_at_t0_get_a_note(small_corpus, tmp_path):
     assert tuned.exit_code == 0 and "miss a pair" not in tuned.stderr
 
 
+@pytest.mark.parametrize(("options", "advice"), [
+    # probe 29: --num-perm 2 was told to lower --lsh-threshold to 0.60, the value in use
+    (("--num-perm", "2"), "--num-perm 2 is too few permutations for that: no bands/rows of 2 do better than 0.04 "
+                          "(2 bands of 1 row); raise --num-perm (default 128)"),
+    (("--num-perm", "8"), "--lsh-threshold 0.6 is already below --t0: raise --num-perm"),
+    (("--lsh-bands", "2", "--lsh-rows", "4"), "(2 x 4, set with --lsh-bands/--lsh-rows) miss a pair"),
+])
+def test_the_lsh_note_advises_what_fits_the_cause(small_corpus, options, advice):
+    result = invoke(str(small_corpus), "--split-column", "split", *options, "--json")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert advice in said
+    assert "e.g. 0.60" not in said
+
+
 def test_a_language_option_that_selects_nothing_gets_a_note(tmp_path):
     # probe 27: --language java on a folder of Python and C++ files was silently ignored
     folder = tmp_path / "src" / "train"

@@ -189,15 +189,33 @@ def _lsh_recall_note(report: dict, config: DedupConfig) -> str | None:
     """A note when the LSH bands/rows would miss a pair right at ``--t0`` more often than
     :data:`LSH_MISS_NOTE_ABOVE`: each missed pair is a duplicate never verified (e.g. ``--t0 0.5``
     with the bands tuned for the default 0.6 misses 45% of such pairs). The probability is
-    ``(1 - t0**r)**b`` (Mining of Massive Datasets, Sec. 3.4.2)."""
+    ``(1 - t0**r)**b`` (Mining of Massive Datasets, Sec. 3.4.2).
+
+    The advice fits the cause: with ``b * r <= num_perm`` the lowest miss is ``(1 - t0)**num_perm``
+    (``num_perm`` bands of one row), so when even that is too high only more permutations help;
+    bands and rows given by hand are changed by hand; else the tuning threshold is lowered."""
     lsh = report.get("lsh") or {}
     miss = lsh.get("miss_probability_at_set_threshold")
     if miss is None or miss <= LSH_MISS_NOTE_ABOVE:
         return None
-    return (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, tuned for Jaccard {lsh['tuned_for_threshold']}) miss a "
-            f"pair at the set-Jaccard threshold --t0 {config.set_threshold} with probability {miss:.2f}: such duplicates "
-            f"are never verified. Tune the LSH below --t0 (--lsh-threshold, e.g. {max(0.05, config.set_threshold - 0.2):.2f}) "
-            f"or use more bands (--lsh-bands/--lsh-rows)")
+    t0 = config.set_threshold
+    how = (f"tuned for Jaccard {lsh['tuned_for_threshold']}" if lsh.get("tuned_for_threshold") is not None
+           else "set with --lsh-bands/--lsh-rows")
+    said = (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, {how}) miss a "
+            f"pair at the set-Jaccard threshold --t0 {t0} with probability {miss:.2f}: such duplicates are never verified")
+    best = (1.0 - t0) ** config.num_perm
+    if best > LSH_MISS_NOTE_ABOVE:
+        return (f"{said}. --num-perm {config.num_perm} is too few permutations for that: no bands/rows of "
+                f"{config.num_perm} do better than {best:.2f} ({config.num_perm} bands of 1 row); raise --num-perm "
+                f"(default {DedupConfig.options()['num_perm'].default})")
+    if config.lsh_params is not None:
+        return f"{said}. Use more bands or fewer rows per band (--lsh-bands/--lsh-rows, bands x rows <= --num-perm)"
+    suggested = max(0.05, t0 - 0.2)
+    if config.lsh_threshold > suggested + 1e-9:
+        return (f"{said}. Tune the LSH below --t0 (--lsh-threshold, e.g. {suggested:.2f}) or set the bands directly "
+                f"(--lsh-bands/--lsh-rows)")
+    return (f"{said}. --lsh-threshold {config.lsh_threshold} is already below --t0: raise --num-perm for more bands "
+            f"(default {DedupConfig.options()['num_perm'].default}) or set more bands of fewer rows (--lsh-bands/--lsh-rows)")
 
 
 def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
