@@ -14,10 +14,17 @@ from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.duplication_report import build_report
+from workbench.dedup.output_folder import (
+    check_no_foreign_outputs,
+    check_writable,
+    describe_write_error,
+    planned_outputs,
+    split_output_names,
+)
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
-from workbench.dedup.writing import write_outputs, write_result_files
+from workbench.dedup.writing import resolved_output_format, write_outputs, write_result_files
 from workbench.errors import DataError, MissingSplitError, require_argument
 
 
@@ -117,6 +124,7 @@ def run_dedup(
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
+        check_writable(out)  # an existing read-only folder too
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
@@ -144,6 +152,11 @@ def run_dedup(
         reference: DedupRows | None = None
         if config.against is not None:
             reference = _load_reference(config)
+        if output_dir is not None:
+            # a file of the folder this run would write over, that no earlier run wrote: refused before the search
+            names = split_output_names(resolved_output_format(config.output_format, loaded), rows.split_ranges)
+            check_no_foreign_outputs(Path(output_dir), planned_outputs(names, groups=rows.groups is not None,
+                                                                       reference=reference is not None))
         if config.engine == "spark":
             from workbench.dedup.spark import find_duplicates_spark
 
@@ -154,8 +167,11 @@ def run_dedup(
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
-                written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
-                                        on_progress=advance)
+                try:
+                    written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
+                                            on_progress=advance)
+                except OSError as error:  # a full disk, a folder made read-only during the search
+                    raise describe_write_error(output_dir, error) from error
         notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
                                    _language_note(rows, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
@@ -273,16 +289,23 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
             output_format = spark_output_format(config.output_format, read)
             _check_policy_splits(config, list(read.rows.split_ranges))
             reference = _load_reference(config) if config.against is not None else None
+            split_names = split_output_names("spark", read.rows.split_ranges)
+            if output_dir is not None and output_uri is None:
+                check_no_foreign_outputs(Path(output_dir), planned_outputs(
+                    split_names, groups=read.rows.groups is not None, reference=reference is not None))
             result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                            minhash=minhash, spark=spark, source=read)
             report = build_report(result)
             written: dict[str, str] = {}
             if output_dir is not None:
                 if output_uri is None:
-                    written = write_result_files(result, report, output_dir)
+                    try:
+                        written = write_result_files(result, report, output_dir, split_outputs=split_names)
+                    except OSError as error:
+                        raise describe_write_error(output_dir, error) from error
                     splits_at = Path(output_dir).resolve().as_uri()
                 else:
-                    written = write_result_files_at(spark, result, report, output_uri)
+                    written = write_result_files_at(spark, result, report, output_uri, split_outputs=split_names)
                     splits_at = output_uri
                 with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
                     written.update(write_spark_splits(spark, read, result, splits_at, output_format,
