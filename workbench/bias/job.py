@@ -116,6 +116,7 @@ def run_bias(
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
                               flags={config.label: "--label"} if config.label else None)
+    _check_id_kinds(output, table, config)
     warnings = []
     if from_results:
         warnings += _join_results(table, config)
@@ -203,6 +204,30 @@ def _check_output_paths(json_path, plot_path) -> None:
         if suffix not in formats:
             raise DataError(f"--plot {plot_path}: the suffix names no image format matplotlib writes; use .png, .svg "
                             f"or .pdf (or one of {', '.join(sorted(formats))})")
+
+
+def _check_id_kinds(output: DedupOutput, table: MetricTable, config: BiasConfig) -> None:
+    """Refuse a join of sample ids made two ways: the metric table's numbered per task in its row
+    order (it has no ``sample_id`` column) against a dedup that read real ones from its data
+    (``report.json`` ``parameters.numbered_id_column`` is ``null``). The numbers name other rows as
+    soon as the table's order differs (shuffled, filtered, sorted), and every id still joins, so the
+    values would be paired with the wrong rows without a trace. Both numbered in file order (the
+    same data read twice) is the documented case and is taken; a dedup made before the record
+    existed cannot be checked.
+
+    Raises:
+        DataError: saying what ids each side has and how to give the table real ones.
+    """
+    parameters = output.report.get("parameters") or {}
+    if not table.numbered_samples or "numbered_id_column" not in parameters:
+        return
+    if parameters["numbered_id_column"] is None and SAMPLE_COLUMN in (output.id_column or "").split(","):
+        raise DataError(
+            f"{table.source} has no {SAMPLE_COLUMN} column, so its rows were numbered per task in its row order "
+            f"(0, 1, ...) to build --id-column {config.id_column} ids, while the dedup output {output.folder} read real "
+            f"{SAMPLE_COLUMN} values from its data: numbers made from this table's order name other rows as soon as it "
+            f"is ordered otherwise, and the values would be paired with the wrong rows. Give the metric table its "
+            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have (--id-column)")
 
 
 def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str]:

@@ -140,12 +140,15 @@ def run_dedup(
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
                                   language=config.language)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
+        read_columns = set(loaded.column_names)
         loaded = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
             loaded, code_column=_split_columns(config.code_column),
             id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
+        # bias must know whether the sample ids are the data's or numbers made from its row order
+        rows.numbered_id_column = SAMPLE_COLUMN if SAMPLE_COLUMN in set(loaded.column_names) - read_columns else None
         if len(rows) == 0:
             raise DataError(f"{loaded.source}: the dataset has no rows")
         _check_policy_splits(config, list(rows.split_ranges))

@@ -28,6 +28,9 @@ class DedupRows:
         split_ranges: split name -> ``(start, stop)`` of its rows in the flat lists.
         id_columns: the column(s) the ids were read from (joined with ``:``); empty for
             ``"<split>/<row>"`` ids.
+        numbered_id_column: the id column the run made by numbering each task's rows 0, 1, ...
+            in file order (``sample_id``, absent from the data), ``None`` when every id column
+            was read from the data.
     """
 
     source: str
@@ -38,6 +41,7 @@ class DedupRows:
     groups: list | None
     split_ranges: dict[str, tuple[int, int]]
     id_columns: tuple[str, ...] = ()
+    numbered_id_column: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
