@@ -201,7 +201,8 @@ def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
     with open(out / "unreadable.csv") as handle:
         listed = list(csv.DictReader(handle))
     reasons = {r["id"]: r["reason"] for r in listed}
-    assert reasons == {"train/blob.py": "not loaded: binary", "train/latin.py": "not loaded: not UTF-8"}
+    kept = "; never compared, kept in files/ as it is"
+    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/latin.py": f"not loaded: not UTF-8{kept}"}
     assert {r["split"] for r in listed} == {"train"}  # the split the file's folder names
 
 
@@ -285,8 +286,50 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
     assert result.exit_code == 0, result.output
     skipped = {s["path"]: s["reason"] for s in json.loads(result.stdout)["skipped_files"]}
     assert skipped == {"train/blob.py": "binary", "train/latin.py": "not UTF-8"}
-    # the deduplicated folder comes back in the input's form: source files at their paths
-    assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == ["train/a.py"]
+    # the deduplicated folder comes back in the input's form: source files at their paths, the ones that could not
+    # be read among them as they are (never compared, so never removed: a data file's unreadable rows stay too)
+    assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == [
+        "train/a.py", "train/blob.py", "train/latin.py"]
+    assert (out / "files" / "train" / "latin.py").read_bytes() == "x = 'é'\n".encode("latin-1")
+    # a table output has no text to put in a row for them: listed only
+    table = tmp_path / "table"
+    assert invoke(str(folder), "--output-format", "jsonl", "-o", str(table)).exit_code == 0
+    assert len((table / "train.jsonl").read_text().splitlines()) == 1
+    assert "kept in files/" not in (table / "unreadable.csv").read_text()
+
+
+def test_hidden_files_and_files_outside_the_split_folders_are_said(tmp_path, caplog):
+    # probe 29: a root file of a train/ + test/ folder joined train silently; a hidden file was left out unlisted
+    import logging
+
+    folder = tmp_path / "src"
+    for split in ("train", "test"):
+        (folder / split).mkdir(parents=True)
+        (folder / split / "m.py").write_text(make_function(random.Random(split), split))
+    (folder / "loose.py").write_text(make_function(random.Random(9), "loose"))
+    (folder / "train" / ".hidden.py").write_text(make_function(random.Random(8), "hidden"))
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "objects" / "ab").write_text("x")
+    (folder / "train" / "__pycache__").mkdir()
+    (folder / "train" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\x00pyc")
+    out = tmp_path / "out"
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        run = run_dedup(str(folder), DedupConfig(workers=1), output_dir=out)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and "has split folders (test/, train/) and 1 source file(s) outside them (loose.py): those " \
+                               "are read as the 'train' split" in said[0]
+    assert run.result.rows.splits[run.result.rows.ids.index("loose.py")] == "train"
+    with open(out / "unreadable.csv") as handle:
+        listed = {r["id"]: r["reason"] for r in csv.DictReader(handle)}
+    assert listed == {".git/": "not loaded: hidden folder (name starts with '.'): its files are not read",
+                      "train/.hidden.py": "not loaded: hidden file (name starts with '.')",
+                      "train/__pycache__/": "not loaded: hidden folder (__pycache__, compiled files): its files are not read"}
+    assert len(run.report["skipped_files"]) == 3
+    # a folder without split folders says nothing
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        run_dedup(str(folder / "train"), DedupConfig(workers=1))
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
 
 
 def test_ten_megabyte_file(tmp_path):

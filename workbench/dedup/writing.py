@@ -107,6 +107,8 @@ def write_outputs(
         if output_format == "files":
             source_root = Path(loaded.source) if Path(loaded.source).is_dir() else None
             _write_files(result, out / "files", written, on_progress, source_root)
+            if source_root is not None:
+                _copy_undecodable_files(loaded.skipped, source_root, out / "files")
         else:
             _write_splits(kept, out, output_format, written, on_progress)
     return written
@@ -193,16 +195,19 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     written["skipped"] = str(path)
 
     if result.failures or skipped_files:
-        # rows that could not be tokenized, and files of a source folder that were never loaded
-        # (binary, not UTF-8, empty): neither is in the deduplicated output, both are listed here
+        # rows that could not be tokenized (kept in their split, never compared), and files of a source
+        # folder that were not loaded: those of its languages that could not be decoded are kept in a
+        # files/ output as they are (never compared), the rest (no plugin, hidden) are not part of it
         path = out / "unreadable.csv"
+        kept_as_files = "files" in split_outputs
         with atomic_open(path, newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id", "split", "reason"])
             for index, reason in result.failures.items():
                 writer.writerow([ids[index], result.rows.splits[index], reason])
             for skipped in skipped_files:
-                writer.writerow([skipped.path, skipped.split, f"not loaded: {skipped.reason}"])
+                kept = "; never compared, kept in files/ as it is" if skipped.undecodable and kept_as_files else ""
+                writer.writerow([skipped.path, skipped.split, f"not loaded: {skipped.reason}{kept}"])
         written["unreadable"] = str(path)
 
     path = out / "report.json"
@@ -255,6 +260,21 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
         if on_progress:
             on_progress(1)
     written["files"] = str(root)
+
+
+def _copy_undecodable_files(skipped: list, source_root: Path, root: Path) -> None:
+    """Copy the source files the loader could not decode (empty, binary, another encoding) into
+    ``root`` at their paths, byte for byte: they were never compared, so nothing says they are
+    duplicates, and a ``files/`` tree without them would lose part of the source, as a data file's
+    unreadable rows stay in their split. Listed in ``unreadable.csv`` as such."""
+    base = root.resolve()
+    for file in skipped:
+        if not getattr(file, "undecodable", False):
+            continue
+        original, target = source_root / file.path, (base / file.path).resolve()
+        if base in target.parents and original.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(original, target)
 
 
 def _file_targets(ids: dict[int, str], base: Path, where: str = "files/") -> dict[int, Path]:
