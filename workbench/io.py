@@ -335,3 +335,28 @@ def lock_exclusively(lock_path: str | os.PathLike[str], busy_message: str) -> An
     except Timeout:
         raise WorkbenchError(busy_message) from None
     return lock
+
+
+def unwritable_reason(folder: str | os.PathLike[str]) -> str | None:
+    """Why files cannot be created in ``folder`` (or, when it does not exist yet, in the nearest
+    folder above it that does, where it would be created), or ``None`` when they can. A file is
+    created and removed to find out: permission bits alone miss a read-only mount, an ACL, and a
+    root user's bypass.
+
+    Example::
+
+        unwritable_reason("/tmp/out")   # None
+        unwritable_reason("/proc/x")    # 'No such file or directory' or 'Permission denied'
+    """
+    where = Path(folder)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        return f"{where} is not a folder"
+    probe = where / f".workbench-write-probe.{secrets.token_hex(4)}"
+    try:
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as error:
+        return error.strerror or str(error)
+    return None

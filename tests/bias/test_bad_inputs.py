@@ -8,10 +8,13 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from unprivileged import unprivileged  # noqa: F401 - a fixture
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.bias import intervals
@@ -31,13 +34,51 @@ TRAIN_TEST = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "d"), ("t
 
 
 def _trim(folder: Path) -> Path:
-    """A copy of a dedup output without its deduplicated split files."""
+    """A copy of a dedup output as a workbench before ``kept.csv`` wrote it, without its deduplicated split files."""
     trimmed = folder.parent / "trimmed"
     shutil.copytree(folder, trimmed)
     for path in trimmed.iterdir():
-        if path.suffix in (".jsonl", ".parquet"):
+        if path.suffix in (".jsonl", ".parquet") or path.name in ("kept.csv", "manifest.json"):
             path.unlink()
     return trimmed
+
+
+def _shared_task_rows(corpus) -> tuple[list[dict], dict]:
+    """Train and test rows of the same tasks (``T/k:0`` in train, ``T/k:1`` in test, as a MultiPL-E
+    split by sample): test copies of train rows, in-test copies, unique rows; and a metric per row."""
+    rows, metric = [], {"task_id": [], "sample_id": [], "acc": []}
+    test_bases = ["a0", "a1", "x", "x", "y", "z", "w", "v"]  # copies of train a0, a1; x twice; the rest unique
+    for k, test_base in enumerate(test_bases):
+        for sample, split, base in ((0, "train", f"a{k}"), (1, "test", test_base)):
+            rows.append({"task_id": f"T/{k}", "sample_id": sample, "split": split, "content": corpus.code(base)})
+            metric["task_id"].append(f"T/{k}")
+            metric["sample_id"].append(sample)
+            metric["acc"].append(1 if base.startswith("a") else k % 2)
+    return rows, metric
+
+
+def test_a_files_output_of_a_table_keeps_each_rows_split(tmp_path, corpus):
+    # probe 29: files/<id> of a table lost the split (files/T/0:1 for a train and a test row alike) and bias
+    # took the first path part as the split: fully biased over the wrong rows, unbiased test n/a, exit 0
+    rows, metric = _shared_task_rows(corpus)
+    config = BiasConfig(metric=["acc"], resamples=40)
+    results = {}
+    for form in ("jsonl", "files"):
+        folder = tmp_path / form
+        folder.mkdir()
+        out = corpus.dedup(folder, rows, id_column="task_id,sample_id", split_column="split", output_format=form)
+        results[form] = run_bias(out, metric, config).duplication
+    files = tmp_path / "files" / "dedup" / "files"
+    assert (files / "train" / "T" / "0:0").is_file() and (files / "test" / "T" / "4:1").is_file()
+    assert not (files / "T").exists()
+    for form, duplication in results.items():
+        acc = duplication.metrics["acc"].settings
+        assert duplication.counts["test_rows"] == 8, form
+        assert (acc["fully_biased"].n_rows, acc["cross_set_biased"].n_rows, acc["unbiased_test"].n_rows) == (8, 7, 5)
+        assert acc["unbiased_test"].value == pytest.approx(2 / 5)  # x (k=2), y (k=4), z, w, v: 0, 0, 1, 0, 1
+    # an output of a workbench from before kept.csv: files/ records no split, and two splits cannot be told apart
+    with pytest.raises(DataError, match="the split of a row the dedup kept cannot be told"):
+        run_bias(_trim(tmp_path / "files" / "dedup"), metric, config)
 
 
 def test_a_task_column_with_empty_cells_names_the_first_row(tmp_path, corpus):
@@ -86,6 +127,23 @@ def test_output_paths_are_checked_before_any_work(tmp_path, option, name, messag
     with pytest.raises(DataError, match=message):
         run_bias(tmp_path / "no-such-dedup", {"id": ["a"], "acc": [1]}, BiasConfig(metric=["acc"]),
                  **{option: tmp_path / name})
+
+
+@pytest.mark.parametrize("option", ["--json", "--plot"])
+def test_an_output_path_in_a_read_only_folder_is_refused_before_any_work(unprivileged, corpus, option):
+    # probe 29: the analysis ran, then the write failed
+    folder = unprivileged.folder
+    out = corpus.dedup(folder, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    metrics = corpus.write_jsonl(folder / "metrics.jsonl", [{"id": i, "acc": v} for i, _, v in corpus.SINGLE])
+    read_only = folder / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    target = read_only / ("b.json" if option == "--json" else "b.png")
+    result = subprocess.run([*unprivileged.prefix, sys.executable, "-m", "workbench", "bias", str(out), str(metrics),
+                             "-m", "acc", option, str(target)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"Error: {option} {target} cannot be written in {read_only} (Permission denied)" in result.stderr
+    assert "all rows" not in result.stdout  # refused before the analysis
 
 
 @pytest.mark.parametrize("seed", [0, 7])

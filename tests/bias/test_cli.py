@@ -75,3 +75,58 @@ def test_no_metric_is_a_command_line_error(tmp_path):
     result = runner.invoke(app, ["bias", str(tmp_path / "no-dedup"), str(tmp_path / "no-table.jsonl")])
     assert result.exit_code == 2
     assert "name at least one per-row metric column" in " ".join(result.output.split())
+
+
+def test_a_metric_over_the_kept_rows_only_is_not_read_as_no_bias(tmp_path, corpus):
+    """probe 29: `bias out out/test.jsonl` (the metric of the dedup's own output) printed d 0.0000 and Δ% 0.00%,
+    a finding of "no duplication bias", with only an info line about the rows without a metric. No removed
+    duplicate has a value there, so Δ% and Eq. 2 are n/a with the reason, and both warnings say why."""
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("q")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE],
+                       against=str(reference))
+    kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert kept == ["r1", "r4"]  # r2, r5, r6 are duplicates, r3 is contaminated
+    table = corpus.write_jsonl(tmp_path / "kept.jsonl", [{"id": i, "acc": 1} for i in kept])
+    result = runner.invoke(app, ["bias", str(out), str(table), "-m", "acc", "--resamples", "50",
+                                 "--json", str(tmp_path / "bias.json")], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.output.split())
+    assert "4 of the dedup's 6 rows have no metric row: every setting is computed over the 2 rows" in printed
+    assert ("acc: Δ% and Eq. 2 (d, β) not measured (n/a): no row the dedup removed as a duplicate has a value: the "
+            "metric covers only rows the dedup kept") in printed
+    assert "acc: Δ% all rows vs clean not measured (n/a): no contaminated row has a value" in printed
+    assert "0.00%" not in printed and "d over all" not in printed and "Eq. 2: d, f̄, β n/a" in printed
+    assert "≈0:" not in printed  # no value is marked, so no legend
+    duplication = json.loads((tmp_path / "bias.json").read_text())["duplication"]["metrics"]["acc"]
+    assert duplication["delta_percent"]["value"] is None and "eq2" not in duplication
+    assert duplication["not_measured"].startswith("no row the dedup removed as a duplicate has a value")
+    # the metric on every row measures it
+    every = corpus.write_jsonl(tmp_path / "every.jsonl", [{"id": i, "acc": v} for i, _, v in corpus.SINGLE])
+    result = runner.invoke(app, ["bias", str(out), str(every), "-m", "acc", "--resamples", "50"], terminal_width=100)
+    assert result.exit_code == 0 and "not measured" not in result.output and "d over all 6 rows" in " ".join(result.output.split())
+
+
+def test_a_metric_without_any_value_is_an_error(tmp_path, corpus):
+    # probe 29: NaN in every row exited 0 with every value n/a (and a legend for a mark it never printed)
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    table = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": None, "other": 1} for i, *_ in corpus.SINGLE])
+    result = runner.invoke(app, ["bias", str(out), str(table), "-m", "other", "-m", "acc"])
+    assert result.exit_code == 1, result.output
+    assert ("metric column 'acc' has no value in any of the 6 joined rows (every cell is empty or NaN): there is "
+            "nothing to average") in " ".join(result.output.split())
+
+
+def test_unbiased_test_counts_the_test_rows_a_dedup_against_a_reference_drops(tmp_path, corpus):
+    """Allamanis' unbiased test set removes duplicates within and across train and test only: a test row that
+    copies the --against reference stays in it (docs/bias.md; the dedup's own test split drops it)."""
+    from workbench.bias import BiasConfig, run_bias
+
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("c")}])
+    rows = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "c"), ("t3", "test", "d")]
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in rows],
+                       split_column="split", against=str(reference))
+    assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t3"]
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [1, 1, 1, 0]}, BiasConfig(metric=["acc"], resamples=40))
+    unbiased = report.duplication.metrics["acc"].settings["unbiased_test"]
+    assert unbiased.n_rows == 2 and unbiased.value == 0.5  # t2 (contaminated) and t3
+    assert report.contamination.counts["contaminated_rows"] == 1

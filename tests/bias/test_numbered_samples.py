@@ -37,11 +37,64 @@ def test_dedup_and_bias_join_on_numbered_samples(tmp_path):
 
 
 
-def test_a_mostly_unjoined_metric_table_is_refused_and_the_numbering_is_named(tmp_path):
-    """The dedup read real sample ids (0, 5, 9 per task); a metric table without the column numbers its
-    rows 0, 1, 2 per task, so only sample 0 joins, and 1 and 2 name no row (in the probe, other rows): fewer
-    than half join, so bias refuses rather than report figures over wrongly paired rows, and names the
-    numbering; --allow-partial-join goes on, with the warning."""
+def test_a_metric_table_numbered_by_its_order_against_real_sample_ids_is_refused(tmp_path):
+    """probe 29: the dedup read real sample ids; a metric table without the column, its rows shuffled, was
+    numbered 0, 1, 2 per task in its own order: every id joined (3 of 3 per task) and each value was paired
+    with another row. The two kinds of ids are told apart by report.json (parameters.numbered_id_column)."""
+    import dataclasses
+    import random
+
+    import pytest
+
+    from workbench.errors import DataError
+
+    rows = [{"task_id": f"Task/{t}", "sample_id": s, "completion": _BODY.format(k=t) if s < 2 else f"x = {t}\n",
+             "passed": int(s == 0)} for t in range(4) for s in range(3)]
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
+                    output_dir=tmp_path / "dedup")
+    assert run.report["parameters"]["numbered_id_column"] is None
+    shuffled = rows[:]
+    random.Random(3).shuffle(shuffled)
+    numbered = tmp_path / "numbered.jsonl"  # the same rows without their sample ids, in another order
+    numbered.write_text("".join(json.dumps({"task_id": r["task_id"], "passed": r["passed"]}) + "\n" for r in shuffled))
+    config = BiasConfig(metric=["passed"], task_column="task_id", resamples=100)
+    for attempt in (config, dataclasses.replace(config, allow_partial_join=True)):
+        with pytest.raises(DataError, match=r"numbered.jsonl has no sample_id column, so its rows were numbered per task "
+                                            r"in its row order .* read real sample_id values from its data.*Give the "
+                                            r"metric table its sample_id column"):
+            run_bias(tmp_path / "dedup", str(numbered), attempt)
+    # the full table (with its sample ids), in any order, joins every row
+    with_ids = tmp_path / "with_ids.jsonl"
+    with_ids.write_text("".join(json.dumps(r) + "\n" for r in shuffled))
+    assert run_bias(tmp_path / "dedup", str(with_ids), config).join.joined == 12
+
+
+def test_numbered_ids_on_both_sides_and_real_ids_after_numbering_join(tmp_path):
+    """What the docs promise: data without sample ids numbered by dedup joins a metric table numbered the same
+    way (the same file), and a table that carries the numbers as a column (execute's results)."""
+    rows = [{"task_id": f"Task/{t}", "completion": _BODY.format(k=t) if s < 2 else f"x = {t}\n", "passed": int(s == 0)}
+            for t in range(4) for s in range(3)]
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
+                    output_dir=tmp_path / "dedup")
+    assert run.report["parameters"]["numbered_id_column"] == "sample_id"
+    config = BiasConfig(metric=["passed"], task_column="task_id", resamples=100)
+    assert run_bias(tmp_path / "dedup", str(data), config).join.joined == 12
+    results = tmp_path / "results.jsonl"  # execute writes the numbers it gave as a sample_id column
+    results.write_text("".join(json.dumps({"task_id": r["task_id"], "sample_id": k % 3, "passed": r["passed"]}) + "\n"
+                               for k, r in enumerate(rows)))
+    assert run_bias(tmp_path / "dedup", str(results), config).join.joined == 12
+
+
+def test_a_mostly_unjoined_metric_table_of_an_older_dedup_is_refused_and_the_numbering_is_named(tmp_path):
+    """The dedup read real sample ids (0, 5, 9 per task) and its report.json comes from a workbench that did
+    not record how its ids were made; a metric table without the column numbers its rows 0, 1, 2 per task,
+    so only sample 0 joins, and 1 and 2 name no row (in the probe, other rows): fewer than half join, so bias
+    refuses rather than report figures over wrongly paired rows, and names the numbering;
+    --allow-partial-join goes on, with the warning."""
     import dataclasses
 
     import pytest
@@ -54,6 +107,10 @@ def test_a_mostly_unjoined_metric_table_is_refused_and_the_numbering_is_named(tm
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
               output_dir=tmp_path / "dedup")
+    report_path = tmp_path / "dedup" / "report.json"
+    older = json.loads(report_path.read_text())
+    del older["parameters"]["numbered_id_column"]
+    report_path.write_text(json.dumps(older))
     numbered = tmp_path / "numbered.jsonl"  # the same rows without their sample ids
     numbered.write_text("".join(json.dumps({"task_id": r["task_id"], "passed": r["passed"]}) + "\n" for r in rows))
     config = BiasConfig(metric=["passed"], task_column="task_id", resamples=100)

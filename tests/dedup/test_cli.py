@@ -91,6 +91,21 @@ def test_lsh_settings_that_miss_pairs_at_t0_get_a_note(small_corpus, tmp_path):
     assert tuned.exit_code == 0 and "miss a pair" not in tuned.stderr
 
 
+@pytest.mark.parametrize(("options", "advice"), [
+    # probe 29: --num-perm 2 was told to lower --lsh-threshold to 0.60, the value in use
+    (("--num-perm", "2"), "--num-perm 2 is too few permutations for that: no bands/rows of 2 do better than 0.04 "
+                          "(2 bands of 1 row); raise --num-perm (default 128)"),
+    (("--num-perm", "8"), "--lsh-threshold 0.6 is already below --t0: raise --num-perm"),
+    (("--lsh-bands", "2", "--lsh-rows", "4"), "(2 x 4, set with --lsh-bands/--lsh-rows) miss a pair"),
+])
+def test_the_lsh_note_advises_what_fits_the_cause(small_corpus, options, advice):
+    result = invoke(str(small_corpus), "--split-column", "split", *options, "--json")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert advice in said
+    assert "e.g. 0.60" not in said
+
+
 def test_a_language_option_that_selects_nothing_gets_a_note(tmp_path):
     # probe 27: --language java on a folder of Python and C++ files was silently ignored
     folder = tmp_path / "src" / "train"
@@ -186,7 +201,8 @@ def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
     with open(out / "unreadable.csv") as handle:
         listed = list(csv.DictReader(handle))
     reasons = {r["id"]: r["reason"] for r in listed}
-    assert reasons == {"train/blob.py": "not loaded: binary", "train/latin.py": "not loaded: not UTF-8"}
+    kept = "; never compared, kept in files/ as it is"
+    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/latin.py": f"not loaded: not UTF-8{kept}"}
     assert {r["split"] for r in listed} == {"train"}  # the split the file's folder names
 
 
@@ -270,8 +286,50 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
     assert result.exit_code == 0, result.output
     skipped = {s["path"]: s["reason"] for s in json.loads(result.stdout)["skipped_files"]}
     assert skipped == {"train/blob.py": "binary", "train/latin.py": "not UTF-8"}
-    # the deduplicated folder comes back in the input's form: source files at their paths
-    assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == ["train/a.py"]
+    # the deduplicated folder comes back in the input's form: source files at their paths, the ones that could not
+    # be read among them as they are (never compared, so never removed: a data file's unreadable rows stay too)
+    assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == [
+        "train/a.py", "train/blob.py", "train/latin.py"]
+    assert (out / "files" / "train" / "latin.py").read_bytes() == "x = 'é'\n".encode("latin-1")
+    # a table output has no text to put in a row for them: listed only
+    table = tmp_path / "table"
+    assert invoke(str(folder), "--output-format", "jsonl", "-o", str(table)).exit_code == 0
+    assert len((table / "train.jsonl").read_text().splitlines()) == 1
+    assert "kept in files/" not in (table / "unreadable.csv").read_text()
+
+
+def test_hidden_files_and_files_outside_the_split_folders_are_said(tmp_path, caplog):
+    # probe 29: a root file of a train/ + test/ folder joined train silently; a hidden file was left out unlisted
+    import logging
+
+    folder = tmp_path / "src"
+    for split in ("train", "test"):
+        (folder / split).mkdir(parents=True)
+        (folder / split / "m.py").write_text(make_function(random.Random(split), split))
+    (folder / "loose.py").write_text(make_function(random.Random(9), "loose"))
+    (folder / "train" / ".hidden.py").write_text(make_function(random.Random(8), "hidden"))
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "objects" / "ab").write_text("x")
+    (folder / "train" / "__pycache__").mkdir()
+    (folder / "train" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\x00pyc")
+    out = tmp_path / "out"
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        run = run_dedup(str(folder), DedupConfig(workers=1), output_dir=out)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and "has split folders (test/, train/) and 1 source file(s) outside them (loose.py): those " \
+                               "are read as the 'train' split" in said[0]
+    assert run.result.rows.splits[run.result.rows.ids.index("loose.py")] == "train"
+    with open(out / "unreadable.csv") as handle:
+        listed = {r["id"]: r["reason"] for r in csv.DictReader(handle)}
+    assert listed == {".git/": "not loaded: hidden folder (name starts with '.'): its files are not read",
+                      "train/.hidden.py": "not loaded: hidden file (name starts with '.')",
+                      "train/__pycache__/": "not loaded: hidden folder (__pycache__, compiled files): its files are not read"}
+    assert len(run.report["skipped_files"]) == 3
+    # a folder without split folders says nothing
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        run_dedup(str(folder / "train"), DedupConfig(workers=1))
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
 
 
 def test_ten_megabyte_file(tmp_path):
@@ -298,6 +356,18 @@ def test_duplicate_ids_are_an_error(tmp_path):
     rows = [{"id": "same", "content": "x = 1"}, {"id": "same", "content": "y = 2"}]
     result = invoke(str(write_jsonl(tmp_path / "dup.jsonl", rows)))
     assert result.exit_code == 1 and "unique" in result.output and "'same'" in result.output
+
+
+def test_repeated_ids_of_the_against_data_name_the_against_option(small_corpus, tmp_path):
+    # probe 29: the --against side's repeated task_id was answered with "Pass a unique column with --id-column"
+    reference = write_jsonl(tmp_path / "ref.jsonl", [{"id": f"r{k}", "task_id": f"T/{k // 2}", "content": f"x = {k}"}
+                                                     for k in range(4)])
+    result = invoke(str(small_corpus), "--against", str(reference))
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "ref.jsonl: ids must be unique" in said and "column 'task_id'" in said
+    assert "Pass a unique column with --against-id-column (unique here: id)" in said
+    assert "with --id-column" not in said
 
 
 def test_missing_split_lists_the_splits(small_corpus):

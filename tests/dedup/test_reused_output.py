@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
+
+import pytest
+from unprivileged import unprivileged  # noqa: F401 - a fixture
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
+from workbench.dedup.writing import write_result_files
+from workbench.errors import DataError
 
 _CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
 
@@ -37,17 +44,24 @@ def test_a_reused_folder_loses_the_earlier_splits(tmp_path, caplog):
     assert (report.join.joined, report.join.unjoined) == (12, 0)
 
 
-def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path):
+@pytest.mark.parametrize("recorded_by", ["manifest", "report of an older workbench"])
+def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, recorded_by):
     # probe 27: the Spark engine writes <split>/part-* folders, which a local rerun left beside the new
-    # <split>.jsonl (read twice afterwards). The folders are laid out as Spark writes them (no Spark here).
+    # <split>.jsonl (read twice afterwards). The folders are laid out as Spark writes them (no Spark here),
+    # and recorded as a Spark run records them: in manifest.json, or (before it) by their part files alone
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
     out = tmp_path / "out"
-    run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
+    run = run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
+    (out / "train.jsonl").unlink()
+    write_result_files(run.result, run.report, out, split_outputs=["train"])
     spark_split = out / "train"
     spark_split.mkdir()
     for name in ("part-00000-1f.c000.json", "_SUCCESS", ".part-00000-1f.c000.json.crc"):
         (spark_split / name).write_text("{}\n")
+    if recorded_by != "manifest":  # what an older workbench wrote
+        (out / "manifest.json").unlink()
+        (out / "kept.csv").unlink()
     (out / "mine").mkdir()
     (out / "mine" / "notes.txt").write_text("kept")
     run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
@@ -87,47 +101,99 @@ def test_a_code_column_with_a_number_in_one_row_is_refused(tmp_path):
 
 
 def test_a_folder_without_a_dedup_report_keeps_its_files(tmp_path):
+    # probe 29: a user's own train.jsonl in the -o folder was overwritten silently by the first run
     out = tmp_path / "out"
     (out / "files").mkdir(parents=True)
     (out / "files" / "mine.txt").write_text("not a dedup output")
     (out / "train.jsonl").write_text('{"a": 1}\n')
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    with pytest.raises(DataError, match=r"holds train.jsonl, which this run would write, and no record of an earlier "
+                                        r"`workbench dedup` run there \(manifest.json\) says it wrote them.*fresh -o"):
+        run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
+    assert (out / "train.jsonl").read_text() == '{"a": 1}\n' and sorted(p.name for p in out.iterdir()) == ["files", "train.jsonl"]
+    (out / "train.jsonl").rename(tmp_path / "moved.jsonl")
     run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
     assert (out / "files" / "mine.txt").read_text() == "not a dedup output"
+    assert len((out / "train.jsonl").read_text().splitlines()) == 3
 
 
-def test_an_output_folder_over_the_input_is_refused_before_anything_is_written(tmp_path):
-    """-o the input folder (or a folder inside it, or the folder of an input file) would replace the input
-    with its deduplicated splits: refused, and the input is untouched (probe 25b lost 34 rows that way)."""
-    import pytest
+def test_a_rerun_replaces_only_what_the_earlier_run_recorded(tmp_path, caplog):
+    # probe 29: a rerun deleted a dataset/ folder with the user's checkpoint, a files/ folder and a test.parquet
+    # it never wrote, exit 0, nothing printed
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "split": "train" if i < 3 else "test", "content": _CODE.format(k=i % 3)})
+                            + "\n" for i in range(5)))
+    out = tmp_path / "out"
+    config = DedupConfig(min_tokens=1, split_column="split")
+    run_dedup(str(data), config, output_dir=out)
+    recorded = json.loads((out / "manifest.json").read_text())["outputs"]
+    assert {"train.jsonl", "test.jsonl", "kept.csv", "report.json", "manifest.json"} <= set(recorded)
+    (out / "dataset").mkdir()
+    (out / "dataset" / "my_model_checkpoint.bin").write_text("important")
+    (out / "files").mkdir()
+    (out / "test.parquet").write_text('{"id": "x"}\n')
+    with caplog.at_level(logging.WARNING, logger="workbench.dedup.writing"):
+        run_dedup(str(data), config, output_dir=out)
+    assert (out / "dataset" / "my_model_checkpoint.bin").read_text() == "important"
+    assert (out / "files").is_dir() and (out / "test.parquet").read_text() == '{"id": "x"}\n'
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and "held the outputs of an earlier dedup run" in said[0]
+    assert "replaced cluster_shapes.csv, clusters.json, kept.csv" in said[0] and "test.jsonl, train.jsonl" in said[0]
+    # parquet splits would replace the user's test.parquet: refused before the search, nothing changed
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.raises(DataError, match=r"holds test.parquet, which this run would write.*nothing was searched"):
+        run_dedup(str(data), DedupConfig(min_tokens=1, split_column="split", output_format="parquet"), output_dir=out)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    # without it, the rerun writes parquet splits and removes the jsonl ones, saying so
+    (out / "test.parquet").unlink()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="workbench.dedup.writing"):
+        run_dedup(str(data), DedupConfig(min_tokens=1, split_column="split", output_format="parquet"), output_dir=out)
+    assert not (out / "train.jsonl").exists() and (out / "train.parquet").is_file() and (out / "dataset").is_dir()
+    assert any("removed test.jsonl, train.jsonl (this run does not write them)" in r.getMessage() for r in caplog.records)
 
-    from workbench.errors import DataError
 
-    folder = tmp_path / "data"
-    folder.mkdir()
-    train = folder / "train.jsonl"
-    train.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i % 2)}) + "\n" for i in range(4)))
-    before = train.read_bytes()
-    for output, message in ((folder, "is the input folder"), (folder / "out", "lies inside the input folder")):
-        with pytest.raises(DataError, match=message):
-            run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=output)
-    with pytest.raises(DataError, match="is the folder of the input file train.jsonl"):
-        run_dedup(str(train), DedupConfig(min_tokens=1), output_dir=folder)
-    assert train.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["train.jsonl"]
-    run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=tmp_path / "elsewhere")  # beside it: fine
-    assert len((tmp_path / "elsewhere" / "train.jsonl").read_text().splitlines()) == 2
+def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
+    # probe 29: an existing read-only -o folder crashed with a PermissionError traceback after the whole search
+    data = unprivileged.folder / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    read_only = unprivileged.folder / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    result = subprocess.run([*unprivileged.prefix, sys.executable, "-m", "workbench", "dedup", str(data), "-o",
+                             str(read_only), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"Error: --output {read_only} cannot be written (Permission denied): nothing was searched" in result.stderr
+    assert "Duplication" not in result.stdout  # no table: refused before the search
 
 
-def test_kept_source_files_are_byte_copies(tmp_path):
-    """A latin-1 file with its coding cookie and a file with a byte-order mark are read as Python reads
-    them; the deduplicated files/ output must hold the same bytes, not the decoded text re-encoded as UTF-8."""
-    corpus = tmp_path / "corpus" / "train"
-    corpus.mkdir(parents=True)
-    latin = "# -*- coding: latin-1 -*-\ndef greet(name):\n    return 'caf\xe9 ' + name\n".encode("latin-1")
-    bom = b"\xef\xbb\xbfdef twice(x):\n    return 2 * x\n"
-    (corpus / "latin.py").write_bytes(latin)
-    (corpus / "bom.py").write_bytes(bom)
-    run_dedup(str(tmp_path / "corpus"), DedupConfig(min_tokens=1), output_dir=tmp_path / "out")
-    files = tmp_path / "out" / "files" / "train"
-    assert (files / "latin.py").read_bytes() == latin and (files / "bom.py").read_bytes() == bom
+def test_a_folder_that_turns_read_only_during_the_search_is_a_clear_error(unprivileged):
+    # the write itself failing (a folder made read-only, a full disk) is an error message, not a traceback
+    data = unprivileged.folder / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    out = unprivileged.folder / "out"
+    out.mkdir()
+    unprivileged.give(out)  # the user's own folder, made read-only during the run
+    script = f"""
+import contextlib, os
+from workbench.dedup import DedupConfig, run_dedup
+from workbench.errors import DataError
+
+@contextlib.contextmanager
+def progress(description, total):
+    if description == "write outputs":
+        os.chmod({str(out)!r}, 0o555)
+    yield lambda n: None
+
+try:
+    run_dedup({str(data)!r}, DedupConfig(min_tokens=1, workers=1), output_dir={str(out)!r}, progress=progress)
+except DataError as error:
+    print("DataError:", error)
+"""
+    result = subprocess.run([*unprivileged.prefix, sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, cwd=unprivileged.folder)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"DataError: the outputs cannot be written to {out}: Permission denied" in result.stdout
+    assert "rerun with a writable -o folder" in result.stdout

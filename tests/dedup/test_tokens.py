@@ -79,3 +79,37 @@ def test_a_plugin_that_refines_the_walk_is_honoured():
 
     tokens, has_error = NoSelf().scan_tokens("def f(self, x):\n    return self.x + 1\n")
     assert tokens == ["f", "x", "x", "1"] and not has_error
+
+
+#: a multi-line string literal in each language: its token holds the line end
+MULTI_LINE_STRINGS = {
+    "python": 's = """line one\nline two"""\nx = f(s)\n',
+    "cpp": 'const char* s = R"(line one\nline two)";\nint x = f(s);\n',
+    "java": 'class A { String s = """\n  line one\n  line two"""; }\n',
+}
+
+
+@pytest.mark.parametrize("language", sorted(MULTI_LINE_STRINGS))
+def test_line_ends_do_not_change_the_tokens_in_any_language(language):
+    # probe 29: a CRLF copy kept the \r in its multi-line string token, so the copy was no duplicate
+    from workbench.dedup.tokens import tokenize_one
+
+    code = MULTI_LINE_STRINGS[language]
+    lf, crlf, cr = (tokenize_one(code.replace("\n", end), language) for end in ("\n", "\r\n", "\r"))
+    assert lf.failure is None and lf.n_tokens >= 4
+    assert lf.counts == crlf.counts == cr.counts
+
+
+def test_a_crlf_copy_of_a_file_is_its_exact_duplicate(tmp_path):
+    from workbench.dedup import DedupConfig, run_dedup
+
+    body = "".join(f'def f{k}(a, b):\n    """Add a and b.\n\n    Returns the sum {k}."""\n    return a + b + {k}\n\n'
+                   for k in range(6))
+    for split, end in (("train", "\n"), ("test", "\r\n")):
+        (tmp_path / "src" / split).mkdir(parents=True)
+        (tmp_path / "src" / split / "m.py").write_bytes(body.replace("\n", end).encode())
+    run = run_dedup(str(tmp_path / "src"), DedupConfig(), output_dir=tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "clusters.json").read_text()) == [["test/m.py", "train/m.py"]]
+    assert run.report["overall"]["exact_duplicates"] == 1
+    # the kept files stay byte copies: the normalisation is for the tokens only
+    assert (tmp_path / "out" / "files" / "train" / "m.py").read_bytes() == body.encode()

@@ -9,9 +9,11 @@ internals, so any engine that writes the same files works:
 * ``removed.csv``: ``id, split, reason, duplicate_of`` of every dropped row: the members of a
   cluster not in it are the row the cluster keeps (none when all were contaminated);
 * ``contamination.csv`` (with ``--against``): ``id, split, reference_id, ...``;
-* the deduplicated splits (``<split>.jsonl`` / ``<split>.parquet`` / ``dataset/`` / ``files/``):
-  read only when the split of a kept row is needed (a train/test corpus) and only its id
-  column(s).
+* ``kept.csv``: ``id, split`` of every row the dedup kept, the record of a kept row's split;
+* in a folder without ``kept.csv`` (written before it existed): the deduplicated splits
+  (``<split>.jsonl`` / ``<split>.parquet`` / ``dataset/``), only their id column(s), read only
+  when the split of a kept row is needed. Such a folder's ``files/`` records no split: with two
+  or more splits the split of a kept row cannot be told, and that is an error, not a guess.
 
 Ids are compared as text (:func:`workbench.data.samples.id_text`: ``3`` and ``"3"`` are one id).
 
@@ -76,6 +78,8 @@ class DedupOutput:
     has_train_test: bool
     has_reference: bool
     unreadable: dict[str, str] = field(default_factory=dict)
+    #: ``kept.csv``: id -> split of each row the dedup kept (``None`` for a folder without it)
+    kept_split: dict[str, str] | None = field(default=None, repr=False)
     _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
     #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
     split_files_found: bool | None = None
@@ -115,10 +119,10 @@ class DedupOutput:
     def split_of(self, row_id: str, id_columns: Sequence[str] = ()) -> str | None:
         """The split of row ``row_id``, or ``None`` when the dedup never saw the row.
 
-        A dropped row's split is in ``removed.csv``; a kept row's comes from the deduplicated
-        split files (read once, with ``id_columns`` joined by ``:`` as ``workbench dedup
-        --id-column`` joins them), from a source folder's path (``files/``), or from a default id
-        ``<split>/<row>``.
+        A dropped row's split is in ``removed.csv``, a kept row's in ``kept.csv``. A folder written
+        before ``kept.csv`` existed: from the deduplicated split files (read once, with
+        ``id_columns`` joined by ``:`` as ``workbench dedup --id-column`` joins them), or from a
+        default id ``<split>/<row>``.
 
         Args:
             row_id: the row's id as text.
@@ -126,11 +130,15 @@ class DedupOutput:
                 rows in the deduplicated split files.
 
         Raises:
-            DataError: a folder of several splits lacks every deduplicated split file, so the
-                split of a kept row cannot be told.
+            DataError: a folder of several splits without ``kept.csv`` lacks every deduplicated
+                split file or has only ``files/`` (which records no split), so the split of a
+                kept row cannot be told.
         """
         if row_id in self.removed:
             return self.removed[row_id][0]
+        if self.kept_split is not None:
+            self.split_files_found = True
+            return self.kept_split.get(row_id)
         if self._split_of_kept is None:
             found, self.split_files_found = _kept_row_splits(self.folder, self.splits, id_columns)
             # ids built from other columns than the dedup's are not its ids: the rows its
@@ -210,12 +218,16 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     unreadable: dict[str, str] = {}
     if (root / "unreadable.csv").is_file():
         unreadable = {row["id"]: row["reason"] for row in _read_csv(root / "unreadable.csv", ("id", "reason"))}
+    kept_split = None
+    if (root / "kept.csv").is_file():
+        kept_split = {row["id"]: row["split"] for row in _read_csv(root / "kept.csv", ("id", "split"))}
     parameters = report.get("parameters") or {}
     return DedupOutput(
         folder=root, report=report, clusters=clusters, cluster_of=cluster_of, position_of=position_of, removed=removed,
         kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
         train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
         has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable,
+        kept_split=kept_split,
     )
 
 
@@ -236,12 +248,16 @@ def _kept_row_splits(root: Path, splits: Sequence[str], id_columns: Sequence[str
     """(id -> split of the rows in the deduplicated split files (the kept rows), whether any split file was found)."""
     found: dict[str, str] = {}
     files_root = root / "files"
-    if files_root.is_dir():  # a source folder: ids are paths whose first folder names the split
+    if files_root.is_dir():
+        if len(splits) > 1:
+            # a table's rows of every split went to files/<id> alike, and a source folder's path need
+            # not name its split: which split a file is in was not recorded
+            raise DataError(f"{root}: the dedup output has the splits {', '.join(splits)} and its kept rows only as "
+                            "files/, without kept.csv (written by a workbench from before it): the split of a row the "
+                            "dedup kept cannot be told; run `workbench dedup` again (it writes kept.csv)")
         for path in files_root.rglob("*"):
             if path.is_file():
-                relative = path.relative_to(files_root).as_posix()
-                head = relative.split("/", 1)[0]
-                found[relative] = head if "/" in relative and head in splits else "train"
+                found[path.relative_to(files_root).as_posix()] = splits[0]
         return found, True
     columns = list(id_columns) or ["id"]
     any_file = False

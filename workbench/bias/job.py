@@ -7,7 +7,7 @@ import dataclasses
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +116,7 @@ def run_bias(
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
                               flags={config.label: "--label"} if config.label else None)
+    _check_id_kinds(output, table, config)
     warnings = []
     if from_results:
         warnings += _join_results(table, config)
@@ -140,6 +141,15 @@ def run_bias(
                         f"{', '.join(map(repr, rows.unjoined_ids[:3]))}){numbered}. A join this partial usually pairs "
                         "rows of another dataset, or ids built another way, with the wrong rows; pass "
                         "--allow-partial-join if the metric table really covers more rows than the dedup run")
+    for metric in config.metric:
+        if not (~np.isnan(rows.values[metric])).any():  # NaN is an empty cell
+            raise DataError(f"{table.source}: metric column {metric!r} has no value in any of the {len(rows)} joined rows "
+                            f"(every cell is empty or NaN): there is nothing to average; check the column, or leave "
+                            f"-m {metric} out")
+    if join.dedup_rows and join.dedup_rows_without_metric > join.dedup_rows / 2:
+        warnings.append(f"{join.dedup_rows_without_metric} of the dedup's {join.dedup_rows} rows have no metric row: every "
+                        f"setting is computed over the {len(rows)} rows that have one; a metric over part of the rows "
+                        "(e.g. only those the dedup kept) cannot show what the duplicates among the others do")
     settings = BootstrapSettings(n_resamples=config.resamples, confidence=config.confidence, seed=config.seed)
     units, unit = rows.units(by_task=config.task_column is not None)
     bootstrap = UnitBootstrap(units, settings)
@@ -168,6 +178,11 @@ def run_bias(
                             f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
     contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
+    for analysis in (duplication, contamination):
+        for name, result in (analysis.metrics.items() if analysis is not None else ()):
+            if result.unmeasured:
+                what = "Δ% and Eq. 2 (d, β)" if analysis.kind != "contamination" else "Δ% all rows vs clean"
+                warnings.append(f"{name}: {what} not measured (n/a): {result.unmeasured}")
     report = BiasReport(
         dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,
         contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
@@ -189,15 +204,44 @@ def _check_output_paths(json_path, plot_path) -> None:
     """Refuse output paths that cannot be written before the analysis runs, not after it."""
     from matplotlib.backend_bases import FigureCanvasBase
 
-    from workbench.io import check_output_files
+    from workbench.io import check_output_files, unwritable_reason
 
     check_output_files({"--json": json_path, "--plot": plot_path})
+    for flag, path in (("--json", json_path), ("--plot", plot_path)):
+        reason = unwritable_reason(Path(path).parent) if path is not None else None
+        if reason is not None:  # now, not after the analysis
+            raise DataError(f"{flag} {path} cannot be written in {Path(path).parent} ({reason}); choose a folder you "
+                            "can write")
     if plot_path is not None:
         formats = FigureCanvasBase.get_supported_filetypes()
         suffix = Path(plot_path).suffix.lstrip(".").lower()
         if suffix not in formats:
             raise DataError(f"--plot {plot_path}: the suffix names no image format matplotlib writes; use .png, .svg "
                             f"or .pdf (or one of {', '.join(sorted(formats))})")
+
+
+def _check_id_kinds(output: DedupOutput, table: MetricTable, config: BiasConfig) -> None:
+    """Refuse a join of sample ids made two ways: the metric table's numbered per task in its row
+    order (it has no ``sample_id`` column) against a dedup that read real ones from its data
+    (``report.json`` ``parameters.numbered_id_column`` is ``null``). The numbers name other rows as
+    soon as the table's order differs (shuffled, filtered, sorted), and every id still joins, so the
+    values would be paired with the wrong rows without a trace. Both numbered in file order (the
+    same data read twice) is the documented case and is taken; a dedup made before the record
+    existed cannot be checked.
+
+    Raises:
+        DataError: saying what ids each side has and how to give the table real ones.
+    """
+    parameters = output.report.get("parameters") or {}
+    if not table.numbered_samples or "numbered_id_column" not in parameters:
+        return
+    if parameters["numbered_id_column"] is None and SAMPLE_COLUMN in (output.id_column or "").split(","):
+        raise DataError(
+            f"{table.source} has no {SAMPLE_COLUMN} column, so its rows were numbered per task in its row order "
+            f"(0, 1, ...) to build --id-column {config.id_column} ids, while the dedup output {output.folder} read real "
+            f"{SAMPLE_COLUMN} values from its data: numbers made from this table's order name other rows as soon as it "
+            f"is ordered otherwise, and the values would be paired with the wrong rows. Give the metric table its "
+            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have (--id-column)")
 
 
 def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str]:
@@ -252,16 +296,29 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
 
 def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],
                  bootstrap: UnitBootstrap, label: np.ndarray | None, eq2: tuple[str, str] | None,
-                 config: BiasConfig) -> MetricBias:
+                 config: BiasConfig, unmeasurable: Callable[[np.ndarray], str | None] | None = None) -> MetricBias:
+    """One metric in every setting of one analysis.
+
+    ``unmeasurable`` takes the rows with a value and says why the rows the unbiased setting drops
+    cannot be told (none of them has a value: the metric covers only rows the dedup kept), or
+    ``None``. Then a Δ and an Eq. 2 whose dropped rows are empty are n/a with that reason, not a
+    finding of 0: they would read as "no bias" while the bias was never measured."""
     values = rows.values[name]
     eligible = ~np.isnan(values)
     masks = masks_of(eligible)
+    delta = bootstrap.relative_difference(values, masks[between[0]], masks[between[1]])
+    decomposition = decompose(values, masks[eq2[0]], masks[eq2[1]]) if eq2 else None
+    reason = unmeasurable(eligible) if unmeasurable is not None else None
+    unmeasured = None
+    if reason and not (masks[between[0]] & ~masks[between[1]]).any():
+        delta = dataclasses.replace(delta, value=math.nan, low=math.nan, high=math.nan, no_interval=reason)
+        unmeasured = reason
+    if reason and eq2 and not (masks[eq2[0]] & ~masks[eq2[1]]).any():
+        decomposition, unmeasured = None, reason
     result = MetricBias(
         metric=name,
         settings={setting: bootstrap.mean(values, masks[setting]) for setting in names},
-        delta=bootstrap.relative_difference(values, masks[between[0]], masks[between[1]]),
-        decomposition=decompose(values, masks[eq2[0]], masks[eq2[1]]) if eq2 else None,
-        missing=int(np.count_nonzero(~eligible)),
+        delta=delta, decomposition=decomposition, missing=int(np.count_nonzero(~eligible)), unmeasured=unmeasured,
     )
     if config.task_column is not None:
         result.task_means = {setting: bootstrap.task_mean(values, masks[setting]) for setting in names}
@@ -296,6 +353,7 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
                   "clusters": n_clusters, "train_split": output.train_split, "test_split": output.test_split}
         names, between, eq2 = TRAIN_TEST_SETTINGS, ("cross_set_biased", "unbiased_test"), ("fully_biased", "unbiased_test")
         kind = "train_test"
+        scope, scope_split = is_test, output.test_split
     else:
         if output.has_train_test:
             notes.append(f"no joined row is in the test split {output.test_split!r}: all joined rows are compared as one set")
@@ -308,6 +366,20 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         counts = {"joined": len(rows), "rows_in_clusters": int(np.count_nonzero(rows.cluster >= 0)), "clusters": n_clusters}
         names, between, eq2 = SINGLE_SET_SETTINGS, ("all_rows", "deduplicated"), ("all_rows", "deduplicated")
         kind = "single_set"
+        scope, scope_split = np.ones(len(rows), dtype=bool), None
+    # duplicates the dedup removed, in the rows the settings count (a contaminated row is no duplicate)
+    removed_here = any(reason != "contaminated" and (scope_split is None or split == scope_split)
+                       for split, reason in output.removed.values())
+
+    def unmeasurable(eligible: np.ndarray) -> str | None:
+        valued = eligible & scope
+        # rows with a value that have duplicates, while none of those the dedup removed has a value
+        if removed_here and (valued & (rows.cluster >= 0)).any() and not (valued & ~rows.kept).any():
+            return ("no row the dedup removed as a duplicate has a value: the metric covers only rows the dedup kept "
+                    "(e.g. its own deduplicated split), so the duplicates' effect cannot be measured; give the metric "
+                    "on every row of the dedup's input")
+        return None
+
     analysed = output.report.get("overall", {})
     if analysed.get("too_short"):
         if "exact_text_clusters" in analysed:  # a dedup that clusters identical short text (exact_text)
@@ -318,8 +390,8 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         else:
             notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared (--min-tokens): "
                          "they are in no cluster and count as unique")
-    return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config)
-                                           for m in metrics}, counts, notes)
+    return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config,
+                                                           unmeasurable) for m in metrics}, counts, notes)
 
 
 def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
@@ -352,9 +424,16 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
         counts["contaminated_tasks"] = len({t for t, b in zip(rows.tasks, bad_tasks) if b})
         counts["tasks"] = len(set(rows.tasks))
     ids = {"contaminated_ids": [row for row, c in zip(rows.ids, contaminated) if c]}
+
+    def unmeasurable(eligible: np.ndarray) -> str | None:
+        if reference.contaminated and not (eligible & contaminated).any():
+            return ("no contaminated row has a value (the dedup removed them; a metric over its deduplicated rows "
+                    "has none): clean vs all rows cannot be measured; give the metric on every row of the dedup's input")
+        return None
+
     return Analysis("contamination", names, ("all_rows", "clean"),
-                    {m: _metric_bias(m, rows, masks_of, names, ("all_rows", "clean"), bootstrap, label, None, config)
-                     for m in metrics}, counts, notes, ids)
+                    {m: _metric_bias(m, rows, masks_of, names, ("all_rows", "clean"), bootstrap, label, None, config,
+                                     unmeasurable) for m in metrics}, counts, notes, ids)
 
 
 def _kendall(values: np.ndarray, label: np.ndarray, mask: np.ndarray, rows: _Rows, config: BiasConfig) -> Interval:

@@ -27,6 +27,8 @@ class MetricBias:
         missing: rows without a value for this metric (left out of every setting).
         task_means: setting name -> the mean over tasks of each task's mean (with a task column;
             pass@1 as a mean over problems).
+        unmeasured: why Eq. 2 (and the Δ) could not be measured, e.g. no row the dedup removed
+            has a value (``decomposition`` is then ``None``); ``None`` when they were.
     """
 
     metric: str
@@ -36,6 +38,7 @@ class MetricBias:
     correlation: dict[str, Interval] = field(default_factory=dict)
     missing: int = 0
     task_means: dict[str, Interval] = field(default_factory=dict)
+    unmeasured: str | None = None
 
     def to_dict(self) -> dict:
         out: dict = {"settings": {name: value.to_dict() for name, value in self.settings.items()},
@@ -46,6 +49,8 @@ class MetricBias:
             out["delta_percent"] = self.delta.to_dict()
         if self.decomposition is not None:
             out["eq2"] = self.decomposition.to_dict()
+        if self.unmeasured:
+            out["not_measured"] = self.unmeasured
         if self.correlation:
             out["kendall_tau_b_with_label"] = {name: value.to_dict() for name, value in self.correlation.items()}
         return out

@@ -19,7 +19,8 @@ Sec. 3-4 (Table 2) evaluate a model in four settings over the test set:
 * **cross-set biased**: in-test duplicates collapsed (one test file per cluster), test files
   with a duplicate in train kept;
 * **unbiased test**: in-test duplicates collapsed and every test file with a duplicate in the
-  training set removed (what ``workbench dedup --cross-set remove-test`` leaves);
+  training set removed (the test rows ``workbench dedup --cross-set remove-test`` keeps without
+  ``--against``: a test row that copies a reference is no train/test duplicate and stays here);
 * **fully unbiased**: the unbiased test set for a model retrained on the deduplicated
   training set, which per-row values of one model cannot give (it needs a second model).
 

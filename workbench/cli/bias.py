@@ -99,6 +99,20 @@ def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = F
     return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{count}"
 
 
+def _marked(value: Interval) -> bool:
+    """Whether :func:`_interval` marks ``value`` ``≈0``."""
+    return not math.isnan(value.value) and bool(value.spans_zero) and not value.no_interval
+
+
+def _any_zero_mark(analysis: Analysis) -> bool:
+    """Whether some value of the analysis's table is marked ``≈0``."""
+    for result in analysis.metrics.values():
+        values = [*result.settings.values(), *result.task_means.values(), *result.correlation.values()]
+        if any(_marked(v) for v in values) or (result.delta is not None and _marked(result.delta)):
+            return True
+    return False
+
+
 def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     table = Table(title=_TITLES[analysis.kind], **_COMPACT)
     table.add_column("metric / setting", no_wrap=True)
@@ -128,9 +142,12 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
             rows_of = "test rows" if analysis.kind == "train_test" else "rows"
             table.add_row(f"  Eq. 2: |D|, |X|\n   d over all {e.n_d:,} {rows_of}\n   f̄\n   β\n   |f̂-(1-d)f̄-dβ|",
                           f"{e.n_d}, {e.n_x}\n{_number(e.d)}\n{_number(e.f_bar)}\n{_number(e.beta)}\n{residual}", *blank)
+        elif result.unmeasured and analysis.kind != "contamination":
+            table.add_row("  Eq. 2: d, f̄, β", "n/a (not measured:\nsee the warning)", *blank)
         table.rows[-1].end_section = True
     console.print(table)
-    console.print(f"[dim]{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0.[/dim]")
+    if _any_zero_mark(analysis):  # the legend of a mark the table shows, not of one it does not
+        console.print(f"[dim]{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0.[/dim]")
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
     console.print(f"[dim]{counts}[/dim]")
     for note in analysis.notes:

@@ -57,6 +57,8 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
 #: how many bytes are sniffed for NUL bytes to call a file binary
 _BINARY_SNIFF_BYTES = 8192
 
+logger = logging.getLogger(__name__)
+
 
 class _DropReaderErrors(logging.Filter):
     """``datasets``' CSV and JSON readers log the parser's error ("Failed to read file ...")
@@ -76,13 +78,18 @@ class SkippedFile:
     """A file found in a source folder but not loaded.
 
     Attributes:
-        path: the path relative to the folder (POSIX separators).
+        path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
         reason: ``"binary"``, ``"not UTF-8"``, ``"empty"``, ``"unreadable: ..."``,
-            or ``"no language plugin for .ext"``.
+            ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
+            ``__pycache__``: one entry per hidden folder, whose files are not listed).
+        undecodable: a source file of a language the folder is read in whose bytes could not be
+            taken as its text (empty, binary, another encoding): part of the source tree, never
+            compared; a ``files/`` output keeps it as it is.
     """
 
     path: str
     reason: str
+    undecodable: bool = False
 
     @property
     def split(self) -> str:
@@ -618,7 +625,11 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
-    entries = [p for p in sorted(path.rglob("*")) if not _is_hidden(p.relative_to(path))]
+    every = sorted(path.rglob("*"))
+    entries = [p for p in every if not _is_hidden(p.relative_to(path))]
+    # hidden files and folders (.git/, .env, __pycache__/) are not read, and listed: never silently left out
+    hidden = [SkippedFile(relative.as_posix() + ("/" if p.is_dir() else ""), _hidden_reason(p))
+              for p in every if _is_hidden(relative := p.relative_to(path)) and not _is_hidden(relative.parent)]
     files = [p for p in entries if p.is_file()]
     # rglob does not follow a link to a folder (nor can it read a broken link): listed, never silently left out
     links = [SkippedFile(p.relative_to(path).as_posix(),
@@ -653,9 +664,10 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
                         files=data_files)
         skipped = [SkippedFile(p.relative_to(path).as_posix(), "not a data file (the folder is read as a dataset)")
                    for p in others]
-        return LoadedDataset(str(path), splits, skipped=skipped + links)
+        return LoadedDataset(str(path), splits, skipped=skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language)
     loaded.skipped[:0] = links
+    loaded.skipped.extend(hidden)
     return loaded
 
 
@@ -663,6 +675,14 @@ def _some(files: list[Path], root: Path, shown: int = 3) -> str:
     """``"a.jsonl, b.jsonl and 4 more"``: a few of ``files``, relative to ``root``."""
     names = ", ".join(p.relative_to(root).as_posix() for p in files[:shown])
     return names + (f" and {len(files) - shown} more" if len(files) > shown else "")
+
+
+def _hidden_reason(path: Path) -> str:
+    """The :class:`SkippedFile` reason of a hidden file or folder (one entry for a folder and its files)."""
+    if path.name == "__pycache__":
+        return "hidden folder (__pycache__, compiled files): its files are not read"
+    return "hidden folder (name starts with '.'): its files are not read" if path.is_dir() else \
+        "hidden file (name starts with '.')"
 
 
 def _is_hidden(relative: Path) -> bool:
@@ -688,7 +708,7 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
             continue
         content, reason = _read_source_file(file, plugin)
         if reason is not None:
-            skipped.append(SkippedFile(relative, reason))
+            skipped.append(SkippedFile(relative, reason, undecodable=not reason.startswith("unreadable")))
             continue
         split = folder_split(relative)
         columns = rows.setdefault(split, {"id": [], "path": [], "language": [], "content": []})
@@ -699,8 +719,26 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
     if not rows:
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
         raise DataError(f"{root}: no loadable source files ({reasons})")
+    _warn_files_outside_split_folders(root, [id_ for columns in rows.values() for id_ in columns["id"]])
     splits = {name: datasets.Dataset.from_dict(columns) for name, columns in rows.items()}
     return LoadedDataset(str(root), splits, skipped)
+
+
+def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
+    """Say (at warning level) when a folder with split folders (``train/``, ``test/`` ...) also
+    holds source files outside them: by the folder rule (:func:`folder_split`) they are read as the
+    ``train`` split, which is what a repository with a ``test/`` folder means, but a stray file at
+    the root of a ``train/`` + ``test/`` corpus would silently join the training set."""
+    in_split_folders = [r for r in relatives if "/" in r and r.split("/", 1)[0].lower() in FOLDER_SPLIT_NAMES]
+    if not in_split_folders or len(in_split_folders) == len(relatives):
+        return
+    inside = set(in_split_folders)
+    outside = [r for r in relatives if r not in inside]
+    folders = sorted({r.split("/", 1)[0] + "/" for r in in_split_folders})
+    shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+    logger.warning("%s has split folders (%s) and %d source file(s) outside them (%s): those are read as the 'train' "
+                   "split. Move them into a split folder, or out of %s, if they are not training files",
+                   root, ", ".join(folders), len(outside), shown, root)
 
 
 def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:

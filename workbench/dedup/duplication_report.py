@@ -132,7 +132,9 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
         ``cross_set`` (when the train and test splits exist), ``groups`` (with a group
         column), ``contamination`` (with a reference), ``largest_clusters``, ``failures``,
         ``lsh``, ``parameters`` (the options of the search and ``id_column``: the id
-        column(s), comma-separated, or ``None`` for ``<split>/<row>`` ids), ``work`` and ``timings``.
+        column(s), comma-separated, or ``None`` for ``<split>/<row>`` ids; ``numbered_id_column``:
+        the id column made by numbering rows per task, ``None`` when all were read), ``work`` and
+        ``timings``.
     """
     rows, config = result.rows, result.config
     exact_members: dict[int, list[int]] = {}
@@ -190,7 +192,8 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
         entry["rows"] += count
     report["languages"] = dict(sorted(languages.items()))
     # with what the ids are made of, so `workbench bias` joins on the same columns by default
-    report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None}
+    report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None,
+                            "numbered_id_column": rows.numbered_id_column}
     report["work"] = dict(result.counters)
     report["timings_s"] = {step: round(seconds, 3) for step, seconds in result.timings.items()}
     return report

@@ -14,10 +14,17 @@ from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.duplication_report import build_report
+from workbench.dedup.output_folder import (
+    check_no_foreign_outputs,
+    check_writable,
+    describe_write_error,
+    planned_outputs,
+    split_output_names,
+)
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
-from workbench.dedup.writing import write_outputs, write_result_files
+from workbench.dedup.writing import resolved_output_format, write_outputs, write_result_files
 from workbench.errors import DataError, MissingSplitError, require_argument
 
 
@@ -117,6 +124,7 @@ def run_dedup(
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
+        check_writable(out)  # an existing read-only folder too
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
@@ -132,18 +140,26 @@ def run_dedup(
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
                                   language=config.language)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
+        read_columns = set(loaded.column_names)
         loaded = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
             loaded, code_column=_split_columns(config.code_column),
             id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
+        # bias must know whether the sample ids are the data's or numbers made from its row order
+        rows.numbered_id_column = SAMPLE_COLUMN if SAMPLE_COLUMN in set(loaded.column_names) - read_columns else None
         if len(rows) == 0:
             raise DataError(f"{loaded.source}: the dataset has no rows")
         _check_policy_splits(config, list(rows.split_ranges))
         reference: DedupRows | None = None
         if config.against is not None:
             reference = _load_reference(config)
+        if output_dir is not None:
+            # a file of the folder this run would write over, that no earlier run wrote: refused before the search
+            names = split_output_names(resolved_output_format(config.output_format, loaded), rows.split_ranges)
+            check_no_foreign_outputs(Path(output_dir), planned_outputs(names, groups=rows.groups is not None,
+                                                                       reference=reference is not None))
         if config.engine == "spark":
             from workbench.dedup.spark import find_duplicates_spark
 
@@ -154,8 +170,11 @@ def run_dedup(
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
-                written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
-                                        on_progress=advance)
+                try:
+                    written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
+                                            on_progress=advance)
+                except OSError as error:  # a full disk, a folder made read-only during the search
+                    raise describe_write_error(output_dir, error) from error
         notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
                                    _language_note(rows, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
@@ -189,15 +208,33 @@ def _lsh_recall_note(report: dict, config: DedupConfig) -> str | None:
     """A note when the LSH bands/rows would miss a pair right at ``--t0`` more often than
     :data:`LSH_MISS_NOTE_ABOVE`: each missed pair is a duplicate never verified (e.g. ``--t0 0.5``
     with the bands tuned for the default 0.6 misses 45% of such pairs). The probability is
-    ``(1 - t0**r)**b`` (Mining of Massive Datasets, Sec. 3.4.2)."""
+    ``(1 - t0**r)**b`` (Mining of Massive Datasets, Sec. 3.4.2).
+
+    The advice fits the cause: with ``b * r <= num_perm`` the lowest miss is ``(1 - t0)**num_perm``
+    (``num_perm`` bands of one row), so when even that is too high only more permutations help;
+    bands and rows given by hand are changed by hand; else the tuning threshold is lowered."""
     lsh = report.get("lsh") or {}
     miss = lsh.get("miss_probability_at_set_threshold")
     if miss is None or miss <= LSH_MISS_NOTE_ABOVE:
         return None
-    return (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, tuned for Jaccard {lsh['tuned_for_threshold']}) miss a "
-            f"pair at the set-Jaccard threshold --t0 {config.set_threshold} with probability {miss:.2f}: such duplicates "
-            f"are never verified. Tune the LSH below --t0 (--lsh-threshold, e.g. {max(0.05, config.set_threshold - 0.2):.2f}) "
-            f"or use more bands (--lsh-bands/--lsh-rows)")
+    t0 = config.set_threshold
+    how = (f"tuned for Jaccard {lsh['tuned_for_threshold']}" if lsh.get("tuned_for_threshold") is not None
+           else "set with --lsh-bands/--lsh-rows")
+    said = (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, {how}) miss a "
+            f"pair at the set-Jaccard threshold --t0 {t0} with probability {miss:.2f}: such duplicates are never verified")
+    best = (1.0 - t0) ** config.num_perm
+    if best > LSH_MISS_NOTE_ABOVE:
+        return (f"{said}. --num-perm {config.num_perm} is too few permutations for that: no bands/rows of "
+                f"{config.num_perm} do better than {best:.2f} ({config.num_perm} bands of 1 row); raise --num-perm "
+                f"(default {DedupConfig.options()['num_perm'].default})")
+    if config.lsh_params is not None:
+        return f"{said}. Use more bands or fewer rows per band (--lsh-bands/--lsh-rows, bands x rows <= --num-perm)"
+    suggested = max(0.05, t0 - 0.2)
+    if config.lsh_threshold > suggested + 1e-9:
+        return (f"{said}. Tune the LSH below --t0 (--lsh-threshold, e.g. {suggested:.2f}) or set the bands directly "
+                f"(--lsh-bands/--lsh-rows)")
+    return (f"{said}. --lsh-threshold {config.lsh_threshold} is already below --t0: raise --num-perm for more bands "
+            f"(default {DedupConfig.options()['num_perm'].default}) or set more bands of fewer rows (--lsh-bands/--lsh-rows)")
 
 
 def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
@@ -255,16 +292,23 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
             output_format = spark_output_format(config.output_format, read)
             _check_policy_splits(config, list(read.rows.split_ranges))
             reference = _load_reference(config) if config.against is not None else None
+            split_names = split_output_names("spark", read.rows.split_ranges)
+            if output_dir is not None and output_uri is None:
+                check_no_foreign_outputs(Path(output_dir), planned_outputs(
+                    split_names, groups=read.rows.groups is not None, reference=reference is not None))
             result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                            minhash=minhash, spark=spark, source=read)
             report = build_report(result)
             written: dict[str, str] = {}
             if output_dir is not None:
                 if output_uri is None:
-                    written = write_result_files(result, report, output_dir)
+                    try:
+                        written = write_result_files(result, report, output_dir, split_outputs=split_names)
+                    except OSError as error:
+                        raise describe_write_error(output_dir, error) from error
                     splits_at = Path(output_dir).resolve().as_uri()
                 else:
-                    written = write_result_files_at(spark, result, report, output_uri)
+                    written = write_result_files_at(spark, result, report, output_uri, split_outputs=split_names)
                     splits_at = output_uri
                 with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
                     written.update(write_spark_splits(spark, read, result, splits_at, output_format,

@@ -28,6 +28,9 @@ class DedupRows:
         split_ranges: split name -> ``(start, stop)`` of its rows in the flat lists.
         id_columns: the column(s) the ids were read from (joined with ``:``); empty for
             ``"<split>/<row>"`` ids.
+        numbered_id_column: the id column the run made by numbering each task's rows 0, 1, ...
+            in file order (``sample_id``, absent from the data), ``None`` when every id column
+            was read from the data.
     """
 
     source: str
@@ -38,6 +41,7 @@ class DedupRows:
     groups: list | None
     split_ranges: dict[str, tuple[int, int]]
     id_columns: tuple[str, ...] = ()
+    numbered_id_column: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -183,7 +187,7 @@ def collect_rows(
         ranges[split] = (start, start + n)
     if default_used:
         get_language(language)  # fail before any work if the default language is unknown or clashes
-    _check_unique(ids, ",".join(id_columns) or None)
+    _check_unique(ids, ",".join(id_columns) or None, id_option, loaded, code_columns)
     return DedupRows(loaded.source, ids, splits, codes, languages, groups, ranges, tuple(id_columns))
 
 
@@ -213,12 +217,37 @@ def _join_cells(cells: tuple) -> object:
     return b"".join(cell if isinstance(cell, bytes) else str(cell).encode("utf-8") for cell in cells)
 
 
-def _check_unique(ids: list, id_column: str | None) -> None:
+def _check_unique(ids: list, id_column: str | None, id_option: str = "--id-column",
+                  loaded: LoadedDataset | None = None, code_columns: list[str] = ()) -> None:
+    """Raise :class:`DataError` when ``ids`` repeat, naming the option that sets them (``--id-column``,
+    or ``--against-id-column`` for the ``--against`` rows) and the columns of ``loaded`` other than
+    the ``code_columns`` whose values are unique (candidates for that option)."""
     if len(set(ids)) == len(ids):
         return
     repeated = [value for value, count in Counter(ids).items() if count > 1]
     shown = ", ".join(repr(v) for v in repeated[:5]) + (" ..." if len(repeated) > 5 else "")
+    unique = _unique_columns(loaded, code_columns) if loaded is not None else []
+    hint = (f" (unique here: {', '.join(unique)})" if unique else "")
+    where = f"{loaded.source}: " if loaded is not None else ""
     raise DataError(
-        f"ids must be unique, but {len(repeated)} id(s) of column {id_column!r} occur more than once: {shown}. "
-        f"Pass a unique column with --id-column."
+        f"{where}ids must be unique, but {len(repeated)} id(s) of column {id_column!r} occur more than once: {shown}. "
+        f"Pass a unique column with {id_option}{hint}."
     )
+
+
+def _unique_columns(loaded: LoadedDataset, skip: list[str] = ()) -> list[str]:
+    """The columns but ``skip`` whose values are unique over every split (an id column the user may mean)."""
+    from pyarrow import types as pa_types
+
+    found = []
+    for column in (c for c in loaded.column_names if c not in skip):
+        values: list = []
+        for dataset in loaded.splits.values():
+            cells = dataset.with_format("arrow")[column]
+            if not (pa_types.is_string(cells.type) or pa_types.is_large_string(cells.type) or pa_types.is_integer(cells.type)):
+                break
+            values.extend(cells.to_pylist())
+        else:
+            if values and None not in values and len(set(values)) == len(values):
+                found.append(column)
+    return found

@@ -27,7 +27,8 @@ from typing import Any
 
 from workbench.dedup.detection import DedupResult
 from workbench.dedup.spark_source import unreadable_message
-from workbench.dedup.writing import OPTIONAL_OUTPUTS, write_result_files
+from workbench.dedup.output_folder import OPTIONAL_OUTPUTS
+from workbench.dedup.writing import write_result_files
 from workbench.errors import DataError
 
 
@@ -57,7 +58,8 @@ def check_output_folder(spark: Any, uri: str) -> None:
         raise DataError(f"{uri}: the output path exists and is not a folder")
 
 
-def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: str) -> dict[str, str]:
+def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: str,
+                          split_outputs: Sequence[str] = ()) -> dict[str, str]:
     """Write the small outputs of a run (:func:`~workbench.dedup.writing.write_result_files`)
     into a local staging folder, then copy them to ``uri`` (created if needed; files there of
     the same names replaced, and the optional outputs this run does not write removed, as a
@@ -66,6 +68,7 @@ def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: st
     Args:
         spark: the session; result, report: the run and its report dict.
         uri: the output folder (checked before by :func:`check_output_folder`).
+        split_outputs: the split folders Spark writes there next, recorded in ``manifest.json``.
 
     Returns:
         output name -> the URI of the file written (``clusters`` -> ``<uri>/clusters.json`` ...).
@@ -75,7 +78,7 @@ def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: st
     """
     base = uri.rstrip("/")
     with tempfile.TemporaryDirectory(prefix="workbench-dedup-") as staging:
-        staged = write_result_files(result, report, staging)
+        staged = write_result_files(result, report, staging, split_outputs=list(split_outputs))
         copy_to_uri(spark, {name: Path(path) for name, path in staged.items()}, base,
                     remove=[name for name in OPTIONAL_OUTPUTS if name not in {Path(p).name for p in staged.values()}])
     return {name: f"{base}/{Path(path).name}" for name, path in staged.items()}

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.dedup.tokens import FileTokens, decode_code, tokenize_one
+from workbench.dedup.tokens import FileTokens, decode_code, normalise_newlines, tokenize_one
 from workbench.dedup.verification import multiset_jaccard, set_jaccard
 
 #: whitespace removed at the end of each line (ASCII only: a no-break space is content)
@@ -52,7 +52,7 @@ def normalise_whitespace(text: str) -> str:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = normalise_newlines(text).split("\n")
     return "\n".join(kept for line in lines if (kept := line.rstrip(TRAILING_WHITESPACE)))
 
 

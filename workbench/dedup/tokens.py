@@ -8,6 +8,8 @@ from syntax errors), spread over worker processes. Each worker sends back a chun
 as flat numpy buffers of 64-bit token ids (:func:`token_id`) and counts, with the MinHash
 signatures computed where the tokens are; the main process keeps them as they come, in a
 few flat arrays for the whole run (:class:`TokenBags`): no Python object per file or token.
+Line ends are normalised (``\\r\\n`` and ``\\r`` -> ``\\n``, :func:`normalise_newlines`) before
+any plugin sees a row, so every language and both engines tokenize the same text.
 """
 
 from __future__ import annotations
@@ -116,6 +118,21 @@ def decode_code(value: object) -> tuple[str | None, str | None]:
     return value, None
 
 
+def normalise_newlines(text: str) -> str:
+    r"""Return ``text`` with ``\r\n`` and lone ``\r`` turned into ``\n``, as the identical-text rule
+    does (:func:`workbench.dedup.text_identity.normalise_whitespace`) and as Python reads a source
+    file (universal newlines). Every row is tokenized from this form, whatever its plugin: a file
+    and its copy with CRLF line ends are the same code, but a multi-line string literal would keep
+    the ``\r`` in its token and the two bags would differ.
+
+    >>> normalise_newlines("s = '''a\r\nb'''\rt = 1\r\n")
+    "s = '''a\nb'''\nt = 1\n"
+    """
+    if "\r" not in text:  # the common case: no copy
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def tokenize_one(value: object, language: str) -> FileTokens:
     """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised."""
     return _pack_chunk([(value, language)]).unpack()[0]
@@ -127,6 +144,7 @@ def _scan(value: object, language: str, plugins: dict[str, LanguagePlugin | None
     text, reason = decode_code(value)
     if reason is not None:
         return [], False, reason
+    text = normalise_newlines(text)  # CRLF copies are copies (a multi-line string would keep the \r)
     plugin = plugins.get(language, False) if plugins is not None else False
     if plugin is False:
         try:

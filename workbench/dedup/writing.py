@@ -5,13 +5,17 @@ beside it), ``pairs.csv``, the removal list, the skipped rows and the report.
 dpu-utils' ``deduplicationcli`` and Microsoft's near-duplicate-code-detector, so their
 users' scripts read it unchanged; the shape of each cluster (diameter, chained) is in
 ``cluster_shapes.csv``, one line per cluster in the same order.
+
+What a run writes is recorded in ``manifest.json``, and a rerun into the folder replaces only what
+such a record names (:mod:`workbench.dedup.output_folder`). ``kept.csv`` names every kept row with
+its split, so the split of a kept row is known whatever form the splits take (``files/``
+included).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import logging
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,11 +26,16 @@ import datasets
 from workbench.data.loading import LoadedDataset, select_rows
 from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.detection import DedupResult, DuplicatePair
+from workbench.dedup.output_folder import (
+    MANIFEST,
+    planned_outputs,
+    split_output_names,
+    take_over,
+    write_manifest,
+)
 from workbench.dedup.skipped_rows import SKIPPED_COLUMNS, skipped_rows
 from workbench.errors import DataError
 from workbench.io import atomic_open, atomic_write
-
-logger = logging.getLogger(__name__)
 
 #: the columns the folder loader gives each source file (see workbench.data.loading)
 SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
@@ -47,8 +56,15 @@ def _json_value(value: object) -> object:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
-#: outputs written only by some runs (removed first when an output folder is reused)
-OPTIONAL_OUTPUTS = ("cross_group_pairs.csv", "contamination.csv", "unreadable.csv")
+def resolved_output_format(output_format: str, loaded: LoadedDataset) -> str:
+    """``output_format`` with ``auto`` resolved to the input's form (:func:`input_form`).
+
+    Raises:
+        DataError: an unknown format.
+    """
+    if output_format not in OUTPUT_FORMATS:
+        raise DataError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
+    return input_form(loaded) if output_format == "auto" else output_format
 
 
 def write_outputs(
@@ -68,55 +84,65 @@ def write_outputs(
         output_dir: the folder.
         output_format: ``auto`` (the input's form, see :func:`input_form`), ``jsonl``
             (``<split>.jsonl``), ``parquet`` (``<split>.parquet``), ``hf``
-            (``datasets.DatasetDict.save_to_disk`` into ``dataset/``) or ``files`` (the kept
-            source files under ``files/``, at their ids' relative paths, for folder input).
+            (``datasets.DatasetDict.save_to_disk`` into ``dataset/``) or ``files``: each kept
+            row's code as a file, ``files/<id>`` for a source folder (its ids are the files'
+            relative paths, so ``files/`` mirrors the folder), ``files/<split>/<id>`` for a table
+            (its train and test rows apart).
         on_progress: called with 1 after each split is written.
 
     Returns:
         output name -> path of what was written.
 
     Raises:
-        DataError: unknown ``output_format``, or ``output_dir`` is a file.
+        DataError: unknown ``output_format``, ``output_dir`` is a file, or it holds a file this
+            run would write that no earlier dedup run recorded writing
+            (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`).
     """
-    if output_format not in OUTPUT_FORMATS:
-        raise DataError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
-    if output_format == "auto":
-        output_format = input_form(loaded)
-    written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped)
+    output_format = resolved_output_format(output_format, loaded)
+    written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped,
+                                 split_outputs=split_output_names(output_format, result.rows.split_ranges))
     out = Path(output_dir)
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
         if output_format == "files":
             source_root = Path(loaded.source) if Path(loaded.source).is_dir() else None
             _write_files(result, out / "files", written, on_progress, source_root)
+            if source_root is not None:
+                _copy_undecodable_files(loaded.skipped, source_root, out / "files")
         else:
             _write_splits(kept, out, output_format, written, on_progress)
     return written
 
 
 def write_result_files(result: DedupResult, report: dict, output_dir: str | Path, *,
-                       skipped_files: list = ()) -> dict[str, str]:
+                       skipped_files: list = (), split_outputs: list[str] = ()) -> dict[str, str]:
     """Write the small outputs of a run into ``output_dir`` (created if needed): ``clusters.json``,
     ``cluster_shapes.csv``, ``pairs.csv`` (and ``cross_group_pairs.csv``, ``contamination.csv``),
-    ``removed.csv``, ``skipped.csv``, ``unreadable.csv`` and ``report.json``; not the splits.
+    ``removed.csv``, ``kept.csv``, ``skipped.csv``, ``unreadable.csv``, ``report.json`` and
+    ``manifest.json``; not the splits.
+
+    What an earlier run recorded writing there is removed first, and ``manifest.json`` records
+    these outputs and ``split_outputs`` (:func:`~workbench.dedup.output_folder.take_over`).
 
     Args:
         result, report: as :func:`write_outputs`; skipped_files: files the loader did not load.
+        split_outputs: the top-level names the caller writes the splits to next (``train.jsonl``,
+            ``files``: :func:`~workbench.dedup.output_folder.split_output_names`).
 
     Returns:
         output name -> path of what was written.
 
     Raises:
-        DataError: ``output_dir`` is a file.
+        DataError: ``output_dir`` is a file, or holds a file this run would write that no earlier
+            dedup run recorded writing.
     """
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: the output path exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    # outputs that only some runs write: a reused folder must not keep a previous run's copy
-    for stale in OPTIONAL_OUTPUTS:
-        (out / stale).unlink(missing_ok=True)
-    _remove_previous_splits(out, result.rows.source)
+    planned = planned_outputs(list(split_outputs), groups=result.rows.groups is not None,
+                              reference=result.reference is not None)
+    take_over(out, planned, result.rows.source)
     ids = result.rows.ids
     written: dict[str, str] = {}
 
@@ -151,6 +177,15 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
                              f"{neighbour.multiset_jaccard:.6f}", "" if neighbour.hops is None else neighbour.hops])
     written["removed"] = str(path)
 
+    path = out / "kept.csv"
+    with atomic_open(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(KEPT_COLUMNS)
+        for index, (id_, split) in enumerate(zip(ids, result.rows.splits)):
+            if index not in result.removed:
+                writer.writerow([id_, split])
+    written["kept"] = str(path)
+
     path = out / "skipped.csv"
     with atomic_open(path, newline="") as handle:
         writer = csv.writer(handle)
@@ -160,89 +195,57 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     written["skipped"] = str(path)
 
     if result.failures or skipped_files:
-        # rows that could not be tokenized, and files of a source folder that were never loaded
-        # (binary, not UTF-8, empty): neither is in the deduplicated output, both are listed here
+        # rows that could not be tokenized (kept in their split, never compared), and files of a source
+        # folder that were not loaded: those of its languages that could not be decoded are kept in a
+        # files/ output as they are (never compared), the rest (no plugin, hidden) are not part of it
         path = out / "unreadable.csv"
+        kept_as_files = "files" in split_outputs
         with atomic_open(path, newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id", "split", "reason"])
             for index, reason in result.failures.items():
                 writer.writerow([ids[index], result.rows.splits[index], reason])
             for skipped in skipped_files:
-                writer.writerow([skipped.path, skipped.split, f"not loaded: {skipped.reason}"])
+                kept = "; never compared, kept in files/ as it is" if skipped.undecodable and kept_as_files else ""
+                writer.writerow([skipped.path, skipped.split, f"not loaded: {skipped.reason}{kept}"])
         written["unreadable"] = str(path)
 
     path = out / "report.json"
     atomic_write(path, json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
+    # the record of what this run wrote: the files above (not every optional one) and the splits to come
+    write_manifest(out, [Path(p).name for p in written.values()] + list(split_outputs), result.rows.source)
+    written["manifest"] = str(out / MANIFEST)
     return written
-
-
-def _remove_previous_splits(out: Path, source: object) -> None:
-    """Delete the deduplicated splits an earlier dedup wrote into ``out`` (the splits its
-    ``report.json`` names, in every output form, and ``files/`` / ``dataset/``), before this run
-    writes its own: a kept copy would be read as this run's rows by ``workbench bias`` and
-    ``correlate --dedup`` (a folder reused for other data joined 8 of 40 rows). Nothing is deleted
-    from a folder without a dedup ``report.json`` (it is not known to hold dedup outputs), nor
-    from one that holds this run's input ``source``."""
-    try:
-        if Path(str(source)).resolve().is_relative_to(out.resolve()):
-            return
-    except (OSError, ValueError):
-        pass
-    try:
-        previous = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return
-    if not isinstance(previous, dict) or not isinstance(previous.get("splits"), dict) or "parameters" not in previous:
-        return
-    names = [f"{split.replace('/', '_')}.{form}" for split in previous["splits"] for form in ("jsonl", "parquet")]
-    # the Spark engine writes each split as a folder of part files (spark_writing.write_spark_splits)
-    spark_folders = [name for name in (split.replace("/", "_") for split in previous["splits"])
-                     if _is_spark_output_folder(out / name)]
-    removed = []
-    for name in [*names, *spark_folders, "files", "dataset"]:
-        path = out / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-        else:
-            continue
-        removed.append(name)
-    # a rerun on the same data is routine; outputs of other data being replaced is worth a word
-    log = logger.info if previous.get("source") == str(source) else logger.warning
-    log("%s held the outputs of an earlier dedup run (of %s): they are replaced%s", out,
-        previous.get("source", "another source"),
-        f"; its deduplicated splits removed: {', '.join(removed)}" if removed else "")
-
-
-def _is_spark_output_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder Spark wrote: only ``part-*`` files and Spark's markers
-    (``_SUCCESS``, ``.crc`` checksums); any other file means someone else's folder."""
-    if not path.is_dir() or path.is_symlink():
-        return False
-    names = [child.name for child in path.iterdir()]
-    return bool(names) and all(name.startswith(("part-", "_", ".part-", "._")) for name in names)
 
 
 def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_progress,
                  source_root: Path | None = None) -> None:
-    """Write each kept row's code to ``root/<id>`` (ids of the folder loader are relative paths).
+    """Write each kept row's code to ``root/<id>`` for a source folder ``source_root`` (its ids are
+    the files' relative paths, whose first folder is the split), else to ``root/<split>/<id>``: a
+    table's train and test rows must stay apart (``HumanEval/11:3`` may be a train or a test row).
 
-    A kept file of the source folder ``source_root`` is copied byte for byte: its text was decoded
-    as its language reads it (a PEP 263 cookie, a byte-order mark), and writing that text back as
-    UTF-8 would change what the file says. Rows without such a file are written as UTF-8 text.
+    A kept file of the source folder is copied byte for byte: its text was decoded as its language
+    reads it (a PEP 263 cookie, a byte-order mark), and writing that text back as UTF-8 would change
+    what the file says. Rows without such a file are written as UTF-8 text.
+
+    Raises:
+        DataError: an id that cannot be a file there (:func:`_file_targets`), before any is written.
     """
     from workbench.dedup.tokens import decode_code
 
-    base = root.resolve()
-    targets = _file_targets({i: str(result.rows.ids[i]) for i in range(len(result.rows.ids)) if i not in result.removed},
-                            base)
-    for split, (start, stop) in result.rows.split_ranges.items():
-        for index in range(start, stop):
-            if index in result.removed:
-                continue
+    kept = {split: [i for i in range(start, stop) if i not in result.removed]
+            for split, (start, stop) in result.rows.split_ranges.items()}
+    if source_root is not None:
+        targets = _file_targets({i: str(result.rows.ids[i]) for rows in kept.values() for i in rows}, root.resolve())
+    else:
+        targets = {}
+        for split, rows in kept.items():
+            safe = split.replace("/", "_")
+            targets.update(_file_targets({i: str(result.rows.ids[i]) for i in rows}, (root / safe).resolve(),
+                                         f"files/{safe}/"))
+    for split, rows in kept.items():
+        for index in rows:
             target = targets[index]
             target.parent.mkdir(parents=True, exist_ok=True)
             original = source_root / str(result.rows.ids[index]) if source_root is not None else None
@@ -259,10 +262,26 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     written["files"] = str(root)
 
 
-def _file_targets(ids: dict[int, str], base: Path) -> dict[int, Path]:
+def _copy_undecodable_files(skipped: list, source_root: Path, root: Path) -> None:
+    """Copy the source files the loader could not decode (empty, binary, another encoding) into
+    ``root`` at their paths, byte for byte: they were never compared, so nothing says they are
+    duplicates, and a ``files/`` tree without them would lose part of the source, as a data file's
+    unreadable rows stay in their split. Listed in ``unreadable.csv`` as such."""
+    base = root.resolve()
+    for file in skipped:
+        if not getattr(file, "undecodable", False):
+            continue
+        original, target = source_root / file.path, (base / file.path).resolve()
+        if base in target.parents and original.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(original, target)
+
+
+def _file_targets(ids: dict[int, str], base: Path, where: str = "files/") -> dict[int, Path]:
     """Return row index -> the resolved file each kept id names under ``base``, refusing, before
     any file is written, ids that cannot each be a file there: one that leads outside it
-    (``../x.py``, ``/etc/x``) or one that is the folder of another (``a`` and ``a/b``).
+    (``../x.py``, ``/etc/x``) or one that is the folder of another (``a`` and ``a/b``). ``where``
+    names ``base`` in the messages (``files/`` or ``files/<split>/``).
 
     Raises:
         DataError: naming the first such id and the way out (``--output-format jsonl``).
@@ -271,8 +290,8 @@ def _file_targets(ids: dict[int, str], base: Path) -> dict[int, Path]:
     for index, id_ in ids.items():
         target = (base / id_).resolve()
         if base not in target.parents:
-            raise DataError(f"id {id_!r} does not name a file inside the output's files/ folder (it leads to {target}); "
-                            f"--output-format files writes each kept row to files/<id>: use --output-format jsonl")
+            raise DataError(f"id {id_!r} does not name a file inside the output's {where} folder (it leads to {target}); "
+                            f"--output-format files writes each kept row to {where}<id>: use --output-format jsonl")
         resolved[index] = target
     targets = set(resolved.values())
     for target in targets:
@@ -328,6 +347,8 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
 #: ``duplicate_of``, and the verified neighbour it is a copy of (cluster_shape.Neighbour)
 REMOVED_COLUMNS = ("id", "split", "reason", "duplicate_of", "neighbour", "neighbour_kind", "set_jaccard",
                    "multiset_jaccard", "hops_to_kept")
+#: the columns of ``kept.csv``: every row the run kept (in no cluster, or its cluster's kept row), in input order
+KEPT_COLUMNS = ("id", "split")
 #: the columns of ``cluster_shapes.csv``
 SHAPE_COLUMNS = ("cluster", "size", "kind", "multisets", "kept", "diameter", "diameter_exact", "chained", "edges")
 
