@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
@@ -206,6 +207,7 @@ def load_samples(
     if outcomes is not None and OUTCOME_COLUMN not in carry:
         carry = (*carry, OUTCOME_COLUMN)
     loaded.require_columns({"--carry": c for c in carry if c not in supplied})
+    has_language = LANGUAGE_COLUMN in available
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
@@ -239,6 +241,7 @@ def load_samples(
                 carried=carried,
                 from_problems=tuple(part for part, taken in (("prompt", take_prompt and use_prompt),
                                                               ("reference", take_reference)) if taken),
+                language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -359,7 +362,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
         "k_nearest": config.k_nearest,
-        "language": _canonical_language(config.language),  # ``py`` and ``python`` are one setting
+        "language": _canonical_language(config.language or DEFAULT_LANGUAGE),  # ``py`` and ``python`` are one setting
         "embedding_model": config.embedding_model or "minilm",
         # and every option declared with option(..., recorded=True), e.g. a new scoring mode
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
@@ -519,7 +522,9 @@ def score_samples(
         the :class:`RunReport`.
 
     Raises:
-        DataError: two samples share a (task, sample) id.
+        DataError: two samples share a (task, sample) id; the samples name several languages
+            (:attr:`Sample.language`).
+        OptionError: ``config.language`` contradicts the samples' language.
         ResumeMismatchError: ``resume`` with settings other than the folder's ``run.json`` records
             (:func:`_check_resume_compatible`); the folder is left as it was.
         WorkbenchError: an existing run folder without ``resume``/``overwrite``, a missing
@@ -532,6 +537,11 @@ def score_samples(
     methods = config.make_methods()
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
+    # one language for the run, the data's unless given (Java is never decomposed with the Python
+    # grammar); canonical, so ``-l py`` and ``-l python`` are one setting in run.json and on resume
+    config = dataclasses.replace(config, language=run_language(
+        config.language, {f"the data ({os.fspath(source)})" if source is not None else "the samples":
+                          [sample.language for sample in samples]}))
     language = get_language(config.language)
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
