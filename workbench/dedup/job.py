@@ -166,19 +166,31 @@ SPLIT_LIKE_COLUMNS = ("split", "set", "partition", "fold")
 
 
 def _language_note(rows: DedupRows, config: DedupConfig) -> str | None:
-    """A note when ``--language`` was set but rows carry languages of their own (a source folder's
-    files take theirs from the extension), so the option did not select or restrict anything."""
+    """A note when ``--language`` was set but rows carry other languages of their own (a source
+    folder's files take theirs from the extension): the option does not restrict the run to its
+    language. It is the language of rows that name none, and it decides a file extension that
+    several plugins claim (said when its plugin has such an extension)."""
     default = DedupConfig.options()["language"].default
     if config.language == default:
         return None
+    from workbench.languages.registry import canonical_language, extension_claimants, get_language
+
+    chosen = canonical_language(config.language)
     counts = Counter(rows.languages)
-    others = {name: n for name, n in counts.items() if name != config.language}
+    others = {name: n for name, n in counts.items() if name != chosen}
     if not others:
         return None
     shown = ", ".join(f"{name} {n}" for name, n in counts.most_common())
-    return (f"--language {config.language} is the language of rows that do not name one; these rows name their own "
-            f"({shown}; a source folder's files take theirs from the extension), and each was tokenized in its own "
-            f"language: --language selects nothing")
+    decides = ""
+    if counts.get(chosen):
+        shared = {ext: extension_claimants(ext) for ext in get_language(chosen).extensions}
+        shared = {ext: names for ext, names in shared.items() if len(names) > 1}
+        if shared:
+            decides = (", and it decides the extension(s) several plugins claim ("
+                       + "; ".join(f"{ext}: {', '.join(names)}" for ext, names in shared.items()) + f") for {chosen}")
+    return (f"--language {config.language} is the language of rows that do not name one{decides}; the other rows name "
+            f"their own ({shown}; a source folder's files take theirs from the extension), and each was tokenized in "
+            f"its own language: --language does not restrict the run to {chosen}")
 
 
 #: a miss probability at t0 above this is said on stderr (the defaults: 4.9e-05)
