@@ -18,7 +18,7 @@ from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import write_outputs, write_result_files
-from workbench.errors import DataError, MissingSplitError, require_argument
+from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
 
 @dataclass
@@ -100,7 +100,10 @@ def run_dedup(
         print(run.report["overall"]["duplication_factor"], run.report["overall"]["clusters"])
     """
     config = config or DedupConfig()
-    require_argument(config, DedupConfig, "config", "run_dedup(source, config, output_dir=...)")
+    call = "run_dedup(source, config, output_dir=...)"
+    require_argument(config, DedupConfig, "config", call)
+    require_argument(source, (*PATH_TYPES, LoadedDataset), "source", call, hint=TABLE_HINT)
+    require_path(output_dir, "output_dir", call, optional=True)
     if is_spark_uri(output_dir) and not (config.engine == "spark" and is_spark_uri(source)):
         output_dir = _local_path_of_uri(str(output_dir), _output_refusal(config))
     if config.engine == "spark":

@@ -26,7 +26,7 @@ from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, la
 from workbench.data.loading import load_records, require_text_columns
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, WorkbenchError, require_argument
+from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
@@ -555,6 +555,7 @@ def run_execute(
     config = config or ExecutionConfig()
     require_argument(config, ExecutionConfig, "config", "run_execute(generations, output, config)")
     require_argument(output, (str, os.PathLike), "output", "run_execute(generations, output, config)")
+    require_path(generations, "generations", "run_execute(generations, output, config)", hint=TABLE_HINT)
     # two runs appending to one results file would interleave their rows: the second is refused
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     lock = lock_exclusively(

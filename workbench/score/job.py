@@ -42,7 +42,7 @@ from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, la
 from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, MissingColumnError, WorkbenchError, require_argument
+from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -788,6 +788,7 @@ def run_score(
     """
     require_argument(config, ScoreConfig, "config", "run_score(source, config, output_dir)")
     require_argument(output_dir, (str, os.PathLike), "output_dir", "run_score(source, config, output_dir)")
+    require_path(source, "source", "run_score(source, config, output_dir)", hint=TABLE_HINT)
     if config.llm is not None and config.llm.model:
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
