@@ -537,6 +537,9 @@ def score_samples(
     methods = config.make_methods()
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
+    # run.json's "options" are the options as given (language None: the data's), as workbench run
+    # records them; its "config" holds the language resolved here
+    options = config.effective_options()
     # one language for the run, the data's unless given (Java is never decomposed with the Python
     # grammar); canonical, so ``-l py`` and ``-l python`` are one setting in run.json and on resume
     config = dataclasses.replace(config, language=run_language(
@@ -584,7 +587,7 @@ def score_samples(
         mode = "resume" if config.resume else "overwrite"
         scores_writer = JsonlWriter(scores_path, mode, keep_rows=False)
         traces_writer = JsonlWriter(traces_path, mode, keep_rows=False)
-        atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(), "status": "running"},
+        atomic_write(run_path, json.dumps({"config": record, "options": options, "status": "running"},
                                           indent=2))
 
         written = 0
@@ -651,7 +654,7 @@ def score_samples(
         except BaseException as stop:
             # run.json must not say "running" for a run that ended here (the rows so far are kept below)
             status = "interrupted" if isinstance(stop, KeyboardInterrupt) else "failed"
-            atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(),
+            atomic_write(run_path, json.dumps({"config": record, "options": options,
                                                "status": status}, indent=2))
             raise
         finally:
@@ -687,7 +690,7 @@ def score_samples(
             notes=[*loading_notes, *sample_notes(samples, config)],
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
-        atomic_write(run_path, json.dumps({**asdict(report), "options": config.effective_options(), "status": "finished"},
+        atomic_write(run_path, json.dumps({**asdict(report), "options": options, "status": "finished"},
                                           indent=2, default=str))
         return report
     finally:

@@ -89,4 +89,6 @@ def test_execute_and_score_take_java_from_the_data_without_language(java_files, 
 
     result = CliRunner().invoke(app, ["score", str(grades), "-m", "chrf", "--limit", "1", "-o", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "s" / "run.json").read_text())["config"]["language"] == "java"
+    recorded = json.loads((tmp_path / "s" / "run.json").read_text())
+    # the language used is in "config"; "options" are as given (None: the data's), as workbench run records them
+    assert recorded["config"]["language"] == "java" and recorded["options"]["language"] is None
