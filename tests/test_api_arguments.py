@@ -20,6 +20,11 @@ from workbench import (
     (lambda: run_bias("dedup", "scores.jsonl", "passed"), r"config must be a BiasConfig, not str"),
     (lambda: run_pipeline("configs/humaneval.toml"), r"run_pipeline\(load_config\(path\)\): config must be a PipelineConfig"),
     (lambda: load_config("configs/humaneval.toml", overrides="score.limit=5"), r"write overrides=\['score.limit=5'\]"),
+    # probe 29: path arguments got os.fspath's "expected str, bytes or os.PathLike object, not int"
+    (lambda: run_dedup("humaneval", output_dir=123), r"run_dedup\(source, config, output_dir=...\): output_dir must be "
+                                                      r"a str or PathLike or None, not int \(123\)"),
+    (lambda: run_correlate("scores.jsonl", json_path=1), r"json_path must be a str or PathLike or None, not int \(1\)"),
+    (lambda: run_bias("dedup", "scores.jsonl", plot_path=2.0), r"plot_path must be a str or PathLike or None, not float"),
 ])
 def test_a_wrong_argument_is_a_type_error_naming_it(call, message):
     with pytest.raises(TypeError, match=message):
@@ -37,8 +42,20 @@ def test_a_dataframe_is_a_table_for_correlate_and_a_clear_error_where_a_path_is_
     from_frame = correlate(frame, metrics=["codebleu"], n_resamples=50)
     from_dataset = correlate(table, metrics=["codebleu"], n_resamples=50)
     assert from_frame.metrics["codebleu"].pooled["kendall"].value == from_dataset.metrics["codebleu"].pooled["kendall"].value
-    with pytest.raises(DataError, match=r"not DataFrame; write a table to a file first \(pandas: df.to_json"):
-        run_dedup(frame)
+    # probe 29: swapped arguments (run_bias(df, "out", cfg)) got a generic os.fspath TypeError; each path
+    # argument now names itself and the type it got, and what to pass instead
+    from workbench import BiasConfig
+
+    with pytest.raises(TypeError, match=r"run_bias\(dedup_output, metrics_source, config\): dedup_output must be a "
+                                        r"str or PathLike, not DataFrame; the folder workbench dedup -o wrote"):
+        run_bias(frame, "out_api", BiasConfig(metric=["codebleu"]))
+    for call, name in ((lambda: run_dedup(frame), "source"), (lambda: run_execute(frame, "out.jsonl"), "generations"),
+                       (lambda: run_score(frame, ScoreConfig(method=["chrf"]), "out"), "source")):
+        with pytest.raises(TypeError, match=rf"{name} must be a str or PathLike.*, not DataFrame; a data source is a "
+                                            r"path, a bundled name or a hub id: write a table to a file first \(pandas"):
+            call()
+    with pytest.raises(DataError, match="not DataFrame; write a table to a file first"):  # the loader itself alike
+        load_records(frame)
 
 
 def test_a_path_object_is_taken_where_an_option_names_a_file_and_a_negative_temperature_is_refused(tmp_path):

@@ -1,5 +1,12 @@
 """Exceptions shared by every job. Each carries a message meant for the end user."""
 
+import os
+
+
+#: the hint of a table given where a data source (a path, bundled name or hub id) is read
+TABLE_HINT = ("a data source is a path, a bundled name or a hub id: write a table to a file first (pandas: "
+              "df.to_json('data.jsonl', orient='records', lines=True)); correlate and bias also take a table")
+
 
 class WorkbenchError(Exception):
     """Base class: an error the CLI prints as a one-line message (no traceback)."""
@@ -64,20 +71,39 @@ class LanguageNotFoundError(WorkbenchError):
     """No installed language plugin handles the requested language."""
 
 
-def require_argument(value: object, expected: type | tuple[type, ...], name: str, call: str) -> None:
+#: what a path argument accepts (:func:`require_path`)
+PATH_TYPES = (str, os.PathLike)
+
+
+def require_argument(value: object, expected: type | tuple[type, ...], name: str, call: str, *,
+                     optional: bool = False, hint: str = "") -> None:
     """Raise a clear :class:`TypeError` when a public function gets the wrong kind of argument
     (a notebook user's swapped or missing argument), instead of an ``AttributeError`` deep inside.
 
     Args:
         value: the argument; expected: the accepted type(s); name: its parameter name;
         call: the function's signature as a user writes it (``"run_score(source, config, output_dir)"``).
+        optional: ``None`` is accepted too (and named among the accepted values).
+        hint: what to do instead, appended to the message (``"write a table to a file first"``).
 
     Raises:
         TypeError: naming the parameter, the accepted and the given type, and the call.
     """
-    if isinstance(value, expected):
+    if isinstance(value, expected) or (optional and value is None):
         return
     names = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
     shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    raise TypeError(f"{call}: {name} must be a {names}, not {type(value).__name__} ({shown})")
+    # a table's repr is many lines: its type says enough
+    shown = "" if "\n" in shown else f" ({shown if len(shown) <= 60 else shown[:57] + '...'})"
+    raise TypeError(f"{call}: {name} must be a {names}{' or None' if optional else ''}, not {type(value).__name__}"
+                    f"{shown}{'; ' + hint if hint else ''}")
+
+
+def require_path(value: object, name: str, call: str, *, optional: bool = False, hint: str = "") -> None:
+    """:func:`require_argument` for a path argument (``str`` or ``os.PathLike``; ``None`` too when
+    ``optional``): a DataFrame, a number or a swapped config is a TypeError naming ``name``.
+
+    Raises:
+        TypeError: as :func:`require_argument`.
+    """
+    require_argument(value, PATH_TYPES, name, call, optional=optional, hint=hint)

@@ -132,15 +132,15 @@ def test_two_plugins_of_one_language_make_it_unusable_and_leave_the_others(insta
 def test_an_extension_two_plugins_claim_is_refused_unless_the_language_is_named(install):
     install("toya-plugin", {"toya": "toya_module"}, {"toya_module": toy("toya", ".toy")})
     install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": toy("toyb", ".toy")})
-    with pytest.raises(LanguageConflictError, match=r"'.toy' is claimed by the languages toya, toyb"):
+    with pytest.raises(LanguageConflictError, match=r"'.toy' is claimed by the languages toya \(toya-plugin\), toyb \(toyb-plugin\)"):
         get_language(".toy")
     with pytest.raises(LanguageConflictError, match="pass --language"):
         language_for_path("src/main.toy")
     assert get_language("toyb").name == "toyb"
     assert language_for_path("src/main.py").name == "python"
     assert [str(problem) for problem in plugin_problems()] == [
-        "'.toy': claimed by the languages toya, toyb; files or options that name it are refused: pass --language "
-        "with the language's name"]
+        "'.toy': claimed by the languages toya (toya-plugin), toyb (toyb-plugin); files or options that name it are "
+        "refused: pass --language with the language's name"]
 
 
 def test_a_plugin_whose_grammar_is_missing_stops_the_job_before_any_file_is_parsed(install, tmp_path):
@@ -207,7 +207,7 @@ def test_a_folder_extension_two_plugins_claim_goes_to_the_language_option(instal
     install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": toy("toyb", ".toy")})
     folder = _toy_folder(tmp_path, ".toy")
     refused = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "refused")])
-    assert refused.exit_code != 0 and "claimed by the languages toya, toyb" in " ".join(refused.output.split())
+    assert refused.exit_code != 0 and "claimed by the languages toya (toya-plugin), toyb (toyb-plugin)" in " ".join(refused.output.split())
     result = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "out"), "--language", "toyb",
                                       "--min-tokens", "5"])
     assert result.exit_code == 0, result.output
@@ -257,3 +257,68 @@ def test_a_plugin_without_language_capsule_is_named_as_such_not_as_a_missing_gra
     '''})
     with pytest.raises(LanguageGrammarError, match=r"NoCapsule does not implement language_capsule\(\)"):
         get_language("nocapsule")
+
+
+def test_an_extension_that_a_clashing_language_also_claims_is_refused_not_routed_to_the_other(install, tmp_path):
+    """Probe 29: with two plugins of one language (both unusable) and a third claiming its extension,
+    the files went silently to the third plugin's grammar; an extension two usable plugins claimed was
+    refused. Every claim counts now, and ``--language`` settles only between the usable claimants."""
+    install("one-plugin", {"one": "one_module"}, {"one_module": toy("same", ".same")})
+    install("two-plugin", {"two": "two_module"}, {"two_module": toy("same", ".two")})
+    install("claimer-plugin", {"claimer": "claimer_module"}, {"claimer_module": toy("claimer", ".same")})
+    with pytest.raises(LanguageConflictError, match=r"'.same' is claimed by the languages claimer \(claimer-plugin\), "
+                                                    r"same \(one-plugin; unusable: several plugins provide same\)"):
+        language_for_path("src/x.same")
+    with pytest.raises(LanguageConflictError, match="two plugins provide the language 'same'"):
+        language_for_path("src/x.two")  # claimed by one of the clashing plugins alone: the clash is the reason
+    assert "'.same': claimed by the languages claimer (claimer-plugin), same (one-plugin; unusable" in \
+        " ".join(str(problem) for problem in plugin_problems())
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.same").write_text("def f(x):\n    return x + 1\n")
+    (folder / "b.py").write_text("def g(y):\n    return y * 2\n")
+    for option in ([], ["--language", "python"]):
+        result = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "out"), "--min-tokens", "3",
+                                          *option])
+        assert result.exit_code != 0, result.output
+        assert "'.same' is claimed by the languages claimer" in " ".join(result.output.split())
+    assert language_for_path("x.same", prefer="claimer").name == "claimer"  # named: the documented precedence
+
+
+def test_the_language_note_says_what_language_decided_and_never_that_it_selected_nothing(install, tmp_path):
+    """Probe 29: ``-l cpp`` settled the .cpp files two plugins claimed, and the note said
+    "--language selects nothing"."""
+    install("toya-plugin", {"toya": "toya_module"}, {"toya_module": toy("toya", ".toy")})
+    install("toyb-plugin", {"toyb": "toyb_module"}, {"toyb_module": toy("toyb", ".toy")})
+    folder = _toy_folder(tmp_path, ".toy")
+    (folder / "d.py").write_text("def other(a, b, c):\n    return [a, b, c, 'x', 'y', 'z', 1, 2, 3]\n")
+    result = CliRunner().invoke(app, ["dedup", str(folder), "-o", str(tmp_path / "out"), "--language", "toyb",
+                                      "--min-tokens", "5"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "selects nothing" not in said
+    assert "it decides the extension(s) several plugins claim (.toy: toya, toyb) for toyb" in said
+    assert "--language does not restrict the run to toyb" in said
+
+
+def test_a_grammar_that_is_installed_but_raises_is_not_told_to_be_installed(install):
+    """Probe 29: a ``language_capsule()`` that raised was reported as a grammar to install
+    (``pip install tree-sitter-go``, installed already), and ``workbench languages`` listed the plugin
+    with its capabilities as if it worked."""
+    install("exploding-plugin", {"boom": "exploding_module"}, {"exploding_module": toy("exploding", ".boom", """
+        def language_capsule(self):
+            raise RuntimeError("capsule exploded")
+    """)})
+    with pytest.raises(LanguageGrammarError) as raised:
+        get_language("exploding")
+    message = " ".join(str(raised.value).split())
+    assert "its grammar package tree-sitter-python" in message and "is installed, but Toy.language_capsule()" in message
+    assert "raised RuntimeError: capsule exploded" in message and "pip install" not in message
+    listing = CliRunner().invoke(app, ["languages"], env={"COLUMNS": "300"})
+    assert listing.exit_code == 1
+    row = next(line for line in listing.stdout.splitlines() if "exploding" in line)
+    assert "refused" in row and "tokens, decompose" not in row.split("refused")[0]
+    rows = {row["name"]: row for row in json.loads(CliRunner().invoke(app, ["languages", "--json"]).stdout)}
+    assert rows["exploding"]["usable"] is False and rows["exploding"]["capabilities"] == []
+    assert "capsule exploded" in rows["exploding"]["problem"]
+    assert rows["python"]["usable"] is True and "tokens" in rows["python"]["capabilities"]

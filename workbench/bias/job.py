@@ -27,7 +27,7 @@ from workbench.bias.settings import (
 )
 from workbench.correlate.bootstrap import BootstrapSettings
 from workbench.data.samples import SAMPLE_COLUMN
-from workbench.errors import DataError, require_argument
+from workbench.errors import DataError, require_argument, require_path
 
 
 class _Rows:
@@ -99,7 +99,12 @@ def run_bias(
         report.duplication.metrics["passed"].settings["deduplicated"].value
     """
     config = config or BiasConfig()
-    require_argument(config, BiasConfig, "config", "run_bias(dedup_output, metrics_source, config)")
+    call = "run_bias(dedup_output, metrics_source, config)"
+    require_argument(config, BiasConfig, "config", call)
+    require_path(dedup_output, "dedup_output", call, hint="the folder workbench dedup -o wrote (the metric table "
+                                                          "comes second)")
+    require_path(json_path, "json_path", call, optional=True)
+    require_path(plot_path, "plot_path", call, optional=True)
     if not config.metric:
         raise DataError("name at least one per-row metric column (--metric)")
     _check_output_paths(json_path, plot_path)

@@ -39,10 +39,12 @@ def languages_command(
         infos = installed_plugins()
     finally:
         registry_log.setLevel(level)
+    refused = _unusable(infos)
     rows = []
     for info in infos:
         plugin = info.plugin
         missing = plugin.runner.missing_toolchain() if plugin.runner is not None else []
+        problem = refused.get(plugin.name)
         rows.append(
             {
                 "name": plugin.name,
@@ -52,11 +54,15 @@ def languages_command(
                 "version": info.version,
                 "grammar": plugin.grammar_distribution,
                 "grammar_version": info.grammar_version,
-                "capabilities": plugin.capabilities(),
+                # a refused plugin can do nothing: every command that asks for it fails
+                "capabilities": [] if problem else plugin.capabilities(),
+                "declared_capabilities": plugin.capabilities(),
+                "usable": problem is None,
+                "problem": str(problem.message) if problem else None,
                 "missing_toolchain": missing,
             }
         )
-    problems = [*plugin_problems(), *_unusable(infos)]
+    problems = [*plugin_problems(), *refused.values()]
     if json_output:
         import json
 
@@ -72,28 +78,31 @@ def languages_command(
         toolchain = "n/a" if "execute" not in row["capabilities"] else (
             f"[red]missing: {', '.join(row['missing_toolchain'])}[/red]" if row["missing_toolchain"] else "[green]ok[/green]"
         )
+        capabilities = ", ".join(row["capabilities"]) if row["usable"] else \
+            f"[red]refused: a command asking for it fails (below); declares {', '.join(row['declared_capabilities'])}[/red]"
         table.add_row(
             row["name"],
             ", ".join(row["aliases"] + row["extensions"]),
             f"{row['distribution']} {row['version']}",
             f"{row['grammar']} {row['grammar_version']}" if row["grammar_version"] != "?" or not row["grammar"]
             else f"[red]{row['grammar']}: not installed[/red]",
-            ", ".join(row["capabilities"]),
+            capabilities,
             toolchain,
         )
     console.print(table)
     _print_problems(problems)
 
 
-def _unusable(infos) -> list[registry.PluginProblem]:
-    """The listed plugins a command would refuse: the grammar does not load, or does not fit the plugin
-    (node types or fields it lacks), found the way a command finds them (:func:`registry.get_language`)."""
-    found = []
+def _unusable(infos) -> dict[str, registry.PluginProblem]:
+    """The listed plugins a command would refuse, by language name: the grammar does not load, or
+    does not fit the plugin (node types or fields it lacks), found the way a command finds them
+    (:func:`registry.get_language`)."""
+    found = {}
     for info in infos:
         try:
             registry.get_language(info.plugin.name)
         except registry.LanguageGrammarError as error:
-            found.append(registry.PluginProblem(f"{info.distribution} ({info.plugin.name})", str(error)))
+            found[info.plugin.name] = registry.PluginProblem(f"{info.distribution} ({info.plugin.name})", str(error))
     return found
 
 

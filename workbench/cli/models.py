@@ -174,6 +174,10 @@ def serve_command(
     import signal
 
     from workbench.errors import WorkbenchError
+
+    # the file first (downloaded on first use): a model that cannot be had is said before the
+    # server's modules (llama.cpp, litellm: seconds to import) load
+    models.resolve(model, progress=True)
     from workbench.llm.serve import serve
 
     try:

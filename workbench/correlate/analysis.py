@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from workbench.errors import DataError, require_argument
+from workbench.errors import DataError, require_argument, require_path
 from workbench.correlate.blocks import TaskBlocks
 from workbench.correlate.direct import DirectTaskStatistics
 from workbench.correlate.bootstrap import (
@@ -232,9 +232,12 @@ def run_correlate(
     """
     from workbench.io import check_output_files
 
+    call = "run_correlate(scores, config, json_path=..., plot_path=...)"
+    require_path(json_path, "json_path", call, optional=True)
+    require_path(plot_path, "plot_path", call, optional=True)
     check_output_files({"--json": json_path, "--plot": plot_path})  # before the bootstrap, not after it
     config = config or CorrelateConfig()
-    require_argument(config, CorrelateConfig, "config", "run_correlate(scores, config, json_path=..., plot_path=...)")
+    require_argument(config, CorrelateConfig, "config", call)
     options = dict(
         metrics=list(config.metric) or None, label=config.label, results=config.results,
         task_column=config.task_column, sample_column=config.sample_column,

@@ -25,7 +25,7 @@ from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import resolved_output_format, write_outputs, write_result_files
-from workbench.errors import DataError, MissingSplitError, require_argument
+from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
 
 @dataclass
@@ -107,7 +107,10 @@ def run_dedup(
         print(run.report["overall"]["duplication_factor"], run.report["overall"]["clusters"])
     """
     config = config or DedupConfig()
-    require_argument(config, DedupConfig, "config", "run_dedup(source, config, output_dir=...)")
+    call = "run_dedup(source, config, output_dir=...)"
+    require_argument(config, DedupConfig, "config", call)
+    require_argument(source, (*PATH_TYPES, LoadedDataset), "source", call, hint=TABLE_HINT)
+    require_path(output_dir, "output_dir", call, optional=True)
     if is_spark_uri(output_dir) and not (config.engine == "spark" and is_spark_uri(source)):
         output_dir = _local_path_of_uri(str(output_dir), _output_refusal(config))
     if config.engine == "spark":
@@ -185,19 +188,31 @@ SPLIT_LIKE_COLUMNS = ("split", "set", "partition", "fold")
 
 
 def _language_note(rows: DedupRows, config: DedupConfig) -> str | None:
-    """A note when ``--language`` was set but rows carry languages of their own (a source folder's
-    files take theirs from the extension), so the option did not select or restrict anything."""
+    """A note when ``--language`` was set but rows carry other languages of their own (a source
+    folder's files take theirs from the extension): the option does not restrict the run to its
+    language. It is the language of rows that name none, and it decides a file extension that
+    several plugins claim (said when its plugin has such an extension)."""
     default = DedupConfig.options()["language"].default
     if config.language == default:
         return None
+    from workbench.languages.registry import canonical_language, extension_claimants, get_language
+
+    chosen = canonical_language(config.language)
     counts = Counter(rows.languages)
-    others = {name: n for name, n in counts.items() if name != config.language}
+    others = {name: n for name, n in counts.items() if name != chosen}
     if not others:
         return None
     shown = ", ".join(f"{name} {n}" for name, n in counts.most_common())
-    return (f"--language {config.language} is the language of rows that do not name one; these rows name their own "
-            f"({shown}; a source folder's files take theirs from the extension), and each was tokenized in its own "
-            f"language: --language selects nothing")
+    decides = ""
+    if counts.get(chosen):
+        shared = {ext: extension_claimants(ext) for ext in get_language(chosen).extensions}
+        shared = {ext: names for ext, names in shared.items() if len(names) > 1}
+        if shared:
+            decides = (", and it decides the extension(s) several plugins claim ("
+                       + "; ".join(f"{ext}: {', '.join(names)}" for ext, names in shared.items()) + f") for {chosen}")
+    return (f"--language {config.language} is the language of rows that do not name one{decides}; the other rows name "
+            f"their own ({shown}; a source folder's files take theirs from the extension), and each was tokenized in "
+            f"its own language: --language does not restrict the run to {chosen}")
 
 
 #: a miss probability at t0 above this is said on stderr (the defaults: 4.9e-05)

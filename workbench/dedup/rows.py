@@ -6,12 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from workbench.data.language_column import LANGUAGE_COLUMN, language_value, row_languages
 from workbench.data.loading import LoadedDataset, first_non_text_cell
 from workbench.errors import DataError
 from workbench.languages.registry import get_language
-
-#: the column the folder loader fills with each file's language
-LANGUAGE_COLUMN = "language"
 
 
 @dataclass
@@ -177,8 +175,8 @@ def collect_rows(
         splits.extend([split] * n)
         if language_column and language_column in dataset.column_names:
             values = _column(dataset, language_column)
-            default_used = default_used or not all(values)
-            languages.extend((value or language) for value in values)
+            default_used = default_used or not all(map(language_value, values))
+            languages.extend(row_languages(values, language))
         else:
             default_used = default_used or n > 0
             languages.extend([language] * n)

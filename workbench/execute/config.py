@@ -46,7 +46,10 @@ class ExecutionConfig(JobConfig):
         problems: the problem set: a bundled name (``"humaneval"``), a data file or folder,
             or a hub id (see :func:`workbench.data.loading.load_records`).
         problems_split: which split of ``problems`` (default: its only split, or ``test``).
-        language: the language plugin whose runner executes the samples.
+        language: the language plugin whose runner executes the samples; ``None`` (the
+            default): the data's ``language`` column (generations and problems), else Python
+            (:func:`workbench.data.language_column.run_language`). Given, it must agree with
+            that column.
         mode: ``"completion"`` (prompt + completion) or ``"full"`` (completion is the program).
         stop: stop sequences or preset names (``humaneval``): each completion is cut at the
             first one before it runs, and its row says so (:mod:`workbench.data.stop_sequences`,
@@ -99,7 +102,9 @@ class ExecutionConfig(JobConfig):
 
     problems: str = option("humaneval", "Problem set with prompt / test / entry point columns (bundled name, file or hub id).", recorded=True)
     problems_split: str | None = option(None, "Split of the problem set (default: its only split, or 'test').", recorded=True)
-    language: str = option("python", "Language plugin whose runner executes the samples.", recorded=True)
+    language: str | None = option(None, "Language plugin whose runner executes the samples (default: the data's "
+                                  "'language' column, else python; given, it must agree with that column).",
+                                  recorded=True)
     mode: str = option("completion", "'completion': prompt + completion; 'full': the completion is the whole program.",
                        choices=MODES, recorded=True)
     stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)

@@ -15,17 +15,18 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
 
+from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import load_records, require_text_columns
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, WorkbenchError, require_argument
+from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
@@ -45,13 +46,15 @@ from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_ide
 
 @dataclass(frozen=True)
 class Problem:
-    """One task of the problem set."""
+    """One task of the problem set (``language``: its ``language`` cell, ``None`` when the
+    problems have no such column or the cell is empty)."""
 
     task_id: str
     prompt: str
     tests: str
     entry_point: str | None
     reference: str | None
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,14 @@ class Sample(BaseSample):
             after :func:`apply_stop_sequences`, cut at the first stop sequence.
         prompt: the prompt to put before it, or ``None`` for the problem's own prompt.
         stop: the stop sequence that cut ``completion``, or ``None`` when it is whole.
+        language: the generations' ``language`` cell (a loader fills it in for a folder of
+            source files or an ICE-Score grade file), ``None`` when there is none.
     """
 
     completion: str | None
     prompt: str | None
     stop: str | None = None
+    language: str | None = None
 
     @property
     def code_digest(self) -> str:
@@ -245,6 +251,7 @@ def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> di
         },
         where=f"the problems ({config.problems})",
     )
+    has_language = LANGUAGE_COLUMN in dataset.column_names
     problems: dict[str, Problem] = {}
     for row in dataset:
         task_id = str(row[config.problem_task_column])
@@ -256,6 +263,7 @@ def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> di
             tests=row[config.test_column] or "",
             entry_point=row[entry_point] if entry_point else None,
             reference=row[reference] if reference else None,
+            language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
         )
     return problems
 
@@ -299,14 +307,17 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
         note = _unused_prompt_note(dataset, config, problems)
         if note:
             notes.append(note)
-    columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column) if c]
+    has_language = LANGUAGE_COLUMN in dataset.column_names
+    columns = [c for c in (config.task_column, sample_column, config.completion_column, config.prompt_column,
+                           LANGUAGE_COLUMN if has_language else None) if c]
     samples: list[Sample] = []
     for task_id, sample_id, row in number_samples(
         dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column
     ):
         completion = row[config.completion_column]
         prompt = row[config.prompt_column] if config.prompt_column else None
-        samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt))
+        samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt,
+                              language=language_value(row[LANGUAGE_COLUMN]) if has_language else None))
     missing = [number for number, s in enumerate(samples, start=1) if s.sample_id is None]
     if missing:
         shown = ", ".join(str(number) for number in missing[:5])
@@ -343,8 +354,38 @@ def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping
             f"pass --prompt-column {column} to run the prompt the generations carry (the one their model completed)")
 
 
+def execution_language(config: ExecutionConfig, generation_languages: Iterable[str | None],
+                       problems: Mapping[str, Problem], generations: str | os.PathLike[str]) -> str:
+    """The language whose runner executes a run's samples: ``config.language`` when given, else
+    the one the data's ``language`` column names (the generations' and the problems'), else Python
+    (:func:`workbench.data.language_column.run_language`).
+
+    Args:
+        config: the run's options; generation_languages: the generations' ``language`` cells
+            (:attr:`Sample.language`); problems: the problem set (:func:`load_problems`);
+            generations: the generations' source (named in messages).
+
+    Returns:
+        the canonical language name.
+
+    Raises:
+        DataError: the data names several languages (Java generations with Python problems).
+        OptionError: ``config.language`` contradicts the data's language.
+    """
+    return run_language(config.language, {
+        f"the generations ({os.fspath(generations)})": generation_languages,
+        f"the problems ({config.problems})": [problem.language for problem in problems.values()],
+    })
+
+
 def _runner(config: ExecutionConfig) -> TestRunner:
-    plugin = get_language(config.language)
+    """The test runner of ``config.language`` (a resolved name: :func:`execution_language`).
+
+    Raises:
+        WorkbenchError: the plugin has no runner, or its toolchain is missing; OptionError:
+            ``python`` set for another language.
+    """
+    plugin = get_language(config.language or DEFAULT_LANGUAGE)
     if plugin.runner is None:
         raise WorkbenchError(f"the {plugin.name} plugin cannot execute code (it has no test runner); "
                              f"`workbench languages` lists the languages with the execute capability")
@@ -393,6 +434,9 @@ def check_sandbox(config: ExecutionConfig) -> Isolation:
 
     For a caller that must fail before other work starts (``workbench run``'s preflight): the
     runner's toolchain is installed and reachable by the sandbox's user.
+
+    ``config.language`` is the resolved language (:func:`execution_language`); ``None`` checks
+    the Python runner.
 
     Returns:
         the :class:`Isolation` in force (its ``warning`` says when it is weaker than bubblewrap).
@@ -532,8 +576,7 @@ def run_execute(
     config = config or ExecutionConfig()
     require_argument(config, ExecutionConfig, "config", "run_execute(generations, output, config)")
     require_argument(output, (str, os.PathLike), "output", "run_execute(generations, output, config)")
-    # one plugin named two ways (``-l py``, ``-l python``) is one setting in the rows and on resume
-    config = dataclasses.replace(config, language=canonical_language(config.language))
+    require_path(generations, "generations", "run_execute(generations, output, config)", hint=TABLE_HINT)
     # two runs appending to one results file would interleave their rows: the second is refused
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     lock = lock_exclusively(
@@ -558,12 +601,16 @@ def _run_execute_locked(
 ) -> ExecutionSummary:
     """:func:`run_execute` with the output's lock held (same arguments, returns and errors)."""
     notes: list[str] = []
+    problems = load_problems(config, notes)
+    samples = load_samples(os.fspath(generations), config, notes, problems)
+    # one language for the run, the data's unless given (Java is never run by the Python runner);
+    # canonical, so ``-l py`` and ``-l python`` are one setting in the rows and on resume
+    config = dataclasses.replace(
+        config, language=execution_language(config, [s.language for s in samples], problems, generations))
     settings = run_settings(generations, config)
     if config.resume:
         notes.extend(check_resume(output, settings))
     runner = _runner(config)
-    problems = load_problems(config, notes)
-    samples = load_samples(os.fspath(generations), config, notes, problems)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
     if unknown:
         shown = ", ".join(repr(t) for t in unknown[:5])

@@ -9,10 +9,12 @@ point without the hook is left out and recorded as a :class:`PluginProblem` (``w
 languages`` lists them; every command logs them once as warnings). Conflicts are refused where
 they matter, never settled silently: two plugins of one language name make that language
 unusable until one is uninstalled, and an alias or extension claimed by several plugins is an
-error when it is looked up (pass the plugin's name instead; a folder's files take the
-command's ``--language`` when it is one of the claimants). A plugin whose grammar does not load,
-or that names node types or fields the installed grammar lacks (written for another grammar
-version), is an error when it is asked for, before any file is parsed.
+error when it is looked up, also when one of the claimants is itself unusable (pass the plugin's
+name instead; a folder's files take the command's ``--language`` when it names one of the usable
+claimants). A plugin whose grammar does not load, or that names node types or fields the
+installed grammar lacks (written for another grammar version), is an error when it is asked for,
+before any file is parsed; the message tells a grammar package to install from one that is
+installed but raised.
 """
 
 from __future__ import annotations
@@ -80,11 +82,32 @@ class PluginProblem:
 
 
 @dataclass(frozen=True)
+class _Claim:
+    """One plugin's claim on an alias or extension: its language, its distribution, and whether it
+    is usable (``"usable"``), one of several providers of its language (``"clash"``) or left out
+    as malformed (``"left out"``)."""
+
+    language: str
+    distribution: str
+    state: str
+
+    def __str__(self) -> str:
+        if self.state == "usable":
+            return f"{self.language} ({self.distribution})"
+        if self.state == "clash":
+            return f"{self.language} ({self.distribution}; unusable: several plugins provide {self.language})"
+        return f"{self.language} ({self.distribution}; left out: malformed)"
+
+
+@dataclass(frozen=True)
 class _Discovery:
     infos: tuple[PluginInfo, ...]
     problems: tuple[PluginProblem, ...]
     #: language name -> the distributions that all provide it (such a language is not usable)
     clashes: dict[str, tuple[str, ...]]
+    #: alias or extension -> every plugin that claims it, usable or not (a clashing or malformed
+    #: plugin's claim still makes a key ambiguous: it must never route to the other claimant silently)
+    claims: dict[str, tuple[_Claim, ...]]
 
 
 def _version(distribution: str) -> str:
@@ -167,6 +190,8 @@ def _discover() -> _Discovery:
     manager, distributions, load_problems = _load()
     problems = list(load_problems)
     found: dict[str, list[PluginInfo]] = {}
+    left_out: list[_Claim] = []  # malformed plugins' claims, where their name and keys are readable
+    left_out_keys: dict[int, tuple[str, ...]] = {}
     for impl in manager.hook.workbench_languages.get_hookimpls():
         distribution = distributions.get(id(impl.plugin), PROJECT_NAME)
         source = f"{distribution} ({manager.get_name(impl.plugin)})"
@@ -186,29 +211,52 @@ def _discover() -> _Discovery:
             if shape:
                 problems.append(PluginProblem(source, f"its {type(plugin).__name__} is malformed ({'; '.join(shape)}); "
                                                       f"the plugin is left out"))
+                keys = _readable_keys(plugin)
+                if keys:
+                    left_out.append(_Claim(plugin.name, distribution, "left out"))
+                    left_out_keys[id(left_out[-1])] = keys
                 continue
             found.setdefault(plugin.name, []).append(PluginInfo(
                 plugin=plugin, distribution=distribution, version=_version(distribution),
                 grammar_version=_version(plugin.grammar_distribution) if plugin.grammar_distribution else "?"))
     infos, clashes = [], {}
+    claims: dict[str, list[_Claim]] = {}
     for name in sorted(found):
         providers = found[name]
+        state = "usable" if len(providers) == 1 else "clash"
+        for info in providers:
+            for key in dict.fromkeys(k.lower() for k in (*info.plugin.aliases, *info.plugin.extensions)):
+                claims.setdefault(key, []).append(_Claim(name, info.distribution, state))
         if len(providers) == 1:
             infos.append(providers[0])
             continue
         clashes[name] = tuple(info.distribution for info in providers)
         problems.append(PluginProblem(f"language {name!r}", (
             f"two plugins provide it ({' and '.join(clashes[name])}); neither is used until one is uninstalled")))
-    for info in infos:  # an alias or extension two languages claim: looked up by name only
-        for key in (*info.plugin.aliases, *info.plugin.extensions):
-            others = [other.plugin.name for other in infos if other is not info and other.plugin.handles(key)]
-            if others and info.plugin.name < min(others):  # report each shared key once
-                problems.append(PluginProblem(f"{key!r}", (
-                    f"claimed by the languages {', '.join([info.plugin.name, *others])}; files or options that name "
-                    f"it are refused: pass --language with the language's name")))
+    for claim in left_out:
+        for key in left_out_keys[id(claim)]:
+            claims.setdefault(key, []).append(claim)
+    for key, claimants in claims.items():  # an alias or extension two languages claim: looked up by name only
+        if len({claim.language for claim in claimants}) > 1:
+            problems.append(PluginProblem(f"{key!r}", (
+                f"claimed by the languages {', '.join(map(str, claimants))}; files or options that name it are "
+                f"refused: pass --language with the language's name")))
     for problem in problems:
         _log.warning("plugin problem: %s", problem)
-    return _Discovery(tuple(infos), tuple(problems), clashes)
+    return _Discovery(tuple(infos), tuple(problems), clashes, {key: tuple(value) for key, value in claims.items()})
+
+
+def _readable_keys(plugin: LanguagePlugin) -> tuple[str, ...]:
+    """A malformed plugin's aliases and extensions, lowercased, where its name and both are well-formed
+    (else none: nothing reliable to claim)."""
+    keys = []
+    if not isinstance(plugin.name, str) or not plugin.name:
+        return ()
+    for attribute in ("aliases", "extensions"):
+        value = getattr(plugin, attribute, ())
+        if isinstance(value, (tuple, list)) and all(isinstance(item, str) for item in value):
+            keys.extend(item.lower() for item in value)
+    return tuple(dict.fromkeys(keys))
 
 
 def installed_plugins() -> tuple[PluginInfo, ...]:
@@ -246,11 +294,8 @@ def _usable(name: str) -> LanguagePlugin:
             f"grammar's language pointer, e.g. tree_sitter_go.language(); docs/plugins.md)")
     try:
         plugin.load_language()
-    except Exception as error:  # noqa: BLE001 - a missing or broken grammar package
-        install = f"pip install {plugin.grammar_distribution}" if plugin.grammar_distribution else "its grammar"
-        raise LanguageGrammarError(
-            f"the {name} plugin cannot load its tree-sitter grammar ({type(error).__name__}: {error}); "
-            f"install it ({install}) and run again") from error
+    except Exception as error:  # noqa: BLE001 - a missing or broken grammar package, or a plugin bug
+        raise LanguageGrammarError(_grammar_failure(plugin, error)) from error
     # a plugin made for another grammar version still parses, but misses the renamed node types
     mismatches = grammar_mismatches(plugin)
     if mismatches:
@@ -264,21 +309,65 @@ def _usable(name: str) -> LanguagePlugin:
     return plugin
 
 
+def _clash_error(name: str) -> LanguageConflictError:
+    return LanguageConflictError(
+        f"two plugins provide the language {name!r} ({' and '.join(_discover().clashes[name])}): uninstall one")
+
+
+def _grammar_failure(plugin: LanguagePlugin, error: Exception) -> str:
+    """Why ``plugin``'s grammar did not load and what to do: install the grammar package only when
+    importing it failed and it is not installed; reinstall it when it is installed but does not
+    import; otherwise the package is there and loading raised (a plugin or grammar bug), which no
+    install fixes."""
+    name, distribution = plugin.name, plugin.grammar_distribution
+    raised = f"{type(error).__name__}: {error}"
+    installed = _version(distribution) if distribution else "?"
+    if isinstance(error, ImportError):
+        if distribution and installed != "?":
+            return (f"the {name} plugin cannot load its tree-sitter grammar: {distribution} {installed} is installed "
+                    f"but does not import ({raised}); reinstall it (pip install --force-reinstall {distribution}) and "
+                    f"run again")
+        install = f"pip install {distribution}" if distribution else "its grammar package"
+        return f"the {name} plugin cannot load its tree-sitter grammar ({raised}); install it ({install}) and run again"
+    package = f"its grammar package {distribution} {installed} is installed, but" if installed != "?" else "loading"
+    return (f"the {name} plugin cannot load its tree-sitter grammar: {package} {type(plugin).__name__}.language_capsule() "
+            f"or tree_sitter.Language raised {raised}. This is a fault of the plugin or of the grammar's build, not a "
+            f"missing package: report it to the plugin's authors (the plugin's conformance tests show it: "
+            f"docs/plugins.md)")
+
+
 def _lookup(key: str, what: str) -> LanguagePlugin | None:
+    """The usable plugin that ``key`` names: a language name first, else the one language that
+    claims ``key`` as an alias or extension; ``None`` when nothing claims it.
+
+    Every claim counts, also one of a plugin that is not usable (one of two providers of a
+    language, or left out as malformed): a key two languages claim is refused even when one of
+    them cannot be used, so it never routes silently to the other.
+
+    Raises:
+        LanguageConflictError: two plugins provide the language, or several languages claim the key.
+        LanguageGrammarError: the plugin's grammar does not load (:func:`_usable`).
+    """
     key = key.lower()
-    clashes = _discover().clashes
-    if key in clashes:
-        raise LanguageConflictError(
-            f"two plugins provide the language {key!r} ({' and '.join(clashes[key])}): uninstall one")
+    discovery = _discover()
+    if key in discovery.clashes:
+        raise _clash_error(key)
     by_name = [info.plugin for info in installed_plugins() if info.plugin.name == key]
     if by_name:
         return _usable(by_name[0].name)
-    claimed = [info.plugin for info in installed_plugins() if info.plugin.handles(key)]
-    if len(claimed) > 1:
+    claims = discovery.claims.get(key, ())
+    languages = list(dict.fromkeys(claim.language for claim in claims))
+    if len(languages) > 1:
         raise LanguageConflictError(
-            f"{what} {key!r} is claimed by the languages {', '.join(p.name for p in claimed)}: pass --language with "
+            f"{what} {key!r} is claimed by the languages {', '.join(map(str, claims))}: pass --language with "
             f"the language's name, or uninstall one of the plugins")
-    return _usable(claimed[0].name) if claimed else None
+    if not languages:
+        return None
+    if languages[0] in discovery.clashes:
+        raise _clash_error(languages[0])
+    if claims[0].state != "usable":
+        return None  # a malformed plugin's alone: "no plugin", and the plugin problems say why
+    return _usable(languages[0])
 
 
 def get_language(name: str) -> LanguagePlugin:
@@ -349,19 +438,26 @@ def language_for_path(path: str, prefer: str | None = None) -> LanguagePlugin | 
     suffix = os.path.splitext(path)[1].lower()
     if not suffix:
         return None
-    claimants = [info.plugin for info in installed_plugins() if suffix in info.plugin.extensions]
-    if not claimants:
+    claims = _discover().claims.get(suffix, ())
+    if not claims:
         return None
-    if len(claimants) > 1 and prefer is not None:
+    if len({claim.language for claim in claims}) > 1 and prefer is not None:
         preferred = canonical_language(prefer)
-        chosen = [plugin for plugin in claimants if plugin.name == preferred]
-        if chosen:
-            return _usable(chosen[0].name)
+        if any(claim.language == preferred and claim.state == "usable" for claim in claims):
+            return _usable(preferred)
     return _lookup(suffix, "the file extension")
+
+
+def extension_claimants(extension: str) -> tuple[str, ...]:
+    """The languages whose plugins claim ``extension`` (``".cpp"``), usable or not, in name order:
+    more than one means the extension is ambiguous and only ``--language`` settles it
+    (:func:`language_for_path`)."""
+    claims = _discover().claims.get(extension.lower(), ())
+    return tuple(sorted({claim.language for claim in claims}))
 
 
 __all__ = [
     "DEFAULT_PLUGINS", "LanguageConflictError", "LanguageGrammarError", "PluginInfo", "PluginProblem",
-    "canonical_language", "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "plugin_versions",
+    "canonical_language", "extension_claimants", "get_language", "installed_plugins", "language_for_path", "plugin_manager", "plugin_problems", "plugin_versions",
     "refresh_plugins",
 ]

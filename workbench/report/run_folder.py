@@ -118,7 +118,9 @@ class Dataset:
             ``workbench execute`` and ``workbench score`` number them); ``None`` when unavailable.
         source: where they came from.
         columns: ``{"task", "sample", "code", "reference", "prompt", "label", "language"}`` from
-            the config's ``[data]`` table (defaults where it is silent).
+            the config's ``[data]`` table (defaults where it is silent; without ``[data]
+            language``, the language the rows' ``language`` column names, as execute and score
+            take it).
     """
 
     rows: list[dict[str, Any]] | None
@@ -153,7 +155,23 @@ def load_dataset(folder: RunFolder, config: dict[str, Any] | None) -> Dataset:
     if rows is not None:
         _add_keys(rows, columns["task"], columns["sample"])
         _add_problem_texts(folder, rows, columns, (config or {}).get("score"))
+        if not (isinstance(data.get("language"), str) and data["language"]):
+            columns["language"] = _data_language(rows) or columns["language"]
     return Dataset(rows, source, columns)
+
+
+def _data_language(rows: list[dict[str, Any]]) -> str | None:
+    """The one language the rows' ``language`` column names (what execute and score ran without
+    ``[data] language``), or ``None`` (no such column, or several languages)."""
+    from workbench.data.language_column import LANGUAGE_COLUMN, run_language
+    from workbench.errors import WorkbenchError
+
+    if not any(LANGUAGE_COLUMN in row for row in rows):
+        return None
+    try:
+        return run_language(None, {"the data": [row.get(LANGUAGE_COLUMN) for row in rows]}, default="") or None
+    except WorkbenchError:
+        return None
 
 
 def _add_problem_texts(folder: RunFolder, rows: list[dict[str, Any]], columns: dict[str, str | None],

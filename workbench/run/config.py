@@ -83,7 +83,8 @@ SHARED_KEYS = {
 DATA_KEYS = {
     "source": "dataset: a data file, folder, bundled name or Hugging Face hub id (required)",
     "split": "only this split (default: all)",
-    "language": "language plugin of the code (default: python)",
+    "language": "language plugin of the code (default: the data's 'language' column, else python; set, it must "
+                "agree with that column)",
     "task_column": "task id column (default: task_id)",
     "sample_column": "sample id column (default: sample_id; rows are numbered per task when absent)",
     "code_column": "generated code column (default: completion)",
@@ -104,7 +105,7 @@ RUN_KEYS = {
 }
 
 _DATA_DEFAULTS = {
-    "split": None, "language": "python", "task_column": "task_id", "sample_column": "sample_id",
+    "split": None, "language": None, "task_column": "task_id", "sample_column": "sample_id",
     "code_column": "completion", "reference_column": "reference", "prompt_column": None, "id_column": None,
     "label_column": None, "stop": None,
 }

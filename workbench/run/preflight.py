@@ -12,13 +12,16 @@ credentials (``litellm.validate_environment``); the offline embedding model is i
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
+from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
+from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
@@ -180,7 +183,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         a :class:`Preflight` with the dataset's size and columns.
 
     Raises:
-        LanguageNotFoundError: no plugin for ``[data] language``.
+        LanguageNotFoundError: no plugin for ``[data] language`` (or the data's language).
+        ConfigError: ``[data] language`` contradicts the data's ``language`` column (or the
+            execution problems'); DataError: the data names several languages.
         HubUnreachableError: a hub id while the hub cannot be reached.
         MissingColumnError: a column a stage reads is missing (the message lists the columns).
         ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
@@ -190,10 +195,21 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     from workbench.languages.registry import get_language
 
     data = config.data
-    get_language(data["language"])
+    if data["language"] is not None:
+        get_language(data["language"])  # a typo fails before the data loads
     _check_relative_source(config)
     loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
     columns = set(loaded.column_names)
+    data_languages = [value for split in loaded.splits.values() for value in split[LANGUAGE_COLUMN]] \
+        if LANGUAGE_COLUMN in columns else None
+    if set(config.stages) & {"execute", "score", "score_all"}:
+        # the one language execute and score run: [data] language or the data's (refused when they
+        # disagree); dedup alone reads each row's language, so mixed data is fine there
+        try:
+            language = run_language(data["language"], {f"[data] source ({data['source']})": data_languages})
+        except OptionError as error:
+            raise ConfigError(error.render(lambda name: "[data] language")) from None
+        get_language(language)
     rows = sum(len(split) for split in loaded.splits.values())
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
@@ -245,11 +261,16 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if against and "decontaminate" in stages:
         load_records(against, offline=config.offline)
     if "execute" in stages:
-        from workbench.execute.job import load_problems
+        from workbench.execute.job import execution_language, load_problems
 
         execution = plans["execute"].config()
-        load_problems(execution)
-        _check_sandbox(execution, notes)
+        problems = load_problems(execution)
+        # the problems' language column must agree too (Java generations with Python problems)
+        try:
+            resolved = execution_language(execution, data_languages or [], problems, data["source"])
+        except OptionError as error:
+            raise ConfigError(error.render(lambda name: "[data] language")) from None
+        _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, stages, notes)

@@ -3,8 +3,11 @@
 ``run.json`` (the run manifest) holds the configuration as read, and per stage its status
 (``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
 command line and a key: a hash of the stage's arguments, of the keys of the stages it
-reads and of the ``[data] source`` file's content (:func:`data_fingerprint`). On a rerun a stage whose key and outputs are unchanged is not run again (so a
-finished run reruns in seconds, with no LLM call and no execution); a stage that was
+reads and of the ``[data] source`` file's content (:func:`data_fingerprint`), and the files it
+left (:func:`stage_files`: each one's size and modification time). On a rerun a stage whose key
+and files are unchanged is not run again (so a finished run reruns in seconds, with no LLM call
+and no execution); a stage whose files were deleted or edited since runs again (a resumable one
+resumes); a stage that was
 interrupted or failed with the same key continues with ``--resume`` (``execute`` and
 ``score`` keep every finished row); a stage whose key changed runs again from scratch
 (``--overwrite``), and so do the stages after it.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -106,6 +110,64 @@ def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | No
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+def stage_files(plan: StagePlan, run_dir: Path) -> dict[str, list[int]]:
+    """The files a finished stage left, as ``run.json`` records them to tell later whether they
+    are still what the stage wrote (:func:`changed_files`).
+
+    The files: the top-level files of a folder the stage writes into (dedup's ``clusters.json``,
+    ``removed.csv``, ...; score's ``scores.jsonl``, ...; not the Chroma store under it), a file it
+    writes with the files named after it (execute's ``results.jsonl`` and
+    ``results.summary.json``), and its planned outputs. Hidden files (locks) are left out.
+
+    Args:
+        plan: the stage; run_dir: the run folder (paths are recorded relative to it).
+
+    Returns:
+        relative path -> ``[size in bytes, modification time in ns]``; empty for the report.
+    """
+    if plan.command is None:
+        return {}
+    found: set[Path] = set()
+    for target in map(Path, plan.targets.values()):
+        if target.is_dir():
+            found.update(path for path in target.iterdir() if path.is_file())
+        elif target.parent.is_dir():
+            found.update(path for path in target.parent.iterdir() if path.is_file()
+                         and (path == target or path.name.startswith(f"{target.stem}.")))
+    found.update(path for path in [*plan.outputs, *plan.partial] if path.is_file())
+    record = {}
+    for path in sorted(found):
+        if path.name.startswith("."):
+            continue
+        stat = path.stat()
+        record[Path(os.path.relpath(path, run_dir)).as_posix()] = [stat.st_size, stat.st_mtime_ns]
+    return record
+
+
+def changed_files(recorded: Any, plan: StagePlan, run_dir: Path) -> list[str]:
+    """How the files a stage left (``recorded``: :func:`stage_files` when it finished) differ now.
+
+    Returns:
+        one entry per recorded file that is missing or differs in size or modification time
+        (``"dedup/clusters.json missing"``, ``"dedup/removed.csv changed"``); empty when they are
+        all as recorded, or when nothing was recorded (a ``run.json`` of an older version: then
+        only the planned outputs' presence is checked).
+    """
+    if not isinstance(recorded, dict) or not recorded:
+        return []
+    changes = []
+    for relative, (size, mtime_ns) in recorded.items():
+        path = run_dir / relative
+        try:
+            stat = path.stat()
+        except OSError:
+            changes.append(f"{relative} missing")
+            continue
+        if [stat.st_size, stat.st_mtime_ns] != [size, mtime_ns]:
+            changes.append(f"{relative} changed")
+    return changes
+
+
 def data_fingerprint(source: str) -> str | None:
     """A hash of a local ``[data] source``, so that editing the file (same path, new rows) makes
     every stage that reads it stale; ``None`` for a bundled name or hub id (not a local path).
@@ -187,7 +249,7 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str]) -> tuple[str, dict[str, Any]]:
+            rerun: set[str], changed: list[str] = ()) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -199,6 +261,8 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         only: ``--stage`` names (empty: all).
         force: ``--force``.
         rerun: the stages that run in this invocation before this one.
+        changed: its recorded files that are missing or edited since it finished
+            (:func:`changed_files`): such a stage is not up to date.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
         return "skipped", {}
@@ -208,7 +272,7 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-            and not upstream_reran and plan.command is not None):
+            and not changed and not upstream_reran and plan.command is not None):
         return "up-to-date", {}
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
@@ -257,8 +321,10 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
     fingerprint = data_fingerprint(config.data["source"])
     for plan in plans:
         keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
-        action, _ = _decide(plan, previous.get(plan.name, {}) if isinstance(previous, dict) else {}, key,
-                            only=only, force=force, rerun=rerun)
+        before = previous.get(plan.name, {}) if isinstance(previous, dict) else {}
+        before = before if isinstance(before, dict) else {}
+        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
+                            changed=changed_files(before.get("files"), plan, config.output))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -333,7 +399,8 @@ def run_pipeline(
         key = _stage_key(plan, keys, fingerprint)
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
-        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun)
+        changed = changed_files(before.get("files"), plan, run_dir) if before.get("key") == key else []
+        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -373,7 +440,8 @@ def run_pipeline(
         # the whole effective config of the stage (defaults included), not only what the file set
         options = plan.config(**changes).effective_options() if plan.command is not None else None
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra], options=options,
-                        command=plan.command_line(), started=_now(), error=None, detail=None, failures=None)
+                        command=plan.command_line(), started=_now(), error=None, detail=None, failures=None,
+                        files=None)
         began = time.perf_counter()
         job_result = None
         try:
@@ -407,8 +475,12 @@ def run_pipeline(
                       f"changed since {'they' if len(stale_inputs) > 1 else 'it'} ran; add "
                       f"{' '.join('--stage ' + name for name in stale_inputs)} to rerun)") if stale_inputs else None
         manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None,
-                        detail=stale_note)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note) if part) or None
+                        detail=stale_note, files=stage_files(plan, run_dir) or None)
+        # a stage run again because its files changed since it finished says which
+        changed_note = (f"its files changed since it finished ({', '.join(changed[:3])}"
+                        f"{' ...' if len(changed) > 3 else ''}): {'resumed' if resumed else 'ran again'}"
+                        if changed and not force and not only else None)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)

@@ -44,6 +44,9 @@ class Sample(BaseSample):
         stop: the stop sequence that cut ``generation`` (``--stop``), or ``None``.
         from_problems: which of ``"prompt"`` and ``"reference"`` came from the problem set
             (``--problems``) rather than the data's own columns.
+        language: the data's ``language`` cell (a loader fills it in for a folder of source
+            files or an ICE-Score grade file), ``None`` when there is none; a run scores one
+            language (:func:`workbench.data.language_column.run_language`).
     """
 
     generation: str
@@ -53,6 +56,7 @@ class Sample(BaseSample):
     generation_null: bool = False
     stop: str | None = None
     from_problems: tuple[str, ...] = ()
+    language: str | None = None
 
     @property
     def generation_note(self) -> str | None:

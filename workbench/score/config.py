@@ -87,7 +87,9 @@ class ScoreConfig(JobConfig):
         method_limit: ``"METHOD=N"`` entries: METHOD scores only the first N of the selected
             samples (:attr:`method_limits`). A stratified selection's prefix is itself a
             stratified selection, so a slow judge gets a smaller subset of the same design.
-        language: language plugin name of the programs.
+        language: language plugin name of the programs; ``None`` (the default): the data's
+            ``language`` column, else Python (:func:`workbench.data.language_column.run_language`).
+            Given, it must agree with that column.
         n_samples: repeats of the final LLM scoring call, averaged.
         max_subcodes: DSA-CQE's cap on sub-codes per program.
         k_nearest: nearest storage records per sub-code.
@@ -173,7 +175,8 @@ class ScoreConfig(JobConfig):
     method_limit: tuple[str, ...] | None = option(
         None, "METHOD=N: score METHOD on the first N selected samples only (repeatable), e.g. dsa-cqe=8 for the "
         "slowest judge; the first N of --select stratified are a stratified subset too.")
-    language: str = option("python", "Language plugin of the programs.")
+    language: str | None = option(None, "Language plugin of the programs (default: the data's 'language' column, "
+                                  "else python; given, it must agree with that column).")
     n_samples: int = option(
         1, "Repeat the final scoring call k times; the score is the mean, the spread is reported.", min=1)
     max_subcodes: int = option(16, "DSA-CQE: most sub-codes analysed per program.", min=1)

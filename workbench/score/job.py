@@ -38,10 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import DataError, MissingColumnError, WorkbenchError, require_argument
+from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -206,6 +207,7 @@ def load_samples(
     if outcomes is not None and OUTCOME_COLUMN not in carry:
         carry = (*carry, OUTCOME_COLUMN)
     loaded.require_columns({"--carry": c for c in carry if c not in supplied})
+    has_language = LANGUAGE_COLUMN in available
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
@@ -239,6 +241,7 @@ def load_samples(
                 carried=carried,
                 from_problems=tuple(part for part, taken in (("prompt", take_prompt and use_prompt),
                                                               ("reference", take_reference)) if taken),
+                language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -359,7 +362,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
         "k_nearest": config.k_nearest,
-        "language": _canonical_language(config.language),  # ``py`` and ``python`` are one setting
+        "language": _canonical_language(config.language or DEFAULT_LANGUAGE),  # ``py`` and ``python`` are one setting
         "embedding_model": config.embedding_model or "minilm",
         # and every option declared with option(..., recorded=True), e.g. a new scoring mode
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
@@ -519,7 +522,9 @@ def score_samples(
         the :class:`RunReport`.
 
     Raises:
-        DataError: two samples share a (task, sample) id.
+        DataError: two samples share a (task, sample) id; the samples name several languages
+            (:attr:`Sample.language`).
+        OptionError: ``config.language`` contradicts the samples' language.
         ResumeMismatchError: ``resume`` with settings other than the folder's ``run.json`` records
             (:func:`_check_resume_compatible`); the folder is left as it was.
         WorkbenchError: an existing run folder without ``resume``/``overwrite``, a missing
@@ -532,6 +537,14 @@ def score_samples(
     methods = config.make_methods()
     _check_carried_columns(samples, methods)
     check_unique((s.key for s in samples), where="the samples to score", hint="every (task, sample) pair must be unique")
+    # run.json's "options" are the options as given (language None: the data's), as workbench run
+    # records them; its "config" holds the language resolved here
+    options = config.effective_options()
+    # one language for the run, the data's unless given (Java is never decomposed with the Python
+    # grammar); canonical, so ``-l py`` and ``-l python`` are one setting in run.json and on resume
+    config = dataclasses.replace(config, language=run_language(
+        config.language, {f"the data ({os.fspath(source)})" if source is not None else "the samples":
+                          [sample.language for sample in samples]}))
     language = get_language(config.language)
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -574,7 +587,7 @@ def score_samples(
         mode = "resume" if config.resume else "overwrite"
         scores_writer = JsonlWriter(scores_path, mode, keep_rows=False)
         traces_writer = JsonlWriter(traces_path, mode, keep_rows=False)
-        atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(), "status": "running"},
+        atomic_write(run_path, json.dumps({"config": record, "options": options, "status": "running"},
                                           indent=2))
 
         written = 0
@@ -641,7 +654,7 @@ def score_samples(
         except BaseException as stop:
             # run.json must not say "running" for a run that ended here (the rows so far are kept below)
             status = "interrupted" if isinstance(stop, KeyboardInterrupt) else "failed"
-            atomic_write(run_path, json.dumps({"config": record, "options": config.effective_options(),
+            atomic_write(run_path, json.dumps({"config": record, "options": options,
                                                "status": status}, indent=2))
             raise
         finally:
@@ -677,7 +690,7 @@ def score_samples(
             notes=[*loading_notes, *sample_notes(samples, config)],
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
-        atomic_write(run_path, json.dumps({**asdict(report), "options": config.effective_options(), "status": "finished"},
+        atomic_write(run_path, json.dumps({**asdict(report), "options": options, "status": "finished"},
                                           indent=2, default=str))
         return report
     finally:
@@ -778,6 +791,7 @@ def run_score(
     """
     require_argument(config, ScoreConfig, "config", "run_score(source, config, output_dir)")
     require_argument(output_dir, (str, os.PathLike), "output_dir", "run_score(source, config, output_dir)")
+    require_path(source, "source", "run_score(source, config, output_dir)", hint=TABLE_HINT)
     if config.llm is not None and config.llm.model:
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))

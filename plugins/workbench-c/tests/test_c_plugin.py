@@ -69,6 +69,13 @@ def test_keywords_are_dropped_and_typedef_names_kept():
     assert tokens == ["f", "size_t", "n", "int64_t", "m", "b", "p", "t", "n", "m"]
 
 
+def test_wide_and_unicode_character_types_are_typedef_names_in_c():
+    """In C, ``wchar_t`` (<stddef.h>), ``char16_t`` and ``char32_t`` (<uchar.h>) are typedef names, so
+    identifier tokens, unlike in C++ where they are keywords; ``_Bool`` and ``typeof`` are keywords."""
+    tokens = CLanguage().tokens("wchar_t w; char16_t u; char32_t v; _Bool b; typeof(w) x;")
+    assert tokens == ["wchar_t", "w", "char16_t", "u", "char32_t", "v", "b", "w", "x"]
+
+
 def test_include_names_literals_and_macro_bodies():
     tokens = CLanguage().tokens('#include <stdlib.h>\n#define MAX 64\nchar *s = "a" "b"; char c = \'x\'; double d = 1.5e3;\n')
     # the #define body is not parsed (no "64"); adjacent string literals stay two tokens

@@ -146,6 +146,16 @@ def test_tokens_keep_typedef_names_but_not_fundamental_types():
     assert tokens == ["f", "size_t", "n", "int64_t", "m", "x", "n", "x"]
 
 
+def test_keywords_with_name_like_nodes_are_not_tokens():
+    """Probe 29: ``wchar_t`` (a ``type_identifier`` to the grammar) and the ``*_cast`` keywords (``identifier``
+    nodes) came out as tokens. ``final`` and ``override`` are identifiers with special meaning, not keywords:
+    a variable so named is a token (as specifiers the grammar gives them no name-like node)."""
+    tokens = CppLanguage().tokens("wchar_t a; int z = static_cast<int>(a); auto p = dynamic_cast<B*>(q); "
+                                  "auto r = reinterpret_cast<char*>(s); const_cast<int&>(t); typeid(x); "
+                                  "struct D final : B { void f() override; }; int final = 1;")
+    assert tokens == ["a", "z", "a", "p", "B", "q", "r", "s", "t", "x", "D", "B", "f", "final", "1"]
+
+
 def test_literals_and_user_defined_literals_are_one_token_each():
     tokens = CppLanguage().tokens("auto s = \"ab\"s; char c = '\\n'; auto r = R\"x(a)\"b)x\"; double d = 1.5e-3f;")
     assert tokens == ["s", '"ab"s', "c", "'\\n'", "r", 'R"x(a)"b)x"', "d", "1.5e-3f"]

@@ -26,13 +26,20 @@ def java_problems_file() -> Path:
 
 
 @pytest.fixture(scope="session")
-def java_data() -> dict:
-    """``problems`` (task_id -> MultiPL-E Java problem) and ``grades`` (ICE-Score Java grade file)."""
+def java_files() -> dict[str, Path]:
+    """The paths of ``problems`` (MultiPL-E Java problems) and ``grades`` (ICE-Score Java grade file)."""
     root = _data_root()
     problems_path = root / "multipl-e-codex-java" / "problems.jsonl"
     grades_path = root / "ice-score" / "humaneval_java_grade.json"
     if not problems_path.is_file() or not grades_path.is_file():
         pytest.skip(f"MultiPL-E / ICE-Score Java data not found under {root}")
+    return {"problems": problems_path, "grades": grades_path}
+
+
+@pytest.fixture(scope="session")
+def java_data(java_files) -> dict:
+    """``problems`` (task_id -> MultiPL-E Java problem) and ``grades`` (ICE-Score Java grade file)."""
+    problems_path, grades_path = java_files["problems"], java_files["grades"]
     with open(problems_path, encoding="utf-8") as handle:
         problems = {row["task_id"]: row for row in map(json.loads, handle)}
     return {"problems": problems, "grades": json.loads(grades_path.read_text(encoding="utf-8"))}

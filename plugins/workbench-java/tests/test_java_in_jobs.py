@@ -114,3 +114,26 @@ def test_execute_command_runs_real_multipl_e_java_samples(java_data, java_proble
     # 4 s floor: the build ran under its own limit, so a slow compile cannot time a sample out
     assert all(row["timeout_s"] == 4.0 and row["build_s"] > 0 for row in rows.values()), rows
     assert "the problems have no 'entry_point' column" in " ".join(result.output.split())
+
+
+def test_execute_and_score_take_java_from_the_data_without_language(java_files, tmp_path):
+    """Probe 29: without -l, the ICE-Score Java file (its loader names the language from the file name)
+    ran through the Python runner (every sample a syntax error from ``import java.util.*;``), and
+    score recorded python. Now the data's language is the run's."""
+    grades, problems = java_files["grades"], java_files["problems"]
+    output = tmp_path / "results.jsonl"
+    result = CliRunner().invoke(app, [
+        "execute", str(grades), "--problems", str(problems), "--test-column", "tests", "--entry-point-column", "name",
+        "--completion-column", "generation", "--limit", "2", "--timeout", "60", "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [row["language"] for row in rows] == ["java", "java"]
+    assert all(row["status"] in ("passed", "failed") for row in rows), rows  # compiled and run, not Python
+    summary = json.loads(output.with_name("results.summary.json").read_text())
+    assert summary["settings"]["language"] == "java"
+
+    result = CliRunner().invoke(app, ["score", str(grades), "-m", "chrf", "--limit", "1", "-o", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    recorded = json.loads((tmp_path / "s" / "run.json").read_text())
+    # the language used is in "config"; "options" are as given (None: the data's), as workbench run records them
+    assert recorded["config"]["language"] == "java" and recorded["options"]["language"] is None

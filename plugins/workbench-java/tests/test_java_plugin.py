@@ -118,6 +118,13 @@ def test_tokens_drop_keywords_comments_and_keyword_literals():
     assert tokens == ["B", "g", "h", "1", "07", "0b1"]
 
 
+def test_var_as_a_type_is_a_keyword_and_as_a_name_an_identifier():
+    """Probe 29: the reserved type name ``var`` (``var x = ...``) came out as a token."""
+    tokens = JavaLanguage().tokens("class A { void f() { var x = 1; var var = 2; for (var e : list) {} "
+                                   "try (var r = open()) {} Fn g = (var a, var b) -> a; } }")
+    assert tokens == ["A", "f", "x", "1", "var", "2", "e", "list", "r", "open", "Fn", "g", "a", "b", "a"]
+
+
 def test_text_block_and_char_literals_are_one_token_each():
     tokens = JavaLanguage().tokens('class C { String s = """\n  hi "there"\n  """; char c = \'\\n\'; }')
     assert tokens == ["C", "String", "s", '"""\n  hi "there"\n  """', "c", "'\\n'"]

@@ -33,7 +33,8 @@ class CLanguage(LanguagePlugin):
     Tokens are identifier and literal tokens in the sense of Allamanis 2019, Sec. 3, with the
     token classes of the C standard (C23 6.4.2 identifiers, 6.4.4 constants, 6.4.5 string
     literals): names of variables, functions, types, struct fields and labels, typedef names
-    such as ``size_t``, and number, character and string literals (adjacent string literals
+    such as ``size_t`` (and ``wchar_t``, ``char16_t``, ``char32_t``: typedefs of the C library,
+    keywords only in C++), and number, character and string literals (adjacent string literals
     stay separate tokens) and ``#include <...>`` header names. ``NULL`` is a macro, so an
     identifier token; the keywords ``true``, ``false`` and ``nullptr`` (C23) are dropped like
     every keyword, as in the C++ plugin. The text of ``#define`` bodies is not parsed by the

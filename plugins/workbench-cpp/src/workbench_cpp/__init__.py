@@ -14,7 +14,7 @@ from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
 
 from workbench_cpp.runner import CppRunner
 
-__all__ = ["CppLanguage", "CppRunner", "workbench_languages"]
+__all__ = ["KEYWORDS", "CppLanguage", "CppRunner", "workbench_languages"]
 
 #: spellings of ``primitive_type`` that are keywords (C++17 [lex.key]); tree-sitter-cpp
 #: also parses library typedefs such as ``size_t`` or ``int64_t`` as ``primitive_type``,
@@ -22,6 +22,22 @@ __all__ = ["CppLanguage", "CppRunner", "workbench_languages"]
 FUNDAMENTAL_TYPE_KEYWORDS = frozenset(
     {"bool", "char", "char8_t", "char16_t", "char32_t", "wchar_t", "short", "int", "long",
      "signed", "unsigned", "float", "double", "void", "auto"}
+)
+
+#: every keyword of C++20 ([lex.key], Table 5) and the alternative representations of operators
+#: (Table 6). tree-sitter-cpp gives some of them identifier-like named nodes: ``wchar_t`` is a
+#: ``type_identifier``, ``static_cast`` and ``typeid`` are ``identifier`` s. A keyword is never an
+#: identifier token (Allamanis 2019, Sec. 3). ``final``, ``override``, ``import`` and ``module``
+#: are identifiers with special meaning ([lex.name], Table 4), not keywords: they stay tokens.
+KEYWORDS = FUNDAMENTAL_TYPE_KEYWORDS | frozenset(
+    {"alignas", "alignof", "asm", "break", "case", "catch", "class", "co_await", "co_return", "co_yield",
+     "concept", "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype", "default",
+     "delete", "do", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "for", "friend",
+     "goto", "if", "inline", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private",
+     "protected", "public", "register", "reinterpret_cast", "requires", "return", "sizeof", "static",
+     "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true", "try",
+     "typedef", "typeid", "typename", "union", "using", "virtual", "volatile", "while",
+     "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq"}
 )
 
 
@@ -34,7 +50,9 @@ class CppLanguage(LanguagePlugin):
     number, character, string and raw-string literals (a user-defined literal such as
     ``"ab"s`` is one token; adjacent string literals stay separate tokens). Keyword
     literals ``true``, ``false``, ``nullptr`` are dropped like all keywords, as in the
-    Java and Python plugins. Header names in ``#include <...>`` count as literals.
+    Java and Python plugins, and so is every other keyword the grammar gives a name-like
+    node (``wchar_t``, ``static_cast``, ``typeid``: :data:`KEYWORDS`). Header names in
+    ``#include <...>`` count as literals.
     Text of macro bodies (``#define``) is not parsed by the grammar and yields no tokens.
     """
 
@@ -85,10 +103,13 @@ class CppLanguage(LanguagePlugin):
         return tree_sitter_cpp.language()
 
     def iter_token_nodes(self, root: Any) -> Iterator[Any]:
-        """Yield identifier and literal nodes in source order; ``primitive_type`` nodes
-        only when they spell a typedef name (``size_t``), not a keyword (``int``)."""
+        """Yield identifier and literal nodes in source order, leaving out the keywords the
+        grammar gives name-like nodes (:data:`KEYWORDS`): ``primitive_type`` nodes only when
+        they spell a typedef name (``size_t``), not a keyword (``int``); never ``wchar_t``
+        (a ``type_identifier``) or ``static_cast`` (an ``identifier``)."""
+        literals = self.literal_node_types
         for node in super().iter_token_nodes(root):
-            if node.type == "primitive_type" and node.text.decode("utf-8", "replace") in FUNDAMENTAL_TYPE_KEYWORDS:
+            if node.type not in literals and node.text.decode("utf-8", "replace") in KEYWORDS:
                 continue
             yield node
 

@@ -7,6 +7,7 @@ Provides dedup tokens, the DSA-CQE decomposition map and a MultiPL-E-style test 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
@@ -25,7 +26,12 @@ class JavaLanguage(LanguagePlugin):
     ``null`` are dropped like every other keyword (the same choice as the Python plugin,
     which drops ``True``/``None``, and as Allamanis' Roslyn-based C# tokenizer). Type names
     (``String``, ``ArrayList``) are identifiers; primitive types (``int``) are keywords.
-    A string or text block is one token including its quotes.
+    A string or text block is one token including its quotes. ``var`` as the type of a
+    local variable, lambda parameter or resource is the reserved type name (JLS 17, Sec. 3.9
+    and 14.4: no type may be named ``var``), a keyword there, and dropped; a variable named
+    ``var`` is an identifier and kept. The grammar gives the other contextual keywords
+    (``record``, ``yield``, ``sealed``, ``permits``, ``when``, the module keywords) no
+    identifier node.
     """
 
     name = "java"
@@ -85,6 +91,14 @@ class JavaLanguage(LanguagePlugin):
         import tree_sitter_java
 
         return tree_sitter_java.language()
+
+    def iter_token_nodes(self, root: Any) -> Iterator[Any]:
+        """Yield identifier and literal nodes in source order, leaving out ``var`` where the
+        grammar parses it as a type (a ``type_identifier``): the reserved type name, a keyword."""
+        for node in super().iter_token_nodes(root):
+            if node.type == "type_identifier" and node.text == b"var":
+                continue
+            yield node
 
 
 @hookimpl

@@ -1,0 +1,82 @@
+"""A stage is up to date only while the files it left are as it left them (probe 29: after
+``rm dedup/clusters.json`` a rerun said "dedup: up to date", and ``--stage bias`` then failed on the
+missing file; junk appended to ``removed.csv`` went unnoticed). ``run.json`` records each finished
+stage's files with their size and modification time. A real pipeline (dedup, bias, report) on a
+slice of the bundled ICE-Score set."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from workbench.run import load_config, run_pipeline
+from workbench.run.runner import preview
+
+BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
+
+
+def _config(tmp_path: Path):
+    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
+    picked = [row for row in rows if row["task_id"] in ("HumanEval/0", "HumanEval/2", "HumanEval/12")][:30]
+    data = tmp_path / "generations.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in picked))
+    path = tmp_path / "small.toml"
+    path.write_text(f"""
+[run]
+output = "{tmp_path / 'run'}"
+stages = ["dedup", "bias", "report"]
+[data]
+source = "{data}"
+code_column = "completion_multipl_e"
+label_column = "passed"
+[dedup]
+group_column = "task_id"
+[bias]
+metric = ["passed"]
+resamples = 200
+""")
+    return load_config(path)
+
+
+def _statuses(result) -> dict[str, tuple[str, str | None]]:
+    return {o.name: (o.status, o.detail) for o in result.outcomes if o.name in ("dedup", "bias")}
+
+
+def test_a_stage_whose_files_were_deleted_or_edited_runs_again(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    run = tmp_path / "run"
+    first = run_pipeline(config)
+    assert {name: status for name, (status, _) in _statuses(first).items()} == {"dedup": "ran", "bias": "ran"}
+    recorded = json.loads((run / "run.json").read_text())["stages"]["dedup"]["files"]
+    assert {"dedup/clusters.json", "dedup/removed.csv", "dedup/report.json"} <= set(recorded)
+    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
+        "dedup": "up-to-date", "bias": "up-to-date"}
+
+    (run / "dedup" / "clusters.json").unlink()
+    assert dict((plan.name, action) for plan, action in preview(config, first.preflight.plans))["dedup"] == "run"
+    again = _statuses(run_pipeline(config))
+    assert again["dedup"] == ("ran", "its files changed since it finished (dedup/clusters.json missing): ran again")
+    assert again["bias"][0] == "ran"  # it reads dedup's outputs
+    assert (run / "dedup" / "clusters.json").is_file()
+
+    with open(run / "dedup" / "removed.csv", "a", encoding="utf-8") as handle:
+        handle.write("junk\n")
+    assert _statuses(run_pipeline(config))["dedup"] == (
+        "ran", "its files changed since it finished (dedup/removed.csv changed): ran again")
+    assert "junk" not in (run / "dedup" / "removed.csv").read_text()
+    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
+        "dedup": "up-to-date", "bias": "up-to-date"}
+
+
+def test_a_run_json_without_recorded_files_is_judged_by_its_outputs_as_before(tmp_path: Path) -> None:
+    """A run folder of an older version records no files: its stages stay up to date while their
+    planned outputs exist (no rerun after an upgrade)."""
+    config = _config(tmp_path)
+    run_pipeline(config)
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    for stage in manifest["stages"].values():
+        stage.pop("files", None)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(manifest))
+    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
+        "dedup": "up-to-date", "bias": "up-to-date"}
