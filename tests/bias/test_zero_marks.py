@@ -11,7 +11,6 @@ from pathlib import Path
 from rich.console import Console
 from typer.testing import CliRunner
 
-from workbench.bias import BiasConfig, run_bias
 from workbench.bias.intervals import Interval
 from workbench.cli import app
 from workbench.cli.bias import _interval

@@ -124,6 +124,7 @@ def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_co
     # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
     # names --engine spark for a scheme only Spark reads (instead of "no such file")
     by_path = invoke(str(small_corpus), "--split-column", "split", "-o", str(tmp_path / "path"))
+    assert by_path.exit_code == 0, by_path.output
     by_uri = invoke(small_corpus.resolve().as_uri(), "--split-column", "split", "-o", str(tmp_path / "uri"))
     assert by_uri.exit_code == 0, by_uri.output
     for name in ("clusters.json", "pairs.csv", "removed.csv", "train.jsonl", "test.jsonl"):

@@ -22,7 +22,7 @@ from workbench.dedup import (
     verify_pair,
 )
 from workbench.dedup.signatures import CachedTokenHash, minhash_signatures
-from workbench.dedup.tokens import _pack_chunk, tokenize_one
+from workbench.dedup.tokens import _pack_chunk
 
 
 def bag(*tokens: str) -> dict[str, int]:

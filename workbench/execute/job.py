@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import datasets
 
 from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import load_records, require_text_columns

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pluggy
 
-from workbench.errors import LanguageNotFoundError, WorkbenchError
+from workbench.errors import LanguageNotFoundError
 from workbench.languages.grammar_fit import grammar_mismatches
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 

@@ -41,7 +41,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.io import AtomicFile, atomic_write
 from workbench.network import endpoint_reachable
-from workbench.user_cache import CACHE_DIR_ENV, user_cache_root
+from workbench.user_cache import user_cache_root
 
 #: environment variables that choose where model files are stored (first one set wins)
 MODELS_DIR_ENV = "WORKBENCH_MODELS_DIR"

@@ -47,7 +47,7 @@ from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
-from workbench.llm.client import CallsStopped, LLMClient, LLMSettings, MockResponder, Usage, check_model_usable
+from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
