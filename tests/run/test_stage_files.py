@@ -80,3 +80,22 @@ def test_a_run_json_without_recorded_files_is_judged_by_its_outputs_as_before(tm
     (tmp_path / "run" / "run.json").write_text(json.dumps(manifest))
     assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
         "dedup": "up-to-date", "bias": "up-to-date"}
+
+
+def test_a_damaged_files_record_counts_as_changed_not_as_a_crash(tmp_path: Path) -> None:
+    """A ``run.json`` edited by hand or cut short: an entry that is not ``[size, mtime_ns]`` made the rerun
+    fail with "cannot unpack non-iterable int object"; the stage now runs again, as for a damaged manifest."""
+    from workbench.run.runner import changed_files
+
+    (tmp_path / "dedup").mkdir()
+    kept = tmp_path / "dedup" / "clusters.json"
+    kept.write_text("{}")
+    stat = kept.stat()
+    recorded = {"dedup/clusters.json": [stat.st_size, stat.st_mtime_ns], "dedup/removed.csv": 5,
+                "dedup/report.json": None}
+    assert changed_files(recorded, tmp_path) == ["dedup/removed.csv missing", "dedup/report.json missing"]
+    (tmp_path / "dedup" / "removed.csv").write_text("id\n")
+    assert changed_files({**recorded, "dedup/clusters.json": [stat.st_size]}, tmp_path) == [
+        "dedup/clusters.json changed", "dedup/removed.csv changed", "dedup/report.json missing"]
+    assert changed_files({"dedup/clusters.json": [stat.st_size, stat.st_mtime_ns]}, tmp_path) == []
+    assert changed_files(None, tmp_path) == [] and changed_files([], tmp_path) == []
