@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -181,10 +184,6 @@ def test_serve_without_network_fails_in_seconds_with_what_to_do(tmp_path: Path) 
     """Probe 29: ``models serve`` with no network took ~20 s (llama.cpp and litellm imported first,
     then pip's five retries with back-off) and printed five pip retry warnings before its error. Now the
     model is resolved first and pip retries once; the error says what each source answered and what to do."""
-    import os
-    import subprocess
-    import sys
-
     closed = _closed_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "HF_", "WORKBENCH_"))}
     env.update(WORKBENCH_CACHE_DIR=str(tmp_path / "cache"), HF_ENDPOINT=f"http://127.0.0.1:{closed}",
