@@ -83,7 +83,10 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None])
     for where, values in columns.items():
         if values is None:
             continue
-        named = Counter(canonical_language(name) for name in map(language_value, values) if name is not None)
+        named: Counter[str] = Counter()
+        for name, rows in Counter(map(language_value, values)).items():  # one plugin lookup per name, not per row
+            if name is not None:
+                named[canonical_language(name)] += rows
         if named:
             found[where] = named
     in_data = Counter()
