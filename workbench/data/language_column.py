@@ -57,8 +57,7 @@ def row_languages(values: Iterable[Any], default: str) -> list[str]:
     return [language_value(value) or default for value in values]
 
 
-def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None], *,
-                 default: str = DEFAULT_LANGUAGE) -> str:
+def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None]) -> str:
     """The one language of a run that executes or scores code with one plugin.
 
     Args:
@@ -67,12 +66,11 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None],
         columns: where -> the ``language`` column found there (``{"the generations (x.json)":
             [...], "the problems (p.jsonl)": [...]}``), ``None`` where that input has no such
             column. Null and blank cells name no language.
-        default: the language when neither ``given`` nor the data names one.
 
     Returns:
-        the canonical name of the language (``"py"`` -> ``"python"``) where a plugin handles it,
-        else the name as found (the plugin lookup that follows refuses it with the installed
-        languages).
+        ``given``, else the language the data names, else :data:`DEFAULT_LANGUAGE`: its canonical
+        name (``"py"`` -> ``"python"``) where a plugin handles it, else the name as found (the
+        plugin lookup that follows refuses it with the installed languages).
 
     Raises:
         DataError: the data names several languages (in one input or across inputs): a run
@@ -85,7 +83,10 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None],
     for where, values in columns.items():
         if values is None:
             continue
-        named = Counter(canonical_language(name) for name in map(language_value, values) if name is not None)
+        named: Counter[str] = Counter()
+        for name, rows in Counter(map(language_value, values)).items():  # one plugin lookup per name, not per row
+            if name is not None:
+                named[canonical_language(name)] += rows
         if named:
             found[where] = named
     in_data = Counter()
@@ -99,7 +100,7 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None],
             f"one language with one plugin: split the data by language and run each part on its own")
     data_language = next(iter(in_data), None)
     if given is None:
-        return data_language or canonical_language(default)
+        return data_language or canonical_language(DEFAULT_LANGUAGE)
     chosen = canonical_language(given)
     if data_language is not None and chosen != data_language:
         raise OptionError(

@@ -102,8 +102,13 @@ def folder_split(relative: str) -> str:
     lower-cased, when that is one of :data:`FOLDER_SPLIT_NAMES` (``test/a.py`` and ``Test/a.py``
     -> ``test``; a ``Train/`` kept as typed would escape ``--train-split train`` and with it the
     cross-set policy), else ``"train"``."""
-    first = relative.split("/", 1)[0]
-    return first.lower() if "/" in relative and first.lower() in FOLDER_SPLIT_NAMES else "train"
+    return _split_folder(relative) or "train"
+
+
+def _split_folder(relative: str) -> str | None:
+    """The split folder a source file lies in (:func:`folder_split`), lower-cased, or ``None``."""
+    first, inside, _ = relative.partition("/")
+    return first.lower() if inside and first.lower() in FOLDER_SPLIT_NAMES else None
 
 
 @dataclass
@@ -625,11 +630,15 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
-    every = sorted(path.rglob("*"))
-    entries = [p for p in every if not _is_hidden(p.relative_to(path))]
+    entries: list[Path] = []
     # hidden files and folders (.git/, .env, __pycache__/) are not read, and listed: never silently left out
-    hidden = [SkippedFile(relative.as_posix() + ("/" if p.is_dir() else ""), _hidden_reason(p))
-              for p in every if _is_hidden(relative := p.relative_to(path)) and not _is_hidden(relative.parent)]
+    hidden: list[SkippedFile] = []
+    for p in sorted(path.rglob("*")):
+        relative = p.relative_to(path)
+        if not _is_hidden(relative):
+            entries.append(p)
+        elif not _is_hidden(relative.parent):  # one entry for a hidden folder, none for its files
+            hidden.append(_hidden_entry(p, relative))
     files = [p for p in entries if p.is_file()]
     # rglob does not follow a link to a folder (nor can it read a broken link): listed, never silently left out
     links = [SkippedFile(p.relative_to(path).as_posix(),
@@ -677,12 +686,14 @@ def _some(files: list[Path], root: Path, shown: int = 3) -> str:
     return names + (f" and {len(files) - shown} more" if len(files) > shown else "")
 
 
-def _hidden_reason(path: Path) -> str:
-    """The :class:`SkippedFile` reason of a hidden file or folder (one entry for a folder and its files)."""
-    if path.name == "__pycache__":
-        return "hidden folder (__pycache__, compiled files): its files are not read"
-    return "hidden folder (name starts with '.'): its files are not read" if path.is_dir() else \
-        "hidden file (name starts with '.')"
+def _hidden_entry(path: Path, relative: Path) -> SkippedFile:
+    """The :class:`SkippedFile` of a hidden file or folder (one entry for a folder and its files;
+    a folder's path ends with ``/``)."""
+    if not path.is_dir():
+        return SkippedFile(relative.as_posix(), "hidden file (name starts with '.')")
+    reason = ("hidden folder (__pycache__, compiled files): its files are not read" if path.name == "__pycache__"
+              else "hidden folder (name starts with '.'): its files are not read")
+    return SkippedFile(relative.as_posix() + "/", reason)
 
 
 def _is_hidden(relative: Path) -> bool:
@@ -729,12 +740,13 @@ def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
     holds source files outside them: by the folder rule (:func:`folder_split`) they are read as the
     ``train`` split, which is what a repository with a ``test/`` folder means, but a stray file at
     the root of a ``train/`` + ``test/`` corpus would silently join the training set."""
-    in_split_folders = [r for r in relatives if "/" in r and r.split("/", 1)[0].lower() in FOLDER_SPLIT_NAMES]
-    if not in_split_folders or len(in_split_folders) == len(relatives):
+    in_split_folders: list[str] = []
+    outside: list[str] = []
+    for relative in relatives:
+        (in_split_folders if _split_folder(relative) else outside).append(relative)
+    if not in_split_folders or not outside:
         return
-    inside = set(in_split_folders)
-    outside = [r for r in relatives if r not in inside]
-    folders = sorted({r.split("/", 1)[0] + "/" for r in in_split_folders})
+    folders = sorted({r.partition("/")[0] + "/" for r in in_split_folders})
     shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
     logger.warning("%s has split folders (%s) and %d source file(s) outside them (%s): those are read as the 'train' "
                    "split. Move them into a split folder, or out of %s, if they are not training files",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.samples import SampleNumbering
-from workbench.errors import WorkbenchError
+from workbench.errors import DataError, WorkbenchError
 from workbench.run_layout import RunLayout
 
 @dataclass
@@ -156,22 +156,22 @@ def load_dataset(folder: RunFolder, config: dict[str, Any] | None) -> Dataset:
         _add_keys(rows, columns["task"], columns["sample"])
         _add_problem_texts(folder, rows, columns, (config or {}).get("score"))
         if not (isinstance(data.get("language"), str) and data["language"]):
-            columns["language"] = _data_language(rows) or columns["language"]
+            columns["language"] = _data_language(rows, columns["language"])
     return Dataset(rows, source, columns)
 
 
-def _data_language(rows: list[dict[str, Any]]) -> str | None:
+def _data_language(rows: list[dict[str, Any]], default: str) -> str:
     """The one language the rows' ``language`` column names (what execute and score ran without
-    ``[data] language``), or ``None`` (no such column, or several languages)."""
+    ``[data] language``: :func:`~workbench.data.language_column.run_language`), else ``default``
+    (no such column, or several languages)."""
     from workbench.data.language_column import LANGUAGE_COLUMN, run_language
-    from workbench.errors import WorkbenchError
 
     if not any(LANGUAGE_COLUMN in row for row in rows):
-        return None
+        return default  # no plugin lookup for data without the column
     try:
-        return run_language(None, {"the data": [row.get(LANGUAGE_COLUMN) for row in rows]}, default="") or None
-    except WorkbenchError:
-        return None
+        return run_language(None, {"the data": [row.get(LANGUAGE_COLUMN) for row in rows]})
+    except DataError:  # several languages (execute and score refused them): no one language to show
+        return default
 
 
 def _add_problem_texts(folder: RunFolder, rows: list[dict[str, Any]], columns: dict[str, str | None],

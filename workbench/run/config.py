@@ -83,8 +83,8 @@ SHARED_KEYS = {
 DATA_KEYS = {
     "source": "dataset: a data file, folder, bundled name or Hugging Face hub id (required)",
     "split": "only this split (default: all)",
-    "language": "language plugin of the code (default: the data's 'language' column, else python; set, it must "
-                "agree with that column)",
+    "language": "language plugin of the code (default: the data's 'language' column, else python; execute and score "
+                "refuse one that column contradicts, dedup gives it to the rows that name no language)",
     "task_column": "task id column (default: task_id)",
     "sample_column": "sample id column (default: sample_id; rows are numbered per task when absent)",
     "code_column": "generated code column (default: completion)",

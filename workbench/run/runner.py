@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -144,8 +144,13 @@ def stage_files(plan: StagePlan, run_dir: Path) -> dict[str, list[int]]:
     return record
 
 
-def changed_files(recorded: Any, plan: StagePlan, run_dir: Path) -> list[str]:
-    """How the files a stage left (``recorded``: :func:`stage_files` when it finished) differ now.
+def changed_files(recorded: Any, run_dir: Path) -> list[str]:
+    """How the files a stage left differ now from what ``run.json`` recorded when it finished.
+
+    Args:
+        recorded: the stage's ``files`` in ``run.json`` (:func:`stage_files`), as read: anything
+            (``None`` for an older version's ``run.json``; a damaged entry counts as changed).
+        run_dir: the run folder (the recorded paths are relative to it).
 
     Returns:
         one entry per recorded file that is missing or differs in size or modification time
@@ -156,14 +161,13 @@ def changed_files(recorded: Any, plan: StagePlan, run_dir: Path) -> list[str]:
     if not isinstance(recorded, dict) or not recorded:
         return []
     changes = []
-    for relative, (size, mtime_ns) in recorded.items():
-        path = run_dir / relative
+    for relative, entry in recorded.items():
         try:
-            stat = path.stat()
+            stat = (run_dir / relative).stat()
         except OSError:
             changes.append(f"{relative} missing")
             continue
-        if [stat.st_size, stat.st_mtime_ns] != [size, mtime_ns]:
+        if entry != [stat.st_size, stat.st_mtime_ns]:
             changes.append(f"{relative} changed")
     return changes
 
@@ -249,7 +253,7 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str], changed: list[str] = ()) -> tuple[str, dict[str, Any]]:
+            rerun: set[str], changed: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -324,7 +328,7 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         before = previous.get(plan.name, {}) if isinstance(previous, dict) else {}
         before = before if isinstance(before, dict) else {}
         action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
-                            changed=changed_files(before.get("files"), plan, config.output))
+                            changed=changed_files(before.get("files"), config.output))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -399,7 +403,7 @@ def run_pipeline(
         key = _stage_key(plan, keys, fingerprint)
         keys[plan.name] = key
         before = manifest.previous_stages.get(plan.name, {})
-        changed = changed_files(before.get("files"), plan, run_dir) if before.get("key") == key else []
+        changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
         action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
+from workbench.data.language_column import LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
@@ -337,7 +337,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     """The settings behind a run's rows, as ``run.json``'s ``config`` records them.
 
     Args:
-        config: the run's options.
+        config: the run's options, ``language`` resolved (:func:`score_samples`: canonical, never ``None``).
         methods: the run's methods (their prompt versions and variants are recorded).
         source: the data the samples came from (recorded as :func:`~workbench.resume_guard.source_identity`);
             ``None`` when the caller gave samples only (not recorded, so not checked).
@@ -362,7 +362,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         "n_samples": config.n_samples,
         "max_subcodes": config.max_subcodes,
         "k_nearest": config.k_nearest,
-        "language": _canonical_language(config.language or DEFAULT_LANGUAGE),  # ``py`` and ``python`` are one setting
+        "language": config.language,  # as score_samples resolved it: canonical (``py`` and ``python`` are one setting)
         "embedding_model": config.embedding_model or "minilm",
         # and every option declared with option(..., recorded=True), e.g. a new scoring mode
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
