@@ -245,3 +245,15 @@ def test_a_json_file_that_is_not_json_lines_is_refused(spark, tmp_path):
 def test_which_sources_spark_reads():
     assert all(map(is_spark_uri, ["file:///d/x.jsonl", "s3a://b/k/", "hdfs://nn/p/*.parquet", "gs://b/x", "abfss://c@a/p"]))
     assert not any(map(is_spark_uri, ["corpus.jsonl", "/abs/x.parquet", "bigcode/the-stack", "https://h/x.jsonl", None]))
+
+
+def test_blank_and_padded_language_cells_read_as_the_local_engine_reads_them(spark, tmp_path):
+    # a blank cell names no language (the default applies) and " python " is python, on both engines
+    data, _ = write_mixed_rows(tmp_path)
+    cells = [" python ", "  ", None, "python"]
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**row, "language": cells[i % len(cells)]}) + "\n" for i, row in enumerate(rows)))
+    options = dict(id_column="id", split_column="split", workers=1, output_format="jsonl")
+    run_dedup(str(data), DedupConfig(**options), output_dir=tmp_path / "local")
+    run_dedup(data.as_uri(), DedupConfig(**options, engine="spark"), output_dir=tmp_path / "spark")
+    same_small_outputs(tmp_path / "local", tmp_path / "spark")

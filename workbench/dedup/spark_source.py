@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.data.language_column import language_value
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
 
@@ -293,11 +294,11 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
     id_value = (F.col(id_column[0]) if len(id_column or []) == 1 else
                 F.concat_ws(":", *(F.col(c).cast("string") for c in id_column)) if id_column else F.lit(None))
-    language_value = F.col(LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else F.lit(None)
+    language_cell = F.col(LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else F.lit(None)
     group_value = F.col(group_column) if group_column else F.lit(None)
     # (split, file, block, row) positions on the executors, then the small per-row facts to the driver
     keyed = (frame.select(SPLIT, FILE, BLOCK, code.alias("code"), id_value.alias("id"),
-                          language_value.alias("language"), group_value.alias("group"))
+                          language_cell.alias("language"), group_value.alias("group"))
              .rdd.mapPartitions(tasks.block_positions).persist(StorageLevel.MEMORY_AND_DISK))
     with progress("spark: read input", 1) as advance:
         blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
@@ -321,7 +322,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         for key in layout.blocks_of[split]:
             facts = layout.facts[key]
             ids.extend(facts.ids)
-            languages.extend(value or language for value in facts.languages)
+            languages.extend(language_value(value) or language for value in facts.languages)
             if groups is not None:
                 groups.extend(facts.groups)
         n = len(ids) - start

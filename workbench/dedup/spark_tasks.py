@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
+from workbench.data.language_column import language_value
 from workbench.dedup.clusters import UnionFind, exact_bag_groups
 from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, TokenBags, _pack_chunk
 
@@ -277,7 +278,7 @@ def has_offset(offsets: Any, keyed: tuple) -> bool:
 def indexed_item(offsets: Any, language: str, keyed: tuple) -> tuple:
     """A positioned row -> ``(index, code, language, group)`` for :func:`tokenize_partition`."""
     key, position, _, code, _, row_language, group = keyed
-    return offsets.value[key] + position, code, row_language or language, group
+    return offsets.value[key] + position, code, language_value(row_language) or language, group
 
 
 def coded_item(codes: Any, item: tuple) -> tuple:
