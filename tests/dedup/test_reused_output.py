@@ -154,6 +154,37 @@ def test_a_rerun_replaces_only_what_the_earlier_run_recorded(tmp_path, caplog):
     assert any("removed test.jsonl, train.jsonl (this run does not write them)" in r.getMessage() for r in caplog.records)
 
 
+def test_an_output_folder_over_the_input_is_refused_before_anything_is_written(tmp_path):
+    """-o the input folder (or a folder inside it, or the folder of an input file) would replace the input
+    with its deduplicated splits: refused, and the input is untouched (probe 25b lost 34 rows that way)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    train = folder / "train.jsonl"
+    train.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i % 2)}) + "\n" for i in range(4)))
+    before = train.read_bytes()
+    for output, message in ((folder, "is the input folder"), (folder / "out", "lies inside the input folder")):
+        with pytest.raises(DataError, match=message):
+            run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=output)
+    with pytest.raises(DataError, match="is the folder of the input file train.jsonl"):
+        run_dedup(str(train), DedupConfig(min_tokens=1), output_dir=folder)
+    assert train.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["train.jsonl"]
+    run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=tmp_path / "elsewhere")  # beside it: fine
+    assert len((tmp_path / "elsewhere" / "train.jsonl").read_text().splitlines()) == 2
+
+
+def test_kept_source_files_are_byte_copies(tmp_path):
+    """A latin-1 file with its coding cookie and a file with a byte-order mark are read as Python reads
+    them; the deduplicated files/ output must hold the same bytes, not the decoded text re-encoded as UTF-8."""
+    corpus = tmp_path / "corpus" / "train"
+    corpus.mkdir(parents=True)
+    latin = "# -*- coding: latin-1 -*-\ndef greet(name):\n    return 'caf\xe9 ' + name\n".encode("latin-1")
+    bom = b"\xef\xbb\xbfdef twice(x):\n    return 2 * x\n"
+    (corpus / "latin.py").write_bytes(latin)
+    (corpus / "bom.py").write_bytes(bom)
+    run_dedup(str(tmp_path / "corpus"), DedupConfig(min_tokens=1), output_dir=tmp_path / "out")
+    files = tmp_path / "out" / "files" / "train"
+    assert (files / "latin.py").read_bytes() == latin and (files / "bom.py").read_bytes() == bom
+
 def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
     # probe 29: an existing read-only -o folder crashed with a PermissionError traceback after the whole search
     data = unprivileged.folder / "data.jsonl"
