@@ -21,6 +21,12 @@ from workbench.errors import DataError
 _CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
 
 
+def _three_rows(path):
+    """``path`` as a JSON Lines file of three distinct functions (ids 0, 1, 2); returns it."""
+    path.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    return path
+
+
 def test_a_reused_folder_loses_the_earlier_splits(tmp_path, caplog):
     corpus = tmp_path / "corpus" / "train"
     corpus.mkdir(parents=True)
@@ -49,8 +55,7 @@ def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, rec
     # probe 27: the Spark engine writes <split>/part-* folders, which a local rerun left beside the new
     # <split>.jsonl (read twice afterwards). The folders are laid out as Spark writes them (no Spark here),
     # and recorded as a Spark run records them: in manifest.json, or (before it) by their part files alone
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     out = tmp_path / "out"
     run = run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
     (out / "train.jsonl").unlink()
@@ -70,12 +75,7 @@ def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, rec
 
 
 def test_bad_output_paths_and_file_ids_fail_clearly_before_writing(tmp_path):
-    import pytest
-
-    from workbench.errors import DataError
-
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     with pytest.raises(DataError, match="cannot be created"):  # a file on the way: once a traceback after the search
         run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "data.jsonl" / "out")
     for ids, message in ((["a", "a/b"], "cannot both be files"), (["ok", "../../escape.py"], "does not name a file inside")):
@@ -90,10 +90,6 @@ def test_bad_output_paths_and_file_ids_fail_clearly_before_writing(tmp_path):
 
 def test_a_code_column_with_a_number_in_one_row_is_refused(tmp_path):
     # probe 27: datasets then reads the column as JSON texts; each file was one token and nothing was analysed
-    import pytest
-
-    from workbench.errors import DataError
-
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "a", "content": _CODE.format(k=1)}) + "\n" + json.dumps({"id": "x", "content": 123}) + "\n")
     with pytest.raises(DataError, match=r"--code-column 'content' holds Json.*row 2 of split 'train': '123' \(int\)"):
@@ -106,8 +102,7 @@ def test_a_folder_without_a_dedup_report_keeps_its_files(tmp_path):
     (out / "files").mkdir(parents=True)
     (out / "files" / "mine.txt").write_text("not a dedup output")
     (out / "train.jsonl").write_text('{"a": 1}\n')
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     with pytest.raises(DataError, match=r"holds train.jsonl, which this run would write, and no record of an earlier "
                                         r"`workbench dedup` run there \(manifest.json\) says it wrote them.*fresh -o"):
         run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
@@ -187,8 +182,7 @@ def test_kept_source_files_are_byte_copies(tmp_path):
 
 def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
     # probe 29: an existing read-only -o folder crashed with a PermissionError traceback after the whole search
-    data = unprivileged.folder / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(unprivileged.folder / "data.jsonl")
     read_only = unprivileged.folder / "ro"
     read_only.mkdir()
     read_only.chmod(0o555)
@@ -202,8 +196,7 @@ def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
 
 def test_a_folder_that_turns_read_only_during_the_search_is_a_clear_error(unprivileged):
     # the write itself failing (a folder made read-only, a full disk) is an error message, not a traceback
-    data = unprivileged.folder / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(unprivileged.folder / "data.jsonl")
     out = unprivileged.folder / "out"
     out.mkdir()
     unprivileged.give(out)  # the user's own folder, made read-only during the run
