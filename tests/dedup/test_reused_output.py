@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-from unprivileged import unprivileged  # noqa: F401 - a fixture
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
