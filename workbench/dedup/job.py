@@ -143,15 +143,14 @@ def run_dedup(
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
                                   language=config.language)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
-        read_columns = set(loaded.column_names)
-        loaded = _number_samples_if_asked(loaded, id_columns)
+        loaded, numbered_id_column = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
             loaded, code_column=_split_columns(config.code_column),
             id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
         # bias must know whether the sample ids are the data's or numbers made from its row order
-        rows.numbered_id_column = SAMPLE_COLUMN if SAMPLE_COLUMN in set(loaded.column_names) - read_columns else None
+        rows.numbered_id_column = numbered_id_column
         if len(rows) == 0:
             raise DataError(f"{loaded.source}: the dataset has no rows")
         _check_policy_splits(config, list(rows.split_ranges))
@@ -272,14 +271,21 @@ def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None
     return None
 
 
-def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> LoadedDataset:
+def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> tuple[LoadedDataset, str | None]:
     """``--id-column TASK,sample_id`` on data without a ``sample_id`` column numbers the samples of
     each task 0, 1, ... in file order, as ``workbench execute`` and ``score`` do
     (:func:`workbench.data.samples.resolve_sample_column`), so the dedup's ids are the keys of
-    their outputs and ``workbench bias`` can join them; the deduplicated splits carry the column."""
+    their outputs and ``workbench bias`` can join them; the deduplicated splits carry the column.
+
+    Returns:
+        ``(loaded, column)``: the data (with the column when it was numbered) and the column made
+        by numbering (``sample_id``), ``None`` when every id column was read from the data (the
+        report's ``parameters.numbered_id_column``).
+    """
     if not id_columns or len(id_columns) != 2 or id_columns[1] != SAMPLE_COLUMN:
-        return loaded
-    return loaded.with_numbered_samples(id_columns[0], SAMPLE_COLUMN)
+        return loaded, None
+    numbered = loaded.with_numbered_samples(id_columns[0], SAMPLE_COLUMN)
+    return numbered, (SAMPLE_COLUMN if numbered is not loaded else None)  # the same object: nothing numbered
 
 
 def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | Path | None,
