@@ -158,8 +158,9 @@ def run_dedup(
         if config.against is not None:
             reference = _load_reference(config)
         if output_dir is not None:
+            output_format = resolved_output_format(config.output_format, loaded)  # once: `auto` looks at the input
             # a file of the folder this run would write over, that no earlier run wrote: refused before the search
-            names = split_output_names(resolved_output_format(config.output_format, loaded), rows.split_ranges)
+            names = split_output_names(output_format, rows.split_ranges)
             check_no_foreign_outputs(Path(output_dir), planned_outputs(names, groups=rows.groups is not None,
                                                                        reference=reference is not None))
         if config.engine == "spark":
@@ -173,7 +174,7 @@ def run_dedup(
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 try:
-                    written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
+                    written = write_outputs(result, loaded, report, output_dir, output_format=output_format,
                                             on_progress=advance)
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
