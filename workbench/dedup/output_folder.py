@@ -77,7 +77,7 @@ def planned_outputs(split_names: Sequence[str], *, groups: bool, reference: bool
     return [*SMALL_OUTPUTS, *optional, *split_names, MANIFEST]
 
 
-def check_writable(out: Path, option: str = "--output") -> None:
+def check_writable(out: Path) -> None:
     """Refuse an output folder that cannot be written (a file is created there and removed:
     :func:`workbench.io.unwritable_reason`), before the search rather than after it.
 
@@ -86,7 +86,7 @@ def check_writable(out: Path, option: str = "--output") -> None:
     """
     reason = unwritable_reason(out)
     if reason is not None:
-        raise DataError(f"{option} {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
+        raise DataError(f"--output {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
                         f"write, or make this one writable")
 
 

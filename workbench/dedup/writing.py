@@ -23,7 +23,7 @@ from pathlib import Path
 
 import datasets
 
-from workbench.data.loading import LoadedDataset, select_rows
+from workbench.data.loading import LoadedDataset, SkippedFile, select_rows
 from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.dedup.output_folder import (
@@ -262,14 +262,14 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     written["files"] = str(root)
 
 
-def _copy_undecodable_files(skipped: list, source_root: Path, root: Path) -> None:
+def _copy_undecodable_files(skipped: list[SkippedFile], source_root: Path, root: Path) -> None:
     """Copy the source files the loader could not decode (empty, binary, another encoding) into
     ``root`` at their paths, byte for byte: they were never compared, so nothing says they are
     duplicates, and a ``files/`` tree without them would lose part of the source, as a data file's
     unreadable rows stay in their split. Listed in ``unreadable.csv`` as such."""
     base = root.resolve()
     for file in skipped:
-        if not getattr(file, "undecodable", False):
+        if not file.undecodable:
             continue
         original, target = source_root / file.path, (base / file.path).resolve()
         if base in target.parents and original.is_file() and not target.exists():
