@@ -89,11 +89,17 @@ def run_dedup(
         (paths, or URIs under an ``output_dir`` URI).
 
     Raises:
+        TypeError: ``source`` is not a path, name or :class:`LoadedDataset` (a DataFrame),
+            ``output_dir`` not a path, or ``config`` not a :class:`DedupConfig`.
         DataError / MissingColumnError / MissingSplitError / LanguageNotFoundError /
             DedupConfigError: bad input, before the long steps start (a ``train_split`` or
             ``test_split`` other than the default that names no split is a DedupConfigError;
             an ``output_dir`` URI other than ``file://`` without ``engine="spark"`` and a
-            ``source`` URI, or one without a file system here, is a DataError).
+            ``source`` URI, or one without a file system here, is a DataError; so is an
+            ``output_dir`` that cannot be created or written, or that holds a file this run
+            would write that no earlier run recorded writing,
+            :mod:`workbench.dedup.output_folder`). An output that fails to be written after the
+            search is a DataError too, naming the file.
         SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
             master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
         SparkJobError: a Spark job failed.

@@ -96,7 +96,10 @@ def write_outputs(
     Raises:
         DataError: unknown ``output_format``, ``output_dir`` is a file, or it holds a file this
             run would write that no earlier dedup run recorded writing
-            (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`).
+            (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`); with ``files``, a
+            kept id that cannot be a file there (before any is written).
+        OSError: a write or a removal failed (:func:`~workbench.dedup.job.run_dedup` says so as a
+            DataError).
     """
     output_format = resolved_output_format(output_format, loaded)
     written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped,
@@ -135,6 +138,7 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     Raises:
         DataError: ``output_dir`` is a file, or holds a file this run would write that no earlier
             dedup run recorded writing.
+        OSError: a write or the removal of an earlier run's outputs failed.
     """
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
