@@ -179,6 +179,31 @@ def test_kept_source_files_are_byte_copies(tmp_path):
     files = tmp_path / "out" / "files" / "train"
     assert (files / "latin.py").read_bytes() == latin and (files / "bom.py").read_bytes() == bom
 
+@pytest.mark.parametrize("layout", ["one file with a split column", "a folder of split files"])
+def test_a_files_output_of_a_table_keeps_each_split_in_its_folder(tmp_path, layout):
+    """--output-format files writes a table's kept rows to files/<split>/<id> (docs/dedup.md), however the
+    table was read: a folder of data files (data/train.jsonl, data/test.jsonl) is a table, not a folder of
+    source files, and its rows went to files/<id>, the splits mixed."""
+    rows = {"train": [("T/0:0", 0), ("T/1:0", 1)], "test": [("T/0:1", 0), ("T/2:1", 2)]}
+    if layout == "a folder of split files":
+        source = tmp_path / "data"
+        source.mkdir()
+        for split, members in rows.items():
+            (source / f"{split}.jsonl").write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=k)}) + "\n"
+                                                           for i, k in members))
+        config = DedupConfig(min_tokens=1, workers=1, output_format="files")
+    else:
+        source = tmp_path / "data.jsonl"
+        source.write_text("".join(json.dumps({"id": i, "split": split, "content": _CODE.format(k=k)}) + "\n"
+                                  for split, members in rows.items() for i, k in members))
+        config = DedupConfig(min_tokens=1, workers=1, output_format="files", split_column="split")
+    run_dedup(str(source), config, output_dir=tmp_path / "out")
+    files = tmp_path / "out" / "files"
+    # T/0:1 copies T/0:0 (removed from test); every other row is kept in its split's folder
+    assert sorted(p.relative_to(files).as_posix() for p in files.rglob("*") if p.is_file()) == [
+        "test/T/2:1", "train/T/0:0", "train/T/1:0"]
+    assert (files / "train" / "T" / "1:0").read_text() == _CODE.format(k=1)
+
 def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
     # probe 29: an existing read-only -o folder crashed with a PermissionError traceback after the whole search
     data = _three_rows(unprivileged.folder / "data.jsonl")

@@ -41,12 +41,19 @@ from workbench.io import atomic_open, atomic_write
 SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
 
 
+def _source_folder(loaded: LoadedDataset) -> Path | None:
+    """The folder of source files ``loaded`` was read from (its ids are the files' relative paths),
+    or ``None`` for a table: a data file, or a folder of data files (``train.jsonl``, ``test.jsonl``)."""
+    source = Path(loaded.source)
+    return source if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS else None
+
+
 def input_form(loaded: LoadedDataset) -> str:
     """Return the output format matching the input: ``files`` for a folder of source files,
     ``parquet`` for parquet data, else ``jsonl``."""
-    source = Path(loaded.source)
-    if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS:
+    if _source_folder(loaded) is not None:
         return "files"
+    source = Path(loaded.source)
     if source.is_dir():
         return "parquet" if next(source.rglob("*.parquet"), None) is not None else "jsonl"
     return "parquet" if ".parquet" in source.suffixes else "jsonl"
@@ -108,7 +115,7 @@ def write_outputs(
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
         if output_format == "files":
-            source_root = Path(loaded.source) if Path(loaded.source).is_dir() else None
+            source_root = _source_folder(loaded)
             _write_files(result, out / "files", written, on_progress, source_root)
             if source_root is not None:
                 _copy_undecodable_files(loaded.skipped, source_root, out / "files")
