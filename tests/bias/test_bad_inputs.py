@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from unprivileged import unprivileged  # noqa: F401 - a fixture
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.bias import intervals

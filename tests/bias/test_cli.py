@@ -115,18 +115,3 @@ def test_a_metric_without_any_value_is_an_error(tmp_path, corpus):
     assert ("metric column 'acc' has no value in any of the 6 joined rows (every cell is empty or NaN): there is "
             "nothing to average") in " ".join(result.output.split())
 
-
-def test_unbiased_test_counts_the_test_rows_a_dedup_against_a_reference_drops(tmp_path, corpus):
-    """Allamanis' unbiased test set removes duplicates within and across train and test only: a test row that
-    copies the --against reference stays in it (docs/bias.md; the dedup's own test split drops it)."""
-    from workbench.bias import BiasConfig, run_bias
-
-    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("c")}])
-    rows = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "c"), ("t3", "test", "d")]
-    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in rows],
-                       split_column="split", against=str(reference))
-    assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t3"]
-    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [1, 1, 1, 0]}, BiasConfig(metric=["acc"], resamples=40))
-    unbiased = report.duplication.metrics["acc"].settings["unbiased_test"]
-    assert unbiased.n_rows == 2 and unbiased.value == 0.5  # t2 (contaminated) and t3
-    assert report.contamination.counts["contaminated_rows"] == 1

@@ -5,12 +5,27 @@ dedup (tree-sitter tokens, MinHash LSH, verification) and real bias on a JSONL f
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
+
+import pytest
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
+from workbench.errors import DataError
 
 _BODY = "    total = 0\n    for value in values:\n        total += value * {k}\n    return total + {k}\n"
+
+
+def _dedup_by_task_and_sample(tmp_path, rows):
+    """Write ``rows`` to ``gens.jsonl`` and deduplicate it with ``--id-column task_id,sample_id`` into
+    ``tmp_path/dedup``; returns ``(the data file, the run)``."""
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
+                    output_dir=tmp_path / "dedup")
+    return data, run
 
 
 def test_dedup_and_bias_join_on_numbered_samples(tmp_path):
@@ -20,11 +35,8 @@ def test_dedup_and_bias_join_on_numbered_samples(tmp_path):
             # sample 0 and 1 of a task are the same code (a duplicate); sample 2 differs by task
             code = _BODY.format(k=t) if s < 2 else f"    return sorted(values)[{t}] * {s + t}\n" * (t + 1)
             rows.append({"task_id": f"Task/{t}", "completion": code, "chrf": 0.1 * t + 0.01 * s})
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data, run = _dedup_by_task_and_sample(tmp_path, rows)
     out = tmp_path / "dedup"
-    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
-                    output_dir=out)
     clusters = json.loads((out / "clusters.json").read_text())
     assert ["Task/3:0", "Task/3:1"] in clusters  # the numbers are the ones execute and score give
     kept = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
@@ -36,24 +48,13 @@ def test_dedup_and_bias_join_on_numbered_samples(tmp_path):
     assert (report.join.joined, report.join.unjoined) == (18, 0)
 
 
-
 def test_a_metric_table_numbered_by_its_order_against_real_sample_ids_is_refused(tmp_path):
     """probe 29: the dedup read real sample ids; a metric table without the column, its rows shuffled, was
     numbered 0, 1, 2 per task in its own order: every id joined (3 of 3 per task) and each value was paired
     with another row. The two kinds of ids are told apart by report.json (parameters.numbered_id_column)."""
-    import dataclasses
-    import random
-
-    import pytest
-
-    from workbench.errors import DataError
-
     rows = [{"task_id": f"Task/{t}", "sample_id": s, "completion": _BODY.format(k=t) if s < 2 else f"x = {t}\n",
              "passed": int(s == 0)} for t in range(4) for s in range(3)]
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
-                    output_dir=tmp_path / "dedup")
+    data, run = _dedup_by_task_and_sample(tmp_path, rows)
     assert run.report["parameters"]["numbered_id_column"] is None
     shuffled = rows[:]
     random.Random(3).shuffle(shuffled)
@@ -76,10 +77,7 @@ def test_numbered_ids_on_both_sides_and_real_ids_after_numbering_join(tmp_path):
     way (the same file), and a table that carries the numbers as a column (execute's results)."""
     rows = [{"task_id": f"Task/{t}", "completion": _BODY.format(k=t) if s < 2 else f"x = {t}\n", "passed": int(s == 0)}
             for t in range(4) for s in range(3)]
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
-                    output_dir=tmp_path / "dedup")
+    data, run = _dedup_by_task_and_sample(tmp_path, rows)
     assert run.report["parameters"]["numbered_id_column"] == "sample_id"
     config = BiasConfig(metric=["passed"], task_column="task_id", resamples=100)
     assert run_bias(tmp_path / "dedup", str(data), config).join.joined == 12
@@ -95,18 +93,9 @@ def test_a_mostly_unjoined_metric_table_of_an_older_dedup_is_refused_and_the_num
     so only sample 0 joins, and 1 and 2 name no row (in the probe, other rows): fewer than half join, so bias
     refuses rather than report figures over wrongly paired rows, and names the numbering;
     --allow-partial-join goes on, with the warning."""
-    import dataclasses
-
-    import pytest
-
-    from workbench.errors import DataError
-
     rows = [{"task_id": f"Task/{t}", "sample_id": s, "completion": _BODY.format(k=t) if s < 9 else f"x = {t}\n",
              "passed": int(s == 0)} for t in range(4) for s in (0, 5, 9)]
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run_dedup(str(data), DedupConfig(code_column="completion", id_column="task_id,sample_id", min_tokens=1),
-              output_dir=tmp_path / "dedup")
+    data, _ = _dedup_by_task_and_sample(tmp_path, rows)
     report_path = tmp_path / "dedup" / "report.json"
     older = json.loads(report_path.read_text())
     del older["parameters"]["numbered_id_column"]

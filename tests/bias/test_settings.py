@@ -87,6 +87,20 @@ def test_single_set_and_contamination_by_hand(tmp_path, corpus):
     assert written["duplication"]["metrics"]["acc"]["eq2"]["d_over"].startswith("all 6 rows with a value of the metric")
 
 
+def test_unbiased_test_counts_the_test_rows_a_dedup_against_a_reference_drops(tmp_path, corpus):
+    """Allamanis' unbiased test set removes duplicates within and across train and test only: a test row that
+    copies the --against reference stays in it (docs/bias.md; the dedup's own test split drops it)."""
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("c")}])
+    rows = [("A", "train", "a"), ("t1", "test", "a"), ("t2", "test", "c"), ("t3", "test", "d")]
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b in rows],
+                       split_column="split", against=str(reference))
+    assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t3"]
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [1, 1, 1, 0]}, BiasConfig(metric=["acc"], resamples=40))
+    unbiased = report.duplication.metrics["acc"].settings["unbiased_test"]
+    assert unbiased.n_rows == 2 and unbiased.value == 0.5  # t2 (contaminated) and t3
+    assert report.contamination.counts["contaminated_rows"] == 1
+
+
 def test_contamination_from_a_second_dedup_output(tmp_path, corpus):
     reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("s")}])
     rows = [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE]

@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-from unprivileged import unprivileged  # noqa: F401 - a fixture
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
@@ -19,6 +18,12 @@ from workbench.dedup.writing import write_result_files
 from workbench.errors import DataError
 
 _CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
+
+
+def _three_rows(path):
+    """``path`` as a JSON Lines file of three distinct functions (ids 0, 1, 2); returns it."""
+    path.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    return path
 
 
 def test_a_reused_folder_loses_the_earlier_splits(tmp_path, caplog):
@@ -49,8 +54,7 @@ def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, rec
     # probe 27: the Spark engine writes <split>/part-* folders, which a local rerun left beside the new
     # <split>.jsonl (read twice afterwards). The folders are laid out as Spark writes them (no Spark here),
     # and recorded as a Spark run records them: in manifest.json, or (before it) by their part files alone
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     out = tmp_path / "out"
     run = run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
     (out / "train.jsonl").unlink()
@@ -70,12 +74,7 @@ def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, rec
 
 
 def test_bad_output_paths_and_file_ids_fail_clearly_before_writing(tmp_path):
-    import pytest
-
-    from workbench.errors import DataError
-
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     with pytest.raises(DataError, match="cannot be created"):  # a file on the way: once a traceback after the search
         run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "data.jsonl" / "out")
     for ids, message in ((["a", "a/b"], "cannot both be files"), (["ok", "../../escape.py"], "does not name a file inside")):
@@ -90,10 +89,6 @@ def test_bad_output_paths_and_file_ids_fail_clearly_before_writing(tmp_path):
 
 def test_a_code_column_with_a_number_in_one_row_is_refused(tmp_path):
     # probe 27: datasets then reads the column as JSON texts; each file was one token and nothing was analysed
-    import pytest
-
-    from workbench.errors import DataError
-
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "a", "content": _CODE.format(k=1)}) + "\n" + json.dumps({"id": "x", "content": 123}) + "\n")
     with pytest.raises(DataError, match=r"--code-column 'content' holds Json.*row 2 of split 'train': '123' \(int\)"):
@@ -106,8 +101,7 @@ def test_a_folder_without_a_dedup_report_keeps_its_files(tmp_path):
     (out / "files").mkdir(parents=True)
     (out / "files" / "mine.txt").write_text("not a dedup output")
     (out / "train.jsonl").write_text('{"a": 1}\n')
-    data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(tmp_path / "data.jsonl")
     with pytest.raises(DataError, match=r"holds train.jsonl, which this run would write, and no record of an earlier "
                                         r"`workbench dedup` run there \(manifest.json\) says it wrote them.*fresh -o"):
         run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
@@ -154,10 +148,65 @@ def test_a_rerun_replaces_only_what_the_earlier_run_recorded(tmp_path, caplog):
     assert any("removed test.jsonl, train.jsonl (this run does not write them)" in r.getMessage() for r in caplog.records)
 
 
+def test_an_output_folder_over_the_input_is_refused_before_anything_is_written(tmp_path):
+    """-o the input folder (or a folder inside it, or the folder of an input file) would replace the input
+    with its deduplicated splits: refused, and the input is untouched (probe 25b lost 34 rows that way)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    train = folder / "train.jsonl"
+    train.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i % 2)}) + "\n" for i in range(4)))
+    before = train.read_bytes()
+    for output, message in ((folder, "is the input folder"), (folder / "out", "lies inside the input folder")):
+        with pytest.raises(DataError, match=message):
+            run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=output)
+    with pytest.raises(DataError, match="is the folder of the input file train.jsonl"):
+        run_dedup(str(train), DedupConfig(min_tokens=1), output_dir=folder)
+    assert train.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["train.jsonl"]
+    run_dedup(str(folder), DedupConfig(min_tokens=1), output_dir=tmp_path / "elsewhere")  # beside it: fine
+    assert len((tmp_path / "elsewhere" / "train.jsonl").read_text().splitlines()) == 2
+
+
+def test_kept_source_files_are_byte_copies(tmp_path):
+    """A latin-1 file with its coding cookie and a file with a byte-order mark are read as Python reads
+    them; the deduplicated files/ output must hold the same bytes, not the decoded text re-encoded as UTF-8."""
+    corpus = tmp_path / "corpus" / "train"
+    corpus.mkdir(parents=True)
+    latin = "# -*- coding: latin-1 -*-\ndef greet(name):\n    return 'caf\xe9 ' + name\n".encode("latin-1")
+    bom = b"\xef\xbb\xbfdef twice(x):\n    return 2 * x\n"
+    (corpus / "latin.py").write_bytes(latin)
+    (corpus / "bom.py").write_bytes(bom)
+    run_dedup(str(tmp_path / "corpus"), DedupConfig(min_tokens=1), output_dir=tmp_path / "out")
+    files = tmp_path / "out" / "files" / "train"
+    assert (files / "latin.py").read_bytes() == latin and (files / "bom.py").read_bytes() == bom
+
+@pytest.mark.parametrize("layout", ["one file with a split column", "a folder of split files"])
+def test_a_files_output_of_a_table_keeps_each_split_in_its_folder(tmp_path, layout):
+    """--output-format files writes a table's kept rows to files/<split>/<id> (docs/dedup.md), however the
+    table was read: a folder of data files (data/train.jsonl, data/test.jsonl) is a table, not a folder of
+    source files, and its rows went to files/<id>, the splits mixed."""
+    rows = {"train": [("T/0:0", 0), ("T/1:0", 1)], "test": [("T/0:1", 0), ("T/2:1", 2)]}
+    if layout == "a folder of split files":
+        source = tmp_path / "data"
+        source.mkdir()
+        for split, members in rows.items():
+            (source / f"{split}.jsonl").write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=k)}) + "\n"
+                                                           for i, k in members))
+        config = DedupConfig(min_tokens=1, workers=1, output_format="files")
+    else:
+        source = tmp_path / "data.jsonl"
+        source.write_text("".join(json.dumps({"id": i, "split": split, "content": _CODE.format(k=k)}) + "\n"
+                                  for split, members in rows.items() for i, k in members))
+        config = DedupConfig(min_tokens=1, workers=1, output_format="files", split_column="split")
+    run_dedup(str(source), config, output_dir=tmp_path / "out")
+    files = tmp_path / "out" / "files"
+    # T/0:1 copies T/0:0 (removed from test); every other row is kept in its split's folder
+    assert sorted(p.relative_to(files).as_posix() for p in files.rglob("*") if p.is_file()) == [
+        "test/T/2:1", "train/T/0:0", "train/T/1:0"]
+    assert (files / "train" / "T" / "1:0").read_text() == _CODE.format(k=1)
+
 def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
     # probe 29: an existing read-only -o folder crashed with a PermissionError traceback after the whole search
-    data = unprivileged.folder / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(unprivileged.folder / "data.jsonl")
     read_only = unprivileged.folder / "ro"
     read_only.mkdir()
     read_only.chmod(0o555)
@@ -171,8 +220,7 @@ def test_a_read_only_output_folder_is_refused_before_the_search(unprivileged):
 
 def test_a_folder_that_turns_read_only_during_the_search_is_a_clear_error(unprivileged):
     # the write itself failing (a folder made read-only, a full disk) is an error message, not a traceback
-    data = unprivileged.folder / "data.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i)}) + "\n" for i in range(3)))
+    data = _three_rows(unprivileged.folder / "data.jsonl")
     out = unprivileged.folder / "out"
     out.mkdir()
     unprivileged.give(out)  # the user's own folder, made read-only during the run

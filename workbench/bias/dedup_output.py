@@ -81,6 +81,7 @@ class DedupOutput:
     #: ``kept.csv``: id -> split of each row the dedup kept (``None`` for a folder without it)
     kept_split: dict[str, str] | None = field(default=None, repr=False)
     _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
+    #: whether the splits of the kept rows are on record: ``True`` with ``kept.csv``; without it,
     #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
     split_files_found: bool | None = None
 
@@ -137,7 +138,6 @@ class DedupOutput:
         if row_id in self.removed:
             return self.removed[row_id][0]
         if self.kept_split is not None:
-            self.split_files_found = True
             return self.kept_split.get(row_id)
         if self._split_of_kept is None:
             found, self.split_files_found = _kept_row_splits(self.folder, self.splits, id_columns)
@@ -227,7 +227,7 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
         kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
         train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
         has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable,
-        kept_split=kept_split,
+        kept_split=kept_split, split_files_found=True if kept_split is not None else None,
     )
 
 

@@ -86,10 +86,14 @@ def run_bias(
         a :class:`~workbench.bias.results.BiasReport`.
 
     Raises:
+        TypeError: ``dedup_output``, ``json_path`` or ``plot_path`` is not a path, or ``config``
+            not a :class:`BiasConfig` (a swapped argument).
         DataError: a folder that is not a dedup output, a missing column, duplicate ids, a
-            non-numeric metric cell (naming the column and the first bad row), no row that joins;
-            a ``json_path`` that is a folder or a ``plot_path`` of a format matplotlib cannot
-            write (checked before any work).
+            non-numeric metric cell (naming the column and the first bad row), a metric column
+            with no value in any joined row, no row that joins, a metric table whose sample ids
+            were numbered in its row order against a dedup that read real ones; a ``json_path``
+            that is a folder, a ``json_path`` or ``plot_path`` in a folder that cannot be written,
+            or a ``plot_path`` of a format matplotlib cannot write (checked before any work).
 
     Example::
 

@@ -95,12 +95,12 @@ def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = F
     if math.isnan(value.value):
         return "n/a" + count
     ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
-    mark = f" {ZERO_MARK}" if value.spans_zero and not value.no_interval else ""
+    mark = f" {ZERO_MARK}" if _marked(value) else ""
     return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{count}"
 
 
 def _marked(value: Interval) -> bool:
-    """Whether :func:`_interval` marks ``value`` ``≈0``."""
+    """Whether :func:`_interval` marks ``value`` ``≈0`` (and the legend is printed)."""
     return not math.isnan(value.value) and bool(value.spans_zero) and not value.no_interval
 
 

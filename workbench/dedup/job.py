@@ -89,11 +89,17 @@ def run_dedup(
         (paths, or URIs under an ``output_dir`` URI).
 
     Raises:
+        TypeError: ``source`` is not a path, name or :class:`LoadedDataset` (a DataFrame),
+            ``output_dir`` not a path, or ``config`` not a :class:`DedupConfig`.
         DataError / MissingColumnError / MissingSplitError / LanguageNotFoundError /
             DedupConfigError: bad input, before the long steps start (a ``train_split`` or
             ``test_split`` other than the default that names no split is a DedupConfigError;
             an ``output_dir`` URI other than ``file://`` without ``engine="spark"`` and a
-            ``source`` URI, or one without a file system here, is a DataError).
+            ``source`` URI, or one without a file system here, is a DataError; so is an
+            ``output_dir`` that cannot be created or written, or that holds a file this run
+            would write that no earlier run recorded writing,
+            :mod:`workbench.dedup.output_folder`). An output that fails to be written after the
+            search is a DataError too, naming the file.
         SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
             master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
         SparkJobError: a Spark job failed.
@@ -143,15 +149,14 @@ def run_dedup(
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
                                   language=config.language)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
-        read_columns = set(loaded.column_names)
-        loaded = _number_samples_if_asked(loaded, id_columns)
+        loaded, numbered_id_column = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
             loaded, code_column=_split_columns(config.code_column),
             id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
         # bias must know whether the sample ids are the data's or numbers made from its row order
-        rows.numbered_id_column = SAMPLE_COLUMN if SAMPLE_COLUMN in set(loaded.column_names) - read_columns else None
+        rows.numbered_id_column = numbered_id_column
         if len(rows) == 0:
             raise DataError(f"{loaded.source}: the dataset has no rows")
         _check_policy_splits(config, list(rows.split_ranges))
@@ -159,8 +164,9 @@ def run_dedup(
         if config.against is not None:
             reference = _load_reference(config)
         if output_dir is not None:
+            output_format = resolved_output_format(config.output_format, loaded)  # once: `auto` looks at the input
             # a file of the folder this run would write over, that no earlier run wrote: refused before the search
-            names = split_output_names(resolved_output_format(config.output_format, loaded), rows.split_ranges)
+            names = split_output_names(output_format, rows.split_ranges)
             check_no_foreign_outputs(Path(output_dir), planned_outputs(names, groups=rows.groups is not None,
                                                                        reference=reference is not None))
         if config.engine == "spark":
@@ -174,7 +180,7 @@ def run_dedup(
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 try:
-                    written = write_outputs(result, loaded, report, output_dir, output_format=config.output_format,
+                    written = write_outputs(result, loaded, report, output_dir, output_format=output_format,
                                             on_progress=advance)
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
@@ -272,14 +278,21 @@ def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None
     return None
 
 
-def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> LoadedDataset:
+def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> tuple[LoadedDataset, str | None]:
     """``--id-column TASK,sample_id`` on data without a ``sample_id`` column numbers the samples of
     each task 0, 1, ... in file order, as ``workbench execute`` and ``score`` do
     (:func:`workbench.data.samples.resolve_sample_column`), so the dedup's ids are the keys of
-    their outputs and ``workbench bias`` can join them; the deduplicated splits carry the column."""
+    their outputs and ``workbench bias`` can join them; the deduplicated splits carry the column.
+
+    Returns:
+        ``(loaded, column)``: the data (with the column when it was numbered) and the column made
+        by numbering (``sample_id``), ``None`` when every id column was read from the data (the
+        report's ``parameters.numbered_id_column``).
+    """
     if not id_columns or len(id_columns) != 2 or id_columns[1] != SAMPLE_COLUMN:
-        return loaded
-    return loaded.with_numbered_samples(id_columns[0], SAMPLE_COLUMN)
+        return loaded, None
+    numbered = loaded.with_numbered_samples(id_columns[0], SAMPLE_COLUMN)
+    return numbered, (SAMPLE_COLUMN if numbered is not loaded else None)  # the same object: nothing numbered
 
 
 def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | Path | None,

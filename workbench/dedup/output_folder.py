@@ -77,7 +77,7 @@ def planned_outputs(split_names: Sequence[str], *, groups: bool, reference: bool
     return [*SMALL_OUTPUTS, *optional, *split_names, MANIFEST]
 
 
-def check_writable(out: Path, option: str = "--output") -> None:
+def check_writable(out: Path) -> None:
     """Refuse an output folder that cannot be written (a file is created there and removed:
     :func:`workbench.io.unwritable_reason`), before the search rather than after it.
 
@@ -86,7 +86,7 @@ def check_writable(out: Path, option: str = "--output") -> None:
     """
     reason = unwritable_reason(out)
     if reason is not None:
-        raise DataError(f"{option} {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
+        raise DataError(f"--output {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
                         f"write, or make this one writable")
 
 
@@ -143,9 +143,12 @@ def check_no_foreign_outputs(out: Path, planned: Iterable[str]) -> None:
     Raises:
         DataError: naming those files and the ways out (a fresh ``-o``, or moving them away).
     """
-    if not out.is_dir():
-        return
-    ours, _ = previous_outputs(out)
+    if out.is_dir():
+        _refuse_foreign(out, planned, previous_outputs(out)[0])
+
+
+def _refuse_foreign(out: Path, planned: Iterable[str], ours: set[str]) -> None:
+    """:func:`check_no_foreign_outputs` given what earlier runs recorded (``ours``)."""
     foreign = sorted(name for name in planned if name not in ours and _exists(out / name))
     if foreign:
         shown = ", ".join(foreign[:6]) + (f" and {len(foreign) - 6} more" if len(foreign) > 6 else "")
@@ -164,8 +167,8 @@ def take_over(out: Path, planned: Sequence[str], source: object) -> None:
             (:func:`check_no_foreign_outputs`).
         OSError: a removal or the manifest write failed.
     """
-    check_no_foreign_outputs(out, planned)
     ours, previous_source = previous_outputs(out)
+    _refuse_foreign(out, planned, ours)
     present = sorted(name for name in ours if name != MANIFEST and _exists(out / name))
     if present and not _holds(out, source):
         # the record first, so that a failure below leaves every name still recorded

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import datasets
 
-from workbench.data.loading import LoadedDataset, select_rows
+from workbench.data.loading import LoadedDataset, SkippedFile, select_rows
 from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.dedup.output_folder import (
@@ -41,12 +41,19 @@ from workbench.io import atomic_open, atomic_write
 SOURCE_FOLDER_COLUMNS = ["id", "path", "language", "content"]
 
 
+def _source_folder(loaded: LoadedDataset) -> Path | None:
+    """The folder of source files ``loaded`` was read from (its ids are the files' relative paths),
+    or ``None`` for a table: a data file, or a folder of data files (``train.jsonl``, ``test.jsonl``)."""
+    source = Path(loaded.source)
+    return source if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS else None
+
+
 def input_form(loaded: LoadedDataset) -> str:
     """Return the output format matching the input: ``files`` for a folder of source files,
     ``parquet`` for parquet data, else ``jsonl``."""
-    source = Path(loaded.source)
-    if source.is_dir() and loaded.column_names == SOURCE_FOLDER_COLUMNS:
+    if _source_folder(loaded) is not None:
         return "files"
+    source = Path(loaded.source)
     if source.is_dir():
         return "parquet" if next(source.rglob("*.parquet"), None) is not None else "jsonl"
     return "parquet" if ".parquet" in source.suffixes else "jsonl"
@@ -96,7 +103,10 @@ def write_outputs(
     Raises:
         DataError: unknown ``output_format``, ``output_dir`` is a file, or it holds a file this
             run would write that no earlier dedup run recorded writing
-            (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`).
+            (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`); with ``files``, a
+            kept id that cannot be a file there (before any is written).
+        OSError: a write or a removal failed (:func:`~workbench.dedup.job.run_dedup` says so as a
+            DataError).
     """
     output_format = resolved_output_format(output_format, loaded)
     written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped,
@@ -105,7 +115,7 @@ def write_outputs(
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
     with _quiet_datasets():
         if output_format == "files":
-            source_root = Path(loaded.source) if Path(loaded.source).is_dir() else None
+            source_root = _source_folder(loaded)
             _write_files(result, out / "files", written, on_progress, source_root)
             if source_root is not None:
                 _copy_undecodable_files(loaded.skipped, source_root, out / "files")
@@ -135,6 +145,7 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     Raises:
         DataError: ``output_dir`` is a file, or holds a file this run would write that no earlier
             dedup run recorded writing.
+        OSError: a write or the removal of an earlier run's outputs failed.
     """
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
@@ -262,14 +273,14 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
     written["files"] = str(root)
 
 
-def _copy_undecodable_files(skipped: list, source_root: Path, root: Path) -> None:
+def _copy_undecodable_files(skipped: list[SkippedFile], source_root: Path, root: Path) -> None:
     """Copy the source files the loader could not decode (empty, binary, another encoding) into
     ``root`` at their paths, byte for byte: they were never compared, so nothing says they are
     duplicates, and a ``files/`` tree without them would lose part of the source, as a data file's
     unreadable rows stay in their split. Listed in ``unreadable.csv`` as such."""
     base = root.resolve()
     for file in skipped:
-        if not getattr(file, "undecodable", False):
+        if not file.undecodable:
             continue
         original, target = source_root / file.path, (base / file.path).resolve()
         if base in target.parents and original.is_file() and not target.exists():
