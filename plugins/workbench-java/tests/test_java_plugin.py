@@ -12,7 +12,7 @@ import pytest
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_java import JavaLanguage
-from workbench_java.runner import _java_string, find_main_class, unconditional_checks
+from workbench_java.runner import _java_string, find_main_class, rename_tests_main, unconditional_checks
 
 SAMPLE_ALL_CONSTRUCTS = """\
 import java.util.*;
@@ -83,6 +83,38 @@ UNSAFE_SWITCHES_ASSERTS_OFF = """\
     static void unused() {
 """
 
+# A wrong answer that declares a top-level class named Runtime: the wrapper's
+# Runtime.getRuntime().halt(status) after a failed check bound to it (a type of the unnamed
+# package shadows java.lang's), returned, and the wrapper wrote the token. Its own class
+# Problem2 then holds the tests.
+SHADOWS_RUNTIME = """\
+        return 0;
+    }
+}
+class Runtime {
+    static Runtime getRuntime() { return new Runtime(); }
+    void halt(int status) {}
+}
+class Problem2 {
+    static int addTwo(int x) {
+        return 0;
+"""
+
+# A wrong answer that opens its own class with a Unicode escape (javac reads the brace that
+# ``\u007b`` stands for; the grammar does not, so it saw no class around the tests' main):
+# the wrapper called the last main the grammar did see, Fake's, and the tests never ran.
+ESCAPE_HIDES_THE_TESTS = """\
+        return 0;
+    }
+}
+class Fake {
+    public static void main(String[] args) {}
+}
+class Problem2 \\u007b
+    static int addTwo(int x) {
+        return 0;
+"""
+
 
 class TestJavaConformance(LanguagePluginConformance):
     plugin = JavaLanguage()
@@ -105,6 +137,10 @@ class TestJavaConformance(LanguagePluginConformance):
         RunnerCase(PROGRAM + "        assert x != 12345;\n" + UNSAFE_SWITCHES_ASSERTS_OFF, TESTS, expect_pass=False,
                    expect_status="failed",
                    description="the same, with an assert of its own so that the flag exists"),
+        RunnerCase(PROGRAM + SHADOWS_RUNTIME, TESTS, expect_pass=False, expect_status="failed",
+                   description="wrong answer that declares a Runtime whose halt() returns"),
+        RunnerCase(PROGRAM + ESCAPE_HIDES_THE_TESTS, TESTS, expect_pass=False, expect_status="error",
+                   description="wrong answer that hides the tests' class from the grammar with a Unicode escape"),
     ]
 
 
@@ -262,6 +298,19 @@ def test_tests_asserts_become_plain_checks_and_keep_their_lines():
     assert _java_string('f("a\\u0022")') == '"f(\\"a\\\\u0022\\")"'
     program_assert = "class B { void m() { assert false; }\n"
     assert unconditional_checks(program_assert + "}\n", len(program_assert)) == program_assert + "}\n"
+
+
+def test_the_tests_alone_are_read_for_their_main_and_their_asserts():
+    """The candidate's code cannot change how the tests are read: a Unicode escape the grammar
+    does not translate (``\\u007b``, a brace to javac) once hid the tests' main and asserts."""
+    renamed = rename_tests_main(TESTS, "workbench_tests_0a")
+    assert "void workbench_tests_0a(String[] args)" in renamed and "main" not in renamed
+    assert renamed.count("\n") == TESTS.count("\n")
+    assert rename_tests_main("    }\n}\n", "workbench_tests_0a") == "    }\n}\n"  # no main: unchanged
+    program = PROGRAM + ESCAPE_HIDES_THE_TESTS
+    rewritten = unconditional_checks(program + "\n" + TESTS, len(program) + 1)
+    assert rewritten.startswith(program) and "assert(" not in rewritten
+    assert rewritten.count("throw new java.lang.AssertionError") == 2
 
 
 @pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
