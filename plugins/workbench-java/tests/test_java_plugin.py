@@ -8,6 +8,7 @@ import re
 import secrets
 
 import pytest
+from multipl_e_data import grade_task, labelled_samples
 
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
@@ -234,14 +235,9 @@ def test_main_class_is_found_with_the_grammar():
 def test_runner_on_real_multipl_e_samples(java_data):
     """Two real ICE-Score samples of HumanEval/0 with opposite labels, run through the runner."""
     runner = JavaLanguage().runner
-    task = next(t for t in java_data["grades"] if t["task_id"] == "0")
+    task = grade_task(java_data, "0")
     problem = java_data["problems"]["HumanEval/0"]
-    keys = [k for k in task if k.isdigit()]
-    chosen = {}
-    for key in keys:
-        chosen.setdefault(task[f"grade-{key}"]["execution"], key)
-    assert set(chosen) == {0, 1}
-    for label, key in chosen.items():
+    for key, label in labelled_samples(java_data, "0").items():  # one sample of each label
         token = secrets.token_hex(16)
         program = runner.build_program(problem["prompt"], task[key], "completion")
         result = run_spec(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
@@ -317,7 +313,7 @@ def test_the_tests_alone_are_read_for_their_main_and_their_asserts():
 def test_real_failing_samples_say_what_failed(java_data):
     """HumanEval/99's real samples: ``detail`` (the last stderr line) names the check that failed, or
     the exception and the test line, where it once said ``at WorkbenchHarness.main(...)``."""
-    task = next(t for t in java_data["grades"] if t["task_id"] == "99")
+    task = grade_task(java_data, "99")
     problem = java_data["problems"]["HumanEval/99"]
     runner = JavaLanguage().runner
     outcomes = {}
