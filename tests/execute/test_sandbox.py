@@ -179,6 +179,21 @@ def test_the_run_after_a_build_keeps_its_timeout_and_cpu_limit(level):
     assert limits.status == "passed", limits
 
 
+def test_without_a_pidfd_the_build_and_the_run_are_waited_for_by_polling(monkeypatch):
+    """An old kernel (no ``pidfd_open``): one wait serves the build's end and the run's exit."""
+
+    def no_pidfd(pid):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    built = run(sh_spec(build=[["/bin/sh", "-c", "sleep 0.3"]]), timeout_s=5)
+    assert built.status == "passed" and built.build_s >= 0.3, built
+    assert run(sh_spec(build=[["false"]])).status == "syntax_error"
+    assert run(sh_spec(checks="sleep 30", build=[["true"]]), timeout_s=1.0).status == "timeout"
+    assert run(sh_spec(checks="sleep 30"), timeout_s=1.0).status == "timeout"
+    assert run(sh_spec()).status == "passed"
+
+
 def test_a_spec_without_build_records_no_build_time():
     outcome = run(sh_spec())
     assert outcome.status == "passed" and outcome.build_s is None

@@ -200,63 +200,45 @@ def _tail(handle, limit_chars: int) -> str:
     return text[-limit_chars:]
 
 
-def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
+def _wait_without_reaping(pid: int, timeout_s: float, built_read: int | None = None) -> str:
     """Wait until child ``pid`` exits, leaving it unreaped (a zombie keeps its pid and
-    process-group id reserved). Returns False on timeout.
+    process-group id reserved), or, with ``built_read``, until the step script reports its
+    build done (a byte there), or until ``timeout_s`` passes.
 
-    Uses a pidfd (Linux >= 5.3): no polling delay, no race with pid reuse.
-    """
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # old kernel: fall back to waitid(WNOWAIT) polling
-        deadline = time.monotonic() + timeout_s
-        delay = 0.001
-        while time.monotonic() < deadline:
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
-        return False
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        return bool(poller.poll(max(0, int(timeout_s * 1000))))
-    finally:
-        os.close(pidfd)
-
-
-def _wait_for_build(pid: int, built_read: int, timeout_s: float) -> str:
-    """Wait until the step script reports its build done (a byte on ``built_read``), child
-    ``pid`` exits, or ``timeout_s`` passes, leaving the child unreaped.
+    Uses a pidfd (Linux >= 5.3): no polling delay, no race with pid reuse; on an older
+    kernel it polls ``waitid(WNOWAIT)``.
 
     Returns:
-        ``"built"`` (the byte arrived, even if the child has exited since), ``"exited"`` (it
-        exited without the byte: a build failed or the sandbox did) or ``"timeout"``.
+        ``"built"`` (the byte arrived on ``built_read``, even if the child has exited since),
+        ``"exited"`` (the child exited, without that byte) or ``"timeout"``.
     """
     deadline = time.monotonic() + timeout_s
     try:
         pidfd: int | None = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # old kernel: poll waitid(WNOWAIT) as _wait_without_reaping does
+    except (AttributeError, OSError):  # old kernel: fall back to waitid(WNOWAIT) polling
         pidfd = None
     poller = select.poll()
-    poller.register(built_read, select.POLLIN)
-    if pidfd is not None:
-        poller.register(pidfd, select.POLLIN)
+    for fd in (pidfd, built_read):
+        if fd is not None:
+            poller.register(fd, select.POLLIN)
+    delay = 0.001
     try:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout"
-            wait_s = remaining if pidfd is not None else min(remaining, 0.02)
+            wait_s = remaining if pidfd is not None else min(remaining, delay)
+            delay = min(delay * 2, 0.02)
             events = dict(poller.poll(max(1, int(wait_s * 1000))))
-            if built_read in events:
+            if built_read is not None and built_read in events:
                 if _read_available(built_read, limit=1):
                     return "built"
                 poller.unregister(built_read)  # closed without the byte: only the exit is left to see
+                built_read = None
             exited = (pidfd in events if pidfd is not None
                       else os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None)
             if exited:
-                return "built" if _read_available(built_read, limit=1) else "exited"
+                return "built" if built_read is not None and _read_available(built_read, limit=1) else "exited"
     finally:
         if pidfd is not None:
             os.close(pidfd)
@@ -561,12 +543,12 @@ class Sandbox:
             run_start = start
             phase = "built"
             if built_read is not None:
-                phase = _wait_for_build(proc.pid, built_read, spec.build_timeout_s)
+                phase = _wait_without_reaping(proc.pid, spec.build_timeout_s, built_read)
                 run_start = time.monotonic()
                 build_duration = run_start - start
                 build_timed_out = phase == "timeout"
             if phase == "built":
-                timed_out = not _wait_without_reaping(proc.pid, timeout_s)
+                timed_out = _wait_without_reaping(proc.pid, timeout_s) == "timeout"
             else:  # the build failed (the status pipe says how) or ran out of its time
                 timed_out = build_timed_out
             duration = time.monotonic() - run_start if phase == "built" else 0.0

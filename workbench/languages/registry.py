@@ -190,8 +190,8 @@ def _discover() -> _Discovery:
     manager, distributions, load_problems = _load()
     problems = list(load_problems)
     found: dict[str, list[PluginInfo]] = {}
-    left_out: list[_Claim] = []  # malformed plugins' claims, where their name and keys are readable
-    left_out_keys: dict[int, tuple[str, ...]] = {}
+    # malformed plugins' claims and the keys they claim, where their name and keys are readable
+    left_out: list[tuple[_Claim, tuple[str, ...]]] = []
     for impl in manager.hook.workbench_languages.get_hookimpls():
         distribution = distributions.get(id(impl.plugin), PROJECT_NAME)
         source = f"{distribution} ({manager.get_name(impl.plugin)})"
@@ -213,8 +213,7 @@ def _discover() -> _Discovery:
                                                       f"the plugin is left out"))
                 keys = _readable_keys(plugin)
                 if keys:
-                    left_out.append(_Claim(plugin.name, distribution, "left out"))
-                    left_out_keys[id(left_out[-1])] = keys
+                    left_out.append((_Claim(plugin.name, distribution, "left out"), keys))
                 continue
             found.setdefault(plugin.name, []).append(PluginInfo(
                 plugin=plugin, distribution=distribution, version=_version(distribution),
@@ -233,8 +232,8 @@ def _discover() -> _Discovery:
         clashes[name] = tuple(info.distribution for info in providers)
         problems.append(PluginProblem(f"language {name!r}", (
             f"two plugins provide it ({' and '.join(clashes[name])}); neither is used until one is uninstalled")))
-    for claim in left_out:
-        for key in left_out_keys[id(claim)]:
+    for claim, keys in left_out:
+        for key in keys:
             claims.setdefault(key, []).append(claim)
     for key, claimants in claims.items():  # an alias or extension two languages claim: looked up by name only
         if len({claim.language for claim in claimants}) > 1:
@@ -247,8 +246,9 @@ def _discover() -> _Discovery:
 
 
 def _readable_keys(plugin: LanguagePlugin) -> tuple[str, ...]:
-    """A malformed plugin's aliases and extensions, lowercased, where its name and both are well-formed
-    (else none: nothing reliable to claim)."""
+    """A malformed plugin's aliases and extensions, lowercased: those of the two attributes that
+    are a tuple or list of texts; none when its name is not a non-empty text (nothing reliable
+    to claim)."""
     keys = []
     if not isinstance(plugin.name, str) or not plugin.name:
         return ()

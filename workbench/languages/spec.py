@@ -126,9 +126,11 @@ class RunSpec:
         run: the argv that runs the program with its tests (working directory: the
             sample's folder).
         build: commands (argv lists) run in order before ``run``.
-        build_timeout_s: wall-clock seconds all build commands together may take (and the
-            CPU seconds each may use), apart from the sample's timeout; a build that takes
-            longer is a ``timeout`` whose detail says so. Default
+        build_timeout_s: wall-clock seconds all build commands together may take, apart from
+            the sample's timeout; a build that takes longer is a ``timeout`` whose detail says
+            so. The CPU rlimit of each build command is set from it like the run's from its
+            timeout (``ceil(seconds) + 1``; the run's, when that is larger; a fixed
+            ``ResourceLimits.cpu_seconds`` holds for both). Default
             :data:`DEFAULT_BUILD_TIMEOUT_S`, generous: a compile error is not slow.
         env: extra environment variables for build and run (the sandbox scrubs the rest).
         pass_token_fd: fd number (3..9) in the child where the harness writes the token,

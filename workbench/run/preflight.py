@@ -22,7 +22,7 @@ from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import OptionError
-from workbench.run.config import ConfigError, PipelineConfig
+from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 
@@ -208,7 +208,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         try:
             language = run_language(data["language"], {f"[data] source ({data['source']})": data_languages})
         except OptionError as error:
-            raise ConfigError(error.render(lambda name: "[data] language")) from None
+            raise table_error("data", error) from None
         get_language(language)
     rows = sum(len(split) for split in loaded.splits.values())
     if rows == 0:
@@ -269,7 +269,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         try:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
         except OptionError as error:
-            raise ConfigError(error.render(lambda name: "[data] language")) from None
+            raise table_error("data", error) from None
         _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
     if "score" in stages:
         _check_model(plans, notes)

@@ -1,38 +1,20 @@
-"""Fixtures for the C++ plugin's tests: the real MultiPL-E / ICE-Score data."""
+"""Fixtures for the C++ plugin's tests: the real MultiPL-E / ICE-Score data (tests/multipl_e_data.py)."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
-
-# plugins/workbench-cpp/tests -> repository root -> ../shared/data
-_DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-
-
-def _data_root() -> Path:
-    return Path(os.environ.get("WORKBENCH_SHARED_DATA", _DEFAULT_DATA))
+from multipl_e_data import load_multipl_e, multipl_e_files
 
 
 @pytest.fixture(scope="session")
-def cpp_problems_file() -> Path:
-    """The MultiPL-E C++ problems file (skips the test when the shared data is absent)."""
-    path = _data_root() / "multipl-e-codex-cpp" / "problems.jsonl"
-    if not path.is_file():
-        pytest.skip(f"MultiPL-E C++ problems not found at {path}")
-    return path
+def cpp_files() -> dict[str, Path]:
+    """The paths of ``problems`` (MultiPL-E C++ problems) and ``grades`` (ICE-Score C++ grade file)."""
+    return multipl_e_files("cpp")
 
 
 @pytest.fixture(scope="session")
-def cpp_data() -> dict:
+def cpp_data(cpp_files) -> dict:
     """``problems`` (task_id -> MultiPL-E C++ problem) and ``grades`` (ICE-Score C++ grade file)."""
-    root = _data_root()
-    problems_path = root / "multipl-e-codex-cpp" / "problems.jsonl"
-    grades_path = root / "ice-score" / "humaneval_cpp_grade.json"
-    if not problems_path.is_file() or not grades_path.is_file():
-        pytest.skip(f"MultiPL-E / ICE-Score C++ data not found under {root}")
-    with open(problems_path, encoding="utf-8") as handle:
-        problems = {row["task_id"]: row for row in map(json.loads, handle)}
-    return {"problems": problems, "grades": json.loads(grades_path.read_text(encoding="utf-8"))}
+    return load_multipl_e(cpp_files)

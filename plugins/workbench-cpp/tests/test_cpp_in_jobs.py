@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from multipl_e_data import labelled_samples, write_generations
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -69,40 +70,18 @@ def test_out_of_memory_is_reported_as_oom():
     assert outcome.status == "oom", outcome
 
 
-def _labelled_samples(cpp_data, task_number: str, per_label: int = 1) -> dict[str, int]:
-    """Sample id -> ICE-Score label for the first ``per_label`` samples of each label of a task."""
-    task = next(t for t in cpp_data["grades"] if t["task_id"] == task_number)
-    chosen: dict[str, int] = {}
-    counts = {0: 0, 1: 0}
-    for key in (k for k in task if k.isdigit()):
-        label = task[f"grade-{key}"]["execution"]
-        if counts[label] < per_label:
-            chosen[key] = label
-            counts[label] += 1
-    assert counts == {0: per_label, 1: per_label}
-    return chosen
-
-
-def _write_generations(path, cpp_data, task_number: str, keys) -> None:
-    task = next(t for t in cpp_data["grades"] if t["task_id"] == task_number)
-    with open(path, "w", encoding="utf-8") as handle:
-        for key in keys:
-            handle.write(json.dumps({"task_id": f"HumanEval/{task_number}", "sample_id": int(key),
-                                     "completion": task[key]}) + "\n")
-
-
 @pytest.mark.skipif(bool(CppLanguage().runner.missing_toolchain()), reason="g++ missing")
-def test_execute_command_runs_real_multipl_e_cpp_samples(cpp_data, cpp_problems_file, tmp_path):
+def test_execute_command_runs_real_multipl_e_cpp_samples(cpp_data, cpp_files, tmp_path):
     """``workbench execute -l cpp`` end to end, as a user types it: it once stopped before the
     first sample, because its preflight prepared an empty test harness, which the C++ runner
     cannot wrap (the plugin's own tests ran the runner directly and never met the check). It is
     run as docs/execute.md shows it: no entry point column, the default timeout."""
-    labels = _labelled_samples(cpp_data, "0")
+    labels = labelled_samples(cpp_data, "0")
     generations = tmp_path / "gens.jsonl"
-    _write_generations(generations, cpp_data, "0", labels)
+    write_generations(generations, cpp_data, "0", labels)
     output = tmp_path / "results.jsonl"
     result = CliRunner().invoke(app, [
-        "execute", str(generations), "--problems", str(cpp_problems_file), "--test-column", "tests",
+        "execute", str(generations), "--problems", str(cpp_files["problems"]), "--test-column", "tests",
         "-l", "cpp", "-j", "2", "-o", str(output)])
     assert result.exit_code == 0, result.output
     rows = {str(row["sample_id"]): row for row in map(json.loads, output.read_text().splitlines())}

@@ -8,6 +8,7 @@ import re
 import secrets
 
 import pytest
+from multipl_e_data import grade_task, labelled_samples
 
 from workbench.data.loading import load_records
 from workbench.languages import SubCodeKind, get_language
@@ -226,15 +227,12 @@ def test_tests_main_is_renamed_and_returns_zero():
 @pytest.mark.skipif(bool(CppRunner().missing_toolchain()), reason="g++ missing")
 def test_runner_on_real_multipl_e_samples_with_and_without_precompiled_header(cpp_data, tmp_path):
     """Two real ICE-Score samples of HumanEval/0 with opposite labels, plain and with a precompiled header."""
-    task = next(t for t in cpp_data["grades"] if t["task_id"] == "0")
+    task = grade_task(cpp_data, "0")
     problem = cpp_data["problems"]["HumanEval/0"]
-    chosen = {}
-    for key in (k for k in task if k.isdigit()):
-        chosen.setdefault(task[f"grade-{key}"]["execution"], key)
-    assert set(chosen) == {0, 1}
+    chosen = labelled_samples(cpp_data, "0")  # one sample of each label
     pch_runner = CppRunner(precompiled_header_dir=build_precompiled_header(tmp_path))
     for runner in (CppRunner(), pch_runner):
-        for label, key in chosen.items():
+        for key, label in chosen.items():
             token = secrets.token_hex(16)
             program = runner.build_program(problem["prompt"], task[key], "completion")
             spec = runner.prepare(program, problem["tests"], None, token)
@@ -271,7 +269,7 @@ def test_real_failing_samples_are_failed_with_the_check_that_failed(cpp_data):
     """HumanEval/99's real samples: a wrong answer is ``failed`` (its ``assert`` used to end in
     glibc's ``abort()``, recorded ``killed`` like a crash) and ``detail`` names the check; an
     exception that escapes the tests is an ``error`` naming it; a right answer passes."""
-    task = next(t for t in cpp_data["grades"] if t["task_id"] == "99")
+    task = grade_task(cpp_data, "99")
     problem = cpp_data["problems"]["HumanEval/99"]
     runner = CppRunner()
     expected = {

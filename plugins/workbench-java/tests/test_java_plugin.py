@@ -8,11 +8,12 @@ import re
 import secrets
 
 import pytest
+from multipl_e_data import grade_task, labelled_samples
 
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
 from workbench_java import JavaLanguage
-from workbench_java.runner import _java_string, find_main_class, unconditional_checks
+from workbench_java.runner import _java_string, find_main_class, rename_tests_main, unconditional_checks
 
 SAMPLE_ALL_CONSTRUCTS = """\
 import java.util.*;
@@ -83,6 +84,38 @@ UNSAFE_SWITCHES_ASSERTS_OFF = """\
     static void unused() {
 """
 
+# A wrong answer that declares a top-level class named Runtime: the wrapper's
+# Runtime.getRuntime().halt(status) after a failed check bound to it (a type of the unnamed
+# package shadows java.lang's), returned, and the wrapper wrote the token. Its own class
+# Problem2 then holds the tests.
+SHADOWS_RUNTIME = """\
+        return 0;
+    }
+}
+class Runtime {
+    static Runtime getRuntime() { return new Runtime(); }
+    void halt(int status) {}
+}
+class Problem2 {
+    static int addTwo(int x) {
+        return 0;
+"""
+
+# A wrong answer that opens its own class with a Unicode escape (javac reads the brace that
+# ``\u007b`` stands for; the grammar does not, so it saw no class around the tests' main):
+# the wrapper called the last main the grammar did see, Fake's, and the tests never ran.
+ESCAPE_HIDES_THE_TESTS = """\
+        return 0;
+    }
+}
+class Fake {
+    public static void main(String[] args) {}
+}
+class Problem2 \\u007b
+    static int addTwo(int x) {
+        return 0;
+"""
+
 
 class TestJavaConformance(LanguagePluginConformance):
     plugin = JavaLanguage()
@@ -105,6 +138,10 @@ class TestJavaConformance(LanguagePluginConformance):
         RunnerCase(PROGRAM + "        assert x != 12345;\n" + UNSAFE_SWITCHES_ASSERTS_OFF, TESTS, expect_pass=False,
                    expect_status="failed",
                    description="the same, with an assert of its own so that the flag exists"),
+        RunnerCase(PROGRAM + SHADOWS_RUNTIME, TESTS, expect_pass=False, expect_status="failed",
+                   description="wrong answer that declares a Runtime whose halt() returns"),
+        RunnerCase(PROGRAM + ESCAPE_HIDES_THE_TESTS, TESTS, expect_pass=False, expect_status="error",
+                   description="wrong answer that hides the tests' class from the grammar with a Unicode escape"),
     ]
 
 
@@ -198,14 +235,9 @@ def test_main_class_is_found_with_the_grammar():
 def test_runner_on_real_multipl_e_samples(java_data):
     """Two real ICE-Score samples of HumanEval/0 with opposite labels, run through the runner."""
     runner = JavaLanguage().runner
-    task = next(t for t in java_data["grades"] if t["task_id"] == "0")
+    task = grade_task(java_data, "0")
     problem = java_data["problems"]["HumanEval/0"]
-    keys = [k for k in task if k.isdigit()]
-    chosen = {}
-    for key in keys:
-        chosen.setdefault(task[f"grade-{key}"]["execution"], key)
-    assert set(chosen) == {0, 1}
-    for label, key in chosen.items():
+    for key, label in labelled_samples(java_data, "0").items():  # one sample of each label
         token = secrets.token_hex(16)
         program = runner.build_program(problem["prompt"], task[key], "completion")
         result = run_spec(runner.prepare(program, problem["tests"], None, token), token, timeout_s=60)
@@ -264,11 +296,24 @@ def test_tests_asserts_become_plain_checks_and_keep_their_lines():
     assert unconditional_checks(program_assert + "}\n", len(program_assert)) == program_assert + "}\n"
 
 
+def test_the_tests_alone_are_read_for_their_main_and_their_asserts():
+    """The candidate's code cannot change how the tests are read: a Unicode escape the grammar
+    does not translate (``\\u007b``, a brace to javac) once hid the tests' main and asserts."""
+    renamed = rename_tests_main(TESTS, "workbench_tests_0a")
+    assert "void workbench_tests_0a(String[] args)" in renamed and "main" not in renamed
+    assert renamed.count("\n") == TESTS.count("\n")
+    assert rename_tests_main("    }\n}\n", "workbench_tests_0a") == "    }\n}\n"  # no main: unchanged
+    program = PROGRAM + ESCAPE_HIDES_THE_TESTS
+    rewritten = unconditional_checks(program + "\n" + TESTS, len(program) + 1)
+    assert rewritten.startswith(program) and "assert(" not in rewritten
+    assert rewritten.count("throw new java.lang.AssertionError") == 2
+
+
 @pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
 def test_real_failing_samples_say_what_failed(java_data):
     """HumanEval/99's real samples: ``detail`` (the last stderr line) names the check that failed, or
     the exception and the test line, where it once said ``at WorkbenchHarness.main(...)``."""
-    task = next(t for t in java_data["grades"] if t["task_id"] == "99")
+    task = grade_task(java_data, "99")
     problem = java_data["problems"]["HumanEval/99"]
     runner = JavaLanguage().runner
     outcomes = {}

@@ -5,9 +5,17 @@ MultiPL-E's Java harness (Cassano et al., "MultiPL-E", IEEE TSE 2023, Sec. III-B
 ``main`` full of ``assert`` statements to the problem class and closes the class. The
 original harness reads pass/fail from the exit status of ``java -ea``; we add a wrapper
 class instead, whose ``main`` reads the per-run token from the sandbox's pipe, calls the
-problem's ``main`` and only then writes the token back on the pass pipe (the protocol of
+tests and only then writes the token back on the pass pipe (the protocol of
 :class:`workbench.languages.spec.RunSpec`), so a candidate that calls ``System.exit(0)``
 or prints a fake marker cannot pass.
+
+The wrapper lives in a package of its own (:data:`HARNESS_PACKAGE`): a class of the unnamed
+package, where the candidate's classes are, can shadow ``Runtime`` (or obscure ``java``) for
+code in that package, never in another. From there it reaches the tests by reflection. Their
+``main`` is renamed to a name drawn per sample (:func:`rename_tests_main`), looked up in the
+class the grammar places it in (:func:`find_main_class`): where the grammar misreads the
+candidate's code (a Unicode escape, which javac translates and the grammar does not), the
+lookup fails (an ``error``) instead of calling another ``main``.
 
 The tests' ``assert`` statements are rewritten into ``if (!(...)) throw new
 java.lang.AssertionError(...)``: an ``assert`` is skipped whenever its class's synthetic
@@ -19,8 +27,10 @@ or the exception that escaped the tests, with its line in ``Problem.java``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -37,6 +47,8 @@ CLASSPATH_ENV = "WORKBENCH_JAVA_CLASSPATH"
 
 PROGRAM_FILE = "Problem.java"
 HARNESS_CLASS = "WorkbenchHarness"
+#: the wrapper's package: no type of the unnamed package (the candidate's) is in scope there
+HARNESS_PACKAGE = "workbench_harness"
 
 #: fds of the token protocol in the child (see workbench.languages.spec.RunSpec)
 TOKEN_INPUT_FD = 3
@@ -55,12 +67,15 @@ EXIT_STATUSES = {ASSERTIONS_DISABLED_EXIT: "error", CHECK_FAILED_EXIT: "failed",
 # are rewritten into plain checks, see unconditional_checks). The token is read from its pipe
 # before the problem class is even loaded (so no static initialiser of candidate code runs
 # first), kept in a local variable, and written to the pass pipe only after the problem's main
-# returned. The inherited fds are used directly (a FileDescriptor set by reflection, hence
+# returned. The tests are found and called by reflection (this package cannot name a class of the
+# unnamed package). The inherited fds are used directly (a FileDescriptor set by reflection, hence
 # ``--add-opens java.base/java.io``): re-opening /dev/fd/N is refused when the sandbox runs the
 # sample under another user id than the one that created the pipes. Whatever escapes the tests
 # ends the JVM with halt() (no shutdown hook of the candidate runs) after one last stderr line
 # that says what failed: `detail` quotes it.
 _HARNESS_TEMPLATE = """\
+package {package};
+
 public final class {harness} {{
     private static java.io.FileDescriptor inherited(int number) throws ReflectiveOperationException {{
         java.io.FileDescriptor descriptor = new java.io.FileDescriptor();
@@ -85,12 +100,18 @@ public final class {harness} {{
             }}
         }}
         java.io.FileOutputStream out = new java.io.FileOutputStream(inherited({token_out}));
+        Class<?> tested = null;
         try {{
-            {main_class}.main(args);
-        }} catch (Throwable thrown) {{
+            tested = Class.forName("{main_class}");
+            java.lang.reflect.Method tests = tested.getDeclaredMethod("{tests_main}", String[].class);
+            tests.setAccessible(true);
+            tests.invoke(null, (Object) args);
+        }} catch (java.lang.reflect.InvocationTargetException thrown) {{
+            fail(thrown.getCause());
+        }} catch (Throwable thrown) {{  // also: no such class or method, where the grammar misread the program
             fail(thrown);
         }}
-        if (assertionsSwitchedOff({main_class}.class)) {{
+        if (assertionsSwitchedOff(tested)) {{
             System.err.println("workbench: assertions of {main_class} were switched off while the tests ran");
             System.err.flush();
             Runtime.getRuntime().halt({assertions_exit});
@@ -115,11 +136,11 @@ public final class {harness} {{
         }}
     }}
 
-    // the frame of the tests' main that was running (the check), else the innermost one
+    // the frame of the tests' (renamed) main that was running (the check), else the innermost one
     private static StackTraceElement where(Throwable thrown) {{
         StackTraceElement[] frames = thrown.getStackTrace();
         for (StackTraceElement frame : frames) {{
-            if (frame.getClassName().equals("{main_class}") && frame.getMethodName().equals("main")) {{
+            if (frame.getClassName().equals("{main_class}") && frame.getMethodName().equals("{tests_main}")) {{
                 return frame;
             }}
         }}
@@ -155,6 +176,21 @@ public final class {harness} {{
 """
 
 
+@functools.cache
+def _java_grammar():
+    import tree_sitter
+    import tree_sitter_java
+
+    return tree_sitter.Language(tree_sitter_java.language())
+
+
+def _parse(text: str):
+    """The tree-sitter Java tree of ``text`` (a parser per call: prepare runs in several threads)."""
+    import tree_sitter
+
+    return tree_sitter.Parser(_java_grammar()).parse(text.encode("utf-8"))
+
+
 def _java_string(text: str) -> str:
     """``text`` as a Java string literal on one line (a backslash is doubled, so no ``\\uXXXX``
     in it is read as a Unicode escape, JLS 3.3)."""
@@ -178,8 +214,10 @@ def unconditional_checks(source: str, tests_start: int) -> str:
     tests' class is the candidate's, whose static initialiser can set that flag; the ``if``
     checks regardless. The message is the statement's own (``assert c : m;``) or the
     condition's text. Lines keep their numbers (the condition and message texts keep their
-    line breaks). A statement the grammar cannot read cleanly is left as it is (``-ea`` and
-    the wrapper's after-check still hold it).
+    line breaks). Only the tests are parsed, so nothing the candidate writes (a Unicode escape
+    the grammar does not translate, an unclosed construct) changes how they are read. A
+    statement the grammar cannot read cleanly is left as it is (``-ea`` and the wrapper's
+    after-check still hold it).
 
     Args:
         source: the whole ``Problem.java`` (program, newline, tests).
@@ -188,19 +226,13 @@ def unconditional_checks(source: str, tests_start: int) -> str:
     Returns:
         the source with the tests' asserts rewritten.
     """
-    import tree_sitter
-    import tree_sitter_java
-
-    data = source.encode("utf-8")
-    start_byte = len(source[:tests_start].encode("utf-8"))
-    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language())).parse(data)
+    tests = source[tests_start:]
+    data = tests.encode("utf-8")
     edits: list[tuple[int, int, bytes]] = []
-    stack = [tree.root_node]
+    stack = [_parse(tests).root_node]
     while stack:
         node = stack.pop()
-        if node.end_byte <= start_byte:
-            continue
-        if node.type == "assert_statement" and node.start_byte >= start_byte and not node.has_error:
+        if node.type == "assert_statement" and not node.has_error:
             parts = node.named_children
             if len(parts) in (1, 2):
                 condition = parts[0].text.decode("utf-8", "replace")
@@ -212,7 +244,38 @@ def unconditional_checks(source: str, tests_start: int) -> str:
         stack.extend(node.children)
     for start, end, text in sorted(edits, reverse=True):
         data = data[:start] + text + data[end:]
-    return data.decode("utf-8", "surrogateescape") if edits else source
+    return source[:tests_start] + data.decode("utf-8") if edits else source
+
+
+def rename_tests_main(tests: str, name: str) -> str:
+    """Rename the ``main`` method that ``tests`` declare (the last, if several) to ``name``.
+
+    Only the tests are parsed (they begin with the ``}`` that closes the candidate's method;
+    the grammar recovers from that), so the candidate's code cannot hide their ``main``. The
+    line numbers stay as they are.
+
+    Args:
+        tests: the MultiPL-E Java test harness.
+        name: the new name (a Java identifier).
+
+    Returns:
+        the tests with their ``main`` renamed; unchanged when they declare none (the wrapper's
+        lookup of ``name`` then fails: an ``error``, never another ``main`` run).
+    """
+    names = []
+    stack = [_parse(tests).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "method_declaration":
+            method = node.child_by_field_name("name")
+            if method is not None and method.text == b"main":
+                names.append(method)
+        stack.extend(node.children)
+    if not names:
+        return tests
+    method = max(names, key=lambda node: node.start_byte)
+    data = tests.encode("utf-8")
+    return (data[: method.start_byte] + name.encode() + data[method.end_byte :]).decode("utf-8")
 
 
 def find_main_class(source: str, default: str = "Problem") -> str:
@@ -226,12 +289,8 @@ def find_main_class(source: str, default: str = "Problem") -> str:
         source: a whole Java compilation unit (prompt + completion + tests).
         default: the class name to fall back on.
     """
-    import tree_sitter
-    import tree_sitter_java
-
-    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_java.language())).parse(source.encode("utf-8"))
     mains: list[tuple[int, str]] = []
-    stack = [tree.root_node]
+    stack = [_parse(source).root_node]
     while stack:
         node = stack.pop()
         if node.type == "method_declaration":
@@ -337,22 +396,26 @@ class JavaRunner(TestRunner):
         """Return the RunSpec for ``program + tests`` (``entry_point`` is not needed: the tests call it).
 
         Files: ``Problem.java`` (program and harness, the harness's ``assert`` statements
-        rewritten by :func:`unconditional_checks`) and ``WorkbenchHarness.java``. Build:
-        ``javac``; a compile error is the sample's ``syntax_error``. Run: ``java -ea`` on
-        the wrapper, which reads the token from fd 3 and writes it to fd 4 after the
-        problem's ``main`` returned. A failed check exits with :data:`CHECK_FAILED_EXIT`
-        (``failed``), any other escaped exception with :data:`UNCAUGHT_EXCEPTION_EXIT`
-        (``error``), each after a last stderr line saying what failed. ``token`` itself is
-        not used: it travels over the pipe.
+        rewritten by :func:`unconditional_checks`, its ``main`` renamed by
+        :func:`rename_tests_main` to a name drawn for this sample) and ``WorkbenchHarness.java``
+        (package :data:`HARNESS_PACKAGE`). Build: ``javac``; a compile error is the sample's
+        ``syntax_error``. Run: ``java -ea`` on the wrapper, which reads the token from fd 3,
+        calls the renamed ``main`` in the class :func:`find_main_class` names, and writes the
+        token to fd 4 after it returned. A failed check exits with :data:`CHECK_FAILED_EXIT`
+        (``failed``), any other escaped exception (or a ``main`` that is not where the grammar
+        placed it) with :data:`UNCAUGHT_EXCEPTION_EXIT` (``error``), each after a last stderr
+        line saying what failed. ``token`` itself is not used: it travels over the pipe.
         """
         # MultiPL-E joins them with a newline (nuprl/MultiPL-E evaluation/src/main.py,
         # cached_eval_script); without it a body ending in a // comment swallows the harness's "}"
-        source = program + "\n" + tests
-        main_class = find_main_class(source)
-        source = unconditional_checks(source, len(program) + 1)
+        main_class = find_main_class(program + "\n" + tests)
+        tests_main = f"workbench_tests_{secrets.token_hex(8)}"  # a name the candidate cannot know
+        source = unconditional_checks(program + "\n" + rename_tests_main(tests, tests_main), len(program) + 1)
         harness = _HARNESS_TEMPLATE.format(
+            package=HARNESS_PACKAGE,
             harness=HARNESS_CLASS,
             main_class=main_class,
+            tests_main=tests_main,
             assertions_exit=ASSERTIONS_DISABLED_EXIT,
             check_failed=CHECK_FAILED_EXIT,
             uncaught=UNCAUGHT_EXCEPTION_EXIT,
@@ -375,7 +438,7 @@ class JavaRunner(TestRunner):
             ],
             # no attach listener: another JVM the candidate starts cannot load an agent into this one
             run=[java, "-ea", "--add-opens=java.base/java.io=ALL-UNNAMED", "-XX:+DisableAttachMechanism",
-                 *self.jvm_options, "-cp", classpath, HARNESS_CLASS],
+                 *self.jvm_options, "-cp", classpath, f"{HARNESS_PACKAGE}.{HARNESS_CLASS}"],
             token_input_fd=TOKEN_INPUT_FD,
             pass_token_fd=PASS_TOKEN_FD,
             exit_statuses=EXIT_STATUSES,
