@@ -65,10 +65,12 @@ install_system_packages() {
   fi
   echo "setup.sh: installing ${missing[*]} with apt-get"
   export DEBIAN_FRONTEND=noninteractive
-  # a fresh machine has no package lists yet: update only when the first try fails
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
-    "${sudo[@]}" apt-get update -qq >/dev/null &&
-      "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # a fresh machine has no package lists yet: update only when the first try fails; another apt-get
+  # (an unattended upgrade, a second set-up) holds the dpkg lock for a while: wait for it, not fail
+  local apt=("${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600)
+  "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+    "${apt[@]}" update -qq >/dev/null &&
+      "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   } || echo "setup.sh: WARNING: apt-get could not install ${missing[*]}; install them yourself" >&2
 }
 
