@@ -40,6 +40,7 @@ def run_command(
     from workbench.run.config import check_stage_names, load_config
     from workbench.run.preflight import run_preflight
     from workbench.run.runner import preview, run_pipeline
+    from workbench.run.stages import NOT_IN_STAGES
 
     overrides = list(set_ or [])
     if output is not None:
@@ -62,7 +63,7 @@ def run_command(
         for plan, action in preview(config, preflight.plans, only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
             if action == "skipped":
-                line = f"[dim]skipped: {escape(plan.skip_reason or '')}[/dim]"
+                line = f"[dim]skipped: {escape(plan.skip_detail or '')}[/dim]"
             elif action in ("up-to-date", "not selected"):
                 line = f"[dim]{action}[/dim]"
             else:
@@ -87,7 +88,7 @@ def run_command(
 
     # the stages the user asked for (not those left out by [run] stages or --stage)
     asked = [o for o in result.outcomes if o.name != "report"
-             and not (o.status == "skipped" and o.detail in ("not in [run] stages", "not selected with --stage"))]
+             and not (o.status == "skipped" and (o.detail or "").startswith((NOT_IN_STAGES, "not selected with --stage")))]
     if asked and all(o.status == "skipped" for o in asked):
         err_console.print("[yellow]warning:[/yellow] no stage computed anything: each selected stage was skipped "
                           "(see the detail column)", soft_wrap=True)

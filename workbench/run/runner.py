@@ -30,7 +30,7 @@ from workbench.io import atomic_write
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
 from workbench.run.preflight import Preflight, run_preflight
-from workbench.run.stages import StagePlan
+from workbench.run.stages import NOT_IN_STAGES, StagePlan, plan_stages
 from workbench.run_layout import RunLayout
 
 MANIFEST_FILE = RunLayout.MANIFEST
@@ -196,6 +196,63 @@ def data_fingerprint(source: str) -> str | None:
     return None
 
 
+def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The per-stage records of ``run_dir``'s ``run.json`` (empty when there is none, or it is
+    damaged; an entry that is not a record is left out)."""
+    path = run_dir / MANIFEST_FILE
+    if not path.is_file():
+        return {}
+    try:
+        stages = json.loads(path.read_text()).get("stages", {})
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return {}
+    if not isinstance(stages, dict):
+        return {}
+    return {name: record for name, record in stages.items() if isinstance(record, dict)}
+
+
+def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> bool:
+    """Whether a stage's record says it finished with this key and left its files as they are."""
+    return (before.get("status") == "done" and before.get("key") == key
+            and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir))
+
+
+def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
+    """The stages that ``[run] stages`` leaves out but that finished and are up to date in the
+    run folder: the stages that run read their outputs (:func:`~workbench.run.stages.plan_stages`),
+    as they do after ``--stage``.
+
+    A stage counts when ``run.json`` records it ``done`` with the key it would have now (built as
+    if it ran, on the stages available before it) and its files are as it left them. Each stage's
+    plan depends only on the stages before it, so they are decided in order.
+
+    Args:
+        config: the validated configuration.
+        columns: the dataset's column names.
+
+    Returns:
+        the stage names (empty for a new run folder).
+    """
+    previous = _read_stages(config.output)
+    if not previous:
+        return set()
+    fingerprint = data_fingerprint(config.data["source"])
+    available: set[str] = set()
+    for name in STAGES:
+        before = previous.get(name) or {}
+        if name in config.stages or before.get("status") != "done":
+            continue
+        keys: dict[str, str] = {}
+        for plan in plan_stages(config, columns, available | {name}):
+            keys[plan.name] = _stage_key(plan, keys, fingerprint)
+            if plan.name == name:
+                break
+        if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
+                _is_current(plan, before, keys[name], config.output):
+            available.add(name)
+    return available
+
+
 class Manifest:
     """``run.json``: read at start, rewritten after every stage change (atomic replace)."""
 
@@ -268,7 +325,7 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         changed: its recorded files that are missing or edited since it finished
             (:func:`changed_files`): such a stage is not up to date.
     """
-    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
         return "skipped", {}
     if only and plan.name not in only and plan.command is not None:
         return "not selected", {}  # the report (no command) always follows, so it is never stale
@@ -312,21 +369,14 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         ``(plan, action)`` per stage, action as in :func:`_decide`.
     """
     only = check_stage_names(only)
-    manifest_path = config.output / MANIFEST_FILE
-    previous: dict[str, Any] = {}
-    if manifest_path.is_file():
-        try:
-            previous = json.loads(manifest_path.read_text()).get("stages", {})
-        except (OSError, json.JSONDecodeError, AttributeError):
-            previous = {}
+    previous = _read_stages(config.output)
     keys: dict[str, str] = {}
     rerun: set[str] = set()
     actions = []
     fingerprint = data_fingerprint(config.data["source"])
     for plan in plans:
         keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
-        before = previous.get(plan.name, {}) if isinstance(previous, dict) else {}
-        before = before if isinstance(before, dict) else {}
+        before = previous.get(plan.name, {})
         action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
                             changed=changed_files(before.get("files"), config.output))
         if action in ("resume", "run"):
@@ -417,9 +467,11 @@ def run_pipeline(
                 on_stage(plan, "skipped")
             continue
         if action == "skipped":
-            if plan.skip_reason != "not in [run] stages" or not before:
+            if plan.skip_reason != NOT_IN_STAGES or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
-            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
+            if plan.available and any(a in rerun or a in stale for a in plan.after):
+                stale.add(plan.name)  # read as it is, though an input of it ran again since
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_detail))
             if on_stage:
                 on_stage(plan, "skipped")
             continue

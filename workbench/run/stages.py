@@ -29,7 +29,7 @@ else is the stage's table in the config. Each stage also records the equivalent 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,9 @@ _LLM_ONLY_KEYS = (
     "analyse_first", "analysis_max_tokens", "prefix_reuse",
 )
 
+
+#: the skip reason of a stage that ``[run] stages`` leaves out
+NOT_IN_STAGES = "not in [run] stages"
 
 #: options of a stage's job that cannot change its outputs, left out of the stage key: the rows
 #: are the same whatever the parallelism (dedup's clusters, execute's verdicts), the caches only
@@ -87,6 +90,9 @@ class StagePlan:
         targets: the job's output paths (``output``, or ``json_path`` and ``plot_path``).
         second_source: the job's second input (``bias``: the metric table; ``source`` is the
             dedup output folder).
+        available: a stage left out of ``[run] stages`` that finished and is up to date in the
+            run folder (:func:`workbench.run.runner.finished_stages`): not run, but the stages
+            after it read its outputs, as they would after ``--stage``.
     """
 
     name: str
@@ -101,6 +107,15 @@ class StagePlan:
     values: dict[str, Any] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
     second_source: str | None = None
+    available: bool = False
+
+    @property
+    def skip_detail(self) -> str | None:
+        """:attr:`skip_reason` as the run's table and ``--dry-run`` show it: a stage left out of
+        ``[run] stages`` whose finished outputs the later stages read says so."""
+        if self.available and self.skip_reason == NOT_IN_STAGES:
+            return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
+        return self.skip_reason
 
     def key_argv(self) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
@@ -291,20 +306,22 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     _job(plan, data["source"], values)
 
 
-def stratifies_on_execution(config: PipelineConfig, columns: set[str]) -> bool:
+def stratifies_on_execution(config: PipelineConfig, columns: set[str], available: Iterable[str] = ()) -> bool:
     """Whether the score stage's ``--select stratified`` reads the outcomes from the run's own
     execute stage (``workbench score --results``): the data has no stratify column, the stratify
-    column is execute's ``passed``, and the execute stage runs.
+    column is execute's ``passed``, and the execute stage runs or its results are there.
 
     Args:
         config: the validated configuration.
         columns: the dataset's column names.
+        available: stages left out of ``[run] stages`` whose finished outputs are read
+            (:func:`plan_stages`).
     """
     defaults = {name: item.default for name, item in ScoreConfig.options().items()}
     section = {**defaults, **config.sections["score"]}
     return (section["select"] == "stratified" and section["stratify_column"] not in columns
             and section["stratify_column"] == "passed" and not section.get("results")
-            and "execute" in config.stages)
+            and ("execute" in config.stages or "execute" in available))
 
 
 def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
@@ -312,12 +329,19 @@ def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
             "plot_path": str(layout / RunLayout.CORRELATE_PLOT[scope])}
 
 
-def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
+def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[str] = ()) -> list[StagePlan]:
     """Build every stage of ``config`` (enabled or not: a disabled one has a ``skip_reason``).
+
+    A stage reads an earlier stage's outputs when that stage runs (``[run] stages``) or is in
+    ``available``: left out of ``[run] stages`` but finished and up to date in the run folder
+    (:func:`workbench.run.runner.finished_stages`), so ``stages = ["correlate_all", "report"]``
+    on a finished run correlates the scored table with the execution results, as ``--stage
+    correlate_all`` does, not the dataset's shipped label.
 
     Args:
         config: the validated configuration.
         columns: the dataset's column names (to decide the id column and what to carry).
+        available: stages left out of ``[run] stages`` whose finished outputs may be read.
 
     Returns:
         one :class:`StagePlan` per stage in :data:`~workbench.run.config.STAGES` order.
@@ -362,7 +386,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
     else:
         section = dict(config.sections["score"])
-        if stratifies_on_execution(config, columns):  # one passing and one failing sample per task, from execute
+        if stratifies_on_execution(config, columns, available):  # one passing and one failing sample per task, from execute
             section["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
             plan.after = ["execute"]
         _score_job(plan, config, columns, section, score_dir["subset"])
@@ -378,7 +402,8 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         _score_job(plan, config, columns, section, score_dir["all"])
     plans.append(plan)
 
-    enabled = set(config.stages)
+    # the stages whose outputs the later ones read: those that run, and those finished before
+    enabled = set(config.stages) | set(available)
     label_source: dict[str, Any] = {}
     after_execute: list[str] = []
     if "execute" in enabled:
@@ -426,8 +451,9 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     plans.append(_bias_plan(config, columns, layout, enabled, cheap, shipped))
     plans.append(StagePlan("report", None, outputs=layout.outputs("report"), after=[p.name for p in plans]))
     for plan in plans:
-        if plan.skip_reason is None and plan.name not in enabled:
-            plan.skip_reason = "not in [run] stages"
+        if plan.skip_reason is None and plan.name not in config.stages:
+            plan.skip_reason = NOT_IN_STAGES
+            plan.available = plan.name in enabled
     return plans
 
 
