@@ -6,8 +6,10 @@ ICE-Score set (no LLM)."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import html
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,79 @@ def test_a_score_stage_without_a_passed_column_stratifies_on_the_finished_execut
     assert plans["score"].argv[plans["score"].argv.index("--results") + 1] == str(
         tmp_path / "run" / "execute" / "results.jsonl")
     assert "--results" in plans["correlate"].argv
+
+
+def _statuses(result) -> dict[str, str]:
+    return {o.name: o.status for o in result.outcomes}
+
+
+def test_the_same_run_folder_named_otherwise_moved_or_copied_keeps_its_stages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """probe30 F2: the stage keys hashed the run folder's absolute paths, so ``-o runs/x`` after
+    ``-o /abs/runs/x``, or the folder after ``cp -a`` / ``mv``, planned every stage from scratch (all
+    3,220 samples executed again). The paths in the run folder now count relative to it."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["dedup", "execute", "score_all", "correlate_all", "bias", "report"]
+    config_path = _write_config(tmp_path, data, stages)
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}
+    done = {name: "up-to-date" for name in stages if name != "report"} | {"report": "ran"}
+
+    monkeypatch.chdir(tmp_path)  # the same folder, relative
+    assert _statuses(run_pipeline(load_config(config_path, overrides=['run.output="run"']))).items() >= done.items()
+    shutil.copytree(tmp_path / "run", tmp_path / "copy", symlinks=True)  # cp -a: times kept
+    copied = run_pipeline(load_config(config_path, overrides=['run.output="copy"']))
+    assert _statuses(copied).items() >= done.items()
+    (tmp_path / "copy").rename(tmp_path / "moved")  # mv
+    moved = run_pipeline(load_config(config_path, overrides=[f'run.output="{tmp_path / "moved"}"']))
+    assert _statuses(moved).items() >= done.items() and not moved.notes
+    # the command line recorded is the one that ran, naming the folder as it was named then
+    record = json.loads((tmp_path / "moved" / "run.json").read_text())["stages"]["correlate_all"]
+    assert record["command"].startswith(f"workbench correlate {tmp_path / 'run'}/score/all/scores_wide.jsonl")
+    # a stage whose options changed still runs again, in the moved folder
+    changed = run_pipeline(load_config(config_path, overrides=[f'run.output="{tmp_path / "moved"}"',
+                                                               "correlate.resamples=150"]))
+    assert _statuses(changed)["correlate_all"] == "ran" and _statuses(changed)["execute"] == "up-to-date"
+
+
+def _old_key(argv: list[str], after: dict[str, str | None], command: str | None, data: str | None) -> str:
+    """The stage key as workbench wrote it before run folder paths counted relative to it (main
+    at 5cf8845): the argv as spelled, without execute's and dedup's neutral options."""
+    fields = {"command": command, "argv": argv, "after": after}
+    if data is not None and command is not None:
+        fields["data"] = data
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_once(tmp_path: Path) -> None:
+    """A run.json written before the keys named the run folder relatively: its stages are up to date
+    where the folder is (nothing runs again), their keys are recorded anew once, with a note."""
+    from workbench.run.runner import data_fingerprint
+
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["dedup", "execute", "score_all", "correlate_all", "report"]
+    config_path = _write_config(tmp_path, data, stages)
+    first = run_pipeline(load_config(config_path))
+    manifest_path = tmp_path / "run" / "run.json"
+    manifest = json.loads(manifest_path.read_text())
+    new_keys = {name: stage.get("key") for name, stage in manifest["stages"].items()}
+    old: dict[str, str] = {}
+    for plan in first.preflight.plans:
+        argv = list(plan.argv)
+        if plan.name == "execute":  # [execute] workers = 2: left out of the key then too
+            del argv[argv.index("--workers"):argv.index("--workers") + 2]
+        old[plan.name] = _old_key(argv, {a: old.get(a) for a in plan.after}, plan.command, data_fingerprint(str(data)))
+        if manifest["stages"][plan.name].get("key"):
+            manifest["stages"][plan.name]["key"] = old[plan.name]
+    assert old["execute"] != new_keys["execute"]
+    manifest_path.write_text(json.dumps(manifest))
+
+    upgraded = run_pipeline(load_config(config_path))
+    assert {name: status for name, status in _statuses(upgraded).items() if name in stages} == {
+        "dedup": "up-to-date", "execute": "up-to-date", "score_all": "up-to-date", "correlate_all": "up-to-date",
+        "report": "ran"}
+    assert len(upgraded.notes) == 1 and "recorded anew for dedup, execute, score_all, correlate_all" in upgraded.notes[0]
+    recorded = json.loads(manifest_path.read_text())["stages"]
+    assert {name: recorded[name]["key"] for name in ("dedup", "execute", "score_all", "correlate_all")} == {
+        name: new_keys[name] for name in ("dedup", "execute", "score_all", "correlate_all")}
+    assert not run_pipeline(load_config(config_path)).notes  # once

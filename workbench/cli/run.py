@@ -86,6 +86,8 @@ def run_command(
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
 
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     # the stages the user asked for (not those left out by [run] stages or --stage)
     asked = [o for o in result.outcomes if o.name != "report"
              and not (o.status == "skipped" and (o.detail or "").startswith((NOT_IN_STAGES, "not selected with --stage")))]

@@ -2,8 +2,9 @@
 
 ``run.json`` (the run manifest) holds the configuration as read, and per stage its status
 (``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
-command line and a key: a hash of the stage's arguments, of the keys of the stages it
-reads and of the ``[data] source`` file's content (:func:`data_fingerprint`), and the files it
+command line and a key: a hash of the stage's arguments (those that can change its outputs, the
+run folder's paths relative to it, so the folder may be named otherwise, moved or copied), of the
+keys of the stages it reads and of the ``[data] source`` file's content (:func:`data_fingerprint`), and the files it
 left (:func:`stage_files`: each one's size and modification time). On a rerun a stage whose key
 and files are unchanged is not run again (so a finished run reruns in seconds, with no LLM call
 and no execution); a stage whose files were deleted or edited since runs again (a resumable one
@@ -75,6 +76,7 @@ class RunResult:
         outcomes: one per stage, in order.
         seconds: wall time of this invocation.
         report: paths of ``report.json`` and ``report.html`` when the report stage ran.
+        notes: things to tell the user about the run folder (its ``run.json`` upgraded).
     """
 
     run_dir: Path
@@ -82,6 +84,7 @@ class RunResult:
     outcomes: list[StageOutcome] = field(default_factory=list)
     seconds: float = 0.0
     report: tuple[Path, Path] | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_status(self) -> int:
@@ -101,8 +104,17 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None) -> str:
-    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(),
+def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
+               legacy: bool = False) -> str:
+    """A stage's key: a hash of its command, its arguments that can change its outputs
+    (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
+    the keys of the stages it reads (``keys``) and the data's fingerprint.
+
+    Args:
+        legacy: the key an earlier version recorded (the run folder's paths as spelled), with
+            ``keys`` holding the earlier stages' legacy keys (:func:`_plan_keys`).
+    """
+    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(legacy=legacy),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -196,6 +208,26 @@ def data_fingerprint(source: str) -> str | None:
     return None
 
 
+def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """Each stage's key (:func:`_stage_key`) and the key an earlier version would have recorded
+    for it (``legacy``), stage -> key."""
+    keys: dict[str, str] = {}
+    legacy: dict[str, str] = {}
+    for plan in plans:
+        keys[plan.name] = _stage_key(plan, keys, fingerprint)
+        legacy[plan.name] = _stage_key(plan, legacy, fingerprint, legacy=True)
+    return keys, legacy
+
+
+def _rekeyed(before: dict[str, Any], key: str, legacy_key: str) -> dict[str, Any]:
+    """A stage's record with the key of an earlier version (:func:`_stage_key` ``legacy``: the
+    run folder's paths as spelled then) replaced by ``key``: a ``run.json`` written before keys
+    named the run folder relatively stays up to date where it is (not after a move)."""
+    if before.get("key") == legacy_key and legacy_key != key:
+        return {**before, "key": key}
+    return before
+
+
 def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
     """The per-stage records of ``run_dir``'s ``run.json`` (empty when there is none, or it is
     damaged; an entry that is not a record is left out)."""
@@ -242,13 +274,12 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
         before = previous.get(name) or {}
         if name in config.stages or before.get("status") != "done":
             continue
-        keys: dict[str, str] = {}
-        for plan in plan_stages(config, columns, available | {name}):
-            keys[plan.name] = _stage_key(plan, keys, fingerprint)
-            if plan.name == name:
-                break
+        plans = plan_stages(config, columns, available | {name})
+        plans = plans[:[p.name for p in plans].index(name) + 1]
+        keys, legacy = _plan_keys(plans, fingerprint)
+        plan = plans[-1]
         if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
-                _is_current(plan, before, keys[name], config.output):
+                _is_current(plan, _rekeyed(before, keys[name], legacy[name]), keys[name], config.output):
             available.add(name)
     return available
 
@@ -370,13 +401,12 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
     """
     only = check_stage_names(only)
     previous = _read_stages(config.output)
-    keys: dict[str, str] = {}
     rerun: set[str] = set()
     actions = []
-    fingerprint = data_fingerprint(config.data["source"])
+    keys, legacy = _plan_keys(plans, data_fingerprint(config.data["source"]))
     for plan in plans:
-        keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
-        before = previous.get(plan.name, {})
+        key = keys[plan.name]
+        before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
         action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
                             changed=changed_files(before.get("files"), config.output))
         if action in ("resume", "run"):
@@ -442,17 +472,21 @@ def run_pipeline(
     manifest.record_plan(plans)
     manifest.save()
     result = RunResult(run_dir, preflight)
-    keys: dict[str, str] = {}
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
     stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
+    keys, legacy = _plan_keys(plans, fingerprint)
+    rekeyed: list[str] = []  # stages whose run.json record had an earlier version's key
 
     for plan in plans:
-        key = _stage_key(plan, keys, fingerprint)
-        keys[plan.name] = key
-        before = manifest.previous_stages.get(plan.name, {})
+        key = keys[plan.name]
+        before = _rekeyed(manifest.previous_stages.get(plan.name, {}), key, legacy[plan.name])
+        if before is not manifest.previous_stages.get(plan.name, {}):
+            manifest.data["stages"][plan.name]["key"] = key
+            if plan.command is not None:
+                rekeyed.append(plan.name)
         changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
         action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
@@ -541,6 +575,11 @@ def run_pipeline(
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
 
+    if rekeyed:
+        result.notes.append(
+            f"run.json was written by an earlier version, whose stage keys named the run folder as spelled then: "
+            f"recorded anew for {', '.join(rekeyed)} (nothing ran again for it); the folder may now be "
+            "named otherwise, moved or copied")
     manifest.data["finished"] = _now()
     manifest.save()
     result.seconds = time.perf_counter() - started

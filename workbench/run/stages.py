@@ -68,6 +68,19 @@ OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
                           "max_failures", "sandbox_failure_limit"}),
 }
 
+#: the keys of an earlier version (``run.json`` written before the run folder's paths counted
+#: relative to it): :data:`OUTPUT_NEUTRAL_OPTIONS` as it was then, and every path as spelled
+#: (:meth:`StagePlan.key_argv` with ``legacy``), so that such a run folder is still up to date
+LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
+    "dedup": frozenset({"workers"}),
+    "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
+                          "max_failures", "sandbox_failure_limit"}),
+}
+
+#: how a stage key names the run folder: a path in it counts relative to it, so the same folder
+#: named otherwise (``runs/x`` or ``/home/me/runs/x``), moved or copied is the same run
+KEY_RUN_FOLDER = "<run folder>"
+
 
 @dataclass
 class StagePlan:
@@ -93,6 +106,8 @@ class StagePlan:
         available: a stage left out of ``[run] stages`` that finished and is up to date in the
             run folder (:func:`workbench.run.runner.finished_stages`): not run, but the stages
             after it read its outputs, as they would after ``--stage``.
+        relative_argv: :attr:`argv` with the run folder named :data:`KEY_RUN_FOLDER` (its paths
+            relative to it), for the stage key (:func:`plan_stages`; ``None``: :attr:`argv`).
     """
 
     name: str
@@ -108,6 +123,7 @@ class StagePlan:
     targets: dict[str, str] = field(default_factory=dict)
     second_source: str | None = None
     available: bool = False
+    relative_argv: list[str] | None = None
 
     @property
     def skip_detail(self) -> str | None:
@@ -117,12 +133,20 @@ class StagePlan:
             return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
         return self.skip_reason
 
-    def key_argv(self) -> list[str]:
+    def key_argv(self, legacy: bool = False) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
-        stage key: a rerun with another ``[execute] workers`` keeps the executed rows."""
-        neutral = OUTPUT_NEUTRAL_OPTIONS.get(self.command or "", frozenset())
-        argv = list(self.argv)
+        stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
+        folder's paths are relative to it (:attr:`relative_argv`): the folder named otherwise,
+        moved or copied keeps its finished stages.
+
+        Args:
+            legacy: the arguments an earlier version hashed instead (every path as spelled,
+                :data:`LEGACY_NEUTRAL_OPTIONS`), to recognise its ``run.json``.
+        """
+        table = LEGACY_NEUTRAL_OPTIONS if legacy else OUTPUT_NEUTRAL_OPTIONS
+        neutral = table.get(self.command or "", frozenset())
+        argv = list(self.argv if legacy or self.relative_argv is None else self.relative_argv)
         for name in neutral:
             if name not in self.values:
                 continue
@@ -330,6 +354,17 @@ def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
 
 
 def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[str] = ()) -> list[StagePlan]:
+    """Build every stage of ``config`` (:func:`_plan_stages`), each with its arguments for the
+    stage key: the same plan with the run folder named :data:`KEY_RUN_FOLDER`
+    (:attr:`StagePlan.relative_argv`)."""
+    plans = _plan_stages(config, columns, available, RunLayout(config.output))
+    for plan, twin in zip(plans, _plan_stages(config, columns, available, RunLayout(KEY_RUN_FOLDER))):
+        plan.relative_argv = twin.argv
+    return plans
+
+
+def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[str],
+                 layout: RunLayout) -> list[StagePlan]:
     """Build every stage of ``config`` (enabled or not: a disabled one has a ``skip_reason``).
 
     A stage reads an earlier stage's outputs when that stage runs (``[run] stages``) or is in
@@ -342,6 +377,7 @@ def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[s
         config: the validated configuration.
         columns: the dataset's column names (to decide the id column and what to carry).
         available: stages left out of ``[run] stages`` whose finished outputs may be read.
+        layout: the run folder (``config.output``).
 
     Returns:
         one :class:`StagePlan` per stage in :data:`~workbench.run.config.STAGES` order.
@@ -350,7 +386,6 @@ def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[s
         KeyError, ValueError: from :func:`workbench.options.command_line_args` (a config value
             that does not fit its option); the config checks make these rare.
     """
-    layout = RunLayout(config.output)
     data = config.data
     methods, cheap = score_methods(config)
     shipped = shipped_metrics(config)
