@@ -10,6 +10,8 @@ import hashlib
 import html
 import json
 import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -202,3 +204,116 @@ def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_on
     assert {name: recorded[name]["key"] for name in ("dedup", "execute", "score_all", "correlate_all")} == {
         name: new_keys[name] for name in ("dedup", "execute", "score_all", "correlate_all")}
     assert not run_pipeline(load_config(config_path)).notes  # once
+
+
+class _Judge:
+    """An OpenAI-compatible judge on 127.0.0.1, reached through litellm's real HTTP path: it
+    answers a score from 1 to 4 (by the request's content, so the scores vary), or 500 while
+    ``down`` (a server outage)."""
+
+    def __init__(self) -> None:
+        self.down = False
+        #: request body -> True where this request answers 500
+        self.fail = lambda body: False
+        self.requests = 0
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                judge.requests += 1
+                if judge.down or judge.fail(body):
+                    payload, status = {"error": {"message": "server down", "type": "server_error"}}, 500
+                else:
+                    text = str(1 + hashlib.sha256(body).digest()[0] % 4)
+                    payload, status = {
+                        "id": "fake", "object": "chat.completion", "created": 0, "model": "judge",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                     "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12}}, 200
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    server = _Judge()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def _judged_config(tmp_path: Path, judge: _Judge, stages: list[str], extra: str = "") -> Path:
+    """chrF on every row and ICE-Score (the fake judge) on 4 of 6 real ICE-Score rows."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    path = _write_config(tmp_path, data, stages)
+    path.write_text(path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+n_samples = 1
+score_mode = "sampled"
+cache_dir = "{tmp_path / 'llm-cache'}"
+retries = 0
+retry_wait = 0.01
+{extra}'''))
+    return path
+
+
+def test_options_that_cannot_change_outputs_rerun_nothing_and_keep_the_llm_cost(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F6: ``--offline``, ``[score] workers``, ``max_failures``, ``timeout``, ``retries`` re-keyed
+    stages and ran them again from scratch; the cached rerun then replaced the report's LLM cost of
+    the scoring (p-correct LLM seconds 774.5 -> 38.1)."""
+    stages = ["dedup", "score", "score_all", "correlate", "correlate_all", "bias", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    llm_run = tmp_path / "run" / "score" / "llm" / "run.json"
+    recorded = llm_run.read_text()
+    calls = judge.requests
+    assert json.loads(recorded)["usage"]["calls"] == calls > 0
+
+    neutral = ["run.offline=true", "score.workers=2", "score.max_failures=3", "score.timeout=300.0",
+               "score.retries=5", "score.retry_wait=2.0"]
+    again = run_pipeline(load_config(config_path, overrides=neutral))
+    assert {_statuses(again)[name] for name in stages if name != "report"} == {"up-to-date"}, _outcomes(again)
+    assert llm_run.read_text() == recorded and judge.requests == calls
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["scoring"]["subset"]["run"]["usage"]["calls"] == calls
+    # what changes a successful answer still runs the stage again
+    changed = run_pipeline(load_config(config_path, overrides=["score.temperature=0.5"]))
+    assert _statuses(changed)["score"] == "ran" and _statuses(changed)["score_all"] == "up-to-date"
+
+
+def test_another_failure_budget_judges_an_up_to_date_stage_again(tmp_path: Path, judge: _Judge) -> None:
+    """[score] max_failures is left out of the key: an up-to-date stage is judged by the budget in
+    force, without running again (2 of 4 ICE-Score rows fail: exit 4 with max_failures = 0, 0 with 5)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "report"])
+    judge.fail = lambda body: b"has_close_elements" in body  # HumanEval/0: 2 of the 4 samples
+    first = run_pipeline(load_config(config_path, overrides=["score.max_failures=0"]))
+    assert _statuses(first)["score"] == "ran" and first.exit_status == 4
+    calls = judge.requests
+    wider = run_pipeline(load_config(config_path, overrides=["score.max_failures=5"]))
+    assert _statuses(wider)["score"] == "up-to-date" and wider.exit_status == 0 and judge.requests == calls
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]
+    assert stage["failures"]["exit_status"] == 0 and stage["failures"]["limit"] == "5"
+    assert stage["failures"]["counts"]["ice-score"] == {"failed": 2, "usable": 2, "rows": 4}
+    narrow = run_pipeline(load_config(config_path, overrides=["score.max_failures=1"]))
+    assert _statuses(narrow)["score"] == "up-to-date" and narrow.exit_status == 4
+    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in {
+        o.name: o.detail for o in narrow.outcomes}["score"]

@@ -228,6 +228,31 @@ def _rekeyed(before: dict[str, Any], key: str, legacy_key: str) -> dict[str, Any
     return before
 
 
+def regate(plan: StagePlan, verdict: dict[str, Any]) -> dict[str, Any]:
+    """An up-to-date stage's recorded failure verdict (``run.json`` ``failures``), judged again by
+    the ``max_failures`` in force when it differs from the one it was judged by: the budget is left
+    out of the stage key (:data:`~workbench.run.stages.OUTPUT_NEUTRAL_OPTIONS`), so another budget
+    changes the exit status without running the stage again.
+
+    Returns:
+        the verdict (:meth:`workbench.failures.FailureVerdict.as_dict`); ``verdict`` itself when
+        the budget is the same or the record holds no counts.
+    """
+    from workbench.failures import check_failures, failure_limit_text
+
+    counts = verdict.get("counts")
+    if plan.command not in ("execute", "score") or not isinstance(counts, dict):
+        return verdict
+    try:
+        limit = plan.config().max_failures
+        numbers = {group: (int(c["failed"]), int(c["usable"]), int(c["rows"])) for group, c in counts.items()}
+    except (WorkbenchError, KeyError, TypeError, ValueError):
+        return verdict  # a damaged record: gate as recorded
+    if (failure_limit_text(limit) or None) == verdict.get("limit"):
+        return verdict
+    return check_failures(numbers, limit).as_dict()
+
+
 def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
     """The per-stage records of ``run_dir``'s ``run.json`` (empty when there is none, or it is
     damaged; an entry that is not a record is left out)."""
@@ -515,8 +540,11 @@ def run_pipeline(
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
-            # a rerun gates as the run did: the stage's verdict is the one recorded when it ran
-            verdict = before.get("failures") or {}
+            # a rerun gates as the run did: the stage's verdict is the one recorded when it ran,
+            # judged by the failure budget in force
+            verdict = regate(plan, before.get("failures") or {})
+            if verdict != (before.get("failures") or {}):
+                manifest.update(plan.name, failures=verdict)
             result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=verdict.get("message") or None,
                                                 exit_status=int(verdict.get("exit_status", 0))))
             if on_stage:

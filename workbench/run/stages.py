@@ -60,12 +60,20 @@ _LLM_ONLY_KEYS = (
 NOT_IN_STAGES = "not in [run] stages"
 
 #: options of a stage's job that cannot change its outputs, left out of the stage key: the rows
-#: are the same whatever the parallelism (dedup's clusters, execute's verdicts), the caches only
-#: save time, and the failure budgets only decide the exit status of a run that did finish
+#: are the same whatever the parallelism (dedup's clusters, execute's verdicts, each sample's
+#: scores: a ``local/`` model answers one call at a time), the caches only save time, ``offline``
+#: only forbids the hub (a source it cannot read fails the stage instead), and the failure budgets
+#: only decide the exit status of a run that did finish (an up-to-date stage is judged again by
+#: the budget in force: :func:`workbench.run.runner.regate`). An LLM call's ``timeout``,
+#: ``retries`` and ``retry_wait`` decide only whether a call fails (``llm_error``), never what a
+#: successful call answers. Not here: what changes the rows (``cache = "off"`` asks again, ``max_cost`` stops scoring).
 OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
-    "dedup": frozenset({"workers"}),
+    "dedup": frozenset({"workers", "offline"}),
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
                           "max_failures", "sandbox_failure_limit"}),
+    "score": frozenset({"workers", "offline", "max_failures", "timeout", "retries", "retry_wait"}),
+    "correlate": frozenset({"offline"}),
+    "bias": frozenset({"offline"}),
 }
 
 #: the keys of an earlier version (``run.json`` written before the run folder's paths counted
