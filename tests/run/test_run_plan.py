@@ -317,3 +317,33 @@ def test_another_failure_budget_judges_an_up_to_date_stage_again(tmp_path: Path,
     assert _statuses(narrow)["score"] == "up-to-date" and narrow.exit_status == 4
     assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in {
         o.name: o.detail for o in narrow.outcomes}["score"]
+
+
+def test_another_correlate_metric_rescores_nothing(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F6: ``[correlate] metric`` reran the score stages from scratch: they carry the shipped
+    metric columns into their tables for the correlate stages. The judge's rows are kept now (no LLM
+    call, the LLM cost unchanged) and take the new column; the stages that correlate run again."""
+    stages = ["score", "score_all", "correlate", "correlate_all", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    run_pipeline(load_config(config_path))
+    llm = tmp_path / "run" / "score" / "llm"
+    before = [json.loads(line) for line in (llm / "scores.jsonl").read_text().splitlines()]
+    calls = judge.requests
+
+    more = run_pipeline(load_config(config_path, overrides=['correlate.metric=["codebleu", "gpt35_nswr"]']))
+    outcomes = _outcomes(more)
+    assert outcomes["score"][0] == "resumed" and outcomes["score_all"][0] == "resumed", outcomes
+    assert "[score] carry changed since it finished" in outcomes["score"][1]
+    assert outcomes["correlate"][0] == "ran" and outcomes["correlate_all"][0] == "ran"
+    assert judge.requests == calls
+    after = [json.loads(line) for line in (llm / "scores.jsonl").read_text().splitlines()]
+    assert [{k: v for k, v in row.items() if k != "gpt35_nswr"} for row in after] == before
+    assert all("gpt35_nswr" in row for row in after)
+    for scope in ("subset", "all"):
+        metrics = json.loads((tmp_path / "run" / "correlate" / f"{scope}.json").read_text())["metrics"]
+        assert "gpt35_nswr" in metrics, scope
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["scoring"]["subset"]["methods"]["ice-score"]["llm_calls"] == calls
+    # and then nothing is left to do
+    same = run_pipeline(load_config(config_path, overrides=['correlate.metric=["codebleu", "gpt35_nswr"]']))
+    assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}

@@ -269,9 +269,19 @@ def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> bool:
-    """Whether a stage's record says it finished with this key and left its files as they are."""
+    """Whether a stage's record says it finished with this key and these options and left its
+    files as they are."""
     return (before.get("status") == "done" and before.get("key") == key
-            and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir))
+            and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir)
+            and not _refresh(plan, before, key))
+
+
+def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
+    """The options of a stage with this key that change only copies of input columns and differ
+    from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.refreshed`)."""
+    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
+        return []
+    return plan.refreshed(before.get("options"))
 
 
 def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
@@ -366,7 +376,7 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str], changed: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
+            rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -380,6 +390,8 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         rerun: the stages that run in this invocation before this one.
         changed: its recorded files that are missing or edited since it finished
             (:func:`changed_files`): such a stage is not up to date.
+        refresh: its options that change only copies of input columns and differ from those it
+            finished with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
         return "skipped", {}
@@ -389,7 +401,7 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-            and not changed and not upstream_reran and plan.command is not None):
+            and not changed and not refresh and not upstream_reran and plan.command is not None):
         return "up-to-date", {}
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
@@ -433,7 +445,8 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         key = keys[plan.name]
         before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
         action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
-                            changed=changed_files(before.get("files"), config.output))
+                            changed=changed_files(before.get("files"), config.output),
+                            refresh=_refresh(plan, before, key))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -513,7 +526,9 @@ def run_pipeline(
             if plan.command is not None:
                 rekeyed.append(plan.name)
         changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
-        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed)
+        refresh = _refresh(plan, before, key)
+        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
+                                  refresh=refresh)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -598,7 +613,12 @@ def run_pipeline(
         changed_note = (f"its files changed since it finished ({', '.join(changed[:3])}"
                         f"{' ...' if len(changed) > 3 else ''}): {'resumed' if resumed else 'ran again'}"
                         if changed and not force and not only else None)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note) if part) or None
+        # ... or because options that only copy input columns changed: no row was scored again
+        refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
+                        "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
+                        "the new columns without scoring again" if refresh and resumed else None)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note)
+                           if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)

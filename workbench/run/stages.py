@@ -29,6 +29,7 @@ else is the stage's table in the config. Each stage also records the equivalent 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,15 @@ OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "score": frozenset({"workers", "offline", "max_failures", "timeout", "retries", "retry_wait"}),
     "correlate": frozenset({"offline"}),
     "bias": frozenset({"offline"}),
+}
+
+#: options of a resumable stage's job that change only copies of input columns, left out of the
+#: stage key: when they changed since the stage finished, the stage resumes, and the job gives
+#: the kept rows the new values without scoring again (``score``'s ``carry``: the shipped columns
+#: of ``[correlate] metric`` that the later stages read from the score tables). The runner
+#: compares them with the options recorded in ``run.json`` (:meth:`StagePlan.refreshed`).
+REFRESHED_OPTIONS: Mapping[str, frozenset[str]] = {
+    "score": frozenset({"carry"}),
 }
 
 #: the keys of an earlier version (``run.json`` written before the run folder's paths counted
@@ -152,8 +162,9 @@ class StagePlan:
             legacy: the arguments an earlier version hashed instead (every path as spelled,
                 :data:`LEGACY_NEUTRAL_OPTIONS`), to recognise its ``run.json``.
         """
-        table = LEGACY_NEUTRAL_OPTIONS if legacy else OUTPUT_NEUTRAL_OPTIONS
-        neutral = table.get(self.command or "", frozenset())
+        command = self.command or ""
+        neutral = LEGACY_NEUTRAL_OPTIONS.get(command, frozenset()) if legacy else \
+            OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
         argv = list(self.argv if legacy or self.relative_argv is None else self.relative_argv)
         for name in neutral:
             if name not in self.values:
@@ -164,6 +175,19 @@ class StagePlan:
                     del argv[start:start + len(group)]
                     break
         return argv
+
+    def refreshed(self, recorded: Any) -> list[str]:
+        """The :data:`REFRESHED_OPTIONS` whose values differ from ``recorded`` (the options
+        ``run.json`` recorded when the stage ran; anything else: none can be told apart)."""
+        names = REFRESHED_OPTIONS.get(self.command or "", frozenset())
+        if not names or not isinstance(recorded, dict):
+            return []
+        try:
+            current = self.config().effective_options()
+        except ConfigError:  # the same arguments as a stage that ran: not seen; the preflight says why
+            return []
+        return sorted(name for name in names if name in recorded
+                      and json.dumps(recorded[name], default=str) != json.dumps(current.get(name), default=str))
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
