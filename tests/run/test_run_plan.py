@@ -15,7 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 from workbench.run.preflight import run_preflight
 from workbench.run.runner import preview
@@ -347,3 +349,59 @@ def test_another_correlate_metric_rescores_nothing(tmp_path: Path, judge: _Judge
     # and then nothing is left to do
     same = run_pipeline(load_config(config_path, overrides=['correlate.metric=["codebleu", "gpt35_nswr"]']))
     assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}
+
+
+def test_a_rerun_can_score_the_rows_a_judge_outage_failed(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F3: after a judge-server outage (every LLM row llm_error, exit 3) no rerun retried the
+    rows: the plain rerun called score up to date, ``--stage score`` resumed 0 rows and
+    ``--set score.retry_failed=true`` was refused as set by the pipeline; only --force helped. A plain
+    rerun still gates on the recorded verdict (and says how to retry); ``--retry-failed`` (``[run]
+    retry_failed``), ``--stage score`` or another call timeout/retries score the failed rows again,
+    keeping the finished ones."""
+    stages = ["score", "correlate", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    judge.down = True
+    first = run_pipeline(load_config(config_path))
+    assert first.exit_status == 3 and _statuses(first)["score"] == "ran"
+    scores = tmp_path / "run" / "score" / "llm" / "scores.jsonl"
+    chrf_rows = [line for line in scores.read_text().splitlines() if '"method": "chrf"' in line]
+    judge.down = False  # the server is back
+
+    plain = run_pipeline(load_config(config_path))
+    detail = _outcomes(plain)["score"][1]
+    assert _statuses(plain)["score"] == "up-to-date" and plain.exit_status == 3
+    assert "4 rows failed (an LLM error, an unreadable answer, ...): rerun with --retry-failed (or --stage score) " \
+           "to score them again, keeping the finished rows" in detail
+    dry = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--retry-failed"])
+    assert dry.exit_code == 0 and "score: would resume:" in dry.output, dry.output
+    refused = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--set", "score.retry_failed=true"])
+    assert refused.exit_code == 1 and "rerun with --retry-failed ([run] retry_failed = true) or --stage score" in \
+        " ".join(refused.output.split()), refused.output
+
+    retried = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
+    assert retried.exit_status == 0, _outcomes(retried)
+    assert _outcomes(retried)["score"] == ("resumed", "scored the 4 rows that had failed again, keeping the finished rows")
+    assert _statuses(retried)["correlate"] == "ran"
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    assert {row["status"] for row in rows if row["method"] == "ice-score"} == {"ok"} and len(rows) == 8
+    assert [line for line in scores.read_text().splitlines() if '"method": "chrf"' in line] == chrf_rows
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]
+    assert stage["argv"][-2:] == ["--resume", "--retry-failed"] and stage["failures"]["exit_status"] == 0
+    # nothing failed any more: up to date, even with retry_failed
+    again = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
+    assert _statuses(again)["score"] == "up-to-date" and again.exit_status == 0
+
+
+@pytest.mark.parametrize("how", ["stage", "timeout"])
+def test_stage_or_another_call_timeout_scores_the_failed_rows_again(tmp_path: Path, judge: _Judge, how: str) -> None:
+    config_path = _judged_config(tmp_path, judge, ["score", "report"])
+    judge.down = True
+    assert run_pipeline(load_config(config_path)).exit_status == 3
+    judge.down = False
+    if how == "stage":
+        retried = run_pipeline(load_config(config_path), only=["score"])
+    else:
+        retried = run_pipeline(load_config(config_path, overrides=["score.timeout=30.0"]))
+    assert _statuses(retried)["score"] == "resumed" and retried.exit_status == 0, _outcomes(retried)
+    statuses = json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())["statuses"]
+    assert statuses["ice-score"] == {"ok": 4}

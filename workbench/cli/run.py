@@ -23,6 +23,9 @@ def run_command(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Samples scored by the LLM methods (score.limit)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model of the LLM methods (score.model)."),
     offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub (run.offline)."),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Score the failed rows (llm_error, ...) of a finished score stage again, "
+        "keeping its finished rows (run.retry_failed)."),
     force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Draw the stages' progress bars on stderr (off for logs)."),
@@ -51,6 +54,8 @@ def run_command(
         overrides.append(f"score.model={_toml_string(model)}")
     if offline:
         overrides.append("run.offline=true")
+    if retry_failed:
+        overrides.append("run.retry_failed=true")
     config = load_config(config_path, overrides=overrides)
     check_stage_names(stage or ())
     for note in config.notes:

@@ -253,6 +253,30 @@ def regate(plan: StagePlan, verdict: dict[str, Any]) -> dict[str, Any]:
     return check_failures(numbers, limit).as_dict()
 
 
+def failed_rows(before: dict[str, Any]) -> int:
+    """The failed rows (``llm_error``, ``parse_error``, ``budget_exceeded``, ``error``) a finished
+    score stage's recorded verdict counts, over all its methods (0 when it records none)."""
+    counts = (before.get("failures") or {}).get("counts") if isinstance(before.get("failures"), dict) else None
+    if not isinstance(counts, dict):
+        return 0
+    try:
+        return sum(int(entry["failed"]) for entry in counts.values())
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _retry(plan: StagePlan, before: dict[str, Any], key: str, only: Sequence[str]) -> bool:
+    """Whether a finished score stage with failed rows resumes to score them again instead of
+    being up to date: asked with ``[run] retry_failed`` (``--retry-failed``), ``--stage``, or another LLM call
+    timeout/retries/wait than it ran with (:meth:`~workbench.run.stages.StagePlan.call_settings_changed`).
+    A plain rerun keeps gating on the recorded verdict (a CI job rerunning a cached folder)."""
+    if plan.command != "score" or before.get("key") != key or before.get("status") != "done":
+        return False
+    if not failed_rows(before):
+        return False
+    return plan.retry_failed or plan.name in only or bool(plan.call_settings_changed(before.get("options")))
+
+
 def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
     """The per-stage records of ``run_dir``'s ``run.json`` (empty when there is none, or it is
     damaged; an entry that is not a record is left out)."""
@@ -376,7 +400,8 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
+            rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = (),
+            retry: bool = False) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -392,6 +417,8 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
             (:func:`changed_files`): such a stage is not up to date.
         refresh: its options that change only copies of input columns and differ from those it
             finished with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes.
+        retry: a finished score stage whose failed rows are to be scored again (:func:`_retry`):
+            it resumes with ``retry_failed``.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
         return "skipped", {}
@@ -401,14 +428,14 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-            and not changed and not refresh and not upstream_reran and plan.command is not None):
+            and not changed and not refresh and not retry and not upstream_reran and plan.command is not None):
         return "up-to-date", {}
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
                 and rows_there and not upstream_reran:
-            return "resume", {"resume": True}
+            return "resume", {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
             return "run", {"overwrite": True}
@@ -446,7 +473,7 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
         action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
                             changed=changed_files(before.get("files"), config.output),
-                            refresh=_refresh(plan, before, key))
+                            refresh=_refresh(plan, before, key), retry=_retry(plan, before, key, only))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -527,8 +554,9 @@ def run_pipeline(
                 rekeyed.append(plan.name)
         changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
         refresh = _refresh(plan, before, key)
+        retry = _retry(plan, before, key, only)
         action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
-                                  refresh=refresh)
+                                  refresh=refresh, retry=retry)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -560,7 +588,12 @@ def run_pipeline(
             verdict = regate(plan, before.get("failures") or {})
             if verdict != (before.get("failures") or {}):
                 manifest.update(plan.name, failures=verdict)
-            result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=verdict.get("message") or None,
+            failed = failed_rows(before) if plan.command == "score" else 0
+            hint = (f"{failed} row{'s' if failed != 1 else ''} failed (an LLM error, an unreadable answer, ...): "
+                    f"rerun with --retry-failed (or --stage {plan.name}) to score them again, keeping the "
+                    "finished rows") if failed else None
+            detail = "; ".join(part for part in (verdict.get("message"), hint) if part) or None
+            result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=detail,
                                                 exit_status=int(verdict.get("exit_status", 0))))
             if on_stage:
                 on_stage(plan, "up-to-date")
@@ -617,8 +650,11 @@ def run_pipeline(
         refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
                         "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
                         "the new columns without scoring again" if refresh and resumed else None)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note)
-                           if part) or None
+        retried = failed_rows(before) if changes.get("retry_failed") else 0
+        retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
+                      "finished rows" if retried else None)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
+                                             retry_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)

@@ -67,7 +67,8 @@ NOT_IN_STAGES = "not in [run] stages"
 #: only decide the exit status of a run that did finish (an up-to-date stage is judged again by
 #: the budget in force: :func:`workbench.run.runner.regate`). An LLM call's ``timeout``,
 #: ``retries`` and ``retry_wait`` decide only whether a call fails (``llm_error``), never what a
-#: successful call answers. Not here: what changes the rows (``cache = "off"`` asks again, ``max_cost`` stops scoring).
+#: successful call answers; changed, they make a rerun score such failed rows again
+#: (:data:`CALL_OPTIONS`). Not here: what changes the rows (``cache = "off"`` asks again, ``max_cost`` stops scoring).
 OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "dedup": frozenset({"workers", "offline"}),
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
@@ -75,6 +76,13 @@ OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "score": frozenset({"workers", "offline", "max_failures", "timeout", "retries", "retry_wait"}),
     "correlate": frozenset({"offline"}),
     "bias": frozenset({"offline"}),
+}
+
+#: the options that decide whether an LLM call fails (``llm_error``), not what it answers: left
+#: out of the key (:data:`OUTPUT_NEUTRAL_OPTIONS`); when they changed since a stage finished with
+#: failed rows, a rerun scores those rows again (the user changed them to get past the failures)
+CALL_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "score": ("timeout", "retries", "retry_wait"),
 }
 
 #: options of a resumable stage's job that change only copies of input columns, left out of the
@@ -126,6 +134,8 @@ class StagePlan:
             after it read its outputs, as they would after ``--stage``.
         relative_argv: :attr:`argv` with the run folder named :data:`KEY_RUN_FOLDER` (its paths
             relative to it), for the stage key (:func:`plan_stages`; ``None``: :attr:`argv`).
+        retry_failed: ``[run] retry_failed`` (a score stage): a rerun scores the finished stage's
+            failed rows again (resuming it with ``retry_failed``), instead of calling it up to date.
     """
 
     name: str
@@ -142,6 +152,7 @@ class StagePlan:
     second_source: str | None = None
     available: bool = False
     relative_argv: list[str] | None = None
+    retry_failed: bool = False
 
     @property
     def skip_detail(self) -> str | None:
@@ -188,6 +199,18 @@ class StagePlan:
             return []
         return sorted(name for name in names if name in recorded
                       and json.dumps(recorded[name], default=str) != json.dumps(current.get(name), default=str))
+
+    def call_settings_changed(self, recorded: Any) -> list[str]:
+        """The options that decide whether an LLM call fails (:data:`CALL_OPTIONS`) whose values
+        differ from ``recorded`` (the options ``run.json`` recorded when the stage ran)."""
+        names = CALL_OPTIONS.get(self.command or "", ())
+        if not names or not isinstance(recorded, dict):
+            return []
+        try:
+            current = self.config().effective_options()
+        except ConfigError:
+            return []
+        return [name for name in names if name in recorded and recorded[name] != current.get(name)]
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
@@ -352,6 +375,8 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     for column in [data["label_column"], *shipped_metrics(config), data["code_column"], *also_read]:
         if column and column in columns and column not in carry:
             carry.append(column)
+    # not the job's option: the runner passes it with resume, where there are failed rows to retry
+    plan.retry_failed = config.retry_failed
     values = {
         "task_column": data["task_column"], "sample_column": data["sample_column"],
         "generation_column": data["code_column"], "reference_column": data["reference_column"],
