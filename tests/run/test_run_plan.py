@@ -11,6 +11,7 @@ import html
 import json
 import shutil
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -405,3 +406,32 @@ def test_stage_or_another_call_timeout_scores_the_failed_rows_again(tmp_path: Pa
     assert _statuses(retried)["score"] == "resumed" and retried.exit_status == 0, _outcomes(retried)
     statuses = json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())["statuses"]
     assert statuses["ice-score"] == {"ok": 4}
+
+
+def test_an_execute_stage_whose_results_were_edited_runs_again_from_scratch(tmp_path: Path) -> None:
+    """probe30 F7: a hand-edited execute/results.jsonl was seen ("its files changed since it
+    finished") but the stage then resumed with 0 samples and kept the edit (failed samples turned
+    passed stayed passed). Edited rows now make the stage run again from scratch; a deleted summary
+    (the rows untouched) still only resumes."""
+    config_path = _write_config(tmp_path, _generations(tmp_path / "gens.jsonl", per_outcome=1), ["execute", "report"])
+    run_pipeline(load_config(config_path))
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    honest = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {row["passed"] for row in honest} == {0, 1}
+    forged = [{**row, "passed": 1, "status": "passed"} for row in honest]
+    results.write_text("".join(json.dumps(row) + "\n" for row in forged))
+
+    again = run_pipeline(load_config(config_path))
+    assert _outcomes(again)["execute"] == ("ran", "its files changed since it finished (execute/results.jsonl changed): "
+                                                  "ran again from scratch, as its rows were edited")
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(rows) == len(honest) and sorted((r["task_id"], r["sample_id"], r["passed"]) for r in rows) == sorted(
+        (r["task_id"], r["sample_id"], r["passed"]) for r in honest)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["execution"]["statuses"] == dict(Counter(row["status"] for row in honest))
+
+    (tmp_path / "run" / "execute" / "results.summary.json").unlink()
+    resumed = run_pipeline(load_config(config_path))
+    assert _outcomes(resumed)["execute"] == (
+        "resumed", "its files changed since it finished (execute/results.summary.json missing): resumed")
+    assert [json.loads(line) for line in results.read_text().splitlines()] == rows  # kept, not run again

@@ -8,7 +8,8 @@ keys of the stages it reads and of the ``[data] source`` file's content (:func:`
 left (:func:`stage_files`: each one's size and modification time). On a rerun a stage whose key
 and files are unchanged is not run again (so a finished run reruns in seconds, with no LLM call
 and no execution); a stage whose files were deleted or edited since runs again (a resumable one
-resumes); a stage that was
+resumes, unless its row file was edited: then it runs from scratch, not adopting the edited rows);
+a stage that was
 interrupted or failed with the same key continues with ``--resume`` (``execute`` and
 ``score`` keep every finished row); a stage whose key changed runs again from scratch
 (``--overwrite``), and so do the stages after it.
@@ -401,7 +402,7 @@ def _pull_model(config: PipelineConfig) -> None:
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
             rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = (),
-            retry: bool = False) -> tuple[str, dict[str, Any]]:
+            retry: bool = False, rows_edited: bool = False) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -419,6 +420,9 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
             finished with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes.
         retry: a finished score stage whose failed rows are to be scored again (:func:`_retry`):
             it resumes with ``retry_failed``.
+        rows_edited: a resumable stage's row file (``execute/results.jsonl``, ``scores.jsonl``)
+            was edited since it finished (:func:`_rows_edited`): it runs again from scratch, as a
+            resume would keep the edited rows.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
         return "skipped", {}
@@ -434,12 +438,23 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
-                and rows_there and not upstream_reran:
+                and rows_there and not upstream_reran and not rows_edited:
             return "resume", {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
             return "run", {"overwrite": True}
     return "run", {}
+
+
+def _rows_edited(plan: StagePlan, before: dict[str, Any], changed: Sequence[str], run_dir: Path) -> bool:
+    """Whether ``changed`` (:func:`changed_files`) says a finished resumable stage's row file was
+    edited (not only deleted) since it finished: its rows are then not the job's, and resuming
+    would adopt them (a timed-out sample turned ``passed`` by hand stayed passed). A stage that did
+    not finish (interrupted, failed) resumes from its rows, as ever."""
+    if before.get("status") != "done":
+        return False
+    rows = {Path(os.path.relpath(path, run_dir)).as_posix() for path in plan.partial}
+    return any(entry.endswith(" changed") and entry.removesuffix(" changed") in rows for entry in changed)
 
 
 def _remove_stale_outputs(plan: StagePlan) -> None:
@@ -471,9 +486,10 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
     for plan in plans:
         key = keys[plan.name]
         before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
-        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
-                            changed=changed_files(before.get("files"), config.output),
-                            refresh=_refresh(plan, before, key), retry=_retry(plan, before, key, only))
+        changed = changed_files(before.get("files"), config.output)
+        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
+                            refresh=_refresh(plan, before, key), retry=_retry(plan, before, key, only),
+                            rows_edited=_rows_edited(plan, before, changed, config.output))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -555,8 +571,9 @@ def run_pipeline(
         changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
         refresh = _refresh(plan, before, key)
         retry = _retry(plan, before, key, only)
+        rows_edited = _rows_edited(plan, before, changed, run_dir)
         action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
-                                  refresh=refresh, retry=retry)
+                                  refresh=refresh, retry=retry, rows_edited=rows_edited)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -645,6 +662,7 @@ def run_pipeline(
         # a stage run again because its files changed since it finished says which
         changed_note = (f"its files changed since it finished ({', '.join(changed[:3])}"
                         f"{' ...' if len(changed) > 3 else ''}): {'resumed' if resumed else 'ran again'}"
+                        f"{' from scratch, as its rows were edited' if rows_edited else ''}"
                         if changed and not force and not only else None)
         # ... or because options that only copy input columns changed: no row was scored again
         refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
