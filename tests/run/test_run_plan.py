@@ -146,7 +146,7 @@ def test_the_same_run_folder_named_otherwise_moved_or_copied_keeps_its_stages(
     stages = ["dedup", "execute", "score_all", "correlate_all", "bias", "report"]
     config_path = _write_config(tmp_path, data, stages)
     first = run_pipeline(load_config(config_path))
-    assert {_statuses(first)[name] for name in stages} == {"ran"}
+    assert {_statuses(first)[name] for name in stages} == {"ran"} and not first.notes
     done = {name: "up-to-date" for name in stages if name != "report"} | {"report": "ran"}
 
     monkeypatch.chdir(tmp_path)  # the same folder, relative
@@ -177,7 +177,8 @@ def _old_key(argv: list[str], after: dict[str, str | None], command: str | None,
 
 def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_once(tmp_path: Path) -> None:
     """A run.json written before the keys named the run folder relatively: its stages are up to date
-    where the folder is (nothing runs again), their keys are recorded anew once, with a note."""
+    where the folder is, and in a copy (the keys are read with the folder as the run.json spelled it),
+    nothing runs again; their keys are recorded anew once, with a note."""
     from workbench.run.runner import data_fingerprint
 
     data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
@@ -197,16 +198,20 @@ def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_on
             manifest["stages"][plan.name]["key"] = old[plan.name]
     assert old["execute"] != new_keys["execute"]
     manifest_path.write_text(json.dumps(manifest))
+    shutil.copytree(tmp_path / "run", tmp_path / "copy")  # cp -a of the old folder
 
-    upgraded = run_pipeline(load_config(config_path))
-    assert {name: status for name, status in _statuses(upgraded).items() if name in stages} == {
-        "dedup": "up-to-date", "execute": "up-to-date", "score_all": "up-to-date", "correlate_all": "up-to-date",
-        "report": "ran"}
-    assert len(upgraded.notes) == 1 and "recorded anew for dedup, execute, score_all, correlate_all" in upgraded.notes[0]
-    recorded = json.loads(manifest_path.read_text())["stages"]
-    assert {name: recorded[name]["key"] for name in ("dedup", "execute", "score_all", "correlate_all")} == {
-        name: new_keys[name] for name in ("dedup", "execute", "score_all", "correlate_all")}
-    assert not run_pipeline(load_config(config_path)).notes  # once
+    for folder in ("copy", "run"):
+        overrides = [f'run.output="{tmp_path / folder}"'] if folder == "copy" else []
+        upgraded = run_pipeline(load_config(config_path, overrides=overrides))
+        assert {name: status for name, status in _statuses(upgraded).items() if name in stages} == {
+            "dedup": "up-to-date", "execute": "up-to-date", "score_all": "up-to-date", "correlate_all": "up-to-date",
+            "report": "ran"}, folder
+        assert len(upgraded.notes) == 1 and "recorded anew for dedup, execute, score_all, correlate_all" in \
+            upgraded.notes[0]
+        recorded = json.loads((tmp_path / folder / "run.json").read_text())["stages"]
+        assert {name: recorded[name]["key"] for name in ("dedup", "execute", "score_all", "correlate_all")} == {
+            name: new_keys[name] for name in ("dedup", "execute", "score_all", "correlate_all")}
+        assert not run_pipeline(load_config(config_path, overrides=overrides)).notes  # once
 
 
 class _Judge:

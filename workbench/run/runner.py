@@ -106,16 +106,16 @@ def _now() -> str:
 
 
 def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
-               legacy: bool = False) -> str:
+               legacy_root: str | None = None) -> str:
     """A stage's key: a hash of its command, its arguments that can change its outputs
     (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
     the keys of the stages it reads (``keys``) and the data's fingerprint.
 
     Args:
-        legacy: the key an earlier version recorded (the run folder's paths as spelled), with
-            ``keys`` holding the earlier stages' legacy keys (:func:`_plan_keys`).
+        legacy_root: the key an earlier version recorded for the run folder spelled so (its
+            paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`).
     """
-    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(legacy=legacy),
+    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(legacy_root=legacy_root),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -209,22 +209,46 @@ def data_fingerprint(source: str) -> str | None:
     return None
 
 
-def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None) -> tuple[dict[str, str], dict[str, str]]:
-    """Each stage's key (:func:`_stage_key`) and the key an earlier version would have recorded
-    for it (``legacy``), stage -> key."""
+def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None,
+               legacy_roots: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Each stage's key (:func:`_stage_key`), and the keys an earlier version would have recorded
+    for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`): stage -> key,
+    stage -> those keys."""
+    plans = list(plans)
     keys: dict[str, str] = {}
-    legacy: dict[str, str] = {}
     for plan in plans:
         keys[plan.name] = _stage_key(plan, keys, fingerprint)
-        legacy[plan.name] = _stage_key(plan, legacy, fingerprint, legacy=True)
+    legacy: dict[str, set[str]] = {plan.name: set() for plan in plans}
+    for root in dict.fromkeys(legacy_roots):
+        spelled: dict[str, str] = {}
+        for plan in plans:
+            spelled[plan.name] = _stage_key(plan, spelled, fingerprint, legacy_root=root)
+            legacy[plan.name].add(spelled[plan.name])
     return keys, legacy
 
 
-def _rekeyed(before: dict[str, Any], key: str, legacy_key: str) -> dict[str, Any]:
-    """A stage's record with the key of an earlier version (:func:`_stage_key` ``legacy``: the
-    run folder's paths as spelled then) replaced by ``key``: a ``run.json`` written before keys
-    named the run folder relatively stays up to date where it is (not after a move)."""
-    if before.get("key") == legacy_key and legacy_key != key:
+def _legacy_roots(config: PipelineConfig, recorded: Any) -> list[str]:
+    """How an earlier version's ``run.json`` (``recorded``: its ``config``) may have spelled the run
+    folder in its stage keys: ``[run] output`` as it recorded it (else the default,
+    ``runs/<config name>``) and as it is spelled now. The recorded spelling recognises the folder
+    after it was moved or copied, or named otherwise."""
+    roots = [str(config.output)]
+    if isinstance(recorded, dict):
+        run = recorded.get("config") if isinstance(recorded.get("config"), dict) else {}
+        output = (run.get("run") or {}).get("output") if isinstance(run.get("run"), dict) else None
+        config_path = recorded.get("config_path")
+        if isinstance(output, str):
+            roots.append(output)
+        elif isinstance(config_path, str):
+            roots.append(str(Path("runs") / Path(config_path).stem))
+    return roots
+
+
+def _rekeyed(before: dict[str, Any], key: str, legacy_keys: set[str]) -> dict[str, Any]:
+    """A stage's record with the key of an earlier version (:func:`_plan_keys`: the run folder's
+    paths as spelled then) replaced by ``key``: a ``run.json`` written before keys named the run
+    folder relatively stays up to date (also moved, copied or named otherwise)."""
+    if before.get("key") in legacy_keys and before.get("key") != key:
         return {**before, "key": key}
     return before
 
@@ -278,16 +302,21 @@ def _retry(plan: StagePlan, before: dict[str, Any], key: str, only: Sequence[str
     return plan.retry_failed or plan.name in only or bool(plan.call_settings_changed(before.get("options")))
 
 
-def _read_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The per-stage records of ``run_dir``'s ``run.json`` (empty when there is none, or it is
-    damaged; an entry that is not a record is left out)."""
+def _read_manifest(run_dir: Path) -> dict[str, Any]:
+    """``run_dir``'s ``run.json`` (empty when there is none, or it is damaged)."""
     path = run_dir / MANIFEST_FILE
     if not path.is_file():
         return {}
     try:
-        stages = json.loads(path.read_text()).get("stages", {})
-    except (OSError, json.JSONDecodeError, AttributeError):
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
         return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _stage_records(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-stage records of a ``run.json`` (an entry that is not a record is left out)."""
+    stages = manifest.get("stages", {})
     if not isinstance(stages, dict):
         return {}
     return {name: record for name, record in stages.items() if isinstance(record, dict)}
@@ -325,9 +354,11 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
     Returns:
         the stage names (empty for a new run folder).
     """
-    previous = _read_stages(config.output)
+    manifest = _read_manifest(config.output)
+    previous = _stage_records(manifest)
     if not previous:
         return set()
+    roots = _legacy_roots(config, manifest)
     fingerprint = data_fingerprint(config.data["source"])
     available: set[str] = set()
     for name in STAGES:
@@ -336,7 +367,7 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
             continue
         plans = plan_stages(config, columns, available | {name})
         plans = plans[:[p.name for p in plans].index(name) + 1]
-        keys, legacy = _plan_keys(plans, fingerprint)
+        keys, legacy = _plan_keys(plans, fingerprint, roots)
         plan = plans[-1]
         if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
                 _is_current(plan, _rekeyed(before, keys[name], legacy[name]), keys[name], config.output):
@@ -351,13 +382,9 @@ class Manifest:
         from workbench import __version__
 
         self.path = run_dir / MANIFEST_FILE
-        previous: dict[str, Any] = {}
-        if self.path.is_file():
-            try:
-                previous = json.loads(self.path.read_text())
-            except (OSError, json.JSONDecodeError):
-                previous = {}  # a damaged manifest: every stage runs again, nothing is trusted
-        self.previous_stages: dict[str, dict[str, Any]] = previous.get("stages", {})
+        # a damaged manifest reads as none: every stage runs again, nothing is trusted
+        self.previous: dict[str, Any] = _read_manifest(run_dir)
+        self.previous_stages: dict[str, dict[str, Any]] = _stage_records(self.previous)
         self.data: dict[str, Any] = {
             "config": config.raw,
             "config_path": str(config.source_path) if config.source_path else None,
@@ -479,10 +506,11 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         ``(plan, action)`` per stage, action as in :func:`_decide`.
     """
     only = check_stage_names(only)
-    previous = _read_stages(config.output)
+    manifest = _read_manifest(config.output)
+    previous = _stage_records(manifest)
     rerun: set[str] = set()
     actions = []
-    keys, legacy = _plan_keys(plans, data_fingerprint(config.data["source"]))
+    keys, legacy = _plan_keys(plans, data_fingerprint(config.data["source"]), _legacy_roots(config, manifest))
     for plan in plans:
         key = keys[plan.name]
         before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
@@ -558,13 +586,14 @@ def run_pipeline(
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
-    keys, legacy = _plan_keys(plans, fingerprint)
+    keys, legacy = _plan_keys(plans, fingerprint, _legacy_roots(config, manifest.previous))
     rekeyed: list[str] = []  # stages whose run.json record had an earlier version's key
 
     for plan in plans:
         key = keys[plan.name]
-        before = _rekeyed(manifest.previous_stages.get(plan.name, {}), key, legacy[plan.name])
-        if before is not manifest.previous_stages.get(plan.name, {}):
+        recorded = manifest.previous_stages.get(plan.name, {})
+        before = _rekeyed(recorded, key, legacy[plan.name])
+        if before is not recorded:
             manifest.data["stages"][plan.name]["key"] = key
             if plan.command is not None:
                 rekeyed.append(plan.name)

@@ -30,6 +30,7 @@ else is the stage's table in the config. Each stage also records the equivalent 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +97,7 @@ REFRESHED_OPTIONS: Mapping[str, frozenset[str]] = {
 
 #: the keys of an earlier version (``run.json`` written before the run folder's paths counted
 #: relative to it): :data:`OUTPUT_NEUTRAL_OPTIONS` as it was then, and every path as spelled
-#: (:meth:`StagePlan.key_argv` with ``legacy``), so that such a run folder is still up to date
+#: (:meth:`StagePlan.key_argv` with ``legacy_root``), so that such a run folder is still up to date
 LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "dedup": frozenset({"workers"}),
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
@@ -162,7 +163,7 @@ class StagePlan:
             return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
         return self.skip_reason
 
-    def key_argv(self, legacy: bool = False) -> list[str]:
+    def key_argv(self, legacy_root: str | None = None) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
         stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
@@ -170,13 +171,18 @@ class StagePlan:
         moved or copied keeps its finished stages.
 
         Args:
-            legacy: the arguments an earlier version hashed instead (every path as spelled,
+            legacy_root: the arguments an earlier version hashed instead, for the run folder
+                spelled so when it ran (its paths as ``legacy_root/...``,
                 :data:`LEGACY_NEUTRAL_OPTIONS`), to recognise its ``run.json``.
         """
         command = self.command or ""
-        neutral = LEGACY_NEUTRAL_OPTIONS.get(command, frozenset()) if legacy else \
-            OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
-        argv = list(self.argv if legacy or self.relative_argv is None else self.relative_argv)
+        if legacy_root is None:
+            neutral = OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
+            argv = list(self.argv if self.relative_argv is None else self.relative_argv)
+        else:
+            neutral = LEGACY_NEUTRAL_OPTIONS.get(command, frozenset())
+            argv = list(self.argv) if self.relative_argv is None else \
+                [_spelled(arg, legacy_root) for arg in self.relative_argv]
         for name in neutral:
             if name not in self.values:
                 continue
@@ -248,6 +254,15 @@ class StagePlan:
             ConfigError: from :meth:`config`; WorkbenchError (and others) from the job.
         """
         return _JOBS[self.command](self, self.config(**(changes or {})), hooks)  # type: ignore[index]
+
+
+def _spelled(arg: str, root: str) -> str:
+    """An argument of :attr:`StagePlan.relative_argv` with the run folder spelled ``root``, as
+    the plan built on ``RunLayout(root)`` has it."""
+    if arg == KEY_RUN_FOLDER:
+        return str(Path(root))
+    prefix = KEY_RUN_FOLDER + os.sep
+    return str(Path(root) / arg[len(prefix):]) if arg.startswith(prefix) else arg
 
 
 def _job(plan: StagePlan, source: str, ordered: dict[str, Any], second_source: str | None = None) -> None:
