@@ -106,16 +106,18 @@ def _now() -> str:
 
 
 def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
-               legacy_root: str | None = None) -> str:
+               legacy_root: str | None = None, legacy_neutral: bool = True) -> str:
     """A stage's key: a hash of its command, its arguments that can change its outputs
     (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
     the keys of the stages it reads (``keys``) and the data's fingerprint.
 
     Args:
         legacy_root: the key an earlier version recorded for the run folder spelled so (its
-            paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`).
+            paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`);
+            ``legacy_neutral`` as in :meth:`~workbench.run.stages.StagePlan.key_argv`.
     """
-    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(legacy_root=legacy_root),
+    fields: dict[str, Any] = {"command": plan.command,
+                              "argv": plan.key_argv(legacy_root=legacy_root, legacy_neutral=legacy_neutral),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -220,10 +222,12 @@ def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None,
         keys[plan.name] = _stage_key(plan, keys, fingerprint)
     legacy: dict[str, set[str]] = {plan.name: set() for plan in plans}
     for root in dict.fromkeys(legacy_roots):
-        spelled: dict[str, str] = {}
-        for plan in plans:
-            spelled[plan.name] = _stage_key(plan, spelled, fingerprint, legacy_root=root)
-            legacy[plan.name].add(spelled[plan.name])
+        # the options left out then, and those left out now (an earlier run without --offline)
+        for neutral in (True, False):
+            spelled: dict[str, str] = {}
+            for plan in plans:
+                spelled[plan.name] = _stage_key(plan, spelled, fingerprint, legacy_root=root, legacy_neutral=neutral)
+                legacy[plan.name].add(spelled[plan.name])
     return keys, legacy
 
 

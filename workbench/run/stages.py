@@ -163,7 +163,7 @@ class StagePlan:
             return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
         return self.skip_reason
 
-    def key_argv(self, legacy_root: str | None = None) -> list[str]:
+    def key_argv(self, legacy_root: str | None = None, legacy_neutral: bool = True) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
         stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
@@ -174,13 +174,16 @@ class StagePlan:
             legacy_root: the arguments an earlier version hashed instead, for the run folder
                 spelled so when it ran (its paths as ``legacy_root/...``,
                 :data:`LEGACY_NEUTRAL_OPTIONS`), to recognise its ``run.json``.
+            legacy_neutral: with ``legacy_root``, leave out :data:`LEGACY_NEUTRAL_OPTIONS` (the key
+                as it was); ``False``: :data:`OUTPUT_NEUTRAL_OPTIONS`, so that an option left out
+                of the key since (``--offline``) that the earlier run did not set matches too.
         """
         command = self.command or ""
         if legacy_root is None:
             neutral = OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
             argv = list(self.argv if self.relative_argv is None else self.relative_argv)
         else:
-            neutral = LEGACY_NEUTRAL_OPTIONS.get(command, frozenset())
+            neutral = (LEGACY_NEUTRAL_OPTIONS if legacy_neutral else OUTPUT_NEUTRAL_OPTIONS).get(command, frozenset())
             argv = list(self.argv) if self.relative_argv is None else \
                 [_spelled(arg, legacy_root) for arg in self.relative_argv]
         for name in neutral:
