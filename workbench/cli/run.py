@@ -23,6 +23,9 @@ def run_command(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Samples scored by the LLM methods (score.limit)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model of the LLM methods (score.model)."),
     offline: bool = typer.Option(False, "--offline", help="Never contact the Hugging Face hub (run.offline)."),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Score the failed rows (llm_error, ...) of a finished score stage again, "
+        "keeping its finished rows (run.retry_failed)."),
     force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Draw the stages' progress bars on stderr (off for logs)."),
@@ -40,6 +43,7 @@ def run_command(
     from workbench.run.config import check_stage_names, load_config
     from workbench.run.preflight import run_preflight
     from workbench.run.runner import preview, run_pipeline
+    from workbench.run.stages import NOT_IN_STAGES
 
     overrides = list(set_ or [])
     if output is not None:
@@ -50,6 +54,8 @@ def run_command(
         overrides.append(f"score.model={_toml_string(model)}")
     if offline:
         overrides.append("run.offline=true")
+    if retry_failed:
+        overrides.append("run.retry_failed=true")
     config = load_config(config_path, overrides=overrides)
     check_stage_names(stage or ())
     for note in config.notes:
@@ -62,7 +68,7 @@ def run_command(
         for plan, action in preview(config, preflight.plans, only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
             if action == "skipped":
-                line = f"[dim]skipped: {escape(plan.skip_reason or '')}[/dim]"
+                line = f"[dim]skipped: {escape(plan.skip_detail or '')}[/dim]"
             elif action in ("up-to-date", "not selected"):
                 line = f"[dim]{action}[/dim]"
             else:
@@ -85,9 +91,11 @@ def run_command(
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None
 
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     # the stages the user asked for (not those left out by [run] stages or --stage)
     asked = [o for o in result.outcomes if o.name != "report"
-             and not (o.status == "skipped" and o.detail in ("not in [run] stages", "not selected with --stage"))]
+             and not (o.status == "skipped" and (o.detail or "").startswith((NOT_IN_STAGES, "not selected with --stage")))]
     if asked and all(o.status == "skipped" for o in asked):
         err_console.print("[yellow]warning:[/yellow] no stage computed anything: each selected stage was skipped "
                           "(see the detail column)", soft_wrap=True)

@@ -169,12 +169,46 @@ def _current_results(rows: list[dict[str, Any]], problems: list[str]) -> list[di
     return list(current.values())
 
 
+#: the correlate stages in run.json and the scope each correlates
+_CORRELATE_STAGES = {"correlate": "subset", "correlate_all": "all"}
+
+
+def _correlation_labels(run: dict[str, Any] | None) -> dict[str, str | None]:
+    """What each finished correlate stage of ``run.json`` labelled the rows with: stage ->
+    ``None`` for the execution results (``--results``), else the data's label column."""
+    stages = (run or {}).get("stages")
+    out: dict[str, str | None] = {}
+    for name in _CORRELATE_STAGES:
+        record = stages.get(name) if isinstance(stages, dict) else None
+        options = record.get("options") if isinstance(record, dict) and record.get("status") == "done" else None
+        if isinstance(options, dict):
+            out[name] = None if options.get("results") else str(options.get("label") or "passed")
+    return out
+
+
 def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
-            label_column: str) -> tuple[dict, str]:
-    """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column."""
+            label_column: str, run: dict[str, Any] | None = None) -> tuple[dict, str]:
+    """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column; and
+    where they came from, as the correlate stages read them (``run.json``): execution results
+    in the folder that no correlate stage read (``[run] stages`` left out an execute stage that
+    was out of date) are not the label of the correlations shown."""
+    used = _correlation_labels(run)
+    shipped = {name: column for name, column in used.items() if column is not None}
+    ours = f"our execution results, {RunLayout.EXECUTE_RESULTS}"
+    if results and shipped and len(shipped) == len(used):
+        label_column = next(iter(shipped.values()))
+        results = None  # no correlation read them
+        note = "the correlate stages did not read the execution results"
+    elif results and shipped:
+        parts = [f"{ours} for {name}" for name in used if name not in shipped]
+        parts += [f"the dataset's shipped {column!r} column for {name}" for name, column in shipped.items()]
+        ours = "; ".join(parts)
+        note = ""
+    else:
+        note = "as there are no execution results"
     if results:
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
-                 if r.get("passed") in (0, 1, True, False)}, f"our execution results, {RunLayout.EXECUTE_RESULTS}")
+                 if r.get("passed") in (0, 1, True, False)}, ours)
     labels = {}
     for row in data_rows or []:
         value = row.get(label_column)
@@ -182,7 +216,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
             value = int(value)
         if value in (0, 1, True, False):
             labels[sample_key(row.get("task_id"), row.get("sample_id"))] = int(value)
-    return labels, f"the dataset's shipped {label_column!r} column, as there are no execution results"
+    return labels, f"the dataset's shipped {label_column!r} column, {note}"
 
 
 def _distributions(
@@ -287,7 +321,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
     headline = _headline(correlations, scoring)
-    labels, label_source = _labels(results, data_rows, dataset.columns["label"])
+    labels, label_source = _labels(results, data_rows, dataset.columns["label"], run)
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
         folder,

@@ -52,7 +52,8 @@ COMMAND_CONFIGS: dict[str, type[JobConfig]] = {
 }
 
 #: the names each stage's command gets from the pipeline (input argument aside); never from the file:
-#: config fields (``resume``, ``results``) and the command's own outputs and printing switches
+#: config fields (``resume``, ``results``) and the command's own outputs and printing switches.
+#: ``retry_failed`` goes with ``resume``: ``[run] retry_failed`` asks for it (:data:`RUN_KEYS`)
 MANAGED_KEYS = {
     "dedup": {"output", "json_output", "progress"},
     "execute": {"output", "resume", "overwrite", "json_output"},
@@ -102,6 +103,14 @@ RUN_KEYS = {
     "output": "run folder (default: runs/<config file name>)",
     "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all)",
     "offline": "never contact the Hugging Face hub (default: false)",
+    "retry_failed": "score the failed rows (llm_error, ...) of a finished score stage again on this rerun, keeping "
+                    "its finished rows (workbench run --retry-failed; default: false)",
+}
+
+#: why a managed key is refused, where the generic reason ("each stage writes into the run folder") is not it
+_MANAGED_WHY = {
+    "retry_failed": "to score a finished stage's failed rows again, rerun with --retry-failed ([run] retry_failed = "
+                    "true) or --stage score",
 }
 
 _DATA_DEFAULTS = {
@@ -119,6 +128,7 @@ class PipelineConfig:
         output: the run folder.
         stages: enabled stages, in :data:`STAGES` order.
         offline: never contact the hub.
+        retry_failed: score the failed rows of a finished score stage again (``[run] retry_failed``).
         data: the ``[data]`` table with defaults filled in.
         sections: per stage table (``decontaminate``, ``dedup``, ``execute``, ``score``,
             ``correlate``), the options as given (config key -> value).
@@ -135,6 +145,7 @@ class PipelineConfig:
     source_path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    retry_failed: bool = False
 
 
 def parse_override(text: str) -> tuple[str, str, Any]:
@@ -175,7 +186,9 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
     allowed = sorted(allowed)
     for key in given:
         if key in managed:
-            raise ConfigError(f"[{table}] {key}: set by the pipeline (each stage writes into the run folder)")
+            why = _MANAGED_WHY.get(key)
+            raise ConfigError(f"[{table}] {key}: set by the pipeline; {why}" if why else
+                              f"[{table}] {key}: set by the pipeline (each stage writes into the run folder)")
         if shared and key in shared:
             raise ConfigError(f"[{table}] {key}: set it once as {shared[key]}, which every stage reads "
                               "(a per-stage value would stop its rows joining the other stages' rows)")
@@ -290,9 +303,12 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     offline = run.get("offline", False)
     if not isinstance(offline, bool):
         raise ConfigError(f"[run] offline must be true or false, not {offline!r}")
+    retry_failed = run.get("retry_failed", False)
+    if not isinstance(retry_failed, bool):
+        raise ConfigError(f"[run] retry_failed must be true or false, not {retry_failed!r}")
     return PipelineConfig(
         output=Path(output), stages=stages, offline=offline, data=data, sections=sections,
-        source_path=source_path, raw=merged, notes=notes,
+        source_path=source_path, raw=merged, notes=notes, retry_failed=retry_failed,
     )
 
 

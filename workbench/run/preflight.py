@@ -41,12 +41,15 @@ class Preflight:
         notes: things worth saying that are not errors (e.g. "the model will be pulled").
         plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
             config was built.
+        available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
+            the stages that run read (:func:`~workbench.run.runner.finished_stages`).
     """
 
     rows: int
     columns: set[str]
     notes: list[str] = field(default_factory=list)
     plans: list[StagePlan] = field(default_factory=list)
+    available: set[str] = field(default_factory=set)
 
 
 def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
@@ -214,7 +217,12 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
-    plans = {plan.name: plan for plan in plan_stages(config, columns)}
+    from workbench.run.runner import finished_stages  # the runner imports this module
+
+    # what the stages that run may read: their own outputs and those of finished stages left out
+    available = finished_stages(config, columns)
+    inputs = stages | available
+    plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
     notes: list[str] = []
     loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
                        "[data] label_column": data["label_column"]})
@@ -233,7 +241,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
                 "[data] prompt_column": data["prompt_column"]})
         subset = {**_defaults(ScoreConfig), **plans["score"].values}
         # the outcomes may come from execution results instead: the run's own, or [score] results
-        from_results = stratifies_on_execution(config, columns) or (
+        from_results = stratifies_on_execution(config, columns, available) or (
             bool(subset.get("results")) and subset["stratify_column"] == "passed")
         if subset["select"] == "stratified" and "score" in stages and not from_results:
             loaded.require_columns({"[score] stratify_column": subset["stratify_column"]})
@@ -247,11 +255,11 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if isinstance(length_column, str) and length_column not in (AUTO_LENGTH, NO_LENGTH):
             loaded.require_columns({"[correlate] length_column": length_column})
         _check_comparisons(config, notes)
-        if "execute" not in stages and not data["label_column"]:
+        if "execute" not in inputs and not data["label_column"]:
             raise ConfigError("correlate needs execution results: enable the execute stage or set [data] label_column")
 
     if "bias" in stages:
-        _check_bias_metrics(config, loaded, stages)
+        _check_bias_metrics(config, loaded, inputs)
     _check_stage_columns(config, loaded, stages)
     for plan in plans.values():
         if plan.command is not None and not plan.skip_reason:
@@ -273,9 +281,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
     if "score" in stages:
         _check_model(plans, notes)
-    _check_executed_subset(config, plans, stages, notes)
-    _check_executed_all(plans, stages, rows, notes)
-    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()))
+    _check_executed_subset(config, plans, inputs, notes)
+    _check_executed_all(plans, inputs, rows, notes)
+    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()), available=available)
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
@@ -307,6 +315,9 @@ def _check_bias_metrics(config: PipelineConfig, loaded: LoadedDataset, stages: s
     """Each ``[bias] metric`` is a column the bias stage will find: a metric without an LLM scored
     on every row (``score_all``), ``passed`` from the execute stage, or a column of the dataset
     (the score stages carry it).
+
+    Args:
+        stages: the stages that run or whose finished outputs are read.
 
     Raises:
         MissingColumnError: naming ``[bias] metric`` and listing the dataset's columns.

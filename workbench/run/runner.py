@@ -2,12 +2,14 @@
 
 ``run.json`` (the run manifest) holds the configuration as read, and per stage its status
 (``done``, ``failed``, ``interrupted``, ``running``, ``skipped``), wall seconds, the exact
-command line and a key: a hash of the stage's arguments, of the keys of the stages it
-reads and of the ``[data] source`` file's content (:func:`data_fingerprint`), and the files it
+command line and a key: a hash of the stage's arguments (those that can change its outputs, the
+run folder's paths relative to it, so the folder may be named otherwise, moved or copied), of the
+keys of the stages it reads and of the ``[data] source`` file's content (:func:`data_fingerprint`), and the files it
 left (:func:`stage_files`: each one's size and modification time). On a rerun a stage whose key
 and files are unchanged is not run again (so a finished run reruns in seconds, with no LLM call
 and no execution); a stage whose files were deleted or edited since runs again (a resumable one
-resumes); a stage that was
+resumes, unless its row file was edited: then it runs from scratch, not adopting the edited rows);
+a stage that was
 interrupted or failed with the same key continues with ``--resume`` (``execute`` and
 ``score`` keep every finished row); a stage whose key changed runs again from scratch
 (``--overwrite``), and so do the stages after it.
@@ -30,7 +32,7 @@ from workbench.io import atomic_write
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
 from workbench.run.preflight import Preflight, run_preflight
-from workbench.run.stages import StagePlan
+from workbench.run.stages import NOT_IN_STAGES, StagePlan, plan_stages
 from workbench.run_layout import RunLayout
 
 MANIFEST_FILE = RunLayout.MANIFEST
@@ -75,6 +77,7 @@ class RunResult:
         outcomes: one per stage, in order.
         seconds: wall time of this invocation.
         report: paths of ``report.json`` and ``report.html`` when the report stage ran.
+        notes: things to tell the user about the run folder (its ``run.json`` upgraded).
     """
 
     run_dir: Path
@@ -82,6 +85,7 @@ class RunResult:
     outcomes: list[StageOutcome] = field(default_factory=list)
     seconds: float = 0.0
     report: tuple[Path, Path] | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_status(self) -> int:
@@ -101,8 +105,19 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None) -> str:
-    fields: dict[str, Any] = {"command": plan.command, "argv": plan.key_argv(),
+def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
+               legacy_root: str | None = None, legacy_neutral: bool = True) -> str:
+    """A stage's key: a hash of its command, its arguments that can change its outputs
+    (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
+    the keys of the stages it reads (``keys``) and the data's fingerprint.
+
+    Args:
+        legacy_root: the key an earlier version recorded for the run folder spelled so (its
+            paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`);
+            ``legacy_neutral`` as in :meth:`~workbench.run.stages.StagePlan.key_argv`.
+    """
+    fields: dict[str, Any] = {"command": plan.command,
+                              "argv": plan.key_argv(legacy_root=legacy_root, legacy_neutral=legacy_neutral),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -196,6 +211,174 @@ def data_fingerprint(source: str) -> str | None:
     return None
 
 
+def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None,
+               legacy_roots: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Each stage's key (:func:`_stage_key`), and the keys an earlier version would have recorded
+    for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`): stage -> key,
+    stage -> those keys."""
+    plans = list(plans)
+    keys: dict[str, str] = {}
+    for plan in plans:
+        keys[plan.name] = _stage_key(plan, keys, fingerprint)
+    legacy: dict[str, set[str]] = {plan.name: set() for plan in plans}
+    for root in dict.fromkeys(legacy_roots):
+        # the options left out then, and those left out now (an earlier run without --offline)
+        for neutral in (True, False):
+            spelled: dict[str, str] = {}
+            for plan in plans:
+                spelled[plan.name] = _stage_key(plan, spelled, fingerprint, legacy_root=root, legacy_neutral=neutral)
+                legacy[plan.name].add(spelled[plan.name])
+    return keys, legacy
+
+
+def _legacy_roots(config: PipelineConfig, recorded: Any) -> list[str]:
+    """How an earlier version's ``run.json`` (``recorded``: its ``config``) may have spelled the run
+    folder in its stage keys: ``[run] output`` as it recorded it (else the default,
+    ``runs/<config name>``) and as it is spelled now. The recorded spelling recognises the folder
+    after it was moved or copied, or named otherwise."""
+    roots = [str(config.output)]
+    if isinstance(recorded, dict):
+        run = recorded.get("config") if isinstance(recorded.get("config"), dict) else {}
+        output = (run.get("run") or {}).get("output") if isinstance(run.get("run"), dict) else None
+        config_path = recorded.get("config_path")
+        if isinstance(output, str):
+            roots.append(output)
+        elif isinstance(config_path, str):
+            roots.append(str(Path("runs") / Path(config_path).stem))
+    return roots
+
+
+def _rekeyed(before: dict[str, Any], key: str, legacy_keys: set[str]) -> dict[str, Any]:
+    """A stage's record with the key of an earlier version (:func:`_plan_keys`: the run folder's
+    paths as spelled then) replaced by ``key``: a ``run.json`` written before keys named the run
+    folder relatively stays up to date (also moved, copied or named otherwise)."""
+    if before.get("key") in legacy_keys and before.get("key") != key:
+        return {**before, "key": key}
+    return before
+
+
+def regate(plan: StagePlan, verdict: dict[str, Any]) -> dict[str, Any]:
+    """An up-to-date stage's recorded failure verdict (``run.json`` ``failures``), judged again by
+    the ``max_failures`` in force when it differs from the one it was judged by: the budget is left
+    out of the stage key (:data:`~workbench.run.stages.OUTPUT_NEUTRAL_OPTIONS`), so another budget
+    changes the exit status without running the stage again.
+
+    Returns:
+        the verdict (:meth:`workbench.failures.FailureVerdict.as_dict`); ``verdict`` itself when
+        the budget is the same or the record holds no counts.
+    """
+    from workbench.failures import check_failures, failure_limit_text
+
+    counts = verdict.get("counts")
+    if plan.command not in ("execute", "score") or not isinstance(counts, dict):
+        return verdict
+    try:
+        limit = plan.config().max_failures
+        numbers = {group: (int(c["failed"]), int(c["usable"]), int(c["rows"])) for group, c in counts.items()}
+    except (WorkbenchError, KeyError, TypeError, ValueError):
+        return verdict  # a damaged record: gate as recorded
+    if (failure_limit_text(limit) or None) == verdict.get("limit"):
+        return verdict
+    return check_failures(numbers, limit).as_dict()
+
+
+def failed_rows(before: dict[str, Any]) -> int:
+    """The failed rows (``llm_error``, ``parse_error``, ``budget_exceeded``, ``error``) a finished
+    score stage's recorded verdict counts, over all its methods (0 when it records none)."""
+    counts = (before.get("failures") or {}).get("counts") if isinstance(before.get("failures"), dict) else None
+    if not isinstance(counts, dict):
+        return 0
+    try:
+        return sum(int(entry["failed"]) for entry in counts.values())
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _retry(plan: StagePlan, before: dict[str, Any], key: str, only: Sequence[str]) -> bool:
+    """Whether a finished score stage with failed rows resumes to score them again instead of
+    being up to date: asked with ``[run] retry_failed`` (``--retry-failed``), ``--stage``, or another LLM call
+    timeout/retries/wait than it ran with (:meth:`~workbench.run.stages.StagePlan.call_settings_changed`).
+    A plain rerun keeps gating on the recorded verdict (a CI job rerunning a cached folder)."""
+    if plan.command != "score" or before.get("key") != key or before.get("status") != "done":
+        return False
+    if not failed_rows(before):
+        return False
+    return plan.retry_failed or plan.name in only or bool(plan.call_settings_changed(before.get("options")))
+
+
+def _read_manifest(run_dir: Path) -> dict[str, Any]:
+    """``run_dir``'s ``run.json`` (empty when there is none, or it is damaged)."""
+    path = run_dir / MANIFEST_FILE
+    if not path.is_file():
+        return {}
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _stage_records(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-stage records of a ``run.json`` (an entry that is not a record is left out)."""
+    stages = manifest.get("stages", {})
+    if not isinstance(stages, dict):
+        return {}
+    return {name: record for name, record in stages.items() if isinstance(record, dict)}
+
+
+def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> bool:
+    """Whether a stage's record says it finished with this key and these options and left its
+    files as they are."""
+    return (before.get("status") == "done" and before.get("key") == key
+            and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir)
+            and not _refresh(plan, before, key))
+
+
+def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
+    """The options of a stage with this key that change only copies of input columns and differ
+    from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.refreshed`)."""
+    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
+        return []
+    return plan.refreshed(before.get("options"))
+
+
+def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
+    """The stages that ``[run] stages`` leaves out but that finished and are up to date in the
+    run folder: the stages that run read their outputs (:func:`~workbench.run.stages.plan_stages`),
+    as they do after ``--stage``.
+
+    A stage counts when ``run.json`` records it ``done`` with the key it would have now (built as
+    if it ran, on the stages available before it) and its files are as it left them. Each stage's
+    plan depends only on the stages before it, so they are decided in order.
+
+    Args:
+        config: the validated configuration.
+        columns: the dataset's column names.
+
+    Returns:
+        the stage names (empty for a new run folder).
+    """
+    manifest = _read_manifest(config.output)
+    previous = _stage_records(manifest)
+    if not previous:
+        return set()
+    roots = _legacy_roots(config, manifest)
+    fingerprint = data_fingerprint(config.data["source"])
+    available: set[str] = set()
+    for name in STAGES:
+        before = previous.get(name) or {}
+        if name in config.stages or before.get("status") != "done":
+            continue
+        plans = plan_stages(config, columns, available | {name})
+        plans = plans[:[p.name for p in plans].index(name) + 1]
+        keys, legacy = _plan_keys(plans, fingerprint, roots)
+        plan = plans[-1]
+        if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
+                _is_current(plan, _rekeyed(before, keys[name], legacy[name]), keys[name], config.output):
+            available.add(name)
+    return available
+
+
 class Manifest:
     """``run.json``: read at start, rewritten after every stage change (atomic replace)."""
 
@@ -203,13 +386,9 @@ class Manifest:
         from workbench import __version__
 
         self.path = run_dir / MANIFEST_FILE
-        previous: dict[str, Any] = {}
-        if self.path.is_file():
-            try:
-                previous = json.loads(self.path.read_text())
-            except (OSError, json.JSONDecodeError):
-                previous = {}  # a damaged manifest: every stage runs again, nothing is trusted
-        self.previous_stages: dict[str, dict[str, Any]] = previous.get("stages", {})
+        # a damaged manifest reads as none: every stage runs again, nothing is trusted
+        self.previous: dict[str, Any] = _read_manifest(run_dir)
+        self.previous_stages: dict[str, dict[str, Any]] = _stage_records(self.previous)
         self.data: dict[str, Any] = {
             "config": config.raw,
             "config_path": str(config.source_path) if config.source_path else None,
@@ -253,7 +432,8 @@ def _pull_model(config: PipelineConfig) -> None:
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str], changed: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
+            rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = (),
+            retry: bool = False, rows_edited: bool = False) -> tuple[str, dict[str, Any]]:
     """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
     (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
     the changes to its config (``{"resume": True}``).
@@ -267,8 +447,15 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
         rerun: the stages that run in this invocation before this one.
         changed: its recorded files that are missing or edited since it finished
             (:func:`changed_files`): such a stage is not up to date.
+        refresh: its options that change only copies of input columns and differ from those it
+            finished with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes.
+        retry: a finished score stage whose failed rows are to be scored again (:func:`_retry`):
+            it resumes with ``retry_failed``.
+        rows_edited: a resumable stage's row file (``execute/results.jsonl``, ``scores.jsonl``)
+            was edited since it finished (:func:`_rows_edited`): it runs again from scratch, as a
+            resume would keep the edited rows.
     """
-    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == "not in [run] stages"):
+    if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
         return "skipped", {}
     if only and plan.name not in only and plan.command is not None:
         return "not selected", {}  # the report (no command) always follows, so it is never stale
@@ -276,18 +463,29 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str
     upstream_reran = any(a in rerun for a in plan.after)
     same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-            and not changed and not upstream_reran and plan.command is not None):
+            and not changed and not refresh and not retry and not upstream_reran and plan.command is not None):
         return "up-to-date", {}
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
-                and rows_there and not upstream_reran:
-            return "resume", {"resume": True}
+                and rows_there and not upstream_reran and not rows_edited:
+            return "resume", {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
             return "run", {"overwrite": True}
     return "run", {}
+
+
+def _rows_edited(plan: StagePlan, before: dict[str, Any], changed: Sequence[str], run_dir: Path) -> bool:
+    """Whether ``changed`` (:func:`changed_files`) says a finished resumable stage's row file was
+    edited (not only deleted) since it finished: its rows are then not the job's, and resuming
+    would adopt them (a timed-out sample turned ``passed`` by hand stayed passed). A stage that did
+    not finish (interrupted, failed) resumes from its rows, as ever."""
+    if before.get("status") != "done":
+        return False
+    rows = {Path(os.path.relpath(path, run_dir)).as_posix() for path in plan.partial}
+    return any(entry.endswith(" changed") and entry.removesuffix(" changed") in rows for entry in changed)
 
 
 def _remove_stale_outputs(plan: StagePlan) -> None:
@@ -312,23 +510,18 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         ``(plan, action)`` per stage, action as in :func:`_decide`.
     """
     only = check_stage_names(only)
-    manifest_path = config.output / MANIFEST_FILE
-    previous: dict[str, Any] = {}
-    if manifest_path.is_file():
-        try:
-            previous = json.loads(manifest_path.read_text()).get("stages", {})
-        except (OSError, json.JSONDecodeError, AttributeError):
-            previous = {}
-    keys: dict[str, str] = {}
+    manifest = _read_manifest(config.output)
+    previous = _stage_records(manifest)
     rerun: set[str] = set()
     actions = []
-    fingerprint = data_fingerprint(config.data["source"])
+    keys, legacy = _plan_keys(plans, data_fingerprint(config.data["source"]), _legacy_roots(config, manifest))
     for plan in plans:
-        keys[plan.name] = key = _stage_key(plan, keys, fingerprint)
-        before = previous.get(plan.name, {}) if isinstance(previous, dict) else {}
-        before = before if isinstance(before, dict) else {}
-        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun,
-                            changed=changed_files(before.get("files"), config.output))
+        key = keys[plan.name]
+        before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
+        changed = changed_files(before.get("files"), config.output)
+        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
+                            refresh=_refresh(plan, before, key), retry=_retry(plan, before, key, only),
+                            rows_edited=_rows_edited(plan, before, changed, config.output))
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -392,19 +585,28 @@ def run_pipeline(
     manifest.record_plan(plans)
     manifest.save()
     result = RunResult(run_dir, preflight)
-    keys: dict[str, str] = {}
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
     stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
+    keys, legacy = _plan_keys(plans, fingerprint, _legacy_roots(config, manifest.previous))
+    rekeyed: list[str] = []  # stages whose run.json record had an earlier version's key
 
     for plan in plans:
-        key = _stage_key(plan, keys, fingerprint)
-        keys[plan.name] = key
-        before = manifest.previous_stages.get(plan.name, {})
+        key = keys[plan.name]
+        recorded = manifest.previous_stages.get(plan.name, {})
+        before = _rekeyed(recorded, key, legacy[plan.name])
+        if before is not recorded:
+            manifest.data["stages"][plan.name]["key"] = key
+            if plan.command is not None:
+                rekeyed.append(plan.name)
         changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
-        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed)
+        refresh = _refresh(plan, before, key)
+        retry = _retry(plan, before, key, only)
+        rows_edited = _rows_edited(plan, before, changed, run_dir)
+        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
+                                  refresh=refresh, retry=retry, rows_edited=rows_edited)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -417,9 +619,11 @@ def run_pipeline(
                 on_stage(plan, "skipped")
             continue
         if action == "skipped":
-            if plan.skip_reason != "not in [run] stages" or not before:
+            if plan.skip_reason != NOT_IN_STAGES or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
-            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_reason))
+            if plan.available and any(a in rerun or a in stale for a in plan.after):
+                stale.add(plan.name)  # read as it is, though an input of it ran again since
+            result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_detail))
             if on_stage:
                 on_stage(plan, "skipped")
             continue
@@ -429,9 +633,17 @@ def run_pipeline(
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
-            # a rerun gates as the run did: the stage's verdict is the one recorded when it ran
-            verdict = before.get("failures") or {}
-            result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=verdict.get("message") or None,
+            # a rerun gates as the run did: the stage's verdict is the one recorded when it ran,
+            # judged by the failure budget in force
+            verdict = regate(plan, before.get("failures") or {})
+            if verdict != (before.get("failures") or {}):
+                manifest.update(plan.name, failures=verdict)
+            failed = failed_rows(before) if plan.command == "score" else 0
+            hint = (f"{failed} row{'s' if failed != 1 else ''} failed (an LLM error, an unreadable answer, ...): "
+                    f"rerun with --retry-failed (or --stage {plan.name}) to score them again, keeping the "
+                    "finished rows") if failed else None
+            detail = "; ".join(part for part in (verdict.get("message"), hint) if part) or None
+            result.outcomes.append(StageOutcome(plan.name, "up-to-date", detail=detail,
                                                 exit_status=int(verdict.get("exit_status", 0))))
             if on_stage:
                 on_stage(plan, "up-to-date")
@@ -483,12 +695,26 @@ def run_pipeline(
         # a stage run again because its files changed since it finished says which
         changed_note = (f"its files changed since it finished ({', '.join(changed[:3])}"
                         f"{' ...' if len(changed) > 3 else ''}): {'resumed' if resumed else 'ran again'}"
+                        f"{' from scratch, as its rows were edited' if rows_edited else ''}"
                         if changed and not force and not only else None)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note) if part) or None
+        # ... or because options that only copy input columns changed: no row was scored again
+        refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
+                        "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
+                        "the new columns without scoring again" if refresh and resumed else None)
+        retried = failed_rows(before) if changes.get("retry_failed") else 0
+        retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
+                      "finished rows" if retried else None)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
+                                             retry_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
 
+    if rekeyed:
+        result.notes.append(
+            f"run.json was written by an earlier version, whose stage keys named the run folder as spelled then: "
+            f"recorded anew for {', '.join(rekeyed)} (nothing ran again for it); the folder may now be "
+            "named otherwise, moved or copied")
     manifest.data["finished"] = _now()
     manifest.save()
     result.seconds = time.perf_counter() - started

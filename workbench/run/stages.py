@@ -29,7 +29,9 @@ else is the stage's table in the config. Each stage also records the equivalent 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,14 +58,55 @@ _LLM_ONLY_KEYS = (
 )
 
 
+#: the skip reason of a stage that ``[run] stages`` leaves out
+NOT_IN_STAGES = "not in [run] stages"
+
 #: options of a stage's job that cannot change its outputs, left out of the stage key: the rows
-#: are the same whatever the parallelism (dedup's clusters, execute's verdicts), the caches only
-#: save time, and the failure budgets only decide the exit status of a run that did finish
+#: are the same whatever the parallelism (dedup's clusters, execute's verdicts, each sample's
+#: scores: a ``local/`` model answers one call at a time), the caches only save time, ``offline``
+#: only forbids the hub (a source it cannot read fails the stage instead), and the failure budgets
+#: only decide the exit status of a run that did finish (an up-to-date stage is judged again by
+#: the budget in force: :func:`workbench.run.runner.regate`). An LLM call's ``timeout``,
+#: ``retries`` and ``retry_wait`` decide only whether a call fails (``llm_error``), never what a
+#: successful call answers; changed, they make a rerun score such failed rows again
+#: (:data:`CALL_OPTIONS`). Not here: what changes the rows (``cache = "off"`` asks again, ``max_cost`` stops scoring).
 OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
+    "dedup": frozenset({"workers", "offline"}),
+    "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
+                          "max_failures", "sandbox_failure_limit"}),
+    "score": frozenset({"workers", "offline", "max_failures", "timeout", "retries", "retry_wait"}),
+    "correlate": frozenset({"offline"}),
+    "bias": frozenset({"offline"}),
+}
+
+#: the options that decide whether an LLM call fails (``llm_error``), not what it answers: left
+#: out of the key (:data:`OUTPUT_NEUTRAL_OPTIONS`); when they changed since a stage finished with
+#: failed rows, a rerun scores those rows again (the user changed them to get past the failures)
+CALL_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "score": ("timeout", "retries", "retry_wait"),
+}
+
+#: options of a resumable stage's job that change only copies of input columns, left out of the
+#: stage key: when they changed since the stage finished, the stage resumes, and the job gives
+#: the kept rows the new values without scoring again (``score``'s ``carry``: the shipped columns
+#: of ``[correlate] metric`` that the later stages read from the score tables). The runner
+#: compares them with the options recorded in ``run.json`` (:meth:`StagePlan.refreshed`).
+REFRESHED_OPTIONS: Mapping[str, frozenset[str]] = {
+    "score": frozenset({"carry"}),
+}
+
+#: the keys of an earlier version (``run.json`` written before the run folder's paths counted
+#: relative to it): :data:`OUTPUT_NEUTRAL_OPTIONS` as it was then, and every path as spelled
+#: (:meth:`StagePlan.key_argv` with ``legacy_root``), so that such a run folder is still up to date
+LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "dedup": frozenset({"workers"}),
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
                           "max_failures", "sandbox_failure_limit"}),
 }
+
+#: how a stage key names the run folder: a path in it counts relative to it, so the same folder
+#: named otherwise (``runs/x`` or ``/home/me/runs/x``), moved or copied is the same run
+KEY_RUN_FOLDER = "<run folder>"
 
 
 @dataclass
@@ -87,6 +130,13 @@ class StagePlan:
         targets: the job's output paths (``output``, or ``json_path`` and ``plot_path``).
         second_source: the job's second input (``bias``: the metric table; ``source`` is the
             dedup output folder).
+        available: a stage left out of ``[run] stages`` that finished and is up to date in the
+            run folder (:func:`workbench.run.runner.finished_stages`): not run, but the stages
+            after it read its outputs, as they would after ``--stage``.
+        relative_argv: :attr:`argv` with the run folder named :data:`KEY_RUN_FOLDER` (its paths
+            relative to it), for the stage key (:func:`plan_stages`; ``None``: :attr:`argv`).
+        retry_failed: ``[run] retry_failed`` (a score stage): a rerun scores the finished stage's
+            failed rows again (resuming it with ``retry_failed``), instead of calling it up to date.
     """
 
     name: str
@@ -101,13 +151,41 @@ class StagePlan:
     values: dict[str, Any] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
     second_source: str | None = None
+    available: bool = False
+    relative_argv: list[str] | None = None
+    retry_failed: bool = False
 
-    def key_argv(self) -> list[str]:
+    @property
+    def skip_detail(self) -> str | None:
+        """:attr:`skip_reason` as the run's table and ``--dry-run`` show it: a stage left out of
+        ``[run] stages`` whose finished outputs the later stages read says so."""
+        if self.available and self.skip_reason == NOT_IN_STAGES:
+            return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
+        return self.skip_reason
+
+    def key_argv(self, legacy_root: str | None = None, legacy_neutral: bool = True) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
-        stage key: a rerun with another ``[execute] workers`` keeps the executed rows."""
-        neutral = OUTPUT_NEUTRAL_OPTIONS.get(self.command or "", frozenset())
-        argv = list(self.argv)
+        stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
+        folder's paths are relative to it (:attr:`relative_argv`): the folder named otherwise,
+        moved or copied keeps its finished stages.
+
+        Args:
+            legacy_root: the arguments an earlier version hashed instead, for the run folder
+                spelled so when it ran (its paths as ``legacy_root/...``,
+                :data:`LEGACY_NEUTRAL_OPTIONS`), to recognise its ``run.json``.
+            legacy_neutral: with ``legacy_root``, leave out :data:`LEGACY_NEUTRAL_OPTIONS` (the key
+                as it was); ``False``: :data:`OUTPUT_NEUTRAL_OPTIONS`, so that an option left out
+                of the key since (``--offline``) that the earlier run did not set matches too.
+        """
+        command = self.command or ""
+        if legacy_root is None:
+            neutral = OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
+            argv = list(self.argv if self.relative_argv is None else self.relative_argv)
+        else:
+            neutral = (LEGACY_NEUTRAL_OPTIONS if legacy_neutral else OUTPUT_NEUTRAL_OPTIONS).get(command, frozenset())
+            argv = list(self.argv) if self.relative_argv is None else \
+                [_spelled(arg, legacy_root) for arg in self.relative_argv]
         for name in neutral:
             if name not in self.values:
                 continue
@@ -117,6 +195,31 @@ class StagePlan:
                     del argv[start:start + len(group)]
                     break
         return argv
+
+    def refreshed(self, recorded: Any) -> list[str]:
+        """The :data:`REFRESHED_OPTIONS` whose values differ from ``recorded`` (the options
+        ``run.json`` recorded when the stage ran; anything else: none can be told apart)."""
+        names = REFRESHED_OPTIONS.get(self.command or "", frozenset())
+        if not names or not isinstance(recorded, dict):
+            return []
+        try:
+            current = self.config().effective_options()
+        except ConfigError:  # the same arguments as a stage that ran: not seen; the preflight says why
+            return []
+        return sorted(name for name in names if name in recorded
+                      and json.dumps(recorded[name], default=str) != json.dumps(current.get(name), default=str))
+
+    def call_settings_changed(self, recorded: Any) -> list[str]:
+        """The options that decide whether an LLM call fails (:data:`CALL_OPTIONS`) whose values
+        differ from ``recorded`` (the options ``run.json`` recorded when the stage ran)."""
+        names = CALL_OPTIONS.get(self.command or "", ())
+        if not names or not isinstance(recorded, dict):
+            return []
+        try:
+            current = self.config().effective_options()
+        except ConfigError:
+            return []
+        return [name for name in names if name in recorded and recorded[name] != current.get(name)]
 
     def command_line(self) -> str:
         """The equivalent shell command (for ``run.json``, ``--dry-run`` and messages)."""
@@ -154,6 +257,15 @@ class StagePlan:
             ConfigError: from :meth:`config`; WorkbenchError (and others) from the job.
         """
         return _JOBS[self.command](self, self.config(**(changes or {})), hooks)  # type: ignore[index]
+
+
+def _spelled(arg: str, root: str) -> str:
+    """An argument of :attr:`StagePlan.relative_argv` with the run folder spelled ``root``, as
+    the plan built on ``RunLayout(root)`` has it."""
+    if arg == KEY_RUN_FOLDER:
+        return str(Path(root))
+    prefix = KEY_RUN_FOLDER + os.sep
+    return str(Path(root) / arg[len(prefix):]) if arg.startswith(prefix) else arg
 
 
 def _job(plan: StagePlan, source: str, ordered: dict[str, Any], second_source: str | None = None) -> None:
@@ -281,6 +393,8 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     for column in [data["label_column"], *shipped_metrics(config), data["code_column"], *also_read]:
         if column and column in columns and column not in carry:
             carry.append(column)
+    # not the job's option: the runner passes it with resume, where there are failed rows to retry
+    plan.retry_failed = config.retry_failed
     values = {
         "task_column": data["task_column"], "sample_column": data["sample_column"],
         "generation_column": data["code_column"], "reference_column": data["reference_column"],
@@ -291,20 +405,22 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     _job(plan, data["source"], values)
 
 
-def stratifies_on_execution(config: PipelineConfig, columns: set[str]) -> bool:
+def stratifies_on_execution(config: PipelineConfig, columns: set[str], available: Iterable[str] = ()) -> bool:
     """Whether the score stage's ``--select stratified`` reads the outcomes from the run's own
     execute stage (``workbench score --results``): the data has no stratify column, the stratify
-    column is execute's ``passed``, and the execute stage runs.
+    column is execute's ``passed``, and the execute stage runs or its results are there.
 
     Args:
         config: the validated configuration.
         columns: the dataset's column names.
+        available: stages left out of ``[run] stages`` whose finished outputs are read
+            (:func:`plan_stages`).
     """
     defaults = {name: item.default for name, item in ScoreConfig.options().items()}
     section = {**defaults, **config.sections["score"]}
     return (section["select"] == "stratified" and section["stratify_column"] not in columns
             and section["stratify_column"] == "passed" and not section.get("results")
-            and "execute" in config.stages)
+            and ("execute" in config.stages or "execute" in available))
 
 
 def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
@@ -312,12 +428,31 @@ def _correlate_paths(layout: RunLayout, scope: str) -> dict[str, str]:
             "plot_path": str(layout / RunLayout.CORRELATE_PLOT[scope])}
 
 
-def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
+def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[str] = ()) -> list[StagePlan]:
+    """Build every stage of ``config`` (:func:`_plan_stages`), each with its arguments for the
+    stage key: the same plan with the run folder named :data:`KEY_RUN_FOLDER`
+    (:attr:`StagePlan.relative_argv`)."""
+    plans = _plan_stages(config, columns, available, RunLayout(config.output))
+    for plan, twin in zip(plans, _plan_stages(config, columns, available, RunLayout(KEY_RUN_FOLDER))):
+        plan.relative_argv = twin.argv
+    return plans
+
+
+def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[str],
+                 layout: RunLayout) -> list[StagePlan]:
     """Build every stage of ``config`` (enabled or not: a disabled one has a ``skip_reason``).
+
+    A stage reads an earlier stage's outputs when that stage runs (``[run] stages``) or is in
+    ``available``: left out of ``[run] stages`` but finished and up to date in the run folder
+    (:func:`workbench.run.runner.finished_stages`), so ``stages = ["correlate_all", "report"]``
+    on a finished run correlates the scored table with the execution results, as ``--stage
+    correlate_all`` does, not the dataset's shipped label.
 
     Args:
         config: the validated configuration.
         columns: the dataset's column names (to decide the id column and what to carry).
+        available: stages left out of ``[run] stages`` whose finished outputs may be read.
+        layout: the run folder (``config.output``).
 
     Returns:
         one :class:`StagePlan` per stage in :data:`~workbench.run.config.STAGES` order.
@@ -326,7 +461,6 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         KeyError, ValueError: from :func:`workbench.options.command_line_args` (a config value
             that does not fit its option); the config checks make these rare.
     """
-    layout = RunLayout(config.output)
     data = config.data
     methods, cheap = score_methods(config)
     shipped = shipped_metrics(config)
@@ -362,7 +496,7 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         plan.skip_reason = "no LLM method in [score] method (score_all scores every row)"
     else:
         section = dict(config.sections["score"])
-        if stratifies_on_execution(config, columns):  # one passing and one failing sample per task, from execute
+        if stratifies_on_execution(config, columns, available):  # one passing and one failing sample per task, from execute
             section["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
             plan.after = ["execute"]
         _score_job(plan, config, columns, section, score_dir["subset"])
@@ -378,7 +512,8 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
         _score_job(plan, config, columns, section, score_dir["all"])
     plans.append(plan)
 
-    enabled = set(config.stages)
+    # the stages whose outputs the later ones read: those that run, and those finished before
+    enabled = set(config.stages) | set(available)
     label_source: dict[str, Any] = {}
     after_execute: list[str] = []
     if "execute" in enabled:
@@ -426,8 +561,9 @@ def plan_stages(config: PipelineConfig, columns: set[str]) -> list[StagePlan]:
     plans.append(_bias_plan(config, columns, layout, enabled, cheap, shipped))
     plans.append(StagePlan("report", None, outputs=layout.outputs("report"), after=[p.name for p in plans]))
     for plan in plans:
-        if plan.skip_reason is None and plan.name not in enabled:
-            plan.skip_reason = "not in [run] stages"
+        if plan.skip_reason is None and plan.name not in config.stages:
+            plan.skip_reason = NOT_IN_STAGES
+            plan.available = plan.name in enabled
     return plans
 
 

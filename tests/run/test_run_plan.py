@@ -1,0 +1,443 @@
+"""What a rerun of ``workbench run`` plans on a run folder that holds finished stages (probe 30):
+a stage left out of ``[run] stages`` but finished and up to date is an input like any other.
+Real sandboxed execution, real chrF, correlation, dedup and bias on a slice of the bundled
+ICE-Score set (no LLM)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import html
+import json
+import shutil
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.run import load_config, run_pipeline
+from workbench.run.preflight import run_preflight
+from workbench.run.runner import preview
+
+BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
+TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")
+
+
+def _generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...] = ()) -> Path:
+    """Real ICE-Score rows of three tasks: ``per_outcome`` passing and failing samples each."""
+    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
+    picked = []
+    for task in TASKS:
+        mine = [r for r in rows if r["task_id"] == task]
+        picked += [r for r in mine if str(r["passed"]) == "1"][:per_outcome]
+        picked += [r for r in mine if str(r["passed"]) == "0"][:per_outcome]
+    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in drop}) + "\n" for r in picked))
+    return path
+
+
+def _write_config(tmp_path: Path, data: Path, stages: list[str], extra: str = "") -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(f"""
+[run]
+output = "{tmp_path / 'run'}"
+stages = {json.dumps(stages)}
+[data]
+source = "{data}"
+code_column = "completion_multipl_e"
+label_column = "passed"
+[dedup]
+group_column = "task_id"
+[execute]
+workers = 2
+[score]
+method = ["chrf"]
+[correlate]
+metric = ["codebleu"]
+resamples = 100
+[bias]
+resamples = 100
+{extra}""")
+    return path
+
+
+def _outcomes(result) -> dict[str, tuple[str, str | None]]:
+    return {o.name: (o.status, o.detail) for o in result.outcomes}
+
+
+FULL = ["dedup", "execute", "score_all", "correlate_all", "bias", "report"]
+
+
+def test_run_stages_on_a_finished_folder_read_the_finished_stages(tmp_path: Path) -> None:
+    """probe30 F1: ``stages = ["correlate_all", "report"]`` on a finished run correlated the
+    dataset's shipped ``passed`` column (not execute/results.jsonl), dropped chrF (score_all was
+    finished) and bias was "skipped: the dedup stage does not run"; the report still named
+    execute/results.jsonl as the label. ``--stage correlate_all`` did it right."""
+    config_path = _write_config(tmp_path, _generations(tmp_path / "gens.jsonl"), FULL)
+    run = tmp_path / "run"
+    run_pipeline(load_config(config_path))
+    subset = ['run.stages=["correlate_all", "bias", "report"]']
+
+    config = load_config(config_path, overrides=subset)
+    preflight = run_preflight(config)
+    plans = {plan.name: plan for plan in preflight.plans}
+    argv = plans["correlate_all"].argv
+    assert argv[0] == str(run / "score" / "all" / "scores_wide.jsonl")
+    assert argv[argv.index("--results") + 1] == str(run / "execute" / "results.jsonl") and "--label" not in argv
+    assert "chrf" in argv and plans["bias"].skip_reason is None
+    assert preflight.available == {"dedup", "execute", "score_all"}
+    # the same plan, hence the same key, as in the full run: nothing to do
+    assert dict((plan.name, action) for plan, action in preview(config, preflight.plans))["correlate_all"] == "up-to-date"
+
+    again = run_pipeline(load_config(config_path, overrides=[*subset, "correlate.resamples=150"]))
+    outcomes = _outcomes(again)
+    assert outcomes["correlate_all"][0] == "ran" and outcomes["bias"][0] == "up-to-date"
+    assert outcomes["execute"] == ("skipped", "not in [run] stages (finished and up to date: the stages after it "
+                                              "read its outputs)")
+    correlation = json.loads((run / "correlate" / "all.json").read_text())
+    assert set(correlation["metrics"]) == {"chrf", "codebleu"} and "execute/results.jsonl" in correlation["source"]
+    stages = json.loads((run / "run.json").read_text())["stages"]
+    assert stages["execute"]["status"] == "done" and stages["dedup"]["status"] == "done"
+    report = json.loads((run / "report.json").read_text())
+    assert report["counts"]["label_source"] == "our execution results, execute/results.jsonl"
+
+    # an execute stage that is out of date (another timeout factor) is no input: the label is the
+    # dataset's, and the report says so although execute/results.jsonl is in the folder
+    stale = run_pipeline(load_config(config_path, overrides=[*subset, "execute.timeout_factor=6"]))
+    assert _outcomes(stale)["execute"] == ("skipped", "not in [run] stages")
+    argv = json.loads((run / "run.json").read_text())["stages"]["correlate_all"]["argv"]
+    assert "--results" not in argv and argv[argv.index("--label") + 1] == "passed" and "chrf" in argv
+    report = json.loads((run / "report.json").read_text())
+    assert report["counts"]["label_source"] == ("the dataset's shipped 'passed' column, the correlate stages did "
+                                                "not read the execution results")
+    assert "execution label (from the dataset's shipped 'passed' column" in html.unescape((run / "report.html").read_text())
+
+
+def test_a_score_stage_without_a_passed_column_stratifies_on_the_finished_execution(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """probe30 F1, same cause: ``stages = ["score", ...]`` on generations without a ``passed`` column
+    failed with "column 'passed' not found" although the folder held finished execution results."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    config_path = _write_config(tmp_path, data, ["execute"])
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', "").replace(
+        'method = ["chrf"]', 'method = ["p-correct", "chrf"]\nmodel = "openai/judge"\nlimit = 2\nselect = "stratified"'))
+    run_pipeline(load_config(config_path))
+    preflight = run_preflight(load_config(config_path, overrides=['run.stages=["score", "correlate", "report"]']))
+    plans = {plan.name: plan for plan in preflight.plans}
+    assert plans["score"].argv[plans["score"].argv.index("--results") + 1] == str(
+        tmp_path / "run" / "execute" / "results.jsonl")
+    assert "--results" in plans["correlate"].argv
+
+
+def _statuses(result) -> dict[str, str]:
+    return {o.name: o.status for o in result.outcomes}
+
+
+def test_the_same_run_folder_named_otherwise_moved_or_copied_keeps_its_stages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """probe30 F2: the stage keys hashed the run folder's absolute paths, so ``-o runs/x`` after
+    ``-o /abs/runs/x``, or the folder after ``cp -a`` / ``mv``, planned every stage from scratch (all
+    3,220 samples executed again). The paths in the run folder now count relative to it."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["dedup", "execute", "score_all", "correlate_all", "bias", "report"]
+    config_path = _write_config(tmp_path, data, stages)
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"} and not first.notes
+    done = {name: "up-to-date" for name in stages if name != "report"} | {"report": "ran"}
+
+    monkeypatch.chdir(tmp_path)  # the same folder, relative
+    assert _statuses(run_pipeline(load_config(config_path, overrides=['run.output="run"']))).items() >= done.items()
+    shutil.copytree(tmp_path / "run", tmp_path / "copy", symlinks=True)  # cp -a: times kept
+    copied = run_pipeline(load_config(config_path, overrides=['run.output="copy"']))
+    assert _statuses(copied).items() >= done.items()
+    (tmp_path / "copy").rename(tmp_path / "moved")  # mv
+    moved = run_pipeline(load_config(config_path, overrides=[f'run.output="{tmp_path / "moved"}"']))
+    assert _statuses(moved).items() >= done.items() and not moved.notes
+    # the command line recorded is the one that ran, naming the folder as it was named then
+    record = json.loads((tmp_path / "moved" / "run.json").read_text())["stages"]["correlate_all"]
+    assert record["command"].startswith(f"workbench correlate {tmp_path / 'run'}/score/all/scores_wide.jsonl")
+    # a stage whose options changed still runs again, in the moved folder
+    changed = run_pipeline(load_config(config_path, overrides=[f'run.output="{tmp_path / "moved"}"',
+                                                               "correlate.resamples=150"]))
+    assert _statuses(changed)["correlate_all"] == "ran" and _statuses(changed)["execute"] == "up-to-date"
+
+
+def _old_key(argv: list[str], after: dict[str, str | None], command: str | None, data: str | None) -> str:
+    """The stage key as workbench wrote it before run folder paths counted relative to it (main
+    at 5cf8845): the argv as spelled, without execute's and dedup's neutral options."""
+    fields = {"command": command, "argv": argv, "after": after}
+    if data is not None and command is not None:
+        fields["data"] = data
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_once(tmp_path: Path) -> None:
+    """A run.json written before the keys named the run folder relatively: its stages are up to date
+    where the folder is, and in a copy (the keys are read with the folder as the run.json spelled it),
+    nothing runs again; their keys are recorded anew once, with a note."""
+    from workbench.run.runner import data_fingerprint
+
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["dedup", "execute", "score_all", "correlate_all", "report"]
+    config_path = _write_config(tmp_path, data, stages)
+    first = run_pipeline(load_config(config_path))
+    manifest_path = tmp_path / "run" / "run.json"
+    manifest = json.loads(manifest_path.read_text())
+    new_keys = {name: stage.get("key") for name, stage in manifest["stages"].items()}
+    old: dict[str, str] = {}
+    for plan in first.preflight.plans:
+        argv = list(plan.argv)
+        if plan.name == "execute":  # [execute] workers = 2: left out of the key then too
+            del argv[argv.index("--workers"):argv.index("--workers") + 2]
+        old[plan.name] = _old_key(argv, {a: old.get(a) for a in plan.after}, plan.command, data_fingerprint(str(data)))
+        if manifest["stages"][plan.name].get("key"):
+            manifest["stages"][plan.name]["key"] = old[plan.name]
+    assert old["execute"] != new_keys["execute"]
+    manifest_path.write_text(json.dumps(manifest))
+    shutil.copytree(tmp_path / "run", tmp_path / "copy")  # cp -a of the old folder
+
+    for folder in ("copy", "run"):
+        # the copy with --offline too: left out of the keys now, it was in the dedup and score keys then
+        overrides = [f'run.output="{tmp_path / folder}"', "run.offline=true"] if folder == "copy" else []
+        upgraded = run_pipeline(load_config(config_path, overrides=overrides))
+        assert {name: status for name, status in _statuses(upgraded).items() if name in stages} == {
+            "dedup": "up-to-date", "execute": "up-to-date", "score_all": "up-to-date", "correlate_all": "up-to-date",
+            "report": "ran"}, folder
+        assert len(upgraded.notes) == 1 and "recorded anew for dedup, execute, score_all, correlate_all" in \
+            upgraded.notes[0]
+        recorded = json.loads((tmp_path / folder / "run.json").read_text())["stages"]
+        assert {name: recorded[name]["key"] for name in ("dedup", "execute", "score_all", "correlate_all")} == {
+            name: new_keys[name] for name in ("dedup", "execute", "score_all", "correlate_all")}
+        assert not run_pipeline(load_config(config_path, overrides=overrides)).notes  # once
+
+
+class _Judge:
+    """An OpenAI-compatible judge on 127.0.0.1, reached through litellm's real HTTP path: it
+    answers a score from 1 to 4 (by the request's content, so the scores vary), or 500 while
+    ``down`` (a server outage)."""
+
+    def __init__(self) -> None:
+        self.down = False
+        #: request body -> True where this request answers 500
+        self.fail = lambda body: False
+        self.requests = 0
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                judge.requests += 1
+                if judge.down or judge.fail(body):
+                    payload, status = {"error": {"message": "server down", "type": "server_error"}}, 500
+                else:
+                    text = str(1 + hashlib.sha256(body).digest()[0] % 4)
+                    payload, status = {
+                        "id": "fake", "object": "chat.completion", "created": 0, "model": "judge",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                     "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12}}, 200
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    server = _Judge()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def _judged_config(tmp_path: Path, judge: _Judge, stages: list[str], extra: str = "") -> Path:
+    """chrF on every row and ICE-Score (the fake judge) on 4 of 6 real ICE-Score rows."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    path = _write_config(tmp_path, data, stages)
+    path.write_text(path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+n_samples = 1
+score_mode = "sampled"
+cache_dir = "{tmp_path / 'llm-cache'}"
+retries = 0
+retry_wait = 0.01
+{extra}'''))
+    return path
+
+
+def test_options_that_cannot_change_outputs_rerun_nothing_and_keep_the_llm_cost(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F6: ``--offline``, ``[score] workers``, ``max_failures``, ``timeout``, ``retries`` re-keyed
+    stages and ran them again from scratch; the cached rerun then replaced the report's LLM cost of
+    the scoring (p-correct LLM seconds 774.5 -> 38.1)."""
+    stages = ["dedup", "score", "score_all", "correlate", "correlate_all", "bias", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    llm_run = tmp_path / "run" / "score" / "llm" / "run.json"
+    recorded = llm_run.read_text()
+    calls = judge.requests
+    assert json.loads(recorded)["usage"]["calls"] == calls > 0
+
+    neutral = ["run.offline=true", "score.workers=2", "score.max_failures=3", "score.timeout=300.0",
+               "score.retries=5", "score.retry_wait=2.0"]
+    again = run_pipeline(load_config(config_path, overrides=neutral))
+    assert {_statuses(again)[name] for name in stages if name != "report"} == {"up-to-date"}, _outcomes(again)
+    assert llm_run.read_text() == recorded and judge.requests == calls
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["scoring"]["subset"]["run"]["usage"]["calls"] == calls
+    # what changes a successful answer still runs the stage again
+    changed = run_pipeline(load_config(config_path, overrides=["score.temperature=0.5"]))
+    assert _statuses(changed)["score"] == "ran" and _statuses(changed)["score_all"] == "up-to-date"
+
+
+def test_another_failure_budget_judges_an_up_to_date_stage_again(tmp_path: Path, judge: _Judge) -> None:
+    """[score] max_failures is left out of the key: an up-to-date stage is judged by the budget in
+    force, without running again (2 of 4 ICE-Score rows fail: exit 4 with max_failures = 0, 0 with 5)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "report"])
+    judge.fail = lambda body: b"has_close_elements" in body  # HumanEval/0: 2 of the 4 samples
+    first = run_pipeline(load_config(config_path, overrides=["score.max_failures=0"]))
+    assert _statuses(first)["score"] == "ran" and first.exit_status == 4
+    calls = judge.requests
+    wider = run_pipeline(load_config(config_path, overrides=["score.max_failures=5"]))
+    assert _statuses(wider)["score"] == "up-to-date" and wider.exit_status == 0 and judge.requests == calls
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]
+    assert stage["failures"]["exit_status"] == 0 and stage["failures"]["limit"] == "5"
+    assert stage["failures"]["counts"]["ice-score"] == {"failed": 2, "usable": 2, "rows": 4}
+    narrow = run_pipeline(load_config(config_path, overrides=["score.max_failures=1"]))
+    assert _statuses(narrow)["score"] == "up-to-date" and narrow.exit_status == 4
+    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in {
+        o.name: o.detail for o in narrow.outcomes}["score"]
+
+
+def test_another_correlate_metric_rescores_nothing(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F6: ``[correlate] metric`` reran the score stages from scratch: they carry the shipped
+    metric columns into their tables for the correlate stages. The judge's rows are kept now (no LLM
+    call, the LLM cost unchanged) and take the new column; the stages that correlate run again."""
+    stages = ["score", "score_all", "correlate", "correlate_all", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    run_pipeline(load_config(config_path))
+    llm = tmp_path / "run" / "score" / "llm"
+    before = [json.loads(line) for line in (llm / "scores.jsonl").read_text().splitlines()]
+    calls = judge.requests
+
+    more = run_pipeline(load_config(config_path, overrides=['correlate.metric=["codebleu", "gpt35_nswr"]']))
+    outcomes = _outcomes(more)
+    assert outcomes["score"][0] == "resumed" and outcomes["score_all"][0] == "resumed", outcomes
+    assert "[score] carry changed since it finished" in outcomes["score"][1]
+    assert outcomes["correlate"][0] == "ran" and outcomes["correlate_all"][0] == "ran"
+    assert judge.requests == calls
+    after = [json.loads(line) for line in (llm / "scores.jsonl").read_text().splitlines()]
+    assert [{k: v for k, v in row.items() if k != "gpt35_nswr"} for row in after] == before
+    assert all("gpt35_nswr" in row for row in after)
+    for scope in ("subset", "all"):
+        metrics = json.loads((tmp_path / "run" / "correlate" / f"{scope}.json").read_text())["metrics"]
+        assert "gpt35_nswr" in metrics, scope
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["scoring"]["subset"]["methods"]["ice-score"]["llm_calls"] == calls
+    # and then nothing is left to do
+    same = run_pipeline(load_config(config_path, overrides=['correlate.metric=["codebleu", "gpt35_nswr"]']))
+    assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}
+
+
+def test_a_rerun_can_score_the_rows_a_judge_outage_failed(tmp_path: Path, judge: _Judge) -> None:
+    """probe30 F3: after a judge-server outage (every LLM row llm_error, exit 3) no rerun retried the
+    rows: the plain rerun called score up to date, ``--stage score`` resumed 0 rows and
+    ``--set score.retry_failed=true`` was refused as set by the pipeline; only --force helped. A plain
+    rerun still gates on the recorded verdict (and says how to retry); ``--retry-failed`` (``[run]
+    retry_failed``), ``--stage score`` or another call timeout/retries score the failed rows again,
+    keeping the finished ones."""
+    stages = ["score", "correlate", "report"]
+    config_path = _judged_config(tmp_path, judge, stages)
+    judge.down = True
+    first = run_pipeline(load_config(config_path))
+    assert first.exit_status == 3 and _statuses(first)["score"] == "ran"
+    scores = tmp_path / "run" / "score" / "llm" / "scores.jsonl"
+    chrf_rows = [line for line in scores.read_text().splitlines() if '"method": "chrf"' in line]
+    judge.down = False  # the server is back
+
+    plain = run_pipeline(load_config(config_path))
+    detail = _outcomes(plain)["score"][1]
+    assert _statuses(plain)["score"] == "up-to-date" and plain.exit_status == 3
+    assert "4 rows failed (an LLM error, an unreadable answer, ...): rerun with --retry-failed (or --stage score) " \
+           "to score them again, keeping the finished rows" in detail
+    dry = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--retry-failed"])
+    assert dry.exit_code == 0 and "score: would resume:" in dry.output, dry.output
+    refused = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--set", "score.retry_failed=true"])
+    assert refused.exit_code == 1 and "rerun with --retry-failed ([run] retry_failed = true) or --stage score" in \
+        " ".join(refused.output.split()), refused.output
+
+    retried = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
+    assert retried.exit_status == 0, _outcomes(retried)
+    assert _outcomes(retried)["score"] == ("resumed", "scored the 4 rows that had failed again, keeping the finished rows")
+    assert _statuses(retried)["correlate"] == "ran"
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    assert {row["status"] for row in rows if row["method"] == "ice-score"} == {"ok"} and len(rows) == 8
+    assert [line for line in scores.read_text().splitlines() if '"method": "chrf"' in line] == chrf_rows
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]
+    assert stage["argv"][-2:] == ["--resume", "--retry-failed"] and stage["failures"]["exit_status"] == 0
+    # nothing failed any more: up to date, even with retry_failed
+    again = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
+    assert _statuses(again)["score"] == "up-to-date" and again.exit_status == 0
+
+
+@pytest.mark.parametrize("how", ["stage", "timeout"])
+def test_stage_or_another_call_timeout_scores_the_failed_rows_again(tmp_path: Path, judge: _Judge, how: str) -> None:
+    config_path = _judged_config(tmp_path, judge, ["score", "report"])
+    judge.down = True
+    assert run_pipeline(load_config(config_path)).exit_status == 3
+    judge.down = False
+    if how == "stage":
+        retried = run_pipeline(load_config(config_path), only=["score"])
+    else:
+        retried = run_pipeline(load_config(config_path, overrides=["score.timeout=30.0"]))
+    assert _statuses(retried)["score"] == "resumed" and retried.exit_status == 0, _outcomes(retried)
+    statuses = json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())["statuses"]
+    assert statuses["ice-score"] == {"ok": 4}
+
+
+def test_an_execute_stage_whose_results_were_edited_runs_again_from_scratch(tmp_path: Path) -> None:
+    """probe30 F7: a hand-edited execute/results.jsonl was seen ("its files changed since it
+    finished") but the stage then resumed with 0 samples and kept the edit (failed samples turned
+    passed stayed passed). Edited rows now make the stage run again from scratch; a deleted summary
+    (the rows untouched) still only resumes."""
+    config_path = _write_config(tmp_path, _generations(tmp_path / "gens.jsonl", per_outcome=1), ["execute", "report"])
+    run_pipeline(load_config(config_path))
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    honest = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {row["passed"] for row in honest} == {0, 1}
+    forged = [{**row, "passed": 1, "status": "passed"} for row in honest]
+    results.write_text("".join(json.dumps(row) + "\n" for row in forged))
+
+    again = run_pipeline(load_config(config_path))
+    assert _outcomes(again)["execute"] == ("ran", "its files changed since it finished (execute/results.jsonl changed): "
+                                                  "ran again from scratch, as its rows were edited")
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(rows) == len(honest) and sorted((r["task_id"], r["sample_id"], r["passed"]) for r in rows) == sorted(
+        (r["task_id"], r["sample_id"], r["passed"]) for r in honest)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["execution"]["statuses"] == dict(Counter(row["status"] for row in honest))
+
+    (tmp_path / "run" / "execute" / "results.summary.json").unlink()
+    resumed = run_pipeline(load_config(config_path))
+    assert _outcomes(resumed)["execute"] == (
+        "resumed", "its files changed since it finished (execute/results.summary.json missing): resumed")
+    assert [json.loads(line) for line in results.read_text().splitlines()] == rows  # kept, not run again
