@@ -204,9 +204,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if LANGUAGE_COLUMN in columns else None
     if set(config.stages) & {"execute", "score", "score_all"}:
         # the one language execute and score run: [data] language or the data's (refused when they
-        # disagree); dedup alone reads each row's language, so mixed data is fine there
+        # disagree); dedup alone reads each row's language, so mixed data is fine there. The label is
+        # the subject of "... name python in the 'language' column": plural, as the rows are
         try:
-            language = run_language(data["language"], {f"[data] source ({data['source']})": data_languages})
+            language = run_language(data["language"], {f"[data] source ({data['source']}) rows": data_languages})
         except OptionError as error:
             raise table_error("data", error) from None
         get_language(language)
