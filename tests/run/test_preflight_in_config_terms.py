@@ -37,3 +37,28 @@ def test_a_data_language_the_data_contradicts_is_said_grammatically(tmp_path: Pa
     message = _flat(str(caught.value))
     assert f"[data] language java contradicts the data: [data] source ({data}) rows name python in the " \
            "'language' column (1 rows)" in message, message
+
+
+def _score_config(tmp_path: Path, **score: object) -> dict:
+    return {"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+            "data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"},
+            "score": {"method": ["p-correct"], "select": "first", "limit": 2, **score}}
+
+
+def test_the_preflight_checks_a_model_as_workbench_score_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`workbench run --model ollama/llama3` failed with "missing credentials OLLAMA_API_BASE" while
+    `workbench score` accepted it (Ollama's endpoint defaults to localhost:11434, docs/score.md):
+    one check, workbench.llm.client's, for both."""
+    from workbench.llm.client import LLMSettings, MissingCredentialsError, UnknownProviderError, check_credentials
+
+    for name in ("OLLAMA_API_BASE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    run_preflight(build_config(_score_config(tmp_path, model="ollama/llama3")))  # no error: the default endpoint
+    with pytest.raises(MissingCredentialsError) as caught:
+        run_preflight(build_config(_score_config(tmp_path, model="openai/gpt-4o-mini")))
+    with pytest.raises(MissingCredentialsError) as expected:  # the very message workbench score gives
+        check_credentials(LLMSettings("openai/gpt-4o-mini"))
+    assert str(caught.value) == f"[score] model: {expected.value}"
+    with pytest.raises(UnknownProviderError, match=r"\[score\] model: litellm cannot tell which provider"):
+        run_preflight(build_config(_score_config(tmp_path, model="gpt-4o-mni")))
+    assert not (tmp_path / "run").exists()

@@ -6,8 +6,10 @@ rule of the jobs' config classes applies (choices, ranges, a model for an LLM me
 the language plugin is installed; the dataset loads (a hub id while offline fails at once:
 :func:`workbench.data.loading.load_records` probes the hub first) and has every column a
 stage will read; the ``against`` reference and the execution problems load with their
-columns; a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has its
-credentials (``litellm.validate_environment``); the offline embedding model is installed.
+columns; a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has a
+provider and its credentials, checked as ``workbench score`` checks them
+(:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
+the offline embedding model is installed.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ class Preflight:
 
 def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
     """The model and embeddings of the score stage can be used here: a ``local/`` model is a
-    known alias with llama.cpp installed, another model has its credentials, the offline
-    embedding model of DSA-CQE is installed."""
+    known alias with llama.cpp installed, another model has a provider and its credentials (the
+    checks of ``workbench score``), the offline embedding model of DSA-CQE is installed."""
     plan = plans["score"]
     if plan.skip_reason:
         return
@@ -71,14 +73,16 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             raise WorkbenchError(f"{model}: {error}") from None
         if not verify_file(spec, model_path(spec)):
             notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
-    else:
-        import litellm
+    elif score.llm is not None:
+        # the checks `workbench score` runs (a provider litellm can place, its credentials; an
+        # endpoint counts as set with [score] api_base, and Ollama's has a default)
+        from workbench.llm.client import check_credentials, check_provider
 
-        check = litellm.validate_environment(model=model)
-        if score.api_base is None and check.get("missing_keys"):
-            raise WorkbenchError(
-                f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
-            )
+        try:
+            check_provider(score.llm)
+            check_credentials(score.llm)
+        except WorkbenchError as error:
+            raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:
         from workbench.llm.minilm import ALIAS
         from workbench.llm.models import embedding_status
@@ -91,6 +95,15 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
                 )
         if not embedding_status(ALIAS).verified:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
+
+
+def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:
+    """``error`` (same type and attributes) with its message led by the config key it came from:
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``."""
+    message = str(error)
+    if not message.startswith(key):
+        error.args = (f"{key}: {message}",)
+    return error
 
 
 def _defaults(config_class: type) -> dict:
