@@ -62,3 +62,23 @@ def test_the_preflight_checks_a_model_as_workbench_score_does(tmp_path: Path, mo
     with pytest.raises(UnknownProviderError, match=r"\[score\] model: litellm cannot tell which provider"):
         run_preflight(build_config(_score_config(tmp_path, model="gpt-4o-mni")))
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("stages, tables, key", [
+    (["dedup"], {"data": {"source": "{missing}"}}, "[data] source"),
+    (["decontaminate"], {"decontaminate": {"against": "{missing}"}}, "[decontaminate] against"),
+    (["execute"], {"execute": {"problems": "{missing}"}}, "[execute] problems"),
+    (["score_all"], {"score": {"method": ["chrf"], "problems": "{missing}"}}, "[score] problems"),
+])
+def test_a_missing_file_is_named_by_the_key_that_gave_it(tmp_path: Path, stages: list[str], tables: dict,
+                                                         key: str) -> None:
+    """"Error: /tmp/nope.jsonl: no such file or folder" said nothing of where the path was set."""
+    missing = str(tmp_path / "nope.jsonl")
+    data = _generations(tmp_path / "g.jsonl", [  # no reference column: score takes it from its problems
+        {"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n"}])
+    raw: dict = {"run": {"output": str(tmp_path / "run"), "stages": stages}, "data": {"source": str(data)}}
+    for table, values in tables.items():
+        raw[table] = {**raw.get(table, {}), **{k: missing if v == "{missing}" else v for k, v in values.items()}}
+    with pytest.raises(Exception) as caught:
+        run_preflight(build_config(raw))
+    assert _flat(str(caught.value)) == f"{key}: {missing}: no such file or folder"

@@ -5,8 +5,9 @@ What is checked: every enabled stage's config is built (:meth:`StagePlan.config`
 rule of the jobs' config classes applies (choices, ranges, a model for an LLM method, ...);
 the language plugin is installed; the dataset loads (a hub id while offline fails at once:
 :func:`workbench.data.loading.load_records` probes the hub first) and has every column a
-stage will read; the ``against`` reference and the execution problems load with their
-columns; a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has a
+stage will read; the ``against`` reference, the execution problems and the score stages'
+problems (where they supply prompts or references) load with their columns, an error led by the
+key that named them (``[execute] problems: ...``); a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has a
 provider and its credentials, checked as ``workbench score`` checks them
 (:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
 the offline embedding model is installed.
@@ -18,7 +19,7 @@ import dataclasses
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
@@ -97,13 +98,78 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
 
 
-def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:
+def _led_by(key: str, error: WorkbenchError, command: str | None = None) -> WorkbenchError:
     """``error`` (same type and attributes) with its message led by the config key it came from:
-    ``[execute] problems: /tmp/p.jsonl: no such file or folder``."""
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``command``, the flags of
+    that command it names are written as config keys (``--problem-task-column`` is ``[execute]
+    problem_task_column``, ``--task-column`` is ``[data] task_column``)."""
     message = str(error)
+    if command is not None:
+        message = _config_terms(message, command, key.split("]")[0].lstrip("["))
     if not message.startswith(key):
-        error.args = (f"{key}: {message}",)
+        message = f"{key}: {message}"
+    error.args = (message,)
     return error
+
+
+def _config_terms(message: str, command: str, table: str) -> str:
+    """``message`` with each flag of ``command`` named by its config key (:func:`_led_by`)."""
+    import re
+
+    from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS
+
+    options = COMMAND_CONFIGS[command].options()
+
+    def key(match: re.Match) -> str:
+        name = match.group(1).replace("-", "_")
+        if name not in options:
+            return match.group(0)
+        return SHARED_KEYS[command].get(name) or f"[{table}] {name}"
+
+    return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", key, message)
+
+
+def _load(key: str, source: str, **options: Any) -> LoadedDataset:
+    """:func:`~workbench.data.loading.load_records`, its errors led by ``key``, the config key
+    that names ``source`` (``[decontaminate] against: /tmp/r.jsonl: no such file or folder``)."""
+    from workbench.data.loading import load_records
+    from workbench.errors import MissingSplitError
+
+    try:
+        return load_records(source, **options)
+    except MissingSplitError as error:  # the split was asked for by a key of its own
+        raise _led_by(key.replace("source", "split") if key == "[data] source" else key, error) from None
+    except WorkbenchError as error:
+        raise _led_by(key, error) from None
+
+
+def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
+    """The problems a score stage takes prompts or references from (``[score] problems``, where the
+    data lacks those columns; ``None`` when it takes none), loaded once per problem set and parts
+    into ``loaded``.
+
+    Raises:
+        DataError: the problem set does not load or lacks a column, led by ``[score] problems``
+            and naming the ``[score]`` keys.
+    """
+    from workbench.score.job import takes_from_problems
+    from workbench.score.problems import load_problem_texts
+
+    problems = score.problem_set
+    if problems is None:
+        return None
+    parts = takes_from_problems(score, columns)
+    if not any(parts):
+        return None
+    if (problems, parts) not in loaded:
+        try:
+            loaded[problems, parts] = load_problem_texts(problems, prompt=parts[0], reference=parts[1])
+        except WorkbenchError as error:
+            flag = f"--problems {problems.source}: "
+            if str(error).startswith(flag):  # the source once, after the key
+                error.args = (f"{problems.source}: {str(error)[len(flag):]}",)
+            raise _led_by("[score] problems", error, "score") from None
+    return loaded[problems, parts]
 
 
 def _defaults(config_class: type) -> dict:
@@ -204,14 +270,14 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
             isolation level, a missing model, ...), a missing credential or optional dependency.
     """
-    from workbench.data.loading import load_records
     from workbench.languages.registry import get_language
 
     data = config.data
     if data["language"] is not None:
         get_language(data["language"])  # a typo fails before the data loads
     _check_relative_source(config)
-    loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
+    loaded = _load("[data] source", data["source"], splits=[data["split"]] if data["split"] else None,
+                   offline=config.offline)
     columns = set(loaded.column_names)
     data_languages = [value for split in loaded.splits.values() for value in split[LANGUAGE_COLUMN]] \
         if LANGUAGE_COLUMN in columns else None
@@ -273,18 +339,25 @@ def run_preflight(config: PipelineConfig) -> Preflight:
 
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
-        load_records(against, offline=config.offline)
+        _load("[decontaminate] against", against, offline=config.offline)
     if "execute" in stages:
         from workbench.execute.job import execution_language, load_problems
 
         execution = plans["execute"].config()
-        problems = load_problems(execution)
+        try:
+            problems = load_problems(execution)
+        except WorkbenchError as error:
+            raise _led_by("[execute] problems", error, "execute") from None
         # the problems' language column must agree too (Java generations with Python problems)
         try:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
         except OptionError as error:
             raise table_error("data", error) from None
         _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
+    problem_sets: dict = {}
+    for name in ("score", "score_all"):
+        if name in stages and not plans[name].skip_reason:
+            _problem_texts(plans[name].config(), columns, problem_sets)
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, stages, notes)
