@@ -82,3 +82,55 @@ def test_a_missing_file_is_named_by_the_key_that_gave_it(tmp_path: Path, stages:
     with pytest.raises(Exception) as caught:
         run_preflight(build_config(raw))
     assert _flat(str(caught.value)) == f"{key}: {missing}: no such file or folder"
+
+
+def _rows(*keys: tuple[str, int]) -> list[dict]:
+    return [{"task_id": task, "sample_id": sample, "completion": f"    return {n}  # a completion long enough\n"}
+            for n, (task, sample) in enumerate(keys)]
+
+
+def test_duplicate_sample_keys_fail_before_decontaminate_and_dedup_run(tmp_path: Path) -> None:
+    """Duplicate (task, sample) keys passed the preflight: decontaminate and dedup failed with "Pass a
+    unique column with --id-column" (an option the pipeline sets itself), then execute and score_all."""
+    from workbench.run import run_pipeline
+
+    data = _generations(tmp_path / "g.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/0", 1), ("HumanEval/0", 0)))
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": ["decontaminate", "dedup", "execute"]},
+           "data": {"source": str(data)}, "decontaminate": {"against": "humaneval",
+                                                             "against_code_column": "canonical_solution"}}
+    with pytest.raises(Exception) as caught:
+        run_pipeline(build_config(raw))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"[data] source ({data}): 1 rows repeat a (task_id, sample_id) key"), message
+    assert "e.g. (HumanEval/0, 0)" in message and "[data] sample_column" in message and "--" not in message
+    assert not (tmp_path / "run").exists()  # no stage ran
+    # an id column of one's own ([data] id_column, dedup's) is checked as dedup checks it, in config terms
+    data = _generations(tmp_path / "g2.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/0", 1)))
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": ["dedup"]},
+           "data": {"source": str(data), "id_column": "task_id"}}
+    with pytest.raises(Exception, match=r"ids must be unique, but 1 id\(s\) of column 'task_id' occur more than "
+                                        r"once: 'HumanEval/0'\. Pass a unique column with \[data\] id_column"):
+        run_preflight(build_config(raw))
+
+
+def test_task_ids_the_problem_set_lacks_fail_before_any_stage(tmp_path: Path) -> None:
+    """A task id the problems lack passed the preflight; execute and score_all failed after
+    decontaminate and dedup had run, naming --problems."""
+    data = _generations(tmp_path / "g.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/999", 0)))
+    base = {"run": {"output": str(tmp_path / "run")}, "data": {"source": str(data)}}
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(build_config({**base, "run": {**base["run"], "stages": ["dedup", "execute"]}}))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [execute] problems (humaneval): "
+                              "'HumanEval/999'"), message
+    assert "--" not in message
+    # the score stages take the reference from [score] problems (the data has none): the same check
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(build_config({**base, "run": {**base["run"], "stages": ["score_all"]},
+                                    "score": {"method": ["chrf"], "problems": "humaneval"}}))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [score] problems (humaneval): "
+                              "'HumanEval/999'"), message
+    assert "--" not in message
+    assert not (tmp_path / "run").exists()
+

@@ -7,8 +7,10 @@ the language plugin is installed; the dataset loads (a hub id while offline fail
 :func:`workbench.data.loading.load_records` probes the hub first) and has every column a
 stage will read; the ``against`` reference, the execution problems and the score stages'
 problems (where they supply prompts or references) load with their columns, an error led by the
-key that named them (``[execute] problems: ...``); a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has a
-provider and its credentials, checked as ``workbench score`` checks them
+key that named them (``[execute] problems: ...``); each row has its own (task, sample) key (and
+``[data] id_column`` id) and every task id is in the problem sets the stages read; a ``local/``
+model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
+its credentials, checked as ``workbench score`` checks them
 (:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
 the offline embedding model is installed.
 """
@@ -19,6 +21,7 @@ import dataclasses
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
@@ -269,6 +272,8 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         MissingColumnError: a column a stage reads is missing (the message lists the columns).
         ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
             isolation level, a missing model, ...), a missing credential or optional dependency.
+        DuplicateSampleError, DataError: two rows share a (task, sample) key or an ``[data]
+            id_column`` id; ConfigError: a task id the problem set lacks.
     """
     from workbench.languages.registry import get_language
 
@@ -302,6 +307,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         loaded.require_columns({"[data] sample_column": data["sample_column"]})
     if data["id_column"]:
         loaded.require_columns({f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))})
+    _check_unique_ids(config, loaded, {name for name in stages if not plans[name].skip_reason})
     if stages & {"score", "score_all"}:
         score = config.sections["score"]
         if not score.get("problems"):  # with [score] problems, what the data lacks comes from the problem set
@@ -348,6 +354,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             problems = load_problems(execution)
         except WorkbenchError as error:
             raise _led_by("[execute] problems", error, "execute") from None
+        _check_tasks(config, loaded, "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
@@ -357,7 +364,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     problem_sets: dict = {}
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
-            _problem_texts(plans[name].config(), columns, problem_sets)
+            score_config = plans[name].config()
+            texts = _problem_texts(score_config, columns, problem_sets)
+            if texts is not None:
+                _check_tasks(config, loaded, "score", score_config.problems, texts)
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, stages, notes)
@@ -373,6 +383,67 @@ _DATASET_COLUMN_KEYS = {
     "execute": ("task_column", "completion_column", "prompt_column"),
     "score": ("task_column", "generation_column", "reference_column", "prompt_column"),
 }
+
+
+#: the stages that join the rows on (task, sample) / that identify them by dedup's id column
+_KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
+_DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
+
+
+def _column_values(loaded: LoadedDataset, column: str) -> list:
+    """One column's values over every split, in file order."""
+    return [value for split in loaded.splits.values() for value in split.with_format("arrow")[column].to_pylist()]
+
+
+def _check_unique_ids(config: PipelineConfig, loaded: LoadedDataset, enabled: set[str]) -> None:
+    """Each row has its own (task, sample) key, and its own dedup id when ``[data] id_column`` is
+    set, before any stage runs: the stages refuse duplicates only when they start (dedup saying
+    "--id-column", an option the pipeline sets), after the stages before them have run.
+
+    Raises:
+        DuplicateSampleError: two rows share a (task, sample) key, in config terms.
+        DataError: two rows share an ``[data] id_column`` id (as dedup says it, naming the key).
+    """
+    from workbench.data.samples import check_unique, sample_key
+
+    data = config.data
+    task, sample = data["task_column"], data["sample_column"]
+    keyed = enabled & (_KEYED_STAGES | (set() if data["id_column"] else _DEDUP_ID_STAGES))
+    # without its sample column the rows are numbered per task, so their keys are unique
+    if keyed and sample in loaded.column_names:
+        check_unique(
+            map(sample_key, _column_values(loaded, task), _column_values(loaded, sample)),
+            where=f"[data] source ({data['source']})", columns=(task, sample),
+            hint="every stage joins its rows on [data] task_column and [data] sample_column: remove the "
+                 "duplicates, or set [data] sample_column to a column whose ids are unique per task")
+    if data["id_column"] and enabled & _DEDUP_ID_STAGES:
+        from workbench.dedup.rows import _check_unique
+
+        parts = [_column_values(loaded, c.strip()) for c in data["id_column"].split(",")]
+        ids = parts[0] if len(parts) == 1 else [":".join(map(str, cells)) for cells in zip(*parts)]
+        _check_unique(ids, data["id_column"], "[data] id_column", loaded, [data["code_column"]])
+
+
+def _check_tasks(config: PipelineConfig, loaded: LoadedDataset, table: str, problems_source: str,
+                 problems: Mapping[str, Any]) -> None:
+    """Every task of the data is in the problem set a stage reads (``[execute] problems``, or
+    ``[score] problems`` where it supplies prompts or references), before any stage runs.
+
+    Raises:
+        ConfigError: naming the task ids, the keys and how to fix them.
+    """
+    data = config.data
+    unknown = sorted({str(task) for task in _column_values(loaded, data["task_column"])} - set(problems))
+    if not unknown:
+        return
+    shown = ", ".join(repr(task) for task in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+    known = ", ".join(list(problems)[:3])
+    raise ConfigError(
+        f"{len(unknown)} task id(s) of [data] source ({data['source']}) are not in [{table}] problems "
+        f"({problems_source}): {shown}; it has {len(problems)} task(s), e.g. {known}. Set [{table}] problems to the "
+        f"problem set these generations were made for, or the task id column of either side with [data] "
+        f"task_column / [{table}] problem_task_column"
+    )
 
 
 def _check_stage_columns(config: PipelineConfig, loaded: LoadedDataset, stages: set[str]) -> None:
