@@ -134,3 +134,12 @@ def test_task_ids_the_problem_set_lacks_fail_before_any_stage(tmp_path: Path) ->
     assert "--" not in message
     assert not (tmp_path / "run").exists()
 
+
+def test_an_empty_stage_list_is_refused(tmp_path: Path) -> None:
+    """`stages = []` ran nothing and exited 0 without a word."""
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": []}, "data": {"source": "humaneval-codex-python"}}
+    with pytest.raises(ConfigError, match=r"\[run\] stages is empty: no stage would run; list the stages to run"):
+        build_config(raw)
+    with pytest.raises(ConfigError, match=r"\[run\] stages is empty"):
+        build_config({**raw, "run": {"output": str(tmp_path / "run")}}, overrides=["run.stages=[]"])
+

@@ -100,7 +100,7 @@ DATA_KEYS = {
 #: the ``[run]`` keys and their meaning
 RUN_KEYS = {
     "output": "run folder (default: runs/<config file name>)",
-    "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all)",
+    "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all; not an empty list)",
     "offline": "never contact the Hugging Face hub (default: false)",
 }
 
@@ -263,6 +263,9 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
         stages = [stages]
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise ConfigError(f"[run] stages must be a list of stage names ({', '.join(STAGES)}), not {stages!r}")
+    if not stages:
+        raise ConfigError(f"[run] stages is empty: no stage would run; list the stages to run ({', '.join(STAGES)}), "
+                          "or leave [run] stages out to run them all")
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{suggestion(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")
