@@ -143,3 +143,46 @@ def test_an_empty_stage_list_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[run\] stages is empty"):
         build_config({**raw, "run": {"output": str(tmp_path / "run")}}, overrides=["run.stages=[]"])
 
+
+@pytest.mark.parametrize("table, key, text, words", [
+    ("score", "limit", "10", "an integer"),
+    ("execute", "timeout_factor", "4", "a number"),
+    ("correlate", "confidence", "0.9", "a number"),
+])
+def test_a_number_written_as_text_is_refused(tmp_path: Path, table: str, key: str, text: str, words: str) -> None:
+    """`limit = "10"` and `timeout_factor = "4"` were accepted (read as the command line reads its
+    text), and `"4"` and `4.0` then gave the stage different keys."""
+    raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"}, table: {key: text}}
+    with pytest.raises(ConfigError) as caught:
+        build_config(raw)
+    assert str(caught.value) == f"[{table}] {key} must be {words}, not {text!r} (text: write {key} = {text} without quotes)"
+    with pytest.raises(ConfigError, match=rf"\[{table}\] {key} must be {words}, not '{text}'"):
+        build_config({**raw, table: {}}, overrides=[f'{table}.{key}="{text}"'])  # a TOML string on --set too
+    # the command line's own text is read as its flag reads it: --set score.limit=10 is 10
+    assert build_config({**raw, table: {}}, overrides=[f"{table}.{key}={text}"]).sections[table][key] == float(text)
+
+
+def test_a_number_list_written_as_text_is_refused_but_set_reads_it_as_its_flag(tmp_path: Path) -> None:
+    raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"}}
+    with pytest.raises(ConfigError, match=r"\[execute\] pass_at_k must be a list of integers, not '1,10' \(text: "
+                                          r"write pass_at_k = \[1, 10\]\)"):
+        build_config({**raw, "execute": {"pass_at_k": "1,10"}})
+    with pytest.raises(ConfigError, match=r"\[execute\] pass_at_k must be a list of integers, not \['1', '10'\]"):
+        build_config({**raw, "execute": {"pass_at_k": ["1", "10"]}})
+    # as --pass-at-k 1,10 reads it
+    assert build_config(raw, overrides=["execute.pass_at_k=1,10"]).sections["execute"]["pass_at_k"] == [1, 10]
+    assert build_config(raw, overrides=["execute.pass_at_k=[1, 10]"]).sections["execute"]["pass_at_k"] == [1, 10]
+
+
+def test_an_integer_and_its_float_give_one_stage_key(tmp_path: Path) -> None:
+    """`timeout_factor = 4` and `4.0` are one setting: one stage key, so a rerun is up to date."""
+    from workbench.run.stages import plan_stages
+
+    def key_argv(value: object) -> list[str]:
+        raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"},
+               "execute": {"timeout_factor": value}}
+        plans = plan_stages(build_config(raw), {"task_id", "sample_id", "completion", "reference", "prompt"})
+        return next(plan for plan in plans if plan.name == "execute").key_argv()
+
+    assert key_argv(4) == key_argv(4.0)
+    assert "4.0" in key_argv(4)
