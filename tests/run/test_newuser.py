@@ -290,22 +290,25 @@ def test_a_column_named_in_a_stage_table_is_checked_before_any_stage(tmp_path: P
 
 
 def test_a_failed_stage_skips_what_reads_it_and_the_report_still_shows_it(tmp_path: Path) -> None:
-    """The execute stage fails for real (task ids T0.. are not HumanEval problems): dedup and
+    """The execute stage fails for real (its problems T0..T5 have no tests; task ids that are not
+    in the problems, as before, are now refused by the preflight): dedup and
     score_all, which do not read its results, still run; correlate_all and bias, which do, are
     skipped with the reason; the report stage runs and its page says where the run failed."""
     config = _chrf_config(tmp_path, "gens.jsonl", "run", ["dedup", "execute", "score_all", "correlate_all", "bias",
                                                           "report"], lambda i: i + 1)
-    config.write_text(config.read_text() + "[execute]\nworkers = 1\n[bias]\nresamples = 100\n")
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(json.dumps({"task_id": f"T{i}", "prompt": "", "test": ""}) + "\n" for i in range(6)))
+    config.write_text(config.read_text() + f'[execute]\nworkers = 1\nproblems = "{problems}"\n[bias]\nresamples = 100\n')
     result = CliRunner().invoke(app, ["run", str(config)])
     assert result.exit_code == 1, result.output
     stages = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]
-    assert stages["execute"]["status"] == "failed" and "not in the problems" in stages["execute"]["error"]
+    assert stages["execute"]["status"] == "failed" and "have no tests" in stages["execute"]["error"]
     assert {name: stages[name]["status"] for name in ("dedup", "score_all", "report")} == dict.fromkeys(
         ("dedup", "score_all", "report"), "done")
     for name in ("correlate_all", "bias"):
         assert (stages[name]["status"], stages[name]["detail"]) == ("skipped", "stage execute failed"), name
     page = (tmp_path / "run" / "report.html").read_text()
-    assert "failed at stage execute" in page and "not in the problems" in page
+    assert "failed at stage execute" in page and "have no tests" in page
     assert "rerun the same command to continue" in " ".join(result.output.split())
 
 

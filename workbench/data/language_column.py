@@ -65,7 +65,9 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None])
             when it was not given.
         columns: where -> the ``language`` column found there (``{"the generations (x.json)":
             [...], "the problems (p.jsonl)": [...]}``), ``None`` where that input has no such
-            column. Null and blank cells name no language.
+            column. Null and blank cells name no language. Each ``where`` is a plural subject
+            ("the generations ... name java in the 'language' column"): ``"[data] source (x) rows"``,
+            not ``"[data] source (x)"``.
 
     Returns:
         ``given``, else the language the data names, else :data:`DEFAULT_LANGUAGE`: its canonical

@@ -12,7 +12,8 @@ paths, resuming) are refused with a message, as is any unknown key or table. The
 fields are checked when the preflight builds each stage's config.
 
 Command-line overrides use the same keys: ``--set score.limit=20`` (the value is read as a
-TOML value, else as a string).
+TOML value, else as text that the option reads as its flag would: ``--set execute.pass_at_k=1,10``;
+:class:`CommandLineText`). A number option refuses text from the file (``limit = "10"``).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ DATA_KEYS = {
 #: the ``[run]`` keys and their meaning
 RUN_KEYS = {
     "output": "run folder (default: runs/<config file name>)",
-    "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all)",
+    "stages": f"stages to run, in this order: {', '.join(STAGES)} (default: all; not an empty list)",
     "offline": "never contact the Hugging Face hub (default: false)",
     "retry_failed": "score the failed rows (llm_error, ...) of a finished score stage again on this rerun, keeping "
                     "its finished rows (workbench run --retry-failed; default: false)",
@@ -148,8 +149,15 @@ class PipelineConfig:
     retry_failed: bool = False
 
 
+class CommandLineText(str):
+    """A ``--set`` value that TOML could not read (``--set execute.pass_at_k=1,10``): text typed on
+    the command line, read as the command's flag reads its text (``1,10`` is ``[1, 10]``), where
+    text in the file (``pass_at_k = "1,10"``) is refused for a number (:func:`_check_value`)."""
+
+
 def parse_override(text: str) -> tuple[str, str, Any]:
-    """Split ``table.key=value`` into its parts; the value is read as TOML when it can be.
+    """Split ``table.key=value`` into its parts; the value is read as TOML when it can be, else
+    it is :class:`CommandLineText`.
 
     Raises:
         ConfigError: no ``=`` or no ``table.`` prefix.
@@ -163,7 +171,7 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     try:
         value = tomllib.loads(f"value = {value_text}", parse_float=_toml_float)["value"]
     except tomllib.TOMLDecodeError:
-        value = value_text  # a bare word: a string
+        value = CommandLineText(value_text)  # a bare word: text, as a flag's
     return table, key, value
 
 
@@ -201,18 +209,52 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
 def _check_value(table: str, option: Option, value: Any) -> Any:
     """The value in the shape the command line would get it: a list for a repeatable option
     (a single value becomes a one-item list), the value itself otherwise; checked as its field
-    checks it (type, choices, range), so a typo fails when the file is read.
+    checks it (type, choices, range), so a typo fails when the file is read. A number is one of
+    its field's type (``timeout_factor = 4`` is ``4.0``, as ``4.0`` is: one setting, one stage
+    key); text where a number is asked for is refused (``limit = "10"``), except the command
+    line's own (:class:`CommandLineText`: ``--set score.limit=010``).
 
     Raises:
         ConfigError: a value the field refuses, naming ``[table] key``.
     """
+    number = option.kind in (int, float) and option.declared.parse is None
+    if number:
+        _refuse_text(table, option, value)
     try:
-        option.coerce(value)
+        coerced = option.coerce(value)
     except OptionError as error:
         raise table_error(table, error) from None
+    if number:
+        return list(coerced) if option.multiple else coerced
+    if isinstance(value, CommandLineText):
+        value = str(value)  # the marker has done its work
     if option.multiple:
         return list(value) if isinstance(value, (list, tuple)) else [value]
     return value
+
+
+def _refuse_text(table: str, option: Option, value: Any) -> None:
+    """Refuse text (other than the command line's) in a number option: TOML has numbers.
+
+    Raises:
+        ConfigError: ``[score] limit must be an integer, not '10' (text: write limit = 10 without quotes)``.
+    """
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if not any(isinstance(item, str) and not isinstance(item, CommandLineText) for item in items):
+        return
+    words = "an integer" if option.kind is int else "a number"
+    if option.multiple:
+        words = "a list of integers" if option.kind is int else "a list of numbers"
+    message = f"[{table}] {option.name} must be {words}, not {value!r}"
+    pieces = [p.strip() for item in items for p in (str(item).split(",") if option.multiple else [str(item)])]
+    try:
+        numbers = [option.kind(p) for p in pieces]
+    except ValueError:
+        raise ConfigError(message) from None
+    if option.multiple:
+        shown = ", ".join(str(n) for n in numbers)
+        raise ConfigError(f"{message} (text: write {option.name} = [{shown}])")
+    raise ConfigError(f"{message} (text: write {option.name} = {pieces[0]} without quotes)")
 
 
 def check_stage_names(names: Iterable[str]) -> list[str]:
@@ -276,6 +318,9 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
         stages = [stages]
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise ConfigError(f"[run] stages must be a list of stage names ({', '.join(STAGES)}), not {stages!r}")
+    if not stages:
+        raise ConfigError(f"[run] stages is empty: no stage would run; list the stages to run ({', '.join(STAGES)}), "
+                          "or leave [run] stages out to run them all")
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise ConfigError(f"[run] stages: unknown stage {unknown[0]!r}{suggestion(unknown[0], STAGES)}; stages: {', '.join(STAGES)}")

@@ -5,9 +5,14 @@ What is checked: every enabled stage's config is built (:meth:`StagePlan.config`
 rule of the jobs' config classes applies (choices, ranges, a model for an LLM method, ...);
 the language plugin is installed; the dataset loads (a hub id while offline fails at once:
 :func:`workbench.data.loading.load_records` probes the hub first) and has every column a
-stage will read; the ``against`` reference and the execution problems load with their
-columns; a ``local/`` model is a known alias with llama.cpp (xllamacpp) installed, another model has its
-credentials (``litellm.validate_environment``); the offline embedding model is installed.
+stage will read; the ``against`` reference, the execution problems and the score stages'
+problems (where they supply prompts or references) load with their columns, an error led by the
+key that named them (``[execute] problems: ...``); each row has its own (task, sample) key (and
+``[data] id_column`` id) and every task id is in the problem sets the stages read; a ``local/``
+model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
+its credentials, checked as ``workbench score`` checks them
+(:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
+the offline embedding model is installed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import dataclasses
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
@@ -54,8 +60,8 @@ class Preflight:
 
 def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
     """The model and embeddings of the score stage can be used here: a ``local/`` model is a
-    known alias with llama.cpp installed, another model has its credentials, the offline
-    embedding model of DSA-CQE is installed."""
+    known alias with llama.cpp installed, another model has a provider and its credentials (the
+    checks of ``workbench score``), the offline embedding model of DSA-CQE is installed."""
     plan = plans["score"]
     if plan.skip_reason:
         return
@@ -74,14 +80,16 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             raise WorkbenchError(f"{model}: {error}") from None
         if not verify_file(spec, model_path(spec)):
             notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
-    else:
-        import litellm
+    elif score.llm is not None:
+        # the checks `workbench score` runs (a provider litellm can place, its credentials; an
+        # endpoint counts as set with [score] api_base, and Ollama's has a default)
+        from workbench.llm.client import check_credentials, check_provider
 
-        check = litellm.validate_environment(model=model)
-        if score.api_base is None and check.get("missing_keys"):
-            raise WorkbenchError(
-                f"{model}: missing credentials {', '.join(check['missing_keys'])} (set them in the environment)"
-            )
+        try:
+            check_provider(score.llm)
+            check_credentials(score.llm)
+        except WorkbenchError as error:
+            raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:
         from workbench.llm.minilm import ALIAS
         from workbench.llm.models import embedding_status
@@ -94,6 +102,80 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
                 )
         if not embedding_status(ALIAS).verified:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
+
+
+def _led_by(key: str, error: WorkbenchError, command: str | None = None) -> WorkbenchError:
+    """``error`` (same type and attributes) with its message led by the config key it came from:
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``command``, the flags of
+    that command it names are written as config keys (``--problem-task-column`` is ``[execute]
+    problem_task_column``, ``--task-column`` is ``[data] task_column``)."""
+    message = str(error)
+    if command is not None:
+        message = _config_terms(message, command, key.split("]")[0].lstrip("["))
+    if not message.startswith(key):
+        message = f"{key}: {message}"
+    error.args = (message,)
+    return error
+
+
+def _config_terms(message: str, command: str, table: str) -> str:
+    """``message`` with each flag of ``command`` named by its config key (:func:`_led_by`)."""
+    import re
+
+    from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS
+
+    options = COMMAND_CONFIGS[command].options()
+
+    def key(match: re.Match) -> str:
+        name = match.group(1).replace("-", "_")
+        if name not in options:
+            return match.group(0)
+        return SHARED_KEYS[command].get(name) or f"[{table}] {name}"
+
+    return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", key, message)
+
+
+def _load(key: str, source: str, **options: Any) -> LoadedDataset:
+    """:func:`~workbench.data.loading.load_records`, its errors led by ``key``, the config key
+    that names ``source`` (``[decontaminate] against: /tmp/r.jsonl: no such file or folder``)."""
+    from workbench.data.loading import load_records
+    from workbench.errors import MissingSplitError
+
+    try:
+        return load_records(source, **options)
+    except MissingSplitError as error:  # the split was asked for by a key of its own
+        raise _led_by(key.replace("source", "split") if key == "[data] source" else key, error) from None
+    except WorkbenchError as error:
+        raise _led_by(key, error) from None
+
+
+def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
+    """The problems a score stage takes prompts or references from (``[score] problems``, where the
+    data lacks those columns; ``None`` when it takes none), loaded once per problem set and parts
+    into ``loaded``.
+
+    Raises:
+        DataError: the problem set does not load or lacks a column, led by ``[score] problems``
+            and naming the ``[score]`` keys.
+    """
+    from workbench.score.job import takes_from_problems
+    from workbench.score.problems import load_problem_texts
+
+    problems = score.problem_set
+    if problems is None:
+        return None
+    parts = takes_from_problems(score, columns)
+    if not any(parts):
+        return None
+    if (problems, parts) not in loaded:
+        try:
+            loaded[problems, parts] = load_problem_texts(problems, prompt=parts[0], reference=parts[1])
+        except WorkbenchError as error:
+            flag = f"--problems {problems.source}: "
+            if str(error).startswith(flag):  # the source once, after the key
+                error.args = (f"{problems.source}: {str(error)[len(flag):]}",)
+            raise _led_by("[score] problems", error, "score") from None
+    return loaded[problems, parts]
 
 
 def _defaults(config_class: type) -> dict:
@@ -193,23 +275,26 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         MissingColumnError: a column a stage reads is missing (the message lists the columns).
         ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
             isolation level, a missing model, ...), a missing credential or optional dependency.
+        DuplicateSampleError, DataError: two rows share a (task, sample) key or an ``[data]
+            id_column`` id; ConfigError: a task id the problem set lacks.
     """
-    from workbench.data.loading import load_records
     from workbench.languages.registry import get_language
 
     data = config.data
     if data["language"] is not None:
         get_language(data["language"])  # a typo fails before the data loads
     _check_relative_source(config)
-    loaded = load_records(data["source"], splits=[data["split"]] if data["split"] else None, offline=config.offline)
+    loaded = _load("[data] source", data["source"], splits=[data["split"]] if data["split"] else None,
+                   offline=config.offline)
     columns = set(loaded.column_names)
     data_languages = [value for split in loaded.splits.values() for value in split[LANGUAGE_COLUMN]] \
         if LANGUAGE_COLUMN in columns else None
     if set(config.stages) & {"execute", "score", "score_all"}:
         # the one language execute and score run: [data] language or the data's (refused when they
-        # disagree); dedup alone reads each row's language, so mixed data is fine there
+        # disagree); dedup alone reads each row's language, so mixed data is fine there. The label is
+        # the subject of "... name python in the 'language' column": plural, as the rows are
         try:
-            language = run_language(data["language"], {f"[data] source ({data['source']})": data_languages})
+            language = run_language(data["language"], {f"[data] source ({data['source']}) rows": data_languages})
         except OptionError as error:
             raise table_error("data", error) from None
         get_language(language)
@@ -230,6 +315,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         loaded.require_columns({"[data] sample_column": data["sample_column"]})
     if data["id_column"]:
         loaded.require_columns({f"[data] id_column part {i + 1}": c.strip() for i, c in enumerate(data["id_column"].split(","))})
+    _check_unique_ids(config, loaded, {name for name in stages if not plans[name].skip_reason})
     if stages & {"score", "score_all"}:
         score = config.sections["score"]
         if not score.get("problems"):  # with [score] problems, what the data lacks comes from the problem set
@@ -267,18 +353,29 @@ def run_preflight(config: PipelineConfig) -> Preflight:
 
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
-        load_records(against, offline=config.offline)
+        _load("[decontaminate] against", against, offline=config.offline)
     if "execute" in stages:
         from workbench.execute.job import execution_language, load_problems
 
         execution = plans["execute"].config()
-        problems = load_problems(execution)
+        try:
+            problems = load_problems(execution)
+        except WorkbenchError as error:
+            raise _led_by("[execute] problems", error, "execute") from None
+        _check_tasks(config, loaded, "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
         except OptionError as error:
             raise table_error("data", error) from None
         _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
+    problem_sets: dict = {}
+    for name in ("score", "score_all"):
+        if name in stages and not plans[name].skip_reason:
+            score_config = plans[name].config()
+            texts = _problem_texts(score_config, columns, problem_sets)
+            if texts is not None:
+                _check_tasks(config, loaded, "score", score_config.problems, texts)
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, inputs, notes)
@@ -294,6 +391,67 @@ _DATASET_COLUMN_KEYS = {
     "execute": ("task_column", "completion_column", "prompt_column"),
     "score": ("task_column", "generation_column", "reference_column", "prompt_column"),
 }
+
+
+#: the stages that join the rows on (task, sample) / that identify them by dedup's id column
+_KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
+_DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
+
+
+def _column_values(loaded: LoadedDataset, column: str) -> list:
+    """One column's values over every split, in file order."""
+    return [value for split in loaded.splits.values() for value in split.with_format("arrow")[column].to_pylist()]
+
+
+def _check_unique_ids(config: PipelineConfig, loaded: LoadedDataset, enabled: set[str]) -> None:
+    """Each row has its own (task, sample) key, and its own dedup id when ``[data] id_column`` is
+    set, before any stage runs: the stages refuse duplicates only when they start (dedup saying
+    "--id-column", an option the pipeline sets), after the stages before them have run.
+
+    Raises:
+        DuplicateSampleError: two rows share a (task, sample) key, in config terms.
+        DataError: two rows share an ``[data] id_column`` id (as dedup says it, naming the key).
+    """
+    from workbench.data.samples import check_unique, sample_key
+
+    data = config.data
+    task, sample = data["task_column"], data["sample_column"]
+    keyed = enabled & (_KEYED_STAGES | (set() if data["id_column"] else _DEDUP_ID_STAGES))
+    # without its sample column the rows are numbered per task, so their keys are unique
+    if keyed and sample in loaded.column_names:
+        check_unique(
+            map(sample_key, _column_values(loaded, task), _column_values(loaded, sample)),
+            where=f"[data] source ({data['source']})", columns=(task, sample),
+            hint="every stage joins its rows on [data] task_column and [data] sample_column: remove the "
+                 "duplicates, or set [data] sample_column to a column whose ids are unique per task")
+    if data["id_column"] and enabled & _DEDUP_ID_STAGES:
+        from workbench.dedup.rows import _check_unique
+
+        parts = [_column_values(loaded, c.strip()) for c in data["id_column"].split(",")]
+        ids = parts[0] if len(parts) == 1 else [":".join(map(str, cells)) for cells in zip(*parts)]
+        _check_unique(ids, data["id_column"], "[data] id_column", loaded, [data["code_column"]])
+
+
+def _check_tasks(config: PipelineConfig, loaded: LoadedDataset, table: str, problems_source: str,
+                 problems: Mapping[str, Any]) -> None:
+    """Every task of the data is in the problem set a stage reads (``[execute] problems``, or
+    ``[score] problems`` where it supplies prompts or references), before any stage runs.
+
+    Raises:
+        ConfigError: naming the task ids, the keys and how to fix them.
+    """
+    data = config.data
+    unknown = sorted({str(task) for task in _column_values(loaded, data["task_column"])} - set(problems))
+    if not unknown:
+        return
+    shown = ", ".join(repr(task) for task in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+    known = ", ".join(list(problems)[:3])
+    raise ConfigError(
+        f"{len(unknown)} task id(s) of [data] source ({data['source']}) are not in [{table}] problems "
+        f"({problems_source}): {shown}; it has {len(problems)} task(s), e.g. {known}. Set [{table}] problems to the "
+        f"problem set these generations were made for, or the task id column of either side with [data] "
+        f"task_column / [{table}] problem_task_column"
+    )
 
 
 def _check_stage_columns(config: PipelineConfig, loaded: LoadedDataset, stages: set[str]) -> None:

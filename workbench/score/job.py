@@ -94,6 +94,45 @@ class Columns:
     carry: tuple[str, ...] | None = None
 
 
+def problem_parts(columns: Columns, available: Iterable[str], *, use_prompt: bool, problems: ProblemSet | None,
+                  reference_required: bool) -> tuple[str | None, str | None, bool, bool]:
+    """Where each sample's prompt and reference come from: the data's columns, or the problem set.
+
+    Args:
+        columns: the column names asked for; available: the data's columns; the rest as
+            :func:`load_samples`.
+
+    Returns:
+        ``(prompt_column, reference_column, take_prompt, take_reference)``: the data's columns
+        read (``None``: none), and whether the problem set supplies the prompt / the reference.
+    """
+    available = set(available)
+    prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
+    if not use_prompt:
+        prompt_column = None
+    # what the data lacks comes from the problem set, matched on the task id (as execute does)
+    reference_column = columns.reference if columns.reference in available else None
+    take_reference = problems is not None and reference_column is None and reference_required
+    # without --prompt a reference from the problems is a whole program: the problem's prompt + its solution
+    take_prompt = problems is not None and prompt_column is None and (use_prompt or take_reference)
+    return prompt_column, reference_column, take_prompt, take_reference
+
+
+def takes_from_problems(config: ScoreConfig, available: Iterable[str]) -> tuple[bool, bool]:
+    """Whether ``config``'s samples of data with the columns ``available`` take their prompt / their
+    reference from ``config.problems`` (:func:`problem_parts`; ``workbench run``'s preflight asks).
+
+    Raises:
+        WorkbenchError: as :attr:`~workbench.score.config.ScoreConfig.needs_reference`.
+    """
+    columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
+                      reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
+    _, _, take_prompt, take_reference = problem_parts(
+        columns, available, use_prompt=not config.no_prompt, problems=config.problem_set,
+        reference_required=config.needs_reference)
+    return take_prompt, take_reference
+
+
 def load_samples(
     source: str | os.PathLike[str],
     columns: Columns | None = None,
@@ -149,11 +188,8 @@ def load_samples(
     columns = columns or Columns()
     loaded = load_records(source, splits=[split] if split else None, offline=offline)
     available = loaded.column_names
-    prompt_column = columns.prompt if columns.prompt is not None else ("prompt" if "prompt" in available else None)
-    if not use_prompt:
-        prompt_column = None
-    # what the data lacks comes from the problem set, matched on the task id (as execute does)
-    reference_column = columns.reference if columns.reference in available else None
+    prompt_column, reference_column, take_prompt, take_reference = problem_parts(
+        columns, available, use_prompt=use_prompt, problems=problems, reference_required=reference_required)
     if reference_column is None and reference_required and problems is None:
         raise MissingColumnError(columns.reference, available, hint=(
             "set it with --reference-column, or take each task's reference solution from a problem set with "
@@ -163,9 +199,6 @@ def load_samples(
         raise MissingColumnError(columns.reference, available, hint=(
             "fix --reference-column, or leave it at its default for the problem set's reference solution "
             "where the data has none"))
-    take_reference = problems is not None and reference_column is None and reference_required
-    # without --prompt a reference from the problems is a whole program: the problem's prompt + its solution
-    take_prompt = problems is not None and prompt_column is None and (use_prompt or take_reference)
     problem_texts = None
     if take_reference or take_prompt:
         from workbench.score.problems import load_problem_texts

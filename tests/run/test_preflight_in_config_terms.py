@@ -1,0 +1,188 @@
+"""probe 30: what the preflight of `workbench run` checks, and says, in the config's own terms:
+one credential check shared with `workbench score` (Ollama's endpoint has a default), a missing
+file named by the key that gave it, duplicate sample keys and task ids unknown to the problem set
+refused before decontaminate and dedup run, an empty `[run] stages`, numbers given as text. Real
+preflight on small files written here (no LLM is called, no stage runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.run.config import ConfigError, build_config
+from workbench.run.preflight import run_preflight
+
+
+def _generations(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_data_language_the_data_contradicts_is_said_grammatically(tmp_path: Path) -> None:
+    """'... [data] source (x.jsonl) name python in the 'language' column': a singular subject
+    with a plural verb."""
+    data = _generations(tmp_path / "g.jsonl", [
+        {"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n", "language": "python"}])
+    config = build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score_all"]},
+                           "data": {"source": str(data), "language": "java"},
+                           "score": {"method": ["chrf"], "problems": "humaneval"}})
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(config)
+    message = _flat(str(caught.value))
+    assert f"[data] language java contradicts the data: [data] source ({data}) rows name python in the " \
+           "'language' column (1 rows)" in message, message
+
+
+def _score_config(tmp_path: Path, **score: object) -> dict:
+    return {"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+            "data": {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"},
+            "score": {"method": ["p-correct"], "select": "first", "limit": 2, **score}}
+
+
+def test_the_preflight_checks_a_model_as_workbench_score_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`workbench run --model ollama/llama3` failed with "missing credentials OLLAMA_API_BASE" while
+    `workbench score` accepted it (Ollama's endpoint defaults to localhost:11434, docs/score.md):
+    one check, workbench.llm.client's, for both."""
+    from workbench.llm.client import LLMSettings, MissingCredentialsError, UnknownProviderError, check_credentials
+
+    for name in ("OLLAMA_API_BASE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    run_preflight(build_config(_score_config(tmp_path, model="ollama/llama3")))  # no error: the default endpoint
+    with pytest.raises(MissingCredentialsError) as caught:
+        run_preflight(build_config(_score_config(tmp_path, model="openai/gpt-4o-mini")))
+    with pytest.raises(MissingCredentialsError) as expected:  # the very message workbench score gives
+        check_credentials(LLMSettings("openai/gpt-4o-mini"))
+    assert str(caught.value) == f"[score] model: {expected.value}"
+    with pytest.raises(UnknownProviderError, match=r"\[score\] model: litellm cannot tell which provider"):
+        run_preflight(build_config(_score_config(tmp_path, model="gpt-4o-mni")))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("stages, tables, key", [
+    (["dedup"], {"data": {"source": "{missing}"}}, "[data] source"),
+    (["decontaminate"], {"decontaminate": {"against": "{missing}"}}, "[decontaminate] against"),
+    (["execute"], {"execute": {"problems": "{missing}"}}, "[execute] problems"),
+    (["score_all"], {"score": {"method": ["chrf"], "problems": "{missing}"}}, "[score] problems"),
+])
+def test_a_missing_file_is_named_by_the_key_that_gave_it(tmp_path: Path, stages: list[str], tables: dict,
+                                                         key: str) -> None:
+    """"Error: /tmp/nope.jsonl: no such file or folder" said nothing of where the path was set."""
+    missing = str(tmp_path / "nope.jsonl")
+    data = _generations(tmp_path / "g.jsonl", [  # no reference column: score takes it from its problems
+        {"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n"}])
+    raw: dict = {"run": {"output": str(tmp_path / "run"), "stages": stages}, "data": {"source": str(data)}}
+    for table, values in tables.items():
+        raw[table] = {**raw.get(table, {}), **{k: missing if v == "{missing}" else v for k, v in values.items()}}
+    with pytest.raises(Exception) as caught:
+        run_preflight(build_config(raw))
+    assert _flat(str(caught.value)) == f"{key}: {missing}: no such file or folder"
+
+
+def _rows(*keys: tuple[str, int]) -> list[dict]:
+    return [{"task_id": task, "sample_id": sample, "completion": f"    return {n}  # a completion long enough\n"}
+            for n, (task, sample) in enumerate(keys)]
+
+
+def test_duplicate_sample_keys_fail_before_decontaminate_and_dedup_run(tmp_path: Path) -> None:
+    """Duplicate (task, sample) keys passed the preflight: decontaminate and dedup failed with "Pass a
+    unique column with --id-column" (an option the pipeline sets itself), then execute and score_all."""
+    from workbench.run import run_pipeline
+
+    data = _generations(tmp_path / "g.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/0", 1), ("HumanEval/0", 0)))
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": ["decontaminate", "dedup", "execute"]},
+           "data": {"source": str(data)}, "decontaminate": {"against": "humaneval",
+                                                             "against_code_column": "canonical_solution"}}
+    with pytest.raises(Exception) as caught:
+        run_pipeline(build_config(raw))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"[data] source ({data}): 1 rows repeat a (task_id, sample_id) key"), message
+    assert "e.g. (HumanEval/0, 0)" in message and "[data] sample_column" in message and "--" not in message
+    assert not (tmp_path / "run").exists()  # no stage ran
+    # an id column of one's own ([data] id_column, dedup's) is checked as dedup checks it, in config terms
+    data = _generations(tmp_path / "g2.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/0", 1)))
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": ["dedup"]},
+           "data": {"source": str(data), "id_column": "task_id"}}
+    with pytest.raises(Exception, match=r"ids must be unique, but 1 id\(s\) of column 'task_id' occur more than "
+                                        r"once: 'HumanEval/0'\. Pass a unique column with \[data\] id_column"):
+        run_preflight(build_config(raw))
+
+
+def test_task_ids_the_problem_set_lacks_fail_before_any_stage(tmp_path: Path) -> None:
+    """A task id the problems lack passed the preflight; execute and score_all failed after
+    decontaminate and dedup had run, naming --problems."""
+    data = _generations(tmp_path / "g.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/999", 0)))
+    base = {"run": {"output": str(tmp_path / "run")}, "data": {"source": str(data)}}
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(build_config({**base, "run": {**base["run"], "stages": ["dedup", "execute"]}}))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [execute] problems (humaneval): "
+                              "'HumanEval/999'"), message
+    assert "--" not in message
+    # the score stages take the reference from [score] problems (the data has none): the same check
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(build_config({**base, "run": {**base["run"], "stages": ["score_all"]},
+                                    "score": {"method": ["chrf"], "problems": "humaneval"}}))
+    message = _flat(str(caught.value))
+    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [score] problems (humaneval): "
+                              "'HumanEval/999'"), message
+    assert "--" not in message
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_empty_stage_list_is_refused(tmp_path: Path) -> None:
+    """`stages = []` ran nothing and exited 0 without a word."""
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": []}, "data": {"source": "humaneval-codex-python"}}
+    with pytest.raises(ConfigError, match=r"\[run\] stages is empty: no stage would run; list the stages to run"):
+        build_config(raw)
+    with pytest.raises(ConfigError, match=r"\[run\] stages is empty"):
+        build_config({**raw, "run": {"output": str(tmp_path / "run")}}, overrides=["run.stages=[]"])
+
+
+@pytest.mark.parametrize("table, key, text, words", [
+    ("score", "limit", "10", "an integer"),
+    ("execute", "timeout_factor", "4", "a number"),
+    ("correlate", "confidence", "0.9", "a number"),
+])
+def test_a_number_written_as_text_is_refused(tmp_path: Path, table: str, key: str, text: str, words: str) -> None:
+    """`limit = "10"` and `timeout_factor = "4"` were accepted (read as the command line reads its
+    text), and `"4"` and `4.0` then gave the stage different keys."""
+    raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"}, table: {key: text}}
+    with pytest.raises(ConfigError) as caught:
+        build_config(raw)
+    assert str(caught.value) == f"[{table}] {key} must be {words}, not {text!r} (text: write {key} = {text} without quotes)"
+    with pytest.raises(ConfigError, match=rf"\[{table}\] {key} must be {words}, not '{text}'"):
+        build_config({**raw, table: {}}, overrides=[f'{table}.{key}="{text}"'])  # a TOML string on --set too
+    # the command line's own text is read as its flag reads it: --set score.limit=10 is 10
+    assert build_config({**raw, table: {}}, overrides=[f"{table}.{key}={text}"]).sections[table][key] == float(text)
+
+
+def test_a_number_list_written_as_text_is_refused_but_set_reads_it_as_its_flag(tmp_path: Path) -> None:
+    raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"}}
+    with pytest.raises(ConfigError, match=r"\[execute\] pass_at_k must be a list of integers, not '1,10' \(text: "
+                                          r"write pass_at_k = \[1, 10\]\)"):
+        build_config({**raw, "execute": {"pass_at_k": "1,10"}})
+    with pytest.raises(ConfigError, match=r"\[execute\] pass_at_k must be a list of integers, not \['1', '10'\]"):
+        build_config({**raw, "execute": {"pass_at_k": ["1", "10"]}})
+    # as --pass-at-k 1,10 reads it
+    assert build_config(raw, overrides=["execute.pass_at_k=1,10"]).sections["execute"]["pass_at_k"] == [1, 10]
+    assert build_config(raw, overrides=["execute.pass_at_k=[1, 10]"]).sections["execute"]["pass_at_k"] == [1, 10]
+
+
+def test_an_integer_and_its_float_give_one_stage_key(tmp_path: Path) -> None:
+    """`timeout_factor = 4` and `4.0` are one setting: one stage key, so a rerun is up to date."""
+    from workbench.run.stages import plan_stages
+
+    def key_argv(value: object) -> list[str]:
+        raw = {"run": {"output": str(tmp_path / "run")}, "data": {"source": "humaneval-codex-python"},
+               "execute": {"timeout_factor": value}}
+        plans = plan_stages(build_config(raw), {"task_id", "sample_id", "completion", "reference", "prompt"})
+        return next(plan for plan in plans if plan.name == "execute").key_argv()
+
+    assert key_argv(4) == key_argv(4.0)
+    assert "4.0" in key_argv(4)
