@@ -13,7 +13,8 @@ from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, references_for
 from workbench.data.samples import sample_key
-from workbench.report.run_folder import RunFolder, load_dataset
+from workbench.report.data_check import data_check, view_mark
+from workbench.report.run_folder import RunFolder, dedup_id, load_dataset
 from workbench.report.sample_views import sample_views
 from workbench.report.sections import (
     correlation_section,
@@ -255,7 +256,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     Returns:
         a JSON-ready dict: ``schema``, ``generated``, ``run_dir``, ``run`` (run.json without its
         stages, or ``None``), ``config``, ``state`` (finished / in progress / failed at ...),
-        ``language``, ``dataset`` (source and columns), ``stages`` (see
+        ``language``, ``dataset`` (source and columns), ``data_check`` (whether the data read now
+        is the data the run judged, :func:`~workbench.report.data_check.data_check`), ``stages`` (see
         :func:`~workbench.report.stage_overview.stage_overview`), ``notes`` (section -> why it is empty
         or partial), ``counts``, ``headline`` (per
         method: n samples and tasks, Kendall tau-b and Pearson r with CIs, pooled and per problem,
@@ -266,7 +268,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``bias`` (how duplicates
         and contamination move pass@1 and each metric, :func:`~workbench.report.sections.bias_section`), ``execution``,
         ``distributions``, ``cost_per_sample``, ``references``, ``samples`` (views of the scored
-        subset) and ``problems`` (unreadable files or lines).
+        subset, each with ``code_check``: ``None``, or how its code differs from what ran,
+        :func:`~workbench.report.data_check.view_mark`) and ``problems`` (unreadable files or lines).
 
     Raises:
         WorkbenchError: ``run_dir`` is not a folder.
@@ -298,6 +301,9 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
+    checked, marks = data_check(folder, run, dataset.source, data_rows, results)
+    for view in views:
+        view["code_check"] = view_mark(checked, marks, dedup_id(view["task_id"], view["sample_id"]))
     return {
         "schema": REPORT_SCHEMA,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -307,6 +313,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "state": run_state(run, stages),
         "language": dataset.columns["language"],
         "dataset": {"source": dataset.source, "columns": dataset.columns},
+        "data_check": checked,
         "stages": stages,
         "notes": section_notes(stages),
         "counts": {

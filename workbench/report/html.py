@@ -22,6 +22,9 @@ from pygments.util import ClassNotFound
 from workbench.formatting import fixed
 from workbench.report.plots import all_plots
 
+#: what a sample view's code mark (``code_check.status``, :mod:`workbench.report.data_check`) says
+CODE_MARKS = {"edited": "code edited after the run", "missing": "no longer in the data",
+              "unverified": "data changed: code unverified"}
 #: the pygments style of code blocks and the CSS class they are scoped under
 CODE_STYLE, CODE_CLASS = "default", "hl"
 
@@ -99,8 +102,12 @@ def render_html(data: dict[str, Any]) -> str:
     template = _environment().get_template("report.html.j2")
     language = data.get("language")
     plots = {name: (Markup(svg) if svg else None) for name, svg in all_plots(data).items()}
+    samples = data.get("samples") or []
     return template.render(
         data=data,
+        # a sample's id (task:sample) -> the number of its view (its anchor: #sample-N)
+        view_anchors={s.get("dedup_id"): index for index, s in enumerate(samples, 1) if isinstance(s, dict)},
+        code_marks=CODE_MARKS,
         plots=plots,
         language=language if isinstance(language, str) else "python",
         reference_rows=reference_table(data.get("references") or []),
