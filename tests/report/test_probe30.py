@@ -81,3 +81,110 @@ def test_a_long_list_of_one_status_is_cut_and_says_how_many_more():
     assert len(listed[0]["samples"][0]["detail"]) <= 160
     # natural order: HumanEval/0 before HumanEval/1, sample 7 before sample 14
     assert [x["id"] for x in listed[1]["samples"][:3]] == ["HumanEval/0:0", "HumanEval/0:7", "HumanEval/0:14"]
+
+
+def _ice_score_rows() -> list[dict]:
+    from workbench.data.loading import load_records
+
+    return next(iter(load_records("humaneval-codex-python", offline=True).splits.values())).to_list()
+
+
+def _stratified(rows: list[dict], tasks: int = 20) -> list[dict]:
+    """One passing and one failing sample of each of the first ``tasks`` tasks that have both."""
+    chosen, by_task = [], {}
+    for row in rows:
+        by_task.setdefault(row["task_id"], {}).setdefault(int(row["passed"]), row)
+    for task, pair in by_task.items():
+        if len(pair) == 2 and len(chosen) < 2 * tasks:
+            chosen += [pair[1], pair[0]]
+    return chosen
+
+
+@pytest.fixture(scope="module")
+def published_run(tmp_path_factory) -> Path:
+    """A run folder on the ICE-Score set itself: real correlations of the shipped columns on all
+    3,220 rows, and on a stratified subset of 40 rows where a made-up ``ice-score`` judge scored
+    every row (data.jsonl is the whole set, so the report knows the rows)."""
+    import pandas as pd
+
+    from workbench.correlate import correlate
+
+    run = tmp_path_factory.mktemp("published") / "run"
+    (run / "correlate").mkdir(parents=True)
+    rows = _ice_score_rows()
+    (run / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    correlate(pd.DataFrame(rows), metrics=["gpt35_nswr", "chrf"], n_resamples=50,
+              length_column=None).write_json(run / "correlate" / "all.json")
+    subset = [{**row, "ice-score": row["gpt35_nsnr"] + (row["sample_id"] % 3) / 10} for row in _stratified(rows)]
+    correlate(pd.DataFrame(subset), metrics=["ice-score", "gpt35_nswr", "chrf"], n_resamples=50,
+              length_column=None).write_json(run / "correlate" / "subset.json")
+    return run
+
+
+def test_the_bundled_set_is_the_set_the_values_were_published_on(shared_data):
+    from workbench.report.references import ICE_SCORE_ROWS, ICE_SCORE_ROWS_DIGEST, is_published_set, rows_digest
+
+    rows = _ice_score_rows()
+    assert len(rows) == ICE_SCORE_ROWS and rows_digest(rows) == ICE_SCORE_ROWS_DIGEST and is_published_set(rows)
+    flat = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()]
+    assert is_published_set(flat)  # the shared copy of the published data
+    assert not is_published_set(rows[:-1]) and not is_published_set(_stratified(rows))
+    edited = [dict(row) for row in rows]
+    edited[0]["gpt35_nswr"] = (edited[0]["gpt35_nswr"] + 1) % 5
+    assert not is_published_set(edited)
+
+
+def test_published_values_stand_only_next_to_estimates_on_the_same_rows(published_run):
+    """Probe 30: ICE-Score's .425 (all 3,220 rows) was drawn next to "ice-score (subset, n=40)";
+    the subset design alone moves tau-b. On the subset the like-for-like reference is the shipped
+    gpt35_nswr column on the same 40 rows, from this run's own correlate output."""
+    data = build_report_data(published_run)
+    by_method = {entry["method"]: entry for entry in data["headline"]}
+    subset = json.loads((published_run / "correlate" / "subset.json").read_text())["metrics"]
+
+    judge = by_method["ice-score"]
+    assert judge["subset"]["n_samples"] == 40 and judge["all"] is None
+    marks = judge["reference_marks"]["subset"]
+    assert marks and {m["kind"] for m in marks} == {"same rows"}
+    assert not any(m["value"] in (0.425, 0.318) for m in marks)
+    drawn = {(m["coefficient"], m["level"]): m["value"] for m in marks}
+    for level in ("pooled", "per_problem"):
+        for coefficient in ("kendall", "pearson"):
+            assert drawn[(coefficient, level)] == pytest.approx(subset["gpt35_nswr"][level][coefficient])
+    assert "40 of the 3,220 rows" in judge["reference_notes"]["subset"]
+    assert "shipped gpt35_nswr column on the same rows" in judge["reference_notes"]["subset"]
+
+    column = by_method["gpt35_nswr"]
+    assert column["reference_marks"]["subset"] == [] and "40 of the 3,220" in column["reference_notes"]["subset"]
+    published = {(m["coefficient"], m["level"], m["kind"]): m["value"] for m in column["reference_marks"]["all"]}
+    assert published[("kendall", "pooled", "published")] == 0.425
+    assert published[("kendall", "per_problem", "published")] == 0.318
+    assert published[("pearson", "pooled", "recomputed")] == 0.427
+    assert column["reference_notes"]["all"] is None
+    assert {m["kind"] for m in by_method["chrf"]["reference_marks"]["all"]} == {"published"}
+    assert by_method["chrf"]["reference_marks"]["subset"] == []
+
+    page = render_html(data)
+    notes = _text(_element(page, "forest-notes"))
+    assert "ice-score (subset, n=40): estimated on 40 of the 3,220 rows" in notes
+    forest = _element(page, "forest-plot")
+    assert "published, pooled (same rows)" in forest and "shipped column on the same rows, pooled" in forest
+    table = _element(page, "references-table")
+    assert "not ice-score (subset, n=40)" in _text(table) and "gpt35_nswr (all, n=3,220)" in _text(table)
+
+
+def test_no_published_value_is_drawn_next_to_other_data(data):
+    """The fixture holds 60 rows of the set, the probe's hostile run 18 samples of the user's own:
+    no estimate there is on the rows the values were published on."""
+    for entry in data["headline"]:
+        for scope in ("subset", "all"):
+            assert entry["reference_marks"][scope] == [], (entry["method"], scope)
+            if entry[scope] and entry["references"]:
+                assert "not the set they were measured on" in entry["reference_notes"][scope]
+    forest = _element(render_html(data), "forest-plot")
+    assert "published, pooled" not in forest and "no reference value was measured on these rows" in forest
+    # a report.json written before reference_marks existed draws none either
+    old = copy.deepcopy(data)
+    for entry in old["headline"]:
+        entry.pop("reference_marks"), entry.pop("reference_notes")
+    assert "published, pooled" not in _element(render_html(old), "forest-plot")

@@ -11,7 +11,7 @@ from typing import Any
 
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.errors import WorkbenchError
-from workbench.report.references import REFERENCE_CORRELATIONS, references_for
+from workbench.report.references import REFERENCE_CORRELATIONS, is_published_set, reference_marks, references_for
 from workbench.data.samples import sample_key
 from workbench.report.data_check import data_check, view_mark
 from workbench.report.run_folder import RunFolder, dedup_id, load_dataset
@@ -109,10 +109,16 @@ def _length_rows(correlations: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dict[str, Any]]:
+def _headline(correlations: dict[str, Any], scoring: dict[str, Any], on_published_set: bool = False) -> list[dict[str, Any]]:
     """One entry per method: correlations per scope, accounting, reference values and its kind
     (``llm`` scored by an LLM method, ``combined`` a combined judge of ``[correlate] combine``,
-    ``computed`` scored by us without an LLM, ``shipped`` a column of the dataset)."""
+    ``computed`` scored by us without an LLM, ``shipped`` a column of the dataset).
+
+    ``references`` are the method's known values (the reference table); ``reference_marks``
+    (scope -> marks) those drawn next to each estimate, only on the same rows, and
+    ``reference_notes`` (scope -> ``None`` or why the published values are not drawn):
+    :func:`~workbench.report.references.reference_marks`; ``on_published_set``: the run's data is
+    the set the values were published on."""
     accounting = {}
     for scope in ("all", "subset"):  # the subset's accounting wins for methods in both
         for method, entry in ((scoring.get(scope) or {}).get("methods") or {}).items():
@@ -140,6 +146,12 @@ def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dic
             "references": [r.to_dict() for r in references_for(method)],
         }
         headline.append(entry)
+    for scope in ("subset", "all"):
+        summaries = {entry["method"]: entry[scope] for entry in headline}
+        for entry in headline:
+            marks, note = reference_marks(entry["method"], scope, entry[scope], summaries, on_published_set)
+            entry.setdefault("reference_marks", {})[scope] = marks
+            entry.setdefault("reference_notes", {})[scope] = note
     return headline
 
 
@@ -289,7 +301,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         results = _current_results([r for r in results if r.get("phase") != "calibrate"], folder.problems)
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
-    headline = _headline(correlations, scoring)
+    headline = _headline(correlations, scoring, is_published_set(data_rows))
     labels, label_source = _labels(results, data_rows, dataset.columns["label"])
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(

@@ -56,23 +56,43 @@ def _code(text: Any, language: str = "python") -> Markup:
     return Markup(highlight("" if text is None else str(text), lexer, formatter))
 
 
-def reference_table(references: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def reference_table(references: list[dict[str, Any]],
+                    headline: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Group reference values into one row per (method, label, source) with a cell per
     coefficient and level, and number the sources.
 
+    Args:
+        references: the report's ``references``.
+        headline: the report's ``headline`` (which estimates each value is drawn next to).
+
     Returns:
         ``(rows, sources)``: rows are ``{"method", "label", "published", "source", "values":
-        {"kendall/pooled": v, ...}}`` where ``source`` is a 1-based index into ``sources``.
+        {"kendall/pooled": v, ...}, "use": [{"scope", "n", "drawn", "note"}]}`` where ``source``
+        is a 1-based index into ``sources`` and ``use`` says, per estimate of the method in this
+        run, whether the value is drawn next to it (only on the same rows) or why not.
     """
+    by_method = {entry.get("method"): entry for entry in headline or []}
     sources: list[str] = []
     rows: dict[tuple, dict[str, Any]] = {}
     for reference in references:
         if reference["source"] not in sources:
             sources.append(reference["source"])
         key = (reference["method"], reference["label"], reference["source"])
-        row = rows.setdefault(key, {"method": reference["method"], "label": reference["label"],
-                                    "published": reference["published"],
-                                    "source": sources.index(reference["source"]) + 1, "values": {}})
+        row = rows.get(key)
+        if row is None:
+            entry = by_method.get(reference["method"]) or {}
+            use = []
+            for scope in ("subset", "all"):
+                if not entry.get(scope):
+                    continue
+                marks = (entry.get("reference_marks") or {}).get(scope) or []
+                drawn = any(m.get("label") == reference["label"] and m.get("kind") in ("published", "recomputed")
+                            for m in marks)
+                use.append({"scope": scope, "n": entry[scope].get("n_samples"), "drawn": drawn,
+                            "note": None if drawn else (entry.get("reference_notes") or {}).get(scope)})
+            row = rows[key] = {"method": reference["method"], "label": reference["label"],
+                               "published": reference["published"],
+                               "source": sources.index(reference["source"]) + 1, "values": {}, "use": use}
         row["values"][f"{reference['coefficient']}/{reference['level']}"] = reference["value"]
     return list(rows.values()), sources
 
@@ -110,6 +130,6 @@ def render_html(data: dict[str, Any]) -> str:
         code_marks=CODE_MARKS,
         plots=plots,
         language=language if isinstance(language, str) else "python",
-        reference_rows=reference_table(data.get("references") or []),
+        reference_rows=reference_table(data.get("references") or [], data.get("headline") or []),
         code_css=Markup(HtmlFormatter(style=CODE_STYLE).get_style_defs(f".{CODE_CLASS}")),
     )
