@@ -79,7 +79,7 @@ def test_code_edited_after_the_run_is_never_shown_as_what_was_judged(tmp_path):
     html = (run / "report.html").read_text()
     banner = html[html.index('id="data-changed"'):html.index("<nav")]
     assert "The data changed after this run" in banner and "the data source" in banner
-    assert '<a href="#sample-2">HumanEval/0:1</a>' in banner  # linked to its view
+    assert '<a class="to-view" href="#sample-2">HumanEval/0:1</a>' in banner  # linked to its view
     view = _view(html, "HumanEval/0", 1)
     assert "code edited after the run" in view and "<b>not</b> the code that was executed and scored" in view
     # the edited text is only inside the collapsed block that says it is not what was judged

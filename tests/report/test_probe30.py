@@ -67,7 +67,7 @@ def test_samples_that_did_not_pass_are_listed_by_status_and_linked_to_their_view
     linked = [x["id"] for x in shown if x["id"] in views]
     assert linked, "the fixture has views of samples that did not pass"
     for row_id in linked:
-        assert f'<a href="#sample-{views[row_id]}">{row_id}</a>' in block
+        assert f'<a class="to-view" href="#sample-{views[row_id]}">{row_id}</a>' in block
     for x in shown:
         assert html_lib.escape(x["detail"]) in block
 
