@@ -188,3 +188,17 @@ def test_no_published_value_is_drawn_next_to_other_data(data):
     for entry in old["headline"]:
         entry.pop("reference_marks"), entry.pop("reference_notes")
     assert "published, pooled" not in _element(render_html(old), "forest-plot")
+
+
+def test_the_contamination_comparison_says_it_is_confounded_with_correctness(data):
+    """Probe 30: contaminated = a near-copy of the canonical solution, so contaminated rows mostly
+    pass (.906 vs .410 in the default run): the page says the comparison is confounded."""
+    assert 'id="contamination-confound"' not in render_html(data)  # the fixture has no contaminated row
+    data = copy.deepcopy(data)
+    label = next(row for row in data["bias"]["rows"] if row["metric"] == data["bias"]["label"])
+    label["contaminated"] = {"value": 0.90625, "ci": [0.767, 1.0], "n_rows": 32, "n_units": 18}
+    label["clean"] = {**label["clean"], "value": 0.40997, "n_rows": 3188}
+    note = _text(_element(render_html(data), "contamination-confound"))
+    assert "near-duplicate of the benchmark's own solution (humaneval" in note
+    assert "passed 0.906 on the 32 contaminated rows, 0.410 on the 3,188 clean rows" in note
+    assert "confounded with correctness" in note
