@@ -158,7 +158,8 @@ def _message(source: str | None, fingerprint: dict[str, Any], samples: dict[str,
     else:
         parts.append(f"which samples changed is not known ({samples['not_checked'] or 'nothing to compare'}): any "
                      "code shown may differ from what was executed and scored")
-    return ("; ".join(parts) + ". Verdicts and scores are the run's; code, shipped labels and shipped columns are "
+    text = "; ".join(parts)
+    return (text[:1].upper() + text[1:] + ". Verdicts and scores are the run's; code, shipped labels and shipped columns are "
             "read from the data now. Rerun `workbench run` to judge the current data.")
 
 
