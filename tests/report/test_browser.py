@@ -133,3 +133,32 @@ def test_the_duplication_bias_section_shows_pass_at_1_and_the_correlations(brows
     assert (ARTIFACTS / "report-bias.png").stat().st_size > 10_000
     errors = [text for kind, text in events["console"] if kind == "error"]
     assert errors == [] and events["page_errors"] == []
+
+
+def test_the_headline_table_never_widens_the_page(browser, tmp_path):
+    """Probe 30: the headline table made the page 1,481 px wide in a 1,400 px window, its last
+    column ("tau-b with length" of all rows) cut off. It fits a 1,400 px window; in a narrower one it
+    scrolls inside its own box and the page keeps the window's width."""
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "run-fixture", run)
+    _, html_path = write_report(run)
+    sizes = """() => { const table = document.getElementById('headline-table'), box = table.parentElement;
+        const last = table.rows[1].cells[table.rows[1].cells.length - 1].getBoundingClientRect();
+        return {page: document.documentElement.scrollWidth, window: window.innerWidth, table: table.scrollWidth,
+                box: box.clientWidth, boxRight: box.getBoundingClientRect().right, lastRight: last.right,
+                scrolls: getComputedStyle(box).overflowX}; }"""
+    for width in (1400, 900):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(html_path.resolve().as_uri(), wait_until="load")
+        size = page.evaluate(sizes)
+        assert size["page"] <= size["window"], size
+        if width == 1400:  # all of it in view: the last column ends inside the box
+            assert size["table"] <= size["box"] and size["lastRight"] <= size["boxRight"] + 1, size
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.locator("#headline-table").screenshot(path=str(ARTIFACTS / "report-headline.png"))
+        else:  # the box scrolls to the last column
+            assert size["table"] > size["box"] and size["scrolls"] == "auto", size
+            page.evaluate("document.getElementById('headline-table').parentElement.scrollLeft = 1e6")
+            last = page.locator("#headline-table tr").nth(1).locator("th").last
+            assert last.is_visible() and "with length" in last.inner_text()
+        page.close()

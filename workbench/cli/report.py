@@ -26,6 +26,10 @@ def report_command(
     data = json.loads(json_path.read_text(encoding="utf-8"))
     for note in data.get("notes", {}).values():
         err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}", highlight=False, soft_wrap=True)
+    check = data.get("data_check") or {}
+    if check.get("status") == "changed":  # the page shows it as a banner; say it here too
+        err_console.print(f"[red]warning: the data changed after the run:[/red] {escape(str(check.get('message')))}",
+                          highlight=False, soft_wrap=True)
     for problem in data.get("problems", []):
         err_console.print(f"[yellow]warning:[/yellow] {escape(str(problem))}", highlight=False, soft_wrap=True)
     console.print(f"JSON: {escape(str(json_path))}", highlight=False, soft_wrap=True)

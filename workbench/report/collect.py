@@ -11,9 +11,10 @@ from typing import Any
 
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.errors import WorkbenchError
-from workbench.report.references import REFERENCE_CORRELATIONS, references_for
+from workbench.report.references import REFERENCE_CORRELATIONS, is_published_set, reference_marks, references_for
 from workbench.data.samples import sample_key
-from workbench.report.run_folder import RunFolder, load_dataset
+from workbench.report.data_check import data_check, view_mark
+from workbench.report.run_folder import RunFolder, dedup_id, load_dataset
 from workbench.report.sample_views import sample_views
 from workbench.report.sections import (
     correlation_section,
@@ -108,10 +109,16 @@ def _length_rows(correlations: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dict[str, Any]]:
+def _headline(correlations: dict[str, Any], scoring: dict[str, Any], on_published_set: bool = False) -> list[dict[str, Any]]:
     """One entry per method: correlations per scope, accounting, reference values and its kind
     (``llm`` scored by an LLM method, ``combined`` a combined judge of ``[correlate] combine``,
-    ``computed`` scored by us without an LLM, ``shipped`` a column of the dataset)."""
+    ``computed`` scored by us without an LLM, ``shipped`` a column of the dataset).
+
+    ``references`` are the method's known values (the reference table); ``reference_marks``
+    (scope -> marks) those drawn next to each estimate, only on the same rows, and
+    ``reference_notes`` (scope -> ``None`` or why the published values are not drawn):
+    :func:`~workbench.report.references.reference_marks`; ``on_published_set``: the run's data is
+    the set the values were published on."""
     accounting = {}
     for scope in ("all", "subset"):  # the subset's accounting wins for methods in both
         for method, entry in ((scoring.get(scope) or {}).get("methods") or {}).items():
@@ -139,6 +146,12 @@ def _headline(correlations: dict[str, Any], scoring: dict[str, Any]) -> list[dic
             "references": [r.to_dict() for r in references_for(method)],
         }
         headline.append(entry)
+    for scope in ("subset", "all"):
+        summaries = {entry["method"]: entry[scope] for entry in headline}
+        for entry in headline:
+            marks, note = reference_marks(entry["method"], scope, entry[scope], summaries, on_published_set)
+            entry.setdefault("reference_marks", {})[scope] = marks
+            entry.setdefault("reference_notes", {})[scope] = note
     return headline
 
 
@@ -289,7 +302,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     Returns:
         a JSON-ready dict: ``schema``, ``generated``, ``run_dir``, ``run`` (run.json without its
         stages, or ``None``), ``config``, ``state`` (finished / in progress / failed at ...),
-        ``language``, ``dataset`` (source and columns), ``stages`` (see
+        ``language``, ``dataset`` (source and columns), ``data_check`` (whether the data read now
+        is the data the run judged, :func:`~workbench.report.data_check.data_check`), ``stages`` (see
         :func:`~workbench.report.stage_overview.stage_overview`), ``notes`` (section -> why it is empty
         or partial), ``counts``, ``headline`` (per
         method: n samples and tasks, Kendall tau-b and Pearson r with CIs, pooled and per problem,
@@ -300,7 +314,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         ``scoring`` (accounting per scope, without the raw rows), ``duplication``, ``bias`` (how duplicates
         and contamination move pass@1 and each metric, :func:`~workbench.report.sections.bias_section`), ``execution``,
         ``distributions``, ``cost_per_sample``, ``references``, ``samples`` (views of the scored
-        subset) and ``problems`` (unreadable files or lines).
+        subset, each with ``code_check``: ``None``, or how its code differs from what ran,
+        :func:`~workbench.report.data_check.view_mark`) and ``problems`` (unreadable files or lines).
 
     Raises:
         WorkbenchError: ``run_dir`` is not a folder.
@@ -320,7 +335,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         results = _current_results([r for r in results if r.get("phase") != "calibrate"], folder.problems)
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
-    headline = _headline(correlations, scoring)
+    headline = _headline(correlations, scoring, is_published_set(data_rows))
     labels, label_source = _labels(results, data_rows, dataset.columns["label"], run)
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
@@ -332,6 +347,9 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
+    checked, marks = data_check(folder, run, dataset.source, data_rows, results)
+    for view in views:
+        view["code_check"] = view_mark(checked, marks, dedup_id(view["task_id"], view["sample_id"]))
     return {
         "schema": REPORT_SCHEMA,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -341,6 +359,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "state": run_state(run, stages),
         "language": dataset.columns["language"],
         "dataset": {"source": dataset.source, "columns": dataset.columns},
+        "data_check": checked,
         "stages": stages,
         "notes": section_notes(stages),
         "counts": {

@@ -22,6 +22,9 @@ from pygments.util import ClassNotFound
 from workbench.formatting import fixed
 from workbench.report.plots import all_plots
 
+#: what a sample view's code mark (``code_check.status``, :mod:`workbench.report.data_check`) says
+CODE_MARKS = {"edited": "code edited after the run", "missing": "no longer in the data",
+              "unverified": "data changed: code unverified"}
 #: the pygments style of code blocks and the CSS class they are scoped under
 CODE_STYLE, CODE_CLASS = "default", "hl"
 
@@ -53,23 +56,43 @@ def _code(text: Any, language: str = "python") -> Markup:
     return Markup(highlight("" if text is None else str(text), lexer, formatter))
 
 
-def reference_table(references: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def reference_table(references: list[dict[str, Any]],
+                    headline: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Group reference values into one row per (method, label, source) with a cell per
     coefficient and level, and number the sources.
 
+    Args:
+        references: the report's ``references``.
+        headline: the report's ``headline`` (which estimates each value is drawn next to).
+
     Returns:
         ``(rows, sources)``: rows are ``{"method", "label", "published", "source", "values":
-        {"kendall/pooled": v, ...}}`` where ``source`` is a 1-based index into ``sources``.
+        {"kendall/pooled": v, ...}, "use": [{"scope", "n", "drawn", "note"}]}`` where ``source``
+        is a 1-based index into ``sources`` and ``use`` says, per estimate of the method in this
+        run, whether the value is drawn next to it (only on the same rows) or why not.
     """
+    by_method = {entry.get("method"): entry for entry in headline or []}
     sources: list[str] = []
     rows: dict[tuple, dict[str, Any]] = {}
     for reference in references:
         if reference["source"] not in sources:
             sources.append(reference["source"])
         key = (reference["method"], reference["label"], reference["source"])
-        row = rows.setdefault(key, {"method": reference["method"], "label": reference["label"],
-                                    "published": reference["published"],
-                                    "source": sources.index(reference["source"]) + 1, "values": {}})
+        row = rows.get(key)
+        if row is None:
+            entry = by_method.get(reference["method"]) or {}
+            use = []
+            for scope in ("subset", "all"):
+                if not entry.get(scope):
+                    continue
+                marks = (entry.get("reference_marks") or {}).get(scope) or []
+                drawn = any(m.get("label") == reference["label"] and m.get("kind") in ("published", "recomputed")
+                            for m in marks)
+                use.append({"scope": scope, "n": entry[scope].get("n_samples"), "drawn": drawn,
+                            "note": None if drawn else (entry.get("reference_notes") or {}).get(scope)})
+            row = rows[key] = {"method": reference["method"], "label": reference["label"],
+                               "published": reference["published"],
+                               "source": sources.index(reference["source"]) + 1, "values": {}, "use": use}
         row["values"][f"{reference['coefficient']}/{reference['level']}"] = reference["value"]
     return list(rows.values()), sources
 
@@ -99,10 +122,14 @@ def render_html(data: dict[str, Any]) -> str:
     template = _environment().get_template("report.html.j2")
     language = data.get("language")
     plots = {name: (Markup(svg) if svg else None) for name, svg in all_plots(data).items()}
+    samples = data.get("samples") or []
     return template.render(
         data=data,
+        # a sample's id (task:sample) -> the number of its view (its anchor: #sample-N)
+        view_anchors={s.get("dedup_id"): index for index, s in enumerate(samples, 1) if isinstance(s, dict)},
+        code_marks=CODE_MARKS,
         plots=plots,
         language=language if isinstance(language, str) else "python",
-        reference_rows=reference_table(data.get("references") or []),
+        reference_rows=reference_table(data.get("references") or [], data.get("headline") or []),
         code_css=Markup(HtmlFormatter(style=CODE_STYLE).get_style_defs(f".{CODE_CLASS}")),
     )

@@ -91,23 +91,33 @@ def distributions_svg(distributions: dict[str, dict[str, Any]]) -> str | None:
     return _svg(figure, "distributions")
 
 
+#: how a reference mark is filled, by its ``kind`` (:func:`workbench.report.references.reference_marks`)
+_MARK_FILL = {"published": "black", "recomputed": "none", "same rows": "#7b3294"}
+#: the shipped column on an estimate's own rows: shapes of their own (X pooled, P per problem)
+_SAME_ROWS_MARKERS = {"pooled": "X", "per_problem": "P"}
+
+
 def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str | None:
     """Forest plot: per method and scope, pooled and per-problem Kendall tau-b and Pearson r with
-    their bootstrap intervals, and the reference values (filled: published, hollow: recomputed).
+    their bootstrap intervals, and the reference values on the same rows (filled black: published,
+    hollow: recomputed from the published data, grey: the shipped column on this estimate's rows).
 
     Args:
-        headline: the report's ``headline`` entries.
+        headline: the report's ``headline`` entries; each scope's marks are its
+            ``reference_marks[scope]`` (none for a report without them: a published value is
+            never drawn next to an estimate on other rows).
         confidence: the interval level (for the axis label).
 
     Returns:
         SVG markup, or ``None`` when no method has a correlation.
     """
-    rows = []  # (label, summary, references)
+    rows = []  # (label, summary, reference marks)
     for entry in headline:
         for scope in ("subset", "all"):
             summary = entry.get(scope)
             if summary:
-                rows.append((f"{entry['method']} ({scope}, n={summary.get('n_samples')})", summary, entry["references"]))
+                marks = (entry.get("reference_marks") or {}).get(scope) or []
+                rows.append((f"{entry['method']} ({scope}, n={summary.get('n_samples')})", summary, marks))
     if not rows:
         return None
     figure = Figure(figsize=(11, 0.42 * len(rows) + 1.8), layout="constrained")
@@ -130,25 +140,36 @@ def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str 
                 if reference["coefficient"] != coefficient:
                     continue
                 offset = {"pooled": 0.15, "per_problem": -0.15}.get(reference["level"], 0.0)
-                axes.plot([reference["value"]], [y + offset], marker=_REFERENCE_MARKERS[reference["level"]],
-                          markersize=8, linestyle="none", markeredgecolor="black",
-                          markerfacecolor="black" if reference["published"] else "none")
+                kind = reference.get("kind") or ("published" if reference.get("published") else "recomputed")
+                marker = (_SAME_ROWS_MARKERS if kind == "same rows" else _REFERENCE_MARKERS).get(reference["level"], "D")
+                axes.plot([reference["value"]], [y + offset], marker=marker, markersize=8, linestyle="none",
+                          markeredgecolor="black", markerfacecolor=_MARK_FILL.get(kind, "none"))
         axes.axvline(0, color="grey", linewidth=0.8)
         axes.set_xlim(-1.05, 1.05)
         axes.set_xlabel(f"{_COEFFICIENT_LABELS[coefficient]} ({int(round(confidence * 100))}% CI)")
         axes.grid(axis="x", alpha=0.3)
     axes_list[0].set_yticks(positions, [label for label, _, _ in rows], fontsize=8)
+    drawn = [mark for _, _, marks in rows for mark in marks]
+    kinds = {mark.get("kind") or ("published" if mark.get("published") else "recomputed") for mark in drawn}
+    levels = {mark["level"] for mark in drawn if (mark.get("kind") or "published") == "published"}
     handles = [
         axes_list[1].plot([], [], marker="o", color=_LEVEL_STYLE["pooled"][1], linestyle="-", label="ours, pooled")[0],
         axes_list[1].plot([], [], marker="s", color=_LEVEL_STYLE["per_problem"][1], linestyle="-", label="ours, per problem")[0],
-        axes_list[1].plot([], [], marker="*", color="black", linestyle="none", label="published, pooled")[0],
-        axes_list[1].plot([], [], marker="^", color="black", linestyle="none", label="published, per problem")[0],
-        axes_list[1].plot([], [], marker="D", color="black", linestyle="none", label="published, level not stated")[0],
-        axes_list[1].plot([], [], marker="*", markerfacecolor="none", markeredgecolor="black", linestyle="none",
-                          label="recomputed (not published)")[0],
     ]
+    legend = [("published" in kinds and "pooled" in levels, "*", "black", "published, pooled (same rows)"),
+              ("published" in kinds and "per_problem" in levels, "^", "black", "published, per problem (same rows)"),
+              ("published" in kinds and "unspecified" in levels, "D", "black", "published, level not stated (same rows)"),
+              ("recomputed" in kinds, "*", "none", "recomputed from the published data (same rows)"),
+              ("same rows" in kinds, "X", _MARK_FILL["same rows"], "shipped column on the same rows, pooled"),
+              ("same rows" in kinds, "P", _MARK_FILL["same rows"], "shipped column on the same rows, per problem")]
+    for shown, marker, fill, label in legend:
+        if shown:
+            handles.append(axes_list[1].plot([], [], marker=marker, markerfacecolor=fill, markeredgecolor="black",
+                                             color="black", linestyle="none", label=label)[0])
     figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
-    figure.suptitle("Correlation with execution, with reference values", fontsize=10)
+    title = "Correlation with execution" + (", with reference values on the same rows" if drawn else
+                                            " (no reference value was measured on these rows)")
+    figure.suptitle(title, fontsize=10)
     return _svg(figure, "forest")
 
 

@@ -7,6 +7,7 @@ the execution agreement) and returns JSON-ready data.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
 from workbench.execute.pass_at_k import DEFAULT_KS, pass_at_k
-from workbench.report.run_folder import RunFolder
+from workbench.report.run_folder import RunFolder, dedup_id
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
 STDERR_EXCERPT_CHARS = 1500
@@ -292,6 +293,55 @@ def _asked_ks(summary: Mapping[str, Any] | None) -> tuple[int, ...]:
     return DEFAULT_KS
 
 
+#: samples listed per execution status (all are counted; the rest are in execute/results.jsonl)
+MAX_LISTED_PER_STATUS = 100
+#: characters of a result's ``detail`` kept per listed sample
+DETAIL_CHARS = 160
+
+
+def _natural(value: Any) -> tuple:
+    """A sort key that puts ``HumanEval/9`` before ``HumanEval/10``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(value)) if part)
+
+
+def not_passed(results: list[dict[str, Any]], limit: int = MAX_LISTED_PER_STATUS) -> list[dict[str, Any]]:
+    """The samples that did not pass, by status: which ones timed out, did not parse, raised.
+
+    Args:
+        results: the execution rows the report counts.
+        limit: the most samples listed per status.
+
+    Returns:
+        one entry per status other than ``passed``: ``{"status", "count", "samples": [{"id"
+        (``task:sample``), "task_id", "sample_id", "detail"}], "more"}`` (``more``: counted, not
+        listed), samples in natural (task, sample) order; statuses by count, smallest first (a handful of timeouts
+        says more than a thousand failed tests), ``failed`` (the tests ran and failed) last.
+
+    Example:
+        >>> [e["status"] for e in not_passed([{"task_id": "T", "sample_id": 0, "status": "failed"},
+        ...                                   {"task_id": "T", "sample_id": 1, "status": "timeout"}])]
+        ['timeout', 'failed']
+    """
+    by_status: dict[str, list[dict[str, Any]]] = {}
+    for row in results:
+        status = str(row.get("status"))
+        if status != "passed":
+            by_status.setdefault(status, []).append(row)
+    order = sorted(by_status, key=lambda status: (status == "failed", len(by_status[status]), status))
+    out = []
+    for status in order:
+        rows = sorted(by_status[status], key=lambda row: (_natural(row.get("task_id")), _natural(row.get("sample_id"))))
+        out.append({
+            "status": status,
+            "count": len(rows),
+            "samples": [{"id": dedup_id(row.get("task_id"), row.get("sample_id")), "task_id": row.get("task_id"),
+                         "sample_id": row.get("sample_id"), "detail": str(row.get("detail") or "")[:DETAIL_CHARS]}
+                        for row in rows[:limit]],
+            "more": max(0, len(rows) - limit),
+        })
+    return out
+
+
 def execution_section(
     folder: RunFolder, results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
     label_column: str = "passed",
@@ -307,7 +357,7 @@ def execution_section(
     Returns:
         ``None`` without results; else ``{"rows", "passed", "pass_rate" (passed / rows), "pass_at_k"
         (:meth:`~workbench.execute.pass_at_k.PassAtKReport.as_dict`, the ks of the execute summary), "statuses",
-        "isolation", "isolation_description", "summary", "agreement"}`` where ``agreement`` is
+        "isolation", "isolation_description", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where ``agreement`` is
         ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
         "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
     """
@@ -331,6 +381,7 @@ def execution_section(
         or None,
         "isolation_description": (summary or {}).get("isolation_description"),
         "summary": summary,
+        "not_passed": not_passed(results),
         "agreement": None,
     }
     if not data_rows or not any(label_column in row for row in data_rows):
