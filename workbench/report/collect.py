@@ -14,7 +14,7 @@ from workbench.errors import WorkbenchError
 from workbench.report.references import REFERENCE_CORRELATIONS, is_published_set, reference_marks, references_for
 from workbench.data.samples import sample_key
 from workbench.report.data_check import data_check, view_mark
-from workbench.report.run_folder import RunFolder, dedup_id, load_dataset
+from workbench.report.run_folder import RunFolder, load_dataset
 from workbench.report.sample_views import sample_views
 from workbench.report.sections import (
     correlation_section,
@@ -347,9 +347,10 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
-    checked, marks = data_check(folder, run, dataset.source, data_rows, results)
+    execution = execution_section(folder, results, data_rows, dataset.columns["label"])
+    checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results)
     for view in views:
-        view["code_check"] = view_mark(checked, marks, dedup_id(view["task_id"], view["sample_id"]))
+        view["code_check"] = view_mark(checked, marks, view["dedup_id"])
     return {
         "schema": REPORT_SCHEMA,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -377,7 +378,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),
         "bias": bias_section(folder),
-        "execution": execution_section(folder, results, data_rows, dataset.columns["label"]),
+        "execution": execution,
         "distributions": _distributions(folder, headline, labels, data_rows),
         "cost_per_sample": _cost_per_sample(scoring),
         "references": [r.to_dict() for r in REFERENCE_CORRELATIONS],

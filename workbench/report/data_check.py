@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from workbench.data.samples import sample_key
-from workbench.report.run_folder import RunFolder, dedup_id
+from workbench.report.run_folder import dedup_id
 from workbench.run_layout import RunLayout
 
 #: changed sample ids listed in report.json and on the page (all are counted)
@@ -37,9 +37,10 @@ def _fingerprint(source: str) -> str | None:
         return None
 
 
-def _executed_digests(folder: RunFolder, rows: list[dict[str, Any]],
+def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]],
                       results: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str] | None, str | None]:
-    """The ``code_sha256`` each data row would get from the execute stage now.
+    """The ``code_sha256`` each data row would get from the execute stage now, under the
+    settings ``summary`` (the execute summary) records.
 
     Returns:
         ``(key -> digest, None)``, or ``(None, why)`` when it cannot be computed (no recorded
@@ -47,8 +48,8 @@ def _executed_digests(folder: RunFolder, rows: list[dict[str, Any]],
     """
     if not any(r.get("code_sha256") for r in results):
         return None, "the execution results record no code digest (written by an older workbench)"
-    summary = folder.json_object(RunLayout.EXECUTE_SUMMARY) or {}
-    settings = summary.get("settings") if isinstance(summary.get("settings"), dict) else None
+    settings = (summary or {}).get("settings")
+    settings = settings if isinstance(settings, dict) else None
     if settings is None or not isinstance(settings.get("completion_column"), str):
         return None, f"{RunLayout.EXECUTE_SUMMARY} records no execute settings"
     try:
@@ -75,13 +76,14 @@ def _executed_digests(folder: RunFolder, rows: list[dict[str, Any]],
     return {s.key: s.code_digest for s in samples}, None
 
 
-def data_check(folder: RunFolder, run: dict[str, Any] | None, source: str | None,
+def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, source: str | None,
                rows: list[dict[str, Any]] | None,
                results: list[dict[str, Any]] | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Compare the data the report reads with the data the run judged.
 
     Args:
-        folder: the run folder.
+        summary: the execute summary (its ``settings``), as the execution section read it
+            (:func:`~workbench.report.sections.execution_section`), or ``None``.
         run: ``run.json`` (its ``data_fingerprint``), or ``None``.
         source: where the report read the rows from (``[data] source`` or ``data.jsonl``).
         rows: the rows it read (with ``task_id``/``sample_id``), or ``None``.
@@ -113,7 +115,7 @@ def data_check(folder: RunFolder, run: dict[str, Any] | None, source: str | None
     elif rows is None:
         samples["not_checked"] = "the data could not be read"
     else:
-        digests, samples["not_checked"] = _executed_digests(folder, rows, results)
+        digests, samples["not_checked"] = _executed_digests(summary, rows, results)
         for result in results if digests is not None else []:
             was = result.get("code_sha256")
             if not was:

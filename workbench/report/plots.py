@@ -100,7 +100,7 @@ _SAME_ROWS_MARKERS = {"pooled": "X", "per_problem": "P"}
 def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str | None:
     """Forest plot: per method and scope, pooled and per-problem Kendall tau-b and Pearson r with
     their bootstrap intervals, and the reference values on the same rows (filled black: published,
-    hollow: recomputed from the published data, grey: the shipped column on this estimate's rows).
+    hollow: recomputed from the published data, purple: the shipped column on this estimate's rows).
 
     Args:
         headline: the report's ``headline`` entries; each scope's marks are its
@@ -140,25 +140,25 @@ def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str 
                 if reference["coefficient"] != coefficient:
                     continue
                 offset = {"pooled": 0.15, "per_problem": -0.15}.get(reference["level"], 0.0)
-                kind = reference.get("kind") or ("published" if reference.get("published") else "recomputed")
+                kind = reference["kind"]
                 marker = (_SAME_ROWS_MARKERS if kind == "same rows" else _REFERENCE_MARKERS).get(reference["level"], "D")
                 axes.plot([reference["value"]], [y + offset], marker=marker, markersize=8, linestyle="none",
-                          markeredgecolor="black", markerfacecolor=_MARK_FILL.get(kind, "none"))
+                          markeredgecolor="black", markerfacecolor=_MARK_FILL[kind])
         axes.axvline(0, color="grey", linewidth=0.8)
         axes.set_xlim(-1.05, 1.05)
         axes.set_xlabel(f"{_COEFFICIENT_LABELS[coefficient]} ({int(round(confidence * 100))}% CI)")
         axes.grid(axis="x", alpha=0.3)
     axes_list[0].set_yticks(positions, [label for label, _, _ in rows], fontsize=8)
     drawn = [mark for _, _, marks in rows for mark in marks]
-    kinds = {mark.get("kind") or ("published" if mark.get("published") else "recomputed") for mark in drawn}
-    levels = {mark["level"] for mark in drawn if (mark.get("kind") or "published") == "published"}
+    kinds = {mark["kind"] for mark in drawn}
+    published_levels = {mark["level"] for mark in drawn if mark["kind"] == "published"}
     handles = [
         axes_list[1].plot([], [], marker="o", color=_LEVEL_STYLE["pooled"][1], linestyle="-", label="ours, pooled")[0],
         axes_list[1].plot([], [], marker="s", color=_LEVEL_STYLE["per_problem"][1], linestyle="-", label="ours, per problem")[0],
     ]
-    legend = [("published" in kinds and "pooled" in levels, "*", "black", "published, pooled (same rows)"),
-              ("published" in kinds and "per_problem" in levels, "^", "black", "published, per problem (same rows)"),
-              ("published" in kinds and "unspecified" in levels, "D", "black", "published, level not stated (same rows)"),
+    legend = [("pooled" in published_levels, "*", "black", "published, pooled (same rows)"),
+              ("per_problem" in published_levels, "^", "black", "published, per problem (same rows)"),
+              ("unspecified" in published_levels, "D", "black", "published, level not stated (same rows)"),
               ("recomputed" in kinds, "*", "none", "recomputed from the published data (same rows)"),
               ("same rows" in kinds, "X", _MARK_FILL["same rows"], "shipped column on the same rows, pooled"),
               ("same rows" in kinds, "P", _MARK_FILL["same rows"], "shipped column on the same rows, per problem")]

@@ -8,7 +8,6 @@ nanmean over tasks).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -74,7 +73,7 @@ class ReferenceValue:
 def _ice(method: str, label: str, per_problem: float, pooled: float, coefficient: str = "kendall",
          published: bool = True) -> list[ReferenceValue]:
     source = ICE_SCORE_SOURCE if published else ICE_SCORE_RECOMPUTED_SOURCE
-    column = "gpt35_nswr" if method == "ice-score" else method
+    column = ICE_SCORE_ID_COLUMN if method == "ice-score" else method
     return [
         ReferenceValue(method, label, coefficient, "per_problem", per_problem, published, source, column),
         ReferenceValue(method, label, coefficient, "pooled", pooled, published, source, column),
@@ -124,7 +123,9 @@ def references_for(method: str) -> list[ReferenceValue]:
 
 def rows_digest(rows: Iterable[Mapping[str, Any]]) -> str | None:
     """A digest of a dataset's rows as the ICE-Score set identifies them: each (task, sample) with
-    its shipped :data:`ICE_SCORE_ID_COLUMN` grade, sorted; ``None`` when a row lacks the grade.
+    its shipped :data:`ICE_SCORE_ID_COLUMN` grade, sorted (the recipe of
+    :func:`~workbench.score.outcomes.outcomes_digest`); ``None`` when a row lacks the grade or an
+    id, or two rows share one.
 
     Example:
         >>> rows_digest([{"task_id": "HumanEval/0", "sample_id": 3, "gpt35_nswr": 4}]) is not None
@@ -132,13 +133,18 @@ def rows_digest(rows: Iterable[Mapping[str, Any]]) -> str | None:
         >>> rows_digest([{"task_id": "HumanEval/0", "sample_id": 3}]) is None
         True
     """
-    lines = []
+    from workbench.data.samples import sample_key
+    from workbench.score.outcomes import outcomes_digest
+
+    grades: dict[tuple[str, str], str] = {}
     for row in rows:
         grade = row.get(ICE_SCORE_ID_COLUMN)
-        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
+        key = sample_key(row.get("task_id"), row.get("sample_id"))
+        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade) \
+                or None in key or key in grades:
             return None
-        lines.append(f"{row.get('task_id')}\t{row.get('sample_id')}\t{float(grade):g}")
-    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16] if lines else None
+        grades[key] = f"{float(grade):g}"
+    return outcomes_digest(grades) if grades else None
 
 
 def is_published_set(rows: Iterable[Mapping[str, Any]] | None) -> bool:
@@ -181,7 +187,7 @@ def reference_marks(method: str, scope: str, summary: Mapping[str, Any] | None,
         estimate's rows, from this run's correlate output); ``note`` says why the published values
         are not drawn (``None`` when they are, or the method has none).
     """
-    references = [r for r in REFERENCE_CORRELATIONS if r.method == method]
+    references = references_for(method)
     if not references or not summary:
         return [], None
     n_samples, n_tasks = summary.get("n_samples"), summary.get("n_tasks")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,15 @@ class RunFolder:
 def dedup_id(task_id: Any, sample_id: Any) -> str:
     """The row id ``workbench dedup --id-column task_id,sample_id`` writes (``"HumanEval/5:44"``)."""
     return f"{task_id}:{sample_id}"
+
+
+def sample_order(task_id: Any, sample_id: Any) -> tuple:
+    """A sort key for samples in natural order: ``HumanEval/9`` before ``HumanEval/10``, sample 7
+    before sample 14."""
+    def natural(text: Any) -> tuple:
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(text)))
+
+    return natural(task_id), natural(sample_id)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from workbench.data.samples import sample_key
-from workbench.report.run_folder import RunFolder, dedup_id
+from workbench.report.run_folder import RunFolder, dedup_id, sample_order
 from workbench.run_layout import TRACES_FILE, RunLayout
 
 #: longest text kept per prompt/response/code field; the rest is cut with a note (the full text
@@ -187,13 +187,6 @@ def duplicate_marks(folder: RunFolder) -> dict[str, dict[str, Any]]:
     return marks
 
 
-def _task_order(key: tuple[str, str]) -> tuple:
-    def natural(text: str) -> tuple:
-        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(text)))
-
-    return natural(key[0]), natural(key[1])
-
-
 def sample_views(
     folder: RunFolder,
     *,
@@ -241,7 +234,7 @@ def sample_views(
     executed = {sample_key(r.get("task_id"), r.get("sample_id")): r for r in results or []}
     marks = duplicate_marks(folder)
     views = []
-    for key in sorted(subset_keys, key=_task_order):
+    for key in sorted(subset_keys, key=lambda key: sample_order(*key)):
         row = data.get(key, {})
         result = executed.get(key)
         view = {

@@ -7,7 +7,6 @@ the execution agreement) and returns JSON-ready data.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
 from workbench.execute.pass_at_k import DEFAULT_KS, pass_at_k
-from workbench.report.run_folder import RunFolder, dedup_id
+from workbench.report.run_folder import RunFolder, dedup_id, sample_order
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
 STDERR_EXCERPT_CHARS = 1500
@@ -299,11 +298,6 @@ MAX_LISTED_PER_STATUS = 100
 DETAIL_CHARS = 160
 
 
-def _natural(value: Any) -> tuple:
-    """A sort key that puts ``HumanEval/9`` before ``HumanEval/10``."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(value)) if part)
-
-
 def not_passed(results: list[dict[str, Any]], limit: int = MAX_LISTED_PER_STATUS) -> list[dict[str, Any]]:
     """The samples that did not pass, by status: which ones timed out, did not parse, raised.
 
@@ -330,7 +324,7 @@ def not_passed(results: list[dict[str, Any]], limit: int = MAX_LISTED_PER_STATUS
     order = sorted(by_status, key=lambda status: (status == "failed", len(by_status[status]), status))
     out = []
     for status in order:
-        rows = sorted(by_status[status], key=lambda row: (_natural(row.get("task_id")), _natural(row.get("sample_id"))))
+        rows = sorted(by_status[status], key=lambda row: sample_order(row.get("task_id"), row.get("sample_id")))
         out.append({
             "status": status,
             "count": len(rows),
