@@ -11,7 +11,7 @@ key that named them (``[execute] problems: ...``); each row has its own (task, s
 ``[data] id_column`` id) and every task id is in the problem sets the stages read; a ``local/``
 model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
 its credentials, checked as ``workbench score`` checks them
-(:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
+(:func:`workbench.llm.client.check_model_usable`);
 the offline embedding model is installed.
 """
 
@@ -83,11 +83,10 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
-        from workbench.llm.client import check_credentials, check_provider
+        from workbench.llm.client import check_model_usable
 
         try:
-            check_provider(score.llm)
-            check_credentials(score.llm)
+            check_model_usable(score.llm)
         except WorkbenchError as error:
             raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:
