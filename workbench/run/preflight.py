@@ -103,33 +103,32 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
 
 
-def _led_by(key: str, error: WorkbenchError, command: str | None = None) -> WorkbenchError:
+def _led_by(key: str, error: WorkbenchError, plan: StagePlan | None = None) -> WorkbenchError:
     """``error`` (same type and attributes) with its message led by the config key it came from:
-    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``command``, the flags of
-    that command it names are written as config keys (``--problem-task-column`` is ``[execute]
-    problem_task_column``, ``--task-column`` is ``[data] task_column``)."""
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``plan``, the flags of
+    its command that the message names are written as config keys (:meth:`StagePlan.config_key`:
+    ``--problem-task-column`` is ``[execute] problem_task_column``, ``--task-column`` is ``[data]
+    task_column``)."""
     message = str(error)
-    if command is not None:
-        message = _config_terms(message, command, key.split("]")[0].lstrip("["))
+    if plan is not None:
+        message = _config_terms(message, plan)
     if not message.startswith(key):
         message = f"{key}: {message}"
     error.args = (message,)
     return error
 
 
-def _config_terms(message: str, command: str, table: str) -> str:
-    """``message`` with each flag of ``command`` named by its config key (:func:`_led_by`)."""
+def _config_terms(message: str, plan: StagePlan) -> str:
+    """``message`` with each flag of ``plan``'s command named by its config key (:func:`_led_by`)."""
     import re
 
-    from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS
+    from workbench.run.config import COMMAND_CONFIGS
 
-    options = COMMAND_CONFIGS[command].options()
+    options = COMMAND_CONFIGS[plan.command].options()
 
     def key(match: re.Match) -> str:
         name = match.group(1).replace("-", "_")
-        if name not in options:
-            return match.group(0)
-        return SHARED_KEYS[command].get(name) or f"[{table}] {name}"
+        return plan.config_key(name) if name in options else match.group(0)
 
     return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", key, message)
 
@@ -143,15 +142,15 @@ def _load(key: str, source: str, **options: Any) -> LoadedDataset:
     try:
         return load_records(source, **options)
     except MissingSplitError as error:  # the split was asked for by a key of its own
-        raise _led_by(key.replace("source", "split") if key == "[data] source" else key, error) from None
+        raise _led_by("[data] split" if key == "[data] source" else key, error) from None
     except WorkbenchError as error:
         raise _led_by(key, error) from None
 
 
-def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
-    """The problems a score stage takes prompts or references from (``[score] problems``, where the
-    data lacks those columns; ``None`` when it takes none), loaded once per problem set and parts
-    into ``loaded``.
+def _problem_texts(plan: StagePlan, score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
+    """The problems a score stage (``plan``, its config ``score``) takes prompts or references from
+    (``[score] problems``, where the data lacks those columns; ``None`` when it takes none), loaded
+    once per problem set and parts into ``loaded``.
 
     Raises:
         DataError: the problem set does not load or lacks a column, led by ``[score] problems``
@@ -173,7 +172,7 @@ def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict 
             flag = f"--problems {problems.source}: "
             if str(error).startswith(flag):  # the source once, after the key
                 error.args = (f"{problems.source}: {str(error)[len(flag):]}",)
-            raise _led_by("[score] problems", error, "score") from None
+            raise _led_by("[score] problems", error, plan) from None
     return loaded[problems, parts]
 
 
@@ -360,7 +359,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         try:
             problems = load_problems(execution)
         except WorkbenchError as error:
-            raise _led_by("[execute] problems", error, "execute") from None
+            raise _led_by("[execute] problems", error, plans["execute"]) from None
         _check_tasks(config, loaded, "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:
@@ -372,7 +371,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
             score_config = plans[name].config()
-            texts = _problem_texts(score_config, columns, problem_sets)
+            texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, loaded, "score", score_config.problems, texts)
     if "score" in stages:
