@@ -285,8 +285,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     loaded = _load("[data] source", data["source"], splits=[data["split"]] if data["split"] else None,
                    offline=config.offline)
     columns = set(loaded.column_names)
-    data_languages = [value for split in loaded.splits.values() for value in split[LANGUAGE_COLUMN]] \
-        if LANGUAGE_COLUMN in columns else None
+    data_languages = _column_values(loaded, LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else None
     if set(config.stages) & {"execute", "score", "score_all"}:
         # the one language execute and score run: [data] language or the data's (refused when they
         # disagree); dedup alone reads each row's language, so mixed data is fine there. The label is
@@ -397,8 +396,10 @@ _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
 def _column_values(loaded: LoadedDataset, column: str) -> list:
-    """One column's values over every split, in file order."""
-    return [value for split in loaded.splits.values() for value in split.with_format("arrow")[column].to_pylist()]
+    """One column's values over every split, in file order (read as dedup reads its columns)."""
+    from workbench.dedup.rows import _column
+
+    return [value for split in loaded.splits.values() for value in _column(split, column)]
 
 
 def _check_unique_ids(config: PipelineConfig, loaded: LoadedDataset, enabled: set[str]) -> None:
