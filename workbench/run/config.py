@@ -217,7 +217,7 @@ def _check_value(table: str, option: Option, value: Any) -> Any:
     Raises:
         ConfigError: a value the field refuses, naming ``[table] key``.
     """
-    number = option.kind in (int, float) and option.declared.parse is None
+    number = option.kind in (int, float)  # a parse= option is text (options_of), never a number here
     if number:
         _refuse_text(table, option, value)
     try:

@@ -11,7 +11,7 @@ key that named them (``[execute] problems: ...``); each row has its own (task, s
 ``[data] id_column`` id) and every task id is in the problem sets the stages read; a ``local/``
 model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
 its credentials, checked as ``workbench score`` checks them
-(:func:`workbench.llm.client.check_provider`, :func:`~workbench.llm.client.check_credentials`);
+(:func:`workbench.llm.client.check_model_usable`);
 the offline embedding model is installed.
 """
 
@@ -83,11 +83,10 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
-        from workbench.llm.client import check_credentials, check_provider
+        from workbench.llm.client import check_model_usable
 
         try:
-            check_provider(score.llm)
-            check_credentials(score.llm)
+            check_model_usable(score.llm)
         except WorkbenchError as error:
             raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:
@@ -104,33 +103,32 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
 
 
-def _led_by(key: str, error: WorkbenchError, command: str | None = None) -> WorkbenchError:
+def _led_by(key: str, error: WorkbenchError, plan: StagePlan | None = None) -> WorkbenchError:
     """``error`` (same type and attributes) with its message led by the config key it came from:
-    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``command``, the flags of
-    that command it names are written as config keys (``--problem-task-column`` is ``[execute]
-    problem_task_column``, ``--task-column`` is ``[data] task_column``)."""
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``plan``, the flags of
+    its command that the message names are written as config keys (:meth:`StagePlan.config_key`:
+    ``--problem-task-column`` is ``[execute] problem_task_column``, ``--task-column`` is ``[data]
+    task_column``)."""
     message = str(error)
-    if command is not None:
-        message = _config_terms(message, command, key.split("]")[0].lstrip("["))
+    if plan is not None:
+        message = _config_terms(message, plan)
     if not message.startswith(key):
         message = f"{key}: {message}"
     error.args = (message,)
     return error
 
 
-def _config_terms(message: str, command: str, table: str) -> str:
-    """``message`` with each flag of ``command`` named by its config key (:func:`_led_by`)."""
+def _config_terms(message: str, plan: StagePlan) -> str:
+    """``message`` with each flag of ``plan``'s command named by its config key (:func:`_led_by`)."""
     import re
 
-    from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS
+    from workbench.run.config import COMMAND_CONFIGS
 
-    options = COMMAND_CONFIGS[command].options()
+    options = COMMAND_CONFIGS[plan.command].options()
 
     def key(match: re.Match) -> str:
         name = match.group(1).replace("-", "_")
-        if name not in options:
-            return match.group(0)
-        return SHARED_KEYS[command].get(name) or f"[{table}] {name}"
+        return plan.config_key(name) if name in options else match.group(0)
 
     return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", key, message)
 
@@ -144,15 +142,15 @@ def _load(key: str, source: str, **options: Any) -> LoadedDataset:
     try:
         return load_records(source, **options)
     except MissingSplitError as error:  # the split was asked for by a key of its own
-        raise _led_by(key.replace("source", "split") if key == "[data] source" else key, error) from None
+        raise _led_by("[data] split" if key == "[data] source" else key, error) from None
     except WorkbenchError as error:
         raise _led_by(key, error) from None
 
 
-def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
-    """The problems a score stage takes prompts or references from (``[score] problems``, where the
-    data lacks those columns; ``None`` when it takes none), loaded once per problem set and parts
-    into ``loaded``.
+def _problem_texts(plan: StagePlan, score: ScoreConfig, columns: set[str], loaded: dict) -> dict | None:
+    """The problems a score stage (``plan``, its config ``score``) takes prompts or references from
+    (``[score] problems``, where the data lacks those columns; ``None`` when it takes none), loaded
+    once per problem set and parts into ``loaded``.
 
     Raises:
         DataError: the problem set does not load or lacks a column, led by ``[score] problems``
@@ -174,7 +172,7 @@ def _problem_texts(score: ScoreConfig, columns: set[str], loaded: dict) -> dict 
             flag = f"--problems {problems.source}: "
             if str(error).startswith(flag):  # the source once, after the key
                 error.args = (f"{problems.source}: {str(error)[len(flag):]}",)
-            raise _led_by("[score] problems", error, "score") from None
+            raise _led_by("[score] problems", error, plan) from None
     return loaded[problems, parts]
 
 
@@ -287,8 +285,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     loaded = _load("[data] source", data["source"], splits=[data["split"]] if data["split"] else None,
                    offline=config.offline)
     columns = set(loaded.column_names)
-    data_languages = [value for split in loaded.splits.values() for value in split[LANGUAGE_COLUMN]] \
-        if LANGUAGE_COLUMN in columns else None
+    data_languages = _column_values(loaded, LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else None
     if set(config.stages) & {"execute", "score", "score_all"}:
         # the one language execute and score run: [data] language or the data's (refused when they
         # disagree); dedup alone reads each row's language, so mixed data is fine there. The label is
@@ -361,7 +358,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         try:
             problems = load_problems(execution)
         except WorkbenchError as error:
-            raise _led_by("[execute] problems", error, "execute") from None
+            raise _led_by("[execute] problems", error, plans["execute"]) from None
         _check_tasks(config, loaded, "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:
@@ -373,7 +370,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
             score_config = plans[name].config()
-            texts = _problem_texts(score_config, columns, problem_sets)
+            texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, loaded, "score", score_config.problems, texts)
     if "score" in stages:
@@ -399,8 +396,10 @@ _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
 def _column_values(loaded: LoadedDataset, column: str) -> list:
-    """One column's values over every split, in file order."""
-    return [value for split in loaded.splits.values() for value in split.with_format("arrow")[column].to_pylist()]
+    """One column's values over every split, in file order (read as dedup reads its columns)."""
+    from workbench.dedup.rows import _column
+
+    return [value for split in loaded.splits.values() for value in _column(split, column)]
 
 
 def _check_unique_ids(config: PipelineConfig, loaded: LoadedDataset, enabled: set[str]) -> None:

@@ -93,6 +93,12 @@ class Columns:
     prompt: str | None = None
     carry: tuple[str, ...] | None = None
 
+    @classmethod
+    def of(cls, config: ScoreConfig) -> Columns:
+        """The columns ``config`` names (``--task-column``, ..., ``--carry``)."""
+        return cls(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
+                   reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
+
 
 def problem_parts(columns: Columns, available: Iterable[str], *, use_prompt: bool, problems: ProblemSet | None,
                   reference_required: bool) -> tuple[str | None, str | None, bool, bool]:
@@ -125,10 +131,8 @@ def takes_from_problems(config: ScoreConfig, available: Iterable[str]) -> tuple[
     Raises:
         WorkbenchError: as :attr:`~workbench.score.config.ScoreConfig.needs_reference`.
     """
-    columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
-                      reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
     _, _, take_prompt, take_reference = problem_parts(
-        columns, available, use_prompt=not config.no_prompt, problems=config.problem_set,
+        Columns.of(config), available, use_prompt=not config.no_prompt, problems=config.problem_set,
         reference_required=config.needs_reference)
     return take_prompt, take_reference
 
@@ -850,9 +854,7 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
     Raises:
         MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
     """
-    columns = Columns(task=config.task_column, sample=config.sample_column, generation=config.generation_column,
-                      reference=config.reference_column, prompt=config.prompt_column, carry=config.carry)
-    return load_samples(source, columns, split=config.split, limit=None if everything else config.limit,
+    return load_samples(source, Columns.of(config), split=config.split, limit=None if everything else config.limit,
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
                         offline=config.offline, problems=config.problem_set,
