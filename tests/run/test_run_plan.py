@@ -5,7 +5,6 @@ ICE-Score set (no LLM)."""
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import html
 import json
@@ -18,18 +17,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from ice_score_slice import TASKS, task_rows, write_config
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 from workbench.run.preflight import run_preflight
 from workbench.run.runner import preview
 
-BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
-TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")
-
 
 def _generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...] = ()) -> Path:
     """Real ICE-Score rows of three tasks: ``per_outcome`` passing and failing samples each."""
-    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
+    rows = task_rows()
     picked = []
     for task in TASKS:
         mine = [r for r in rows if r["task_id"] == task]
@@ -40,18 +37,7 @@ def _generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...] = ()
 
 
 def _write_config(tmp_path: Path, data: Path, stages: list[str], extra: str = "") -> Path:
-    path = tmp_path / "c.toml"
-    path.write_text(f"""
-[run]
-output = "{tmp_path / 'run'}"
-stages = {json.dumps(stages)}
-[data]
-source = "{data}"
-code_column = "completion_multipl_e"
-label_column = "passed"
-[dedup]
-group_column = "task_id"
-[execute]
+    return write_config(tmp_path / "c.toml", tmp_path / "run", data, stages, f"""[execute]
 workers = 2
 [score]
 method = ["chrf"]
@@ -61,7 +47,6 @@ resamples = 100
 [bias]
 resamples = 100
 {extra}""")
-    return path
 
 
 def _outcomes(result) -> dict[str, tuple[str, str | None]]:

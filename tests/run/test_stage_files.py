@@ -6,37 +6,22 @@ slice of the bundled ICE-Score set."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
+from ice_score_slice import task_rows, write_config
 from workbench.run import load_config, run_pipeline
 from workbench.run.runner import preview
 
-BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
-
 
 def _config(tmp_path: Path):
-    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
-    picked = [row for row in rows if row["task_id"] in ("HumanEval/0", "HumanEval/2", "HumanEval/12")][:30]
     data = tmp_path / "generations.jsonl"
-    data.write_text("".join(json.dumps(row) + "\n" for row in picked))
-    path = tmp_path / "small.toml"
-    path.write_text(f"""
-[run]
-output = "{tmp_path / 'run'}"
-stages = ["dedup", "bias", "report"]
-[data]
-source = "{data}"
-code_column = "completion_multipl_e"
-label_column = "passed"
-[dedup]
-group_column = "task_id"
+    data.write_text("".join(json.dumps(row) + "\n" for row in task_rows()[:30]))
+    return load_config(write_config(tmp_path / "small.toml", tmp_path / "run", data, ["dedup", "bias", "report"], """\
 [bias]
 metric = ["passed"]
 resamples = 200
-""")
-    return load_config(path)
+"""))
 
 
 def _statuses(result) -> dict[str, tuple[str, str | None]]:

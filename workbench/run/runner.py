@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.errors import WorkbenchError, require_argument
 from workbench.io import atomic_write
@@ -211,12 +211,11 @@ def data_fingerprint(source: str) -> str | None:
     return None
 
 
-def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None,
-               legacy_roots: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, set[str]]]:
+def _plan_keys(plans: Sequence[StagePlan], fingerprint: str | None,
+               legacy_roots: Iterable[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Each stage's key (:func:`_stage_key`), and the keys an earlier version would have recorded
     for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`): stage -> key,
     stage -> those keys."""
-    plans = list(plans)
     keys: dict[str, str] = {}
     for plan in plans:
         keys[plan.name] = _stage_key(plan, keys, fingerprint)
@@ -231,30 +230,40 @@ def _plan_keys(plans: Iterable[StagePlan], fingerprint: str | None,
     return keys, legacy
 
 
-def _legacy_roots(config: PipelineConfig, recorded: Any) -> list[str]:
-    """How an earlier version's ``run.json`` (``recorded``: its ``config``) may have spelled the run
-    folder in its stage keys: ``[run] output`` as it recorded it (else the default,
-    ``runs/<config name>``) and as it is spelled now. The recorded spelling recognises the folder
-    after it was moved or copied, or named otherwise."""
+def _legacy_roots(config: PipelineConfig, recorded: dict[str, Any]) -> list[str]:
+    """How an earlier version's ``run.json`` (``recorded``) may have spelled the run folder in its
+    stage keys: ``[run] output`` as it recorded it (else the default, ``runs/<config name>``) and as
+    it is spelled now. The recorded spelling recognises the folder after it was moved or copied, or
+    named otherwise."""
     roots = [str(config.output)]
-    if isinstance(recorded, dict):
-        run = recorded.get("config") if isinstance(recorded.get("config"), dict) else {}
-        output = (run.get("run") or {}).get("output") if isinstance(run.get("run"), dict) else None
-        config_path = recorded.get("config_path")
-        if isinstance(output, str):
-            roots.append(output)
-        elif isinstance(config_path, str):
-            roots.append(str(Path("runs") / Path(config_path).stem))
+    run = recorded.get("config") if isinstance(recorded.get("config"), dict) else {}
+    output = (run.get("run") or {}).get("output") if isinstance(run.get("run"), dict) else None
+    config_path = recorded.get("config_path")
+    if isinstance(output, str):
+        roots.append(output)
+    elif isinstance(config_path, str):
+        roots.append(str(Path("runs") / Path(config_path).stem))
     return roots
 
 
-def _rekeyed(before: dict[str, Any], key: str, legacy_keys: set[str]) -> dict[str, Any]:
-    """A stage's record with the key of an earlier version (:func:`_plan_keys`: the run folder's
-    paths as spelled then) replaced by ``key``: a ``run.json`` written before keys named the run
-    folder relatively stays up to date (also moved, copied or named otherwise)."""
-    if before.get("key") in legacy_keys and before.get("key") != key:
-        return {**before, "key": key}
-    return before
+def _keyed(config: PipelineConfig, plans: Sequence[StagePlan], manifest: dict[str, Any],
+           fingerprint: str | None) -> tuple[dict[str, str], dict[str, dict[str, Any]], list[str]]:
+    """Each stage's key (:func:`_stage_key`) and its record in ``manifest`` (a ``run.json`` as
+    read), with the key an earlier version recorded (the run folder's paths as spelled then:
+    :func:`_plan_keys`, :func:`_legacy_roots`) replaced by the key now: a ``run.json`` written
+    before keys named the run folder relatively stays up to date (also moved, copied or named
+    otherwise).
+
+    Returns:
+        stage -> key, stage -> record (empty when none), and the stages re-keyed so.
+    """
+    keys, legacy = _plan_keys(plans, fingerprint, _legacy_roots(config, manifest))
+    records = _stage_records(manifest)
+    rekeyed = [plan.name for plan in plans if records.get(plan.name, {}).get("key") in legacy[plan.name]
+               and records[plan.name]["key"] != keys[plan.name]]
+    for name in rekeyed:
+        records[name] = {**records[name], "key": keys[name]}
+    return keys, records, rekeyed
 
 
 def regate(plan: StagePlan, verdict: dict[str, Any]) -> dict[str, Any]:
@@ -362,19 +371,17 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
     previous = _stage_records(manifest)
     if not previous:
         return set()
-    roots = _legacy_roots(config, manifest)
     fingerprint = data_fingerprint(config.data["source"])
     available: set[str] = set()
     for name in STAGES:
-        before = previous.get(name) or {}
-        if name in config.stages or before.get("status") != "done":
+        if name in config.stages or previous.get(name, {}).get("status") != "done":
             continue
         plans = plan_stages(config, columns, available | {name})
         plans = plans[:[p.name for p in plans].index(name) + 1]
-        keys, legacy = _plan_keys(plans, fingerprint, roots)
+        keys, records, _ = _keyed(config, plans, manifest, fingerprint)
         plan = plans[-1]
         if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
-                _is_current(plan, _rekeyed(before, keys[name], legacy[name]), keys[name], config.output):
+                _is_current(plan, records[name], keys[name], config.output):
             available.add(name)
     return available
 
@@ -388,14 +395,14 @@ class Manifest:
         self.path = run_dir / MANIFEST_FILE
         # a damaged manifest reads as none: every stage runs again, nothing is trusted
         self.previous: dict[str, Any] = _read_manifest(run_dir)
-        self.previous_stages: dict[str, dict[str, Any]] = _stage_records(self.previous)
+        previous_stages = _stage_records(self.previous)
         self.data: dict[str, Any] = {
             "config": config.raw,
             "config_path": str(config.source_path) if config.source_path else None,
             "workbench_version": __version__,
             "started": _now(),
             "finished": None,
-            "stages": {name: dict(self.previous_stages.get(name, {"status": "pending"})) for name in STAGES},
+            "stages": {name: dict(previous_stages.get(name, {"status": "pending"})) for name in STAGES},
         }
 
     def update(self, name: str, **fields: Any) -> None:
@@ -431,50 +438,66 @@ def _pull_model(config: PipelineConfig) -> None:
         pull(model.removeprefix("local/"), progress=True)
 
 
-def _decide(plan: StagePlan, before: dict[str, Any], key: str, *, only: list[str], force: bool,
-            rerun: set[str], changed: Sequence[str] = (), refresh: Sequence[str] = (),
-            retry: bool = False, rows_edited: bool = False) -> tuple[str, dict[str, Any]]:
-    """What to do with one stage: ``skipped``, ``not selected``, ``up-to-date``, ``resume``
-    (with ``resume``) or ``run`` (from scratch, with ``overwrite`` where rows exist), and
-    the changes to its config (``{"resume": True}``).
+class Decision(NamedTuple):
+    """What to do with one stage (:func:`_decide`), and why."""
+
+    #: ``skipped``, ``not selected``, ``up-to-date``, ``resume`` (with ``resume``) or ``run``
+    #: (from scratch, with ``overwrite`` where rows exist)
+    action: str
+    #: the changes to its config (``{"resume": True}``)
+    changes: dict[str, Any]
+    #: its recorded files that are missing or edited since it finished with this key
+    #: (:func:`changed_files`): such a stage is not up to date
+    changed: list[str]
+    #: its options that change only copies of input columns and differ from those it finished
+    #: with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes
+    refresh: list[str]
+    #: its row file (``execute/results.jsonl``, ``scores.jsonl``) was edited since it finished
+    #: (:func:`_rows_edited`): it runs again from scratch, as a resume would keep the edited rows
+    rows_edited: bool
+
+
+def _decide(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path, *, only: Sequence[str],
+            force: bool, rerun: set[str]) -> Decision:
+    """What to do with one stage.
 
     Args:
         plan: the stage.
         before: its record in the previous ``run.json`` (empty when none).
         key: its key now (:func:`_stage_key`).
+        run_dir: the run folder.
         only: ``--stage`` names (empty: all).
         force: ``--force``.
         rerun: the stages that run in this invocation before this one.
-        changed: its recorded files that are missing or edited since it finished
-            (:func:`changed_files`): such a stage is not up to date.
-        refresh: its options that change only copies of input columns and differ from those it
-            finished with (:meth:`~workbench.run.stages.StagePlan.refreshed`): it resumes.
-        retry: a finished score stage whose failed rows are to be scored again (:func:`_retry`):
-            it resumes with ``retry_failed``.
-        rows_edited: a resumable stage's row file (``execute/results.jsonl``, ``scores.jsonl``)
-            was edited since it finished (:func:`_rows_edited`): it runs again from scratch, as a
-            resume would keep the edited rows.
+
+    A finished score stage whose failed rows are to be scored again (:func:`_retry`) resumes with
+    ``retry_failed``.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
-        return "skipped", {}
+        return Decision("skipped", {}, [], [], False)
     if only and plan.name not in only and plan.command is not None:
-        return "not selected", {}  # the report (no command) always follows, so it is never stale
+        return Decision("not selected", {}, [], [], False)  # the report (no command) always follows, so it is never stale
+    same_key = before.get("key") == key
+    changed = changed_files(before.get("files"), run_dir) if same_key else []
+    refresh = _refresh(plan, before, key)
+    retry = _retry(plan, before, key, only)
+    rows_edited = _rows_edited(plan, before, changed, run_dir)
     outputs_there = all(path.exists() for path in plan.outputs)
     upstream_reran = any(a in rerun for a in plan.after)
-    same_key = before.get("key") == key
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
             and not changed and not refresh and not retry and not upstream_reran and plan.command is not None):
-        return "up-to-date", {}
+        return Decision("up-to-date", {}, changed, refresh, rows_edited)
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
                 and rows_there and not upstream_reran and not rows_edited:
-            return "resume", {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
+            changes = {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
+            return Decision("resume", changes, changed, refresh, rows_edited)
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
-            return "run", {"overwrite": True}
-    return "run", {}
+            return Decision("run", {"overwrite": True}, changed, refresh, rows_edited)
+    return Decision("run", {}, changed, refresh, rows_edited)
 
 
 def _rows_edited(plan: StagePlan, before: dict[str, Any], changed: Sequence[str], run_dir: Path) -> bool:
@@ -510,18 +533,12 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
         ``(plan, action)`` per stage, action as in :func:`_decide`.
     """
     only = check_stage_names(only)
-    manifest = _read_manifest(config.output)
-    previous = _stage_records(manifest)
     rerun: set[str] = set()
     actions = []
-    keys, legacy = _plan_keys(plans, data_fingerprint(config.data["source"]), _legacy_roots(config, manifest))
+    keys, previous, _ = _keyed(config, plans, _read_manifest(config.output), data_fingerprint(config.data["source"]))
     for plan in plans:
-        key = keys[plan.name]
-        before = _rekeyed(previous.get(plan.name, {}), key, legacy[plan.name])
-        changed = changed_files(before.get("files"), config.output)
-        action, _ = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
-                            refresh=_refresh(plan, before, key), retry=_retry(plan, before, key, only),
-                            rows_edited=_rows_edited(plan, before, changed, config.output))
+        action = _decide(plan, previous.get(plan.name, {}), keys[plan.name], config.output,
+                         only=only, force=force, rerun=rerun).action
         if action in ("resume", "run"):
             rerun.add(plan.name)
         actions.append((plan, action))
@@ -590,23 +607,16 @@ def run_pipeline(
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = data_fingerprint(config.data["source"])
     manifest.data["data_fingerprint"] = fingerprint
-    keys, legacy = _plan_keys(plans, fingerprint, _legacy_roots(config, manifest.previous))
-    rekeyed: list[str] = []  # stages whose run.json record had an earlier version's key
+    # rekeyed: the stages whose run.json record had an earlier version's key
+    keys, previous, rekeyed = _keyed(config, plans, manifest.previous, fingerprint)
 
     for plan in plans:
         key = keys[plan.name]
-        recorded = manifest.previous_stages.get(plan.name, {})
-        before = _rekeyed(recorded, key, legacy[plan.name])
-        if before is not recorded:
+        before = previous.get(plan.name, {})
+        if plan.name in rekeyed:
             manifest.data["stages"][plan.name]["key"] = key
-            if plan.command is not None:
-                rekeyed.append(plan.name)
-        changed = changed_files(before.get("files"), run_dir) if before.get("key") == key else []
-        refresh = _refresh(plan, before, key)
-        retry = _retry(plan, before, key, only)
-        rows_edited = _rows_edited(plan, before, changed, run_dir)
-        action, changes = _decide(plan, before, key, only=only, force=force, rerun=rerun, changed=changed,
-                                  refresh=refresh, retry=retry, rows_edited=rows_edited)
+        action, changes, changed, refresh, rows_edited = _decide(plan, before, key, run_dir, only=only, force=force,
+                                                                 rerun=rerun)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -710,10 +720,11 @@ def run_pipeline(
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
 
-    if rekeyed:
+    jobs_rekeyed = [plan.name for plan in plans if plan.name in rekeyed and plan.command is not None]
+    if jobs_rekeyed:
         result.notes.append(
             f"run.json was written by an earlier version, whose stage keys named the run folder as spelled then: "
-            f"recorded anew for {', '.join(rekeyed)} (nothing ran again for it); the folder may now be "
+            f"recorded anew for {', '.join(jobs_rekeyed)} (nothing ran again for it); the folder may now be "
             "named otherwise, moved or copied")
     manifest.data["finished"] = _now()
     manifest.save()

@@ -45,7 +45,7 @@ from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
-from workbench.io import JsonlWriter, atomic_open, atomic_write, lock_exclusively, read_jsonl
+from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
@@ -703,9 +703,7 @@ def score_samples(
                 cache.close()
             # also after an interrupt or a configuration error: the rows written so far stay usable,
             # and a row scored again (--retry-failed) replaces its error row in scores.jsonl
-            keep_current_rows(scores_path)
-            if config.resume:
-                _refresh_carried(scores_path, samples)
+            keep_current_rows(scores_path, refresh=_carried_now(samples) if config.resume else None)
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
         usage = llm.usage if llm is not None else Usage()
@@ -1003,34 +1001,23 @@ def _open_storage(config: ScoreConfig, out: Path):
     return SemanticStorage.persistent(out / "chroma", embedder)
 
 
-def _refresh_carried(scores_path: Path, samples: list[Sample]) -> int:
-    """Give the rows of ``samples`` in ``scores.jsonl`` the carried columns the samples hold now
-    (a resume with another ``carry``: the pipeline's ``[correlate] metric`` adds a shipped column
-    to both score tables); the scores and every other row are left as they are.
-
-    Returns:
-        the number of rows rewritten (0: the file was left untouched).
-    """
-    if not scores_path.exists():
-        return 0
+def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """How a kept ``scores.jsonl`` row of ``samples`` takes the carried columns the samples hold
+    now (a resume with another ``carry``: the pipeline's ``[correlate] metric`` adds a shipped
+    column to both score tables), its scores left as they are; other rows stay as they are
+    (:func:`~workbench.score.wide_table.keep_current_rows`)."""
     by_key = {sample.key: sample for sample in samples}
     own = {*ROW_COLUMNS, *SAMPLE_COLUMNS}
-    rows = list(read_jsonl(scores_path))
-    changed = 0
-    for index, row in enumerate(rows):
+
+    def refresh(row: dict[str, Any]) -> dict[str, Any]:
         sample = by_key.get(row_key(row))
         if sample is None:
-            continue
+            return row
         kept = {column: value for column, value in row.items() if column in own}
         fresh = {**kept, **{column: value for column, value in sample.carried.items() if column not in kept}}
-        if fresh != row:
-            rows[index] = fresh
-            changed += 1
-    if changed:
-        with atomic_open(scores_path) as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    return changed
+        return row if fresh == row else fresh
+
+    return refresh
 
 
 def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: ScoreConfig, seconds: float) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from workbench.data.samples import SampleKey, row_key
@@ -17,7 +18,8 @@ TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
 
 
-def keep_current_rows(scores_path: str | os.PathLike[str]) -> int:
+def keep_current_rows(scores_path: str | os.PathLike[str],
+                      refresh: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
     """Rewrite ``scores.jsonl`` with only the current row of each (task_id, sample_id, method).
 
     A run resumed with ``retry_failed`` appends the new row of a sample it scores again; the
@@ -29,9 +31,11 @@ def keep_current_rows(scores_path: str | os.PathLike[str]) -> int:
 
     Args:
         scores_path: the run's ``scores.jsonl`` (nothing is done when it is missing).
+        refresh: gives a kept row as it is to be now (a resumed run's rows take the carried
+            columns the samples hold now), returning the row itself when it is unchanged.
 
     Returns:
-        the number of superseded rows removed (0: the file was left untouched).
+        the number of superseded rows removed (0 and no refreshed row: the file was left untouched).
     """
     if not os.path.exists(scores_path):
         return 0
@@ -39,12 +43,14 @@ def keep_current_rows(scores_path: str | os.PathLike[str]) -> int:
     newest: dict[tuple[Any, ...], int] = {}
     for index, row in enumerate(rows):
         newest[(*row_key(row), row.get("method"))] = index
-    if len(newest) == len(rows):
+    kept = [rows[index] for index in sorted(newest.values())]
+    if refresh is not None:
+        kept = [refresh(row) for row in kept]
+    if len(kept) == len(rows) and all(new is old for new, old in zip(kept, rows)):
         return 0
-    kept = sorted(newest.values())
     with atomic_open(scores_path) as handle:
-        for index in kept:
-            handle.write(json.dumps(rows[index], ensure_ascii=False, default=str) + "\n")
+        for row in kept:
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     return len(rows) - len(kept)
 
 

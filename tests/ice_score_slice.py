@@ -1,0 +1,33 @@
+"""A slice of the bundled ICE-Score set and a ``workbench run`` config on it, for the tests of
+what the pipeline plans on a run folder (tests/run/test_run_plan.py, test_stage_files.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+BUNDLED = Path(__file__).resolve().parents[1] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
+TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/12")
+
+
+def task_rows() -> list[dict]:
+    """The bundled rows of :data:`TASKS`, in file order."""
+    return [row for row in map(json.loads, gzip.open(BUNDLED, "rt")) if row["task_id"] in TASKS]
+
+
+def write_config(path: Path, run: Path, data: Path, stages: list[str], tables: str) -> Path:
+    """A config at ``path`` running ``stages`` on ``data`` (its code in ``completion_multipl_e``,
+    the label ``passed``, dedup grouped by task) into ``run``, with the further ``tables``."""
+    path.write_text(f"""
+[run]
+output = "{run}"
+stages = {json.dumps(stages)}
+[data]
+source = "{data}"
+code_column = "completion_multipl_e"
+label_column = "passed"
+[dedup]
+group_column = "task_id"
+{tables}""")
+    return path
