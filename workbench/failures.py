@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
+from workbench.formatting import count
 from workbench.thresholds import decimal_float, exact_threshold
 
 
@@ -182,7 +183,7 @@ def check_failures(counts: Mapping[str, tuple[int, int, int]], limit: FailureLim
     limit_text = None if limit is None else str(limit)
 
     def detail(groups: list[str]) -> str:
-        return "; ".join(f"{group}: {judged[group][0]} of {judged[group][2]} rows failed, "
+        return "; ".join(f"{group}: {judged[group][0]} of {count(judged[group][2], 'row')} failed, "
                          f"{judged[group][1]} usable" for group in groups)
 
     empty = [group for group, (_, usable, _) in judged.items() if usable == 0]

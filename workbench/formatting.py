@@ -1,4 +1,5 @@
-"""How an estimate or an interval bound is printed, in every table and report."""
+"""How an estimate or an interval bound is printed, in every table and report, and how a count
+is written in a message ("1 row", "2 rows")."""
 
 from __future__ import annotations
 
@@ -22,3 +23,19 @@ def fixed(value: Any, digits: int = 3) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return "n/a"
     return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0
+
+
+def count(number: int, noun: str, plural: str | None = None) -> str:
+    """``number`` with ``noun`` in the grammatical number it takes: ``1 row``, ``0 rows``, ``2 rows``.
+
+    Args:
+        number: how many.
+        noun: the singular (``"row"``, ``"failed row"``).
+        plural: the plural where adding ``s`` does not give it (``"matches"``).
+
+    Example:
+
+    >>> count(1, "row"), count(3, "row"), count(0, "sample"), count(2, "match", "matches")
+    ('1 row', '3 rows', '0 samples', '2 matches')
+    """
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

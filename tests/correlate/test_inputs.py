@@ -94,7 +94,7 @@ def test_empty_file(tmp_path):
 def test_label_outside_unit_interval(tmp_path):
     rows = _rows()
     rows[5]["passed"] = 3
-    with pytest.raises(DataError, match=r"0/1 or a pass ratio in \[0, 1\]; 1 rows are outside, e.g. row 5 \(HumanEval/0\): 3"):
+    with pytest.raises(DataError, match=r"0/1 or a pass ratio in \[0, 1\]; 1 row is outside, e.g. row 5 \(HumanEval/0\): 3"):
         correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
 
 
@@ -222,7 +222,7 @@ def test_missing_labels_are_counted(tmp_path):
 def test_duplicate_task_sample_keys(tmp_path):
     rows = _rows()
     rows.append(dict(rows[4]))
-    with pytest.raises(DataError, match=r"1 rows repeat a \(task_id, sample_id\) key.*\(HumanEval/0, 4\)"):
+    with pytest.raises(DataError, match=r"1 row repeats a \(task_id, sample_id\) key.*\(HumanEval/0, 4\)"):
         correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"])
 
 

@@ -40,7 +40,7 @@ def test_run_language_takes_the_data_and_refuses_contradictions():
     assert run_language("py", {"the data": [None, "  "]}) == "python"
     with pytest.raises(OptionError, match=r"language python contradicts the data: the data name toy"):
         run_language("python", {"the data": ["toy", "toy"]})
-    with pytest.raises(DataError, match=r"several languages .*the generations: python \(1 rows\); the problems: "
+    with pytest.raises(DataError, match=r"several languages .*the generations: python \(1 row\); the problems: "
                                         r"toy \(2 rows\)"):
         run_language(None, {"the generations": ["python"], "the problems": ["toy", "toy"]})
     assert row_languages(["toy", "", None, " "], "python") == ["toy", "python", "python", "python"]
@@ -71,7 +71,7 @@ def test_execute_and_score_refuse_data_in_several_languages(tmp_path):
         result = CliRunner().invoke(app, command)
         assert result.exit_code != 0, command
         assert "names several languages in its 'language' column" in _flat(result.output), command
-        assert "python (1 rows), toy (1 rows)" in _flat(result.output)
+        assert "python (1 row), toy (1 row)" in _flat(result.output)
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "score" / "scores.jsonl").exists()
 
 

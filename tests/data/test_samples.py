@@ -93,7 +93,7 @@ def test_both_loaders_refuse_a_repeated_sample_id(tmp_path):
     rows = [{**row, "sample_id": 5 if i != 1 else 6} for i, row in enumerate(ROWS)]
     rows[2]["sample_id"] = 5.0  # the same id once read as a float
     source = _generations(tmp_path / "dup.jsonl", rows)
-    with pytest.raises(DuplicateSampleError, match=r"1 rows repeat .*\(HumanEval/1, 5\).*twice"):
+    with pytest.raises(DuplicateSampleError, match=r"1 row repeats .*\(HumanEval/1, 5\).*twice"):
         load_execution_samples(source, ExecutionConfig(), [])
-    with pytest.raises(DuplicateSampleError, match=r"1 rows repeat .*\(HumanEval/1, 5\).*--sample-column"):
+    with pytest.raises(DuplicateSampleError, match=r"1 row repeats .*\(HumanEval/1, 5\).*--sample-column"):
         load_scoring_samples(source)

@@ -204,7 +204,7 @@ def test_a_pipeline_stage_with_samples_the_sandbox_did_not_run_is_not_done(monke
     stage = StagePlan("execute", "execute", table="execute", source=str(generations),
                       values={"timeout": 30.0, "workers": 1, "isolation": level.value, "reuse_interpreters": False},
                       targets={"output": str(tmp_path / "staged.jsonl")})
-    with pytest.raises(WorkbenchError, match="2 sample\\(s\\) were not run"):
+    with pytest.raises(WorkbenchError, match="2 samples were not run"):
         stage.run()  # as `workbench run` runs its execute stage
     assert len(read_results(tmp_path / "staged.jsonl")) == 2  # the finished rows are kept for the resume
 

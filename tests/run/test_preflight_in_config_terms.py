@@ -36,7 +36,7 @@ def test_a_data_language_the_data_contradicts_is_said_grammatically(tmp_path: Pa
         run_preflight(config)
     message = _flat(str(caught.value))
     assert f"[data] language java contradicts the data: [data] source ({data}) rows name python in the " \
-           "'language' column (1 rows)" in message, message
+           "'language' column (1 row)" in message, message
 
 
 def _score_config(tmp_path: Path, **score: object) -> dict:
@@ -101,7 +101,7 @@ def test_duplicate_sample_keys_fail_before_decontaminate_and_dedup_run(tmp_path:
     with pytest.raises(Exception) as caught:
         run_pipeline(build_config(raw))
     message = _flat(str(caught.value))
-    assert message.startswith(f"[data] source ({data}): 1 rows repeat a (task_id, sample_id) key"), message
+    assert message.startswith(f"[data] source ({data}): 1 row repeats a (task_id, sample_id) key"), message
     assert "e.g. (HumanEval/0, 0)" in message and "[data] sample_column" in message and "--" not in message
     assert not (tmp_path / "run").exists()  # no stage ran
     # an id column of one's own ([data] id_column, dedup's) is checked as dedup checks it, in config terms
@@ -121,7 +121,7 @@ def test_task_ids_the_problem_set_lacks_fail_before_any_stage(tmp_path: Path) ->
     with pytest.raises(ConfigError) as caught:
         run_preflight(build_config({**base, "run": {**base["run"], "stages": ["dedup", "execute"]}}))
     message = _flat(str(caught.value))
-    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [execute] problems (humaneval): "
+    assert message.startswith(f"1 task id of [data] source ({data}) is not in [execute] problems (humaneval): "
                               "'HumanEval/999'"), message
     assert "--" not in message
     # the score stages take the reference from [score] problems (the data has none): the same check
@@ -129,7 +129,7 @@ def test_task_ids_the_problem_set_lacks_fail_before_any_stage(tmp_path: Path) ->
         run_preflight(build_config({**base, "run": {**base["run"], "stages": ["score_all"]},
                                     "score": {"method": ["chrf"], "problems": "humaneval"}}))
     message = _flat(str(caught.value))
-    assert message.startswith(f"1 task id(s) of [data] source ({data}) are not in [score] problems (humaneval): "
+    assert message.startswith(f"1 task id of [data] source ({data}) is not in [score] problems (humaneval): "
                               "'HumanEval/999'"), message
     assert "--" not in message
     assert not (tmp_path / "run").exists()

@@ -75,7 +75,7 @@ def test_run_stages_on_a_finished_folder_read_the_finished_stages(tmp_path: Path
     assert "chrf" in argv and plans["bias"].skip_reason is None
     assert preflight.available == {"dedup", "execute", "score_all"}
     # the same plan, hence the same key, as in the full run: nothing to do
-    assert dict((plan.name, action) for plan, action in preview(config, preflight.plans))["correlate_all"] == "up-to-date"
+    assert dict((plan.name, action) for plan, action in preview(config, preflight))["correlate_all"] == "up-to-date"
 
     again = run_pipeline(load_config(config_path, overrides=[*subset, "correlate.resamples=150"]))
     outcomes = _outcomes(again)
@@ -426,3 +426,97 @@ def test_an_execute_stage_whose_results_were_edited_runs_again_from_scratch(tmp_
     assert _outcomes(resumed)["execute"] == (
         "resumed", "its files changed since it finished (execute/results.summary.json missing): resumed")
     assert [json.loads(line) for line in results.read_text().splitlines()] == rows  # kept, not run again
+
+
+@pytest.mark.parametrize("select", ["first", "stratified"])
+def test_another_score_limit_scores_only_the_new_rows(tmp_path: Path, judge: _Judge, select: str) -> None:
+    """fix31 item 1: another ``[score] limit`` (``--limit``) ran the score stage again from scratch.
+    Both selections are prefix-stable (the stratified order is drawn over every row, then cut), so
+    the stage resumes: a larger limit scores only the new samples, a smaller one keeps the finished
+    subset, and the tables, correlate and the report hold exactly the selected rows; the rows left
+    out are set aside, so raising the limit again asks the judge nothing."""
+    stages = ["score", "correlate", "report"]
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=2)  # 12 rows
+    config_path = _write_config(tmp_path, data, stages)
+    config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+select = "{select}"
+n_samples = 1
+score_mode = "sampled"
+cache = "off"'''))
+    llm = tmp_path / "run" / "score" / "llm"
+
+    def rows() -> dict[tuple, dict]:
+        return {(r["task_id"], r["sample_id"], r["method"]): r
+                for r in map(json.loads, (llm / "scores.jsonl").read_text().splitlines())}
+
+    def tables(limit: int) -> None:
+        judged = {key[:2] for key in rows() if key[2] == "ice-score"}
+        wide = {(r["task_id"], r["sample_id"]) for r in map(json.loads, (llm / "scores_wide.jsonl").read_text().splitlines())}
+        assert len(judged) == limit and wide == judged
+        report = json.loads((tmp_path / "run" / "report.json").read_text())
+        assert report["scoring"]["subset"]["methods"]["ice-score"]["rows"] == limit
+        assert json.loads((llm / "run.json").read_text())["statuses"]["ice-score"] == {"ok": limit}
+
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    per_sample = judge.requests / 4
+    scored = rows()
+    tables(4)
+
+    dry = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--limit", "8"])
+    assert dry.exit_code == 0 and "score: would resume" in dry.output, dry.output
+    calls = judge.requests
+    raised = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
+    outcomes = _outcomes(raised)
+    assert outcomes["score"][0] == "resumed" and "[score] limit changed since it finished (4 -> 8)" in outcomes["score"][1]
+    assert outcomes["correlate"][0] == "ran"
+    assert judge.requests - calls == 4 * per_sample  # the 4 new samples only
+    assert {key: row for key, row in rows().items() if key in scored} == scored  # the finished rows, as they were
+    tables(8)
+    wider = rows()
+
+    calls = judge.requests
+    lowered = run_pipeline(load_config(config_path, overrides=["score.limit=5"]))
+    assert _statuses(lowered)["score"] == "resumed" and _statuses(lowered)["correlate"] == "ran"
+    assert judge.requests == calls
+    tables(5)
+    assert all(wider[key] == row for key, row in rows().items())  # a subset of the finished rows
+    if select == "first":
+        assert set(scored) <= set(rows())  # the first 4 are among the first 5
+
+    again = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
+    assert _statuses(again)["score"] == "resumed" and judge.requests == calls  # the rows set aside come back
+    assert rows() == wider
+    tables(8)
+    same = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
+    assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}
+
+
+def test_the_execute_stage_reads_only_the_data_split(tmp_path: Path) -> None:
+    """fix31 item 6: ``[data] split`` ("only this split", docs/run.md) reached dedup and score, and the
+    preflight checked only that split, but execute read every split: the other split's rows were
+    executed (and a task id of theirs that the problems lack failed the stage, past the preflight)."""
+    folder = tmp_path / "gens"
+    folder.mkdir()
+    rows = [json.loads(line) for line in _generations(tmp_path / "all.jsonl", per_outcome=1).read_text().splitlines()]
+    test = [row for row in rows if row["task_id"] != "HumanEval/12"]
+    (folder / "test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in test))
+    (folder / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows if row not in test))
+    config_path = _write_config(tmp_path, folder, ["execute", "report"])
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"\n',
+                                                           'label_column = "passed"\nsplit = "test"\n'))
+    result = run_pipeline(load_config(config_path))
+    assert _statuses(result)["execute"] == "ran", _outcomes(result)
+    executed = [json.loads(line) for line in (tmp_path / "run" / "execute" / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["task_id"], r["sample_id"]) for r in executed) == sorted((r["task_id"], r["sample_id"]) for r in test)
+    assert "--split test" in json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]["command"]
+
+    # ... and so does correlate_all where it reads the shipped codebleu and label from the data itself
+    only = run_pipeline(load_config(config_path, overrides=['run.stages=["correlate_all", "report"]',
+                                                            f'run.output="{tmp_path / "shipped"}"']))
+    assert _statuses(only)["correlate_all"] == "ran", _outcomes(only)
+    correlated = json.loads((tmp_path / "shipped" / "correlate" / "all.json").read_text())
+    assert correlated["counts"]["samples"] == len(test), correlated["counts"]

@@ -43,7 +43,7 @@ def test_a_stage_whose_files_were_deleted_or_edited_runs_again(tmp_path: Path) -
     assert _status(run_pipeline(config)) == {"dedup": "up-to-date", "bias": "up-to-date"}
 
     (run / "dedup" / "clusters.json").unlink()
-    assert dict((plan.name, action) for plan, action in preview(config, first.preflight.plans))["dedup"] == "run"
+    assert dict((plan.name, action) for plan, action in preview(config, first.preflight))["dedup"] == "run"
     again = _statuses(run_pipeline(config))
     assert again["dedup"] == ("ran", "its files changed since it finished (dedup/clusters.json missing): ran again")
     assert again["bias"][0] == "ran"  # it reads dedup's outputs

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.cli.correlate import ZERO_MARK
-from workbench.formatting import fixed
+from workbench.formatting import count, fixed
 
 _COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False, "collapse_padding": True}
 _TITLES = {
@@ -77,7 +77,7 @@ def print_report(report: BiasReport) -> None:
     console.print(
         f"join on {','.join(j.id_columns)}: {j.joined} of {j.metric_rows} metric rows joined; {j.unjoined} not in the "
         f"dedup output (left out), {j.without_id} without an id; {j.dedup_rows_without_metric} of the dedup's "
-        f"{j.dedup_rows} rows have no metric row"
+        f"{count(j.dedup_rows, 'row')} {'has' if j.dedup_rows_without_metric == 1 else 'have'} no metric row"
     )
     if j.unjoined_ids:
         console.print(f"ids not in the dedup output: {', '.join(j.unjoined_ids)}{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
@@ -91,12 +91,12 @@ def print_report(report: BiasReport) -> None:
 def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:
     """Value over its interval (and the rows / units behind it); ``≈0`` after the value when the
     interval contains 0, bounds included (``[-0.09, 0.00]`` too), as correlate marks it."""
-    count = f"\n[dim]n {value.n_rows} / {value.n_units}[/dim]" if rows else ""
+    sizes = f"\n[dim]n {value.n_rows} / {value.n_units}[/dim]" if rows else ""
     if math.isnan(value.value):
-        return "n/a" + count
+        return "n/a" + sizes
     ci = "(no CI: small n)" if value.no_interval else f"[{_number(value.low, digits)}, {_number(value.high, digits)}]"
     mark = f" {ZERO_MARK}" if _marked(value) else ""
-    return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{count}"
+    return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{sizes}"
 
 
 def _marked(value: Interval) -> bool:
@@ -126,7 +126,7 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     blank = [""] * (with_tau + with_tasks)
     between = " vs\n   ".join(name.replace("_", " ") for name in analysis.delta_between)
     for name, result in analysis.metrics.items():
-        missing = f" [dim]({result.missing} rows without a value)[/dim]" if result.missing else ""
+        missing = f" [dim]({count(result.missing, 'row')} without a value)[/dim]" if result.missing else ""
         table.add_row(f"[bold]{name}[/bold]{missing}", "", *blank)
         for setting in analysis.settings:
             tasks = [_interval(result.task_means[setting]) if result.task_means else ""] if with_tasks else []

@@ -21,7 +21,7 @@ from workbench.correlate.config import CorrelateConfig
 if TYPE_CHECKING:
     from workbench.correlate.results import CorrelationReport, Estimate, MetricResult
 from workbench.correlate.bootstrap import interval_contains_zero
-from workbench.formatting import fixed
+from workbench.formatting import count, fixed
 
 
 #: table style that fits value-over-CI cells for three coefficients in 80 columns
@@ -122,9 +122,9 @@ def _print_per_cluster(report: CorrelationReport) -> None:
                           end_section=level_name == "per_problem")
     console.print(table)
     console.print(
-        f"one row per cluster of {selection.dedup_output} (the row the dedup kept): {selection.kept} of {selection.rows} "
-        f"rows; {selection.rows_in_clusters} rows in {selection.clusters} clusters"
-        + (f"; {selection.unknown_ids} rows not in the dedup output (kept)" if selection.unknown_ids else "")
+        f"one row per cluster of {selection.dedup_output} (the row the dedup kept): {selection.kept} of {count(selection.rows, 'row')}; "
+        f"{count(selection.rows_in_clusters, 'row')} in {count(selection.clusters, 'cluster')}"
+        + (f"; {count(selection.unknown_ids, 'row')} not in the dedup output (kept)" if selection.unknown_ids else "")
     )
 
 
@@ -242,7 +242,7 @@ def _print_report(report: CorrelationReport) -> None:
         console.print(f"combination {name} = {c.method} of {', '.join(c.members)}: {summary.weights_note}")
     spt = counts.samples_per_task
     console.print(
-        f"samples {counts.samples} (of {counts.rows} rows), tasks {counts.tasks}, samples/task "
+        f"samples {counts.samples} (of {count(counts.rows, 'row')}), tasks {counts.tasks}, samples/task "
         f"{spt['min']}–{spt['max']} (median {spt['median']:g}), pass rate {counts.pass_rate:.3f} ({counts.label_kind} label); "
         f"left out: {counts.excluded_missing_label} without label, {counts.excluded_missing_task} without task id"
     )

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
-from workbench.formatting import fixed
+from workbench.formatting import count, fixed
 
 
 @app.command("run")
@@ -64,8 +64,8 @@ def run_command(
     if dry_run:
         preflight = run_preflight(config)
         _print_preflight_notes(preflight)
-        console.print(escape(f"{config.data['source']}: {preflight.rows} rows; run folder {config.output}"))
-        for plan, action in preview(config, preflight.plans, only=stage or (), force=force):
+        console.print(escape(f"{config.data['source']}: {count(preflight.rows, 'row')}; run folder {config.output}"))
+        for plan, action in preview(config, preflight, only=stage or (), force=force):
             # skip reasons name config tables ("[score] method"): text, not Rich markup
             if action == "skipped":
                 line = f"[dim]skipped: {escape(plan.skip_detail or '')}[/dim]"

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options, resume_command
+from workbench.formatting import count
 from workbench.score.config import ScoreConfig
 
 
@@ -119,12 +120,13 @@ def print_report(report: Any) -> None:
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(
-        f"this invocation: LLM {usage['calls']} calls, {usage['cache_hits']} cache hits, {usage['tokens']} tokens "
+        f"this invocation: LLM {count(usage['calls'], 'call')}, {count(usage['cache_hits'], 'cache hit')}, "
+        f"{count(usage['tokens'], 'token')} "
         f"({usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion), ${usage['cost_usd']:.4f}"
-        + (f" ({usage['unpriced_calls']} calls not in litellm's cost map)" if usage["unpriced_calls"] else "")
+        + (f" ({count(usage['unpriced_calls'], 'call')} not in litellm's cost map)" if usage["unpriced_calls"] else "")
     )
     console.print(
-        f"{report.rows_written} rows written, {report.resumed_rows} already done; wall {report.wall_seconds:.1f} s, "
+        f"{count(report.rows_written, 'row')} written, {report.resumed_rows} already done; wall {report.wall_seconds:.1f} s, "
         f"in LLM calls {report.llm_seconds:.1f} s (summed over the concurrent workers), the busy workers' time "
         f"outside LLM calls {share}"
     )

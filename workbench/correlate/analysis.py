@@ -40,6 +40,7 @@ from workbench.correlate.inputs import (
     prepare_table,
 )
 from workbench.correlate.length import AUTO_LENGTH
+from workbench.formatting import count
 from workbench.correlate.results import (
     CombinationSummary,
     CorrelationCounts,
@@ -468,7 +469,7 @@ def _correlate_table(
                 "a member has no value there" if name in combined
                 else f"{excluded.missing} missing, {excluded.non_numeric} non-numeric, {excluded.non_finite} infinite"
             )
-            warnings.append(f"{name}: {excluded.total} rows left out ({why})")
+            warnings.append(f"{name}: {count(excluded.total, 'row')} left out ({why})")
         statistics[name] = _statistics(values, table.label, table, np.flatnonzero(valid), counts)
         length = None
         if has_length:
@@ -577,7 +578,8 @@ def _length_summary(
     missing = int((~known).sum())
     if missing:
         warnings.append(
-            f"length: {missing} rows have no {table.length_source.column!r} value; they are left out of the length correlations"
+            f"length: {count(missing, 'row')} {'has' if missing == 1 else 'have'} no {table.length_source.column!r} value; "
+            f"{'it is' if missing == 1 else 'they are'} left out of the length correlations"
         )
     if not known.any():
         return LengthSummary(source=table.length_source, note="no row has a length", missing=missing)

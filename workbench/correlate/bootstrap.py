@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.formatting import count
+
 #: default number of bootstrap resamples
 DEFAULT_RESAMPLES = 1000
 #: default confidence level of the intervals
@@ -47,7 +49,7 @@ def no_interval_reason(n_tasks: int, n_samples: int) -> str | None:
         return (f"only {n_tasks} {word} (an interval needs at least {MIN_INTERVAL_TASKS}: the task "
                 "bootstrap has too few distinct resamples)")
     if n_samples < MIN_INTERVAL_SAMPLES:
-        return f"only {n_samples} samples (an interval needs at least {MIN_INTERVAL_SAMPLES})"
+        return f"only {count(n_samples, 'sample')} (an interval needs at least {MIN_INTERVAL_SAMPLES})"
     return None
 
 

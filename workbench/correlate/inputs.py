@@ -28,6 +28,7 @@ from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError, MissingColumnError
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
+from workbench.formatting import count
 
 #: what ``correlate`` accepts as a table
 #: a pandas DataFrame is taken too (as its columns)
@@ -215,14 +216,14 @@ def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None],
         shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
         raise DataError(
             f"{where}: label column {label!r} must hold numbers (0/1 or a pass ratio in [0, 1]); "
-            f"{bad_text.size} rows do not, e.g. {shown}"
+            f"{count(bad_text.size, 'row')} {'does' if bad_text.size == 1 else 'do'} not, e.g. {shown}"
         )
     outside = np.flatnonzero((status == _OK) & ((values < 0.0) | (values > 1.0)))
     if outside.size:
         shown = ", ".join(f"row {i} ({tasks[i]}): {values[i]:g}" for i in outside[:3])
         raise DataError(
             f"{where}: label column {label!r} must be 0/1 or a pass ratio in [0, 1]; "
-            f"{outside.size} rows are outside, e.g. {shown}"
+            f"{count(outside.size, 'row')} {'is' if outside.size == 1 else 'are'} outside, e.g. {shown}"
         )
     return values, status == _MISSING
 
@@ -451,8 +452,9 @@ def prepare_table(
     keep = ~label_missing & ~task_missing
     if not keep.any():
         raise DataError(
-            f"no usable rows: {int(label_missing.sum())} rows lack the label {label!r} and "
-            f"{int(task_missing.sum())} lack the task id {task_column!r}"
+            f"no usable rows: {count(int(label_missing.sum()), 'row')} {'lacks' if int(label_missing.sum()) == 1 else 'lack'} "
+            f"the label {label!r} and "
+            f"{int(task_missing.sum())} {'lacks' if int(task_missing.sum()) == 1 else 'lack'} the task id {task_column!r}"
         )
     kept = np.flatnonzero(keep)
     order: dict[str, int] = {}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import DataError
+from workbench.formatting import count
 
 #: the generation columns looked for, in this order, when the length column is ``"auto"``
 GENERATION_COLUMNS: tuple[str, ...] = ("completion", "generation", "code", "candidate", "prediction", "output")
@@ -133,7 +134,7 @@ def measure_lengths(cells: Sequence[Any], unit: str, column: str) -> tuple[np.nd
     bad = np.flatnonzero(~missing & (~np.isfinite(lengths) | (lengths < 0)))
     if bad.size:
         raise DataError(
-            f"length column {column!r}: a length must be a finite number >= 0; {bad.size} rows are not, "
+            f"length column {column!r}: a length must be a finite number >= 0; {count(bad.size, 'row')} {'is' if bad.size == 1 else 'are'} not, "
             f"e.g. row {int(bad[0])}: {cells[bad[0]]!r}"
         )
     return lengths, missing, "column value"

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.errors import DataError
+from workbench.formatting import count
 from workbench.options import OptionError
 
 #: the column a loader fills with each row's language (a folder's files, an ICE-Score grade file)
@@ -95,7 +96,7 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None])
     for counts in found.values():
         in_data.update(counts)
     if len(in_data) > 1:
-        shown = "; ".join(f"{where}: " + ", ".join(f"{name} ({n} rows)" for name, n in sorted(counts.items()))
+        shown = "; ".join(f"{where}: " + ", ".join(f"{name} ({count(n, 'row')})" for name, n in sorted(counts.items()))
                           for where, counts in found.items())
         raise DataError(
             f"the data names several languages in its {LANGUAGE_COLUMN!r} column ({shown}); a run executes and scores "
@@ -107,6 +108,6 @@ def run_language(given: str | None, columns: Mapping[str, Iterable[Any] | None])
     if data_language is not None and chosen != data_language:
         raise OptionError(
             f"{{language}} {given} contradicts the data: {' and '.join(found)} name {data_language} in the "
-            f"{LANGUAGE_COLUMN!r} column ({in_data[data_language]} rows); leave {{language}} out to use the data's "
+            f"{LANGUAGE_COLUMN!r} column ({count(in_data[data_language], 'row')}); leave {{language}} out to use the data's "
             f"language, or pass data written in {chosen}", "language")
     return chosen

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from workbench.errors import DataError
+from workbench.formatting import count
 
 #: the default names of the key columns in every file workbench writes
 TASK_COLUMN = "task_id"
@@ -115,13 +116,13 @@ def check_unique(
         DuplicateSampleError: naming how many rows repeat a key and the first three keys.
     """
     counts = Counter(key for key in keys if None not in key)
-    repeated = [key for key, count in counts.items() if count > 1]
+    repeated = [key for key, n in counts.items() if n > 1]
     if not repeated:
         return
-    extra = sum(count - 1 for count in counts.values())
+    extra = sum(n - 1 for n in counts.values())
     shown = ", ".join(f"({task}, {sample})" for task, sample in repeated[:3])
     raise DuplicateSampleError(
-        f"{where}: {extra} rows repeat a ({columns[0]}, {columns[1]}) key already seen (duplicate samples), "
+        f"{where}: {count(extra, 'row')} {'repeats' if extra == 1 else 'repeat'} a ({columns[0]}, {columns[1]}) key already seen (duplicate samples), "
         f"e.g. {shown}; a sample listed twice would be counted twice under one key, so each must appear once "
         f"({hint})",
         repeated[:3],

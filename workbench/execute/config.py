@@ -54,6 +54,8 @@ class ExecutionConfig(JobConfig):
         stop: stop sequences or preset names (``humaneval``): each completion is cut at the
             first one before it runs, and its row says so (:mod:`workbench.data.stop_sequences`,
             :attr:`stop_sequences`).
+        split: run only this split of the generations (default: every split, in order), as
+            ``workbench score --split``; ``workbench run`` passes ``[data] split``.
         task_column / sample_column / completion_column: columns of the generations.
             A missing ``sample_column`` (left at its default) numbers samples per task.
         prompt_column: a generations column holding the prompt to prepend (default: the
@@ -108,6 +110,7 @@ class ExecutionConfig(JobConfig):
     mode: str = option("completion", "'completion': prompt + completion; 'full': the completion is the whole program.",
                        choices=MODES, recorded=True)
     stop: tuple[str, ...] = option((), stop_help(), commas=False, metavar="SEQ|PRESET", recorded=True)
+    split: str | None = option(None, "Only this split of the generations (default: all).", recorded=True)
     task_column: str = option("task_id", "Generations column with the task id.", recorded=True)
     sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).", recorded=True)
     completion_column: str = option("completion", "Generations column with the generated code.", recorded=True)

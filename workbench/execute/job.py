@@ -282,7 +282,7 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
     """
     from workbench.data.loading import require_columns
 
-    loaded = load_records(source, offline=config.offline)
+    loaded = load_records(source, splits=[config.split] if config.split else None, offline=config.offline)
     dataset = loaded.concatenated() if len(loaded.splits) > 1 else next(iter(loaded.splits.values()))
     sample_column = resolve_sample_column(dataset.column_names, config.sample_column, ExecutionConfig.sample_column)
     if sample_column is None:

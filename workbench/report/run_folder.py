@@ -31,6 +31,9 @@ class RunFolder:
 
     path: Path
     problems: list[str] = field(default_factory=list)
+    #: the CSV files read so far (relative path -> rows): the sections and the sample views read
+    #: the dedup stages' ``removed.csv`` and ``contamination.csv`` from here, once
+    _csv_rows: dict[str, list[dict[str, str]] | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -92,7 +95,17 @@ class RunFolder:
         return rows
 
     def csv(self, relative: str) -> list[dict[str, str]] | None:
-        """Return the rows of a CSV file with a header, or ``None`` when it is missing or unreadable."""
+        """Return the rows of a CSV file with a header, or ``None`` when it is missing or unreadable.
+
+        The file is read once per :class:`RunFolder` (the report builds every section from one);
+        each call returns a list of its own, the rows themselves shared (read them, do not edit them).
+        """
+        if relative not in self._csv_rows:
+            self._csv_rows[relative] = self._read_csv(relative)
+        rows = self._csv_rows[relative]
+        return None if rows is None else list(rows)
+
+    def _read_csv(self, relative: str) -> list[dict[str, str]] | None:
         target = self.path / relative
         if not target.is_file():
             return None

@@ -69,8 +69,8 @@ SHARED_KEYS = {
     "dedup": {"code_column": "[data] code_column", "id_column": "[data] id_column",
               "language": "[data] language", "split": "[data] split", "offline": "[run] offline"},
     "execute": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
-                "completion_column": "[data] code_column", "language": "[data] language", "stop": "[data] stop",
-                "offline": "[run] offline"},
+                "completion_column": "[data] code_column", "language": "[data] language", "split": "[data] split",
+                "stop": "[data] stop", "offline": "[run] offline"},
     # the judge scores the generation as it was executed: one stop setting for both stages
     "score": {"task_column": "[data] task_column", "sample_column": "[data] sample_column",
               "generation_column": "[data] code_column", "reference_column": "[data] reference_column",

@@ -18,6 +18,7 @@ the offline embedding model is installed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
+from workbench.formatting import count
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
@@ -49,6 +51,10 @@ class Preflight:
             config was built.
         available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
             the stages that run read (:func:`~workbench.run.runner.finished_stages`).
+        manifest: the run folder's ``run.json`` as read before any stage ran (empty when none).
+        fingerprint: the ``[data] source`` file's hash
+            (:func:`~workbench.run.runner.data_fingerprint`; ``None`` for a bundled name or hub id).
+            Both are read once, here: the planning and the run key the stages with them.
     """
 
     rows: int
@@ -56,6 +62,8 @@ class Preflight:
     notes: list[str] = field(default_factory=list)
     plans: list[StagePlan] = field(default_factory=list)
     available: set[str] = field(default_factory=set)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str | None = None
 
 
 def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
@@ -299,10 +307,13 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
-    from workbench.run.runner import finished_stages  # the runner imports this module
+    # the runner imports this module
+    from workbench.run.runner import data_fingerprint, finished_stages, read_manifest
 
+    # read once: the run folder's run.json and the data's hash key every stage, here and in the run
+    manifest, fingerprint = read_manifest(config.output), data_fingerprint(data["source"])
     # what the stages that run may read: their own outputs and those of finished stages left out
-    available = finished_stages(config, columns)
+    available = finished_stages(config, columns, manifest, fingerprint)
     inputs = stages | available
     plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
     notes: list[str] = []
@@ -348,6 +359,11 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         if plan.command is not None and not plan.skip_reason:
             plan.config()  # every rule of the job's config, before any stage runs
 
+    @functools.cache
+    def data_tasks() -> frozenset[str]:
+        """The data's task ids, read once for every problem set a stage checks them against."""
+        return frozenset(str(task) for task in _column_values(loaded, data["task_column"]))
+
     against = config.sections["decontaminate"].get("against")
     if against and "decontaminate" in stages:
         _load("[decontaminate] against", against, offline=config.offline)
@@ -359,7 +375,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             problems = load_problems(execution)
         except WorkbenchError as error:
             raise _led_by("[execute] problems", error, plans["execute"]) from None
-        _check_tasks(config, loaded, "execute", execution.problems, problems)
+        _check_tasks(config, data_tasks(), "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
@@ -372,12 +388,13 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             score_config = plans[name].config()
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
-                _check_tasks(config, loaded, "score", score_config.problems, texts)
+                _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, inputs, notes)
     _check_executed_all(plans, inputs, rows, notes)
-    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()), available=available)
+    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()), available=available,
+                     manifest=manifest, fingerprint=fingerprint)
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
@@ -431,23 +448,27 @@ def _check_unique_ids(config: PipelineConfig, loaded: LoadedDataset, enabled: se
         _check_unique(ids, data["id_column"], "[data] id_column", loaded, [data["code_column"]])
 
 
-def _check_tasks(config: PipelineConfig, loaded: LoadedDataset, table: str, problems_source: str,
+def _check_tasks(config: PipelineConfig, data_tasks: frozenset[str], table: str, problems_source: str,
                  problems: Mapping[str, Any]) -> None:
     """Every task of the data is in the problem set a stage reads (``[execute] problems``, or
     ``[score] problems`` where it supplies prompts or references), before any stage runs.
+
+    Args:
+        data_tasks: the task ids of ``[data] source`` (``[data] task_column``, as text), read once
+            for every stage that checks them.
 
     Raises:
         ConfigError: naming the task ids, the keys and how to fix them.
     """
     data = config.data
-    unknown = sorted({str(task) for task in _column_values(loaded, data["task_column"])} - set(problems))
+    unknown = sorted(data_tasks - set(problems))
     if not unknown:
         return
     shown = ", ".join(repr(task) for task in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
     known = ", ".join(list(problems)[:3])
     raise ConfigError(
-        f"{len(unknown)} task id(s) of [data] source ({data['source']}) are not in [{table}] problems "
-        f"({problems_source}): {shown}; it has {len(problems)} task(s), e.g. {known}. Set [{table}] problems to the "
+        f"{count(len(unknown), 'task id')} of [data] source ({data['source']}) {'is' if len(unknown) == 1 else 'are'} "
+        f"not in [{table}] problems ({problems_source}): {shown}; it has {count(len(problems), 'task')}, e.g. {known}. Set [{table}] problems to the "
         f"problem set these generations were made for, or the task id column of either side with [data] "
         f"task_column / [{table}] problem_task_column"
     )

@@ -106,7 +106,7 @@ def _now() -> str:
 
 
 def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
-               legacy_root: str | None = None, legacy_neutral: bool = True) -> str:
+               legacy_root: str | None = None, legacy_neutral: bool = True, reselected_neutral: bool = True) -> str:
     """A stage's key: a hash of its command, its arguments that can change its outputs
     (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
     the keys of the stages it reads (``keys``) and the data's fingerprint.
@@ -114,10 +114,12 @@ def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | No
     Args:
         legacy_root: the key an earlier version recorded for the run folder spelled so (its
             paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`);
-            ``legacy_neutral`` as in :meth:`~workbench.run.stages.StagePlan.key_argv`.
+            ``legacy_neutral`` and ``reselected_neutral`` as in
+            :meth:`~workbench.run.stages.StagePlan.key_argv`.
     """
     fields: dict[str, Any] = {"command": plan.command,
-                              "argv": plan.key_argv(legacy_root=legacy_root, legacy_neutral=legacy_neutral),
+                              "argv": plan.key_argv(legacy_root=legacy_root, legacy_neutral=legacy_neutral,
+                                                    reselected_neutral=reselected_neutral),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -214,19 +216,22 @@ def data_fingerprint(source: str) -> str | None:
 def _plan_keys(plans: Sequence[StagePlan], fingerprint: str | None,
                legacy_roots: Iterable[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Each stage's key (:func:`_stage_key`), and the keys an earlier version would have recorded
-    for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`): stage -> key,
+    for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`), or with
+    :data:`~workbench.run.stages.RESELECTED_OPTIONS` (``[score] limit``) in the key: stage -> key,
     stage -> those keys."""
     keys: dict[str, str] = {}
     for plan in plans:
         keys[plan.name] = _stage_key(plan, keys, fingerprint)
+    # the options left out then, and those left out now (an earlier run without --offline)
+    variants: list[dict[str, Any]] = [{"legacy_root": root, "legacy_neutral": neutral}
+                                      for root in dict.fromkeys(legacy_roots) for neutral in (True, False)]
+    variants.append({"reselected_neutral": False})
     legacy: dict[str, set[str]] = {plan.name: set() for plan in plans}
-    for root in dict.fromkeys(legacy_roots):
-        # the options left out then, and those left out now (an earlier run without --offline)
-        for neutral in (True, False):
-            spelled: dict[str, str] = {}
-            for plan in plans:
-                spelled[plan.name] = _stage_key(plan, spelled, fingerprint, legacy_root=root, legacy_neutral=neutral)
-                legacy[plan.name].add(spelled[plan.name])
+    for variant in variants:
+        spelled: dict[str, str] = {}
+        for plan in plans:
+            spelled[plan.name] = _stage_key(plan, spelled, fingerprint, **variant)
+            legacy[plan.name].add(spelled[plan.name])
     return keys, legacy
 
 
@@ -249,10 +254,10 @@ def _legacy_roots(config: PipelineConfig, recorded: dict[str, Any]) -> list[str]
 def _keyed(config: PipelineConfig, plans: Sequence[StagePlan], manifest: dict[str, Any],
            fingerprint: str | None) -> tuple[dict[str, str], dict[str, dict[str, Any]], list[str]]:
     """Each stage's key (:func:`_stage_key`) and its record in ``manifest`` (a ``run.json`` as
-    read), with the key an earlier version recorded (the run folder's paths as spelled then:
-    :func:`_plan_keys`, :func:`_legacy_roots`) replaced by the key now: a ``run.json`` written
-    before keys named the run folder relatively stays up to date (also moved, copied or named
-    otherwise).
+    read), with the key an earlier version recorded (the run folder's paths as spelled then, or
+    ``[score] limit`` in the key: :func:`_plan_keys`, :func:`_legacy_roots`) replaced by the key
+    now: a ``run.json`` written before keys named the run folder relatively stays up to date (also
+    moved, copied or named otherwise), and so does one written while the limit was in the key.
 
     Returns:
         stage -> key, stage -> record (empty when none), and the stages re-keyed so.
@@ -315,7 +320,7 @@ def _retry(plan: StagePlan, before: dict[str, Any], key: str, only: Sequence[str
     return plan.retry_failed or plan.name in only or bool(plan.call_settings_changed(before.get("options")))
 
 
-def _read_manifest(run_dir: Path) -> dict[str, Any]:
+def read_manifest(run_dir: Path) -> dict[str, Any]:
     """``run_dir``'s ``run.json`` (empty when there is none, or it is damaged)."""
     path = run_dir / MANIFEST_FILE
     if not path.is_file():
@@ -340,7 +345,7 @@ def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path
     files as they are."""
     return (before.get("status") == "done" and before.get("key") == key
             and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir)
-            and not _refresh(plan, before, key))
+            and not _refresh(plan, before, key) and not _reselect(plan, before, key))
 
 
 def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
@@ -351,7 +356,17 @@ def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
     return plan.refreshed(before.get("options"))
 
 
-def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
+def _reselect(plan: StagePlan, before: dict[str, Any], key: str) -> dict[str, tuple[Any, Any]]:
+    """The options of a stage with this key that only choose its rows (``[score] limit``) and differ
+    from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.reselected`): name ->
+    (recorded value, value now)."""
+    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
+        return {}
+    return plan.reselected(before.get("options"))
+
+
+def finished_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, Any],
+                    fingerprint: str | None) -> set[str]:
     """The stages that ``[run] stages`` leaves out but that finished and are up to date in the
     run folder: the stages that run read their outputs (:func:`~workbench.run.stages.plan_stages`),
     as they do after ``--stage``.
@@ -363,15 +378,15 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
     Args:
         config: the validated configuration.
         columns: the dataset's column names.
+        manifest: the run folder's ``run.json`` as read (:func:`read_manifest`).
+        fingerprint: the data's hash (:func:`data_fingerprint`).
 
     Returns:
         the stage names (empty for a new run folder).
     """
-    manifest = _read_manifest(config.output)
     previous = _stage_records(manifest)
     if not previous:
         return set()
-    fingerprint = data_fingerprint(config.data["source"])
     available: set[str] = set()
     for name in STAGES:
         if name in config.stages or previous.get(name, {}).get("status") != "done":
@@ -389,12 +404,13 @@ def finished_stages(config: PipelineConfig, columns: set[str]) -> set[str]:
 class Manifest:
     """``run.json``: read at start, rewritten after every stage change (atomic replace)."""
 
-    def __init__(self, run_dir: Path, config: PipelineConfig):
+    def __init__(self, run_dir: Path, config: PipelineConfig, previous: dict[str, Any] | None = None):
+        """``previous``: the folder's ``run.json`` as the preflight read it (:func:`read_manifest`;
+        ``None``: read it now). A damaged one reads as none: every stage runs again."""
         from workbench import __version__
 
         self.path = run_dir / MANIFEST_FILE
-        # a damaged manifest reads as none: every stage runs again, nothing is trusted
-        self.previous: dict[str, Any] = _read_manifest(run_dir)
+        self.previous: dict[str, Any] = read_manifest(run_dir) if previous is None else previous
         previous_stages = _stage_records(self.previous)
         self.data: dict[str, Any] = {
             "config": config.raw,
@@ -455,6 +471,9 @@ class Decision(NamedTuple):
     #: its row file (``execute/results.jsonl``, ``scores.jsonl``) was edited since it finished
     #: (:func:`_rows_edited`): it runs again from scratch, as a resume would keep the edited rows
     rows_edited: bool
+    #: its options that only choose its rows (``[score] limit``) and differ from those it finished
+    #: with (:func:`_reselect`): name -> (recorded, now); it resumes
+    reselect: dict[str, tuple[Any, Any]]
 
 
 def _decide(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path, *, only: Sequence[str],
@@ -474,30 +493,32 @@ def _decide(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path, *,
     ``retry_failed``.
     """
     if plan.skip_reason and not (only and plan.name in only and plan.skip_reason == NOT_IN_STAGES):
-        return Decision("skipped", {}, [], [], False)
+        return Decision("skipped", {}, [], [], False, {})
     if only and plan.name not in only and plan.command is not None:
-        return Decision("not selected", {}, [], [], False)  # the report (no command) always follows, so it is never stale
+        return Decision("not selected", {}, [], [], False, {})  # the report (no command) always follows, so it is never stale
     same_key = before.get("key") == key
     changed = changed_files(before.get("files"), run_dir) if same_key else []
     refresh = _refresh(plan, before, key)
+    reselect = _reselect(plan, before, key)
     retry = _retry(plan, before, key, only)
     rows_edited = _rows_edited(plan, before, changed, run_dir)
     outputs_there = all(path.exists() for path in plan.outputs)
     upstream_reran = any(a in rerun for a in plan.after)
     if (not force and not only and same_key and before.get("status") == "done" and outputs_there
-            and not changed and not refresh and not retry and not upstream_reran and plan.command is not None):
-        return Decision("up-to-date", {}, changed, refresh, rows_edited)
+            and not changed and not refresh and not reselect and not retry and not upstream_reran
+            and plan.command is not None):
+        return Decision("up-to-date", {}, changed, refresh, rows_edited, reselect)
     if plan.command in _RESUMABLE:
         # a killed stage has its row files but not always its final outputs: resume from those
         rows_there = all(path.exists() for path in plan.partial or plan.outputs)
         if same_key and not force and before.get("status") in {"running", "failed", "interrupted", "done"} \
                 and rows_there and not upstream_reran and not rows_edited:
             changes = {"resume": True, **({"retry_failed": True} if retry or plan.retry_failed else {})}
-            return Decision("resume", changes, changed, refresh, rows_edited)
+            return Decision("resume", changes, changed, refresh, rows_edited, reselect)
         if any(path.exists() for path in [*plan.outputs, *plan.partial]) or \
                 any(path.parent.exists() for path in plan.outputs):
-            return Decision("run", {"overwrite": True}, changed, refresh, rows_edited)
-    return Decision("run", {}, changed, refresh, rows_edited)
+            return Decision("run", {"overwrite": True}, changed, refresh, rows_edited, reselect)
+    return Decision("run", {}, changed, refresh, rows_edited, reselect)
 
 
 def _rows_edited(plan: StagePlan, before: dict[str, Any], changed: Sequence[str], run_dir: Path) -> bool:
@@ -523,11 +544,15 @@ def _remove_stale_outputs(plan: StagePlan) -> None:
             path.unlink()
 
 
-def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[str] = (),
+def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str] = (),
             force: bool = False) -> list[tuple[StagePlan, str]]:
     """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
 
     Assumes every stage that runs succeeds (so its dependants run too).
+
+    Args:
+        config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight`
+            found for it (its plans, and ``run.json`` and the data's hash as it read them).
 
     Returns:
         ``(plan, action)`` per stage, action as in :func:`_decide`.
@@ -535,7 +560,8 @@ def preview(config: PipelineConfig, plans: list[StagePlan], *, only: Iterable[st
     only = check_stage_names(only)
     rerun: set[str] = set()
     actions = []
-    keys, previous, _ = _keyed(config, plans, _read_manifest(config.output), data_fingerprint(config.data["source"]))
+    plans = preflight.plans
+    keys, previous, _ = _keyed(config, plans, preflight.manifest, preflight.fingerprint)
     for plan in plans:
         action = _decide(plan, previous.get(plan.name, {}), keys[plan.name], config.output,
                          only=only, force=force, rerun=rerun).action
@@ -598,14 +624,14 @@ def run_pipeline(
     plans = preflight.plans
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(run_dir, config)
+    manifest = Manifest(run_dir, config, preflight.manifest)
     manifest.record_plan(plans)
     manifest.save()
     result = RunResult(run_dir, preflight)
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
     stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
-    fingerprint = data_fingerprint(config.data["source"])
+    fingerprint = preflight.fingerprint  # hashed once, by the preflight
     manifest.data["data_fingerprint"] = fingerprint
     # rekeyed: the stages whose run.json record had an earlier version's key
     keys, previous, rekeyed = _keyed(config, plans, manifest.previous, fingerprint)
@@ -615,8 +641,8 @@ def run_pipeline(
         before = previous.get(plan.name, {})
         if plan.name in rekeyed:
             manifest.data["stages"][plan.name]["key"] = key
-        action, changes, changed, refresh, rows_edited = _decide(plan, before, key, run_dir, only=only, force=force,
-                                                                 rerun=rerun)
+        action, changes, changed, refresh, rows_edited, reselect = _decide(plan, before, key, run_dir, only=only,
+                                                                           force=force, rerun=rerun)
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -711,11 +737,16 @@ def run_pipeline(
         refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
                         "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
                         "the new columns without scoring again" if refresh and resumed else None)
+        # ... or because options that only choose its rows changed: only the new rows were scored
+        reselect_note = (f"{', '.join(f'[{plan.table}] {name}' for name in reselect)} changed since it finished "
+                         f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
+                         "resumed, keeping the finished rows of the samples still selected and scoring only the "
+                         "new ones" if reselect and resumed else None)
         retried = failed_rows(before) if changes.get("retry_failed") else 0
         retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
                       "finished rows" if retried else None)
         detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
-                                             retry_note) if part) or None
+                                             reselect_note, retry_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
@@ -723,13 +754,22 @@ def run_pipeline(
     jobs_rekeyed = [plan.name for plan in plans if plan.name in rekeyed and plan.command is not None]
     if jobs_rekeyed:
         result.notes.append(
-            f"run.json was written by an earlier version, whose stage keys named the run folder as spelled then: "
-            f"recorded anew for {', '.join(jobs_rekeyed)} (nothing ran again for it); the folder may now be "
-            "named otherwise, moved or copied")
+            f"run.json was written by an earlier version, whose stage keys named the run folder as spelled then "
+            f"(or held [score] limit): recorded anew for {', '.join(jobs_rekeyed)} (nothing ran again for it); the "
+            "folder may now be named otherwise, moved or copied, and another [score] limit resumes the score stage")
     manifest.data["finished"] = _now()
     manifest.save()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _shown(value: Any) -> str:
+    """An option's value in a note: ``none`` for an unset one, a list as its entries."""
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _write_report(run_dir: Path) -> tuple[Path, Path]:

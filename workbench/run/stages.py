@@ -42,6 +42,7 @@ from workbench.options import JobConfig, OptionError, command_line_args
 from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 from workbench.score.config import ScoreConfig
+from workbench.formatting import count
 
 #: the flags of a stage's output paths on its command line (they are not config fields)
 _OUTPUT_FLAGS = {"output": "--output", "json_path": "--json", "plot_path": "--plot"}
@@ -93,6 +94,20 @@ CALL_OPTIONS: Mapping[str, tuple[str, ...]] = {
 #: compares them with the options recorded in ``run.json`` (:meth:`StagePlan.refreshed`).
 REFRESHED_OPTIONS: Mapping[str, frozenset[str]] = {
     "score": frozenset({"carry"}),
+}
+
+#: options of a resumable stage's job that only choose which rows it has (``score``'s ``limit`` and
+#: ``method_limit``), left out of the stage key: when they changed since the stage finished, the
+#: stage resumes, and the job keeps the finished rows of the samples still selected, scores only
+#: the new ones and sets the others aside (``scores.unselected.jsonl``, taken back by a later
+#: resume that selects them again). Both selections are prefix-stable: ``first`` takes the rows
+#: in file order, ``stratified`` cuts one seeded order drawn over every row
+#: (:func:`~workbench.score.selection.stratified_subset`), so a larger limit only adds samples and a
+#: smaller one keeps a prefix of them. What changes the order itself (``select``, ``select_seed``,
+#: ``stratify_column``) stays in the key. The runner compares them with the options recorded in
+#: ``run.json`` (:meth:`StagePlan.reselected`); the stages after the stage run again, as it resumed.
+RESELECTED_OPTIONS: Mapping[str, frozenset[str]] = {
+    "score": frozenset({"limit", "method_limit"}),
 }
 
 #: the keys of an earlier version (``run.json`` written before the run folder's paths counted
@@ -163,7 +178,8 @@ class StagePlan:
             return f"{NOT_IN_STAGES} (finished and up to date: the stages after it read its outputs)"
         return self.skip_reason
 
-    def key_argv(self, legacy_root: str | None = None, legacy_neutral: bool = True) -> list[str]:
+    def key_argv(self, legacy_root: str | None = None, legacy_neutral: bool = True,
+                 reselected_neutral: bool = True) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
         stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
@@ -177,10 +193,14 @@ class StagePlan:
             legacy_neutral: with ``legacy_root``, leave out :data:`LEGACY_NEUTRAL_OPTIONS` (the key
                 as it was); ``False``: :data:`OUTPUT_NEUTRAL_OPTIONS`, so that an option left out
                 of the key since (``--offline``) that the earlier run did not set matches too.
+            reselected_neutral: ``False``: keep :data:`RESELECTED_OPTIONS` in the key, as the
+                version before they were left out of it did (to recognise its ``run.json``).
         """
         command = self.command or ""
         if legacy_root is None:
             neutral = OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset()) | REFRESHED_OPTIONS.get(command, frozenset())
+            if reselected_neutral:
+                neutral |= RESELECTED_OPTIONS.get(command, frozenset())
             argv = list(self.argv if self.relative_argv is None else self.relative_argv)
         else:
             neutral = (LEGACY_NEUTRAL_OPTIONS if legacy_neutral else OUTPUT_NEUTRAL_OPTIONS).get(command, frozenset())
@@ -199,15 +219,23 @@ class StagePlan:
     def refreshed(self, recorded: Any) -> list[str]:
         """The :data:`REFRESHED_OPTIONS` whose values differ from ``recorded`` (the options
         ``run.json`` recorded when the stage ran; anything else: none can be told apart)."""
-        names = REFRESHED_OPTIONS.get(self.command or "", frozenset())
+        return sorted(self._differing(REFRESHED_OPTIONS, recorded))
+
+    def reselected(self, recorded: Any) -> dict[str, tuple[Any, Any]]:
+        """The :data:`RESELECTED_OPTIONS` whose values differ from ``recorded`` (as
+        :meth:`refreshed`): name -> (recorded value, value now), by name."""
+        return dict(sorted(self._differing(RESELECTED_OPTIONS, recorded).items()))
+
+    def _differing(self, options: Mapping[str, frozenset[str]], recorded: Any) -> dict[str, tuple[Any, Any]]:
+        names = options.get(self.command or "", frozenset())
         if not names or not isinstance(recorded, dict):
-            return []
+            return {}
         try:
             current = self.config().effective_options()
         except ConfigError:  # the same arguments as a stage that ran: not seen; the preflight says why
-            return []
-        return sorted(name for name in names if name in recorded
-                      and json.dumps(recorded[name], default=str) != json.dumps(current.get(name), default=str))
+            return {}
+        return {name: (recorded[name], current.get(name)) for name in names if name in recorded
+                and json.dumps(recorded[name], default=str) != json.dumps(current.get(name), default=str)}
 
     def call_settings_changed(self, recorded: Any) -> list[str]:
         """The options that decide whether an LLM call fails (:data:`CALL_OPTIONS`) whose values
@@ -292,8 +320,10 @@ def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     if summary.sandbox_errors:
         # a stage recorded done is not run again: the samples without a row would stay unrun
         raise WorkbenchError(
-            f"{summary.sandbox_errors} sample(s) were not run because the sandbox itself failed for them "
-            f"(no result row; {summary.executed} rows written). Rerun the same command to run them."
+            f"{count(summary.sandbox_errors, 'sample')} {'was' if summary.sandbox_errors == 1 else 'were'} not run "
+            f"because the sandbox itself failed for {'it' if summary.sandbox_errors == 1 else 'them'} (no result row; "
+            f"{count(summary.executed, 'row')} written). Rerun the same command to run "
+            f"{'it' if summary.sandbox_errors == 1 else 'them'}."
         )
     return summary
 
@@ -481,8 +511,9 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     values = {
         "task_column": data["task_column"],
         "sample_column": data["sample_column"] if data["sample_column"] in columns else None,
-        "completion_column": data["code_column"], "language": data["language"], "stop": data["stop"],
-        "offline": config.offline or None, **config.sections["execute"], "output": str(layout / RunLayout.EXECUTE_RESULTS),
+        "completion_column": data["code_column"], "language": data["language"], "split": data["split"],
+        "stop": data["stop"], "offline": config.offline or None, **config.sections["execute"],
+        "output": str(layout / RunLayout.EXECUTE_RESULTS),
     }
     plan = StagePlan("execute", "execute", outputs=layout.outputs("execute"), partial=layout.partial("execute"),
                      table="execute")
@@ -548,8 +579,10 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
             plan.after.append("score_all")
             _job(plan, wide["all"], values)
         else:
-            # the shipped columns are read from the dataset itself
+            # the shipped columns are read from the dataset itself: its [data] split, as every stage
+            # reads it (a [correlate] split of its own still wins)
             values = {"task_column": data["task_column"], "sample_column": data["sample_column"],
+                      "split": [data["split"]] if data["split"] else None,
                       "metric": shipped, **{k: v for k, v in values.items() if k != "metric"},
                       **_comparisons_for(correlate, shipped), "offline": config.offline or None}
             if shipped:

@@ -21,7 +21,10 @@ and at the end of the run each new row replaces its error row (``scores.jsonl`` 
 atomically with one current row per (task, sample, method); the failed attempts' traces stay
 in ``traces.jsonl``). The kept rows of the run's samples take the carried columns as they are
 now (``carry``: copies of input columns, not scores), so a resume with another ``--carry``
-brings them up to date without scoring again.
+brings them up to date without scoring again. A resume with a smaller ``limit`` (or
+``method_limit``) keeps the finished rows of the samples still selected; the rows of the others
+move to ``scores.unselected.jsonl``, out of the tables and counts, and come back, unscored again,
+with a later resume that selects them (:func:`~workbench.score.wide_table.keep_current_rows`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from workbench.data.loading import require_text_columns
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
+from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
@@ -58,8 +62,10 @@ from workbench.score.wide_table import (
     RUN_FILE,
     SCORES_FILE,
     TRACES_FILE,
+    UNSELECTED_FILE,
     WIDE_SCORES_FILE,
     keep_current_rows,
+    unselected_path,
     write_wide_table,
 )
 
@@ -599,10 +605,13 @@ def score_samples(
 
         done: set[tuple[str, str, str]] = set()
         if config.resume:
-            for row in read_jsonl(scores_path):
+            # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
+            for row in [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)]:
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
                     continue
                 done.add((*row_key(row), row["method"]))
+        else:
+            unselected_path(scores_path).unlink(missing_ok=True)  # an earlier run's, as its scores.jsonl
 
         llm = None
         cache = None
@@ -639,6 +648,14 @@ def score_samples(
         def wanted(sample: Sample, method: ScoringMethod) -> bool:
             return position[sample.key] < limits.get(method.name, len(samples))
 
+        own_methods = {method.name: method for method in methods}
+
+        def selected(row: dict[str, Any]) -> bool:
+            """A row of this run's selection, or of a method it does not run (kept as it was)."""
+            method = own_methods.get(row.get("method"))
+            key = row_key(row)
+            return method is None or (key in position and wanted(samples[position[key]], method))
+
         def work(sample: Sample) -> list[dict[str, Any]]:
             rows = []
             for method in methods:
@@ -671,7 +688,8 @@ def score_samples(
         stopped = threading.Event()  # set on an interrupt: workers start no further method
         pairs = [(s, m) for s in samples for m in methods if wanted(s, m)]
         todo = list({id(s): s for s, m in pairs if (*s.key, m.name) not in done}.values())
-        # only this run's (sample, method) pairs: rows of other methods or samples are kept, not counted
+        # only this run's (sample, method) pairs: rows of other methods are kept, not counted; rows of
+        # samples it does not select are set aside at the end (selected)
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
@@ -703,7 +721,8 @@ def score_samples(
                 cache.close()
             # also after an interrupt or a configuration error: the rows written so far stay usable,
             # and a row scored again (--retry-failed) replaces its error row in scores.jsonl
-            keep_current_rows(scores_path, refresh=_carried_now(samples) if config.resume else None)
+            set_aside = keep_current_rows(scores_path, refresh=_carried_now(samples) if config.resume else None,
+                                          selected=selected if config.resume else None)
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
         usage = llm.usage if llm is not None else Usage()
@@ -726,7 +745,7 @@ def score_samples(
             paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
                    "run": str(run_path)},
             config=record,
-            notes=[*loading_notes, *sample_notes(samples, config)],
+            notes=[*loading_notes, *sample_notes(samples, config), *_set_aside_note(set_aside)],
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
         atomic_write(run_path, json.dumps({**asdict(report), "options": options, "status": "finished"},
@@ -999,6 +1018,16 @@ def _open_storage(config: ScoreConfig, out: Path):
     if config.chroma_host:
         return SemanticStorage.http(config.chroma_host, config.chroma_port, embedder)
     return SemanticStorage.persistent(out / "chroma", embedder)
+
+
+def _set_aside_note(rows: int) -> list[str]:
+    """The sentence on the finished rows a resumed run set aside (none when it set none aside)."""
+    if not rows:
+        return []
+    note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
+            f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}, out of the tables; a "
+            "--resume that selects them again takes them back without scoring")
+    return [note]
 
 
 def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from workbench.data.samples import SampleKey, row_key
@@ -16,10 +17,19 @@ SCORES_FILE = "scores.jsonl"
 WIDE_SCORES_FILE = "scores_wide.jsonl"
 TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
+#: the finished rows of samples a resumed run no longer selects (:func:`keep_current_rows`)
+UNSELECTED_FILE = "scores.unselected.jsonl"
+
+
+def unselected_path(scores_path: str | os.PathLike[str]) -> Path:
+    """Where a resumed run keeps the finished rows of samples it no longer selects
+    (:data:`UNSELECTED_FILE` next to ``scores.jsonl``)."""
+    return Path(scores_path).with_name(UNSELECTED_FILE)
 
 
 def keep_current_rows(scores_path: str | os.PathLike[str],
-                      refresh: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
+                      refresh: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                      selected: Callable[[dict[str, Any]], bool] | None = None) -> int:
     """Rewrite ``scores.jsonl`` with only the current row of each (task_id, sample_id, method).
 
     A run resumed with ``retry_failed`` appends the new row of a sample it scores again; the
@@ -29,29 +39,51 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
     the next resume or run rewrites the same way). The failed attempts' traces stay in
     ``traces.jsonl`` (one per attempt, the last being the current one).
 
+    With ``selected`` (a resumed run), the rows it refuses (samples a smaller ``--limit`` no
+    longer selects) move to :func:`unselected_path` (``scores.unselected.jsonl``) instead, and the
+    rows set aside there by an earlier resume that ``selected`` accepts come back (older than
+    the rows of ``scores.jsonl``): the tables hold the run's selection, and no finished row is
+    lost. The file set aside is written first, so a crash in between leaves a row in both files,
+    which the next resume reads as one (the newest wins).
+
     Args:
         scores_path: the run's ``scores.jsonl`` (nothing is done when it is missing).
         refresh: gives a kept row as it is to be now (a resumed run's rows take the carried
             columns the samples hold now), returning the row itself when it is unchanged.
+        selected: whether a row belongs to the run's selection (``None``: every row does, and
+            the file set aside is neither read nor written).
 
     Returns:
-        the number of superseded rows removed (0 and no refreshed row: the file was left untouched).
+        the number of rows set aside now (0 without ``selected``).
     """
-    if not os.path.exists(scores_path):
+    aside = unselected_path(scores_path)
+    earlier = list(read_jsonl(aside)) if selected is not None and aside.exists() else []
+    if not os.path.exists(scores_path) and not earlier:
         return 0
-    rows = list(read_jsonl(scores_path))
+    rows = list(read_jsonl(scores_path)) if os.path.exists(scores_path) else []
+    combined = [*earlier, *rows]
     newest: dict[tuple[Any, ...], int] = {}
-    for index, row in enumerate(rows):
+    for index, row in enumerate(combined):
         newest[(*row_key(row), row.get("method"))] = index
-    kept = [rows[index] for index in sorted(newest.values())]
+    kept = [combined[index] for index in sorted(newest.values())]
+    outside: list[dict[str, Any]] = []
+    if selected is not None:
+        outside = [row for row in kept if not selected(row)]
+        kept = [row for row in kept if selected(row)]
+        if outside:
+            with atomic_open(aside) as handle:
+                for row in outside:
+                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        elif aside.exists():
+            aside.unlink()
     if refresh is not None:
         kept = [refresh(row) for row in kept]
     if len(kept) == len(rows) and all(new is old for new, old in zip(kept, rows)):
-        return 0
+        return len(outside)
     with atomic_open(scores_path) as handle:
         for row in kept:
             handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    return len(rows) - len(kept)
+    return len(outside)
 
 
 def write_wide_table(
