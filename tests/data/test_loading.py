@@ -212,6 +212,61 @@ def test_folder_of_data_files_uses_file_names_as_splits(tmp_path):
     assert {k: len(v) for k, v in loaded.splits.items()} == {"train": 2, "test": 1}
 
 
+def test_a_data_file_that_names_no_split_is_listed_and_said(tmp_path, caplog):
+    # probe 31: other.jsonl beside train.jsonl and test.jsonl was never read, and nobody was told
+    import logging
+
+    _write_jsonl(tmp_path / "train.jsonl", [{"id": "t1", "content": "a"}])
+    _write_jsonl(tmp_path / "test.jsonl", [{"id": "s1", "content": "b"}])
+    _write_jsonl(tmp_path / "other.jsonl", [{"id": "o1", "content": "c"}])
+    (tmp_path / "config.json").write_text("{}")  # a file datasets never reads as data
+    with caplog.at_level(logging.WARNING):
+        loaded = load_records(tmp_path)
+    assert {k: v["id"] for k, v in loaded.splits.items()} == {"train": ["t1"], "test": ["s1"]}
+    reasons = {s.path: (s.reason, s.split) for s in loaded.skipped}
+    assert reasons == {
+        "other.jsonl": ("its name names no split while other files' names do (train, validation, test: datasets' rule)",
+                        ""),
+        "config.json": ("a metadata file of a dataset folder (datasets does not read it as data)", ""),
+    }
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and f"{tmp_path}: 1 data file names no split and is not read: other.jsonl" in said[0]
+    assert "rename it" in said[0] and "train-other.jsonl" in said[0]
+
+
+def test_the_files_of_a_split_are_read_in_path_order(tmp_path):
+    # probe 31: dev.jsonl and validation.jsonl (both validation) were read in datasets' pattern order,
+    # validation.jsonl first, where the Spark engine sorts by path: the kept copy of a cluster differed
+    for name, ids in {"train.jsonl": ["t1"], "validation.jsonl": ["v1"], "dev.jsonl": ["d1"],
+                      "test.jsonl": ["s1"], "eval-1.jsonl": ["e1"], "sub/testing.jsonl": ["x1"]}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        _write_jsonl(tmp_path / name, [{"id": i, "content": "a"} for i in ids])
+    loaded = load_records(tmp_path)
+    assert {k: v["id"] for k, v in loaded.splits.items()} == {
+        "train": ["t1"], "validation": ["d1", "v1"], "test": ["e1", "x1", "s1"]}
+
+
+def test_a_data_file_named_for_two_splits_is_refused(tmp_path):
+    # datasets reads train_test.jsonl into both train and test: every row twice
+    _write_jsonl(tmp_path / "train.jsonl", [{"id": "t1", "content": "a"}])
+    _write_jsonl(tmp_path / "train_test.jsonl", [{"id": "b1", "content": "b"}])
+    with pytest.raises(DataError, match=r"train_test.jsonl: its name names the splits train and test"):
+        load_records(tmp_path)
+
+
+def test_folder_splits_lists_each_split_in_path_order():
+    from workbench.data.data_file_splits import folder_splits
+
+    found = folder_splits(["x/validation.jsonl", "x/dev.jsonl", "x/train.jsonl", "x/notes.jsonl", "x/config.json"],
+                          root="x/")
+    assert found.splits == {"train": ["x/train.jsonl"], "validation": ["x/dev.jsonl", "x/validation.jsonl"]}
+    assert found.unmatched == ["x/notes.jsonl"] and found.metadata == ["x/config.json"]
+    # no file names a split: all are train; one file named alone is train whatever its name
+    assert folder_splits(["b.jsonl", "a.jsonl"]).splits == {"train": ["a.jsonl", "b.jsonl"]}
+    assert folder_splits(["test.jsonl"], one_file=True).splits == {"train": ["test.jsonl"]}
+    assert folder_splits(["test.jsonl"]).splits == {"test": ["test.jsonl"]}
+
+
 def test_a_dataset_snapshot_with_a_readme_is_read_as_data(tmp_path):
     # probe 27: a Hugging Face snapshot (data/*.parquet beside README.md) was taken for a source folder
     import datasets

@@ -166,6 +166,38 @@ def test_table_output_and_parquet_and_hf_formats(small_corpus, tmp_path):
     assert saved["test"].num_rows == 2 and saved["train"].num_rows == 2  # train copies removed instead
 
 
+def test_json_lines_splits_keep_every_value_of_the_other_columns(tmp_path):
+    # probe 31: the JSON Lines splits rounded floats to 10 digits (0.1234567890123456789 -> 0.123456789),
+    # wrote NaN and Infinity as null and a timestamp as epoch milliseconds; kept.csv and parquet kept them
+    rng = random.Random(4)
+    rows = [
+        {"id": "a", "content": make_function(rng, "a"), "score": 0.1234567890123456789, "tiny": 1e-300,
+         "nan": float("nan"), "inf": float("inf"), "i": 2**62 + 1, "big": 2**70 + 1, "at": "2020-01-02T03:04:05",
+         "meta": {"stars": 3, "tags": ["x"]}},
+        {"id": "b", "content": make_function(rng, "b"), "score": 2 / 3, "tiny": -0.0, "nan": 1.5,
+         "inf": float("-inf"), "i": -(2**63), "big": 5, "at": "2021-12-31T23:59:59", "meta": {"stars": 0, "tags": []}},
+    ]
+    data = write_jsonl(tmp_path / "train.jsonl", rows)  # Python's json writes NaN and Infinity as such
+    out = tmp_path / "out"
+    run_dedup(str(data), DedupConfig(workers=1, min_tokens=1), output_dir=out)
+    written = (out / "train.jsonl").read_text().splitlines()
+    back = [json.loads(line) for line in written]
+    assert [row["id"] for row in back] == ["a", "b"]
+    for row, original in zip(back, rows):
+        for column in ("score", "tiny", "i", "at", "meta", "content"):
+            assert repr(row[column]) == repr(original[column]), column
+        assert repr(row["inf"]) == repr(original["inf"])
+    assert repr(back[0]["nan"]) == "nan" and back[1]["nan"] == 1.5
+    assert '"nan":NaN' in written[0] and '"inf":-Infinity' in written[1]  # the literals the input had
+    # Arrow reads an integer beyond int64 as a float64 (every cell of its column): that double is written
+    assert back[0]["big"] == float(2**70 + 1) and back[1]["big"] == 5.0
+    # what datasets reads back is what it read from the input
+    again = datasets.load_dataset("json", data_files=str(out / "train.jsonl"), split="train")
+    source = datasets.load_dataset("json", data_files=str(data), split="train")
+    assert again.features == source.features
+    assert repr(again.to_list()) == repr(source.to_list())
+
+
 def test_against_humaneval_drops_contaminated_rows(tmp_path):
     problems = load_humaneval()
     rows = [

@@ -8,6 +8,7 @@ path, a scheme without its connector (input or output), a missing column."""
 
 from __future__ import annotations
 
+import csv
 import filecmp
 import json
 import subprocess
@@ -137,14 +138,56 @@ def test_splits_named_by_the_files_as_the_local_loader_names_them(spark, corpus,
     assert local.result.rows.ids == on_spark.result.rows.ids and local.result.clusters == on_spark.result.clusters
 
 
+def test_both_engines_read_a_folders_splits_in_one_order_and_say_the_files_they_leave_out(spark, tmp_path, caplog):
+    """probe 31: dev.jsonl + validation.jsonl (both validation) and test.jsonl + eval-1.jsonl (both test) were
+    read in datasets' pattern order by the local engine and in path order by Spark, so a cluster across them
+    kept another row; other.jsonl (no split) was dropped silently by both."""
+    import logging
+
+    def code(name: str) -> str:
+        return f"def {name}(values):\n    total = 0\n    for v in values:\n        total += v * 3\n    return total\n"
+
+    files = {"train.jsonl": [("t1", code("alpha"))], "validation.jsonl": [("v1", code("beta"))],
+             "dev.jsonl": [("d1", code("beta"))], "test.jsonl": [("s1", code("gamma"))],
+             "eval-1.jsonl": [("e1", code("gamma"))], "other.jsonl": [("o1", code("alpha"))]}
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name, rows in files.items():
+        (folder / name).write_text("".join(json.dumps({"id": i, "content": c, "x": 0.1234567890123456789}) + "\n"
+                                           for i, c in rows))
+    options = {"code_column": "content", "id_column": "id", "workers": 1, "min_tokens": 1, "output_format": "jsonl"}
+    said = {}
+    for engine, source in (("local", str(folder)), ("spark", folder.as_uri())):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="workbench.data.data_file_splits"):
+            run = run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+        said[engine] = [r.getMessage().replace(source, "<folder>") for r in caplog.records
+                        if r.name == "workbench.data.data_file_splits"]
+        assert run.result.rows.ids == ["t1", "d1", "v1", "e1", "s1"]  # each split's files in path order
+        assert list(run.result.rows.split_ranges) == ["train", "validation", "test"]
+        assert sorted(sorted(map(str, (run.result.rows.ids[m] for m in c))) for c in run.result.clusters) == [
+            ["d1", "v1"], ["e1", "s1"]]
+        assert {run.result.rows.ids[i] for i in run.result.removed} == {"v1", "s1"}  # the first copy is kept
+    assert len(said["local"]) == 1 and said["local"] == said["spark"]
+    assert "<folder>: 1 data file names no split and is not read: other.jsonl" in said["local"][0]
+    same_small_outputs(tmp_path / "local", tmp_path / "spark")
+    for name in ("kept.csv", "unreadable.csv"):
+        assert filecmp.cmp(tmp_path / "local" / name, tmp_path / "spark" / name, shallow=False), name
+    with open(tmp_path / "local" / "unreadable.csv") as handle:
+        assert [(r["id"], r["split"], r["reason"].split(" while")[0]) for r in csv.DictReader(handle)] == [
+            ("other.jsonl", "", "not loaded: its name names no split")]
+    for split in ("validation", "test"):
+        assert kept_rows(tmp_path / "spark" / split) == kept_rows(tmp_path / "local" / f"{split}.jsonl")
+
+
 def test_split_files_follows_datasets_rules():
     root = "s3a://b/data/"
-    assert split_files([root + "x.parquet"], root) == {"train": [root + "x.parquet"]}
+    assert split_files([root + "x.parquet"], root).splits == {"train": [root + "x.parquet"]}
     files = [root + name for name in ("test-00000-of-00001.parquet", "train-00000-of-00002.parquet",
                                       "train-00001-of-00002.parquet")]
-    assert split_files(files, root) == {"train": files[1:], "test": files[:1]}
+    assert split_files(files, root).splits == {"train": files[1:], "test": files[:1]}
     folders = [root + "train/a.jsonl", root + "validation/b.jsonl"]
-    assert split_files(folders, root) == {"train": folders[:1], "validation": folders[1:]}
+    assert split_files(folders, root).splits == {"train": folders[:1], "validation": folders[1:]}
 
 
 def test_groups_against_stubs_and_binary_rows_on_a_spark_read_input(spark, tmp_path):

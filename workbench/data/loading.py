@@ -85,16 +85,20 @@ class SkippedFile:
         undecodable: a source file of a language the folder is read in whose bytes could not be
             taken as its text (empty, binary, another encoding): part of the source tree, never
             compared; a ``files/`` output keeps it as it is.
+        no_split: a data file that no split reads (it names none while others do, or it is a
+            metadata file: :mod:`workbench.data.data_file_splits`); its :attr:`split` is ``""``.
     """
 
     path: str
     reason: str
     undecodable: bool = False
+    no_split: bool = False
 
     @property
     def split(self) -> str:
-        """The split the file would have been in (its first folder, as the loader assigns splits)."""
-        return folder_split(self.path)
+        """The split the file would have been in (its first folder, as the loader assigns splits),
+        ``""`` for a data file no split reads."""
+        return "" if self.no_split else folder_split(self.path)
 
 
 def folder_split(relative: str) -> str:
@@ -280,7 +284,9 @@ def load_records(
             ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
             (``humaneval_<lang>_grade.json``, detected by its layout and flattened to one row per
             sample, split ``"test"``; see :mod:`workbench.data.ice_score_file`); a folder of such data files
-            (split names from file names, as ``datasets`` infers them); a folder of source
+            (split names from file names, as ``datasets`` infers them, each split's files in path order;
+            a file that names no split while others do is listed in ``skipped`` and said:
+            :mod:`workbench.data.data_file_splits`); a folder of source
             files (one record per file; the split is the first sub-folder when it is one of
             :data:`FOLDER_SPLIT_NAMES`, else ``"train"``); or a hub id ``owner/name``.
         config: the hub dataset's configuration name.
@@ -299,7 +305,8 @@ def load_records(
         a :class:`LoadedDataset`.
 
     Raises:
-        DataError: empty file, unknown file type, unreadable data.
+        DataError: empty file, unknown file type, unreadable data, a data file of a folder whose
+            name names two splits.
         HubUnreachableError: a hub id while the hub cannot be reached (fails in seconds).
         MissingSplitError / MissingColumnError: ``splits`` / ``split_column`` not present.
     """
@@ -388,8 +395,8 @@ def _reason(error: BaseException) -> str:
 
 
 def _build(
-    source: str, data_files: dict[str, str | list[str]] | None, *, label: str, failure: str,
-    files: Sequence[Path] = (),
+    source: str, data_files: dict[str, str | list[str]], *, label: str, failure: str,
+    files: Sequence[Path] = (), folder: bool = False,
 ) -> dict[str, datasets.Dataset]:
     """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
 
@@ -398,8 +405,9 @@ def _build(
     'train' corresponds to no data".
 
     Args:
-        source: a builder name (``"json"``) with ``data_files``, or a folder of data files.
-        label: the file or folder as the user named it (for the messages).
+        source: a builder name (``"json"``); data_files: split -> its files (glob-escaped).
+        label: the file or folder as the user named it (for the messages); folder: ``label``
+            is a folder (an empty split is named with its files).
         failure: the message's start when datasets cannot read the data.
         files: the data files read; when datasets fails, each is checked for the usual faults
             (:func:`file_problem`), so the message names the file and line.
@@ -429,7 +437,7 @@ def _build(
     split_infos = builder.info.splits or {}
     empty = [name for name, info in split_infos.items() if not info.num_examples]
     if empty:
-        raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, data_files is not None))
+        raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, not folder))
     try:
         return dict(builder.as_dataset())
     except Exception as error:
@@ -662,22 +670,73 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
                 f"(a file, or a folder of them) or a folder of source files alone"
             )
     if data_files and (not others or not extensions):
-        for file in data_files:
-            if builders[file] in TEXT_BUILDERS:
-                require_utf8(file)
-        if glob.has_magic(str(path)):
-            # datasets finds a folder's files and splits by glob patterns rooted at the folder
-            raise DataError(f"{path}: a folder of data files whose path has [ ] * or ? cannot be read (datasets "
-                            "takes the path as a pattern); rename the folder or pass each file")
-        splits = _build(str(path), None, label=str(path), failure=f"cannot read the data files in {path}",
-                        files=data_files)
+        splits, not_read = _load_data_folder(path, data_files, builders)
         skipped = [SkippedFile(p.relative_to(path).as_posix(), "not a data file (the folder is read as a dataset)")
                    for p in others]
-        return LoadedDataset(str(path), splits, skipped=skipped + links + hidden)
+        return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language)
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
+
+
+def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str | None]
+                      ) -> tuple[dict[str, datasets.Dataset], list[SkippedFile]]:
+    """Read a folder's data files into their splits, each split's files in path order
+    (:func:`~workbench.data.data_file_splits.folder_splits`, the rule the Spark engine reads a
+    folder by), with the files not read: those that name no split while others do (also said at
+    warning level: :func:`~workbench.data.data_file_splits.say_unread`), ``datasets``' metadata
+    files, and files of another format than the folder's (the most common one, as ``datasets``
+    picks it; said too).
+
+    Raises:
+        DataError: a file named for two splits; a file that is not UTF-8 or cannot be read (see :func:`_build`).
+    """
+    from workbench.data.data_file_splits import (
+        METADATA_REASON,
+        UNMATCHED_REASON,
+        folder_splits,
+        say_unread,
+    )
+
+    relative = {p.relative_to(path).as_posix(): p for p in files}
+    found = folder_splits(relative)
+    read = [name for names in found.splits.values() for name in names]
+    builder = _folder_builder([builders[relative[name]] for name in read])
+    other_format = [name for name in read if builders[relative[name]] != builder]
+    if other_format:
+        logger.warning("%s: %d file(s) of another format than its %s files are not read: %s; one format per folder "
+                       "(convert them, or move them out)", path, len(other_format), builder,
+                       ", ".join(other_format[:5]) + (" ..." if len(other_format) > 5 else ""))
+    say_unread(str(path), found.unmatched)
+    data_files = {split: [relative[name] for name in names if name not in other_format]
+                  for split, names in found.splits.items()}
+    empty = [split for split, names in data_files.items() if not names]
+    if empty:
+        raise DataError(f"{path}: split {empty[0]!r} has only files of another format than the folder's {builder} "
+                        f"files ({', '.join(found.splits[empty[0]][:3])}); one format per folder: convert them")
+    chosen = [file for names in data_files.values() for file in names]
+    for file in chosen:
+        if builder in TEXT_BUILDERS:
+            require_utf8(file)
+    splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
+                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True)
+    not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
+                + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata]
+                + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
+                               no_split=True) for name in other_format])
+    return splits, not_read
+
+
+#: the order ``datasets`` prefers a folder's format in when as many files are of each
+_BUILDER_PREFERENCE = ("parquet", "json", "csv")
+
+
+def _folder_builder(builders: list[str | None]) -> str:
+    """The builder of a folder's data files: the most common, ``parquet`` then ``json`` then
+    ``csv`` on a draw (``datasets``' choice)."""
+    counts = {b: builders.count(b) for b in _BUILDER_PREFERENCE}
+    return max(_BUILDER_PREFERENCE, key=lambda b: (counts[b], -_BUILDER_PREFERENCE.index(b)))
 
 
 def _some(files: list[Path], root: Path, shown: int = 3) -> str:

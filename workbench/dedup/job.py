@@ -326,17 +326,19 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     split_names, groups=read.rows.groups is not None, reference=reference is not None))
             result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                            minhash=minhash, spark=spark, source=read)
-            report = build_report(result)
+            report = build_report(result, skipped_files=read.skipped)
             written: dict[str, str] = {}
             if output_dir is not None:
                 if output_uri is None:
                     try:
-                        written = write_result_files(result, report, output_dir, split_outputs=split_names)
+                        written = write_result_files(result, report, output_dir, skipped_files=read.skipped,
+                                                     split_outputs=split_names)
                     except OSError as error:
                         raise describe_write_error(output_dir, error) from error
                     splits_at = Path(output_dir).resolve().as_uri()
                 else:
-                    written = write_result_files_at(spark, result, report, output_uri, split_outputs=split_names)
+                    written = write_result_files_at(spark, result, report, output_uri, skipped_files=read.skipped,
+                                                    split_outputs=split_names)
                     splits_at = output_uri
                 with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
                     written.update(write_spark_splits(spark, read, result, splits_at, output_format,

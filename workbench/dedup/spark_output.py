@@ -58,8 +58,8 @@ def check_output_folder(spark: Any, uri: str) -> None:
         raise DataError(f"{uri}: the output path exists and is not a folder")
 
 
-def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: str,
-                          split_outputs: Sequence[str] = ()) -> dict[str, str]:
+def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: str, *,
+                          skipped_files: Sequence = (), split_outputs: Sequence[str] = ()) -> dict[str, str]:
     """Write the small outputs of a run (:func:`~workbench.dedup.writing.write_result_files`)
     into a local staging folder, then copy them to ``uri`` (created if needed; files there of
     the same names replaced, and the optional outputs this run does not write removed, as a
@@ -68,6 +68,7 @@ def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: st
     Args:
         spark: the session; result, report: the run and its report dict.
         uri: the output folder (checked before by :func:`check_output_folder`).
+        skipped_files: the data files found but not read (``unreadable.csv``).
         split_outputs: the split folders Spark writes there next, recorded in ``manifest.json``.
 
     Returns:
@@ -78,7 +79,8 @@ def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: st
     """
     base = uri.rstrip("/")
     with tempfile.TemporaryDirectory(prefix="workbench-dedup-") as staging:
-        staged = write_result_files(result, report, staging, split_outputs=list(split_outputs))
+        staged = write_result_files(result, report, staging, skipped_files=list(skipped_files),
+                                    split_outputs=list(split_outputs))
         copy_to_uri(spark, {name: Path(path) for name, path in staged.items()}, base,
                     remove=[name for name in OPTIONAL_OUTPUTS if name not in {Path(p).name for p in staged.values()}])
     return {name: f"{base}/{Path(path).name}" for name, path in staged.items()}

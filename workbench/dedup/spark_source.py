@@ -4,10 +4,12 @@ stay on the executors; the driver gets one small record per row (id, split, grou
 
 Row order (the row index every output is built on), the local loader's order for the same files:
 
-* files sorted by their path; splits from ``--split-column`` (in order of first appearance, as
-  the local loader regroups a table) or else from the file names and folders by the rule
-  ``datasets`` applies to a local folder (``train-00000-of-00002.parquet``, ``data/test/...``;
-  one file, or files that name no split: ``train``; :func:`split_files`);
+* splits from ``--split-column`` (in order of first appearance, as the local loader regroups a
+  table; files in path order) or else from the file names and folders by the rule the local
+  loader reads a folder by (:func:`workbench.data.data_file_splits.folder_splits`, ``datasets``'
+  rule: ``train-00000-of-00002.parquet``, ``data/test/...``; a file named alone, or files that
+  name no split: ``train``), each split's files in path order; files that name no split while
+  others do are not read, said and listed as the local loader does (:func:`split_files`);
 * inside a file, the rows in file order: Spark reads a file in blocks (``_metadata.file_block_start``)
   and each block whole, in order, inside one partition; so a running count per (split, file,
   block) in each partition is the row's position there, and the driver lays the blocks out in
@@ -26,12 +28,14 @@ from __future__ import annotations
 
 import functools
 import re
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
+from workbench.data.data_file_splits import METADATA_REASON, UNMATCHED_REASON, FolderSplits, folder_splits, say_unread
 from workbench.data.language_column import language_value
+from workbench.data.loading import SkippedFile
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
 
@@ -75,6 +79,8 @@ class SparkSource:
         keyed: the persisted read the items come from.
         input_format: ``parquet`` or ``json``.
         files: the data files read, in order.
+        skipped: the data files found but not read (relative to the folder), as the local
+            loader lists them (:attr:`workbench.data.loading.LoadedDataset.skipped`).
     """
 
     rows: DedupRows
@@ -83,6 +89,7 @@ class SparkSource:
     keyed: Any
     input_format: str
     files: list[str]
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     def release(self) -> None:
         """Unpersist what the read keeps on the executors."""
@@ -113,13 +120,24 @@ class SomeCodes:
 # ---------------------------------------------------------------- listing and checking the input
 
 
-def list_files(spark: Any, source: str, input_format: str = "auto") -> tuple[str, list[str], str]:
+@dataclass
+class Listing:
+    """What :func:`list_files` found: ``format`` (``parquet`` or ``json``), the file URIs sorted,
+    the folder (``root``, ending in ``/``) the split names are read relative to, and whether the
+    source named one file (``one_file``: it is ``train``, as the local loader reads a file alone)."""
+
+    format: str
+    files: list[str]
+    root: str
+    one_file: bool
+
+
+def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     """The data files under ``source`` (a file, a folder, searched recursively, or a glob), sorted,
     listed through Hadoop's file system for its scheme: quick, and before any long step.
 
     Returns:
-        ``(format, files, root)``: ``parquet`` or ``json``, the file URIs sorted, and the folder the
-        split names are read relative to.
+        a :class:`Listing`.
 
     Raises:
         DataError: no file system for the scheme (naming the connector to add), nothing at
@@ -159,7 +177,7 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> tuple[str
         if len(set(kinds.values())) > 1:
             raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
         input_format = next(iter(kinds.values()))
-    return input_format, files, prefix
+    return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory())
 
 
 def unreadable_message(spark: Any, source: str, error: BaseException, action: str = "read") -> str:
@@ -210,29 +228,22 @@ def _common_folder(files: list[str]) -> str:
     return common
 
 
-def split_files(files: list[str], root: str) -> dict[str, list[str]]:
-    """Split name -> its files, named as ``datasets`` names the splits of a local folder of data
-    files (its own :func:`datasets.data_files.get_data_patterns` run on the files' paths below
-    ``root``, in an in-memory file system): ``train-00000-of-00002.parquet`` and
-    ``test-00000-of-00001.parquet`` are ``train`` and ``test``; one file, or files that name no
-    split, are ``train``. Splits in ``datasets``' order (train, validation, test, then the rest)."""
-    if len(files) == 1:
-        return {"train": list(files)}
-    import fsspec
-    from datasets.data_files import DataFilesDict, get_data_patterns
+def split_files(files: list[str], root: str, *, one_file: bool = False) -> FolderSplits:
+    """Split name -> its files in the order they are read, by the rule the local loader reads a
+    folder of data files by (:func:`workbench.data.data_file_splits.folder_splits`, run on the
+    files' paths below ``root``): ``train-00000-of-00002.parquet`` and ``test-00000-of-00001.parquet``
+    are ``train`` and ``test``; files that name no split are ``train`` when no file names one, and
+    not read when another does; a split's files in path order; splits in ``datasets``' order
+    (train, validation, test, then the rest).
 
-    memory = fsspec.filesystem("memory")
-    base = f"/workbench-splits-{uuid.uuid4().hex}"
-    relative = {f"{base}/{file[len(root):]}": file for file in files}
-    try:
-        for name in relative:
-            memory.pipe(name, b"")
-        patterns = get_data_patterns(f"memory://{base}")
-        resolved = DataFilesDict.from_patterns(patterns, base_path=f"memory://{base}")
-        return {str(split): sorted(relative[name.removeprefix("memory://")] for name in names)
-                for split, names in resolved.items()}
-    finally:
-        memory.rm(base, recursive=True)
+    Args:
+        files: the file URIs; root: their folder (ending in ``/``); one_file: the source named
+            one file (``train``, whatever its name).
+
+    Raises:
+        DataError: a file named for two splits.
+    """
+    return folder_splits(files, root=root, one_file=one_file)
 
 
 # ---------------------------------------------------------------- reading
@@ -267,8 +278,20 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     from workbench.dedup.spark import _run
 
     progress = progress or _no_progress
-    input_format, files, root = list_files(spark, source, input_format)
-    by_split = {None: files} if split_column else split_files(files, root)
+    listing = list_files(spark, source, input_format)
+    input_format, files, root = listing.format, listing.files, listing.root
+    skipped: list[SkippedFile] = []
+    if split_column:
+        by_split: dict[str | None, list[str]] = {None: files}
+    else:
+        found = split_files(files, root, one_file=listing.one_file)
+        by_split = dict(found.splits)
+        unread = [file[len(root):] for file in found.unmatched]
+        say_unread(source, unread)  # in the local loader's words
+        skipped = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in unread]
+                   + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
+    # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
+    file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     frames = []
     for split, names in by_split.items():
         frame = _run("read input", lambda: spark.read.format(input_format).load(list(names)))
@@ -306,7 +329,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     if not blocks:
         keyed.unpersist()
         raise DataError(f"{source}: the input has no rows")
-    layout = _layout(blocks, None if split_column else list(by_split))
+    layout = _layout(blocks, None if split_column else list(by_split), file_order)
     if splits:
         for name in splits:
             if name not in layout.order:
@@ -336,7 +359,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # the whole rows with their index, for the written splits: read again when they are written
     indexed = spark.createDataFrame(frame.rdd.mapPartitions(functools.partial(tasks.indexed_rows, offsets)),
                                     frame.drop(FILE, BLOCK).schema.add(INDEX, "long"))
-    return SparkSource(rows, indexed, items, keyed, input_format, files)
+    return SparkSource(rows, indexed, items, keyed, input_format, [f for names in by_split.values() for f in names],
+                       skipped)
 
 
 def _split_names(column: str) -> Any:
@@ -368,14 +392,15 @@ class _Layout:
         return _Layout(list(dict.fromkeys(splits)), self.blocks_of, self.facts)
 
 
-def _layout(blocks: list[Any], split_order: list[str] | None) -> _Layout:
-    """Order the (split, file, block) records: blocks by (file, block start) inside a split; splits
-    in ``split_order`` (from the file names) or, for ``--split-column``, by their first row (as the
+def _layout(blocks: list[Any], split_order: list[str] | None, file_order: dict[str, int]) -> _Layout:
+    """Order the (split, file, block) records: blocks by (file, block start) inside a split, the
+    files in ``file_order`` (listed URI -> its place; the split's files in path order); splits in
+    ``split_order`` (from the file names) or, for ``--split-column``, by their first row (as the
     local loader regroups a table).
 
     Raises:
         SparkJobError: a block's rows came from two partitions (Spark reads a block whole in one
-            task; the positions would collide otherwise).
+            task; the positions would collide otherwise), or from a file that was not listed.
     """
     from workbench.dedup.spark import SparkJobError
 
@@ -385,11 +410,18 @@ def _layout(blocks: list[Any], split_order: list[str] | None) -> _Layout:
             raise SparkJobError(f"the rows of {block.key[1]} (block at byte {block.key[2]}) came from two partitions; "
                                 f"the row order cannot be recovered")
         facts[block.key] = block
+    # Spark's _metadata.file_path is the file's Hadoop path URL-encoded (a space as %20, % as %25)
+    place = {path: file_order.get(unquote(path)) for path in {key[1] for key in facts}}
+    unknown = sorted(path for path, number in place.items() if number is None)
+    if unknown:
+        raise SparkJobError(f"Spark read rows from {unknown[0]}, which is not among the files listed; "
+                            f"the row order cannot be recovered")
     blocks_of: dict[str, list[tuple]] = {}
-    for key in sorted(facts, key=lambda key: (key[1], key[2])):
+    for key in sorted(facts, key=lambda key: (place[key[1]], key[2])):
         blocks_of.setdefault(key[0], []).append(key)
     if split_order is None:
-        first = {split: min((key[1], key[2], facts[key].first) for key in keys) for split, keys in blocks_of.items()}
+        first = {split: min((place[key[1]], key[2], facts[key].first) for key in keys)
+                 for split, keys in blocks_of.items()}
         split_order = sorted(blocks_of, key=lambda split: first[split])
     return _Layout([split for split in split_order if split in blocks_of], blocks_of, facts)
 

@@ -15,6 +15,8 @@ included).
 from __future__ import annotations
 
 import csv
+import datetime
+import decimal
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -340,11 +342,11 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
         if output_format == "jsonl":
             path = out / f"{safe}.jsonl"
             try:
-                dataset.to_json(str(path), lines=True, force_ascii=False)
-            except (UnicodeDecodeError, TypeError, ValueError) as error:
+                write_json_lines(dataset, path)
+            except (UnicodeEncodeError, TypeError, ValueError) as error:
                 raise DataError(
-                    f"cannot write split {split!r} as JSON Lines ({error}); the data holds binary values: "
-                    f"use --output-format parquet or hf (clusters.json, pairs.csv and the report are written)"
+                    f"cannot write split {split!r} as JSON Lines ({error}): use --output-format parquet or hf "
+                    f"(clusters.json, pairs.csv and the report are written)"
                 ) from error
         else:
             path = out / f"{safe}.parquet"
@@ -352,6 +354,46 @@ def _write_splits(kept: dict, out: Path, output_format: str, written: dict[str, 
         written[f"split:{split}"] = str(path)
         if on_progress:
             on_progress(1)
+
+
+#: rows formatted and encoded at a time by :func:`write_json_lines`
+JSON_LINES_BATCH = 1000
+
+
+def write_json_lines(dataset: datasets.Dataset, path: str | Path) -> None:
+    """Write ``dataset`` to ``path`` as JSON Lines (atomically), every value as ``datasets`` read it.
+
+    Each row is ``json.dumps`` of the row ``datasets`` decodes (columns in order, compact
+    separators, UTF-8 text unescaped), so a float is written as its shortest repr (the same
+    double read back: ``0.12345678901234568``, never rounded to 10 digits as pandas' ``to_json``
+    does), an integer as its digits, NaN and Infinity as the literals ``NaN``, ``Infinity``,
+    ``-Infinity`` (what Python's ``json`` writes and reads, and ``datasets``, pandas and Spark read;
+    not ``null``), a JSON-typed column (``datasets``' ``Json``) as its values. A date or time is
+    written in ISO 8601 (``2020-01-02T03:04:05``: the text it was read from, where Arrow took a
+    JSON string for a timestamp), a ``Decimal`` as its digits in a string (exact).
+
+    Args:
+        dataset: the rows; path: the file (replaced).
+
+    Raises:
+        TypeError: a value JSON has no form for (bytes, an image); the file is not written.
+        UnicodeEncodeError: a string that is not Unicode text (a lone surrogate).
+    """
+    with atomic_open(path, "w", newline="\n") as handle:
+        for batch in dataset.iter(batch_size=JSON_LINES_BATCH):
+            columns = list(batch)
+            lines = (json.dumps(dict(zip(columns, values)), ensure_ascii=False, separators=(",", ":"),
+                                default=_json_scalar) for values in zip(*batch.values()))
+            handle.write("\n".join(lines) + "\n")
+
+
+def _json_scalar(value: object) -> object:
+    """The JSON form of a value ``json`` does not write itself (its ``default``)."""
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    raise TypeError(f"a {type(value).__name__} value has no JSON form")
 
 
 #: the columns of ``removed.csv``: the row, why it is dropped, the kept row (or reference row) of

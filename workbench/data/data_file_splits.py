@@ -1,0 +1,145 @@
+"""Which split each data file of a folder is read into, in which order, and which files no split
+reads: the one rule the local loader (:mod:`workbench.data.loading`) and the Spark engine's reader
+(:mod:`workbench.dedup.spark_source`) share, so both engines read the same rows in the same order.
+
+The split of a file is the one ``datasets`` gives it in a local folder of data files (its own
+``get_data_patterns``, run on the files' paths in an in-memory file system): a sharded
+``data/train-00000-of-00002.parquet``, else a split keyword as a word of the file's name or of
+one of its folders (``train``/``training``; ``validation``/``valid``/``dev``/``val``;
+``test``/``testing``/``eval``/``evaluation``), else, when no file names a split, ``train`` for all.
+Splits come in ``datasets``' order (train, validation, test, then the rest).
+
+Where this differs from ``datasets.load_dataset(folder)``:
+
+* a split's files are read in the order of their paths (relative to the folder, code point
+  order: ``dev.jsonl`` before ``validation.jsonl``, ``eval-1.jsonl`` before ``test.jsonl``), not
+  in the order of ``datasets``' patterns (which changes between its versions);
+* a data file that names no split while others do (``other.jsonl`` beside ``train.jsonl``) is not
+  read by ``datasets`` either, but here it is listed and said (:func:`say_unread`), never dropped
+  silently;
+* a file whose name names two splits (``train_test.jsonl``), which ``datasets`` reads into both,
+  is refused.
+
+Example::
+
+    folder_splits(["dev.jsonl", "validation.jsonl", "train.jsonl", "notes.jsonl"])
+    # FolderSplits(splits={'train': ['train.jsonl'], 'validation': ['dev.jsonl', 'validation.jsonl']},
+    #              unmatched=['notes.jsonl'], metadata=[])
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from workbench.errors import DataError
+
+#: why a data file that names no split is not read (a :class:`~workbench.data.loading.SkippedFile` reason)
+UNMATCHED_REASON = "its name names no split while other files' names do (train, validation, test: datasets' rule)"
+#: why one of ``datasets``' metadata files (``config.json``, ``dataset_info.json`` ...) is not read
+METADATA_REASON = "a metadata file of a dataset folder (datasets does not read it as data)"
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FolderSplits:
+    """The splits of a folder's data files.
+
+    Attributes:
+        splits: split name -> its files in the order they are read (path order), splits in
+            ``datasets``' order; each file as the caller named it.
+        unmatched: files that name no split while others do (not read), in path order.
+        metadata: ``datasets``' metadata files (``config.json``, ``dataset_infos.json`` ...),
+            never read as data.
+    """
+
+    splits: dict[str, list[str]]
+    unmatched: list[str] = field(default_factory=list)
+    metadata: list[str] = field(default_factory=list)
+
+
+def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = False) -> FolderSplits:
+    """Assign each data file of a folder to its split (the rule of the module).
+
+    Args:
+        paths: the data files (relative POSIX paths, or URIs), each starting with ``root``.
+        root: the folder's prefix of every path (``""`` for relative paths, ``s3a://b/data/``);
+            the rule is applied to the paths below it.
+        one_file: the source named one file (not a folder): it is ``train``, whatever its name,
+            as the local loader reads a file given alone.
+
+    Returns:
+        a :class:`FolderSplits` holding the paths as given.
+
+    Raises:
+        DataError: a file whose name names two splits (``train_test.jsonl``), naming it.
+    """
+    paths = sorted(set(paths), key=lambda path: path[len(root):])
+    if one_file or not paths:
+        return FolderSplits({"train": paths} if paths else {})
+    import fsspec
+    from datasets.data_files import DataFilesDict, get_data_patterns
+
+    memory = fsspec.filesystem("memory")
+    base = f"/workbench-splits-{uuid.uuid4().hex}"
+    named = {f"{base}/{path[len(root):]}": path for path in paths}
+    try:
+        for name in named:
+            memory.pipe(name, b"")
+        try:
+            patterns = get_data_patterns(f"memory://{base}")
+        except FileNotFoundError:  # only metadata files: nothing to read
+            patterns = {}
+        resolved = DataFilesDict.from_patterns(patterns, base_path=f"memory://{base}") if patterns else {}
+        found = {str(split): {named[name.removeprefix("memory://")] for name in names}
+                 for split, names in resolved.items()}
+    finally:
+        memory.rm(base, recursive=True)
+    _refuse_files_in_two_splits(found, root)
+    read = set().union(*found.values()) if found else set()
+    from datasets.data_files import FILES_TO_IGNORE
+
+    metadata = [path for path in paths if path not in read and path.rsplit("/", 1)[-1] in FILES_TO_IGNORE]
+    unmatched = [path for path in paths if path not in read and path not in metadata]
+    return FolderSplits({split: [path for path in paths if path in files] for split, files in found.items() if files},
+                        unmatched, metadata)
+
+
+def _refuse_files_in_two_splits(found: dict[str, set[str]], root: str) -> None:
+    splits_of: dict[str, list[str]] = {}
+    for split, files in found.items():
+        for path in files:
+            splits_of.setdefault(path, []).append(split)
+    twice = sorted((path, splits) for path, splits in splits_of.items() if len(splits) > 1)
+    if twice:
+        path, splits = twice[0]
+        more = f" (and {len(twice) - 1} more such file(s))" if len(twice) > 1 else ""
+        raise DataError(f"{path[len(root):]}: its name names the splits {' and '.join(splits)} (datasets would read "
+                        f"its rows into each){more}; rename it so that its name names one split (train, validation "
+                        f"or test), or move it out of the folder")
+
+
+def say_unread(where: str, unmatched: list[str]) -> None:
+    """Say (at warning level) that the data files ``unmatched`` name no split and are not read,
+    how a file's split is named, and how to have them read. Both engines say it in these words.
+
+    Args:
+        where: the folder as the user gave it (a path, a URI); unmatched: the files, relative to it.
+    """
+    if not unmatched:
+        return
+    n = len(unmatched)
+    shown = ", ".join(unmatched[:5]) + (f" and {n - 5} more" if n > 5 else "")
+    folder, _, name = unmatched[0].rpartition("/")
+    example = f"{folder}/train-{name}" if folder else f"train-{name}"
+    files, them = ("data file names", "it") if n == 1 else ("data files name", "them")
+    logger.warning(
+        f"{where}: {n} {files} no split and {'is' if n == 1 else 'are'} not read: {shown}. A data file's split is a "
+        f"word of its name or of a folder it is in: train or training; validation, valid, dev or val; test, testing, "
+        f"eval or evaluation (train.jsonl, test-00000-of-00001.parquet, dev/part.jsonl); once one file names a "
+        f"split, files that name none are left out. To read {them}, rename {them} to name a split (e.g. {example}) "
+        f"or move {them} into a split's folder; to leave {them} out, move {them} out of the folder. Listed with the "
+        f"files not read (dedup: unreadable.csv and report.json's skipped_files)")
