@@ -240,6 +240,12 @@ class Option:
                     raise error(f"{name} takes a list of values, not a nested {type(item).__name__}: {value!r}",
                                 self.name)
             if self.declared.commas and self.kind in (str, int, float):  # "1,10,100" from a command line
+                # "" (or ",") names nothing: not "all", which an absent option means (`--split ""`)
+                empty = next((item for item in items if isinstance(item, str) and not item.replace(",", "").strip()),
+                             None)
+                if empty is not None:
+                    raise error(f"{name} takes one or more values, not an empty one ({empty!r}); leave it out for all",
+                                self.name)
                 items = [piece for item in items
                          for piece in ([p.strip() for p in item.split(",") if p.strip()] if isinstance(item, str) else [item])]
             return tuple(self._check(self._item(item, error), error) for item in items)

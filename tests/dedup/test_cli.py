@@ -538,3 +538,35 @@ def test_default_split_names_may_be_absent(tmp_path):
     result = invoke(str(data), "--train-split", "train", "--test-split", "test", "--json")
     assert result.exit_code == 0, result.output
     assert "cross_set" not in json.loads(result.stdout)
+
+
+def test_against_takes_a_file_uri_as_source_does_and_names_what_it_reads(small_corpus, tmp_path):
+    # probe 31: `--against file://...` was "no such file or folder" although the file was there
+    reference = write_jsonl(tmp_path / "reference.jsonl", [{"task_id": "R/0", "content": json.loads(
+        small_corpus.read_text().splitlines()[0])["content"]}])
+    by_path = invoke(str(small_corpus), "--split-column", "split", "--against", str(reference), "-o", str(tmp_path / "p"))
+    by_uri = invoke(str(small_corpus), "--split-column", "split", "--against", reference.as_uri(), "-o", str(tmp_path / "u"))
+    assert by_path.exit_code == 0 and by_uri.exit_code == 0, by_uri.output
+    contamination = (tmp_path / "p" / "contamination.csv").read_text()
+    assert "R/0" in contamination and (tmp_path / "u" / "contamination.csv").read_text() == contamination
+    remote = invoke(str(small_corpus), "--against", "s3a://bucket/reference.jsonl", "-o", str(tmp_path / "s"))
+    assert remote.exit_code != 0
+    said = " ".join(remote.output.split())
+    assert "--against s3a://bucket/reference.jsonl: the --against data is loaded by the driver" in said, said
+    assert "file://" in said and not (tmp_path / "s" / "clusters.json").exists()
+
+
+def test_an_empty_split_name_is_refused(small_corpus, tmp_path):
+    # probe 31: `--split ""` deduplicated every split, and rows whose split column is empty became a
+    # split named '' written to the hidden file `.jsonl`
+    empty = invoke(str(small_corpus), "--split-column", "split", "--split", "", "-o", str(tmp_path / "a"))
+    assert empty.exit_code != 0
+    assert "--split takes one or more values, not an empty one ('')" in " ".join(empty.output.split())
+    rows = [json.loads(line) for line in small_corpus.read_text().splitlines()]
+    rows[-1]["split"] = ""
+    blank = write_jsonl(tmp_path / "blank.jsonl", rows)
+    result = invoke(str(blank), "--split-column", "split", "-o", str(tmp_path / "b"))
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "a split named '' (empty)" in said and "--split-column 'split'" in said, said
+    assert not (tmp_path / "b" / ".jsonl").exists()

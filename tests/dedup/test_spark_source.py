@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import filecmp
 import json
+import re
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -281,7 +282,7 @@ def test_a_missing_code_column_is_worded_as_the_local_loader_words_it(spark, tmp
 def test_a_json_file_that_is_not_json_lines_is_refused(spark, tmp_path):
     data = tmp_path / "rows.json"
     data.write_text(json.dumps([{"content": "x = 1"}, {"content": "y = 2"}], indent=1))
-    with pytest.raises(DataError, match="not a JSON object"):
+    with pytest.raises(DataError, match=f"{data.as_uri()} is not JSON Lines \\(line 1 of "):
         run_dedup(data.as_uri(), DedupConfig(engine="spark"))
 
 
@@ -300,3 +301,176 @@ def test_blank_and_padded_language_cells_read_as_the_local_engine_reads_them(spa
     run_dedup(str(data), DedupConfig(**options), output_dir=tmp_path / "local")
     run_dedup(data.as_uri(), DedupConfig(**options, engine="spark"), output_dir=tmp_path / "spark")
     same_small_outputs(tmp_path / "local", tmp_path / "spark")
+
+
+
+# ---------------------------------------------------------------- probe 31: input the local engine refuses
+
+CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
+
+
+def jsonl(path: Path, lines: list) -> Path:
+    """Write ``lines`` (dicts as JSON, text as it is) one per line."""
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def both_refuse(path: Path, **options) -> tuple[str, str]:
+    """The local engine's and the Spark engine's messages for ``path`` (each must be a DataError)."""
+    with pytest.raises(DataError) as local:
+        run_dedup(str(path), DedupConfig(min_tokens=1, **options))
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
+    return str(local.value), str(on_spark.value)
+
+
+@pytest.mark.parametrize("cell, kind", [(5, "int"), ([1, 2], "list"), ({"a": 1}, "dict")])
+def test_a_code_cell_that_is_not_text_is_refused_on_spark_as_locally(spark, tmp_path, cell, kind):
+    # Spark's JSON reader typed the column as text and deduplicated `5`, `[1,2]` as code
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k)} for k in range(3)]
+                 + [{"id": "r3", "content": cell}])
+    local, on_spark = both_refuse(path)
+    assert local.startswith("--code-column 'content' holds") and "row 4" in local
+    assert on_spark.startswith("--code-column 'content' holds"), on_spark
+    assert f"line 4 of {path.as_uri()}" in on_spark and f"({kind})" in on_spark and "must be a string" in on_spark
+
+
+def test_an_all_integer_code_column_and_a_split_of_integers_are_refused_on_spark(spark, tmp_path):
+    # all integers: "analysed 0" and exit 0; a split of integers beside one of texts: a cast failure
+    path = jsonl(tmp_path / "ints.jsonl", [{"id": f"r{k}", "content": k} for k in range(4)])
+    local, on_spark = both_refuse(path)
+    assert "--code-column 'content' holds" in local and f"line 1 of {path.as_uri()}" in on_spark, on_spark
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "test.jsonl", [{"id": "b", "content": CODE.format(k=2)}, {"id": "c", "content": 7}])
+    with pytest.raises(DataError, match=f"line 2 of {(folder / 'test.jsonl').as_uri()}"):
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+
+
+def test_a_parquet_code_column_of_numbers_is_refused_on_spark(spark, tmp_path):
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "content": [1, 2]}), path)
+    local, on_spark = both_refuse(path)
+    assert "holds Value('int64'), not text" in local
+    assert on_spark.startswith("--code-column 'content' holds bigint, not text"), on_spark
+    assert path.as_uri() in on_spark
+
+
+def test_a_lone_surrogate_is_refused_on_spark_as_locally(spark, tmp_path):
+    # Spark's reader made "\ud800" a `?` and went on
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{k}", "content": CODE.format(k=k)}) + "\n" for k in range(3))
+                    + '{"id": "r3", "content": "x = \\ud800"}\n')
+    local, on_spark = both_refuse(path)
+    assert "line 4 holds a lone UTF-16 surrogate escape (\\ud800)" in local
+    assert f"line 4 of {path.as_uri()} holds a lone UTF-16 surrogate escape (\\ud800)" in on_spark, on_spark
+
+
+def test_null_code_cells_are_read_on_spark_as_locally(spark, tmp_path):
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k) if k % 2 else None}
+                                           for k in range(4)])
+    runs = [run_dedup(source, DedupConfig(min_tokens=1, **engine)) for source, engine in
+            ((str(path), {}), (path.as_uri(), {"engine": "spark"}))]
+    assert [run.report["overall"]["files"] for run in runs] == [4, 4]
+    assert [run.report["overall"]["analysed"] for run in runs] == [2, 2]
+
+
+@pytest.mark.parametrize("bad, said", [
+    ("{not json", "line 2 of {uri} is not valid JSON"),
+    ('{"id": "c", "content": "def', "line 2 of {uri} is not valid JSON"),
+    ("5", "line 2 of {uri} is a JSON int, not an object"),
+    ('[{"id": "c", "content": "x = 1"}, {"id": "d", "content": "y = 2"}]', "line 2 of {uri} is a JSON list, not an object"),
+])
+def test_a_malformed_json_line_is_refused_on_spark_naming_file_and_line(spark, tmp_path, bad, said):
+    # Spark made a _corrupt_record of the first two and split a line holding a list into rows
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": "a", "content": CODE.format(k=1)}, bad, {"id": "b", "content": CODE.format(k=2)}])
+    local, on_spark = both_refuse(path)
+    assert said.replace(" of {uri}", "") in local
+    assert said.format(uri=path.as_uri()) in on_spark, on_spark
+
+
+def test_empty_json_lines_files_are_named_on_spark(spark, tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    local, on_spark = both_refuse(path)
+    assert local.endswith("empty.jsonl: the file is empty")
+    assert on_spark == f"{path.as_uri()}: the file is empty", on_spark
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    (folder / "test.jsonl").write_text("\n")
+    with pytest.raises(DataError, match=r"no rows in split 'test' \(" + (folder / "test.jsonl").as_uri()):
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+
+
+def test_keys_differing_only_in_case_are_explained_on_spark(spark, tmp_path):
+    # Spark matches column names case-insensitively by default: COLUMN_ALREADY_EXISTS, a SparkJobError
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k), "Content": "x"} for k in range(3)])
+    with pytest.raises(DataError) as refused:
+        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    said = str(refused.value)
+    assert said.startswith(f"{path.as_uri()}: columns whose names differ only in case ('content' and"), said
+    assert "spark.sql.caseSensitive=true" in said and "rename" in said
+    # as asked: the local engine's outputs (it tells the columns apart)
+    run_dedup(str(path), DedupConfig(min_tokens=1, output_format="jsonl"), output_dir=tmp_path / "local")
+    with spark_setting(spark, "spark.sql.caseSensitive", "true"):
+        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", output_format="jsonl"),
+                  output_dir=tmp_path / "spark")
+    same_small_outputs(tmp_path / "local", tmp_path / "spark")
+
+
+def test_against_as_a_file_uri_on_spark(spark, tmp_path):
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k)} for k in range(4)])
+    reference = jsonl(tmp_path / "ref.jsonl", [{"task_id": "R/0", "content": CODE.format(k=0)}])
+    run = run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", against=reference.as_uri()))
+    assert run.report["contamination"]["contaminated_rows"] == 1
+
+
+def test_an_empty_split_name_is_refused_on_spark(spark, tmp_path):
+    path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k), "split": "" if k % 2 else "train"}
+                                           for k in range(4)])
+    local, on_spark = both_refuse(path, split_column="split")
+    for said in (local, on_spark):
+        assert "a split named '' (empty)" in said and "--split-column 'split'" in said, said
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "src"])
+def test_a_csv_file_or_source_folder_uri_gets_advice_on_spark(spark, tmp_path, name):
+    path = tmp_path / name
+    if name == "src":
+        path.mkdir()
+        (path / "a.py").write_text(CODE.format(k=1))
+    else:
+        path.write_text("id,content\na,x = 1\n")
+    with pytest.raises(DataError) as refused:
+        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    said = str(refused.value)
+    assert "Spark reads JSON Lines and Parquet here" in said, said
+    assert f"give its local path ({path})" in said
+    what = "a CSV file" if name == "rows.csv" else "a source file (a.py)"
+    assert what in said, said
+
+
+def test_no_pandas_future_warning_when_a_spark_session_starts(tmp_path):
+    # pyspark warns about pandas >= 3 when its converters first load; the Spark engine uses no pandas
+    script = ("import warnings; warnings.simplefilter('always')\n"
+              "from workbench.dedup import DedupConfig\nfrom workbench.dedup.spark import spark_session\n"
+              "with spark_session(DedupConfig(engine='spark', spark_master='local[1]')) as spark:\n"
+              "    spark.range(1).count()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "FutureWarning" not in done.stderr, done.stderr
+
+
+def test_the_hadoop_aws_version_in_the_docs_is_the_hadoop_pyspark_bundles():
+    # a hadoop-aws of another Hadoop than Spark's own fails at the first s3a:// read (NoSuchMethodError)
+    pyspark = pytest.importorskip("pyspark")
+    bundled = {jar.name.rsplit("-", 1)[1].removesuffix(".jar")
+               for jar in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")}
+    assert len(bundled) == 1
+    root = Path(__file__).resolve().parents[2]
+    texts = {path: path.read_text() for path in [root / "docs" / "dedup.md", *(root / "workbench" / "dedup").glob("spark*.py")]}
+    named = {(path.name, version) for path, text in texts.items()
+             for version in re.findall(r"hadoop-aws:(\d[\d.]*\d)", text)}
+    assert named and {version for _, version in named} == bundled, named

@@ -26,6 +26,7 @@ import numpy as np
 import xxhash
 
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
+from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
 from workbench.data.text_encoding import require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.network import endpoint_reachable
@@ -521,18 +522,6 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     return _json_problem(text) if builder == "json" else _csv_problem(text)
 
 
-#: a ``\uXXXX`` escape of a surrogate that is not part of a pair (to find its line for the message)
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-
-
-def _lone_surrogate_message(number: int | None, lone: str) -> str:
-    where = f"line {number}" if number is not None else "the file"
-    return (f"{where} holds a lone UTF-16 surrogate escape (\\u{ord(lone):04x}) in a string: not "
-            "Unicode text (text decoded with errors='surrogateescape' gives such characters), and pyarrow "
-            "refuses the whole file; replace it, e.g. by \\ufffd")
-
-
 def _json_problem(text: str) -> str | None:
     try:
         document = json.loads(text)
@@ -540,12 +529,12 @@ def _json_problem(text: str) -> str | None:
         whole = error
     else:
         # one JSON document (a .json list, or JSON Lines of one line): valid unless it holds a lone surrogate
-        lone = _lone_surrogate(document) if "\\u" in text else None
+        lone = lone_surrogate(document) if "\\u" in text else None
         if lone is None:
             return None
-        number = next((n for n, line in enumerate(text.split("\n"), start=1) if _LONE_SURROGATE_ESCAPE.search(line)),
+        number = next((n for n, line in enumerate(text.split("\n"), start=1) if LONE_SURROGATE_ESCAPE.search(line)),
                       None)
-        return _lone_surrogate_message(number, lone)
+        return lone_surrogate_message(f"line {number}" if number is not None else "the file", lone)
     lines = text.split("\n")  # line numbers as an editor counts them
     first = next((line for line in lines if line.strip()), None)
     if first is None:
@@ -556,37 +545,9 @@ def _json_problem(text: str) -> str | None:
         # not JSON Lines: one document (a .json list) with a fault
         return f"line {whole.lineno} is not valid JSON: {whole.msg}: column {whole.colno}"
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            return (f"line {number} is not valid JSON: {error.msg}: column {error.colno}; a JSON Lines file "
-                    f"holds one whole JSON object per line: fix or remove that line (was it cut off?)")
-        if not isinstance(value, dict):
-            return (f"line {number} is a JSON {type(value).__name__}, not an object; a JSON Lines file holds one "
-                    f"JSON object ({{...}}) per line")
-        lone = _lone_surrogate(value) if "\\u" in line else None
-        if lone is not None:
-            return _lone_surrogate_message(number, lone)
-    return None
-
-
-def _lone_surrogate(value: Any) -> str | None:
-    """The first lone surrogate (U+D800-U+DFFF) in the strings of a parsed JSON value, or ``None``.
-    Python's ``json`` decodes a ``\\udcff`` escape to one; a valid pair decodes to one character."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as error:
-            return value[error.start]
-        return None
-    if isinstance(value, dict):
-        value = [*value.keys(), *value.values()]
-    if isinstance(value, list):
-        for item in value:
-            if (found := _lone_surrogate(item)) is not None:
-                return found
+        _, problem = parse_line(line, f"line {number}")
+        if problem is not None:
+            return problem
     return None
 
 

@@ -155,6 +155,7 @@ def run_dedup(
             id_column=id_columns,
             language=config.language, group_column=config.group_column,
         )
+        _refuse_empty_split_name(loaded.source, rows.split_ranges, config.split_column)
         # bias must know whether the sample ids are the data's or numbers made from its row order
         rows.numbered_id_column = numbered_id_column
         if len(rows) == 0:
@@ -317,6 +318,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                          split_column=config.split_column, splits=list(config.split) or None,
                          input_format=config.input_format, progress=progress)
         try:
+            _refuse_empty_split_name(source, read.rows.split_ranges, config.split_column)
             output_format = spark_output_format(config.output_format, read)
             _check_policy_splits(config, list(read.rows.split_ranges))
             reference = _load_reference(config) if config.against is not None else None
@@ -405,6 +407,21 @@ def _output_refusal(config: DedupConfig) -> str:
             "loaded and written by the driver: give -o a local folder, or the SOURCE as a URI")
 
 
+def _refuse_empty_split_name(source: str, splits: dict, split_column: str | None) -> None:
+    """Refuse a split named ``''``: its output would be the hidden file ``.jsonl`` (or folder ``/``),
+    which no loader reads back.
+
+    Raises:
+        DataError: naming where the empty name came from (the split column, or the file names).
+    """
+    if "" not in splits:
+        return
+    cause = (f"rows whose --split-column {split_column!r} is empty" if split_column else
+             "a data file whose name gives an empty split name (such as -00000-of-00001.jsonl)")
+    raise DataError(f"{source}: a split named '' (empty), from {cause}: its output would be a hidden file (.jsonl) "
+                    f"that no loader reads back; give those rows a split name (or rename the file)")
+
+
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:
     """Refuse a train/test split name the user chose that is not a split of the data.
 
@@ -427,9 +444,23 @@ def _null(description: str, total: int):
     return _no_progress(description, total)
 
 
+#: the message for an ``--against`` URI the driver cannot read (see :func:`_local_path_of_uri`)
+AGAINST_REFUSAL = ("--against {uri}: the --against data is loaded by the driver, on either engine (a local path, a "
+                   "file:// URI, a bundled name or a hub id; it is small: the rows to decontaminate against); "
+                   "a {scheme}:// URI is read by Spark only for SOURCE: copy it to a local path")
+
+
 def _load_reference(config: DedupConfig) -> DedupRows:
-    """The rows of ``config.against``, with its code and id columns (defaults for HumanEval-like data)."""
-    reference = load_records(config.against, offline=config.offline)
+    """The rows of ``config.against``, with its code and id columns (defaults for HumanEval-like data).
+
+    Raises:
+        DataError: ``config.against`` is a URI other than ``file://`` (:data:`AGAINST_REFUSAL`), or
+            as :func:`~workbench.data.load_records` and :func:`~workbench.dedup.rows.collect_rows`.
+    """
+    against = config.against
+    if is_spark_uri(against):
+        against = _local_path_of_uri(against, AGAINST_REFUSAL)
+    reference = load_records(against, offline=config.offline)
     columns = reference.column_names
     code_column: str | list[str] | None = config.against_code_column
     if code_column is None:

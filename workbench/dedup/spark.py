@@ -61,6 +61,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -243,7 +244,12 @@ def spark_session(config: DedupConfig) -> Iterator[Any]:
         key, _, value = setting.partition("=")
         builder = builder.config(key.strip(), value.strip())
     try:
-        session = builder.getOrCreate()
+        with warnings.catch_warnings():
+            # pyspark's py4j converters import pyspark.testing, which warns (FutureWarning) that
+            # pandas >= 3 is not fully supported; this engine hands Spark no pandas objects
+            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                    category=FutureWarning)
+            session = builder.getOrCreate()
     except Exception as error:  # py4j / the JVM launcher: no narrower type to catch
         raise SparkUnavailableError(f"the Spark session for master {config.spark_master} did not start: {error}") from None
     session.sparkContext.setLogLevel("ERROR")

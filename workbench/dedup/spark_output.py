@@ -13,7 +13,7 @@ Example::
     from workbench.dedup import DedupConfig, run_dedup
 
     run = run_dedup("s3a://bucket/corpus/", DedupConfig(engine="spark", id_column="id",
-                    spark_conf=("spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1",)),
+                    spark_conf=("spark.jars.packages=org.apache.hadoop:hadoop-aws:3.5.0",)),
                     output_dir="s3a://bucket/deduplicated/")
     run.written["clusters"]   # 's3a://bucket/deduplicated/clusters.json'
 """

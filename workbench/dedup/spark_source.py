@@ -21,12 +21,13 @@ Example::
     from workbench.dedup import DedupConfig, run_dedup
 
     run_dedup("s3a://bucket/corpus/", DedupConfig(engine="spark", id_column="id",
-              spark_conf=("spark.jars.packages=org.apache.hadoop:hadoop-aws:3.4.1",)), output_dir="out/")
+              spark_conf=("spark.jars.packages=org.apache.hadoop:hadoop-aws:3.5.0",)), output_dir="out/")
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -172,12 +173,39 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         kinds = {file: _format_of(file) for file in files}
         unknown = [file for file, kind in kinds.items() if kind is None]
         if unknown:
-            raise DataError(f"{source}: cannot tell the format of {unknown[0]} (expected .parquet, .jsonl or .json, "
-                            f"optionally .gz); pass --input-format parquet or json")
+            raise DataError(_unknown_format_message(source, unknown[0]))
         if len(set(kinds.values())) > 1:
             raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
         input_format = next(iter(kinds.values()))
     return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory())
+
+
+def _unknown_format_message(source: str, file: str) -> str:
+    """What to say of a file Spark does not read here: what Spark reads, and for a CSV file or a
+    source file (which the local loader reads) where to give it instead."""
+    from urllib.parse import unquote, urlparse
+
+    name = file.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    if suffix == ".csv":
+        what = "a CSV file"
+    else:
+        from workbench.languages.registry import extension_claimants
+
+        what = f"a source file ({name})" if suffix and extension_claimants(suffix) else None
+    said = (f"{source}: cannot tell the format of {shown_uri(file)}" + (f" ({what})" if what else "")
+            + ": Spark reads JSON Lines and Parquet here (.jsonl, .json, .parquet, optionally .gz; for other names "
+              "pass --input-format json or parquet)")
+    if what is None:
+        return said
+    parsed = urlparse(source)
+    if parsed.scheme.lower() == "file" and parsed.netloc in ("", "localhost"):
+        where = f"give its local path ({unquote(parsed.path).rstrip('/') or '/'}) instead of the URI"
+    else:
+        where = "copy it to a local path, or convert it to JSON Lines or Parquet"
+    return (f"{said}; CSV files and folders of source files are read by the local loader (the driver loads "
+            f"them, with --engine spark too): {where}")
 
 
 def unreadable_message(spark: Any, source: str, error: BaseException, action: str = "read") -> str:
@@ -292,12 +320,17 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                    + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
+    code_options = column_options(list(code_column), [])
     frames = []
     for split, names in by_split.items():
-        frame = _run("read input", lambda: spark.read.format(input_format).load(list(names)))
-        if "_corrupt_record" in frame.columns:
-            raise DataError(f"{source}: a line of {', '.join(names[:3])} is not a JSON object (JSON Lines expected: "
-                            f"one object per line)")
+        frame = _read_split(spark, source, input_format, names)
+        if not frame.columns:  # JSON files with no line but blank ones
+            raise DataError(_empty_message(source, split, names, files))
+        if input_format == "json":
+            check_json_lines(spark, names, code_options)
+        if "_corrupt_record" in frame.columns:  # a line Spark's parser refuses and Python's takes
+            raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
+                            f"Lines expected: one object per line)")
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
@@ -311,6 +344,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
+    for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
+        _require_code_text(frame, code_options)
     frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
@@ -361,6 +396,119 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                                     frame.drop(FILE, BLOCK).schema.add(INDEX, "long"))
     return SparkSource(rows, indexed, items, keyed, input_format, [f for names in by_split.values() for f in names],
                        skipped)
+
+
+def shown_uri(file: str) -> str:
+    """A file as a URI for a message: Hadoop's ``file:/data/x.jsonl`` as ``file:///data/x.jsonl``."""
+    return re.sub(r"^file:/(?!/)", "file:///", file)
+
+
+def _read_split(spark: Any, source: str, input_format: str, names: list[str]) -> Any:
+    """``spark.read`` of one split's files.
+
+    Raises:
+        DataError: two columns whose names differ only in case while Spark matches names
+            case-insensitively (``spark.sql.caseSensitive=false``, its default): Spark calls it
+            ``COLUMN_ALREADY_EXISTS``; the local loader keeps both columns.
+        SparkJobError: any other failure of the read.
+    """
+    from workbench.dedup.spark import SparkJobError, _run
+
+    try:
+        return _run("read input", lambda: spark.read.format(input_format).load(list(names)))
+    except SparkJobError as error:
+        clash = re.search(r"COLUMN_ALREADY_EXISTS\] The column `([^`]*)`", str(error))
+        if clash is None or spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true":
+            raise
+        raise DataError(f"{source}: columns whose names differ only in case ('{clash.group(1)}' and another spelling "
+                        f"of it): Spark matches column names case-insensitively (spark.sql.caseSensitive=false, its "
+                        f"default), the local loader tells them apart; rename one of them in the data, or pass "
+                        f"--spark-conf spark.sql.caseSensitive=true") from None
+
+
+def _empty_message(source: str, split: str | None, names: list[str], files: list[str]) -> str:
+    """What to say of a split whose files hold no line but blank ones (the local loader's words)."""
+    if len(files) == 1:
+        return f"{shown_uri(files[0])}: the file is empty"
+    listed = ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
+    which = f"split {split!r}" if split is not None else "the data files"
+    return f"{source}: no rows in {which} ({listed}); remove the empty files or add records"
+
+
+def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]) -> None:
+    """Refuse what the local loader refuses in JSON Lines and Spark's reader would take (in its
+    default PERMISSIVE mode): a line that is not JSON (a ``_corrupt_record``), one that is a list
+    (Spark makes a row of each of its objects) or another value but an object or ``null``, a lone
+    UTF-16 surrogate escape (Spark makes it ``?``), a code cell that is a number, list or object
+    (Spark makes it its JSON text, and deduplicates it as code).
+
+    One pass over the lines on the executors flags suspect lines (``try_parse_json``, the type of
+    each code cell by ``schema_of_variant``, a regex for lone surrogates); only when one is
+    flagged is its file read again, numbered line by line (``textFile().zipWithIndex()``, in file
+    order), to name the first line the local loader's own check refuses
+    (:func:`~workbench.dedup.spark_tasks.json_line_problem`).
+
+    Args:
+        spark: the session; files: the JSON Lines files; code_columns: option -> code column.
+
+    Raises:
+        DataError: ``line 4 of file:///data/x.jsonl is not valid JSON: ...`` (the local loader's
+            words, with the file's URI), or ``--code-column 'content' holds a cell that is not text
+            at line 4 of ...``; a file whose first line opens a JSON document (``[``) is said to be
+            no JSON Lines at all.
+    """
+    from pyspark.sql import functions as F
+
+    from workbench.data.json_lines import LONE_SURROGATE_PATTERN
+    from workbench.dedup import spark_tasks as tasks
+    from workbench.dedup.spark import _run
+
+    value, trimmed = F.col("value"), F.trim(F.col("value"))
+    parsed = F.try_parse_json(value)
+    suspect = parsed.isNull() | (~trimmed.startswith("{") & (trimmed != "null")) | value.rlike(LONE_SURROGATE_PATTERN)
+    for column in code_columns.values():
+        kind = F.schema_of_variant(F.try_variant_get(parsed, "$[" + json.dumps(column) + "]", "variant"))
+        suspect = suspect | ~kind.isin("STRING", "NULL")  # a missing key: null, not suspect
+    lines = spark.read.text(list(files))
+    first = _run("check JSON lines", lines.where((trimmed != "") & suspect)
+                 .agg(F.min(F.col("_metadata.file_path"))).first)[0]
+    if first is None:
+        return
+    where = shown_uri(first)
+    numbered = spark.sparkContext.textFile(first).zipWithIndex()
+    found = _run("check JSON lines", lambda: numbered.map(functools.partial(tasks.json_line_problem, where, code_columns))
+                 .filter(tasks.found).take(1))
+    if not found:
+        return  # flagged, but the local loader's check takes it (an escaped backslash before "ud800")
+    _, problem, document = found[0]
+    if document:
+        raise DataError(f"{where} is not JSON Lines ({problem.split(';')[0]}): Spark reads .json and .jsonl files as "
+                        f"JSON Lines, one object per line; a JSON document (a list of objects) is read by the local "
+                        f"loader: give its local path, or convert it to JSON Lines")
+    raise DataError(problem)
+
+
+def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
+    """Refuse a code column Spark typed other than text (Parquet's numbers; JSON Lines are checked
+    line by line before, :func:`check_json_lines`), as the local engine refuses it.
+
+    Raises:
+        DataError: ``--code-column 'content' holds bigint, not text; e.g. 1 (int) in <file>: ...``.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, CharType, NullType, StringType, VarcharType
+
+    from workbench.dedup.spark import _run
+
+    for option, column in code_columns.items():
+        kind = frame.schema[column].dataType
+        if isinstance(kind, (StringType, BinaryType, NullType, VarcharType, CharType)):
+            continue
+        row = _run("read input", frame.where(F.col(column).isNotNull()).select(column, FILE).first)
+        example = f"; e.g. {str(row[0])[:60]!r} ({type(row[0]).__name__}) in {shown_uri(row[1])}" if row else ""
+        raise DataError(f"{option} {column!r} holds {kind.simpleString()}, not text{example}: each row's code must be "
+                        f"a string (a number, list or object in some row makes the whole column non-text); fix those "
+                        f"rows or name the column that holds the code")
 
 
 def _split_names(column: str) -> Any:

@@ -307,3 +307,35 @@ def indexed_rows(offsets: Any, rows: Iterable[Any]) -> Iterator[tuple]:
         start = table.get(key)
         if start is not None:
             yield (*row[:-2], start + position)
+
+
+def json_line_problem(where: str, code_columns: dict[str, str], numbered: tuple[str, int]) -> tuple | None:
+    """Executors: ``(line, index)`` of a JSON Lines file -> ``(index, what is wrong, opens a JSON
+    document)``, or None: the
+    local loader's check of a line (:func:`workbench.data.json_lines.parse_line`; a ``null`` line is
+    a row of nulls, as ``datasets`` reads it), then each code column's cell: text or null.
+
+    Args:
+        where: the file, for the message (``line 4 of <where>``); code_columns: option -> column
+            (``--code-column`` -> ``content``).
+    """
+    from workbench.data.json_lines import parse_line
+
+    line, index = numbered
+    place = f"line {index + 1} of {where}"
+    row, problem = parse_line(line, place, null=True)
+    if problem is None and row is not None:
+        for option, column in code_columns.items():
+            cell = row.get(column)
+            if cell is not None and not isinstance(cell, str):
+                problem = (f"{option} {column!r} holds a cell that is not text at {place}: {str(cell)[:60]!r} "
+                           f"({type(cell).__name__}); each row's code must be a string (a number, list or object "
+                           f"in some row makes the whole column non-text); fix those rows or name the column that "
+                           f"holds the code")
+                break
+    # a first line that opens a JSON document (a .json list of objects) rather than a faulty line
+    return None if problem is None else (index, problem, index == 0 and line.lstrip().startswith("["))
+
+
+def found(value: Any) -> bool:
+    return value is not None
