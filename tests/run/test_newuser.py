@@ -253,15 +253,17 @@ def test_a_run_folder_with_brackets_in_its_name_runs_every_stage(tmp_path: Path)
     assert json.loads((tmp_path / "run [1]" / "correlate" / "all.json").read_text())
 
 
-def test_a_data_folder_with_brackets_in_its_path_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_data_folder_with_brackets_in_its_path_is_read(tmp_path: Path) -> None:
+    # datasets reads a data path as a glob pattern; the loader passes the folder's files escaped
     from workbench.data.loading import load_records
-    from workbench.errors import DataError
 
-    folder = tmp_path / "data [1]"
+    folder = tmp_path / "data [1]*?"
     folder.mkdir()
     (folder / "train.jsonl").write_text(json.dumps({"task_id": "T0", "completion": "x = 1\n"}) + "\n")
-    with pytest.raises(DataError, match=r"cannot be read .*rename the folder"):
-        load_records(str(folder))
+    (folder / "test.jsonl").write_text(json.dumps({"task_id": "T1", "completion": "y = 2\n"}) + "\n")
+    records = load_records(str(folder))
+    assert sorted(records.splits) == ["test", "train"]
+    assert records.splits["train"]["task_id"] == ["T0"] and records.splits["test"]["task_id"] == ["T1"]
 
 
 @pytest.mark.parametrize(("table", "key", "owner"), [
