@@ -103,12 +103,19 @@ def test_resume_refuses_options_that_change_the_scores(tmp_path, ice_slice, opti
 
 def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_slice, score_kwargs):
     """The LLM is litellm's ``mock_response``. Rows of a method no longer asked for, or of samples
-    outside this run's selection (a smaller --limit), are not "already done" by this run."""
+    outside this run's selection (a smaller --limit), are not "already done" by this run; the
+    latter are set aside in scores.unselected.jsonl and taken back by a resume that selects them."""
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
     score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"]))
     report = score_samples(samples[:2], **score_kwargs("3", method=["chrf"], resume=True))
     assert report.resumed_rows == 2 and report.rows_written == 0
-    # nothing in scores.jsonl was lost: the wide table still has every sample and method
+    # the tables hold this run's selection; the other samples' finished rows are set aside, not lost
+    wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
+    assert len(wide) == 2 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
+    assert len(read_jsonl(tmp_path / "out" / "scores.unselected.jsonl")) == 4  # 2 samples x 2 methods
+    # selected again, they come back without scoring
+    report = score_samples(samples, **score_kwargs("3", method=["chrf"], resume=True))
+    assert report.resumed_rows == 4 and report.rows_written == 0
     wide = read_jsonl(tmp_path / "out" / "scores_wide.jsonl")
     assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
 

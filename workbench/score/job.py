@@ -651,10 +651,10 @@ def score_samples(
         own_methods = {method.name: method for method in methods}
 
         def selected(row: dict[str, Any]) -> bool:
-            """A row of this run's selection, or of a method it does not run (kept as it was)."""
+            """A row of this run's samples, of a method it does not run or within the method's limit."""
             method = own_methods.get(row.get("method"))
             key = row_key(row)
-            return method is None or (key in position and wanted(samples[position[key]], method))
+            return key in position and (method is None or wanted(samples[position[key]], method))
 
         def work(sample: Sample) -> list[dict[str, Any]]:
             rows = []
