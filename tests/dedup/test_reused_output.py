@@ -166,6 +166,21 @@ def test_an_output_folder_over_the_input_is_refused_before_anything_is_written(t
     assert len((tmp_path / "elsewhere" / "train.jsonl").read_text().splitlines()) == 2
 
 
+def test_an_earlier_output_that_holds_the_input_is_not_replaced(tmp_path):
+    """``workbench dedup out/files -o out``: the rerun would replace its own input (the earlier run's
+    ``files/``) with its deduplicated copy: refused before the search, the input untouched."""
+    corpus = tmp_path / "corpus" / "train"
+    corpus.mkdir(parents=True)
+    for k in range(4):
+        (corpus / f"f{k}.py").write_text(_CODE.format(k=k % 2))
+    out = tmp_path / "out"
+    run_dedup(str(tmp_path / "corpus"), DedupConfig(min_tokens=1), output_dir=out)
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(DataError, match=r"files holds this run's input .*, and this run would replace it"):
+        run_dedup(str(out / "files"), DedupConfig(min_tokens=1), output_dir=out)
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
 def test_kept_source_files_are_byte_copies(tmp_path):
     """A latin-1 file with its coding cookie and a file with a byte-order mark are read as Python reads
     them; the deduplicated files/ output must hold the same bytes, not the decoded text re-encoded as UTF-8."""

@@ -205,23 +205,39 @@ def test_groups_against_stubs_and_binary_rows_on_a_spark_read_input(spark, tmp_p
         assert kept_rows(tmp_path / "spark" / split) == kept_rows(tmp_path / "local" / f"{split}.jsonl")
 
 
-def test_a_uri_output_gets_the_small_files_through_hadoops_file_system(spark, corpus, local_out, tmp_path):
-    """``-o file://...``: the splits written by Spark there, the small files staged locally and copied
-    by Hadoop's FileSystem (the route an s3a:// or hdfs:// folder takes): the local outputs again."""
+@pytest.mark.parametrize("route", ["file", "hadoop"])
+def test_a_uri_output_gets_the_local_outputs(spark, corpus, local_out, tmp_path, route):
+    """``-o file://...`` is the local folder it names (written as a path is); ``-o viewfs://...``
+    mounted on a local folder goes through Hadoop's FileSystem (the route an s3a:// or hdfs:// folder
+    takes: the small files written locally and copied, the splits written by Spark into a staging
+    folder, both swapped in): the local outputs again, and a recorded earlier output this run does not
+    write removed."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "contamination.csv").write_text("a previous run's\n")  # an optional output this run does not write
-    uri = out.as_uri() + "/"
-    run = run_dedup((corpus / "jsonl").as_uri(), DedupConfig(**CORPUS, engine="spark", output_format="jsonl"),
-                    output_dir=uri)
+    (out / "manifest.json").write_text(json.dumps({"written_by": "workbench dedup", "source": "x",
+                                                    "outputs": ["contamination.csv", "manifest.json"]}))
+    if route == "file":
+        uri = out.as_uri() + "/"
+    else:
+        table = "wbsource"
+        spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{table}.link./out", out.as_uri())
+        uri = f"viewfs://{table}/out/"
+    try:
+        run = run_dedup((corpus / "jsonl").as_uri(), DedupConfig(**CORPUS, engine="spark", output_format="jsonl"),
+                        output_dir=uri)
+    finally:
+        spark.sparkContext._jsc.hadoopConfiguration().unset("fs.viewfs.mounttable.wbsource.link./out")
     same_small_outputs(local_out, out)
     for split in ("train", "test"):
         assert kept_rows(out / split) == kept_rows(local_out / f"{split}.jsonl")
     assert not (out / "contamination.csv").exists()
-    assert not list(out.glob(".*.crc"))  # no Hadoop checksum files beside the small outputs
-    assert run.written["clusters"] == out.as_uri() + "/clusters.json"
-    assert run.written["split:test"] == out.as_uri() + "/test"
-    assert all(path.startswith(out.as_uri() + "/") for path in run.written.values())
+    if route == "file":
+        assert not list(out.glob(".*.crc"))  # no Hadoop checksum files beside the small outputs
+        assert run.written["clusters"] == str(out / "clusters.json") and run.written["split:test"] == str(out / "test")
+    else:
+        assert run.written["clusters"] == uri + "clusters.json" and run.written["split:test"] == uri + "test"
+        assert all(path.startswith(uri) for path in run.written.values())
 
 
 # ---------------------------------------------------------------- errors

@@ -60,7 +60,7 @@ def dedup_command(
     config: DedupConfig,
     source: str = typer.Argument(..., help="Data file (.jsonl/.json/.parquet/.csv[.gz]), folder, bundled name or hub id; with --engine spark also a URI Spark reads itself (file://, s3a://, hdfs://, gs://, abfss://: JSON Lines or Parquet file, folder or glob)."),
     # a str, not a Path: Path would fold the // of s3a://bucket/out
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits; a file:// URI is the local folder it names. With --engine spark and a SOURCE URI, also a URI Spark writes (s3a://, hdfs://, gs://, abfss://, file://): Spark writes the splits there and the small files are copied there through Hadoop's file system (the same --spark-conf connector settings as the input)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Folder for clusters.json, pairs.csv, removed.csv, report.json and the deduplicated splits; a file:// URI is the local folder it names. With --engine spark and a SOURCE URI, also a URI Spark writes (s3a://, hdfs://, gs://, abfss://): Spark writes the splits there and the small files are copied there through Hadoop's file system (the same --spark-conf connector settings as the input). Files there that no earlier run recorded in manifest.json are refused; the outputs are swapped in when all are written."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
 ) -> None:

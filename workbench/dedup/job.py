@@ -15,16 +15,18 @@ from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
 from workbench.dedup.duplication_report import build_report
 from workbench.dedup.output_folder import (
+    LocalFolder,
     check_no_foreign_outputs,
     check_writable,
     describe_write_error,
     planned_outputs,
     split_output_names,
+    staged_outputs,
 )
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
-from workbench.dedup.writing import resolved_output_format, write_outputs, write_result_files
+from workbench.dedup.writing import resolved_output_format, swapped_paths, write_outputs, write_small_outputs
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
 
@@ -117,7 +119,9 @@ def run_dedup(
     require_argument(config, DedupConfig, "config", call)
     require_argument(source, (*PATH_TYPES, LoadedDataset), "source", call, hint=TABLE_HINT)
     require_path(output_dir, "output_dir", call, optional=True)
-    if is_spark_uri(output_dir) and not (config.engine == "spark" and is_spark_uri(source)):
+    if is_spark_uri(output_dir) and (urlparse(str(output_dir)).scheme.lower() == "file"
+                                     or not (config.engine == "spark" and is_spark_uri(source))):
+        # a file:// folder is the local folder it names, on either engine: the same checks and swap as a path
         output_dir = _local_path_of_uri(str(output_dir), _output_refusal(config))
     if config.engine == "spark":
         from workbench.dedup.spark import check_spark
@@ -129,6 +133,8 @@ def run_dedup(
             raise DataError(f"{out}: the output path exists and is not a folder")
         if isinstance(source, (str, os.PathLike)) and not is_spark_uri(source):
             _refuse_output_over_input(Path(source), out)
+        elif is_spark_uri(source) and urlparse(str(source)).scheme.lower() == "file":
+            _refuse_output_over_input(Path(_local_path_of_uri(str(source), "")), out)
         try:  # now, not after the search: a path under a file, or one not writable
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -169,7 +175,7 @@ def run_dedup(
             # a file of the folder this run would write over, that no earlier run wrote: refused before the search
             names = split_output_names(output_format, rows.split_ranges)
             check_no_foreign_outputs(Path(output_dir), planned_outputs(names, groups=rows.groups is not None,
-                                                                       reference=reference is not None))
+                                                                       reference=reference is not None), loaded.source)
         if config.engine == "spark":
             from workbench.dedup.spark import find_duplicates_spark
 
@@ -300,55 +306,80 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                             progress: ProgressFactory | None) -> DedupRun:
     """:func:`run_dedup` for a URI Spark reads: read, search and write the splits in one Spark session;
     the driver holds the small per-row records, never the texts (but those of the rows below
-    ``min_tokens`` and of rows parsed with errors). An ``output_dir`` URI is checked first, then
-    gets the splits from Spark and the small outputs copied from a local staging folder."""
+    ``min_tokens`` and of rows parsed with errors). The output folder, a local one or a URI Spark
+    writes (:class:`~workbench.dedup.spark_output.HadoopFolder`, checked first), is checked before
+    the search as a local one is (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`)
+    and gets the outputs through a staging folder swapped in at the end
+    (:func:`~workbench.dedup.output_folder.staged_outputs`)."""
     from workbench.dedup.spark import find_duplicates_spark, spark_session
-    from workbench.dedup.spark_output import check_output_folder, write_result_files_at
+    from workbench.dedup.spark_output import HadoopFolder, check_output_folder
     from workbench.dedup.spark_source import read_rows
-    from workbench.dedup.spark_writing import spark_output_format, write_spark_splits
+    from workbench.dedup.spark_writing import spark_output_format
 
     output_uri = str(output_dir) if is_spark_uri(output_dir) else None
     with collector_paused(), spark_session(config) as spark:
         if output_uri is not None:
             check_output_folder(spark, output_uri)  # a missing connector: now, not after the search
+        folder = None if output_dir is None else (
+            LocalFolder(output_dir) if output_uri is None else HadoopFolder(spark, output_uri))
         minhash = _minhash_in_background(config)
-        read = read_rows(spark, source, code_column=_split_columns(config.code_column),
-                         id_column=_split_columns(config.id_column) if config.id_column is not None else None,
-                         language=config.language, group_column=config.group_column,
-                         split_column=config.split_column, splits=list(config.split) or None,
-                         input_format=config.input_format, progress=progress)
         try:
-            _refuse_empty_split_name(source, read.rows.split_ranges, config.split_column)
-            output_format = spark_output_format(config.output_format, read)
-            _check_policy_splits(config, list(read.rows.split_ranges))
-            reference = _load_reference(config) if config.against is not None else None
-            split_names = split_output_names("spark", read.rows.split_ranges)
-            if output_dir is not None and output_uri is None:
-                check_no_foreign_outputs(Path(output_dir), planned_outputs(
-                    split_names, groups=read.rows.groups is not None, reference=reference is not None))
-            result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
-                                           minhash=minhash, spark=spark, source=read)
-            report = build_report(result, skipped_files=read.skipped)
-            written: dict[str, str] = {}
-            if output_dir is not None:
-                if output_uri is None:
-                    try:
-                        written = write_result_files(result, report, output_dir, skipped_files=read.skipped,
-                                                     split_outputs=split_names)
-                    except OSError as error:
-                        raise describe_write_error(output_dir, error) from error
-                    splits_at = Path(output_dir).resolve().as_uri()
-                else:
-                    written = write_result_files_at(spark, result, report, output_uri, skipped_files=read.skipped,
-                                                    split_outputs=split_names)
-                    splits_at = output_uri
-                with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
-                    written.update(write_spark_splits(spark, read, result, splits_at, output_format,
-                                                      on_progress=advance))
+            read = read_rows(spark, source, code_column=_split_columns(config.code_column),
+                             id_column=_split_columns(config.id_column) if config.id_column is not None else None,
+                             language=config.language, group_column=config.group_column,
+                             split_column=config.split_column, splits=list(config.split) or None,
+                             input_format=config.input_format, progress=progress)
+            try:
+                _refuse_empty_split_name(source, read.rows.split_ranges, config.split_column)
+                output_format = spark_output_format(config.output_format, read)
+                _check_policy_splits(config, list(read.rows.split_ranges))
+                reference = _load_reference(config) if config.against is not None else None
+                split_names = split_output_names("spark", read.rows.split_ranges)
+                planned = planned_outputs(split_names, groups=read.rows.groups is not None,
+                                          reference=reference is not None)
+                if folder is not None:
+                    check_no_foreign_outputs(folder, planned, source)
+                result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
+                                               minhash=minhash, spark=spark, source=read)
+                report = build_report(result, skipped_files=read.skipped)
+                written: dict[str, str] = {}
+                if folder is not None:
+                    written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,
+                                                   output_format, progress)
+            finally:
+                read.release()
         finally:
-            read.release()
+            if isinstance(folder, HadoopFolder):
+                folder.close()
         notes = [note] if (note := _lsh_recall_note(report, config)) else []
         return DedupRun(LoadedDataset(source, {}), result, report, written, notes)
+
+
+def _write_spark_outputs(spark, folder, read, result: DedupResult, report: dict, planned: list[str],
+                         split_names: list[str], output_format: str, progress: ProgressFactory | None) -> dict[str, str]:
+    """The outputs of a Spark-read run, into a staging folder of ``folder`` swapped in at the end:
+    the small outputs by the driver (into a local folder, or copied through Hadoop's file system),
+    then the splits by Spark. Returns output name -> where it is after the swap."""
+    from workbench.dedup.spark_output import write_result_files_at
+    from workbench.dedup.spark_writing import write_spark_splits
+
+    source = read.rows.source
+    try:
+        with staged_outputs(folder, source, planned) as staging:
+            if isinstance(folder, LocalFolder):
+                stage = folder.path / staging
+                written = write_small_outputs(result, report, stage, skipped_files=read.skipped,
+                                              split_outputs=split_names)
+                splits_at = stage.resolve().as_uri()
+            else:
+                written = write_result_files_at(result, report, folder, staging, skipped_files=read.skipped,
+                                                split_outputs=split_names)
+                splits_at = folder.path_of(staging)
+            with (progress or _null)("spark: write splits", len(read.rows.split_ranges)) as advance:
+                written.update(write_spark_splits(spark, read, result, splits_at, output_format, on_progress=advance))
+    except OSError as error:
+        raise describe_write_error(folder.where, error) from error
+    return swapped_paths(written, folder)
 
 
 def _refuse_output_over_input(source: Path, out: Path) -> None:

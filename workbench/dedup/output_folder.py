@@ -7,10 +7,17 @@ Every run records the names it writes at the top of the folder in ``manifest.jso
 
 * refuses, before the search, to write over a file or folder that no such record names (a
   user's own ``train.jsonl`` or ``dataset/``): :func:`check_no_foreign_outputs`;
-* removes what the earlier run recorded (all of it: a folder it recorded, such as ``files/``, goes
-  whole), saying at warning level which of those it replaces and which it removes because it
-  does not write them again (a ``files/`` after a ``--output-format jsonl`` rerun): :func:`take_over`;
+* writes its outputs into a hidden staging folder beside them and, only once all are written,
+  swaps them in: what the earlier run recorded is taken away (all of it: a folder it recorded, such
+  as ``files/``, goes whole), and a warning says which of those it replaces and which it removes
+  because it does not write them again (a ``files/`` after a ``--output-format jsonl`` rerun):
+  :func:`staged_outputs`. A run stopped before the swap (Ctrl-C, a failed write) leaves the earlier
+  outputs as they were;
 * leaves every other file alone.
+
+The same rules hold for a local folder (:class:`LocalFolder`, a path or a ``file://`` URI) and a
+folder given as a URI Spark writes (``s3a://``, ``hdfs://`` ...: its :class:`Folder` is
+:class:`workbench.dedup.spark_output.HadoopFolder`, the same operations through Hadoop's FileSystem).
 
 An output folder of a workbench from before the manifest is recognised by its ``report.json``
 (a dedup report: ``splits`` and ``parameters``): the names such a run always wrote (the small
@@ -26,9 +33,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import secrets
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
+from urllib.parse import unquote, urlparse
 
 from workbench.errors import DataError
 from workbench.io import atomic_write, unwritable_reason
@@ -44,6 +56,9 @@ SMALL_OUTPUTS = ("clusters.json", "cluster_shapes.csv", "pairs.csv", "removed.cs
 OPTIONAL_OUTPUTS = ("cross_group_pairs.csv", "contamination.csv", "unreadable.csv")
 #: what a manifest says wrote it
 WRITER = "workbench dedup"
+#: the start of the name of the folder a run writes its outputs into before they are swapped in
+#: (:func:`staged_outputs`): hidden, and never an output's name
+STAGING_PREFIX = ".dedup-staging-"
 
 
 def split_output_names(output_format: str, splits: Iterable[str]) -> list[str]:
@@ -90,115 +105,266 @@ def check_writable(out: Path) -> None:
                         f"write, or make this one writable")
 
 
-def previous_outputs(out: Path) -> tuple[set[str], str | None]:
+class Folder(Protocol):
+    """An output folder, seen through the few operations the checks and the swap need: on the local
+    file system (:class:`LocalFolder`) or through Hadoop's FileSystem for a URI Spark writes
+    (:class:`workbench.dedup.spark_output.HadoopFolder`). Names are relative to the folder
+    (``train``, ``.dedup-staging-1a2b/train``).
+
+    Attributes:
+        where: the folder as the user gave it, for messages (a path or a URI).
+        cheap_renames: a rename moves no data (a local or HDFS folder; not an object store, whose
+            Hadoop rename copies): the earlier outputs are then set aside at once rather than
+            deleted one by one while the folder is swapped.
+    """
+
+    where: str
+    cheap_renames: bool
+
+    def exists(self, name: str) -> bool: ...  # a link too, broken or not
+    def is_dir(self, name: str) -> bool: ...  # a real folder (not a link to one)
+    def children(self, name: str = "") -> list[str]: ...  # names in ``name`` (the folder itself by default)
+    def read_text(self, name: str) -> str | None: ...  # ``None``: missing or unreadable
+    def write_text(self, name: str, text: str) -> None: ...  # whole, replacing
+    def make_dir(self, name: str) -> None: ...
+    def remove(self, name: str) -> None: ...  # a file, or a folder with all it holds
+    def rename(self, name: str, new: str) -> None: ...  # ``new`` must not exist; its folder must
+    def path_of(self, name: str) -> str: ...  # what ``DedupRun.written`` names
+
+
+class LocalFolder:
+    """A :class:`Folder` on the local file system."""
+
+    cheap_renames = True
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.where = str(path)
+
+    def exists(self, name: str) -> bool:
+        path = self.path / name
+        return path.exists() or path.is_symlink()
+
+    def is_dir(self, name: str) -> bool:
+        path = self.path / name
+        return path.is_dir() and not path.is_symlink()
+
+    def children(self, name: str = "") -> list[str]:
+        return sorted(child.name for child in (self.path / name).iterdir())
+
+    def read_text(self, name: str) -> str | None:
+        try:
+            return (self.path / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def write_text(self, name: str, text: str) -> None:
+        atomic_write(self.path / name, text)
+
+    def make_dir(self, name: str) -> None:
+        (self.path / name).mkdir(parents=True, exist_ok=True)
+
+    def remove(self, name: str) -> None:
+        path = self.path / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+    def rename(self, name: str, new: str) -> None:
+        os.rename(self.path / name, self.path / new)
+
+    def path_of(self, name: str) -> str:
+        return str(self.path / name)
+
+
+def _folder(out: Path | str | Folder) -> Folder:
+    return LocalFolder(out) if isinstance(out, (str, os.PathLike)) else out
+
+
+def previous_outputs(out: Path | Folder) -> tuple[set[str], str | None]:
     """What an earlier dedup run recorded it wrote into ``out``.
+
+    Args:
+        out: the output folder (a path, or a :class:`Folder`).
 
     Returns:
         ``(names, source)``: the top-level names (empty when no run's record is there) and the
         source that run read (``None`` when unknown).
     """
+    folder = _folder(out)
     try:
-        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        manifest = json.loads(folder.read_text(MANIFEST) or "null")
+    except ValueError:
         manifest = None
     if isinstance(manifest, dict) and manifest.get("written_by") == WRITER and isinstance(manifest.get("outputs"), list):
         return {str(name) for name in manifest["outputs"]}, manifest.get("source")
-    return _legacy_outputs(out)
+    return _legacy_outputs(folder)
 
 
-def _legacy_outputs(out: Path) -> tuple[set[str], str | None]:
+def _legacy_outputs(folder: Folder) -> tuple[set[str], str | None]:
     """The names a dedup run from before :data:`MANIFEST` wrote, known from its ``report.json``."""
     try:
-        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        report = json.loads(folder.read_text("report.json") or "null")
+    except ValueError:
         return set(), None
     if not isinstance(report, dict) or not isinstance(report.get("splits"), dict) or "parameters" not in report:
         return set(), None
     splits = [str(split) for split in report["splits"]]
     names = {*SMALL_OUTPUTS, *OPTIONAL_OUTPUTS} - {"kept.csv"}
     names |= set(split_output_names("jsonl", splits)) | set(split_output_names("parquet", splits))
-    names |= {name for name in split_output_names("spark", splits) if _is_spark_output_folder(out / name)}
+    names |= {name for name in split_output_names("spark", splits) if _is_spark_output_folder(folder, name)}
     return names, report.get("source")
 
 
-def _is_spark_output_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder Spark wrote: only ``part-*`` files and Spark's markers
+def _is_spark_output_folder(folder: Folder, name: str) -> bool:
+    """Whether ``name`` is a folder Spark wrote: only ``part-*`` files and Spark's markers
     (``_SUCCESS``, ``.crc`` checksums); any other file means someone else's folder."""
-    if not path.is_dir() or path.is_symlink():
+    if not folder.is_dir(name):
         return False
-    names = [child.name for child in path.iterdir()]
-    return bool(names) and all(name.startswith(("part-", "_", ".part-", "._")) for name in names)
+    names = folder.children(name)
+    return bool(names) and all(child.startswith(("part-", "_", ".part-", "._")) for child in names)
 
 
-def _exists(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
-
-
-def check_no_foreign_outputs(out: Path, planned: Iterable[str]) -> None:
-    """Refuse to write over a file or folder of ``out`` that no earlier dedup run recorded writing.
+def check_no_foreign_outputs(out: Path | Folder, planned: Iterable[str], source: object = None) -> None:
+    """Refuse to write over a file or folder of ``out`` that no earlier dedup run recorded writing,
+    or one that holds the run's input (``out/files/`` read again as ``SOURCE``).
 
     Args:
-        out: the output folder; planned: the names this run may write (:func:`planned_outputs`).
+        out: the output folder (a path, or a :class:`Folder`); planned: the names this run may
+            write (:func:`planned_outputs`); source: the run's input (a path: one inside ``out``).
 
     Raises:
         DataError: naming those files and the ways out (a fresh ``-o``, or moving them away).
     """
-    if out.is_dir():
-        _refuse_foreign(out, planned, previous_outputs(out)[0])
+    folder = _folder(out)
+    if folder.is_dir(""):
+        planned = list(planned)
+        _refuse_foreign(folder, planned, previous_outputs(folder)[0])
+        _refuse_holding_input(folder, planned, source)
 
 
-def _refuse_foreign(out: Path, planned: Iterable[str], ours: set[str]) -> None:
+def _refuse_foreign(folder: Folder, planned: Iterable[str], ours: set[str]) -> None:
     """:func:`check_no_foreign_outputs` given what earlier runs recorded (``ours``)."""
-    foreign = sorted(name for name in planned if name not in ours and _exists(out / name))
+    foreign = sorted(name for name in planned if name not in ours and folder.exists(name))
     if foreign:
         shown = ", ".join(foreign[:6]) + (f" and {len(foreign) - 6} more" if len(foreign) > 6 else "")
-        raise DataError(f"--output {out} holds {shown}, which this run would write, and no record of an earlier "
-                        f"`workbench dedup` run there ({MANIFEST}) says it wrote them: they are not replaced. Choose a "
-                        f"fresh -o folder, or move them away (nothing was searched)")
+        raise DataError(f"--output {folder.where} holds {shown}, which this run would write, and no record of an "
+                        f"earlier `workbench dedup` run there ({MANIFEST}) says it wrote them: they are not replaced. "
+                        f"Choose a fresh -o folder, or move them away (nothing was searched)")
 
 
-def take_over(out: Path, planned: Sequence[str], source: object) -> None:
-    """Make ``out`` this run's: remove what an earlier run recorded writing (what this run writes
-    again is replaced, the rest removed), saying so at warning level, then record ``planned`` in
-    :data:`MANIFEST`. Nothing is removed from a folder that holds this run's input ``source``.
+def _refuse_holding_input(folder: Folder, planned: Iterable[str], source: object) -> None:
+    """Refuse to replace an earlier output that holds the input of this run (:func:`_holds`)."""
+    holding = [name for name in planned if folder.exists(name) and _holds(folder, name, source)]
+    if holding:
+        raise DataError(f"--output {folder.where}: {holding[0]} holds this run's input {source}, and this run would "
+                        f"replace it: choose another -o folder, or copy the input elsewhere (nothing was replaced)")
+
+
+@contextmanager
+def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = ()) -> Iterator[str]:
+    """Write a run's outputs into a staging folder inside ``out`` and swap them in only when all
+    of them are written, so that a run interrupted (Ctrl-C) or failed while writing leaves the
+    earlier run's outputs as they were and none of its own in their place.
+
+    The block writes every output, ``manifest.json`` included, into the folder named by the yielded
+    name (``.dedup-staging-<random>``: a hidden name, in the same folder, so on the same file
+    system). When it ends without an error, :func:`_swap_in` makes the folder this run's; when it
+    raises (``KeyboardInterrupt`` too) the staging folder is removed, as far as it can be (Spark's
+    cancelled tasks may still be writing into it: whatever stays is removed by the next run into
+    ``out``). Staging folders an interrupted run left are removed first.
+
+    Args:
+        out: the output folder (created if needed): a path, or a :class:`Folder`.
+        source: the run's input, recorded in the manifest and named in the warning.
+        planned: the names the run may write (:func:`planned_outputs`), checked before anything
+            is written (:func:`check_no_foreign_outputs`).
+
+    Yields:
+        the staging folder's name inside ``out``.
 
     Raises:
-        DataError: a name this run writes is there and no earlier run recorded it
-            (:func:`check_no_foreign_outputs`).
-        OSError: a removal or the manifest write failed.
+        DataError: ``planned`` or a name the run wrote is there and no earlier run recorded it (a
+            file made during the search), or holds the input (then the staging folder is removed
+            and nothing is replaced).
+        OSError: a removal, rename or write failed (through Hadoop: a DataError with its reason).
     """
-    ours, previous_source = previous_outputs(out)
-    _refuse_foreign(out, planned, ours)
-    present = sorted(name for name in ours if name != MANIFEST and _exists(out / name))
-    if present and not _holds(out, source):
+    folder = _folder(out)
+    folder.make_dir("")
+    check_no_foreign_outputs(folder, planned, source)
+    for name in folder.children():
+        if name.startswith(STAGING_PREFIX):  # what an interrupted run left
+            folder.remove(name)
+    staging = f"{STAGING_PREFIX}{secrets.token_hex(4)}"
+    folder.make_dir(staging)
+    try:
+        yield staging
+    except BaseException:
+        try:
+            folder.remove(staging)
+        except (OSError, DataError) as error:  # the run's own error is the one to show; the next run removes it
+            logger.debug("the staging folder %s stays: %s", folder.path_of(staging), error)
+        raise
+    names = [name for name in folder.children(staging) if name != MANIFEST and not name.startswith(".")]
+    ours, previous_source = previous_outputs(folder)
+    try:  # files made in the folder during the run
+        _refuse_foreign(folder, names, ours)
+        _refuse_holding_input(folder, names, source)
+    except DataError:  # nothing replaced
+        folder.remove(staging)
+        raise
+    _swap_in(folder, staging, names, ours, previous_source, source)
+
+
+def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], previous_source: str | None,
+             source: object) -> None:
+    """Make ``folder`` hold the outputs ``names`` that ``staging`` holds: what an earlier run
+    recorded writing (``ours``, of ``previous_source``) is set aside (what this run writes again is
+    replaced, the rest removed), said at warning level, the staged outputs are moved in, their
+    manifest last, and the staging folder is removed. Nothing is removed that holds this run's
+    input ``source``."""
+    present = sorted(name for name in ours if name != MANIFEST and folder.exists(name)
+                     and not _holds(folder, name, source))
+    if present:
         # the record first, so that a failure below leaves every name still recorded
-        write_manifest(out, sorted(set(planned) | set(present)), source)
+        write_manifest(folder, sorted(set(names) | set(present)), source)
+        aside = f"{staging}/.replaced"
+        if folder.cheap_renames:
+            folder.make_dir(aside)
         for name in present:
-            path = out / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
+            if folder.cheap_renames:  # at once; deleted with the staging folder, after the swap
+                folder.rename(name, f"{aside}/{name}")
             else:
-                path.unlink()
-        replaced = [name for name in present if name in planned]
-        removed = [name for name in present if name not in planned]
-        logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", out, previous_source or "another source",
+                folder.remove(name)
+        replaced = [name for name in present if name in names]
+        removed = [name for name in present if name not in names]
+        logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
+                       previous_source or "another source",
                        f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
                        f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
-    write_manifest(out, planned, source)
+    for name in names:
+        folder.rename(f"{staging}/{name}", name)
+    folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
+    folder.remove(staging)
 
 
-def _holds(out: Path, source: object) -> bool:
-    """Whether the run's input lies in ``out`` (then nothing of it is removed)."""
+def _holds(folder: Folder, name: str, source: object) -> bool:
+    """Whether the run's input (a path or a ``file://`` URI) lies in ``name`` of a local ``folder``."""
+    if not isinstance(folder, LocalFolder) or source is None:
+        return False
+    where = urlparse(str(source))
+    path = unquote(where.path) if where.scheme.lower() == "file" else str(source)
     try:
-        return Path(str(source)).resolve().is_relative_to(out.resolve())
+        return Path(path).resolve().is_relative_to((folder.path / name).resolve())
     except (OSError, ValueError):
         return False
 
 
-def write_manifest(out: Path, names: Sequence[str], source: object) -> None:
-    """Record ``names`` as written by this run (:data:`MANIFEST`)."""
+def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> None:
+    """Record ``names`` as written by this run (:data:`MANIFEST`) in ``out`` (a path or a :class:`Folder`)."""
     record = {"written_by": WRITER, "source": str(source), "outputs": sorted(set(names) | {MANIFEST})}
-    atomic_write(out / MANIFEST, json.dumps(record, indent=2) + "\n")
+    _folder(out).write_text(MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
 def describe_write_error(out: object, error: OSError) -> DataError:

@@ -1,12 +1,16 @@
 """The output folder of a Spark-read run (:mod:`workbench.dedup.spark_source`) given as a URI
-Spark writes: ``s3a://``, ``hdfs://``, ``gs://``, ``abfss://``, ``file://`` ...
+Spark writes: ``s3a://``, ``hdfs://``, ``gs://``, ``abfss://`` ... (a ``file://`` URI is the local
+folder it names, :mod:`workbench.dedup.output_folder`'s :class:`~workbench.dedup.output_folder.LocalFolder`).
 
 On a cluster the executors write the deduplicated splits where they run, so a local ``-o`` would
-scatter part files over the workers' disks. With a URI, Spark writes the splits to ``<uri>/<split>/``
-(:mod:`workbench.dedup.spark_writing`) and the driver's small outputs (``clusters.json``,
-``pairs.csv``, ``removed.csv``, ``report.json`` ...) are written as for any run into a local staging
-folder, then copied to ``<uri>/`` through Hadoop's file system for the scheme, from the session's
-JVM: the same connector and ``spark.hadoop.*`` settings serve the input and the output.
+scatter part files over the workers' disks. With a URI, Spark writes the splits to
+``<uri>/<staging>/<split>/`` (:mod:`workbench.dedup.spark_writing`) and the driver's small outputs
+(``clusters.json``, ``pairs.csv``, ``removed.csv``, ``report.json`` ...) are written as for any run
+into a local temporary folder, then copied to ``<uri>/<staging>/`` through Hadoop's file system for
+the scheme, from the session's JVM: the same connector and ``spark.hadoop.*`` settings serve the
+input and the output. The folder is then protected and swapped as a local one is
+(:func:`~workbench.dedup.output_folder.staged_outputs`): :class:`HadoopFolder` gives those rules
+Hadoop's ``FileSystem`` operations (``exists``, ``listStatus``, ``delete``, ``rename``).
 
 Example::
 
@@ -24,11 +28,11 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from workbench.dedup.detection import DedupResult
 from workbench.dedup.spark_source import unreadable_message
-from workbench.dedup.output_folder import OPTIONAL_OUTPUTS
-from workbench.dedup.writing import write_result_files
+from workbench.dedup.writing import write_small_outputs
 from workbench.errors import DataError
 
 
@@ -58,67 +62,133 @@ def check_output_folder(spark: Any, uri: str) -> None:
         raise DataError(f"{uri}: the output path exists and is not a folder")
 
 
-def write_result_files_at(spark: Any, result: DedupResult, report: dict, uri: str, *,
-                          skipped_files: Sequence = (), split_outputs: Sequence[str] = ()) -> dict[str, str]:
-    """Write the small outputs of a run (:func:`~workbench.dedup.writing.write_result_files`)
-    into a local staging folder, then copy them to ``uri`` (created if needed; files there of
-    the same names replaced, and the optional outputs this run does not write removed, as a
-    reused local folder is treated).
+#: schemes whose Hadoop rename copies the data (object stores): earlier outputs are deleted, not set aside
+COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cosn", "obs")
+
+
+class HadoopFolder:
+    """A :class:`~workbench.dedup.output_folder.Folder` at a URI, through Hadoop's ``FileSystem``
+    for its scheme (an instance of its own, closed by :meth:`close`: not the cached one Spark's
+    writers share, so turning off the ``.crc`` files a local-like file system writes beside a file
+    does not touch Spark's).
 
     Args:
-        spark: the session; result, report: the run and its report dict.
-        uri: the output folder (checked before by :func:`check_output_folder`).
-        skipped_files: the data files found but not read (``unreadable.csv``).
+        spark: the session (its Hadoop configuration carries the ``spark.hadoop.*`` settings).
+        uri: the folder, e.g. ``s3a://bucket/out/`` (checked by :func:`check_output_folder`).
+
+    Raises:
+        DataError: no file system for the scheme, or an operation failed (Hadoop's reason).
+    """
+
+    def __init__(self, spark: Any, uri: str) -> None:
+        from py4j.protocol import Py4JError
+
+        self.where = uri
+        self.uri = uri.rstrip("/")
+        self._jvm = spark.sparkContext._jvm
+        self.cheap_renames = urlparse(uri).scheme.lower() not in COPYING_RENAMES
+        try:
+            self._system = self._jvm.org.apache.hadoop.fs.FileSystem.newInstance(
+                self._path("").toUri(), spark.sparkContext._jsc.hadoopConfiguration())
+            self._system.setWriteChecksum(False)
+        except Py4JError as error:
+            raise DataError(unreadable_message(spark, uri, error, action="write")) from None
+
+    def path_of(self, name: str) -> str:
+        return f"{self.uri}/{name}" if name else self.uri
+
+    def _path(self, name: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(self.path_of(name))
+
+    def _call(self, what: str, name: str, action: Any) -> Any:
+        from py4j.protocol import Py4JError
+
+        try:
+            return action()
+        except Py4JError as error:
+            raise DataError(f"{self.path_of(name)}: {what} failed ({_reason(error)})") from None
+
+    def exists(self, name: str) -> bool:
+        return bool(self._call("looking it up", name, lambda: self._system.exists(self._path(name))))
+
+    def is_dir(self, name: str) -> bool:
+        return self.exists(name) and bool(self._call("looking it up", name,
+                                                     lambda: self._system.getFileStatus(self._path(name)).isDirectory()))
+
+    def children(self, name: str = "") -> list[str]:
+        found = self._call("listing it", name, lambda: self._system.listStatus(self._path(name)))
+        return sorted(status.getPath().getName() for status in found)
+
+    def read_text(self, name: str) -> str | None:
+        from py4j.protocol import Py4JError
+
+        try:
+            if not self._system.exists(self._path(name)):
+                return None
+            stream = self._system.open(self._path(name))
+            try:
+                return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+            finally:
+                stream.close()
+        except Py4JError:
+            return None
+
+    def write_text(self, name: str, text: str) -> None:
+        def write() -> None:
+            stream = self._system.create(self._path(name), True)
+            try:
+                stream.write(bytearray(text.encode("utf-8")))
+            finally:
+                stream.close()
+
+        self._call("writing it", name, write)
+
+    def make_dir(self, name: str) -> None:
+        self._call("creating it", name, lambda: self._system.mkdirs(self._path(name)))
+
+    def remove(self, name: str) -> None:
+        self._call("deleting it", name, lambda: self._system.delete(self._path(name), True))
+
+    def rename(self, name: str, new: str) -> None:
+        if not self._call(f"renaming it to {self.path_of(new)}", name,
+                          lambda: self._system.rename(self._path(name), self._path(new))):
+            raise DataError(f"{self.path_of(name)}: renaming it to {self.path_of(new)} failed (Hadoop said no)")
+
+    def copy_in(self, local: Path, name: str) -> None:
+        """Copy the local file ``local`` to ``name`` (``FileSystem.copyFromLocalFile``, replacing)."""
+        source = self._jvm.org.apache.hadoop.fs.Path(local.resolve().as_uri())
+        self._call("copying it there", name, lambda: self._system.copyFromLocalFile(False, True, source, self._path(name)))
+
+    def close(self) -> None:
+        self._system.close()
+
+
+def write_result_files_at(result: DedupResult, report: dict, folder: HadoopFolder, staging: str, *,
+                          skipped_files: Sequence = (), split_outputs: Sequence[str] = ()) -> dict[str, str]:
+    """Write the small outputs of a run (:func:`~workbench.dedup.writing.write_small_outputs`)
+    into a local temporary folder, then copy them into ``staging`` of ``folder`` (the staging
+    folder of :func:`~workbench.dedup.output_folder.staged_outputs`).
+
+    Args:
+        result, report: the run and its report dict; folder: the output folder; staging: the
+            staging folder's name in it. skipped_files: the data files found but not read (``unreadable.csv``).
         split_outputs: the split folders Spark writes there next, recorded in ``manifest.json``.
 
     Returns:
-        output name -> the URI of the file written (``clusters`` -> ``<uri>/clusters.json`` ...).
+        output name -> the URI of the file staged (``clusters`` -> ``<uri>/<staging>/clusters.json`` ...).
 
     Raises:
-        DataError: Hadoop could not write there (its reason; the local staging copy is gone).
+        DataError: Hadoop could not write there (its reason; the local copy is gone).
     """
-    base = uri.rstrip("/")
-    with tempfile.TemporaryDirectory(prefix="workbench-dedup-") as staging:
-        staged = write_result_files(result, report, staging, skipped_files=list(skipped_files),
-                                    split_outputs=list(split_outputs))
-        copy_to_uri(spark, {name: Path(path) for name, path in staged.items()}, base,
-                    remove=[name for name in OPTIONAL_OUTPUTS if name not in {Path(p).name for p in staged.values()}])
-    return {name: f"{base}/{Path(path).name}" for name, path in staged.items()}
-
-
-def copy_to_uri(spark: Any, files: dict[str, Path], uri: str, remove: Sequence[str] = ()) -> None:
-    """Copy local ``files`` into the folder ``uri`` under their own names, through Hadoop's
-    ``FileSystem.copyFromLocalFile``, and delete the names in ``remove`` there.
-
-    Args:
-        spark: the session; files: name -> local file; uri: the folder (no trailing ``/``).
-        remove: file names to delete in ``uri`` if present (a previous run's optional outputs).
-
-    Raises:
-        DataError: a copy or delete failed (Hadoop's reason).
-    """
-    from py4j.protocol import Py4JError
-
-    gateway = spark.sparkContext._jvm
-    folder = gateway.org.apache.hadoop.fs.Path(uri)
-    try:
-        # an instance of our own (not the cached one Spark's writers share), so turning off the
-        # .crc files a local file system's create() writes beside a file does not touch Spark's
-        system = gateway.org.apache.hadoop.fs.FileSystem.newInstance(folder.toUri(), spark.sparkContext._jsc.hadoopConfiguration())
-    except Py4JError as error:
-        raise DataError(unreadable_message(spark, uri, error, action="write")) from None
-    try:
-        system.setWriteChecksum(False)
-        system.mkdirs(folder)
-        for local in files.values():
-            target = gateway.org.apache.hadoop.fs.Path(f"{uri}/{local.name}")
-            system.copyFromLocalFile(False, True, gateway.org.apache.hadoop.fs.Path(local.resolve().as_uri()), target)
-        for name in remove:
-            system.delete(gateway.org.apache.hadoop.fs.Path(f"{uri}/{name}"), False)
-    except Py4JError as error:
-        raise DataError(f"{uri}: writing the outputs there failed ({_reason(error)})") from None
-    finally:
-        system.close()
+    written: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="workbench-dedup-") as local:
+        staged = write_small_outputs(result, report, Path(local), skipped_files=list(skipped_files),
+                                     split_outputs=list(split_outputs))
+        for key, path in staged.items():
+            name = f"{staging}/{Path(path).name}"
+            folder.copy_in(Path(path), name)
+            written[key] = folder.path_of(name)
+    return written
 
 
 def _reason(error: BaseException) -> str:

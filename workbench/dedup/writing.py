@@ -7,7 +7,8 @@ users' scripts read it unchanged; the shape of each cluster (diameter, chained) 
 ``cluster_shapes.csv``, one line per cluster in the same order.
 
 What a run writes is recorded in ``manifest.json``, and a rerun into the folder replaces only what
-such a record names (:mod:`workbench.dedup.output_folder`). ``kept.csv`` names every kept row with
+such a record names; the outputs are written into a staging folder and swapped in once all are
+written (:mod:`workbench.dedup.output_folder`). ``kept.csv`` names every kept row with
 its split, so the split of a kept row is known whatever form the splits take (``files/``
 included).
 """
@@ -30,9 +31,10 @@ from workbench.dedup.config import OUTPUT_FORMATS
 from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.dedup.output_folder import (
     MANIFEST,
+    LocalFolder,
     planned_outputs,
     split_output_names,
-    take_over,
+    staged_outputs,
     write_manifest,
 )
 from workbench.dedup.skipped_rows import SKIPPED_COLUMNS, skipped_rows
@@ -111,19 +113,41 @@ def write_outputs(
             DataError).
     """
     output_format = resolved_output_format(output_format, loaded)
-    written = write_result_files(result, report, output_dir, skipped_files=loaded.skipped,
-                                 split_outputs=split_output_names(output_format, result.rows.split_ranges))
-    out = Path(output_dir)
+    split_names = split_output_names(output_format, result.rows.split_ranges)
+    out = _output_folder(output_dir)
+    planned = planned_outputs(split_names, groups=result.rows.groups is not None, reference=result.reference is not None)
     kept = {split: select_rows(loaded.splits[split], result.kept_indices(split)) for split in result.rows.split_ranges}
-    with _quiet_datasets():
-        if output_format == "files":
-            source_root = _source_folder(loaded)
-            _write_files(result, out / "files", written, on_progress, source_root)
-            if source_root is not None:
-                _copy_undecodable_files(loaded.skipped, source_root, out / "files")
-        else:
-            _write_splits(kept, out, output_format, written, on_progress)
-    return written
+    with staged_outputs(out, result.rows.source, planned) as staging:
+        stage = out / staging
+        written = write_small_outputs(result, report, stage, skipped_files=loaded.skipped, split_outputs=split_names)
+        with _quiet_datasets():
+            if output_format == "files":
+                source_root = _source_folder(loaded)
+                _write_files(result, stage / "files", written, on_progress, source_root)
+                if source_root is not None:
+                    _copy_undecodable_files(loaded.skipped, source_root, stage / "files")
+            else:
+                _write_splits(kept, stage, output_format, written, on_progress)
+    return swapped_paths(written, LocalFolder(out))
+
+
+def _output_folder(output_dir: str | Path) -> Path:
+    """``output_dir`` as a folder, created if needed.
+
+    Raises:
+        DataError: it is a file.
+    """
+    out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: the output path exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def swapped_paths(written: dict[str, str], folder) -> dict[str, str]:
+    """``written`` (output name -> where it was staged) with each output where the swap put it: the
+    name at the top of the staging folder, in ``folder`` (an :class:`~workbench.dedup.output_folder.Folder`)."""
+    return {key: folder.path_of(Path(path).name) for key, path in written.items()}
 
 
 def write_result_files(result: DedupResult, report: dict, output_dir: str | Path, *,
@@ -133,8 +157,9 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
     ``removed.csv``, ``kept.csv``, ``skipped.csv``, ``unreadable.csv``, ``report.json`` and
     ``manifest.json``; not the splits.
 
-    What an earlier run recorded writing there is removed first, and ``manifest.json`` records
-    these outputs and ``split_outputs`` (:func:`~workbench.dedup.output_folder.take_over`).
+    They are written into a staging folder and swapped in when all are written; what an earlier
+    run recorded writing there is then removed, and ``manifest.json`` records these outputs and
+    ``split_outputs`` (:func:`~workbench.dedup.output_folder.staged_outputs`).
 
     Args:
         result, report: as :func:`write_outputs`; skipped_files: files the loader did not load.
@@ -149,13 +174,28 @@ def write_result_files(result: DedupResult, report: dict, output_dir: str | Path
             dedup run recorded writing.
         OSError: a write or the removal of an earlier run's outputs failed.
     """
-    out = Path(output_dir)
-    if out.exists() and not out.is_dir():
-        raise DataError(f"{out}: the output path exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _output_folder(output_dir)
     planned = planned_outputs(list(split_outputs), groups=result.rows.groups is not None,
                               reference=result.reference is not None)
-    take_over(out, planned, result.rows.source)
+    with staged_outputs(out, result.rows.source, planned) as staging:
+        written = write_small_outputs(result, report, out / staging, skipped_files=skipped_files,
+                                      split_outputs=split_outputs)
+    return swapped_paths(written, LocalFolder(out))
+
+
+def write_small_outputs(result: DedupResult, report: dict, folder: Path, *, skipped_files: list = (),
+                        split_outputs: list[str] = ()) -> dict[str, str]:
+    """:func:`write_result_files` into ``folder`` as it is: a staging folder
+    (:func:`~workbench.dedup.output_folder.staged_outputs`), no check of what is there.
+
+    Returns:
+        output name -> path of what was written (in ``folder``).
+
+    Raises:
+        OSError: a write failed.
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
     ids = result.rows.ids
     written: dict[str, str] = {}
 

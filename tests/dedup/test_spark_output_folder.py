@@ -1,0 +1,163 @@
+"""The output folder of a run whose splits Spark writes (a SOURCE URI, ``--engine spark``), real
+Spark ``local[2]`` (the shared ``spark`` fixture) and a real ``workbench dedup`` process for Ctrl-C.
+
+The folder is protected as a plain local ``-o DIR`` is (:mod:`workbench.dedup.output_folder`),
+whether it is given as a path, as a ``file://`` URI (the local folder it names) or as a URI Hadoop
+writes (``viewfs://`` mounted on a local folder here: the route ``s3a://`` and ``hdfs://`` take,
+through Hadoop's FileSystem): a file or folder no earlier run recorded is refused, an earlier run's
+outputs that this run does not write again are removed and said, and the new outputs are written
+into a staging folder and swapped in only when the run has finished, so an interrupted rerun leaves
+the earlier outputs as they were (probe 31)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from workbench.dedup import DedupConfig, run_dedup
+from workbench.dedup.output_folder import STAGING_PREFIX
+from workbench.errors import DataError
+
+_CODE = "def f{k}(values):\n    total = {k}\n    for v in values:\n        total += v * {k} - {j}\n    return total\n"
+ROUTES = ("path", "file_uri", "hadoop")
+
+
+def _corpus(folder: Path, rows: int = 60, copies: int = 3) -> Path:
+    """``folder/train.jsonl`` and ``folder/test.jsonl``: rows k and k + 20 are near copies when ``copies``
+    sets them apart (one in ``copies`` identical)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        (folder / f"{split}.jsonl").write_text("".join(
+            json.dumps({"id": f"{split}{k}", "content": _CODE.format(k=k % 20, j=k % copies)}) + "\n"
+            for k in range(rows)))
+    return folder
+
+
+@contextmanager
+def _output(spark, route: str, folder: Path):
+    """The ``-o`` of a route for the local ``folder``: its path, its ``file://`` URI, or a
+    ``viewfs://`` URI Hadoop maps onto it (a scheme other than ``file``, written through Hadoop's
+    FileSystem as an ``s3a://`` or ``hdfs://`` folder is)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if route == "path":
+        yield str(folder)
+    elif route == "file_uri":
+        yield folder.as_uri()
+    else:
+        table = f"wb{secrets.token_hex(4)}"  # a mount table of its own: Hadoop caches a file system per authority
+        key = f"fs.viewfs.mounttable.{table}.link./out"
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        conf.set(key, folder.as_uri())
+        try:
+            yield f"viewfs://{table}/out"
+        finally:
+            conf.unset(key)
+
+
+def _config(**options) -> DedupConfig:
+    return DedupConfig(engine="spark", id_column="id", min_tokens=1, output_format="jsonl", **options)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` but hidden ones at its top (a staging folder): relative path -> bytes."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file() and not path.relative_to(folder).parts[0].startswith(".")}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_folder_no_run_wrote_is_refused_before_the_search(spark, tmp_path, route):
+    # probe 31: -o file:///abs/out replaced the user's own train/ folder
+    source = _corpus(tmp_path / "data")
+    out = tmp_path / "out"
+    (out / "train").mkdir(parents=True)
+    (out / "train" / "notes.txt").write_text("mine")
+    refused = r"holds train, which this run would write, and no record of an earlier `workbench dedup` run there"
+    with _output(spark, route, out) as where, pytest.raises(DataError, match=refused + r".*nothing was searched"):
+        run_dedup(source.as_uri(), _config(), output_dir=where)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["train", "train/notes.txt"]
+
+
+def test_a_file_uri_output_over_a_file_uri_source_is_refused(spark, tmp_path):
+    # as a path -o over a path SOURCE (test_reused_output): the splits would land in the input folder
+    source = _corpus(tmp_path / "data")
+    with pytest.raises(DataError, match="lies inside the input folder"):
+        run_dedup(source.as_uri(), _config(), output_dir=(source / "out").as_uri())
+    assert sorted(p.name for p in source.iterdir()) == ["test.jsonl", "train.jsonl"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_rerun_removes_what_it_does_not_write_again_and_says_so(spark, tmp_path, route, caplog):
+    # probe 31: with -o file://, the test/ split of an earlier run stayed, recorded nowhere, and nothing was said
+    source = _corpus(tmp_path / "data")
+    out = tmp_path / "out"
+    with _output(spark, route, out) as where:
+        run_dedup(source.as_uri(), _config(), output_dir=where)
+        assert (out / "test").is_dir() and (out / "train").is_dir()
+        (out / "mine.txt").write_text("kept")
+        with caplog.at_level(logging.WARNING, logger="workbench.dedup.writing"):
+            run = run_dedup(source.as_uri(), _config(split=("train",)), output_dir=where)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and "held the outputs of an earlier dedup run (of " + source.as_uri() in said[0], said
+    assert "replaced cluster_shapes.csv, clusters.json" in said[0] and ", train; removed test (this run does not " \
+                                                                      "write them)" in said[0], said
+    assert not (out / "test").exists() and list((out / "train").glob("part-*.json"))
+    assert (out / "mine.txt").read_text() == "kept"
+    recorded = json.loads((out / "manifest.json").read_text())["outputs"]
+    assert "train" in recorded and "test" not in recorded
+    # nothing unlisted, no staging folder (viewfs's local file system keeps .crc files beside the small ones)
+    assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".crc")) == sorted({*recorded, "mine.txt"})
+    assert sorted(run.written) == sorted({"clusters", "cluster_shapes", "pairs", "removed", "kept", "skipped", "report",
+                                          "manifest", "split:train"})
+    if route == "hadoop":
+        assert run.written["split:train"] == f"{where}/train"
+    else:  # a file:// URI is the local folder it names
+        assert run.written["split:train"] == str(out / "train")
+
+
+def test_ctrl_c_while_the_outputs_are_written_keeps_the_earlier_run(spark, tmp_path):
+    # probe 31: Ctrl-C during a Spark rerun had already removed the earlier run's outputs
+    out = tmp_path / "out"
+    config = {"engine": "spark", "id_column": "id", "min_tokens": 1, "output_format": "jsonl"}
+    run_dedup(_corpus(tmp_path / "earlier", rows=300).as_uri(), DedupConfig(**config), output_dir=out.as_uri())
+    source = _corpus(tmp_path / "data", rows=300, copies=7)  # other rows: other outputs
+    before = _tree(out)
+    assert {"manifest.json", "report.json"} <= set(before) and any(name.startswith("train/part-") for name in before)
+
+    def stamps() -> dict[Path, int]:  # but the file -o's check of the folder creates and removes at once
+        return {path: path.stat().st_mtime_ns for path in out.rglob("*") if ".workbench-write-probe" not in path.name}
+
+    earlier = stamps()
+
+    def writing() -> bool:  # the rerun has begun to write (a new staging folder, or a changed file)
+        try:
+            return stamps() != earlier
+        except FileNotFoundError:  # removed while listed
+            return True
+
+    # Spark writes the splits in jobs of a second or more after the first file: time to interrupt
+    command = [sys.executable, "-m", "workbench", "dedup", source.as_uri(), "--engine", "spark", "--spark-master",
+               "local[2]", "--id-column", "id", "--min-tokens", "1", "--output-format", "jsonl", "-o", out.as_uri(),
+               "--no-progress"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509 -- as ctrl_c.py
+    deadline = time.monotonic() + 600
+    while not writing() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert _tree(out) == before  # the earlier outputs as they were, none of the new ones in their place
+    # a rerun finishes, and clears what the interrupted one left of its staging folder
+    run_dedup(source.as_uri(), DedupConfig(**config), output_dir=out.as_uri())
+    assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]
+    assert set(_tree(out)) != set(before)  # new part files
