@@ -664,7 +664,9 @@ def run_pipeline(
                 on_stage(plan, "skipped")
             continue
         if action == "not selected":
-            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after):
+            # its options changed since it finished (also [score] limit or carry, left out of the key)
+            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after) \
+                    or _refresh(plan, before, key) or _reselect(plan, before, key):
                 stale.add(plan.name)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
