@@ -744,7 +744,8 @@ def run_pipeline(
                          f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
                          "resumed, keeping the finished rows of the samples still selected and scoring only the "
                          "new ones" if reselect and resumed else None)
-        retried = failed_rows(before) if changes.get("retry_failed") else 0
+        # the job's count: the failed rows of samples no longer selected were set aside, not scored
+        retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
         retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
                       "finished rows" if retried else None)
         detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,

@@ -334,6 +334,8 @@ class RunReport:
             exit status is.
         notes: what the user should know about the samples (:func:`sample_notes`: generations
             cut at a stop sequence, null or empty generations), printed after the table.
+        retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
+            (``retry_failed``; rows set aside as not selected are not among them).
     """
 
     rows_written: int
@@ -350,6 +352,7 @@ class RunReport:
     config: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    retried_rows: int = 0
 
     @property
     def exit_status(self) -> int:
@@ -604,10 +607,12 @@ def score_samples(
             _check_resume_compatible(run_path, record)
 
         done: set[tuple[str, str, str]] = set()
+        failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
         if config.resume:
             # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
             for row in [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)]:
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                    failed.add((*row_key(row), row["method"]))
                     continue
                 done.add((*row_key(row), row["method"]))
         else:
@@ -691,6 +696,7 @@ def score_samples(
         # only this run's (sample, method) pairs: rows of other methods are kept, not counted; rows of
         # samples it does not select are set aside at the end (selected)
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
+        retried = sum((*s.key, m.name) in failed - done for s, m in pairs)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
@@ -734,6 +740,7 @@ def score_samples(
         report = RunReport(
             rows_written=written,
             resumed_rows=resumed,
+            retried_rows=retried,
             statuses=statuses,
             mean_scores=mean_scores,
             score_reads=score_reads,
