@@ -126,7 +126,7 @@ def test_without_a_reference_column_only_p_correct_without_the_reference_runs(tm
     bare = _generations(tmp_path / "bare.jsonl", [{"task_id": "HumanEval/0", "completion": "  1\n"}])
     config = ScoreConfig(method=["p-correct"], model=MODEL, generation_column="completion", reference=False)
     assert sample_notes(select_samples(bare, config), config)[0].startswith(
-        "1 of 1 sample(s) have no prompt, and p-correct --no-reference shows the judge no reference either")
+        "1 of 1 sample has no prompt, and p-correct --no-reference shows the judge no reference either")
     assert sample_notes([sample], config) == []
 
 

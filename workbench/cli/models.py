@@ -12,6 +12,7 @@ from rich.table import Table
 
 from workbench.cli.app import WorkbenchTyper, app, console
 from workbench.llm import models
+from workbench.formatting import count
 
 models_app = WorkbenchTyper(
     help="Local models: GGUF LLMs for `--model local/<alias>` and the offline embedding model (pinned sha256; see docs/models.md).",
@@ -187,7 +188,7 @@ def serve_command(
     if json_output:
         typer.echo(json.dumps(served.as_dict()))
     else:
-        typer.echo(f"serving {served.path} (n_ctx {served.n_ctx}, {served.parallel} slot(s))")
+        typer.echo(f"serving {served.path} (n_ctx {served.n_ctx}, {count(served.parallel, 'slot')})")
         typer.echo(f"base URL: {served.base_url}")
         typer.echo(f"model:    openai/{served.model}")
         typer.echo(f"API key:  {served.api_key}")

@@ -15,6 +15,8 @@ eval as drawn from a population the same way). The samples' own randomness withi
 from __future__ import annotations
 
 import math
+
+from workbench.formatting import count
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -128,7 +130,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
     for k in sorted(set(ks)):
         if k > fewest:
             short = sum(1 for n in sizes if n < k)
-            omitted[k] = f"{short} of {len(sizes)} task(s) have fewer than {k} samples (min {fewest})"
+            omitted[k] = (f"{short} of the {count(len(sizes), 'task')} {'has' if short == 1 else 'have'} fewer than "
+                          f"{k} samples (min {fewest})")
             continue
         per_task_values = [pass_at_k_one_task(n, c, k) for n, c in per_task.values()]
         why = no_interval_reason(len(per_task_values), sum(sizes))

@@ -909,12 +909,13 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     as empty code; the rows' ``generation_note``)."""
     notes = []
     if config.limit is not None and len(samples) < config.limit:
-        notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) the data has"
-                     f"{' for --select stratified' if config.select == 'stratified' else ''}: all of them were scored")
+        notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} the data has"
+                     f"{' for --select stratified' if config.select == 'stratified' else ''}: "
+                     f"{'it was' if len(samples) == 1 else 'all of them were'} scored")
     if "p-correct" in config.method and not config.reference:
         bare = sum(not sample.prompt.strip() for sample in samples)
         if bare:
-            notes.append(f"{bare} of {len(samples)} sample(s) have no prompt, and p-correct --no-reference shows the "
+            notes.append(f"{bare} of {count(len(samples), 'sample')} {'has' if bare == 1 else 'have'} no prompt, and p-correct --no-reference shows the "
                          f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
                          f"or --problems")
     if config.select == "stratified" and config.limit is not None:
@@ -927,19 +928,21 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         repeated = sum(bool(sample.prompt.strip()) and sample.generation.lstrip().startswith(sample.prompt.strip())
                        for sample in samples)
         if repeated:
-            notes.append(f"{repeated} of {len(samples)} generation(s) begin with their own prompt: whole programs, "
+            notes.append(f"{repeated} of {count(len(samples), 'generation')} "
+                         f"{'begins with its' if repeated == 1 else 'begin with their'} own prompt: whole programs, "
                          f"which the judge and the metrics see after the prompt a second time; pass --no-prompt")
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
         notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
-        notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "
+        notes.append(f"{cut} of {count(len(samples), 'generation')} {'was' if cut == 1 else 'were'} cut at a stop sequence (--stop) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
     null = sum(sample.generation_null for sample in samples)
     empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)
     if null or empty:
-        notes.append(f"{null} null and {empty} empty generation(s) of {len(samples)} were scored as empty code; "
+        notes.append(f"{null} null and {empty} empty {'generation' if empty == 1 else 'generations'} of {len(samples)} "
+                     "were scored as empty code; "
                      f"their rows say why in generation_note")
     return notes
 
