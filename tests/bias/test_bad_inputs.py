@@ -85,7 +85,7 @@ def test_a_task_column_with_empty_cells_names_the_first_row(tmp_path, corpus):
     metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE],
                "task": ["T1", "T1", None, "T2", "", "T2"]}
     # empty tasks would be one pooled "task" in the bootstrap and in clean vs contaminated tasks
-    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 row\(s\), first row 3 \(counting from 1; id 'r3'\)"):
+    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 rows, first row 3 \(counting from 1; id 'r3'\)"):
         run_bias(out, metrics, BiasConfig(metric=["acc"], task_column="task"))
 
 
@@ -112,7 +112,7 @@ def test_a_trimmed_single_split_folder_works_but_refuses_rows_the_dedup_never_sa
     # r3 is the one row outside clusters: two more cannot be rows of this dedup run
     extra = {"id": [*metrics["id"], "elsewhere/1", "elsewhere/2"], "acc": [*metrics["acc"], 1, 1]}
     with pytest.raises(DataError, match=r"3 metric rows are in neither clusters.json nor removed.csv while the dedup "
-                                        r"run had only 1 such rows"):
+                                        r"run had only 1 such row:"):
         run_bias(out, extra, BiasConfig(metric=["acc"], resamples=40))
 
 

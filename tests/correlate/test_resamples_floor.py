@@ -30,7 +30,7 @@ def test_the_floor_is_one_resample_beyond_each_bound():
 
 @pytest.mark.parametrize("config", [CorrelateConfig, BiasConfig])
 def test_configs_refuse_too_few_resamples(config):
-    with pytest.raises(OptionError, match="1 resample\\(s\\) are too few for a 95% percentile interval.*at least 40"):
+    with pytest.raises(OptionError, match="1 resample is too few for a 95% percentile interval.*at least 40"):
         config(resamples=1)
     with pytest.raises(OptionError, match="at least 200"):
         config(resamples=100, confidence=0.99)

@@ -400,7 +400,7 @@ def test_resume_refuses_rows_that_no_run_of_these_generations_wrote(tmp_path):
     other = tmp_path / "other.jsonl"
     run_execute(write_jsonl(tmp_path / "other_gen.jsonl", canonical_rows(3)[2:]), other, ExecutionConfig(**FIXED))
     (tmp_path / "other.summary.json").unlink()  # its recorded source would be refused first; copied without it
-    with pytest.raises(DataError, match="1 row\\(s\\) of .* are for samples the generations do not have .*HumanEval/2:0"):
+    with pytest.raises(DataError, match="1 row of .* is for samples the generations do not have .*HumanEval/2:0"):
         run_execute(generations, other, ExecutionConfig(resume=True, **FIXED))
 
 

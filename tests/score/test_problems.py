@@ -79,7 +79,7 @@ def test_a_problem_set_the_data_does_not_need_is_noted(tmp_path, humaneval):
 def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):
     data = _generations(tmp_path / "gens.jsonl", [{"task_id": "MBPP/11", "completion": "pass\n"}])
     with pytest.raises(DataError, match=r"task 'MBPP/11' of .*gens.jsonl is not in --problems humaneval \(164 "
-                                        r"task\(s\), e.g. HumanEval/0.*--problem-task-column"):
+                                        r"tasks, e.g. HumanEval/0.*--problem-task-column"):
         select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval"))
     problems = tmp_path / "problems.jsonl"
     _generations(problems, [{"task_id": "MBPP/11", "text": "Write f.", "code": "def f(): pass\n"}])

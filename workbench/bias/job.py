@@ -169,8 +169,9 @@ def run_bias(
         unchecked = [row for row in rows.ids if row not in output.cluster_of and row not in output.removed]
         possible = output.rows_outside_files
         if possible is not None and len(unchecked) > possible:
-            raise DataError(f"{output.folder} has no deduplicated split file, and {len(unchecked)} metric rows are in "
-                            f"neither clusters.json nor removed.csv while the dedup run had only {possible} such rows: "
+            raise DataError(f"{output.folder} has no deduplicated split file, and {count(len(unchecked), 'metric row')} "
+                            f"{'is' if len(unchecked) == 1 else 'are'} in neither clusters.json nor removed.csv while the "
+                            f"dedup run had only {count(possible, 'such row')}: "
                             f"{table.source} holds rows the dedup never saw (among e.g. {', '.join(unchecked[:3])}); "
                             "restore the split file or give the metric table of this dedup run")
         warnings.append(f"{output.folder} has no deduplicated split file: {count(len(unchecked), 'metric row')} in no cluster "

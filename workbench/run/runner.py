@@ -348,21 +348,23 @@ def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path
             and not _refresh(plan, before, key) and not _reselect(plan, before, key))
 
 
+def _same_run(plan: StagePlan, before: dict[str, Any], key: str) -> bool:
+    """Whether ``before`` records this job stage with this key, so that its recorded options can
+    be compared with those now (:func:`_refresh`, :func:`_reselect`)."""
+    return before.get("key") == key and plan.command is not None and plan.skip_reason in (None, NOT_IN_STAGES)
+
+
 def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
     """The options of a stage with this key that change only copies of input columns and differ
     from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.refreshed`)."""
-    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
-        return []
-    return plan.refreshed(before.get("options"))
+    return plan.refreshed(before.get("options")) if _same_run(plan, before, key) else []
 
 
 def _reselect(plan: StagePlan, before: dict[str, Any], key: str) -> dict[str, tuple[Any, Any]]:
     """The options of a stage with this key that only choose its rows (``[score] limit``) and differ
     from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.reselected`): name ->
     (recorded value, value now)."""
-    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
-        return {}
-    return plan.reselected(before.get("options"))
+    return plan.reselected(before.get("options")) if _same_run(plan, before, key) else {}
 
 
 def finished_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, Any],
