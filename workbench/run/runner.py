@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from workbench.errors import WorkbenchError, require_argument
+from workbench.formatting import count
 from workbench.io import atomic_write
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
@@ -679,7 +680,7 @@ def run_pipeline(
             if verdict != (before.get("failures") or {}):
                 manifest.update(plan.name, failures=verdict)
             failed = failed_rows(before) if plan.command == "score" else 0
-            hint = (f"{failed} row{'s' if failed != 1 else ''} failed (an LLM error, an unreadable answer, ...): "
+            hint = (f"{count(failed, 'row')} failed (an LLM error, an unreadable answer, ...): "
                     f"rerun with --retry-failed (or --stage {plan.name}) to score them again, keeping the "
                     "finished rows") if failed else None
             detail = "; ".join(part for part in (verdict.get("message"), hint) if part) or None
@@ -748,7 +749,7 @@ def run_pipeline(
                          "new ones" if reselect and resumed else None)
         # the job's count: the failed rows of samples no longer selected were set aside, not scored
         retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
-        retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
+        retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
                       "finished rows" if retried else None)
         detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
                                              reselect_note, retry_note) if part) or None
