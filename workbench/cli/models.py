@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from workbench.cli.app import WorkbenchTyper, app, console
-from workbench.llm import models
 from workbench.formatting import count
+from workbench.llm import models
 
 models_app = WorkbenchTyper(
     help="Local models: GGUF LLMs for `--model local/<alias>` and the offline embedding model (pinned sha256; see docs/models.md).",

@@ -15,12 +15,12 @@ eval as drawn from a population the same way). The samples' own randomness withi
 from __future__ import annotations
 
 import math
-
-from workbench.formatting import count
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from workbench.formatting import count
 
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
 DEFAULT_KS = (1, 10, 100)

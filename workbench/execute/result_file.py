@@ -12,8 +12,8 @@ from typing import Any
 from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
 from workbench.execute.pass_at_k import outcomes_per_task
-from workbench.io import JsonlWriter, read_jsonl
 from workbench.formatting import count
+from workbench.io import JsonlWriter, read_jsonl
 
 #: the columns of a result row, in order (``correlate`` needs the first three)
 RESULT_COLUMNS: tuple[str, ...] = (

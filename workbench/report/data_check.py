@@ -21,9 +21,9 @@ import os
 from typing import Any
 
 from workbench.data.samples import sample_key
+from workbench.formatting import count
 from workbench.report.run_folder import dedup_id
 from workbench.run_layout import RunLayout
-from workbench.formatting import count
 
 #: changed sample ids listed in report.json and on the page (all are counted)
 MAX_LISTED_SAMPLES = 50
