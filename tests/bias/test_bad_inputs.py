@@ -85,7 +85,7 @@ def test_a_task_column_with_empty_cells_names_the_first_row(tmp_path, corpus):
     metrics = {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE],
                "task": ["T1", "T1", None, "T2", "", "T2"]}
     # empty tasks would be one pooled "task" in the bootstrap and in clean vs contaminated tasks
-    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 row\(s\), first row 3 \(counting from 1; id 'r3'\)"):
+    with pytest.raises(DataError, match=r"--task-column 'task' is empty in 2 rows, first row 3 \(counting from 1; id 'r3'\)"):
         run_bias(out, metrics, BiasConfig(metric=["acc"], task_column="task"))
 
 
@@ -108,11 +108,11 @@ def test_a_trimmed_single_split_folder_works_but_refuses_rows_the_dedup_never_sa
     result = report.duplication.metrics["acc"]
     assert result.settings["all_rows"].value == pytest.approx(4 / 6)
     assert result.settings["deduplicated"].value == pytest.approx(1.0)  # r1, r3, r4
-    assert any("1 metric row(s) in no cluster are taken as unique rows" in w for w in report.warnings)
+    assert any("1 metric row in no cluster is taken as unique rows" in w for w in report.warnings)
     # r3 is the one row outside clusters: two more cannot be rows of this dedup run
     extra = {"id": [*metrics["id"], "elsewhere/1", "elsewhere/2"], "acc": [*metrics["acc"], 1, 1]}
     with pytest.raises(DataError, match=r"3 metric rows are in neither clusters.json nor removed.csv while the dedup "
-                                        r"run had only 1 such rows"):
+                                        r"run had only 1 such row:"):
         run_bias(out, extra, BiasConfig(metric=["acc"], resamples=40))
 
 
@@ -216,7 +216,7 @@ def test_contaminated_rows_without_a_metric_row_are_counted_and_named(tmp_path, 
     assert report.contamination.ids["contaminated_ids"] == ["r4"]
     assert report.contamination.counts["contaminated_rows_without_metric"] == 2
     assert report.contamination.metrics["acc"].settings["clean"].value == pytest.approx(2 / 3)
-    assert any("2 of the 3 contaminated row(s)" in w and "r5, r6" in w for w in report.warnings)
+    assert any("2 of the 3 contaminated rows in" in w and "r5, r6" in w for w in report.warnings)
 
 
 def test_a_report_without_its_overall_table_still_counts_the_dedup_rows(tmp_path, corpus):
@@ -279,7 +279,7 @@ def test_metric_rows_of_files_the_dedup_could_not_read_are_named_as_such(tmp_pat
     report = run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=40))
     assert (report.join.joined, report.join.unjoined) == (2, 2)
     could_not_read = [w for w in report.warnings if "could not read" in w]
-    assert len(could_not_read) == 1 and "1 metric row(s)" in could_not_read[0]
+    assert len(could_not_read) == 1 and "1 metric row is a row the dedup could not read and is left out" in could_not_read[0]
     assert "unreadable.csv" in could_not_read[0] and "test/broken.py (not loaded" in could_not_read[0]
     unknown = [w for w in report.warnings if "does not have" in w]
-    assert len(unknown) == 1 and unknown[0].startswith("1 metric row(s)") and "test/other.py" in unknown[0]
+    assert len(unknown) == 1 and unknown[0].startswith("1 metric row has an id the dedup output does not have and is left out") and "test/other.py" in unknown[0]

@@ -107,6 +107,6 @@ def test_a_mostly_unjoined_metric_table_of_an_older_dedup_is_refused_and_the_num
         run_bias(tmp_path / "dedup", str(numbered), config)
     report = run_bias(tmp_path / "dedup", str(numbered), dataclasses.replace(config, allow_partial_join=True))
     assert (report.join.joined, report.join.unjoined) == (4, 8)
-    assert any("8 metric row(s) have an id the dedup output does not have" in w for w in report.warnings)
+    assert any("8 metric rows have an id the dedup output does not have" in w for w in report.warnings)
     # the full table (with its sample ids) joins every row
     assert run_bias(tmp_path / "dedup", str(data), config).join.joined == 12

@@ -206,7 +206,7 @@ def test_too_few_resamples_for_the_interval_are_said_in_a_library_call(tmp_path)
     resampling use few) but its warnings say the interval is only the range of the resamples."""
     path = _jsonl(tmp_path / "scores.jsonl", _rows())
     few = correlate(path, metrics=["codebleu"], n_resamples=5)
-    assert any(w.startswith("bootstrap: 5 resample(s) are too few for a 95% percentile interval") for w in few.warnings)
+    assert any(w.startswith("bootstrap: 5 resamples are too few for a 95% percentile interval") for w in few.warnings)
     assert not any(w.startswith("bootstrap:") for w in correlate(path, metrics=["codebleu"], n_resamples=40).warnings)
 
 

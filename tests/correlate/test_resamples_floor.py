@@ -30,7 +30,7 @@ def test_the_floor_is_one_resample_beyond_each_bound():
 
 @pytest.mark.parametrize("config", [CorrelateConfig, BiasConfig])
 def test_configs_refuse_too_few_resamples(config):
-    with pytest.raises(OptionError, match="1 resample\\(s\\) are too few for a 95% percentile interval.*at least 40"):
+    with pytest.raises(OptionError, match="1 resample is too few for a 95% percentile interval.*at least 40"):
         config(resamples=1)
     with pytest.raises(OptionError, match="at least 200"):
         config(resamples=100, confidence=0.99)
@@ -45,7 +45,7 @@ def test_the_cli_says_why_and_prints_no_zero_width_interval(tmp_path):
     result = runner.invoke(app, ["correlate", str(path), "-m", "m", "--resamples", "1"], terminal_width=200)
     assert result.exit_code != 0
     text = _words(result.output)
-    assert "--resamples: 1 resample(s) are too few for a 95% percentile interval" in text and "at least 40" in text
+    assert "--resamples: 1 resample is too few for a 95% percentile interval" in text and "at least 40" in text
     run = runner.invoke(app, ["run", "configs/humaneval.toml", "--dry-run", "--set", "correlate.resamples=5"],
                         terminal_width=200)
     assert run.exit_code != 0 and "too few" in _words(run.output)

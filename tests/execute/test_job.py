@@ -93,7 +93,7 @@ def test_resume_runs_only_what_is_missing(tmp_path):
     assert third_of.executed == 1 and len(read_results(output)) == 3
     second = run_execute(generations, output, ExecutionConfig(resume=True, limit=9, **FIXED))
     assert second.skipped_finished == 3 and second.executed == 2
-    assert "--limit 9 is above the 5 sample(s) in the input: all of them" in second.notes
+    assert "--limit 9 is above the 5 samples in the input: all of them" in second.notes
     rows = read_results(output, allow_torn_tail=False)
     assert sorted(sample_key(r["task_id"], r["sample_id"]) for r in rows) == sorted(
         sample_key(f"HumanEval/{i}", 0) for i in range(5)
@@ -151,7 +151,7 @@ def test_a_prompt_column_unlike_the_problems_prompt_is_noted_and_can_be_run(tmp_
     assert {r["task_id"]: r["status"] for r in read_results(tmp_path / "default.jsonl")} == {
         "HumanEval/115": "passed", "HumanEval/0": "passed"}
     [note] = [n for n in default.notes if "'prompt' column" in n]
-    assert "differs from the problems' prompt in 1 of 2 task(s) (first: HumanEval/115)" in note
+    assert "differs from the problems' prompt in 1 of 2 tasks (first: HumanEval/115)" in note
     assert "--prompt-column prompt" in note
     carried_run = run_execute(generations, tmp_path / "carried.jsonl", ExecutionConfig(prompt_column="prompt", **FIXED))
     results = {r["task_id"]: r for r in read_results(tmp_path / "carried.jsonl")}
@@ -261,7 +261,7 @@ def test_missing_sample_ids_are_numbered_and_null_completions_recorded(tmp_path)
     assert results[0]["status"] == "passed"
     assert results[1]["status"] == "error" and "no completion" in results[1]["detail"]
     assert any("numbered" in note for note in summary.notes)
-    assert "1 null and 0 empty completion(s) of the 2 run now" in " ".join(summary.notes)  # said (probe23)
+    assert "1 null and 0 empty completions of the 2 run now" in " ".join(summary.notes)  # said (probe23)
 
 
 def test_tests_that_need_an_entry_point_never_pass_without_one(tmp_path):
@@ -299,7 +299,7 @@ def test_a_task_without_tests_fails_before_running(tmp_path):
     generations = write_jsonl(tmp_path / "gen.jsonl", [{"task_id": t, "sample_id": 0, "completion": wrong}
                                                        for t in ("t1", "t2", "t3")])
     output = tmp_path / "out.jsonl"
-    with pytest.raises(DataError, match=r"2 task\(s\) have no tests .*'t2', 't3'"):
+    with pytest.raises(DataError, match=r"2 tasks have no tests .*'t2', 't3'"):
         run_execute(generations, output, config)
     assert not output.exists()
     # tasks without tests that no generation asks for do not matter
@@ -400,7 +400,7 @@ def test_resume_refuses_rows_that_no_run_of_these_generations_wrote(tmp_path):
     other = tmp_path / "other.jsonl"
     run_execute(write_jsonl(tmp_path / "other_gen.jsonl", canonical_rows(3)[2:]), other, ExecutionConfig(**FIXED))
     (tmp_path / "other.summary.json").unlink()  # its recorded source would be refused first; copied without it
-    with pytest.raises(DataError, match="1 row\\(s\\) of .* are for samples the generations do not have .*HumanEval/2:0"):
+    with pytest.raises(DataError, match="1 row of .* is for samples the generations do not have .*HumanEval/2:0"):
         run_execute(generations, other, ExecutionConfig(resume=True, **FIXED))
 
 
@@ -408,7 +408,7 @@ def test_null_sample_ids_fail_before_running(tmp_path):
     # probe 27: two rows keyed (T, null) slipped past the duplicate check, then broke --resume
     rows = [dict(row, sample_id=None) for row in canonical_rows(1) * 2]
     generations = write_jsonl(tmp_path / "gen.jsonl", rows)
-    with pytest.raises(DataError, match="2 row\\(s\\) have no sample id in column 'sample_id' \\(rows 1, 2\\)"):
+    with pytest.raises(DataError, match="2 rows have no sample id in column 'sample_id' \\(rows 1, 2\\)"):
         run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(**FIXED))
     assert not (tmp_path / "out.jsonl").exists()
 

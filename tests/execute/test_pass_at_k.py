@@ -54,7 +54,7 @@ def test_mean_over_tasks_and_ks_that_some_task_cannot_support():
     assert values[1].estimate == pytest.approx((2 / 4 + 1 / 8 + 1 / 4) / 3)
     assert values[4].estimate == pytest.approx((1 - comb(2, 4) / comb(4, 4) + 1 - comb(7, 4) / comb(8, 4) + 1) / 3)
     assert values[2].tasks == 3
-    assert report.omitted == {10: "3 of 3 task(s) have fewer than 10 samples (min 4)"}
+    assert report.omitted == {10: "3 of the 3 tasks have fewer than 10 samples (min 4)"}
     assert report.samples_per_task == (4, 8)
     assert pass_at_k([], (1,)).omitted == {1: "no results"}
 
@@ -93,7 +93,7 @@ def test_execute_reports_pass_at_k_in_its_summary(tmp_path):
     summary = json.loads((tmp_path / "results.summary.json").read_text())
     assert summary["pass_at_k"]["values"]["1"]["estimate"] == pytest.approx((2 / 3 + 0) / 2)
     assert summary["pass_at_k"]["values"]["3"]["estimate"] == pytest.approx((1 + 0) / 2)
-    assert summary["pass_at_k"]["omitted"] == {"10": "2 of 2 task(s) have fewer than 10 samples (min 3)"}
+    assert summary["pass_at_k"]["omitted"] == {"10": "2 of the 2 tasks have fewer than 10 samples (min 3)"}
     assert summary["pass_at_1"] == pytest.approx(summary["pass_at_k"]["values"]["1"]["estimate"])
     table = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--resume", "--no-progress",
                                      "--timeout", "30"])

@@ -113,7 +113,7 @@ def test_a_generations_file_edited_since_the_run_is_refused(tmp_path, generation
     generations.write_text("".join(json.dumps({**r, "completion": "    return 'edited'\n"} if i == 0 else r) + "\n"
                                    for i, r in enumerate(rows)))
     before = output.read_bytes()
-    with pytest.raises(DataError, match=r"cannot resume: 1 finished row\(s\) of .*out.jsonl were run on other code "
+    with pytest.raises(DataError, match=r"cannot resume: 1 finished row of .*out.jsonl was run on other code "
                                         r"than the generations hold now \(first: HumanEval/0:0\)"):
         run_execute(generations, output, ExecutionConfig(resume=True, **FIXED))
     assert output.read_bytes() == before

@@ -214,7 +214,7 @@ def test_the_guard_counts_failures_in_a_row_only():
     for status in ["passed", SANDBOX_ERROR, SANDBOX_ERROR, "failed", SANDBOX_ERROR, SANDBOX_ERROR, "timeout"]:
         guard.record(status, f"detail of {status}")
     assert guard.count == 4 and guard.in_a_row == 0
-    assert "4 run(s) failed in the sandbox itself" in guard.note()
+    assert "4 runs failed in the sandbox itself" in guard.note()
     assert SandboxFailureGuard(detect_isolation(IsolationLevel.RLIMITS)).note() is None
     guard.record(SANDBOX_ERROR, "x")
     guard.record(SANDBOX_ERROR, "x")

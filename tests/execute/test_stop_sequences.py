@@ -95,7 +95,7 @@ def test_execute_runs_the_cut_generation_and_records_the_cut(tmp_path):
         ("HumanEval/2", 0): (1, True, "\ndef "),
         ("HumanEval/2", 1): (1, False, None),
     }
-    assert "2 of 3 completion(s) run now were cut at a stop sequence (--stop)" in " ".join(summary.notes)
+    assert "2 of 3 completions run now were cut at a stop sequence (--stop)" in " ".join(summary.notes)
 
 
 def test_execute_cli_takes_repeated_stops_and_the_preset(tmp_path):

@@ -429,8 +429,8 @@ def test_repeated_or_partial_execution_rows_are_counted_once_and_said(run_dir):
     assert "None" not in data["execution"]["statuses"]
     assert data["execution"]["statuses"].get(flipped["status"], 0) == sum(
         r["status"] == flipped["status"] for r in rows[1:]) + 1
-    assert any("1 row(s) repeat a (task, sample) pair" in p for p in data["problems"])
-    assert any("1 row(s) without a status" in p for p in data["problems"])
+    assert any("1 row repeats a (task, sample) pair" in p for p in data["problems"])
+    assert any("1 row without a status (not written by execute) was left out" in p for p in data["problems"])
 
 
 def _inject_hostile(run_dir: Path) -> tuple[str, str]:

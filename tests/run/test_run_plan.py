@@ -520,3 +520,35 @@ def test_the_execute_stage_reads_only_the_data_split(tmp_path: Path) -> None:
     assert _statuses(only)["correlate_all"] == "ran", _outcomes(only)
     correlated = json.loads((tmp_path / "shipped" / "correlate" / "all.json").read_text())
     assert correlated["counts"]["samples"] == len(test), correlated["counts"]
+
+
+def test_a_stage_left_out_by_stage_with_another_limit_is_out_of_date(tmp_path: Path, judge: _Judge) -> None:
+    """fix32 review: ``[score] limit`` left the stage key (it resumes), so ``--stage correlate``
+    after another limit read the score stage's rows of the old limit and said nothing (with the
+    limit in the key, it said the score stage was out of date)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "correlate", "report"])
+    run_pipeline(load_config(config_path))
+    again = run_pipeline(load_config(config_path, overrides=["score.limit=2"]), only=["correlate"])
+    stale = ("read the outputs of score, which are out of date (options or inputs changed since it ran; add "
+             "--stage score to rerun)")
+    assert _outcomes(again)["correlate"] == ("ran", stale)
+    same = run_pipeline(load_config(config_path), only=["correlate"])
+    assert _outcomes(same)["correlate"] == ("ran", None)
+
+
+def test_retry_failed_with_a_smaller_limit_says_the_rows_it_scored_again(tmp_path: Path, judge: _Judge) -> None:
+    """fix32 review: with a smaller ``[score] limit`` and ``--retry-failed`` at once, the note counted
+    every failed row the stage had ("scored the 4 rows that had failed again") though the rows of the
+    samples no longer selected were set aside, not scored (2 were)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "report"], "max_failures = 10\n")
+    config_path.write_text(config_path.read_text().replace("cache_dir = ", "# cache_dir = "))
+    judge.fail = lambda body: True
+    first = run_pipeline(load_config(config_path))
+    assert json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())["statuses"]["ice-score"] == {
+        "llm_error": 4}, _outcomes(first)
+    judge.fail = lambda body: False
+    calls = judge.requests
+    lowered = run_pipeline(load_config(config_path, overrides=["score.limit=2", "run.retry_failed=true"]))
+    assert judge.requests - calls == 2
+    assert _outcomes(lowered)["score"][1].endswith(
+        "; scored the 2 rows that had failed again, keeping the finished rows"), _outcomes(lowered)

@@ -38,7 +38,7 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     assert 2 <= len(before) < 10
     # said at once that it waits for the call in flight (each takes 0.5 s, so one almost always is), and
     # run.json does not claim a dead run is still running
-    assert "Interrupted: no new LLM call is made; waiting for the 1 sample(s) in flight" in " ".join(stderr.split())
+    assert "Interrupted: no new LLM call is made; waiting for the 1 sample in flight" in " ".join(stderr.split())
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
     fake_openai.delay_s = 0.0
@@ -89,7 +89,7 @@ def test_a_second_ctrl_c_abandons_the_calls_in_flight_and_resume_scores_them(tmp
     said = " ".join(stderr.split())
     assert process.returncode == 130, stderr
     assert time.monotonic() - started < 15, "the second Ctrl-C did not end the wait"
-    assert "Interrupted again: abandoning the calls of the 2 sample(s) in flight" in said
+    assert "Interrupted again: abandoning the calls of the 2 samples in flight" in said
     assert fake_openai.count() == 2  # no request after the first Ctrl-C
     assert _rows(out / "scores.jsonl") == []  # abandoned samples are not recorded as failures
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"

@@ -74,8 +74,8 @@ def test_results_replace_a_passed_column_and_samples_without_a_verdict_are_left_
     samples = select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
                                                       problems="humaneval", results=str(partial)), notes=notes)
     assert ("HumanEval/2", "0") not in {s.key for s in samples} and len(samples) == 5
-    assert notes == [f"--results {partial}: 1 sample(s) have no verdict there (no row, or status sandbox_error; the "
-                     f"first: task 'HumanEval/2' sample '0') and were left out; 5 with one were selected from"]
+    assert notes == [f"--results {partial}: 1 sample has no verdict there (no row, or status sandbox_error; the "
+                     f"first: task 'HumanEval/2' sample '0') and was left out; 5 with one were selected from"]
     elsewhere = _jsonl(tmp_path / "elsewhere.jsonl", [{"task_id": "MBPP/1", "sample_id": 0, "passed": 1}])
     with pytest.raises(DataError, match=r"--results .*elsewhere.jsonl: no sample has a result there"):
         select_samples(generations, ScoreConfig(method=["chrf"], generation_column="completion",
@@ -105,7 +105,7 @@ def test_the_cli_scores_a_stratified_subset_of_executed_generations(tmp_path, ex
     result = CliRunner().invoke(app, ["score", str(generations), "--generation-column", "completion", "--problems",
                                       "humaneval", "--results", str(lacking), "-m", "chrf", "-o", str(tmp_path / "s2")])
     assert result.exit_code == 0, result.output
-    assert "1 sample(s) have no verdict there" in " ".join(result.output.split())
+    assert "1 sample has no verdict there" in " ".join(result.output.split())
     assert len((tmp_path / "s2" / "scores.jsonl").read_text().splitlines()) == 5
 
 
@@ -147,7 +147,7 @@ def test_notes_on_an_unbalanced_subset_and_on_generations_that_repeat_their_prom
     programs = _jsonl(tmp_path / "programs.jsonl", [
         {"task_id": s.task_id, "completion": s.prompt + s.generation} for s in samples[:2]])
     whole = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval")
-    assert any(n.startswith("2 of 2 generation(s) begin with their own prompt")
+    assert any(n.startswith("2 of 2 generations begin with their own prompt")
                for n in sample_notes(select_samples(programs, whole), whole))
     without = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
                           select="stratified", limit=2)

@@ -79,7 +79,7 @@ def test_a_problem_set_the_data_does_not_need_is_noted(tmp_path, humaneval):
 def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):
     data = _generations(tmp_path / "gens.jsonl", [{"task_id": "MBPP/11", "completion": "pass\n"}])
     with pytest.raises(DataError, match=r"task 'MBPP/11' of .*gens.jsonl is not in --problems humaneval \(164 "
-                                        r"task\(s\), e.g. HumanEval/0.*--problem-task-column"):
+                                        r"tasks, e.g. HumanEval/0.*--problem-task-column"):
         select_samples(data, ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval"))
     problems = tmp_path / "problems.jsonl"
     _generations(problems, [{"task_id": "MBPP/11", "text": "Write f.", "code": "def f(): pass\n"}])
@@ -126,7 +126,7 @@ def test_without_a_reference_column_only_p_correct_without_the_reference_runs(tm
     bare = _generations(tmp_path / "bare.jsonl", [{"task_id": "HumanEval/0", "completion": "  1\n"}])
     config = ScoreConfig(method=["p-correct"], model=MODEL, generation_column="completion", reference=False)
     assert sample_notes(select_samples(bare, config), config)[0].startswith(
-        "1 of 1 sample(s) have no prompt, and p-correct --no-reference shows the judge no reference either")
+        "1 of 1 sample has no prompt, and p-correct --no-reference shows the judge no reference either")
     assert sample_notes([sample], config) == []
 
 

@@ -343,4 +343,4 @@ def test_the_cli_summary_names_skipped_rows(tmp_path):
     ]) + "\n")
     result = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "-o", str(tmp_path / "out"), "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "chrf: 1 row(s) skipped, not scored (the row's error says why" in " ".join(result.output.split())
+    assert "chrf: 1 row skipped, not scored (the row's error says why" in " ".join(result.output.split())

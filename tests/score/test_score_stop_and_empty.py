@@ -48,7 +48,7 @@ def test_the_judge_sees_the_generation_as_executed(tmp_path, score_kwargs):
     assert {r["sample_id"]: r["score"] for r in rows if r["method"] == "chrf"} == {0: 1.0, 1: 1.0}
     wide = {r["sample_id"]: r for r in read_jsonl(tmp_path / "out" / "scores_wide.jsonl")}
     assert wide[0]["generation_truncated"] is True and wide[0]["stop_sequence"] == "\nprint("
-    assert report.notes == ["1 of 2 generation(s) were cut at a stop sequence (--stop) before scoring; "
+    assert report.notes == ["1 of 2 generations was cut at a stop sequence (--stop) before scoring; "
                             "their rows say generation_truncated and stop_sequence"]
     record = json.loads((tmp_path / "out" / "run.json").read_text())["config"]
     assert record["stop"] == ["humaneval"]
@@ -74,7 +74,7 @@ def test_null_and_empty_generations_are_noted_on_every_row(tmp_path, score_kwarg
         2: None,
         3: "the generation is empty after cutting at the stop sequence '\\ndef ': scored as empty code",
     }
-    assert report.notes[-1] == ("1 null and 2 empty generation(s) of 4 were scored as empty code; "
+    assert report.notes[-1] == ("1 null and 2 empty generations of 4 were scored as empty code; "
                                 "their rows say why in generation_note")
     assert json.loads((tmp_path / "out" / "run.json").read_text())["notes"] == report.notes
 
@@ -91,7 +91,7 @@ def test_a_limit_above_the_samples_there_are_is_noted(tmp_path):
     samples = load_samples(_data(tmp_path, [BODY, BODY, BODY]), limit=5)
     assert len(samples) == 3
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=5)) == [
-        "--limit 5 is above the 3 sample(s) the data has: all of them were scored"]
+        "--limit 5 is above the 3 samples the data has: all of them were scored"]
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=3)) == []
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from workbench.io import read_jsonl
 from workbench.score.wide_table import write_wide_table
 from workbench.score.job import ROW_COLUMNS
@@ -43,3 +45,34 @@ def test_failed_method_is_missing_not_zero(tmp_path):
     assert [r["m"] for r in read_jsonl(tmp_path / "wide.jsonl")][:4] == [None, 1.0, 2.0, 3.0]
     report = correlate(str(tmp_path / "wide.jsonl"), metrics=["m"], label="passed", n_resamples=20)
     assert report.to_dict()["metrics"]["m"]["n_samples"] == 9
+
+
+@pytest.mark.parametrize("limit", [3, 1])
+def test_a_crash_while_rows_move_between_the_files_loses_none(tmp_path, monkeypatch, limit):
+    """fix32 review: a resume that selects set-aside rows again unlinked (or rewrote)
+    scores.unselected.jsonl before it rewrote scores.jsonl, so a crash in between (disk full, a
+    kill) lost those finished rows. Whatever write fails, each row is in one of the two files."""
+    from workbench.score import wide_table
+    from workbench.score.wide_table import keep_current_rows, unselected_path
+
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text("".join(json.dumps(_row("T/0", s, "chrf", 0.5)) + "\n" for s in (0, 1)))
+    unselected_path(scores).write_text(json.dumps(_row("T/0", 2, "chrf", 0.2)) + "\n")
+    every = {0, 1, 2}
+    real_open = wide_table.atomic_open
+
+    def crash_on_scores(path, *args, **kwargs):
+        if str(path) == str(scores):
+            raise OSError("No space left on device")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(wide_table, "atomic_open", crash_on_scores)
+    with pytest.raises(OSError):
+        # limit 3: sample 2 comes back; limit 1: it comes back to the selection's order and 1 goes out
+        keep_current_rows(scores, selected=lambda row: row["sample_id"] in ({0, 1, 2} if limit == 3 else {0, 2}))
+    found = {r["sample_id"] for path in (scores, unselected_path(scores)) if path.exists() for r in read_jsonl(path)}
+    assert found == every
+    monkeypatch.setattr(wide_table, "atomic_open", real_open)
+    kept = keep_current_rows(scores, selected=lambda row: row["sample_id"] in {0, 2})
+    assert kept == 1 and {r["sample_id"] for r in read_jsonl(scores)} == {0, 2}
+    assert [r["sample_id"] for r in read_jsonl(unselected_path(scores))] == [1]

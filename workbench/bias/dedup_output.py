@@ -237,7 +237,8 @@ def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
             reader = csv.DictReader(handle)
             absent = [c for c in required if c not in (reader.fieldnames or [])]
             if absent:
-                raise DataError(f"{path}: column(s) {', '.join(absent)} missing; it has {reader.fieldnames}")
+                raise DataError(f"{path}: {'column' if len(absent) == 1 else 'columns'} {', '.join(absent)} missing; it has "
+                                f"{reader.fieldnames}")
             return [{k: (id_text(v) if k in ("id", "reference_id", "duplicate_of") else v) for k, v in row.items()}
                     for row in reader]
     except (OSError, UnicodeDecodeError, csv.Error) as error:

@@ -28,6 +28,7 @@ from workbench.bias.settings import (
 from workbench.correlate.bootstrap import BootstrapSettings
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.errors import DataError, require_argument, require_path
+from workbench.formatting import count
 
 
 class _Rows:
@@ -168,12 +169,13 @@ def run_bias(
         unchecked = [row for row in rows.ids if row not in output.cluster_of and row not in output.removed]
         possible = output.rows_outside_files
         if possible is not None and len(unchecked) > possible:
-            raise DataError(f"{output.folder} has no deduplicated split file, and {len(unchecked)} metric rows are in "
-                            f"neither clusters.json nor removed.csv while the dedup run had only {possible} such rows: "
+            raise DataError(f"{output.folder} has no deduplicated split file, and {count(len(unchecked), 'metric row')} "
+                            f"{'is' if len(unchecked) == 1 else 'are'} in neither clusters.json nor removed.csv while the "
+                            f"dedup run had only {count(possible, 'such row')}: "
                             f"{table.source} holds rows the dedup never saw (among e.g. {', '.join(unchecked[:3])}); "
                             "restore the split file or give the metric table of this dedup run")
-        warnings.append(f"{output.folder} has no deduplicated split file: {len(unchecked)} metric row(s) in no cluster "
-                        "are taken as unique rows of its only split, unchecked")
+        warnings.append(f"{output.folder} has no deduplicated split file: {count(len(unchecked), 'metric row')} in no cluster "
+                        f"{'is' if len(unchecked) == 1 else 'are'} taken as unique rows of its only split, unchecked")
     if join.unjoined:
         warnings.extend(_unjoined_warnings(rows.unjoined_ids, output))
     if reference is not output:
@@ -182,8 +184,9 @@ def run_bias(
         joined_ids = set(rows.ids)
         elsewhere = [row for row in reference.contaminated if row not in joined_ids]
         if elsewhere:
-            warnings.append(f"{len(elsewhere)} of the {len(reference.contaminated)} contaminated row(s) in "
-                            f"{reference.folder / 'contamination.csv'} have no joined metric row and are not in the "
+            warnings.append(f"{len(elsewhere)} of the {count(len(reference.contaminated), 'contaminated row')} in "
+                            f"{reference.folder / 'contamination.csv'} {'has' if len(elsewhere) == 1 else 'have'} no joined metric row and "
+                            f"{'is' if len(elsewhere) == 1 else 'are'} not in the "
                             f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
     contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
@@ -261,11 +264,13 @@ def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str
     unknown = [row for row in unjoined_ids if row not in output.unreadable]
     warnings = []
     if unreadable:
-        warnings.append(f"{len(unreadable)} metric row(s) are rows the dedup could not read and are left out "
+        warnings.append(f"{count(len(unreadable), 'metric row')} {'is a row' if len(unreadable) == 1 else 'are rows'} the dedup "
+                        f"could not read and {'is' if len(unreadable) == 1 else 'are'} left out "
                         f"(listed in {output.folder / 'unreadable.csv'}; e.g. "
                         + ", ".join(f"{row} ({output.unreadable[row]})" for row in unreadable[:3]) + ")")
     if unknown:
-        warnings.append(f"{len(unknown)} metric row(s) have an id the dedup output does not have and are left out "
+        warnings.append(f"{count(len(unknown), 'metric row')} {'has' if len(unknown) == 1 else 'have'} an id the dedup output does "
+                        f"not have and {'is' if len(unknown) == 1 else 'are'} left out "
                         f"(e.g. {', '.join(unknown[:3])})")
     return warnings
 
@@ -295,11 +300,13 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     warnings = []
     without = sum(1 for row in table.ids if row not in by_id)
     if without:
-        warnings.append(f"{without} metric row(s) have no row in the results {results.source} (their "
+        warnings.append(f"{count(without, 'metric row')} {'has' if without == 1 else 'have'} no row in the results {results.source} ("
+                        f"{'its' if without == 1 else 'their'} "
                         f"{config.label!r} is missing)")
     extra = len(set(results.ids) - set(table.ids))
     if extra:
-        warnings.append(f"{extra} row(s) of the results {results.source} are not in the metric table (left out)")
+        warnings.append(f"{count(extra, 'row')} of the results {results.source} {'is' if extra == 1 else 'are'} not in the "
+                        "metric table (left out)")
     return warnings
 
 
@@ -351,7 +358,8 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
 
         other = int(np.count_nonzero(~is_test))
         if other:
-            notes.append(f"{other} joined row(s) of other splits than {output.test_split!r} are not part of the test settings")
+            notes.append(f"{count(other, 'joined row')} of other splits than {output.test_split!r} "
+                         f"{'is' if other == 1 else 'are'} not part of the test settings")
         notes.append("fully unbiased (Table 2) needs a model retrained on the deduplicated train split: "
                      "it cannot be computed from one model's per-row values")
         notes.append("a collapsed cluster counts with the value of the row the dedup kept, as the paper keeps exactly "
@@ -393,14 +401,21 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
     if analysed.get("too_short"):
         if "exact_text_clusters" in analysed:  # a dedup that clusters identical short text (exact_text)
             in_text = int(analysed["exact_text_duplicates"]) + int(analysed["exact_text_clusters"])
-            notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared as token bags "
+            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared as token bags "
                          f"(--min-tokens): {in_text} of them are in clusters of identical text (exact_text), the rest "
                          "count as unique")
         else:
-            notes.append(f"{analysed['too_short']} row(s) of the dedup run were too short to be compared (--min-tokens): "
+            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared (--min-tokens): "
                          "they are in no cluster and count as unique")
     return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config,
                                                            unmeasurable) for m in metrics}, counts, notes)
+
+
+def _rows_were(rows: int) -> str:
+    """``1 row of the dedup run was`` / ``3 rows of the dedup run were`` (``rows`` as the dedup's
+    report.json records it, an int or its text)."""
+    rows = int(rows)
+    return f"{count(rows, 'row')} of the dedup run {'was' if rows == 1 else 'were'}"
 
 
 def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
@@ -422,7 +437,7 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
     if reference.rows_not_checked:
         exact_text = "contaminated_exact_text_rows" in reference.report["contamination"]
-        notes.append(f"{reference.rows_not_checked} row(s) of the dedup run were too short to be compared with the "
+        notes.append(f"{_rows_were(reference.rows_not_checked)} too short to be compared with the "
                      "reference (--min-tokens) and count as clean"
                      + (" unless their text is the text of a reference row" if exact_text else ""))
     joined_ids = set(rows.ids)

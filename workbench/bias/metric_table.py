@@ -20,6 +20,7 @@ import numpy as np
 
 from workbench.data.samples import SAMPLE_COLUMN, id_text, sample_numbers
 from workbench.errors import DataError, MissingColumnError
+from workbench.formatting import count
 
 #: how many unjoined ids a report lists
 LISTED_IDS = 20
@@ -121,9 +122,10 @@ def read_metric_table(
     cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
     ids = [row_id(parts) for parts in zip(*cells)]
     keep = np.array([i is not None for i in ids], dtype=bool)
-    repeated = [i for i, count in Counter(i for i in ids if i is not None).items() if count > 1]
+    repeated = [i for i, times in Counter(i for i in ids if i is not None).items() if times > 1]
     if repeated:
-        raise DataError(f"{name}: {len(repeated)} row id(s) of --id-column {','.join(id_columns)} occur more than once "
+        raise DataError(f"{name}: {count(len(repeated), 'row id')} of --id-column {','.join(id_columns)} "
+                        f"{'occurs' if len(repeated) == 1 else 'occur'} more than once "
                         f"(e.g. {', '.join(map(repr, repeated[:3]))}); the join with the dedup output needs unique ids")
     values: dict[str, np.ndarray] = {}
     missing: dict[str, int] = {}
@@ -135,7 +137,7 @@ def read_metric_table(
             shown = dataset[first][metric]
             what = "is infinite" if status[first] == 3 else "is not a number"
             raise DataError(f"{name}: metric column {metric!r} must hold numbers, but row {first + 1} "
-                            f"(counting from 1; id {ids[first]!r}) {what}: {shown!r} ({bad.size} such row(s)); bias "
+                            f"(counting from 1; id {ids[first]!r}) {what}: {shown!r} ({count(bad.size, 'such row', 'such rows')}); bias "
                             "averages every row, so empty such cells (missing values are counted) or fix them")
         values[metric] = numbers[keep]
         missing[metric] = int(np.count_nonzero(np.isnan(values[metric])))
@@ -146,7 +148,7 @@ def read_metric_table(
         empty = [index for index, (task, k) in enumerate(zip(every_task, keep)) if k and not task]
         if empty:
             first = empty[0]
-            raise DataError(f"{name}: --task-column {task_column!r} is empty in {len(empty)} row(s), first row {first + 1} "
+            raise DataError(f"{name}: --task-column {task_column!r} is empty in {count(len(empty), 'row')}, first row {first + 1} "
                             f"(counting from 1; id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
                             "duplicate clusters")
         tasks = [t for t, k in zip(every_task, keep) if k]

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from workbench.cli.app import WorkbenchTyper, app, console
+from workbench.formatting import count
 from workbench.llm import models
 
 models_app = WorkbenchTyper(
@@ -187,7 +188,7 @@ def serve_command(
     if json_output:
         typer.echo(json.dumps(served.as_dict()))
     else:
-        typer.echo(f"serving {served.path} (n_ctx {served.n_ctx}, {served.parallel} slot(s))")
+        typer.echo(f"serving {served.path} (n_ctx {served.n_ctx}, {count(served.parallel, 'slot')})")
         typer.echo(f"base URL: {served.base_url}")
         typer.echo(f"model:    openai/{served.model}")
         typer.echo(f"API key:  {served.api_key}")

@@ -41,12 +41,12 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
 def _say_waiting(in_flight: int, abandoning: bool) -> None:
     """Why an interrupted ``score`` has not exited yet (``on_wait`` of :func:`run_score`)."""
     if abandoning:
-        err_console.print(f"[yellow]Interrupted again:[/yellow] abandoning the calls of the {in_flight} sample(s) in "
-                          "flight; they are left unscored, and --resume scores them.", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]Interrupted again:[/yellow] abandoning the calls of the "
+                          f"{count(in_flight, 'sample')} in flight; {'it is' if in_flight == 1 else 'they are'} left unscored, and --resume scores them.", highlight=False, soft_wrap=True)
         return
     err_console.print(
-        f"[yellow]Interrupted:[/yellow] no new LLM call is made; waiting for the {in_flight} sample(s) in flight "
-        "to finish their current call (at most --timeout seconds). Each answer is cached; a sample that is "
+        f"[yellow]Interrupted:[/yellow] no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
+        f"to finish {'its' if in_flight == 1 else 'their'} current call (at most --timeout seconds). Each answer is cached; a sample that is "
         "complete is kept, the others are left for --resume. Ctrl-C again abandons the calls in flight.",
         highlight=False, soft_wrap=True)
 
@@ -113,7 +113,7 @@ def print_report(report: Any) -> None:
         if counts:
             reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
-    skipped = [f"{name}: {counts['skipped']} row(s) skipped, not scored (the row's error says why, e.g. an empty "
+    skipped = [f"{name}: {count(counts['skipped'], 'row')} skipped, not scored (the row's error says why, e.g. an empty "
                f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
     for note in [*report.notes, *skipped, *fallback_notes(report)]:
         err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")

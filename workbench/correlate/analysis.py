@@ -358,9 +358,11 @@ def add_combinations(
         complete = ~np.any([np.isnan(column) for column in columns], axis=0)
         constant = [m for m, column in zip(combination.members, columns) if len(np.unique(column[complete])) <= 1]
         if constant:  # its ranks are all tied: it adds nothing, and the combination ranks as the other members do
+            others = len(combination.members) - len(constant)
             summary = dataclasses.replace(summary, weights_note=(
                 f"{summary.weights_note}; {', '.join(map(repr, constant))} takes one value on the rows where every "
-                f"member has one, so the combination orders them as the other member(s) alone"))
+                f"member has one, so the combination orders them as the other {'member' if others == 1 else 'members'} "
+                "alone"))
         metrics[combination.name] = values
         exclusions[combination.name] = RowExclusions(missing=int(np.isnan(values).sum()))
         summaries[combination.name] = summary

@@ -73,7 +73,7 @@ def resamples_problem(n_resamples: int, confidence: float) -> str | None:
     floor = min_resamples(confidence)
     if n_resamples >= floor:
         return None
-    return (f"{n_resamples} resample(s) are too few for a {100 * confidence:g}% percentile interval: each tail needs at "
+    return (f"{count(n_resamples, 'resample')} {'is' if n_resamples == 1 else 'are'} too few for a {100 * confidence:g}% percentile interval: each tail needs at "
             f"least one resample beyond its bound, so at least {floor} (1,000 or more recommended); with fewer the "
             "interval is just the range of the resamples")
 

@@ -41,6 +41,7 @@ from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
+from workbench.formatting import count
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,8 @@ class SandboxFailureGuard:
         """A line for the summary when some samples were not run, else ``None``."""
         if not self.count:
             return None
-        return (f"{self.count} run(s) failed in the sandbox itself and were not counted (no result row): "
+        return (f"{count(self.count, 'run')} failed in the sandbox itself and {'was' if self.count == 1 else 'were'} "
+                f"not counted (no result row): "
                 f"{self.first_detail}; rerun with --resume to run those samples again")
 
 
@@ -321,7 +323,8 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
     if missing:
         shown = ", ".join(str(number) for number in missing[:5])
         raise DataError(
-            f"the generations ({source}): {len(missing)} row(s) have no sample id in column {sample_column!r} "
+            f"the generations ({source}): {count(len(missing), 'row')} {'has' if len(missing) == 1 else 'have'} no "
+            f"sample id in column {sample_column!r} "
             f"(rows {shown}{' ...' if len(missing) > 5 else ''}); results are joined on (task, sample id), so each "
             f"needs one: fill them in, or pass --sample-column with another column"
         )
@@ -349,7 +352,7 @@ def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping
         return None
     first = next(iter(differing))
     return (f"the generations' {column!r} column differs from the problems' prompt in {len(differing)} of "
-            f"{len(compared)} task(s) (first: {first}); each program is the problems' prompt + the completion: "
+            f"{count(len(compared), 'task')} (first: {first}); each program is the problems' prompt + the completion: "
             f"pass --prompt-column {column} to run the prompt the generations carry (the one their model completed)")
 
 
@@ -614,7 +617,8 @@ def _run_execute_locked(
     if unknown:
         shown = ", ".join(repr(t) for t in unknown[:5])
         raise DataError(
-            f"{len(unknown)} task id(s) of the generations are not in the problems ({config.problems}): {shown}"
+            f"{count(len(unknown), 'task id')} of the generations {'is' if len(unknown) == 1 else 'are'} not in the "
+            f"problems ({config.problems}): {shown}"
             f"{' ...' if len(unknown) > 5 else ''}; pass the matching problem set with --problems"
         )
     # a task without tests would check nothing after the program, and every sample would pass
@@ -622,7 +626,8 @@ def _run_execute_locked(
     if untested:
         shown = ", ".join(repr(t) for t in untested[:5])
         raise DataError(
-            f"{len(untested)} task(s) have no tests (column {config.test_column!r} is empty): {shown}"
+            f"{count(len(untested), 'task')} {'has' if len(untested) == 1 else 'have'} no tests (column "
+            f"{config.test_column!r} is empty): {shown}"
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
     samples = apply_stop_sequences(samples, problems, config.stop_sequences)
@@ -640,7 +645,8 @@ def _run_execute_locked(
         writer.close()
         shown = ", ".join(f"{s.task_id}:{s.sample_id}" for s in changed[:5])
         raise DataError(
-            f"cannot resume: {len(changed)} finished row(s) of {output} were run on other code than the generations "
+            f"cannot resume: {count(len(changed), 'finished row')} of {output} {'was' if len(changed) == 1 else 'were'} "
+            f"run on other code than the generations "
             f"hold now (first: {shown}{' ...' if len(changed) > 5 else ''}): the generations file was edited since. "
             f"Pass --overwrite instead of --resume to run everything again, or write to a new --output")
     sample_keys = {s.key for s in samples}
@@ -649,7 +655,8 @@ def _run_execute_locked(
         writer.close()
         shown = ", ".join(f"{task}:{sample}" for task, sample in strangers[:5])
         raise DataError(
-            f"cannot resume: {len(strangers)} row(s) of {output} are for samples the generations do not have "
+            f"cannot resume: {count(len(strangers), 'row')} of {output} {'is' if len(strangers) == 1 else 'are'} for "
+            f"samples the generations do not have "
             f"(first: {shown}{' ...' if len(strangers) > 5 else ''}): it holds another run's results. Write to a "
             f"new --output, or pass --overwrite instead of --resume to replace it")
     _record_settings(output, settings, resume=config.resume)
@@ -664,18 +671,21 @@ def _run_execute_locked(
         chosen = samples
         if config.limit is not None:
             if config.limit > len(samples):
-                notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) in the input: all of them")
+                notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} in the input: "
+                             f"{'it' if len(samples) == 1 else 'all of them'}")
             chosen = samples[: config.limit]
         todo = [s for s in chosen if s.key not in writer.finished]
         summary.skipped_finished = len(chosen) - len(todo)
         nulls = sum(s.completion is None for s in todo)
         empties = sum(s.completion is not None and not s.completion.strip() for s in todo)
         if nulls or empties:
-            notes.append(f"{nulls} null and {empties} empty completion(s) of the {len(todo)} run now: a null one is "
+            notes.append(f"{nulls} null and {empties} empty {'completion' if empties == 1 else 'completions'} "
+                         f"of the {len(todo)} run now: a null one is "
                          f"an error row without running, an empty one runs as it is (the prompt alone)")
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
-            notes.append(f"{truncated} of {len(todo)} completion(s) run now were cut at a stop sequence (--stop); "
+            notes.append(f"{truncated} of {count(len(todo), 'completion')} run now {'was' if truncated == 1 else 'were'} "
+                         f"cut at a stop sequence (--stop); "
                          f"their rows say generation_truncated and stop_sequence")
         timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result, guard)
         if on_start:
@@ -821,10 +831,11 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
         return {t: TaskTimeout(t, config.timeout, None, None) for t in task_ids}
     with_reference = [problems[t] for t in task_ids if problems[t].reference is not None]
     result = {t: TaskTimeout(t, config.timeout_floor, None, None) for t in task_ids}
-    if len(with_reference) < len(task_ids):
+    bare = len(task_ids) - len(with_reference)
+    if bare:
         summary.notes.append(
-            f"{len(task_ids) - len(with_reference)} task(s) have no reference solution "
-            f"(column {config.reference_column!r}): they use the floor timeout {config.timeout_floor:g} s"
+            f"{count(bare, 'task')} {'has' if bare == 1 else 'have'} no reference solution "
+            f"(column {config.reference_column!r}): {'it uses' if bare == 1 else 'they use'} the floor timeout {config.timeout_floor:g} s"
         )
     if not with_reference:
         return result
@@ -854,8 +865,8 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
                      if t.reference_status not in ("passed", "cached", SANDBOX_ERROR))
     if failing:
         summary.notes.append(
-            f"the reference solution does not pass for {len(failing)} task(s) ({', '.join(failing[:5])}"
-            f"{' ...' if len(failing) > 5 else ''}): they use the floor timeout"
+            f"the reference solution does not pass for {count(len(failing), 'task')} ({', '.join(failing[:5])}"
+            f"{' ...' if len(failing) > 5 else ''}): {'it uses' if len(failing) == 1 else 'they use'} the floor timeout"
         )
     result.update(calibrated)
     return result

@@ -62,7 +62,7 @@ class ResourceLimits:
         known = {item.name for item in dataclasses.fields(self)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ValueError(f"unknown resource limit(s) {unknown}; known: {sorted(known)}")
+            raise ValueError(f"unknown resource {'limit' if len(unknown) == 1 else 'limits'} {unknown}; known: {sorted(known)}")
         return dataclasses.replace(self, **dict(overrides))
 
     def rlimits(self, timeout_s: float, *, extra_processes: int = 0) -> list[tuple[int, int]]:

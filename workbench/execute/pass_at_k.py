@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.formatting import count
+
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
 DEFAULT_KS = (1, 10, 100)
 #: bootstrap resamples and seed of the task interval (seeded: a rerun prints the same interval)
@@ -128,7 +130,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
     for k in sorted(set(ks)):
         if k > fewest:
             short = sum(1 for n in sizes if n < k)
-            omitted[k] = f"{short} of {len(sizes)} task(s) have fewer than {k} samples (min {fewest})"
+            omitted[k] = (f"{short} of the {count(len(sizes), 'task')} {'has' if short == 1 else 'have'} fewer than "
+                          f"{k} samples (min {fewest})")
             continue
         per_task_values = [pass_at_k_one_task(n, c, k) for n, c in per_task.values()]
         why = no_interval_reason(len(per_task_values), sum(sizes))

@@ -12,6 +12,7 @@ from typing import Any
 from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
 from workbench.execute.pass_at_k import outcomes_per_task
+from workbench.formatting import count
 from workbench.io import JsonlWriter, read_jsonl
 
 #: the columns of a result row, in order (``correlate`` needs the first three)
@@ -81,7 +82,8 @@ class ResultWriter:
             if foreign:
                 self._writer.close()
                 raise DataError(
-                    f"cannot resume: {foreign} of the {len(self._writer.rows)} row(s) of {self.path} have no 'status' "
+                    f"cannot resume: {foreign} of the {count(len(self._writer.rows), 'row')} of {self.path} "
+                    f"{'has' if foreign == 1 else 'have'} no 'status' "
                     f"column, so it was not written by `workbench execute`; write to a new --output, or pass "
                     f"--overwrite to replace it"
                 )

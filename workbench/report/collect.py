@@ -25,6 +25,7 @@ from workbench.report.sections import (
 )
 from workbench.report.stage_overview import run_state, section_notes, stage_overview
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
+from workbench.formatting import count
 
 #: version of the report.json layout; bump on incompatible changes
 REPORT_SCHEMA = "workbench-report/1"
@@ -169,16 +170,18 @@ def _current_results(rows: list[dict[str, Any]], problems: list[str]) -> list[di
     where = RunLayout.EXECUTE_RESULTS
     with_status = [row for row in rows if row.get("status") is not None]
     if len(with_status) < len(rows):
-        problems.append(f"{where}: {len(rows) - len(with_status)} row(s) without a status (not written by execute) "
-                        "were left out")
+        without = len(rows) - len(with_status)
+        problems.append(f"{where}: {count(without, 'row')} without a status (not written by execute) "
+                        f"{'was' if without == 1 else 'were'} left out")
     current: dict[Any, dict[str, Any]] = {}
     for row in with_status:
         key = sample_key(row.get("task_id"), row.get("sample_id"))
         current.pop(key, None)  # re-inserted: the order of the last occurrence
         current[key] = row
     if len(current) < len(with_status):
-        problems.append(f"{where}: {len(with_status) - len(current)} row(s) repeat a (task, sample) pair; the last "
-                        "row of each is counted")
+        repeats = len(with_status) - len(current)
+        problems.append(f"{where}: {count(repeats, 'row')} {'repeats' if repeats == 1 else 'repeat'} a (task, sample) "
+                        "pair; the last row of each is counted")
     return list(current.values())
 
 

@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from workbench.data.samples import sample_key
+from workbench.formatting import count
 from workbench.report.run_folder import dedup_id
 from workbench.run_layout import RunLayout
 
@@ -150,9 +151,10 @@ def _message(source: str | None, fingerprint: dict[str, Any], samples: dict[str,
         what = []
         if edited:
             shown = ", ".join(samples["changed"][:5]) + (" ..." if edited > 5 else "")
-            what.append(f"{edited} sample(s) have other code than the code that was executed and scored ({shown})")
+            what.append(f"{count(edited, 'sample')} {'has' if edited == 1 else 'have'} other code than the code that "
+                        f"was executed and scored ({shown})")
         if missing:
-            what.append(f"{missing} executed sample(s) are no longer in the data")
+            what.append(f"{count(missing, 'executed sample')} {'is' if missing == 1 else 'are'} no longer in the data")
         parts.append("; ".join(what))
     elif samples["checked"]:
         parts.append(f"the code of all {samples['checked']} executed samples still matches what was run, but other "

@@ -17,6 +17,7 @@ from typing import Any
 from workbench.data.samples import SampleNumbering
 from workbench.errors import DataError, WorkbenchError
 from workbench.run_layout import RunLayout
+from workbench.formatting import count
 
 @dataclass
 class RunFolder:
@@ -91,7 +92,8 @@ class RunFolder:
             self.problems.append(f"{relative}: unreadable ({error})")
             return None
         if bad:
-            self.problems.append(f"{relative}: {bad} line(s) are not JSON objects and were skipped")
+            what = "is not a JSON object and was" if bad == 1 else "are not JSON objects and were"
+            self.problems.append(f"{relative}: {count(bad, 'line')} {what} skipped")
         return rows
 
     def csv(self, relative: str) -> list[dict[str, str]] | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from workbench.errors import WorkbenchError, require_argument
+from workbench.formatting import count
 from workbench.io import atomic_write
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
@@ -348,21 +349,23 @@ def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path
             and not _refresh(plan, before, key) and not _reselect(plan, before, key))
 
 
+def _same_run(plan: StagePlan, before: dict[str, Any], key: str) -> bool:
+    """Whether ``before`` records this job stage with this key, so that its recorded options can
+    be compared with those now (:func:`_refresh`, :func:`_reselect`)."""
+    return before.get("key") == key and plan.command is not None and plan.skip_reason in (None, NOT_IN_STAGES)
+
+
 def _refresh(plan: StagePlan, before: dict[str, Any], key: str) -> list[str]:
     """The options of a stage with this key that change only copies of input columns and differ
     from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.refreshed`)."""
-    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
-        return []
-    return plan.refreshed(before.get("options"))
+    return plan.refreshed(before.get("options")) if _same_run(plan, before, key) else []
 
 
 def _reselect(plan: StagePlan, before: dict[str, Any], key: str) -> dict[str, tuple[Any, Any]]:
     """The options of a stage with this key that only choose its rows (``[score] limit``) and differ
     from those ``run.json`` recorded (:meth:`~workbench.run.stages.StagePlan.reselected`): name ->
     (recorded value, value now)."""
-    if before.get("key") != key or plan.command is None or plan.skip_reason not in (None, NOT_IN_STAGES):
-        return {}
-    return plan.reselected(before.get("options"))
+    return plan.reselected(before.get("options")) if _same_run(plan, before, key) else {}
 
 
 def finished_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, Any],
@@ -664,7 +667,9 @@ def run_pipeline(
                 on_stage(plan, "skipped")
             continue
         if action == "not selected":
-            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after):
+            # its options changed since it finished (also [score] limit or carry, left out of the key)
+            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after) \
+                    or _refresh(plan, before, key) or _reselect(plan, before, key):
                 stale.add(plan.name)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
@@ -675,7 +680,7 @@ def run_pipeline(
             if verdict != (before.get("failures") or {}):
                 manifest.update(plan.name, failures=verdict)
             failed = failed_rows(before) if plan.command == "score" else 0
-            hint = (f"{failed} row{'s' if failed != 1 else ''} failed (an LLM error, an unreadable answer, ...): "
+            hint = (f"{count(failed, 'row')} failed (an LLM error, an unreadable answer, ...): "
                     f"rerun with --retry-failed (or --stage {plan.name}) to score them again, keeping the "
                     "finished rows") if failed else None
             detail = "; ".join(part for part in (verdict.get("message"), hint) if part) or None
@@ -742,8 +747,9 @@ def run_pipeline(
                          f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
                          "resumed, keeping the finished rows of the samples still selected and scoring only the "
                          "new ones" if reselect and resumed else None)
-        retried = failed_rows(before) if changes.get("retry_failed") else 0
-        retry_note = (f"scored the {retried} row{'s' if retried != 1 else ''} that had failed again, keeping the "
+        # the job's count: the failed rows of samples no longer selected were set aside, not scored
+        retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
+        retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
                       "finished rows" if retried else None)
         detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
                                              reselect_note, retry_note) if part) or None

@@ -334,6 +334,8 @@ class RunReport:
             exit status is.
         notes: what the user should know about the samples (:func:`sample_notes`: generations
             cut at a stop sequence, null or empty generations), printed after the table.
+        retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
+            (``retry_failed``; rows set aside as not selected are not among them).
     """
 
     rows_written: int
@@ -350,6 +352,7 @@ class RunReport:
     config: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    retried_rows: int = 0
 
     @property
     def exit_status(self) -> int:
@@ -604,10 +607,12 @@ def score_samples(
             _check_resume_compatible(run_path, record)
 
         done: set[tuple[str, str, str]] = set()
+        failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
         if config.resume:
             # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
             for row in [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)]:
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
+                    failed.add((*row_key(row), row["method"]))
                     continue
                 done.add((*row_key(row), row["method"]))
         else:
@@ -691,6 +696,7 @@ def score_samples(
         # only this run's (sample, method) pairs: rows of other methods are kept, not counted; rows of
         # samples it does not select are set aside at the end (selected)
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
+        retried = sum((*s.key, m.name) in failed - done for s, m in pairs)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
@@ -734,6 +740,7 @@ def score_samples(
         report = RunReport(
             rows_written=written,
             resumed_rows=resumed,
+            retried_rows=retried,
             statuses=statuses,
             mean_scores=mean_scores,
             score_reads=score_reads,
@@ -902,12 +909,13 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     as empty code; the rows' ``generation_note``)."""
     notes = []
     if config.limit is not None and len(samples) < config.limit:
-        notes.append(f"--limit {config.limit} is above the {len(samples)} sample(s) the data has"
-                     f"{' for --select stratified' if config.select == 'stratified' else ''}: all of them were scored")
+        notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} the data has"
+                     f"{' for --select stratified' if config.select == 'stratified' else ''}: "
+                     f"{'it was' if len(samples) == 1 else 'all of them were'} scored")
     if "p-correct" in config.method and not config.reference:
         bare = sum(not sample.prompt.strip() for sample in samples)
         if bare:
-            notes.append(f"{bare} of {len(samples)} sample(s) have no prompt, and p-correct --no-reference shows the "
+            notes.append(f"{bare} of {count(len(samples), 'sample')} {'has' if bare == 1 else 'have'} no prompt, and p-correct --no-reference shows the "
                          f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
                          f"or --problems")
     if config.select == "stratified" and config.limit is not None:
@@ -920,19 +928,21 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         repeated = sum(bool(sample.prompt.strip()) and sample.generation.lstrip().startswith(sample.prompt.strip())
                        for sample in samples)
         if repeated:
-            notes.append(f"{repeated} of {len(samples)} generation(s) begin with their own prompt: whole programs, "
+            notes.append(f"{repeated} of {count(len(samples), 'generation')} "
+                         f"{'begins with its' if repeated == 1 else 'begin with their'} own prompt: whole programs, "
                          f"which the judge and the metrics see after the prompt a second time; pass --no-prompt")
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
         notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
-        notes.append(f"{cut} of {len(samples)} generation(s) were cut at a stop sequence (--stop) before scoring; "
+        notes.append(f"{cut} of {count(len(samples), 'generation')} {'was' if cut == 1 else 'were'} cut at a stop sequence (--stop) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
     null = sum(sample.generation_null for sample in samples)
     empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)
     if null or empty:
-        notes.append(f"{null} null and {empty} empty generation(s) of {len(samples)} were scored as empty code; "
+        notes.append(f"{null} null and {empty} empty {'generation' if empty == 1 else 'generations'} of {len(samples)} "
+                     "were scored as empty code; "
                      f"their rows say why in generation_note")
     return notes
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
 from workbench.execute.status import SANDBOX_ERROR
+from workbench.formatting import count
 
 #: the column the outcomes are carried in (as ``workbench execute`` names it)
 OUTCOME_COLUMN = "passed"
@@ -107,5 +108,6 @@ def missing_verdicts_note(path: str | os.PathLike[str], missing: list[SampleKey]
             f"--results {path}: no sample has a result there (the first: task {task!r} sample {sample!r}); the "
             f"results must come from workbench execute over the same data, whose samples it numbers per task in "
             f"file order as score does (or both read --sample-column)")
-    return (f"--results {path}: {len(missing)} sample(s) have no verdict there (no row, or status {SANDBOX_ERROR}; "
-            f"the first: task {task!r} sample {sample!r}) and were left out; {kept} with one were selected from")
+    return (f"--results {path}: {count(len(missing), 'sample')} {'has' if len(missing) == 1 else 'have'} no verdict "
+            f"there (no row, or status {SANDBOX_ERROR}; the first: task {task!r} sample {sample!r}) and "
+            f"{'was' if len(missing) == 1 else 'were'} left out; {kept} with one {'was' if kept == 1 else 'were'} selected from")

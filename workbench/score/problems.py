@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from workbench.errors import DataError
+from workbench.formatting import count
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,6 @@ def problem_for(texts: dict[str, ProblemTexts], task_id: str, source: str | os.P
     except KeyError:
         known = ", ".join(list(texts)[:3])
         raise DataError(f"task {task_id!r} of {os.fspath(source)} is not in --problems {problems.source} "
-                        f"({len(texts)} task(s), e.g. {known}); give the problem set these generations were made "
+                        f"({count(len(texts), 'task')}, e.g. {known}); give the problem set these generations were made "
                         f"for, or the task id column of either side with --task-column / --problem-task-column "
                         f"(or another split with --problems-split)") from None

@@ -43,8 +43,8 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
     longer selects) move to :func:`unselected_path` (``scores.unselected.jsonl``) instead, and the
     rows set aside there by an earlier resume that ``selected`` accepts come back (older than
     the rows of ``scores.jsonl``): the tables hold the run's selection, and no finished row is
-    lost. The file set aside is written first, so a crash in between leaves a row in both files,
-    which the next resume reads as one (the newest wins).
+    lost. Each row is written to the file it moves to before it leaves the other, so a crash in
+    between leaves a row in both files, which the next resume reads as one (the newest wins).
 
     Args:
         scores_path: the run's ``scores.jsonl`` (nothing is done when it is missing).
@@ -70,20 +70,27 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
     if selected is not None:
         outside = [row for row in kept if not selected(row)]
         kept = [row for row in kept if selected(row)]
-        if outside:
-            with atomic_open(aside) as handle:
-                for row in outside:
-                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        elif aside.exists():
-            aside.unlink()
+        set_aside_before = {id(row) for row in earlier}
+        if any(id(row) not in set_aside_before for row in outside):
+            # rows leaving scores.jsonl: in the file set aside (beside those it held) before they leave
+            _write_rows(aside, [*earlier, *outside])
     if refresh is not None:
         kept = [refresh(row) for row in kept]
-    if len(kept) == len(rows) and all(new is old for new, old in zip(kept, rows)):
-        return len(outside)
-    with atomic_open(scores_path) as handle:
-        for row in kept:
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    if not (len(kept) == len(rows) and all(new is old for new, old in zip(kept, rows))):
+        _write_rows(scores_path, kept)
+    # rows coming back leave the file set aside only once scores.jsonl holds them
+    if outside:
+        _write_rows(aside, outside)
+    elif selected is not None:
+        aside.unlink(missing_ok=True)
     return len(outside)
+
+
+def _write_rows(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+    """Replace ``path`` with ``rows`` as JSON Lines, atomically."""
+    with atomic_open(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 
 
 def write_wide_table(
