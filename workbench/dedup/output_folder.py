@@ -239,9 +239,7 @@ def check_no_foreign_outputs(out: Path | Folder, planned: Iterable[str], source:
     """
     folder = _folder(out)
     if folder.is_dir(""):
-        planned = list(planned)
-        _refuse_foreign(folder, planned, previous_outputs(folder)[0])
-        _refuse_holding_input(folder, planned, source)
+        _refuse(folder, planned, previous_outputs(folder)[0], source)
 
 
 def _refuse_foreign(folder: Folder, planned: Iterable[str], ours: set[str]) -> None:
@@ -293,28 +291,55 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     folder = _folder(out)
     folder.make_dir("")
     check_no_foreign_outputs(folder, planned, source)
-    for name in folder.children():
-        if name.startswith(STAGING_PREFIX):  # what an interrupted run left
-            folder.remove(name)
+    _remove_stale_staging(folder)
     staging = f"{STAGING_PREFIX}{secrets.token_hex(4)}"
     folder.make_dir(staging)
     try:
         yield staging
+        names = [name for name in folder.children(staging) if name != MANIFEST and not name.startswith(".")]
+        ours, previous_source = previous_outputs(folder)
+        _refuse(folder, names, ours, source)  # files made in the folder during the run: nothing replaced
     except BaseException:
-        try:
-            folder.remove(staging)
-        except (OSError, DataError) as error:  # the run's own error is the one to show; the next run removes it
-            logger.debug("the staging folder %s stays: %s", folder.path_of(staging), error)
-        raise
-    names = [name for name in folder.children(staging) if name != MANIFEST and not name.startswith(".")]
-    ours, previous_source = previous_outputs(folder)
-    try:  # files made in the folder during the run
-        _refuse_foreign(folder, names, ours)
-        _refuse_holding_input(folder, names, source)
-    except DataError:  # nothing replaced
-        folder.remove(staging)
+        _remove_staging(folder, staging)
         raise
     _swap_in(folder, staging, names, ours, previous_source, source)
+
+
+def _remove_staging(folder: Folder, staging: str) -> None:
+    """Remove ``staging`` as far as it can be: the run's own error is the one to show (Spark's
+    cancelled tasks may still be writing into it; the next run removes what stays)."""
+    try:
+        folder.remove(staging)
+    except (OSError, DataError) as error:
+        logger.debug("the staging folder %s stays: %s", folder.path_of(staging), error)
+
+
+#: inside a staging folder: the earlier outputs a swap set aside (:func:`_swap_in`)
+ASIDE = ".replaced"
+
+
+def _remove_stale_staging(folder: Folder) -> None:
+    """Remove the staging folders earlier runs left (interrupted while writing), but one that
+    holds earlier outputs a swap set aside and was killed before it could put them back (a
+    SIGKILL, a power cut): that one is kept, and said at warning level."""
+    for name in folder.children():
+        if not name.startswith(STAGING_PREFIX):
+            continue
+        aside = f"{name}/{ASIDE}"
+        if folder.is_dir(aside) and folder.children(aside):
+            logger.warning("%s: %s holds outputs of an earlier run set aside by a swap that was cut off (%s): it is "
+                           "kept; move back what you need from it, then delete it", folder.where, name,
+                           ", ".join(folder.children(aside)))
+        else:
+            folder.remove(name)
+
+
+def _refuse(folder: Folder, names: Iterable[str], ours: set[str], source: object) -> None:
+    """Refuse ``names`` that are there and are no earlier run's (:func:`_refuse_foreign`) or hold
+    the input (:func:`_refuse_holding_input`)."""
+    names = list(names)
+    _refuse_foreign(folder, names, ours)
+    _refuse_holding_input(folder, names, source)
 
 
 def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], previous_source: str | None,
@@ -323,30 +348,79 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     recorded writing (``ours``, of ``previous_source``) is set aside (what this run writes again is
     replaced, the rest removed), said at warning level, the staged outputs are moved in, their
     manifest last, and the staging folder is removed. Nothing is removed that holds this run's
-    input ``source``."""
+    input ``source``.
+
+    Where renames are cheap the earlier outputs are moved into ``<staging>/.replaced`` and deleted
+    with it at the end, so a swap cut off part-way (a rename that fails, a Ctrl-C) is undone: the
+    earlier outputs and their manifest are put back, this run's outputs taken away (:func:`_undo_swap`).
+    On an object store they are deleted one by one and a failure leaves the swap part-done.
+
+    Raises:
+        DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
+        KeyboardInterrupt: as it came, once the swap is undone.
+    """
     present = sorted(name for name in ours if name != MANIFEST and folder.exists(name)
                      and not _holds(folder, name, source))
+    earlier_manifest = folder.read_text(MANIFEST)
+    aside = f"{staging}/{ASIDE}"
+    set_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        if present:
+            # the record first, so that a failure below leaves every name still recorded
+            write_manifest(folder, sorted(set(names) | set(present)), source)
+            if folder.cheap_renames:
+                folder.make_dir(aside)
+            for name in present:
+                if folder.cheap_renames:  # at once; deleted with the staging folder, after the swap
+                    folder.rename(name, f"{aside}/{name}")
+                    set_aside.append(name)
+                else:
+                    folder.remove(name)
+        for name in names:
+            folder.rename(f"{staging}/{name}", name)
+            moved_in.append(name)
+        folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
+    except BaseException as error:
+        if not folder.cheap_renames:
+            raise
+        _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        if isinstance(error, (OSError, DataError)):
+            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed ({error}); the earlier "
+                            f"outputs are as they were and this run's were removed: rerun once the folder can be "
+                            f"written") from error
+        raise
     if present:
-        # the record first, so that a failure below leaves every name still recorded
-        write_manifest(folder, sorted(set(names) | set(present)), source)
-        aside = f"{staging}/.replaced"
-        if folder.cheap_renames:
-            folder.make_dir(aside)
-        for name in present:
-            if folder.cheap_renames:  # at once; deleted with the staging folder, after the swap
-                folder.rename(name, f"{aside}/{name}")
-            else:
-                folder.remove(name)
         replaced = [name for name in present if name in names]
         removed = [name for name in present if name not in names]
         logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
                        previous_source or "another source",
                        f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
                        f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
-    for name in names:
-        folder.rename(f"{staging}/{name}", name)
-    folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
     folder.remove(staging)
+
+
+def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: list[str],
+               earlier_manifest: str | None) -> None:
+    """Undo a swap cut off part-way (:func:`_swap_in`): the outputs ``moved_in`` go back into
+    ``staging``, those ``set_aside`` come back, the earlier manifest is written again (or the one
+    the swap wrote removed) and the staging folder is removed. When this fails too the staging
+    folder stays, said at error level, with what it set aside (the next run keeps it:
+    :func:`_remove_stale_staging`)."""
+    try:
+        for name in moved_in:
+            folder.rename(name, f"{staging}/{name}")
+        for name in set_aside:
+            folder.rename(f"{staging}/{ASIDE}/{name}", name)
+        if earlier_manifest is not None:
+            folder.write_text(MANIFEST, earlier_manifest)
+        elif folder.exists(MANIFEST):
+            folder.remove(MANIFEST)
+    except (OSError, DataError) as error:
+        logger.error("%s: the swap was cut off and could not be undone (%s): the earlier outputs not at the top "
+                     "are in %s", folder.where, error, folder.path_of(f"{staging}/{ASIDE}"))
+        return
+    _remove_staging(folder, staging)
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
