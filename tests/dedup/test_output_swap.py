@@ -100,3 +100,41 @@ def test_what_a_killed_swap_set_aside_is_not_deleted_by_the_next_run(tmp_path, c
     (left / ".replaced" / "test.jsonl").unlink()
     _rerun(LocalFolder(out))
     assert not left.exists()
+
+
+def _corpus(path: Path, shift: int = 0) -> Path:
+    code = "def f{k}(values):\n    total = {k}\n    for v in values:\n        total += v * {k}\n    return total\n"
+    path.write_text("".join(json.dumps({"id": i, "content": code.format(k=(i + shift) % 3)}) + "\n" for i in range(6)))
+    return path
+
+
+def test_ctrl_c_while_a_local_run_writes_says_the_earlier_outputs_are_untouched(tmp_path, monkeypatch):
+    # the CLI said "outputs it had begun to write may be incomplete: run it again" for dedup too, while
+    # the outputs are staged and an interrupted rerun leaves the earlier ones as they were. The Ctrl-C lands
+    # (as KeyboardInterrupt, the way Python raises it on SIGINT) once the small outputs are staged, while
+    # the splits are written; a real SIGINT: test_spark_output_folder's Ctrl-C test
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+    from workbench.dedup import DedupConfig, run_dedup, writing
+
+    out = tmp_path / "out"
+    run_dedup(str(_corpus(tmp_path / "earlier.jsonl")), DedupConfig(min_tokens=1), output_dir=out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        assert any(path.name.startswith(STAGING_PREFIX) for path in out.iterdir())  # writing into the staging folder
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writing, "_write_splits", interrupted)
+    result = CliRunner().invoke(app, ["dedup", str(_corpus(tmp_path / "data.jsonl", shift=1)), "--min-tokens", "1",
+                                      "-o", str(out), "--no-progress"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 130, result.output
+    assert (f"Interrupted: dedup stopped before it finished (exit status 130); nothing in -o {out} was replaced: it "
+            "holds what it held before") in said and "may be incomplete" not in said and "Traceback" not in said
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # no staging folder either
+    # without -o nothing is written, and it says that
+    monkeypatch.setattr("workbench.dedup.job.find_duplicates", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data.jsonl"), "--min-tokens", "1", "--no-progress"])
+    assert result.exit_code == 130 and "no -o was given, so nothing was written" in " ".join(result.output.split())

@@ -157,6 +157,12 @@ def test_ctrl_c_while_the_outputs_are_written_keeps_the_earlier_run(spark, tmp_p
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert _tree(out) == before  # the earlier outputs as they were, none of the new ones in their place
+    # and the message says so (not the generic "outputs it had begun to write may be incomplete")
+    said = " ".join(stderr.split())
+    assert f"Interrupted: dedup stopped before it finished (exit status 130); nothing in -o {out.as_uri()} was " \
+           "replaced: it holds what it held before" in said, stderr
+    assert "may be incomplete" not in said
+    assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]  # as it says: removed
     # a rerun finishes, and clears what the interrupted one left of its staging folder
     run_dedup(source.as_uri(), DedupConfig(**config), output_dir=out.as_uri())
     assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]

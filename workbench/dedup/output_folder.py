@@ -441,6 +441,25 @@ def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> 
     _folder(out).write_text(MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
+def interrupted_message(output: object) -> str:
+    """What a dedup run stopped by Ctrl-C leaves, for the CLI's one line (exit status 130).
+
+    A run writes nothing into ``-o`` but through :func:`staged_outputs`: an interruption before the
+    swap removes the staging folder and replaces nothing, one during the swap undoes it
+    (:func:`_swap_in`). So the folder holds what it held before.
+
+    Args:
+        output: the ``-o`` as given (a path or URI), or ``None`` (nothing is written).
+    """
+    head = "Interrupted: dedup stopped before it finished (exit status 130); "
+    if output is None:
+        return head + "no -o was given, so nothing was written: run it again"
+    return (head + f"nothing in -o {output} was replaced: it holds what it held before (an earlier run's outputs, or "
+            f"none), as a run writes its outputs into a staging folder ({STAGING_PREFIX}*) and swaps them in only once "
+            f"all are written; its staging folder, if it had begun one, was removed (files Spark's cancelled tasks wrote "
+            f"into it after that are removed by the next run into {output}): run it again")
+
+
 def describe_write_error(out: object, error: OSError) -> DataError:
     """A :class:`DataError` for an output that could not be written after the search."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
