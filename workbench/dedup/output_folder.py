@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
@@ -424,15 +425,54 @@ def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: lis
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
-    """Whether the run's input (a path or a ``file://`` URI) lies in ``name`` of a local ``folder``."""
-    if not isinstance(folder, LocalFolder) or source is None:
+    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI of its
+    scheme; a glob from its folder on: :func:`input_root`) lies in ``name`` of ``folder``."""
+    if source is None:
         return False
+    if not isinstance(folder, LocalFolder):
+        return uri_within(str(source), folder.path_of(name))
     where = urlparse(str(source))
     path = unquote(where.path) if where.scheme.lower() == "file" else str(source)
     try:
-        return Path(path).resolve().is_relative_to((folder.path / name).resolve())
+        return input_root(Path(path)).resolve().is_relative_to((folder.path / name).resolve())
     except (OSError, ValueError):
         return False
+
+
+#: characters that make a SOURCE a glob pattern (Spark's and Hadoop's: ``*.jsonl``, ``part-?``, ``[ab]``, ``{a,b}``)
+GLOB_CHARACTERS = frozenset("*?[{")
+
+
+def _before_glob(parts: Sequence[str]) -> list[str]:
+    """The parts of a path before the first that holds a glob character."""
+    kept: list[str] = []
+    for part in parts:
+        if GLOB_CHARACTERS & set(part):
+            break
+        kept.append(part)
+    return kept
+
+
+def input_root(source: Path) -> Path:
+    """``source``, or for a glob that names no path (``data/*.jsonl``) the folder it matches in (``data``)."""
+    if source.exists() or not GLOB_CHARACTERS & set(str(source)):
+        return source
+    return Path(*_before_glob(source.parts)) if _before_glob(source.parts) else Path(".")
+
+
+def uri_within(inner: str, outer: str) -> bool:
+    """Whether the URI ``inner`` is ``outer`` or lies in it: the same scheme and authority and a
+    path under ``outer``'s, compared as written (``.``, ``//``, ``..`` and a trailing ``/`` taken
+    away, each cut at a glob: ``data/*.jsonl`` is ``data``; a host's default port or an alias is
+    not known here)."""
+    def split(uri: str) -> tuple[str, str, list[str]]:
+        parsed = urlparse(uri)
+        path = posixpath.normpath(unquote(parsed.path) or "/")
+        return parsed.scheme.lower(), parsed.netloc.lower(), _before_glob([part for part in path.split("/") if part])
+
+    scheme, authority, parts = split(inner)
+    outer_scheme, outer_authority, outer_parts = split(outer)
+    return (scheme, authority) == (outer_scheme, outer_authority) and parts[:len(outer_parts)] == outer_parts
 
 
 def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> None:
@@ -461,8 +501,10 @@ def interrupted_message(output: object) -> str:
 
 
 def describe_write_error(out: object, error: OSError) -> DataError:
-    """A :class:`DataError` for an output that could not be written after the search."""
+    """A :class:`DataError` for an output that could not be written after the search: staged, so
+    nothing in ``out`` was replaced (:func:`staged_outputs`)."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
-    return DataError(f"the outputs cannot be written to {out}: {error.strerror or error}{where}; the search finished but "
-                     f"its outputs are incomplete: rerun with a writable -o folder")
+    return DataError(f"the outputs cannot be written to {out}: {error.strerror or error}{where}; the search finished, "
+                     f"but nothing in {out} was replaced (the outputs are swapped in only once all are written): "
+                     f"rerun with a writable -o folder")
 
