@@ -260,3 +260,6 @@ except DataError as error:
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert f"DataError: the outputs cannot be written to {out}: Permission denied" in result.stdout
     assert "rerun with a writable -o folder" in result.stdout
+    # not "its outputs are incomplete": they are staged, and none was put in place
+    assert f"the search finished, but nothing in {out} was replaced" in result.stdout
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == []
