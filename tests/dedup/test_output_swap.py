@@ -138,3 +138,26 @@ def test_ctrl_c_while_a_local_run_writes_says_the_earlier_outputs_are_untouched(
     monkeypatch.setattr("workbench.dedup.job.find_duplicates", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data.jsonl"), "--min-tokens", "1", "--no-progress"])
     assert result.exit_code == 130 and "no -o was given, so nothing was written" in " ".join(result.output.split())
+
+
+def test_a_swap_on_an_object_store_cut_off_part_way_says_where_things_are(tmp_path):
+    # an object store's rename copies, so the earlier outputs are deleted, not set aside, and cannot be put
+    # back: the error said only Hadoop's reason, not what the folder now holds
+    out = tmp_path / "out"
+    _earlier_run(out)
+    folder = _BreaksOnRename(out, nth=2)
+    folder.cheap_renames = False  # as a HadoopFolder on s3a:// (renames: the 2 new outputs moved in)
+    with pytest.raises(DataError, match=r"swapping in this run's outputs stopped part-way .*: the earlier outputs it "
+                                        r"had deleted are gone, this run's clusters.json are in place, the rest in "
+                                        rf".*{STAGING_PREFIX}\w+: rerun to write them all"):
+        _rerun(folder)
+    assert (out / "clusters.json").read_text() == "new clusters.json" and not (out / "test.jsonl").exists()
+
+
+def test_the_ctrl_c_message_hedges_for_an_object_store_only():
+    from workbench.dedup.output_folder import interrupted_message
+
+    for where in ("out", "file:///data/out", "hdfs://nn/out", "viewfs://t/out"):
+        assert "nothing in -o" in interrupted_message(where) and "object store" not in interrupted_message(where)
+    said = interrupted_message("s3a://bucket/out")
+    assert "if it was not swapping in its outputs at the end (on an object store" in said

@@ -57,6 +57,8 @@ SMALL_OUTPUTS = ("clusters.json", "cluster_shapes.csv", "pairs.csv", "removed.cs
 OPTIONAL_OUTPUTS = ("cross_group_pairs.csv", "contamination.csv", "unreadable.csv")
 #: what a manifest says wrote it
 WRITER = "workbench dedup"
+#: schemes whose Hadoop rename copies the data (object stores): earlier outputs are deleted, not set aside
+COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cosn", "obs")
 #: the start of the name of the folder a run writes its outputs into before they are swapped in
 #: (:func:`staged_outputs`): hidden, and never an output's name
 STAGING_PREFIX = ".dedup-staging-"
@@ -354,7 +356,7 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     Where renames are cheap the earlier outputs are moved into ``<staging>/.replaced`` and deleted
     with it at the end, so a swap cut off part-way (a rename that fails, a Ctrl-C) is undone: the
     earlier outputs and their manifest are put back, this run's outputs taken away (:func:`_undo_swap`).
-    On an object store they are deleted one by one and a failure leaves the swap part-done.
+    On an object store they are deleted one by one and a failure leaves the swap part-done (said).
 
     Raises:
         DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
@@ -383,7 +385,13 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
             moved_in.append(name)
         folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
     except BaseException as error:
-        if not folder.cheap_renames:
+        if not folder.cheap_renames:  # what was deleted cannot be put back: say where things are
+            if isinstance(error, (OSError, DataError)):
+                raise DataError(f"--output {folder.where}: swapping in this run's outputs stopped part-way ({error}): "
+                                f"the earlier outputs it had deleted are gone, this run's "
+                                f"{', '.join(moved_in) or 'outputs'} {'are' if moved_in else 'are not'} in place"
+                                f"{f', the rest in {folder.path_of(staging)}' if moved_in else ''}: rerun to write "
+                                f"them all") from error
             raise
         _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
         if isinstance(error, (OSError, DataError)):
@@ -494,6 +502,9 @@ def interrupted_message(output: object) -> str:
     head = "Interrupted: dedup stopped before it finished (exit status 130); "
     if output is None:
         return head + "no -o was given, so nothing was written: run it again"
+    if urlparse(str(output)).scheme.lower() in COPYING_RENAMES:
+        head += ("if it was not swapping in its outputs at the end (on an object store that deletes the earlier "
+                 "ones, then copies the new ones in, and is not undone), ")
     return (head + f"nothing in -o {output} was replaced: it holds what it held before (an earlier run's outputs, or "
             f"none), as a run writes its outputs into a staging folder ({STAGING_PREFIX}*) and swaps them in only once "
             f"all are written; its staging folder, if it had begun one, was removed (files Spark's cancelled tasks wrote "
