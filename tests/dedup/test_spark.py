@@ -27,6 +27,7 @@ from workbench.dedup.spark import SparkUnavailableError, check_spark, find_dupli
 
 sys.path.insert(0, str(Path(__file__).parent))
 from boilerplate import matrix_truth, write_boilerplate_corpus  # noqa: E402
+from engine_records import ENGINE_SETTINGS, without_engine  # noqa: E402
 from mixed_rows import write_mixed_rows  # noqa: E402
 
 runner = CliRunner()
@@ -42,15 +43,8 @@ def same_outputs(left: Path, right: Path, names=OUTPUTS) -> None:
     reports = [json.loads((folder / "report.json").read_text()) for folder in (left, right)]
     for report in reports:
         report.pop("timings_s")
-        # which engine ran, with its settings (test_the_report_records_the_engine_and_its_settings)
-        for key in ("engine", *ENGINE_SETTINGS):
-            report["parameters"].pop(key, None)
-        report["work"].pop("spark_partitions", None)
+        without_engine(report)  # which engine ran: test_the_report_records_the_engine_and_its_settings
     assert reports[0] == reports[1]
-
-
-#: the report's parameters only a Spark run records
-ENGINE_SETTINGS = ("spark_master", "spark_partitions", "input_format", "spark_conf")
 
 
 def cluster_ids(folder: Path) -> list[list[str]]:
