@@ -26,8 +26,8 @@ from workbench.dedup.spark_source import SomeCodes, is_spark_uri, split_files
 from workbench.errors import DataError, MissingColumnError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mixed_rows import write_mixed_rows  # noqa: E402
 from engine_records import without_engine  # noqa: E402
+from mixed_rows import write_mixed_rows  # noqa: E402
 
 CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
 #: the small outputs, byte for byte (report.json compared apart from source and timings)
