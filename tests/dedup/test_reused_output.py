@@ -14,7 +14,7 @@ import pytest
 
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
-from workbench.dedup.writing import write_result_files
+from workbench.dedup.output_folder import write_manifest
 from workbench.errors import DataError
 
 _CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
@@ -58,7 +58,8 @@ def test_split_folders_of_a_spark_run_are_removed_by_a_local_rerun(tmp_path, rec
     out = tmp_path / "out"
     run = run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=out)
     (out / "train.jsonl").unlink()
-    write_result_files(run.result, run.report, out, split_outputs=["train"])
+    recorded = json.loads((out / "manifest.json").read_text())["outputs"]
+    write_manifest(out, [name for name in recorded if name != "train.jsonl"] + ["train"], run.loaded.source)
     spark_split = out / "train"
     spark_split.mkdir()
     for name in ("part-00000-1f.c000.json", "_SUCCESS", ".part-00000-1f.c000.json.crc"):
@@ -260,3 +261,6 @@ except DataError as error:
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert f"DataError: the outputs cannot be written to {out}: Permission denied" in result.stdout
     assert "rerun with a writable -o folder" in result.stdout
+    # not "its outputs are incomplete": they are staged, and none was put in place
+    assert f"the search finished, but nothing in {out} was replaced" in result.stdout
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == []

@@ -27,6 +27,7 @@ from workbench.dedup.spark import SparkUnavailableError, check_spark, find_dupli
 
 sys.path.insert(0, str(Path(__file__).parent))
 from boilerplate import matrix_truth, write_boilerplate_corpus  # noqa: E402
+from engine_records import ENGINE_SETTINGS, without_engine  # noqa: E402
 from mixed_rows import write_mixed_rows  # noqa: E402
 
 runner = CliRunner()
@@ -42,6 +43,7 @@ def same_outputs(left: Path, right: Path, names=OUTPUTS) -> None:
     reports = [json.loads((folder / "report.json").read_text()) for folder in (left, right)]
     for report in reports:
         report.pop("timings_s")
+        without_engine(report)  # which engine ran: test_the_report_records_the_engine_and_its_settings
     assert reports[0] == reports[1]
 
 
@@ -314,3 +316,35 @@ def test_large_star_small_star_finds_the_union_find_components(spark):
     nodes = {n for edge in edges for n in edge}
     expected = {n: min(c) for c in union_find.components(sorted(nodes)) for n in c if n != min(c)}
     assert roots == expected and roots[100] == 0 and roots[1029] == 1000
+
+
+def test_the_report_records_the_engine_and_its_settings(spark, tmp_path):
+    # report.json said nothing of which engine made it: a Spark run's report was the local one's
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(
+        json.dumps({"id": i, "content": f"def f{i % 3}(x):\n    return x * {i % 3} + 1\n"}) + "\n" for i in range(9)))
+    local = run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "local")
+    settings = ("spark.hadoop.fs.s3a.secret.key=hunter2", "spark.hadoop.fs.s3a.access.key=AKIA123",
+                "spark.ui.showConsoleProgress=false")
+    on_spark = run_dedup(data.as_uri(), DedupConfig(min_tokens=1, engine="spark", spark_master="local[2]",
+                                                    spark_partitions=3, spark_conf=settings),
+                         output_dir=tmp_path / "spark")
+    parameters = json.loads((tmp_path / "local" / "report.json").read_text())["parameters"]
+    assert parameters["engine"] == "local" and not set(ENGINE_SETTINGS) & set(parameters)
+    report = json.loads((tmp_path / "spark" / "report.json").read_text())
+    assert report == json.loads(json.dumps(on_spark.report, default=str))
+    parameters = report["parameters"]
+    assert {key: parameters[key] for key in ("engine", "spark_master", "spark_partitions", "input_format")} == \
+        {"engine": "spark", "spark_master": "local[2]", "spark_partitions": 3, "input_format": "auto"}
+    assert parameters["spark_conf"] == ["spark.hadoop.fs.s3a.secret.key=*********(redacted)",
+                                        "spark.hadoop.fs.s3a.access.key=*********(redacted)",
+                                        "spark.ui.showConsoleProgress=false"]
+    assert "hunter2" not in json.dumps(report) and "AKIA123" not in json.dumps(report)
+    assert report["work"]["spark_partitions"] == 3 and "spark_partitions" not in local.report["work"]
+    # what reads a dedup report still reads both: workbench bias's reader, and the tables
+    from workbench.bias.dedup_output import read_dedup_output
+    from workbench.dedup.duplication_report import render_report
+
+    for folder, run in (("local", local), ("spark", on_spark)):
+        assert read_dedup_output(tmp_path / folder).id_column == run.report["parameters"]["id_column"]
+        assert list(render_report(run.report))

@@ -157,7 +157,54 @@ def test_ctrl_c_while_the_outputs_are_written_keeps_the_earlier_run(spark, tmp_p
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert _tree(out) == before  # the earlier outputs as they were, none of the new ones in their place
+    # and the message says so (not the generic "outputs it had begun to write may be incomplete")
+    said = " ".join(stderr.split())
+    assert f"Interrupted: dedup stopped before it finished (exit status 130); nothing in -o {out.as_uri()} was " \
+           "replaced: it holds what it held before" in said, stderr
+    assert "may be incomplete" not in said
+    assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]  # as it says: removed
     # a rerun finishes, and clears what the interrupted one left of its staging folder
     run_dedup(source.as_uri(), DedupConfig(**config), output_dir=out.as_uri())
     assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]
     assert set(_tree(out)) != set(before)  # new part files
+
+
+@contextmanager
+def _mounted(spark, folder: Path):
+    """A ``viewfs://`` URI Hadoop maps onto the local ``folder`` (as :func:`_output`'s hadoop route)."""
+    table = f"wb{secrets.token_hex(4)}"
+    key = f"fs.viewfs.mounttable.{table}.link./d"
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set(key, folder.as_uri())
+    try:
+        yield f"viewfs://{table}/d"
+    finally:
+        conf.unset(key)
+
+
+def test_an_output_over_a_glob_source_is_refused(tmp_path):
+    # a file:// glob SOURCE (Spark reads globs) named no existing path, so -o inside its folder was taken:
+    # the outputs landed among the input files, a rerun of `data/*` reading them back as input
+    source = _corpus(tmp_path / "data")
+    for output in (source / "out", source):
+        for pattern in ("*.jsonl", "*", "tr*/"):
+            with pytest.raises(DataError, match="input folder"):
+                run_dedup(f"{source.as_uri()}/{pattern}", _config(), output_dir=output)
+    assert sorted(p.name for p in source.iterdir()) == ["test.jsonl", "train.jsonl"]
+
+
+def test_a_hadoop_output_over_a_hadoop_source_is_refused(spark, tmp_path):
+    # a path -o over a path SOURCE is refused; the same two as Hadoop URIs were taken, the outputs
+    # written into the input folder (and an earlier output read as input replaced by its own rerun)
+    source = _corpus(tmp_path / "data")
+    with _mounted(spark, tmp_path) as root:
+        for output in (f"{root}/data/out", f"{root}/data/", f"{root}//data/./out/"):
+            for read in (f"{root}/data", f"{root}/data/*.jsonl"):
+                with pytest.raises(DataError, match="input folder"):
+                    run_dedup(read, _config(), output_dir=output)
+        assert sorted(p.name for p in source.iterdir()) == ["test.jsonl", "train.jsonl"]
+        run_dedup(f"{root}/data", _config(), output_dir=f"{root}/out")
+        before = _tree(tmp_path / "out")
+        with pytest.raises(DataError, match=r"train holds this run's input .*, and this run would replace it"):
+            run_dedup(f"{root}/out/train/", _config(), output_dir=f"{root}/out")
+    assert _tree(tmp_path / "out") == before

@@ -67,10 +67,18 @@ def dedup_command(
     """Find exact and near-duplicate files within and across splits (Allamanis 2019: MinHash LSH
     candidates, exact set/multiset Jaccard verification), report the duplication and write
     deduplicated splits."""
-    with progress_bars(progress and not json_output) as factory:
-        from workbench.dedup.job import run_dedup  # datasets: only when a command runs
+    try:
+        with progress_bars(progress and not json_output) as factory:
+            # datasets: only when a command runs
+            from workbench.dedup.job import run_dedup
 
-        run = run_dedup(source, config, output_dir=output, progress=factory)
+            run = run_dedup(source, config, output_dir=output, progress=factory)
+    except KeyboardInterrupt:
+        from workbench.dedup.output_folder import interrupted_message
+
+        # outputs are staged and swapped in at the end: the generic "may be incomplete" is wrong here
+        typer.echo(interrupted_message(output), err=True)
+        raise typer.Exit(130) from None
     for note in run.notes:
         err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
     if json_output:

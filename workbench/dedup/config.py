@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -189,5 +190,25 @@ class DedupConfig(JobConfig):
         return (self.lsh_bands, self.lsh_rows) if self.lsh_bands is not None else None  # type: ignore[return-value]
 
     def to_dict(self) -> dict:
-        """The parameters of the search as a JSON-ready dict (``report.json``'s ``parameters``)."""
-        return {name: getattr(self, name) for name in _REPORTED}
+        """The parameters of the search as a JSON-ready dict (``report.json``'s ``parameters``):
+        :data:`_REPORTED`, then ``engine`` (``local`` or ``spark``) and, for ``spark``, the settings
+        of that engine: ``spark_master``, ``spark_partitions`` (0: chosen by the run; the number
+        used is the report's ``work.spark_partitions``), ``input_format`` (of a SOURCE URI) and
+        ``spark_conf`` with the values of secret-looking keys hidden (:data:`SECRET_SETTING`)."""
+        parameters: dict[str, Any] = {name: getattr(self, name) for name in _REPORTED}
+        parameters["engine"] = self.engine
+        if self.engine == "spark":
+            parameters.update(spark_master=self.spark_master, spark_partitions=self.spark_partitions,
+                              input_format=self.input_format, spark_conf=[_shown_setting(s) for s in self.spark_conf])
+        return parameters
+
+
+#: Spark setting keys whose values are not written to report.json: Spark's own ``spark.redaction.regex``
+#: (``(?i)secret|password|token|access[.]key``) and the Azure account key / SAS token and credential files
+SECRET_SETTING = re.compile(r"secret|password|token|access[.]?key|account[.]key|sas|credential", re.IGNORECASE)
+
+
+def _shown_setting(setting: str) -> str:
+    """``KEY=VALUE`` as report.json records it: ``KEY=*********(redacted)`` for a secret-looking key."""
+    key, _, value = setting.partition("=")
+    return f"{key.strip()}=*********(redacted)" if SECRET_SETTING.search(key) else f"{key.strip()}={value.strip()}"

@@ -131,7 +131,8 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
         a dict with ``overall``, ``splits``, ``definitions`` (:data:`SPLIT_FIGURES`),
         ``cross_set`` (when the train and test splits exist), ``groups`` (with a group
         column), ``contamination`` (with a reference), ``largest_clusters``, ``failures``,
-        ``lsh``, ``parameters`` (the options of the search and ``id_column``: the id
+        ``lsh``, ``parameters`` (the options of the search, the ``engine`` and its settings:
+        :meth:`~workbench.dedup.config.DedupConfig.to_dict`, and ``id_column``: the id
         column(s), comma-separated, or ``None`` for ``<split>/<row>`` ids; ``numbered_id_column``:
         the id column made by numbering rows per task, ``None`` when all were read), ``work`` and
         ``timings``.

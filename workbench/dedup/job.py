@@ -19,9 +19,11 @@ from workbench.dedup.output_folder import (
     check_no_foreign_outputs,
     check_writable,
     describe_write_error,
+    input_root,
     planned_outputs,
     split_output_names,
     staged_outputs,
+    uri_within,
 )
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
@@ -135,6 +137,7 @@ def run_dedup(
             _refuse_output_over_input(Path(source), out)
         elif is_spark_uri(source) and urlparse(str(source)).scheme.lower() == "file":
             _refuse_output_over_input(Path(_local_path_of_uri(str(source), "")), out)
+        # (a SOURCE URI of another scheme with a local -o: nothing local to overlap)
         try:  # now, not after the search: a path under a file, or one not writable
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -320,6 +323,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
     with collector_paused(), spark_session(config) as spark:
         if output_uri is not None:
             check_output_folder(spark, output_uri)  # a missing connector: now, not after the search
+            if uri_within(output_uri, source):
+                _refuse_overlap(output_uri, source, inside=not uri_within(source, output_uri))
         folder = None if output_dir is None else (
             LocalFolder(output_dir) if output_uri is None else HadoopFolder(spark, output_uri))
         minhash = _minhash_in_background(config)
@@ -386,20 +391,31 @@ def _refuse_output_over_input(source: Path, out: Path) -> None:
     """Refuse an output folder that is the input folder, lies inside it, or holds the input file:
     the split files (``train.jsonl`` ...) and the clean-up of a previous run's outputs would replace
     the input, and the removed rows would be gone for good (a rerun would also read the outputs as input).
+    A glob SOURCE (``data/*.jsonl``, read by Spark) counts as the folder it matches in.
 
     Raises:
         DataError: naming the clash and what to do.
     """
+    source = input_root(source)
     if not source.exists():
         return  # a hub id or a bundled name: nothing local to overwrite
     source, out = source.resolve(), out.resolve()
     if source.is_dir() and (out == source or source in out.parents):
-        where = "is the input folder" if out == source else f"lies inside the input folder {source}"
-        raise DataError(f"--output {out} {where}: dedup would write its splits over the input (or into it, to be "
-                        f"read as input by the next run); choose a folder outside {source}")
+        _refuse_overlap(out, source, inside=out != source)
     if source.is_file() and out == source.parent:
         raise DataError(f"--output {out} is the folder of the input file {source.name}: its split files could replace "
                         f"the input; choose another folder (e.g. {out / 'dedup'})")
+
+
+def _refuse_overlap(out: object, source: object, *, inside: bool) -> None:
+    """Refuse ``out``, the input folder ``source`` (or, ``inside``, a folder in it).
+
+    Raises:
+        DataError: always, naming the clash and what to do.
+    """
+    where = f"lies inside the input folder {source}" if inside else "is the input folder"
+    raise DataError(f"--output {out} {where}: dedup would write its splits over the input (or into it, to be "
+                    f"read as input by the next run); choose a folder outside {source}")
 
 
 def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
@@ -56,6 +57,8 @@ SMALL_OUTPUTS = ("clusters.json", "cluster_shapes.csv", "pairs.csv", "removed.cs
 OPTIONAL_OUTPUTS = ("cross_group_pairs.csv", "contamination.csv", "unreadable.csv")
 #: what a manifest says wrote it
 WRITER = "workbench dedup"
+#: schemes whose Hadoop rename copies the data (object stores): earlier outputs are deleted, not set aside
+COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cosn", "obs")
 #: the start of the name of the folder a run writes its outputs into before they are swapped in
 #: (:func:`staged_outputs`): hidden, and never an output's name
 STAGING_PREFIX = ".dedup-staging-"
@@ -239,9 +242,7 @@ def check_no_foreign_outputs(out: Path | Folder, planned: Iterable[str], source:
     """
     folder = _folder(out)
     if folder.is_dir(""):
-        planned = list(planned)
-        _refuse_foreign(folder, planned, previous_outputs(folder)[0])
-        _refuse_holding_input(folder, planned, source)
+        _refuse(folder, planned, previous_outputs(folder)[0], source)
 
 
 def _refuse_foreign(folder: Folder, planned: Iterable[str], ours: set[str]) -> None:
@@ -293,28 +294,55 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     folder = _folder(out)
     folder.make_dir("")
     check_no_foreign_outputs(folder, planned, source)
-    for name in folder.children():
-        if name.startswith(STAGING_PREFIX):  # what an interrupted run left
-            folder.remove(name)
+    _remove_stale_staging(folder)
     staging = f"{STAGING_PREFIX}{secrets.token_hex(4)}"
     folder.make_dir(staging)
     try:
         yield staging
+        names = [name for name in folder.children(staging) if name != MANIFEST and not name.startswith(".")]
+        ours, previous_source = previous_outputs(folder)
+        _refuse(folder, names, ours, source)  # files made in the folder during the run: nothing replaced
     except BaseException:
-        try:
-            folder.remove(staging)
-        except (OSError, DataError) as error:  # the run's own error is the one to show; the next run removes it
-            logger.debug("the staging folder %s stays: %s", folder.path_of(staging), error)
-        raise
-    names = [name for name in folder.children(staging) if name != MANIFEST and not name.startswith(".")]
-    ours, previous_source = previous_outputs(folder)
-    try:  # files made in the folder during the run
-        _refuse_foreign(folder, names, ours)
-        _refuse_holding_input(folder, names, source)
-    except DataError:  # nothing replaced
-        folder.remove(staging)
+        _remove_staging(folder, staging)
         raise
     _swap_in(folder, staging, names, ours, previous_source, source)
+
+
+def _remove_staging(folder: Folder, staging: str) -> None:
+    """Remove ``staging`` as far as it can be: the run's own error is the one to show (Spark's
+    cancelled tasks may still be writing into it; the next run removes what stays)."""
+    try:
+        folder.remove(staging)
+    except (OSError, DataError) as error:
+        logger.debug("the staging folder %s stays: %s", folder.path_of(staging), error)
+
+
+#: inside a staging folder: the earlier outputs a swap set aside (:func:`_swap_in`)
+ASIDE = ".replaced"
+
+
+def _remove_stale_staging(folder: Folder) -> None:
+    """Remove the staging folders earlier runs left (interrupted while writing), but one that
+    holds earlier outputs a swap set aside and was killed before it could put them back (a
+    SIGKILL, a power cut): that one is kept, and said at warning level."""
+    for name in folder.children():
+        if not name.startswith(STAGING_PREFIX):
+            continue
+        aside = f"{name}/{ASIDE}"
+        if folder.is_dir(aside) and folder.children(aside):
+            logger.warning("%s: %s holds outputs of an earlier run set aside by a swap that was cut off (%s): it is "
+                           "kept; move back what you need from it, then delete it", folder.where, name,
+                           ", ".join(folder.children(aside)))
+        else:
+            folder.remove(name)
+
+
+def _refuse(folder: Folder, names: Iterable[str], ours: set[str], source: object) -> None:
+    """Refuse ``names`` that are there and are no earlier run's (:func:`_refuse_foreign`) or hold
+    the input (:func:`_refuse_holding_input`)."""
+    names = list(names)
+    _refuse_foreign(folder, names, ours)
+    _refuse_holding_input(folder, names, source)
 
 
 def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], previous_source: str | None,
@@ -323,42 +351,136 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     recorded writing (``ours``, of ``previous_source``) is set aside (what this run writes again is
     replaced, the rest removed), said at warning level, the staged outputs are moved in, their
     manifest last, and the staging folder is removed. Nothing is removed that holds this run's
-    input ``source``."""
+    input ``source``.
+
+    Where renames are cheap the earlier outputs are moved into ``<staging>/.replaced`` and deleted
+    with it at the end, so a swap cut off part-way (a rename that fails, a Ctrl-C) is undone: the
+    earlier outputs and their manifest are put back, this run's outputs taken away (:func:`_undo_swap`).
+    On an object store they are deleted one by one and a failure leaves the swap part-done (said).
+
+    Raises:
+        DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
+        KeyboardInterrupt: as it came, once the swap is undone.
+    """
     present = sorted(name for name in ours if name != MANIFEST and folder.exists(name)
                      and not _holds(folder, name, source))
+    earlier_manifest = folder.read_text(MANIFEST)
+    aside = f"{staging}/{ASIDE}"
+    set_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        if present:
+            # the record first, so that a failure below leaves every name still recorded
+            write_manifest(folder, sorted(set(names) | set(present)), source)
+            if folder.cheap_renames:
+                folder.make_dir(aside)
+            for name in present:
+                if folder.cheap_renames:  # at once; deleted with the staging folder, after the swap
+                    folder.rename(name, f"{aside}/{name}")
+                    set_aside.append(name)
+                else:
+                    folder.remove(name)
+        for name in names:
+            folder.rename(f"{staging}/{name}", name)
+            moved_in.append(name)
+        folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
+    except BaseException as error:
+        if not folder.cheap_renames:  # what was deleted cannot be put back: say where things are
+            if isinstance(error, (OSError, DataError)):
+                raise DataError(f"--output {folder.where}: swapping in this run's outputs stopped part-way ({error}): "
+                                f"the earlier outputs it had deleted are gone, this run's "
+                                f"{', '.join(moved_in) or 'outputs'} {'are' if moved_in else 'are not'} in place"
+                                f"{f', the rest in {folder.path_of(staging)}' if moved_in else ''}: rerun to write "
+                                f"them all") from error
+            raise
+        _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        if isinstance(error, (OSError, DataError)):
+            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed ({error}); the earlier "
+                            f"outputs are as they were and this run's were removed: rerun once the folder can be "
+                            f"written") from error
+        raise
     if present:
-        # the record first, so that a failure below leaves every name still recorded
-        write_manifest(folder, sorted(set(names) | set(present)), source)
-        aside = f"{staging}/.replaced"
-        if folder.cheap_renames:
-            folder.make_dir(aside)
-        for name in present:
-            if folder.cheap_renames:  # at once; deleted with the staging folder, after the swap
-                folder.rename(name, f"{aside}/{name}")
-            else:
-                folder.remove(name)
         replaced = [name for name in present if name in names]
         removed = [name for name in present if name not in names]
         logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
                        previous_source or "another source",
                        f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
                        f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
-    for name in names:
-        folder.rename(f"{staging}/{name}", name)
-    folder.write_text(MANIFEST, folder.read_text(f"{staging}/{MANIFEST}") or "")  # over the record above
     folder.remove(staging)
 
 
+def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: list[str],
+               earlier_manifest: str | None) -> None:
+    """Undo a swap cut off part-way (:func:`_swap_in`): the outputs ``moved_in`` go back into
+    ``staging``, those ``set_aside`` come back, the earlier manifest is written again (or the one
+    the swap wrote removed) and the staging folder is removed. When this fails too the staging
+    folder stays, said at error level, with what it set aside (the next run keeps it:
+    :func:`_remove_stale_staging`)."""
+    try:
+        for name in moved_in:
+            folder.rename(name, f"{staging}/{name}")
+        for name in set_aside:
+            folder.rename(f"{staging}/{ASIDE}/{name}", name)
+        if earlier_manifest is not None:
+            folder.write_text(MANIFEST, earlier_manifest)
+        elif folder.exists(MANIFEST):
+            folder.remove(MANIFEST)
+    except (OSError, DataError) as error:
+        logger.error("%s: the swap was cut off and could not be undone (%s): the earlier outputs not at the top "
+                     "are in %s", folder.where, error, folder.path_of(f"{staging}/{ASIDE}"))
+        return
+    _remove_staging(folder, staging)
+
+
 def _holds(folder: Folder, name: str, source: object) -> bool:
-    """Whether the run's input (a path or a ``file://`` URI) lies in ``name`` of a local ``folder``."""
-    if not isinstance(folder, LocalFolder) or source is None:
+    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI of its
+    scheme; a glob from its folder on: :func:`input_root`) lies in ``name`` of ``folder``."""
+    if source is None:
         return False
+    if not isinstance(folder, LocalFolder):
+        return uri_within(str(source), folder.path_of(name))
     where = urlparse(str(source))
     path = unquote(where.path) if where.scheme.lower() == "file" else str(source)
     try:
-        return Path(path).resolve().is_relative_to((folder.path / name).resolve())
+        return input_root(Path(path)).resolve().is_relative_to((folder.path / name).resolve())
     except (OSError, ValueError):
         return False
+
+
+#: characters that make a SOURCE a glob pattern (Spark's and Hadoop's: ``*.jsonl``, ``part-?``, ``[ab]``, ``{a,b}``)
+GLOB_CHARACTERS = frozenset("*?[{")
+
+
+def _before_glob(parts: Sequence[str]) -> list[str]:
+    """The parts of a path before the first that holds a glob character."""
+    kept: list[str] = []
+    for part in parts:
+        if GLOB_CHARACTERS & set(part):
+            break
+        kept.append(part)
+    return kept
+
+
+def input_root(source: Path) -> Path:
+    """``source``, or for a glob that names no path (``data/*.jsonl``) the folder it matches in (``data``)."""
+    if source.exists() or not GLOB_CHARACTERS & set(str(source)):
+        return source
+    return Path(*_before_glob(source.parts)) if _before_glob(source.parts) else Path(".")
+
+
+def uri_within(inner: str, outer: str) -> bool:
+    """Whether the URI ``inner`` is ``outer`` or lies in it: the same scheme and authority and a
+    path under ``outer``'s, compared as written (``.``, ``//``, ``..`` and a trailing ``/`` taken
+    away, each cut at a glob: ``data/*.jsonl`` is ``data``; a host's default port or an alias is
+    not known here)."""
+    def split(uri: str) -> tuple[str, str, list[str]]:
+        parsed = urlparse(uri)
+        path = posixpath.normpath(unquote(parsed.path) or "/")
+        return parsed.scheme.lower(), parsed.netloc.lower(), _before_glob([part for part in path.split("/") if part])
+
+    scheme, authority, parts = split(inner)
+    outer_scheme, outer_authority, outer_parts = split(outer)
+    return (scheme, authority) == (outer_scheme, outer_authority) and parts[:len(outer_parts)] == outer_parts
 
 
 def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> None:
@@ -367,9 +489,33 @@ def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> 
     _folder(out).write_text(MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
+def interrupted_message(output: object) -> str:
+    """What a dedup run stopped by Ctrl-C leaves, for the CLI's one line (exit status 130).
+
+    A run writes nothing into ``-o`` but through :func:`staged_outputs`: an interruption before the
+    swap removes the staging folder and replaces nothing, one during the swap undoes it
+    (:func:`_swap_in`). So the folder holds what it held before.
+
+    Args:
+        output: the ``-o`` as given (a path or URI), or ``None`` (nothing is written).
+    """
+    head = "Interrupted: dedup stopped before it finished (exit status 130); "
+    if output is None:
+        return head + "no -o was given, so nothing was written: run it again"
+    if urlparse(str(output)).scheme.lower() in COPYING_RENAMES:
+        head += ("if it was not swapping in its outputs at the end (on an object store that deletes the earlier "
+                 "ones, then copies the new ones in, and is not undone), ")
+    return (head + f"nothing in -o {output} was replaced: it holds what it held before (an earlier run's outputs, or "
+            f"none), as a run writes its outputs into a staging folder ({STAGING_PREFIX}*) and swaps them in only once "
+            f"all are written; its staging folder, if it had begun one, was removed (files Spark's cancelled tasks wrote "
+            f"into it after that are removed by the next run into {output}): run it again")
+
+
 def describe_write_error(out: object, error: OSError) -> DataError:
-    """A :class:`DataError` for an output that could not be written after the search."""
+    """A :class:`DataError` for an output that could not be written after the search: staged, so
+    nothing in ``out`` was replaced (:func:`staged_outputs`)."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
-    return DataError(f"the outputs cannot be written to {out}: {error.strerror or error}{where}; the search finished but "
-                     f"its outputs are incomplete: rerun with a writable -o folder")
+    return DataError(f"the outputs cannot be written to {out}: {error.strerror or error}{where}; the search finished, "
+                     f"but nothing in {out} was replaced (the outputs are swapped in only once all are written): "
+                     f"rerun with a writable -o folder")
 

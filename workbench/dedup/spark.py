@@ -345,6 +345,7 @@ def _find_duplicates_spark(
                 max(1, min(slices, references))))
         if inputs.getNumPartitions() < slices:  # one big file is one partition of the read
             inputs = inputs.repartition(slices)
+    used_partitions = inputs.getNumPartitions()  # report.json's work.spark_partitions
     tokenized_rows = context.accumulator(0)
     tokens = (inputs.mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows))
               .persist(StorageLevel.MEMORY_AND_DISK))
@@ -432,6 +433,7 @@ def _find_duplicates_spark(
         result.counters[key] = work[key]
     result.counters["pairs_not_compared"] = work["bucket_pairs"] - work["enumerated"]
     result.counters["largest_bucket"] = work["largest_bucket"]
+    result.counters["spark_partitions"] = used_partitions
     return result
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from workbench.dedup.detection import DedupResult
+from workbench.dedup.output_folder import COPYING_RENAMES
 from workbench.dedup.spark_source import unreadable_message
 from workbench.dedup.writing import write_small_outputs
 from workbench.errors import DataError
@@ -60,10 +61,6 @@ def check_output_folder(spark: Any, uri: str) -> None:
         raise DataError(unreadable_message(spark, uri, error, action="write")) from None
     if is_file:
         raise DataError(f"{uri}: the output path exists and is not a folder")
-
-
-#: schemes whose Hadoop rename copies the data (object stores): earlier outputs are deleted, not set aside
-COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cosn", "obs")
 
 
 class HadoopFolder:

@@ -338,4 +338,6 @@ def json_line_problem(where: str, code_columns: dict[str, str], numbered: tuple[
 
 
 def found(value: Any) -> bool:
+    """Executors: whether ``value`` is not ``None`` (an RDD filter named in this module, so the
+    executors import it rather than unpickle a closure)."""
     return value is not None

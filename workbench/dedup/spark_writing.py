@@ -2,7 +2,7 @@
 Spark: the rows, read again on the executors with their row index, anti-joined with the removed
 rows' indices, one folder of part files per split (``<split>/part-*.parquet`` or ``.json``).
 The small outputs (``clusters.json``, ``pairs.csv``, ``removed.csv``, ``report.json``) are the
-driver's, as for any run (:func:`workbench.dedup.writing.write_result_files`; copied to an output
+driver's, as for any run (:func:`workbench.dedup.writing.write_small_outputs`; copied to an output
 URI by :mod:`workbench.dedup.spark_output`)."""
 
 from __future__ import annotations

@@ -150,43 +150,18 @@ def swapped_paths(written: dict[str, str], folder) -> dict[str, str]:
     return {key: folder.path_of(Path(path).name) for key, path in written.items()}
 
 
-def write_result_files(result: DedupResult, report: dict, output_dir: str | Path, *,
-                       skipped_files: list = (), split_outputs: list[str] = ()) -> dict[str, str]:
-    """Write the small outputs of a run into ``output_dir`` (created if needed): ``clusters.json``,
-    ``cluster_shapes.csv``, ``pairs.csv`` (and ``cross_group_pairs.csv``, ``contamination.csv``),
-    ``removed.csv``, ``kept.csv``, ``skipped.csv``, ``unreadable.csv``, ``report.json`` and
-    ``manifest.json``; not the splits.
-
-    They are written into a staging folder and swapped in when all are written; what an earlier
-    run recorded writing there is then removed, and ``manifest.json`` records these outputs and
-    ``split_outputs`` (:func:`~workbench.dedup.output_folder.staged_outputs`).
+def write_small_outputs(result: DedupResult, report: dict, folder: Path, *, skipped_files: list = (),
+                        split_outputs: list[str] = ()) -> dict[str, str]:
+    """Write the small outputs of a run into ``folder`` as it is (a staging folder:
+    :func:`~workbench.dedup.output_folder.staged_outputs`; nothing there is checked):
+    ``clusters.json``, ``cluster_shapes.csv``, ``pairs.csv`` (and ``cross_group_pairs.csv``,
+    ``contamination.csv``), ``removed.csv``, ``kept.csv``, ``skipped.csv``, ``unreadable.csv``,
+    ``report.json`` and ``manifest.json`` (recording them and ``split_outputs``: the names the
+    caller writes the splits to next, :func:`~workbench.dedup.output_folder.split_output_names`);
+    not the splits.
 
     Args:
         result, report: as :func:`write_outputs`; skipped_files: files the loader did not load.
-        split_outputs: the top-level names the caller writes the splits to next (``train.jsonl``,
-            ``files``: :func:`~workbench.dedup.output_folder.split_output_names`).
-
-    Returns:
-        output name -> path of what was written.
-
-    Raises:
-        DataError: ``output_dir`` is a file, or holds a file this run would write that no earlier
-            dedup run recorded writing.
-        OSError: a write or the removal of an earlier run's outputs failed.
-    """
-    out = _output_folder(output_dir)
-    planned = planned_outputs(list(split_outputs), groups=result.rows.groups is not None,
-                              reference=result.reference is not None)
-    with staged_outputs(out, result.rows.source, planned) as staging:
-        written = write_small_outputs(result, report, out / staging, skipped_files=skipped_files,
-                                      split_outputs=split_outputs)
-    return swapped_paths(written, LocalFolder(out))
-
-
-def write_small_outputs(result: DedupResult, report: dict, folder: Path, *, skipped_files: list = (),
-                        split_outputs: list[str] = ()) -> dict[str, str]:
-    """:func:`write_result_files` into ``folder`` as it is: a staging folder
-    (:func:`~workbench.dedup.output_folder.staged_outputs`), no check of what is there.
 
     Returns:
         output name -> path of what was written (in ``folder``).
