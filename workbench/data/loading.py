@@ -680,6 +680,7 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     for file in chosen:
         if builder in TEXT_BUILDERS:
             require_utf8(file)
+    _refuse_mixed_column_types(path, builder, chosen)
     splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
                     label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
@@ -687,6 +688,49 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
                 + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
                                no_split=True) for name in other_format])
     return splits, not_read
+
+
+def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> None:
+    """Refuse a folder whose files give one column two kinds of value (``content`` text in
+    ``train.parquet``, integers in ``test.parquet``): ``datasets`` casts every file to the first
+    file's types, turning numbers into text silently or failing with a raw cast error. The rule
+    and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
+
+    Raises:
+        DataError: naming the column, both files and both kinds.
+    """
+    from workbench.data.column_types import clash_message, first_clash
+
+    if len(files) < 2 or builder not in ("parquet", "json"):
+        return  # one file has one schema; CSV columns are typed by pandas per file, not checked here
+    typed = ((file.relative_to(folder).as_posix(), _column_types(builder, file)) for file in files)
+    clash = first_clash((name, types) for name, types in typed if types is not None)
+    if clash is not None:
+        raise DataError(clash_message(str(folder), clash))
+
+
+def _column_types(builder: str, file: Path) -> dict[str, str] | None:
+    """Column -> Arrow type name of one Parquet file (its footer) or JSON Lines file (its first
+    block, as pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken
+    file: the read itself reports those)."""
+    import pyarrow as pa
+
+    try:
+        if builder == "parquet":
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(file)
+        else:
+            import pyarrow.json as pj
+
+            with pa.input_stream(str(file), compression="detect") as stream:
+                schema = pj.open_json(stream).schema
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    # pyarrow types ISO dates in JSON as timestamps: in the file, and to Spark, they are text
+    json_text = ("timestamp", "date", "time")
+    return {field.name: "string" if builder == "json" and str(field.type).startswith(json_text) else str(field.type)
+            for field in schema}
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each
