@@ -40,6 +40,8 @@ from workbench.errors import DataError
 UNMATCHED_REASON = "its name names no split while other files' names do (train, validation, test: datasets' rule)"
 #: why one of ``datasets``' metadata files (``config.json``, ``dataset_info.json`` ...) is not read
 METADATA_REASON = "a metadata file of a dataset folder (datasets does not read it as data)"
+#: why a file of a folder of data files that is no data file (a README.md, a LICENSE) is not read
+NOT_DATA_REASON = "not a data file (the folder is read as a dataset)"
 
 logger = logging.getLogger(__name__)
 

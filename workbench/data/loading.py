@@ -632,8 +632,9 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
             )
     if data_files and (not others or not extensions):
         splits, not_read = _load_data_folder(path, data_files, builders)
-        skipped = [SkippedFile(p.relative_to(path).as_posix(), "not a data file (the folder is read as a dataset)")
-                   for p in others]
+        from workbench.data.data_file_splits import NOT_DATA_REASON
+
+        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language)
     loaded.skipped[:0] = links

@@ -31,10 +31,18 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from workbench.data.data_file_splits import METADATA_REASON, UNMATCHED_REASON, FolderSplits, folder_splits, say_unread
+from workbench.data.data_file_splits import (
+    METADATA_REASON,
+    NOT_DATA_REASON,
+    UNMATCHED_REASON,
+    FolderSplits,
+    folder_splits,
+    say_unread,
+)
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -131,6 +139,7 @@ class Listing:
     files: list[str]
     root: str
     one_file: bool
+    skipped: list[SkippedFile] = field(default_factory=list)
 
 
 def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
@@ -166,18 +175,38 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     if not found:
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
-    files = sorted(f for f in files if not _hidden(f[len(prefix):] if f.startswith(prefix) else f.rsplit("/", 1)[-1]))
+    files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
     if not files:
         raise DataError(f"{source}: no data files there (hidden files, _SUCCESS and .crc files are not read)")
     if input_format == "auto":
         kinds = {file: _format_of(file) for file in files}
         unknown = [file for file, kind in kinds.items() if kind is None]
-        if unknown:
-            raise DataError(_unknown_format_message(source, unknown[0]))
+        # a dataset snapshot's README.md or LICENSE beside its data files: listed and not read, as the local
+        # loader does; a CSV or source file, or a folder of no data file at all, is refused with advice
+        refused = [file for file in unknown if _refused_beside_data(file)]
+        if unknown and (len(unknown) == len(files) or refused):
+            raise DataError(_unknown_format_message(source, (refused or unknown)[0]))
+        files = [file for file in files if kinds[file] is not None]
+        skipped[:0] = [SkippedFile(file[len(prefix):], NOT_DATA_REASON) for file in unknown]
+        kinds = {file: kinds[file] for file in files}
         if len(set(kinds.values())) > 1:
             raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
         input_format = next(iter(kinds.values()))
-    return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory())
+    return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory(),
+                   skipped=skipped)
+
+
+def _refused_beside_data(file: str) -> bool:
+    """A file Spark does not read that a folder of data files must not hold either: a CSV file (the
+    local loader would read it) or a source file (the local loader refuses a folder mixing them)."""
+    name = file.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    if suffix == ".csv":
+        return True
+    from workbench.languages.registry import extension_claimants
+
+    return bool(suffix) and bool(extension_claimants(suffix))
 
 
 def _unknown_format_message(source: str, file: str) -> str:
@@ -242,9 +271,47 @@ def _format_of(file: str) -> str | None:
     return next((kind for suffix, kind in SUFFIX_FORMATS.items() if name.endswith(suffix)), None)
 
 
-def _hidden(relative: str) -> bool:
-    """Spark's rule for files it skips in a folder (``_SUCCESS``, ``.part.crc``), and the local loader's."""
-    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
+def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[list[str], list[SkippedFile]]:
+    """The files to read, and the hidden ones, listed as the local loader lists them
+    (:func:`workbench.data.loading._hidden_entry`): a name starting with ``.`` (``.part-0.crc``,
+    ``.git/``) or ``__pycache__``; one entry for a hidden folder, none for its files. With
+    ``underscore`` (``--input-format`` given: every file is read as data), names starting with
+    ``_`` (Spark's ``_SUCCESS``, ``_temporary/``) are hidden too, and listed.
+
+    Args:
+        files: the file URIs, sorted; prefix: the folder they are relative to.
+    """
+    from workbench.data.loading import _hidden_entry
+
+    kept: list[str] = []
+    skipped: dict[str, SkippedFile] = {}
+    for file in files:
+        relative = file[len(prefix):] if file.startswith(prefix) else file.rsplit("/", 1)[-1]
+        parts = [part for part in relative.split("/") if part]
+        hidden = next((n for n, part in enumerate(parts) if part.startswith(".") or part == "__pycache__"
+                       or (underscore and part.startswith("_"))), None)
+        if hidden is None:
+            kept.append(file)
+            continue
+        name = "/".join(parts[:hidden + 1])
+        if name not in skipped:
+            entry = _hidden_entry(_Named(parts[hidden], hidden + 1 < len(parts)), PurePosixPath(name))
+            if parts[hidden].startswith("_") and not parts[hidden].startswith("__"):
+                entry = SkippedFile(entry.path, entry.reason.replace("name starts with '.'", "name starts with '_', "
+                                                                     "with --input-format"))
+            skipped[name] = entry
+    return kept, list(skipped.values())
+
+
+@dataclass
+class _Named:
+    """A path's name and whether it is a folder (what :func:`~workbench.data.loading._hidden_entry` asks)."""
+
+    name: str
+    folder: bool
+
+    def is_dir(self) -> bool:
+        return self.folder
 
 
 def _common_folder(files: list[str]) -> str:
@@ -318,6 +385,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         say_unread(source, unread)  # in the local loader's words
         skipped = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in unread]
                    + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
+    skipped += listing.skipped  # files that are no data files, then the hidden ones (the local loader's order)
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
