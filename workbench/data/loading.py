@@ -730,8 +730,11 @@ def _column_types(builder: str, file: Path) -> dict[str, str] | None:
         return None
     # pyarrow types ISO dates in JSON as timestamps: in the file, and to Spark, they are text
     json_text = ("timestamp", "date", "time")
-    return {field.name: "string" if builder == "json" and str(field.type).startswith(json_text) else str(field.type)
-            for field in schema}
+    types = {}
+    for column in schema:
+        kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type  # pandas' categories
+        types[column.name] = "string" if builder == "json" and str(kind).startswith(json_text) else str(kind)
+    return types
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each

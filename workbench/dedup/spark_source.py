@@ -43,6 +43,7 @@ from workbench.data.data_file_splits import (
     folder_splits,
     say_unread,
 )
+from workbench.data.column_types import clash_message, first_clash
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -370,7 +371,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
 
     from workbench.dedup import spark_tasks as tasks
     from workbench.dedup.detection import _no_progress
-    from workbench.dedup.spark import _run
+    from workbench.dedup.spark import SparkJobError, _run
 
     progress = progress or _no_progress
     listing = list_files(spark, source, input_format)
@@ -389,19 +390,34 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
-    frames = []
+    frames, suspects, typed = [], [], {}
     for split, names in by_split.items():
         frame = _read_split(spark, source, input_format, names)
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
-            check_json_lines(spark, names, code_options)
-        if "_corrupt_record" in frame.columns:  # a line Spark's parser refuses and Python's takes
-            raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
-                            f"Lines expected: one object per line)")
+            suspect, types = survey_json_lines(spark, names, code_options,
+                                               [c for c in frame.columns if c != "_corrupt_record"])
+            suspects.append((names, suspect, "_corrupt_record" in frame.columns))
+            typed.update(types)
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
+    # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
+    if input_format == "json":
+        clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+    elif first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames)):
+        clash = _parquet_clash(spark, list(file_order), root)
+    else:
+        clash = None
+    if clash is not None:
+        raise DataError(clash_message(source, clash))
+    for names, suspect, corrupt in suspects:
+        if suspect is not None:
+            report_json_line(spark, suspect, code_options)
+        if corrupt:  # a line Spark's parser refuses and Python's takes
+            raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
+                            f"Lines expected: one object per line)")
     columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
     if id_column is None and "id" in columns:
         id_column = ["id"]
@@ -412,8 +428,12 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
-    for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
-        _require_code_text(frame, code_options)
+    try:
+        for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
+            _require_code_text(frame, code_options)
+    except SparkJobError as error:
+        _refuse_parquet_clash(spark, error, source, list(file_order), root)
+        raise
     frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
@@ -427,7 +447,12 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                           language_cell.alias("language"), group_value.alias("group"))
              .rdd.mapPartitions(tasks.block_positions).persist(StorageLevel.MEMORY_AND_DISK))
     with progress("spark: read input", 1) as advance:
-        blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+        try:
+            blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+        except SparkJobError as error:
+            keyed.unpersist()
+            _refuse_parquet_clash(spark, error, source, list(file_order), root)
+            raise
         advance(1)
     if not blocks:
         keyed.unpersist()
@@ -508,16 +533,73 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
     default PERMISSIVE mode): a line that is not JSON (a ``_corrupt_record``), one that is a list
     (Spark makes a row of each of its objects) or another value but an object or ``null``, a lone
     UTF-16 surrogate escape (Spark makes it ``?``), a code cell that is a number, list or object
-    (Spark makes it its JSON text, and deduplicates it as code).
-
-    One pass over the lines on the executors flags suspect lines (``try_parse_json``, the type of
-    each code cell by ``schema_of_variant``, a regex for lone surrogates); only when one is
-    flagged is its file read again, numbered line by line (``textFile().zipWithIndex()``, in file
-    order), to name the first line the local loader's own check refuses
-    (:func:`~workbench.dedup.spark_tasks.json_line_problem`).
+    (Spark makes it its JSON text, and deduplicates it as code): :func:`survey_json_lines`, then
+    :func:`report_json_line`.
 
     Args:
         spark: the session; files: the JSON Lines files; code_columns: option -> code column.
+
+    Raises:
+        DataError: as :func:`report_json_line`.
+    """
+    suspect, _ = survey_json_lines(spark, files, code_columns, [])
+    if suspect is not None:
+        report_json_line(spark, suspect, code_columns)
+
+
+def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str],
+                      columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]]]:
+    """One pass over the lines of JSON Lines ``files`` on the executors: the first file with a
+    suspect line (``try_parse_json`` fails, not an object, a lone surrogate escape by regex, a code
+    cell that is not text by ``schema_of_variant``), and the type of each of ``columns`` in each
+    file (for :func:`workbench.data.column_types.first_clash`: Spark's reader would merge a number
+    column of one file and a text column of another into text).
+
+    Args:
+        spark: the session; files: the files (URIs as listed); code_columns: option -> code
+            column; columns: the columns whose types are wanted.
+
+    Returns:
+        ``(file or None, {file: {column: type}})``, a file as listed; a column whose lines in a
+        file hold two kinds of value (or only nulls) is left out of that file's types.
+    """
+    from pyspark.sql import functions as F
+
+    from workbench.data.column_types import kind_of
+    from workbench.data.json_lines import LONE_SURROGATE_PATTERN
+    from workbench.dedup.spark import _run
+
+    value, trimmed = F.col("value"), F.trim(F.col("value"))
+    parsed = F.try_parse_json(value)
+
+    def kind(column: str) -> Any:  # a missing key: null, not suspect
+        return F.schema_of_variant(F.try_variant_get(parsed, "$[" + json.dumps(column) + "]", "variant"))
+
+    suspect = parsed.isNull() | (~trimmed.startswith("{") & (trimmed != "null")) | value.rlike(LONE_SURROGATE_PATTERN)
+    for column in code_columns.values():
+        suspect = suspect | ~kind(column).isin("STRING", "NULL")
+    lines = spark.read.text(list(files)).where(trimmed != "")
+    found = _run("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
+        F.max(suspect.cast("int")).alias("suspect"), *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in
+                                                        enumerate(columns))).collect)
+    listed = {unquote(file): file for file in files}
+    suspects = sorted(row["file"] for row in found if row["suspect"])
+    types: dict[str, dict[str, str]] = {}
+    for row in found:
+        file = listed.get(unquote(row["file"]), unquote(row["file"]))
+        types[file] = {}
+        for n, column in enumerate(columns):
+            named = {kind_of(name): name for name in row[f"k{n}"]}
+            named.pop(None, None)
+            if len(named) == 1:
+                types[file][column] = next(iter(named.values()))
+    return (suspects[0] if suspects else None), types
+
+
+def report_json_line(spark: Any, first: str, code_columns: dict[str, str]) -> None:
+    """Read the file :func:`survey_json_lines` flagged again, numbered line by line
+    (``textFile().zipWithIndex()``, in file order), and name the first line the local loader's own
+    check refuses (:func:`~workbench.dedup.spark_tasks.json_line_problem`).
 
     Raises:
         DataError: ``line 4 of file:///data/x.jsonl is not valid JSON: ...`` (the local loader's
@@ -525,23 +607,9 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
             at line 4 of ...``; a file whose first line opens a JSON document (``[``) is said to be
             no JSON Lines at all.
     """
-    from pyspark.sql import functions as F
-
-    from workbench.data.json_lines import LONE_SURROGATE_PATTERN
     from workbench.dedup import spark_tasks as tasks
     from workbench.dedup.spark import _run
 
-    value, trimmed = F.col("value"), F.trim(F.col("value"))
-    parsed = F.try_parse_json(value)
-    suspect = parsed.isNull() | (~trimmed.startswith("{") & (trimmed != "null")) | value.rlike(LONE_SURROGATE_PATTERN)
-    for column in code_columns.values():
-        kind = F.schema_of_variant(F.try_variant_get(parsed, "$[" + json.dumps(column) + "]", "variant"))
-        suspect = suspect | ~kind.isin("STRING", "NULL")  # a missing key: null, not suspect
-    lines = spark.read.text(list(files))
-    first = _run("check JSON lines", lines.where((trimmed != "") & suspect)
-                 .agg(F.min(F.col("_metadata.file_path"))).first)[0]
-    if first is None:
-        return
     where = shown_uri(first)
     numbered = spark.sparkContext.textFile(first).zipWithIndex()
     found = _run("check JSON lines", lambda: numbered.map(functools.partial(tasks.json_line_problem, where, code_columns))
@@ -554,6 +622,64 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
                         f"JSON Lines, one object per line; a JSON document (a list of objects) is read by the local "
                         f"loader: give its local path, or convert it to JSON Lines")
     raise DataError(problem)
+
+
+def _frame_types(frame: Any) -> dict[str, str]:
+    """Column -> Spark type name of a split's read (its helper columns left out)."""
+    return {f.name: f.dataType.simpleString() for f in frame.schema.fields if f.name not in (FILE, BLOCK)}
+
+
+def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
+    """:func:`~workbench.data.column_types.first_clash` over the Parquet files' own schemas (their
+    footers, read on the driver through Hadoop: only when a clash is known or suspected)."""
+    return first_clash((file[len(root):], types) for file in files
+                       if (types := _parquet_types(spark, file)) is not None)
+
+
+def _refuse_parquet_clash(spark: Any, error: BaseException, source: str, files: list[str], root: str) -> None:
+    """Turn Spark's failure to read one split's Parquet files of two types
+    (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``: it types a split by one of its files) into the
+    local loader's refusal naming the column, the files and the kinds; return when it is another
+    failure (the caller raises it)."""
+    said = f"{error} {error.__cause__ or ''}"
+    if "PARQUET_COLUMN_DATA_TYPE_MISMATCH" not in said and "SchemaColumnConvertNotSupported" not in said:
+        return
+    clash = _parquet_clash(spark, files, root)
+    if clash is not None:
+        raise DataError(clash_message(source, clash)) from None
+
+
+def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
+    """Column -> a type name :func:`~workbench.data.column_types.kind_of` reads, from one Parquet
+    file's footer; ``None`` when it cannot be read (the read itself says why)."""
+    from py4j.protocol import Py4JError
+
+    jvm = spark.sparkContext._jvm
+    try:
+        stream = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+            jvm.org.apache.hadoop.fs.Path(file), spark.sparkContext._jsc.hadoopConfiguration())
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(stream)
+        try:
+            fields = list(reader.getFooter().getFileMetaData().getSchema().getFields())
+        finally:
+            reader.close()
+        types = {}
+        for column in fields:
+            annotation = column.getLogicalTypeAnnotation()
+            said = annotation.toString().upper() if annotation is not None else ""
+            physical = column.asPrimitiveType().getPrimitiveTypeName().name() if column.isPrimitive() else "GROUP"
+            types[column.getName()] = _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical))
+        return types
+    except Py4JError:
+        return None
+
+
+#: a Parquet logical type (else its physical type) -> a type name :func:`kind_of` reads
+_PARQUET_TYPES = {"STRING": "string", "ENUM": "string", "JSON": "string", "UUID": "fixed_size_binary",
+                  "DECIMAL": "decimal", "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "INTEGER": "int64",
+                  "INT": "int64", "LIST": "list", "MAP": "map", "BINARY": "binary",
+                  "FIXED_LEN_BYTE_ARRAY": "fixed_size_binary", "INT32": "int64", "INT64": "int64", "INT96": "timestamp",
+                  "FLOAT": "double", "DOUBLE": "double", "BOOLEAN": "bool", "GROUP": "struct"}
 
 
 def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
