@@ -29,6 +29,7 @@ from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
 from workbench.data.text_encoding import require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
+from workbench.formatting import count
 from workbench.network import endpoint_reachable
 
 if TYPE_CHECKING:
@@ -416,7 +417,7 @@ def _build(
     Raises:
         DataError: what is wrong and where (a line that is not JSON, a CSV row with another
             number of fields), else ``failure`` plus datasets' reason for a malformed file; or
-            "has no rows" naming the file(s) of each empty split.
+            "has no rows" naming the files of each empty split.
     """
     options: dict[str, Any] = {}
     if files and all(_builder_for(file) == "csv" for file in files):
@@ -667,8 +668,9 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     builder = _folder_builder([builders[relative[name]] for name in read])
     other_format = [name for name in read if builders[relative[name]] != builder]
     if other_format:
-        logger.warning("%s: %d file(s) of another format than its %s files are not read: %s; one format per folder "
-                       "(convert them, or move them out)", path, len(other_format), builder,
+        logger.warning("%s: %s of another format than its %s files %s not read: %s; one format per folder "
+                       "(convert them, or move them out)", path, count(len(other_format), "file"), builder,
+                       "is" if len(other_format) == 1 else "are",
                        ", ".join(other_format[:5]) + (" ..." if len(other_format) > 5 else ""))
     say_unread(str(path), found.unmatched)
     data_files = {split: [relative[name] for name in names if name not in other_format]
@@ -816,9 +818,10 @@ def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
         return
     folders = sorted({r.partition("/")[0] + "/" for r in in_split_folders})
     shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
-    logger.warning("%s has split folders (%s) and %d source file(s) outside them (%s): those are read as the 'train' "
-                   "split. Move them into a split folder, or out of %s, if they are not training files",
-                   root, ", ".join(folders), len(outside), shown, root)
+    those, them, they = ("it is", "it", "it is") if len(outside) == 1 else ("those are", "them", "they are")
+    logger.warning("%s has split folders (%s) and %s outside them (%s): %s read as the 'train' split. Move %s "
+                   "into a split folder, or out of %s, if %s not training files", root, ", ".join(folders),
+                   count(len(outside), "source file"), shown, those, them, root, they)
 
 
 def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:

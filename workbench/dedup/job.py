@@ -25,7 +25,7 @@ from workbench.dedup.output_folder import (
 )
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
-from workbench.dedup.spark_source import is_spark_uri
+from workbench.dedup.spark_source import is_spark_uri, refuse_output_over_glob
 from workbench.dedup.writing import resolved_output_format, swapped_paths, write_outputs, write_small_outputs
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
@@ -135,6 +135,7 @@ def run_dedup(
             _refuse_output_over_input(Path(source), out)
         elif is_spark_uri(source) and urlparse(str(source)).scheme.lower() == "file":
             _refuse_output_over_input(Path(_local_path_of_uri(str(source), "")), out)
+            refuse_output_over_glob(_local_path_of_uri(str(source), ""), out)
         try:  # now, not after the search: a path under a file, or one not writable
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:

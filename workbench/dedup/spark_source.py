@@ -26,12 +26,13 @@ Example::
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
@@ -128,6 +129,35 @@ class SomeCodes:
 
 
 # ---------------------------------------------------------------- listing and checking the input
+
+
+def refuse_output_over_glob(pattern: str, out: Path) -> None:
+    """Refuse a local output folder a local glob source (``file:///data/*.jsonl``: Hadoop's glob,
+    matched folders read whole) reads from: the folder the matches lie in, a folder the glob goes
+    through, or one inside a match; the split files would replace the input or be read as input by
+    the next run (what :func:`workbench.dedup.job._refuse_output_over_input` refuses for a path).
+    A folder beside the matches (``/data/dedup`` for ``/data/*.jsonl``) is taken.
+
+    Args:
+        pattern: the glob as a local path; out: the output folder.
+
+    Raises:
+        DataError: naming the output folder, the glob and what to do.
+    """
+    parts = PurePosixPath(pattern).parts
+    magic = next((n for n, part in enumerate(parts) if re.search(r"[*?\[{]", part)), None)
+    if magic is None:
+        return  # a plain path: the caller's check
+    base = Path(*parts[:magic]).resolve()
+    wanted = base.parts + parts[magic:]
+    have = out.resolve().parts
+    # a {a,b} alternation (Hadoop's, not fnmatch's) is taken to match anything: refused when in doubt
+    matches = all(fnmatch.fnmatchcase(got, "*" if "{" in want else want) for got, want in zip(have, wanted))
+    if matches and len(have) >= len(base.parts):  # the glob's folder, or one it goes through or matches
+        how = "reads files in it" if len(have) < len(wanted) else "matches it"
+        raise DataError(f"--output {out}: the input glob {pattern} {how} (the split files written there could replace "
+                        f"the input, or be read as input by the next run); choose a folder the glob does not reach "
+                        f"(outside {base}, or one whose name it does not match)")
 
 
 @dataclass
