@@ -730,13 +730,9 @@ def _column_types(builder: str, file: Path) -> dict[str, str] | None:
                 schema = pj.open_json(stream).schema
     except (pa.ArrowException, OSError, ValueError):
         return None
-    # pyarrow types ISO dates in JSON as timestamps: in the file, and to Spark, they are text
-    json_text = ("timestamp", "date", "time")
-    types = {}
-    for column in schema:
-        kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type  # pandas' categories
-        types[column.name] = "string" if builder == "json" and str(kind).startswith(json_text) else str(kind)
-    return types
+    # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
+    return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
+            for column in schema}
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each
