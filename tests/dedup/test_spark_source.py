@@ -507,6 +507,11 @@ def two_kinds(folder: Path, case: str) -> str:
         pq.write_table(pa.table({"id": ["a"], "content": code[:1]}), folder / "train-00000-of-00002.parquet")
         pq.write_table(pa.table({"id": ["b"], "content": [5]}), folder / "train-00001-of-00002.parquet")
         return "column 'content' holds text in train-00000-of-00002.parquet but numbers in train-00001-of-00002.parquet"
+    if case == "parquet extra column in a shard":  # a column the driver never reads: Spark failed when writing
+        pq.write_table(pa.table({"id": ["a"], "content": code[:1], "stars": [3]}), folder / "train-00000-of-00002.parquet")
+        pq.write_table(pa.table({"id": ["b"], "content": code[1:2], "stars": ["many"]}),
+                       folder / "train-00001-of-00002.parquet")
+        return "column 'stars' holds numbers in train-00000-of-00002.parquet but text in train-00001-of-00002.parquet"
     if case == "parquet ids":
         pq.write_table(pa.table({"id": [1, 2], "content": code[:2]}), folder / "train.parquet")
         pq.write_table(pa.table({"id": ["c", "d"], "content": code[2:]}), folder / "test.parquet")
@@ -521,6 +526,7 @@ def two_kinds(folder: Path, case: str) -> str:
 
 
 @pytest.mark.parametrize("case", ["parquet code ints in a split", "parquet code ints in a shard", "parquet ids",
+                                  "parquet extra column in a shard",
                                   "jsonl code ints in a shard", "jsonl ids"])
 def test_a_column_of_two_kinds_over_the_files_is_refused_alike_by_both_engines(spark, tmp_path, case):
     # local: datasets cast test.parquet's integers to the code "3", "4" (or failed raw on text ids); Spark: a raw
@@ -540,7 +546,7 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
     jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
     jsonl(folder / "_part" / "train-1.jsonl", [{"id": "b", "content": CODE.format(k=2)}])
     jsonl(folder / ".hidden.jsonl", [{"id": "h", "content": CODE.format(k=3)}])
-    for name in (".git/config", "__pycache__/m.pyc", "sub/.part-0.jsonl.crc"):
+    for name in (".git/config", "__pycache__/m.pyc", "sub/.part-0.jsonl.swp"):
         (folder / name).parent.mkdir(exist_ok=True)
         (folder / name).write_text("x")
     for name in ("README.md", "LICENSE", "_SUCCESS"):
@@ -548,12 +554,12 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
     options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
     runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
             for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
-    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a", "b"]
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["b", "a"]  # path order: _part/ first
     assert filecmp.cmp(tmp_path / "local" / "unreadable.csv", tmp_path / "spark" / "unreadable.csv", shallow=False)
     listed = [json.loads((tmp_path / engine / "report.json").read_text())["skipped_files"] for engine in runs]
     assert listed[0] == listed[1]
     assert {entry["path"] for entry in listed[0]} == {"LICENSE", "README.md", "_SUCCESS", ".git/", ".hidden.jsonl",
-                                                      "__pycache__/", "sub/.part-0.jsonl.crc"}
+                                                      "__pycache__/", "sub/.part-0.jsonl.swp"}
 
 
 def test_an_output_folder_a_file_glob_reads_is_refused(spark, tmp_path):

@@ -436,7 +436,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
         clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
-    elif first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames)):
+    elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
+          or any(_mixed_parquet(spark, names) for names in by_split.values())):
         clash = _parquet_clash(spark, list(file_order), root)
     else:
         clash = None
@@ -657,6 +658,21 @@ def report_json_line(spark: Any, first: str, code_columns: dict[str, str]) -> No
 def _frame_types(frame: Any) -> dict[str, str]:
     """Column -> Spark type name of a split's read (its helper columns left out)."""
     return {f.name: f.dataType.simpleString() for f in frame.schema.fields if f.name not in (FILE, BLOCK)}
+
+
+def _mixed_parquet(spark: Any, files: list[str]) -> bool:
+    """Whether one split's Parquet files disagree on a column's type: Spark types a split's read by
+    one of its files and fails (or not, for a column the driver does not read) only when the rows
+    are read; merging their schemas (``mergeSchema``, one job over the footers) fails at once."""
+    from workbench.dedup.spark import SparkJobError, _run
+
+    if len(files) < 2:
+        return False
+    try:
+        _run("read input", lambda: spark.read.option("mergeSchema", "true").parquet(*files).schema)
+    except SparkJobError:
+        return True
+    return False
 
 
 def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
