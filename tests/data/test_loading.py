@@ -367,3 +367,67 @@ def test_an_offline_hub_load_leaves_the_process_as_it_was(monkeypatch):
         load_records("someone/not-in-the-cache-xyz", offline=True)
     assert "HF_HUB_OFFLINE" not in os.environ and "HF_DATASETS_OFFLINE" not in os.environ
     assert huggingface_hub.constants.HF_HUB_OFFLINE is False and datasets.config.HF_HUB_OFFLINE is False
+
+
+# ---------------------------------------------------------------- one kind of value per column over a folder's files
+
+_CODE = "def f(values):\n    return sum(values)\n"
+
+
+def _parquet(path, **columns):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+@pytest.mark.parametrize("case", ["code ints in one split", "code ints in one shard", "ids numbers and text", "json"])
+def test_a_column_of_two_kinds_over_a_folders_files_is_refused_naming_both(tmp_path, case):
+    # datasets cast the second file to the first's types: the integers in test.parquet became the code "3" and
+    # "4" (read and deduplicated as code), text ids a raw "ArrowInvalid: Failed to parse string"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    if case == "code ints in one split":
+        _parquet(folder / "train.parquet", id=["a", "b"], content=[_CODE, _CODE + "#"])
+        _parquet(folder / "test.parquet", id=["c", "d"], content=[3, 4])
+        said = "column 'content' holds text in train.parquet but numbers in test.parquet"
+    elif case == "code ints in one shard":
+        _parquet(folder / "train-00000-of-00002.parquet", id=["a"], content=[_CODE])
+        _parquet(folder / "train-00001-of-00002.parquet", id=["b"], content=[5])
+        said = "column 'content' holds text in train-00000-of-00002.parquet but numbers in train-00001-of-00002.parquet"
+    elif case == "ids numbers and text":
+        _parquet(folder / "train.parquet", id=[1, 2], content=[_CODE, _CODE])
+        _parquet(folder / "test.parquet", id=["c", "d"], content=[_CODE, _CODE])
+        said = "column 'id' holds numbers in train.parquet but text in test.parquet"
+    else:
+        _write_jsonl(folder / "train.jsonl", [{"id": "a", "content": _CODE, "tags": ["x"]}])
+        _write_jsonl(folder / "test.jsonl.gz", [{"id": "b", "content": _CODE, "tags": "x"}], compress=True)
+        said = "column 'tags' holds lists in train.jsonl but text in test.jsonl.gz"
+    with pytest.raises(DataError) as refused:
+        load_records(folder)
+    assert str(refused.value).startswith(f"{folder}: {said}: every file of a dataset must give a column one type"), \
+        str(refused.value)
+
+
+def test_columns_of_one_kind_in_other_types_are_read_across_files(tmp_path):
+    # floats then integers, a column of nulls only, pandas' categories (dictionary-encoded text), ISO dates in JSON files
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": pa.array(["a", "b"]).dictionary_encode(), "score": [0.5, 1.5],
+                             "note": ["x", None]}), folder / "train.parquet")
+    _parquet(folder / "test.parquet", id=["c", "d"], score=[1, 2], note=pa.nulls(2))
+    loaded = load_records(folder)
+    assert loaded.splits["test"]["score"] == [1.0, 2.0] and loaded.splits["test"]["note"] == [None, None]
+    dated = tmp_path / "dated"
+    dated.mkdir()
+    _write_jsonl(dated / "train.jsonl", [{"id": "a", "when": "2024-01-02"}])
+    _write_jsonl(dated / "test.jsonl", [{"id": "b", "when": "2024-02-03"}])
+    assert load_records(dated).num_rows == 2
+    # pyarrow (so datasets) reads an ISO date in JSON as a timestamp: beside text, a clear refusal, not a raw cast error
+    _write_jsonl(dated / "test.jsonl", [{"id": "b", "when": "soon"}])
+    with pytest.raises(DataError, match="column 'when' holds timestamp in train.jsonl but text in test.jsonl"):
+        load_records(dated)

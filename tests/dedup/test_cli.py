@@ -349,8 +349,8 @@ def test_hidden_files_and_files_outside_the_split_folders_are_said(tmp_path, cap
     with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
         run = run_dedup(str(folder), DedupConfig(workers=1), output_dir=out)
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(said) == 1 and "has split folders (test/, train/) and 1 source file(s) outside them (loose.py): those " \
-                               "are read as the 'train' split" in said[0]
+    assert len(said) == 1 and "has split folders (test/, train/) and 1 source file outside them (loose.py): it is " \
+                               "read as the 'train' split" in said[0]
     assert run.result.rows.splits[run.result.rows.ids.index("loose.py")] == "train"
     with open(out / "unreadable.csv") as handle:
         listed = {r["id"]: r["reason"] for r in csv.DictReader(handle)}

@@ -492,3 +492,73 @@ def test_the_hadoop_aws_version_in_the_docs_is_the_hadoop_pyspark_bundles():
     named = {(path.name, version) for path, text in texts.items()
              for version in re.findall(r"hadoop-aws:(\d[\d.]*\d)", text)}
     assert named and {version for _, version in named} == bundled, named
+
+
+# ---------------------------------------------------------------- fix 32: one folder, read alike by both engines
+
+
+def two_kinds(folder: Path, case: str) -> str:
+    """Write a folder whose files give one column two kinds of value; return what both engines must say."""
+    folder.mkdir()
+    code = [CODE.format(k=k) for k in range(4)]
+    if case == "parquet code ints in a split":
+        pq.write_table(pa.table({"id": ["a", "b"], "content": code[:2]}), folder / "train.parquet")
+        pq.write_table(pa.table({"id": ["c", "d"], "content": [3, 4]}), folder / "test.parquet")
+        return "column 'content' holds text in train.parquet but numbers in test.parquet"
+    if case == "parquet code ints in a shard":
+        pq.write_table(pa.table({"id": ["a"], "content": code[:1]}), folder / "train-00000-of-00002.parquet")
+        pq.write_table(pa.table({"id": ["b"], "content": [5]}), folder / "train-00001-of-00002.parquet")
+        return "column 'content' holds text in train-00000-of-00002.parquet but numbers in train-00001-of-00002.parquet"
+    if case == "parquet extra column in a shard":  # a column the driver never reads: Spark failed when writing
+        pq.write_table(pa.table({"id": ["a"], "content": code[:1], "stars": [3]}), folder / "train-00000-of-00002.parquet")
+        pq.write_table(pa.table({"id": ["b"], "content": code[1:2], "stars": ["many"]}),
+                       folder / "train-00001-of-00002.parquet")
+        return "column 'stars' holds numbers in train-00000-of-00002.parquet but text in train-00001-of-00002.parquet"
+    if case == "parquet ids":
+        pq.write_table(pa.table({"id": [1, 2], "content": code[:2]}), folder / "train.parquet")
+        pq.write_table(pa.table({"id": ["c", "d"], "content": code[2:]}), folder / "test.parquet")
+        return "column 'id' holds numbers in train.parquet but text in test.parquet"
+    if case == "jsonl code ints in a shard":
+        jsonl(folder / "train-00000-of-00002.jsonl", [{"id": "a", "content": code[0]}])
+        jsonl(folder / "train-00001-of-00002.jsonl", [{"id": "b", "content": 5}])
+        return "column 'content' holds text in train-00000-of-00002.jsonl but numbers in train-00001-of-00002.jsonl"
+    jsonl(folder / "train.jsonl", [{"id": 1, "content": code[0]}])
+    jsonl(folder / "test.jsonl", [{"id": "c", "content": code[1]}])
+    return "column 'id' holds numbers in train.jsonl but text in test.jsonl"
+
+
+@pytest.mark.parametrize("case", ["parquet code ints in a split", "parquet code ints in a shard", "parquet ids",
+                                  "parquet extra column in a shard",
+                                  "jsonl code ints in a shard", "jsonl ids"])
+def test_a_column_of_two_kinds_over_the_files_is_refused_alike_by_both_engines(spark, tmp_path, case):
+    # local: datasets cast test.parquet's integers to the code "3", "4" (or failed raw on text ids); Spark: a raw
+    # CAST_INVALID_INPUT / PARQUET_COLUMN_DATA_TYPE_MISMATCH, or its JSON reader merged numbers into text
+    folder = tmp_path / "data"
+    said = two_kinds(folder, case)
+    local, on_spark = both_refuse(folder)
+    assert local.startswith(f"{folder}: {said}: every file of a dataset must give a column one type"), local
+    assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
+
+
+def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_data_files(spark, tmp_path):
+    # Spark skipped .hidden and _prefixed files unlisted (and so did not read _part/train-1.jsonl, which the local
+    # loader reads), and refused the folder for its README.md
+    folder = tmp_path / "data"
+    (folder / "_part").mkdir(parents=True)
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "_part" / "train-1.jsonl", [{"id": "b", "content": CODE.format(k=2)}])
+    jsonl(folder / ".hidden.jsonl", [{"id": "h", "content": CODE.format(k=3)}])
+    for name in (".git/config", "__pycache__/m.pyc", "sub/.part-0.jsonl.swp"):
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text("x")
+    for name in ("README.md", "LICENSE", "_SUCCESS"):
+        (folder / name).write_text("# data\n")
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["b", "a"]  # path order: _part/ first
+    assert filecmp.cmp(tmp_path / "local" / "unreadable.csv", tmp_path / "spark" / "unreadable.csv", shallow=False)
+    listed = [json.loads((tmp_path / engine / "report.json").read_text())["skipped_files"] for engine in runs]
+    assert listed[0] == listed[1]
+    assert {entry["path"] for entry in listed[0]} == {"LICENSE", "README.md", "_SUCCESS", ".git/", ".hidden.jsonl",
+                                                      "__pycache__/", "sub/.part-0.jsonl.swp"}

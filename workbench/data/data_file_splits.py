@@ -35,11 +35,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from workbench.errors import DataError
+from workbench.formatting import count
 
 #: why a data file that names no split is not read (a :class:`~workbench.data.loading.SkippedFile` reason)
 UNMATCHED_REASON = "its name names no split while other files' names do (train, validation, test: datasets' rule)"
 #: why one of ``datasets``' metadata files (``config.json``, ``dataset_info.json`` ...) is not read
 METADATA_REASON = "a metadata file of a dataset folder (datasets does not read it as data)"
+#: why a file of a folder of data files that is no data file (a README.md, a LICENSE) is not read
+NOT_DATA_REASON = "not a data file (the folder is read as a dataset)"
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +119,7 @@ def _refuse_files_in_two_splits(found: dict[str, set[str]], root: str) -> None:
     twice = sorted((path, splits) for path, splits in splits_of.items() if len(splits) > 1)
     if twice:
         path, splits = twice[0]
-        more = f" (and {len(twice) - 1} more such file(s))" if len(twice) > 1 else ""
+        more = f" (and {count(len(twice) - 1, 'more such file')})" if len(twice) > 1 else ""
         raise DataError(f"{path[len(root):]}: its name names the splits {' and '.join(splits)} (datasets would read "
                         f"its rows into each){more}; rename it so that its name names one split (train, validation "
                         f"or test), or move it out of the folder")

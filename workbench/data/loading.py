@@ -29,6 +29,7 @@ from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
 from workbench.data.text_encoding import require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
+from workbench.formatting import count
 from workbench.network import endpoint_reachable
 
 if TYPE_CHECKING:
@@ -416,7 +417,7 @@ def _build(
     Raises:
         DataError: what is wrong and where (a line that is not JSON, a CSV row with another
             number of fields), else ``failure`` plus datasets' reason for a malformed file; or
-            "has no rows" naming the file(s) of each empty split.
+            "has no rows" naming the files of each empty split.
     """
     options: dict[str, Any] = {}
     if files and all(_builder_for(file) == "csv" for file in files):
@@ -632,8 +633,9 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
             )
     if data_files and (not others or not extensions):
         splits, not_read = _load_data_folder(path, data_files, builders)
-        skipped = [SkippedFile(p.relative_to(path).as_posix(), "not a data file (the folder is read as a dataset)")
-                   for p in others]
+        from workbench.data.data_file_splits import NOT_DATA_REASON
+
+        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language)
     loaded.skipped[:0] = links
@@ -666,8 +668,9 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     builder = _folder_builder([builders[relative[name]] for name in read])
     other_format = [name for name in read if builders[relative[name]] != builder]
     if other_format:
-        logger.warning("%s: %d file(s) of another format than its %s files are not read: %s; one format per folder "
-                       "(convert them, or move them out)", path, len(other_format), builder,
+        logger.warning("%s: %s of another format than its %s files %s not read: %s; one format per folder "
+                       "(convert them, or move them out)", path, count(len(other_format), "file"), builder,
+                       "is" if len(other_format) == 1 else "are",
                        ", ".join(other_format[:5]) + (" ..." if len(other_format) > 5 else ""))
     say_unread(str(path), found.unmatched)
     data_files = {split: [relative[name] for name in names if name not in other_format]
@@ -680,6 +683,7 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     for file in chosen:
         if builder in TEXT_BUILDERS:
             require_utf8(file)
+    _refuse_mixed_column_types(path, builder, chosen)
     splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
                     label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
@@ -687,6 +691,48 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
                 + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
                                no_split=True) for name in other_format])
     return splits, not_read
+
+
+def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> None:
+    """Refuse a folder whose files give one column two kinds of value (``content`` text in
+    ``train.parquet``, integers in ``test.parquet``): ``datasets`` casts every file to the first
+    file's types, turning numbers into text silently or failing with a raw cast error. The rule
+    and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
+
+    Raises:
+        DataError: naming the column, both files and both kinds.
+    """
+    from workbench.data.column_types import clash_message, first_clash
+
+    if len(files) < 2 or builder not in ("parquet", "json"):
+        return  # one file has one schema; CSV columns are typed by pandas per file, not checked here
+    typed = ((file.relative_to(folder).as_posix(), _column_types(builder, file)) for file in files)
+    clash = first_clash((name, types) for name, types in typed if types is not None)
+    if clash is not None:
+        raise DataError(clash_message(str(folder), clash))
+
+
+def _column_types(builder: str, file: Path) -> dict[str, str] | None:
+    """Column -> Arrow type name of one Parquet file (its footer) or JSON Lines file (its first
+    block, as pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken
+    file: the read itself reports those)."""
+    import pyarrow as pa
+
+    try:
+        if builder == "parquet":
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(file)
+        else:
+            import pyarrow.json as pj
+
+            with pa.input_stream(str(file), compression="detect") as stream:
+                schema = pj.open_json(stream).schema
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
+    return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
+            for column in schema}
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each
@@ -768,9 +814,10 @@ def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
         return
     folders = sorted({r.partition("/")[0] + "/" for r in in_split_folders})
     shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
-    logger.warning("%s has split folders (%s) and %d source file(s) outside them (%s): those are read as the 'train' "
-                   "split. Move them into a split folder, or out of %s, if they are not training files",
-                   root, ", ".join(folders), len(outside), shown, root)
+    those, them, they = ("it is", "it", "it is") if len(outside) == 1 else ("those are", "them", "they are")
+    logger.warning("%s has split folders (%s) and %s outside them (%s): %s read as the 'train' split. Move %s "
+                   "into a split folder, or out of %s, if %s not training files", root, ", ".join(folders),
+                   count(len(outside), "source file"), shown, those, them, root, they)
 
 
 def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:

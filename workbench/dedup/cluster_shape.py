@@ -63,6 +63,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.dedup.verification import verify_pair
+from workbench.formatting import count
 from workbench.thresholds import exact_threshold
 
 #: clusters of at most this many distinct token multisets get every pair verified and an exact
@@ -392,5 +393,5 @@ def _search(start: int, nodes: Sequence[int],
         level = sorted(following)
     if unreached:
         raise RuntimeError(f"the duplicate graph of the cluster of row {start} is not connected "
-                           f"({len(unreached)} row(s) unreached)")
+                           f"({count(len(unreached), 'row')} unreached)")
     return distance, parent

@@ -31,10 +31,19 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from workbench.data.data_file_splits import METADATA_REASON, UNMATCHED_REASON, FolderSplits, folder_splits, say_unread
+from workbench.data.data_file_splits import (
+    METADATA_REASON,
+    NOT_DATA_REASON,
+    UNMATCHED_REASON,
+    FolderSplits,
+    folder_splits,
+    say_unread,
+)
+from workbench.data.column_types import clash_message, first_clash
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -131,6 +140,7 @@ class Listing:
     files: list[str]
     root: str
     one_file: bool
+    skipped: list[SkippedFile] = field(default_factory=list)
 
 
 def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
@@ -166,18 +176,38 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     if not found:
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
-    files = sorted(f for f in files if not _hidden(f[len(prefix):] if f.startswith(prefix) else f.rsplit("/", 1)[-1]))
+    files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
     if not files:
         raise DataError(f"{source}: no data files there (hidden files, _SUCCESS and .crc files are not read)")
     if input_format == "auto":
         kinds = {file: _format_of(file) for file in files}
         unknown = [file for file, kind in kinds.items() if kind is None]
-        if unknown:
-            raise DataError(_unknown_format_message(source, unknown[0]))
+        # a dataset snapshot's README.md or LICENSE beside its data files: listed and not read, as the local
+        # loader does; a CSV or source file, or a folder of no data file at all, is refused with advice
+        refused = [file for file in unknown if _refused_beside_data(file)]
+        if unknown and (len(unknown) == len(files) or refused):
+            raise DataError(_unknown_format_message(source, (refused or unknown)[0]))
+        files = [file for file in files if kinds[file] is not None]
+        skipped[:0] = [SkippedFile(file[len(prefix):], NOT_DATA_REASON) for file in unknown]
+        kinds = {file: kinds[file] for file in files}
         if len(set(kinds.values())) > 1:
             raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
         input_format = next(iter(kinds.values()))
-    return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory())
+    return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory(),
+                   skipped=skipped)
+
+
+def _refused_beside_data(file: str) -> bool:
+    """A file Spark does not read that a folder of data files must not hold either: a CSV file (the
+    local loader would read it) or a source file (the local loader refuses a folder mixing them)."""
+    name = file.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    if suffix == ".csv":
+        return True
+    from workbench.languages.registry import extension_claimants
+
+    return bool(suffix) and bool(extension_claimants(suffix))
 
 
 def _unknown_format_message(source: str, file: str) -> str:
@@ -242,9 +272,47 @@ def _format_of(file: str) -> str | None:
     return next((kind for suffix, kind in SUFFIX_FORMATS.items() if name.endswith(suffix)), None)
 
 
-def _hidden(relative: str) -> bool:
-    """Spark's rule for files it skips in a folder (``_SUCCESS``, ``.part.crc``), and the local loader's."""
-    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
+def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[list[str], list[SkippedFile]]:
+    """The files to read, and the hidden ones, listed as the local loader lists them
+    (:func:`workbench.data.loading._hidden_entry`): a name starting with ``.`` (``.part-0.crc``,
+    ``.git/``) or ``__pycache__``; one entry for a hidden folder, none for its files. With
+    ``underscore`` (``--input-format`` given: every file is read as data), names starting with
+    ``_`` (Spark's ``_SUCCESS``, ``_temporary/``) are hidden too, and listed.
+
+    Args:
+        files: the file URIs, sorted; prefix: the folder they are relative to.
+    """
+    from workbench.data.loading import _hidden_entry
+
+    kept: list[str] = []
+    skipped: dict[str, SkippedFile] = {}
+    for file in files:
+        relative = file[len(prefix):] if file.startswith(prefix) else file.rsplit("/", 1)[-1]
+        parts = [part for part in relative.split("/") if part]
+        hidden = next((n for n, part in enumerate(parts) if part.startswith(".") or part == "__pycache__"
+                       or (underscore and part.startswith("_"))), None)
+        if hidden is None:
+            kept.append(file)
+            continue
+        name = "/".join(parts[:hidden + 1])
+        if name not in skipped:
+            entry = _hidden_entry(_Named(parts[hidden], hidden + 1 < len(parts)), PurePosixPath(name))
+            if parts[hidden].startswith("_") and not parts[hidden].startswith("__"):
+                entry = SkippedFile(entry.path, entry.reason.replace("name starts with '.'", "name starts with '_', "
+                                                                     "with --input-format"))
+            skipped[name] = entry
+    return kept, list(skipped.values())
+
+
+@dataclass
+class _Named:
+    """A path's name and whether it is a folder (what :func:`~workbench.data.loading._hidden_entry` asks)."""
+
+    name: str
+    folder: bool
+
+    def is_dir(self) -> bool:
+        return self.folder
 
 
 def _common_folder(files: list[str]) -> str:
@@ -303,7 +371,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
 
     from workbench.dedup import spark_tasks as tasks
     from workbench.dedup.detection import _no_progress
-    from workbench.dedup.spark import _run
+    from workbench.dedup.spark import SparkJobError, _run
 
     progress = progress or _no_progress
     listing = list_files(spark, source, input_format)
@@ -318,22 +386,39 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         say_unread(source, unread)  # in the local loader's words
         skipped = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in unread]
                    + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
+    skipped += listing.skipped  # files that are no data files, then the hidden ones (the local loader's order)
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
-    frames = []
+    frames, suspects, typed = [], [], {}
     for split, names in by_split.items():
         frame = _read_split(spark, source, input_format, names)
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
-            check_json_lines(spark, names, code_options)
-        if "_corrupt_record" in frame.columns:  # a line Spark's parser refuses and Python's takes
-            raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
-                            f"Lines expected: one object per line)")
+            suspect, types = survey_json_lines(spark, names, code_options,
+                                               [c for c in frame.columns if c != "_corrupt_record"])
+            suspects.append((names, suspect, "_corrupt_record" in frame.columns))
+            typed.update(types)
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
+    # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
+    if input_format == "json":
+        clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+    elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
+          or any(_mixed_parquet(spark, names) for names in by_split.values())):
+        clash = _parquet_clash(spark, list(file_order), root)
+    else:
+        clash = None
+    if clash is not None:
+        raise DataError(clash_message(source, clash))
+    for names, suspect, corrupt in suspects:
+        if suspect is not None:
+            report_json_line(spark, suspect, code_options)
+        if corrupt:  # a line Spark's parser refuses and Python's takes
+            raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
+                            f"Lines expected: one object per line)")
     columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
     if id_column is None and "id" in columns:
         id_column = ["id"]
@@ -344,8 +429,12 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
-    for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
-        _require_code_text(frame, code_options)
+    try:
+        for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
+            _require_code_text(frame, code_options)
+    except SparkJobError as error:
+        _refuse_parquet_clash(spark, error, source, list(file_order), root)
+        raise
     frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
@@ -359,7 +448,12 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                           language_cell.alias("language"), group_value.alias("group"))
              .rdd.mapPartitions(tasks.block_positions).persist(StorageLevel.MEMORY_AND_DISK))
     with progress("spark: read input", 1) as advance:
-        blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+        try:
+            blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+        except SparkJobError as error:
+            keyed.unpersist()
+            _refuse_parquet_clash(spark, error, source, list(file_order), root)
+            raise
         advance(1)
     if not blocks:
         keyed.unpersist()
@@ -440,16 +534,73 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
     default PERMISSIVE mode): a line that is not JSON (a ``_corrupt_record``), one that is a list
     (Spark makes a row of each of its objects) or another value but an object or ``null``, a lone
     UTF-16 surrogate escape (Spark makes it ``?``), a code cell that is a number, list or object
-    (Spark makes it its JSON text, and deduplicates it as code).
-
-    One pass over the lines on the executors flags suspect lines (``try_parse_json``, the type of
-    each code cell by ``schema_of_variant``, a regex for lone surrogates); only when one is
-    flagged is its file read again, numbered line by line (``textFile().zipWithIndex()``, in file
-    order), to name the first line the local loader's own check refuses
-    (:func:`~workbench.dedup.spark_tasks.json_line_problem`).
+    (Spark makes it its JSON text, and deduplicates it as code): :func:`survey_json_lines`, then
+    :func:`report_json_line`.
 
     Args:
         spark: the session; files: the JSON Lines files; code_columns: option -> code column.
+
+    Raises:
+        DataError: as :func:`report_json_line`.
+    """
+    suspect, _ = survey_json_lines(spark, files, code_columns, [])
+    if suspect is not None:
+        report_json_line(spark, suspect, code_columns)
+
+
+def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str],
+                      columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]]]:
+    """One pass over the lines of JSON Lines ``files`` on the executors: the first file with a
+    suspect line (``try_parse_json`` fails, not an object, a lone surrogate escape by regex, a code
+    cell that is not text by ``schema_of_variant``), and the type of each of ``columns`` in each
+    file (for :func:`workbench.data.column_types.first_clash`: Spark's reader would merge a number
+    column of one file and a text column of another into text).
+
+    Args:
+        spark: the session; files: the files (URIs as listed); code_columns: option -> code
+            column; columns: the columns whose types are wanted.
+
+    Returns:
+        ``(file or None, {file: {column: type}})``, a file as listed; a column whose lines in a
+        file hold two kinds of value (or only nulls) is left out of that file's types.
+    """
+    from pyspark.sql import functions as F
+
+    from workbench.data.column_types import kind_of
+    from workbench.data.json_lines import LONE_SURROGATE_PATTERN
+    from workbench.dedup.spark import _run
+
+    value, trimmed = F.col("value"), F.trim(F.col("value"))
+    parsed = F.try_parse_json(value)
+
+    def kind(column: str) -> Any:  # a missing key: null, not suspect
+        return F.schema_of_variant(F.try_variant_get(parsed, "$[" + json.dumps(column) + "]", "variant"))
+
+    suspect = parsed.isNull() | (~trimmed.startswith("{") & (trimmed != "null")) | value.rlike(LONE_SURROGATE_PATTERN)
+    for column in code_columns.values():
+        suspect = suspect | ~kind(column).isin("STRING", "NULL")
+    lines = spark.read.text(list(files)).where(trimmed != "")
+    found = _run("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
+        F.max(suspect.cast("int")).alias("suspect"), *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in
+                                                        enumerate(columns))).collect)
+    listed = {unquote(file): file for file in files}
+    suspects = sorted(row["file"] for row in found if row["suspect"])
+    types: dict[str, dict[str, str]] = {}
+    for row in found:
+        file = listed.get(unquote(row["file"]), unquote(row["file"]))
+        types[file] = {}
+        for n, column in enumerate(columns):
+            named = {kind_of(name): name for name in row[f"k{n}"]}
+            named.pop(None, None)
+            if len(named) == 1:
+                types[file][column] = next(iter(named.values()))
+    return (suspects[0] if suspects else None), types
+
+
+def report_json_line(spark: Any, first: str, code_columns: dict[str, str]) -> None:
+    """Read the file :func:`survey_json_lines` flagged again, numbered line by line
+    (``textFile().zipWithIndex()``, in file order), and name the first line the local loader's own
+    check refuses (:func:`~workbench.dedup.spark_tasks.json_line_problem`).
 
     Raises:
         DataError: ``line 4 of file:///data/x.jsonl is not valid JSON: ...`` (the local loader's
@@ -457,23 +608,9 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
             at line 4 of ...``; a file whose first line opens a JSON document (``[``) is said to be
             no JSON Lines at all.
     """
-    from pyspark.sql import functions as F
-
-    from workbench.data.json_lines import LONE_SURROGATE_PATTERN
     from workbench.dedup import spark_tasks as tasks
     from workbench.dedup.spark import _run
 
-    value, trimmed = F.col("value"), F.trim(F.col("value"))
-    parsed = F.try_parse_json(value)
-    suspect = parsed.isNull() | (~trimmed.startswith("{") & (trimmed != "null")) | value.rlike(LONE_SURROGATE_PATTERN)
-    for column in code_columns.values():
-        kind = F.schema_of_variant(F.try_variant_get(parsed, "$[" + json.dumps(column) + "]", "variant"))
-        suspect = suspect | ~kind.isin("STRING", "NULL")  # a missing key: null, not suspect
-    lines = spark.read.text(list(files))
-    first = _run("check JSON lines", lines.where((trimmed != "") & suspect)
-                 .agg(F.min(F.col("_metadata.file_path"))).first)[0]
-    if first is None:
-        return
     where = shown_uri(first)
     numbered = spark.sparkContext.textFile(first).zipWithIndex()
     found = _run("check JSON lines", lambda: numbered.map(functools.partial(tasks.json_line_problem, where, code_columns))
@@ -486,6 +623,79 @@ def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str])
                         f"JSON Lines, one object per line; a JSON document (a list of objects) is read by the local "
                         f"loader: give its local path, or convert it to JSON Lines")
     raise DataError(problem)
+
+
+def _frame_types(frame: Any) -> dict[str, str]:
+    """Column -> Spark type name of a split's read (its helper columns left out)."""
+    return {f.name: f.dataType.simpleString() for f in frame.schema.fields if f.name not in (FILE, BLOCK)}
+
+
+def _mixed_parquet(spark: Any, files: list[str]) -> bool:
+    """Whether one split's Parquet files disagree on a column's type: Spark types a split's read by
+    one of its files and fails (or not, for a column the driver does not read) only when the rows
+    are read; merging their schemas (``mergeSchema``, one job over the footers) fails at once."""
+    from workbench.dedup.spark import SparkJobError, _run
+
+    if len(files) < 2:
+        return False
+    try:
+        _run("read input", lambda: spark.read.option("mergeSchema", "true").parquet(*files).schema)
+    except SparkJobError:
+        return True
+    return False
+
+
+def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
+    """:func:`~workbench.data.column_types.first_clash` over the Parquet files' own schemas (their
+    footers, read on the driver through Hadoop: only when a clash is known or suspected)."""
+    return first_clash((file[len(root):], types) for file in files
+                       if (types := _parquet_types(spark, file)) is not None)
+
+
+def _refuse_parquet_clash(spark: Any, error: BaseException, source: str, files: list[str], root: str) -> None:
+    """Turn Spark's failure to read one split's Parquet files of two types
+    (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``: it types a split by one of its files) into the
+    local loader's refusal naming the column, the files and the kinds; return when it is another
+    failure (the caller raises it)."""
+    said = f"{error} {error.__cause__ or ''}"
+    if "PARQUET_COLUMN_DATA_TYPE_MISMATCH" not in said and "SchemaColumnConvertNotSupported" not in said:
+        return
+    clash = _parquet_clash(spark, files, root)
+    if clash is not None:
+        raise DataError(clash_message(source, clash)) from None
+
+
+def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
+    """Column -> a type name :func:`~workbench.data.column_types.kind_of` reads, from one Parquet
+    file's footer; ``None`` when it cannot be read (the read itself says why)."""
+    from py4j.protocol import Py4JError
+
+    jvm = spark.sparkContext._jvm
+    try:
+        stream = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+            jvm.org.apache.hadoop.fs.Path(file), spark.sparkContext._jsc.hadoopConfiguration())
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(stream)
+        try:
+            fields = list(reader.getFooter().getFileMetaData().getSchema().getFields())
+        finally:
+            reader.close()
+        types = {}
+        for column in fields:
+            annotation = column.getLogicalTypeAnnotation()
+            said = annotation.toString().upper() if annotation is not None else ""
+            physical = column.asPrimitiveType().getPrimitiveTypeName().name() if column.isPrimitive() else "GROUP"
+            types[column.getName()] = _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical))
+        return types
+    except Py4JError:
+        return None
+
+
+#: a Parquet logical type (else its physical type) -> a type name :func:`kind_of` reads
+_PARQUET_TYPES = {"STRING": "string", "ENUM": "string", "JSON": "string", "UUID": "fixed_size_binary",
+                  "DECIMAL": "decimal", "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "INTEGER": "int64",
+                  "INT": "int64", "LIST": "list", "MAP": "map", "BINARY": "binary",
+                  "FIXED_LEN_BYTE_ARRAY": "fixed_size_binary", "INT32": "int64", "INT64": "int64", "INT96": "timestamp",
+                  "FLOAT": "double", "DOUBLE": "double", "BOOLEAN": "bool", "GROUP": "struct"}
 
 
 def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:

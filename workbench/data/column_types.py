@@ -1,0 +1,80 @@
+"""One column, one kind of value in every file of a dataset: the check both dedup engines (and
+every local load of a folder of data files) run before reading, so that neither casts one
+file's numbers to another's text silently (``datasets`` casts every file to the first file's
+types; Spark's JSON reader merges a number and a text column into text) nor fails with a raw
+cast error (``ArrowInvalid: Failed to parse string``, Spark's ``CAST_INVALID_INPUT``).
+
+A type is reduced to its kind (:func:`kind_of`): text, numbers (integers and floats alike: both
+engines widen one to the other), true/false values, bytes, lists, objects; a column of nulls
+only has no kind and matches every kind. Type names of Arrow (``int64``, ``large_string``),
+Spark (``bigint``, ``array<string>``) and Spark's variant schema (``BIGINT``, ``OBJECT<...>``)
+are all understood, so both engines find the same clash and say it in the same words.
+
+Only the standard library: the Spark engine's driver imports it without ``datasets``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+#: the kind of each type name's head (lower-cased, up to the first ``(``, ``<`` or ``[``)
+_KINDS = {
+    **dict.fromkeys(("string", "large_string", "string_view", "utf8", "large_utf8", "varchar", "char"), "text"),
+    **dict.fromkeys(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "tinyint",
+                     "smallint", "int", "integer", "bigint", "long", "halffloat", "float", "float16", "float32",
+                     "float64", "double", "decimal", "decimal32", "decimal64", "decimal128", "decimal256"),
+                    "numbers"),
+    **dict.fromkeys(("bool", "boolean"), "true/false values"),
+    **dict.fromkeys(("binary", "large_binary", "binary_view", "fixed_size_binary"), "bytes"),
+    **dict.fromkeys(("list", "large_list", "list_view", "large_list_view", "fixed_size_list", "array"), "lists"),
+    **dict.fromkeys(("struct", "object", "map"), "objects"),
+    **dict.fromkeys(("null", "void", "na"), None),
+}
+
+
+def kind_of(type_name: str) -> str | None:
+    """The kind of a column type (``"int64"`` -> ``"numbers"``, ``"STRING"`` -> ``"text"``,
+    ``"array<string>"`` -> ``"lists"``); ``None`` for a column of nulls only; any other type
+    (a timestamp, a date) is its own kind, named by its type."""
+    head = re.split(r"[(<\[ ]", type_name.strip().lower(), maxsplit=1)[0]
+    return _KINDS.get(head, head)
+
+
+def first_clash(files: Iterable[tuple[str, Mapping[str, str]]]) -> tuple[str, str, str, str, str] | None:
+    """The first column whose kind differs between two files.
+
+    Args:
+        files: ``(file, {column: type name})`` in the order the files are read (a file whose
+            types are not known is left out by the caller).
+
+    Returns:
+        ``(column, first file, its kind, later file, its kind)`` for the first later file whose
+        kind of a column differs from the kind the column had in the first file that gave it
+        one, or ``None``.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for file, types in files:
+        for column, type_name in types.items():
+            kind = kind_of(type_name)
+            if kind is None:
+                continue
+            if column not in seen:
+                seen[column] = (file, kind)
+            elif seen[column][1] != kind:
+                return column, seen[column][0], seen[column][1], file, kind
+    return None
+
+
+def clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
+    """What to say of :func:`first_clash`'s answer (one line, the same for both engines).
+
+    Args:
+        where: the folder or URI as the user gave it; clash: ``(column, file, kind, file, kind)``,
+            the files relative to ``where``.
+    """
+    column, first, first_kind, later, later_kind = clash
+    return (f"{where}: column {column!r} holds {first_kind} in {first} but {later_kind} in {later}: every file of a "
+            f"dataset must give a column one type (else one file's values would be silently turned into the other's "
+            f"type, or the read fails); write {column!r} as one type in every file (e.g. all text), or move the "
+            f"odd file out of the folder")
