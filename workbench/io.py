@@ -306,6 +306,26 @@ def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
         if Path(text).is_dir() or text.endswith(("/", os.sep)):
             example = Path(text) / ("figure.png" if "plot" in flag else "report.json")
             raise DataError(f"{flag} {text} is a folder; give a file name, e.g. {example}")
+        require_output_folder(Path(text).parent, f"{flag} {text}")
+
+
+def require_output_folder(folder: str | os.PathLike[str], what: str) -> None:
+    """Refuse an output folder that a file stands in the way of: ``folder`` itself, or the
+    nearest path above it that exists, is a file (``-o notes.txt``, ``--json notes.txt/r.json``),
+    so that the command stops with one line before any work, not with ``FileExistsError`` after it.
+
+    Args:
+        folder: the folder the output goes in (created later if missing); what: the option and its
+            value, for the message (``"--output notes.txt"``).
+
+    Raises:
+        DataError: ``--output notes.txt: notes.txt exists and is not a folder; choose another path``.
+    """
+    where = Path(folder)
+    while not where.exists() and where != where.parent and not where.is_symlink():
+        where = where.parent
+    if where.exists() and not where.is_dir():
+        raise DataError(f"{what}: {where} exists and is not a folder; choose another path")
 
 
 def lock_exclusively(lock_path: str | os.PathLike[str], busy_message: str) -> Any:

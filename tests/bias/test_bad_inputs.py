@@ -249,6 +249,19 @@ def test_results_that_join_no_metric_row_stop_with_an_error(tmp_path, corpus):
         run_bias(out, metrics, BiasConfig(metric=["acc"], label="passed", results=str(results)))
 
 
+def test_pass_at_1_alone_from_the_results(tmp_path, corpus):
+    """``-m passed --label passed --results R`` (bias.md: the label "and a metric named like it" from the
+    results) on a table of ids only said "name at least one metric column (--metric)"."""
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    ids = {"id": [i for i, *_ in corpus.SINGLE]}
+    results = corpus.write_jsonl(tmp_path / "results.jsonl", [{"id": i, "passed": v} for i, _, v in corpus.SINGLE])
+    report = run_bias(out, ids, BiasConfig(metric=["passed"], label="passed", results=str(results), resamples=40))
+    passed = [v for *_, v in corpus.SINGLE]
+    assert report.duplication.metrics["passed"].settings["all_rows"].value == pytest.approx(sum(passed) / len(passed))
+    with pytest.raises(DataError, match=r"name at least one per-row metric column \(--metric\)"):
+        run_bias(out, ids, BiasConfig(metric=[], label="passed", results=str(results), resamples=40))
+
+
 def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, corpus, interrupted_plot):
     """As for correlate: the JSON is written first, and a figure of an earlier run must not stay beside it."""
     import workbench.bias.plot as plot_module

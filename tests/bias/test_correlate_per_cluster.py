@@ -83,3 +83,22 @@ def test_identical_short_stubs_count_once(tmp_path, corpus):
     kept = [r for r in table if r["sample_id"] != 1 and r["sample_id"] != 2]  # sample 0 is each stub cluster's kept row
     expected = kendall_tau_b(np.array([r["judge"] for r in kept]), np.array([r["passed"] for r in kept], dtype=float))
     assert report.deduplicated.metrics["judge"].pooled["kendall"].value == pytest.approx(expected)
+
+
+def test_mostly_unknown_ids_are_refused(generations, tmp_path, corpus):
+    """Sample ids written another way (``000`` for ``0``): most rows would be unknown to the dedup and
+    kept as unique, so the "deduplicated" coefficients would be those of all rows; refused like
+    ``workbench bias`` refuses such a join, unless --allow-partial-join."""
+    out, _, table = generations
+    padded = [{**row, "sample_id": f"{row['sample_id']:03d}" if row["sample_id"] else row["sample_id"]}
+              for row in table]
+    scores = corpus.write_jsonl(tmp_path / "padded.jsonl", padded)
+    config = {"metric": ["judge"], "dedup": str(out), "resamples": 40, "length_column": "none"}
+    with pytest.raises(DataError, match=r"only 4 of the table's 20 row ids are in this dedup output .*"
+                                        r"'T/0:001'.*--allow-partial-join"):
+        run_correlate(str(scores), CorrelateConfig(**config))
+    report = run_correlate(str(scores), CorrelateConfig(**config, allow_partial_join=True))
+    assert report.per_cluster.unknown_ids == 16
+    result = CliRunner().invoke(app, ["correlate", str(scores), "-m", "judge", "--dedup", str(out), "--resamples", "40",
+                                      "--length-column", "none"], terminal_width=100)
+    assert result.exit_code == 1 and "--allow-partial-join" in result.output

@@ -220,3 +220,27 @@ def test_ctrl_c_in_a_command_without_rows_to_keep_says_so_and_exits_130(tmp_path
     assert result.exit_code == 130
     assert "Interrupted: dedup stopped before it finished (exit status 130)" in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+# -- an output path with a file in the way: one line before any work, not a traceback -------------
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "{data}", "--generation-column", "completion_multipl_e", "-m", "chrf", "-o", "{file}", "--no-progress"],
+    ["score", "{data}", "--generation-column", "completion_multipl_e", "-m", "chrf", "-o", "{file}/run",
+     "--no-progress"],
+    ["execute", "{data}", "--completion-column", "completion_multipl_e", "-o", "{file}/results.jsonl",
+     "--no-progress"],
+    ["correlate", "{data}", "-m", "codebleu", "--length-column", "none", "--json", "{file}/c.json"],
+    ["correlate", "{data}", "-m", "codebleu", "--length-column", "none", "--plot", "{file}/c.png"],
+], ids=["score-o-file", "score-o-under-file", "execute-o-under-file", "correlate-json", "correlate-plot"])
+def test_an_output_under_a_file_is_one_line(tmp_path: Path, shared_data: Path, command: list[str]) -> None:
+    """These raised ``FileExistsError`` / ``NotADirectoryError`` tracebacks (score and execute
+    after loading the data; correlate after the whole bootstrap)."""
+    data = _jsonl(tmp_path / "gens.jsonl", _rows(shared_data, 6))
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    args = [part.format(data=data, file=blocker) for part in command]
+    text = _error(_invoke(args))
+    assert f"{blocker} exists and is not a folder; choose another path" in text
+    assert blocker.read_text() == "mine\n"

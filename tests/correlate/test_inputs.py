@@ -182,6 +182,14 @@ def test_a_mapping_with_a_mixed_type_column_is_a_clear_error():
     assert correlate(ok, metrics=["m"], n_resamples=10).metrics["m"].n_samples == 4
 
 
+def test_a_mapping_with_columns_of_different_lengths_says_so():
+    """pyarrow's "expected length 3 but got length 2" was followed by "give each column one type"."""
+    scores = {"task_id": ["a", "a", "b"], "passed": [1, 0], "m": [0.1, 0.9, 0.4]}
+    with pytest.raises(DataError, match=r"^the table: its columns have different lengths \(task_id 3, passed 2, m 3\); "
+                                        r"give every column one value per row$"):
+        correlate(scores, metrics=["m"], n_resamples=10)
+
+
 def test_metric_without_any_number_is_an_error(tmp_path):
     rows = [{**r, "codebleu": "unscored"} for r in _rows()]
     with pytest.raises(DataError, match="'codebleu' has no usable value: 0 missing, 72 non-numeric"):

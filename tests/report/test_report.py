@@ -402,6 +402,18 @@ def test_a_missing_folder_is_an_error(tmp_path):
         build_report_data(tmp_path / "nope")
 
 
+def test_a_score_output_folder_is_not_a_run_folder(run_dir):
+    """``workbench report`` on a ``workbench score -o`` folder (whose run.json is score's) once wrote
+    a report with every stage missing into it; now it says what the folder is and writes nothing."""
+    score_folder = run_dir / "score" / "llm"
+    assert "stages" not in json.loads((score_folder / "run.json").read_text())
+    result = CliRunner().invoke(app, ["report", str(score_folder)], terminal_width=200)
+    assert result.exit_code == 1
+    assert "is not a run folder: its run.json is not `workbench run`'s (a `workbench score -o` folder)" in result.output
+    assert not (score_folder / "report.json").exists() and not (score_folder / "report.html").exists()
+    write_report(run_dir)  # the run folder itself still reports
+
+
 def test_damaged_files_are_reported_and_finished_rows_kept(run_dir):
     scores = run_dir / "score" / "llm" / "scores.jsonl"
     rows = len(_rows(scores))

@@ -194,6 +194,23 @@ def test_a_mistyped_stage_or_a_folder_for_the_config_is_one_clear_line(tmp_path:
     assert result.exit_code == 1 and "is a folder; give the config file" in result.output
 
 
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_file_where_the_run_folder_goes_is_one_clear_line(tmp_path: Path, dry_run: bool) -> None:
+    """``-o notes.txt`` (an existing file) was a FileExistsError traceback after the preflight, and
+    --dry-run planned stages into it."""
+    path = tmp_path / "c.toml"
+    path.write_text('[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                    '[score]\nmethod = ["chrf"]\n')
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    for output in (blocker, blocker / "run"):
+        result = CliRunner().invoke(app, ["run", str(path), "-o", str(output), "--no-progress"]
+                                    + (["--dry-run"] if dry_run else []))
+        assert result.exit_code == 1, result.output
+        assert f"{blocker} exists and is not a folder; choose another path" in " ".join(result.output.split())
+    assert blocker.read_text() == "mine\n"
+
+
 def _chrf_config(tmp_path: Path, data_name: str, run_name: str, stages: list[str], reference) -> Path:
     """Six labelled generations (reference(i) is row i's reference) and a chrF-only config."""
     data = tmp_path / data_name

@@ -82,7 +82,8 @@ def read_metric_table(
     Args:
         source: a path, bundled name, hub id, :class:`~workbench.data.LoadedDataset`,
             ``datasets.Dataset`` or mapping column -> values (as :func:`workbench.correlate.correlate` takes).
-        metrics: the metric columns (at least one).
+        metrics: the metric columns (none when the only one, the label, comes from ``--results``:
+            :func:`workbench.bias.job.run_bias` checks that one is named).
         id_columns: the column(s) whose values make the row id (the dedup's ``--id-column``);
             ``(TASK, "sample_id")`` on a table without ``sample_id`` numbers each task's samples
             0, 1, ... in row order, as ``workbench dedup``, ``execute`` and ``score`` do.
@@ -97,14 +98,12 @@ def read_metric_table(
 
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
-        DataError: no metric named, duplicate ids, a metric cell that is not a finite number
+        DataError: duplicate ids, a metric cell that is not a finite number
             (naming the column, the row and the value), an empty task cell (naming the row), an
             empty table.
     """
     from workbench.correlate.inputs import as_dataset, parse_numbers
 
-    if not metrics:
-        raise DataError("name at least one metric column (--metric)")
     dataset, name = as_dataset(source, splits=splits, offline=offline)
     numbered = False
     if (len(id_columns) == 2 and id_columns[1] == SAMPLE_COLUMN and SAMPLE_COLUMN not in dataset.column_names

@@ -254,7 +254,8 @@ def run_correlate(
         dataset, name = as_dataset(scores, splits=list(config.split) or None, offline=config.offline)
         id_columns = ([c.strip() for c in config.dedup_id_column.split(",") if c.strip()] if config.dedup_id_column
                       else [config.task_column, config.sample_column or DEFAULT_SAMPLE_COLUMN])
-        subset, selection = one_row_per_cluster(dataset, config.dedup, id_columns)
+        subset, selection = one_row_per_cluster(dataset, config.dedup, id_columns,
+                                                allow_partial_join=config.allow_partial_join)
         report = correlate(dataset, **options)
         report.source = name if config.results is None else f"{name} + {report.source.split(' + ', 1)[1]}"
         report.deduplicated = correlate(subset, **options)

@@ -100,9 +100,15 @@ def as_dataset(
         dataset, name = source, "the dataset"
     else:
         if isinstance(source, Mapping):
+            # unequal lengths first: pyarrow's message for them ends in advice about types
+            lengths = {str(name): len(values) for name, values in source.items() if hasattr(values, "__len__")}
+            if len(set(lengths.values())) > 1:
+                shown = ", ".join(f"{name} {length}" for name, length in lengths.items())
+                raise DataError(f"the table: its columns have different lengths ({shown}); give every column one "
+                                "value per row")
             try:
                 table = datasets.Dataset.from_dict(dict(source))
-            except (pa.ArrowException, TypeError, ValueError) as error:  # mixed types, unequal lengths
+            except (pa.ArrowException, TypeError, ValueError) as error:  # mixed types
                 raise DataError(f"the table: its columns cannot be read ({error}); give each column one type") from error
             loaded, name = LoadedDataset("the table", {"train": table}), "the table"
         elif isinstance(source, LoadedDataset):

@@ -44,20 +44,24 @@ class ClusterSelection:
 
 
 def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLike[str],
-                        id_columns: Sequence[str]) -> tuple[datasets.Dataset, ClusterSelection]:
+                        id_columns: Sequence[str], *,
+                        allow_partial_join: bool = False) -> tuple[datasets.Dataset, ClusterSelection]:
     """The rows of ``dataset`` with each near-duplicate cluster collapsed to one row.
 
     Args:
         dataset: the scores table.
         dedup_output: a ``workbench dedup -o`` folder.
         id_columns: the column(s) whose values (joined with ``:``) are the dedup's row ids.
+        allow_partial_join: go on when more rows are unknown to the dedup output than known
+            (``workbench bias``'s rule; by default a DataError).
 
     Returns:
         ``(the selected rows, what was selected)``.
 
     Raises:
         MissingColumnError: an id column is absent; DataError: the folder is not a dedup output,
-            or no row's id is in it (the ids were built another way).
+            or no row's id is in it (the ids were built another way), or fewer than half of them
+            are and ``allow_partial_join`` is off.
     """
     from workbench.bias.dedup_output import read_dedup_output
     from workbench.bias.metric_table import row_id
@@ -80,6 +84,15 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
         raise DataError(f"{dedup_output}: none of the table's row ids is in this dedup output (ids from "
                         f"{','.join(id_columns)}, e.g. {ids[0]!r}{shown}{made_with}); set --dedup-id-column as the "
                         "dedup's --id-column, and check that the ids are written alike (007 vs 7)")
+    # a mostly unknown table (007 vs 7) would keep every unknown row as unique: a "deduplicated"
+    # correlation that is the undeduplicated one; refused as workbench bias refuses it
+    if unknown > len(ids) - unknown and not allow_partial_join:
+        strangers = [i for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None]
+        shown = ", ".join(repr(i) for i in strangers[:3])
+        raise DataError(f"{dedup_output}: only {len(ids) - unknown} of the table's {len(ids)} row ids are in this dedup "
+                        f"output (ids from {','.join(id_columns)}; unknown e.g. {shown}); such a join usually means ids "
+                        "written another way (007 vs 7) or another dataset: check --dedup-id-column, or pass "
+                        "--allow-partial-join if the table really has rows the dedup never saw")
     chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
     selection = ClusterSelection(
         dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),

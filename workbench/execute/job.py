@@ -36,7 +36,7 @@ from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
 from workbench.failures import check_failures
-from workbench.io import atomic_write, lock_exclusively
+from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
@@ -580,6 +580,7 @@ def run_execute(
     require_argument(output, (str, os.PathLike), "output", "run_execute(generations, output, config)")
     require_path(generations, "generations", "run_execute(generations, output, config)", hint=TABLE_HINT)
     # two runs appending to one results file would interleave their rows: the second is refused
+    require_output_folder(Path(output).parent, f"--output {os.fspath(output)}")
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     lock = lock_exclusively(
         Path(output).with_name(f".{Path(output).name}.lock"),

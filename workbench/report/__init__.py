@@ -59,6 +59,7 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
             f"{str(folder)!r} is not a run folder: it has none of {', '.join(_RUN_FOLDER_MARKS)} "
             "(give the folder `workbench run` wrote, e.g. runs/humaneval)"
         )
+    _refuse_other_commands_folder(folder)
     data = build_report_data(folder)
     # the HTML is rendered from the JSON as written, so the page shows exactly what the file holds
     text = json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str)
@@ -68,6 +69,26 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     atomic_write(json_path, text + "\n", errors="backslashreplace")
     atomic_write(html_path, html, errors="backslashreplace")
     return json_path, html_path
+
+
+def _refuse_other_commands_folder(folder: Path) -> None:
+    """Raise :class:`WorkbenchError` for the output folder of a single command that holds a
+    ``run.json`` of its own (``workbench score -o``: ``rows_written``, ``statuses``, no
+    ``stages``) and no stage folder: its report would list every stage as missing."""
+    if any((folder / name).is_dir() for name in _RUN_FOLDER_MARKS if name != RunLayout.MANIFEST):
+        return
+    try:
+        manifest = json.loads((folder / RunLayout.MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent or damaged: the report notes it
+        return
+    if isinstance(manifest, dict) and "stages" not in manifest:
+        made_by = " (a `workbench score -o` folder)" if "statuses" in manifest else ""
+        raise WorkbenchError(
+            f"{str(folder)!r} is not a run folder: its run.json is not `workbench run`'s{made_by} and it has none "
+            f"of the stage folders {', '.join(n for n in _RUN_FOLDER_MARKS if n != RunLayout.MANIFEST)}; give the "
+            "folder `workbench run` wrote (e.g. runs/humaneval); a score folder's table for correlate is its "
+            "scores_wide.jsonl"
+        )
 
 
 __all__ = [

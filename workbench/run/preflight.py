@@ -282,10 +282,14 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         ConfigError, WorkbenchError: a stage's config refuses its values (an unknown method or
             isolation level, a missing model, ...), a missing credential or optional dependency.
         DuplicateSampleError, DataError: two rows share a (task, sample) key or an ``[data]
-            id_column`` id; ConfigError: a task id the problem set lacks.
+            id_column`` id; ConfigError: a task id the problem set lacks; DataError: a file stands
+            where the run folder goes (``-o notes.txt``).
     """
+    from workbench.io import require_output_folder
     from workbench.languages.registry import get_language
 
+    # a file where the run folder goes fails here (and in --dry-run), not as a traceback after it
+    require_output_folder(config.output, f"[run] output {config.output}")
     data = config.data
     if data["language"] is not None:
         get_language(data["language"])  # a typo fails before the data loads

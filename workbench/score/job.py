@@ -49,7 +49,7 @@ from workbench.data.samples import SampleKey, check_unique, number_samples, reso
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
 from workbench.formatting import count
-from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl
+from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
@@ -595,6 +595,7 @@ def score_samples(
                           [sample.language for sample in samples]}))
     language = get_language(config.language)
     out = Path(output_dir)
+    require_output_folder(out, f"--output {os.fspath(out)}")
     out.mkdir(parents=True, exist_ok=True)
     lock = _lock_run_folder(out)
     try:
