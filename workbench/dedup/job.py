@@ -19,6 +19,7 @@ from workbench.dedup.output_folder import (
     check_no_foreign_outputs,
     check_writable,
     describe_write_error,
+    hold_output_folder,
     input_root,
     planned_outputs,
     split_output_names,
@@ -143,6 +144,15 @@ def run_dedup(
         except OSError as error:
             raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
         check_writable(out)  # an existing read-only folder too
+        # one run at a time into a local folder (either engine): a second refuses now, not at the swap
+        with hold_output_folder(out):
+            return _dedup(source, config, output_dir, progress)
+    return _dedup(source, config, output_dir, progress)
+
+
+def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | Path | None,
+           progress: ProgressFactory | None) -> DedupRun:
+    """:func:`run_dedup` once its arguments and a local output folder were checked (and the folder held)."""
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress)
