@@ -72,18 +72,35 @@ def _start_first(tmp_path: Path, data: Path, out: Path) -> tuple[subprocess.Pope
     return first, flags
 
 
-def _second(data: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from workbench.cli import main; main()", "dedup", str(data), "--split-column", "split",
-                           "-o", str(out), "--no-progress", "--workers", "1"],
+def _second(data: object, out: object, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from workbench.cli import main; main()", "dedup", str(data),
+                           "--split-column", "split", "-o", str(out), "--no-progress", "--workers", "1", *flags],
                           capture_output=True, text=True, timeout=300)
 
 
-def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path):
+def _spark_or_skip() -> None:
+    from workbench.dedup.spark import SparkUnavailableError, check_spark
+
+    try:
+        check_spark("local[2]")
+    except SparkUnavailableError as error:
+        if os.environ.get("WORKBENCH_REQUIRE_SPARK") == "1":
+            raise
+        pytest.skip(str(error))
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path, engine):
     data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
+    if engine == "spark":
+        _spark_or_skip()
     first, flags = _start_first(tmp_path, data, out)
     try:
         staging = (flags / "waiting").read_text()
-        second = _second(data, out)
+        if engine == "spark":  # a SOURCE Spark reads and a file:// -o: the same local folder, the same lock
+            second = _second(data.as_uri(), out.as_uri(), "--engine", "spark", "--spark-master", "local[1]")
+        else:
+            second = _second(data, out)
         assert (out / staging).is_dir(), "the second run removed the first run's live staging folder"
         assert second.returncode == 1, second.stdout + second.stderr
         line = second.stderr.strip()
