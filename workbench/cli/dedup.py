@@ -79,9 +79,16 @@ def dedup_command(
         # outputs are staged and swapped in at the end: the generic "may be incomplete" is wrong here
         typer.echo(interrupted_message(output), err=True)
         raise typer.Exit(130) from None
-    for note in run.notes:
-        err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
-    if json_output:
-        typer.echo(json.dumps(run.report, indent=2, default=str))
-        return
-    print_run(run, output)
+    try:
+        for note in run.notes:
+            err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
+        if json_output:
+            typer.echo(json.dumps(run.report, indent=2, default=str))
+            return
+        print_run(run, output)
+    except KeyboardInterrupt:
+        from workbench.dedup.output_folder import interrupted_after_run_message
+
+        # the run finished and its outputs were swapped in: only the printing was cut short
+        typer.echo(interrupted_after_run_message(output, run.written), err=True)
+        raise typer.Exit(130) from None

@@ -560,6 +560,21 @@ def interrupted_message(output: object) -> str:
             f"into it after that are removed by the next run into {output}): run it again")
 
 
+def interrupted_after_run_message(output: object, written: dict[str, str]) -> str:
+    """What a dedup run stopped by Ctrl-C after it finished leaves (while its notes or report were
+    printed), for the CLI's one line (exit status 130): its outputs were all written and swapped in.
+
+    Args:
+        output: the ``-o`` as given (a path or URI), or ``None``; written: output name -> path
+            (:attr:`workbench.dedup.job.DedupRun.written`).
+    """
+    head = "Interrupted: dedup had finished (exit status 130); only the printing of its report was cut short: "
+    if output is None or not written:
+        return head + "no -o was given, so nothing was written (run it again to see the report)"
+    return (head + f"its {len(written)} outputs are complete and in place in -o {output} (report.json holds the "
+            f"report)")
+
+
 def describe_write_error(out: object, error: OSError) -> DataError:
     """A :class:`DataError` for an output that could not be written after the search: staged, so
     nothing in ``out`` was replaced (:func:`staged_outputs`)."""
