@@ -114,6 +114,7 @@ def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path, 
     assert "FIRST DONE" in stdout
     assert (out / "report.json").is_file() and (out / "train.jsonl").is_file()
     assert not [name for name in os.listdir(out) if name.startswith(STAGING_PREFIX)]
+    assert not (out / LOCK_FILE).exists()  # the run removed its lock file
 
 
 def test_a_run_killed_by_sigkill_does_not_block_the_next(tmp_path):
@@ -126,3 +127,4 @@ def test_a_run_killed_by_sigkill_does_not_block_the_next(tmp_path):
     assert second.returncode == 0, second.stderr
     assert (out / "report.json").is_file()
     assert not [name for name in os.listdir(out) if name.startswith(STAGING_PREFIX)]  # the killed run's removed
+    assert not (out / LOCK_FILE).exists()

@@ -38,7 +38,7 @@ import posixpath
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlparse
@@ -116,7 +116,8 @@ def hold_output_folder(out: Path) -> Iterator[None]:
     (:data:`LOCK_FILE`, :func:`workbench.io.lock_exclusively`), taken at once or refused, so that a
     second run into the same folder cannot remove the first's live staging folder (the start-up
     clean-up of :func:`staged_outputs`) or swap its outputs over the first's. The lock goes with
-    the process, even one killed by SIGKILL; the empty lock file stays. A folder given as a URI
+    the process, even one killed by SIGKILL (whose empty lock file stays, harmless); the lock file
+    is removed at the end of the run. A folder given as a URI
     Spark writes (``s3a://``, ``hdfs://``) is not locked: its stores have no such lock.
 
     Raises:
@@ -137,6 +138,10 @@ def hold_output_folder(out: Path) -> Iterator[None]:
     try:
         yield
     finally:
+        # removed while still held, so that a run leaves the folder as it found it; a run that opened
+        # the file meanwhile finds its inode unlinked and refuses, and the next one makes a new file
+        with suppress(OSError):
+            path.unlink()
         lock.release()
 
 
