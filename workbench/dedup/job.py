@@ -103,8 +103,9 @@ def run_dedup(
             ``source`` URI, or one without a file system here, is a DataError; so is an
             ``output_dir`` that cannot be created or written, or that holds a file this run
             would write that no earlier run recorded writing,
-            :mod:`workbench.dedup.output_folder`). An output that fails to be written after the
-            search is a DataError too, naming the file.
+            :mod:`workbench.dedup.output_folder`), or a local one another run is writing (it is
+            held for the whole run: :func:`~workbench.dedup.output_folder.hold_output_folder`). An
+            output that fails to be written after the search is a DataError too, naming the file.
         SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
             master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
         SparkJobError: a Spark job failed.
