@@ -1,7 +1,8 @@
-"""A Ctrl-C after a dedup run finished, while its report is printed: its outputs were swapped in,
-so the one line must say they are complete and in place (not the app's generic "outputs may be
-incomplete"), with exit status 130. The real CLI on a real corpus; the Ctrl-C is raised where the
-report tables are printed (``print_run``) or the JSON report (``--json``)."""
+"""A Ctrl-C once a dedup run's outputs were swapped in (while its notes are made, or its report is
+printed): the one line must say they are complete and in place (not the app's generic "outputs may
+be incomplete", nor dedup's "nothing was replaced"), with exit status 130. The real CLI on a real
+corpus; the Ctrl-C is raised where the notes are made (``_split_column_note``), the report tables
+are printed (``print_run``) or the JSON report (``--json``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import types
 from typer.testing import CliRunner
 
 import workbench.cli.dedup as dedup_cli
+import workbench.dedup.job as dedup_job
 from workbench.cli import app
 
 
@@ -48,3 +50,12 @@ def test_ctrl_c_while_the_json_report_is_printed_too(tmp_path, monkeypatch):
     result, out = _run(tmp_path, "--json")
     assert result.exit_code == 130, result.output
     assert f"outputs are complete and in place in -o {out}" in result.output
+
+
+def test_ctrl_c_after_the_swap_while_the_run_ends_says_the_outputs_are_in_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(dedup_job, "_split_column_note", _interrupt)  # made after the outputs are swapped in
+    result, out = _run(tmp_path)
+    assert result.exit_code == 130, result.output
+    assert "was replaced" not in result.output
+    assert f"outputs are complete and in place in -o {out}" in result.output
+    assert (out / "report.json").is_file() and not (out / ".dedup.lock").exists()

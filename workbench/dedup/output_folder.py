@@ -565,19 +565,30 @@ def interrupted_message(output: object) -> str:
             f"into it after that are removed by the next run into {output}): run it again")
 
 
+class OutputsInPlace(KeyboardInterrupt):
+    """A Ctrl-C that came once a run's outputs were swapped in (while its notes were made, Spark
+    stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
+    ``written`` (output name -> path or URI) are complete and in place."""
+
+    def __init__(self, written: dict[str, str]) -> None:
+        super().__init__()
+        self.written = written
+
+
 def interrupted_after_run_message(output: object, written: dict[str, str]) -> str:
-    """What a dedup run stopped by Ctrl-C after it finished leaves (while its notes or report were
-    printed), for the CLI's one line (exit status 130): its outputs were all written and swapped in.
+    """What a dedup run stopped by Ctrl-C once its outputs were swapped in leaves (while it ended,
+    or its notes or report were printed), for the CLI's one line (exit status 130).
 
     Args:
         output: the ``-o`` as given (a path or URI), or ``None``; written: output name -> path
-            (:attr:`workbench.dedup.job.DedupRun.written`).
+            (:attr:`workbench.dedup.job.DedupRun.written`, :class:`OutputsInPlace`).
     """
-    head = "Interrupted: dedup had finished (exit status 130); only the printing of its report was cut short: "
     if output is None or not written:
-        return head + "no -o was given, so nothing was written (run it again to see the report)"
-    return (head + f"its {len(written)} outputs are complete and in place in -o {output} (report.json holds the "
-            f"report)")
+        return ("Interrupted: dedup had finished (exit status 130); only the printing of its report was cut short: "
+                "no -o was given, so nothing was written (run it again to see the report)")
+    return (f"Interrupted: dedup had written its outputs (exit status 130): its {len(written)} outputs are complete "
+            f"and in place in -o {output} (report.json holds the report); only what came after (its notes, the "
+            f"printed report) was cut short")
 
 
 def describe_write_error(out: object, error: OSError) -> DataError:
