@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.dedup.config import DedupConfig
+from workbench.dedup.output_folder import OutputsInPlace, interrupted_after_run_message
 
 if TYPE_CHECKING:
     from workbench.dedup.job import DedupRun
@@ -73,15 +74,23 @@ def dedup_command(
             from workbench.dedup.job import run_dedup
 
             run = run_dedup(source, config, output_dir=output, progress=factory)
+    except OutputsInPlace as stop:  # the outputs were swapped in before the Ctrl-C
+        typer.echo(interrupted_after_run_message(output, stop.written), err=True)
+        raise typer.Exit(130) from None
     except KeyboardInterrupt:
         from workbench.dedup.output_folder import interrupted_message
 
         # outputs are staged and swapped in at the end: the generic "may be incomplete" is wrong here
         typer.echo(interrupted_message(output), err=True)
         raise typer.Exit(130) from None
-    for note in run.notes:
-        err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
-    if json_output:
-        typer.echo(json.dumps(run.report, indent=2, default=str))
-        return
-    print_run(run, output)
+    try:
+        for note in run.notes:
+            err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
+        if json_output:
+            typer.echo(json.dumps(run.report, indent=2, default=str))
+            return
+        print_run(run, output)
+    except KeyboardInterrupt:
+        # the run finished and its outputs were swapped in: only the printing was cut short
+        typer.echo(interrupted_after_run_message(output, run.written), err=True)
+        raise typer.Exit(130) from None

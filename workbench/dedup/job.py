@@ -6,6 +6,7 @@ import os
 from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -19,6 +20,8 @@ from workbench.dedup.output_folder import (
     check_no_foreign_outputs,
     check_writable,
     describe_write_error,
+    OutputsInPlace,
+    hold_output_folder,
     input_root,
     planned_outputs,
     split_output_names,
@@ -102,8 +105,9 @@ def run_dedup(
             ``source`` URI, or one without a file system here, is a DataError; so is an
             ``output_dir`` that cannot be created or written, or that holds a file this run
             would write that no earlier run recorded writing,
-            :mod:`workbench.dedup.output_folder`). An output that fails to be written after the
-            search is a DataError too, naming the file.
+            :mod:`workbench.dedup.output_folder`), or a local one another run is writing (it is
+            held for the whole run: :func:`~workbench.dedup.output_folder.hold_output_folder`). An
+            output that fails to be written after the search is a DataError too, naming the file.
         SparkUnavailableError: ``engine="spark"`` without pyspark, Java 17+ or a reachable
             master, before the data is read (:func:`workbench.dedup.spark.check_spark`).
         SparkJobError: a Spark job failed.
@@ -143,9 +147,33 @@ def run_dedup(
         except OSError as error:
             raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
         check_writable(out)  # an existing read-only folder too
+    swapped: list[dict[str, str]] = []  # the outputs, once swapped in
+    # one run at a time into a local folder (either engine): a second refuses now, not at the swap
+    held = hold_output_folder(out) if output_dir is not None and not is_spark_uri(output_dir) else nullcontext()
+    with _said_in_place(swapped), held:
+        return _dedup(source, config, output_dir, progress, swapped)
+
+
+@contextmanager
+def _said_in_place(swapped: list[dict[str, str]]):
+    """A Ctrl-C once the outputs were swapped in (``swapped`` holds them: while the notes are made,
+    Spark stops or the lock is released) becomes :class:`OutputsInPlace`, so that it is not said
+    as one that replaced nothing."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        if swapped and not isinstance(interrupt, OutputsInPlace):
+            raise OutputsInPlace(swapped[-1]) from None
+        raise
+
+
+def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | Path | None,
+           progress: ProgressFactory | None, swapped: list[dict[str, str]]) -> DedupRun:
+    """:func:`run_dedup` once its arguments and a local output folder were checked (and the folder
+    held); the outputs, once swapped in, are appended to ``swapped``."""
     if is_spark_uri(source):
         if config.engine == "spark":
-            return _run_dedup_spark_source(str(source), config, output_dir, progress)
+            return _run_dedup_spark_source(str(source), config, output_dir, progress, swapped)
         source = _local_path_of_uri(str(source), "{uri}: a {scheme}:// URI is read by Spark only: add --engine spark "
                                                  "(or copy the data to a local path)")
     # loading and writing, like the search, build many objects that are never in a cycle
@@ -194,6 +222,7 @@ def run_dedup(
                                             on_progress=advance)
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
+                swapped.append(written)
         notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
                                    _language_note(rows, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
@@ -306,7 +335,7 @@ def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None
 
 
 def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | Path | None,
-                            progress: ProgressFactory | None) -> DedupRun:
+                            progress: ProgressFactory | None, swapped: list[dict[str, str]]) -> DedupRun:
     """:func:`run_dedup` for a URI Spark reads: read, search and write the splits in one Spark session;
     the driver holds the small per-row records, never the texts (but those of the rows below
     ``min_tokens`` and of rows parsed with errors). The output folder, a local one or a URI Spark
@@ -351,6 +380,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                 if folder is not None:
                     written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,
                                                    output_format, progress)
+                    swapped.append(written)
             finally:
                 read.release()
         finally:

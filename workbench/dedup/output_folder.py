@@ -38,7 +38,7 @@ import posixpath
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlparse
@@ -62,6 +62,8 @@ COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cos
 #: the start of the name of the folder a run writes its outputs into before they are swapped in
 #: (:func:`staged_outputs`): hidden, and never an output's name
 STAGING_PREFIX = ".dedup-staging-"
+#: the lock file a run into a local folder holds for its whole length (:func:`hold_output_folder`)
+LOCK_FILE = ".dedup.lock"
 
 
 def split_output_names(output_format: str, splits: Iterable[str]) -> list[str]:
@@ -106,6 +108,58 @@ def check_writable(out: Path) -> None:
     if reason is not None:
         raise DataError(f"--output {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
                         f"write, or make this one writable")
+
+
+@contextmanager
+def hold_output_folder(out: Path) -> Iterator[None]:
+    """Hold ``out`` (a local folder that exists) for one run: an OS file lock on ``out/.dedup.lock``
+    (:data:`LOCK_FILE`, :func:`workbench.io.lock_exclusively`), taken at once or refused, so that a
+    second run into the same folder cannot remove the first's live staging folder (the start-up
+    clean-up of :func:`staged_outputs`) or swap its outputs over the first's. The lock goes with
+    the process, even one killed by SIGKILL (whose empty lock file stays, harmless); the lock file
+    is removed at the end of the run. A folder given as a URI
+    Spark writes (``s3a://``, ``hdfs://``) is not locked: its stores have no such lock.
+
+    Raises:
+        DataError: another process holds the lock: one line naming the folder, that process (its
+            id, where Linux's ``/proc/locks`` tells it) and what to do.
+    """
+    from workbench.errors import WorkbenchError
+    from workbench.io import lock_exclusively
+
+    path = out / LOCK_FILE
+    try:
+        lock = lock_exclusively(path, "")
+    except WorkbenchError:
+        holder = _lock_holder(path)
+        by = f" (process {holder})" if holder is not None else ""
+        raise DataError(f"--output {out} is in use by another `workbench dedup` run{by}: nothing was done; wait for it "
+                        f"to finish (or stop it), or choose another -o folder") from None
+    try:
+        yield
+    finally:
+        # removed while still held, so that a run leaves the folder as it found it; a run that opened
+        # the file meanwhile finds its inode unlinked and refuses, and the next one makes a new file
+        with suppress(OSError):
+            path.unlink()
+        lock.release()
+
+
+def _lock_holder(path: Path) -> int | None:
+    """The id of the process holding a ``flock`` on ``path``, from ``/proc/locks`` (Linux; ``None``
+    elsewhere, or when the holder is not visible here, e.g. in another PID namespace)."""
+    try:
+        found = os.stat(path)
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    # e.g. "1: FLOCK  ADVISORY  WRITE 12345 00:2f:1234567 0 EOF": the device as hex major:minor, then the inode
+    wanted = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == wanted and fields[4].isdigit():
+            return int(fields[4]) or None
+    return None
 
 
 class Folder(Protocol):
@@ -509,6 +563,32 @@ def interrupted_message(output: object) -> str:
             f"none), as a run writes its outputs into a staging folder ({STAGING_PREFIX}*) and swaps them in only once "
             f"all are written; its staging folder, if it had begun one, was removed (files Spark's cancelled tasks wrote "
             f"into it after that are removed by the next run into {output}): run it again")
+
+
+class OutputsInPlace(KeyboardInterrupt):
+    """A Ctrl-C that came once a run's outputs were swapped in (while its notes were made, Spark
+    stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
+    ``written`` (output name -> path or URI) are complete and in place."""
+
+    def __init__(self, written: dict[str, str]) -> None:
+        super().__init__()
+        self.written = written
+
+
+def interrupted_after_run_message(output: object, written: dict[str, str]) -> str:
+    """What a dedup run stopped by Ctrl-C once its outputs were swapped in leaves (while it ended,
+    or its notes or report were printed), for the CLI's one line (exit status 130).
+
+    Args:
+        output: the ``-o`` as given (a path or URI), or ``None``; written: output name -> path
+            (:attr:`workbench.dedup.job.DedupRun.written`, :class:`OutputsInPlace`).
+    """
+    if output is None or not written:
+        return ("Interrupted: dedup had finished (exit status 130); only the printing of its report was cut short: "
+                "no -o was given, so nothing was written (run it again to see the report)")
+    return (f"Interrupted: dedup had written its outputs (exit status 130): its {len(written)} outputs are complete "
+            f"and in place in -o {output} (report.json holds the report); only what came after (its notes, the "
+            f"printed report) was cut short")
 
 
 def describe_write_error(out: object, error: OSError) -> DataError:

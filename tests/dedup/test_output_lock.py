@@ -1,0 +1,130 @@
+"""Two ``workbench dedup`` runs into the same ``-o`` at once, as two real processes: the second
+must refuse at once (naming the folder, the first run's process and what to do) and leave the
+first run's staging folder alone; a first run killed by SIGKILL must not block the next.
+
+The first run is a real ``run_dedup`` in a child Python process, held just after it made its
+staging folder (its ``LocalFolder.make_dir`` waits for a file) until the test lets it go; the
+second is the real CLI in another process."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.dedup.output_folder import LOCK_FILE, STAGING_PREFIX
+
+#: the first run: ``run_dedup`` that, once it made its staging folder, writes its name into
+#: ``waiting`` and waits for the file ``go``
+FIRST_RUN = """
+import sys, time
+from contextlib import contextmanager
+from pathlib import Path
+from workbench.dedup import DedupConfig, run_dedup
+from workbench.dedup import output_folder
+
+source, out, flags = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+made = output_folder.LocalFolder.make_dir
+
+def make_dir(self, name):
+    made(self, name)
+    if name.startswith(output_folder.STAGING_PREFIX):  # the staging folder is there: hold the run here
+        (flags / "waiting").write_text(name)
+        while not (flags / "go").exists():
+            time.sleep(0.05)
+
+output_folder.LocalFolder.make_dir = make_dir
+run = run_dedup(source, DedupConfig(split_column="split", workers=1), output_dir=out)
+print("FIRST DONE", sorted(run.written))
+"""
+
+
+def _corpus(path: Path) -> Path:
+    rng = random.Random(0)
+    rows = []
+    for i in range(8):
+        words = [f"w{i}_{rng.randrange(10_000)}" for _ in range(12)]
+        body = "\n".join(f"    {a} = {b}({c})" for a, b, c in zip(words, words[1:], words[2:]))
+        rows.append({"id": f"r{i}", "split": "train" if i % 2 else "test", "content": f"def f{i}(x):\n{body}\n"})
+    rows.append({**rows[0], "id": "copy"})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _start_first(tmp_path: Path, data: Path, out: Path) -> tuple[subprocess.Popen, Path]:
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    first = subprocess.Popen([sys.executable, "-c", FIRST_RUN, str(data), str(out), str(flags)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (flags / "waiting").exists():
+        if first.poll() is not None or time.monotonic() > deadline:
+            first.kill()
+            pytest.fail(f"the first run did not reach its write step: {first.communicate()}")
+        time.sleep(0.1)
+    return first, flags
+
+
+def _second(data: object, out: object, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from workbench.cli import main; main()", "dedup", str(data),
+                           "--split-column", "split", "-o", str(out), "--no-progress", "--workers", "1", *flags],
+                          check=False, capture_output=True, text=True, timeout=300)
+
+
+def _spark_or_skip() -> None:
+    from workbench.dedup.spark import SparkUnavailableError, check_spark
+
+    try:
+        check_spark("local[2]")
+    except SparkUnavailableError as error:
+        if os.environ.get("WORKBENCH_REQUIRE_SPARK") == "1":
+            raise
+        pytest.skip(str(error))
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path, engine):
+    data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
+    if engine == "spark":
+        _spark_or_skip()
+    first, flags = _start_first(tmp_path, data, out)
+    try:
+        staging = (flags / "waiting").read_text()
+        if engine == "spark":  # a SOURCE Spark reads and a file:// -o: the same local folder, the same lock
+            second = _second(data.as_uri(), out.as_uri(), "--engine", "spark", "--spark-master", "local[1]")
+        else:
+            second = _second(data, out)
+        assert (out / staging).is_dir(), "the second run removed the first run's live staging folder"
+        assert second.returncode == 1, second.stdout + second.stderr
+        line = second.stderr.strip()
+        assert len(line.splitlines()) == 1, line
+        assert str(out) in line and f"process {first.pid}" in line and "wait for it" in line, line
+        assert not (out / "report.json").exists()  # the second run wrote nothing
+    finally:
+        (flags / "go").write_text("")
+        stdout, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    assert "FIRST DONE" in stdout
+    assert (out / "report.json").is_file() and (out / "train.jsonl").is_file()
+    assert not [name for name in os.listdir(out) if name.startswith(STAGING_PREFIX)]
+    assert not (out / LOCK_FILE).exists()  # the run removed its lock file
+
+
+def test_a_run_killed_by_sigkill_does_not_block_the_next(tmp_path):
+    data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
+    first, _ = _start_first(tmp_path, data, out)
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=60)
+    assert (out / LOCK_FILE).exists()  # the lock file stays; its lock went with the process
+    second = _second(data, out)
+    assert second.returncode == 0, second.stderr
+    assert (out / "report.json").is_file()
+    assert not [name for name in os.listdir(out) if name.startswith(STAGING_PREFIX)]  # the killed run's removed
+    assert not (out / LOCK_FILE).exists()
