@@ -116,6 +116,34 @@ def test_contamination_from_a_second_dedup_output(tmp_path, corpus):
         run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(in_set)))
 
 
+def test_too_short_counts_are_of_the_joined_rows(tmp_path, corpus):
+    """A metric table over part of a dedup run: the too-short counts and notes are of its joined rows
+    (read from skipped.csv), with the dedup run's count beside them (they counted the run's rows before)."""
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("s")}])
+    short = [{"id": f"x{n}", "content": f"return {n}"} for n in range(4)]  # 2 tokens, under --min-tokens
+    rows = [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE] + short
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    in_set = corpus.dedup(tmp_path / "a", rows)
+    against = corpus.dedup(tmp_path / "b", rows, against=str(reference))
+    # the six long rows and one of the four short ones have a metric value
+    metrics = {"id": [i for i, *_ in corpus.SINGLE] + ["x0"], "acc": [v for *_, v in corpus.SINGLE] + [1]}
+    report = run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(against), resamples=40))
+    counts = report.contamination.counts
+    assert (counts["joined"], counts["rows_not_checked_too_short"], counts["dedup_run_rows_not_checked_too_short"]) \
+        == (7, 1, 4)
+    assert any(note.startswith("1 of the 7 joined rows was too short to be compared with the reference "
+                               "(--min-tokens; 4 of the dedup run's 10)") for note in report.contamination.notes)
+    assert any(note.startswith("1 of the 7 joined rows was too short to be compared as token bags "
+                               "(--min-tokens; 4 of the dedup run's 10): 0 of them are in clusters")
+               for note in report.duplication.notes)
+    # a folder written before skipped.csv: the joined count is not known, and the note says so
+    (against / "skipped.csv").unlink()
+    report = run_bias(in_set, metrics, BiasConfig(metric=["acc"], contamination=str(against), resamples=40))
+    assert report.contamination.counts["rows_not_checked_too_short"] is None
+    assert any("how many of the 7 joined rows is not known" in note for note in report.contamination.notes)
+
+
 def test_rows_that_do_not_join_are_counted_and_listed(train_test_output):
     metrics = {"id": ["t1", "t3", "nowhere", "t6"], "acc": [1, 0, 1, 0]}
     report = run_bias(train_test_output, metrics, BiasConfig(metric=["acc"], resamples=40))

@@ -121,7 +121,30 @@ def test_skipped_rows_are_listed_with_their_reason(chain_run):
         ]
     ]
     assert run.report["skipped_rows"] == {"file": "skipped.csv", "rows": 10,
-                                          "by_reason": {"unreadable": 1, "empty": 2, "too_short": 6, "parse_error": 1}}
+                                          "by_reason": {"unreadable": 1, "empty": 2, "too_short": 6, "parse_error": 1},
+                                          "too_short_with_parse_error": 1}
+
+
+def test_parse_error_counts_agree_with_skipped_csv(chain_run):
+    """``parse_errors`` counts bad (too short) and broken (compared), but skipped.csv gives one reason a row:
+    the report splits the count so that each part matches a reason of skipped.csv, and the terminal says so."""
+    from rich.console import Console
+
+    from workbench.dedup.duplication_report import render_report
+
+    run, out = chain_run
+    overall = run.report["overall"]
+    assert (overall["parse_errors"], overall["parse_errors_compared"], overall["parse_errors_too_short"]) == (2, 1, 1)
+    listed = read_csv(out / "skipped.csv")
+    assert overall["parse_errors_compared"] == sum(1 for row in listed if row["reason"] == "parse_error")
+    assert overall["parse_errors_too_short"] == sum(1 for row in listed if row["reason"] == "too_short" and row["detail"])
+    assert {"parse_errors_compared", "parse_errors_too_short"} <= set(run.report["definitions"])
+    console = Console(width=250, record=True)
+    for renderable in render_report(run.report):
+        console.print(renderable)
+    text = console.export_text()
+    assert "2: 1 compared (skipped.csv parse_error), 1 too short (skipped.csv too_short, error in detail)" in text
+    assert "unreadable rows (kept, not compared)" in text
 
 
 def test_exact_text_figures_stay_out_of_the_duplication_factor(chain_run):

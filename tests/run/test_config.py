@@ -42,6 +42,24 @@ def test_overrides_apply_after_the_file_and_parse_toml_values() -> None:
         parse_override("limit")
 
 
+def test_an_override_without_a_dot_says_what_it_lacks() -> None:
+    """``--set score=1`` names a whole table (it was told "e.g. score.score"), ``--set limit=20`` a key
+    without its table: each message names real keys."""
+    with pytest.raises(ConfigError) as caught:
+        parse_override("score=1")
+    message = str(caught.value)
+    assert "score is a whole table; set one key inside it, score.KEY=VALUE, e.g. score.method or score.model" in message
+    assert "limit" in message.split("keys of [score]: ")[1] and "score.score" not in message
+    with pytest.raises(ConfigError, match=r"data is a whole table.*e\.g\. data\.source or data\.split"):
+        parse_override("data=1")
+    with pytest.raises(ConfigError, match=r"the key needs its table: execute\.limit or score\.limit$"):
+        parse_override("limit=20")
+    with pytest.raises(ConfigError, match=r"the key needs its table: data\.language$"):  # not a stage's own key
+        parse_override("language=python")
+    with pytest.raises(ConfigError, match=r"\(did you mean 'score'\?\); tables: run, data"):
+        parse_override("scor=1")
+
+
 def test_default_config_plans_every_stage_with_the_bundled_data() -> None:
     config = load_config(DEFAULT_CONFIG)
     preflight = run_preflight(config)

@@ -10,6 +10,8 @@ internals, so any engine that writes the same files works:
   cluster not in it are the row the cluster keeps (none when all were contaminated);
 * ``contamination.csv`` (with ``--against``): ``id, split, reference_id, ...``;
 * ``kept.csv``: ``id, split`` of every row the dedup kept, the record of a kept row's split;
+* ``skipped.csv`` (when there): ``id, reason`` of the rows under ``--min-tokens`` (reasons
+  ``too_short`` and ``empty``), to count how many of the joined rows were too short to compare;
 * in a folder without ``kept.csv`` (written before it existed): the deduplicated splits
   (``<split>.jsonl`` / ``<split>.parquet`` / ``dataset/``), only their id column(s), read only
   when the split of a kept row is needed. Such a folder's ``files/`` records no split: with two
@@ -62,6 +64,8 @@ class DedupOutput:
         has_reference: the run had ``--against`` (``report.json`` has ``contamination``).
         unreadable: id -> reason of each row or source file the dedup could not read
             (``unreadable.csv``; empty when the run wrote none). These are in no output split.
+        too_short: ids of the rows under ``--min-tokens`` (``skipped.csv`` reasons ``too_short``
+            and ``empty``); ``None`` for a folder without ``skipped.csv`` (written before it).
     """
 
     folder: Path
@@ -78,6 +82,7 @@ class DedupOutput:
     has_train_test: bool
     has_reference: bool
     unreadable: dict[str, str] = field(default_factory=dict)
+    too_short: set[str] | None = None
     #: ``kept.csv``: id -> split of each row the dedup kept (``None`` for a folder without it)
     kept_split: dict[str, str] | None = field(default=None, repr=False)
     _split_of_kept: dict[str, str] | None = field(default=None, repr=False)
@@ -116,6 +121,11 @@ class DedupOutput:
     def rows_not_checked(self) -> int:
         """Rows too short to be compared with the reference (counted as clean; 0 without ``--against``)."""
         return int(self.report["contamination"].get("rows_not_checked_too_short", 0)) if self.has_reference else 0
+
+    def too_short_among(self, ids: Sequence[str]) -> int | None:
+        """How many of ``ids`` (e.g. the rows joined to a metric table) the dedup found too short
+        to compare as token bags (:attr:`too_short`); ``None`` when the folder has no ``skipped.csv``."""
+        return None if self.too_short is None else sum(1 for row in ids if row in self.too_short)
 
     def split_of(self, row_id: str, id_columns: Sequence[str] = ()) -> str | None:
         """The split of row ``row_id``, or ``None`` when the dedup never saw the row.
@@ -218,6 +228,10 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     unreadable: dict[str, str] = {}
     if (root / "unreadable.csv").is_file():
         unreadable = {row["id"]: row["reason"] for row in _read_csv(root / "unreadable.csv", ("id", "reason"))}
+    too_short = None
+    if (root / "skipped.csv").is_file():
+        too_short = {row["id"] for row in _read_csv(root / "skipped.csv", ("id", "reason"))
+                     if row["reason"] in ("too_short", "empty")}
     kept_split = None
     if (root / "kept.csv").is_file():
         kept_split = {row["id"]: row["split"] for row in _read_csv(root / "kept.csv", ("id", "split"))}
@@ -226,7 +240,7 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
         folder=root, report=report, clusters=clusters, cluster_of=cluster_of, position_of=position_of, removed=removed,
         kept_of_cluster=kept_of_cluster, contaminated=contaminated, splits=list(report["splits"]),
         train_split=str(parameters.get("train_split", "train")), test_split=str(parameters.get("test_split", "test")),
-        has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable,
+        has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable, too_short=too_short,
         kept_split=kept_split, split_files_found=True if kept_split is not None else None,
     )
 

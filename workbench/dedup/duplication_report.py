@@ -48,7 +48,12 @@ SPLIT_FIGURES: dict[str, str] = {
     "too_short": ("rows with fewer than min_tokens identifier/literal tokens (empty ones included); not compared by "
                   "the token rule, but exact text copies among them are found (exact_text)"),
     "empty": "too_short rows whose text is empty after whitespace normalisation; never clustered, kept",
-    "parse_errors": "rows tokenized from a parse with errors (tree-sitter recovered)",
+    "parse_errors": ("rows whose parse has syntax errors (tree-sitter recovered and the tokens were still read): "
+                     "parse_errors_compared + parse_errors_too_short"),
+    "parse_errors_compared": ("parse_errors rows long enough to be compared (counted in analysed, searched like any "
+                              "other); listed in skipped.csv with reason parse_error"),
+    "parse_errors_too_short": ("parse_errors rows below min_tokens (counted in too_short, not compared by the token "
+                               "rule); listed in skipped.csv with reason too_short, the error in detail"),
     "analysed": "rows compared (|D| of the duplication factor)",
     "rows_in_exact_groups": "rows whose token multiset equals at least one other row's, all copies counted",
     "exact_duplicates": "rows_in_exact_groups minus one per exact group: sum over exact groups E of (|E| - 1)",
@@ -103,6 +108,8 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
         "too_short": status[TOO_SHORT],
         "empty": sum(1 for i in result.empty if i in inside),
         "parse_errors": sum(1 for i in members if result.has_error[i]),
+        "parse_errors_compared": sum(1 for i in members if result.has_error[i] and result.status[i] == ANALYSED),
+        "parse_errors_too_short": sum(1 for i in members if result.has_error[i] and result.status[i] == TOO_SHORT),
         "analysed": analysed,
         "rows_in_exact_groups": sum(size for size in exact_sizes if size > 1),
         "exact_duplicates": exact,
@@ -178,8 +185,11 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     ]
     report["cluster_shape"] = _cluster_shape(result)
     skipped = Counter(row.reason for row in skipped_rows(result, details=False))
+    # one reason per row: a too-short row that also failed to parse is listed as too_short (its
+    # error in detail), so by_reason.parse_error is overall.parse_errors_compared, not parse_errors
     report["skipped_rows"] = {"file": "skipped.csv", "rows": sum(skipped.values()),
-                              "by_reason": {reason: skipped[reason] for reason in SKIP_REASONS}}
+                              "by_reason": {reason: skipped[reason] for reason in SKIP_REASONS},
+                              "too_short_with_parse_error": report["overall"]["parse_errors_too_short"]}
     report["failures"] = dict(Counter(result.failures.values()))
     report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
@@ -439,8 +449,14 @@ def render_report(report: dict) -> list:
     if skipped["rows"]:
         facts.add_row(f"rows listed in {skipped['file']}",
                       f"{skipped['rows']} (" + ", ".join(f"{k}: {v}" for k, v in skipped["by_reason"].items() if v) + ")")
-    if overall["failed"] or overall["parse_errors"]:
-        facts.add_row("unreadable rows / parsed with errors", f"{overall['failed']} / {overall['parse_errors']}")
+    if overall["failed"]:
+        facts.add_row("unreadable rows (kept, not compared)", str(overall["failed"]))
+    if overall["parse_errors"]:
+        # skipped.csv gives one reason per row: only the compared ones are listed as parse_error
+        facts.add_row("parsed with syntax errors",
+                      f"{overall['parse_errors']}: {overall['parse_errors_compared']} compared "
+                      f"(skipped.csv parse_error), {overall['parse_errors_too_short']} too short "
+                      "(skipped.csv too_short, error in detail)")
     cross = report.get("cross_set")
     if cross:
         facts.add_row("in-train duplicates (files)", str(cross["in_train_duplicates"]))

@@ -13,7 +13,9 @@ Reasons (one per row, the first that applies):
 * ``parse_error``: compared, but tokenized from a parse with syntax errors (tree-sitter
   recovers); ``detail`` locates the first error.
 
-A too-short or empty row that also failed to parse gives its error in ``detail``. Rows are
+A too-short or empty row that also failed to parse keeps that reason and gives its error in
+``detail``: the ``parse_error`` rows are the report's ``parse_errors_compared``, and
+``parse_errors`` also counts such too-short rows (``parse_errors_too_short``). Rows are
 listed in input order (split order, then row order), which is the same for every engine.
 """
 

@@ -160,19 +160,48 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     it is :class:`CommandLineText`.
 
     Raises:
-        ConfigError: no ``=`` or no ``table.`` prefix.
+        ConfigError: no ``=`` or no ``table.`` prefix (a bare table name gets a few of its keys,
+            a bare key the tables that have it).
     """
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected TABLE.KEY=VALUE, e.g. score.limit=20")
     name, value_text = text.split("=", 1)
     if "." not in name:
-        raise ConfigError(f"--set {text!r}: the key needs its table, e.g. score.{name.strip()}")
+        raise ConfigError(f"--set {text!r}: {_missing_table_or_key(name.strip())}")
     table, key = (part.strip() for part in name.split(".", 1))
     try:
         value = tomllib.loads(f"value = {value_text}", parse_float=_toml_float)["value"]
     except tomllib.TOMLDecodeError:
         value = CommandLineText(value_text)  # a bare word: text, as a flag's
     return table, key, value
+
+
+def table_keys(table: str) -> list[str]:
+    """The keys a table of the file takes (``[run]``, ``[data]`` or a stage's, in field order;
+    without the keys the pipeline sets or takes from ``[data]``/``[run]``); ``[]`` for no table."""
+    if table == "run":
+        return list(RUN_KEYS)
+    if table == "data":
+        return list(DATA_KEYS)
+    command = SECTION_COMMANDS.get(table)
+    if command is None:
+        return []
+    skip = MANAGED_KEYS[command] | set(SHARED_KEYS[command])
+    return [key for key in COMMAND_CONFIGS[command].options() if key not in skip]
+
+
+def _missing_table_or_key(name: str) -> str:
+    """What a ``--set NAME=VALUE`` without a dot lacks: a key inside the table ``NAME``
+    (``--set score=1``), or the table of the key ``NAME`` (``--set limit=20``)."""
+    tables = ["run", "data", *SECTION_COMMANDS]
+    if name in tables:
+        keys = table_keys(name)
+        return (f"{name} is a whole table; set one key inside it, {name}.KEY=VALUE, e.g. "
+                f"{name}.{keys[0]} or {name}.{keys[1]} (keys of [{name}]: {', '.join(keys)})")
+    holders = [table for table in tables if name in table_keys(table)]
+    if holders:
+        return f"the key needs its table: {' or '.join(f'{table}.{name}' for table in holders)}"
+    return f"expected TABLE.KEY=VALUE, e.g. score.limit=20{suggestion(name, tables)}; tables: {', '.join(tables)}"
 
 
 def _toml_float(text: str) -> float:
