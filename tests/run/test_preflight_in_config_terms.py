@@ -108,7 +108,7 @@ def test_duplicate_sample_keys_fail_before_decontaminate_and_dedup_run(tmp_path:
     data = _generations(tmp_path / "g2.jsonl", _rows(("HumanEval/0", 0), ("HumanEval/0", 1)))
     raw = {"run": {"output": str(tmp_path / "run"), "stages": ["dedup"]},
            "data": {"source": str(data), "id_column": "task_id"}}
-    with pytest.raises(Exception, match=r"ids must be unique, but 1 id\(s\) of column 'task_id' occur more than "
+    with pytest.raises(Exception, match=r"ids must be unique, but 1 id of column 'task_id' occurs more than "
                                         r"once: 'HumanEval/0'\. Pass a unique column with \[data\] id_column"):
         run_preflight(build_config(raw))
 

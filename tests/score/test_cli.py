@@ -112,5 +112,5 @@ def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path
     result = CliRunner().invoke(app, ["score", str(data), "--method", "ice-score", "--model", "gpt-4o-mini",
                                       "--generation-column", "completion_multipl_e", "-o", str(out), "--no-progress"])
     assert result.exit_code == 1, result.output
-    assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable(s) OPENAI_API_KEY" in result.output
+    assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable OPENAI_API_KEY, which is not set" in result.output
     assert read_jsonl(out / "scores.jsonl") == []

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, row_languages
 from workbench.data.loading import LoadedDataset, first_non_text_cell
 from workbench.errors import DataError
+from workbench.formatting import count
 from workbench.languages.registry import get_language
 
 
@@ -228,7 +229,8 @@ def _check_unique(ids: list, id_column: str | None, id_option: str = "--id-colum
     hint = (f" (unique here: {', '.join(unique)})" if unique else "")
     where = f"{loaded.source}: " if loaded is not None else ""
     raise DataError(
-        f"{where}ids must be unique, but {len(repeated)} id(s) of column {id_column!r} occur more than once: {shown}. "
+        f"{where}ids must be unique, but {count(len(repeated), 'id')} of column {id_column!r} "
+        f"{'occurs' if len(repeated) == 1 else 'occur'} more than once: {shown}. "
         f"Pass a unique column with {id_option}{hint}."
     )
 

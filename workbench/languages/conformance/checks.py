@@ -11,6 +11,7 @@ import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.formatting import count
 from workbench.languages.grammar_fit import grammar_mismatches, is_set
 from workbench.languages.spec import LanguagePlugin, SubCodeKind, TestRunner
 
@@ -308,6 +309,6 @@ def check_definition_fields(plugin: LanguagePlugin, samples: Sequence[str]) -> l
         if not any(flags):
             problems.append(
                 f"field {field_name!r} of {node_type!r} never holds an identifier in the samples "
-                f"({len(flags)} occurrence(s)); is it the right field?"
+                f"({count(len(flags), 'occurrence')}); is it the right field?"
             )
     return problems
