@@ -5,9 +5,10 @@ report) joins them on ``(task_id, sample_id)``. This module owns that key and th
 it:
 
 * :func:`sample_key` -- ids compared as text (``3``, ``3.0`` and ``"3"`` are one sample;
-  surrounding blanks ignored), a missing id stays ``None``;
+  surrounding blanks ignored), a missing id (null, NaN, blank) is ``None``, never ``"None"``;
 * :class:`SampleNumbering` / :func:`number_samples` -- data without a sample id column gets
-  ids 0, 1, ... per task in file order, the same in every job, so their outputs join;
+  ids 0, 1, ... per task in file order, the same in every job, so their outputs join; a row
+  without a task id is refused (:class:`MissingTaskIdError`);
 * :func:`resolve_sample_column` -- when an absent sample column means "number them";
 * :func:`check_unique` -- two rows with one key are refused (:class:`DuplicateSampleError`);
 * :class:`BaseSample` -- the part every job's sample shares (the ids and the key); the
@@ -25,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -42,13 +44,14 @@ SampleKey = tuple[Optional[str], Optional[str]]
 
 
 def id_text(value: Any) -> str | None:
-    """One id as join text: ``None`` stays ``None``, a whole float loses its ``.0`` (a CSV reader
-    turns an int column with a gap into floats), text is stripped."""
-    if value is None:
+    """One id as join text: a missing id -- ``None``, a float NaN (a CSV or parquet gap) or blank
+    text -- is ``None``, never the text ``"None"``, ``"nan"`` or ``""``; a whole float loses its
+    ``.0`` (a CSV reader turns an int column with a gap into floats); text is stripped."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value).strip()
+    return str(value).strip() or None
 
 
 def sample_key(task_id: Any, sample_id: Any) -> SampleKey:
@@ -166,16 +169,51 @@ def sample_numbers(task_ids: Iterable[Any]) -> list[int]:
     return [numbering.next_id(task) for task in task_ids]
 
 
+class MissingTaskIdError(DataError):
+    """Rows whose task id is missing (null, NaN or blank).
+
+    Attributes:
+        rows: the 1-based numbers of those rows (all of them).
+    """
+
+    def __init__(self, message: str, rows: list[int]):
+        super().__init__(message)
+        self.rows = rows
+
+
 def number_samples(
-    rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None
+    rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None, *,
+    where: str = "the data", option: str = "--task-column",
 ) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
     """Yield ``(task_id, sample_id, row)`` per row: the task id as text, the sample id from
     ``sample_column`` as read, or numbered by :class:`SampleNumbering` when it is ``None``.
 
+    A row without a task id (null, NaN, blank: :func:`id_text` is ``None``) is refused, never
+    read as a task called ``"None"`` or ``"nan"``: at the first such row the rest are read for
+    their task ids only and :class:`MissingTaskIdError` names them all.
+
+    Args:
+        rows: the rows in file order; task_column: the task id column; sample_column: the
+        sample id column, or ``None`` to number; where: the input, for the message
+        (``"the generations (gens.jsonl)"``); option: the option that names ``task_column``.
+
     Raises:
         KeyError: a row lacks a named column (callers check columns first).
+        MissingTaskIdError: some rows have no task id (their row numbers, counting from 1).
     """
     numbering = SampleNumbering()
-    for row in rows:
-        task_id = str(row[task_column])
+    rows = iter(rows)
+    for number, row in enumerate(rows, start=1):
+        value = row[task_column]
+        if id_text(value) is None:
+            missing = [number] + [later for later, rest in enumerate(rows, start=number + 1)
+                                  if id_text(rest[task_column]) is None]
+            shown = ", ".join(str(n) for n in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            raise MissingTaskIdError(
+                f"{where}: {count(len(missing), 'row')} {'has' if len(missing) == 1 else 'have'} no task id in "
+                f"{option} {task_column!r} (null, NaN or blank; rows {shown}, counting from 1); samples are grouped "
+                f"and joined by task, so fill them in, or name the task id column with {option}",
+                missing,
+            )
+        task_id = str(value)
         yield task_id, (row[sample_column] if sample_column else numbering.next_id(task_id)), row

@@ -313,7 +313,8 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
                            LANGUAGE_COLUMN if has_language else None) if c]
     samples: list[Sample] = []
     for task_id, sample_id, row in number_samples(
-        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column
+        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column,
+        where=f"the generations ({source})",
     ):
         completion = row[config.completion_column]
         prompt = row[config.prompt_column] if config.prompt_column else None

@@ -256,7 +256,7 @@ def load_samples(
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
-    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column, where=f"the generations ({source})"):
         carried = {c: row[c] for c in carry if c not in supplied}
         if outcomes is not None:
             key = sample_key(task_id, sample_id)
