@@ -245,7 +245,8 @@ def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
         run_execute(nan, output, ExecutionConfig(**FIXED))
     five = write_jsonl(tmp_path / "five.jsonl", [{"task_id": "HumanEval/0", "completion": solution},
                                                  {"task_id": "HumanEval/0", "completion": 5}])
-    with pytest.raises(DataError, match=r"e.g. row 2: '5' \(int\)"):
+    # fix32: in the file's words ("numbers", the cell as written), not datasets' feature type ("Json(decode=True)")
+    with pytest.raises(DataError, match=r"'completion' holds numbers, not text, in 1 of 2 rows .*\(e.g. 5 in row 2\)"):
         run_execute(five, output, ExecutionConfig(**FIXED))
     assert not output.exists()
 
