@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import load_records, require_text_columns
+from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
@@ -335,6 +336,18 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
     return samples
 
 
+def _repeated_prompt_note(samples: list[Sample], problems: Mapping[str, Problem]) -> str | None:
+    """The note for completions that begin with the prompt they are appended to (whole programs,
+    whose prompt ``--mode completion`` would run twice), or ``None``; counted before any sample runs."""
+    return repeated_prompt_note(
+        ((s.prompt if s.prompt is not None else problems[s.task_id].prompt, s.completion) for s in samples),
+        noun="completion",
+        consequence="which --mode completion puts after the prompt (prompt + completion), so each program holds the "
+                    "prompt's code twice (a compile error in many languages; Python redefines the function)",
+        remedy="pass --mode full to run each completion as the whole program",
+    )
+
+
 def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping[str, Problem]) -> str | None:
     """The note for generations that carry a prompt unlike the problem's, or ``None`` (trailing
     whitespace is not a difference)."""
@@ -633,6 +646,10 @@ def _run_execute_locked(
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
     samples = apply_stop_sequences(samples, problems, config.stop_sequences)
+    if config.mode == "completion":
+        note = _repeated_prompt_note(samples[: config.limit] if config.limit is not None else samples, problems)
+        if note:
+            notes.append(note)
     own_sandbox = sandbox is None
     if sandbox is None:
         isolation = detect_isolation(config.isolation_level)
