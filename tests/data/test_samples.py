@@ -11,7 +11,7 @@ import pytest
 from workbench.data.samples import (
     BaseSample,
     DuplicateSampleError,
-    MissingTaskIdError,
+    MissingIdError,
     SampleNumbering,
     check_unique,
     id_text,
@@ -128,6 +128,20 @@ def test_both_loaders_refuse_rows_without_a_task_id_naming_them(tmp_path, suffix
         frame.to_csv(source, index=False) if suffix == ".csv" else frame.to_parquet(source)
     for load in (lambda: load_execution_samples(str(source), ExecutionConfig(), []),
                  lambda: load_scoring_samples(str(source))):
-        with pytest.raises(MissingTaskIdError, match=r"3 rows have no task id in --task-column 'task_id' .*rows 2, 4, 5,") as error:
+        with pytest.raises(MissingIdError, match=r"3 rows have no task id in --task-column 'task_id' .*rows 2, 4, 5,") as error:
             load()
-        assert error.value.rows == [2, 4, 5] and "None" not in str(error.value) and "nan" not in str(error.value)
+        assert error.value.rows == [2, 4, 5] and error.value.column == "task_id" and "None" not in str(error.value) and "nan" not in str(error.value)
+
+
+def test_both_loaders_refuse_blank_and_null_sample_ids(tmp_path):
+    """Blank sample ids are missing ones (keyed ``(task, None)``, so never compared as
+    duplicates): score wrote one row for two such samples; both loaders now name the rows."""
+    from workbench.execute.job import ExecutionConfig
+    from workbench.execute.job import load_samples as load_execution_samples
+    from workbench.score.job import load_samples as load_scoring_samples
+
+    rows = [{**row, "sample_id": sample} for row, sample in zip(ROWS, [None, "", " "])]
+    source = _generations(tmp_path / "gen.jsonl", rows)
+    for load in (lambda: load_execution_samples(source, ExecutionConfig(), []), lambda: load_scoring_samples(source)):
+        with pytest.raises(MissingIdError, match=r"3 rows have no sample id in column 'sample_id' \(rows 1, 2, 3\)"):
+            load()

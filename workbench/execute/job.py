@@ -321,15 +321,7 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
         prompt = row[config.prompt_column] if config.prompt_column else None
         samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt,
                               language=language_value(row[LANGUAGE_COLUMN]) if has_language else None))
-    missing = [number for number, s in enumerate(samples, start=1) if s.sample_id is None]
-    if missing:
-        shown = ", ".join(str(number) for number in missing[:5])
-        raise DataError(
-            f"the generations ({source}): {count(len(missing), 'row')} {'has' if len(missing) == 1 else 'have'} no "
-            f"sample id in column {sample_column!r} "
-            f"(rows {shown}{' ...' if len(missing) > 5 else ''}); results are joined on (task, sample id), so each "
-            f"needs one: fill them in, or pass --sample-column with another column"
-        )
+    # a row without a task or sample id was refused by number_samples (MissingIdError)
     check_unique((s.key for s in samples), where=f"the generations ({source})",
                  columns=(config.task_column, sample_column or "numbered sample id"),
                  hint="sample ids must be unique per task")
