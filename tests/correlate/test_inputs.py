@@ -227,6 +227,24 @@ def test_missing_labels_are_counted(tmp_path):
     assert report.counts.samples == len(rows) - 2 and report.counts.rows == len(rows)
 
 
+def test_null_blank_and_nan_task_ids_are_counted_as_without_task_id(tmp_path):
+    """A blank task id was a task called "" (two of them a duplicate key), a CSV gap in a number
+    task column the task "nan"; every missing kind is a row without task id, counted."""
+    rows = _rows()
+    rows[0]["task_id"], rows[7]["task_id"], rows[13]["task_id"] = None, "", "  "
+    report = correlate(_jsonl(tmp_path / "scores.jsonl", rows), metrics=["codebleu"], n_resamples=10)
+    assert report.counts.excluded_missing_task == 3 and report.counts.samples == len(rows) - 3
+    numbered = [{**row, "task_id": float(i // 6)} for i, row in enumerate(_rows())]
+    numbered[0]["task_id"] = numbered[7]["task_id"] = None  # read back as NaN in a float column
+    path = tmp_path / "scores.csv"
+    with path.open("w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(numbered[0]))
+        writer.writeheader()
+        writer.writerows(numbered)
+    report = correlate(path, metrics=["codebleu"], n_resamples=10)
+    assert report.counts.excluded_missing_task == 2 and report.counts.tasks == 12  # no task "nan"
+
+
 def test_duplicate_task_sample_keys(tmp_path):
     rows = _rows()
     rows.append(dict(rows[4]))

@@ -11,8 +11,10 @@ import pytest
 from workbench.data.samples import (
     BaseSample,
     DuplicateSampleError,
+    MissingIdError,
     SampleNumbering,
     check_unique,
+    id_text,
     number_samples,
     resolve_sample_column,
     row_key,
@@ -97,3 +99,49 @@ def test_both_loaders_refuse_a_repeated_sample_id(tmp_path):
         load_execution_samples(source, ExecutionConfig(), [])
     with pytest.raises(DuplicateSampleError, match=r"1 row repeats .*\(HumanEval/1, 5\).*--sample-column"):
         load_scoring_samples(source)
+
+
+def test_a_missing_id_is_none_never_the_text_none_or_nan():
+    for missing in (None, float("nan"), "", "  "):
+        assert id_text(missing) is None
+        assert sample_key(missing, missing) == (None, None)
+    assert id_text("None") == "None" and id_text(0.0) == "0"  # text as written is kept
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_both_loaders_refuse_rows_without_a_task_id_naming_them(tmp_path, suffix):
+    """A null, NaN (a CSV/parquet gap in a number column) or blank task id was read as the task
+    "None" / "nan" / "": score scored it silently, execute called it an unknown task."""
+    import pandas as pd
+
+    from workbench.execute.job import ExecutionConfig
+    from workbench.execute.job import load_samples as load_execution_samples
+    from workbench.score.job import load_samples as load_scoring_samples
+
+    rows = [dict(row) for row in ROWS * 2]
+    rows[1]["task_id"], rows[3]["task_id"], rows[4]["task_id"] = None, "", " "
+    source = tmp_path / f"gen{suffix}"
+    if suffix == ".jsonl":
+        _generations(source, rows)
+    else:  # number task ids with a gap: the reader makes the column float, the gap NaN
+        frame = pd.DataFrame([{**row, "task_id": float(i) if (row["task_id"] or "").strip() else None} for i, row in enumerate(rows)])
+        frame.to_csv(source, index=False) if suffix == ".csv" else frame.to_parquet(source)
+    for load in (lambda: load_execution_samples(str(source), ExecutionConfig(), []),
+                 lambda: load_scoring_samples(str(source))):
+        with pytest.raises(MissingIdError, match=r"3 rows have no task id in --task-column 'task_id' .*rows 2, 4, 5,") as error:
+            load()
+        assert error.value.rows == [2, 4, 5] and error.value.column == "task_id" and "None" not in str(error.value) and "nan" not in str(error.value)
+
+
+def test_both_loaders_refuse_blank_and_null_sample_ids(tmp_path):
+    """Blank sample ids are missing ones (keyed ``(task, None)``, so never compared as
+    duplicates): score wrote one row for two such samples; both loaders now name the rows."""
+    from workbench.execute.job import ExecutionConfig
+    from workbench.execute.job import load_samples as load_execution_samples
+    from workbench.score.job import load_samples as load_scoring_samples
+
+    rows = [{**row, "sample_id": sample} for row, sample in zip(ROWS, [None, "", " "])]
+    source = _generations(tmp_path / "gen.jsonl", rows)
+    for load in (lambda: load_execution_samples(source, ExecutionConfig(), []), lambda: load_scoring_samples(source)):
+        with pytest.raises(MissingIdError, match=r"3 rows have no sample id in column 'sample_id' \(rows 1, 2, 3\)"):
+            load()

@@ -245,7 +245,8 @@ def test_a_completion_column_that_is_not_text_fails_before_running(tmp_path):
         run_execute(nan, output, ExecutionConfig(**FIXED))
     five = write_jsonl(tmp_path / "five.jsonl", [{"task_id": "HumanEval/0", "completion": solution},
                                                  {"task_id": "HumanEval/0", "completion": 5}])
-    with pytest.raises(DataError, match=r"e.g. row 2: '5' \(int\)"):
+    # fix32: in the file's words ("numbers", the cell as written), not datasets' feature type ("Json(decode=True)")
+    with pytest.raises(DataError, match=r"'completion' holds numbers, not text, in 1 of 2 rows .*\(e.g. 5 in row 2\)"):
         run_execute(five, output, ExecutionConfig(**FIXED))
     assert not output.exists()
 
@@ -503,3 +504,19 @@ def test_problems_without_an_entry_point_column_run_their_self_calling_tests(tmp
     with pytest.raises(MissingColumnError, match="fn"):
         run_execute(generations, tmp_path / "named.jsonl",
                     ExecutionConfig(problems=str(problems), test_column="tests", entry_point_column="fn", **FIXED))
+
+
+def test_completions_that_begin_with_their_prompt_are_noted_before_running(tmp_path):
+    """fix32: score said when generations repeat their prompt, execute did not, though --mode
+    completion then runs every prompt twice. Real HumanEval prompts, real sandbox; the note is
+    counted before any sample runs (limit 3 of 4 rows: 2 of the 3 chosen are whole programs)."""
+    humaneval = load_humaneval()
+    rows = [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["prompt"] + humaneval[i]["canonical_solution"]}
+            for i in range(2)]
+    rows += [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["canonical_solution"]} for i in (2, 3)]
+    generations = write_jsonl(tmp_path / "whole.jsonl", rows)
+    summary = run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(limit=3, **FIXED))
+    [note] = [n for n in summary.notes if "own prompt" in n]
+    assert note.startswith("2 of 3 completions begin with their own prompt: whole programs") and "--mode full" in note
+    full = run_execute(generations, tmp_path / "full.jsonl", ExecutionConfig(mode="full", limit=1, **FIXED))
+    assert not any("own prompt" in n for n in full.notes)

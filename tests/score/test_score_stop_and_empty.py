@@ -95,11 +95,15 @@ def test_a_limit_above_the_samples_there_are_is_noted(tmp_path):
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=3)) == []
 
 
-@pytest.mark.parametrize("values, shown", [([BODY, 123], "row 2: '123' (int)"), ([BODY, ["a", "b"]], "row 2: \"['a', 'b']\" (list)"),
-                                           ([1.5, None], "row 1: '1.5' (float)")])
+@pytest.mark.parametrize("values, shown", [([BODY, 123], ("holds numbers, not text, in 1 of 2 rows", "(e.g. 123 in row 2)")),
+                                           ([BODY, ["a", "b"]], ("holds lists, not text, in 1 of 2", '(e.g. ["a", "b"] in row 2)')),
+                                           ([1.5, None], ("holds numbers, not text, in 1 of 2 rows", "(e.g. 1.5 in row 1)")),
+                                           ([BODY, {"code": BODY}], ("holds objects, not text",)),
+                                           ([BODY, True], ("holds true/false values, not text",))])
 def test_a_generation_that_is_not_text_is_refused_with_the_row(tmp_path, values, shown):
     path = tmp_path / "gens.jsonl"
     path.write_text("".join(json.dumps({"task_id": "T/0", "completion": v, "reference": BODY}) + "\n" for v in values))
     with pytest.raises(DataError, match=r"--generation-column 'completion' holds .*, not text") as raised:
         load_samples(path, columns=Columns(generation="completion"))
-    assert shown in str(raised.value)
+    assert all(words in str(raised.value) for words in shown), str(raised.value)
+    assert "Json(" not in str(raised.value) and "Value(" not in str(raised.value)  # no datasets feature types

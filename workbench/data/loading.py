@@ -235,6 +235,60 @@ def first_non_text_cell(dataset: datasets.Dataset, column: str, where: str = "")
     return ""
 
 
+def value_kind(value: Any) -> str:
+    """What a cell holds, in the words of its file rather than of ``datasets``' feature types:
+    ``"text"``, ``"numbers"``, ``"true/false values"``, ``"lists"``, ``"objects"``, ``"bytes"``,
+    else the Python type's name (``"datetime"``)."""
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):  # before int: a bool is an int
+        return "true/false values"
+    if isinstance(value, (int, float, np.number)):
+        return "numbers"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "lists"
+    if isinstance(value, dict):
+        return "objects"
+    if isinstance(value, bytes):
+        return "bytes"
+    return type(value).__name__
+
+
+def _as_written(value: Any) -> str:
+    """A cell as its file would show it (``123``, ``["a"]``, ``true``), cut to 60 characters."""
+    try:
+        text = json.dumps(value.tolist() if isinstance(value, np.ndarray) else value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_non_text(dataset: datasets.Dataset, column: str, option: str, where: str) -> str:
+    """The first words of an error for a column that should hold text and does not, in the
+    file's terms: ``"--generation-column 'x' holds numbers, not text, in 1 of 6 rows of the
+    generations (g.jsonl) (e.g. 123 in row 5)"``; for a JSON-typed column whose every cell reads
+    as text or null, that a bare NaN or Infinity is the likely cause (``datasets`` reads those as
+    null but types the column as JSON).
+
+    Args:
+        dataset: the table; column: the column; option: the option that names it;
+        where: what the table is (``"the generations (gens.jsonl)"``); rows count from 1 in it.
+    """
+    try:
+        cells = dataset[column]
+    except Exception:  # an unreadable column: the message does without an example
+        return f"{option} {column!r} does not hold text (in {where})"
+    odd = [(number, value) for number, value in enumerate(cells, start=1)
+           if value is not None and not isinstance(value, (str, bytes))]
+    if not odd:
+        return (f"{option} {column!r} does not hold text (in {where}): every cell reads as text or null, so a NaN "
+                f"or Infinity written bare in some row (not JSON; write null for a missing value) is the likely cause")
+    kinds = list(dict.fromkeys(value_kind(value) for _, value in odd))
+    number, first = odd[0]
+    return (f"{option} {column!r} holds {' and '.join(kinds)}, not text, in {len(odd)} of {count(len(cells), 'row')} "
+            f"of {where} (e.g. {_as_written(first)} in row {number})")
+
+
 def require_text_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str) -> None:
     """Raise :class:`DataError` for a named column that does not hold text (or only nulls): a
     number or a list would otherwise be turned into its ``repr`` and read as code.
@@ -244,17 +298,17 @@ def require_text_columns(dataset: datasets.Dataset, columns: Mapping[str, str | 
         where: what the table is, for the message (``"the generations (gens.jsonl)"``).
 
     Raises:
-        DataError: naming the option, the column's type and its first cell that is not text.
+        DataError: naming the option, what the column holds in the file's terms (numbers,
+            lists, ...), how many rows and the first such cell with its row (:func:`describe_non_text`).
     """
     for option, column in columns.items():
         if column is None:
             continue
         feature = dataset.features[column]
         if not (isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "null")):
-            example = first_non_text_cell(dataset, column)  # a NaN, a number, a list: what is wrong
             raise DataError(
-                f"{option} {column!r} holds {feature}, not text (in {where}){example}; one row per sample with its "
-                f"code as a string is expected (a null for a missing one; flatten a list of completions per task first)"
+                f"{describe_non_text(dataset, column, option, where)}; one row per sample with its code as a string "
+                f"is expected (a null for a missing one; flatten a list of completions per task first)"
             )
 
 

@@ -5,9 +5,10 @@ report) joins them on ``(task_id, sample_id)``. This module owns that key and th
 it:
 
 * :func:`sample_key` -- ids compared as text (``3``, ``3.0`` and ``"3"`` are one sample;
-  surrounding blanks ignored), a missing id stays ``None``;
+  surrounding blanks ignored), a missing id (null, NaN, blank) is ``None``, never ``"None"``;
 * :class:`SampleNumbering` / :func:`number_samples` -- data without a sample id column gets
-  ids 0, 1, ... per task in file order, the same in every job, so their outputs join;
+  ids 0, 1, ... per task in file order, the same in every job, so their outputs join; a row
+  without a task or sample id is refused (:class:`MissingIdError`);
 * :func:`resolve_sample_column` -- when an absent sample column means "number them";
 * :func:`check_unique` -- two rows with one key are refused (:class:`DuplicateSampleError`);
 * :class:`BaseSample` -- the part every job's sample shares (the ids and the key); the
@@ -25,6 +26,8 @@ Example::
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -42,13 +45,14 @@ SampleKey = tuple[Optional[str], Optional[str]]
 
 
 def id_text(value: Any) -> str | None:
-    """One id as join text: ``None`` stays ``None``, a whole float loses its ``.0`` (a CSV reader
-    turns an int column with a gap into floats), text is stripped."""
-    if value is None:
+    """One id as join text: a missing id -- ``None``, a float NaN (a CSV or parquet gap) or blank
+    text -- is ``None``, never the text ``"None"``, ``"nan"`` or ``""``; a whole float loses its
+    ``.0`` (a CSV reader turns an int column with a gap into floats); text is stripped."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value).strip()
+    return str(value).strip() or None
 
 
 def sample_key(task_id: Any, sample_id: Any) -> SampleKey:
@@ -166,16 +170,71 @@ def sample_numbers(task_ids: Iterable[Any]) -> list[int]:
     return [numbering.next_id(task) for task in task_ids]
 
 
+class MissingIdError(DataError):
+    """Rows whose task id or sample id is missing (null, NaN or blank).
+
+    Attributes:
+        column: the id column they lack a value in.
+        rows: the 1-based numbers of those rows (all of them).
+    """
+
+    def __init__(self, message: str, column: str, rows: list[int]):
+        super().__init__(message)
+        self.column = column
+        self.rows = rows
+
+
+def _missing_ids(first: int, row: Mapping[str, Any], rest: Iterator[Mapping[str, Any]], task_column: str,
+                 sample_column: str | None, where: str, option: str) -> MissingIdError:
+    """The error for row ``first`` (``row``) without an id: the rest of the rows are read for
+    their ids only, so the message names every row that lacks one (task ids first)."""
+    tasks: list[int] = []
+    samples: list[int] = []
+    for number, each in itertools.chain([(first, row)], enumerate(rest, start=first + 1)):
+        if id_text(each[task_column]) is None:
+            tasks.append(number)
+        elif sample_column is not None and id_text(each[sample_column]) is None:
+            samples.append(number)
+    missing = tasks or samples
+    shown = ", ".join(str(n) for n in missing[:5]) + (" ..." if len(missing) > 5 else "")
+    verb = "has" if len(missing) == 1 else "have"
+    if tasks:
+        return MissingIdError(
+            f"{where}: {count(len(missing), 'row')} {verb} no task id in {option} {task_column!r} (null, NaN or blank; "
+            f"rows {shown}, counting from 1); samples are grouped and joined by task, so fill them in, or name the "
+            f"task id column with {option}", task_column, missing)
+    return MissingIdError(
+        f"{where}: {count(len(missing), 'row')} {verb} no sample id in column {sample_column!r} (rows {shown}); "
+        f"results are joined on (task, sample id), so each needs one: fill them in, or pass --sample-column with "
+        f"another column", sample_column, missing)
+
+
 def number_samples(
-    rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None
+    rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None, *,
+    where: str = "the data", option: str = "--task-column",
 ) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
     """Yield ``(task_id, sample_id, row)`` per row: the task id as text, the sample id from
     ``sample_column`` as read, or numbered by :class:`SampleNumbering` when it is ``None``.
 
+    A row without a task id, or without a sample id in ``sample_column`` (null, NaN, blank:
+    :func:`id_text` is ``None``), is refused, never read as a task called ``"None"`` or
+    ``"nan"`` nor let two samples share the key ``(task, None)``: at the first such row the
+    rest are read for their ids only and :class:`MissingIdError` names them all.
+
+    Args:
+        rows: the rows in file order; task_column: the task id column; sample_column: the
+        sample id column, or ``None`` to number; where: the input, for the message
+        (``"the generations (gens.jsonl)"``); option: the option that names ``task_column``.
+
     Raises:
         KeyError: a row lacks a named column (callers check columns first).
+        MissingIdError: some rows have no task id, or no sample id (their row numbers, from 1).
     """
     numbering = SampleNumbering()
-    for row in rows:
-        task_id = str(row[task_column])
+    rows = iter(rows)
+    for number, row in enumerate(rows, start=1):
+        value = row[task_column]
+        if id_text(value) is None or (sample_column is not None and id_text(row[sample_column]) is None):
+            raise _missing_ids(number, row, rows, task_column, sample_column, where, option)
+        task_id = str(value)
         yield task_id, (row[sample_column] if sample_column else numbering.next_id(task_id)), row

@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import load_records, require_text_columns
+from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
@@ -313,25 +314,30 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
                            LANGUAGE_COLUMN if has_language else None) if c]
     samples: list[Sample] = []
     for task_id, sample_id, row in number_samples(
-        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column
+        dataset.select_columns(list(dict.fromkeys(columns))), config.task_column, sample_column,
+        where=f"the generations ({source})",
     ):
         completion = row[config.completion_column]
         prompt = row[config.prompt_column] if config.prompt_column else None
         samples.append(Sample(task_id, sample_id, None if completion is None else str(completion), prompt,
                               language=language_value(row[LANGUAGE_COLUMN]) if has_language else None))
-    missing = [number for number, s in enumerate(samples, start=1) if s.sample_id is None]
-    if missing:
-        shown = ", ".join(str(number) for number in missing[:5])
-        raise DataError(
-            f"the generations ({source}): {count(len(missing), 'row')} {'has' if len(missing) == 1 else 'have'} no "
-            f"sample id in column {sample_column!r} "
-            f"(rows {shown}{' ...' if len(missing) > 5 else ''}); results are joined on (task, sample id), so each "
-            f"needs one: fill them in, or pass --sample-column with another column"
-        )
+    # a row without a task or sample id was refused by number_samples (MissingIdError)
     check_unique((s.key for s in samples), where=f"the generations ({source})",
                  columns=(config.task_column, sample_column or "numbered sample id"),
                  hint="sample ids must be unique per task")
     return samples
+
+
+def _repeated_prompt_note(samples: list[Sample], problems: Mapping[str, Problem]) -> str | None:
+    """The note for completions that begin with the prompt they are appended to (whole programs,
+    whose prompt ``--mode completion`` would run twice), or ``None``; counted before any sample runs."""
+    return repeated_prompt_note(
+        ((s.prompt if s.prompt is not None else problems[s.task_id].prompt, s.completion) for s in samples),
+        noun="completion",
+        consequence="which --mode completion puts after the prompt (prompt + completion), so each program holds the "
+                    "prompt's code twice (a compile error in many languages; Python redefines the function)",
+        remedy="pass --mode full to run each completion as the whole program",
+    )
 
 
 def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping[str, Problem]) -> str | None:
@@ -632,6 +638,10 @@ def _run_execute_locked(
             f"{' ...' if len(untested) > 5 else ''}; nothing could fail, so no verdict would mean anything"
         )
     samples = apply_stop_sequences(samples, problems, config.stop_sequences)
+    if config.mode == "completion":
+        note = _repeated_prompt_note(samples[: config.limit] if config.limit is not None else samples, problems)
+        if note:
+            notes.append(note)
     own_sandbox = sandbox is None
     if sandbox is None:
         isolation = detect_isolation(config.isolation_level)

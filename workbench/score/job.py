@@ -45,6 +45,7 @@ from typing import Any
 
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import require_text_columns
+from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
@@ -256,7 +257,7 @@ def load_samples(
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
-    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column):
+    for task_id, sample_id, row in number_samples(rows, columns.task, sample_column, where=f"the generations ({source})"):
         carried = {c: row[c] for c in carry if c not in supplied}
         if outcomes is not None:
             key = sample_key(task_id, sample_id)
@@ -926,12 +927,11 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         if note:
             notes.append(note)
     if not config.no_prompt:
-        repeated = sum(bool(sample.prompt.strip()) and sample.generation.lstrip().startswith(sample.prompt.strip())
-                       for sample in samples)
-        if repeated:
-            notes.append(f"{repeated} of {count(len(samples), 'generation')} "
-                         f"{'begins with its' if repeated == 1 else 'begin with their'} own prompt: whole programs, "
-                         f"which the judge and the metrics see after the prompt a second time; pass --no-prompt")
+        note = repeated_prompt_note(((sample.prompt, sample.generation) for sample in samples), noun="generation",
+                                    consequence="which the judge and the metrics see after the prompt a second time",
+                                    remedy="pass --no-prompt")
+        if note:
+            notes.append(note)
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
         notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")
