@@ -92,7 +92,7 @@ def test_a_code_column_with_a_number_in_one_row_is_refused(tmp_path):
     # probe 27: datasets then reads the column as JSON texts; each file was one token and nothing was analysed
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "a", "content": _CODE.format(k=1)}) + "\n" + json.dumps({"id": "x", "content": 123}) + "\n")
-    with pytest.raises(DataError, match=r"--code-column 'content' holds Json.*row 2 of split 'train': '123' \(int\)"):
+    with pytest.raises(DataError, match=r"--code-column 'content' holds numbers, not text, in 1 of 2 rows of split 'train' \(e\.g\. 123 in row 2\)"):
         run_dedup(str(data), DedupConfig(min_tokens=1), output_dir=tmp_path / "out")
 
 

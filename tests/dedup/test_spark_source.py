@@ -370,8 +370,8 @@ def test_a_parquet_code_column_of_numbers_is_refused_on_spark(spark, tmp_path):
     path = tmp_path / "rows.parquet"
     pq.write_table(pa.table({"id": ["a", "b"], "content": [1, 2]}), path)
     local, on_spark = both_refuse(path)
-    assert "holds Value('int64'), not text" in local
-    assert on_spark.startswith("--code-column 'content' holds bigint, not text"), on_spark
+    assert "--code-column 'content' holds numbers, not text, in 2 of 2 rows" in local, local
+    assert on_spark.startswith("--code-column 'content' holds numbers (Spark read bigint), not text; e.g. 1 in"), on_spark
     assert path.as_uri() in on_spark
 
 

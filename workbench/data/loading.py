@@ -214,27 +214,6 @@ class LoadedDataset:
         return datasets.concatenate_datasets(parts)
 
 
-def first_non_text_cell(dataset: datasets.Dataset, column: str, where: str = "") -> str:
-    """Say why a column that should hold text does not, for an error message: ``"; e.g. row 3
-    (of split 'train'): '5' (int)"`` for its first cell that is neither text, bytes nor null, or,
-    for a JSON-typed column whose every cell reads as text or null, that a bare NaN or Infinity is
-    the likely cause (``datasets`` reads those as null but types the column as JSON). ``""`` when
-    neither applies or the column cannot be read.
-
-    Args:
-        dataset: the table; column: the column; where: words after the row number (``" of split 'train'"``).
-    """
-    try:
-        for number, value in enumerate(dataset[column], start=1):
-            if value is not None and not isinstance(value, (str, bytes)):
-                return f"; e.g. row {number}{where}: {str(value)[:60]!r} ({type(value).__name__})"
-    except Exception:  # the message does without an example
-        return ""
-    if type(dataset.features[column]).__name__ == "Json":
-        return "; every cell reads as text or null, so a NaN or Infinity (not JSON text) is the likely cause"
-    return ""
-
-
 def value_kind(value: Any) -> str:
     """What a cell holds, in the words of its file rather than of ``datasets``' feature types:
     ``"text"``, ``"numbers"``, ``"true/false values"``, ``"lists"``, ``"objects"``, ``"bytes"``,

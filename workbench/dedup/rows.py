@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, row_languages
-from workbench.data.loading import LoadedDataset, first_non_text_cell
+from workbench.data.loading import LoadedDataset, describe_non_text
 from workbench.errors import DataError
 from workbench.formatting import count
 from workbench.languages.registry import get_language
@@ -201,9 +201,8 @@ def _require_code_text(dataset, column: str, split: str, option: str) -> None:
     feature = dataset.features[column]
     if isinstance(feature, datasets.Value) and feature.dtype in _CODE_DTYPES:
         return
-    example = first_non_text_cell(dataset, column, f" of split {split!r}")
     raise DataError(
-        f"{option} {column!r} holds {feature}, not text{example}: each row's code must be a string (a number, list "
+        f"{describe_non_text(dataset, column, option, f'split {split!r}')}: each row's code must be a string (a number, list "
         f"or object in some row makes the whole column non-text); fix those rows or name the column that holds the code"
     )
 

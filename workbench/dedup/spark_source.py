@@ -45,7 +45,7 @@ from workbench.data.data_file_splits import (
 )
 from workbench.data.column_types import clash_message, first_clash
 from workbench.data.language_column import language_value
-from workbench.data.loading import SkippedFile
+from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
 
@@ -703,7 +703,7 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
     line by line before, :func:`check_json_lines`), as the local engine refuses it.
 
     Raises:
-        DataError: ``--code-column 'content' holds bigint, not text; e.g. 1 (int) in <file>: ...``.
+        DataError: ``--code-column 'content' holds numbers (Spark read bigint), not text; e.g. 1 in <file>: ...``.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, CharType, NullType, StringType, VarcharType
@@ -715,8 +715,11 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
         if isinstance(kind, (StringType, BinaryType, NullType, VarcharType, CharType)):
             continue
         row = _run("read input", frame.where(F.col(column).isNotNull()).select(column, FILE).first)
-        example = f"; e.g. {str(row[0])[:60]!r} ({type(row[0]).__name__}) in {shown_uri(row[1])}" if row else ""
-        raise DataError(f"{option} {column!r} holds {kind.simpleString()}, not text{example}: each row's code must be "
+        value = row[0].asDict() if row and hasattr(row[0], "asDict") else row[0] if row else None
+        # the file's words (numbers, lists, objects), as the local engine says it; Spark's type beside them
+        held = f"{value_kind(value)} (Spark read {kind.simpleString()})" if row else kind.simpleString()
+        example = f"; e.g. {str(value)[:60]} in {shown_uri(row[1])}" if row else ""
+        raise DataError(f"{option} {column!r} holds {held}, not text{example}: each row's code must be "
                         f"a string (a number, list or object in some row makes the whole column non-text); fix those "
                         f"rows or name the column that holds the code")
 
