@@ -67,10 +67,10 @@ def dup_corpus_2k(shared_bench: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One local Spark session (``local[2]``) for every Spark test of the run (a session costs
-    ~13 s to start). Skips where pyspark or Java 17+ is missing, unless WORKBENCH_REQUIRE_SPARK=1
-    (CI sets it: there a missing Spark is a failure, not a skip)."""
+def spark_runtime() -> None:
+    """Skip where pyspark or Java 17+ is missing, unless WORKBENCH_REQUIRE_SPARK=1 (CI sets it:
+    there a missing Spark is a failure, not a skip); starts no session (for tests that run Spark
+    in a subprocess)."""
     from workbench.dedup.spark import SparkUnavailableError, check_spark
 
     try:
@@ -79,6 +79,12 @@ def spark():
         if os.environ.get("WORKBENCH_REQUIRE_SPARK") == "1":
             raise
         pytest.skip(str(error))
+
+
+@pytest.fixture(scope="session")
+def spark(spark_runtime):
+    """One local Spark session (``local[2]``) for every Spark test of the run (a session costs
+    ~13 s to start); skips as :func:`spark_runtime` does."""
     import sys
 
     from pyspark.sql import SparkSession

@@ -78,22 +78,11 @@ def _second(data: object, out: object, *flags: str) -> subprocess.CompletedProce
                           check=False, capture_output=True, text=True, timeout=300)
 
 
-def _spark_or_skip() -> None:
-    from workbench.dedup.spark import SparkUnavailableError, check_spark
-
-    try:
-        check_spark("local[2]")
-    except SparkUnavailableError as error:
-        if os.environ.get("WORKBENCH_REQUIRE_SPARK") == "1":
-            raise
-        pytest.skip(str(error))
-
-
 @pytest.mark.parametrize("engine", ["local", "spark"])
-def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path, engine):
+def test_second_run_into_the_same_folder_refuses_while_the_first_runs(tmp_path, engine, request):
     data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
     if engine == "spark":
-        _spark_or_skip()
+        request.getfixturevalue("spark_runtime")
     first, flags = _start_first(tmp_path, data, out)
     try:
         staging = (flags / "waiting").read_text()

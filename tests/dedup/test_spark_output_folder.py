@@ -53,14 +53,8 @@ def _output(spark, route: str, folder: Path):
     elif route == "file_uri":
         yield folder.as_uri()
     else:
-        table = f"wb{secrets.token_hex(4)}"  # a mount table of its own: Hadoop caches a file system per authority
-        key = f"fs.viewfs.mounttable.{table}.link./out"
-        conf = spark.sparkContext._jsc.hadoopConfiguration()
-        conf.set(key, folder.as_uri())
-        try:
-            yield f"viewfs://{table}/out"
-        finally:
-            conf.unset(key)
+        with _mounted(spark, folder) as uri:
+            yield uri
 
 
 def _config(**options) -> DedupConfig:
@@ -171,8 +165,8 @@ def test_ctrl_c_while_the_outputs_are_written_keeps_the_earlier_run(spark, tmp_p
 
 @contextmanager
 def _mounted(spark, folder: Path):
-    """A ``viewfs://`` URI Hadoop maps onto the local ``folder`` (as :func:`_output`'s hadoop route)."""
-    table = f"wb{secrets.token_hex(4)}"
+    """A ``viewfs://`` URI Hadoop maps onto the local ``folder`` (:func:`_output`'s hadoop route)."""
+    table = f"wb{secrets.token_hex(4)}"  # a mount table of its own: Hadoop caches a file system per authority
     key = f"fs.viewfs.mounttable.{table}.link./d"
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     conf.set(key, folder.as_uri())
