@@ -204,7 +204,7 @@ def test_a_missing_api_key_fails_before_any_call(monkeypatch):
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_BASE", "AZURE_API_KEY", "AZURE_API_BASE",
                  "AZURE_API_VERSION"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(MissingCredentialsError, match=r"'gpt-4o-mini' \(openai\) needs the environment variable\(s\) OPENAI_API_KEY"):
+    with pytest.raises(MissingCredentialsError, match=r"'gpt-4o-mini' \(openai\) needs the environment variable OPENAI_API_KEY"):
         LLMClient(_settings())
     with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):
         LLMClient(_settings(model="anthropic/claude-3-5-sonnet-20240620"))
