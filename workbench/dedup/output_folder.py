@@ -414,7 +414,8 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
 
     Raises:
         DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
-        KeyboardInterrupt: as it came, once the swap is undone.
+        KeyboardInterrupt: as it came, once the swap is undone; :class:`OutputsInPlace` (one) when
+            it came once the swap was complete (while the staging folder was removed).
     """
     present = sorted(name for name in ours if name != MANIFEST and folder.exists(name)
                      and not _holds(folder, name, source))
@@ -453,14 +454,35 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
                             f"outputs are as they were and this run's were removed: rerun once the folder can be "
                             f"written") from error
         raise
-    if present:
-        replaced = [name for name in present if name in names]
-        removed = [name for name in present if name not in names]
-        logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
-                       previous_source or "another source",
-                       f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
-                       f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
-    folder.remove(staging)
+    try:  # the outputs are in place: what follows must not say otherwise, nor lose them
+        if present:
+            replaced = [name for name in present if name in names]
+            removed = [name for name in present if name not in names]
+            logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
+                           previous_source or "another source",
+                           f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
+                           f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
+        _remove_swapped_staging(folder, staging, bool(set_aside))
+    except KeyboardInterrupt:
+        raise OutputsInPlace({name: folder.path_of(name) for name in [*names, MANIFEST]}) from None
+
+
+#: inside a staging folder: the earlier outputs of a finished swap, to delete (never kept: :func:`_remove_stale_staging`)
+DISCARDED = ".discarded"
+
+
+def _remove_swapped_staging(folder: Folder, staging: str, set_aside: bool) -> None:
+    """Remove ``staging`` once its swap is complete. What it set aside is first renamed
+    :data:`DISCARDED`, so that a removal cut short (a file that cannot be deleted, a Ctrl-C) leaves
+    no ``.replaced`` for the next run to keep as a cut-off swap's; that run removes the rest. A
+    failure is said at warning level: the run's outputs are in place all the same."""
+    try:
+        if set_aside:
+            folder.rename(f"{staging}/{ASIDE}", f"{staging}/{DISCARDED}")
+        folder.remove(staging)
+    except (OSError, DataError) as error:
+        logger.warning("%s: this run's outputs are in place, but its staging folder %s could not be removed (%s): "
+                       "the next run into it removes it", folder.where, folder.path_of(staging), error)
 
 
 def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: list[str],
@@ -566,8 +588,8 @@ def interrupted_message(output: object) -> str:
 
 
 class OutputsInPlace(KeyboardInterrupt):
-    """A Ctrl-C that came once a run's outputs were swapped in (while its notes were made, Spark
-    stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
+    """A Ctrl-C that came once a run's outputs were swapped in (while its staging folder was
+    removed, its notes were made, Spark stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
     ``written`` (output name -> path or URI) are complete and in place."""
 
     def __init__(self, written: dict[str, str]) -> None:
