@@ -698,7 +698,8 @@ def score_samples(
         # only this run's (sample, method) pairs: rows of other methods are kept, not counted; rows of
         # samples it does not select are set aside at the end (selected)
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
-        retried = sum((*s.key, m.name) in failed - done for s, m in pairs)
+        failed -= done  # a failed row written again later is done
+        retried = sum((*s.key, m.name) in failed for s, m in pairs)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
