@@ -328,7 +328,8 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     system). When it ends without an error, :func:`_swap_in` makes the folder this run's; when it
     raises (``KeyboardInterrupt`` too) the staging folder is removed, as far as it can be (Spark's
     cancelled tasks may still be writing into it: whatever stays is removed by the next run into
-    ``out``). Staging folders an interrupted run left are removed first.
+    ``out``). Staging folders an interrupted run left are removed first, but one holding the
+    earlier outputs of a swap cut off outright (:func:`_remove_stale_staging`).
 
     Args:
         out: the output folder (created if needed): a path, or a :class:`Folder`.
@@ -342,8 +343,10 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     Raises:
         DataError: ``planned`` or a name the run wrote is there and no earlier run recorded it (a
             file made during the search), or holds the input (then the staging folder is removed
-            and nothing is replaced).
-        OSError: a removal, rename or write failed (through Hadoop: a DataError with its reason).
+            and nothing is replaced); a rename or write of the swap failed (:func:`_swap_in`: what
+            the folder holds then is said).
+        OSError: a removal or write before the swap failed (through Hadoop: a DataError with its reason).
+        KeyboardInterrupt: as it came; :class:`OutputsInPlace` once the swap was complete.
     """
     folder = _folder(out)
     folder.make_dir("")
