@@ -197,12 +197,17 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
                    skipped=skipped)
 
 
+def _suffix(file: str) -> str:
+    """The lower-cased suffix of a file URI's name, ``.gz`` aside (``x.CSV.gz`` -> ``.csv``); ``""`` for none."""
+    name = file.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    return ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+
+
 def _refused_beside_data(file: str) -> bool:
     """A file Spark does not read that a folder of data files must not hold either: a CSV file (the
     local loader would read it) or a source file (the local loader refuses a folder mixing them)."""
-    name = file.rsplit("/", 1)[-1]
-    stem = name[:-3] if name.lower().endswith(".gz") else name
-    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    suffix = _suffix(file)
     if suffix == ".csv":
         return True
     from workbench.languages.registry import extension_claimants
@@ -216,8 +221,7 @@ def _unknown_format_message(source: str, file: str) -> str:
     from urllib.parse import unquote, urlparse
 
     name = file.rsplit("/", 1)[-1]
-    stem = name[:-3] if name.lower().endswith(".gz") else name
-    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    suffix = _suffix(file)
     if suffix == ".csv":
         what = "a CSV file"
     else:
