@@ -202,3 +202,31 @@ def test_a_ctrl_c_in_the_clean_up_after_a_complete_swap_says_the_outputs_are_in_
     assert sorted(Path(path).name for path in raised.value.written.values()) == ["clusters.json", MANIFEST,
                                                                                  "train.jsonl"]
     assert (out / "clusters.json").read_text() == "new clusters.json"
+
+
+class _StopsRenaming(LocalFolder):
+    """A local folder whose renames all fail from the ``nth`` on (made read-only part-way, say):
+    the swap's and then its undo's, with a real OSError (the rename is pointed at a missing folder)."""
+
+    def __init__(self, path: Path, nth: int) -> None:
+        super().__init__(path)
+        self.nth, self.renames = nth, 0
+
+    def rename(self, name: str, new: str) -> None:
+        self.renames += 1
+        super().rename(name, f"no-such-folder/{new}" if self.renames >= self.nth else new)
+
+
+def test_a_swap_whose_undo_fails_too_does_not_say_the_earlier_outputs_are_as_they_were(tmp_path):
+    # the error said "the earlier outputs are as they were and this run's were removed" after an undo that
+    # had failed (said only in a log line above it): clusters.json and report.json were in the staging folder
+    out = tmp_path / "out"
+    _earlier_run(out)
+    with pytest.raises(DataError) as raised:
+        _rerun(_StopsRenaming(out, nth=3))  # 2 earlier outputs set aside, then every rename fails
+    said = str(raised.value)
+    assert "as they were" not in said, said
+    staging = next(path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX))
+    aside = sorted(path.name for path in (staging / ".replaced").iterdir())
+    assert aside == ["clusters.json", "report.json"]
+    assert "could not be undone" in said and str(staging / ".replaced") in said and "clusters.json, report.json" in said

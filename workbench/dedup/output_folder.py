@@ -416,7 +416,8 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     On an object store they are deleted one by one and a failure leaves the swap part-done (said).
 
     Raises:
-        DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
+        DataError: a rename or write failed (the earlier outputs put back: said), or the swap was
+            cut off (a failure, a Ctrl-C) and the undo failed too (where the earlier outputs are).
         KeyboardInterrupt: as it came, once the swap is undone; :class:`OutputsInPlace` (one) when
             it came once the swap was complete (while the staging folder was removed).
     """
@@ -451,7 +452,10 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
                                 f"{f', the rest in {folder.path_of(staging)}' if moved_in else ''}: rerun to write "
                                 f"them all") from error
             raise
-        _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        stuck = _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        if stuck is not None:  # neither a Ctrl-C's "nothing was replaced" nor "as they were" would be true
+            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed "
+                            f"({error or type(error).__name__}) and could not be undone ({stuck})") from error
         if isinstance(error, (OSError, DataError)):
             raise DataError(f"--output {folder.where}: swapping in this run's outputs failed ({error}); the earlier "
                             f"outputs are as they were and this run's were removed: rerun once the folder can be "
@@ -489,26 +493,32 @@ def _remove_swapped_staging(folder: Folder, staging: str, set_aside: bool) -> No
 
 
 def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: list[str],
-               earlier_manifest: str | None) -> None:
+               earlier_manifest: str | None) -> str | None:
     """Undo a swap cut off part-way (:func:`_swap_in`): the outputs ``moved_in`` go back into
     ``staging``, those ``set_aside`` come back, the earlier manifest is written again (or the one
     the swap wrote removed) and the staging folder is removed. When this fails too the staging
-    folder stays, said at error level, with what it set aside (the next run keeps it:
-    :func:`_remove_stale_staging`)."""
+    folder stays, with what it set aside (the next run keeps it: :func:`_remove_stale_staging`).
+
+    Returns:
+        ``None`` when undone, else why not (the failure's text), for the caller's error.
+    """
+    still_aside = list(set_aside)
     try:
         for name in moved_in:
             folder.rename(name, f"{staging}/{name}")
         for name in set_aside:
             folder.rename(f"{staging}/{ASIDE}/{name}", name)
+            still_aside.remove(name)
         if earlier_manifest is not None:
             folder.write_text(MANIFEST, earlier_manifest)
         elif folder.exists(MANIFEST):
             folder.remove(MANIFEST)
     except (OSError, DataError) as error:
-        logger.error("%s: the swap was cut off and could not be undone (%s): the earlier outputs not at the top "
-                     "are in %s", folder.where, error, folder.path_of(f"{staging}/{ASIDE}"))
-        return
+        return (f"{error}: the earlier outputs {', '.join(still_aside) or '(none)'} are in "
+                f"{folder.path_of(f'{staging}/{ASIDE}')}, where the next run keeps them: move back what you need, "
+                f"then delete {folder.path_of(staging)}")
     _remove_staging(folder, staging)
+    return None
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
