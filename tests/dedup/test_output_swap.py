@@ -208,22 +208,26 @@ class _StopsRenaming(LocalFolder):
     """A local folder whose renames all fail from the ``nth`` on (made read-only part-way, say):
     the swap's and then its undo's, with a real OSError (the rename is pointed at a missing folder)."""
 
-    def __init__(self, path: Path, nth: int) -> None:
+    def __init__(self, path: Path, nth: int, interrupt: bool = False) -> None:
         super().__init__(path)
-        self.nth, self.renames = nth, 0
+        self.nth, self.interrupt, self.renames = nth, interrupt, 0
 
     def rename(self, name: str, new: str) -> None:
         self.renames += 1
+        if self.renames == self.nth and self.interrupt:
+            raise KeyboardInterrupt  # a Ctrl-C there, then the undo's renames fail
         super().rename(name, f"no-such-folder/{new}" if self.renames >= self.nth else new)
 
 
-def test_a_swap_whose_undo_fails_too_does_not_say_the_earlier_outputs_are_as_they_were(tmp_path):
-    # the error said "the earlier outputs are as they were and this run's were removed" after an undo that
-    # had failed (said only in a log line above it): clusters.json and report.json were in the staging folder
+@pytest.mark.parametrize("interrupt", [False, True], ids=["rename fails", "ctrl-c"])
+def test_a_swap_whose_undo_fails_too_does_not_say_the_earlier_outputs_are_as_they_were(tmp_path, interrupt):
+    # the error said "the earlier outputs are as they were and this run's were removed" (a Ctrl-C: "nothing in
+    # -o was replaced") after an undo that had failed, said only in a log line above it: clusters.json and
+    # report.json were in the staging folder
     out = tmp_path / "out"
     _earlier_run(out)
     with pytest.raises(DataError) as raised:
-        _rerun(_StopsRenaming(out, nth=3))  # 2 earlier outputs set aside, then every rename fails
+        _rerun(_StopsRenaming(out, nth=3, interrupt=interrupt))  # 2 earlier outputs set aside, then no rename
     said = str(raised.value)
     assert "as they were" not in said, said
     staging = next(path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX))
