@@ -572,7 +572,8 @@ def score_samples(
 
     Raises:
         DataError: two samples share a (task, sample) id; the samples name several languages
-            (:attr:`Sample.language`).
+            (:attr:`Sample.language`); a file stands where ``output_dir`` goes
+            (:func:`workbench.io.require_output_folder`).
         OptionError: ``config.language`` contradicts the samples' language.
         ResumeMismatchError: ``resume`` with settings other than the folder's ``run.json`` records
             (:func:`_check_resume_compatible`); the folder is left as it was.
