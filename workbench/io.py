@@ -291,13 +291,15 @@ def _sync_folder(folder: Path) -> None:
 
 def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
     """Refuse output file paths that name a folder, before any work is done (the write would fail
-    after it): one that exists as a folder, or one written with a trailing ``/``.
+    after it): one that exists as a folder, or one written with a trailing ``/``; or whose folder a
+    file stands in the way of (:func:`require_output_folder`).
 
     Args:
         paths: the option that took each path -> the path (``{"--json": "out/"}``); ``None`` is skipped.
 
     Raises:
-        DataError: ``--json out/ is a folder; give a file name, e.g. out/report.json``.
+        DataError: ``--json out/ is a folder; give a file name, e.g. out/report.json``, or
+            ``--json notes.txt/r.json: notes.txt exists and is not a folder; choose another path``.
     """
     for flag, path in paths.items():
         if path is None:

@@ -431,3 +431,23 @@ def test_columns_of_one_kind_in_other_types_are_read_across_files(tmp_path):
     _write_jsonl(dated / "test.jsonl", [{"id": "b", "when": "soon"}])
     with pytest.raises(DataError, match="column 'when' holds timestamp in train.jsonl but text in test.jsonl"):
         load_records(dated)
+
+
+def test_a_typed_column_of_nulls_only_is_not_blamed_on_a_bare_nan(tmp_path):
+    # describe_non_text said "every cell reads as text or null, so a NaN or Infinity written bare ... is the
+    # likely cause" of any non-text column without a non-text cell: a Parquet int64 column of nulls has no
+    # NaN and is no JSON; that advice belongs to datasets' Json-typed columns only
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.data.loading import require_text_columns
+
+    path = tmp_path / "g.parquet"
+    pq.write_table(pa.table({"task_id": ["a", "b"], "completion": pa.array([None, None], pa.int64())}), path)
+    dataset = load_records(str(path)).splits["train"]
+    with pytest.raises(DataError) as raised:
+        require_text_columns(dataset, {"--completion-column": "completion"}, f"the generations ({path})")
+    said = str(raised.value)
+    assert "NaN" not in said, said
+    assert ("--completion-column 'completion' holds no text: every one of its 2 cells is null, in a column typed "
+            "int64") in said

@@ -161,3 +161,76 @@ def test_the_ctrl_c_message_hedges_for_an_object_store_only():
         assert "nothing in -o" in interrupted_message(where) and "object store" not in interrupted_message(where)
     said = interrupted_message("s3a://bucket/out")
     assert "if it was not swapping in its outputs at the end (on an object store" in said
+
+
+class _BreaksOnStagingRemoval(LocalFolder):
+    """A local folder whose removal of a staging folder fails (a real ``OSError``: a file there that
+    cannot be deleted) or is cut by a Ctrl-C (``KeyboardInterrupt``), before anything is removed."""
+
+    def __init__(self, path: Path, error: BaseException) -> None:
+        super().__init__(path)
+        self.error = error
+
+    def remove(self, name: str) -> None:
+        if name.startswith(STAGING_PREFIX):
+            raise self.error
+        super().remove(name)
+
+
+def test_a_failed_clean_up_after_a_complete_swap_keeps_the_run_and_is_cleared_by_the_next(tmp_path, caplog):
+    # the staging folder (holding the earlier outputs set aside) is removed after the swap: an OSError there
+    # escaped, and run_dedup said "nothing in -o was replaced" of a folder that held the new outputs; the
+    # next run then kept the set-aside outputs, said to be those of "a swap that was cut off"
+    out = tmp_path / "out"
+    _earlier_run(out)
+    _rerun(_BreaksOnStagingRemoval(out, PermissionError(13, "Permission denied")))
+    assert (out / "train.jsonl").read_text() == "new train.jsonl" and not (out / "test.jsonl").exists()
+    assert json.loads((out / MANIFEST).read_text())["outputs"] == ["clusters.json", MANIFEST, "train.jsonl"]
+    with caplog.at_level(logging.WARNING):
+        _rerun(LocalFolder(out))
+    assert "cut off" not in caplog.text, caplog.text
+    assert not [path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX)]
+
+
+def test_a_ctrl_c_in_the_clean_up_after_a_complete_swap_says_the_outputs_are_in_place(tmp_path):
+    from workbench.dedup.output_folder import OutputsInPlace
+
+    out = tmp_path / "out"
+    _earlier_run(out)
+    with pytest.raises(OutputsInPlace) as raised:  # a KeyboardInterrupt: the CLI says they are in place
+        _rerun(_BreaksOnStagingRemoval(out, KeyboardInterrupt()))
+    assert sorted(Path(path).name for path in raised.value.written.values()) == ["clusters.json", MANIFEST,
+                                                                                 "train.jsonl"]
+    assert (out / "clusters.json").read_text() == "new clusters.json"
+
+
+class _StopsRenaming(LocalFolder):
+    """A local folder whose renames all fail from the ``nth`` on (made read-only part-way, say):
+    the swap's and then its undo's, with a real OSError (the rename is pointed at a missing folder)."""
+
+    def __init__(self, path: Path, nth: int, interrupt: bool = False) -> None:
+        super().__init__(path)
+        self.nth, self.interrupt, self.renames = nth, interrupt, 0
+
+    def rename(self, name: str, new: str) -> None:
+        self.renames += 1
+        if self.renames == self.nth and self.interrupt:
+            raise KeyboardInterrupt  # a Ctrl-C there, then the undo's renames fail
+        super().rename(name, f"no-such-folder/{new}" if self.renames >= self.nth else new)
+
+
+@pytest.mark.parametrize("interrupt", [False, True], ids=["rename fails", "ctrl-c"])
+def test_a_swap_whose_undo_fails_too_does_not_say_the_earlier_outputs_are_as_they_were(tmp_path, interrupt):
+    # the error said "the earlier outputs are as they were and this run's were removed" (a Ctrl-C: "nothing in
+    # -o was replaced") after an undo that had failed, said only in a log line above it: clusters.json and
+    # report.json were in the staging folder
+    out = tmp_path / "out"
+    _earlier_run(out)
+    with pytest.raises(DataError) as raised:
+        _rerun(_StopsRenaming(out, nth=3, interrupt=interrupt))  # 2 earlier outputs set aside, then no rename
+    said = str(raised.value)
+    assert "as they were" not in said, said
+    staging = next(path for path in out.iterdir() if path.name.startswith(STAGING_PREFIX))
+    aside = sorted(path.name for path in (staging / ".replaced").iterdir())
+    assert aside == ["clusters.json", "report.json"]
+    assert "could not be undone" in said and str(staging / ".replaced") in said and "clusters.json, report.json" in said

@@ -76,7 +76,8 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     cluster = np.array([output.cluster_of.get(i, -1) for i in ids], dtype=np.int64)
     position = np.array([output.position_of.get(i, 0) for i in ids], dtype=np.int64)
     kept = np.array([i not in output.removed for i in ids], dtype=bool)
-    unknown = sum(1 for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None)
+    strangers = [i for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None]
+    unknown = len(strangers)
     if unknown == len(ids):
         theirs = next(iter(output.cluster_of), None) or next(iter(output.removed), None)
         shown = f"; its ids look like {theirs!r}" if theirs else ""
@@ -87,7 +88,6 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     # a mostly unknown table (007 vs 7) would keep every unknown row as unique: a "deduplicated"
     # correlation that is the undeduplicated one; refused as workbench bias refuses it
     if unknown > len(ids) - unknown and not allow_partial_join:
-        strangers = [i for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None]
         shown = ", ".join(repr(i) for i in strangers[:3])
         raise DataError(f"{dedup_output}: only {len(ids) - unknown} of the table's {len(ids)} row ids are in this dedup "
                         f"output (ids from {','.join(id_columns)}; unknown e.g. {shown}); such a join usually means ids "

@@ -247,7 +247,7 @@ def describe_non_text(dataset: datasets.Dataset, column: str, option: str, where
     file's terms: ``"--generation-column 'x' holds numbers, not text, in 1 of 6 rows of the
     generations (g.jsonl) (e.g. 123 in row 5)"``; for a JSON-typed column whose every cell reads
     as text or null, that a bare NaN or Infinity is the likely cause (``datasets`` reads those as
-    null but types the column as JSON).
+    null but types the column as JSON); for another typed column of nulls only, its type.
 
     Args:
         dataset: the table; column: the column; option: the option that names it;
@@ -259,6 +259,11 @@ def describe_non_text(dataset: datasets.Dataset, column: str, option: str, where
         return f"{option} {column!r} does not hold text (in {where})"
     odd = [(number, value) for number, value in enumerate(cells, start=1)
            if value is not None and not isinstance(value, (str, bytes))]
+    feature = dataset.features[column]
+    if not odd and type(feature).__name__ != "Json":  # a typed column of nulls (a Parquet int64): no NaN to blame
+        typed = feature.dtype if isinstance(feature, datasets.Value) else str(feature)
+        return (f"{option} {column!r} holds no text: every one of its {count(len(cells), 'cell')} is null, in a "
+                f"column typed {typed} (in {where})")
     if not odd:
         return (f"{option} {column!r} does not hold text (in {where}): every cell reads as text or null, so a NaN "
                 f"or Infinity written bare in some row (not JSON; write null for a missing value) is the likely cause")

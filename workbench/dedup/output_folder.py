@@ -328,7 +328,8 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     system). When it ends without an error, :func:`_swap_in` makes the folder this run's; when it
     raises (``KeyboardInterrupt`` too) the staging folder is removed, as far as it can be (Spark's
     cancelled tasks may still be writing into it: whatever stays is removed by the next run into
-    ``out``). Staging folders an interrupted run left are removed first.
+    ``out``). Staging folders an interrupted run left are removed first, but one holding the
+    earlier outputs of a swap cut off outright (:func:`_remove_stale_staging`).
 
     Args:
         out: the output folder (created if needed): a path, or a :class:`Folder`.
@@ -342,8 +343,10 @@ def staged_outputs(out: Path | Folder, source: object, planned: Iterable[str] = 
     Raises:
         DataError: ``planned`` or a name the run wrote is there and no earlier run recorded it (a
             file made during the search), or holds the input (then the staging folder is removed
-            and nothing is replaced).
-        OSError: a removal, rename or write failed (through Hadoop: a DataError with its reason).
+            and nothing is replaced); a rename or write of the swap failed (:func:`_swap_in`: what
+            the folder holds then is said).
+        OSError: a removal or write before the swap failed (through Hadoop: a DataError with its reason).
+        KeyboardInterrupt: as it came; :class:`OutputsInPlace` once the swap was complete.
     """
     folder = _folder(out)
     folder.make_dir("")
@@ -413,8 +416,10 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     On an object store they are deleted one by one and a failure leaves the swap part-done (said).
 
     Raises:
-        DataError: a rename or write failed (the earlier outputs put back: said), or the undo did too.
-        KeyboardInterrupt: as it came, once the swap is undone.
+        DataError: a rename or write failed (the earlier outputs put back: said), or the swap was
+            cut off (a failure, a Ctrl-C) and the undo failed too (where the earlier outputs are).
+        KeyboardInterrupt: as it came, once the swap is undone; :class:`OutputsInPlace` (one) when
+            it came once the swap was complete (while the staging folder was removed).
     """
     present = sorted(name for name in ours if name != MANIFEST and folder.exists(name)
                      and not _holds(folder, name, source))
@@ -447,43 +452,73 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
                                 f"{f', the rest in {folder.path_of(staging)}' if moved_in else ''}: rerun to write "
                                 f"them all") from error
             raise
-        _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        stuck = _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
+        if stuck is not None:  # neither a Ctrl-C's "nothing was replaced" nor "as they were" would be true
+            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed "
+                            f"({error or type(error).__name__}) and could not be undone ({stuck})") from error
         if isinstance(error, (OSError, DataError)):
             raise DataError(f"--output {folder.where}: swapping in this run's outputs failed ({error}); the earlier "
                             f"outputs are as they were and this run's were removed: rerun once the folder can be "
                             f"written") from error
         raise
-    if present:
-        replaced = [name for name in present if name in names]
-        removed = [name for name in present if name not in names]
-        logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
-                       previous_source or "another source",
-                       f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
-                       f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
-    folder.remove(staging)
+    try:  # the outputs are in place: what follows must not say otherwise, nor lose them
+        if present:
+            replaced = [name for name in present if name in names]
+            removed = [name for name in present if name not in names]
+            logger.warning("%s held the outputs of an earlier dedup run (of %s): %s%s", folder.where,
+                           previous_source or "another source",
+                           f"replaced {', '.join(replaced)}" if replaced else "nothing replaced",
+                           f"; removed {', '.join(removed)} (this run does not write them)" if removed else "")
+        _remove_swapped_staging(folder, staging, bool(set_aside))
+    except KeyboardInterrupt:
+        raise OutputsInPlace({name: folder.path_of(name) for name in [*names, MANIFEST]}) from None
+
+
+#: inside a staging folder: the earlier outputs of a finished swap, to delete (never kept: :func:`_remove_stale_staging`)
+DISCARDED = ".discarded"
+
+
+def _remove_swapped_staging(folder: Folder, staging: str, set_aside: bool) -> None:
+    """Remove ``staging`` once its swap is complete. What it set aside is first renamed
+    :data:`DISCARDED`, so that a removal cut short (a file that cannot be deleted, a Ctrl-C) leaves
+    no ``.replaced`` for the next run to keep as a cut-off swap's; that run removes the rest. A
+    failure is said at warning level: the run's outputs are in place all the same."""
+    try:
+        if set_aside:
+            folder.rename(f"{staging}/{ASIDE}", f"{staging}/{DISCARDED}")
+        folder.remove(staging)
+    except (OSError, DataError) as error:
+        logger.warning("%s: this run's outputs are in place, but its staging folder %s could not be removed (%s): "
+                       "the next run into it removes it", folder.where, folder.path_of(staging), error)
 
 
 def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: list[str],
-               earlier_manifest: str | None) -> None:
+               earlier_manifest: str | None) -> str | None:
     """Undo a swap cut off part-way (:func:`_swap_in`): the outputs ``moved_in`` go back into
     ``staging``, those ``set_aside`` come back, the earlier manifest is written again (or the one
     the swap wrote removed) and the staging folder is removed. When this fails too the staging
-    folder stays, said at error level, with what it set aside (the next run keeps it:
-    :func:`_remove_stale_staging`)."""
+    folder stays, with what it set aside (the next run keeps it: :func:`_remove_stale_staging`).
+
+    Returns:
+        ``None`` when undone, else why not (the failure's text), for the caller's error.
+    """
+    still_aside = list(set_aside)
     try:
         for name in moved_in:
             folder.rename(name, f"{staging}/{name}")
         for name in set_aside:
             folder.rename(f"{staging}/{ASIDE}/{name}", name)
+            still_aside.remove(name)
         if earlier_manifest is not None:
             folder.write_text(MANIFEST, earlier_manifest)
         elif folder.exists(MANIFEST):
             folder.remove(MANIFEST)
     except (OSError, DataError) as error:
-        logger.error("%s: the swap was cut off and could not be undone (%s): the earlier outputs not at the top "
-                     "are in %s", folder.where, error, folder.path_of(f"{staging}/{ASIDE}"))
-        return
+        return (f"{error}: the earlier outputs {', '.join(still_aside) or '(none)'} are in "
+                f"{folder.path_of(f'{staging}/{ASIDE}')}, where the next run keeps them: move back what you need, "
+                f"then delete {folder.path_of(staging)}")
     _remove_staging(folder, staging)
+    return None
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
@@ -566,8 +601,8 @@ def interrupted_message(output: object) -> str:
 
 
 class OutputsInPlace(KeyboardInterrupt):
-    """A Ctrl-C that came once a run's outputs were swapped in (while its notes were made, Spark
-    stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
+    """A Ctrl-C that came once a run's outputs were swapped in (while its staging folder was
+    removed, its notes were made, Spark stopped or the lock was released): a :class:`KeyboardInterrupt` all the same, whose
     ``written`` (output name -> path or URI) are complete and in place."""
 
     def __init__(self, written: dict[str, str]) -> None:

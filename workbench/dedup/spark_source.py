@@ -197,12 +197,17 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
                    skipped=skipped)
 
 
+def _suffix(file: str) -> str:
+    """The lower-cased suffix of a file URI's name, ``.gz`` aside (``x.CSV.gz`` -> ``.csv``); ``""`` for none."""
+    name = file.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    return ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+
+
 def _refused_beside_data(file: str) -> bool:
     """A file Spark does not read that a folder of data files must not hold either: a CSV file (the
     local loader would read it) or a source file (the local loader refuses a folder mixing them)."""
-    name = file.rsplit("/", 1)[-1]
-    stem = name[:-3] if name.lower().endswith(".gz") else name
-    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    suffix = _suffix(file)
     if suffix == ".csv":
         return True
     from workbench.languages.registry import extension_claimants
@@ -216,8 +221,7 @@ def _unknown_format_message(source: str, file: str) -> str:
     from urllib.parse import unquote, urlparse
 
     name = file.rsplit("/", 1)[-1]
-    stem = name[:-3] if name.lower().endswith(".gz") else name
-    suffix = ("." + stem.rsplit(".", 1)[-1].lower()) if "." in stem else ""
+    suffix = _suffix(file)
     if suffix == ".csv":
         what = "a CSV file"
     else:
@@ -529,28 +533,14 @@ def _empty_message(source: str, split: str | None, names: list[str], files: list
     return f"{source}: no rows in {which} ({listed}); remove the empty files or add records"
 
 
-def check_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]) -> None:
-    """Refuse what the local loader refuses in JSON Lines and Spark's reader would take (in its
-    default PERMISSIVE mode): a line that is not JSON (a ``_corrupt_record``), one that is a list
-    (Spark makes a row of each of its objects) or another value but an object or ``null``, a lone
-    UTF-16 surrogate escape (Spark makes it ``?``), a code cell that is a number, list or object
-    (Spark makes it its JSON text, and deduplicates it as code): :func:`survey_json_lines`, then
-    :func:`report_json_line`.
-
-    Args:
-        spark: the session; files: the JSON Lines files; code_columns: option -> code column.
-
-    Raises:
-        DataError: as :func:`report_json_line`.
-    """
-    suspect, _ = survey_json_lines(spark, files, code_columns, [])
-    if suspect is not None:
-        report_json_line(spark, suspect, code_columns)
-
-
 def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str],
                       columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]]]:
-    """One pass over the lines of JSON Lines ``files`` on the executors: the first file with a
+    """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
+    refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
+    (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
+    another value but an object or ``null``, a lone UTF-16 surrogate escape (Spark makes it ``?``),
+    a code cell that is a number, list or object (Spark makes it its JSON text, and deduplicates it
+    as code); :func:`report_json_line` then names the line. It gives the first file with a
     suspect line (``try_parse_json`` fails, not an object, a lone surrogate escape by regex, a code
     cell that is not text by ``schema_of_variant``), and the type of each of ``columns`` in each
     file (for :func:`workbench.data.column_types.first_clash`: Spark's reader would merge a number
@@ -700,7 +690,7 @@ _PARQUET_TYPES = {"STRING": "string", "ENUM": "string", "JSON": "string", "UUID"
 
 def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
     """Refuse a code column Spark typed other than text (Parquet's numbers; JSON Lines are checked
-    line by line before, :func:`check_json_lines`), as the local engine refuses it.
+    line by line before, :func:`survey_json_lines`), as the local engine refuses it.
 
     Raises:
         DataError: ``--code-column 'content' holds numbers (Spark read bigint), not text; e.g. 1 in <file>: ...``.

@@ -44,7 +44,8 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
 
     Raises:
         WorkbenchError: ``run_dir`` is not a folder, or holds neither ``run.json`` nor a stage
-            folder (a mistyped path such as ``.`` gets no stray report files).
+            folder (a mistyped path such as ``.`` gets no stray report files), or is another
+            command's output folder (a ``workbench score -o`` folder: its own ``run.json``, no stage folder).
         OSError: the files cannot be written.
 
     Example::

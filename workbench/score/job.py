@@ -572,7 +572,8 @@ def score_samples(
 
     Raises:
         DataError: two samples share a (task, sample) id; the samples name several languages
-            (:attr:`Sample.language`).
+            (:attr:`Sample.language`); a file stands where ``output_dir`` goes
+            (:func:`workbench.io.require_output_folder`).
         OptionError: ``config.language`` contradicts the samples' language.
         ResumeMismatchError: ``resume`` with settings other than the folder's ``run.json`` records
             (:func:`_check_resume_compatible`); the folder is left as it was.
@@ -698,7 +699,8 @@ def score_samples(
         # only this run's (sample, method) pairs: rows of other methods are kept, not counted; rows of
         # samples it does not select are set aside at the end (selected)
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
-        retried = sum((*s.key, m.name) in failed - done for s, m in pairs)
+        failed -= done  # a failed row written again later is done
+        retried = sum((*s.key, m.name) in failed for s, m in pairs)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
