@@ -275,8 +275,8 @@ def check_decomposition(
     if problems:
         return problems
     if not any(mapping.values()):
-        return ["subcode_node_types maps every kind to frozenset(): the plugin cannot decompose, and dsa-cqe "
-                "refuses its language; map the kinds the language has (docs/plugins.md, section 5)"]
+        return [("subcode_node_types maps every kind to frozenset(): the plugin cannot decompose, and dsa-cqe "
+                 "refuses its language; map the kinds the language has (docs/plugins.md, section 5)")]
     found: set[SubCodeKind] = set()
     for sample in samples:
         for node in _walk(plugin.parse(sample).root_node):
