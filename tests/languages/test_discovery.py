@@ -365,3 +365,26 @@ def test_a_name_query_of_none_is_told_to_be_an_empty_string(install):
     """)})
     [problem] = [p for p in plugin_problems() if p.source.startswith("nonequery-plugin")]
     assert 'name_query must be a string (a tree-sitter query, or "" for none), got NoneType' in problem.message
+
+
+def test_the_run_preflight_refuses_dsa_cqe_for_a_plugin_without_sub_codes(install, tmp_path):
+    """Probe 33: ``workbench run`` with ``[score] method = ["dsa-cqe"]`` on a language whose plugin maps
+    no sub-code kind is refused by the preflight, in config terms, before any stage runs."""
+    from workbench.run.config import ConfigError, build_config
+    from workbench.run.preflight import run_preflight
+
+    install("nosub-plugin", {"nosub": "nosub_module"}, {"nosub_module": toy("nosub", ".nosub", """
+        subcode_node_types = {}
+    """)})
+    data = tmp_path / "g.jsonl"
+    data.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n"}) + "\n")
+    config = build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+                           "data": {"source": str(data), "language": "nosub"},
+                           "score": {"method": ["dsa-cqe"], "problems": "humaneval", "model": "ollama/llama3",
+                                     "select": "first"}})
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(config)
+    message = " ".join(str(caught.value).split())
+    assert message.startswith("dsa-cqe decomposes programs, but the nosub plugin maps no grammar node type"), message
+    assert "pass another [score] method" in message
+    assert not (tmp_path / "run").exists()

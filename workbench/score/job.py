@@ -532,7 +532,7 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
             )
 
 
-def _check_decomposable(language: LanguagePlugin, methods: list[ScoringMethod]) -> None:
+def check_decomposable(language: LanguagePlugin, methods: list[ScoringMethod]) -> None:
     """Refuse methods that decompose programs when the language's plugin maps no node type to a
     sub-code kind: each program would be analysed whole (eight empty sets) or fail one by one
     (no map), and neither says so before the run.
@@ -616,7 +616,7 @@ def score_samples(
         config.language, {f"the data ({os.fspath(source)})" if source is not None else "the samples":
                           [sample.language for sample in samples]}))
     language = get_language(config.language)
-    _check_decomposable(language, methods)
+    check_decomposable(language, methods)
     out = Path(output_dir)
     require_output_folder(out, f"--output {os.fspath(out)}")
     out.mkdir(parents=True, exist_ok=True)
