@@ -520,3 +520,29 @@ def test_completions_that_begin_with_their_prompt_are_noted_before_running(tmp_p
     assert note.startswith("2 of 3 completions begin with their own prompt: whole programs") and "--mode full" in note
     full = run_execute(generations, tmp_path / "full.jsonl", ExecutionConfig(mode="full", limit=1, **FIXED))
     assert not any("own prompt" in n for n in full.notes)
+
+
+def test_references_that_are_all_syntax_errors_suggest_the_language_option(tmp_path):
+    """Probe 33: JavaScript problems run without ``--language`` went to the Python runner; every
+    reference failed and the only hint was "they use the floor timeout". When every reference is a
+    syntax error in the run's language, the note now says to check ``--language``. A task whose
+    reference merely fails keeps the plain note."""
+    js = {"prompt": "function add(a, b) {\n", "canonical_solution": "  return a + b;\n}\n", "entry_point": "add",
+          "test": "const assert = require('node:assert');\nassert.strictEqual(add(1, 2), 3);\n"}
+    problems = write_jsonl(tmp_path / "problems.jsonl", [{"task_id": f"JS/{i}", **js} for i in range(2)])
+    generations = write_jsonl(tmp_path / "gens.jsonl",
+                              [{"task_id": f"JS/{i}", "completion": js["canonical_solution"]} for i in range(2)])
+    config = ExecutionConfig(problems=str(problems), workers=2, reference_cache=False, timeout_floor=2.0)
+    summary = run_execute(str(generations), tmp_path / "results.jsonl", config)
+    [note] = [n for n in summary.notes if "reference solution does not pass" in n]
+    assert "every reference is a syntax error as python: if the problems are in another language, pass --language" in note
+    assert "\n" not in note
+
+    python = {"prompt": "def f():\n", "canonical_solution": "    return 2\n", "entry_point": "f",
+              "test": "def check(c):\n    assert c() == 1\n"}
+    problems = write_jsonl(tmp_path / "py.jsonl", [{"task_id": "P/0", **python}])
+    generations = write_jsonl(tmp_path / "py_gens.jsonl", [{"task_id": "P/0", "completion": "    return 1\n"}])
+    summary = run_execute(str(generations), tmp_path / "py_results.jsonl",
+                          ExecutionConfig(problems=str(problems), workers=1, reference_cache=False, timeout_floor=2.0))
+    [note] = [n for n in summary.notes if "reference solution does not pass" in n]
+    assert "--language" not in note

@@ -242,6 +242,13 @@ class RunnerNeedsRealTests(PythonLanguage):
     runner = NeedsRealTestsRunner()
 
 
+class EveryKindEmpty(PythonLanguage):
+    # probe 33: eight empty sets passed the kit, and dsa-cqe then analysed every program whole
+    subcode_node_types = {kind: frozenset() for kind in SubCodeKind}
+    definition_fields = {}
+    name_query = ""
+
+
 BROKEN = [
     ("identity", BadName(), "lower-case"),
     ("identity", GrammarNotInstalled(), "not installed"),
@@ -252,6 +259,7 @@ BROKEN = [
     ("decomposition", StringKeysInDecomposition(), "is not a SubCodeKind"),
     ("decomposition", MissingSwitchKind(), "lacks ['Switch']"),
     ("decomposition", WrongWhileNodeType(), "no While sub-code found"),
+    ("decomposition", EveryKindEmpty(), "maps every kind to frozenset(): the plugin cannot decompose"),
     ("tokens", KeywordTokens(), "keywords, operators and comment text are not tokens"),
     ("tokens", CommentTokens(), "!= expected"),
     ("robustness", CrashesOnSyntaxErrors(), "raised SyntaxError"),

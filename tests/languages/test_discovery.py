@@ -5,6 +5,7 @@ conflicts are refused where they matter, never settled silently."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import textwrap
@@ -322,3 +323,68 @@ def test_a_grammar_that_is_installed_but_raises_is_not_told_to_be_installed(inst
     assert rows["exploding"]["usable"] is False and rows["exploding"]["capabilities"] == []
     assert "capsule exploded" in rows["exploding"]["problem"]
     assert rows["python"]["usable"] is True and "tokens" in rows["python"]["capabilities"]
+
+
+@pytest.mark.parametrize("mapping", ["{kind: frozenset() for kind in SubCodeKind}", "{}"])
+def test_a_plugin_that_maps_no_node_type_to_a_subcode_kind_is_refused_by_dsa_cqe_before_any_sample(
+        install, tmp_path, mapping):
+    """Probe 33: a plugin whose eight kinds all map to ``frozenset()`` was listed as able to
+    ``decompose``, and ``dsa-cqe`` scored every program as one undecomposed unit with status ``ok``;
+    with no map at all (``{}``) every sample became an ``error`` row, one by one. Both are now refused
+    before any sample, naming the plugin and the methods that still work. The LLM is litellm's
+    ``mock_response``: the refusal comes before any call."""
+    from workbench import ScoreConfig, run_score
+    from workbench.options import OptionError
+
+    install("nosub-plugin", {"nosub": "nosub_module"}, {"nosub_module": toy("nosub", ".nosub", f"""
+        from workbench.languages.spec import SubCodeKind
+        subcode_node_types = {mapping}
+    """)})
+    plugin = get_language("nosub")
+    assert plugin.capabilities() == ["tokens"]
+    data = tmp_path / "gens.jsonl"
+    data.write_text(json.dumps({"task_id": "T/0", "generation": "def f(x):\n    return x\n",
+                                "reference": "def f(x):\n    return x + 0\n"}) + "\n")
+    config = ScoreConfig(method=["dsa-cqe", "chrf"], model="gpt-4o-mini", language="nosub", workers=1, cache="off")
+    with pytest.raises(OptionError) as raised:
+        run_score(str(data), config, tmp_path / "out", mock_response="3")
+    message = str(raised.value)
+    assert "dsa-cqe decomposes programs, but the nosub plugin maps no grammar node type to a sub-code kind" in message
+    assert "dsa-cqe-simplified" in message and "\n" not in message
+    assert not (tmp_path / "out" / "scores.jsonl").exists()
+    # the methods that do not decompose still score with it
+    report = run_score(str(data), dataclasses.replace(config, method=["chrf"]), tmp_path / "chrf")
+    assert report.statuses["chrf"] == {"ok": 1}
+
+
+def test_a_name_query_of_none_is_told_to_be_an_empty_string(install):
+    """Probe 33: ``name_query = None`` (the docstring calls the query optional) left the plugin out with
+    ``name_query must be a string, got NoneType``, not saying what means "no query"."""
+    install("nonequery-plugin", {"nq": "nonequery_module"}, {"nonequery_module": toy("nonequery", ".nq", """
+        name_query = None
+    """)})
+    [problem] = [p for p in plugin_problems() if p.source.startswith("nonequery-plugin")]
+    assert 'name_query must be a string (a tree-sitter query, or "" for none), got NoneType' in problem.message
+
+
+def test_the_run_preflight_refuses_dsa_cqe_for_a_plugin_without_sub_codes(install, tmp_path):
+    """Probe 33: ``workbench run`` with ``[score] method = ["dsa-cqe"]`` on a language whose plugin maps
+    no sub-code kind is refused by the preflight, in config terms, before any stage runs."""
+    from workbench.run.config import ConfigError, build_config
+    from workbench.run.preflight import run_preflight
+
+    install("nosub-plugin", {"nosub": "nosub_module"}, {"nosub_module": toy("nosub", ".nosub", """
+        subcode_node_types = {}
+    """)})
+    data = tmp_path / "g.jsonl"
+    data.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n"}) + "\n")
+    config = build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+                           "data": {"source": str(data), "language": "nosub"},
+                           "score": {"method": ["dsa-cqe"], "problems": "humaneval", "model": "ollama/llama3",
+                                     "select": "first"}})
+    with pytest.raises(ConfigError) as caught:
+        run_preflight(config)
+    message = " ".join(str(caught.value).split())
+    assert message.startswith("dsa-cqe decomposes programs, but the nosub plugin maps no grammar node type"), message
+    assert "pass another [score] method" in message
+    assert not (tmp_path / "run").exists()

@@ -875,10 +875,13 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
     failing = sorted(t.task_id for t in calibrated.values()
                      if t.reference_status not in ("passed", "cached", SANDBOX_ERROR))
     if failing:
-        summary.notes.append(
-            f"the reference solution does not pass for {count(len(failing), 'task')} ({', '.join(failing[:5])}"
-            f"{' ...' if len(failing) > 5 else ''}): {'it uses' if len(failing) == 1 else 'they use'} the floor timeout"
-        )
+        note = (f"the reference solution does not pass for {count(len(failing), 'task')} ({', '.join(failing[:5])}"
+                f"{' ...' if len(failing) > 5 else ''}): {'it uses' if len(failing) == 1 else 'they use'} the floor timeout")
+        # no reference compiles: most likely problems in another language than the runner's
+        if len(failing) == len(calibrated) and all(t.reference_status == "syntax_error" for t in calibrated.values()):
+            note += (f"; every reference is a syntax error as {config.language}: if the problems are in another "
+                     f"language, pass --language (or give the data a 'language' column)")
+        summary.notes.append(note)
     result.update(calibrated)
     return result
 

@@ -590,11 +590,13 @@ class LanguagePlugin:
 
     # -- capabilities --------------------------------------------------------------------
     def capabilities(self) -> list[str]:
-        """Return which jobs this plugin supports: ``tokens``, ``decompose``, ``execute``."""
+        """Return which jobs this plugin supports: ``tokens`` (some identifier or literal node type),
+        ``decompose`` (some sub-code kind maps to a node type), ``execute`` (a runner)."""
         caps = []
         if self.identifier_node_types or self.literal_node_types:
             caps.append("tokens")
-        if self.subcode_node_types:
+        # eight empty sets decompose nothing: every program would be one undecomposed unit
+        if any(self.subcode_node_types.values()):
             caps.append("decompose")
         if self.runner is not None:
             caps.append("execute")
@@ -658,7 +660,8 @@ def shape_problems(plugin: LanguagePlugin) -> list[str]:
             for names in fields.values()):
         problems.append(f"definition_fields must map node types to tuples of field names, got {fields!r}")
     if not isinstance(plugin.name_query, str):
-        problems.append(f"name_query must be a string, got {type(plugin.name_query).__name__}")
+        problems.append(f'name_query must be a string (a tree-sitter query, or "" for none), '
+                        f"got {type(plugin.name_query).__name__}")
     if plugin.runner is not None and not isinstance(plugin.runner, TestRunner):
         problems.append(f"runner must be a TestRunner instance or None, got {type(plugin.runner).__name__}")
     return problems

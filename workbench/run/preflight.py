@@ -390,6 +390,13 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
             score_config = plans[name].config()
+            # the scoring job loads when a run needs it
+            from workbench.score.job import check_decomposable
+
+            try:  # dsa-cqe with a plugin that maps no sub-code: refused here, not when the stage starts
+                check_decomposable(get_language(language), score_config.make_methods())
+            except OptionError as error:
+                raise table_error(name.removesuffix("_all"), error) from None
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)

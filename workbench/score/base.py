@@ -199,6 +199,9 @@ class ScoringMethod:
     variant: str = ""
     #: the method compares with the reference (a sample without one is ``skipped``)
     needs_reference: bool = True
+    #: the method cuts programs into sub-codes with the language plugin's ``subcode_node_types``
+    #: (a plugin without the ``decompose`` capability is refused before any sample)
+    needs_decomposition: ClassVar[bool] = False
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         """Score one sample; LLM failures are returned as a status, never raised."""

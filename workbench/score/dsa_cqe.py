@@ -131,6 +131,7 @@ class DsaCqe(ScoringMethod):
     """
 
     name = "dsa-cqe"
+    needs_decomposition = True
 
     def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):
         if final_step not in FINAL_STEPS:

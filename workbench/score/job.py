@@ -41,7 +41,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import require_text_columns
@@ -69,6 +69,9 @@ from workbench.score.wide_table import (
     unselected_path,
     write_wide_table,
 )
+
+if TYPE_CHECKING:
+    from workbench.languages.spec import LanguagePlugin
 
 #: held by a run for its whole length, so two runs never write one folder at once
 LOCK_FILE = ".score.lock"
@@ -529,6 +532,24 @@ def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) 
             )
 
 
+def check_decomposable(language: LanguagePlugin, methods: list[ScoringMethod]) -> None:
+    """Refuse methods that decompose programs when the language's plugin maps no node type to a
+    sub-code kind: each program would be analysed whole (eight empty sets) or fail one by one
+    (no map), and neither says so before the run.
+
+    Raises:
+        OptionError: naming the methods, the plugin and the methods that need no decomposition.
+    """
+    decomposing = [m.name for m in methods if m.needs_decomposition]
+    if decomposing and "decompose" not in language.capabilities():
+        raise OptionError(
+            f"{', '.join(decomposing)} decomposes programs, but the {language.name} plugin maps no grammar node "
+            f"type to a sub-code kind (its subcode_node_types): pass another {{method}} (dsa-cqe-simplified, "
+            f"ice-score, p-correct and chrf need no decomposition), or add the map to the plugin (docs/plugins.md, "
+            f"section 5)", "method",
+        )
+
+
 def score_samples(
     samples: Iterable[Sample],
     config: ScoreConfig,
@@ -596,6 +617,7 @@ def score_samples(
         config.language, {f"the data ({os.fspath(source)})" if source is not None else "the samples":
                           [sample.language for sample in samples]}))
     language = get_language(config.language)
+    check_decomposable(language, methods)
     out = Path(output_dir)
     require_output_folder(out, f"--output {os.fspath(out)}")
     out.mkdir(parents=True, exist_ok=True)

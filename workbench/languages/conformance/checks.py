@@ -274,6 +274,9 @@ def check_decomposition(
             owner[node_type] = key
     if problems:
         return problems
+    if not any(mapping.values()):
+        return [("subcode_node_types maps every kind to frozenset(): the plugin cannot decompose, and dsa-cqe "
+                 "refuses its language; map the kinds the language has (docs/plugins.md, section 5)")]
     found: set[SubCodeKind] = set()
     for sample in samples:
         for node in _walk(plugin.parse(sample).root_node):
