@@ -31,6 +31,24 @@ def test_unknown_keys_and_tables_are_refused_with_a_suggestion() -> None:
         build_config({"data": {"source": "humaneval"}, "run": {"stages": ["scoring"]}})
 
 
+def test_an_unknown_stage_key_names_its_closest_keys_and_where_the_list_is() -> None:
+    """``--set score.limt=3`` printed all ~43 keys of [score]: the message now names the closest
+    keys and points at the command's --help, which lists them all, in one line."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(DEFAULT_CONFIG, overrides=["score.limt=3"])
+    message = str(caught.value)
+    assert message.startswith("[score] has no key 'limt' (did you mean 'limit'")
+    assert "workbench score --help" in message and "\n" not in message
+    assert "analyse_first" not in message and "prefix_reuse" not in message  # not the whole list
+    with pytest.raises(ConfigError) as caught:  # nothing close: only the pointer
+        build_config({"data": {"source": "humaneval"}, "decontaminate": {"zzz": 1}})
+    assert str(caught.value) == ("[decontaminate] has no key 'zzz'; its keys are the options of "
+                                 "`workbench dedup --help` with _ for - (--min-tokens is min_tokens; docs/run.md)")
+    with pytest.raises(ConfigError, match=r"\[data\] has no key 'sorce' \(did you mean 'source'\?\); "
+                                          r"valid keys: code_column, "):  # a short table still lists its keys
+        build_config({"data": {"source": "humaneval", "sorce": "x"}})
+
+
 def test_overrides_apply_after_the_file_and_parse_toml_values() -> None:
     assert parse_override("score.limit=20") == ("score", "limit", 20)
     assert parse_override("score.model=local/smollm2-135m") == ("score", "model", "local/smollm2-135m")
