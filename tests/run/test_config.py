@@ -160,6 +160,18 @@ def test_run_offline_reaches_every_stage_that_loads_data() -> None:
     assert not any("--offline" in plan.argv for plan in plain.values() if plan.command)
 
 
+def test_score_no_prompt_in_a_config_with_a_data_prompt_column_still_runs() -> None:
+    """``workbench score`` refuses ``--no-prompt`` with ``--prompt-column`` (fix33 item 3); in the
+    pipeline ``[data] prompt_column`` is shared (the preset sets it), so ``[score] no_prompt``
+    leaves it out of the score stages' command lines instead of failing the preflight."""
+    config = load_config(DEFAULT_CONFIG, overrides=["score.no_prompt=true"])
+    assert config.data["prompt_column"] == "prompt"
+    plans = {plan.name: plan for plan in plan_stages(config, run_preflight(config).columns)}
+    for name in ("score", "score_all"):
+        assert "--no-prompt" in plans[name].argv and "--prompt-column" not in plans[name].argv, plans[name].argv
+        assert plans[name].config().prompt_column is None and plans[name].config().no_prompt
+
+
 def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) -> None:
     from workbench.run import run_pipeline
 
