@@ -198,7 +198,7 @@ def _missing_table_or_key(name: str) -> str:
     if name in tables:
         keys = table_keys(name)
         return (f"{name} is a whole table; set one key inside it, {name}.KEY=VALUE, e.g. "
-                f"{name}.{keys[0]} or {name}.{keys[1]} (keys of [{name}]: {', '.join(keys)})")
+                f"{name}.{keys[0]} or {name}.{keys[1]} ({_where_keys_are(name, keys)})")
     holders = [table for table in tables if name in table_keys(table)]
     if holders:
         return f"the key needs its table: {' or '.join(f'{table}.{name}' for table in holders)}"
@@ -248,9 +248,8 @@ def _where_keys_are(table: str, allowed: list[str]) -> str:
     ``[data]`` are short and listed here."""
     command = SECTION_COMMANDS.get(table)
     if command is None:
-        return f"valid keys: {', '.join(allowed)}"
-    return (f"its keys are the options of `workbench {command} --help` with _ for - "
-            "(--min-tokens is min_tokens; docs/run.md)")
+        return f"keys of [{table}]: {', '.join(allowed)}"
+    return f"its keys are the options in `workbench {command} --help`, with _ for - (docs/run.md)"
 
 
 def _check_value(table: str, option: Option, value: Any) -> Any:
