@@ -506,22 +506,6 @@ def test_problems_without_an_entry_point_column_run_their_self_calling_tests(tmp
                     ExecutionConfig(problems=str(problems), test_column="tests", entry_point_column="fn", **FIXED))
 
 
-def test_completions_that_begin_with_their_prompt_are_noted_before_running(tmp_path):
-    """fix32: score said when generations repeat their prompt, execute did not, though --mode
-    completion then runs every prompt twice. Real HumanEval prompts, real sandbox; the note is
-    counted before any sample runs (limit 3 of 4 rows: 2 of the 3 chosen are whole programs)."""
-    humaneval = load_humaneval()
-    rows = [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["prompt"] + humaneval[i]["canonical_solution"]}
-            for i in range(2)]
-    rows += [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["canonical_solution"]} for i in (2, 3)]
-    generations = write_jsonl(tmp_path / "whole.jsonl", rows)
-    summary = run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(limit=3, **FIXED))
-    [note] = [n for n in summary.notes if "own prompt" in n]
-    assert note.startswith("2 of 3 completions begin with their own prompt: whole programs") and "--mode full" in note
-    full = run_execute(generations, tmp_path / "full.jsonl", ExecutionConfig(mode="full", limit=1, **FIXED))
-    assert not any("own prompt" in n for n in full.notes)
-
-
 def test_notes_on_the_input_come_before_the_run_starts(tmp_path):
     """fix33 item 4: the repeated-prompt note (and every note on the input) was printed only after
     the whole run had finished. Now ``on_note`` gets them before any sample runs and before the
@@ -549,3 +533,19 @@ def test_notes_on_the_input_come_before_the_run_starts(tmp_path):
     text = " ".join(result.output.split())
     assert text.count("begin with their own prompt") == 1  # once: not again with the summary
     assert text.index("begin with their own prompt") < text.index("executing")  # before the run's progress bar
+
+
+def test_completions_that_begin_with_their_prompt_are_noted_before_running(tmp_path):
+    """fix32: score said when generations repeat their prompt, execute did not, though --mode
+    completion then runs every prompt twice. Real HumanEval prompts, real sandbox; the note is
+    counted before any sample runs (limit 3 of 4 rows: 2 of the 3 chosen are whole programs)."""
+    humaneval = load_humaneval()
+    rows = [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["prompt"] + humaneval[i]["canonical_solution"]}
+            for i in range(2)]
+    rows += [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["canonical_solution"]} for i in (2, 3)]
+    generations = write_jsonl(tmp_path / "whole.jsonl", rows)
+    summary = run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(limit=3, **FIXED))
+    [note] = [n for n in summary.notes if "own prompt" in n]
+    assert note.startswith("2 of 3 completions begin with their own prompt: whole programs") and "--mode full" in note
+    full = run_execute(generations, tmp_path / "full.jsonl", ExecutionConfig(mode="full", limit=1, **FIXED))
+    assert not any("own prompt" in n for n in full.notes)
