@@ -117,11 +117,13 @@ def test_skipped_rows_are_listed_with_their_reason(chain_run):
             ("empty1", "empty", "0", ""), ("empty2", "empty", "0", ""),
             ("nul", "unreadable", "0", "binary (NUL bytes)"),
             ("bad", "too_short", "2", "line 1, column 7: missing ')'"),  # f and zz
-            ("broken", "parse_error", "27", "line 27, column 7: missing ')'"),  # after 26 lines of t100..t125
+            # compared all the same: the reason says so, not a bare "parse_error" that reads as skipped (fix33)
+            ("broken", "compared_with_parse_error", "27", "line 27, column 7: missing ')'"),  # after 26 lines of t100..t125
         ]
     ]
     assert run.report["skipped_rows"] == {"file": "skipped.csv", "rows": 10,
-                                          "by_reason": {"unreadable": 1, "empty": 2, "too_short": 6, "parse_error": 1},
+                                          "by_reason": {"unreadable": 1, "empty": 2, "too_short": 6,
+                                                        "compared_with_parse_error": 1},
                                           "too_short_with_parse_error": 1}
 
 
@@ -136,14 +138,15 @@ def test_parse_error_counts_agree_with_skipped_csv(chain_run):
     overall = run.report["overall"]
     assert (overall["parse_errors"], overall["parse_errors_compared"], overall["parse_errors_too_short"]) == (2, 1, 1)
     listed = read_csv(out / "skipped.csv")
-    assert overall["parse_errors_compared"] == sum(1 for row in listed if row["reason"] == "parse_error")
+    assert overall["parse_errors_compared"] == sum(1 for row in listed if row["reason"] == "compared_with_parse_error")
     assert overall["parse_errors_too_short"] == sum(1 for row in listed if row["reason"] == "too_short" and row["detail"])
     assert {"parse_errors_compared", "parse_errors_too_short"} <= set(run.report["definitions"])
     console = Console(width=250, record=True)
     for renderable in render_report(run.report):
         console.print(renderable)
     text = console.export_text()
-    assert "2: 1 compared (skipped.csv parse_error), 1 too short (skipped.csv too_short, error in detail)" in text
+    assert ("2: 1 compared (skipped.csv compared_with_parse_error), 1 too short (skipped.csv too_short, error in "
+            "detail)") in text
     assert "unreadable rows (kept, not compared)" in text
 
 

@@ -506,6 +506,35 @@ def test_problems_without_an_entry_point_column_run_their_self_calling_tests(tmp
                     ExecutionConfig(problems=str(problems), test_column="tests", entry_point_column="fn", **FIXED))
 
 
+def test_notes_on_the_input_come_before_the_run_starts(tmp_path):
+    """fix33 item 4: the repeated-prompt note (and every note on the input) was printed only after
+    the whole run had finished. Now ``on_note`` gets them before any sample runs and before the
+    reference timing, and the CLI prints each once, ahead of the progress bar. Real HumanEval
+    prompts, real sandbox (calibration on: a reference phase runs too)."""
+    humaneval = load_humaneval()
+    rows = [{"task_id": humaneval[i]["task_id"], "completion": humaneval[i]["prompt"] + humaneval[i]["canonical_solution"]}
+            for i in range(2)]
+    generations = write_jsonl(tmp_path / "whole.jsonl", rows)
+    events = []
+    summary = run_execute(generations, tmp_path / "out.jsonl", ExecutionConfig(workers=2, reference_cache=False),
+                          on_note=lambda note: events.append(("note", note)),
+                          on_start=lambda phase, size: events.append(("start", phase)),
+                          on_result=lambda row: events.append(("row", row.get("phase", "execute"))))
+    first_start = next(i for i, event in enumerate(events) if event[0] != "note")
+    assert events[first_start] == ("start", "calibrate"), events
+    early = [note for kind, note in events[:first_start]]
+    assert any("own prompt" in note for note in early) and not any(kind == "note" for kind, _ in events[first_start:])
+    assert summary.notes[: summary.announced_notes] == early  # the summary keeps them, counted as announced
+
+    out = tmp_path / "cli.jsonl"
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(out), "--timeout", "30", "-j", "2",
+                                      "--progress"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert text.count("begin with their own prompt") == 1  # once: not again with the summary
+    assert text.index("begin with their own prompt") < text.index("executing")  # before the run's progress bar
+
+
 def test_completions_that_begin_with_their_prompt_are_noted_before_running(tmp_path):
     """fix32: score said when generations repeat their prompt, execute did not, though --mode
     completion then runs every prompt twice. Real HumanEval prompts, real sandbox; the note is

@@ -615,3 +615,23 @@ def test_the_bias_d_is_told_apart_from_the_dedup_duplication_factor(data):
     text = re.sub(r"\s+", " ", note.group(1))
     assert f"|D| = {eq2['n_D']:,}" in text and f"|X| = {eq2['n_X']:,}" in text
     assert f"{overall['duplication_factor']:.4f}" in text and f"the {overall['analysed']:,} analysed rows" in text
+
+
+def test_a_null_task_id_is_shown_as_missing_not_as_none(run_dir: Path) -> None:
+    """fix33 item 5: a row whose task id is null (results from before execute refused such data)
+    was shown as a task named "None" in the failures list, the samples table and its view; it is
+    shown as a missing id (muted, as the page marks what it lacks), and its link still works."""
+    for path in [run_dir / "data.jsonl", run_dir / "execute" / "results.jsonl", *(run_dir / "score").rglob("*.jsonl")]:
+        rows = _rows(path)
+        for row in rows:
+            if row.get("task_id") == "HumanEval/8" and row.get("sample_id") == 30:
+                row["task_id"] = None
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    html = render_html(build_report_data(run_dir))
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "None:30" not in text and "None sample 30" not in text
+    assert not re.search(r"<td>None</td>", html)
+    missing = '<span class="muted">no task id</span>'
+    assert f"{missing}:30</a>" in html  # the failures list, linked to the view
+    assert f"<td>{missing}</td><td>30</td>" in html  # the samples table
+    assert f"<summary><b>{missing}</b> sample 30" in html  # the view

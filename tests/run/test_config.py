@@ -31,6 +31,24 @@ def test_unknown_keys_and_tables_are_refused_with_a_suggestion() -> None:
         build_config({"data": {"source": "humaneval"}, "run": {"stages": ["scoring"]}})
 
 
+def test_an_unknown_stage_key_names_its_closest_keys_and_where_the_list_is() -> None:
+    """``--set score.limt=3`` printed all ~43 keys of [score]: the message now names the closest
+    keys and points at the command's --help, which lists them all, in one line."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(DEFAULT_CONFIG, overrides=["score.limt=3"])
+    message = str(caught.value)
+    assert message.startswith("[score] has no key 'limt' (did you mean 'limit'")
+    assert "workbench score --help" in message and "\n" not in message
+    assert "analyse_first" not in message and "prefix_reuse" not in message  # not the whole list
+    with pytest.raises(ConfigError) as caught:  # nothing close: only the pointer
+        build_config({"data": {"source": "humaneval"}, "decontaminate": {"zzz": 1}})
+    assert str(caught.value) == ("[decontaminate] has no key 'zzz'; its keys are the options in "
+                                 "`workbench dedup --help`, with _ for - (docs/run.md)")
+    with pytest.raises(ConfigError, match=r"\[data\] has no key 'sorce' \(did you mean 'source'\?\); "
+                                          r"keys of \[data\]: code_column, "):  # a short table still lists its keys
+        build_config({"data": {"source": "humaneval", "sorce": "x"}})
+
+
 def test_overrides_apply_after_the_file_and_parse_toml_values() -> None:
     assert parse_override("score.limit=20") == ("score", "limit", 20)
     assert parse_override("score.model=local/smollm2-135m") == ("score", "model", "local/smollm2-135m")
@@ -49,7 +67,11 @@ def test_an_override_without_a_dot_says_what_it_lacks() -> None:
         parse_override("score=1")
     message = str(caught.value)
     assert "score is a whole table; set one key inside it, score.KEY=VALUE, e.g. score.method or score.model" in message
-    assert "limit" in message.split("keys of [score]: ")[1] and "score.score" not in message
+    # where the ~40 keys are, not all of them (fix33)
+    assert message.endswith("(its keys are the options in `workbench score --help`, with _ for - (docs/run.md))")
+    assert "score.score" not in message and "workers" not in message
+    with pytest.raises(ConfigError, match=r"\(keys of \[run\]: output, stages, offline, retry_failed\)$"):
+        parse_override("run=1")  # a short table lists its keys
     with pytest.raises(ConfigError, match=r"data is a whole table.*e\.g\. data\.source or data\.split"):
         parse_override("data=1")
     with pytest.raises(ConfigError, match=r"the key needs its table: execute\.limit or score\.limit$"):
@@ -140,6 +162,18 @@ def test_run_offline_reaches_every_stage_that_loads_data() -> None:
         assert "--offline" in plans[name].argv, name
     plain = {plan.name: plan for plan in plan_stages(load_config(DEFAULT_CONFIG), run_preflight(config).columns)}
     assert not any("--offline" in plan.argv for plan in plain.values() if plan.command)
+
+
+def test_score_no_prompt_in_a_config_with_a_data_prompt_column_still_runs() -> None:
+    """``workbench score`` refuses ``--no-prompt`` with ``--prompt-column`` (fix33 item 3); in the
+    pipeline ``[data] prompt_column`` is shared (the preset sets it), so ``[score] no_prompt``
+    leaves it out of the score stages' command lines instead of failing the preflight."""
+    config = load_config(DEFAULT_CONFIG, overrides=["score.no_prompt=true"])
+    assert config.data["prompt_column"] == "prompt"
+    plans = {plan.name: plan for plan in plan_stages(config, run_preflight(config).columns)}
+    for name in ("score", "score_all"):
+        assert "--no-prompt" in plans[name].argv and "--prompt-column" not in plans[name].argv, plans[name].argv
+        assert plans[name].config().prompt_column is None and plans[name].config().no_prompt
 
 
 def test_unknown_method_and_missing_model_fail_before_any_stage(tmp_path: Path) -> None:

@@ -473,6 +473,8 @@ cache = "off"'''))
     outcomes = _outcomes(raised)
     assert outcomes["score"][0] == "resumed" and "[score] limit changed since it finished (4 -> 8)" in outcomes["score"][1]
     assert outcomes["correlate"][0] == "ran"
+    # the note says what the resume did (2 methods): it once said "scoring only the new ones" for any limit
+    assert outcomes["score"][1].endswith("resumed: kept 8 finished rows, scored 8 new rows"), outcomes["score"][1]
     assert judge.requests - calls == 4 * per_sample  # the 4 new samples only
     assert {key: row for key, row in rows().items() if key in scored} == scored  # the finished rows, as they were
     tables(8)
@@ -481,6 +483,9 @@ cache = "off"'''))
     calls = judge.requests
     lowered = run_pipeline(load_config(config_path, overrides=["score.limit=5"]))
     assert _statuses(lowered)["score"] == "resumed" and _statuses(lowered)["correlate"] == "ran"
+    assert _outcomes(lowered)["score"][1].endswith(  # nothing is new: the note must not say it scored new ones
+        "resumed: kept 10 finished rows, scored no new row; set aside the 6 rows of the samples no longer "
+        "selected in scores.unselected.jsonl (a resume that selects them again takes them back)"), _outcomes(lowered)["score"][1]
     assert judge.requests == calls
     tables(5)
     assert all(wider[key] == row for key, row in rows().items())  # a subset of the finished rows
@@ -489,6 +494,7 @@ cache = "off"'''))
 
     again = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
     assert _statuses(again)["score"] == "resumed" and judge.requests == calls  # the rows set aside come back
+    assert _outcomes(again)["score"][1].endswith("resumed: kept 16 finished rows, scored no new row")
     assert rows() == wider
     tables(8)
     same = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))

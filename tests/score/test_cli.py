@@ -104,6 +104,19 @@ def test_cli_errors_are_one_line(shared_data, tmp_path):
     assert result.exit_code == 1 and "--resume" in result.output
 
 
+def test_no_prompt_with_a_prompt_column_is_refused_in_one_line(shared_data, tmp_path):
+    """``--no-prompt --prompt-column prompt`` was accepted and the column silently ignored: the two
+    say opposite things, so the command line is refused (exit 2) before any data is read."""
+    data, _ = _slice(shared_data, tmp_path, 2)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["score", str(data), "--method", "chrf", "--no-prompt", "--prompt-column", "prompt",
+                                      "-o", str(out), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.replace("│", " ").split())  # rich boxes and wraps the line
+    assert "--no-prompt ignores the prompt column and --prompt-column names one; pass one of them" in message
+    assert not out.exists()
+
+
 def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path, monkeypatch):
     """No LLM is called: the preflight fails on the unset OPENAI_API_KEY."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

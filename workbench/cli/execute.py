@@ -20,9 +20,17 @@ from workbench.cli.config_options import config_options, resume_command
 from workbench.execute.config import ExecutionConfig
 
 
+def _print_note(note: str) -> None:
+    """One note of a run on stderr (a ``WARNING`` in bold red)."""
+    style = "bold red" if note.startswith("WARNING") else "yellow"
+    err_console.print(f"[{style}]{escape(str(note))}[/{style}]")
+
+
 @contextmanager
-def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
-    """``on_start`` / ``on_result`` for :func:`run_execute` that draw progress bars on stderr."""
+def progress_hooks(enabled: bool = True, notes: bool = True) -> Iterator[dict[str, Callable]]:
+    """``on_start`` / ``on_result`` for :func:`run_execute` that draw progress bars on stderr,
+    and ``on_note`` that prints the notes known before the run at once (unless not ``notes``);
+    :func:`print_summary` prints the others."""
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TimeRemainingColumn(), TextColumn("{task.fields[status]}"),
@@ -43,14 +51,14 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
         progress.update(tasks["execute"], advance=1, status=f"passed {passed['n']}")
 
     with progress:
-        yield {"on_start": on_start, "on_result": on_result}
+        yield {"on_start": on_start, "on_result": on_result, **({"on_note": _print_note} if notes else {})}
 
 
 def print_summary(summary: Any) -> None:
-    """The notes (on stderr) and the summary table of a finished run."""
-    for note in summary.notes:
-        style = "bold red" if note.startswith("WARNING") else "yellow"
-        err_console.print(f"[{style}]{escape(str(note))}[/{style}]")
+    """The notes (on stderr; not those printed before the run, ``announced_notes``) and the
+    summary table of a finished run."""
+    for note in summary.notes[summary.announced_notes:]:
+        _print_note(note)
     table = Table(title=f"workbench execute -> {summary.output}", show_header=False)
     table.add_column("what")
     table.add_column("value")
@@ -96,7 +104,8 @@ def execute_command(
     from workbench.execute.job import run_execute
 
     try:
-        with progress_hooks(progress and not json_output) as hooks:
+        # --json: the notes are in the JSON, stderr stays quiet
+        with progress_hooks(progress and not json_output, notes=not json_output) as hooks:
             summary = run_execute(generations, output, config, **hooks)
     except KeyboardInterrupt:
         again = resume_command("execute", generations, config, {"--output": str(output)})

@@ -51,7 +51,7 @@ SPLIT_FIGURES: dict[str, str] = {
     "parse_errors": ("rows whose parse has syntax errors (tree-sitter recovered and the tokens were still read): "
                      "parse_errors_compared + parse_errors_too_short"),
     "parse_errors_compared": ("parse_errors rows long enough to be compared (counted in analysed, searched like any "
-                              "other); listed in skipped.csv with reason parse_error"),
+                              "other); listed in skipped.csv with reason compared_with_parse_error"),
     "parse_errors_too_short": ("parse_errors rows below min_tokens (counted in too_short, not compared by the token "
                                "rule); listed in skipped.csv with reason too_short, the error in detail"),
     "analysed": "rows compared (|D| of the duplication factor)",
@@ -186,7 +186,7 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
     report["cluster_shape"] = _cluster_shape(result)
     skipped = Counter(row.reason for row in skipped_rows(result, details=False))
     # one reason per row: a too-short row that also failed to parse is listed as too_short (its
-    # error in detail), so by_reason.parse_error is overall.parse_errors_compared, not parse_errors
+    # error in detail), so by_reason.compared_with_parse_error is overall.parse_errors_compared, not parse_errors
     report["skipped_rows"] = {"file": "skipped.csv", "rows": sum(skipped.values()),
                               "by_reason": {reason: skipped[reason] for reason in SKIP_REASONS},
                               "too_short_with_parse_error": report["overall"]["parse_errors_too_short"]}
@@ -452,10 +452,10 @@ def render_report(report: dict) -> list:
     if overall["failed"]:
         facts.add_row("unreadable rows (kept, not compared)", str(overall["failed"]))
     if overall["parse_errors"]:
-        # skipped.csv gives one reason per row: only the compared ones are listed as parse_error
+        # skipped.csv gives one reason per row: only the compared ones are listed as compared_with_parse_error
         facts.add_row("parsed with syntax errors",
                       f"{overall['parse_errors']}: {overall['parse_errors_compared']} compared "
-                      f"(skipped.csv parse_error), {overall['parse_errors_too_short']} too short "
+                      f"(skipped.csv compared_with_parse_error), {overall['parse_errors_too_short']} too short "
                       "(skipped.csv too_short, error in detail)")
     cross = report.get("cross_set")
     if cross:

@@ -10,11 +10,12 @@ Reasons (one per row, the first that applies):
   clustered (many empty generations are bad input, not copies of each other).
 * ``too_short``: fewer than ``--min-tokens`` identifier/literal tokens; not compared by the
   token rule, but copies of its exact text are found (``exact_text``).
-* ``parse_error``: compared, but tokenized from a parse with syntax errors (tree-sitter
-  recovers); ``detail`` locates the first error.
+* ``compared_with_parse_error``: not skipped: compared like any row, but tokenized from a
+  parse with syntax errors (tree-sitter recovers); ``detail`` locates the first error. (Named
+  ``parse_error`` before, which read as a row left out for its error.)
 
 A too-short or empty row that also failed to parse keeps that reason and gives its error in
-``detail``: the ``parse_error`` rows are the report's ``parse_errors_compared``, and
+``detail``: the ``compared_with_parse_error`` rows are the report's ``parse_errors_compared``, and
 ``parse_errors`` also counts such too-short rows (``parse_errors_too_short``). Rows are
 listed in input order (split order, then row order), which is the same for every engine.
 """
@@ -31,7 +32,7 @@ from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
 
 #: the reasons of ``skipped.csv``, in report order
-SKIP_REASONS: tuple[str, ...] = ("unreadable", "empty", "too_short", "parse_error")
+SKIP_REASONS: tuple[str, ...] = ("unreadable", "empty", "too_short", "compared_with_parse_error")
 #: the columns of ``skipped.csv``
 SKIPPED_COLUMNS: tuple[str, ...] = ("id", "split", "reason", "n_tokens", "detail")
 
@@ -68,7 +69,7 @@ def skipped_rows(result: DedupResult, *, details: bool = True) -> Iterator[Skipp
         if status == FAILED:
             yield SkippedRow(index, "unreadable", 0, result.failures.get(index, ""))
             continue
-        reason = "parse_error" if status == ANALYSED else "empty" if index in empty else "too_short"
+        reason = "compared_with_parse_error" if status == ANALYSED else "empty" if index in empty else "too_short"
         detail = first_syntax_error(rows.codes[index], rows.languages[index]) if has_error and details else ""
         yield SkippedRow(index, reason, result.n_tokens[index], detail)
 

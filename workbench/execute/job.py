@@ -110,6 +110,9 @@ class ExecutionSummary:
             ``--memory``), or ``None``.
         settings: what the rows were run with (:func:`run_settings`), which ``--resume`` must
             match (:func:`check_resume`).
+        announced_notes: how many of the first ``notes`` went to ``on_note`` before any sample
+            ran (:func:`run_execute`), so a printer shows only the rest at the end; not in
+            :meth:`as_dict`.
 
     It is also written next to the results file (:func:`~workbench.execute.result_file.summary_path`),
     so the isolation and the limits a results file was made under stay with it.
@@ -131,6 +134,7 @@ class ExecutionSummary:
     limits: dict[str, dict[str, Any]] = field(default_factory=dict)
     memory_ceiling_bytes: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    announced_notes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as JSON holds it (``--json`` and the summary file)."""
@@ -550,6 +554,7 @@ def run_execute(
     on_start: Callable[[str, int], None] | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     sandbox: Sandbox | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> ExecutionSummary:
     """Execute every generation against its task's tests and append result rows to ``output``:
     what ``workbench execute`` runs.
@@ -562,6 +567,10 @@ def run_execute(
         on_result: called with each result row (and each calibrated timeout as a row
             with ``"phase": "calibrate"``) for progress display.
         sandbox: a prepared :class:`Sandbox` (default: detected isolation, ``config.limits``).
+        on_note: called with each note known before any sample runs (on the input, the resume,
+            the sandbox and its limits: a repeated prompt, null completions ...), before the
+            reference timing and the samples, so a long run is not waited out to learn of it;
+            the summary still holds every note (``announced_notes`` counts these).
 
     Returns:
         an :class:`ExecutionSummary`.
@@ -594,7 +603,7 @@ def run_execute(
         f"or write to another --output")
     try:
         return _run_execute_locked(generations, output, config, on_start=on_start, on_result=on_result,
-                                   sandbox=sandbox)
+                                   sandbox=sandbox, on_note=on_note)
     finally:
         lock.release()
 
@@ -607,6 +616,7 @@ def _run_execute_locked(
     on_start: Callable[[str, int], None] | None,
     on_result: Callable[[dict[str, Any]], None] | None,
     sandbox: Sandbox | None,
+    on_note: Callable[[str], None] | None = None,
 ) -> ExecutionSummary:
     """:func:`run_execute` with the output's lock held (same arguments, returns and errors)."""
     notes: list[str] = []
@@ -698,6 +708,10 @@ def _run_execute_locked(
             notes.append(f"{truncated} of {count(len(todo), 'completion')} run now {'was' if truncated == 1 else 'were'} "
                          f"cut at a stop sequence (--stop); "
                          f"their rows say generation_truncated and stop_sequence")
+        if on_note is not None:  # what is known about the input now, not after the long part
+            for note in notes:
+                on_note(note)
+            summary.announced_notes = len(notes)
         timeouts = _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_start, on_result, guard)
         if on_start:
             on_start("execute", len(todo))

@@ -19,6 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from workbench.data.samples import id_text
 from workbench.formatting import fixed
 from workbench.report.plots import all_plots
 
@@ -35,6 +36,14 @@ def _number(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return fixed(value, digits)
+
+
+def _shown_id(value: Any, what: str = "task id") -> Any:
+    """An id as the page shows it: a missing one (null, NaN, blank: :func:`~workbench.data.samples.id_text`)
+    as a muted ``no task id``, as the page marks what a row lacks (``not executed``), never ``None``."""
+    if id_text(value) is None:
+        return Markup(f'<span class="muted">no {what}</span>')
+    return value
 
 
 def _counted(value: Any, noun: str, plural: str | None = None) -> str:
@@ -105,7 +114,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(number=_number, counted=_counted, percent=_percent, code=_code)
+    environment.filters.update(number=_number, counted=_counted, percent=_percent, code=_code, shown_id=_shown_id)
     return environment
 
 

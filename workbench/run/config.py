@@ -19,6 +19,7 @@ TOML value, else as text that the option reads as its flag would: ``--set execut
 from __future__ import annotations
 
 import copy
+import difflib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -197,7 +198,7 @@ def _missing_table_or_key(name: str) -> str:
     if name in tables:
         keys = table_keys(name)
         return (f"{name} is a whole table; set one key inside it, {name}.KEY=VALUE, e.g. "
-                f"{name}.{keys[0]} or {name}.{keys[1]} (keys of [{name}]: {', '.join(keys)})")
+                f"{name}.{keys[0]} or {name}.{keys[1]} ({_where_keys_are(name, keys)})")
     holders = [table for table in tables if name in table_keys(table)]
     if holders:
         return f"the key needs its table: {' or '.join(f'{table}.{name}' for table in holders)}"
@@ -230,9 +231,25 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
             raise ConfigError(f"[{table}] {key}: set it once as {shared[key]}, which every stage reads "
                               "(a per-stage value would stop its rows joining the other stages' rows)")
         if key not in allowed:
-            raise ConfigError(
-                f"[{table}] has no key {key!r}{suggestion(key, allowed)}; valid keys: {', '.join(allowed)}"
-            )
+            raise ConfigError(f"[{table}] has no key {key!r}{_closest_keys(key, allowed)}; {_where_keys_are(table, allowed)}")
+
+
+def _closest_keys(key: str, allowed: list[str]) -> str:
+    """`` (did you mean 'a' or 'b'?)`` for up to three keys close to ``key`` (difflib's ratio), or ``""``."""
+    close = difflib.get_close_matches(key, allowed, n=3)
+    if not close:
+        return ""
+    return f" (did you mean {' or '.join(repr(name) for name in close)}?)"
+
+
+def _where_keys_are(table: str, allowed: list[str]) -> str:
+    """Where the keys of ``table`` are listed: a stage table's ~40 keys are its command's options
+    (its ``--help`` lists them), so they are pointed to rather than printed; ``[run]`` and
+    ``[data]`` are short and listed here."""
+    command = SECTION_COMMANDS.get(table)
+    if command is None:
+        return f"keys of [{table}]: {', '.join(allowed)}"
+    return f"its keys are the options in `workbench {command} --help`, with _ for - (docs/run.md)"
 
 
 def _check_value(table: str, option: Option, value: Any) -> Any:

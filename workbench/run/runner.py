@@ -742,11 +742,10 @@ def run_pipeline(
         refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
                         "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
                         "the new columns without scoring again" if refresh and resumed else None)
-        # ... or because options that only choose its rows changed: only the new rows were scored
+        # ... or because options that only choose its rows changed: the job's counts say what that did
         reselect_note = (f"{', '.join(f'[{plan.table}] {name}' for name in reselect)} changed since it finished "
                          f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
-                         "resumed, keeping the finished rows of the samples still selected and scoring only the "
-                         "new ones" if reselect and resumed else None)
+                         f"{_reselected(job_result)}" if reselect and resumed else None)
         # the job's count: the failed rows of samples no longer selected were set aside, not scored
         retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
         retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
@@ -767,6 +766,23 @@ def run_pipeline(
     manifest.save()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _reselected(job_result: Any) -> str:
+    """What a score stage resumed with another ``limit``/``method_limit`` did, from its job's
+    :class:`~workbench.score.job.RunReport`: the rows kept, the rows scored, the rows set aside
+    (a lowered limit scores nothing new, so the note must not say it did)."""
+    kept = getattr(job_result, "resumed_rows", None)
+    if kept is None:  # a job without the counts (not a score stage): what the option means
+        return "resumed, keeping the finished rows of the samples still selected"
+    written = job_result.rows_written
+    note = (f"resumed: kept {count(kept, 'finished row')}, "
+            f"{'scored ' + count(written, 'new row') if written else 'scored no new row'}")
+    set_aside = getattr(job_result, "set_aside_rows", 0)
+    if set_aside:
+        note += (f"; set aside the {count(set_aside, 'row')} of the samples no longer selected in "
+                 "scores.unselected.jsonl (a resume that selects them again takes them back)")
+    return note
 
 
 def _shown(value: Any) -> str:

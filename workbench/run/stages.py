@@ -428,7 +428,10 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     values = {
         "task_column": data["task_column"], "sample_column": data["sample_column"],
         "generation_column": data["code_column"], "reference_column": data["reference_column"],
-        "prompt_column": data["prompt_column"], "language": data["language"], "split": data["split"],
+        # [score] no_prompt (whole programs) leaves the shared [data] prompt_column to the other stages:
+        # the job refuses both at once, and the preset sets the column
+        "prompt_column": None if section.get("no_prompt") else data["prompt_column"],
+        "language": data["language"], "split": data["split"],
         "stop": data["stop"], "offline": config.offline or None, **section, "carry": carry or None,
         "output": str(output),
     }

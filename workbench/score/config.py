@@ -248,6 +248,9 @@ class ScoreConfig(JobConfig):
                               "by its own setting)", "prefix_reuse")
         if self.retry_failed and not self.resume:
             raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
+        if self.no_prompt and self.prompt_column:  # one would be silently ignored
+            raise OptionError("{no_prompt} ignores the prompt column and {prompt_column} names one; pass one of them",
+                              "no_prompt", "prompt_column")
         self.method_limits  # noqa: B018  (parses and checks the entries)
         self.stop_sequences  # noqa: B018  (checks the values)
         if self.resume and self.overwrite:

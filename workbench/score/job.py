@@ -340,6 +340,8 @@ class RunReport:
             cut at a stop sequence, null or empty generations), printed after the table.
         retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
             (``retry_failed``; rows set aside as not selected are not among them).
+        set_aside_rows: finished rows of samples this resumed run does not select (a smaller
+            ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl``.
     """
 
     rows_written: int
@@ -357,6 +359,7 @@ class RunReport:
     failures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     retried_rows: int = 0
+    set_aside_rows: int = 0
 
     @property
     def exit_status(self) -> int:
@@ -767,6 +770,7 @@ def score_samples(
             rows_written=written,
             resumed_rows=resumed,
             retried_rows=retried,
+            set_aside_rows=set_aside,
             statuses=statuses,
             mean_scores=mean_scores,
             score_reads=score_reads,
