@@ -31,7 +31,12 @@ from workbench.dedup.output_folder import (
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
-from workbench.dedup.writing import resolved_output_format, swapped_paths, write_outputs, write_small_outputs
+from workbench.dedup.writing import (
+    resolved_output_format,
+    swapped_paths,
+    write_into_held_folder,
+    write_small_outputs,
+)
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
 
@@ -218,8 +223,9 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 try:
-                    written = write_outputs(result, loaded, report, output_dir, output_format=output_format,
-                                            on_progress=advance)
+                    # the folder is held since the start of the run (run_dedup)
+                    written = write_into_held_folder(result, loaded, report, output_dir, output_format=output_format,
+                                                     on_progress=advance)
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
                 swapped.append(written)
