@@ -230,8 +230,19 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
                     raise describe_write_error(output_dir, error) from error
                 swapped.append(written)
         notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
-                                   _language_note(rows, config)) if note]
+                                   _language_note(rows, config), _input_format_note(loaded, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
+
+
+def _input_format_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
+    """A note when ``--input-format`` was set but the driver loaded the SOURCE (a local path,
+    bundled name or hub id): the option is for a SOURCE URI Spark reads, and was not used (the
+    report's ``parameters.input_format`` is then ``null``, ``input_format_requested`` what was given)."""
+    if config.input_format == DedupConfig.options()["input_format"].default:
+        return None
+    return (f"--input-format {config.input_format} was not used: it is the format of a SOURCE URI Spark reads "
+            f"(--engine spark with file://, s3a:// ...); {loaded.source} was loaded by the driver, which reads the "
+            f"format from the file names")
 
 
 #: columns that usually hold a row's split, named in a note when the data was read as one split
@@ -381,7 +392,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                report = build_report(result, skipped_files=read.skipped)
+                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format)
                 written: dict[str, str] = {}
                 if folder is not None:
                     written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,
