@@ -137,7 +137,13 @@ def test_write_outputs_holds_the_folder_against_a_second_writer(tmp_path):
     # folder meanwhile removed its live staging folder as an interrupted run's, and two write_outputs
     # calls swapped their outputs over each other
     from workbench.data import load_records
-    from workbench.dedup import DedupConfig, build_report, collect_rows, find_duplicates, write_outputs
+    from workbench.dedup import (
+        DedupConfig,
+        build_report,
+        collect_rows,
+        find_duplicates,
+        write_outputs,
+    )
     from workbench.errors import DataError
 
     assert "write_outputs(result" in FIRST_API

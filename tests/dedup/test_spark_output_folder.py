@@ -115,9 +115,9 @@ def test_a_rerun_removes_what_it_does_not_write_again_and_says_so(spark, tmp_pat
     if route == "hadoop":
         assert run.written["split:train"] == f"{where}/train"
         # no lock for a folder Hadoop writes: said once (a local one holds .dedup.lock, said nowhere)
-        assert unlocked == [f"-o {where} is not locked: a folder written through Hadoop's file system (viewfs://) "
-                            f"has no lock here, so a second run into it at the same time is not refused and would mix "
-                            f"its outputs with this run's: start one run at a time per -o"], run.notes
+        assert unlocked == [(f"-o {where} is not locked: a folder written through Hadoop's file system (viewfs://) "
+                             f"has no lock here, so a second run into it at the same time is not refused and would mix "
+                             f"its outputs with this run's: start one run at a time per -o")], run.notes
     else:  # a file:// URI is the local folder it names
         assert run.written["split:train"] == str(out / "train")
         assert not unlocked, run.notes

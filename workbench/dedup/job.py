@@ -481,8 +481,8 @@ def _refuse_output_over_input(source: Path, out: Path) -> None:
     if source.is_dir() and (same := _same_folder_on_the_way(out, source)) is not None:
         _refuse_overlap(out, source, inside=same != out)
     if source.is_file() and _same_folder_on_the_way(out, source.parent) == out:
-        raise OutputOverInputError(f"--output {out} is the folder of the input file {source.name}: its split files could replace "
-                        f"the input; choose another folder (e.g. {out / 'dedup'})")
+        raise OutputOverInputError(f"--output {out} is the folder of the input file {source.name}: its split files "
+                                   f"could replace the input; choose another folder (e.g. {out / 'dedup'})")
 
 
 def _refuse_output_over_spark_input(spark, source: str, output: str | Path) -> None:
@@ -509,7 +509,8 @@ def _refuse_output_over_spark_input(spark, source: str, output: str | Path) -> N
         elif uri_within(out_at, source_at):
             _refuse_overlap(out_at, source_at, inside=not uri_within(source_at, out_at))
     except OutputOverInputError as error:
-        mapped = [f"{name} {given} is {at}" for name, given, at in (("-o", str(output), out_at), ("SOURCE", source, source_at))
+        pairs = (("-o", str(output), out_at), ("SOURCE", source, source_at))
+        mapped = [f"{name} {given} is {at}" for name, given, at in pairs
                   if is_spark_uri(given) and urlparse(given).scheme.lower() != "file"]
         raise OutputOverInputError(f"{error} ({'; '.join(mapped)} through Hadoop's file system)" if mapped
                                    else str(error)) from None
@@ -540,8 +541,8 @@ def _refuse_overlap(out: object, source: object, *, inside: bool) -> None:
         OutputOverInputError: always, naming the clash and what to do.
     """
     where = f"lies inside the input folder {source}" if inside else "is the input folder"
-    raise OutputOverInputError(f"--output {out} {where}: dedup would write its splits over the input (or into it, to be "
-                    f"read as input by the next run); choose a folder outside {source}")
+    raise OutputOverInputError(f"--output {out} {where}: dedup would write its splits over the input (or into it, "
+                               f"to be read as input by the next run); choose a folder outside {source}")
 
 
 def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:
