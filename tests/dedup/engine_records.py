@@ -5,7 +5,7 @@ local engine's."""
 from __future__ import annotations
 
 #: the report's parameters only a Spark run records
-ENGINE_SETTINGS = ("spark_master", "spark_partitions", "input_format", "spark_conf")
+ENGINE_SETTINGS = ("spark_master", "spark_partitions", "input_format", "input_format_requested", "spark_conf")
 
 
 def without_engine(report: dict) -> dict:

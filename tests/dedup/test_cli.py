@@ -120,6 +120,17 @@ def test_a_language_option_that_selects_nothing_gets_a_note(tmp_path):
     assert plain.exit_code == 0 and "--language" not in plain.stderr
 
 
+def test_an_input_format_the_driver_does_not_use_gets_a_note(small_corpus):
+    # --input-format parquet on a local .jsonl file was silently ignored (it is for a SOURCE URI Spark reads)
+    result = invoke(str(small_corpus), "--split-column", "split", "--input-format", "parquet", "--json")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "--input-format parquet was not used: it is the format of a SOURCE URI Spark reads" in said
+    assert f"{small_corpus} was loaded by the driver" in said
+    plain = invoke(str(small_corpus), "--split-column", "split", "--json")
+    assert plain.exit_code == 0 and "--input-format" not in plain.stderr
+
+
 def test_file_uri_is_read_by_the_local_engine_and_other_uris_need_spark(small_corpus, tmp_path):
     # `--engine spark` reads URIs itself; the local engine takes a file:// URI as its path and
     # names --engine spark for a scheme only Spark reads (instead of "no such file")

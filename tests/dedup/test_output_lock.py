@@ -117,3 +117,67 @@ def test_a_run_killed_by_sigkill_does_not_block_the_next(tmp_path):
     assert (out / "report.json").is_file()
     assert not [name for name in os.listdir(out) if name.startswith(STAGING_PREFIX)]  # the killed run's removed
     assert not (out / LOCK_FILE).exists()
+
+
+#: the first writer through the Python API's steps (``write_outputs``, not ``run_dedup``), held as
+#: :data:`FIRST_RUN` is once it made its staging folder
+FIRST_API = FIRST_RUN.replace(
+    "run = run_dedup(source, DedupConfig(split_column=\"split\", workers=1), output_dir=out)\n"
+    "print(\"FIRST DONE\", sorted(run.written))",
+    "from workbench.data import load_records\n"
+    "from workbench.dedup import build_report, collect_rows, find_duplicates, write_outputs\n"
+    "loaded = load_records(source, split_column=\"split\")\n"
+    "result = find_duplicates(collect_rows(loaded, code_column=\"content\", id_column=\"id\"), DedupConfig(workers=1))\n"
+    "written = write_outputs(result, loaded, build_report(result), out)\n"
+    "print(\"FIRST DONE\", sorted(written))")
+
+
+def test_write_outputs_holds_the_folder_against_a_second_writer(tmp_path):
+    # write_outputs (the Python API's last step) took no lock: a `workbench dedup` run into the same
+    # folder meanwhile removed its live staging folder as an interrupted run's, and two write_outputs
+    # calls swapped their outputs over each other
+    from workbench.data import load_records
+    from workbench.dedup import (
+        DedupConfig,
+        build_report,
+        collect_rows,
+        find_duplicates,
+        write_outputs,
+    )
+    from workbench.errors import DataError
+
+    assert "write_outputs(result" in FIRST_API
+    data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    first = subprocess.Popen([sys.executable, "-c", FIRST_API, str(data), str(out), str(flags)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (flags / "waiting").exists():
+        if first.poll() is not None or time.monotonic() > deadline:
+            first.kill()
+            pytest.fail(f"the first writer did not reach its write step: {first.communicate()}")
+        time.sleep(0.1)
+    try:
+        staging = (flags / "waiting").read_text()
+        second = _second(data, out)  # the CLI
+        assert second.returncode == 1, second.stdout + second.stderr
+        line = second.stderr.strip()
+        assert len(line.splitlines()) == 1 and f"process {first.pid}" in line and "wait for it" in line, line
+        loaded = load_records(str(data), split_column="split")  # and the API, in this process
+        result = find_duplicates(collect_rows(loaded, code_column="content", id_column="id"), DedupConfig(workers=1))
+        with pytest.raises(DataError, match=rf"--output {out} is in use by another `workbench dedup` run \(process "
+                                            rf"{first.pid}\).*wait for it"):
+            write_outputs(result, loaded, build_report(result), out)
+        assert (out / staging).is_dir(), "a second writer removed the first one's live staging folder"
+        assert not (out / "report.json").exists()
+    finally:
+        (flags / "go").write_text("")
+        stdout, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0 and "FIRST DONE" in stdout, stderr
+    assert (out / "report.json").is_file() and not (out / LOCK_FILE).exists()
+    # a finished writer leaves the folder free: the next write_outputs takes it
+    assert sorted(write_outputs(result, loaded, build_report(result), out)) == [
+        "cluster_shapes", "clusters", "kept", "manifest", "pairs", "removed", "report", "skipped", "split:test",
+        "split:train"]
+    assert not (out / LOCK_FILE).exists()

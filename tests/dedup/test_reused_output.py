@@ -167,6 +167,41 @@ def test_an_output_folder_over_the_input_is_refused_before_anything_is_written(t
     assert len((tmp_path / "elsewhere" / "train.jsonl").read_text().splitlines()) == 2
 
 
+#: the bind mount of an input folder and the two runs over it, in a mount namespace of their own (``unshare``:
+#: nothing is mounted outside it, and the mount goes with the namespace, even if the test is killed)
+BIND_MOUNTED = """
+set -e
+mount --bind "$1/data" "$1/mnt"
+cd "$1"
+for args in "mnt -o data/out" "data -o mnt/out" "mnt/train.jsonl -o data" "data/train.jsonl -o mnt"; do
+  python -c "from workbench.cli import main; main()" dedup $args --min-tokens 1 --no-progress 2>&1 || true
+done
+"""
+
+
+def test_an_output_folder_over_a_bind_mount_of_the_input_is_refused(tmp_path):
+    # the check compared resolved paths only: the input folder under another path (a bind mount,
+    # unlike a link, does not resolve to it) was taken as -o, and the splits written into the input
+    folder, mounted = tmp_path / "data", tmp_path / "mnt"
+    folder.mkdir()
+    mounted.mkdir()
+    (folder / "train.jsonl").write_text("".join(json.dumps({"id": i, "content": _CODE.format(k=i % 2)}) + "\n"
+                                                for i in range(4)))
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount --bind {folder} {mounted}"], capture_output=True,
+                           check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no bind mount in a user namespace here: {probe.stderr.decode().strip()}")
+    said = subprocess.run(["unshare", "-rm", "sh", "-c", BIND_MOUNTED, "sh", str(tmp_path)], capture_output=True,
+                          text=True, check=False, timeout=600)
+    lines = [" ".join(line.split()) for line in said.stdout.split("Error: ")[1:]]
+    assert len(lines) == 4, said.stdout + said.stderr
+    for line, (out, source) in zip(lines, [("data/out", "mnt"), ("mnt/out", "data")]):
+        assert line.startswith(f"--output {tmp_path / out} lies inside the input folder {tmp_path / source}"), line
+    for line, (out, file) in zip(lines[2:], [("data", "mnt/train.jsonl"), ("mnt", "data/train.jsonl")]):
+        assert line.startswith(f"--output {tmp_path / out} is the folder of the input file train.jsonl"), line
+    assert sorted(p.name for p in folder.iterdir()) == ["train.jsonl"] and not list(mounted.iterdir())
+
+
 def test_an_earlier_output_that_holds_the_input_is_not_replaced(tmp_path):
     """``workbench dedup out/files -o out``: the rerun would replace its own input (the earlier run's
     ``files/``) with its deduplicated copy: refused before the search, the input untouched."""

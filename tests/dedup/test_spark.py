@@ -334,8 +334,10 @@ def test_the_report_records_the_engine_and_its_settings(spark, tmp_path):
     report = json.loads((tmp_path / "spark" / "report.json").read_text())
     assert report == json.loads(json.dumps(on_spark.report, default=str))
     parameters = report["parameters"]
-    assert {key: parameters[key] for key in ("engine", "spark_master", "spark_partitions", "input_format")} == \
-        {"engine": "spark", "spark_master": "local[2]", "spark_partitions": 3, "input_format": "auto"}
+    assert {key: parameters[key] for key in ("engine", "spark_master", "spark_partitions", "input_format",
+                                            "input_format_requested")} == \
+        {"engine": "spark", "spark_master": "local[2]", "spark_partitions": 3, "input_format": "json",
+         "input_format_requested": "auto"}
     assert parameters["spark_conf"] == ["spark.hadoop.fs.s3a.secret.key=*********(redacted)",
                                         "spark.hadoop.fs.s3a.access.key=*********(redacted)",
                                         "spark.ui.showConsoleProgress=false"]

@@ -111,10 +111,16 @@ def test_a_rerun_removes_what_it_does_not_write_again_and_says_so(spark, tmp_pat
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".crc")) == sorted({*recorded, "mine.txt"})
     assert sorted(run.written) == sorted({"clusters", "cluster_shapes", "pairs", "removed", "kept", "skipped", "report",
                                           "manifest", "split:train"})
+    unlocked = [note for note in run.notes if "is not locked" in note]
     if route == "hadoop":
         assert run.written["split:train"] == f"{where}/train"
+        # no lock for a folder Hadoop writes: said once (a local one holds .dedup.lock, said nowhere)
+        assert unlocked == [(f"-o {where} is not locked: a folder written through Hadoop's file system (viewfs://) "
+                             f"has no lock here, so a second run into it at the same time is not refused and would mix "
+                             f"its outputs with this run's: start one run at a time per -o")], run.notes
     else:  # a file:// URI is the local folder it names
         assert run.written["split:train"] == str(out / "train")
+        assert not unlocked, run.notes
 
 
 def test_ctrl_c_while_the_outputs_are_written_keeps_the_earlier_run(spark, tmp_path):
@@ -202,3 +208,25 @@ def test_a_hadoop_output_over_a_hadoop_source_is_refused(spark, tmp_path):
         with pytest.raises(DataError, match=r"train holds this run's input .*, and this run would replace it"):
             run_dedup(f"{root}/out/train/", _config(), output_dir=f"{root}/out")
     assert _tree(tmp_path / "out") == before
+
+
+def test_an_output_that_hadoop_maps_onto_the_input_folder_is_refused(spark, tmp_path):
+    # the check compared the URIs as written: a viewfs:// -o mounted on the local input folder (or a local
+    # -o in a viewfs:// SOURCE's folder, or two mount tables onto one folder) was taken, and the splits
+    # were written into the input folder
+    source = _corpus(tmp_path / "data")
+    with _mounted(spark, tmp_path) as root, _mounted(spark, tmp_path) as other:
+        cases = [(source.as_uri(), f"{root}/data/out"), (f"{source.as_uri()}/*.jsonl", f"{root}/data"),
+                 (f"{root}/data", str(source / "out")), (f"{root}/data/*.jsonl", (source / "new" / "out").as_uri()),
+                 (f"{root}/data", f"{other}/data/out")]
+        for read, output in cases:
+            with pytest.raises(DataError, match=r"--output .* (lies inside|is) the input folder.*: dedup would write "
+                                                r"its splits over the input.* through Hadoop's file system\)$") as said:
+                run_dedup(read, _config(), output_dir=output)
+            for name, given in (("-o", output), ("SOURCE", read)):  # where each viewfs:// URI is
+                assert (f"{name} {given} is {tmp_path.as_uri()}/data" in str(said.value)) == \
+                    given.startswith("viewfs://"), said.value
+        # a file SOURCE: its folder is refused as -o, as for local paths
+        with pytest.raises(DataError, match="is the folder of the input file train.jsonl"):
+            run_dedup((source / "train.jsonl").as_uri(), _config(), output_dir=f"{root}/data")
+    assert sorted(p.name for p in source.iterdir()) == ["test.jsonl", "train.jsonl"]  # nothing made there

@@ -105,6 +105,10 @@ def test_a_uri_read_by_spark_gives_the_local_outputs_and_kept_rows(spark, corpus
                         output_dir=tmp_path)
     same_small_outputs(local_out, tmp_path)
     assert run.report["overall"]["clusters"] > 100 and len(run.result.removed) > 300
+    # what Spark read, not the `auto` asked for (the report said `auto` whatever the files were)
+    parameters = json.loads((tmp_path / "report.json").read_text())["parameters"]
+    assert (parameters["input_format"], parameters["input_format_requested"]) == \
+        ({"jsonl": "json", "parquet": "parquet"}[form], "auto")
     for split in ("train", "test"):
         written = kept_rows(tmp_path / split)
         assert written == kept_rows(local_out / f"{split}.jsonl")

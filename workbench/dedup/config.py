@@ -189,17 +189,21 @@ class DedupConfig(JobConfig):
         """``(bands, rows)`` when both are set, else ``None`` (tuned from the threshold and weights)."""
         return (self.lsh_bands, self.lsh_rows) if self.lsh_bands is not None else None  # type: ignore[return-value]
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, input_format: str | None = None) -> dict:
         """The parameters of the search as a JSON-ready dict (``report.json``'s ``parameters``):
         :data:`_REPORTED`, then ``engine`` (``local`` or ``spark``) and, for ``spark``, the settings
         of that engine: ``spark_master``, ``spark_partitions`` (0: chosen by the run; the number
-        used is the report's ``work.spark_partitions``), ``input_format`` (of a SOURCE URI) and
-        ``spark_conf`` with the values of secret-looking keys hidden (:data:`SECRET_SETTING`)."""
+        used is the report's ``work.spark_partitions``), ``input_format`` (the format Spark read a
+        SOURCE URI in, ``parquet`` or ``json``: the ``input_format`` argument; ``None`` when the
+        driver loaded the SOURCE), ``input_format_requested`` (this config's ``input_format``:
+        ``auto``, ``parquet`` or ``json``) and ``spark_conf`` with the values of secret-looking keys
+        hidden (:data:`SECRET_SETTING`)."""
         parameters: dict[str, Any] = {name: getattr(self, name) for name in _REPORTED}
         parameters["engine"] = self.engine
         if self.engine == "spark":
             parameters.update(spark_master=self.spark_master, spark_partitions=self.spark_partitions,
-                              input_format=self.input_format, spark_conf=[_shown_setting(s) for s in self.spark_conf])
+                              input_format=input_format, input_format_requested=self.input_format,
+                              spark_conf=[_shown_setting(s) for s in self.spark_conf])
         return parameters
 
 

@@ -126,13 +126,16 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
     }
 
 
-def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
+def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_format: str | None = None) -> dict:
     """Return the JSON-ready report of a run.
 
     Args:
         result: the run.
         skipped_files: files the loader found but did not load
             (:class:`~workbench.data.loading.SkippedFile`), listed so nothing is dropped silently.
+        input_format: on a run whose SOURCE URI Spark read, the format it read it in (``parquet``
+            or ``json``: ``--input-format auto`` resolved), recorded as ``parameters.input_format``
+            beside ``input_format_requested``; ``None`` when the driver loaded the SOURCE.
 
     Returns:
         a dict with ``overall``, ``splits``, ``definitions`` (:data:`SPLIT_FIGURES`),
@@ -203,7 +206,7 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = ()) -> dict:
         entry["rows"] += count
     report["languages"] = dict(sorted(languages.items()))
     # with what the ids are made of, so `workbench bias` joins on the same columns by default
-    report["parameters"] = {**config.to_dict(), "id_column": ",".join(rows.id_columns) or None,
+    report["parameters"] = {**config.to_dict(input_format=input_format), "id_column": ",".join(rows.id_columns) or None,
                             "numbered_id_column": rows.numbered_id_column}
     report["work"] = dict(result.counters)
     report["timings_s"] = {step: round(seconds, 3) for step, seconds in result.timings.items()}

@@ -6,7 +6,7 @@ import os
 from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -31,7 +31,12 @@ from workbench.dedup.output_folder import (
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.spark_source import is_spark_uri
-from workbench.dedup.writing import resolved_output_format, swapped_paths, write_outputs, write_small_outputs
+from workbench.dedup.writing import (
+    resolved_output_format,
+    swapped_paths,
+    write_into_held_folder,
+    write_small_outputs,
+)
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 
 
@@ -133,6 +138,7 @@ def run_dedup(
         from workbench.dedup.spark import check_spark
 
         check_spark(config.spark_master)  # no pyspark / Java / master: say so before loading anything
+    made: Path | None = None
     if output_dir is not None and not is_spark_uri(output_dir):
         out = Path(output_dir)
         if out.exists() and not out.is_dir():
@@ -141,7 +147,9 @@ def run_dedup(
             _refuse_output_over_input(Path(source), out)
         elif is_spark_uri(source) and urlparse(str(source)).scheme.lower() == "file":
             _refuse_output_over_input(Path(_local_path_of_uri(str(source), "")), out)
-        # (a SOURCE URI of another scheme with a local -o: nothing local to overlap)
+        # (a SOURCE URI of another scheme, such as a viewfs:// mount of a local folder: once Spark resolves it)
+        made = next((folder for folder in (*reversed(out.absolute().parents), out.absolute()) if not folder.exists()),
+                    None)  # the first folder mkdir makes, removed again if the run is refused over its input
         try:  # now, not after the search: a path under a file, or one not writable
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -150,8 +158,22 @@ def run_dedup(
     swapped: list[dict[str, str]] = []  # the outputs, once swapped in
     # one run at a time into a local folder (either engine): a second refuses now, not at the swap
     held = hold_output_folder(out) if output_dir is not None and not is_spark_uri(output_dir) else nullcontext()
-    with _said_in_place(swapped), held:
-        return _dedup(source, config, output_dir, progress, swapped)
+    try:
+        with _said_in_place(swapped), held:
+            return _dedup(source, config, output_dir, progress, swapped)
+    except OutputOverInputError:  # found once Spark resolved the SOURCE: leave no empty -o in the input folder
+        if made is not None:
+            _remove_empty_folders(made)
+        raise
+
+
+def _remove_empty_folders(top: Path) -> None:
+    """Remove ``top`` and the folders in it, if they hold no file."""
+    for folder in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        with suppress(OSError):
+            folder.rmdir()
+    with suppress(OSError):
+        top.rmdir()
 
 
 @contextmanager
@@ -218,14 +240,26 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
                 try:
-                    written = write_outputs(result, loaded, report, output_dir, output_format=output_format,
-                                            on_progress=advance)
+                    # the folder is held since the start of the run (run_dedup)
+                    written = write_into_held_folder(result, loaded, report, output_dir, output_format=output_format,
+                                                     on_progress=advance)
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
                 swapped.append(written)
         notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
-                                   _language_note(rows, config)) if note]
+                                   _language_note(rows, config), _input_format_note(loaded, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
+
+
+def _input_format_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
+    """A note when ``--input-format`` was set but the driver loaded the SOURCE (a local path,
+    bundled name or hub id): the option is for a SOURCE URI Spark reads, and was not used (the
+    report's ``parameters.input_format`` is then ``null``, ``input_format_requested`` what was given)."""
+    if config.input_format == DedupConfig.options()["input_format"].default:
+        return None
+    return (f"--input-format {config.input_format} was not used: it is the format of a SOURCE URI Spark reads "
+            f"(--engine spark with file://, s3a:// ...); {loaded.source} was loaded by the driver, which reads the "
+            f"format from the file names")
 
 
 #: columns that usually hold a row's split, named in a note when the data was read as one split
@@ -354,6 +388,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
             check_output_folder(spark, output_uri)  # a missing connector: now, not after the search
             if uri_within(output_uri, source):
                 _refuse_overlap(output_uri, source, inside=not uri_within(source, output_uri))
+        if output_dir is not None:
+            _refuse_output_over_spark_input(spark, source, output_dir)
         folder = None if output_dir is None else (
             LocalFolder(output_dir) if output_uri is None else HadoopFolder(spark, output_uri))
         minhash = _minhash_in_background(config)
@@ -375,7 +411,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                report = build_report(result, skipped_files=read.skipped)
+                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format)
                 written: dict[str, str] = {}
                 if folder is not None:
                     written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,
@@ -387,7 +423,19 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
             if isinstance(folder, HadoopFolder):
                 folder.close()
         notes = [note] if (note := _lsh_recall_note(report, config)) else []
+        if output_uri is not None:
+            notes.append(_unlocked_note(output_uri))
         return DedupRun(LoadedDataset(source, {}), result, report, written, notes)
+
+
+def _unlocked_note(output_uri: str) -> str:
+    """The note of a run into a folder Hadoop writes: unlike a local one
+    (:func:`~workbench.dedup.output_folder.hold_output_folder`), it is not locked (object stores and
+    HDFS have no lock a run could take and lose with its process), so two runs at once are not refused."""
+    scheme = urlparse(output_uri).scheme.lower()
+    return (f"-o {output_uri} is not locked: a folder written through Hadoop's file system ({scheme}://) has no lock "
+            f"here, so a second run into it at the same time is not refused and would mix its outputs with this "
+            f"run's: start one run at a time per -o")
 
 
 def _write_spark_outputs(spark, folder, read, result: DedupResult, report: dict, planned: list[str],
@@ -430,22 +478,71 @@ def _refuse_output_over_input(source: Path, out: Path) -> None:
     if not source.exists():
         return  # a hub id or a bundled name: nothing local to overwrite
     source, out = source.resolve(), out.resolve()
-    if source.is_dir() and (out == source or source in out.parents):
-        _refuse_overlap(out, source, inside=out != source)
-    if source.is_file() and out == source.parent:
-        raise DataError(f"--output {out} is the folder of the input file {source.name}: its split files could replace "
-                        f"the input; choose another folder (e.g. {out / 'dedup'})")
+    if source.is_dir() and (same := _same_folder_on_the_way(out, source)) is not None:
+        _refuse_overlap(out, source, inside=same != out)
+    if source.is_file() and _same_folder_on_the_way(out, source.parent) == out:
+        raise OutputOverInputError(f"--output {out} is the folder of the input file {source.name}: its split files "
+                                   f"could replace the input; choose another folder (e.g. {out / 'dedup'})")
+
+
+def _refuse_output_over_spark_input(spark, source: str, output: str | Path) -> None:
+    """:func:`_refuse_output_over_input` for a SOURCE URI Spark reads, compared where Hadoop's file
+    systems put both (:func:`~workbench.dedup.spark_output.resolved_location`): a ``viewfs://`` -o
+    mounted on the local input folder, a local -o inside a ``viewfs://`` SOURCE's folder, two mount
+    tables onto one folder. Locations on the local file system are compared as local paths (links
+    resolved; the same folder under two paths, a bind mount, too); others as URIs. Not seen: two
+    stores that hold the same data under different names (an NFS export and its server's disk, an
+    ``s3a://`` bucket and a FUSE mount of it).
+
+    Raises:
+        DataError: naming the clash as :func:`_refuse_output_over_input` does, and where the
+            given -o and SOURCE are.
+    """
+    from workbench.dedup.spark_output import resolved_location
+
+    out_at = resolved_location(spark, str(output)) if is_spark_uri(output) else Path(output).resolve().as_uri()
+    source_at = resolved_location(spark, source)
+    local = [unquote(urlparse(at).path) for at in (out_at, source_at) if urlparse(at).scheme.lower() == "file"]
+    try:
+        if len(local) == 2:
+            _refuse_output_over_input(Path(local[1]), Path(local[0]))
+        elif uri_within(out_at, source_at):
+            _refuse_overlap(out_at, source_at, inside=not uri_within(source_at, out_at))
+    except OutputOverInputError as error:
+        pairs = (("-o", str(output), out_at), ("SOURCE", source, source_at))
+        mapped = [f"{name} {given} is {at}" for name, given, at in pairs
+                  if is_spark_uri(given) and urlparse(given).scheme.lower() != "file"]
+        raise OutputOverInputError(f"{error} ({'; '.join(mapped)} through Hadoop's file system)" if mapped
+                                   else str(error)) from None
+
+
+def _same_folder_on_the_way(out: Path, folder: Path) -> Path | None:
+    """``out`` or the folder above it (both resolved) that is ``folder``: the same path, or the same
+    folder under another path (the same device and inode: a bind mount of it); ``None`` when none is."""
+    for candidate in (out, *out.parents):
+        if candidate == folder:
+            return candidate
+        try:
+            if os.path.samefile(candidate, folder):
+                return candidate
+        except OSError:  # not made yet
+            continue
+    return None
+
+
+class OutputOverInputError(DataError):
+    """``-o`` is the input folder, lies in it, or is the folder of the input file (:func:`_refuse_overlap`)."""
 
 
 def _refuse_overlap(out: object, source: object, *, inside: bool) -> None:
     """Refuse ``out``, the input folder ``source`` (or, ``inside``, a folder in it).
 
     Raises:
-        DataError: always, naming the clash and what to do.
+        OutputOverInputError: always, naming the clash and what to do.
     """
     where = f"lies inside the input folder {source}" if inside else "is the input folder"
-    raise DataError(f"--output {out} {where}: dedup would write its splits over the input (or into it, to be "
-                    f"read as input by the next run); choose a folder outside {source}")
+    raise OutputOverInputError(f"--output {out} {where}: dedup would write its splits over the input (or into it, "
+                               f"to be read as input by the next run); choose a folder outside {source}")
 
 
 def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:

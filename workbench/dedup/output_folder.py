@@ -540,7 +540,7 @@ def _holds(folder: Folder, name: str, source: object) -> bool:
 GLOB_CHARACTERS = frozenset("*?[{")
 
 
-def _before_glob(parts: Sequence[str]) -> list[str]:
+def before_glob(parts: Sequence[str]) -> list[str]:
     """The parts of a path before the first that holds a glob character."""
     kept: list[str] = []
     for part in parts:
@@ -554,7 +554,7 @@ def input_root(source: Path) -> Path:
     """``source``, or for a glob that names no path (``data/*.jsonl``) the folder it matches in (``data``)."""
     if source.exists() or not GLOB_CHARACTERS & set(str(source)):
         return source
-    return Path(*_before_glob(source.parts)) if _before_glob(source.parts) else Path(".")
+    return Path(*before_glob(source.parts)) if before_glob(source.parts) else Path(".")
 
 
 def uri_within(inner: str, outer: str) -> bool:
@@ -565,7 +565,7 @@ def uri_within(inner: str, outer: str) -> bool:
     def split(uri: str) -> tuple[str, str, list[str]]:
         parsed = urlparse(uri)
         path = posixpath.normpath(unquote(parsed.path) or "/")
-        return parsed.scheme.lower(), parsed.netloc.lower(), _before_glob([part for part in path.split("/") if part])
+        return parsed.scheme.lower(), parsed.netloc.lower(), before_glob([part for part in path.split("/") if part])
 
     scheme, authority, parts = split(inner)
     outer_scheme, outer_authority, outer_parts = split(outer)

@@ -24,14 +24,15 @@ Example::
 
 from __future__ import annotations
 
+import posixpath
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from workbench.dedup.detection import DedupResult
-from workbench.dedup.output_folder import COPYING_RENAMES
+from workbench.dedup.output_folder import COPYING_RENAMES, before_glob
 from workbench.dedup.spark_source import unreadable_message
 from workbench.dedup.writing import write_small_outputs
 from workbench.errors import DataError
@@ -61,6 +62,42 @@ def check_output_folder(spark: Any, uri: str) -> None:
         raise DataError(unreadable_message(spark, uri, error, action="write")) from None
     if is_file:
         raise DataError(f"{uri}: the output path exists and is not a folder")
+
+
+def resolved_location(spark: Any, uri: str) -> str:
+    """Where Hadoop's file system for ``uri`` puts it: ``FileSystem.resolvePath`` of the deepest
+    path on the way that exists (a mount, such as ``viewfs://``, names its target; a folder not
+    made yet keeps its remaining parts), the path cut at a glob (``data/*.jsonl`` is ``data``).
+    A location on the local file system is given as a ``file://`` URI of its path with links
+    resolved (:meth:`pathlib.Path.resolve`), so that it compares with a local path.
+
+    Args:
+        spark: the session (its Hadoop configuration carries the mount tables and ``spark.hadoop.*``).
+        uri: a SOURCE or output URI (``viewfs://t/d/out``, ``file:///data/*.jsonl``, ``s3a://b/k``).
+
+    Returns:
+        the resolved URI (``file:///tmp/x/out``); ``uri`` as written, but cut at a glob, when Hadoop
+        cannot look it up (no connector here, a refused look-up: said by the read or write later).
+    """
+    from py4j.protocol import Py4JError
+
+    parsed = urlparse(uri)
+    parts = before_glob([part for part in posixpath.normpath(unquote(parsed.path) or "/").split("/") if part])
+    written = f"{parsed.scheme}://{parsed.netloc}/{'/'.join(parts)}"
+    jvm = spark.sparkContext._jvm
+    try:
+        path = jvm.org.apache.hadoop.fs.Path(written)
+        system = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        rest: list[str] = []
+        while not system.exists(path) and path.getParent() is not None:
+            rest.insert(0, str(path.getName()))
+            path = path.getParent()
+        found = urlparse(str(system.resolvePath(path).toUri().toString()))
+    except Py4JError:
+        return written
+    if found.scheme.lower() == "file":
+        return Path(unquote(found.path)).resolve().joinpath(*rest).as_uri()
+    return f"{found.scheme}://{found.netloc}{posixpath.join(unquote(found.path) or '/', *rest)}"
 
 
 class HadoopFolder:

@@ -32,6 +32,7 @@ from workbench.dedup.detection import DedupResult, DuplicatePair
 from workbench.dedup.output_folder import (
     MANIFEST,
     LocalFolder,
+    hold_output_folder,
     planned_outputs,
     split_output_names,
     staged_outputs,
@@ -101,17 +102,36 @@ def write_outputs(
             (its train and test rows apart).
         on_progress: called with 1 after each split is written.
 
+    The folder is held for the call, as a ``workbench dedup`` run holds it for the whole run
+    (:func:`~workbench.dedup.output_folder.hold_output_folder`: an OS lock on ``.dedup.lock``), so
+    that a second writer into it (a run, or another call) refuses rather than removing this one's
+    staging folder or swapping its outputs over these.
+
     Returns:
         output name -> path of what was written.
 
     Raises:
-        DataError: unknown ``output_format``, ``output_dir`` is a file, or it holds a file this
+        DataError: unknown ``output_format``, ``output_dir`` is a file, another process (or thread)
+            is writing dedup outputs into it (one line naming it), or it holds a file this
             run would write that no earlier dedup run recorded writing
             (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`); with ``files``, a
             kept id that cannot be a file there (before any is written).
         OSError: a write or a removal failed (:func:`~workbench.dedup.job.run_dedup` says so as a
             DataError).
     """
+    output_format = resolved_output_format(output_format, loaded)
+    out = _output_folder(output_dir)
+    with hold_output_folder(out):
+        return write_into_held_folder(result, loaded, report, out, output_format=output_format,
+                                      on_progress=on_progress)
+
+
+def write_into_held_folder(result: DedupResult, loaded: LoadedDataset, report: dict, output_dir: str | Path, *,
+                           output_format: str, on_progress: Callable[[int], None] | None = None) -> dict[str, str]:
+    """:func:`write_outputs` into a folder the caller already holds
+    (:func:`~workbench.dedup.output_folder.hold_output_folder`, as
+    :func:`~workbench.dedup.job.run_dedup` does for its whole run: a second hold from the same
+    process would be refused). Arguments, result and errors as :func:`write_outputs`'s."""
     output_format = resolved_output_format(output_format, loaded)
     split_names = split_output_names(output_format, result.rows.split_ranges)
     out = _output_folder(output_dir)
