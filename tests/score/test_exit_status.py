@@ -36,6 +36,23 @@ def test_every_sample_an_llm_error_exits_3_with_the_counts(ice_slice, fake_opena
     assert failures["counts"]["chrf"] == {"failed": 0, "usable": 4, "rows": 4}
 
 
+def test_failed_rows_say_why_on_the_terminal(ice_slice, fake_openai, tmp_path):
+    """A new-user probe: a judge server that answers 500 left only counts on the terminal (`4 of 4
+    rows failed`); the reason was in scores.jsonl alone. The summary names the most common error of
+    each method with failed rows, and run.json keeps it."""
+    fake_openai.status = 500
+    result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path), terminal_width=200)
+    assert result.exit_code == 3, result.output
+    text = " ".join(result.output.split())
+    assert re.search(r"ice-score: 4 failed rows; the most common error \(4 of them, llm_error\): openai/fake: "
+                     r"InternalServerError: .*\(1 attempt", text), text
+    assert "scores.jsonl has every row's error" in text
+    reasons = json.loads((tmp_path / "out" / "run.json").read_text())["failure_reasons"]
+    assert reasons["ice-score"]["rows"] == 4 and reasons["ice-score"]["count"] == 4
+    assert reasons["ice-score"]["status"] == "llm_error" and "InternalServerError" in reasons["ice-score"]["error"]
+    assert "chrf" not in reasons
+
+
 def _fail_first_task(fake_openai) -> None:
     """The samples of HumanEval/0 (2 of the 4) get a 500; the others are answered."""
     fake_openai.answer = lambda body: "Functional Correctness: 3"

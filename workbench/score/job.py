@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import statistics
 import threading
 import time
@@ -337,6 +338,9 @@ class RunReport:
             cut at a stop sequence, null or empty generations), printed after the table.
         retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
             (``retry_failed``; rows set aside as not selected are not among them).
+        failure_reasons: method -> its most common failure over the folder's rows
+            (:func:`failure_reasons`), for the methods with failed rows: what the terminal says
+            next to the counts.
     """
 
     rows_written: int
@@ -354,6 +358,7 @@ class RunReport:
     failures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     retried_rows: int = 0
+    failure_reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def exit_status(self) -> int:
@@ -747,6 +752,7 @@ def score_samples(
             mean_scores=mean_scores,
             score_reads=score_reads,
             read_issues=read_issues(rows_now),
+            failure_reasons=failure_reasons(rows_now),
             usage=usage.as_dict(),
             wall_seconds=wall,
             llm_seconds=usage.llm_seconds,
@@ -794,6 +800,40 @@ def summarise_rows(
     return ({name: dict(counter) for name, counter in statuses.items()},
             {name: (statistics.fmean(v) if v else None) for name, v in values.items()},
             {name: dict(counter) for name, counter in reads.items()})
+
+
+#: the attempts and seconds the LLM client appends to an error (``(3 attempts, 6.2 s in all)``):
+#: they differ between rows that failed for one reason
+_ATTEMPTS_SUFFIX = re.compile(r"\s*\(\d+ attempts?, [\d.]+ s in all\)\s*$")
+
+
+def failure_reasons(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The most common failure of each method among a run folder's rows.
+
+    Args:
+        rows: the folder's current ``scores.jsonl`` rows.
+
+    Returns:
+        method -> ``{"rows": failed rows (statuses in ERROR_STATUSES), "status": the most common
+        failure's status, "error": the first such row's error text, "count": rows failing that
+        way}``, for the methods with at least one failed row. Errors that differ only in the
+        attempts and seconds the client appends count as one.
+    """
+    by_method: dict[str, Counter] = {}
+    first: dict[tuple[str, str, str], str] = {}
+    for row in rows:
+        if row.get("status") not in ERROR_STATUSES:
+            continue
+        error = str(row.get("error") or "(no error text)")
+        key = (row["status"], _ATTEMPTS_SUFFIX.sub("", error))
+        by_method.setdefault(row["method"], Counter())[key] += 1
+        first.setdefault((row["method"], *key), error)
+    reasons = {}
+    for method, counter in by_method.items():
+        (status, reason), n = counter.most_common(1)[0]
+        reasons[method] = {"rows": sum(counter.values()), "status": status, "error": first[(method, status, reason)],
+                           "count": n}
+    return reasons
 
 
 def _wait_for_samples_in_flight(futures: list[Future], llm: LLMClient | None,
