@@ -140,3 +140,19 @@ def test_a_resumed_run_is_judged_over_the_whole_folder(ice_slice, fake_openai, t
         assert report["rows_written"] == (4 if attempt == 0 else 0)
         assert report["resumed_rows"] == (4 if attempt == 0 else 8)
         assert re.search(r"ice-score\s*│\s*4\s*│\s*2\s*│\s*2\s*│", resumed.output), resumed.output
+
+
+def test_failure_reasons_group_errors_that_differ_only_in_timing_or_the_quoted_answer():
+    """A real small model's ICE-Score parse errors each quote another answer: the summary said
+    'the most common error (1 of them)' for 8 failed rows."""
+    from workbench.score.job import failure_reasons
+
+    rows = [{"method": "ice-score", "status": "parse_error",
+             "error": f"ice-score: no score 0-4 in the answer after one repair turn: 'answer {i}'"} for i in range(3)]
+    rows += [{"method": "p-correct", "status": "llm_error", "error": f"openai/x: Timeout ({n} attempts, {n}.5 s in all)"}
+             for n in (1, 3)]
+    rows += [{"method": "p-correct", "status": "ok", "error": None}]
+    reasons = failure_reasons(rows)
+    assert reasons["ice-score"] == {"rows": 3, "status": "parse_error", "count": 3,
+                                    "error": "ice-score: no score 0-4 in the answer after one repair turn: 'answer 0'"}
+    assert reasons["p-correct"]["count"] == 2 and reasons["p-correct"]["rows"] == 2

@@ -805,6 +805,9 @@ def summarise_rows(
 #: the attempts and seconds the LLM client appends to an error (``(3 attempts, 6.2 s in all)``):
 #: they differ between rows that failed for one reason
 _ATTEMPTS_SUFFIX = re.compile(r"\s*\(\d+ attempts?, [\d.]+ s in all\)\s*$")
+#: the answer a parse error quotes at its end (``... after one repair turn: 'The code ...'``):
+#: one reason, whatever each model answer said
+_QUOTED_ANSWER = re.compile(r""":\s*(?:'.*'|".*")\s*$""", re.DOTALL)
 
 
 def failure_reasons(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -817,7 +820,7 @@ def failure_reasons(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
         method -> ``{"rows": failed rows (statuses in ERROR_STATUSES), "status": the most common
         failure's status, "error": the first such row's error text, "count": rows failing that
         way}``, for the methods with at least one failed row. Errors that differ only in the
-        attempts and seconds the client appends count as one.
+        attempts and seconds the client appends, or in the answer a parse error quotes, count as one.
     """
     by_method: dict[str, Counter] = {}
     first: dict[tuple[str, str, str], str] = {}
@@ -825,7 +828,7 @@ def failure_reasons(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
         if row.get("status") not in ERROR_STATUSES:
             continue
         error = str(row.get("error") or "(no error text)")
-        key = (row["status"], _ATTEMPTS_SUFFIX.sub("", error))
+        key = (row["status"], _QUOTED_ANSWER.sub("", _ATTEMPTS_SUFFIX.sub("", error)))
         by_method.setdefault(row["method"], Counter())[key] += 1
         first.setdefault((row["method"], *key), error)
     reasons = {}
