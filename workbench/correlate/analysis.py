@@ -341,7 +341,12 @@ def add_combinations(
             )
         columns = [table.metrics[m] for m in combination.members]
         if combination.fitted:
-            fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            try:
+                fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            except CombinationError as error:  # say which declaration, and the alternative
+                raise CombinationError(
+                    f"combination {combination.name!r} ({combination.method}): {error}; declare the weights instead: "
+                    f"{combination.name}=rank-mean:{','.join(combination.members)}") from None
             values = fitted.values
             distinct = list(dict.fromkeys(fitted.fold_weights))
             shown = (
