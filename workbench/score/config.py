@@ -263,16 +263,17 @@ class ScoreConfig(JobConfig):
         methods = ", ".join(dict.fromkeys(self.method))
         if not self.reference and "p-correct" not in self.method:
             raise OptionError(f"{{reference}} off (--no-reference) is read by p-correct only, and this run's methods "
-                              f"({methods}) show the judge the reference whatever it says; add --method p-correct or "
-                              "drop the option (ice-score here is ICE-Score's reference-based prompt, gpt35_nswr)",
-                              "reference")
+                              f"({methods}) do not read it; add p-correct to {{method}} or drop the option"
+                              + (" (ice-score is ICE-Score's reference-based prompt, the shipped gpt35_nswr; the "
+                                 "reference-free gpt35_nsnr is not implemented)" if "ice-score" in self.method else ""),
+                              "reference", "method")
         if self.analyse_first and "p-correct" not in self.method:
             raise OptionError(f"{{analyse_first}} is read by p-correct only; this run's methods ({methods}) do not "
-                              "read it: add --method p-correct or drop the option", "analyse_first")
+                              "read it: add p-correct to {method} or drop the option", "analyse_first", "method")
         if self.final_step != DEFAULT_FINAL_STEP and not {"dsa-cqe", "dsa-cqe-simplified"} & set(self.method):
             raise OptionError(f"{{final_step}} {self.final_step} is read by dsa-cqe and dsa-cqe-simplified only; this "
-                              f"run's methods ({methods}) do not read it: add one of them or drop the option",
-                              "final_step")
+                              f"run's methods ({methods}) do not read it: add one of them to {{method}} or drop the option",
+                              "final_step", "method")
 
     @property
     def method_limits(self) -> dict[str, int]:
