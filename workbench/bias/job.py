@@ -329,8 +329,9 @@ def _own_label_disagreement(metrics_source: object, table: MetricTable, config: 
     differ = sum(a != b for a, b in both)
     if not differ:
         return []
-    return [f"label: the metric table {table.source} has a {config.label!r} column of its own that differs from the "
-            f"results' on {differ} of {len(both)} joined rows; the results' is the label used"]
+    message = (f"label: the metric table {table.source} has a {config.label!r} column of its own that differs from "
+               f"the results' on {differ} of {len(both)} joined rows; the results' is the label used")
+    return [message]
 
 
 def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],
