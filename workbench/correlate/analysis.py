@@ -492,6 +492,14 @@ def _correlate_table(
         results[name] = _metric_result(name, table, valid, statistics[name], settings, length)
         if np.isnan(results[name].pooled["kendall"].value):
             warnings.append(f"{name}: the pooled correlation is undefined (the metric or the label is constant)")
+        elif np.isnan(results[name].per_problem["kendall"].value):
+            # e.g. a judge that scores every sample of a task alike: nothing to rank within a task
+            excluded = results[name].excluded_tasks
+            parts = [f"{label} in {excluded[key]}" for key, label in
+                     (("constant_label", "constant label"), ("constant_metric", "constant metric"),
+                      ("single_sample", "a single sample")) if excluded.get(key)]
+            warnings.append(f"{name}: the per-problem correlation is undefined in every task ({', '.join(parts)}): "
+                            "no task ranks its samples by both the metric and the label")
         for level in LEVELS:
             withheld = statistics[name].no_interval(level)
             value = statistics[name].point[level]["kendall"]
