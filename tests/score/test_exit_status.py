@@ -156,3 +156,18 @@ def test_failure_reasons_group_errors_that_differ_only_in_timing_or_the_quoted_a
     assert reasons["ice-score"] == {"rows": 3, "status": "parse_error", "count": 3,
                                     "error": "ice-score: no score 0-4 in the answer after one repair turn: 'answer 0'"}
     assert reasons["p-correct"]["count"] == 2 and reasons["p-correct"]["rows"] == 2
+
+
+def test_parse_errors_point_to_cache_refresh_unless_the_cache_is_off(ice_slice, fake_openai, tmp_path):
+    """A parse error is a cached answer: --retry-failed alone replays it (a probe found 40 cache hits
+    and the same parse errors after fixing the server). The hint says so where a cache was used."""
+    fake_openai.answer = lambda body: "I think it is fine."
+    args = [a if a != "off" else "rw" for a in _args(ice_slice, fake_openai, tmp_path)]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 3 and "(4 of them, parse_error)" in text, text
+    assert "add --cache refresh to ask again" in text
+    result = CliRunner().invoke(app, [*_args(ice_slice, fake_openai, tmp_path), "--overwrite"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert "(4 of them, parse_error)" in text and "--cache refresh" not in text, text

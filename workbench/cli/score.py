@@ -80,7 +80,7 @@ def score_command(
                           "continue with:", highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
-    print_report(report)
+    print_report(report, str(config.cache))
     exit_with_verdict(report.failures)
 
 
@@ -92,9 +92,11 @@ _READ_WORDS = {
 }
 
 
-def print_report(report: Any) -> None:
+def print_report(report: Any, cache: str = "rw") -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
-    row of the run folder (a resumed run included), then this invocation's LLM accounting."""
+    row of the run folder (a resumed run included), each method's most common failure, then this
+    invocation's LLM accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a
+    parse error would replay the cached answer)."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -125,7 +127,8 @@ def print_report(report: Any) -> None:
                           highlight=False)
     if report.failure_reasons:
         # parse errors are real answers and cached: a plain retry would replay them
-        parse = any(r["status"] == "parse_error" for r in report.failure_reasons.values())
+        parse = (any(r["status"] == "parse_error" for r in report.failure_reasons.values())
+                 and cache not in ("off", "refresh"))
         err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, "
                           "continue with --resume --retry-failed"
                           + (" (add --cache refresh to ask again where the answer did not parse: parse errors are "
