@@ -296,3 +296,21 @@ def test_metric_rows_of_files_the_dedup_could_not_read_are_named_as_such(tmp_pat
     assert "unreadable.csv" in could_not_read[0] and "test/broken.py (not loaded" in could_not_read[0]
     unknown = [w for w in report.warnings if "does not have" in w]
     assert len(unknown) == 1 and unknown[0].startswith("1 metric row has an id the dedup output does not have and is left out") and "test/other.py" in unknown[0]
+
+
+def test_a_label_of_the_metric_table_that_the_results_contradict_is_warned_about(tmp_path, corpus):
+    """A new-user probe: a score table carrying ICE-Score's own `passed` with --results whose verdicts
+    differ: bias took the results' label silently (tau-b with the label changed sign), where
+    workbench correlate warns. The results' label is used, and the disagreement is said."""
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE])
+    ids = [i for i, *_ in corpus.SINGLE]
+    passed = [v for *_, v in corpus.SINGLE]
+    flipped = {"id": ids, "acc": [0.1 * k for k in range(len(ids))], "passed": [1 - v for v in passed]}
+    results = corpus.write_jsonl(tmp_path / "results.jsonl", [{"id": i, "passed": v} for i, v in zip(ids, passed)])
+    report = run_bias(out, flipped, BiasConfig(metric=["acc"], label="passed", results=str(results), resamples=40))
+    differ = len(ids)
+    assert any(f"has a 'passed' column of its own that differs from the results' on {differ} of {differ} joined rows; "
+               "the results' is the label used" in w for w in report.warnings), report.warnings
+    agreeing = dict(flipped, passed=passed)
+    report = run_bias(out, agreeing, BiasConfig(metric=["acc"], label="passed", results=str(results), resamples=40))
+    assert not any("of its own" in w for w in report.warnings), report.warnings

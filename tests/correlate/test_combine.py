@@ -227,7 +227,9 @@ def test_fitted_combination_is_reported_as_fitted():
     data = report.to_dict()["combinations"]["cv"]
     assert data["weights_source"] == "fitted" and data["folds"] == 5 and len(data["fold_weights"]) == 5
     assert "FITTED on these rows with 5-fold task-level cross-validation" in data["weights_note"]
-    with pytest.raises(CombinationError, match="needs at least 5 tasks"):
+    # which declaration, and what to do instead (a probe got only "needs at least 5 tasks, got 1")
+    with pytest.raises(CombinationError, match=r"combination 'cv' \(rank-mean-cv\): .*needs at least 5 tasks, got 3; "
+                                               r"declare the weights instead: cv=rank-mean:strong,noise"):
         correlate(_table(n_tasks=3), combine=["cv=rank-mean-cv:strong,noise"], length_column="none")
 
 

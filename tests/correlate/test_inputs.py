@@ -317,6 +317,25 @@ def test_join_without_overlap(tmp_path):
         correlate(scores, results=other, metrics=["codebleu"])
 
 
+def test_a_join_where_most_score_rows_have_no_result_is_refused(tmp_path):
+    """A new-user probe: another model's generations of HumanEval, numbered 0..19 per task, against
+    the ICE-Score set's execution results (ids 3..198): 554 of 3,220 score rows found a result, and
+    correlate reported a tau-b on those wrongly paired rows with only a warning. As with --dedup and
+    workbench bias, fewer than half of the score rows joining is an error unless
+    --allow-partial-join; a scored subset of the results (most result rows without scores) is not."""
+    rows = _rows()
+    scores = _jsonl(tmp_path / "scores.jsonl", rows)
+    shifted = [dict(r, sample_id=r["sample_id"] + 4) for r in rows]  # ids 4..9: 2 of 6 per task collide
+    results = _jsonl(tmp_path / "results.jsonl", shifted)
+    with pytest.raises(DataError, match=r"only 24 of the 72 score rows .* --allow-partial-join"):
+        correlate(scores, results=results, metrics=["codebleu"], n_resamples=50)
+    report = correlate(scores, results=results, metrics=["codebleu"], n_resamples=50, allow_partial_join=True)
+    assert report.counts.join.matched == 24
+    subset = _jsonl(tmp_path / "subset.jsonl", rows[:20])  # a scored subset of the executed samples
+    assert correlate(subset, results=_jsonl(tmp_path / "all.jsonl", rows), metrics=["codebleu"],
+                     n_resamples=50).counts.join.matched == 20
+
+
 def test_duplicate_keys_in_results(tmp_path):
     rows = _rows()
     scores, results = _split_tables(tmp_path, rows)

@@ -69,3 +69,23 @@ def test_an_ordinary_table_has_no_such_warning(tmp_path):
     assert not any("outside its own" in w for w in report.warnings)
     result = runner.invoke(app, ["correlate", str(tmp_path / "realistic.jsonl"), "-m", "m", "--resamples", "400"])
     assert result.exit_code == 0 and "(!)" not in result.output, result.output
+
+
+def test_a_metric_equal_to_the_label_is_not_flagged_for_rounding(tmp_path):
+    """A new-user probe: a metric that is the label (1.0 on passing, 0.0 on failing samples) got
+    pooled Pearson 0.9999999999999983 from scipy and [1.0, 1.0] from the block-sum bootstrap, and a
+    warning "do not read that interval" for 1.000 [1.000, 1.000]. Rounding is not a shift."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for t in range(161):
+        for s in range(20):
+            passed = int(rng.random() < 0.42)
+            rows.append({"task_id": f"HumanEval/{t}", "sample_id": s, "passed": passed,
+                         "perfect": float(passed), "reversed": 1.0 - passed})
+    path = _write(tmp_path / "perfect.jsonl", rows)
+    report = run_correlate(str(path), CorrelateConfig(metric=("perfect", "reversed"), resamples=100))
+    for name in ("perfect", "reversed"):
+        pooled = report.to_dict()["metrics"][name]["pooled"]
+        assert abs(abs(pooled["pearson"]) - 1.0) < 1e-12
+        assert set(pooled["estimate_outside_interval"].values()) == {False}, pooled
+    assert not any("outside its own" in w for w in report.warnings), report.warnings

@@ -89,3 +89,25 @@ def test_undefined_resamples_are_counted_on_the_terminal(tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert f"undefined in resamples (left out of the intervals): pooled τ-b {undefined}/200" in text
+
+
+def test_a_per_problem_correlation_undefined_in_every_task_is_said_not_called_small_n(tmp_path):
+    """A new-user probe: a judge that gives every sample of a task the same score (a per-task
+    constant, as a small model writing "4" everywhere) has a pooled tau-b but no per-problem one.
+    The pooled undefined case was warned about; the per-problem one had no warning, and its paired
+    comparison printed "n/a ... (no CI: small n)" over 161 tasks."""
+    rows = []
+    for t in range(12):
+        for s in range(6):
+            rows.append({"task_id": f"T{t}", "sample_id": s, "passed": int((s + t) % 3 == 0),
+                         "per_task": t / 12, "m": ((s * 7 + t) % 10) / 10})
+    path = _write(tmp_path / "per_task.jsonl", rows)
+    report = run_correlate(str(path), CorrelateConfig(metric=("per_task", "m"), resamples=100))
+    assert math.isnan(report.metrics["per_task"].per_problem["kendall"].value)
+    warning = next(w for w in report.warnings if w.startswith("per_task:"))
+    assert "the per-problem correlation is undefined in every task (constant metric in 12)" in warning, report.warnings
+    result = runner.invoke(app, ["correlate", str(path), "-m", "per_task", "-m", "m", "--resamples", "100",
+                                 "--length-column", "none"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert any("per-problem" in line and "n/a" in line for line in result.output.splitlines()), result.output
+    assert "small n" not in result.output, result.output  # 12 tasks of 6 samples: nothing is small here

@@ -127,3 +127,28 @@ def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path
     assert result.exit_code == 1, result.output
     assert "Error: the model 'gpt-4o-mini' (openai) needs the environment variable OPENAI_API_KEY, which is not set" in result.output
     assert read_jsonl(out / "scores.jsonl") == []
+
+
+def test_judge_options_that_no_method_of_the_run_reads_are_refused(shared_data, tmp_path):
+    """A new-user probe: `-m ice-score --no-reference` (after ICE-Score's reference-free variant)
+    scored with the reference, silently: --no-reference is read by p-correct only. So are
+    --analyse-first (p-correct) and --final-step p-correct (dsa-cqe, dsa-cqe-simplified). No LLM
+    is called: the options are checked before the data loads."""
+    data, _ = _slice(shared_data, tmp_path, 2)
+    runner = CliRunner()
+    base = ["score", str(data), "--generation-column", "completion_multipl_e", "--model", "gpt-4o-mini",
+            "-o", str(tmp_path / "o"), "--no-progress"]
+    cases = [(["-m", "ice-score", "--no-reference"], "--no-reference", "p-correct", "ice-score"),
+             (["-m", "ice-score", "-m", "chrf", "--analyse-first"], "--analyse-first", "p-correct", "ice-score, chrf"),
+             (["-m", "p-correct", "--final-step", "p-correct"], "--final-step", "dsa-cqe", "p-correct")]
+    for options, flag, reader, methods in cases:
+        result = runner.invoke(app, [*base, *options], terminal_width=200)
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2, text
+        assert flag in text and f"read by {reader}" in text and f"({methods})" in text, text
+        assert not (tmp_path / "o").exists()
+    # with a method that reads it, the option is accepted (the others ignore it, as documented)
+    from workbench.score.config import ScoreConfig
+
+    ScoreConfig(method=["p-correct", "ice-score"], model="gpt-4o-mini", reference=False, analyse_first=True)
+    ScoreConfig(method=["dsa-cqe-simplified", "chrf"], model="gpt-4o-mini", final_step="p-correct")

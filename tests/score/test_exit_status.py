@@ -36,6 +36,23 @@ def test_every_sample_an_llm_error_exits_3_with_the_counts(ice_slice, fake_opena
     assert failures["counts"]["chrf"] == {"failed": 0, "usable": 4, "rows": 4}
 
 
+def test_failed_rows_say_why_on_the_terminal(ice_slice, fake_openai, tmp_path):
+    """A new-user probe: a judge server that answers 500 left only counts on the terminal (`4 of 4
+    rows failed`); the reason was in scores.jsonl alone. The summary names the most common error of
+    each method with failed rows, and run.json keeps it."""
+    fake_openai.status = 500
+    result = CliRunner().invoke(app, _args(ice_slice, fake_openai, tmp_path), terminal_width=200)
+    assert result.exit_code == 3, result.output
+    text = " ".join(result.output.split())
+    assert re.search(r"ice-score: 4 failed rows; the most common error \(4 of them, llm_error\): openai/fake: "
+                     r"InternalServerError: .*\(1 attempt", text), text
+    assert "scores.jsonl has every row's error" in text
+    reasons = json.loads((tmp_path / "out" / "run.json").read_text())["failure_reasons"]
+    assert reasons["ice-score"]["rows"] == 4 and reasons["ice-score"]["count"] == 4
+    assert reasons["ice-score"]["status"] == "llm_error" and "InternalServerError" in reasons["ice-score"]["error"]
+    assert "chrf" not in reasons
+
+
 def _fail_first_task(fake_openai) -> None:
     """The samples of HumanEval/0 (2 of the 4) get a 500; the others are answered."""
     fake_openai.answer = lambda body: "Functional Correctness: 3"
@@ -123,3 +140,34 @@ def test_a_resumed_run_is_judged_over_the_whole_folder(ice_slice, fake_openai, t
         assert report["rows_written"] == (4 if attempt == 0 else 0)
         assert report["resumed_rows"] == (4 if attempt == 0 else 8)
         assert re.search(r"ice-score\s*│\s*4\s*│\s*2\s*│\s*2\s*│", resumed.output), resumed.output
+
+
+def test_failure_reasons_group_errors_that_differ_only_in_timing_or_the_quoted_answer():
+    """A real small model's ICE-Score parse errors each quote another answer: the summary said
+    'the most common error (1 of them)' for 8 failed rows."""
+    from workbench.score.job import failure_reasons
+
+    rows = [{"method": "ice-score", "status": "parse_error",
+             "error": f"ice-score: no score 0-4 in the answer after one repair turn: 'answer {i}'"} for i in range(3)]
+    rows += [{"method": "p-correct", "status": "llm_error", "error": f"openai/x: Timeout ({n} attempts, {n}.5 s in all)"}
+             for n in (1, 3)]
+    rows += [{"method": "p-correct", "status": "ok", "error": None}]
+    reasons = failure_reasons(rows)
+    assert reasons["ice-score"] == {"rows": 3, "status": "parse_error", "count": 3,
+                                    "error": "ice-score: no score 0-4 in the answer after one repair turn: 'answer 0'"}
+    assert reasons["p-correct"]["count"] == 2 and reasons["p-correct"]["rows"] == 2
+
+
+def test_parse_errors_point_to_cache_refresh_unless_the_cache_is_off(ice_slice, fake_openai, tmp_path):
+    """A parse error is a cached answer: --retry-failed alone replays it (a probe found 40 cache hits
+    and the same parse errors after fixing the server). The hint says so where a cache was used."""
+    fake_openai.answer = lambda body: "I think it is fine."
+    args = [a if a != "off" else "rw" for a in _args(ice_slice, fake_openai, tmp_path)]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 3 and "(4 of them, parse_error)" in text, text
+    assert "add --cache refresh to ask again" in text
+    result = CliRunner().invoke(app, [*_args(ice_slice, fake_openai, tmp_path), "--overwrite"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert "(4 of them, parse_error)" in text and "--cache refresh" not in text, text

@@ -130,6 +130,7 @@ def run_bias(
     warnings = []
     if from_results:
         warnings += _join_results(table, config)
+        warnings += _own_label_disagreement(metrics_source, table, config)
     rows = _Rows(output, table, config.id_columns)
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
@@ -308,6 +309,29 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
         warnings.append(f"{count(extra, 'row')} of the results {results.source} {'is' if extra == 1 else 'are'} not in the "
                         "metric table (left out)")
     return warnings
+
+
+def _own_label_disagreement(metrics_source: object, table: MetricTable, config: BiasConfig) -> list[str]:
+    """A warning when the metric table has a ``config.label`` column of its own (ICE-Score's
+    ``passed``, carried by ``workbench score``) that the results' label, the one used, contradicts
+    on some joined rows; as ``workbench correlate`` warns. No warning when the table has no such
+    column or its cells are not all numbers (it is then no label)."""
+    try:
+        own = read_metric_table(metrics_source, metrics=[config.label], id_columns=config.id_columns,
+                                splits=list(config.split) or None, offline=config.offline,
+                                flags={config.label: "--label"})
+    except DataError:  # no such column (MissingColumnError), or text cells: no label of its own
+        return []
+    mine = dict(zip(own.ids, own.values[config.label]))
+    used = table.values[config.label]
+    both = [(mine[row], value) for row, value in zip(table.ids, used)
+            if row in mine and not np.isnan(mine[row]) and not np.isnan(value)]
+    differ = sum(a != b for a, b in both)
+    if not differ:
+        return []
+    message = (f"label: the metric table {table.source} has a {config.label!r} column of its own that differs from "
+               f"the results' on {differ} of {len(both)} joined rows; the results' is the label used")
+    return [message]
 
 
 def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],

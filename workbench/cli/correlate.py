@@ -227,7 +227,9 @@ def _print_report(report: CorrelationReport) -> None:
                     c.metric_a if first else f"[dim]n {c.n_samples}, {c.n_tasks} tasks[/dim]", c.metric_b if first else "",
                     label, _number(d.value_a), _number(d.value_b),
                     f"{_number(d.difference)}{f' {ZERO_MARK}' if interval_contains_zero(*d.ci) and not d.no_interval else ''}\n"
-                    + (NO_CI if d.no_interval else f"[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]"),
+                    # an undefined difference (a coefficient undefined in every task) withholds nothing
+                    + ("" if math.isnan(d.difference) else NO_CI if d.no_interval
+                       else f"[{_number(d.ci[0])},\N{NO-BREAK SPACE}{_number(d.ci[1])}]"),
                     _number(d.p_value), end_section=not first,
                 )
         console.print(pairs)

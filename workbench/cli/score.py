@@ -80,7 +80,7 @@ def score_command(
                           "continue with:", highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
-    print_report(report)
+    print_report(report, str(config.cache))
     exit_with_verdict(report.failures)
 
 
@@ -92,9 +92,11 @@ _READ_WORDS = {
 }
 
 
-def print_report(report: Any) -> None:
+def print_report(report: Any, cache: str = "rw") -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
-    row of the run folder (a resumed run included), then this invocation's LLM accounting."""
+    row of the run folder (a resumed run included), each method's most common failure, then this
+    invocation's LLM accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a
+    parse error would replay the cached answer)."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -117,6 +119,20 @@ def print_report(report: Any) -> None:
                f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
     for note in [*report.notes, *skipped, *fallback_notes(report)]:
         err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+    # the counts alone do not say why (a server answering 500, a wrong key, unparsable answers)
+    for name, reason in report.failure_reasons.items():
+        error = reason["error"] if len(reason["error"]) <= 400 else reason["error"][:400] + " ..."
+        err_console.print(f"[yellow]{escape(name)}:[/yellow] {count(reason['rows'], 'failed row')}; the most common "
+                          f"error ({reason['count']} of them, {reason['status']}): {escape(error)}",
+                          highlight=False)
+    if report.failure_reasons:
+        # parse errors are real answers and cached: a plain retry would replay them
+        parse = (any(r["status"] == "parse_error" for r in report.failure_reasons.values())
+                 and cache not in ("off", "refresh"))
+        err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, "
+                          "continue with --resume --retry-failed"
+                          + (" (add --cache refresh to ask again where the answer did not parse: parse errors are "
+                             "cached answers)" if parse else ""), highlight=False)
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(

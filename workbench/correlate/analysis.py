@@ -78,6 +78,7 @@ def correlate(
     length_unit: str = "chars",
     combine: Sequence[str | Combination] = (),
     baselines: Sequence[str] = (),
+    allow_partial_join: bool = False,
 ) -> CorrelationReport:
     """Correlate metric scores with execution results, pooled and per problem, with task-level
     bootstrap confidence intervals, paired metric comparisons, each metric's correlation with
@@ -124,13 +125,16 @@ def correlate(
             compared with each of its members.
         baselines: metrics every other metric is compared with (e.g. ``["codebleu", "chrf"]``);
             empty: every pair of metrics is compared.
+        allow_partial_join: with ``results``, go on when fewer than half of the score rows have
+            a result (by default an error: another dataset, or ids numbered another way).
 
     Returns:
         a :class:`~workbench.correlate.results.CorrelationReport`.
 
     Raises:
         DataError: unreadable or empty input, missing columns (listing those present), labels
-            that are not numbers in [0, 1], duplicate (task, sample) keys, a join without overlap,
+            that are not numbers in [0, 1], duplicate (task, sample) keys, a join without overlap
+            or (unless ``allow_partial_join``) one where fewer than half of the score rows join,
             a metric without a single usable value, a named length column that is absent or
             holds neither text nor numbers, a combination that cannot be read or whose name is
             taken.
@@ -190,6 +194,7 @@ def correlate(
         length_column=length_column,
         length_unit=length_unit,
         metric_hints=named_by,
+        allow_partial_join=allow_partial_join,
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
@@ -244,7 +249,7 @@ def run_correlate(
         task_column=config.task_column, sample_column=config.sample_column,
         n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
         length_column=config.length_column, length_unit=config.length_unit, combine=config.combinations(),
-        baselines=config.baseline,
+        baselines=config.baseline, allow_partial_join=config.allow_partial_join,
     )
     if config.dedup is None:
         report = correlate(scores, splits=list(config.split) or None, **options)
@@ -336,7 +341,12 @@ def add_combinations(
             )
         columns = [table.metrics[m] for m in combination.members]
         if combination.fitted:
-            fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            try:
+                fitted = cross_validated_rank_mean(columns, table.label, table.row_task, folds=folds, seed=seed)
+            except CombinationError as error:  # say which declaration, and the alternative
+                raise CombinationError(
+                    f"combination {combination.name!r} ({combination.method}): {error}; declare the weights instead: "
+                    f"{combination.name}=rank-mean:{','.join(combination.members)}") from None
             values = fitted.values
             distinct = list(dict.fromkeys(fitted.fold_weights))
             shown = (
@@ -482,6 +492,14 @@ def _correlate_table(
         results[name] = _metric_result(name, table, valid, statistics[name], settings, length)
         if np.isnan(results[name].pooled["kendall"].value):
             warnings.append(f"{name}: the pooled correlation is undefined (the metric or the label is constant)")
+        elif np.isnan(results[name].per_problem["kendall"].value):
+            # e.g. a judge that scores every sample of a task alike: nothing to rank within a task
+            excluded = results[name].excluded_tasks
+            parts = [f"{label} in {excluded[key]}" for key, label in
+                     (("constant_label", "constant label"), ("constant_metric", "constant metric"),
+                      ("single_sample", "a single sample")) if excluded.get(key)]
+            warnings.append(f"{name}: the per-problem correlation is undefined in every task ({', '.join(parts)}): "
+                            "no task ranks its samples by both the metric and the label")
         for level in LEVELS:
             withheld = statistics[name].no_interval(level)
             value = statistics[name].point[level]["kendall"]

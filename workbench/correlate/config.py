@@ -37,7 +37,7 @@ class CorrelateConfig(JobConfig):
         dedup / dedup_id_column: a dedup output folder whose clusters are collapsed to one row
             each for a second, deduplicated report (:mod:`workbench.correlate.per_cluster`), and
             the columns of its row ids; allow_partial_join: go on when fewer than half of the rows
-            join it (else a DataError).
+            join it, or fewer than half of the score rows join ``results`` (else a DataError).
         combine / baseline: comparisons: combined judges declared in advance
             (:mod:`workbench.correlate.combine`, ``NAME=rank-mean:a,b[,w_a,w_b]``) and the metrics
             every other one is compared with (empty: every pair).
@@ -92,8 +92,9 @@ class CorrelateConfig(JobConfig):
         None, "The dedup's --id-column: column(s), comma-separated, whose values joined with ':' are its row ids "
         "[default: the task and sample columns].")
     allow_partial_join: bool = option(
-        False, "With --dedup: go on when fewer than half of the rows join the dedup output (by default an error, as in "
-        "workbench bias: such a join usually means ids built another way, 007 vs 7, or another dataset).")
+        False, "Go on when fewer than half of the score rows join the --results, or with --dedup the dedup output (by "
+        "default an error, as in workbench bias: such a join usually means ids built another way, 007 vs 7, or another "
+        "dataset).")
 
     def _check(self) -> None:
         problem = resamples_problem(self.resamples, self.confidence)

@@ -263,8 +263,14 @@ def _join(
     task_column: str,
     sample_column: str,
     names: tuple[str, str],
+    allow_partial: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, JoinSummary]:
-    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary."""
+    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary.
+
+    Raises:
+        DataError: no key joins; or fewer than half of the score rows join and ``allow_partial``
+            is off (result rows without scores are fine: a scored subset of the executed samples).
+    """
     key = (task_column, sample_column)
     score_keys = list(zip(_key_texts(scores, task_column), _key_texts(scores, sample_column)))
     result_keys = list(zip(_key_texts(results, task_column), _key_texts(results, sample_column)))
@@ -290,6 +296,17 @@ def _join(
             f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
             f"Keys look like {score_keys[:2]} in the scores and {result_keys[:2]} in the results; "
             f"check the files, or set the key columns with --task-column / --sample-column"
+        )
+    # mostly unmatched score rows mean another dataset or ids numbered another way: the few
+    # colliding ids pair a score with another sample's verdict (refused as --dedup and bias do)
+    if len(unmatched_scores) > len(score_rows) and not allow_partial:
+        shown = ", ".join(f"({t}, {s})" for t, s in unmatched_scores[:3])
+        raise DataError(
+            f"only {len(score_rows)} of the {len(score_keys)} score rows of {names[0]} have a result in {names[1]} "
+            f"(without one e.g. {shown}): such a join usually means scores of another dataset or sample ids "
+            f"numbered another way, and the ids that do collide pair scores with other samples' verdicts; check "
+            f"the files and --task-column / --sample-column, or pass --allow-partial-join if the results really "
+            f"lack most of the scored samples"
         )
     summary = JoinSummary(
         key=key,
@@ -385,6 +402,7 @@ def prepare_table(
     length_column: str | None = AUTO_LENGTH,
     length_unit: str = "chars",
     metric_hints: Mapping[str, str] | None = None,
+    allow_partial_join: bool = False,
 ) -> CorrelationTable:
     """Validate, join and group the input.
 
@@ -405,13 +423,15 @@ def prepare_table(
         metric_hints: metric -> the hint of its missing-column message, for a metric that
             ``--metric`` does not name (``"the --combine declaration both=rank-mean:a,b names it"``);
             the others say "set it with --metric".
+        allow_partial_join: go on when fewer than half of the score rows have a result.
 
     Returns:
         a :class:`CorrelationTable`.
 
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
-        DataError: bad labels, duplicate keys, an empty join, no usable rows, a length column
+        DataError: bad labels, duplicate keys, an empty join or one where fewer than half of the
+            score rows join (unless ``allow_partial_join``), no usable rows, a length column
             that holds neither text nor numbers.
     """
     if not metrics:
@@ -438,7 +458,8 @@ def prepare_table(
         require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
-        score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names)
+        score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names,
+                                              allow_partial=allow_partial_join)
         table = scores.select(score_rows)
         input_rows = score_rows
         matched_results = results.select(result_rows)

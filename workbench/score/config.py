@@ -246,6 +246,7 @@ class ScoreConfig(JobConfig):
         if self.prefix_reuse and not (self.model or "").startswith("local/"):
             raise OptionError("{prefix_reuse} works with local/ models only (a model server reuses prefixes "
                               "by its own setting)", "prefix_reuse")
+        self._check_judge_options()
         if self.retry_failed and not self.resume:
             raise OptionError("{retry_failed} only makes sense with {resume}", "retry_failed", "resume")
         if self.no_prompt and self.prompt_column:  # one would be silently ignored
@@ -257,6 +258,25 @@ class ScoreConfig(JobConfig):
             raise OptionError(
                 "{resume} keeps the rows of the run folder and {overwrite} replaces them; pass one of them",
                 "resume", "overwrite")
+
+    def _check_judge_options(self) -> None:
+        """A judge option that no method of the run reads is refused, not ignored: ``-m ice-score
+        --no-reference`` would otherwise score with the reference (ICE-Score's reference-free
+        variant is not implemented), silently."""
+        methods = ", ".join(dict.fromkeys(self.method))
+        if not self.reference and "p-correct" not in self.method:
+            raise OptionError(f"{{reference}} off (--no-reference) is read by p-correct only, and this run's methods "
+                              f"({methods}) do not read it; add p-correct to {{method}} or drop the option"
+                              + (" (ice-score is ICE-Score's reference-based prompt, the shipped gpt35_nswr; the "
+                                 "reference-free gpt35_nsnr is not implemented)" if "ice-score" in self.method else ""),
+                              "reference", "method")
+        if self.analyse_first and "p-correct" not in self.method:
+            raise OptionError(f"{{analyse_first}} is read by p-correct only; this run's methods ({methods}) do not "
+                              "read it: add p-correct to {method} or drop the option", "analyse_first", "method")
+        if self.final_step != DEFAULT_FINAL_STEP and not {"dsa-cqe", "dsa-cqe-simplified"} & set(self.method):
+            raise OptionError(f"{{final_step}} {self.final_step} is read by dsa-cqe and dsa-cqe-simplified only; this "
+                              f"run's methods ({methods}) do not read it: add one of them to {{method}} or drop the option",
+                              "final_step", "method")
 
     @property
     def method_limits(self) -> dict[str, int]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import statistics
 import threading
 import time
@@ -342,6 +343,9 @@ class RunReport:
             (``retry_failed``; rows set aside as not selected are not among them).
         set_aside_rows: finished rows of samples this resumed run does not select (a smaller
             ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl``.
+        failure_reasons: method -> its most common failure over the folder's rows
+            (:func:`failure_reasons`), for the methods with failed rows: what the terminal says
+            next to the counts.
     """
 
     rows_written: int
@@ -360,6 +364,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     retried_rows: int = 0
     set_aside_rows: int = 0
+    failure_reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def exit_status(self) -> int:
@@ -775,6 +780,7 @@ def score_samples(
             mean_scores=mean_scores,
             score_reads=score_reads,
             read_issues=read_issues(rows_now),
+            failure_reasons=failure_reasons(rows_now),
             usage=usage.as_dict(),
             wall_seconds=wall,
             llm_seconds=usage.llm_seconds,
@@ -822,6 +828,43 @@ def summarise_rows(
     return ({name: dict(counter) for name, counter in statuses.items()},
             {name: (statistics.fmean(v) if v else None) for name, v in values.items()},
             {name: dict(counter) for name, counter in reads.items()})
+
+
+#: the attempts and seconds the LLM client appends to an error (``(3 attempts, 6.2 s in all)``):
+#: they differ between rows that failed for one reason
+_ATTEMPTS_SUFFIX = re.compile(r"\s*\(\d+ attempts?, [\d.]+ s in all\)\s*$")
+#: the answer a parse error quotes at its end (``... after one repair turn: 'The code ...'``):
+#: one reason, whatever each model answer said
+_QUOTED_ANSWER = re.compile(r""":\s*(?:'.*'|".*")\s*$""", re.DOTALL)
+
+
+def failure_reasons(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The most common failure of each method among a run folder's rows.
+
+    Args:
+        rows: the folder's current ``scores.jsonl`` rows.
+
+    Returns:
+        method -> ``{"rows": failed rows (statuses in ERROR_STATUSES), "status": the most common
+        failure's status, "error": the first such row's error text, "count": rows failing that
+        way}``, for the methods with at least one failed row. Errors that differ only in the
+        attempts and seconds the client appends, or in the answer a parse error quotes, count as one.
+    """
+    by_method: dict[str, Counter] = {}
+    first: dict[tuple[str, str, str], str] = {}
+    for row in rows:
+        if row.get("status") not in ERROR_STATUSES:
+            continue
+        error = str(row.get("error") or "(no error text)")
+        key = (row["status"], _QUOTED_ANSWER.sub("", _ATTEMPTS_SUFFIX.sub("", error)))
+        by_method.setdefault(row["method"], Counter())[key] += 1
+        first.setdefault((row["method"], *key), error)
+    reasons = {}
+    for method, counter in by_method.items():
+        (status, reason), n = counter.most_common(1)[0]
+        reasons[method] = {"rows": sum(counter.values()), "status": status, "error": first[(method, status, reason)],
+                           "count": n}
+    return reasons
 
 
 def _wait_for_samples_in_flight(futures: list[Future], llm: LLMClient | None,
