@@ -348,3 +348,19 @@ def test_a_node_assertion_names_what_failed():
     outcome = _run_in_sandbox(spec, token)
     assert outcome.status == "failed", outcome
     assert "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: | 1 !== 2" in outcome.detail, outcome
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node missing")
+def test_nodes_heap_out_of_memory_is_oom():
+    """Node reports its heap limit, then ~2 KB of native stack trace, then aborts (status 134): with
+    the runner's marker it is ``oom`` (it was ``killed``: the report lay before the kept tail)."""
+    token = new_token()
+    node = os.path.realpath(shutil.which("node"))
+    spec = ShellRunner().prepare(f"exec {node} --max-old-space-size=64 grow.js", "", None, token)
+    spec = dataclasses.replace(spec, files={**spec.files, "grow.js": "const a = [];\n"
+                                            "for (;;) a.push(new Array(1e6).fill(1.5));\n"},
+                               read_only_paths=(*spec.read_only_paths, os.path.dirname(node)),
+                               out_of_memory_markers=("JavaScript heap out of memory",))
+    outcome = _run_in_sandbox(spec, token)
+    assert outcome.status == "oom", outcome
+    assert "JavaScript heap out of memory" in outcome.detail and "JavaScript heap" not in outcome.stderr_tail, outcome
