@@ -262,12 +262,16 @@ _EXCEPTION_LINE = re.compile(
 # a stack frame or traceback heading (JavaScript/Java "    at f (file:1:2)", Python's
 # '  File "x.py", line 3, in f', Java's "... 4 more", a native frame " 3: 0x10ea6aa f [node]")
 _FRAME_LINE = re.compile(r'^\s+at\s|^\s*File "[^"]*", line \d+|^\s*\.\.\. \d+ more$|^Traceback \(most recent call'
-                         r"|^\s*\d+: 0x[0-9a-f]+ |^-{3,} .* -{3,}$")
+                         r"|^\s*\d+: 0x[0-9a-f]+ |^-{3,} [^-]* -{3,}$")
 # lines that say nothing: Node's closing "Node.js v20.1.0", a caret or tilde marker, a bracket alone
 _NOISE_LINE = re.compile(r"^Node\.js v\d|^[\s^~{}\[\](),;|]*$")
 # a compiler's or checker's error line: "x.cpp:3:5: error: ...", "Main.java:5: error: ...",
 # "SyntaxError: ...", "error[E0308]: ...", "fatal error: ..."
 _BUILD_ERROR_LINE = re.compile(r"\berror\b|Error\b", re.IGNORECASE)
+# how far back the line that opened an error object's dump is looked for (Node's have ~10 lines)
+_DUMP_LINES = 40
+# a compiler's own error report: "error:", "fatal error:", "error[E0308]:", "SyntaxError:", "error TS2322:"
+_BUILD_ERROR_REPORT = re.compile(r"error(?:\[[^\]]*\]| TS\d+)?:", re.IGNORECASE)
 # how many lines after a build's first error line the detail adds (the source excerpt)
 _BUILD_CONTEXT_LINES = 2
 
@@ -298,7 +302,7 @@ def last_error_line(stderr_tail: str) -> str | None:
     end = len(lines) - 1
     while end >= 0:
         if lines[end].strip() == "}":  # a JavaScript error object's dump: back to the line that opened it
-            opened = next((i for i in range(end - 1, -1, -1) if lines[i].endswith("{")), None)
+            opened = next((i for i in range(end - 1, max(-1, end - _DUMP_LINES), -1) if lines[i].endswith("{")), None)
             if opened is not None:
                 lines[opened] = lines[opened][:-1].rstrip()  # Node puts the "{" after the last frame
                 end = opened
@@ -363,7 +367,8 @@ def first_build_error(stderr: str) -> str | None:
     meaningful = [index for index, line in enumerate(lines) if not _says_nothing(line)]
     if not meaningful:
         return None
-    first = next((index for index in meaningful if _BUILD_ERROR_LINE.search(lines[index])), meaningful[0])
+    first = next((index for index in meaningful if _BUILD_ERROR_REPORT.search(lines[index])),
+                 next((index for index in meaningful if _BUILD_ERROR_LINE.search(lines[index])), meaningful[0]))
     kept = [first]
     for index in meaningful:
         if index <= first:
