@@ -364,3 +364,20 @@ def test_nodes_heap_out_of_memory_is_oom():
     outcome = _run_in_sandbox(spec, token)
     assert outcome.status == "oom", outcome
     assert "JavaScript heap out of memory" in outcome.detail and "JavaScript heap" not in outcome.stderr_tail, outcome
+
+
+def test_the_detail_line_rules_in_detail():
+    """What :func:`last_error_line` and :func:`first_build_error` pick (fix33)."""
+    from workbench.execute.status import first_build_error, last_error_line
+
+    # a harness's own verdict stands alone, even after an exception line the candidate printed
+    said = last_error_line("ValueError: printed by the candidate\nworkbench: assertion failed: f(1) == 2\n")
+    assert said == "workbench: assertion failed: f(1) == 2"
+    assert last_error_line("") is None and last_error_line("}\n" * 5000) == "}"
+    assert len(last_error_line("AssertionError: " + "x" * 500)) == 200
+    # a compiler's "error:" report wins over a context line that merely names an error
+    assert first_build_error("program.cpp: In function 'int error_count()':\nprogram.cpp:3:5: error: boom\n"
+                             "    3 | x\n      | ^\nprogram.cpp:4:1: error: second\n") == "program.cpp:3:5: error: boom | 3 | x"
+    assert first_build_error("Problem.java:5: error: ';' expected\n        return x\n                ^\n1 error\n") \
+        == "Problem.java:5: error: ';' expected | return x"
+    assert first_build_error("") is None and len(first_build_error("error: " + "y" * 900)) == 300
