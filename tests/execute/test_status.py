@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
 
 import pytest
@@ -24,6 +25,47 @@ SPEC = RunSpec(
     token_input_fd=3, pass_token_fd=4, exit_statuses={3: "syntax_error", 4: "error"},
     out_of_memory_markers=("MemoryError",),
 )
+
+# real stderr of g++ 12, Node 20 and CPython 3.11 (file names shortened)
+GPP_ERRORS = """program.cpp: In function 'long int f(long int)':
+program.cpp:3:13: error: expected ';' before '}' token
+    3 |     return x
+      |             ^
+      |             ;
+    4 | }
+      | ~
+program.cpp:5:18: error: 'y' was not declared in this scope
+"""
+NODE_ASSERTION = """node:assert:90
+  throw new AssertionError(obj);
+  ^
+
+AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+
+1 !== 2
+
+    at check (/tmp/work/program.js:12:10)
+    at node:internal/main/run_main_module:28:49 {
+  generatedMessage: true,
+  code: 'ERR_ASSERTION',
+  actual: 1,
+  expected: 2,
+  operator: 'strictEqual'
+}
+
+Node.js v20.20.2
+"""
+PYTHON_ASSERTION = """Traceback (most recent call last):
+  File "/tmp/work/harness.py", line 336, in main
+    check(guard(namespace[entry_point]))
+  File "tests.py", line 10, in check
+    assert candidate([]) == (0, 1)
+           ^^^^^^^^^^^^^
+AssertionError
+"""
+NODE_OOM = ("\n<--- Last few GCs --->\n\n<--- JS stacktrace --->\n\n"
+            "FATAL ERROR: Reached heap limit Allocation failed - MemoryError\n----- Native stack trace -----\n\n"
+            + "".join(f"{n:2}: 0x{n:07x} v8::internal::Heap::CollectGarbage(int) [node]\n" for n in range(1, 30)))
 
 # (id, observation fields, expected status, exit code, signal, fragment of the detail)
 TABLE = [
@@ -54,6 +96,16 @@ TABLE = [
      None, "exit status 1"),
     ("passed-beats-oom-text", dict(returncode=0, delivered=TOKEN.encode(), stderr_tail="MemoryError"), "passed", 0,
      None, "success"),
+    # Node's report of its heap limit comes before a native stack trace longer than the kept tail (fix33)
+    ("oom-marker-before-the-tail", dict(returncode=134, wrapper_reports_signals=True, stderr_tail=NODE_OOM[-300:],
+     stderr_scan=NODE_OOM), "oom", 134, "SIGABRT",
+     "memory limit reached: FATAL ERROR: Reached heap limit Allocation failed - MemoryError"),
+    ("oom-then-the-watchdog", dict(returncode=-9, timed_out=True, duration_s=5.01, stderr_tail="MemoryError\n"),
+     "oom", None, "SIGKILL", "memory limit reached: MemoryError (then killed after the 5.0 s timeout)"),
+    ("oom-then-the-cpu-limit", dict(returncode=-24, stderr_tail="MemoryError\n"), "oom", None, "SIGXCPU",
+     "then the CPU time limit ended the run"),
+    ("build-output-is-no-oom", dict(returncode=0, build_failure=(0, "1"), stderr_tail="MemoryError"), "syntax_error",
+     1, None, "failed with status 1: MemoryError"),
     ("killed-by-signal", dict(returncode=-11), "killed", None, "SIGSEGV", "ended by SIGSEGV"),
     ("output-limit", dict(returncode=-25), "killed", None, "SIGXFSZ", "ended by SIGXFSZ"),
     ("unknown-signal-number", dict(returncode=-200), "killed", None, "signal 200", "ended by signal 200"),
@@ -70,8 +122,20 @@ TABLE = [
      "harness exit status 4: NameError: name 'math' is not defined"),
     ("exit-status-says-why", dict(returncode=134, stderr_tail="main: main.cpp:9: int main(): Assertion `x == 5' "
      "failed.\n"), "failed", 134, None, "exit status 134: main: main.cpp:9: int main(): Assertion `x == 5' failed."),
+    # the line that says what failed, not a multi-line message's last line (fix33)
+    ("node-assertion-says-what-failed", dict(returncode=1, stderr_tail=NODE_ASSERTION), "failed", 1, None,
+     "exit status 1: AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: | 1 !== 2"),
+    ("python-message-of-two-lines", dict(returncode=1, stderr_tail="Traceback (most recent call last):\n  File "
+     "\"tests.py\", line 2, in check\nAssertionError: expected 1\ngot 2\n"), "failed", 1, None,
+     "exit status 1: AssertionError: expected 1 | got 2"),
+    ("python-bare-assertion-names-the-check", dict(returncode=1, stderr_tail=PYTHON_ASSERTION), "failed", 1, None,
+     "exit status 1: AssertionError at tests.py, line 10: assert candidate([]) == (0, 1)"),
     ("build-failed", dict(returncode=0, build_failure=(0, "1")), "syntax_error", 1, None,
      "build step 'cc -o main main.c' failed with status 1"),
+    # the detail quotes the compiler's first error, not only its status (fix33)
+    ("build-failed-says-why", dict(returncode=0, build_failure=(0, "1"), stderr_scan=GPP_ERRORS), "syntax_error", 1,
+     None, "build step 'cc -o main main.c' failed with status 1: program.cpp:3:13: error: expected ';' before '}' "
+           "token | 3 | return x | 4 | }"),
     ("build-report-out-of-range", dict(returncode=0, build_failure=(7, "?")), "syntax_error", None, None,
      "build step 'build' failed"),
     ("build-timed-out", dict(returncode=-9, timed_out=True, build_timed_out=True, build_s=60.0), "timeout", None,
@@ -208,3 +272,112 @@ def test_a_runner_case_cannot_expect_a_contradiction():
         RunnerCase("true", "", expect_pass=False, expect_status="passed")
     with pytest.raises(ValueError, match="must be one of"):
         RunnerCase("true", "", expect_pass=False, expect_status="crashed")
+
+
+# -- what the detail says, on real programs (fix33) --------------------------------------------------
+
+def _run_in_sandbox(spec: RunSpec, token: str, timeout_s: float = 30):
+    return Sandbox(detect_isolation()).run(spec, token, timeout_s)
+
+
+def test_a_failed_build_quotes_the_compilers_first_error():
+    """A real compile step (CPython's py_compile) that fails: the detail names the error, not only
+    the status (it once said only "build step '... py_compile program.py' failed with status 1")."""
+    token = new_token()
+    spec = RunSpec(files={"program.py": "def f(:\n    return 1\n", "h.sh": "true"}, run=["/bin/sh", "h.sh"],
+                   build=[[PYTHON, "-m", "py_compile", "program.py"]], pass_token_fd=4,
+                   read_only_paths=tuple(interpreter_paths()))
+    outcome = _run_in_sandbox(spec, token)
+    assert outcome.status == "syntax_error", outcome
+    assert outcome.detail.startswith("build step ") and "failed with status 1: SyntaxError: " in outcome.detail, outcome
+
+
+# a runtime that reports running out of memory, then writes a native stack trace longer than the
+# kept stderr tail and aborts (Node's "JavaScript heap out of memory", exit status 134)
+REPORTS_OOM_THEN_ABORTS = """import os, sys
+try:
+    bytearray(8 << 30)
+except MemoryError:
+    sys.stderr.write("FATAL ERROR: Allocation failed - MemoryError\\n")
+    sys.stderr.write("".join(f"{n:3}: 0x{n:08x} v8::internal::Heap::CollectGarbage [node]\\n" for n in range(60)))
+    sys.stderr.flush()
+    os.abort()
+"""
+# the same report, then a runtime that never ends (it is killed at the timeout)
+REPORTS_OOM_THEN_HANGS = """import sys, time
+try:
+    bytearray(8 << 30)
+except MemoryError:
+    sys.stderr.write("FATAL ERROR: Allocation failed - MemoryError\\n")
+    sys.stderr.flush()
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(("program", "timeout_s", "signal"), [(REPORTS_OOM_THEN_ABORTS, 30, "SIGABRT"),
+                                                              (REPORTS_OOM_THEN_HANGS, 2, "SIGKILL")],
+                         ids=["report-then-abort", "report-then-timeout"])
+def test_a_runtimes_own_out_of_memory_report_is_oom(program, timeout_s, signal):
+    token = new_token()
+    spec = ShellRunner().prepare(f"exec {PYTHON} oom.py", "", None, token)
+    spec = dataclasses.replace(spec, files={**spec.files, "oom.py": program})
+    outcome = _run_in_sandbox(spec, token, timeout_s)
+    assert (outcome.status, outcome.signal) == ("oom", signal), outcome
+    assert "memory limit reached: FATAL ERROR: Allocation failed - MemoryError" in outcome.detail, outcome
+
+
+def test_a_python_assertion_names_the_check_that_failed():
+    """Python's bare ``AssertionError`` (the last stderr line) is joined by the check's source line."""
+    from workbench.languages.python_runner import PythonTestRunner
+
+    outcome = run_program(PythonTestRunner(), "def f():\n    return 1\n", "def check(candidate):\n"
+                          "    assert candidate() == 1\n    assert candidate() == 2\n", "f", timeout_s=30)
+    assert outcome.status == "failed", outcome
+    assert outcome.detail.endswith("AssertionError at tests.py, line 3: assert candidate() == 2"), outcome
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node missing")
+def test_a_node_assertion_names_what_failed():
+    """Node's ``assert.strictEqual``: the AssertionError line and its message, not ``Node.js v20...``."""
+    token = new_token()
+    node = os.path.realpath(shutil.which("node"))
+    spec = ShellRunner().prepare(f"exec {node} check.js", "", None, token)
+    spec = dataclasses.replace(spec, files={**spec.files, "check.js": 'require("assert").strictEqual(1, 2);\n'},
+                               read_only_paths=(*spec.read_only_paths, os.path.dirname(node)),
+                               limit_overrides={"address_space_bytes": None})
+    outcome = _run_in_sandbox(spec, token)
+    assert outcome.status == "failed", outcome
+    assert "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: | 1 !== 2" in outcome.detail, outcome
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node missing")
+def test_nodes_heap_out_of_memory_is_oom():
+    """Node reports its heap limit, then ~2 KB of native stack trace, then aborts (status 134): with
+    the runner's marker it is ``oom`` (it was ``killed``: the report lay before the kept tail)."""
+    token = new_token()
+    node = os.path.realpath(shutil.which("node"))
+    spec = ShellRunner().prepare(f"exec {node} --max-old-space-size=64 grow.js", "", None, token)
+    spec = dataclasses.replace(spec, files={**spec.files, "grow.js": "const a = [];\n"
+                                            "for (;;) a.push(new Array(1e6).fill(1.5));\n"},
+                               read_only_paths=(*spec.read_only_paths, os.path.dirname(node)),
+                               out_of_memory_markers=("JavaScript heap out of memory",))
+    outcome = _run_in_sandbox(spec, token)
+    assert outcome.status == "oom", outcome
+    assert "JavaScript heap out of memory" in outcome.detail and "JavaScript heap" not in outcome.stderr_tail, outcome
+
+
+def test_the_detail_line_rules_in_detail():
+    """What :func:`last_error_line` and :func:`first_build_error` pick (fix33)."""
+    from workbench.execute.status import first_build_error, last_error_line
+
+    # a harness's own verdict stands alone, even after an exception line the candidate printed
+    said = last_error_line("ValueError: printed by the candidate\nworkbench: assertion failed: f(1) == 2\n")
+    assert said == "workbench: assertion failed: f(1) == 2"
+    assert last_error_line("") is None and last_error_line("}\n" * 5000) == "}"
+    assert len(last_error_line("AssertionError: " + "x" * 500)) == 200
+    # a compiler's "error:" report wins over a context line that merely names an error
+    assert first_build_error("program.cpp: In function 'int error_count()':\nprogram.cpp:3:5: error: boom\n"
+                             "    3 | x\n      | ^\nprogram.cpp:4:1: error: second\n") == "program.cpp:3:5: error: boom | 3 | x"
+    assert first_build_error("Problem.java:5: error: ';' expected\n        return x\n                ^\n1 error\n") \
+        == "Problem.java:5: error: ';' expected | return x"
+    assert first_build_error("") is None and len(first_build_error("error: " + "y" * 900)) == 300

@@ -52,7 +52,7 @@ from workbench.execute.processes import (
     processes_with_env_tag,
     sweep,
 )
-from workbench.execute.status import Observation, SampleOutcome, decide_status
+from workbench.execute.status import STDERR_SCAN_BYTES, Observation, SampleOutcome, decide_status
 from workbench.execute.zygote import Zygote, ZygoteKey, ZygoteLostError, ZygoteUnavailableError
 from workbench.languages.spec import RunSpec
 
@@ -198,6 +198,20 @@ def _tail(handle, limit_chars: int) -> str:
     handle.seek(max(0, size - _TAIL_BYTES))
     text = handle.read().decode("utf-8", errors="replace")
     return text[-limit_chars:]
+
+
+def _scan(handle) -> str:
+    """What the judge reads of stderr (:attr:`~workbench.execute.status.Observation.stderr_scan`):
+    its first and last :data:`~workbench.execute.status.STDERR_SCAN_BYTES`, all of it when shorter."""
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(0)
+    if size <= 2 * STDERR_SCAN_BYTES:
+        return handle.read().decode("utf-8", errors="replace")
+    head = handle.read(STDERR_SCAN_BYTES)
+    handle.seek(size - STDERR_SCAN_BYTES)
+    tail = handle.read()
+    return (head.decode("utf-8", errors="replace") + "\n[...]\n" + tail.decode("utf-8", errors="replace"))
 
 
 def _wait_without_reaping(pid: int, timeout_s: float, built_read: int | None = None) -> str:
@@ -659,6 +673,7 @@ class Sandbox:
             delivered=_read_available(pipes.pass_read),
             build_failure=build_failure,
             stderr_tail=_tail(stderr, self.stderr_tail_chars),
+            stderr_scan=_scan(stderr),
             **seen,
         )
         return decide_status(spec, token, observation)

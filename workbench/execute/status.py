@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import signal
 from dataclasses import dataclass
@@ -94,7 +95,12 @@ class Observation:
         delivered: the bytes that arrived on the pass-token channel (fd or file).
         build_failure: ``(index of the build command, its exit status as reported)`` when a
             build command failed, else ``None``.
-        stderr_tail: the last characters of stderr.
+        stderr_tail: the last characters of stderr (what the result row keeps).
+        stderr_scan: what the judge reads of stderr: its first and last
+            :data:`STDERR_SCAN_BYTES` (all of it when shorter), decoded. It is searched for
+            out-of-memory markers (a runtime's report can lie before a long native stack trace,
+            Node's does), the build's first error and the program's error line; empty: the
+            judge reads ``stderr_tail``.
         wrapper_reports_signals: True when a wrapper (``bwrap``, ``unshare``) stands between
             the sandbox and the program and reports a child ended by signal N as exit
             status 128 + N.
@@ -112,6 +118,7 @@ class Observation:
     delivered: bytes = b""
     build_failure: tuple[int, str] | None = None
     stderr_tail: str = ""
+    stderr_scan: str = ""
     wrapper_reports_signals: bool = False
     launcher: str = "sandbox"
     launch_error: str | None = None
@@ -140,11 +147,14 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     1. the sandbox could not be launched, or the program never started -> :data:`SANDBOX_ERROR`
        (not a verdict on the sample);
     2. the watchdog fired -> ``timeout`` (the detail says whether the build, at its own limit,
-       or the run was killed);
-    3. a build command failed -> ``syntax_error`` (a compile error), unless the shell could not
+       or the run was killed), or ``oom`` when the run's stderr already holds an out-of-memory
+       marker (the runtime said it ran out of memory; ending took it past the timeout);
+    3. a build command failed -> ``syntax_error`` (a compile error; the detail quotes the build's
+       first error, :func:`first_build_error`), unless the shell could not
        run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`, or it reached its CPU limit
        (``SIGXCPU``, status 152) -> ``timeout``;
-    4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout``;
+    4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout`` (``oom``
+       with a marker, as in 2);
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
        unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
@@ -154,6 +164,8 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     9. the token arrived but the exit status is not 0 -> ``failed``;
     10. exit status 0 without the token (none, a guess, a stale or forged one) -> ``error``;
     11. any other exit status -> ``failed``.
+
+    A failure's detail quotes the line of stderr that says what failed (:func:`last_error_line`).
 
     Args:
         spec: the run's :class:`RunSpec` (its build commands, exit statuses and
@@ -183,7 +195,13 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if seen.timed_out and seen.build_timed_out:
         return outcome("timeout", f"the build was killed after its own {spec.build_timeout_s:g} s limit "
                                   f"(RunSpec.build_timeout_s); the tests never ran", None, "SIGKILL")
+    stderr = seen.stderr_scan or seen.stderr_tail
+    markers = OS_OUT_OF_MEMORY_MARKERS + tuple(spec.out_of_memory_markers)
+    memory_line = _line_with_marker(stderr, markers) if seen.build_failure is None else None
     if seen.timed_out:
+        if memory_line is not None:
+            return outcome("oom", f"memory limit reached: {memory_line} (then killed after the "
+                                  f"{seen.timeout_s:.1f} s timeout)", None, "SIGKILL")
         return outcome("timeout", f"killed after the {seen.timeout_s:.1f} s timeout", None, "SIGKILL")
     if seen.build_failure is not None:
         step, reported = seen.build_failure
@@ -196,21 +214,23 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         if status == 128 + signal.SIGXCPU:  # bash's status for a command ended by SIGXCPU
             return outcome("timeout", f"build step {command!r} reached its CPU time limit "
                                       f"({spec.build_timeout_s:g} s, RunSpec.build_timeout_s)", status, None)
-        return outcome("syntax_error", f"build step {command!r} failed with status {reported}", status, None)
+        said = first_build_error(stderr)
+        return outcome("syntax_error", f"build step {command!r} failed with status {reported}"
+                                       + (f": {said}" if said else ""), status, None)
     if sig == "SIGXCPU" or (sig == "SIGKILL" and seen.duration_s >= seen.timeout_s):
+        if memory_line is not None:
+            return outcome("oom", f"memory limit reached: {memory_line} (then the CPU time limit ended the run)")
         return outcome("timeout", "CPU time limit exceeded")
     token_ok = seen.delivered.strip() == token.encode()
     if token_ok and seen.returncode == 0:
         return outcome("passed", "the harness reported success", 0, None)
     check_failed = sig is None and spec.exit_statuses.get(code) == "failed"
-    if not check_failed and any(
-        marker in seen.stderr_tail for marker in OS_OUT_OF_MEMORY_MARKERS + tuple(spec.out_of_memory_markers)
-    ):
-        return outcome("oom", "memory limit reached")
+    if not check_failed and memory_line is not None:
+        return outcome("oom", f"memory limit reached: {memory_line}")
     if sig is not None:
         return outcome("killed", f"ended by {sig}")
     if code in spec.exit_statuses:
-        said = last_error_line(seen.stderr_tail)
+        said = last_error_line(stderr)
         return outcome(spec.exit_statuses[code], f"harness exit status {code}" + (f": {said}" if said else ""),
                        ended_by=None)
     if token_ok:
@@ -218,24 +238,156 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if code == 0:
         why = "a wrong token arrived" if seen.delivered.strip() else "no success token arrived"
         return outcome("error", f"exited with status 0 before the checks completed ({why})", 0, None)
-    said = last_error_line(seen.stderr_tail)
+    said = last_error_line(stderr)
     return outcome("failed", f"exit status {code}" + (f": {said}" if said else ""), ended_by=None)
 
 
 #: the longest stderr line a ``detail`` quotes
 DETAIL_LINE_CHARS = 200
 
+#: the longest excerpt of a failed build's stderr a ``detail`` quotes (its first error and the
+#: lines that follow it)
+DETAIL_BUILD_CHARS = 300
+
+#: how much of stderr's start and end the judge reads (:attr:`Observation.stderr_scan`)
+STDERR_SCAN_BYTES = 8192
+
+# A line that starts an exception report: Python's "NameError: ...", "AssertionError", Node's
+# "AssertionError [ERR_ASSERTION]: ...", Java's "java.lang.AssertionError: ..." (also after
+# "Exception in thread "main" " or "Caused by: ").
+_EXCEPTION_LINE = re.compile(
+    r'^(?:Exception in thread "[^"]*" |Caused by: |Uncaught )?'
+    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Interrupt|Exit)\b(?: \[[^\]]*\])?(?::|$)"
+)
+# a stack frame or traceback heading (JavaScript/Java "    at f (file:1:2)", Python's
+# '  File "x.py", line 3, in f', Java's "... 4 more", a native frame " 3: 0x10ea6aa f [node]")
+_FRAME_LINE = re.compile(r'^\s+at\s|^\s*File "[^"]*", line \d+|^\s*\.\.\. \d+ more$|^Traceback \(most recent call'
+                         r"|^\s*\d+: 0x[0-9a-f]+ |^-{3,} [^-]* -{3,}$")
+# lines that say nothing: Node's closing "Node.js v20.1.0", a caret or tilde marker, a bracket alone
+_NOISE_LINE = re.compile(r"^Node\.js v\d|^[\s^~{}\[\](),;|]*$")
+# a compiler's or checker's error line: "x.cpp:3:5: error: ...", "Main.java:5: error: ...",
+# "SyntaxError: ...", "error[E0308]: ...", "fatal error: ..."
+_BUILD_ERROR_LINE = re.compile(r"\berror\b|Error\b", re.IGNORECASE)
+# how far back the line that opened an error object's dump is looked for (Node's have ~10 lines)
+_DUMP_LINES = 40
+# a compiler's own error report: "error:", "fatal error:", "error[E0308]:", "SyntaxError:", "error TS2322:"
+_BUILD_ERROR_REPORT = re.compile(r"error(?:\[[^\]]*\]| TS\d+)?:", re.IGNORECASE)
+# how many lines after a build's first error line the detail adds (the source excerpt)
+_BUILD_CONTEXT_LINES = 2
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _says_nothing(line: str) -> bool:
+    return not line.strip() or bool(_NOISE_LINE.match(line)) or bool(_FRAME_LINE.match(line))
+
 
 def last_error_line(stderr_tail: str) -> str | None:
-    """The last non-empty line of a sample's stderr (Python's exception line, ``NameError: name
-    'math' is not defined``; a compiler's or a harness's last word), cut to
-    :data:`DETAIL_LINE_CHARS`, or ``None`` when stderr is empty. So ``detail`` says why without
-    opening ``stderr_tail``."""
-    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
-    if not lines:
+    """The line of a sample's stderr that says what failed, cut to :data:`DETAIL_LINE_CHARS`, or
+    ``None`` when stderr is empty. So ``detail`` says why without opening ``stderr_tail``.
+
+    It is the last line that says something: stack frames, Node's closing ``Node.js v20...``, an
+    error object's ``{ ... }`` dump and caret or bracket lines are passed over. When that line
+    continues an exception's message (Node's ``assert`` diff, a Python message of several lines),
+    the exception's line leads, the continuation joined with `` | ``
+    (``AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: | 1 !== 2``); a Python
+    exception without a message (a bare ``AssertionError``) gets the failing source line and its
+    place (``AssertionError at tests.py, line 10: assert candidate([]) == (0, 1)``). Otherwise
+    (a harness's or a compiler's last word; always for a harness's own ``workbench: ...`` verdict,
+    such as ``workbench: assertion failed: ...``) it is that line.
+    """
+    lines = [line.rstrip() for line in stderr_tail.splitlines()]
+    end = len(lines) - 1
+    while end >= 0:
+        if lines[end].strip() == "}":  # a JavaScript error object's dump: back to the line that opened it
+            opened = next((i for i in range(end - 1, max(-1, end - _DUMP_LINES), -1) if lines[i].endswith("{")), None)
+            if opened is not None:
+                lines[opened] = lines[opened][:-1].rstrip()  # Node puts the "{" after the last frame
+                end = opened
+                continue
+        if not _says_nothing(lines[end]):
+            break
+        end -= 1
+    if end < 0:
+        last = next((line.strip() for line in reversed(lines) if line.strip()), None)
+        return None if last is None else _cut(last, DETAIL_LINE_CHARS)
+    said = _exception_with_message(lines, end)
+    return _cut(said, DETAIL_LINE_CHARS)
+
+
+def _exception_with_message(lines: list[str], end: int) -> str:
+    """``lines[end]`` (a line that says something) with the exception line whose message it
+    continues, or a bare Python exception with the source line above it."""
+    header = None
+    if lines[end].startswith("workbench: "):  # a harness's own verdict line stands alone
+        return lines[end].strip()
+    for index in range(end, max(-1, end - 30), -1):  # a message of up to 30 lines
+        if _FRAME_LINE.match(lines[index]):
+            break
+        if _EXCEPTION_LINE.match(lines[index].strip()) and not lines[index].startswith(" "):
+            header = index
+            break
+    if header is None:
+        return lines[end].strip()
+    header_line = lines[header].strip()
+    if header == end and header_line.endswith(("Error", "Exception")) and ":" not in header_line:
+        source = _python_source_above(lines, header)
+        if source is not None:
+            return f"{header_line} at {source}"
+    parts = [header_line] + [" ".join(line.split()) for line in lines[header + 1 : end + 1] if not _says_nothing(line)]
+    return " | ".join(parts)
+
+
+def _python_source_above(lines: list[str], index: int) -> str | None:
+    """``'tests.py, line 10: assert ...'`` for the innermost frame of the Python traceback that
+    ends at ``lines[index]``, or ``None`` when the lines above are not such a frame."""
+    above = [i for i in range(index - 1, max(-1, index - 5), -1) if not _NOISE_LINE.match(lines[i])]
+    if len(above) < 2:
         return None
-    line = lines[-1]
-    return line if len(line) <= DETAIL_LINE_CHARS else line[: DETAIL_LINE_CHARS - 3] + "..."
+    source, frame = lines[above[0]], lines[above[1]]
+    where = re.match(r'^\s*File "([^"]*)", line (\d+)', frame)
+    if where is None or _FRAME_LINE.match(source):
+        return None
+    return f"{where.group(1)}, line {where.group(2)}: {source.strip()}"
+
+
+def first_build_error(stderr: str) -> str | None:
+    """The first error a failed build reported, with up to two lines after it (the source
+    excerpt; caret lines and stack frames left out), joined with `` | `` and cut to
+    :data:`DETAIL_BUILD_CHARS`; the first lines of stderr when none names an error; ``None``
+    for an empty stderr.
+
+    Example: g++'s ``program.cpp:3:5: error: expected ';' before '}' token | 3 | }``; javac's
+    ``Problem.java:5: error: ';' expected | return x``; ``node --check``'s
+    ``SyntaxError: Unexpected token ';'``.
+    """
+    lines = [line.rstrip() for line in stderr.splitlines()]
+    meaningful = [index for index, line in enumerate(lines) if not _says_nothing(line)]
+    if not meaningful:
+        return None
+    first = next((index for index in meaningful if _BUILD_ERROR_REPORT.search(lines[index])),
+                 next((index for index in meaningful if _BUILD_ERROR_LINE.search(lines[index])), meaningful[0]))
+    kept = [first]
+    for index in meaningful:
+        if index <= first:
+            continue
+        if len(kept) > _BUILD_CONTEXT_LINES or index - first > 2 * _BUILD_CONTEXT_LINES:
+            break
+        if _BUILD_ERROR_LINE.search(lines[index]):  # the next error (or javac's "1 error"): not this one's excerpt
+            break
+        kept.append(index)
+    return _cut(" | ".join(" ".join(lines[index].split()) for index in kept), DETAIL_BUILD_CHARS)
+
+
+def _line_with_marker(stderr: str, markers: tuple[str, ...]) -> str | None:
+    """The first stderr line holding one of ``markers`` (stripped, cut to :data:`DETAIL_LINE_CHARS`),
+    or ``None``."""
+    for line in stderr.splitlines():
+        if any(marker in line for marker in markers):
+            return _cut(line.strip(), DETAIL_LINE_CHARS)
+    return None
 
 
 def _sandbox_failure(seen: Observation) -> SampleOutcome:
@@ -257,4 +409,7 @@ def _sandbox_failure(seen: Observation) -> SampleOutcome:
     return SampleOutcome(SANDBOX_ERROR, round(seen.duration_s, 4), code, sig, seen.stderr_tail, detail, seen.timeout_s)
 
 
-__all__ = ["OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status", "signal_name"]
+__all__ = [
+    "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status", "first_build_error",
+    "last_error_line", "signal_name",
+]

@@ -150,8 +150,12 @@ class RunSpec:
             this runner (e.g. ``{"address_space_bytes": None}`` for a JVM that reserves
             more address space than it uses); ``None`` means unlimited.
         out_of_memory_markers: texts in the program's stderr that mean the runtime ran out
-            of memory (e.g. the runtime's out-of-memory exception name); a failed run whose
-            stderr holds one is ``oom``. The sandbox adds the OS's own "Cannot allocate memory".
+            of memory (e.g. the runtime's out-of-memory exception name, ``MemoryError``,
+            ``java.lang.OutOfMemoryError``; Node's ``JavaScript heap out of memory``); a failed
+            run whose stderr holds one is ``oom``, and so is one that the timeout or the CPU
+            limit ended after the runtime reported it. The first and last 8 KiB of stderr are
+            searched (a report followed by a long native stack trace is found). The sandbox adds
+            the OS's own "Cannot allocate memory".
         python_main: the name (in ``files``) of a Python script that ``run`` runs
             (``run`` = a Python interpreter and its options, this name, the script's
             arguments), set when the script may run in an interpreter that was started

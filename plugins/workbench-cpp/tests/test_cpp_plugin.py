@@ -283,3 +283,15 @@ def test_real_failing_samples_are_failed_with_the_check_that_failed(cpp_data):
         spec = runner.prepare(runner.build_program(problem["prompt"], task[key], "completion"), problem["tests"], None, token)
         outcome = run_spec(spec, token, timeout_s=60, executor="sandbox")
         assert outcome.status == status and detail in outcome.detail, (key, outcome)
+
+
+@pytest.mark.skipif(bool(CppRunner().missing_toolchain()), reason="g++ missing")
+def test_a_compile_error_is_quoted_in_the_detail():
+    """The detail quotes g++'s first error (fix33: it said only "build step '...g++...' failed with status 1")."""
+    runner = CppRunner()
+    token = secrets.token_hex(16)
+    spec = runner.prepare(PROGRAM + "    return x +;\n", TESTS, None, token)
+    outcome = run_spec(spec, token, timeout_s=60, executor="sandbox")
+    assert outcome.status == "syntax_error", outcome
+    assert re.search(r"failed with status 1: program\.cpp:\d+:\d+: error: expected primary-expression before "
+                     r".?;.? token \| \d+ \| return x \+;", outcome.detail), outcome

@@ -329,3 +329,15 @@ def test_real_failing_samples_say_what_failed(java_data):
                          r'\(Problem\.java:\d+\)$', outcome.detail), outcome
     for outcome in outcomes.values():
         assert "WorkbenchHarness" not in outcome.detail and "... " not in outcome.detail, outcome
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+def test_a_compile_error_is_quoted_in_the_detail():
+    """The detail quotes javac's first error (fix33: it said only "build step '...javac...' failed with status 1")."""
+    runner = JavaLanguage().runner
+    token = secrets.token_hex(16)
+    spec = runner.prepare(PROGRAM + "        return x +;\n", TESTS, None, token)
+    outcome = run_spec(spec, token, timeout_s=60, executor="sandbox")
+    assert outcome.status == "syntax_error", outcome
+    assert re.search(r"failed with status 1: Problem\.java:\d+: error: illegal start of expression \| return x \+;",
+                     outcome.detail), outcome
