@@ -431,7 +431,7 @@ def _reason(error: BaseException) -> str:
 
 def _build(
     source: str, data_files: dict[str, str | list[str]], *, label: str, failure: str,
-    files: Sequence[Path] = (), folder: bool = False,
+    files: Sequence[Path] = (), folder: bool = False, features: datasets.Features | None = None,
 ) -> dict[str, datasets.Dataset]:
     """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
 
@@ -446,13 +446,14 @@ def _build(
         failure: the message's start when datasets cannot read the data.
         files: the data files read; when datasets fails, each is checked for the usual faults
             (:func:`file_problem`), so the message names the file and line.
+        features: the types to read every file with (``None``: the first file's, ``datasets``' way).
 
     Raises:
         DataError: what is wrong and where (a line that is not JSON, a CSV row with another
             number of fields), else ``failure`` plus datasets' reason for a malformed file; or
             "has no rows" naming the files of each empty split.
     """
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {} if features is None else {"features": features}
     if files and all(_builder_for(file) == "csv" for file in files):
         # only an empty cell is missing: pandas' default NA words ("NA", "None", "null", "N/A" ...)
         # are code and ids here (a completion "None", a task "NA"), never silently null
@@ -716,9 +717,10 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     for file in chosen:
         if builder in TEXT_BUILDERS:
             require_utf8(file)
-    _refuse_mixed_column_types(path, builder, chosen)
+    features = _refuse_mixed_column_types(path, builder, chosen)
     splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
-                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True)
+                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True,
+                    features=features)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
                 + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata]
                 + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
@@ -726,43 +728,71 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     return splits, not_read
 
 
-def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> None:
+def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> datasets.Features | None:
     """Refuse a folder whose files give one column two kinds of value (``content`` text in
     ``train.parquet``, integers in ``test.parquet``): ``datasets`` casts every file to the first
     file's types, turning numbers into text silently or failing with a raw cast error. The rule
     and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
 
+    Returns:
+        the features to read every file with when a column has one kind but several types
+        (integers in one file, floats in another; nulls only in one, text in another:
+        :func:`~workbench.data.column_types.widened_types`, as the Spark engine reads them), else
+        ``None`` (``datasets``' own reading).
+
     Raises:
         DataError: naming the column, both files and both kinds.
     """
-    from workbench.data.column_types import clash_message, first_clash
+    from workbench.data.column_types import clash_message, first_clash, widened_types
 
     if len(files) < 2 or builder not in ("parquet", "json"):
-        return  # one file has one schema; CSV columns are typed by pandas per file, not checked here
-    typed = ((file.relative_to(folder).as_posix(), _column_types(builder, file)) for file in files)
-    clash = first_clash((name, types) for name, types in typed if types is not None)
+        return None  # one file has one schema; CSV columns are typed by pandas per file, not checked here
+    schemas = [(file.relative_to(folder).as_posix(), _file_schema(builder, file)) for file in files]
+    typed = [(name, _type_names(schema)) for name, schema in schemas if schema is not None]
+    clash = first_clash(typed)
     if clash is not None:
         raise DataError(clash_message(str(folder), clash))
+    widened = widened_types(typed)
+    known = [schema for _, schema in schemas if schema is not None]
+    if not widened or len(known) < len(schemas) or len({tuple(schema.names) for schema in known}) > 1:
+        return None  # files of other columns (or unknown ones): datasets' reading, and its error
+    import pyarrow as pa
+
+    numbers = {"double": pa.float64(), "int64": pa.int64()}
+
+    def target(column: str, name: str) -> pa.DataType:
+        return numbers.get(name) or next(schema.field(column).type for schema in known
+                                         if str(schema.field(column).type) == name)
+
+    first = known[0]
+    fields = [field.with_type(target(field.name, widened[field.name])) if field.name in widened else field
+              for field in first]
+    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata))
 
 
-def _column_types(builder: str, file: Path) -> dict[str, str] | None:
-    """Column -> Arrow type name of one Parquet file (its footer) or JSON Lines file (its first
-    block, as pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken
-    file: the read itself reports those)."""
+def _file_schema(builder: str, file: Path) -> Any:
+    """The Arrow schema of one Parquet file (its footer) or JSON Lines file (its first block, as
+    pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken file: the
+    read itself reports those)."""
     import pyarrow as pa
 
     try:
         if builder == "parquet":
             import pyarrow.parquet as pq
 
-            schema = pq.read_schema(file)
-        else:
-            import pyarrow.json as pj
+            return pq.read_schema(file)
+        import pyarrow.json as pj
 
-            with pa.input_stream(str(file), compression="detect") as stream:
-                schema = pj.open_json(stream).schema
+        with pa.input_stream(str(file), compression="detect") as stream:
+            return pj.open_json(stream).schema
     except (pa.ArrowException, OSError, ValueError):
         return None
+
+
+def _type_names(schema: Any) -> dict[str, str]:
+    """Column -> Arrow type name of a schema (what :mod:`workbench.data.column_types` reads)."""
+    import pyarrow as pa
+
     # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
     return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
             for column in schema}
