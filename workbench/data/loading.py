@@ -682,37 +682,30 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     """Read a folder's data files into their splits, each split's files in path order
     (:func:`~workbench.data.data_file_splits.folder_splits`, the rule the Spark engine reads a
     folder by), with the files not read: those that name no split while others do (also said at
-    warning level: :func:`~workbench.data.data_file_splits.say_unread`), ``datasets``' metadata
-    files, and files of another format than the folder's (the most common one, as ``datasets``
-    picks it; said too).
+    warning level: :func:`~workbench.data.data_file_splits.say_unread`) and ``datasets``' metadata
+    files.
 
     Raises:
-        DataError: a file named for two splits; a file that is not UTF-8 or cannot be read (see :func:`_build`).
+        DataError: data files of two formats (:func:`~workbench.data.data_file_splits.mixed_formats_message`,
+            the Spark engine's words); a file named for two splits; a file that is not UTF-8 or cannot be read (see :func:`_build`).
     """
     from workbench.data.data_file_splits import (
         METADATA_REASON,
         UNMATCHED_REASON,
         folder_splits,
+        mixed_formats_message,
         say_unread,
     )
 
     relative = {p.relative_to(path).as_posix(): p for p in files}
+    mixed = mixed_formats_message(str(path), {name: builders[file] for name, file in relative.items()})
+    if mixed is not None:
+        raise DataError(mixed)
     found = folder_splits(relative)
     read = [name for names in found.splits.values() for name in names]
     builder = _folder_builder([builders[relative[name]] for name in read])
-    other_format = [name for name in read if builders[relative[name]] != builder]
-    if other_format:
-        logger.warning("%s: %s of another format than its %s files %s not read: %s; one format per folder "
-                       "(convert them, or move them out)", path, count(len(other_format), "file"), builder,
-                       "is" if len(other_format) == 1 else "are",
-                       ", ".join(other_format[:5]) + (" ..." if len(other_format) > 5 else ""))
     say_unread(str(path), found.unmatched)
-    data_files = {split: [relative[name] for name in names if name not in other_format]
-                  for split, names in found.splits.items()}
-    empty = [split for split, names in data_files.items() if not names]
-    if empty:
-        raise DataError(f"{path}: split {empty[0]!r} has only files of another format than the folder's {builder} "
-                        f"files ({', '.join(found.splits[empty[0]][:3])}); one format per folder: convert them")
+    data_files = {split: [relative[name] for name in names] for split, names in found.splits.items()}
     chosen = [file for names in data_files.values() for file in names]
     for file in chosen:
         if builder in TEXT_BUILDERS:
@@ -722,9 +715,7 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
                     label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True,
                     features=features)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
-                + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata]
-                + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
-                               no_split=True) for name in other_format])
+                + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata])
     return splits, not_read
 
 
