@@ -4,12 +4,16 @@ stay on the executors; the driver gets one small record per row (id, split, grou
 
 Row order (the row index every output is built on), the local loader's order for the same files:
 
-* splits from ``--split-column`` (in order of first appearance, as the local loader regroups a
-  table; files in path order) or else from the file names and folders by the rule the local
-  loader reads a folder by (:func:`workbench.data.data_file_splits.folder_splits`, ``datasets``'
-  rule: ``train-00000-of-00002.parquet``, ``data/test/...``; a file named alone, or files that
-  name no split: ``train``), each split's files in path order; files that name no split while
-  others do are not read, said and listed as the local loader does (:func:`split_files`);
+* the files read, and their order: the file-named splits by the rule the local loader reads a
+  folder by (:func:`workbench.data.data_file_splits.folder_splits`, ``datasets``' rule:
+  ``train-00000-of-00002.parquet``, ``data/test/...``; a file named alone, or files that name no
+  split: ``train``) in ``datasets``' split order, each split's files in path order; files that
+  name no split while others do are not read, said and listed as the local loader does
+  (:func:`split_files`); with ``--split-column`` too, whose splits are then the column's values
+  in order of first appearance over those files (as the local loader regroups a table);
+* a column typed differently by the files but of one kind (integers and floats; nulls only and
+  text) is read as one wider type (:func:`workbench.data.column_types.widened_types`), as the
+  local loader reads it; two kinds are refused, and so are data files of two formats;
 * inside a file, the rows in file order: Spark reads a file in blocks (``_metadata.file_block_start``)
   and each block whole, in order, inside one partition; so a running count per (split, file,
   block) in each partition is the row's position there, and the driver lays the blocks out in
