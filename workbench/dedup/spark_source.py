@@ -420,6 +420,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
         clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+        if clash is None and len(frames) > 1:
+            frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
           or any(_mixed_parquet(spark, names) for names in by_split.values())):
         footers = {file: _parquet_types(spark, file) for file in file_order}
@@ -663,6 +665,34 @@ def _mixed_parquet(spark: Any, files: list[str]) -> bool:
     except SparkJobError:
         return True
     return False
+
+
+def _typed_null_columns(frames: list[Any], types: list[list[dict[str, str]]]) -> list[Any]:
+    """Splits' JSON reads whose column of nulls only takes the type another split's values give it:
+    Spark's JSON reader types a column with no value in a split's files as text, and the union of
+    the splits would then turn the other split's numbers into text, where the local loader reads
+    them as numbers (:func:`~workbench.data.column_types.widened_types`).
+
+    Args:
+        frames: each split's read; types: for each split, each file's column -> type name
+            (:func:`survey_json_lines`; a column of nulls only in a file is not in it).
+
+    Returns:
+        the reads, those with such a column cast (its cells are nulls either way).
+    """
+    from pyspark.sql import functions as F
+
+    held = [set().union(*files) if files else set() for files in types]
+    typed = []
+    for number, frame in enumerate(frames):
+        for column in frame.columns:
+            source = next((n for n, columns in enumerate(held) if column in columns), None)
+            if column not in held[number] and source is not None and column in frames[source].columns:
+                target = frames[source].schema[column].dataType
+                if frame.schema[column].dataType != target:
+                    frame = frame.withColumn(column, F.lit(None).cast(target))
+        typed.append(frame)
+    return typed
 
 
 def _spark_targets(spark: Any, source: str, footers: dict[str, dict[str, str] | None],
