@@ -451,3 +451,29 @@ def test_a_typed_column_of_nulls_only_is_not_blamed_on_a_bare_nan(tmp_path):
     assert "NaN" not in said, said
     assert ("--completion-column 'completion' holds no text: every one of its 2 cells is null, in a column typed "
             "int64") in said
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet"])
+def test_nulls_then_text_and_integers_then_floats_over_the_files_are_read_as_one_column(tmp_path, form):
+    # datasets cast every file to the first file's types: a raw "Couldn't cast array of type string to null" for a
+    # note that is null in train and text in test, "Float value 0.500000 was truncated converting to int64" for
+    # integer scores before fractional ones, "Integer value 1099511627776 not in range" for int32 before int64
+    import pyarrow as pa
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    first = {"id": ["a", "b"], "note": [None, None], "score": [1, 2], "n": [1, 2]}
+    later = {"id": ["c", "d"], "note": ["x", None], "score": [0.5, 1.5], "n": [3, 2 ** 40]}
+    for name, columns in (("train-00000-of-00002", first), ("train-00001-of-00002", later), ("test", first)):
+        if form == "jsonl":
+            _write_jsonl(folder / f"{name}.jsonl", [dict(zip(columns, row)) for row in zip(*columns.values())])
+        else:
+            _parquet(folder / f"{name}.parquet", id=columns["id"], note=pa.array(columns["note"]),
+                     score=columns["score"], n=pa.array(columns["n"], pa.int32() if name != "train-00001-of-00002"
+                                                         else pa.int64()))
+    loaded = load_records(folder)
+    train = loaded.splits["train"]
+    assert train["note"] == [None, None, "x", None] and loaded.splits["test"]["note"] == [None, None]
+    assert train["score"] == [1.0, 2.0, 0.5, 1.5] and train["n"] == [1, 2, 3, 2 ** 40]
+    assert {name: str(train.features[name].dtype) for name in ("note", "score", "n")} == \
+        {"note": "string", "score": "float64", "n": "int64"}

@@ -566,3 +566,84 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
     assert listed[0] == listed[1]
     assert {entry["path"] for entry in listed[0]} == {"LICENSE", "README.md", "_SUCCESS", ".git/", ".hidden.jsonl",
                                                       "__pycache__/", "sub/.part-0.jsonl.swp"}
+
+
+# ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column
+
+
+def kept_cells(folder: Path, columns: tuple[str, ...]) -> dict[str, list[tuple]]:
+    """Split -> the kept rows' ``columns`` of a jsonl output folder (local ``<split>.jsonl`` or Spark's ``<split>/``)."""
+    found: dict[str, list[tuple]] = {}
+    for path in sorted(folder.iterdir()):
+        files = sorted(path.glob("part-*.json")) if path.is_dir() else [path] if path.suffix == ".jsonl" else []
+        rows = [json.loads(line) for file in files for line in file.read_text().splitlines()]
+        if files:
+            found[path.name.removesuffix(".jsonl")] = sorted(tuple(row[c] for c in columns) for row in rows)
+    return found
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet"])
+def test_nulls_then_text_and_integers_then_floats_are_read_alike_by_both_engines(spark, tmp_path, form):
+    # local: datasets' raw "Couldn't cast array of type string to null" / "Float value 0.500000 was truncated";
+    # Spark: a raw PARQUET_COLUMN_DATA_TYPE_MISMATCH when writing, and a Parquet column of nulls was "numbers"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    code = [CODE.format(k=k) for k in range(6)]
+    # stars: integers in one file, nulls only in the others (the whole test split: Spark's JSON reader typed it text)
+    parts = {"train-00000-of-00002": dict(id=["a", "b"], content=code[:2], note=[None, None], score=[1, 2],
+                                          stars=[None, None]),
+             "train-00001-of-00002": dict(id=["c", "d"], content=code[2:4], note=["x", None], score=[0.5, 1.5],
+                                          stars=[7, None]),
+             "test": dict(id=["e", "f"], content=code[4:], note=[None, None], score=[3, 4], stars=[None, None])}
+    for name, columns in parts.items():
+        if form == "jsonl":
+            jsonl(folder / f"{name}.jsonl", [dict(zip(columns, row)) for row in zip(*columns.values())])
+        else:
+            pq.write_table(pa.table({**columns, "note": pa.array(columns["note"]), "stars": pa.array(columns["stars"])}),
+                           folder / f"{name}.parquet")
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    run_dedup(str(folder), DedupConfig(**options), output_dir=tmp_path / "local")
+    # without ANSI mode Spark's union of a text and a number column is text: the stars of the test split's read
+    with spark_setting(spark, "spark.sql.ansi.enabled", "false"):
+        run_dedup(folder.as_uri(), DedupConfig(**options, engine="spark"), output_dir=tmp_path / "spark")
+    local, on_spark = (kept_cells(tmp_path / engine, ("id", "note", "score", "stars")) for engine in ("local", "spark"))
+    assert local == on_spark == {"train": [("a", None, 1.0, None), ("b", None, 2.0, None), ("c", "x", 0.5, 7),
+                                           ("d", None, 1.5, None)],
+                                 "test": [("e", None, 3.0, None), ("f", None, 4.0, None)]}, (local, on_spark)
+
+
+def test_a_folder_of_two_formats_is_refused_alike_by_both_engines(spark, tmp_path):
+    # local: the JSON file was left out (a warning), or a split of it refused; Spark: "holds both Parquet and JSON
+    # files ... pass --input-format" (which would read the .jsonl file as Parquet), and a dataset_info.json beside
+    # Parquet files was refused as JSON
+    folder = tmp_path / "data"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": ["a", "b"], "content": [CODE.format(k=1), CODE.format(k=2)]}),
+                   folder / "train.parquet")
+    pq.write_table(pa.table({"id": ["c"], "content": [CODE.format(k=3)]}), folder / "train-2.parquet")
+    (folder / "dataset_info.json").write_text("{}\n")
+    assert run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark")).result.rows.ids == ["c", "a", "b"]
+    jsonl(folder / "test.jsonl", [{"id": "d", "content": CODE.format(k=4)}])
+    local, on_spark = both_refuse(folder)
+    assert local == (f"{folder}: holds data files of 2 formats, 2 Parquet files (train-2.parquet, ...) and 1 JSON "
+                     f"file (test.jsonl): a dataset's files are read with one reader, one format per folder; convert "
+                     f"them to one format (e.g. all Parquet or all JSON Lines), or move the files of the other format "
+                     f"out of the folder"), local
+    assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
+
+
+def test_split_column_reads_the_local_loaders_files_in_its_order_on_spark(spark, tmp_path):
+    # Spark read every listed file in path order with --split-column: test.jsonl's rows before train.jsonl's, and
+    # notes.jsonl, which names no split and which the local loader leaves out (and lists)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    jsonl(folder / "test.jsonl", [{"id": "t", "content": CODE.format(k=1), "part": "b"}])
+    jsonl(folder / "train.jsonl", [{"id": "r", "content": CODE.format(k=2), "part": "a"}])
+    jsonl(folder / "notes.jsonl", [{"id": "n", "content": CODE.format(k=3), "part": "a"}])
+    options = {"min_tokens": 1, "workers": 1, "split_column": "part", "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["r", "t"]
+    assert list(runs["spark"].result.rows.split_ranges) == ["a", "b"]
+    listed = [json.loads((tmp_path / engine / "report.json").read_text())["skipped_files"] for engine in runs]
+    assert listed[0] == listed[1] and [entry["path"] for entry in listed[0]] == ["notes.jsonl"]

@@ -78,3 +78,50 @@ def clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
             f"dataset must give a column one type (else one file's values would be silently turned into the other's "
             f"type, or the read fails); write {column!r} as one type in every file (e.g. all text), or move the "
             f"odd file out of the folder")
+
+
+#: the integer type names (of Arrow, Spark and Spark's variant schema, lower-cased): a numbers column of these
+#: only is widened to ``int64``; with any other number type (float, double, decimal), to ``double``
+_INTEGERS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "tinyint",
+                       "smallint", "int", "integer", "bigint", "long"})
+
+
+def widened_types(files: Iterable[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
+    """The columns both engines read as one wider type, because their files type them differently
+    within one kind (for a folder :func:`first_clash` found no clash in): what a user means by such
+    a folder, and what Spark's JSON reader makes of it (``datasets`` would cast every file to the
+    first file's type instead, failing on ``0.5`` after integers or on text after a column of nulls).
+
+    * numbers of several types: ``"double"`` when any file holds fractions (a float, double or
+      decimal type), else ``"int64"`` (``int32`` in one file, ``int64`` in another);
+    * a column of nulls only in some files: the type the other files give it (their first, in
+      file order, when they name several of one kind), widened as above for numbers.
+
+    Text of several types (``string``, ``large_string``, a dictionary) and lists or objects whose
+    inner types differ are left to the reader (both read them alike, or the read says why).
+
+    Args:
+        files: ``(file, {column: type name})`` in the order the files are read.
+
+    Returns:
+        column -> ``"double"``, ``"int64"``, or the type name (as a file gave it) of the column in
+        the files that hold values; only columns that need it.
+    """
+    names: dict[str, list[str]] = {}
+    for _, types in files:
+        for column, type_name in types.items():
+            names.setdefault(column, []).append(type_name)
+    widened: dict[str, str] = {}
+    for column, typed in names.items():
+        if len(set(typed)) == 1:
+            continue
+        held = [name for name in typed if kind_of(name) is not None]
+        kinds = {kind_of(name) for name in held}
+        if len(kinds) != 1:
+            continue  # nulls only, or two kinds (first_clash refuses those)
+        if kinds == {"numbers"}:
+            heads = {re.split(r"[(<\[ ]", name.strip().lower(), maxsplit=1)[0] for name in held}
+            widened[column] = "int64" if heads <= _INTEGERS else "double"
+        elif len(held) < len(typed):  # some files hold nulls only
+            widened[column] = held[0]
+    return widened

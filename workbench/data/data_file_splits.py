@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from workbench.errors import DataError
@@ -146,3 +146,42 @@ def say_unread(where: str, unmatched: list[str]) -> None:
         f"split, files that name none are left out. To read {them}, rename {them} to name a split (e.g. {example}) "
         f"or move {them} into a split's folder; to leave {them} out, move {them} out of the folder. Listed with the "
         f"files not read (dedup: unreadable.csv and report.json's skipped_files)")
+
+
+#: a data-file format (the ``datasets`` builder, Spark's reader) as a message names it
+FORMAT_NAMES = {"parquet": "Parquet", "json": "JSON", "csv": "CSV"}
+
+
+def mixed_formats_message(where: str, formats: Mapping[str, str | None]) -> str | None:
+    """The refusal of a folder whose data files are of several formats (``train.parquet`` beside
+    ``extra.jsonl``), in words both engines use: ``datasets`` reads one format per folder (its most
+    common one, leaving the others out) and Spark one reader per read, so neither may guess which
+    files the user meant. ``datasets``' metadata files (``dataset_info.json`` ...) are no data and
+    are left out of the comparison.
+
+    Args:
+        where: the folder or URI as the user gave it; formats: each data file (relative to
+            ``where``, in path order) -> its format (``parquet``, ``json``, ``csv``; ``None``: not a
+            data file, left out).
+
+    Returns:
+        one line naming each format (the most common first) with its count and first file, and
+        what to do; ``None``
+        when the files are of one format.
+    """
+    from datasets.data_files import FILES_TO_IGNORE
+
+    by_format: dict[str, list[str]] = {}
+    for name, kind in formats.items():
+        if kind is not None and name.rsplit("/", 1)[-1] not in FILES_TO_IGNORE:
+            by_format.setdefault(kind, []).append(name)
+    if len(by_format) < 2:
+        return None
+    # the most common format first (the one the folder is most likely meant in), then by first file
+    ordered = sorted(by_format.items(), key=lambda item: -len(item[1]))
+    parts = [f"{count(len(names), FORMAT_NAMES.get(kind, kind) + ' file')} ({names[0]}"
+             + (", ..." if len(names) > 1 else "") + ")" for kind, names in ordered]
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"{where}: holds data files of {len(by_format)} formats, {listed}: a dataset's files are read with one "
+            f"reader, one format per folder; convert them to one format (e.g. all Parquet or all JSON Lines), or "
+            f"move the files of the other format out of the folder")

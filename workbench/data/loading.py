@@ -436,7 +436,7 @@ def _reason(error: BaseException) -> str:
 
 def _build(
     source: str, data_files: dict[str, str | list[str]], *, label: str, failure: str,
-    files: Sequence[Path] = (), folder: bool = False,
+    files: Sequence[Path] = (), folder: bool = False, features: datasets.Features | None = None,
 ) -> dict[str, datasets.Dataset]:
     """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
 
@@ -451,13 +451,14 @@ def _build(
         failure: the message's start when datasets cannot read the data.
         files: the data files read; when datasets fails, each is checked for the usual faults
             (:func:`file_problem`), so the message names the file and line.
+        features: the types to read every file with (``None``: the first file's, ``datasets``' way).
 
     Raises:
         DataError: what is wrong and where (a line that is not JSON, a CSV row with another
             number of fields), else ``failure`` plus datasets' reason for a malformed file; or
             "has no rows" naming the files of each empty split.
     """
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {} if features is None else {"features": features}
     if files and all(_builder_for(file) == "csv" for file in files):
         # only an empty cell is missing: pandas' default NA words ("NA", "None", "null", "N/A" ...)
         # are code and ids here (a completion "None", a task "NA"), never silently null
@@ -686,88 +687,108 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     """Read a folder's data files into their splits, each split's files in path order
     (:func:`~workbench.data.data_file_splits.folder_splits`, the rule the Spark engine reads a
     folder by), with the files not read: those that name no split while others do (also said at
-    warning level: :func:`~workbench.data.data_file_splits.say_unread`), ``datasets``' metadata
-    files, and files of another format than the folder's (the most common one, as ``datasets``
-    picks it; said too).
+    warning level: :func:`~workbench.data.data_file_splits.say_unread`) and ``datasets``' metadata
+    files.
 
     Raises:
-        DataError: a file named for two splits; a file that is not UTF-8 or cannot be read (see :func:`_build`).
+        DataError: data files of two formats (:func:`~workbench.data.data_file_splits.mixed_formats_message`,
+            the Spark engine's words); a file named for two splits; a file that is not UTF-8 or cannot be read (see :func:`_build`).
     """
     from workbench.data.data_file_splits import (
         METADATA_REASON,
         UNMATCHED_REASON,
         folder_splits,
+        mixed_formats_message,
         say_unread,
     )
 
     relative = {p.relative_to(path).as_posix(): p for p in files}
+    mixed = mixed_formats_message(str(path), {name: builders[file] for name, file in relative.items()})
+    if mixed is not None:
+        raise DataError(mixed)
     found = folder_splits(relative)
     read = [name for names in found.splits.values() for name in names]
     builder = _folder_builder([builders[relative[name]] for name in read])
-    other_format = [name for name in read if builders[relative[name]] != builder]
-    if other_format:
-        logger.warning("%s: %s of another format than its %s files %s not read: %s; one format per folder "
-                       "(convert them, or move them out)", path, count(len(other_format), "file"), builder,
-                       "is" if len(other_format) == 1 else "are",
-                       ", ".join(other_format[:5]) + (" ..." if len(other_format) > 5 else ""))
     say_unread(str(path), found.unmatched)
-    data_files = {split: [relative[name] for name in names if name not in other_format]
-                  for split, names in found.splits.items()}
-    empty = [split for split, names in data_files.items() if not names]
-    if empty:
-        raise DataError(f"{path}: split {empty[0]!r} has only files of another format than the folder's {builder} "
-                        f"files ({', '.join(found.splits[empty[0]][:3])}); one format per folder: convert them")
+    data_files = {split: [relative[name] for name in names] for split, names in found.splits.items()}
     chosen = [file for names in data_files.values() for file in names]
     for file in chosen:
         if builder in TEXT_BUILDERS:
             require_utf8(file)
-    _refuse_mixed_column_types(path, builder, chosen)
+    features = _refuse_mixed_column_types(path, builder, chosen)
     splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
-                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True)
+                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True,
+                    features=features)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
-                + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata]
-                + [SkippedFile(name, f"a {builders[relative[name]]} file in a folder of {builder} files; not read",
-                               no_split=True) for name in other_format])
+                + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata])
     return splits, not_read
 
 
-def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> None:
+def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> datasets.Features | None:
     """Refuse a folder whose files give one column two kinds of value (``content`` text in
     ``train.parquet``, integers in ``test.parquet``): ``datasets`` casts every file to the first
     file's types, turning numbers into text silently or failing with a raw cast error. The rule
     and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
 
+    Returns:
+        the features to read every file with when a column has one kind but several types
+        (integers in one file, floats in another; nulls only in one, text in another:
+        :func:`~workbench.data.column_types.widened_types`, as the Spark engine reads them), else
+        ``None`` (``datasets``' own reading).
+
     Raises:
         DataError: naming the column, both files and both kinds.
     """
-    from workbench.data.column_types import clash_message, first_clash
+    from workbench.data.column_types import clash_message, first_clash, widened_types
 
     if len(files) < 2 or builder not in ("parquet", "json"):
-        return  # one file has one schema; CSV columns are typed by pandas per file, not checked here
-    typed = ((file.relative_to(folder).as_posix(), _column_types(builder, file)) for file in files)
-    clash = first_clash((name, types) for name, types in typed if types is not None)
+        return None  # one file has one schema; CSV columns are typed by pandas per file, not checked here
+    schemas = [(file.relative_to(folder).as_posix(), _file_schema(builder, file)) for file in files]
+    typed = [(name, _type_names(schema)) for name, schema in schemas if schema is not None]
+    clash = first_clash(typed)
     if clash is not None:
         raise DataError(clash_message(str(folder), clash))
+    widened = widened_types(typed)
+    known = [schema for _, schema in schemas if schema is not None]
+    if not widened or len(known) < len(schemas) or len({tuple(schema.names) for schema in known}) > 1:
+        return None  # files of other columns (or unknown ones): datasets' reading, and its error
+    import pyarrow as pa
+
+    numbers = {"double": pa.float64(), "int64": pa.int64()}
+
+    def target(column: str, name: str) -> pa.DataType:
+        return numbers.get(name) or next(schema.field(column).type for schema in known
+                                         if str(schema.field(column).type) == name)
+
+    first = known[0]
+    fields = [field.with_type(target(field.name, widened[field.name])) if field.name in widened else field
+              for field in first]
+    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata))
 
 
-def _column_types(builder: str, file: Path) -> dict[str, str] | None:
-    """Column -> Arrow type name of one Parquet file (its footer) or JSON Lines file (its first
-    block, as pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken
-    file: the read itself reports those)."""
+def _file_schema(builder: str, file: Path) -> Any:
+    """The Arrow schema of one Parquet file (its footer) or JSON Lines file (its first block, as
+    pyarrow infers it); ``None`` when pyarrow cannot tell (a JSON document, a broken file: the
+    read itself reports those)."""
     import pyarrow as pa
 
     try:
         if builder == "parquet":
             import pyarrow.parquet as pq
 
-            schema = pq.read_schema(file)
-        else:
-            import pyarrow.json as pj
+            return pq.read_schema(file)
+        import pyarrow.json as pj
 
-            with pa.input_stream(str(file), compression="detect") as stream:
-                schema = pj.open_json(stream).schema
+        with pa.input_stream(str(file), compression="detect") as stream:
+            return pj.open_json(stream).schema
     except (pa.ArrowException, OSError, ValueError):
         return None
+
+
+def _type_names(schema: Any) -> dict[str, str]:
+    """Column -> Arrow type name of a schema (what :mod:`workbench.data.column_types` reads)."""
+    import pyarrow as pa
+
     # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
     return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
             for column in schema}

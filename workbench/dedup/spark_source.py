@@ -4,12 +4,16 @@ stay on the executors; the driver gets one small record per row (id, split, grou
 
 Row order (the row index every output is built on), the local loader's order for the same files:
 
-* splits from ``--split-column`` (in order of first appearance, as the local loader regroups a
-  table; files in path order) or else from the file names and folders by the rule the local
-  loader reads a folder by (:func:`workbench.data.data_file_splits.folder_splits`, ``datasets``'
-  rule: ``train-00000-of-00002.parquet``, ``data/test/...``; a file named alone, or files that
-  name no split: ``train``), each split's files in path order; files that name no split while
-  others do are not read, said and listed as the local loader does (:func:`split_files`);
+* the files read, and their order: the file-named splits by the rule the local loader reads a
+  folder by (:func:`workbench.data.data_file_splits.folder_splits`, ``datasets``' rule:
+  ``train-00000-of-00002.parquet``, ``data/test/...``; a file named alone, or files that name no
+  split: ``train``) in ``datasets``' split order, each split's files in path order; files that
+  name no split while others do are not read, said and listed as the local loader does
+  (:func:`split_files`); with ``--split-column`` too, whose splits are then the column's values
+  in order of first appearance over those files (as the local loader regroups a table);
+* a column typed differently by the files but of one kind (integers and floats; nulls only and
+  text) is read as one wider type (:func:`workbench.data.column_types.widened_types`), as the
+  local loader reads it; two kinds are refused, and so are data files of two formats;
 * inside a file, the rows in file order: Spark reads a file in blocks (``_metadata.file_block_start``)
   and each block whole, in order, inside one partition; so a running count per (split, file,
   block) in each partition is the row's position there, and the driver lays the blocks out in
@@ -29,6 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -41,9 +46,10 @@ from workbench.data.data_file_splits import (
     UNMATCHED_REASON,
     FolderSplits,
     folder_splits,
+    mixed_formats_message,
     say_unread,
 )
-from workbench.data.column_types import clash_message, first_clash
+from workbench.data.column_types import clash_message, first_clash, widened_types
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -190,9 +196,14 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         files = [file for file in files if kinds[file] is not None]
         skipped[:0] = [SkippedFile(file[len(prefix):], NOT_DATA_REASON) for file in unknown]
         kinds = {file: kinds[file] for file in files}
-        if len(set(kinds.values())) > 1:
-            raise DataError(f"{source}: holds both Parquet and JSON files; point at one kind, or pass --input-format")
-        input_format = next(iter(kinds.values()))
+        # the local loader's refusal in its words; datasets' metadata files (dataset_info.json) are not data
+        mixed = mixed_formats_message(source, {file[len(prefix):]: kind for file, kind in kinds.items()})
+        if mixed is not None:
+            raise DataError(mixed)
+        from datasets.data_files import FILES_TO_IGNORE
+
+        data = [kind for file, kind in kinds.items() if file.rsplit("/", 1)[-1] not in FILES_TO_IGNORE]
+        input_format = Counter(data or kinds.values()).most_common(1)[0][0]
     return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory(),
                    skipped=skipped)
 
@@ -380,16 +391,19 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     progress = progress or _no_progress
     listing = list_files(spark, source, input_format)
     input_format, files, root = listing.format, listing.files, listing.root
-    skipped: list[SkippedFile] = []
+    # the files the local loader reads, in its order, with --split-column too (it regroups the rows of the
+    # file-named splits, taken in datasets' split order): not every listed file in path order
+    found = split_files(files, root, one_file=listing.one_file)
+    by_split: dict[str | None, list[str]] = dict(found.splits)
     if split_column:
-        by_split: dict[str | None, list[str]] = {None: files}
-    else:
-        found = split_files(files, root, one_file=listing.one_file)
-        by_split = dict(found.splits)
-        unread = [file[len(root):] for file in found.unmatched]
-        say_unread(source, unread)  # in the local loader's words
-        skipped = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in unread]
-                   + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
+        by_split = {None: [file for names in found.splits.values() for file in names]}
+    unread = [file[len(root):] for file in found.unmatched]
+    say_unread(source, unread)  # in the local loader's words
+    skipped = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in unread]
+               + [SkippedFile(file[len(root):], METADATA_REASON, no_split=True) for file in found.metadata])
+    if not any(by_split.values()):
+        raise DataError(f"{source}: no data files to read there (only files that name no split, or datasets' "
+                        f"metadata files: {', '.join((unread + [f[len(root):] for f in found.metadata])[:3])})")
     skipped += listing.skipped  # files that are no data files, then the hidden ones (the local loader's order)
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
@@ -410,9 +424,17 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
         clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+        if clash is None and len(frames) > 1:
+            frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
           or any(_mixed_parquet(spark, names) for names in by_split.values())):
-        clash = _parquet_clash(spark, list(file_order), root)
+        footers = {file: _parquet_types(spark, file) for file in file_order}
+        typed = [(file[len(root):], types) for file, types in footers.items() if types is not None]
+        clash = first_clash(typed)
+        widened = widened_types(typed) if clash is None and len(typed) == len(footers) else {}
+        if widened:  # integers and floats, nulls and text over the files: one column, as the local loader reads it
+            targets = _spark_targets(spark, source, footers, widened)
+            frames = [_widened_read(spark, source, names, footers, targets) for names in by_split.values()]
     else:
         clash = None
     if clash is not None:
@@ -635,6 +657,82 @@ def _mixed_parquet(spark: Any, files: list[str]) -> bool:
     return False
 
 
+def _typed_null_columns(frames: list[Any], types: list[list[dict[str, str]]]) -> list[Any]:
+    """Splits' JSON reads whose column of nulls only takes the type another split's values give it:
+    Spark's JSON reader types a column with no value in a split's files as text, and the union of
+    the splits would then turn the other split's numbers into text, where the local loader reads
+    them as numbers (:func:`~workbench.data.column_types.widened_types`).
+
+    Args:
+        frames: each split's read; types: for each split, each file's column -> type name
+            (:func:`survey_json_lines`; a column of nulls only in a file is not in it).
+
+    Returns:
+        the reads, those with such a column cast (its cells are nulls either way).
+    """
+    from pyspark.sql import functions as F
+
+    held = [set().union(*files) if files else set() for files in types]
+    typed = []
+    for number, frame in enumerate(frames):
+        for column in frame.columns:
+            source = next((n for n, columns in enumerate(held) if column in columns), None)
+            if column not in held[number] and source is not None and column in frames[source].columns:
+                target = frames[source].schema[column].dataType
+                if frame.schema[column].dataType != target:
+                    frame = frame.withColumn(column, F.lit(None).cast(target))
+        typed.append(frame)
+    return typed
+
+
+def _spark_targets(spark: Any, source: str, footers: dict[str, dict[str, str] | None],
+                   widened: dict[str, str]) -> dict[str, Any]:
+    """Column -> the Spark type :func:`_widened_read` casts it to: ``double`` or ``bigint`` for
+    numbers, else the type Spark reads from the first file whose footer gives the column
+    ``widened``'s type (any split's: a split may hold only nulls in it)."""
+    targets: dict[str, Any] = {}
+    for column, name in widened.items():
+        if name in ("double", "int64"):
+            targets[column] = "double" if name == "double" else "bigint"
+        else:
+            file = next(file for file, types in footers.items() if (types or {}).get(column) == name)
+            targets[column] = _read_split(spark, source, "parquet", [file]).schema[column].dataType
+    return targets
+
+
+def _widened_read(spark: Any, source: str, names: list[str], footers: dict[str, dict[str, str] | None],
+                  targets: dict[str, Any]) -> Any:
+    """One split's Parquet files read as one table whose ``widened`` columns have one type
+    (:func:`~workbench.data.column_types.widened_types`: ``double`` for integers and floats, the
+    other files' type for a column of nulls only). Spark types a read by one of its files and
+    cannot read another file's ``bigint`` as ``double`` (nor a null column, which it reads as
+    ``int``, as text), so the files are read in groups of one footer each, their columns cast,
+    and the groups unioned (the row order comes from each row's file and block, not the plan).
+
+    Args:
+        spark: the session; source: the URI (for messages); names: the split's files;
+        footers: file -> column -> type name (:func:`_parquet_types`); targets: column -> Spark
+        type (:func:`_spark_targets`).
+
+    Returns:
+        the split's rows with the file and block columns (``_wb_file``, ``_wb_block``).
+    """
+    from pyspark.sql import functions as F
+
+    groups: dict[tuple, list[str]] = {}
+    for file in names:
+        groups.setdefault(tuple(sorted((footers[file] or {}).items())), []).append(file)
+    reads = {key: _read_split(spark, source, "parquet", files) for key, files in groups.items()}
+    parts = []
+    for key, frame in reads.items():
+        footer = dict(key)
+        cells = [(F.lit(None).cast(targets[c]) if footer.get(c) == "null" else F.col(c).cast(targets[c])).alias(c)
+                 if c in targets else F.col(c) for c in frame.columns]
+        parts.append(frame.select(*cells, F.col("_metadata.file_path").alias(FILE),
+                                  F.col("_metadata.file_block_start").alias(BLOCK)))
+    return functools.reduce(lambda a, b: a.unionByName(b), parts)
+
+
 def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
     """:func:`~workbench.data.column_types.first_clash` over the Parquet files' own schemas (their
     footers, read on the driver through Hadoop: only when a clash is known or suspected)."""
@@ -674,7 +772,9 @@ def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
             annotation = column.getLogicalTypeAnnotation()
             said = annotation.toString().upper() if annotation is not None else ""
             physical = column.asPrimitiveType().getPrimitiveTypeName().name() if column.isPrimitive() else "GROUP"
-            types[column.getName()] = _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical))
+            sized = re.match(r"INTEGER\((\d+),\s*(TRUE|FALSE)\)", said)  # INTEGER(8,true): int8, as pyarrow names it
+            types[column.getName()] = (f"{'' if sized.group(2) == 'TRUE' else 'u'}int{sized.group(1)}" if sized else
+                                       _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical)))
         return types
     except Py4JError:
         return None
@@ -684,8 +784,10 @@ def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
 _PARQUET_TYPES = {"STRING": "string", "ENUM": "string", "JSON": "string", "UUID": "fixed_size_binary",
                   "DECIMAL": "decimal", "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "INTEGER": "int64",
                   "INT": "int64", "LIST": "list", "MAP": "map", "BINARY": "binary",
-                  "FIXED_LEN_BYTE_ARRAY": "fixed_size_binary", "INT32": "int64", "INT64": "int64", "INT96": "timestamp",
-                  "FLOAT": "double", "DOUBLE": "double", "BOOLEAN": "bool", "GROUP": "struct"}
+                  "FIXED_LEN_BYTE_ARRAY": "fixed_size_binary", "INT32": "int32", "INT64": "int64", "INT96": "timestamp",
+                  "FLOAT": "float", "DOUBLE": "double", "BOOLEAN": "bool", "GROUP": "struct",
+                  # pyarrow writes a column of nulls only as INT32 annotated UNKNOWN (Spark reads it as int)
+                  "UNKNOWN": "null", "NULL": "null"}
 
 
 def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:

@@ -55,16 +55,27 @@ def write_spark_splits(spark: Any, source: SparkSource, result: DedupResult, out
 
     removed = spark.createDataFrame([(index,) for index in sorted(result.removed)], f"{INDEX} long")
     kept = source.frame.join(F.broadcast(removed), on=INDEX, how="left_anti")
+    several = len(result.rows.split_ranges) > 1
+    if several:
+        # the rows are indexed in Python from a read of every input file, which Spark cannot prune by split (a
+        # --split-column's splits are in every file): kept once, else each split's write reads the whole input
+        from pyspark import StorageLevel
+
+        kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
     columns = [c for c in source.frame.columns if c not in (INDEX, SPLIT)]
     written: dict[str, str] = {}
     base = str(output_dir).rstrip("/")
-    for split in result.rows.split_ranges:
-        folder = f"{base}/{split.replace('/', '_')}"
-        rows = kept.where(F.col(SPLIT) == split).sortWithinPartitions(INDEX).select(*columns)
-        # Spark's JSON writer drops null fields by default; the local engine (and the input) keep them
-        writer = rows.write.mode("overwrite").option("ignoreNullFields", "false")
-        _run(f"write split {split}", lambda: getattr(writer, SPARK_OUTPUT_FORMATS[output_format])(folder))
-        written[f"split:{split}"] = folder
-        if on_progress:
-            on_progress(1)
+    try:
+        for split in result.rows.split_ranges:
+            folder = f"{base}/{split.replace('/', '_')}"
+            rows = kept.where(F.col(SPLIT) == split).sortWithinPartitions(INDEX).select(*columns)
+            # Spark's JSON writer drops null fields by default; the local engine (and the input) keep them
+            writer = rows.write.mode("overwrite").option("ignoreNullFields", "false")
+            _run(f"write split {split}", lambda: getattr(writer, SPARK_OUTPUT_FORMATS[output_format])(folder))
+            written[f"split:{split}"] = folder
+            if on_progress:
+                on_progress(1)
+    finally:
+        if several:
+            kept.unpersist()
     return written
