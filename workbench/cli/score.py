@@ -20,9 +20,16 @@ from workbench.formatting import count
 from workbench.score.config import ScoreConfig
 
 
+def _print_note(note: str) -> None:
+    """One note of a run on stderr."""
+    err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+
+
 @contextmanager
 def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
-    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr."""
+    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr, and
+    ``on_note`` that prints the notes on the input before scoring starts (:func:`print_report`
+    prints the others)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -35,6 +42,7 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
             "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
                                                           completed=done),
             "on_wait": _say_waiting,
+            "on_note": _print_note,
         }
 
 
@@ -94,7 +102,8 @@ _READ_WORDS = {
 
 def print_report(report: Any) -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
-    row of the run folder (a resumed run included), then this invocation's LLM accounting."""
+    row of the run folder (a resumed run included), the notes not printed before the run
+    (``report.announced_notes``), then this invocation's LLM accounting."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -115,8 +124,8 @@ def print_report(report: Any) -> None:
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
     skipped = [f"{name}: {count(counts['skipped'], 'row')} skipped, not scored (the row's error says why, e.g. an empty "
                f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
-    for note in [*report.notes, *skipped, *fallback_notes(report)]:
-        err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+    for note in [*report.notes[report.announced_notes:], *skipped, *fallback_notes(report)]:
+        _print_note(note)
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"
     console.print(
