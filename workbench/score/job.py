@@ -342,7 +342,8 @@ class RunReport:
         retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
             (``retry_failed``; rows set aside as not selected are not among them).
         set_aside_rows: finished rows of samples this resumed run does not select (a smaller
-            ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl``.
+            ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl`` (not those
+            an earlier resume put there, which stay: a second resume at the same limit moves 0).
         announced_notes: how many of the first ``notes`` went to ``on_note`` before any row was
             scored (:func:`score_samples`), so a printer shows only the rest at the end; not in
             ``run.json``.
@@ -775,6 +776,8 @@ def score_samples(
                                           selected=selected if config.resume else None)
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
+        # the rows an earlier resume set aside that stay there (not moved by this run)
+        stay_aside = len(read_jsonl(unselected_path(scores_path))) - set_aside if config.resume else 0
         usage = llm.usage if llm is not None else Usage()
         capacity = wall * min(config.parallel_samples, max(1, len(todo)))
         # the verdict and the table are the folder's (as ``workbench execute --resume`` counts its
@@ -797,7 +800,7 @@ def score_samples(
             paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
                    "run": str(run_path)},
             config=record,
-            notes=[*input_notes, *_set_aside_note(set_aside)],
+            notes=[*input_notes, *_set_aside_note(set_aside, stay_aside)],
             announced_notes=len(input_notes) if on_note is not None else 0,
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
@@ -1079,14 +1082,22 @@ def _open_storage(config: ScoreConfig, out: Path):
     return SemanticStorage.persistent(out / "chroma", embedder)
 
 
-def _set_aside_note(rows: int) -> list[str]:
-    """The sentence on the finished rows a resumed run set aside (none when it set none aside)."""
-    if not rows:
+def _set_aside_note(rows: int, staying: int = 0) -> list[str]:
+    """The sentence on the finished rows a resumed run set aside (``rows``, moved by this run)
+    and on those an earlier resume set aside that stay there (``staying``); none without either.
+    A second resume at the same smaller limit moves nothing, so it must not say it set rows aside."""
+    if not rows and not staying:
         return []
-    note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
-            f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}, out of the tables; a "
-            "--resume that selects them again takes them back without scoring")
-    return [note]
+    if rows:
+        note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
+                f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}"
+                + (f", beside the {staying} an earlier --resume put there" if staying else "")
+                + ", out of the tables")
+    else:
+        note = (f"{count(staying, 'finished row')} of samples this run does not select {'stays' if staying == 1 else 'stay'} "
+                f"set aside in {UNSELECTED_FILE}, where an earlier --resume put {'it' if staying == 1 else 'them'}, "
+                "out of the tables")
+    return [note + "; a --resume that selects them again takes them back without scoring"]
 
 
 def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:
