@@ -1097,7 +1097,8 @@ def _set_aside_note(rows: int, staying: int = 0) -> list[str]:
         note = (f"{count(staying, 'finished row')} of samples this run does not select {'stays' if staying == 1 else 'stay'} "
                 f"set aside in {UNSELECTED_FILE}, where an earlier --resume put {'it' if staying == 1 else 'them'}, "
                 "out of the tables")
-    return [note + "; a --resume that selects them again takes them back without scoring"]
+    them = "it" if rows + staying == 1 else "them"
+    return [note + f"; a --resume that selects {them} again takes {them} back without scoring"]
 
 
 def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:
