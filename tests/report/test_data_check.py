@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.report import build_report_data, write_report
+from workbench.report.data_check import shown_id_text
 
 EDITED = 'return "EDITED AFTER THE RUN"'
 
@@ -105,3 +106,28 @@ def test_code_edited_after_the_run_is_never_shown_as_what_was_judged(tmp_path):
     assert {v["code_check"]["status"] for v in report["samples"]} == {"unverified"}
     assert re.search(r"[Ww]hich samples changed is not known", report["data_check"]["message"])
 
+
+
+def test_a_null_task_id_in_the_data_changed_lists_is_shown_as_missing(tmp_path):
+    """fix33 notes item 2: the lists of samples the data check names (code edited, no longer in
+    the data) showed a null task id as ``None:1``, where the rest of the page shows a muted "no
+    task id". Results with a null task id (written before execute refused such data) are listed so;
+    report.json keeps the id that matches dedup's outputs (``None:1``)."""
+    run, _, _ = _run(tmp_path)
+    results = run / "execute" / "results.jsonl"
+    executed = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    for row in executed:
+        if (row["task_id"], row["sample_id"]) == ("HumanEval/0", 1):
+            row["task_id"] = None
+    _write(results, executed)
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    check = json.loads((run / "report.json").read_text())["data_check"]
+    assert check["status"] == "changed" and check["samples"]["missing"] == ["None:1"], check
+    assert check["samples"]["id_parts"] == {"None:1": {"task_id": None, "sample_id": "1"}}
+    assert shown_id_text("None:1", check["samples"]["id_parts"]) == "no task id:1"
+    assert shown_id_text("HumanEval/0:1", {}) == "HumanEval/0:1"  # a report.json without id_parts
+    html = (run / "report.html").read_text()
+    banner = html[html.index('id="data-changed"'):html.index("<nav")]
+    assert "None:1" not in re.sub(r"<[^>]+>", "", banner), banner
+    assert '<span class="muted">no task id</span>:1' in banner, banner

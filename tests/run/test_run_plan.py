@@ -558,3 +558,20 @@ def test_retry_failed_with_a_smaller_limit_says_the_rows_it_scored_again(tmp_pat
     assert judge.requests - calls == 2
     assert _outcomes(lowered)["score"][1].endswith(
         "; scored the 2 rows that had failed again, keeping the finished rows"), _outcomes(lowered)
+
+
+def test_the_score_stage_prints_its_notes_on_the_input_before_it_scores(tmp_path: Path) -> None:
+    """fix33 notes item 1: ``workbench run``'s score stages printed the notes on their input (here
+    a generation that begins with its own prompt) only after their table; they come once, before
+    the stage's table, as ``workbench score`` prints them. chrF only (no LLM: score_all)."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    rows[0]["completion_multipl_e"] = rows[0]["prompt"] + rows[0]["completion_multipl_e"]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    config_path = _write_config(tmp_path, data, ["score_all"])
+    result = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    said = "1 of 6 generations begins with its own prompt"
+    assert text.count(said) == 1, text
+    assert text.index(said) < text.index("every row of the run folder"), text

@@ -68,12 +68,12 @@ def test_a_problem_set_the_data_does_not_need_is_noted(tmp_path, humaneval):
     config = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval")
     [sample] = select_samples(data, config)
     assert sample.from_problems == ()
-    assert any("--problems humaneval was not used" in note for note in sample_notes([sample], config))
+    assert any("--problems humaneval is not used" in note for note in sample_notes([sample], config))
     without_prompt = _generations(tmp_path / "bare.jsonl", [
         {"task_id": "HumanEval/2", "completion": "    return 0\n", "reference": "    return 1\n"}])
     [sample] = select_samples(without_prompt, config)
     assert sample.from_problems == ("prompt",)
-    assert not any("was not used" in note for note in sample_notes([sample], config))
+    assert not any("is not used" in note for note in sample_notes([sample], config))
 
 
 def test_a_task_the_problem_set_lacks_is_a_clear_error(tmp_path):

@@ -120,6 +120,31 @@ def test_resumed_rows_count_only_what_this_run_would_have_scored(tmp_path, ice_s
     assert len(wide) == 4 and all(r["ice-score"] == 3.0 and r["chrf"] is not None for r in wide)
 
 
+def test_a_second_resume_at_the_same_smaller_selection_says_the_rows_stay_set_aside(tmp_path, ice_slice, score_kwargs):
+    """fix33 notes item 3: a second ``--resume`` at the same lowered ``--limit`` said again that
+    rows "are set aside", although it moved none (they already were). The count and the note say
+    what moved; rows set aside earlier are said to stay there. The LLM is litellm's
+    ``mock_response``."""
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    score_samples(samples, **score_kwargs("3", method=["ice-score", "chrf"]))
+    lowered = score_samples(samples[:2], **score_kwargs("3", method=["ice-score", "chrf"], resume=True))
+    assert lowered.set_aside_rows == 4
+    [moved] = [note for note in lowered.notes if "set aside" in note]
+    assert moved.startswith("4 finished rows of samples this run does not select (a smaller --limit or --method-limit) "
+                            "are set aside in scores.unselected.jsonl"), moved
+    again = score_samples(samples[:2], **score_kwargs("3", method=["ice-score", "chrf"], resume=True))
+    assert again.set_aside_rows == 0 and again.rows_written == 0
+    [stayed] = [note for note in again.notes if "set aside" in note]
+    assert stayed.startswith("4 finished rows of samples this run does not select stay set aside in "
+                             "scores.unselected.jsonl, where an earlier --resume put them"), stayed
+    assert len(read_jsonl(tmp_path / "out" / "scores.unselected.jsonl")) == 4
+    lower = score_samples(samples[:1], **score_kwargs("3", method=["ice-score", "chrf"], resume=True))
+    assert lower.set_aside_rows == 2
+    [both] = [note for note in lower.notes if "set aside" in note]
+    assert both.startswith("2 finished rows of samples this run does not select (a smaller --limit or --method-limit) "
+                           "are set aside in scores.unselected.jsonl, beside the 4 an earlier --resume put there"), both
+
+
 def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path, ice_slice, score_kwargs):
     """No LLM (chrF only). Two processes scoring one folder at once would both score the
     unfinished samples (duplicate rows, double cost), or one --overwrite would truncate the

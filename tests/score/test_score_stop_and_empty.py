@@ -48,7 +48,7 @@ def test_the_judge_sees_the_generation_as_executed(tmp_path, score_kwargs):
     assert {r["sample_id"]: r["score"] for r in rows if r["method"] == "chrf"} == {0: 1.0, 1: 1.0}
     wide = {r["sample_id"]: r for r in read_jsonl(tmp_path / "out" / "scores_wide.jsonl")}
     assert wide[0]["generation_truncated"] is True and wide[0]["stop_sequence"] == "\nprint("
-    assert report.notes == ["1 of 2 generations was cut at a stop sequence (--stop) before scoring; "
+    assert report.notes == ["1 of 2 generations is cut at a stop sequence (--stop) before scoring; "
                             "their rows say generation_truncated and stop_sequence"]
     record = json.loads((tmp_path / "out" / "run.json").read_text())["config"]
     assert record["stop"] == ["humaneval"]
@@ -74,7 +74,7 @@ def test_null_and_empty_generations_are_noted_on_every_row(tmp_path, score_kwarg
         2: None,
         3: "the generation is empty after cutting at the stop sequence '\\ndef ': scored as empty code",
     }
-    assert report.notes[-1] == ("1 null and 2 empty generations of 4 were scored as empty code; "
+    assert report.notes[-1] == ("1 null and 2 empty generations of 4 are scored as empty code; "
                                 "their rows say why in generation_note")
     assert json.loads((tmp_path / "out" / "run.json").read_text())["notes"] == report.notes
 
@@ -91,8 +91,43 @@ def test_a_limit_above_the_samples_there_are_is_noted(tmp_path):
     samples = load_samples(_data(tmp_path, [BODY, BODY, BODY]), limit=5)
     assert len(samples) == 3
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=5)) == [
-        "--limit 5 is above the 3 samples the data has: all of them were scored"]
+        "--limit 5 is above the 3 samples the data has: all of them are scored"]
     assert sample_notes(samples, ScoreConfig(method=["chrf"], limit=3)) == []
+
+
+def test_notes_on_the_input_come_before_the_run_starts(tmp_path):
+    """fix33 notes item 1: the notes on the input (a --limit above the data, generations that
+    repeat their prompt, null ones ...) were printed only after the whole run, several in the past
+    tense ("all of them were scored"). ``on_note`` now gets them before the first row is scored,
+    worded for that moment, and ``workbench score`` prints each once, before the progress bar
+    starts scoring, not again with the table. chrF only (no LLM)."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    prompt = "def unique(l: list):\n    \"\"\"Return sorted unique elements.\"\"\"\n"
+    data = _data(tmp_path, [prompt + BODY, None, BODY])
+    events = []
+    report = run_score(data, ScoreConfig(method=["chrf"], limit=5), tmp_path / "out",
+                       on_note=lambda note: events.append(("note", note)),
+                       on_start=lambda todo, done: events.append(("start", todo)),
+                       on_row=lambda row: events.append(("row", row["sample_id"])))
+    first = next(i for i, event in enumerate(events) if event[0] != "note")
+    assert events[first] == ("start", 3) and not any(kind == "note" for kind, _ in events[first:]), events
+    early = [note for _, note in events[:first]]
+    assert early == report.notes[:report.announced_notes] and len(early) == 3, early
+    assert "--limit 5 is above the 3 samples the data has: all of them are scored" in early
+    assert any(note.startswith("1 of 3 generations begins with its own prompt") for note in early)
+    assert "1 null and 0 empty generations of 3 are scored as empty code" in " ".join(early)
+    assert "announced_notes" not in json.loads((tmp_path / "out" / "run.json").read_text())  # run.json as it was
+
+    result = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "--limit", "5", "-o", str(tmp_path / "cli"),
+                                      "--progress"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    for said in ("all of them are scored", "begins with its own prompt", "are scored as empty code"):
+        assert text.count(said) == 1, (said, text)  # once: not again with the table
+        assert text.index(said) < text.index("scoring") < text.index("every row of the run folder")
 
 
 @pytest.mark.parametrize("values, shown", [([BODY, 123], ("holds numbers, not text, in 1 of 2 rows", "(e.g. 123 in row 2)")),

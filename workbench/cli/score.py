@@ -20,9 +20,16 @@ from workbench.formatting import count
 from workbench.score.config import ScoreConfig
 
 
+def _print_note(note: str) -> None:
+    """One note of a run on stderr."""
+    err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+
+
 @contextmanager
 def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
-    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr."""
+    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr, and
+    ``on_note`` that prints the notes on the input before scoring starts (:func:`print_report`
+    prints the others)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -35,6 +42,7 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
             "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
                                                           completed=done),
             "on_wait": _say_waiting,
+            "on_note": _print_note,
         }
 
 
@@ -94,9 +102,10 @@ _READ_WORDS = {
 
 def print_report(report: Any, cache: str = "rw") -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
-    row of the run folder (a resumed run included), each method's most common failure, then this
-    invocation's LLM accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a
-    parse error would replay the cached answer)."""
+    row of the run folder (a resumed run included), the notes not printed before the run
+    (``report.announced_notes``), each method's most common failure, then this invocation's LLM
+    accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a parse error would
+    replay the cached answer)."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -117,8 +126,8 @@ def print_report(report: Any, cache: str = "rw") -> None:
             console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
     skipped = [f"{name}: {count(counts['skipped'], 'row')} skipped, not scored (the row's error says why, e.g. an empty "
                f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
-    for note in [*report.notes, *skipped, *fallback_notes(report)]:
-        err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+    for note in [*report.notes[report.announced_notes:], *skipped, *fallback_notes(report)]:
+        _print_note(note)
     # the counts alone do not say why (a server answering 500, a wrong key, unparsable answers)
     for name, reason in report.failure_reasons.items():
         error = reason["error"] if len(reason["error"]) <= 400 else reason["error"][:400] + " ..."

@@ -96,9 +96,11 @@ def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, sourc
         some executed sample's code differs from the run's record), ``"unchanged"`` (all that
         could be compared matches) or ``"not checked"`` (nothing to compare); ``fingerprint``
         ``{"recorded", "current", "matches"}``; ``samples`` ``{"checked", "changed_count",
-        "changed", "missing_count", "missing", "not_checked"}`` where ``changed`` / ``missing``
-        list up to :data:`MAX_LISTED_SAMPLES` ids (``task:sample``) whose code differs / that the
-        data no longer has, and ``not_checked`` says why no sample was compared; ``message``: one
+        "changed", "missing_count", "missing", "id_parts", "not_checked"}`` where ``changed`` /
+        ``missing`` list up to :data:`MAX_LISTED_SAMPLES` ids (``task:sample``, as dedup's outputs
+        name rows) whose code differs / that the data no longer has, ``id_parts`` gives each
+        listed id's ``{"task_id", "sample_id"}`` (``None`` where the id is missing, so the page
+        shows "no task id", never ``None``), and ``not_checked`` says why no sample was compared; ``message``: one
         paragraph for the page and the command line, ``None`` unless changed. ``marks``: id ->
         ``{"status": "unchanged"|"edited"|"missing", "recorded_sha256", "current_sha256"}`` for
         every compared sample (see :func:`view_mark`).
@@ -109,7 +111,7 @@ def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, sourc
         fingerprint["current"] = _fingerprint(source)
         fingerprint["matches"] = fingerprint["current"] == recorded if fingerprint["current"] else None
     samples: dict[str, Any] = {"checked": 0, "changed_count": 0, "changed": [], "missing_count": 0, "missing": [],
-                               "not_checked": None}
+                               "id_parts": {}, "not_checked": None}
     marks: dict[str, dict[str, Any]] = {}
     if not results:
         samples["not_checked"] = "no execution results"
@@ -133,6 +135,7 @@ def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, sourc
             samples[f"{listed}_count"] += 1
             if len(samples[listed]) < MAX_LISTED_SAMPLES:
                 samples[listed].append(row_id)
+                samples["id_parts"][row_id] = {"task_id": key[0], "sample_id": key[1]}
     changed = fingerprint["matches"] is False or samples["changed_count"] > 0 or samples["missing_count"] > 0
     compared = fingerprint["matches"] is not None or samples["checked"] > 0
     status = "changed" if changed else "unchanged" if compared else "not checked"
@@ -150,7 +153,8 @@ def _message(source: str | None, fingerprint: dict[str, Any], samples: dict[str,
     if edited or missing:
         what = []
         if edited:
-            shown = ", ".join(samples["changed"][:5]) + (" ..." if edited > 5 else "")
+            shown = ", ".join(shown_id_text(row_id, samples.get("id_parts")) for row_id in samples["changed"][:5]) + (
+                " ..." if edited > 5 else "")
             what.append(f"{count(edited, 'sample')} {'has' if edited == 1 else 'have'} other code than the code that "
                         f"was executed and scored ({shown})")
         if missing:
@@ -165,6 +169,17 @@ def _message(source: str | None, fingerprint: dict[str, Any], samples: dict[str,
     text = "; ".join(parts)
     return (text[:1].upper() + text[1:] + ". Verdicts and scores are the run's; code, shipped labels and shipped columns are "
             "read from the data now. Rerun `workbench run` to judge the current data.")
+
+
+def shown_id_text(row_id: str, id_parts: dict[str, dict[str, Any]] | None) -> str:
+    """A listed id as the message shows it: ``HumanEval/0:1``, or ``no task id:1`` for a missing
+    task id (``no sample id`` for a missing sample id), as the page marks a missing id, never
+    ``None:1``; ``row_id`` itself when ``id_parts`` lacks it (a report.json of an older version)."""
+    parts = (id_parts or {}).get(row_id)
+    if not isinstance(parts, dict):
+        return row_id
+    task, sample = parts.get("task_id"), parts.get("sample_id")
+    return f"{'no task id' if task is None else task}:{'no sample id' if sample is None else sample}"
 
 
 def view_mark(check: dict[str, Any], marks: dict[str, dict[str, Any]], row_id: str) -> dict[str, Any] | None:

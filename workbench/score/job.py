@@ -338,14 +338,19 @@ class RunReport:
             per method: ``exit_status``, ``message``, ``limit``, ``counts``), what the command's
             exit status is.
         notes: what the user should know about the samples (:func:`sample_notes`: generations
-            cut at a stop sequence, null or empty generations), printed after the table.
+            cut at a stop sequence, null or empty generations) and about rows set aside, printed
+            after the table (those sent to ``on_note`` before the run: see ``announced_notes``).
         retried_rows: (sample, method) pairs of this invocation whose failed row it scores again
             (``retry_failed``; rows set aside as not selected are not among them).
         set_aside_rows: finished rows of samples this resumed run does not select (a smaller
-            ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl``.
+            ``limit`` or ``method_limit``) that it moved to ``scores.unselected.jsonl`` (not those
+            an earlier resume put there, which stay: a second resume at the same limit moves 0).
         failure_reasons: method -> its most common failure over the folder's rows
             (:func:`failure_reasons`), for the methods with failed rows: what the terminal says
             next to the counts.
+        announced_notes: how many of the first ``notes`` went to ``on_note`` before any row was
+            scored (:func:`score_samples`), so a printer shows only the rest at the end; not in
+            ``run.json``.
     """
 
     rows_written: int
@@ -365,6 +370,7 @@ class RunReport:
     retried_rows: int = 0
     set_aside_rows: int = 0
     failure_reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    announced_notes: int = 0
 
     @property
     def exit_status(self) -> int:
@@ -570,6 +576,7 @@ def score_samples(
     extra_llm_params: dict[str, Any] | None = None,
     source: str | os.PathLike[str] | None = None,
     loading_notes: Iterable[str] = (),
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -595,6 +602,11 @@ def score_samples(
             other data is refused (``None``: not recorded).
         loading_notes: what loading the samples found that the summary must say
             (:func:`select_samples`' ``notes``), printed before :func:`sample_notes`.
+        on_note: called with each note on the input (``loading_notes``, then
+            :func:`sample_notes`: a ``limit`` above the data, repeated prompts, null
+            generations ...) once the run folder is ready and before ``on_start`` and the first
+            row, so a long run is not waited out to learn of it; the report still holds every
+            note (``announced_notes`` counts these).
 
     Returns:
         the :class:`RunReport`.
@@ -731,6 +743,10 @@ def score_samples(
         resumed = sum((*s.key, m.name) in done for s, m in pairs)
         failed -= done  # a failed row written again later is done
         retried = sum((*s.key, m.name) in failed for s, m in pairs)
+        input_notes = [*loading_notes, *sample_notes(samples, config)]
+        if on_note is not None:  # what is known about the input now, not after the long part
+            for note in input_notes:
+                on_note(note)
         if on_start is not None:
             on_start(len(pairs) - resumed, resumed)
         try:
@@ -765,6 +781,8 @@ def score_samples(
                                           selected=selected if config.resume else None)
             write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
         wall = time.perf_counter() - started
+        # the rows an earlier resume set aside that stay there (not moved by this run)
+        stay_aside = len(read_jsonl(unselected_path(scores_path))) - set_aside if config.resume else 0
         usage = llm.usage if llm is not None else Usage()
         capacity = wall * min(config.parallel_samples, max(1, len(todo)))
         # the verdict and the table are the folder's (as ``workbench execute --resume`` counts its
@@ -788,10 +806,13 @@ def score_samples(
             paths={"scores": str(scores_path), "scores_wide": str(out / WIDE_SCORES_FILE), "traces": str(traces_path),
                    "run": str(run_path)},
             config=record,
-            notes=[*loading_notes, *sample_notes(samples, config), *_set_aside_note(set_aside)],
+            notes=[*input_notes, *_set_aside_note(set_aside, stay_aside)],
+            announced_notes=len(input_notes) if on_note is not None else 0,
         )
         report.failures = failure_verdict(report.statuses, config).as_dict()
-        atomic_write(run_path, json.dumps({**asdict(report), "options": options, "status": "finished"},
+        # announced_notes is how this invocation printed its notes, not what the run is
+        recorded = {key: value for key, value in asdict(report).items() if key != "announced_notes"}
+        atomic_write(run_path, json.dumps({**recorded, "options": options, "status": "finished"},
                                           indent=2, default=str))
         return report
     finally:
@@ -909,7 +930,8 @@ def run_score(
             columns, which samples.
         output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
             ``run.json``, ``chroma/``).
-        hooks: ``on_row``, ``on_start``, ``on_wait``, ``mock_response``, ``extra_llm_params`` of :func:`score_samples`.
+        hooks: ``on_row``, ``on_start``, ``on_wait``, ``on_note``, ``mock_response``, ``extra_llm_params`` of
+            :func:`score_samples`.
 
     Returns:
         the :class:`RunReport` (also in ``run.json``).
@@ -979,17 +1001,18 @@ def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[
 def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     """Sentences on the samples of a run that no row may keep silent: a ``--limit`` above the
     samples there are, how many generations ``--stop`` cut, how many are null or empty (scored
-    as empty code; the rows' ``generation_note``)."""
+    as empty code; the rows' ``generation_note``). Worded to be true before the run starts,
+    when ``workbench score`` prints them (``on_note`` of :func:`score_samples`)."""
     notes = []
     if config.limit is not None and len(samples) < config.limit:
         notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} the data has"
                      f"{' for --select stratified' if config.select == 'stratified' else ''}: "
-                     f"{'it was' if len(samples) == 1 else 'all of them were'} scored")
+                     f"{'it is' if len(samples) == 1 else 'all of them are'} scored")
     if "p-correct" in config.method and not config.reference:
         bare = sum(not sample.prompt.strip() for sample in samples)
         if bare:
             notes.append(f"{bare} of {count(len(samples), 'sample')} {'has' if bare == 1 else 'have'} no prompt, and p-correct --no-reference shows the "
-                         f"judge no reference either: it judged the code alone; give the problem with --prompt-column "
+                         f"judge no reference either: it judges the code alone; give the problem with --prompt-column "
                          f"or --problems")
     if config.select == "stratified" and config.limit is not None:
         from workbench.score.selection import balance_note
@@ -1004,17 +1027,17 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         if note:
             notes.append(note)
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
-        notes.append(f"--problems {config.problems} was not used: the data has its own prompt and reference "
+        notes.append(f"--problems {config.problems} is not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
-        notes.append(f"{cut} of {count(len(samples), 'generation')} {'was' if cut == 1 else 'were'} cut at a stop sequence (--stop) before scoring; "
+        notes.append(f"{cut} of {count(len(samples), 'generation')} {'is' if cut == 1 else 'are'} cut at a stop sequence (--stop) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
     null = sum(sample.generation_null for sample in samples)
     empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)
     if null or empty:
         notes.append(f"{null} null and {empty} empty {'generation' if empty == 1 else 'generations'} of {len(samples)} "
-                     "were scored as empty code; "
+                     "are scored as empty code; "
                      f"their rows say why in generation_note")
     return notes
 
@@ -1102,14 +1125,23 @@ def _open_storage(config: ScoreConfig, out: Path):
     return SemanticStorage.persistent(out / "chroma", embedder)
 
 
-def _set_aside_note(rows: int) -> list[str]:
-    """The sentence on the finished rows a resumed run set aside (none when it set none aside)."""
-    if not rows:
+def _set_aside_note(rows: int, staying: int = 0) -> list[str]:
+    """The sentence on the finished rows a resumed run set aside (``rows``, moved by this run)
+    and on those an earlier resume set aside that stay there (``staying``); none without either.
+    A second resume at the same smaller limit moves nothing, so it must not say it set rows aside."""
+    if not rows and not staying:
         return []
-    note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
-            f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}, out of the tables; a "
-            "--resume that selects them again takes them back without scoring")
-    return [note]
+    if rows:
+        note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
+                f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}"
+                + (f", beside the {staying} an earlier --resume put there" if staying else "")
+                + ", out of the tables")
+    else:
+        note = (f"{count(staying, 'finished row')} of samples this run does not select {'stays' if staying == 1 else 'stay'} "
+                f"set aside in {UNSELECTED_FILE}, where an earlier --resume put {'it' if staying == 1 else 'them'}, "
+                "out of the tables")
+    them = "it" if rows + staying == 1 else "them"
+    return [note + f"; a --resume that selects {them} again takes {them} back without scoring"]
 
 
 def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:

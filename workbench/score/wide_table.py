@@ -54,7 +54,8 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
             the file set aside is neither read nor written).
 
     Returns:
-        the number of rows set aside now (0 without ``selected``).
+        the number of rows this call moved out of ``scores.jsonl`` into the file set aside (0
+        without ``selected``; rows an earlier call set aside that stay there are not counted).
     """
     aside = unselected_path(scores_path)
     earlier = list(read_jsonl(aside)) if selected is not None and aside.exists() else []
@@ -67,11 +68,13 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
         newest[(*row_key(row), row.get("method"))] = index
     kept = [combined[index] for index in sorted(newest.values())]
     outside: list[dict[str, Any]] = []
+    moved = 0
     if selected is not None:
         outside = [row for row in kept if not selected(row)]
         kept = [row for row in kept if selected(row)]
         set_aside_before = {id(row) for row in earlier}
-        if any(id(row) not in set_aside_before for row in outside):
+        moved = sum(id(row) not in set_aside_before for row in outside)
+        if moved:
             # rows leaving scores.jsonl: in the file set aside (beside those it held) before they leave
             _write_rows(aside, [*earlier, *outside])
     if refresh is not None:
@@ -83,7 +86,7 @@ def keep_current_rows(scores_path: str | os.PathLike[str],
         _write_rows(aside, outside)
     elif selected is not None:
         aside.unlink(missing_ok=True)
-    return len(outside)
+    return moved
 
 
 def _write_rows(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
