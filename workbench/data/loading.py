@@ -465,9 +465,25 @@ def _build(
         padded = zero_padded_number_columns(files)
         if padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in padded}
+    dated: set[str] = set()
+    if files and all(_builder_for(file) == "json" for file in files):
+        from workbench.data.json_dates import text_date_features
+
+        dated, features = text_date_features(files)  # ISO dates stay text, as Spark reads them
+        if features is not None:
+            options["features"] = features
     try:
-        builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
-        builder.download_and_prepare()
+        try:
+            builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
+            builder.download_and_prepare()
+        except Exception:
+            if not dated:
+                raise
+            # given features turn off datasets' own reading of a column of mixed objects as JSON: read as it would
+            options.pop("features")
+            dated = set()
+            builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
+            builder.download_and_prepare()
     except Exception as error:  # datasets raises many types for malformed files
         for file in files:
             problem = file_problem(file)
@@ -479,7 +495,11 @@ def _build(
     if empty:
         raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, not folder))
     try:
-        return dict(builder.as_dataset())
+        from workbench.data.json_dates import restore_date_text
+
+        read = builder.as_dataset()
+        return {name: restore_date_text(split, builder.config.data_files[name], dated) if dated else split
+                for name, split in read.items()}
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
 
@@ -768,9 +788,12 @@ def _column_types(builder: str, file: Path) -> dict[str, str] | None:
                 schema = pj.open_json(stream).schema
     except (pa.ArrowException, OSError, ValueError):
         return None
-    # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
-    return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
-            for column in schema}
+    from workbench.data.json_dates import is_date_type
+
+    # pandas' categories are text; an ISO date in JSON is read as the text it is (json_dates), as Spark reads it
+    types = {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
+             for column in schema}
+    return {name: "string" if builder == "json" and is_date_type(kind) else kind for name, kind in types.items()}
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each
