@@ -522,12 +522,14 @@ def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: lis
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
-    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI of its
-    scheme; a glob from its folder on: :func:`input_root`) lies in ``name`` of ``folder``."""
+    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI Spark
+    reads, compared where Hadoop puts both: ``HadoopFolder.holds``; a glob from its folder on:
+    :func:`input_root`) lies in ``name`` of ``folder``."""
     if source is None:
         return False
     if not isinstance(folder, LocalFolder):
-        return uri_within(str(source), folder.path_of(name))
+        holds = getattr(folder, "holds", None)  # a HadoopFolder: where Hadoop puts both (its mounts)
+        return holds(name, str(source)) if holds is not None else uri_within(str(source), folder.path_of(name))
     where = urlparse(str(source))
     path = unquote(where.path) if where.scheme.lower() == "file" else str(source)
     try:
