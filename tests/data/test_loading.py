@@ -450,6 +450,11 @@ def test_iso_dates_in_json_lines_stay_the_text_they_are_as_spark_reads_them(tmp_
     _write_jsonl(folder / "test.jsonl", [{"id": "b", "when": "2024-02-03", "n": 3}])
     (folder / "train.jsonl").write_text(json.dumps({"id": "a", "when": "soon", "n": 1}) + "\n")
     assert load_records(folder).splits["test"]["when"] == ["2024-02-03"]
+    # a column of mixed objects makes datasets read its own way (dates as timestamps): the dates beside the
+    # first file's text would be cast to "2024-02-03 00:00:00", so that is refused rather than done silently
+    _write_jsonl(folder / "train.jsonl", [{"id": "a", "when": "soon", "n": {"x": 1}}, {"id": "b", "when": "x", "n": [1]}])
+    with pytest.raises(DataError, match="column 'when' holds ISO dates in some files and other text in others"):
+        load_records(folder)
 
 
 def test_a_typed_column_of_nulls_only_is_not_blamed_on_a_bare_nan(tmp_path):

@@ -55,15 +55,15 @@ def text_date_features(files: Sequence[Path]) -> tuple[set[str], datasets.Featur
     Returns:
         ``(dated columns, features)``: the top-level columns pyarrow types as a date or time in
         any file's first block, and the first file's columns (as ``datasets`` would take them)
-        with those declared text (added if the first file lacks them); ``(set(), None)`` when
-        there are none, or the columns of a file cannot be told (a JSON document: ``datasets``
-        reads as it would).
+        with those declared text (added if the first file lacks them); features ``None`` when
+        there are no such columns, or the columns of a file cannot be told (a JSON document, a
+        column of mixed objects: ``datasets`` reads as it would, dates as timestamps).
     """
     schemas = [first_block_schema(file) for file in files]
     dated = {field.name for schema in schemas if schema is not None for field in schema
              if is_date_type(str(field.type))}
     if not dated or any(schema is None for schema in schemas):
-        return set(), None
+        return dated, None
     features = datasets.Features.from_arrow_schema(schemas[0])
     for column in sorted(dated):
         features[column] = datasets.Value("string")
@@ -100,8 +100,30 @@ def restore_date_text(dataset: datasets.Dataset, files: Sequence[str], dated: se
     if text.num_rows != dataset.num_rows:
         raise ValueError(f"read {text.num_rows} rows of column {columns[0]!r} from {files[0]} but datasets "
                          f"read {dataset.num_rows}")
-    order = dataset.column_names
-    restored = dataset.remove_columns(columns)
-    for column in columns:
-        restored = restored.add_column(column, text.column(column), feature=datasets.Value("string"))
-    return restored.select_columns(order)
+    restored = dataset
+    for column in columns:  # added beside the cast column first: a dataset of no columns has no rows
+        spare = f"{column}.workbench-text"
+        restored = restored.add_column(spare, text.column(column), feature=datasets.Value("string"))
+        restored = restored.remove_columns(column).rename_column(spare, column)
+    return restored.select_columns(dataset.column_names)
+
+
+def refuse_rewritten_dates(label: str, features: datasets.Features | None, dated: set[str]) -> None:
+    """After a read without :func:`text_date_features`' features: refuse a ``dated`` column that
+    ``datasets`` made text (an earlier file's text, so a later file's dates were cast to
+    ``"2024-01-02 00:00:00"``), rather than rewrite the dates silently.
+
+    Args:
+        label: the file or folder as the user named it; features: what ``datasets`` read.
+
+    Raises:
+        DataError: naming the column and what to do.
+    """
+    from workbench.errors import DataError
+
+    cast = sorted(column for column in dated if (features or {}).get(column) == datasets.Value("string"))
+    if cast:
+        raise DataError(f"{label}: column {cast[0]!r} holds ISO dates in some files and other text in others, which "
+                        f"cannot be read here with the dates kept as text (a column of mixed objects, or a JSON "
+                        f"document among the files, makes datasets read them its own way, which would rewrite "
+                        f"2024-01-02 as '2024-01-02 00:00:00'); write the column as one kind of value in every file")

@@ -472,18 +472,28 @@ def _build(
         dated, features = text_date_features(files)  # ISO dates stay text, as Spark reads them
         if features is not None:
             options["features"] = features
+    restored: dict[str, datasets.Dataset] | None = None
     try:
+        from workbench.data.json_dates import refuse_rewritten_dates, restore_date_text
+
         try:
             builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
             builder.download_and_prepare()
+            if "features" in options:
+                restored = {name: restore_date_text(split, builder.config.data_files[name], dated)
+                            for name, split in builder.as_dataset().items()}
         except Exception:
-            if not dated:
+            if "features" not in options:
                 raise
-            # given features turn off datasets' own reading of a column of mixed objects as JSON: read as it would
+            # given features turn off datasets' own reading of a column of mixed objects (or numbers beside the
+            # dates) as JSON: read as datasets reads, dates as timestamps
             options.pop("features")
-            dated = set()
             builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
             builder.download_and_prepare()
+        if restored is None:
+            refuse_rewritten_dates(label, builder.info.features, dated)
+    except DataError:
+        raise
     except Exception as error:  # datasets raises many types for malformed files
         for file in files:
             problem = file_problem(file)
@@ -495,11 +505,7 @@ def _build(
     if empty:
         raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, not folder))
     try:
-        from workbench.data.json_dates import restore_date_text
-
-        read = builder.as_dataset()
-        return {name: restore_date_text(split, builder.config.data_files[name], dated) if dated else split
-                for name, split in read.items()}
+        return restored if restored is not None else dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
 
