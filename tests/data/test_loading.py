@@ -7,6 +7,7 @@ import json
 import os
 import time
 
+import datasets
 import pytest
 
 from workbench.data import load_humaneval, load_records
@@ -427,10 +428,33 @@ def test_columns_of_one_kind_in_other_types_are_read_across_files(tmp_path):
     _write_jsonl(dated / "train.jsonl", [{"id": "a", "when": "2024-01-02"}])
     _write_jsonl(dated / "test.jsonl", [{"id": "b", "when": "2024-02-03"}])
     assert load_records(dated).num_rows == 2
-    # pyarrow (so datasets) reads an ISO date in JSON as a timestamp: beside text, a clear refusal, not a raw cast error
-    _write_jsonl(dated / "test.jsonl", [{"id": "b", "when": "soon"}])
-    with pytest.raises(DataError, match="column 'when' holds timestamp in train.jsonl but text in test.jsonl"):
-        load_records(dated)
+
+
+def test_iso_dates_in_json_lines_stay_the_text_they_are_as_spark_reads_them(tmp_path):
+    # pyarrow (so datasets) read an ISO date in JSON as a timestamp: "2024-01-02" came back as 2024-01-02 00:00:00
+    # (written "2024-01-02T00:00:00"), a "Z" was dropped, and a folder with dates in one file's column and other
+    # text in another's was refused as "timestamp ... but text"; Spark reads them all as the text they are
+    folder = tmp_path / "dated"
+    folder.mkdir()
+    _write_jsonl(folder / "train.jsonl", [{"id": "2024-01-02", "when": "2024-01-02", "n": 1},
+                                          {"id": "2024-01-03T10:00:00Z", "when": None, "n": 2}])
+    _write_jsonl(folder / "test.jsonl", [{"id": "b", "when": 'soon "x"', "n": 3}])
+    loaded = load_records(folder)
+    assert loaded.splits["train"]["id"] == ["2024-01-02", "2024-01-03T10:00:00Z"]
+    assert loaded.splits["train"]["when"] == ["2024-01-02", None]
+    assert loaded.splits["test"]["when"] == ['soon "x"'] and loaded.splits["test"]["n"] == [3]
+    for split in loaded.splits.values():
+        assert split.features["id"] == datasets.Value("string") and split.features["when"] == datasets.Value("string")
+    # one file alone, and a later file's dates beside the first file's text (cast to "2024-02-03 00:00:00" before)
+    assert load_records(folder / "train.jsonl").splits["train"]["id"] == ["2024-01-02", "2024-01-03T10:00:00Z"]
+    _write_jsonl(folder / "test.jsonl", [{"id": "b", "when": "2024-02-03", "n": 3}])
+    (folder / "train.jsonl").write_text(json.dumps({"id": "a", "when": "soon", "n": 1}) + "\n")
+    assert load_records(folder).splits["test"]["when"] == ["2024-02-03"]
+    # a column of mixed objects makes datasets read its own way (dates as timestamps): the dates beside the
+    # first file's text would be cast to "2024-02-03 00:00:00", so that is refused rather than done silently
+    _write_jsonl(folder / "train.jsonl", [{"id": "a", "when": "soon", "n": {"x": 1}}, {"id": "b", "when": "x", "n": [1]}])
+    with pytest.raises(DataError, match="column 'when' holds ISO dates in some files and other text in others"):
+        load_records(folder)
 
 
 def test_a_typed_column_of_nulls_only_is_not_blamed_on_a_bare_nan(tmp_path):
@@ -477,3 +501,19 @@ def test_nulls_then_text_and_integers_then_floats_over_the_files_are_read_as_one
     assert train["score"] == [1.0, 2.0, 0.5, 1.5] and train["n"] == [1, 2, 3, 2 ** 40]
     assert {name: str(train.features[name].dtype) for name in ("note", "score", "n")} == \
         {"note": "string", "score": "float64", "n": "int64"}
+
+
+def test_json_dates_and_widened_numbers_in_one_folder_are_read_together(tmp_path):
+    # two rules meet in one read: ISO dates stay text (json_dates) and integers beside floats, or nulls beside
+    # dates, widen (column_types.widened_types); the date rule's features must not drop the widened types
+    folder = tmp_path / "data"
+    folder.mkdir()
+    _write_jsonl(folder / "train-00000-of-00002.jsonl", [{"id": "2024-01-02", "score": 1, "when": None},
+                                                         {"id": "b", "score": 2, "when": None}])
+    _write_jsonl(folder / "train-00001-of-00002.jsonl",
+                 [{"id": "2024-01-03T04:05:06Z", "score": 0.5, "when": "2024-02-03"}])
+    train = load_records(folder).splits["train"]
+    assert train["id"] == ["2024-01-02", "b", "2024-01-03T04:05:06Z"]
+    assert train["score"] == [1.0, 2.0, 0.5] and train["when"] == [None, None, "2024-02-03"]
+    assert {name: str(train.features[name].dtype) for name in ("id", "score", "when")} == \
+        {"id": "string", "score": "float64", "when": "string"}

@@ -166,8 +166,9 @@ def test_write_outputs_holds_the_folder_against_a_second_writer(tmp_path):
         assert len(line.splitlines()) == 1 and f"process {first.pid}" in line and "wait for it" in line, line
         loaded = load_records(str(data), split_column="split")  # and the API, in this process
         result = find_duplicates(collect_rows(loaded, code_column="content", id_column="id"), DedupConfig(workers=1))
-        with pytest.raises(DataError, match=rf"--output {out} is in use by another `workbench dedup` run \(process "
-                                            rf"{first.pid}\).*wait for it"):
+        # the holder is a write_outputs call: the message said "another `workbench dedup` run"
+        with pytest.raises(DataError, match=rf"--output {out} is in use by another dedup writer \(process {first.pid}: "
+                                            r"a `workbench dedup` run or a `write_outputs` call\).*wait for it"):
             write_outputs(result, loaded, build_report(result), out)
         assert (out / staging).is_dir(), "a second writer removed the first one's live staging folder"
         assert not (out / "report.json").exists()
@@ -180,4 +181,37 @@ def test_write_outputs_holds_the_folder_against_a_second_writer(tmp_path):
     assert sorted(write_outputs(result, loaded, build_report(result), out)) == [
         "cluster_shapes", "clusters", "kept", "manifest", "pairs", "removed", "report", "skipped", "split:test",
         "split:train"]
+    assert not (out / LOCK_FILE).exists()
+
+
+def test_a_writer_that_opens_the_lock_file_as_its_holder_removes_it_takes_the_folder(tmp_path, monkeypatch):
+    # the holder removes .dedup.lock (still holding it) as it ends; a writer that had just opened the file
+    # then won its flock on the removed file, which filelock does not count as held: it was refused as "in use
+    # by another run" by a run that had finished. The race is forced here: the holder ends between the
+    # second writer's open and its flock (filelock's own step, patched to do so)
+    import filelock._native._unix as unix
+
+    from workbench.dedup.output_folder import hold_output_folder
+    from workbench.errors import DataError
+
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = hold_output_folder(out)
+    holder.__enter__()
+    real = unix.lock_fd_nonblocking
+    raced = []
+
+    def flock_after_the_holder_ends(fd: int) -> bool:
+        monkeypatch.setattr(unix, "lock_fd_nonblocking", real)
+        holder.__exit__(None, None, None)
+        raced.append(os.fstat(fd).st_nlink)
+        return real(fd)
+
+    monkeypatch.setattr(unix, "lock_fd_nonblocking", flock_after_the_holder_ends)
+    with hold_output_folder(out):
+        assert (out / LOCK_FILE).is_file()
+        refused = rf"--output {out} is in use by another dedup writer \(process {os.getpid()}: a `workbench dedup` run"
+        with pytest.raises(DataError, match=refused), hold_output_folder(out):
+            pass  # a live holder is still refused, after the second try too
+    assert raced == [0]  # the second writer's first try was on the removed file
     assert not (out / LOCK_FILE).exists()

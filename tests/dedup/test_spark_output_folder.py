@@ -210,6 +210,19 @@ def test_a_hadoop_output_over_a_hadoop_source_is_refused(spark, tmp_path):
     assert _tree(tmp_path / "out") == before
 
 
+def test_an_earlier_output_holding_the_input_is_seen_where_hadoop_puts_both(spark, tmp_path):
+    # the check compared the URIs as written: the earlier output's train/ read as a file:// URI (or through
+    # another mount table) was not seen as inside the viewfs:// -o, and the rerun replaced its own input
+    _corpus(tmp_path / "data")
+    with _mounted(spark, tmp_path) as root, _mounted(spark, tmp_path) as other:
+        run_dedup(f"{root}/data", _config(), output_dir=f"{root}/out")
+        before = _tree(tmp_path / "out")
+        for read in ((tmp_path / "out" / "train").as_uri(), f"{other}/out/train/", f"{other}/out/train/*.json"):
+            with pytest.raises(DataError, match=r"train holds this run's input .*, and this run would replace it"):
+                run_dedup(read, _config(), output_dir=f"{root}/out")
+    assert _tree(tmp_path / "out") == before
+
+
 def test_an_output_that_hadoop_maps_onto_the_input_folder_is_refused(spark, tmp_path):
     # the check compared the URIs as written: a viewfs:// -o mounted on the local input folder (or a local
     # -o in a viewfs:// SOURCE's folder, or two mount tables onto one folder) was taken, and the splits

@@ -544,6 +544,28 @@ def test_a_column_of_two_kinds_over_the_files_is_refused_alike_by_both_engines(s
     assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
 
 
+def test_iso_dates_in_json_lines_are_text_on_both_engines(spark, tmp_path):
+    # the local loader read "2024-01-02" as pyarrow's timestamp (written back "2024-01-02T00:00:00", a "Z"
+    # dropped) and refused this folder as "holds timestamp in train.jsonl but text in test.jsonl"; Spark read text
+    folder = tmp_path / "data"
+    folder.mkdir()
+    code = [CODE.format(k=k) for k in range(3)]
+    jsonl(folder / "train.jsonl", [{"id": "2024-01-02", "content": code[0], "when": "2024-01-02"},
+                                   {"id": "2024-01-03T10:00:00Z", "content": code[0], "when": "2024-01-03T10:00:00Z"}])
+    jsonl(folder / "test.jsonl", [{"id": "c", "content": code[1], "when": "soon"}])
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    run_dedup(str(folder), DedupConfig(**options), output_dir=tmp_path / "local")
+    run_dedup(folder.as_uri(), DedupConfig(engine="spark", **options), output_dir=tmp_path / "spark")
+    for split in ("train", "test"):
+        local = [json.loads(line) for line in (tmp_path / "local" / f"{split}.jsonl").read_text().splitlines()]
+        on_spark = [json.loads(line) for file in sorted((tmp_path / "spark" / split).glob("part-*.json"))
+                    for line in file.read_text().splitlines()]
+        assert local == on_spark, split
+    assert [row["when"] for row in local] == ["soon"]
+    assert (tmp_path / "local" / "removed.csv").read_text() == (tmp_path / "spark" / "removed.csv").read_text()
+    assert "2024-01-03T10:00:00Z" in (tmp_path / "local" / "removed.csv").read_text()
+
+
 def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_data_files(spark, tmp_path):
     # Spark skipped .hidden and _prefixed files unlisted (and so did not read _part/train-1.jsonl, which the local
     # loader reads), and refused the folder for its README.md

@@ -8,7 +8,10 @@ A type is reduced to its kind (:func:`kind_of`): text, numbers (integers and flo
 engines widen one to the other), true/false values, bytes, lists, objects; a column of nulls
 only has no kind and matches every kind. Type names of Arrow (``int64``, ``large_string``),
 Spark (``bigint``, ``array<string>``) and Spark's variant schema (``BIGINT``, ``OBJECT<...>``)
-are all understood, so both engines find the same clash and say it in the same words.
+are all understood, so both engines find the same clash and say it in the same words. An ISO date
+in a JSON Lines file is text to both (pyarrow would take it for a timestamp: the local loader
+reads it as text, :mod:`workbench.data.json_dates`, and gives its type as text here); a date or
+timestamp column of a Parquet file is its own kind on both.
 
 Only the standard library: the Spark engine's driver imports it without ``datasets``.
 """

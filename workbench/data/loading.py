@@ -466,9 +466,39 @@ def _build(
         padded = zero_padded_number_columns(files)
         if padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in padded}
+    dated: set[str] = set()
+    if files and all(_builder_for(file) == "json" for file in files):
+        from workbench.data.json_dates import text_date_features
+
+        dated, date_features = text_date_features(files)  # ISO dates stay text, as Spark reads them
+        if date_features is not None:
+            if features is not None:  # the widened types (numbers, nulls) with the date columns as text
+                date_features = features.copy()
+                for column in dated:
+                    date_features[column] = datasets.Value("string")
+            options["features"] = date_features
+    restored: dict[str, datasets.Dataset] | None = None
     try:
-        builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
-        builder.download_and_prepare()
+        from workbench.data.json_dates import refuse_rewritten_dates, restore_date_text
+
+        try:
+            builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
+            builder.download_and_prepare()
+            if "features" in options:
+                restored = {name: restore_date_text(split, builder.config.data_files[name], dated)
+                            for name, split in builder.as_dataset().items()}
+        except Exception:
+            if "features" not in options:
+                raise
+            # given features turn off datasets' own reading of a column of mixed objects (or numbers beside the
+            # dates) as JSON: read as datasets reads, dates as timestamps
+            options.pop("features")
+            builder = datasets.load_dataset_builder(source, data_files=data_files, **options)
+            builder.download_and_prepare()
+        if restored is None:
+            refuse_rewritten_dates(label, builder.info.features, dated)
+    except DataError:
+        raise
     except Exception as error:  # datasets raises many types for malformed files
         for file in files:
             problem = file_problem(file)
@@ -480,7 +510,7 @@ def _build(
     if empty:
         raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, not folder))
     try:
-        return dict(builder.as_dataset())
+        return restored if restored is not None else dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
 
@@ -744,7 +774,7 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
     if len(files) < 2 or builder not in ("parquet", "json"):
         return None  # one file has one schema; CSV columns are typed by pandas per file, not checked here
     schemas = [(file.relative_to(folder).as_posix(), _file_schema(builder, file)) for file in files]
-    typed = [(name, _type_names(schema)) for name, schema in schemas if schema is not None]
+    typed = [(name, _type_names(builder, schema)) for name, schema in schemas if schema is not None]
     clash = first_clash(typed)
     if clash is not None:
         raise DataError(clash_message(str(folder), clash))
@@ -754,10 +784,11 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
         return None  # files of other columns (or unknown ones): datasets' reading, and its error
     import pyarrow as pa
 
-    numbers = {"double": pa.float64(), "int64": pa.int64()}
+    # "string": a JSON date column widened with nulls, which no file's schema types as text
+    plain = {"double": pa.float64(), "int64": pa.int64(), "string": pa.string()}
 
     def target(column: str, name: str) -> pa.DataType:
-        return numbers.get(name) or next(schema.field(column).type for schema in known
+        return plain.get(name) or next(schema.field(column).type for schema in known
                                          if str(schema.field(column).type) == name)
 
     first = known[0]
@@ -785,13 +816,16 @@ def _file_schema(builder: str, file: Path) -> Any:
         return None
 
 
-def _type_names(schema: Any) -> dict[str, str]:
+def _type_names(builder: str, schema: Any) -> dict[str, str]:
     """Column -> Arrow type name of a schema (what :mod:`workbench.data.column_types` reads)."""
     import pyarrow as pa
 
-    # pandas' categories are text; an ISO date in JSON stays pyarrow's timestamp, as datasets reads it
-    return {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
-            for column in schema}
+    from workbench.data.json_dates import is_date_type
+
+    # pandas' categories are text; an ISO date in JSON is read as the text it is (json_dates), as Spark reads it
+    types = {column.name: str(column.type.value_type if pa.types.is_dictionary(column.type) else column.type)
+             for column in schema}
+    return {name: "string" if builder == "json" and is_date_type(kind) else kind for name, kind in types.items()}
 
 
 #: the order ``datasets`` prefers a folder's format in when as many files are of each

@@ -121,8 +121,10 @@ def hold_output_folder(out: Path) -> Iterator[None]:
     Spark writes (``s3a://``, ``hdfs://``) is not locked: its stores have no such lock.
 
     Raises:
-        DataError: another process holds the lock: one line naming the folder, that process (its
-            id, where Linux's ``/proc/locks`` tells it) and what to do.
+        DataError: another writer (a run, or a :func:`~workbench.dedup.writing.write_outputs` call)
+            holds the lock: one line naming the folder, that process (its id, where Linux's
+            ``/proc/locks`` tells it) and what to do. A lock file its holder removed just as this
+            one opened it is tried once more, not refused.
     """
     from workbench.errors import WorkbenchError
     from workbench.io import lock_exclusively
@@ -131,15 +133,22 @@ def hold_output_folder(out: Path) -> Iterator[None]:
     try:
         lock = lock_exclusively(path, "")
     except WorkbenchError:
-        holder = _lock_holder(path)
-        by = f" (process {holder})" if holder is not None else ""
-        raise DataError(f"--output {out} is in use by another `workbench dedup` run{by}: nothing was done; wait for it "
-                        f"to finish (or stop it), or choose another -o folder") from None
+        # a holder removes the file as it ends: a writer that opened it just before wins a flock on the removed
+        # file, which filelock does not count as held. Once more, on the file now at the path: a live holder
+        # refuses again, a finished one has left the folder free
+        try:
+            lock = lock_exclusively(path, "")
+        except WorkbenchError:
+            holder = _lock_holder(path)
+            writer = "a `workbench dedup` run or a `write_outputs` call"
+            by = f"process {holder}: {writer}" if holder is not None else writer
+            raise DataError(f"--output {out} is in use by another dedup writer ({by}): nothing was done; wait for it "
+                            f"to finish (or stop it), or choose another -o folder") from None
     try:
         yield
     finally:
         # removed while still held, so that a run leaves the folder as it found it; a run that opened
-        # the file meanwhile finds its inode unlinked and refuses, and the next one makes a new file
+        # the file meanwhile finds its inode unlinked and tries once more, on a new file
         with suppress(OSError):
             path.unlink()
         lock.release()
@@ -522,12 +531,14 @@ def _undo_swap(folder: Folder, staging: str, set_aside: list[str], moved_in: lis
 
 
 def _holds(folder: Folder, name: str, source: object) -> bool:
-    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI of its
-    scheme; a glob from its folder on: :func:`input_root`) lies in ``name`` of ``folder``."""
+    """Whether the run's input (a path, a ``file://`` URI, or on a Hadoop ``folder`` a URI Spark
+    reads, compared where Hadoop puts both: ``HadoopFolder.holds``; a glob from its folder on:
+    :func:`input_root`) lies in ``name`` of ``folder``."""
     if source is None:
         return False
     if not isinstance(folder, LocalFolder):
-        return uri_within(str(source), folder.path_of(name))
+        holds = getattr(folder, "holds", None)  # a HadoopFolder: where Hadoop puts both (its mounts)
+        return holds(name, str(source)) if holds is not None else uri_within(str(source), folder.path_of(name))
     where = urlparse(str(source))
     path = unquote(where.path) if where.scheme.lower() == "file" else str(source)
     try:

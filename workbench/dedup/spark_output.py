@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from workbench.dedup.detection import DedupResult
-from workbench.dedup.output_folder import COPYING_RENAMES, before_glob
+from workbench.dedup.output_folder import COPYING_RENAMES, before_glob, uri_within
 from workbench.dedup.spark_source import unreadable_message
 from workbench.dedup.writing import write_small_outputs
 from workbench.errors import DataError
@@ -119,6 +119,7 @@ class HadoopFolder:
 
         self.where = uri
         self.uri = uri.rstrip("/")
+        self._spark = spark
         self._jvm = spark.sparkContext._jvm
         self.cheap_renames = urlparse(uri).scheme.lower() not in COPYING_RENAMES
         try:
@@ -130,6 +131,17 @@ class HadoopFolder:
 
     def path_of(self, name: str) -> str:
         return f"{self.uri}/{name}" if name else self.uri
+
+    def holds(self, name: str, source: str) -> bool:
+        """Whether the run's input ``source`` (a URI; a glob from its folder on) lies in ``name``,
+        compared where Hadoop's file systems put both (:func:`resolved_location`, as the check of
+        the output over the input does): a ``file://`` SOURCE in this ``viewfs://`` folder, or
+        one seen through another mount table, is in it. Local locations are compared as paths
+        (links resolved), others as URIs (:func:`~workbench.dedup.output_folder.uri_within`)."""
+        inner, outer = resolved_location(self._spark, source), resolved_location(self._spark, self.path_of(name))
+        if urlparse(inner).scheme.lower() == urlparse(outer).scheme.lower() == "file":
+            return Path(unquote(urlparse(inner).path)).is_relative_to(Path(unquote(urlparse(outer).path)))
+        return uri_within(inner, outer)
 
     def _path(self, name: str) -> Any:
         return self._jvm.org.apache.hadoop.fs.Path(self.path_of(name))
