@@ -52,7 +52,7 @@ def test_score_rows_record_the_digest_execute_records(tmp_path):
         rows = [json.loads(line) for line in (tmp_path / "score" / name).read_text().splitlines()]
         assert {(r["task_id"], r["sample_id"]): r["code_sha256"] for r in rows} == expected, name
     same = runner.invoke(app, ["correlate", str(wide), "--results", str(tmp_path / "results.jsonl"),
-                               "-m", "chrf", "--resamples", "20"])
+                               "-m", "chrf", "--resamples", "50"])
     assert same.exit_code == 0, same.output
 
 
@@ -63,14 +63,14 @@ def test_scores_of_other_generations_are_refused_or_dropped(tmp_path):
     results = tmp_path / "results_a.jsonl"
     _results(model_a, results)
     wide_b = _score(model_b, tmp_path / "score_b")
-    refused = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf", "--resamples", "20"])
+    refused = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf", "--resamples", "50"])
     message = " ".join(refused.stderr.split())
     assert refused.exit_code == 1, refused.output
     # the null generations (sample 2) are the same code in both files: 8 of the 12 rows differ
     assert "8 of the 12 joined rows" in message and "different code" in message, message
     assert "(T0, 0)" in message and "Traceback" not in refused.output
     allowed = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf",
-                                  "--resamples", "20", "--allow-partial-join", "--json", str(tmp_path / "r.json")])
+                                  "--resamples", "50", "--allow-partial-join", "--json", str(tmp_path / "r.json")])
     assert allowed.exit_code == 0, allowed.output
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["samples"] == 4
@@ -85,5 +85,5 @@ def test_files_without_digests_join_as_before(tmp_path):
     _results(data, results)
     old = [{k: v for k, v in json.loads(line).items() if k != "code_sha256"} for line in results.read_text().splitlines()]
     results.write_text("".join(json.dumps(r) + "\n" for r in old))
-    result = runner.invoke(app, ["correlate", str(wide), "--results", str(results), "-m", "chrf", "--resamples", "20"])
+    result = runner.invoke(app, ["correlate", str(wide), "--results", str(results), "-m", "chrf", "--resamples", "50"])
     assert result.exit_code == 0, result.output
