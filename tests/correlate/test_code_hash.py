@@ -72,9 +72,12 @@ def test_scores_of_other_generations_are_refused_or_dropped(tmp_path):
     allowed = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf",
                                   "--resamples", "50", "--allow-partial-join", "--json", str(tmp_path / "r.json")])
     assert allowed.exit_code == 0, allowed.output
+    text = " ".join(allowed.output.split())  # Rich wraps long lines
+    assert "4 matched; 0 score rows without a result, 0 result rows without scores; 8 left out as other code" in text
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["samples"] == 4
-    assert report["join"]["code_mismatches"] == 8
+    assert report["counts"]["join"]["code_mismatches"] == 8 and report["counts"]["join"]["matched"] == 4
+    assert any("8 joined rows record other code" in w for w in report["warnings"]), report["warnings"]
 
 
 def test_files_without_digests_join_as_before(tmp_path):
@@ -85,5 +88,37 @@ def test_files_without_digests_join_as_before(tmp_path):
     _results(data, results)
     old = [{k: v for k, v in json.loads(line).items() if k != "code_sha256"} for line in results.read_text().splitlines()]
     results.write_text("".join(json.dumps(r) + "\n" for r in old))
+    result = runner.invoke(app, ["correlate", str(wide), "--results", str(results), "-m", "chrf", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+
+
+def test_every_row_of_other_code_is_refused_even_with_allow_partial_join(tmp_path):
+    model_a, model_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _generations(model_a, "a")
+    _generations(model_b, "b")
+    results = tmp_path / "results_a.jsonl"
+    _results(model_a, results)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows if r["sample_id"] != 2))  # only the differing ones
+    wide_b = _score(model_b, tmp_path / "score_b")
+    refused = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf",
+                                  "--resamples", "50", "--allow-partial-join"])
+    message = " ".join(refused.stderr.split())
+    assert refused.exit_code == 1 and "8 of the 8 joined rows" in message, refused.output
+    assert "pass the results of the same generations" in message and "--allow-partial-join" not in message
+
+
+def test_results_run_with_a_prompt_column_are_not_compared(tmp_path):
+    """execute --prompt-column hashes the prompt with the completion; score's digest is of the
+    completion alone, so the digests of the same generation differ: the summary says so."""
+    data = tmp_path / "a.jsonl"
+    _generations(data, "a")
+    results = tmp_path / "results.jsonl"
+    rows = [{"task_id": r["task_id"], "sample_id": r["sample_id"], "passed": r["sample_id"] % 2,
+             "code_sha256": Sample(r["task_id"], r["sample_id"], r["generation"], r["prompt"]).code_digest}
+            for r in map(json.loads, data.read_text().splitlines())]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "results.summary.json").write_text(json.dumps({"settings": {"prompt_column": "prompt"}}))
+    wide = _score(data, tmp_path / "score")
     result = runner.invoke(app, ["correlate", str(wide), "--results", str(results), "-m", "chrf", "--resamples", "50"])
     assert result.exit_code == 0, result.output

@@ -40,6 +40,7 @@ from typing import Any, Optional
 from workbench.errors import DataError
 from workbench.formatting import count
 
+
 def code_digest(prompt: str | None, completion: str | None) -> str:
     """The ``code_sha256`` of a row: the first 16 hex digits of the SHA-256 of the JSON list
     ``[prompt, completion]`` (UTF-8).
