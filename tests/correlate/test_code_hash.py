@@ -122,3 +122,26 @@ def test_results_run_with_a_prompt_column_are_not_compared(tmp_path):
     wide = _score(data, tmp_path / "score")
     result = runner.invoke(app, ["correlate", str(wide), "--results", str(results), "-m", "chrf", "--resamples", "50"])
     assert result.exit_code == 0, result.output
+
+
+def test_resume_of_a_folder_written_before_the_digest(tmp_path):
+    """Rows of an older workbench lack code_sha256: a --resume keeps them as they are, scores
+    the rest with it, and correlate joins the mixed table (rows without it on the key alone)."""
+    data = tmp_path / "a.jsonl"
+    _generations(data, "a")
+    out = tmp_path / "score"
+    first = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(out), "--no-progress", "--limit", "6"])
+    assert first.exit_code == 0, first.output
+    for name in ("scores.jsonl", "scores_wide.jsonl"):
+        rows = [{k: v for k, v in json.loads(line).items() if k != "code_sha256"}
+                for line in (out / name).read_text().splitlines()]
+        (out / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    resumed = runner.invoke(app, ["score", str(data), "--method", "chrf", "-o", str(out), "--no-progress", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and sum("code_sha256" in r for r in rows) == 6
+    results = tmp_path / "results.jsonl"
+    _results(data, results)
+    joined = runner.invoke(app, ["correlate", str(out / "scores_wide.jsonl"), "--results", str(results), "-m", "chrf",
+                                 "--resamples", "50"])
+    assert joined.exit_code == 0, joined.output
