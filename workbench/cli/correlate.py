@@ -253,6 +253,7 @@ def _print_report(report: CorrelationReport) -> None:
         console.print(
             f"join on ({j.key[0]}, {j.key[1]}): {j.matched} matched; {j.unmatched_scores} score rows without a result, "
             f"{j.unmatched_results} result rows without scores"
+            + (f"; {j.code_mismatches} left out as other code (code_sha256)" if j.code_mismatches else "")
             + (f"; status: {', '.join(f'{k} {v}' for k, v in j.status_counts.items())}" if j.status_counts else "")
         )
     for name, result in report.metrics.items():

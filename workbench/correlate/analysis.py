@@ -195,6 +195,7 @@ def correlate(
         length_unit=length_unit,
         metric_hints=named_by,
         allow_partial_join=allow_partial_join,
+        compare_code=results is None or _results_digests_comparable(results),
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
@@ -202,6 +203,24 @@ def correlate(
     )
     report.warnings[:0] = left_out
     return report
+
+
+def _results_digests_comparable(results: TableSource) -> bool:
+    """Whether the ``code_sha256`` of ``results`` can be compared with score rows' (which hash
+    the generation alone, as execute does by default): not when the execute summary next to a
+    results file (``results.summary.json``) records a ``--prompt-column``, whose prompt its
+    digests cover. No summary (a copied file, another table): compared."""
+    import json
+
+    from workbench.execute.result_file import summary_path
+
+    if not isinstance(results, (str, os.PathLike)):
+        return True
+    try:
+        settings = json.loads(summary_path(results).read_text(encoding="utf-8")).get("settings")
+    except (OSError, ValueError, AttributeError):
+        return True
+    return not (isinstance(settings, dict) and settings.get("prompt_column"))
 
 
 def run_correlate(
@@ -522,6 +541,11 @@ def _correlate_table(
         warnings.append(
             f"join: {table.join.unmatched_scores} score rows had no execution result and "
             f"{table.join.unmatched_results} result rows had no scores; they are left out"
+        )
+    if table.join is not None and table.join.code_mismatches:
+        warnings.append(
+            f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "
+            f"(code_sha256); they are left out (--allow-partial-join)"
         )
     if table.join is not None and table.join.label_disagreements and table.join.label_disagreements[0]:
         differ, compared = table.join.label_disagreements

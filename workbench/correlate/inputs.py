@@ -36,6 +36,8 @@ TableSource = str | os.PathLike[str] | LoadedDataset | datasets.Dataset | Mappin
 
 #: the execution-status column of ``workbench execute`` results, summarised when present
 STATUS_COLUMN = "status"
+#: the digest of a row's code that execute and score rows record (:func:`workbench.data.samples.code_digest`)
+CODE_DIGEST_COLUMN = "code_sha256"
 _EXAMPLES = 5
 _OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
 
@@ -264,12 +266,22 @@ def _join(
     sample_column: str,
     names: tuple[str, str],
     allow_partial: bool = False,
+    compare_code: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, JoinSummary]:
     """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary.
 
+    A key match whose two rows both record a ``code_sha256`` (:func:`workbench.data.samples.code_digest`)
+    and record different ones pairs a score of some code with the verdict on other code (two
+    models' generations of one dataset): it is refused, or with ``allow_partial`` left out and
+    counted (``code_mismatches``). Rows where either side lacks the digest (older files) join
+    on the key alone; ``compare_code=False`` (results whose digests cover a ``--prompt-column``
+    prompt, which score's do not) compares none.
+
     Raises:
-        DataError: no key joins; or fewer than half of the score rows join and ``allow_partial``
-            is off (result rows without scores are fine: a scored subset of the executed samples).
+        DataError: no key joins; some joined rows record different code and ``allow_partial``
+            is off, or all of them do; or fewer than half of the score rows join and
+            ``allow_partial`` is off (result rows without scores are fine: a scored subset of
+            the executed samples).
     """
     key = (task_column, sample_column)
     score_keys = list(zip(_key_texts(scores, task_column), _key_texts(scores, sample_column)))
@@ -287,6 +299,9 @@ def _join(
             result_rows.append(match)
     matched = set(result_rows)
     unmatched_results = [k for i, k in enumerate(result_keys) if i not in matched]
+    # rows of other code have a key match: counted as such, not as rows without a result
+    score_rows, result_rows, mismatches = _drop_other_code(scores, results, score_rows, result_rows, score_keys,
+                                                           names, allow_partial, compare_code)
     examples = {
         "scores_without_results": [list(map(str, k)) for k in unmatched_scores[:3]],
         "results_without_scores": [list(map(str, k)) for k in unmatched_results[:3]],
@@ -316,8 +331,39 @@ def _join(
         unmatched_scores=len(unmatched_scores),
         unmatched_results=len(unmatched_results),
         examples=examples,
+        code_mismatches=mismatches,
     )
     return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
+
+
+def _drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
+                     result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
+                     allow_partial: bool, compare: bool) -> tuple[list[int], list[int], int]:
+    """The joined row pairs less those whose ``code_sha256`` differs (see :func:`_join`), and how
+    many were left out.
+
+    Raises:
+        DataError: some pairs differ and ``allow_partial`` is off, or every pair differs.
+    """
+    if not compare or CODE_DIGEST_COLUMN not in scores.column_names or CODE_DIGEST_COLUMN not in results.column_names:
+        return score_rows, result_rows, 0
+    score_digests, result_digests = scores[CODE_DIGEST_COLUMN], results[CODE_DIGEST_COLUMN]
+    differs = [bool(isinstance(a := score_digests[s], str) and isinstance(b := result_digests[r], str) and a and b and a != b)
+               for s, r in zip(score_rows, result_rows)]
+    mismatches = sum(differs)
+    if not mismatches:
+        return score_rows, result_rows, 0
+    task, sample = score_keys[score_rows[differs.index(True)]]
+    what = (f"{mismatches} of the {len(score_rows)} joined rows of {names[0]} and {names[1]} differ in "
+            f"{CODE_DIGEST_COLUMN} (e.g. ({task}, {sample})): the scores and the results are of different code "
+            f"(another model's or another run's generations of the same ids, or other --stop settings)")
+    if mismatches == len(score_rows):
+        raise DataError(f"{what}; pass the results of the same generations")
+    if not allow_partial:
+        raise DataError(f"{what}; pass the results of the same generations, or --allow-partial-join to leave out "
+                        f"the {count(mismatches, 'row')} of other code and correlate the rest")
+    kept = [i for i, other in enumerate(differs) if not other]
+    return [score_rows[i] for i in kept], [result_rows[i] for i in kept], mismatches
 
 
 #: workbench's own columns that hold numbers or booleans but score no completion: the flags,
@@ -403,6 +449,7 @@ def prepare_table(
     length_unit: str = "chars",
     metric_hints: Mapping[str, str] | None = None,
     allow_partial_join: bool = False,
+    compare_code: bool = True,
 ) -> CorrelationTable:
     """Validate, join and group the input.
 
@@ -423,7 +470,10 @@ def prepare_table(
         metric_hints: metric -> the hint of its missing-column message, for a metric that
             ``--metric`` does not name (``"the --combine declaration both=rank-mean:a,b names it"``);
             the others say "set it with --metric".
-        allow_partial_join: go on when fewer than half of the score rows have a result.
+        allow_partial_join: go on when fewer than half of the score rows have a result, and
+            leave out (counted) joined rows whose ``code_sha256`` differs rather than refuse.
+        compare_code: compare the two sides' ``code_sha256`` where both have one (see
+            :func:`_join`); off for results whose digests cover a ``--prompt-column`` prompt.
 
     Returns:
         a :class:`CorrelationTable`.
@@ -431,7 +481,8 @@ def prepare_table(
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
         DataError: bad labels, duplicate keys, an empty join or one where fewer than half of the
-            score rows join (unless ``allow_partial_join``), no usable rows, a length column
+            score rows join (unless ``allow_partial_join``), joined rows of different code
+            (:func:`_join`), no usable rows, a length column
             that holds neither text nor numbers.
     """
     if not metrics:
@@ -459,7 +510,7 @@ def prepare_table(
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names,
-                                              allow_partial=allow_partial_join)
+                                              allow_partial=allow_partial_join, compare_code=compare_code)
         table = scores.select(score_rows)
         input_rows = score_rows
         matched_results = results.select(result_rows)

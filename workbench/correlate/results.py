@@ -396,6 +396,9 @@ class JoinSummary:
         label_disagreements: when the scores carry a label column of their own, ``(rows where it
             differs from the results' label, matched rows where both have one)``; the results'
             label is the one used.
+        code_mismatches: key matches left out because the two rows record different code
+            (``code_sha256``: the scores are of other generations than the results ran), only
+            with ``--allow-partial-join`` (else refused); not in ``matched``.
     """
 
     key: tuple[str, str]
@@ -407,6 +410,7 @@ class JoinSummary:
     examples: dict[str, list[list[str]]] = field(default_factory=dict)
     status_counts: dict[str, int] | None = None
     label_disagreements: tuple[int, int] | None = None
+    code_mismatches: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return _clean(
@@ -420,6 +424,7 @@ class JoinSummary:
                 "examples": self.examples,
                 "status_counts": self.status_counts,
                 "label_disagreements": None if self.label_disagreements is None else list(self.label_disagreements),
+                "code_mismatches": self.code_mismatches,
             }
         )
 

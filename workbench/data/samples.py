@@ -12,7 +12,9 @@ it:
 * :func:`resolve_sample_column` -- when an absent sample column means "number them";
 * :func:`check_unique` -- two rows with one key are refused (:class:`DuplicateSampleError`);
 * :class:`BaseSample` -- the part every job's sample shares (the ids and the key); the
-  execution and scoring samples add their own fields to it.
+  execution and scoring samples add their own fields to it;
+* :func:`code_digest` -- the ``code_sha256`` of a sample's code that execute's and score's rows
+  record, so ``workbench correlate --results`` can tell two files of other generations apart.
 
 Example::
 
@@ -26,7 +28,9 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,6 +39,25 @@ from typing import Any, Optional
 
 from workbench.errors import DataError
 from workbench.formatting import count
+
+
+def code_digest(prompt: str | None, completion: str | None) -> str:
+    """The ``code_sha256`` of a row: the first 16 hex digits of the SHA-256 of the JSON list
+    ``[prompt, completion]`` (UTF-8).
+
+    Args:
+        prompt: the prompt the generations carry and the code runs after (execute's
+            ``--prompt-column``), or ``None`` for the problem's own prompt (execute's default).
+        completion: the generated code as run or scored (after any ``--stop`` cut), or ``None``
+            for a null generation.
+
+    Returns:
+        16 lowercase hex digits. ``workbench execute`` (:attr:`workbench.execute.job.Sample.code_digest`)
+        and ``workbench score`` (:attr:`workbench.score.base.Sample.code_digest`) both record it.
+    """
+    payload = json.dumps([prompt, completion], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(payload).hexdigest()[:16]
+
 
 #: the default names of the key columns in every file workbench writes
 TASK_COLUMN = "task_id"

@@ -11,7 +11,6 @@ Notebook use::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import time
@@ -24,7 +23,7 @@ from typing import Any
 from workbench.data.language_column import DEFAULT_LANGUAGE, LANGUAGE_COLUMN, language_value, run_language
 from workbench.data.loading import load_records, require_text_columns
 from workbench.data.repeated_prompt import repeated_prompt_note
-from workbench.data.samples import BaseSample, check_unique, number_samples, resolve_sample_column
+from workbench.data.samples import BaseSample, check_unique, code_digest, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
 from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
@@ -81,8 +80,7 @@ class Sample(BaseSample):
         """The first 16 hex digits of the SHA-256 of what runs (the prompt of the generations, if
         any, and the completion as cut): a finished row records it, so a resume notices a
         generations file edited since (:func:`changed_since_run`)."""
-        payload = json.dumps([self.prompt, self.completion], ensure_ascii=False).encode("utf-8", "surrogatepass")
-        return hashlib.sha256(payload).hexdigest()[:16]
+        return code_digest(self.prompt, self.completion)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from workbench.data.samples import BaseSample
+from workbench.data.samples import BaseSample, code_digest
 from workbench.languages.spec import LanguagePlugin
 from workbench.llm.client import Exchange, LLMClient, LLMParseError, Usage
 from workbench.score.reading import (
@@ -67,6 +67,14 @@ class Sample(BaseSample):
             cut = f" after cutting at the stop sequence {self.stop!r}" if self.stop else ""
             return f"the generation is empty{cut}: scored as empty code"
         return None
+
+    @property
+    def code_digest(self) -> str:
+        """The ``code_sha256`` of the scored generation (as cut at ``--stop``; ``None`` when null):
+        :func:`workbench.data.samples.code_digest` with no prompt, the digest ``workbench execute``
+        records for it run after the problem's prompt (its default), so ``workbench correlate
+        --results`` can refuse results of other generations."""
+        return code_digest(None, None if self.generation_null else self.generation)
 
     @property
     def generation_program(self) -> str:

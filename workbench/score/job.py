@@ -86,8 +86,10 @@ ROW_COLUMNS = (
 )
 
 #: per-sample columns of every ``scores.jsonl`` row (kept in ``scores_wide.jsonl``): whether
-#: ``--stop`` cut the generation and where, and why a generation is no code (null or empty)
-SAMPLE_COLUMNS = ("generation_truncated", "stop_sequence", "generation_note")
+#: ``--stop`` cut the generation and where, why a generation is no code (null or empty), and
+#: the digest of the scored code (:attr:`workbench.score.base.Sample.code_digest`; rows of an
+#: older workbench lack it)
+SAMPLE_COLUMNS = ("generation_truncated", "stop_sequence", "generation_note", "code_sha256")
 
 #: statuses that ``retry_failed`` scores again
 ERROR_STATUSES = frozenset({"llm_error", "parse_error", "budget_exceeded", "error"})
@@ -1197,7 +1199,7 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
     if method.uses_llm and result.read is None:
         row["score_mode"] = config.score_mode  # asked for, even when the sample failed before a read
     row.update(generation_truncated=sample.stop is not None, stop_sequence=sample.stop,
-               generation_note=sample.generation_note)
+               generation_note=sample.generation_note, code_sha256=sample.code_digest)
     for column, value in sample.carried.items():
         row.setdefault(column, value)
     return row
