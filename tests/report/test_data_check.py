@@ -24,9 +24,9 @@ def _write(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def _run(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
-    """Three HumanEval generations, one with trailing text cut at a stop sequence, run by
-    `workbench run` (execute + report); a subset file gives each a sample view."""
+def _run(tmp_path: Path, stop: str | None = "humaneval") -> tuple[Path, Path, list[dict]]:
+    """Three HumanEval generations, one with trailing text cut at a stop sequence (``stop``; none
+    cut without it), run by `workbench run` (execute + report); a subset file gives each a sample view."""
     problems = {row["task_id"]: row for row in load_humaneval().select(range(3))}
     rows = [
         {"task_id": "HumanEval/0", "sample_id": 0,
@@ -38,7 +38,7 @@ def _run(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
     _write(data, rows)
     config = tmp_path / "c.toml"
     config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute", "report"]\n'
-                      f'[data]\nsource = "{data}"\nstop = "humaneval"\n[execute]\nworkers = 2\ntimeout = 30.0\n')
+                      f'[data]\nsource = "{data}"\n{"stop = " + json.dumps(stop) if stop else ""}\n[execute]\nworkers = 2\ntimeout = 30.0\n')
     result = CliRunner().invoke(app, ["run", str(config)])
     run = tmp_path / "run"
     assert result.exit_code == 0, result.output
@@ -131,3 +131,22 @@ def test_a_null_task_id_in_the_data_changed_lists_is_shown_as_missing(tmp_path):
     banner = html[html.index('id="data-changed"'):html.index("<nav")]
     assert "None:1" not in re.sub(r"<[^>]+>", "", banner), banner
     assert '<span class="muted">no task id</span>:1' in banner, banner
+
+
+def test_a_null_task_id_matches_a_null_task_id(tmp_path):
+    """fix33 leftover 2: the data check keyed the data rows by ``str(task_id)``, so a null task id
+    became ``"None"`` and never matched the result row's null id (``sample_key``): a sample whose
+    code did not change was listed as no longer in the data. Results with a null task id come
+    from before execute refused such data; here both files hold it, the code as it ran."""
+    run, data, rows = _run(tmp_path, stop=None)
+    results = run / "execute" / "results.jsonl"
+    executed = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    for row in [*executed, *rows]:
+        if (row["task_id"], row["sample_id"]) == ("HumanEval/2", 0):
+            row["task_id"] = None
+    _write(results, executed)
+    _write(data, rows)
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    samples = json.loads((run / "report.json").read_text())["data_check"]["samples"]
+    assert samples["checked"] == 3 and samples["missing"] == [] and samples["changed"] == [], samples

@@ -323,3 +323,41 @@ def test_options_that_cannot_change_outputs_are_not_in_the_stage_key(tmp_path: P
     config = load_config(_write(tmp_path, text), overrides=["execute.workers=3"])
     [execute] = [plan for plan in plan_stages(config, run_preflight(config).columns) if plan.name == "execute"]
     assert "--workers" in execute.argv and "--workers" not in execute.key_argv()
+
+
+@pytest.mark.parametrize(("overrides", "undo"), [
+    ([], "set [score] reference = true"),
+    (["score.reference=true", "score.analyse_first=true"], "set [score] analyse_first = false"),
+    (["score.reference=true", "score.final_step=p-correct"], 'set [score] final_step = "score"'),
+])
+def test_a_judge_option_no_method_reads_is_refused_with_the_config_key_to_undo_it(
+        overrides: list[str], undo: str) -> None:
+    """fix33 leftover 3: on the shipped preset (``reference = false``), ``--set 'score.method=[...]'``
+    without p-correct was refused with "... or drop the option", which says nothing in config
+    terms: the message names the key and the value that turns the option off (`workbench score`
+    keeps "drop the option": tests/score/test_cli.py). No stage runs (--dry-run)."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    args = ["run", str(DEFAULT_CONFIG), "--dry-run", "--set", 'score.method=["ice-score","chrf"]']
+    for override in overrides:
+        args += ["--set", override]
+    result = CliRunner().invoke(app, args, terminal_width=300)
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "stage score: [score] " in text, text
+    assert f"add p-correct to [score] method or {undo}" in text or f"to [score] method or {undo}" in text, text
+    assert "drop the option" not in text and "(--no-reference)" not in text, text
+
+
+def test_workbench_score_keeps_drop_the_option() -> None:
+    """The command-line rendering of the same refusals (fix33 leftover 3) still says to drop the flag."""
+    from workbench.options import OptionError, flag_of
+    from workbench.score.config import ScoreConfig
+
+    for options in ({"reference": False}, {"analyse_first": True}, {"final_step": "p-correct"}):
+        with pytest.raises(OptionError) as caught:
+            ScoreConfig(method=["ice-score", "chrf"], model="gpt-4o-mini", **options)
+        text = caught.value.render(flag_of)
+        assert text.endswith("drop the option") or "or drop the option (ice-score" in text, text
+        assert " = " not in text, text

@@ -492,6 +492,20 @@ cache = "off"'''))
     if select == "first":
         assert set(scored) <= set(rows())  # the first 4 are among the first 5
 
+    # fix33: the rows an earlier resume set aside that stay there are not "the" rows this run moved
+    lower = run_pipeline(load_config(config_path, overrides=["score.limit=4"]))
+    assert _outcomes(lower)["score"][1].endswith(
+        "resumed: kept 8 finished rows, scored no new row; set aside 2 rows of the samples no longer selected "
+        "in scores.unselected.jsonl, beside the 6 an earlier resume put there (a resume that selects them "
+        "again takes them back)"), _outcomes(lower)["score"][1]
+    back = run_pipeline(load_config(config_path, overrides=["score.limit=5"]))
+    assert _outcomes(back)["score"][1].endswith(  # 1 sample comes back, the others stay: nothing moved now
+        "resumed: kept 10 finished rows, scored no new row; 6 rows of the samples not selected stay set aside "
+        "in scores.unselected.jsonl, where an earlier resume put them (a resume that selects them again "
+        "takes them back)"), _outcomes(back)["score"][1]
+    assert judge.requests == calls
+    tables(5)
+
     again = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
     assert _statuses(again)["score"] == "resumed" and judge.requests == calls  # the rows set aside come back
     assert _outcomes(again)["score"][1].endswith("resumed: kept 16 finished rows, scored no new row")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from workbench.data.samples import sample_key
+from workbench.data.samples import id_text, sample_key
 from workbench.formatting import count
 from workbench.report.run_folder import dedup_id
 from workbench.run_layout import RunLayout
@@ -61,7 +61,8 @@ def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]]
         config = ExecutionConfig(**{k: v for k, v in settings.items() if k in options and v is not None}, offline=True)
         completion_column, prompt_column = config.completion_column, config.prompt_column
         samples = [
-            Sample(str(row.get("task_id")), row.get("sample_id"),
+            # id_text, as sample_key keys the results: a null task id stays None (never "None")
+            Sample(id_text(row.get("task_id")), row.get("sample_id"),
                    None if row.get(completion_column) is None else str(row.get(completion_column)),
                    None if not prompt_column else row.get(prompt_column))
             for row in rows

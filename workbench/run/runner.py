@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from workbench.errors import WorkbenchError, require_argument
 from workbench.formatting import count
-from workbench.io import atomic_write
+from workbench.io import atomic_write, read_jsonl
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
 from workbench.run.preflight import Preflight, run_preflight
@@ -716,7 +716,7 @@ def run_pipeline(
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
+            message = (error.render(plan.config_key, config=True) if isinstance(error, OptionError)  # named as the config names it
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))
@@ -770,18 +770,33 @@ def run_pipeline(
 
 def _reselected(job_result: Any) -> str:
     """What a score stage resumed with another ``limit``/``method_limit`` did, from its job's
-    :class:`~workbench.score.job.RunReport`: the rows kept, the rows scored, the rows set aside
-    (a lowered limit scores nothing new, so the note must not say it did)."""
+    :class:`~workbench.score.job.RunReport`: the rows kept, the rows scored, the rows this run set
+    aside and those an earlier resume set aside that stay there (counted from the job's
+    ``scores.unselected.jsonl``, as ``workbench score``'s note tells them apart); a lowered limit
+    scores nothing new, so the note must not say it did."""
     kept = getattr(job_result, "resumed_rows", None)
     if kept is None:  # a job without the counts (not a score stage): what the option means
         return "resumed, keeping the finished rows of the samples still selected"
     written = job_result.rows_written
     note = (f"resumed: kept {count(kept, 'finished row')}, "
             f"{'scored ' + count(written, 'new row') if written else 'scored no new row'}")
+    from workbench.score.wide_table import UNSELECTED_FILE, unselected_path
+
     set_aside = getattr(job_result, "set_aside_rows", 0)
-    if set_aside:
+    # the rows an earlier resume set aside that stay there (the job counts only those it moved)
+    scores = (getattr(job_result, "paths", None) or {}).get("scores")
+    staying = max(0, len(read_jsonl(unselected_path(scores))) - set_aside) if scores else 0
+    back = "(a resume that selects them again takes them back)"
+    if set_aside and staying:
+        note += (f"; set aside {count(set_aside, 'row')} of the samples no longer selected in "
+                 f"{UNSELECTED_FILE}, beside the {staying} an earlier resume put there {back}")
+    elif set_aside:
         note += (f"; set aside the {count(set_aside, 'row')} of the samples no longer selected in "
-                 "scores.unselected.jsonl (a resume that selects them again takes them back)")
+                 f"{UNSELECTED_FILE} {back}")
+    elif staying:
+        note += (f"; {count(staying, 'row')} of the samples not selected {'stays' if staying == 1 else 'stay'} "
+                 f"set aside in {UNSELECTED_FILE}, where an earlier resume put "
+                 f"{'it' if staying == 1 else 'them'} {back}")
     return note
 
 

@@ -267,7 +267,7 @@ class StagePlan:
         try:
             return COMMAND_CONFIGS[self.command](**{**self.values, **changes})  # type: ignore[index]
         except OptionError as error:
-            raise ConfigError(f"stage {self.name}: {error.render(self.config_key)}") from None
+            raise ConfigError(f"stage {self.name}: {error.render(self.config_key, config=True)}") from None
 
     def config_key(self, name: str) -> str:
         """Where the config sets field ``name`` of this stage: ``[score] limit``, ``[data] code_column``."""

@@ -264,19 +264,23 @@ class ScoreConfig(JobConfig):
         --no-reference`` would otherwise score with the reference (ICE-Score's reference-free
         variant is not implemented), silently."""
         methods = ", ".join(dict.fromkeys(self.method))
+        # the command line drops the option; a config (the shipped preset sets reference = false)
+        # sets the key back to its default
         if not self.reference and "p-correct" not in self.method:
-            raise OptionError(f"{{reference}} off (--no-reference) is read by p-correct only, and this run's methods "
-                              f"({methods}) do not read it; add p-correct to {{method}} or drop the option"
-                              + (" (ice-score is ICE-Score's reference-based prompt, the shipped gpt35_nswr; the "
-                                 "reference-free gpt35_nsnr is not implemented)" if "ice-score" in self.method else ""),
-                              "reference", "method")
+            ice = (" (ice-score is ICE-Score's reference-based prompt, the shipped gpt35_nswr; the reference-free "
+                   "gpt35_nsnr is not implemented)" if "ice-score" in self.method else "")
+            unread = f"is read by p-correct only, and this run's methods ({methods}) do not read it; add p-correct to {{method}} or"
+            raise OptionError(f"{{reference}} off (--no-reference) {unread} drop the option{ice}", "reference", "method",
+                              config_template=f"{{reference}} = false {unread} set {{reference}} = true{ice}")
         if self.analyse_first and "p-correct" not in self.method:
-            raise OptionError(f"{{analyse_first}} is read by p-correct only; this run's methods ({methods}) do not "
-                              "read it: add p-correct to {method} or drop the option", "analyse_first", "method")
+            unread = f"is read by p-correct only; this run's methods ({methods}) do not read it: add p-correct to {{method}} or"
+            raise OptionError(f"{{analyse_first}} {unread} drop the option", "analyse_first", "method",
+                              config_template=f"{{analyse_first}} {unread} set {{analyse_first}} = false")
         if self.final_step != DEFAULT_FINAL_STEP and not {"dsa-cqe", "dsa-cqe-simplified"} & set(self.method):
-            raise OptionError(f"{{final_step}} {self.final_step} is read by dsa-cqe and dsa-cqe-simplified only; this "
-                              f"run's methods ({methods}) do not read it: add one of them to {{method}} or drop the option",
-                              "final_step", "method")
+            unread = (f"{{final_step}} {self.final_step} is read by dsa-cqe and dsa-cqe-simplified only; this run's "
+                      f"methods ({methods}) do not read it: add one of them to {{method}} or")
+            raise OptionError(f"{unread} drop the option", "final_step", "method",
+                              config_template=f'{unread} set {{final_step}} = "{DEFAULT_FINAL_STEP}"')
 
     @property
     def method_limits(self) -> dict[str, int]:
