@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -73,6 +74,10 @@ class _DropReaderErrors(logging.Filter):
 
 for _reader in ("datasets.packaged_modules.csv.csv", "datasets.packaged_modules.json.json"):
     logging.getLogger(_reader).addFilter(_DropReaderErrors())
+
+# a CSV folder read with widened types (_csv_features) gives pandas a dtype for every column and the
+# zero-padded id columns a converter too: the converter is meant to win, as pandas says it does
+warnings.filterwarnings("ignore", message="Both a converter and dtype were specified", module="datasets")
 
 
 @dataclass(frozen=True)
