@@ -145,3 +145,28 @@ def test_resume_of_a_folder_written_before_the_digest(tmp_path):
     joined = runner.invoke(app, ["correlate", str(out / "scores_wide.jsonl"), "--results", str(results), "-m", "chrf",
                                  "--resamples", "50"])
     assert joined.exit_code == 0, joined.output
+
+
+def test_score_results_of_other_generations_are_refused_and_of_a_prompt_column_not_compared(tmp_path):
+    """``workbench score --results`` carries each verdict into the rows as ``passed``: the verdicts
+    on another model's generations of the same ids are refused in correlate's words; results run
+    with ``--prompt-column`` (digests over prompt and completion) are not compared, as correlate does."""
+    model_a, model_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _generations(model_a, "a")
+    _generations(model_b, "b")
+    results = tmp_path / "results_a.jsonl"
+    _results(model_a, results)
+    same = runner.invoke(app, ["score", str(model_a), "--method", "chrf", "-o", str(tmp_path / "same"),
+                               "--no-progress", "--results", str(results)])
+    assert same.exit_code == 0, same.output
+    refused = runner.invoke(app, ["score", str(model_b), "--method", "chrf", "-o", str(tmp_path / "other"),
+                                  "--no-progress", "--results", str(results)])
+    message = " ".join(refused.stderr.split())
+    assert refused.exit_code == 1, refused.output
+    assert "8 of the 12 joined rows" in message and "different code" in message and "(T0, 0)" in message, message
+    assert "pass the results of the same generations" in message and "--allow-partial-join" not in message
+    assert "Traceback" not in refused.output and not (tmp_path / "other" / "scores.jsonl").exists()
+    (tmp_path / "results_a.summary.json").write_text(json.dumps({"settings": {"prompt_column": "prompt"}}))
+    prompted = runner.invoke(app, ["score", str(model_b), "--method", "chrf", "-o", str(tmp_path / "prompted"),
+                                   "--no-progress", "--results", str(results)])
+    assert prompted.exit_code == 0, prompted.output

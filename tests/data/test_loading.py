@@ -517,3 +517,24 @@ def test_json_dates_and_widened_numbers_in_one_folder_are_read_together(tmp_path
     assert train["score"] == [1.0, 2.0, 0.5] and train["when"] == [None, None, "2024-02-03"]
     assert {name: str(train.features[name].dtype) for name in ("id", "score", "when")} == \
         {"id": "string", "score": "float64", "when": "string"}
+
+
+def test_csv_folders_widen_integers_beside_floats_and_empty_cells_beside_text(tmp_path):
+    # pandas types each CSV file alone and datasets cast every file to the first file's types: a raw "Float value
+    # 0.500000 was truncated converting to int64" for integer scores before fractional ones, a raw cast error for a
+    # note empty in train and text in test; zero-padded ids stay text and only empty cells are missing
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "train-00000-of-00002.csv").write_text("id,note,score,word\n007,,1,NA\n008,,2,x\n")
+    (folder / "train-00001-of-00002.csv").write_text("id,note,score,word\n009,hi,0.5,None\n010,,1.5,y\n")
+    train = load_records(folder).splits["train"]
+    assert train["id"] == ["007", "008", "009", "010"]
+    assert train["note"] == [None, None, "hi", None] and train["word"] == ["NA", "x", "None", "y"]
+    assert train["score"] == [1.0, 2.0, 0.5, 1.5]
+    assert {name: str(train.features[name].dtype) for name in ("note", "score")} == \
+        {"note": "string", "score": "float64"}
+    # numbers in one file and text in another: one clear line naming the column and both files
+    (folder / "train-00001-of-00002.csv").write_text("id,note,score,word\n009,hi,high,z\n")
+    with pytest.raises(DataError, match=r"column 'score' holds numbers in train-00000-of-00002\.csv but text in "
+                                        r"train-00001-of-00002\.csv"):
+        load_records(folder)

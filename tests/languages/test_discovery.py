@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import textwrap
 
@@ -236,6 +237,26 @@ def test_a_plugin_written_for_another_grammar_version_is_refused_with_the_node_t
     result = CliRunner().invoke(app, ["dedup", str(_toy_folder(tmp_path, ".drift")), "-o", str(tmp_path / "out")])
     assert result.exit_code != 0
     assert "'lefty' is not a field of the grammar" in " ".join(result.output.split())
+
+
+def test_a_plugin_whose_capsule_loads_another_language_is_told_so_not_to_install_another_version(install):
+    """The advice "install the grammar version the plugin was written for" fits a grammar that renamed a
+    few node types, not a language_capsule() that returns another language's grammar (Java's for a
+    plugin on the Python grammar): most of the plugin's node types are then missing."""
+    install("wrong-plugin", {"wrong": "wrong_module"}, {"wrong_module": toy("wrong", ".wrong", """
+        def language_capsule(self):
+            import tree_sitter_java
+            return tree_sitter_java.language()
+    """)})
+    with pytest.raises(LanguageGrammarError) as raised:
+        get_language("wrong")
+    said = " ".join(str(raised.value).split())
+    assert "does not fit the installed grammar" not in said and "Install the grammar version" not in said, said
+    assert re.search(r"the wrong plugin's language_capsule\(\) loads another grammar than tree-sitter-python's: "
+                     r"\d+ of its \d+ node types are not in it \(e\.g\. '", said), said
+    listing = CliRunner().invoke(app, ["languages"], env={"COLUMNS": "250"})
+    assert "wrong-plugin (wrong): the wrong plugin's language_capsule() loads another grammar" in \
+        " ".join(listing.output.split())
 
 
 def test_a_plugin_without_language_capsule_is_named_as_such_not_as_a_missing_grammar(install):

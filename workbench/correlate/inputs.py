@@ -338,9 +338,13 @@ def _join(
 
 def _drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
                      result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
-                     allow_partial: bool, compare: bool) -> tuple[list[int], list[int], int]:
+                     allow_partial: bool, compare: bool, *, partial_option: str | None = "--allow-partial-join",
+                     ) -> tuple[list[int], list[int], int]:
     """The joined row pairs less those whose ``code_sha256`` differs (see :func:`_join`), and how
     many were left out.
+
+    ``partial_option``: the option whose use the message suggests to leave the pairs of other
+    code out (``None``: a caller without one, such as ``workbench score --results``).
 
     Raises:
         DataError: some pairs differ and ``allow_partial`` is off, or every pair differs.
@@ -357,10 +361,10 @@ def _drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_
     what = (f"{mismatches} of the {len(score_rows)} joined rows of {names[0]} and {names[1]} differ in "
             f"{CODE_DIGEST_COLUMN} (e.g. ({task}, {sample})): the scores and the results are of different code "
             f"(another model's or another run's generations of the same ids, or other --stop settings)")
-    if mismatches == len(score_rows):
+    if mismatches == len(score_rows) or (partial_option is None and not allow_partial):
         raise DataError(f"{what}; pass the results of the same generations")
     if not allow_partial:
-        raise DataError(f"{what}; pass the results of the same generations, or --allow-partial-join to leave out "
+        raise DataError(f"{what}; pass the results of the same generations, or {partial_option} to leave out "
                         f"the {count(mismatches, 'row')} of other code and correlate the rest")
     kept = [i for i, other in enumerate(differs) if not other]
     return [score_rows[i] for i in kept], [result_rows[i] for i in kept], mismatches

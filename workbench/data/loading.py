@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -73,6 +74,10 @@ class _DropReaderErrors(logging.Filter):
 
 for _reader in ("datasets.packaged_modules.csv.csv", "datasets.packaged_modules.json.json"):
     logging.getLogger(_reader).addFilter(_DropReaderErrors())
+
+# a CSV folder read with widened types (_csv_features) gives pandas a dtype for every column and the
+# zero-padded id columns a converter too: the converter is meant to win, as pandas says it does
+warnings.filterwarnings("ignore", message="Both a converter and dtype were specified", module="datasets")
 
 
 @dataclass(frozen=True)
@@ -771,8 +776,10 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
     """
     from workbench.data.column_types import clash_message, first_clash, widened_types
 
-    if len(files) < 2 or builder not in ("parquet", "json"):
-        return None  # one file has one schema; CSV columns are typed by pandas per file, not checked here
+    if len(files) < 2 or builder not in ("parquet", "json", "csv"):
+        return None  # one file has one schema
+    if builder == "csv":
+        return _csv_features(folder, files)
     schemas = [(file.relative_to(folder).as_posix(), _file_schema(builder, file)) for file in files]
     typed = [(name, _type_names(builder, schema)) for name, schema in schemas if schema is not None]
     clash = first_clash(typed)
@@ -795,6 +802,63 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
     fields = [field.with_type(target(field.name, widened[field.name])) if field.name in widened else field
               for field in first]
     return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata))
+
+
+def _csv_features(folder: Path, files: list[Path]) -> datasets.Features | None:
+    """:func:`_refuse_mixed_column_types` for CSV files, which carry no types: each file is typed
+    as the reader types it (pandas, with only empty cells missing and zero-padded numbers as text),
+    a column of empty cells only being nulls. Returns the features that widen the columns that need
+    it, else ``None``; raises :class:`DataError` for a column of two kinds."""
+    from workbench.data.column_types import clash_message, first_clash, widened_types
+
+    padded = zero_padded_number_columns(files)
+    typed: list[tuple[str, dict[str, str]]] = []
+    headers: set[tuple[str, ...]] = set()
+    for file in files:
+        types = _csv_type_names(file, padded)
+        if types is None:
+            return None  # a file pandas cannot read: the read itself says why
+        typed.append((file.relative_to(folder).as_posix(), types))
+        headers.add(tuple(types))
+    clash = first_clash(typed)
+    if clash is not None:
+        raise DataError(clash_message(str(folder), clash))
+    widened = widened_types(typed)
+    if not widened or len(headers) > 1:
+        return None  # files of other columns: datasets' reading, and its error
+    values = {"double": "float64", "int64": "int64", "string": "string", "bool": "bool", "null": "float64"}
+
+    def value(column: str) -> datasets.Value:
+        held = [types[column] for _, types in typed if types[column] != "null"]
+        name = widened.get(column) or (held[0] if held else "null")
+        return datasets.Value(values.get(name, "string"))
+
+    return datasets.Features({column: value(column) for column in typed[0][1]})
+
+
+def _csv_type_names(file: Path, padded: set[str]) -> dict[str, str] | None:
+    """Column -> Arrow type name of one CSV file as the loader reads it (``"null"`` for a column
+    of empty cells only); ``None`` when pandas cannot read the file."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(file, keep_default_na=False, na_values=[""], converters=dict.fromkeys(padded, str))
+    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError):
+        return None
+    names = {}
+    for column in frame.columns:
+        cells = frame[column]
+        if cells.isna().all():
+            names[str(column)] = "null"
+        elif pd.api.types.is_bool_dtype(cells):
+            names[str(column)] = "bool"
+        elif pd.api.types.is_integer_dtype(cells):
+            names[str(column)] = "int64"
+        elif pd.api.types.is_float_dtype(cells):
+            names[str(column)] = "double"
+        else:
+            names[str(column)] = "string"
+    return names
 
 
 def _file_schema(builder: str, file: Path) -> Any:

@@ -958,9 +958,12 @@ def run_score(
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
     notes: list[str] = []
-    samples = select_samples(source, config, notes=notes)
-    return score_samples(apply_stop_sequences(samples, config.stop_sequences), config, output_dir, source=source,
-                         loading_notes=notes, **hooks)
+    samples = apply_stop_sequences(select_samples(source, config, notes=notes), config.stop_sequences)
+    if config.results is not None:  # verdicts on other code would be carried as these samples' `passed`
+        from workbench.score.outcomes import refuse_other_code
+
+        refuse_other_code(samples, config.results, source)
+    return score_samples(samples, config, output_dir, source=source, loading_notes=notes, **hooks)
 
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,

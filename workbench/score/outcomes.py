@@ -8,12 +8,16 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
 from workbench.execute.status import SANDBOX_ERROR
 from workbench.formatting import count
+
+if TYPE_CHECKING:
+    from workbench.score.base import Sample
 
 #: the column the outcomes are carried in (as ``workbench execute`` names it)
 OUTCOME_COLUMN = "passed"
@@ -111,3 +115,42 @@ def missing_verdicts_note(path: str | os.PathLike[str], missing: list[SampleKey]
     return (f"--results {path}: {count(len(missing), 'sample')} {'has' if len(missing) == 1 else 'have'} no verdict "
             f"there (no row, or status {SANDBOX_ERROR}; the first: task {task!r} sample {sample!r}) and "
             f"{'was' if len(missing) == 1 else 'were'} left out; {kept} with one {'was' if kept == 1 else 'were'} selected from")
+
+
+def refuse_other_code(samples: Sequence[Sample], path: str | os.PathLike[str], source: str | os.PathLike[str],
+                      ) -> None:
+    """Refuse results whose rows record another ``code_sha256`` than the samples to score (the
+    verdicts on another model's generations of the same ids), as ``workbench correlate
+    --results`` refuses them and in its words
+    (:func:`workbench.correlate.inputs._drop_other_code`). A row or sample without a digest
+    (an older file, a null generation's row) is not compared; results run with
+    ``--prompt-column``, whose digests also cover the prompt, are not compared at all.
+
+    Args:
+        samples: the samples as scored (after ``--stop`` cut them): ``key`` and ``code_digest``.
+        path: the ``--results`` file; source: the generations, as the user named them.
+
+    Raises:
+        DataError: some sample's verdict is of other code.
+    """
+    import datasets
+
+    from workbench.correlate.analysis import _results_digests_comparable
+    from workbench.correlate.inputs import CODE_DIGEST_COLUMN, _drop_other_code
+    from workbench.execute.result_file import read_results
+
+    if not _results_digests_comparable(path):
+        return
+    try:
+        digests = {row_key(row): row.get(CODE_DIGEST_COLUMN) for row in read_results(path)
+                   if row.get("status") != SANDBOX_ERROR}
+    except (DataError, OSError):
+        return  # read_outcomes has said what is wrong with the file
+    joined = [sample for sample in samples if sample.key in digests]
+    if not joined:
+        return
+    scores = datasets.Dataset.from_dict({CODE_DIGEST_COLUMN: [sample.code_digest for sample in joined]})
+    results = datasets.Dataset.from_dict({CODE_DIGEST_COLUMN: [digests[sample.key] for sample in joined]})
+    rows = list(range(len(joined)))
+    _drop_other_code(scores, results, rows, rows, [sample.key for sample in joined],
+                     (f"the generations ({source})", f"--results {path}"), False, True, partial_option=None)
