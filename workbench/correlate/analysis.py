@@ -195,7 +195,7 @@ def correlate(
         length_unit=length_unit,
         metric_hints=named_by,
         allow_partial_join=allow_partial_join,
-        compare_code=results is None or _results_digests_comparable(results),
+        compare_code=results is None or results_digests_comparable(results),
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
@@ -205,7 +205,7 @@ def correlate(
     return report
 
 
-def _results_digests_comparable(results: TableSource) -> bool:
+def results_digests_comparable(results: TableSource) -> bool:
     """Whether the ``code_sha256`` of ``results`` can be compared with score rows' (which hash
     the generation alone, as execute does by default): not when the execute summary next to a
     results file (``results.summary.json``) records a ``--prompt-column``, whose prompt its

@@ -300,8 +300,8 @@ def _join(
     matched = set(result_rows)
     unmatched_results = [k for i, k in enumerate(result_keys) if i not in matched]
     # rows of other code have a key match: counted as such, not as rows without a result
-    score_rows, result_rows, mismatches = _drop_other_code(scores, results, score_rows, result_rows, score_keys,
-                                                           names, allow_partial, compare_code)
+    score_rows, result_rows, mismatches = drop_other_code(scores, results, score_rows, result_rows, score_keys,
+                                                          names, allow_partial, compare_code)
     examples = {
         "scores_without_results": [list(map(str, k)) for k in unmatched_scores[:3]],
         "results_without_scores": [list(map(str, k)) for k in unmatched_results[:3]],
@@ -336,10 +336,10 @@ def _join(
     return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
 
 
-def _drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
-                     result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
-                     allow_partial: bool, compare: bool, *, partial_option: str | None = "--allow-partial-join",
-                     ) -> tuple[list[int], list[int], int]:
+def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
+                    result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
+                    allow_partial: bool, compare: bool, *, partial_option: str | None = "--allow-partial-join",
+                    ) -> tuple[list[int], list[int], int]:
     """The joined row pairs less those whose ``code_sha256`` differs (see :func:`_join`), and how
     many were left out.
 

@@ -122,7 +122,7 @@ def refuse_other_code(samples: Sequence[Sample], path: str | os.PathLike[str], s
     """Refuse results whose rows record another ``code_sha256`` than the samples to score (the
     verdicts on another model's generations of the same ids), as ``workbench correlate
     --results`` refuses them and in its words
-    (:func:`workbench.correlate.inputs._drop_other_code`). A row or sample without a digest
+    (:func:`workbench.correlate.inputs.drop_other_code`). A row or sample without a digest
     (an older file, a null generation's row) is not compared; results run with
     ``--prompt-column``, whose digests also cover the prompt, are not compared at all.
 
@@ -135,11 +135,11 @@ def refuse_other_code(samples: Sequence[Sample], path: str | os.PathLike[str], s
     """
     import datasets
 
-    from workbench.correlate.analysis import _results_digests_comparable
-    from workbench.correlate.inputs import CODE_DIGEST_COLUMN, _drop_other_code
+    from workbench.correlate.analysis import results_digests_comparable
+    from workbench.correlate.inputs import CODE_DIGEST_COLUMN, drop_other_code
     from workbench.execute.result_file import read_results
 
-    if not _results_digests_comparable(path):
+    if not results_digests_comparable(path):
         return
     try:
         digests = {row_key(row): row.get(CODE_DIGEST_COLUMN) for row in read_results(path)
@@ -152,5 +152,5 @@ def refuse_other_code(samples: Sequence[Sample], path: str | os.PathLike[str], s
     scores = datasets.Dataset.from_dict({CODE_DIGEST_COLUMN: [sample.code_digest for sample in joined]})
     results = datasets.Dataset.from_dict({CODE_DIGEST_COLUMN: [digests[sample.key] for sample in joined]})
     rows = list(range(len(joined)))
-    _drop_other_code(scores, results, rows, rows, [sample.key for sample in joined],
-                     (f"the generations ({source})", f"--results {path}"), False, True, partial_option=None)
+    drop_other_code(scores, results, rows, rows, [sample.key for sample in joined],
+                    (f"the generations ({source})", f"--results {path}"), False, True, partial_option=None)
