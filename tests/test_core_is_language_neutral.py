@@ -18,9 +18,9 @@ NOT_A_LANGUAGE = re.compile(r"llama[._-]?cpp", re.IGNORECASE)
 # Known, reported exceptions: (file relative to workbench/, the offending text).
 ALLOWED: set[tuple[str, str]] = set()
 # Files that name the Java *runtime* Spark runs on (dedup --engine spark checks for a JVM 17+ and
-# says how to install one; spark_source.py reads Parquet footers through Spark's JVM gateway): there
-# "java"/"jvm" is the runtime, not a plugin language.
-JVM_RUNTIME_FILES = {"dedup/spark.py", "dedup/spark_source.py"}
+# says how to install one; spark_source.py reads Parquet footers and spark_output.py resolves Hadoop
+# paths through Spark's JVM gateway): there "java"/"jvm" is the runtime, not a plugin language.
+JVM_RUNTIME_FILES = {"dedup/spark.py", "dedup/spark_source.py", "dedup/spark_output.py"}
 JVM_RUNTIME = re.compile(r"java|\bjvm\b", re.IGNORECASE)
 
 

@@ -44,7 +44,10 @@ TABLE_STAGE = {"decontaminate": "decontaminate", "dedup": "dedup", "execute": "e
 COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows": {"lsh_bands": 4},
                                          "combine": {"metric": ["x-value", "y-value"]},
                                          "baseline": {"metric": ["x-value", "y-value"]},
-                                         "method_limit": {"method": ["dsa-cqe", "chrf"]}}
+                                         "method_limit": {"method": ["dsa-cqe", "chrf"]},
+                                         # read by p-correct only: refused for a run without it
+                                         "reference": {"method": ["p-correct"]},
+                                         "analyse_first": {"method": ["p-correct"]}}
 #: values of a particular form (the rest take :func:`_other_value`)
 VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"], "method_limit": ["dsa-cqe=2"],
                          "max_failures": "10%", "spark_conf": ["spark.executor.memory=2g"],
