@@ -56,13 +56,18 @@ def test_score_rows_record_the_digest_execute_records(tmp_path):
     assert same.exit_code == 0, same.output
 
 
-def test_scores_of_other_generations_are_refused_or_dropped(tmp_path):
+def _scores_of_b_and_results_of_a(tmp_path):
+    """Model B's scored table and model A's execute results: the same ids, other code."""
     model_a, model_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     _generations(model_a, "a")
     _generations(model_b, "b")
     results = tmp_path / "results_a.jsonl"
     _results(model_a, results)
-    wide_b = _score(model_b, tmp_path / "score_b")
+    return _score(model_b, tmp_path / "score_b"), results
+
+
+def test_scores_of_other_generations_are_refused_or_dropped(tmp_path):
+    wide_b, results = _scores_of_b_and_results_of_a(tmp_path)
     refused = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf", "--resamples", "50"])
     message = " ".join(refused.stderr.split())
     assert refused.exit_code == 1, refused.output
@@ -93,14 +98,9 @@ def test_files_without_digests_join_as_before(tmp_path):
 
 
 def test_every_row_of_other_code_is_refused_even_with_allow_partial_join(tmp_path):
-    model_a, model_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    _generations(model_a, "a")
-    _generations(model_b, "b")
-    results = tmp_path / "results_a.jsonl"
-    _results(model_a, results)
+    wide_b, results = _scores_of_b_and_results_of_a(tmp_path)
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     results.write_text("".join(json.dumps(r) + "\n" for r in rows if r["sample_id"] != 2))  # only the differing ones
-    wide_b = _score(model_b, tmp_path / "score_b")
     refused = runner.invoke(app, ["correlate", str(wide_b), "--results", str(results), "-m", "chrf",
                                   "--resamples", "50", "--allow-partial-join"])
     message = " ".join(refused.stderr.split())
