@@ -202,7 +202,9 @@ def rank_mean(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.nda
     """The weighted mean of the members' fractional ranks, on the rows where all have a value.
 
     Formed in integers (:func:`integer_weights`, :func:`doubled_ranks`) and divided once, so rows
-    with equal weighted rank sums get bit-identical values (ties stay ties for Kendall tau-b).
+    with equal weighted rank sums get bit-identical values (ties stay ties for Kendall tau-b). The
+    one division rounds to a double: sums that differ by less than its precision (weights in a
+    ratio beyond about 1e15) share a value.
 
     Args:
         columns: one ``(n,)`` float array per member, NaN where the member has no value.
