@@ -79,8 +79,8 @@ def test_pass_at_1_interval_is_the_one_bias_gives_the_same_rows():
     """One task bootstrap for the whole tool: pass@1 of the bundled ICE-Score labels (0.4168) has
     the interval ``workbench bias`` prints for ``passed`` on all rows, mean over tasks (the draws
     ``default_rng(0).multinomial(T, [1/T] * T, size=1000)`` of correlate and bias, tasks in the order
-    they first appear, percentile). Through ``scipy.stats.bootstrap``'s own draws the run report
-    showed [0.3714, 0.4649] under execution and [0.3702, 0.4637] under duplication bias."""
+    they first appear, percentile). With ``scipy.stats.bootstrap``'s own draws pass@1 got [0.3714,
+    0.4649] where bias gives [0.3702, 0.4637]: one figure, two intervals in one run report."""
     from workbench.bias.intervals import UnitBootstrap, unit_indices
     from workbench.correlate.bootstrap import BootstrapSettings
     from workbench.data import load_records
