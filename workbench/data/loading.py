@@ -471,6 +471,12 @@ def _build(
         padded = zero_padded_number_columns(files)
         if padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in padded}
+        # widened types (_csv_features) are pandas dtypes, and its int64 and bool hold no missing cell: converted
+        # by hand instead (the converter wins over the dtype), an empty cell to null as elsewhere
+        exact = {column: _CSV_CELLS[feature.dtype] for column, feature in (features or {}).items()
+                 if column not in padded and isinstance(feature, datasets.Value) and feature.dtype in _CSV_CELLS}
+        if exact:
+            options["converters"] = {**options.get("converters", {}), **exact}
     dated: set[str] = set()
     if files and all(_builder_for(file) == "json" for file in files):
         from workbench.data.json_dates import text_date_features
@@ -568,6 +574,27 @@ def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
 def _text_or_none(value: str) -> str | None:
     """A CSV cell kept as text; an empty cell is missing, as pandas reads it elsewhere."""
     return value if value != "" else None
+
+
+def _whole_or_none(value: str) -> int | None:
+    """A CSV cell of an integer column (``1``, or ``1.0`` from a file whose empty cells made it
+    floats); an empty cell is missing."""
+    if value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return int(float(value))
+
+
+def _bool_or_none(value: str) -> bool | None:
+    """A CSV cell of a true/false column, in pandas' words (``True``, ``false``, ``TRUE``); an
+    empty cell is missing."""
+    return None if value == "" else value.lower() == "true"
+
+
+#: the converters of the CSV columns whose widened type pandas cannot hold a missing cell in
+_CSV_CELLS = {"int64": _whole_or_none, "bool": _bool_or_none}
 
 
 def file_problem(path: str | os.PathLike[str]) -> str | None:
@@ -850,12 +877,14 @@ def _csv_type_names(file: Path, padded: set[str]) -> dict[str, str] | None:
         cells = frame[column]
         if cells.isna().all():
             names[str(column)] = "null"
-        elif pd.api.types.is_bool_dtype(cells):
-            names[str(column)] = "bool"
+        elif pd.api.types.is_bool_dtype(cells) or cells.dropna().map(lambda cell: isinstance(cell, bool)).all():
+            names[str(column)] = "bool"  # with an empty cell, pandas' column is of objects: True, False and NaN
         elif pd.api.types.is_integer_dtype(cells):
             names[str(column)] = "int64"
         elif pd.api.types.is_float_dtype(cells):
-            names[str(column)] = "double"
+            # an integer column with an empty cell is float64 to pandas (NaN is a float): no fraction to widen to
+            whole = cells.isna().any() and cells.dropna().map(float.is_integer).all()
+            names[str(column)] = "int64" if whole else "double"
         else:
             names[str(column)] = "string"
     return names
