@@ -573,3 +573,24 @@ def test_csv_true_false_column_with_an_empty_cell_is_no_text(tmp_path):
     (folder / "test.csv").write_text("task_id,flag\nc,True\nd,\n")
     loaded = load_records(folder)
     assert loaded.splits["test"]["flag"] == [True, None] and loaded.splits["train"]["flag"] == [True, False]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet", "csv"])
+def test_columns_in_another_order_in_another_file_are_widened_all_the_same(tmp_path, form):
+    # a JSON object's keys have no order (nor do datasets' and Spark's readers match columns by place): integer
+    # scores in one file and fractions in another whose rows name the keys in another order were left to
+    # datasets, which failed with a raw "Float value 0.500000 was truncated converting to int64"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    if form == "jsonl":
+        _write_jsonl(folder / "train.jsonl", [{"id": "a", "score": 1}, {"id": "b", "score": 2}])
+        _write_jsonl(folder / "test.jsonl", [{"score": 0.5, "id": "c"}])
+    elif form == "parquet":
+        _parquet(folder / "train.parquet", id=["a", "b"], score=[1, 2])
+        _parquet(folder / "test.parquet", score=[0.5], id=["c"])
+    else:
+        (folder / "train.csv").write_text("id,score\na,1\nb,2\n")
+        (folder / "test.csv").write_text("score,id\n0.5,c\n")
+    loaded = load_records(folder)
+    assert [repr(v) for v in loaded.splits["train"]["score"]] == ["1.0", "2.0"]
+    assert loaded.splits["test"]["score"] == [0.5] and loaded.splits["test"]["id"] == ["c"]

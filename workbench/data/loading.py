@@ -814,7 +814,8 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
         raise DataError(clash_message(str(folder), clash))
     widened = widened_types(typed)
     known = [schema for _, schema in schemas if schema is not None]
-    if not widened or len(known) < len(schemas) or len({tuple(schema.names) for schema in known}) > 1:
+    # by name, not place: both readers match a file's columns by name (a JSON object's keys have no order)
+    if not widened or len(known) < len(schemas) or len({frozenset(schema.names) for schema in known}) > 1:
         return None  # files of other columns (or unknown ones): datasets' reading, and its error
     import pyarrow as pa
 
@@ -840,13 +841,13 @@ def _csv_features(folder: Path, files: list[Path]) -> datasets.Features | None:
 
     padded = zero_padded_number_columns(files)
     typed: list[tuple[str, dict[str, str]]] = []
-    headers: set[tuple[str, ...]] = set()
+    headers: set[frozenset[str]] = set()
     for file in files:
         types = _csv_type_names(file, padded)
         if types is None:
             return None  # a file pandas cannot read: the read itself says why
         typed.append((file.relative_to(folder).as_posix(), types))
-        headers.add(tuple(types))
+        headers.add(frozenset(types))  # by name, as the reader matches them
     clash = first_clash(typed)
     if clash is not None:
         raise DataError(clash_message(str(folder), clash))
