@@ -594,3 +594,16 @@ def test_columns_in_another_order_in_another_file_are_widened_all_the_same(tmp_p
     loaded = load_records(folder)
     assert [repr(v) for v in loaded.splits["train"]["score"]] == ["1.0", "2.0"]
     assert loaded.splits["test"]["score"] == [0.5] and loaded.splits["test"]["id"] == ["c"]
+
+
+def test_a_folder_saved_by_datasets_save_to_disk_is_read_as_its_dataset(tmp_path):
+    # `workbench dedup --output-format hf` writes dataset/ with save_to_disk; read back, the loader took its
+    # state.json for the data (one row of _data_files, _fingerprint ... per split) and left the .arrow out
+    rows = datasets.Dataset.from_dict({"task_id": ["a", "b", "c"], "code": ["x = 1", "y = 2", "z = 3"]})
+    datasets.DatasetDict({"train": rows, "test": rows.select([0])}).save_to_disk(str(tmp_path / "dict"))
+    loaded = load_records(tmp_path / "dict")
+    assert {name: split.num_rows for name, split in loaded.splits.items()} == {"train": 3, "test": 1}
+    assert loaded.column_names == ["task_id", "code"]
+    rows.save_to_disk(str(tmp_path / "one"))
+    alone = load_records(tmp_path / "one")
+    assert {name: split["code"] for name, split in alone.splits.items()} == {"train": ["x = 1", "y = 2", "z = 3"]}

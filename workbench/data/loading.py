@@ -701,6 +701,9 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
+    saved = _saved_dataset(path)
+    if saved is not None:
+        return saved
     entries: list[Path] = []
     # hidden files and folders (.git/, .env, __pycache__/) are not read, and listed: never silently left out
     hidden: list[SkippedFile] = []
@@ -742,6 +745,30 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
+
+
+#: the file ``datasets``' ``save_to_disk`` writes at the top of a saved ``DatasetDict`` / ``Dataset``
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+
+
+def _saved_dataset(path: Path) -> LoadedDataset | None:
+    """A folder ``datasets``' ``save_to_disk`` wrote (``workbench dedup --output-format hf``'s
+    ``dataset/``), read with ``load_from_disk``: its ``.arrow`` files are the data, and its
+    ``state.json`` no row (the folder rule would read that as the data). A ``Dataset`` is one
+    split, ``train``. ``None`` for another folder.
+
+    Raises:
+        DataError: the folder has the marker but cannot be read as a saved dataset.
+    """
+    if not any((path / marker).is_file() for marker in _SAVED_MARKERS):
+        return None
+    try:
+        saved = datasets.load_from_disk(str(path))
+    except Exception as error:  # noqa: BLE001 - datasets raises many types for a damaged folder
+        raise DataError(f"{path}: a folder datasets' save_to_disk wrote ({' or '.join(_SAVED_MARKERS)}) that cannot "
+                        f"be read back: {_reason(error)}") from error
+    splits = dict(saved) if isinstance(saved, datasets.DatasetDict) else {"train": saved}
+    return LoadedDataset(str(path), splits)
 
 
 def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str | None]
