@@ -669,3 +669,15 @@ def test_split_column_reads_the_local_loaders_files_in_its_order_on_spark(spark,
     assert list(runs["spark"].result.rows.split_ranges) == ["a", "b"]
     listed = [json.loads((tmp_path / engine / "report.json").read_text())["skipped_files"] for engine in runs]
     assert listed[0] == listed[1] and [entry["path"] for entry in listed[0]] == ["notes.jsonl"]
+
+
+def test_a_folder_saved_by_datasets_is_refused_by_spark_not_read_from_its_state_json(spark, tmp_path):
+    # a save_to_disk folder (--output-format hf's dataset/) holds its rows in .arrow files, which Spark does not read:
+    # its state.json (JSON) was taken for the data; the local loader reads the folder with load_from_disk
+    import datasets
+
+    rows = datasets.Dataset.from_dict({"task_id": ["a", "b"], "code": ["x = 1", "y = 2"]})
+    datasets.DatasetDict({"train": rows}).save_to_disk(str(tmp_path / "saved"))
+    with pytest.raises(DataError, match=r"saved/?: a folder datasets' save_to_disk wrote \(dataset_dict\.json\): its "
+                                        r"rows are in \.arrow files, which Spark does not read"):
+        run_dedup((tmp_path / "saved").as_uri(), DedupConfig(engine="spark", code_column="code"))

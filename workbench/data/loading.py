@@ -471,6 +471,12 @@ def _build(
         padded = zero_padded_number_columns(files)
         if padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in padded}
+        # widened types (_csv_features) are pandas dtypes, and its int64 and bool hold no missing cell: converted
+        # by hand instead (the converter wins over the dtype), an empty cell to null as elsewhere
+        exact = {column: _CSV_CELLS[feature.dtype] for column, feature in (features or {}).items()
+                 if column not in padded and isinstance(feature, datasets.Value) and feature.dtype in _CSV_CELLS}
+        if exact:
+            options["converters"] = {**options.get("converters", {}), **exact}
     dated: set[str] = set()
     if files and all(_builder_for(file) == "json" for file in files):
         from workbench.data.json_dates import text_date_features
@@ -568,6 +574,27 @@ def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
 def _text_or_none(value: str) -> str | None:
     """A CSV cell kept as text; an empty cell is missing, as pandas reads it elsewhere."""
     return value if value != "" else None
+
+
+def _whole_or_none(value: str) -> int | None:
+    """A CSV cell of an integer column (``1``, or ``1.0`` from a file whose empty cells made it
+    floats); an empty cell is missing."""
+    if value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return int(float(value))
+
+
+def _bool_or_none(value: str) -> bool | None:
+    """A CSV cell of a true/false column, in pandas' words (``True``, ``false``, ``TRUE``); an
+    empty cell is missing."""
+    return None if value == "" else value.lower() == "true"
+
+
+#: the converters of the CSV columns whose widened type pandas cannot hold a missing cell in
+_CSV_CELLS = {"int64": _whole_or_none, "bool": _bool_or_none}
 
 
 def file_problem(path: str | os.PathLike[str]) -> str | None:
@@ -674,6 +701,9 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
+    saved = _saved_dataset(path)
+    if saved is not None:
+        return saved
     entries: list[Path] = []
     # hidden files and folders (.git/, .env, __pycache__/) are not read, and listed: never silently left out
     hidden: list[SkippedFile] = []
@@ -715,6 +745,30 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
+
+
+#: the file ``datasets``' ``save_to_disk`` writes at the top of a saved ``DatasetDict`` / ``Dataset``
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+
+
+def _saved_dataset(path: Path) -> LoadedDataset | None:
+    """A folder ``datasets``' ``save_to_disk`` wrote (``workbench dedup --output-format hf``'s
+    ``dataset/``), read with ``load_from_disk``: its ``.arrow`` files are the data, and its
+    ``state.json`` no row (the folder rule would read that as the data). A ``Dataset`` is one
+    split, ``train``. ``None`` for another folder.
+
+    Raises:
+        DataError: the folder has the marker but cannot be read as a saved dataset.
+    """
+    if not any((path / marker).is_file() for marker in _SAVED_MARKERS):
+        return None
+    try:
+        saved = datasets.load_from_disk(str(path))
+    except Exception as error:  # noqa: BLE001 - datasets raises many types for a damaged folder
+        raise DataError(f"{path}: a folder datasets' save_to_disk wrote ({' or '.join(_SAVED_MARKERS)}) that cannot "
+                        f"be read back: {_reason(error)}") from error
+    splits = dict(saved) if isinstance(saved, datasets.DatasetDict) else {"train": saved}
+    return LoadedDataset(str(path), splits)
 
 
 def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str | None]
@@ -787,7 +841,8 @@ def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) ->
         raise DataError(clash_message(str(folder), clash))
     widened = widened_types(typed)
     known = [schema for _, schema in schemas if schema is not None]
-    if not widened or len(known) < len(schemas) or len({tuple(schema.names) for schema in known}) > 1:
+    # by name, not place: both readers match a file's columns by name (a JSON object's keys have no order)
+    if not widened or len(known) < len(schemas) or len({frozenset(schema.names) for schema in known}) > 1:
         return None  # files of other columns (or unknown ones): datasets' reading, and its error
     import pyarrow as pa
 
@@ -813,13 +868,13 @@ def _csv_features(folder: Path, files: list[Path]) -> datasets.Features | None:
 
     padded = zero_padded_number_columns(files)
     typed: list[tuple[str, dict[str, str]]] = []
-    headers: set[tuple[str, ...]] = set()
+    headers: set[frozenset[str]] = set()
     for file in files:
         types = _csv_type_names(file, padded)
         if types is None:
             return None  # a file pandas cannot read: the read itself says why
         typed.append((file.relative_to(folder).as_posix(), types))
-        headers.add(tuple(types))
+        headers.add(frozenset(types))  # by name, as the reader matches them
     clash = first_clash(typed)
     if clash is not None:
         raise DataError(clash_message(str(folder), clash))
@@ -850,12 +905,14 @@ def _csv_type_names(file: Path, padded: set[str]) -> dict[str, str] | None:
         cells = frame[column]
         if cells.isna().all():
             names[str(column)] = "null"
-        elif pd.api.types.is_bool_dtype(cells):
-            names[str(column)] = "bool"
+        elif pd.api.types.is_bool_dtype(cells) or cells.dropna().map(lambda cell: isinstance(cell, bool)).all():
+            names[str(column)] = "bool"  # with an empty cell, pandas' column is of objects: True, False and NaN
         elif pd.api.types.is_integer_dtype(cells):
             names[str(column)] = "int64"
         elif pd.api.types.is_float_dtype(cells):
-            names[str(column)] = "double"
+            # an integer column with an empty cell is float64 to pandas (NaN is a float): no fraction to widen to
+            whole = cells.isna().any() and cells.dropna().map(float.is_integer).all()
+            names[str(column)] = "int64" if whole else "double"
         else:
             names[str(column)] = "string"
     return names
