@@ -77,7 +77,7 @@ def print_summary(summary: Any) -> None:
         near = (f", {memory['near_limit']} near the {limit:g} MiB limit: " + "; ".join(memory["near_limit_samples"])
                 if memory.get("near_limit") else "")
         unmeasured = f", {memory['unmeasured']} not measured" if memory.get("unmeasured") else ""
-        table.add_row("peak memory", f"median {memory['median_peak_rss_mib']:g} MiB, max {memory['max_peak_rss_mib']:g} "
+        table.add_row("memory", f"peak median {memory['median_peak_rss_mib']:g} MiB, max {memory['max_peak_rss_mib']:g} "
                                      f"MiB (resident, per sample){unmeasured}{near}")
     report = summary.pass_at_k
     if report is None or not report.values:

@@ -652,6 +652,10 @@ class Sandbox:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
         if report_read is not None:
             peak, said = _meter_report(_read_available(report_read))
+            if returncode in (126, 127) and b": cannot run " in said:  # GNU time could not exec the wrapper
+                why = said.decode(errors="replace").strip().splitlines()[-1].split(": cannot run ", 1)[1]
+                failed = f"could not start the sandbox ({plan.argv[0]}): {why}"
+                return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
             if said:  # the wrappers' own messages (bwrap, setpriv, time): they belong to stderr
                 stderr.seek(0, os.SEEK_END)
                 stderr.write(said)
