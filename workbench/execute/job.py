@@ -31,14 +31,8 @@ from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavai
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
 from workbench.execute.pool import run_in_slots
 from workbench.execute.pass_at_k import PassAtKReport, pass_at_k
-from workbench.execute.result_file import (
-    ResultWriter,
-    memory_summary,
-    pass_at_1,
-    read_results,
-    status_counts,
-    summary_path,
-)
+from workbench.execute.result_file import (ResultWriter, memory_summary, pass_at_1, read_results, status_counts,
+                                           summary_path)
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts

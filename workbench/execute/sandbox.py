@@ -101,11 +101,12 @@ def peak_meter() -> str | None:
     found = shutil.which("time")
     if found is None:
         return None
-    try:
-        said = subprocess.run([found, "--version"], capture_output=True, timeout=10, check=False)
+    try:  # exactly as samples use it: a time without --quiet (GNU time 1.7) or --format would fail each one
+        said = subprocess.run([found, "--quiet", "--format", "%M", "true"], capture_output=True, timeout=10,
+                              check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return found if b"GNU" in said.stdout + said.stderr else None
+    return found if said.returncode == 0 and _meter_report(said.stderr)[0] is not None else None
 
 
 def _meter_report(said: bytes) -> tuple[int | None, bytes]:
