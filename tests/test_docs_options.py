@@ -1,0 +1,136 @@
+"""Every option, config key and Python name the documentation shows exists with that spelling:
+a ``--flag`` written after ``workbench CMD`` (inline or in a code block, continuation lines
+joined) is an option of CMD, a ``[table] key`` or ``--set table.key=`` is a key of that table of a
+``workbench run`` config (or a former name that still works, or one the page says is refused), and
+a ``from workbench... import name`` imports. A renamed option cannot leave a page behind that
+tells users to type the old spelling (test_option_names.py checks the options themselves,
+test_docs_links.py the links)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+import typer
+
+from workbench.cli import app
+from workbench.run.config import COMMAND_CONFIGS, SECTION_COMMANDS, table_keys
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "configs").glob("*.md")), *sorted((ROOT / "docs").glob("*.md")),
+             *sorted(ROOT.glob("plugins/*/README*"))]
+IDS = [str(path.relative_to(ROOT)) for path in DOCUMENTS]
+TABLES = ["run", "data", *SECTION_COMMANDS]
+#: ``workbench CMD [SUB] ...`` up to the end of the inline code span, a shell separator or the next command
+COMMAND = re.compile(r"workbench ([a-z]+)(?: ([a-z]+))?((?:(?! workbench )[^`|;&#\n])*)")
+#: a flag, not the tail of a word, a path, a URL or ``--set x=--y``
+FLAG = re.compile(r"(?<![\w\-=/.'\"])(--?[a-zA-Z][\w-]*)")
+
+
+def _flags(command) -> set[str]:
+    return {"--help", "-h"} | {flag for param in command.params for flag in (*param.opts, *param.secondary_opts)}
+
+
+def _commands_in(text: str):
+    """(line number, command words, the text after them) for every ``workbench CMD`` in ``text``."""
+    joined = text.replace("\\\n", " \x00")  # a shell continuation: one command, line numbers kept
+    for number, line in enumerate(joined.split("\n"), 1):
+        for match in COMMAND.finditer(line.replace("\x00", "")):
+            yield number, match.group(1), match.group(2), match.group(3)
+
+
+def unknown_flags(text: str) -> list[str]:
+    """``line N: workbench CMD --flag`` for each flag that CMD (or CMD SUB) does not take."""
+    root = typer.main.get_command(app)
+    unknown = []
+    for number, name, word, rest in _commands_in(text):
+        command = root.commands.get(name)  # type: ignore[attr-defined]
+        if command is None:
+            continue  # `workbench run`'s own prose ("workbench is ..."), not a command
+        if hasattr(command, "commands"):
+            command = command.commands.get(word or "")
+            if command is None:
+                continue
+        elif word:
+            rest = f" {word}{rest}"
+        known = _flags(command)
+        unknown += [f"line {number}: workbench {name} {flag}" for flag in FLAG.findall(rest) if flag not in known]
+    return unknown
+
+
+def _former_names(table: str) -> set[str]:
+    command = SECTION_COMMANDS.get(table)
+    if command is None:
+        return set()
+    return {alias for option in COMMAND_CONFIGS[command].options().values() for alias in option.declared.aliases}
+
+
+def unknown_keys(text: str) -> list[str]:
+    """``line N: [table] key`` for each key a config of ``workbench run`` does not take, unless its
+    paragraph calls it deprecated or former (a former name that still works) or refused."""
+    unknown, number = [], 1
+    for paragraph in re.split(r"(\n\s*\n)", text):
+        for offset, line in enumerate(paragraph.splitlines()):
+            named = re.findall(r"\[([a-z_]+)\] ([a-z_]+)", line)
+            named += re.findall(r"--set '?([a-z_]+)\.([a-z_]+)=", line)
+            for table, key in named:
+                if table not in TABLES or key in table_keys(table):
+                    continue
+                if key in _former_names(table) and re.search(r"deprecated|former", paragraph, re.IGNORECASE):
+                    continue
+                options = COMMAND_CONFIGS[SECTION_COMMANDS[table]].options() if table in SECTION_COMMANDS else {}
+                if key in options and "refused" in paragraph:
+                    continue
+                unknown.append(f"line {number + offset}: [{table}] {key}")
+        number += paragraph.count("\n")
+    return unknown
+
+
+def missing_imports(text: str) -> list[str]:
+    """``from workbench... import a, b`` lines whose module or names do not import."""
+    missing = []
+    for match in re.finditer(r"from (workbench[\w.]*) import ([\w, ]+)", text):
+        number = text[:match.start()].count("\n") + 1
+        module = importlib.import_module(match.group(1))
+        for name in filter(None, (part.strip() for part in match.group(2).split(","))):
+            if not hasattr(module, name):
+                try:
+                    importlib.import_module(f"{match.group(1)}.{name}")
+                except ImportError:
+                    missing.append(f"line {number}: {match.group(1)}.{name}")
+    return missing
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=IDS)
+def test_every_flag_after_a_command_is_an_option_of_it(document):
+    unknown = unknown_flags(document.read_text(encoding="utf-8"))
+    assert not unknown, "\n".join(unknown)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=IDS)
+def test_every_config_key_named_is_a_key_of_its_table(document):
+    unknown = unknown_keys(document.read_text(encoding="utf-8"))
+    assert not unknown, "\n".join(unknown)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=IDS)
+def test_every_python_import_shown_imports(document):
+    text = document.read_text(encoding="utf-8")
+    text = re.sub(r"from workbench_go import .*", "", text)  # the guide's example plugin, written by the reader
+    missing = missing_imports(text)
+    assert not missing, "\n".join(missing)
+
+
+def test_the_checks_catch_drift():
+    """Each check fails on the kind of drift it is there for (so a pass means something)."""
+    assert unknown_flags("`workbench dedup x --min-token 5 -o out`") == ["line 1: workbench dedup --min-token"]
+    assert unknown_flags("```bash\nworkbench score g.jsonl \\\n    --concurency 2\n```") == [
+        "line 2: workbench score --concurency"]
+    assert unknown_flags("`workbench models serve q --alias x`") == ["line 1: workbench models --alias"]
+    assert not unknown_flags("`workbench dedup x --min-tokens 5 -o out` and `workbench run c.toml --set a.b=--c`")
+    assert unknown_keys("set `[score] method_limits`") == ["line 1: [score] method_limits"]
+    assert unknown_keys("`--set 'execute.max_sample=5'`") == ["line 1: [execute] max_sample"]
+    assert not unknown_keys("`[score] concurrency` is deprecated; `[score] retry_failed` is refused")
+    assert missing_imports("from workbench import run_dedupe, run_dedup") == ["line 1: workbench.run_dedupe"]
