@@ -134,3 +134,34 @@ def test_the_checks_catch_drift():
     assert unknown_keys("`--set 'execute.max_sample=5'`") == ["line 1: [execute] max_sample"]
     assert not unknown_keys("`[score] concurrency` is deprecated; `[score] retry_failed` is refused")
     assert missing_imports("from workbench import run_dedupe, run_dedup") == ["line 1: workbench.run_dedupe"]
+
+
+def config_snippets(text: str) -> list[tuple[int, str]]:
+    """(line, text) of each TOML block that is a ``workbench run`` config or part of one (its tables are
+    the pipeline's; a plugin's ``pyproject.toml`` is not)."""
+    snippets = []
+    for match in re.finditer(r"```toml\n(.*?)```", text, re.DOTALL):
+        tables = set(re.findall(r"^\[([a-z_]+)\]", match.group(1), re.MULTILINE))
+        if tables and tables <= set(TABLES):
+            snippets.append((text[:match.start()].count("\n") + 2, match.group(1)))
+    return snippets
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=IDS)
+def test_every_config_snippet_is_accepted_by_the_loader(document):
+    import tomllib
+
+    from workbench.run.config import build_config
+
+    for line, snippet in config_snippets(document.read_text(encoding="utf-8")):
+        raw = tomllib.loads(snippet)
+        raw.setdefault("data", {"source": "humaneval-codex-python", "code_column": "completion_multipl_e"})
+        try:
+            build_config(raw)
+        except Exception as error:  # noqa: BLE001 - the message is the finding
+            pytest.fail(f"line {line}: {error}")
+
+
+def test_a_rejected_config_snippet_is_found():
+    text = "```toml\n[score]\nmax_failure = 1\n```\n```toml\n[project]\nname = 'x'\n```\n"
+    assert config_snippets(text) == [(2, "[score]\nmax_failure = 1\n")]
