@@ -165,3 +165,14 @@ def test_every_config_snippet_is_accepted_by_the_loader(document):
 def test_a_rejected_config_snippet_is_found():
     text = "```toml\n[score]\nmax_failure = 1\n```\n```toml\n[project]\nname = 'x'\n```\n"
     assert config_snippets(text) == [(2, "[score]\nmax_failure = 1\n")]
+
+
+def test_the_plugin_guide_names_every_runspec_field():
+    """docs/plugins.md lists RunSpec's fields for runner authors: a new field is listed there too."""
+    import dataclasses
+
+    from workbench.languages.spec import RunSpec
+
+    guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    listed = guide.split("**`RunSpec`** fields:")[1].split("\n\n")[0]
+    assert [field.name for field in dataclasses.fields(RunSpec) if f"`{field.name}`" not in listed] == []
