@@ -176,3 +176,38 @@ def test_the_plugin_guide_names_every_runspec_field():
     guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     listed = guide.split("**`RunSpec`** fields:")[1].split("\n\n")[0]
     assert [field.name for field in dataclasses.fields(RunSpec) if f"`{field.name}`" not in listed] == []
+
+
+#: a repository path in inline code: ``tests/...``, ``benchmarks/results/x.txt``, ``workbench/llm/client.py``
+REPO_PATH = re.compile(r"`((?:tests|benchmarks|workbench|plugins|configs|prompts|docs)/[\w./*-]+)`(?! of )")
+
+
+def missing_paths(text: str, *bases: Path) -> list[str]:
+    """``line N: path`` for each repository path in inline code that names no file or folder under
+    any of ``bases`` (globs allowed; a line that says the file is not tracked is skipped, and so is
+    another project's file, "`docs/execution.md` of evalplus")."""
+    missing = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if "not tracked" in line:
+            continue
+        for path in REPO_PATH.findall(line):
+            path = path.rstrip(".")
+            if not any(base.glob(path) if "*" in path else (base / path).exists() for base in bases):
+                missing.append(f"line {number}: {path}")
+    return missing
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=IDS)
+def test_every_repository_path_named_exists(document):
+    """A file moved or renamed leaves no page pointing at its old path (test_docs_links.py checks
+    the Markdown links; these are the paths written as code)."""
+    missing = missing_paths(document.read_text(encoding="utf-8"), ROOT, document.parent)
+    assert not missing, "\n".join(missing)
+
+
+def test_a_path_that_is_gone_is_found(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    text = ("`tests/test_a.py`, `tests/test_*.py` and `tests/test_b.py`\n`tests/out.png` (not tracked)\n"
+            "`docs/execution.md` of evalplus")
+    assert missing_paths(text, tmp_path) == ["line 1: tests/test_b.py"]
