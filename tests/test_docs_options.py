@@ -211,3 +211,13 @@ def test_a_path_that_is_gone_is_found(tmp_path):
     text = ("`tests/test_a.py`, `tests/test_*.py` and `tests/test_b.py`\n`tests/out.png` (not tracked)\n"
             "`docs/execution.md` of evalplus")
     assert missing_paths(text, tmp_path) == ["line 1: tests/test_b.py"]
+
+
+def test_every_environment_variable_named_is_read_somewhere():
+    """``$WORKBENCH_...`` in the docs is a variable the code (or setup.sh, CI, the tests) reads."""
+    sources = [*ROOT.glob("workbench/**/*.py"), *ROOT.glob("plugins/*/src/**/*.py"), *ROOT.glob("tests/**/*.py"),
+               ROOT / "setup.sh", ROOT / ".ci" / "run"]
+    code = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in sources if path.is_file())
+    named = {name for document in DOCUMENTS
+             for name in re.findall(r"WORKBENCH_[A-Z_]*[A-Z]", document.read_text(encoding="utf-8"))}
+    assert named and sorted(name for name in named if name not in code) == []
