@@ -223,6 +223,22 @@ def _chrf_config(tmp_path: Path, data_name: str, run_name: str, stages: list[str
     return config
 
 
+def test_a_stage_left_out_of_a_fresh_folder_is_not_called_out_of_date(tmp_path: Path) -> None:
+    """newuser34: `workbench run configs/humaneval.toml --stage dedup --stage execute` in a fresh clone
+    ended with the report "read the outputs of decontaminate, score, ..., which are out of date
+    (options or inputs changed since they ran ...)": they never ran. Real chrF, no LLM."""
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all", "report"], lambda i: i + 1)
+    fresh = run_pipeline(load_config(config), only=["score_all"])
+    detail = {o.name: o.detail for o in fresh.outcomes}["report"]
+    assert "out of date" not in detail, detail
+    assert detail == "correlate_all has not finished in this run folder (add --stage correlate_all to run it)"
+    # once it ran, a change of its options is "out of date" again
+    run_pipeline(load_config(config))
+    changed = run_pipeline(load_config(config, overrides=["correlate.resamples=150"]), only=["score_all"])
+    assert {o.name: o.detail for o in changed.outcomes}["report"].startswith(
+        "read the outputs of correlate_all, which are out of date")
+
+
 def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
     config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all"], lambda i: i + 1)
     fresh = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
