@@ -239,6 +239,24 @@ def test_a_stage_left_out_of_a_fresh_folder_is_not_called_out_of_date(tmp_path: 
         "read the outputs of correlate_all, which are out of date")
 
 
+def test_bias_reads_score_alls_table_when_the_data_names_task_and_sample_otherwise(tmp_path: Path) -> None:
+    """newuser34: `[data] task_column = "problem"`, `sample_column = "completion_id"`: the bias stage
+    read score_all's table (which names them task_id and sample_id) with `--id-column
+    problem,completion_id` and failed: "column 'problem' not found". Real dedup, chrF and bias."""
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({"problem": f"T{i // 2}", "completion_id": i % 2, "gen": f"x = {i // 2}\n",
+                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "score_all", "bias", "report"]\n'
+                      f'[data]\nsource = "{data}"\ntask_column = "problem"\nsample_column = "completion_id"\n'
+                      'code_column = "gen"\nlabel_column = "passed"\n[dedup]\nmin_tokens = 1\n'
+                      '[score]\nmethod = ["chrf"]\n[bias]\nresamples = 100\n')
+    result = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in result.outcomes}["bias"] == "ran", [(o.name, o.detail) for o in result.outcomes]
+    bias = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
+    assert bias["join"]["joined"] == 12 and bias["bootstrap"]["unit"] == "task"
+
+
 def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
     config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all"], lambda i: i + 1)
     fresh = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
