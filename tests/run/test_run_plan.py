@@ -589,3 +589,15 @@ def test_the_score_stage_prints_its_notes_on_the_input_before_it_scores(tmp_path
     said = "1 of 6 generations begins with its own prompt"
     assert text.count(said) == 1, text
     assert text.index(said) < text.index("every row of the run folder"), text
+
+
+def test_a_failed_score_row_in_workbench_run_points_at_runs_own_retry_option(tmp_path: Path, judge: _Judge) -> None:
+    """newuser34: the score stage of ``workbench run`` printed the score command's advice, "continue
+    with --resume --retry-failed", but ``workbench run`` has no ``--resume`` (the option is refused).
+    The fake judge answers 500 (a server outage)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "report"], "max_failures = 10\n")
+    judge.fail = lambda body: True
+    result = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    text = " ".join(result.output.split())
+    assert "has every row's error" in text, text
+    assert "--resume" not in text and "rerun the same workbench run command with --retry-failed" in text

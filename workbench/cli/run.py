@@ -143,7 +143,8 @@ def _run_stage(plan: Any, call: Callable[..., Any], progress: bool = True) -> An
     if plan.command == "score":
         with score.progress_hooks(progress) as hooks:
             report = call(**hooks)
-        score.print_report(report)
+        # the score command's "--resume --retry-failed" is no option of workbench run
+        score.print_report(report, retry="rerun the same workbench run command with --retry-failed")
         return report
     report = call()
     if plan.command == "bias":

@@ -100,12 +100,14 @@ _READ_WORDS = {
 }
 
 
-def print_report(report: Any, cache: str = "rw") -> None:
+def print_report(report: Any, cache: str = "rw",
+                 retry: str = "continue with --resume --retry-failed") -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
     row of the run folder (a resumed run included), the notes not printed before the run
     (``report.announced_notes``), each method's most common failure, then this invocation's LLM
     accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a parse error would
-    replay the cached answer)."""
+    replay the cached answer); ``retry`` says how to score the failed rows again (``workbench run``
+    has no ``--resume``: it passes its own)."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -138,8 +140,7 @@ def print_report(report: Any, cache: str = "rw") -> None:
         # parse errors are real answers and cached: a plain retry would replay them
         parse = (any(r["status"] == "parse_error" for r in report.failure_reasons.values())
                  and cache not in ("off", "refresh"))
-        err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, "
-                          "continue with --resume --retry-failed"
+        err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, {retry}"
                           + (" (add --cache refresh to ask again where the answer did not parse: parse errors are "
                              "cached answers)" if parse else ""), highlight=False)
     usage = report.usage
