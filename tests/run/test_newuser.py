@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from ctrl_c import interrupt_after_rows, jsonl_rows
 from workbench.cli import app
+from workbench.errors import WorkbenchError
 from workbench.run import load_config, run_pipeline
 from workbench.run.config import ConfigError, build_config
 
@@ -255,6 +256,26 @@ def test_bias_reads_score_alls_table_when_the_data_names_task_and_sample_otherwi
     assert {o.name: o.status for o in result.outcomes}["bias"] == "ran", [(o.name, o.detail) for o in result.outcomes]
     bias = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
     assert bias["join"]["joined"] == 12 and bias["bootstrap"]["unit"] == "task"
+
+
+def test_a_dedup_only_run_of_a_corpus_without_tasks_needs_no_task_column(tmp_path: Path) -> None:
+    """newuser34: a corpus of files (`id`, `content`; no tasks) with `stages = ["dedup", "report"]` and
+    `[data] id_column = "id"` was refused: "column 'task_id' not found (set it with [data] task_column)",
+    though dedup reads its ids from id_column and no stage that runs keys rows by task. Real dedup."""
+    data = tmp_path / "corpus.jsonl"
+    body = "def f{k}(alpha, beta):\n    gamma = alpha * beta + {k}\n    return gamma - alpha\n"
+    data.write_text("".join(json.dumps({"id": f"file{i}.py", "content": body.format(k=i % 3)}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "report"]\n'
+                      f'[data]\nsource = "{data}"\ncode_column = "content"\nid_column = "id"\n'
+                      '[dedup]\nmin_tokens = 1\n')
+    result = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in result.outcomes}["dedup"] == "ran", [(o.name, o.detail) for o in result.outcomes]
+    dedup = json.loads((tmp_path / "run" / "dedup" / "report.json").read_text())
+    assert dedup["overall"]["duplicate_rows"] == 3
+    # a stage that keys rows by task still asks for the column
+    with pytest.raises(WorkbenchError, match=r"column 'task_id' not found \(set it with \[data\] task_column\)"):
+        run_pipeline(load_config(config, overrides=['run.stages=["dedup", "execute"]']))
 
 
 def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:
