@@ -468,6 +468,8 @@ def _network_cause(error: BaseException, api_base: str | None) -> str:
     if last is error or not isinstance(last, OSError):
         return ""
     where = f" at {api_base}" if api_base else ""
+    if str(last) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
+        return f"; the server: {api_base}" if api_base else ""
     return f"; cause: {type(last).__name__}: {last}{where}"
 
 
