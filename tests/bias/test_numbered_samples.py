@@ -110,3 +110,26 @@ def test_a_mostly_unjoined_metric_table_of_an_older_dedup_is_refused_and_the_num
     assert any("8 metric rows have an id the dedup output does not have" in w for w in report.warnings)
     # the full table (with its sample ids) joins every row
     assert run_bias(tmp_path / "dedup", str(data), config).join.joined == 12
+
+
+def test_results_join_by_execute_task_id_and_sample_id_when_the_data_names_them_otherwise(tmp_path):
+    """newuser34: generations whose task and sample columns are ``problem`` and ``completion_id``:
+    dedup with ``--id-column problem,completion_id``, bias with that id on the data and execute's
+    results, which always name them ``task_id`` and ``sample_id``, failed with "column 'problem' not
+    found (set it with --id-column)" on the results: no --id-column could join both tables."""
+    rows = [{"problem": f"Task/{t}", "completion_id": s, "completion": _BODY.format(k=t) if s < 2 else f"x = {t}\n",
+             "chrf": 0.1 * t + 0.01 * s} for t in range(6) for s in range(3)]
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_dedup(str(data), DedupConfig(code_column="completion", id_column="problem,completion_id", min_tokens=1),
+              output_dir=tmp_path / "dedup")
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps({"task_id": r["problem"], "sample_id": r["completion_id"],
+                                           "passed": int(r["completion_id"] == 0)}) + "\n" for r in rows))
+    report = run_bias(tmp_path / "dedup", str(data), BiasConfig(
+        metric=["passed", "chrf"], id_column="problem,completion_id", task_column="problem", label="passed",
+        results=str(results), resamples=100))
+    assert (report.join.joined, report.join.unjoined) == (18, 0)
+    passed = report.duplication.metrics["passed"]
+    assert passed.missing == 0 and passed.settings["all_rows"].value == pytest.approx(6 / 18)
+    assert report.duplication.metrics["chrf"].correlation  # tau-b with the results' label

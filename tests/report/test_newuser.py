@@ -71,3 +71,73 @@ def test_one_contaminated_row_reads_in_the_singular(tmp_path: Path) -> None:
     page = " ".join((run / "report.html").read_text().split())
     assert "1 row is a near-duplicate of 1 of the 1 row of" in page, page[page.find('id="contamination"'):][:300]
     assert "0 rows were too short to check (0 reference rows too short)" in page
+
+
+def test_a_bias_report_without_a_label_is_shown_not_a_crash(tmp_path: Path) -> None:
+    """A folder assembled by the single commands, with ``workbench bias DEDUP METRICS -m passed`` run
+    without ``--label``/``--results`` (the bias JSON has no label): `workbench report` crashed in its
+    template (``UndefinedError: No first item, sequence was empty``). Real dedup and bias jobs."""
+    import random
+
+    from workbench.bias import BiasConfig, run_bias
+    from workbench.dedup import DedupConfig, run_dedup
+
+    def code(name: str) -> str:
+        rng = random.Random(name)
+        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
+        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
+        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
+
+    names = "abcdefghijkl"
+    rows = tmp_path / "rows.jsonl"
+    # every task has two copies of one program and one other: duplicate clusters to collapse
+    rows.write_text("".join(json.dumps({"task_id": f"T/{n}", "sample_id": s, "content": code(n + ("x" if s == 2 else ""))})
+                            + "\n" for n in names for s in range(3)))
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text("".join(json.dumps({"task_id": f"T/{n}", "sample_id": s, "passed": int(s != 2)}) + "\n"
+                               for n in names for s in range(3)))
+    run = tmp_path / "run"
+    run_dedup(str(rows), DedupConfig(id_column="task_id,sample_id", group_column="task_id", workers=1),
+              output_dir=run / "dedup")
+    run_bias(run / "dedup", str(metrics), BiasConfig(metric=["passed"], task_column="task_id"),
+             json_path=run / "bias" / "report.json")
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    page = " ".join((run / "report.html").read_text().split())
+    assert 'id="contamination-confound"' not in page  # nothing contaminated, and no label to speak of
+    assert build_report_data(run)["bias"]["rows"][0]["metric"] == "passed"
+
+
+def test_a_train_test_bias_report_names_allamanis_settings_not_one_per_cluster(tmp_path: Path) -> None:
+    """newuser34: for a train/test corpus the page headed the test rows' fully biased mean "all rows",
+    the unbiased test mean "one per cluster" and the Δ (cross-set biased vs unbiased test, Table 3)
+    "Δ% all vs one per cluster". Real dedup and bias jobs."""
+    from workbench.bias import BiasConfig, run_bias
+    from workbench.dedup import DedupConfig, run_dedup
+
+    def code(name: str) -> str:
+        import random
+
+        rng = random.Random(name)
+        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
+        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
+        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "train.jsonl").write_text("".join(json.dumps({"id": f"tr{i}", "content": code(f"f{i}")}) + "\n" for i in range(6)))
+    # test rows 0-2 copy train rows: the cross-set duplicates
+    (corpus / "test.jsonl").write_text("".join(json.dumps({"id": f"te{i}", "content": code(f"f{i}" if i < 3 else f"g{i}")})
+                                               + "\n" for i in range(8)))
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text("".join(json.dumps({"id": f"{p}{i}", "acc": 1.0 if p == "te" and i < 3 else 0.1 * i}) + "\n"
+                               for p, n in (("tr", 6), ("te", 8)) for i in range(n)))
+    run = tmp_path / "run"
+    run_dedup(str(corpus), DedupConfig(id_column="id", workers=1), output_dir=run / "dedup")
+    run_bias(run / "dedup", str(metrics), BiasConfig(metric=["acc"], resamples=100), json_path=run / "bias" / "report.json")
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    page = " ".join((run / "report.html").read_text().split())
+    table = page[page.find('id="bias-table"'):][:1500]
+    assert "one per cluster" not in table and "cross-set biased vs unbiased test" in table, table
+    assert "d over all 8 test rows" in table, table

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from ctrl_c import interrupt_after_rows, jsonl_rows
 from workbench.cli import app
+from workbench.errors import WorkbenchError
 from workbench.run import load_config, run_pipeline
 from workbench.run.config import ConfigError, build_config
 
@@ -221,6 +222,60 @@ def _chrf_config(tmp_path: Path, data_name: str, run_name: str, stages: list[str
                       f'[data]\nsource = "{data}"\nlabel_column = "passed"\n[score]\nmethod = ["chrf"]\n'
                       '[correlate]\nresamples = 100\n')
     return config
+
+
+def test_a_stage_left_out_of_a_fresh_folder_is_not_called_out_of_date(tmp_path: Path) -> None:
+    """newuser34: `workbench run configs/humaneval.toml --stage dedup --stage execute` in a fresh clone
+    ended with the report "read the outputs of decontaminate, score, ..., which are out of date
+    (options or inputs changed since they ran ...)": they never ran. Real chrF, no LLM."""
+    config = _chrf_config(tmp_path, "gens.jsonl", "run", ["score_all", "correlate_all", "report"], lambda i: i + 1)
+    fresh = run_pipeline(load_config(config), only=["score_all"])
+    detail = {o.name: o.detail for o in fresh.outcomes}["report"]
+    assert "out of date" not in detail, detail
+    assert detail == "correlate_all has not finished in this run folder (add --stage correlate_all to run it)"
+    # once it ran, a change of its options is "out of date" again
+    run_pipeline(load_config(config))
+    changed = run_pipeline(load_config(config, overrides=["correlate.resamples=150"]), only=["score_all"])
+    assert {o.name: o.detail for o in changed.outcomes}["report"].startswith(
+        "read the outputs of correlate_all, which are out of date")
+
+
+def test_bias_reads_score_alls_table_when_the_data_names_task_and_sample_otherwise(tmp_path: Path) -> None:
+    """newuser34: `[data] task_column = "problem"`, `sample_column = "completion_id"`: the bias stage
+    read score_all's table (which names them task_id and sample_id) with `--id-column
+    problem,completion_id` and failed: "column 'problem' not found". Real dedup, chrF and bias."""
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({"problem": f"T{i // 2}", "completion_id": i % 2, "gen": f"x = {i // 2}\n",
+                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "score_all", "bias", "report"]\n'
+                      f'[data]\nsource = "{data}"\ntask_column = "problem"\nsample_column = "completion_id"\n'
+                      'code_column = "gen"\nlabel_column = "passed"\n[dedup]\nmin_tokens = 1\n'
+                      '[score]\nmethod = ["chrf"]\n[bias]\nresamples = 100\n')
+    result = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in result.outcomes}["bias"] == "ran", [(o.name, o.detail) for o in result.outcomes]
+    bias = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
+    assert bias["join"]["joined"] == 12 and bias["bootstrap"]["unit"] == "task"
+
+
+def test_a_dedup_only_run_of_a_corpus_without_tasks_needs_no_task_column(tmp_path: Path) -> None:
+    """newuser34: a corpus of files (`id`, `content`; no tasks) with `stages = ["dedup", "report"]` and
+    `[data] id_column = "id"` was refused: "column 'task_id' not found (set it with [data] task_column)",
+    though dedup reads its ids from id_column and no stage that runs keys rows by task. Real dedup."""
+    data = tmp_path / "corpus.jsonl"
+    body = "def f{k}(alpha, beta):\n    gamma = alpha * beta + {k}\n    return gamma - alpha\n"
+    data.write_text("".join(json.dumps({"id": f"file{i}.py", "content": body.format(k=i % 3)}) + "\n" for i in range(6)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "report"]\n'
+                      f'[data]\nsource = "{data}"\ncode_column = "content"\nid_column = "id"\n'
+                      '[dedup]\nmin_tokens = 1\n')
+    result = run_pipeline(load_config(config))
+    assert {o.name: o.status for o in result.outcomes}["dedup"] == "ran", [(o.name, o.detail) for o in result.outcomes]
+    dedup = json.loads((tmp_path / "run" / "dedup" / "report.json").read_text())
+    assert dedup["overall"]["duplicate_rows"] == 3
+    # a stage that keys rows by task still asks for the column
+    with pytest.raises(WorkbenchError, match=r"column 'task_id' not found \(set it with \[data\] task_column\)"):
+        run_pipeline(load_config(config, overrides=['run.stages=["dedup", "execute"]']))
 
 
 def test_dry_run_says_which_stages_would_run_after_a_change(tmp_path: Path) -> None:

@@ -604,4 +604,16 @@ def test_the_score_stage_says_how_workbench_run_retries_its_failed_rows(tmp_path
     assert ran.exit_code == 3, ran.output
     assert "the most common error" in said, said
     assert "--resume --retry-failed" not in said, said
-    assert "rerun with --retry-failed ([run] retry_failed = true)" in said, said
+    assert "rerun the same workbench run command with --retry-failed ([run] retry_failed = true)" in said, said
+
+
+def test_a_failed_score_row_in_workbench_run_points_at_runs_own_retry_option(tmp_path: Path, judge: _Judge) -> None:
+    """newuser34: the score stage of ``workbench run`` printed the score command's advice, "continue
+    with --resume --retry-failed", but ``workbench run`` has no ``--resume`` (the option is refused).
+    The fake judge answers 500 (a server outage)."""
+    config_path = _judged_config(tmp_path, judge, ["score", "report"], "max_failures = 10\n")
+    judge.fail = lambda body: True
+    result = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    text = " ".join(result.output.split())
+    assert "has every row's error" in text, text
+    assert "--resume" not in text and "rerun the same workbench run command with --retry-failed" in text

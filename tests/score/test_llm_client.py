@@ -460,3 +460,19 @@ def test_keys_of_pinned_aliases_at_the_default_context_are_unchanged(monkeypatch
                             params=settings.sampling_params(), seed=settings.seed, schema=SCHEMA,
                             prompt_version="v", repeat=0, extra={"engine": engine_identity()})
         assert _request_key(client) == earlier
+
+
+def test_a_server_that_is_not_there_says_so_not_only_internal_server_error(monkeypatch):
+    """newuser34: `--model openai/foo --api-base http://127.0.0.1:9/v1` (nothing listens there) was
+    reported as "InternalServerError: ... OpenAIException - Connection error.", which reads like a
+    server answering 500. Real litellm and socket against a closed port on 127.0.0.1; no LLM."""
+    import socket
+
+    monkeypatch.setenv("OPENAI_API_KEY", "none")
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    api_base = f"http://127.0.0.1:{port}/v1"
+    settings = LLMSettings("openai/foo", api_base=api_base, retry_wait_s=0.01, max_retries=0, timeout_s=20)
+    with pytest.raises(LLMCallError, match=rf"cause: ConnectionRefusedError: .*refused at {api_base}"):
+        LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s")

@@ -4,7 +4,7 @@ every setting of the duplication and contamination analyses (what ``workbench bi
 from __future__ import annotations
 
 import dataclasses
-
+import functools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -26,8 +26,8 @@ from workbench.bias.settings import (
     train_test_masks,
 )
 from workbench.correlate.bootstrap import BootstrapSettings
-from workbench.data.samples import SAMPLE_COLUMN
-from workbench.errors import DataError, require_argument, require_path
+from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
+from workbench.errors import DataError, MissingColumnError, require_argument, require_path
 from workbench.formatting import count
 
 
@@ -288,8 +288,18 @@ def _check_same_rows(reference: DedupOutput, rows: _Rows, config: BiasConfig) ->
 def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
     no result); returns warnings about rows on either side without a partner."""
-    results = read_metric_table(config.results, metrics=[config.label], id_columns=config.id_columns,
-                                offline=config.offline, flags={config.label: "--label"})
+    read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
+                             flags={config.label: "--label"})
+    try:
+        results = read(id_columns=config.id_columns)
+    except MissingColumnError as error:
+        # execute's results name the task and sample columns task_id and sample_id whatever the data
+        # calls them: a TASK,SAMPLE id of other names is read from those there
+        execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
+        if (len(config.id_columns) != 2 or error.column not in config.id_columns
+                or not set(execute_ids) <= set(error.available)):
+            raise
+        results = read(id_columns=execute_ids)
     by_id = dict(zip(results.ids, results.values[config.label]))
     if not set(by_id) & set(table.ids):
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels

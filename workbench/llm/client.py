@@ -453,6 +453,26 @@ def _is_transient(error: BaseException) -> bool:
     return isinstance(status, int) and status >= 500
 
 
+def _network_cause(error: BaseException, api_base: str | None) -> str:
+    """``"; cause: ConnectionRefusedError: [Errno 111] Connection refused (api_base ...)"`` when the
+    innermost exception chained to ``error`` is an OS-level network error, else ``""``.
+
+    litellm reports a server that is not there as ``InternalServerError ... Connection error.``,
+    which reads like a server that answered 500; the socket's own error says what happened."""
+    seen: set[int] = set()
+    inner: BaseException | None = error
+    while inner is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        last = inner
+        inner = inner.__cause__ or inner.__context__
+    if last is error or not isinstance(last, OSError):
+        return ""
+    where = f" at {api_base}" if api_base else ""
+    if str(last) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
+        return f"; the server: {api_base}" if api_base else ""
+    return f"; cause: {type(last).__name__}: {last}{where}"
+
+
 #: the longest wait between two attempts, in seconds
 MAX_BACKOFF_S = 30.0
 
@@ -692,7 +712,8 @@ class LLMClient:
                                         seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
                 if isinstance(error, LLMError):
                     raise
-                raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})") from error
+                raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})"
+                                   f"{_network_cause(error, settings.api_base)}") from error
             text = response.choices[0].message.content or ""
             tokens = response_token_logprobs(response) if top_logprobs is not None else None
             prompt_tokens, completion_tokens = _tokens(response)

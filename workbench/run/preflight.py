@@ -321,8 +321,12 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     inputs = stages | available
     plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
     notes: list[str] = []
-    loaded.require_columns({"[data] code_column": data["code_column"], "[data] task_column": data["task_column"],
-                       "[data] label_column": data["label_column"]})
+    # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
+    # for its row ids, which [data] id_column names otherwise (a corpus of files has no tasks)
+    needs_task = bool(stages & (_KEYED_STAGES | {"bias"})) or not data["id_column"]
+    loaded.require_columns({"[data] code_column": data["code_column"],
+                            "[data] task_column": data["task_column"] if needs_task else None,
+                            "[data] label_column": data["label_column"]})
     if data["sample_column"] != "sample_id":  # the default may be absent: rows are then numbered per task
         loaded.require_columns({"[data] sample_column": data["sample_column"]})
     if data["id_column"]:

@@ -633,6 +633,7 @@ def run_pipeline(
     result = RunResult(run_dir, preflight)
     rerun: set[str] = set()  # stages run in this invocation: their dependants must run too
     stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
+    unfinished: set[str] = set()  # ... of them, those that never finished here (no outputs to be out of date)
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
     fingerprint = preflight.fingerprint  # hashed once, by the preflight
     manifest.data["data_fingerprint"] = fingerprint
@@ -671,6 +672,8 @@ def run_pipeline(
             if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after) \
                     or _refresh(plan, before, key) or _reselect(plan, before, key):
                 stale.add(plan.name)
+            if before.get("status") != "done":
+                unfinished.add(plan.name)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
@@ -726,11 +729,18 @@ def run_pipeline(
         # a finished stage may still have produced nothing usable: the run goes on (the report
         # shows it) and exits with that stage's status at the end
         verdict = getattr(job_result, "failures", None) or {}
-        stale_inputs = [name for name in plan.after if name in stale]
+        stale_inputs = [name for name in plan.after if name in stale and name not in unfinished]
+        missing_inputs = [name for name in plan.after if name in unfinished]
         # --stage ran this stage on inputs that are out of date: its numbers are not the config's; say so
         stale_note = (f"read the outputs of {', '.join(stale_inputs)}, which are out of date (options or inputs "
                       f"changed since {'they' if len(stale_inputs) > 1 else 'it'} ran; add "
                       f"{' '.join('--stage ' + name for name in stale_inputs)} to rerun)") if stale_inputs else None
+        # ... or on inputs that never finished in this folder (a fresh folder with --stage): nothing of theirs
+        # was read, and "out of date since they ran" would be wrong
+        missing_note = (f"{', '.join(missing_inputs)} {'have' if len(missing_inputs) > 1 else 'has'} not finished "
+                        f"in this run folder (add {' '.join('--stage ' + name for name in missing_inputs)} to run "
+                        f"{'them' if len(missing_inputs) > 1 else 'it'})") if missing_inputs else None
+        stale_note = "; ".join(note for note in (stale_note, missing_note) if note) or None
         manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None,
                         detail=stale_note, files=stage_files(plan, run_dir) or None)
         # a stage run again because its files changed since it finished says which

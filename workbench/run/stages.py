@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.data.samples import SAMPLE_COLUMN
+from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
 from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
@@ -630,6 +630,10 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         metrics_table = str(layout / RunLayout.score_file("all", WIDE_SCORES_FILE))
         plan.after.append("score_all")
         metrics = cheap + [m for m in shipped if m not in cheap]
+        if not data["id_column"]:
+            # score's table names the [data] task and sample columns task_id and sample_id (as execute's
+            # results do): the dedup's ids ("task:sample") are built from those there
+            values.update(id_column=f"{TASK_COLUMN},{SAMPLE_COLUMN}", task_column=TASK_COLUMN)
     else:
         metrics_table = data["source"]
         metrics = list(shipped)
