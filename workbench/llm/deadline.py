@@ -148,11 +148,12 @@ def exit_past_abandoned_calls(status: int) -> None:
     """
     if not abandoned_calls_running():
         return
-    current = threading.current_thread()
-    for thread in threading.enumerate():
-        if thread is not current and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()  # what Py_FinalizeEx runs next; os._exit below skips it
+    # what Py_FinalizeEx does before it unwinds daemon threads: threading's own shutdown (it wakes
+    # idle pool workers, e.g. litellm's, and joins the non-daemon threads), then the atexit functions
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
