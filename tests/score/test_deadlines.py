@@ -97,3 +97,40 @@ def test_the_documented_bound_of_one_call_with_retries():
     assert worst_case_seconds(120.0, 2, 1.0, 30.0) == 365.0
     assert worst_case_seconds(10.0, 6, 10.0, 30.0) == 70.0 + 20 + 30 * 5
     assert LLMSettings(model="gpt-4o-mini", timeout_s=5, max_retries=2, retry_wait_s=1).worst_case_seconds() == 20.0
+
+
+_ABANDONED_IN_PYDANTIC = """
+import sys, time
+from typing import Annotated
+from pydantic import AfterValidator, TypeAdapter
+from workbench.llm.deadline import DeadlineExceeded, call_with_deadline
+
+# the OpenAI SDK builds its response objects with pydantic-core (Rust); a slow validator keeps an
+# abandoned call inside those Rust frames, as a 200 KB answer with its log-probabilities did; its short
+# sleeps give up the GIL and take it again, as a long parse does, so it wakes during the shutdown
+slow = TypeAdapter(Annotated[int, AfterValidator(lambda value: [time.sleep(0.01) for _ in range(3000)] and value)])
+try:
+    call_with_deadline(lambda: slow.validate_python(1), 0.2, what="openai/judge")
+except DeadlineExceeded:
+    pass
+sys.argv = ["workbench", "score", sys.argv[1], "--method", "chrf"]
+from workbench.cli import main
+main()
+"""
+
+
+def test_a_call_abandoned_inside_rust_code_does_not_abort_the_command_at_exit(tmp_path):
+    """No LLM: the abandoned call is a pydantic validation held by a slow validator (what a huge answer's
+    parsing in the OpenAI SDK was when a scored run ended). CPython's shutdown unwinds such a daemon
+    thread through Rust frames and the process aborted with status 134 ("FATAL: exception not
+    rethrown") instead of the command's own status; here that is 1, for data that does not exist."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "abandon.py"
+    script.write_text(_ABANDONED_IN_PYDANTIC)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "missing.jsonl")], capture_output=True, check=False,
+                          text=True, timeout=60)
+    assert "FATAL" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert "Error:" in done.stderr

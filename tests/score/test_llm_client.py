@@ -91,6 +91,28 @@ def test_ro_never_writes(tmp_path):
     assert len(ResponseCache(tmp_path)) == 0
 
 
+@pytest.mark.parametrize("damage", ["truncated", "empty", "missing"])
+def test_a_damaged_cache_entry_is_a_miss_asked_again_and_replaced(tmp_path, damage):
+    """A cache copied or written only in part (a full disk, a copy cut short) held a 200 KB answer's
+    file cut short: every sample that met it ended as an ``error`` (``UnpicklingError: pickle data
+    was truncated``), and ``--resume --retry-failed`` met it again. Now it is a miss: the model is
+    asked again and the entry replaced. (diskcache keeps values over 32 KiB in files of their own.)"""
+    long_answer = "Functional Correctness: 3 " + "x" * 200_000
+    LLMClient(_settings(), ResponseCache(tmp_path), mock_response=long_answer).complete(
+        MESSAGES, prompt_version="v", step="s")
+    (stored,) = tmp_path.rglob("*.val")
+    if damage == "missing":
+        stored.unlink()
+    else:
+        stored.write_bytes(stored.read_bytes()[: 1000 if damage == "truncated" else 0])
+    client = LLMClient(_settings(), ResponseCache(tmp_path), mock_response="Functional Correctness: 2")
+    assert client.complete(MESSAGES, prompt_version="v", step="s") == "Functional Correctness: 2"
+    assert client.usage.calls == 1 and client.usage.cache_hits == 0
+    again = LLMClient(_settings(), ResponseCache(tmp_path), mock_response="Functional Correctness: 0")
+    assert again.complete(MESSAGES, prompt_version="v", step="s") == "Functional Correctness: 2"
+    assert again.usage.cache_hits == 1
+
+
 def test_provider_errors_are_retried_a_bounded_number_of_times_and_never_cached(tmp_path):
     cache = ResponseCache(tmp_path)
     client = LLMClient(_settings(max_retries=2), cache, mock_response="litellm.InternalServerError")

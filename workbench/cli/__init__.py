@@ -19,8 +19,19 @@ from workbench.cli import report  # noqa: E402,F401
 
 
 def main() -> None:
-    """Entry point of the ``workbench`` console script."""
-    app()
+    """Entry point of the ``workbench`` console script.
+
+    The command's exit status is kept even when an LLM call it gave up on still runs
+    (:func:`workbench.llm.deadline.exit_past_abandoned_calls`).
+    """
+    try:
+        app()
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            from workbench.llm.deadline import exit_past_abandoned_calls
+
+            exit_past_abandoned_calls(done.code or 0)
+        raise
 
 
 __all__ = ["app", "main"]

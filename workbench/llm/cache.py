@@ -4,7 +4,9 @@ The key is the SHA-256 of a canonical JSON document holding everything that can 
 an answer: provider, model, API base, messages, sampling parameters (and any extra
 provider parameters), seed, the JSON schema asked for, the prompt-template version and
 the repeat index (so ``--n-samples k`` asks for k distinct answers and gets the same k
-back on a rerun). Only successful responses are stored; errors are never cached.
+back on a rerun). Only successful responses are stored; errors are never cached. An entry
+that cannot be read back (its file cut short by a full disk or an interrupted copy) is a
+miss: the model is asked again and the entry replaced.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +22,8 @@ from typing import Any
 
 #: bump when the stored value layout changes, so old entries are simply not found
 CACHE_FORMAT = 1
+
+_log = logging.getLogger(__name__)
 
 
 class CacheMode(str, enum.Enum):
@@ -126,16 +131,28 @@ class ResponseCache:
 
         self.mode = CacheMode(mode)
         self.directory = os.fspath(directory)
+        #: entries found damaged by :meth:`get` (read as misses)
+        self.damaged = 0
         self._cache = diskcache.Cache(self.directory) if self.mode is not CacheMode.OFF else None
 
     def get(self, key: str) -> CachedResponse | None:
-        """Return the stored answer for ``key`` (``None`` on a miss or when the mode does not read)."""
+        """Return the stored answer for ``key`` (``None`` on a miss or when the mode does not read).
+
+        A damaged entry (a value file cut short, a stored dict of another shape) is a miss too,
+        counted in :attr:`damaged` and logged once per cache; a mode that writes replaces it
+        with the new answer."""
         if self._cache is None or not self.mode.reads:
             return None
-        value = self._cache.get(key)
-        if not isinstance(value, dict):
+        try:
+            value = self._cache.get(key)
+            return CachedResponse(**value) if isinstance(value, dict) else None
+        except Exception as error:  # unpickling a cut file raises UnpicklingError, EOFError, ValueError ...
+            self.damaged += 1
+            if self.damaged == 1:
+                _log.warning("the response cache %s has an entry that cannot be read (%s: %s); it is asked again%s",
+                             self.directory, type(error).__name__, error,
+                             " and replaced" if self.mode.writes else "")
             return None
-        return CachedResponse(**value)
 
     def put(self, key: str, response: CachedResponse) -> None:
         """Store a successful answer (a no-op when the mode does not write)."""

@@ -12,6 +12,12 @@ killed), so it is abandoned: its thread is a daemon that keeps its socket until 
 server finishes or the client's own per-read timeout fires, and its answer is thrown
 away. The caller, and the run, move on at the deadline.
 
+An abandoned call may still be running when the command ends, e.g. parsing a large answer in
+pydantic-core (Rust) for the OpenAI SDK. At interpreter shutdown CPython ends such a daemon
+thread with a forced unwind as soon as it needs the GIL again, and unwinding through Rust
+frames aborts the process ("FATAL: exception not rethrown", status 134) after all its output
+was written. :func:`exit_past_abandoned_calls` ends the process without that shutdown step.
+
 Example::
 
     >>> from workbench.llm.deadline import call_with_deadline
@@ -21,9 +27,13 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import contextvars
+import os
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -55,6 +65,10 @@ class CallCancelled(Exception):
 
 #: how often a wait looks at its ``cancel`` event, seconds
 _CANCEL_POLL_S = 0.1
+
+#: the helper threads of calls given up on (past their deadline or cancelled); a finished
+#: thread leaves the set when it is collected
+_ABANDONED: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
 
 def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, what: str,
@@ -95,7 +109,8 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
             finished.set()
 
     started = time.perf_counter()
-    threading.Thread(target=run, name=f"deadline:{what}"[:60], daemon=True).start()
+    helper = threading.Thread(target=run, name=f"deadline:{what}"[:60], daemon=True)
+    helper.start()
     cancelled = cancel.is_set if cancel is not None else lambda: False
     done = False
     while not done and not cancelled():
@@ -103,6 +118,8 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
         if left <= 0:
             break
         done = finished.wait(left if cancel is None else min(left, _CANCEL_POLL_S))
+    if not done:
+        _ABANDONED.add(helper)
     if not done and cancelled():
         raise CallCancelled(f"{what}: abandoned when the run was stopped")
     if not done:
@@ -110,6 +127,39 @@ def call_with_deadline(function: Callable[[], T], deadline_s: float | None, *, w
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def abandoned_calls_running() -> int:
+    """How many calls given up on (:class:`DeadlineExceeded`, :class:`CallCancelled`) still run."""
+    return sum(1 for thread in list(_ABANDONED) if thread.is_alive())
+
+
+def exit_past_abandoned_calls(status: int) -> None:
+    """End the process with ``status`` now if abandoned calls still run; else return.
+
+    Does what interpreter shutdown does first (waits for the non-daemon threads, runs the
+    :mod:`atexit` functions, flushes stdout and stderr), then ``os._exit(status)``, so no
+    abandoned call's thread is unwound at shutdown (see the module: that can abort the process
+    with status 134 instead of the command's own status). A process without abandoned calls
+    returns at once and shuts down as usual.
+
+    Args:
+        status: the exit status (docs/exit-status.md).
+    """
+    if not abandoned_calls_running():
+        return
+    # what Py_FinalizeEx does before it unwinds daemon threads: threading's own shutdown (it wakes
+    # idle pool workers, e.g. litellm's, and joins the non-daemon threads), then the atexit functions
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
+            pass
+    os._exit(status)
 
 
 def worst_case_seconds(timeout_s: float, max_retries: int, retry_wait_s: float, max_backoff_s: float) -> float:
