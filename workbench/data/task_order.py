@@ -20,26 +20,34 @@ from typing import Any
 _DIGITS = re.compile(r"([0-9]+)")
 
 
-def natural_key(value: Any) -> tuple:
-    """The sort key of one id: its text split into digit and non-digit runs, a digit run compared
-    as a number (then as text, so ``"07"`` and ``"7"`` stay apart), text runs by code point.
+def _number(match: re.Match) -> str:
+    """A digit run as text that sorts as its number: a marker, its length (4 digits), its digits
+    without leading zeros ("0010" -> "\x010002" + "10")."""
+    digits = match.group().lstrip("0") or "0"
+    return f"\x01{len(digits):04d}{digits}"
 
-    Any value has a key, and keys of unequal values never tie: after the runs come the text, the
-    type name and the ``repr`` (so the int ``3`` and the text ``"3"`` are two ids in one fixed
-    order). ``""`` sorts first.
+
+def natural_key(value: Any) -> tuple:
+    """The sort key of one id: its text with every digit run rewritten so that plain text order
+    compares it as a number (``HumanEval/2`` < ``HumanEval/10``; numbers before letters at the same
+    place), then the text itself (so ``"07"`` and ``"7"`` stay apart).
+
+    Any value has a key, and keys of unequal values never tie: after the text come, for a value
+    that is not text, its type name and ``repr`` (so the int ``3`` and the text ``"3"`` are two
+    ids in one fixed order). ``""`` sorts first. Keys are strings, compared in C: sorting a
+    million ids takes seconds.
 
     Example:
 
     >>> sorted(["HumanEval/10", "HumanEval/2", "HumanEval/1", "Eval/3"], key=natural_key)
     ['Eval/3', 'HumanEval/1', 'HumanEval/2', 'HumanEval/10']
     >>> sorted(["b", "", 10, "10", "a2", "a10", "07", "7", "é1"], key=natural_key)
-    ['', '07', '7', 10, '10', 'a2', 'a10', 'b', 'é1']
+    ['', '07', '7', '10', 10, 'a2', 'a10', 'b', 'é1']
     """
     text = value if isinstance(value, str) else str(value)
-    runs = tuple((0, int(part), part) if index % 2 else (1, part)
-                 for index, part in enumerate(_DIGITS.split(text)) if part)
-    # a digit run (0, ...) and a text run (1, ...) compare on their first item, never on mixed types
-    return runs, text, type(value).__name__, repr(value)
+    if isinstance(value, str):
+        return _DIGITS.sub(_number, text), text
+    return _DIGITS.sub(_number, text), text, type(value).__name__, repr(value)
 
 
 def canonical_order(ids: Iterable[Hashable]) -> list:
