@@ -13,7 +13,7 @@ statistics:
 * the intervals: percentile intervals over resamples of whole tasks, each resample built the
   slow, obvious way (the rows of every drawn task, repeated as often as it was drawn) from the
   draws ``numpy.random.default_rng(seed).multinomial(T, [1/T] * T, size=B)`` (tasks in the
-  order they first appear), the same draws for both settings so Δ% is paired;
+  natural order of their ids: HumanEval/2 before HumanEval/10), the same draws for both settings so Δ% is paired;
 * tau-b with the label: ``scipy.stats.kendalltau`` on the setting's rows.
 """
 
@@ -71,8 +71,9 @@ def test_bias_numbers_equal_an_independent_recomputation_on_a_real_slice(tmp_pat
     ids = [f"{row['task_id']}:{row['sample_id']}" for row in rows]
     kept = np.array([i not in removed for i in ids])
     assert 0 < (~kept).sum() < len(rows) // 4  # real in-task duplicates, not a degenerate slice
-    order: dict[str, int] = {}
-    task = np.array([order.setdefault(row["task_id"], len(order)) for row in rows])
+    # tasks numbered by the number in their id ("HumanEval/N"): the natural order, whatever the row order
+    order = {t: i for i, t in enumerate(sorted({row["task_id"] for row in rows}, key=lambda t: int(t.rsplit("/", 1)[1])))}
+    task = np.array([order[row["task_id"]] for row in rows])
     n_tasks = len(order)
     counts = np.random.default_rng(seed).multinomial(n_tasks, np.full(n_tasks, 1 / n_tasks), size=resamples)
     task_rows = [np.flatnonzero(task == t) for t in range(n_tasks)]

@@ -10,7 +10,7 @@ ones docs/correlate.md states:
   within-task coefficient is defined (ICE-Score's ``nanmean``), a resample weighting each task by
   how often it was drawn;
 * the draws: ``numpy.random.default_rng(seed).multinomial(T, [1/T] * T, size=B)``, whole tasks in
-  the order they first appear in the table;
+  natural order of their ids (HumanEval/2 before HumanEval/10), whatever the order of the rows;
 * the interval: the percentile interval (``numpy.percentile`` at (1 - c)/2 and (1 + c)/2);
 * the paired comparison: A - B on the same draws, its percentile interval, and the two-sided
   p-value ``min(1, 2 (min(#{d* <= 0}, #{d* >= 0}) + 1) / (B + 1))``;
@@ -115,8 +115,9 @@ def test_cli_numbers_equal_a_scipy_task_bootstrap_on_a_real_slice(tmp_path, seed
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["bootstrap"]["interval"] == "percentile" and report["bootstrap"]["unit"] == "task"
 
-    order: dict[str, int] = {}
-    task = np.array([order.setdefault(row["task_id"], len(order)) for row in rows])
+    # tasks numbered by the number in their id ("HumanEval/N"): the natural order, whatever the row order
+    order = {t: i for i, t in enumerate(sorted({row["task_id"] for row in rows}, key=lambda t: int(t.rsplit("/", 1)[1])))}
+    task = np.array([order[row["task_id"]] for row in rows])
     y = np.array([float(row["passed"]) for row in rows])
     values = {m: np.array([np.nan if row[m] is None else float(row[m]) for row in rows]) for m in ("codebleu", "chrf", "gpt35_nswr")}
     both = ~np.isnan(values["codebleu"]) & ~np.isnan(values["gpt35_nswr"])

@@ -26,6 +26,7 @@ from workbench.correlate.bootstrap import (
     no_interval_reason,
     percentile_interval,
 )
+from workbench.data.task_order import canonical_codes
 
 #: cells of the dense 64-bit block a draw or a product works on at a time (32 MB)
 BLOCK_CELLS = 4_000_000
@@ -201,6 +202,11 @@ class UnitBootstrap:
 
 
 def unit_indices(labels: list) -> np.ndarray:
-    """``(n,)`` index of each row's unit label, in first-seen order."""
-    seen: dict = {}
-    return np.array([seen.setdefault(label, len(seen)) for label in labels], dtype=np.int64)
+    """``(n,)`` index of each row's unit label (a task id, or a cluster's key), units numbered in
+    canonical order (:func:`workbench.data.task_order.canonical_codes`), whatever the order of
+    the rows: the draws are per unit number, so a shuffled table gives the same intervals.
+
+    >>> unit_indices(["HumanEval/10", "HumanEval/2", "HumanEval/10"]).tolist()
+    [1, 0, 1]
+    """
+    return np.array(canonical_codes(labels)[1], dtype=np.int64)

@@ -27,18 +27,21 @@ from workbench.bias.settings import (
 )
 from workbench.correlate.bootstrap import BootstrapSettings
 from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
+from workbench.data.task_order import natural_key
 from workbench.errors import DataError, MissingColumnError, require_argument, require_path
 from workbench.formatting import count
 
 
 class _Rows:
-    """The joined rows: their ids, and what the dedup output says about each."""
+    """The joined rows (in canonical order of their ids): their ids, and what the dedup output says about each."""
 
     def __init__(self, output: DedupOutput, table: MetricTable, id_columns: Sequence[str]):
         splits = [output.split_of(row, id_columns) for row in table.ids]
         joined = np.array([s is not None for s in splits], dtype=bool)
         self.unjoined_ids = [row for row, s in zip(table.ids, splits) if s is None]
-        self.index = np.flatnonzero(joined)
+        # the joined rows in canonical id order: sums over rows are made in one order whatever the
+        # table's row order, so a shuffled table gives the same numbers to the last bit
+        self.index = np.array(sorted(np.flatnonzero(joined).tolist(), key=lambda i: natural_key(table.ids[i])), dtype=np.int64)
         self.ids = [table.ids[i] for i in self.index]
         self.splits = [splits[i] for i in self.index]
         self.values = {name: column[self.index] for name, column in table.values.items()}
@@ -46,16 +49,22 @@ class _Rows:
         self.cluster = np.array([output.cluster_of.get(row, -1) for row in self.ids], dtype=np.int64)
         self.position = np.array([output.position_of.get(row, 0) for row in self.ids], dtype=np.int64)
         self.kept = np.array([row not in output.removed for row in self.ids], dtype=bool)
+        self._clusters = output.clusters
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def units(self, by_task: bool) -> tuple[np.ndarray, str]:
-        """Bootstrap unit of each row: its task, or its cluster (a row outside clusters alone)."""
+        """Bootstrap unit of each row: its task, or its cluster (a row outside clusters alone).
+
+        Units are numbered in canonical order (:func:`~workbench.bias.intervals.unit_indices`): a
+        cluster by its first member id in that order (over all of ``clusters.json``'s members, so
+        not by its place in the file), a row outside clusters by its own id; ids are unique and
+        clusters disjoint, so no two units share a key."""
         if by_task and self.tasks is not None:
             return unit_indices(self.tasks), "task"
-        labels = [f"cluster {c}" if c >= 0 else f"row {row}" for row, c in zip(self.ids, self.cluster)]
-        return unit_indices(labels), "cluster"
+        first = {c: min(self._clusters[c], key=natural_key) for c in set(self.cluster.tolist()) if c >= 0}
+        return unit_indices([first[c] if c >= 0 else row for row, c in zip(self.ids, self.cluster)]), "cluster"
 
 
 def run_bias(

@@ -119,6 +119,8 @@ def task_resample_counts(n_tasks: int, settings: BootstrapSettings) -> np.ndarra
 
     Returns:
         ``(B, T)`` float array, how often each task is in each resample (rows sum to ``T``).
+        Column ``j`` is task ``j`` in the canonical order of :mod:`workbench.data.task_order`
+        (correlate, bias and pass@k number tasks so), so the draws do not depend on row order.
     """
     rng = np.random.default_rng(settings.seed)
     if n_tasks == 0:

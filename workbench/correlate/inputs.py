@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
+from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
@@ -44,10 +45,11 @@ _OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
 
 @dataclass
 class CorrelationTable:
-    """Rows ready for correlation, grouped by task (first-seen order).
+    """Rows ready for correlation, grouped by task; within a task by sample id (input order without one).
 
     Attributes:
-        task_ids: ``(T,)`` task ids.
+        task_ids: ``(T,)`` task ids in canonical order (:func:`workbench.data.task_order.canonical_codes`:
+            a natural sort, whatever the order of the rows), the order the task bootstrap numbers them in.
         row_task: ``(n,)`` index into ``task_ids``, non-decreasing.
         label: ``(n,)`` labels in [0, 1].
         metrics: metric name -> ``(n,)`` values, NaN where unusable.
@@ -539,9 +541,14 @@ def prepare_table(
             f"{int(task_missing.sum())} {'lacks' if int(task_missing.sum()) == 1 else 'lack'} the task id {task_column!r}"
         )
     kept = np.flatnonzero(keep)
-    order: dict[str, int] = {}
-    codes = np.array([order.setdefault(tasks[i], len(order)) for i in kept], dtype=np.int64)
-    grouping = np.argsort(codes, kind="stable")
+    # tasks numbered in one order whatever the order of the rows: the draws are per task number
+    task_ids, task_codes = canonical_codes([tasks[i] for i in kept])
+    codes = np.array(task_codes, dtype=np.int64)
+    if sample_column is None:
+        grouping = np.argsort(codes, kind="stable")
+    else:  # within a task by sample id, so sums over rows are made in one order (equal to the last bit)
+        samples = _key_texts(table, sample_column)
+        grouping = np.lexsort((np.array(canonical_codes([samples[i] for i in kept])[1], dtype=np.int64), codes))
     rows = kept[grouping]
     row_task = codes[grouping]
     kept_tasks = [tasks[i] for i in rows]
@@ -558,7 +565,7 @@ def prepare_table(
     where = names[0] if results is None else f"{names[0]} or {names[1]}"
     lengths, length_source, length_note = _lengths(length_table, length_column, length_unit, where)
     return CorrelationTable(
-        task_ids=list(order),
+        task_ids=task_ids,
         row_task=row_task,
         label=label_values[rows],
         metrics=metric_values,

@@ -10,7 +10,8 @@ binomial coefficient is formed. It needs n >= k for every problem: as HumanEval'
 The interval is for the problem set as a sample of problems: a percentile bootstrap over tasks
 (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, treats the questions of an eval as drawn
 from a population the same way), with the draws of ``workbench correlate`` and ``workbench bias``
-(:func:`workbench.correlate.bootstrap.task_resample_counts`, tasks in the order they first appear), so
+(:func:`workbench.correlate.bootstrap.task_resample_counts`, tasks numbered in the canonical order of
+:mod:`workbench.data.task_order`, whatever the order of the rows), so
 pass@1 gets the interval bias gives the mean over tasks of the same rows. The samples' own randomness
 within a task is not in it.
 """
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.data.task_order import canonical_order
 from workbench.formatting import count
 
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
@@ -102,13 +104,15 @@ class PassAtKReport:
 
 
 def outcomes_per_task(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
-    """Return task id -> ``(n, c)``: samples and passing samples (``passed`` is 0/1 or a bool)."""
+    """Return task id -> ``(n, c)``: samples and passing samples (``passed`` is 0/1 or a bool),
+    tasks in canonical order (:func:`workbench.data.task_order.canonical_order`), whatever the
+    order of the rows: the bootstrap draws are per task number."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for row in rows:
         entry = counts[str(row["task_id"])]
         entry[0] += 1
         entry[1] += int(bool(row.get("passed")))
-    return {task: (n, c) for task, (n, c) in counts.items()}
+    return {task: (counts[task][0], counts[task][1]) for task in canonical_order(counts)}
 
 
 def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS) -> PassAtKReport:
