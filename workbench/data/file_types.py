@@ -41,6 +41,24 @@ def _opener(file: Path) -> Any:
     return gzip.open if file.suffix.lower() == ".gz" else open
 
 
+class MixedPart(Exception):
+    """A later chunk of a JSON Lines file holds two kinds of value in one column (numbers and
+    text): ``datasets`` reads such a column (as JSON text) only when the mix shows in the file's
+    first chunk; in a later one its read fails with a raw cast error.
+
+    Attributes:
+        part: the part's name (``"big.jsonl (from line 45,060)"``); column: the column's path as
+        pyarrow gives it (``"v"``, ``"meta/at"``); change: pyarrow's words (``"number to string"``).
+    """
+
+    def __init__(self, part: str, column: str, change: str) -> None:
+        super().__init__(f"{part}: column {column!r} changed from {change}")
+        self.part, self.column, self.change = part, column, change
+
+
+_CHANGED = re.compile(r"Column\(/([^)]*)\) changed from (\w+ to \w+)")
+
+
 def json_part_schemas(file: Path, name: str, chunk_bytes: int = JSON_CHUNK_BYTES) -> list[tuple[str, pa.Schema]] | None:
     """The Arrow schema pyarrow infers for each chunk of a JSON Lines file, chunked as ``datasets``
     chunks it (``chunk_bytes``, then to the end of the line).
@@ -50,8 +68,11 @@ def json_part_schemas(file: Path, name: str, chunk_bytes: int = JSON_CHUNK_BYTES
 
     Returns:
         ``[(part name, schema)]`` in file order; ``None`` when pyarrow cannot type a chunk (a JSON
-        document, a broken line, a column of numbers and text in one chunk, which ``datasets``
-        reads its own way as JSON): the read itself then says why or reads as it would.
+        document, a broken line, a column of numbers and text in the first chunk, which
+        ``datasets`` reads its own way as JSON): the read itself then says why or reads as it would.
+
+    Raises:
+        MixedPart: a later chunk holds two kinds of value in one column.
     """
     import pyarrow.json as pj
 
@@ -69,8 +90,15 @@ def json_part_schemas(file: Path, name: str, chunk_bytes: int = JSON_CHUNK_BYTES
                         return None  # a JSON document: datasets reads it whole, through pandas
                 batch += handle.readline()
                 block = len(batch) if len(batch) // 8 > max(chunk_bytes // 32, 16 << 10) else max(chunk_bytes // 32, 16 << 10)
-                table = pj.read_json(io.BytesIO(batch), read_options=pj.ReadOptions(block_size=block))
-                parts.append((name if not parts else f"{name} (from line {line:,})", table.schema))
+                part = name if not parts else f"{name} (from line {line:,})"
+                try:
+                    table = pj.read_json(io.BytesIO(batch), read_options=pj.ReadOptions(block_size=block))
+                except pa.ArrowInvalid as error:
+                    changed = _CHANGED.search(str(error))
+                    if changed is None or not parts:  # a mix in the first chunk: datasets reads it as JSON
+                        raise
+                    raise MixedPart(part, changed.group(1), changed.group(2)) from None
+                parts.append((part, table.schema))
                 line += batch.count(b"\n")
     except (pa.ArrowException, OSError, ValueError, EOFError):
         return None

@@ -770,11 +770,12 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         part cannot be typed here: ``datasets`` reads its own way).
 
     Raises:
-        DataError: naming the column, both files (or parts) and both kinds; or, for CSV, the
+        DataError: naming the column, both files (or parts) and both kinds, or the part of a JSON
+            Lines file past its first chunk that holds two kinds in a column; or, for CSV, the
             files and the columns one has and the other lacks.
     """
     from workbench.data.column_types import clash_message, first_clash, widened_types
-    from workbench.data.file_types import json_part_schemas
+    from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
         return file.relative_to(folder).as_posix() if folder is not None else file.name
@@ -785,7 +786,13 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         return None, None  # one file has one schema
     parts: list[tuple[str, Any]] = []
     for file in files:
-        found = json_part_schemas(file, name(file)) if builder == "json" else None
+        try:
+            found = json_part_schemas(file, name(file)) if builder == "json" else None
+        except MixedPart as mixed:
+            raise DataError(f"{where}: column {mixed.column!r} holds two kinds of value in {mixed.part} (pyarrow: "
+                            f"changed from {mixed.change}), which datasets reads only when they show in a file's "
+                            f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
+                            f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
     clash = first_clash(typed)
