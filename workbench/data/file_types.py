@@ -12,7 +12,8 @@ same chunks, and reads with the types :mod:`workbench.data.column_types` widens 
 A part is named for the messages: the file's name for its first chunk, ``"big.jsonl (from line
 45,060)"`` or ``"big.csv (from row 10,001)"`` for a later one.
 
-Cost: JSON Lines are parsed once more by pyarrow (about 0.35 CPU seconds for 70 MB); CSV files
+Cost: JSON Lines are parsed once more by pyarrow (about 0.2 CPU seconds for 70 MB, against 0.4 for the
+whole load: benchmarks/loading_bench.py); CSV files
 are typed by one pass of Python's ``csv`` module (the pass that finds zero-padded ids) and parsed
 by pandas only when a column's kind changes between chunks (:func:`csv_needs_typing`).
 """

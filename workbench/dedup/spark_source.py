@@ -753,8 +753,8 @@ def _all_columns(frames: list[Any]) -> list[Any]:
         return frames
     kinds = {}
     for frame in frames:
-        for field in frame.schema.fields:
-            kinds.setdefault(field.name, field.dataType)
+        for column in frame.schema.fields:
+            kinds.setdefault(column.name, column.dataType)
     return [frame.select(*(F.col(c) if c in frame.columns else F.lit(None).cast(kinds[c]).alias(c) for c in names),
                          FILE, BLOCK) for frame in frames]
 
