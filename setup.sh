@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-step set-up of workbench (the README's set-up line; .ci/run runs it too):
 #   1. the system packages the main job needs, where this user may install them (root, or sudo):
-#      bubblewrap (the execution sandbox) and libgomp1 (OpenMP, used by the prebuilt llama.cpp);
+#      bubblewrap (the execution sandbox), time (GNU time: each sample's peak memory) and libgomp1
+#      (OpenMP, used by the prebuilt llama.cpp);
 #      with --java also a JDK and libjavatuples-java (the Java plugin's runner), with --browser
 #      chromium and playwright (the report's browser test), with --spark a Java 17+ runtime where
 #      none is found (dedup --engine spark). Elsewhere it says what to install and goes on.
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 VENV=.venv
-PACKAGES=(bubblewrap libgomp1)
+PACKAGES=(bubblewrap time libgomp1)
 EXTRAS="local,test"
 SYSTEM=1
 SPARK=0
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
     --spark) SPARK=1; EXTRAS="$EXTRAS,spark" ;;
     --no-system) SYSTEM=0 ;;
     --native-llama) NATIVE_LLAMA=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1 (see bash setup.sh --help)" >&2; exit 2 ;;
   esac
   shift

@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import os
@@ -73,9 +74,8 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
         for line in handle:
             row = json.loads(line)
             labels[sample_key(row["task_id"], row["sample_id"])] = int(row["passed"])
-    config.prompt_column = "prompt"
-    config.completion_column = "completion_multipl_e"
-    config.limit = limit
+    # the config is frozen: a copy with the ICE-Score columns
+    config = dataclasses.replace(config, prompt_column="prompt", completion_column="completion_multipl_e", limit=limit)
     output = workdir / "ice_score_results.jsonl"
     started = time.monotonic()
     summary = run_execute(data, output, config)
@@ -87,6 +87,10 @@ def agreement_check(data: Path, workdir: Path, config: ExecutionConfig, limit: i
           f"{len(agree)}/{len(rows)} = {100 * len(agree) / max(1, len(rows)):.2f} %")
     print(f"  ours pass {sum(r['passed'] for r in rows)}, labels pass {sum(labels[sample_key(r['task_id'], r['sample_id'])] for r in rows)}")
     print(f"  status counts: {summary.counts}")
+    memory = getattr(summary, "memory", None)  # peak resident memory per sample (median, max, near --memory-mb)
+    if memory:
+        print(f"  peak memory: median {memory['median_peak_rss_mib']} MiB, max {memory['max_peak_rss_mib']} MiB, "
+              f"{memory['near_limit']} near the {memory['limit_mib']:g} MiB limit, {memory['unmeasured']} not measured")
     print(f"  throughput: {summary.samples_per_s:.2f} samples/s over {summary.executed} samples "
           f"({summary.elapsed_s:.1f} s execution, {summary.calibration_s:.1f} s timing references, {wall:.1f} s total), "
           f"workers {config.workers or 'default'}, isolation {summary.isolation.level.value}")

@@ -538,3 +538,72 @@ def test_csv_folders_widen_integers_beside_floats_and_empty_cells_beside_text(tm
     with pytest.raises(DataError, match=r"column 'score' holds numbers in train-00000-of-00002\.csv but text in "
                                         r"train-00001-of-00002\.csv"):
         load_records(folder)
+
+
+def test_csv_integer_ids_with_an_empty_cell_in_one_file_stay_integers_in_every_file(tmp_path):
+    # pandas types an integer column with an empty cell float64 (NaN is a float): that file's type is no fraction,
+    # so it must not widen the other files' integer ids to floats (1.0, which joins with nothing); datasets' own
+    # reading keeps them integers, with the empty cell null
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "train.csv").write_text("task_id,code\n1,a = 1\n2,b = 2\n")
+    (folder / "test.csv").write_text("task_id,code\n3,c = 3\n,d = 4\n")
+    loaded = load_records(folder)
+    assert [repr(v) for v in loaded.splits["train"]["task_id"]] == ["1", "2"]
+    assert [repr(v) for v in loaded.splits["test"]["task_id"]] == ["3", "None"]
+    # a file with fractions still widens the column
+    (folder / "test.csv").write_text("task_id,code\n3.5,c = 3\n,d = 4\n")
+    assert [repr(v) for v in load_records(folder).splits["train"]["task_id"]] == ["1.0", "2.0"]
+    # beside a column that is widened (integers then fractions), the integer ids with an empty cell are read
+    # with the widened types: pandas cannot give an int64 dtype an empty cell (a raw "Integer column has NA")
+    (folder / "train.csv").write_text("task_id,score,flag\n1,1,True\n2,2,False\n")
+    (folder / "test.csv").write_text("task_id,score,flag\n3,0.5,\n,1.5,true\n")
+    loaded = load_records(folder)
+    assert [repr(v) for v in loaded.splits["test"]["task_id"]] == ["3", "None"]
+    assert loaded.splits["test"]["score"] == [0.5, 1.5] and loaded.splits["test"]["flag"] == [None, True]
+    assert loaded.splits["train"]["flag"] == [True, False]
+
+
+def test_csv_true_false_column_with_an_empty_cell_is_no_text(tmp_path):
+    # pandas gives a true/false column with an empty cell objects (True, False, NaN): it was typed text, and the
+    # folder refused as "'flag' holds true/false values in train.csv but text in test.csv"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "train.csv").write_text("task_id,flag\na,True\nb,False\n")
+    (folder / "test.csv").write_text("task_id,flag\nc,True\nd,\n")
+    loaded = load_records(folder)
+    assert loaded.splits["test"]["flag"] == [True, None] and loaded.splits["train"]["flag"] == [True, False]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet", "csv"])
+def test_columns_in_another_order_in_another_file_are_widened_all_the_same(tmp_path, form):
+    # a JSON object's keys have no order (nor do datasets' and Spark's readers match columns by place): integer
+    # scores in one file and fractions in another whose rows name the keys in another order were left to
+    # datasets, which failed with a raw "Float value 0.500000 was truncated converting to int64"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    if form == "jsonl":
+        _write_jsonl(folder / "train.jsonl", [{"id": "a", "score": 1}, {"id": "b", "score": 2}])
+        _write_jsonl(folder / "test.jsonl", [{"score": 0.5, "id": "c"}])
+    elif form == "parquet":
+        _parquet(folder / "train.parquet", id=["a", "b"], score=[1, 2])
+        _parquet(folder / "test.parquet", score=[0.5], id=["c"])
+    else:
+        (folder / "train.csv").write_text("id,score\na,1\nb,2\n")
+        (folder / "test.csv").write_text("score,id\n0.5,c\n")
+    loaded = load_records(folder)
+    assert [repr(v) for v in loaded.splits["train"]["score"]] == ["1.0", "2.0"]
+    assert loaded.splits["test"]["score"] == [0.5] and loaded.splits["test"]["id"] == ["c"]
+
+
+def test_a_folder_saved_by_datasets_save_to_disk_is_read_as_its_dataset(tmp_path):
+    # `workbench dedup --output-format hf` writes dataset/ with save_to_disk; read back, the loader took its
+    # state.json for the data (one row of _data_files, _fingerprint ... per split) and left the .arrow out
+    rows = datasets.Dataset.from_dict({"task_id": ["a", "b", "c"], "code": ["x = 1", "y = 2", "z = 3"]})
+    datasets.DatasetDict({"train": rows, "test": rows.select([0])}).save_to_disk(str(tmp_path / "dict"))
+    loaded = load_records(tmp_path / "dict")
+    assert {name: split.num_rows for name, split in loaded.splits.items()} == {"train": 3, "test": 1}
+    assert loaded.column_names == ["task_id", "code"]
+    rows.save_to_disk(str(tmp_path / "one"))
+    alone = load_records(tmp_path / "one")
+    assert {name: split["code"] for name, split in alone.splits.items()} == {"train": ["x = 1", "y = 2", "z = 3"]}

@@ -152,3 +152,22 @@ def test_a_csv_folder_of_one_type_per_column_is_not_parsed_by_pandas_to_type_it(
     assert loaded.splits["train"].features["score"] == datasets.Value("int64")
     (folder / "test.csv").write_text("id,code,score\n009,z,0.5\n")
     assert load_records(folder).splits["test"]["score"] == [0.5] and calls == ["train.csv", "test.csv"]
+
+
+def test_csv_integer_ids_with_an_empty_cell_in_the_first_chunk_stay_integers(tmp_path):
+    # pandas reads an integer column with an empty cell (or empty cells only) as floats: typed int64 since review34,
+    # the chunks then needed no widening and datasets took the first chunk's float64 for every later one, ids 1.0
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.csv").write_text("id,code\n1,x\n,y\n")
+    (folder / "b.csv").write_text("id,code\n3,z\n4,w\n")
+    train = load_records(folder).splits["train"]
+    assert [repr(v) for v in train["id"]] == ["1", "None", "3", "4"] and _dtypes(train, "id") == {"id": "int64"}
+    (folder / "a.csv").write_text("id,code\n,x\n,y\n")
+    assert [repr(v) for v in load_records(folder).splits["train"]["id"]] == ["None", "None", "3", "4"]
+    path = tmp_path / "x.csv"  # one file: its first 10,000 rows hold the empty cell, the next chunk none
+    path.write_text("id,flag\n" + "".join(f"{'' if i == 5 else i},{'' if i == 6 else i % 2 == 0}\n"
+                                          for i in range(12_010)))
+    train = load_records(path).splits["train"]
+    assert _dtypes(train, "id", "flag") == {"id": "int64", "flag": "bool"}
+    assert train["id"][4:7] == [4, None, 6] and train["flag"][5:8] == [False, None, False] and train[-1]["id"] == 12_009

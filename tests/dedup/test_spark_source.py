@@ -692,3 +692,15 @@ def test_files_of_other_columns_are_read_alike_by_both_engines_missing_ones_null
     local, on_spark = (kept_cells(tmp_path / engine, ("id", "note", "score")) for engine in ("local", "spark"))
     assert local == on_spark == {"train": [("a", None, None), ("b", "x", None)],
                                  "test": [("c", None, 0.5), ("d", None, 2.0)]}, (local, on_spark)
+
+
+def test_a_folder_saved_by_datasets_is_refused_by_spark_not_read_from_its_state_json(spark, tmp_path):
+    # a save_to_disk folder (--output-format hf's dataset/) holds its rows in .arrow files, which Spark does not read:
+    # its state.json (JSON) was taken for the data; the local loader reads the folder with load_from_disk
+    import datasets
+
+    rows = datasets.Dataset.from_dict({"task_id": ["a", "b"], "code": ["x = 1", "y = 2"]})
+    datasets.DatasetDict({"train": rows}).save_to_disk(str(tmp_path / "saved"))
+    with pytest.raises(DataError, match=r"saved/?: a folder datasets' save_to_disk wrote \(dataset_dict\.json\): its "
+                                        r"rows are in \.arrow files, which Spark does not read"):
+        run_dedup((tmp_path / "saved").as_uri(), DedupConfig(engine="spark", code_column="code"))

@@ -75,6 +75,27 @@ def test_task_bootstrap_interval_is_seeded_and_brackets_the_estimate():
     assert same.low is None and same.no_interval.startswith("every task has the same value")
 
 
+def test_pass_at_1_interval_is_the_one_bias_gives_the_same_rows():
+    """One task bootstrap for the whole tool: pass@1 of the bundled ICE-Score labels (0.4168) has
+    the interval ``workbench bias`` prints for ``passed`` on all rows, mean over tasks (the draws
+    ``default_rng(0).multinomial(T, [1/T] * T, size=1000)`` of correlate and bias, tasks in the order
+    they first appear, percentile). With ``scipy.stats.bootstrap``'s own draws pass@1 got [0.3714,
+    0.4649] where bias gives [0.3702, 0.4637]: one figure, two intervals in one run report."""
+    from workbench.bias.intervals import UnitBootstrap, unit_indices
+    from workbench.correlate.bootstrap import BootstrapSettings
+    from workbench.data import load_records
+
+    rows = list(next(iter(load_records("humaneval-codex-python", offline=True).splits.values())))
+    rows = [{"task_id": row["task_id"], "passed": row["passed"]} for row in rows]
+    value = pass_at_k(rows, (1, 10)).values[0]
+    units = unit_indices([row["task_id"] for row in rows])
+    passed = np.array([float(row["passed"]) for row in rows])
+    bias = UnitBootstrap(units, BootstrapSettings(n_resamples=1000, seed=0)).task_mean(passed, np.ones(len(rows), bool))
+    assert value.estimate == pytest.approx(bias.value, abs=1e-12)
+    assert (value.low, value.high) == pytest.approx((bias.low, bias.high), abs=1e-12)
+    assert (round(value.low, 4), round(value.high, 4)) == (0.3702, 0.4637)
+
+
 def test_execute_reports_pass_at_k_in_its_summary(tmp_path):
     """Two tasks x 3 samples (real HumanEval problems, sandboxed): the summary file and --json hold
     pass@1 and pass@3; pass@10 is left out with the reason. The CLI takes "1,3" and a repeated flag."""

@@ -32,6 +32,7 @@ cases = {
     "wrong": "    return x\n",
     "exit0": "    import os; os._exit(0)\n",
     "home": "    import os, shutil; shutil.rmtree(os.environ['DECOY'], ignore_errors=True); return x * 2\n",
+    "big": "    b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); return x * 2\n",  # its peak is measured
 }
 for level in IsolationLevel:
     try:
@@ -46,7 +47,9 @@ for level in IsolationLevel:
         token = new_token()
         spec = runner.prepare("def f(x):\n" + body, "def check(c):\n    assert c(2) == 4\n", "f", token)
         spec = dataclasses.replace(spec, env={**spec.env, "DECOY": os.environ["DECOY"]})
-        statuses[name] = sandbox.run(spec, token, 20.0).status
+        outcome = sandbox.run(spec, token, 20.0)
+        statuses[name] = outcome.status
+        statuses[name + "_peak_rss_mib"] = outcome.peak_rss_mib
         if name == "home":
             statuses["decoy_intact"] = os.path.exists(os.path.join(os.environ["DECOY"], "keep.txt"))
     results[level.value] = statuses
@@ -93,6 +96,7 @@ def test_sandbox_as_a_normal_user():
             assert statuses["correct"] == "passed", (level, statuses)
             assert statuses["wrong"] == "failed", (level, statuses)
             assert statuses["exit0"] == "error", (level, statuses)
+            assert statuses["big"] == "passed" and statuses["big_peak_rss_mib"] >= 300, (level, statuses)
         assert results["bubblewrap"]["home"] == "passed"
         assert results["bubblewrap"]["decoy_intact"] is True  # $HOME is hidden under bubblewrap
     finally:

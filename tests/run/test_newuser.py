@@ -440,3 +440,27 @@ def test_a_stage_run_alone_on_out_of_date_inputs_says_so(tmp_path: Path) -> None
     detail = {o.name: o.detail for o in alone.outcomes}["correlate_all"]
     assert detail.startswith("read the outputs of score_all, which are out of date") and "--stage score_all" in detail
     assert json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["correlate_all"]["detail"] == detail
+
+
+def test_execute_limit_that_leaves_most_of_the_scored_subset_unexecuted_says_correlate_refuses(tmp_path: Path) -> None:
+    """The preflight note said "correlate uses only the 1 executed ones" when [execute] limit = 1 left 3 of the 4
+    scored samples without a result; correlate refuses such a join (fewer than half of the score rows have a
+    result) unless [correlate] allow_partial_join is set, so the note must say that."""
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute", "score", "correlate"]\n'
+                      '[data]\nsource = "humaneval-codex-python"\ncode_column = "completion_multipl_e"\n'
+                      'label_column = "passed"\n[execute]\nlimit = 1\n'
+                      '[score]\nmethod = ["p-correct"]\nmodel = "openai/judge"\nlimit = 4\nselect = "first"\n')
+    env = {"OPENAI_API_KEY": "sk-test"}
+    most = CliRunner().invoke(app, ["run", str(config), "--dry-run"], env=env)
+    text = " ".join(most.output.split())
+    assert most.exit_code == 0, most.output
+    assert "3 of the 4 samples [score] selects (select = 'first') are not among them" in text, text
+    assert "correlate uses only" not in text, text
+    assert ("the correlate stage will refuse its join (only 1 of the 4 scored samples has a result), unless "
+            "[correlate] allow_partial_join = true") in text, text
+    allowed = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", "correlate.allow_partial_join=true"],
+                                 env=env)
+    assert "correlate uses only the 1 executed one" in " ".join(allowed.output.split()), allowed.output
+    few = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", "execute.limit=3"], env=env)
+    assert "correlate uses only the 3 executed ones" in " ".join(few.output.split()), few.output

@@ -589,3 +589,19 @@ def test_the_score_stage_prints_its_notes_on_the_input_before_it_scores(tmp_path
     said = "1 of 6 generations begins with its own prompt"
     assert text.count(said) == 1, text
     assert text.index(said) < text.index("every row of the run folder"), text
+
+
+def test_the_score_stage_says_how_workbench_run_retries_its_failed_rows(tmp_path: Path, judge: _Judge) -> None:
+    """``workbench run`` printed the score stage's report in ``workbench score``'s words: "continue
+    with --resume --retry-failed", options a run config refuses ("[score] resume: set by the
+    pipeline"); it must say the run's own way (--retry-failed), and the ``--cache refresh`` hint
+    as the run sets it. Real ``workbench run`` through the Typer app; the judge is the scripted
+    server, down for the whole run."""
+    config_path = _judged_config(tmp_path, judge, ["score"])
+    judge.down = True
+    ran = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    said = " ".join(ran.output.split())
+    assert ran.exit_code == 3, ran.output
+    assert "the most common error" in said, said
+    assert "--resume --retry-failed" not in said, said
+    assert "rerun with --retry-failed ([run] retry_failed = true)" in said, said

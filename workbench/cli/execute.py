@@ -71,6 +71,14 @@ def print_summary(summary: Any) -> None:
                              f"{summary.executed} run now{not_run}")
     table.add_row("speed", f"{summary.samples_per_s:.2f} samples/s ({summary.elapsed_s:.1f} s)")
     table.add_row("status", ", ".join(f"{k} {v}" for k, v in summary.counts.items()) or "-")
+    memory = summary.memory
+    if memory.get("measured"):
+        limit = memory.get("limit_mib")
+        near = (f", {memory['near_limit']} near the {limit:g} MiB limit: " + "; ".join(memory["near_limit_samples"])
+                if memory.get("near_limit") else "")
+        unmeasured = f", {memory['unmeasured']} not measured" if memory.get("unmeasured") else ""
+        table.add_row("memory", f"peak median {memory['median_peak_rss_mib']:g} MiB, max {memory['max_peak_rss_mib']:g} "
+                                     f"MiB (resident, per sample){unmeasured}{near}")
     report = summary.pass_at_k
     if report is None or not report.values:
         table.add_row("pass@1", "-" if summary.pass_at_1 is None else f"{summary.pass_at_1:.4f}")

@@ -166,7 +166,7 @@ def serve_command(
     n_ctx: int | None = typer.Option(None, "--n-ctx", min=16, help="Context window per slot in tokens (default 4096 or $WORKBENCH_LOCAL_N_CTX)."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads (default: every usable CPU or $WORKBENCH_LOCAL_THREADS)."),
     parallel: int = typer.Option(1, "--parallel", min=1, help="Requests decoded at once (slots). Above 1 an answer depends on what is decoded beside it; 1 keeps seeded answers reproducible."),
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON line (base_url, model, litellm_model, api_key, pid) instead of text."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON line (base_url, model, litellm_model, api_key, path, n_ctx, parallel, pid) instead of text."),
 ) -> None:
     """Serve a local model as an OpenAI-compatible HTTP server until Ctrl-C / SIGTERM.
 

@@ -143,7 +143,9 @@ def _run_stage(plan: Any, call: Callable[..., Any], progress: bool = True) -> An
     if plan.command == "score":
         with score.progress_hooks(progress) as hooks:
             report = call(**hooks)
-        score.print_report(report)
+        # a run config refuses [score] resume / retry_failed: the run's own flag retries, --set refreshes the cache
+        score.print_report(report, str(plan.config().cache), ("rerun with --retry-failed ([run] retry_failed = true)",
+                                                              f"add --set {plan.table or 'score'}.cache=refresh"))
         return report
     report = call()
     if plan.command == "bias":

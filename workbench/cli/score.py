@@ -100,12 +100,17 @@ _READ_WORDS = {
 }
 
 
-def print_report(report: Any, cache: str = "rw") -> None:
+#: how a ``workbench score`` run scores its failed rows again, and asks the LLM again past its cache
+RETRY_WITH = ("continue with --resume --retry-failed", "add --cache refresh")
+
+
+def print_report(report: Any, cache: str = "rw", retry_with: tuple[str, str] = RETRY_WITH) -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
     row of the run folder (a resumed run included), the notes not printed before the run
     (``report.announced_notes``), each method's most common failure, then this invocation's LLM
     accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a parse error would
-    replay the cached answer)."""
+    replay the cached answer); ``retry_with``: how the caller's command scores the failed rows
+    again and refreshes the cache (:data:`RETRY_WITH`; ``workbench run`` has its own)."""
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -138,9 +143,8 @@ def print_report(report: Any, cache: str = "rw") -> None:
         # parse errors are real answers and cached: a plain retry would replay them
         parse = (any(r["status"] == "parse_error" for r in report.failure_reasons.values())
                  and cache not in ("off", "refresh"))
-        err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, "
-                          "continue with --resume --retry-failed"
-                          + (" (add --cache refresh to ask again where the answer did not parse: parse errors are "
+        err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, {escape(retry_with[0])}"
+                          + (f" ({escape(retry_with[1])} to ask again where the answer did not parse: parse errors are "
                              "cached answers)" if parse else ""), highlight=False)
     usage = report.usage
     share = "-" if report.outside_llm_share is None else f"{report.outside_llm_share:.1%}"

@@ -12,8 +12,11 @@ independent).
 What this does not cover: the task bootstrap intervals of the out-of-fold values treat the fold
 weights as given; refitting inside every resample would widen them a little.
 
-The members' fractional ranks (:func:`~workbench.correlate.combine.fractional_ranks`) are taken
-once over all evaluated rows; they use no label, so they leak nothing from the held-out fold.
+The members' ranks (twice the average ranks, :func:`~workbench.correlate.combine.doubled_ranks`)
+are taken once over all evaluated rows; they use no label, so they leak nothing from the held-out
+fold. The weighted sums are formed in integers (grid counts times doubled ranks), so rows with
+equal sums tie exactly, in the fit's tau-b and in the values (floating-point ``0.4 r_a + 0.6 r_b``
+split such ties).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.correlate.combine import CombinationError, fractional_ranks
+from workbench.correlate.combine import CombinationError, doubled_ranks
 from workbench.correlate.correlation import kendall_tau_b
 
 #: grid step of the weight simplex, by member count (finer for few members)
@@ -96,7 +99,10 @@ def cross_validated_rank_mean(
     tasks = np.unique(row_task[rows])
     if len(tasks) < folds:
         raise CombinationError(f"cross-validation over {folds} task folds needs at least {folds} tasks, got {len(tasks)}")
-    ranks = np.vstack([fractional_ranks(member[rows]) for member in stacked])  # (members, n_valid)
+    doubled = np.vstack([doubled_ranks(member[rows]) for member in stacked])  # (members, n_valid)
+    steps = _GRID_STEPS[len(columns)]
+    counts = np.rint(grid * steps).astype(np.int64)  # the grid in whole steps: exact integer sums
+    scale = 2 * len(rows) * steps  # sum of counts (steps) x twice the row count: values in (0, 1]
     order = np.random.default_rng(seed).permutation(len(tasks))
     fold_of_task = dict(zip(tasks[order].tolist(), (np.arange(len(tasks)) % folds).tolist()))
     fold = np.array([fold_of_task[t] for t in row_task[rows].tolist()])
@@ -108,11 +114,11 @@ def cross_validated_rank_mean(
     chosen: list[tuple[float, ...]] = []
     for k in range(folds):
         train, test = fold != k, fold == k
-        combined = grid[preference] @ ranks[:, train]  # (G, n_train)
+        combined = counts[preference] @ doubled[:, train]  # (G, n_train) integers
         taus = np.array([kendall_tau_b(c, y[train]) for c in combined])
         best = int(np.argmax(np.nan_to_num(taus, nan=-np.inf)))  # first maximum = nearest equal
         weights = grid[preference][best]
-        out[rows[test]] = weights @ ranks[:, test]
+        out[rows[test]] = (counts[preference][best] @ doubled[:, test]) / scale
         chosen.append(tuple(float(w) for w in weights))
     held_out = tuple(np.array(sorted(t for t, f in fold_of_task.items() if f == k)) for k in range(folds))
     return CrossValidatedRankMean(values=out, fold_weights=tuple(chosen), folds=folds, fold_tasks=held_out)

@@ -231,7 +231,9 @@ def csv_part_types(file: Path, name: str, padded: set[str], converter: Any,
                    chunk_rows: int = CSV_CHUNK_ROWS) -> list[tuple[str, dict[str, str]]] | None:
     """Column -> Arrow type name of each chunk of a CSV file as the loader reads it (pandas, in
     ``datasets``' chunks, only empty cells missing, ``padded`` columns through ``converter``);
-    ``"null"`` for a chunk's column of empty cells only.
+    ``"null"`` for a chunk's column of empty cells only. A column pandas reads as floats for its
+    empty cells only (``1``, ``2``, empty) is ``"int64"``, and one of true/false values and empty
+    cells (objects to pandas) ``"bool"``: the loader reads them so (its converters).
 
     Returns:
         ``[(part name, types)]`` in file order (``"x.csv (from row 10,001)"``); ``None`` when pandas
@@ -250,12 +252,15 @@ def csv_part_types(file: Path, name: str, padded: set[str], converter: Any,
                     cells = frame[column]
                     if cells.isna().all():
                         names[str(column)] = "null"
-                    elif pd.api.types.is_bool_dtype(cells):
-                        names[str(column)] = "bool"
+                    elif pd.api.types.infer_dtype(cells, skipna=True) == "boolean":
+                        names[str(column)] = "bool"  # with an empty cell, pandas' column is of objects: True, NaN
                     elif pd.api.types.is_integer_dtype(cells):
                         names[str(column)] = "int64"
                     elif pd.api.types.is_float_dtype(cells):
-                        names[str(column)] = "double"
+                        # an integer column with an empty cell is float64 to pandas (NaN is a float): no
+                        # fraction to widen another file's integers (ids 1, 2) to (1.0, 2.0) for
+                        whole = cells.isna().any() and bool((cells.dropna() % 1 == 0).all())
+                        names[str(column)] = "int64" if whole else "double"
                     else:
                         names[str(column)] = "string"
                 parts.append((name if not number else f"{name} (from row {number * chunk_rows + 1:,})", names))

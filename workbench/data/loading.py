@@ -480,6 +480,10 @@ def _build(
     features, schemas = _column_features(label, source, files, folder, survey) if files else (None, None)
     if features is not None:
         options["features"] = features
+        if survey is not None:
+            exact = _csv_cells(features, survey)
+            if exact:
+                options["converters"] = {**options.get("converters", {}), **exact}
     dated: set[str] = set()
     if files and all(_builder_for(file) == "json" for file in files):
         from workbench.data.json_dates import text_date_features
@@ -552,6 +556,46 @@ def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
 def _text_or_none(value: str) -> str | None:
     """A CSV cell kept as text; an empty cell is missing, as pandas reads it elsewhere."""
     return value if value != "" else None
+
+
+def _whole_or_none(value: str) -> int | None:
+    """A CSV cell of an integer column (``1``, or ``1.0`` from a file whose empty cells made it
+    floats); an empty cell is missing."""
+    if value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return int(float(value))
+
+
+def _bool_or_none(value: str) -> bool | None:
+    """A CSV cell of a true/false column, in pandas' words (``True``, ``false``, ``TRUE``); an
+    empty cell is missing."""
+    return None if value == "" else value.lower() == "true"
+
+
+#: the converters of the CSV columns whose widened type pandas cannot hold a missing cell in
+_CSV_CELLS = {"int64": _whole_or_none, "bool": _bool_or_none}
+
+
+def _csv_cells(features: datasets.Features, survey: Any) -> dict[str, Any]:
+    """Column -> converter for the CSV columns typed int64 or bool (:func:`_csv_features`) that may
+    hold an empty cell: given as pandas dtypes, those hold no missing cell ("Integer column has NA
+    values"), so they are converted by hand (the converter wins over the dtype), an empty cell to null
+    as elsewhere. An integer column with no empty cell in any chunk (the survey's ``"int"``) keeps
+    pandas' fast dtype; zero-padded columns keep their text converter.
+
+    Args:
+        features: the types the CSV files are read with; survey: their
+            :class:`~workbench.data.file_types.CsvSurvey`.
+    """
+    def empty_cells(column: str) -> bool:
+        return any(kind != "int" for chunks in survey.classes.values() for kind in chunks.get(column, ()))
+
+    return {column: _CSV_CELLS[feature.dtype] for column, feature in features.items()
+            if column not in survey.padded and isinstance(feature, datasets.Value) and feature.dtype in _CSV_CELLS
+            and (feature.dtype == "bool" or empty_cells(column))}
 
 
 def file_problem(path: str | os.PathLike[str]) -> str | None:
@@ -658,6 +702,9 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
 
 
 def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
+    saved = _saved_dataset(path)
+    if saved is not None:
+        return saved
     entries: list[Path] = []
     # hidden files and folders (.git/, .env, __pycache__/) are not read, and listed: never silently left out
     hidden: list[SkippedFile] = []
@@ -699,6 +746,30 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
+
+
+#: the file ``datasets``' ``save_to_disk`` writes at the top of a saved ``DatasetDict`` / ``Dataset``
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+
+
+def _saved_dataset(path: Path) -> LoadedDataset | None:
+    """A folder ``datasets``' ``save_to_disk`` wrote (``workbench dedup --output-format hf``'s
+    ``dataset/``), read with ``load_from_disk``: its ``.arrow`` files are the data, and its
+    ``state.json`` no row (the folder rule would read that as the data). A ``Dataset`` is one
+    split, ``train``. ``None`` for another folder.
+
+    Raises:
+        DataError: the folder has the marker but cannot be read as a saved dataset.
+    """
+    if not any((path / marker).is_file() for marker in _SAVED_MARKERS):
+        return None
+    try:
+        saved = datasets.load_from_disk(str(path))
+    except Exception as error:  # noqa: BLE001 - datasets raises many types for a damaged folder
+        raise DataError(f"{path}: a folder datasets' save_to_disk wrote ({' or '.join(_SAVED_MARKERS)}) that cannot "
+                        f"be read back: {_reason(error)}") from error
+    splits = dict(saved) if isinstance(saved, datasets.DatasetDict) else {"train": saved}
+    return LoadedDataset(str(path), splits)
 
 
 def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str | None]
@@ -825,9 +896,9 @@ def _csv_features(where: str, files: Sequence[Path], name: Any, survey: Any) -> 
     """:func:`_column_features` for CSV files, which carry no types: each chunk of each file is
     typed as the reader types it (pandas, with only empty cells missing and zero-padded numbers as
     text), a column of empty cells only being nulls; pandas types them only when the survey
-    (one pass of Python's ``csv`` module) finds a column whose class changes. Returns the
-    features that widen the columns that need it, else ``None``; raises :class:`DataError` for a
-    column of two kinds, or for files of other headers."""
+    (one pass of Python's ``csv`` module) finds a column whose class changes. Returns then every
+    column's type, widened where the parts' types differ (else ``None``: datasets' reading);
+    raises :class:`DataError` for a column of two kinds, or for files of other headers."""
     from workbench.data.column_types import clash_message, first_clash, widened_types
     from workbench.data.file_types import csv_needs_typing, csv_part_types
 
@@ -856,8 +927,8 @@ def _csv_features(where: str, files: Sequence[Path], name: Any, survey: Any) -> 
     if clash is not None:
         raise DataError(clash_message(where, clash))
     widened = widened_types(typed)
-    if not widened:
-        return None
+    # every column's type is given, widened or not: datasets' own reading takes the first chunk's, where
+    # pandas reads an integer column with an empty cell (or none but empty ones) as floats: ids 1.0
     values = {"double": "float64", "int64": "int64", "string": "string", "bool": "bool", "null": "float64"}
 
     def value(column: str) -> datasets.Value:

@@ -185,6 +185,11 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
     if not files:
         raise DataError(f"{source}: no data files there (hidden files, _SUCCESS and .crc files are not read)")
+    saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
+    if saved is not None and any(file.endswith(".arrow") for file in files):  # the local loader's load_from_disk
+        raise DataError(f"{source}: a folder datasets' save_to_disk wrote ({saved}): its rows are in .arrow files, "
+                        f"which Spark does not read; dedup it with the local engine (without --engine spark), or "
+                        f"write it as Parquet or JSON Lines first")
     if input_format == "auto":
         kinds = {file: _format_of(file) for file in files}
         unknown = [file for file, kind in kinds.items() if kind is None]

@@ -31,7 +31,8 @@ from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavai
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
 from workbench.execute.pool import run_in_slots
 from workbench.execute.pass_at_k import PassAtKReport, pass_at_k
-from workbench.execute.result_file import ResultWriter, pass_at_1, read_results, status_counts, summary_path
+from workbench.execute.result_file import (ResultWriter, memory_summary, pass_at_1, read_results, status_counts,
+                                           summary_path)
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
@@ -106,6 +107,9 @@ class ExecutionSummary:
             limit of this machine below the option lowers them, and a note says so once.
         memory_ceiling_bytes: the cgroup memory ceiling of this machine (a container's
             ``--memory``), or ``None``.
+        memory: the samples' peak resident memory over the whole output file
+            (:func:`~workbench.execute.result_file.memory_summary`: median, max, those near
+            ``--memory-mb``), or empty before the run.
         settings: what the rows were run with (:func:`run_settings`), which ``--resume`` must
             match (:func:`check_resume`).
         announced_notes: how many of the first ``notes`` went to ``on_note`` before any sample
@@ -131,6 +135,7 @@ class ExecutionSummary:
     failures: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, dict[str, Any]] = field(default_factory=dict)
     memory_ceiling_bytes: int | None = None
+    memory: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     announced_notes: int = 0
 
@@ -142,7 +147,7 @@ class ExecutionSummary:
             "isolation_requested": self.isolation.requested,
             "isolation_stronger_available": (self.isolation.stronger_available.value
                                              if self.isolation.stronger_available else None),
-            "limits": self.limits, "memory_ceiling_bytes": self.memory_ceiling_bytes,
+            "limits": self.limits, "memory_ceiling_bytes": self.memory_ceiling_bytes, "memory": self.memory,
             "total": self.total, "skipped_finished": self.skipped_finished, "executed": self.executed,
             "sandbox_errors": self.sandbox_errors, "elapsed_s": round(self.elapsed_s, 3),
             "samples_per_s": round(self.samples_per_s, 3), "calibration_s": round(self.calibration_s, 3),
@@ -525,6 +530,7 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
         "duration_s": outcome.duration_s,
         "timeout_s": round(outcome.timeout_s, 3),
         "build_s": outcome.build_s,
+        "peak_rss_mib": outcome.peak_rss_mib,
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "detail": outcome.detail,
@@ -741,6 +747,8 @@ def _run_execute_locked(
     rows = read_results(output)
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
+    applied = summary.limits.get("address_space_bytes", {}).get("applied", config.memory_mb * MiB)
+    summary.memory = memory_summary(rows, applied)  # the limit as samples got it (a hard limit may lower it)
     summary.pass_at_k = pass_at_k(rows, config.pass_at_k)
     attempted = summary.executed + summary.sandbox_errors
     summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},

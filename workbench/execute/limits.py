@@ -244,3 +244,22 @@ def memory_ceiling_bytes(files: tuple[str, ...] = CGROUP_MEMORY_FILES) -> int | 
             return int(text)
         return None
     return None
+
+
+def oom_guard_bytes(files: tuple[str, ...] = CGROUP_MEMORY_FILES, meminfo: str = "/proc/meminfo") -> int | None:
+    """The memory the kernel's OOM killer guards for a sample here: the cgroup's ceiling
+    (:func:`memory_ceiling_bytes`), else the machine's RAM (``MemTotal`` of ``meminfo``), else
+    ``None``. A sample ended by ``SIGKILL`` with a peak resident memory near it was, in all
+    likelihood, ended by the OOM killer (:func:`~workbench.execute.status.near_memory_bound`).
+    """
+    ceiling = memory_ceiling_bytes(files)
+    if ceiling is not None:
+        return ceiling
+    try:
+        with open(meminfo) as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024  # the kernel reports kB (KiB)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -8,8 +8,11 @@ binomial coefficient is formed. It needs n >= k for every problem: as HumanEval'
 ``evaluate_functional_correctness`` does, a k that some problem has fewer samples for is not reported.
 
 The interval is for the problem set as a sample of problems: a percentile bootstrap over tasks
-(``scipy.stats.bootstrap``; Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, treats the questions of an
-eval as drawn from a population the same way). The samples' own randomness within a task is not in it.
+(Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, treats the questions of an eval as drawn
+from a population the same way), with the draws of ``workbench correlate`` and ``workbench bias``
+(:func:`workbench.correlate.bootstrap.task_resample_counts`, tasks in the order they first appear), so
+pass@1 gets the interval bias gives the mean over tasks of the same rows. The samples' own randomness
+within a task is not in it.
 """
 
 from __future__ import annotations
@@ -143,10 +146,16 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
 
 
 def _task_interval(values: list[float]) -> tuple[float, float]:
+    """The 95 % percentile interval of the mean of per-task ``values`` over task resamples."""
     import numpy as np
-    from scipy import stats
 
-    result = stats.bootstrap((np.asarray(values),), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                             random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    from workbench.correlate.bootstrap import (
+        BootstrapSettings,
+        percentile_interval,
+        task_resample_counts,
+    )
 
+    settings = BootstrapSettings(n_resamples=BOOTSTRAP_RESAMPLES, confidence=0.95, seed=BOOTSTRAP_SEED)
+    per_task = np.asarray(values, dtype=np.float64)
+    counts = task_resample_counts(len(per_task), settings)  # (B, T): how often each task is drawn
+    return percentile_interval(counts @ per_task / len(per_task), settings.confidence)

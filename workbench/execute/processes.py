@@ -105,6 +105,39 @@ def kill_all_of_uid(uid: int, rounds: int = 20) -> int:
     return rounds
 
 
+def largest_high_water_kib(pids) -> int | None:
+    """The largest resident-memory high-water mark (``VmHWM`` of ``/proc/<pid>/status``, KiB)
+    among the live processes ``pids``, or ``None`` when none could be read (gone, zombies).
+    Read just before a timed-out sample is killed: a killed process tree is reaped by nobody
+    who could report its ``ru_maxrss``."""
+    peaks = []
+    for pid in pids:
+        value = _status_fields(pid).get("VmHWM", "").split()
+        if value and value[0].isdigit():
+            peaks.append(int(value[0]))
+    return max(peaks) if peaks else None
+
+
+def reap_with_usage(proc) -> tuple[int, int | None]:
+    """Reap ``proc`` (a :class:`subprocess.Popen`) with ``os.wait4`` and return
+    ``(returncode, ru_maxrss in KiB)``: the peak resident memory of the largest process among
+    ``proc`` and every descendant reaped under it (Linux's ``ru_maxrss`` of a waited child is
+    the maximum over that child and its own waited-for children, not a sum).
+    ``proc.returncode`` is set as ``Popen.wait`` would set it; the usage is ``None`` when
+    ``proc`` had been reaped already."""
+    if proc.returncode is not None:
+        return proc.returncode, None
+    while True:
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:  # reaped elsewhere: Popen's own rule
+            return proc.wait(), None
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return proc.returncode, usage.ru_maxrss
+
+
 def parent_of(pid: int) -> int | None:
     """Return the parent pid of ``pid``, or ``None`` if it is gone."""
     value = _status_fields(pid).get("PPid")

@@ -17,7 +17,7 @@ from workbench.io import JsonlWriter, read_jsonl
 
 #: the columns of a result row, in order (``correlate`` needs the first three)
 RESULT_COLUMNS: tuple[str, ...] = (
-    "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s", "build_s",
+    "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s", "build_s", "peak_rss_mib",
     "exit_code", "signal", "detail", "stderr_tail", "language", "isolation",
     "generation_truncated", "stop_sequence", "code_sha256",
 )
@@ -127,6 +127,51 @@ def status_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for row in rows:
         counts[str(row.get("status", "?"))] += 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+#: how many of the samples that came near the memory limit a summary names
+NEAR_LIMIT_LISTED = 20
+
+
+def memory_summary(rows: Iterable[Mapping[str, Any]], limit_bytes: int | None) -> dict[str, Any]:
+    """The peak resident memory of a results file's samples (column ``peak_rss_mib``, MiB).
+
+    Args:
+        rows: result rows; a row without the column (written before it existed) or with
+            ``null`` there (not measured) counts as ``unmeasured``.
+        limit_bytes: the address-space limit the samples ran under (``--memory-mb``), or ``None``.
+
+    Returns:
+        ``{"measured", "unmeasured", "median_peak_rss_mib", "max_peak_rss_mib", "limit_mib",
+        "near_limit", "near_limit_samples"}``: the median and largest peak (``None`` with none
+        measured), and the samples whose peak reached
+        :data:`~workbench.execute.status.NEAR_MEMORY_SHARE` of the limit (their count, and up
+        to :data:`NEAR_LIMIT_LISTED` as ``"task_id sample_id: N MiB"``, largest first).
+    """
+    import statistics
+
+    from workbench.execute.status import NEAR_MEMORY_SHARE
+
+    peaks: list[tuple[float, Mapping[str, Any]]] = []
+    unmeasured = 0
+    for row in rows:
+        value = row.get("peak_rss_mib")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            peaks.append((float(value), row))
+        else:
+            unmeasured += 1
+    limit_mib = None if limit_bytes is None else limit_bytes / (1 << 20)
+    near = sorted(((peak, row) for peak, row in peaks if limit_mib and peak >= NEAR_MEMORY_SHARE * limit_mib),
+                  key=lambda pair: -pair[0])
+    values = [peak for peak, _ in peaks]
+    return {
+        "measured": len(values), "unmeasured": unmeasured,
+        "median_peak_rss_mib": round(statistics.median(values), 1) if values else None,
+        "max_peak_rss_mib": max(values) if values else None,
+        "limit_mib": limit_mib, "near_limit": len(near),
+        "near_limit_samples": [f"{row.get('task_id')} {row.get('sample_id')}: {peak:g} MiB"
+                               for peak, row in near[:NEAR_LIMIT_LISTED]],
+    }
 
 
 def summary_path(output: str | os.PathLike[str]) -> Path:

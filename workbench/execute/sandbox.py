@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import resource
@@ -44,12 +45,14 @@ from workbench.execute.isolation import (
     detect_isolation,
     plan_launch,
 )
-from workbench.execute.limits import ResourceLimits, soft_and_hard, ulimit_commands
+from workbench.execute.limits import ResourceLimits, oom_guard_bytes, soft_and_hard, ulimit_commands
 from workbench.execute.processes import (
     kill_all_of_uid,
     kill_process_group,
+    largest_high_water_kib,
     processes_of_uid,
     processes_with_env_tag,
+    reap_with_usage,
     sweep,
 )
 from workbench.execute.status import STDERR_SCAN_BYTES, Observation, SampleOutcome, decide_status
@@ -79,6 +82,43 @@ _TAIL_BYTES = 8192
 #: world-writable folders of the host that a sample below bubblewrap can write into
 SHARED_TEMP_FOLDERS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
 
+def _larger(*values: int | None) -> int | None:
+    known = [value for value in values if value is not None]
+    return max(known) if known else None
+
+
+@functools.cache
+def peak_meter() -> str | None:
+    """The path of GNU ``time``, which the per-sample path starts the sandbox under to learn the
+    sample's peak resident memory, or ``None`` when this machine has none (Debian package ``time``).
+
+    Why a meter: ``ru_maxrss`` of a process started from this one includes this process's own
+    memory (a fork copies it, a vfork shares it, and ``exec`` keeps the larger figure), so
+    ``wait4`` on the wrapper would report at least workbench's own size. GNU time's child starts
+    from GNU time's few pages instead, and GNU time reports that child's ``ru_maxrss`` (``%M``,
+    KiB). Without it the wrapper's own figure is used where it exceeds this process's size.
+    """
+    found = shutil.which("time")
+    if found is None:
+        return None
+    try:  # exactly as samples use it: a time without --quiet (GNU time 1.7) or --format would fail each one
+        said = subprocess.run([found, "--quiet", "--format", "%M", "true"], capture_output=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if said.returncode == 0 and _meter_report(said.stderr)[0] is not None else None
+
+
+def _meter_report(said: bytes) -> tuple[int | None, bytes]:
+    """``(peak KiB, everything else)`` of what GNU time's stderr got: its ``%M`` line comes last;
+    the lines before it are the wrappers' own messages (a ``bwrap`` that could not set up)."""
+    lines = said.rstrip(b"\n").split(b"\n")
+    if lines and lines[-1].strip().isdigit():
+        rest = b"\n".join(lines[:-1])
+        return int(lines[-1]), rest + b"\n" if rest else b""
+    return None, said
+
+
 def _stop_zygotes(zygotes: dict[int, Zygote]) -> None:
     while zygotes:
         _slot, zygote = zygotes.popitem()
@@ -106,6 +146,8 @@ def step_script(
     limit_lines: Iterable[str] = (),
     built_fd: int | None = None,
     run_limit_lines: Iterable[str] = (),
+    keep_shell: bool = False,
+    stderr_fd: int | None = None,
 ) -> str:
     """Return the ``bash`` script that places the protocol fds, sets the resource limits,
     runs the build commands, then the run command.
@@ -124,9 +166,15 @@ def step_script(
     were set for the build (its CPU time) to the run's. The status fd is closed before the run
     command, so the candidate cannot fake a compile error report. With a ``pass_token_file``, the script copies that file to
     ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
-    with the sandbox); otherwise the run command replaces the shell (``exec``).
+    with the sandbox); otherwise the run command replaces the shell (``exec``), unless
+    ``keep_shell``: then the shell runs it as its child and exits with its status (128 + N for
+    signal N), as the namespace's first process under ``bwrap --as-pid-1``. With ``stderr_fd``
+    (an inherited high fd), stderr is moved there first: the script's own stderr was the memory
+    meter's report pipe (:func:`peak_meter`), which nothing of the sample may hold.
     """
     lines = ["set -u"]
+    if stderr_fd is not None:
+        lines.insert(0, f"exec 2>&{stderr_fd} {stderr_fd}>&-")
     for target, source in sorted((fd_moves or {}).items()):
         lines.append(f"exec {target}<&{source} {source}<&-")
     lines.extend(limit_lines)
@@ -143,7 +191,10 @@ def step_script(
     lines.extend(run_limit_lines)
     if status_fd is not None:
         lines.append(f"exec {status_fd}>&-")
-    if file_token_fd is None:
+    if file_token_fd is None and keep_shell:
+        lines.append(shlex.join(spec.run))
+        lines.append('exit "$?"')
+    elif file_token_fd is None:
         lines.append(f"exec {shlex.join(spec.run)}")
     else:
         lines.append(f"{shlex.join(spec.run)} {file_token_fd}>&-")
@@ -262,7 +313,7 @@ def _wait_without_reaping(pid: int, timeout_s: float, built_read: int | None = N
 _NAMESPACE_END_S = 10.0
 
 
-def _wait_for_namespace_end(info: bytes, timeout_s: float) -> bool:
+def _wait_for_namespace_end(info: bytes, timeout_s: float, *, kill_first: bool = False) -> bool:
     """Wait until the PID namespace that ``bwrap --info-fd`` described in ``info`` is empty:
     until its first process (``child-pid``) has exited, which the kernel lets happen only
     after every other process of the namespace is gone.
@@ -271,7 +322,10 @@ def _wait_for_namespace_end(info: bytes, timeout_s: float) -> bool:
     (``pid-namespace``, the inode of ``/proc/PID/ns/pid``): a pid that is gone or now names
     another process means the init exited long ago, and so did its namespace. Only the first
     JSON object is read (bwrap writes it before any sample code runs; bytes appended after it
-    change nothing).
+    change nothing). With ``kill_first``, that process is sent ``SIGKILL`` first (once shown to
+    be it): under ``--as-pid-1`` it is the step shell, which runs as the sample's user id and so
+    lost ``--die-with-parent`` (a change of credentials clears the parent-death signal); a killed
+    ``bwrap`` leaves it running.
 
     Returns:
         True when the namespace is known to be empty; False when that could not be
@@ -296,6 +350,9 @@ def _wait_for_namespace_end(info: bytes, timeout_s: float) -> bool:
             return True  # exited and reaped between the pidfd and the check
         except OSError:
             return False
+        if kill_first:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         return bool(poller.poll(int(timeout_s * 1000)))
@@ -369,6 +426,8 @@ class Sandbox:
         #: why interpreters are not reused here (the zygote's probe failed), else None
         self.reuse_unavailable: str | None = None
         self._zygotes: dict[int, Zygote] = {}
+        #: what the kernel's OOM killer guards here (:func:`~workbench.execute.limits.oom_guard_bytes`)
+        self.memory_ceiling_bytes = oom_guard_bytes()
         weakref.finalize(self, _stop_zygotes, self._zygotes)
 
     def _host_temp_root(self) -> str:
@@ -511,8 +570,17 @@ class Sandbox:
         if spec.build:  # the step script's "build done" byte: the run's timeout starts there
             read_end, write_end = os.pipe()
             built_read, built_fd = res.keep(read_end), res.keep(_high(write_end))
+        stderr = res.log_file(self.temp_root)
+        meter = peak_meter()
+        report_read = report_write = log_fd = None
+        if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
+            read_end, write_end = os.pipe()
+            report_read, report_write = res.keep(read_end), res.keep(_high(write_end))
+            log_fd = res.keep(_high(os.dup(stderr.fileno())))
+        # under bubblewrap the step shell is the namespace's first process (--as-pid-1), so that bwrap
+        # reaps it and the sample's peak memory reaches bwrap's rusage; it keeps the program as its child
         script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines,
-                             built_fd, run_limit_lines)
+                             built_fd, run_limit_lines, keep_shell=bubblewrap, stderr_fd=log_fd)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -523,23 +591,23 @@ class Sandbox:
             hidden_paths=self.hidden_paths,
             tmpfs_bytes=limits.tmpfs_bytes,
             info_fd=info_fd,
+            as_pid_1=True,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
         stdout = res.output_sink()  # never read: a solution that prints 70 MiB still passes
-        stderr = res.log_file(self.temp_root)
-        own_ends = [started_fd] + [fd for fd in (info_fd, built_fd) if fd is not None]
+        own_ends = [started_fd] + [fd for fd in (info_fd, built_fd, report_write, log_fd) if fd is not None]
         pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends))
         start = time.monotonic()
         try:
             with self._lock:
                 proc = subprocess.Popen(
-                    plan.argv,
+                    [meter, "--quiet", "--format", "%M", *plan.argv] if meter else plan.argv,
                     cwd=plan.cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
-                    stderr=stderr,
+                    stderr=report_write if meter else stderr,
                     start_new_session=True,
                     pass_fds=pass_fds,
                     user=plan.user,
@@ -547,12 +615,15 @@ class Sandbox:
                     extra_groups=[] if plan.user is not None else None,
                 )
                 self._running[proc.pid] = proc
+            # a child forked from this process starts with our memory, and ru_maxrss keeps that
+            own_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         except (OSError, subprocess.SubprocessError) as error:
             failed = f"could not start the sandbox ({plan.argv[0]}): {error}"
             return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
         res.close_child_ends(child_fds.values(), [fd for fd, _ in file_fds], own_ends)
         timed_out = True  # until the wait says otherwise (an interrupt kills the run)
         build_timed_out, build_duration = False, None
+        live_peak = None
         try:
             run_start = start
             phase = "built"
@@ -566,24 +637,41 @@ class Sandbox:
             else:  # the build failed (the status pipe says how) or ran out of its time
                 timed_out = build_timed_out
             duration = time.monotonic() - run_start if phase == "built" else 0.0
+            if timed_out:  # what is killed now is reaped by no one who reports its memory: read it live
+                live_peak = largest_high_water_kib(
+                    processes_of_uid(uid) if uid is not None else processes_with_env_tag(run_tag))
             # The leader is not reaped yet, so its pid (= the group id) cannot have been
             # reused: killing the group now can only hit this sample's processes.
             kill_process_group(proc.pid)
         finally:
             with self._lock:
                 self._running.pop(proc.pid, None)
-            returncode = proc.wait()
+            returncode, reaped_peak = reap_with_usage(proc)
             if not self._tree_is_gone(returncode, timed_out, info_read):
                 self._sweep(uid, run_tag)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
+        if report_read is not None:
+            peak, said = _meter_report(_read_available(report_read))
+            if returncode in (126, 127) and b": cannot run " in said:  # GNU time could not exec the wrapper
+                why = said.decode(errors="replace").strip().splitlines()[-1].split(": cannot run ", 1)[1]
+                failed = f"could not start the sandbox ({plan.argv[0]}): {why}"
+                return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
+            if said:  # the wrappers' own messages (bwrap, setpriv, time): they belong to stderr
+                stderr.seek(0, os.SEEK_END)
+                stderr.write(said)
+        else:  # our own memory is a floor on the wrapper's ru_maxrss: a figure at it says nothing
+            peak = reaped_peak if reaped_peak is not None and reaped_peak > own_kib else None
 
         return self._judge(
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             build_s=build_duration, build_timed_out=build_timed_out,
-            # the wrappers report a child killed by signal N as exit status 128 + N
-            wrapper_reports_signals=self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES),
+            peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
+            memory_ceiling_bytes=self.memory_ceiling_bytes,
+            # the wrappers (GNU time too) report a child killed by signal N as exit status 128 + N
+            wrapper_reports_signals=(meter is not None
+                                     or self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES)),
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
 
@@ -652,15 +740,17 @@ class Sandbox:
         try:
             answer = zygote.run(request, fds, timeout_s)
             returncode, timed_out, duration = answer.returncode, answer.timed_out, answer.duration_s
+            peak = answer.peak_rss_kib
         except ZygoteLostError as error:  # its sandbox was torn down: nothing of the sample runs
-            duration = time.monotonic() - start
+            duration, peak = time.monotonic() - start, None
             returncode, timed_out = -signal.SIGKILL, duration >= timeout_s
             stderr.write(f"\nworkbench: {error}\n".encode())
         finally:
             res.close_child_ends(pipes.child_fds.values(), [started_write])
         return self._judge(
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
-            timeout_s=timeout_s, timed_out=timed_out,
+            timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
+            memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
             wrapper_reports_signals=True,  # the sample's init exits with 128 + N for signal N
             launcher="bubblewrap, zygote",
         )
@@ -690,14 +780,17 @@ class Sandbox:
           while the init may still be waiting for the sample's daemons (``--die-with-parent``
           then kills it). So the init itself is waited for: its host pid comes from
           ``--info-fd`` (``info_read``), and a pidfd turns readable once it exited, which is
-          once its namespace is empty. This holds after a timeout too.
+          once its namespace is empty. This holds after a timeout too. Under ``--as-pid-1``
+          (the per-sample path) bwrap reaps that process itself before it exits; when bwrap was
+          killed (a timeout, an interrupt) the process is killed here first.
         - ``namespaces``: ``unshare --fork`` exits only after reaping its child, the
           namespace's first process, so a wrapper that exited by itself (status >= 0) left an
           empty namespace. One killed by us or by a signal gets the sweep.
         - ``rlimits``/``unsandboxed``: no namespace, always the sweep.
         """
         if self.isolation.level is IsolationLevel.BUBBLEWRAP:
-            return info_read is not None and _wait_for_namespace_end(_read_available(info_read), _NAMESPACE_END_S)
+            return info_read is not None and _wait_for_namespace_end(_read_available(info_read), _NAMESPACE_END_S,
+                                                                     kill_first=True)
         return self.isolation.pid_namespace and not timed_out and returncode >= 0
 
     def _sweep(self, uid: int | None, run_tag: str) -> None:

@@ -55,6 +55,9 @@ class SampleOutcome:
         timeout_s: the timeout the sample ran under.
         build_s: wall-clock seconds from the sandbox's start to the end of the build commands
             (their own limit: ``RunSpec.build_timeout_s``), or ``None`` for a spec without any.
+        peak_rss_mib: the sample's peak resident memory in MiB (1 MiB = 2**20 bytes, rounded
+            to 0.1): the largest high-water mark of any one of its processes
+            (:attr:`Observation.peak_rss_kib`), or ``None`` when it could not be measured.
     """
 
     status: str
@@ -65,6 +68,7 @@ class SampleOutcome:
     detail: str
     timeout_s: float
     build_s: float | None = None
+    peak_rss_mib: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -108,6 +112,12 @@ class Observation:
             (``"bubblewrap, bwrap"``).
         launch_error: set when the sandbox's command could not even be executed: the
             sentence saying why (it names the command and the ``OSError``).
+        peak_rss_kib: peak resident set size in KiB of the largest process of the sample (its
+            build commands included): ``ru_maxrss`` of the reaped process tree (``wait4``), or
+            at a timeout the largest ``VmHWM`` of its processes still running; ``None``: unknown.
+        memory_limit_bytes: the address-space limit (``RLIMIT_AS``) the sample ran under, or ``None``.
+        memory_ceiling_bytes: the memory the kernel's OOM killer guards here (the cgroup's
+            ceiling, else the machine's RAM), or ``None``.
     """
 
     returncode: int
@@ -124,6 +134,31 @@ class Observation:
     launch_error: str | None = None
     build_s: float | None = None
     build_timed_out: bool = False
+    peak_rss_kib: int | None = None
+    memory_limit_bytes: int | None = None
+    memory_ceiling_bytes: int | None = None
+
+
+#: a peak resident memory at or above this share of the memory limit or ceiling counts as
+#: "near" it: a SIGKILL then is taken for the kernel's OOM killer (``oom``)
+NEAR_MEMORY_SHARE = 0.9
+
+
+def near_memory_bound(seen: Observation) -> tuple[str, int] | None:
+    """``(what, bytes)`` of the bound the sample's peak resident memory came near
+    (>= :data:`NEAR_MEMORY_SHARE` of it): ``"the machine's memory ceiling"`` or ``"the memory
+    limit (--memory-mb)"``; ``None`` when neither, or the peak is unknown."""
+    if seen.peak_rss_kib is None:
+        return None
+    peak = seen.peak_rss_kib * 1024
+    bounds = [("the machine's memory ceiling", seen.memory_ceiling_bytes),
+              ("the memory limit (--memory-mb)", seen.memory_limit_bytes)]
+    near = [(what, size) for what, size in bounds if size and peak >= NEAR_MEMORY_SHARE * size]
+    return min(near, key=lambda pair: pair[1]) if near else None
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / (1 << 20):.0f} MiB"
 
 
 #: exit statuses of the POSIX shell for a command it could not run (a missing or unusable
@@ -159,13 +194,16 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
        unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
        verdict on the code, whatever the program printed before);
+    6b. ``SIGKILL`` (before the timeout) with a peak resident memory at or near the machine's memory
+       ceiling or the memory limit (:func:`near_memory_bound`) -> ``oom`` (the kernel's OOM killer);
     7. ended by a signal (``SIGSEGV``, ``SIGXFSZ`` at the output size limit ...) -> ``killed``;
     8. the exit status is listed in ``spec.exit_statuses`` -> that status;
     9. the token arrived but the exit status is not 0 -> ``failed``;
     10. exit status 0 without the token (none, a guess, a stale or forged one) -> ``error``;
     11. any other exit status -> ``failed``.
 
-    A failure's detail quotes the line of stderr that says what failed (:func:`last_error_line`).
+    A timeout's detail adds the peak resident memory when it was near a bound (a slow allocation
+    that the clock ended first). A failure's detail quotes the line of stderr that says what failed (:func:`last_error_line`).
 
     Args:
         spec: the run's :class:`RunSpec` (its build commands, exit statuses and
@@ -174,7 +212,7 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         seen: the :class:`Observation`.
 
     Returns:
-        the outcome; ``duration_s`` and ``build_s`` rounded to 0.1 ms.
+        the outcome; ``duration_s`` and ``build_s`` rounded to 0.1 ms, ``peak_rss_mib`` to 0.1 MiB.
     """
     code: int | None = seen.returncode
     sig = None
@@ -187,10 +225,14 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
             sig = signal.Signals(seen.returncode - 128).name
 
     build_s = None if seen.build_s is None else round(seen.build_s, 4)
+    peak_mib = None if seen.peak_rss_kib is None else round(seen.peak_rss_kib / 1024, 1)
+    near = near_memory_bound(seen)
+    near_words = "" if near is None else (f"; its peak resident memory, {_mib(seen.peak_rss_kib * 1024)}, "
+                                          f"was near {near[0]} ({_mib(near[1])})")
 
     def outcome(status: str, detail: str, exit_code: int | None = code, ended_by: str | None = sig) -> SampleOutcome:
         return SampleOutcome(status, round(seen.duration_s, 4), exit_code, ended_by, seen.stderr_tail, detail,
-                             seen.timeout_s, build_s)
+                             seen.timeout_s, build_s, peak_mib)
 
     if seen.timed_out and seen.build_timed_out:
         return outcome("timeout", f"the build was killed after its own {spec.build_timeout_s:g} s limit "
@@ -202,7 +244,7 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         if memory_line is not None:
             return outcome("oom", f"memory limit reached: {memory_line} (then killed after the "
                                   f"{seen.timeout_s:.1f} s timeout)", None, "SIGKILL")
-        return outcome("timeout", f"killed after the {seen.timeout_s:.1f} s timeout", None, "SIGKILL")
+        return outcome("timeout", f"killed after the {seen.timeout_s:.1f} s timeout{near_words}", None, "SIGKILL")
     if seen.build_failure is not None:
         step, reported = seen.build_failure
         command = shlex.join(spec.build[step]) if 0 <= step < len(spec.build) else "build"
@@ -220,13 +262,16 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if sig == "SIGXCPU" or (sig == "SIGKILL" and seen.duration_s >= seen.timeout_s):
         if memory_line is not None:
             return outcome("oom", f"memory limit reached: {memory_line} (then the CPU time limit ended the run)")
-        return outcome("timeout", "CPU time limit exceeded")
+        return outcome("timeout", f"CPU time limit exceeded{near_words}")
     token_ok = seen.delivered.strip() == token.encode()
     if token_ok and seen.returncode == 0:
         return outcome("passed", "the harness reported success", 0, None)
     check_failed = sig is None and spec.exit_statuses.get(code) == "failed"
     if not check_failed and memory_line is not None:
         return outcome("oom", f"memory limit reached: {memory_line}")
+    if sig == "SIGKILL" and near is not None:  # nobody but the kernel's OOM killer sends it there
+        return outcome("oom", f"ended by SIGKILL with a peak resident memory of {_mib(seen.peak_rss_kib * 1024)}, "
+                              f"at or near {near[0]} ({_mib(near[1])}): the kernel's OOM killer")
     if sig is not None:
         return outcome("killed", f"ended by {sig}")
     if code in spec.exit_statuses:
@@ -410,6 +455,6 @@ def _sandbox_failure(seen: Observation) -> SampleOutcome:
 
 
 __all__ = [
-    "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status", "first_build_error",
-    "last_error_line", "signal_name",
+    "NEAR_MEMORY_SHARE", "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status",
+    "first_build_error", "last_error_line", "near_memory_bound", "signal_name",
 ]

@@ -87,11 +87,14 @@ class ZygoteAnswer:
             zygote kills it at the timeout).
         timed_out: the zygote killed the sample at its timeout.
         duration_s: seconds from the fork of the sample's init to its end.
+        peak_rss_kib: the sample's peak resident memory in KiB (the largest ``ru_maxrss`` in
+            its PID namespace that the zygote could see), or ``None`` (an older answer without it).
     """
 
     returncode: int
     timed_out: bool
     duration_s: float
+    peak_rss_kib: int | None = None
 
 
 @functools.cache
@@ -249,13 +252,14 @@ class Zygote:
             os.close(body)
         answer = self._answer(timeout_s + _ANSWER_GRACE_S)
         parts = answer.split()
-        if len(parts) != 3 or not all(part.lstrip(b"-").isdigit() for part in parts):
+        if len(parts) not in (3, 4) or not all(part.lstrip(b"-").isdigit() for part in parts):
             why = answer.decode("utf-8", "replace") or "no answer"
             self.stop()
             raise ZygoteLostError(f"the zygote did not answer ({why[:300]})")
-        status, timed_out, micros = (int(part) for part in parts)
+        status, timed_out, micros = (int(part) for part in parts[:3])
         returncode = os.waitstatus_to_exitcode(status)
-        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6)
+        peak = int(parts[3]) if len(parts) == 4 else None
+        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6, peak)
 
     def _answer(self, timeout_s: float) -> bytes:
         """The zygote's next message, or ``b""`` when none came within ``timeout_s``."""

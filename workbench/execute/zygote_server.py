@@ -26,8 +26,9 @@ the request body, the token pipe, the pass pipe, the start pipe, stdout and stde
    per-sample path), replaces the environment, writes the start byte and runs the
    runner's script as ``__main__`` with its arguments;
 4. the zygote waits for the init with a pidfd and the request's timeout, kills it when the
-   timeout passes, and answers ``b"<exit status> <timed out 0/1> <microseconds>"`` (the
-   exit status as ``waitpid`` reports it, raw).
+   timeout passes, and answers ``b"<exit status> <timed out 0/1> <microseconds> <peak KiB>"``
+   (the exit status as ``waitpid`` reports it, raw; the peak resident memory from ``wait4``'s
+   ``ru_maxrss``, see ``_wait``).
 
 Before its first request the zygote runs the whole of step 2-3 once with an empty script
 and answers ``b"READY"`` (or ``b"FAIL <why>"``), so a machine where a nested namespace or
@@ -266,10 +267,37 @@ def _start(request, fds, own_pid_namespace):
     return pid
 
 
+def _largest_high_water_kib():
+    """The largest ``VmHWM`` (KiB) among the processes of this worker's sandbox other than the
+    zygote and its sandbox's init: those of the one sample running (read before a timeout's kill,
+    after which nobody reaps them who could report their ``ru_maxrss``); ``None`` when none."""
+    own, peak = os.getpid(), None
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in (own, 1):
+            continue
+        try:
+            fd = os.open("/proc/" + name + "/status", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                text = os.read(fd, 1 << 16)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+        for line in text.split(b"\n"):
+            if line.startswith(b"VmHWM:"):
+                value = int(line.split()[1])
+                peak = value if peak is None else max(peak, value)
+    return peak
+
+
 def _wait(pid, timeout_ms, control=None):
-    """Step 4: ``(waitpid status, timed out)`` of the init, killed at ``timeout_ms``, or at
-    once when the host hung up (``control``: its socket)."""
+    """Step 4: ``(waitpid status, timed out, peak KiB or None)`` of the init, killed at
+    ``timeout_ms``, or at once when the host hung up (``control``: its socket). The peak is
+    ``ru_maxrss`` of the init from ``wait4``: the largest of its own and of every process it
+    (or a process it reaped) reaped, the sample's included; at a timeout also the live
+    processes' high-water marks read just before the kill."""
     pidfd = os.pidfd_open(pid)
+    live_peak = None
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
@@ -278,14 +306,18 @@ def _wait(pid, timeout_ms, control=None):
         events = dict(poller.poll(timeout_ms))
         timed_out = not events
         if pidfd not in events:  # timed out, or the host is gone
+            if timed_out:
+                live_peak = _largest_high_water_kib()
             os.kill(pid, SIGKILL)  # our unreaped child: its pid cannot name another process
     finally:
         os.close(pidfd)
     while True:
         try:
-            return os.waitpid(pid, 0)[1], timed_out
+            _pid, status, usage = os.wait4(pid, 0)
         except InterruptedError:
             continue
+        peak = usage.ru_maxrss if live_peak is None else max(live_peak, usage.ru_maxrss)
+        return status, timed_out, peak
 
 
 def _receive(control):
@@ -332,7 +364,7 @@ def _self_test(own_pid_namespace, settings):
     finally:
         for fd in fds.values():
             os.close(fd)
-    status, _ = _wait(pid, 20_000)
+    status, _, _ = _wait(pid, 20_000)
     said = os.read(read_end, 4096).decode("utf-8", "replace").strip()
     started = os.read(started_read, 1)
     os.close(read_end)
@@ -369,8 +401,8 @@ def serve(control_fd):
             for fd in fds.values():
                 os.close(fd)
             fds = {}
-            status, timed_out = _wait(pid, request["timeout_ms"], control)
-            reply = b"%d %d %d" % (status, timed_out, _monotonic_us() - start)
+            status, timed_out, peak = _wait(pid, request["timeout_ms"], control)
+            reply = b"%d %d %d %d" % (status, timed_out, _monotonic_us() - start, peak)
         for fd in fds.values():
             os.close(fd)
         control.sendall(reply)

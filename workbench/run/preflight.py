@@ -600,8 +600,15 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     missing = sum(sample.key not in executed for sample in subset)
     if not missing:
         return
-    outcome = ("the correlate stage will find no row to join and fail" if missing == len(subset)
-               else f"correlate uses only the {len(subset) - missing} executed ones")
+    executed_n = len(subset) - missing
+    if missing == len(subset):
+        outcome = "the correlate stage will find no row to join and fail"
+    elif missing > executed_n and not plans["correlate"].config().allow_partial_join:
+        # correlate refuses a join of fewer than half of the score rows (correlate.inputs._join)
+        outcome = (f"the correlate stage will refuse its join (only {executed_n} of the {len(subset)} scored samples "
+                   f"{'has' if executed_n == 1 else 'have'} a result), unless [correlate] allow_partial_join = true")
+    else:
+        outcome = f"correlate uses only the {count(executed_n, 'executed one')}"
     notes.append(
         f"[execute] limit = {executed_limit} runs the first {executed_limit} rows, but {missing} of the "
         f"{len(subset)} samples [score] selects (select = {score.select!r}) are not among them: {outcome}. "

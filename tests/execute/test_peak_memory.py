@@ -1,0 +1,195 @@
+"""A sample's peak resident memory (``peak_rss_mib``) and what it decides: real samples that
+allocate a known amount, run under every isolation level this machine has (and forked by the
+worker's zygote where that applies), and the rules of ``decide_status`` that use the figure."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from workbench.execute.isolation import IsolationLevel, detect_isolation
+from workbench.execute.limits import MiB
+from workbench.execute.result_file import memory_summary
+from workbench.execute.sandbox import Sandbox, _meter_report, new_token, peak_meter
+from workbench.execute.sandbox_helpers import available_levels
+from workbench.execute.status import Observation, decide_status
+from workbench.languages.python_runner import PythonTestRunner
+from workbench.languages.spec import RunSpec
+
+ROOT = os.geteuid() == 0
+SYSTEM_PYTHON = "/usr/bin/python3"
+CHECK = "def check(candidate):\n    assert candidate() == 1\n"
+TOUCH = "b = bytearray({mib} * 2**20); b[::4096] = b'x' * len(b[::4096])"
+
+# each way a sample can be started here: (level, forked by the worker's zygote)
+WAYS = [(level, False) for level in available_levels()]
+if ROOT and IsolationLevel.BUBBLEWRAP in available_levels():
+    WAYS.insert(0, (IsolationLevel.BUBBLEWRAP, True))
+WAY_IDS = [f"{level.value}-{'zygote' if forked else 'own'}" for level, forked in WAYS]
+
+
+@pytest.fixture(params=WAYS, ids=WAY_IDS)
+def way(request):
+    level, forked = request.param
+    box = Sandbox(detect_isolation(level), reuse_interpreters=forked)
+    runner = PythonTestRunner()
+    if box.inaccessible_paths(runner.prepare("", "", None, "t")):  # a Python under /root: not for the sandbox uid
+        if not os.path.exists(SYSTEM_PYTHON):
+            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+    yield box, runner, forked
+    box.release_workers()
+
+
+def run(way, program: str, timeout_s: float = 60.0):
+    box, runner, forked = way
+    token = new_token()
+    outcome = box.run(runner.prepare(program, CHECK, "f", token), token, timeout_s)
+    assert box.reuses_interpreters == forked
+    return outcome
+
+
+def test_a_sample_that_allocates_300_mib_peaks_there(way):
+    small = run(way, "def f():\n    return 1\n")
+    big = run(way, f"def f():\n    {TOUCH.format(mib=300)}\n    return 1\n")
+    assert small.status == big.status == "passed"
+    if small.peak_rss_mib is None:  # only where neither the zygote nor GNU time can measure below our size
+        assert not way[2] and peak_meter() is None
+    else:
+        assert small.peak_rss_mib < 60  # an interpreter, no more
+    assert 300 <= big.peak_rss_mib < 300 + 60
+
+
+def test_a_child_that_allocates_counts(way):
+    """The figure is the largest of the sample's processes: a forked child's 300 MiB shows."""
+    outcome = run(way, f"""
+import os
+def f():
+    pid = os.fork()
+    if pid == 0:
+        {TOUCH.format(mib=300)}
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return 1
+""")
+    assert outcome.status == "passed"
+    assert 300 <= outcome.peak_rss_mib < 300 + 60
+
+
+def test_a_timed_out_sample_reports_what_it_held(way):
+    """Killed at its timeout, its processes are reaped by no one who reports ``ru_maxrss``: their
+    high-water marks are read just before the kill (6 s: room for a busy machine to allocate)."""
+    outcome = run(way, f"import time\ndef f():\n    {TOUCH.format(mib=150)}\n    time.sleep(60)\n", timeout_s=6.0)
+    assert outcome.status == "timeout"
+    assert 150 <= outcome.peak_rss_mib < 150 + 60
+
+
+def test_a_large_host_process_does_not_raise_the_figure(way):
+    """A process started from workbench's starts with workbench's memory (ru_maxrss keeps it):
+    the figure must be the sample's, not the host's."""
+    ballast = bytearray(400 * MiB)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    outcome = run(way, "def f():\n    return 1\n")
+    assert outcome.status == "passed"
+    assert outcome.peak_rss_mib is None or outcome.peak_rss_mib < 60
+    if peak_meter() is not None:
+        assert outcome.peak_rss_mib is not None
+    del ballast
+
+
+def test_sigkill_near_the_memory_ceiling_is_oom(way):
+    """The kernel's OOM killer ends a sample with SIGKILL; near the ceiling that is ``oom`` (the
+    ceiling is set low here, the sample sends itself the SIGKILL the OOM killer would)."""
+    box = way[0]
+    if box.isolation.level is IsolationLevel.NAMESPACES:
+        pytest.skip("the sample is its PID namespace's init there (unshare --fork, exec): it cannot SIGKILL itself")
+    box.memory_ceiling_bytes = 320 * MiB
+    kill = "os.kill(os.getpid(), signal.SIGKILL)"
+    near = run(way, f"import os, signal\ndef f():\n    {TOUCH.format(mib=300)}\n    {kill}\n")
+    far = run(way, f"import os, signal\ndef f():\n    {kill}\n")
+    if near.peak_rss_mib is None:
+        assert not way[2] and peak_meter() is None
+        pytest.skip("no GNU time here, and this test process has held more than the sample: not measurable")
+    assert (near.status, near.signal) == ("oom", "SIGKILL")
+    assert "OOM killer" in near.detail and "memory ceiling (320 MiB)" in near.detail
+    assert (far.status, far.signal) == ("killed", "SIGKILL")
+
+
+# -- the rules, on observations -------------------------------------------------------------------
+
+SPEC = RunSpec(files={"h.sh": "true"}, run=["/bin/sh", "h.sh"], token_input_fd=3, pass_token_fd=4)
+
+
+def seen(**fields) -> Observation:
+    base = Observation(returncode=128 + 9, duration_s=1.0, timeout_s=10.0, wrapper_reports_signals=True,
+                       memory_limit_bytes=4096 * MiB, memory_ceiling_bytes=16384 * MiB)
+    return dataclasses.replace(base, **fields)
+
+
+def test_sigkill_is_oom_only_near_a_bound():
+    near_limit = decide_status(SPEC, "t", seen(peak_rss_kib=3900 * 1024))
+    assert near_limit.status == "oom" and "the memory limit (--memory-mb) (4096 MiB)" in near_limit.detail
+    assert near_limit.peak_rss_mib == 3900.0
+    assert decide_status(SPEC, "t", seen(peak_rss_kib=1000 * 1024)).status == "killed"
+    assert decide_status(SPEC, "t", seen(peak_rss_kib=None)).status == "killed"  # not measured: no guess
+    small_ceiling = seen(peak_rss_kib=1000 * 1024, memory_ceiling_bytes=1024 * MiB)
+    assert "machine's memory ceiling (1024 MiB)" in decide_status(SPEC, "t", small_ceiling).detail
+    # another signal near the limit is not the OOM killer's
+    assert decide_status(SPEC, "t", seen(returncode=128 + 11, peak_rss_kib=3900 * 1024)).status == "killed"
+
+
+def test_a_timeout_near_the_limit_says_so():
+    outcome = decide_status(SPEC, "t", seen(returncode=-9, timed_out=True, duration_s=10.0, peak_rss_kib=3900 * 1024))
+    assert outcome.status == "timeout"
+    assert "peak resident memory, 3900 MiB, was near the memory limit" in outcome.detail
+    plain = decide_status(SPEC, "t", seen(returncode=-9, timed_out=True, duration_s=10.0, peak_rss_kib=50 * 1024))
+    assert plain.detail == "killed after the 10.0 s timeout"
+
+
+def test_the_meter_report_is_split_from_the_wrappers_messages():
+    assert _meter_report(b"1468\n") == (1468, b"")
+    assert _meter_report(b"bwrap: Can't mount proc\n1184\n") == (1184, b"bwrap: Can't mount proc\n")
+    assert _meter_report(b"") == (None, b"")
+    assert _meter_report(b"bwrap: died\n") == (None, b"bwrap: died\n")
+
+
+def test_the_memory_summary_reads_old_rows_without_the_column():
+    rows = [{"task_id": "t/0", "sample_id": 0, "passed": 1},  # written before peak_rss_mib existed
+            {"task_id": "t/0", "sample_id": 1, "passed": 1, "peak_rss_mib": None},
+            {"task_id": "t/1", "sample_id": 0, "passed": 0, "peak_rss_mib": 10.0},
+            {"task_id": "t/1", "sample_id": 1, "passed": 0, "peak_rss_mib": 20.0},
+            {"task_id": "t/2", "sample_id": 0, "passed": 0, "peak_rss_mib": 95.5}]
+    summary = memory_summary(rows, 100 * MiB)
+    assert summary == {"measured": 3, "unmeasured": 2, "median_peak_rss_mib": 20.0, "max_peak_rss_mib": 95.5,
+                       "limit_mib": 100.0, "near_limit": 1, "near_limit_samples": ["t/2 0: 95.5 MiB"]}
+    assert memory_summary(rows[:2], None)["median_peak_rss_mib"] is None
+
+
+
+def test_execute_writes_the_column_and_the_summary(tmp_path):
+    """End to end: every row has its figure, and the summary names the sample near --memory-mb."""
+    import json
+
+    from workbench.data.loading import load_humaneval
+    from workbench.execute.job import ExecutionConfig, run_execute
+    from workbench.execute.result_file import read_results, summary_path
+
+    problems = load_humaneval().select(range(3))
+    rows = [{"task_id": p["task_id"], "sample_id": 0, "completion": p["canonical_solution"]} for p in problems]
+    body = rows[0]["completion"]
+    rows[0]["completion"] = f"    {TOUCH.format(mib=465)}\n" + body  # 465 of 512 MiB: near the limit
+    generations = tmp_path / "gen.jsonl"
+    generations.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    summary = run_execute(generations, output, ExecutionConfig(timeout=60.0, workers=1, reference_cache=False,
+                                                               memory_mb=512))
+    results = {row["task_id"]: row for row in read_results(output)}
+    assert all(row["status"] == "passed" for row in results.values()), results
+    assert results["HumanEval/0"]["peak_rss_mib"] >= 465
+    assert all(results[f"HumanEval/{i}"]["peak_rss_mib"] < 60 for i in (1, 2))
+    memory = json.loads(summary_path(output).read_text())["memory"]
+    assert memory == summary.memory
+    assert memory["measured"] == 3 and memory["limit_mib"] == 512 and memory["near_limit"] == 1
+    assert memory["near_limit_samples"][0].startswith("HumanEval/0 0: ")
