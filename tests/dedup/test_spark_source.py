@@ -671,6 +671,29 @@ def test_split_column_reads_the_local_loaders_files_in_its_order_on_spark(spark,
     assert listed[0] == listed[1] and [entry["path"] for entry in listed[0]] == ["notes.jsonl"]
 
 
+@pytest.mark.parametrize("form", ["jsonl", "parquet"])
+def test_files_of_other_columns_are_read_alike_by_both_engines_missing_ones_null(spark, tmp_path, form):
+    # local: datasets refused a later file with a column the first lacks ("Couldn't cast ... because column names
+    # don't match"), in one split or across splits; both engines read every column, a missing one as nulls
+    folder = tmp_path / "data"
+    folder.mkdir()
+    code = [CODE.format(k=k) for k in range(4)]
+    parts = {"train-00000-of-00002": [{"id": "a", "content": code[0]}],
+             "train-00001-of-00002": [{"id": "b", "content": code[1], "note": "x"}],
+             "test": [{"id": "c", "content": code[2], "score": 0.5}, {"id": "d", "content": code[3], "score": 2.0}]}
+    for name, rows in parts.items():
+        if form == "jsonl":
+            jsonl(folder / f"{name}.jsonl", rows)
+        else:
+            pq.write_table(pa.Table.from_pylist(rows), folder / f"{name}.parquet")
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    run_dedup(str(folder), DedupConfig(**options), output_dir=tmp_path / "local")
+    run_dedup(folder.as_uri(), DedupConfig(**options, engine="spark"), output_dir=tmp_path / "spark")
+    local, on_spark = (kept_cells(tmp_path / engine, ("id", "note", "score")) for engine in ("local", "spark"))
+    assert local == on_spark == {"train": [("a", None, None), ("b", "x", None)],
+                                 "test": [("c", None, 0.5), ("d", None, 2.0)]}, (local, on_spark)
+
+
 def test_a_folder_saved_by_datasets_is_refused_by_spark_not_read_from_its_state_json(spark, tmp_path):
     # a save_to_disk folder (--output-format hf's dataset/) holds its rows in .arrow files, which Spark does not read:
     # its state.json (JSON) was taken for the data; the local loader reads the folder with load_from_disk

@@ -74,9 +74,14 @@ def clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
 
     Args:
         where: the folder or URI as the user gave it; clash: ``(column, file, kind, file, kind)``,
-            the files relative to ``where``.
+            the files relative to ``where``; a file may be a part of one (``"big.jsonl (from line
+            45,060)"``: :mod:`workbench.data.file_types`), and two parts of one file are said so.
     """
     column, first, first_kind, later, later_kind = clash
+    if later.startswith(f"{first.split(' (from ', 1)[0]} (from "):  # two parts of one file (loading's file_types)
+        return (f"{where}: column {column!r} holds {first_kind} in {first} but {later_kind} in {later}: a column "
+                f"must hold one type of value throughout (else the read fails, or one part's values would be "
+                f"silently turned into the other's type); write {column!r} as one type in every row (e.g. all text)")
     return (f"{where}: column {column!r} holds {first_kind} in {first} but {later_kind} in {later}: every file of a "
             f"dataset must give a column one type (else one file's values would be silently turned into the other's "
             f"type, or the read fails); write {column!r} as one type in every file (e.g. all text), or move the "

@@ -45,21 +45,25 @@ def first_block_schema(file: Path) -> pa.Schema | None:
         return None
 
 
-def text_date_features(files: Sequence[Path]) -> tuple[set[str], datasets.Features | None]:
+def text_date_features(files: Sequence[Path], schemas: Sequence[pa.Schema] | None = None
+                       ) -> tuple[set[str], datasets.Features | None]:
     """What to read JSON Lines ``files`` with so that their ISO date columns are text.
 
     Args:
         files: the JSON Lines files of one read, the first one first (``datasets`` takes the
             columns from it).
+        schemas: the schema of every part of every file, the first file's first part first
+            (:func:`workbench.data.file_types.json_part_schemas`: a date first seen after the
+            first block is found too); ``None``: each file's first block is read here.
 
     Returns:
         ``(dated columns, features)``: the top-level columns pyarrow types as a date or time in
-        any file's first block, and the first file's columns (as ``datasets`` would take them)
+        any part of ``schemas`` (else any file's first block), and the first file's columns (as ``datasets`` would take them)
         with those declared text (added if the first file lacks them); features ``None`` when
         there are no such columns, or the columns of a file cannot be told (a JSON document, a
         column of mixed objects: ``datasets`` reads as it would, dates as timestamps).
     """
-    schemas = [first_block_schema(file) for file in files]
+    schemas = list(schemas) if schemas is not None else [first_block_schema(file) for file in files]
     dated = {field.name for schema in schemas if schema is not None for field in schema
              if is_date_type(str(field.type))}
     if not dated or any(schema is None for schema in schemas):

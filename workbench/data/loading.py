@@ -441,7 +441,7 @@ def _reason(error: BaseException) -> str:
 
 def _build(
     source: str, data_files: dict[str, str | list[str]], *, label: str, failure: str,
-    files: Sequence[Path] = (), folder: bool = False, features: datasets.Features | None = None,
+    files: Sequence[Path] = (), folder: Path | None = None,
 ) -> dict[str, datasets.Dataset]:
     """Run the ``datasets`` builder for ``source`` and return its splits, refusing empty ones.
 
@@ -451,37 +451,45 @@ def _build(
 
     Args:
         source: a builder name (``"json"``); data_files: split -> its files (glob-escaped).
-        label: the file or folder as the user named it (for the messages); folder: ``label``
-            is a folder (an empty split is named with its files).
+        label: the file or folder as the user named it (for the messages); folder: the folder
+            ``label`` names, the data files' names relative to it (an empty split is named with
+            its files); ``None`` for one file.
         failure: the message's start when datasets cannot read the data.
-        files: the data files read; when datasets fails, each is checked for the usual faults
-            (:func:`file_problem`), so the message names the file and line.
-        features: the types to read every file with (``None``: the first file's, ``datasets``' way).
+        files: the data files read; their columns are typed over their whole length
+            (:func:`_column_features`) and read with one type each; when datasets fails, each
+            is checked for the usual faults (:func:`file_problem`), so the message names the
+            file and line.
 
     Raises:
-        DataError: what is wrong and where (a line that is not JSON, a CSV row with another
-            number of fields), else ``failure`` plus datasets' reason for a malformed file; or
-            "has no rows" naming the files of each empty split.
+        DataError: a column of two kinds of value over the files' parts, CSV files of other
+            columns (:func:`_column_features`); what is wrong and where (a line that is not
+            JSON, a CSV row with another number of fields), else ``failure`` plus datasets'
+            reason for a malformed file; or "has no rows" naming the files of each empty split.
     """
-    options: dict[str, Any] = {} if features is None else {"features": features}
+    options: dict[str, Any] = {}
+    survey = None
     if files and all(_builder_for(file) == "csv" for file in files):
+        from workbench.data.file_types import survey_csv
+
         # only an empty cell is missing: pandas' default NA words ("NA", "None", "null", "N/A" ...)
         # are code and ids here (a completion "None", a task "NA"), never silently null
         options.update(keep_default_na=False, na_values=[""])
-        padded = zero_padded_number_columns(files)
-        if padded:  # pandas would read "007" as 7: an id that then matches nothing
-            options["converters"] = {column: _text_or_none for column in padded}
-        # widened types (_csv_features) are pandas dtypes, and its int64 and bool hold no missing cell: converted
-        # by hand instead (the converter wins over the dtype), an empty cell to null as elsewhere
-        exact = {column: _CSV_CELLS[feature.dtype] for column, feature in (features or {}).items()
-                 if column not in padded and isinstance(feature, datasets.Value) and feature.dtype in _CSV_CELLS}
-        if exact:
-            options["converters"] = {**options.get("converters", {}), **exact}
+        survey = survey_csv(files)
+        if survey.padded:  # pandas would read "007" as 7: an id that then matches nothing
+            options["converters"] = {column: _text_or_none for column in survey.padded}
+    features, schemas = _column_features(label, source, files, folder, survey) if files else (None, None)
+    if features is not None:
+        options["features"] = features
+        if survey is not None:
+            exact = _csv_cells(features, survey)
+            if exact:
+                options["converters"] = {**options.get("converters", {}), **exact}
     dated: set[str] = set()
     if files and all(_builder_for(file) == "json" for file in files):
         from workbench.data.json_dates import text_date_features
 
-        dated, date_features = text_date_features(files)  # ISO dates stay text, as Spark reads them
+        # ISO dates stay text, as Spark reads them (a date first seen after the first block too)
+        dated, date_features = text_date_features(files, schemas)
         if date_features is not None:
             if features is not None:  # the widened types (numbers, nulls) with the date columns as text
                 date_features = features.copy()
@@ -519,22 +527,11 @@ def _build(
     split_infos = builder.info.splits or {}
     empty = [name for name, info in split_infos.items() if not info.num_examples]
     if empty:
-        raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, not folder))
+        raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, folder is None))
     try:
         return restored if restored is not None else dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
-
-
-_ZERO_PADDED = re.compile(r"[+-]?0\d")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
@@ -548,27 +545,12 @@ def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
 
     Returns:
         the column names (empty when none; a file that cannot be parsed adds nothing, as the
-        reader reports it).
+        reader reports it). Found by :func:`workbench.data.file_types.survey_csv`, which the
+        loader runs once per read for this and the columns' types.
     """
-    padded: set[str] = set()
-    not_integer: set[str] = set()
-    for file in files:
-        opener = gzip.open if file.suffix.lower() == ".gz" else open
-        try:
-            with opener(file, "rt", encoding="utf-8", newline="") as handle:
-                reader = csv.reader(handle)
-                header = next(reader, [])
-                for row in reader:
-                    for name, value in zip(header, row):
-                        if not value or name in not_integer:
-                            continue
-                        if not _is_number(value):
-                            not_integer.add(name)
-                        elif name not in padded and _ZERO_PADDED.match(value):
-                            padded.add(name)
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue
-    return padded - not_integer
+    from workbench.data.file_types import survey_csv
+
+    return survey_csv(files).padded
 
 
 def _text_or_none(value: str) -> str | None:
@@ -595,6 +577,25 @@ def _bool_or_none(value: str) -> bool | None:
 
 #: the converters of the CSV columns whose widened type pandas cannot hold a missing cell in
 _CSV_CELLS = {"int64": _whole_or_none, "bool": _bool_or_none}
+
+
+def _csv_cells(features: datasets.Features, survey: Any) -> dict[str, Any]:
+    """Column -> converter for the CSV columns typed int64 or bool (:func:`_csv_features`) that may
+    hold an empty cell: given as pandas dtypes, those hold no missing cell ("Integer column has NA
+    values"), so they are converted by hand (the converter wins over the dtype), an empty cell to null
+    as elsewhere. An integer column with no empty cell in any chunk (the survey's ``"int"``) keeps
+    pandas' fast dtype; zero-padded columns keep their text converter.
+
+    Args:
+        features: the types the CSV files are read with; survey: their
+            :class:`~workbench.data.file_types.CsvSurvey`.
+    """
+    def empty_cells(column: str) -> bool:
+        return any(kind != "int" for chunks in survey.classes.values() for kind in chunks.get(column, ()))
+
+    return {column: _CSV_CELLS[feature.dtype] for column, feature in features.items()
+            if column not in survey.padded and isinstance(feature, datasets.Value) and feature.dtype in _CSV_CELLS
+            and (feature.dtype == "bool" or empty_cells(column))}
 
 
 def file_problem(path: str | os.PathLike[str]) -> str | None:
@@ -804,118 +805,138 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     for file in chosen:
         if builder in TEXT_BUILDERS:
             require_utf8(file)
-    features = _refuse_mixed_column_types(path, builder, chosen)
     splits = _build(builder, {split: [glob.escape(str(f)) for f in names] for split, names in data_files.items()},
-                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=True,
-                    features=features)
+                    label=str(path), failure=f"cannot read the data files in {path}", files=chosen, folder=path)
     not_read = ([SkippedFile(name, UNMATCHED_REASON, no_split=True) for name in found.unmatched]
                 + [SkippedFile(name, METADATA_REASON, no_split=True) for name in found.metadata])
     return splits, not_read
 
 
-def _refuse_mixed_column_types(folder: Path, builder: str, files: list[Path]) -> datasets.Features | None:
-    """Refuse a folder whose files give one column two kinds of value (``content`` text in
-    ``train.parquet``, integers in ``test.parquet``): ``datasets`` casts every file to the first
-    file's types, turning numbers into text silently or failing with a raw cast error. The rule
-    and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
+def _column_features(where: str, builder: str, files: Sequence[Path], folder: Path | None,
+                     survey: Any = None) -> tuple[datasets.Features | None, list[Any] | None]:
+    """The types to read ``files`` with, each column typed over every part of every file (the
+    chunks ``datasets`` reads: :mod:`workbench.data.file_types`), so that neither a later part's
+    values are cast to an earlier part's type silently nor the read fails with a raw cast error.
+    The rule and its words are the Spark engine's too (:mod:`workbench.data.column_types`).
+
+    * a column of two kinds of value (text in ``train.parquet``, integers in ``test.parquet``;
+      numbers in a file's first 10 MB, text later) is refused;
+    * a column of one kind but several types (integers in one part, floats in another; nulls only
+      in one, text in another) is read as the wider type
+      (:func:`~workbench.data.column_types.widened_types`, as the Spark engine reads it);
+    * JSON Lines and Parquet files (or parts) of other columns are read with every column, a
+      missing one as nulls (``datasets``' own reading of a later file that lacks a column of the
+      first, and Spark's JSON reader's); CSV files of other headers are refused (``datasets``
+      reads a CSV folder with one header).
+
+    Args:
+        where: the file or folder as the user named it; builder: ``json``, ``parquet`` or
+            ``csv``; files: the files in the order they are read; folder: the folder the files'
+            names in messages are relative to (``None``: one file, named by its name);
+            survey: for CSV, :func:`workbench.data.file_types.survey_csv` of ``files``.
 
     Returns:
-        the features to read every file with when a column has one kind but several types
-        (integers in one file, floats in another; nulls only in one, text in another:
-        :func:`~workbench.data.column_types.widened_types`, as the Spark engine reads them), else
-        ``None`` (``datasets``' own reading).
+        ``(features, part schemas)``: the features (``None``: ``datasets``' own reading is
+        right) and, for JSON Lines, the Arrow schema of every part in order (``None`` when a
+        part cannot be typed here: ``datasets`` reads its own way).
 
     Raises:
-        DataError: naming the column, both files and both kinds.
+        DataError: naming the column, both files (or parts) and both kinds, or the part of a JSON
+            Lines file past its first chunk that holds two kinds in a column; or, for CSV, the
+            files and the columns one has and the other lacks.
     """
     from workbench.data.column_types import clash_message, first_clash, widened_types
+    from workbench.data.file_types import MixedPart, json_part_schemas
 
-    if len(files) < 2 or builder not in ("parquet", "json", "csv"):
-        return None  # one file has one schema
+    def name(file: Path) -> str:
+        return file.relative_to(folder).as_posix() if folder is not None else file.name
+
     if builder == "csv":
-        return _csv_features(folder, files)
-    schemas = [(file.relative_to(folder).as_posix(), _file_schema(builder, file)) for file in files]
-    typed = [(name, _type_names(builder, schema)) for name, schema in schemas if schema is not None]
+        return _csv_features(where, files, name, survey), None
+    if builder == "parquet" and len(files) < 2:
+        return None, None  # one file has one schema
+    parts: list[tuple[str, Any]] = []
+    for file in files:
+        try:
+            found = json_part_schemas(file, name(file)) if builder == "json" else None
+        except MixedPart as mixed:
+            raise DataError(f"{where}: column {mixed.column!r} holds two kinds of value in {mixed.part} (pyarrow: "
+                            f"changed from {mixed.change}), which datasets reads only when they show in a file's "
+                            f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
+                            f"in every row (e.g. all text)") from None
+        parts += found or [(name(file), _file_schema(builder, file))]
+    typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
     clash = first_clash(typed)
     if clash is not None:
-        raise DataError(clash_message(str(folder), clash))
+        raise DataError(clash_message(where, clash))
+    known = [schema for _, schema in parts if schema is not None]
+    if len(known) < len(parts):
+        return None, None  # a part pyarrow cannot type: datasets' reading, and its error
     widened = widened_types(typed)
-    known = [schema for _, schema in schemas if schema is not None]
-    # by name, not place: both readers match a file's columns by name (a JSON object's keys have no order)
-    if not widened or len(known) < len(schemas) or len({frozenset(schema.names) for schema in known}) > 1:
-        return None  # files of other columns (or unknown ones): datasets' reading, and its error
+    columns = list(dict.fromkeys(column for schema in known for column in schema.names))
+    if not widened and all(schema.names == columns for schema in known):
+        return None, known
     import pyarrow as pa
 
-    # "string": a JSON date column widened with nulls, which no file's schema types as text
+    # "string": a JSON date column widened with nulls, which no part's schema types as text
     plain = {"double": pa.float64(), "int64": pa.int64(), "string": pa.string()}
 
-    def target(column: str, name: str) -> pa.DataType:
-        return plain.get(name) or next(schema.field(column).type for schema in known
-                                         if str(schema.field(column).type) == name)
+    def target(column: str) -> pa.DataType:
+        held = [schema.field(column).type for schema in known if column in schema.names]
+        if column in widened:
+            return plain.get(widened[column]) or next(kind for kind in held if str(kind) == widened[column])
+        return next((kind for kind in held if not pa.types.is_null(kind)), held[0])
 
     first = known[0]
-    fields = [field.with_type(target(field.name, widened[field.name])) if field.name in widened else field
-              for field in first]
-    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata))
+    fields = [pa.field(column, target(column)) for column in columns]
+    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
 
 
-def _csv_features(folder: Path, files: list[Path]) -> datasets.Features | None:
-    """:func:`_refuse_mixed_column_types` for CSV files, which carry no types: each file is typed
-    as the reader types it (pandas, with only empty cells missing and zero-padded numbers as text),
-    a column of empty cells only being nulls. Returns the features that widen the columns that need
-    it, else ``None``; raises :class:`DataError` for a column of two kinds."""
+def _csv_features(where: str, files: Sequence[Path], name: Any, survey: Any) -> datasets.Features | None:
+    """:func:`_column_features` for CSV files, which carry no types: each chunk of each file is
+    typed as the reader types it (pandas, with only empty cells missing and zero-padded numbers as
+    text), a column of empty cells only being nulls; pandas types them only when the survey
+    (one pass of Python's ``csv`` module) finds a column whose class changes. Returns then every
+    column's type, widened where the parts' types differ (else ``None``: datasets' reading);
+    raises :class:`DataError` for a column of two kinds, or for files of other headers."""
     from workbench.data.column_types import clash_message, first_clash, widened_types
+    from workbench.data.file_types import csv_needs_typing, csv_part_types
 
-    padded = zero_padded_number_columns(files)
+    headers = [(file, survey.headers[file]) for file in files if file in survey.headers]
+    if headers:
+        first, columns = headers[0]
+        for file, header in headers[1:]:
+            missing = [column for column in columns if column not in header]
+            extra = [column for column in header if column not in columns]
+            if missing or extra:
+                said = " and ".join(part for part in (
+                    f"lacks {', '.join(map(repr, missing))}, which {name(first)} has" if missing else "",
+                    f"has {', '.join(map(repr, extra))}, which {name(first)} has not" if extra else "") if part)
+                raise DataError(f"{where}: the CSV files have other columns: {name(file)} {said}: a folder's CSV files are read with one header; give every file "
+                                f"the same header (an empty cell for a missing value), or convert them to JSON Lines "
+                                f"(a key missing from a file is read as null)")
+    if len(headers) < len(files) or not csv_needs_typing(survey):
+        return None  # each column one class throughout (or a file unreadable: the read says why)
     typed: list[tuple[str, dict[str, str]]] = []
-    headers: set[frozenset[str]] = set()
     for file in files:
-        types = _csv_type_names(file, padded)
-        if types is None:
+        parts = csv_part_types(file, name(file), survey.padded, _text_or_none)
+        if parts is None:
             return None  # a file pandas cannot read: the read itself says why
-        typed.append((file.relative_to(folder).as_posix(), types))
-        headers.add(frozenset(types))  # by name, as the reader matches them
+        typed += parts
     clash = first_clash(typed)
     if clash is not None:
-        raise DataError(clash_message(str(folder), clash))
+        raise DataError(clash_message(where, clash))
     widened = widened_types(typed)
-    if not widened or len(headers) > 1:
-        return None  # files of other columns: datasets' reading, and its error
+    # every column's type is given, widened or not: datasets' own reading takes the first chunk's, where
+    # pandas reads an integer column with an empty cell (or none but empty ones) as floats: ids 1.0
     values = {"double": "float64", "int64": "int64", "string": "string", "bool": "bool", "null": "float64"}
 
     def value(column: str) -> datasets.Value:
         held = [types[column] for _, types in typed if types[column] != "null"]
-        name = widened.get(column) or (held[0] if held else "null")
-        return datasets.Value(values.get(name, "string"))
+        kind = widened.get(column) or (held[0] if held else "null")
+        return datasets.Value(values.get(kind, "string"))
 
     return datasets.Features({column: value(column) for column in typed[0][1]})
-
-
-def _csv_type_names(file: Path, padded: set[str]) -> dict[str, str] | None:
-    """Column -> Arrow type name of one CSV file as the loader reads it (``"null"`` for a column
-    of empty cells only); ``None`` when pandas cannot read the file."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(file, keep_default_na=False, na_values=[""], converters=dict.fromkeys(padded, str))
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError):
-        return None
-    names = {}
-    for column in frame.columns:
-        cells = frame[column]
-        if cells.isna().all():
-            names[str(column)] = "null"
-        elif pd.api.types.is_bool_dtype(cells) or cells.dropna().map(lambda cell: isinstance(cell, bool)).all():
-            names[str(column)] = "bool"  # with an empty cell, pandas' column is of objects: True, False and NaN
-        elif pd.api.types.is_integer_dtype(cells):
-            names[str(column)] = "int64"
-        elif pd.api.types.is_float_dtype(cells):
-            # an integer column with an empty cell is float64 to pandas (NaN is a float): no fraction to widen to
-            whole = cells.isna().any() and cells.dropna().map(float.is_integer).all()
-            names[str(column)] = "int64" if whole else "double"
-        else:
-            names[str(column)] = "string"
-    return names
 
 
 def _file_schema(builder: str, file: Path) -> Any:

@@ -450,6 +450,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         if corrupt:  # a line Spark's parser refuses and Python's takes
             raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
                             f"Lines expected: one object per line)")
+    # every column of every file, a split's missing one as nulls (the local loader's reading, and datasets')
+    frames = _all_columns(frames)
     columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
     if id_column is None and "id" in columns:
         id_column = ["id"]
@@ -539,6 +541,12 @@ def _read_split(spark: Any, source: str, input_format: str, names: list[str]) ->
     """
     from workbench.dedup.spark import SparkJobError, _run
 
+    if input_format == "parquet" and len(names) > 1:
+        try:  # every file's columns: Spark types a Parquet read by one of its files, leaving others' columns out
+            return _run("read input", lambda: spark.read.format(input_format).option("mergeSchema", "true")
+                        .load(list(names)))
+        except SparkJobError:
+            pass  # a column of two types over the files: read as Spark reads, and refused or widened after
     try:
         return _run("read input", lambda: spark.read.format(input_format).load(list(names)))
     except SparkJobError as error:
@@ -735,7 +743,25 @@ def _widened_read(spark: Any, source: str, names: list[str], footers: dict[str, 
                  if c in targets else F.col(c) for c in frame.columns]
         parts.append(frame.select(*cells, F.col("_metadata.file_path").alias(FILE),
                                   F.col("_metadata.file_block_start").alias(BLOCK)))
-    return functools.reduce(lambda a, b: a.unionByName(b), parts)
+    return functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+
+
+def _all_columns(frames: list[Any]) -> list[Any]:
+    """The splits' reads with every column any of them has, in order of first appearance (the
+    local loader's order: the first file's columns first), a split's missing column as nulls of
+    the type the first split that has it gives it; as the local loader reads files of other
+    columns (:func:`workbench.data.loading._column_features`)."""
+    from pyspark.sql import functions as F
+
+    names = list(dict.fromkeys(c for frame in frames for c in frame.columns if c not in (FILE, BLOCK)))
+    if all([c for c in frame.columns if c not in (FILE, BLOCK)] == names for frame in frames):
+        return frames
+    kinds = {}
+    for frame in frames:
+        for column in frame.schema.fields:
+            kinds.setdefault(column.name, column.dataType)
+    return [frame.select(*(F.col(c) if c in frame.columns else F.lit(None).cast(kinds[c]).alias(c) for c in names),
+                         FILE, BLOCK) for frame in frames]
 
 
 def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
