@@ -92,3 +92,40 @@ def test_a_private_python_without_bubblewrap_stops_before_any_stage(
     assert len(error) == 1 and "[execute]" in error[0] and "apt-get install bubblewrap" in error[0]
     assert "python" in error[0]  # the option that accepts another interpreter
     assert not (tmp_path / "run" / "dedup").exists()  # no stage ran
+
+
+#: bubblewrap before 0.2.0 (containers/bubblewrap#196 added --as-pid-1 there): the same bwrap that
+#: refuses that one option, as the old one does, and runs the rest
+OLD_BWRAP = """#!/bin/sh
+for arg in "$@"; do
+  [ "$arg" = "--" ] && break
+  if [ "$arg" = "--as-pid-1" ]; then echo "bwrap: Unknown option --as-pid-1" >&2; exit 1; fi
+done
+exec /usr/bin/bwrap "$@"
+"""
+
+DETECT = (
+    "import json\n"
+    "from workbench.execute.isolation import detect_isolation\n"
+    "found = detect_isolation()\n"
+    "print(json.dumps({'level': found.level.value, 'unavailable': found.unavailable}))\n"
+)
+
+
+def test_a_bubblewrap_without_as_pid_1_is_not_chosen() -> None:
+    """Every per-sample run passes --as-pid-1: a bwrap that lacks it must fail detection (with the
+    version to install), not pass it and then fail every sample as a sandbox error."""
+    folder = Path(tempfile.mkdtemp(prefix="workbench-old-bwrap-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "bwrap").write_text(OLD_BWRAP)
+        (folder / "bwrap").chmod(0o755)
+        done = subprocess.run([sys.executable, "-c", DETECT], check=False, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"})
+    finally:
+        shutil.rmtree(folder)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert found["level"] != "bubblewrap"
+    assert "--as-pid-1" in found["unavailable"]["bubblewrap"]
+    assert "bubblewrap 0.2.0 or newer" in found["unavailable"]["bubblewrap"]
