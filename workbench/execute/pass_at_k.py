@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.errors import DataError
 from workbench.formatting import count
 
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
@@ -101,13 +102,37 @@ class PassAtKReport:
         }
 
 
+def verdict(row: Mapping[str, Any], number: int) -> int:
+    """The ``passed`` of result row ``number`` (0-based) as 0 or 1: a bool, or a number (or its
+    text, ``"1"``) equal to 0 or 1, as ``workbench execute`` writes it.
+
+    Raises:
+        DataError: anything else (a pass ratio, ``"false"``, ``null``): truthiness would count
+            0.5 or ``"false"`` as a pass, and a missing verdict is not a failure.
+    """
+    value = row.get("passed")
+    try:
+        number_value = float(value)
+    except (TypeError, ValueError):
+        number_value = None
+    if number_value in (0.0, 1.0):
+        return int(number_value)
+    raise DataError(f"result row {number} (task {row.get('task_id')!r}, sample {row.get('sample_id')!r}) has "
+                    f"passed={value!r}; pass@k needs a verdict per sample: 0/1 or true/false, as workbench "
+                    f"execute writes it")
+
+
 def outcomes_per_task(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
-    """Return task id -> ``(n, c)``: samples and passing samples (``passed`` is 0/1 or a bool)."""
+    """Return task id -> ``(n, c)``: samples and passing samples.
+
+    Raises:
+        DataError: a ``passed`` that is not a verdict (:func:`verdict`).
+    """
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
+    for number, row in enumerate(rows):
         entry = counts[str(row["task_id"])]
         entry[0] += 1
-        entry[1] += int(bool(row.get("passed")))
+        entry[1] += verdict(row, number)
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
@@ -119,6 +144,7 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
 
     Raises:
         ValueError: a k below 1.
+        DataError: a ``passed`` that is not a verdict (:func:`verdict`).
     """
     from workbench.correlate.bootstrap import no_interval_reason  # numpy: not for importers of execute's config
 
