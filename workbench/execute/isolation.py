@@ -379,17 +379,11 @@ def _check_level(level: IsolationLevel) -> str | None:
         reason = _missing("bwrap", "setpriv") if root else _missing("bwrap")
         if reason:
             return reason
-        # with --as-pid-1, as every per-sample run has it: bubblewrap < 0.2.0 lacks it, and would
-        # pass a probe without it only to fail each sample
         argv = bubblewrap_argv(
             ["/bin/sh", "-c", "test -w . && test ! -e /proc/1/environ -o -r /proc/self/status"],
             uid=probe_uid, files=(), read_only_paths=(), hidden_paths=default_hidden_paths(), tmpfs_bytes=16 << 20,
-            as_pid_1=True,
         )
-        reason = _probe(argv, None, "/")
-        if reason is not None and "Unknown option" in reason:
-            reason += " (this bwrap is too old: workbench needs bubblewrap 0.2.0 or newer)"
-        return reason
+        return _probe(argv, None, "/")
     if level is IsolationLevel.NAMESPACES:
         reason = _missing("unshare")
         if reason:
