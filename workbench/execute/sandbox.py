@@ -89,8 +89,9 @@ def _larger(*values: int | None) -> int | None:
 
 @functools.cache
 def peak_meter() -> str | None:
-    """The path of GNU ``time``, which the per-sample path starts the sandbox under to learn the
-    sample's peak resident memory, or ``None`` when this machine has none (Debian package ``time``).
+    """The path of GNU ``time``, which the per-sample path runs the sample's step script under
+    (inside bubblewrap, as its first command; around the wrapper at the other levels) to learn
+    the sample's peak resident memory, or ``None`` when this machine has none (Debian package ``time``).
 
     Why a meter: ``ru_maxrss`` of a process started from this one includes this process's own
     memory (a fork copies it, a vfork shares it, and ``exec`` keeps the larger figure), so
@@ -323,9 +324,8 @@ def _wait_for_namespace_end(info: bytes, timeout_s: float, *, kill_first: bool =
     another process means the init exited long ago, and so did its namespace. Only the first
     JSON object is read (bwrap writes it before any sample code runs; bytes appended after it
     change nothing). With ``kill_first``, that process is sent ``SIGKILL`` first (once shown to
-    be it): under ``--as-pid-1`` it is the step shell, which runs as the sample's user id and so
-    lost ``--die-with-parent`` (a change of credentials clears the parent-death signal); a killed
-    ``bwrap`` leaves it running.
+    be it): the namespace then ends at once, whether or not the process would have died with
+    ``bwrap`` (under ``--as-pid-1`` a command that changed its user id would not).
 
     Returns:
         True when the namespace is known to be empty; False when that could not be
@@ -572,15 +572,14 @@ class Sandbox:
             built_read, built_fd = res.keep(read_end), res.keep(_high(write_end))
         stderr = res.log_file(self.temp_root)
         meter = peak_meter()
+        meter_argv = [meter, "--quiet", "--format", "%M"] if meter is not None else []
         report_read = report_write = log_fd = None
         if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
             read_end, write_end = os.pipe()
             report_read, report_write = res.keep(read_end), res.keep(_high(write_end))
             log_fd = res.keep(_high(os.dup(stderr.fileno())))
-        # under bubblewrap the step shell is the namespace's first process (--as-pid-1), so that bwrap
-        # reaps it and the sample's peak memory reaches bwrap's rusage; it keeps the program as its child
         script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines,
-                             built_fd, run_limit_lines, keep_shell=bubblewrap, stderr_fd=log_fd)
+                             built_fd, run_limit_lines, stderr_fd=log_fd)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -591,7 +590,12 @@ class Sandbox:
             hidden_paths=self.hidden_paths,
             tmpfs_bytes=limits.tmpfs_bytes,
             info_fd=info_fd,
-            as_pid_1=True,
+            # GNU time runs inside bubblewrap, as root before setpriv, below bwrap's init: the init dies
+            # with bwrap (--die-with-parent) and bwrap with this process, so a killed workbench leaves no
+            # sample running. Outside, as bwrap's parent, it would keep bwrap alive; and a namespace's
+            # first process that setpriv gave the sample's user id cannot get a parent-death signal
+            # from bwrap (which holds no capability to signal another user id).
+            meter=meter_argv,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
@@ -602,7 +606,7 @@ class Sandbox:
         try:
             with self._lock:
                 proc = subprocess.Popen(
-                    [meter, "--quiet", "--format", "%M", *plan.argv] if meter else plan.argv,
+                    plan.argv if bubblewrap else [*meter_argv, *plan.argv],
                     cwd=plan.cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -780,9 +784,8 @@ class Sandbox:
           while the init may still be waiting for the sample's daemons (``--die-with-parent``
           then kills it). So the init itself is waited for: its host pid comes from
           ``--info-fd`` (``info_read``), and a pidfd turns readable once it exited, which is
-          once its namespace is empty. This holds after a timeout too. Under ``--as-pid-1``
-          (the per-sample path) bwrap reaps that process itself before it exits; when bwrap was
-          killed (a timeout, an interrupt) the process is killed here first.
+          once its namespace is empty. This holds after a timeout too. The process is killed
+          here first (:func:`_wait_for_namespace_end`'s ``kill_first``).
         - ``namespaces``: ``unshare --fork`` exits only after reaping its child, the
           namespace's first process, so a wrapper that exited by itself (status >= 0) left an
           empty namespace. One killed by us or by a signal gets the sweep.
