@@ -655,9 +655,12 @@ class Sandbox:
                 self._sweep(uid, run_tag)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
+        started = bool(_read_available(started_read, limit=1))
         if report_read is not None:
             peak, said = _meter_report(_read_available(report_read))
-            if returncode in (126, 127) and b": cannot run " in said:  # GNU time could not exec the wrapper
+            # GNU time could not exec what it runs; the step script never started (a sample that wrote
+            # such a line into the report through /proc, as the same user, and exited 127 did start)
+            if returncode in (126, 127) and b": cannot run " in said and not started:
                 why = said.decode(errors="replace").strip().splitlines()[-1].split(": cannot run ", 1)[1]
                 failed = f"could not start the sandbox ({plan.argv[0]}): {why}"
                 return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
@@ -668,7 +671,7 @@ class Sandbox:
             peak = reaped_peak if reaped_peak is not None and reaped_peak > own_kib else None
 
         return self._judge(
-            spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
+            spec, token, pipes, started_read, stderr, started=started, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
@@ -759,11 +762,13 @@ class Sandbox:
             launcher="bubblewrap, zygote",
         )
 
-    def _judge(self, spec, token, pipes, started_read, stderr, *, build_failure=None, **seen) -> SampleOutcome:
+    def _judge(self, spec, token, pipes, started_read, stderr, *, build_failure=None, started=None,
+               **seen) -> SampleOutcome:
         """Read what the sample left on its channels (start byte, pass token, stderr) and decide its
-        status (:func:`decide_status`); ``seen`` holds the rest of the :class:`Observation`."""
+        status (:func:`decide_status`); ``seen`` holds the rest of the :class:`Observation`, and
+        ``started`` whether the start byte arrived when the caller read it already."""
         observation = Observation(
-            started=bool(_read_available(started_read, limit=1)),
+            started=bool(_read_available(started_read, limit=1)) if started is None else started,
             delivered=_read_available(pipes.pass_read),
             build_failure=build_failure,
             stderr_tail=_tail(stderr, self.stderr_tail_chars),
