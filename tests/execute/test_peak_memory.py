@@ -260,3 +260,26 @@ def test_a_killed_workbench_takes_its_bubblewrap_samples_with_it():
     for pid in left:  # do not leave it behind for the next test
         os.kill(pid, signal.SIGKILL)
     assert not left, "the sample outlived the workbench that started it"
+
+
+def test_a_gnu_time_first_on_path_in_a_hidden_folder_is_not_the_meter(way, tmp_path, monkeypatch):
+    """A GNU time of the user's own (a conda env's, under /home or /tmp) comes first on PATH: under
+    bubblewrap GNU time runs inside the sandbox, where that folder is hidden. The meter is the
+    system's, and every sample still runs."""
+    import shutil
+
+    from workbench.execute import sandbox as sandbox_module
+
+    if shutil.which("time", path="/usr/local/bin:/usr/bin:/bin") is None:
+        pytest.skip("no GNU time in the system folders")
+    own = tmp_path / "bin"
+    own.mkdir()
+    shutil.copy2(shutil.which("time", path="/usr/local/bin:/usr/bin:/bin"), own / "time")
+    monkeypatch.setenv("PATH", f"{own}:{os.environ['PATH']}")
+    sandbox_module.peak_meter.cache_clear()
+    try:
+        outcome = run(way, "def f():\n    return 1\n")
+    finally:
+        sandbox_module.peak_meter.cache_clear()
+    assert outcome.status == "passed", outcome.detail
+    assert outcome.peak_rss_mib is not None and outcome.peak_rss_mib < 60

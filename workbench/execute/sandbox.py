@@ -87,11 +87,16 @@ def _larger(*values: int | None) -> int | None:
     return max(known) if known else None
 
 
+#: where :func:`peak_meter` looks for GNU time
+METER_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
 @functools.cache
 def peak_meter() -> str | None:
     """The path of GNU ``time``, which the per-sample path runs the sample's step script under
     (inside bubblewrap, as its first command; around the wrapper at the other levels) to learn
-    the sample's peak resident memory, or ``None`` when this machine has none (Debian package ``time``).
+    the sample's peak resident memory, or ``None`` when this machine has none in :data:`METER_PATH`
+    (Debian package ``time``).
 
     Why a meter: ``ru_maxrss`` of a process started from this one includes this process's own
     memory (a fork copies it, a vfork shares it, and ``exec`` keeps the larger figure), so
@@ -99,7 +104,9 @@ def peak_meter() -> str | None:
     from GNU time's few pages instead, and GNU time reports that child's ``ru_maxrss`` (``%M``,
     KiB). Without it the wrapper's own figure is used where it exceeds this process's size.
     """
-    found = shutil.which("time")
+    # the system's, not the first on this PATH: a user's own (a conda env's, under /root or /home) is
+    # hidden under bubblewrap and out of reach of a sample's user id as root, and would fail every sample
+    found = shutil.which("time", path=METER_PATH)
     if found is None:
         return None
     try:  # exactly as samples use it: a time without --quiet (GNU time 1.7) or --format would fail each one
