@@ -607,3 +607,12 @@ def test_a_folder_saved_by_datasets_save_to_disk_is_read_as_its_dataset(tmp_path
     rows.save_to_disk(str(tmp_path / "one"))
     alone = load_records(tmp_path / "one")
     assert {name: split["code"] for name, split in alone.splits.items()} == {"train": ["x = 1", "y = 2", "z = 3"]}
+
+
+def test_a_data_folder_with_a_file_named_state_json_is_still_a_data_folder(tmp_path):
+    """Only a folder save_to_disk wrote (its marker and .arrow files) is read with load_from_disk: a
+    folder of JSON Lines files, one of them called state.json, is read file by file as before."""
+    (tmp_path / "data.jsonl").write_text('{"task_id": "a", "code": "x = 1"}\n')
+    (tmp_path / "state.json").write_text('{"task_id": "b", "code": "y = 2"}\n')
+    loaded = load_records(tmp_path)
+    assert sorted(loaded.splits["train"]["task_id"]) == ["a", "b"]

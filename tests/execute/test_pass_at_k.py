@@ -136,3 +136,24 @@ def test_execute_reports_pass_at_k_in_its_summary(tmp_path):
     table = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--resume", "--no-progress",
                                      "--timeout", "30"])
     assert "pass@1" in table.output and "0.3333" in table.output and "pass@100" in table.output
+
+
+@pytest.mark.parametrize("label", [0.5, "false", "true", None, 2, -1, float("nan"), [1]])
+def test_a_label_that_is_not_a_verdict_is_a_clear_error(label):
+    """``int(bool(...))`` would count a ratio 0.5 or the string "false" as a pass: refused, naming the row."""
+    from workbench.errors import DataError
+    from workbench.execute.result_file import pass_at_1
+
+    rows = [{"task_id": "t/0", "sample_id": 0, "passed": 1}, {"task_id": "t/0", "sample_id": 1, "passed": label}]
+    for measure in (pass_at_k, pass_at_1):
+        with pytest.raises(DataError) as caught:
+            measure(rows)
+        message = str(caught.value)
+        assert "row 1" in message and "t/0" in message and repr(label) in message and "0/1" in message
+        assert "\n" not in message
+
+
+def test_labels_that_are_verdicts_count_as_written():
+    rows = [{"task_id": "t", "sample_id": i, "passed": label}
+            for i, label in enumerate([True, False, 1, 0, 1.0, 0.0, np.int64(1), np.bool_(False)])]
+    assert pass_at_k(rows, (1,)).values[0].estimate == pytest.approx(4 / 8)

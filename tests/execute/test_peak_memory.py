@@ -193,3 +193,93 @@ def test_execute_writes_the_column_and_the_summary(tmp_path):
     assert memory == summary.memory
     assert memory["measured"] == 3 and memory["limit_mib"] == 512 and memory["near_limit"] == 1
     assert memory["near_limit_samples"][0].startswith("HumanEval/0 0: ")
+
+
+# -- the chain GNU time / bwrap / the step shell still dies with workbench ----------------------------
+
+ORPHAN = """
+import os, sys
+from workbench.execute.isolation import detect_isolation
+from workbench.execute.sandbox import Sandbox, new_token
+from workbench.languages.python_runner import PythonTestRunner
+box = Sandbox(detect_isolation("bubblewrap"), reuse_interpreters=False)
+runner = PythonTestRunner(sys.argv[1]) if sys.argv[1] else PythonTestRunner()
+token = new_token()
+program = "import os\\ndef f():\\n    os.execv('/bin/sleep', ['sleep', '%s'])\\n" % os.environ["SLEEP_MARKER"]
+print("started", flush=True)
+box.run(runner.prepare(program, "def check(candidate):\\n    candidate()\\n", "f", token), token, 600)
+"""
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open(f"/proc/{name}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in argv and state != "Z":
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.skipif(IsolationLevel.BUBBLEWRAP not in available_levels(), reason="needs bubblewrap")
+def test_a_killed_workbench_takes_its_bubblewrap_samples_with_it():
+    """bwrap --die-with-parent: when workbench dies (SIGKILL: no clean-up of its own runs), its samples
+    die too. GNU time between workbench and bwrap, and a step shell that is the namespace's first
+    process after setpriv changed its user id, must not break that chain."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = f"{random.randint(10**6, 10**7)}.5"  # the sample's `sleep` argument: finds its process
+    runner = PythonTestRunner()
+    python = SYSTEM_PYTHON if Sandbox(detect_isolation("bubblewrap")).inaccessible_paths(
+        runner.prepare("", "", None, "t")) else ""
+    # the marker goes by the environment: in argv it would name this host process too
+    host = subprocess.Popen([sys.executable, "-c", ORPHAN, python], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "SLEEP_MARKER": marker})
+    try:
+        assert host.stdout.readline().strip() == "started"
+        deadline = time.monotonic() + 60
+        while not _running(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _running(marker), "the sample never started"
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+    deadline = time.monotonic() + 10
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _running(marker)
+    for pid in left:  # do not leave it behind for the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the sample outlived the workbench that started it"
+
+
+def test_a_gnu_time_first_on_path_in_a_hidden_folder_is_not_the_meter(way, tmp_path, monkeypatch):
+    """A GNU time of the user's own (a conda env's, under /home or /tmp) comes first on PATH: under
+    bubblewrap GNU time runs inside the sandbox, where that folder is hidden. The meter is the
+    system's, and every sample still runs."""
+    import shutil
+
+    from workbench.execute import sandbox as sandbox_module
+
+    if shutil.which("time", path="/usr/local/bin:/usr/bin:/bin") is None:
+        pytest.skip("no GNU time in the system folders")
+    own = tmp_path / "bin"
+    own.mkdir()
+    shutil.copy2(shutil.which("time", path="/usr/local/bin:/usr/bin:/bin"), own / "time")
+    monkeypatch.setenv("PATH", f"{own}:{os.environ['PATH']}")
+    sandbox_module.peak_meter.cache_clear()
+    try:
+        outcome = run(way, "def f():\n    return 1\n")
+    finally:
+        sandbox_module.peak_meter.cache_clear()
+    assert outcome.status == "passed", outcome.detail
+    assert outcome.peak_rss_mib is not None and outcome.peak_rss_mib < 60

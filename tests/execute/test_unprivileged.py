@@ -33,6 +33,10 @@ cases = {
     "exit0": "    import os; os._exit(0)\n",
     "home": "    import os, shutil; shutil.rmtree(os.environ['DECOY'], ignore_errors=True); return x * 2\n",
     "big": "    b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); return x * 2\n",  # its peak is measured
+    # GNU time's "cannot run" line, written into its report through /proc (GNU time runs as this user here)
+    "forged": ("    import os\n    for pid in (os.getppid(), 1, 2, 3):\n        try:\n"
+               "            with open(f'/proc/{pid}/fd/2', 'w') as h: h.write('time: cannot run bwrap: gone\\n')\n"
+               "        except OSError: pass\n    os._exit(127)\n"),
 }
 for level in IsolationLevel:
     try:
@@ -97,6 +101,7 @@ def test_sandbox_as_a_normal_user():
             assert statuses["wrong"] == "failed", (level, statuses)
             assert statuses["exit0"] == "error", (level, statuses)
             assert statuses["big"] == "passed" and statuses["big_peak_rss_mib"] >= 300, (level, statuses)
+            assert statuses["forged"] == "failed", (level, statuses["forged"])  # its own exit, not a sandbox error
         assert results["bubblewrap"]["home"] == "passed"
         assert results["bubblewrap"]["decoy_intact"] is True  # $HOME is hidden under bubblewrap
     finally:

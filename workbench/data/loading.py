@@ -756,12 +756,15 @@ def _saved_dataset(path: Path) -> LoadedDataset | None:
     """A folder ``datasets``' ``save_to_disk`` wrote (``workbench dedup --output-format hf``'s
     ``dataset/``), read with ``load_from_disk``: its ``.arrow`` files are the data, and its
     ``state.json`` no row (the folder rule would read that as the data). A ``Dataset`` is one
-    split, ``train``. ``None`` for another folder.
+    split, ``train``. ``None`` for another folder (one without ``.arrow`` files is read file by
+    file, as before: a data file may be called ``state.json``).
 
     Raises:
-        DataError: the folder has the marker but cannot be read as a saved dataset.
+        DataError: the folder has the marker and ``.arrow`` files but cannot be read as a saved dataset.
     """
     if not any((path / marker).is_file() for marker in _SAVED_MARKERS):
+        return None
+    if next(path.rglob("*.arrow"), None) is None:  # save_to_disk's rows are .arrow files, in the split folders
         return None
     try:
         saved = datasets.load_from_disk(str(path))

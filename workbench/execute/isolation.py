@@ -220,6 +220,7 @@ def bubblewrap_argv(
     info_fd: int | None = None,
     keep_capabilities: Sequence[str] | None = None,
     as_pid_1: bool = False,
+    meter: Sequence[str] = (),
 ) -> list[str]:
     """Return the ``bwrap`` command line that runs ``command`` in :data:`SANDBOX_WORKDIR`.
 
@@ -246,6 +247,9 @@ def bubblewrap_argv(
             own init, ``bwrap`` exits on the init's report, unreaped init and all, and that
             figure is lost. ``command`` must then be a shell that runs the program as its child:
             a namespace's first process ignores the signals it has no handler for.
+        meter: a command prefix that runs first inside, as bwrap's own user (root: before
+            ``setpriv``): GNU time, whose report of the sample's peak memory goes to bwrap's
+            stderr (:func:`workbench.execute.sandbox.peak_meter`).
     """
     hidden = sorted({os.path.realpath(p) for p in hidden_paths} | {"/tmp"}, key=len)
     argv = [_tool("bwrap"), "--ro-bind", "/", "/"]
@@ -304,8 +308,8 @@ def bubblewrap_argv(
     argv.insert(argv.index("--new-session"), "--die-with-parent")
     if uid is None:
         argv += ["--unshare-user", "--cap-drop", "ALL", "--"]
-        return argv + list(command)
-    return argv + ["--"] + setpriv_argv(uid) + list(command)
+        return argv + list(meter) + list(command)
+    return argv + ["--"] + list(meter) + setpriv_argv(uid) + list(command)
 
 
 def _tool(name: str) -> str:
@@ -508,6 +512,7 @@ def plan_launch(
     tmpfs_bytes: int = 256 << 20,
     info_fd: int | None = None,
     as_pid_1: bool = False,
+    meter: Sequence[str] = (),
 ) -> LaunchPlan:
     """Return the :class:`LaunchPlan` that runs ``command`` under ``isolation``.
 
@@ -523,6 +528,8 @@ def plan_launch(
         tmpfs_bytes: size of bubblewrap's private ``/tmp``.
         info_fd: see :func:`bubblewrap_argv` (ignored by the other levels).
         as_pid_1: see :func:`bubblewrap_argv` (ignored by the other levels).
+        meter: see :func:`bubblewrap_argv` (ignored by the other levels, which the caller
+            starts under it).
     """
     if isolation.level is IsolationLevel.BUBBLEWRAP:
         argv = bubblewrap_argv(
@@ -534,6 +541,7 @@ def plan_launch(
             tmpfs_bytes=tmpfs_bytes,
             info_fd=info_fd,
             as_pid_1=as_pid_1,
+            meter=meter,
         )
         return LaunchPlan(argv, "/", None, SANDBOX_WORKDIR)
     if host_workdir is None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.data.task_order import canonical_order
+from workbench.errors import DataError
 from workbench.formatting import count
 
 #: the ks reported by default, as bigcode-evaluation-harness and HumanEval report them
@@ -103,15 +104,39 @@ class PassAtKReport:
         }
 
 
+def verdict(row: Mapping[str, Any], number: int) -> int:
+    """The ``passed`` of result row ``number`` (0-based) as 0 or 1: a bool, or a number (or its
+    text, ``"1"``) equal to 0 or 1, as ``workbench execute`` writes it.
+
+    Raises:
+        DataError: anything else (a pass ratio, ``"false"``, ``null``): truthiness would count
+            0.5 or ``"false"`` as a pass, and a missing verdict is not a failure.
+    """
+    value = row.get("passed")
+    try:
+        number_value = float(value)
+    except (TypeError, ValueError):
+        number_value = None
+    if number_value in (0.0, 1.0):
+        return int(number_value)
+    raise DataError(f"result row {number} (task {row.get('task_id')!r}, sample {row.get('sample_id')!r}) has "
+                    f"passed={value!r}; pass@k needs a verdict per sample: 0/1 or true/false, as workbench "
+                    f"execute writes it")
+
+
 def outcomes_per_task(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
-    """Return task id -> ``(n, c)``: samples and passing samples (``passed`` is 0/1 or a bool),
-    tasks in canonical order (:func:`workbench.data.task_order.canonical_order`), whatever the
-    order of the rows: the bootstrap draws are per task number."""
+    """Return task id -> ``(n, c)``: samples and passing samples, tasks in canonical order
+    (:func:`workbench.data.task_order.canonical_order`), whatever the order of the rows: the
+    bootstrap draws are per task number.
+
+    Raises:
+        DataError: a ``passed`` that is not a verdict (:func:`verdict`).
+    """
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
+    for number, row in enumerate(rows):
         entry = counts[str(row["task_id"])]
         entry[0] += 1
-        entry[1] += int(bool(row.get("passed")))
+        entry[1] += verdict(row, number)
     return {task: (counts[task][0], counts[task][1]) for task in canonical_order(counts)}
 
 
@@ -123,6 +148,7 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], ks: Sequence[int] = DEFAULT_KS)
 
     Raises:
         ValueError: a k below 1.
+        DataError: a ``passed`` that is not a verdict (:func:`verdict`).
     """
     from workbench.correlate.bootstrap import no_interval_reason  # numpy: not for importers of execute's config
 

@@ -114,7 +114,11 @@ class ResultWriter:
 
 def pass_at_1(rows: Iterable[Mapping[str, Any]]) -> float | None:
     """Return pass@1: the mean over tasks of each task's fraction of passing samples
-    (the unbiased estimator of Chen et al. 2021, Sec. 2.1, with k = 1). ``None`` for no rows."""
+    (the unbiased estimator of Chen et al. 2021, Sec. 2.1, with k = 1). ``None`` for no rows.
+
+    Raises:
+        DataError: a ``passed`` that is not 0/1 or a bool (:func:`~workbench.execute.pass_at_k.verdict`).
+    """
     per_task = outcomes_per_task(rows)
     if not per_task:
         return None

@@ -87,10 +87,16 @@ def _larger(*values: int | None) -> int | None:
     return max(known) if known else None
 
 
+#: where :func:`peak_meter` looks for GNU time
+METER_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
 @functools.cache
 def peak_meter() -> str | None:
-    """The path of GNU ``time``, which the per-sample path starts the sandbox under to learn the
-    sample's peak resident memory, or ``None`` when this machine has none (Debian package ``time``).
+    """The path of GNU ``time``, which the per-sample path runs the sample's step script under
+    (inside bubblewrap, as its first command; around the wrapper at the other levels) to learn
+    the sample's peak resident memory, or ``None`` when this machine has none in :data:`METER_PATH`
+    (Debian package ``time``).
 
     Why a meter: ``ru_maxrss`` of a process started from this one includes this process's own
     memory (a fork copies it, a vfork shares it, and ``exec`` keeps the larger figure), so
@@ -98,7 +104,9 @@ def peak_meter() -> str | None:
     from GNU time's few pages instead, and GNU time reports that child's ``ru_maxrss`` (``%M``,
     KiB). Without it the wrapper's own figure is used where it exceeds this process's size.
     """
-    found = shutil.which("time")
+    # the system's, not the first on this PATH: a user's own (a conda env's, under /root or /home) is
+    # hidden under bubblewrap and out of reach of a sample's user id as root, and would fail every sample
+    found = shutil.which("time", path=METER_PATH)
     if found is None:
         return None
     try:  # exactly as samples use it: a time without --quiet (GNU time 1.7) or --format would fail each one
@@ -323,9 +331,8 @@ def _wait_for_namespace_end(info: bytes, timeout_s: float, *, kill_first: bool =
     another process means the init exited long ago, and so did its namespace. Only the first
     JSON object is read (bwrap writes it before any sample code runs; bytes appended after it
     change nothing). With ``kill_first``, that process is sent ``SIGKILL`` first (once shown to
-    be it): under ``--as-pid-1`` it is the step shell, which runs as the sample's user id and so
-    lost ``--die-with-parent`` (a change of credentials clears the parent-death signal); a killed
-    ``bwrap`` leaves it running.
+    be it): the namespace then ends at once, whether or not the process would have died with
+    ``bwrap`` (under ``--as-pid-1`` a command that changed its user id would not).
 
     Returns:
         True when the namespace is known to be empty; False when that could not be
@@ -572,15 +579,14 @@ class Sandbox:
             built_read, built_fd = res.keep(read_end), res.keep(_high(write_end))
         stderr = res.log_file(self.temp_root)
         meter = peak_meter()
+        meter_argv = [meter, "--quiet", "--format", "%M"] if meter is not None else []
         report_read = report_write = log_fd = None
         if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
             read_end, write_end = os.pipe()
             report_read, report_write = res.keep(read_end), res.keep(_high(write_end))
             log_fd = res.keep(_high(os.dup(stderr.fileno())))
-        # under bubblewrap the step shell is the namespace's first process (--as-pid-1), so that bwrap
-        # reaps it and the sample's peak memory reaches bwrap's rusage; it keeps the program as its child
         script = step_script(spec, pipes.status_fd, pipes.file_token_fd, child_fds, started_fd, limit_lines,
-                             built_fd, run_limit_lines, keep_shell=bubblewrap, stderr_fd=log_fd)
+                             built_fd, run_limit_lines, stderr_fd=log_fd)
         plan = plan_launch(
             self.isolation,
             [BASH, "--noprofile", "--norc", "-c", script],
@@ -591,7 +597,12 @@ class Sandbox:
             hidden_paths=self.hidden_paths,
             tmpfs_bytes=limits.tmpfs_bytes,
             info_fd=info_fd,
-            as_pid_1=True,
+            # GNU time runs inside bubblewrap, as root before setpriv, below bwrap's init: the init dies
+            # with bwrap (--die-with-parent) and bwrap with this process, so a killed workbench leaves no
+            # sample running. Outside, as bwrap's parent, it would keep bwrap alive; and a namespace's
+            # first process that setpriv gave the sample's user id cannot get a parent-death signal
+            # from bwrap (which holds no capability to signal another user id).
+            meter=meter_argv,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
@@ -602,7 +613,7 @@ class Sandbox:
         try:
             with self._lock:
                 proc = subprocess.Popen(
-                    [meter, "--quiet", "--format", "%M", *plan.argv] if meter else plan.argv,
+                    plan.argv if bubblewrap else [*meter_argv, *plan.argv],
                     cwd=plan.cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -651,9 +662,12 @@ class Sandbox:
                 self._sweep(uid, run_tag)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
+        started = bool(_read_available(started_read, limit=1))
         if report_read is not None:
             peak, said = _meter_report(_read_available(report_read))
-            if returncode in (126, 127) and b": cannot run " in said:  # GNU time could not exec the wrapper
+            # GNU time could not exec what it runs; the step script never started (a sample that wrote
+            # such a line into the report through /proc, as the same user, and exited 127 did start)
+            if returncode in (126, 127) and b": cannot run " in said and not started:
                 why = said.decode(errors="replace").strip().splitlines()[-1].split(": cannot run ", 1)[1]
                 failed = f"could not start the sandbox ({plan.argv[0]}): {why}"
                 return decide_status(spec, token, Observation(-1, 0.0, timeout_s, launch_error=failed))
@@ -664,7 +678,7 @@ class Sandbox:
             peak = reaped_peak if reaped_peak is not None and reaped_peak > own_kib else None
 
         return self._judge(
-            spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
+            spec, token, pipes, started_read, stderr, started=started, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
@@ -755,11 +769,13 @@ class Sandbox:
             launcher="bubblewrap, zygote",
         )
 
-    def _judge(self, spec, token, pipes, started_read, stderr, *, build_failure=None, **seen) -> SampleOutcome:
+    def _judge(self, spec, token, pipes, started_read, stderr, *, build_failure=None, started=None,
+               **seen) -> SampleOutcome:
         """Read what the sample left on its channels (start byte, pass token, stderr) and decide its
-        status (:func:`decide_status`); ``seen`` holds the rest of the :class:`Observation`."""
+        status (:func:`decide_status`); ``seen`` holds the rest of the :class:`Observation`, and
+        ``started`` whether the start byte arrived when the caller read it already."""
         observation = Observation(
-            started=bool(_read_available(started_read, limit=1)),
+            started=bool(_read_available(started_read, limit=1)) if started is None else started,
             delivered=_read_available(pipes.pass_read),
             build_failure=build_failure,
             stderr_tail=_tail(stderr, self.stderr_tail_chars),
@@ -780,9 +796,8 @@ class Sandbox:
           while the init may still be waiting for the sample's daemons (``--die-with-parent``
           then kills it). So the init itself is waited for: its host pid comes from
           ``--info-fd`` (``info_read``), and a pidfd turns readable once it exited, which is
-          once its namespace is empty. This holds after a timeout too. Under ``--as-pid-1``
-          (the per-sample path) bwrap reaps that process itself before it exits; when bwrap was
-          killed (a timeout, an interrupt) the process is killed here first.
+          once its namespace is empty. This holds after a timeout too. The process is killed
+          here first (:func:`_wait_for_namespace_end`'s ``kill_first``).
         - ``namespaces``: ``unshare --fork`` exits only after reaping its child, the
           namespace's first process, so a wrapper that exited by itself (status >= 0) left an
           empty namespace. One killed by us or by a signal gets the sweep.
