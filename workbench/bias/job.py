@@ -125,7 +125,10 @@ def run_bias(
     table = read_metric_table(metrics_source, metrics=[c for c in columns if c not in from_results],
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
-                              flags={config.label: "--label"} if config.label else None)
+                              flags={config.label: "--label"} if config.label else None,
+                              # execute's results name rows by task_id:sample_id only: the way to join them
+                              # to ids of another column (a [data] id_column such as uid)
+                              alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
     _check_id_kinds(output, table, config)
     warnings = []
     if from_results:
@@ -290,16 +293,31 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     no result); returns warnings about rows on either side without a partner."""
     read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
                              flags={config.label: "--label"})
+    execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
+    extra = None
     try:
         results = read(id_columns=config.id_columns)
     except MissingColumnError as error:
         # execute's results name the task and sample columns task_id and sample_id whatever the data
         # calls them: a TASK,SAMPLE id of other names is read from those there
-        execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
-        if (len(config.id_columns) != 2 or error.column not in config.id_columns
-                or not set(execute_ids) <= set(error.available)):
+        if error.column not in config.id_columns or not set(execute_ids) <= set(error.available):
             raise
-        results = read(id_columns=execute_ids)
+        if len(config.id_columns) == 2:
+            results = read(id_columns=execute_ids)
+        elif table.aliases is not None:
+            # an id column of the data's own (uid) that execute does not carry: joined through the
+            # metric table's task_id:sample_id of each row, then put back under the row's id
+            results = read(id_columns=execute_ids)
+            by_alias = dict(zip(results.ids, results.values[config.label]))
+            extra = len(set(by_alias) - set(table.aliases))
+            pairs = [(row, by_alias[alias]) for row, alias in zip(table.ids, table.aliases) if alias in by_alias]
+            results = dataclasses.replace(results, ids=[row for row, _ in pairs],
+                                          values={config.label: np.array([v for _, v in pairs], dtype=np.float64)})
+        else:
+            raise DataError(f"--results {config.results}: it has no {error.column!r} column (--id-column "
+                            f"{config.id_column}), and the metric table {table.source} has no {TASK_COLUMN} and "
+                            f"{SAMPLE_COLUMN} columns to join it through; give the metric table those columns "
+                            f"(workbench score writes them), or results with {error.column!r}") from error
     by_id = dict(zip(results.ids, results.values[config.label]))
     if not set(by_id) & set(table.ids):
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels
@@ -314,7 +332,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
         warnings.append(f"{count(without, 'metric row')} {'has' if without == 1 else 'have'} no row in the results {results.source} ("
                         f"{'its' if without == 1 else 'their'} "
                         f"{config.label!r} is missing)")
-    extra = len(set(results.ids) - set(table.ids))
+    extra = len(set(results.ids) - set(table.ids)) if extra is None else extra
     if extra:
         warnings.append(f"{count(extra, 'row')} of the results {results.source} {'is' if extra == 1 else 'are'} not in the "
                         "metric table (left out)")
