@@ -193,7 +193,12 @@ def run_bias(
                             f"{'is' if len(elsewhere) == 1 else 'are'} not in the "
                             f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
-    contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
+    # the contamination split covers the rows the duplication settings count: a train/test corpus's
+    # test rows (the evaluated split, Allamanis 2019 Sec. 3), else every joined row
+    in_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
+    test_scope = in_test if output.has_train_test and in_test.any() else None
+    contamination = (_contamination(reference, rows, metrics, bootstrap, label, config, test_scope, output.test_split)
+                     if reference.has_reference else None)
     for analysis in (duplication, contamination):
         for name, result in (analysis.metrics.items() if analysis is not None else ()):
             if result.unmeasured:
@@ -480,8 +485,13 @@ def _rows_were(rows: int) -> str:
 
 
 def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
-                   label: np.ndarray | None, config: BiasConfig) -> Analysis:
-    contaminated = np.array([row in reference.contaminated for row in rows.ids], dtype=bool)
+                   label: np.ndarray | None, config: BiasConfig, test_scope: np.ndarray | None = None,
+                   test_split: str = "test") -> Analysis:
+    """Clean against contaminated rows (GPT-3, Brown et al. 2020, App. C) over the rows the
+    duplication settings count: ``test_scope`` (the test rows of a train/test corpus, the split a
+    model's score is measured on), or every joined row when it is ``None``."""
+    scope = test_scope if test_scope is not None else np.ones(len(rows), dtype=bool)
+    contaminated = np.array([row in reference.contaminated for row in rows.ids], dtype=bool) & scope
     names: tuple[str, ...] = CONTAMINATION_SETTINGS
     bad_tasks = None
     if rows.tasks is not None:
@@ -490,12 +500,19 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
         names = (*names, "clean_tasks", "contaminated_tasks")
 
     def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
+        eligible = eligible & scope
         masks = {"all_rows": eligible.copy(), "clean": eligible & ~contaminated, "contaminated": eligible & contaminated}
         if bad_tasks is not None:
             masks.update(clean_tasks=eligible & ~bad_tasks, contaminated_tasks=eligible & bad_tasks)
         return masks
 
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
+    other = int(np.count_nonzero(~scope))
+    if test_scope is not None:
+        left_out = sum(1 for row, inside in zip(rows.ids, scope) if not inside and row in reference.contaminated)
+        notes.insert(0, f"rows: the {count(int(scope.sum()), 'test row')} of {test_split!r}, the rows the duplication "
+                        f"settings count; the {count(other, 'joined row')} of other splits "
+                        f"({left_out} of them contaminated) {'is' if other == 1 else 'are'} left out")
     # of the joined rows, as every other count here; the --contamination run may hold many more rows
     joined_short = reference.too_short_among(rows.ids)
     if reference.rows_not_checked:
@@ -510,15 +527,17 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
                          f"{'was' if joined_short == 1 else 'were'} too short to be compared with the reference "
                          f"(--min-tokens; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
     joined_ids = set(rows.ids)
-    counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
+    counts = {"joined": len(rows), "rows": "test" if test_scope is not None else "all", "rows_counted": int(scope.sum()),
+              "other_split_rows": other,
+              "contaminated_rows": int(contaminated.sum()), "clean_rows": int((scope & ~contaminated).sum()),
               "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),
               "reference": reference.reference,
               # joined rows under --min-tokens (None: the folder has no skipped.csv), and the dedup run's
               "rows_not_checked_too_short": joined_short,
               "dedup_run_rows_not_checked_too_short": reference.rows_not_checked}
     if bad_tasks is not None:
-        counts["contaminated_tasks"] = len({t for t, b in zip(rows.tasks, bad_tasks) if b})
-        counts["tasks"] = len(set(rows.tasks))
+        counts["contaminated_tasks"] = len({t for t, b, inside in zip(rows.tasks, bad_tasks, scope) if b and inside})
+        counts["tasks"] = len({t for t, inside in zip(rows.tasks, scope) if inside})
     ids = {"contaminated_ids": [row for row, c in zip(rows.ids, contaminated) if c]}
 
     def unmeasurable(eligible: np.ndarray) -> str | None:
