@@ -48,3 +48,7 @@ def test_the_bias_table_shows_fully_biased_cross_set_biased_and_unbiased_test(tm
     cells = [re.sub(r"<[^>]+>", " ", c).split()[0] for c in re.findall(r'<td class="num">(.*?)</td>', table)]
     assert cells[:4] == [f"{fully:.4f}", f"{cross:.4f}", f"{unbiased:.4f}",
                          f"{relative_difference(cross, unbiased):.2f}%"], cells
+    # the dedup table's exact / near duplicates (rows, whichever is kept) and removed.csv's reasons add up
+    reconcile = page[page.find('id="dedup-reconcile"'):][:400]
+    assert "count rows, not pairs, whichever row is kept: 2 + 0 = 2 duplicate rows" in reconcile, reconcile
+    assert "gives the same rows by their relation to the row their cluster kept: 2 with the same tokens" in reconcile
