@@ -54,3 +54,18 @@ def test_the_cli_title_says_test_rows(tmp_path, corpus):
                                 terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "clean vs contaminated test rows (5)" in " ".join(result.output.split()), result.output  # title wraps
+
+
+def test_a_contaminated_train_row_alone_is_no_unmeasured_test_contamination(tmp_path, corpus):
+    """Only train row C copies the reference: the test rows hold no contaminated row, which is a finding
+    (none), not "no contaminated row has a value" (the warning for a metric over deduplicated rows only)."""
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/1", "content": corpus.code("r1")}])
+    rows = [r for r in ROWS if r[0] != "t5"]
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
+                       split_column="split", against=str(reference))
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [v for *_, v in rows]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    result = report.contamination.metrics["acc"]
+    assert result.unmeasured is None and not any("not measured" in w for w in report.warnings), report.warnings
+    assert result.settings["contaminated"].n_rows == 0 and report.contamination.counts["contaminated_rows_without_metric"] == 0
+    assert report.contamination.ids["contaminated_ids"] == []

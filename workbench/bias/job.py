@@ -508,6 +508,9 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
 
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
     other = int(np.count_nonzero(~scope))
+    # the reference's contaminated rows among those counted: of the test split on a train/test corpus
+    in_scope = [row for row in reference.contaminated
+                if test_scope is None or reference.removed.get(row, (test_split,))[0] == test_split]
     if test_scope is not None:
         left_out = sum(1 for row, inside in zip(rows.ids, scope) if not inside and row in reference.contaminated)
         notes.insert(0, f"rows: the {count(int(scope.sum()), 'test row')} of {test_split!r}, the rows the duplication "
@@ -530,7 +533,7 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     counts = {"joined": len(rows), "rows": "test" if test_scope is not None else "all", "rows_counted": int(scope.sum()),
               "other_split_rows": other,
               "contaminated_rows": int(contaminated.sum()), "clean_rows": int((scope & ~contaminated).sum()),
-              "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),
+              "contaminated_rows_without_metric": sum(1 for row in in_scope if row not in joined_ids),
               "reference": reference.reference,
               # joined rows under --min-tokens (None: the folder has no skipped.csv), and the dedup run's
               "rows_not_checked_too_short": joined_short,
@@ -541,7 +544,7 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     ids = {"contaminated_ids": [row for row, c in zip(rows.ids, contaminated) if c]}
 
     def unmeasurable(eligible: np.ndarray) -> str | None:
-        if reference.contaminated and not (eligible & contaminated).any():
+        if in_scope and not (eligible & contaminated).any():
             return ("no contaminated row has a value (the dedup removed them; a metric over its deduplicated rows "
                     "has none): clean vs all rows cannot be measured; give the metric on every row of the dedup's input")
         return None
