@@ -69,3 +69,11 @@ def test_a_contaminated_train_row_alone_is_no_unmeasured_test_contamination(tmp_
     assert result.unmeasured is None and not any("not measured" in w for w in report.warnings), report.warnings
     assert result.settings["contaminated"].n_rows == 0 and report.contamination.counts["contaminated_rows_without_metric"] == 0
     assert report.contamination.ids["contaminated_ids"] == []
+
+
+def test_the_json_definitions_say_test_rows(tmp_path, report):
+    import json
+
+    written = json.loads((tmp_path / "bias.json").read_text())["contamination"]
+    assert written["definitions"]["all_rows"] == "every row, of the test split (the rows of the duplication settings)"
+    assert written["counts"]["rows"] == "test"
