@@ -134,7 +134,10 @@ def run_bias(
     table = read_metric_table(metrics_source, metrics=[c for c in columns if c not in from_results],
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
-                              flags={config.label: "--label"} if config.label else None)
+                              flags={config.label: "--label"} if config.label else None,
+                              # execute's results name rows by task_id:sample_id only: the way to join them
+                              # to ids of another column (a [data] id_column such as uid)
+                              alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
     _check_id_kinds(output, table, config)
     warnings = []
     if from_results:
@@ -199,7 +202,12 @@ def run_bias(
                             f"{'is' if len(elsewhere) == 1 else 'are'} not in the "
                             f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
-    contamination = _contamination(reference, rows, metrics, bootstrap, label, config) if reference.has_reference else None
+    # the contamination split covers the rows the duplication settings count: a train/test corpus's
+    # test rows (the evaluated split, Allamanis 2019 Sec. 3), else every joined row
+    in_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
+    test_scope = in_test if output.has_train_test and in_test.any() else None
+    contamination = (_contamination(reference, rows, metrics, bootstrap, label, config, test_scope, output.test_split)
+                     if reference.has_reference else None)
     for analysis in (duplication, contamination):
         for name, result in (analysis.metrics.items() if analysis is not None else ()):
             if result.unmeasured:
@@ -299,16 +307,31 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     no result); returns warnings about rows on either side without a partner."""
     read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
                              flags={config.label: "--label"})
+    execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
+    extra = None
     try:
         results = read(id_columns=config.id_columns)
     except MissingColumnError as error:
         # execute's results name the task and sample columns task_id and sample_id whatever the data
         # calls them: a TASK,SAMPLE id of other names is read from those there
-        execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
-        if (len(config.id_columns) != 2 or error.column not in config.id_columns
-                or not set(execute_ids) <= set(error.available)):
+        if error.column not in config.id_columns or not set(execute_ids) <= set(error.available):
             raise
-        results = read(id_columns=execute_ids)
+        if len(config.id_columns) == 2:
+            results = read(id_columns=execute_ids)
+        elif table.aliases is not None:
+            # an id column of the data's own (uid) that execute does not carry: joined through the
+            # metric table's task_id:sample_id of each row, then put back under the row's id
+            results = read(id_columns=execute_ids)
+            by_alias = dict(zip(results.ids, results.values[config.label]))
+            extra = len(set(by_alias) - set(table.aliases))
+            pairs = [(row, by_alias[alias]) for row, alias in zip(table.ids, table.aliases) if alias in by_alias]
+            results = dataclasses.replace(results, ids=[row for row, _ in pairs],
+                                          values={config.label: np.array([v for _, v in pairs], dtype=np.float64)})
+        else:
+            raise DataError(f"--results {config.results}: it has no {error.column!r} column (--id-column "
+                            f"{config.id_column}), and the metric table {table.source} has no {TASK_COLUMN} and "
+                            f"{SAMPLE_COLUMN} columns to join it through; give the metric table those columns "
+                            f"(workbench score writes them), or results with {error.column!r}") from error
     by_id = dict(zip(results.ids, results.values[config.label]))
     if not set(by_id) & set(table.ids):
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels
@@ -323,7 +346,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
         warnings.append(f"{count(without, 'metric row')} {'has' if without == 1 else 'have'} no row in the results {results.source} ("
                         f"{'its' if without == 1 else 'their'} "
                         f"{config.label!r} is missing)")
-    extra = len(set(results.ids) - set(table.ids))
+    extra = len(set(results.ids) - set(table.ids)) if extra is None else extra
     if extra:
         warnings.append(f"{count(extra, 'row')} of the results {results.source} {'is' if extra == 1 else 'are'} not in the "
                         "metric table (left out)")
@@ -471,8 +494,13 @@ def _rows_were(rows: int) -> str:
 
 
 def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
-                   label: np.ndarray | None, config: BiasConfig) -> Analysis:
-    contaminated = np.array([row in reference.contaminated for row in rows.ids], dtype=bool)
+                   label: np.ndarray | None, config: BiasConfig, test_scope: np.ndarray | None = None,
+                   test_split: str = "test") -> Analysis:
+    """Clean against contaminated rows (GPT-3, Brown et al. 2020, App. C) over the rows the
+    duplication settings count: ``test_scope`` (the test rows of a train/test corpus, the split a
+    model's score is measured on), or every joined row when it is ``None``."""
+    scope = test_scope if test_scope is not None else np.ones(len(rows), dtype=bool)
+    contaminated = np.array([row in reference.contaminated for row in rows.ids], dtype=bool) & scope
     names: tuple[str, ...] = CONTAMINATION_SETTINGS
     bad_tasks = None
     if rows.tasks is not None:
@@ -481,12 +509,22 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
         names = (*names, "clean_tasks", "contaminated_tasks")
 
     def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
+        eligible = eligible & scope
         masks = {"all_rows": eligible.copy(), "clean": eligible & ~contaminated, "contaminated": eligible & contaminated}
         if bad_tasks is not None:
             masks.update(clean_tasks=eligible & ~bad_tasks, contaminated_tasks=eligible & bad_tasks)
         return masks
 
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
+    other = int(np.count_nonzero(~scope))
+    # the reference's contaminated rows among those counted: of the test split on a train/test corpus
+    in_scope = [row for row in reference.contaminated
+                if test_scope is None or reference.removed.get(row, (test_split,))[0] == test_split]
+    if test_scope is not None:
+        left_out = sum(1 for row, inside in zip(rows.ids, scope) if not inside and row in reference.contaminated)
+        notes.insert(0, f"rows: the {count(int(scope.sum()), 'test row')} of {test_split!r}, the rows the duplication "
+                        f"settings count; the {count(other, 'joined row')} of other splits "
+                        f"({left_out} of them contaminated) {'is' if other == 1 else 'are'} left out")
     # of the joined rows, as every other count here; the --contamination run may hold many more rows
     joined_short = reference.too_short_among(rows.ids)
     if reference.rows_not_checked:
@@ -501,19 +539,21 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
                          f"{'was' if joined_short == 1 else 'were'} too short to be compared with the reference "
                          f"(--min-tokens; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
     joined_ids = set(rows.ids)
-    counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
-              "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),
+    counts = {"joined": len(rows), "rows": "test" if test_scope is not None else "all", "rows_counted": int(scope.sum()),
+              "other_split_rows": other,
+              "contaminated_rows": int(contaminated.sum()), "clean_rows": int((scope & ~contaminated).sum()),
+              "contaminated_rows_without_metric": sum(1 for row in in_scope if row not in joined_ids),
               "reference": reference.reference,
               # joined rows under --min-tokens (None: the folder has no skipped.csv), and the dedup run's
               "rows_not_checked_too_short": joined_short,
               "dedup_run_rows_not_checked_too_short": reference.rows_not_checked}
     if bad_tasks is not None:
-        counts["contaminated_tasks"] = len({t for t, b in zip(rows.tasks, bad_tasks) if b})
-        counts["tasks"] = len(set(rows.tasks))
+        counts["contaminated_tasks"] = len({t for t, b, inside in zip(rows.tasks, bad_tasks, scope) if b and inside})
+        counts["tasks"] = len({t for t, inside in zip(rows.tasks, scope) if inside})
     ids = {"contaminated_ids": [row for row, c in zip(rows.ids, contaminated) if c]}
 
     def unmeasurable(eligible: np.ndarray) -> str | None:
-        if reference.contaminated and not (eligible & contaminated).any():
+        if in_scope and not (eligible & contaminated).any():
             return ("no contaminated row has a value (the dedup removed them; a metric over its deduplicated rows "
                     "has none): clean vs all rows cannot be measured; give the metric on every row of the dedup's input")
         return None

@@ -55,6 +55,9 @@ class MetricTable:
         rows: rows read; without_id: rows whose id cells were empty (left out, counted).
         numbered_samples: the table has no ``sample_id`` column, so its rows were numbered per
             task in file order to build ``TASK:sample_id`` ids.
+        aliases: ``(n,)`` each row's id built from ``alias_columns`` (e.g. ``task_id:sample_id``,
+            to join ``workbench execute`` results that lack the id column), ``None`` where a
+            cell is empty; ``None`` when not asked for or the table lacks those columns.
     """
 
     source: str
@@ -65,6 +68,7 @@ class MetricTable:
     rows: int
     without_id: int
     numbered_samples: bool = False
+    aliases: list[str | None] | None = None
 
 
 def read_metric_table(
@@ -76,6 +80,7 @@ def read_metric_table(
     splits: Sequence[str] | None = None,
     offline: bool = False,
     flags: Mapping[str, str] | None = None,
+    alias_columns: Sequence[str] | None = None,
 ) -> MetricTable:
     """Read the metric columns of a table, keyed by row id.
 
@@ -92,6 +97,8 @@ def read_metric_table(
         offline: never contact the Hugging Face hub.
         flags: the option that named a column of ``metrics``, for messages (default ``--metric``;
             e.g. ``{"passed": "--label"}``).
+        alias_columns: columns whose values make a second id per row (:attr:`MetricTable.aliases`);
+            ignored when the table lacks one of them.
 
     Returns:
         a :class:`MetricTable`.
@@ -151,6 +158,11 @@ def read_metric_table(
                             f"(counting from 1; id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
                             "duplicate clusters")
         tasks = [t for t, k in zip(every_task, keep) if k]
+    aliases = None
+    if alias_columns and set(alias_columns) <= set(present):
+        alias_cells = [dataset.with_format("arrow")[c].to_pylist() for c in alias_columns]
+        aliases = [row_id(parts) for parts, k in zip(zip(*alias_cells), keep) if k]
     return MetricTable(source=name, ids=[i for i in ids if i is not None], values=values, missing=missing,
-                       tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)), numbered_samples=numbered)
+                       tasks=tasks, rows=len(ids), without_id=int(np.count_nonzero(~keep)), numbered_samples=numbered,
+                       aliases=aliases)
 

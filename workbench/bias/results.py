@@ -79,6 +79,12 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     ids: dict[str, list[str]] = field(default_factory=dict)
 
+    def _definition(self, name: str) -> str:
+        """What setting ``name`` counts; a contamination split over a train/test corpus's test rows says so."""
+        if self.kind == "contamination" and self.counts.get("rows") == "test":
+            return f"{SETTING_TEXTS[name]}, of the test split (the rows of the duplication settings)"
+        return SETTING_TEXTS[name]
+
     def to_dict(self) -> dict:
         metrics = {name: value.to_dict() for name, value in self.metrics.items()}
         rows = "test rows" if self.kind == "train_test" else "rows"
@@ -89,7 +95,7 @@ class Analysis:
                                           f"the rows long enough to compare (the dedup report's d)")
         return {
             "kind": self.kind, "settings": list(self.settings),
-            "definitions": {name: SETTING_TEXTS[name] for name in self.settings},
+            "definitions": {name: self._definition(name) for name in self.settings},
             "delta_percent_between": list(self.delta_between), "counts": self.counts, "notes": self.notes,
             "metrics": metrics, **self.ids,
         }

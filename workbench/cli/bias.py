@@ -114,7 +114,11 @@ def _any_zero_mark(analysis: Analysis) -> bool:
 
 
 def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
-    table = Table(title=_TITLES[analysis.kind], **_COMPACT)
+    title = _TITLES[analysis.kind]
+    if analysis.kind == "contamination" and analysis.counts.get("rows") == "test":
+        # the same test rows as the duplication settings (a train/test corpus)
+        title = title.replace("contaminated rows", f"contaminated test rows ({analysis.counts.get('rows_counted')})")
+    table = Table(title=title, **_COMPACT)
     table.add_column("metric / setting", no_wrap=True)
     table.add_column(f"mean [{level}% CI]\nn rows / {unit}s", justify="right", no_wrap=True)
     with_tasks = any(result.task_means for result in analysis.metrics.values())

@@ -36,6 +36,7 @@ import numpy as np
 from workbench.dedup.cluster_shape import EXACT_DIAMETER_LIMIT, SHAPE_BUDGET_MIN, SHAPE_BUDGET_PER_MULTISET
 from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHORT, DedupResult
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
+from workbench.formatting import count as counted
 from workbench.languages.registry import plugin_versions
 
 #: how many of the largest clusters the report lists, and how many members of each
@@ -421,16 +422,25 @@ def render_report(report: dict) -> list:
     facts.add_column("value", justify="right")
     overall = report["overall"]
     facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
-    facts.add_row("exact dup. / near dup.", "copies beyond one per group of rows with the same token multiset / similar rows")
+    exact, near, duplicates = overall["exact_duplicates"], overall["near_duplicates"], overall["duplicate_rows"]
+    # both are counts of rows (not pairs), whichever row is kept; the removal reasons below split the
+    # same rows by their relation to the row kept, so the two lines are made to add up visibly
+    facts.add_row("exact dup. / near dup. (rows)",
+                  f"{counted(exact, 'row')} beyond one per group of rows with the same token multiset + "
+                  f"{counted(near, 'more row')} that keeping one per cluster removes = {counted(duplicates, 'duplicate row')}, "
+                  "whichever row is kept")
     facts.add_row("d = duplication factor",
                   f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
                   "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
+    copies = by_reason["exact_duplicate"] + by_reason["near_duplicate"]
+    which = (f"the same {counted(duplicates, 'duplicate row')}" if copies == duplicates else counted(copies, "duplicate row"))
     facts.add_row(
         "removed rows, by reason",
         # exact_duplicate is the same token multiset (reordered or re-commented code included), not the same text
-        f"{by_reason['exact_duplicate']} same tokens, {by_reason['exact_text_duplicate']} identical text (short), "
-        f"{by_reason['near_duplicate']} near copy, {by_reason['contaminated']} contaminated",
+        f"{which} by their relation to the row their cluster kept: {by_reason['exact_duplicate']} same tokens, "
+        f"{by_reason['near_duplicate']} near copy; and {by_reason['exact_text_duplicate']} identical text (short), "
+        f"{by_reason['contaminated']} contaminated: {overall['removed']} removed",
     )
     if overall["exact_text_clusters"]:
         facts.add_row("identical text below min tokens (copies / clusters)",

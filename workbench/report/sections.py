@@ -215,7 +215,8 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
     Returns:
         ``None`` without the file; else ``{"label", "bootstrap", "join", "warnings", "rows"}``:
         one row per metric with, each as ``{"value", "ci", "n_rows", "n_units"}`` or ``None``,
-        ``all_rows`` and ``deduplicated`` (one row per duplicate cluster), ``delta`` (Δ%), the
+        ``all_rows`` and ``deduplicated`` (one row per duplicate cluster; on a train/test corpus
+        fully biased and unbiased test), ``cross_set_biased`` (train/test only), ``delta`` (Δ%), the
         Eq. 2 block ``eq2`` (d, f̄, β), ``clean`` / ``contaminated`` rows and ``clean_tasks`` /
         ``contaminated_tasks``, and ``tau`` (Kendall tau-b with the label, by setting); each
         interval with ``not_distinguishable_from_0`` (its CI contains 0: marked ``≈0``); and
@@ -237,6 +238,8 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
             "metric": name,
             "all_rows": _zero_marked(dup_settings.get("all_rows") or dup_settings.get("fully_biased") or con_settings.get("all_rows")),
             "deduplicated": _zero_marked(dup_settings.get("deduplicated") or dup_settings.get("unbiased_test")),
+            # a train/test corpus: the setting Δ% (Allamanis 2019, Table 3) compares with unbiased test
+            "cross_set_biased": _zero_marked(dup_settings.get("cross_set_biased")),
             "delta": _zero_marked(dup.get("delta_percent")), "eq2": dup.get("eq2"),
             "contamination_delta": _zero_marked(con.get("delta_percent")),
             **{setting: _zero_marked(con_settings.get(setting)) for setting in ("clean", "contaminated", "clean_tasks", "contaminated_tasks")},

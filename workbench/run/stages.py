@@ -420,7 +420,9 @@ def _score_job(plan: StagePlan, config: PipelineConfig, columns: set[str], secti
     # the generated code travels to the wide table too: correlate measures its length (verbosity bias);
     # so do a length column and bias metrics named on purpose, which the later stages read from there
     also_read = [config.sections["correlate"].get("length_column"), *(config.sections["bias"].get("metric") or [])]
-    for column in [data["label_column"], *shipped_metrics(config), data["code_column"], *also_read]:
+    # a [data] id_column travels too: the bias stage joins this table to the dedup's ids built from it
+    id_columns = [c.strip() for c in (data["id_column"] or "").split(",") if c.strip()]
+    for column in [data["label_column"], *shipped_metrics(config), data["code_column"], *also_read, *id_columns]:
         if column and column in columns and column not in carry:
             carry.append(column)
     # not the job's option: the runner passes it with resume, where there are failed rows to retry
@@ -630,15 +632,25 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         metrics_table = str(layout / RunLayout.score_file("all", WIDE_SCORES_FILE))
         plan.after.append("score_all")
         metrics = cheap + [m for m in shipped if m not in cheap]
+        # score's table names the [data] task and sample columns task_id and sample_id (as execute's
+        # results do), and carries a [data] id_column under its own name
+        values["task_column"] = TASK_COLUMN
         if not data["id_column"]:
-            # score's table names the [data] task and sample columns task_id and sample_id (as execute's
-            # results do): the dedup's ids ("task:sample") are built from those there
-            values.update(id_column=f"{TASK_COLUMN},{SAMPLE_COLUMN}", task_column=TASK_COLUMN)
+            # the dedup's ids ("task:sample") are built from those there
+            values["id_column"] = f"{TASK_COLUMN},{SAMPLE_COLUMN}"
     else:
         metrics_table = data["source"]
         metrics = list(shipped)
         if data["split"]:
             values["split"] = [data["split"]]
+        own_ids = [c.strip() for c in (data["id_column"] or "").split(",") if c.strip()]
+        if "results" in values and len(own_ids) == 1 and not {TASK_COLUMN, SAMPLE_COLUMN} <= columns:
+            # execute's results carry task_id and sample_id only; without a scored table holding both
+            # ids, nothing joins them to the dedup's ids of the data's own column
+            plan.skip_reason = (f"execute's results have no [data] id_column {own_ids[0]!r} (only {TASK_COLUMN}, "
+                                f"{SAMPLE_COLUMN}) and no score_all table joins the two; add a cheap [score] method "
+                                "(e.g. chrf), or leave id_column out to join on the task and sample columns")
+            return plan
     metrics = [label, *(m for m in metrics if m != label)] if label else metrics
     if not section.get("metric") and not metrics:
         plan.skip_reason = "no metric: no execution label, no cheap method, no [correlate] metric"

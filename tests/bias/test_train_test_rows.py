@@ -1,0 +1,79 @@
+"""On a train/test corpus deduplicated with --against, the contamination split counts the same rows
+as Allamanis 2019's test settings: the test rows (newuser34: it counted train and test rows together,
+n 39 = 20 train + 19 test, beside duplication settings over the 19 test rows). Real dedup."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.bias import BiasConfig, run_bias
+
+#: (id, split, code base, acc): t1 copies train A (cross-set), t2/t3 copy each other (in-test),
+#: train C and test t5 copy reference rows (contaminated)
+ROWS = [("A", "train", "a", 0), ("B", "train", "b", 0), ("C", "train", "r1", 1), ("D", "train", "d", 0),
+        ("t1", "test", "a", 1), ("t2", "test", "e", 1), ("t3", "test", "e", 1), ("t4", "test", "f", 0),
+        ("t5", "test", "r2", 1)]
+
+
+@pytest.fixture()
+def report(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/1", "content": corpus.code("r1")},
+                                                                  {"id": "REF/2", "content": corpus.code("r2")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in ROWS],
+                       split_column="split", against=str(reference))
+    metrics = {"id": [i for i, *_ in ROWS], "acc": [v for *_, v in ROWS]}
+    return run_bias(out, metrics, BiasConfig(metric=["acc"], resamples=50), json_path=tmp_path / "bias.json")
+
+
+def test_contamination_counts_the_test_rows_of_the_duplication_settings(report):
+    duplication = report.duplication.metrics["acc"].settings
+    contamination = report.contamination.metrics["acc"].settings
+    assert duplication["fully_biased"].n_rows == 5 and duplication["fully_biased"].value == pytest.approx(0.8)
+    # "all rows" of the contamination split are the fully biased test rows, not the 9 train and test rows
+    assert contamination["all_rows"].n_rows == 5 and contamination["all_rows"].value == pytest.approx(0.8)
+    assert contamination["contaminated"].n_rows == 1 and contamination["clean"].value == pytest.approx(0.75)
+    # train row C copies the reference too, but is no row a test score is measured on
+    assert report.contamination.ids["contaminated_ids"] == ["t5"]
+    counts = report.contamination.counts
+    assert (counts["rows"], counts["rows_counted"], counts["other_split_rows"]) == ("test", 5, 4)
+    assert counts["contaminated_rows"] == 1 and counts["clean_rows"] == 4
+    assert any("the 5 test rows of 'test'" in n and "4 joined rows of other splits (1 of them contaminated)" in n
+               for n in report.contamination.notes), report.contamination.notes
+
+
+def test_the_cli_title_says_test_rows(tmp_path, corpus):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/2", "content": corpus.code("r2")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in ROWS],
+                       split_column="split", against=str(reference))
+    metrics = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, *_, v in ROWS])
+    result = CliRunner().invoke(app, ["bias", str(out), str(metrics), "-m", "acc", "--resamples", "50"],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "clean vs contaminated test rows (5)" in " ".join(result.output.split()), result.output  # title wraps
+
+
+def test_a_contaminated_train_row_alone_is_no_unmeasured_test_contamination(tmp_path, corpus):
+    """Only train row C copies the reference: the test rows hold no contaminated row, which is a finding
+    (none), not "no contaminated row has a value" (the warning for a metric over deduplicated rows only)."""
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/1", "content": corpus.code("r1")}])
+    rows = [r for r in ROWS if r[0] != "t5"]
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
+                       split_column="split", against=str(reference))
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [v for *_, v in rows]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    result = report.contamination.metrics["acc"]
+    assert result.unmeasured is None and not any("not measured" in w for w in report.warnings), report.warnings
+    assert result.settings["contaminated"].n_rows == 0 and report.contamination.counts["contaminated_rows_without_metric"] == 0
+    assert report.contamination.ids["contaminated_ids"] == []
+
+
+def test_the_json_definitions_say_test_rows(tmp_path, report):
+    import json
+
+    written = json.loads((tmp_path / "bias.json").read_text())["contamination"]
+    assert written["definitions"]["all_rows"] == "every row, of the test split (the rows of the duplication settings)"
+    assert written["counts"]["rows"] == "test"
