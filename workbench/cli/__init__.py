@@ -4,23 +4,40 @@ on :data:`app`."""
 
 from __future__ import annotations
 
-from workbench.cli.app import app
+from workbench.cli.interrupts import (
+    ctrl_c_while_starting,
+    exit_status_of,
+    keep_status_on_late_ctrl_c,
+)
 
-# Importing a command module registers its command(s) on ``app``.
-from workbench.cli import bias  # noqa: E402,F401
-from workbench.cli import correlate  # noqa: E402,F401
-from workbench.cli import dedup  # noqa: E402,F401
-from workbench.cli import execute  # noqa: E402,F401
-from workbench.cli import languages  # noqa: E402,F401
-from workbench.cli import score  # noqa: E402,F401
-from workbench.cli import models  # noqa: E402,F401
-from workbench.cli import run  # noqa: E402,F401
-from workbench.cli import report  # noqa: E402,F401
+# the command modules take a second or more to import: a Ctrl-C meanwhile is the command's too
+with ctrl_c_while_starting():
+    from workbench.cli.app import app
+
+    # Importing a command module registers its command(s) on ``app``.
+    from workbench.cli import bias  # noqa: E402,F401
+    from workbench.cli import correlate  # noqa: E402,F401
+    from workbench.cli import dedup  # noqa: E402,F401
+    from workbench.cli import execute  # noqa: E402,F401
+    from workbench.cli import languages  # noqa: E402,F401
+    from workbench.cli import score  # noqa: E402,F401
+    from workbench.cli import models  # noqa: E402,F401
+    from workbench.cli import run  # noqa: E402,F401
+    from workbench.cli import report  # noqa: E402,F401
 
 
 def main() -> None:
-    """Entry point of the ``workbench`` console script."""
-    app()
+    """Entry point of the ``workbench`` console script.
+
+    Raises:
+        SystemExit: always (typer's standalone mode), with the command's exit status; a Ctrl-C
+            after that keeps it (:func:`keep_status_on_late_ctrl_c`).
+    """
+    try:
+        app()
+    except SystemExit as stop:
+        keep_status_on_late_ctrl_c(exit_status_of(stop))
+        raise
 
 
 __all__ = ["app", "main"]
