@@ -16,11 +16,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-#: sends SIGINT to this process when ``workbench.cli.score`` is imported (while ``workbench.cli`` starts)
+#: sends SIGINT to this process when ``workbench.cli.score`` is imported (while ``workbench.cli``
+#: starts) and, with ``{again}``, again as the interpreter tears down its modules
 _CTRL_C_WHILE_STARTING = """
 import os, signal, sys
 
@@ -30,6 +32,12 @@ class CtrlCOnImport:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
+class CtrlCAtTeardown:
+    def __del__(self, kill=os.kill, pid=os.getpid(), sigint=signal.SIGINT):  # the module's names may be gone
+        kill(pid, sigint)
+
+if {again!r}:
+    bomb = CtrlCAtTeardown()
 sys.meta_path.insert(0, CtrlCOnImport())
 from workbench.cli import main
 main()
@@ -73,9 +81,10 @@ def _corpus(path: Path) -> Path:
     return path
 
 
-def test_ctrl_c_while_the_command_line_starts_exits_130_with_one_line(tmp_path):
+@pytest.mark.parametrize("again", [False, True], ids=["once", "again while exiting"])
+def test_ctrl_c_while_the_command_line_starts_exits_130_with_one_line(tmp_path, again):
     script = tmp_path / "workbench"  # the console script's name: this process is the `workbench` command
-    script.write_text(_CTRL_C_WHILE_STARTING)
+    script.write_text(_CTRL_C_WHILE_STARTING.format(again=again))
     done = _run(script, "languages")
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr
@@ -84,7 +93,7 @@ def test_ctrl_c_while_the_command_line_starts_exits_130_with_one_line(tmp_path):
 
 def test_ctrl_c_while_another_program_imports_the_command_line_is_its_own(tmp_path):
     script = tmp_path / "program.py"  # not the `workbench` command: the KeyboardInterrupt goes on as it came
-    script.write_text(_CTRL_C_WHILE_STARTING)
+    script.write_text(_CTRL_C_WHILE_STARTING.format(again=False))
     done = _run(script, "languages")
     assert done.returncode == -signal.SIGINT, (done.returncode, done.stderr)
     assert "KeyboardInterrupt" in done.stderr and "Interrupted: workbench" not in done.stderr
@@ -110,6 +119,29 @@ def test_a_second_ctrl_c_after_interrupted_keeps_130(tmp_path, moment):
     assert f"outputs are complete and in place in -o {out}" in done.stderr
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
     assert (out / "report.json").is_file() and (out / "manifest.json").is_file()
+
+
+def test_ctrl_c_twice_while_an_exit_hangs_ends_it_at_once_with_the_status(tmp_path):
+    script = tmp_path / "workbench"
+    script.write_text(textwrap.dedent("""
+        import atexit, os, signal, time
+        from workbench.cli import main
+
+        def hangs():  # an exit function that waits long (a worker thread still running, say)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(120)
+
+        atexit.register(hangs)
+        main()
+    """))
+    started = time.monotonic()
+    done = _run(script, "languages", "--help")
+    assert time.monotonic() - started < 60
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "workbench is ending (exit status 0); Ctrl-C again to end it at once" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_driver_reaches_the_teardown(tmp_path):

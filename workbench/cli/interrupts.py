@@ -24,6 +24,8 @@ from pathlib import Path
 
 #: the exit status the command decided (set by :func:`keep_status_on_late_ctrl_c`); None before
 _decided: int | None = None
+#: the Ctrl-Cs that came since (:func:`_late_ctrl_c`)
+_late_ctrl_cs = 0
 
 
 def started_as_command() -> bool:
@@ -51,6 +53,7 @@ def ctrl_c_while_starting() -> Iterator[None]:
     except KeyboardInterrupt:
         if not started_as_command():
             raise
+        keep_status_on_late_ctrl_c(130)  # a second Ctrl-C, while the message is printed or the process exits
         print("Interrupted: workbench stopped while it started, before it did anything (exit status 130)",
               file=sys.stderr)
         raise SystemExit(130) from None
@@ -66,24 +69,33 @@ def exit_status_of(stop: SystemExit) -> int:
 
 
 def keep_status_on_late_ctrl_c(status: int) -> None:
-    """From now on a Ctrl-C ends the process at once with ``status`` (its output flushed): the
-    command has finished, or said it was interrupted, so a Ctrl-C while the interpreter shuts down
-    (joins worker threads, runs exit functions) neither changes the status nor prints a traceback.
-    Once the exit functions ran (:func:`_ignore_ctrl_c_at_teardown`) SIGINT is ignored, as Python
-    would otherwise give it back its default action, death by the signal. Call it from the main
-    thread (elsewhere it does nothing)."""
-    global _decided
+    """From now on a Ctrl-C does not change the exit status ``status``: the command has finished,
+    or said it was interrupted. The first one while the interpreter shuts down (joins worker
+    threads, runs exit functions) is said and otherwise ignored, so that the cleanups go on; a
+    second one ends the process at once with ``status`` (its output flushed), for an exit that
+    hangs. Once the exit functions ran (:func:`_ignore_ctrl_c_at_teardown`) SIGINT is ignored, as
+    Python would otherwise give it back its default action, death by the signal. Call it from the
+    main thread (elsewhere it does nothing)."""
+    global _decided, _late_ctrl_cs
     if threading.current_thread() is not threading.main_thread():
         return
-    _decided = status
-    signal.signal(signal.SIGINT, _exit_with_decided_status)
+    _decided, _late_ctrl_cs = status, 0
+    signal.signal(signal.SIGINT, _late_ctrl_c)
 
 
-def _exit_with_decided_status(signum: int, frame: object) -> None:
+def _late_ctrl_c(signum: int, frame: object) -> None:
+    global _late_ctrl_cs
+    _late_ctrl_cs += 1
+    status = _decided if _decided is not None else 130
+    if _late_ctrl_cs == 1:
+        with suppress(Exception):
+            print(f"workbench is ending (exit status {status}); Ctrl-C again to end it at once", file=sys.stderr,
+                  flush=True)
+        return
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):
             stream.flush()
-    os._exit(_decided if _decided is not None else 130)
+    os._exit(status)
 
 
 def _ignore_ctrl_c_at_teardown() -> None:
