@@ -144,6 +144,23 @@ def test_ctrl_c_twice_while_an_exit_hangs_ends_it_at_once_with_the_status(tmp_pa
     assert "Traceback" not in done.stderr
 
 
+def test_a_ctrl_c_past_typer_exits_130(tmp_path):
+    """A second Ctrl-C while typer and click unwind from the command's exit reaches main() itself."""
+    script = tmp_path / "workbench"
+    script.write_text(textwrap.dedent("""
+        import workbench.cli
+
+        def app():  # the KeyboardInterrupt as it would come once click handled the command's exit
+            raise KeyboardInterrupt
+
+        workbench.cli.app = app
+        workbench.cli.main()
+    """))
+    done = _run(script)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Interrupted: workbench stopped (exit status 130)" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_the_driver_reaches_the_teardown(tmp_path):
     """The hook of the tests above works: without the command line, a Ctrl-C at teardown kills."""
     script = tmp_path / "plain.py"

@@ -4,6 +4,8 @@ on :data:`app`."""
 
 from __future__ import annotations
 
+import sys
+
 from workbench.cli.interrupts import (
     ctrl_c_while_starting,
     exit_status_of,
@@ -30,14 +32,19 @@ def main() -> None:
     """Entry point of the ``workbench`` console script.
 
     Raises:
-        SystemExit: always (typer's standalone mode), with the command's exit status; a Ctrl-C
-            after that keeps it (:func:`keep_status_on_late_ctrl_c`).
+        SystemExit: always (typer's standalone mode), with the command's exit status (130 for a
+            ``KeyboardInterrupt`` that got past typer); a Ctrl-C after that keeps it
+            (:func:`keep_status_on_late_ctrl_c`).
     """
     try:
         app()
     except SystemExit as stop:
         keep_status_on_late_ctrl_c(exit_status_of(stop))
         raise
+    except KeyboardInterrupt:  # a second Ctrl-C while typer/click unwind from the command's exit
+        keep_status_on_late_ctrl_c(130)
+        print("Interrupted: workbench stopped (exit status 130)", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 __all__ = ["app", "main"]
