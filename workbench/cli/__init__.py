@@ -4,18 +4,28 @@ on :data:`app`."""
 
 from __future__ import annotations
 
-from workbench.cli.app import app
+import sys
 
-# Importing a command module registers its command(s) on ``app``.
-from workbench.cli import bias  # noqa: E402,F401
-from workbench.cli import correlate  # noqa: E402,F401
-from workbench.cli import dedup  # noqa: E402,F401
-from workbench.cli import execute  # noqa: E402,F401
-from workbench.cli import languages  # noqa: E402,F401
-from workbench.cli import score  # noqa: E402,F401
-from workbench.cli import models  # noqa: E402,F401
-from workbench.cli import run  # noqa: E402,F401
-from workbench.cli import report  # noqa: E402,F401
+from workbench.cli.interrupts import (
+    ctrl_c_while_starting,
+    exit_status_of,
+    keep_status_on_late_ctrl_c,
+)
+
+# the command modules take a second or more to import: a Ctrl-C meanwhile is the command's too
+with ctrl_c_while_starting():
+    from workbench.cli.app import app
+
+    # Importing a command module registers its command(s) on ``app``.
+    from workbench.cli import bias  # noqa: E402,F401
+    from workbench.cli import correlate  # noqa: E402,F401
+    from workbench.cli import dedup  # noqa: E402,F401
+    from workbench.cli import execute  # noqa: E402,F401
+    from workbench.cli import languages  # noqa: E402,F401
+    from workbench.cli import score  # noqa: E402,F401
+    from workbench.cli import models  # noqa: E402,F401
+    from workbench.cli import run  # noqa: E402,F401
+    from workbench.cli import report  # noqa: E402,F401
 
 
 def main() -> None:
@@ -23,15 +33,25 @@ def main() -> None:
 
     The command's exit status is kept even when an LLM call it gave up on still runs
     (:func:`workbench.llm.deadline.exit_past_abandoned_calls`).
+
+    Raises:
+        SystemExit: always (typer's standalone mode), with the command's exit status (130 for a
+            ``KeyboardInterrupt`` that got past typer); a Ctrl-C after that keeps it
+            (:func:`keep_status_on_late_ctrl_c`).
     """
     try:
         app()
-    except SystemExit as done:
-        if done.code is None or isinstance(done.code, int):
+    except SystemExit as stop:
+        keep_status_on_late_ctrl_c(exit_status_of(stop))
+        if stop.code is None or isinstance(stop.code, int):  # a message code is printed by Python's own exit
             from workbench.llm.deadline import exit_past_abandoned_calls
 
-            exit_past_abandoned_calls(done.code or 0)
+            exit_past_abandoned_calls(exit_status_of(stop))
         raise
+    except KeyboardInterrupt:  # a second Ctrl-C while typer/click unwind from the command's exit
+        keep_status_on_late_ctrl_c(130)
+        print("Interrupted: workbench stopped (exit status 130)", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 __all__ = ["app", "main"]
