@@ -616,3 +616,19 @@ def test_a_reply_holding_a_tool_call_names_it(fake_openai):
         client.complete(MESSAGES, prompt_version="v", step="s")
     assert fake_openai.count() == 1
     assert client.usage.prompt_tokens == 11  # a billed answer: its tokens are counted
+
+
+def test_errors_that_differ_only_in_waits_count_as_one_failure_reason():
+    """No LLM: the run's most common error groups rows whose errors differ only in the attempts,
+    seconds and Retry-After waits the client appends (``failure_reasons``)."""
+    from workbench.score.job import failure_reasons
+
+    errors = [
+        "m: RateLimitError: slow down (3 attempts, 61.2 s in all, 60.0 s of it waiting as the server asked "
+        "(Retry-After)); the server asked to wait 3600 s (Retry-After), more than the 30 s one wait may last: run again later",
+        "m: RateLimitError: slow down (3 attempts, 60.9 s in all, 59.9 s of it waiting as the server asked "
+        "(Retry-After)); the server asked to wait 3599.5 s (Retry-After), more than the 30 s one wait may last: run again later",
+        "m: RateLimitError: slow down (3 attempts, 2.2 s in all)",
+    ]
+    rows = [{"method": "ice-score", "status": "llm_error", "error": error} for error in errors]
+    assert failure_reasons(rows)["ice-score"]["count"] == 3

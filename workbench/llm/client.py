@@ -830,8 +830,8 @@ class LLMClient:
                 waits.saw(retry_after_seconds(error))
                 asked = ""
                 if waits.asked_s is not None and waits.asked_s > MAX_BACKOFF_S:
-                    asked = (f"; the server asked to wait {waits.asked_s:g} s (Retry-After), more than the "
-                             f"{MAX_BACKOFF_S:g} s one wait may last: run again later")
+                    asked = (f"; the server asked to wait {_seconds(waits.asked_s)} s (Retry-After), more than the "
+                             f"{_seconds(MAX_BACKOFF_S)} s one wait may last: run again later")
                 if log is not None:
                     log.append(Exchange(step, messages, None, False,
                                         error=f"{type(error).__name__}: {error} ({where}){asked}",
@@ -1132,6 +1132,11 @@ def _request_params(overrides: Mapping[str, Any]) -> dict[str, Any]:
     if "top_logprobs" in params:
         params["logprobs"] = True
     return params
+
+
+def _seconds(value: float) -> str:
+    """``3600``, ``30.4``: seconds with at most one decimal, never in exponent notation."""
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 def _no_text(choice: Any, tool_calls: list[Any]) -> str:
