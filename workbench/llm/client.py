@@ -4,7 +4,8 @@ What it adds on top of ``litellm.completion``:
 
 * a content-addressed response cache (:mod:`workbench.llm.cache`; errors never cached);
 * bounded retries with exponential backoff and jitter (``tenacity``) for transient
-  failures only (timeouts, connection errors, rate limits, 5xx), never for bad requests;
+  failures only (timeouts, connection errors, rate limits, 5xx), never for bad requests; a
+  server's ``Retry-After`` is waited for when longer, up to :data:`MAX_BACKOFF_S` a wait;
 * a concurrency limit on calls in flight (a semaphore shared by all threads);
 * a cost budget in USD from litellm's *local* cost map (``LITELLM_LOCAL_MODEL_COST_MAP``);
 * structured answers: a JSON schema passed as ``response_format`` (llama.cpp and OpenAI
@@ -779,7 +780,8 @@ class LLMClient:
             (litellm drops the parameters for providers without them).
 
         Raises:
-            LLMCallError: the provider failed after the retries.
+            LLMCallError: the provider failed after the retries, or its reply had no text
+                (``content`` null, or a tool call instead; not cached, :class:`NoTextError`).
             BudgetExceededError: ``max_cost_usd`` is spent.
         """
         settings = self.settings
