@@ -31,6 +31,14 @@ class FakeOpenAI:
         #: (request body, answer text) -> OpenAI ``logprobs.content`` list, or None for none
         self.logprobs = lambda body, text: None
         self.requests: list[dict] = []
+        #: when each request arrived, ``time.monotonic()`` on the server side
+        self.arrivals: list[float] = []
+        #: how the first requests are refused, in order: (status, extra headers) each, e.g.
+        #: ``(429, {"Retry-After": "2"})``; the requests after them are answered as usual
+        self.refusals: list[tuple[int, dict[str, str]]] = []
+        #: request body -> the assistant message to send instead of the answer's text (a tool
+        #: call, ``"content": None``), or None for the usual ``{"role": "assistant", "content": text}``
+        self.message = lambda body: None
         #: answer 200 with an empty ``choices`` list (a filtered or overloaded server)
         self.no_choices = False
         #: a stuck or overloaded server: with ``trickle_s`` > 0 the answer is sent one byte every
@@ -64,6 +72,11 @@ def _handler(state: FakeOpenAI):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with state.lock:
                 state.requests.append(body)
+                state.arrivals.append(time.monotonic())
+                refusal = state.refusals.pop(0) if state.refusals else None
+            if refusal is not None:
+                self._refuse(*refusal)
+                return
             if state.delay_s:
                 time.sleep(state.delay_s)
             if self.path.endswith("/embeddings"):
@@ -80,7 +93,8 @@ def _handler(state: FakeOpenAI):
                 words = text.split(" ")
                 if body.get("max_tokens") and len(words) > body["max_tokens"]:
                     text, finish, completion_tokens = " ".join(words[: body["max_tokens"]]), "length", body["max_tokens"]
-                choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+                message = state.message(body) or {"role": "assistant", "content": text}
+                choice = {"index": 0, "message": message, "finish_reason": finish}
                 content = state.logprobs(body, text) if body.get("logprobs") else None
                 if content is not None:
                     choice["logprobs"] = {"content": content}
@@ -106,6 +120,16 @@ def _handler(state: FakeOpenAI):
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def _refuse(self, status: int, headers: dict[str, str]) -> None:
+            payload = json.dumps({"error": {"message": f"fake refusal {status}", "type": "rate_limit_error"}}).encode()
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def _trickle(self, payload: bytes) -> None:
             # leading whitespace keeps the body valid JSON however long the trickle lasts

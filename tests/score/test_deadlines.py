@@ -92,11 +92,16 @@ def test_call_with_deadline_passes_values_and_errors_through():
 
 
 def test_the_documented_bound_of_one_call_with_retries():
-    # 3 attempts of 5 s, backoff before retry 1 at most 1+1 s, before retry 2 at most 2+1 s
-    assert worst_case_seconds(5.0, 2, 1.0, 30.0) == 20.0
-    assert worst_case_seconds(120.0, 2, 1.0, 30.0) == 365.0
-    assert worst_case_seconds(10.0, 6, 10.0, 30.0) == 70.0 + 20 + 30 * 5
-    assert LLMSettings(model="gpt-4o-mini", timeout_s=5, max_retries=2, retry_wait_s=1).worst_case_seconds() == 20.0
+    # 3 attempts of 5 s, own backoff before retry 1 at most 1+1 s, before retry 2 at most 2+1 s
+    assert worst_case_seconds(5.0, 2, 1.0, 30.0, retry_after=False) == 20.0
+    assert worst_case_seconds(120.0, 2, 1.0, 30.0, retry_after=False) == 365.0
+    assert worst_case_seconds(10.0, 6, 10.0, 30.0, retry_after=False) == 70.0 + 20 + 30 * 5
+    # a server's Retry-After may stretch every wait to the cap (retry34: it was not counted)
+    assert worst_case_seconds(5.0, 2, 1.0, 30.0) == 15.0 + 2 * 30
+    assert worst_case_seconds(120.0, 2, 1.0, 30.0) == 420.0
+    assert LLMSettings(model="gpt-4o-mini", timeout_s=5, max_retries=2, retry_wait_s=1).worst_case_seconds() == 75.0
+    assert LLMSettings(model="local/qwen2.5-coder-0.5b", timeout_s=5, max_retries=2,
+                       retry_wait_s=1).worst_case_seconds() == 20.0
 
 
 _ABANDONED_IN_PYDANTIC = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 
@@ -498,3 +499,136 @@ def test_a_server_that_is_not_there_says_so_not_only_internal_server_error(monke
     settings = LLMSettings("openai/foo", api_base=api_base, retry_wait_s=0.01, max_retries=0, timeout_s=20)
     with pytest.raises(LLMCallError, match=rf"cause: ConnectionRefusedError: .*refused at {api_base}"):
         LLMClient(settings).ask(MESSAGES, prompt_version="v", step="s")
+
+
+# -- Retry-After (retry34) ----------------------------------------------------------------------
+def _gaps(fake_openai) -> list[float]:
+    """Seconds between the requests' arrivals, measured by the server."""
+    return [b - a for a, b in zip(fake_openai.arrivals, fake_openai.arrivals[1:])]
+
+
+def _retrying(fake_openai, **overrides) -> LLMSettings:
+    return LLMSettings("openai/fake", api_base=fake_openai.api_base, **{"retry_wait_s": 0.01, "max_retries": 2, **overrides})
+
+
+def test_a_429_with_retry_after_is_waited_for_then_the_call_succeeds(fake_openai):
+    """Scripted OpenAI-compatible server on 127.0.0.1: 429 with ``Retry-After: 2``, then 200. The
+    client retried after 0.01-0.02 s (its own backoff), three attempts in 1.6 s against
+    ``Retry-After: 1``; it must wait the 2 s the server asked for (arrivals timed by the server)."""
+    fake_openai.refusals = [(429, {"Retry-After": "2"})]
+    client = LLMClient(_retrying(fake_openai))
+    assert client.complete(MESSAGES, prompt_version="v", step="s") == "3"
+    assert fake_openai.count() == 2
+    (gap,) = _gaps(fake_openai)
+    assert 1.9 <= gap < 6, gap
+    # the summary says how long the client waited because the server asked (beyond its own backoff)
+    assert client.usage.retry_after_wait_s == 2.0
+    assert client.usage.calls == 2 and client.usage.errors == 1
+
+
+def test_retry_after_ms_is_read_before_retry_after(fake_openai):
+    """Scripted server: 503 with ``retry-after-ms: 1500`` (OpenAI's header, read first by its SDK)
+    and a coarser ``Retry-After: 3``, then 200."""
+    fake_openai.refusals = [(503, {"retry-after-ms": "1500", "Retry-After": "3"})]
+    assert LLMClient(_retrying(fake_openai)).complete(MESSAGES, prompt_version="v", step="s") == "3"
+    (gap,) = _gaps(fake_openai)
+    assert 1.4 <= gap < 2.8, gap
+
+
+def test_retry_after_as_an_http_date(fake_openai):
+    """Scripted server: 429 with ``Retry-After`` as an HTTP-date 3 s ahead (whole seconds, so 2-3 s
+    from the answer), then 200."""
+    from email.utils import formatdate
+
+    fake_openai.refusals = [(429, {"Retry-After": formatdate(time.time() + 3, usegmt=True)})]
+    assert LLMClient(_retrying(fake_openai)).complete(MESSAGES, prompt_version="v", step="s") == "3"
+    (gap,) = _gaps(fake_openai)
+    assert 1.5 <= gap < 5, gap
+
+
+def test_a_retry_after_beyond_the_cap_waits_the_cap_and_the_error_says_what_was_asked(fake_openai, monkeypatch):
+    """Scripted server: 429 with ``Retry-After: 3600`` on every attempt. Each wait stops at the cap
+    (:data:`MAX_BACKOFF_S`, made 1 s here), so the documented bound (``worst_case_seconds``)
+    holds; the row's error says the server asked for 3600 s."""
+    import workbench.llm.client as client_module
+
+    monkeypatch.setattr(client_module, "MAX_BACKOFF_S", 1.0)
+    fake_openai.refusals = [(429, {"Retry-After": "3600"})] * 3
+    settings = _retrying(fake_openai, max_retries=2, timeout_s=5)
+    client = LLMClient(settings)
+    started = time.monotonic()
+    with pytest.raises(LLMCallError, match=r"RateLimitError.*\(3 attempts, .* s in all, 2\.0 s of it waiting as the "
+                                           r"server asked \(Retry-After\)\); the server asked to wait 3600 s"):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert all(0.9 <= gap < 3 for gap in _gaps(fake_openai)), _gaps(fake_openai)
+    assert time.monotonic() - started <= settings.worst_case_seconds()
+
+
+def test_retry_after_is_read_from_every_place_litellm_keeps_the_headers():
+    """No LLM: litellm's exceptions built as litellm builds them (the httpx response kept as
+    ``response`` and ``litellm_response_headers``); bad or negative values are no request."""
+    import httpx
+    import litellm
+
+    from workbench.llm.client import retry_after_seconds
+
+    def error(headers, cls=litellm.RateLimitError):
+        response = httpx.Response(429, headers=headers, request=httpx.Request("POST", "http://127.0.0.1/v1"))
+        return cls("slow down", llm_provider="openai", model="m", response=response)
+
+    assert retry_after_seconds(error({"Retry-After": "2"})) == 2.0
+    assert retry_after_seconds(error({"retry-after": "1.5"})) == 1.5
+    assert retry_after_seconds(error({"Retry-After-Ms": "250", "Retry-After": "9"})) == 0.25
+    assert retry_after_seconds(error({"Retry-After": "soon"})) is None
+    assert retry_after_seconds(error({"Retry-After": "-3"})) is None
+    assert retry_after_seconds(error({})) is None
+    assert retry_after_seconds(error({"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"})) == 0.0  # in the past
+    bare = litellm.RateLimitError("slow down", llm_provider="openai", model="m")
+    assert retry_after_seconds(bare) is None
+    bare.litellm_response_headers = httpx.Headers({"retry-after": "4"})
+    assert retry_after_seconds(bare) == 4.0
+    assert retry_after_seconds(ValueError("no response")) is None
+
+
+# -- replies without text (retry34) -------------------------------------------------------------
+def test_a_reply_with_null_content_says_so_and_is_not_cached(tmp_path, fake_openai):
+    """Scripted server answering 200 with ``"content": null``. It was taken as the text ``''``:
+    a parse error quoting ``''`` after a repair turn, cached, so every rerun replayed it. It is a
+    call error now, as a reply without choices: not retried, not cached (a rerun asks again)."""
+    fake_openai.message = lambda body: {"role": "assistant", "content": None}
+    settings = _retrying(fake_openai)
+    with pytest.raises(LLMCallError, match=r"the reply has no text \(content null, finish_reason 'stop'\)"):
+        LLMClient(settings, ResponseCache(tmp_path)).complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s")
+    assert fake_openai.count() == 1
+    fake_openai.message = lambda body: None
+    fake_openai.answer = lambda body: '{"score": 3}'
+    again = LLMClient(settings, ResponseCache(tmp_path))
+    assert again.complete_json(MESSAGES, SCHEMA, prompt_version="v", step="s") == {"score": 3}
+    assert fake_openai.count() == 2 and again.usage.cache_hits == 0
+
+
+def test_a_reply_holding_a_tool_call_names_it(fake_openai):
+    """Scripted server answering 200 with a tool call and no text."""
+    fake_openai.message = lambda body: {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_score", "arguments": "{}"}}]}
+    client = LLMClient(_retrying(fake_openai))
+    with pytest.raises(LLMCallError, match=r"the reply holds a tool call \(get_score\) instead of text"):
+        client.complete(MESSAGES, prompt_version="v", step="s")
+    assert fake_openai.count() == 1
+    assert client.usage.prompt_tokens == 11  # a billed answer: its tokens are counted
+
+
+def test_errors_that_differ_only_in_waits_count_as_one_failure_reason():
+    """No LLM: the run's most common error groups rows whose errors differ only in the attempts,
+    seconds and Retry-After waits the client appends (``failure_reasons``)."""
+    from workbench.score.job import failure_reasons
+
+    errors = [
+        "m: RateLimitError: slow down (3 attempts, 61.2 s in all, 60.0 s of it waiting as the server asked "
+        "(Retry-After)); the server asked to wait 3600 s (Retry-After), more than the 30 s one wait may last: run again later",
+        "m: RateLimitError: slow down (3 attempts, 60.9 s in all, 59.9 s of it waiting as the server asked "
+        "(Retry-After)); the server asked to wait 3599.5 s (Retry-After), more than the 30 s one wait may last: run again later",
+        "m: RateLimitError: slow down (3 attempts, 2.2 s in all)",
+    ]
+    rows = [{"method": "ice-score", "status": "llm_error", "error": error} for error in errors]
+    assert failure_reasons(rows)["ice-score"]["count"] == 3

@@ -153,6 +153,9 @@ def print_report(report: Any, cache: str = "rw", retry_with: tuple[str, str] = R
         f"{count(usage['tokens'], 'token')} "
         f"({usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion), ${usage['cost_usd']:.4f}"
         + (f" ({count(usage['unpriced_calls'], 'call')} not in litellm's cost map)" if usage["unpriced_calls"] else "")
+        # rate-limited APIs: how long the servers' Retry-After held the calls (absent from older reports)
+        + (f"; {usage['retry_after_wait_s']:.1f} s waited as servers asked (Retry-After)"
+           if usage.get("retry_after_wait_s") else "")
     )
     console.print(
         f"{count(report.rows_written, 'row')} written, {report.resumed_rows} already done; wall {report.wall_seconds:.1f} s, "

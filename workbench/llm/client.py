@@ -4,7 +4,8 @@ What it adds on top of ``litellm.completion``:
 
 * a content-addressed response cache (:mod:`workbench.llm.cache`; errors never cached);
 * bounded retries with exponential backoff and jitter (``tenacity``) for transient
-  failures only (timeouts, connection errors, rate limits, 5xx), never for bad requests;
+  failures only (timeouts, connection errors, rate limits, 5xx), never for bad requests; a
+  server's ``Retry-After`` is waited for when longer, up to :data:`MAX_BACKOFF_S` a wait;
 * a concurrency limit on calls in flight (a semaphore shared by all threads);
 * a cost budget in USD from litellm's *local* cost map (``LITELLM_LOCAL_MODEL_COST_MAP``);
 * structured answers: a JSON schema passed as ``response_format`` (llama.cpp and OpenAI
@@ -66,6 +67,12 @@ class NoChoicesError(Exception):
     """A reply without any choice; not retried (the same request would be answered alike)."""
 
 
+class NoTextError(Exception):
+    """A reply whose message has no text (``content`` null) or holds a tool call instead; like
+    :class:`NoChoicesError` not retried and never cached, so a rerun (``--resume --retry-failed``)
+    asks again instead of replaying it (an empty string is an answer, and is kept as one)."""
+
+
 class CallsStopped(BaseException):
     """The run was interrupted (:meth:`LLMClient.stop`): no new attempt is made, or a call in
     flight was abandoned. Like :class:`KeyboardInterrupt` it derives from ``BaseException``, so the
@@ -107,6 +114,8 @@ class Usage:
         unpriced_calls: calls whose model is not in litellm's cost map.
         truncated_answers: answers that stopped at their token limit (``max_tokens`` or a
             step's ``answer_bound``), cache hits included: such an answer may be cut short.
+        retry_after_wait_s: seconds of backoff waits that a server's ``Retry-After`` set, being
+            longer than the client's own backoff (:func:`backoff_wait`).
     """
 
     calls: int = 0
@@ -118,6 +127,7 @@ class Usage:
     llm_seconds: float = 0.0
     unpriced_calls: int = 0
     truncated_answers: int = 0
+    retry_after_wait_s: float = 0.0
 
     @property
     def tokens(self) -> int:
@@ -151,7 +161,9 @@ class LLMSettings:
             (:mod:`workbench.llm.deadline`). One call with its retries takes at most
             :meth:`worst_case_seconds`.
         max_retries: retries after the first attempt, transient errors only.
-        retry_wait_s: first backoff wait; doubles per retry (with jitter), capped at 30 s.
+        retry_wait_s: first backoff wait; doubles per retry (with jitter). A server that asks
+            for a longer wait (``Retry-After`` on a 429 or 503) gets it; every wait is capped at
+            :data:`MAX_BACKOFF_S` (30 s), whatever the server asks (:func:`backoff_wait`).
         concurrency: the most calls in flight at once.
         max_cost_usd: budget for the run, or ``None``.
         structured: ``"json_schema"`` (send the schema), ``"json_object"`` (ask for any
@@ -197,8 +209,11 @@ class LLMSettings:
 
     def worst_case_seconds(self) -> float:
         """The longest one call with its retries can take, in seconds: ``timeout_s x (max_retries
-        + 1)`` plus the longest backoff waits (:func:`workbench.llm.deadline.worst_case_seconds`)."""
-        return worst_case_seconds(self.timeout_s, self.max_retries, self.retry_wait_s, MAX_BACKOFF_S)
+        + 1)`` plus the longest backoff waits (:func:`workbench.llm.deadline.worst_case_seconds`):
+        :data:`MAX_BACKOFF_S` each for a served model, whose server may ask for that much with
+        ``Retry-After``; the client's own backoff alone for ``local/`` models, which send none."""
+        return worst_case_seconds(self.timeout_s, self.max_retries, self.retry_wait_s, MAX_BACKOFF_S,
+                                  retry_after=not self.model.startswith("local/"))
 
     @property
     def provider(self) -> str:
@@ -473,21 +488,113 @@ def _network_cause(error: BaseException, api_base: str | None) -> str:
     return f"; cause: {type(last).__name__}: {last}{where}"
 
 
-#: the longest wait between two attempts, in seconds
+#: the longest wait between two attempts, in seconds, whatever a server's ``Retry-After`` asks
+#: (so :meth:`LLMSettings.worst_case_seconds` bounds every call)
 MAX_BACKOFF_S = 30.0
 
 
-def backoff_wait(first_wait_s: float) -> Any:
-    """Return the tenacity wait strategy of the retries: exponential backoff with jitter.
+def _response_headers(error: BaseException) -> Mapping[str, str] | None:
+    """The HTTP response headers a failed call's exception keeps, where litellm keeps them: the
+    exception's ``headers``, its httpx ``response.headers``, or ``litellm_response_headers`` (the
+    order of litellm's own ``_get_response_headers``)."""
+    for headers in (getattr(error, "headers", None), getattr(getattr(error, "response", None), "headers", None),
+                    getattr(error, "litellm_response_headers", None)):
+        if headers:
+            return headers
+    return None
 
-    The wait before retry ``n`` (1, 2, ...) is ``first_wait_s * 2**(n-1)`` plus a uniform
+
+def retry_after_seconds(error: BaseException | None) -> float | None:
+    """How long the server asked the client to wait before the next attempt, from the response
+    headers kept by ``error`` (a 429's or 503's), or ``None`` when it asked nothing readable.
+
+    Read as the OpenAI Python SDK reads them (``_calculate_retry_timeout``): ``retry-after-ms``
+    (milliseconds, OpenAI's) first, then ``Retry-After`` as seconds (a decimal number is
+    accepted) or as an HTTP-date (RFC 9110, section 10.2.3; a date in the past is 0 s). Negative
+    or unreadable values are no request. litellm's own reader (``_get_retry_after_from_exception_header``)
+    skips ``retry-after-ms`` and decimal seconds, hence this one.
+
+    Args:
+        error: the failed attempt's exception (any; one without response headers gives ``None``).
+
+    Returns:
+        seconds (>= 0), or ``None``.
+    """
+    from email.utils import parsedate_to_datetime
+
+    try:
+        headers = _response_headers(error) if error is not None else None
+        if not headers:
+            return None
+        lower = {str(name).lower(): str(value).strip() for name, value in headers.items()}
+    except (AttributeError, TypeError):  # headers of an unexpected shape: no request to honour
+        return None
+    with contextlib.suppress(ValueError):
+        if "retry-after-ms" in lower and 0 <= (ms := float(lower["retry-after-ms"])) < float("inf"):
+            return ms / 1000
+    value = lower.get("retry-after", "")
+    with contextlib.suppress(ValueError):
+        seconds = float(value)
+        return seconds if 0 <= seconds < float("inf") else None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP-date is GMT (RFC 9110); a zone-less one is read so
+        from datetime import UTC
+
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass
+class ServerWaits:
+    """What servers asked of one call's retries (:func:`backoff_wait` fills it).
+
+    Attributes:
+        waited_s: seconds of the waits that a ``Retry-After`` set (longer than the own backoff).
+        asked_s: the longest ``Retry-After`` seen, in seconds (waited for up to
+            :data:`MAX_BACKOFF_S`), or ``None``.
+        pending_s: the ``Retry-After`` wait chosen last, counted in ``waited_s`` by
+            :meth:`slept` (tenacity 9 also computes a wait after the last attempt, never slept).
+    """
+
+    waited_s: float = 0.0
+    asked_s: float | None = None
+    pending_s: float = 0.0
+
+    def slept(self) -> None:
+        """Count the wait chosen last as waited (call it when the retry's sleep starts)."""
+        self.waited_s += self.pending_s
+        self.pending_s = 0.0
+
+    def saw(self, asked: float | None) -> None:
+        """Note a server's request of ``asked`` seconds (``None``: none)."""
+        if asked is not None and (self.asked_s is None or asked > self.asked_s):
+            self.asked_s = asked
+
+
+def backoff_wait(first_wait_s: float, server_waits: ServerWaits | None = None) -> Any:
+    """Return the tenacity wait strategy of the retries: exponential backoff with jitter, or the
+    server's ``Retry-After`` when longer, never more than :data:`MAX_BACKOFF_S`.
+
+    The own wait before retry ``n`` (1, 2, ...) is ``first_wait_s * 2**(n-1)`` plus a uniform
     jitter in ``[0, first_wait_s]``, at most :data:`MAX_BACKOFF_S` (the "exponential backoff"
     strategy of Google Cloud's retry guide, as tenacity's ``wait_exponential_jitter``).
     Built from ``wait_exponential`` and ``wait_random``, which every tenacity the project
     allows has (``wait_exponential_jitter`` takes no ``multiplier`` in tenacity 9.0 and older).
+    When the failed attempt's answer asked for a wait (:func:`retry_after_seconds`: a 429 or
+    503 from a rate-limited API), the wait is ``min(max(own, asked), MAX_BACKOFF_S)``: a longer
+    request than the cap is cut to it, so :func:`workbench.llm.deadline.worst_case_seconds`
+    still bounds the call (the error of a call that fails in the end says what was asked).
 
     Args:
         first_wait_s: the first wait in seconds (:attr:`LLMSettings.retry_wait_s`).
+        server_waits: a record to note what the server asked and the wait chosen for it (the
+            caller's tenacity ``sleep`` calls :meth:`ServerWaits.slept`).
+
+    Returns:
+        a callable ``wait(retry_state) -> seconds`` for ``tenacity.Retrying(wait=...)``.
     """
     import tenacity
 
@@ -495,7 +602,15 @@ def backoff_wait(first_wait_s: float) -> Any:
     jitter = tenacity.wait_random(0, first_wait_s)
 
     def wait(retry_state: Any) -> float:
-        return min(exponential(retry_state) + jitter(retry_state), MAX_BACKOFF_S)
+        cap = MAX_BACKOFF_S  # read per wait, so a test can lower it
+        own = min(exponential(retry_state) + jitter(retry_state), cap)
+        outcome = getattr(retry_state, "outcome", None)
+        asked = retry_after_seconds(outcome.exception()) if outcome is not None and outcome.failed else None
+        chosen = own if asked is None or asked <= own else min(asked, cap)
+        if server_waits is not None:
+            server_waits.saw(asked)
+            server_waits.pending_s = chosen if chosen > own else 0.0
+        return chosen
 
     return wait
 
@@ -665,7 +780,8 @@ class LLMClient:
             (litellm drops the parameters for providers without them).
 
         Raises:
-            LLMCallError: the provider failed after the retries.
+            LLMCallError: the provider failed after the retries, or its reply had no text
+                (``content`` null, or a tool call instead; not cached, :class:`NoTextError`).
             BudgetExceededError: ``max_cost_usd`` is spent.
         """
         settings = self.settings
@@ -700,20 +816,33 @@ class LLMClient:
                 return Completion(cached.text, parse_token_logprobs(cached.logprobs), cached=True)
             started = time.perf_counter()
             request_overrides = {**overrides, "max_tokens": answer_bound} if bounded else overrides
+            waits = ServerWaits()
             try:
-                response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, request_overrides)
+                response, seconds = self._call_with_retries(messages, schema, repeat, local_usage, request_overrides,
+                                                            waits)
             except Exception as error:
                 elapsed = time.perf_counter() - started
+                local_usage.retry_after_wait_s += waits.waited_s
                 self._account(local_usage, usage)
-                # the cause, and how long the call held the sample: attempts and wall seconds, backoff included
+                # the cause, and how long the call held the sample: attempts and wall seconds, backoff
+                # included, and what the server asked (the last answer's Retry-After was not waited for)
                 where = f"{local_usage.calls} attempt{'s' if local_usage.calls != 1 else ''}, {elapsed:.1f} s in all"
+                if waits.waited_s:
+                    where += f", {waits.waited_s:.1f} s of it waiting as the server asked (Retry-After)"
+                waits.saw(retry_after_seconds(error))
+                asked = ""
+                if waits.asked_s is not None and waits.asked_s > MAX_BACKOFF_S:
+                    asked = (f"; the server asked to wait {_seconds(waits.asked_s)} s (Retry-After), more than the "
+                             f"{_seconds(MAX_BACKOFF_S)} s one wait may last: run again later")
                 if log is not None:
-                    log.append(Exchange(step, messages, None, False, error=f"{type(error).__name__}: {error} ({where})",
+                    log.append(Exchange(step, messages, None, False,
+                                        error=f"{type(error).__name__}: {error} ({where}){asked}",
                                         seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
                 if isinstance(error, LLMError):
                     raise
-                raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where})"
+                raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where}){asked}"
                                    f"{_network_cause(error, settings.api_base)}") from error
+            local_usage.retry_after_wait_s += waits.waited_s
             text = response.choices[0].message.content or ""
             tokens = response_token_logprobs(response) if top_logprobs is not None else None
             prompt_tokens, completion_tokens = _tokens(response)
@@ -872,15 +1001,21 @@ class LLMClient:
                 if entry[1] == 0:
                     del self._in_flight[key]
 
-    def _call_with_retries(self, messages, schema, repeat, local_usage: Usage, overrides: Mapping[str, Any]):
+    def _call_with_retries(self, messages, schema, repeat, local_usage: Usage, overrides: Mapping[str, Any],
+                           waits: ServerWaits | None = None):
         import tenacity
+
+        def sleep(seconds: float) -> None:
+            if waits is not None:
+                waits.slept()
+            self._stopping.wait(seconds)  # a backoff ends when the run is stopped; the next attempt then refuses
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.settings.max_retries + 1),
-            wait=backoff_wait(self.settings.retry_wait_s),
+            wait=backoff_wait(self.settings.retry_wait_s, waits),
             retry=tenacity.retry_if_exception(_is_transient),
             reraise=True,
-            sleep=self._stopping.wait,  # a backoff ends when the run is stopped; the next attempt then refuses
+            sleep=sleep,
         )
         for attempt in retrying:
             with attempt:
@@ -950,6 +1085,16 @@ class LLMClient:
         if not getattr(response, "choices", None):
             # an OpenAI-compatible server may answer 200 with "choices": [] (a filter, an overload)
             raise NoChoicesError("the reply has no choices (an empty \"choices\" list): no answer to read")
+        choice = response.choices[0]
+        message = getattr(choice, "message", None)
+        tool_calls = getattr(message, "tool_calls", None) or []
+        if getattr(message, "content", None) is None or (tool_calls and not message.content):
+            # billed all the same: its tokens and cost count
+            prompt_tokens, completion_tokens = _tokens(response)
+            local_usage.prompt_tokens += prompt_tokens
+            local_usage.completion_tokens += completion_tokens
+            local_usage.cost_usd += self._cost(response, local_usage)
+            raise NoTextError(_no_text(choice, tool_calls))
         return response, seconds
 
     def _cost(self, response: Any, local_usage: Usage) -> float:
@@ -991,6 +1136,25 @@ def _request_params(overrides: Mapping[str, Any]) -> dict[str, Any]:
     return params
 
 
+def _seconds(value: float) -> str:
+    """``3600``, ``30.4``: seconds with at most one decimal, never in exponent notation."""
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def _no_text(choice: Any, tool_calls: list[Any]) -> str:
+    """What a reply without text holds instead (:class:`NoTextError`'s message)."""
+    if tool_calls:
+        names = ", ".join(str(getattr(getattr(call, "function", None), "name", None) or "?") for call in tool_calls)
+        return f"the reply holds a tool call ({names}) instead of text: no answer to read"
+    finish = getattr(choice, "finish_reason", None)
+    hint = {
+        "length": "; the token limit was reached before any text (a reasoning model may spend it all on "
+                  "reasoning): raise --max-tokens",
+        "content_filter": "; the provider's content filter withheld it",
+    }.get(finish, "")
+    return f"the reply has no text (content null, finish_reason {finish!r}): no answer to read{hint}"
+
+
 def _local_timings(response: Any) -> dict[str, Any] | None:
     """llama.cpp's timings of a ``local/`` answer (:data:`workbench.llm.local.TIMINGS_KEY`), else ``None``."""
     hidden = getattr(response, "_hidden_params", None) or {}
@@ -1027,10 +1191,12 @@ __all__ = [
     "LocalProviderMissingError",
     "MissingCredentialsError",
     "ResponseCache",
+    "ServerWaits",
     "UnknownProviderError",
     "Usage",
     "check_credentials",
     "check_provider",
     "extract_json",
     "missing_credentials",
+    "retry_after_seconds",
 ]

@@ -162,28 +162,38 @@ def exit_past_abandoned_calls(status: int) -> None:
     os._exit(status)
 
 
-def worst_case_seconds(timeout_s: float, max_retries: int, retry_wait_s: float, max_backoff_s: float) -> float:
+def worst_case_seconds(timeout_s: float, max_retries: int, retry_wait_s: float, max_backoff_s: float, *,
+                       retry_after: bool = True) -> float:
     """The longest one LLM call can take with retries: every attempt runs to its deadline and
     every backoff waits its longest.
 
-    ``timeout_s * (max_retries + 1)`` plus, before retry ``n``, ``min(retry_wait_s * 2**(n-1) +
-    retry_wait_s, max_backoff_s)`` (exponential backoff with jitter in ``[0, retry_wait_s]``,
-    :func:`workbench.llm.client.backoff_wait`). A sample makes one such call per step
-    (DSA-CQE: one per sub-code and per comparison), so its bound is this times its steps.
+    ``timeout_s * (max_retries + 1)`` plus the waits before retries ``1 .. max_retries``
+    (:func:`workbench.llm.client.backoff_wait`). The client's own wait before retry ``n`` is at
+    most ``min(retry_wait_s * 2**(n-1) + retry_wait_s, max_backoff_s)`` (exponential backoff with
+    jitter in ``[0, retry_wait_s]``); a server's ``Retry-After`` (a 429 or 503 of a rate-limited
+    API) may stretch any wait up to ``max_backoff_s`` and never further, so with ``retry_after``
+    each wait counts as ``max_backoff_s``. A sample makes one such call per step (DSA-CQE: one
+    per sub-code and per comparison), so its bound is this times its steps.
 
     Args:
         timeout_s: the whole-call deadline of one attempt (``--timeout``), seconds.
         max_retries: retries after the first attempt (``--retries``).
         retry_wait_s: the first backoff wait (``--retry-wait``), seconds.
         max_backoff_s: the cap on one backoff wait, seconds.
+        retry_after: whether a server can ask for longer waits (served models; the in-process
+            ``local/`` models answer without HTTP headers, so only the own backoff counts).
 
     Returns:
         seconds.
 
     Example::
 
-        >>> worst_case_seconds(5.0, 2, 1.0, 30.0)   # 3 attempts x 5 s + waits of 2 s and 3 s
+        >>> worst_case_seconds(5.0, 2, 1.0, 30.0, retry_after=False)   # 3 attempts x 5 s + waits of 2 s and 3 s
         20.0
+        >>> worst_case_seconds(5.0, 2, 1.0, 30.0)   # a server may ask for 30 s before each retry
+        75.0
     """
+    if retry_after:
+        return timeout_s * (max_retries + 1) + max_retries * max_backoff_s
     waits = sum(min(retry_wait_s * 2 ** (n - 1) + retry_wait_s, max_backoff_s) for n in range(1, max_retries + 1))
     return timeout_s * (max_retries + 1) + waits

@@ -188,7 +188,7 @@ class ScoreConfig(JobConfig):
         _LLM_DEFAULTS["timeout_s"], "Deadline in seconds of one LLM call attempt, for the whole answer (not between bytes); then it is abandoned and retried. A call takes at most timeout x (retries + 1) + backoff.", min=0.0, min_open=True)
     retries: int = option(_LLM_DEFAULTS["max_retries"], "Retries of a transient LLM failure (backoff with jitter).", min=0)
     retry_wait: float = option(
-        _LLM_DEFAULTS["retry_wait_s"], "Seconds before the first retry; doubles per retry (with jitter), at most 30.",
+        _LLM_DEFAULTS["retry_wait_s"], "Seconds before the first retry; doubles per retry (with jitter). A 429/503 whose Retry-After asks for longer gets it; each wait at most 30.",
         min=0.0)
     workers: int | None = option(
         None, "Samples in parallel and LLM calls in flight (default 4; 1 for local/ models).", min=1,

@@ -853,9 +853,12 @@ def summarise_rows(
             {name: dict(counter) for name, counter in reads.items()})
 
 
-#: the attempts and seconds the LLM client appends to an error (``(3 attempts, 6.2 s in all)``):
+#: the attempts and seconds the LLM client appends to an error (``(3 attempts, 6.2 s in all)``, with
+#: ``, 4.0 s of it waiting as the server asked (Retry-After)`` and, after it, what the server asked):
 #: they differ between rows that failed for one reason
-_ATTEMPTS_SUFFIX = re.compile(r"\s*\(\d+ attempts?, [\d.]+ s in all\)\s*$")
+_ATTEMPTS_SUFFIX = re.compile(r"\s*\(\d+ attempts?, [\d.]+ s in all(?:, [\d.]+ s of it waiting as the server asked "
+                              r"\(Retry-After\))?\)(?:; the server asked to wait [\d.]+ s \(Retry-After\), more than "
+                              r"the [\d.]+ s one wait may last: run again later)?")
 #: the answer a parse error quotes at its end (``... after one repair turn: 'The code ...'``):
 #: one reason, whatever each model answer said
 _QUOTED_ANSWER = re.compile(r""":\s*(?:'.*'|".*")\s*$""", re.DOTALL)
