@@ -29,6 +29,7 @@ from workbench.correlate.bootstrap import BootstrapSettings
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.errors import DataError, require_argument, require_path
 from workbench.formatting import count
+from workbench.option_words import option_named, option_set
 
 
 class _Rows:
@@ -141,17 +142,18 @@ def run_bias(
     if len(rows) == 0:
         shown = ", ".join(repr(i) for i in table.ids[:3])
         raise DataError(f"{table.source}: none of its {table.rows} rows joins the dedup output {output.folder} "
-                        f"(ids built from --id-column {config.id_column}, e.g. {shown}; clusters.json has e.g. "
+                        f"(ids built from {option_named('id_column')} {config.id_column}, e.g. {shown}; clusters.json has e.g. "
                         f"{', '.join(repr(i) for c in output.clusters[:1] for i in c[:2]) or '(no clusters)'})")
     if join.unjoined > join.joined and not config.allow_partial_join:
         numbered = (f"; it has no {SAMPLE_COLUMN} column, so its rows were numbered per task in file order, and "
                     f"those numbers name other rows where the dedup read a real {SAMPLE_COLUMN} column: give the table "
                     f"with that column") if table.numbered_samples else ""
         raise DataError(f"{table.source}: only {join.joined} of its {join.joined + join.unjoined} rows join the dedup "
-                        f"output {output.folder} (ids from --id-column {config.id_column}, e.g. unjoined "
+                        f"output {output.folder} (ids from {option_named('id_column')} {config.id_column}, e.g. unjoined "
                         f"{', '.join(map(repr, rows.unjoined_ids[:3]))}){numbered}. A join this partial usually pairs "
-                        "rows of another dataset, or ids built another way, with the wrong rows; pass "
-                        "--allow-partial-join if the metric table really covers more rows than the dedup run")
+                        f"rows of another dataset, or ids built another way, with the wrong rows; "
+                        f"{option_set('allow_partial_join')} if the metric table really covers more rows than the "
+                        "dedup run")
     for metric in config.metric:
         if not (~np.isnan(rows.values[metric])).any():  # NaN is an empty cell
             raise DataError(f"{table.source}: metric column {metric!r} has no value in any of the {len(rows)} joined rows "
@@ -251,10 +253,10 @@ def _check_id_kinds(output: DedupOutput, table: MetricTable, config: BiasConfig)
     if parameters["numbered_id_column"] is None and SAMPLE_COLUMN in (output.id_column or "").split(","):
         raise DataError(
             f"{table.source} has no {SAMPLE_COLUMN} column, so its rows were numbered per task in its row order "
-            f"(0, 1, ...) to build --id-column {config.id_column} ids, while the dedup output {output.folder} read real "
+            f"(0, 1, ...) to build {option_named('id_column')} {config.id_column} ids, while the dedup output {output.folder} read real "
             f"{SAMPLE_COLUMN} values from its data: numbers made from this table's order name other rows as soon as it "
             f"is ordered otherwise, and the values would be paired with the wrong rows. Give the metric table its "
-            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have (--id-column)")
+            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have ({option_named('id_column')})")
 
 
 def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str]:
@@ -295,7 +297,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels
         raise DataError(f"--results {results.source}: none of its {len(results.ids)} row ids is in the metric table "
                         f"{table.source} (ids like {results.ids[:2]} there, {table.ids[:2]} here); check the files, "
-                        f"or set the id column(s) with --id-column")
+                        f"or set the id column(s) with {option_named('id_column')}")
     table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
     table.missing[config.label] = int(np.count_nonzero(np.isnan(table.values[config.label])))
     warnings = []

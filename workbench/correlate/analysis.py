@@ -41,6 +41,7 @@ from workbench.correlate.inputs import (
 )
 from workbench.correlate.length import AUTO_LENGTH
 from workbench.formatting import count
+from workbench.option_words import option_named
 from workbench.correlate.results import (
     CombinationSummary,
     CorrelationCounts,
@@ -545,7 +546,7 @@ def _correlate_table(
     if table.join is not None and table.join.code_mismatches:
         warnings.append(
             f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "
-            f"(code_sha256); they are left out (--allow-partial-join)"
+            f"(code_sha256); they are left out ({option_named('allow_partial_join')})"
         )
     if table.join is not None and table.join.label_disagreements and table.join.label_disagreements[0]:
         differ, compared = table.join.label_disagreements

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError, MissingColumnError
+from workbench.option_words import option_named, option_set
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
 from workbench.formatting import count
@@ -310,7 +311,8 @@ def _join(
         raise DataError(
             f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
             f"Keys look like {score_keys[:2]} in the scores and {result_keys[:2]} in the results; "
-            f"check the files, or set the key columns with --task-column / --sample-column"
+            f"check the files, or set the key columns with {option_named('task_column')} / "
+            f"{option_named('sample_column')}"
         )
     # mostly unmatched score rows mean another dataset or ids numbered another way: the few
     # colliding ids pair a score with another sample's verdict (refused as --dedup and bias do)
@@ -320,8 +322,8 @@ def _join(
             f"only {len(score_rows)} of the {len(score_keys)} score rows of {names[0]} have a result in {names[1]} "
             f"(without one e.g. {shown}): such a join usually means scores of another dataset or sample ids "
             f"numbered another way, and the ids that do collide pair scores with other samples' verdicts; check "
-            f"the files and --task-column / --sample-column, or pass --allow-partial-join if the results really "
-            f"lack most of the scored samples"
+            f"the files and {option_named('task_column')} / {option_named('sample_column')}, or "
+            f"{option_set('allow_partial_join')} if the results really lack most of the scored samples"
         )
     summary = JoinSummary(
         key=key,
@@ -338,13 +340,15 @@ def _join(
 
 def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
                     result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
-                    allow_partial: bool, compare: bool, *, partial_option: str | None = "--allow-partial-join",
+                    allow_partial: bool, compare: bool, *, partial_option: str | None = "allow_partial_join",
                     ) -> tuple[list[int], list[int], int]:
     """The joined row pairs less those whose ``code_sha256`` differs (see :func:`_join`), and how
     many were left out.
 
-    ``partial_option``: the option whose use the message suggests to leave the pairs of other
-    code out (``None``: a caller without one, such as ``workbench score --results``).
+    ``partial_option``: the option (field name) the message suggests setting to leave the pairs
+    of other code out, worded by :func:`~workbench.option_words.option_set` (``pass
+    --allow-partial-join``, or a config key under ``workbench run``); ``None``: a caller without
+    one, such as ``workbench score --results``.
 
     Raises:
         DataError: some pairs differ and ``allow_partial`` is off, or every pair differs.
@@ -360,12 +364,13 @@ def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_r
     task, sample = score_keys[score_rows[differs.index(True)]]
     what = (f"{mismatches} of the {len(score_rows)} joined rows of {names[0]} and {names[1]} differ in "
             f"{CODE_DIGEST_COLUMN} (e.g. ({task}, {sample})): the scores and the results are of different code "
-            f"(another model's or another run's generations of the same ids, or other --stop settings)")
+            f"(another model's or another run's generations of the same ids, or other {option_named('stop')} "
+            f"settings)")
     if mismatches == len(score_rows) or (partial_option is None and not allow_partial):
         raise DataError(f"{what}; pass the results of the same generations")
     if not allow_partial:
-        raise DataError(f"{what}; pass the results of the same generations, or {partial_option} to leave out "
-                        f"the {count(mismatches, 'row')} of other code and correlate the rest")
+        raise DataError(f"{what}; pass the results of the same generations, or {option_set(partial_option)} to "
+                        f"leave out the {count(mismatches, 'row')} of other code and correlate the rest")
     kept = [i for i, other in enumerate(differs) if not other]
     return [score_rows[i] for i in kept], [result_rows[i] for i in kept], mismatches
 
