@@ -515,6 +515,33 @@ cache = "off"'''))
     assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}
 
 
+def test_the_score_note_on_rows_set_aside_names_the_config_keys(tmp_path: Path, judge: _Judge) -> None:
+    """A lowered ``[score] limit`` set rows aside; the score stage's note said "(a smaller --limit or
+    --method-limit)" and "a --resume that selects them again"."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _write_config(tmp_path, data, ["score"])
+    config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+select = "first"
+n_samples = 1
+score_mode = "sampled"
+cache = "off"'''))
+    reports = []
+
+    def keep(plan, call):
+        reports.append(call())
+        return reports[-1]
+
+    run_pipeline(load_config(config_path), run_stage=keep)
+    run_pipeline(load_config(config_path, overrides=["score.limit=2"]), run_stage=keep)
+    note = next(n for n in reports[-1].notes if "set aside" in n)
+    assert note == ("4 finished rows of samples this run does not select (a smaller [score] limit or [score] "
+                    "method_limit) are set aside in scores.unselected.jsonl, out of the tables; a resume that "
+                    "selects them again takes them back without scoring"), note
+
+
 def test_the_execute_stage_reads_only_the_data_split(tmp_path: Path) -> None:
     """fix31 item 6: ``[data] split`` ("only this split", docs/run.md) reached dedup and score, and the
     preflight checked only that split, but execute read every split: the other split's rows were
