@@ -69,6 +69,21 @@ def option_named(name: str, plain: str | None = None) -> str:
     return _config_key(name) or (plain if plain is not None else flag_of(name))
 
 
+def option_value(name: str, value: Any) -> str:
+    """Option ``name`` with the value ``value``, as a message names the setting: ``--mode full``,
+    or inside :func:`config_words` ``[execute] mode = "full"`` (a TOML line)."""
+    key = _config_key(name)
+    if key is None:
+        return f"{flag_of(name)} {_text(value)}"
+    return f"{key} = {json.dumps(value)}"
+
+
+def resume_advice() -> str:
+    """How to resume an interrupted job: ``rerun with --resume``, or inside :func:`config_words`
+    (``workbench run`` resumes an unfinished stage itself) ``rerun the same command``."""
+    return "rerun the same command (the stage resumes)" if in_config_words() else "rerun with --resume"
+
+
 def option_set(name: str, value: Any = True) -> str:
     """The advice to give option ``name`` the value ``value``: ``pass --allow-partial-join``
     (``pass --limit 5``), or inside :func:`config_words` ``set [correlate] allow_partial_join =
@@ -79,5 +94,6 @@ def option_set(name: str, value: Any = True) -> str:
         return f"pass {flag}" if value is True else f"pass {flag} {_text(value)}"
     literal = json.dumps(value)  # a TOML literal for a bool, number or plain string
     found = _KEY.fullmatch(key)
-    override = f" (--set {found.group(1)}.{found.group(2)}={literal})" if found else ""
+    # --set reads a value that is no TOML value as text: no quotes for the shell to keep
+    override = f" (--set {found.group(1)}.{found.group(2)}={_text(value)})" if found else ""
     return f"set {key} = {literal}{override}"
