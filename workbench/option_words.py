@@ -60,21 +60,24 @@ def in_config_words() -> bool:
     return _KEY_OF.get() is not None
 
 
-def option_named(name: str, plain: str | None = None) -> str:
+def option_named(name: str, plain: str | None = None, *, flag: str | None = None) -> str:
     """Option ``name`` (a config field, ``task_column``) as a message names it: its flag
-    (``--task-column``), or inside :func:`config_words` its config key (``[data] task_column``);
-    where the config does not set it, ``plain`` (default: the flag)."""
+    (``--task-column``; ``flag`` where the command line spells it otherwise, ``--t0``), or inside
+    :func:`config_words` its config key (``[data] task_column``); where the config does not set
+    it, ``plain`` (default: the flag)."""
+    flag = flag or flag_of(name)
     if not in_config_words():
-        return flag_of(name)
-    return _config_key(name) or (plain if plain is not None else flag_of(name))
+        return flag
+    return _config_key(name) or (plain if plain is not None else flag)
 
 
-def option_value(name: str, value: Any) -> str:
-    """Option ``name`` with the value ``value``, as a message names the setting: ``--mode full``,
-    or inside :func:`config_words` ``[execute] mode = "full"`` (a TOML line)."""
+def option_value(name: str, value: Any, *, flag: str | None = None) -> str:
+    """Option ``name`` with the value ``value``, as a message names the setting: ``--mode full``
+    (``flag`` as in :func:`option_named`), or inside :func:`config_words` ``[execute] mode =
+    "full"`` (a TOML line)."""
     key = _config_key(name)
     if key is None:
-        return f"{flag_of(name)} {_text(value)}"
+        return f"{flag or flag_of(name)} {_text(value)}"
     return f"{key} = {json.dumps(value)}"
 
 

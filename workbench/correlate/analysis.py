@@ -176,9 +176,9 @@ def correlate(
     combined = {c.name for c in combinations}
     # a metric only a --baseline or --combine names: its missing column is reported as theirs
     named_by: dict[str, str] = {}
-    declared = [(b, "set it with --baseline") for b in baselines]
+    declared = [(b, f"set it with {option_named('baseline')}") for b in baselines]
     for c in combinations:
-        declared += [(m, f"the --combine declaration {c.name}={c.method}:{','.join(c.members)} names it")
+        declared += [(m, f"the {option_named('combine')} declaration {c.name}={c.method}:{','.join(c.members)} names it")
                      for m in c.members]
     for name, where in declared:
         if name not in metrics and name not in combined:

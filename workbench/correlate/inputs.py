@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
 from workbench.errors import DataError, MissingColumnError
-from workbench.option_words import option_named, option_set
+from workbench.option_words import option_named, option_set, option_value
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
 from workbench.formatting import count
@@ -127,7 +127,7 @@ def as_dataset(
         try:
             dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
         except ValueError as error:  # splits with different columns
-            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with --split") from error
+            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with {option_named('split')}") from error
     if len(dataset) == 0:
         raise DataError(f"{name}: the table has no rows")
     return dataset, name
@@ -212,7 +212,8 @@ def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
 
 def _check_unique(tasks: list[str | None], samples: list[str | None], columns: tuple[str, str], where: str) -> None:
     check_unique(zip(tasks, samples), where=where, columns=columns,
-                 hint="remove the duplicates, or name the right columns with --task-column / --sample-column")
+                 hint=f"remove the duplicates, or name the right columns with {option_named('task_column')} / "
+                      f"{option_named('sample_column')}")
 
 
 def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -514,7 +515,8 @@ def prepare_table(
         matched_results = None
     else:
         if sample_column is None:
-            raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
+            raise DataError(f"joining scores with execution results needs a sample id column "
+                            f"({option_named('sample_column')})")
         require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
@@ -592,15 +594,15 @@ def _lengths(
 ) -> tuple[np.ndarray | None, LengthSource | None, str | None]:
     """``(lengths of every row of table, source, note)``; the note says why there are none."""
     if length_column in (None, NO_LENGTH):
-        return None, None, "no length analysis: switched off (--length-column none)"
+        return None, None, f"no length analysis: switched off ({option_value('length_column', NO_LENGTH)})"
     detected = length_column == AUTO_LENGTH
     column = find_generation_column(table.column_names) if detected else length_column
     if column is None:
         return None, None, (
             f"no length analysis: {where} has no generation column (looked for "
-            f"{', '.join(GENERATION_COLUMNS)}); name it with --length-column COLUMN, or switch it off "
-            "with --length-column none"
+            f"{', '.join(GENERATION_COLUMNS)}); name it with {option_value('length_column', 'COLUMN')}, or switch it "
+            f"off with {option_value('length_column', NO_LENGTH)}"
         )
-    require_columns(table, {"--length-column": column}, where=where)
+    require_columns(table, {option_named("length_column"): column}, where=where)
     lengths, _, used_unit = measure_lengths(_python_values(table, column), unit, column)
     return lengths, LengthSource(column=column, unit=used_unit, detected=detected), None
