@@ -152,3 +152,97 @@ def test_the_score_note_keeps_the_flags_outside_a_run(staying: int, words: str) 
     from workbench.score.job import _set_aside_note
 
     assert words in _set_aside_note(2, staying)[0]
+
+
+def _keep_results(results: dict):
+    """A ``run_stage`` for :func:`run_pipeline` that keeps each stage's job result (its notes)."""
+    def run_stage(plan, call):
+        results[plan.name] = call()
+        return results[plan.name]
+    return run_stage
+
+
+def test_dedup_notes_name_the_config_keys(tmp_path: Path) -> None:
+    """A ``split`` column of two values and ``[dedup] set_threshold = 0.5`` (the LSH tuned for 0.6):
+    the dedup stage's notes said "pass --split-column split" and "the set-Jaccard threshold --t0
+    0.5 ... Tune the LSH below --t0 (--lsh-threshold ...) or set the bands directly
+    (--lsh-bands/--lsh-rows)"."""
+    data = _generations(tmp_path / "gens.jsonl")
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "split": "train" if n % 2 else "test"}) + "\n" for n, r in enumerate(rows)))
+    config_path = _config(tmp_path, data, ["dedup"])
+    config_path.write_text(config_path.read_text().replace('group_column = "task_id"',
+                                                           'group_column = "task_id"\nset_threshold = 0.5'))
+    results: dict = {}
+    outcome = run_pipeline(load_config(config_path), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["dedup"][0] == "ran", _outcomes(outcome)
+    notes = " ".join(results["dedup"].notes)
+    assert "set [dedup] split_column = \"split\" (--set dedup.split_column=split) to use them as splits" in notes, notes
+    assert "the set-Jaccard threshold [dedup] set_threshold = 0.5 with probability" in notes, notes
+    assert ("Tune the LSH below [dedup] set_threshold ([dedup] lsh_threshold, e.g. 0.30) or set the bands directly "
+            "([dedup] lsh_bands/[dedup] lsh_rows)") in notes, notes
+    assert not any(flag in notes for flag in ("--split-column", "--t0", "--lsh", "pass ")), notes
+
+
+def test_the_decontaminate_length_note_names_the_config_keys(tmp_path: Path) -> None:
+    """Completions (function bodies) against HumanEval's prompt + solution: the note said "compare like
+    with like: --against-code-column canonical_solution (the bodies), or --code-column
+    prompt,COMPLETION"."""
+    data = _generations(tmp_path / "gens.jsonl")
+    config_path = _config(tmp_path, data, ["decontaminate"])
+    config_path.write_text(config_path.read_text() + '[decontaminate]\nagainst = "humaneval"\nmin_tokens = 5\n')
+    outcome = run_pipeline(load_config(config_path))
+    assert _outcomes(outcome)["decontaminate"][0] == "ran", _outcomes(outcome)
+    report = json.loads((tmp_path / "run" / "decontaminate" / "report.json").read_text())
+    note = report["contamination"]["length_note"]
+    assert "the median reference row" in note, note
+    assert ('compare like with like: [decontaminate] against_code_column = "canonical_solution" (the bodies), or '
+            '[data] code_column = "prompt,COMPLETION" (whole programs)') in note, note
+    assert "--" not in note, note
+
+
+def test_execute_notes_name_the_config_keys(tmp_path: Path) -> None:
+    """Completions that begin with HumanEval's prompt (whole programs): the execute stage's note said
+    "pass --mode full to run each completion as the whole program"."""
+    from workbench.data import load_records
+
+    problems = {r["task_id"]: r["prompt"] for r in load_records("humaneval").one_split("split")}
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "completion_multipl_e": problems[r["task_id"]] + r["completion_multipl_e"]})
+                            + "\n" for r in rows))
+    results: dict = {}
+    outcome = run_pipeline(load_config(_config(tmp_path, data, ["execute"])), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["execute"][0] == "ran", _outcomes(outcome)
+    notes = " ".join(results["execute"].notes)
+    assert ('which [execute] mode = "completion" puts after the prompt' in notes
+            and 'set [execute] mode = "full" (--set execute.mode=full) to run each completion as the whole program'
+            in notes), notes
+    assert "--mode" not in notes, notes
+
+
+def test_correlate_length_note_names_the_config_key(tmp_path: Path) -> None:
+    """``[correlate] length_column = "none"``: the correlation said "switched off (--length-column none)"."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    outcome = run_pipeline(load_config(_config(tmp_path, data, ["score_all", "correlate_all"],
+                                               correlate='length_column = "none"')))
+    assert _outcomes(outcome)["correlate_all"][0] == "ran", _outcomes(outcome)
+    text = (tmp_path / "run" / "correlate" / "all.json").read_text()
+    assert 'no length analysis: switched off ([correlate] length_column = \\"none\\")' in text, text[:2000]
+
+
+def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None:
+    """``[execute] isolation = "namespaces"`` where bubblewrap works: the preflight's warning said
+    "(--isolation namespaces) ... Use --isolation auto"."""
+    from workbench.execute.isolation import IsolationLevel, detect_isolation
+    from workbench.run.preflight import run_preflight
+
+    if detect_isolation().level is not IsolationLevel.BUBBLEWRAP:
+        pytest.skip("bubblewrap does not work here: no stronger level to name")
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    # an interpreter every user can run: the weaker level refuses one under /root
+    execute = 'isolation = "namespaces"\npython = "/usr/bin/python3"'
+    preflight = run_preflight(load_config(_config(tmp_path, data, ["execute"], execute=execute)))
+    warning = next(n for n in preflight.notes if "namespaces" in n)
+    assert ("was chosen ([execute] isolation = \"namespaces\")" in warning
+            and "Use [execute] isolation = \"auto\" (or bubblewrap)" in warning), warning
