@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ice_score_slice import TASKS, task_rows, write_config
+
 from workbench.run import load_config, run_pipeline
 
 _TABLES = """[execute]
