@@ -246,3 +246,30 @@ def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None
     warning = next(n for n in preflight.notes if "namespaces" in n)
     assert ("was chosen ([execute] isolation = \"namespaces\")" in warning
             and "Use [execute] isolation = \"auto\" (or bubblewrap)" in warning), warning
+
+
+def test_bias_notes_on_short_rows_name_the_dedup_key(tmp_path: Path) -> None:
+    """``[dedup] min_tokens = 500``: every row is too short; bias said "(--min-tokens)", an option
+    of ``workbench dedup`` that the run sets as ``[dedup] min_tokens``."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["dedup", "score_all", "bias"])
+    config_path.write_text(config_path.read_text().replace('group_column = "task_id"',
+                                                           'group_column = "task_id"\nmin_tokens = 500'))
+    outcome = run_pipeline(load_config(config_path))
+    assert _outcomes(outcome)["bias"][0] == "ran", _outcomes(outcome)
+    text = (tmp_path / "run" / "bias" / "report.json").read_text()
+    assert "6 of the 6 joined rows were too short to be compared as token bags ([dedup] min_tokens; 6 of the " \
+           "dedup run's 6)" in text, text[:3000]
+    assert "--min-tokens" not in text
+
+
+def test_the_failure_limit_is_named_as_the_config_sets_it() -> None:
+    """A stage's failures above its limit said "too many failures (...; --max-failures 0.1)"."""
+    from workbench.failures import check_failures, parse_max_failures
+    from workbench.option_words import config_words
+
+    counts = {"samples": (5, 5, 10)}
+    limit = parse_max_failures("0.1")
+    assert check_failures(counts, limit).message.endswith("; --max-failures 0.1)")
+    with config_words(lambda name: f"[execute] {name}"):
+        assert check_failures(counts, limit).message.endswith("; [execute] max_failures 0.1)")

@@ -423,6 +423,8 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
                     "on every row of the dedup's input")
         return None
 
+    # the dedup's option; under workbench run the in-set dedup's key
+    too_short = option_named("min_tokens", "[dedup] min_tokens")
     analysed = output.report.get("overall", {})
     joined_short = output.too_short_among(rows.ids)
     if analysed.get("too_short") and joined_short is not None:
@@ -430,17 +432,17 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         short = np.array([row in output.too_short for row in rows.ids], dtype=bool)
         in_text = int(np.count_nonzero(short & (rows.cluster >= 0)))  # a too-short row clusters only by its text
         notes.append(f"{joined_short} of the {count(len(rows), 'joined row')} "
-                     f"{'was' if joined_short == 1 else 'were'} too short to be compared as token bags (--min-tokens; "
+                     f"{'was' if joined_short == 1 else 'were'} too short to be compared as token bags ({too_short}; "
                      f"{analysed['too_short']} of the dedup run's {output.rows}): {in_text} of them are in clusters of "
                      "identical text (exact_text), the rest count as unique")
     elif analysed.get("too_short"):
         if "exact_text_clusters" in analysed:  # a dedup that clusters identical short text (exact_text)
             in_text = int(analysed["exact_text_duplicates"]) + int(analysed["exact_text_clusters"])
             notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared as token bags "
-                         f"(--min-tokens): {in_text} of them are in clusters of identical text (exact_text), the rest "
+                         f"({too_short}): {in_text} of them are in clusters of identical text (exact_text), the rest "
                          "count as unique")
         else:
-            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared (--min-tokens): "
+            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared ({too_short}): "
                          "they are in no cluster and count as unique")
     return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config,
                                                            unmeasurable) for m in metrics}, counts, notes)
@@ -472,17 +474,18 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
     # of the joined rows, as every other count here; the --contamination run may hold many more rows
     joined_short = reference.too_short_among(rows.ids)
+    too_short = option_named("min_tokens", "[decontaminate] min_tokens")  # under workbench run, decontaminate's key
     if reference.rows_not_checked:
         exact_text = "contaminated_exact_text_rows" in reference.report["contamination"]
         clean = " and count as clean" + (" unless their text is the text of a reference row" if exact_text else "")
         if joined_short is None:
             notes.append(f"{_rows_were(reference.rows_not_checked)} too short to be compared with the reference "
-                         f"(--min-tokens){clean}; how many of the {count(len(rows), 'joined row')} is not known "
+                         f"({too_short}){clean}; how many of the {count(len(rows), 'joined row')} is not known "
                          f"({reference.folder} has no skipped.csv)")
         else:
             notes.append(f"{joined_short} of the {count(len(rows), 'joined row')} "
                          f"{'was' if joined_short == 1 else 'were'} too short to be compared with the reference "
-                         f"(--min-tokens; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
+                         f"({too_short}; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
     joined_ids = set(rows.ids)
     counts = {"joined": len(rows), "contaminated_rows": int(contaminated.sum()), "clean_rows": int((~contaminated).sum()),
               "contaminated_rows_without_metric": sum(1 for row in reference.contaminated if row not in joined_ids),

@@ -382,7 +382,7 @@ class RunReport:
         return int(self.failures.get("exit_status", 0))
 
 
-def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, flag: str = "--max-failures"):
+def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, flag: str | None = None):
     """Judge a run's rows: per method, its failed rows (:data:`ERROR_STATUSES`) and its ``ok`` ones.
 
     Returns:
