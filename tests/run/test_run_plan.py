@@ -309,7 +309,7 @@ def test_another_failure_budget_judges_an_up_to_date_stage_again(tmp_path: Path,
     assert stage["failures"]["counts"]["ice-score"] == {"failed": 2, "usable": 2, "rows": 4}
     narrow = run_pipeline(load_config(config_path, overrides=["score.max_failures=1"]))
     assert _statuses(narrow)["score"] == "up-to-date" and narrow.exit_status == 4
-    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in {
+    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; [score] max_failures 1)" in {  # the key, not the flag
         o.name: o.detail for o in narrow.outcomes}["score"]
 
 
