@@ -16,6 +16,9 @@ from workbench import (
     (lambda: run_score("humaneval", "out", ScoreConfig(method=["chrf"])), r"config must be a ScoreConfig, not str \('out'\)"),
     (lambda: run_score("humaneval", ScoreConfig(method=["chrf"]), None), r"output_dir must be a str or PathLike, not NoneType"),
     (lambda: run_execute("gens.jsonl", ExecutionConfig()), r"run_execute\(generations, output, config\): output must be"),
+    # "must be a ExecutionConfig": the article follows the type's name
+    (lambda: run_execute("gens.jsonl", "out.jsonl", "python"), r"run_execute\(generations, output, config\): config must "
+                                                               r"be an ExecutionConfig, not str"),
     (lambda: run_correlate("scores.jsonl", "codebleu"), r"config must be a CorrelateConfig, not str"),
     (lambda: run_bias("dedup", "scores.jsonl", "passed"), r"config must be a BiasConfig, not str"),
     (lambda: run_pipeline("configs/humaneval.toml"), r"run_pipeline\(load_config\(path\)\): config must be a PipelineConfig"),

@@ -95,7 +95,8 @@ def require_argument(value: object, expected: type | tuple[type, ...], name: str
     shown = repr(value)
     # a table's repr is many lines: its type says enough
     shown = "" if "\n" in shown else f" ({shown if len(shown) <= 60 else shown[:57] + '...'})"
-    raise TypeError(f"{call}: {name} must be a {names}{' or None' if optional else ''}, not {type(value).__name__}"
+    article = "an" if names[:1].lower() in ("a", "e", "i", "o", "u") else "a"  # an ExecutionConfig, a DedupConfig
+    raise TypeError(f"{call}: {name} must be {article} {names}{' or None' if optional else ''}, not {type(value).__name__}"
                     f"{shown}{'; ' + hint if hint else ''}")
 
 

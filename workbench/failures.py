@@ -163,7 +163,7 @@ class FailureVerdict:
 
 
 def check_failures(counts: Mapping[str, tuple[int, int, int]], limit: FailureLimit | None,
-                   *, flag: str = "--max-failures") -> FailureVerdict:
+                   *, flag: str | None = None) -> FailureVerdict:
     """Judge a finished run by its failures.
 
     Args:
@@ -172,13 +172,18 @@ def check_failures(counts: Mapping[str, tuple[int, int, int]], limit: FailureLim
             neither failed nor usable is e.g. a ``skipped`` one (empty reference). A group with
             no rows (all resumed) is not judged.
         limit: the ``max_failures`` limit, or ``None`` (then only "no usable result" fails).
-        flag: how the limit is named in the message (``[score] max_failures`` in a pipeline).
+        flag: how the limit is named in the message; default: ``--max-failures``, or its config key
+            (``[score] max_failures``) while a ``workbench run`` stage runs
+            (:func:`~workbench.option_words.option_named`).
 
     Returns:
         a :class:`FailureVerdict`: status 3 when a group has rows and none usable (this wins:
         nothing usable is worse than too much failed), else 4 when a group's failed rows exceed
         ``limit``, else 0.
     """
+    from workbench.option_words import option_named
+
+    flag = flag or option_named("max_failures")
     judged = {group: tuple(numbers) for group, numbers in counts.items() if numbers[2] > 0}
     limit_text = None if limit is None else str(limit)
 

@@ -243,3 +243,26 @@ def test_an_output_that_hadoop_maps_onto_the_input_folder_is_refused(spark, tmp_
         with pytest.raises(DataError, match="is the folder of the input file train.jsonl"):
             run_dedup((source / "train.jsonl").as_uri(), _config(), output_dir=f"{root}/data")
     assert sorted(p.name for p in source.iterdir()) == ["test.jsonl", "train.jsonl"]  # nothing made there
+
+
+def test_a_percent_in_a_folder_name_is_taken_literally_as_hadoop_takes_it(spark, tmp_path):
+    """Hadoop's ``Path`` takes the text of a URI's path literally (``file:///t/a%20b`` is the folder
+    named ``a%20b``; java.net.URI quotes the ``%``), while ``resolved_location`` unquoted it
+    (``a b``): the check of the output over the input looked at another folder than Spark reads
+    and writes: -o in the input folder was taken, -o beside it refused."""
+    from workbench.dedup.spark_output import resolved_location
+
+    literal = tmp_path / "a%20b"
+    _corpus(literal / "data")
+    (tmp_path / "a b").mkdir()
+    uri = f"{tmp_path.as_uri()}/a%20b/data"
+    assert resolved_location(spark, uri) == (literal / "data").as_uri()  # the folder Spark reads
+    jvm = spark.sparkContext._jvm
+    assert str(jvm.org.apache.hadoop.fs.Path(uri).toUri().getPath()) == str(literal / "data")  # as Hadoop takes it
+    # -o in the folder "a b" is not in the input folder "a%20b": taken (it was refused as "inside the input folder")
+    run_dedup(uri, _config(), output_dir=f"{tmp_path.as_uri()}/a b/out")
+    assert (tmp_path / "a b" / "out" / "report.json").exists()
+    # -o inside the folder Spark reads (it was taken: the check looked at "a b/data")
+    with pytest.raises(DataError, match="input folder"):
+        run_dedup(uri, _config(), output_dir=str(literal / "data" / "out"))
+    assert sorted(p.name for p in (literal / "data").iterdir()) == ["test.jsonl", "train.jsonl"]

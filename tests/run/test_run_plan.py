@@ -309,7 +309,7 @@ def test_another_failure_budget_judges_an_up_to_date_stage_again(tmp_path: Path,
     assert stage["failures"]["counts"]["ice-score"] == {"failed": 2, "usable": 2, "rows": 4}
     narrow = run_pipeline(load_config(config_path, overrides=["score.max_failures=1"]))
     assert _statuses(narrow)["score"] == "up-to-date" and narrow.exit_status == 4
-    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; --max-failures 1)" in {
+    assert "too many failures (ice-score: 2 of 4 rows failed, 2 usable; [score] max_failures 1)" in {  # the key, not the flag
         o.name: o.detail for o in narrow.outcomes}["score"]
 
 
@@ -513,6 +513,33 @@ cache = "off"'''))
     tables(8)
     same = run_pipeline(load_config(config_path, overrides=["score.limit=8"]))
     assert {_statuses(same)[name] for name in stages if name != "report"} == {"up-to-date"}
+
+
+def test_the_score_note_on_rows_set_aside_names_the_config_keys(tmp_path: Path, judge: _Judge) -> None:
+    """A lowered ``[score] limit`` set rows aside; the score stage's note said "(a smaller --limit or
+    --method-limit)" and "a --resume that selects them again"."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _write_config(tmp_path, data, ["score"])
+    config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+select = "first"
+n_samples = 1
+score_mode = "sampled"
+cache = "off"'''))
+    reports = []
+
+    def keep(plan, call):
+        reports.append(call())
+        return reports[-1]
+
+    run_pipeline(load_config(config_path), run_stage=keep)
+    run_pipeline(load_config(config_path, overrides=["score.limit=2"]), run_stage=keep)
+    note = next(n for n in reports[-1].notes if "set aside" in n)
+    assert note == ("4 finished rows of samples this run does not select (a smaller [score] limit or [score] "
+                    "method_limit) are set aside in scores.unselected.jsonl, out of the tables; a resume that "
+                    "selects them again takes them back without scoring"), note
 
 
 def test_the_execute_stage_reads_only_the_data_split(tmp_path: Path) -> None:

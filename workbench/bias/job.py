@@ -30,6 +30,7 @@ from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
 from workbench.data.task_order import natural_key
 from workbench.errors import DataError, MissingColumnError, require_argument, require_path
 from workbench.formatting import count
+from workbench.option_words import option_named, option_set
 
 
 class _Rows:
@@ -153,17 +154,18 @@ def run_bias(
     if len(rows) == 0:
         shown = ", ".join(repr(i) for i in table.ids[:3])
         raise DataError(f"{table.source}: none of its {table.rows} rows joins the dedup output {output.folder} "
-                        f"(ids built from --id-column {config.id_column}, e.g. {shown}; clusters.json has e.g. "
+                        f"(ids built from {option_named('id_column')} {config.id_column}, e.g. {shown}; clusters.json has e.g. "
                         f"{', '.join(repr(i) for c in output.clusters[:1] for i in c[:2]) or '(no clusters)'})")
     if join.unjoined > join.joined and not config.allow_partial_join:
         numbered = (f"; it has no {SAMPLE_COLUMN} column, so its rows were numbered per task in file order, and "
                     f"those numbers name other rows where the dedup read a real {SAMPLE_COLUMN} column: give the table "
                     f"with that column") if table.numbered_samples else ""
         raise DataError(f"{table.source}: only {join.joined} of its {join.joined + join.unjoined} rows join the dedup "
-                        f"output {output.folder} (ids from --id-column {config.id_column}, e.g. unjoined "
+                        f"output {output.folder} (ids from {option_named('id_column')} {config.id_column}, e.g. unjoined "
                         f"{', '.join(map(repr, rows.unjoined_ids[:3]))}){numbered}. A join this partial usually pairs "
-                        "rows of another dataset, or ids built another way, with the wrong rows; pass "
-                        "--allow-partial-join if the metric table really covers more rows than the dedup run")
+                        f"rows of another dataset, or ids built another way, with the wrong rows; "
+                        f"{option_set('allow_partial_join')} if the metric table really covers more rows than the "
+                        "dedup run")
     for metric in config.metric:
         if not (~np.isnan(rows.values[metric])).any():  # NaN is an empty cell
             raise DataError(f"{table.source}: metric column {metric!r} has no value in any of the {len(rows)} joined rows "
@@ -268,10 +270,10 @@ def _check_id_kinds(output: DedupOutput, table: MetricTable, config: BiasConfig)
     if parameters["numbered_id_column"] is None and SAMPLE_COLUMN in (output.id_column or "").split(","):
         raise DataError(
             f"{table.source} has no {SAMPLE_COLUMN} column, so its rows were numbered per task in its row order "
-            f"(0, 1, ...) to build --id-column {config.id_column} ids, while the dedup output {output.folder} read real "
+            f"(0, 1, ...) to build {option_named('id_column')} {config.id_column} ids, while the dedup output {output.folder} read real "
             f"{SAMPLE_COLUMN} values from its data: numbers made from this table's order name other rows as soon as it "
             f"is ordered otherwise, and the values would be paired with the wrong rows. Give the metric table its "
-            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have (--id-column)")
+            f"{SAMPLE_COLUMN} column (the dedup data's), or join on a column both have ({option_named('id_column')})")
 
 
 def _unjoined_warnings(unjoined_ids: list[str], output: DedupOutput) -> list[str]:
@@ -337,7 +339,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels
         raise DataError(f"--results {results.source}: none of its {len(results.ids)} row ids is in the metric table "
                         f"{table.source} (ids like {results.ids[:2]} there, {table.ids[:2]} here); check the files, "
-                        f"or set the id column(s) with --id-column")
+                        f"or set the id column(s) with {option_named('id_column')}")
     table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
     table.missing[config.label] = int(np.count_nonzero(np.isnan(table.values[config.label])))
     warnings = []
@@ -463,6 +465,8 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
                     "on every row of the dedup's input")
         return None
 
+    # the dedup's option; under workbench run the in-set dedup's key
+    too_short = option_named("min_tokens", "[dedup] min_tokens")
     analysed = output.report.get("overall", {})
     joined_short = output.too_short_among(rows.ids)
     if analysed.get("too_short") and joined_short is not None:
@@ -470,17 +474,17 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         short = np.array([row in output.too_short for row in rows.ids], dtype=bool)
         in_text = int(np.count_nonzero(short & (rows.cluster >= 0)))  # a too-short row clusters only by its text
         notes.append(f"{joined_short} of the {count(len(rows), 'joined row')} "
-                     f"{'was' if joined_short == 1 else 'were'} too short to be compared as token bags (--min-tokens; "
+                     f"{'was' if joined_short == 1 else 'were'} too short to be compared as token bags ({too_short}; "
                      f"{analysed['too_short']} of the dedup run's {output.rows}): {in_text} of them are in clusters of "
                      "identical text (exact_text), the rest count as unique")
     elif analysed.get("too_short"):
         if "exact_text_clusters" in analysed:  # a dedup that clusters identical short text (exact_text)
             in_text = int(analysed["exact_text_duplicates"]) + int(analysed["exact_text_clusters"])
             notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared as token bags "
-                         f"(--min-tokens): {in_text} of them are in clusters of identical text (exact_text), the rest "
+                         f"({too_short}): {in_text} of them are in clusters of identical text (exact_text), the rest "
                          "count as unique")
         else:
-            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared (--min-tokens): "
+            notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared ({too_short}): "
                          "they are in no cluster and count as unique")
     return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config,
                                                            unmeasurable) for m in metrics}, counts, notes)
@@ -527,17 +531,18 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
                         f"({left_out} of them contaminated) {'is' if other == 1 else 'are'} left out")
     # of the joined rows, as every other count here; the --contamination run may hold many more rows
     joined_short = reference.too_short_among(rows.ids)
+    too_short = option_named("min_tokens", "[decontaminate] min_tokens")  # under workbench run, decontaminate's key
     if reference.rows_not_checked:
         exact_text = "contaminated_exact_text_rows" in reference.report["contamination"]
         clean = " and count as clean" + (" unless their text is the text of a reference row" if exact_text else "")
         if joined_short is None:
             notes.append(f"{_rows_were(reference.rows_not_checked)} too short to be compared with the reference "
-                         f"(--min-tokens){clean}; how many of the {count(len(rows), 'joined row')} is not known "
+                         f"({too_short}){clean}; how many of the {count(len(rows), 'joined row')} is not known "
                          f"({reference.folder} has no skipped.csv)")
         else:
             notes.append(f"{joined_short} of the {count(len(rows), 'joined row')} "
                          f"{'was' if joined_short == 1 else 'were'} too short to be compared with the reference "
-                         f"(--min-tokens; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
+                         f"({too_short}; {reference.rows_not_checked} of the dedup run's {reference.rows}){clean}")
     joined_ids = set(rows.ids)
     counts = {"joined": len(rows), "rows": "test" if test_scope is not None else "all", "rows_counted": int(scope.sum()),
               "other_split_rows": other,

@@ -41,6 +41,7 @@ from workbench.correlate.inputs import (
 )
 from workbench.correlate.length import AUTO_LENGTH
 from workbench.formatting import count
+from workbench.option_words import option_named
 from workbench.correlate.results import (
     CombinationSummary,
     CorrelationCounts,
@@ -175,9 +176,9 @@ def correlate(
     combined = {c.name for c in combinations}
     # a metric only a --baseline or --combine names: its missing column is reported as theirs
     named_by: dict[str, str] = {}
-    declared = [(b, "set it with --baseline") for b in baselines]
+    declared = [(b, f"set it with {option_named('baseline')}") for b in baselines]
     for c in combinations:
-        declared += [(m, f"the --combine declaration {c.name}={c.method}:{','.join(c.members)} names it")
+        declared += [(m, f"the {option_named('combine')} declaration {c.name}={c.method}:{','.join(c.members)} names it")
                      for m in c.members]
     for name, where in declared:
         if name not in metrics and name not in combined:
@@ -545,7 +546,7 @@ def _correlate_table(
     if table.join is not None and table.join.code_mismatches:
         warnings.append(
             f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "
-            f"(code_sha256); they are left out (--allow-partial-join)"
+            f"(code_sha256); they are left out ({option_named('allow_partial_join')})"
         )
     if table.join is not None and table.join.label_disagreements and table.join.label_disagreements[0]:
         differ, compared = table.join.label_disagreements

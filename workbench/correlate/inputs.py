@@ -27,6 +27,7 @@ from workbench.data import LoadedDataset, load_records, require_columns
 from workbench.data.samples import check_unique, id_text
 from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
+from workbench.option_words import option_named, option_set, option_value
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.results import JoinSummary, RowExclusions
 from workbench.formatting import count
@@ -128,7 +129,7 @@ def as_dataset(
         try:
             dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
         except ValueError as error:  # splits with different columns
-            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with --split") from error
+            raise DataError(f"{name}: its splits cannot be combined ({error}); pick one with {option_named('split')}") from error
     if len(dataset) == 0:
         raise DataError(f"{name}: the table has no rows")
     return dataset, name
@@ -213,7 +214,8 @@ def _key_texts(dataset: datasets.Dataset, column: str) -> list[str | None]:
 
 def _check_unique(tasks: list[str | None], samples: list[str | None], columns: tuple[str, str], where: str) -> None:
     check_unique(zip(tasks, samples), where=where, columns=columns,
-                 hint="remove the duplicates, or name the right columns with --task-column / --sample-column")
+                 hint=f"remove the duplicates, or name the right columns with {option_named('task_column')} / "
+                      f"{option_named('sample_column')}")
 
 
 def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -312,7 +314,8 @@ def _join(
         raise DataError(
             f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
             f"Keys look like {score_keys[:2]} in the scores and {result_keys[:2]} in the results; "
-            f"check the files, or set the key columns with --task-column / --sample-column"
+            f"check the files, or set the key columns with {option_named('task_column')} / "
+            f"{option_named('sample_column')}"
         )
     # mostly unmatched score rows mean another dataset or ids numbered another way: the few
     # colliding ids pair a score with another sample's verdict (refused as --dedup and bias do)
@@ -322,8 +325,8 @@ def _join(
             f"only {len(score_rows)} of the {len(score_keys)} score rows of {names[0]} have a result in {names[1]} "
             f"(without one e.g. {shown}): such a join usually means scores of another dataset or sample ids "
             f"numbered another way, and the ids that do collide pair scores with other samples' verdicts; check "
-            f"the files and --task-column / --sample-column, or pass --allow-partial-join if the results really "
-            f"lack most of the scored samples"
+            f"the files and {option_named('task_column')} / {option_named('sample_column')}, or "
+            f"{option_set('allow_partial_join')} if the results really lack most of the scored samples"
         )
     summary = JoinSummary(
         key=key,
@@ -340,13 +343,15 @@ def _join(
 
 def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
                     result_rows: list[int], score_keys: list[tuple[Any, Any]], names: tuple[str, str],
-                    allow_partial: bool, compare: bool, *, partial_option: str | None = "--allow-partial-join",
+                    allow_partial: bool, compare: bool, *, partial_option: str | None = "allow_partial_join",
                     ) -> tuple[list[int], list[int], int]:
     """The joined row pairs less those whose ``code_sha256`` differs (see :func:`_join`), and how
     many were left out.
 
-    ``partial_option``: the option whose use the message suggests to leave the pairs of other
-    code out (``None``: a caller without one, such as ``workbench score --results``).
+    ``partial_option``: the option (field name) the message suggests setting to leave the pairs
+    of other code out, worded by :func:`~workbench.option_words.option_set` (``pass
+    --allow-partial-join``, or a config key under ``workbench run``); ``None``: a caller without
+    one, such as ``workbench score --results``.
 
     Raises:
         DataError: some pairs differ and ``allow_partial`` is off, or every pair differs.
@@ -362,12 +367,13 @@ def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_r
     task, sample = score_keys[score_rows[differs.index(True)]]
     what = (f"{mismatches} of the {len(score_rows)} joined rows of {names[0]} and {names[1]} differ in "
             f"{CODE_DIGEST_COLUMN} (e.g. ({task}, {sample})): the scores and the results are of different code "
-            f"(another model's or another run's generations of the same ids, or other --stop settings)")
+            f"(another model's or another run's generations of the same ids, or other {option_named('stop')} "
+            f"settings)")
     if mismatches == len(score_rows) or (partial_option is None and not allow_partial):
         raise DataError(f"{what}; pass the results of the same generations")
     if not allow_partial:
-        raise DataError(f"{what}; pass the results of the same generations, or {partial_option} to leave out "
-                        f"the {count(mismatches, 'row')} of other code and correlate the rest")
+        raise DataError(f"{what}; pass the results of the same generations, or {option_set(partial_option)} to "
+                        f"leave out the {count(mismatches, 'row')} of other code and correlate the rest")
     kept = [i for i, other in enumerate(differs) if not other]
     return [score_rows[i] for i in kept], [result_rows[i] for i in kept], mismatches
 
@@ -511,7 +517,8 @@ def prepare_table(
         matched_results = None
     else:
         if sample_column is None:
-            raise DataError("joining scores with execution results needs a sample id column (--sample-column)")
+            raise DataError(f"joining scores with execution results needs a sample id column "
+                            f"({option_named('sample_column')})")
         require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
@@ -594,15 +601,15 @@ def _lengths(
 ) -> tuple[np.ndarray | None, LengthSource | None, str | None]:
     """``(lengths of every row of table, source, note)``; the note says why there are none."""
     if length_column in (None, NO_LENGTH):
-        return None, None, "no length analysis: switched off (--length-column none)"
+        return None, None, f"no length analysis: switched off ({option_value('length_column', NO_LENGTH)})"
     detected = length_column == AUTO_LENGTH
     column = find_generation_column(table.column_names) if detected else length_column
     if column is None:
         return None, None, (
             f"no length analysis: {where} has no generation column (looked for "
-            f"{', '.join(GENERATION_COLUMNS)}); name it with --length-column COLUMN, or switch it off "
-            "with --length-column none"
+            f"{', '.join(GENERATION_COLUMNS)}); name it with {option_value('length_column', 'COLUMN')}, or switch it "
+            f"off with {option_value('length_column', NO_LENGTH)}"
         )
-    require_columns(table, {"--length-column": column}, where=where)
+    require_columns(table, {option_named("length_column"): column}, where=where)
     lengths, _, used_unit = measure_lengths(_python_values(table, column), unit, column)
     return lengths, LengthSource(column=column, unit=used_unit, detected=detected), None

@@ -28,6 +28,7 @@ import numpy as np
 
 from workbench.errors import DataError
 from workbench.formatting import count
+from workbench.option_words import option_named
 
 #: the generation columns looked for, in this order, when the length column is ``"auto"``
 GENERATION_COLUMNS: tuple[str, ...] = ("completion", "generation", "code", "candidate", "prediction", "output")
@@ -85,7 +86,7 @@ class LengthSource:
 
     def describe(self) -> str:
         """E.g. ``"length of 'generation' in chars (found by name)"``."""
-        how = " (found by name; set another with --length-column)" if self.detected else ""
+        how = f" (found by name; set another with {option_named('length_column')})" if self.detected else ""
         if self.unit == "column value":
             return f"length = the numbers of column {self.column!r}{how}"
         return f"length of {self.column!r} in {self.unit}{how}"
@@ -118,7 +119,7 @@ def measure_lengths(cells: Sequence[Any], unit: str, column: str) -> tuple[np.nd
         odd = next(v for v in present if not isinstance(v, str))
         raise DataError(
             f"length column {column!r} must hold the generated text (or a number per row); it has "
-            f"{type(odd).__name__} cells such as {str(odd)[:60]!r} (set the generation column with --length-column)"
+            f"{type(odd).__name__} cells such as {str(odd)[:60]!r} (set the generation column with {option_named('length_column')})"
         )
     lengths = np.full(len(cells), np.nan)
     missing = np.array([value is None for value in cells], dtype=bool)

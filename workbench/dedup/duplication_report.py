@@ -38,6 +38,7 @@ from workbench.dedup.detection import ANALYSED, FAILED, REMOVAL_REASONS, TOO_SHO
 from workbench.dedup.skipped_rows import SKIP_REASONS, skipped_rows
 from workbench.formatting import count as counted
 from workbench.languages.registry import plugin_versions
+from workbench.option_words import in_config_words, option_value
 
 #: how many of the largest clusters the report lists, and how many members of each
 LARGEST_CLUSTERS, CLUSTER_SAMPLE = 10, 5
@@ -369,12 +370,13 @@ def _length_mismatch(result: DedupResult) -> dict:
     row_median, reference_median = float(np.median(rows)), float(np.median(reference))
     note = None
     if row_median < LENGTH_MISMATCH_RATIO * reference_median:
-        note = (f"the median row has {row_median:g} tokens and the median --against row {reference_median:g}; the "
+        reference_row = "reference row" if in_config_words() else "--against row"
+        note = (f"the median row has {row_median:g} tokens and the median {reference_row} {reference_median:g}; the "
                 f"set Jaccard of two rows is at most the smaller token set over the larger, so a row reaches 0.8 only "
                 f"against a reference row of at most 1.25 times its distinct tokens, and a typical row here cannot. "
                 f"If the rows are completions (function bodies) and the reference rows whole problems, compare like "
-                f"with like: --against-code-column canonical_solution (the bodies), or --code-column "
-                f"prompt,COMPLETION (whole programs)")
+                f"with like: {option_value('against_code_column', 'canonical_solution')} (the bodies), or "
+                f"{option_value('code_column', 'prompt,COMPLETION')} (whole programs)")
     return {"median_tokens": {"rows": row_median, "reference_rows": reference_median}, "length_note": note}
 
 

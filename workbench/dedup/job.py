@@ -38,6 +38,7 @@ from workbench.dedup.writing import (
     write_small_outputs,
 )
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
+from workbench.option_words import option_named, option_set, option_value
 
 
 @dataclass
@@ -257,8 +258,8 @@ def _input_format_note(loaded: LoadedDataset, config: DedupConfig) -> str | None
     report's ``parameters.input_format`` is then ``null``, ``input_format_requested`` what was given)."""
     if config.input_format == DedupConfig.options()["input_format"].default:
         return None
-    return (f"--input-format {config.input_format} was not used: it is the format of a SOURCE URI Spark reads "
-            f"(--engine spark with file://, s3a:// ...); {loaded.source} was loaded by the driver, which reads the "
+    return (f"{option_value('input_format', config.input_format)} was not used: it is the format of a SOURCE URI "
+            f"Spark reads ({option_value('engine', 'spark')} with file://, s3a:// ...); {loaded.source} was loaded by the driver, which reads the "
             f"format from the file names")
 
 
@@ -289,9 +290,9 @@ def _language_note(rows: DedupRows, config: DedupConfig) -> str | None:
         if shared:
             decides = (", and it decides the extension(s) several plugins claim ("
                        + "; ".join(f"{ext}: {', '.join(names)}" for ext, names in shared.items()) + f") for {chosen}")
-    return (f"--language {config.language} is the language of rows that do not name one{decides}; the other rows name "
-            f"their own ({shown}; a source folder's files take theirs from the extension), and each was tokenized in "
-            f"its own language: --language does not restrict the run to {chosen}")
+    return (f"{option_value('language', config.language)} is the language of rows that do not name one{decides}; the "
+            f"other rows name their own ({shown}; a source folder's files take theirs from the extension), and each "
+            f"was tokenized in its own language: {option_named('language')} does not restrict the run to {chosen}")
 
 
 #: a miss probability at t0 above this is said on stderr (the defaults: 4.9e-05)
@@ -312,23 +313,28 @@ def _lsh_recall_note(report: dict, config: DedupConfig) -> str | None:
     if miss is None or miss <= LSH_MISS_NOTE_ABOVE:
         return None
     t0 = config.set_threshold
+    bands_rows = f"{option_named('lsh_bands')}/{option_named('lsh_rows')}"
     how = (f"tuned for Jaccard {lsh['tuned_for_threshold']}" if lsh.get("tuned_for_threshold") is not None
-           else "set with --lsh-bands/--lsh-rows")
-    said = (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, {how}) miss a "
-            f"pair at the set-Jaccard threshold --t0 {t0} with probability {miss:.2f}: such duplicates are never verified")
+           else f"set with {bands_rows}")
+    said = (f"the LSH bands/rows ({lsh['bands']} x {lsh['rows']}, {how}) miss a pair at the set-Jaccard threshold "
+            f"{option_value('set_threshold', t0, flag='--t0')} with probability {miss:.2f}: such duplicates are never "
+            "verified")
     best = (1.0 - t0) ** config.num_perm
+    num_perm = option_named("num_perm")
     if best > LSH_MISS_NOTE_ABOVE:
-        return (f"{said}. --num-perm {config.num_perm} is too few permutations for that: no bands/rows of "
-                f"{config.num_perm} do better than {best:.2f} ({config.num_perm} bands of 1 row); raise --num-perm "
+        return (f"{said}. {option_value('num_perm', config.num_perm)} is too few permutations for that: no bands/rows "
+                f"of {config.num_perm} do better than {best:.2f} ({config.num_perm} bands of 1 row); raise {num_perm} "
                 f"(default {DedupConfig.options()['num_perm'].default})")
     if config.lsh_params is not None:
-        return f"{said}. Use more bands or fewer rows per band (--lsh-bands/--lsh-rows, bands x rows <= --num-perm)"
+        return f"{said}. Use more bands or fewer rows per band ({bands_rows}, bands x rows <= {num_perm})"
     suggested = max(0.05, t0 - 0.2)
+    t0_named = option_named("set_threshold", flag="--t0")
     if config.lsh_threshold > suggested + 1e-9:
-        return (f"{said}. Tune the LSH below --t0 (--lsh-threshold, e.g. {suggested:.2f}) or set the bands directly "
-                f"(--lsh-bands/--lsh-rows)")
-    return (f"{said}. --lsh-threshold {config.lsh_threshold} is already below --t0: raise --num-perm for more bands "
-            f"(default {DedupConfig.options()['num_perm'].default}) or set more bands of fewer rows (--lsh-bands/--lsh-rows)")
+        return (f"{said}. Tune the LSH below {t0_named} ({option_named('lsh_threshold')}, e.g. {suggested:.2f}) or set "
+                f"the bands directly ({bands_rows})")
+    return (f"{said}. {option_value('lsh_threshold', config.lsh_threshold)} is already below {t0_named}: raise "
+            f"{num_perm} for more bands (default {DedupConfig.options()['num_perm'].default}) or set more bands of "
+            f"fewer rows ({bands_rows})")
 
 
 def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
@@ -346,7 +352,7 @@ def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None
             continue
         shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
         return (f"the data was read as one split ({only!r}) but its column {column!r} holds {len(values)} values "
-                f"({shown}): pass --split-column {column} to use them as splits (the in-train, in-test and "
+                f"({shown}): {option_set('split_column', column)} to use them as splits (the in-train, in-test and "
                 f"cross-set duplicates need a {config.train_split!r} and a {config.test_split!r} split)")
     return None
 

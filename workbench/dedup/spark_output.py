@@ -82,7 +82,9 @@ def resolved_location(spark: Any, uri: str) -> str:
     from py4j.protocol import Py4JError
 
     parsed = urlparse(uri)
-    parts = before_glob([part for part in posixpath.normpath(unquote(parsed.path) or "/").split("/") if part])
+    # not unquoted: Hadoop's Path takes the text literally (``a%20b`` is a folder of that name, as
+    # Spark reads and writes it); only the URI Hadoop gives back below is %-encoded
+    parts = before_glob([part for part in posixpath.normpath(parsed.path or "/").split("/") if part])
     written = f"{parsed.scheme}://{parsed.netloc}/{'/'.join(parts)}"
     jvm = spark.sparkContext._jvm
     try:

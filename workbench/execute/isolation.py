@@ -41,6 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
+from workbench.option_words import option_value
 
 #: the working directory's path inside a bubblewrap sandbox
 SANDBOX_WORKDIR = "/tmp/work"
@@ -89,8 +90,8 @@ RLIMITS_WARNING = (
 
 
 CHOSEN_WEAKER_WARNING = (
-    "WARNING: isolation level {level!r} was chosen (--isolation {level}) although {stronger!r} is available "
-    "here; {what} Use --isolation auto (or {stronger}) for the stronger one."
+    "WARNING: isolation level {level!r} was chosen ({chosen}) although {stronger!r} is available "
+    "here; {what} Use {auto} (or {stronger}) for the stronger one."
 )
 
 #: what each level leaves open, for :data:`CHOSEN_WEAKER_WARNING`
@@ -140,6 +141,8 @@ class Isolation:
             return UNSANDBOXED_WARNING
         if self.stronger_available is not None and self.level.value in _WEAKER_RISKS:
             return CHOSEN_WEAKER_WARNING.format(level=self.level.value, stronger=self.stronger_available.value,
+                                                chosen=option_value("isolation", self.level.value),
+                                                auto=option_value("isolation", "auto"),
                                                 what=_WEAKER_RISKS[self.level.value])
         if self.level is IsolationLevel.RLIMITS:
             return RLIMITS_WARNING

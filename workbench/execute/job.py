@@ -43,6 +43,7 @@ from workbench.languages.spec import TestRunner
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.formatting import count
+from workbench.option_words import option_set, option_value, resume_advice
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ class SandboxFailureGuard:
             raise SandboxUnavailableError(
                 f"the sandbox failed {self.in_a_row} times in a row, so the run stopped: {detail}. "
                 f"No result was recorded for those samples. Fix the sandbox or choose another isolation "
-                f"level (in force: {self.isolation.level.value}), then rerun with --resume."
+                f"level (in force: {self.isolation.level.value}), then {resume_advice()}."
             )
         return True
 
@@ -211,7 +212,7 @@ class SandboxFailureGuard:
             return None
         return (f"{count(self.count, 'run')} failed in the sandbox itself and {'was' if self.count == 1 else 'were'} "
                 f"not counted (no result row): "
-                f"{self.first_detail}; rerun with --resume to run those samples again")
+                f"{self.first_detail}; {resume_advice()} to run those samples again")
 
 
 def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> dict[str, Problem]:
@@ -341,9 +342,10 @@ def _repeated_prompt_note(samples: list[Sample], problems: Mapping[str, Problem]
     return repeated_prompt_note(
         ((s.prompt if s.prompt is not None else problems[s.task_id].prompt, s.completion) for s in samples),
         noun="completion",
-        consequence="which --mode completion puts after the prompt (prompt + completion), so each program holds the "
-                    "prompt's code twice (a compile error in many languages; Python redefines the function)",
-        remedy="pass --mode full to run each completion as the whole program",
+        consequence=f"which {option_value('mode', 'completion')} puts after the prompt (prompt + completion), so each "
+                    "program holds the prompt's code twice (a compile error in many languages; Python redefines the "
+                    "function)",
+        remedy=f"{option_set('mode', 'full')} to run each completion as the whole program",
     )
 
 
@@ -366,7 +368,8 @@ def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping
     first = next(iter(differing))
     return (f"the generations' {column!r} column differs from the problems' prompt in {len(differing)} of "
             f"{count(len(compared), 'task')} (first: {first}); each program is the problems' prompt + the completion: "
-            f"pass --prompt-column {column} to run the prompt the generations carry (the one their model completed)")
+            f"{option_set('prompt_column', column)} to run the prompt the generations carry (the one their model "
+            "completed)")
 
 
 def execution_language(config: ExecutionConfig, generation_languages: Iterable[str | None],

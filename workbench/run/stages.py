@@ -39,7 +39,8 @@ from typing import Any
 from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
-from workbench.run.config import COMMAND_CONFIGS, SHARED_KEYS, ConfigError, PipelineConfig
+from workbench.option_words import config_words
+from workbench.run.config import COMMAND_CONFIGS, DATA_KEYS, MANAGED_KEYS, SHARED_KEYS, ConfigError, PipelineConfig
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count
@@ -273,6 +274,17 @@ class StagePlan:
         """Where the config sets field ``name`` of this stage: ``[score] limit``, ``[data] code_column``."""
         return SHARED_KEYS[self.command].get(name) or f"[{self.table}] {name}"  # type: ignore[index]
 
+    def advice_key(self, name: str) -> str | None:
+        """The config key a message of this stage's job names for option ``name``
+        (:mod:`workbench.option_words`): the stage's key (:meth:`config_key`), a ``[data]`` key
+        of the same name (``stop``, which correlate's code comparison names), or ``None`` for an
+        option the run sets itself (``results``, ``resume``) or that no key sets."""
+        if name in MANAGED_KEYS.get(self.command or "", ()):
+            return None
+        if self.command in COMMAND_CONFIGS and name in COMMAND_CONFIGS[self.command].options():
+            return self.config_key(name)
+        return f"[data] {name}" if name in DATA_KEYS else None
+
     def change_args(self, changes: Mapping[str, Any]) -> list[str]:
         """The command-line arguments of ``changes`` (``{"resume": True}`` -> ``["--resume"]``)."""
         return command_line_args(COMMAND_CONFIGS[self.command], changes)  # type: ignore[index]
@@ -284,7 +296,9 @@ class StagePlan:
         Raises:
             ConfigError: from :meth:`config`; WorkbenchError (and others) from the job.
         """
-        return _JOBS[self.command](self, self.config(**(changes or {})), hooks)  # type: ignore[index]
+        config = self.config(**(changes or {}))
+        with config_words(self.advice_key):  # its advice names config keys, not flags the run does not take
+            return _JOBS[self.command](self, config, hooks)  # type: ignore[index]
 
 
 def _spelled(arg: str, root: str) -> str:

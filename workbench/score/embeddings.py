@@ -23,6 +23,7 @@ from typing import Protocol
 
 from workbench.errors import WorkbenchError
 from workbench.llm.client import LLMCallError
+from workbench.option_words import option_named
 
 #: the name users pass to ``--embedding-model`` for the offline default
 DEFAULT_EMBEDDING_MODEL = "minilm"
@@ -156,7 +157,7 @@ class SentenceTransformerEmbedder:
                 except ImportError as error:
                     raise EmbeddingError(
                         f"{self.model_path} is a sentence-transformers folder: pip install sentence-transformers "
-                        "(or leave --embedding-model out for the built-in all-MiniLM-L6-v2)"
+                        f"(or leave {option_named('embedding_model')} out for the built-in all-MiniLM-L6-v2)"
                     ) from error
                 try:
                     model = SentenceTransformer(self.model_path, device=self.device)
@@ -300,6 +301,6 @@ def check_embedder(embedder: Embedder) -> None:
         embedder.embed(["workbench: embedding model check"])
     except EmbeddingError as error:
         raise EmbeddingError(
-            f"the embedding model {embedder.model} does not answer ({error}); check --embedding-model "
-            f"and --embedding-api-base"
+            f"the embedding model {embedder.model} does not answer ({error}); check {option_named('embedding_model')} "
+            f"and {option_named('embedding_api_base')}"
         ) from None

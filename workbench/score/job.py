@@ -53,6 +53,7 @@ from workbench.errors import TABLE_HINT, DataError, MissingColumnError, Workbenc
 from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
+from workbench.option_words import option_named
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
@@ -381,7 +382,7 @@ class RunReport:
         return int(self.failures.get("exit_status", 0))
 
 
-def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, flag: str = "--max-failures"):
+def failure_verdict(statuses: dict[str, dict[str, int]], config: ScoreConfig, flag: str | None = None):
     """Judge a run's rows: per method, its failed rows (:data:`ERROR_STATUSES`) and its ``ok`` ones.
 
     Returns:
@@ -1139,17 +1140,20 @@ def _set_aside_note(rows: int, staying: int = 0) -> list[str]:
     A second resume at the same smaller limit moves nothing, so it must not say it set rows aside."""
     if not rows and not staying:
         return []
+    # under workbench run, the limits are config keys and resuming is the run's own doing
+    limits = f"{option_named('limit')} or {option_named('method_limit')}"
+    resume = option_named("resume", plain="resume")
     if rows:
-        note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller --limit or "
-                f"--method-limit) {'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}"
-                + (f", beside the {staying} an earlier --resume put there" if staying else "")
+        note = (f"{count(rows, 'finished row')} of samples this run does not select (a smaller {limits}) "
+                f"{'is' if rows == 1 else 'are'} set aside in {UNSELECTED_FILE}"
+                + (f", beside the {staying} an earlier {resume} put there" if staying else "")
                 + ", out of the tables")
     else:
         note = (f"{count(staying, 'finished row')} of samples this run does not select {'stays' if staying == 1 else 'stay'} "
-                f"set aside in {UNSELECTED_FILE}, where an earlier --resume put {'it' if staying == 1 else 'them'}, "
+                f"set aside in {UNSELECTED_FILE}, where an earlier {resume} put {'it' if staying == 1 else 'them'}, "
                 "out of the tables")
     them = "it" if rows + staying == 1 else "them"
-    return [note + f"; a --resume that selects {them} again takes {them} back without scoring"]
+    return [note + f"; a {resume} that selects {them} again takes {them} back without scoring"]
 
 
 def _carried_now(samples: list[Sample]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 from workbench.errors import DataError
 from workbench.score.base import Sample
 from workbench.thresholds import exact_threshold
+from workbench.option_words import option_named, option_value
 
 #: a pass ratio at or above this counts as passing (compared exactly: "0.5" and 1/2 pass)
 PASSING_RATIO = Fraction(1, 2)
@@ -102,6 +103,7 @@ def balance_note(picked: Sequence[Sample], label: str = "passed") -> str | None:
     mixed = sum(1 for outcomes in per_task.values() if len(outcomes) == 2)
     if mixed == len(per_task):
         return None
-    return (f"--select stratified: {mixed} of the {len(per_task)} tasks in the subset have both a passing and a "
-            f"failing sample; the other {len(per_task) - mixed} have one outcome only (the data has too few tasks "
-            f"with both outcomes for this --limit) and add nothing to per-problem correlations")
+    return (f"{option_value('select', 'stratified')}: {mixed} of the {len(per_task)} tasks in the subset have both a "
+            f"passing and a failing sample; the other {len(per_task) - mixed} have one outcome only (the data has too "
+            f"few tasks with both outcomes for this {option_named('limit')}) and add nothing to per-problem "
+            "correlations")

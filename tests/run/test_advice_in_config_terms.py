@@ -1,0 +1,275 @@
+"""What a stage advises under ``workbench run`` names the config keys the user can set
+(``[correlate] allow_partial_join = true``, ``--set correlate.allow_partial_join=true``), not the
+flags of ``workbench correlate`` / ``bias`` / ``score``, which the run command does not take; the
+commands themselves keep their flags. Real sandboxed execution, real chrF, correlation, dedup and
+bias on a slice of the bundled ICE-Score set (no LLM; the score stage's note on rows set aside,
+which needs a judge, is tested in ``test_run_plan.py`` with its scripted one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ice_score_slice import TASKS, task_rows, write_config
+
+from workbench.run import load_config, run_pipeline
+
+_TABLES = """[execute]
+workers = 2
+{execute}
+[score]
+method = ["chrf"]
+[correlate]
+metric = ["codebleu"]
+resamples = 100
+{correlate}
+[bias]
+resamples = 100
+{bias}
+"""
+
+
+def _generations(path: Path, *, per_outcome: int = 2) -> Path:
+    """Real ICE-Score rows of three tasks: ``per_outcome`` passing and failing samples each."""
+    rows = task_rows()
+    picked = []
+    for task in TASKS:
+        mine = [r for r in rows if r["task_id"] == task]
+        picked += [r for r in mine if str(r["passed"]) == "1"][:per_outcome]
+        picked += [r for r in mine if str(r["passed"]) == "0"][:per_outcome]
+    path.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    return path
+
+
+def _outcomes(result) -> dict[str, tuple[str, str | None]]:
+    return {o.name: (o.status, o.detail) for o in result.outcomes}
+
+
+def _config(tmp_path: Path, data: Path, stages: list[str], execute: str = "", correlate: str = "",
+            bias: str = "") -> Path:
+    return write_config(tmp_path / "c.toml", tmp_path / "run", data, stages,
+                        _TABLES.format(execute=execute, correlate=correlate, bias=bias))
+
+
+def _flat(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def test_correlate_refusing_a_partial_join_names_the_config_key(tmp_path: Path) -> None:
+    """Executing 2 of 12 scored rows: correlate_all refused the join with "pass --allow-partial-join"
+    and "check the files and --task-column / --sample-column"; the key is set in the config, and
+    set so the stage correlates the 2 rows."""
+    data = _generations(tmp_path / "gens.jsonl")  # 12 rows
+    stages = ["execute", "score_all", "correlate_all"]
+    result = run_pipeline(load_config(_config(tmp_path, data, stages, execute="limit = 2")))
+    status, message = _outcomes(result)["correlate_all"]
+    message = _flat(message)
+    assert status == "failed", message
+    assert "only 2 of the 12 score rows" in message, message
+    assert ("check the files and [data] task_column / [data] sample_column, or set [correlate] allow_partial_join "
+            "= true (--set correlate.allow_partial_join=true) if the results really lack most of the scored "
+            "samples") in message, message
+    assert "--allow-partial-join" not in message and "--task-column" not in message
+
+    done = run_pipeline(load_config(tmp_path / "c.toml", overrides=["correlate.allow_partial_join=true"]))
+    assert _outcomes(done)["correlate_all"][0] == "ran", _outcomes(done)
+
+
+def _edit_one_completion(data: Path) -> None:
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    rows[0]["completion_multipl_e"] += "    # edited after execute ran\n"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_correlate_refusing_other_code_names_the_config_keys(tmp_path: Path) -> None:
+    """The data edited after execute ran and score_all rerun on it (``--stage``): the scores and the
+    results differ in code_sha256 for one row. The refusal said "or other --stop settings" and "or
+    --allow-partial-join to leave out the 1 row", the warning of the correlation that leaves it out
+    "(--allow-partial-join)"."""
+    data = _generations(tmp_path / "gens.jsonl")
+    config_path = _config(tmp_path, data, ["execute", "score_all", "correlate_all"])
+    first = run_pipeline(load_config(config_path))
+    assert all(_outcomes(first)[name][0] == "ran" for name in ["execute", "score_all", "correlate_all"]), \
+        _outcomes(first)
+    _edit_one_completion(data)
+
+    result = run_pipeline(load_config(config_path), only=["score_all", "correlate_all"])
+    status, message = _outcomes(result)["correlate_all"]
+    message = _flat(message)
+    assert status == "failed" and "differ in code_sha256" in message, message
+    assert "or other [data] stop settings" in message, message
+    assert ("or set [correlate] allow_partial_join = true (--set correlate.allow_partial_join=true) to leave out "
+            "the 1 row of other code") in message, message
+    assert "--allow-partial-join" not in message and "--stop" not in message
+
+    partial = run_pipeline(load_config(config_path, overrides=["correlate.allow_partial_join=true"]),
+                           only=["correlate_all"])
+    assert _outcomes(partial)["correlate_all"][0] == "ran", _outcomes(partial)
+    report = json.loads((tmp_path / "run" / "correlate" / "all.json").read_text())
+    warning = next(w for w in report["warnings"] if "code_sha256" in w)
+    assert warning.endswith("they are left out ([correlate] allow_partial_join)"), warning
+
+
+def test_bias_refusing_a_partial_join_names_the_config_key(tmp_path: Path) -> None:
+    """dedup ran on 6 rows, then the data grew to 18 and score_all and bias ran on it (``--stage``):
+    bias refused the join with "pass --allow-partial-join" and "ids from --id-column"."""
+    small = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = tmp_path / "gens.jsonl"
+    config_path = _config(tmp_path, data, ["dedup", "score_all", "bias"])
+    assert _outcomes(run_pipeline(load_config(config_path), only=["dedup"]))["dedup"][0] == "ran"
+    # 18 rows: the 6 the dedup saw and 12 it never saw (the same samples under other task ids)
+    rows = [json.loads(line) for line in small.read_text().splitlines()]
+    more = [{**r, "task_id": r["task_id"] + suffix} for suffix in ("-copy", "-x") for r in rows]
+    data.write_text("".join(json.dumps(r) + "\n" for r in [*rows, *more]))
+    result = run_pipeline(load_config(config_path), only=["score_all", "bias"])
+    status, message = _outcomes(result)["bias"]
+    message = _flat(message)
+    assert status == "failed" and "rows join the dedup output" in message, message
+    assert "(ids from [data] id_column task_id,sample_id" in message, message
+    assert "set [bias] allow_partial_join = true (--set bias.allow_partial_join=true) if the metric table" in message
+    assert "--allow-partial-join" not in message and "--id-column" not in message
+
+
+def test_the_cli_commands_keep_their_flags(tmp_path: Path) -> None:
+    """The words switch only inside a stage of ``workbench run``: ``workbench correlate`` still
+    says "pass --allow-partial-join"."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    data = _generations(tmp_path / "gens.jsonl")
+    run_pipeline(load_config(_config(tmp_path, data, ["execute", "score_all"], execute="limit = 2")))
+    run = tmp_path / "run"
+    result = CliRunner().invoke(app, ["correlate", str(run / "score" / "all" / "scores_wide.jsonl"), "--results",
+                                      str(run / "execute" / "results.jsonl"), "-m", "chrf", "--resamples", "100"])
+    assert result.exit_code == 1, result.output
+    assert "--task-column / --sample-column, or pass --allow-partial-join if" in _flat(result.output), result.output
+
+
+@pytest.mark.parametrize("staying, words", [(0, "a smaller --limit or --method-limit"), (3, "an earlier --resume")])
+def test_the_score_note_keeps_the_flags_outside_a_run(staying: int, words: str) -> None:
+    from workbench.score.job import _set_aside_note
+
+    assert words in _set_aside_note(2, staying)[0]
+
+
+def _keep_results(results: dict):
+    """A ``run_stage`` for :func:`run_pipeline` that keeps each stage's job result (its notes)."""
+    def run_stage(plan, call):
+        results[plan.name] = call()
+        return results[plan.name]
+    return run_stage
+
+
+def test_dedup_notes_name_the_config_keys(tmp_path: Path) -> None:
+    """A ``split`` column of two values and ``[dedup] set_threshold = 0.5`` (the LSH tuned for 0.6):
+    the dedup stage's notes said "pass --split-column split" and "the set-Jaccard threshold --t0
+    0.5 ... Tune the LSH below --t0 (--lsh-threshold ...) or set the bands directly
+    (--lsh-bands/--lsh-rows)"."""
+    data = _generations(tmp_path / "gens.jsonl")
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "split": "train" if n % 2 else "test"}) + "\n" for n, r in enumerate(rows)))
+    config_path = _config(tmp_path, data, ["dedup"])
+    config_path.write_text(config_path.read_text().replace('group_column = "task_id"',
+                                                           'group_column = "task_id"\nset_threshold = 0.5'))
+    results: dict = {}
+    outcome = run_pipeline(load_config(config_path), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["dedup"][0] == "ran", _outcomes(outcome)
+    notes = " ".join(results["dedup"].notes)
+    assert "set [dedup] split_column = \"split\" (--set dedup.split_column=split) to use them as splits" in notes, notes
+    assert "the set-Jaccard threshold [dedup] set_threshold = 0.5 with probability" in notes, notes
+    assert ("Tune the LSH below [dedup] set_threshold ([dedup] lsh_threshold, e.g. 0.30) or set the bands directly "
+            "([dedup] lsh_bands/[dedup] lsh_rows)") in notes, notes
+    assert not any(flag in notes for flag in ("--split-column", "--t0", "--lsh", "pass ")), notes
+
+
+def test_the_decontaminate_length_note_names_the_config_keys(tmp_path: Path) -> None:
+    """Completions (function bodies) against HumanEval's prompt + solution: the note said "compare like
+    with like: --against-code-column canonical_solution (the bodies), or --code-column
+    prompt,COMPLETION"."""
+    data = _generations(tmp_path / "gens.jsonl")
+    config_path = _config(tmp_path, data, ["decontaminate"])
+    config_path.write_text(config_path.read_text() + '[decontaminate]\nagainst = "humaneval"\nmin_tokens = 5\n')
+    outcome = run_pipeline(load_config(config_path))
+    assert _outcomes(outcome)["decontaminate"][0] == "ran", _outcomes(outcome)
+    report = json.loads((tmp_path / "run" / "decontaminate" / "report.json").read_text())
+    note = report["contamination"]["length_note"]
+    assert "the median reference row" in note, note
+    assert ('compare like with like: [decontaminate] against_code_column = "canonical_solution" (the bodies), or '
+            '[data] code_column = "prompt,COMPLETION" (whole programs)') in note, note
+    assert "--" not in note, note
+
+
+def test_execute_notes_name_the_config_keys(tmp_path: Path) -> None:
+    """Completions that begin with HumanEval's prompt (whole programs): the execute stage's note said
+    "pass --mode full to run each completion as the whole program"."""
+    from workbench.data import load_records
+
+    problems = {r["task_id"]: r["prompt"] for r in load_records("humaneval").one_split("split")}
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "completion_multipl_e": problems[r["task_id"]] + r["completion_multipl_e"]})
+                            + "\n" for r in rows))
+    results: dict = {}
+    outcome = run_pipeline(load_config(_config(tmp_path, data, ["execute"])), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["execute"][0] == "ran", _outcomes(outcome)
+    notes = " ".join(results["execute"].notes)
+    assert ('which [execute] mode = "completion" puts after the prompt' in notes
+            and 'set [execute] mode = "full" (--set execute.mode=full) to run each completion as the whole program'
+            in notes), notes
+    assert "--mode" not in notes, notes
+
+
+def test_correlate_length_note_names_the_config_key(tmp_path: Path) -> None:
+    """``[correlate] length_column = "none"``: the correlation said "switched off (--length-column none)"."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    outcome = run_pipeline(load_config(_config(tmp_path, data, ["score_all", "correlate_all"],
+                                               correlate='length_column = "none"')))
+    assert _outcomes(outcome)["correlate_all"][0] == "ran", _outcomes(outcome)
+    text = (tmp_path / "run" / "correlate" / "all.json").read_text()
+    assert 'no length analysis: switched off ([correlate] length_column = \\"none\\")' in text, text[:2000]
+
+
+def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None:
+    """``[execute] isolation = "namespaces"`` where bubblewrap works: the preflight's warning said
+    "(--isolation namespaces) ... Use --isolation auto"."""
+    from workbench.execute.isolation import IsolationLevel, detect_isolation
+    from workbench.run.preflight import run_preflight
+
+    if detect_isolation().level is not IsolationLevel.BUBBLEWRAP:
+        pytest.skip("bubblewrap does not work here: no stronger level to name")
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    # an interpreter every user can run: the weaker level refuses one under /root
+    execute = 'isolation = "namespaces"\npython = "/usr/bin/python3"'
+    preflight = run_preflight(load_config(_config(tmp_path, data, ["execute"], execute=execute)))
+    warning = next(n for n in preflight.notes if "namespaces" in n)
+    assert ("was chosen ([execute] isolation = \"namespaces\")" in warning
+            and "Use [execute] isolation = \"auto\" (or bubblewrap)" in warning), warning
+
+
+def test_bias_notes_on_short_rows_name_the_dedup_key(tmp_path: Path) -> None:
+    """``[dedup] min_tokens = 500``: every row is too short; bias said "(--min-tokens)", an option
+    of ``workbench dedup`` that the run sets as ``[dedup] min_tokens``."""
+    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["dedup", "score_all", "bias"])
+    config_path.write_text(config_path.read_text().replace('group_column = "task_id"',
+                                                           'group_column = "task_id"\nmin_tokens = 500'))
+    outcome = run_pipeline(load_config(config_path))
+    assert _outcomes(outcome)["bias"][0] == "ran", _outcomes(outcome)
+    text = (tmp_path / "run" / "bias" / "report.json").read_text()
+    assert "6 of the 6 joined rows were too short to be compared as token bags ([dedup] min_tokens; 6 of the " \
+           "dedup run's 6)" in text, text[:3000]
+    assert "--min-tokens" not in text
+
+
+def test_the_failure_limit_is_named_as_the_config_sets_it() -> None:
+    """A stage's failures above its limit said "too many failures (...; --max-failures 0.1)"."""
+    from workbench.failures import check_failures, parse_max_failures
+    from workbench.option_words import config_words
+
+    counts = {"samples": (5, 5, 10)}
+    limit = parse_max_failures("0.1")
+    assert check_failures(counts, limit).message.endswith("; --max-failures 0.1)")
+    with config_words(lambda name: f"[execute] {name}"):
+        assert check_failures(counts, limit).message.endswith("; [execute] max_failures 0.1)")
