@@ -77,3 +77,43 @@ def test_the_json_definitions_say_test_rows(tmp_path, report):
     written = json.loads((tmp_path / "bias.json").read_text())["contamination"]
     assert written["definitions"]["all_rows"] == "every row, of the test split (the rows of the duplication settings)"
     assert written["counts"]["rows"] == "test"
+
+
+def _panel_labels(analysis) -> tuple[list[str], str]:
+    """The tick labels and the title of the plot's panel of metric ``acc`` of ``analysis``."""
+    from matplotlib.figure import Figure
+
+    from workbench.bias.plot import _panel
+
+    axes = Figure().subplots()
+    _panel(axes, analysis, "acc")
+    return [tick.get_text() for tick in axes.get_xticklabels()], axes.get_title()
+
+
+def test_the_plot_and_the_cli_say_test_rows(tmp_path, corpus, report):
+    """The setting of every test row is "test rows" in the figure and the table, not "all rows"."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    assert report.contamination.setting_label("all_rows") == "test rows"
+    ticks, title = _panel_labels(report.contamination)
+    assert "test\nrows" in ticks and "all\nrows" not in ticks, ticks
+    assert "(test rows vs clean)" in title, title
+    metrics = corpus.write_jsonl(tmp_path / "metrics.jsonl", [{"id": i, "acc": v} for i, *_, v in ROWS])
+    result = CliRunner().invoke(app, ["bias", str(tmp_path / "dedup"), str(metrics), "-m", "acc", "--resamples", "50"],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.output.split())
+    assert "Δ% test rows vs" in printed and "all rows" not in printed, result.output  # "clean" wraps
+
+
+def test_a_single_set_keeps_all_rows(tmp_path, corpus):
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/0", "content": corpus.code("q")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "content": corpus.code(base)} for i, base, _ in corpus.SINGLE],
+                       against=str(reference))
+    report = run_bias(out, {"id": [i for i, *_ in corpus.SINGLE], "acc": [v for *_, v in corpus.SINGLE]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    assert report.contamination.setting_label("all_rows") == "all rows"
+    ticks, title = _panel_labels(report.contamination)
+    assert "all\nrows" in ticks and "(all rows vs clean)" in title, (ticks, title)

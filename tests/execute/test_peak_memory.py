@@ -195,6 +195,33 @@ def test_execute_writes_the_column_and_the_summary(tmp_path):
     assert memory["near_limit_samples"][0].startswith("HumanEval/0 0: ")
 
 
+def test_the_summary_compares_no_peak_with_a_limit_the_runner_turned_off(tmp_path, monkeypatch):
+    """A runner that turns the address-space limit off (the Java plugin's: the JVM reserves
+    address space) runs its samples with no limit: the summary's near_limit must not compare
+    their peaks with --memory-mb, as the rows' statuses do not (a Python runner stands in)."""
+    import json
+
+    from workbench.data.loading import load_humaneval
+    from workbench.execute import job
+    from workbench.execute.job import ExecutionConfig, run_execute
+
+    class Unlimited(PythonTestRunner):
+        def prepare(self, program, tests, entry_point, token):
+            spec = super().prepare(program, tests, entry_point, token)
+            return dataclasses.replace(spec, limit_overrides={"address_space_bytes": None})
+
+    monkeypatch.setattr(job, "_runner", lambda config: Unlimited(config.python))
+    problem = load_humaneval().select(range(1))[0]
+    completion = f"    {TOUCH.format(mib=480)}\n" + problem["canonical_solution"]  # above 90 % of 512 MiB
+    generations = tmp_path / "gen.jsonl"
+    generations.write_text(json.dumps({"task_id": problem["task_id"], "sample_id": 0, "completion": completion}) + "\n")
+    summary = run_execute(generations, tmp_path / "out.jsonl",
+                          ExecutionConfig(timeout=60.0, workers=1, reference_cache=False, memory_mb=512))
+    assert summary.counts == {"passed": 1}
+    assert summary.memory["max_peak_rss_mib"] >= 480
+    assert summary.memory["limit_mib"] is None and summary.memory["near_limit"] == 0
+
+
 # -- the chain GNU time / bwrap / the step shell still dies with workbench ----------------------------
 
 ORPHAN = """

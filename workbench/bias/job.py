@@ -213,7 +213,8 @@ def run_bias(
     for analysis in (duplication, contamination):
         for name, result in (analysis.metrics.items() if analysis is not None else ()):
             if result.unmeasured:
-                what = "Δ% and Eq. 2 (d, β)" if analysis.kind != "contamination" else "Δ% all rows vs clean"
+                what = ("Δ% and Eq. 2 (d, β)" if analysis.kind != "contamination"
+                        else f"Δ% {analysis.setting_label('all_rows')} vs clean")
                 warnings.append(f"{name}: {what} not measured (n/a): {result.unmeasured}")
     report = BiasReport(
         dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,

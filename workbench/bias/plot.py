@@ -76,11 +76,12 @@ def _panel(axes, analysis: Analysis, metric: str) -> None:
         high = value.high - value.value if not math.isnan(value.high) else 0.0
         axes.errorbar([x], [value.value], yerr=[[low], [high]], fmt="o", color="#1f77b4", capsize=4)
         axes.annotate(f"n={value.n_rows}", (x, value.value), textcoords="offset points", xytext=(6, -3), fontsize=7)
-    axes.set_xticks(range(len(names)), [n.replace("_", "\n") for n in names], fontsize=7)
+    axes.set_xticks(range(len(names)), [analysis.setting_label(n).replace(" ", "\n") for n in names], fontsize=7)
     axes.set_xlim(-0.5, len(names) - 0.5)
     delta = result.delta
     title = f"{metric}\n{_TITLES[analysis.kind]}"
     if delta is not None and not math.isnan(delta.value):
-        title += f"\nΔ {delta.value:+.1f}% ({analysis.delta_between[0]} vs {analysis.delta_between[1]})"
+        first, second = (analysis.setting_label(name) for name in analysis.delta_between)
+        title += f"\nΔ {delta.value:+.1f}% ({first} vs {second})"
     axes.set_title(title, fontsize=8)
     axes.grid(axis="y", alpha=0.3)

@@ -85,6 +85,14 @@ class Analysis:
             return f"{SETTING_TEXTS[name]}, of the test split (the rows of the duplication settings)"
         return SETTING_TEXTS[name]
 
+    def setting_label(self, name: str) -> str:
+        """How the figure and the table name setting ``name`` (``"all_rows"`` -> ``"all rows"``):
+        a contamination split over a train/test corpus's test rows calls its ``all_rows``
+        ``"test rows"`` (those are the rows it counts, not the train rows)."""
+        if name == "all_rows" and self.kind == "contamination" and self.counts.get("rows") == "test":
+            return "test rows"
+        return name.replace("_", " ")
+
     def to_dict(self) -> dict:
         metrics = {name: value.to_dict() for name, value in self.metrics.items()}
         rows = "test rows" if self.kind == "train_test" else "rows"

@@ -128,14 +128,14 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     if with_tau:
         table.add_column("τ-b with\nlabel", justify="right", no_wrap=True)
     blank = [""] * (with_tau + with_tasks)
-    between = " vs\n   ".join(name.replace("_", " ") for name in analysis.delta_between)
+    between = " vs\n   ".join(analysis.setting_label(name) for name in analysis.delta_between)
     for name, result in analysis.metrics.items():
         missing = f" [dim]({count(result.missing, 'row')} without a value)[/dim]" if result.missing else ""
         table.add_row(f"[bold]{name}[/bold]{missing}", "", *blank)
         for setting in analysis.settings:
             tasks = [_interval(result.task_means[setting]) if result.task_means else ""] if with_tasks else []
             tau = [_interval(result.correlation[setting], 3) if result.correlation else ""] if with_tau else []
-            table.add_row(f"  {setting.replace('_', ' ')}", _interval(result.settings[setting], rows=True), *tasks, *tau)
+            table.add_row(f"  {analysis.setting_label(setting)}", _interval(result.settings[setting], rows=True), *tasks, *tau)
         if result.delta is not None:
             table.add_row(f"  Δ% {between}", _interval(result.delta, 2, "%"), *blank)
         e = result.decomposition

@@ -76,6 +76,8 @@ def print_summary(summary: Any) -> None:
         limit = memory.get("limit_mib")
         near = (f", {memory['near_limit']} near the {limit:g} MiB limit: " + "; ".join(memory["near_limit_samples"])
                 if memory.get("near_limit") else "")
+        if limit is None:  # the runner turns it off (the JVM reserves address space): nothing is near it
+            near = ", no address-space limit to compare with (the language's runner turns it off)"
         unmeasured = f", {memory['unmeasured']} not measured" if memory.get("unmeasured") else ""
         table.add_row("memory", f"peak median {memory['median_peak_rss_mib']:g} MiB, max {memory['max_peak_rss_mib']:g} "
                                      f"MiB (resident, per sample){unmeasured}{near}")

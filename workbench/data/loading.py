@@ -534,25 +534,6 @@ def _build(
         raise DataError(f"{failure}: {error}") from error
 
 
-def zero_padded_number_columns(files: Sequence[Path]) -> set[str]:
-    """The CSV columns that hold numbers only, some written with leading zeros (``007``,
-    ``0042``): identifiers, which pandas' type inference would turn into 7 and 42 (so a task
-    ``007`` would match nothing, and ``007`` and ``7.0`` would be one id). Such columns are read
-    as text. (A column with any other text is text for pandas already.)
-
-    Args:
-        files: CSV files (``.gz`` too), each with a header row.
-
-    Returns:
-        the column names (empty when none; a file that cannot be parsed adds nothing, as the
-        reader reports it). Found by :func:`workbench.data.file_types.survey_csv`, which the
-        loader runs once per read for this and the columns' types.
-    """
-    from workbench.data.file_types import survey_csv
-
-    return survey_csv(files).padded
-
-
 def _text_or_none(value: str) -> str | None:
     """A CSV cell kept as text; an empty cell is missing, as pandas reads it elsewhere."""
     return value if value != "" else None

@@ -222,7 +222,6 @@ def bubblewrap_argv(
     tmpfs_bytes: int,
     info_fd: int | None = None,
     keep_capabilities: Sequence[str] | None = None,
-    as_pid_1: bool = False,
     meter: Sequence[str] = (),
 ) -> list[str]:
     """Return the ``bwrap`` command line that runs ``command`` in :data:`SANDBOX_WORKDIR`.
@@ -244,12 +243,6 @@ def bubblewrap_argv(
             capabilities and no other (no ``setpriv``: it drops to the sample's user id per
             sample itself), and without ``--die-with-parent`` (bwrap would die with the
             *thread* that started it; the zygote ends when its control socket closes).
-        as_pid_1: ``command`` is the PID namespace's first process itself (``--as-pid-1``, no
-            bubblewrap init): ``bwrap`` then reaps it before it exits, so ``wait4`` on ``bwrap``
-            reports the peak memory (``ru_maxrss``) of everything that process reaped. With its
-            own init, ``bwrap`` exits on the init's report, unreaped init and all, and that
-            figure is lost. ``command`` must then be a shell that runs the program as its child:
-            a namespace's first process ignores the signals it has no handler for.
         meter: a command prefix that runs first inside, as bwrap's own user (root: before
             ``setpriv``): GNU time, whose report of the sample's peak memory goes to bwrap's
             stderr (:func:`workbench.execute.sandbox.peak_meter`).
@@ -299,8 +292,6 @@ def bubblewrap_argv(
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--new-session", "--chdir", SANDBOX_WORKDIR,
     ]
-    if as_pid_1:
-        argv.insert(argv.index("--unshare-pid") + 1, "--as-pid-1")
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
     if keep_capabilities is not None:
@@ -514,7 +505,6 @@ def plan_launch(
     hidden_paths: Iterable[str] | None = None,
     tmpfs_bytes: int = 256 << 20,
     info_fd: int | None = None,
-    as_pid_1: bool = False,
     meter: Sequence[str] = (),
 ) -> LaunchPlan:
     """Return the :class:`LaunchPlan` that runs ``command`` under ``isolation``.
@@ -530,7 +520,6 @@ def plan_launch(
         hidden_paths: folders to hide (default :func:`default_hidden_paths`).
         tmpfs_bytes: size of bubblewrap's private ``/tmp``.
         info_fd: see :func:`bubblewrap_argv` (ignored by the other levels).
-        as_pid_1: see :func:`bubblewrap_argv` (ignored by the other levels).
         meter: see :func:`bubblewrap_argv` (ignored by the other levels, which the caller
             starts under it).
     """
@@ -543,7 +532,6 @@ def plan_launch(
             hidden_paths=default_hidden_paths() if hidden_paths is None else hidden_paths,
             tmpfs_bytes=tmpfs_bytes,
             info_fd=info_fd,
-            as_pid_1=as_pid_1,
             meter=meter,
         )
         return LaunchPlan(argv, "/", None, SANDBOX_WORKDIR)

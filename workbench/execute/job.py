@@ -39,7 +39,7 @@ from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, Tas
 from workbench.failures import check_failures
 from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
-from workbench.languages.spec import TestRunner
+from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.formatting import count
@@ -421,10 +421,10 @@ def _runner(config: ExecutionConfig) -> TestRunner:
     return runner
 
 
-def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
+def _preflight(runner: TestRunner, sandbox: Sandbox) -> RunSpec:
     """Fail before any sample runs when the sandbox's user cannot reach the toolchain
     (:meth:`~workbench.languages.spec.TestRunner.toolchain_spec`: the executables and
-    read-only paths every sample uses; nothing is run)."""
+    read-only paths every sample uses; nothing is run). Returns that spec."""
     try:
         spec = runner.toolchain_spec(new_token())
     except Exception as error:  # a plugin bug: no sample could be prepared either
@@ -433,7 +433,7 @@ def _preflight(runner: TestRunner, sandbox: Sandbox) -> None:
             f"{type(error).__name__}: {error}); this is a bug of the language plugin") from error
     blocked = sandbox.inaccessible_paths(spec)
     if not blocked:
-        return
+        return spec
     level = sandbox.isolation.level
     if level is IsolationLevel.BUBBLEWRAP:
         remedy = "make it readable by every user (chmod o+rx), or use an interpreter every user can run"
@@ -664,7 +664,7 @@ def _run_execute_locked(
         isolation = detect_isolation(config.isolation_level)
         sandbox = Sandbox(isolation, config.limits, reuse_interpreters=config.reuse_interpreters)
     isolation = sandbox.isolation
-    _preflight(runner, sandbox)
+    toolchain = _preflight(runner, sandbox)
     workers = planned_workers(config, sandbox)
 
     writer = ResultWriter(output, resume=config.resume, overwrite=config.overwrite)
@@ -751,6 +751,8 @@ def _run_execute_locked(
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
     applied = summary.limits.get("address_space_bytes", {}).get("applied", config.memory_mb * MiB)
+    if "address_space_bytes" in toolchain.limit_overrides:  # the runner's own, as its rows' statuses used
+        applied = toolchain.limit_overrides["address_space_bytes"]  # None: off (the JVM reserves address space)
     summary.memory = memory_summary(rows, applied)  # the limit as samples got it (a hard limit may lower it)
     summary.pass_at_k = pass_at_k(rows, config.pass_at_k)
     attempted = summary.executed + summary.sandbox_errors

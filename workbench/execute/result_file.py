@@ -143,7 +143,9 @@ def memory_summary(rows: Iterable[Mapping[str, Any]], limit_bytes: int | None) -
     Args:
         rows: result rows; a row without the column (written before it existed) or with
             ``null`` there (not measured) counts as ``unmeasured``.
-        limit_bytes: the address-space limit the samples ran under (``--memory-mb``), or ``None``.
+        limit_bytes: the address-space limit the samples ran under (``--memory-mb`` as applied,
+            or the runner's own ``RunSpec.limit_overrides`` value), or ``None`` when they ran
+            without one (then no sample is counted near it).
 
     Returns:
         ``{"measured", "unmeasured", "median_peak_rss_mib", "max_peak_rss_mib", "limit_mib",

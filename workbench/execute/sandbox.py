@@ -154,7 +154,6 @@ def step_script(
     limit_lines: Iterable[str] = (),
     built_fd: int | None = None,
     run_limit_lines: Iterable[str] = (),
-    keep_shell: bool = False,
     stderr_fd: int | None = None,
 ) -> str:
     """Return the ``bash`` script that places the protocol fds, sets the resource limits,
@@ -174,9 +173,7 @@ def step_script(
     were set for the build (its CPU time) to the run's. The status fd is closed before the run
     command, so the candidate cannot fake a compile error report. With a ``pass_token_file``, the script copies that file to
     ``file_token_fd`` after the run (the working directory may be a tmpfs that vanishes
-    with the sandbox); otherwise the run command replaces the shell (``exec``), unless
-    ``keep_shell``: then the shell runs it as its child and exits with its status (128 + N for
-    signal N), as the namespace's first process under ``bwrap --as-pid-1``. With ``stderr_fd``
+    with the sandbox); otherwise the run command replaces the shell (``exec``). With ``stderr_fd``
     (an inherited high fd), stderr is moved there first: the script's own stderr was the memory
     meter's report pipe (:func:`peak_meter`), which nothing of the sample may hold.
     """
@@ -199,10 +196,7 @@ def step_script(
     lines.extend(run_limit_lines)
     if status_fd is not None:
         lines.append(f"exec {status_fd}>&-")
-    if file_token_fd is None and keep_shell:
-        lines.append(shlex.join(spec.run))
-        lines.append('exit "$?"')
-    elif file_token_fd is None:
+    if file_token_fd is None:
         lines.append(f"exec {shlex.join(spec.run)}")
     else:
         lines.append(f"{shlex.join(spec.run)} {file_token_fd}>&-")
@@ -332,7 +326,7 @@ def _wait_for_namespace_end(info: bytes, timeout_s: float, *, kill_first: bool =
     JSON object is read (bwrap writes it before any sample code runs; bytes appended after it
     change nothing). With ``kill_first``, that process is sent ``SIGKILL`` first (once shown to
     be it): the namespace then ends at once, whether or not the process would have died with
-    ``bwrap`` (under ``--as-pid-1`` a command that changed its user id would not).
+    ``bwrap``.
 
     Returns:
         True when the namespace is known to be empty; False when that could not be
