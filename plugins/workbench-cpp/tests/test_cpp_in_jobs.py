@@ -75,8 +75,8 @@ def test_out_of_memory_is_reported_as_oom():
 
 @pytest.mark.skipif(bool(CppLanguage().runner.missing_toolchain()), reason="g++ missing")
 def test_a_compiler_out_of_memory_is_oom_not_a_syntax_error():
-    """g++ under a --memory-mb too small for it (``--memory-mb 200`` for a MultiPL-E program with
-    execute's precompiled header; 48 MiB for this one) says "virtual memory exhausted": once
+    """g++ under a --memory-mb too small for it (``--memory-mb 200`` for a MultiPL-E program, which
+    includes ``bits/stdc++.h``; 48 MiB for this one) says "virtual memory exhausted": once
     recorded as ``syntax_error``, a verdict that the sample does not compile (verify34)."""
     program = "#include <vector>\n#include <string>\nlong f() {\n    return 1;\n"
     tests = "}\nint main() { return f() == 1 ? 0 : 1; }\n"
