@@ -136,6 +136,12 @@ TABLE = [
     ("build-failed-says-why", dict(returncode=0, build_failure=(0, "1"), stderr_scan=GPP_ERRORS), "syntax_error", 1,
      None, "build step 'cc -o main main.c' failed with status 1: program.cpp:3:13: error: expected ';' before '}' "
            "token | 3 | return x | 4 | }"),
+    # the compiler itself ran out of memory under --memory-mb: no verdict that the code does not compile (verify34)
+    ("build-out-of-memory", dict(returncode=0, build_failure=(0, "1"), stderr_scan=(
+        "cc1plus: out of memory allocating 65536 bytes after a total of 180342784 bytes\n"
+        "virtual memory exhausted: Cannot allocate memory\n")),
+     "oom", 1, None, ("build step 'cc -o main main.c' ran out of memory (raise --memory-mb if the compiler needs "
+                      "more): virtual memory exhausted: Cannot allocate memory")),
     ("build-report-out-of-range", dict(returncode=0, build_failure=(7, "?")), "syntax_error", None, None,
      "build step 'build' failed"),
     ("build-timed-out", dict(returncode=-9, timed_out=True, build_timed_out=True, build_s=60.0), "timeout", None,

@@ -635,3 +635,35 @@ def test_a_null_task_id_is_shown_as_missing_not_as_none(run_dir: Path) -> None:
     assert f"{missing}:30</a>" in html  # the failures list, linked to the view
     assert f"<td>{missing}</td><td>30</td>" in html  # the samples table
     assert f"<summary><b>{missing}</b> sample 30" in html  # the view
+
+
+def test_execution_shows_peak_memory_and_the_samples_near_the_limit(run_dir):
+    # the execute rows' peak_rss_mib (GNU time inside the sandbox) and the limit of the summary reach the report
+    results = run_dir / "execute" / "results.jsonl"
+    rows = _rows(results)
+    for index, row in enumerate(rows):
+        row["peak_rss_mib"] = None if index == 0 else 10.0 + index
+    rows[1]["peak_rss_mib"] = 95.5  # of a 100 MiB limit: near it (>= 90%)
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (run_dir / "execute" / "results.summary.json").write_text(json.dumps({
+        "isolation_description": "bubblewrap", "limits": {"address_space_bytes": {
+            "flag": "--memory-mb", "asked": 100 << 20, "applied": 100 << 20, "lowered": False}}}))
+    data = build_report_data(run_dir)
+    memory = data["execution"]["memory"]
+    assert memory["measured"] == len(rows) - 1 and memory["unmeasured"] == 1
+    assert memory["max_peak_rss_mib"] == 95.5 and memory["limit_mib"] == 100
+    assert memory["near_limit"] == 1
+    assert memory["near_limit_samples"] == [f"{rows[1]['task_id']} {rows[1]['sample_id']}: 95.5 MiB"]
+    html = render_html(data)
+    shown = re.search(r'<p id="execution-memory">(.*?)</p>', html, re.DOTALL)
+    assert shown, "the execution section shows no peak memory"
+    text = re.sub(r"<[^>]+>", "", shown.group(1))
+    assert f"median {memory['median_peak_rss_mib']:g} MiB, max 95.5 MiB" in text
+    assert "1 not measured" in text and "1 near the 100 MiB limit" in text
+    assert f"{rows[1]['task_id']} {rows[1]['sample_id']}: 95.5 MiB" in text
+
+
+def test_execution_rows_without_peak_memory_say_so(data):
+    # the fixture's rows were written before peak_rss_mib existed: the report says it was not measured
+    assert data["execution"]["memory"]["measured"] == 0
+    assert "peak memory not measured" in render_html(data)

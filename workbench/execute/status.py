@@ -187,7 +187,8 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     3. a build command failed -> ``syntax_error`` (a compile error; the detail quotes the build's
        first error, :func:`first_build_error`), unless the shell could not
        run it at all (status 126 or 127) -> :data:`SANDBOX_ERROR`, or it reached its CPU limit
-       (``SIGXCPU``, status 152) -> ``timeout``;
+       (``SIGXCPU``, status 152) -> ``timeout``, or the build's stderr holds the OS's out-of-memory
+       message (:data:`OS_OUT_OF_MEMORY_MARKERS`: the compiler hit the memory limit) -> ``oom``;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout`` (``oom``
        with a marker, as in 2);
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
@@ -256,6 +257,13 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         if status == 128 + signal.SIGXCPU:  # bash's status for a command ended by SIGXCPU
             return outcome("timeout", f"build step {command!r} reached its CPU time limit "
                                       f"({spec.build_timeout_s:g} s, RunSpec.build_timeout_s)", status, None)
+        # the compiler's own allocation failure under --memory-mb (g++: "virtual memory exhausted: Cannot
+        # allocate memory"): the limit, not the code; only the OS's words, as a runtime's (MemoryError,
+        # std::bad_alloc) can be a compile error quoting the source
+        out_of_memory = _line_with_marker(stderr, OS_OUT_OF_MEMORY_MARKERS)
+        if out_of_memory is not None:
+            return outcome("oom", f"build step {command!r} ran out of memory (raise --memory-mb if the compiler "
+                                  f"needs more): {out_of_memory}", status, None)
         said = first_build_error(stderr)
         return outcome("syntax_error", f"build step {command!r} failed with status {reported}"
                                        + (f": {said}" if said else ""), status, None)

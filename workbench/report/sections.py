@@ -14,6 +14,7 @@ from typing import Any
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
 from workbench.execute.pass_at_k import DEFAULT_KS, pass_at_k
+from workbench.execute.result_file import memory_summary
 from workbench.report.run_folder import RunFolder, dedup_id, sample_order
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
@@ -339,6 +340,15 @@ def not_passed(results: list[dict[str, Any]], limit: int = MAX_LISTED_PER_STATUS
     return out
 
 
+def _applied_memory_limit(summary: dict[str, Any] | None) -> int | None:
+    """The address-space limit (bytes) the execute summary says its samples ran under, or ``None`` (an older or
+    damaged summary: no samples are then called near the limit)."""
+    limits = (summary or {}).get("limits")
+    item = limits.get("address_space_bytes") if isinstance(limits, dict) else None
+    applied = item.get("applied") if isinstance(item, dict) else None
+    return applied if isinstance(applied, int) and not isinstance(applied, bool) and applied > 0 else None
+
+
 def execution_section(
     folder: RunFolder, results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
     label_column: str = "passed",
@@ -354,8 +364,9 @@ def execution_section(
     Returns:
         ``None`` without results; else ``{"rows", "passed", "pass_rate" (passed / rows), "pass_at_k"
         (:meth:`~workbench.execute.pass_at_k.PassAtKReport.as_dict`, the ks of the execute summary), "statuses",
-        "isolation", "isolation_description", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where ``agreement`` is
-        ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
+        "isolation", "isolation_description", "memory", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where
+        ``memory`` is :func:`~workbench.execute.result_file.memory_summary` of the rows (peak resident MiB per sample,
+        against the address-space limit the summary says was applied), ``agreement`` is ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
         "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
     """
     if results is None:
@@ -377,6 +388,8 @@ def execution_section(
         "isolation": ", ".join(f"{level} ({count})" if len(isolation) > 1 else level for level, count in isolation.most_common())
         or None,
         "isolation_description": (summary or {}).get("isolation_description"),
+        # from the rows, like the statuses: a resumed run's summary still covers every row of the file
+        "memory": memory_summary(results, _applied_memory_limit(summary)),
         "summary": summary,
         "not_passed": not_passed(results),
         "agreement": None,

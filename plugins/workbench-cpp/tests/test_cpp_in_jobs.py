@@ -11,6 +11,9 @@ from multipl_e_data import labelled_samples, write_generations
 from typer.testing import CliRunner
 
 from workbench.cli import app
+from workbench.execute.isolation import detect_isolation
+from workbench.execute.limits import MiB, ResourceLimits
+from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.sandbox_helpers import run_program
 from workbench.score.decompose import decompose
 from workbench_cpp import CppLanguage
@@ -68,6 +71,21 @@ def test_out_of_memory_is_reported_as_oom():
     tests = "}\nint main() { return f() > 0 ? 0 : 1; }\n"
     outcome = run_program(CppLanguage().runner, program, tests, None, timeout_s=60)
     assert outcome.status == "oom", outcome
+
+
+@pytest.mark.skipif(bool(CppLanguage().runner.missing_toolchain()), reason="g++ missing")
+def test_a_compiler_out_of_memory_is_oom_not_a_syntax_error():
+    """g++ under a --memory-mb too small for it (``--memory-mb 200`` for a MultiPL-E program, which
+    includes ``bits/stdc++.h``; 48 MiB for this one) says "virtual memory exhausted": once
+    recorded as ``syntax_error``, a verdict that the sample does not compile (verify34)."""
+    program = "#include <vector>\n#include <string>\nlong f() {\n    return 1;\n"
+    tests = "}\nint main() { return f() == 1 ? 0 : 1; }\n"
+    runner = CppLanguage().runner
+    token = new_token()
+    sandbox = Sandbox(detect_isolation(None), ResourceLimits(address_space_bytes=48 * MiB))
+    outcome = sandbox.run(runner.prepare(program, tests, None, token), token, 60)
+    assert outcome.status == "oom", outcome
+    assert "ran out of memory" in outcome.detail and "--memory-mb" in outcome.detail
 
 
 @pytest.mark.skipif(bool(CppLanguage().runner.missing_toolchain()), reason="g++ missing")
