@@ -140,8 +140,10 @@ class Observation:
 
 
 #: a peak resident memory at or above this share of the memory limit or ceiling counts as
-#: "near" it: a SIGKILL then is taken for the kernel's OOM killer (``oom``)
+#: "near" it: a SIGKILL near the machine's ceiling is taken for the kernel's OOM killer (``oom``)
 NEAR_MEMORY_SHARE = 0.9
+#: how a detail names the memory the kernel's OOM killer guards (the cgroup's ceiling, else the RAM)
+MACHINE_CEILING = "the machine's memory ceiling"
 
 
 def near_memory_bound(seen: Observation) -> tuple[str, int] | None:
@@ -151,7 +153,7 @@ def near_memory_bound(seen: Observation) -> tuple[str, int] | None:
     if seen.peak_rss_kib is None:
         return None
     peak = seen.peak_rss_kib * 1024
-    bounds = [("the machine's memory ceiling", seen.memory_ceiling_bytes),
+    bounds = [(MACHINE_CEILING, seen.memory_ceiling_bytes),
               ("the memory limit (--memory-mb)", seen.memory_limit_bytes)]
     near = [(what, size) for what, size in bounds if size and peak >= NEAR_MEMORY_SHARE * size]
     return min(near, key=lambda pair: pair[1]) if near else None
@@ -196,7 +198,9 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
        verdict on the code, whatever the program printed before);
     6b. ``SIGKILL`` (before the timeout) with a peak resident memory at or near the machine's memory
-       ceiling or the memory limit (:func:`near_memory_bound`) -> ``oom`` (the kernel's OOM killer);
+       ceiling (:func:`near_memory_bound`) -> ``oom`` (the kernel's OOM killer); near ``--memory-mb``
+       only, it stays ``killed`` (the rlimit fails allocations, it sends no signal), the detail
+       saying how near;
     7. ended by a signal (``SIGSEGV``, ``SIGXFSZ`` at the output size limit ...) -> ``killed``;
     8. the exit status is listed in ``spec.exit_statuses`` -> that status;
     9. the token arrived but the exit status is not 0 -> ``failed``;
@@ -277,11 +281,14 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     check_failed = sig is None and spec.exit_statuses.get(code) == "failed"
     if not check_failed and memory_line is not None:
         return outcome("oom", f"memory limit reached: {memory_line}")
-    if sig == "SIGKILL" and near is not None:  # nobody but the kernel's OOM killer sends it there
+    ceiling = seen.memory_ceiling_bytes
+    if sig == "SIGKILL" and peak_mib is not None and ceiling and seen.peak_rss_kib * 1024 >= NEAR_MEMORY_SHARE * ceiling:
+        # nobody but the kernel's OOM killer sends it there; near --memory-mb alone it is not the
+        # limit's doing (RLIMIT_AS makes an allocation fail, it never kills): said, not classed oom
         return outcome("oom", f"ended by SIGKILL with a peak resident memory of {_mib(seen.peak_rss_kib * 1024)}, "
-                              f"at or near {near[0]} ({_mib(near[1])}): the kernel's OOM killer")
+                              f"at or near {MACHINE_CEILING} ({_mib(ceiling)}): the kernel's OOM killer")
     if sig is not None:
-        return outcome("killed", f"ended by {sig}")
+        return outcome("killed", f"ended by {sig}{near_words}")
     if code in spec.exit_statuses:
         said = last_error_line(stderr)
         return outcome(spec.exit_statuses[code], f"harness exit status {code}" + (f": {said}" if said else ""),
