@@ -16,6 +16,19 @@ def task_rows() -> list[dict]:
     return [row for row in map(json.loads, gzip.open(BUNDLED, "rt")) if row["task_id"] in TASKS]
 
 
+def write_generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...] = ()) -> Path:
+    """Write real ICE-Score rows of :data:`TASKS` to ``path`` (JSON Lines): ``per_outcome``
+    passing and failing samples each, without the columns in ``drop``."""
+    picked = []
+    rows = task_rows()
+    for task in TASKS:
+        mine = [r for r in rows if r["task_id"] == task]
+        picked += [r for r in mine if str(r["passed"]) == "1"][:per_outcome]
+        picked += [r for r in mine if str(r["passed"]) == "0"][:per_outcome]
+    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in drop}) + "\n" for r in picked))
+    return path
+
+
 def write_config(path: Path, run: Path, data: Path, stages: list[str], tables: str) -> Path:
     """A config at ``path`` running ``stages`` on ``data`` (its code in ``completion_multipl_e``,
     the label ``passed``, dedup grouped by task) into ``run``, with the further ``tables``."""

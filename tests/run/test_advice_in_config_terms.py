@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ice_score_slice import TASKS, task_rows, write_config
+from ice_score_slice import write_config, write_generations
 
 from workbench.run import load_config, run_pipeline
 
@@ -29,17 +29,6 @@ resamples = 100
 {bias}
 """
 
-
-def _generations(path: Path, *, per_outcome: int = 2) -> Path:
-    """Real ICE-Score rows of three tasks: ``per_outcome`` passing and failing samples each."""
-    rows = task_rows()
-    picked = []
-    for task in TASKS:
-        mine = [r for r in rows if r["task_id"] == task]
-        picked += [r for r in mine if str(r["passed"]) == "1"][:per_outcome]
-        picked += [r for r in mine if str(r["passed"]) == "0"][:per_outcome]
-    path.write_text("".join(json.dumps(r) + "\n" for r in picked))
-    return path
 
 
 def _outcomes(result) -> dict[str, tuple[str, str | None]]:
@@ -60,7 +49,7 @@ def test_correlate_refusing_a_partial_join_names_the_config_key(tmp_path: Path) 
     """Executing 2 of 12 scored rows: correlate_all refused the join with "pass --allow-partial-join"
     and "check the files and --task-column / --sample-column"; the key is set in the config, and
     set so the stage correlates the 2 rows."""
-    data = _generations(tmp_path / "gens.jsonl")  # 12 rows
+    data = write_generations(tmp_path / "gens.jsonl")  # 12 rows
     stages = ["execute", "score_all", "correlate_all"]
     result = run_pipeline(load_config(_config(tmp_path, data, stages, execute="limit = 2")))
     status, message = _outcomes(result)["correlate_all"]
@@ -87,7 +76,7 @@ def test_correlate_refusing_other_code_names_the_config_keys(tmp_path: Path) -> 
     results differ in code_sha256 for one row. The refusal said "or other --stop settings" and "or
     --allow-partial-join to leave out the 1 row", the warning of the correlation that leaves it out
     "(--allow-partial-join)"."""
-    data = _generations(tmp_path / "gens.jsonl")
+    data = write_generations(tmp_path / "gens.jsonl")
     config_path = _config(tmp_path, data, ["execute", "score_all", "correlate_all"])
     first = run_pipeline(load_config(config_path))
     assert all(_outcomes(first)[name][0] == "ran" for name in ["execute", "score_all", "correlate_all"]), \
@@ -114,7 +103,7 @@ def test_correlate_refusing_other_code_names_the_config_keys(tmp_path: Path) -> 
 def test_bias_refusing_a_partial_join_names_the_config_key(tmp_path: Path) -> None:
     """dedup ran on 6 rows, then the data grew to 18 and score_all and bias ran on it (``--stage``):
     bias refused the join with "pass --allow-partial-join" and "ids from --id-column"."""
-    small = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    small = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     data = tmp_path / "gens.jsonl"
     config_path = _config(tmp_path, data, ["dedup", "score_all", "bias"])
     assert _outcomes(run_pipeline(load_config(config_path), only=["dedup"]))["dedup"][0] == "ran"
@@ -138,7 +127,7 @@ def test_the_cli_commands_keep_their_flags(tmp_path: Path) -> None:
 
     from workbench.cli import app
 
-    data = _generations(tmp_path / "gens.jsonl")
+    data = write_generations(tmp_path / "gens.jsonl")
     run_pipeline(load_config(_config(tmp_path, data, ["execute", "score_all"], execute="limit = 2")))
     run = tmp_path / "run"
     result = CliRunner().invoke(app, ["correlate", str(run / "score" / "all" / "scores_wide.jsonl"), "--results",
@@ -167,7 +156,7 @@ def test_dedup_notes_name_the_config_keys(tmp_path: Path) -> None:
     the dedup stage's notes said "pass --split-column split" and "the set-Jaccard threshold --t0
     0.5 ... Tune the LSH below --t0 (--lsh-threshold ...) or set the bands directly
     (--lsh-bands/--lsh-rows)"."""
-    data = _generations(tmp_path / "gens.jsonl")
+    data = write_generations(tmp_path / "gens.jsonl")
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     data.write_text("".join(json.dumps({**r, "split": "train" if n % 2 else "test"}) + "\n" for n, r in enumerate(rows)))
     config_path = _config(tmp_path, data, ["dedup"])
@@ -188,7 +177,7 @@ def test_the_decontaminate_length_note_names_the_config_keys(tmp_path: Path) -> 
     """Completions (function bodies) against HumanEval's prompt + solution: the note said "compare like
     with like: --against-code-column canonical_solution (the bodies), or --code-column
     prompt,COMPLETION"."""
-    data = _generations(tmp_path / "gens.jsonl")
+    data = write_generations(tmp_path / "gens.jsonl")
     config_path = _config(tmp_path, data, ["decontaminate"])
     config_path.write_text(config_path.read_text() + '[decontaminate]\nagainst = "humaneval"\nmin_tokens = 5\n')
     outcome = run_pipeline(load_config(config_path))
@@ -207,7 +196,7 @@ def test_execute_notes_name_the_config_keys(tmp_path: Path) -> None:
     from workbench.data import load_records
 
     problems = {r["task_id"]: r["prompt"] for r in load_records("humaneval").one_split("split")}
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     data.write_text("".join(json.dumps({**r, "completion_multipl_e": problems[r["task_id"]] + r["completion_multipl_e"]})
                             + "\n" for r in rows))
@@ -223,7 +212,7 @@ def test_execute_notes_name_the_config_keys(tmp_path: Path) -> None:
 
 def test_correlate_length_note_names_the_config_key(tmp_path: Path) -> None:
     """``[correlate] length_column = "none"``: the correlation said "switched off (--length-column none)"."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     outcome = run_pipeline(load_config(_config(tmp_path, data, ["score_all", "correlate_all"],
                                                correlate='length_column = "none"')))
     assert _outcomes(outcome)["correlate_all"][0] == "ran", _outcomes(outcome)
@@ -239,7 +228,7 @@ def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None
 
     if detect_isolation().level is not IsolationLevel.BUBBLEWRAP:
         pytest.skip("bubblewrap does not work here: no stronger level to name")
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     # an interpreter every user can run: the weaker level refuses one under /root
     execute = 'isolation = "namespaces"\npython = "/usr/bin/python3"'
     preflight = run_preflight(load_config(_config(tmp_path, data, ["execute"], execute=execute)))
@@ -251,7 +240,7 @@ def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None
 def test_bias_notes_on_short_rows_name_the_dedup_key(tmp_path: Path) -> None:
     """``[dedup] min_tokens = 500``: every row is too short; bias said "(--min-tokens)", an option
     of ``workbench dedup`` that the run sets as ``[dedup] min_tokens``."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     config_path = _config(tmp_path, data, ["dedup", "score_all", "bias"])
     config_path.write_text(config_path.read_text().replace('group_column = "task_id"',
                                                            'group_column = "task_id"\nmin_tokens = 500'))

@@ -17,23 +17,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ice_score_slice import TASKS, task_rows, write_config
+from ice_score_slice import write_config, write_generations
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 from workbench.run.preflight import run_preflight
 from workbench.run.runner import preview
 
-
-def _generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...] = ()) -> Path:
-    """Real ICE-Score rows of three tasks: ``per_outcome`` passing and failing samples each."""
-    rows = task_rows()
-    picked = []
-    for task in TASKS:
-        mine = [r for r in rows if r["task_id"] == task]
-        picked += [r for r in mine if str(r["passed"]) == "1"][:per_outcome]
-        picked += [r for r in mine if str(r["passed"]) == "0"][:per_outcome]
-    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in drop}) + "\n" for r in picked))
-    return path
 
 
 def _write_config(tmp_path: Path, data: Path, stages: list[str], extra: str = "") -> Path:
@@ -61,7 +50,7 @@ def test_run_stages_on_a_finished_folder_read_the_finished_stages(tmp_path: Path
     dataset's shipped ``passed`` column (not execute/results.jsonl), dropped chrF (score_all was
     finished) and bias was "skipped: the dedup stage does not run"; the report still named
     execute/results.jsonl as the label. ``--stage correlate_all`` did it right."""
-    config_path = _write_config(tmp_path, _generations(tmp_path / "gens.jsonl"), FULL)
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl"), FULL)
     run = tmp_path / "run"
     run_pipeline(load_config(config_path))
     subset = ['run.stages=["correlate_all", "bias", "report"]']
@@ -106,7 +95,7 @@ def test_a_score_stage_without_a_passed_column_stratifies_on_the_finished_execut
     """probe30 F1, same cause: ``stages = ["score", ...]`` on generations without a ``passed`` column
     failed with "column 'passed' not found" although the folder held finished execution results."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
     config_path = _write_config(tmp_path, data, ["execute"])
     config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', "").replace(
         'method = ["chrf"]', 'method = ["p-correct", "chrf"]\nmodel = "openai/judge"\nlimit = 2\nselect = "stratified"'))
@@ -127,7 +116,7 @@ def test_the_same_run_folder_named_otherwise_moved_or_copied_keeps_its_stages(
     """probe30 F2: the stage keys hashed the run folder's absolute paths, so ``-o runs/x`` after
     ``-o /abs/runs/x``, or the folder after ``cp -a`` / ``mv``, planned every stage from scratch (all
     3,220 samples executed again). The paths in the run folder now count relative to it."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     stages = ["dedup", "execute", "score_all", "correlate_all", "bias", "report"]
     config_path = _write_config(tmp_path, data, stages)
     first = run_pipeline(load_config(config_path))
@@ -166,7 +155,7 @@ def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_on
     nothing runs again; their keys are recorded anew once, with a note."""
     from workbench.run.runner import data_fingerprint
 
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     stages = ["dedup", "execute", "score_all", "correlate_all", "report"]
     config_path = _write_config(tmp_path, data, stages)
     first = run_pipeline(load_config(config_path))
@@ -254,7 +243,7 @@ def judge(monkeypatch: pytest.MonkeyPatch):
 
 def _judged_config(tmp_path: Path, judge: _Judge, stages: list[str], extra: str = "") -> Path:
     """chrF on every row and ICE-Score (the fake judge) on 4 of 6 real ICE-Score rows."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     path = _write_config(tmp_path, data, stages)
     path.write_text(path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
 model = "openai/judge"
@@ -404,7 +393,7 @@ def test_an_execute_stage_whose_results_were_edited_runs_again_from_scratch(tmp_
     finished") but the stage then resumed with 0 samples and kept the edit (failed samples turned
     passed stayed passed). Edited rows now make the stage run again from scratch; a deleted summary
     (the rows untouched) still only resumes."""
-    config_path = _write_config(tmp_path, _generations(tmp_path / "gens.jsonl", per_outcome=1), ["execute", "report"])
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1), ["execute", "report"])
     run_pipeline(load_config(config_path))
     results = tmp_path / "run" / "execute" / "results.jsonl"
     honest = [json.loads(line) for line in results.read_text().splitlines()]
@@ -436,7 +425,7 @@ def test_another_score_limit_scores_only_the_new_rows(tmp_path: Path, judge: _Ju
     subset, and the tables, correlate and the report hold exactly the selected rows; the rows left
     out are set aside, so raising the limit again asks the judge nothing."""
     stages = ["score", "correlate", "report"]
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=2)  # 12 rows
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=2)  # 12 rows
     config_path = _write_config(tmp_path, data, stages)
     config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
 model = "openai/judge"
@@ -518,7 +507,7 @@ cache = "off"'''))
 def test_the_score_note_on_rows_set_aside_names_the_config_keys(tmp_path: Path, judge: _Judge) -> None:
     """A lowered ``[score] limit`` set rows aside; the score stage's note said "(a smaller --limit or
     --method-limit)" and "a --resume that selects them again"."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     config_path = _write_config(tmp_path, data, ["score"])
     config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
 model = "openai/judge"
@@ -548,7 +537,7 @@ def test_the_execute_stage_reads_only_the_data_split(tmp_path: Path) -> None:
     executed (and a task id of theirs that the problems lack failed the stage, past the preflight)."""
     folder = tmp_path / "gens"
     folder.mkdir()
-    rows = [json.loads(line) for line in _generations(tmp_path / "all.jsonl", per_outcome=1).read_text().splitlines()]
+    rows = [json.loads(line) for line in write_generations(tmp_path / "all.jsonl", per_outcome=1).read_text().splitlines()]
     test = [row for row in rows if row["task_id"] != "HumanEval/12"]
     (folder / "test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in test))
     (folder / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows if row not in test))
@@ -605,7 +594,7 @@ def test_the_score_stage_prints_its_notes_on_the_input_before_it_scores(tmp_path
     """fix33 notes item 1: ``workbench run``'s score stages printed the notes on their input (here
     a generation that begins with its own prompt) only after their table; they come once, before
     the stage's table, as ``workbench score`` prints them. chrF only (no LLM: score_all)."""
-    data = _generations(tmp_path / "gens.jsonl", per_outcome=1)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     rows[0]["completion_multipl_e"] = rows[0]["prompt"] + rows[0]["completion_multipl_e"]
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
