@@ -342,7 +342,14 @@ def not_passed(results: list[dict[str, Any]], limit: int = MAX_LISTED_PER_STATUS
 
 def _applied_memory_limit(summary: dict[str, Any] | None) -> int | None:
     """The address-space limit (bytes) the execute summary says its samples ran under, or ``None`` (an older or
-    damaged summary: no samples are then called near the limit)."""
+    damaged summary: no samples are then called near the limit). The summary's own ``memory`` block holds the limit
+    execute compared with (``None`` where the runner turns the limit off, as Java's does), so the report's near-limit
+    samples are the summary's; an older summary without it gives ``--memory-mb`` as applied."""
+    memory = (summary or {}).get("memory")
+    if isinstance(memory, dict) and "limit_mib" in memory:
+        limit_mib = memory["limit_mib"]
+        valid = isinstance(limit_mib, (int, float)) and not isinstance(limit_mib, bool) and limit_mib > 0
+        return round(limit_mib * (1 << 20)) if valid else None
     limits = (summary or {}).get("limits")
     item = limits.get("address_space_bytes") if isinstance(limits, dict) else None
     applied = item.get("applied") if isinstance(item, dict) else None
