@@ -251,7 +251,9 @@ class EveryKindEmpty(PythonLanguage):
 
 BROKEN = [
     ("identity", BadName(), "lower-case"),
-    ("identity", GrammarNotInstalled(), "not installed"),
+    ("identity", GrammarNotInstalled(), "'tree-sitter-no-such-grammar' is not installed: pip install it, or set "
+                                        "grammar_distribution to the PyPI name of the grammar wheel that "
+                                        "language_capsule() imports"),
     ("registration", BadName(), "not provided by any installed plugin"),
     ("grammar", GrammarImportFails(), "load_language() raised ModuleNotFoundError"),
     ("node_types", MisspelledLiteralType(), "'float_literal' is not a visible named node type"),
@@ -353,3 +355,82 @@ def test_a_check_whose_live_half_was_skipped_is_one_line():
     report = ConformanceReport(plugin="go", problems={"tokens": [], "runner": []}, skipped={"runner": "go: not found"})
     assert str(report).splitlines() == ["conformance of language plugin 'go':", "  tokens: ok",
                                         "  runner: ok, part skipped (go: not found)"]
+
+
+class JavaGrammarForPython(PythonLanguage):
+    """A copied plugin whose language_capsule() still returns another language's grammar."""
+
+    _language = None
+
+    def language_capsule(self):
+        import tree_sitter_java
+
+        return tree_sitter_java.language()
+
+
+#: the checks that need the plugin's own grammar: with another language's, or none, each says so in one line
+GRAMMAR_CHECKS = ("grammar", "node_types", "tokens", "robustness", "decomposition", "definition_fields")
+
+
+def test_a_foreign_grammar_is_named_as_such_in_one_line_per_check():
+    """Session 35: the Java grammar behind a Python plugin was reported as some 30 missing node types,
+    samples that do not parse and sub-codes never found, none of which says the capsule is wrong."""
+    report = _report(JavaGrammarForPython(), checks=GRAMMAR_CHECKS)
+    for check in GRAMMAR_CHECKS:
+        problems = report.problems[check]
+        assert len(problems) == 1, str(report)
+        assert problems[0].startswith("language_capsule() loads another grammar than tree-sitter-python's: "), problems
+        assert "make JavaGrammarForPython.language_capsule() return the python grammar's language, " \
+               "e.g. tree_sitter_python.language()" in problems[0], problems
+
+
+def test_a_grammar_that_does_not_load_is_one_line_per_check_not_a_cascade():
+    report = _report(GrammarImportFails(), checks=GRAMMAR_CHECKS)
+    for check in GRAMMAR_CHECKS:
+        assert report.problems[check] == [
+            "load_language() raised ModuleNotFoundError: No module named 'tree_sitter_pyhton'"], str(report)
+
+
+class CapsuleAsLanguage(PythonLanguage):
+    """Returns the ``tree_sitter.Language`` built from the capsule instead of the capsule itself."""
+
+    _language = None
+
+    def language_capsule(self):
+        import tree_sitter
+        import tree_sitter_python
+
+        return tree_sitter.Language(tree_sitter_python.language())
+
+
+class CapsuleIsNone(PythonLanguage):
+    _language = None
+
+    def language_capsule(self):
+        return None
+
+
+def test_language_capsule_may_return_a_built_language_and_a_wrong_type_is_named():
+    assert _report(CapsuleAsLanguage(), checks=GRAMMAR_CHECKS).ok
+    problems = _report(CapsuleIsNone(), checks=("grammar",)).problems["grammar"]
+    assert problems == ["load_language() raised TypeError: CapsuleIsNone.language_capsule() returned None; return "
+                        "the grammar package's language pointer, e.g. tree_sitter_python.language()"], problems
+
+
+class NoPassChannelRunner(TinyPythonRunner):
+    def prepare(self, program, tests, entry_point, token):  # forgets pass_token_fd / pass_token_file
+        return RunSpec(files={"main.py": program + tests + token}, run=[PYTHON, "main.py"])
+
+
+class RunnerWithoutPassChannel(PythonLanguage):
+    runner = NoPassChannelRunner()
+
+
+def test_an_invalid_run_spec_is_blamed_on_prepare_not_on_a_toolchain_spec_to_override():
+    """Session 35: a prepare() without a pass channel was reported with the advice to override
+    toolchain_spec() 'when prepare() needs real tests', which is not the fault."""
+    problems = _report(RunnerWithoutPassChannel(), checks=("runner",), runner_cases=RUNNER_CASES).problems["runner"]
+    first = problems[0]
+    assert first.startswith("prepare() returns an invalid RunSpec (toolchain_spec() prepares an empty program with "
+                            "it): RunSpec: set exactly one of pass_token_fd and pass_token_file"), problems
+    assert "override it" not in first and "invalid RunSpec: invalid RunSpec" not in first, problems

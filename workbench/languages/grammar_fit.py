@@ -124,4 +124,29 @@ def foreign_grammar(plugin: LanguagePlugin) -> tuple[int, int, list[str]] | None
     return len(missing), len(named), missing[:3]
 
 
-__all__ = ["foreign_grammar", "grammar_mismatches", "is_set"]
+def foreign_grammar_message(plugin: LanguagePlugin) -> str | None:
+    """The sentence that says ``plugin``'s ``language_capsule()`` loads another language's grammar
+    (:func:`foreign_grammar`), as the conformance kit and the registry report it.
+
+    Args:
+        plugin: the plugin (its grammar loads).
+
+    Returns:
+        ``"language_capsule() loads another grammar than tree-sitter-go's: N of its M node types are
+        not in it (e.g. ...); make GoLanguage.language_capsule() return the go grammar's language,
+        e.g. tree_sitter_go.language() (docs/plugins.md)"``, or ``None`` when the grammar looks like
+        the plugin's language.
+    """
+    foreign = foreign_grammar(plugin)
+    if foreign is None:
+        return None
+    missing, named, examples = foreign
+    distribution = plugin.grammar_distribution
+    declared = f"{distribution}'s" if distribution else "its language's"
+    example = f", e.g. {distribution.replace('-', '_')}.language()" if distribution else ""
+    return (f"language_capsule() loads another grammar than {declared}: {missing} of its {named} node types are "
+            f"not in it (e.g. {', '.join(map(repr, examples))}); make {type(plugin).__name__}.language_capsule() "
+            f"return the {plugin.name} grammar's language{example} (docs/plugins.md)")
+
+
+__all__ = ["foreign_grammar", "foreign_grammar_message", "grammar_mismatches", "is_set"]

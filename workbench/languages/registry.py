@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pluggy
 
 from workbench.errors import LanguageNotFoundError
-from workbench.languages.grammar_fit import foreign_grammar, grammar_mismatches
+from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 
 #: modules of plugins that ship inside the workbench package itself
@@ -301,17 +301,9 @@ def _usable(name: str) -> LanguagePlugin:
     if mismatches:
         grammar = f" ({plugin.grammar_distribution} {_version(plugin.grammar_distribution)})" \
             if plugin.grammar_distribution else ""
-        foreign = foreign_grammar(plugin)
+        foreign = foreign_grammar_message(plugin)
         if foreign is not None:  # no grammar version fixes a capsule that returns another language's grammar
-            missing, named, examples = foreign
-            distribution = plugin.grammar_distribution
-            declared = f"{distribution}'s" if distribution else "its language's"
-            example = f", e.g. {distribution.replace('-', '_')}.language()" if distribution else ""
-            raise LanguageGrammarError(
-                f"the {name} plugin's language_capsule() loads another grammar than {declared}: {missing} of its "
-                f"{named} node types are not in it (e.g. {', '.join(map(repr, examples))}); make "
-                f"{type(plugin).__name__}.language_capsule() return the {name} grammar's language{example} "
-                f"(docs/plugins.md)")
+            raise LanguageGrammarError(f"the {name} plugin's {foreign}")
         shown = "; ".join(mismatches[:5]) + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
         raise LanguageGrammarError(
             f"the {name} plugin does not fit the installed grammar{grammar}: {shown}. "

@@ -426,15 +426,37 @@ class LanguagePlugin:
 
     # -- the grammar -------------------------------------------------------------------
     def language_capsule(self) -> Any:
-        """Return the grammar's language pointer (e.g. ``tree_sitter_python.language()``)."""
+        """Return the grammar's language pointer (e.g. ``tree_sitter_python.language()``), or the
+        ``tree_sitter.Language`` built from it."""
         raise NotImplementedError
 
     def load_language(self) -> Any:
-        """Return the ``tree_sitter.Language`` for this plugin (built once, then cached)."""
+        """Return the ``tree_sitter.Language`` for this plugin (built once, then cached).
+
+        ``language_capsule()`` may also return the ``tree_sitter.Language`` built from the pointer,
+        which is then used as it is.
+
+        Raises:
+            TypeError: ``language_capsule()`` returned something that is neither a language
+                pointer nor a ``tree_sitter.Language`` (``None``, the grammar module itself).
+            whatever ``language_capsule()`` raises (an ``ImportError`` for a grammar package
+                that is not installed).
+        """
         if self._language is None:
             import tree_sitter
 
-            self._language = tree_sitter.Language(self.language_capsule())
+            capsule = self.language_capsule()
+            if isinstance(capsule, tree_sitter.Language):
+                self._language = capsule
+            else:
+                try:
+                    self._language = tree_sitter.Language(capsule)
+                except TypeError as error:  # tree-sitter says only "an integer is required"
+                    module = (self.grammar_distribution or "tree-sitter-go").replace("-", "_")
+                    returned = "None" if capsule is None else f"a {type(capsule).__name__}"
+                    raise TypeError(
+                        f"{type(self).__name__}.language_capsule() returned {returned}; return the grammar "
+                        f"package's language pointer, e.g. {module}.language()") from error
         return self._language
 
     def parse(self, code: str | bytes) -> Any:

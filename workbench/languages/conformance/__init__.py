@@ -28,6 +28,9 @@ The checks (each a function ``check_<name>(plugin, ...) -> list[str]`` of proble
 ``grammar``
     the tree-sitter ``Language`` loads, its ABI is one this tree-sitter can read, and
     every sample parses without syntax errors (so the samples test what they mean to).
+    A grammar that does not load, or that is another language's (``language_capsule()``
+    returns the wrong grammar: at least half the plugin's node types missing), is one
+    sentence in each check that needs the grammar, through ``definition_fields``.
 ``node_types``
     every node type the plugin names exists in the grammar as a visible named node
     (``Language.id_for_node_kind``), every field name exists, and the type sets do not
@@ -56,8 +59,8 @@ The checks (each a function ``check_<name>(plugin, ...) -> list[str]`` of proble
 :func:`run_spec` runs one :class:`~workbench.languages.spec.RunSpec` the same way, for a
 plugin's own tests; its status is the one ``workbench execute`` would record.
 
-Modules: :mod:`~.checks` (the checks that need no toolchain), :mod:`~.runner` (the runner
-check and :func:`run_spec`), :mod:`~.report` (:func:`check_plugin` and its report),
+Modules: :mod:`~.checks` (the checks that need no toolchain), :mod:`~.runner_check` (the runner
+check and :func:`run_spec`), :mod:`~.kit` (:func:`check_plugin` and its report),
 :mod:`~.pytest_base` (:class:`LanguagePluginConformance`).
 """
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.formatting import count
-from workbench.languages.grammar_fit import grammar_mismatches, is_set
+from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches, is_set
 from workbench.languages.spec import LanguagePlugin, SubCodeKind, TestRunner
 
 #: inputs every plugin must survive (``robustness`` check), besides mangled samples
@@ -92,7 +92,9 @@ def check_identity(plugin: LanguagePlugin) -> list[str]:
         try:
             importlib.metadata.version(plugin.grammar_distribution)
         except importlib.metadata.PackageNotFoundError:
-            problems.append(f"grammar distribution {plugin.grammar_distribution!r} is not installed")
+            problems.append(f"grammar distribution {plugin.grammar_distribution!r} is not installed: pip install it, "
+                            f"or set grammar_distribution to the PyPI name of the grammar wheel that "
+                            f"language_capsule() imports")
     capabilities = plugin.capabilities()
     if "tokens" not in capabilities:
         problems.append("no identifier_node_types / literal_node_types: the plugin cannot give dedup tokens")
@@ -124,6 +126,32 @@ def check_registration(plugin: LanguagePlugin) -> list[str]:
         if clash:
             problems.append(f"{sorted(clash)} also claimed by plugin {other.name!r} ({info.distribution})")
     return problems
+
+
+#: the checks that need the plugin's own grammar: when it does not load, or is another language's,
+#: each of them reports that one sentence (:func:`grammar_blocker`) instead of what follows from it
+GRAMMAR_CHECKS: tuple[str, ...] = ("grammar", "node_types", "tokens", "robustness", "decomposition", "definition_fields")
+
+
+def grammar_blocker(plugin: LanguagePlugin) -> str | None:
+    """Why no check can judge ``plugin`` against its grammar, or ``None`` when they can.
+
+    Two causes: the grammar does not load (``"load_language() raised ..."``), or
+    ``language_capsule()`` returns another language's grammar
+    (:func:`workbench.languages.grammar_fit.foreign_grammar_message`); either would otherwise come
+    back as dozens of missing node types, samples that do not parse and sub-codes never found.
+
+    Args:
+        plugin: the plugin under test.
+
+    Returns:
+        one sentence, or ``None``.
+    """
+    try:
+        plugin.load_language()
+    except Exception as error:  # noqa: BLE001 - any failure to load is the finding
+        return f"load_language() raised {type(error).__name__}: {error}"
+    return foreign_grammar_message(plugin)
 
 
 def check_grammar(plugin: LanguagePlugin, samples: Sequence[str]) -> list[str]:

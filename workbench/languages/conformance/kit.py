@@ -67,7 +67,7 @@ class ConformanceReport:
             raise PluginConformanceError(str(self))
 
 
-#: the checks, in the order they run (``check_<name>`` in :mod:`.checks`, ``runner`` in :mod:`.runner`)
+#: the checks, in the order they run (``check_<name>`` in :mod:`.checks`, ``runner`` in :mod:`.runner_check`)
 CHECKS: tuple[str, ...] = (
     "identity", "registration", "grammar", "node_types", "tokens", "robustness", "decomposition",
     "definition_fields", "runner",
@@ -121,6 +121,8 @@ def check_plugin(
         "definition_fields": lambda: plugin_checks.check_definition_fields(plugin, samples),
     }
     report = ConformanceReport(plugin=str(plugin.name))
+    # a grammar that does not load, or another language's, is one sentence in each check that needs it
+    blocker = plugin_checks.grammar_blocker(plugin) if set(checks) & set(plugin_checks.GRAMMAR_CHECKS) else None
     for name in CHECKS:
         if name not in checks:
             continue
@@ -130,6 +132,9 @@ def check_plugin(
             report.problems[name] = problems
             if skipped:
                 report.skipped[name] = skipped
+            continue
+        if blocker is not None and name in plugin_checks.GRAMMAR_CHECKS:
+            report.problems[name] = [blocker]
             continue
         try:
             report.problems[name] = runs[name]()

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.execute import IsolationLevel, ResourceLimits, Sandbox, SampleOutcome, detect_isolation, new_token
-from workbench.languages.spec import SAMPLE_STATUSES, LanguagePlugin, RunSpec, TestRunner
+from workbench.languages.spec import SAMPLE_STATUSES, InvalidRunSpecError, LanguagePlugin, RunSpec, TestRunner
 
 #: how live runs may execute (see :func:`check_runner`)
 EXECUTORS: tuple[str, ...] = ("auto", "sandbox", "unsandboxed")
@@ -164,7 +164,14 @@ def _runner_problems(runner: TestRunner) -> list[str]:
     # workbench execute checks this spec before any sample runs: if it raises, nothing runs
     try:
         spec = runner.toolchain_spec(new_token())
-    except Exception as error:  # noqa: BLE001 - an invalid RunSpec raises here too
+    except InvalidRunSpecError as error:  # the spec's own fault, whoever built it
+        invalid = str(error).removeprefix("invalid RunSpec: ")
+        if type(runner).toolchain_spec is TestRunner.toolchain_spec:
+            problems.append(f"prepare() returns an invalid RunSpec (toolchain_spec() prepares an empty program "
+                            f"with it): {invalid}")
+        else:
+            problems.append(f"toolchain_spec() returns an invalid RunSpec: {invalid}")
+    except Exception as error:  # noqa: BLE001 - e.g. a prepare() that needs real tests
         problems.append(f"toolchain_spec() raised {type(error).__name__}: {error} (workbench execute calls it "
                         f"before any sample runs; override it when prepare() needs real tests)")
     else:
