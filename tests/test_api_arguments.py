@@ -13,12 +13,20 @@ from workbench import (
 
 @pytest.mark.parametrize("call, message", [
     (lambda: run_dedup("humaneval", "out"), r"run_dedup\(source, config, output_dir=...\): config must be a DedupConfig, not str"),
-    (lambda: run_score("humaneval", "out", ScoreConfig(method=["chrf"])), r"config must be a ScoreConfig, not str \('out'\)"),
+    (lambda: run_score("humaneval", "out", None), r"config must be a ScoreConfig, not str \('out'\)"),
     (lambda: run_score("humaneval", ScoreConfig(method=["chrf"]), None), r"output_dir must be a str or PathLike, not NoneType"),
     (lambda: run_execute("gens.jsonl", ExecutionConfig()), r"run_execute\(generations, output, config\): output must be"),
     # "must be a ExecutionConfig": the article follows the type's name
     (lambda: run_execute("gens.jsonl", "out.jsonl", "python"), r"run_execute\(generations, output, config\): config must "
                                                                r"be an ExecutionConfig, not str"),
+    # session 35: run_execute takes (generations, output, config), run_score (source, config, output_dir); the
+    # other's order is named as such rather than as "config must be an ExecutionConfig, not str"
+    (lambda: run_execute("gens.jsonl", ExecutionConfig(), "out.jsonl"),
+     r"run_execute\(generations, output, config\): output and config are swapped \(output got an ExecutionConfig, "
+     r"config got str 'out.jsonl'\); run_execute takes its output before its config, unlike run_score"),
+    (lambda: run_score("humaneval", "out", ScoreConfig(method=["chrf"])),
+     r"run_score\(source, config, output_dir\): config and output_dir are swapped \(config got str 'out', output_dir "
+     r"got a ScoreConfig\); run_score takes its config before its output folder, unlike run_execute"),
     (lambda: run_correlate("scores.jsonl", "codebleu"), r"config must be a CorrelateConfig, not str"),
     (lambda: run_bias("dedup", "scores.jsonl", "passed"), r"config must be a BiasConfig, not str"),
     (lambda: run_pipeline("configs/humaneval.toml"), r"run_pipeline\(load_config\(path\)\): config must be a PipelineConfig"),

@@ -100,6 +100,35 @@ def require_argument(value: object, expected: type | tuple[type, ...], name: str
                     f"{shown}{'; ' + hint if hint else ''}")
 
 
+def _a(value: object) -> str:
+    """``"a ScoreConfig"`` / ``"an ExecutionConfig"`` for an object, ``"str 'out'"`` for a path."""
+    if isinstance(value, PATH_TYPES):
+        return f"{type(value).__name__} {os.fspath(value)!r}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def reject_swapped(first: object, first_name: str, first_types: type | tuple[type, ...], second: object,
+                   second_name: str, second_types: type | tuple[type, ...], call: str, hint: str) -> None:
+    """Raise a :class:`TypeError` that says two arguments are swapped, when each holds what the
+    other takes (``run_execute(gens, config, "out.jsonl")``: ``run_score``'s order); otherwise do
+    nothing (:func:`require_argument` then names a single wrong argument).
+
+    Args:
+        first, second: the two arguments as given; first_name, second_name: their parameter names;
+        first_types, second_types: what each accepts; call: the signature as a user writes it;
+        hint: why the order is easy to get wrong (``"run_execute takes its output before its config"``).
+
+    Raises:
+        TypeError: ``"{call}: {first_name} and {second_name} are swapped ({first_name} got ...,
+            {second_name} got ...); {hint}"``.
+    """
+    if not isinstance(first, first_types) and isinstance(first, second_types) and isinstance(second, first_types) \
+            and not isinstance(second, second_types):
+        raise TypeError(f"{call}: {first_name} and {second_name} are swapped ({first_name} got {_a(first)}, "
+                        f"{second_name} got {_a(second)}); {hint}")
+
+
 def require_path(value: object, name: str, call: str, *, optional: bool = False, hint: str = "") -> None:
     """:func:`require_argument` for a path argument (``str`` or ``os.PathLike``; ``None`` too when
     ``optional``): a DataFrame, a number or a swapped config is a TypeError naming ``name``.

@@ -25,7 +25,7 @@ from workbench.data.loading import load_records, require_text_columns
 from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import BaseSample, check_unique, code_digest, number_samples, resolve_sample_column
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import TABLE_HINT, DataError, WorkbenchError, require_argument, require_path
+from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, WorkbenchError, reject_swapped, require_argument, require_path
 from workbench.execute.config import DEFAULT_SANDBOX_FAILURE_LIMIT, ExecutionConfig
 from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavailableError, detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
@@ -598,6 +598,8 @@ def run_execute(
         print(summary.pass_at_1, summary.counts)
     """
     config = config or ExecutionConfig()
+    reject_swapped(output, "output", PATH_TYPES, config, "config", ExecutionConfig, "run_execute(generations, output, config)",
+                   "run_execute takes its output before its config, unlike run_score")
     require_argument(config, ExecutionConfig, "config", "run_execute(generations, output, config)")
     require_argument(output, (str, os.PathLike), "output", "run_execute(generations, output, config)")
     require_path(generations, "generations", "run_execute(generations, output, config)", hint=TABLE_HINT)

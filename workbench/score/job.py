@@ -49,7 +49,9 @@ from workbench.data.loading import require_text_columns
 from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
-from workbench.errors import TABLE_HINT, DataError, MissingColumnError, WorkbenchError, require_argument, require_path
+from workbench.errors import (
+    PATH_TYPES, TABLE_HINT, DataError, MissingColumnError, WorkbenchError, reject_swapped, require_argument, require_path,
+)
 from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
@@ -955,6 +957,8 @@ def run_score(
         report = run_score("humaneval-codex-python", config, "runs/score")
         print(report.mean_scores, report.paths["scores_wide"])
     """
+    reject_swapped(config, "config", ScoreConfig, output_dir, "output_dir", PATH_TYPES, "run_score(source, config, output_dir)",
+                   "run_score takes its config before its output folder, unlike run_execute")
     require_argument(config, ScoreConfig, "config", "run_score(source, config, output_dir)")
     require_argument(output_dir, (str, os.PathLike), "output_dir", "run_score(source, config, output_dir)")
     require_path(source, "source", "run_score(source, config, output_dir)", hint=TABLE_HINT)
