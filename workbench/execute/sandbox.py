@@ -34,6 +34,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from workbench.execute.guardian import Guardian
 from workbench.execute.isolation import (
     SANDBOX_WORKDIR,
     UID_BLOCK_SIZE,
@@ -427,6 +428,10 @@ class Sandbox:
         #: why interpreters are not reused here (the zygote's probe failed), else None
         self.reuse_unavailable: str | None = None
         self._zygotes: dict[int, Zygote] = {}
+        #: kills the running samples if this process dies (levels below bubblewrap, which has
+        #: --die-with-parent): started on the first such sample, see :mod:`~workbench.execute.guardian`
+        self._guardian = Guardian()
+        weakref.finalize(self, self._guardian.stop)
         #: what the kernel's OOM killer guards here (:func:`~workbench.execute.limits.oom_guard_bytes`)
         self.memory_ceiling_bytes = oom_guard_bytes()
         weakref.finalize(self, _stop_zygotes, self._zygotes)
@@ -522,8 +527,10 @@ class Sandbox:
 
     def release_workers(self) -> None:
         """Stop the workers' pre-started interpreters (:mod:`~workbench.execute.zygote`), if
-        any; a later sample starts its worker's again. Call it when a run is over."""
+        any, and the guardian that would kill running samples if this process died; a later
+        sample starts them again. Call it when a run is over."""
         _stop_zygotes(self._zygotes)
+        self._guardian.stop()
 
     @property
     def reuses_interpreters(self) -> bool:
@@ -606,6 +613,9 @@ class Sandbox:
         start = time.monotonic()
         try:
             with self._lock:
+                if self._closed:  # close() ran since run() checked: it kills only what it found running
+                    raise SandboxUnavailableError(
+                        "this Sandbox was closed (the run it served was interrupted); create a new Sandbox")
                 proc = subprocess.Popen(
                     plan.argv if bubblewrap else [*meter_argv, *plan.argv],
                     cwd=plan.cwd,
@@ -620,6 +630,8 @@ class Sandbox:
                     extra_groups=[] if plan.user is not None else None,
                 )
                 self._running[proc.pid] = proc
+            if not bubblewrap:  # bwrap --die-with-parent ends a sample with us; below it, the guardian does
+                self._guardian.watch(proc.pid, uid, run_tag)
             # a child forked from this process starts with our memory, and ru_maxrss keeps that
             own_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         except (OSError, subprocess.SubprocessError) as error:
@@ -654,6 +666,8 @@ class Sandbox:
             returncode, reaped_peak = reap_with_usage(proc)
             if not self._tree_is_gone(returncode, timed_out, info_read):
                 self._sweep(uid, run_tag)
+            if not bubblewrap:
+                self._guardian.release(proc.pid)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
         started = bool(_read_available(started_read, limit=1))
