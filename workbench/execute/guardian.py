@@ -72,9 +72,9 @@ class Guardian:
         self._write = write_end
         return write_end
 
-    def _say(self, line: str) -> None:
+    def _say(self, line: str, *, start: bool = False) -> None:
         with self._lock:
-            fd = self._started()
+            fd = self._started() if start else self._write
             if fd is not None:
                 with contextlib.suppress(OSError):  # a guardian that died: the samples still end normally
                     os.write(fd, line.encode() + b"\n")
@@ -82,10 +82,11 @@ class Guardian:
     def watch(self, pgid: int, uid: int | None, run_tag: str) -> None:
         """Register a started sample: ``pgid`` its process group (its leader's pid), ``uid`` the
         user id it runs as (root mode) or ``None``, ``run_tag`` its ``NAME=value`` environment tag."""
-        self._say(f"+ {pgid} {uid if uid is not None else '-'} {run_tag}")
+        self._say(f"+ {pgid} {uid if uid is not None else '-'} {run_tag}", start=True)
 
     def release(self, pgid: int) -> None:
-        """Forget the sample of process group ``pgid``: it is over and swept."""
+        """Forget the sample of process group ``pgid``: it is over and swept (a guardian stopped
+        since, by :meth:`stop`, is not started again for this)."""
         self._say(f"- {pgid}")
 
     def stop(self) -> None:
