@@ -54,7 +54,8 @@ def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill
         while not found and workbench.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
             found = processes_with_argument(marker)
-        assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if workbench.poll() is not None else ''}"
+        ended = workbench.poll() is not None
+        assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if ended else ''}"
         sleeper = found[0]
         sample = [sleeper] + [pid for pid in [parent(sleeper)] if pid]  # the sleep and the harness that ran it
         watched = {pid: start_time(pid) for pid in sample}
@@ -76,3 +77,28 @@ def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_the_guardian_kills_what_is_registered_when_its_pipe_closes_and_nothing_else() -> None:
+    """The guardian's contract, with real processes: at the end of its input it kills each process
+    group still registered (with its environment tag), and leaves a released one alone."""
+    from workbench.execute.guardian import Guardian
+
+    started = []
+    for index in range(2):
+        tag = f"WORKBENCH_SANDBOX_RUN=guardiantest{secrets.token_hex(4)}{index}"
+        name, _, value = tag.partition("=")
+        started.append((subprocess.Popen(["sleep", "600"], start_new_session=True, env={name: value}), tag))
+    (released, released_tag), (registered, registered_tag) = started
+    guardian = Guardian()
+    try:
+        guardian.watch(released.pid, None, released_tag)
+        guardian.watch(registered.pid, None, registered_tag)
+        guardian.release(released.pid)
+        guardian.stop()  # as the kernel closes the pipe when workbench dies
+        assert registered.wait(timeout=20) == -signal.SIGKILL
+        assert released.poll() is None
+    finally:
+        for process, _ in started:
+            process.kill()
+            process.wait()
