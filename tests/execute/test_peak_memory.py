@@ -153,10 +153,11 @@ def test_a_timeout_near_the_limit_says_so():
 
 
 def test_the_meter_report_is_split_from_the_wrappers_messages():
-    assert _meter_report(b"1468\n") == (1468, b"")
-    assert _meter_report(b"bwrap: Can't mount proc\n1184\n") == (1184, b"bwrap: Can't mount proc\n")
-    assert _meter_report(b"") == (None, b"")
-    assert _meter_report(b"bwrap: died\n") == (None, b"bwrap: died\n")
+    assert _meter_report(b"1468 0\n") == (1468, 0, b"")
+    assert _meter_report(b"bwrap: Can't mount proc\n1184 1\n") == (1184, 1, b"bwrap: Can't mount proc\n")
+    assert _meter_report(b"") == (None, None, b"")
+    assert _meter_report(b"bwrap: died\n") == (None, None, b"bwrap: died\n")
+    assert _meter_report(b"1468\n") == (None, None, b"1468\n")
 
 
 def test_the_memory_summary_reads_old_rows_without_the_column():
@@ -314,3 +315,42 @@ def test_a_gnu_time_first_on_path_in_a_hidden_folder_is_not_the_meter(way, tmp_p
         sandbox_module.peak_meter.cache_clear()
     assert outcome.status == "passed", outcome.detail
     assert outcome.peak_rss_mib is not None and outcome.peak_rss_mib < 60
+
+
+FORGE = """def f():
+    import os, signal
+    for name in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{name}/cmdline', 'rb') as handle:
+                argv = handle.read().split(b'\\0')
+            if os.path.basename(argv[0]) == b'time' and any(b'%M' in arg for arg in argv):
+                with open(f'/proc/{name}/fd/2', 'w') as report:
+                    report.write('1000000000 0\\n')
+        except OSError:
+            pass
+    if os.getpid() == 1:  # the namespace's init (namespaces level) cannot be signalled from inside: a wrapper's 137
+        os._exit(128 + signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not ROOT, reason="as a normal user GNU time runs as the sample's own user: documented as forgeable")
+def test_a_sample_cannot_forge_its_peak_into_an_oom_as_root(way):
+    """As root GNU time is out of the sample's reach at every level (inside bubblewrap it runs as
+    root; below it, as the sample's user id, but started by a change of user id, so not dumpable:
+    its ``/proc/PID/fd`` is closed to the sample): a sample that writes a huge figure into GNU
+    time's report and then ends by SIGKILL stays ``killed`` with its own small peak."""
+    outcome = run(way, FORGE)  # at the namespaces level the sample is its namespace's init: it cannot SIGKILL itself
+    assert outcome.status in (("failed",) if way[0].isolation.level.value == "namespaces" else ("killed",)), (
+        outcome.status, outcome.detail, outcome.peak_rss_mib)
+    assert outcome.peak_rss_mib is None or outcome.peak_rss_mib < 1000
+
+
+@pytest.mark.parametrize("status", [128 + 9, 128 + 24])
+def test_a_sample_that_exits_with_128_plus_n_was_not_ended_by_signal_n(way, status):
+    """GNU time (and the zygote's init, and bubblewrap's) pass a child's death by signal N on as exit
+    status 128 + N; a sample that exits with 137 or 152 itself was read as SIGKILL (``killed``) or
+    SIGXCPU (``timeout``), at the ``rlimits`` level only since GNU time wraps every sample. GNU time's
+    ``%x`` (0 for a signal) and the zygote's init tell the two apart."""
+    outcome = run(way, f"def f():\n    import os\n    os._exit({status})\n")
+    assert (outcome.status, outcome.signal, outcome.exit_code) == ("failed", None, status), outcome.detail

@@ -7,6 +7,8 @@ tasks in flight is bounded, so a generations file of any size is read lazily.
 from __future__ import annotations
 
 import queue
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
@@ -32,7 +34,9 @@ def run_in_slots(
         workers: parallel calls (>= 1).
         on_interrupt: called when the consumer stops early or an exception (e.g.
             ``KeyboardInterrupt``) ends the run, before pending work is cancelled, so it
-            can kill running sandboxes.
+            can kill running sandboxes. It, the cancelling and the pool's shutdown run to
+            their end even when another Ctrl-C comes meanwhile (:func:`_through_ctrl_c`): the
+            interrupt already on its way is raised after them.
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, not {workers}")
@@ -64,9 +68,42 @@ def run_in_slots(
                 yield future.result()
         finished_cleanly = True
     finally:
-        if not finished_cleanly:
-            if on_interrupt is not None:
-                on_interrupt()
-            for future in pending:
-                future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if finished_cleanly:
+            pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            def stop() -> None:
+                if on_interrupt is not None:
+                    on_interrupt()
+                for future in pending:
+                    future.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+
+            _through_ctrl_c(stop)
+
+
+def _through_ctrl_c(clean_up: Callable[[], None]) -> None:
+    """Run ``clean_up`` to its end although Ctrl-C is pressed again meanwhile.
+
+    A second Ctrl-C while the first one's clean-up killed the running samples raised
+    ``KeyboardInterrupt`` inside it: the pool was never shut down and the samples ran on to
+    their timeout. In the main thread SIGINT is held off while ``clean_up`` runs (its handler
+    only counts); the ``KeyboardInterrupt`` or exception already propagating says what
+    happened. A third Ctrl-C raises ``KeyboardInterrupt`` as usual, a way out of a clean-up that
+    hangs. Elsewhere (signals reach only the main thread) it runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        clean_up()
+        return
+    held = []
+
+    def hold(_signum, _frame) -> None:
+        held.append(1)
+        if len(held) > 1:
+            raise KeyboardInterrupt
+
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, hold)
+    try:
+        clean_up()
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)

@@ -34,6 +34,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from workbench.execute.guardian import Guardian
 from workbench.execute.isolation import (
     SANDBOX_WORKDIR,
     UID_BLOCK_SIZE,
@@ -102,7 +103,9 @@ def peak_meter() -> str | None:
     memory (a fork copies it, a vfork shares it, and ``exec`` keeps the larger figure), so
     ``wait4`` on the wrapper would report at least workbench's own size. GNU time's child starts
     from GNU time's few pages instead, and GNU time reports that child's ``ru_maxrss`` (``%M``,
-    KiB). Without it the wrapper's own figure is used where it exceeds this process's size.
+    KiB). Without it the wrapper's own figure is used where it exceeds this process's size. Its
+    ``%x`` (the child's exit status, 0 when a signal ended it) tells a sample that exited with
+    128 + N itself from one that signal N ended: GNU time exits with 128 + N for both.
     """
     # the system's, not the first on this PATH: a user's own (a conda env's, under /root or /home) is
     # hidden under bubblewrap and out of reach of a sample's user id as root, and would fail every sample
@@ -110,21 +113,26 @@ def peak_meter() -> str | None:
     if found is None:
         return None
     try:  # exactly as samples use it: a time without --quiet (GNU time 1.7) or --format would fail each one
-        said = subprocess.run([found, "--quiet", "--format", "%M", "true"], capture_output=True, timeout=10,
-                              check=False)
+        said = subprocess.run([found, *METER_OPTIONS, "true"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return found if said.returncode == 0 and _meter_report(said.stderr)[0] is not None else None
 
 
-def _meter_report(said: bytes) -> tuple[int | None, bytes]:
-    """``(peak KiB, everything else)`` of what GNU time's stderr got: its ``%M`` line comes last;
-    the lines before it are the wrappers' own messages (a ``bwrap`` that could not set up)."""
+#: GNU time's options: its report is one line, ``"<peak KiB> <exit status>"`` (``%M %x``)
+METER_OPTIONS = ("--quiet", "--format", "%M %x")
+
+
+def _meter_report(said: bytes) -> tuple[int | None, int | None, bytes]:
+    """``(peak KiB, exit status, everything else)`` of what GNU time's stderr got: its ``%M %x``
+    line comes last (the exit status is the child's, 0 when a signal ended it); the lines before
+    it are the wrappers' own messages (a ``bwrap`` that could not set up)."""
     lines = said.rstrip(b"\n").split(b"\n")
-    if lines and lines[-1].strip().isdigit():
+    fields = lines[-1].split() if lines else []
+    if len(fields) == 2 and all(field.isdigit() for field in fields):
         rest = b"\n".join(lines[:-1])
-        return int(lines[-1]), rest + b"\n" if rest else b""
-    return None, said
+        return int(fields[0]), int(fields[1]), rest + b"\n" if rest else b""
+    return None, None, said
 
 
 def _stop_zygotes(zygotes: dict[int, Zygote]) -> None:
@@ -427,6 +435,10 @@ class Sandbox:
         #: why interpreters are not reused here (the zygote's probe failed), else None
         self.reuse_unavailable: str | None = None
         self._zygotes: dict[int, Zygote] = {}
+        #: kills the running samples if this process dies (levels below bubblewrap, which has
+        #: --die-with-parent): started on the first such sample, see :mod:`~workbench.execute.guardian`
+        self._guardian = Guardian()
+        weakref.finalize(self, self._guardian.stop)
         #: what the kernel's OOM killer guards here (:func:`~workbench.execute.limits.oom_guard_bytes`)
         self.memory_ceiling_bytes = oom_guard_bytes()
         weakref.finalize(self, _stop_zygotes, self._zygotes)
@@ -522,8 +534,10 @@ class Sandbox:
 
     def release_workers(self) -> None:
         """Stop the workers' pre-started interpreters (:mod:`~workbench.execute.zygote`), if
-        any; a later sample starts its worker's again. Call it when a run is over."""
+        any, and the guardian that would kill running samples if this process died; a later
+        sample starts them again. Call it when a run is over."""
         _stop_zygotes(self._zygotes)
+        self._guardian.stop()
 
     @property
     def reuses_interpreters(self) -> bool:
@@ -573,7 +587,7 @@ class Sandbox:
             built_read, built_fd = res.keep(read_end), res.keep(_high(write_end))
         stderr = res.log_file(self.temp_root)
         meter = peak_meter()
-        meter_argv = [meter, "--quiet", "--format", "%M"] if meter is not None else []
+        meter_argv = [meter, *METER_OPTIONS] if meter is not None else []
         report_read = report_write = log_fd = None
         if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
             read_end, write_end = os.pipe()
@@ -606,6 +620,9 @@ class Sandbox:
         start = time.monotonic()
         try:
             with self._lock:
+                if self._closed:  # close() ran since run() checked: it kills only what it found running
+                    raise SandboxUnavailableError(
+                        "this Sandbox was closed (the run it served was interrupted); create a new Sandbox")
                 proc = subprocess.Popen(
                     plan.argv if bubblewrap else [*meter_argv, *plan.argv],
                     cwd=plan.cwd,
@@ -620,6 +637,8 @@ class Sandbox:
                     extra_groups=[] if plan.user is not None else None,
                 )
                 self._running[proc.pid] = proc
+            if not bubblewrap:  # bwrap --die-with-parent ends a sample with us; below it, the guardian does
+                self._guardian.watch(proc.pid, uid, run_tag)
             # a child forked from this process starts with our memory, and ru_maxrss keeps that
             own_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         except (OSError, subprocess.SubprocessError) as error:
@@ -654,11 +673,13 @@ class Sandbox:
             returncode, reaped_peak = reap_with_usage(proc)
             if not self._tree_is_gone(returncode, timed_out, info_read):
                 self._sweep(uid, run_tag)
+            if not bubblewrap:
+                self._guardian.release(proc.pid)
             if uid is not None and not bubblewrap:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
         started = bool(_read_available(started_read, limit=1))
         if report_read is not None:
-            peak, said = _meter_report(_read_available(report_read))
+            peak, meter_exit, said = _meter_report(_read_available(report_read))
             # GNU time could not exec what it runs; the step script never started (a sample that wrote
             # such a line into the report through /proc, as the same user, and exited 127 did start)
             if returncode in (126, 127) and b": cannot run " in said and not started:
@@ -670,6 +691,14 @@ class Sandbox:
                 stderr.write(said)
         else:  # our own memory is a floor on the wrapper's ru_maxrss: a figure at it says nothing
             peak = reaped_peak if reaped_peak is not None and reaped_peak > own_kib else None
+            meter_exit = None
+        # the wrappers (GNU time too) report a child killed by signal N as exit status 128 + N, and
+        # so a child that exited with 128 + N itself; GNU time's %x tells them apart where its child is
+        # the sample's process (the run command replaced the step shell: no pass_token_file)
+        reports_signals = meter is not None or self.isolation.level in (IsolationLevel.BUBBLEWRAP,
+                                                                        IsolationLevel.NAMESPACES)
+        if meter_exit is not None and pipes.file_token_fd is None and returncode > 128 and meter_exit == returncode:
+            reports_signals = False
 
         return self._judge(
             spec, token, pipes, started_read, stderr, started=started, returncode=returncode, duration_s=duration,
@@ -677,9 +706,7 @@ class Sandbox:
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
             memory_ceiling_bytes=self.memory_ceiling_bytes,
-            # the wrappers (GNU time too) report a child killed by signal N as exit status 128 + N
-            wrapper_reports_signals=(meter is not None
-                                     or self.isolation.level in (IsolationLevel.BUBBLEWRAP, IsolationLevel.NAMESPACES)),
+            wrapper_reports_signals=reports_signals,
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
 
@@ -748,9 +775,9 @@ class Sandbox:
         try:
             answer = zygote.run(request, fds, timeout_s)
             returncode, timed_out, duration = answer.returncode, answer.timed_out, answer.duration_s
-            peak = answer.peak_rss_kib
+            peak, sample_signal = answer.peak_rss_kib, answer.sample_signal
         except ZygoteLostError as error:  # its sandbox was torn down: nothing of the sample runs
-            duration, peak = time.monotonic() - start, None
+            duration, peak, sample_signal = time.monotonic() - start, None, None
             returncode, timed_out = -signal.SIGKILL, duration >= timeout_s
             stderr.write(f"\nworkbench: {error}\n".encode())
         finally:
@@ -759,7 +786,9 @@ class Sandbox:
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
             memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
-            wrapper_reports_signals=True,  # the sample's init exits with 128 + N for signal N
+            # the sample's init exits with 128 + N for signal N, and with the sample's own status,
+            # 128 + N included, when it exited: the init's report (sample_signal 0) tells which
+            wrapper_reports_signals=sample_signal != 0,
             launcher="bubblewrap, zygote",
         )
 

@@ -89,12 +89,16 @@ class ZygoteAnswer:
         duration_s: seconds from the fork of the sample's init to its end.
         peak_rss_kib: the sample's peak resident memory in KiB (the largest ``ru_maxrss`` in
             its PID namespace that the zygote could see), or ``None`` (an older answer without it).
+        sample_signal: the signal that ended the sample's own process, 0 when it exited by
+            itself (then a ``returncode`` of 128 + N is its own exit status, not signal N), or
+            ``None`` when unknown (killed at the timeout, an older answer).
     """
 
     returncode: int
     timed_out: bool
     duration_s: float
     peak_rss_kib: int | None = None
+    sample_signal: int | None = None
 
 
 @functools.cache
@@ -252,14 +256,15 @@ class Zygote:
             os.close(body)
         answer = self._answer(timeout_s + _ANSWER_GRACE_S)
         parts = answer.split()
-        if len(parts) not in (3, 4) or not all(part.lstrip(b"-").isdigit() for part in parts):
+        if len(parts) not in (3, 4, 5) or not all(part.lstrip(b"-").isdigit() for part in parts):
             why = answer.decode("utf-8", "replace") or "no answer"
             self.stop()
             raise ZygoteLostError(f"the zygote did not answer ({why[:300]})")
         status, timed_out, micros = (int(part) for part in parts[:3])
         returncode = os.waitstatus_to_exitcode(status)
-        peak = int(parts[3]) if len(parts) == 4 else None
-        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6, peak)
+        peak = int(parts[3]) if len(parts) >= 4 else None
+        sample_signal = int(parts[4]) if len(parts) == 5 and int(parts[4]) >= 0 else None
+        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6, peak, sample_signal)
 
     def _answer(self, timeout_s: float) -> bytes:
         """The zygote's next message, or ``b""`` when none came within ``timeout_s``."""

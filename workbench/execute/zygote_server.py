@@ -18,7 +18,9 @@ the request body, the token pipe, the pass pipe, the start pipe, stdout and stde
    holding the working directory with the sample's files, a fresh ``/proc`` of the new PID
    namespace (``/proc/sys``, ``/proc/sysrq-trigger``, ``/proc/irq``, ``/proc/bus``
    read-only, as bubblewrap does), then forks the sample (PID 2) and reaps until it exits,
-   and exits with its status (128 + N for signal N): the kernel then kills whatever else is
+   and exits with its status (128 + N for signal N), having first written the sample's raw
+   ``waitpid`` status to a pipe of the zygote's (so a sample that exits with 128 + N itself is
+   told from one that signal N ended): the kernel then kills whatever else is
    left in the namespace, and the init counts as exited only once it is all gone;
 3. the sample starts its own session, places its fds (3, 4 ...: the runner's numbers;
    0 is ``/dev/null``), sets the rlimits, drops to the worker's user id (no groups, empty
@@ -26,9 +28,11 @@ the request body, the token pipe, the pass pipe, the start pipe, stdout and stde
    per-sample path), replaces the environment, writes the start byte and runs the
    runner's script as ``__main__`` with its arguments;
 4. the zygote waits for the init with a pidfd and the request's timeout, kills it when the
-   timeout passes, and answers ``b"<exit status> <timed out 0/1> <microseconds> <peak KiB>"``
-   (the exit status as ``waitpid`` reports it, raw; the peak resident memory from ``wait4``'s
-   ``ru_maxrss``, see ``_wait``).
+   timeout passes, and answers
+   ``b"<exit status> <timed out 0/1> <microseconds> <peak KiB> <sample's signal>"`` (the exit
+   status as ``waitpid`` reports it, raw; the peak resident memory from ``wait4``'s
+   ``ru_maxrss``, see ``_wait``; the signal that ended the sample, 0 when it exited, -1 when
+   the init did not say: killed at the timeout).
 
 Before its first request the zygote runs the whole of step 2-3 once with an empty script
 and answers ``b"READY"`` (or ``b"FAIL <why>"``), so a machine where a nested namespace or
@@ -218,8 +222,9 @@ def _run_sample(request, code, fds, stderr_fd):
     os._exit(status & 0xFF)
 
 
-def _init(request, code, fds):
-    """Step 2 (PID 1 of the sample's namespace). Never returns."""
+def _init(request, code, fds, status_write):
+    """Step 2 (PID 1 of the sample's namespace). Never returns. ``status_write``: where the
+    sample's raw wait status goes (decimal) before the init exits."""
     stderr_fd = fds["stderr"]
     try:
         _mount_sample_folders(request["tmpfs_bytes"], request["files"], request.get("keep", ()))
@@ -229,7 +234,8 @@ def _init(request, code, fds):
         os._exit(SETUP_FAILED)
     if sample == 0:
         _run_sample(request, code, fds, stderr_fd)
-    os.closerange(3, 1 << 30)  # the init holds nothing of the sample's pipes
+    os.closerange(3, status_write)  # the init holds nothing of the sample's pipes
+    os.closerange(status_write + 1, 1 << 30)
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
@@ -239,6 +245,10 @@ def _init(request, code, fds):
             continue
         if pid == sample:
             break
+    try:
+        os.write(status_write, b"%d" % status)
+    except OSError:
+        pass
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
 
@@ -247,24 +257,30 @@ _compiled = {}
 
 
 def _start(request, fds, own_pid_namespace):
-    """Step 1 in the zygote: fork the sample's init in a new PID namespace; return its pid."""
+    """Step 1 in the zygote: fork the sample's init in a new PID namespace; return its pid and
+    the read end of the pipe where the init says how the sample ended."""
     text = dict(request["files"])[request["script"]]
     code = _compiled.get(text)
     if code is None:
         if len(_compiled) >= 4:  # a runner's script rarely changes: keep the few last ones
             _compiled.clear()
         code = _compiled[text] = compile(text, "/tmp/work/" + request["script"], "exec", dont_inherit=True)
+    status_read, status_write = os.pipe()
     _unshare(CLONE_NEWPID)
     try:
         pid = os.fork()
         if pid == 0:
             try:
-                _init(request, code, fds)
+                _init(request, code, fds, status_write)
             finally:
                 os._exit(SETUP_FAILED)
+    except BaseException:
+        os.close(status_read)
+        raise
     finally:
+        os.close(status_write)
         _setns(own_pid_namespace, CLONE_NEWPID)
-    return pid
+    return pid, status_read
 
 
 def _largest_high_water_kib():
@@ -288,6 +304,21 @@ def _largest_high_water_kib():
                 value = int(line.split()[1])
                 peak = value if peak is None else max(peak, value)
     return peak
+
+
+def _sample_signal(status_read):
+    """The signal that ended the sample (0: it exited) from its init's report on ``status_read``
+    (closed here), or -1 when the init said nothing (killed first)."""
+    try:
+        said = os.read(status_read, 64)
+    except OSError:
+        said = b""
+    finally:
+        os.close(status_read)
+    if not said.isdigit():
+        return -1
+    status = int(said)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
 
 
 def _wait(pid, timeout_ms, control=None):
@@ -358,13 +389,15 @@ def _self_test(own_pid_namespace, settings):
     request = dict(settings, files=[("probe.py", "")], argv=["probe.py"], script="probe.py", rlimits=[], env={},
                    fds={})
     try:
-        pid = _start(request, fds, own_pid_namespace)
+        pid, status_read = _start(request, fds, own_pid_namespace)
     except OSError as error:
         return f"unshare(CLONE_NEWPID) or fork failed: {error}"
     finally:
         for fd in fds.values():
             os.close(fd)
     status, _, _ = _wait(pid, 20_000)
+    if _sample_signal(status_read) != 0:
+        return "the probe's init did not report how its sample ended"
     said = os.read(read_end, 4096).decode("utf-8", "replace").strip()
     started = os.read(started_read, 1)
     os.close(read_end)
@@ -394,7 +427,7 @@ def serve(control_fd):
         request.setdefault("keep", settings.get("keep", ()))
         start = _monotonic_us()
         try:
-            pid = _start(request, fds, own_pid_namespace)
+            pid, status_read = _start(request, fds, own_pid_namespace)
         except Exception as error:
             reply = b"E " + repr(error).encode()[:2000]
         else:
@@ -402,7 +435,7 @@ def serve(control_fd):
                 os.close(fd)
             fds = {}
             status, timed_out, peak = _wait(pid, request["timeout_ms"], control)
-            reply = b"%d %d %d %d" % (status, timed_out, _monotonic_us() - start, peak)
+            reply = b"%d %d %d %d %d" % (status, timed_out, _monotonic_us() - start, peak, _sample_signal(status_read))
         for fd in fds.values():
             os.close(fd)
         control.sendall(reply)

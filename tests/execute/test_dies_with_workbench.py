@@ -1,0 +1,104 @@
+"""A killed ``workbench execute`` leaves no sample running, at every isolation level here.
+
+Real subprocesses: ``workbench execute`` is started on a sample that runs ``sleep`` with a
+unique argument for far longer than the test, the sleep (and the harness that started it)
+is found in ``/proc``, workbench is killed (SIGKILL: nothing of it runs any more; SIGTERM: the
+default action, no handler), and the test polls until those processes are gone. Before the
+guardian (``workbench.execute.guardian``) the ``namespaces`` and ``rlimits`` samples slept on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from process_watch import alive, parent, processes_with_argument, start_time
+from workbench.execute.isolation import IsolationLevel
+from workbench.execute.sandbox_helpers import available_levels
+
+ROOT = os.geteuid() == 0
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+# (isolation level, reuse interpreters): every way a sample can be started here
+WAYS = [(level, False) for level in available_levels()]
+if ROOT and IsolationLevel.BUBBLEWRAP in available_levels():
+    WAYS.insert(0, (IsolationLevel.BUBBLEWRAP, True))
+WAY_IDS = [f"{level.value}-{'zygote' if forked else 'own'}" for level, forked in WAYS]
+
+
+@pytest.mark.parametrize("kill_with", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize(("level", "forked"), WAYS, ids=WAY_IDS)
+def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill_with) -> None:
+    marker = f"{1000 + secrets.randbelow(10**6)}.{secrets.randbelow(10**6):06d}"  # sleep's seconds, unique
+    completion = f"    import subprocess\n    subprocess.run(['sleep', '{marker}'])\n    return None\n"
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": completion}) + "\n")
+    command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(tmp_path / "out.jsonl"),
+               "--timeout", "600", "-j", "1", "--no-progress", "--isolation", level.value]
+    if not forked:
+        command.append("--no-reuse-interpreters")
+    if ROOT and level is not IsolationLevel.BUBBLEWRAP:  # this venv's Python may lie under /root
+        command += ["--python", SYSTEM_PYTHON]
+    workbench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        found: list[int] = []
+        while not found and workbench.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            found = processes_with_argument(marker)
+        ended = workbench.poll() is not None
+        assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if ended else ''}"
+        sleeper = found[0]
+        sample = [sleeper] + [pid for pid in [parent(sleeper)] if pid]  # the sleep and the harness that ran it
+        watched = {pid: start_time(pid) for pid in sample}
+        watched = {pid: started for pid, started in watched.items() if started is not None}
+        assert sleeper in watched
+        workbench.send_signal(kill_with)
+        workbench.wait(timeout=60)
+        deadline = time.monotonic() + 20  # poll: how fast is not the question, whether at all is
+        while any(alive(pid, started) for pid, started in watched.items()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid, started in watched.items() if alive(pid, started)]
+        assert not left, f"still running after workbench was killed ({level.value}): {left}"
+    finally:
+        if workbench.poll() is None:
+            workbench.kill()
+            workbench.wait()
+        for pid in processes_with_argument(marker):  # never leave a sleeper behind a failed test
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def test_the_guardian_kills_what_is_registered_when_its_pipe_closes_and_nothing_else() -> None:
+    """The guardian's contract, with real processes: at the end of its input it kills each process
+    group still registered (with its environment tag), and leaves a released one alone."""
+    from workbench.execute.guardian import Guardian
+
+    started = []
+    for index in range(2):
+        tag = f"WORKBENCH_SANDBOX_RUN=guardiantest{secrets.token_hex(4)}{index}"
+        name, _, value = tag.partition("=")
+        started.append((subprocess.Popen(["sleep", "600"], start_new_session=True, env={name: value}), tag))
+    (released, released_tag), (registered, registered_tag) = started
+    guardian = Guardian()
+    try:
+        guardian.watch(released.pid, None, released_tag)
+        guardian.watch(registered.pid, None, registered_tag)
+        guardian.release(released.pid)
+        guardian.stop()  # as the kernel closes the pipe when workbench dies
+        assert registered.wait(timeout=20) == -signal.SIGKILL
+        assert released.poll() is None
+    finally:
+        for process, _ in started:
+            process.kill()
+            process.wait()
