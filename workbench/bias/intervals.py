@@ -24,7 +24,9 @@ from workbench.correlate.bootstrap import (
     BootstrapSettings,
     interval_contains_zero,
     no_interval_reason,
+    paired_p_value,
     percentile_interval,
+    task_resample_counts,
 )
 from workbench.data.task_order import canonical_codes
 
@@ -210,3 +212,155 @@ def unit_indices(labels: list) -> np.ndarray:
     [1, 0, 1]
     """
     return np.array(canonical_codes(labels)[1], dtype=np.int64)
+
+
+def independent_resample_counts(n_units: int, settings: BootstrapSettings) -> np.ndarray:
+    """Draws like :func:`~workbench.correlate.bootstrap.task_resample_counts`, from a stream
+    independent of the seed's own: ``numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(1)[0])``
+    (numpy's way to derive an independent stream from a seed). The second sample of an unpaired
+    (two-sample) bootstrap: drawn from the seed's own stream, its counts would follow the first
+    sample's draw for draw and the difference would not be that of independent samples.
+
+    Returns:
+        ``(B, n_units)`` float counts, rows summing to ``n_units``.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])
+    if n_units == 0:
+        return np.zeros((settings.n_resamples, 0))
+    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=settings.n_resamples).astype(np.float64)
+
+
+def resampled_kendall(x: np.ndarray, y: np.ndarray, units: np.ndarray, drawn_units: np.ndarray,
+                      counts: np.ndarray) -> np.ndarray:
+    """Pooled Kendall tau-b of ``x`` with ``y`` in each resample of whole units.
+
+    Args:
+        x, y: ``(n,)`` the rows' values.
+        units: ``(n,)`` each row's unit number.
+        drawn_units: ``(U,)`` the unit numbers the draws are over, ascending (canonical order);
+            every unit of ``units`` among them.
+        counts: ``(B, U)`` how often each of them is drawn in each resample.
+
+    Returns:
+        ``(B,)`` tau-b per resample (NaN where undefined), computed as ``workbench correlate``
+        computes its pooled tau-b resamples (:class:`~workbench.correlate.blocks.TaskBlocks`).
+    """
+    from workbench.correlate.blocks import TaskBlocks
+    from workbench.correlate.direct import DirectTaskStatistics
+
+    order = np.argsort(units, kind="stable")  # the blocks need each unit's rows together
+    x, y, units = x[order], y[order], units[order]
+    present, local = np.unique(units, return_inverse=True)
+    engine = TaskBlocks if TaskBlocks.fits(x, y, len(present)) else DirectTaskStatistics
+    blocks = engine.build(x, y, local)
+    return blocks.resampled(counts[:, np.searchsorted(drawn_units, present)])["kendall"]
+
+
+@dataclass(frozen=True)
+class SettingDifference:
+    """One statistic in setting ``a`` minus the same in setting ``b``, with its bootstrap interval.
+
+    Attributes:
+        a, b: the settings (the difference is a minus b).
+        value: the difference of the two estimates (NaN when either is undefined).
+        low, high: the percentile interval of the resampled differences (NaN when withheld).
+        p_value: two-sided bootstrap p-value of "no difference"
+            (:func:`~workbench.correlate.bootstrap.paired_p_value`'s formula on the resampled
+            differences), NaN without an interval.
+        paired: whether the two settings share units and were resampled on the same draws (over
+            the units of either); ``False``: they share no unit, and each was resampled on its own
+            independent draws (the two-sample bootstrap).
+        n_units_a, n_units_b, n_units_shared: units (tasks or clusters) of each and of both.
+        no_interval: why no interval is given, else ``None``.
+    """
+
+    a: str
+    b: str
+    value: float
+    low: float
+    high: float
+    p_value: float
+    paired: bool
+    n_units_a: int
+    n_units_b: int
+    n_units_shared: int
+    no_interval: str | None = None
+
+    @property
+    def spans_zero(self) -> bool | None:
+        """Whether the interval contains 0 (:func:`~workbench.correlate.bootstrap.interval_contains_zero`)."""
+        return interval_contains_zero(self.low, self.high)
+
+    @property
+    def pairing(self) -> str:
+        """How the interval was made, in words."""
+        if self.paired:
+            return (f"paired: both settings on the same resampled units ({self.n_units_shared} shared of "
+                    f"{self.n_units_a} and {self.n_units_b})")
+        return ("unpaired: the settings share no unit, so each is resampled on its own independent draws "
+                "(two-sample bootstrap)")
+
+    def to_dict(self) -> dict:
+        def clean(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"a": self.a, "b": self.b, "difference": clean(self.value), "ci": [clean(self.low), clean(self.high)],
+                "p_value": clean(self.p_value), "not_distinguishable_from_0": self.spans_zero,
+                "paired": self.paired, "pairing": self.pairing, "n_units_a": self.n_units_a,
+                "n_units_b": self.n_units_b, "n_units_shared": self.n_units_shared,
+                **({"no_interval": self.no_interval} if self.no_interval else {})}
+
+
+def kendall_difference(x: np.ndarray, y: np.ndarray, units: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray,
+                       names: tuple[str, str], estimates: tuple[Interval, Interval],
+                       settings: BootstrapSettings) -> SettingDifference:
+    """Kendall tau-b of ``x`` with ``y`` over ``mask_a`` minus the same over ``mask_b``, with a
+    bootstrap interval over whole units.
+
+    Paired when the two settings share a unit (all rows vs one row per cluster, clean vs
+    contaminated rows of one task): the draws are over the units of either setting, numbered in
+    canonical order, ``numpy.random.default_rng(seed).multinomial(U, [1/U] * U, size=B)`` as
+    :func:`~workbench.correlate.bootstrap.task_resample_counts` draws them, and both tau-b are
+    computed on each draw (Efron & Tibshirani 1993, section 16.4, the paired design); when both
+    settings cover the same units these are exactly the draws of each setting's own interval.
+    Unpaired when they share none (clean vs contaminated tasks): setting ``a`` on its own draws
+    (those of its own interval) and ``b`` on :func:`independent_resample_counts` over its units,
+    the two-sample bootstrap (Davison & Hinkley 1997, section 3.2; Efron & Tibshirani 1993,
+    section 8.3). Either way: the percentile interval of the resampled differences and the
+    two-sided p-value of :func:`~workbench.correlate.bootstrap.paired_p_value`.
+
+    Args:
+        x, y: ``(n,)`` the metric and the label (NaN rows are left out, as each setting's tau-b does).
+        units: ``(n,)`` unit number of each row (canonical order).
+        mask_a, mask_b: ``(n,)`` the rows of each setting.
+        names: the two settings' names.
+        estimates: each setting's tau-b with its interval (the value and the reason for no interval are taken from it).
+        settings: resamples, confidence, seed.
+
+    Returns:
+        a :class:`SettingDifference`.
+    """
+    use_a, use_b = mask_a & ~np.isnan(x) & ~np.isnan(y), mask_b & ~np.isnan(x) & ~np.isnan(y)
+    units_a, units_b = np.unique(units[use_a]), np.unique(units[use_b])
+    shared = int(np.intersect1d(units_a, units_b).size)
+    paired = shared > 0
+    value = estimates[0].value - estimates[1].value
+    nan = math.nan
+    withheld = estimates[0].no_interval or estimates[1].no_interval
+    if math.isnan(value) or withheld:
+        reason = (f"{names[0]}: {estimates[0].no_interval}" if estimates[0].no_interval
+                  else f"{names[1]}: {estimates[1].no_interval}" if estimates[1].no_interval
+                  else "tau-b is undefined in a setting")
+        return SettingDifference(*names, value, nan, nan, nan, paired, units_a.size, units_b.size, shared, reason)
+    if paired:
+        union = np.union1d(units_a, units_b)
+        counts = task_resample_counts(union.size, settings)
+        resampled = (resampled_kendall(x[use_a], y[use_a], units[use_a], union, counts)
+                     - resampled_kendall(x[use_b], y[use_b], units[use_b], union, counts))
+    else:
+        resampled = (resampled_kendall(x[use_a], y[use_a], units[use_a], units_a, task_resample_counts(units_a.size, settings))
+                     - resampled_kendall(x[use_b], y[use_b], units[use_b], units_b,
+                                         independent_resample_counts(units_b.size, settings)))
+    low, high = percentile_interval(resampled, settings.confidence)
+    return SettingDifference(*names, value, low, high, paired_p_value(resampled), paired, units_a.size, units_b.size,
+                             shared)

@@ -14,10 +14,11 @@ import numpy as np
 
 from workbench.bias.config import BiasConfig
 from workbench.bias.dedup_output import DedupOutput, read_dedup_output
-from workbench.bias.intervals import Interval, UnitBootstrap, unit_indices
+from workbench.bias.intervals import Interval, SettingDifference, UnitBootstrap, kendall_difference, unit_indices
 from workbench.bias.metric_table import LISTED_IDS, MetricTable, read_metric_table
 from workbench.bias.results import Analysis, BiasReport, JoinCounts, MetricBias
 from workbench.bias.settings import (
+    COMPARED_SETTINGS,
     CONTAMINATION_SETTINGS,
     SINGLE_SET_SETTINGS,
     TRAIN_TEST_SETTINGS,
@@ -381,7 +382,8 @@ def _own_label_disagreement(metrics_source: object, table: MetricTable, config: 
 
 def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between: tuple[str, str],
                  bootstrap: UnitBootstrap, label: np.ndarray | None, eq2: tuple[str, str] | None,
-                 config: BiasConfig, unmeasurable: Callable[[np.ndarray], str | None] | None = None) -> MetricBias:
+                 config: BiasConfig, unmeasurable: Callable[[np.ndarray], str | None] | None = None,
+                 kind: str = "single_set") -> MetricBias:
     """One metric in every setting of one analysis.
 
     ``unmeasurable`` takes the rows with a value and says why the rows the unbiased setting drops
@@ -409,7 +411,23 @@ def _metric_bias(name: str, rows: _Rows, masks_of, names: Sequence[str], between
         result.task_means = {setting: bootstrap.task_mean(values, masks[setting]) for setting in names}
     if label is not None and name != config.label:
         result.correlation = {setting: _kendall(values, label, masks[setting], rows, config) for setting in names}
+        result.correlation_differences = _kendall_differences(values, label, masks, result.correlation, rows, config,
+                                                              COMPARED_SETTINGS[kind])
     return result
+
+
+def _kendall_differences(values: np.ndarray, label: np.ndarray, masks: dict[str, np.ndarray],
+                         taus: dict[str, Interval], rows: _Rows, config: BiasConfig,
+                         pairs: Sequence[tuple[str, str]]) -> list[SettingDifference]:
+    """Each compared pair's tau-b difference (:func:`~workbench.bias.intervals.kendall_difference`):
+    paired on the same unit draws where the settings share units, else unpaired."""
+    from threadpoolctl import threadpool_limits
+
+    units, _ = rows.units(by_task=config.task_column is not None)
+    settings = BootstrapSettings(n_resamples=config.resamples, confidence=config.confidence, seed=config.seed)
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: BLAS threads only spin (as correlate)
+        return [kendall_difference(values, label, units, masks[a], masks[b], (a, b), (taus[a], taus[b]), settings)
+                for a, b in pairs if a in taus and b in taus]
 
 
 def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
@@ -488,7 +506,7 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
             notes.append(f"{_rows_were(analysed['too_short'])} too short to be compared ({too_short}): "
                          "they are in no cluster and count as unique")
     return Analysis(kind, names, between, {m: _metric_bias(m, rows, masks_of, names, between, bootstrap, label, eq2, config,
-                                                           unmeasurable) for m in metrics}, counts, notes)
+                                                           unmeasurable, kind) for m in metrics}, counts, notes)
 
 
 def _rows_were(rows: int) -> str:
@@ -566,7 +584,7 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
 
     return Analysis("contamination", names, ("all_rows", "clean"),
                     {m: _metric_bias(m, rows, masks_of, names, ("all_rows", "clean"), bootstrap, label, None, config,
-                                     unmeasurable) for m in metrics}, counts, notes, ids)
+                                     unmeasurable, "contamination") for m in metrics}, counts, notes, ids)
 
 
 def _kendall(values: np.ndarray, label: np.ndarray, mask: np.ndarray, rows: _Rows, config: BiasConfig) -> Interval:

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.bias.intervals import Interval
+from workbench.bias.intervals import Interval, SettingDifference
 from workbench.bias.settings import SETTING_TEXTS, Decomposition
 from workbench.errors import WorkbenchError
 from workbench.io import atomic_write
@@ -29,6 +29,10 @@ class MetricBias:
             pass@1 as a mean over problems).
         unmeasured: why Eq. 2 (and the Δ) could not be measured, e.g. no row the dedup removed
             has a value (``decomposition`` is then ``None``); ``None`` when they were.
+        correlation_differences: with ``--label``, the tau-b of one setting minus another's
+            (:data:`~workbench.bias.settings.COMPARED_SETTINGS`), each a
+            :class:`~workbench.bias.intervals.SettingDifference` with its interval and p-value,
+            paired where the settings share units.
     """
 
     metric: str
@@ -39,6 +43,7 @@ class MetricBias:
     missing: int = 0
     task_means: dict[str, Interval] = field(default_factory=dict)
     unmeasured: str | None = None
+    correlation_differences: list[SettingDifference] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         out: dict = {"settings": {name: value.to_dict() for name, value in self.settings.items()},
@@ -53,6 +58,8 @@ class MetricBias:
             out["not_measured"] = self.unmeasured
         if self.correlation:
             out["kendall_tau_b_with_label"] = {name: value.to_dict() for name, value in self.correlation.items()}
+        if self.correlation_differences:
+            out["kendall_tau_b_differences"] = [d.to_dict() for d in self.correlation_differences]
         return out
 
 

@@ -55,6 +55,17 @@ SINGLE_SET_SETTINGS = ("all_rows", "deduplicated")
 #: the GPT-3 style split of a benchmark checked against a reference (Brown et al. 2020, App. C)
 CONTAMINATION_SETTINGS = ("all_rows", "clean", "contaminated")
 
+#: the settings whose Kendall tau-b with the label are compared, ``(a, b)``: a minus b, the more
+#: biased setting first as in Δ%. Allamanis 2019 compares a model's test settings (Table 3: cross-set
+#: biased against unbiased test; Eq. 2: the set with duplicates D against the deduplicated X);
+#: GPT-3 (Brown et al. 2020, App. C) compares the benchmark's clean subset with the whole and
+#: with the contaminated part
+COMPARED_SETTINGS = {
+    "single_set": (("all_rows", "deduplicated"),),
+    "train_test": (("fully_biased", "unbiased_test"), ("cross_set_biased", "unbiased_test")),
+    "contamination": (("all_rows", "clean"), ("contaminated", "clean"), ("contaminated_tasks", "clean_tasks")),
+}
+
 #: what each setting counts (the report carries these as ``definitions``)
 SETTING_TEXTS = {
     "fully_biased": "every test row (Allamanis 2019, Table 2: fully biased)",

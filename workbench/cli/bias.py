@@ -14,7 +14,7 @@ from rich.table import Table
 from workbench.bias.config import BiasConfig
 
 if TYPE_CHECKING:
-    from workbench.bias.intervals import Interval
+    from workbench.bias.intervals import Interval, SettingDifference
     from workbench.bias.results import Analysis, BiasReport
 from workbench.cli.app import app, console, err_console
 from workbench.cli.config_options import config_options
@@ -99,6 +99,17 @@ def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = F
     return f"{_number(value.value, digits)}{suffix}{mark}\n{ci}{sizes}"
 
 
+def _difference_cell(difference: SettingDifference) -> str:
+    """A tau-b difference over its interval and p-value (``≈0`` when the interval contains 0)."""
+    if math.isnan(difference.value):
+        return "n/a"
+    if difference.no_interval:
+        return f"{_number(difference.value, 3)}\n(no CI: small n)"
+    mark = f" {ZERO_MARK}" if difference.spans_zero else ""
+    return (f"{_number(difference.value, 3)}{mark}\n[{_number(difference.low, 3)}, {_number(difference.high, 3)}]"
+            f"\np {_number(difference.p_value, 3)}")
+
+
 def _marked(value: Interval) -> bool:
     """Whether :func:`_interval` marks ``value`` ``≈0`` (and the legend is printed)."""
     return not math.isnan(value.value) and bool(value.spans_zero) and not value.no_interval
@@ -109,6 +120,8 @@ def _any_zero_mark(analysis: Analysis) -> bool:
     for result in analysis.metrics.values():
         values = [*result.settings.values(), *result.task_means.values(), *result.correlation.values()]
         if any(_marked(v) for v in values) or (result.delta is not None and _marked(result.delta)):
+            return True
+        if any(not d.no_interval and not math.isnan(d.value) and d.spans_zero for d in result.correlation_differences):
             return True
     return False
 
@@ -148,8 +161,22 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
                           f"{e.n_d}, {e.n_x}\n{_number(e.d)}\n{_number(e.f_bar)}\n{_number(e.beta)}\n{residual}", *blank)
         elif result.unmeasured and analysis.kind != "contamination":
             table.add_row("  Eq. 2: d, f̄, β", "n/a (not measured:\nsee the warning)", *blank)
+        for difference in result.correlation_differences:
+            # the tau-b column holds it; the mean (and tasks) columns are empty
+            name_a, name_b = analysis.setting_label(difference.a), analysis.setting_label(difference.b)
+            kind = "paired" if difference.paired else "unpaired"
+            # no wider than the setting names above it, so the columns stay where they were
+            table.add_row(f"  τ-b difference\n  {name_a}\n  − {name_b}\n  ({kind})", "", *([""] if with_tasks else []),
+                          _difference_cell(difference))
         table.rows[-1].end_section = True
     console.print(table)
+    differences = [d for result in analysis.metrics.values() for d in result.correlation_differences]
+    if differences:
+        unpaired = sorted({f"{analysis.setting_label(d.a)} − {analysis.setting_label(d.b)}" for d in differences if not d.paired})
+        console.print(f"[dim]τ-b differences: {level}% percentile interval and two-sided bootstrap p; paired = both settings "
+                      f"on the same resampled {unit}s"
+                      + (f"; unpaired ({', '.join(unpaired)}): the settings share no {unit}, each is resampled on its own "
+                         "independent draws" if unpaired else "") + ".[/dim]")
     if _any_zero_mark(analysis):  # the legend of a mark the table shows, not of one it does not
         console.print(f"[dim]{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0.[/dim]")
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)

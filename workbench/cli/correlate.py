@@ -19,7 +19,7 @@ from workbench.cli.config_options import config_options
 from workbench.correlate.config import CorrelateConfig
 
 if TYPE_CHECKING:
-    from workbench.correlate.results import CorrelationReport, Estimate, MetricResult
+    from workbench.correlate.results import CorrelationReport, Estimate, MetricResult, PairedDifference
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.formatting import count, fixed
 
@@ -109,23 +109,37 @@ def _print_per_cluster(report: CorrelationReport) -> None:
     table = Table(title=f"All rows vs one row per near-duplicate cluster ({level}% CI over tasks)", **_COMPACT)
     table.add_column("metric", overflow="fold", min_width=12)
     table.add_column("level", no_wrap=True)
-    for heading in ("Kendall τ-b\nall rows", "Kendall τ-b\none per cluster", "difference"):
+    for heading in ("Kendall τ-b\nall rows", "Kendall τ-b\none per cluster", "difference\n[CI], p"):
         table.add_column(heading, justify="right", no_wrap=True)
     for name, result in report.metrics.items():
         other = report.deduplicated.metrics.get(name)
         for level_name, label in (("pooled", "pooled"), ("per_problem", "per-problem")):
             mine = getattr(result, level_name)["kendall"]
             theirs = getattr(other, level_name)["kendall"] if other else None
-            change = _number(theirs.value - mine.value) if theirs is not None else "n/a"
+            difference = report.per_cluster_differences.get(name, {}).get(level_name, {}).get("kendall")
             table.add_row(name if level_name == "pooled" else f"[dim]n {result.n_samples} / {other.n_samples if other else 0}[/dim]",
-                          label, _with_ci(mine), _with_ci(theirs) if theirs is not None else "n/a", change,
-                          end_section=level_name == "per_problem")
+                          label, _with_ci(mine), _with_ci(theirs) if theirs is not None else "n/a",
+                          _difference_cell(difference), end_section=level_name == "per_problem")
     console.print(table)
+    console.print(f"[dim]difference: one per cluster − all rows, paired (both on the same resampled tasks), with its "
+                  f"{level}% percentile interval and two-sided bootstrap p-value; {ZERO_MARK}: the interval contains 0.[/dim]")
     console.print(
         f"one row per cluster of {selection.dedup_output} (the row the dedup kept): {selection.kept} of {count(selection.rows, 'row')}; "
         f"{count(selection.rows_in_clusters, 'row')} in {count(selection.clusters, 'cluster')}"
         + (f"; {count(selection.unknown_ids, 'row')} not in the dedup output (kept)" if selection.unknown_ids else "")
     )
+
+
+def _difference_cell(difference: PairedDifference | None) -> str:
+    """A paired difference over its interval (``≈0`` when the interval contains 0) and its p-value."""
+    if difference is None or math.isnan(difference.difference):
+        return "n/a"
+    if difference.no_interval:
+        return f"{_number(difference.difference)}\n{NO_CI}"
+    low, high = difference.ci
+    mark = f" {ZERO_MARK}" if interval_contains_zero(low, high) else ""
+    p = "n/a" if math.isnan(difference.p_value) else _number(difference.p_value)
+    return f"{_number(difference.difference)}{mark}\n[{_number(low)}, {_number(high)}]\np {p}"
 
 
 def _fits(table: Table, folding_column: int = 0) -> bool:

@@ -286,6 +286,7 @@ def run_correlate(
         report.deduplicated = correlate(subset, **options)
         report.deduplicated.source = f"{report.source}, one row per cluster of {config.dedup}"
         report.per_cluster = selection
+        report.per_cluster_differences = per_cluster_differences(report, report.deduplicated)
     if plot_path is not None:
         # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
         Path(plot_path).unlink(missing_ok=True)
@@ -567,6 +568,7 @@ def _correlate_table(
         length=length_summary,
         combinations=combined,
         baselines=baselines,
+        statistics=statistics,
     )
 
 
@@ -708,23 +710,87 @@ def _compare(
         stats_a = _statistics(table.metrics[a], table.label, table, rows, counts)
         stats_b = _statistics(table.metrics[b], table.label, table, rows, counts)
     differences: dict[str, dict[str, PairedDifference]] = {}
-    nan = float("nan")
     for level in LEVELS:
-        differences[level] = {}
-        withheld = stats_a.no_interval(level) or stats_b.no_interval(level)
-        for coefficient in COEFFICIENTS:
-            resampled = stats_a.resampled[level][coefficient] - stats_b.resampled[level][coefficient]
-            value_a, value_b = stats_a.point[level][coefficient], stats_b.point[level][coefficient]
-            differences[level][coefficient] = PairedDifference(
-                value_a=value_a,
-                value_b=value_b,
-                difference=value_a - value_b,
-                ci=(nan, nan) if withheld else percentile_interval(resampled, settings.confidence),
-                p_value=nan if withheld else paired_p_value(resampled),
-                undefined_resamples=int(np.isnan(resampled).sum()),
-                no_interval=withheld,
-            )
+        differences[level] = {c: _paired_difference(stats_a, stats_b, level, c, settings) for c in COEFFICIENTS}
     return MetricComparison(a, b, differences, stats_a.n_samples, stats_a.n_tasks)
+
+
+def _paired_difference(stats_a: _Statistics, stats_b: _Statistics, level: str, coefficient: str,
+                       settings: BootstrapSettings) -> PairedDifference:
+    """A minus B of one coefficient at one level, both resampled on the same task draws: the
+    percentile interval and the two-sided bootstrap p-value of the resampled differences; neither
+    when either side has too few tasks or samples for an interval."""
+    nan = float("nan")
+    withheld = stats_a.no_interval(level) or stats_b.no_interval(level)
+    resampled = stats_a.resampled[level][coefficient] - stats_b.resampled[level][coefficient]
+    value_a, value_b = stats_a.point[level][coefficient], stats_b.point[level][coefficient]
+    return PairedDifference(
+        value_a=value_a,
+        value_b=value_b,
+        difference=value_a - value_b,
+        ci=(nan, nan) if withheld else percentile_interval(resampled, settings.confidence),
+        p_value=nan if withheld else paired_p_value(resampled),
+        undefined_resamples=int(np.isnan(resampled).sum()),
+        no_interval=withheld,
+    )
+
+
+def per_cluster_differences(
+    report: CorrelationReport, deduplicated: CorrelationReport
+) -> dict[str, dict[str, dict[str, PairedDifference]]]:
+    """Each coefficient on one row per near-duplicate cluster minus the same on all rows
+    (``correlate --dedup``), paired on the task draws of the all-rows report.
+
+    Both reports resample whole tasks with the same seed, tasks numbered in canonical order
+    (:mod:`workbench.data.task_order`). The deduplicated rows are a subset of all rows, so their
+    tasks are among all rows' tasks; when they are the same tasks (a cluster always keeps one
+    row, so only a task whose every labelled row was dropped is missing) the two reports drew the
+    same resamples and their resampled coefficients are subtracted draw by draw. Otherwise the
+    deduplicated statistics are recomputed on the all-rows draws, each task keeping its column.
+    Interval: percentile; p: :func:`~workbench.correlate.bootstrap.paired_p_value` (Efron &
+    Tibshirani 1993, section 16.4, the paired design); none when either side has too few tasks or
+    samples (:func:`~workbench.correlate.bootstrap.no_interval_reason`).
+
+    Args:
+        report: the all-rows report (:func:`correlate_table`'s, with its table and statistics).
+        deduplicated: the report on one row per cluster, same settings.
+
+    Returns:
+        metric -> level (``pooled``, ``per_problem``) -> coefficient -> :class:`PairedDifference`
+        (``value_a``: one row per cluster, ``value_b``: all rows); a metric the deduplicated report
+        lacks (no usable value there) is left out.
+
+    Raises:
+        ValueError: the reports were made with other bootstrap settings, or lack their statistics
+            (not made by :func:`correlate_table`).
+    """
+    if report.bootstrap != deduplicated.bootstrap:
+        raise ValueError(f"the two reports were made with other bootstrap settings ({report.bootstrap} vs "
+                         f"{deduplicated.bootstrap}); a paired difference needs the same draws")
+    full, subset = report.table, deduplicated.table
+    if full is None or subset is None or not report.statistics:
+        raise ValueError("both reports must come from correlate_table (they carry their table and resamples)")
+    settings = report.bootstrap
+    same_tasks = list(full.task_ids) == list(subset.task_ids)
+    counts = None if same_tasks else task_resample_counts(len(full.task_ids), settings)
+    out: dict[str, dict[str, dict[str, PairedDifference]]] = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name, mine in report.statistics.items():
+            theirs = deduplicated.statistics.get(name)
+            if theirs is None:
+                continue
+            if not same_tasks:
+                position = {task: index for index, task in enumerate(full.task_ids)}
+                unknown = [task for task in subset.task_ids if task not in position]
+                if unknown:
+                    raise ValueError(f"the deduplicated rows have tasks all rows lack (e.g. {unknown[0]!r})")
+                codes = np.array([position[task] for task in subset.task_ids], dtype=np.int64)
+                remapped = dataclasses.replace(subset, row_task=codes[subset.row_task], task_ids=list(full.task_ids))
+                values = subset.metrics[name]
+                theirs = _statistics(values, subset.label, remapped, np.flatnonzero(~np.isnan(values)), counts)
+            out[name] = {level: {c: _paired_difference(theirs, mine, level, c, settings) for c in COEFFICIENTS}
+                         for level in LEVELS}
+    return out
 
 
 def _counts(table: CorrelationTable) -> CorrelationCounts:

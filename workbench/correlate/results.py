@@ -492,6 +492,11 @@ class CorrelationReport:
         deduplicated: the same report on one row per near-duplicate cluster (``--dedup``), else ``None``.
         per_cluster: which rows stood for their clusters
             (:class:`~workbench.correlate.per_cluster.ClusterSelection`), with ``deduplicated``.
+        per_cluster_differences: with ``deduplicated``, metric -> level -> coefficient ->
+            :class:`PairedDifference` of one row per cluster (``a``) minus all rows (``b``), paired on
+            the same task draws (:func:`~workbench.correlate.analysis.per_cluster_differences`).
+        statistics: metric -> the point values and task resamples behind its estimates (for paired
+            differences with another report on the same draws); not part of :meth:`to_dict`.
     """
 
     source: str
@@ -507,6 +512,8 @@ class CorrelationReport:
     baselines: tuple[str, ...] = ()
     deduplicated: CorrelationReport | None = None
     per_cluster: Any = None
+    per_cluster_differences: dict[str, dict[str, dict[str, PairedDifference]]] = field(default_factory=dict)
+    statistics: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``{"source", "label", "counts", "bootstrap", "metrics", "length",
@@ -533,10 +540,20 @@ class CorrelationReport:
                 "baselines": list(self.baselines),
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons],
                 "warnings": list(self.warnings),
-                **({"deduplicated": {"selection": self.per_cluster.to_dict(), **self.deduplicated.to_dict()}}
+                **({"deduplicated": {"selection": self.per_cluster.to_dict(), **self.deduplicated.to_dict(),
+                                     "difference_from_all_rows": self._per_cluster_differences_dict()}}
                    if self.deduplicated is not None else {}),
             }
         )
+
+    def _per_cluster_differences_dict(self) -> dict[str, Any]:
+        """``{"difference", "pairing", "metrics": {name: {level: {coefficient: PairedDifference.to_dict()}}}}``."""
+        return {
+            "difference": "one row per cluster (a) minus all rows (b)",
+            "pairing": "paired: both on the same resampled tasks (the all-rows report's draws)",
+            "metrics": {name: {level: {c: d.to_dict() for c, d in by.items()} for level, by in levels.items()}
+                        for name, levels in self.per_cluster_differences.items()},
+        }
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_dict` as indented JSON (parent folders created); returns the path."""

@@ -209,6 +209,22 @@ def _zero_marked(value: Any) -> Any:
     return {**value, "not_distinguishable_from_0": spans}
 
 
+#: how the run report names a setting in a tau-b difference
+_SETTING_WORDS = {"deduplicated": "one per cluster", "all_rows": "all rows", "fully_biased": "fully biased",
+                  "cross_set_biased": "cross-set biased", "unbiased_test": "unbiased test", "clean": "clean rows",
+                  "contaminated": "contaminated rows", "clean_tasks": "clean tasks",
+                  "contaminated_tasks": "contaminated tasks"}
+
+
+def _tau_difference(difference: Any) -> dict[str, Any]:
+    """One ``kendall_tau_b_differences`` entry of ``bias/report.json`` in the form of the report's
+    intervals (``value``, ``ci``, ``not_distinguishable_from_0``), with ``label`` (``"all rows −
+    one per cluster"``), ``p_value`` and ``paired``."""
+    difference = dict(_mapping(difference))
+    words = [_SETTING_WORDS.get(str(difference.get(k)), str(difference.get(k))) for k in ("a", "b")]
+    return {**_zero_marked({**difference, "value": difference.get("difference")}), "label": " − ".join(words)}
+
+
 def bias_section(folder: RunFolder) -> dict[str, Any] | None:
     """How duplicates and contamination move pass@1 and each metric: ``bias/report.json``
     (``workbench bias``; Allamanis 2019, Sec. 2 Eq. 2; GPT-3, Brown et al. 2020, App. C).
@@ -219,7 +235,9 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
         ``all_rows`` and ``deduplicated`` (one row per duplicate cluster; on a train/test corpus
         fully biased and unbiased test), ``cross_set_biased`` (train/test only), ``delta`` (Δ%), the
         Eq. 2 block ``eq2`` (d, f̄, β), ``clean`` / ``contaminated`` rows and ``clean_tasks`` /
-        ``contaminated_tasks``, and ``tau`` (Kendall tau-b with the label, by setting); each
+        ``contaminated_tasks``, ``tau`` (Kendall tau-b with the label, by setting) and
+        ``tau_differences`` (one setting's tau-b minus another's, with ``label``, ``ci``,
+        ``p_value`` and ``paired``: whether both were resampled on the same units); each
         interval with ``not_distinguishable_from_0`` (its CI contains 0: marked ``≈0``); and
         ``full``: the whole JSON.
     """
@@ -244,6 +262,9 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
             "delta": _zero_marked(dup.get("delta_percent")), "eq2": dup.get("eq2"),
             "contamination_delta": _zero_marked(con.get("delta_percent")),
             **{setting: _zero_marked(con_settings.get(setting)) for setting in ("clean", "contaminated", "clean_tasks", "contaminated_tasks")},
+            "tau_differences": [_tau_difference(d) for d in [*(dup.get("kendall_tau_b_differences") or []),
+                                                             *(con.get("kendall_tau_b_differences") or [])]
+                                if _mapping(d) is not None],
             "tau": {setting: _zero_marked(tau.get(setting)) for setting in
                     ("all_rows", "fully_biased", "deduplicated", "unbiased_test", "clean", "contaminated", "clean_tasks",
                      "contaminated_tasks") if tau.get(setting)},
