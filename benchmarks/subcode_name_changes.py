@@ -50,7 +50,8 @@ def programs(data: Path) -> Iterator[tuple[str, str, str, str]]:
             yield "python", "reference", row["task_id"], row["prompt"] + row["canonical_solution"]
     with open(data / "ice-score" / "humaneval_python_flat.jsonl", encoding="utf-8") as handle:
         for row in map(json.loads, handle):
-            yield "python", "generation", f"{row['task_id']}/{row['sample_id']}", row["prompt"] + row["completion_multipl_e"]
+            program_id = f"{row['task_id']}/{row['sample_id']}"
+            yield "python", "generation", program_id, row["prompt"] + row["completion_multipl_e"]
 
 
 def dump(path: Path, data: Path) -> int:
