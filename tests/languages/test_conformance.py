@@ -343,7 +343,7 @@ def test_name_query_is_checked_against_the_contract_and_the_grammar():
 
     assert check_node_types(PythonLanguage()) == []
     assert check_node_types(_BadNameQuery()) == [
-        "name_query captures ['target']; use only ['definition', 'not_a_name']"
+        "name_query captures ['target']; use only ['definition', 'not_a_name', 'update']"
     ]
     problems = check_node_types(_BrokenNameQuery())
     assert len(problems) == 1 and problems[0].startswith("name_query does not compile against the grammar")

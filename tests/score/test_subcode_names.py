@@ -117,7 +117,8 @@ def test_attribute_target_defines_the_attribute_not_the_object(python):
     assigns = [s for s in decomposition.subcodes if s.kind is SubCodeKind.ASSIGN]
     assert [(s.text, s.defines, s.uses) for s in assigns] == [
         ("self.item = item", ["self.item"], ["self", "item"]),
-        ("self.count += 1", ["self.count"], ["self"]),
+        # an augmented assignment reads its target before it rebinds it
+        ("self.count += 1", ["self.count"], ["self.count", "self"]),
         # a subscript target binds nothing: the container and the index are read
         ("self.items[0] = item", [], ["self", "item"]),
         # no dotted name for a call's attribute; the call is read
@@ -148,3 +149,42 @@ def test_other_bindings_and_non_names(python):
     assert function.defines == ["f", "T", "x", "args", "key", "kw", "osp", "sys", "c", "deque", "fh", "error", "g", "q", "r"]
     # `os.path`, `collections`, `abc` (module paths) and `key=` (a keyword name) are no free names
     assert function.uses == ["T", "default", "open", "x", "lock", "KeyError", "OSError", "args", "q", "r", "sorted", "len"]
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "defines", "uses"),
+    [
+        # an augmented assignment reads and rebinds its target (``ast`` calls it Store only)
+        ("count += 1\n", SubCodeKind.ASSIGN, ["count"], ["count"]),
+        ("total -= step * 2\n", SubCodeKind.ASSIGN, ["total"], ["total", "step"]),
+        # a subscript target rebinds nothing: the container and the index are read
+        ("xs[i] += 1\n", SubCodeKind.ASSIGN, [], ["xs", "i"]),
+        ("while n > 0:\n    n //= 10\n    digits += 1\n", SubCodeKind.WHILE, ["n", "digits"], ["n", "digits"]),
+        ("for x in xs:\n    total += x\n", SubCodeKind.FOR, ["x", "total"], ["xs", "total", "x"]),
+        # for targets, nested and starred
+        ("for i, (j, *k) in enumerate(xs):\n    pass\n", SubCodeKind.FOR, ["i", "j", "k"], ["enumerate", "xs"]),
+        # comprehension variables are bound, their iterables and conditions read
+        ("d = {k: v for k, v in pairs if v}\n", SubCodeKind.ASSIGN, ["d", "k", "v"], ["k", "v", "pairs"]),
+    ],
+)
+def test_augmented_assignments_and_loop_targets(python, code, kind, defines, uses):
+    subcode = [s for s in decompose(code, python).subcodes if s.kind is kind][0]
+    assert (subcode.defines, subcode.uses) == (defines, uses)
+
+
+def test_global_and_nonlocal_declare_no_read(python):
+    code = (
+        "def bump():\n"
+        "    global count, seen\n"
+        "    count += 1\n"
+        "    seen = True\n"
+        "    def inner():\n"
+        "        nonlocal step\n"
+        "        step = 2\n"
+    )
+    functions = [s for s in decompose(code, python).subcodes if s.kind is SubCodeKind.FUNCTION_DEF]
+    assert [(s.defines, s.uses) for s in functions] == [
+        (["inner", "step"], []),
+        # ``global seen`` reads nothing: the function only writes ``seen``; ``count += 1`` reads ``count``
+        (["bump", "count", "seen", "inner", "step"], ["count"]),
+    ]

@@ -46,13 +46,16 @@ class PythonLanguage(LanguagePlugin):
     }
     definition_fields = {
         "assignment": ("left",),
-        "augmented_assignment": ("left",),
         "for_statement": ("left",),
         "function_definition": ("name", "parameters"),
         "class_definition": ("name",),
     }
-    # bindings a field cannot express (checked against ``ast``/``symtable``: benchmarks/decomposition_names.py)
+    # bindings a field cannot express (checked against ``ast``/``symtable``: benchmarks/decomposition_names.py);
+    # ``x += 1`` reads ``x`` before it rebinds it (``@update``); ``global x`` declares, it reads nothing
     name_query = """
+    (augmented_assignment left: (_) @update)
+    (global_statement (identifier) @not_a_name)
+    (nonlocal_statement (identifier) @not_a_name)
     (for_in_clause left: (_) @definition)
     (named_expression name: (_) @definition)
     (lambda parameters: (_) @definition)

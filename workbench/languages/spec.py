@@ -57,7 +57,7 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 #: the captures a plugin's ``name_query`` may use (see :attr:`LanguagePlugin.name_query`)
-NAME_QUERY_CAPTURES = frozenset({"definition", "not_a_name"})
+NAME_QUERY_CAPTURES = frozenset({"definition", "update", "not_a_name"})
 
 
 class SubCodeKind(str, enum.Enum):
@@ -388,11 +388,14 @@ class LanguagePlugin:
         definition_fields: grammar node type -> the tree-sitter field names whose
             identifiers are *defined* by that node (``{"assignment": ("left",)}``). A field
             holding a member access (``self.item``) defines the dotted member, and its base
-            (``self``) is read; identifiers under a subscript, index, value or default are read.
+            (``self``) is read; identifiers under a subscript, index, size, value or default,
+            and a called function (C++'s ``v.at(i) = x``), are read.
         name_query: optional tree-sitter query for bindings that fields cannot express, in
             the manner of tree-sitter's ``locals.scm``: ``@definition`` marks a binding
-            target (treated like a definition field), ``@not_a_name`` an identifier that names
-            no variable (a keyword argument's name, a module path in an import).
+            target (treated like a definition field), ``@update`` a target that is read
+            before it is rebound (``i++``, ``--i``, ``total += x``: its names are both defined
+            and read), ``@not_a_name`` an identifier that names no variable (a keyword
+            argument's name, a module path in an import, a label).
         embedded_code_node_types: node types inside a literal that hold code whose names
             are read (Python's f-string ``interpolation``); the rest of the literal is not
             searched for names.

@@ -9,9 +9,13 @@ about. The rules, from the language plugin's data (this module names no language
   a loop variable inside a function, a ``match`` capture);
 * binding targets are the :attr:`LanguagePlugin.definition_fields` of any node in the
   sub-tree, plus the ``@definition`` captures of :attr:`LanguagePlugin.name_query`;
+* an ``@update`` capture is a target that is read before it is rebound (``i++``,
+  ``total += x``): its names are both defined and read;
 * inside a target, a member access defines the dotted member (``self.item = item``
   defines ``self.item`` and reads ``self``), and identifiers under a subscript, index,
-  value or default are read (``a[i] = x`` reads ``a`` and ``i``);
+  size, value or default, and a called function, are read (``a[i] = x`` reads ``a`` and
+  ``i``; C's ``int a[n];`` defines ``a`` and reads ``n``; C++'s ``v.at(i) = x`` defines
+  nothing);
 * a member read whose dotted path some target of the program defines is read as that
   path too (``return self.item`` reads ``self.item`` and ``self``), so the storage record
   written by the definition is found by the exact lookup;
@@ -38,7 +42,8 @@ MEMBER_FIELDS = frozenset({"attribute", "field", "property"})
 
 #: inside a binding target, identifiers under these fields are read, not defined
 READ_IN_TARGET_FIELDS = frozenset(
-    {"type", "return_type", "subscript", "index", "indices", "argument", "arguments", "default", "value", "array"}
+    {"type", "return_type", "subscript", "index", "indices", "argument", "arguments", "default", "value", "array",
+     "size", "function"}
 )
 
 
@@ -48,11 +53,13 @@ class ProgramNames:
 
     Attributes:
         targets: ids of the nodes that are binding targets.
+        updates: ids of the targets that are also read (``@update`` captures: ``i++``).
         not_names: ids of identifier nodes that name no variable.
         defined_paths: dotted member paths (``self.item``) some target defines.
     """
 
     targets: set[int] = field(default_factory=set)
+    updates: set[int] = field(default_factory=set)
     not_names: set[int] = field(default_factory=set)
     defined_paths: set[str] = field(default_factory=set)
 
@@ -83,6 +90,8 @@ def program_names(root: Any, plugin: LanguagePlugin) -> ProgramNames:
 
         captures = tree_sitter.QueryCursor(query).captures(root)
         names.targets.update(node.id for node in captures.get("definition", ()))
+        names.updates.update(node.id for node in captures.get("update", ()))
+        names.targets |= names.updates
         for node in captures.get("not_a_name", ()):
             names.not_names.update(n.id for n in _subtree(node) if n.type in plugin.identifier_node_types)
     names.defined_paths = {
@@ -102,7 +111,7 @@ def subcode_names(node: Any, plugin: LanguagePlugin, program: ProgramNames) -> t
     """
     defines: list[str] = []
     uses: list[str] = []
-    for role, name, _ in _walk_names(node, plugin, program, node.id in program.targets):
+    for role, name, _ in _walk_names(node, plugin, program, node.id in program.targets, node.id in program.updates):
         (defines if role == "define" else uses).append(name)
     return list(dict.fromkeys(defines)), list(dict.fromkeys(uses))
 
@@ -158,38 +167,47 @@ def _embedded_code(literal: Any, plugin: LanguagePlugin) -> Iterator[Any]:
 
 
 def _walk_names(
-    node: Any, plugin: LanguagePlugin, program: ProgramNames, in_target: bool, member_reads: bool = True
+    node: Any, plugin: LanguagePlugin, program: ProgramNames, in_target: bool, in_update: bool = False,
+    member_reads: bool = True,
 ) -> Iterator[tuple[str, str, bool]]:
-    """Yield ``(role, name, is_member_path)`` in source order; role is ``define`` or ``use``."""
-    # explicit stack of (node, in_target); children pushed in reverse for source order
-    stack: list[tuple[Any, bool]] = [(node, in_target)]
+    """Yield ``(role, name, is_member_path)`` in source order; role is ``define`` or ``use``.
+
+    A name inside an update target (``i`` of ``i++``) yields ``use`` and then ``define``.
+    """
+    # explicit stack of (node, in_target, in_update); children pushed in reverse for source order
+    stack: list[tuple[Any, bool, bool]] = [(node, in_target, in_target and in_update)]
     while stack:
-        current, target = stack.pop()
+        current, target, update = stack.pop()
         kind = current.type
         if kind in plugin.skip_node_types:
             continue
         if kind in plugin.identifier_node_types:
             if current.id not in program.not_names:
+                if update:
+                    yield "use", _text(current), False
                 yield ("define" if target else "use"), _text(current), False
             continue
         if kind in plugin.literal_node_types:
             # only the code embedded in the literal (f-string interpolations) holds names
-            stack.extend((n, False) for n in reversed(list(_embedded_code(current, plugin))))
+            stack.extend((n, False, False) for n in reversed(list(_embedded_code(current, plugin))))
             continue
         parts = _member_parts(current)
         if parts is not None:
             obj, _ = parts
             path = _member_path(current, plugin)
+            if path is not None and update:
+                yield "use", path, True  # ``self.count += 1`` reads ``self.count``
             if path is not None and (target or (member_reads and path in program.defined_paths)):
                 yield ("define" if target else "use"), path, True
             # the member name is no free name; the object is read (``self`` in ``self.item = x``)
-            stack.append((obj, False))
+            stack.append((obj, False, False))
             continue
         children = []
         for index, child in enumerate(current.children):
             field_name = current.field_name_for_child(index)
             if field_name in plugin.non_name_fields:
                 continue
-            child_target = target and field_name not in READ_IN_TARGET_FIELDS
-            children.append((child, child_target or child.id in program.targets))
+            kept = field_name not in READ_IN_TARGET_FIELDS
+            child_update = (update and kept) or child.id in program.updates
+            children.append((child, (target and kept) or child.id in program.targets, child_update))
         stack.extend(reversed(children))

@@ -65,15 +65,31 @@ class CLanguage(LanguagePlugin):
         SubCodeKind.SWITCH: frozenset({"switch_statement"}),
         SubCodeKind.CALL: frozenset({"call_expression"}),
     }
+    # a declarator defines its name (``int *p``, ``int a[n]``: ``p`` and ``a``; the array size is read)
     definition_fields = {
+        "declaration": ("declarator",),
         "init_declarator": ("declarator",),
         "assignment_expression": ("left",),
         "parameter_declaration": ("declarator",),
+        "field_declaration": ("declarator",),
         "function_definition": ("declarator",),
         "type_definition": ("declarator",),
-        "struct_specifier": ("name",),
-        "union_specifier": ("name",),
+        "enumerator": ("name",),
     }
+    # what fields cannot say (C23 6.5.2.4, 6.5.3.1 increments, 6.5.16.2 compound assignment): ``i++``,
+    # ``--i`` and ``total += x`` read their operand and rebind it; ``struct point`` without a body
+    # names the type, it defines nothing; the ``.x`` of a designated initializer is a member name
+    name_query = """
+    (update_expression argument: (_) @update)
+    (assignment_expression
+      left: (_) @update
+      operator: ["+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>="])
+    (struct_specifier name: (_) @definition body: (_))
+    (union_specifier name: (_) @definition body: (_))
+    (field_designator (field_identifier) @not_a_name)
+    """
+    # a label (``done:``, ``goto done``) names no variable
+    non_name_fields = LanguagePlugin.non_name_fields | {"label"}
 
     def language_capsule(self) -> Any:
         """Return ``tree_sitter_c.language()``."""

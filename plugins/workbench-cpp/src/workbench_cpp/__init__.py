@@ -82,16 +82,38 @@ class CppLanguage(LanguagePlugin):
         SubCodeKind.SWITCH: frozenset({"switch_statement"}),
         SubCodeKind.CALL: frozenset({"call_expression"}),
     }
+    # a declarator defines its name (``int *p``, ``int &r = i``, ``int a[n]``, ``auto [k, v] = kv``: the
+    # array size is read), a range-for its variables, a class its fields and member functions
     definition_fields = {
+        "declaration": ("declarator",),
         "init_declarator": ("declarator",),
         "assignment_expression": ("left",),
         "for_range_loop": ("declarator",),
         "parameter_declaration": ("declarator",),
         "optional_parameter_declaration": ("declarator",),
+        "field_declaration": ("declarator",),
         "function_definition": ("declarator",),
-        "class_specifier": ("name",),
-        "struct_specifier": ("name",),
+        "type_definition": ("declarator",),
+        "enumerator": ("name",),
     }
+    # what fields cannot say ([expr.post.incr], [expr.pre.incr], [expr.ass]): ``i++``, ``--i`` and
+    # ``total += x`` read their operand and rebind it; a constructor's ``: value(start)`` initializes
+    # the member ``value``; ``class C;`` without a body names the class, it defines nothing; in
+    # ``int C::get()`` the class is the scope of the name defined; ``.x`` in ``{.x = 1}`` is a member
+    name_query = """
+    (update_expression argument: (_) @update)
+    (assignment_expression
+      left: (_) @update
+      operator: ["+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>=" "and_eq" "or_eq" "xor_eq"])
+    (field_initializer (field_identifier) @definition)
+    (class_specifier name: (_) @definition body: (_))
+    (struct_specifier name: (_) @definition body: (_))
+    (union_specifier name: (_) @definition body: (_))
+    (function_declarator declarator: (qualified_identifier scope: (_) @not_a_name))
+    (field_designator (field_identifier) @not_a_name)
+    """
+    # a label (``done:``, ``goto done``) names no variable
+    non_name_fields = LanguagePlugin.non_name_fields | {"label"}
 
     def __init__(self, runner: CppRunner | None = None):
         self.runner = runner if runner is not None else CppRunner()

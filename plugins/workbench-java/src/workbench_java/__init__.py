@@ -75,13 +75,39 @@ class JavaLanguage(LanguagePlugin):
         "enhanced_for_statement": ("name",),
         "formal_parameter": ("name",),
         "catch_formal_parameter": ("name",),
+        # ``try (Scanner in = ...)``, ``x -> ...`` and ``(a, b) -> ...``, ``o instanceof String s``
+        "resource": ("name",),
+        "lambda_expression": ("parameters",),
+        "instanceof_expression": ("name",),
         "method_declaration": ("name",),
         "constructor_declaration": ("name",),
         "class_declaration": ("name",),
         "interface_declaration": ("name",),
         "enum_declaration": ("name",),
+        "enum_constant": ("name",),
         "record_declaration": ("name",),
     }
+    # what fields cannot say (JLS 17: 15.14-15.15 increments, 15.26.2 compound assignment,
+    # 14.30 patterns): ``i++``, ``--i`` and ``total += x`` read their operand and rebind it; a
+    # pattern binds its variable and names its type (a type, like a declaration's, is no name);
+    # a method's name after ``obj.`` or ``::`` and a label name no variable
+    name_query = """
+    (update_expression (_) @update)
+    (assignment_expression
+      left: (_) @update
+      operator: ["+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>=" ">>>="])
+    (instanceof_expression right: (_) @not_a_name)
+    (type_pattern . (_) @not_a_name . (identifier))
+    (type_pattern (identifier) @definition .)
+    (record_pattern . (_) @not_a_name)
+    (record_pattern_component . (_) @not_a_name . (identifier))
+    (record_pattern_component (identifier) @definition .)
+    (method_invocation object: (_) name: (identifier) @not_a_name)
+    (method_reference "::" (identifier) @not_a_name)
+    (labeled_statement (identifier) @not_a_name)
+    (break_statement (identifier) @not_a_name)
+    (continue_statement (identifier) @not_a_name)
+    """
 
     def __init__(self, runner: JavaRunner | None = None):
         self.runner = runner if runner is not None else JavaRunner()
