@@ -114,3 +114,68 @@ def test_an_unreadable_retry_after_is_no_request(tmp_path, ice_slice, fake_opena
     score_samples(_samples(ice_slice)[:1], **score_kwargs(**_judge(fake_openai)))
     [row] = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert row["status"] == "ok" and row["retry_after"] is None and fake_openai.count() == 2
+
+
+def _cut_reply(requests: set[int]):
+    """A raw reply for the fake server: requests numbered in ``requests`` (1, 2, ...) get a 200
+    whose body stops after 20 of its bytes, then the connection closes; the others are answered."""
+    seen = {"n": 0}
+
+    def reply(handler) -> bool:
+        import socket
+
+        seen["n"] += 1
+        if seen["n"] not in requests:
+            return False
+        payload = b'{"id": "x", "object": "chat.completion", "choices": []}'
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload[:20])
+        handler.wfile.flush()
+        handler.connection.shutdown(socket.SHUT_RDWR)
+        handler.close_connection = True
+        return True
+
+    return reply
+
+
+def test_a_connection_closed_mid_body_is_retried_recorded_and_resumed_alone(tmp_path, ice_slice, fake_openai,
+                                                                            score_kwargs):
+    """Scripted server: both attempts of the second sample's call (requests 2 and 3) get a body cut
+    after 20 bytes and a closed connection. The row is an ``llm_error`` whose error says what
+    happened (it said only ``InternalServerError ... Connection error.``, which reads like a
+    server's 500); the other rows are kept, and ``--resume --retry-failed`` asks again for that
+    sample alone."""
+    samples = _samples(ice_slice)
+    fake_openai.raw = _cut_reply({2, 3})
+    score_samples(samples, **score_kwargs(**_judge(fake_openai)))
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
+    assert [r["status"] for r in rows] == ["ok", "llm_error", "ok", "ok"]
+    assert "(2 attempts" in rows[1]["error"]
+    assert "peer closed connection without sending complete message body" in rows[1]["error"], rows[1]["error"]
+    assert fake_openai.count() == 5
+    report = score_samples(samples, **score_kwargs(**_judge(fake_openai), resume=True, retry_failed=True))
+    assert report.retried_rows == 1 and report.rows_written == 1 and fake_openai.count() == 6
+    rows = read_jsonl(tmp_path / "out" / "scores.jsonl")
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}
+
+
+def test_a_200_answer_in_html_is_a_clear_per_sample_error(tmp_path, ice_slice, fake_openai, score_kwargs):
+    """Scripted server: a reverse proxy's HTML page with status 200 instead of the JSON answer, for
+    every request. Each row is an ``llm_error`` quoting the page; no score is read from it."""
+    def html(handler) -> bool:
+        page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(page)))
+        handler.end_headers()
+        handler.wfile.write(page)
+        return True
+
+    fake_openai.raw = html
+    report = score_samples(_samples(ice_slice)[:2], **score_kwargs(**_judge(fake_openai)))
+    assert report.statuses == {"ice-score": {"llm_error": 2}}
+    row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
+    assert "502 Bad Gateway" in row["error"] and row["score"] is None

@@ -534,22 +534,35 @@ def _refusal_message(settings: LLMSettings, status: int, error: BaseException) -
 
 def _network_cause(error: BaseException, api_base: str | None) -> str:
     """``"; cause: ConnectionRefusedError: [Errno 111] Connection refused (api_base ...)"`` when the
-    innermost exception chained to ``error`` is an OS-level network error, else ``""``.
+    innermost exception chained to ``error`` is an OS-level network error, or ``"; cause:
+    RemoteProtocolError: peer closed connection without sending complete message body (received 20
+    bytes, expected 106) at ..."`` when an HTTP transport error (``httpx.TransportError``) is chained
+    to it, else ``""``.
 
-    litellm reports a server that is not there as ``InternalServerError ... Connection error.``,
-    which reads like a server that answered 500; the socket's own error says what happened."""
+    litellm reports a server that is not there, or one that closed the connection in the middle
+    of its answer, as ``InternalServerError ... Connection error.``, which reads like a server that
+    answered 500; the socket's or the HTTP client's own error says what happened."""
+    import httpx
+
     seen: set[int] = set()
     inner: BaseException | None = error
+    transport: BaseException | None = None
     while inner is not None and id(inner) not in seen:
         seen.add(id(inner))
         last = inner
+        if transport is None and isinstance(inner, httpx.TransportError):
+            transport = inner
         inner = inner.__cause__ or inner.__context__
-    if last is error or not isinstance(last, OSError):
+    if last is not error and isinstance(last, OSError):
+        cause = last
+    elif transport is not None and transport is not error:
+        cause = transport
+    else:
         return ""
     where = f" at {api_base}" if api_base else ""
-    if str(last) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
+    if str(cause) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
         return f"; the server: {api_base}" if api_base else ""
-    return f"; cause: {type(last).__name__}: {last}{where}"
+    return f"; cause: {type(cause).__name__}: {cause}{where}"
 
 
 #: the longest wait between two attempts, in seconds, whatever a server's ``Retry-After`` asks
