@@ -179,3 +179,20 @@ def test_a_200_answer_in_html_is_a_clear_per_sample_error(tmp_path, ice_slice, f
     assert report.statuses == {"ice-score": {"llm_error": 2}}
     row = read_jsonl(tmp_path / "out" / "scores.jsonl")[0]
     assert "502 Bad Gateway" in row["error"] and row["score"] is None
+
+
+def test_after_a_refusal_the_client_sends_no_further_request(fake_openai):
+    """Scripted server refusing with 401. A worker that starts its next sample before the run's main
+    thread has seen the refusal must not send another request (with ``--workers 1`` the run sent a
+    fourth request now and then, each worker one more with more workers): the client stops itself."""
+    from workbench.llm.client import CallsStopped, LLMClient, LLMSettings, ProviderRefusedError
+
+    fake_openai.raw = _status_reply(401, after=0)
+    client = LLMClient(LLMSettings("openai/judge", api_base=fake_openai.api_base, retry_wait_s=0.01))
+    messages = [{"role": "user", "content": "Is it correct?"}]
+    with pytest.raises(ProviderRefusedError) as refused:
+        client.complete(messages, prompt_version="v", step="s")
+    assert refused.value.status == 401
+    with pytest.raises(CallsStopped):
+        client.complete(messages + [{"role": "user", "content": "again"}], prompt_version="v", step="s")
+    assert fake_openai.count() == 1

@@ -85,7 +85,8 @@ class ProviderRefusedError(WorkbenchError):
     HTTP 401 (the API key is not accepted), 403 (the key has no access to the model) or 404 (no
     such model or endpoint). Not an :class:`LLMError`, so it is never recorded as one sample's
     failure: the run stops at once (its finished rows kept) instead of writing an ``llm_error`` row,
-    one refused call each, for every sample left.
+    one refused call each, for every sample left. The client that got it stops itself
+    (:meth:`LLMClient.stop`): calls of other threads raise :class:`CallsStopped` instead of asking.
 
     Attributes:
         status: the HTTP status (401, 403 or 404).
@@ -878,6 +879,8 @@ class LLMClient:
             LLMCallError: the provider failed after the retries, or its reply had no text
                 (``content`` null, or a tool call instead; not cached, :class:`NoTextError`).
             BudgetExceededError: ``max_cost_usd`` is spent.
+            ProviderRefusedError: HTTP 401, 403 or 404, which every other call would get alike;
+                the client is stopped (:meth:`stop`).
         """
         settings = self.settings
         overrides = _overrides(temperature, max_tokens, top_logprobs)
@@ -939,6 +942,7 @@ class LLMClient:
                     raise
                 refused = _refusal_status(error)
                 if refused is not None:
+                    self.stop()  # no other worker sends the request that would be refused alike
                     raise ProviderRefusedError(_refusal_message(settings, refused, error), refused) from error
                 raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where}){asked}"
                                    f"{_network_cause(error, settings.api_base)}") from error
