@@ -51,6 +51,9 @@ class FakeOpenAI:
         #: embedding requests beyond this many answer 500 (None: never)
         self.embeddings_fail_after: int | None = None
         self.embedding_requests = 0
+        #: request handler -> True when it wrote its own reply (raw bytes: HTML, a body cut short,
+        #: nothing at all); None or False: the usual reply
+        self.raw = None
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -76,6 +79,8 @@ def _handler(state: FakeOpenAI):
                 refusal = state.refusals.pop(0) if state.refusals else None
             if refusal is not None:
                 self._refuse(*refusal)
+                return
+            if state.raw is not None and state.raw(self):
                 return
             if state.delay_s:
                 time.sleep(state.delay_s)

@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,23 @@ class CallsStopped(BaseException):
     sample is left unscored and a plain ``--resume`` scores it."""
 
 
+class ProviderRefusedError(WorkbenchError):
+    """The provider refused a request for a reason that every other request of the run shares:
+    HTTP 401 (the API key is not accepted), 403 (the key has no access to the model) or 404 (no
+    such model or endpoint). Not an :class:`LLMError`, so it is never recorded as one sample's
+    failure: the run stops at once (its finished rows kept) instead of writing an ``llm_error`` row,
+    one refused call each, for every sample left. The client that got it stops itself
+    (:meth:`LLMClient.stop`): calls of other threads raise :class:`CallsStopped` instead of asking.
+
+    Attributes:
+        status: the HTTP status (401, 403 or 404).
+    """
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
 class LocalProviderMissingError(WorkbenchError):
     """A ``local/...`` model was asked for but :mod:`workbench.llm.local` is not installed."""
 
@@ -116,6 +133,11 @@ class Usage:
             step's ``answer_bound``), cache hits included: such an answer may be cut short.
         retry_after_wait_s: seconds of backoff waits that a server's ``Retry-After`` set, being
             longer than the client's own backoff (:func:`backoff_wait`).
+        retry_after: one entry per failed attempt whose answer asked for a wait (``Retry-After``
+            or ``retry-after-ms``), in order: ``{"asked_s": seconds asked, "waited_s": seconds
+            waited before the next attempt}``; ``waited_s`` is the longer of the own backoff and
+            the ask, at most :data:`MAX_BACKOFF_S`, or ``None`` when no attempt followed (no retry
+            left). :meth:`as_dict` gives their number and the longest ask instead.
     """
 
     calls: int = 0
@@ -128,6 +150,7 @@ class Usage:
     unpriced_calls: int = 0
     truncated_answers: int = 0
     retry_after_wait_s: float = 0.0
+    retry_after: list[dict[str, float | None]] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -139,8 +162,13 @@ class Usage:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, Any]:
-        """Return the counters plus ``tokens`` as a plain dict."""
-        return {**asdict(self), "tokens": self.tokens}
+        """Return the counters plus ``tokens`` as a plain dict; instead of the ``retry_after``
+        entries, ``retry_after_asks`` (how many answers asked for a wait) and
+        ``retry_after_longest_s`` (the longest ask in seconds, ``None`` without one)."""
+        counters = {name: value for name, value in asdict(self).items() if name != "retry_after"}
+        longest = max((ask["asked_s"] for ask in self.retry_after), default=None)
+        return {**counters, "tokens": self.tokens, "retry_after_asks": len(self.retry_after),
+                "retry_after_longest_s": longest}
 
 
 @dataclass(frozen=True)
@@ -468,24 +496,74 @@ def _is_transient(error: BaseException) -> bool:
     return isinstance(status, int) and status >= 500
 
 
+#: HTTP statuses whose refusal every request of the run would get, and what to check for each
+_RUN_REFUSALS: dict[int, str] = {
+    401: "the API key was not accepted: set the provider's key variable (e.g. OPENAI_API_KEY for openai/ models) "
+         "to a valid key",
+    403: "the API key has no access to this model or endpoint: check the key's permissions, {model} and {api_base}",
+    404: "the server has no such model or endpoint: check {model} (the name the server serves the model by) "
+         "and {api_base}",
+}
+
+
+def _refusal_status(error: BaseException) -> int | None:
+    """401, 403 or 404 when ``error`` is such a refusal (:class:`ProviderRefusedError`), else ``None``.
+
+    Read from litellm's exception type (``AuthenticationError``, ``PermissionDeniedError``,
+    ``NotFoundError``) or its ``status_code``: litellm reports some servers' 403 as a plain
+    ``APIError`` with ``status_code`` 403."""
+    import litellm
+
+    for kind, status in ((litellm.AuthenticationError, 401), (litellm.PermissionDeniedError, 403),
+                         (litellm.NotFoundError, 404)):
+        if isinstance(error, kind):
+            return status
+    status = getattr(error, "status_code", None)
+    return status if status in _RUN_REFUSALS else None
+
+
+def _refusal_message(settings: LLMSettings, status: int, error: BaseException) -> str:
+    """The one-line message of a :class:`ProviderRefusedError`."""
+    from workbench.option_words import option_named, resume_advice
+
+    hint = _RUN_REFUSALS[status].format(model=option_named("model"), api_base=option_named("api_base"))
+    said = " ".join(f"{type(error).__name__}: {error}".split())
+    return (f"the model {settings.identity} refused the request with HTTP {status} ({said}); every other request "
+            f"would be refused alike, so the run stops: {hint}. The rows scored so far are kept; then "
+            f"{resume_advice()}")
+
+
 def _network_cause(error: BaseException, api_base: str | None) -> str:
     """``"; cause: ConnectionRefusedError: [Errno 111] Connection refused (api_base ...)"`` when the
-    innermost exception chained to ``error`` is an OS-level network error, else ``""``.
+    innermost exception chained to ``error`` is an OS-level network error, or ``"; cause:
+    RemoteProtocolError: peer closed connection without sending complete message body (received 20
+    bytes, expected 106) at ..."`` when an HTTP transport error (``httpx.TransportError``) is chained
+    to it, else ``""``.
 
-    litellm reports a server that is not there as ``InternalServerError ... Connection error.``,
-    which reads like a server that answered 500; the socket's own error says what happened."""
+    litellm reports a server that is not there, or one that closed the connection in the middle
+    of its answer, as ``InternalServerError ... Connection error.``, which reads like a server that
+    answered 500; the socket's or the HTTP client's own error says what happened."""
+    import httpx
+
     seen: set[int] = set()
     inner: BaseException | None = error
+    transport: BaseException | None = None
     while inner is not None and id(inner) not in seen:
         seen.add(id(inner))
         last = inner
+        if transport is None and isinstance(inner, httpx.TransportError):
+            transport = inner
         inner = inner.__cause__ or inner.__context__
-    if last is error or not isinstance(last, OSError):
+    if last is not error and isinstance(last, OSError):
+        cause = last
+    elif transport is not None and transport is not error:
+        cause = transport
+    else:
         return ""
     where = f" at {api_base}" if api_base else ""
-    if str(last) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
+    if str(cause) in str(error):  # the message says it already (litellm's APIConnectionError for ollama)
         return f"; the server: {api_base}" if api_base else ""
-    return f"; cause: {type(last).__name__}: {last}{where}"
+    return f"; cause: {type(cause).__name__}: {cause}{where}"
 
 
 #: the longest wait between two attempts, in seconds, whatever a server's ``Retry-After`` asks
@@ -562,16 +640,32 @@ class ServerWaits:
     waited_s: float = 0.0
     asked_s: float | None = None
     pending_s: float = 0.0
+    #: attempt number -> ``{"asked_s", "waited_s"}`` for each failed attempt whose answer asked
+    asks: dict[int, dict[str, float | None]] = field(default_factory=dict)
+    #: the attempt whose wait was chosen last, and that wait (all of it, own backoff or asked)
+    pending_attempt: int | None = None
+    pending_wait_s: float = 0.0
 
     def slept(self) -> None:
         """Count the wait chosen last as waited (call it when the retry's sleep starts)."""
         self.waited_s += self.pending_s
         self.pending_s = 0.0
+        ask = self.asks.get(self.pending_attempt) if self.pending_attempt is not None else None
+        if ask is not None:
+            ask["waited_s"] = round(self.pending_wait_s, 3)
+        self.pending_attempt = None
 
-    def saw(self, asked: float | None) -> None:
-        """Note a server's request of ``asked`` seconds (``None``: none)."""
+    def saw(self, asked: float | None, attempt: int | None = None) -> None:
+        """Note a server's request of ``asked`` seconds (``None``: none), the answer to attempt
+        ``attempt`` (1, 2, ...; ``None``: not kept per attempt); an attempt is noted once."""
         if asked is not None and (self.asked_s is None or asked > self.asked_s):
             self.asked_s = asked
+        if asked is not None and attempt is not None:
+            self.asks.setdefault(attempt, {"asked_s": round(asked, 3), "waited_s": None})
+
+    def per_attempt(self) -> list[dict[str, float | None]]:
+        """The asks in attempt order (:attr:`Usage.retry_after`'s entries)."""
+        return [self.asks[attempt] for attempt in sorted(self.asks)]
 
 
 def backoff_wait(first_wait_s: float, server_waits: ServerWaits | None = None) -> Any:
@@ -608,8 +702,10 @@ def backoff_wait(first_wait_s: float, server_waits: ServerWaits | None = None) -
         asked = retry_after_seconds(outcome.exception()) if outcome is not None and outcome.failed else None
         chosen = own if asked is None or asked <= own else min(asked, cap)
         if server_waits is not None:
-            server_waits.saw(asked)
+            attempt = getattr(retry_state, "attempt_number", None)
+            server_waits.saw(asked, attempt)
             server_waits.pending_s = chosen if chosen > own else 0.0
+            server_waits.pending_attempt, server_waits.pending_wait_s = attempt, chosen
         return chosen
 
     return wait
@@ -783,6 +879,8 @@ class LLMClient:
             LLMCallError: the provider failed after the retries, or its reply had no text
                 (``content`` null, or a tool call instead; not cached, :class:`NoTextError`).
             BudgetExceededError: ``max_cost_usd`` is spent.
+            ProviderRefusedError: HTTP 401, 403 or 404, which every other call would get alike;
+                the client is stopped (:meth:`stop`).
         """
         settings = self.settings
         overrides = _overrides(temperature, max_tokens, top_logprobs)
@@ -822,14 +920,16 @@ class LLMClient:
                                                             waits)
             except Exception as error:
                 elapsed = time.perf_counter() - started
+                # the last attempt's ask (older tenacity computes no wait after the last attempt)
+                waits.saw(retry_after_seconds(error), local_usage.calls or None)
                 local_usage.retry_after_wait_s += waits.waited_s
+                local_usage.retry_after.extend(waits.per_attempt())
                 self._account(local_usage, usage)
                 # the cause, and how long the call held the sample: attempts and wall seconds, backoff
                 # included, and what the server asked (the last answer's Retry-After was not waited for)
                 where = f"{local_usage.calls} attempt{'s' if local_usage.calls != 1 else ''}, {elapsed:.1f} s in all"
                 if waits.waited_s:
                     where += f", {waits.waited_s:.1f} s of it waiting as the server asked (Retry-After)"
-                waits.saw(retry_after_seconds(error))
                 asked = ""
                 if waits.asked_s is not None and waits.asked_s > MAX_BACKOFF_S:
                     asked = (f"; the server asked to wait {_seconds(waits.asked_s)} s (Retry-After), more than the "
@@ -840,9 +940,14 @@ class LLMClient:
                                         seconds=elapsed, repeat=repeat, top_logprobs=top_logprobs))
                 if isinstance(error, LLMError):
                     raise
+                refused = _refusal_status(error)
+                if refused is not None:
+                    self.stop()  # no other worker sends the request that would be refused alike
+                    raise ProviderRefusedError(_refusal_message(settings, refused, error), refused) from error
                 raise LLMCallError(f"{settings.model}: {type(error).__name__}: {error} ({where}){asked}"
                                    f"{_network_cause(error, settings.api_base)}") from error
             local_usage.retry_after_wait_s += waits.waited_s
+            local_usage.retry_after.extend(waits.per_attempt())
             text = response.choices[0].message.content or ""
             tokens = response_token_logprobs(response) if top_logprobs is not None else None
             prompt_tokens, completion_tokens = _tokens(response)
@@ -1193,6 +1298,7 @@ __all__ = [
     "ResponseCache",
     "ServerWaits",
     "UnknownProviderError",
+    "ProviderRefusedError",
     "Usage",
     "check_credentials",
     "check_provider",

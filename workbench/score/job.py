@@ -84,7 +84,7 @@ LOCK_FILE = ".score.lock"
 ROW_COLUMNS = (
     "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
     "status", "error", "subcodes", "reference_subcodes", "parse_failures", "truncated_answers", "llm_calls", "cache_hits",
-    "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "prompt_version",
+    "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "retry_after", "prompt_version",
     "variant", "model_identity", *READ_COLUMNS,
 )
 
@@ -1205,6 +1205,8 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
         "cost_usd": usage.cost_usd,
         "seconds": round(seconds, 4),
         "llm_seconds": round(usage.llm_seconds, 4),
+        # per answer that asked for a wait (429/503 with Retry-After): what it asked, what was waited
+        "retry_after": [dict(ask) for ask in usage.retry_after] or None,
         "prompt_version": method.prompt_version or None,
         "variant": method.variant or None,
         "model_identity": config.llm.identity if method.uses_llm else None,
