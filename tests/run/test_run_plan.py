@@ -633,3 +633,31 @@ def test_a_failed_score_row_in_workbench_run_points_at_runs_own_retry_option(tmp
     text = " ".join(result.output.split())
     assert "has every row's error" in text, text
     assert "--resume" not in text and "rerun the same workbench run command with --retry-failed" in text
+
+
+def test_the_results_the_run_gives_the_score_stage_are_named_as_the_execute_stages(
+        tmp_path: Path, judge: _Judge) -> None:
+    """A score stage stratifying on the execute stage's results (data without ``passed``), 2 of 6
+    samples executed: its note said "--results PATH: 4 samples have no verdict there", an option
+    the user never passed (the run sets it) and the run command does not take; it names the
+    execute stage's results. ``workbench score --results`` on the same file keeps its flag. Real
+    execution and chrF; ICE-Score from the scripted judge."""
+    config_path = _judged_config(tmp_path, judge, ["execute", "score"])
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    text = config_path.read_text().replace('label_column = "passed"\n', "").replace(
+        "limit = 4", 'limit = 2\nselect = "stratified"')
+    config_path.write_text(text.replace("workers = 2", "workers = 2\nlimit = 2", 1))
+    ran = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"], terminal_width=400)
+    said = "".join(ran.output.split())  # the note is wrapped, its path cut anywhere
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    assert ran.exit_code == 0, ran.output
+    assert f"theexecutestage'sresults{results}:4sampleshavenoverdictthere" in said, ran.output
+    assert f"--results{results}:" not in said, ran.output  # (the stage's recorded command line has its --results)
+
+    scored = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "--results", str(results), "--select",
+                                      "stratified", "--limit", "2", "--generation-column", "completion_multipl_e",
+                                      "-o", str(tmp_path / "score-out"), "--no-progress"], terminal_width=400)
+    said = "".join(scored.output.split())
+    assert scored.exit_code == 0, scored.output
+    assert f"--results{results}:4sampleshavenoverdictthere" in said, scored.output
+    assert "executestage" not in said, scored.output

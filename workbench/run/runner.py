@@ -721,7 +721,7 @@ def run_pipeline(
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            message = (error.render(plan.config_key, config=True) if isinstance(error, OptionError)  # named as the config names it
+            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))
