@@ -303,3 +303,23 @@ def test_score_results_messages_name_the_config_key_under_run_and_the_flag_in_wo
     assert scored.exit_code == 1, scored.output
     assert f"--results {twice}: it lists task" in said, said
     assert "[score]" not in said, said
+
+
+def test_limit_and_stop_notes_of_execute_and_score_name_the_config_keys(tmp_path: Path) -> None:
+    """``[execute] limit = 9`` on 6 samples, a ``[data] stop`` sequence that
+    cuts each generation: the notes said "--limit 9 is above the 6 samples" and "cut at a stop
+    sequence (--stop)", flags the run command does not take. Real execution and chrF; the
+    commands' own words are in tests/execute/test_job.py and tests/score."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["execute", "score_all"], execute="limit = 9")
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"', 'label_column = "passed"\nstop = ["\\nif __name__"]'))
+    results: dict = {}
+    outcome = run_pipeline(load_config(config_path), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["execute"][0] == "ran", _outcomes(outcome)
+    assert _outcomes(outcome)["score_all"][0] == "ran", _outcomes(outcome)
+    executed = " ".join(results["execute"].notes)
+    assert "[execute] limit = 9 is above the 6 samples in the input" in executed, executed
+    assert "cut at a stop sequence ([data] stop)" in executed, executed
+    scored = " ".join(results["score_all"].notes)
+    assert "cut at a stop sequence ([data] stop) before scoring" in scored, scored
+    assert "--stop" not in executed + scored and "--limit" not in executed + scored, executed + scored

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
-from workbench.option_words import config_words
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
@@ -390,7 +389,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
         except OptionError as error:
             raise table_error("data", error) from None
-        with config_words(plans["execute"].advice_key):  # its warning names [execute] isolation, not --isolation
+        with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
             _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
     problem_sets: dict = {}
     for name in ("score", "score_all"):

@@ -694,6 +694,7 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         return plan
     if "decontaminate" in enabled and config.sections["decontaminate"].get("against"):
         values["contamination"] = str(layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
+        plan.set_by_run["contamination"] = "the decontaminate stage's output"
         plan.after.append("decontaminate")
     values = {**values, "metric": metrics, **section, "json_path": str(layout / RunLayout.BIAS_JSON),
               "plot_path": str(layout / RunLayout.BIAS_PLOT)}
