@@ -23,6 +23,14 @@ Example:
 >>> with config_words(lambda name: f"[correlate] {name}"):
 ...     option_set("allow_partial_join")
 'set [correlate] allow_partial_join = true (--set correlate.allow_partial_join=true)'
+>>> option_reset("reference", False, True)
+'drop --no-reference'
+>>> with config_words(lambda name: f"[score] {name}"):
+...     option_reset("reference", False, True)
+'set [score] reference = true (--set score.reference=true)'
+>>> with config_words({"results": "the execute stage's results"}.get):
+...     option_value("results", "runs/x/execute/results.jsonl")
+"the execute stage's results runs/x/execute/results.jsonl"
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         from workbench.llm.client import check_model_usable
 
         try:
-            check_model_usable(score.llm)
+            with plan.words():  # its advice names [score] api_base, not --api-base
+                check_model_usable(score.llm)
         except WorkbenchError as error:
             raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:

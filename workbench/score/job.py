@@ -29,6 +29,7 @@ with a later resume that selects them (:func:`~workbench.score.wide_table.keep_c
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import os
@@ -756,7 +757,9 @@ def score_samples(
             on_start(len(pairs) - resumed, resumed)
         try:
             with ThreadPoolExecutor(max_workers=config.parallel_samples) as pool:
-                futures = [pool.submit(work, sample) for sample in todo]
+                # each worker in the caller's context: its row errors word options as the caller
+                # does (workbench.option_words: config keys under workbench run)
+                futures = [pool.submit(contextvars.copy_context().run, work, sample) for sample in todo]
                 try:
                     for future in as_completed(futures):
                         written += len(future.result())
