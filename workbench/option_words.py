@@ -4,11 +4,17 @@ A job's messages tell the user which option to set ("pass --allow-partial-join",
 --limit"). On the command line (and from Python) that is the option's flag; under ``workbench
 run`` the stage's options come from a config file, whose keys are ``[correlate]
 allow_partial_join`` and ``--set correlate.allow_partial_join=true``, and a flag the run command
-does not take would be advice nobody can follow. :func:`config_words` switches the words for
-the messages built while a stage runs (``workbench.run.stages.StagePlan.run`` sets it);
-:func:`option_named` and :func:`option_set` word them. A context variable, so nothing between
-the runner and the message has to pass the words along (errors raised deep in a job, and the
-notes it returns, are built while the stage runs, in the runner's thread).
+does not take would be advice nobody can follow; an option the run sets itself (score's
+``results``: the execute stage's ``execute/results.jsonl``) is named for what it is, as the user
+passed no such option at all. :func:`config_words` switches the words for the messages built
+while a stage builds its config, runs and prints (``workbench.run.stages.StagePlan.words``);
+:func:`option_named`, :func:`option_given`, :func:`option_value`, :func:`option_set`, :func:`option_reset`,
+:func:`resume_advice` and :func:`retry_failed_advice` word them. This is the one place that
+decides a message's option words: a job's config checks (``ScoreConfig._check``) word their
+advice here too, and ``workbench run`` prints the score stage's retry advice from here. A
+context variable, so nothing between the runner and the message has to pass the words along
+(errors raised deep in a job, and the notes it returns, are built while the stage runs, in the
+runner's thread).
 
 Example:
 
@@ -17,6 +23,14 @@ Example:
 >>> with config_words(lambda name: f"[correlate] {name}"):
 ...     option_set("allow_partial_join")
 'set [correlate] allow_partial_join = true (--set correlate.allow_partial_join=true)'
+>>> option_reset("reference", False, True)
+'drop --no-reference'
+>>> with config_words(lambda name: f"[score] {name}"):
+...     option_reset("reference", False, True)
+'set [score] reference = true (--set score.reference=true)'
+>>> with config_words({"results": "the execute stage's results"}.get):
+...     option_value("results", "runs/x/execute/results.jsonl")
+"the execute stage's results runs/x/execute/results.jsonl"
 """
 
 from __future__ import annotations
@@ -30,8 +44,9 @@ from typing import Any
 
 from workbench.options import _text, flag_of
 
-#: the config key of an option (``[correlate] allow_partial_join``), or ``None`` for one the
-#: config does not set (the run sets it itself); unset: the command line's flags
+#: the config key of an option (``[correlate] allow_partial_join``), the words for one the run
+#: sets itself (``the execute stage's results``), or ``None`` for one no key sets; unset: the
+#: command line's flags
 _KEY_OF: ContextVar[Callable[[str], str | None] | None] = ContextVar("workbench_option_words", default=None)
 
 #: ``[table] key`` as :func:`config_words`'s key function writes it
@@ -40,9 +55,15 @@ _KEY = re.compile(r"\[(\w+)\] (\w+)")
 
 @contextmanager
 def config_words(key_of: Callable[[str], str | None]) -> Iterator[None]:
-    """Within the block, messages name options by config key: ``key_of(field name)`` gives the
-    key (``"[correlate] allow_partial_join"``), or ``None`` for an option the config does not
-    set (a message then uses its plain words, see :func:`option_named`)."""
+    """Within the block, messages name options by config key.
+
+    Args:
+        key_of: field name -> the config key (``"[correlate] allow_partial_join"``, written
+            ``[table] key``), other words for an option the run sets itself (``"the execute
+            stage's results"``: no key to set, so :func:`option_set` falls back to the flag), or
+            ``None`` for an option the config does not set (a message then uses its plain
+            words, see :func:`option_named`).
+    """
     token = _KEY_OF.set(key_of)
     try:
         yield
@@ -71,13 +92,35 @@ def option_named(name: str, plain: str | None = None, *, flag: str | None = None
     return _config_key(name) or (plain if plain is not None else flag)
 
 
+def _flag_value(name: str, value: Any, flag: str | None) -> str:
+    """``--mode full``; a switch's ``True`` is ``--reference``, its ``False`` ``--no-reference``."""
+    flag = flag or flag_of(name)
+    if value is True:
+        return flag
+    if value is False:
+        return "--no-" + flag[2:]
+    return f"{flag} {_text(value)}"
+
+
+def option_given(name: str) -> str:
+    """The advice to give option ``name`` a value the message cannot know: ``pass --language``,
+    or inside :func:`config_words` ``set [data] language``."""
+    key = _config_key(name)
+    if key is None or not _KEY.fullmatch(key):
+        return f"pass {flag_of(name)}"
+    return f"set {key}"
+
+
 def option_value(name: str, value: Any, *, flag: str | None = None) -> str:
     """Option ``name`` with the value ``value``, as a message names the setting: ``--mode full``
-    (``flag`` as in :func:`option_named`), or inside :func:`config_words` ``[execute] mode =
-    "full"`` (a TOML line)."""
+    (``--no-reference`` for a switch turned off; ``flag`` as in :func:`option_named`), or inside
+    :func:`config_words` ``[execute] mode = "full"`` (a TOML line), or for an option the run sets
+    itself its words and the value (``the execute stage's results /runs/x/execute/results.jsonl``)."""
     key = _config_key(name)
     if key is None:
-        return f"{flag or flag_of(name)} {_text(value)}"
+        return _flag_value(name, value, flag)
+    if not _KEY.fullmatch(key):
+        return f"{key} {_text(value)}"
     return f"{key} = {json.dumps(value)}"
 
 
@@ -87,16 +130,42 @@ def resume_advice() -> str:
     return "rerun the same command (the stage resumes)" if in_config_words() else "rerun with --resume"
 
 
+def retry_failed_advice() -> tuple[str, str]:
+    """How to score a score run's failed rows again, and how to ask the LLM again past its cache
+    (parse errors are cached answers): ``("continue with --resume --retry-failed", "add --cache
+    refresh")`` on the command line; inside :func:`config_words` ``workbench run``'s own
+    ``--retry-failed`` (it refuses ``[score] resume`` and ``retry_failed``, which it sets itself)
+    and a one-off ``--set score.cache=refresh``, as a config key set to ``refresh`` would ask
+    again on every later run."""
+    key = _config_key("cache")
+    found = _KEY.fullmatch(key) if key is not None else None
+    if found is None:
+        return "continue with --resume --retry-failed", "add --cache refresh"
+    return ("rerun the same workbench run command with --retry-failed ([run] retry_failed = true)",
+            f"add --set {found.group(1)}.cache=refresh")
+
+
 def option_set(name: str, value: Any = True) -> str:
     """The advice to give option ``name`` the value ``value``: ``pass --allow-partial-join``
-    (``pass --limit 5``), or inside :func:`config_words` ``set [correlate] allow_partial_join =
-    true (--set correlate.allow_partial_join=true)``, the TOML line and its command-line override."""
+    (``pass --limit 5``, ``pass --no-reference``), or inside :func:`config_words` ``set
+    [correlate] allow_partial_join = true (--set correlate.allow_partial_join=true)``, the TOML
+    line and its command-line override."""
     key = _config_key(name)
-    if key is None:
-        flag = flag_of(name)
-        return f"pass {flag}" if value is True else f"pass {flag} {_text(value)}"
+    found = _KEY.fullmatch(key) if key is not None else None
+    if found is None:  # no key sets it (the run's own option included): the flag
+        return f"pass {_flag_value(name, value, None)}"
     literal = json.dumps(value)  # a TOML literal for a bool, number or plain string
-    found = _KEY.fullmatch(key)
     # --set reads a value that is no TOML value as text: no quotes for the shell to keep
-    override = f" (--set {found.group(1)}.{found.group(2)}={_text(value)})" if found else ""
-    return f"set {key} = {literal}{override}"
+    return f"set {key} = {literal} (--set {found.group(1)}.{found.group(2)}={_text(value)})"
+
+
+def option_reset(name: str, given: Any, default: Any) -> str:
+    """The advice to undo option ``name``'s value ``given`` (a setting that has no effect here,
+    refused rather than ignored): ``drop --no-reference`` (``drop --final-step p-correct``) on
+    the command line, where leaving the option out gives its default; inside
+    :func:`config_words` ``set [score] reference = true (--set score.reference=true)``, its
+    ``default``, as a config file or preset may be what set it."""
+    key = _config_key(name)
+    if key is None or not _KEY.fullmatch(key):
+        return f"drop {_flag_value(name, given, None)}"
+    return option_set(name, default)

@@ -67,21 +67,21 @@ class OptionError(WorkbenchError):
     Args:
         template: the message, with ``{name}`` for each option it names.
         names: the option (field) names, the first being the one at fault.
-        config_template: the message in config terms, where it must say otherwise what to do
-            (``set [score] reference = true`` where the command line says "drop the option", as
-            a config file or preset may set it); ``None``: ``template`` serves both.
+
+    Advice that must say otherwise what to do in a config file ("drop --no-reference" on the
+    command line, ``set [score] reference = true`` under ``workbench run``, where a preset may
+    have set it) is worded when the error is raised, by :mod:`workbench.option_words`, which
+    ``workbench run`` switches to config words while it builds a stage's config.
     """
 
-    def __init__(self, template: str, *names: str, config_template: str | None = None):
+    def __init__(self, template: str, *names: str):
         self.template = template
         self.names = names
-        self.config_template = config_template
         super().__init__(self.render())
 
-    def render(self, name_of: Callable[[str], str] = str, *, config: bool = False) -> str:
-        """The message with each option named by ``name_of(field name)``; ``config``: in the
-        terms of a ``workbench run`` config (its ``config_template``, when it has one)."""
-        text = self.config_template if config and self.config_template is not None else self.template
+    def render(self, name_of: Callable[[str], str] = str) -> str:
+        """The message with each option named by ``name_of(field name)``."""
+        text = self.template
         for name in self.names:
             text = text.replace("{" + name + "}", name_of(name))
         return text

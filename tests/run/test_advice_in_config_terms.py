@@ -262,3 +262,64 @@ def test_the_failure_limit_is_named_as_the_config_sets_it() -> None:
     assert check_failures(counts, limit).message.endswith("; --max-failures 0.1)")
     with config_words(lambda name: f"[execute] {name}"):
         assert check_failures(counts, limit).message.endswith("; [execute] max_failures 0.1)")
+
+
+def _results_listing_a_sample_twice(tmp_path: Path, data: Path) -> Path:
+    """Real execution results of ``data`` (``workbench run`` with the execute stage), with their
+    first row written twice."""
+    config_path = write_config(tmp_path / "exec.toml", tmp_path / "exec-run", data, ["execute"],
+                               "[execute]\nworkers = 2\n")
+    assert _outcomes(run_pipeline(load_config(config_path)))["execute"][0] == "ran"
+    lines = (tmp_path / "exec-run" / "execute" / "results.jsonl").read_text().splitlines()
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("\n".join([lines[0], *lines]) + "\n")
+    return twice
+
+
+def test_score_results_messages_name_the_config_key_under_run_and_the_flag_in_workbench_score(tmp_path: Path) -> None:
+    """A ``[score] results`` file listing a sample twice: the score_all stage of ``workbench run``
+    said "--results PATH: it lists task ... twice", an option the run command does not take; it
+    names ``[score] results``. ``workbench score --results`` keeps its flag. Real execution, real
+    chrF through the Typer app of both commands."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    twice = _results_listing_a_sample_twice(tmp_path, data)
+    config_path = _config(tmp_path, data, ["score_all"])
+    config_path.write_text(config_path.read_text().replace('method = ["chrf"]',
+                                                           f'method = ["chrf"]\nresults = "{twice}"'))
+    ran = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"], terminal_width=400)
+    said = _flat(ran.output)
+    assert ran.exit_code == 1, ran.output
+    assert f'[score] results = "{twice}": it lists task' in said, said
+    assert f"--results {twice}:" not in said, said  # (the stage's recorded command line has its --results)
+
+    scored = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "--results", str(twice), "-o",
+                                      str(tmp_path / "score-out"), "--generation-column", "completion_multipl_e",
+                                      "--no-progress"], terminal_width=400)
+    said = _flat(scored.output)
+    assert scored.exit_code == 1, scored.output
+    assert f"--results {twice}: it lists task" in said, said
+    assert "[score]" not in said, said
+
+
+def test_limit_and_stop_notes_of_execute_and_score_name_the_config_keys(tmp_path: Path) -> None:
+    """``[execute] limit = 9`` on 6 samples, a ``[data] stop`` sequence that
+    cuts each generation: the notes said "--limit 9 is above the 6 samples" and "cut at a stop
+    sequence (--stop)", flags the run command does not take. Real execution and chrF; the
+    commands' own words are in tests/execute/test_job.py and tests/score."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["execute", "score_all"], execute="limit = 9")
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"', 'label_column = "passed"\nstop = ["\\nif __name__"]'))
+    results: dict = {}
+    outcome = run_pipeline(load_config(config_path), run_stage=_keep_results(results))
+    assert _outcomes(outcome)["execute"][0] == "ran", _outcomes(outcome)
+    assert _outcomes(outcome)["score_all"][0] == "ran", _outcomes(outcome)
+    executed = " ".join(results["execute"].notes)
+    assert "[execute] limit = 9 is above the 6 samples in the input" in executed, executed
+    assert "cut at a stop sequence ([data] stop)" in executed, executed
+    scored = " ".join(results["score_all"].notes)
+    assert "cut at a stop sequence ([data] stop) before scoring" in scored, scored
+    assert "--stop" not in executed + scored and "--limit" not in executed + scored, executed + scored

@@ -350,14 +350,24 @@ def test_a_judge_option_no_method_reads_is_refused_with_the_config_key_to_undo_i
     assert "drop the option" not in text and "(--no-reference)" not in text, text
 
 
-def test_workbench_score_keeps_drop_the_option() -> None:
-    """The command-line rendering of the same refusals (fix33 leftover 3) still says to drop the flag."""
-    from workbench.options import OptionError, flag_of
-    from workbench.score.config import ScoreConfig
+@pytest.mark.parametrize(("options", "drop"), [
+    (["--no-reference"], "add p-correct to --method/-m or drop --no-reference (ice-score"),
+    (["--analyse-first"], "add p-correct to --method/-m or drop --analyse-first"),
+    (["--final-step", "p-correct"], "add one of them to --method/-m or drop --final-step p-correct"),
+])
+def test_workbench_score_says_which_flag_to_drop(tmp_path: Path, options: list[str], drop: str) -> None:
+    """The command-line words of the same refusals (fix33 leftover 3): drop the flag, named (it said
+    "drop the option"), and no config key. Real ``workbench score`` through the Typer app; it
+    refuses before any row is read."""
+    from typer.testing import CliRunner
 
-    for options in ({"reference": False}, {"analyse_first": True}, {"final_step": "p-correct"}):
-        with pytest.raises(OptionError) as caught:
-            ScoreConfig(method=["ice-score", "chrf"], model="gpt-4o-mini", **options)
-        text = caught.value.render(flag_of)
-        assert text.endswith("drop the option") or "or drop the option (ice-score" in text, text
-        assert " = " not in text, text
+    from workbench.cli import app
+
+    data = tmp_path / "gens.jsonl"
+    data.write_text('{"task_id": "t", "completion": "pass", "reference": "pass"}\n')
+    result = CliRunner().invoke(app, ["score", str(data), "-m", "ice-score", "-m", "chrf", "--model", "gpt-4o-mini",
+                                      *options, "-o", str(tmp_path / "out")], terminal_width=400)
+    text = " ".join(result.output.replace("│", " ").split())  # the error box's lines joined
+    assert result.exit_code == 2, result.output
+    assert drop in text, text
+    assert "[score]" not in text and " = " not in text, text

@@ -191,11 +191,12 @@ def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_on
 
 class _Judge:
     """An OpenAI-compatible judge on 127.0.0.1, reached through litellm's real HTTP path: it
-    answers a score from 1 to 4 (by the request's content, so the scores vary), or 500 while
-    ``down`` (a server outage)."""
+    answers a score from 1 to 4 (by the request's content, so the scores vary), or ``answer``
+    where set (text no method parses), or 500 while ``down`` (a server outage)."""
 
     def __init__(self) -> None:
         self.down = False
+        self.answer: str | None = None
         #: request body -> True where this request answers 500
         self.fail = lambda body: False
         self.requests = 0
@@ -211,7 +212,7 @@ class _Judge:
                 if judge.down or judge.fail(body):
                     payload, status = {"error": {"message": "server down", "type": "server_error"}}, 500
                 else:
-                    text = str(1 + hashlib.sha256(body).digest()[0] % 4)
+                    text = judge.answer or str(1 + hashlib.sha256(body).digest()[0] % 4)
                     payload, status = {
                         "id": "fake", "object": "chat.completion", "created": 0, "model": "judge",
                         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
@@ -633,3 +634,57 @@ def test_a_failed_score_row_in_workbench_run_points_at_runs_own_retry_option(tmp
     text = " ".join(result.output.split())
     assert "has every row's error" in text, text
     assert "--resume" not in text and "rerun the same workbench run command with --retry-failed" in text
+
+
+def test_the_results_the_run_gives_the_score_stage_are_named_as_the_execute_stages(
+        tmp_path: Path, judge: _Judge) -> None:
+    """A score stage stratifying on the execute stage's results (data without ``passed``), 2 of 6
+    samples executed: its note said "--results PATH: 4 samples have no verdict there", an option
+    the user never passed (the run sets it) and the run command does not take; it names the
+    execute stage's results. ``workbench score --results`` on the same file keeps its flag. Real
+    execution and chrF; ICE-Score from the scripted judge."""
+    config_path = _judged_config(tmp_path, judge, ["execute", "score"])
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    text = config_path.read_text().replace('label_column = "passed"\n', "").replace(
+        "limit = 4", 'limit = 2\nselect = "stratified"')
+    config_path.write_text(text.replace("workers = 2", "workers = 2\nlimit = 2", 1))
+    ran = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"], terminal_width=400)
+    said = "".join(ran.output.split())  # the note is wrapped, its path cut anywhere
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    assert ran.exit_code == 0, ran.output
+    assert f"theexecutestage'sresults{results}:4sampleshavenoverdictthere" in said, ran.output
+    assert f"--results{results}:" not in said, ran.output  # (the stage's recorded command line has its --results)
+
+    scored = CliRunner().invoke(app, ["score", str(data), "-m", "chrf", "--results", str(results), "--select",
+                                      "stratified", "--limit", "2", "--generation-column", "completion_multipl_e",
+                                      "-o", str(tmp_path / "score-out"), "--no-progress"], terminal_width=400)
+    said = "".join(scored.output.split())
+    assert scored.exit_code == 0, scored.output
+    assert f"--results{results}:4sampleshavenoverdictthere" in said, scored.output
+    assert "executestage" not in said, scored.output
+
+
+def test_the_retry_advice_for_unparsed_answers_is_in_each_commands_words(tmp_path: Path, judge: _Judge) -> None:
+    """Every ICE-Score answer unparsable (cached parse errors): ``workbench run`` says to rerun with
+    its own --retry-failed and to refresh the cache with ``--set score.cache=refresh``, and
+    ``workbench score`` says ``--resume --retry-failed`` and ``--cache refresh``; both words come
+    from workbench.option_words (the run passed its own by hand). Real commands through the Typer
+    app; the scripted judge answers text with no score."""
+    config_path = _judged_config(tmp_path, judge, ["score"], "max_failures = 10\n")
+    judge.answer = "I would rather not say."
+    ran = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"], terminal_width=400)
+    said = "".join(ran.output.split())
+    assert "parse_error" in ran.output, ran.output
+    assert ("rerunthesameworkbenchruncommandwith--retry-failed([run]retry_failed=true)(add--setscore.cache=refresh"
+            "toaskagainwheretheanswerdidnotparse") in said, ran.output
+    assert "--resume" not in said and "--cacherefresh" not in said, ran.output
+
+    data = tmp_path / "gens.jsonl"
+    scored = CliRunner().invoke(app, ["score", str(data), "-m", "ice-score", "--model", "openai/judge", "--api-base",
+                                      judge.api_base, "--limit", "2", "--n-samples", "1", "--score-mode", "sampled",
+                                      "--generation-column", "completion_multipl_e", "--retries", "0",
+                                      "--cache-dir", str(tmp_path / "cli-cache"), "--max-failures", "10",
+                                      "-o", str(tmp_path / "score-out"), "--no-progress"], terminal_width=400)
+    said = "".join(scored.output.split())
+    assert "continuewith--resume--retry-failed(add--cacherefreshtoaskagain" in said, scored.output
+    assert "workbenchrun" not in said and "--set" not in said, scored.output

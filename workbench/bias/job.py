@@ -31,7 +31,7 @@ from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
 from workbench.data.task_order import natural_key
 from workbench.errors import DataError, MissingColumnError, require_argument, require_path
 from workbench.formatting import count
-from workbench.option_words import option_named, option_set
+from workbench.option_words import option_named, option_set, option_value
 
 
 class _Rows:
@@ -122,7 +122,7 @@ def run_bias(
     require_path(json_path, "json_path", call, optional=True)
     require_path(plot_path, "plot_path", call, optional=True)
     if not config.metric:
-        raise DataError("name at least one per-row metric column (--metric)")
+        raise DataError(f"name at least one per-row metric column ({option_named('metric')})")
     _check_output_paths(json_path, plot_path)
     output = read_dedup_output(dedup_output)
     if config.id_column is None:  # join on the ids the dedup made
@@ -136,7 +136,7 @@ def run_bias(
     table = read_metric_table(metrics_source, metrics=[c for c in columns if c not in from_results],
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
-                              flags={config.label: "--label"} if config.label else None,
+                              flags={config.label: option_named("label")} if config.label else None,
                               # execute's results name rows by task_id:sample_id only: the way to join them
                               # to ids of another column (a [data] id_column such as uid)
                               alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
@@ -301,16 +301,17 @@ def _check_same_rows(reference: DedupOutput, rows: _Rows, config: BiasConfig) ->
     """A ``--contamination`` folder of other rows (or other ids) would call every row clean."""
     if not any(reference.split_of(row, config.id_columns) is not None for row in rows.ids):
         shown = ", ".join(list(reference.contaminated)[:2]) or "(no contaminated rows)"
-        raise DataError(f"--contamination {reference.folder}: none of the {len(rows)} joined rows (e.g. "
-                        f"{rows.ids[0]!r}) is a row of that dedup output (its contamination.csv names e.g. {shown}); "
-                        "give the `workbench dedup --against` output of the same rows, with the same --id-column")
+        raise DataError(f"{option_value('contamination', os.fspath(reference.folder))}: none of the {len(rows)} joined "
+                        f"rows (e.g. {rows.ids[0]!r}) is a row of that dedup output (its contamination.csv names e.g. "
+                        f"{shown}); give the `workbench dedup --against` output of the same rows, with the same "
+                        f"{option_named('id_column')}")
 
 
 def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
     no result); returns warnings about rows on either side without a partner."""
     read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
-                             flags={config.label: "--label"})
+                             flags={config.label: option_named("label")})
     execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
     extra = None
     try:
@@ -332,14 +333,14 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
             results = dataclasses.replace(results, ids=[row for row, _ in pairs],
                                           values={config.label: np.array([v for _, v in pairs], dtype=np.float64)})
         else:
-            raise DataError(f"--results {config.results}: it has no {error.column!r} column (--id-column "
-                            f"{config.id_column}), and the metric table {table.source} has no {TASK_COLUMN} and "
+            raise DataError(f"{option_value('results', config.results)}: it has no {error.column!r} column "
+                            f"({option_value('id_column', config.id_column)}), and the metric table {table.source} has no {TASK_COLUMN} and "
                             f"{SAMPLE_COLUMN} columns to join it through; give the metric table those columns "
                             f"(workbench score writes them), or results with {error.column!r}") from error
     by_id = dict(zip(results.ids, results.values[config.label]))
     if not set(by_id) & set(table.ids):
         # as in correlate: an empty join is a wrong file or id column, not a result with no labels
-        raise DataError(f"--results {results.source}: none of its {len(results.ids)} row ids is in the metric table "
+        raise DataError(f"{option_value('results', os.fspath(results.source))}: none of its {len(results.ids)} row ids is in the metric table "
                         f"{table.source} (ids like {results.ids[:2]} there, {table.ids[:2]} here); check the files, "
                         f"or set the id column(s) with {option_named('id_column')}")
     table.values[config.label] = np.array([by_id.get(row, np.nan) for row in table.ids], dtype=np.float64)
@@ -365,7 +366,7 @@ def _own_label_disagreement(metrics_source: object, table: MetricTable, config: 
     try:
         own = read_metric_table(metrics_source, metrics=[config.label], id_columns=config.id_columns,
                                 splits=list(config.split) or None, offline=config.offline,
-                                flags={config.label: "--label"})
+                                flags={config.label: option_named("label")})
     except DataError:  # no such column (MissingColumnError), or text cells: no label of its own
         return []
     mine = dict(zip(own.ids, own.values[config.label]))

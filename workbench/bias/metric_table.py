@@ -21,6 +21,7 @@ import numpy as np
 from workbench.data.samples import SAMPLE_COLUMN, id_text, sample_numbers
 from workbench.errors import DataError, MissingColumnError
 from workbench.formatting import count
+from workbench.option_words import option_named, option_value
 
 #: how many unjoined ids a report lists
 LISTED_IDS = 20
@@ -119,8 +120,9 @@ def read_metric_table(
         dataset = dataset.add_column(SAMPLE_COLUMN, sample_numbers(dataset[id_columns[0]]))
         numbered = True
     present = dataset.column_names
-    for column, flag in [*((m, (flags or {}).get(m, "--metric")) for m in metrics), *((c, "--id-column") for c in id_columns),
-                         *([(task_column, "--task-column")] if task_column else [])]:
+    for column, flag in [*((m, (flags or {}).get(m) or option_named("metric")) for m in metrics),
+                         *((c, option_named("id_column")) for c in id_columns),
+                         *([(task_column, option_named("task_column"))] if task_column else [])]:
         if column not in present:
             error = MissingColumnError(column, present, flag)
             error.args = (f"{name}: {error.args[0]}",)  # which table: the metrics, or the --results
@@ -130,7 +132,7 @@ def read_metric_table(
     keep = np.array([i is not None for i in ids], dtype=bool)
     repeated = [i for i, times in Counter(i for i in ids if i is not None).items() if times > 1]
     if repeated:
-        raise DataError(f"{name}: {count(len(repeated), 'row id')} of --id-column {','.join(id_columns)} "
+        raise DataError(f"{name}: {count(len(repeated), 'row id')} of {option_value('id_column', ','.join(id_columns))} "
                         f"{'occurs' if len(repeated) == 1 else 'occur'} more than once "
                         f"(e.g. {', '.join(map(repr, repeated[:3]))}); the join with the dedup output needs unique ids")
     values: dict[str, np.ndarray] = {}
@@ -154,8 +156,8 @@ def read_metric_table(
         empty = [index for index, (task, k) in enumerate(zip(every_task, keep)) if k and not task]
         if empty:
             first = empty[0]
-            raise DataError(f"{name}: --task-column {task_column!r} is empty in {count(len(empty), 'row')}, first row {first + 1} "
-                            f"(counting from 1; id {ids[first]!r}); give every row its task, or leave --task-column out to resample "
+            raise DataError(f"{name}: {option_named('task_column')} {task_column!r} is empty in {count(len(empty), 'row')}, first row {first + 1} "
+                            f"(counting from 1; id {ids[first]!r}); give every row its task, or leave {option_named('task_column')} out to resample "
                             "duplicate clusters")
         tasks = [t for t, k in zip(every_task, keep) if k]
     aliases = None

@@ -143,10 +143,10 @@ def _run_stage(plan: Any, call: Callable[..., Any], progress: bool = True) -> An
     if plan.command == "score":
         with score.progress_hooks(progress) as hooks:
             report = call(**hooks)
-        # a run config refuses [score] resume / retry_failed: the run's own flag retries, --set refreshes the cache
-        score.print_report(report, str(plan.config().cache), ("rerun the same workbench run command with --retry-failed "
-                                                              "([run] retry_failed = true)",
-                                                              f"add --set {plan.table or 'score'}.cache=refresh"))
+        # in the stage's config words: a run config refuses [score] resume / retry_failed, so the
+        # retry advice is the run's own --retry-failed, and --set refreshes the cache
+        with plan.words():
+            score.print_report(report, str(plan.config().cache))
         return report
     report = call()
     if plan.command == "bias":

@@ -47,15 +47,20 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
 
 
 def _say_waiting(in_flight: int, abandoning: bool) -> None:
-    """Why an interrupted ``score`` has not exited yet (``on_wait`` of :func:`run_score`)."""
+    """Why an interrupted ``score`` has not exited yet (``on_wait`` of :func:`run_score`; under
+    ``workbench run`` in its config words, :mod:`workbench.option_words`)."""
+    from workbench.option_words import option_named, resume_advice
+
     if abandoning:
         err_console.print(f"[yellow]Interrupted again:[/yellow] abandoning the calls of the "
-                          f"{count(in_flight, 'sample')} in flight; {'it is' if in_flight == 1 else 'they are'} left unscored, and --resume scores them.", highlight=False, soft_wrap=True)
+                          f"{count(in_flight, 'sample')} in flight; {'it is' if in_flight == 1 else 'they are'} left unscored: "
+                          f"{resume_advice()} to score them.", highlight=False, soft_wrap=True)
         return
     err_console.print(
         f"[yellow]Interrupted:[/yellow] no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
-        f"to finish {'its' if in_flight == 1 else 'their'} current call (at most --timeout seconds). Each answer is cached; a sample that is "
-        "complete is kept, the others are left for --resume. Ctrl-C again abandons the calls in flight.",
+        f"to finish {'its' if in_flight == 1 else 'their'} current call (at most {option_named('timeout')} seconds). Each answer is "
+        f"cached; a sample that is complete is kept, the others are left to resume ({resume_advice()}). Ctrl-C again "
+        "abandons the calls in flight.",
         highlight=False, soft_wrap=True)
 
 
@@ -100,17 +105,15 @@ _READ_WORDS = {
 }
 
 
-#: how a ``workbench score`` run scores its failed rows again, and asks the LLM again past its cache
-RETRY_WITH = ("continue with --resume --retry-failed", "add --cache refresh")
-
-
-def print_report(report: Any, cache: str = "rw", retry_with: tuple[str, str] = RETRY_WITH) -> None:
+def print_report(report: Any, cache: str = "rw") -> None:
     """The per-method table and how the LLM scores were read (and any fallback), over every
     row of the run folder (a resumed run included), the notes not printed before the run
     (``report.announced_notes``), each method's most common failure, then this invocation's LLM
     accounting. ``cache`` is the run's ``--cache`` mode (whether a retry of a parse error would
-    replay the cached answer); ``retry_with``: how the caller's command scores the failed rows
-    again and refreshes the cache (:data:`RETRY_WITH`; ``workbench run`` has its own)."""
+    replay the cached answer). How to score the failed rows again and refresh the cache is
+    worded by :func:`workbench.option_words.retry_failed_advice`: ``workbench run`` prints
+    within its stage's config words, and says its own ``--retry-failed``."""
+    from workbench.option_words import retry_failed_advice
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
@@ -143,6 +146,7 @@ def print_report(report: Any, cache: str = "rw", retry_with: tuple[str, str] = R
         # parse errors are real answers and cached: a plain retry would replay them
         parse = (any(r["status"] == "parse_error" for r in report.failure_reasons.values())
                  and cache not in ("off", "refresh"))
+        retry_with = retry_failed_advice()
         err_console.print(f"{report.paths['scores']} has every row's error; after fixing the cause, {escape(retry_with[0])}"
                           + (f" ({escape(retry_with[1])} to ask again where the answer did not parse: parse errors are "
                              "cached answers)" if parse else ""), highlight=False)

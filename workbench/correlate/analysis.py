@@ -41,7 +41,7 @@ from workbench.correlate.inputs import (
 )
 from workbench.correlate.length import AUTO_LENGTH
 from workbench.formatting import count
-from workbench.option_words import option_named
+from workbench.option_words import option_named, option_value
 from workbench.correlate.results import (
     CombinationSummary,
     CorrelationCounts,
@@ -163,9 +163,9 @@ def correlate(
         # a metric column with a few text cells is typed as text: say so rather than drop it unseen
         for name, (texts, present, example) in mostly_numeric_text_columns(score_data, exclude=skip).items():
             left_out.append(f"{name}: not among the metrics chosen automatically, as {texts} of its {present} cells "
-                            f"are not numbers (e.g. {example!r}); name it with --metric {name} to correlate its numeric rows")
+                            f"are not numbers (e.g. {example!r}); name it with {option_value('metric', name)} to correlate its numeric rows")
         if not metrics and not combinations:
-            raise DataError(f"{score_name}: no numeric metric columns found; name them with --metric"
+            raise DataError(f"{score_name}: no numeric metric columns found; name them with {option_named('metric')}"
                             + (f" ({'; '.join(left_out)})" if left_out else ""))
     metrics = list(metrics)
     for combination in combinations:

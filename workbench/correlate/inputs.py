@@ -445,7 +445,7 @@ def _require_metrics(scores: datasets.Dataset, metrics: Sequence[str], hints: Ma
             raise MissingColumnError(metric, scores.column_names, hint=(
                 "this looks like a scores.jsonl (one row per sample and method); pass the scores_wide.jsonl next "
                 "to it, which has a column per method"))
-        require_columns(scores, {"--metric": metric}, where=where)
+        require_columns(scores, {option_named("metric"): metric}, where=where)
 
 
 def prepare_table(
@@ -498,7 +498,7 @@ def prepare_table(
             that holds neither text nor numbers.
     """
     if not metrics:
-        raise DataError("no metric columns given (use --metric NAME, once per metric)")
+        raise DataError(f"no metric columns given (name them with {option_named('metric')})")
     for metric in metrics:
         if metric in (label, task_column, sample_column):
             raise DataError(f"{metric!r} is used as a metric and as the label / task / sample column")
@@ -506,7 +506,8 @@ def prepare_table(
         raise DataError(f"a metric is named twice in {list(metrics)}")
     join = None
     if results is None:
-        require_columns(scores, {"--task-column": task_column, "--label": label, "--sample-column": sample_column}, where=names[0])
+        require_columns(scores, {option_named("task_column"): task_column, option_named("label"): label,
+                                 option_named("sample_column"): sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         tasks = _key_texts(scores, task_column)
         if sample_column is not None:
@@ -519,9 +520,11 @@ def prepare_table(
         if sample_column is None:
             raise DataError(f"joining scores with execution results needs a sample id column "
                             f"({option_named('sample_column')})")
-        require_columns(scores, {"--task-column": task_column, "--sample-column": sample_column}, where=names[0])
+        require_columns(scores, {option_named("task_column"): task_column,
+                                 option_named("sample_column"): sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
-        require_columns(results, {"--task-column": task_column, "--sample-column": sample_column, "--label": label}, where=names[1])
+        require_columns(results, {option_named("task_column"): task_column, option_named("sample_column"): sample_column,
+                                  option_named("label"): label}, where=names[1])
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names,
                                               allow_partial=allow_partial_join, compare_code=compare_code)
         table = scores.select(score_rows)

@@ -17,6 +17,7 @@ import datasets
 import numpy as np
 
 from workbench.errors import DataError, MissingColumnError
+from workbench.option_words import option_named, option_set, option_value
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
 
     for column in id_columns:
         if column not in dataset.column_names:
-            raise MissingColumnError(column, dataset.column_names, "--dedup-id-column")
+            raise MissingColumnError(column, dataset.column_names, option_named("dedup_id_column"))
     output = read_dedup_output(dedup_output)
     cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]
     ids = [row_id(parts) or "" for parts in zip(*cells)]
@@ -81,18 +82,18 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     if unknown == len(ids):
         theirs = next(iter(output.cluster_of), None) or next(iter(output.removed), None)
         shown = f"; its ids look like {theirs!r}" if theirs else ""
-        made_with = f" (it was made with --id-column {output.id_column})" if output.id_column else ""
+        made_with = f" (it was made with {option_value('id_column', output.id_column)})" if output.id_column else ""
         raise DataError(f"{dedup_output}: none of the table's row ids is in this dedup output (ids from "
-                        f"{','.join(id_columns)}, e.g. {ids[0]!r}{shown}{made_with}); set --dedup-id-column as the "
-                        "dedup's --id-column, and check that the ids are written alike (007 vs 7)")
+                        f"{','.join(id_columns)}, e.g. {ids[0]!r}{shown}{made_with}); set {option_named('dedup_id_column')} as "
+                        f"the dedup's {option_named('id_column')}, and check that the ids are written alike (007 vs 7)")
     # a mostly unknown table (007 vs 7) would keep every unknown row as unique: a "deduplicated"
     # correlation that is the undeduplicated one; refused as workbench bias refuses it
     if unknown > len(ids) - unknown and not allow_partial_join:
         shown = ", ".join(repr(i) for i in strangers[:3])
         raise DataError(f"{dedup_output}: only {len(ids) - unknown} of the table's {len(ids)} row ids are in this dedup "
                         f"output (ids from {','.join(id_columns)}; unknown e.g. {shown}); such a join usually means ids "
-                        "written another way (007 vs 7) or another dataset: check --dedup-id-column, or pass "
-                        "--allow-partial-join if the table really has rows the dedup never saw")
+                        f"written another way (007 vs 7) or another dataset: check {option_named('dedup_id_column')}, or "
+                        f"{option_set('allow_partial_join')} if the table really has rows the dedup never saw")
     chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
     selection = ClusterSelection(
         dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),

@@ -191,11 +191,13 @@ class LoadedDataset:
                 raise MissingSplitError(name, list(self.splits))
         return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped)
 
-    def one_split(self, option: str = "--split") -> datasets.Dataset:
+    def one_split(self, option: str | None = None) -> datasets.Dataset:
         """Return the split a one-split job reads: the only one, else ``test``.
 
         Args:
-            option: the CLI option that names a split, quoted in the error.
+            option: the option that names a split, quoted in the error (default: ``split``'s,
+                :func:`workbench.option_words.option_named`: ``--split``, ``[data] split`` under
+                ``workbench run``).
 
         Raises:
             DataError: several splits and none is called ``test``; the message lists them and
@@ -205,6 +207,10 @@ class LoadedDataset:
             return next(iter(self.splits.values()))
         if "test" in self.splits:
             return self.splits["test"]
+        if option is None:
+            from workbench.option_words import option_named
+
+            option = option_named("split")
         raise DataError(f"{self.source}: it has the splits {', '.join(self.splits)}; name one with {option}")
 
     def concatenated(self, split_column: str = "split") -> datasets.Dataset:
@@ -1138,7 +1144,9 @@ def select_rows(dataset: datasets.Dataset, indices: Sequence[int]) -> datasets.D
 def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDataset:
     merged = loaded.concatenated(split_column="__source_split__") if len(loaded.splits) > 1 else None
     dataset = merged if merged is not None else next(iter(loaded.splits.values()))
-    require_columns(dataset, {"--split-column": split_column}, where=loaded.source)
+    from workbench.option_words import option_named
+
+    require_columns(dataset, {option_named("split_column"): split_column}, where=loaded.source)
     # as one Arrow column: iterating ``dataset[column]`` formats row by row (seconds for 20k rows)
     values = [str(v) for v in dataset.with_format("arrow")[split_column].to_pylist()]
     order: dict[str, list[int]] = {}

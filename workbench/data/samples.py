@@ -39,6 +39,7 @@ from typing import Any, Optional
 
 from workbench.errors import DataError
 from workbench.formatting import count
+from workbench.option_words import option_named
 
 
 def code_digest(prompt: str | None, completion: str | None) -> str:
@@ -208,7 +209,7 @@ class MissingIdError(DataError):
 
 
 def _missing_ids(first: int, row: Mapping[str, Any], rest: Iterator[Mapping[str, Any]], task_column: str,
-                 sample_column: str | None, where: str, option: str) -> MissingIdError:
+                 sample_column: str | None, where: str, option: str | None) -> MissingIdError:
     """The error for row ``first`` (``row``) without an id: the rest of the rows are read for
     their ids only, so the message names every row that lacks one (task ids first)."""
     tasks: list[int] = []
@@ -219,6 +220,7 @@ def _missing_ids(first: int, row: Mapping[str, Any], rest: Iterator[Mapping[str,
         elif sample_column is not None and id_text(each[sample_column]) is None:
             samples.append(number)
     missing = tasks or samples
+    option = option or option_named("task_column")
     shown = ", ".join(str(n) for n in missing[:5]) + (" ..." if len(missing) > 5 else "")
     verb = "has" if len(missing) == 1 else "have"
     if tasks:
@@ -228,13 +230,13 @@ def _missing_ids(first: int, row: Mapping[str, Any], rest: Iterator[Mapping[str,
             f"task id column with {option}", task_column, missing)
     return MissingIdError(
         f"{where}: {count(len(missing), 'row')} {verb} no sample id in column {sample_column!r} (rows {shown}); "
-        f"results are joined on (task, sample id), so each needs one: fill them in, or pass --sample-column with "
-        f"another column", sample_column, missing)
+        f"results are joined on (task, sample id), so each needs one: fill them in, or name another column with "
+        f"{option_named('sample_column')}", sample_column, missing)
 
 
 def number_samples(
     rows: Iterable[Mapping[str, Any]], task_column: str, sample_column: str | None, *,
-    where: str = "the data", option: str = "--task-column",
+    where: str = "the data", option: str | None = None,
 ) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
     """Yield ``(task_id, sample_id, row)`` per row: the task id as text, the sample id from
     ``sample_column`` as read, or numbered by :class:`SampleNumbering` when it is ``None``.
@@ -247,7 +249,8 @@ def number_samples(
     Args:
         rows: the rows in file order; task_column: the task id column; sample_column: the
         sample id column, or ``None`` to number; where: the input, for the message
-        (``"the generations (gens.jsonl)"``); option: the option that names ``task_column``.
+        (``"the generations (gens.jsonl)"``); option: the option that names ``task_column``
+        (default: ``task_column``'s, :func:`workbench.option_words.option_named`).
 
     Raises:
         KeyError: a row lacks a named column (callers check columns first).

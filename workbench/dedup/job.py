@@ -197,8 +197,8 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
     if is_spark_uri(source):
         if config.engine == "spark":
             return _run_dedup_spark_source(str(source), config, output_dir, progress, swapped)
-        source = _local_path_of_uri(str(source), "{uri}: a {scheme}:// URI is read by Spark only: add --engine spark "
-                                                 "(or copy the data to a local path)")
+        source = _local_path_of_uri(str(source), "{uri}: a {scheme}:// URI is read by Spark only: "
+                                                 f"add {option_value('engine', 'spark')} (or copy the data to a local path)")
     # loading and writing, like the search, build many objects that are never in a cycle
     with collector_paused():
         minhash = _minhash_in_background(config)
@@ -596,7 +596,7 @@ def _refuse_empty_split_name(source: str, splits: dict, split_column: str | None
     """
     if "" not in splits:
         return
-    cause = (f"rows whose --split-column {split_column!r} is empty" if split_column else
+    cause = (f"rows whose {option_named('split_column')} {split_column!r} is empty" if split_column else
              "a data file whose name gives an empty split name (such as -00000-of-00001.jsonl)")
     raise DataError(f"{source}: a split named '' (empty), from {cause}: its output would be a hidden file (.jsonl) "
                     f"that no loader reads back; give those rows a split name (or rename the file)")
@@ -652,4 +652,5 @@ def _load_reference(config: DedupConfig) -> DedupRows:
     if id_column is None:
         id_column = "task_id" if "task_id" in columns else None
     return collect_rows(reference, code_column=_split_columns(code_column), id_column=id_column, language=config.language,
-                        code_option="--against-code-column", id_option="--against-id-column")
+                        code_option=option_named("against_code_column"),
+                        id_option=option_named("against_id_column"))

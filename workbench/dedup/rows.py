@@ -10,6 +10,7 @@ from workbench.data.language_column import LANGUAGE_COLUMN, language_value, row_
 from workbench.data.loading import LoadedDataset, describe_non_text
 from workbench.errors import DataError
 from workbench.formatting import count
+from workbench.option_words import option_named
 from workbench.languages.registry import get_language
 
 
@@ -95,11 +96,14 @@ def _take_by_chunk(column, positions) -> list:
     return result
 
 
-def column_options(code_columns: list[str], id_columns: list[str], code_option: str = "--code-column",
-                   id_option: str = "--id-column") -> dict[str, str]:
+def column_options(code_columns: list[str], id_columns: list[str], code_option: str | None = None,
+                   id_option: str | None = None) -> dict[str, str]:
     """Option -> column for the code and id columns, to check that they exist
     (:func:`~workbench.data.loading.require_columns`); one of several columns is named with its
-    option (``--code-column (prompt)``)."""
+    option (``--code-column (prompt)``). The options default to ``code_column``'s and
+    ``id_column``'s as :func:`workbench.option_words.option_named` names them."""
+    code_option = code_option or option_named("code_column")
+    id_option = id_option or option_named("id_column")
     required = {f"{code_option} ({c})" if len(code_columns) > 1 else code_option: c for c in code_columns}
     required.update({f"{id_option} ({c})" if len(id_columns) > 1 else id_option: c for c in id_columns})
     return required
@@ -113,8 +117,8 @@ def collect_rows(
     language: str = "python",
     language_column: str | None = LANGUAGE_COLUMN,
     group_column: str | None = None,
-    code_option: str = "--code-column",
-    id_option: str = "--id-column",
+    code_option: str | None = None,
+    id_option: str | None = None,
 ) -> DedupRows:
     """Flatten a loaded dataset into :class:`DedupRows`.
 
@@ -146,8 +150,10 @@ def collect_rows(
     if id_column is None and "id" in loaded.column_names:
         id_column = "id"
     id_columns = [id_column] if isinstance(id_column, str) else list(id_column or [])
+    code_option = code_option or option_named("code_column")
+    id_option = id_option or option_named("id_column")
     required = column_options(code_columns, id_columns, code_option, id_option)
-    required["--group-column"] = group_column
+    required[option_named("group_column")] = group_column
     loaded.require_columns(required)
     for split, dataset in loaded.splits.items():
         for column in code_columns:
@@ -215,7 +221,7 @@ def _join_cells(cells: tuple) -> object:
     return b"".join(cell if isinstance(cell, bytes) else str(cell).encode("utf-8") for cell in cells)
 
 
-def _check_unique(ids: list, id_column: str | None, id_option: str = "--id-column",
+def _check_unique(ids: list, id_column: str | None, id_option: str | None = None,
                   loaded: LoadedDataset | None = None, code_columns: list[str] = ()) -> None:
     """Raise :class:`DataError` when ``ids`` repeat, naming the option that sets them (``--id-column``,
     or ``--against-id-column`` for the ``--against`` rows) and the columns of ``loaded`` other than
@@ -230,7 +236,7 @@ def _check_unique(ids: list, id_column: str | None, id_option: str = "--id-colum
     raise DataError(
         f"{where}ids must be unique, but {count(len(repeated), 'id')} of column {id_column!r} "
         f"{'occurs' if len(repeated) == 1 else 'occur'} more than once: {shown}. "
-        f"Pass a unique column with {id_option}{hint}."
+        f"Pass a unique column with {id_option or option_named('id_column')}{hint}."
     )
 
 

@@ -43,7 +43,7 @@ from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.formatting import count
-from workbench.option_words import option_set, option_value, resume_advice
+from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> di
     from workbench.data.loading import require_columns
 
     splits = [config.problems_split] if config.problems_split else None
-    dataset = load_records(config.problems, splits=splits, offline=config.offline).one_split("--problems-split")
+    dataset = load_records(config.problems, splits=splits, offline=config.offline).one_split(option_named("problems_split"))
     reference = config.reference_column if config.reference_column in dataset.column_names else None
     entry_point = config.entry_point_column
     if entry_point == ExecutionConfig.entry_point_column and entry_point not in dataset.column_names:
@@ -240,24 +240,24 @@ def load_problems(config: ExecutionConfig, notes: list[str] | None = None) -> di
         if notes is not None:
             notes.append(f"the problems have no {config.entry_point_column!r} column: the tests run without an entry "
                          f"point, so they must call the function themselves (as MultiPL-E's do); HumanEval-style "
-                         f"tests that only define check(candidate) need one (--entry-point-column)")
+                         f"tests that only define check(candidate) need one ({option_named('entry_point_column')})")
     require_columns(
         dataset,
         {
-            "--problem-task-column": config.problem_task_column,
-            "--problem-prompt-column": config.problem_prompt_column,
-            "--test-column": config.test_column,
-            "--entry-point-column": entry_point,
+            option_named("problem_task_column"): config.problem_task_column,
+            option_named("problem_prompt_column"): config.problem_prompt_column,
+            option_named("test_column"): config.test_column,
+            option_named("entry_point_column"): entry_point,
         },
         where=f"the problems ({config.problems})",
     )
     require_text_columns(
         dataset,
         {
-            "--problem-prompt-column": config.problem_prompt_column,
-            "--test-column": config.test_column,
-            "--entry-point-column": entry_point,
-            "--reference-column": reference,
+            option_named("problem_prompt_column"): config.problem_prompt_column,
+            option_named("test_column"): config.test_column,
+            option_named("entry_point_column"): entry_point,
+            option_named("reference_column"): reference,
         },
         where=f"the problems ({config.problems})",
     )
@@ -301,16 +301,16 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
     require_columns(
         dataset,
         {
-            "--task-column": config.task_column,
-            "--sample-column": sample_column,
-            "--completion-column": config.completion_column,
-            "--prompt-column": config.prompt_column,
+            option_named("task_column"): config.task_column,
+            option_named("sample_column"): sample_column,
+            option_named("completion_column"): config.completion_column,
+            option_named("prompt_column"): config.prompt_column,
         },
         where=f"the generations ({source})",
     )
     require_text_columns(
         dataset,
-        {"--completion-column": config.completion_column, "--prompt-column": config.prompt_column},
+        {option_named("completion_column"): config.completion_column, option_named("prompt_column"): config.prompt_column},
         where=f"the generations ({source})",
     )
     if problems is not None and config.prompt_column is None and config.problem_prompt_column in dataset.column_names:
@@ -442,8 +442,7 @@ def _preflight(runner: TestRunner, sandbox: Sandbox) -> RunSpec:
                   "or use an interpreter every user can run")
     raise SandboxUnavailableError(
         f"the sandboxed user cannot use {', '.join(blocked)} at isolation level {level.value} "
-        f"(a private folder such as /root on the way): {remedy} (execute's python option, "
-        f"e.g. --python /usr/bin/python3 or [execute] python = \"/usr/bin/python3\")."
+        f"(a private folder such as /root on the way): {remedy} ({option_set('python', '/usr/bin/python3')})."
     )
 
 
@@ -645,7 +644,7 @@ def _run_execute_locked(
         raise DataError(
             f"{count(len(unknown), 'task id')} of the generations {'is' if len(unknown) == 1 else 'are'} not in the "
             f"problems ({config.problems}): {shown}"
-            f"{' ...' if len(unknown) > 5 else ''}; pass the matching problem set with --problems"
+            f"{' ...' if len(unknown) > 5 else ''}; name the matching problem set with {option_named('problems')}"
         )
     # a task without tests would check nothing after the program, and every sample would pass
     untested = sorted({s.task_id for s in samples if not problems[s.task_id].tests.strip()})
@@ -701,7 +700,7 @@ def _run_execute_locked(
         chosen = samples
         if config.limit is not None:
             if config.limit > len(samples):
-                notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} in the input: "
+                notes.append(f"{option_value('limit', config.limit)} is above the {count(len(samples), 'sample')} in the input: "
                              f"{'it' if len(samples) == 1 else 'all of them'}")
             chosen = samples[: config.limit]
         todo = [s for s in chosen if s.key not in writer.finished]
@@ -715,7 +714,7 @@ def _run_execute_locked(
         if config.stop:
             truncated = sum(s.stop is not None for s in todo)
             notes.append(f"{truncated} of {count(len(todo), 'completion')} run now {'was' if truncated == 1 else 'were'} "
-                         f"cut at a stop sequence (--stop); "
+                         f"cut at a stop sequence ({option_named('stop')}); "
                          f"their rows say generation_truncated and stop_sequence")
         if on_note is not None:  # what is known about the input now, not after the long part
             for note in notes:
@@ -856,7 +855,7 @@ def _note_applied_limits(limits: ResourceLimits, summary: ExecutionSummary) -> N
     if ceiling is not None and (memory is None or ceiling < memory):
         summary.notes.append(
             f"this machine's memory ceiling (cgroup) is {ceiling / MiB:g} MiB, below the {memory / MiB:g} MiB "
-            f"address space samples may use (--memory-mb): a sample above it is ended by the kernel's OOM killer "
+            f"address space samples may use ({option_named('memory_mb')}): a sample above it is ended by the kernel's OOM killer "
             f"(oom or killed) before its own limit" if memory is not None else
             f"this machine's memory ceiling (cgroup) is {ceiling / MiB:g} MiB: a sample above it is ended by the "
             f"kernel's OOM killer")
@@ -907,7 +906,7 @@ def _timeouts(todo, problems, runner, sandbox, config, workers, summary, on_star
         # no reference compiles: most likely problems in another language than the runner's
         if len(failing) == len(calibrated) and all(t.reference_status == "syntax_error" for t in calibrated.values()):
             note += (f"; every reference is a syntax error as {config.language}: if the problems are in another "
-                     f"language, pass --language (or give the data a 'language' column)")
+                     f"language, {option_given('language')} (or give the data a 'language' column)")
         summary.notes.append(note)
     result.update(calibrated)
     return result

@@ -205,7 +205,9 @@ class AppliedLimit:
                 return "unlimited"
             return f"{value / self.unit:g} MiB" if self.unit == MiB else str(value)
 
-        return (f"{self.flag}: samples get {shown(self.applied)}, not the {shown(self.asked)} asked: this process's "
+        from workbench.option_words import option_named
+
+        return (f"{option_named(self.flag[2:].replace('-', '_'))}: samples get {shown(self.applied)}, not the {shown(self.asked)} asked: this process's "
                 f"hard limit (ulimit) is lower, and a sandbox cannot raise it; results that hit this limit "
                 f"(oom, killed) differ from a machine without it")
 

@@ -6,6 +6,7 @@ tasks in flight is bounded, so a generations file of any size is read lazily.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import signal
 import threading
@@ -57,7 +58,9 @@ def run_in_slots(
     finished_cleanly = False
     try:
         for item in iterator:
-            pending.add(pool.submit(with_slot, item))
+            # each worker runs in the caller's context: a message built there words its options as the
+            # caller does (workbench.option_words: config keys under workbench run)
+            pending.add(pool.submit(contextvars.copy_context().run, with_slot, item))
             if len(pending) >= 2 * workers:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

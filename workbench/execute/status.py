@@ -27,6 +27,7 @@ import signal
 from dataclasses import dataclass
 
 from workbench.languages.spec import RunSpec
+from workbench.option_words import option_named
 
 #: the OS's own allocation-failure message; each runner adds its runtime's markers
 #: (``RunSpec.out_of_memory_markers``)
@@ -154,7 +155,7 @@ def near_memory_bound(seen: Observation) -> tuple[str, int] | None:
         return None
     peak = seen.peak_rss_kib * 1024
     bounds = [(MACHINE_CEILING, seen.memory_ceiling_bytes),
-              ("the memory limit (--memory-mb)", seen.memory_limit_bytes)]
+              (f"the memory limit ({option_named('memory_mb')})", seen.memory_limit_bytes)]
     near = [(what, size) for what, size in bounds if size and peak >= NEAR_MEMORY_SHARE * size]
     return min(near, key=lambda pair: pair[1]) if near else None
 
@@ -266,7 +267,7 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         # std::bad_alloc) can be a compile error quoting the source
         out_of_memory = _line_with_marker(stderr, OS_OUT_OF_MEMORY_MARKERS)
         if out_of_memory is not None:
-            return outcome("oom", f"build step {command!r} ran out of memory (raise --memory-mb if the compiler "
+            return outcome("oom", f"build step {command!r} ran out of memory (raise {option_named('memory_mb')} if the compiler "
                                   f"needs more): {out_of_memory}", status, None)
         said = first_build_error(stderr)
         return outcome("syntax_error", f"build step {command!r} failed with status {reported}"

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.option_words import option_named
 from workbench.llm.cache import CachedResponse, CacheMode, ResponseCache, cache_key
 from workbench.llm.deadline import CallCancelled, DeadlineExceeded, call_with_deadline, worst_case_seconds
 from workbench.llm.json_answer import NoJsonAnswerError, extract_json, find_json_answer
@@ -330,7 +331,8 @@ def _ensure_local_provider(model: str) -> None:
     except ImportError as error:
         raise LocalProviderMissingError(
             f"the model {model!r} needs the local provider (workbench.llm.local), which is not installed "
-            f"in this build: {error}. Use any litellm model instead (e.g. ollama/..., openai/... with --api-base)."
+            f"in this build: {error}. Use any litellm model instead (e.g. ollama/..., openai/... with "
+            f"{option_named('api_base')})."
         ) from error
     local.register()
     _check_local_model(model[len("local/"):])
@@ -417,7 +419,7 @@ def check_provider(settings: LLMSettings, extra_params: dict[str, Any] | None = 
     except litellm.BadRequestError as error:
         raise UnknownProviderError(
             f"litellm cannot tell which provider serves the model {settings.model!r}, so every call would "
-            f"fail: write it as PROVIDER/NAME (openai/NAME with --api-base for an OpenAI-compatible server, "
+            f"fail: write it as PROVIDER/NAME (openai/NAME with {option_named('api_base')} for an OpenAI-compatible server, "
             f"ollama/NAME, anthropic/NAME, ...; https://docs.litellm.ai/docs/providers) or use a local model "
             f"(local/<alias>, see `workbench models list`)"
         ) from error
@@ -1254,7 +1256,7 @@ def _no_text(choice: Any, tool_calls: list[Any]) -> str:
     finish = getattr(choice, "finish_reason", None)
     hint = {
         "length": "; the token limit was reached before any text (a reasoning model may spend it all on "
-                  "reasoning): raise --max-tokens",
+                  f"reasoning): raise {option_named('max_tokens')}",
         "content_filter": "; the provider's content filter withheld it",
     }.get(finish, "")
     return f"the reply has no text (content null, finish_reason {finish!r}): no answer to read{hint}"

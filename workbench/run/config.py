@@ -216,7 +216,7 @@ def _toml_float(text: str) -> float:
 
 def table_error(table: str, error: OptionError) -> ConfigError:
     """``error`` (a config field's complaint) as a :class:`ConfigError` naming ``[table] key``."""
-    return ConfigError(error.render(lambda name: f"[{table}] {name}", config=True))
+    return ConfigError(error.render(lambda name: f"[{table}] {name}"))
 
 
 def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = (),

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
-from workbench.option_words import config_words
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
@@ -95,7 +94,8 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         from workbench.llm.client import check_model_usable
 
         try:
-            check_model_usable(score.llm)
+            with plan.words():  # its advice names [score] api_base, not --api-base
+                check_model_usable(score.llm)
         except WorkbenchError as error:
             raise _led_by("[score] model", error) from None
     if not score.embedding_model and "dsa-cqe" in score.method:
@@ -390,7 +390,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             resolved = execution_language(execution, data_languages or [], problems, data["source"])
         except OptionError as error:
             raise table_error("data", error) from None
-        with config_words(plans["execute"].advice_key):  # its warning names [execute] isolation, not --isolation
+        with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
             _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
     problem_sets: dict = {}
     for name in ("score", "score_all"):

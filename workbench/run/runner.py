@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 from workbench.errors import WorkbenchError, require_argument
 from workbench.formatting import count
 from workbench.io import atomic_write, read_jsonl
-from workbench.option_words import config_words
 from workbench.options import OptionError
 from workbench.run.config import STAGES, PipelineConfig, check_stage_names
 from workbench.run.preflight import Preflight, run_preflight
@@ -295,7 +294,7 @@ def regate(plan: StagePlan, verdict: dict[str, Any]) -> dict[str, Any]:
         return verdict  # a damaged record: gate as recorded
     if (failure_limit_text(limit) or None) == verdict.get("limit"):
         return verdict
-    with config_words(plan.advice_key):  # the limit named as the config sets it
+    with plan.words():  # the limit named as the config sets it
         return check_failures(numbers, limit).as_dict()
 
 
@@ -721,7 +720,7 @@ def run_pipeline(
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            message = (error.render(plan.config_key, config=True) if isinstance(error, OptionError)  # named as the config names it
+            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))

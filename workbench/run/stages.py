@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,10 @@ LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
                           "max_failures", "sandbox_failure_limit"}),
 }
 
+#: how a stage's messages name the ``results`` option where the run gives the job the execute
+#: stage's results (:attr:`StagePlan.set_by_run`): the user set no such option
+EXECUTE_RESULTS_WORDS = "the execute stage's results"
+
 #: how a stage key names the run folder: a path in it counts relative to it, so the same folder
 #: named otherwise (``runs/x`` or ``/home/me/runs/x``), moved or copied is the same run
 KEY_RUN_FOLDER = "<run folder>"
@@ -153,6 +158,9 @@ class StagePlan:
             relative to it), for the stage key (:func:`plan_stages`; ``None``: :attr:`argv`).
         retry_failed: ``[run] retry_failed`` (a score stage): a rerun scores the finished stage's
             failed rows again (resuming it with ``retry_failed``), instead of calling it up to date.
+        set_by_run: options of the job that the run set itself, not the config (the score
+            stage's ``results`` when it stratifies on the execute stage), -> how its messages
+            name them (``the execute stage's results``; :meth:`advice_key`).
     """
 
     name: str
@@ -170,6 +178,7 @@ class StagePlan:
     available: bool = False
     relative_argv: list[str] | None = None
     retry_failed: bool = False
+    set_by_run: dict[str, str] = field(default_factory=dict)
 
     @property
     def skip_detail(self) -> str | None:
@@ -266,9 +275,10 @@ class StagePlan:
                 (or the ``[data]``/``[run]`` key it came from).
         """
         try:
-            return COMMAND_CONFIGS[self.command](**{**self.values, **changes})  # type: ignore[index]
+            with self.words():  # a check's advice names the config keys (set [score] reference = true)
+                return COMMAND_CONFIGS[self.command](**{**self.values, **changes})  # type: ignore[index]
         except OptionError as error:
-            raise ConfigError(f"stage {self.name}: {error.render(self.config_key, config=True)}") from None
+            raise ConfigError(f"stage {self.name}: {error.render(self.config_key)}") from None
 
     def config_key(self, name: str) -> str:
         """Where the config sets field ``name`` of this stage: ``[score] limit``, ``[data] code_column``."""
@@ -277,8 +287,11 @@ class StagePlan:
     def advice_key(self, name: str) -> str | None:
         """The config key a message of this stage's job names for option ``name``
         (:mod:`workbench.option_words`): the stage's key (:meth:`config_key`), a ``[data]`` key
-        of the same name (``stop``, which correlate's code comparison names), or ``None`` for an
-        option the run sets itself (``results``, ``resume``) or that no key sets."""
+        of the same name (``stop``, which correlate's code comparison names), the words of
+        :attr:`set_by_run` for an option the run set itself here, or ``None`` for another option
+        the run sets itself (``resume``) or that no key sets."""
+        if name in self.set_by_run:
+            return self.set_by_run[name]
         if name in MANAGED_KEYS.get(self.command or "", ()):
             return None
         if self.command in COMMAND_CONFIGS and name in COMMAND_CONFIGS[self.command].options():
@@ -297,8 +310,14 @@ class StagePlan:
             ConfigError: from :meth:`config`; WorkbenchError (and others) from the job.
         """
         config = self.config(**(changes or {}))
-        with config_words(self.advice_key):  # its advice names config keys, not flags the run does not take
+        with self.words():  # its advice names config keys, not flags the run does not take
             return _JOBS[self.command](self, config, hooks)  # type: ignore[index]
+
+    def words(self) -> AbstractContextManager[None]:
+        """The block within which the stage's messages name its options as the config sets them
+        (:func:`workbench.option_words.config_words` with :meth:`advice_key`): its config's
+        checks, its job, and what ``workbench run`` prints of its results (the retry advice)."""
+        return config_words(self.advice_key)
 
 
 def _spelled(arg: str, root: str) -> str:
@@ -548,6 +567,7 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
         section = dict(config.sections["score"])
         if stratifies_on_execution(config, columns, available):  # one passing and one failing sample per task, from execute
             section["results"] = str(layout / RunLayout.EXECUTE_RESULTS)
+            plan.set_by_run["results"] = EXECUTE_RESULTS_WORDS
             plan.after = ["execute"]
         _score_job(plan, config, columns, section, score_dir["subset"])
     plans.append(plan)
@@ -577,6 +597,8 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
 
     plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
                      table="correlate")
+    if "results" in label_source:
+        plan.set_by_run["results"] = EXECUTE_RESULTS_WORDS
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
@@ -638,6 +660,7 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
                               "offline": config.offline or None}
     if "execute" in enabled:
         values.update(label="passed", results=str(layout / RunLayout.EXECUTE_RESULTS))
+        plan.set_by_run["results"] = EXECUTE_RESULTS_WORDS
         plan.after.append("execute")
     elif data["label_column"]:
         values["label"] = data["label_column"]
@@ -671,6 +694,7 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         return plan
     if "decontaminate" in enabled and config.sections["decontaminate"].get("against"):
         values["contamination"] = str(layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
+        plan.set_by_run["contamination"] = "the decontaminate stage's output"
         plan.after.append("decontaminate")
     values = {**values, "metric": metrics, **section, "json_path": str(layout / RunLayout.BIAS_JSON),
               "plot_path": str(layout / RunLayout.BIAS_PLOT)}

@@ -18,6 +18,7 @@ from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
 from workbench.llm.cache import CacheMode
 from workbench.llm.client import STRUCTURED_MODES, LLMSettings
+from workbench.option_words import option_reset, option_value
 from workbench.options import JobConfig, OptionError, option
 from workbench.score.problems import ProblemSet
 from workbench.score.reading import DEFAULT_SCORE_MODE, SCORE_MODES
@@ -265,22 +266,21 @@ class ScoreConfig(JobConfig):
         variant is not implemented), silently."""
         methods = ", ".join(dict.fromkeys(self.method))
         # the command line drops the option; a config (the shipped preset sets reference = false)
-        # sets the key back to its default
+        # sets the key back to its default (option_reset words both)
         if not self.reference and "p-correct" not in self.method:
             ice = (" (ice-score is ICE-Score's reference-based prompt, the shipped gpt35_nswr; the reference-free "
                    "gpt35_nsnr is not implemented)" if "ice-score" in self.method else "")
-            unread = f"is read by p-correct only, and this run's methods ({methods}) do not read it; add p-correct to {{method}} or"
-            raise OptionError(f"{{reference}} off (--no-reference) {unread} drop the option{ice}", "reference", "method",
-                              config_template=f"{{reference}} = false {unread} set {{reference}} = true{ice}")
+            raise OptionError(f"{option_value('reference', False)} is read by p-correct only, and this run's methods "
+                              f"({methods}) do not read it; add p-correct to {{method}} or "
+                              f"{option_reset('reference', False, True)}{ice}", "reference", "method")
         if self.analyse_first and "p-correct" not in self.method:
-            unread = f"is read by p-correct only; this run's methods ({methods}) do not read it: add p-correct to {{method}} or"
-            raise OptionError(f"{{analyse_first}} {unread} drop the option", "analyse_first", "method",
-                              config_template=f"{{analyse_first}} {unread} set {{analyse_first}} = false")
+            raise OptionError(f"{option_value('analyse_first', True)} is read by p-correct only; this run's methods "
+                              f"({methods}) do not read it: add p-correct to {{method}} or "
+                              f"{option_reset('analyse_first', True, False)}", "analyse_first", "method")
         if self.final_step != DEFAULT_FINAL_STEP and not {"dsa-cqe", "dsa-cqe-simplified"} & set(self.method):
-            unread = (f"{{final_step}} {self.final_step} is read by dsa-cqe and dsa-cqe-simplified only; this run's "
-                      f"methods ({methods}) do not read it: add one of them to {{method}} or")
-            raise OptionError(f"{unread} drop the option", "final_step", "method",
-                              config_template=f'{unread} set {{final_step}} = "{DEFAULT_FINAL_STEP}"')
+            raise OptionError(f"{option_value('final_step', self.final_step)} is read by dsa-cqe and dsa-cqe-simplified "
+                              f"only; this run's methods ({methods}) do not read it: add one of them to {{method}} or "
+                              f"{option_reset('final_step', self.final_step, DEFAULT_FINAL_STEP)}", "final_step", "method")
 
     @property
     def method_limits(self) -> dict[str, int]:

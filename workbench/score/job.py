@@ -29,6 +29,7 @@ with a later resume that selects them (:func:`~workbench.score.wide_table.keep_c
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import os
@@ -55,7 +56,7 @@ from workbench.errors import (
 from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
-from workbench.option_words import option_named
+from workbench.option_words import option_named, option_set, option_value
 from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
@@ -212,13 +213,14 @@ def load_samples(
         columns, available, use_prompt=use_prompt, problems=problems, reference_required=reference_required)
     if reference_column is None and reference_required and problems is None:
         raise MissingColumnError(columns.reference, available, hint=(
-            "set it with --reference-column, or take each task's reference solution from a problem set with "
-            "--problems, e.g. --problems humaneval; p-correct alone also runs with --no-reference"))
+            f"set it with {option_named('reference_column')}, or take each task's reference solution from a problem "
+            f"set with {option_named('problems')}, e.g. {option_value('problems', 'humaneval')}; p-correct alone also "
+            f"runs with {option_value('reference', False)}"))
     if reference_column is None and reference_required and columns.reference != Columns().reference:
         # a column named on purpose that is not there is a typo, not a wish for the problems' references
         raise MissingColumnError(columns.reference, available, hint=(
-            "fix --reference-column, or leave it at its default for the problem set's reference solution "
-            "where the data has none"))
+            f"fix {option_named('reference_column')}, or leave it at its default for the problem set's reference "
+            "solution where the data has none"))
     problem_texts = None
     if take_reference or take_prompt:
         from workbench.score.problems import load_problem_texts
@@ -227,16 +229,17 @@ def load_samples(
     sample_column = resolve_sample_column(available, columns.sample)
     loaded.require_columns(
         {
-            "--task-column": columns.task,
-            "--sample-column": sample_column,
-            "--generation-column": columns.generation,
-            "--prompt-column": prompt_column,
+            option_named("task_column"): columns.task,
+            option_named("sample_column"): sample_column,
+            option_named("generation_column"): columns.generation,
+            option_named("prompt_column"): prompt_column,
         }
     )
     for split, dataset in loaded.splits.items():
         # a number or a list would be scored as its repr; execute refuses the same columns alike
-        require_text_columns(dataset, {"--generation-column": columns.generation, "--prompt-column": prompt_column,
-                                       "--reference-column": reference_column},
+        require_text_columns(dataset, {option_named("generation_column"): columns.generation,
+                                       option_named("prompt_column"): prompt_column,
+                                       option_named("reference_column"): reference_column},
                              where=f"the generations ({source}, split {split!r})" if len(loaded.splits) > 1
                              else f"the generations ({source})")
     from workbench.score.selection import SELECTIONS, stratified_subset
@@ -253,15 +256,15 @@ def load_samples(
     stratified = select == "stratified" and limit is not None
     if stratified and stratify_column not in supplied and stratify_column not in available:
         raise MissingColumnError(stratify_column, available, hint=(
-            "set it with --stratify-column, or take each sample's outcome from the results of workbench execute "
-            "with --results RESULTS.jsonl"))
+            f"set it with {option_named('stratify_column')}, or take each sample's outcome from the results of "
+            f"workbench execute with {option_named('results', flag='--results RESULTS.jsonl')}"))
     carry = columns.carry if columns.carry is not None else tuple(
         c for c in ("passed",) if c in available or c in supplied)
     if stratified and stratify_column not in carry:
         carry = (*carry, stratify_column)
     if outcomes is not None and OUTCOME_COLUMN not in carry:
         carry = (*carry, OUTCOME_COLUMN)
-    loaded.require_columns({"--carry": c for c in carry if c not in supplied})
+    loaded.require_columns({option_named("carry"): c for c in carry if c not in supplied})
     has_language = LANGUAGE_COLUMN in available
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
@@ -307,7 +310,7 @@ def load_samples(
             notes.append(note)
     check_unique((s.key for s in samples), where=f"the samples ({source})",
                  columns=(columns.task, sample_column or "numbered sample id"),
-                 hint="pass --sample-column with a unique id")
+                 hint=f"name a column with a unique id in {option_named('sample_column')}")
     if stratified:
         return stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
     return samples
@@ -756,7 +759,9 @@ def score_samples(
             on_start(len(pairs) - resumed, resumed)
         try:
             with ThreadPoolExecutor(max_workers=config.parallel_samples) as pool:
-                futures = [pool.submit(work, sample) for sample in todo]
+                # each worker in the caller's context: its row errors word options as the caller
+                # does (workbench.option_words: config keys under workbench run)
+                futures = [pool.submit(contextvars.copy_context().run, work, sample) for sample in todo]
                 try:
                     for future in as_completed(futures):
                         written += len(future.result())
@@ -1018,15 +1023,16 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     when ``workbench score`` prints them (``on_note`` of :func:`score_samples`)."""
     notes = []
     if config.limit is not None and len(samples) < config.limit:
-        notes.append(f"--limit {config.limit} is above the {count(len(samples), 'sample')} the data has"
-                     f"{' for --select stratified' if config.select == 'stratified' else ''}: "
+        notes.append(f"{option_value('limit', config.limit)} is above the {count(len(samples), 'sample')} the data has"
+                     f"{' for ' + option_value('select', 'stratified') if config.select == 'stratified' else ''}: "
                      f"{'it is' if len(samples) == 1 else 'all of them are'} scored")
     if "p-correct" in config.method and not config.reference:
         bare = sum(not sample.prompt.strip() for sample in samples)
         if bare:
-            notes.append(f"{bare} of {count(len(samples), 'sample')} {'has' if bare == 1 else 'have'} no prompt, and p-correct --no-reference shows the "
-                         f"judge no reference either: it judges the code alone; give the problem with --prompt-column "
-                         f"or --problems")
+            notes.append(f"{bare} of {count(len(samples), 'sample')} {'has' if bare == 1 else 'have'} no prompt, and "
+                         f"p-correct {option_value('reference', False)} shows the judge no reference either: it "
+                         f"judges the code alone; give the problem with {option_named('prompt_column')} or "
+                         f"{option_named('problems')}")
     if config.select == "stratified" and config.limit is not None:
         from workbench.score.selection import balance_note
 
@@ -1036,15 +1042,15 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     if not config.no_prompt:
         note = repeated_prompt_note(((sample.prompt, sample.generation) for sample in samples), noun="generation",
                                     consequence="which the judge and the metrics see after the prompt a second time",
-                                    remedy="pass --no-prompt")
+                                    remedy=option_set("no_prompt"))
         if note:
             notes.append(note)
     if config.problems is not None and samples and not any(sample.from_problems for sample in samples):
-        notes.append(f"--problems {config.problems} is not used: the data has its own prompt and reference "
+        notes.append(f"{option_value('problems', config.problems)} is not used: the data has its own prompt and reference "
                      f"columns, and a data column wins")
     if config.stop:
         cut = sum(sample.stop is not None for sample in samples)
-        notes.append(f"{cut} of {count(len(samples), 'generation')} {'is' if cut == 1 else 'are'} cut at a stop sequence (--stop) before scoring; "
+        notes.append(f"{cut} of {count(len(samples), 'generation')} {'is' if cut == 1 else 'are'} cut at a stop sequence ({option_named('stop')}) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
     null = sum(sample.generation_null for sample in samples)
     empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)

@@ -15,6 +15,7 @@ from workbench.data.samples import SampleKey, row_key
 from workbench.errors import DataError
 from workbench.execute.status import SANDBOX_ERROR
 from workbench.formatting import count
+from workbench.option_words import option_named, option_value
 
 if TYPE_CHECKING:
     from workbench.score.base import Sample
@@ -54,12 +55,12 @@ def _read_outcomes(path: str, mtime_ns: int | None, size: int | None) -> dict[Sa
     try:
         rows = read_results(path)
     except (DataError, OSError) as error:
-        raise DataError(f"--results {path}: {error}") from error
+        raise DataError(f"{_named(path)}: {error}") from error
     outcomes: dict[SampleKey, int] = {}
     for row in rows:
         key = row_key(row)
         if key in outcomes:
-            raise DataError(f"--results {path}: it lists task {key[0]!r} sample {key[1]!r} twice")
+            raise DataError(f"{_named(path)}: it lists task {key[0]!r} sample {key[1]!r} twice")
         if row.get("status") == SANDBOX_ERROR:
             continue
         outcomes[key] = int(bool(row["passed"]))
@@ -81,9 +82,10 @@ def other_source_note(path: str | os.PathLike[str], source: str | os.PathLike[st
     scored = source_identity(source)
     if executed_from == scored:
         return None
-    return (f"--results {path}: its run executed {executed_from}, not the data scored here ({scored}); each sample "
+    return (f"{_named(path)}: its run executed {executed_from}, not the data scored here ({scored}); each sample "
             f"took the outcome of the sample with its task and sample id there, which is right only if both files "
-            f"hold the same samples in the same order within each task (or carry the same --sample-column)")
+            f"hold the same samples in the same order within each task (or carry the same "
+            f"{option_named('sample_column')})")
 
 
 def outcomes_digest(outcomes: Mapping[SampleKey, int]) -> str:
@@ -109,10 +111,10 @@ def missing_verdicts_note(path: str | os.PathLike[str], missing: list[SampleKey]
     task, sample = missing[0]
     if kept == 0:
         raise DataError(
-            f"--results {path}: no sample has a result there (the first: task {task!r} sample {sample!r}); the "
+            f"{_named(path)}: no sample has a result there (the first: task {task!r} sample {sample!r}); the "
             f"results must come from workbench execute over the same data, whose samples it numbers per task in "
-            f"file order as score does (or both read --sample-column)")
-    return (f"--results {path}: {count(len(missing), 'sample')} {'has' if len(missing) == 1 else 'have'} no verdict "
+            f"file order as score does (or both read {option_named('sample_column')})")
+    return (f"{_named(path)}: {count(len(missing), 'sample')} {'has' if len(missing) == 1 else 'have'} no verdict "
             f"there (no row, or status {SANDBOX_ERROR}; the first: task {task!r} sample {sample!r}) and "
             f"{'was' if len(missing) == 1 else 'were'} left out; {kept} with one {'was' if kept == 1 else 'were'} selected from")
 
@@ -153,4 +155,11 @@ def refuse_other_code(samples: Sequence[Sample], path: str | os.PathLike[str], s
     results = datasets.Dataset.from_dict({CODE_DIGEST_COLUMN: [digests[sample.key] for sample in joined]})
     rows = list(range(len(joined)))
     drop_other_code(scores, results, rows, rows, [sample.key for sample in joined],
-                    (f"the generations ({source})", f"--results {path}"), False, True, partial_option=None)
+                    (f"the generations ({source})", _named(path)), False, True, partial_option=None)
+
+
+def _named(path: str | os.PathLike[str]) -> str:
+    """The results file as a message names it: ``--results PATH`` (``[score] results = "PATH"``
+    where a run config set it, ``the execute stage's results PATH`` where the run did;
+    :func:`workbench.option_words.option_value`)."""
+    return option_value("results", os.fspath(path))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from workbench.errors import DataError
 from workbench.formatting import count
+from workbench.option_words import option_named, option_value
 
 
 @dataclass(frozen=True)
@@ -64,17 +65,19 @@ def load_problem_texts(problems: ProblemSet, *, prompt: bool = True, reference: 
     try:
         loaded = load_records(problems.source, splits=[problems.split] if problems.split else None,
                               offline=problems.offline)
-        dataset = loaded.one_split("--problems-split")
-        loaded.require_columns({"--problem-task-column": problems.task_column,
-                                "--problem-prompt-column": problems.prompt_column if prompt else None,
-                                "--problem-reference-column": problems.reference_column if reference else None})
+        dataset = loaded.one_split(option_named("problems_split"))
+        loaded.require_columns({option_named("problem_task_column"): problems.task_column,
+                                option_named("problem_prompt_column"): problems.prompt_column if prompt else None,
+                                option_named("problem_reference_column"): problems.reference_column if reference
+                                else None})
     except DataError as error:
-        raise DataError(f"--problems {problems.source}: {_without_prefix(str(error), problems.source)}") from error
+        raise DataError(f"{option_value('problems', problems.source)}: "
+                        f"{_without_prefix(str(error), problems.source)}") from error
     texts: dict[str, ProblemTexts] = {}
     for row in dataset:
         task_id = str(row[problems.task_column])
         if task_id in texts:
-            raise DataError(f"--problems {problems.source}: it lists task {task_id!r} twice")
+            raise DataError(f"{option_value('problems', problems.source)}: it lists task {task_id!r} twice")
         texts[task_id] = ProblemTexts(prompt=(row[problems.prompt_column] or "") if prompt else "",
                                       reference=(row[problems.reference_column] or "") if reference else "")
     return texts
@@ -96,7 +99,8 @@ def problem_for(texts: dict[str, ProblemTexts], task_id: str, source: str | os.P
         return texts[task_id]
     except KeyError:
         known = ", ".join(list(texts)[:3])
-        raise DataError(f"task {task_id!r} of {os.fspath(source)} is not in --problems {problems.source} "
+        raise DataError(f"task {task_id!r} of {os.fspath(source)} is not in {option_value('problems', problems.source)} "
                         f"({count(len(texts), 'task')}, e.g. {known}); give the problem set these generations were made "
-                        f"for, or the task id column of either side with --task-column / --problem-task-column "
-                        f"(or another split with --problems-split)") from None
+                        f"for, or the task id column of either side with {option_named('task_column')} / "
+                        f"{option_named('problem_task_column')} (or another split with "
+                        f"{option_named('problems_split')})") from None

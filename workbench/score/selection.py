@@ -64,7 +64,7 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, label: str = "pa
     if limit < 1:
         raise ValueError("limit must be at least 1")
     if samples and label not in samples[0].carried:
-        raise DataError(f"stratified selection needs the {label!r} column (carried with --carry {label})")
+        raise DataError(f"stratified selection needs the {label!r} column (carried with {option_value('carry', label)})")
     rng = random.Random(seed)
     strata: dict[str, tuple[list[Sample], list[Sample]]] = {}
     for sample in samples:
