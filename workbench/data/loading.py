@@ -28,7 +28,7 @@ import xxhash
 
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
-from workbench.data.text_encoding import require_utf8
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING, decode_source_file, require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.formatting import count
 from workbench.network import endpoint_reachable
@@ -57,9 +57,6 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
     "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
 }
 
-#: how many bytes are sniffed for NUL bytes to call a file binary
-_BINARY_SNIFF_BYTES = 8192
-
 logger = logging.getLogger(__name__)
 
 
@@ -86,7 +83,7 @@ class SkippedFile:
 
     Attributes:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
-        reason: ``"binary"``, ``"not UTF-8"``, ``"empty"``, ``"unreadable: ..."``,
+        reason: ``"binary"``, ``"not UTF-8 (byte 40), nor cp1252 (byte 52): ..."``, ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
             ``__pycache__``: one entry per hidden folder, whose files are not listed).
         undecodable: a source file of a language the folder is read in whose bytes could not be
@@ -130,11 +127,16 @@ class LoadedDataset:
         source: what the user passed (hub id, path or bundled name).
         splits: split name -> ``datasets.Dataset`` (insertion order is the source's order).
         skipped: files that were found but not loaded, with the reason.
+        encodings: for a folder of source files, each file read in another encoding than UTF-8
+            (its path relative to the folder, as its id) -> how (``"cp1252 (fallback)"``,
+            ``"UTF-16 (byte-order mark)"``, ``"declared by the file"``:
+            :func:`workbench.data.text_encoding.decode_source_file`); empty for data files.
     """
 
     source: str
     splits: dict[str, datasets.Dataset]
     skipped: list[SkippedFile] = field(default_factory=list)
+    encodings: dict[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> list[str]:
@@ -175,7 +177,7 @@ class LoadedDataset:
         numbers = iter(sample_numbers(task for dataset in self.splits.values() for task in dataset[task_column]))
         splits = {name: dataset.add_column(sample_column, [next(numbers) for _ in range(len(dataset))])
                   for name, dataset in self.splits.items()}
-        return LoadedDataset(self.source, splits, list(self.skipped))
+        return LoadedDataset(self.source, splits, list(self.skipped), dict(self.encodings))
 
     def select_splits(self, names: Iterable[str] | None) -> LoadedDataset:
         """Return a copy with only the named splits (all when ``names`` is empty or ``None``).
@@ -189,7 +191,8 @@ class LoadedDataset:
         for name in wanted:
             if name not in self.splits:
                 raise MissingSplitError(name, list(self.splits))
-        return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped)
+        encodings = {path: how for path, how in self.encodings.items() if folder_split(path) in wanted}
+        return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped, encodings)
 
     def one_split(self, option: str = "--split") -> datasets.Dataset:
         """Return the split a one-split job reads: the only one, else ``test``.
@@ -320,6 +323,7 @@ def load_records(
     offline: bool = False,
     extensions: Iterable[str] | None = None,
     language: str | None = None,
+    source_encoding: str = DEFAULT_SOURCE_ENCODING,
 ) -> LoadedDataset:
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
@@ -345,6 +349,10 @@ def load_records(
         language: for source-file folders, the language (name, alias or extension: the
             command's ``--language``) given the files whose extension several installed plugins
             claim, when it is one of them; such files are an error otherwise.
+        source_encoding: for source-file folders, the encoding of a file that is not UTF-8 and
+            declares none (no byte-order mark, no coding cookie): a codec name Python knows
+            (``cp1252``, the default; ``latin-1``, ``gbk``, ``shift_jis``). The files read so are
+            in :attr:`LoadedDataset.encodings` (:mod:`workbench.data.text_encoding`).
 
     Returns:
         a :class:`LoadedDataset`.
@@ -367,7 +375,7 @@ def load_records(
     elif path.is_file():
         loaded = _load_data_file(path)
     elif path.is_dir():
-        loaded = _load_folder(path, extensions, language)
+        loaded = _load_folder(path, extensions, language, source_encoding)
     elif _looks_like_path(text):
         raise DataError(f"{text}: no such file or folder")
     else:
@@ -682,7 +690,8 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
     return f"{label}: no rows in {where}; remove the empty files or add records"
 
 
-def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
+def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None,
+                 source_encoding: str = DEFAULT_SOURCE_ENCODING) -> LoadedDataset:
     saved = _saved_dataset(path)
     if saved is not None:
         return saved
@@ -723,7 +732,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
 
         skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
-    loaded = _load_source_folder(path, files, extensions, language)
+    loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
@@ -986,9 +995,17 @@ def _is_hidden(relative: Path) -> bool:
 
 
 def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None,
-                        language: str | None = None) -> LoadedDataset:
+                        language: str | None = None, source_encoding: str = DEFAULT_SOURCE_ENCODING) -> LoadedDataset:
+    import codecs
+
     from workbench.languages.registry import language_for_path
 
+    try:
+        codecs.lookup(source_encoding)
+    except LookupError:
+        raise DataError(f"--source-encoding {source_encoding!r} is no encoding Python knows; give a codec name such "
+                        f"as cp1252, latin-1, gbk or shift_jis (see Python's codecs module)") from None
+    encodings: dict[str, str] = {}
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions} if extensions else None
     rows: dict[str, dict[str, list]] = {}
     skipped: list[SkippedFile] = []
@@ -1002,10 +1019,12 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         if wanted is None and plugin is None:
             skipped.append(SkippedFile(relative, f"no language plugin for {suffix or 'files without extension'}"))
             continue
-        content, reason = _read_source_file(file, plugin)
+        content, encoding, reason = _read_source_file(file, plugin, source_encoding)
         if reason is not None:
             skipped.append(SkippedFile(relative, reason, undecodable=not reason.startswith("unreadable")))
             continue
+        if encoding is not None:
+            encodings[relative] = encoding
         split = folder_split(relative)
         columns = rows.setdefault(split, {"id": [], "path": [], "language": [], "content": []})
         columns["id"].append(relative)
@@ -1016,8 +1035,20 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
         raise DataError(f"{root}: no loadable source files ({reasons})")
     _warn_files_outside_split_folders(root, [id_ for columns in rows.values() for id_ in columns["id"]])
+    _say_encodings(root, encodings)
     splits = {name: datasets.Dataset.from_dict(columns) for name, columns in rows.items()}
-    return LoadedDataset(str(root), splits, skipped)
+    return LoadedDataset(str(root), splits, skipped, encodings)
+
+
+def _say_encodings(root: Path, encodings: Mapping[str, str]) -> None:
+    """Say (at warning level) which source files were read in another encoding than UTF-8, a few by
+    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all)."""
+    if not encodings:
+        return
+    shown = ", ".join(f"{path} as {how}" for path, how in list(encodings.items())[:3])
+    more = f" and {len(encodings) - 3} more" if len(encodings) > 3 else ""
+    logger.warning("%s: read %s in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
+                   "give the files' own with --source-encoding", root, count(len(encodings), "source file"), shown, more)
 
 
 def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
@@ -1039,23 +1070,18 @@ def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
                    count(len(outside), "source file"), shown, those, them, root, they)
 
 
-def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:
-    """Return ``(text, None)`` or ``(None, reason)`` for one source file, decoded as its
-    language plugin reads the language (Python honours a PEP 263 coding cookie), else UTF-8."""
+def _read_source_file(file: Path, plugin: LanguagePlugin | None,
+                      source_encoding: str = DEFAULT_SOURCE_ENCODING) -> tuple[str | None, str | None, str | None]:
+    """Return ``(text, encoding, None)`` or ``(None, None, reason)`` for one source file, decoded
+    by :func:`workbench.data.text_encoding.decode_source_file` (UTF-8, a byte-order mark, the
+    language's own declaration such as Python's coding cookie, else ``source_encoding``);
+    ``encoding`` is ``None`` for UTF-8."""
     try:
         data = file.read_bytes()
     except OSError as error:
-        return None, f"unreadable: {error.strerror or error}"
-    if not data:
-        return None, "empty"
-    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
-        return None, "binary"
-    try:
-        return (plugin.decode_source(data) if plugin is not None else data.decode("utf-8-sig")), None
-    except UnicodeDecodeError as error:
-        return None, "not UTF-8" if error.encoding in ("utf-8", "utf-8-sig") else f"not in its declared encoding ({error.encoding})"
-    except ValueError as error:
-        return None, f"undecodable: {error}"
+        return None, None, f"unreadable: {error.strerror or error}"
+    decoded = decode_source_file(data, plugin, source_encoding)
+    return decoded.text, decoded.encoding, decoded.reason
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
