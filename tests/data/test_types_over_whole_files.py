@@ -86,6 +86,44 @@ def test_one_file_past_datasets_first_chunk_reads_its_late_types_and_keys(tmp_pa
             assert "a column must hold one type of value throughout" in said
 
 
+def _past_first_chunk(path, row):
+    """Write a JSON Lines file of ``row(i, later)`` lines over two of datasets' chunks (``later``: the line is in
+    the second, which starts with the first line after 10 MB); return its line count."""
+    lines, size, i = [], 0, 0
+    while size < JSON_CHUNK_BYTES + (1 << 20):
+        lines.append(json.dumps(row(i, size > JSON_CHUNK_BYTES)) + "\n")
+        size += len(lines[-1])
+        i += 1
+    path.write_text("".join(lines))
+    return i
+
+
+def test_nested_columns_past_datasets_first_chunk_widen_or_are_refused_in_one_line(tmp_path):
+    # a list of nulls (or an empty list, or an object whose field is null) in the first 10 MB and of text later:
+    # datasets cast the later chunk to the first's type, "Couldn't cast array of type string to null"
+    path = tmp_path / "big.jsonl"
+    n = _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a", "b"] if later else [None],
+                                                  "empty": ["x"] if later else [], "score": [0.5] if later else [1],
+                                                  "meta": {"who": "me", "n": 2} if later else {"who": None}, "p": PAD})
+    train = load_records(path).splits["train"]
+    assert train.num_rows == n
+    assert {column: repr(train.features[column]) for column in ("tags", "empty", "score", "meta")} == {
+        "tags": "List(Value('string'))", "empty": "List(Value('string'))", "score": "List(Value('float64'))",
+        "meta": "{'who': Value('string'), 'n': Value('int64')}"}
+    assert train[0] | {"p": ""} == {"id": 0, "tags": [None], "empty": [], "score": [1.0], "meta": {"who": None, "n": None},
+                                    "p": ""}
+    assert train[-1] | {"p": ""} == {"id": n - 1, "tags": ["a", "b"], "empty": ["x"], "score": [0.5],
+                                     "meta": {"who": "me", "n": 2}, "p": ""}
+    # lists of numbers, then of text only: no type holds both
+    _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a"] if later else [1], "p": PAD})
+    with pytest.raises(DataError) as refused:
+        load_records(path)
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(
+        f"{path}: column 'tags' holds list<item: int64> in big.jsonl but list<item: string> in big.jsonl (from line 4"), said
+    assert "a column must hold one type of value throughout" in said
+
+
 def test_csv_files_past_datasets_first_10000_rows_read_their_late_types(tmp_path):
     # datasets reads a CSV file in chunks of 10,000 rows typed by pandas one by one, cast to the first: a raw
     # "Float value 0.500000 was truncated", "Failed to parse string: 't' as a scalar of type double"

@@ -867,7 +867,8 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         return None, None  # a part pyarrow cannot type: datasets' reading, and its error
     widened = widened_types(typed)
     columns = list(dict.fromkeys(column for schema in known for column in schema.names))
-    if not widened and all(schema.names == columns for schema in known):
+    nested = _nested_types(where, [(part, schema) for part, schema in parts if schema is not None])
+    if not widened and not nested and all(schema.names == columns for schema in known):
         return None, known
     import pyarrow as pa
 
@@ -878,11 +879,55 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         held = [schema.field(column).type for schema in known if column in schema.names]
         if column in widened:
             return plain.get(widened[column]) or next(kind for kind in held if str(kind) == widened[column])
+        if column in nested:
+            return nested[column]
         return next((kind for kind in held if not pa.types.is_null(kind)), held[0])
 
     first = known[0]
     fields = [pa.field(column, target(column)) for column in columns]
     return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
+
+
+def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """The list, object and map columns whose inner types differ between parts (``datasets``' 10 MB
+    chunks, or files), unified to one type: a list of nulls in one part and of text in another is a
+    list of text, integers and floats inside are floats, an object's fields are those of every
+    part (pyarrow's ``unify_schemas``, ``promote_options="permissive"``; Spark's JSON reader reads
+    such a column so too). ``datasets`` would cast every part to the first's type (``Couldn't
+    cast array of type string to null``).
+
+    Args:
+        where: the file or folder as the user named it; parts: ``(part name, Arrow schema)`` in
+            the order read (:func:`workbench.data.file_types.json_part_schemas`).
+
+    Returns:
+        column -> its unified Arrow type, for the nested columns of several types only.
+
+    Raises:
+        DataError: inner types of two kinds (a list of numbers in one part, of text in a later
+            one), naming the column, both parts and both types, in one line.
+    """
+    import pyarrow as pa
+
+    unified: dict[str, Any] = {}
+    for column in dict.fromkeys(name for _, schema in parts for name in schema.names):
+        held = [(part, schema.field(column).type) for part, schema in parts if column in schema.names]
+        if not any(pa.types.is_nested(kind) for _, kind in held) or len({str(kind) for _, kind in held}) == 1:
+            continue
+        first, kind = held[0]
+        for part, other in held[1:]:
+            try:
+                before, kind = kind, pa.unify_schemas([pa.schema([pa.field(column, kind)]), pa.schema([pa.field(column, other)])],
+                                        promote_options="permissive").field(column).type
+            except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise DataError(f"{where}: column {column!r} holds {kind} in {first} but {other} in {part} (pyarrow's "
+                                f"types; their inner values are of two kinds): a column must hold one type of value "
+                                f"throughout (else the read fails, or one part's values would be silently turned into "
+                                f"the other's type); write {column!r} as one type in every row") from None
+            if kind != before:
+                first = part  # the part that made the type what it is (a list of text after a list of nulls)
+        unified[column] = kind
+    return unified
 
 
 def _csv_features(where: str, files: Sequence[Path], name: Any, survey: Any) -> datasets.Features | None:
