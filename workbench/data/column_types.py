@@ -88,6 +88,25 @@ def clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
             f"odd file out of the folder")
 
 
+def mixed_message(where: str, column: str, file: str, mixed: tuple[str, int, str, int]) -> str:
+    """What both engines say of a JSON Lines file whose column holds two kinds of value in its rows
+    (one line; the same for both engines): Spark's JSON reader would read such a column as text
+    (``5`` as ``"5"``), ``datasets`` as JSON objects when the mix shows in the file's first 10 MB and
+    not at all later, so neither reading is the file's.
+
+    Args:
+        where: the folder, file or URI as the user gave it; column: the column (or pyarrow's path of
+            a nested one, ``"tags/[]"``); file: the file, relative to ``where`` (its name for one
+            file); mixed: :func:`workbench.data.json_lines.first_mixed_line`'s answer.
+    """
+    first_kind, first_line, other_kind, other_line = mixed
+    top = column.split("/")[0]
+    inside = f"column {top!r}" if column == top else f"column {top!r} (at {column!r})"
+    return (f"{where}: {inside} holds {first_kind} at line {first_line:,} of {file} but {other_kind} at line "
+            f"{other_line:,}: a column must hold one type of value in every row (Spark would read them all as "
+            f"text, datasets fails past a file's first 10 MB); write {top!r} as one type in every row (e.g. all text)")
+
+
 #: the integer type names (of Arrow, Spark and Spark's variant schema, lower-cased): a numbers column of these
 #: only is widened to ``int64``; with any other number type (float, double, decimal), to ``double``
 _INTEGERS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "tinyint",

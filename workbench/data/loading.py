@@ -834,11 +834,13 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         part cannot be typed here: ``datasets`` reads its own way).
 
     Raises:
-        DataError: naming the column, both files (or parts) and both kinds, or the part of a JSON
-            Lines file past its first chunk that holds two kinds in a column; or, for CSV, the
-            files and the columns one has and the other lacks.
+        DataError: naming the column, both files (or parts) and both kinds; or a JSON Lines
+            file whose rows hold two kinds in a column past its first chunk, or in a folder of
+            several files, naming the file's first line of each kind
+            (:func:`~workbench.data.column_types.mixed_message`); or, for CSV, the files and the
+            columns one has and the other lacks.
     """
-    from workbench.data.column_types import clash_message, first_clash, widened_types
+    from workbench.data.column_types import clash_message, first_clash, mixed_message, widened_types
     from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
@@ -853,6 +855,12 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         try:
             found = json_part_schemas(file, name(file)) if builder == "json" else None
         except MixedPart as mixed:
+            if mixed.first and len(files) == 1:  # datasets reads the rows' own values (JSON objects): the job's
+                parts.append((name(file), _file_schema(builder, file)))  # checks, and dedup's, say what they take
+                continue
+            found = _first_mixed_line(file, mixed.column)
+            if found is not None:  # the file's first line of each kind, as the Spark engine names them
+                raise DataError(mixed_message(where, mixed.column, name(file), found)) from None
             raise DataError(f"{where}: column {mixed.column!r} holds two kinds of value in {mixed.part} (pyarrow: "
                             f"changed from {mixed.change}), which datasets reads only when they show in a file's "
                             f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
@@ -861,6 +869,13 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
     clash = first_clash(typed)
     if clash is not None:
+        column, first, _, later, _ = clash
+        base = first.split(" (from ", 1)[0]
+        file = next((file for file in files if name(file) == base), None)
+        if builder == "json" and later.startswith(f"{base} (from ") and file is not None:
+            found = _first_mixed_line(file, column)  # two kinds in one file's rows: as the Spark engine says it
+            if found is not None:
+                raise DataError(mixed_message(where, column, base, found))
         raise DataError(clash_message(where, clash))
     known = [schema for _, schema in parts if schema is not None]
     if len(known) < len(parts):
@@ -886,6 +901,55 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
     first = known[0]
     fields = [pa.field(column, target(column)) for column in columns]
     return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
+
+
+def _first_mixed_line(file: Path, column: str) -> tuple[str, int, str, int] | None:
+    """:func:`workbench.data.json_lines.first_mixed_line` of a JSON Lines file (``.gz`` too); ``None``
+    when it cannot be read (the read itself says why)."""
+    from workbench.data.json_lines import first_mixed_line
+
+    opener = gzip.open if file.suffix.lower() == ".gz" else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig") as handle:
+            return first_mixed_line(handle, column)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+
+
+def refuse_mixed_json_columns(loaded: LoadedDataset, columns: Iterable[str]) -> None:
+    """Refuse a JSON Lines column whose rows hold two kinds of value (numbers in some, text in
+    others) in a file's first 10 MB, which ``datasets`` reads as JSON objects (``1`` and ``"x"``
+    kept as such) but Spark's JSON reader as text (``"1"``): ``workbench dedup`` calls it on both
+    engines, so that they read the same files alike (past the first 10 MB the loader refuses such a
+    column itself, :func:`_column_features`). Other jobs check their own columns' kinds.
+
+    Args:
+        loaded: what :func:`load_records` loaded from a local file or folder (a hub id or a bundled
+            set is not checked); columns: the columns to leave to the caller's own check (the code
+            columns, whose message says each row's code must be text).
+
+    Raises:
+        DataError: :func:`workbench.data.column_types.mixed_message`, for the first such column
+            (in name order, as the Spark engine takes them) in the first file (in path order) that holds it.
+    """
+    from workbench.data.column_types import mixed_message
+
+    left = set(columns)
+    mixed = sorted({column for dataset in loaded.splits.values() for column, feature in dataset.features.items()
+                    if type(feature).__name__ == "Json" and column not in left})
+    root = Path(loaded.source).expanduser()
+    if not mixed or not root.exists():
+        return
+    files = ([root] if root.is_file() else
+             [p for p in sorted(root.rglob("*")) if p.is_file() and _builder_for(p) == "json"
+              and not _is_hidden(p.relative_to(root))])
+    for column in mixed:
+        for file in files:
+            for path in (column, f"{column}/[]"):
+                found = _first_mixed_line(file, path)
+                if found is not None:
+                    name = file.name if root.is_file() else file.relative_to(root).as_posix()
+                    raise DataError(mixed_message(loaded.source, path, name, found))
 
 
 def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any]:

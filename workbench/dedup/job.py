@@ -10,7 +10,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from workbench.data.loading import LoadedDataset, load_records
+from workbench.data.loading import LoadedDataset, load_records, refuse_mixed_json_columns
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
@@ -216,6 +216,8 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             language=config.language, group_column=config.group_column,
         )
         _refuse_empty_split_name(loaded.source, rows.split_ranges, config.split_column)
+        # a JSON Lines column of two kinds of value in its rows: Spark would read it as text (the same check there)
+        refuse_mixed_json_columns(loaded, _split_columns(config.code_column))
         # bias must know whether the sample ids are the data's or numbers made from its row order
         rows.numbered_id_column = numbered_id_column
         if len(rows) == 0:
