@@ -500,10 +500,12 @@ def test_iso_dates_in_json_lines_stay_the_text_they_are_as_spark_reads_them(tmp_
     _write_jsonl(folder / "test.jsonl", [{"id": "b", "when": "2024-02-03", "n": 3}])
     (folder / "train.jsonl").write_text(json.dumps({"id": "a", "when": "soon", "n": 1}) + "\n")
     assert load_records(folder).splits["test"]["when"] == ["2024-02-03"]
-    # a column of mixed objects makes datasets read its own way (dates as timestamps): the dates beside the
-    # first file's text would be cast to "2024-02-03 00:00:00", so that is refused rather than done silently
+    # a column of mixed objects made datasets read its own way (dates as timestamps, the dates beside the first
+    # file's text cast to "2024-02-03 00:00:00", refused as such): a column of two kinds in a file's rows is now
+    # refused itself, in a folder of several files, as the Spark engine refuses it (it would read 'n' as text)
     _write_jsonl(folder / "train.jsonl", [{"id": "a", "when": "soon", "n": {"x": 1}}, {"id": "b", "when": "x", "n": [1]}])
-    with pytest.raises(DataError, match="column 'when' holds ISO dates in some files and other text in others"):
+    with pytest.raises(DataError, match=r"column 'n' holds objects at line 1 of train\.jsonl but lists at line 2: a "
+                                        r"column must hold one type of value in every row"):
         load_records(folder)
 
 

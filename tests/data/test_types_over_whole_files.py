@@ -114,14 +114,22 @@ def test_nested_columns_past_datasets_first_chunk_widen_or_are_refused_in_one_li
                                     "p": ""}
     assert train[-1] | {"p": ""} == {"id": n - 1, "tags": ["a", "b"], "empty": ["x"], "score": [0.5],
                                      "meta": {"who": "me", "n": 2}, "p": ""}
-    # lists of numbers, then of text only: no type holds both
-    _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a"] if later else [1], "p": PAD})
+    # lists of numbers, then of text only: no type holds both (the file's first line of each, as the Spark engine
+    # says it); in a folder, the two files' types
+    n = _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a"] if later else [1], "p": PAD})
     with pytest.raises(DataError) as refused:
         load_records(path)
     said = str(refused.value)
+    first_text = 1 + next(i for i, line in enumerate(path.read_text().splitlines()) if '"a"' in line)
     assert "\n" not in said and said.startswith(
-        f"{path}: column 'tags' holds list<item: int64> in big.jsonl but list<item: string> in big.jsonl (from line 4"), said
-    assert "a column must hold one type of value throughout" in said
+        f"{path}: column 'tags' (at 'tags/[]') holds numbers at line 1 of big.jsonl but text at line {first_text:,}: "
+        f"a column must hold one type of value in every row"), said
+    folder = tmp_path / "d"
+    _jsonl(folder / "a.jsonl", [{"id": 1, "tags": [1]}])
+    _jsonl(folder / "b.jsonl", [{"id": 2, "tags": ["x"]}])
+    with pytest.raises(DataError, match=r"column 'tags' holds lists of numbers in a\.jsonl but lists of text in "
+                                        r"b\.jsonl: every file of a dataset must give a column one type"):
+        load_records(folder)
 
 
 def test_csv_files_past_datasets_first_10000_rows_read_their_late_types(tmp_path):

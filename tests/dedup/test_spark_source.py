@@ -575,6 +575,28 @@ def test_a_column_of_two_kinds_in_a_files_rows_is_refused_alike_by_both_engines(
     assert on_spark.replace(source.as_uri(), str(source)) == local, on_spark
 
 
+@pytest.mark.parametrize("case", ["one file", "a folder"])
+def test_lists_of_numbers_and_of_text_are_refused_alike_by_both_engines(spark, tmp_path, case):
+    # Spark's JSON reader read `tags` ([1] in some rows or files, ["x"] in others) as lists of text; datasets
+    # failed with a raw cast error (or, in one file's first 10 MB, kept each row's own values)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    rows = [{"id": f"r{k}", "content": CODE.format(k=k), "tags": tags} for k, tags in enumerate([[], [1], [None], ["x"]])]
+    if case == "one file":
+        source = jsonl(folder / "rows.jsonl", rows)
+        said = (f"{source}: column 'tags' (at 'tags/[]') holds numbers at line 2 of rows.jsonl but text at line 4: a "
+                f"column must hold one type of value in every row")
+    else:
+        jsonl(folder / "train.jsonl", rows[:3])
+        jsonl(folder / "test.jsonl", rows[3:])
+        source = folder
+        said = (f"{folder}: column 'tags' holds lists of numbers in train.jsonl but lists of text in test.jsonl: every "
+                f"file of a dataset must give a column one type")
+    local, on_spark = both_refuse(source)
+    assert local.startswith(said), local
+    assert on_spark.replace(source.as_uri(), str(source)) == local, on_spark
+
+
 def test_iso_dates_in_json_lines_are_text_on_both_engines(spark, tmp_path):
     # the local loader read "2024-01-02" as pyarrow's timestamp (written back "2024-01-02T00:00:00", a "Z"
     # dropped) and refused this folder as "holds timestamp in train.jsonl but text in test.jsonl"; Spark read text

@@ -840,7 +840,7 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
             (:func:`~workbench.data.column_types.mixed_message`); or, for CSV, the files and the
             columns one has and the other lacks.
     """
-    from workbench.data.column_types import clash_message, first_clash, mixed_message, widened_types
+    from workbench.data.column_types import clash_message, first_clash, first_item_clash, mixed_message, widened_types
     from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
@@ -867,22 +867,25 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
                             f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
-    clash = first_clash(typed)
+    clash = first_clash(typed) or (first_item_clash(typed) if builder == "json" else None)
     if clash is not None:
-        column, first, _, later, _ = clash
+        column, first, kind, later, _ = clash
         base = first.split(" (from ", 1)[0]
         file = next((file for file in files if name(file) == base), None)
         if builder == "json" and later.startswith(f"{base} (from ") and file is not None:
-            found = _first_mixed_line(file, column)  # two kinds in one file's rows: as the Spark engine says it
+            path = f"{column}/[]" if kind.startswith("lists of ") else column
+            found = _first_mixed_line(file, path)  # two kinds in one file's rows: as the Spark engine says it
             if found is not None:
-                raise DataError(mixed_message(where, column, base, found))
+                raise DataError(mixed_message(where, path, base, found))
         raise DataError(clash_message(where, clash))
     known = [schema for _, schema in parts if schema is not None]
     if len(known) < len(parts):
         return None, None  # a part pyarrow cannot type: datasets' reading, and its error
     widened = widened_types(typed)
     columns = list(dict.fromkeys(column for schema in known for column in schema.names))
-    nested = _nested_types(where, [(part, schema) for part, schema in parts if schema is not None])
+    by_name = {name(file): file for file in files}
+    nested = _nested_types(where, [(part, schema) for part, schema in parts if schema is not None],
+                           lambda part: by_name.get(part.split(" (from ", 1)[0]) if builder == "json" else None)
     if not widened and not nested and all(schema.names == columns for schema in known):
         return None, known
     import pyarrow as pa
@@ -936,7 +939,7 @@ def refuse_mixed_json_columns(loaded: LoadedDataset, columns: Iterable[str]) -> 
 
     left = set(columns)
     mixed = sorted({column for dataset in loaded.splits.values() for column, feature in dataset.features.items()
-                    if type(feature).__name__ == "Json" and column not in left})
+                    if "Json(" in repr(feature) and column not in left})  # Json, or a List of Json items
     root = Path(loaded.source).expanduser()
     if not mixed or not root.exists():
         return
@@ -952,7 +955,7 @@ def refuse_mixed_json_columns(loaded: LoadedDataset, columns: Iterable[str]) -> 
                     raise DataError(mixed_message(loaded.source, path, name, found))
 
 
-def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+def _nested_types(where: str, parts: Sequence[tuple[str, Any]], json_file: Any = lambda part: None) -> dict[str, Any]:
     """The list, object and map columns whose inner types differ between parts (``datasets``' 10 MB
     chunks, or files), unified to one type: a list of nulls in one part and of text in another is a
     list of text, integers and floats inside are floats, an object's fields are those of every
@@ -962,7 +965,8 @@ def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any
 
     Args:
         where: the file or folder as the user named it; parts: ``(part name, Arrow schema)`` in
-            the order read (:func:`workbench.data.file_types.json_part_schemas`).
+            the order read (:func:`workbench.data.file_types.json_part_schemas`); json_file: part
+            name -> its JSON Lines file (``None`` for another format), to name lines in the message.
 
     Returns:
         column -> its unified Arrow type, for the nested columns of several types only.
@@ -972,6 +976,8 @@ def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any
             one), naming the column, both parts and both types, in one line.
     """
     import pyarrow as pa
+
+    from workbench.data.column_types import mixed_message
 
     unified: dict[str, Any] = {}
     for column in dict.fromkeys(name for _, schema in parts for name in schema.names):
@@ -984,6 +990,11 @@ def _nested_types(where: str, parts: Sequence[tuple[str, Any]]) -> dict[str, Any
                 before, kind = kind, pa.unify_schemas([pa.schema([pa.field(column, kind)]), pa.schema([pa.field(column, other)])],
                                         promote_options="permissive").field(column).type
             except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                file = json_file(part)
+                if file is not None and file == json_file(first):  # two parts of one file: as the Spark engine says it
+                    found = _first_mixed_line(file, f"{column}/[]") if pa.types.is_list(other) else None
+                    if found is not None:
+                        raise DataError(mixed_message(where, f"{column}/[]", first.split(" (from ", 1)[0], found)) from None
                 raise DataError(f"{where}: column {column!r} holds {kind} in {first} but {other} in {part} (pyarrow's "
                                 f"types; their inner values are of two kinds): a column must hold one type of value "
                                 f"throughout (else the read fails, or one part's values would be silently turned into "

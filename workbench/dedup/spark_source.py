@@ -49,7 +49,7 @@ from workbench.data.data_file_splits import (
     mixed_formats_message,
     say_unread,
 )
-from workbench.data.column_types import clash_message, first_clash, widened_types
+from workbench.data.column_types import clash_message, first_clash, first_item_clash, widened_types
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -429,7 +429,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
-        clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+        in_order = [(file[len(root):], typed[file]) for file in file_order if file in typed]
+        clash = first_clash(in_order) or first_item_clash(in_order)
         if clash is None and len(frames) > 1:
             frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
@@ -453,7 +454,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                             f"Lines expected: one object per line)")
     # a column of two kinds of value in a file's rows (not a code column: its own check above), which Spark would
     # read as text: refused as the local engine refuses it (refuse_mixed_json_columns), columns in name order
-    for column in sorted({column for columns in mixed.values() for column in columns} - set(code_options.values())):
+    code_names = set(code_options.values())
+    for column in sorted({column for columns in mixed.values() for column in columns
+                          if column.split("/")[0] not in code_names}):
         for file in file_order:
             if column in mixed.get(file, ()):
                 report_mixed_column(spark, source, file, root, column)
@@ -595,11 +598,12 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     Returns:
         ``(file or None, {file: {column: type}}, {file: [column]})``, a file as listed; a column
         whose lines in a file hold two kinds of value (or only nulls) is left out of that file's
-        types, and one of two kinds is listed in the third (:func:`report_mixed_column`).
+        types, and one of two kinds is listed in the third (:func:`report_mixed_column`), as is
+        a column of lists of several types, as ``"tags/[]"`` (their items may be of two kinds).
     """
     from pyspark.sql import functions as F
 
-    from workbench.data.column_types import kind_of
+    from workbench.data.column_types import item_kind, kind_of
     from workbench.data.json_lines import LONE_SURROGATE_PATTERN
     from workbench.dedup.spark import _run
 
@@ -626,10 +630,14 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
         for n, column in enumerate(columns):
             named = {kind_of(name): name for name in row[f"k{n}"]}
             named.pop(None, None)
-            if len(named) == 1:
-                types[file][column] = next(iter(named.values()))
-            elif len(named) > 1:
+            items = {item_kind(name): name for name in row[f"k{n}"] if kind_of(name) == "lists"}
+            items.pop(None, None)
+            if len(named) > 1:
                 mixed.setdefault(file, []).append(column)
+            elif len(items) > 1:  # lists of numbers in some rows, of text in others
+                mixed.setdefault(file, []).append(f"{column}/[]")
+            elif len(named) == 1:  # a list's type by its items where some are lists of nulls only
+                types[file][column] = next(iter(items.values()), next(iter(named.values())))
     return (suspects[0] if suspects else None), types, mixed
 
 
