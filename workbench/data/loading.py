@@ -987,14 +987,15 @@ def _nested_types(where: str, parts: Sequence[tuple[str, Any]], json_file: Any =
         first, kind = held[0]
         for part, other in held[1:]:
             try:
-                before, kind = kind, pa.unify_schemas([pa.schema([pa.field(column, kind)]), pa.schema([pa.field(column, other)])],
-                                        promote_options="permissive").field(column).type
+                schemas = [pa.schema([pa.field(column, kind)]), pa.schema([pa.field(column, other)])]
+                before, kind = kind, pa.unify_schemas(schemas, promote_options="permissive").field(column).type
             except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 file = json_file(part)
                 if file is not None and file == json_file(first):  # two parts of one file: as the Spark engine says it
                     found = _first_mixed_line(file, f"{column}/[]") if pa.types.is_list(other) else None
                     if found is not None:
-                        raise DataError(mixed_message(where, f"{column}/[]", first.split(" (from ", 1)[0], found)) from None
+                        base = first.split(" (from ", 1)[0]
+                        raise DataError(mixed_message(where, f"{column}/[]", base, found)) from None
                 raise DataError(f"{where}: column {column!r} holds {kind} in {first} but {other} in {part} (pyarrow's "
                                 f"types; their inner values are of two kinds): a column must hold one type of value "
                                 f"throughout (else the read fails, or one part's values would be silently turned into "

@@ -107,7 +107,8 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
         if error.encoding not in ("utf-8", "utf-8-sig"):
             return DecodedSource(None, reason=f"not in its declared encoding ({error.encoding})")
         if data.startswith(codecs.BOM_UTF8):
-            return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares (UTF-8): byte {error.start}")
+            return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares (UTF-8): "
+                                              f"byte {error.start}")
         utf8_error = error
     except ValueError as error:
         return DecodedSource(None, reason=f"undecodable: {error}")
