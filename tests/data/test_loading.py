@@ -145,7 +145,7 @@ def test_source_folder_splits_and_skipped_files(tmp_path):
     (tmp_path / "train" / "a.py").write_text("def f(x):\n    return x\n")
     (tmp_path / "test" / "b.py").write_text("print('hi')\n")
     (tmp_path / "test" / "bin.py").write_bytes(b"\x00\x01\x02binary")
-    (tmp_path / "test" / "latin.py").write_bytes("s = 'caf\xe9'".encode("latin-1"))
+    (tmp_path / "test" / "odd.py").write_bytes(b"s = '\x81'\n")  # neither UTF-8 nor cp1252 (0x81 is unassigned)
     (tmp_path / "README.md").write_text("# not code")
     loaded = load_records(tmp_path)
     assert sorted(loaded.splits) == ["test", "train"]
@@ -153,8 +153,58 @@ def test_source_folder_splits_and_skipped_files(tmp_path):
     assert loaded.splits["test"]["language"] == ["python"]
     reasons = {s.path: s.reason for s in loaded.skipped}
     assert reasons["test/bin.py"] == "binary"
-    assert reasons["test/latin.py"] == "not UTF-8"
+    assert reasons["test/odd.py"] == ("not UTF-8 (byte 5), nor cp1252 (byte 5): give its encoding with "
+                                      "--source-encoding")
     assert reasons["README.md"].startswith("no language plugin")
+
+
+LEGACY_JAVA = ('package legacy;\n\n/** Calcule la dur\u00e9e moyenne, r\u00e9alis\u00e9 par Jos\u00e9. */\n'
+               'public class Duree {\n    static String nom = "Caf\u00e9";\n    static int n = 3;\n}\n')
+
+
+def test_legacy_source_files_are_read_in_their_encoding_and_recorded(tmp_path, caplog):
+    """A Latin-1, cp1252 or byte-order-marked UTF-16/32 source file was listed as "not UTF-8" (or, for UTF-16,
+    "binary": its NUL bytes) and never compared; each is now read, the encoding recorded per file, and binary
+    files (with NUL bytes or control bytes) and files in no encoding the run reads stay refused."""
+    import logging
+
+    quoted = LEGACY_JAVA.replace("Jos\u00e9.", "Jos\u00e9 \u201cle chef\u201d \u2014 2004.")  # cp1252's own letters
+    files = {"Utf8.java": LEGACY_JAVA.encode(), "Latin.java": LEGACY_JAVA.encode("latin-1"),
+             "Win.java": quoted.encode("cp1252"), "Bom8.java": b"\xef\xbb\xbf" + LEGACY_JAVA.encode(),
+             "Wide.java": LEGACY_JAVA.encode("utf-16"), "WideBe.java": b"\xfe\xff" + LEGACY_JAVA.encode("utf-16-be"),
+             "Wider.java": LEGACY_JAVA.encode("utf-32"),
+             "Class.java": bytes.fromhex("cafebabe00000034") + b"\x00\x1d\x0a\x00\x06",  # a .class file's header
+             "Blob.java": bytes(range(1, 256)) * 4, "Odd.java": b"int x = 1; // \x81\n"}
+    (tmp_path / "src").mkdir()
+    for name, data in files.items():
+        (tmp_path / "src" / name).write_bytes(data)
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        loaded = load_records(tmp_path / "src")
+    texts = dict(zip(loaded.splits["train"]["id"], loaded.splits["train"]["content"]))
+    assert texts == {"Bom8.java": LEGACY_JAVA, "Latin.java": LEGACY_JAVA, "Utf8.java": LEGACY_JAVA,
+                     "Wide.java": LEGACY_JAVA, "WideBe.java": LEGACY_JAVA, "Wider.java": LEGACY_JAVA, "Win.java": quoted}
+    assert loaded.encodings == {"Latin.java": "cp1252 (fallback)", "Wide.java": "UTF-16 (byte-order mark)",
+                                "WideBe.java": "UTF-16 (byte-order mark)", "Wider.java": "UTF-32 (byte-order mark)",
+                                "Win.java": "cp1252 (fallback)"}
+    assert {s.path: s.reason for s in loaded.skipped} == {
+        "Blob.java": "binary", "Class.java": "binary",
+        "Odd.java": "not UTF-8 (byte 14), nor cp1252 (byte 14): give its encoding with --source-encoding"}
+    said = [r.getMessage() for r in caplog.records if "in another encoding than UTF-8" in r.getMessage()]
+    assert len(said) == 1 and "\n" not in said[0] and ": read 5 source files in another" in said[0], said
+    assert "Latin.java as cp1252 (fallback)" in said[0] and "and 2 more" in said[0], said[0]
+
+
+def test_source_encoding_names_the_fallback_and_a_declared_encoding_still_wins(tmp_path):
+    # legacy code of another script: GBK read as cp1252 would be mojibake (or refused), as GBK it is its text
+    chinese = 'class A {\n    // \u8ba1\u7b97\u5e73\u5747\u503c\n    String s = "\u4f60\u597d";\n}\n'
+    (tmp_path / "A.java").write_bytes(chinese.encode("gbk"))
+    (tmp_path / "cookie.py").write_bytes("# -*- coding: latin-1 -*-\ns = 'caf\xe9'\n".encode("latin-1"))
+    loaded = load_records(tmp_path, source_encoding="gbk")
+    texts = dict(zip(loaded.splits["train"]["id"], loaded.splits["train"]["content"]))
+    assert texts["A.java"] == chinese and texts["cookie.py"] == "# -*- coding: latin-1 -*-\ns = 'caf\xe9'\n"
+    assert loaded.encodings == {"A.java": "gbk (fallback)", "cookie.py": "declared by the file"}
+    with pytest.raises(DataError, match=r"^--source-encoding 'klingon' is no encoding Python knows; give a codec"):
+        load_records(tmp_path, source_encoding="klingon")
 
 
 def test_split_folders_are_matched_whatever_their_case(tmp_path):
@@ -450,10 +500,12 @@ def test_iso_dates_in_json_lines_stay_the_text_they_are_as_spark_reads_them(tmp_
     _write_jsonl(folder / "test.jsonl", [{"id": "b", "when": "2024-02-03", "n": 3}])
     (folder / "train.jsonl").write_text(json.dumps({"id": "a", "when": "soon", "n": 1}) + "\n")
     assert load_records(folder).splits["test"]["when"] == ["2024-02-03"]
-    # a column of mixed objects makes datasets read its own way (dates as timestamps): the dates beside the
-    # first file's text would be cast to "2024-02-03 00:00:00", so that is refused rather than done silently
+    # a column of mixed objects made datasets read its own way (dates as timestamps, the dates beside the first
+    # file's text cast to "2024-02-03 00:00:00", refused as such): a column of two kinds in a file's rows is now
+    # refused itself, in a folder of several files, as the Spark engine refuses it (it would read 'n' as text)
     _write_jsonl(folder / "train.jsonl", [{"id": "a", "when": "soon", "n": {"x": 1}}, {"id": "b", "when": "x", "n": [1]}])
-    with pytest.raises(DataError, match="column 'when' holds ISO dates in some files and other text in others"):
+    with pytest.raises(DataError, match=r"column 'n' holds objects at line 1 of train\.jsonl but lists at line 2: a "
+                                        r"column must hold one type of value in every row"):
         load_records(folder)
 
 

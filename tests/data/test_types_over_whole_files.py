@@ -67,23 +67,69 @@ def test_one_file_past_datasets_first_chunk_reads_its_late_types_and_keys(tmp_pa
                                      "extra": "k"}
     assert train[0]["extra"] is None and train[0]["when"] == "soon"
     # text after 10 MB of numbers (a raw "Failed to parse string: '"high"' as a scalar of type int64"): one line
-    # naming the part, whether the later chunk holds text only or numbers and text
+    # naming the file's first line of each kind (as the Spark engine names them), whether the later chunk holds
+    # text only or numbers and text
     for mixed in (False, True):
-        lines, size = [], 0
+        lines, size, first_text = [], 0, None
         for i in range(n):
             later = size > JSON_CHUNK_BYTES  # datasets' second chunk starts with the first line after 10 MB
-            lines.append(json.dumps({"id": i, "v": "high" if later and (i % 2 or not mixed) else 1, "p": PAD}) + "\n")
+            text = later and bool(i % 2 or not mixed)
+            first_text = first_text or (i + 1 if text else None)
+            lines.append(json.dumps({"id": i, "v": "high" if text else 1, "p": PAD}) + "\n")
             size += len(lines[-1])
         path.write_text("".join(lines))
         with pytest.raises(DataError) as refused:
             load_records(path)
         said = str(refused.value)
-        assert "\n" not in said and "big.jsonl (from line 45," in said, said
-        if mixed:
-            assert said.startswith(f"{path}: column 'v' holds two kinds of value in big.jsonl (from line "), said
-        else:
-            assert said.startswith(f"{path}: column 'v' holds numbers in big.jsonl but text in big.jsonl (from line "), said
-            assert "a column must hold one type of value throughout" in said
+        assert "\n" not in said and first_text > 45_000, said
+        assert said.startswith(f"{path}: column 'v' holds numbers at line 1 of big.jsonl but text at line "
+                               f"{first_text:,}: a column must hold one type of value in every row"), said
+
+
+def _past_first_chunk(path, row):
+    """Write a JSON Lines file of ``row(i, later)`` lines over two of datasets' chunks (``later``: the line is in
+    the second, which starts with the first line after 10 MB); return its line count."""
+    lines, size, i = [], 0, 0
+    while size < JSON_CHUNK_BYTES + (1 << 20):
+        lines.append(json.dumps(row(i, size > JSON_CHUNK_BYTES)) + "\n")
+        size += len(lines[-1])
+        i += 1
+    path.write_text("".join(lines))
+    return i
+
+
+def test_nested_columns_past_datasets_first_chunk_widen_or_are_refused_in_one_line(tmp_path):
+    # a list of nulls (or an empty list, or an object whose field is null) in the first 10 MB and of text later:
+    # datasets cast the later chunk to the first's type, "Couldn't cast array of type string to null"
+    path = tmp_path / "big.jsonl"
+    n = _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a", "b"] if later else [None],
+                                                  "empty": ["x"] if later else [], "score": [0.5] if later else [1],
+                                                  "meta": {"who": "me", "n": 2} if later else {"who": None}, "p": PAD})
+    train = load_records(path).splits["train"]
+    assert train.num_rows == n
+    assert {column: repr(train.features[column]) for column in ("tags", "empty", "score", "meta")} == {
+        "tags": "List(Value('string'))", "empty": "List(Value('string'))", "score": "List(Value('float64'))",
+        "meta": "{'who': Value('string'), 'n': Value('int64')}"}
+    assert train[0] | {"p": ""} == {"id": 0, "tags": [None], "empty": [], "score": [1.0], "meta": {"who": None, "n": None},
+                                    "p": ""}
+    assert train[-1] | {"p": ""} == {"id": n - 1, "tags": ["a", "b"], "empty": ["x"], "score": [0.5],
+                                     "meta": {"who": "me", "n": 2}, "p": ""}
+    # lists of numbers, then of text only: no type holds both (the file's first line of each, as the Spark engine
+    # says it); in a folder, the two files' types
+    n = _past_first_chunk(path, lambda i, later: {"id": i, "tags": ["a"] if later else [1], "p": PAD})
+    with pytest.raises(DataError) as refused:
+        load_records(path)
+    said = str(refused.value)
+    first_text = 1 + next(i for i, line in enumerate(path.read_text().splitlines()) if '"a"' in line)
+    assert "\n" not in said and said.startswith(
+        f"{path}: column 'tags' (at 'tags/[]') holds numbers at line 1 of big.jsonl but text at line {first_text:,}: "
+        f"a column must hold one type of value in every row"), said
+    folder = tmp_path / "d"
+    _jsonl(folder / "a.jsonl", [{"id": 1, "tags": [1]}])
+    _jsonl(folder / "b.jsonl", [{"id": 2, "tags": ["x"]}])
+    with pytest.raises(DataError, match=r"column 'tags' holds lists of numbers in a\.jsonl but lists of text in "
+                                        r"b\.jsonl: every file of a dataset must give a column one type"):
+        load_records(folder)
 
 
 def test_csv_files_past_datasets_first_10000_rows_read_their_late_types(tmp_path):

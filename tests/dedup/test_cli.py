@@ -239,14 +239,15 @@ def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
     for i in range(3):
         (tmp_path / "src" / "train" / f"f{i}.py").write_text(make_function(rng, f"f{i}"))
     (tmp_path / "src" / "train" / "blob.py").write_bytes(b"\x00\x01binary")
-    (tmp_path / "src" / "train" / "latin.py").write_bytes("s = 'caf\xe9'".encode("latin-1"))
+    (tmp_path / "src" / "train" / "odd.py").write_bytes(b"s = 'caf\x81'")  # neither UTF-8 nor cp1252
     out = tmp_path / "out"
     assert invoke(str(tmp_path / "src"), "--min-tokens", "5", "-o", str(out)).exit_code == 0
     with open(out / "unreadable.csv") as handle:
         listed = list(csv.DictReader(handle))
     reasons = {r["id"]: r["reason"] for r in listed}
     kept = "; never compared, kept in files/ as it is"
-    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/latin.py": f"not loaded: not UTF-8{kept}"}
+    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/odd.py": "not loaded: not UTF-8 (byte 8), "
+                       f"nor cp1252 (byte 8): give its encoding with --source-encoding{kept}"}
     assert {r["split"] for r in listed} == {"train"}  # the split the file's folder names
 
 
@@ -323,22 +324,34 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
     (folder / "train" / "a.py").write_text(make_function(random.Random(5), "a"))
     (folder / "train" / "blob.py").write_bytes(b"\x00\x01\x02binary")
     (folder / "train" / "latin.py").write_bytes("x = 'é'\n".encode("latin-1"))
+    (folder / "train" / "odd.py").write_bytes(b"x = '\x81'\n")  # neither UTF-8 nor cp1252 (--source-encoding)
     (folder / "test").mkdir()
     (folder / "test" / "a_copy.py").write_text((folder / "train" / "a.py").read_text())
     out = tmp_path / "out"
     result = invoke(str(folder), "--json", "-o", str(out))
     assert result.exit_code == 0, result.output
-    skipped = {s["path"]: s["reason"] for s in json.loads(result.stdout)["skipped_files"]}
-    assert skipped == {"train/blob.py": "binary", "train/latin.py": "not UTF-8"}
+    report = json.loads(result.stdout)
+    skipped = {s["path"]: s["reason"] for s in report["skipped_files"]}
+    assert skipped == {"train/blob.py": "binary", "train/odd.py": "not UTF-8 (byte 5), nor cp1252 (byte 5): give its "
+                                                                  "encoding with --source-encoding"}
+    assert report["source_encodings"] == {"train/latin.py": "cp1252 (fallback)"}  # read, and said so
     # the deduplicated folder comes back in the input's form: source files at their paths, the ones that could not
     # be read among them as they are (never compared, so never removed: a data file's unreadable rows stay too)
     assert sorted(p.relative_to(out / "files").as_posix() for p in (out / "files").rglob("*.py")) == [
-        "train/a.py", "train/blob.py", "train/latin.py"]
+        "train/a.py", "train/blob.py", "train/latin.py", "train/odd.py"]
     assert (out / "files" / "train" / "latin.py").read_bytes() == "x = 'é'\n".encode("latin-1")
+    assert (out / "files" / "train" / "odd.py").read_bytes() == b"x = '\x81'\n"
+    # --source-encoding: odd.py in an encoding that has 0x81 (Latin-1's control code there: a letter in cp437)
+    again = invoke(str(folder), "--json", "--source-encoding", "cp437")
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert [s["path"] for s in report["skipped_files"]] == ["train/blob.py"]
+    assert report["source_encodings"] == {"train/latin.py": "cp437 (fallback)", "train/odd.py": "cp437 (fallback)"}
     # a table output has no text to put in a row for them: listed only
     table = tmp_path / "table"
     assert invoke(str(folder), "--output-format", "jsonl", "-o", str(table)).exit_code == 0
-    assert len((table / "train.jsonl").read_text().splitlines()) == 1
+    rows = [json.loads(line) for line in (table / "train.jsonl").read_text().splitlines()]
+    assert [(row["id"], row["content"]) for row in rows][1:] == [("train/latin.py", "x = 'é'\n")]  # its text, decoded
     assert "kept in files/" not in (table / "unreadable.csv").read_text()
 
 

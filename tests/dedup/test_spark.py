@@ -215,6 +215,37 @@ def test_neighbours_shapes_stubs_and_skipped_rows_are_the_same_on_spark(spark, t
     same_outputs(*outputs, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
 
 
+def test_a_folder_of_legacy_source_files_is_read_alike_by_both_engines(spark, tmp_path):
+    # a Latin-1, cp1252 or UTF-16 file of a source folder was listed in unreadable.csv and never compared: now read
+    # (its encoding in report.json), so its copy in UTF-8 is its exact duplicate; binary files stay refused
+    body = ("public class Duree {{\n    // dur\u00e9e moyenne {k}\n    static String nom = \"Caf\u00e9 {k}\";\n"
+            "    static int total(int a, int b) {{ return a + b + {k}; }}\n}}\n")
+    folder = tmp_path / "src"
+    (folder / "train").mkdir(parents=True)
+    (folder / "test").mkdir()
+    files = {"train/A.java": body.format(k=1).encode(), "test/A_latin.java": body.format(k=1).encode("latin-1"),
+             "train/B.java": body.format(k=2).encode("utf-16"), "test/B_copy.java": body.format(k=2).encode(),
+             "train/C.java": body.format(k=3).replace("moyenne", "\u201cmoyenne\u201d").encode("cp1252"),
+             "train/Blob.java": bytes.fromhex("cafebabe00000034") + bytes(range(256))}
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    runs = {engine: run_dedup(str(folder), DedupConfig(min_tokens=1, workers=1, engine=engine, spark_master="local[2]"),
+                              output_dir=tmp_path / engine) for engine in ("local", "spark")}
+    for run in runs.values():
+        assert run.report["source_encodings"] == {"test/A_latin.java": "cp1252 (fallback)",
+                                                  "train/B.java": "UTF-16 (byte-order mark)",
+                                                  "train/C.java": "cp1252 (fallback)"}
+        assert run.report["skipped_files"] == [{"path": "train/Blob.java", "reason": "binary"}]
+        assert run.report["overall"]["exact_duplicates"] == 2 and run.report["overall"]["failed"] == 0
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids
+    for name in ("removed.csv", "kept.csv", "unreadable.csv", "clusters.json"):
+        assert filecmp.cmp(tmp_path / "local" / name, tmp_path / "spark" / name, shallow=False), name
+    kept = sorted(p.relative_to(tmp_path / "spark" / "files").as_posix() for p in (tmp_path / "spark" / "files").rglob("*.java"))
+    assert kept == sorted(p.relative_to(tmp_path / "local" / "files").as_posix()
+                          for p in (tmp_path / "local" / "files").rglob("*.java"))
+    assert (tmp_path / "spark" / "files" / "train" / "B.java").read_bytes() == files["train/B.java"]  # a byte copy
+
+
 # ---------------------------------------------------------------- errors before any work
 
 

@@ -544,6 +544,59 @@ def test_a_column_of_two_kinds_over_the_files_is_refused_alike_by_both_engines(s
     assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
 
 
+@pytest.mark.parametrize("case", ["one file", "a folder", "past the first 10 MB"])
+def test_a_column_of_two_kinds_in_a_files_rows_is_refused_alike_by_both_engines(spark, tmp_path, case):
+    # Spark's JSON reader read `stars` (5, then "many") as text, "5"; the local loader read the rows' own values in
+    # a file's first 10 MB (datasets' JSON objects) and refused the file past them: neither engine now reads it
+    folder = tmp_path / "data"
+    folder.mkdir()
+    code = [CODE.format(k=k) for k in range(4)]
+    rows = [{"id": f"r{k}", "content": code[k], "stars": 5} for k in range(3)] + [{"id": "r3", "content": code[3],
+                                                                                   "stars": "many"}]
+    if case == "one file":
+        source, name, lines = jsonl(folder / "rows.jsonl", rows), "rows.jsonl", (1, 4)
+    elif case == "a folder":
+        jsonl(folder / "train.jsonl", rows[:3])
+        jsonl(folder / "test.jsonl", [rows[0] | {"stars": None}, rows[1], rows[3]])
+        source, name, lines = folder, "test.jsonl", (2, 3)
+    else:
+        pad, size, lines_written = "x" * 200, 0, []
+        while size < (10 << 20) + (1 << 19):
+            lines_written.append(json.dumps({"id": f"r{len(lines_written)}", "content": code[0], "p": pad,
+                                             "stars": 5 if size < (10 << 20) + 1000 else "many"}))
+            size += len(lines_written[-1]) + 1
+        source, name = jsonl(folder / "big.jsonl", lines_written), "big.jsonl"
+        lines = (1, next(n for n, line in enumerate(lines_written, 1) if '"many"' in line))
+    local, on_spark = both_refuse(source)
+    assert local == (f"{source}: column 'stars' holds numbers at line {lines[0]} of {name} but text at line "
+                     f"{lines[1]:,}: a column must hold one type of value in every row (Spark would read them all as "
+                     f"text, datasets fails past a file's first 10 MB); write 'stars' as one type in every row (e.g. "
+                     f"all text)"), local
+    assert on_spark.replace(source.as_uri(), str(source)) == local, on_spark
+
+
+@pytest.mark.parametrize("case", ["one file", "a folder"])
+def test_lists_of_numbers_and_of_text_are_refused_alike_by_both_engines(spark, tmp_path, case):
+    # Spark's JSON reader read `tags` ([1] in some rows or files, ["x"] in others) as lists of text; datasets
+    # failed with a raw cast error (or, in one file's first 10 MB, kept each row's own values)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    rows = [{"id": f"r{k}", "content": CODE.format(k=k), "tags": tags} for k, tags in enumerate([[], [1], [None], ["x"]])]
+    if case == "one file":
+        source = jsonl(folder / "rows.jsonl", rows)
+        said = (f"{source}: column 'tags' (at 'tags/[]') holds numbers at line 2 of rows.jsonl but text at line 4: a "
+                f"column must hold one type of value in every row")
+    else:
+        jsonl(folder / "train.jsonl", rows[:3])
+        jsonl(folder / "test.jsonl", rows[3:])
+        source = folder
+        said = (f"{folder}: column 'tags' holds lists of numbers in train.jsonl but lists of text in test.jsonl: every "
+                f"file of a dataset must give a column one type")
+    local, on_spark = both_refuse(source)
+    assert local.startswith(said), local
+    assert on_spark.replace(source.as_uri(), str(source)) == local, on_spark
+
+
 def test_iso_dates_in_json_lines_are_text_on_both_engines(spark, tmp_path):
     # the local loader read "2024-01-02" as pyarrow's timestamp (written back "2024-01-02T00:00:00", a "Z"
     # dropped) and refused this folder as "holds timestamp in train.jsonl but text in test.jsonl"; Spark read text

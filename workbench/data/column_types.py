@@ -88,6 +88,61 @@ def clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
             f"odd file out of the folder")
 
 
+_LIST_ITEMS = re.compile(r"^(?:large_)?list<(?:item|element): (.*)>$|^ARRAY<(.*)>$|^array<(.*)>$", re.DOTALL)
+
+
+def item_kind(type_name: str) -> str | None:
+    """The kind of the items of a list type (``"list<item: int64>"``, Spark's ``"array<bigint>"``,
+    its variant schema's ``"ARRAY<STRING>"`` -> ``"numbers"``, ``"text"``); ``None`` for a list of
+    nulls only, or for a type that is no list."""
+    found = _LIST_ITEMS.match(type_name.strip())
+    if found is None:
+        return None
+    inner = next(group for group in found.groups() if group is not None)
+    return kind_of(inner)
+
+
+def first_item_clash(files: Iterable[tuple[str, Mapping[str, str]]]) -> tuple[str, str, str, str, str] | None:
+    """:func:`first_clash` for the items of list columns: the first column of lists whose items
+    are of one kind in a file and of another in a later one (lists of numbers, then of text),
+    which Spark's JSON reader would read as lists of text and ``datasets`` cannot read. Lists of
+    nulls only (``[]``, ``[null]``) match every kind.
+
+    Returns:
+        ``(column, first file, "lists of <kind>", later file, "lists of <kind>")``, or ``None``.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for file, types in files:
+        for column, type_name in types.items():
+            kind = item_kind(type_name)
+            if kind is None:
+                continue
+            if column not in seen:
+                seen[column] = (file, kind)
+            elif seen[column][1] != kind:
+                return column, seen[column][0], f"lists of {seen[column][1]}", file, f"lists of {kind}"
+    return None
+
+
+def mixed_message(where: str, column: str, file: str, mixed: tuple[str, int, str, int]) -> str:
+    """What both engines say of a JSON Lines file whose column holds two kinds of value in its rows
+    (one line; the same for both engines): Spark's JSON reader would read such a column as text
+    (``5`` as ``"5"``), ``datasets`` as JSON objects when the mix shows in the file's first 10 MB and
+    not at all later, so neither reading is the file's.
+
+    Args:
+        where: the folder, file or URI as the user gave it; column: the column (or pyarrow's path of
+            a nested one, ``"tags/[]"``); file: the file, relative to ``where`` (its name for one
+            file); mixed: :func:`workbench.data.json_lines.first_mixed_line`'s answer.
+    """
+    first_kind, first_line, other_kind, other_line = mixed
+    top = column.split("/")[0]
+    inside = f"column {top!r}" if column == top else f"column {top!r} (at {column!r})"
+    return (f"{where}: {inside} holds {first_kind} at line {first_line:,} of {file} but {other_kind} at line "
+            f"{other_line:,}: a column must hold one type of value in every row (Spark would read them all as "
+            f"text, datasets fails past a file's first 10 MB); write {top!r} as one type in every row (e.g. all text)")
+
+
 #: the integer type names (of Arrow, Spark and Spark's variant schema, lower-cased): a numbers column of these
 #: only is widened to ``int64``; with any other number type (float, double, decimal), to ``double``
 _INTEGERS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "tinyint",

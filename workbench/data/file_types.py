@@ -43,18 +43,20 @@ def _opener(file: Path) -> Any:
 
 
 class MixedPart(Exception):
-    """A later chunk of a JSON Lines file holds two kinds of value in one column (numbers and
-    text): ``datasets`` reads such a column (as JSON text) only when the mix shows in the file's
-    first chunk; in a later one its read fails with a raw cast error.
+    """A chunk of a JSON Lines file holds two kinds of value in one column (numbers and text):
+    ``datasets`` reads such a column (as JSON objects) only when the mix shows in the first chunk
+    of the only file it reads; in a later chunk, or beside another file, its read fails with a raw
+    cast error.
 
     Attributes:
         part: the part's name (``"big.jsonl (from line 45,060)"``); column: the column's path as
-        pyarrow gives it (``"v"``, ``"meta/at"``); change: pyarrow's words (``"number to string"``).
+        pyarrow gives it (``"v"``, ``"meta/at"``); change: pyarrow's words (``"number to string"``);
+        first: the part is the file's first chunk.
     """
 
-    def __init__(self, part: str, column: str, change: str) -> None:
+    def __init__(self, part: str, column: str, change: str, first: bool = False) -> None:
         super().__init__(f"{part}: column {column!r} changed from {change}")
-        self.part, self.column, self.change = part, column, change
+        self.part, self.column, self.change, self.first = part, column, change, first
 
 
 _CHANGED = re.compile(r"Column\(/([^)]*)\) changed from (\w+ to \w+)")
@@ -69,11 +71,11 @@ def json_part_schemas(file: Path, name: str, chunk_bytes: int = JSON_CHUNK_BYTES
 
     Returns:
         ``[(part name, schema)]`` in file order; ``None`` when pyarrow cannot type a chunk (a JSON
-        document, a broken line, a column of numbers and text in the first chunk, which
-        ``datasets`` reads its own way as JSON): the read itself then says why or reads as it would.
+        document, a broken line): the read itself then says why.
 
     Raises:
-        MixedPart: a later chunk holds two kinds of value in one column.
+        MixedPart: a chunk holds two kinds of value in one column (``first``: the first chunk,
+            which ``datasets`` reads its own way, as JSON objects, when it reads that file alone).
     """
     import pyarrow.json as pj
 
@@ -96,9 +98,9 @@ def json_part_schemas(file: Path, name: str, chunk_bytes: int = JSON_CHUNK_BYTES
                     table = pj.read_json(io.BytesIO(batch), read_options=pj.ReadOptions(block_size=block))
                 except pa.ArrowInvalid as error:
                     changed = _CHANGED.search(str(error))
-                    if changed is None or not parts:  # a mix in the first chunk: datasets reads it as JSON
+                    if changed is None:
                         raise
-                    raise MixedPart(part, changed.group(1), changed.group(2)) from None
+                    raise MixedPart(part, changed.group(1), changed.group(2), first=not parts) from None
                 parts.append((part, table.schema))
                 line += batch.count(b"\n")
     except (pa.ArrowException, OSError, ValueError, EOFError):

@@ -71,3 +71,54 @@ def parse_line(line: str, where: str, *, null: bool = False) -> tuple[Any, str |
     if lone is not None:
         return None, lone_surrogate_message(where, lone)
     return value, None
+
+
+def json_kind(value: Any) -> str | None:
+    """The kind of a parsed JSON value, in :mod:`workbench.data.column_types`' words: ``"text"``,
+    ``"numbers"``, ``"true/false values"``, ``"lists"``, ``"objects"``; ``None`` for ``null``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):  # before int: a bool is an int
+        return "true/false values"
+    if isinstance(value, (int, float)):
+        return "numbers"
+    return "lists" if isinstance(value, list) else "objects"
+
+
+def line_kinds(line: str, column: str) -> list[str]:
+    """The kinds of the values a JSON Lines line holds at ``column``, a column name or a path as
+    pyarrow names a nested one (``"meta/at"``; ``"tags/[]"``: each item of the list ``tags``), in
+    order, without repeats; ``[]`` for a line that is blank, not an object, or holds only nulls there.
+    A line that is not JSON has no kinds (the loaders' own check names it)."""
+    try:
+        values = [json.loads(line)] if line.strip() else []
+    except json.JSONDecodeError:
+        return []
+    for step in column.split("/"):
+        if step == "[]":
+            values = [item for value in values if isinstance(value, list) for item in value]
+        else:
+            values = [value[step] for value in values if isinstance(value, dict) and step in value]
+    return list(dict.fromkeys(kind for kind in map(json_kind, values) if kind is not None))
+
+
+def first_mixed_line(lines: Any, column: str) -> tuple[str, int, str, int] | None:
+    """Where a column of a JSON Lines file turns from one kind of value to another.
+
+    Args:
+        lines: the file's lines, in order (``str``); column: as :func:`line_kinds` takes it.
+
+    Returns:
+        ``(first kind, its first line, other kind, the first line holding it)``, lines 1-based, or
+        ``None`` when the column holds one kind throughout.
+    """
+    first: tuple[str, int] | None = None
+    for number, line in enumerate(lines, start=1):
+        for kind in line_kinds(line, column):
+            if first is None:
+                first = (kind, number)
+            elif kind != first[0]:
+                return first[0], first[1], kind, number
+    return None

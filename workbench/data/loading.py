@@ -28,7 +28,7 @@ import xxhash
 
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
-from workbench.data.text_encoding import require_utf8
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING, decode_source_file, require_utf8
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.formatting import count
 from workbench.network import endpoint_reachable
@@ -57,9 +57,6 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
     "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
 }
 
-#: how many bytes are sniffed for NUL bytes to call a file binary
-_BINARY_SNIFF_BYTES = 8192
-
 logger = logging.getLogger(__name__)
 
 
@@ -86,7 +83,7 @@ class SkippedFile:
 
     Attributes:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
-        reason: ``"binary"``, ``"not UTF-8"``, ``"empty"``, ``"unreadable: ..."``,
+        reason: ``"binary"``, ``"not UTF-8 (byte 40), nor cp1252 (byte 52): ..."``, ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
             ``__pycache__``: one entry per hidden folder, whose files are not listed).
         undecodable: a source file of a language the folder is read in whose bytes could not be
@@ -130,11 +127,16 @@ class LoadedDataset:
         source: what the user passed (hub id, path or bundled name).
         splits: split name -> ``datasets.Dataset`` (insertion order is the source's order).
         skipped: files that were found but not loaded, with the reason.
+        encodings: for a folder of source files, each file read in another encoding than UTF-8
+            (its path relative to the folder, as its id) -> how (``"cp1252 (fallback)"``,
+            ``"UTF-16 (byte-order mark)"``, ``"declared by the file"``:
+            :func:`workbench.data.text_encoding.decode_source_file`); empty for data files.
     """
 
     source: str
     splits: dict[str, datasets.Dataset]
     skipped: list[SkippedFile] = field(default_factory=list)
+    encodings: dict[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> list[str]:
@@ -175,7 +177,7 @@ class LoadedDataset:
         numbers = iter(sample_numbers(task for dataset in self.splits.values() for task in dataset[task_column]))
         splits = {name: dataset.add_column(sample_column, [next(numbers) for _ in range(len(dataset))])
                   for name, dataset in self.splits.items()}
-        return LoadedDataset(self.source, splits, list(self.skipped))
+        return LoadedDataset(self.source, splits, list(self.skipped), dict(self.encodings))
 
     def select_splits(self, names: Iterable[str] | None) -> LoadedDataset:
         """Return a copy with only the named splits (all when ``names`` is empty or ``None``).
@@ -189,7 +191,8 @@ class LoadedDataset:
         for name in wanted:
             if name not in self.splits:
                 raise MissingSplitError(name, list(self.splits))
-        return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped)
+        encodings = {path: how for path, how in self.encodings.items() if folder_split(path) in wanted}
+        return LoadedDataset(self.source, {name: self.splits[name] for name in wanted}, self.skipped, encodings)
 
     def one_split(self, option: str | None = None) -> datasets.Dataset:
         """Return the split a one-split job reads: the only one, else ``test``.
@@ -326,6 +329,7 @@ def load_records(
     offline: bool = False,
     extensions: Iterable[str] | None = None,
     language: str | None = None,
+    source_encoding: str = DEFAULT_SOURCE_ENCODING,
 ) -> LoadedDataset:
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
@@ -351,6 +355,10 @@ def load_records(
         language: for source-file folders, the language (name, alias or extension: the
             command's ``--language``) given the files whose extension several installed plugins
             claim, when it is one of them; such files are an error otherwise.
+        source_encoding: for source-file folders, the encoding of a file that is not UTF-8 and
+            declares none (no byte-order mark, no coding cookie): a codec name Python knows
+            (``cp1252``, the default; ``latin-1``, ``gbk``, ``shift_jis``). The files read so are
+            in :attr:`LoadedDataset.encodings` (:mod:`workbench.data.text_encoding`).
 
     Returns:
         a :class:`LoadedDataset`.
@@ -373,7 +381,7 @@ def load_records(
     elif path.is_file():
         loaded = _load_data_file(path)
     elif path.is_dir():
-        loaded = _load_folder(path, extensions, language)
+        loaded = _load_folder(path, extensions, language, source_encoding)
     elif _looks_like_path(text):
         raise DataError(f"{text}: no such file or folder")
     else:
@@ -688,7 +696,8 @@ def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty:
     return f"{label}: no rows in {where}; remove the empty files or add records"
 
 
-def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None) -> LoadedDataset:
+def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | None = None,
+                 source_encoding: str = DEFAULT_SOURCE_ENCODING) -> LoadedDataset:
     saved = _saved_dataset(path)
     if saved is not None:
         return saved
@@ -729,7 +738,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
 
         skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
-    loaded = _load_source_folder(path, files, extensions, language)
+    loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links
     loaded.skipped.extend(hidden)
     return loaded
@@ -831,11 +840,13 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         part cannot be typed here: ``datasets`` reads its own way).
 
     Raises:
-        DataError: naming the column, both files (or parts) and both kinds, or the part of a JSON
-            Lines file past its first chunk that holds two kinds in a column; or, for CSV, the
-            files and the columns one has and the other lacks.
+        DataError: naming the column, both files (or parts) and both kinds; or a JSON Lines
+            file whose rows hold two kinds in a column past its first chunk, or in a folder of
+            several files, naming the file's first line of each kind
+            (:func:`~workbench.data.column_types.mixed_message`); or, for CSV, the files and the
+            columns one has and the other lacks.
     """
-    from workbench.data.column_types import clash_message, first_clash, widened_types
+    from workbench.data.column_types import clash_message, first_clash, first_item_clash, mixed_message, widened_types
     from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
@@ -850,21 +861,38 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         try:
             found = json_part_schemas(file, name(file)) if builder == "json" else None
         except MixedPart as mixed:
+            if mixed.first and len(files) == 1:  # datasets reads the rows' own values (JSON objects): the job's
+                parts.append((name(file), _file_schema(builder, file)))  # checks, and dedup's, say what they take
+                continue
+            found = _first_mixed_line(file, mixed.column)
+            if found is not None:  # the file's first line of each kind, as the Spark engine names them
+                raise DataError(mixed_message(where, mixed.column, name(file), found)) from None
             raise DataError(f"{where}: column {mixed.column!r} holds two kinds of value in {mixed.part} (pyarrow: "
                             f"changed from {mixed.change}), which datasets reads only when they show in a file's "
                             f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
                             f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
-    clash = first_clash(typed)
+    clash = first_clash(typed) or (first_item_clash(typed) if builder == "json" else None)
     if clash is not None:
+        column, first, kind, later, _ = clash
+        base = first.split(" (from ", 1)[0]
+        file = next((file for file in files if name(file) == base), None)
+        if builder == "json" and later.startswith(f"{base} (from ") and file is not None:
+            path = f"{column}/[]" if kind.startswith("lists of ") else column
+            found = _first_mixed_line(file, path)  # two kinds in one file's rows: as the Spark engine says it
+            if found is not None:
+                raise DataError(mixed_message(where, path, base, found))
         raise DataError(clash_message(where, clash))
     known = [schema for _, schema in parts if schema is not None]
     if len(known) < len(parts):
         return None, None  # a part pyarrow cannot type: datasets' reading, and its error
     widened = widened_types(typed)
     columns = list(dict.fromkeys(column for schema in known for column in schema.names))
-    if not widened and all(schema.names == columns for schema in known):
+    by_name = {name(file): file for file in files}
+    nested = _nested_types(where, [(part, schema) for part, schema in parts if schema is not None],
+                           lambda part: by_name.get(part.split(" (from ", 1)[0]) if builder == "json" else None)
+    if not widened and not nested and all(schema.names == columns for schema in known):
         return None, known
     import pyarrow as pa
 
@@ -875,11 +903,113 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         held = [schema.field(column).type for schema in known if column in schema.names]
         if column in widened:
             return plain.get(widened[column]) or next(kind for kind in held if str(kind) == widened[column])
+        if column in nested:
+            return nested[column]
         return next((kind for kind in held if not pa.types.is_null(kind)), held[0])
 
     first = known[0]
     fields = [pa.field(column, target(column)) for column in columns]
     return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
+
+
+def _first_mixed_line(file: Path, column: str) -> tuple[str, int, str, int] | None:
+    """:func:`workbench.data.json_lines.first_mixed_line` of a JSON Lines file (``.gz`` too); ``None``
+    when it cannot be read (the read itself says why)."""
+    from workbench.data.json_lines import first_mixed_line
+
+    opener = gzip.open if file.suffix.lower() == ".gz" else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig") as handle:
+            return first_mixed_line(handle, column)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+
+
+def refuse_mixed_json_columns(loaded: LoadedDataset, columns: Iterable[str]) -> None:
+    """Refuse a JSON Lines column whose rows hold two kinds of value (numbers in some, text in
+    others) in a file's first 10 MB, which ``datasets`` reads as JSON objects (``1`` and ``"x"``
+    kept as such) but Spark's JSON reader as text (``"1"``): ``workbench dedup`` calls it on both
+    engines, so that they read the same files alike (past the first 10 MB the loader refuses such a
+    column itself, :func:`_column_features`). Other jobs check their own columns' kinds.
+
+    Args:
+        loaded: what :func:`load_records` loaded from a local file or folder (a hub id or a bundled
+            set is not checked); columns: the columns to leave to the caller's own check (the code
+            columns, whose message says each row's code must be text).
+
+    Raises:
+        DataError: :func:`workbench.data.column_types.mixed_message`, for the first such column
+            (in name order, as the Spark engine takes them) in the first file (in path order) that holds it.
+    """
+    from workbench.data.column_types import mixed_message
+
+    left = set(columns)
+    mixed = sorted({column for dataset in loaded.splits.values() for column, feature in dataset.features.items()
+                    if "Json(" in repr(feature) and column not in left})  # Json, or a List of Json items
+    root = Path(loaded.source).expanduser()
+    if not mixed or not root.exists():
+        return
+    files = ([root] if root.is_file() else
+             [p for p in sorted(root.rglob("*")) if p.is_file() and _builder_for(p) == "json"
+              and not _is_hidden(p.relative_to(root))])
+    for column in mixed:
+        for file in files:
+            for path in (column, f"{column}/[]"):
+                found = _first_mixed_line(file, path)
+                if found is not None:
+                    name = file.name if root.is_file() else file.relative_to(root).as_posix()
+                    raise DataError(mixed_message(loaded.source, path, name, found))
+
+
+def _nested_types(where: str, parts: Sequence[tuple[str, Any]], json_file: Any = lambda part: None) -> dict[str, Any]:
+    """The list, object and map columns whose inner types differ between parts (``datasets``' 10 MB
+    chunks, or files), unified to one type: a list of nulls in one part and of text in another is a
+    list of text, integers and floats inside are floats, an object's fields are those of every
+    part (pyarrow's ``unify_schemas``, ``promote_options="permissive"``; Spark's JSON reader reads
+    such a column so too). ``datasets`` would cast every part to the first's type (``Couldn't
+    cast array of type string to null``).
+
+    Args:
+        where: the file or folder as the user named it; parts: ``(part name, Arrow schema)`` in
+            the order read (:func:`workbench.data.file_types.json_part_schemas`); json_file: part
+            name -> its JSON Lines file (``None`` for another format), to name lines in the message.
+
+    Returns:
+        column -> its unified Arrow type, for the nested columns of several types only.
+
+    Raises:
+        DataError: inner types of two kinds (a list of numbers in one part, of text in a later
+            one), naming the column, both parts and both types, in one line.
+    """
+    import pyarrow as pa
+
+    from workbench.data.column_types import mixed_message
+
+    unified: dict[str, Any] = {}
+    for column in dict.fromkeys(name for _, schema in parts for name in schema.names):
+        held = [(part, schema.field(column).type) for part, schema in parts if column in schema.names]
+        if not any(pa.types.is_nested(kind) for _, kind in held) or len({str(kind) for _, kind in held}) == 1:
+            continue
+        first, kind = held[0]
+        for part, other in held[1:]:
+            try:
+                schemas = [pa.schema([pa.field(column, kind)]), pa.schema([pa.field(column, other)])]
+                before, kind = kind, pa.unify_schemas(schemas, promote_options="permissive").field(column).type
+            except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                file = json_file(part)
+                if file is not None and file == json_file(first):  # two parts of one file: as the Spark engine says it
+                    found = _first_mixed_line(file, f"{column}/[]") if pa.types.is_list(other) else None
+                    if found is not None:
+                        base = first.split(" (from ", 1)[0]
+                        raise DataError(mixed_message(where, f"{column}/[]", base, found)) from None
+                raise DataError(f"{where}: column {column!r} holds {kind} in {first} but {other} in {part} (pyarrow's "
+                                f"types; their inner values are of two kinds): a column must hold one type of value "
+                                f"throughout (else the read fails, or one part's values would be silently turned into "
+                                f"the other's type); write {column!r} as one type in every row") from None
+            if kind != before:
+                first = part  # the part that made the type what it is (a list of text after a list of nulls)
+        unified[column] = kind
+    return unified
 
 
 def _csv_features(where: str, files: Sequence[Path], name: Any, survey: Any) -> datasets.Features | None:
@@ -992,9 +1122,17 @@ def _is_hidden(relative: Path) -> bool:
 
 
 def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None,
-                        language: str | None = None) -> LoadedDataset:
+                        language: str | None = None, source_encoding: str = DEFAULT_SOURCE_ENCODING) -> LoadedDataset:
+    import codecs
+
     from workbench.languages.registry import language_for_path
 
+    try:
+        codecs.lookup(source_encoding)
+    except LookupError:
+        raise DataError(f"--source-encoding {source_encoding!r} is no encoding Python knows; give a codec name such "
+                        f"as cp1252, latin-1, gbk or shift_jis (see Python's codecs module)") from None
+    encodings: dict[str, str] = {}
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions} if extensions else None
     rows: dict[str, dict[str, list]] = {}
     skipped: list[SkippedFile] = []
@@ -1008,10 +1146,12 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         if wanted is None and plugin is None:
             skipped.append(SkippedFile(relative, f"no language plugin for {suffix or 'files without extension'}"))
             continue
-        content, reason = _read_source_file(file, plugin)
+        content, encoding, reason = _read_source_file(file, plugin, source_encoding)
         if reason is not None:
             skipped.append(SkippedFile(relative, reason, undecodable=not reason.startswith("unreadable")))
             continue
+        if encoding is not None:
+            encodings[relative] = encoding
         split = folder_split(relative)
         columns = rows.setdefault(split, {"id": [], "path": [], "language": [], "content": []})
         columns["id"].append(relative)
@@ -1022,8 +1162,20 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
         raise DataError(f"{root}: no loadable source files ({reasons})")
     _warn_files_outside_split_folders(root, [id_ for columns in rows.values() for id_ in columns["id"]])
+    _say_encodings(root, encodings)
     splits = {name: datasets.Dataset.from_dict(columns) for name, columns in rows.items()}
-    return LoadedDataset(str(root), splits, skipped)
+    return LoadedDataset(str(root), splits, skipped, encodings)
+
+
+def _say_encodings(root: Path, encodings: Mapping[str, str]) -> None:
+    """Say (at warning level) which source files were read in another encoding than UTF-8, a few by
+    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all)."""
+    if not encodings:
+        return
+    shown = ", ".join(f"{path} as {how}" for path, how in list(encodings.items())[:3])
+    more = f" and {len(encodings) - 3} more" if len(encodings) > 3 else ""
+    logger.warning("%s: read %s in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
+                   "give the files' own with --source-encoding", root, count(len(encodings), "source file"), shown, more)
 
 
 def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
@@ -1045,23 +1197,18 @@ def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:
                    count(len(outside), "source file"), shown, those, them, root, they)
 
 
-def _read_source_file(file: Path, plugin: LanguagePlugin | None) -> tuple[str | None, str | None]:
-    """Return ``(text, None)`` or ``(None, reason)`` for one source file, decoded as its
-    language plugin reads the language (Python honours a PEP 263 coding cookie), else UTF-8."""
+def _read_source_file(file: Path, plugin: LanguagePlugin | None,
+                      source_encoding: str = DEFAULT_SOURCE_ENCODING) -> tuple[str | None, str | None, str | None]:
+    """Return ``(text, encoding, None)`` or ``(None, None, reason)`` for one source file, decoded
+    by :func:`workbench.data.text_encoding.decode_source_file` (UTF-8, a byte-order mark, the
+    language's own declaration such as Python's coding cookie, else ``source_encoding``);
+    ``encoding`` is ``None`` for UTF-8."""
     try:
         data = file.read_bytes()
     except OSError as error:
-        return None, f"unreadable: {error.strerror or error}"
-    if not data:
-        return None, "empty"
-    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
-        return None, "binary"
-    try:
-        return (plugin.decode_source(data) if plugin is not None else data.decode("utf-8-sig")), None
-    except UnicodeDecodeError as error:
-        return None, "not UTF-8" if error.encoding in ("utf-8", "utf-8-sig") else f"not in its declared encoding ({error.encoding})"
-    except ValueError as error:
-        return None, f"undecodable: {error}"
+        return None, None, f"unreadable: {error.strerror or error}"
+    decoded = decode_source_file(data, plugin, source_encoding)
+    return decoded.text, decoded.encoding, decoded.reason
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")

@@ -1,18 +1,131 @@
-"""Data files must be UTF-8: find the first byte that is not, before ``datasets`` reads them.
+"""Text encodings of the files the loader reads.
 
-``datasets`` reads a JSON Lines file with a stray Latin-1 byte without complaint and fails
-only when that row is read (a ``UnicodeDecodeError`` from pyarrow, mid-run), and a CSV fails
-with "An error occurred while generating the dataset". Both say neither the file nor the line.
+Data files must be UTF-8: :func:`require_utf8` finds the first byte that is not, before
+``datasets`` reads them. ``datasets`` reads a JSON Lines file with a stray Latin-1 byte without
+complaint and fails only when that row is read (a ``UnicodeDecodeError`` from pyarrow, mid-run),
+and a CSV fails with "An error occurred while generating the dataset". Both say neither the file
+nor the line.
+
+Source files (a folder of ``.java``, ``.py`` ... files) are decoded by :func:`decode_source_file`,
+which reads legacy files too: UTF-8 first, then the encoding the file declares (a byte-order mark,
+or the language's own declaration, Python's coding cookie), then one fallback encoding
+(:data:`DEFAULT_SOURCE_ENCODING`, ``--source-encoding``). No detector guesses: ``charset-normalizer``
+3.5 took a Latin-1 Java file for cp1250 and a one-line ``int x = 1; // \xe9`` for cp1006 (Urdu),
+so its answer would change a file's text with its length; a fixed fallback reads the same bytes
+the same way in every file, and the run records which files it read so.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.errors import DataError
+
+if TYPE_CHECKING:
+    from workbench.languages.spec import LanguagePlugin
+
+#: the encoding a source file is read in when it is not UTF-8 and declares none (``--source-encoding``):
+#: Windows-1252, the legacy Western encoding (Latin-1's letters, and “ ” – — € where Latin-1 has
+#: control codes), what editors and ``javac`` on Western Windows wrote
+DEFAULT_SOURCE_ENCODING = "cp1252"
+
+#: how many bytes are sniffed for NUL bytes to call a file binary (a byte-order-marked UTF-16 or
+#: UTF-32 file holds NUL bytes and is text)
+BINARY_SNIFF_BYTES = 8192
+
+#: the byte-order marks of UTF-16 and UTF-32 (whose text holds NUL bytes) and the codec that reads the
+#: text after them (UTF-32's first: its little-endian mark starts with UTF-16's); a UTF-8 mark is the
+#: language plugin's to read (Python checks it against a coding cookie)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"), (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32"),
+         (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"), (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"))
+
+#: control bytes no source file holds (all of C0 but tab, line ends, form feed, escape and Ctrl-Z,
+#: the old DOS end of file): a file that is not UTF-8 and holds one is binary, not legacy text
+_CONTROLS = frozenset(range(32)) - set(b"\t\n\r\x0b\x0c\x1a\x1b")
+
+
+@dataclass(frozen=True)
+class DecodedSource:
+    """What :func:`decode_source_file` made of a source file's bytes.
+
+    Attributes:
+        text: the text (a byte-order mark dropped), or ``None`` when the file is not read.
+        encoding: how it was read when not as UTF-8: ``"UTF-16 (byte-order mark)"``, ``"declared
+            by the file"`` (a coding cookie), ``"cp1252 (fallback)"``; ``None`` for UTF-8.
+        reason: why the file is not read (``"binary"``, ``"empty"``, ``"not UTF-8, nor cp1252 ..."``),
+            or ``None``.
+    """
+
+    text: str | None
+    encoding: str | None = None
+    reason: str | None = None
+
+
+def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
+                       fallback: str = DEFAULT_SOURCE_ENCODING) -> DecodedSource:
+    """Decode a source file's bytes, in this order:
+
+    1. a UTF-16 or UTF-32 byte-order mark names the encoding;
+    2. else a NUL byte in the first :data:`BINARY_SNIFF_BYTES` bytes: binary, not read;
+    3. else the language plugin's reading (``decode_source``: UTF-8, or the encoding the file
+       declares, Python's PEP 263 coding cookie); a file whose bytes are not in its declared
+       encoding is not read (the declaration is the author's word);
+    4. else (not UTF-8, nothing declared) ``fallback``; a file that holds control bytes no source
+       text holds (binary without NUL bytes), or is not in ``fallback`` either, is not read; so is a
+       file whose UTF-8 byte-order mark is followed by bytes that are not UTF-8.
+
+    Args:
+        data: the whole file; plugin: its language plugin (``None``: UTF-8); fallback: a codec
+            name Python knows (``cp1252``, ``latin-1``, ``gbk``, ``shift_jis``).
+
+    Returns:
+        a :class:`DecodedSource`.
+
+    Raises:
+        LookupError: ``fallback`` is no codec Python knows (checked by the caller first).
+    """
+    if not data:
+        return DecodedSource(None, reason="empty")
+    for mark, codec, name in _BOMS:
+        if data.startswith(mark):
+            try:
+                text = data[len(mark):].decode(codec)
+            except UnicodeDecodeError as error:
+                return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares ({name}): "
+                                                  f"byte {error.start + len(mark)}")
+            return DecodedSource(text, f"{name} (byte-order mark)")
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return DecodedSource(None, reason="binary")
+    try:
+        text = plugin.decode_source(data) if plugin is not None else data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        if error.encoding not in ("utf-8", "utf-8-sig"):
+            return DecodedSource(None, reason=f"not in its declared encoding ({error.encoding})")
+        if data.startswith(codecs.BOM_UTF8):
+            return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares (UTF-8): "
+                                              f"byte {error.start}")
+        utf8_error = error
+    except ValueError as error:
+        return DecodedSource(None, reason=f"undecodable: {error}")
+    else:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return DecodedSource(text, "declared by the file")
+        return DecodedSource(text)
+    if not _CONTROLS.isdisjoint(data[:BINARY_SNIFF_BYTES]):  # the same bytes in every ASCII-based encoding
+        return DecodedSource(None, reason="binary")
+    try:
+        text = data.decode(fallback)
+    except UnicodeDecodeError as error:
+        return DecodedSource(None, reason=f"not UTF-8 (byte {utf8_error.start}), nor {fallback} (byte {error.start}): "
+                                          f"give its encoding with --source-encoding")
+    return DecodedSource(text, f"{codecs.lookup(fallback).name} (fallback)")
 
 
 @dataclass(frozen=True)

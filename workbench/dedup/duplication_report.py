@@ -29,7 +29,7 @@ paper and with runs before ``exact_text`` existed): they have figures of their o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -128,7 +128,8 @@ def _split_figures(result: DedupResult, members: Sequence[int], exact_groups: li
     }
 
 
-def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_format: str | None = None) -> dict:
+def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_format: str | None = None,
+                 source_encodings: Mapping[str, str] | None = None) -> dict:
     """Return the JSON-ready report of a run.
 
     Args:
@@ -138,12 +139,14 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_for
         input_format: on a run whose SOURCE URI Spark read, the format it read it in (``parquet``
             or ``json``: ``--input-format auto`` resolved), recorded as ``parameters.input_format``
             beside ``input_format_requested``; ``None`` when the driver loaded the SOURCE.
+        source_encodings: the source files read in another encoding than UTF-8 (path -> how:
+            :attr:`~workbench.data.loading.LoadedDataset.encodings`), recorded as ``source_encodings``.
 
     Returns:
         a dict with ``overall``, ``splits``, ``definitions`` (:data:`SPLIT_FIGURES`),
         ``cross_set`` (when the train and test splits exist), ``groups`` (with a group
         column), ``contamination`` (with a reference), ``largest_clusters``, ``failures``,
-        ``lsh``, ``parameters`` (the options of the search, the ``engine`` and its settings:
+        ``skipped_files``, ``source_encodings``, ``lsh``, ``parameters`` (the options of the search, the ``engine`` and its settings:
         :meth:`~workbench.dedup.config.DedupConfig.to_dict`, and ``id_column``: the id
         column(s), comma-separated, or ``None`` for ``<split>/<row>`` ids; ``numbered_id_column``:
         the id column made by numbering rows per task, ``None`` when all were read), ``work`` and
@@ -198,6 +201,7 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_for
     report["failures"] = dict(Counter(result.failures.values()))
     report["failure_examples"] = [{"id": rows.ids[i], "reason": r} for i, r in list(result.failures.items())[:10]]
     report["skipped_files"] = [{"path": s.path, "reason": s.reason} for s in skipped_files]
+    report["source_encodings"] = dict(source_encodings or {})
     report["lsh"] = result.lsh.to_dict(config.set_threshold)
     # which plugin and grammar versions made the tokens: a different grammar may tokenize differently
     # keyed by the plugin's language name: rows that name it by an alias (``js``) count with the rest

@@ -10,7 +10,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from workbench.data.loading import LoadedDataset, load_records
+from workbench.data.loading import LoadedDataset, load_records, refuse_mixed_json_columns
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
@@ -207,7 +207,7 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             loaded = source.select_splits(splits)
         else:
             loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
-                                  language=config.language)
+                                  language=config.language, source_encoding=config.source_encoding)
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
         loaded, numbered_id_column = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
@@ -216,6 +216,8 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             language=config.language, group_column=config.group_column,
         )
         _refuse_empty_split_name(loaded.source, rows.split_ranges, config.split_column)
+        # a JSON Lines column of two kinds of value in its rows: Spark would read it as text (the same check there)
+        refuse_mixed_json_columns(loaded, _split_columns(config.code_column))
         # bias must know whether the sample ids are the data's or numbers made from its row order
         rows.numbered_id_column = numbered_id_column
         if len(rows) == 0:
@@ -236,7 +238,7 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             result = find_duplicates_spark(rows, config, reference=reference, progress=progress, minhash=minhash)
         else:
             result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
-        report = build_report(result, skipped_files=loaded.skipped)
+        report = build_report(result, skipped_files=loaded.skipped, source_encodings=loaded.encodings)
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
@@ -640,7 +642,7 @@ def _load_reference(config: DedupConfig) -> DedupRows:
     against = config.against
     if is_spark_uri(against):
         against = _local_path_of_uri(against, AGAINST_REFUSAL)
-    reference = load_records(against, offline=config.offline)
+    reference = load_records(against, offline=config.offline, source_encoding=config.source_encoding)
     columns = reference.column_names
     code_column: str | list[str] | None = config.against_code_column
     if code_column is None:

@@ -49,7 +49,7 @@ from workbench.data.data_file_splits import (
     mixed_formats_message,
     say_unread,
 )
-from workbench.data.column_types import clash_message, first_clash, widened_types
+from workbench.data.column_types import clash_message, first_clash, first_item_clash, widened_types
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -413,22 +413,24 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
-    frames, suspects, typed = [], [], {}
+    frames, suspects, typed, mixed = [], [], {}, {}
     for split, names in by_split.items():
         frame = _read_split(spark, source, input_format, names)
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
-            suspect, types = survey_json_lines(spark, names, code_options,
-                                               [c for c in frame.columns if c != "_corrupt_record"])
+            suspect, types, mixed_in = survey_json_lines(spark, names, code_options,
+                                                         [c for c in frame.columns if c != "_corrupt_record"])
             suspects.append((names, suspect, "_corrupt_record" in frame.columns))
             typed.update(types)
+            mixed.update(mixed_in)
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
-        clash = first_clash((file[len(root):], typed[file]) for file in file_order if file in typed)
+        in_order = [(file[len(root):], typed[file]) for file in file_order if file in typed]
+        clash = first_clash(in_order) or first_item_clash(in_order)
         if clash is None and len(frames) > 1:
             frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
@@ -450,6 +452,14 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         if corrupt:  # a line Spark's parser refuses and Python's takes
             raise DataError(f"{source}: a line of {', '.join(map(shown_uri, names[:3]))} is not a JSON object (JSON "
                             f"Lines expected: one object per line)")
+    # a column of two kinds of value in a file's rows (not a code column: its own check above), which Spark would
+    # read as text: refused as the local engine refuses it (refuse_mixed_json_columns), columns in name order
+    code_names = set(code_options.values())
+    for column in sorted({column for columns in mixed.values() for column in columns
+                          if column.split("/")[0] not in code_names}):
+        for file in file_order:
+            if column in mixed.get(file, ()):
+                report_mixed_column(spark, source, file, root, column)
     # every column of every file, a split's missing one as nulls (the local loader's reading, and datasets')
     frames = _all_columns(frames)
     columns = [c for c in frames[0].columns if c not in (FILE, BLOCK)]
@@ -569,7 +579,7 @@ def _empty_message(source: str, split: str | None, names: list[str], files: list
 
 
 def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str],
-                      columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]]]:
+                      columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]], dict[str, list[str]]]:
     """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
     refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
     (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
@@ -586,12 +596,14 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
             column; columns: the columns whose types are wanted.
 
     Returns:
-        ``(file or None, {file: {column: type}})``, a file as listed; a column whose lines in a
-        file hold two kinds of value (or only nulls) is left out of that file's types.
+        ``(file or None, {file: {column: type}}, {file: [column]})``, a file as listed; a column
+        whose lines in a file hold two kinds of value (or only nulls) is left out of that file's
+        types, and one of two kinds is listed in the third (:func:`report_mixed_column`), as is
+        a column of lists of several types, as ``"tags/[]"`` (their items may be of two kinds).
     """
     from pyspark.sql import functions as F
 
-    from workbench.data.column_types import kind_of
+    from workbench.data.column_types import item_kind, kind_of
     from workbench.data.json_lines import LONE_SURROGATE_PATTERN
     from workbench.dedup.spark import _run
 
@@ -611,15 +623,53 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     listed = {unquote(file): file for file in files}
     suspects = sorted(row["file"] for row in found if row["suspect"])
     types: dict[str, dict[str, str]] = {}
+    mixed: dict[str, list[str]] = {}
     for row in found:
         file = listed.get(unquote(row["file"]), unquote(row["file"]))
         types[file] = {}
         for n, column in enumerate(columns):
             named = {kind_of(name): name for name in row[f"k{n}"]}
             named.pop(None, None)
-            if len(named) == 1:
-                types[file][column] = next(iter(named.values()))
-    return (suspects[0] if suspects else None), types
+            items = {item_kind(name): name for name in row[f"k{n}"] if kind_of(name) == "lists"}
+            items.pop(None, None)
+            if len(named) > 1:
+                mixed.setdefault(file, []).append(column)
+            elif len(items) > 1:  # lists of numbers in some rows, of text in others
+                mixed.setdefault(file, []).append(f"{column}/[]")
+            elif len(named) == 1:  # a list's type by its items where some are lists of nulls only
+                types[file][column] = next(iter(items.values()), next(iter(named.values())))
+    return (suspects[0] if suspects else None), types, mixed
+
+
+def report_mixed_column(spark: Any, source: str, file: str, root: str, column: str) -> None:
+    """Name the first line of each kind of a column :func:`survey_json_lines` found two kinds of
+    value in, in one file (numbered line by line, ``textFile().zipWithIndex()``), in the local
+    loader's words (:func:`workbench.data.column_types.mixed_message`): Spark's JSON reader would
+    read the column as text (``5`` as ``"5"``), where the local loader reads the rows' own values
+    or refuses the column past the file's first 10 MB.
+
+    Raises:
+        DataError: ``<source>: column 'v' holds numbers at line 1 of x.jsonl but text at line 3: ...``.
+    """
+    from workbench.data.column_types import mixed_message
+    from workbench.dedup import spark_tasks as tasks
+    from workbench.dedup.spark import _run
+
+    kinds = spark.sparkContext.textFile(file).zipWithIndex().map(functools.partial(tasks.line_kinds_at, column))
+    held = _run("check JSON lines", lambda: kinds.filter(tasks.has_kinds).takeOrdered(1, key=tasks.line_index))
+    if not held:
+        return
+    index, found = held[0]
+    if len(found) > 1:
+        other = (index, found)
+    else:
+        later = _run("check JSON lines", lambda: kinds.filter(functools.partial(tasks.holds_other_kind, found[0]))
+                     .takeOrdered(1, key=tasks.line_index))
+        if not later:
+            return
+        other = later[0]
+    second = next(kind for kind in other[1] if kind != found[0])
+    raise DataError(mixed_message(source, column, unquote(file[len(root):]), (found[0], index + 1, second, other[0] + 1)))
 
 
 def report_json_line(spark: Any, first: str, code_columns: dict[str, str]) -> None:

@@ -341,3 +341,27 @@ def found(value: Any) -> bool:
     """Executors: whether ``value`` is not ``None`` (an RDD filter named in this module, so the
     executors import it rather than unpickle a closure)."""
     return value is not None
+
+
+def line_kinds_at(column: str, numbered: tuple[str, int]) -> tuple[int, list[str]]:
+    """Executors: ``(line, index)`` of a JSON Lines file -> ``(index, the kinds of value the line
+    holds in column)`` (:func:`workbench.data.json_lines.line_kinds`)."""
+    from workbench.data.json_lines import line_kinds
+
+    line, index = numbered
+    return index, line_kinds(line, column)
+
+
+def has_kinds(item: tuple[int, list[str]]) -> bool:
+    """Executors: whether a :func:`line_kinds_at` item holds a value (not only nulls)."""
+    return bool(item[1])
+
+
+def holds_other_kind(first: str, item: tuple[int, list[str]]) -> bool:
+    """Executors: whether a :func:`line_kinds_at` item holds a kind of value other than ``first``."""
+    return any(kind != first for kind in item[1])
+
+
+def line_index(item: tuple[int, Any]) -> int:
+    """Executors: the line index of a :func:`line_kinds_at` item (a ``takeOrdered`` key)."""
+    return item[0]
