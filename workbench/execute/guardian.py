@@ -47,7 +47,13 @@ class Guardian:
         guardian.stop()                                                # at the end of the run
     """
 
-    def __init__(self) -> None:
+    def __init__(self, hold: tuple[int, ...] = ()) -> None:
+        """``hold``: file descriptors the guardian keeps open until it exits, e.g. the lock of the
+        :class:`~workbench.execute.isolation.UidBlock` whose user ids the samples run as: an
+        ``flock`` lasts while any descriptor of it is open, so the block stays taken until the
+        guardian killed what ran under those user ids (a workbench started after this one died
+        cannot take the block while the guardian still kills every process of its user ids)."""
+        self._hold = tuple(hold)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._write: int | None = None
@@ -62,7 +68,7 @@ class Guardian:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__)],
                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True, cwd="/",
+                start_new_session=True, close_fds=True, pass_fds=self._hold, cwd="/",
             )
         except (OSError, subprocess.SubprocessError):
             os.close(write_end)

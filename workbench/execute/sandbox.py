@@ -437,7 +437,8 @@ class Sandbox:
         self._zygotes: dict[int, Zygote] = {}
         #: kills the running samples if this process dies (levels below bubblewrap, which has
         #: --die-with-parent): started on the first such sample, see :mod:`~workbench.execute.guardian`
-        self._guardian = Guardian()
+        #: it holds the uid block's lock too, so the block stays taken until it killed what ran under it
+        self._guardian = Guardian(hold=(self._uids.fileno(),) if self._uids is not None else ())
         weakref.finalize(self, self._guardian.stop)
         #: what the kernel's OOM killer guards here (:func:`~workbench.execute.limits.oom_guard_bytes`)
         self.memory_ceiling_bytes = oom_guard_bytes()
