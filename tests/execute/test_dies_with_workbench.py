@@ -178,3 +178,32 @@ def test_a_killed_workbench_keeps_its_uid_block_until_the_guardian_killed_its_sa
         for pid in processes_with_argument(marker):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> None:
+    """A process forked without ``exec`` (``multiprocessing``'s default start method on Linux, a
+    library's worker) inherits every descriptor, close-on-exec ones too: holding the guardian's
+    write end, it kept the guardian from ever reading the end of its input, so samples outlived a
+    killed workbench while such a child lived, and :meth:`Guardian.stop` waited 30 s for nothing.
+    The write end is closed in forked children."""
+    from workbench.execute.guardian import Guardian
+
+    tag = f"WORKBENCH_SANDBOX_RUN=guardianfork{secrets.token_hex(4)}"
+    name, _, value = tag.partition("=")
+    sample = subprocess.Popen(["sleep", "600"], start_new_session=True, env={name: value})
+    guardian = Guardian()
+    child = None
+    try:
+        guardian.watch(sample.pid, None, tag)
+        child = os.fork()
+        if child == 0:  # a worker of the library's user: it lives on and never touches the guardian
+            time.sleep(120)
+            os._exit(0)
+        guardian.stop()  # as the kernel closes the pipe when workbench dies
+        assert sample.wait(timeout=20) == -signal.SIGKILL
+    finally:
+        if child:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        sample.kill()
+        sample.wait()

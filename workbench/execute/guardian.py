@@ -30,6 +30,10 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
+
+#: every Guardian of this process, for :func:`_forget_in_forked_child`
+_ALL: weakref.WeakSet[Guardian] = weakref.WeakSet()
 
 
 class Guardian:
@@ -57,6 +61,7 @@ class Guardian:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._write: int | None = None
+        _ALL.add(self)
 
     def _started(self) -> int | None:
         """The pipe to a running guardian, started on first use; ``None`` when it cannot start
@@ -106,6 +111,23 @@ class Guardian:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=30)
+
+
+def _forget_in_forked_child() -> None:
+    """In a child forked without ``exec`` (``multiprocessing``'s ``fork``, a library's worker): close
+    its copies of the guardians' write ends (close-on-exec does not apply to a fork), or the
+    guardian would not see the end of its input while the child lived, not even when workbench
+    died; the child does not run samples of its parent's, nor stop its parent's guardian."""
+    for guardian in list(_ALL):
+        guardian._lock = threading.Lock()  # another thread of the parent may have held it at the fork
+        if guardian._write is not None:
+            with contextlib.suppress(OSError):
+                os.close(guardian._write)
+        guardian._write, guardian._proc = None, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def _serve() -> None:  # pragma: no cover - runs in the guardian process (tested end to end)
