@@ -197,8 +197,10 @@ def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> No
         guardian.watch(sample.pid, None, tag)
         child = os.fork()
         if child == 0:  # a worker of the library's user: it lives on and never touches the guardian
-            time.sleep(120)
-            os._exit(0)
+            try:
+                time.sleep(120)
+            finally:
+                os._exit(0)
         guardian.stop()  # as the kernel closes the pipe when workbench dies
         assert sample.wait(timeout=20) == -signal.SIGKILL
     finally:
