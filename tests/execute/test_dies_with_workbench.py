@@ -9,6 +9,7 @@ guardian (``workbench.execute.guardian``) the ``namespaces`` and ``rlimits`` sam
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from process_watch import alive, parent, processes_with_argument, start_time
+from workbench.execute import guardian as guardian_module
 from workbench.execute.isolation import IsolationLevel
 from workbench.execute.sandbox_helpers import available_levels
 
@@ -102,3 +104,108 @@ def test_the_guardian_kills_what_is_registered_when_its_pipe_closes_and_nothing_
         for process, _ in started:
             process.kill()
             process.wait()
+
+
+def _guardian_of(workbench_pid: int) -> int | None:
+    """The pid of the guardian that ``workbench_pid`` started (its child running guardian.py)."""
+    for pid in processes_with_argument(os.path.abspath(guardian_module.__file__)):
+        if parent(pid) == workbench_pid:
+            return pid
+    return None
+
+
+def _block_is_taken(uid: int) -> bool:
+    """Whether the uid block holding ``uid`` is owned (its lock file is flocked) by some process."""
+    import fcntl
+    import tempfile
+
+    from workbench.execute.isolation import SANDBOX_UID_BASE, UID_BLOCK_SIZE
+
+    block = (uid - SANDBOX_UID_BASE) // UID_BLOCK_SIZE
+    with open(os.path.join(tempfile.gettempdir(), f"workbench-sandbox-uids-{block}.lock"), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+@pytest.mark.skipif(not ROOT, reason="user ids per worker (and their blocks) exist only as root")
+def test_a_killed_workbench_keeps_its_uid_block_until_the_guardian_killed_its_samples(tmp_path: Path) -> None:
+    """The block of user ids is owned by an flock that the kernel dropped with the killed workbench,
+    while its samples still ran under those user ids until the guardian killed them: a workbench
+    started meanwhile could take the same block, and the old guardian's kill of every process of
+    the user id would hit the new run's samples. The guardian holds the lock until it is done.
+    Shown without timing: the guardian is stopped (SIGSTOP) while workbench is killed."""
+    marker = f"{1000 + secrets.randbelow(10**6)}.{secrets.randbelow(10**6):06d}"
+    completion = f"    import subprocess\n    subprocess.run(['sleep', '{marker}'])\n    return None\n"
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": completion}) + "\n")
+    command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(tmp_path / "out.jsonl"),
+               "--timeout", "600", "-j", "1", "--no-progress", "--isolation", "rlimits", "--python", SYSTEM_PYTHON]
+    workbench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    guardian = None
+    try:
+        deadline = time.monotonic() + 180
+        found: list[int] = []
+        while not found and workbench.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            found = processes_with_argument(marker)
+        assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if workbench.poll() is not None else ''}"
+        sleeper, started = found[0], start_time(found[0])
+        with open(f"/proc/{sleeper}/status") as handle:
+            uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+        guardian = _guardian_of(workbench.pid)
+        assert guardian is not None
+        os.kill(guardian, signal.SIGSTOP)
+        workbench.kill()
+        workbench.wait(timeout=60)
+        assert alive(sleeper, started)  # the guardian has not run yet: the sample still runs as uid
+        assert _block_is_taken(uid), "the uid block was free while its samples still ran"
+        os.kill(guardian, signal.SIGCONT)
+        deadline = time.monotonic() + 20
+        while alive(sleeper, started) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(sleeper, started)
+    finally:
+        if guardian is not None:
+            with contextlib.suppress(OSError):
+                os.kill(guardian, signal.SIGCONT)
+        if workbench.poll() is None:
+            workbench.kill()
+            workbench.wait()
+        for pid in processes_with_argument(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> None:
+    """A process forked without ``exec`` (``multiprocessing``'s default start method on Linux, a
+    library's worker) inherits every descriptor, close-on-exec ones too: holding the guardian's
+    write end, it kept the guardian from ever reading the end of its input, so samples outlived a
+    killed workbench while such a child lived, and :meth:`Guardian.stop` waited 30 s for nothing.
+    The write end is closed in forked children."""
+    from workbench.execute.guardian import Guardian
+
+    tag = f"WORKBENCH_SANDBOX_RUN=guardianfork{secrets.token_hex(4)}"
+    name, _, value = tag.partition("=")
+    sample = subprocess.Popen(["sleep", "600"], start_new_session=True, env={name: value})
+    guardian = Guardian()
+    child = None
+    try:
+        guardian.watch(sample.pid, None, tag)
+        child = os.fork()
+        if child == 0:  # a worker of the library's user: it lives on and never touches the guardian
+            try:
+                time.sleep(120)
+            finally:
+                os._exit(0)
+        guardian.stop()  # as the kernel closes the pipe when workbench dies
+        assert sample.wait(timeout=20) == -signal.SIGKILL
+    finally:
+        if child:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        sample.kill()
+        sample.wait()

@@ -30,6 +30,10 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
+
+#: every Guardian of this process, for :func:`_forget_in_forked_child`
+_ALL: weakref.WeakSet[Guardian] = weakref.WeakSet()
 
 
 class Guardian:
@@ -47,10 +51,17 @@ class Guardian:
         guardian.stop()                                                # at the end of the run
     """
 
-    def __init__(self) -> None:
+    def __init__(self, hold: tuple[int, ...] = ()) -> None:
+        """``hold``: file descriptors the guardian keeps open until it exits, e.g. the lock of the
+        :class:`~workbench.execute.isolation.UidBlock` whose user ids the samples run as: an
+        ``flock`` lasts while any descriptor of it is open, so the block stays taken until the
+        guardian killed what ran under those user ids (a workbench started after this one died
+        cannot take the block while the guardian still kills every process of its user ids)."""
+        self._hold = tuple(hold)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._write: int | None = None
+        _ALL.add(self)
 
     def _started(self) -> int | None:
         """The pipe to a running guardian, started on first use; ``None`` when it cannot start
@@ -62,7 +73,7 @@ class Guardian:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__)],
                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True, cwd="/",
+                start_new_session=True, close_fds=True, pass_fds=self._hold, cwd="/",
             )
         except (OSError, subprocess.SubprocessError):
             os.close(write_end)
@@ -100,6 +111,23 @@ class Guardian:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=30)
+
+
+def _forget_in_forked_child() -> None:
+    """In a child forked without ``exec`` (``multiprocessing``'s ``fork``, a library's worker): close
+    its copies of the guardians' write ends (close-on-exec does not apply to a fork), or the
+    guardian would not see the end of its input while the child lived, not even when workbench
+    died; the child does not run samples of its parent's, nor stop its parent's guardian."""
+    for guardian in list(_ALL):
+        guardian._lock = threading.Lock()  # another thread of the parent may have held it at the fork
+        if guardian._write is not None:
+            with contextlib.suppress(OSError):
+                os.close(guardian._write)
+        guardian._write, guardian._proc = None, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def _serve() -> None:  # pragma: no cover - runs in the guardian process (tested end to end)

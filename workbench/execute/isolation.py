@@ -456,7 +456,9 @@ class UidBlock:
 
     Ownership is an exclusive ``flock`` on ``<tmp>/workbench-sandbox-uids-<n>.lock``, so
     two workbench runs on one machine (two users, two CI jobs) never run samples under
-    the same user id, and one run's sweep of leftover processes never kills the other's.
+    the same user id, and one run's sweep of leftover processes never kills the other's. A
+    :class:`~workbench.execute.sandbox.Sandbox`'s guardian holds the lock too (:meth:`fileno`),
+    so the block of a killed workbench stays taken until its samples are killed.
 
     Raises:
         SandboxUnavailableError: every block is taken, or a block's first uid is a real account.
@@ -487,6 +489,11 @@ class UidBlock:
         if not 0 <= slot < UID_BLOCK_SIZE:
             raise ValueError(f"slot must be in 0..{UID_BLOCK_SIZE - 1}, not {slot}")
         return self.base + slot
+
+    def fileno(self) -> int:
+        """The descriptor of the lock file: the block is owned while it (or a copy in a child
+        process, e.g. the :class:`~workbench.execute.guardian.Guardian`) is open."""
+        return self._handle.fileno()
 
     def release(self) -> None:
         """Give the block back (also happens when the process exits)."""

@@ -135,6 +135,16 @@ def _meter_report(said: bytes) -> tuple[int | None, int | None, bytes]:
     return None, None, said
 
 
+def _cpu_limit_s(limits: ResourceLimits, timeout_s: float) -> float | None:
+    """The run's ``RLIMIT_CPU`` in seconds (:meth:`ResourceLimits.rlimits`, at most this process's
+    hard limit, which the sample inherits), ``None`` without one."""
+    value = next((value for kind, value in limits.rlimits(timeout_s) if kind == resource.RLIMIT_CPU), None)
+    if value is None:
+        return None
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    return float(value if hard == resource.RLIM_INFINITY else min(value, hard))
+
+
 def _stop_zygotes(zygotes: dict[int, Zygote]) -> None:
     while zygotes:
         _slot, zygote = zygotes.popitem()
@@ -437,7 +447,8 @@ class Sandbox:
         self._zygotes: dict[int, Zygote] = {}
         #: kills the running samples if this process dies (levels below bubblewrap, which has
         #: --die-with-parent): started on the first such sample, see :mod:`~workbench.execute.guardian`
-        self._guardian = Guardian()
+        #: it holds the uid block's lock too, so the block stays taken until it killed what ran under it
+        self._guardian = Guardian(hold=(self._uids.fileno(),) if self._uids is not None else ())
         weakref.finalize(self, self._guardian.stop)
         #: what the kernel's OOM killer guards here (:func:`~workbench.execute.limits.oom_guard_bytes`)
         self.memory_ceiling_bytes = oom_guard_bytes()
@@ -705,7 +716,7 @@ class Sandbox:
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
-            memory_ceiling_bytes=self.memory_ceiling_bytes,
+            memory_ceiling_bytes=self.memory_ceiling_bytes, cpu_limit_s=_cpu_limit_s(limits, timeout_s),
             wrapper_reports_signals=reports_signals,
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
@@ -786,6 +797,7 @@ class Sandbox:
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
             memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
+            cpu_limit_s=_cpu_limit_s(limits, timeout_s),
             # the sample's init exits with 128 + N for signal N, and with the sample's own status,
             # 128 + N included, when it exited: the init's report (sample_signal 0) tells which
             wrapper_reports_signals=sample_signal != 0,

@@ -10,7 +10,9 @@ over. ``workbench execute`` and the plugin conformance kit both run samples thro
 Example::
 
     from workbench.execute.status import Observation, decide_status
-    from workbench.languages.spec import RunSpec
+    from workbench.formatting import count
+from workbench.formatting import count
+from workbench.languages.spec import RunSpec
 
     spec = RunSpec(files={"h.sh": "..."}, run=["/bin/sh", "h.sh"], pass_token_fd=4)
     seen = Observation(returncode=0, duration_s=0.1, timeout_s=5.0, delivered=b"tok\\n")
@@ -21,11 +23,13 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shlex
 import signal
 from dataclasses import dataclass
 
+from workbench.formatting import count
 from workbench.languages.spec import RunSpec
 from workbench.option_words import option_named
 
@@ -119,6 +123,10 @@ class Observation:
         memory_limit_bytes: the address-space limit (``RLIMIT_AS``) the sample ran under, or ``None``.
         memory_ceiling_bytes: the memory the kernel's OOM killer guards here (the cgroup's
             ceiling, else the machine's RAM), or ``None``.
+        cpu_limit_s: the run's ``RLIMIT_CPU`` in CPU seconds, or ``None`` (unknown). A process
+            uses at most ``duration_s`` CPU seconds per core, so a ``SIGXCPU`` before
+            ``cpu_limit_s / cpu_count`` seconds was sent (by the sample to itself), not the limit's.
+        cpu_count: the cores a sample can use here; ``None``: ``os.cpu_count()``.
     """
 
     returncode: int
@@ -138,6 +146,8 @@ class Observation:
     peak_rss_kib: int | None = None
     memory_limit_bytes: int | None = None
     memory_ceiling_bytes: int | None = None
+    cpu_limit_s: float | None = None
+    cpu_count: int | None = None
 
 
 #: a peak resident memory at or above this share of the memory limit or ceiling counts as
@@ -193,7 +203,8 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        (``SIGXCPU``, status 152) -> ``timeout``, or the build's stderr holds the OS's out-of-memory
        message (:data:`OS_OUT_OF_MEMORY_MARKERS`: the compiler hit the memory limit) -> ``oom``;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout`` (``oom``
-       with a marker, as in 2);
+       with a marker, as in 2); a ``SIGXCPU`` too soon for the CPU limit on this machine's cores
+       (:attr:`Observation.cpu_limit_s`: the sample sent it to itself) -> ``killed``;
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
        unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
@@ -272,6 +283,11 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         said = first_build_error(stderr)
         return outcome("syntax_error", f"build step {command!r} failed with status {reported}"
                                        + (f": {said}" if said else ""), status, None)
+    if sig == "SIGXCPU" and not _cpu_limit_reachable(seen):
+        cores = seen.cpu_count or os.cpu_count() or 1
+        return outcome("killed", f"ended by SIGXCPU after {seen.duration_s:.2f} s, too soon to have used its "
+                                 f"{seen.cpu_limit_s:g} s CPU time limit on {count(cores, 'core')}: the signal "
+                                 f"was sent, not the limit's")
     if sig == "SIGXCPU" or (sig == "SIGKILL" and seen.duration_s >= seen.timeout_s):
         if memory_line is not None:
             return outcome("oom", f"memory limit reached: {memory_line} (then the CPU time limit ended the run)")
@@ -301,6 +317,16 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         return outcome("error", f"exited with status 0 before the checks completed ({why})", 0, None)
     said = last_error_line(stderr)
     return outcome("failed", f"exit status {code}" + (f": {said}" if said else ""), ended_by=None)
+
+
+def _cpu_limit_reachable(seen: Observation) -> bool:
+    """Whether the run lasted long enough to use its CPU time limit: at most one CPU second per
+    wall-clock second and core (1 s of slack for the step shell's own time before the run);
+    True when the limit is unknown."""
+    if seen.cpu_limit_s is None:
+        return True
+    cores = seen.cpu_count or os.cpu_count() or 1
+    return seen.duration_s * cores + 1.0 >= seen.cpu_limit_s
 
 
 #: the longest stderr line a ``detail`` quotes
