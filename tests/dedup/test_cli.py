@@ -81,6 +81,41 @@ def test_a_split_column_not_used_as_splits_gets_a_note(small_corpus, tmp_path):
     assert used.exit_code == 0 and "note:" not in used.stderr
 
 
+def test_splits_without_the_test_split_get_a_note_naming_the_option(small_corpus, tmp_path):
+    """newuser35: a folder with train.jsonl and validation.jsonl; a validation row was removed as
+    a copy of a train row, but the report had no in-train / in-test / cross-set figures and said
+    nothing about why (they need a split named 'test'). The note names --test-split."""
+    rows = [json.loads(line) for line in small_corpus.read_text().splitlines()]
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    write_jsonl(folder / "train.jsonl", [r for r in rows if r["split"] == "train"])
+    write_jsonl(folder / "validation.jsonl", [r for r in rows if r["split"] == "test"])
+    result = invoke(str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    assert "cross_set" not in json.loads(result.stdout)
+    said = " ".join(result.stderr.split())
+    assert ("no split is named 'test' (the splits are train, validation): pass --test-split validation for the "
+            "in-train, in-test and cross-set duplicates") in said, said
+    named = invoke(str(folder), "--test-split", "validation", "--json")
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["cross_set"]["cross_set_test_files"] == 1
+    assert "note:" not in named.stderr
+
+
+def test_the_cross_set_share_says_it_is_of_the_compared_test_files(small_corpus, tmp_path):
+    """newuser35: 1 of 3 test files had a train duplicate, 2 were too short to compare, and the
+    table said "share of test with a train duplicate 100.00%": the share is of the compared test
+    files (docs/dedup.md); the row now says so, with both counts."""
+    rows = [json.loads(line) for line in small_corpus.read_text().splitlines()]
+    rows += [{"id": "s3", "split": "test", "content": "x = 1\n"}]
+    result = runner.invoke(app, ["dedup", str(write_jsonl(tmp_path / "c.jsonl", rows)), "--split-column", "split",
+                                 "--no-progress", "--workers", "1"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.replace("│", " ").split())  # the table's cells, unwrapped
+    assert "share of test with a train duplicate 50.00% (1 of the 2 compared test" in said, said
+    assert "files; 3 in all)" in said, said
+
+
 def test_lsh_settings_that_miss_pairs_at_t0_get_a_note(small_corpus, tmp_path):
     # probe 27: --t0 0.5 with the bands tuned for 0.6 missed 45% of the pairs at t0, said only in the table
     loose = invoke(str(small_corpus), "--split-column", "split", "--t0", "0.5", "--t1", "0.4", "--json")

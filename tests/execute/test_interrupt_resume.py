@@ -38,3 +38,27 @@ def test_ctrl_c_says_the_rows_are_kept_and_prints_the_resume_command(tmp_path: P
     after = _rows(output)
     assert sorted(r["task_id"] for r in after) == sorted(f"HumanEval/{i}" for i in range(12))
     assert after[: len(before)] == before  # kept, not run again
+
+
+def test_ctrl_c_before_any_row_does_not_say_rows_are_kept(tmp_path: Path, monkeypatch) -> None:
+    """newuser35: Ctrl-C while the generations were still being read (the first seconds of a run)
+    said "The finished rows are kept in out.jsonl", a file that did not exist. The Ctrl-C is raised
+    where the samples are read (real CLI, real loading of the problems before it)."""
+    from typer.testing import CliRunner
+
+    import workbench.execute.job as job
+    from workbench.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(job, "load_samples", interrupted)
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    return False\n"}) + "\n")
+    output = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(output), "--no-progress"])
+    assert result.exit_code == 130, result.output
+    said = " ".join(result.output.split())
+    assert not output.exists()
+    assert "rows are kept" not in said, said
+    assert f"Interrupted before any sample finished: nothing was written to {output}; run it again with:" in said, said

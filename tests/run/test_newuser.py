@@ -519,3 +519,21 @@ def test_execute_limit_that_leaves_most_of_the_scored_subset_unexecuted_says_cor
     assert "correlate uses only the 1 executed one" in " ".join(allowed.output.split()), allowed.output
     few = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--set", "execute.limit=3"], env=env)
     assert "correlate uses only the 3 executed ones" in " ".join(few.output.split()), few.output
+
+
+def test_the_bias_stage_notes_name_the_dedup_key_not_eaten_as_markup(tmp_path: Path) -> None:
+    """newuser35: under `workbench run` the bias note on rows too short to compare read "(
+    min_tokens; ...": Rich took the "[dedup]" of "[dedup] min_tokens" for a style tag and dropped it.
+    The ids the bias report lists are printed as they are too (an id "[x]" lost its brackets). Real
+    dedup, chrF and bias through the CLI."""
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps({"task_id": f"T{i // 2}", "sample_id": i % 2, "gen": f"x = {i // 2}\n",
+                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "score_all", "bias"]\n'
+                      f'[data]\nsource = "{data}"\ncode_column = "gen"\nlabel_column = "passed"\n'
+                      '[score]\nmethod = ["chrf"]\n[bias]\nresamples = 100\n')
+    result = CliRunner().invoke(app, ["run", str(config), "--no-progress"], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.output.split())
+    assert "too short to be compared as token bags ([dedup] min_tokens;" in printed, printed

@@ -80,7 +80,8 @@ def print_report(report: BiasReport) -> None:
         f"{count(j.dedup_rows, 'row')} {'has' if j.dedup_rows_without_metric == 1 else 'have'} no metric row"
     )
     if j.unjoined_ids:
-        console.print(f"ids not in the dedup output: {', '.join(j.unjoined_ids)}{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
+        console.print(f"ids not in the dedup output: {escape(', '.join(j.unjoined_ids))}"
+                      f"{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
     b = report.bootstrap
     console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
                   "intervals")
@@ -144,7 +145,7 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     between = " vs\n   ".join(analysis.setting_label(name) for name in analysis.delta_between)
     for name, result in analysis.metrics.items():
         missing = f" [dim]({count(result.missing, 'row')} without a value)[/dim]" if result.missing else ""
-        table.add_row(f"[bold]{name}[/bold]{missing}", "", *blank)
+        table.add_row(f"[bold]{escape(name)}[/bold]{missing}", "", *blank)
         for setting in analysis.settings:
             tasks = [_interval(result.task_means[setting]) if result.task_means else ""] if with_tasks else []
             tau = [_interval(result.correlation[setting], 3) if result.correlation else ""] if with_tau else []
@@ -180,10 +181,10 @@ def _print_analysis(analysis: Analysis, level: int, unit: str) -> None:
     if _any_zero_mark(analysis):  # the legend of a mark the table shows, not of one it does not
         console.print(f"[dim]{ZERO_MARK}: the {level}% interval contains 0: not distinguishable from 0.[/dim]")
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in analysis.counts.items() if v is not None)
-    console.print(f"[dim]{counts}[/dim]")
-    for note in analysis.notes:
-        console.print(f"[dim]note: {note}[/dim]")
+    console.print(f"[dim]{escape(counts)}[/dim]")
+    for note in analysis.notes:  # a note names config keys ("[dedup] min_tokens") under workbench run: not markup
+        console.print(f"[dim]note: {escape(note)}[/dim]")
     listed = analysis.ids.get("contaminated_ids")
     if listed is not None:
         shown = ", ".join(listed[:20]) + (" ..." if len(listed) > 20 else "")
-        console.print(f"contaminated ids ({len(listed)}): {shown or '(none)'}")
+        console.print(f"contaminated ids ({len(listed)}): {escape(shown) or '(none)'}")

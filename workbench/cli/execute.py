@@ -119,8 +119,12 @@ def execute_command(
             summary = run_execute(generations, output, config, **hooks)
     except KeyboardInterrupt:
         again = resume_command("execute", generations, config, {"--output": str(output)})
-        err_console.print(f"[yellow]Interrupted.[/yellow] The finished rows are kept in {output}; continue with:",
-                          highlight=False, soft_wrap=True)
+        if Path(output).is_file() and Path(output).stat().st_size > 0:
+            said = f"[yellow]Interrupted.[/yellow] The finished rows are kept in {escape(str(output))}; continue with:"
+        else:  # stopped while reading the data or starting the sandbox: no row to keep (--resume starts afresh)
+            said = (f"[yellow]Interrupted before any sample finished:[/yellow] nothing was written to "
+                    f"{escape(str(output))}; run it again with:")
+        err_console.print(said, highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
 

@@ -482,7 +482,11 @@ def render_report(report: dict) -> list:
         facts.add_row("in-test duplicates (files)", str(cross["in_test_duplicates"]))
         facts.add_row("cross-set clusters", str(cross["cross_set_clusters"]))
         facts.add_row("test files with a duplicate in train", str(cross["cross_set_test_files"]))
-        facts.add_row("share of test with a train duplicate", _percent(cross["test_share_with_train_duplicate"]))
+        # of the compared test files (the share's denominator), not of every test file: say both
+        test_figures = report["splits"][cross["test_split"]]
+        facts.add_row("share of test with a train duplicate",
+                      f"{_percent(cross['test_share_with_train_duplicate'])} ({cross['cross_set_test_files']} of the "
+                      f"{counted(test_figures['analysed'], 'compared test file')}; {test_figures['files']:,} in all)")
         facts.add_row("cross-set policy", cross["policy"])
     groups = report.get("groups")
     if groups:

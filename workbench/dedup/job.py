@@ -249,7 +249,8 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
                 except OSError as error:  # a full disk, a folder made read-only during the search
                     raise describe_write_error(output_dir, error) from error
                 swapped.append(written)
-        notes = [note for note in (_split_column_note(loaded, config), _lsh_recall_note(report, config),
+        notes = [note for note in (_split_column_note(loaded, config), _cross_set_splits_note(loaded, config),
+                                   _lsh_recall_note(report, config),
                                    _language_note(rows, config), _input_format_note(loaded, config)) if note]
         return DedupRun(loaded, result, report, written, notes)
 
@@ -357,6 +358,29 @@ def _split_column_note(loaded: LoadedDataset, config: DedupConfig) -> str | None
                 f"({shown}): {option_set('split_column', column)} to use them as splits (the in-train, in-test and "
                 f"cross-set duplicates need a {config.train_split!r} and a {config.test_split!r} split)")
     return None
+
+
+def _cross_set_splits_note(loaded: LoadedDataset, config: DedupConfig) -> str | None:
+    """A note when the data has several splits but none named ``config.train_split`` or
+    ``config.test_split`` (``train`` and ``validation``): the report then has no in-train, in-test
+    or cross-set figures, although rows of one split may have been removed as copies of another's.
+    Names the option to set, with the other split as its value where only one is left to pick."""
+    splits = list(loaded.splits)
+    if len(splits) < 2:
+        return None
+    missing = [(name, split) for name, split in (("train_split", config.train_split), ("test_split", config.test_split))
+               if split not in splits]
+    if not missing:
+        return None
+    said = ", ".join(splits)
+    lacking = " or ".join(repr(split) for _, split in missing)
+    others = [split for split in splits if split not in (config.train_split, config.test_split)]
+    if len(missing) == 1 and len(others) == 1:
+        how = option_set(missing[0][0], others[0])
+    else:
+        how = f"name {'it' if len(missing) == 1 else 'them'} with " + " and ".join(option_named(n) for n, _ in missing)
+    return (f"no split is named {lacking} (the splits are {said}): {how} for the in-train, in-test and "
+            "cross-set duplicates")
 
 
 def _number_samples_if_asked(loaded: LoadedDataset, id_columns: list[str] | None) -> tuple[LoadedDataset, str | None]:
