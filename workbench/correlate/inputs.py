@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from workbench.data import LoadedDataset, load_records, require_columns
+from workbench.data.codegen_metrics_file import GRADE_SIDE_COLUMNS
 from workbench.data.samples import check_unique, id_text
 from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
@@ -396,10 +397,16 @@ BOOKKEEPING_COLUMNS = frozenset({
 })
 
 
+#: the human-grade columns of a CoNaLa grade file (:mod:`workbench.data.codegen_metrics_file`) other
+#: than the grade itself: its graders' count and spread, the reference's grade; they judge no metric, so the automatic
+#: metric choice leaves them out too (named with ``--metric``, they are correlated like any column)
+GRADE_COLUMNS = GRADE_SIDE_COLUMNS
+
+
 def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[str]:
-    """Columns of a numeric or boolean type, except ``exclude`` and workbench's own
-    :data:`BOOKKEEPING_COLUMNS` (the default metric list)."""
-    skip = set(exclude) | BOOKKEEPING_COLUMNS
+    """Columns of a numeric or boolean type, except ``exclude``, workbench's own
+    :data:`BOOKKEEPING_COLUMNS` and the human-grade columns :data:`GRADE_COLUMNS` (the default metric list)."""
+    skip = set(exclude) | BOOKKEEPING_COLUMNS | GRADE_COLUMNS
     out = []
     for name, feature in dataset.features.items():
         dtype = getattr(feature, "dtype", "")
@@ -416,7 +423,7 @@ def mostly_numeric_text_columns(dataset: datasets.Dataset, exclude: Iterable[str
 
     "Mostly": at least half of the cells with a value parse as finite numbers.
     """
-    skip = set(exclude) | BOOKKEEPING_COLUMNS
+    skip = set(exclude) | BOOKKEEPING_COLUMNS | GRADE_COLUMNS
     found: dict[str, tuple[int, int, Any]] = {}
     for name, feature in dataset.features.items():
         dtype = getattr(feature, "dtype", "")
