@@ -73,12 +73,13 @@ def correlate_command(
         None, "--plot", help="Write a figure here (.png/.svg/.pdf): CI forest plot and score distributions by outcome."
     ),
 ) -> None:
-    """Correlate metric scores with execution results: Kendall tau-b, Pearson r and Spearman rho,
+    """Correlate metric scores with execution results (or, with --label-kind graded, with grades such as
+    human grades): Kendall tau-b, Pearson r and Spearman rho,
     pooled over all samples and per problem (mean over tasks; constant tasks excluded and counted),
     with bootstrap CIs over tasks and paired comparisons of metrics (pooled and per problem).
 
     Each metric's correlation with completion length (its verbosity bias) is shown next to its
-    correlation with execution; an estimate whose interval contains 0 is marked "not
+    correlation with the label; an estimate whose interval contains 0 is marked "not
     distinguishable from 0".
 
     Example: workbench correlate scores.jsonl -m codebleu -m chrf --label passed --json report.json
@@ -172,6 +173,15 @@ def _coefficient_table(title: str, with_length: bool) -> Table:
     return table
 
 
+def _label_text(counts) -> str:
+    """``pass rate 0.417 (binary label)``, or for a graded label its mean, range and distinct grades."""
+    if counts.pass_rate is None:
+        s = counts.label_summary or {}
+        return (f"label mean {s.get('mean', float('nan')):.3f} (graded label, {s.get('min', float('nan')):g}–"
+                f"{s.get('max', float('nan')):g}, {count(s.get('distinct', 0), 'distinct value')})")
+    return f"pass rate {counts.pass_rate:.3f} ({counts.label_kind} label)"
+
+
 def _print_report(report: CorrelationReport) -> None:
     counts = report.counts
     level = int(round(report.bootstrap.confidence * 100))
@@ -259,7 +269,7 @@ def _print_report(report: CorrelationReport) -> None:
     spt = counts.samples_per_task
     console.print(
         f"samples {counts.samples} (of {count(counts.rows, 'row')}), tasks {counts.tasks}, samples/task "
-        f"{spt['min']}–{spt['max']} (median {spt['median']:g}), pass rate {counts.pass_rate:.3f} ({counts.label_kind} label); "
+        f"{spt['min']}–{spt['max']} (median {spt['median']:g}), {_label_text(counts)}; "
         f"left out: {counts.excluded_missing_label} without label, {counts.excluded_missing_task} without task id"
     )
     if counts.join is not None:

@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -28,7 +29,7 @@ from workbench.correlate.bootstrap import (
     task_resample_counts,
 )
 from workbench.correlate.combine import DEFAULT_FOLDS, Combination, CombinationError, rank_mean
-from workbench.correlate.config import CorrelateConfig
+from workbench.correlate.config import LABEL_KINDS, CorrelateConfig
 from workbench.correlate.correlation import COEFFICIENTS, PerProblem, per_problem_correlations, pooled_correlations
 from workbench.correlate.fitted import cross_validated_rank_mean
 from workbench.correlate.inputs import (
@@ -80,8 +81,9 @@ def correlate(
     combine: Sequence[str | Combination] = (),
     baselines: Sequence[str] = (),
     allow_partial_join: bool = False,
+    label_kind: str = "outcome",
 ) -> CorrelationReport:
-    """Correlate metric scores with execution results, pooled and per problem, with task-level
+    """Correlate metric scores with execution results (or human grades), pooled and per problem, with task-level
     bootstrap confidence intervals, paired metric comparisons, each metric's correlation with
     completion length, and combined judges.
 
@@ -99,8 +101,9 @@ def correlate(
             and length columns and workbench's own bookkeeping columns
             (:data:`~workbench.correlate.inputs.BOOKKEEPING_COLUMNS`: ``generation_truncated``,
             ``seconds``, token counts ...), which are metrics only when named. Members of a combination and baselines are added when missing.
-        label: the execution label: 0/1, or a pass ratio in [0, 1]. Read from ``results`` when
-            given, else from ``scores``.
+        label: the label: an execution label, 0/1 or a pass ratio in [0, 1]; with
+            ``label_kind="graded"``, any numeric grade (e.g. human grades 0-4). Read from
+            ``results`` when given, else from ``scores``.
         results: an execution-results table (e.g. ``workbench execute`` output: rows
             ``{task_id, sample_id, passed, status, ...}``), joined to ``scores`` on
             (task, sample); unmatched rows on either side are counted in the report.
@@ -128,6 +131,10 @@ def correlate(
             empty: every pair of metrics is compared.
         allow_partial_join: with ``results``, go on when fewer than half of the score rows have
             a result (by default an error: another dataset, or ids numbered another way).
+        label_kind: ``"outcome"`` (default: the label must lie in [0, 1], so a grade named by
+            mistake is an error) or ``"graded"`` (an ordinal or continuous grade: any finite
+            number; the report then has no pass rate and no means by outcome, and ties in the
+            grade are handled by tau-b and the average ranks of Spearman's rho).
 
     Returns:
         a :class:`~workbench.correlate.results.CorrelationReport`.
@@ -139,13 +146,16 @@ def correlate(
             a metric without a single usable value, a named length column that is absent or
             holds neither text nor numbers, a combination that cannot be read or whose name is
             taken.
-        ValueError: ``n_resamples < 1``, ``confidence`` not in (0, 1), an unknown length unit.
+        ValueError: ``n_resamples < 1``, ``confidence`` not in (0, 1), an unknown length unit or
+            label kind.
 
     Example:
         >>> report = correlate("humaneval-codex-python", metrics=["codebleu", "chrf"],
         ...                    combine=["both=rank-mean:codebleu,chrf"], baselines=["codebleu"])  # doctest: +SKIP
         >>> report.metrics["both"].pooled["kendall"].value, report.metrics["chrf"].length  # doctest: +SKIP
     """
+    if label_kind not in LABEL_KINDS:
+        raise ValueError(f"label_kind must be one of {', '.join(LABEL_KINDS)}, not {label_kind!r}")
     settings = BootstrapSettings(n_resamples=n_resamples, confidence=confidence, seed=seed)
     combinations = [c if isinstance(c, Combination) else Combination.parse(c) for c in combine]
     score_data, score_name = as_dataset(scores, splits=splits, offline=offline)
@@ -197,6 +207,7 @@ def correlate(
         metric_hints=named_by,
         allow_partial_join=allow_partial_join,
         compare_code=results is None or results_digests_comparable(results),
+        label_kind=label_kind,
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
@@ -269,7 +280,7 @@ def run_correlate(
         task_column=config.task_column, sample_column=config.sample_column,
         n_resamples=config.resamples, confidence=config.confidence, seed=config.seed, offline=config.offline,
         length_column=config.length_column, length_unit=config.length_unit, combine=config.combinations(),
-        baselines=config.baseline, allow_partial_join=config.allow_partial_join,
+        baselines=config.baseline, allow_partial_join=config.allow_partial_join, label_kind=config.label_kind,
     )
     if config.dedup is None:
         report = correlate(scores, splits=list(config.split) or None, **options)
@@ -537,7 +548,7 @@ def _correlate_table(
     ]
     warnings.extend(_outside_interval_warnings(results, comparisons))
     report_counts = _counts(table)
-    if report_counts.pass_rate in (0.0, 1.0):
+    if table.label.size and float(table.label.min()) == float(table.label.max()):
         warnings.append("every sample has the same label: no correlation is defined")
     if table.join is not None and (table.join.unmatched_scores or table.join.unmatched_results):
         warnings.append(
@@ -793,6 +804,16 @@ def per_cluster_differences(
     return out
 
 
+def _label_summary(label: np.ndarray) -> dict[str, Any]:
+    """``{"mean", "min", "max", "distinct", "values"}`` of a graded label; ``values``: value -> count
+    when there are at most 20 distinct values (an ordinal scale), else ``None``."""
+    distinct, counts = np.unique(label, return_counts=True)
+    return {
+        "mean": float(label.mean()), "min": float(label.min()), "max": float(label.max()), "distinct": int(distinct.size),
+        "values": {f"{v:g}": int(c) for v, c in zip(distinct, counts)} if distinct.size <= 20 else None,
+    }
+
+
 def _counts(table: CorrelationTable) -> CorrelationCounts:
     per_task = np.bincount(table.row_task, minlength=len(table.task_ids))
     return CorrelationCounts(
@@ -805,8 +826,9 @@ def _counts(table: CorrelationTable) -> CorrelationCounts:
             "mean": float(per_task.mean()),
             "max": int(per_task.max()),
         },
-        pass_rate=float(table.label.mean()),
-        label_kind="binary" if table.binary_label else "ratio",
+        pass_rate=None if table.graded_label else float(table.label.mean()),
+        label_kind="graded" if table.graded_label else "binary" if table.binary_label else "ratio",
+        label_summary=_label_summary(table.label) if table.graded_label else None,
         excluded_missing_label=table.excluded_missing_label,
         excluded_missing_task=table.excluded_missing_task,
         join=table.join,

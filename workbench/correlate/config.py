@@ -10,6 +10,9 @@ from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES,
 from workbench.correlate.combine import Combination
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, LENGTH_UNITS
 
+#: the kinds of label: an execution outcome in [0, 1], or a grade on any numeric scale
+LABEL_KINDS: tuple[str, ...] = ("outcome", "graded")
+
 
 @dataclass(frozen=True)
 class CorrelateConfig(JobConfig):
@@ -22,7 +25,10 @@ class CorrelateConfig(JobConfig):
     Attributes:
         metric: metric columns; empty: every numeric column except label, task, sample, length
             and workbench's own bookkeeping columns (:data:`~workbench.correlate.inputs.BOOKKEEPING_COLUMNS`).
-        label: the execution label column: 0/1 or a pass ratio in [0, 1].
+        label: the label column: by default an execution label, 0/1 or a pass ratio in [0, 1].
+        label_kind: ``"outcome"`` (default: the label must lie in [0, 1], so a grade column named by
+            mistake is an error) or ``"graded"`` (any finite number: an ordinal or continuous grade,
+            such as human grades on a 0-4 scale; no pass rate or pass/fail means are reported).
         results: an execution-results table to join on task + sample id; the label is then
             read from it.
         task_column / sample_column: the id columns (both tables; ``sample_column`` default
@@ -53,7 +59,12 @@ class CorrelateConfig(JobConfig):
         (), "Metric column; repeat for several. Default: every numeric or boolean column except label, task, sample, "
         "length and workbench's own bookkeeping columns (generation_truncated, seconds, llm_seconds, token counts, "
         "cost_usd, llm_calls, scale_min/max, duration_s, exit_code ...: docs/correlate.md); name one with -m to use it.")
-    label: str = option("passed", "Execution label column: 0/1 or a pass ratio in [0, 1].")
+    label: str = option("passed", "Label column: an execution label, 0/1 or a pass ratio in [0, 1] "
+                        "(or, with --label-kind graded, any numeric grade).")
+    label_kind: str = option(
+        "outcome", "What the label is: 'outcome' (0/1 or a pass ratio in [0, 1]; anything outside is an error) or "
+        "'graded' (an ordinal or continuous grade, e.g. human grades 0-4: any finite number).",
+        choices=LABEL_KINDS)
     results: str | None = option(
         None, "Execution results table (e.g. `workbench execute` output) to join on task + sample id; "
         "the label is then read from it.")

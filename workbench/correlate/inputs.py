@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from workbench.data import LoadedDataset, load_records, require_columns
+from workbench.data.codegen_metrics_file import GRADE_SIDE_COLUMNS
 from workbench.data.samples import check_unique, id_text
 from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
@@ -52,7 +53,7 @@ class CorrelationTable:
         task_ids: ``(T,)`` task ids in canonical order (:func:`workbench.data.task_order.canonical_codes`:
             a natural sort, whatever the order of the rows), the order the task bootstrap numbers them in.
         row_task: ``(n,)`` index into ``task_ids``, non-decreasing.
-        label: ``(n,)`` labels in [0, 1].
+        label: ``(n,)`` labels: in [0, 1] for an outcome label, any finite number for a graded one.
         metrics: metric name -> ``(n,)`` values, NaN where unusable.
         exclusions: metric name -> :class:`RowExclusions`.
         rows: rows read (matched rows after a join).
@@ -61,6 +62,7 @@ class CorrelationTable:
         lengths: ``(n,)`` completion lengths (NaN where missing), or ``None`` when not measured.
         length_source: where the lengths came from.
         length_note: why there are no lengths (``None`` when there are).
+        label_kind: ``"outcome"`` (0/1 or pass ratios) or ``"graded"`` (declared with ``--label-kind graded``).
     """
 
     task_ids: list[str]
@@ -75,10 +77,17 @@ class CorrelationTable:
     lengths: np.ndarray | None = None
     length_source: LengthSource | None = None
     length_note: str | None = None
+    label_kind: str = "outcome"
+
+    @property
+    def graded_label(self) -> bool:
+        """Whether the label is a grade (no pass/fail reading), as declared."""
+        return self.label_kind == "graded"
 
     @property
     def binary_label(self) -> bool:
-        return bool(np.all((self.label == 0.0) | (self.label == 1.0)))
+        """Whether the label is a 0/1 execution outcome (a graded label never is, even on 0/1 values)."""
+        return not self.graded_label and bool(np.all((self.label == 0.0) | (self.label == 1.0)))
 
 
 def as_dataset(
@@ -218,24 +227,28 @@ def _check_unique(tasks: list[str | None], samples: list[str | None], columns: t
                       f"{option_named('sample_column')}")
 
 
-def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, missing)`` of the label; raises on non-numeric, infinite or out-of-range labels."""
+def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str,
+                 label_kind: str = "outcome") -> tuple[np.ndarray, np.ndarray]:
+    """``(values, missing)`` of the label; raises on non-numeric or infinite labels and, for an
+    ``"outcome"`` label, on values outside [0, 1] (a graded label may be any finite number)."""
     values, status = parse_numbers(dataset, label)
     bad_text = np.flatnonzero((status == _NON_NUMERIC) | (status == _NON_FINITE))
     raw: list[Any] | None = None
     if bad_text.size:
         raw = _python_values(dataset, label)
         shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
+        wanted = "finite numbers (a graded label)" if label_kind == "graded" else "numbers (0/1 or a pass ratio in [0, 1])"
         raise DataError(
-            f"{where}: label column {label!r} must hold numbers (0/1 or a pass ratio in [0, 1]); "
+            f"{where}: label column {label!r} must hold {wanted}; "
             f"{count(bad_text.size, 'row')} {'does' if bad_text.size == 1 else 'do'} not, e.g. {shown}"
         )
     outside = np.flatnonzero((status == _OK) & ((values < 0.0) | (values > 1.0)))
-    if outside.size:
+    if outside.size and label_kind != "graded":
         shown = ", ".join(f"row {i} ({tasks[i]}): {values[i]:g}" for i in outside[:3])
         raise DataError(
             f"{where}: label column {label!r} must be 0/1 or a pass ratio in [0, 1]; "
-            f"{count(outside.size, 'row')} {'is' if outside.size == 1 else 'are'} outside, e.g. {shown}"
+            f"{count(outside.size, 'row')} {'is' if outside.size == 1 else 'are'} outside, e.g. {shown}; "
+            f"if it is a grade (human grades 0-4, say), declare it with {option_value('label_kind', 'graded')}"
         )
     return values, status == _MISSING
 
@@ -396,10 +409,16 @@ BOOKKEEPING_COLUMNS = frozenset({
 })
 
 
+#: the human-grade columns of a CoNaLa grade file (:mod:`workbench.data.codegen_metrics_file`) other
+#: than the grade itself: its graders' count and spread, the reference's grade; they judge no metric, so the automatic
+#: metric choice leaves them out too (named with ``--metric``, they are correlated like any column)
+GRADE_COLUMNS = GRADE_SIDE_COLUMNS
+
+
 def numeric_columns(dataset: datasets.Dataset, exclude: Iterable[str]) -> list[str]:
-    """Columns of a numeric or boolean type, except ``exclude`` and workbench's own
-    :data:`BOOKKEEPING_COLUMNS` (the default metric list)."""
-    skip = set(exclude) | BOOKKEEPING_COLUMNS
+    """Columns of a numeric or boolean type, except ``exclude``, workbench's own
+    :data:`BOOKKEEPING_COLUMNS` and the human-grade columns :data:`GRADE_COLUMNS` (the default metric list)."""
+    skip = set(exclude) | BOOKKEEPING_COLUMNS | GRADE_COLUMNS
     out = []
     for name, feature in dataset.features.items():
         dtype = getattr(feature, "dtype", "")
@@ -416,7 +435,7 @@ def mostly_numeric_text_columns(dataset: datasets.Dataset, exclude: Iterable[str
 
     "Mostly": at least half of the cells with a value parse as finite numbers.
     """
-    skip = set(exclude) | BOOKKEEPING_COLUMNS
+    skip = set(exclude) | BOOKKEEPING_COLUMNS | GRADE_COLUMNS
     found: dict[str, tuple[int, int, Any]] = {}
     for name, feature in dataset.features.items():
         dtype = getattr(feature, "dtype", "")
@@ -462,6 +481,7 @@ def prepare_table(
     metric_hints: Mapping[str, str] | None = None,
     allow_partial_join: bool = False,
     compare_code: bool = True,
+    label_kind: str = "outcome",
 ) -> CorrelationTable:
     """Validate, join and group the input.
 
@@ -486,6 +506,7 @@ def prepare_table(
             leave out (counted) joined rows whose ``code_sha256`` differs rather than refuse.
         compare_code: compare the two sides' ``code_sha256`` where both have one (see
             :func:`_join`); off for results whose digests cover a ``--prompt-column`` prompt.
+        label_kind: ``"outcome"`` (labels in [0, 1]) or ``"graded"`` (any finite number).
 
     Returns:
         a :class:`CorrelationTable`.
@@ -512,7 +533,7 @@ def prepare_table(
         tasks = _key_texts(scores, task_column)
         if sample_column is not None:
             _check_unique(tasks, _key_texts(scores, sample_column), (task_column, sample_column), names[0])
-        label_values, label_missing = _parse_label(scores, label, tasks, names[0])
+        label_values, label_missing = _parse_label(scores, label, tasks, names[0], label_kind)
         table = scores
         input_rows = np.arange(len(scores))
         matched_results = None
@@ -534,7 +555,7 @@ def prepare_table(
             statuses = Counter(str(s) for s in matched_results[STATUS_COLUMN])
             join = dataclasses.replace(join, status_counts=dict(statuses.most_common()))
         tasks = _key_texts(table, task_column)
-        label_values, label_missing = _parse_label(matched_results, label, tasks, names[1])
+        label_values, label_missing = _parse_label(matched_results, label, tasks, names[1], label_kind)
         if label in table.column_names:
             # a scores file with a label of its own (ICE-Score's `passed`) that the results contradict
             own, own_status = parse_numbers(table, label)
@@ -587,6 +608,7 @@ def prepare_table(
         lengths=None if lengths is None else lengths[rows],
         length_source=length_source,
         length_note=length_note,
+        label_kind=label_kind,
     )
 
 

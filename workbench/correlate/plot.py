@@ -1,5 +1,6 @@
 """The ``--plot`` figure of ``workbench correlate``: a forest plot of every coefficient with its
-bootstrap interval, and each metric's distribution on passing vs failing samples.
+bootstrap interval, and each metric's distribution on passing vs failing samples (or at each grade
+of a graded label).
 
 Drawn with matplotlib's object API on an Agg canvas (no pyplot, no display needed).
 """
@@ -39,7 +40,9 @@ def plot_report(report: CorrelationReport, path: str | os.PathLike[str], *, dpi:
     Top: one forest plot per coefficient (Kendall, Spearman, Pearson), a row per metric, pooled
     and per-problem estimates with their task-bootstrap intervals. Below: per metric, the score
     distribution of passing and failing samples (0/1 labels; box plots with the points) or the
-    score against the pass ratio (ratio labels).
+    score against the pass ratio (ratio labels). A graded label (``label_kind="graded"``) gets a
+    box plot of the scores at each grade when it has at most 12 distinct grades, else the scores
+    against the grade.
 
     Args:
         report: a report from :func:`workbench.correlate.correlate` (with its ``table``).
@@ -129,9 +132,16 @@ def _distributions(subfigure, report: CorrelationReport, names: list[str], panel
                 lift = rng.uniform(-spread, spread, len(groups[i]))
                 ax.scatter(i + 1 + jitter, groups[i] + lift, s=3, alpha=0.25, color=("#d62728", "#2ca02c")[i])
             ax.set_xticks([1, 2], labels)
+        elif table.graded_label and len(grades := np.unique(y)) <= 12:
+            width = 0.6 * float(np.min(np.diff(grades))) if len(grades) > 1 else 0.6
+            ax.boxplot([x[y == g] for g in grades], positions=list(grades), widths=width, showfliers=False)
+            ax.scatter(y + rng.uniform(-width / 3, width / 3, len(y)), x, s=3, alpha=0.2)
+            ax.set_xticks(list(grades), [f"{g:g}" for g in grades])
+            ax.set_xlabel(report.label if report.label == "grade" else f"{report.label} (grade)")
         else:
-            ax.scatter(y + rng.uniform(-0.01, 0.01, len(y)), x, s=4, alpha=0.3)
-            ax.set_xlabel(f"{report.label} (pass ratio)")
+            spread = 0.01 * (float(np.ptp(y)) or 1.0)
+            ax.scatter(y + rng.uniform(-spread, spread, len(y)), x, s=4, alpha=0.3)
+            ax.set_xlabel(f"{report.label} ({'grade' if table.graded_label else 'pass ratio'})")
         ax.set_title(f"{name}  (pooled τ-b = {pooled:.3f})", fontsize=10)
         ax.set_ylabel("score")
     for ax in axes[len(names):]:

@@ -439,8 +439,11 @@ class CorrelationCounts:
             :attr:`MetricResult.excluded_rows`).
         tasks: distinct tasks among ``samples``.
         samples_per_task: ``{"min", "median", "mean", "max"}``.
-        pass_rate: mean label over ``samples``.
-        label_kind: ``"binary"`` (0/1) or ``"ratio"`` (pass ratios in [0, 1]).
+        pass_rate: mean label over ``samples``; ``None`` for a graded label (no pass/fail reading).
+        label_kind: ``"binary"`` (0/1), ``"ratio"`` (pass ratios in [0, 1]) or ``"graded"``
+            (declared: an ordinal or continuous grade).
+        label_summary: for a graded label, ``{"mean", "min", "max", "distinct", "values"}``
+            (``values``: grade -> count when at most 20 distinct); ``None`` otherwise.
         excluded_missing_label: rows without a label (left out, counted).
         excluded_missing_task: rows without a task id (left out, counted).
         join: the join, in two-table mode.
@@ -450,11 +453,12 @@ class CorrelationCounts:
     samples: int
     tasks: int
     samples_per_task: dict[str, float]
-    pass_rate: float
+    pass_rate: float | None
     label_kind: str
     excluded_missing_label: int
     excluded_missing_task: int
     join: JoinSummary | None = None
+    label_summary: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _clean(
@@ -465,6 +469,7 @@ class CorrelationCounts:
                 "samples_per_task": self.samples_per_task,
                 "pass_rate": self.pass_rate,
                 "label_kind": self.label_kind,
+                "label_summary": self.label_summary,
                 "excluded_missing_label": self.excluded_missing_label,
                 "excluded_missing_task": self.excluded_missing_task,
                 "join": self.join.to_dict() if self.join else None,

@@ -26,6 +26,7 @@ import datasets
 import numpy as np
 import xxhash
 
+from workbench.data.codegen_metrics_file import looks_like_codegen_metrics_grades, read_codegen_metrics_grades
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
 from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING, decode_source_file, require_utf8
@@ -55,6 +56,10 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
     "humaneval": ("humaneval.jsonl.gz", "test"),
     # ICE-Score's HumanEval-Python set: Codex generations with pass/fail and metric scores
     "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
+    # Evtikhiev et al.'s human-graded CoNaLa generations (5 models): one aggregated grade + metric scores,
+    # and the per-grader grades; read by workbench.data.codegen_metrics_file
+    "conala-all-grades": ("conala-all-grades.json.gz", "test"),
+    "conala-human-grades": ("conala-human-grades.json.gz", "test"),
 }
 
 logger = logging.getLogger(__name__)
@@ -334,11 +339,14 @@ def load_records(
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
     Args:
-        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``; see
+        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``, ``"conala-all-grades"``,
+            ``"conala-human-grades"``; see
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
             ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
             (``humaneval_<lang>_grade.json``, detected by its layout and flattened to one row per
-            sample, split ``"test"``; see :mod:`workbench.data.ice_score_file`); a folder of such data files
+            sample, split ``"test"``; see :mod:`workbench.data.ice_score_file`); a CoNaLa human-grade
+            file of Evtikhiev et al. (``conala-{all,human}-grades.json``, detected by its layout, one row
+            per item and model, split ``"test"``; :mod:`workbench.data.codegen_metrics_file`); a folder of such data files
             (split names from file names, as ``datasets`` infers them, each split's files in path order;
             a file that names no split while others do is listed in ``skipped`` and said:
             :mod:`workbench.data.data_file_splits`); a folder of source
@@ -405,6 +413,8 @@ def load_humaneval() -> datasets.Dataset:
 def _load_bundled(name: str) -> LoadedDataset:
     filename, split = BUNDLED[name]
     with resources.as_file(resources.files("workbench.data") / "bundled" / filename) as file:
+        if looks_like_codegen_metrics_grades(file):
+            return LoadedDataset(name, {split: read_codegen_metrics_grades(file)})
         dataset = _read_data_files("json", {split: str(file)})
     return LoadedDataset(name, dataset)
 
@@ -430,6 +440,9 @@ def _load_data_file(path: Path) -> LoadedDataset:
     if looks_like_ice_score_grades(path):
         # one object per task with "N"/"grade-N"/"<metric>-N" keys: flatten to one row per sample
         return LoadedDataset(str(path), {"test": read_ice_score_grades(path)})
+    if looks_like_codegen_metrics_grades(path):
+        # Evtikhiev et al.'s CoNaLa grades: one object per item with "<model>"/"grade-<model>" keys
+        return LoadedDataset(str(path), {"test": read_codegen_metrics_grades(path)})
     return LoadedDataset(str(path), _read_data_files(builder, {"train": str(path)}))
 
 

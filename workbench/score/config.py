@@ -65,7 +65,8 @@ class ScoreConfig(JobConfig):
     raises :class:`~workbench.options.OptionError` naming the field.
 
     Attributes:
-        method: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``p-correct``, ``chrf``).
+        method: method names (``dsa-cqe``, ``dsa-cqe-simplified``, ``ice-score``, ``ice-score-usefulness``,
+            ``p-correct``, ``chrf``).
         model: any litellm model, or ``local/<alias>``; required by an LLM method.
         api_base: endpoint of an OpenAI-compatible server.
         task_column / sample_column / generation_column / reference_column / prompt_column:
@@ -137,7 +138,7 @@ class ScoreConfig(JobConfig):
     """
 
     method: tuple[str, ...] = option(
-        ("dsa-cqe",), "dsa-cqe, dsa-cqe-simplified, ice-score, p-correct, chrf; repeat for several.",
+        ("dsa-cqe",), "dsa-cqe, dsa-cqe-simplified, ice-score, ice-score-usefulness, p-correct, chrf; repeat for several.",
         choices=_method_names)
     model: str | None = option(
         None, "Any litellm model (gpt-4o-mini, ollama/..., openai/NAME with --api-base) or local/ALIAS.")

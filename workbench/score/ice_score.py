@@ -7,6 +7,12 @@ variant that is ``gpt35_nswr`` in the shipped data. The answer is free text, as 
 original; the score is the number the answer presents as the score (:func:`parse_ice_score`).
 An answer without one, or with one off the 0-4 scale, gets one repair turn, then a ``parse_error``.
 
+ICE-Score has two aspects: functional correctness (``ice-score``, prompt ``ice_score.txt``, measured
+against execution on HumanEval) and usefulness (``ice-score-usefulness``, prompt
+``ice_score_usefulness.txt``, measured against the human usefulness grades of Evtikhiev et al. on
+CoNaLa: the bundled ``conala-all-grades``). Both are the reference-based prompt without evaluation
+steps, read and repaired alike; only the prompt differs.
+
 In ``expected`` score mode (:mod:`workbench.score.reading`) the answer's token
 log-probabilities are asked for and the score is the expectation over the labels 0-4 at the
 token where that score is written (G-Eval, Liu et al. 2023, Sec. 2.3).
@@ -46,13 +52,16 @@ def locate_ice_score(text: str) -> tuple[int, int] | None:
 
 
 class IceScore(ScoringMethod):
-    """ICE-Score with reference. Args: ``prompts_dir``, a folder with ``ice_score.txt``."""
+    """ICE-Score with reference, functional-correctness aspect. Args: ``prompts_dir``, a folder
+    with ``ice_score.txt`` (:attr:`template_file`)."""
 
     name = "ice-score"
     scale = (float(SCORE_MIN), float(SCORE_MAX))
+    #: the prompt template of this aspect
+    template_file = "ice_score.txt"
 
     def __init__(self, prompts_dir: str | None = None):
-        self.template = load_template("ice_score.txt", prompts_dir)
+        self.template = load_template(self.template_file, prompts_dir)
         self.prompt_version = version_of(self.template)
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
@@ -74,17 +83,26 @@ class IceScore(ScoringMethod):
         llm = context.llm
         asking = {"prompt_version": self.prompt_version, "repeat": repeat, "usage": result.usage, "log": log,
                   "top_logprobs": context.top_logprobs}
-        completion = llm.ask(messages, step="ice-score", **asking)
+        completion = llm.ask(messages, step=self.name, **asking)
         if parse_ice_score(completion.text) is None:
             repair = [
                 *messages,
                 {"role": "assistant", "content": completion.text},
                 {"role": "user", "content": "Answer with the score only: one integer from 0 to 4."},
             ]
-            completion = llm.ask(repair, step="ice-score:repair", **asking)
+            completion = llm.ask(repair, step=f"{self.name}:repair", **asking)
         score = parse_ice_score(completion.text)
         if score is None:
-            raise LLMParseError(f"ice-score: no score 0-4 in the answer after one repair turn: {completion.text[:120]!r}")
+            raise LLMParseError(f"{self.name}: no score 0-4 in the answer after one repair turn: {completion.text[:120]!r}")
         # the position is looked up in the text the tokens spell, so it maps onto a token
         found = locate_ice_score(joined_text(completion.tokens)) if completion.tokens else None
         return read_at(completion.tokens, found[1] if found else None, sampled=float(score), labels=SCORE_LABELS)
+
+
+class IceScoreUsefulness(IceScore):
+    """ICE-Score with reference, usefulness aspect (the one ICE-Score measured against the CoNaLa
+    human grades of Evtikhiev et al.): ICE-Score's CoNaLa prompt, ``ice_score_usefulness.txt``;
+    otherwise as :class:`IceScore`. Args: ``prompts_dir``, a folder with that file."""
+
+    name = "ice-score-usefulness"
+    template_file = "ice_score_usefulness.txt"

@@ -7,7 +7,7 @@ from workbench.score.base import ScoringMethod
 from workbench.score.chrf import Chrf
 from workbench.score.dsa_cqe import DsaCqe
 from workbench.score.dsa_cqe_simplified import DsaCqeSimplified
-from workbench.score.ice_score import IceScore
+from workbench.score.ice_score import IceScore, IceScoreUsefulness
 from workbench.score.p_correct import PCorrect
 from workbench.score.verdict import DEFAULT_FINAL_STEP
 
@@ -16,6 +16,7 @@ METHODS: dict[str, type[ScoringMethod]] = {
     DsaCqe.name: DsaCqe,
     DsaCqeSimplified.name: DsaCqeSimplified,
     IceScore.name: IceScore,
+    IceScoreUsefulness.name: IceScoreUsefulness,
     PCorrect.name: PCorrect,
     Chrf.name: Chrf,
 }
