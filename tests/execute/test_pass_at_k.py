@@ -157,3 +157,17 @@ def test_labels_that_are_verdicts_count_as_written():
     rows = [{"task_id": "t", "sample_id": i, "passed": label}
             for i, label in enumerate([True, False, 1, 0, 1.0, 0.0, np.int64(1), np.bool_(False)])]
     assert pass_at_k(rows, (1,)).values[0].estimate == pytest.approx(4 / 8)
+
+
+def test_the_summary_counts_one_task_in_the_singular(tmp_path):
+    """One task x 2 samples (real HumanEval problem, sandboxed): the pass@1 row says "1 task", not
+    "1 tasks" (a count is written with formatting.count everywhere)."""
+    problem = load_humaneval().select(range(1))[0]
+    rows = [{"task_id": "HumanEval/0", "sample_id": s, "completion": problem["canonical_solution"]} for s in range(2)]
+    generations = tmp_path / "gen.jsonl"
+    generations.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["execute", str(generations), "-o", str(tmp_path / "r.jsonl"), "--timeout", "30",
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.replace("│", " ").split())  # the table may wrap a cell
+    assert "1 task" in text and "1 tasks" not in text

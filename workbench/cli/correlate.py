@@ -196,7 +196,7 @@ def _print_report(report: CorrelationReport) -> None:
                 name, "pooled", *(_with_ci(result.pooled[c]) for c in ("kendall", "spearman", "pearson")), *extra[0],
             )
             table.add_row(
-                f"[dim]n {result.n_samples}, {result.n_tasks} tasks[/dim]", "per-problem",
+                f"[dim]n {result.n_samples}, {count(result.n_tasks, 'task')}[/dim]", "per-problem",
                 *(_with_ci(result.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *extra[1],
                 end_section=True,
             )
@@ -205,7 +205,7 @@ def _print_report(report: CorrelationReport) -> None:
             blank = [""] if with_length else []
             table.add_row(f"length ({length.source.unit})", "pooled",
                           *(_with_ci(e.pooled[c]) for c in ("kendall", "spearman", "pearson")), *blank)
-            table.add_row(f"[dim]n {e.n_samples}, {e.n_tasks} tasks[/dim]", "per-problem",
+            table.add_row(f"[dim]n {e.n_samples}, {count(e.n_tasks, 'task')}[/dim]", "per-problem",
                           *(_with_ci(e.per_problem[c]) for c in ("kendall", "spearman", "pearson")), *blank)
         return table
 
@@ -248,7 +248,7 @@ def _print_report(report: CorrelationReport) -> None:
                 d = c.differences[row_level]["kendall"]
                 first = row_level == "pooled"
                 pairs.add_row(
-                    c.metric_a if first else f"[dim]n {c.n_samples}, {c.n_tasks} tasks[/dim]", c.metric_b if first else "",
+                    c.metric_a if first else f"[dim]n {c.n_samples}, {count(c.n_tasks, 'task')}[/dim]", c.metric_b if first else "",
                     label, _number(d.value_a), _number(d.value_b),
                     f"{_number(d.difference)}{f' {ZERO_MARK}' if interval_contains_zero(*d.ci) and not d.no_interval else ''}\n"
                     # an undefined difference (a coefficient undefined in every task) withholds nothing

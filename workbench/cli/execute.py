@@ -18,6 +18,7 @@ from rich.table import Table
 from workbench.cli.app import app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options, resume_command
 from workbench.execute.config import ExecutionConfig
+from workbench.formatting import count
 
 
 def _print_note(note: str) -> None:
@@ -88,7 +89,7 @@ def print_summary(summary: Any) -> None:
         # the tasks' bootstrap interval: how much the figure would move with another draw of problems
         interval = (f" (no CI: {value.no_interval})" if value.low is None
                     else f" [{value.low:.4f}, {value.high:.4f}] (95% CI over tasks)")
-        table.add_row(f"pass@{value.k}", f"{value.estimate:.4f}{interval}, {value.tasks} tasks")
+        table.add_row(f"pass@{value.k}", f"{value.estimate:.4f}{interval}, {count(value.tasks, 'task')}")
     for k, why in (report.omitted.items() if report is not None else ()):
         table.add_row(f"pass@{k}", f"- ({why})")
     console.print(table)
