@@ -300,7 +300,7 @@ def test_write_report_writes_json_and_a_self_contained_page(run_dir):
 
 
 def _manifest(stages: dict, finished=None) -> str:
-    """A run.json as ``workbench run`` writes it (workbench.run.runner.Manifest)."""
+    """A run.json as ``workbench run`` writes it (workbench.run.manifest.Manifest)."""
     return json.dumps({
         "config": {"run": {"output": "runs/x"}, "data": {"source": "humaneval-codex-python", "language": "python",
                    "code_column": "completion_multipl_e", "label_column": "passed"}, "score": {"limit": 6}},

@@ -99,7 +99,7 @@ def test_default_config_plans_every_stage_with_the_bundled_data() -> None:
 def test_stage_files_come_from_the_run_layout_and_are_recorded_in_run_json(tmp_path: Path) -> None:
     """The pipeline builds every stage's files from RunLayout (the report's table too) and
     run.json's plan names them, relative to the run folder."""
-    from workbench.run.runner import Manifest
+    from workbench.run.manifest import Manifest
     from workbench.run_layout import STAGE_OUTPUTS, STAGE_PARTIAL, RunLayout
 
     config = load_config(DEFAULT_CONFIG, overrides=[f"run.output={str(tmp_path / 'run')!r}"])
@@ -304,7 +304,7 @@ def test_options_that_cannot_change_outputs_are_not_in_the_stage_key(tmp_path: P
     """probe23: another [execute] workers made the execute stage (and all after it) stale, so every
     sample ran again. The workers, caches and failure budgets are left out of the key; an option
     that changes verdicts (the timeout factor) is not."""
-    from workbench.run.runner import _stage_key
+    from workbench.run.manifest import _stage_key
 
     text = (f'[run]\noutput = "{tmp_path / "run"}"\n[data]\nsource = "humaneval-codex-python"\n'
             'code_column = "completion_multipl_e"\n[score]\nmethod = ["chrf"]\n')

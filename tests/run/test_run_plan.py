@@ -153,7 +153,7 @@ def test_a_run_json_of_the_earlier_key_format_stays_up_to_date_and_is_rekeyed_on
     """A run.json written before the keys named the run folder relatively: its stages are up to date
     where the folder is, and in a copy (the keys are read with the folder as the run.json spelled it),
     nothing runs again; their keys are recorded anew once, with a note."""
-    from workbench.run.runner import data_fingerprint
+    from workbench.run.manifest import data_fingerprint
 
     data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
     stages = ["dedup", "execute", "score_all", "correlate_all", "report"]

@@ -72,7 +72,7 @@ def test_a_run_json_without_recorded_files_is_judged_by_its_outputs_as_before(tm
 def test_a_damaged_files_record_counts_as_changed_not_as_a_crash(tmp_path: Path) -> None:
     """A ``run.json`` edited by hand or cut short: an entry that is not ``[size, mtime_ns]`` made the rerun
     fail with "cannot unpack non-iterable int object"; the stage now runs again, as for a damaged manifest."""
-    from workbench.run.runner import changed_files
+    from workbench.run.manifest import changed_files
 
     (tmp_path / "dedup").mkdir()
     kept = tmp_path / "dedup" / "clusters.json"

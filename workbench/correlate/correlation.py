@@ -12,17 +12,31 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from scipy import stats
 
-if TYPE_CHECKING:
-    from workbench.correlate.blocks import TaskBlocks
-    from workbench.correlate.direct import DirectTaskStatistics
-
 #: the three coefficients, in report order
 COEFFICIENTS: tuple[str, ...] = ("kendall", "pearson", "spearman")
+
+
+class WithinTaskStatistics(Protocol):
+    """What :func:`per_problem_correlations` reads of a metric's rows grouped by task: met by
+    :class:`~workbench.correlate.blocks.TaskBlocks` and by its direct-resampling stand-in for huge
+    inputs, :class:`~workbench.correlate.direct.DirectTaskStatistics`.
+
+    Attributes:
+        sizes: ``(T,)`` rows per task.
+    """
+
+    sizes: np.ndarray
+
+    def per_task(self) -> dict[str, np.ndarray]:
+        """Within-task statistics: ``"kendall"``, ``"pearson"``, ``"spearman"`` -> ``(T,)`` values
+        (NaN where undefined); ``"constant_x"``, ``"constant_y"`` -> ``(T,)`` bools, True where the
+        task's metric (x) or label (y) is constant."""
+        ...
 
 
 def _scipy_statistic(function, x: np.ndarray, y: np.ndarray, **options) -> float:
@@ -97,14 +111,15 @@ class PerProblem:
         return int(self.defined.sum())
 
 
-def per_problem_correlations(blocks: TaskBlocks | DirectTaskStatistics) -> PerProblem:
+def per_problem_correlations(blocks: WithinTaskStatistics) -> PerProblem:
     """Kendall tau-b, Pearson r and Spearman rho within each task.
 
-    Computed together from :class:`TaskBlocks` (one pass instead of ``3 T`` scipy calls); the
-    test suite checks them against ``scipy.stats`` task by task.
+    Computed together from :class:`~workbench.correlate.blocks.TaskBlocks` (one pass instead of
+    ``3 T`` scipy calls); the test suite checks them against ``scipy.stats`` task by task.
 
     Args:
-        blocks: the metric's task blocks (or their direct-resampling stand-in for huge inputs).
+        blocks: the metric's task blocks (or their direct-resampling stand-in for huge inputs;
+            :class:`WithinTaskStatistics`).
 
     Returns:
         a :class:`PerProblem`.

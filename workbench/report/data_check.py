@@ -5,7 +5,7 @@ label and the shipped metric columns, while every verdict and score comes from t
 written at run time. When the data was edited after the run, the page would show new code next to
 the old verdict. Two records tell it:
 
-* ``run.json``'s ``data_fingerprint`` (:func:`workbench.run.runner.data_fingerprint`, a hash of
+* ``run.json``'s ``data_fingerprint`` (:func:`workbench.run.manifest.data_fingerprint`, a hash of
   the ``[data] source`` file as the run read it), compared with the same hash of the file now;
 * each execution row's ``code_sha256`` (:attr:`workbench.execute.job.Sample.code_digest`: what
   ran, the prompt of the generations and the completion as cut at the stop sequences), compared
@@ -30,7 +30,7 @@ MAX_LISTED_SAMPLES = 50
 
 
 def _fingerprint(source: str) -> str | None:
-    from workbench.run.runner import data_fingerprint  # the run's own hash, so both sides agree
+    from workbench.run.manifest import data_fingerprint  # the run's own hash, so both sides agree
 
     try:
         return data_fingerprint(source)

@@ -4,7 +4,8 @@ Modules: :mod:`~workbench.run.config` (the TOML file and overrides; a table's ke
 its job config's fields, :mod:`workbench.options`),
 :mod:`~workbench.run.stages` (each stage: its job, config, input and outputs),
 :mod:`~workbench.run.preflight` (fail fast before any stage),
-:mod:`~workbench.run.runner` (run, skip, resume; ``run.json``).
+:mod:`~workbench.run.runner` (run, skip, resume),
+:mod:`~workbench.run.manifest` (``run.json``: stage keys, recorded files, what is up to date).
 """
 
 from workbench.run.config import ConfigError, PipelineConfig, build_config, load_config

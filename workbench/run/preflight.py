@@ -30,6 +30,7 @@ from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
+from workbench.run.manifest import data_fingerprint, finished_stages, read_manifest
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count
@@ -50,10 +51,10 @@ class Preflight:
         plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
             config was built.
         available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
-            the stages that run read (:func:`~workbench.run.runner.finished_stages`).
+            the stages that run read (:func:`~workbench.run.manifest.finished_stages`).
         manifest: the run folder's ``run.json`` as read before any stage ran (empty when none).
         fingerprint: the ``[data] source`` file's hash
-            (:func:`~workbench.run.runner.data_fingerprint`; ``None`` for a bundled name or hub id).
+            (:func:`~workbench.run.manifest.data_fingerprint`; ``None`` for a bundled name or hub id).
             Both are read once, here: the planning and the run key the stages with them.
     """
 
@@ -312,9 +313,6 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     if rows == 0:
         raise DataError(f"{data['source']} has no rows")
     stages = set(config.stages)
-    # the runner imports this module
-    from workbench.run.runner import data_fingerprint, finished_stages, read_manifest
-
     # read once: the run folder's run.json and the data's hash key every stage, here and in the run
     manifest, fingerprint = read_manifest(config.output), data_fingerprint(data["source"])
     # what the stages that run may read: their own outputs and those of finished stages left out
