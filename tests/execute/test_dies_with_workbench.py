@@ -209,3 +209,32 @@ def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> No
             os.waitpid(child, 0)
         sample.kill()
         sample.wait()
+
+
+def test_a_closed_sandbox_starts_no_guardian() -> None:
+    """A sample started just before :meth:`Sandbox.close` registers with the guardian after it:
+    ``close`` stopped the guardian, and that ``watch`` started a new one, which lived on, idle,
+    until the Sandbox was garbage-collected. Real samples and processes at the ``rlimits`` level;
+    ``close`` is made to run exactly between the sample's start and its ``watch`` (no timing)."""
+    from workbench.execute.isolation import detect_isolation
+    from workbench.execute.sandbox import Sandbox, new_token
+    from workbench.languages.python_runner import PythonTestRunner
+
+    box = Sandbox(detect_isolation(IsolationLevel.RLIMITS), reuse_interpreters=False)
+    runner = PythonTestRunner(SYSTEM_PYTHON if ROOT and os.path.exists(SYSTEM_PYTHON) else None)
+    watch = box._guardian.watch
+
+    def close_first(*args) -> None:
+        box.close()  # kills the sample just started, stops the guardian
+        watch(*args)
+
+    box._guardian.watch = close_first
+    token = new_token()
+    spec = runner.prepare("def f():\n    import time\n    time.sleep(600)\n",
+                          "def check(candidate):\n    candidate()\n", "f", token)
+    try:
+        outcome = box.run(spec, token, 600.0)
+        assert outcome.status != "passed" and outcome.duration_s < 600, outcome.detail  # close() ended it
+        assert _guardian_of(os.getpid()) is None, "a guardian runs for a closed Sandbox"
+    finally:
+        box.release_workers()

@@ -135,6 +135,26 @@ def _meter_report(said: bytes) -> tuple[int | None, int | None, bytes]:
     return None, None, said
 
 
+#: GNU time's options as the ``namespaces`` level's init (:func:`~workbench.execute.isolation.namespaces_argv`):
+#: its report is one line, ``"<exit status>"`` (``%x``: the child's, 0 when a signal ended it)
+INIT_METER_OPTIONS = ("--quiet", "--format", "%x")
+
+
+def _init_report(said: bytes) -> tuple[int | None, bytes]:
+    """``(exit status, everything else)`` of what the ``namespaces`` level's init (GNU time with
+    :data:`INIT_METER_OPTIONS`) left before the outer meter's line: its last line that is a lone
+    number (``None`` without one). The init runs in the sample's namespaces, so a sample can write
+    there too; what it can change is only its own ``killed`` against ``failed`` (it is not the
+    init, so it can end itself by any signal or exit with any status anyway), never the peak
+    (the outer meter's, out of its sight) nor ``passed``."""
+    lines = said.rstrip(b"\n").split(b"\n") if said else []
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip().isdigit():
+            rest = b"\n".join(lines[:index] + lines[index + 1:])
+            return int(lines[index].strip()), rest + b"\n" if rest else b""
+    return None, said
+
+
 def _cpu_limit_s(limits: ResourceLimits, timeout_s: float) -> float | None:
     """The run's ``RLIMIT_CPU`` in seconds (:meth:`ResourceLimits.rlimits`, at most this process's
     hard limit, which the sample inherits), ``None`` without one."""
@@ -541,6 +561,7 @@ class Sandbox:
             running = list(self._running)
         for pid in running:
             kill_process_group(pid)
+        self._guardian.close()  # a sample started just before (and killed above) starts no new one
         self.release_workers()
 
     def release_workers(self) -> None:
@@ -599,6 +620,10 @@ class Sandbox:
         stderr = res.log_file(self.temp_root)
         meter = peak_meter()
         meter_argv = [meter, *METER_OPTIONS] if meter is not None else []
+        # at namespaces GNU time is also the namespace's init, so that the sample's death by SIGKILL
+        # reaches us as 137 (unshare makes it 1) and %x tells that from an exit with 137
+        namespaces = self.isolation.level is IsolationLevel.NAMESPACES
+        init_argv = [meter, *INIT_METER_OPTIONS] if meter is not None and namespaces else []
         report_read = report_write = log_fd = None
         if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
             read_end, write_end = os.pipe()
@@ -622,6 +647,7 @@ class Sandbox:
             # first process that setpriv gave the sample's user id cannot get a parent-death signal
             # from bwrap (which holds no capability to signal another user id).
             meter=meter_argv,
+            init=init_argv,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
@@ -691,6 +717,8 @@ class Sandbox:
         started = bool(_read_available(started_read, limit=1))
         if report_read is not None:
             peak, meter_exit, said = _meter_report(_read_available(report_read))
+            if init_argv:  # the outer meter's child is unshare, which passes on its init's status: the init's %x
+                meter_exit, said = _init_report(said) if meter_exit is not None else (None, said)
             # GNU time could not exec what it runs; the step script never started (a sample that wrote
             # such a line into the report through /proc, as the same user, and exited 127 did start)
             if returncode in (126, 127) and b": cannot run " in said and not started:
