@@ -153,11 +153,13 @@ def test_a_timeout_near_the_limit_says_so():
 
 
 def test_the_meter_report_is_split_from_the_wrappers_messages():
-    assert _meter_report(b"1468 0\n") == (1468, 0, b"")
-    assert _meter_report(b"bwrap: Can't mount proc\n1184 1\n") == (1184, 1, b"bwrap: Can't mount proc\n")
-    assert _meter_report(b"") == (None, None, b"")
-    assert _meter_report(b"bwrap: died\n") == (None, None, b"bwrap: died\n")
-    assert _meter_report(b"1468\n") == (None, None, b"1468\n")
+    assert _meter_report(b"1468 0 0.25 0.50\n") == (1468, 0, 0.75, b"")
+    assert _meter_report(b"bwrap: Can't mount proc\n1184 1 0.00 0.01\n") == (1184, 1, 0.01,
+                                                                             b"bwrap: Can't mount proc\n")
+    assert _meter_report(b"") == (None, None, None, b"")
+    assert _meter_report(b"bwrap: died\n") == (None, None, None, b"bwrap: died\n")
+    assert _meter_report(b"1468\n") == (None, None, None, b"1468\n")
+    assert _meter_report(b"1468 0\n") == (None, None, None, b"1468 0\n")  # a line of another format
 
 
 def test_the_memory_summary_reads_old_rows_without_the_column():
@@ -325,7 +327,7 @@ FORGE = """def f():
                 argv = handle.read().split(b'\\0')
             if os.path.basename(argv[0]) == b'time':  # the peak meter's, and the namespaces level's init
                 with open(f'/proc/{name}/fd/2', 'w') as report:
-                    report.write('1000000000 0\\n')
+                    report.write('1000000000 0 0.00 0.00\\n')
         except OSError:
             pass
     os.kill(os.getpid(), signal.SIGKILL)
@@ -401,3 +403,42 @@ def test_a_sample_that_spins_past_its_cpu_limit_is_still_timed_out(level, forked
     finally:
         box.release_workers()
     assert outcome.status == "timeout" and "CPU time limit exceeded" in outcome.detail, outcome.detail
+
+
+@pytest.mark.parametrize(("level", "forked"), SPIN_WAYS)
+def test_a_sample_that_ignores_sigxcpu_is_ended_by_the_hard_cpu_limit(level, forked):
+    """The hard ``RLIMIT_CPU`` (one CPU second above the soft one) ends a sample that ignores the
+    soft limit's ``SIGXCPU`` with the kernel's ``SIGKILL``: at ``namespaces`` that was ``failed``
+    (util-linux 2.38.1's ``unshare`` exits 1 after its child's SIGKILL)."""
+    from workbench.execute.limits import ResourceLimits
+
+    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=1), reuse_interpreters=forked)
+    runner = PythonTestRunner()
+    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
+        if not os.path.exists(SYSTEM_PYTHON):
+            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+    program = "import signal\ndef f():\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n"
+    try:
+        outcome = run((box, runner, forked), program)
+    finally:
+        box.release_workers()
+    assert (outcome.status, outcome.signal) == ("timeout", "SIGKILL"), outcome.detail
+    assert "CPU time limit exceeded" in outcome.detail and "hard limit" in outcome.detail, outcome.detail
+
+
+def test_a_sigkill_is_the_hard_cpu_limits_only_after_the_cpu_time_was_used():
+    """Rule 6c of ``decide_status``, on observations: a SIGKILL before the timeout is the hard
+    ``RLIMIT_CPU``'s (``timeout``) only when the sample's processes used at least the CPU limit;
+    near the memory ceiling it stays the OOM killer's; CPU time unknown, or a runner with build
+    commands (whose CPU time counts too), it stays ``killed``."""
+    spun = seen(cpu_s=2.0, cpu_limit_s=1.0, duration_s=2.1)
+    assert decide_status(SPEC, "t", spun).status == "timeout"
+    assert "CPU time limit exceeded" in decide_status(SPEC, "t", spun).detail
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, cpu_s=0.5)).status == "killed"
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, cpu_s=None)).status == "killed"
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, cpu_limit_s=None)).status == "killed"
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, peak_rss_kib=15000 * 1024)).status == "oom"
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, returncode=128 + 11)).status == "killed"
+    built = dataclasses.replace(SPEC, build=[["/bin/true"]])
+    assert decide_status(built, "t", spun).status == "killed"
