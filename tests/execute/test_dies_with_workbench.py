@@ -114,6 +114,12 @@ def _guardian_of(workbench_pid: int) -> int | None:
     return None
 
 
+def _guardians_of(workbench_pid: int) -> set[int]:
+    """The pids of every guardian that ``workbench_pid`` started and that still runs."""
+    return {pid for pid in processes_with_argument(os.path.abspath(guardian_module.__file__))
+            if parent(pid) == workbench_pid}
+
+
 def _block_is_taken(uid: int) -> bool:
     """Whether the uid block holding ``uid`` is owned (its lock file is flocked) by some process."""
     import fcntl
@@ -209,3 +215,33 @@ def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> No
             os.waitpid(child, 0)
         sample.kill()
         sample.wait()
+
+
+def test_a_closed_sandbox_starts_no_guardian() -> None:
+    """A sample started just before :meth:`Sandbox.close` registers with the guardian after it:
+    ``close`` stopped the guardian, and that ``watch`` started a new one, which lived on, idle,
+    until the Sandbox was garbage-collected. Real samples and processes at the ``rlimits`` level;
+    ``close`` is made to run exactly between the sample's start and its ``watch`` (no timing)."""
+    from workbench.execute.isolation import detect_isolation
+    from workbench.execute.sandbox import Sandbox, new_token
+    from workbench.languages.python_runner import PythonTestRunner
+
+    box = Sandbox(detect_isolation(IsolationLevel.RLIMITS), reuse_interpreters=False)
+    runner = PythonTestRunner(SYSTEM_PYTHON if ROOT and os.path.exists(SYSTEM_PYTHON) else None)
+    watch = box._guardian.watch
+
+    def close_first(*args) -> None:
+        box.close()  # kills the sample just started, stops the guardian
+        watch(*args)
+
+    box._guardian.watch = close_first
+    before = _guardians_of(os.getpid())  # other tests' Sandboxes in this process may hold theirs
+    token = new_token()
+    spec = runner.prepare("def f():\n    import time\n    time.sleep(600)\n",
+                          "def check(candidate):\n    candidate()\n", "f", token)
+    try:
+        outcome = box.run(spec, token, 600.0)
+        assert outcome.status != "passed" and outcome.duration_s < 600, outcome.detail  # close() ended it
+        assert _guardians_of(os.getpid()) <= before, "a guardian runs for a closed Sandbox"
+    finally:
+        box.release_workers()

@@ -61,12 +61,13 @@ class Guardian:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._write: int | None = None
+        self._closed = False
         _ALL.add(self)
 
     def _started(self) -> int | None:
         """The pipe to a running guardian, started on first use; ``None`` when it cannot start
-        (the samples then run as before, without it)."""
-        if self._write is not None:
+        (the samples then run as before, without it), and after :meth:`close`."""
+        if self._write is not None or self._closed:
             return self._write
         read_end, write_end = os.pipe()  # close-on-exec: no sample inherits the write end
         try:
@@ -111,6 +112,16 @@ class Guardian:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=30)
+
+
+    def close(self) -> None:
+        """:meth:`stop`, and never start again: for a closed
+        :class:`~workbench.execute.sandbox.Sandbox`, whose last samples (started just before it was
+        closed, and killed by it) may still call :meth:`watch`, which would otherwise start a
+        guardian that lived on, idle, until the Sandbox was garbage-collected."""
+        with self._lock:
+            self._closed = True
+        self.stop()
 
 
 def _forget_in_forked_child() -> None:

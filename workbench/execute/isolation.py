@@ -321,12 +321,25 @@ def setpriv_argv(uid: int) -> list[str]:
     ]
 
 
-def namespaces_argv(command: Sequence[str]) -> list[str]:
-    """Return the ``unshare`` command line (run as an unprivileged user) for ``command``."""
+def namespaces_argv(command: Sequence[str], init: Sequence[str] = ()) -> list[str]:
+    """Return the ``unshare`` command line (run as an unprivileged user) for ``command``.
+
+    Args:
+        command: the argv to run in the new namespaces.
+        init: a command prefix that becomes the PID namespace's first process (its init) and
+            runs ``command`` as its child: GNU time, whose ``%x`` says how that child ended.
+            Needed because ``unshare --fork`` (util-linux 2.38) passes its child's death by
+            ``SIGKILL`` on as exit status 1 ("sigprocmask unblock failed": it re-raises the
+            child's signal after ``signal(SIGKILL, SIG_DFL)``, which fails with ``EINVAL``),
+            and because a namespace's init ignores every signal it has no handler for that
+            comes from inside (``SIGXCPU`` of its soft CPU limit included). Below such an init
+            a ``SIGKILL`` (the hard CPU limit's, the OOM killer's) ends the child, and the
+            init exits with 128 + 9, which ``unshare`` passes on.
+    """
     return [
         _tool("unshare"), "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
         "--mount-proc", "--ipc", "--uts", "--",
-    ] + list(command)
+    ] + list(init) + list(command)
 
 
 def interpreter_paths() -> list[str]:
@@ -513,6 +526,7 @@ def plan_launch(
     tmpfs_bytes: int = 256 << 20,
     info_fd: int | None = None,
     meter: Sequence[str] = (),
+    init: Sequence[str] = (),
 ) -> LaunchPlan:
     """Return the :class:`LaunchPlan` that runs ``command`` under ``isolation``.
 
@@ -529,6 +543,7 @@ def plan_launch(
         info_fd: see :func:`bubblewrap_argv` (ignored by the other levels).
         meter: see :func:`bubblewrap_argv` (ignored by the other levels, which the caller
             starts under it).
+        init: ``namespaces`` only: the namespace's init, see :func:`namespaces_argv`.
     """
     if isolation.level is IsolationLevel.BUBBLEWRAP:
         argv = bubblewrap_argv(
@@ -545,7 +560,7 @@ def plan_launch(
     if host_workdir is None:
         raise ValueError("levels below bubblewrap need a host working directory")
     if isolation.level is IsolationLevel.NAMESPACES:
-        return LaunchPlan(namespaces_argv(command), host_workdir, uid, host_workdir)
+        return LaunchPlan(namespaces_argv(command, init), host_workdir, uid, host_workdir)
     return LaunchPlan(list(command), host_workdir, uid, host_workdir)
 
 

@@ -119,20 +119,44 @@ def peak_meter() -> str | None:
     return found if said.returncode == 0 and _meter_report(said.stderr)[0] is not None else None
 
 
-#: GNU time's options: its report is one line, ``"<peak KiB> <exit status>"`` (``%M %x``)
-METER_OPTIONS = ("--quiet", "--format", "%M %x")
+#: GNU time's options: its report is one line, ``"<peak KiB> <exit status> <user CPU s> <system CPU s>"``
+#: (``%M %x %U %S``)
+METER_OPTIONS = ("--quiet", "--format", "%M %x %U %S")
 
 
-def _meter_report(said: bytes) -> tuple[int | None, int | None, bytes]:
-    """``(peak KiB, exit status, everything else)`` of what GNU time's stderr got: its ``%M %x``
-    line comes last (the exit status is the child's, 0 when a signal ended it); the lines before
-    it are the wrappers' own messages (a ``bwrap`` that could not set up)."""
+def _meter_report(said: bytes) -> tuple[int | None, int | None, float | None, bytes]:
+    """``(peak KiB, exit status, CPU seconds, everything else)`` of what GNU time's stderr got: its
+    ``%M %x %U %S`` line comes last (the exit status is the child's, 0 when a signal ended it; the
+    CPU seconds are user + system of the child and what it reaped); the lines before it are the
+    wrappers' own messages (a ``bwrap`` that could not set up)."""
     lines = said.rstrip(b"\n").split(b"\n")
     fields = lines[-1].split() if lines else []
-    if len(fields) == 2 and all(field.isdigit() for field in fields):
+    if (len(fields) == 4 and all(field.isdigit() for field in fields[:2])
+            and all(field.replace(b".", b"", 1).isdigit() for field in fields[2:])):
         rest = b"\n".join(lines[:-1])
-        return int(fields[0]), int(fields[1]), rest + b"\n" if rest else b""
-    return None, None, said
+        return (int(fields[0]), int(fields[1]), float(fields[2]) + float(fields[3]),
+                rest + b"\n" if rest else b"")
+    return None, None, None, said
+
+
+#: GNU time's options as the ``namespaces`` level's init (:func:`~workbench.execute.isolation.namespaces_argv`):
+#: its report is one line, ``"<exit status>"`` (``%x``: the child's, 0 when a signal ended it)
+INIT_METER_OPTIONS = ("--quiet", "--format", "%x")
+
+
+def _init_report(said: bytes) -> tuple[int | None, bytes]:
+    """``(exit status, everything else)`` of what the ``namespaces`` level's init (GNU time with
+    :data:`INIT_METER_OPTIONS`) left before the outer meter's line: its last line that is a lone
+    number (``None`` without one). The init runs in the sample's namespaces, so a sample can write
+    there too; what it can change is only its own ``killed`` against ``failed`` (it is not the
+    init, so it can end itself by any signal or exit with any status anyway), never the peak
+    (the outer meter's, out of its sight) nor ``passed``."""
+    lines = said.rstrip(b"\n").split(b"\n") if said else []
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip().isdigit():
+            rest = b"\n".join(lines[:index] + lines[index + 1:])
+            return int(lines[index].strip()), rest + b"\n" if rest else b""
+    return None, said
 
 
 def _cpu_limit_s(limits: ResourceLimits, timeout_s: float) -> float | None:
@@ -541,6 +565,7 @@ class Sandbox:
             running = list(self._running)
         for pid in running:
             kill_process_group(pid)
+        self._guardian.close()  # a sample started just before (and killed above) starts no new one
         self.release_workers()
 
     def release_workers(self) -> None:
@@ -599,6 +624,10 @@ class Sandbox:
         stderr = res.log_file(self.temp_root)
         meter = peak_meter()
         meter_argv = [meter, *METER_OPTIONS] if meter is not None else []
+        # at namespaces GNU time is also the namespace's init, so that the sample's death by SIGKILL
+        # reaches us as 137 (unshare makes it 1) and %x tells that from an exit with 137
+        namespaces = self.isolation.level is IsolationLevel.NAMESPACES
+        init_argv = [meter, *INIT_METER_OPTIONS] if meter is not None and namespaces else []
         report_read = report_write = log_fd = None
         if meter is not None:  # GNU time reports the peak on what it takes for stderr; the script moves off it
             read_end, write_end = os.pipe()
@@ -622,6 +651,7 @@ class Sandbox:
             # first process that setpriv gave the sample's user id cannot get a parent-death signal
             # from bwrap (which holds no capability to signal another user id).
             meter=meter_argv,
+            init=init_argv,
         )
         run_tag = f"{RUN_TAG_VARIABLE}={secrets.token_hex(8)}"
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
@@ -690,7 +720,9 @@ class Sandbox:
                 remove_files_of_uid(uid, (*SHARED_TEMP_FOLDERS, tempfile.gettempdir()))
         started = bool(_read_available(started_read, limit=1))
         if report_read is not None:
-            peak, meter_exit, said = _meter_report(_read_available(report_read))
+            peak, meter_exit, cpu_s, said = _meter_report(_read_available(report_read))
+            if init_argv:  # the outer meter's child is unshare, which passes on its init's status: the init's %x
+                meter_exit, said = _init_report(said) if meter_exit is not None else (None, said)
             # GNU time could not exec what it runs; the step script never started (a sample that wrote
             # such a line into the report through /proc, as the same user, and exited 127 did start)
             if returncode in (126, 127) and b": cannot run " in said and not started:
@@ -702,7 +734,7 @@ class Sandbox:
                 stderr.write(said)
         else:  # our own memory is a floor on the wrapper's ru_maxrss: a figure at it says nothing
             peak = reaped_peak if reaped_peak is not None and reaped_peak > own_kib else None
-            meter_exit = None
+            meter_exit = cpu_s = None
         # the wrappers (GNU time too) report a child killed by signal N as exit status 128 + N, and
         # so a child that exited with 128 + N itself; GNU time's %x tells them apart where its child is
         # the sample's process (the run command replaced the step shell: no pass_token_file)
@@ -717,7 +749,7 @@ class Sandbox:
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
             memory_ceiling_bytes=self.memory_ceiling_bytes, cpu_limit_s=_cpu_limit_s(limits, timeout_s),
-            wrapper_reports_signals=reports_signals,
+            cpu_s=cpu_s, wrapper_reports_signals=reports_signals,
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
 
@@ -786,9 +818,9 @@ class Sandbox:
         try:
             answer = zygote.run(request, fds, timeout_s)
             returncode, timed_out, duration = answer.returncode, answer.timed_out, answer.duration_s
-            peak, sample_signal = answer.peak_rss_kib, answer.sample_signal
+            peak, sample_signal, cpu_s = answer.peak_rss_kib, answer.sample_signal, answer.cpu_s
         except ZygoteLostError as error:  # its sandbox was torn down: nothing of the sample runs
-            duration, peak, sample_signal = time.monotonic() - start, None, None
+            duration, peak, sample_signal, cpu_s = time.monotonic() - start, None, None, None
             returncode, timed_out = -signal.SIGKILL, duration >= timeout_s
             stderr.write(f"\nworkbench: {error}\n".encode())
         finally:
@@ -797,7 +829,7 @@ class Sandbox:
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
             memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
-            cpu_limit_s=_cpu_limit_s(limits, timeout_s),
+            cpu_limit_s=_cpu_limit_s(limits, timeout_s), cpu_s=cpu_s,
             # the sample's init exits with 128 + N for signal N, and with the sample's own status,
             # 128 + N included, when it exited: the init's report (sample_signal 0) tells which
             wrapper_reports_signals=sample_signal != 0,

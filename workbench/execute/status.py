@@ -127,6 +127,9 @@ class Observation:
             uses at most ``duration_s`` CPU seconds per core, so a ``SIGXCPU`` before
             ``cpu_limit_s / cpu_count`` seconds was sent (by the sample to itself), not the limit's.
         cpu_count: the cores a sample can use here; ``None``: ``os.cpu_count()``.
+        cpu_s: user and system CPU seconds the sample's reaped processes used (GNU time's
+            ``%U`` + ``%S``, ``wait4`` of a forked sample's init), build commands included, or
+            ``None`` (unknown: no GNU time, killed at the timeout).
     """
 
     returncode: int
@@ -148,6 +151,7 @@ class Observation:
     memory_ceiling_bytes: int | None = None
     cpu_limit_s: float | None = None
     cpu_count: int | None = None
+    cpu_s: float | None = None
 
 
 #: a peak resident memory at or above this share of the memory limit or ceiling counts as
@@ -213,6 +217,10 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        ceiling (:func:`near_memory_bound`) -> ``oom`` (the kernel's OOM killer); near ``--memory-mb``
        only, it stays ``killed`` (the rlimit fails allocations, it sends no signal), the detail
        saying how near;
+    6c. ``SIGKILL`` (before the timeout) after the sample used at least its CPU time limit
+       (:attr:`Observation.cpu_s` >= ``cpu_limit_s``, a runner without build commands): the hard
+       ``RLIMIT_CPU``'s, one second above the soft one, after a sample that ignored the soft
+       limit's ``SIGXCPU`` -> ``timeout``;
     7. ended by a signal (``SIGSEGV``, ``SIGXFSZ`` at the output size limit ...) -> ``killed``;
     8. the exit status is listed in ``spec.exit_statuses`` -> that status;
     9. the token arrived but the exit status is not 0 -> ``failed``;
@@ -304,6 +312,12 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         # limit's doing (RLIMIT_AS makes an allocation fail, it never kills): said, not classed oom
         return outcome("oom", f"ended by SIGKILL with a peak resident memory of {_mib(seen.peak_rss_kib * 1024)}, "
                               f"at or near {MACHINE_CEILING} ({_mib(ceiling)}): the kernel's OOM killer")
+    if (sig == "SIGKILL" and not spec.build and seen.cpu_s is not None and seen.cpu_limit_s is not None
+            and seen.cpu_s >= seen.cpu_limit_s):
+        # the soft limit's SIGXCPU was ignored (or handled): the hard limit, a second later, sends SIGKILL
+        return outcome("timeout", f"CPU time limit exceeded: ended by SIGKILL after {seen.cpu_s:.1f} CPU seconds, "
+                                  f"the hard limit's (its soft limit's SIGXCPU, at {seen.cpu_limit_s:g} s, was "
+                                  f"ignored){near_words}")
     if sig is not None:
         return outcome("killed", f"ended by {sig}{near_words}")
     if code in spec.exit_statuses:

@@ -92,6 +92,8 @@ class ZygoteAnswer:
         sample_signal: the signal that ended the sample's own process, 0 when it exited by
             itself (then a ``returncode`` of 128 + N is its own exit status, not signal N), or
             ``None`` when unknown (killed at the timeout, an older answer).
+        cpu_s: user and system CPU seconds of the sample's processes that were reaped (all of
+            them unless killed at the timeout), or ``None`` (an older answer without it).
     """
 
     returncode: int
@@ -99,6 +101,7 @@ class ZygoteAnswer:
     duration_s: float
     peak_rss_kib: int | None = None
     sample_signal: int | None = None
+    cpu_s: float | None = None
 
 
 @functools.cache
@@ -256,15 +259,16 @@ class Zygote:
             os.close(body)
         answer = self._answer(timeout_s + _ANSWER_GRACE_S)
         parts = answer.split()
-        if len(parts) not in (3, 4, 5) or not all(part.lstrip(b"-").isdigit() for part in parts):
+        if len(parts) not in (3, 4, 5, 6) or not all(part.lstrip(b"-").isdigit() for part in parts):
             why = answer.decode("utf-8", "replace") or "no answer"
             self.stop()
             raise ZygoteLostError(f"the zygote did not answer ({why[:300]})")
         status, timed_out, micros = (int(part) for part in parts[:3])
         returncode = os.waitstatus_to_exitcode(status)
         peak = int(parts[3]) if len(parts) >= 4 else None
-        sample_signal = int(parts[4]) if len(parts) == 5 and int(parts[4]) >= 0 else None
-        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6, peak, sample_signal)
+        sample_signal = int(parts[4]) if len(parts) >= 5 and int(parts[4]) >= 0 else None
+        cpu_s = int(parts[5]) / 1e6 if len(parts) == 6 else None
+        return ZygoteAnswer(returncode, bool(timed_out), micros / 1e6, peak, sample_signal, cpu_s)
 
     def _answer(self, timeout_s: float) -> bytes:
         """The zygote's next message, or ``b""`` when none came within ``timeout_s``."""

@@ -29,10 +29,11 @@ the request body, the token pipe, the pass pipe, the start pipe, stdout and stde
    runner's script as ``__main__`` with its arguments;
 4. the zygote waits for the init with a pidfd and the request's timeout, kills it when the
    timeout passes, and answers
-   ``b"<exit status> <timed out 0/1> <microseconds> <peak KiB> <sample's signal>"`` (the exit
-   status as ``waitpid`` reports it, raw; the peak resident memory from ``wait4``'s
+   ``b"<exit status> <timed out 0/1> <microseconds> <peak KiB> <sample's signal> <CPU microseconds>"``
+   (the exit status as ``waitpid`` reports it, raw; the peak resident memory from ``wait4``'s
    ``ru_maxrss``, see ``_wait``; the signal that ended the sample, 0 when it exited, -1 when
-   the init did not say: killed at the timeout).
+   the init did not say: killed at the timeout; the user and system CPU time of the init and
+   every process it, or a process it reaped, reaped, from ``wait4``).
 
 Before its first request the zygote runs the whole of step 2-3 once with an empty script
 and answers ``b"READY"`` (or ``b"FAIL <why>"``), so a machine where a nested namespace or
@@ -322,7 +323,7 @@ def _sample_signal(status_read):
 
 
 def _wait(pid, timeout_ms, control=None):
-    """Step 4: ``(waitpid status, timed out, peak KiB or None)`` of the init, killed at
+    """Step 4: ``(waitpid status, timed out, peak KiB or None, CPU microseconds)`` of the init, killed at
     ``timeout_ms``, or at once when the host hung up (``control``: its socket). The peak is
     ``ru_maxrss`` of the init from ``wait4``: the largest of its own and of every process it
     (or a process it reaped) reaped, the sample's included; at a timeout also the live
@@ -348,7 +349,7 @@ def _wait(pid, timeout_ms, control=None):
         except InterruptedError:
             continue
         peak = usage.ru_maxrss if live_peak is None else max(live_peak, usage.ru_maxrss)
-        return status, timed_out, peak
+        return status, timed_out, peak, int((usage.ru_utime + usage.ru_stime) * 1e6)
 
 
 def _receive(control):
@@ -395,7 +396,7 @@ def _self_test(own_pid_namespace, settings):
     finally:
         for fd in fds.values():
             os.close(fd)
-    status, _, _ = _wait(pid, 20_000)
+    status = _wait(pid, 20_000)[0]
     if _sample_signal(status_read) != 0:
         return "the probe's init did not report how its sample ended"
     said = os.read(read_end, 4096).decode("utf-8", "replace").strip()
@@ -434,8 +435,9 @@ def serve(control_fd):
             for fd in fds.values():
                 os.close(fd)
             fds = {}
-            status, timed_out, peak = _wait(pid, request["timeout_ms"], control)
-            reply = b"%d %d %d %d %d" % (status, timed_out, _monotonic_us() - start, peak, _sample_signal(status_read))
+            status, timed_out, peak, cpu_us = _wait(pid, request["timeout_ms"], control)
+            reply = b"%d %d %d %d %d %d" % (status, timed_out, _monotonic_us() - start, peak,
+                                            _sample_signal(status_read), cpu_us)
         for fd in fds.values():
             os.close(fd)
         control.sendall(reply)
