@@ -629,3 +629,37 @@ def test_an_empty_split_name_is_refused(small_corpus, tmp_path):
     said = " ".join(result.output.split())
     assert "a split named '' (empty)" in said and "--split-column 'split'" in said, said
     assert not (tmp_path / "b" / ".jsonl").exists()
+
+
+def test_against_id_column_takes_several_columns_like_id_column(tmp_path):
+    # javauser35: an ICE-Score grade file repeats each task's reference on its 20 sample rows, so no single
+    # column of it is unique; --id-column task_id,sample_id worked, --against-id-column task_id,sample_id
+    # answered "column 'task_id,sample_id' not found"
+    rng = random.Random(2)
+    solutions = [make_function(rng, f"solution{k}") for k in range(2)]
+    reference = write_jsonl(tmp_path / "grades.jsonl", [
+        {"task_id": f"T/{k}", "sample_id": s, "reference": solutions[k]} for k in range(2) for s in range(3)])
+    rows = [{"id": "copy", "content": solutions[1]}, {"id": "clean", "content": make_function(rng, "clean")}]
+    data = write_jsonl(tmp_path / "gens.jsonl", rows)
+    out = tmp_path / "out"
+    result = invoke(str(data), "--against", str(reference), "--against-code-column", "reference",
+                    "--against-id-column", "task_id,sample_id", "--min-tokens", "10", "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    with open(out / "contamination.csv") as handle:
+        found = [(r["id"], r["reference_id"]) for r in csv.DictReader(handle)]
+    assert [row_id for row_id, _ in found] == ["copy"]
+    assert found[0][1].startswith("T/1:")
+
+
+def test_against_without_a_unique_column_says_columns_can_be_joined(tmp_path):
+    # javauser35: "Pass a unique column with --against-id-column." when the data has no unique column left
+    # the user with nothing to pass; several columns joined with ':' are the way out
+    rng = random.Random(3)
+    # no column is unique: every task repeats the same two sample ids and reference texts
+    reference = write_jsonl(tmp_path / "grades.jsonl", [
+        {"task_id": f"T/{k}", "sample_id": s, "reference": f"x{s} = {s}"} for k in range(2) for s in range(2)])
+    data = write_jsonl(tmp_path / "gens.jsonl", [{"id": "a", "content": make_function(rng, "a")}])
+    result = invoke(str(data), "--against", str(reference), "--against-code-column", "reference")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "--against-id-column" in said and "comma-separated" in said and "task_id,sample_id" in said

@@ -151,7 +151,8 @@ class DedupConfig(JobConfig):
         None, "Reference dataset: drop rows that are near-duplicates of any of its rows (e.g. humaneval).")
     against_code_column: str | None = option(
         None, "Code column(s) of --against [default: prompt,canonical_solution for HumanEval-like data, else --code-column].")
-    against_id_column: str | None = option(None, "Id column of --against [default: task_id if present].")
+    against_id_column: str | None = option(None, "Id column of --against, or comma-separated columns joined with ':' (task_id,sample_id) "
+                                                "[default: task_id if present].")
     output_format: str = option(
         "auto", "Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder); "
         "for a URI read by Spark: jsonl | parquet folders written by Spark.",

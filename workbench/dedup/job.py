@@ -674,9 +674,11 @@ def _load_reference(config: DedupConfig) -> DedupRows:
             code_column = ["prompt", "canonical_solution"]
         else:
             code_column = config.code_column
-    id_column = config.against_id_column
+    id_column: str | list[str] | None = config.against_id_column
     if id_column is None:
         id_column = "task_id" if "task_id" in columns else None
+    else:  # several comma-separated columns, joined with ':', as --id-column takes them
+        id_column = _split_columns(id_column)
     return collect_rows(reference, code_column=_split_columns(code_column), id_column=id_column, language=config.language,
                         code_option=option_named("against_code_column"),
                         id_option=option_named("against_id_column"))

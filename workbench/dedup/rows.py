@@ -231,7 +231,8 @@ def _check_unique(ids: list, id_column: str | None, id_option: str | None = None
     repeated = [value for value, count in Counter(ids).items() if count > 1]
     shown = ", ".join(repr(v) for v in repeated[:5]) + (" ..." if len(repeated) > 5 else "")
     unique = _unique_columns(loaded, code_columns) if loaded is not None else []
-    hint = (f" (unique here: {', '.join(unique)})" if unique else "")
+    hint = (f" (unique here: {', '.join(unique)})" if unique else
+            ", or several comma-separated columns whose values joined with ':' are unique (e.g. task_id,sample_id)")
     where = f"{loaded.source}: " if loaded is not None else ""
     raise DataError(
         f"{where}ids must be unique, but {count(len(repeated), 'id')} of column {id_column!r} "
