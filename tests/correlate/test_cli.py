@@ -52,7 +52,22 @@ def test_two_table_mode_from_the_cli(tmp_path):
     result = runner.invoke(app, ["correlate", str(scores), "--results", str(results), "-m", "m", "--resamples", "50"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())  # Rich wraps long lines
-    assert "29 matched; 1 score rows without a result, 0 result rows without scores" in text
+    assert "29 matched; 1 score row without a result, 0 result rows without scores" in text
+
+
+def test_one_task_is_counted_in_the_singular(tmp_path):
+    """The default job with ``--set score.limit=2`` correlated 2 samples of one task and said "2
+    samples from 1 tasks; per-problem mean over 1 tasks". Real ICE-Score rows of HumanEval/0."""
+    from ice_score_slice import task_rows
+
+    rows = [r for r in task_rows() if r["task_id"] == "HumanEval/0"]
+    picked = [next(r for r in rows if str(r["passed"]) == "1"), next(r for r in rows if str(r["passed"]) == "0")]
+    data = tmp_path / "one_task.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    result = runner.invoke(app, ["correlate", str(data), "-m", "codebleu", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "codebleu: 2 samples from 1 task; per-problem mean over 1 task (left out:" in text, text
 
 
 def test_bad_input_is_a_one_line_error(tmp_path):
