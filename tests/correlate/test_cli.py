@@ -52,7 +52,42 @@ def test_two_table_mode_from_the_cli(tmp_path):
     result = runner.invoke(app, ["correlate", str(scores), "--results", str(results), "-m", "m", "--resamples", "50"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())  # Rich wraps long lines
-    assert "29 matched; 1 score rows without a result, 0 result rows without scores" in text
+    assert "29 matched; 1 score row without a result, 0 result rows without scores" in text
+    assert "warning: join: 1 score row had no execution result and is left out" in text, text
+
+
+def test_results_beyond_the_scored_subset_are_no_warning(tmp_path):
+    """The default job's subset correlation (40 scored rows of 3,220 executed) warned "join: 0 score
+    rows had no execution result and 3180 result rows had no scores; they are left out": scores of a
+    subset join part of the results by design. Real ICE-Score rows: 4 of 12 scored."""
+    from ice_score_slice import task_rows
+
+    rows = [r for r in task_rows()][:12]
+    scores, results = tmp_path / "scores.jsonl", tmp_path / "results.jsonl"
+    scores.write_text("".join(json.dumps({k: r[k] for k in ("task_id", "sample_id", "codebleu")}) + "\n"
+                              for r in rows[::3]))
+    results.write_text("".join(json.dumps({k: r[k] for k in ("task_id", "sample_id", "passed")}) + "\n" for r in rows))
+    result = runner.invoke(app, ["correlate", str(scores), "--results", str(results), "-m", "codebleu",
+                                 "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "4 matched; 0 score rows without a result, 8 result rows without scores" in text, text
+    assert "join:" not in text, text
+
+
+def test_one_task_is_counted_in_the_singular(tmp_path):
+    """The default job with ``--set score.limit=2`` correlated 2 samples of one task and said "2
+    samples from 1 tasks; per-problem mean over 1 tasks". Real ICE-Score rows of HumanEval/0."""
+    from ice_score_slice import task_rows
+
+    rows = [r for r in task_rows() if r["task_id"] == "HumanEval/0"]
+    picked = [next(r for r in rows if str(r["passed"]) == "1"), next(r for r in rows if str(r["passed"]) == "0")]
+    data = tmp_path / "one_task.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    result = runner.invoke(app, ["correlate", str(data), "-m", "codebleu", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "codebleu: 2 samples from 1 task; per-problem mean over 1 task (left out:" in text, text
 
 
 def test_bad_input_is_a_one_line_error(tmp_path):

@@ -80,7 +80,8 @@ def test_missing_column_lists_the_columns(tmp_path):
 
 
 def test_missing_label_column(tmp_path):
-    with pytest.raises(MissingColumnError, match=r"'pass@1' not found \(set it with --label\)"):
+    with pytest.raises(MissingColumnError, match=r"'pass@1' not found \(set it with --label, or join the execution "
+                                                 r"results of `workbench execute` with --results"):
         correlate(_jsonl(tmp_path / "scores.jsonl", _rows()), metrics=["codebleu"], label="pass@1")
 
 

@@ -122,6 +122,19 @@ def test_the_cli_summary_names_the_fallback(fake, tmp_path, ice_slice):
     assert "ice-score: 4 of 4 scored rows got no usable token log-probabilities" in " ".join(result.output.split())
 
 
+def test_the_cli_counts_one_score_read_in_the_singular(fake, tmp_path, ice_slice):
+    """The default job's dsa-cqe on one row printed "dsa-cqe: 1 scores read"."""
+    _ice_server(fake)
+    result = CliRunner().invoke(app, [
+        "score", str(ice_slice), "--method", "ice-score", "--model", "openai/fake", "--api-base", fake.api_base,
+        "--generation-column", "completion_multipl_e", "--output", str(tmp_path / "cli"), "--cache", "off",
+        "--no-progress", "--limit", "1",
+    ])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "ice-score: 1 score read: 1 as the probability-weighted score" in text, text
+
+
 def test_sampled_mode_asks_for_no_logprobs_and_has_its_own_cache_entries(fake, tmp_path, samples):
     _ice_server(fake)
     _run(fake, tmp_path, samples, ["ice-score"])

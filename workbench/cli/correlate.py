@@ -275,16 +275,16 @@ def _print_report(report: CorrelationReport) -> None:
     if counts.join is not None:
         j = counts.join
         console.print(
-            f"join on ({j.key[0]}, {j.key[1]}): {j.matched} matched; {j.unmatched_scores} score rows without a result, "
-            f"{j.unmatched_results} result rows without scores"
+            f"join on ({j.key[0]}, {j.key[1]}): {j.matched} matched; {count(j.unmatched_scores, 'score row')} without a "
+            f"result, {count(j.unmatched_results, 'result row')} without scores"
             + (f"; {j.code_mismatches} left out as other code (code_sha256)" if j.code_mismatches else "")
             + (f"; status: {', '.join(f'{k} {v}' for k, v in j.status_counts.items())}" if j.status_counts else "")
         )
     for name, result in report.metrics.items():
         rows, tasks = result.excluded_rows, result.excluded_tasks
         line = (
-            f"{name}: {result.n_samples} samples from {result.n_tasks} tasks; per-problem mean over {result.per_problem_tasks} "
-            f"tasks (left out: constant label {tasks['constant_label']}, constant metric "
+            f"{name}: {count(result.n_samples, 'sample')} from {count(result.n_tasks, 'task')}; per-problem mean over "
+            f"{count(result.per_problem_tasks, 'task')} (left out: constant label {tasks['constant_label']}, constant metric "
             f"{tasks['constant_metric']}, single sample {tasks['single_sample']})"
         )
         if rows.total:

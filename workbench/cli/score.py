@@ -131,7 +131,7 @@ def print_report(report: Any, cache: str = "rw") -> None:
     for name, counts in report.score_reads.items():
         if counts:
             reads = ", ".join(f"{n} {_READ_WORDS.get(how, how)}" for how, n in sorted(counts.items()))
-            console.print(f"{name}: {sum(counts.values())} scores read: {reads}")
+            console.print(f"{name}: {count(sum(counts.values()), 'score')} read: {reads}")
     skipped = [f"{name}: {count(counts['skipped'], 'row')} skipped, not scored (the row's error says why, e.g. an empty "
                f"reference; counted under 'other')" for name, counts in report.statuses.items() if counts.get("skipped")]
     for note in [*report.notes[report.announced_notes:], *skipped, *fallback_notes(report)]:

@@ -550,11 +550,12 @@ def _correlate_table(
     report_counts = _counts(table)
     if table.label.size and float(table.label.min()) == float(table.label.max()):
         warnings.append("every sample has the same label: no correlation is defined")
-    if table.join is not None and (table.join.unmatched_scores or table.join.unmatched_results):
-        warnings.append(
-            f"join: {table.join.unmatched_scores} score rows had no execution result and "
-            f"{table.join.unmatched_results} result rows had no scores; they are left out"
-        )
+    if table.join is not None and table.join.unmatched_scores:
+        # result rows without scores are no warning: the scores of a subset (the LLM methods' --limit)
+        # join a part of the results by design; the join line and the JSON's join counts say how many
+        missing = table.join.unmatched_scores
+        warnings.append(f"join: {count(missing, 'score row')} had no execution result and "
+                        f"{'is' if missing == 1 else 'are'} left out")
     if table.join is not None and table.join.code_mismatches:
         warnings.append(
             f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "

@@ -227,6 +227,21 @@ def _check_unique(tasks: list[str | None], samples: list[str | None], columns: t
                       f"{option_named('sample_column')}")
 
 
+def _missing_label(label: str, available: list[str], where: str) -> MissingColumnError:
+    """The error for a score table without the label column and no execution results to join:
+    besides naming the column (``--label``), the usual fix is the results of ``workbench execute``
+    (``--results``), whose ``passed`` column is the label; under ``workbench run`` (a results
+    option no key sets) the execute stage, whose results the run then joins itself."""
+    results = option_named("results", plain="")
+    if results:
+        join = f"join the execution results of `workbench execute` with {results} (their 'passed' is the label)"
+    else:
+        join = "add the execute stage to [run] stages, whose results give the label"
+    error = MissingColumnError(label, list(available), hint=f"set it with {option_named('label')}, or {join}")
+    error.args = (f"{error.args[0]} (in {where})",)
+    return error
+
+
 def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None], where: str,
                  label_kind: str = "outcome") -> tuple[np.ndarray, np.ndarray]:
     """``(values, missing)`` of the label; raises on non-numeric or infinite labels and, for an
@@ -527,8 +542,10 @@ def prepare_table(
         raise DataError(f"a metric is named twice in {list(metrics)}")
     join = None
     if results is None:
-        require_columns(scores, {option_named("task_column"): task_column, option_named("label"): label,
-                                 option_named("sample_column"): sample_column}, where=names[0])
+        require_columns(scores, {option_named("task_column"): task_column}, where=names[0])
+        if label not in scores.column_names:
+            raise _missing_label(label, scores.column_names, names[0])
+        require_columns(scores, {option_named("sample_column"): sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
         tasks = _key_texts(scores, task_column)
         if sample_column is not None:

@@ -13,6 +13,7 @@ from workbench.execute.pass_at_k import DEFAULT_KS
 from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 from workbench.data.stop_sequences import stop_help, stop_option_values
 from workbench.failures import FailureLimit, failure_limit_text, parse_max_failures
+from workbench.option_words import option_named, option_value
 from workbench.options import JobConfig, OptionError, option
 
 #: this many sandbox failures in a row end the run: the sandbox does not work here
@@ -24,6 +25,9 @@ ISOLATION_CHOICES: tuple[str, ...] = ("auto", *(level.value for level in LEVEL_O
 
 #: how a completion becomes a program
 MODES: tuple[str, ...] = ("completion", "full")
+
+#: ``--prompt-source`` values: where the prompt before each completion comes from
+PROMPT_SOURCES: tuple[str, ...] = ("problems", "generations")
 
 
 def default_reference_cache() -> str:
@@ -60,6 +64,13 @@ class ExecutionConfig(JobConfig):
             A missing ``sample_column`` (left at its default) numbers samples per task.
         prompt_column: a generations column holding the prompt to prepend (default: the
             problem's prompt).
+        prompt_source: where the prompt before each completion comes from, declared: ``"problems"``
+            (the problem set's ``problem_prompt_column``; no ``prompt_column``) or ``"generations"``
+            (``prompt_column``, which it requires). ``None`` (the default) leaves it to
+            ``prompt_column``: the generations' prompt when that is given, else the problems', with
+            a note where the generations carry a prompt of their own that differs
+            (:func:`workbench.execute.job.load_samples`); declaring ``"problems"`` drops that note.
+            It changes no program, so it is not recorded: ``prompt_column`` is.
         problem_task_column / problem_prompt_column / test_column / entry_point_column /
             reference_column: columns of the problems (``reference_column`` may be absent:
             then every task gets the floor timeout; an empty name means none).
@@ -115,6 +126,11 @@ class ExecutionConfig(JobConfig):
     sample_column: str = option("sample_id", "Generations column with the sample id (if absent: numbered per task).", recorded=True)
     completion_column: str = option("completion", "Generations column with the generated code.", recorded=True)
     prompt_column: str | None = option(None, "Generations column with the prompt to prepend (default: the problem's prompt).", recorded=True)
+    prompt_source: str | None = option(
+        None, "Where the prompt before each completion comes from: 'problems' (the problem set's prompt) or "
+        "'generations' (--prompt-column). Default: the generations' with --prompt-column, else the problems', with a "
+        "note where the generations carry a prompt that differs; 'problems' declares that choice (no note).",
+        choices=PROMPT_SOURCES)
     problem_task_column: str = option("task_id", "Problems column with the task id.", recorded=True)
     problem_prompt_column: str = option("prompt", "Problems column with the prompt.", recorded=True)
     test_column: str = option("test", "Problems column with the test code.", recorded=True)
@@ -162,6 +178,15 @@ class ExecutionConfig(JobConfig):
                 object.__setattr__(self, name, None)
         if self.resume and self.overwrite:
             raise OptionError("{resume} and {overwrite} exclude each other", "resume", "overwrite")
+        if self.prompt_source == "problems" and self.prompt_column is not None:
+            raise OptionError(f"{option_value('prompt_source', 'problems')} runs the problems' prompt, but "
+                              f"{option_value('prompt_column', self.prompt_column)} names a generations column to run "
+                              f"instead: drop one of them ({option_value('prompt_source', 'generations')} runs "
+                              f"the generations' column)", "prompt_source", "prompt_column")
+        if self.prompt_source == "generations" and self.prompt_column is None:
+            raise OptionError(f"{option_value('prompt_source', 'generations')} runs the prompt the generations carry: "
+                              f"name their column with {option_named('prompt_column')} (e.g. prompt)",
+                              "prompt_source", "prompt_column")
         self.stop_sequences  # noqa: B018  (checks the values)
 
     @property

@@ -282,10 +282,12 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
                  problems: Mapping[str, Problem] | None = None) -> list[Sample]:
     """Return the generations as :class:`Sample` s, in file order.
 
-    With ``problems`` and no ``--prompt-column``, a generations column named like the problems'
-    prompt column whose text differs from the problem's prompt for some task is noted in
-    ``notes``: the programs run with the problem's prompt, not the one the generations carry
-    (MultiPL-E's prompts differ from HumanEval's, e.g. in an ``import`` a completion relies on).
+    With ``problems``, no ``--prompt-column`` and no ``--prompt-source`` (the prompt's source left
+    undeclared), a generations column named like the problems' prompt column whose text differs
+    from the problem's prompt for some task is noted in ``notes``: the programs run with the
+    problem's prompt, not the one the generations carry (MultiPL-E's prompts differ from
+    HumanEval's, e.g. in an ``import`` a completion relies on). ``--prompt-source problems``
+    declares that choice: no note.
 
     Raises:
         DataError / MissingColumnError: unreadable file, missing columns, duplicate
@@ -313,7 +315,8 @@ def load_samples(source: str, config: ExecutionConfig, notes: list[str],
         {option_named("completion_column"): config.completion_column, option_named("prompt_column"): config.prompt_column},
         where=f"the generations ({source})",
     )
-    if problems is not None and config.prompt_column is None and config.problem_prompt_column in dataset.column_names:
+    if (problems is not None and config.prompt_column is None and config.prompt_source is None
+            and config.problem_prompt_column in dataset.column_names):
         note = _unused_prompt_note(dataset, config, problems)
         if note:
             notes.append(note)
@@ -369,7 +372,7 @@ def _unused_prompt_note(dataset: Any, config: ExecutionConfig, problems: Mapping
     return (f"the generations' {column!r} column differs from the problems' prompt in {len(differing)} of "
             f"{count(len(compared), 'task')} (first: {first}); each program is the problems' prompt + the completion: "
             f"{option_set('prompt_column', column)} to run the prompt the generations carry (the one their model "
-            "completed)")
+            f"completed), or {option_set('prompt_source', 'problems')} to keep the problems' prompt without this note")
 
 
 def execution_language(config: ExecutionConfig, generation_languages: Iterable[str | None],

@@ -75,8 +75,9 @@ NOT_IN_STAGES = "not in [run] stages"
 #: (:data:`CALL_OPTIONS`). Not here: what changes the rows (``cache = "off"`` asks again, ``max_cost`` stops scoring).
 OUTPUT_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "dedup": frozenset({"workers", "offline"}),
+    # prompt_source only declares what prompt_column (in the key) decides: it changes no program
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
-                          "max_failures", "sandbox_failure_limit"}),
+                          "max_failures", "sandbox_failure_limit", "prompt_source"}),
     "score": frozenset({"workers", "offline", "max_failures", "timeout", "retries", "retry_wait"}),
     "correlate": frozenset({"offline"}),
     "bias": frozenset({"offline"}),
@@ -117,8 +118,9 @@ RESELECTED_OPTIONS: Mapping[str, frozenset[str]] = {
 #: (:meth:`StagePlan.key_argv` with ``legacy_root``), so that such a run folder is still up to date
 LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
     "dedup": frozenset({"workers"}),
+    # prompt_source: an option those versions lacked, so their command lines never held it
     "execute": frozenset({"workers", "reference_cache", "reference_cache_dir", "reuse_interpreters", "offline",
-                          "max_failures", "sandbox_failure_limit"}),
+                          "max_failures", "sandbox_failure_limit", "prompt_source"}),
 }
 
 #: how a stage's messages name the ``results`` option where the run gives the job the execute
