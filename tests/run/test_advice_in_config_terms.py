@@ -354,3 +354,22 @@ def test_the_bias_label_is_named_for_who_set_it(tmp_path: Path, stages: list[str
                 read_metric_table(str(data), metrics=["pass"], id_columns=["task_id", "sample_id"],
                                   flags={"pass": option_named("label")})
             assert "column 'pass' not found (the execute stage's label); the data has:" in str(caught.value)
+
+
+@pytest.mark.parametrize("blocked", ["execute", "bias"])
+def test_a_file_where_a_stage_folder_goes_is_refused_before_any_stage_in_config_words(tmp_path: Path,
+                                                                                      blocked: str) -> None:
+    """A run folder with a file named like a stage's folder (``run/execute``, ``run/bias``): the
+    stage failed after the others had run with "--output run/execute/results.jsonl: ... choose
+    another path" / "--json run/bias/report.json: ...", options the run sets itself and its
+    command does not take. The preflight refuses it, naming ``[run] output``, before any stage."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["execute", "dedup", "score_all", "bias"])
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / blocked).write_text("notes\n")
+    with pytest.raises(Exception) as caught:
+        run_pipeline(load_config(config_path))
+    message = _flat(str(caught.value))
+    assert message == (f"[run] output {tmp_path / 'run'}: {tmp_path / 'run' / blocked} exists and is not a folder; "
+                       "choose another path"), message
+    assert not (tmp_path / "run" / "dedup").exists()  # no stage ran

@@ -12,7 +12,8 @@ key that named them (``[execute] problems: ...``); each row has its own (task, s
 model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
 its credentials, checked as ``workbench score`` checks them
 (:func:`workbench.llm.client.check_model_usable`);
-the offline embedding model is installed.
+the offline embedding model is installed; no file stands where the run folder or a stage's
+folder in it goes.
 """
 
 from __future__ import annotations
@@ -269,7 +270,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             isolation level, a missing model, ...), a missing credential or optional dependency.
         DuplicateSampleError, DataError: two rows share a (task, sample) key or an ``[data]
             id_column`` id; ConfigError: a task id the problem set lacks; DataError: a file stands
-            where the run folder goes (``-o notes.txt``).
+            where the run folder or a stage's folder in it goes (``-o notes.txt``, ``runs/x/bias``).
     """
     from workbench.io import require_output_folder
     from workbench.languages.registry import get_language
@@ -306,6 +307,12 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     available = finished_stages(config, columns, manifest, fingerprint)
     inputs = stages | available
     plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
+    # ... and a file where a stage's folder goes in it (run/bias), refused here in the run's words: the
+    # stage would fail after the others ran, naming --json or --output, which the run sets itself
+    for plan in plans.values():
+        if plan.command is not None and not plan.skip_reason:
+            for path in [*plan.outputs, *plan.partial, *map(Path, plan.targets.values())]:
+                require_output_folder(path.parent, f"[run] output {config.output}")
     notes: list[str] = []
     # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
     # for its row ids, which [data] id_column names otherwise (a corpus of files has no tasks)
