@@ -9,7 +9,7 @@ does not take would be advice nobody can follow; an option the run sets itself (
 passed no such option at all. :func:`config_words` switches the words for the messages built
 while a stage builds its config, runs and prints (``workbench.run.stages.StagePlan.words``);
 :func:`option_named`, :func:`option_given`, :func:`option_value`, :func:`option_set`, :func:`option_reset`,
-:func:`resume_advice` and :func:`retry_failed_advice` word them. This is the one place that
+:func:`resume_advice`, :func:`start_over_advice` and :func:`retry_failed_advice` word them. This is the one place that
 decides a message's option words: a job's config checks (``ScoreConfig._check``) word their
 advice here too, and ``workbench run`` prints the score stage's retry advice from here. A
 context variable, so nothing between the runner and the message has to pass the words along
@@ -128,6 +128,18 @@ def resume_advice() -> str:
     """How to resume an interrupted job: ``rerun with --resume``, or inside :func:`config_words`
     (``workbench run`` resumes an unfinished stage itself) ``rerun the same command``."""
     return "rerun the same command (the stage resumes)" if in_config_words() else "rerun with --resume"
+
+
+def start_over_advice() -> str:
+    """What to do when a resume is refused for settings that differ from the recorded ones:
+    ``pass the recorded values; for the new settings, write to a new --output, or pass
+    --overwrite instead of --resume to start over``, or inside :func:`config_words` (``workbench
+    run`` resumes and overwrites a stage itself) a new ``[run] output`` or ``--force``."""
+    if in_config_words():
+        return ("set the recorded values; for the new settings, write to a new [run] output, or rerun the same "
+                "workbench run command with --force to start over (with --stage, that stage only)")
+    return ("pass the recorded values; for the new settings, write to a new --output, or pass --overwrite instead "
+            "of --resume to start over")
 
 
 def retry_failed_advice() -> tuple[str, str]:

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.option_words import start_over_advice
 from workbench.options import OptionError
 
 #: the record key of the data a run read (not an option: the command's argument)
@@ -117,8 +118,8 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
     names = tuple(key for key, _, _ in changes if key in options)
     template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}); the setting can change "
                 "what a row holds, so rows made with the new value might not be comparable with the kept ones (a "
-                "resume compares settings, not whether this run's methods read them). To continue this run, pass the recorded values; for the "
-                "new settings, write to a new --output, or pass --overwrite instead of --resume to start over")
+                f"resume compares settings, not whether this run's methods read them). To continue this run, "
+                f"{start_over_advice()}")
     raise ResumeMismatchError(template, names, changes)
 
 

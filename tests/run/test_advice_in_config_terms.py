@@ -323,3 +323,53 @@ def test_limit_and_stop_notes_of_execute_and_score_name_the_config_keys(tmp_path
     scored = " ".join(results["score_all"].notes)
     assert "cut at a stop sequence ([data] stop) before scoring" in scored, scored
     assert "--stop" not in executed + scored and "--limit" not in executed + scored, executed + scored
+
+
+@pytest.mark.parametrize("stages, bias, words", [
+    (["execute", "dedup", "bias"], "", "the execute stage's label"),  # the run sets passed, from execute's results
+    (["dedup", "bias"], "", "[data] label_column"),  # the run takes the data's label column
+    (["execute", "dedup", "bias"], 'label = "passed"', "[bias] label"),  # set by the user
+])
+def test_the_bias_label_is_named_for_who_set_it(tmp_path: Path, stages: list[str], bias: str, words: str) -> None:
+    """The bias stage's messages named its label ``[bias] label`` where the run set it itself
+    (``passed`` from the execute stage's results, or ``[data] label_column``) and no config key
+    ``[bias] label`` was written. Planned on a real config (the messages that name the label, a
+    column missing from the execute stage's results or the metric table, need files the run did
+    not write: the preflight and the score stage's carry keep the label column there)."""
+    from workbench.option_words import option_named
+    from workbench.run.stages import plan_stages
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config = load_config(_config(tmp_path, data, stages, bias=bias))
+    plan = next(p for p in plan_stages(config, set(json.loads(data.read_text().splitlines()[0]))) if p.name == "bias")
+    assert plan.skip_reason is None, plan.skip_reason
+    with plan.words():
+        assert option_named("label") == words
+        assert option_named("resamples") == "[bias] resamples"
+        if words.startswith("the execute"):  # no setting to name: the words say where the column was meant to be
+            from workbench.bias.metric_table import read_metric_table
+            from workbench.errors import MissingColumnError
+
+            with pytest.raises(MissingColumnError) as caught:
+                read_metric_table(str(data), metrics=["pass"], id_columns=["task_id", "sample_id"],
+                                  flags={"pass": option_named("label")})
+            assert "column 'pass' not found (the execute stage's label); the data has:" in str(caught.value)
+
+
+@pytest.mark.parametrize("blocked", ["execute", "bias"])
+def test_a_file_where_a_stage_folder_goes_is_refused_before_any_stage_in_config_words(tmp_path: Path,
+                                                                                      blocked: str) -> None:
+    """A run folder with a file named like a stage's folder (``run/execute``, ``run/bias``): the
+    stage failed after the others had run with "--output run/execute/results.jsonl: ... choose
+    another path" / "--json run/bias/report.json: ...", options the run sets itself and its
+    command does not take. The preflight refuses it, naming ``[run] output``, before any stage."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config_path = _config(tmp_path, data, ["execute", "dedup", "score_all", "bias"])
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / blocked).write_text("notes\n")
+    with pytest.raises(Exception) as caught:
+        run_pipeline(load_config(config_path))
+    message = _flat(str(caught.value))
+    assert message == (f"[run] output {tmp_path / 'run'}: {tmp_path / 'run' / blocked} exists and is not a folder; "
+                       "choose another path"), message
+    assert not (tmp_path / "run" / "dedup").exists()  # no stage ran

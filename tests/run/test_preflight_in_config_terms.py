@@ -84,6 +84,31 @@ def test_a_missing_file_is_named_by_the_key_that_gave_it(tmp_path: Path, stages:
     assert _flat(str(caught.value)) == f"{key}: {missing}: no such file or folder"
 
 
+@pytest.mark.parametrize("stage, table", [("score_all", "score"), ("execute", "execute")])
+def test_a_problem_set_lacking_a_column_is_named_in_config_words_and_its_path_kept(tmp_path: Path, stage: str,
+                                                                                   table: str) -> None:
+    """Problems that lack the column a stage reads: the error names the key that sets it
+    (``[score] problem_reference_column``, ``[execute] test_column``) and gives the problems' path
+    as the user wrote it. The preflight turned every ``--flag`` of the message into a config key
+    with a pattern, the path's folder ``--limit`` included ("/tmp/x/[score] limit/problems.jsonl")."""
+    folder = tmp_path / "--limit"  # a folder name that reads like a flag of both commands
+    folder.mkdir()
+    problems = _generations(folder / "problems.jsonl", [{"task_id": "HumanEval/0", "prompt": "def f():\n"}])
+    data = _generations(tmp_path / "g.jsonl", [
+        {"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return True\n"}])
+    values = {"method": ["chrf"], "problems": str(problems)} if table == "score" else {"problems": str(problems)}
+    raw = {"run": {"output": str(tmp_path / "run"), "stages": [stage]}, "data": {"source": str(data)}, table: values}
+    with pytest.raises(Exception) as caught:
+        run_preflight(build_config(raw))
+    message = _flat(str(caught.value))
+    if table == "score":
+        assert message == (f"[score] problems: {problems}: column 'canonical_solution' not found (set it with [score] "
+                           f"problem_reference_column); the data has: task_id, prompt (in split 'train' of {problems})")
+    else:
+        assert message == (f"[execute] problems: column 'test' not found (set it with [execute] test_column); the data "
+                           f"has: task_id, prompt (in the problems ({problems}))")
+
+
 def _rows(*keys: tuple[str, int]) -> list[dict]:
     return [{"task_id": task, "sample_id": sample, "completion": f"    return {n}  # a completion long enough\n"}
             for n, (task, sample) in enumerate(keys)]

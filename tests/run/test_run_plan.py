@@ -688,3 +688,31 @@ def test_the_retry_advice_for_unparsed_answers_is_in_each_commands_words(tmp_pat
     said = "".join(scored.output.split())
     assert "continuewith--resume--retry-failed(add--cacherefreshtoaskagain" in said, scored.output
     assert "workbenchrun" not in said and "--set" not in said, scored.output
+
+
+def test_a_resume_the_recorded_settings_refuse_speaks_the_run_words(tmp_path: Path, judge: _Judge) -> None:
+    """A score stage stratified on the execute stage's results, failed in a judge outage, its run
+    folder then moved: the resume is refused (its record holds the results' old path), and said
+    "[score] results='...'" (a key nobody set: the run set it), "write to a new --output, or pass
+    --overwrite instead of --resume", options ``workbench run`` does not take. Real execution,
+    the scripted judge."""
+    config_path = _judged_config(tmp_path, judge, ["execute", "score"])
+    write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', "").replace(
+        "limit = 4", 'limit = 2\nselect = "stratified"'))
+    judge.down = True
+    assert _statuses(run_pipeline(load_config(config_path)))["score"] == "ran"
+    judge.down = False
+    shutil.move(tmp_path / "run", tmp_path / "moved")
+    config_path.write_text(config_path.read_text().replace(f'output = "{tmp_path / "run"}"',
+                                                           f'output = "{tmp_path / "moved"}"'))
+    result = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
+    status, message = _outcomes(result)["score"]
+    message = " ".join((message or "").split())
+    assert status == "failed" and message.startswith("cannot resume: the run folder was scored with the execute "
+                                                     f"stage's results='{tmp_path / 'run'}/execute/results.jsonl', "
+                                                     f"now '{tmp_path / 'moved'}/execute/results.jsonl'"), message
+    assert message.endswith("To continue this run, set the recorded values; for the new settings, write to a new "
+                            "[run] output, or rerun the same workbench run command with --force to start over (with "
+                            "--stage, that stage only)"), message
+    assert "--output" not in message and "--overwrite" not in message and "[score] results" not in message

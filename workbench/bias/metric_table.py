@@ -124,7 +124,10 @@ def read_metric_table(
                          *((c, option_named("id_column")) for c in id_columns),
                          *([(task_column, option_named("task_column"))] if task_column else [])]:
         if column not in present:
-            error = MissingColumnError(column, present, flag)
+            # a flag or a config key is set "with"; the words of an option the run set itself are no
+            # setting ("the execute stage's label"): they only say where the column was meant to be
+            error = (MissingColumnError(column, present, flag) if flag.startswith(("--", "["))
+                     else MissingColumnError(column, present, hint=flag))
             error.args = (f"{name}: {error.args[0]}",)  # which table: the metrics, or the --results
             raise error
     cells = [dataset.with_format("arrow")[c].to_pylist() for c in id_columns]

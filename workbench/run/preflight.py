@@ -12,7 +12,8 @@ key that named them (``[execute] problems: ...``); each row has its own (task, s
 model is a known alias with llama.cpp (xllamacpp) installed, another model has a provider and
 its credentials, checked as ``workbench score`` checks them
 (:func:`workbench.llm.client.check_model_usable`);
-the offline embedding model is installed.
+the offline embedding model is installed; no file stands where the run folder or a stage's
+folder in it goes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
 from workbench.data.language_column import LANGUAGE_COLUMN, run_language
 from workbench.errors import DataError, WorkbenchError
+from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.manifest import data_fingerprint, finished_stages, read_manifest
@@ -113,34 +115,16 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
 
 
-def _led_by(key: str, error: WorkbenchError, plan: StagePlan | None = None) -> WorkbenchError:
+def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:
     """``error`` (same type and attributes) with its message led by the config key it came from:
-    ``[execute] problems: /tmp/p.jsonl: no such file or folder``; with ``plan``, the flags of
-    its command that the message names are written as config keys (:meth:`StagePlan.config_key`:
-    ``--problem-task-column`` is ``[execute] problem_task_column``, ``--task-column`` is ``[data]
-    task_column``)."""
+    ``[execute] problems: /tmp/p.jsonl: no such file or folder``. A message that names options
+    was built inside its stage's :meth:`StagePlan.words` (``[execute] problem_task_column``, not
+    ``--problem-task-column``)."""
     message = str(error)
-    if plan is not None:
-        message = _config_terms(message, plan)
     if not message.startswith(key):
         message = f"{key}: {message}"
     error.args = (message,)
     return error
-
-
-def _config_terms(message: str, plan: StagePlan) -> str:
-    """``message`` with each flag of ``plan``'s command named by its config key (:func:`_led_by`)."""
-    import re
-
-    from workbench.run.config import COMMAND_CONFIGS
-
-    options = COMMAND_CONFIGS[plan.command].options()
-
-    def key(match: re.Match) -> str:
-        name = match.group(1).replace("-", "_")
-        return plan.config_key(name) if name in options else match.group(0)
-
-    return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", key, message)
 
 
 def _load(key: str, source: str, **options: Any) -> LoadedDataset:
@@ -176,13 +160,15 @@ def _problem_texts(plan: StagePlan, score: ScoreConfig, columns: set[str], loade
     if not any(parts):
         return None
     if (problems, parts) not in loaded:
-        try:
-            loaded[problems, parts] = load_problem_texts(problems, prompt=parts[0], reference=parts[1])
-        except WorkbenchError as error:
-            flag = f"--problems {problems.source}: "
-            if str(error).startswith(flag):  # the source once, after the key
-                error.args = (f"{problems.source}: {str(error)[len(flag):]}",)
-            raise _led_by("[score] problems", error, plan) from None
+        with plan.words():  # its advice names [score] problem_reference_column, not --problem-reference-column
+            try:
+                loaded[problems, parts] = load_problem_texts(problems, prompt=parts[0], reference=parts[1])
+            except WorkbenchError as error:
+                # '[score] problems = "PATH": ...' as the stage says it; here the key leads, then the source
+                named = f"{option_value('problems', problems.source)}: "
+                if str(error).startswith(named):
+                    error.args = (f"{problems.source}: {str(error)[len(named):]}",)
+                raise _led_by("[score] problems", error) from None
     return loaded[problems, parts]
 
 
@@ -285,7 +271,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             isolation level, a missing model, ...), a missing credential or optional dependency.
         DuplicateSampleError, DataError: two rows share a (task, sample) key or an ``[data]
             id_column`` id; ConfigError: a task id the problem set lacks; DataError: a file stands
-            where the run folder goes (``-o notes.txt``).
+            where the run folder or a stage's folder in it goes (``-o notes.txt``, ``runs/x/bias``).
     """
     from workbench.io import require_output_folder
     from workbench.languages.registry import get_language
@@ -319,6 +305,12 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     available = finished_stages(config, columns, manifest, fingerprint)
     inputs = stages | available
     plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
+    # ... and a file where a stage's folder goes in it (run/bias), refused here in the run's words: the
+    # stage would fail after the others ran, naming --json or --output, which the run sets itself
+    for plan in plans.values():
+        if plan.command is not None and not plan.skip_reason:
+            for path in [*plan.outputs, *plan.partial, *map(Path, plan.targets.values())]:
+                require_output_folder(path.parent, f"[run] output {config.output}")
     notes: list[str] = []
     # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
     # for its row ids, which [data] id_column names otherwise (a corpus of files has no tasks)
@@ -379,9 +371,10 @@ def run_preflight(config: PipelineConfig) -> Preflight:
 
         execution = plans["execute"].config()
         try:
-            problems = load_problems(execution)
+            with plans["execute"].words():  # its advice names [execute] test_column, not --test-column
+                problems = load_problems(execution)
         except WorkbenchError as error:
-            raise _led_by("[execute] problems", error, plans["execute"]) from None
+            raise _led_by("[execute] problems", error) from None
         _check_tasks(config, data_tasks(), "execute", execution.problems, problems)
         # the problems' language column must agree too (Java generations with Python problems)
         try:

@@ -427,7 +427,9 @@ def run_pipeline(
             raise
         except Exception as error:
             seconds = round(time.perf_counter() - began, 3)
-            message = (error.render(plan.config_key) if isinstance(error, OptionError)  # named as the config names it
+            # an OptionError names its options as the config names them, or as the run set them
+            message = (error.render(lambda name: plan.advice_key(name) or plan.config_key(name))
+                       if isinstance(error, OptionError)
                        else str(error) if isinstance(error, WorkbenchError) else f"{type(error).__name__}: {error}")
             manifest.update(plan.name, status="failed", seconds=seconds, error=message)
             result.outcomes.append(StageOutcome(plan.name, "failed", seconds, message, exit_status=1))

@@ -127,6 +127,10 @@ LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
 #: stage's results (:attr:`StagePlan.set_by_run`): the user set no such option
 EXECUTE_RESULTS_WORDS = "the execute stage's results"
 
+#: how the bias stage's messages name its label where the run set it to the execute stage's
+#: ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
+EXECUTE_LABEL_WORDS = "the execute stage's label"
+
 #: how a stage key names the run folder: a path in it counts relative to it, so the same folder
 #: named otherwise (``runs/x`` or ``/home/me/runs/x``), moved or copied is the same run
 KEY_RUN_FOLDER = "<run folder>"
@@ -666,6 +670,8 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         plan.after.append("execute")
     elif data["label_column"]:
         values["label"] = data["label_column"]
+    if "label" in values and "label" not in section:  # [bias] label, where set, is the user's
+        plan.set_by_run["label"] = EXECUTE_LABEL_WORDS if "results" in values else "[data] label_column"
     label = values.get("label")
     if cheap and "score_all" in enabled:
         metrics_table = str(layout / RunLayout.score_file("all", WIDE_SCORES_FILE))
