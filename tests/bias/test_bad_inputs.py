@@ -277,13 +277,14 @@ def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, corpus
 
 
 def test_metric_rows_of_files_the_dedup_could_not_read_are_named_as_such(tmp_path, corpus):
-    # a source folder whose test/ holds a file that is not UTF-8: the loader lists it in unreadable.csv and
+    # a source folder whose test/ holds a file that is neither UTF-8 nor the fallback encoding (0x81 and 0x8d are
+    # undefined in cp1252): the loader lists it in unreadable.csv and
     # no split has it; its metric row is not "an id the dedup output does not have" (probe 25b)
     source = tmp_path / "src"
     for split, name, base in [("train", "a.py", "a"), ("test", "t1.py", "a"), ("test", "t2.py", "d")]:
         (source / split).mkdir(parents=True, exist_ok=True)
         (source / split / name).write_text(corpus.code(base))
-    (source / "test" / "broken.py").write_bytes(b"def f():\n    return '\xff\xfe'\n")
+    (source / "test" / "broken.py").write_bytes(b"def f():\n    return '\x81\x8d'\n")
     out = tmp_path / "dedup"
     run_dedup(str(source), DedupConfig(workers=1), output_dir=out)
     unreadable = read_dedup_output(out).unreadable

@@ -107,7 +107,7 @@ def test_score_help_names_every_method():
 
     summary = " ".join(help_of("score").split()).split("Exit status")[0]
     names = {"dsa-cqe": "DSA-CQE", "dsa-cqe-simplified": "its simplified form", "ice-score": "ICE-Score",
-             "p-correct": "p-correct", "chrf": "chrF"}
+             "ice-score-usefulness": "ice-score-usefulness", "p-correct": "p-correct", "chrf": "chrF"}
     assert set(METHODS) == set(names), "a new method: name it in the score command's docstring and here"
     for method, wording in names.items():
         assert wording in summary, (method, summary)

@@ -73,7 +73,7 @@ def score_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", hidden=True, help="Deprecated: use --no-progress."),
 ) -> None:
-    """Score generations against references with DSA-CQE, its simplified form, ICE-Score, p-correct (P(Yes)) and chrF.
+    """Score generations against references with DSA-CQE, its simplified form, ICE-Score (functional correctness; its usefulness aspect: ice-score-usefulness), p-correct (P(Yes)) and chrF.
 
     Exit status: 0 ok; 1 error (configuration, data); 2 bad command line; 3 a method produced no
     usable row (e.g. every row llm_error); 4 a method's failed rows (llm_error, parse_error,
