@@ -757,3 +757,35 @@ def test_a_folder_saved_by_datasets_is_refused_by_spark_not_read_from_its_state_
     with pytest.raises(DataError, match=r"saved/?: a folder datasets' save_to_disk wrote \(dataset_dict\.json\): its "
                                         r"rows are in \.arrow files, which Spark does not read"):
         run_dedup((tmp_path / "saved").as_uri(), DedupConfig(engine="spark", code_column="code"))
+
+
+# ---------------------------------------------------------------- fix 35b: code columns, nested types, BOMs, encodings
+
+
+def big_code_file(path: Path, odd_line: dict) -> tuple[Path, int]:
+    """A JSON Lines file past datasets' first 10 MB chunk whose code column turns to ``odd_line`` after it."""
+    pad, size, lines = "x" * 200, 0, []
+    while size < (10 << 20) + (1 << 19):
+        late = size >= (10 << 20) + 1000
+        lines.append(json.dumps(odd_line | {"id": f"r{len(lines)}"} if late and odd_line else
+                                {"id": f"r{len(lines)}", "content": CODE.format(k=len(lines) % 7), "p": pad}))
+        size += len(lines[-1]) + 1
+        if late:
+            odd_line = None
+    return jsonl(path, lines), next(n for n, line in enumerate(lines, 1) if '"content": 5' in line)
+
+
+def test_a_code_column_of_two_kinds_in_a_folder_or_past_10_mb_is_refused_alike_by_both_engines(spark, tmp_path):
+    # local: the generic "column 'content' holds text at line 1 of test.jsonl but numbers at line 2"; Spark: the
+    # code column's own words, naming the line that is not text
+    folder = tmp_path / "data"
+    folder.mkdir()
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "test.jsonl", [{"id": "b", "content": CODE.format(k=2)}, {"id": "c", "content": 5}])
+    big, line = big_code_file(tmp_path / "big.jsonl", {"content": 5, "p": "y"})
+    for source, file, number in ((folder, folder / "test.jsonl", 2), (big, big, line)):
+        local, on_spark = both_refuse(source)
+        assert local == (f"--code-column 'content' holds a cell that is not text at line {number} of {file}: '5' "
+                         f"(int); each row's code must be a string (a number, list or object in some row makes the "
+                         f"whole column non-text); fix those rows or name the column that holds the code"), local
+        assert on_spark.replace(file.as_uri(), str(file)) == local, on_spark

@@ -10,7 +10,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from workbench.data.loading import LoadedDataset, load_records, refuse_mixed_json_columns
+from workbench.data.loading import LoadedDataset, MixedColumnError, load_records, refuse_mixed_json_columns
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
@@ -66,6 +66,32 @@ class DedupRun:
         figures = ", ".join(f"{key}={overall[key]!r}" for key in ("files", "clusters", "duplicate_rows",
                                                                   "duplication_factor", "removed") if key in overall)
         return f"DedupRun(source={self.loaded.source!r}, {figures}, written={sorted(self.written)!r})"
+
+
+def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:
+    """When the loader refused a code column for its two kinds of value in a file's rows, name the
+    file's first line whose code cell is not text, in the Spark engine's words
+    (:func:`workbench.dedup.spark_tasks.json_line_problem`: the same check runs on its executors),
+    so that both engines refuse such a file (in a folder, or past its first 10 MB) alike; return
+    for another column (the loader's own message stands).
+
+    Raises:
+        DataError: ``--code-column 'content' holds a cell that is not text at line 2 of <file>: '5' (int); ...``.
+    """
+    import gzip
+
+    from workbench.dedup.rows import column_options
+    from workbench.dedup.spark_tasks import json_line_problem
+
+    options = column_options(code_columns, [])
+    if error.column.split("/")[0] not in options.values():
+        return
+    opener = gzip.open if error.file.suffix.lower() == ".gz" else open
+    with opener(error.file, "rt", encoding="utf-8-sig") as handle:  # Hadoop's line reader drops the mark too
+        for index, line in enumerate(handle):
+            found = json_line_problem(str(error.file), options, (line.rstrip("\r\n"), index))
+            if found is not None:
+                raise DataError(found[1]) from None
 
 
 def _split_columns(value: str | list[str]) -> list[str]:
@@ -206,8 +232,12 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
         if isinstance(source, LoadedDataset):
             loaded = source.select_splits(splits)
         else:
-            loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
-                                  language=config.language, source_encoding=config.source_encoding)
+            try:
+                loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
+                                      language=config.language, source_encoding=config.source_encoding)
+            except MixedColumnError as error:  # a code column: its own words, as the Spark engine says them
+                _refuse_code_cell(error, _split_columns(config.code_column))
+                raise
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
         loaded, numbered_id_column = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
