@@ -846,7 +846,8 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
             (:func:`~workbench.data.column_types.mixed_message`); or, for CSV, the files and the
             columns one has and the other lacks.
     """
-    from workbench.data.column_types import clash_message, first_clash, first_item_clash, mixed_message, widened_types
+    from workbench.data.column_types import (clash_message, field_clash_message, first_clash, first_field_clash,
+                                             first_item_clash, mixed_message, widened_types)
     from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
@@ -874,7 +875,18 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
                             f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
-    clash = first_clash(typed) or (first_item_clash(typed) if builder == "json" else None)
+    # lists of numbers beside lists of text, an object's field of two kinds: both engines refuse them in these words
+    clash = first_clash(typed) or first_item_clash(typed)
+    field = first_field_clash(typed) if clash is None else None
+    if field is not None:
+        path, first, _, later, _ = field
+        base = first.split(" (from ", 1)[0]
+        file = next((file for file in files if name(file) == base), None)
+        if builder == "json" and later.startswith(f"{base} (from ") and file is not None:
+            found = _first_mixed_line(file, path)  # two kinds in one file's rows: as the Spark engine says it
+            if found is not None:
+                raise MixedColumnError(mixed_message(where, path, base, found), path, file)
+        raise DataError(field_clash_message(where, field))
     if clash is not None:
         column, first, kind, later, _ = clash
         base = first.split(" (from ", 1)[0]
