@@ -830,6 +830,25 @@ def test_nested_values_of_two_kinds_over_the_files_are_refused_alike_and_others_
     assert local == on_spark, (local, on_spark)
 
 
+def test_binary_code_cells_are_decoded_by_the_source_encoding_policy_alike_by_both_engines(spark, tmp_path):
+    # both engines called a cp1252 cell "not UTF-8" (unread) and kept a UTF-8 byte-order mark in the text;
+    # now a cell is read as a source folder's file is: UTF-16 by its mark, NUL bytes binary, UTF-8, then cp1252
+    text = CODE.format(k=3) + "# café – 5 €\n"
+    cells = {"cp1252": text.encode("cp1252"), "utf8": text.encode(), "bom": "\ufeff".encode() + text.encode(),
+             "utf16": text.encode("utf-16"), "nul": b"x = 1\x00\n", "other": CODE.format(k=4).encode()}
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": list(cells), "content": pa.array(list(cells.values()), pa.binary())}), path)
+    runs = {engine: run_dedup(source, DedupConfig(min_tokens=1, workers=1, output_format="parquet", engine=engine),
+                              output_dir=tmp_path / engine)
+            for engine, source in (("local", str(path)), ("spark", path.as_uri()))}
+    for engine, run in runs.items():
+        assert run.report["overall"]["failed"] == 1, (engine, run.report["overall"])
+        assert run.report["source_encodings"] == {"row cp1252": "cp1252 (fallback)", "row utf16": "UTF-16 (byte-order mark)"}
+    removed = [(tmp_path / engine / "removed.csv").read_text() for engine in runs]
+    assert removed[0] == removed[1] and removed[0].count("\n") == 4, removed  # header and three copies of "cp1252"
+    assert (tmp_path / "local" / "clusters.json").read_text() == (tmp_path / "spark" / "clusters.json").read_text()
+
+
 def test_a_utf8_byte_order_mark_on_a_first_line_is_read_alike_by_both_engines(spark, tmp_path):
     # checked, not a fault: Hadoop's line reader drops the mark as the local loader does (utf-8-sig), so both
     # number the first line 1 and find its code cell, or its value of another kind, there

@@ -30,6 +30,7 @@ from workbench.dedup.output_folder import (
 )
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
+from workbench.dedup.tokens import cell_encodings, code_encoding
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import (
     resolved_output_format,
@@ -66,6 +67,22 @@ class DedupRun:
         figures = ", ".join(f"{key}={overall[key]!r}" for key in ("files", "clusters", "duplicate_rows",
                                                                   "duplication_factor", "removed") if key in overall)
         return f"DedupRun(source={self.loaded.source!r}, {figures}, written={sorted(self.written)!r})"
+
+
+def _say_cell_encodings(source: object, cells: dict[str, str]) -> None:
+    """Say (at warning level) how many code cells were read in another encoding than UTF-8, a few
+    by row (report.json's source_encodings lists them all), as a source folder's files are said."""
+    import logging
+
+    from workbench.formatting import count
+
+    if not cells:
+        return
+    shown = ", ".join(f"{row} as {how}" for row, how in list(cells.items())[:3])
+    more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
+    logging.getLogger("workbench.data.loading").warning(
+        "%s: read %s of bytes in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
+        "convert the column to text in its own encoding", source, count(len(cells), "code cell"), shown, more)
 
 
 def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:
@@ -268,7 +285,10 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             result = find_duplicates_spark(rows, config, reference=reference, progress=progress, minhash=minhash)
         else:
             result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
-        report = build_report(result, skipped_files=loaded.skipped, source_encodings=loaded.encodings)
+        cells = cell_encodings(rows.ids, ((row, how) for row, code in enumerate(rows.codes)
+                                          if (how := code_encoding(code)) is not None))
+        _say_cell_encodings(loaded.source, cells)
+        report = build_report(result, skipped_files=loaded.skipped, source_encodings={**loaded.encodings, **cells})
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
@@ -415,7 +435,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
     the search as a local one is (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`)
     and gets the outputs through a staging folder swapped in at the end
     (:func:`~workbench.dedup.output_folder.staged_outputs`)."""
-    from workbench.dedup.spark import find_duplicates_spark, spark_session
+    from workbench.dedup import spark_tasks
+    from workbench.dedup.spark import _run, find_duplicates_spark, spark_session
     from workbench.dedup.spark_output import HadoopFolder, check_output_folder
     from workbench.dedup.spark_source import read_rows
     from workbench.dedup.spark_writing import spark_output_format
@@ -449,7 +470,11 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format)
+                cells = cell_encodings(read.rows.ids, _run("read input", read.items.map(spark_tasks.item_encoding)
+                                                           .filter(spark_tasks.has_encoding).collect))
+                _say_cell_encodings(source, cells)
+                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format,
+                                      source_encodings=cells)
                 written: dict[str, str] = {}
                 if folder is not None:
                     written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,
