@@ -843,7 +843,8 @@ def test_binary_code_cells_are_decoded_by_the_source_encoding_policy_alike_by_bo
             for engine, source in (("local", str(path)), ("spark", path.as_uri()))}
     for engine, run in runs.items():
         assert run.report["overall"]["failed"] == 1, (engine, run.report["overall"])
-        assert run.report["source_encodings"] == {"row cp1252": "cp1252 (fallback)", "row utf16": "UTF-16 (byte-order mark)"}
+        assert run.report["source_encodings"] == {"row cp1252": "cp1252 (fallback)",
+                                                  "row utf16": "UTF-16 (byte-order mark)"}
     removed = [(tmp_path / engine / "removed.csv").read_text() for engine in runs]
     assert removed[0] == removed[1] and removed[0].count("\n") == 4, removed  # header and three copies of "cp1252"
     assert (tmp_path / "local" / "clusters.json").read_text() == (tmp_path / "spark" / "clusters.json").read_text()

@@ -427,8 +427,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
-            suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options,
-                                                                    [c for c in frame.columns if c != "_corrupt_record"])
+            surveyed = [c for c in frame.columns if c != "_corrupt_record"]
+            suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
             suspects.append((names, suspect, "_corrupt_record" in frame.columns))
             typed.update(types)
             mixed.update(mixed_in)
@@ -598,8 +598,8 @@ def _empty_message(source: str, split: str | None, names: list[str], files: list
     return f"{source}: no rows in {which} ({listed}); remove the empty files or add records"
 
 
-def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]
-                      ) -> tuple[str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]) -> tuple[
+        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
     """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
     refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
     (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
