@@ -217,3 +217,23 @@ def test_csv_integer_ids_with_an_empty_cell_in_the_first_chunk_stay_integers(tmp
     train = load_records(path).splits["train"]
     assert _dtypes(train, "id", "flag") == {"id": "int64", "flag": "bool"}
     assert train["id"][4:7] == [4, None, 6] and train["flag"][5:8] == [False, None, False] and train[-1]["id"] == 12_009
+
+
+def test_an_objects_field_of_two_kinds_over_the_files_is_refused_naming_its_path(tmp_path):
+    # refused in pyarrow's words ("holds struct<n: int64> in train.jsonl but struct<n: string>"), which the Spark
+    # engine (whose JSON reader merged the field into text) cannot say; now a path and two kinds, on both engines
+    from workbench.data.column_types import first_field_clash, nested_kinds
+
+    (tmp_path / "train.jsonl").write_text(json.dumps({"id": "a", "meta": {"n": 1, "tags": [None]}}) + "\n")
+    (tmp_path / "test.jsonl").write_text(json.dumps({"id": "b", "meta": {"n": "x", "tags": ["y"]}}) + "\n")
+    with pytest.raises(DataError) as error:
+        load_records(str(tmp_path))
+    assert str(error.value).startswith(f"{tmp_path}: column 'meta' (at 'meta/n') holds numbers in train.jsonl but text "
+                                       f"in test.jsonl: every file of a dataset must give a column one type, inside "
+                                       f"its objects too"), error.value
+    # Arrow's, Spark's and Spark's variant schema's names alike
+    names = ("struct<n: int64, t: list<item: null>>", "struct<n:bigint,t:array<void>>", "OBJECT<n: BIGINT, t: ARRAY<VOID>>")
+    assert [nested_kinds(name, "m") for name in names] == [{"m/n": "numbers", "m/t": "lists", "m/t/[]": None}] * 3
+    # two kinds of a field within one file's rows are that file's own check's, not a clash between files
+    files = [("a", {"m": ["OBJECT<n: BIGINT>", "OBJECT<n: STRING>"]}), ("b", {"m": "OBJECT<n: STRING>"})]
+    assert first_field_clash(files) is None

@@ -337,18 +337,21 @@ def test_binary_and_non_utf8_cells_are_recorded_not_dropped(tmp_path):
     good = make_function(random.Random(4), "good").encode()
     table = pa.table({
         "id": ["ok", "ok-copy", "latin1", "nul", "null"],
-        "content": pa.array([good, good, "café = 'é'\n".encode("latin-1"), b"\x00\x01ELF", None], pa.binary()),
+        # not UTF-8, nor cp1252 (0x81 is no cp1252 character): the fallback a source folder's files are read with
+        "content": pa.array([good, good, "café = 'é'\n".encode("latin-1") + b"\x81", b"\x00\x01ELF", None],
+                            pa.binary()),
     })
     pq.write_table(table, tmp_path / "mixed.parquet")
     out = tmp_path / "out"
     result = invoke(str(tmp_path / "mixed.parquet"), "-o", str(out), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["failures"] == {"not UTF-8": 1, "binary (NUL bytes)": 1, "missing (null)": 1}
+    said = "not UTF-8 (byte 3), nor cp1252 (byte 11)"
+    assert report["failures"] == {said: 1, "binary (NUL bytes)": 1, "missing (null)": 1}
     assert report["overall"]["failed"] == 3 and report["overall"]["exact_duplicates"] == 1
     with open(out / "unreadable.csv") as handle:
         assert {r["id"]: r["reason"] for r in csv.DictReader(handle)} == {
-            "latin1": "not UTF-8", "nul": "binary (NUL bytes)", "null": "missing (null)"}
+            "latin1": said, "nul": "binary (NUL bytes)", "null": "missing (null)"}
     kept = datasets.Dataset.from_parquet(str(out / "train.parquet"))["id"]
     assert kept == ["ok", "latin1", "nul", "null"]  # unreadable rows are kept, not silently dropped
 

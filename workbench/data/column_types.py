@@ -188,3 +188,89 @@ def widened_types(files: Iterable[tuple[str, Mapping[str, str]]]) -> dict[str, s
         elif len(held) < len(typed):  # some files hold nulls only
             widened[column] = held[0]
     return widened
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at each ``separator`` outside ``<...>`` (a type name's arguments)."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+        elif char == separator and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    return parts + [text[start:]]
+
+
+def nested_kinds(type_name: str, path: str = "") -> dict[str, str | None]:
+    """The kind of every value inside a list or object type, by its path as pyarrow names it
+    (``"meta/n"``: field ``n`` of the object ``meta``; ``"tags/[]"``: each item of the list ``tags``),
+    from Arrow's (``struct<n: int64, tags: list<item: string>>``), Spark's (``struct<n:bigint>``) or
+    Spark's variant schema's (``OBJECT<n: BIGINT>``) type names; a map is one value. ``{}`` for
+    a type that is no list nor object; a path of nulls only has the kind ``None``.
+
+    Args:
+        type_name: the column's type name; path: the column's own path (the keys start with it).
+    """
+    name = type_name.strip()
+    kind = kind_of(name)
+    head = re.split(r"[(<\[ ]", name.lower(), maxsplit=1)[0]
+    if "<" not in name or kind not in ("lists", "objects") or head == "map":
+        return {}
+    inner = name[name.index("<") + 1:name.rindex(">")]
+    found: dict[str, str | None] = {}
+    if kind == "lists":
+        item = re.sub(r"^(?:item|element)\s*:\s*", "", inner.strip())
+        children = [(f"{path}/[]", item)]
+    else:
+        children = [(f"{path}/{field.split(':', 1)[0].strip().strip('`')}", field.split(":", 1)[1])
+                    for field in _top_level(inner, ",") if ":" in field]
+    for child, child_type in children:
+        found[child] = kind_of(child_type)
+        found.update(nested_kinds(child_type, child))
+    return found
+
+
+def first_field_clash(files: Iterable[tuple[str, Mapping[str, str | Iterable[str]]]]
+                      ) -> tuple[str, str, str, str, str] | None:
+    """:func:`first_clash` for the values inside objects (and lists of them): the first field
+    whose kind differs between two files (``{"n": 1}`` in one, ``{"n": "x"}`` in a later one),
+    which Spark's readers merge into text (or fail on) and pyarrow cannot unify. A field of
+    nulls only matches every kind; a field one file holds two kinds of is left to that file's
+    own check (:func:`mixed_message`).
+
+    Args:
+        files: ``(file, {column: type name, or the type names of its rows})`` in reading order.
+
+    Returns:
+        ``(path, first file, its kind, later file, its kind)`` (``path``: ``"meta/n"``), or ``None``.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for file, types in files:
+        for column, names in types.items():
+            held: dict[str, set[str]] = {}
+            for name in ([names] if isinstance(names, str) else names):
+                for path, kind in nested_kinds(name, column).items():
+                    if kind is not None and path != f"{column}/[]":  # a list's items: first_item_clash's
+                        held.setdefault(path, set()).add(kind)
+            for path, kinds in held.items():
+                if len(kinds) != 1:
+                    continue
+                kind = next(iter(kinds))
+                if path not in seen:
+                    seen[path] = (file, kind)
+                elif seen[path][1] != kind:
+                    return path, seen[path][0], seen[path][1], file, kind
+    return None
+
+
+def field_clash_message(where: str, clash: tuple[str, str, str, str, str]) -> str:
+    """What both engines say of :func:`first_field_clash`'s answer (one line)."""
+    path, first, first_kind, later, later_kind = clash
+    top = path.split("/")[0]
+    return (f"{where}: column {top!r} (at {path!r}) holds {first_kind} in {first} but {later_kind} in {later}: every "
+            f"file of a dataset must give a column one type, inside its objects too (else the read fails, or one "
+            f"file's values would be silently turned into the other's type); write {top!r} with one type of value "
+            f"at {path!r} in every file (e.g. all text)")

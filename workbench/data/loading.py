@@ -859,7 +859,8 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
             (:func:`~workbench.data.column_types.mixed_message`); or, for CSV, the files and the
             columns one has and the other lacks.
     """
-    from workbench.data.column_types import clash_message, first_clash, first_item_clash, mixed_message, widened_types
+    from workbench.data.column_types import (clash_message, field_clash_message, first_clash, first_field_clash,
+                                             first_item_clash, mixed_message, widened_types)
     from workbench.data.file_types import MixedPart, json_part_schemas
 
     def name(file: Path) -> str:
@@ -879,14 +880,26 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
                 continue
             found = _first_mixed_line(file, mixed.column)
             if found is not None:  # the file's first line of each kind, as the Spark engine names them
-                raise DataError(mixed_message(where, mixed.column, name(file), found)) from None
+                raise MixedColumnError(mixed_message(where, mixed.column, name(file), found), mixed.column,
+                                       file) from None
             raise DataError(f"{where}: column {mixed.column!r} holds two kinds of value in {mixed.part} (pyarrow: "
                             f"changed from {mixed.change}), which datasets reads only when they show in a file's "
                             f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
                             f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
-    clash = first_clash(typed) or (first_item_clash(typed) if builder == "json" else None)
+    # lists of numbers beside lists of text, an object's field of two kinds: both engines refuse them in these words
+    clash = first_clash(typed) or first_item_clash(typed)
+    field = first_field_clash(typed) if clash is None else None
+    if field is not None:
+        path, first, _, later, _ = field
+        base = first.split(" (from ", 1)[0]
+        file = next((file for file in files if name(file) == base), None)
+        if builder == "json" and later.startswith(f"{base} (from ") and file is not None:
+            found = _first_mixed_line(file, path)  # two kinds in one file's rows: as the Spark engine says it
+            if found is not None:
+                raise MixedColumnError(mixed_message(where, path, base, found), path, file)
+        raise DataError(field_clash_message(where, field))
     if clash is not None:
         column, first, kind, later, _ = clash
         base = first.split(" (from ", 1)[0]
@@ -895,7 +908,7 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
             path = f"{column}/[]" if kind.startswith("lists of ") else column
             found = _first_mixed_line(file, path)  # two kinds in one file's rows: as the Spark engine says it
             if found is not None:
-                raise DataError(mixed_message(where, path, base, found))
+                raise MixedColumnError(mixed_message(where, path, base, found), path, file)
         raise DataError(clash_message(where, clash))
     known = [schema for _, schema in parts if schema is not None]
     if len(known) < len(parts):
@@ -923,6 +936,21 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
     first = known[0]
     fields = [pa.field(column, target(column)) for column in columns]
     return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
+
+
+class MixedColumnError(DataError):
+    """A JSON Lines file's column holds two kinds of value in its rows
+    (:func:`workbench.data.column_types.mixed_message`), refused while loading (past the file's first
+    10 MB, or in a folder of several files). A job that holds the column to its own rule rewords it:
+    ``workbench dedup`` names a code column's first line that is not text, as its Spark engine does.
+
+    Attributes:
+        column: the column, or pyarrow's path of a nested one (``"tags/[]"``); file: the file.
+    """
+
+    def __init__(self, message: str, column: str, file: Path) -> None:
+        super().__init__(message)
+        self.column, self.file = column, file
 
 
 def _first_mixed_line(file: Path, column: str) -> tuple[str, int, str, int] | None:
@@ -1014,7 +1042,8 @@ def _nested_types(where: str, parts: Sequence[tuple[str, Any]], json_file: Any =
                     found = _first_mixed_line(file, f"{column}/[]") if pa.types.is_list(other) else None
                     if found is not None:
                         base = first.split(" (from ", 1)[0]
-                        raise DataError(mixed_message(where, f"{column}/[]", base, found)) from None
+                        raise MixedColumnError(mixed_message(where, f"{column}/[]", base, found), f"{column}/[]",
+                                               file) from None
                 raise DataError(f"{where}: column {column!r} holds {kind} in {first} but {other} in {part} (pyarrow's "
                                 f"types; their inner values are of two kinds): a column must hold one type of value "
                                 f"throughout (else the read fails, or one part's values would be silently turned into "

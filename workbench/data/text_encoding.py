@@ -179,3 +179,24 @@ def require_utf8(path: str | os.PathLike[str]) -> None:
             f"{path} is not UTF-8 text: line {found.line}, byte {found.column} (offset {found.offset} in the file) "
             f"is {found.bad!r} ({found.reason}); save the file as UTF-8 (e.g. with iconv -f latin1 -t utf-8)"
         )
+
+
+def decode_cell(data: bytes, fallback: str = DEFAULT_SOURCE_ENCODING) -> DecodedSource:
+    """Decode a code cell that holds bytes (a Parquet binary column) as a source file's bytes are
+    decoded (:func:`decode_source_file`, with no language's declaration): a UTF-16/32 byte-order
+    mark, NUL bytes (binary), UTF-8 (a UTF-8 mark dropped), then ``fallback``; both dedup engines
+    decode a cell so, on the driver or on the executors. An empty cell is empty text.
+
+    Args:
+        data: the cell's bytes; fallback: a codec name Python knows (``--source-encoding``).
+
+    Returns:
+        a :class:`DecodedSource` (``encoding`` ``None`` for UTF-8).
+    """
+    if not data:
+        return DecodedSource("")
+    decoded = decode_source_file(data, None, fallback)
+    if decoded.reason is not None and decoded.reason.endswith(": give its encoding with --source-encoding"):
+        return DecodedSource(None, reason=decoded.reason.rsplit(": ", 1)[0])  # the option is a source folder's
+    return decoded
+

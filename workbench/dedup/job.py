@@ -10,7 +10,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from workbench.data.loading import LoadedDataset, load_records, refuse_mixed_json_columns
+from workbench.data.loading import LoadedDataset, MixedColumnError, load_records, refuse_mixed_json_columns
 from workbench.data.samples import SAMPLE_COLUMN
 from workbench.dedup.config import DedupConfig, DedupConfigError
 from workbench.dedup.detection import DedupResult, ProgressFactory, collector_paused, find_duplicates
@@ -30,6 +30,7 @@ from workbench.dedup.output_folder import (
 )
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
+from workbench.dedup.tokens import cell_encodings, code_encoding
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import (
     resolved_output_format,
@@ -66,6 +67,48 @@ class DedupRun:
         figures = ", ".join(f"{key}={overall[key]!r}" for key in ("files", "clusters", "duplicate_rows",
                                                                   "duplication_factor", "removed") if key in overall)
         return f"DedupRun(source={self.loaded.source!r}, {figures}, written={sorted(self.written)!r})"
+
+
+def _say_cell_encodings(source: object, cells: dict[str, str]) -> None:
+    """Say (at warning level) how many code cells were read in another encoding than UTF-8, a few
+    by row (report.json's source_encodings lists them all), as a source folder's files are said."""
+    import logging
+
+    from workbench.formatting import count
+
+    if not cells:
+        return
+    shown = ", ".join(f"{row} as {how}" for row, how in list(cells.items())[:3])
+    more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
+    logging.getLogger("workbench.data.loading").warning(
+        "%s: read %s of bytes in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
+        "convert the column to text in its own encoding", source, count(len(cells), "code cell"), shown, more)
+
+
+def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:
+    """When the loader refused a code column for its two kinds of value in a file's rows, name the
+    file's first line whose code cell is not text, in the Spark engine's words
+    (:func:`workbench.dedup.spark_tasks.json_line_problem`: the same check runs on its executors),
+    so that both engines refuse such a file (in a folder, or past its first 10 MB) alike; return
+    for another column (the loader's own message stands).
+
+    Raises:
+        DataError: ``--code-column 'content' holds a cell that is not text at line 2 of <file>: '5' (int); ...``.
+    """
+    import gzip
+
+    from workbench.dedup.rows import column_options
+    from workbench.dedup.spark_tasks import json_line_problem
+
+    options = column_options(code_columns, [])
+    if error.column.split("/")[0] not in options.values():
+        return
+    opener = gzip.open if error.file.suffix.lower() == ".gz" else open
+    with opener(error.file, "rt", encoding="utf-8-sig") as handle:  # Hadoop's line reader drops the mark too
+        for index, line in enumerate(handle):
+            found = json_line_problem(str(error.file), options, (line.rstrip("\r\n"), index))
+            if found is not None:
+                raise DataError(found[1]) from None
 
 
 def _split_columns(value: str | list[str]) -> list[str]:
@@ -206,8 +249,12 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
         if isinstance(source, LoadedDataset):
             loaded = source.select_splits(splits)
         else:
-            loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
-                                  language=config.language, source_encoding=config.source_encoding)
+            try:
+                loaded = load_records(source, split_column=config.split_column, splits=splits, offline=config.offline,
+                                      language=config.language, source_encoding=config.source_encoding)
+            except MixedColumnError as error:  # a code column: its own words, as the Spark engine says them
+                _refuse_code_cell(error, _split_columns(config.code_column))
+                raise
         id_columns = _split_columns(config.id_column) if config.id_column is not None else None
         loaded, numbered_id_column = _number_samples_if_asked(loaded, id_columns)
         rows = collect_rows(
@@ -238,7 +285,10 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
             result = find_duplicates_spark(rows, config, reference=reference, progress=progress, minhash=minhash)
         else:
             result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
-        report = build_report(result, skipped_files=loaded.skipped, source_encodings=loaded.encodings)
+        cells = cell_encodings(rows.ids, ((row, how) for row, code in enumerate(rows.codes)
+                                          if (how := code_encoding(code)) is not None))
+        _say_cell_encodings(loaded.source, cells)
+        report = build_report(result, skipped_files=loaded.skipped, source_encodings={**loaded.encodings, **cells})
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:
@@ -409,7 +459,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
     the search as a local one is (:func:`~workbench.dedup.output_folder.check_no_foreign_outputs`)
     and gets the outputs through a staging folder swapped in at the end
     (:func:`~workbench.dedup.output_folder.staged_outputs`)."""
-    from workbench.dedup.spark import find_duplicates_spark, spark_session
+    from workbench.dedup import spark_tasks
+    from workbench.dedup.spark import _run, find_duplicates_spark, spark_session
     from workbench.dedup.spark_output import HadoopFolder, check_output_folder
     from workbench.dedup.spark_source import read_rows
     from workbench.dedup.spark_writing import spark_output_format
@@ -443,7 +494,11 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format)
+                cells = cell_encodings(read.rows.ids, _run("read input", read.items.map(spark_tasks.item_encoding)
+                                                           .filter(spark_tasks.has_encoding).collect))
+                _say_cell_encodings(source, cells)
+                report = build_report(result, skipped_files=read.skipped, input_format=read.input_format,
+                                      source_encodings=cells)
                 written: dict[str, str] = {}
                 if folder is not None:
                     written = _write_spark_outputs(spark, folder, read, result, report, planned, split_names,

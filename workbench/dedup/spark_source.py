@@ -49,7 +49,15 @@ from workbench.data.data_file_splits import (
     mixed_formats_message,
     say_unread,
 )
-from workbench.data.column_types import clash_message, first_clash, first_item_clash, widened_types
+from workbench.data.column_types import (
+    clash_message,
+    field_clash_message,
+    first_clash,
+    first_field_clash,
+    first_item_clash,
+    kind_of,
+    widened_types,
+)
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
@@ -413,17 +421,18 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
-    frames, suspects, typed, mixed = [], [], {}, {}
+    frames, suspects, typed, mixed, nested = [], [], {}, {}, {}
     for split, names in by_split.items():
         frame = _read_split(spark, source, input_format, names)
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
-            suspect, types, mixed_in = survey_json_lines(spark, names, code_options,
-                                                         [c for c in frame.columns if c != "_corrupt_record"])
+            surveyed = [c for c in frame.columns if c != "_corrupt_record"]
+            suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
             suspects.append((names, suspect, "_corrupt_record" in frame.columns))
             typed.update(types)
             mixed.update(mixed_in)
+            nested.update(nested_in)
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
@@ -431,14 +440,25 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     if input_format == "json":
         in_order = [(file[len(root):], typed[file]) for file in file_order if file in typed]
         clash = first_clash(in_order) or first_item_clash(in_order)
+        field = None if clash is not None else first_field_clash((file[len(root):], nested[file])
+                                                             for file in file_order if file in nested)
+        if field is not None:  # an object's field of numbers in one file, of text in another: Spark merges into text
+            raise DataError(field_clash_message(source, field))
         if clash is None and len(frames) > 1:
             frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
-          or any(_mixed_parquet(spark, names) for names in by_split.values())):
+          or any(_mixed_parquet(spark, names) for names in by_split.values())
+          or (len(file_order) > 1 and any(_nested(frame) for frame in frames))):
         footers = {file: _parquet_types(spark, file) for file in file_order}
         typed = [(file[len(root):], types) for file, types in footers.items() if types is not None]
-        clash = first_clash(typed)
+        clash = first_clash(typed) or first_item_clash(typed)
+        field = first_field_clash(typed) if clash is None else None
+        if field is not None:  # the local loader's check and words (Spark reads one file's type, or fails)
+            raise DataError(field_clash_message(source, field))
         widened = widened_types(typed) if clash is None and len(typed) == len(footers) else {}
+        nested = _nested_targets(typed) if clash is None and len(typed) == len(footers) else {}
+        if nested:  # lists of nulls beside lists of text, integers beside floats inside: their union, as locally
+            widened.update({column: "nested" for column in nested})
         if widened:  # integers and floats, nulls and text over the files: one column, as the local loader reads it
             targets = _spark_targets(spark, source, footers, widened)
             frames = [_widened_read(spark, source, names, footers, targets) for names in by_split.values()]
@@ -578,8 +598,8 @@ def _empty_message(source: str, split: str | None, names: list[str], files: list
     return f"{source}: no rows in {which} ({listed}); remove the empty files or add records"
 
 
-def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str],
-                      columns: list[str]) -> tuple[str | None, dict[str, dict[str, str]], dict[str, list[str]]]:
+def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]) -> tuple[
+        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
     """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
     refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
     (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
@@ -596,7 +616,9 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
             column; columns: the columns whose types are wanted.
 
     Returns:
-        ``(file or None, {file: {column: type}}, {file: [column]})``, a file as listed; a column
+        ``(file or None, {file: {column: type}}, {file: [column]}, {file: {column: [type]}})``, a
+        file as listed; the fourth gives the variant type names of every row's lists and objects
+        (for :func:`workbench.data.column_types.first_field_clash`); a column
         whose lines in a file hold two kinds of value (or only nulls) is left out of that file's
         types, and one of two kinds is listed in the third (:func:`report_mixed_column`), as is
         a column of lists of several types, as ``"tags/[]"`` (their items may be of two kinds).
@@ -624,10 +646,12 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     suspects = sorted(row["file"] for row in found if row["suspect"])
     types: dict[str, dict[str, str]] = {}
     mixed: dict[str, list[str]] = {}
+    nested: dict[str, dict[str, list[str]]] = {}
     for row in found:
         file = listed.get(unquote(row["file"]), unquote(row["file"]))
-        types[file] = {}
+        types[file], nested[file] = {}, {}
         for n, column in enumerate(columns):
+            nested[file][column] = sorted(name for name in row[f"k{n}"] if kind_of(name) in ("lists", "objects"))
             named = {kind_of(name): name for name in row[f"k{n}"]}
             named.pop(None, None)
             items = {item_kind(name): name for name in row[f"k{n}"] if kind_of(name) == "lists"}
@@ -638,7 +662,7 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
                 mixed.setdefault(file, []).append(f"{column}/[]")
             elif len(named) == 1:  # a list's type by its items where some are lists of nulls only
                 types[file][column] = next(iter(items.values()), next(iter(named.values())))
-    return (suspects[0] if suspects else None), types, mixed
+    return (suspects[0] if suspects else None), types, mixed, nested
 
 
 def report_mixed_column(spark: Any, source: str, file: str, root: str, column: str) -> None:
@@ -705,6 +729,89 @@ def _frame_types(frame: Any) -> dict[str, str]:
     return {f.name: f.dataType.simpleString() for f in frame.schema.fields if f.name not in (FILE, BLOCK)}
 
 
+def _type_tree(name: str) -> Any:
+    """A type name of :func:`_parquet_type_name` as a tree: ``("list", item)``, ``("struct", [(field, type)])``
+    or the leaf's name."""
+    from workbench.data.column_types import _top_level
+
+    name = name.strip()
+    if name.startswith("list<item: ") and name.endswith(">"):
+        return ("list", _type_tree(name[len("list<item: "):-1]))
+    if name.startswith("struct<") and name.endswith(">"):
+        return ("struct", [(field.split(":", 1)[0].strip(), _type_tree(field.split(":", 1)[1]))
+                           for field in _top_level(name[len("struct<"):-1], ",") if ":" in field])
+    return name
+
+
+#: a leaf's name (pyarrow's, from a footer) -> its Spark type; a leaf of nulls only in every file is text
+_SPARK_LEAVES = {"int8": "tinyint", "int16": "smallint", "int32": "int", "int64": "bigint", "uint8": "smallint",
+                 "uint16": "int", "uint32": "bigint", "float": "float", "double": "double", "string": "string",
+                 "bool": "boolean", "binary": "binary", "null": "string", "date": "date", "timestamp": "timestamp"}
+
+
+def _union(a: Any, b: Any) -> Any:
+    """Two :func:`_type_tree` trees as one (pyarrow's permissive unification): nulls take the other's
+    type, integers and floats are doubles, lists unify their items, objects of the same fields their
+    fields; ``None`` where this cannot (objects of other fields: Spark's merged schema reads those)."""
+    if a == b or b == "null":
+        return a
+    if a == "null":
+        return b
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "list":
+        item = _union(a[1], b[1])
+        return None if item is None else ("list", item)
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "struct":
+        if [f for f, _ in a[1]] != [f for f, _ in b[1]]:
+            return None
+        fields = [(f, _union(x, y)) for (f, x), (_, y) in zip(a[1], b[1])]
+        return None if any(t is None for _, t in fields) else ("struct", fields)
+    if isinstance(a, str) and isinstance(b, str) and kind_of(a) == kind_of(b) == "numbers":
+        return "double" if "int" not in a or "int" not in b else "int64"
+    return None
+
+
+def _spark_ddl(tree: Any) -> str | None:
+    """A :func:`_type_tree` tree as a Spark type (``array<string>``, ``struct<`a`:bigint>``); ``None`` for a leaf
+    Spark's cast is not known here."""
+    if isinstance(tree, tuple) and tree[0] == "list":
+        item = _spark_ddl(tree[1])
+        return None if item is None else f"array<{item}>"
+    if isinstance(tree, tuple):
+        fields = [(f, _spark_ddl(t)) for f, t in tree[1]]
+        return None if any(t is None for _, t in fields) else "struct<" + ",".join(
+            f"`{f}`:{t}" for f, t in fields) + ">"
+    return _SPARK_LEAVES.get(tree)
+
+
+def _nested_targets(typed: list[tuple[str, dict[str, str]]]) -> dict[str, str]:
+    """The list and object columns whose inner types the Parquet files give otherwise but of one kind
+    (a list of nulls in one file and of text in another; integers and floats inside), as the Spark
+    type of their union, which the local loader reads them as (pyarrow's ``unify_schemas``); Spark
+    types a split by one file and fails on another's (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``)."""
+    names: dict[str, list[str]] = {}
+    for _, types in typed:
+        for column, name in types.items():
+            names.setdefault(column, []).append(name)
+    targets = {}
+    for column, held in names.items():
+        if len(set(held)) == 1 or not any(name.startswith(("list<", "struct<")) for name in held):
+            continue
+        tree = _type_tree(held[0])
+        for name in held[1:]:
+            tree = None if tree is None else _union(tree, _type_tree(name))
+        ddl = _spark_ddl(tree) if tree is not None else None
+        if ddl is not None:
+            targets[column] = ddl
+    return targets
+
+
+def _nested(frame: Any) -> bool:
+    """Whether a read has a list, object or map column (whose inner types the files may give otherwise)."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    return any(isinstance(f.dataType, (ArrayType, MapType, StructType)) for f in frame.schema.fields)
+
+
 def _mixed_parquet(spark: Any, files: list[str]) -> bool:
     """Whether one split's Parquet files disagree on a column's type: Spark types a split's read by
     one of its files and fails (or not, for a column the driver does not read) only when the rows
@@ -754,8 +861,11 @@ def _spark_targets(spark: Any, source: str, footers: dict[str, dict[str, str] | 
     numbers, else the type Spark reads from the first file whose footer gives the column
     ``widened``'s type (any split's: a split may hold only nulls in it)."""
     targets: dict[str, Any] = {}
+    nested = _nested_targets([(file, types) for file, types in footers.items() if types is not None])
     for column, name in widened.items():
-        if name in ("double", "int64"):
+        if name == "nested":
+            targets[column] = nested[column]
+        elif name in ("double", "int64"):
             targets[column] = "double" if name == "double" else "bigint"
         else:
             file = next(file for file, types in footers.items() if (types or {}).get(column) == name)
@@ -848,17 +958,32 @@ def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
             fields = list(reader.getFooter().getFileMetaData().getSchema().getFields())
         finally:
             reader.close()
-        types = {}
-        for column in fields:
-            annotation = column.getLogicalTypeAnnotation()
-            said = annotation.toString().upper() if annotation is not None else ""
-            physical = column.asPrimitiveType().getPrimitiveTypeName().name() if column.isPrimitive() else "GROUP"
-            sized = re.match(r"INTEGER\((\d+),\s*(TRUE|FALSE)\)", said)  # INTEGER(8,true): int8, as pyarrow names it
-            types[column.getName()] = (f"{'' if sized.group(2) == 'TRUE' else 'u'}int{sized.group(1)}" if sized else
-                                       _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical)))
-        return types
+        return {column.getName(): _parquet_type_name(column) for column in fields}
     except Py4JError:
         return None
+
+
+def _parquet_type_name(column: Any) -> str:
+    """A Parquet footer's field (py4j) as pyarrow names its type: ``int64``, ``null`` (pyarrow's column
+    of nulls, annotated UNKNOWN), ``list<item: string>``, ``struct<a: int64, b: string>``, ``map``."""
+    annotation = column.getLogicalTypeAnnotation()
+    said = annotation.toString().upper() if annotation is not None else ""
+    if not column.isPrimitive():
+        head = said.split("(")[0]
+        fields = list(column.asGroupType().getFields())
+        if head == "LIST" and len(fields) == 1:
+            repeated = fields[0]  # the three-level list (a group of one element), or a legacy two-level one
+            inner = list(repeated.asGroupType().getFields()) if not repeated.isPrimitive() else []
+            item = inner[0] if len(inner) == 1 else repeated
+            return f"list<item: {_parquet_type_name(item)}>"
+        if head in ("MAP", "MAP_KEY_VALUE"):
+            return "map"
+        return "struct<" + ", ".join(f"{f.getName()}: {_parquet_type_name(f)}" for f in fields) + ">"
+    physical = column.asPrimitiveType().getPrimitiveTypeName().name()
+    sized = re.match(r"INTEGER\((\d+),\s*(TRUE|FALSE)\)", said)  # INTEGER(8,true): int8, as pyarrow names it
+    if sized:
+        return f"{'' if sized.group(2) == 'TRUE' else 'u'}int{sized.group(1)}"
+    return _PARQUET_TYPES.get(said.split("(")[0], _PARQUET_TYPES.get(physical, physical))
 
 
 #: a Parquet logical type (else its physical type) -> a type name :func:`kind_of` reads

@@ -365,3 +365,17 @@ def holds_other_kind(first: str, item: tuple[int, list[str]]) -> bool:
 def line_index(item: tuple[int, Any]) -> int:
     """Executors: the line index of a :func:`line_kinds_at` item (a ``takeOrdered`` key)."""
     return item[0]
+
+
+def item_encoding(item: tuple) -> tuple[int, str | None]:
+    """Executors: an ``(index, code, language, group)`` item -> ``(index, how its bytes were read when
+    not as UTF-8, or None)`` (:func:`workbench.dedup.tokens.code_encoding`)."""
+    from workbench.dedup.tokens import code_encoding
+
+    return item[0], code_encoding(item[1])
+
+
+def has_encoding(pair: tuple[int, str | None]) -> bool:
+    """Executors: whether an :func:`item_encoding` pair names an encoding."""
+    return pair[1] is not None
+

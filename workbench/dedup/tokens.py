@@ -19,7 +19,7 @@ import gc
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from xxhash import xxh3_64_intdigest, xxh32_intdigest
 
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING
 from workbench.dedup.signatures import minhash_matrix
 from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
@@ -62,7 +63,8 @@ class FileTokens:
         signature: the MinHash signature (``num_perm`` uint32 values as bytes) when asked
             for with a :class:`SignatureSpec` and the file has enough tokens.
         failure: ``None``, or why the file could not be tokenized: ``"missing (null)"``,
-            ``"binary (NUL bytes)"``, ``"not UTF-8"``, ``"no language plugin for 'x'"``,
+            ``"binary (NUL bytes)"``, ``"binary"`` (control bytes), ``"not UTF-8 (byte 3), nor cp1252 (byte 11)"``,
+            ``"no language plugin for 'x'"``,
             ``"tokenizer error: ..."``.
     """
 
@@ -95,27 +97,52 @@ class SignatureSpec:
     perms: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def decode_code(value: object) -> tuple[str | None, str | None]:
+def decode_code(value: object, fallback: str = DEFAULT_SOURCE_ENCODING) -> tuple[str | None, str | None]:
     """Return ``(text, None)`` for a usable code cell, or ``(None, reason)``.
 
     Args:
-        value: the cell: ``str``, UTF-8 ``bytes`` (parquet binary columns) or ``None``.
+        value: the cell: ``str``, ``bytes`` (parquet binary columns: decoded as a source folder's
+            files are, :func:`workbench.data.text_encoding.decode_cell`: a UTF-16/32 byte-order
+            mark, NUL bytes binary, UTF-8, then ``fallback``) or ``None``.
+        fallback: the encoding of bytes that are not UTF-8 (``--source-encoding``).
     """
     if value is None:
         return None, "missing (null)"
     if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        if b"\x00" in data:
-            return None, "binary (NUL bytes)"
-        try:
-            return data.decode("utf-8"), None
-        except UnicodeDecodeError:
-            return None, "not UTF-8"
+        from workbench.data.text_encoding import decode_cell
+
+        decoded = decode_cell(bytes(value), fallback)
+        if decoded.text is None:
+            return None, ("binary (NUL bytes)" if decoded.reason == "binary" and b"\x00" in bytes(value)[:8192]
+                          else decoded.reason)
+        return decoded.text, None
     if not isinstance(value, str):
         return None, f"not text ({type(value).__name__})"
     if "\x00" in value:
         return None, "binary (NUL bytes)"
     return value, None
+
+
+def code_encoding(value: object, fallback: str = DEFAULT_SOURCE_ENCODING) -> str | None:
+    """How :func:`decode_code` read a bytes cell when not as UTF-8 (``"cp1252 (fallback)"``,
+    ``"UTF-16 (byte-order mark)"``), as a source folder's files are recorded; ``None`` for text, a
+    UTF-8 cell, or one not read at all."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        return None
+    from workbench.data.text_encoding import decode_cell
+
+    decoded = decode_cell(bytes(value), fallback)
+    return decoded.encoding if decoded.text is not None else None
+
+
+def cell_encodings(ids: Sequence[str], found: Iterable[tuple[int, str]]) -> dict[str, str]:
+    """``report.json``'s ``source_encodings`` entries of the code cells read in another encoding
+    than UTF-8: ``"row <id>" -> how``, in row order (both engines record them so).
+
+    Args:
+        ids: every row's id; found: ``(row index, how)`` (:func:`code_encoding`), in any order.
+    """
+    return {f"row {ids[index]}": how for index, how in sorted(found)}
 
 
 def normalise_newlines(text: str) -> str:
