@@ -65,7 +65,7 @@ def test_a_damaged_database_is_refused_when_the_cache_is_opened(tmp_path):
         ResponseCache(tmp_path / "cache")
     message = str(caught.value)
     assert "database disk image is malformed" in message and str(tmp_path / "cache") in message
-    assert "cache off" in message and "resume" in message and "\n" not in message
+    assert "--cache off" in message and "rerun with --resume" in message and "\n" not in message
 
 
 def test_a_database_damaged_after_the_open_fails_the_read_not_as_a_miss(tmp_path):
@@ -99,6 +99,18 @@ def test_a_folder_that_cannot_be_read_or_written_is_refused_when_opened(tmp_path
         folder.chmod(0o700)
 
 
+def test_under_workbench_run_the_advice_names_config_keys(tmp_path):
+    """Under ``workbench run`` (config words) there is no ``--cache`` flag to pass and the stage
+    resumes itself: the advice names ``[score] cache`` and the rerun."""
+    from workbench.option_words import config_words
+
+    damaged_cache(tmp_path / "cache")
+    with config_words(lambda name: f"[score] {name}"), pytest.raises(ResponseCacheError) as caught:
+        ResponseCache(tmp_path / "cache")
+    message = str(caught.value)
+    assert '[score] cache = "off"' in message and "rerun the same command" in message and "--cache" not in message
+
+
 def test_a_folder_where_no_file_can_be_made_is_refused_when_opened_even_for_root(tmp_path):
     """As root, permissions do not stop a write, but an immutable folder (``chattr +i``, ext4 and
     most Linux file systems) does: SQLite cannot make ``cache.db-wal``. One line, the fix named."""
@@ -115,9 +127,9 @@ def test_a_folder_where_no_file_can_be_made_is_refused_when_opened_even_for_root
             ResponseCache(folder)
     finally:
         subprocess.run(["chattr", "-i", str(folder)], check=True)
-    message = caught.value.render(lambda name: f"--{name}")
+    message = str(caught.value)
     assert f"the response cache {folder} cannot be opened (OperationalError: unable to open database file)" in message
-    assert "read and write access" in message and "--cache off" in message and "--resume" in message
+    assert "read and write access" in message and "--cache off" in message and "rerun with --resume" in message
 
 
 def _slice(shared_data, tmp_path, n):

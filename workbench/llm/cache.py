@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.options import OptionError
+from workbench.errors import WorkbenchError
+from workbench.option_words import option_value, resume_advice
 
 #: bump when the stored value layout changes, so old entries are simply not found
 CACHE_FORMAT = 1
@@ -33,11 +34,12 @@ CACHE_FORMAT = 1
 _log = logging.getLogger(__name__)
 
 
-class ResponseCacheError(OptionError):
+class ResponseCacheError(WorkbenchError):
     """The response cache folder cannot be used at all: its SQLite database is damaged
     (``database disk image is malformed``), the folder cannot be read or written, or the disk is
-    full. Every call would meet it, so a scoring run stops with this one line (an
-    :class:`~workbench.options.OptionError`, so ``--cache`` is named as the caller names it).
+    full. Every call would meet it, so a scoring run stops with this one line; its advice names
+    ``--cache off`` and the resume as the caller names them (:mod:`workbench.option_words`:
+    ``[score] cache = "off"`` under ``workbench run``).
 
     Args:
         directory: the cache folder.
@@ -49,16 +51,17 @@ class ResponseCacheError(OptionError):
         self.directory = directory
         self.error = error
         text = str(error).lower()
+        off = option_value("cache", "off")
         if isinstance(error, PermissionError) or "readonly" in text or "unable to open" in text:
-            fix = f"give this user read and write access to {directory}, or pass {{cache}} off"
+            fix = f"give this user read and write access to {directory}, or use {off}"
         elif getattr(error, "errno", None) in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or "full" in text \
                 or "disk i/o" in text:
-            fix = f"free disk space where {directory} is, or pass {{cache}} off"
+            fix = f"free disk space where {directory} is, or use {off}"
         else:  # damaged: a database copied or committed without its write-ahead log, or cut short
-            fix = f"move the folder aside (mv {directory} {directory.rstrip(os.sep)}.damaged) or pass {{cache}} off"
+            fix = f"move the folder aside (mv {directory} {directory.rstrip(os.sep)}.damaged) or use {off}"
         super().__init__(
-            f"the response cache {directory} cannot be {doing} ({type(error).__name__}: {error}); {fix}, "
-            f"then run again with {{resume}} (finished rows are kept)", "cache", "resume")
+            f"the response cache {directory} cannot be {doing} ({type(error).__name__}: {error}); {fix}; "
+            f"the rows scored so far are kept: then {resume_advice()}")
 
 
 class CacheMode(str, enum.Enum):
