@@ -6,24 +6,62 @@ provider parameters), seed, the JSON schema asked for, the prompt-template versi
 the repeat index (so ``--n-samples k`` asks for k distinct answers and gets the same k
 back on a rerun). Only successful responses are stored; errors are never cached. An entry
 that cannot be read back (its file cut short by a full disk or an interrupted copy) is a
-miss: the model is asked again and the entry replaced.
+miss: the model is asked again and the entry replaced. A fault of the cache as a whole (its
+SQLite database damaged, the folder unreadable or unwritable, the disk full) is not a miss but a
+:class:`ResponseCacheError`, raised when the cache is opened (``PRAGMA quick_check``) or at the
+first read or write that fails: it would be the same for every call, so it stops the run.
 """
 
 from __future__ import annotations
 
 import enum
+import errno
 import hashlib
 import json
 import logging
 import os
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.option_words import option_value, resume_advice
 
 #: bump when the stored value layout changes, so old entries are simply not found
 CACHE_FORMAT = 1
 
 _log = logging.getLogger(__name__)
+
+
+class ResponseCacheError(WorkbenchError):
+    """The response cache folder cannot be used at all: its SQLite database is damaged
+    (``database disk image is malformed``), the folder cannot be read or written, or the disk is
+    full. Every call would meet it, so a scoring run stops with this one line; its advice names
+    ``--cache off`` and the resume as the caller names them (:mod:`workbench.option_words`:
+    ``[score] cache = "off"`` under ``workbench run``).
+
+    Args:
+        directory: the cache folder.
+        error: the SQLite or OS error met.
+        doing: what was being done (``"opened"``, ``"read"``, ``"written"``).
+    """
+
+    def __init__(self, directory: str, error: BaseException, doing: str):
+        self.directory = directory
+        self.error = error
+        text = str(error).lower()
+        off = option_value("cache", "off")
+        if isinstance(error, PermissionError) or "readonly" in text or "unable to open" in text:
+            fix = f"give this user read and write access to {directory}, or use {off}"
+        elif getattr(error, "errno", None) in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or "full" in text \
+                or "disk i/o" in text:
+            fix = f"free disk space where {directory} is, or use {off}"
+        else:  # damaged: a database copied or committed without its write-ahead log, or cut short
+            fix = f"move the folder aside (mv {directory} {directory.rstrip(os.sep)}.damaged) or use {off}"
+        super().__init__(
+            f"the response cache {directory} cannot be {doing} ({type(error).__name__}: {error}); {fix}; "
+            f"the rows scored so far are kept: then {resume_advice()}")
 
 
 class CacheMode(str, enum.Enum):
@@ -124,6 +162,12 @@ class ResponseCache:
     Args:
         directory: the cache folder (created if missing).
         mode: a :class:`CacheMode`.
+
+    Raises:
+        ResponseCacheError: the folder cannot be created or opened, or its database fails
+            SQLite's ``PRAGMA quick_check`` (every page of ``cache.db`` read once: 0.17 s for a
+            134 MB one in the OS's file cache; values over 32 KiB live in files of their own and
+            are not read).
     """
 
     def __init__(self, directory: str | os.PathLike[str], mode: CacheMode | str = CacheMode.RW):
@@ -133,7 +177,20 @@ class ResponseCache:
         self.directory = os.fspath(directory)
         #: entries found damaged by :meth:`get` (read as misses)
         self.damaged = 0
-        self._cache = diskcache.Cache(self.directory) if self.mode is not CacheMode.OFF else None
+        self._cache = None
+        if self.mode is CacheMode.OFF:
+            return
+        try:
+            self._cache = diskcache.Cache(self.directory)
+            problems = [row[0] for row in self._cache._sql("PRAGMA quick_check(1)").fetchall()]
+            if problems != ["ok"]:
+                # as SQLite words a damaged page when a read meets it, then what the check found
+                found = " ".join(problems[0].replace("*** in database main ***", "").split())
+                raise sqlite3.DatabaseError(f"database disk image is malformed (PRAGMA quick_check: {found})")
+        except (sqlite3.Error, OSError) as error:
+            if self._cache is not None:
+                self._cache.close()
+            raise ResponseCacheError(self.directory, error, "opened") from error
 
     def get(self, key: str) -> CachedResponse | None:
         """Return the stored answer for ``key`` (``None`` on a miss or when the mode does not read).
@@ -146,6 +203,8 @@ class ResponseCache:
         try:
             value = self._cache.get(key)
             return CachedResponse(**value) if isinstance(value, dict) else None
+        except (sqlite3.Error, OSError) as error:  # the database or the folder: every read would fail alike
+            raise ResponseCacheError(self.directory, error, "read") from error
         except Exception as error:  # unpickling a cut file raises UnpicklingError, EOFError, ValueError ...
             self.damaged += 1
             if self.damaged == 1:
@@ -155,10 +214,17 @@ class ResponseCache:
             return None
 
     def put(self, key: str, response: CachedResponse) -> None:
-        """Store a successful answer (a no-op when the mode does not write)."""
+        """Store a successful answer (a no-op when the mode does not write).
+
+        Raises:
+            ResponseCacheError: the database or the folder cannot be written (damaged, read-only,
+                disk full)."""
         if self._cache is None or not self.mode.writes:
             return
-        self._cache.set(key, response.__dict__)
+        try:
+            self._cache.set(key, response.__dict__)
+        except (sqlite3.Error, OSError) as error:
+            raise ResponseCacheError(self.directory, error, "written") from error
 
     def __len__(self) -> int:
         return 0 if self._cache is None else len(self._cache)
