@@ -50,7 +50,9 @@ for model in 1.5b 0.5b; do
     --analyse-first
   pair 276/q$model/dsa-cqe-simplified-expected 276/q$model/dsa-cqe-simplified-final-p-correct \
     --model local/qwen2.5-coder-$model -m dsa-cqe-simplified -- --score-mode expected -- --final-step p-correct
+  # --retry-failed (session 35): the rows of session 35's first hour failed on a damaged response cache (a cache.db
+  # committed beside a write-ahead log of another state); their error rows are scored again
   pair q$model/dsa-cqe-expected q$model/dsa-cqe-final-p-correct \
-    --model local/qwen2.5-coder-$model -m dsa-cqe -- --score-mode expected -- --final-step p-correct
+    --model local/qwen2.5-coder-$model -m dsa-cqe --retry-failed -- --score-mode expected -- --final-step p-correct
 done
 echo "$(date -u +%H:%M:%S) 276 all done" >> progress.txt
