@@ -25,7 +25,6 @@ the graders thought the reference was, e.g. to leave out items with a poor refer
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from typing import Any
 
 import datasets
 
+from workbench.data.ice_score_file import grade_file_head, open_json_text
 from workbench.errors import DataError
 
 #: the metric keys of ``conala-all-grades.json``, in the file's order; other ``<name>-<model>`` keys are kept too
@@ -68,10 +68,6 @@ _SNIFF_BYTES = 16384
 _MODEL_GRADE = re.compile(r'"grade-[A-Za-z][^"]*"\s*:')
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open(encoding="utf-8")
-
-
 def looks_like_codegen_metrics_grades(path: str | os.PathLike[str]) -> bool:
     """Cheaply tell whether ``path`` is a CoNaLa grade file of Evtikhiev et al.
 
@@ -85,21 +81,8 @@ def looks_like_codegen_metrics_grades(path: str | os.PathLike[str]) -> bool:
     Returns:
         True when the file should be read with :func:`read_codegen_metrics_grades`.
     """
-    path = Path(path)
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-2:] != [".json", ".gz"] and suffixes[-1:] != [".json"]:
-        return False
-    try:
-        with _open_text(path) as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except (OSError, UnicodeDecodeError, EOFError):
-        return False
-    return (
-        head.lstrip().startswith("[")
-        and '"intent"' in head
-        and '"snippet"' in head
-        and _MODEL_GRADE.search(head) is not None
-    )
+    head = grade_file_head(path, _SNIFF_BYTES)
+    return head is not None and _MODEL_GRADE.search(head) is not None
 
 
 def read_codegen_metrics_grades(path: str | os.PathLike[str], *, task_prefix: str = "conala/") -> datasets.Dataset:
@@ -118,7 +101,7 @@ def read_codegen_metrics_grades(path: str | os.PathLike[str], *, task_prefix: st
     """
     path = Path(path)
     try:
-        with _open_text(path) as handle:
+        with open_json_text(path) as handle:
             items = json.load(handle)
     except (OSError, UnicodeDecodeError, EOFError, json.JSONDecodeError) as error:
         raise DataError(f"{path}: cannot read as a CoNaLa human-grade file (Evtikhiev et al.): {error}") from error

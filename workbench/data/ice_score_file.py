@@ -50,8 +50,30 @@ _SAMPLE_KEY = re.compile(r"^(?P<name>.+)-(?P<sample>\d+)$")
 _FILE_LANGUAGE = re.compile(r"humaneval_(?P<language>[a-z0-9+#]+)_grade", re.IGNORECASE)
 
 
-def _open_text(path: Path):
+def open_json_text(path: Path):
+    """``path`` (``.json`` or ``.json.gz``) opened as UTF-8 text; raises OSError as ``open`` does."""
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open(encoding="utf-8")
+
+
+def grade_file_head(path: str | os.PathLike[str], size: int) -> str | None:
+    """The first ``size`` characters of a ``.json``/``.json.gz`` file that begins as a JSON list of
+    objects with ``intent`` and ``snippet`` keys (the layout ICE-Score's and Evtikhiev et al.'s CoNaLa
+    grade files share), else ``None``. Never raises for unreadable or non-JSON files.
+
+    Args:
+        path: any path.
+        size: characters to read (the detectors tell their ``grade-`` keys apart in this head).
+    """
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-2:] != [".json", ".gz"] and suffixes[-1:] != [".json"]:
+        return None
+    try:
+        with open_json_text(path) as handle:
+            head = handle.read(size)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+    return head if head.lstrip().startswith("[") and '"intent"' in head and '"snippet"' in head else None
 
 
 def looks_like_ice_score_grades(path: str | os.PathLike[str]) -> bool:
@@ -66,21 +88,8 @@ def looks_like_ice_score_grades(path: str | os.PathLike[str]) -> bool:
     Returns:
         True when the file should be read with :func:`read_ice_score_grades`.
     """
-    path = Path(path)
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-2:] != [".json", ".gz"] and suffixes[-1:] != [".json"]:
-        return False
-    try:
-        with _open_text(path) as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except (OSError, UnicodeDecodeError, EOFError):
-        return False
-    return (
-        head.lstrip().startswith("[")
-        and '"intent"' in head
-        and '"snippet"' in head
-        and re.search(r'"grade-\d+"\s*:', head) is not None
-    )
+    head = grade_file_head(path, _SNIFF_BYTES)
+    return head is not None and re.search(r'"grade-\d+"\s*:', head) is not None
 
 
 def language_from_filename(path: str | os.PathLike[str]) -> str:
@@ -114,7 +123,7 @@ def read_ice_score_grades(
     """
     path = Path(path)
     try:
-        with _open_text(path) as handle:
+        with open_json_text(path) as handle:
             tasks = json.load(handle)
     except (OSError, UnicodeDecodeError, EOFError, json.JSONDecodeError) as error:
         raise DataError(f"{path}: cannot read as an ICE-Score grade file: {error}") from error
