@@ -56,6 +56,14 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
     "humaneval": ("humaneval.jsonl.gz", "test"),
     # ICE-Score's HumanEval-Python set: Codex generations with pass/fail and metric scores
     "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
+    # ICE-Score's HumanEval-Java and HumanEval-C++ sets: the grade files verbatim, flattened on load by
+    # workbench.data.ice_score_file (the file name gives the language column)
+    "humaneval-codex-java": ("humaneval_java_grade.json.gz", "test"),
+    "humaneval-codex-cpp": ("humaneval_cpp_grade.json.gz", "test"),
+    # MultiPL-E's Java and C++ translations of the 161 HumanEval tasks: prompt and test harness (the
+    # execute stage's problems for the two sets above)
+    "humaneval-java": ("multipl_e_humaneval_java_problems.jsonl.gz", "test"),
+    "humaneval-cpp": ("multipl_e_humaneval_cpp_problems.jsonl.gz", "test"),
     # Evtikhiev et al.'s human-graded CoNaLa generations (5 models): one aggregated grade + metric scores,
     # and the per-grader grades; read by workbench.data.codegen_metrics_file
     "conala-all-grades": ("conala-all-grades.json.gz", "test"),
@@ -339,7 +347,8 @@ def load_records(
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
     Args:
-        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``, ``"conala-all-grades"``,
+        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``, ``"humaneval-codex-java"``,
+            ``"humaneval-codex-cpp"``, ``"humaneval-java"``, ``"humaneval-cpp"``, ``"conala-all-grades"``,
             ``"conala-human-grades"``; see
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
             ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
@@ -413,6 +422,8 @@ def load_humaneval() -> datasets.Dataset:
 def _load_bundled(name: str) -> LoadedDataset:
     filename, split = BUNDLED[name]
     with resources.as_file(resources.files("workbench.data") / "bundled" / filename) as file:
+        if looks_like_ice_score_grades(file):
+            return LoadedDataset(name, {split: read_ice_score_grades(file)})
         if looks_like_codegen_metrics_grades(file):
             return LoadedDataset(name, {split: read_codegen_metrics_grades(file)})
         dataset = _read_data_files("json", {split: str(file)})
