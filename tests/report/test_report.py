@@ -691,3 +691,21 @@ def test_execution_counts_flaky_samples_of_a_repeated_run(run_dir):
 def test_execution_of_single_attempts_shows_no_flaky_line(data):
     assert data["execution"]["flaky"]["repeated"] == 0
     assert 'id="execution-flaky"' not in render_html(data)
+
+
+def test_correlation_and_bias_notes_reach_the_page_apart_from_warnings(run_dir):
+    """correlate and bias now tell expected outcomes of a run's settings (a method_limit, the data's own label
+    beside the execution's) as notes, not warnings: the page shows them as notes."""
+    label = "label: the scores have a 'passed' column of their own that differs from the results' on 2 of 40 joined rows"
+    limited = "dsa-cqe: scored on 2 samples of the 40, as the score run's method_limit dsa-cqe=2 asks"
+    subset = json.loads((run_dir / "correlate" / "subset.json").read_text())
+    (run_dir / "correlate" / "subset.json").write_text(json.dumps({**subset, "notes": [limited, label]}))
+    bias = json.loads((run_dir / "bias" / "report.json").read_text())
+    (run_dir / "bias" / "report.json").write_text(json.dumps({**bias, "notes": ["label: the metric table differs"]}))
+    json_path, html_path = write_report(run_dir)
+    data = json.loads(json_path.read_text())
+    assert data["correlation_notes"]["subset"] == [limited, label]
+    assert data["bias"]["notes"] == ["label: the metric table differs"]
+    html = html_path.read_text()
+    assert "2 notes on the correlation on subset" in html
+    assert "dsa-cqe: scored on 2 samples of the 40" in html and "Note: label: the metric table differs" in html

@@ -141,10 +141,12 @@ def run_bias(
                               # to ids of another column (a [data] id_column such as uid)
                               alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
     _check_id_kinds(output, table, config)
-    warnings = []
+    warnings: list[str] = []
+    notes: list[str] = []
     if from_results:
         warnings += _join_results(table, config)
-        warnings += _own_label_disagreement(metrics_source, table, config)
+        # information, not a fault: a data set's recorded outcomes (ICE-Score's `passed`) next to this execution's
+        notes += _own_label_disagreement(metrics_source, table, config)
     rows = _Rows(output, table, config.id_columns)
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
@@ -220,7 +222,7 @@ def run_bias(
     report = BiasReport(
         dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,
         contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
-        warnings=warnings,
+        warnings=warnings, notes=notes,
     )
     if plot_path is not None:
         # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
@@ -359,9 +361,9 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
 
 
 def _own_label_disagreement(metrics_source: object, table: MetricTable, config: BiasConfig) -> list[str]:
-    """A warning when the metric table has a ``config.label`` column of its own (ICE-Score's
+    """A note when the metric table has a ``config.label`` column of its own (ICE-Score's
     ``passed``, carried by ``workbench score``) that the results' label, the one used, contradicts
-    on some joined rows; as ``workbench correlate`` warns. No warning when the table has no such
+    on some joined rows; as ``workbench correlate`` notes. No note when the table has no such
     column or its cells are not all numbers (it is then no label)."""
     try:
         own = read_metric_table(metrics_source, metrics=[config.label], id_columns=config.id_columns,

@@ -16,7 +16,7 @@ from workbench.bias.config import BiasConfig
 if TYPE_CHECKING:
     from workbench.bias.intervals import Interval, SettingDifference
     from workbench.bias.results import Analysis, BiasReport
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.cli.correlate import ZERO_MARK
 from workbench.formatting import count, fixed
@@ -87,6 +87,8 @@ def print_report(report: BiasReport) -> None:
                   "intervals")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")
+    for note in report.notes:  # expected outcomes of the inputs' own settings: information, not faults
+        err_console.print(f"{NOTE} {escape(str(note))}")
 
 
 def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:

@@ -1036,7 +1036,7 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     if config.select == "stratified" and config.limit is not None:
         from workbench.score.selection import balance_note
 
-        note = balance_note(samples, config.stratify_column)
+        note = balance_note(samples, config.stratify_column, config.limit)
         if note:
             notes.append(note)
     if not config.no_prompt:
