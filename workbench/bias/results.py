@@ -152,6 +152,8 @@ class BiasReport:
         contamination: the clean vs contaminated analysis (``None`` without ``--against``).
         bootstrap: how the intervals were made (unit ``task`` or ``cluster``).
         label: the label column of the correlations, if any.
+        label_kind: with a label, ``"outcome"`` (0/1 or a pass ratio) or ``"graded"`` (a grade
+            such as human grades 0-4); ``None`` without one.
     """
 
     dedup_output: str
@@ -162,11 +164,12 @@ class BiasReport:
     bootstrap: dict
     label: str | None = None
     warnings: list[str] = field(default_factory=list)
+    label_kind: str | None = None
 
     def to_dict(self) -> dict:
         return {
             "dedup_output": self.dedup_output, "metrics_source": self.metrics_source, "join": self.join.to_dict(),
-            "bootstrap": self.bootstrap, "label": self.label,
+            "bootstrap": self.bootstrap, "label": self.label, "label_kind": self.label_kind,
             "duplication": self.duplication.to_dict() if self.duplication else None,
             "contamination": self.contamination.to_dict() if self.contamination else None,
             "warnings": self.warnings,
