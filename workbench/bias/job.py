@@ -137,6 +137,7 @@ def run_bias(
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
                               flags={config.label: option_named("label")} if config.label else None,
+                              labels={config.label: config.label_kind} if config.label and not from_results else None,
                               # execute's results name rows by task_id:sample_id only: the way to join them
                               # to ids of another column (a [data] id_column such as uid)
                               alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
@@ -222,6 +223,7 @@ def run_bias(
     report = BiasReport(
         dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,
         contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
+        label_kind=config.label_kind if config.label else None,
         warnings=warnings, notes=notes,
     )
     if plot_path is not None:
@@ -313,7 +315,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
     no result); returns warnings about rows on either side without a partner."""
     read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
-                             flags={config.label: option_named("label")})
+                             flags={config.label: option_named("label")}, labels={config.label: config.label_kind})
     execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
     extra = None
     try:
@@ -606,8 +608,8 @@ def _kendall(values: np.ndarray, label: np.ndarray, mask: np.ndarray, rows: _Row
     try:
         report = correlate(table, metrics=["metric"], label="label", task_column="unit", sample_column="row",
                            n_resamples=config.resamples, confidence=config.confidence, seed=config.seed,
-                           length_column="none")
-    except DataError as error:  # e.g. a label outside [0, 1]: said once, for this setting
+                           length_column="none", label_kind=config.label_kind)
+    except DataError as error:  # (the label's values were checked when read): said once, for this setting
         return Interval(math.nan, math.nan, math.nan, n_rows, n_units, str(error))
     estimate = report.metrics["metric"].pooled["kendall"]
     return Interval(estimate.value, estimate.ci[0], estimate.ci[1], n_rows, n_units, estimate.no_interval)

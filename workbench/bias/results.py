@@ -155,6 +155,8 @@ class BiasReport:
         warnings: what weakens the numbers or needs the user.
         notes: expected outcomes of the inputs' settings (the metric table's own label column that
             differs from the results' on some rows): information, not faults.
+        label_kind: with a label, ``"outcome"`` (0/1 or a pass ratio) or ``"graded"`` (a grade
+            such as human grades 0-4); ``None`` without one.
     """
 
     dedup_output: str
@@ -166,11 +168,12 @@ class BiasReport:
     label: str | None = None
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    label_kind: str | None = None
 
     def to_dict(self) -> dict:
         return {
             "dedup_output": self.dedup_output, "metrics_source": self.metrics_source, "join": self.join.to_dict(),
-            "bootstrap": self.bootstrap, "label": self.label,
+            "bootstrap": self.bootstrap, "label": self.label, "label_kind": self.label_kind,
             "duplication": self.duplication.to_dict() if self.duplication else None,
             "contamination": self.contamination.to_dict() if self.contamination else None,
             "warnings": self.warnings, "notes": self.notes,

@@ -82,6 +82,10 @@ def print_report(report: BiasReport) -> None:
     if j.unjoined_ids:
         console.print(f"ids not in the dedup output: {escape(', '.join(j.unjoined_ids))}"
                       f"{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
+    if report.label is not None:
+        what = ("a grade: Kendall tau-b counts the ties in it" if report.label_kind == "graded"
+                else "an execution outcome, 0/1 or a pass ratio")
+        console.print(f"label {escape(repr(report.label))} ({report.label_kind}: {what})")
     b = report.bootstrap
     console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
                   "intervals")

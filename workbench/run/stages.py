@@ -127,8 +127,8 @@ LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
 #: stage's results (:attr:`StagePlan.set_by_run`): the user set no such option
 EXECUTE_RESULTS_WORDS = "the execute stage's results"
 
-#: how the bias stage's messages name its label where the run set it to the execute stage's
-#: ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
+#: how the bias and correlate stages' messages name their label where the run set it to the execute
+#: stage's ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
 EXECUTE_LABEL_WORDS = "the execute stage's label"
 
 #: how a stage key names the run folder: a path in it counts relative to it, so the same folder
@@ -600,11 +600,14 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     # each metric is also correlated with the length of the generated code, unless [correlate] says otherwise
     correlate = {"length_column": data["code_column"], **config.sections["correlate"]}
     correlate.pop("metric", None)
+    # the label's messages name who set it: [correlate] label only where the config sets that key
+    label_words = {} if "label" in correlate else (
+        {"label": EXECUTE_LABEL_WORDS} if "results" in label_source
+        else {"label": "[data] label_column"} if "label" in label_source else {})
 
     plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
                      table="correlate")
-    if "results" in label_source:
-        plan.set_by_run["results"] = EXECUTE_RESULTS_WORDS
+    plan.set_by_run.update(label_words)
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
@@ -616,6 +619,7 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
 
     plan = StagePlan("correlate_all", "correlate", outputs=layout.outputs("correlate_all"), after=list(after_execute),
                      table="correlate")
+    plan.set_by_run.update(label_words)
     metrics = cheap + [m for m in shipped if m not in cheap]
     if not metrics:
         plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"
