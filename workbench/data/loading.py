@@ -323,6 +323,62 @@ def require_text_columns(dataset: datasets.Dataset, columns: Mapping[str, str | 
             )
 
 
+#: ``datasets`` feature types of a column that may hold several texts per row: lists, and JSON
+#: (a JSON Lines column with a string in some rows and a list in others)
+_LIST_FEATURES = frozenset({"List", "LargeList", "Sequence", "Json"})
+
+
+def holds_text_lists(dataset: datasets.Dataset, column: str) -> bool:
+    """Whether ``column`` is typed as lists (or as JSON: strings in some rows, lists in others)
+    rather than as text: a column whose rows may each give several texts (several references
+    of one sample); its cells are read by :func:`text_list_cells`."""
+    return type(dataset.features[column]).__name__ in _LIST_FEATURES
+
+
+def text_list_cells(dataset: datasets.Dataset, column: str, option: str, where: str, *,
+                    noun: str = "reference") -> list[tuple[str, ...]]:
+    """The cells of a column that gives each row one text or several: a string is one text, a list
+    of strings is its texts in order, a null is none (an empty tuple), as is an empty list.
+
+    Args:
+        dataset: the table; column: the column (:func:`holds_text_lists`); option: the option
+        that names it (``--reference-column``); where: what the table is, for the message
+        (``"the generations (gens.jsonl)"``); rows count from 1 in it; noun: what a text is,
+        for the message's remedy.
+
+    Returns:
+        one tuple of texts per row, in row order.
+
+    Raises:
+        DataError: some cell is neither text, nor a list of texts, nor null (a number, an object,
+            a list holding a number or a null), naming how many rows, and the first one with its row.
+    """
+    cells = dataset[column]
+    texts: list[tuple[str, ...]] = []
+    odd: list[tuple[int, Any]] = []
+    for number, value in enumerate(cells, start=1):
+        if value is None:
+            texts.append(())
+        elif isinstance(value, str):
+            texts.append((value,))
+        elif isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+            texts.append(tuple(value))
+        else:
+            odd.append((number, value))
+            texts.append(())
+    if odd:
+        kinds = list(dict.fromkeys(
+            "lists holding " + " and ".join(dict.fromkeys("nulls" if item is None else value_kind(item)
+                                                          for item in value if not isinstance(item, str)))
+            if isinstance(value, (list, tuple)) else value_kind(value) for _, value in odd))
+        number, first = odd[0]
+        raise DataError(
+            f"{option} {column!r} holds {' and '.join(kinds)} in {len(odd)} of {count(len(cells), 'row')} of {where} "
+            f"(e.g. {_as_written(first)} in row {number}); give each row its {noun} as a string or its "
+            f"{noun}s as a list of strings")
+    return texts
+
+
 def require_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str = "the data") -> None:
     """Raise :class:`MissingColumnError` if any of ``columns`` (option -> name) is missing."""
     available = list(dataset.column_names)
