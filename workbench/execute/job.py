@@ -41,7 +41,7 @@ from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
 from workbench.formatting import count
 from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
 
@@ -582,6 +582,7 @@ def run_execute(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     sandbox: Sandbox | None = None,
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> ExecutionSummary:
     """Execute every generation against its task's tests and append result rows to ``output``:
     what ``workbench execute`` runs.
@@ -598,6 +599,9 @@ def run_execute(
             the sandbox and its limits: a repeated prompt, null completions ...), before the
             reference timing and the samples, so a long run is not waited out to learn of it;
             the summary still holds every note (``announced_notes`` counts these).
+        run_dir: the ``workbench run`` folder that ``output`` lies in (``None``: a job on its own):
+            the generations and problems inside it are recorded relative to it
+            (:func:`run_settings`), so the folder moved or copied resumes.
 
     Returns:
         an :class:`ExecutionSummary`.
@@ -632,7 +636,7 @@ def run_execute(
         f"or write to another --output")
     try:
         return _run_execute_locked(generations, output, config, on_start=on_start, on_result=on_result,
-                                   sandbox=sandbox, on_note=on_note)
+                                   sandbox=sandbox, on_note=on_note, run_dir=run_dir)
     finally:
         lock.release()
 
@@ -646,6 +650,7 @@ def _run_execute_locked(
     on_result: Callable[[dict[str, Any]], None] | None,
     sandbox: Sandbox | None,
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> ExecutionSummary:
     """:func:`run_execute` with the output's lock held (same arguments, returns and errors)."""
     notes: list[str] = []
@@ -655,9 +660,9 @@ def _run_execute_locked(
     # canonical, so ``-l py`` and ``-l python`` are one setting in the rows and on resume
     config = dataclasses.replace(
         config, language=execution_language(config, [s.language for s in samples], problems, generations))
-    settings = run_settings(generations, config)
+    settings = run_settings(generations, config, run_dir)
     if config.resume:
-        notes.extend(check_resume(output, settings))
+        notes.extend(check_resume(output, settings, run_dir))
     runner = _runner(config)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
     if unknown:
@@ -802,12 +807,15 @@ def _run_execute_locked(
 RECORDED_OPTIONS = tuple(name for name, item in ExecutionConfig.options().items() if item.declared.recorded)
 
 
-def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -> dict[str, Any]:
+def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig,
+                 run_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The settings behind a run's rows, as the summary file's ``settings`` records them.
 
     Args:
         generations: what the run reads its completions from.
         config: the run's options.
+        run_dir: the ``workbench run`` folder the results lie in: the generations and problems
+            inside it are recorded relative to it (:func:`~workbench.resume_guard.recorded_path`).
 
     Returns:
         ``source`` (the generations, :func:`~workbench.resume_guard.source_identity`) and every
@@ -815,13 +823,14 @@ def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -
         as a source identity too. What only changes which samples run or how fast
         (``limit``, ``workers``, ``max_failures``) is not among them.
     """
-    settings: dict[str, Any] = {SOURCE_KEY: source_identity(generations)}
+    settings: dict[str, Any] = {SOURCE_KEY: recorded_path(generations, run_dir)}
     settings.update({name: config.recorded_value(name) for name in RECORDED_OPTIONS})
-    settings["problems"] = source_identity(config.problems)
+    settings["problems"] = recorded_path(config.problems, run_dir)
     return settings
 
 
-def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> list[str]:
+def check_resume(output: str | os.PathLike[str], settings: dict[str, Any],
+                 run_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Refuse to resume a results file made with other settings (:func:`run_settings`).
 
     The settings are read from the summary file next to ``output``
@@ -832,7 +841,10 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> li
 
     Args:
         output: the results file to resume.
-        settings: this run's settings.
+        settings: this run's settings (:func:`run_settings`).
+        run_dir: as :func:`run_settings`: a summary of an earlier version, which records the
+            paths inside the run folder as absolute paths, is read with them relative to the folder
+            it was written in (from the results path it records) or to this one.
 
     Returns:
         notes for the summary (at most one line).
@@ -845,14 +857,18 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> li
     if not os.path.exists(output) or not os.path.getsize(output) or not path.exists():
         return []
     try:
-        previous = json.loads(path.read_text()).get("settings")
+        summary = json.loads(path.read_text())
+        previous = summary.get("settings")
     except (OSError, ValueError, AttributeError):
-        previous = None
+        summary = previous = None
     if not isinstance(previous, dict):
         return [f"{path} records no settings (written by an older workbench): the rows already in {output} "
                 f"are kept without checking that they were run with the same options"]
     if "repeat" not in previous:  # recorded before --repeat existed: each sample ran once
         previous = {**previous, "repeat": 1}
+    if run_dir is not None:  # an earlier version recorded the paths inside the run folder as absolute
+        previous = rebase_recorded_paths(previous, (SOURCE_KEY, "problems"), record_roots(
+            summary.get("output") if isinstance(summary, dict) else None, output, run_dir))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous = {**previous, "language": canonical_language(previous["language"])}
     check_resume_settings(previous, settings, made_with=f"the rows of {output} were run with", record=str(path),

@@ -351,7 +351,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         results=results,
     )
     execution = execution_section(folder, results, data_rows, dataset.columns["label"])
-    checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results)
+    checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results,
+                                path)
     for view in views:
         view["code_check"] = view_mark(checked, marks, view["dedup_id"])
     return {

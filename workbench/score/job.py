@@ -57,7 +57,7 @@ from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
 from workbench.option_words import option_named, option_set, option_value
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
@@ -438,7 +438,8 @@ def _canonical_language(name: str) -> str:
 
 
 def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
-                   source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+                   source: str | os.PathLike[str] | None = None,
+                   run_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The settings behind a run's rows, as ``run.json``'s ``config`` records them.
 
     Args:
@@ -446,6 +447,10 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         methods: the run's methods (their prompt versions and variants are recorded).
         source: the data the samples came from (recorded as :func:`~workbench.resume_guard.source_identity`);
             ``None`` when the caller gave samples only (not recorded, so not checked).
+        run_dir: the ``workbench run`` folder the output lies in: the data source, ``problems``
+            and ``results`` inside it are recorded relative to it
+            (:func:`~workbench.resume_guard.recorded_path`; the execute stage's results as
+            ``<run folder>/execute/results.jsonl``), so the folder moved or copied resumes.
 
     Returns:
         the record: JSON values, the model settings ``None`` when no method calls a model.
@@ -473,13 +478,13 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
     }
     if source is not None:
-        record[SOURCE_KEY] = source_identity(source)
+        record[SOURCE_KEY] = recorded_path(source, run_dir)
     if config.problems is not None:  # a path by any spelling is one problem set, as the data source is
-        record["problems"] = source_identity(config.problems)
+        record["problems"] = recorded_path(config.problems, run_dir)
     if config.results is not None:
         from workbench.score.outcomes import outcomes_digest, read_outcomes
 
-        record["results"] = source_identity(config.results)
+        record["results"] = recorded_path(config.results, run_dir)
         # the selection rests on the verdicts: new ones at the same path must not join old rows
         record["results_verdicts"] = outcomes_digest(read_outcomes(config.results))
     return record
@@ -496,6 +501,9 @@ def _prompt_column_as_read(record: dict[str, Any]) -> dict[str, Any]:
 #: ``run.json`` and checked on resume, without another line here
 RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
 
+#: the recorded settings that are paths (:func:`~workbench.resume_guard.recorded_path`)
+PATH_SETTINGS = (SOURCE_KEY, "problems", "results")
+
 #: settings of the model call: not compared when the resumed run calls no model (recorded as ``None``)
 LLM_SETTINGS = ("model", "model_identity", "api_base", "temperature", "top_p", "max_tokens", "structured", "seed")
 #: recorded but not compared on resume: where a served model answers (a restarted server may
@@ -509,7 +517,8 @@ SCORE_CHANGING_OPTIONS = (
 )
 
 
-def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+def _check_resume_compatible(run_file: Path, record: dict[str, Any],
+                             run_dir: str | os.PathLike[str] | None = None) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -523,6 +532,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     Args:
         run_file: the folder's ``run.json`` (missing or unreadable: nothing to check).
         record: this run's :func:`_config_record`.
+        run_dir: the ``workbench run`` folder (as :func:`_config_record`): a record of an earlier
+            version, which holds the paths inside it as absolute paths, is read with them relative
+            to the folder it was written in (known from its own recorded path) or to this one.
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -540,6 +552,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     # a run.json written before a setting joined ``config`` may still hold it among its options
     previous.update({key: recorded_options[key] for key in SCORE_CHANGING_OPTIONS
                      if key not in previous and key in recorded_options and key not in LLM_SETTINGS})
+    if run_dir is not None:
+        # the folder it was written in: from the path it recorded for itself (a finished run's)
+        then = (written.get("paths") or {}).get("run") if isinstance(written.get("paths"), dict) else None
+        previous = rebase_recorded_paths(previous, PATH_SETTINGS, record_roots(then, run_file, run_dir))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous["language"] = _canonical_language(previous["language"])
     if previous.get("model") and "score_mode" not in previous:
@@ -616,6 +632,7 @@ def score_samples(
     source: str | os.PathLike[str] | None = None,
     loading_notes: Iterable[str] = (),
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -646,6 +663,9 @@ def score_samples(
             generations ...) once the run folder is ready and before ``on_start`` and the first
             row, so a long run is not waited out to learn of it; the report still holds every
             note (``announced_notes`` counts these).
+        run_dir: the ``workbench run`` folder that ``output_dir`` lies in (``None``: a job on its
+            own): the paths inside it that ``run.json`` records (the execute stage's results) are
+            recorded relative to it (:func:`_config_record`), so the folder moved or copied resumes.
 
     Returns:
         the :class:`RunReport`.
@@ -686,9 +706,9 @@ def score_samples(
         if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
             raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
                               "resume", "overwrite")
-        record = _config_record(config, methods, source)
+        record = _config_record(config, methods, source, run_dir)
         if config.resume:
-            _check_resume_compatible(run_path, record)
+            _check_resume_compatible(run_path, record, run_dir)
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
@@ -974,8 +994,8 @@ def run_score(
             columns, which samples.
         output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
             ``run.json``, ``chroma/``).
-        hooks: ``on_row``, ``on_start``, ``on_wait``, ``on_note``, ``mock_response``, ``extra_llm_params`` of
-            :func:`score_samples`.
+        hooks: ``on_row``, ``on_start``, ``on_wait``, ``on_note``, ``mock_response``, ``extra_llm_params``,
+            ``run_dir`` of :func:`score_samples`.
 
     Returns:
         the :class:`RunReport` (also in ``run.json``).
