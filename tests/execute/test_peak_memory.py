@@ -488,3 +488,50 @@ def test_a_sigkill_is_the_hard_cpu_limits_only_after_the_cpu_time_was_used():
     assert decide_status(SPEC, "t", dataclasses.replace(spun, returncode=128 + 11)).status == "killed"
     built = dataclasses.replace(SPEC, build=[["/bin/true"]])
     assert decide_status(built, "t", spun).status == "killed"
+
+
+def test_a_sigkill_is_the_hard_cpu_limits_after_half_that_limit_in_measured_cpu_time():
+    """The kernel checks the hard ``RLIMIT_CPU`` against tick-sampled CPU time, which runs ahead of
+    the exact time GNU time (``%U`` + ``%S``) and ``wait4`` report: samples that ignored ``SIGXCPU``
+    and spun into the limits of a 2 s timeout (3 s soft, 4 s hard) were ended by its ``SIGKILL`` at
+    3.12 to 3.86 measured CPU seconds, and under more load below the soft limit: the old rule (at least
+    the soft limit) called those ``killed``. Half the hard limit decides now, as half the soft limit
+    does for ``SIGXCPU``; a ``SIGKILL`` the sample sent itself at once stays ``killed``."""
+    spun = seen(cpu_s=2.9, cpu_limit_s=3.0, duration_s=9.0, timeout_s=60.0)  # the hard limit a second above
+    outcome = decide_status(SPEC, "t", spun)
+    assert (outcome.status, outcome.signal) == ("timeout", "SIGKILL"), outcome.detail
+    assert "after 2.9 CPU seconds, the hard limit's (4 s" in outcome.detail, outcome.detail
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, cpu_s=2.0)).status == "timeout"
+    sent = decide_status(SPEC, "t", dataclasses.replace(spun, cpu_s=0.04, duration_s=0.1))
+    assert (sent.status, sent.signal) == ("killed", "SIGKILL"), sent.detail
+    assert decide_status(SPEC, "t", dataclasses.replace(spun, cpu_s=1.9)).status == "killed"
+    # a hard limit of this process can cap the sample's at its soft one: that one decides
+    capped = dataclasses.replace(spun, cpu_hard_limit_s=3.0)
+    assert decide_status(SPEC, "t", dataclasses.replace(capped, cpu_s=1.6)).status == "timeout"
+    assert decide_status(SPEC, "t", dataclasses.replace(capped, cpu_s=1.4)).status == "killed"
+
+
+@pytest.mark.parametrize(("level", "forked"), SPIN_WAYS)
+def test_a_sample_that_ignores_sigxcpu_under_a_timeouts_cpu_limits_is_timed_out(level, forked):
+    """The CPU limits of a 2 s timeout (``ceil(2) + 1`` = 3 s soft, 4 s hard; a 60 s timeout here, so
+    the wall clock never ends the run first on a loaded machine): a sample that ignores ``SIGXCPU``
+    and spins is ended by the hard limit's ``SIGKILL``, ``timeout``, though the CPU time measured
+    can fall below the soft limit (the kernel's tick-sampled time runs ahead); one that sends
+    itself ``SIGKILL`` at once stays ``killed``. At every way a sample starts."""
+    from workbench.execute.limits import ResourceLimits
+
+    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=3), reuse_interpreters=forked)
+    runner = PythonTestRunner()
+    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
+        if not os.path.exists(SYSTEM_PYTHON):
+            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+    spin = "import signal\ndef f():\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n"
+    sent = "import os, signal\ndef f():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    try:
+        spun, killed = run((box, runner, forked), spin), run((box, runner, forked), sent)
+    finally:
+        box.release_workers()
+    assert (spun.status, spun.signal) == ("timeout", "SIGKILL"), spun.detail
+    assert "CPU time limit exceeded" in spun.detail and "hard limit" in spun.detail, spun.detail
+    assert (killed.status, killed.signal) == ("killed", "SIGKILL"), killed.detail

@@ -159,14 +159,14 @@ def _init_report(said: bytes) -> tuple[int | None, bytes]:
     return None, said
 
 
-def _cpu_limit_s(limits: ResourceLimits, timeout_s: float) -> float | None:
-    """The run's ``RLIMIT_CPU`` in seconds (:meth:`ResourceLimits.rlimits`, at most this process's
-    hard limit, which the sample inherits), ``None`` without one."""
-    value = next((value for kind, value in limits.rlimits(timeout_s) if kind == resource.RLIMIT_CPU), None)
-    if value is None:
-        return None
-    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    return float(value if hard == resource.RLIM_INFINITY else min(value, hard))
+def _cpu_limits_s(limits: ResourceLimits, timeout_s: float) -> dict[str, float | None]:
+    """The run's soft and hard ``RLIMIT_CPU`` in seconds as :class:`Observation` fields
+    (``cpu_limit_s``, ``cpu_hard_limit_s``): :meth:`ResourceLimits.rlimits` through
+    :func:`soft_and_hard` (at most this process's hard limit, which the sample inherits; the hard
+    one a second above the soft one); both ``None`` without a CPU limit."""
+    cpu = [(soft, hard) for kind, soft, hard in soft_and_hard(limits.rlimits(timeout_s)) if kind == resource.RLIMIT_CPU]
+    soft, hard = (float(cpu[0][0]), float(cpu[0][1])) if cpu else (None, None)
+    return {"cpu_limit_s": soft, "cpu_hard_limit_s": hard}
 
 
 def _stop_zygotes(zygotes: dict[int, Zygote]) -> None:
@@ -748,7 +748,7 @@ class Sandbox:
             timeout_s=timeout_s, timed_out=timed_out, build_failure=pipes.build_failure(),
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
-            memory_ceiling_bytes=self.memory_ceiling_bytes, cpu_limit_s=_cpu_limit_s(limits, timeout_s),
+            memory_ceiling_bytes=self.memory_ceiling_bytes, **_cpu_limits_s(limits, timeout_s),
             cpu_s=cpu_s, wrapper_reports_signals=reports_signals,
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
@@ -829,7 +829,7 @@ class Sandbox:
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
             memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
-            cpu_limit_s=_cpu_limit_s(limits, timeout_s), cpu_s=cpu_s,
+            **_cpu_limits_s(limits, timeout_s), cpu_s=cpu_s,
             # the sample's init exits with 128 + N for signal N, and with the sample's own status,
             # 128 + N included, when it exited: the init's report (sample_signal 0) tells which
             wrapper_reports_signals=sample_signal != 0,

@@ -127,6 +127,9 @@ class Observation:
             after under half of it in CPU time (``cpu_s``, :data:`SENT_SIGXCPU_CPU_SHARE`) was sent (by the sample to itself), not the limit's;
             without ``cpu_s``: one before ``cpu_limit_s / cpu_count`` seconds (a process uses at
             most ``duration_s`` CPU seconds per core).
+        cpu_hard_limit_s: the run's hard ``RLIMIT_CPU`` in CPU seconds, whose ``SIGKILL`` ends a
+            sample that ignored the soft limit's ``SIGXCPU``; ``None``: ``cpu_limit_s`` + 1
+            (:func:`workbench.execute.limits.soft_and_hard`'s rule).
         cpu_count: the cores a sample can use here; ``None``: ``os.cpu_count()``.
         cpu_s: user and system CPU seconds the sample's reaped processes used (GNU time's
             ``%U`` + ``%S``, ``wait4`` of a forked sample's init), build commands included, or
@@ -151,6 +154,7 @@ class Observation:
     memory_limit_bytes: int | None = None
     memory_ceiling_bytes: int | None = None
     cpu_limit_s: float | None = None
+    cpu_hard_limit_s: float | None = None
     cpu_count: int | None = None
     cpu_s: float | None = None
 
@@ -220,10 +224,11 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        ceiling (:func:`near_memory_bound`) -> ``oom`` (the kernel's OOM killer); near ``--memory-mb``
        only, it stays ``killed`` (the rlimit fails allocations, it sends no signal), the detail
        saying how near;
-    6c. ``SIGKILL`` (before the timeout) after the sample used at least its CPU time limit
-       (:attr:`Observation.cpu_s` >= ``cpu_limit_s``, a runner without build commands): the hard
+    6c. ``SIGKILL`` (before the timeout) after the sample used at least half its hard CPU time
+       limit in CPU time (:attr:`Observation.cpu_s` >= :data:`SENT_SIGKILL_CPU_SHARE` x
+       :attr:`Observation.cpu_hard_limit_s`, a runner without build commands): the hard
        ``RLIMIT_CPU``'s, one second above the soft one, after a sample that ignored the soft
-       limit's ``SIGXCPU`` -> ``timeout``;
+       limit's ``SIGXCPU`` -> ``timeout``; one after less (a sample that sent it to itself) stays ``killed``;
     7. ended by a signal (``SIGSEGV``, ``SIGXFSZ`` at the output size limit ...) -> ``killed``;
     8. the exit status is listed in ``spec.exit_statuses`` -> that status;
     9. the token arrived but the exit status is not 0 -> ``failed``;
@@ -320,12 +325,15 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         # limit's doing (RLIMIT_AS makes an allocation fail, it never kills): said, not classed oom
         return outcome("oom", f"ended by SIGKILL with a peak resident memory of {_mib(seen.peak_rss_kib * 1024)}, "
                               f"at or near {MACHINE_CEILING} ({_mib(ceiling)}): the kernel's OOM killer")
-    if (sig == "SIGKILL" and not spec.build and seen.cpu_s is not None and seen.cpu_limit_s is not None
-            and seen.cpu_s >= seen.cpu_limit_s):
+    hard_cpu_s = _cpu_hard_limit_s(seen)
+    if (sig == "SIGKILL" and not spec.build and seen.cpu_s is not None and hard_cpu_s is not None
+            and seen.cpu_s >= SENT_SIGKILL_CPU_SHARE * hard_cpu_s):
         # the soft limit's SIGXCPU was ignored (or handled): the hard limit, a second later, sends SIGKILL
+        # (at once when this process's own hard limit capped both at one value)
+        ignored = (f"; its soft limit's SIGXCPU, at {seen.cpu_limit_s:g} s, was ignored"
+                   if seen.cpu_limit_s is not None and seen.cpu_limit_s < hard_cpu_s else "")
         return outcome("timeout", f"CPU time limit exceeded: ended by SIGKILL after {seen.cpu_s:.1f} CPU seconds, "
-                                  f"the hard limit's (its soft limit's SIGXCPU, at {seen.cpu_limit_s:g} s, was "
-                                  f"ignored){near_words}")
+                                  f"the hard limit's ({hard_cpu_s:g} s{ignored}){near_words}")
     if sig is not None:
         return outcome("killed", f"ended by {sig}{near_words}")
     if code in spec.exit_statuses:
@@ -349,6 +357,24 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
 #: ``SIGXCPU`` at 0.73 to 0.99 measured CPU seconds on a loaded 2-core machine (load 8, every way a
 #: sample starts). A sample that sleeps or exits at once uses a few hundredths of a second.
 SENT_SIGXCPU_CPU_SHARE = 0.5
+#: a ``SIGKILL`` before the timeout is the hard ``RLIMIT_CPU``'s (``timeout``) when the sample used at
+#: least this share of that hard limit in measured CPU time; after less it was sent (``killed``). The
+#: kernel checks the hard limit against the same tick-sampled time as the soft one, with the same gap:
+#: samples that ignored ``SIGXCPU`` and spun into a 3 s soft / 4 s hard limit got its ``SIGKILL`` at
+#: 2.86 to 3.88 measured CPU seconds (44 runs, 2-core machine at load 13 to 17, every way a sample
+#: starts), 4 of them under the soft limit, which the old threshold (the soft limit) called
+#: ``killed``; into 2 s / 3 s at 2.39 to 2.90. A sample that sends itself ``SIGKILL`` at once has used
+#: a few hundredths of a second (docs/execute.md, "Timeouts").
+SENT_SIGKILL_CPU_SHARE = SENT_SIGXCPU_CPU_SHARE
+
+
+def _cpu_hard_limit_s(seen: Observation) -> float | None:
+    """The run's hard ``RLIMIT_CPU`` in CPU seconds: :attr:`Observation.cpu_hard_limit_s`, else one
+    second above the soft limit (:func:`workbench.execute.limits.soft_and_hard`); ``None`` when
+    neither is known."""
+    if seen.cpu_hard_limit_s is not None:
+        return seen.cpu_hard_limit_s
+    return None if seen.cpu_limit_s is None else seen.cpu_limit_s + 1
 
 
 def _cpu_limit_reachable(seen: Observation) -> bool:
@@ -529,6 +555,6 @@ def _sandbox_failure(seen: Observation) -> SampleOutcome:
 
 
 __all__ = [
-    "NEAR_MEMORY_SHARE", "SENT_SIGXCPU_CPU_SHARE", "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status",
+    "NEAR_MEMORY_SHARE", "SENT_SIGXCPU_CPU_SHARE", "SENT_SIGKILL_CPU_SHARE", "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status",
     "first_build_error", "last_error_line", "near_memory_bound", "signal_name",
 ]
