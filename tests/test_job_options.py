@@ -47,7 +47,9 @@ COMPANIONS: dict[str, dict[str, Any]] = {"lsh_bands": {"lsh_rows": 4}, "lsh_rows
                                          "method_limit": {"method": ["dsa-cqe", "chrf"]},
                                          # read by p-correct only: refused for a run without it
                                          "reference": {"method": ["p-correct"]},
-                                         "analyse_first": {"method": ["p-correct"]}}
+                                         "analyse_first": {"method": ["p-correct"]},
+                                         # bias: a label kind declares what the label is, so it needs one
+                                         "label_kind": {"label": "grade"}}
 #: values of a particular form (the rest take :func:`_other_value`)
 VALUES: dict[str, Any] = {"combine": ["both=rank-mean:x-value,y-value"], "method_limit": ["dsa-cqe=2"],
                          "max_failures": "10%", "spark_conf": ["spark.executor.memory=2g"],

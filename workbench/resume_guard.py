@@ -69,6 +69,107 @@ def source_identity(source: str | os.PathLike[str]) -> str:
     return str(Path(text).resolve()) if os.path.exists(text) else text
 
 
+#: how a record names the run folder of ``workbench run``: a path inside it is recorded relative to
+#: it (:func:`recorded_path`), so the folder moved or copied resumes; the stage keys name it so too
+RUN_FOLDER = "<run folder>"
+
+
+def recorded_path(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None) -> str:
+    """A path setting (the data source, the problem set, execution results) as a run records it:
+    :func:`source_identity`, except that a local path inside ``run_dir`` (the ``workbench run``
+    folder the job writes into) is recorded relative to it, as ``<run folder>/execute/results.jsonl``,
+    so that the folder moved (``mv``), copied (``cp -a``) or named otherwise is the same setting.
+    A path outside it stays absolute: moved, it is another setting.
+
+    Args:
+        path: what the job was given.
+        run_dir: the run folder (``None``: a job run on its own; every path as :func:`source_identity`).
+
+    Returns:
+        the text to record and compare.
+    """
+    identity = source_identity(path)
+    if run_dir is None or not os.path.exists(os.fspath(path)):
+        return identity
+    return run_folder_relative(Path(identity), Path(run_dir).resolve()) or identity
+
+
+def run_folder_relative(path: Path, root: Path) -> str | None:
+    """``path`` (absolute) as ``<run folder>/...`` when it lies inside ``root`` (absolute), else ``None``."""
+    try:
+        relative = path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+    return RUN_FOLDER if relative == "." else f"{RUN_FOLDER}/{relative}"
+
+
+def resolved_path(recorded: Any, run_dir: str | os.PathLike[str] | None) -> Any:
+    """A path a record holds (:func:`recorded_path`) as a path to read now: ``<run folder>/...``
+    inside ``run_dir``; anything else as it is (also a ``<run folder>`` path without ``run_dir``)."""
+    if not isinstance(recorded, str) or run_dir is None:
+        return recorded
+    if recorded == RUN_FOLDER:
+        return str(Path(run_dir))
+    if recorded.startswith(f"{RUN_FOLDER}/"):
+        return str(Path(run_dir) / recorded[len(RUN_FOLDER) + 1:])
+    return recorded
+
+
+def rebase_recorded_paths(previous: Mapping[str, Any], keys: Iterable[str], roots: Iterable[Path]) -> dict[str, Any]:
+    """A record written before paths inside the run folder were recorded relative to it
+    (:func:`recorded_path`), with those paths in the relative form, so that it compares equal to a
+    record made now: each absolute path of ``keys`` that lies inside one of ``roots`` (the run folder
+    where the record was written, where known, and the run folder now).
+
+    Args:
+        previous: the recorded settings.
+        keys: the settings that are paths (``source``, ``problems``, ``results``).
+        roots: absolute run folders, tried in order.
+
+    Returns:
+        a copy of ``previous``.
+    """
+    rebased = dict(previous)
+    roots = [root for root in roots if root.is_absolute()]
+    for key in keys:
+        value = rebased.get(key)
+        if isinstance(value, str) and os.path.isabs(value):
+            rebased[key] = next((shown for root in roots if (shown := run_folder_relative(Path(value), root))), value)
+    return rebased
+
+
+def record_roots(then: Any, now: str | os.PathLike[str], run_dir: str | os.PathLike[str]) -> list[Path]:
+    """The run folders a record may have named its paths in (:func:`rebase_recorded_paths`): the
+    one it was written in, where the record gives the path of a file it wrote (``then``: absolute,
+    the file that is at ``now`` in ``run_dir`` today: score's ``run.json``, execute's results),
+    and ``run_dir``.
+
+    Args:
+        then: the path the record holds for that file (anything else: unknown).
+        now: where that file is now; run_dir: the run folder now.
+
+    Returns:
+        absolute folders, the one it was written in first.
+    """
+    root = Path(run_dir).resolve()
+    try:
+        tail = Path(now).resolve().relative_to(root).as_posix()
+    except ValueError:
+        tail = None
+    written_in = folder_holding(then, tail) if tail and isinstance(then, str) and os.path.isabs(then) else None
+    return [*([written_in] if written_in is not None else []), root]
+
+
+def folder_holding(path: str | os.PathLike[str], tail: str) -> Path | None:
+    """The folder in which ``path`` is ``tail`` (``/``-separated): ``runs/x`` for
+    ``runs/x/execute/results.jsonl`` and ``execute/results.jsonl``; ``None`` when ``path`` does not
+    end so."""
+    parts, ending = Path(path).parts, Path(tail).parts
+    if not ending or len(parts) <= len(ending) or parts[-len(ending):] != ending:
+        return None
+    return Path(*parts[:-len(ending)])
+
+
 def resume_changes(previous: Mapping[str, Any], current: Mapping[str, Any],
                    keys: Iterable[str] | None = None) -> list[tuple[str, Any, Any]]:
     """The settings that differ between a run's record and a resume.

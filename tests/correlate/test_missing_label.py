@@ -46,6 +46,8 @@ def test_under_workbench_run_the_message_names_the_execute_stage(tmp_path: Path)
     with pytest.raises(MissingColumnError) as refused, plan.words():
         correlate(str(data), metrics=["codebleu"], label="passed")
     message = _flat(str(refused.value))
-    assert ("column 'passed' not found (set it with [correlate] label, or add the execute stage to [run] stages, "
+    # the run took the label from [data] label_column (write_config sets it): named there, not [correlate] label
+    assert ("column 'passed' not found (set it with [data] label_column, or add the execute stage to [run] stages, "
             "whose results give the label)") in message, message
+    assert "[correlate] label" not in message, message
     assert "--results" not in message and "--label" not in message, message

@@ -666,3 +666,45 @@ def test_against_without_a_unique_column_says_columns_can_be_joined(tmp_path):
     said = " ".join(result.output.split())
     assert result.exit_code == 1, result.output
     assert "--against-id-column" in said and "comma-separated" in said and "task_id,sample_id" in said
+
+
+def test_source_encoding_reaches_binary_code_cells(tmp_path):
+    """--source-encoding read the files of a source folder only: a parquet column of bytes was decoded as
+    UTF-8, then cp1252 whatever the option said. Now a bytes cell is read as a file is, with the option's
+    encoding as the fallback: recorded as such, tokenized in it, listed as unreadable only when not in it."""
+    def function(name: str, comment: str) -> str:
+        return (f"def {name}(xs):\n    # {comment}\n    total = 0\n    for x in xs:\n        if x > 0:\n"
+                "            total += x * 2\n    return total\n")
+
+    latin = function("café_total", "somme payée")
+    cyrillic = function("сумма_всех", "итог")
+    cells = {
+        "latin": latin.encode("latin-1"),  # é, é: the same letters in cp1252
+        "latin_copy": latin.encode(),  # its UTF-8 twin
+        "latin_c1": function("x_total", "x").encode("latin-1") + b"# \x81\n",  # a byte cp1252 lacks
+        "cyrillic": cyrillic.encode("cp1251"),
+        "cyrillic_copy": cyrillic.encode(),
+    }
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": list(cells), "content": pa.array(list(cells.values()), pa.binary())}), path)
+
+    def run(*options: str) -> dict:
+        result = invoke(str(path), "--json", "--min-tokens", "5", *options)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    default = run()
+    assert default["source_encodings"] == {"row latin": "cp1252 (fallback)", "row cyrillic": "cp1252 (fallback)"}
+    assert default["overall"]["failed"] == 1  # latin_c1: not UTF-8, nor cp1252
+
+    latin1 = run("--source-encoding", "latin-1")
+    assert latin1["source_encodings"] == {"row latin": "iso8859-1 (fallback)", "row latin_c1": "iso8859-1 (fallback)",
+                                          "row cyrillic": "iso8859-1 (fallback)"}
+    assert latin1["overall"]["failed"] == 0
+    clusters = lambda report: sorted(sorted(c["sample"]) for c in report["largest_clusters"])  # noqa: E731
+    assert clusters(latin1) == clusters(default) == [["latin", "latin_copy"]]  # é is é in both
+
+    # decoded in its own encoding, the Cyrillic cell is its UTF-8 twin's copy (and the Latin-1 one is not)
+    cp1251 = run("--source-encoding", "cp1251")
+    assert cp1251["source_encodings"]["row cyrillic"] == "cp1251 (fallback)"
+    assert clusters(cp1251) == [["cyrillic", "cyrillic_copy"]]

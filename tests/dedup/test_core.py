@@ -148,12 +148,12 @@ def test_bad_parameters_fail_before_any_work(kwargs):
         DedupConfig(**kwargs)
 
 
-def _crash_on_marker(chunk, spec=None):
+def _crash_on_marker(chunk, spec=None, fallback="cp1252"):
     import os
 
     if any(value == "CRASH" for value, _ in chunk):
         os._exit(1)  # a worker dying mid-chunk, as a segfaulting grammar would
-    return _pack_chunk(chunk, spec)  # the real one, imported before the patch
+    return _pack_chunk(chunk, spec, fallback)  # the real one, imported before the patch
 
 
 def id_bag(*tokens: bytes) -> dict[int, int]:

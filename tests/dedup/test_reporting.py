@@ -263,3 +263,40 @@ def test_above_the_limit_the_diameter_is_a_double_sweep_lower_bound():
 def test_the_verified_pairs_of_the_run_are_not_compared_again():
     score = TokenPairScorer(lambda i: ({}, 0), 0.8, 0.7, known={(0, 1): (0.9, 0.8)})
     assert score(1, 0) == (0.9, 0.8) and score.comparisons == 0
+
+
+def _render(report: dict, width: int) -> str:
+    from rich.console import Console
+
+    from workbench.dedup.duplication_report import render_report
+
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    for renderable in render_report(report):
+        console.print(renderable)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("splits", [("train",), ("train", "validation", "test")])
+def test_split_figures_are_whole_at_80_columns(chain_run, splits):
+    """At 80 columns (a narrow terminal, or a pipe, which Rich draws 80 wide) the per-split figures
+    were cropped: the last column (kept) was cut off. Now each figure is printed whole, per split and
+    overall, wide where that fits and one row per figure where not; large counts included."""
+    import copy
+
+    run, _ = chain_run
+    report = copy.deepcopy(run.report)
+    figures = report["splits"]["train"]
+    big = {**figures, "files": 9_876_543, "too_short": 2_345_678, "kept": 8_765_432, "removed": 1_111_111}
+    report["splits"] = {name: big for name in splits}
+    report["overall"] = {**report["overall"], **{k: big[k] for k in ("files", "too_short", "kept", "removed")}}
+    text = _render(report, 80)
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    header = "d over compared" if len(splits) > 1 else "d over"
+    assert header in text and "kept" in text
+    figures_table = text.split("Across splits")[0]
+    for name in (*splits, "overall"):
+        assert name in figures_table
+    for number in ("9876543", "2345678", "8765432", "1111111", f"{100 * big['duplication_factor']:.2f}%"):
+        assert figures_table.count(number) == len(splits) + 1, number
+    wide = _render(report, 250)  # one row per split where it fits
+    assert any(line.lstrip("│┃ ").startswith("overall") and "8765432" in line for line in wide.splitlines())

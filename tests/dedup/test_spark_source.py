@@ -867,3 +867,18 @@ def test_a_utf8_byte_order_mark_on_a_first_line_is_read_alike_by_both_engines(sp
         else:
             assert "holds numbers at line 1 of stars.jsonl but text at line 2" in local, local
             assert on_spark.replace(path.as_uri(), str(path)) == local, on_spark
+
+
+def test_source_encoding_reaches_binary_code_cells_on_both_engines(spark, tmp_path):
+    # --source-encoding read a source folder only: bytes cells were read as cp1252 on both engines whatever it said
+    text = "def сумма(xs):\n    # итог\n    return sum(x * 2 for x in xs if x > 0)\n"
+    cells = {"cp1251": text.encode("cp1251"), "utf8": text.encode(), "other": CODE.format(k=4).encode()}
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": list(cells), "content": pa.array(list(cells.values()), pa.binary())}), path)
+    config = dict(min_tokens=1, workers=1, output_format="parquet", source_encoding="cp1251")
+    runs = {engine: run_dedup(source, DedupConfig(engine=engine, **config), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(path)), ("spark", path.as_uri()))}
+    for engine, run in runs.items():
+        assert run.report["source_encodings"] == {"row cp1251": "cp1251 (fallback)"}, engine
+        assert run.report["overall"]["exact_duplicates"] == 1, (engine, run.report["overall"])  # its UTF-8 twin
+    assert (tmp_path / "local" / "clusters.json").read_text() == (tmp_path / "spark" / "clusters.json").read_text()

@@ -380,6 +380,24 @@ def test_a_sample_that_burns_its_cpu_time_is_still_timed_out_by_sigxcpu():
     assert decide_status(spec, "t" * 32, soon).status == "killed"
 
 
+def test_sigxcpu_is_judged_by_the_cpu_time_used_when_it_was_measured():
+    """With the CPU time measured (GNU time's ``%U`` + ``%S``, the zygote's ``wait4``), a ``SIGXCPU``
+    is the limit's only when the sample used (about) its CPU limit, however long it lasted: one after
+    3.5 s of sleep with 0.05 CPU seconds was sent; one at 4 (or 2.9) CPU seconds is the limit's. Unmeasured,
+    the wall-time rule above still applies."""
+    spec = PythonTestRunner().prepare("def f():\n    return 1\n", CHECK, "f", "t" * 32)
+    slept = Observation(returncode=-24, duration_s=3.5, timeout_s=3.0, cpu_limit_s=4.0, cpu_count=2, cpu_s=0.05)
+    outcome = decide_status(spec, "t" * 32, slept)
+    assert (outcome.status, outcome.signal) == ("killed", "SIGXCPU")
+    assert "0.05 CPU seconds" in outcome.detail and "4 s CPU time limit" in outcome.detail, outcome.detail
+    spun = dataclasses.replace(slept, cpu_s=4.01)
+    assert decide_status(spec, "t" * 32, spun).status == "timeout"
+    # the kernel's tick-sampled CPU time, which the limit is checked against, runs ahead of wait4's
+    # exact one: a spinning sample got the limit's SIGXCPU at 0.73 of its measured CPU limit here
+    sampled = dataclasses.replace(slept, cpu_s=2.9)
+    assert decide_status(spec, "t" * 32, sampled).status == "timeout"
+
+
 # at namespaces the sample was its namespace's init: it ignored the soft limit's SIGXCPU, the hard
 # limit's SIGKILL ended it, and unshare (util-linux 2.38.1) turned that into "unshare: sigprocmask
 # unblock failed: Invalid argument", exit status 1: `failed`. GNU time is the init there now.
@@ -403,6 +421,34 @@ def test_a_sample_that_spins_past_its_cpu_limit_is_still_timed_out(level, forked
     finally:
         box.release_workers()
     assert outcome.status == "timeout" and "CPU time limit exceeded" in outcome.detail, outcome.detail
+
+
+@pytest.mark.parametrize(("level", "forked"), SPIN_WAYS)
+def test_a_sample_that_sleeps_then_sends_itself_sigxcpu_is_killed(level, forked):
+    """A ``SIGXCPU`` the sample sends itself after sleeping 1.5 s with a 2 CPU-second limit: the
+    wall time alone (1.5 s x 2 cores + 1 s of slack >= 2 s) let it pass for the limit's
+    (``timeout``), though the sample used a few hundredths of a CPU second. The CPU time GNU time
+    (or the zygote's ``wait4``) measured, under half the limit, says it was sent: ``killed``, at every
+    way a sample starts.
+    (At ``namespaces`` without GNU time the sample is its namespace's init, which ignores it.)"""
+    from workbench.execute.limits import ResourceLimits
+
+    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=2), reuse_interpreters=forked)
+    runner = PythonTestRunner()
+    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
+        if not os.path.exists(SYSTEM_PYTHON):
+            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
+        runner = PythonTestRunner(SYSTEM_PYTHON)
+    program = "import os, signal, time\ndef f():\n    time.sleep(1.5)\n    os.kill(os.getpid(), signal.SIGXCPU)\n"
+    try:
+        outcome = run((box, runner, forked), program)
+    finally:
+        box.release_workers()
+    if level is IsolationLevel.NAMESPACES and peak_meter() is None:
+        assert outcome.status == "passed", outcome.detail
+        return
+    assert (outcome.status, outcome.signal) == ("killed", "SIGXCPU"), outcome.detail
+    assert "CPU" in outcome.detail and outcome.duration_s >= 1.5, outcome.detail
 
 
 @pytest.mark.parametrize(("level", "forked"), SPIN_WAYS)

@@ -667,3 +667,45 @@ def test_execution_rows_without_peak_memory_say_so(data):
     # the fixture's rows were written before peak_rss_mib existed: the report says it was not measured
     assert data["execution"]["memory"]["measured"] == 0
     assert "peak memory not measured" in render_html(data)
+
+
+def test_execution_counts_flaky_samples_of_a_repeated_run(run_dir):
+    # rows of `workbench execute --repeat 3`: every attempt's status, `flaky` where they differ
+    results = run_dir / "execute" / "results.jsonl"
+    rows = _rows(results)
+    for row in rows:
+        row["attempts"], row["flaky"] = [row["status"]] * 3, False
+    rows[0].update(status="passed", passed=1, attempts=["passed", "failed", "passed"], flaky=True)
+    rows[1].update(status="failed", passed=0, attempts=["failed", "timeout", "failed"], flaky=True)
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = build_report_data(run_dir)
+    flaky = data["execution"]["flaky"]
+    assert (flaky["repeated"], flaky["samples"], flaky["pass_flips"], flaky["rule"]) == (len(rows), 2, 1, "first attempt")
+    shown = re.search(r'<p id="execution-flaky">(.*?)</p>', render_html(data), re.DOTALL)
+    assert shown, "the execution section does not count the flaky samples"
+    text = re.sub(r"<[^>]+>", "", shown.group(1))
+    assert f"flaky 2 of the {len(rows)} repeated samples (1 passed on some attempts only)" in " ".join(text.split())
+    assert "first attempt" in text and f"{rows[0]['task_id']} {rows[0]['sample_id']}: passed, failed, passed" in text
+
+
+def test_execution_of_single_attempts_shows_no_flaky_line(data):
+    assert data["execution"]["flaky"]["repeated"] == 0
+    assert 'id="execution-flaky"' not in render_html(data)
+
+
+def test_correlation_and_bias_notes_reach_the_page_apart_from_warnings(run_dir):
+    """correlate and bias now tell expected outcomes of a run's settings (a method_limit, the data's own label
+    beside the execution's) as notes, not warnings: the page shows them as notes."""
+    label = "label: the scores have a 'passed' column of their own that differs from the results' on 2 of 40 joined rows"
+    limited = "dsa-cqe: scored on 2 samples of the 40, as the score run's method_limit dsa-cqe=2 asks"
+    subset = json.loads((run_dir / "correlate" / "subset.json").read_text())
+    (run_dir / "correlate" / "subset.json").write_text(json.dumps({**subset, "notes": [limited, label]}))
+    bias = json.loads((run_dir / "bias" / "report.json").read_text())
+    (run_dir / "bias" / "report.json").write_text(json.dumps({**bias, "notes": ["label: the metric table differs"]}))
+    json_path, html_path = write_report(run_dir)
+    data = json.loads(json_path.read_text())
+    assert data["correlation_notes"]["subset"] == [limited, label]
+    assert data["bias"]["notes"] == ["label: the metric table differs"]
+    html = html_path.read_text()
+    assert "2 notes on the correlation on subset" in html
+    assert "dsa-cqe: scored on 2 samples of the 40" in html and "Note: label: the metric table differs" in html

@@ -373,3 +373,88 @@ def test_a_file_where_a_stage_folder_goes_is_refused_before_any_stage_in_config_
     assert message == (f"[run] output {tmp_path / 'run'}: {tmp_path / 'run' / blocked} exists and is not a folder; "
                        "choose another path"), message
     assert not (tmp_path / "run" / "dedup").exists()  # no stage ran
+
+
+@pytest.mark.parametrize("stages, correlate, words", [
+    (["execute", "score_all", "correlate_all"], "", "the execute stage's label"),  # passed, from execute's results
+    (["score_all", "correlate_all"], "", "[data] label_column"),  # the run takes the data's label column
+    (["execute", "score_all", "correlate_all"], 'label = "passed"', "[correlate] label"),  # set by the user
+])
+def test_the_correlate_label_is_named_for_who_set_it(tmp_path: Path, stages: list[str], correlate: str,
+                                                     words: str) -> None:
+    """The correlate stages' messages named their label ``[correlate] label`` (a key nobody wrote)
+    where the run set it itself: ``[data] label_column``, or execute's ``passed``; as the bias
+    stage names its label. Planned on a real config (both correlate stages)."""
+    from workbench.option_words import option_named
+    from workbench.run.stages import plan_stages
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config = load_config(_config(tmp_path, data, ["score", *stages], correlate=correlate))
+    plans = {p.name: p for p in plan_stages(config, set(json.loads(data.read_text().splitlines()[0])))}
+    for name in ("correlate", "correlate_all"):
+        with plans[name].words():
+            assert option_named("label") == words, name
+            assert option_named("resamples") == "[correlate] resamples"
+
+
+def _graded_generations(path: Path) -> Path:
+    """The slice with a 0-4 grade of each row (from its pass/fail and its CodeBLEU: any grade will do)."""
+    rows = [json.loads(line) for line in write_generations(path).read_text().splitlines()]
+    for row in rows:
+        row["grade"] = 2 * int(row["passed"]) + round(2 * float(row["codebleu"]))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _graded_config(tmp_path: Path, data: Path, stages: list[str]) -> Path:
+    (tmp_path / "g.toml").write_text(f"""
+[run]
+output = "{tmp_path / 'run'}"
+stages = {json.dumps(stages)}
+[data]
+source = "{data}"
+code_column = "completion_multipl_e"
+label_column = "grade"
+[dedup]
+group_column = "task_id"
+min_tokens = 5
+[correlate]
+metric = ["codebleu"]
+resamples = 100
+[bias]
+resamples = 100
+""")
+    return tmp_path / "g.toml"
+
+
+def test_a_grade_in_data_label_column_is_named_there_by_correlate_and_bias(tmp_path: Path) -> None:
+    """``[data] label_column = "grade"`` (0-4) without ``label_kind``: the correlate stage said
+    "label column 'grade' must be 0/1 ...", which reads as the stage's own label, and a grade that is
+    also a ``[correlate] metric`` was "used as a metric and as the label / task / sample column".
+    Each names where the label came from and the key that declares a grade, in each stage's table;
+    declared graded, both stages run."""
+    data = _graded_generations(tmp_path / "gens.jsonl")
+    config = _graded_config(tmp_path, data, ["correlate_all", "dedup", "bias"])
+    result = run_pipeline(load_config(config))
+    status, message = _outcomes(result)["correlate_all"]
+    message = _flat(message)
+    assert status == "failed", message
+    assert "label column 'grade' ([data] label_column) must be 0/1 or a pass ratio in [0, 1]" in message, message
+    assert 'declare it with [correlate] label_kind = "graded"' in message, message
+    status, message = _outcomes(result)["bias"]
+    message = _flat(message)
+    assert status == "failed", message
+    assert "label column 'grade' ([data] label_column) must be 0/1 or a pass ratio in [0, 1]" in message, message
+    assert 'declare it with [bias] label_kind = "graded"' in message, message
+
+    both = run_pipeline(load_config(config, overrides=['correlate.metric=["codebleu", "grade"]',
+                                                       'correlate.label_kind="graded"']), only=["correlate_all"])
+    message = _flat(_outcomes(both)["correlate_all"][1])
+    assert ("'grade' is named as a metric ([correlate] metric) and is the label ([data] label_column): a column "
+            "cannot be both; leave it out of [correlate] metric") in message, message
+
+    graded = run_pipeline(load_config(config, overrides=['correlate.label_kind="graded"', 'bias.label_kind="graded"']))
+    assert _outcomes(graded)["correlate_all"][0] == "ran" and _outcomes(graded)["bias"][0] == "ran", _outcomes(graded)
+    written = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
+    assert (written["label"], written["label_kind"]) == ("grade", "graded")
+    assert json.loads((tmp_path / "run" / "correlate" / "all.json").read_text())["counts"]["label_kind"] == "graded"

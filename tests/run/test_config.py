@@ -373,28 +373,28 @@ def test_workbench_score_says_which_flag_to_drop(tmp_path: Path, options: list[s
     assert "[score]" not in text and " = " not in text, text
 
 
-def test_the_java_config_plans_every_stage_on_the_shared_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    """configs/humaneval-java.toml (javauser35: no shipped config ran the pipeline on Java): its paths are
-    the shared data folder next to the repository, read from the repository root; elsewhere the data is
-    named with --set, as the config's header says."""
-    from multipl_e_data import multipl_e_files
-
-    files = multipl_e_files("java")
-    monkeypatch.chdir(REPO)
-    overrides = [f"data.source={str(files['grades'])!r}", f"decontaminate.against={str(files['grades'])!r}",
-                 f"execute.problems={str(files['problems'])!r}"]
-    config = load_config(REPO / "configs" / "humaneval-java.toml", overrides=overrides)
+@pytest.mark.parametrize(("language", "rows"), [("java", 3219), ("cpp", 3220)])
+def test_the_java_and_cpp_configs_plan_every_stage_on_the_bundled_data_from_any_folder(
+        language: str, rows: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """configs/humaneval-java.toml (javauser35: no shipped config ran the pipeline on Java) and
+    configs/humaneval-cpp.toml name the bundled sets (humaneval-codex-java, humaneval-java, ...): planned
+    from a folder with no ../shared/data beside it (bundle36: the Java config's paths were that folder, so
+    a pip-installed workbench could not run it)."""
+    monkeypatch.chdir(tmp_path)
+    config = load_config(REPO / "configs" / f"humaneval-{language}.toml")
     preflight = run_preflight(config)
-    assert preflight.rows == 3219  # 161 tasks x 20, HumanEval/148 has 19 samples
+    assert preflight.rows == rows  # 161 tasks x 20; Java's HumanEval/148 has 19 samples
     plans = {plan.name: plan for plan in plan_stages(config, preflight.columns)}
     assert all(plan.skip_reason is None for plan in plans.values())
     execute = plans["execute"].argv
-    assert execute[execute.index("--language") + 1] == "java"
+    assert execute[execute.index("--language") + 1] == language
     assert execute[execute.index("--test-column") + 1] == "tests"
-    assert execute[execute.index("--problems") + 1] == str(files["problems"])
+    assert execute[execute.index("--problems") + 1] == f"humaneval-{language}"
     decontaminate = plans["decontaminate"].argv
+    assert decontaminate[decontaminate.index("--against") + 1] == f"humaneval-codex-{language}"
     assert decontaminate[decontaminate.index("--against-id-column") + 1] == "task_id,sample_id"
     assert decontaminate[decontaminate.index("--against-code-column") + 1] == "reference"
     score = plans["score"].argv
+    assert score[0] == f"humaneval-codex-{language}"
     assert "--no-reference" in score and score[score.index("--generation-column") + 1] == "generation"
     assert "codebleu" in plans["correlate_all"].argv and "--results" in plans["correlate_all"].argv

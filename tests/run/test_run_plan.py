@@ -691,11 +691,12 @@ def test_the_retry_advice_for_unparsed_answers_is_in_each_commands_words(tmp_pat
 
 
 def test_a_resume_the_recorded_settings_refuse_speaks_the_run_words(tmp_path: Path, judge: _Judge) -> None:
-    """A score stage stratified on the execute stage's results, failed in a judge outage, its run
-    folder then moved: the resume is refused (its record holds the results' old path), and said
-    "[score] results='...'" (a key nobody set: the run set it), "write to a new --output, or pass
-    --overwrite instead of --resume", options ``workbench run`` does not take. Real execution,
-    the scripted judge."""
+    """A score stage stratified on the execute stage's results, failed in a judge outage, whose
+    record names other execution results (scored against another run's): the resume is refused, and
+    said "[score] results='...'" (a key nobody set: the run set it), "write to a new --output, or
+    pass --overwrite instead of --resume", options ``workbench run`` does not take. (Until runmove36
+    a moved run folder was refused so: see the test after this one.) Real execution, the scripted
+    judge."""
     config_path = _judged_config(tmp_path, judge, ["execute", "score"])
     write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
     config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', "").replace(
@@ -703,16 +704,156 @@ def test_a_resume_the_recorded_settings_refuse_speaks_the_run_words(tmp_path: Pa
     judge.down = True
     assert _statuses(run_pipeline(load_config(config_path)))["score"] == "ran"
     judge.down = False
-    shutil.move(tmp_path / "run", tmp_path / "moved")
-    config_path.write_text(config_path.read_text().replace(f'output = "{tmp_path / "run"}"',
-                                                           f'output = "{tmp_path / "moved"}"'))
+    record_path = tmp_path / "run" / "score" / "llm" / "run.json"
+    record = json.loads(record_path.read_text())
+    other = tmp_path / "other" / "execute" / "results.jsonl"
+    record["config"]["results"] = str(other)
+    record_path.write_text(json.dumps(record))
     result = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
     status, message = _outcomes(result)["score"]
     message = " ".join((message or "").split())
     assert status == "failed" and message.startswith("cannot resume: the run folder was scored with the execute "
-                                                     f"stage's results='{tmp_path / 'run'}/execute/results.jsonl', "
-                                                     f"now '{tmp_path / 'moved'}/execute/results.jsonl'"), message
+                                                     f"stage's results='{other}', "
+                                                     "now '<run folder>/execute/results.jsonl'"), message
     assert message.endswith("To continue this run, set the recorded values; for the new settings, write to a new "
                             "[run] output, or rerun the same workbench run command with --force to start over (with "
                             "--stage, that stage only)"), message
     assert "--output" not in message and "--overwrite" not in message and "[score] results" not in message
+
+
+def _stratified_on_execution(tmp_path: Path, judge: _Judge) -> Path:
+    """execute, score (ICE-Score from the scripted judge on 2 of 6 samples, stratified on the
+    execute stage's results: the data has no ``passed``), correlate and the report."""
+    config_path = _judged_config(tmp_path, judge, ["execute", "score", "correlate", "report"])
+    write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', "").replace(
+        "limit = 4", 'limit = 2\nselect = "stratified"').replace('metric = ["codebleu"]\n', ""))
+    return config_path
+
+
+def _in(folder: Path, overrides: list[str] = ()) -> list[str]:
+    return [f'run.output="{folder}"', *overrides]
+
+
+def test_a_moved_or_copied_run_folder_resumes_a_score_stage_stratified_on_execution(
+        tmp_path: Path, judge: _Judge) -> None:
+    """runmove36: the score stage stratifying on the execute stage's results recorded their absolute
+    path in score/llm/run.json, so the folder moved (``mv``) or copied (``cp -a``) could not resume
+    it: another ``[score] limit`` or ``--retry-failed`` failed with "cannot resume: the run folder
+    was scored with the execute stage's results='OLD/execute/results.jsonl', now
+    'NEW/execute/results.jsonl'". A path inside the run folder is recorded relative to it now, and
+    the stages read the new folder's files: the old location is gone before each rerun. Real
+    execution, chrF-free; ICE-Score from the scripted judge."""
+    config_path = _stratified_on_execution(tmp_path, judge)
+    judge.down = True  # every ICE-Score row: llm_error (chrF scores)
+    first = run_pipeline(load_config(config_path, overrides=["score.max_failures=10"]))
+    assert {_statuses(first)[name] for name in ("execute", "score", "correlate")} == {"ran"}, _outcomes(first)
+    judge.down = False
+    recorded = json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())
+    assert recorded["config"]["results"] == "<run folder>/execute/results.jsonl"
+    kept = (tmp_path / "run" / "score" / "llm" / "scores.jsonl").read_text().splitlines()
+
+    shutil.copytree(tmp_path / "run", tmp_path / "copy", symlinks=True)  # cp -a: times kept
+    shutil.move(tmp_path / "run", tmp_path / "moved")  # mv: the old folder is gone
+    calls = judge.requests
+    more = run_pipeline(load_config(config_path, overrides=_in(tmp_path / "moved", ["score.limit=3",
+                                                                                      "score.max_failures=10"])))
+    outcomes = _outcomes(more)
+    assert outcomes["execute"][0] == "up-to-date" and outcomes["score"][0] == "resumed", outcomes
+    assert "[score] limit changed since it finished (2 -> 3): resumed: kept 4 finished rows, scored 2 new rows" in \
+        outcomes["score"][1], outcomes  # ICE-Score and chrF of the third sample
+    assert outcomes["correlate"][0] == "ran" and judge.requests - calls == 1
+    moved = tmp_path / "moved"
+    rows = (moved / "score" / "llm" / "scores.jsonl").read_text().splitlines()
+    assert rows[:4] == kept and len(rows) == 6
+    # correlate read the moved folder's table and results (the old folder is gone)
+    correlation = json.loads((moved / "correlate" / "subset.json").read_text())
+    assert correlation["counts"]["samples"] == 3 and str(moved / "execute" / "results.jsonl") in correlation["source"]
+    assert not (tmp_path / "run").exists()
+
+    shutil.rmtree(moved)  # the copy: neither the original nor the moved folder is there
+    retried = run_pipeline(load_config(config_path, overrides=_in(tmp_path / "copy", ["run.retry_failed=true"])))
+    outcomes = _outcomes(retried)
+    assert outcomes["score"][0] == "resumed" and "scored the 2 rows that had failed again" in outcomes["score"][1], \
+        outcomes
+    assert outcomes["correlate"][0] == "ran" and retried.exit_status == 0
+    rows = [json.loads(line) for line in (tmp_path / "copy" / "score" / "llm" / "scores.jsonl").read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["ok"] * 4
+
+
+def test_a_score_record_of_an_earlier_version_with_the_absolute_results_path_still_resumes(
+        tmp_path: Path, judge: _Judge) -> None:
+    """A score/llm/run.json written before paths in the run folder were recorded relative to it holds
+    the execute stage's results as an absolute path: the score stage still resumes, in its folder and
+    moved (the folder it was written in is known from its own recorded path)."""
+    config_path = _stratified_on_execution(tmp_path, judge)
+    run_pipeline(load_config(config_path))
+    record_path = tmp_path / "run" / "score" / "llm" / "run.json"
+    record = json.loads(record_path.read_text())
+    record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())
+    record_path.write_text(json.dumps(record))
+    same = run_pipeline(load_config(config_path, overrides=["score.limit=3"]))
+    assert _statuses(same)["score"] == "resumed", _outcomes(same)
+    record = json.loads(record_path.read_text())
+    assert record["config"]["results"] == "<run folder>/execute/results.jsonl"
+    record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())
+    record_path.write_text(json.dumps(record))
+    shutil.move(tmp_path / "run", tmp_path / "moved")
+    moved = run_pipeline(load_config(config_path, overrides=_in(tmp_path / "moved", ["score.limit=4"])))
+    assert _statuses(moved)["score"] == "resumed", _outcomes(moved)
+
+
+def test_data_kept_in_the_run_folder_moves_with_it(tmp_path: Path) -> None:
+    """runmove36: ``[data] source`` inside the run folder (its ``data.jsonl``, which the report reads
+    too), the folder moved and the config pointed at the moved file: the stage keys hashed the
+    source as spelled, so every stage ran again (every sample executed again), and the execute
+    stage's summary recorded the absolute path, so resuming it was refused. Both name it relative
+    to the run folder now. Real sandboxed execution, chrF, correlation and dedup (no LLM)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    data = write_generations(run / "data.jsonl", per_outcome=1)
+    config_path = _write_config(tmp_path, data, FULL)
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in FULL} == {"ran"}, _outcomes(first)
+    summary = json.loads((run / "execute" / "results.summary.json").read_text())
+    assert summary["settings"]["source"] == "<run folder>/data.jsonl"
+    options = json.loads((run / "run.json").read_text())["stages"]["correlate_all"]["options"]
+    assert options["results"] == "<run folder>/execute/results.jsonl"
+
+    moved = tmp_path / "moved"
+    shutil.move(run, moved)
+    config_path.write_text(config_path.read_text().replace(str(run), str(moved)))
+    manifest = json.loads((moved / "run.json").read_text())
+    manifest["stages"]["execute"]["status"] = "interrupted"  # as after Ctrl-C: the rerun resumes it
+    (moved / "run.json").write_text(json.dumps(manifest))
+    again = run_pipeline(load_config(config_path))
+    outcomes = _outcomes(again)
+    assert outcomes["execute"][0] == "resumed", outcomes
+    assert {_statuses(again)[name] for name in ("dedup", "score_all")} == {"up-to-date"}, outcomes
+    # execute resumed: the stages that read it run again
+    assert {_statuses(again)[name] for name in ("correlate_all", "bias")} == {"ran"}, outcomes
+    assert not again.notes
+
+    # a summary of an earlier version names the data by its absolute path: still resumed, moved again
+    summary_path = moved / "execute" / "results.summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["settings"]["source"] = str((moved / "data.jsonl").resolve())
+    summary_path.write_text(json.dumps(summary))
+    shutil.move(moved, run)
+    config_path.write_text(config_path.read_text().replace(str(moved), str(run)))
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["stages"]["execute"]["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(manifest))
+    back = run_pipeline(load_config(config_path))
+    assert _outcomes(back)["execute"][0] == "resumed", _outcomes(back)
+    assert json.loads((run / "execute" / "results.summary.json").read_text())["settings"]["source"] == \
+        "<run folder>/data.jsonl"
+    shutil.move(run, moved)
+
+    # workbench score stratifying on the moved results: the data they executed is the data scored
+    scored = CliRunner().invoke(app, ["score", str(moved / "data.jsonl"), "-m", "chrf", "--results",
+                                      str(moved / "execute" / "results.jsonl"), "--select", "stratified", "--limit",
+                                      "2", "--generation-column", "completion_multipl_e", "-o",
+                                      str(tmp_path / "score-out"), "--no-progress"], terminal_width=400)
+    assert scored.exit_code == 0, scored.output
+    assert "its run executed" not in scored.output, scored.output

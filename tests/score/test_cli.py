@@ -152,3 +152,17 @@ def test_judge_options_that_no_method_of_the_run_reads_are_refused(shared_data, 
 
     ScoreConfig(method=["p-correct", "ice-score"], model="gpt-4o-mini", reference=False, analyse_first=True)
     ScoreConfig(method=["dsa-cqe-simplified", "chrf"], model="gpt-4o-mini", final_step="p-correct")
+
+
+def test_the_status_table_is_whole_at_80_columns(tmp_path):
+    """In a pipe (Rich draws 80 wide) the table of statuses printed 'parse_er…' and 'budget_e…': now each
+    status's name is whole, broken at its underscore. Real run: chrF on 2 rows of the bundled ICE-Score set."""
+    result = CliRunner().invoke(app, ["score", "humaneval-codex-python", "-m", "chrf", "--limit", "2",
+                                      "--generation-column", "completion_multipl_e", "-o", str(tmp_path / "out"),
+                                      "--no-progress"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    table = result.stdout.split("workbench score: every row")[1].split("└")[0]
+    assert "…" not in table
+    assert max(len(line) for line in table.splitlines()) <= 80
+    for part in ("llm_", "parse_", "budget_", "exceeded", "error", "other", "mean"):
+        assert part in table, part

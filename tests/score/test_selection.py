@@ -70,3 +70,46 @@ def test_interrupted_run_still_writes_the_wide_table(tmp_path, everything: list[
     written = read_jsonl(tmp_path / "out" / "scores.jsonl")
     assert 3 <= len(wide) == len(written) < 10  # a worker may finish the sample it had started
     assert all(row["chrf"] is not None for row in wide)
+
+
+def _sample(task: str, number: int, passed: int) -> Sample:
+    return Sample(task_id=task, sample_id=number, generation="pass", reference="pass", carried={"passed": passed})
+
+
+@pytest.mark.parametrize(("limit", "expected"), [
+    (41, "--select stratified: 20 of the 21 tasks in the subset have both a passing and a failing sample; the other "
+         "task has one sample only, as --limit 41 is odd (its pair is cut): use an even --limit"),
+    (3, "--select stratified: 1 of the 2 tasks in the subset has both a passing and a failing sample; the other task "
+        "has one sample only, as --limit 3 is odd (its pair is cut): use an even --limit"),
+    (1, "--select stratified: the subset's one task has one sample only, as --limit 1 is odd (its pair is cut): use "
+        "an even --limit"),
+])
+def test_balance_note_names_an_odd_limit_in_good_grammar(everything: list[Sample], limit: int, expected: str) -> None:
+    """An odd --limit cuts the last task's pair: the note says so, with counts in their grammatical number
+    (it read "the other 1 have one outcome only (the data has too few tasks ...)", which was untrue too)."""
+    from workbench.score.selection import balance_note
+
+    picked = stratified_subset(everything, limit)
+    assert balance_note(picked, limit=limit) == expected
+    assert balance_note(stratified_subset(everything, limit + 1), limit=limit + 1) is None
+
+
+def test_balance_note_blames_the_data_when_it_lacks_mixed_tasks() -> None:
+    from workbench.score.selection import balance_note
+
+    mixed = [_sample("a", 0, 1), _sample("a", 1, 0)]
+    one_task = [_sample("b", 0, 1), _sample("b", 1, 1)]
+    two_tasks = one_task + [_sample("c", 0, 0), _sample("c", 1, 0)]
+    why = ("the data has too few tasks with both outcomes for this --limit, and a task with one outcome adds nothing "
+           "to per-problem correlations")
+    picked = stratified_subset(mixed + one_task, 4)
+    assert balance_note(picked, limit=4) == ("--select stratified: 1 of the 2 tasks in the subset has both a passing "
+                                             f"and a failing sample; the other task has one outcome only ({why})")
+    picked = stratified_subset(mixed + two_tasks, 6)
+    assert balance_note(picked, limit=6) == ("--select stratified: 1 of the 3 tasks in the subset has both a passing "
+                                             f"and a failing sample; the other 2 tasks have one outcome only ({why})")
+    assert balance_note(stratified_subset(two_tasks, 4), limit=4) == (
+        f"--select stratified: no task in the subset has both a passing and a failing sample ({why})")
+    # with an odd limit but a task of one outcome in the data: the data is the cause
+    picked = stratified_subset(mixed + two_tasks, 5)
+    assert "the other 2 tasks have one outcome only" in balance_note(picked, limit=5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.correlate.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, resamples_problem
+from workbench.correlate.config import LABEL_KINDS
 from workbench.options import JobConfig, OptionError, option
 
 
@@ -25,8 +26,12 @@ class BiasConfig(JobConfig):
         task_column: a task column: the bootstrap then resamples whole tasks, and the
             contamination split also compares clean with contaminated tasks; without it, whole
             duplicate clusters are resampled.
-        label: an execution label column: each metric's Kendall tau-b with it is also computed
-            in every setting (:mod:`workbench.correlate`).
+        label: a label column: each metric's Kendall tau-b with it is also computed in every
+            setting (:mod:`workbench.correlate`); by default an execution label, 0/1 or a pass ratio.
+        label_kind: ``"outcome"`` (default: the label must lie in [0, 1], so a grade column named by
+            mistake is an error) or ``"graded"`` (any finite number: an ordinal or continuous grade,
+            such as human grades on a 0-4 scale); the same option and checks as
+            :class:`~workbench.correlate.CorrelateConfig`'s.
         results: an execution results table joined on the row id (``workbench execute``'s
             ``results.jsonl``): :attr:`label`, and a metric named like it, are read from it.
         contamination: a second dedup output folder (a run with ``--against``) whose
@@ -55,8 +60,13 @@ class BiasConfig(JobConfig):
         None, "Task id column: the bootstrap resamples whole tasks (default: whole duplicate clusters), and the "
         "contamination split also compares clean with contaminated tasks.")
     label: str | None = option(
-        None, "Execution label column (0/1 or a pass ratio): each metric's Kendall tau-b with it is also computed "
-        "in every setting (all rows vs deduplicated, clean vs contaminated).")
+        None, "Label column: an execution label, 0/1 or a pass ratio in [0, 1] (or, with --label-kind graded, any "
+        "numeric grade): each metric's Kendall tau-b with it is also computed in every setting (all rows vs "
+        "deduplicated, clean vs contaminated).")
+    label_kind: str = option(
+        "outcome", "What the label is: 'outcome' (0/1 or a pass ratio in [0, 1]; anything outside is an error) or "
+        "'graded' (an ordinal or continuous grade, e.g. human grades 0-4: any finite number), as in workbench correlate.",
+        choices=LABEL_KINDS)
     results: str | None = option(
         None, "Execution results table (e.g. `workbench execute` output) joined on the row id: the label, and a metric "
         "named like the label (pass@1's passed), are read from it.")
@@ -77,6 +87,9 @@ class BiasConfig(JobConfig):
         problem = resamples_problem(self.resamples, self.confidence)
         if problem is not None:
             raise OptionError(f"{{resamples}}: {problem}", "resamples", "confidence")
+        if self.label_kind != "outcome" and self.label is None:
+            raise OptionError(f"{{label_kind}} {self.label_kind} declares what the label is: set {{label}} too (e.g. grade)",
+                              "label_kind", "label")
         if self.results is not None and self.label is None:
             raise OptionError("{results} gives the label: set {label} too (e.g. passed)", "results", "label")
 

@@ -137,14 +137,17 @@ def run_bias(
                               id_columns=config.id_columns, task_column=config.task_column,
                               splits=list(config.split) or None, offline=config.offline,
                               flags={config.label: option_named("label")} if config.label else None,
+                              labels={config.label: config.label_kind} if config.label and not from_results else None,
                               # execute's results name rows by task_id:sample_id only: the way to join them
                               # to ids of another column (a [data] id_column such as uid)
                               alias_columns=[TASK_COLUMN, SAMPLE_COLUMN] if from_results else None)
     _check_id_kinds(output, table, config)
-    warnings = []
+    warnings: list[str] = []
+    notes: list[str] = []
     if from_results:
         warnings += _join_results(table, config)
-        warnings += _own_label_disagreement(metrics_source, table, config)
+        # information, not a fault: a data set's recorded outcomes (ICE-Score's `passed`) next to this execution's
+        notes += _own_label_disagreement(metrics_source, table, config)
     rows = _Rows(output, table, config.id_columns)
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
@@ -220,7 +223,8 @@ def run_bias(
     report = BiasReport(
         dedup_output=str(output.folder), metrics_source=table.source, join=join, duplication=duplication,
         contamination=contamination, bootstrap={**settings.to_dict(), "unit": unit}, label=config.label,
-        warnings=warnings,
+        label_kind=config.label_kind if config.label else None,
+        warnings=warnings, notes=notes,
     )
     if plot_path is not None:
         # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
@@ -311,7 +315,7 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
     """Put ``config.label`` from the results table into ``table`` by row id (NaN where a row has
     no result); returns warnings about rows on either side without a partner."""
     read = functools.partial(read_metric_table, config.results, metrics=[config.label], offline=config.offline,
-                             flags={config.label: option_named("label")})
+                             flags={config.label: option_named("label")}, labels={config.label: config.label_kind})
     execute_ids = [TASK_COLUMN, SAMPLE_COLUMN]
     extra = None
     try:
@@ -359,9 +363,9 @@ def _join_results(table: MetricTable, config: BiasConfig) -> list[str]:
 
 
 def _own_label_disagreement(metrics_source: object, table: MetricTable, config: BiasConfig) -> list[str]:
-    """A warning when the metric table has a ``config.label`` column of its own (ICE-Score's
+    """A note when the metric table has a ``config.label`` column of its own (ICE-Score's
     ``passed``, carried by ``workbench score``) that the results' label, the one used, contradicts
-    on some joined rows; as ``workbench correlate`` warns. No warning when the table has no such
+    on some joined rows; as ``workbench correlate`` notes. No note when the table has no such
     column or its cells are not all numbers (it is then no label)."""
     try:
         own = read_metric_table(metrics_source, metrics=[config.label], id_columns=config.id_columns,
@@ -604,8 +608,8 @@ def _kendall(values: np.ndarray, label: np.ndarray, mask: np.ndarray, rows: _Row
     try:
         report = correlate(table, metrics=["metric"], label="label", task_column="unit", sample_column="row",
                            n_resamples=config.resamples, confidence=config.confidence, seed=config.seed,
-                           length_column="none")
-    except DataError as error:  # e.g. a label outside [0, 1]: said once, for this setting
+                           length_column="none", label_kind=config.label_kind)
+    except DataError as error:  # (the label's values were checked when read): said once, for this setting
         return Interval(math.nan, math.nan, math.nan, n_rows, n_units, str(error))
     estimate = report.metrics["metric"].pooled["kendall"]
     return Interval(estimate.value, estimate.ci[0], estimate.ci[1], n_rows, n_units, estimate.no_interval)

@@ -82,6 +82,7 @@ def read_metric_table(
     offline: bool = False,
     flags: Mapping[str, str] | None = None,
     alias_columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> MetricTable:
     """Read the metric columns of a table, keyed by row id.
 
@@ -100,6 +101,10 @@ def read_metric_table(
             e.g. ``{"passed": "--label"}``).
         alias_columns: columns whose values make a second id per row (:attr:`MetricTable.aliases`);
             ignored when the table lacks one of them.
+        labels: column of ``metrics`` -> its label kind (``"outcome"`` or ``"graded"``): that
+            column is the label and is checked as ``workbench correlate`` checks one
+            (:func:`workbench.correlate.inputs.check_label`: finite numbers, within [0, 1] for an
+            outcome), its messages calling it the label column.
 
     Returns:
         a :class:`MetricTable`.
@@ -107,10 +112,11 @@ def read_metric_table(
     Raises:
         MissingColumnError: a named column is absent (the message lists those present).
         DataError: duplicate ids, a metric cell that is not a finite number
-            (naming the column, the row and the value), an empty task cell (naming the row), an
-            empty table.
+            (naming the column, the row and the value), a label of ``labels`` that fails its
+            checks (naming the column, the rows and their values), an empty task cell (naming the
+            row), an empty table.
     """
-    from workbench.correlate.inputs import as_dataset, parse_numbers
+    from workbench.correlate.inputs import as_dataset, check_label, parse_numbers
 
     dataset, name = as_dataset(source, splits=splits, offline=offline)
     numbered = False
@@ -142,6 +148,9 @@ def read_metric_table(
     missing: dict[str, int] = {}
     for metric in metrics:
         numbers, status = parse_numbers(dataset, metric)
+        if metric in (labels or {}):  # the label: correlate's checks and words, rows named as here
+            check_label(numbers, status, lambda: dataset[metric], metric, labels[metric], name,
+                        lambda i: f"row {i + 1} (counting from 1; id {ids[i]!r})")
         bad = np.flatnonzero(status >= 2)  # 2: not a number, 3: infinite
         if bad.size:
             first = int(bad[0])

@@ -152,6 +152,11 @@ class BiasReport:
         contamination: the clean vs contaminated analysis (``None`` without ``--against``).
         bootstrap: how the intervals were made (unit ``task`` or ``cluster``).
         label: the label column of the correlations, if any.
+        warnings: what weakens the numbers or needs the user.
+        notes: expected outcomes of the inputs' settings (the metric table's own label column that
+            differs from the results' on some rows): information, not faults.
+        label_kind: with a label, ``"outcome"`` (0/1 or a pass ratio) or ``"graded"`` (a grade
+            such as human grades 0-4); ``None`` without one.
     """
 
     dedup_output: str
@@ -162,14 +167,16 @@ class BiasReport:
     bootstrap: dict
     label: str | None = None
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    label_kind: str | None = None
 
     def to_dict(self) -> dict:
         return {
             "dedup_output": self.dedup_output, "metrics_source": self.metrics_source, "join": self.join.to_dict(),
-            "bootstrap": self.bootstrap, "label": self.label,
+            "bootstrap": self.bootstrap, "label": self.label, "label_kind": self.label_kind,
             "duplication": self.duplication.to_dict() if self.duplication else None,
             "contamination": self.contamination.to_dict() if self.contamination else None,
-            "warnings": self.warnings,
+            "warnings": self.warnings, "notes": self.notes,
             "source": "Allamanis 2019 (Onward!), Sec. 2 Eq. 2 and Table 2-3; Brown et al. 2020 (GPT-3), App. C",
         }
 

@@ -26,6 +26,11 @@ os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 console = Console()
 err_console = Console(stderr=True)
 
+#: how a line of information is marked (an expected outcome of the settings: a method limited by
+#: design, the data's own label next to this execution's), apart from ``[yellow]warning:[/yellow]``,
+#: which marks what weakens the numbers or needs the user
+NOTE = "[cyan]note:[/cyan]"
+
 
 #: typer (>= 0.2x) shows a parameter's Python type ("<str>", "<int range>"); the names a
 #: command-line user knows instead (click's), and nothing for a flag

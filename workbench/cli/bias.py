@@ -16,7 +16,7 @@ from workbench.bias.config import BiasConfig
 if TYPE_CHECKING:
     from workbench.bias.intervals import Interval, SettingDifference
     from workbench.bias.results import Analysis, BiasReport
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.cli.correlate import ZERO_MARK
 from workbench.formatting import count, fixed
@@ -82,11 +82,17 @@ def print_report(report: BiasReport) -> None:
     if j.unjoined_ids:
         console.print(f"ids not in the dedup output: {escape(', '.join(j.unjoined_ids))}"
                       f"{' ...' if j.unjoined > len(j.unjoined_ids) else ''}")
+    if report.label is not None:
+        what = ("a grade: Kendall tau-b counts the ties in it" if report.label_kind == "graded"
+                else "an execution outcome, 0/1 or a pass ratio")
+        console.print(f"label {escape(repr(report.label))} ({report.label_kind}: {what})")
     b = report.bootstrap
     console.print(f"bootstrap: {b['n_resamples']} resamples of whole {b['unit']}s, seed {b['seed']}, {level}% percentile "
                   "intervals")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")
+    for note in report.notes:  # expected outcomes of the inputs' own settings: information, not faults
+        err_console.print(f"{NOTE} {escape(str(note))}")
 
 
 def _interval(value: Interval, digits: int = 4, suffix: str = "", rows: bool = False) -> str:

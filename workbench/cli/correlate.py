@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.correlate.config import CorrelateConfig
 
@@ -306,3 +306,5 @@ def _print_report(report: CorrelationReport) -> None:
     console.print(f"bootstrap: {b.n_resamples} resamples of whole tasks, seed {b.seed}, percentile intervals")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}")
+    for note in report.notes:  # expected outcomes of the inputs' own settings: information, not faults
+        err_console.print(f"{NOTE} {escape(str(note))}")

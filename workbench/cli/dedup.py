@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 from workbench.cli.config_options import config_options
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.output_folder import OutputsInPlace, interrupted_after_run_message
@@ -85,7 +85,7 @@ def dedup_command(
         raise typer.Exit(130) from None
     try:
         for note in run.notes:
-            err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
+            err_console.print(f"{NOTE} {escape(note)}")
         if json_output:
             typer.echo(json.dumps(run.report, indent=2, default=str))
             return

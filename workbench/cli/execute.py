@@ -72,6 +72,13 @@ def print_summary(summary: Any) -> None:
                              f"{summary.executed} run now{not_run}")
     table.add_row("speed", f"{summary.samples_per_s:.2f} samples/s ({summary.elapsed_s:.1f} s)")
     table.add_row("status", ", ".join(f"{k} {v}" for k, v in summary.counts.items()) or "-")
+    flaky = summary.flaky
+    if flaky.get("repeated"):
+        flips = f" ({flaky['pass_flips']} passed on some attempts only)" if flaky["pass_flips"] else ""
+        spread = (f"; pass@1 {flaky['pass_at_1_flaky_failed']:.4f} if they all failed, "
+                  f"{flaky['pass_at_1_flaky_passed']:.4f} if they all passed" if flaky["pass_flips"] else "")
+        table.add_row("flaky", f"{flaky['samples']} of the {count(flaky['repeated'], 'repeated sample')}{flips}, "
+                               f"in {count(flaky['tasks'], 'task')}: pass@k counts each sample's {flaky['rule']}{spread}")
     memory = summary.memory
     if memory.get("measured"):
         limit = memory.get("limit_mib")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 
 
 @app.command("report")
@@ -25,7 +25,7 @@ def report_command(
     json_path, html_path = write_report(run_dir)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     for note in data.get("notes", {}).values():
-        err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}", highlight=False, soft_wrap=True)
+        err_console.print(f"{NOTE} {escape(str(note))}", highlight=False, soft_wrap=True)
     check = data.get("data_check") or {}
     if check.get("status") == "changed":  # the page shows it as a banner; say it here too
         err_console.print(f"[red]warning: the data changed after the run:[/red] {escape(str(check.get('message')))}",

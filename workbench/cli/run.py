@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.cli.app import app, console, err_console
+from workbench.cli.app import NOTE, app, console, err_console
 from workbench.formatting import count, fixed
 
 
@@ -59,7 +59,7 @@ def run_command(
     config = load_config(config_path, overrides=overrides)
     check_stage_names(stage or ())
     for note in config.notes:
-        err_console.print(f"[yellow]note:[/yellow] {escape(note)}")
+        err_console.print(f"{NOTE} {escape(note)}")
 
     if dry_run:
         preflight = run_preflight(config)
@@ -92,7 +92,7 @@ def run_command(
         raise typer.Exit(130) from None
 
     for note in result.notes:
-        err_console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        err_console.print(f"{NOTE} {escape(note)}", soft_wrap=True)
     # the stages the user asked for (not those left out by [run] stages or --stage)
     asked = [o for o in result.outcomes if o.name != "report"
              and not (o.status == "skipped" and (o.detail or "").startswith((NOT_IN_STAGES, "not selected with --stage")))]
@@ -101,7 +101,7 @@ def run_command(
                           "(see the detail column)", soft_wrap=True)
     score_skipped = next((o for o in result.outcomes if o.name == "score" and o.status == "skipped"), None)
     if limit is not None and score_skipped is not None:
-        err_console.print(f"[yellow]note:[/yellow] --limit sets {escape('[score] limit')}, and the score stage did not "
+        err_console.print(f"{NOTE} --limit sets {escape('[score] limit')}, and the score stage did not "
                           f"run ({escape(score_skipped.detail or 'skipped')}): it changed nothing", soft_wrap=True)
 
     table = Table(title=escape(f"workbench run -> {result.run_dir}"))

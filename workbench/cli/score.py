@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.cli.app import app, console, err_console, exit_with_verdict
+from workbench.cli.app import NOTE, app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options, resume_command
 from workbench.formatting import count
 from workbench.score.config import ScoreConfig
@@ -22,7 +22,7 @@ from workbench.score.config import ScoreConfig
 
 def _print_note(note: str) -> None:
     """One note of a run on stderr."""
-    err_console.print(f"[yellow]note:[/yellow] {escape(str(note))}")
+    err_console.print(f"{NOTE} {escape(str(note))}")
 
 
 @contextmanager
@@ -117,8 +117,10 @@ def print_report(report: Any, cache: str = "rw") -> None:
     from workbench.score.job import fallback_notes
 
     table = Table(title="workbench score: every row of the run folder")
-    for column in ("method", "rows", "ok", "llm_error", "parse_error", "budget_exceeded", "other", "mean score"):
-        table.add_column(column)
+    table.add_column("method", overflow="fold")
+    # the statuses' names, broken at their underscore, so that the table is whole at 80 columns (a pipe)
+    for column in ("rows", "ok", "llm_\nerror", "parse_\nerror", "budget_\nexceeded", "other", "mean\nscore"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, counts in report.statuses.items():
         known = sum(counts.get(s, 0) for s in ("ok", "llm_error", "parse_error", "budget_exceeded"))
         mean = report.mean_scores.get(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -210,7 +210,8 @@ def correlate(
     )
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
-        table, settings, source=source, label=label, combinations=combinations, baselines=baselines
+        table, settings, source=source, label=label, combinations=combinations, baselines=baselines,
+        method_limits=score_method_limits(scores),
     )
     report.warnings[:0] = left_out
     return report
@@ -317,8 +318,13 @@ def correlate_table(
     label: str = "passed",
     combinations: Sequence[Combination] = (),
     baselines: Sequence[str] = (),
+    method_limits: Mapping[str, int] | None = None,
 ) -> CorrelationReport:
     """The statistics for a prepared :class:`CorrelationTable` (see :func:`correlate`).
+
+    ``method_limits`` (method -> N: the score run's ``method_limit``, :func:`score_method_limits`)
+    says which metrics have values on the first N samples only, by design: their other rows and
+    the intervals too few tasks withhold are told in :attr:`CorrelationReport.notes`, not warnings.
 
     Returns:
         a :class:`CorrelationReport`.
@@ -336,8 +342,34 @@ def correlate_table(
     # which on a busy 2-core machine doubled the CPU time (benchmarks/correlate_bench.py).
     with threadpool_limits(limits=1, user_api="blas"):
         report = _correlate_table(table, settings, source=source, label=label, baselines=tuple(dict.fromkeys(baselines)),
-                                  combined=summaries)
+                                  combined=summaries, method_limits=dict(method_limits or {}))
     return report
+
+
+def score_method_limits(scores: TableSource) -> dict[str, int]:
+    """The ``method_limit`` of the ``workbench score`` run whose wide table ``scores`` is, from the
+    ``run.json`` beside it: method -> N (that method scored the first N selected samples only);
+    empty for another table, or a run without limits.
+
+    Args:
+        scores: the scores input of :func:`correlate` (a path, a bundled name, a dataset).
+    """
+    import json
+
+    from workbench.score.wide_table import RUN_FILE, WIDE_SCORES_FILE
+
+    if not isinstance(scores, (str, os.PathLike)) or Path(scores).name != WIDE_SCORES_FILE:
+        return {}
+    try:
+        options = json.loads((Path(scores).parent / RUN_FILE).read_text(encoding="utf-8")).get("options") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    limits: dict[str, int] = {}
+    for entry in options.get("method_limit") or ():
+        name, _, number = str(entry).rpartition("=")
+        if name and number.isdigit():
+            limits[name] = int(number)
+    return limits
 
 
 def add_combinations(
@@ -482,9 +514,12 @@ def _correlate_table(
     label: str,
     baselines: tuple[str, ...],
     combined: dict[str, CombinationSummary],
+    method_limits: dict[str, int] | None = None,
 ) -> CorrelationReport:
     counts = task_resample_counts(len(table.task_ids), settings)
     warnings: list[str] = []
+    notes: list[str] = []
+    method_limits = method_limits or {}
     too_few = resamples_problem(settings.n_resamples, settings.confidence)
     if too_few:  # the commands refuse this; a library call is told in the output
         warnings.append(f"bootstrap: {too_few}")
@@ -508,12 +543,16 @@ def _correlate_table(
                     f"{excluded.non_numeric} non-numeric{examples}, {excluded.non_finite} infinite"
                 )
             continue
-        if excluded.total:
+        # a method the score run limited (method_limit N): the rows past its first N have no value by design
+        limit = method_limits.get(name) if name not in combined else None
+        by_design = min(excluded.missing, max(0, len(values) - limit)) if limit is not None else 0
+        if excluded.total > by_design:
+            missing = excluded.missing - by_design
             why = (
                 "a member has no value there" if name in combined
-                else f"{excluded.missing} missing, {excluded.non_numeric} non-numeric, {excluded.non_finite} infinite"
+                else f"{missing} missing, {excluded.non_numeric} non-numeric, {excluded.non_finite} infinite"
             )
-            warnings.append(f"{name}: {count(excluded.total, 'row')} left out ({why})")
+            warnings.append(f"{name}: {count(excluded.total - by_design, 'row')} left out ({why})")
         statistics[name] = _statistics(values, table.label, table, np.flatnonzero(valid), counts)
         length = None
         if has_length:
@@ -531,11 +570,22 @@ def _correlate_table(
                       ("single_sample", "a single sample")) if excluded.get(key)]
             warnings.append(f"{name}: the per-problem correlation is undefined in every task ({', '.join(parts)}): "
                             "no task ranks its samples by both the metric and the label")
+        no_interval: dict[str, str] = {}
         for level in LEVELS:
             withheld = statistics[name].no_interval(level)
             value = statistics[name].point[level]["kendall"]
             if withheld and not np.isnan(value):  # an undefined value needs no interval to be withheld
-                warnings.append(f"{name}: small n: no {level.replace('_', '-')} interval: {withheld}")
+                no_interval[level.replace("_", "-")] = withheld
+        if limit is not None and by_design:
+            # one line: what the limit leaves, and the intervals its few tasks cannot carry
+            said = f"{name}: scored on {count(int(valid.sum()), 'sample')} of the {len(values)}, as the score run's " \
+                   f"method_limit {name}={limit} asks (a prefix of its selection; the other rows are not scored)"
+            if no_interval:
+                reasons = list(dict.fromkeys(no_interval.values()))
+                said += f"; no {' or '.join(no_interval)} interval: {'; '.join(reasons)}"
+            notes.append(said)
+        else:
+            warnings += [f"{name}: small n: no {level} interval: {why}" for level, why in no_interval.items()]
     if not results:
         raise DataError("; ".join(unusable))
     warnings[:0] = [f"{problem}: left out of every table" for problem in unusable]
@@ -561,8 +611,9 @@ def _correlate_table(
             f"(code_sha256); they are left out ({option_named('allow_partial_join')})"
         )
     if table.join is not None and table.join.label_disagreements and table.join.label_disagreements[0]:
+        # information, not a fault: a data set's recorded outcomes (ICE-Score's `passed`) next to this execution's
         differ, compared = table.join.label_disagreements
-        warnings.append(
+        notes.append(
             f"label: the scores have a {label!r} column of their own that differs from the results' on {differ} of "
             f"{compared} joined rows; the results' is the label used"
         )
@@ -575,6 +626,7 @@ def _correlate_table(
         comparisons=comparisons,
         bootstrap=settings,
         warnings=warnings,
+        notes=notes,
         table=table,
         length=length_summary,
         combinations=combined,

@@ -14,7 +14,7 @@ import math
 import os
 from pathlib import Path
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -27,7 +27,7 @@ from workbench.data.codegen_metrics_file import GRADE_SIDE_COLUMNS
 from workbench.data.samples import check_unique, id_text
 from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
-from workbench.option_words import option_named, option_set, option_value
+from workbench.option_words import in_config_words, option_named, option_set, option_value
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
 from workbench.correlate.table import CorrelationTable, JoinSummary, RowExclusions
 from workbench.formatting import count
@@ -201,25 +201,56 @@ def _parse_label(dataset: datasets.Dataset, label: str, tasks: list[str | None],
     """``(values, missing)`` of the label; raises on non-numeric or infinite labels and, for an
     ``"outcome"`` label, on values outside [0, 1] (a graded label may be any finite number)."""
     values, status = parse_numbers(dataset, label)
+    check_label(values, status, lambda: _python_values(dataset, label), label, label_kind, where,
+                lambda i: f"row {i} ({tasks[i]})")
+    return values, status == _MISSING
+
+
+def label_named(label: str) -> str:
+    """How a message names the label column: ``label column 'grade'``; under ``workbench run``
+    (:func:`~workbench.option_words.config_words`) also where the run took it from, which may be
+    no key of the stage's own table: ``label column 'grade' ([data] label_column)``, ``(the
+    execute stage's label)`` or ``([correlate] label)`` only where the config sets that key."""
+    if in_config_words():
+        return f"label column {label!r} ({option_named('label')})"
+    return f"label column {label!r}"
+
+
+def check_label(values: np.ndarray, status: np.ndarray, cells: Callable[[], list[Any]], label: str, label_kind: str,
+                where: str, row_text: Callable[[int], str]) -> None:
+    """The checks of a label column, one for ``correlate`` and ``bias``: every cell a finite number
+    (or empty), and for an ``"outcome"`` label (0/1 or a pass ratio) within [0, 1]; a graded label
+    (``label_kind="graded"``, e.g. human grades 0-4) may be any finite number.
+
+    Args:
+        values, status: ``(n,)`` the column as :func:`parse_numbers` reads it.
+        cells: the column's raw cells (called only to show a bad one).
+        label: the column's name; label_kind: ``"outcome"`` or ``"graded"``.
+        where: the table, for the message.
+        row_text: row index -> how the message names the row (``row 3 (HumanEval/1)``).
+
+    Raises:
+        DataError: naming the column (and, under ``workbench run``, where the label was set:
+            :func:`label_named`), up to 3 bad rows with their values, and for a value outside
+            [0, 1] how to declare a grade (``--label-kind graded``).
+    """
     bad_text = np.flatnonzero((status == _NON_NUMERIC) | (status == _NON_FINITE))
-    raw: list[Any] | None = None
     if bad_text.size:
-        raw = _python_values(dataset, label)
-        shown = ", ".join(f"row {i} ({tasks[i]}): {raw[i]!r}" for i in bad_text[:3])
+        raw = cells()
+        shown = ", ".join(f"{row_text(int(i))}: {raw[i]!r}" for i in bad_text[:3])
         wanted = "finite numbers (a graded label)" if label_kind == "graded" else "numbers (0/1 or a pass ratio in [0, 1])"
         raise DataError(
-            f"{where}: label column {label!r} must hold {wanted}; "
+            f"{where}: {label_named(label)} must hold {wanted}; "
             f"{count(bad_text.size, 'row')} {'does' if bad_text.size == 1 else 'do'} not, e.g. {shown}"
         )
     outside = np.flatnonzero((status == _OK) & ((values < 0.0) | (values > 1.0)))
     if outside.size and label_kind != "graded":
-        shown = ", ".join(f"row {i} ({tasks[i]}): {values[i]:g}" for i in outside[:3])
+        shown = ", ".join(f"{row_text(int(i))}: {values[i]:g}" for i in outside[:3])
         raise DataError(
-            f"{where}: label column {label!r} must be 0/1 or a pass ratio in [0, 1]; "
+            f"{where}: {label_named(label)} must be 0/1 or a pass ratio in [0, 1]; "
             f"{count(outside.size, 'row')} {'is' if outside.size == 1 else 'are'} outside, e.g. {shown}; "
             f"if it is a grade (human grades 0-4, say), declare it with {option_value('label_kind', 'graded')}"
         )
-    return values, status == _MISSING
 
 
 def _exclusions(status: np.ndarray, raw_column: list[Any] | None, tasks: list[str], input_rows: np.ndarray) -> RowExclusions:
@@ -373,8 +404,8 @@ BOOKKEEPING_COLUMNS = frozenset({
     # workbench score: the scale's bounds, per-row counts, tokens, cost and time, the --stop flag
     "scale_min", "scale_max", "parse_failures", "truncated_answers", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "retry_after", "generation_truncated",
-    # workbench execute: time, peak memory, limits and how the process ended
-    "duration_s", "timeout_s", "build_s", "peak_rss_mib", "exit_code", "signal",
+    # workbench execute: time, peak memory, limits and how the process ended; --repeat's attempts and flaky flag
+    "duration_s", "timeout_s", "build_s", "peak_rss_mib", "exit_code", "signal", "attempts", "flaky",
 })
 
 
@@ -490,8 +521,13 @@ def prepare_table(
     if not metrics:
         raise DataError(f"no metric columns given (name them with {option_named('metric')})")
     for metric in metrics:
-        if metric in (label, task_column, sample_column):
-            raise DataError(f"{metric!r} is used as a metric and as the label / task / sample column")
+        for role, name, column in (("the label", "label", label), ("the task column", "task_column", task_column),
+                                   ("the sample column", "sample_column", sample_column)):
+            if metric == column:
+                # each named where it was set: under workbench run the label may be [data] label_column
+                raise DataError(f"{metric!r} is named as a metric ({option_named('metric')}) and is {role} "
+                                f"({option_named(name)}): a column cannot be both; leave it out of "
+                                f"{option_named('metric')}")
     if len(set(metrics)) != len(metrics):
         raise DataError(f"a metric is named twice in {list(metrics)}")
     join = None
@@ -515,8 +551,16 @@ def prepare_table(
         require_columns(scores, {option_named("task_column"): task_column,
                                  option_named("sample_column"): sample_column}, where=names[0])
         _require_metrics(scores, metrics, metric_hints or {}, where=names[0])
-        require_columns(results, {option_named("task_column"): task_column, option_named("sample_column"): sample_column,
-                                  option_named("label"): label}, where=names[1])
+        require_columns(results, {option_named("task_column"): task_column, option_named("sample_column"): sample_column},
+                        where=names[1])
+        if label not in results.column_names:
+            named = option_named("label")
+            # a flag or a config key is set "with"; the words of a label the run set itself ("the execute
+            # stage's label") only say where the column was meant to be, as workbench bias says it
+            error = (MissingColumnError(label, results.column_names, named) if named.startswith(("--", "["))
+                     else MissingColumnError(label, results.column_names, hint=named))
+            error.args = (f"{error.args[0]} (in {names[1]})",)
+            raise error
         score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names,
                                               allow_partial=allow_partial_join, compare_code=compare_code)
         table = scores.select(score_rows)

@@ -394,6 +394,9 @@ class CorrelationReport:
             per (metric, baseline) pair; plus each combination against each of its members.
         bootstrap: the resampling settings (seed included).
         warnings: sentences about anything that weakens the numbers.
+        notes: sentences about expected outcomes of the inputs' own settings (a method the score run
+            limited with ``method_limit`` has values on its prefix only; the scores' own label column
+            differs from the results' on some rows): information, not faults.
         table: the prepared data (for plots); not part of :meth:`to_dict`.
         length: the completion-length analysis (verbosity bias), or why there is none.
         combinations: combined judges by name.
@@ -415,6 +418,7 @@ class CorrelationReport:
     comparisons: list[MetricComparison]
     bootstrap: BootstrapSettings
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     table: CorrelationTable | None = field(default=None, repr=False, compare=False)
     length: LengthSummary | None = None
     combinations: dict[str, CombinationSummary] = field(default_factory=dict)
@@ -426,7 +430,7 @@ class CorrelationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``{"source", "label", "counts", "bootstrap", "metrics", "length",
-        "combinations", "baselines", "comparisons", "warnings"}``."""
+        "combinations", "baselines", "comparisons", "warnings", "notes"}``."""
         from workbench import __version__
 
         return json_ready(
@@ -449,6 +453,7 @@ class CorrelationReport:
                 "baselines": list(self.baselines),
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons],
                 "warnings": list(self.warnings),
+                "notes": list(self.notes),
                 **({"deduplicated": {"selection": self.per_cluster.to_dict(), **self.deduplicated.to_dict(),
                                      "difference_from_all_rows": self._per_cluster_differences_dict()}}
                    if self.deduplicated is not None else {}),

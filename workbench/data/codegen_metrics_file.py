@@ -121,7 +121,8 @@ def codegen_metrics_columns(items: Any, *, task_prefix: str = "conala/", where: 
     * ``sample_id``: the model key (``baseline``, ``tranx-annot``, ``best-tranx``,
       ``best-tranx-rerank``, ``codex``);
     * ``prompt`` (= ``intent``), ``generation``, ``reference`` (= ``snippet[0]``),
-      ``references`` (the whole ``snippet`` list; 16 of the 472 items have 2 to 5);
+      ``references`` (the whole ``snippet`` list; 16 of the 472 items have 2 to 5; a list column
+      that ``workbench score --reference-column references`` reads as each sample's references);
     * ``grade``: the human grade on the 0-4 scale. An aggregated file (one number per model):
       that number. A per-grader file: the mean over the graders (float), with ``n_graders``,
       ``grade_sd`` (sample standard deviation, ``statistics.stdev``; null with one grader),

@@ -56,6 +56,14 @@ BUNDLED: Mapping[str, tuple[str, str]] = {
     "humaneval": ("humaneval.jsonl.gz", "test"),
     # ICE-Score's HumanEval-Python set: Codex generations with pass/fail and metric scores
     "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
+    # ICE-Score's HumanEval-Java and HumanEval-C++ sets: the grade files verbatim, flattened on load by
+    # workbench.data.ice_score_file (the file name gives the language column)
+    "humaneval-codex-java": ("humaneval_java_grade.json.gz", "test"),
+    "humaneval-codex-cpp": ("humaneval_cpp_grade.json.gz", "test"),
+    # MultiPL-E's Java and C++ translations of the 161 HumanEval tasks: prompt and test harness (the
+    # execute stage's problems for the two sets above)
+    "humaneval-java": ("multipl_e_humaneval_java_problems.jsonl.gz", "test"),
+    "humaneval-cpp": ("multipl_e_humaneval_cpp_problems.jsonl.gz", "test"),
     # Evtikhiev et al.'s human-graded CoNaLa generations (5 models): one aggregated grade + metric scores,
     # and the per-grader grades; read by workbench.data.codegen_metrics_file
     "conala-all-grades": ("conala-all-grades.json.gz", "test"),
@@ -315,6 +323,62 @@ def require_text_columns(dataset: datasets.Dataset, columns: Mapping[str, str | 
             )
 
 
+#: ``datasets`` feature types of a column that may hold several texts per row: lists, and JSON
+#: (a JSON Lines column with a string in some rows and a list in others)
+_LIST_FEATURES = frozenset({"List", "LargeList", "Sequence", "Json"})
+
+
+def holds_text_lists(dataset: datasets.Dataset, column: str) -> bool:
+    """Whether ``column`` is typed as lists (or as JSON: strings in some rows, lists in others)
+    rather than as text: a column whose rows may each give several texts (several references
+    of one sample); its cells are read by :func:`text_list_cells`."""
+    return type(dataset.features[column]).__name__ in _LIST_FEATURES
+
+
+def text_list_cells(dataset: datasets.Dataset, column: str, option: str, where: str, *,
+                    noun: str = "reference") -> list[tuple[str, ...]]:
+    """The cells of a column that gives each row one text or several: a string is one text, a list
+    of strings is its texts in order, a null is none (an empty tuple), as is an empty list.
+
+    Args:
+        dataset: the table; column: the column (:func:`holds_text_lists`); option: the option
+        that names it (``--reference-column``); where: what the table is, for the message
+        (``"the generations (gens.jsonl)"``); rows count from 1 in it; noun: what a text is,
+        for the message's remedy.
+
+    Returns:
+        one tuple of texts per row, in row order.
+
+    Raises:
+        DataError: some cell is neither text, nor a list of texts, nor null (a number, an object,
+            a list holding a number or a null), naming how many rows, and the first one with its row.
+    """
+    cells = dataset[column]
+    texts: list[tuple[str, ...]] = []
+    odd: list[tuple[int, Any]] = []
+    for number, value in enumerate(cells, start=1):
+        if value is None:
+            texts.append(())
+        elif isinstance(value, str):
+            texts.append((value,))
+        elif isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+            texts.append(tuple(value))
+        else:
+            odd.append((number, value))
+            texts.append(())
+    if odd:
+        kinds = list(dict.fromkeys(
+            "lists holding " + " and ".join(dict.fromkeys("nulls" if item is None else value_kind(item)
+                                                          for item in value if not isinstance(item, str)))
+            if isinstance(value, (list, tuple)) else value_kind(value) for _, value in odd))
+        number, first = odd[0]
+        raise DataError(
+            f"{option} {column!r} holds {' and '.join(kinds)} in {len(odd)} of {count(len(cells), 'row')} of {where} "
+            f"(e.g. {_as_written(first)} in row {number}); give each row its {noun} as a string or its "
+            f"{noun}s as a list of strings")
+    return texts
+
+
 def require_columns(dataset: datasets.Dataset, columns: Mapping[str, str | None], where: str = "the data") -> None:
     """Raise :class:`MissingColumnError` if any of ``columns`` (option -> name) is missing."""
     available = list(dataset.column_names)
@@ -339,7 +403,8 @@ def load_records(
     """Load a dataset from a bundled name, a local file or folder, or a Hugging Face hub id.
 
     Args:
-        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``, ``"conala-all-grades"``,
+        source: a bundled name (``"humaneval"``, ``"humaneval-codex-python"``, ``"humaneval-codex-java"``,
+            ``"humaneval-codex-cpp"``, ``"humaneval-java"``, ``"humaneval-cpp"``, ``"conala-all-grades"``,
             ``"conala-human-grades"``; see
             :data:`BUNDLED` and ``workbench/data/bundled/SOURCES.md``); a ``.jsonl``/``.json``/
             ``.parquet``/``.csv`` file (``.gz`` for the text formats); an ICE-Score grade file
@@ -413,6 +478,8 @@ def load_humaneval() -> datasets.Dataset:
 def _load_bundled(name: str) -> LoadedDataset:
     filename, split = BUNDLED[name]
     with resources.as_file(resources.files("workbench.data") / "bundled" / filename) as file:
+        if looks_like_ice_score_grades(file):
+            return LoadedDataset(name, {split: read_ice_score_grades(file)})
         if looks_like_codegen_metrics_grades(file):
             return LoadedDataset(name, {split: read_codegen_metrics_grades(file)})
         dataset = _read_data_files("json", {split: str(file)})

@@ -61,9 +61,9 @@ class DedupConfig(JobConfig):
         split_column: a column naming each row's split (one table with several splits).
         split: only these splits (all when empty).
         language: language of rows without a ``language`` column value.
-        source_encoding: for a folder of source files, the encoding of a file that is not UTF-8
-            and declares none (``cp1252``, Windows' Western encoding, by default; a codec name
-            Python knows: :mod:`workbench.data.text_encoding`).
+        source_encoding: the encoding of a source folder's file, or a code cell of bytes (a
+            Parquet binary column), that is not UTF-8 and declares none (``cp1252``, Windows'
+            Western encoding, by default; a codec name Python knows: :mod:`workbench.data.text_encoding`).
         group_column: if set, clusters never join files of different groups (e.g.
             ``task_id``: completions of one task); duplicate pairs across groups are
             verified and reported, not removed.
@@ -127,8 +127,9 @@ class DedupConfig(JobConfig):
     split: tuple[str, ...] = option((), "Only these splits (repeatable).")
     language: str = option("python", "Language of rows without a 'language' column value.")
     source_encoding: str = option(
-        "cp1252", "Encoding of a source folder's files that are not UTF-8 and declare none (no byte-order mark or "
-        "coding cookie); the files read so are listed in report.json's source_encodings.")
+        "cp1252", "Encoding of a source folder's files and of code cells of bytes (a Parquet binary column) that are "
+        "not UTF-8 and declare none (no byte-order mark or coding cookie); the files and cells read so are listed in "
+        "report.json's source_encodings.")
     group_column: str | None = option(
         None, "Never merge rows of different groups (e.g. task_id); cross-group duplicates are reported.")
     min_tokens: int = option(20, "Files with fewer identifier/literal tokens are reported as too short.", min=1)

@@ -26,7 +26,7 @@ from workbench.dedup.clusters import UnionFind, choose_keeper, exact_bag_groups
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.signatures import LSHParameters, MinHashSetup, banded_buckets, minhash_setup
 from workbench.dedup.text_identity import TextPairScorer, find_text_duplicates
-from workbench.dedup.tokens import FileTokens, SignatureSpec, TokenBags, tokenize_to_bags
+from workbench.dedup.tokens import FileTokens, SignatureSpec, TokenBags, tokenize_one, tokenize_to_bags
 from workbench.dedup.verification import PairScore, verify_pair, verify_sorted_pair
 from workbench.thresholds import exact_threshold
 
@@ -212,7 +212,8 @@ def _find_duplicates(
     setup = _minhash_setup(config, minhash)
     spec = SignatureSpec(config.num_perm, config.seed, config.min_tokens, (setup.a, setup.b))
     with progress("tokenize + MinHash", len(codes)) as advance:
-        bags = tokenize_to_bags(codes, languages, workers=config.workers, signatures=spec, on_progress=advance)
+        bags = tokenize_to_bags(codes, languages, workers=config.workers, signatures=spec, on_progress=advance,
+                                source_encoding=config.source_encoding)
     del codes, languages
     timings["tokenize_minhash"] = time.perf_counter() - clock
     timings["tokens_cpu"] = bags.cpu_seconds["tokens"]
@@ -328,9 +329,10 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     clock = time.perf_counter()
     codes = _Joined(rows.codes, reference.codes if reference is not None else [])
     languages = _Joined(rows.languages, reference.languages if reference is not None else [])
-    text_score = TextPairScorer(codes, languages)
+    text_score = TextPairScorer(codes, languages,
+                                functools.partial(tokenize_one, fallback=config.source_encoding))
     text = find_text_duplicates(codes, languages, [i for i, s in enumerate(candidates.status) if s == TOO_SHORT],
-                                partitions, n_rows, text_score)
+                                partitions, n_rows, text_score, config.source_encoding)
     for first, member, set_j, multiset_j in text.pairs:
         union_find.union(first, member)
         pairs.append(DuplicatePair(first, member, set_j, multiset_j, "exact_text"))

@@ -403,29 +403,79 @@ def duplication_title(report: dict) -> str:
     return f"In-set dedup: duplication in {report['source']}"
 
 
+class _SplitFigures:
+    """The per-split figures of a report as a Rich renderable that fits the console: one row per
+    split (the columns ``headers``) where that is narrow enough, else one row per figure and one
+    column per split, so that no figure is cut or shortened to ``…`` at 80 columns (or in a pipe,
+    which Rich draws 80 wide).
+
+    Args:
+        title: the table's title; headers: the figures' names (``"\\n"`` breaks a name);
+        sections: ``(split name, the figures as text, in the order of headers)``, ``overall`` last.
+    """
+
+    def __init__(self, title: str, headers: list[str], sections: list[tuple[str, list[str]]]) -> None:
+        self.title, self.headers, self.sections = title, headers, sections
+
+    def _by_split(self):
+        from rich.table import Table
+
+        table = Table(title=self.title)
+        table.add_column("split", overflow="fold", min_width=8)
+        for header in self.headers:
+            table.add_column(header, justify="right", no_wrap=True)
+        for name, cells in self.sections:
+            table.add_row(f"[bold]{escape_markup(name)}[/bold]" if name == "overall" else escape_markup(name), *cells)
+        return table
+
+    def _by_figure(self):
+        from rich.table import Table
+
+        table = Table(title=self.title)
+        table.add_column("figure", no_wrap=True)
+        for name, _ in self.sections:
+            table.add_column(f"[bold]{escape_markup(name)}[/bold]" if name == "overall" else escape_markup(name),
+                             justify="right", overflow="fold")
+        for index, header in enumerate(self.headers):
+            table.add_row(header.replace("\n", " "), *(cells[index] for _, cells in self.sections))
+        return table
+
+    def __rich_console__(self, console, options):
+        from rich.measure import Measurement
+
+        wide = self._by_split()
+        # its natural width (Rich would crop the no-wrap figures to fit, not wrap them)
+        if Measurement.get(console, options.update(max_width=10_000), wide).maximum <= options.max_width:
+            yield wide
+        else:
+            yield self._by_figure()
+
+
+def escape_markup(text: str) -> str:
+    """``text`` with Rich markup escaped (a split named ``[x]`` is printed as it is)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def render_report(report: dict) -> list:
     """Return Rich renderables (tables) for a report from :func:`build_report`."""
     from rich.markup import escape
     from rich.table import Table  # only the CLI renders; a library run need not import Rich
 
-    figures = Table(title=duplication_title(report))
-    figures.add_column("split", overflow="fold", min_width=8)
     columns = [
         ("files", "files"), ("too_short", "short"), ("exact_duplicates", "exact\ndup."),
         ("near_duplicates", "near\ndup."), ("clusters", "clusters"), ("duplication_factor", "d over\ncompared"),
         ("removed", "removed"), ("kept", "kept"),
     ]
-    for _, title in columns:
-        figures.add_column(title, justify="right", no_wrap=True)
-    sections = list(report["splits"].items()) + [("overall", report["overall"])]
-    for name, row in sections:
-        cells = [_percent(row[k]) if k == "duplication_factor" else str(row[k]) for k, _ in columns]
-        figures.add_row(f"[bold]{name}[/bold]" if name == "overall" else name, *cells)
+    sections = [(name, [_percent(row[k]) if k == "duplication_factor" else str(row[k]) for k, _ in columns])
+                for name, row in list(report["splits"].items()) + [("overall", report["overall"])]]
+    figures = _SplitFigures(duplication_title(report), [title for _, title in columns], sections)
     renderables: list = [figures]
 
     facts = Table(show_header=False, title="Across splits, groups and reference")
     facts.add_column("what")
-    facts.add_column("value", justify="right")
+    facts.add_column("value")  # left: a long value wraps into lines that read as text
     overall = report["overall"]
     facts.add_row("short = fewer tokens than", str(report["parameters"]["min_tokens"]))
     exact, near, duplicates = overall["exact_duplicates"], overall["near_duplicates"], overall["duplicate_rows"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from concurrent.futures import Future
@@ -83,7 +84,7 @@ def _say_cell_encodings(source: object, cells: dict[str, str]) -> None:
     more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
     logging.getLogger("workbench.data.loading").warning(
         "%s: read %s of bytes in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
-        "convert the column to text in its own encoding", source, count(len(cells), "code cell"), shown, more)
+        "give the column's with %s", source, count(len(cells), "code cell"), shown, more, option_named("source_encoding"))
 
 
 def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:
@@ -287,7 +288,7 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
         else:
             result = find_duplicates(rows, config, reference=reference, progress=progress, minhash=minhash)
         cells = cell_encodings(rows.ids, ((row, how) for row, code in enumerate(rows.codes)
-                                          if (how := code_encoding(code)) is not None))
+                                          if (how := code_encoding(code, config.source_encoding)) is not None))
         _say_cell_encodings(loaded.source, cells)
         report = build_report(result, skipped_files=loaded.skipped, source_encodings={**loaded.encodings, **cells})
         written: dict[str, str] = {}
@@ -495,7 +496,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                cells = cell_encodings(read.rows.ids, run_job("read input", read.items.map(spark_tasks.item_encoding)
+                cells = cell_encodings(read.rows.ids, run_job("read input", read.items.map(functools.partial(spark_tasks.item_encoding, fallback=config.source_encoding))
                                                               .filter(spark_tasks.has_encoding).collect))
                 _say_cell_encodings(source, cells)
                 report = build_report(result, skipped_files=read.skipped, input_format=read.input_format,

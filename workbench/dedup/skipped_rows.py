@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.dedup.detection import ANALYSED, FAILED, DedupResult
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING
 from workbench.dedup.tokens import decode_code
 from workbench.errors import LanguageNotFoundError
 from workbench.languages.registry import get_language
@@ -70,21 +71,23 @@ def skipped_rows(result: DedupResult, *, details: bool = True) -> Iterator[Skipp
             yield SkippedRow(index, "unreadable", 0, result.failures.get(index, ""))
             continue
         reason = "compared_with_parse_error" if status == ANALYSED else "empty" if index in empty else "too_short"
-        detail = first_syntax_error(rows.codes[index], rows.languages[index]) if has_error and details else ""
+        detail = (first_syntax_error(rows.codes[index], rows.languages[index], result.config.source_encoding)
+                  if has_error and details else "")
         yield SkippedRow(index, reason, result.n_tokens[index], detail)
 
 
-def first_syntax_error(code: Any, language: str) -> str:
+def first_syntax_error(code: Any, language: str, fallback: str = DEFAULT_SOURCE_ENCODING) -> str:
     """Where the first syntax error of ``code`` is, e.g. ``"line 3, column 9: missing ')'"``
     or ``"line 1, column 5: unexpected 'in'"`` (1-based; columns count characters).
 
     Args:
-        code: the code cell; language: its language plugin's name.
+        code: the code cell; language: its language plugin's name; fallback: the encoding of a
+            bytes cell that is not UTF-8 (``--source-encoding``).
 
     Returns:
         the description, or ``""`` when the code parses cleanly or cannot be parsed here.
     """
-    text, _ = decode_code(code)
+    text, _ = decode_code(code, fallback)
     if text is None:
         return ""
     try:

@@ -344,7 +344,8 @@ def _find_duplicates_spark(
             inputs = inputs.repartition(slices)
     used_partitions = inputs.getNumPartitions()  # report.json's work.spark_partitions
     tokenized_rows = context.accumulator(0)
-    tokens = (inputs.mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows))
+    tokens = (inputs.mapPartitions(functools.partial(tasks.tokenize_partition, spec, tokenized_rows,
+                                                     fallback=config.source_encoding))
               .persist(StorageLevel.MEMORY_AND_DISK))
     try:
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):

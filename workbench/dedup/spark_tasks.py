@@ -24,6 +24,7 @@ import numpy as np
 from xxhash import xxh3_64_intdigest
 
 from workbench.data.language_column import language_value
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING
 from workbench.dedup.clusters import UnionFind, exact_bag_groups
 from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, TokenBags, _pack_chunk
 
@@ -32,21 +33,24 @@ from workbench.dedup.tokens import CHUNK_SIZE, FileTokens, SignatureSpec, TokenB
 INDEX, PARTITION, N_TOKENS, HAS_ERROR, FAILURE, SIGNATURE, IDS, COUNTS = range(8)
 
 
-def tokenize_partition(spec: SignatureSpec, counter: Any, items: Iterable[tuple]) -> Iterator[tuple]:
+def tokenize_partition(spec: SignatureSpec, counter: Any, items: Iterable[tuple],
+                       fallback: str = DEFAULT_SOURCE_ENCODING) -> Iterator[tuple]:
     """Executors: ``(index, code, language, partition)`` rows -> row records (see :data:`INDEX`),
-    tokenized and signed chunk by chunk with the local engine's :func:`_pack_chunk`."""
+    tokenized and signed chunk by chunk with the local engine's :func:`_pack_chunk` (``fallback``:
+    the encoding of bytes cells that are not UTF-8, ``--source-encoding``)."""
     chunk: list[tuple] = []
     for item in items:
         chunk.append(item)
         if len(chunk) == CHUNK_SIZE:
-            yield from _tokenized(chunk, spec, counter)
+            yield from _tokenized(chunk, spec, counter, fallback)
             chunk = []
     if chunk:
-        yield from _tokenized(chunk, spec, counter)
+        yield from _tokenized(chunk, spec, counter, fallback)
 
 
-def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any) -> Iterator[tuple]:
-    packed = _pack_chunk([(code, language) for _, code, language, _ in chunk], spec)
+def _tokenized(chunk: list[tuple], spec: SignatureSpec, counter: Any,
+               fallback: str = DEFAULT_SOURCE_ENCODING) -> Iterator[tuple]:
+    packed = _pack_chunk([(code, language) for _, code, language, _ in chunk], spec, fallback)
     counter.add(len(chunk))
     signed = {position: k for k, position in enumerate(packed.signed)}
     width = len(packed.signatures) // len(packed.signed) if packed.signed else 0
@@ -367,12 +371,12 @@ def line_index(item: tuple[int, Any]) -> int:
     return item[0]
 
 
-def item_encoding(item: tuple) -> tuple[int, str | None]:
+def item_encoding(item: tuple, fallback: str = DEFAULT_SOURCE_ENCODING) -> tuple[int, str | None]:
     """Executors: an ``(index, code, language, group)`` item -> ``(index, how its bytes were read when
-    not as UTF-8, or None)`` (:func:`workbench.dedup.tokens.code_encoding`)."""
+    not as UTF-8, or None)`` (:func:`workbench.dedup.tokens.code_encoding`; ``fallback``: ``--source-encoding``)."""
     from workbench.dedup.tokens import code_encoding
 
-    return item[0], code_encoding(item[1])
+    return item[0], code_encoding(item[1], fallback)
 
 
 def has_encoding(pair: tuple[int, str | None]) -> bool:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING
 from workbench.dedup.tokens import FileTokens, decode_code, normalise_newlines, tokenize_one
 from workbench.dedup.verification import multiset_jaccard, set_jaccard
 
@@ -56,10 +57,10 @@ def normalise_whitespace(text: str) -> str:
     return "\n".join(kept for line in lines if (kept := line.rstrip(TRAILING_WHITESPACE)))
 
 
-def normalised_text(value: object) -> str | None:
+def normalised_text(value: object, fallback: str = DEFAULT_SOURCE_ENCODING) -> str | None:
     """The normalised text of a code cell (see :func:`normalise_whitespace`), or ``None``
-    when the cell cannot be decoded (null, binary, not UTF-8: see :func:`decode_code`)."""
-    text, _ = decode_code(value)
+    when the cell cannot be decoded (null, binary, not UTF-8 nor ``fallback``: see :func:`decode_code`)."""
+    text, _ = decode_code(value, fallback)
     return None if text is None else normalise_whitespace(text)
 
 
@@ -67,6 +68,7 @@ def text_groups(
     codes: Sequence[object],
     languages: Sequence[str],
     candidates: Sequence[int],
+    fallback: str = DEFAULT_SOURCE_ENCODING,
 ) -> tuple[list[list[int]], list[int]]:
     """Group rows of identical normalised text and language.
 
@@ -74,6 +76,7 @@ def text_groups(
         codes, languages: every row's code cell and language (indexed by row).
         candidates: the rows to group (ascending): in the pipeline the too-short rows and
             too-short reference rows.
+        fallback: the encoding of bytes cells that are not UTF-8 (``--source-encoding``).
 
     Returns:
         ``(groups, empty)``: the groups with two or more rows (each ascending, ordered by first
@@ -83,7 +86,7 @@ def text_groups(
     by_text: dict[tuple[str, str], list[int]] = {}
     empty: list[int] = []
     for index in candidates:
-        text = normalised_text(codes[index])
+        text = normalised_text(codes[index], fallback)
         if text is None:
             continue
         if not text:
@@ -158,6 +161,7 @@ def find_text_duplicates(
     partitions: Sequence[Any],
     n_rows: int,
     score: Callable[[int, int], tuple[float, float]],
+    fallback: str = DEFAULT_SOURCE_ENCODING,
 ) -> TextDuplicates:
     """Clusters of identical text among ``candidates`` (never across partitions: ``--group-column``
     groups) and the rows whose text is a reference row's (indices ``>= n_rows``).
@@ -168,8 +172,9 @@ def find_text_duplicates(
         partitions: per row, the value two rows of one cluster share (the group, or ``None``).
         n_rows: rows before the reference rows.
         score: the Jaccards of two rows (:class:`TextPairScorer`).
+        fallback: the encoding of bytes cells that are not UTF-8 (``--source-encoding``).
     """
-    groups, empty = text_groups(codes, languages, candidates)
+    groups, empty = text_groups(codes, languages, candidates, fallback)
     found = TextDuplicates(empty=[i for i in empty if i < n_rows])
     for members in groups:
         by_partition: dict[Any, list[int]] = {}

@@ -160,15 +160,17 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def tokenize_one(value: object, language: str) -> FileTokens:
-    """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised."""
-    return _pack_chunk([(value, language)]).unpack()[0]
+def tokenize_one(value: object, language: str, fallback: str = DEFAULT_SOURCE_ENCODING) -> FileTokens:
+    """Tokenize one code cell with the plugin for ``language``; failures are returned, not raised
+    (``fallback``: the encoding of a bytes cell that is not UTF-8, ``--source-encoding``)."""
+    return _pack_chunk([(value, language)], fallback=fallback).unpack()[0]
 
 
-def _scan(value: object, language: str, plugins: dict[str, LanguagePlugin | None] | None = None) -> tuple[list[bytes], bool, str | None]:
+def _scan(value: object, language: str, plugins: dict[str, LanguagePlugin | None] | None = None,
+          fallback: str = DEFAULT_SOURCE_ENCODING) -> tuple[list[bytes], bool, str | None]:
     """Return ``(tokens, has_error, failure)`` for one cell (``plugins``: a cache of
-    :func:`get_language` by name, for a chunk's files)."""
-    text, reason = decode_code(value)
+    :func:`get_language` by name, for a chunk's files; ``fallback``: as :func:`decode_code`)."""
+    text, reason = decode_code(value, fallback)
     if reason is not None:
         return [], False, reason
     text = normalise_newlines(text)  # CRLF copies are copies (a multi-line string would keep the \r)
@@ -252,7 +254,8 @@ class _TokenChunk:
         return results
 
 
-def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None) -> _TokenChunk:
+def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None = None,
+                fallback: str = DEFAULT_SOURCE_ENCODING) -> _TokenChunk:
     """Tokenize a chunk of files (in a worker) into a :class:`_TokenChunk`.
 
     Each file's tokens are counted once (``Counter`` over the byte strings), then the
@@ -269,7 +272,7 @@ def _pack_chunk(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None 
     files: list[tuple[int, bool, str | None]] = []
     plugins: dict[str, LanguagePlugin | None] = {}
     for value, language in chunk:
-        tokens, has_error, failure = _scan(value, language, plugins)
+        tokens, has_error, failure = _scan(value, language, plugins, fallback)
         bag = Counter(tokens)
         distinct += bag
         counts += bag.values()
@@ -485,6 +488,7 @@ def tokenize_files(
     workers: int = 0,
     signatures: SignatureSpec | None = None,
     on_progress: Callable[[int], None] | None = None,
+    source_encoding: str = DEFAULT_SOURCE_ENCODING,
 ) -> list[FileTokens]:
     """Tokenize every file, in input order (:func:`tokenize_to_bags`, one ``dict`` per file).
 
@@ -494,12 +498,15 @@ def tokenize_files(
         workers: processes (0 = one per CPU; 1 = in this process).
         signatures: also compute MinHash signatures (see :class:`SignatureSpec`).
         on_progress: called with the number of files just finished.
+        source_encoding: the encoding of a bytes cell that is not UTF-8 (``--source-encoding``;
+            see :func:`decode_code`).
 
     Returns:
         one :class:`FileTokens` per input cell; cells with identical text and language are
         tokenized once and share one (read-only) :class:`FileTokens`.
     """
-    bags = tokenize_to_bags(codes, languages, workers=workers, signatures=signatures, on_progress=on_progress)
+    bags = tokenize_to_bags(codes, languages, workers=workers, signatures=signatures, on_progress=on_progress,
+                            source_encoding=source_encoding)
     first_row = {bag: row for row, bag in reversed(list(enumerate(bags.bag_of.tolist())))}
     shared = {bag: bags.row(row) for bag, row in first_row.items()}
     return [shared[bag] for bag in bags.bag_of.tolist()]
@@ -512,6 +519,7 @@ def tokenize_to_bags(
     workers: int = 0,
     signatures: SignatureSpec | None = None,
     on_progress: Callable[[int], None] | None = None,
+    source_encoding: str = DEFAULT_SOURCE_ENCODING,
 ) -> TokenBags:
     """Tokenize every file into one :class:`TokenBags` (arguments as :func:`tokenize_files`).
 
@@ -537,7 +545,7 @@ def tokenize_to_bags(
     if on_progress and len(codes) > len(distinct):
         on_progress(len(codes) - len(distinct))  # the copies are done with their first occurrence
     builder = _BagBuilder(signatures.num_perm if signatures is not None else 0)
-    _tokenize_distinct(distinct, workers, signatures, on_progress, builder.add)
+    _tokenize_distinct(distinct, workers, signatures, on_progress, builder.add, source_encoding)
     return builder.build(bag_of)
 
 
@@ -547,20 +555,22 @@ def _tokenize_distinct(
     signatures: SignatureSpec | None,
     on_progress: Callable[[int], None] | None,
     collect: Callable[[_TokenChunk], None],
+    fallback: str = DEFAULT_SOURCE_ENCODING,
 ) -> None:
-    """Tokenize ``items`` chunk by chunk, giving each :class:`_TokenChunk` to ``collect`` in order."""
+    """Tokenize ``items`` chunk by chunk, giving each :class:`_TokenChunk` to ``collect`` in order
+    (``fallback``: the encoding of bytes cells that are not UTF-8)."""
     chunks = [items[i : i + CHUNK_SIZE] for i in range(0, len(items), CHUNK_SIZE)]
     processes = resolve_workers(workers, len(items))
     if processes == 1:
         for chunk in chunks:
-            collect(_pack_chunk(chunk, signatures))
+            collect(_pack_chunk(chunk, signatures, fallback))
             if on_progress:
                 on_progress(len(chunk))
         return
     finished = 0
     try:
         with ProcessPoolExecutor(max_workers=processes, initializer=_worker_started) as pool:
-            work = functools.partial(_pack_chunk, spec=signatures)
+            work = functools.partial(_pack_chunk, spec=signatures, fallback=fallback)
             for chunk, done in zip(chunks, pool.map(work, chunks)):
                 collect(done)
                 finished += len(chunk)
@@ -571,20 +581,21 @@ def _tokenize_distinct(
         # chunks, halving any chunk that crashes again, so only the culprit files are lost
         for start in range(finished, len(items), CHUNK_SIZE):  # whole chunks are finished
             chunk = items[start : start + CHUNK_SIZE]
-            for done in _tokenize_isolated(chunk, signatures):
+            for done in _tokenize_isolated(chunk, signatures, fallback):
                 collect(done)
             if on_progress:
                 on_progress(len(chunk))
 
 
-def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None) -> list[_TokenChunk]:
+def _tokenize_isolated(chunk: Sequence[tuple[object, str]], spec: SignatureSpec | None,
+                       fallback: str = DEFAULT_SOURCE_ENCODING) -> list[_TokenChunk]:
     """Tokenize a chunk in a fresh process; if the process dies, bisect the chunk and retry,
     and record a failure for a single file that still kills it."""
     try:
         with ProcessPoolExecutor(max_workers=1, initializer=_worker_started) as pool:
-            return [pool.submit(_pack_chunk, chunk, spec).result()]
+            return [pool.submit(_pack_chunk, chunk, spec, fallback).result()]
     except BrokenProcessPool:
         if len(chunk) == 1:
             return [_failed_chunk("tokenizer crashed (worker process died)")]
         middle = len(chunk) // 2
-        return _tokenize_isolated(chunk[:middle], spec) + _tokenize_isolated(chunk[middle:], spec)
+        return _tokenize_isolated(chunk[:middle], spec, fallback) + _tokenize_isolated(chunk[middle:], spec, fallback)

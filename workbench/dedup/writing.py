@@ -300,7 +300,7 @@ def _write_files(result: DedupResult, root: Path, written: dict[str, str], on_pr
             if original is not None and original.is_file():
                 shutil.copyfile(original, target)
                 continue
-            text, _ = decode_code(result.rows.codes[index])
+            text, _ = decode_code(result.rows.codes[index], result.config.source_encoding)
             if text is not None:
                 target.write_text(text, encoding="utf-8")
             elif isinstance(result.rows.codes[index], bytes):

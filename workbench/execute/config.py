@@ -93,6 +93,11 @@ class ExecutionConfig(JobConfig):
             finished, so an interrupted run ends with the same rows); the name ``score``
             uses too, formerly ``max_samples`` (``--max-samples``, ``[execute] max_samples``:
             deprecated aliases, still accepted for one release).
+        repeat: run each sample this many times, one attempt after another in the same worker, and
+            record every attempt's status (the row's ``attempts``); a sample whose statuses differ is
+            ``flaky``. The row's ``status``, ``passed`` and the rest are its first attempt's, so
+            pass@k counts the first attempt (what a run with ``repeat = 1`` records). Recorded: a
+            resume with another value is refused.
         python: the interpreter of the Python runner (default: the one running workbench).
         reuse_interpreters: fork each sample from one pre-started interpreter per worker
             where that keeps the isolation (``bubblewrap`` as root, a runner that allows it:
@@ -160,6 +165,10 @@ class ExecutionConfig(JobConfig):
     pass_at_k: tuple[int, ...] = option(
         DEFAULT_KS, "pass@k to report, for each k every task has k samples for (unbiased estimator, Chen et al. 2021).",
         min=1, metavar="K")
+    repeat: int = option(
+        1, "Run each sample N times and record every attempt's status (attempts); a sample whose statuses differ is "
+        "flaky. The row's status, passed and pass@k are its first attempt's.", min=1, max=100, metavar="N",
+        recorded=True)
     python: str | None = option(None, "Interpreter of the Python runner (default: the one running workbench).", recorded=True)
     reuse_interpreters: bool = option(
         True, "Fork each sample from a pre-started interpreter per worker where isolation allows (bubblewrap as root); "

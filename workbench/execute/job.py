@@ -31,8 +31,8 @@ from workbench.execute.isolation import Isolation, IsolationLevel, SandboxUnavai
 from workbench.execute.limits import MiB, ResourceLimits, applied_limits, memory_ceiling_bytes
 from workbench.execute.pool import run_in_slots
 from workbench.execute.pass_at_k import PassAtKReport, pass_at_k
-from workbench.execute.result_file import (ResultWriter, memory_summary, pass_at_1, read_results, status_counts,
-                                           summary_path)
+from workbench.execute.result_file import (ResultWriter, flaky_summary, memory_summary, pass_at_1, read_results,
+                                           status_counts, summary_path)
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.status import SANDBOX_ERROR, SampleOutcome
 from workbench.execute.timeouts import ReferenceProblem, ReferenceTimeCache, TaskTimeout, calibrate_timeouts
@@ -41,7 +41,7 @@ from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
 from workbench.formatting import count
 from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
 
@@ -113,6 +113,9 @@ class ExecutionSummary:
             ``--memory-mb``), or empty before the run.
         settings: what the rows were run with (:func:`run_settings`), which ``--resume`` must
             match (:func:`check_resume`).
+        flaky: the samples run several times (``repeat``) whose attempts did not all end alike,
+            over the whole output file (:func:`~workbench.execute.result_file.flaky_summary`), or
+            empty before the run.
         announced_notes: how many of the first ``notes`` went to ``on_note`` before any sample
             ran (:func:`run_execute`), so a printer shows only the rest at the end; not in
             :meth:`as_dict`.
@@ -138,6 +141,7 @@ class ExecutionSummary:
     memory_ceiling_bytes: int | None = None
     memory: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    flaky: dict[str, Any] = field(default_factory=dict)
     announced_notes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -152,7 +156,7 @@ class ExecutionSummary:
             "total": self.total, "skipped_finished": self.skipped_finished, "executed": self.executed,
             "sandbox_errors": self.sandbox_errors, "elapsed_s": round(self.elapsed_s, 3),
             "samples_per_s": round(self.samples_per_s, 3), "calibration_s": round(self.calibration_s, 3),
-            "counts": self.counts, "pass_at_1": self.pass_at_1,
+            "counts": self.counts, "pass_at_1": self.pass_at_1, "flaky": self.flaky,
             "pass_at_k": None if self.pass_at_k is None else self.pass_at_k.as_dict(),
             "notes": self.notes, "failures": self.failures,
             "settings": self.settings,
@@ -525,8 +529,20 @@ def apply_stop_sequences(samples: list[Sample], problems: dict[str, Problem], st
     return cut_samples
 
 
-def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation) -> dict[str, Any]:
-    """Return the result row for ``sample`` (see :data:`~workbench.execute.result_file.RESULT_COLUMNS`)."""
+def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation: Isolation,
+               attempts: list[SampleOutcome] | None = None) -> dict[str, Any]:
+    """Return the result row for ``sample`` (see :data:`~workbench.execute.result_file.RESULT_COLUMNS`).
+
+    Args:
+        sample: the sample; outcome: its (first) attempt's outcome, whose status, detail, times
+            and memory the row holds; language / isolation: the run's.
+        attempts: every attempt's outcome in order (``outcome`` first) when it was run several
+            times (``repeat``): ``attempts`` holds their statuses and ``flaky`` whether they
+            differ; ``None`` or one attempt: ``attempts`` is ``[status]`` and ``flaky`` ``None``
+            (not tested).
+    """
+    attempts = attempts or [outcome]
+    statuses = [attempt.status for attempt in attempts]
     return {
         "task_id": sample.task_id,
         "sample_id": sample.sample_id,
@@ -545,6 +561,8 @@ def result_row(sample: Sample, outcome: SampleOutcome, language: str, isolation:
         "generation_truncated": sample.stop is not None,
         "stop_sequence": sample.stop,
         "code_sha256": sample.code_digest,
+        "attempts": statuses,
+        "flaky": len(set(statuses)) > 1 if len(statuses) > 1 else None,
     }
 
 
@@ -564,6 +582,7 @@ def run_execute(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     sandbox: Sandbox | None = None,
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> ExecutionSummary:
     """Execute every generation against its task's tests and append result rows to ``output``:
     what ``workbench execute`` runs.
@@ -580,6 +599,9 @@ def run_execute(
             the sandbox and its limits: a repeated prompt, null completions ...), before the
             reference timing and the samples, so a long run is not waited out to learn of it;
             the summary still holds every note (``announced_notes`` counts these).
+        run_dir: the ``workbench run`` folder that ``output`` lies in (``None``: a job on its own):
+            the generations and problems inside it are recorded relative to it
+            (:func:`run_settings`), so the folder moved or copied resumes.
 
     Returns:
         an :class:`ExecutionSummary`.
@@ -614,7 +636,7 @@ def run_execute(
         f"or write to another --output")
     try:
         return _run_execute_locked(generations, output, config, on_start=on_start, on_result=on_result,
-                                   sandbox=sandbox, on_note=on_note)
+                                   sandbox=sandbox, on_note=on_note, run_dir=run_dir)
     finally:
         lock.release()
 
@@ -628,6 +650,7 @@ def _run_execute_locked(
     on_result: Callable[[dict[str, Any]], None] | None,
     sandbox: Sandbox | None,
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> ExecutionSummary:
     """:func:`run_execute` with the output's lock held (same arguments, returns and errors)."""
     notes: list[str] = []
@@ -637,9 +660,9 @@ def _run_execute_locked(
     # canonical, so ``-l py`` and ``-l python`` are one setting in the rows and on resume
     config = dataclasses.replace(
         config, language=execution_language(config, [s.language for s in samples], problems, generations))
-    settings = run_settings(generations, config)
+    settings = run_settings(generations, config, run_dir)
     if config.resume:
-        notes.extend(check_resume(output, settings))
+        notes.extend(check_resume(output, settings, run_dir))
     runner = _runner(config)
     unknown = sorted({s.task_id for s in samples} - problems.keys())
     if unknown:
@@ -681,6 +704,15 @@ def _run_execute_locked(
             f"run on other code than the generations "
             f"hold now (first: {shown}{' ...' if len(changed) > 5 else ''}): the generations file was edited since. "
             f"Pass --overwrite instead of --resume to run everything again, or write to a new --output")
+    other_repeat = sorted({n for key, n in writer.attempt_counts.items() if n != config.repeat})
+    if other_repeat:
+        writer.close()
+        made = " or ".join("once" if n == 1 else f"{n} times" for n in other_repeat)
+        raise DataError(
+            f"cannot resume: rows of {output} were run {made} each, "
+            f"this run asks {option_value('repeat', config.repeat)}: a row would not say whether its sample is "
+            f"flaky the way the others do. Resume with {option_value('repeat', other_repeat[0])}, write to a new "
+            f"--output, or pass --overwrite instead of --resume")
     sample_keys = {s.key for s in samples}
     strangers = [key for key in writer.finished if key not in sample_keys]
     if strangers:
@@ -729,9 +761,13 @@ def _run_execute_locked(
         started = time.monotonic()
 
         def execute(sample: Sample, slot: int) -> dict[str, Any]:
-            return result_row(sample, _run_sample(sample, problems[sample.task_id], runner, sandbox, config,
-                                                  timeouts[sample.task_id].timeout_s, slot),
-                              config.language, isolation)
+            # --repeat: one attempt after another in the same worker; a sandbox failure ends them (no row)
+            attempts: list[SampleOutcome] = []
+            while len(attempts) < config.repeat and not (attempts and attempts[-1].sandbox_failed):
+                attempts.append(_run_sample(sample, problems[sample.task_id], runner, sandbox, config,
+                                            timeouts[sample.task_id].timeout_s, slot))
+            failed = next((attempt for attempt in attempts if attempt.sandbox_failed), attempts[0])
+            return result_row(sample, failed, config.language, isolation, attempts)
 
         for row in run_in_slots(todo, execute, workers, on_interrupt=sandbox.close):
             if guard.record(row["status"], row["detail"]):
@@ -754,6 +790,7 @@ def _run_execute_locked(
     rows = read_results(output)
     summary.counts = status_counts(rows)
     summary.pass_at_1 = pass_at_1(rows)
+    summary.flaky = flaky_summary(rows)
     applied = summary.limits.get("address_space_bytes", {}).get("applied", config.memory_mb * MiB)
     if "address_space_bytes" in toolchain.limit_overrides:  # the runner's own, as its rows' statuses used
         applied = toolchain.limit_overrides["address_space_bytes"]  # None: off (the JVM reserves address space)
@@ -770,12 +807,15 @@ def _run_execute_locked(
 RECORDED_OPTIONS = tuple(name for name, item in ExecutionConfig.options().items() if item.declared.recorded)
 
 
-def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -> dict[str, Any]:
+def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig,
+                 run_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The settings behind a run's rows, as the summary file's ``settings`` records them.
 
     Args:
         generations: what the run reads its completions from.
         config: the run's options.
+        run_dir: the ``workbench run`` folder the results lie in: the generations and problems
+            inside it are recorded relative to it (:func:`~workbench.resume_guard.recorded_path`).
 
     Returns:
         ``source`` (the generations, :func:`~workbench.resume_guard.source_identity`) and every
@@ -783,13 +823,14 @@ def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig) -
         as a source identity too. What only changes which samples run or how fast
         (``limit``, ``workers``, ``max_failures``) is not among them.
     """
-    settings: dict[str, Any] = {SOURCE_KEY: source_identity(generations)}
+    settings: dict[str, Any] = {SOURCE_KEY: recorded_path(generations, run_dir)}
     settings.update({name: config.recorded_value(name) for name in RECORDED_OPTIONS})
-    settings["problems"] = source_identity(config.problems)
+    settings["problems"] = recorded_path(config.problems, run_dir)
     return settings
 
 
-def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> list[str]:
+def check_resume(output: str | os.PathLike[str], settings: dict[str, Any],
+                 run_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Refuse to resume a results file made with other settings (:func:`run_settings`).
 
     The settings are read from the summary file next to ``output``
@@ -800,7 +841,10 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> li
 
     Args:
         output: the results file to resume.
-        settings: this run's settings.
+        settings: this run's settings (:func:`run_settings`).
+        run_dir: as :func:`run_settings`: a summary of an earlier version, which records the
+            paths inside the run folder as absolute paths, is read with them relative to the folder
+            it was written in (from the results path it records) or to this one.
 
     Returns:
         notes for the summary (at most one line).
@@ -813,12 +857,18 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any]) -> li
     if not os.path.exists(output) or not os.path.getsize(output) or not path.exists():
         return []
     try:
-        previous = json.loads(path.read_text()).get("settings")
+        summary = json.loads(path.read_text())
+        previous = summary.get("settings")
     except (OSError, ValueError, AttributeError):
-        previous = None
+        summary = previous = None
     if not isinstance(previous, dict):
         return [f"{path} records no settings (written by an older workbench): the rows already in {output} "
                 f"are kept without checking that they were run with the same options"]
+    if "repeat" not in previous:  # recorded before --repeat existed: each sample ran once
+        previous = {**previous, "repeat": 1}
+    if run_dir is not None:  # an earlier version recorded the paths inside the run folder as absolute
+        previous = rebase_recorded_paths(previous, (SOURCE_KEY, "problems"), record_roots(
+            summary.get("output") if isinstance(summary, dict) else None, output, run_dir))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous = {**previous, "language": canonical_language(previous["language"])}
     check_resume_settings(previous, settings, made_with=f"the rows of {output} were run with", record=str(path),

@@ -19,8 +19,15 @@ from workbench.io import JsonlWriter, read_jsonl
 RESULT_COLUMNS: tuple[str, ...] = (
     "task_id", "sample_id", "passed", "status", "duration_s", "timeout_s", "build_s", "peak_rss_mib",
     "exit_code", "signal", "detail", "stderr_tail", "language", "isolation",
-    "generation_truncated", "stop_sequence", "code_sha256",
+    "generation_truncated", "stop_sequence", "code_sha256", "attempts", "flaky",
 )
+
+#: how pass@k (and ``passed``, ``status``) treat a sample run several times (``--repeat``): its
+#: first attempt counts, so a repeated run's pass@k is what a single run records
+FLAKY_RULE = "first attempt"
+
+#: how many flaky samples a summary names
+FLAKY_LISTED = 20
 
 
 def _check_result_row(path: Path) -> Callable[[dict[str, Any], int], None]:
@@ -88,6 +95,9 @@ class ResultWriter:
                     f"--overwrite to replace it"
                 )
         self.code_digests: dict[SampleKey, str | None] = {row_key(r): r.get("code_sha256") for r in self._writer.rows}
+        #: key -> how many attempts the row already in the file records (1 for a row without ``attempts``,
+        #: written before ``--repeat`` existed)
+        self.attempt_counts: dict[SampleKey, int] = {row_key(r): attempt_count(r) for r in self._writer.rows}
 
     @property
     def finished(self) -> KeysView[SampleKey]:
@@ -100,6 +110,7 @@ class ResultWriter:
         ordered.update({k: v for k, v in row.items() if k not in ordered})
         self._writer.write(ordered)
         self.code_digests[row_key(row)] = row.get("code_sha256")
+        self.attempt_counts[row_key(row)] = attempt_count(row)
 
     def close(self) -> None:
         """Close the file (every row is already on disk)."""
@@ -123,6 +134,46 @@ def pass_at_1(rows: Iterable[Mapping[str, Any]]) -> float | None:
     if not per_task:
         return None
     return sum(c / n for n, c in per_task.values()) / len(per_task)
+
+
+def attempt_count(row: Mapping[str, Any]) -> int:
+    """How many times the row's sample was run: the length of its ``attempts`` list, 1 for a row
+    without one (written before ``--repeat`` existed, each sample once)."""
+    attempts = row.get("attempts")
+    return len(attempts) if isinstance(attempts, list) and attempts else 1
+
+
+def flaky_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The samples of a results file whose attempts (``--repeat``) did not all end alike.
+
+    Args:
+        rows: result rows; a row with one attempt (or none recorded) is not tested, so never flaky.
+
+    Returns:
+        ``{"repeated", "samples", "pass_flips", "tasks", "rule", "pass_at_1_flaky_failed",
+        "pass_at_1_flaky_passed", "flaky_samples"}``: the rows run more than once, those whose
+        attempts' statuses differ (``flaky``), those of them that passed on some attempts only
+        (``pass_flips``: the ones that can move pass@k), the tasks with a flaky sample, the rule
+        pass@k uses for them (:data:`FLAKY_RULE`), pass@1 over all rows with each pass-flipping
+        sample counted as failed and as passed (the range its flakiness spans; ``None`` without
+        rows), and up to :data:`FLAKY_LISTED` of them as ``"task_id sample_id: passed, failed, passed"``.
+    """
+    rows = list(rows)
+    repeated = [row for row in rows if attempt_count(row) > 1]
+    flaky = [row for row in repeated if len(set(row["attempts"])) > 1]
+    flips = [row for row in flaky if "passed" in row["attempts"]]
+    flipped = {id(row) for row in flips}
+
+    def pass_at_1_with(passed: int) -> float | None:
+        return pass_at_1({**row, "passed": passed} if id(row) in flipped else row for row in rows)
+
+    return {
+        "repeated": len(repeated), "samples": len(flaky), "pass_flips": len(flips),
+        "tasks": len({str(row.get("task_id")) for row in flaky}), "rule": FLAKY_RULE,
+        "pass_at_1_flaky_failed": pass_at_1_with(0), "pass_at_1_flaky_passed": pass_at_1_with(1),
+        "flaky_samples": [f"{row.get('task_id')} {row.get('sample_id')}: {', '.join(map(str, row['attempts']))}"
+                          for row in flaky[:FLAKY_LISTED]],
+    }
 
 
 def status_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -123,9 +123,10 @@ class Observation:
         memory_limit_bytes: the address-space limit (``RLIMIT_AS``) the sample ran under, or ``None``.
         memory_ceiling_bytes: the memory the kernel's OOM killer guards here (the cgroup's
             ceiling, else the machine's RAM), or ``None``.
-        cpu_limit_s: the run's ``RLIMIT_CPU`` in CPU seconds, or ``None`` (unknown). A process
-            uses at most ``duration_s`` CPU seconds per core, so a ``SIGXCPU`` before
-            ``cpu_limit_s / cpu_count`` seconds was sent (by the sample to itself), not the limit's.
+        cpu_limit_s: the run's ``RLIMIT_CPU`` in CPU seconds, or ``None`` (unknown). A ``SIGXCPU``
+            after under half of it in CPU time (``cpu_s``, :data:`SENT_SIGXCPU_CPU_SHARE`) was sent (by the sample to itself), not the limit's;
+            without ``cpu_s``: one before ``cpu_limit_s / cpu_count`` seconds (a process uses at
+            most ``duration_s`` CPU seconds per core).
         cpu_count: the cores a sample can use here; ``None``: ``os.cpu_count()``.
         cpu_s: user and system CPU seconds the sample's reaped processes used (GNU time's
             ``%U`` + ``%S``, ``wait4`` of a forked sample's init), build commands included, or
@@ -207,8 +208,10 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
        (``SIGXCPU``, status 152) -> ``timeout``, or the build's stderr holds the OS's out-of-memory
        message (:data:`OS_OUT_OF_MEMORY_MARKERS`: the compiler hit the memory limit) -> ``oom``;
     4. ``SIGXCPU`` (the CPU rlimit), or ``SIGKILL`` at or after the timeout -> ``timeout`` (``oom``
-       with a marker, as in 2); a ``SIGXCPU`` too soon for the CPU limit on this machine's cores
-       (:attr:`Observation.cpu_limit_s`: the sample sent it to itself) -> ``killed``;
+       with a marker, as in 2); a ``SIGXCPU`` the sample sent to itself -> ``killed``: one after
+       under half its CPU limit in CPU time (:attr:`Observation.cpu_s` below
+       :data:`SENT_SIGXCPU_CPU_SHARE` x :attr:`Observation.cpu_limit_s`), or, the CPU time unmeasured, too soon for the limit
+       on this machine's cores (at most one CPU second per second and core);
     5. exit status 0 and exactly the token (surrounding whitespace aside) arrived -> ``passed``;
     6. stderr holds an out-of-memory marker (the OS's or ``spec.out_of_memory_markers``) -> ``oom``,
        unless the exit status is one ``spec.exit_statuses`` calls ``failed`` (a check failed: a
@@ -291,6 +294,11 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         said = first_build_error(stderr)
         return outcome("syntax_error", f"build step {command!r} failed with status {reported}"
                                        + (f": {said}" if said else ""), status, None)
+    if sig == "SIGXCPU" and seen.cpu_limit_s is not None and seen.cpu_s is not None \
+            and seen.cpu_s < SENT_SIGXCPU_CPU_SHARE * seen.cpu_limit_s:
+        return outcome("killed", f"ended by SIGXCPU after {seen.cpu_s:.2f} CPU seconds ({seen.duration_s:.2f} s), "
+                                 f"far below its {seen.cpu_limit_s:g} s CPU time limit: the signal was sent, "
+                                 f"not the limit's")
     if sig == "SIGXCPU" and not _cpu_limit_reachable(seen):
         cores = seen.cpu_count or os.cpu_count() or 1
         return outcome("killed", f"ended by SIGXCPU after {seen.duration_s:.2f} s, too soon to have used its "
@@ -331,6 +339,16 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
         return outcome("error", f"exited with status 0 before the checks completed ({why})", 0, None)
     said = last_error_line(stderr)
     return outcome("failed", f"exit status {code}" + (f": {said}" if said else ""), ended_by=None)
+
+
+#: a ``SIGXCPU`` after less than this share of the sample's ``RLIMIT_CPU`` in measured CPU time
+#: (:attr:`Observation.cpu_s`) was sent by the sample, not by the limit. Not 1: the kernel checks the
+#: limit against the tick-sampled user + system time (``check_process_timers``,
+#: kernel/time/posix-cpu-timers.c), while ``wait4`` (GNU time's ``%U`` + ``%S``) reports the scheduler's
+#: exact run time, which can be well below it: a sample spinning into a 1 s limit got the limit's
+#: ``SIGXCPU`` at 0.73 to 0.99 measured CPU seconds on a loaded 2-core machine (load 8, every way a
+#: sample starts). A sample that sleeps or exits at once uses a few hundredths of a second.
+SENT_SIGXCPU_CPU_SHARE = 0.5
 
 
 def _cpu_limit_reachable(seen: Observation) -> bool:
@@ -511,6 +529,6 @@ def _sandbox_failure(seen: Observation) -> SampleOutcome:
 
 
 __all__ = [
-    "NEAR_MEMORY_SHARE", "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status",
+    "NEAR_MEMORY_SHARE", "SENT_SIGXCPU_CPU_SHARE", "OS_OUT_OF_MEMORY_MARKERS", "SANDBOX_ERROR", "Observation", "SampleOutcome", "decide_status",
     "first_build_error", "last_error_line", "near_memory_bound", "signal_name",
 ]

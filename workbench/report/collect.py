@@ -351,7 +351,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         results=results,
     )
     execution = execution_section(folder, results, data_rows, dataset.columns["label"])
-    checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results)
+    checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results,
+                                path)
     for view in views:
         view["code_check"] = view_mark(checked, marks, view["dedup_id"])
     return {
@@ -376,6 +377,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "headline": headline,
         "correlation": correlations,
         "correlation_warnings": {scope: list((c or {}).get("warnings") or []) for scope, c in correlations.items()},
+        # expected outcomes of the run's settings (a method_limit, the data's own label): information
+        "correlation_notes": {scope: list((c or {}).get("notes") or []) for scope, c in correlations.items()},
         "length": _length_rows(correlations),
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},

@@ -38,10 +38,12 @@ def _fingerprint(source: str) -> str | None:
         return None
 
 
-def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]],
-                      results: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str] | None, str | None]:
+def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]], results: list[dict[str, Any]],
+                      run_dir: str | os.PathLike[str] | None = None
+                      ) -> tuple[dict[tuple[str, str], str] | None, str | None]:
     """The ``code_sha256`` each data row would get from the execute stage now, under the
-    settings ``summary`` (the execute summary) records.
+    settings ``summary`` (the execute summary) records (a problem set inside the run folder
+    ``run_dir`` recorded relative to it: :func:`~workbench.resume_guard.recorded_path`).
 
     Returns:
         ``(key -> digest, None)``, or ``(None, why)`` when it cannot be computed (no recorded
@@ -56,8 +58,10 @@ def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]]
     try:
         from workbench.execute.config import ExecutionConfig
         from workbench.execute.job import Sample, apply_stop_sequences, load_problems
+        from workbench.resume_guard import resolved_path
 
         options = ExecutionConfig.options()
+        settings = {**settings, "problems": resolved_path(settings.get("problems"), run_dir)}
         config = ExecutionConfig(**{k: v for k, v in settings.items() if k in options and v is not None}, offline=True)
         completion_column, prompt_column = config.completion_column, config.prompt_column
         samples = [
@@ -80,7 +84,8 @@ def _executed_digests(summary: dict[str, Any] | None, rows: list[dict[str, Any]]
 
 def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, source: str | None,
                rows: list[dict[str, Any]] | None,
-               results: list[dict[str, Any]] | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+               results: list[dict[str, Any]] | None,
+               run_dir: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Compare the data the report reads with the data the run judged.
 
     Args:
@@ -90,6 +95,7 @@ def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, sourc
         source: where the report read the rows from (``[data] source`` or ``data.jsonl``).
         rows: the rows it read (with ``task_id``/``sample_id``), or ``None``.
         results: the execution rows the report counts, or ``None``.
+        run_dir: the run folder (the execute summary records the paths inside it relative to it).
 
     Returns:
         ``(check, marks)``. ``check`` (report.json's ``data_check``) is ``{"status", "source",
@@ -119,7 +125,7 @@ def data_check(summary: dict[str, Any] | None, run: dict[str, Any] | None, sourc
     elif rows is None:
         samples["not_checked"] = "the data could not be read"
     else:
-        digests, samples["not_checked"] = _executed_digests(summary, rows, results)
+        digests, samples["not_checked"] = _executed_digests(summary, rows, results, run_dir)
         for result in results if digests is not None else []:
             was = result.get("code_sha256")
             if not was:

@@ -14,7 +14,7 @@ from typing import Any
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.data.samples import sample_key
 from workbench.execute.pass_at_k import DEFAULT_KS, pass_at_k
-from workbench.execute.result_file import memory_summary
+from workbench.execute.result_file import flaky_summary, memory_summary
 from workbench.report.run_folder import RunFolder, dedup_id, sample_order
 from workbench.run_layout import RUN_FILE, SCOPES, SCORES_FILE, RunLayout
 #: stderr kept per sample in the report (the execute stage keeps its own tail)
@@ -230,7 +230,7 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
     (``workbench bias``; Allamanis 2019, Sec. 2 Eq. 2; GPT-3, Brown et al. 2020, App. C).
 
     Returns:
-        ``None`` without the file; else ``{"label", "bootstrap", "join", "warnings", "rows"}``:
+        ``None`` without the file; else ``{"label", "bootstrap", "join", "warnings", "notes", "rows"}``:
         one row per metric with, each as ``{"value", "ci", "n_rows", "n_units"}`` or ``None``,
         ``all_rows`` and ``deduplicated`` (one row per duplicate cluster; on a train/test corpus
         fully biased and unbiased test), ``cross_set_biased`` (train/test only), ``delta`` (Δ%), the
@@ -270,7 +270,7 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
                      "contaminated_tasks") if tau.get(setting)},
         })
     return {"label": report.get("label"), "bootstrap": report.get("bootstrap"), "join": report.get("join"),
-            "warnings": report.get("warnings") or [], "kind": duplication.get("kind"),
+            "warnings": report.get("warnings") or [], "notes": report.get("notes") or [], "kind": duplication.get("kind"),
             "contaminated_ids": contamination.get("contaminated_ids"), "rows": rows, "full": report}
 
 
@@ -392,7 +392,8 @@ def execution_section(
     Returns:
         ``None`` without results; else ``{"rows", "passed", "pass_rate" (passed / rows), "pass_at_k"
         (:meth:`~workbench.execute.pass_at_k.PassAtKReport.as_dict`, the ks of the execute summary), "statuses",
-        "isolation", "isolation_description", "memory", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where
+        "isolation", "isolation_description", "memory", "flaky", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where
+        ``flaky`` is :func:`~workbench.execute.result_file.flaky_summary` of the rows (``--repeat``), 
         ``memory`` is :func:`~workbench.execute.result_file.memory_summary` of the rows (peak resident MiB per sample,
         against the address-space limit the summary says was applied), ``agreement`` is ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
         "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
@@ -418,6 +419,8 @@ def execution_section(
         "isolation_description": (summary or {}).get("isolation_description"),
         # from the rows, like the statuses: a resumed run's summary still covers every row of the file
         "memory": memory_summary(results, _applied_memory_limit(summary)),
+        # from the rows too: samples run several times (--repeat) whose attempts' statuses differ
+        "flaky": flaky_summary(results),
         "summary": summary,
         "not_passed": not_passed(results),
         "agreement": None,

@@ -34,7 +34,8 @@ def _now() -> str:
 
 
 def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | None = None, *,
-               legacy_root: str | None = None, legacy_neutral: bool = True, reselected_neutral: bool = True) -> str:
+               legacy_root: str | None = None, legacy_neutral: bool = True, reselected_neutral: bool = True,
+               inside_relative: bool = True) -> str:
     """A stage's key: a hash of its command, its arguments that can change its outputs
     (:meth:`~workbench.run.stages.StagePlan.key_argv`: the run folder's paths relative to it),
     the keys of the stages it reads (``keys``) and the data's fingerprint.
@@ -42,12 +43,13 @@ def _stage_key(plan: StagePlan, keys: dict[str, str], data_fingerprint: str | No
     Args:
         legacy_root: the key an earlier version recorded for the run folder spelled so (its
             paths as spelled), with ``keys`` holding the earlier stages' such keys (:func:`_plan_keys`);
-            ``legacy_neutral`` and ``reselected_neutral`` as in
+            ``legacy_neutral``, ``reselected_neutral`` and ``inside_relative`` as in
             :meth:`~workbench.run.stages.StagePlan.key_argv`.
     """
     fields: dict[str, Any] = {"command": plan.command,
                               "argv": plan.key_argv(legacy_root=legacy_root, legacy_neutral=legacy_neutral,
-                                                    reselected_neutral=reselected_neutral),
+                                                    reselected_neutral=reselected_neutral,
+                                                    inside_relative=inside_relative),
                               "after": {a: keys.get(a) for a in plan.after}}
     if data_fingerprint is not None and plan.command is not None:
         fields["data"] = data_fingerprint
@@ -145,8 +147,9 @@ def _plan_keys(plans: Sequence[StagePlan], fingerprint: str | None,
                legacy_roots: Iterable[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Each stage's key (:func:`_stage_key`), and the keys an earlier version would have recorded
     for it with the run folder spelled as in ``legacy_roots`` (:func:`_legacy_roots`), or with
-    :data:`~workbench.run.stages.RESELECTED_OPTIONS` (``[score] limit``) in the key: stage -> key,
-    stage -> those keys."""
+    :data:`~workbench.run.stages.RESELECTED_OPTIONS` (``[score] limit``) in the key, or with a job's
+    input inside the run folder (a ``[data] source`` kept there) as spelled: stage -> key, stage ->
+    those keys."""
     keys: dict[str, str] = {}
     for plan in plans:
         keys[plan.name] = _stage_key(plan, keys, fingerprint)
@@ -154,6 +157,7 @@ def _plan_keys(plans: Sequence[StagePlan], fingerprint: str | None,
     variants: list[dict[str, Any]] = [{"legacy_root": root, "legacy_neutral": neutral}
                                       for root in dict.fromkeys(legacy_roots) for neutral in (True, False)]
     variants.append({"reselected_neutral": False})
+    variants.append({"inside_relative": False})  # a [data] source inside the run folder, as spelled
     legacy: dict[str, set[str]] = {plan.name: set() for plan in plans}
     for variant in variants:
         spelled: dict[str, str] = {}

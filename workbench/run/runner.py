@@ -406,7 +406,8 @@ def run_pipeline(
             on_stage(plan, "start")
         extra = plan.change_args(changes) if plan.command is not None else []
         # the whole effective config of the stage (defaults included), not only what the file set
-        options = plan.config(**changes).effective_options() if plan.command is not None else None
+        options = _recorded_options(plan.config(**changes).effective_options(), run_dir) \
+            if plan.command is not None else None
         manifest.update(plan.name, status="running", key=key, argv=[*plan.argv, *extra], options=options,
                         command=plan.command_line(), started=_now(), error=None, detail=None, failures=None,
                         files=None)
@@ -486,6 +487,28 @@ def run_pipeline(
     manifest.save()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _recorded_options(options: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """A stage's options as ``run.json`` records them: a path inside the run folder (the execute
+    stage's results the score, correlate and bias stages read, the decontaminate stage's output)
+    relative to it, as ``<run folder>/execute/results.jsonl``
+    (:func:`~workbench.resume_guard.run_folder_relative`), so the record holds for the folder
+    moved or copied; any other value as it is. (The recorded command line, ``argv``, is the one
+    that ran, with the folder as it was named then.)"""
+    from workbench.resume_guard import run_folder_relative
+
+    root = run_dir.resolve()
+
+    def recorded(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [recorded(item) for item in value]
+        # a path, not a model name such as openai/judge: absolute (as the run gives its own) or there
+        if isinstance(value, str) and (os.path.isabs(value) or os.path.exists(value)):
+            return run_folder_relative(Path(value).resolve(), root) or value
+        return value
+
+    return {name: recorded(value) for name, value in options.items()}
 
 
 def _reselected(job_result: Any) -> str:

@@ -40,6 +40,7 @@ from typing import Any
 from workbench.data.samples import SAMPLE_COLUMN, TASK_COLUMN
 from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
+from workbench.resume_guard import RUN_FOLDER, run_folder_relative
 from workbench.option_words import config_words
 from workbench.run.config import COMMAND_CONFIGS, DATA_KEYS, MANAGED_KEYS, SHARED_KEYS, ConfigError, PipelineConfig
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
@@ -127,13 +128,13 @@ LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
 #: stage's results (:attr:`StagePlan.set_by_run`): the user set no such option
 EXECUTE_RESULTS_WORDS = "the execute stage's results"
 
-#: how the bias stage's messages name its label where the run set it to the execute stage's
-#: ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
+#: how the bias and correlate stages' messages name their label where the run set it to the execute
+#: stage's ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
 EXECUTE_LABEL_WORDS = "the execute stage's label"
 
 #: how a stage key names the run folder: a path in it counts relative to it, so the same folder
 #: named otherwise (``runs/x`` or ``/home/me/runs/x``), moved or copied is the same run
-KEY_RUN_FOLDER = "<run folder>"
+KEY_RUN_FOLDER = RUN_FOLDER
 
 
 @dataclass
@@ -167,6 +168,9 @@ class StagePlan:
         set_by_run: options of the job that the run set itself, not the config (the score
             stage's ``results`` when it stratifies on the execute stage), -> how its messages
             name them (``the execute stage's results``; :meth:`advice_key`).
+        run_dir: the run folder (``[run] output``): the resumable jobs (execute, score) record
+            the paths inside it relative to it, so the folder moved or copied resumes
+            (:func:`workbench.resume_guard.recorded_path`).
     """
 
     name: str
@@ -185,6 +189,7 @@ class StagePlan:
     relative_argv: list[str] | None = None
     retry_failed: bool = False
     set_by_run: dict[str, str] = field(default_factory=dict)
+    run_dir: Path | None = None
 
     @property
     def skip_detail(self) -> str | None:
@@ -195,7 +200,7 @@ class StagePlan:
         return self.skip_reason
 
     def key_argv(self, legacy_root: str | None = None, legacy_neutral: bool = True,
-                 reselected_neutral: bool = True) -> list[str]:
+                 reselected_neutral: bool = True, inside_relative: bool = True) -> list[str]:
         """:attr:`argv` without the options that cannot change the stage's outputs
         (:data:`OUTPUT_NEUTRAL_OPTIONS`: the number of workers, caches, failure budgets), for the
         stage key: a rerun with another ``[execute] workers`` keeps the executed rows. The run
@@ -211,6 +216,10 @@ class StagePlan:
                 of the key since (``--offline``) that the earlier run did not set matches too.
             reselected_neutral: ``False``: keep :data:`RESELECTED_OPTIONS` in the key, as the
                 version before they were left out of it did (to recognise its ``run.json``).
+            inside_relative: also name the job's input where it lies inside the run folder (a
+                ``[data] source`` kept there, spelled as the config spells it) relative to it, as
+                :data:`KEY_RUN_FOLDER` names the run's own paths; ``False``: as spelled, as the
+                version before did (to recognise its ``run.json``).
         """
         command = self.command or ""
         if legacy_root is None:
@@ -218,6 +227,10 @@ class StagePlan:
             if reselected_neutral:
                 neutral |= RESELECTED_OPTIONS.get(command, frozenset())
             argv = list(self.argv if self.relative_argv is None else self.relative_argv)
+            if inside_relative and self.run_dir is not None and self.command is not None:
+                inputs = 1 if self.second_source is None else 2  # the first arguments (_job)
+                root = self.run_dir.resolve()
+                argv = [_inside(arg, root) for arg in argv[:inputs]] + argv[inputs:]
         else:
             neutral = (LEGACY_NEUTRAL_OPTIONS if legacy_neutral else OUTPUT_NEUTRAL_OPTIONS).get(command, frozenset())
             argv = list(self.argv) if self.relative_argv is None else \
@@ -326,6 +339,16 @@ class StagePlan:
         return config_words(self.advice_key)
 
 
+def _inside(arg: str, root: Path) -> str:
+    """A job's input in the stage key: an existing path inside the run folder ``root`` (absolute),
+    spelled otherwise in the config (``[data] source = "runs/x/data.jsonl"``), named relative to it
+    as :data:`KEY_RUN_FOLDER` names the run's own paths; any other input (a bundled name, a hub id,
+    a file elsewhere) as it is."""
+    if arg.startswith(("-", KEY_RUN_FOLDER)) or not os.path.exists(arg):
+        return arg
+    return run_folder_relative(Path(arg).resolve(), root) or arg
+
+
 def _spelled(arg: str, root: str) -> str:
     """An argument of :attr:`StagePlan.relative_argv` with the run folder spelled ``root``, as
     the plan built on ``RunLayout(root)`` has it."""
@@ -355,7 +378,7 @@ def _run_dedup(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
 def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     from workbench.execute.job import run_execute
 
-    summary = run_execute(plan.source, plan.targets["output"], config, **hooks)
+    summary = run_execute(plan.source, plan.targets["output"], config, run_dir=plan.run_dir, **hooks)
     if summary.sandbox_errors:
         # a stage recorded done is not run again: the samples without a row would stay unrun
         raise WorkbenchError(
@@ -370,7 +393,7 @@ def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
 def _run_score(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     from workbench.score.job import run_score
 
-    return run_score(plan.source, config, plan.targets["output"], **hooks)
+    return run_score(plan.source, config, plan.targets["output"], run_dir=plan.run_dir, **hooks)
 
 
 def _run_correlate(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
@@ -509,6 +532,7 @@ def plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[s
     plans = _plan_stages(config, columns, available, RunLayout(config.output))
     for plan, twin in zip(plans, _plan_stages(config, columns, available, RunLayout(KEY_RUN_FOLDER))):
         plan.relative_argv = twin.argv
+        plan.run_dir = config.output
     return plans
 
 
@@ -600,11 +624,14 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     # each metric is also correlated with the length of the generated code, unless [correlate] says otherwise
     correlate = {"length_column": data["code_column"], **config.sections["correlate"]}
     correlate.pop("metric", None)
+    # the label's messages name who set it: [correlate] label only where the config sets that key
+    label_words = {} if "label" in correlate else (
+        {"label": EXECUTE_LABEL_WORDS} if "results" in label_source
+        else {"label": "[data] label_column"} if "label" in label_source else {})
 
     plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
                      table="correlate")
-    if "results" in label_source:
-        plan.set_by_run["results"] = EXECUTE_RESULTS_WORDS
+    plan.set_by_run.update(label_words)
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
@@ -616,6 +643,7 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
 
     plan = StagePlan("correlate_all", "correlate", outputs=layout.outputs("correlate_all"), after=list(after_execute),
                      table="correlate")
+    plan.set_by_run.update(label_words)
     metrics = cheap + [m for m in shipped if m not in cheap]
     if not metrics:
         plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"

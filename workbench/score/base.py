@@ -36,7 +36,8 @@ class Sample(BaseSample):
 
     Attributes:
         generation: the generated code (a body completing ``prompt`` when a prompt is given).
-        reference: the reference code (same layout as ``generation``).
+        reference: the reference code (same layout as ``generation``); with several
+            references, the first that is not blank (what the LLM methods show the judge).
         prompt: the problem's prompt (signature and docstring), or ``""``.
         carried: input columns copied into the output rows (e.g. ``passed``).
         generation_null: the input's generation was null (missing): scored as empty code,
@@ -47,6 +48,10 @@ class Sample(BaseSample):
         language: the data's ``language`` cell (a loader fills it in for a folder of source
             files or an ICE-Score grade file), ``None`` when there is none; a run scores one
             language (:func:`workbench.data.language_column.run_language`).
+        references: every reference of the sample, in the data's order, when its reference
+            column holds lists (one or several texts per row; ``()`` for a text column, whose
+            one reference is :attr:`reference`). The match-based methods (``chrf``) score
+            against all of them (:attr:`all_references`).
     """
 
     generation: str
@@ -57,6 +62,13 @@ class Sample(BaseSample):
     stop: str | None = None
     from_problems: tuple[str, ...] = ()
     language: str | None = None
+    references: tuple[str, ...] = ()
+
+    @property
+    def all_references(self) -> tuple[str, ...]:
+        """Every reference to score against: :attr:`references` when the data gives a list,
+        else the one :attr:`reference` (a tuple of one text)."""
+        return self.references or (self.reference,)
 
     @property
     def generation_note(self) -> str | None:
@@ -210,6 +222,9 @@ class ScoringMethod:
     #: the method cuts programs into sub-codes with the language plugin's ``subcode_node_types``
     #: (a plugin without the ``decompose`` capability is refused before any sample)
     needs_decomposition: ClassVar[bool] = False
+    #: the method scores against every reference of a sample (:attr:`Sample.all_references`);
+    #: the others compare with :attr:`Sample.reference`, the first
+    uses_all_references: ClassVar[bool] = False
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         """Score one sample; LLM failures are returned as a status, never raised."""

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, run_language
-from workbench.data.loading import require_text_columns
+from workbench.data.loading import holds_text_lists, require_text_columns, text_list_cells
 from workbench.data.repeated_prompt import repeated_prompt_note
 from workbench.data.samples import SampleKey, check_unique, number_samples, resolve_sample_column, row_key, sample_key
 from workbench.data.stop_sequences import truncate_generation
@@ -57,7 +57,7 @@ from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
 from workbench.option_words import option_named, option_set, option_value
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, source_identity
+from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
@@ -169,6 +169,7 @@ def load_samples(
     reference_required: bool = True,
     results: str | os.PathLike[str] | None = None,
     notes: list[str] | None = None,
+    all_reference_methods: tuple[str, ...] = (),
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -193,15 +194,22 @@ def load_samples(
             (joined on task and sample id; it replaces a ``passed`` column of the data), for
             ``"stratified"`` and for the rows (:mod:`workbench.score.outcomes`); a sample
             without a verdict there is left out, and ``notes`` says how many.
-        notes: sentences for the run summary are appended here (samples left out).
+        notes: sentences for the run summary are appended here (samples left out; a list column
+            ``references`` beside the text reference column read, when ``all_reference_methods``
+            would score against all of a sample's references).
+        all_reference_methods: the run's methods that score against every reference (``chrf``).
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
         in file order (as ``workbench execute`` does); ``carry`` defaults to ``("passed",)`` when the data has that column.
+        A reference column of lists (a list of strings per row, or a string in some rows and a list
+        in others) gives each sample its non-blank references in ``references`` and the first of
+        them in ``reference``; a text column gives ``reference`` alone, as before.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
-            (task, sample) pairs, and ``results`` without a verdict for any sample.
+            (task, sample) pairs, ``results`` without a verdict for any sample, and a reference
+            cell that is neither text, nor a list of texts, nor null.
     """
     from workbench.data.loading import load_records
     from workbench.score.outcomes import OUTCOME_COLUMN, missing_verdicts_note, other_source_note, read_outcomes
@@ -235,13 +243,20 @@ def load_samples(
             option_named("prompt_column"): prompt_column,
         }
     )
+    # a reference column of lists gives each sample all its references (one or several per row)
+    listed = reference_column is not None and all(
+        holds_text_lists(dataset, reference_column) for dataset in loaded.splits.values())
+    reference_lists: list[tuple[str, ...]] = []
     for split, dataset in loaded.splits.items():
+        where = (f"the generations ({source}, split {split!r})" if len(loaded.splits) > 1
+                 else f"the generations ({source})")
         # a number or a list would be scored as its repr; execute refuses the same columns alike
         require_text_columns(dataset, {option_named("generation_column"): columns.generation,
                                        option_named("prompt_column"): prompt_column,
-                                       option_named("reference_column"): reference_column},
-                             where=f"the generations ({source}, split {split!r})" if len(loaded.splits) > 1
-                             else f"the generations ({source})")
+                                       option_named("reference_column"): None if listed else reference_column},
+                             where=where)
+        if listed:
+            reference_lists.extend(text_list_cells(dataset, reference_column, option_named("reference_column"), where))
     from workbench.score.selection import SELECTIONS, stratified_subset
 
     if select not in SELECTIONS:
@@ -265,10 +280,20 @@ def load_samples(
     if outcomes is not None and OUTCOME_COLUMN not in carry:
         carry = (*carry, OUTCOME_COLUMN)
     loaded.require_columns({option_named("carry"): c for c in carry if c not in supplied})
+    if notes is not None and all_reference_methods and not listed and reference_column is not None:
+        # the layout readers name a sample's list of references "references" (the CoNaLa grade files)
+        spare = [name for name in ("references",) if name in available and name != reference_column
+                 and all(holds_text_lists(dataset, name) for dataset in loaded.splits.values())]
+        if spare:
+            notes.append(f"the data's column {spare[0]!r} holds the references of each sample as a list; the run reads "
+                         f"one, from {reference_column!r} ({option_value('reference_column', spare[0])} scores "
+                         f"{' and '.join(all_reference_methods)} against all of them)")
     has_language = LANGUAGE_COLUMN in available
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
     rows = (row for dataset in loaded.splits.values() for row in dataset)
+    if listed:  # each row with its references, read and checked above
+        rows = ({**row, reference_column: texts} for row, texts in zip(rows, reference_lists))
     for task_id, sample_id, row in number_samples(rows, columns.task, sample_column, where=f"the generations ({source})"):
         carried = {c: row[c] for c in carry if c not in supplied}
         if outcomes is not None:
@@ -278,7 +303,12 @@ def load_samples(
                 continue
             carried[OUTCOME_COLUMN] = outcomes[key]
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
-        if reference_column is not None:
+        references: tuple[str, ...] = ()
+        if listed:
+            # blank entries are no reference; the first of the others is the one an LLM judge sees
+            references = tuple(text for text in row[reference_column] if text.strip())
+            reference = references[0] if references else ""
+        elif reference_column is not None:
             reference = row[reference_column] or ""
         elif take_reference:
             reference = problem.reference if use_prompt else problem.prompt + problem.reference
@@ -300,6 +330,7 @@ def load_samples(
                 from_problems=tuple(part for part, taken in (("prompt", take_prompt and use_prompt),
                                                               ("reference", take_reference)) if taken),
                 language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
+                references=references,
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -407,7 +438,8 @@ def _canonical_language(name: str) -> str:
 
 
 def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
-                   source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+                   source: str | os.PathLike[str] | None = None,
+                   run_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The settings behind a run's rows, as ``run.json``'s ``config`` records them.
 
     Args:
@@ -415,6 +447,10 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         methods: the run's methods (their prompt versions and variants are recorded).
         source: the data the samples came from (recorded as :func:`~workbench.resume_guard.source_identity`);
             ``None`` when the caller gave samples only (not recorded, so not checked).
+        run_dir: the ``workbench run`` folder the output lies in: the data source, ``problems``
+            and ``results`` inside it are recorded relative to it
+            (:func:`~workbench.resume_guard.recorded_path`; the execute stage's results as
+            ``<run folder>/execute/results.jsonl``), so the folder moved or copied resumes.
 
     Returns:
         the record: JSON values, the model settings ``None`` when no method calls a model.
@@ -442,13 +478,13 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
         **{name: config.recorded_value(name) for name in RECORDED_OPTIONS},
     }
     if source is not None:
-        record[SOURCE_KEY] = source_identity(source)
+        record[SOURCE_KEY] = recorded_path(source, run_dir)
     if config.problems is not None:  # a path by any spelling is one problem set, as the data source is
-        record["problems"] = source_identity(config.problems)
+        record["problems"] = recorded_path(config.problems, run_dir)
     if config.results is not None:
         from workbench.score.outcomes import outcomes_digest, read_outcomes
 
-        record["results"] = source_identity(config.results)
+        record["results"] = recorded_path(config.results, run_dir)
         # the selection rests on the verdicts: new ones at the same path must not join old rows
         record["results_verdicts"] = outcomes_digest(read_outcomes(config.results))
     return record
@@ -465,6 +501,9 @@ def _prompt_column_as_read(record: dict[str, Any]) -> dict[str, Any]:
 #: ``run.json`` and checked on resume, without another line here
 RECORDED_OPTIONS = tuple(name for name, item in ScoreConfig.options().items() if item.declared.recorded)
 
+#: the recorded settings that are paths (:func:`~workbench.resume_guard.recorded_path`)
+PATH_SETTINGS = (SOURCE_KEY, "problems", "results")
+
 #: settings of the model call: not compared when the resumed run calls no model (recorded as ``None``)
 LLM_SETTINGS = ("model", "model_identity", "api_base", "temperature", "top_p", "max_tokens", "structured", "seed")
 #: recorded but not compared on resume: where a served model answers (a restarted server may
@@ -478,7 +517,8 @@ SCORE_CHANGING_OPTIONS = (
 )
 
 
-def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
+def _check_resume_compatible(run_file: Path, record: dict[str, Any],
+                             run_dir: str | os.PathLike[str] | None = None) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -492,6 +532,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     Args:
         run_file: the folder's ``run.json`` (missing or unreadable: nothing to check).
         record: this run's :func:`_config_record`.
+        run_dir: the ``workbench run`` folder (as :func:`_config_record`): a record of an earlier
+            version, which holds the paths inside it as absolute paths, is read with them relative
+            to the folder it was written in (known from its own recorded path) or to this one.
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -509,6 +552,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any]) -> None:
     # a run.json written before a setting joined ``config`` may still hold it among its options
     previous.update({key: recorded_options[key] for key in SCORE_CHANGING_OPTIONS
                      if key not in previous and key in recorded_options and key not in LLM_SETTINGS})
+    if run_dir is not None:
+        # the folder it was written in: from the path it recorded for itself (a finished run's)
+        then = (written.get("paths") or {}).get("run") if isinstance(written.get("paths"), dict) else None
+        previous = rebase_recorded_paths(previous, PATH_SETTINGS, record_roots(then, run_file, run_dir))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous["language"] = _canonical_language(previous["language"])
     if previous.get("model") and "score_mode" not in previous:
@@ -585,6 +632,7 @@ def score_samples(
     source: str | os.PathLike[str] | None = None,
     loading_notes: Iterable[str] = (),
     on_note: Callable[[str], None] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> RunReport:
     """Score ``samples`` with every method of ``config`` and write the run folder.
 
@@ -615,6 +663,9 @@ def score_samples(
             generations ...) once the run folder is ready and before ``on_start`` and the first
             row, so a long run is not waited out to learn of it; the report still holds every
             note (``announced_notes`` counts these).
+        run_dir: the ``workbench run`` folder that ``output_dir`` lies in (``None``: a job on its
+            own): the paths inside it that ``run.json`` records (the execute stage's results) are
+            recorded relative to it (:func:`_config_record`), so the folder moved or copied resumes.
 
     Returns:
         the :class:`RunReport`.
@@ -655,9 +706,9 @@ def score_samples(
         if scores_path.exists() and scores_path.stat().st_size and not (config.resume or config.overwrite):
             raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
                               "resume", "overwrite")
-        record = _config_record(config, methods, source)
+        record = _config_record(config, methods, source, run_dir)
         if config.resume:
-            _check_resume_compatible(run_path, record)
+            _check_resume_compatible(run_path, record, run_dir)
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
@@ -943,8 +994,8 @@ def run_score(
             columns, which samples.
         output_dir: the run folder (``scores.jsonl``, ``scores_wide.jsonl``, ``traces.jsonl``,
             ``run.json``, ``chroma/``).
-        hooks: ``on_row``, ``on_start``, ``on_wait``, ``on_note``, ``mock_response``, ``extra_llm_params`` of
-            :func:`score_samples`.
+        hooks: ``on_row``, ``on_start``, ``on_wait``, ``on_note``, ``mock_response``, ``extra_llm_params``,
+            ``run_dir`` of :func:`score_samples`.
 
     Returns:
         the :class:`RunReport` (also in ``run.json``).
@@ -979,6 +1030,14 @@ def run_score(
     return score_samples(samples, config, output_dir, source=source, loading_notes=notes, **hooks)
 
 
+def all_reference_methods(names: Iterable[str]) -> tuple[str, ...]:
+    """Those of the methods ``names`` that score against every reference of a sample
+    (:attr:`~workbench.score.base.ScoringMethod.uses_all_references`), in order; unknown names are left out."""
+    from workbench.score.methods import METHODS
+
+    return tuple(name for name in names if name in METHODS and METHODS[name].uses_all_references)
+
+
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
                    notes: list[str] | None = None) -> list[Sample]:
     """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
@@ -995,7 +1054,8 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
                         offline=config.offline, problems=config.problem_set,
-                        reference_required=config.needs_reference, results=config.results, notes=notes)
+                        reference_required=config.needs_reference, results=config.results, notes=notes,
+                        all_reference_methods=all_reference_methods(config.method))
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
@@ -1036,7 +1096,7 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
     if config.select == "stratified" and config.limit is not None:
         from workbench.score.selection import balance_note
 
-        note = balance_note(samples, config.stratify_column)
+        note = balance_note(samples, config.stratify_column, config.limit)
         if note:
             notes.append(note)
     if not config.no_prompt:
@@ -1052,6 +1112,16 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         cut = sum(sample.stop is not None for sample in samples)
         notes.append(f"{cut} of {count(len(samples), 'generation')} {'is' if cut == 1 else 'are'} cut at a stop sequence ({option_named('stop')}) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
+    several = [len(sample.references) for sample in samples if len(sample.references) > 1]
+    if several:
+        every = all_reference_methods(config.method)
+        first = [name for name in config.method if name not in every]
+        counts = f"{min(several)}" if min(several) == max(several) else f"{min(several)} to {max(several)}"
+        ways = ([f"{' and '.join(every)} {'scores' if len(every) == 1 else 'score'} each against all of them "
+                 "(the best reference's score)"] if every else []) + (
+                [f"{', '.join(first)} {'compares' if len(first) == 1 else 'compare'} with the first"] if first else [])
+        notes.append(f"{len(several)} of {count(len(samples), 'sample')} {'has' if len(several) == 1 else 'have'} "
+                     f"several references ({counts}): {'; '.join(ways)}")
     null = sum(sample.generation_null for sample in samples)
     empty = sum(not sample.generation_null and not sample.generation.strip() for sample in samples)
     if null or empty:

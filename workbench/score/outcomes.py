@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.data.samples import SampleKey, row_key
@@ -73,12 +74,18 @@ def other_source_note(path: str | os.PathLike[str], source: str | os.PathLike[st
     had its task and number there (a copy of the data with more columns is fine; a reordered
     one is not), or ``None`` (same data, or no summary to compare)."""
     from workbench.execute.result_file import summary_path
-    from workbench.resume_guard import SOURCE_KEY, source_identity
+    from workbench.resume_guard import SOURCE_KEY, folder_holding, resolved_path, source_identity
+    from workbench.run_layout import RunLayout
 
     try:
         executed_from = json.loads(summary_path(path).read_text(encoding="utf-8"))["settings"][SOURCE_KEY]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    # the execute stage of workbench run records data inside its run folder relative to it
+    # (<run folder>/data.jsonl): the folder its results are in now
+    executed_from = resolved_path(executed_from, folder_holding(Path(path).resolve(), RunLayout.EXECUTE_RESULTS))
+    if isinstance(executed_from, str) and os.path.exists(executed_from):
+        executed_from = source_identity(executed_from)
     scored = source_identity(source)
     if executed_from == scored:
         return None

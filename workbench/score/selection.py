@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.errors import DataError
+from workbench.formatting import count
 from workbench.score.base import Sample
 from workbench.thresholds import exact_threshold
 from workbench.option_words import option_named, option_value
@@ -88,22 +89,47 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, label: str = "pa
     return picked
 
 
-def balance_note(picked: Sequence[Sample], label: str = "passed") -> str | None:
-    """A sentence on a stratified subset in which some tasks have one outcome only (the data
-    had too few tasks with both outcomes for the limit), or ``None``.
+def balance_note(picked: Sequence[Sample], label: str = "passed", limit: int | None = None) -> str | None:
+    """A sentence on a stratified subset in which some tasks have one outcome only, or ``None``.
+
+    Two causes are told apart: an odd ``limit`` leaves the last task of the pick order one sample
+    (its pair is cut: an even limit mends it), or the data has too few tasks with both outcomes for
+    the limit (the other tasks follow the mixed ones).
 
     Args:
-        picked: the :func:`stratified_subset` result.
+        picked: the :func:`stratified_subset` result, in pick order.
         label: the carried outcome column.
+        limit: the ``--limit`` that picked them (``None``: not known; the odd-limit cause is then
+            not told).
+
+    Returns:
+        e.g. ``"--select stratified: 20 of the 21 tasks in the subset have both a passing and a
+        failing sample; the other task has one sample only, as --limit 41 is odd (its pair is cut): use
+        an even --limit"``; ``None`` when every task has both outcomes.
     """
     per_task: dict[str, set[bool]] = {}
+    samples_of: dict[str, int] = {}
     for sample in picked:
         if label in sample.carried:
             per_task.setdefault(sample.task_id, set()).add(_outcome(sample.carried[label], sample.task_id, label))
+            samples_of[sample.task_id] = samples_of.get(sample.task_id, 0) + 1
     mixed = sum(1 for outcomes in per_task.values() if len(outcomes) == 2)
-    if mixed == len(per_task):
+    single = len(per_task) - mixed
+    if not single:
         return None
-    return (f"{option_value('select', 'stratified')}: {mixed} of the {len(per_task)} tasks in the subset have both a "
-            f"passing and a failing sample; the other {len(per_task) - mixed} have one outcome only (the data has too "
-            f"few tasks with both outcomes for this {option_named('limit')}) and add nothing to per-problem "
-            "correlations")
+    select = option_value("select", "stratified")
+    last = picked[-1].task_id
+    if single == 1 and limit is not None and limit % 2 and len(picked) == limit \
+            and samples_of.get(last) == 1:
+        cut = f"one sample only, as {option_value('limit', limit)} is odd (its pair is cut): use an even {option_named('limit')}"
+        if not mixed:
+            return f"{select}: the subset's one task has {cut}"
+        return (f"{select}: {mixed} of the {count(len(per_task), 'task')} in the subset {'has' if mixed == 1 else 'have'} "
+                f"both a passing and a failing sample; the other task has {cut}")
+    why = (f"the data has too few tasks with both outcomes for this {option_named('limit')}, and a task with one "
+           "outcome adds nothing to per-problem correlations")
+    if not mixed:
+        return f"{select}: no task in the subset has both a passing and a failing sample ({why})"
+    others = "the other task has" if single == 1 else f"the other {single} tasks have"
+    return (f"{select}: {mixed} of the {count(len(per_task), 'task')} in the subset {'has' if mixed == 1 else 'have'} "
+            f"both a passing and a failing sample; {others} one outcome only ({why})")
