@@ -1,6 +1,6 @@
 """``workbench bias --label``: the Kendall tau-b of one setting minus another's, with a bootstrap
 interval and p-value, recomputed here from numpy and scipy alone (never through workbench's
-statistics), as ``test_independent_check.py`` recomputes the means:
+statistics; tests/scipy_bootstrap.py), as ``test_independent_check.py`` recomputes the means:
 
 * paired (the settings share units: all rows vs one row per cluster, all rows vs clean rows): the
   draws ``numpy.random.default_rng(seed).multinomial(U, [1/U] * U, size=B)`` over the units of
@@ -16,48 +16,18 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
 from typer.testing import CliRunner
 
+from scipy_bootstrap import draws, kendall_tau_b, natural_order, p_value, percentile_interval, resampled_tau
 from workbench.bias import BiasConfig, run_bias
 from workbench.cli import app
 from workbench.formatting import fixed
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
-
-
-def _tau(x: np.ndarray, y: np.ndarray) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(stats.kendalltau(x, y, variant="b").statistic)
-
-
-def _resampled_tau(x: np.ndarray, y: np.ndarray, unit_rows: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
-    """tau-b of every resample: the rows of each drawn unit, repeated as often as it was drawn."""
-    out = []
-    for draw in counts:
-        rows = np.concatenate([unit_rows[j] for j in range(len(unit_rows)) for _ in range(draw[j])])
-        out.append(_tau(x[rows], y[rows]) if rows.size else np.nan)
-    return np.array(out)
-
-
-def _interval(values: np.ndarray, confidence: float) -> list[float]:
-    tail = (1 - confidence) / 2 * 100
-    return list(np.percentile(values[~np.isnan(values)], [tail, 100 - tail]))
-
-
-def _p_value(differences: np.ndarray) -> float:
-    d = differences[~np.isnan(differences)]
-    return min(1.0, 2 * (min(np.sum(d <= 0), np.sum(d >= 0)) + 1) / (len(d) + 1))
-
-
-def _draws(n: int, resamples: int, generator: np.random.Generator) -> np.ndarray:
-    return generator.multinomial(n, np.full(n, 1 / n), size=resamples)
 
 
 def test_all_rows_minus_one_per_cluster_is_paired_on_a_real_slice(tmp_path):
@@ -89,23 +59,23 @@ def test_all_rows_minus_one_per_cluster_is_paired_on_a_real_slice(tmp_path):
         removed = {row["id"] for row in csv.DictReader(handle)}
     kept = np.array([f"{row['task_id']}:{row['sample_id']}" not in removed for row in rows])
     assert 0 < (~kept).sum()
-    order = sorted({row["task_id"] for row in rows}, key=lambda t: int(t.rsplit("/", 1)[1]))
+    order = natural_order(row["task_id"] for row in rows)
     task = np.array([order.index(row["task_id"]) for row in rows])
     x = np.array([row["codebleu"] for row in rows], dtype=float)
     y = np.array([row["passed"] for row in rows], dtype=float)
-    counts = _draws(len(order), resamples, np.random.default_rng(seed))
-    every = _resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(len(order))], counts)
-    one_per_cluster = _resampled_tau(x, y, [np.flatnonzero((task == t) & kept) for t in range(len(order))], counts)
+    counts = draws(len(order), resamples, np.random.default_rng(seed))
+    every = resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(len(order))], counts)
+    one_per_cluster = resampled_tau(x, y, [np.flatnonzero((task == t) & kept) for t in range(len(order))], counts)
     differences = every - one_per_cluster
 
     assert (difference["a"], difference["b"], difference["paired"]) == ("all_rows", "deduplicated", True)
     assert difference["n_units_shared"] == len(order)
-    assert difference["difference"] == pytest.approx(_tau(x, y) - _tau(x[kept], y[kept]), abs=1e-12)
-    assert difference["ci"] == pytest.approx(_interval(differences, confidence), abs=1e-9)
-    assert difference["p_value"] == pytest.approx(_p_value(differences), abs=1e-12)
+    assert difference["difference"] == pytest.approx(kendall_tau_b(x, y) - kendall_tau_b(x[kept], y[kept]), abs=1e-12)
+    assert difference["ci"] == pytest.approx(percentile_interval(differences, confidence), abs=1e-9)
+    assert difference["p_value"] == pytest.approx(p_value(differences), abs=1e-12)
     # the same draws as each setting's own interval: the settings cover the same tasks
-    assert got["kendall_tau_b_with_label"]["all_rows"]["ci"] == pytest.approx(_interval(every, confidence), abs=1e-9)
-    assert got["kendall_tau_b_with_label"]["deduplicated"]["ci"] == pytest.approx(_interval(one_per_cluster, confidence), abs=1e-9)
+    assert got["kendall_tau_b_with_label"]["all_rows"]["ci"] == pytest.approx(percentile_interval(every, confidence), abs=1e-9)
+    assert got["kendall_tau_b_with_label"]["deduplicated"]["ci"] == pytest.approx(percentile_interval(one_per_cluster, confidence), abs=1e-9)
 
 
 def test_clean_minus_contaminated_tasks_is_unpaired_and_says_so(tmp_path, corpus):
@@ -143,26 +113,26 @@ def test_clean_minus_contaminated_tasks_is_unpaired_and_says_so(tmp_path, corpus
     unpaired = by_pair[("contaminated_tasks", "clean_tasks")]
     assert unpaired["paired"] is False and unpaired["n_units_shared"] == 0
     assert unpaired["pairing"].startswith("unpaired: the settings share no unit")
-    a_draws = _draws(6, resamples, np.random.default_rng(seed))
-    b_draws = _draws(10, resamples, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]))
-    differences = (_resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6)], a_draws)
-                   - _resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6, 16)], b_draws))
-    assert unpaired["difference"] == pytest.approx(_tau(x[bad_task], y[bad_task]) - _tau(x[~bad_task], y[~bad_task]), abs=1e-12)
-    assert unpaired["ci"] == pytest.approx(_interval(differences, confidence), abs=1e-9)
-    assert unpaired["p_value"] == pytest.approx(_p_value(differences), abs=1e-12)
+    a_draws = draws(6, resamples, np.random.default_rng(seed))
+    b_draws = draws(10, resamples, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]))
+    differences = (resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6)], a_draws)
+                   - resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6, 16)], b_draws))
+    assert unpaired["difference"] == pytest.approx(kendall_tau_b(x[bad_task], y[bad_task]) - kendall_tau_b(x[~bad_task], y[~bad_task]), abs=1e-12)
+    assert unpaired["ci"] == pytest.approx(percentile_interval(differences, confidence), abs=1e-9)
+    assert unpaired["p_value"] == pytest.approx(p_value(differences), abs=1e-12)
     # setting a's draws are those of its own interval
-    own = _resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6)], a_draws)
-    assert written["kendall_tau_b_with_label"]["contaminated_tasks"]["ci"] == pytest.approx(_interval(own, confidence), abs=1e-9)
+    own = resampled_tau(x, y, [np.flatnonzero(task == t) for t in range(6)], a_draws)
+    assert written["kendall_tau_b_with_label"]["contaminated_tasks"]["ci"] == pytest.approx(percentile_interval(own, confidence), abs=1e-9)
 
     paired = by_pair[("all_rows", "clean")]
     assert paired["paired"] is True and paired["n_units_shared"] == 16
-    counts = _draws(16, resamples, np.random.default_rng(seed))
+    counts = draws(16, resamples, np.random.default_rng(seed))
     unit_rows = [np.flatnonzero(task == t) for t in range(16)]
     clean_rows = [np.flatnonzero((task == t) & ~contaminated) for t in range(16)]
-    differences = _resampled_tau(x, y, unit_rows, counts) - _resampled_tau(x, y, clean_rows, counts)
-    assert paired["difference"] == pytest.approx(_tau(x, y) - _tau(x[~contaminated], y[~contaminated]), abs=1e-12)
-    assert paired["ci"] == pytest.approx(_interval(differences, confidence), abs=1e-9)
-    assert paired["p_value"] == pytest.approx(_p_value(differences), abs=1e-12)
+    differences = resampled_tau(x, y, unit_rows, counts) - resampled_tau(x, y, clean_rows, counts)
+    assert paired["difference"] == pytest.approx(kendall_tau_b(x, y) - kendall_tau_b(x[~contaminated], y[~contaminated]), abs=1e-12)
+    assert paired["ci"] == pytest.approx(percentile_interval(differences, confidence), abs=1e-9)
+    assert paired["p_value"] == pytest.approx(p_value(differences), abs=1e-12)
 
     # 6 contaminated rows: too few for an interval; the difference says which setting and why
     few = by_pair[("contaminated", "clean")]
@@ -176,7 +146,7 @@ def test_clean_minus_contaminated_tasks_is_unpaired_and_says_so(tmp_path, corpus
     assert "unpaired (contaminated tasks − clean tasks): the settings share no task" in " ".join(printed.output.split())
 
 
-def test_the_run_report_shows_each_tau_difference_with_its_interval(tmp_path):
+def test_the_run_report_shows_each_tau_difference_with_itspercentile_interval(tmp_path):
     """The run fixture's bias stage rerun as its README says (so bias/report.json has the
     differences), but resampling clusters (its 3 tasks are too few for an interval): the report's
     tau-b table shows each difference with its interval, p and pairing."""

@@ -1,6 +1,6 @@
 """``workbench correlate --dedup``: the difference one row per cluster minus all rows of every
 coefficient, with its paired task-bootstrap interval and p-value, recomputed from scipy and numpy
-alone as ``test_scipy_crosscheck.py`` recomputes correlate's own numbers:
+alone (tests/scipy_bootstrap.py) as ``test_scipy_crosscheck.py`` recomputes correlate's own numbers:
 
 * the draws ``numpy.random.default_rng(seed).multinomial(T, [1/T] * T, size=B)`` over the tasks
   of all rows in natural order of their ids, the same draw for both sets of rows;
@@ -14,67 +14,21 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
 from typer.testing import CliRunner
 
+from scipy_bootstrap import COEFFICIENTS, LEVELS, TaskBootstrap, draws, natural_order, p_value, percentile_interval
 from workbench.cli import app
 from workbench.correlate import correlate
 from workbench.correlate.analysis import per_cluster_differences
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
-COEFFICIENTS = ("kendall", "pearson", "spearman")
-LEVELS = ("pooled", "per_problem")
 
 
-def _coefficients(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
-        return dict.fromkeys(COEFFICIENTS, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {"kendall": stats.kendalltau(x, y, variant="b").statistic, "pearson": stats.pearsonr(x, y).statistic,
-                "spearman": stats.spearmanr(x, y).statistic}
-
-
-class _Independent:
-    """Point values and resamples of one set of rows (``task_rows[t]``: its rows of task ``t``)."""
-
-    def __init__(self, x: np.ndarray, y: np.ndarray, task_rows: list[np.ndarray], counts: np.ndarray):
-        self.within = {c: np.array([_coefficients(x[r], y[r])[c] for r in task_rows]) for c in COEFFICIENTS}
-        every = np.concatenate(task_rows)
-        self.point = {"pooled": _coefficients(x[every], y[every]), "per_problem": self._per_problem(np.ones(len(task_rows)))}
-        self.resampled = {level: {c: [] for c in COEFFICIENTS} for level in LEVELS}
-        for draw in counts:
-            drawn = np.concatenate([task_rows[t] for t in range(len(task_rows)) for _ in range(draw[t])])
-            pooled, per_problem = _coefficients(x[drawn], y[drawn]), self._per_problem(draw.astype(float))
-            for c in COEFFICIENTS:
-                self.resampled["pooled"][c].append(pooled[c])
-                self.resampled["per_problem"][c].append(per_problem[c])
-        self.resampled = {level: {c: np.array(v) for c, v in by.items()} for level, by in self.resampled.items()}
-
-    def _per_problem(self, weights: np.ndarray) -> dict[str, float]:
-        out = {}
-        for c in COEFFICIENTS:
-            defined = ~np.isnan(self.within[c]) & (weights > 0)
-            out[c] = float(np.sum(weights[defined] * self.within[c][defined]) / np.sum(weights[defined])) if defined.any() else np.nan
-        return out
-
-
-def _interval(values: np.ndarray, confidence: float) -> list[float]:
-    tail = (1 - confidence) / 2 * 100
-    return list(np.percentile(values[~np.isnan(values)], [tail, 100 - tail]))
-
-
-def _p_value(differences: np.ndarray) -> float:
-    d = differences[~np.isnan(differences)]
-    return min(1.0, 2 * (min(np.sum(d <= 0), np.sum(d >= 0)) + 1) / (len(d) + 1))
-
-
-def _check(got: dict, everything: _Independent, one_per_cluster: _Independent, confidence: float) -> None:
+def _check(got: dict, everything: TaskBootstrap, one_per_cluster: TaskBootstrap, confidence: float) -> None:
     for level in LEVELS:
         for c in COEFFICIENTS:
             d = got[level][c]
@@ -82,8 +36,8 @@ def _check(got: dict, everything: _Independent, one_per_cluster: _Independent, c
             assert d["a"] == pytest.approx(one_per_cluster.point[level][c], abs=1e-9), (level, c)
             assert d["b"] == pytest.approx(everything.point[level][c], abs=1e-9), (level, c)
             assert d["difference"] == pytest.approx(d["a"] - d["b"], abs=1e-12)
-            assert d["difference_ci"] == pytest.approx(_interval(resampled, confidence), abs=1e-9), (level, c)
-            assert d["p_value"] == pytest.approx(_p_value(resampled), abs=1e-12), (level, c)
+            assert d["difference_ci"] == pytest.approx(percentile_interval(resampled, confidence), abs=1e-9), (level, c)
+            assert d["p_value"] == pytest.approx(p_value(resampled), abs=1e-12), (level, c)
 
 
 def test_the_per_cluster_difference_equals_a_scipy_paired_task_bootstrap_on_a_real_slice(tmp_path):
@@ -115,15 +69,15 @@ def test_the_per_cluster_difference_equals_a_scipy_paired_task_bootstrap_on_a_re
         removed = {row["id"] for row in csv.DictReader(handle)}
     kept = np.array([f"{row['task_id']}:{row['sample_id']}" not in removed for row in rows])
     assert 0 < (~kept).sum()
-    order = sorted({row["task_id"] for row in rows}, key=lambda t: int(t.rsplit("/", 1)[1]))
+    order = natural_order(row["task_id"] for row in rows)
     task = np.array([order.index(row["task_id"]) for row in rows])
     y = np.array([row["passed"] for row in rows], dtype=float)
-    counts = np.random.default_rng(seed).multinomial(len(order), np.full(len(order), 1 / len(order)), size=resamples)
+    counts = draws(len(order), resamples, np.random.default_rng(seed))
     for metric in ("codebleu", "gpt35_nswr"):
         x = np.array([np.nan if row[metric] is None else row[metric] for row in rows], dtype=float)
         valid = ~np.isnan(x)
-        all_rows = _Independent(x, y, [np.flatnonzero((task == t) & valid) for t in range(len(order))], counts)
-        per_cluster = _Independent(x, y, [np.flatnonzero((task == t) & valid & kept) for t in range(len(order))], counts)
+        all_rows = TaskBootstrap(x, y, [np.flatnonzero((task == t) & valid) for t in range(len(order))], counts)
+        per_cluster = TaskBootstrap(x, y, [np.flatnonzero((task == t) & valid & kept) for t in range(len(order))], counts)
         _check(written["metrics"][metric], all_rows, per_cluster, 0.95)
 
 
@@ -144,9 +98,9 @@ def test_a_task_the_deduplicated_rows_lack_keeps_the_all_rows_draws():
     assert len(deduplicated.table.task_ids) == 8 < len(everything.table.task_ids) == 9
     got = per_cluster_differences(everything, deduplicated)["judge"]
 
-    counts = np.random.default_rng(9).multinomial(9, np.full(9, 1 / 9), size=60)
+    counts = draws(9, 60, np.random.default_rng(9))
     x, y, task = np.array(metric), np.array(labels), np.array([int(t.split("/")[1]) for t in tasks])
     kept = np.isin(np.arange(len(tasks)), keep)
-    all_rows = _Independent(x, y, [np.flatnonzero(task == t) for t in range(9)], counts)
-    per_cluster = _Independent(x, y, [np.flatnonzero((task == t) & kept) for t in range(9)], counts)
+    all_rows = TaskBootstrap(x, y, [np.flatnonzero(task == t) for t in range(9)], counts)
+    per_cluster = TaskBootstrap(x, y, [np.flatnonzero((task == t) & kept) for t in range(9)], counts)
     _check({level: {c: d.to_dict() for c, d in by.items()} for level, by in got.items()}, all_rows, per_cluster, 0.95)

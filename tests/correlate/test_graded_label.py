@@ -13,20 +13,18 @@ from __future__ import annotations
 
 import csv
 import json
-import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
 from typer.testing import CliRunner
 
+from scipy_bootstrap import COEFFICIENTS, TaskBootstrap, draws, natural_order
 from workbench.cli import app
 from workbench.correlate import correlate
 from workbench.data import load_records
 from workbench.errors import DataError
 
 SHIPPED = ["rougel", "bleu", "chrf", "meteor", "codebleu", "ruby"]
-COEFFICIENTS = ("kendall", "pearson", "spearman")
 
 
 def test_a_grade_as_outcome_label_is_still_refused_and_the_message_says_how_to_declare_it():
@@ -99,39 +97,7 @@ def test_grade_columns_are_not_taken_as_metrics_by_default():
         correlate("conala-human-grades", label="grade", label_kind="graded", n_resamples=40)
 
 
-# -- an independent recomputation with scipy ------------------------------------------------------
-
-
-def _coefficients(x, y):
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
-        return dict.fromkeys(COEFFICIENTS, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {"kendall": stats.kendalltau(x, y, variant="b").statistic, "pearson": stats.pearsonr(x, y).statistic,
-                "spearman": stats.spearmanr(x, y).statistic}
-
-
-def _scipy_bootstrap(x, y, task, n_tasks, draws):
-    """Point values and resamples (the rows of each drawn task, repeated as often as drawn)."""
-    task_rows = [np.flatnonzero(task == t) for t in range(n_tasks)]
-    within = {c: np.array([_coefficients(x[r], y[r])[c] for r in task_rows]) for c in COEFFICIENTS}
-
-    def per_problem(weights):
-        out = {}
-        for c in COEFFICIENTS:
-            defined = ~np.isnan(within[c]) & (weights > 0)
-            out[c] = float(np.sum(weights[defined] * within[c][defined]) / np.sum(weights[defined]))
-        return out
-
-    point = {"pooled": _coefficients(x, y), "per_problem": per_problem(np.ones(n_tasks))}
-    resampled = {"pooled": {c: [] for c in COEFFICIENTS}, "per_problem": {c: [] for c in COEFFICIENTS}}
-    for draw in draws:
-        drawn = np.concatenate([task_rows[t] for t in range(n_tasks) for _ in range(draw[t])])
-        pooled, mean = _coefficients(x[drawn], y[drawn]), per_problem(draw.astype(float))
-        for c in COEFFICIENTS:
-            resampled["pooled"][c].append(pooled[c])
-            resampled["per_problem"][c].append(mean[c])
-    return point, resampled
+# -- an independent recomputation with scipy (tests/scipy_bootstrap.py) ---------------------------
 
 
 @pytest.mark.parametrize("label_source", ["aggregated", "graders' mean"])
@@ -154,15 +120,16 @@ def test_cli_numbers_equal_a_scipy_task_bootstrap_with_tied_grades(tmp_path, lab
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())
 
-    order = {t: i for i, t in enumerate(sorted(keep, key=lambda t: int(t.split("/")[1])))}
+    order = {t: i for i, t in enumerate(natural_order(keep))}
     task = np.array([order[r["task_id"]] for r in rows])
     y = np.array([float(r["grade"]) for r in rows])
     assert len(np.unique(y)) < len(y) / 4  # heavily tied: tau-b's tie correction matters
-    draws = np.random.default_rng(seed).multinomial(len(order), np.full(len(order), 1 / len(order)), size=resamples)
+    counts = draws(len(order), resamples, np.random.default_rng(seed))
     resampled_by_metric = {}
     for metric in ("bleu", "chrf"):
         x = np.array([float(r[metric]) for r in rows])
-        point, resampled = _scipy_bootstrap(x, y, task, len(order), draws)
+        bootstrap = TaskBootstrap(x, y, [np.flatnonzero(task == t) for t in range(len(order))], counts)
+        point, resampled = bootstrap.point, bootstrap.resampled
         resampled_by_metric[metric] = resampled
         if label_source == "aggregated":  # five grades: tau-b differs from tau-a, so the check has teeth
             n = len(x)

@@ -1,10 +1,10 @@
 """An independent recomputation of what ``workbench correlate`` prints, on a real slice of the
 ICE-Score HumanEval-Python set (the copy bundled in the package), from scipy and numpy alone.
 
-Nothing here calls workbench's statistics: each bootstrap resample is built the slow, obvious way
-(the rows of every drawn task, repeated as often as the task was drawn) and handed to
-``scipy.stats.kendalltau`` (tau-b), ``pearsonr`` and ``spearmanr``. The definitions checked are the
-ones docs/correlate.md states:
+Nothing here calls workbench's statistics (the bootstrap is tests/scipy_bootstrap.py): each
+bootstrap resample is built the slow, obvious way (the rows of every drawn task, repeated as often
+as the task was drawn) and handed to ``scipy.stats.kendalltau`` (tau-b), ``pearsonr`` and
+``spearmanr``. The definitions checked are the ones docs/correlate.md states:
 
 * pooled: one coefficient over all rows; per problem: the mean over the tasks where the
   within-task coefficient is defined (ICE-Score's ``nanmean``), a resample weighting each task by
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +31,10 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from scipy_bootstrap import COEFFICIENTS, LEVELS, TaskBootstrap, draws, natural_order, p_value, percentile_interval
 from workbench.cli import app
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled" / "humaneval_codex_python_ice_score.jsonl.gz"
-COEFFICIENTS = ("kendall", "pearson", "spearman")
-LEVELS = ("pooled", "per_problem")
 
 
 def _slice(path: Path) -> list[dict]:
@@ -57,48 +55,9 @@ def _slice(path: Path) -> list[dict]:
     return out
 
 
-def _coefficients(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
-        return dict.fromkeys(COEFFICIENTS, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {"kendall": stats.kendalltau(x, y, variant="b").statistic, "pearson": stats.pearsonr(x, y).statistic,
-                "spearman": stats.spearmanr(x, y).statistic}
-
-
-class _Independent:
-    """Point values and task-bootstrap resamples of one metric against ``passed``, from scipy."""
-
-    def __init__(self, x: np.ndarray, y: np.ndarray, task: np.ndarray, counts: np.ndarray, rows: np.ndarray):
-        n_tasks = counts.shape[1]
-        self.task_rows = [rows[task[rows] == t] for t in range(n_tasks)]
-        self.within = {c: np.array([_coefficients(x[r], y[r])[c] for r in self.task_rows]) for c in COEFFICIENTS}
-        self.point = {"pooled": _coefficients(x[rows], y[rows]), "per_problem": self._per_problem(np.ones(n_tasks))}
-        self.resampled = {level: {c: [] for c in COEFFICIENTS} for level in LEVELS}
-        for draw in counts:
-            drawn = np.concatenate([self.task_rows[t] for t in range(n_tasks) for _ in range(draw[t])])
-            pooled, per_problem = _coefficients(x[drawn], y[drawn]), self._per_problem(draw.astype(float))
-            for c in COEFFICIENTS:
-                self.resampled["pooled"][c].append(pooled[c])
-                self.resampled["per_problem"][c].append(per_problem[c])
-        self.resampled = {level: {c: np.array(v) for c, v in by.items()} for level, by in self.resampled.items()}
-
-    def _per_problem(self, weights: np.ndarray) -> dict[str, float]:
-        out = {}
-        for c in COEFFICIENTS:
-            defined = ~np.isnan(self.within[c]) & (weights > 0)
-            out[c] = float(np.sum(weights[defined] * self.within[c][defined]) / np.sum(weights[defined]))
-        return out
-
-
-def _interval(values: np.ndarray, confidence: float) -> list[float]:
-    tail = (1 - confidence) / 2 * 100
-    return list(np.percentile(values[~np.isnan(values)], [tail, 100 - tail]))
-
-
-def _p_value(differences: np.ndarray) -> float:
-    d = differences[~np.isnan(differences)]
-    return min(1.0, 2 * (min(np.sum(d <= 0), np.sum(d >= 0)) + 1) / (len(d) + 1))
+def _task_rows(task: np.ndarray, rows: np.ndarray, n_tasks: int) -> list[np.ndarray]:
+    """``rows`` split by task: item ``t`` holds the rows of task ``t`` (tasks numbered 0 ... n_tasks - 1)."""
+    return [rows[task[rows] == t] for t in range(n_tasks)]
 
 
 @pytest.mark.parametrize("seed,confidence", [(0, 0.95), (7, 0.9)])
@@ -116,7 +75,7 @@ def test_cli_numbers_equal_a_scipy_task_bootstrap_on_a_real_slice(tmp_path, seed
     assert report["bootstrap"]["interval"] == "percentile" and report["bootstrap"]["unit"] == "task"
 
     # tasks numbered by the number in their id ("HumanEval/N"): the natural order, whatever the row order
-    order = {t: i for i, t in enumerate(sorted({row["task_id"] for row in rows}, key=lambda t: int(t.rsplit("/", 1)[1])))}
+    order = {t: i for i, t in enumerate(natural_order(row["task_id"] for row in rows))}
     task = np.array([order[row["task_id"]] for row in rows])
     y = np.array([float(row["passed"]) for row in rows])
     values = {m: np.array([np.nan if row[m] is None else float(row[m]) for row in rows]) for m in ("codebleu", "chrf", "gpt35_nswr")}
@@ -124,30 +83,30 @@ def test_cli_numbers_equal_a_scipy_task_bootstrap_on_a_real_slice(tmp_path, seed
     combined = np.full(len(rows), np.nan)
     combined[both] = (2 * stats.rankdata(values["codebleu"][both]) + stats.rankdata(values["gpt35_nswr"][both])) / (3 * both.sum())
     values["both"] = combined
-    counts = np.random.default_rng(seed).multinomial(len(order), np.full(len(order), 1 / len(order)), size=resamples)
+    counts = draws(len(order), resamples, np.random.default_rng(seed))
 
-    independent = {m: _Independent(v, y, task, counts, np.flatnonzero(~np.isnan(v))) for m, v in values.items()}
+    independent = {m: TaskBootstrap(v, y, _task_rows(task, np.flatnonzero(~np.isnan(v)), len(order)), counts) for m, v in values.items()}
     assert report["metrics"]["gpt35_nswr"]["n_samples"] == int((~np.isnan(values["gpt35_nswr"])).sum()) < len(rows)
     for name, expected in independent.items():
         for level in LEVELS:
             block = report["metrics"][name][level]
             for c in COEFFICIENTS:
                 assert block[c] == pytest.approx(expected.point[level][c], abs=1e-9), (name, level, c)
-                assert block[f"{c}_ci"] == pytest.approx(_interval(expected.resampled[level][c], confidence), abs=1e-9), (name, level, c)
+                assert block[f"{c}_ci"] == pytest.approx(percentile_interval(expected.resampled[level][c], confidence), abs=1e-9), (name, level, c)
 
     compared = 0
     for comparison in report["comparisons"]:
         a, b = comparison["metric_a"], comparison["metric_b"]
         common = np.flatnonzero(~np.isnan(values[a]) & ~np.isnan(values[b]))
-        ia = _Independent(values[a], y, task, counts, common)
-        ib = _Independent(values[b], y, task, counts, common)
+        ia = TaskBootstrap(values[a], y, _task_rows(task, common, len(order)), counts)
+        ib = TaskBootstrap(values[b], y, _task_rows(task, common, len(order)), counts)
         assert comparison["n_samples"] == len(common)
         for level in LEVELS:
             for c in COEFFICIENTS:
                 got = comparison["differences"][level][c]
                 resampled = ia.resampled[level][c] - ib.resampled[level][c]
                 assert got["difference"] == pytest.approx(ia.point[level][c] - ib.point[level][c], abs=1e-9), (a, b, level, c)
-                assert got["difference_ci"] == pytest.approx(_interval(resampled, confidence), abs=1e-9), (a, b, level, c)
-                assert got["p_value"] == pytest.approx(_p_value(resampled), abs=1e-12), (a, b, level, c)
+                assert got["difference_ci"] == pytest.approx(percentile_interval(resampled, confidence), abs=1e-9), (a, b, level, c)
+                assert got["p_value"] == pytest.approx(p_value(resampled), abs=1e-12), (a, b, level, c)
                 compared += 1
     assert compared == 6 * 6  # every pair of the four metrics (the combination among them)

@@ -434,3 +434,25 @@ def test_an_invalid_run_spec_is_blamed_on_prepare_not_on_a_toolchain_spec_to_ove
     assert first.startswith("prepare() returns an invalid RunSpec (toolchain_spec() prepares an empty program with "
                             "it): RunSpec: set exactly one of pass_token_fd and pass_token_file"), problems
     assert "override it" not in first and "invalid RunSpec: invalid RunSpec" not in first, problems
+
+
+def test_one_subcode_finds_the_one_sub_code_and_its_names():
+    from workbench.languages.conformance import one_subcode
+
+    code = "def count_down(n):\n    total = 0\n    while n > 0:\n        total += n\n        n -= 1\n    return total\n"
+    loop = one_subcode(code, get_language("python"), SubCodeKind.WHILE, "while")
+    assert loop.text.startswith("while n > 0:") and loop.kind is SubCodeKind.WHILE
+    assert (loop.defines, loop.uses) == (["total", "n"], ["n", "total"])
+    # "total" picks one of the two assignments by its first characters
+    assert one_subcode(code, get_language("python"), SubCodeKind.ASSIGN, "total = ").text == "total = 0"
+
+
+@pytest.mark.parametrize(("kind", "starts", "found"), [(SubCodeKind.FOR, "for", 0), (SubCodeKind.ASSIGN, "", 2)])
+def test_one_subcode_fails_on_none_or_several_and_lists_every_sub_code(kind, starts, found):
+    from workbench.languages.conformance import one_subcode
+
+    with pytest.raises(AssertionError) as caught:
+        one_subcode("x = 1\ny = 2\n", get_language("python"), kind, starts)
+    message = str(caught.value)
+    assert f"expected one {kind.value} sub-code starting with {starts!r}, found {found}" in message
+    assert "[('Assign', 'x = 1'), ('Assign', 'y = 2')]" in message

@@ -8,9 +8,10 @@
   :class:`CorrelationReport` (``.to_dict()``, ``.write_json()``).
 * :mod:`.correlation` -- point estimates (scipy), :mod:`.blocks` -- task-block statistics
   that make the bootstrap fast, :mod:`.bootstrap` -- resampling and intervals,
-  :mod:`.inputs` -- loading, joining and validating tables, :mod:`.length` -- completion
+  :mod:`.inputs` -- loading, joining and validating tables, :mod:`.table` -- the prepared
+  table and what preparing it left out, :mod:`.length` -- completion
   lengths, :mod:`.combine` -- combined judges (rank means), :mod:`.fitted` -- their
-  cross-validated weights, :mod:`.report` -- result objects, :mod:`.plot` -- the figure.
+  cross-validated weights, :mod:`.results` -- result objects, :mod:`.plot` -- the figure.
 """
 
 from workbench.lazy_exports import lazy_exports
@@ -48,13 +49,13 @@ _EXPORTS = {
     "CorrelationCounts": "workbench.correlate.results",
     "CorrelationReport": "workbench.correlate.results",
     "Estimate": "workbench.correlate.results",
-    "JoinSummary": "workbench.correlate.results",
+    "JoinSummary": "workbench.correlate.table",
     "LengthCorrelation": "workbench.correlate.results",
     "LengthSummary": "workbench.correlate.results",
     "MetricComparison": "workbench.correlate.results",
     "MetricResult": "workbench.correlate.results",
     "PairedDifference": "workbench.correlate.results",
-    "RowExclusions": "workbench.correlate.results",
+    "RowExclusions": "workbench.correlate.table",
     "correlate": "workbench.correlate.analysis",
     "correlate_table": "workbench.correlate.analysis",
     "kendall_tau_b": "workbench.correlate.correlation",

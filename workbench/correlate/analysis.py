@@ -33,7 +33,6 @@ from workbench.correlate.config import LABEL_KINDS, CorrelateConfig
 from workbench.correlate.correlation import COEFFICIENTS, PerProblem, per_problem_correlations, pooled_correlations
 from workbench.correlate.fitted import cross_validated_rank_mean
 from workbench.correlate.inputs import (
-    CorrelationTable,
     TableSource,
     as_dataset,
     mostly_numeric_text_columns,
@@ -53,8 +52,8 @@ from workbench.correlate.results import (
     MetricComparison,
     MetricResult,
     PairedDifference,
-    RowExclusions,
 )
+from workbench.correlate.table import CorrelationTable, RowExclusions
 
 #: the two levels every statistic is computed at
 LEVELS: tuple[str, ...] = ("pooled", "per_problem")

@@ -15,7 +15,6 @@ import os
 from pathlib import Path
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import datasets
@@ -30,7 +29,7 @@ from workbench.data.task_order import canonical_codes
 from workbench.errors import DataError, MissingColumnError
 from workbench.option_words import in_config_words, option_named, option_set, option_value
 from workbench.correlate.length import AUTO_LENGTH, GENERATION_COLUMNS, NO_LENGTH, LengthSource, find_generation_column, measure_lengths
-from workbench.correlate.results import JoinSummary, RowExclusions
+from workbench.correlate.table import CorrelationTable, JoinSummary, RowExclusions
 from workbench.formatting import count
 
 #: what ``correlate`` accepts as a table
@@ -43,51 +42,6 @@ STATUS_COLUMN = "status"
 CODE_DIGEST_COLUMN = "code_sha256"
 _EXAMPLES = 5
 _OK, _MISSING, _NON_NUMERIC, _NON_FINITE = 0, 1, 2, 3
-
-
-@dataclass
-class CorrelationTable:
-    """Rows ready for correlation, grouped by task; within a task by sample id (input order without one).
-
-    Attributes:
-        task_ids: ``(T,)`` task ids in canonical order (:func:`workbench.data.task_order.canonical_codes`:
-            a natural sort, whatever the order of the rows), the order the task bootstrap numbers them in.
-        row_task: ``(n,)`` index into ``task_ids``, non-decreasing.
-        label: ``(n,)`` labels: in [0, 1] for an outcome label, any finite number for a graded one.
-        metrics: metric name -> ``(n,)`` values, NaN where unusable.
-        exclusions: metric name -> :class:`RowExclusions`.
-        rows: rows read (matched rows after a join).
-        excluded_missing_label, excluded_missing_task: rows left out before grouping.
-        join: the join summary in two-table mode.
-        lengths: ``(n,)`` completion lengths (NaN where missing), or ``None`` when not measured.
-        length_source: where the lengths came from.
-        length_note: why there are no lengths (``None`` when there are).
-        label_kind: ``"outcome"`` (0/1 or pass ratios) or ``"graded"`` (declared with ``--label-kind graded``).
-    """
-
-    task_ids: list[str]
-    row_task: np.ndarray
-    label: np.ndarray
-    metrics: dict[str, np.ndarray]
-    exclusions: dict[str, RowExclusions]
-    rows: int
-    excluded_missing_label: int
-    excluded_missing_task: int
-    join: JoinSummary | None = None
-    lengths: np.ndarray | None = None
-    length_source: LengthSource | None = None
-    length_note: str | None = None
-    label_kind: str = "outcome"
-
-    @property
-    def graded_label(self) -> bool:
-        """Whether the label is a grade (no pass/fail reading), as declared."""
-        return self.label_kind == "graded"
-
-    @property
-    def binary_label(self) -> bool:
-        """Whether the label is a 0/1 execution outcome (a graded label never is, even on 0/1 values)."""
-        return not self.graded_label and bool(np.all((self.label == 0.0) | (self.label == 1.0)))
 
 
 def as_dataset(

@@ -4,33 +4,18 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.io import atomic_write
 from workbench.correlate.bootstrap import BootstrapSettings, estimate_outside_interval, interval_contains_zero
 from workbench.correlate.correlation import COEFFICIENTS
 from workbench.correlate.combine import Combination
+from workbench.correlate.json_ready import json_ready
 from workbench.correlate.length import LengthSource
-
-if TYPE_CHECKING:
-    from workbench.correlate.inputs import CorrelationTable
-
-
-def _clean(value: Any) -> Any:
-    """NaN/inf -> None, tuples -> lists, recursively, so ``json.dumps`` writes valid JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _clean(value.item())
-    return value
+from workbench.correlate.table import CorrelationTable, JoinSummary, RowExclusions
 
 
 @dataclass(frozen=True)
@@ -100,7 +85,7 @@ class LengthCorrelation:
     def to_dict(self) -> dict[str, Any]:
         per_problem = estimates_block(self.per_problem)
         per_problem["n_tasks"] = self.per_problem_tasks
-        return _clean(
+        return json_ready(
             {"n_samples": self.n_samples, "n_tasks": self.n_tasks, "pooled": estimates_block(self.pooled),
              "per_problem": per_problem}
         )
@@ -128,7 +113,7 @@ class LengthSummary:
     mean: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(
+        return json_ready(
             {
                 "column": None if self.source is None else self.source.column,
                 "unit": None if self.source is None else self.source.unit,
@@ -138,38 +123,6 @@ class LengthSummary:
                 "missing": self.missing,
                 "mean": self.mean,
                 "with_execution": None if self.execution is None else self.execution.to_dict(),
-            }
-        )
-
-
-@dataclass(frozen=True)
-class RowExclusions:
-    """Rows left out of one column's statistics, by reason.
-
-    Attributes:
-        missing: null, empty or NaN values.
-        non_numeric: text that does not parse as a number.
-        non_finite: +-inf.
-        examples: up to five ``{"row", "task_id", "value"}`` records, for the message.
-    """
-
-    missing: int = 0
-    non_numeric: int = 0
-    non_finite: int = 0
-    examples: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def total(self) -> int:
-        return self.missing + self.non_numeric + self.non_finite
-
-    def to_dict(self) -> dict[str, Any]:
-        return _clean(
-            {
-                "total": self.total,
-                "missing": self.missing,
-                "non_numeric": self.non_numeric,
-                "non_finite": self.non_finite,
-                "examples": list(self.examples),
             }
         )
 
@@ -218,7 +171,7 @@ class MetricResult:
         per_problem = estimates_block(self.per_problem)
         per_problem["n_tasks"] = self.per_problem_tasks
         per_problem["excluded_tasks"] = dict(self.excluded_tasks)
-        return _clean(
+        return json_ready(
             {
                 "n_samples": self.n_samples,
                 "n_tasks": self.n_tasks,
@@ -256,7 +209,7 @@ class PairedDifference:
     def to_dict(self) -> dict[str, Any]:
         low, high = self.ci
         spans = interval_contains_zero(low, high)
-        return _clean(
+        return json_ready(
             {
                 "a": self.value_a,
                 "b": self.value_b,
@@ -322,7 +275,7 @@ class MetricComparison:
         """``{"metric_a", "metric_b", "statistic", "kendall_a", "kendall_b", "difference",
         "difference_ci", "p_value"`` (the pooled Kendall tau-b headline), ``"n_samples",
         "n_tasks", "differences": {level: {coefficient: PairedDifference.to_dict()}}}``."""
-        return _clean(
+        return json_ready(
             {
                 "metric_a": self.metric_a,
                 "metric_b": self.metric_b,
@@ -365,7 +318,7 @@ class CombinationSummary:
             c.to_dict() for c in comparisons
             if (c.metric_a == name and c.metric_b in members) or (c.metric_b == name and c.metric_a in members)
         ]
-        return _clean(
+        return json_ready(
             {
                 "method": self.combination.method,
                 "members": list(self.combination.members),
@@ -376,55 +329,6 @@ class CombinationSummary:
                 "folds": self.folds,
                 "fold_weights": None if self.fold_weights is None else [list(w) for w in self.fold_weights],
                 "against_members": against,
-            }
-        )
-
-
-@dataclass(frozen=True)
-class JoinSummary:
-    """How a scores table and an execution-results table were joined on (task, sample).
-
-    Attributes:
-        key: the join columns ``(task column, sample column)``.
-        score_rows, result_rows: rows in each table.
-        matched: keys found in both.
-        unmatched_scores: score rows with no execution result (left out, counted).
-        unmatched_results: result rows with no scores (left out, counted).
-        examples: up to three unmatched keys per side.
-        status_counts: for matched rows, how many have each value of the results' ``status``
-            column (``workbench execute`` writes e.g. ``passed``/``failed``/``timeout``), if any.
-        label_disagreements: when the scores carry a label column of their own, ``(rows where it
-            differs from the results' label, matched rows where both have one)``; the results'
-            label is the one used.
-        code_mismatches: key matches left out because the two rows record different code
-            (``code_sha256``: the scores are of other generations than the results ran), only
-            with ``--allow-partial-join`` (else refused); not in ``matched``.
-    """
-
-    key: tuple[str, str]
-    score_rows: int
-    result_rows: int
-    matched: int
-    unmatched_scores: int
-    unmatched_results: int
-    examples: dict[str, list[list[str]]] = field(default_factory=dict)
-    status_counts: dict[str, int] | None = None
-    label_disagreements: tuple[int, int] | None = None
-    code_mismatches: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return _clean(
-            {
-                "key": list(self.key),
-                "score_rows": self.score_rows,
-                "result_rows": self.result_rows,
-                "matched": self.matched,
-                "unmatched_scores": self.unmatched_scores,
-                "unmatched_results": self.unmatched_results,
-                "examples": self.examples,
-                "status_counts": self.status_counts,
-                "label_disagreements": None if self.label_disagreements is None else list(self.label_disagreements),
-                "code_mismatches": self.code_mismatches,
             }
         )
 
@@ -461,7 +365,7 @@ class CorrelationCounts:
     label_summary: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(
+        return json_ready(
             {
                 "rows": self.rows,
                 "samples": self.samples,
@@ -529,7 +433,7 @@ class CorrelationReport:
         "combinations", "baselines", "comparisons", "warnings", "notes"}``."""
         from workbench import __version__
 
-        return _clean(
+        return json_ready(
             {
                 "workbench_version": __version__,
                 "source": self.source,

@@ -35,7 +35,7 @@ from typing import Any
 
 import datasets
 
-from workbench.data.ice_score_file import grade_file_head, open_json_text
+from workbench.data.grade_json import grade_file_head, load_grade_json, uniform_column
 from workbench.errors import DataError
 
 #: the metric keys of ``conala-all-grades.json``, in the file's order; other ``<name>-<model>`` keys are kept too
@@ -100,11 +100,7 @@ def read_codegen_metrics_grades(path: str | os.PathLike[str], *, task_prefix: st
         DataError: the file cannot be read or parsed, or is not in this layout.
     """
     path = Path(path)
-    try:
-        with open_json_text(path) as handle:
-            items = json.load(handle)
-    except (OSError, UnicodeDecodeError, EOFError, json.JSONDecodeError) as error:
-        raise DataError(f"{path}: cannot read as a CoNaLa human-grade file (Evtikhiev et al.): {error}") from error
+    items = load_grade_json(path, "a CoNaLa human-grade file (Evtikhiev et al.)")
     return datasets.Dataset.from_dict(codegen_metrics_columns(items, task_prefix=task_prefix, where=str(path)))
 
 
@@ -201,16 +197,6 @@ def codegen_metrics_columns(items: Any, *, task_prefix: str = "conala/", where: 
     names = [*BASE_COLUMNS, *(GRADER_COLUMNS if per_grader else ()), *REFERENCE_COLUMNS, *ordered]
     columns = {name: [row.get(name) for row in rows] for name in names}
     for name in ("grade", *ordered):
-        columns[name] = _uniform_column(columns[name])
+        columns[name] = uniform_column(columns[name])
     return columns
 
-
-def _uniform_column(values: list[Any]) -> list[Any]:
-    """Numbers stay numbers (all floats once one is a float); a column with any non-number is
-    stored as text, so Arrow can hold it and ``correlate`` counts and reports the odd cells."""
-    present = [v for v in values if v is not None]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        if any(isinstance(v, float) for v in present):
-            return [None if v is None else float(v) for v in values]
-        return values
-    return [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]

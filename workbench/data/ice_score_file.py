@@ -11,8 +11,6 @@ in this layout, so every command accepts a grade file directly.
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -21,6 +19,7 @@ from typing import Any
 
 import datasets
 
+from workbench.data.grade_json import grade_file_head, load_grade_json, uniform_column
 from workbench.errors import DataError
 
 #: metric keys of the published grade files, in ICE-Score's order; other ``<name>-N`` keys are kept too
@@ -48,32 +47,6 @@ BASE_COLUMNS: tuple[str, ...] = (
 _SNIFF_BYTES = 65536
 _SAMPLE_KEY = re.compile(r"^(?P<name>.+)-(?P<sample>\d+)$")
 _FILE_LANGUAGE = re.compile(r"humaneval_(?P<language>[a-z0-9+#]+)_grade", re.IGNORECASE)
-
-
-def open_json_text(path: Path):
-    """``path`` (``.json`` or ``.json.gz``) opened as UTF-8 text; raises OSError as ``open`` does."""
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open(encoding="utf-8")
-
-
-def grade_file_head(path: str | os.PathLike[str], size: int) -> str | None:
-    """The first ``size`` characters of a ``.json``/``.json.gz`` file that begins as a JSON list of
-    objects with ``intent`` and ``snippet`` keys (the layout ICE-Score's and Evtikhiev et al.'s CoNaLa
-    grade files share), else ``None``. Never raises for unreadable or non-JSON files.
-
-    Args:
-        path: any path.
-        size: characters to read (the detectors tell their ``grade-`` keys apart in this head).
-    """
-    path = Path(path)
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-2:] != [".json", ".gz"] and suffixes[-1:] != [".json"]:
-        return None
-    try:
-        with open_json_text(path) as handle:
-            head = handle.read(size)
-    except (OSError, UnicodeDecodeError, EOFError):
-        return None
-    return head if head.lstrip().startswith("[") and '"intent"' in head and '"snippet"' in head else None
 
 
 def looks_like_ice_score_grades(path: str | os.PathLike[str]) -> bool:
@@ -122,11 +95,7 @@ def read_ice_score_grades(
         DataError: the file cannot be read or parsed, or is not in this layout.
     """
     path = Path(path)
-    try:
-        with open_json_text(path) as handle:
-            tasks = json.load(handle)
-    except (OSError, UnicodeDecodeError, EOFError, json.JSONDecodeError) as error:
-        raise DataError(f"{path}: cannot read as an ICE-Score grade file: {error}") from error
+    tasks = load_grade_json(path, "an ICE-Score grade file")
     if language is None:
         language = language_from_filename(path)
     columns = ice_score_grade_columns(tasks, language=language, task_prefix=task_prefix, where=str(path))
@@ -190,16 +159,6 @@ def ice_score_grade_columns(
     ordered = [m for m in ICE_SCORE_METRICS if m in metric_names] + sorted(metric_names - set(ICE_SCORE_METRICS))
     columns = {name: [row.get(name) for row in rows] for name in (*BASE_COLUMNS, *ordered)}
     for name in ordered:
-        columns[name] = _uniform_column(columns[name])
+        columns[name] = uniform_column(columns[name])
     return columns
 
-
-def _uniform_column(values: list[Any]) -> list[Any]:
-    """Keep numbers as numbers; if any value is not a number, store every value as text so Arrow
-    can hold the column and the consumer (e.g. ``correlate``) sees, counts and reports them."""
-    present = [v for v in values if v is not None]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        if any(isinstance(v, float) for v in present):
-            return [None if v is None else float(v) for v in values]
-        return values
-    return [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]

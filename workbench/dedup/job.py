@@ -32,6 +32,7 @@ from workbench.dedup.output_folder import (
 from workbench.dedup.rows import DedupRows, collect_rows
 from workbench.dedup.signatures import MinHashSetup, minhash_setup_in_background
 from workbench.dedup.tokens import cell_encodings, code_encoding
+from workbench.dedup.spark_jobs import run_job
 from workbench.dedup.spark_source import is_spark_uri
 from workbench.dedup.writing import (
     resolved_output_format,
@@ -461,7 +462,7 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
     and gets the outputs through a staging folder swapped in at the end
     (:func:`~workbench.dedup.output_folder.staged_outputs`)."""
     from workbench.dedup import spark_tasks
-    from workbench.dedup.spark import _run, find_duplicates_spark, spark_session
+    from workbench.dedup.spark import find_duplicates_spark, spark_session
     from workbench.dedup.spark_output import HadoopFolder, check_output_folder
     from workbench.dedup.spark_source import read_rows
     from workbench.dedup.spark_writing import spark_output_format
@@ -495,8 +496,8 @@ def _run_dedup_spark_source(source: str, config: DedupConfig, output_dir: str | 
                     check_no_foreign_outputs(folder, planned, source)
                 result = find_duplicates_spark(read.rows, config, reference=reference, progress=progress,
                                                minhash=minhash, spark=spark, source=read)
-                cells = cell_encodings(read.rows.ids, _run("read input", read.items.map(functools.partial(spark_tasks.item_encoding, fallback=config.source_encoding))
-                                                           .filter(spark_tasks.has_encoding).collect))
+                cells = cell_encodings(read.rows.ids, run_job("read input", read.items.map(functools.partial(spark_tasks.item_encoding, fallback=config.source_encoding))
+                                                              .filter(spark_tasks.has_encoding).collect))
                 _say_cell_encodings(source, cells)
                 report = build_report(result, skipped_files=read.skipped, input_format=read.input_format,
                                       source_encodings=cells)

@@ -87,6 +87,7 @@ from workbench.dedup.detection import (
 )
 from workbench.dedup.rows import DedupRows
 from workbench.dedup.signatures import MinHashSetup
+from workbench.dedup.spark_jobs import SparkJobError, run_job
 from workbench.dedup.spark_source import SomeCodes, SparkSource, iter_codes
 from workbench.dedup.tokens import FileTokens, SignatureSpec
 from workbench.dedup.verification import PairScore
@@ -113,10 +114,6 @@ DRIVER_EDGES = 20_000_000
 class SparkUnavailableError(WorkbenchError):
     """The Spark engine cannot start here: no pyspark, no Java 17+, or the master is unreachable.
     The message says what to install or check."""
-
-
-class SparkJobError(WorkbenchError):
-    """A Spark job failed (an executor error, a lost cluster); the message names the stage."""
 
 
 # ---------------------------------------------------------------- checks before any work
@@ -352,7 +349,7 @@ def _find_duplicates_spark(
               .persist(StorageLevel.MEMORY_AND_DISK))
     try:
         with progress("spark: tokenize + MinHash", n_all) as advance, _polled(tokenized_rows, advance):
-            facts = _run("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
+            facts = run_job("tokenize + MinHash", lambda: tokens.map(tasks.row_facts).collect())
         n_tokens, has_error, failures = np.zeros(n_all, dtype=np.int64), [False] * n_all, {}
         distinct = np.zeros(n_all, dtype=np.int64)
         for index, count, error, failure, kinds in facts:
@@ -376,12 +373,12 @@ def _find_duplicates_spark(
         with progress("spark: exact pre-pass", 2) as advance:
             # first the 64-bit hashes of the keys that two or more rows share (most rows share none),
             # then only those rows travel, grouped by the key itself and confirmed bag by bag
-            shared = _run("exact pre-pass (keys)", lambda: analysed.map(tasks.count_pair)
-                          .reduceByKey(tasks.add).filter(tasks.shared_count).keys().collect())
+            shared = run_job("exact pre-pass (keys)", lambda: analysed.map(tasks.count_pair)
+                             .reduceByKey(tasks.add).filter(tasks.shared_count).keys().collect())
             advance(1)
             shared_keys = context.broadcast(set(shared))
-            classes = _run("exact pre-pass", lambda: analysed.filter(functools.partial(tasks.has_shared_key, shared_keys))
-                           .map(tasks.keyed_by_exact_key).groupByKey().flatMap(tasks.exact_classes).collect())
+            classes = run_job("exact pre-pass", lambda: analysed.filter(functools.partial(tasks.has_shared_key, shared_keys))
+                              .map(tasks.keyed_by_exact_key).groupByKey().flatMap(tasks.exact_classes).collect())
             shared_keys.unpersist()
             advance(1)
         groups: dict[int, list[int]] = {index: [index] for index in range(n_all) if status[index] == ANALYSED}
@@ -404,7 +401,7 @@ def _find_duplicates_spark(
                        .flatMap(functools.partial(tasks.band_keys, lsh.bands, lsh.rows))
                        .groupByKey().map(tasks.bucket_indices).filter(tasks.is_bucket)
                        .persist(StorageLevel.MEMORY_AND_DISK))
-            n_edges = _run("LSH buckets", lambda: buckets.map(tasks.star_size).sum())
+            n_edges = run_job("LSH buckets", lambda: buckets.map(tasks.star_size).sum())
             advance(1)
         copies.unpersist()
         timings["lsh_index"] = time.perf_counter() - clock
@@ -450,13 +447,13 @@ def _candidate_components(spark: Any, buckets: Any, n_edges: int, n_all: int, bo
     with progress("spark: candidate components", 1) as advance:
         if n_edges <= bound:
             union_find = UnionFind(n_all)
-            for first, other in _run("candidate components", buckets.flatMap(tasks.bucket_star).toLocalIterator):
+            for first, other in run_job("candidate components", buckets.flatMap(tasks.bucket_star).toLocalIterator):
                 union_find.union(first, other)
             for component in union_find.components():
                 roots[component] = component[0]
         else:
             edges = spark.createDataFrame(buckets.flatMap(tasks.bucket_star), "a long, b long")
-            for node, root in _run("candidate components", lambda: connected_components(spark, edges).rdd.map(tuple).collect()):
+            for node, root in run_job("candidate components", lambda: connected_components(spark, edges).rdd.map(tuple).collect()):
                 roots[node] = root
         advance(1)
     return roots
@@ -481,9 +478,9 @@ def _walk_components(spark: Any, config: DedupConfig, tokens: Any, buckets: Any,
     counter = context.accumulator(0)
     walks = (buckets.map(functools.partial(tasks.bucket_by_component, shared_roots)).cogroup(bags, slices)
              .flatMap(functools.partial(tasks.walk_component, config, reference_code, counter)))
-    with progress("spark: verify (walk the buckets)", int(_run("buckets", buckets.count))) as advance, \
+    with progress("spark: verify (walk the buckets)", int(run_job("buckets", buckets.count))) as advance, \
             _polled(counter, advance):
-        found = _run("verify candidate pairs", walks.collect)
+        found = run_job("verify candidate pairs", walks.collect)
     for variable in (shared_roots, wanted):
         variable.unpersist()
     taken = [record[1:] for record in found if record[0] == "pair"]
@@ -509,7 +506,7 @@ def _cluster_bags(context: Any, tokens: Any, groups: dict[int, list[int]], taken
             wanted[groups[b]] = True
     needed = context.broadcast(wanted)
     with progress("spark: bags of clustered rows", int(wanted.sum())) as advance:
-        records = _run("bags of clustered rows", tokens.filter(functools.partial(tasks.is_wanted, needed)).collect)
+        records = run_job("bags of clustered rows", tokens.filter(functools.partial(tasks.is_wanted, needed)).collect)
         bags = {record[tasks.INDEX]: tasks.file_tokens(record) for record in records}
         advance(len(bags))
     needed.unpersist()
@@ -572,21 +569,6 @@ def _driver_edges(spark: Any, config: DedupConfig, given: int | None) -> int:
         return int(value)
     except ValueError:
         raise SparkJobError(f"--spark-conf {DRIVER_EDGES_KEY}={value}: expected a number of edges (e.g. 20000000)") from None
-
-
-def _run(stage: str, job: Callable[[], Any]) -> Any:
-    """Run a Spark action; a failed job becomes a :class:`SparkJobError` naming the stage."""
-    from py4j.protocol import Py4JError
-
-    try:
-        return job()
-    except Py4JError as error:
-        message = str(error).strip().splitlines()
-        raise SparkJobError(f"Spark job '{stage}' failed: {message[0] if message else error}") from error
-    except Exception as error:
-        if type(error).__module__.startswith("pyspark"):
-            raise SparkJobError(f"Spark job '{stage}' failed: {str(error).splitlines()[0]}") from error
-        raise
 
 
 @contextmanager

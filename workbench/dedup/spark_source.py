@@ -61,6 +61,7 @@ from workbench.data.column_types import (
 from workbench.data.language_column import language_value
 from workbench.data.loading import SkippedFile, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
+from workbench.dedup.spark_jobs import SparkJobError, run_job
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
 
 #: the formats Spark reads here, by file suffix (``.gz`` stripped first)
@@ -399,7 +400,6 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
 
     from workbench.dedup import spark_tasks as tasks
     from workbench.dedup.detection import _no_progress
-    from workbench.dedup.spark import SparkJobError, _run
 
     progress = progress or _no_progress
     listing = list_files(spark, source, input_format)
@@ -512,7 +512,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
              .rdd.mapPartitions(tasks.block_positions).persist(StorageLevel.MEMORY_AND_DISK))
     with progress("spark: read input", 1) as advance:
         try:
-            blocks = _run("read input", keyed.mapPartitions(tasks.block_facts).collect)
+            blocks = run_job("read input", keyed.mapPartitions(tasks.block_facts).collect)
         except SparkJobError as error:
             keyed.unpersist()
             _refuse_parquet_clash(spark, error, source, list(file_order), root)
@@ -569,16 +569,14 @@ def _read_split(spark: Any, source: str, input_format: str, names: list[str]) ->
             ``COLUMN_ALREADY_EXISTS``; the local loader keeps both columns.
         SparkJobError: any other failure of the read.
     """
-    from workbench.dedup.spark import SparkJobError, _run
-
     if input_format == "parquet" and len(names) > 1:
         try:  # every file's columns: Spark types a Parquet read by one of its files, leaving others' columns out
-            return _run("read input", lambda: spark.read.format(input_format).option("mergeSchema", "true")
-                        .load(list(names)))
+            return run_job("read input", lambda: spark.read.format(input_format).option("mergeSchema", "true")
+                           .load(list(names)))
         except SparkJobError:
             pass  # a column of two types over the files: read as Spark reads, and refused or widened after
     try:
-        return _run("read input", lambda: spark.read.format(input_format).load(list(names)))
+        return run_job("read input", lambda: spark.read.format(input_format).load(list(names)))
     except SparkJobError as error:
         clash = re.search(r"COLUMN_ALREADY_EXISTS\] The column `([^`]*)`", str(error))
         if clash is None or spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true":
@@ -627,7 +625,6 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
 
     from workbench.data.column_types import item_kind, kind_of
     from workbench.data.json_lines import LONE_SURROGATE_PATTERN
-    from workbench.dedup.spark import _run
 
     value, trimmed = F.col("value"), F.trim(F.col("value"))
     parsed = F.try_parse_json(value)
@@ -639,7 +636,7 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     for column in code_columns.values():
         suspect = suspect | ~kind(column).isin("STRING", "NULL")
     lines = spark.read.text(list(files)).where(trimmed != "")
-    found = _run("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
+    found = run_job("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
         F.max(suspect.cast("int")).alias("suspect"), *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in
                                                         enumerate(columns))).collect)
     listed = {unquote(file): file for file in files}
@@ -677,18 +674,17 @@ def report_mixed_column(spark: Any, source: str, file: str, root: str, column: s
     """
     from workbench.data.column_types import mixed_message
     from workbench.dedup import spark_tasks as tasks
-    from workbench.dedup.spark import _run
 
     kinds = spark.sparkContext.textFile(file).zipWithIndex().map(functools.partial(tasks.line_kinds_at, column))
-    held = _run("check JSON lines", lambda: kinds.filter(tasks.has_kinds).takeOrdered(1, key=tasks.line_index))
+    held = run_job("check JSON lines", lambda: kinds.filter(tasks.has_kinds).takeOrdered(1, key=tasks.line_index))
     if not held:
         return
     index, found = held[0]
     if len(found) > 1:
         other = (index, found)
     else:
-        later = _run("check JSON lines", lambda: kinds.filter(functools.partial(tasks.holds_other_kind, found[0]))
-                     .takeOrdered(1, key=tasks.line_index))
+        later = run_job("check JSON lines", lambda: kinds.filter(functools.partial(tasks.holds_other_kind, found[0]))
+                        .takeOrdered(1, key=tasks.line_index))
         if not later:
             return
         other = later[0]
@@ -708,12 +704,11 @@ def report_json_line(spark: Any, first: str, code_columns: dict[str, str]) -> No
             no JSON Lines at all.
     """
     from workbench.dedup import spark_tasks as tasks
-    from workbench.dedup.spark import _run
 
     where = shown_uri(first)
     numbered = spark.sparkContext.textFile(first).zipWithIndex()
-    found = _run("check JSON lines", lambda: numbered.map(functools.partial(tasks.json_line_problem, where, code_columns))
-                 .filter(tasks.found).take(1))
+    found = run_job("check JSON lines", lambda: numbered.map(functools.partial(tasks.json_line_problem, where, code_columns))
+                    .filter(tasks.found).take(1))
     if not found:
         return  # flagged, but the local loader's check takes it (an escaped backslash before "ud800")
     _, problem, document = found[0]
@@ -816,12 +811,10 @@ def _mixed_parquet(spark: Any, files: list[str]) -> bool:
     """Whether one split's Parquet files disagree on a column's type: Spark types a split's read by
     one of its files and fails (or not, for a column the driver does not read) only when the rows
     are read; merging their schemas (``mergeSchema``, one job over the footers) fails at once."""
-    from workbench.dedup.spark import SparkJobError, _run
-
     if len(files) < 2:
         return False
     try:
-        _run("read input", lambda: spark.read.option("mergeSchema", "true").parquet(*files).schema)
+        run_job("read input", lambda: spark.read.option("mergeSchema", "true").parquet(*files).schema)
     except SparkJobError:
         return True
     return False
@@ -1006,13 +999,11 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, CharType, NullType, StringType, VarcharType
 
-    from workbench.dedup.spark import _run
-
     for option, column in code_columns.items():
         kind = frame.schema[column].dataType
         if isinstance(kind, (StringType, BinaryType, NullType, VarcharType, CharType)):
             continue
-        row = _run("read input", frame.where(F.col(column).isNotNull()).select(column, FILE).first)
+        row = run_job("read input", frame.where(F.col(column).isNotNull()).select(column, FILE).first)
         value = row[0].asDict() if row and hasattr(row[0], "asDict") else row[0] if row else None
         # the file's words (numbers, lists, objects), as the local engine says it; Spark's type beside them
         held = f"{value_kind(value)} (Spark read {kind.simpleString()})" if row else kind.simpleString()
@@ -1061,8 +1052,6 @@ def _layout(blocks: list[Any], split_order: list[str] | None, file_order: dict[s
         SparkJobError: a block's rows came from two partitions (Spark reads a block whole in one
             task; the positions would collide otherwise), or from a file that was not listed.
     """
-    from workbench.dedup.spark import SparkJobError
-
     facts: dict[tuple, Any] = {}
     for block in blocks:
         if block.key in facts:
@@ -1088,7 +1077,6 @@ def _layout(blocks: list[Any], split_order: list[str] | None, file_order: dict[s
 def iter_codes(source: SparkSource, wanted: Any) -> Iterator[tuple[int, Any]]:
     """``(index, code)`` of the rows ``wanted`` (a broadcast bool array by row) from the executors."""
     from workbench.dedup import spark_tasks as tasks
-    from workbench.dedup.spark import _run
 
-    yield from _run("texts of short rows", source.items.filter(functools.partial(tasks.item_wanted, wanted))
-                    .map(tasks.item_code).collect)
+    yield from run_job("texts of short rows", source.items.filter(functools.partial(tasks.item_wanted, wanted))
+                       .map(tasks.item_code).collect)

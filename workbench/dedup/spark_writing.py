@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.dedup.detection import DedupResult
+from workbench.dedup.spark_jobs import run_job
 from workbench.dedup.spark_source import INDEX, SPLIT, SparkSource
 from workbench.errors import DataError
 
@@ -51,8 +52,6 @@ def write_spark_splits(spark: Any, source: SparkSource, result: DedupResult, out
     """
     from pyspark.sql import functions as F
 
-    from workbench.dedup.spark import _run
-
     removed = spark.createDataFrame([(index,) for index in sorted(result.removed)], f"{INDEX} long")
     kept = source.frame.join(F.broadcast(removed), on=INDEX, how="left_anti")
     several = len(result.rows.split_ranges) > 1
@@ -71,7 +70,7 @@ def write_spark_splits(spark: Any, source: SparkSource, result: DedupResult, out
             rows = kept.where(F.col(SPLIT) == split).sortWithinPartitions(INDEX).select(*columns)
             # Spark's JSON writer drops null fields by default; the local engine (and the input) keep them
             writer = rows.write.mode("overwrite").option("ignoreNullFields", "false")
-            _run(f"write split {split}", lambda: getattr(writer, SPARK_OUTPUT_FORMATS[output_format])(folder))
+            run_job(f"write split {split}", lambda: getattr(writer, SPARK_OUTPUT_FORMATS[output_format])(folder))
             written[f"split:{split}"] = folder
             if on_progress:
                 on_progress(1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.languages.conformance import one_subcode
 from workbench.languages.spec import SubCodeKind
 from workbench.score.decompose import decompose
 from workbench_c import CLanguage
@@ -24,12 +25,6 @@ def c():
 
 def _in_function(body: str) -> str:
     return "int run(int n, int *xs) {\n" + body + "\n}\n"
-
-
-def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
-    found = [s for s in decompose(code, plugin).subcodes if s.kind is kind and s.text.startswith(starts)]
-    assert len(found) == 1, [(s.kind, s.text) for s in decompose(code, plugin).subcodes]
-    return found[0]
 
 
 @pytest.mark.parametrize(
@@ -62,13 +57,13 @@ def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
     ],
 )
 def test_statement_names(c, body, kind, starts, defines, uses):
-    subcode = _subcode(_in_function(body), c, kind, starts)
+    subcode = one_subcode(_in_function(body), c, kind, starts)
     assert (subcode.defines, subcode.uses) == (defines, uses)
 
 
 def test_parameters_of_every_declarator_shape_are_defined(c):
     code = "int apply(int *xs, int m[], char **argv, int (*cb)(int), const int n) { return cb(xs[n]); }\n"
-    function = _subcode(code, c, SubCodeKind.FUNCTION_DEF, "int apply")
+    function = one_subcode(code, c, SubCodeKind.FUNCTION_DEF, "int apply")
     assert (function.defines, function.uses) == (["apply", "xs", "m", "argv", "cb", "n"], ["cb", "xs", "n"])
 
 

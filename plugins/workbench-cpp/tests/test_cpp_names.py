@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.languages.conformance import one_subcode
 from workbench.languages.spec import SubCodeKind
 from workbench.score.decompose import decompose
 from workbench_cpp import CppLanguage
@@ -26,12 +27,6 @@ def cpp():
 
 def _in_function(body: str) -> str:
     return "long run(std::vector<long> &xs, const std::map<std::string, int> &m, int n) {\n" + body + "\n}\n"
-
-
-def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
-    found = [s for s in decompose(code, plugin).subcodes if s.kind is kind and s.text.startswith(starts)]
-    assert len(found) == 1, [(s.kind, s.text) for s in decompose(code, plugin).subcodes]
-    return found[0]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +64,7 @@ def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
     ],
 )
 def test_statement_names(cpp, body, kind, starts, defines, uses):
-    subcode = _subcode(_in_function(body), cpp, kind, starts)
+    subcode = one_subcode(_in_function(body), cpp, kind, starts)
     assert (subcode.defines, subcode.uses) == (defines, uses)
 
 
@@ -92,15 +87,15 @@ def test_class_defines_fields_and_methods_and_methods_read_fields(cpp):
         # a declaration without a body names the class, it defines nothing
         ([], ["Forward"]),
     ]
-    constructor = _subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "Counter(")
+    constructor = one_subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "Counter(")
     assert (constructor.defines, constructor.uses) == (["Counter", "start", "value"], ["start"])
     # defined outside its class: the class is the scope of the name, not a variable
-    get = _subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "int Counter::get")
+    get = one_subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "int Counter::get")
     assert (get.defines, get.uses) == (["get"], ["value"])
 
 
 def test_catch_parameter_is_declared(cpp):
     code = _in_function("try { total = parse(n); } catch (const std::exception &e) { log(e.what()); }")
-    function = _subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "long run")
+    function = one_subcode(code, cpp, SubCodeKind.FUNCTION_DEF, "long run")
     assert function.defines == ["run", "xs", "m", "n", "total", "e"]
     assert function.uses == ["parse", "n", "log", "e"]

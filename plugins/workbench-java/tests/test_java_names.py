@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.languages.conformance import one_subcode
 from workbench.languages.spec import SubCodeKind
 from workbench.score.decompose import decompose
 from workbench_java import JavaLanguage
@@ -23,12 +24,6 @@ def java():
 
 def _in_method(body: str) -> str:
     return "class Problem {\n    static int run(int n, ArrayList<Integer> xs) {\n" + body + "\n    }\n}\n"
-
-
-def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
-    found = [s for s in decompose(code, plugin).subcodes if s.kind is kind and s.text.startswith(starts)]
-    assert len(found) == 1, [(s.kind, s.text) for s in decompose(code, plugin).subcodes]
-    return found[0]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +66,7 @@ def _subcode(code: str, plugin, kind: SubCodeKind, starts: str):
     ],
 )
 def test_statement_names(java, body, kind, starts, defines, uses):
-    subcode = _subcode(_in_method(body), java, kind, starts)
+    subcode = one_subcode(_in_method(body), java, kind, starts)
     assert (subcode.defines, subcode.uses) == (defines, uses)
 
 
@@ -91,11 +86,11 @@ def test_method_binds_resources_catch_parameters_and_reads_its_own_calls(java):
         "}\n"
     )
     decomposition = decompose(code, java)
-    count = _subcode(code, java, SubCodeKind.FUNCTION_DEF, "int count")
+    count = one_subcode(code, java, SubCodeKind.FUNCTION_DEF, "int count")
     assert count.defines == ["count", "path", "in", "sc", "lines", "e"]
     # ``hasNextLine``/``nextLine`` are methods of ``sc``, no variables; the exception classes are read
     assert count.uses == ["open", "path", "in", "sc", "lines", "IOException", "IllegalStateException", "log", "e"]
-    twice = _subcode(code, java, SubCodeKind.FUNCTION_DEF, "int twice")
+    twice = one_subcode(code, java, SubCodeKind.FUNCTION_DEF, "int twice")
     # a call of the class's own method reads its name; in ``this.count(...)`` it is a member name
     assert (twice.defines, twice.uses) == (["twice", "path"], ["count", "path"])
     classes = [s for s in decomposition.subcodes if s.kind is SubCodeKind.CLASS_DEF]
@@ -112,5 +107,5 @@ def test_method_binds_resources_catch_parameters_and_reads_its_own_calls(java):
     ],
 )
 def test_enum_constants_and_record_components_are_defined(java, code, defines, uses):
-    subcode = _subcode(code, java, SubCodeKind.CLASS_DEF, code[:4])
+    subcode = one_subcode(code, java, SubCodeKind.CLASS_DEF, code[:4])
     assert (subcode.defines, subcode.uses) == (defines, uses)

@@ -58,10 +58,12 @@ The checks (each a function ``check_<name>(plugin, ...) -> list[str]`` of proble
 
 :func:`run_spec` runs one :class:`~workbench.languages.spec.RunSpec` the same way, for a
 plugin's own tests; its status is the one ``workbench execute`` would record.
+:func:`one_subcode` finds the one DSA-CQE sub-code of a program of a given kind and first
+characters, for a plugin's own tests of the names each sub-code defines and reads.
 
 Modules: :mod:`~.checks` (the checks that need no toolchain), :mod:`~.runner_check` (the runner
 check and :func:`run_spec`), :mod:`~.kit` (:func:`check_plugin` and its report),
-:mod:`~.pytest_base` (:class:`LanguagePluginConformance`).
+:mod:`~.pytest_base` (:class:`LanguagePluginConformance`), :mod:`~.subcodes` (:func:`one_subcode`).
 """
 
 from workbench.languages.conformance.checks import (
@@ -77,6 +79,7 @@ from workbench.languages.conformance.checks import (
 from workbench.languages.conformance.pytest_base import LanguagePluginConformance
 from workbench.languages.conformance.kit import CHECKS, ConformanceReport, PluginConformanceError, check_plugin
 from workbench.languages.conformance.runner_check import EXECUTORS, RunnerCase, check_runner, run_spec
+from workbench.languages.conformance.subcodes import one_subcode
 
 __all__ = [
     "CHECKS",
@@ -95,5 +98,6 @@ __all__ = [
     "check_robustness",
     "check_runner",
     "check_tokens",
+    "one_subcode",
     "run_spec",
 ]
