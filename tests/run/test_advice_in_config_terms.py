@@ -60,6 +60,8 @@ def test_correlate_refusing_a_partial_join_names_the_config_key(tmp_path: Path) 
             "= true (--set correlate.allow_partial_join=true) if the results really lack most of the scored "
             "samples") in message, message
     assert "--allow-partial-join" not in message and "--task-column" not in message
+    # the results the run gave the stage are named as the score and bias stages name them
+    assert f"have a result in the execute stage's results {tmp_path / 'run' / 'execute' / 'results.jsonl'}" in message, message
 
     done = run_pipeline(load_config(tmp_path / "c.toml", overrides=["correlate.allow_partial_join=true"]))
     assert _outcomes(done)["correlate_all"][0] == "ran", _outcomes(done)
@@ -395,6 +397,8 @@ def test_the_correlate_label_is_named_for_who_set_it(tmp_path: Path, stages: lis
         with plans[name].words():
             assert option_named("label") == words, name
             assert option_named("resamples") == "[correlate] resamples"
+            # both correlate stages name the execute stage's results as the score and bias stages do
+            assert option_named("results", plain="") == ("the execute stage's results" if "execute" in stages else ""), name
 
 
 def _graded_generations(path: Path) -> Path:
@@ -440,12 +444,13 @@ def test_a_grade_in_data_label_column_is_named_there_by_correlate_and_bias(tmp_p
     message = _flat(message)
     assert status == "failed", message
     assert "label column 'grade' ([data] label_column) must be 0/1 or a pass ratio in [0, 1]" in message, message
-    assert 'declare it with [correlate] label_kind = "graded"' in message, message
+    # one declaration serves every stage that reads the label: each stage's advice names [data] label_kind
+    assert 'declare it with [data] label_kind = "graded"' in message, message
     status, message = _outcomes(result)["bias"]
     message = _flat(message)
     assert status == "failed", message
     assert "label column 'grade' ([data] label_column) must be 0/1 or a pass ratio in [0, 1]" in message, message
-    assert 'declare it with [bias] label_kind = "graded"' in message, message
+    assert 'declare it with [data] label_kind = "graded"' in message, message
 
     both = run_pipeline(load_config(config, overrides=['correlate.metric=["codebleu", "grade"]',
                                                        'correlate.label_kind="graded"']), only=["correlate_all"])
@@ -458,3 +463,58 @@ def test_a_grade_in_data_label_column_is_named_there_by_correlate_and_bias(tmp_p
     written = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
     assert (written["label"], written["label_kind"]) == ("grade", "graded")
     assert json.loads((tmp_path / "run" / "correlate" / "all.json").read_text())["counts"]["label_kind"] == "graded"
+
+
+@pytest.mark.parametrize("declared", [
+    ['data.label_kind="graded"'],  # once, for every stage that reads [data] label_column
+    ['correlate.label_kind="graded"'],  # the old key of one stage: bias takes it too
+    ['bias.label_kind="graded"'],  # and the other way round
+    ['data.label_kind="graded"', 'correlate.label_kind="graded"', 'bias.label_kind="graded"'],  # all agree
+])
+def test_a_grade_in_data_label_column_is_declared_once_for_correlate_and_bias(tmp_path: Path,
+                                                                              declared: list[str]) -> None:
+    """A grade as ``[data] label_column`` had to be declared twice, ``[correlate] label_kind`` and ``[bias]
+    label_kind``; with only the first, the bias stage failed ("declare it with [bias] label_kind"). One
+    declaration reaches every stage that reads the label: both run and write a graded report. Real dedup,
+    correlation and bias on the graded slice."""
+    data = _graded_generations(tmp_path / "gens.jsonl")
+    result = run_pipeline(load_config(_graded_config(tmp_path, data, ["correlate_all", "dedup", "bias"]),
+                                      overrides=declared))
+    outcomes = _outcomes(result)
+    assert outcomes["correlate_all"][0] == "ran" and outcomes["bias"][0] == "ran", outcomes
+    written = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
+    assert (written["label"], written["label_kind"]) == ("grade", "graded")
+    assert json.loads((tmp_path / "run" / "correlate" / "all.json").read_text())["counts"]["label_kind"] == "graded"
+
+
+@pytest.mark.parametrize("declared, words", [
+    (['data.label_kind="graded"', 'bias.label_kind="outcome"'],
+     "[data] label_kind = 'graded' and [bias] label_kind = 'outcome' contradict each other"),
+    (['correlate.label_kind="graded"', 'bias.label_kind="outcome"'],
+     "[correlate] label_kind = 'graded' and [bias] label_kind = 'outcome' contradict each other"),
+])
+def test_contradicting_label_kinds_are_refused_when_the_config_is_read(tmp_path: Path, declared: list[str],
+                                                                       words: str) -> None:
+    """Two declarations of what ``[data] label_column`` holds that differ: one stage would take the grade
+    as a grade and the other refuse it (or worse, take it as a pass ratio); refused before any stage,
+    naming both keys and the one to keep."""
+    from workbench.run.config import ConfigError
+
+    data = _graded_generations(tmp_path / "gens.jsonl")
+    with pytest.raises(ConfigError) as caught:
+        load_config(_graded_config(tmp_path, data, ["correlate_all", "dedup", "bias"]), overrides=declared)
+    message = str(caught.value)
+    assert words in message and "declare it once, as [data] label_kind" in message, message
+
+
+def test_data_label_kind_is_checked(tmp_path: Path) -> None:
+    """``[data] label_kind`` takes the kinds of ``--label-kind`` and needs ``[data] label_column``."""
+    from workbench.run.config import ConfigError
+
+    data = _graded_generations(tmp_path / "gens.jsonl")
+    config = _graded_config(tmp_path, data, ["correlate_all"])
+    with pytest.raises(ConfigError, match=r"\[data\] label_kind must be one of outcome, graded, not 'grade' "
+                                          r"\(did you mean 'graded'\?\)"):
+        load_config(config, overrides=['data.label_kind="grade"'])
+    with pytest.raises(ConfigError, match=r"\[data\] label_kind 'graded' declares what \[data\] label_column holds"):
+        load_config(config, overrides=['data.label_kind="graded"', 'data.label_column=""'])

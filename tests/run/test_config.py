@@ -398,3 +398,29 @@ def test_the_java_and_cpp_configs_plan_every_stage_on_the_bundled_data_from_any_
     assert score[0] == f"humaneval-codex-{language}"
     assert "--no-reference" in score and score[score.index("--generation-column") + 1] == "generation"
     assert "codebleu" in plans["correlate_all"].argv and "--results" in plans["correlate_all"].argv
+
+
+def test_the_conala_config_plans_the_human_graded_study_on_the_bundled_data_from_any_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """configs/conala.toml: Evtikhiev et al.'s human-graded CoNaLa set (bundled, 472 intents x 5 models)
+    planned from a folder with no shared data beside it: dedup within each intent, chrF against every
+    reference snippet (the list column), the grade declared once ([data] label_kind) reaching both
+    stages that read it, no execute and no LLM stage."""
+    monkeypatch.chdir(tmp_path)
+    config = load_config(REPO / "configs" / "conala.toml")
+    preflight = run_preflight(config)
+    assert preflight.rows == 2360
+    plans = {plan.name: plan for plan in plan_stages(config, preflight.columns)}
+    ran = {name for name, plan in plans.items() if plan.skip_reason is None}
+    assert ran == {"dedup", "score_all", "correlate_all", "bias", "report"}, {n: p.skip_reason for n, p in plans.items()}
+    dedup = plans["dedup"].argv
+    assert dedup[dedup.index("--group-column") + 1] == "task_id" and dedup[dedup.index("--min-tokens") + 1] == "5"
+    score = plans["score_all"].argv
+    assert score[0] == "conala-all-grades" and score[score.index("--reference-column") + 1] == "references"
+    assert score[score.index("--method") + 1] == "chrf" and "--carry" in score
+    for name in ("correlate_all", "bias"):
+        argv = plans[name].argv
+        assert argv[argv.index("--label") + 1] == "grade", name
+        assert argv[argv.index("--label-kind") + 1] == "graded", name
+        assert "--results" not in argv, name
+    assert plans["correlate_all"].argv[plans["correlate_all"].argv.index("--baseline") + 1] == "bleu"

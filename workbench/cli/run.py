@@ -186,10 +186,13 @@ def _print_headline(report_json: Path) -> None:
     """The report's headline on the terminal: pooled Kendall tau-b and Pearson r per method."""
     import json
 
-    headline = json.loads(report_json.read_text()).get("headline") or []
+    report = json.loads(report_json.read_text())
+    headline = report.get("headline") or []
+    # what the correlations are with: execution, or a graded label named with its column (the grade 'grade')
+    noun = (report.get("label") or {}).get("noun") or "execution"
     from rich import box
 
-    table = Table(title="correlation with execution (pooled; 95% bootstrap CI over tasks)", box=box.SIMPLE_HEAD)
+    table = Table(title=f"correlation with {noun} (pooled; 95% bootstrap CI over tasks)", box=box.SIMPLE_HEAD)
     table.add_column("method", no_wrap=True)
     table.add_column("rows", no_wrap=True, min_width=6)
     table.add_column("n", justify="right", no_wrap=True, min_width=4)

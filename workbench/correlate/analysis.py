@@ -162,6 +162,10 @@ def correlate(
     names = (score_name, "the results")
     if results is not None:
         result_data, result_name = as_dataset(results, offline=offline)
+        given_by = option_named("results", plain="")
+        if given_by and not given_by.startswith("--"):
+            # under workbench run, results the run gave the stage itself: "the execute stage's results PATH"
+            result_name = f"{given_by} {result_name}"
         names = (score_name, result_name)
     if sample_column is None and (results is not None or DEFAULT_SAMPLE_COLUMN in score_data.column_names):
         sample_column = DEFAULT_SAMPLE_COLUMN

@@ -235,6 +235,37 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
     return labels, f"the dataset's shipped {label_column!r} column, {note}"
 
 
+def label_words(correlations: dict[str, Any], bias: dict[str, Any] | None, label_source: str) -> dict[str, Any]:
+    """What the report's correlations are with, worded for the label the correlate and bias stages used.
+
+    An execution outcome (our execution's ``passed``, or a shipped 0/1 or pass-ratio column) is
+    "execution"; a graded label (``label_kind = "graded"``: human grades 0-4, say) is named with its
+    column, "the grade 'grade'", as it has no pass/fail reading.
+
+    Args:
+        correlations: :func:`~workbench.report.sections.correlation_section` (scope -> correlate report or ``None``).
+        bias: :func:`~workbench.report.sections.bias_section`, or ``None``.
+        label_source: where the label came from, as the headline says it.
+
+    Returns:
+        ``{"kind": "outcome" | "graded", "column": str | None, "noun": "execution" | "the grade 'grade'",
+        "source": label_source}``.
+    """
+    kind, column = "outcome", None
+    for report in correlations.values():
+        if isinstance(report, dict):
+            counts = report.get("counts") if isinstance(report.get("counts"), dict) else {}
+            column = column or report.get("label")
+            if counts.get("label_kind") == "graded":
+                kind = "graded"
+    if isinstance(bias, dict):
+        column = column or bias.get("label")
+        if bias.get("label_kind") == "graded":
+            kind = "graded"
+    noun = f"the grade {str(column)!r}" if kind == "graded" and column else "the grade" if kind == "graded" else "execution"
+    return {"kind": kind, "column": column, "noun": noun, "source": label_source}
+
+
 def _distributions(
     folder: RunFolder, headline: list[dict[str, Any]], labels: dict, data_rows: list[dict[str, Any]] | None
 ) -> dict[str, dict[str, dict[str, list[float]]]]:
@@ -351,6 +382,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         results=results,
     )
     execution = execution_section(folder, results, data_rows, dataset.columns["label"])
+    bias = bias_section(folder)
     checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results,
                                 path)
     for view in views:
@@ -383,7 +415,8 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "scoring": {scope: (None if s is None else {"methods": s["methods"], "run": s["run"]})
                     for scope, s in scoring.items()},
         "duplication": duplication_section(folder),
-        "bias": bias_section(folder),
+        "bias": bias,
+        "label": label_words(correlations, bias, label_source),
         "execution": execution,
         "distributions": _distributions(folder, headline, labels, data_rows),
         "cost_per_sample": _cost_per_sample(scoring),

@@ -97,7 +97,7 @@ _MARK_FILL = {"published": "black", "recomputed": "none", "same rows": "#7b3294"
 _SAME_ROWS_MARKERS = {"pooled": "X", "per_problem": "P"}
 
 
-def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str | None:
+def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95, label_noun: str = "execution") -> str | None:
     """Forest plot: per method and scope, pooled and per-problem Kendall tau-b and Pearson r with
     their bootstrap intervals, and the reference values on the same rows (filled black: published,
     hollow: recomputed from the published data, purple: the shipped column on this estimate's rows).
@@ -107,6 +107,8 @@ def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str 
             ``reference_marks[scope]`` (none for a report without them: a published value is
             never drawn next to an estimate on other rows).
         confidence: the interval level (for the axis label).
+        label_noun: what the correlations are with, for the title (``execution``, ``the grade 'grade'``:
+            :func:`workbench.report.collect.label_words`).
 
     Returns:
         SVG markup, or ``None`` when no method has a correlation.
@@ -167,7 +169,7 @@ def forest_svg(headline: list[dict[str, Any]], confidence: float = 0.95) -> str 
             handles.append(axes_list[1].plot([], [], marker=marker, markerfacecolor=fill, markeredgecolor="black",
                                              color="black", linestyle="none", label=label)[0])
     figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
-    title = "Correlation with execution" + (", with reference values on the same rows" if drawn else
+    title = f"Correlation with {label_noun}" + (", with reference values on the same rows" if drawn else
                                             " (no reference value was measured on these rows)")
     figure.suptitle(title, fontsize=10)
     return _svg(figure, "forest")
@@ -221,7 +223,7 @@ def all_plots(data: dict[str, Any]) -> dict[str, str | None]:
             break
     plots = {
         "distributions": distributions_svg(data.get("distributions") or {}),
-        "forest": forest_svg(data.get("headline") or [], confidence),
+        "forest": forest_svg(data.get("headline") or [], confidence, (data.get("label") or {}).get("noun") or "execution"),
         "cost": cost_svg(data.get("cost_per_sample") or {}),
     }
     for name, svg in plots.items():

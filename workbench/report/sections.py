@@ -230,7 +230,7 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
     (``workbench bias``; Allamanis 2019, Sec. 2 Eq. 2; GPT-3, Brown et al. 2020, App. C).
 
     Returns:
-        ``None`` without the file; else ``{"label", "bootstrap", "join", "warnings", "notes", "rows"}``:
+        ``None`` without the file; else ``{"label", "label_kind", "bootstrap", "join", "warnings", "notes", "rows"}``:
         one row per metric with, each as ``{"value", "ci", "n_rows", "n_units"}`` or ``None``,
         ``all_rows`` and ``deduplicated`` (one row per duplicate cluster; on a train/test corpus
         fully biased and unbiased test), ``cross_set_biased`` (train/test only), ``delta`` (Δ%), the
@@ -269,7 +269,8 @@ def bias_section(folder: RunFolder) -> dict[str, Any] | None:
                     ("all_rows", "fully_biased", "deduplicated", "unbiased_test", "clean", "contaminated", "clean_tasks",
                      "contaminated_tasks") if tau.get(setting)},
         })
-    return {"label": report.get("label"), "bootstrap": report.get("bootstrap"), "join": report.get("join"),
+    return {"label": report.get("label"), "label_kind": report.get("label_kind"), "bootstrap": report.get("bootstrap"),
+            "join": report.get("join"),
             "warnings": report.get("warnings") or [], "notes": report.get("notes") or [], "kind": duplication.get("kind"),
             "contaminated_ids": contamination.get("contaminated_ids"), "rows": rows, "full": report}
 

@@ -33,7 +33,7 @@ from workbench.execute.config import ExecutionConfig
 from workbench.options import JobConfig, Option, OptionError, rename_deprecated, suggestion
 from workbench.score.config import ScoreConfig
 from workbench.thresholds import decimal_float
-from workbench.correlate.config import CorrelateConfig
+from workbench.correlate.config import LABEL_KINDS, CorrelateConfig
 
 
 class ConfigError(WorkbenchError):
@@ -96,6 +96,8 @@ DATA_KEYS = {
                      "runs each completion after the problem set's prompt unless [execute] prompt_column names one",
     "id_column": "unique row id for dedup: a column, or columns joined by commas (default: task_column,sample_column)",
     "label_column": "a shipped execution label (0/1) to compare with our execution, or the label when execute is off",
+    "label_kind": "what label_column holds: \"outcome\" (0/1 or a pass ratio; default) or \"graded\" (a grade, "
+                  "e.g. human grades 0-4); every stage that reads the label takes it (correlate, correlate_all, bias)",
     "stop": "stop sequences (a string or a list; a preset name such as \"humaneval\") at which execute and score "
             "cut each generation (default: none)",
 }
@@ -118,8 +120,11 @@ _MANAGED_WHY = {
 _DATA_DEFAULTS = {
     "split": None, "language": None, "task_column": "task_id", "sample_column": "sample_id",
     "code_column": "completion", "reference_column": "reference", "prompt_column": None, "id_column": None,
-    "label_column": None, "stop": None,
+    "label_column": None, "label_kind": None, "stop": None,
 }
+
+#: the stage tables whose ``label_kind`` describes ``[data] label_column`` where the run gives them that label
+LABEL_KIND_TABLES = ("correlate", "bias")
 
 
 @dataclass
@@ -397,10 +402,43 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     retry_failed = run.get("retry_failed", False)
     if not isinstance(retry_failed, bool):
         raise ConfigError(f"[run] retry_failed must be true or false, not {retry_failed!r}")
+    _check_label_kind(data, sections)
     return PipelineConfig(
         output=Path(output), stages=stages, offline=offline, data=data, sections=sections,
         source_path=source_path, raw=merged, notes=notes, retry_failed=retry_failed,
     )
+
+
+def _check_label_kind(data: dict[str, Any], sections: Mapping[str, Mapping[str, Any]]) -> None:
+    """Check ``[data] label_kind`` (one of the label kinds ``workbench correlate --label-kind`` takes) and
+    that no declaration of the kind of ``[data] label_column`` contradicts another: ``[data] label_kind``,
+    ``[correlate] label_kind`` and ``[bias] label_kind`` (the last two where their table takes its label
+    from ``[data] label_column``, i.e. sets no ``label`` of its own to another column) must agree.
+
+    Raises:
+        ConfigError: an unknown kind, or two declarations that differ, naming both keys.
+    """
+    kind = data.get("label_kind")
+    if kind is not None:
+        choices = LABEL_KINDS
+        if kind not in choices:
+            raise ConfigError(f"[data] label_kind must be one of {', '.join(choices)}, not {kind!r}"
+                              f"{suggestion(kind, choices)}")
+        if not data.get("label_column"):
+            raise ConfigError(f"[data] label_kind {kind!r} declares what [data] label_column holds: set [data] "
+                              "label_column too (e.g. grade)")
+    declared = [("[data] label_kind", kind)] if kind is not None else []
+    for table in LABEL_KIND_TABLES:
+        section = sections.get(table, {})
+        own_label = section.get("label")
+        if section.get("label_kind") is not None and (own_label is None or own_label == data.get("label_column")):
+            declared.append((f"[{table}] label_kind", section["label_kind"]))
+    for key, value in declared[1:]:
+        first_key, first = declared[0]
+        if value != first:
+            raise ConfigError(f"{first_key} = {first!r} and {key} = {value!r} contradict each other for the label "
+                              f"[data] label_column {data.get('label_column')!r}; declare it once, as [data] label_kind "
+                              f"(and drop {key})")
 
 
 def load_config(path: str | Path, *, overrides: Iterable[str] = ()) -> PipelineConfig:

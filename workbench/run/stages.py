@@ -42,7 +42,8 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.options import JobConfig, OptionError, command_line_args
 from workbench.resume_guard import RUN_FOLDER, run_folder_relative
 from workbench.option_words import config_words
-from workbench.run.config import COMMAND_CONFIGS, DATA_KEYS, MANAGED_KEYS, SHARED_KEYS, ConfigError, PipelineConfig
+from workbench.run.config import (COMMAND_CONFIGS, DATA_KEYS, LABEL_KIND_TABLES, MANAGED_KEYS, SHARED_KEYS, ConfigError,
+                                  PipelineConfig)
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count
@@ -628,10 +629,15 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     label_words = {} if "label" in correlate else (
         {"label": EXECUTE_LABEL_WORDS} if "results" in label_source
         else {"label": "[data] label_column"} if "label" in label_source else {})
+    if "label" in label_source and correlate.get("label", data["label_column"]) == data["label_column"]:
+        label_words.update(_data_label_kind(config, "correlate", correlate))
+
+    # both correlate stages name the results the run gives them as the score and bias stages do
+    results_words = {"results": EXECUTE_RESULTS_WORDS} if "results" in label_source else {}
 
     plan = StagePlan("correlate", "correlate", outputs=layout.outputs("correlate"), after=[*after_execute, "score"],
                      table="correlate")
-    plan.set_by_run.update(label_words)
+    plan.set_by_run.update({**label_words, **results_words})
     if plans[3].skip_reason or "score" not in enabled:
         plan.skip_reason = "the score stage does not run"
     else:
@@ -643,7 +649,7 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
 
     plan = StagePlan("correlate_all", "correlate", outputs=layout.outputs("correlate_all"), after=list(after_execute),
                      table="correlate")
-    plan.set_by_run.update(label_words)
+    plan.set_by_run.update({**label_words, **results_words})
     metrics = cheap + [m for m in shipped if m not in cheap]
     if not metrics:
         plan.skip_reason = "no metric for every row (no cheap method, no [correlate] metric)"
@@ -675,6 +681,34 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     return plans
 
 
+def _data_label_kind(config: PipelineConfig, table: str, section: dict[str, Any]) -> dict[str, str]:
+    """Give a stage whose label is ``[data] label_column`` (read from the data, not the execute stage's
+    results) the kind of that label, declared once for the run: ``[data] label_kind``, else the
+    ``label_kind`` of another stage table that reads the same label (``[correlate] label_kind`` serves
+    ``bias`` too). :func:`workbench.run.config.build_config` has checked that the declarations agree.
+
+    Args:
+        config: the validated configuration.
+        table: the stage's table (``correlate`` or ``bias``).
+        section: the stage's options (table key -> value), completed in place with ``label_kind``.
+
+    Returns:
+        ``{"label_kind": words}`` for :attr:`StagePlan.set_by_run`: the key that declared the kind, or
+        ``[data] label_kind`` where none did (a grade's error then says to declare it there); ``{}``
+        where the stage's own table sets ``label_kind``.
+    """
+    if section.get("label_kind") is not None:
+        return {}
+    declared = [("data", config.data.get("label_kind"))] + [
+        (other, config.sections[other].get("label_kind")) for other in LABEL_KIND_TABLES
+        if other != table and config.sections[other].get("label", config.data["label_column"]) == config.data["label_column"]]
+    for where, kind in declared:
+        if kind is not None:
+            section["label_kind"] = kind
+            return {"label_kind": f"[{where}] label_kind"}
+    return {"label_kind": "[data] label_kind"}
+
+
 def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, enabled: set[str],
                cheap: list[str], shipped: list[str]) -> StagePlan:
     """The ``bias`` stage: ``workbench bias`` on the in-set dedup output and the every-row metrics
@@ -700,6 +734,8 @@ def _bias_plan(config: PipelineConfig, columns: set[str], layout: RunLayout, ena
         values["label"] = data["label_column"]
     if "label" in values and "label" not in section:  # [bias] label, where set, is the user's
         plan.set_by_run["label"] = EXECUTE_LABEL_WORDS if "results" in values else "[data] label_column"
+    if "results" not in values and data["label_column"] and section.get("label", values.get("label")) == data["label_column"]:
+        plan.set_by_run.update(_data_label_kind(config, "bias", section))
     label = values.get("label")
     if cheap and "score_all" in enabled:
         metrics_table = str(layout / RunLayout.score_file("all", WIDE_SCORES_FILE))
