@@ -9,10 +9,13 @@ path, a scheme without its connector (input or output), a missing column."""
 from __future__ import annotations
 
 import codecs
+import datetime
+import decimal
 import csv
 import filecmp
 import json
 import re
+import shutil
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -882,3 +885,88 @@ def test_source_encoding_reaches_binary_code_cells_on_both_engines(spark, tmp_pa
         assert run.report["source_encodings"] == {"row cp1251": "cp1251 (fallback)"}, engine
         assert run.report["overall"]["exact_duplicates"] == 1, (engine, run.report["overall"])  # its UTF-8 twin
     assert (tmp_path / "local" / "clusters.json").read_text() == (tmp_path / "spark" / "clusters.json").read_text()
+
+
+# ---------------------------------------------------------------- perf 36: footers of many Parquet files read at once
+
+
+def many_shards(folder: Path, n: int, *, late_ids_as_numbers: bool = False) -> None:
+    """``n`` Parquet shards of one split with a list column (``tags``: the engine then reads every
+    file's footer, in threads), rows of unequal counts, code repeated across shards, shard 3 with no
+    rows (its columns only); with ``late_ids_as_numbers`` the last shard's ids are integers."""
+    folder.mkdir()
+    schema = pa.schema([("id", pa.string()), ("content", pa.string()), ("tags", pa.list_(pa.string()))])
+    for shard in range(n):
+        count = 0 if shard == 3 else 1 + shard % 4
+        ids = [f"s{shard}-{k}" for k in range(count)]
+        table = pa.table({"id": ids, "content": [CODE.format(k=(shard * 7 + k) % 23) for k in range(count)],
+                          "tags": [["a"] * (k % 2) for k in range(count)]}, schema=schema)
+        if late_ids_as_numbers and shard == n - 1:
+            table = table.set_column(0, "id", pa.array(range(count), pa.int64()))
+        pq.write_table(table, folder / f"train-{shard:05d}-of-{n:05d}.parquet")
+
+
+def test_many_parquet_shards_with_a_list_column_are_read_alike_by_both_engines(spark, tmp_path):
+    # the local loader (datasets) cannot read a Parquet file of no rows ("BatchSize must be greater than 0"):
+    # it reads the folder without it, Spark the folder with it
+    folder = tmp_path / "data"
+    many_shards(folder, 40)
+    shutil.copytree(folder, tmp_path / "data-local", ignore=shutil.ignore_patterns("train-00003-*"))
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    run_dedup(str(tmp_path / "data-local"), DedupConfig(**options), output_dir=tmp_path / "local")
+    run_dedup(folder.as_uri(), DedupConfig(**options, engine="spark"), output_dir=tmp_path / "spark")
+    local, on_spark = (kept_cells(tmp_path / engine, ("id",)) for engine in ("local", "spark"))
+    assert local == on_spark and len(local["train"]) == 23, (local, on_spark)  # 23 distinct functions of 99 rows
+    assert (json.loads((tmp_path / "local" / "clusters.json").read_text())
+            == json.loads((tmp_path / "spark" / "clusters.json").read_text()))
+
+
+def test_a_late_shard_of_other_id_types_among_many_is_refused_alike_by_both_engines(spark, tmp_path):
+    folder = tmp_path / "data"
+    many_shards(folder, 40, late_ids_as_numbers=True)
+    local, on_spark = both_refuse(folder)
+    assert ("column 'id' holds text in train-00000-of-00040.parquet but numbers in train-00039-of-00040.parquet"
+            in local), local
+    assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
+
+
+def test_parquets_schema_text_reads_as_the_walk_of_its_fields(spark, tmp_path):
+    """The footer's schema comes over as Parquet's text of it; each file's column types read from
+    the text are those the walk of its fields over py4j gives (and the names pyarrow gives), for
+    every kind of column, and a file whose names the text leaves ambiguous is walked."""
+    from workbench.dedup.spark_source import _java_field, _parquet_type_name, _parquet_types, _schema_fields
+
+    table = pa.table({
+        "id": pa.array(["a"]), "n8": pa.array([1], pa.int8()), "u16": pa.array([1], pa.uint16()),
+        "n": pa.array([1], pa.int64()), "x": pa.array([0.5], pa.float32()), "nothing": pa.array([None], pa.null()),
+        "flag": pa.array([True]), "raw": pa.array([b"x"]), "day": pa.array([datetime.date(2024, 1, 2)]),
+        "at": pa.array([datetime.datetime(2024, 1, 2, 3)], pa.timestamp("us", tz="UTC")),
+        "price": pa.array([decimal.Decimal("1.25")], pa.decimal128(10, 2)),
+        "uuid": pa.array([b"0123456789abcdef"], pa.binary(16)),
+        "tags": pa.array([["a"]]), "empty": pa.array([[]], pa.list_(pa.null())),
+        "meta": pa.array([{"n": 1, "tags": ["x"], "inner": {"z": None}}]),
+        "counts": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int64())),
+        "a name with spaces": pa.array(["v"]), "ünïcode": pa.array([1])})
+    plain, odd = tmp_path / "plain.parquet", tmp_path / "odd.parquet"
+    pq.write_table(table, plain)
+    pq.write_table(table.append_column("odd (STRING); {x}", pa.array([2])), odd)
+    jvm = spark.sparkContext._jvm
+    expected = {"id": "string", "n8": "int8", "u16": "uint16", "n": "int64", "x": "float", "nothing": "null",
+                "flag": "bool", "raw": "binary", "day": "date", "at": "timestamp", "price": "decimal",
+                "uuid": "fixed_size_binary", "tags": "list<item: string>", "empty": "list<item: null>",
+                "meta": "struct<n: int64, tags: list<item: string>, inner: struct<z: null>>", "counts": "map",
+                "a name with spaces": "string", "ünïcode": "int64"}
+    for path, extra in ((plain, {}), (odd, {"odd (STRING); {x}": "int64"})):
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
+            jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+                jvm.org.apache.hadoop.fs.Path(path.as_uri()), spark.sparkContext._jsc.hadoopConfiguration()))
+        schema = reader.getFooter().getFileMetaData().getSchema()
+        walked = {f.getName(): _parquet_type_name(_java_field(f)) for f in schema.getFields()}
+        text = _schema_fields(schema.toString())
+        reader.close()
+        assert walked == {**expected, **extra}, walked
+        assert _parquet_types(spark, path.as_uri()) == walked
+        if path == plain:
+            assert {f.name: _parquet_type_name(f) for f in text} == walked
+        else:
+            assert text is None or len(text) != len(walked)  # ambiguous: the fields are walked

@@ -223,3 +223,23 @@ def test_a_full_disk_mid_run_stops_the_run_and_keeps_its_rows(fake_openai, share
     resumed = CliRunner().invoke(app, _args(data, out, fake_openai, "--cache", "off", "--resume"))
     assert resumed.exit_code == 0, resumed.output
     assert len(read_jsonl(out / "scores.jsonl")) == 8
+
+
+def test_the_open_check_reads_the_database_through_a_read_only_connection_of_its_own(tmp_path):
+    """The check at the open (``PRAGMA quick_check``) runs on its own read-only SQLite connection,
+    not through diskcache's private one: it finds the damaged pair, passes a sound cache, and
+    leaves the files it checks as they were (the damaged pair is kept for whoever looks at it)."""
+    from workbench.llm.cache import quick_check
+
+    damaged_cache(tmp_path / "damaged")
+    before = {name: (tmp_path / "damaged" / name).read_bytes() for name in ("cache.db", "cache.db-wal")}
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        quick_check(str(tmp_path / "damaged" / "cache.db"))
+    assert {name: (tmp_path / "damaged" / name).read_bytes() for name in ("cache.db", "cache.db-wal")} == before
+    cache = ResponseCache(tmp_path / "sound")
+    cache.put("k", CachedResponse("an answer", 1, 1, 0.0))
+    quick_check(str(tmp_path / "sound" / "cache.db"))  # while the cache's own connection is open
+    cache.close()
+    with pytest.raises(sqlite3.OperationalError, match="unable to open"):  # read-only: never made
+        quick_check(str(tmp_path / "missing" / "cache.db"))
+    assert not (tmp_path / "missing").exists()

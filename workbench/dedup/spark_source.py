@@ -421,9 +421,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     # each block's place: its file's in the order read (Spark names a file URL-encoded: %20 for a space)
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
-    frames, suspects, typed, mixed, nested = [], [], {}, {}, {}
+    frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
     for split, names in by_split.items():
-        frame = _read_split(spark, source, input_format, names)
+        frame, merged = _read_merged(spark, source, input_format, names)
+        unmerged = unmerged or not merged  # a split's Parquet files of two types of a column
         if not frame.columns:  # JSON files with no line but blank ones
             raise DataError(_empty_message(source, split, names, files))
         if input_format == "json":
@@ -447,9 +448,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         if clash is None and len(frames) > 1:
             frames = _typed_null_columns(frames, [[typed.get(file, {}) for file in names] for names in by_split.values()])
     elif (first_clash((split, _frame_types(frame)) for split, frame in zip(by_split, frames))
-          or any(_mixed_parquet(spark, names) for names in by_split.values())
+          or unmerged
           or (len(file_order) > 1 and any(_nested(frame) for frame in frames))):
-        footers = {file: _parquet_types(spark, file) for file in file_order}
+        footers = _parquet_schemas(spark, list(file_order))
         typed = [(file[len(root):], types) for file, types in footers.items() if types is not None]
         clash = first_clash(typed) or first_item_clash(typed)
         field = first_field_clash(typed) if clash is None else None
@@ -561,7 +562,15 @@ def shown_uri(file: str) -> str:
 
 
 def _read_split(spark: Any, source: str, input_format: str, names: list[str]) -> Any:
-    """``spark.read`` of one split's files.
+    """``spark.read`` of one split's files (:func:`_read_merged`'s read)."""
+    return _read_merged(spark, source, input_format, names)[0]
+
+
+def _read_merged(spark: Any, source: str, input_format: str, names: list[str]) -> tuple[Any, bool]:
+    """``spark.read`` of one split's files, and whether its Parquet files' schemas merge
+    (``mergeSchema``, one job over their footers): ``False`` when two of them give a column two
+    types (Spark then types the read by one file and fails, or not, only when the rows are read),
+    ``True`` otherwise (one file, or JSON Lines).
 
     Raises:
         DataError: two columns whose names differ only in case while Spark matches names
@@ -572,11 +581,12 @@ def _read_split(spark: Any, source: str, input_format: str, names: list[str]) ->
     if input_format == "parquet" and len(names) > 1:
         try:  # every file's columns: Spark types a Parquet read by one of its files, leaving others' columns out
             return run_job("read input", lambda: spark.read.format(input_format).option("mergeSchema", "true")
-                           .load(list(names)))
+                           .load(list(names))), True
         except SparkJobError:
             pass  # a column of two types over the files: read as Spark reads, and refused or widened after
     try:
-        return run_job("read input", lambda: spark.read.format(input_format).load(list(names)))
+        return run_job("read input", lambda: spark.read.format(input_format).load(list(names))), \
+            not (input_format == "parquet" and len(names) > 1)
     except SparkJobError as error:
         clash = re.search(r"COLUMN_ALREADY_EXISTS\] The column `([^`]*)`", str(error))
         if clash is None or spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true":
@@ -807,19 +817,6 @@ def _nested(frame: Any) -> bool:
     return any(isinstance(f.dataType, (ArrayType, MapType, StructType)) for f in frame.schema.fields)
 
 
-def _mixed_parquet(spark: Any, files: list[str]) -> bool:
-    """Whether one split's Parquet files disagree on a column's type: Spark types a split's read by
-    one of its files and fails (or not, for a column the driver does not read) only when the rows
-    are read; merging their schemas (``mergeSchema``, one job over the footers) fails at once."""
-    if len(files) < 2:
-        return False
-    try:
-        run_job("read input", lambda: spark.read.option("mergeSchema", "true").parquet(*files).schema)
-    except SparkJobError:
-        return True
-    return False
-
-
 def _typed_null_columns(frames: list[Any], types: list[list[dict[str, str]]]) -> list[Any]:
     """Splits' JSON reads whose column of nulls only takes the type another split's values give it:
     Spark's JSON reader types a column with no value in a split's files as text, and the union of
@@ -920,8 +917,8 @@ def _all_columns(frames: list[Any]) -> list[Any]:
 def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, str, str, str] | None:
     """:func:`~workbench.data.column_types.first_clash` over the Parquet files' own schemas (their
     footers, read on the driver through Hadoop: only when a clash is known or suspected)."""
-    return first_clash((file[len(root):], types) for file in files
-                       if (types := _parquet_types(spark, file)) is not None)
+    return first_clash((file[len(root):], types) for file, types in _parquet_schemas(spark, files).items()
+                       if types is not None)
 
 
 def _refuse_parquet_clash(spark: Any, error: BaseException, source: str, files: list[str], root: str) -> None:
@@ -937,42 +934,132 @@ def _refuse_parquet_clash(spark: Any, error: BaseException, source: str, files: 
         raise DataError(clash_message(source, clash)) from None
 
 
-def _parquet_types(spark: Any, file: str) -> dict[str, str] | None:
+#: threads reading Parquet footers at once on the driver (:func:`_parquet_schemas`): each read is a few
+#: round trips to the JVM and, on an object store, a request or two of its latency
+FOOTER_THREADS = 16
+
+
+def _parquet_schemas(spark: Any, files: list[str]) -> dict[str, dict[str, str] | None]:
+    """Each Parquet file's column types (:func:`_parquet_types`), the footers read through Hadoop
+    on the driver by :data:`FOOTER_THREADS` threads at once (py4j gives each Python thread a JVM
+    thread of its own), the JVM's classes and the Hadoop configuration looked up once.
+
+    Args:
+        spark: the session; files: the file URIs as listed.
+
+    Returns:
+        file -> column -> type name (``None`` for a file whose footer cannot be read), in the
+        order of ``files``.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    jvm = spark.sparkContext._jvm
+    classes = (jvm.org.apache.parquet.hadoop.util.HadoopInputFile, jvm.org.apache.hadoop.fs.Path,
+               jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration())
+    if len(files) < 2:
+        return {file: _parquet_types(spark, file, classes) for file in files}
+    with ThreadPoolExecutor(min(FOOTER_THREADS, len(files)), thread_name_prefix="parquet-footer") as pool:
+        return dict(zip(files, pool.map(lambda file: _parquet_types(spark, file, classes), files)))
+
+
+def _parquet_types(spark: Any, file: str, classes: tuple | None = None) -> dict[str, str] | None:
     """Column -> a type name :func:`~workbench.data.column_types.kind_of` reads, from one Parquet
-    file's footer; ``None`` when it cannot be read (the read itself says why)."""
+    file's footer; ``None`` when it cannot be read (the read itself says why). ``classes``: the
+    JVM's ``HadoopInputFile``, ``Path`` and ``ParquetFileReader`` and the Hadoop configuration,
+    looked up by the caller for many files (:func:`_parquet_schemas`), else here.
+
+    The schema comes over as Parquet's own text of it (``MessageType.toString``: a few calls to the
+    JVM a file, where walking its fields took some 7 a column), read by :func:`_schema_fields`; a
+    file whose text does not read back unambiguously (a column name holding ``(``, ``;``, ``{`` or a
+    line break) has its fields walked one call at a time instead."""
     from py4j.protocol import Py4JError
 
     jvm = spark.sparkContext._jvm
     try:
-        stream = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
-            jvm.org.apache.hadoop.fs.Path(file), spark.sparkContext._jsc.hadoopConfiguration())
-        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(stream)
+        input_file, path, file_reader, configuration = classes or (
+            jvm.org.apache.parquet.hadoop.util.HadoopInputFile, jvm.org.apache.hadoop.fs.Path,
+            jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration())
+        reader = file_reader.open(input_file.fromPath(path(file), configuration))
         try:
-            fields = list(reader.getFooter().getFileMetaData().getSchema().getFields())
+            schema = reader.getFooter().getFileMetaData().getSchema()
+            fields = _schema_fields(schema.toString())
+            if fields is None or len(fields) != schema.getFieldCount():
+                fields = [_java_field(column) for column in schema.getFields()]
         finally:
             reader.close()
-        return {column.getName(): _parquet_type_name(column) for column in fields}
+        return {column.name: _parquet_type_name(column) for column in fields}
     except Py4JError:
         return None
 
 
-def _parquet_type_name(column: Any) -> str:
-    """A Parquet footer's field (py4j) as pyarrow names its type: ``int64``, ``null`` (pyarrow's column
-    of nulls, annotated UNKNOWN), ``list<item: string>``, ``struct<a: int64, b: string>``, ``map``."""
+@dataclass(frozen=True)
+class _Field:
+    """A Parquet schema's field: its name, physical type (``INT32``, ``BINARY``, ... ``""`` for a
+    group), logical type annotation as Parquet writes it (``STRING``, ``INTEGER(8,true)``, ``LIST``,
+    ``""`` for none), and its fields (``None`` for a primitive)."""
+
+    name: str
+    physical: str
+    annotation: str
+    fields: tuple[_Field, ...] | None
+
+
+#: a line of Parquet's schema text: ``optional int32 n (INTEGER(8,true)) = 3;``, ``optional group tags (LIST) {``
+_SCHEMA_LINE = re.compile(r"^\s*(?:required|optional|repeated) (?P<kind>group|[a-z0-9_]+)(?:\(\d+\))? "
+                          r"(?P<name>[^(){};=\n]+?)(?: \((?P<annotation>[A-Z_]+(?:\([^()]*\))?)\))?(?: = \d+)?"
+                          r"(?P<end>;| \{)$")
+
+
+def _schema_fields(text: str) -> tuple[_Field, ...] | None:
+    """The top-level fields of Parquet's text of a schema (``message schema { ... }``), as
+    :class:`_Field` trees; ``None`` when a line does not read as a field (a name holding a
+    character Parquet's text leaves ambiguous)."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2 or not lines[0].startswith("message ") or not lines[0].endswith("{") or lines[-1].strip() != "}":
+        return None
+    stack: list[tuple[dict[str, str], list[_Field]]] = [({}, [])]
+    for line in lines[1:-1]:
+        if line.strip() == "}":
+            if len(stack) < 2:
+                return None
+            head, fields = stack.pop()
+            stack[-1][1].append(_Field(head["name"], "", head["annotation"], tuple(fields)))
+            continue
+        found = _SCHEMA_LINE.match(line)
+        if found is None or (found["kind"] == "group") != (found["end"] == " {"):
+            return None
+        if found["kind"] == "group":
+            stack.append(({"name": found["name"], "annotation": found["annotation"] or ""}, []))
+        else:
+            stack[-1][1].append(_Field(found["name"], found["kind"].upper(), found["annotation"] or "", None))
+    return tuple(stack[0][1]) if len(stack) == 1 else None
+
+
+def _java_field(column: Any) -> _Field:
+    """A Parquet footer's field (``org.apache.parquet.schema.Type``, over py4j) as a :class:`_Field`."""
     annotation = column.getLogicalTypeAnnotation()
-    said = annotation.toString().upper() if annotation is not None else ""
+    said = annotation.toString() if annotation is not None else ""
     if not column.isPrimitive():
+        return _Field(column.getName(), "", said, tuple(_java_field(f) for f in column.asGroupType().getFields()))
+    return _Field(column.getName(), column.asPrimitiveType().getPrimitiveTypeName().name(), said, None)
+
+
+def _parquet_type_name(column: _Field) -> str:
+    """A Parquet footer's field as pyarrow names its type: ``int64``, ``null`` (pyarrow's column
+    of nulls, annotated UNKNOWN), ``list<item: string>``, ``struct<a: int64, b: string>``, ``map``."""
+    said = column.annotation.upper()
+    if column.fields is not None:
         head = said.split("(")[0]
-        fields = list(column.asGroupType().getFields())
+        fields = column.fields
         if head == "LIST" and len(fields) == 1:
             repeated = fields[0]  # the three-level list (a group of one element), or a legacy two-level one
-            inner = list(repeated.asGroupType().getFields()) if not repeated.isPrimitive() else []
+            inner = repeated.fields or ()
             item = inner[0] if len(inner) == 1 else repeated
             return f"list<item: {_parquet_type_name(item)}>"
         if head in ("MAP", "MAP_KEY_VALUE"):
             return "map"
-        return "struct<" + ", ".join(f"{f.getName()}: {_parquet_type_name(f)}" for f in fields) + ">"
-    physical = column.asPrimitiveType().getPrimitiveTypeName().name()
+        return "struct<" + ", ".join(f"{f.name}: {_parquet_type_name(f)}" for f in fields) + ">"
+    physical = column.physical
     sized = re.match(r"INTEGER\((\d+),\s*(TRUE|FALSE)\)", said)  # INTEGER(8,true): int8, as pyarrow names it
     if sized:
         return f"{'' if sized.group(2) == 'TRUE' else 'u'}int{sized.group(1)}"
