@@ -53,3 +53,21 @@ def test_raising_max_file_mb_as_the_detail_says_lets_the_sample_pass(tmp_path):
     assert rows[1]["status"] == "error", rows[1]
     assert "1 MiB file-size limit" in rows[1]["detail"] and "--max-file-mb" in rows[1]["detail"], rows[1]["detail"]
     assert rows[32]["status"] == "passed", rows[32]
+
+
+def test_a_sample_ended_by_sigxfsz_names_the_limit(tmp_path):
+    """A sample that restores SIGXFSZ's default action (Python ignores it) and writes a 2 MiB file
+    under ``max_file_mb=1`` is ``killed`` by SIGXFSZ; the detail names the limit and the option
+    (it said only "ended by SIGXFSZ")."""
+    problem = load_humaneval()[0]
+    completion = ("    import signal\n    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)\n"
+                  "    with open('big.bin', 'wb') as handle:\n        handle.write(b'x' * (2 << 20))\n"
+                  + problem["canonical_solution"])
+    generations = tmp_path / "gen.jsonl"
+    generations.write_text(json.dumps({"task_id": problem["task_id"], "sample_id": 0, "completion": completion}) + "\n")
+    output = tmp_path / "out.jsonl"
+    run_execute(generations, output, ExecutionConfig(timeout=30.0, workers=1, reference_cache=False, max_file_mb=1))
+    row = json.loads(output.read_text().splitlines()[0])
+    assert (row["status"], row["signal"]) == ("killed", "SIGXFSZ"), row
+    assert row["detail"].startswith("ended by SIGXFSZ: a file it wrote reached the 1 MiB file-size limit"), row["detail"]
+    assert "--max-file-mb" in row["detail"]

@@ -267,10 +267,13 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     if decided.status in ("passed", SANDBOX_ERROR) or not stderr_hit_file_size_limit(seen):
         return decided
     how = re.split(r"[:;]", decided.detail, maxsplit=1)[0]  # "harness exit status 2", "ended by SIGXFSZ"
-    limit = f"{seen.file_size_limit_bytes / (1 << 20):g} MiB"
-    return dataclasses.replace(decided, detail=(
-        f"{how}: its stderr reached the {limit} file-size limit (RLIMIT_FSIZE); writes past it fail, "
-        f"raise it with {option_named('max_file_mb')}"))
+    return dataclasses.replace(decided, detail=f"{how}: its stderr reached the {_limit_words(seen.file_size_limit_bytes)}")
+
+
+def _limit_words(limit_bytes: int) -> str:
+    """``64 MiB file-size limit (RLIMIT_FSIZE); writes past it fail, raise it with --max-file-mb``."""
+    return (f"{limit_bytes / (1 << 20):g} MiB file-size limit (RLIMIT_FSIZE); writes past it fail, "
+            f"raise it with {option_named('max_file_mb')}")
 
 
 def _decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome:
@@ -359,6 +362,8 @@ def _decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcom
         return outcome("timeout", f"CPU time limit exceeded: ended by SIGKILL after {seen.cpu_s:.1f} CPU seconds, "
                                   f"the hard limit's (its soft limit's SIGXCPU, at {seen.cpu_limit_s:g} s, was "
                                   f"ignored){near_words}")
+    if sig == "SIGXFSZ" and seen.file_size_limit_bytes is not None:
+        return outcome("killed", f"ended by SIGXFSZ: a file it wrote reached the {_limit_words(seen.file_size_limit_bytes)}")
     if sig is not None:
         return outcome("killed", f"ended by {sig}{near_words}")
     if code in spec.exit_statuses:
