@@ -131,15 +131,14 @@ def resume_advice() -> str:
 
 
 def start_over_advice() -> str:
-    """What to do when a resume is refused for settings that differ from the recorded ones:
-    ``pass the recorded values; for the new settings, write to a new --output, or pass
-    --overwrite instead of --resume to start over``, or inside :func:`config_words` (``workbench
-    run`` resumes and overwrites a stage itself) a new ``[run] output`` or ``--force``."""
+    """The two ways out of a resume refused for settings that differ from the recorded ones:
+    ``pass the same options as before to continue, or start over in a fresh --output (or with
+    --overwrite instead of --resume)``, or inside :func:`config_words` (``workbench run`` resumes
+    and overwrites a stage itself) the recorded values, a fresh ``[run] output`` or ``--force``."""
     if in_config_words():
-        return ("set the recorded values; for the new settings, write to a new [run] output, or rerun the same "
-                "workbench run command with --force to start over (with --stage, that stage only)")
-    return ("pass the recorded values; for the new settings, write to a new --output, or pass --overwrite instead "
-            "of --resume to start over")
+        return ("set the recorded values again to continue, or start over in a fresh [run] output (or rerun the "
+                "same workbench run command with --force; with --stage, that stage only)")
+    return "pass the same options as before to continue, or start over in a fresh --output (or with --overwrite instead of --resume)"
 
 
 def retry_failed_advice() -> tuple[str, str]:

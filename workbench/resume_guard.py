@@ -22,7 +22,7 @@ Example:
 ...                       record="out/run.json")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with generation_column='generation', now 'reference' (recorded in out/run.json); ...
+workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with other settings (out/run.json): generation_column 'generation' -> 'reference'; ...
 """
 
 from __future__ import annotations
@@ -191,8 +191,10 @@ def resume_changes(previous: Mapping[str, Any], current: Mapping[str, Any],
 
 
 def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any], *, made_with: str,
-                          record: str, keys: Iterable[str] | None = None, options: Iterable[str] = ()) -> None:
-    """Refuse a resume whose settings differ from the recorded ones.
+                          record: str, keys: Iterable[str] | None = None, options: Iterable[str] = (),
+                          defaults: Mapping[str, str] | None = None) -> None:
+    """Refuse a resume whose settings differ from the recorded ones, in one line: what changed
+    (``--timeout 30.0 -> 10.0``) and the two ways out (the same options, or a fresh output).
 
     Args:
         previous: the recorded settings of the run being resumed.
@@ -204,6 +206,9 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
         options: the keys that are options of the job's config (named ``{key}`` in the message,
             so the command line shows ``--generation-column``); any other key (``source``) is
             named as it is.
+        defaults: for a setting whose unset value (``None``) stands for a behaviour, the words for
+            it (``{"timeout": "calibrated per task: ..."}``), shown as ``the default (...)``; any
+            other unset value is ``the default``.
 
     Raises:
         ResumeMismatchError: naming every changed setting with both values, and what to do.
@@ -212,22 +217,22 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
     if not changes:
         return
     options = set(options)
+    defaults = dict(defaults or {})
     parts = []
     for key, old, new in changes:
         label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
-        parts.append(f"{label}={_shown(old)}, now {_shown(new)}")
+        parts.append(f"{label} {_shown(old, defaults.get(key))} -> {_shown(new, defaults.get(key))}")
     names = tuple(key for key, _, _ in changes if key in options)
-    template = (f"cannot resume: {made_with} {'; '.join(parts)} (recorded in {record}); the setting can change "
-                "what a row holds, so rows made with the new value might not be comparable with the kept ones (a "
-                f"resume compares settings, not whether this run's methods read them). To continue this run, "
-                f"{start_over_advice()}")
+    template = (f"cannot resume: {made_with} other settings ({record}): {'; '.join(parts)}; {start_over_advice()}")
     raise ResumeMismatchError(template, names, changes)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, default: str | None = None) -> str:
     """A setting's value in the message: ``None`` is an option left unset (its default behaviour,
-    e.g. a calibrated timeout), not the text "None"."""
-    return "not set (the default)" if value is None else repr(value)
+    e.g. a calibrated timeout: ``default`` says which), not the text "None"."""
+    if value is None:
+        return f"the default ({default})" if default else "the default"
+    return repr(value)
 
 
 def _plain(value: Any) -> Any:

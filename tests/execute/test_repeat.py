@@ -128,12 +128,12 @@ def test_resuming_rows_run_once_with_repeat_3_is_refused(tmp_path):
     run_execute(generations, output, once)
     before = output.read_text()
     _, thrice = _one_sample_run(tmp_path, 3, resume=True)
-    with pytest.raises(WorkbenchError, match="repeat=1, now 3"):
+    with pytest.raises(WorkbenchError, match="repeat 1 -> 3"):
         run_execute(generations, output, thrice)
     summary = json.loads(summary_path(output).read_text())
     del summary["settings"]["repeat"]  # as a version before --repeat wrote it
     summary_path(output).write_text(json.dumps(summary))
-    with pytest.raises(WorkbenchError, match="repeat=1, now 3"):
+    with pytest.raises(WorkbenchError, match="repeat 1 -> 3"):
         run_execute(generations, output, thrice)
     summary_path(output).unlink()  # no record of the settings: the rows' own attempts refuse it
     with pytest.raises(DataError, match="run once each, this run asks .*repeat.*3"):
@@ -152,7 +152,7 @@ def test_resuming_with_the_same_repeat_runs_the_rest_that_many_times(tmp_path):
     output = tmp_path / "out.jsonl"
     run_execute(generations, output, first)
     _, twice = _one_sample_run(tmp_path, 2, resume=True)
-    with pytest.raises(WorkbenchError, match="repeat=3, now 2"):
+    with pytest.raises(WorkbenchError, match="repeat 3 -> 2"):
         run_execute(generations, output, twice)
     _, rest = _one_sample_run(tmp_path, 3, resume=True)
     assert run_execute(generations, output, rest).executed == 2

@@ -31,11 +31,11 @@ def generations(tmp_path):
 
 
 @pytest.mark.parametrize("changes, named", [
-    ({"timeout": 20.0}, "timeout=30.0, now 20.0"),
-    ({"timeout": None}, "timeout=30.0, now not set (the default)"),  # not "None" (probe23)
-    ({"completion_column": "wrong"}, "completion_column='completion', now 'wrong'"),
+    ({"timeout": 20.0}, "timeout 30.0 -> 20.0"),
+    ({"timeout": None}, "timeout 30.0 -> the default (calibrated per task: "),  # not "None" (probe23)
+    ({"completion_column": "wrong"}, "completion_column 'completion' -> 'wrong'"),
     ({"timeout": 20.0, "completion_column": "wrong", "memory_mb": 2048},
-     "completion_column='completion', now 'wrong'; timeout=30.0, now 20.0; memory_mb=4096, now 2048"),
+     "completion_column 'completion' -> 'wrong'; timeout 30.0 -> 20.0; memory_mb 4096 -> 2048"),
 ])
 def test_a_changed_setting_is_refused_and_the_results_are_left_as_they_were(tmp_path, generations, changes, named):
     output = tmp_path / "out.jsonl"
@@ -44,7 +44,7 @@ def test_a_changed_setting_is_refused_and_the_results_are_left_as_they_were(tmp_
     with pytest.raises(ResumeMismatchError) as refused:
         run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, **changes}))
     message = str(refused.value)
-    assert named in message and "--overwrite instead of --resume" in message
+    assert named in message and "--overwrite instead of --resume" in message and "\n" not in message
     assert output.read_bytes() == before
 
 
@@ -56,8 +56,8 @@ def test_the_command_line_names_the_flags_and_exits_1(tmp_path, generations):
     again = CliRunner().invoke(app, [*common, "--timeout", "10", "--completion-column", "wrong", "--resume"])
     assert again.exit_code == 1, again.output
     message = " ".join(again.output.split())
-    assert "--timeout=30.0, now 10.0" in message and "--completion-column='completion', now 'wrong'" in message
-    assert "new --output" in message
+    assert "--timeout 30.0 -> 10.0" in message and "--completion-column 'completion' -> 'wrong'" in message
+    assert "fresh --output" in message
     assert output.read_bytes() == before
 
 
@@ -81,7 +81,7 @@ def test_an_interrupted_run_records_its_settings_before_its_summary(tmp_path, ge
     with pytest.raises(KeyboardInterrupt):
         run_execute(generations, output, ExecutionConfig(**{**FIXED, "workers": 1}), on_result=interrupt)
     assert len(read_results(output)) == 1
-    with pytest.raises(ResumeMismatchError, match="timeout=30.0, now 20.0"):
+    with pytest.raises(ResumeMismatchError, match="timeout 30.0 -> 20.0"):
         run_execute(generations, output, ExecutionConfig(resume=True, **{**FIXED, "timeout": 20.0}))
     assert run_execute(generations, output, ExecutionConfig(resume=True, **FIXED)).executed == 3
 
@@ -140,3 +140,31 @@ def test_a_language_alias_and_its_name_are_one_setting(tmp_path, generations):
     summary_path(output).write_text(json.dumps(record))
     summary = run_execute(generations, output, ExecutionConfig(limit=2, resume=True, language="python", **FIXED))
     assert summary.skipped_finished == 1 and summary.executed == 1
+
+
+def test_a_resume_without_the_timeout_is_refused_in_one_line_naming_the_default(tmp_path, generations):
+    """``workbench execute --timeout 30`` then ``--resume`` without ``--timeout`` (a real subprocess).
+    The refusal used to run to several sentences and say "--timeout=30.0, now not set (the
+    default)": the default's value (the calibrated timeout) went unsaid. Reproduction from the
+    new-user pass newuser36."""
+    import subprocess
+    import sys
+
+    output = tmp_path / "out.jsonl"
+    common = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(output), "-j", "2",
+              "--no-reference-cache", "--no-progress"]
+    first = subprocess.run([*common, "--timeout", "30", "--limit", "2"], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    before = output.read_bytes()
+    again = subprocess.run([*common, "--resume"], capture_output=True, text=True, timeout=600,
+                           env={**__import__("os").environ, "COLUMNS": "1000"})
+    assert again.returncode == 1, again.stderr
+    lines = [line for line in again.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert ("--timeout 30.0 -> the default (calibrated per task: max(4 s, 4 x the reference solution's time))"
+            in line), line
+    assert "not set" not in line and "None" not in line
+    assert "pass the same options as before" in line and "a fresh --output" in line and "--overwrite" in line
+    assert line.count(". ") == 0, line  # one sentence
+    assert output.read_bytes() == before

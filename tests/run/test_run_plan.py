@@ -712,12 +712,10 @@ def test_a_resume_the_recorded_settings_refuse_speaks_the_run_words(tmp_path: Pa
     result = run_pipeline(load_config(config_path, overrides=["run.retry_failed=true"]))
     status, message = _outcomes(result)["score"]
     message = " ".join((message or "").split())
-    assert status == "failed" and message.startswith("cannot resume: the run folder was scored with the execute "
-                                                     f"stage's results='{other}', "
-                                                     "now '<run folder>/execute/results.jsonl'"), message
-    assert message.endswith("To continue this run, set the recorded values; for the new settings, write to a new "
-                            "[run] output, or rerun the same workbench run command with --force to start over (with "
-                            "--stage, that stage only)"), message
+    assert status == "failed" and message.startswith("cannot resume: the run folder was scored with other settings ("), message
+    assert f"the execute stage's results '{other}' -> '<run folder>/execute/results.jsonl'" in message, message
+    assert message.endswith("set the recorded values again to continue, or start over in a fresh [run] output (or "
+                            "rerun the same workbench run command with --force; with --stage, that stage only)"), message
     assert "--output" not in message and "--overwrite" not in message and "[score] results" not in message
 
 

@@ -36,8 +36,8 @@ def test_a_changed_generation_column_is_refused_and_the_folder_is_left_as_it_was
     assert again.exit_code == 1, again.output
     message = " ".join(again.output.split())
     assert "cannot resume" in message
-    assert "--generation-column='completion_multipl_e', now 'reference'" in message
-    assert "new --output" in message and "--overwrite instead of --resume" in message
+    assert "--generation-column 'completion_multipl_e' -> 'reference'" in message
+    assert "fresh --output" in message and "--overwrite instead of --resume" in message
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
@@ -52,9 +52,9 @@ def test_every_changed_setting_is_named_with_both_values(ice_slice, tmp_path):
                    "--stop", "humaneval")
     assert again.exit_code == 1, again.output
     message = " ".join(again.output.split())
-    assert f"data source='{ice_slice.resolve()}', now '{copy.resolve()}'" in message
-    assert "--no-prompt=False, now True" in message
-    assert "--stop=[], now ['humaneval']" in message
+    assert f"data source '{ice_slice.resolve()}' -> '{copy.resolve()}'" in message
+    assert "--no-prompt False -> True" in message
+    assert "--stop [] -> ['humaneval']" in message
 
 
 def test_a_larger_limit_and_other_workers_still_resume(ice_slice, tmp_path):
@@ -85,7 +85,7 @@ def test_the_default_prompt_column_and_an_explicit_prompt_are_one_setting(ice_sl
     assert len(_rows(out)) == 4
     other = _score(ice_slice, out, "--resume", "--limit", "5", "--generation-column", "completion_multipl_e",
                    "--prompt-column", "reference")
-    assert other.exit_code == 1 and "--prompt-column='prompt', now 'reference'" in " ".join(other.output.split())
+    assert other.exit_code == 1 and "--prompt-column 'prompt' -> 'reference'" in " ".join(other.output.split())
 
 
 def test_an_old_run_record_without_the_new_settings_still_resumes(ice_slice, tmp_path):
@@ -123,7 +123,7 @@ def test_a_record_with_options_but_no_recorded_columns_is_still_checked(ice_slic
     again = _score(ice_slice, out, "--resume", "--limit", "4", "--generation-column", "reference")
 
     assert again.exit_code == 1, again.output
-    assert "--generation-column='completion_multipl_e', now 'reference'" in " ".join(again.output.split())
+    assert "--generation-column 'completion_multipl_e' -> 'reference'" in " ".join(again.output.split())
     assert (out / "scores.jsonl").read_bytes() == before
 
 

@@ -317,7 +317,7 @@ def test_a_folder_scored_before_score_modes_resumes_only_as_sampled(tmp_path, sa
     record = json.loads(run_file.read_text())
     del record["config"]["score_mode"]
     run_file.write_text(json.dumps(record))
-    with pytest.raises(WorkbenchError, match="score_mode='sampled', now 'expected'"):
+    with pytest.raises(WorkbenchError, match="score_mode 'sampled' -> 'expected'"):
         score_samples(samples, config(resume=True), tmp_path / "old", mock_response="3")
     report = score_samples(samples, config(resume=True, score_mode="sampled"), tmp_path / "old", mock_response="3")
     assert report.rows_written == 3 and report.resumed_rows == 1

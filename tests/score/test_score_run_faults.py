@@ -259,7 +259,7 @@ def test_an_option_declared_recorded_joins_run_json_and_the_resume_check(tmp_pat
     samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))[:2]
     score_samples(samples, **score_kwargs(select_seed=3))
     assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["select_seed"] == 3
-    with pytest.raises(WorkbenchError, match="cannot resume.*select_seed=3, now 4"):
+    with pytest.raises(WorkbenchError, match="cannot resume.*select_seed 3 -> 4"):
         score_samples(samples, **score_kwargs(select_seed=4, resume=True))
 
 

@@ -79,6 +79,12 @@ def score_command(
     usable row (e.g. every row llm_error); 4 a method's failed rows (llm_error, parse_error,
     budget_exceeded, error) above --max-failures; 130 interrupted.
     """
+    if config.llm is not None and config.llm.model:
+        from workbench.llm.client import check_model_usable
+
+        # before the scoring machinery and the data load (tens of seconds each): a model that cannot
+        # be called (an unknown alias, a file that is not GGUF, a missing API key) is one line at once
+        check_model_usable(config.llm)
     from workbench.score.job import run_score
 
     if quiet:

@@ -607,8 +607,11 @@ def _correlate_table(
         # result rows without scores are no warning: the scores of a subset (the LLM methods' --limit)
         # join a part of the results by design; the join line and the JSON's join counts say how many
         missing = table.join.unmatched_scores
+        first = table.join.examples.get("scores_without_results") or []
+        shown = ", ".join(f"({task}, {sample})" for task, sample in first)
+        which = "" if not shown else f" ({shown})" if missing == 1 else f" (the first: {shown})"
         warnings.append(f"join: {count(missing, 'score row')} had no execution result and "
-                        f"{'is' if missing == 1 else 'are'} left out")
+                        f"{'is' if missing == 1 else 'are'} left out{which}")
     if table.join is not None and table.join.code_mismatches:
         warnings.append(
             f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "

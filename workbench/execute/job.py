@@ -871,8 +871,11 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any],
             summary.get("output") if isinstance(summary, dict) else None, output, run_dir))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous = {**previous, "language": canonical_language(previous["language"])}
+    floor, factor = settings.get("timeout_floor"), settings.get("timeout_factor")
+    calibrated = (f"calibrated per task: max({floor:g} s, {factor:g} x the reference solution's time)"
+                  if isinstance(floor, (int, float)) and isinstance(factor, (int, float)) else "calibrated per task")
     check_resume_settings(previous, settings, made_with=f"the rows of {output} were run with", record=str(path),
-                          options=ExecutionConfig.options())
+                          options=ExecutionConfig.options(), defaults={"timeout": calibrated})
     return []
 
 

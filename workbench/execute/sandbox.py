@@ -749,7 +749,7 @@ class Sandbox:
             build_s=build_duration, build_timed_out=build_timed_out,
             peak_rss_kib=_larger(peak, live_peak), memory_limit_bytes=limits.address_space_bytes,
             memory_ceiling_bytes=self.memory_ceiling_bytes, **_cpu_limits_s(limits, timeout_s),
-            cpu_s=cpu_s, wrapper_reports_signals=reports_signals,
+            cpu_s=cpu_s, wrapper_reports_signals=reports_signals, file_size_limit_bytes=limits.file_size_bytes,
             launcher=f"{self.isolation.level.value}, {os.path.basename(plan.argv[0])}",
         )
 
@@ -829,7 +829,7 @@ class Sandbox:
             spec, token, pipes, started_read, stderr, returncode=returncode, duration_s=duration,
             timeout_s=timeout_s, timed_out=timed_out, peak_rss_kib=peak,
             memory_limit_bytes=limits.address_space_bytes, memory_ceiling_bytes=self.memory_ceiling_bytes,
-            **_cpu_limits_s(limits, timeout_s), cpu_s=cpu_s,
+            **_cpu_limits_s(limits, timeout_s), cpu_s=cpu_s, file_size_limit_bytes=limits.file_size_bytes,
             # the sample's init exits with 128 + N for signal N, and with the sample's own status,
             # 128 + N included, when it exited: the init's report (sample_signal 0) tells which
             wrapper_reports_signals=sample_signal != 0,
@@ -847,6 +847,7 @@ class Sandbox:
             build_failure=build_failure,
             stderr_tail=_tail(stderr, self.stderr_tail_chars),
             stderr_scan=_scan(stderr),
+            stderr_bytes=stderr.seek(0, os.SEEK_END),
             **seen,
         )
         return decide_status(spec, token, observation)

@@ -23,6 +23,7 @@ from workbench.languages.spec import RunSpec
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -134,6 +135,10 @@ class Observation:
         cpu_s: user and system CPU seconds the sample's reaped processes used (GNU time's
             ``%U`` + ``%S``, ``wait4`` of a forked sample's init), build commands included, or
             ``None`` (unknown: no GNU time, killed at the timeout).
+        stderr_bytes: the size in bytes of the captured stderr (a file), or ``None`` (unknown).
+        file_size_limit_bytes: the file-size limit (``RLIMIT_FSIZE``, ``--max-file-mb``) in bytes
+            the sample ran under, or ``None``. A stderr at least this large reached it
+            (:func:`stderr_hit_file_size_limit`).
     """
 
     returncode: int
@@ -157,6 +162,8 @@ class Observation:
     cpu_hard_limit_s: float | None = None
     cpu_count: int | None = None
     cpu_s: float | None = None
+    stderr_bytes: int | None = None
+    file_size_limit_bytes: int | None = None
 
 
 #: a peak resident memory at or above this share of the memory limit or ceiling counts as
@@ -194,6 +201,15 @@ def signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+def stderr_hit_file_size_limit(seen: Observation) -> bool:
+    """Whether the sample's captured stderr reached its file-size limit (``RLIMIT_FSIZE``): its
+    size is at least the limit. The kernel writes a file up to the limit and fails the write that
+    would pass it (``EFBIG``, after ``SIGXFSZ``), so a stderr cut by the limit is exactly that
+    large; what the sandbox appends afterwards (its wrappers' messages) only adds to it."""
+    return (seen.stderr_bytes is not None and seen.file_size_limit_bytes is not None
+            and seen.stderr_bytes >= seen.file_size_limit_bytes)
 
 
 def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome:
@@ -237,6 +253,11 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
 
     A timeout's detail adds the peak resident memory when it was near a bound (a slow allocation
     that the clock ended first). A failure's detail quotes the line of stderr that says what failed (:func:`last_error_line`).
+    When stderr reached the file-size limit (:func:`stderr_hit_file_size_limit`) and the sample did
+    not pass, the status stays (the program's own write failed under the limit and it ended so), but
+    the detail says which limit and the option that raises it instead of quoting the flood's last line
+    (``harness exit status 2: its stderr reached the 64 MiB file-size limit (RLIMIT_FSIZE); writes past it
+    fail, raise it with --max-file-mb``).
 
     Args:
         spec: the run's :class:`RunSpec` (its build commands, exit statuses and
@@ -247,6 +268,21 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
     Returns:
         the outcome; ``duration_s`` and ``build_s`` rounded to 0.1 ms, ``peak_rss_mib`` to 0.1 MiB.
     """
+    decided = _decide_status(spec, token, seen)
+    if decided.status in ("passed", SANDBOX_ERROR) or not stderr_hit_file_size_limit(seen):
+        return decided
+    how = re.split(r"[:;]", decided.detail, maxsplit=1)[0]  # "harness exit status 2", "ended by SIGXFSZ"
+    return dataclasses.replace(decided, detail=f"{how}: its stderr reached the {_limit_words(seen.file_size_limit_bytes)}")
+
+
+def _limit_words(limit_bytes: int) -> str:
+    """``64 MiB file-size limit (RLIMIT_FSIZE); writes past it fail, raise it with --max-file-mb``."""
+    return (f"{limit_bytes / (1 << 20):g} MiB file-size limit (RLIMIT_FSIZE); writes past it fail, "
+            f"raise it with {option_named('max_file_mb')}")
+
+
+def _decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome:
+    """The rules of :func:`decide_status`, before the file-size limit's note."""
     code: int | None = seen.returncode
     sig = None
     if seen.launch_error is not None or not seen.started:
@@ -334,6 +370,8 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
                    if seen.cpu_limit_s is not None and seen.cpu_limit_s < hard_cpu_s else "")
         return outcome("timeout", f"CPU time limit exceeded: ended by SIGKILL after {seen.cpu_s:.1f} CPU seconds, "
                                   f"the hard limit's ({hard_cpu_s:g} s{ignored}){near_words}")
+    if sig == "SIGXFSZ" and seen.file_size_limit_bytes is not None:
+        return outcome("killed", f"ended by SIGXFSZ: a file it wrote reached the {_limit_words(seen.file_size_limit_bytes)}")
     if sig is not None:
         return outcome("killed", f"ended by {sig}{near_words}")
     if code in spec.exit_statuses:

@@ -326,6 +326,7 @@ MockResponder = Callable[[list[dict[str, str]], Mapping[str, Any] | None], str]
 def _ensure_local_provider(model: str) -> None:
     if not model.startswith("local/"):
         return
+    _check_local_model(model[len("local/"):])  # first: importing the provider (litellm) takes seconds
     try:
         from workbench.llm import local  # the in-process llama.cpp provider (optional)
     except ImportError as error:
@@ -335,22 +336,29 @@ def _ensure_local_provider(model: str) -> None:
             f"{option_named('api_base')})."
         ) from error
     local.register()
-    _check_local_model(model[len("local/"):])
 
 
 def _check_local_model(name: str) -> None:
     """Fail before any sample when a ``local/`` model names no registered alias or no file.
 
     Raises:
-        WorkbenchError: the alias is unknown or the ``.gguf`` path does not exist.
+        WorkbenchError: the alias is unknown, the ``.gguf`` path does not exist, or the file does
+            not start with the GGUF magic bytes (``b"GGUF"``, the GGUF specification's header).
     """
     from workbench.llm.models import REGISTRY
 
     if name in REGISTRY:
         return
     if name.endswith(".gguf") or "/" in name or os.sep in name:
-        if not Path(name).expanduser().is_file():
+        path = Path(name).expanduser()
+        if not path.is_file():
             raise WorkbenchError(f"local model file {name!r} not found")
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+        if magic != b"GGUF":
+            raise WorkbenchError(
+                f"local model file {name!r} is not a GGUF file (it starts with {magic!r}, not b'GGUF'): give a "
+                f"llama.cpp .gguf model or a known alias (see `workbench models list`)")
         return
     raise WorkbenchError(
         f"unknown local model alias {name!r}; known aliases: {', '.join(sorted(REGISTRY))} "

@@ -29,6 +29,7 @@ from typing import Any
 from workbench.bias.config import BiasConfig
 from workbench.dedup.config import DedupConfig
 from workbench.errors import WorkbenchError
+from workbench.formatting import count
 from workbench.execute.config import ExecutionConfig
 from workbench.options import JobConfig, Option, OptionError, rename_deprecated, suggestion
 from workbench.score.config import ScoreConfig
@@ -225,8 +226,18 @@ def table_error(table: str, error: OptionError) -> ConfigError:
 
 
 def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], managed: Iterable[str] = (),
-                shared: Mapping[str, str] | None = None) -> None:
+                shared: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """Check the keys of ``[table]``: a key the pipeline sets or one set once elsewhere is refused
+    at once; the unknown keys are returned, for :func:`_refuse_unknown_keys` to name all of them.
+
+    Returns:
+        ``(table, key, suggestion)`` of each unknown key, suggestion `` (did you mean 'x'?)`` or ``""``.
+
+    Raises:
+        ConfigError: a key the pipeline sets, or one of the keys every stage reads from ``[data]``.
+    """
     allowed = sorted(allowed)
+    unknown = []
     for key in given:
         if key in managed:
             why = _MANAGED_WHY.get(key)
@@ -236,7 +247,32 @@ def _check_keys(table: str, given: Mapping[str, Any], allowed: Iterable[str], ma
             raise ConfigError(f"[{table}] {key}: set it once as {shared[key]}, which every stage reads "
                               "(a per-stage value would stop its rows joining the other stages' rows)")
         if key not in allowed:
-            raise ConfigError(f"[{table}] has no key {key!r}{_closest_keys(key, allowed)}; {_where_keys_are(table, allowed)}")
+            unknown.append((table, key, _closest_keys(key, allowed)))
+    return unknown
+
+
+def _refuse_unknown_keys(unknown: list[tuple[str, str, str]], allowed: Mapping[str, list[str]]) -> None:
+    """Refuse every unknown key at once, in one line: one key as ``[score] has no key 'limt' (did
+    you mean 'limit'?); <where the keys are>``, several as ``3 unknown keys: [data] 'sorce' (did
+    you mean 'source'?), [dedup] 'min_token' (...), ...; <where each table's keys are>``.
+
+    Args:
+        unknown: ``(table, key, suggestion)`` as :func:`_check_keys` returns them, in file order.
+        allowed: each table's allowed keys.
+
+    Raises:
+        ConfigError: when ``unknown`` is not empty.
+    """
+    if not unknown:
+        return
+    if len(unknown) == 1:
+        table, key, close = unknown[0]
+        raise ConfigError(f"[{table}] has no key {key!r}{close}; {_where_keys_are(table, allowed[table])}")
+    named = ", ".join(f"[{table}] {key!r}{close}" for table, key, close in unknown)
+    tables = list(dict.fromkeys(table for table, _key, _close in unknown))
+    where = "; ".join(_where_keys_are(table, allowed[table]).replace("its keys", f"keys of [{table}]", 1)
+                      for table in tables)
+    raise ConfigError(f"{count(len(unknown), 'unknown key')}: {named}; {where}")
 
 
 def _closest_keys(key: str, allowed: list[str]) -> str:
@@ -352,9 +388,25 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
             raise ConfigError(f"{table} must be a table ([{table}]), not a {type(value).__name__}")
 
     run = merged.get("run", {})
-    _check_keys("run", run, RUN_KEYS)
+    unknown = _check_keys("run", run, RUN_KEYS)
+    unknown += _check_keys("data", merged.get("data", {}), DATA_KEYS)
+    allowed = {"run": sorted(RUN_KEYS), "data": sorted(DATA_KEYS)}
+    notes: list[str] = []
+    given_keys: dict[str, dict[str, Any]] = {}
+    for table, command_name in SECTION_COMMANDS.items():  # every table's keys before any value: all typos at once
+        try:  # a former key name (``[score] concurrency``) is read as its option, with a note
+            given, renamed = rename_deprecated(COMMAND_CONFIGS[command_name], dict(merged.get(table, {})),
+                                               lambda name, table=table: f"[{table}] {name}")
+        except OptionError as error:
+            raise table_error(table, error) from None
+        notes.extend(renamed)
+        options = COMMAND_CONFIGS[command_name].options()
+        managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
+        allowed[table] = sorted(key for key in options if key not in managed and key not in shared)
+        unknown += _check_keys(table, given, allowed[table], managed, shared)
+        given_keys[table] = given
+    _refuse_unknown_keys(unknown, allowed)
     data = {**_DATA_DEFAULTS, **merged.get("data", {})}
-    _check_keys("data", merged.get("data", {}), DATA_KEYS)
     if not data.get("source"):
         raise ConfigError("[data] source is required (a data file, folder, bundled name or hub id)")
     for key, value in data.items():
@@ -378,18 +430,9 @@ def build_config(raw: Mapping[str, Any], *, overrides: Iterable[str] = (), sourc
     stages = [s for s in STAGES if s in stages]
 
     sections: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
     for table, command_name in SECTION_COMMANDS.items():
-        try:  # a former key name (``[score] concurrency``) is read as its option, with a note
-            given, renamed = rename_deprecated(COMMAND_CONFIGS[command_name], dict(merged.get(table, {})),
-                                               lambda name, table=table: f"[{table}] {name}")
-        except OptionError as error:
-            raise table_error(table, error) from None
-        notes.extend(renamed)
         options = COMMAND_CONFIGS[command_name].options()
-        managed, shared = MANAGED_KEYS[command_name], SHARED_KEYS[command_name]
-        _check_keys(table, given, (key for key in options if key not in managed and key not in shared), managed, shared)
-        sections[table] = {key: _check_value(table, options[key], value) for key, value in given.items()}
+        sections[table] = {key: _check_value(table, options[key], value) for key, value in given_keys[table].items()}
 
     output = run.get("output")
     if output is not None and (not isinstance(output, str) or not output.strip()):
