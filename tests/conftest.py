@@ -1,5 +1,7 @@
-"""Shared fixtures. ``shared_data`` is the project's ``../shared/data`` folder of real data
-(HumanEval, ICE-Score, MultiPL-E); override with WORKBENCH_SHARED_DATA."""
+"""Shared fixtures. ``bundled_data`` is the real data bundled in the package, laid out as in
+``../shared/data`` (tests/bundled_data.py); ``shared_data`` is the project's ``../shared/data`` folder itself
+(HumanEval, ICE-Score, MultiPL-E), for the files that are not bundled and the tests about the shared files;
+override with WORKBENCH_SHARED_DATA."""
 
 from __future__ import annotations
 
@@ -33,6 +35,16 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"shared data folder not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def bundled_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the bundled data sets (HumanEval, the ICE-Score Python, Java and C++ sets, MultiPL-E's
+    Java and C++ problems, the CoNaLa grades) under the paths they have in ``../shared/data``, byte for
+    byte the same files (:data:`bundled_data.LAYOUT`); written once per session, never skipped."""
+    from bundled_data import write_bundled_data
+
+    return write_bundled_data(tmp_path_factory.mktemp("bundled-data"))
 
 
 @pytest.fixture(scope="session")

@@ -1,29 +1,26 @@
 """The real MultiPL-E problems and ICE-Score grade files of one language, for the language plugins'
-tests (``plugins/*/tests``; ``tests/`` is on pytest's ``pythonpath``): where they are, loaded, and the
-labelled samples of a task written as a generations file."""
+tests (``plugins/*/tests``; ``tests/`` is on pytest's ``pythonpath``): written out from the sets bundled
+in the package (``humaneval-<language>``, ``humaneval-codex-<language>``; byte for byte the files of
+``../shared/data``, tests/bundled_data.py), loaded, and the labelled samples of a task written as a
+generations file."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-import pytest
-
-# tests -> repository root -> ../shared/data (as the shared_data fixture of tests/conftest.py)
-_DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from bundled_data import write_bundled_data
 
 
-def multipl_e_files(language: str) -> dict[str, Path]:
-    """The paths of ``problems`` (``multipl-e-codex-<language>/problems.jsonl``) and ``grades``
-    (``ice-score/humaneval_<language>_grade.json``) under ``$WORKBENCH_SHARED_DATA`` (default
-    ``../shared/data``); skips the calling test when either is absent."""
-    root = Path(os.environ.get("WORKBENCH_SHARED_DATA", _DEFAULT_DATA))
-    files = {"problems": root / f"multipl-e-codex-{language}" / "problems.jsonl",
-             "grades": root / "ice-score" / f"humaneval_{language}_grade.json"}
-    if not all(path.is_file() for path in files.values()):
-        pytest.skip(f"MultiPL-E / ICE-Score {language} data not found under {root}")
-    return files
+def multipl_e_files(language: str, folder: Path) -> dict[str, Path]:
+    """Write the bundled MultiPL-E problems and ICE-Score grade file of ``language`` (``java``, ``cpp``)
+    under ``folder`` and return their paths: ``problems`` (``multipl-e-codex-<language>/problems.jsonl``,
+    one MultiPL-E problem per line) and ``grades`` (``ice-score/humaneval_<language>_grade.json``, the
+    file name the loader takes the language from)."""
+    files = {"problems": f"multipl-e-codex-{language}/problems.jsonl",
+             "grades": f"ice-score/humaneval_{language}_grade.json"}
+    write_bundled_data(folder, files.values())
+    return {key: folder / relative for key, relative in files.items()}
 
 
 def load_multipl_e(files: dict[str, Path]) -> dict:

@@ -63,10 +63,10 @@ def test_the_former_flags_are_hidden_from_help():
     assert "--workers" in text and "--concurrency" not in text and "--quiet" not in text
 
 
-def test_score_quiet_still_works_as_no_progress(tmp_path, shared_data):
+def test_score_quiet_still_works_as_no_progress(tmp_path, bundled_data):
     from typer.testing import CliRunner
 
-    data = shared_data / "ice-score" / "humaneval_python_flat.jsonl"
+    data = bundled_data / "ice-score" / "humaneval_python_flat.jsonl"
     args = ["score", str(data), "--method", "chrf", "--limit", "2", "--generation-column", "completion_multipl_e",
             "-o", str(tmp_path / "o")]
     result = CliRunner().invoke(app, [*args, "-q"])

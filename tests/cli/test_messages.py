@@ -23,8 +23,8 @@ from workbench.errors import DataError, MissingColumnError
 ICE_SCORE = "ice-score/humaneval_python_flat.jsonl"
 
 
-def _rows(shared_data: Path, n: int) -> list[dict]:
-    with open(shared_data / ICE_SCORE, encoding="utf-8") as handle:
+def _rows(bundled_data: Path, n: int) -> list[dict]:
+    with open(bundled_data / ICE_SCORE, encoding="utf-8") as handle:
         return [json.loads(next(handle)) for _ in range(n)]
 
 
@@ -46,8 +46,8 @@ def _error(result) -> str:
 # -- a missing column names the option that sets it ------------------------------------------
 
 
-def test_dedup_against_code_column_missing_names_against_code_column(tmp_path: Path, shared_data: Path) -> None:
-    data = _jsonl(tmp_path / "gens.jsonl", _rows(shared_data, 6))
+def test_dedup_against_code_column_missing_names_against_code_column(tmp_path: Path, bundled_data: Path) -> None:
+    data = _jsonl(tmp_path / "gens.jsonl", _rows(bundled_data, 6))
     result = _invoke(["dedup", str(data), "--code-column", "completion_multipl_e", "--against", "humaneval",
                       "--against-code-column", "nope", "-o", str(tmp_path / "out"), "--no-progress"])
     text = _error(result)
@@ -55,14 +55,14 @@ def test_dedup_against_code_column_missing_names_against_code_column(tmp_path: P
     assert "(in split 'test' of humaneval)" in text and "--code-column)" not in text
 
 
-def test_dedup_code_column_missing_still_names_code_column(tmp_path: Path, shared_data: Path) -> None:
-    data = _jsonl(tmp_path / "gens.jsonl", _rows(shared_data, 6))
+def test_dedup_code_column_missing_still_names_code_column(tmp_path: Path, bundled_data: Path) -> None:
+    data = _jsonl(tmp_path / "gens.jsonl", _rows(bundled_data, 6))
     result = _invoke(["dedup", str(data), "--code-column", "nope", "-o", str(tmp_path / "out"), "--no-progress"])
     assert "column 'nope' not found (set it with --code-column)" in _error(result)
 
 
-def test_score_stratified_without_the_outcome_column_names_stratify_column(tmp_path: Path, shared_data: Path) -> None:
-    rows = _rows(shared_data, 8)
+def test_score_stratified_without_the_outcome_column_names_stratify_column(tmp_path: Path, bundled_data: Path) -> None:
+    rows = _rows(bundled_data, 8)
     for row in rows:
         row.pop("passed")
     data = _jsonl(tmp_path / "no_passed.jsonl", rows)
@@ -74,8 +74,8 @@ def test_score_stratified_without_the_outcome_column_names_stratify_column(tmp_p
 
 
 def test_correlate_combine_member_missing_says_the_combine_declaration_names_it(tmp_path: Path,
-                                                                                shared_data: Path) -> None:
-    data = _jsonl(tmp_path / "scores.jsonl", _rows(shared_data, 40))
+                                                                                bundled_data: Path) -> None:
+    data = _jsonl(tmp_path / "scores.jsonl", _rows(bundled_data, 40))
     common = [str(data), "--metric", "codebleu", "--resamples", "40"]
     text = _error(_invoke(["correlate", *common, "--combine", "x=rank-mean:codebleu,nope"]))
     assert "column 'nope' not found (the --combine declaration x=rank-mean:codebleu,nope names it)" in text
@@ -90,8 +90,8 @@ def test_correlate_combine_member_missing_says_the_combine_declaration_names_it(
 # -- --plot names the file written ----------------------------------------------------------
 
 
-def test_correlate_plot_without_suffix_prints_the_png_it_writes(tmp_path: Path, shared_data: Path) -> None:
-    data = _jsonl(tmp_path / "scores.jsonl", _rows(shared_data, 40))
+def test_correlate_plot_without_suffix_prints_the_png_it_writes(tmp_path: Path, bundled_data: Path) -> None:
+    data = _jsonl(tmp_path / "scores.jsonl", _rows(bundled_data, 40))
     target = tmp_path / "out" / "plotfile"
     result = _invoke(["correlate", str(data), "--metric", "codebleu", "--resamples", "40", "--plot", str(target)])
     assert result.exit_code == 0, result.output
@@ -109,8 +109,8 @@ def _semicolon_csv(path: Path) -> Path:
     return path
 
 
-def _truncated_jsonl(path: Path, shared_data: Path) -> Path:
-    lines = [json.dumps(row) for row in _rows(shared_data, 8)]
+def _truncated_jsonl(path: Path, bundled_data: Path) -> Path:
+    lines = [json.dumps(row) for row in _rows(bundled_data, 8)]
     lines[5] = lines[5][:60]  # line 6 cut off inside a string
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -146,8 +146,8 @@ def test_csv_with_an_unquoted_comma_names_the_line(tmp_path: Path) -> None:
 
 
 def test_truncated_jsonl_line_is_named_by_its_line_number_not_as_an_encoding_error(tmp_path: Path,
-                                                                                   shared_data: Path) -> None:
-    data = _truncated_jsonl(tmp_path / "scores.jsonl", shared_data)
+                                                                                   bundled_data: Path) -> None:
+    data = _truncated_jsonl(tmp_path / "scores.jsonl", bundled_data)
     with pytest.raises(DataError) as caught:
         load_records(data)
     message = str(caught.value)
@@ -170,12 +170,12 @@ def test_a_json_document_with_a_fault_names_its_line(tmp_path: Path) -> None:
     ("csv", "rows have different numbers of fields; is the file ;-separated?"),
     ("jsonl", "line 6 is not valid JSON: Unterminated string"),
 ])
-def test_a_loader_error_is_printed_once_by_the_command(tmp_path: Path, shared_data: Path, name: str,
+def test_a_loader_error_is_printed_once_by_the_command(tmp_path: Path, bundled_data: Path, name: str,
                                                         expected: str) -> None:
     """A subprocess, as a user runs it: datasets logs the parser's error on stderr itself
     (its own handler, which CliRunner does not capture) before workbench reports it."""
     data = (_semicolon_csv(tmp_path / "scores.csv") if name == "csv"
-            else _truncated_jsonl(tmp_path / "scores.jsonl", shared_data))
+            else _truncated_jsonl(tmp_path / "scores.jsonl", bundled_data))
     env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache"), "NO_COLOR": "1"}
     done = subprocess.run([sys.executable, "-m", "workbench", "correlate", str(data), "--metric", "codebleu"],
                           capture_output=True, text=True, env=env, timeout=300)
@@ -234,10 +234,10 @@ def test_ctrl_c_in_a_command_without_rows_to_keep_says_so_and_exits_130(tmp_path
     ["correlate", "{data}", "-m", "codebleu", "--length-column", "none", "--json", "{file}/c.json"],
     ["correlate", "{data}", "-m", "codebleu", "--length-column", "none", "--plot", "{file}/c.png"],
 ], ids=["score-o-file", "score-o-under-file", "execute-o-under-file", "correlate-json", "correlate-plot"])
-def test_an_output_under_a_file_is_one_line(tmp_path: Path, shared_data: Path, command: list[str]) -> None:
+def test_an_output_under_a_file_is_one_line(tmp_path: Path, bundled_data: Path, command: list[str]) -> None:
     """These raised ``FileExistsError`` / ``NotADirectoryError`` tracebacks (score and execute
     after loading the data; correlate after the whole bootstrap)."""
-    data = _jsonl(tmp_path / "gens.jsonl", _rows(shared_data, 6))
+    data = _jsonl(tmp_path / "gens.jsonl", _rows(bundled_data, 6))
     blocker = tmp_path / "notes.txt"
     blocker.write_text("mine\n")
     args = [part.format(data=data, file=blocker) for part in command]

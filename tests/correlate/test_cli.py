@@ -13,12 +13,12 @@ from workbench.cli import app
 runner = CliRunner()
 
 
-def test_correlate_on_the_java_grade_file_writes_json_and_plot(shared_data, tmp_path):
+def test_correlate_on_the_java_grade_file_writes_json_and_plot(bundled_data, tmp_path):
     report_path, plot_path = tmp_path / "report.json", tmp_path / "fig" / "correlate.png"
     result = runner.invoke(
         app,
         [
-            "correlate", str(shared_data / "ice-score" / "humaneval_java_grade.json"),
+            "correlate", str(bundled_data / "ice-score" / "humaneval_java_grade.json"),
             "-m", "codebleu", "-m", "gpt35_nswr", "--resamples", "200", "--seed", "9",
             "--json", str(report_path), "--plot", str(plot_path),
         ],

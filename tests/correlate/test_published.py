@@ -2,7 +2,8 @@
 (``ice-score/published_correlations_ice_score.csv``, from terryyz/ice-score ``compute_results.ipynb``;
 its HumanEval rows are copied to ``tests/fixtures``) to 3 decimals: on the flat Python file (and the
 same set bundled in the package, so this runs even without ``../shared``), and on the Java and
-C++ grade files read by the importer."""
+C++ grade files read by the importer (the bundled files, written out under their ICE-Score names by the
+``bundled_data`` fixture)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,8 @@ def test_python_set_reproduces_published_numbers(python_set, test_data):
 
 
 @pytest.mark.parametrize("language", ["java", "cpp"])
-def test_java_and_cpp_grade_files_reproduce_published_numbers(shared_data, test_data, language):
-    path = shared_data / "ice-score" / f"humaneval_{language}_grade.json"
+def test_java_and_cpp_grade_files_reproduce_published_numbers(bundled_data, test_data, language):
+    path = bundled_data / "ice-score" / f"humaneval_{language}_grade.json"
     report = correlate(path, metrics=list(ICE_SCORE_METRICS), n_resamples=20)
     _assert_matches_published(report, _published(test_data, language), list(ICE_SCORE_METRICS))
 
@@ -92,8 +93,8 @@ def test_grade_file_importer_matches_the_flat_file(shared_data):
             assert row[column] == expected[column], column
 
 
-def test_java_grade_file_keeps_the_task_with_19_samples(shared_data):
-    grades = load_records(shared_data / "ice-score" / "humaneval_java_grade.json").splits["test"]
+def test_java_grade_file_keeps_the_task_with_19_samples(bundled_data):
+    grades = load_records(bundled_data / "ice-score" / "humaneval_java_grade.json").splits["test"]
     assert grades.num_rows == 161 * 20 - 1
     assert set(grades["language"]) == {"java"}
     assert all(task.startswith("HumanEval/") for task in grades["task_id"])

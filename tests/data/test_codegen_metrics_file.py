@@ -25,8 +25,9 @@ MODELS = ("baseline", "tranx-annot", "best-tranx", "best-tranx-rerank", "codex")
 
 
 @pytest.fixture(scope="module")
-def conala_dir(shared_data):
-    return shared_data / "codegen-metrics"
+def conala_dir(bundled_data):
+    """The CoNaLa grade files, written from the bundled copies (byte for byte the shared files)."""
+    return bundled_data / "codegen-metrics"
 
 
 def _raw(path):
@@ -77,9 +78,10 @@ def test_human_grades_give_mean_count_spread_and_each_grader(conala_dir):
     assert Counter(table["n_graders"])[3] == 402 and max(table["n_graders"]) == 10
 
 
-def test_bundled_copies_are_the_verbatim_files(conala_dir):
+def test_bundled_copies_are_the_verbatim_files(shared_data):
     from importlib import resources
 
+    conala_dir = shared_data / "codegen-metrics"
     for name in ("conala-all-grades", "conala-human-grades"):
         bundled = resources.files("workbench.data") / "bundled" / f"{name}.json.gz"
         original = (conala_dir / f"{name}.json").read_bytes()
@@ -88,8 +90,8 @@ def test_bundled_copies_are_the_verbatim_files(conala_dir):
         assert by_name.to_list() == load_records(conala_dir / f"{name}.json").splits["test"].to_list()
 
 
-def test_ice_score_grade_file_is_not_taken_for_conala(shared_data):
-    path = shared_data / "ice-score" / "humaneval_java_grade.json"
+def test_ice_score_grade_file_is_not_taken_for_conala(bundled_data):
+    path = bundled_data / "ice-score" / "humaneval_java_grade.json"
     assert looks_like_ice_score_grades(path) and not looks_like_codegen_metrics_grades(path)
 
 

@@ -23,8 +23,8 @@ from workbench.run.config import ConfigError, load_config
 from workbench.run.preflight import run_preflight
 
 
-def _grade_file(shared_data: Path) -> Path:
-    path = shared_data / "ice-score" / "humaneval_java_grade.json"
+def _grade_file(bundled_data: Path) -> Path:
+    path = bundled_data / "ice-score" / "humaneval_java_grade.json"
     if not path.is_file():
         pytest.skip(f"{path} not found")
     return path
@@ -46,8 +46,8 @@ def test_run_language_takes_the_data_and_refuses_contradictions():
     assert row_languages(["toy", "", None, " "], "python") == ["toy", "python", "python", "python"]
 
 
-def test_execute_refuses_a_language_the_data_contradicts_before_running(shared_data, tmp_path):
-    grades = _grade_file(shared_data)
+def test_execute_refuses_a_language_the_data_contradicts_before_running(bundled_data, tmp_path):
+    grades = _grade_file(bundled_data)
     result = CliRunner().invoke(app, ["execute", str(grades), "--completion-column", "generation", "--limit", "1",
                                       "-l", "python", "-o", str(tmp_path / "out.jsonl")])
     assert result.exit_code != 0
@@ -75,16 +75,16 @@ def test_execute_and_score_refuse_data_in_several_languages(tmp_path):
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "score" / "scores.jsonl").exists()
 
 
-def test_score_refuses_a_language_the_data_contradicts(shared_data, tmp_path):
-    result = CliRunner().invoke(app, ["score", str(_grade_file(shared_data)), "-m", "chrf", "--limit", "1",
+def test_score_refuses_a_language_the_data_contradicts(bundled_data, tmp_path):
+    result = CliRunner().invoke(app, ["score", str(_grade_file(bundled_data)), "-m", "chrf", "--limit", "1",
                                       "-l", "python", "-o", str(tmp_path / "score")])
     assert result.exit_code != 0
     assert "--language python contradicts the data" in _flat(result.output)
     assert not (tmp_path / "score" / "scores.jsonl").exists()
 
 
-def test_run_preflight_refuses_a_data_language_the_data_contradicts(shared_data, tmp_path):
-    grades = _grade_file(shared_data)
+def test_run_preflight_refuses_a_data_language_the_data_contradicts(bundled_data, tmp_path):
+    grades = _grade_file(bundled_data)
     path = tmp_path / "pipeline.toml"
     path.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["score_all"]\n[data]\nsource = "{grades}"\n'
                     f'language = "python"\ncode_column = "generation"\n[score]\nmethod = ["chrf"]\n')

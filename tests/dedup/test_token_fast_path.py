@@ -1,7 +1,7 @@
 """The fast token path (a cursor walk over node kind ids, token bags as sorted id arrays)
 gives exactly the tokens and bags of the reference walk (``LanguagePlugin.iter_token_nodes``)
-on real code: the bundled HumanEval and
-ICE-Score sets and the MultiPL-E corpus of ../shared/data (Python, Java, C++ generations).
+on real code: the bundled HumanEval, ICE-Score and MultiPL-E sets (Python, Java, C++ generations; Java
+and C++ run without ../shared/data) and, for Python, the MultiPL-E corpus of ../shared/data.
 Real tree-sitter grammars and plugins; no mocks."""
 
 from __future__ import annotations
@@ -33,19 +33,22 @@ def _python_programs(shared_data: Path) -> list[str]:
     return list(dict.fromkeys(texts))  # each distinct program once
 
 
-def _programs(shared_data: Path, language: str) -> list[str]:
+def _programs(data: Path, language: str) -> list[str]:
+    """``data``: ../shared/data for Python (its MultiPL-E completions are not bundled), else the bundled
+    sets laid out as there (the ``bundled_data`` fixture)."""
     if language == "python":
-        return _python_programs(shared_data)
-    problems = [json.loads(line) for line in (shared_data / f"multipl-e-codex-{language}" / "problems.jsonl").open()]
+        return _python_programs(data)
+    problems = [json.loads(line) for line in (data / f"multipl-e-codex-{language}" / "problems.jsonl").open()]
     texts = [p["prompt"] for p in problems] + [p["prompt"] + p["tests"] for p in problems]
-    for task in json.loads((shared_data / "ice-score" / f"humaneval_{language}_grade.json").read_text()):
+    for task in json.loads((data / "ice-score" / f"humaneval_{language}_grade.json").read_text()):
         texts += [task["intent"] + value for key, value in task.items() if key.isdigit() and isinstance(value, str)]
     return list(dict.fromkeys(texts))
 
 
 @pytest.fixture(scope="module", params=["python", "java", "cpp"])
-def programs(request, shared_data):
-    return request.param, _programs(shared_data, request.param)
+def programs(request):
+    data = request.getfixturevalue("shared_data" if request.param == "python" else "bundled_data")
+    return request.param, _programs(data, request.param)
 
 
 def test_fast_spans_equal_the_reference_walk(programs):

@@ -429,9 +429,9 @@ def test_cli_execute(tmp_path):
     assert bad.exit_code == 1 and "column 'code' not found" in bad.output + str(bad.exception)
 
 
-def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, shared_data):
+def test_agreement_with_ice_score_labels_on_a_slice(tmp_path, bundled_data):
     """A small slice of the 3,220 ICE-Score samples (the full set: benchmarks/execute_bench.py)."""
-    source = shared_data / "ice-score" / "humaneval_python_flat.jsonl"
+    source = bundled_data / "ice-score" / "humaneval_python_flat.jsonl"
     every = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
     rows = [r for r in every if r["passed"] == 1][:12] + [r for r in every if r["passed"] == 0][:12]
     generations = write_jsonl(tmp_path / "gen.jsonl", rows)

@@ -221,9 +221,9 @@ def token_logprobs(pieces, alternatives=None):
 
 
 @pytest.fixture
-def ice_slice(shared_data, tmp_path):
+def ice_slice(bundled_data, tmp_path):
     """Real ICE-Score rows: 2 tasks x 2 samples (one passing, one failing each), as a .jsonl file."""
-    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    rows = [json.loads(line) for line in (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
     picked = []
     for task in ("HumanEval/0", "HumanEval/12"):
         of_task = [r for r in rows if r["task_id"] == task]

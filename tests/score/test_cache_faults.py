@@ -132,9 +132,9 @@ def test_a_folder_where_no_file_can_be_made_is_refused_when_opened_even_for_root
     assert "read and write access" in message and "--cache off" in message and "rerun with --resume" in message
 
 
-def _slice(shared_data, tmp_path, n):
+def _slice(bundled_data, tmp_path, n):
     rows = [json.loads(line) for line, _ in
-            zip((shared_data / "ice-score" / "humaneval_python_flat.jsonl").open(), range(n))]
+            zip((bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open(), range(n))]
     path = tmp_path / "gen.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -146,12 +146,12 @@ def _args(data, out, fake_openai, *more):
             "--workers", "1", *more]
 
 
-def test_score_with_a_damaged_cache_stops_in_one_line_and_resume_after_the_fix_continues(fake_openai, shared_data, tmp_path):
+def test_score_with_a_damaged_cache_stops_in_one_line_and_resume_after_the_fix_continues(fake_openai, bundled_data, tmp_path):
     """The incident: ``--resume --cache-dir cache`` with the damaged pair made every remaining
     sample an ``error`` row (``DatabaseError: database disk image is malformed``) and exited 0.
     Now the run stops at once with one line naming the folder, the SQLite error and the fix;
     the finished rows stay, and ``--resume`` after moving the folder aside scores the rest."""
-    data, out, cache = _slice(shared_data, tmp_path, 6), tmp_path / "out", tmp_path / "cache"
+    data, out, cache = _slice(bundled_data, tmp_path, 6), tmp_path / "out", tmp_path / "cache"
     runner = CliRunner()
     first = runner.invoke(app, _args(data, out, fake_openai, "--cache", "off", "--limit", "3"))
     assert first.exit_code == 0, first.output
@@ -176,10 +176,10 @@ def test_score_with_a_damaged_cache_stops_in_one_line_and_resume_after_the_fix_c
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
 
 
-def test_retry_failed_rescores_the_error_rows_a_damaged_cache_left(fake_openai, shared_data, tmp_path):
+def test_retry_failed_rescores_the_error_rows_a_damaged_cache_left(fake_openai, bundled_data, tmp_path):
     """A run folder scored before the fix holds ``error`` rows saying ``DatabaseError: database
     disk image is malformed``; ``--resume --retry-failed`` with a usable cache scores them again."""
-    data, out = _slice(shared_data, tmp_path, 4), tmp_path / "out"
+    data, out = _slice(bundled_data, tmp_path, 4), tmp_path / "out"
     runner = CliRunner()
     first = runner.invoke(app, _args(data, out, fake_openai, "--cache", "off"))
     assert first.exit_code == 0, first.output
@@ -196,12 +196,12 @@ def test_retry_failed_rescores_the_error_rows_a_damaged_cache_left(fake_openai, 
     assert len(fake_openai.requests) == asked + 2
 
 
-def test_a_full_disk_mid_run_stops_the_run_and_keeps_its_rows(fake_openai, shared_data, tmp_path):
+def test_a_full_disk_mid_run_stops_the_run_and_keeps_its_rows(fake_openai, bundled_data, tmp_path):
     """A full disk while answers are stored (simulated by a file-size limit, RLIMIT_FSIZE, on the
     ``workbench score`` process: a write past it fails with EFBIG, as a full disk fails with
     ENOSPC). The cache's write-ahead log reaches it first: the run stops with one line, the
     rows written so far are kept, run.json says ``failed``, and ``--resume --cache off`` finishes."""
-    data, out, cache = _slice(shared_data, tmp_path, 8), tmp_path / "out", tmp_path / "cache"
+    data, out, cache = _slice(bundled_data, tmp_path, 8), tmp_path / "out", tmp_path / "cache"
     fake_openai.answer = lambda body: "Functional Correctness: 3 " + "x" * 30_000  # stored in cache.db
     ResponseCache(cache).close()  # made before the limit: the open itself writes little
     limit = 400_000

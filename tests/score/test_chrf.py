@@ -11,8 +11,8 @@ from workbench.score.chrf import Chrf
 from workbench.score.job import Columns, load_samples
 
 
-def test_chrf_reproduces_the_shipped_column(shared_data):
-    path = shared_data / "ice-score" / "humaneval_python_flat.jsonl"
+def test_chrf_reproduces_the_shipped_column(bundled_data):
+    path = bundled_data / "ice-score" / "humaneval_python_flat.jsonl"
     rows = [json.loads(line) for line, _ in zip(path.open(), range(200))]
     method = Chrf()
     for row in rows:
@@ -47,9 +47,9 @@ def test_several_references_reproduce_the_shipped_chrf_of_the_conala_set():
     assert all(every_scores[i] >= first_scores[i] for i in several)
 
 
-def test_one_reference_in_a_list_scores_exactly_as_the_text_column(shared_data, tmp_path):
+def test_one_reference_in_a_list_scores_exactly_as_the_text_column(bundled_data, tmp_path):
     """A list column of one reference per row gives bit-for-bit the scores of the text column."""
-    source = shared_data / "ice-score" / "humaneval_python_flat.jsonl"
+    source = bundled_data / "ice-score" / "humaneval_python_flat.jsonl"
     rows = [json.loads(line) for line, _ in zip(source.open(), range(60))]
     path = tmp_path / "gens.jsonl"
     path.write_text("".join(json.dumps({"task_id": r["task_id"], "sample_id": r["sample_id"],

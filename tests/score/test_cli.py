@@ -26,15 +26,15 @@ def _cli(args: list[str], env: dict | None = None) -> subprocess.Popen:
     )
 
 
-def _slice(shared_data, tmp_path, n: int):
-    rows = [json.loads(line) for line, _ in zip((shared_data / "ice-score" / "humaneval_python_flat.jsonl").open(), range(n))]
+def _slice(bundled_data, tmp_path, n: int):
+    rows = [json.loads(line) for line, _ in zip((bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open(), range(n))]
     path = tmp_path / "gen.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path, rows
 
 
-def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data, tmp_path):
-    data, rows = _slice(shared_data, tmp_path, 8)
+def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, bundled_data, tmp_path):
+    data, rows = _slice(bundled_data, tmp_path, 8)
     fake_openai.delay_s = 0.4
     out = tmp_path / "out"
     args = [str(data), "--method", "ice-score", "--model", "openai/fake", "--api-base", fake_openai.api_base,
@@ -66,8 +66,8 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(fake_openai, shared_data,
     assert len(read_jsonl(out / "traces.jsonl")) == 8
 
 
-def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
-    data, _ = _slice(shared_data, tmp_path, 2)
+def test_http_500_and_schema_in_request(fake_openai, bundled_data, tmp_path):
+    data, _ = _slice(bundled_data, tmp_path, 2)
     fake_openai.answer = lambda body: json.dumps(
         {"reference_semantics": "r", "candidate_semantics": "c", "differences": [], "score": 3}
     )
@@ -91,8 +91,8 @@ def test_http_500_and_schema_in_request(fake_openai, shared_data, tmp_path):
     assert report["statuses"]["ice-score"] == {"llm_error": 2} and report["usage"]["errors"] == 4  # 2 samples x 2 attempts
 
 
-def test_cli_errors_are_one_line(shared_data, tmp_path):
-    data, _ = _slice(shared_data, tmp_path, 2)
+def test_cli_errors_are_one_line(bundled_data, tmp_path):
+    data, _ = _slice(bundled_data, tmp_path, 2)
     runner = CliRunner()
     result = runner.invoke(app, ["score", str(data), "--method", "chrf", "--generation-column", "nope", "-o", str(tmp_path / "o")])
     assert result.exit_code == 1 and "Error: column 'nope' not found (set it with --generation-column)" in result.output
@@ -104,10 +104,10 @@ def test_cli_errors_are_one_line(shared_data, tmp_path):
     assert result.exit_code == 1 and "--resume" in result.output
 
 
-def test_no_prompt_with_a_prompt_column_is_refused_in_one_line(shared_data, tmp_path):
+def test_no_prompt_with_a_prompt_column_is_refused_in_one_line(bundled_data, tmp_path):
     """``--no-prompt --prompt-column prompt`` was accepted and the column silently ignored: the two
     say opposite things, so the command line is refused (exit 2) before any data is read."""
-    data, _ = _slice(shared_data, tmp_path, 2)
+    data, _ = _slice(bundled_data, tmp_path, 2)
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["score", str(data), "--method", "chrf", "--no-prompt", "--prompt-column", "prompt",
                                       "-o", str(out), "--no-progress"])
@@ -117,10 +117,10 @@ def test_no_prompt_with_a_prompt_column_is_refused_in_one_line(shared_data, tmp_
     assert not out.exists()
 
 
-def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path, monkeypatch):
+def test_a_missing_api_key_stops_the_run_before_any_sample(bundled_data, tmp_path, monkeypatch):
     """No LLM is called: the preflight fails on the unset OPENAI_API_KEY."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    data, _ = _slice(shared_data, tmp_path, 2)
+    data, _ = _slice(bundled_data, tmp_path, 2)
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["score", str(data), "--method", "ice-score", "--model", "gpt-4o-mini",
                                       "--generation-column", "completion_multipl_e", "-o", str(out), "--no-progress"])
@@ -129,12 +129,12 @@ def test_a_missing_api_key_stops_the_run_before_any_sample(shared_data, tmp_path
     assert read_jsonl(out / "scores.jsonl") == []
 
 
-def test_judge_options_that_no_method_of_the_run_reads_are_refused(shared_data, tmp_path):
+def test_judge_options_that_no_method_of_the_run_reads_are_refused(bundled_data, tmp_path):
     """A new-user probe: `-m ice-score --no-reference` (after ICE-Score's reference-free variant)
     scored with the reference, silently: --no-reference is read by p-correct only. So are
     --analyse-first (p-correct) and --final-step p-correct (dsa-cqe, dsa-cqe-simplified). No LLM
     is called: the options are checked before the data loads."""
-    data, _ = _slice(shared_data, tmp_path, 2)
+    data, _ = _slice(bundled_data, tmp_path, 2)
     runner = CliRunner()
     base = ["score", str(data), "--generation-column", "completion_multipl_e", "--model", "gpt-4o-mini",
             "-o", str(tmp_path / "o"), "--no-progress"]

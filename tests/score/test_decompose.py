@@ -109,10 +109,10 @@ def test_cap_drops_top_level_statements_only_when_nothing_encloses_them(python):
     assert len(decomposition.subcodes) == 2 and decomposition.dropped == 3
 
 
-def test_syntax_errors_are_flagged_not_raised(python, shared_data):
+def test_syntax_errors_are_flagged_not_raised(python, bundled_data):
     import json
 
-    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    rows = [json.loads(line) for line in (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
     import ast
 
     broken = None

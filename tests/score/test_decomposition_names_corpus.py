@@ -95,8 +95,8 @@ def test_the_check_finds_a_missing_name(bench):
     assert check.missing_by_construct == {"bind:MatchAs": 1, "read:Name": 1}
 
 
-def test_corpus_slice_matches_ast_and_symtable(bench, shared_data):
-    programs = bench.corpus(shared_data / "ice-score" / "humaneval_python_flat.jsonl", limit=164 + 300)
+def test_corpus_slice_matches_ast_and_symtable(bench, bundled_data):
+    programs = bench.corpus(bundled_data / "ice-score" / "humaneval_python_flat.jsonl", limit=164 + 300)
     assert len(programs) == 464
     check = bench.check_corpus(programs)
     assert check.programs == 464 and check.subcodes > 2000 and check.occurrences > 15000

@@ -16,10 +16,10 @@ from ctrl_c import interrupt_after_rows
 from ctrl_c import jsonl_rows as _rows
 
 
-def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, shared_data: Path, fake_openai) -> None:
+def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, bundled_data: Path, fake_openai) -> None:
     fake_openai.delay_s = 0.5
     fake_openai.answer = lambda body: "Functional Correctness: 3"
-    lines = (shared_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()[:10]
+    lines = (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()[:10]
     data = tmp_path / "slice.jsonl"
     data.write_text("\n".join(lines) + "\n")
     out = tmp_path / "scored"
@@ -49,8 +49,8 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, sha
     assert len(after) == 10 and after[: len(before)] == before
 
 
-def _slice(shared_data: Path, tmp_path: Path, rows: int) -> Path:
-    lines = (shared_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()[:rows]
+def _slice(bundled_data: Path, tmp_path: Path, rows: int) -> Path:
+    lines = (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").read_text().splitlines()[:rows]
     data = tmp_path / "slice.jsonl"
     data.write_text("\n".join(lines) + "\n")
     return data
@@ -69,12 +69,12 @@ def _wait_for(condition, timeout_s: float, process: subprocess.Popen) -> None:
     assert condition() and process.poll() is None, process.communicate()
 
 
-def test_a_second_ctrl_c_abandons_the_calls_in_flight_and_resume_scores_them(tmp_path, shared_data, fake_openai) -> None:
+def test_a_second_ctrl_c_abandons_the_calls_in_flight_and_resume_scores_them(tmp_path, bundled_data, fake_openai) -> None:
     """Two slow calls in flight (fake server on 127.0.0.1, 30 s per answer): the first Ctrl-C waits for
     them, the second ends the wait at once; nothing half-done is recorded, and --resume scores all."""
     fake_openai.delay_s = 30.0
     fake_openai.answer = lambda body: "Functional Correctness: 3"
-    data, out = _slice(shared_data, tmp_path, 4), tmp_path / "scored"
+    data, out = _slice(bundled_data, tmp_path, 4), tmp_path / "scored"
     command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
                "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "-j", "2",
                "--cache-dir", str(tmp_path / "cache"), "-o", str(out), "--no-progress"]
@@ -101,12 +101,12 @@ def test_a_second_ctrl_c_abandons_the_calls_in_flight_and_resume_scores_them(tmp
     assert len(rows) == 4 and {row["status"] for row in rows} == {"ok"}
 
 
-def test_ctrl_c_sends_no_retry_and_leaves_the_failing_sample_for_resume(tmp_path, shared_data, fake_openai) -> None:
+def test_ctrl_c_sends_no_retry_and_leaves_the_failing_sample_for_resume(tmp_path, bundled_data, fake_openai) -> None:
     """A server that answers 500 after 2 s (fake, 127.0.0.1), 5 retries allowed: after Ctrl-C the call in
     flight ends and no retry is sent; the sample gets no llm_error row, so a plain --resume scores it."""
     fake_openai.delay_s = 2.0
     fake_openai.status = 500
-    data, out = _slice(shared_data, tmp_path, 2), tmp_path / "scored"
+    data, out = _slice(bundled_data, tmp_path, 2), tmp_path / "scored"
     command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
                "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e", "-j", "1",
                "--retries", "5", "--retry-wait", "0.1", "--cache", "off", "-o", str(out), "--no-progress"]

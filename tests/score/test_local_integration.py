@@ -18,9 +18,9 @@ pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 
 @pytest.fixture
-def two_samples(shared_data, tmp_path):
+def two_samples(bundled_data, tmp_path):
     # HumanEval/2 is small (one-line reference), which keeps a CPU run short
-    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    rows = [json.loads(line) for line in (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
     picked = [r for r in rows if r["task_id"] == "HumanEval/2"][:2]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in picked))

@@ -89,9 +89,9 @@ def server():
 
 
 @pytest.fixture
-def four_samples(shared_data, tmp_path):
+def four_samples(bundled_data, tmp_path):
     """Two small tasks (short prompts keep a CPU run short), two samples each."""
-    rows = [json.loads(line) for line in (shared_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
+    rows = [json.loads(line) for line in (bundled_data / "ice-score" / "humaneval_python_flat.jsonl").open()]
     picked = [r for task in ("HumanEval/2", "HumanEval/3") for r in [r for r in rows if r["task_id"] == task][:2]]
     path = tmp_path / "four.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in picked))
