@@ -90,6 +90,24 @@ class DedupOutput:
     #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
     split_files_found: bool | None = None
 
+    def example_ids(self, limit: int = 3) -> tuple[str, list[str]]:
+        """Some ids of the dedup's rows, for a message about ids that do not join.
+
+        Args:
+            limit: the most ids returned.
+
+        Returns:
+            ``(the file they come from, up to limit ids in its order)``: the kept rows of
+            ``kept.csv`` first (every row a dedup did not drop, clustered or not), else the
+            dropped rows of ``removed.csv``, else the members of ``clusters.json``; ``("", [])``
+            when the folder lists no row at all.
+        """
+        for name, ids in (("kept.csv", self.kept_split or {}), ("removed.csv", self.removed),
+                          ("clusters.json", [i for cluster in self.clusters for i in cluster])):
+            if ids:
+                return name, list(ids)[:limit]
+        return "", []
+
     @property
     def id_column(self) -> str | None:
         """The column(s) the dedup read its row ids from, comma-separated as its ``--id-column``

@@ -157,9 +157,11 @@ def run_bias(
     )
     if len(rows) == 0:
         shown = ", ".join(repr(i) for i in table.ids[:3])
+        listed, examples = output.example_ids()
+        theirs = (f"{listed} has e.g. {', '.join(map(repr, examples))}" if examples
+                  else "the dedup output lists no row ids")
         raise DataError(f"{table.source}: none of its {table.rows} rows joins the dedup output {output.folder} "
-                        f"(ids built from {option_named('id_column')} {config.id_column}, e.g. {shown}; clusters.json has e.g. "
-                        f"{', '.join(repr(i) for c in output.clusters[:1] for i in c[:2]) or '(no clusters)'})")
+                        f"(ids built from {option_named('id_column')} {config.id_column}, e.g. {shown}; {theirs})")
     if join.unjoined > join.joined and not config.allow_partial_join:
         numbered = (f"; it has no {SAMPLE_COLUMN} column, so its rows were numbered per task in file order, and "
                     f"those numbers name other rows where the dedup read a real {SAMPLE_COLUMN} column: give the table "

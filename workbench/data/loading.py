@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 import logging
+import math
 import os
 import re
 import warnings
@@ -1397,6 +1398,38 @@ def select_rows(dataset: datasets.Dataset, indices: Sequence[int]) -> datasets.D
     return dataset.select(indices, new_fingerprint=fingerprint)
 
 
+def refuse_missing_cells(values: Sequence[Any], column: str, option: str, where: str, need: str, *,
+                         blank: bool = True) -> None:
+    """Raise :class:`DataError` when some of ``values`` (one column's cells, in row order) is missing:
+    null, a float NaN or blank text (as a missing task id is in ``execute``), which ``str()`` would
+    turn into a split, id or group named ``"None"``, ``"nan"`` or ``""``.
+
+    Args:
+        values: the cells; column: the column's name; option: the option that named it
+            (``--split-column``); where: the data's name for the message; need: why each row
+            needs a value (``"each row goes to the split its value names"``); blank: whether blank
+            text is missing too (``False`` for the split column, whose empty names
+            ``workbench dedup`` refuses in its own words).
+
+    Raises:
+        DataError: one line naming the column, how many rows and the first five (counting from 1).
+    """
+    from workbench.data.samples import id_text
+
+    def absent(value: Any) -> bool:
+        return id_text(value) is None if blank else value is None or (isinstance(value, float) and math.isnan(value))
+
+    missing = [number for number, value in enumerate(values, start=1) if absent(value)]
+    if not missing:
+        return
+    what = "null, NaN or blank" if blank else "null or NaN"
+    shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+    one = len(missing) == 1
+    raise DataError(f"{where}: {count(len(missing), 'row')} {'has' if one else 'have'} no value in {option} {column!r} "
+                    f"({what}; {'row' if one else 'rows'} {shown}, counting from 1); {need}, so fill "
+                    f"{'it' if one else 'them'} in or drop {'that row' if one else 'those rows'}")
+
+
 def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDataset:
     merged = loaded.concatenated(split_column="__source_split__") if len(loaded.splits) > 1 else None
     dataset = merged if merged is not None else next(iter(loaded.splits.values()))
@@ -1404,7 +1437,11 @@ def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDatase
 
     require_columns(dataset, {option_named("split_column"): split_column}, where=loaded.source)
     # as one Arrow column: iterating ``dataset[column]`` formats row by row (seconds for 20k rows)
-    values = [str(v) for v in dataset.with_format("arrow")[split_column].to_pylist()]
+    cells = dataset.with_format("arrow")[split_column].to_pylist()
+    # a null is no split: str() would make it a split named "None", indistinguishable from a real one
+    refuse_missing_cells(cells, split_column, option_named("split_column"), loaded.source,
+                         "each row goes to the split its value names", blank=False)
+    values = [str(v) for v in cells]
     order: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         order.setdefault(value, []).append(index)

@@ -384,6 +384,22 @@ def _length_mismatch(result: DedupResult) -> dict:
     return {"median_tokens": {"rows": row_median, "reference_rows": reference_median}, "length_note": note}
 
 
+#: the per-split rows' exact dup., near dup., clusters and d count what is duplicated within the split
+SPLIT_ROWS_NOTE = "a split's exact dup., near dup., clusters and d count duplicates within that split only"
+
+
+def _with_text(compared: int, text: int, below: str) -> str:
+    """A cross-set figure of the table: the compared rows' count (Allamanis 2019's figure), and when
+    identical short text (``exact_text``) adds to it, the sum first and both parts.
+
+    >>> _with_text(0, 3, "identical text below 20 tokens")
+    '3 (0 compared + 3 identical text below 20 tokens)'
+    >>> _with_text(2, 0, "identical text below 20 tokens")
+    '2'
+    """
+    return str(compared) if not text else f"{compared + text} ({compared} compared + {text} {below})"
+
+
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.2f}%"
 
@@ -411,16 +427,18 @@ class _SplitFigures:
 
     Args:
         title: the table's title; headers: the figures' names (``"\\n"`` breaks a name);
-        sections: ``(split name, the figures as text, in the order of headers)``, ``overall`` last.
+        sections: ``(split name, the figures as text, in the order of headers)``, ``overall`` last;
+        note: a line printed under the table (its caption), or ``None``.
     """
 
-    def __init__(self, title: str, headers: list[str], sections: list[tuple[str, list[str]]]) -> None:
-        self.title, self.headers, self.sections = title, headers, sections
+    def __init__(self, title: str, headers: list[str], sections: list[tuple[str, list[str]]],
+                 note: str | None = None) -> None:
+        self.title, self.headers, self.sections, self.note = title, headers, sections, note
 
     def _by_split(self):
         from rich.table import Table
 
-        table = Table(title=self.title)
+        table = Table(title=self.title, caption=self.note)
         table.add_column("split", overflow="fold", min_width=8)
         for header in self.headers:
             table.add_column(header, justify="right", no_wrap=True)
@@ -431,7 +449,7 @@ class _SplitFigures:
     def _by_figure(self):
         from rich.table import Table
 
-        table = Table(title=self.title)
+        table = Table(title=self.title, caption=self.note)
         table.add_column("figure", no_wrap=True)
         for name, _ in self.sections:
             table.add_column(f"[bold]{escape_markup(name)}[/bold]" if name == "overall" else escape_markup(name),
@@ -470,7 +488,10 @@ def render_report(report: dict) -> list:
     ]
     sections = [(name, [_percent(row[k]) if k == "duplication_factor" else str(row[k]) for k, _ in columns])
                 for name, row in list(report["splits"].items()) + [("overall", report["overall"])]]
-    figures = _SplitFigures(duplication_title(report), [title for _, title in columns], sections)
+    # a cluster counts in a split's row only where 2 or more of its rows are in that split: a train/test
+    # pair is a duplicate overall and in neither split, so those columns need not add up to overall
+    note = (f"{SPLIT_ROWS_NOTE}; overall counts them across splits too" if len(report["splits"]) > 1 else None)
+    figures = _SplitFigures(duplication_title(report), [title for _, title in columns], sections, note)
     renderables: list = [figures]
 
     facts = Table(show_header=False, title="Across splits, groups and reference")
@@ -528,15 +549,24 @@ def render_report(report: dict) -> list:
                       "(skipped.csv too_short, error in detail)")
     cross = report.get("cross_set")
     if cross:
-        facts.add_row("in-train duplicates (files)", str(cross["in_train_duplicates"]))
-        facts.add_row("in-test duplicates (files)", str(cross["in_test_duplicates"]))
-        facts.add_row("cross-set clusters", str(cross["cross_set_clusters"]))
-        facts.add_row("test files with a duplicate in train", str(cross["cross_set_test_files"]))
+        # identical short text (exact_text) is kept out of the Allamanis figures of report.json but never out
+        # of these rows: a test file identical to a train file is the plainest contamination there is
+        below = f"identical text below {report['parameters']['min_tokens']} tokens"
+        for label, key in (("in-train duplicates (files)", "in_train_duplicates"),
+                           ("in-test duplicates (files)", "in_test_duplicates"),
+                           ("cross-set clusters", "cross_set_clusters"),
+                           ("test files with a duplicate in train", "cross_set_test_files")):
+            facts.add_row(label, _with_text(cross[key], cross.get(f"exact_text_{key}", 0), below))
         # of the compared test files (the share's denominator), not of every test file: say both
         test_figures = report["splits"][cross["test_split"]]
-        facts.add_row("share of test with a train duplicate",
-                      f"{_percent(cross['test_share_with_train_duplicate'])} ({cross['cross_set_test_files']} of the "
-                      f"{counted(test_figures['analysed'], 'compared test file')}; {test_figures['files']:,} in all)")
+        share = (f"{_percent(cross['test_share_with_train_duplicate'])} ({cross['cross_set_test_files']} of the "
+                 f"{counted(test_figures['analysed'], 'compared test file')}; {test_figures['files']:,} in all)")
+        text_test = cross.get("exact_text_cross_set_test_files", 0)
+        if text_test:
+            copied = cross["cross_set_test_files"] + text_test
+            share += (f"; counting the {text_test} of {below}: {_percent(_ratio(copied, test_figures['files']))} "
+                      f"({copied} of all {counted(test_figures['files'], 'test file')})")
+        facts.add_row("share of test with a train duplicate", share)
         facts.add_row("cross-set policy", cross["policy"])
     groups = report.get("groups")
     if groups:

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from workbench.data.language_column import LANGUAGE_COLUMN, language_value, row_languages
-from workbench.data.loading import LoadedDataset, describe_non_text
+from workbench.data.loading import LoadedDataset, describe_non_text, refuse_missing_cells
 from workbench.errors import DataError
 from workbench.formatting import count
 from workbench.option_words import option_named
@@ -173,10 +173,14 @@ def collect_rows(
             codes.extend(columns[0])
         else:
             codes.extend(_join_cells(cells) for cells in zip(*columns))
+        where = f"{loaded.source} (split {split!r})"
+        id_cells = [_column(dataset, c) for c in id_columns]
+        for column, cells in zip(id_columns, id_cells):  # a null id would be "" in the outputs, or "None" joined
+            refuse_missing_cells(cells, column, id_option, where, "each row's id names it in the outputs")
         if len(id_columns) == 1:
-            ids.extend(_column(dataset, id_columns[0]))
+            ids.extend(id_cells[0])
         elif id_columns:
-            ids.extend(":".join(map(str, parts)) for parts in zip(*(_column(dataset, c) for c in id_columns)))
+            ids.extend(":".join(map(str, parts)) for parts in zip(*id_cells))
         else:
             ids.extend(f"{split}/{i}" for i in range(n))
         splits.extend([split] * n)
@@ -188,7 +192,11 @@ def collect_rows(
             default_used = default_used or n > 0
             languages.extend([language] * n)
         if groups is not None:
-            groups.extend(_column(dataset, group_column))
+            group_cells = _column(dataset, group_column)
+            # a null is no group: all null rows would be one group named None
+            refuse_missing_cells(group_cells, group_column, option_named("group_column"), where,
+                                 "rows are grouped by its value")
+            groups.extend(group_cells)
         ranges[split] = (start, start + n)
     if default_used:
         get_language(language)  # fail before any work if the default language is unknown or clashes

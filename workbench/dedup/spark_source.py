@@ -59,10 +59,12 @@ from workbench.data.column_types import (
     widened_types,
 )
 from workbench.data.language_column import language_value
-from workbench.data.loading import SkippedFile, value_kind
+from workbench.data.loading import SkippedFile, refuse_missing_cells, value_kind
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.dedup.spark_jobs import SparkJobError, run_job
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
+from workbench.formatting import count
+from workbench.option_words import option_named
 
 #: the formats Spark reads here, by file suffix (``.gz`` stripped first)
 SUFFIX_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
@@ -503,8 +505,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
     code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
+    # concat_ws skips a null part: a row with a null part has no id (refused below), as locally
     id_value = (F.col(id_column[0]) if len(id_column or []) == 1 else
-                F.concat_ws(":", *(F.col(c).cast("string") for c in id_column)) if id_column else F.lit(None))
+                F.when(functools.reduce(lambda a, b: a | b, (F.col(c).isNull() for c in id_column)), F.lit(None))
+                .otherwise(F.concat_ws(":", *(F.col(c).cast("string") for c in id_column))) if id_column else F.lit(None))
     language_cell = F.col(LANGUAGE_COLUMN) if LANGUAGE_COLUMN in columns else F.lit(None)
     group_value = F.col(group_column) if group_column else F.lit(None)
     # (split, file, block, row) positions on the executors, then the small per-row facts to the driver
@@ -523,6 +527,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         keyed.unpersist()
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
+    if split_column:
+        _refuse_missing_splits(source, split_column, layout, keyed)
     if splits:
         for name in splits:
             if name not in layout.order:
@@ -544,6 +550,16 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         n = len(ids) - start
         if not id_column:
             ids[start:] = [f"{split}/{i}" for i in range(n)]
+        try:  # the local loader's refusals, in its words (rows counted within the split)
+            if id_column:
+                refuse_missing_cells(ids[start:], ",".join(id_column), option_named("id_column"),
+                                     f"{source} (split {split!r})", "each row's id names it in the outputs")
+            if groups is not None:
+                refuse_missing_cells(groups[start:], group_column, option_named("group_column"),
+                                     f"{source} (split {split!r})", "rows are grouped by its value")
+        except DataError:
+            keyed.unpersist()
+            raise
         split_names.extend([split] * n)
         ranges[split] = (start, start + n)
     _check_unique(ids, ",".join(id_column or []) or None)
@@ -1101,10 +1117,28 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
 
 
 def _split_names(column: str) -> Any:
-    """A split column's values as the local loader names the splits (``str(value)``; ``None`` for null)."""
+    """A split column's values as the local loader names the splits (``str(value)``); a null stays
+    null (:func:`_refuse_missing_splits` refuses it)."""
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.col(column).cast("string"), F.lit("None"))
+    return F.col(column).cast("string")
+
+
+def _refuse_missing_splits(source: str, column: str, layout: _Layout, keyed: Any) -> None:
+    """Raise :class:`DataError` when rows have no split (a null ``--split-column`` cell), as
+    the local loader does (:func:`~workbench.data.loading.refuse_missing_cells`), naming the first
+    file that holds one; ``keyed`` (the persisted rows) is released first."""
+    missing = [key for split, keys in layout.blocks_of.items() if split is None for key in keys]
+    if not missing:
+        return
+    keyed.unpersist()
+    rows = sum(len(layout.facts[key].ids) for key in missing)
+    first = shown_uri(unquote(min(missing, key=lambda key: (key[1], key[2]))[1]))
+    one = rows == 1
+    raise DataError(f"{source}: {count(rows, 'row')} {'has' if one else 'have'} no value in "
+                    f"{option_named('split_column')} {column!r} (null; the first in {first}); each row goes "
+                    f"to the split its value names, so fill {'it' if one else 'them'} in or drop "
+                    f"{'that row' if one else 'those rows'}")
 
 
 @dataclass
