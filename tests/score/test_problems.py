@@ -146,7 +146,7 @@ def test_score_scores_an_execute_style_file_with_problems(tmp_path, humaneval):
                                                     for task in ("HumanEval/0", "HumanEval/2")])
     again = CliRunner().invoke(app, ["score", str(data), "--generation-column", "completion", "-m", "chrf",
                                      "--problems", str(other), "-o", str(out), "--resume"])
-    assert again.exit_code == 1 and "--problems='humaneval'" in " ".join(again.output.split())
+    assert again.exit_code == 1 and f"--problems 'humaneval' -> '{other}'" in " ".join(again.output.split()), again.output
 
 
 def test_a_problem_set_path_resumes_by_any_spelling(tmp_path, humaneval, monkeypatch):

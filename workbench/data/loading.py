@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import re
+import tomllib
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,24 +53,19 @@ TEXT_BUILDERS = frozenset({"json", "csv"})
 #: sub-folder names of a source-file folder that name a split
 FOLDER_SPLIT_NAMES = frozenset({"train", "test", "validation", "valid", "val", "dev", "eval"})
 
-#: datasets that ship inside the package: name -> (file under workbench/data/bundled, split)
-BUNDLED: Mapping[str, tuple[str, str]] = {
-    "humaneval": ("humaneval.jsonl.gz", "test"),
-    # ICE-Score's HumanEval-Python set: Codex generations with pass/fail and metric scores
-    "humaneval-codex-python": ("humaneval_codex_python_ice_score.jsonl.gz", "test"),
-    # ICE-Score's HumanEval-Java and HumanEval-C++ sets: the grade files verbatim, flattened on load by
-    # workbench.data.ice_score_file (the file name gives the language column)
-    "humaneval-codex-java": ("humaneval_java_grade.json.gz", "test"),
-    "humaneval-codex-cpp": ("humaneval_cpp_grade.json.gz", "test"),
-    # MultiPL-E's Java and C++ translations of the 161 HumanEval tasks: prompt and test harness (the
-    # execute stage's problems for the two sets above)
-    "humaneval-java": ("multipl_e_humaneval_java_problems.jsonl.gz", "test"),
-    "humaneval-cpp": ("multipl_e_humaneval_cpp_problems.jsonl.gz", "test"),
-    # Evtikhiev et al.'s human-graded CoNaLa generations (5 models): one aggregated grade + metric scores,
-    # and the per-grader grades; read by workbench.data.codegen_metrics_file
-    "conala-all-grades": ("conala-all-grades.json.gz", "test"),
-    "conala-human-grades": ("conala-human-grades.json.gz", "test"),
-}
+def _bundled_index() -> dict[str, tuple[str, str]]:
+    """Read ``workbench/data/bundled/datasets.toml``: ``{name: (file, split)}``.
+
+    Raises:
+        KeyError: an entry lacks ``file`` or ``split`` (a packaging fault, caught by the tests).
+    """
+    index = tomllib.loads((resources.files("workbench.data") / "bundled" / "datasets.toml").read_text("utf-8"))
+    return {name: (entry["file"], entry["split"]) for name, entry in index.items()}
+
+
+#: datasets that ship inside the package: name -> (file under workbench/data/bundled, split), read from
+#: ``workbench/data/bundled/datasets.toml`` (the index is data: provenance in ``SOURCES.md`` beside it)
+BUNDLED: Mapping[str, tuple[str, str]] = _bundled_index()
 
 logger = logging.getLogger(__name__)
 
