@@ -234,7 +234,7 @@ def test_a_weaker_isolation_is_warned_of_in_config_terms(tmp_path: Path) -> None
     # an interpreter every user can run: the weaker level refuses one under /root
     execute = 'isolation = "namespaces"\npython = "/usr/bin/python3"'
     preflight = run_preflight(load_config(_config(tmp_path, data, ["execute"], execute=execute)))
-    warning = next(n for n in preflight.notes if "namespaces" in n)
+    warning = next(n for n in preflight.warnings if "namespaces" in n)
     assert ("was chosen ([execute] isolation = \"namespaces\")" in warning
             and "Use [execute] isolation = \"auto\" (or bubblewrap)" in warning), warning
 

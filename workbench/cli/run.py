@@ -177,9 +177,13 @@ def _interval(block: dict | None, coefficient: str) -> str:
 
 
 def _print_preflight_notes(preflight: Any) -> None:
-    """The preflight's warnings (a weaker sandbox, a model to pull, rows a stage will miss), before any stage runs."""
-    for note in preflight.notes:
-        err_console.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
+    """The preflight's findings before any stage runs, marked as the rest of the CLI marks them: its warnings
+    (a weaker sandbox, scored samples execute will miss) as ``warning:``, its notes (a model to pull, rows an
+    ``[execute] limit`` leaves out as asked) as ``note:``."""
+    for warning in preflight.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+    for note in preflight.notes:  # expected outcomes of the config's own settings: information, not faults
+        err_console.print(f"{NOTE} {escape(note)}", soft_wrap=True)
 
 
 def _print_headline(report_json: Path) -> None:

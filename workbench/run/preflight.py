@@ -49,7 +49,12 @@ class Preflight:
     Attributes:
         rows: rows of the dataset (all splits).
         columns: its column names.
-        notes: things worth saying that are not errors (e.g. "the model will be pulled").
+        notes: expected outcomes of the config's own settings, worth saying but no fault ("the model
+            will be pulled", an ``[execute] limit`` that leaves correlate_all the executed rows only).
+        warnings: what weakens the run or makes a stage fail, short of an error (a sandbox weaker than
+            bubblewrap, an ``[execute] limit`` that misses the samples the score stage selects).
+            ``workbench run`` prints them as the rest of the CLI does: ``warning:`` (yellow) and
+            ``note:`` (cyan).
         plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
             config was built.
         available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
@@ -63,6 +68,7 @@ class Preflight:
     rows: int
     columns: set[str]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     plans: list[StagePlan] = field(default_factory=list)
     available: set[str] = field(default_factory=set)
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -312,6 +318,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
             for path in [*plan.outputs, *plan.partial, *map(Path, plan.targets.values())]:
                 require_output_folder(path.parent, f"[run] output {config.output}")
     notes: list[str] = []
+    warnings: list[str] = []
     # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
     # for its row ids, which [data] id_column names otherwise (a corpus of files has no tasks)
     needs_task = bool(stages & (_KEYED_STAGES | {"bias"})) or not data["id_column"]
@@ -382,7 +389,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
         except OptionError as error:
             raise table_error("data", error) from None
         with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
-            _check_sandbox(dataclasses.replace(execution, language=resolved), notes)
+            _check_sandbox(dataclasses.replace(execution, language=resolved), warnings)
     problem_sets: dict = {}
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
@@ -399,9 +406,9 @@ def run_preflight(config: PipelineConfig) -> Preflight:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
     if "score" in stages:
         _check_model(plans, notes)
-    _check_executed_subset(config, plans, inputs, notes)
+    _check_executed_subset(config, plans, inputs, warnings)
     _check_executed_all(plans, inputs, rows, notes)
-    return Preflight(rows=rows, columns=columns, notes=notes, plans=list(plans.values()), available=available,
+    return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=list(plans.values()), available=available,
                      manifest=manifest, fingerprint=fingerprint)
 
 
@@ -536,9 +543,9 @@ def _check_relative_source(config: PipelineConfig) -> None:
         )
 
 
-def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
+def _check_sandbox(execution: ExecutionConfig, warnings: list[str]) -> None:
     """The execute stage's sandbox works and reaches the runner's toolchain; a weaker level than
-    bubblewrap is said before any stage runs (issue 12: a fresh machine without bubblewrap).
+    bubblewrap is added to ``warnings`` before any stage runs (issue 12: a fresh machine without bubblewrap).
 
     Raises:
         SandboxUnavailableError: one sentence saying what to install or which option to set.
@@ -550,13 +557,14 @@ def _check_sandbox(execution: ExecutionConfig, notes: list[str]) -> None:
     except WorkbenchError as error:
         raise type(error)(f"[execute] {error}") from None
     if found.warning:
-        notes.append(found.warning)
+        warnings.append(found.warning)
 
 
 def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int, notes: list[str]) -> None:
     """Say that ``[execute] limit`` below the dataset's rows leaves the every-row correlation
     (``correlate_all``, labelled by the execution results) with only the executed rows: the
-    others have no label and drop out of the join (the run's own correlate output counts them)."""
+    others have no label and drop out of the join (the run's own correlate output counts them).
+    A note: the limit asks for exactly that, as a score run's ``method_limit`` does."""
     if not {"execute", "correlate_all"} <= stages or plans["correlate_all"].skip_reason:
         return
     limit = plans["execute"].config().limit
@@ -570,8 +578,9 @@ def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int
 
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
-                           notes: list[str]) -> None:
-    """Warn when ``[execute] limit`` leaves samples of the score stage's subset unexecuted.
+                           warnings: list[str]) -> None:
+    """Warn (in ``warnings``) when ``[execute] limit`` leaves samples of the score stage's subset unexecuted:
+    samples scored for nothing, and a correlate stage that joins fewer of them, refuses its join or fails.
 
     The score stage chooses its subset (``limit``, ``select``) among all rows of ``[data]
     source``, independently of the execute stage (unless it reads execute's results for
@@ -606,7 +615,7 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
                    f"{'has' if executed_n == 1 else 'have'} a result), unless [correlate] allow_partial_join = true")
     else:
         outcome = f"correlate uses only the {count(executed_n, 'executed one')}"
-    notes.append(
+    warnings.append(
         f"[execute] limit = {executed_limit} runs the first {executed_limit} rows, but {missing} of the "
         f"{len(subset)} samples [score] selects (select = {score.select!r}) are not among them: {outcome}. "
         f"Raise or drop [execute] limit, or set [score] select = \"first\" with a limit up to {executed_limit}"

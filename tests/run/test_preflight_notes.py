@@ -1,0 +1,83 @@
+"""The preflight's lines on the terminal follow the rule of the rest of the CLI (ux36): an expected
+outcome of the config's own settings is a cyan ``note:``, a problem is a yellow ``warning:``. Before,
+every preflight line was printed bare and yellow, so "the other rows are not executed, as you asked"
+read like "the correlate stage will fail". Real preflight and ``workbench run --dry-run`` on a small
+generations file (no LLM is called, no stage runs)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.run.config import load_config
+from workbench.run.preflight import run_preflight
+
+#: an [execute] limit below the rows (correlate_all joins only those: expected) that also misses the
+#: score stage's subset (correlate uses fewer samples than it scores: a problem)
+_CONFIG = """
+[run]
+output = "{output}"
+stages = ["execute", "score", "score_all", "correlate", "correlate_all"]
+[data]
+source = "{source}"
+code_column = "completion"
+label_column = "passed"
+[execute]
+limit = 2
+[score]
+method = ["p-correct", "chrf"]
+model = "openai/judge"
+limit = 4
+select = "first"
+problems = "humaneval"
+"""
+
+_EXECUTED_ALL = "[execute] limit = 2 executes 2 of the 6 rows: correlate_all"
+_EXECUTED_SUBSET = "[execute] limit = 2 runs the first 2 rows, but 2 of the 4 samples [score] selects"
+
+
+@pytest.fixture
+def config_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
+    rows = [{"task_id": f"HumanEval/{task}", "sample_id": sample, "completion": "    return None\n",
+             "passed": sample % 2} for task in range(3) for sample in range(2)]
+    source = tmp_path / "gens.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = tmp_path / "c.toml"
+    path.write_text(_CONFIG.format(output=tmp_path / "run", source=source))
+    return path
+
+
+def test_the_preflight_keeps_notes_apart_from_warnings(config_path: Path) -> None:
+    preflight = run_preflight(load_config(config_path))
+    assert [n for n in preflight.notes if n.startswith(_EXECUTED_ALL)], preflight.notes
+    assert not [n for n in preflight.notes if n.startswith(_EXECUTED_SUBSET)], preflight.notes
+    assert [w for w in preflight.warnings if w.startswith(_EXECUTED_SUBSET)], preflight.warnings
+
+
+def test_dry_run_prints_a_cyan_note_and_a_yellow_warning(config_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prefixes through the CLI, and their colours on a colour terminal (a console that records ANSI)."""
+    said = CliRunner().invoke(app, ["run", str(config_path), "--dry-run"], env={"OPENAI_API_KEY": "sk-test"})
+    assert said.exit_code == 0, said.output
+    text = " ".join(said.output.split())
+    assert f"note: {_EXECUTED_ALL}" in text, text
+    assert f"warning: {_EXECUTED_SUBSET}" in text, text
+
+    import workbench.cli.run as run_cli
+
+    screen = io.StringIO()
+    monkeypatch.setattr(run_cli, "err_console", Console(file=screen, force_terminal=True, color_system="standard",
+                                                        highlight=False, width=400))
+    run_cli._print_preflight_notes(run_preflight(load_config(config_path)))
+    lines = screen.getvalue().splitlines()
+    [note] = [line for line in lines if _EXECUTED_ALL in line]
+    [warning] = [line for line in lines if _EXECUTED_SUBSET in line]
+    assert note.startswith("\x1b[36mnote:\x1b[0m "), repr(note)  # cyan, as every other note of the CLI
+    assert warning.startswith("\x1b[33mwarning:\x1b[0m "), repr(warning)  # yellow, the message itself plain
+    assert "\x1b[33m" not in note and "\x1b[36m" not in warning
