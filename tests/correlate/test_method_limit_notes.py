@@ -62,3 +62,45 @@ def test_rows_missing_beyond_the_limit_stay_a_warning(tmp_path):
     report = correlate(wide, metrics=["chrf", "codebleu"], n_resamples=50, seed=0)
     assert "chrf: 1 row left out (1 missing, 0 non-numeric, 0 infinite)" in report.warnings
     assert any(n.startswith("chrf: scored on 3 samples of the 12") for n in report.notes)
+
+
+def test_the_per_cluster_report_of_correlate_dedup_has_the_method_limit_notes_too(tmp_path):
+    """``workbench correlate --dedup``: the scores were read as a table there, so neither the all-rows nor the
+    one-per-cluster report knew the score run's limit (three warnings again, none at all for the per-cluster
+    report, whose warnings and notes were never printed). The dedup here (real ``workbench dedup`` over the
+    scored rows' code) removes one row of chrf's 4 and one past them: one row per cluster has chrf on 3 of 10
+    rows, all by design."""
+    import gzip
+    from pathlib import Path
+
+    wide = _score(tmp_path / "limited", ["chrf=4"])
+    rows = [json.loads(line) for line in wide.read_text().splitlines()]
+    bundled = Path(__file__).resolve().parents[2] / "workbench" / "data" / "bundled"
+    with gzip.open(bundled / "humaneval_codex_python_ice_score.jsonl.gz", "rt") as handle:
+        code = {(r["task_id"], r["sample_id"]): r["completion_multipl_e"] for r in map(json.loads, handle)}
+    generations = [{"task_id": r["task_id"], "sample_id": r["sample_id"], "code": code[(r["task_id"], r["sample_id"])]}
+                   for r in rows]
+    assert [r.get("chrf") is not None for r in rows] == [True] * 4 + [False] * 8
+    generations[2]["code"] = generations[0]["code"]  # a scored row: removed as a copy of the first
+    generations[7]["code"] = generations[6]["code"]  # a row past the limit
+    (tmp_path / "gens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in generations))
+    runner = CliRunner()
+    dedup = runner.invoke(app, ["dedup", str(tmp_path / "gens.jsonl"), "--code-column", "code", "--id-column",
+                                "task_id,sample_id", "--min-tokens", "5", "--no-progress", "-o", str(tmp_path / "dd")])
+    assert dedup.exit_code == 0, dedup.output
+    said = runner.invoke(app, ["correlate", str(wide), "--metric", "chrf", "--metric", "codebleu", "--resamples", "50",
+                               "--length-column", "none", "--dedup", str(tmp_path / "dd"), "--json",
+                               str(tmp_path / "r.json")], terminal_width=200)
+    assert said.exit_code == 0, said.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    per_cluster = report["deduplicated"]
+    assert per_cluster["selection"]["kept"] == 10
+    for notes, warnings, n in ((report["notes"], report["warnings"], 12), (per_cluster["notes"], per_cluster["warnings"], 10)):
+        assert not [w for w in warnings if w.startswith("chrf:")], warnings
+        [note] = [note for note in notes if note.startswith("chrf:")]
+        assert note.startswith(f"chrf: scored on {4 if n == 12 else 3} samples of the {n}, as the score run's "
+                               "method_limit chrf=4 asks"), note
+    text = " ".join(said.output.split())
+    assert "note: chrf: scored on 4 samples of the 12" in text, text
+    assert "note: one row per cluster: chrf: scored on 3 samples of the 10" in text, text
+    assert "warning: chrf" not in text and "warning: one row per cluster: chrf" not in text, text

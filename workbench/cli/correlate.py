@@ -129,6 +129,11 @@ def _print_per_cluster(report: CorrelationReport) -> None:
         f"{count(selection.rows_in_clusters, 'row')} in {count(selection.clusters, 'cluster')}"
         + (f"; {count(selection.unknown_ids, 'row')} not in the dedup output (kept)" if selection.unknown_ids else "")
     )
+    # the per-cluster report's own warnings and notes (a method_limit, small n), marked as whose they are
+    for warning in report.deduplicated.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] one row per cluster: {escape(str(warning))}")
+    for note in report.deduplicated.notes:
+        err_console.print(f"{NOTE} one row per cluster: {escape(str(note))}")
 
 
 def _difference_cell(difference: PairedDifference | None) -> str:

@@ -81,6 +81,8 @@ def correlate(
     baselines: Sequence[str] = (),
     allow_partial_join: bool = False,
     label_kind: str = "outcome",
+    method_limits: Mapping[str, int] | None = None,
+    limited_rows: Mapping[str, int] | None = None,
 ) -> CorrelationReport:
     """Correlate metric scores with execution results (or human grades), pooled and per problem, with task-level
     bootstrap confidence intervals, paired metric comparisons, each metric's correlation with
@@ -134,6 +136,13 @@ def correlate(
             mistake is an error) or ``"graded"`` (an ordinal or continuous grade: any finite
             number; the report then has no pass rate and no means by outcome, and ties in the
             grade are handled by tau-b and the average ranks of Spearman's rho).
+        method_limits: method -> N, the methods that have values on the first N rows of ``scores`` only, by
+            design (a score run's ``method_limit``): their other rows and the intervals too few tasks
+            withhold are notes, not warnings. Default: :func:`score_method_limits` of ``scores`` (the
+            ``run.json`` beside a ``scores_wide.jsonl`` path; none for a table given otherwise).
+        limited_rows: method -> how many rows of ``scores`` lie within that method's first N scored rows; default
+            N itself. Fewer on a selection of the scored rows (one row per cluster, ``--dedup``), whose rows past
+            those are the ones the method has no value on by design.
 
     Returns:
         a :class:`~workbench.correlate.results.CorrelationReport`.
@@ -215,7 +224,8 @@ def correlate(
     source = score_name if result_data is None else f"{score_name} + {names[1]}"
     report = correlate_table(
         table, settings, source=source, label=label, combinations=combinations, baselines=baselines,
-        method_limits=score_method_limits(scores),
+        method_limits=score_method_limits(scores) if method_limits is None else method_limits,
+        limited_rows=limited_rows,
     )
     report.warnings[:0] = left_out
     return report
@@ -296,9 +306,13 @@ def run_correlate(
                       else [config.task_column, config.sample_column or DEFAULT_SAMPLE_COLUMN])
         subset, selection = one_row_per_cluster(dataset, config.dedup, id_columns,
                                                 allow_partial_join=config.allow_partial_join)
-        report = correlate(dataset, **options)
+        # the scores are passed on as a table: the score run's method_limit is read from the path here, and
+        # one row per cluster keeps of a limited method's first N rows those the selection kept
+        limits = score_method_limits(scores)
+        report = correlate(dataset, **options, method_limits=limits)
         report.source = name if config.results is None else f"{name} + {report.source.split(' + ', 1)[1]}"
-        report.deduplicated = correlate(subset, **options)
+        report.deduplicated = correlate(subset, **options, method_limits=limits, limited_rows={
+            method: selection.kept_among_first(limit) for method, limit in limits.items()})
         report.deduplicated.source = f"{report.source}, one row per cluster of {config.dedup}"
         report.per_cluster = selection
         report.per_cluster_differences = per_cluster_differences(report, report.deduplicated)
@@ -323,12 +337,15 @@ def correlate_table(
     combinations: Sequence[Combination] = (),
     baselines: Sequence[str] = (),
     method_limits: Mapping[str, int] | None = None,
+    limited_rows: Mapping[str, int] | None = None,
 ) -> CorrelationReport:
     """The statistics for a prepared :class:`CorrelationTable` (see :func:`correlate`).
 
     ``method_limits`` (method -> N: the score run's ``method_limit``, :func:`score_method_limits`)
     says which metrics have values on the first N samples only, by design: their other rows and
     the intervals too few tasks withhold are told in :attr:`CorrelationReport.notes`, not warnings.
+    ``limited_rows`` (method -> rows of this table among those N; default N) is smaller on a selection
+    of the scored rows (one row per cluster).
 
     Returns:
         a :class:`CorrelationReport`.
@@ -346,7 +363,8 @@ def correlate_table(
     # which on a busy 2-core machine doubled the CPU time (benchmarks/correlate_bench.py).
     with threadpool_limits(limits=1, user_api="blas"):
         report = _correlate_table(table, settings, source=source, label=label, baselines=tuple(dict.fromkeys(baselines)),
-                                  combined=summaries, method_limits=dict(method_limits or {}))
+                                  combined=summaries, method_limits=dict(method_limits or {}),
+                                  limited_rows=dict(limited_rows or {}))
     return report
 
 
@@ -519,11 +537,13 @@ def _correlate_table(
     baselines: tuple[str, ...],
     combined: dict[str, CombinationSummary],
     method_limits: dict[str, int] | None = None,
+    limited_rows: dict[str, int] | None = None,
 ) -> CorrelationReport:
     counts = task_resample_counts(len(table.task_ids), settings)
     warnings: list[str] = []
     notes: list[str] = []
     method_limits = method_limits or {}
+    limited_rows = limited_rows or {}
     too_few = resamples_problem(settings.n_resamples, settings.confidence)
     if too_few:  # the commands refuse this; a library call is told in the output
         warnings.append(f"bootstrap: {too_few}")
@@ -548,8 +568,10 @@ def _correlate_table(
                 )
             continue
         # a method the score run limited (method_limit N): the rows past its first N have no value by design
+        # (on one row per cluster, past those of the N the selection kept)
         limit = method_limits.get(name) if name not in combined else None
-        by_design = min(excluded.missing, max(0, len(values) - limit)) if limit is not None else 0
+        within = limited_rows.get(name, limit) if limit is not None else None
+        by_design = min(excluded.missing, max(0, len(values) - within)) if within is not None else 0
         if excluded.total > by_design:
             missing = excluded.missing - by_design
             why = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import datasets
 import numpy as np
@@ -30,6 +30,7 @@ class ClusterSelection:
         rows: rows of the table; kept: rows left (one per cluster and every row in no cluster).
         rows_in_clusters: rows in a cluster; clusters: clusters with a row here.
         unknown_ids: rows whose id the dedup output does not have (kept: not known duplicates).
+        positions: the 0-based positions in the table of the rows kept, ascending (not in :meth:`to_dict`).
     """
 
     dedup_output: str
@@ -39,9 +40,21 @@ class ClusterSelection:
     rows_in_clusters: int
     clusters: int
     unknown_ids: int
+    positions: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return {**self.__dict__, "id_columns": list(self.id_columns), "rows_left_out": self.rows - self.kept}
+        fields = {k: v for k, v in self.__dict__.items() if k != "positions"}
+        return {**fields, "id_columns": list(self.id_columns), "rows_left_out": self.rows - self.kept}
+
+    def kept_among_first(self, n: int) -> int:
+        """How many of the table's first ``n`` rows are kept: where a method has values on the first
+        ``n`` rows only (a score run's ``method_limit``), the kept rows it has values on, by design.
+
+        Example:
+            >>> ClusterSelection("dd", ("task_id",), 5, 3, 2, 1, 0, positions=(0, 2, 4)).kept_among_first(3)
+            2
+        """
+        return int(np.searchsorted(np.asarray(self.positions, dtype=np.int64), n, side="left"))
 
 
 def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLike[str],
@@ -95,9 +108,10 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
                         f"written another way (007 vs 7) or another dataset: check {option_named('dedup_id_column')}, or "
                         f"{option_set('allow_partial_join')} if the table really has rows the dedup never saw")
     chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
+    positions = np.flatnonzero(chosen).tolist()
     selection = ClusterSelection(
         dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),
         rows_in_clusters=int(np.count_nonzero(cluster >= 0)), clusters=int(np.unique(cluster[cluster >= 0]).size),
-        unknown_ids=unknown,
+        unknown_ids=unknown, positions=tuple(positions),
     )
-    return dataset.select(np.flatnonzero(chosen).tolist()), selection
+    return dataset.select(positions), selection
