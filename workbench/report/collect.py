@@ -202,12 +202,41 @@ def _correlation_labels(run: dict[str, Any] | None) -> dict[str, str | None]:
     return out
 
 
+def shipped_label_kind(config: dict[str, Any] | None, label_column: str, correlations: dict[str, Any],
+                       bias: dict[str, Any] | None) -> str:
+    """What the dataset's shipped label column holds: ``"graded"`` where the run declared it a grade
+    (``[data] label_kind``, or the ``label_kind`` of a ``[correlate]``/``[bias]`` table that reads that
+    column, as :mod:`workbench.run.config` gives it to them) or a correlate or bias report read that column
+    as a grade; else ``"outcome"`` (0/1 or a pass ratio).
+
+    Args:
+        config: ``run.json``'s ``config`` (the tables as the run read them), or ``None``.
+        label_column: ``[data] label_column`` (the report's default ``passed`` without one).
+        correlations: scope -> correlate report or ``None``; bias: :func:`~workbench.report.sections.bias_section`.
+    """
+    tables = config if isinstance(config, dict) else {}
+    data = tables.get("data") if isinstance(tables.get("data"), dict) else {}
+    declared = [data.get("label_kind")]
+    for name in ("correlate", "bias"):
+        table = tables.get(name) if isinstance(tables.get(name), dict) else {}
+        if table.get("label") in (None, label_column):
+            declared.append(table.get("label_kind"))
+    for report in correlations.values():
+        counts = report.get("counts") if isinstance(report, dict) and isinstance(report.get("counts"), dict) else {}
+        if report and report.get("label") == label_column:
+            declared.append(counts.get("label_kind"))
+    if isinstance(bias, dict) and bias.get("label") == label_column:
+        declared.append(bias.get("label_kind"))
+    return "graded" if "graded" in declared else "outcome"
+
+
 def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
-            label_column: str, run: dict[str, Any] | None = None) -> tuple[dict, str]:
+            label_column: str, run: dict[str, Any] | None = None, graded: bool = False) -> tuple[dict, str]:
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column; and
     where they came from, as the correlate stages read them (``run.json``): execution results
     in the folder that no correlate stage read (``[run] stages`` left out an execute stage that
-    was out of date) are not the label of the correlations shown."""
+    was out of date) are not the label of the correlations shown. A ``graded`` label column (a grade,
+    :func:`shipped_label_kind`) gives no 0/1: its grades 0 and 1 are not fail and pass."""
     used = _correlation_labels(run)
     shipped = {name: column for name, column in used.items() if column is not None}
     ours = f"our execution results, {RunLayout.EXECUTE_RESULTS}"
@@ -226,7 +255,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
                  if r.get("passed") in (0, 1, True, False)}, ours)
     labels = {}
-    for row in data_rows or []:
+    for row in [] if graded else data_rows or []:
         value = row.get(label_column)
         if isinstance(value, str) and value.strip() in ("0", "1"):
             value = int(value)
@@ -370,7 +399,10 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     correlations = correlation_section(folder)
     scoring = scoring_section(folder)
     headline = _headline(correlations, scoring, is_published_set(data_rows))
-    labels, label_source = _labels(results, data_rows, dataset.columns["label"], run)
+    bias = bias_section(folder)
+    # a shipped grade is no pass/fail: neither the scores' split by outcome nor the agreement with execution reads it
+    shipped_kind = shipped_label_kind(config, str(dataset.columns["label"]), correlations, bias)
+    labels, label_source = _labels(results, data_rows, dataset.columns["label"], run, graded=shipped_kind == "graded")
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
         folder,
@@ -381,8 +413,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
-    execution = execution_section(folder, results, data_rows, dataset.columns["label"])
-    bias = bias_section(folder)
+    execution = execution_section(folder, results, data_rows, dataset.columns["label"], shipped_kind)
     checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results,
                                 path)
     for view in views:
@@ -395,7 +426,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "config": config,
         "state": run_state(run, stages),
         "language": dataset.columns["language"],
-        "dataset": {"source": dataset.source, "columns": dataset.columns},
+        "dataset": {"source": dataset.source, "columns": dataset.columns, "label_kind": shipped_kind},
         "data_check": checked,
         "stages": stages,
         "notes": section_notes(stages),

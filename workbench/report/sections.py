@@ -308,6 +308,48 @@ def _binary(value: Any) -> int | None:
     return None
 
 
+def _number(value: Any) -> float | None:
+    """A finite number cell (an int, a float, or text that reads as one), else ``None``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def grade_by_outcome(results: list[dict[str, Any]], data_rows: list[dict[str, Any]], label_column: str, *,
+                     declared: bool, example: float | None = None) -> dict[str, Any]:
+    """What our execution and a shipped grade say together, where no pass/fail agreement exists: the mean
+    grade of the samples that passed and of those that failed.
+
+    Args:
+        results: execution rows (``passed`` 0/1); data_rows: the dataset rows with the grade in ``label_column``.
+        declared: the run declared the column a grade (``[data] label_kind = "graded"``); else ``example``, one
+            of its values outside [0, 1], says why it was taken for one.
+
+    Returns:
+        ``{"label_column", "declared", "example", "matched" (samples with both a verdict and a grade),
+        "by_outcome": {"passed" | "failed": {"n", "mean"}}}``; ``mean`` is ``None`` for an empty group.
+    """
+    grades = {sample_key(r.get("task_id"), r.get("sample_id")): _number(r.get(label_column)) for r in data_rows}
+    groups: dict[str, list[float]] = {"passed": [], "failed": []}
+    for row in results:
+        grade = grades.get(sample_key(row.get("task_id"), row.get("sample_id")))
+        ours = _binary(row.get("passed"))
+        if grade is not None and ours is not None:
+            groups["passed" if ours == 1 else "failed"].append(grade)
+    if example is not None and float(example).is_integer():
+        example = int(example)
+    return {
+        "label_column": label_column, "declared": declared, "example": example,
+        "matched": sum(len(values) for values in groups.values()),
+        "by_outcome": {name: {"n": len(values), "mean": math.fsum(values) / len(values) if values else None}
+                       for name, values in groups.items()},
+    }
+
+
 def _asked_ks(summary: Mapping[str, Any] | None) -> tuple[int, ...]:
     """The ks the execute stage reported pass@k for (its summary), else the default ones."""
     found = (summary or {}).get("pass_at_k")
@@ -380,15 +422,21 @@ def _applied_memory_limit(summary: dict[str, Any] | None) -> int | None:
 
 def execution_section(
     folder: RunFolder, results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
-    label_column: str = "passed",
+    label_column: str = "passed", label_kind: str = "outcome",
 ) -> dict[str, Any] | None:
     """Pass rate, statuses, isolation and agreement of our execution with the shipped label.
+
+    A shipped label that is a grade (``label_kind="graded"``, or a column holding a number outside [0, 1])
+    has no pass/fail to agree with: ``agreement`` is then ``None`` and ``graded_label`` gives the mean
+    grade of the samples our execution passed and of those it failed (:func:`grade_by_outcome`).
 
     Args:
         folder: the run folder (for ``execute/results.summary.json``, or an older ``execute/summary.json``).
         results: ``execute/results.jsonl`` rows, or ``None`` when missing.
         data_rows: the dataset rows (for the shipped label), or ``None``.
-        label_column: the dataset's shipped pass/fail column.
+        label_column: the dataset's shipped label column.
+        label_kind: what it holds, as the run declared it (``[data] label_kind``): ``"outcome"`` (0/1)
+            or ``"graded"``.
 
     Returns:
         ``None`` without results; else ``{"rows", "passed", "pass_rate" (passed / rows), "pass_at_k"
@@ -396,8 +444,10 @@ def execution_section(
         "isolation", "isolation_description", "memory", "flaky", "summary", "not_passed" (:func:`not_passed`), "agreement"}`` where
         ``flaky`` is :func:`~workbench.execute.result_file.flaky_summary` of the rows (``--repeat``), 
         ``memory`` is :func:`~workbench.execute.result_file.memory_summary` of the rows (peak resident MiB per sample,
-        against the address-space limit the summary says was applied), ``agreement`` is ``None`` without a shipped label, or ``{"matched", "agree", "rate", "kappa",
-        "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``.
+        against the address-space limit the summary says was applied), ``agreement`` is ``None`` without a shipped
+        pass/fail label, or ``{"matched", "agree", "rate", "kappa",
+        "both_pass", "both_fail", "ours_only_pass", "shipped_only_pass", "examples"}``; ``graded_label`` is ``None``
+        unless the shipped label is a grade (:func:`grade_by_outcome`).
     """
     if results is None:
         return None
@@ -425,8 +475,15 @@ def execution_section(
         "summary": summary,
         "not_passed": not_passed(results),
         "agreement": None,
+        "graded_label": None,
     }
     if not data_rows or not any(label_column in row for row in data_rows):
+        return section
+    beyond = next((value for value in (_number(row.get(label_column)) for row in data_rows)
+                   if value is not None and not 0 <= value <= 1), None)
+    if label_kind == "graded" or beyond is not None:
+        section["graded_label"] = grade_by_outcome(results, data_rows, label_column, declared=label_kind == "graded",
+                                                   example=None if label_kind == "graded" else beyond)
         return section
     shipped = {sample_key(r.get("task_id"), r.get("sample_id")): _binary(r.get(label_column)) for r in data_rows}
     table = Counter()
