@@ -84,6 +84,8 @@ def test_the_report_names_the_grade_not_execution(graded_run: dict) -> None:
     assert not re.search("correlation with execution|execution label", text, re.I), text
     report = json.loads((graded_run["run"] / "report.json").read_text())
     assert report["label"]["kind"] == "graded" and report["label"]["noun"] == "the grade 'grade'"
+    # no pass/fail split of the scores behind the page either: grades 0 and 1 are not fail and pass
+    assert report["distributions"] == {} and report["dataset"]["label_kind"] == "graded"
 
 
 def test_the_terminal_headline_names_the_grade(graded_run: dict) -> None:
