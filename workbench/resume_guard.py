@@ -94,6 +94,26 @@ def recorded_path(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] 
     return run_folder_relative(Path(identity), Path(run_dir).resolve()) or identity
 
 
+def shown_path(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] | None) -> str:
+    """A path as a job's output names it (correlate's ``source``, bias's ``dedup_output``, the
+    execute summary's ``output``, score's ``run.json`` ``paths``): inside ``run_dir`` (the
+    ``workbench run`` folder) relative to it, as ``<run folder>/dedup``, so the outputs of the
+    folder moved (``mv``) or copied (``cp -a``) do not name its old location; anything else as
+    given (a path outside the folder, a bundled name, a hub id).
+
+    Args:
+        path: a path (it need not exist yet: an output file), or a name.
+        run_dir: the run folder (``None``: a job run on its own; ``path`` as given).
+
+    Returns:
+        the text to write.
+    """
+    text = os.fspath(path)
+    if run_dir is None or not (os.path.isabs(text) or os.path.exists(text)):
+        return text
+    return run_folder_relative(Path(text).resolve(), Path(run_dir).resolve()) or text
+
+
 def run_folder_relative(path: Path, root: Path) -> str | None:
     """``path`` (absolute) as ``<run folder>/...`` when it lies inside ``root`` (absolute), else ``None``."""
     try:

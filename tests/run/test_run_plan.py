@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 import shutil
 import threading
 from collections import Counter
@@ -138,6 +139,63 @@ def test_the_same_run_folder_named_otherwise_moved_or_copied_keeps_its_stages(
     changed = run_pipeline(load_config(config_path, overrides=[f'run.output="{tmp_path / "moved"}"',
                                                                "correlate.resamples=150"]))
     assert _statuses(changed)["correlate_all"] == "ran" and _statuses(changed)["execute"] == "up-to-date"
+
+
+def _strings(value, where: str = ""):
+    """Every text of a JSON value, with where it is (``.stages.bias.argv[0]``)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{where}[{index}]")
+    elif isinstance(value, str):
+        yield where, value
+
+
+def test_the_outputs_of_a_moved_run_folder_name_its_paths_relative_to_it(tmp_path: Path) -> None:
+    """cli37: after ``mv`` of a run folder, its up-to-date stages' outputs still named the old
+    location: correlate's ``source``, bias's ``dedup_output`` and ``metrics_source``, execute's
+    summary ``output``, score's ``run.json`` ``paths`` (and the report, which copies them). A path
+    inside the run folder is written relative to it now (``<run folder>/...``), as the records that
+    a resume compares are; only the command lines that ran name the folder as it was named then.
+    Real dedup (in-set and against HumanEval), execution, chrF, correlation and bias (no LLM)."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["decontaminate", *FULL]
+    config_path = _write_config(tmp_path, data, stages, '[decontaminate]\nagainst = "humaneval"\n')
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    run, moved = tmp_path / "run", tmp_path / "moved"
+    correlation = json.loads((run / "correlate" / "all.json").read_text())
+    assert correlation["source"] == ("<run folder>/score/all/scores_wide.jsonl + the execute stage's results "
+                                     "<run folder>/execute/results.jsonl")
+    bias = json.loads((run / "bias" / "report.json").read_text())
+    assert (bias["dedup_output"], bias["metrics_source"]) == ("<run folder>/dedup",
+                                                              "<run folder>/score/all/scores_wide.jsonl")
+    assert json.loads((run / "execute" / "results.summary.json").read_text())["output"] == \
+        "<run folder>/execute/results.jsonl"
+    assert json.loads((run / "score" / "all" / "run.json").read_text())["paths"]["scores_wide"] == \
+        "<run folder>/score/all/scores_wide.jsonl"
+    # outside the run folder: as given
+    assert json.loads((run / "report.json").read_text())["dataset"]["source"] == str(data)
+
+    shutil.move(run, moved)
+    again = run_pipeline(load_config(config_path, overrides=_in(moved)))
+    assert {_statuses(again)[name] for name in stages if name != "report"} == {"up-to-date"}, _outcomes(again)
+    old = str(run)
+    named_old = {}
+    for path in sorted(moved.rglob("*.json")):
+        for where, text in _strings(json.loads(path.read_text())):
+            # the command line that ran (run.json's argv and command, the report's copy of them)
+            ran = path.name in ("run.json", "report.json") and path.parent == moved and (
+                where.endswith(".command") or re.search(r"\.argv\[\d+\]$", where))
+            if (text == old or f"{old}/" in text) and not ran:
+                named_old[f"{path.relative_to(moved)}:{where}"] = text
+    assert not named_old, named_old
+    html_text = html.unescape((moved / "report.html").read_text())
+    commands = json.loads((moved / "report.json").read_text())["stages"]
+    assert html_text.count(f"{old}/") == sum(stage["command"].count(f"{old}/") for stage in commands
+                                             if stage.get("command"))
 
 
 def _old_key(argv: list[str], after: dict[str, str | None], command: str | None, data: str | None) -> str:
@@ -749,6 +807,7 @@ def test_a_moved_or_copied_run_folder_resumes_a_score_stage_stratified_on_execut
     judge.down = False
     recorded = json.loads((tmp_path / "run" / "score" / "llm" / "run.json").read_text())
     assert recorded["config"]["results"] == "<run folder>/execute/results.jsonl"
+    assert recorded["options"]["results"] == "<run folder>/execute/results.jsonl"  # cli37: was absolute
     kept = (tmp_path / "run" / "score" / "llm" / "scores.jsonl").read_text().splitlines()
 
     shutil.copytree(tmp_path / "run", tmp_path / "copy", symlinks=True)  # cp -a: times kept
@@ -766,7 +825,7 @@ def test_a_moved_or_copied_run_folder_resumes_a_score_stage_stratified_on_execut
     assert rows[:4] == kept and len(rows) == 6
     # correlate read the moved folder's table and results (the old folder is gone)
     correlation = json.loads((moved / "correlate" / "subset.json").read_text())
-    assert correlation["counts"]["samples"] == 3 and str(moved / "execute" / "results.jsonl") in correlation["source"]
+    assert correlation["counts"]["samples"] == 3 and "<run folder>/execute/results.jsonl" in correlation["source"]
     assert not (tmp_path / "run").exists()
 
     shutil.rmtree(moved)  # the copy: neither the original nor the moved folder is there
@@ -795,6 +854,8 @@ def test_a_score_record_of_an_earlier_version_with_the_absolute_results_path_sti
     record = json.loads(record_path.read_text())
     assert record["config"]["results"] == "<run folder>/execute/results.jsonl"
     record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())
+    # and, as that version wrote it, its own path (the output paths are relative to the run folder now)
+    record["paths"]["run"] = str(record_path.resolve())
     record_path.write_text(json.dumps(record))
     shutil.move(tmp_path / "run", tmp_path / "moved")
     moved = run_pipeline(load_config(config_path, overrides=_in(tmp_path / "moved", ["score.limit=4"])))
@@ -836,6 +897,8 @@ def test_data_kept_in_the_run_folder_moves_with_it(tmp_path: Path) -> None:
     summary_path = moved / "execute" / "results.summary.json"
     summary = json.loads(summary_path.read_text())
     summary["settings"]["source"] = str((moved / "data.jsonl").resolve())
+    # and, as that version wrote it, the results' own path (the output is relative to the run folder now)
+    summary["output"] = str((moved / "execute" / "results.jsonl").resolve())
     summary_path.write_text(json.dumps(summary))
     shutil.move(moved, run)
     config_path.write_text(config_path.read_text().replace(str(moved), str(run)))

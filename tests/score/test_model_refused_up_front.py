@@ -56,3 +56,56 @@ def test_an_openai_model_without_its_key_is_refused_before_the_data(tmp_path):
     assert done.returncode == 1, done.stderr[-2000:]
     assert len(said) == 1 and "OPENAI_API_KEY" in said[0], said
     assert "workbench.score.job" not in _imported(done)
+
+
+@pytest.mark.parametrize("model, variables", [
+    ("openai/gpt-4o-mini", ("OPENAI_API_KEY",)),
+    ("anthropic/claude-3-5-haiku-20241022", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
+])
+def test_a_common_providers_missing_key_is_refused_before_litellm_is_imported(tmp_path, model, variables):
+    """cli37: the missing OPENAI_API_KEY was refused only after ``import litellm`` (36 s of the
+    refusal on the loaded machine), which ``litellm.validate_environment`` needed. The key
+    variables of the common providers are known without it now
+    (:data:`workbench.llm.client.PROVIDER_KEY_VARIABLES`): nothing heavy is imported before the
+    one line that names the variable to set."""
+    done = _score(tmp_path, model, env_drop=variables)
+    said = _said(done)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(said) == 1 and f"needs the environment variable {variables[0]}, which is not set" in said[0], said
+    heavy = {"litellm", "datasets", "chromadb", "torch", "workbench.score.job"} & _imported(done)
+    assert not heavy, heavy
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("provider", sorted(__import__("workbench.llm.client", fromlist=["x"]).PROVIDER_KEY_VARIABLES))
+def test_the_key_table_says_what_litellm_says(provider, monkeypatch):
+    """Each entry of the table that spares the import is what ``litellm.validate_environment``
+    (the installed litellm: the test fails when an upgrade changes a provider's variables) says
+    for ``PROVIDER/NAME``: the variables missing with none set, none missing with any one set."""
+    import litellm
+
+    from workbench.llm.client import PROVIDER_KEY_VARIABLES, known_provider_keys
+
+    accepted, reported = PROVIDER_KEY_VARIABLES[provider]
+    model = f"{provider}/some-model"
+    for name in accepted:
+        monkeypatch.delenv(name, raising=False)
+    assert litellm.get_llm_provider(model)[1] == provider
+    assert known_provider_keys(model) == (provider, list(reported))
+    assert litellm.validate_environment(model)["missing_keys"] == list(reported)
+    for name in accepted:
+        monkeypatch.setenv(name, "sk-test-not-a-key")
+        assert known_provider_keys(model) == (provider, [])
+        assert litellm.validate_environment(model)["missing_keys"] == [], name
+        monkeypatch.delenv(name)
+
+
+def test_a_provider_the_table_leaves_out_is_asked_of_litellm(monkeypatch):
+    """Another provider (Cohere) and a model without a provider prefix still get litellm's answer."""
+    from workbench.llm.client import LLMSettings, known_provider_keys, missing_credentials
+
+    monkeypatch.delenv("COHERE_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert known_provider_keys("cohere/command-r") is None and known_provider_keys("gpt-4o-mini") is None
+    assert missing_credentials(LLMSettings(model="cohere/command-r")) == ["COHERE_API_KEY"]
+    assert missing_credentials(LLMSettings(model="gpt-4o-mini")) == ["OPENAI_API_KEY"]

@@ -76,6 +76,7 @@ def run_bias(
     *,
     json_path: str | os.PathLike[str] | None = None,
     plot_path: str | os.PathLike[str] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> BiasReport:
     """How much duplicates and contamination move per-row metrics: what ``workbench bias`` runs.
 
@@ -93,6 +94,10 @@ def run_bias(
         config: the options (:class:`BiasConfig`); ``config.metric`` must name at least one column.
         json_path: write the report as JSON here.
         plot_path: write a figure here (``.png``/``.svg``/``.pdf``): each metric per setting with its interval.
+        run_dir: the ``workbench run`` folder the inputs lie in (``None``: a job on its own): the JSON
+            names ``dedup_output`` and ``metrics_source`` inside it relative to it (``<run folder>/dedup``;
+            :func:`~workbench.resume_guard.shown_path`), so a moved or copied run folder's report does
+            not name the old location. The report returned names them as given.
 
     Returns:
         a :class:`~workbench.bias.results.BiasReport`.
@@ -231,12 +236,18 @@ def run_bias(
     if plot_path is not None:
         # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
         Path(plot_path).unlink(missing_ok=True)
+    written = report
+    if run_dir is not None:
+        from workbench.resume_guard import shown_path
+
+        written = dataclasses.replace(report, dedup_output=shown_path(report.dedup_output, run_dir),
+                                      metrics_source=shown_path(report.metrics_source, run_dir))
     if json_path is not None:
-        report.write_json(json_path)
+        written.write_json(json_path)
     if plot_path is not None:
         from workbench.bias.plot import plot_bias
 
-        plot_bias(report, plot_path)
+        plot_bias(written, plot_path)
     return report
 
 

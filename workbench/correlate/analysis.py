@@ -255,6 +255,7 @@ def run_correlate(
     *,
     json_path: str | os.PathLike[str] | None = None,
     plot_path: str | os.PathLike[str] | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
 ) -> CorrelationReport:
     """Correlate ``scores`` with execution results as ``config`` says and write the report
     files: what ``workbench correlate`` runs.
@@ -265,6 +266,11 @@ def run_correlate(
         json_path: write the machine-readable report here (:meth:`CorrelationReport.write_json`).
         plot_path: write the figure here (``.png``/``.svg``/``.pdf``): CI forest plot and
             score distributions by outcome (:func:`workbench.correlate.plot.plot_report`).
+        run_dir: the ``workbench run`` folder the inputs lie in (``None``: a job on its own): the
+            files write the input paths inside it relative to it (``source``:
+            ``<run folder>/score/all/scores_wide.jsonl + ...``;
+            :func:`~workbench.resume_guard.shown_path`), so a moved or copied run folder's report
+            does not name the old location. The report returned names them as given.
 
     Returns:
         the :class:`~workbench.correlate.results.CorrelationReport`.
@@ -319,13 +325,42 @@ def run_correlate(
     if plot_path is not None:
         # an earlier run's figure must not outlive its JSON: if plotting is interrupted, no figure beats a stale one
         Path(plot_path).unlink(missing_ok=True)
+    written = report if run_dir is None else _paths_in_run_folder(report, (scores, config.results, config.dedup),
+                                                                   run_dir)
     if json_path is not None:
-        report.write_json(json_path)
+        written.write_json(json_path)
     if plot_path is not None:
         from workbench.correlate.plot import plot_report
 
-        plot_report(report, plot_path)
+        plot_report(written, plot_path)
     return report
+
+
+def _paths_in_run_folder(report: CorrelationReport, inputs: Iterable[Any],
+                         run_dir: str | os.PathLike[str]) -> CorrelationReport:
+    """A copy of ``report`` whose ``source`` (and the one-row-per-cluster report's ``source`` and
+    dedup folder) names each of ``inputs`` (the paths :func:`run_correlate` was given; other
+    inputs are skipped) that lies inside ``run_dir`` relative to it
+    (:func:`~workbench.resume_guard.shown_path`)."""
+    from workbench.resume_guard import shown_path
+
+    names = {os.fspath(given): shown_path(given, run_dir) for given in inputs if isinstance(given, (str, os.PathLike))}
+    names = {given: shown for given, shown in names.items() if given != shown}
+    if not names:
+        return report
+
+    def renamed(text: str) -> str:
+        for given, shown in sorted(names.items(), key=lambda item: -len(item[0])):  # the longest name first
+            text = text.replace(given, shown)
+        return text
+
+    written = dataclasses.replace(report, source=renamed(report.source))
+    if report.deduplicated is not None:
+        written.deduplicated = dataclasses.replace(report.deduplicated, source=renamed(report.deduplicated.source))
+    if report.per_cluster is not None:  # a ClusterSelection
+        written.per_cluster = dataclasses.replace(report.per_cluster,
+                                                  dedup_output=renamed(report.per_cluster.dedup_output))
+    return written
 
 
 def correlate_table(

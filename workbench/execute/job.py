@@ -41,7 +41,8 @@ from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
+from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path,
+                                    shown_path)
 from workbench.formatting import count
 from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
 
@@ -601,7 +602,9 @@ def run_execute(
             the summary still holds every note (``announced_notes`` counts these).
         run_dir: the ``workbench run`` folder that ``output`` lies in (``None``: a job on its own):
             the generations and problems inside it are recorded relative to it
-            (:func:`run_settings`), so the folder moved or copied resumes.
+            (:func:`run_settings`), so the folder moved or copied resumes, and the summary file
+            names ``output`` so (``<run folder>/execute/results.jsonl``; the summary returned
+            names it as given).
 
     Returns:
         an :class:`ExecutionSummary`.
@@ -799,7 +802,9 @@ def _run_execute_locked(
     attempted = summary.executed + summary.sandbox_errors
     summary.failures = check_failures({"samples": (summary.sandbox_errors, summary.executed, attempted)},
                                       config.max_failures).as_dict()
-    atomic_write(summary_path(output), json.dumps(summary.as_dict(), indent=2))
+    # the results as the file names them: inside a workbench run folder relative to it (<run folder>/...)
+    atomic_write(summary_path(output), json.dumps({**summary.as_dict(), "output": shown_path(output, run_dir)},
+                                                  indent=2))
     return summary
 
 

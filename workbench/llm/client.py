@@ -116,6 +116,46 @@ _DEFAULT_ENDPOINT_PROVIDERS = frozenset({"ollama", "ollama_chat"})
 #: roles, Google application-default credentials): an unset variable proves nothing there
 _AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "sagemaker_chat", "vertex_ai", "vertex_ai_beta"})
 
+#: the key variables of common providers, for a ``PROVIDER/NAME`` model: provider -> (the variables
+#: any one of which is enough, the variables reported missing when none is set). Copied from
+#: ``litellm.validate_environment`` (litellm/utils.py; tests/score/test_model_refused_up_front.py
+#: checks each entry against it), so that a missing key is refused without importing litellm (tens
+#: of seconds on a loaded machine); any other provider, and a model without a provider prefix
+#: (``gpt-4o-mini``: litellm's model list names its provider), is asked of litellm itself.
+PROVIDER_KEY_VARIABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "openai": (("OPENAI_API_KEY",), ("OPENAI_API_KEY",)),
+    "anthropic": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), ("ANTHROPIC_API_KEY",)),
+    "gemini": (("GOOGLE_API_KEY", "GEMINI_API_KEY"), ("GOOGLE_API_KEY", "GEMINI_API_KEY")),
+    "mistral": (("MISTRAL_API_KEY",), ("MISTRAL_API_KEY",)),
+    "groq": (("GROQ_API_KEY",), ("GROQ_API_KEY",)),
+    "deepseek": (("DEEPSEEK_API_KEY",), ("DEEPSEEK_API_KEY",)),
+    "openrouter": (("OPENROUTER_API_KEY",), ("OPENROUTER_API_KEY",)),
+    "together_ai": (("TOGETHERAI_API_KEY",), ("TOGETHERAI_API_KEY",)),
+    "xai": (("XAI_API_KEY",), ("XAI_API_KEY",)),
+    "fireworks_ai": (("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "FIREWORKSAI_API_KEY", "FIREWORKS_AI_TOKEN"),
+                     ("FIREWORKS_AI_API_KEY",)),
+}
+
+
+def known_provider_keys(model: str) -> tuple[str, list[str]] | None:
+    """The provider of a ``PROVIDER/NAME`` model and the key variables it lacks, from
+    :data:`PROVIDER_KEY_VARIABLES`, without importing litellm.
+
+    Args:
+        model: the model string (``openai/gpt-4o-mini``).
+
+    Returns:
+        ``(provider, missing variable names)`` (the names empty when one accepted variable is set,
+        as litellm counts it: present in the environment), or ``None`` for a model the table
+        does not cover (no provider prefix, or another provider): ask litellm
+        (:func:`missing_credentials`).
+    """
+    provider, slash, _ = model.partition("/")
+    if not slash or provider not in PROVIDER_KEY_VARIABLES:
+        return None
+    accepted, reported = PROVIDER_KEY_VARIABLES[provider]
+    return provider, ([] if any(name in os.environ for name in accepted) else list(reported))
+
 
 @dataclass
 class Usage:
@@ -377,7 +417,8 @@ def missing_credentials(settings: LLMSettings) -> list[str]:
     """Return the environment variables ``settings.model``'s provider needs and lacks.
 
     Asks ``litellm.validate_environment`` (which knows each provider's variables) without
-    any network call. ``local/`` models need nothing; an endpoint variable
+    any network call, except for the common providers of :data:`PROVIDER_KEY_VARIABLES`, whose
+    variables are known without importing litellm. ``local/`` models need nothing; an endpoint variable
     (``*_API_BASE``) counts as set when ``settings.api_base`` is given, and for providers
     with a default local endpoint (Ollama). Models litellm does not know, and providers
     whose credentials may live outside the environment (Bedrock, SageMaker, Vertex AI),
@@ -386,7 +427,12 @@ def missing_credentials(settings: LLMSettings) -> list[str]:
     Returns:
         variable names, e.g. ``["OPENAI_API_KEY"]``; empty when nothing is missing.
     """
-    if settings.model.startswith("local/") or settings.provider in _AMBIENT_CREDENTIAL_PROVIDERS:
+    if settings.model.startswith("local/"):
+        return []
+    known = known_provider_keys(settings.model)
+    if known is not None:  # an API key, never an endpoint variable: api_base changes nothing here
+        return known[1]
+    if settings.provider in _AMBIENT_CREDENTIAL_PROVIDERS:
         return []
     import litellm
 
@@ -445,12 +491,14 @@ def check_credentials(settings: LLMSettings) -> None:
     missing = missing_credentials(settings)
     if not missing:
         return
+    known = known_provider_keys(settings.model)
+    provider = known[0] if known is not None else settings.provider  # the table's: litellm is not imported
     names = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing)
     hint = ""
     if settings.api_base and any(name.endswith("_API_KEY") for name in missing):
         hint = " (a server that checks no key accepts any value, e.g. OPENAI_API_KEY=none)"
     raise MissingCredentialsError(
-        f"the model {settings.model!r} ({settings.provider}) needs the environment "
+        f"the model {settings.model!r} ({provider}) needs the environment "
         f"{'variable' if len(missing) == 1 else 'variables'} {names}, which {'is' if len(missing) == 1 else 'are'} "
         f"not set{hint}. Set {'it' if len(missing) == 1 else 'them'} before the run, or use a local model "
         f"(--model local/<alias>)."
@@ -469,7 +517,10 @@ def check_model_usable(
     file; any other model needs a provider litellm can resolve (:func:`check_provider`) and its
     credentials (:func:`check_credentials`), neither checked with ``mock_response``, which calls
     no provider. :class:`LLMClient` runs the same checks; ``workbench score`` runs them first, so
-    a mistyped model fails in a second instead of after loading the data.
+    a mistyped model fails in a second instead of after loading the data. The credentials come
+    first: a missing key of a common provider (:data:`PROVIDER_KEY_VARIABLES`) is refused before
+    litellm is imported; a provider litellm cannot resolve has no credentials to check (none
+    missing), and :func:`check_provider` refuses it next.
 
     Args:
         settings: the model settings.
@@ -485,8 +536,8 @@ def check_model_usable(
     """
     _ensure_local_provider(settings.model)
     if mock_response is None:
-        check_provider(settings, dict(extra_params or {}))
         check_credentials(settings)
+        check_provider(settings, dict(extra_params or {}))
 
 
 def _is_transient(error: BaseException) -> bool:

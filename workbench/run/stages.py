@@ -171,7 +171,8 @@ class StagePlan:
             name them (``the execute stage's results``; :meth:`advice_key`).
         run_dir: the run folder (``[run] output``): the resumable jobs (execute, score) record
             the paths inside it relative to it, so the folder moved or copied resumes
-            (:func:`workbench.resume_guard.recorded_path`).
+            (:func:`workbench.resume_guard.recorded_path`), and every job's outputs name them so
+            (:func:`workbench.resume_guard.shown_path`).
     """
 
     name: str
@@ -401,14 +402,14 @@ def _run_correlate(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     from workbench.correlate import run_correlate
 
     return run_correlate(plan.source, config, json_path=plan.targets.get("json_path"),
-                         plot_path=plan.targets.get("plot_path"), **hooks)
+                         plot_path=plan.targets.get("plot_path"), run_dir=plan.run_dir, **hooks)
 
 
 def _run_bias(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     from workbench.bias import run_bias
 
     return run_bias(plan.source, plan.second_source, config, json_path=plan.targets.get("json_path"),
-                    plot_path=plan.targets.get("plot_path"), **hooks)
+                    plot_path=plan.targets.get("plot_path"), run_dir=plan.run_dir, **hooks)
 
 
 #: each job's entry call: (plan, its config, hooks) -> the job's result

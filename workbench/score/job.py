@@ -57,7 +57,8 @@ from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
 from workbench.option_words import option_named, option_set, option_value
-from workbench.resume_guard import SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path
+from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path,
+                                    shown_path)
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
@@ -665,7 +666,9 @@ def score_samples(
             note (``announced_notes`` counts these).
         run_dir: the ``workbench run`` folder that ``output_dir`` lies in (``None``: a job on its
             own): the paths inside it that ``run.json`` records (the execute stage's results) are
-            recorded relative to it (:func:`_config_record`), so the folder moved or copied resumes.
+            recorded relative to it (:func:`_config_record`), so the folder moved or copied resumes;
+            its ``options`` and output ``paths`` name them so too (``<run folder>/score/llm/scores.jsonl``;
+            the report returned names them as given).
 
     Returns:
         the :class:`RunReport`.
@@ -690,6 +693,10 @@ def score_samples(
     # run.json's "options" are the options as given (language None: the data's), as workbench run
     # records them; its "config" holds the language resolved here
     options = config.effective_options()
+    # the input paths among them inside a workbench run folder relative to it (<run folder>/...), as
+    # in ``config``: a moved or copied folder's record does not name the old location
+    options.update({name: shown_path(options[name], run_dir) for name in ("problems", "results")
+                    if isinstance(options.get(name), str)})
     # one language for the run, the data's unless given (Java is never decomposed with the Python
     # grammar); canonical, so ``-l py`` and ``-l python`` are one setting in run.json and on resume
     config = dataclasses.replace(config, language=run_language(
@@ -873,6 +880,8 @@ def score_samples(
         report.failures = failure_verdict(report.statuses, config).as_dict()
         # announced_notes is how this invocation printed its notes, not what the run is
         recorded = {key: value for key, value in asdict(report).items() if key != "announced_notes"}
+        # the output files as run.json names them: inside a workbench run folder relative to it
+        recorded["paths"] = {name: shown_path(path, run_dir) for name, path in report.paths.items()}
         atomic_write(run_path, json.dumps({**recorded, "options": options, "status": "finished"},
                                           indent=2, default=str))
         return report
