@@ -3,7 +3,7 @@
 form's own prompt version, and each row records how many references it was shown. A sample with
 one reference is asked exactly as before (messages, prompt version and response-cache keys equal
 to those recorded by the workbench before the change: ``tests/fixtures/single_reference_messages.json``).
-DSA-CQE, which analyses one decomposed reference, refuses samples with several.
+DSA-CQE analyses each reference as it analyses one and compares with all of them in one call.
 
 The LLM is litellm's ``mock_response`` (a function that reads the prompt it is sent); no model is
 loaded. Real files, the real loader, the real response cache."""
@@ -16,9 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from workbench.cli import app
 from workbench.errors import WorkbenchError
 from workbench.io import read_jsonl
 from workbench.options import OptionError
@@ -137,33 +135,108 @@ def test_p_correct_without_reference_is_shown_none(tmp_path):
     assert "several_references_prompts" in json.loads((tmp_path / "out" / "run.json").read_text())["config"]
 
 
-def test_dsa_cqe_refuses_several_references_in_one_line_naming_the_option_and_the_judges(tmp_path, monkeypatch):
-    sample = {**RECORDER.SAMPLE, "references": REFERENCES}
-    data = _write(tmp_path / "gens.jsonl", [sample, {**RECORDER.SAMPLE, "sample_id": 1, "references": REFERENCES[:1]}])
-    config = ScoreConfig(method=["chrf", "dsa-cqe"], model="gpt-4o-mini", reference_column="references",
-                         cache="off")
-    with pytest.raises(OptionError) as raised:
-        run_score(data, config, tmp_path / "out", mock_response=RECORDER.answer)
-    message = str(raised.value)
-    assert message == ("dsa-cqe compares a generation with one reference, but 1 of 2 samples has several in "
-                       "reference_column: score them with dsa-cqe-simplified, ice-score, ice-score-usefulness, "
-                       "p-correct or chrf (which use every reference), or name a column of one reference")
-    assert not (tmp_path / "out" / "scores.jsonl").exists()  # refused before any sample was scored
-    monkeypatch.setenv("OPENAI_API_KEY", "none")  # the server is never asked
-    result = CliRunner().invoke(app, ["score", str(data), "-m", "dsa-cqe", "--reference-column", "references",
-                                      "--model", "openai/judge", "--api-base", "http://127.0.0.1:9/v1",
-                                      "--output", str(tmp_path / "cli"), "--no-progress"])
-    assert result.exit_code != 0
-    lines = [line for line in result.output.splitlines() if "dsa-cqe compares" in line]
-    assert len(lines) == 1 and "--reference-column" in lines[0] and "dsa-cqe-simplified" in lines[0]
+def _dsa_run(tmp_path, fake_openai, scripted, rows, name, **options):
+    """dsa-cqe through the real pipeline: the chat answers are litellm's ``mock_response``
+    (conftest's ``scripted_answer``), the embeddings of the Semantic Storage come from the fake
+    OpenAI-compatible server on 127.0.0.1 (no embedding model is loaded), Chroma is real."""
+    data = _write(tmp_path / f"{name}.jsonl", rows)
+    seen: list[list[dict]] = []
+
+    def answer(messages, schema):
+        seen.append(messages)
+        if schema is None and "Yes or No" in messages[-1]["content"]:
+            return "Yes"
+        return scripted(messages, schema)
+
+    config = ScoreConfig(**{"method": ["dsa-cqe"], "model": "gpt-4o-mini", "retries": 0, "workers": 1,
+                            "cache_dir": tmp_path / "cache", "score_mode": "sampled", "embedding_model": "openai/embed",
+                            "embedding_api_base": fake_openai.api_base, **options})
+    run_score(data, config, tmp_path / name, mock_response=answer)
+    traces = {trace["sample_id"]: trace["trace"] for trace in read_jsonl(tmp_path / name / "traces.jsonl")}
+    return {row["sample_id"]: row for row in read_jsonl(tmp_path / name / "scores.jsonl")}, traces, seen
 
 
-def test_dsa_cqe_still_scores_data_whose_list_column_holds_one_reference_per_sample():
-    from workbench.score.base import Sample
+#: dsa-cqe's prompt versions as its rows of the fidelity runs recorded them (2181f7c), for each final step
+DSA_RECORDED = {
+    final_step: {row["prompt_version"] for row in read_jsonl(
+        Path(__file__).resolve().parents[2] / "benchmarks/results/fidelity_runs/q1.5b" / folder / "scores.jsonl")}
+    for final_step, folder in (("score", "dsa-cqe-expected"), ("p-correct", "dsa-cqe-final-p-correct"))
+}
+
+DSA_GENERATION = "    total = a + b\n    return total\n"
+DSA_REFERENCES = ["    result = b + a\n    return result\n", "    return sum([a, b])\n", "    s = a\n    s += b\n    return s\n"]
+
+
+@pytest.mark.parametrize("final_step", ["score", "p-correct"])
+def test_dsa_cqe_analyses_every_reference_and_compares_with_all_in_one_call(tmp_path, fake_openai, scripted, final_step):
+    base = {"task_id": "HumanEval/0", "prompt": RECORDER.SAMPLE["prompt"], "generation": DSA_GENERATION}
+    rows = [{**base, "sample_id": 0, "references": DSA_REFERENCES},
+            {**base, "sample_id": 1, "references": DSA_REFERENCES},  # same task: the analyses are reused
+            {**base, "sample_id": 2, "references": DSA_REFERENCES[:1]}]
+    scored, traces, seen = _dsa_run(tmp_path, fake_openai, scripted, rows, "several", reference_column="references",
+                                    final_step=final_step)
+    assert [scored[i]["status"] for i in range(3)] == ["ok"] * 3, [scored[i]["error"] for i in range(3)]
+    assert [scored[i]["references_shown"] for i in range(3)] == [3, 3, 1]
+    method = make_method("dsa-cqe", final_step=final_step)
+    assert {method.prompt_version} == DSA_RECORDED[final_step]  # the one-reference form: as the recorded rows
+    assert scored[0]["prompt_version"] == scored[1]["prompt_version"] == method.several_references_version
+    assert scored[2]["prompt_version"] == method.prompt_version != method.several_references_version
+    # each reference decomposed and analysed once for the task, by the sample that came first
+    analysed = traces[0]["references"]
+    assert [entry["analysed_for_this_sample"] for entry in analysed] == [True] * 3
+    assert [entry["analysed_for_this_sample"] for entry in traces[1]["references"]] == [False] * 3
+    assert scored[0]["reference_subcodes"] == sum(len(entry["decomposition"]["subcodes"]) for entry in analysed)
+    assert "reference" not in traces[0] and "references" not in traces[2] and "reference" in traces[2]
+    # one comparison listing every reference, its code and what it does, as numbered alternatives
+    compare = [exchange for exchange in traces[0]["compare"] if exchange["step"] == "compare"]
+    assert len(compare) == 1
+    text = compare[0]["messages"][-1]["content"]
+    assert "any of these 3 is a correct solution" in text and "the reference closest to it" in text
+    for number, reference in enumerate(DSA_REFERENCES, 1):
+        assert f"Reference {number}:\n```python\n{reference}" in text
+        assert f"What reference {number} does, part by part:\n" in text
+    if final_step == "p-correct":
+        question = [e for e in traces[0]["compare"] if e["step"].startswith("compare:verdict")][0]["messages"][-1]
+        assert "behave exactly like one of the references" in question["content"]
+    record = json.loads((tmp_path / "several" / "run.json").read_text())["config"]
+    assert record["several_references_prompts"] == {"dsa-cqe": method.several_references_version}
+
+
+def test_dsa_cqe_with_one_reference_asks_as_before_from_a_text_or_a_list_column(tmp_path, fake_openai, scripted):
+    row = {"task_id": "HumanEval/0", "sample_id": 0, "prompt": RECORDER.SAMPLE["prompt"], "generation": DSA_GENERATION}
+    text, text_traces, text_seen = _dsa_run(tmp_path, fake_openai, scripted, [{**row, "reference": DSA_REFERENCES[0]}], "text")
+    listed, listed_traces, listed_seen = _dsa_run(tmp_path, fake_openai, scripted, [{**row, "references": DSA_REFERENCES[:1]}],
+                                                  "listed", reference_column="references")
+    assert text[0]["prompt_version"] == listed[0]["prompt_version"] and {text[0]["prompt_version"]} == DSA_RECORDED["score"]
+
+    def messages(trace):
+        return [e["messages"] for e in (*trace["reference"]["exchanges"], *trace["generation"]["exchanges"],
+                                        *trace["compare"])]
+
+    assert messages(listed_traces[0]) == messages(text_traces[0]) == text_seen  # the same messages, every call
+    assert not listed_seen  # the same cache keys: every call of the list run was answered by the text run's cache
+    assert listed[0]["cache_hits"] == len(text_seen) and listed[0]["llm_calls"] == 0
+
+
+def test_a_method_that_compares_with_one_reference_is_refused_in_one_line_naming_the_option_and_the_judges():
+    from workbench.score.base import Sample, ScoringMethod
     from workbench.score.job import check_several_references
 
-    samples = [Sample("t", 0, "x", "y", references=("y",)), Sample("t", 1, "x", "", references=())]
-    check_several_references(samples, [make_method("dsa-cqe")])  # no error
+    class FirstOnly(ScoringMethod):
+        name = "first-only"
+
+    samples = [Sample("t", 0, "x", "y", references=("y", "z")), Sample("t", 1, "x", "y", references=("y",))]
+    with pytest.raises(OptionError) as raised:
+        check_several_references(samples, [make_method("chrf"), FirstOnly()])
+    assert str(raised.value) == (
+        "first-only compares a generation with one reference, but 1 of 2 samples has several in reference_column: "
+        "score them with dsa-cqe, dsa-cqe-simplified, ice-score, ice-score-usefulness, p-correct or chrf (which use "
+        "every reference), or name a column of one reference")
+    assert raised.value.render(lambda name: "--" + name.replace("_", "-")).count("--reference-column") == 1
+    check_several_references(samples[1:], [FirstOnly()])  # one reference each: no error
+    from workbench.score.methods import METHODS
+
+    check_several_references(samples, [make_method(name) for name in METHODS])  # every method uses them all
 
 
 def test_a_prompts_folder_without_the_several_references_form_is_refused_only_when_it_is_needed(tmp_path):
