@@ -1,7 +1,8 @@
 """Several references per sample: a reference column of lists (JSON Lines lists, or a string in
 some rows and a list in others) is read into ``Sample.references``; chrF scores against all of
-them (sacrebleu's multi-reference chrF), the LLM methods see the first; the run says so. Real
-files, real sacrebleu, the real command line (chrF needs no LLM)."""
+them (sacrebleu's multi-reference chrF), the LLM judges are shown them all
+(tests/score/test_judges_see_every_reference.py); the run says so. Real files, real sacrebleu,
+the real command line (chrF needs no LLM)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def test_chrf_takes_the_best_reference_and_the_run_says_how_each_method_used_the
     assert "1 of 2 samples has several references" in result.output
 
 
-def test_the_note_names_the_methods_that_compare_with_the_first(tmp_path):
+def test_the_note_says_how_each_method_uses_them(tmp_path):
     data = _write(tmp_path / "gens.jsonl", [
         {"task_id": "t/0", "generation": GENERATION, "references": REFERENCES},
         {"task_id": "t/1", "generation": GENERATION, "references": REFERENCES[:2]},
@@ -92,9 +93,14 @@ def test_the_note_names_the_methods_that_compare_with_the_first(tmp_path):
     config = ScoreConfig(method=["chrf", "p-correct"], reference_column="references", model="local/qwen2.5-coder-0.5b")
     from workbench.score.job import sample_notes
 
-    notes = sample_notes(load_samples(data, Columns(reference="references")), config)
+    samples = load_samples(data, Columns(reference="references"))
     assert ("2 of 2 samples have several references (2 to 3): chrf scores each against all of them (the best "
-            "reference's score); p-correct compares with the first") in notes
+            "reference's score); p-correct shows the judge all of them in one prompt, as numbered alternatives"
+            ) in sample_notes(samples, config)
+    # p-correct --no-reference shows the judge none: nothing to say about it
+    blind = ScoreConfig(method=["p-correct"], reference=False, reference_column="references",
+                        model="local/qwen2.5-coder-0.5b")
+    assert not any("several references" in note for note in sample_notes(samples, blind))
 
 
 def test_a_run_reading_one_reference_of_the_conala_set_points_at_the_list_column(tmp_path):
@@ -103,7 +109,12 @@ def test_a_run_reading_one_reference_of_the_conala_set_points_at_the_list_column
 
     select_samples("conala-all-grades", ScoreConfig(method=["chrf"], no_prompt=True, limit=3), notes=notes)
     assert ("the data's column 'references' holds the references of each sample as a list; the run reads one, "
-            "from 'reference' (--reference-column references scores chrf against all of them)") in notes
+            "from 'reference' (--reference-column references gives chrf all of them)") in notes
+    judged: list[str] = []
+    select_samples("conala-all-grades", ScoreConfig(method=["ice-score-usefulness"], model="gpt-4o-mini", no_prompt=True, limit=3),
+                   notes=judged)
+    assert ("the data's column 'references' holds the references of each sample as a list; the run reads one, "
+            "from 'reference' (--reference-column references gives ice-score-usefulness all of them)") in judged
     quiet: list[str] = []
     select_samples("conala-all-grades", ScoreConfig(method=["chrf"], no_prompt=True, limit=3,
                                                      reference_column="references"), notes=quiet)

@@ -404,6 +404,7 @@ BOOKKEEPING_COLUMNS = frozenset({
     # workbench score: the scale's bounds, per-row counts, tokens, cost and time, the --stop flag
     "scale_min", "scale_max", "parse_failures", "truncated_answers", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "retry_after", "generation_truncated",
+    "references_shown",
     # workbench execute: time, peak memory, limits and how the process ended; --repeat's attempts and flaky flag
     "duration_s", "timeout_s", "build_s", "peak_rss_mib", "exit_code", "signal", "attempts", "flaky",
 })

@@ -37,7 +37,8 @@ class Sample(BaseSample):
     Attributes:
         generation: the generated code (a body completing ``prompt`` when a prompt is given).
         reference: the reference code (same layout as ``generation``); with several
-            references, the first that is not blank (what the LLM methods show the judge).
+            references, the first that is not blank (the judges are shown them all:
+            :meth:`ScoringMethod.references_shown`).
         prompt: the problem's prompt (signature and docstring), or ``""``.
         carried: input columns copied into the output rows (e.g. ``passed``).
         generation_null: the input's generation was null (missing): scored as empty code,
@@ -51,7 +52,7 @@ class Sample(BaseSample):
         references: every reference of the sample, in the data's order, when its reference
             column holds lists (one or several texts per row; ``()`` for a text column, whose
             one reference is :attr:`reference`). The match-based methods (``chrf``) score
-            against all of them (:attr:`all_references`).
+            against all of them (:attr:`all_references`), and the LLM judges are shown them all.
     """
 
     generation: str
@@ -222,9 +223,39 @@ class ScoringMethod:
     #: the method cuts programs into sub-codes with the language plugin's ``subcode_node_types``
     #: (a plugin without the ``decompose`` capability is refused before any sample)
     needs_decomposition: ClassVar[bool] = False
-    #: the method scores against every reference of a sample (:attr:`Sample.all_references`);
-    #: the others compare with :attr:`Sample.reference`, the first
+    #: the method scores against every reference of a sample (:attr:`Sample.all_references`) and
+    #: keeps the best reference's score (``chrf``)
     uses_all_references: ClassVar[bool] = False
+    #: the judge is shown every reference of a sample in one prompt, as numbered alternatives any of
+    #: which is correct (:attr:`several_references_version`); a sample with one reference gets the
+    #: one-reference prompt, unchanged. A method with neither this nor :attr:`uses_all_references`
+    #: compares with one reference and refuses samples with several (:func:`check_several_references`).
+    shows_all_references: ClassVar[bool] = False
+    #: the prompt version of the several-references form (:attr:`shows_all_references`), ``""`` when
+    #: the method has none or its templates cannot be read (:attr:`several_references_problem`)
+    several_references_version: str = ""
+    #: why the several-references form cannot be used (a template of ``--prompts-dir`` is missing),
+    #: ``None`` when it can
+    several_references_problem: str | None = None
+
+    def references_shown(self, sample: Sample) -> tuple[str, ...]:
+        """The references the method compares ``sample``'s generation with: none when it reads no
+        reference (``p-correct --no-reference``), every non-blank reference when it uses them all
+        (:attr:`uses_all_references`, :attr:`shows_all_references`), else the first; ``()`` when the
+        sample has no reference (the row is ``skipped``). Its length is the rows' ``references_shown``."""
+        if not self.needs_reference:
+            return ()
+        if self.uses_all_references or self.shows_all_references:
+            return tuple(text for text in sample.all_references if text.strip())
+        return (sample.reference,) if sample.reference.strip() else ()
+
+    def prompt_version_for(self, sample: Sample) -> str:
+        """The prompt version of the form ``sample`` is shown: :attr:`several_references_version` when
+        the judge is shown several references, else :attr:`prompt_version` (the one-reference prompt,
+        whose version, messages and cache keys are those of a run before several references existed)."""
+        if self.shows_all_references and len(self.references_shown(sample)) > 1:
+            return self.several_references_version
+        return self.prompt_version
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         """Score one sample; LLM failures are returned as a status, never raised."""

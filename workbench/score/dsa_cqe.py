@@ -23,6 +23,14 @@ correctness on ICE-Score's 0-4 scale; ``n_samples`` repeats are averaged. With
 (``prompts/dsa_cqe_compare_verdict.txt``) and a second turn asks the Yes/No question of
 :mod:`workbench.score.verdict`: the score is P(Yes), in [0, 1].
 
+Several references (a list-valued reference column, e.g. CoNaLa's snippets; the poster has one):
+each is decomposed and analysed as one reference is (once per task and reference text, with the
+calls and cache keys of a run in which it is the only one), and the comparison
+(``prompts/dsa_cqe_compare_references.txt``, ``dsa_cqe_compare_verdict_references.txt``) lists every
+reference with its part-by-part semantics as numbered alternatives, asking for the differences from
+the closest; one call, as for one reference. A sample with one reference is compared exactly as before.
+``reference_subcodes`` is then the sum over the references.
+
 Our choices where the poster is silent: post-order analysis, so a loop or function is
 analysed with its inner parts already described; only names the sub-code really defines
 or uses may be updated (an answer naming other symbols is recorded but not stored); a
@@ -48,11 +56,12 @@ from workbench.score.base import (
     score_by_repeated_answers,
 )
 from workbench.score.decompose import Decomposition, decompose
-from workbench.score.prompts import load_template, version_of
+from workbench.score.prompts import load_template, load_templates_or_problem, version_of
 from workbench.score.schemas import ANALYSIS_SCHEMA, COMPARE_SCHEMA, DIFFERENCES_SCHEMA, SCORE_MAX, SCORE_MIN
 from workbench.score.verdict import (
     DEFAULT_FINAL_STEP,
     FINAL_STEPS,
+    SEVERAL_REFERENCES_QUESTION_FILE,
     load_question,
     question_text,
     verdict_after_comparison,
@@ -132,6 +141,7 @@ class DsaCqe(ScoringMethod):
 
     name = "dsa-cqe"
     needs_decomposition = True
+    shows_all_references = True
 
     def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):
         if final_step not in FINAL_STEPS:
@@ -146,12 +156,20 @@ class DsaCqe(ScoringMethod):
         if final_step == "score":
             self.prompt_version = self.analysis_version
             self.scale = (float(SCORE_MIN), float(SCORE_MAX))
+            self.question = ""  # no verdict turn
         else:
             self.compare_template = load_template("dsa_cqe_compare_verdict.txt", prompts_dir)
             question = load_question(prompts_dir)
             self.question = question_text(question, reference=True)
             self.prompt_version = version_of(self.analyse_template, self.compare_template, question)
             self.scale = (0.0, 1.0)
+        # several references: each analysed as one is, compared in one call as numbered alternatives
+        several_files = (("dsa_cqe_compare_references.txt",) if final_step == "score"
+                         else ("dsa_cqe_compare_verdict_references.txt", SEVERAL_REFERENCES_QUESTION_FILE))
+        several, self.several_references_problem = load_templates_or_problem(several_files, prompts_dir)
+        self.several_compare_template = several[0] if several else None
+        self.several_question = question_text(several[1], reference=True) if len(several) > 1 else ""
+        self.several_references_version = version_of(self.analyse_template, *several) if several else ""
         self._references: dict[tuple[str, str], ProgramSemantics | LLMError] = {}
         self._reference_locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_lock = threading.Lock()
@@ -160,24 +178,40 @@ class DsaCqe(ScoringMethod):
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         result = MethodResult()
         log: list[Exchange] = []
+        shown = self.references_shown(sample)
+        several = len(shown) > 1
+        texts = shown if several else (sample.reference,)
         try:
-            try:
-                reference, fresh = self.reference_semantics(sample, context)
-            except LLMError as error:
-                # this sample's own analysis of the reference failed: its calls and exchanges are
-                # this row's (a remembered failure of an earlier sample carries none)
-                partial = getattr(error, "semantics", None)
-                if partial is not None:
-                    result.usage.add(partial.usage)
-                    result.reference_subcodes = len(partial.decomposition.subcodes)
-                    result.parse_failures += partial.parse_failures
-                    result.trace["reference"] = {**partial.trace(), "analysed_for_this_sample": True}
-                raise
-            if fresh:  # this sample paid for the reference analysis
-                result.usage.add(reference.usage)
-            result.reference_subcodes = len(reference.decomposition.subcodes)
-            result.trace["reference"] = {**reference.trace(), "analysed_for_this_sample": fresh}
-            result.parse_failures = reference.parse_failures if fresh else 0
+            analysed: list[ProgramSemantics] = []
+            result.reference_subcodes = 0
+
+            def keep(entry: dict[str, Any]) -> None:
+                """A reference's trace: ``trace["references"][i]`` with several, else ``trace["reference"]`` as before."""
+                if several:
+                    result.trace.setdefault("references", []).append(entry)
+                else:
+                    result.trace["reference"] = entry
+
+            for text in texts:
+                try:
+                    reference, fresh = self.reference_semantics(sample, context, text)
+                except LLMError as error:
+                    # this sample's own analysis of the reference failed: its calls and exchanges are
+                    # this row's (a remembered failure of an earlier sample carries none)
+                    partial = getattr(error, "semantics", None)
+                    if partial is not None:
+                        result.usage.add(partial.usage)
+                        result.reference_subcodes += len(partial.decomposition.subcodes)
+                        result.parse_failures += partial.parse_failures
+                        keep({**partial.trace(), "analysed_for_this_sample": True})
+                    raise
+                if fresh:  # this sample paid for the reference analysis
+                    result.usage.add(reference.usage)
+                    result.parse_failures += reference.parse_failures
+                # with several references: summed over them
+                result.reference_subcodes += len(reference.decomposition.subcodes)
+                keep({**reference.trace(), "analysed_for_this_sample": fresh})
+                analysed.append(reference)
             try:
                 generation = self.analyse_program(
                     sample.generation_program,
@@ -196,23 +230,27 @@ class DsaCqe(ScoringMethod):
             result.subcodes = len(generation.decomposition.subcodes)
             result.parse_failures += generation.parse_failures
             result.trace["generation"] = generation.trace()
-            messages = self.compare_template.render(
-                language=context.language.name,
-                problem=sample.prompt,
-                reference=sample.reference,
-                generation=sample.generation,
-                reference_semantics=reference.summary(),
-                generation_semantics=generation.summary(),
-            )
+            common = {"language": context.language.name, "problem": sample.prompt, "generation": sample.generation,
+                      "generation_semantics": generation.summary()}
+            if several:
+                messages = self.several_compare_template.render(
+                    **common, references=[{"code": text, "semantics": semantics.summary()}
+                                          for text, semantics in zip(texts, analysed)])
+                question = self.several_question
+            else:
+                messages = self.compare_template.render(**common, reference=sample.reference,
+                                                        reference_semantics=analysed[0].summary())
+                question = self.question
+            version = self.prompt_version_for(sample)
             if self.final_step == "score":
                 score_by_repeated_answers(
-                    messages, COMPARE_SCHEMA, context=context, prompt_version=self.prompt_version, step="compare",
+                    messages, COMPARE_SCHEMA, context=context, prompt_version=version, step="compare",
                     result=result, log=log, trace_key="differences", trace_value=lambda answer: answer["differences"],
                 )
             else:
                 verdict_after_comparison(
-                    messages, DIFFERENCES_SCHEMA, question=self.question, context=context,
-                    prompt_version=self.prompt_version, step="compare", result=result, log=log,
+                    messages, DIFFERENCES_SCHEMA, question=question, context=context,
+                    prompt_version=version, step="compare", result=result, log=log,
                     trace_key="differences", trace_value=lambda answer: answer["differences"],
                 )
         except LLMError as error:
@@ -221,14 +259,20 @@ class DsaCqe(ScoringMethod):
         return result
 
     # -- the reference, once per task -----------------------------------------------------------
-    def reference_semantics(self, sample: Sample, context: ScoringContext) -> tuple[ProgramSemantics, bool]:
-        """Return the reference's semantics and whether this call computed them.
+    def reference_semantics(self, sample: Sample, context: ScoringContext,
+                            reference: str | None = None) -> tuple[ProgramSemantics, bool]:
+        """Return the semantics of a reference of ``sample`` and whether this call computed them.
+
+        Args:
+            reference: one of the sample's references (a body completing its prompt, as
+                :attr:`Sample.reference`); default :attr:`Sample.reference`.
 
         Raises:
             LLMError: the reference analysis failed (remembered: later samples of the task
                 get the same error without new calls).
         """
-        digest = hashlib.sha256(sample.reference_program.encode("utf-8")).hexdigest()[:16]
+        program = sample.reference_program if reference is None else sample.prompt + reference
+        digest = hashlib.sha256(program.encode("utf-8")).hexdigest()[:16]
         key = (sample.task_id, digest)
         with self._locks_lock:
             lock = self._reference_locks.setdefault(key, threading.Lock())
@@ -241,7 +285,7 @@ class DsaCqe(ScoringMethod):
             usage = Usage()
             try:
                 semantics = self.analyse_program(
-                    sample.reference_program,
+                    program,
                     role="reference",
                     scope_key=_scope_key(context.run_key, sample.task_id, "reference", digest),
                     context=context,

@@ -8,6 +8,11 @@ and a 0-4 score (:data:`~workbench.score.schemas.SIMPLIFIED_SCHEMA`).
 With ``final_step="p-correct"`` the call returns the descriptions and differences only
 (``prompts/dsa_cqe_simplified_verdict.txt``) and a second turn asks the Yes/No question of
 :mod:`workbench.score.verdict`; the score is then P(Yes), in [0, 1].
+
+A sample with several references (a list-valued reference column) is shown them all in the one call,
+as numbered alternatives any of which is correct, and the differences asked for are those from the
+reference closest to the candidate (``prompts/dsa_cqe_simplified_references.txt``,
+``dsa_cqe_simplified_verdict_references.txt``); a sample with one reference is asked exactly as before.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from workbench.score.base import (
     exchanges_as_dicts,
     score_by_repeated_answers,
 )
-from workbench.score.prompts import load_template, version_of
+from workbench.score.prompts import load_template, load_templates_or_problem, version_of
 from workbench.score.schemas import SCORE_MAX, SCORE_MIN, SEMANTICS_SCHEMA, SIMPLIFIED_SCHEMA
 from workbench.score.verdict import (
     DEFAULT_FINAL_STEP,
     FINAL_STEPS,
+    SEVERAL_REFERENCES_QUESTION_FILE,
     load_question,
     question_text,
     verdict_after_comparison,
@@ -46,6 +52,7 @@ class DsaCqeSimplified(ScoringMethod):
     """
 
     name = "dsa-cqe-simplified"
+    shows_all_references = True
 
     def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):
         if final_step not in FINAL_STEPS:
@@ -56,32 +63,43 @@ class DsaCqeSimplified(ScoringMethod):
             self.template = load_template("dsa_cqe_simplified.txt", prompts_dir)
             self.prompt_version = version_of(self.template)
             self.scale = (float(SCORE_MIN), float(SCORE_MAX))
+            self.question = ""  # no verdict turn
+            several_files: tuple[str, ...] = ("dsa_cqe_simplified_references.txt",)
         else:
             self.template = load_template("dsa_cqe_simplified_verdict.txt", prompts_dir)
             question = load_question(prompts_dir)
             self.question = question_text(question, reference=True)
             self.prompt_version = version_of(self.template, question)
             self.scale = (0.0, 1.0)
+            several_files = ("dsa_cqe_simplified_verdict_references.txt", SEVERAL_REFERENCES_QUESTION_FILE)
+        # several references: listed as numbered alternatives, compared with the closest
+        several, self.several_references_problem = load_templates_or_problem(several_files, prompts_dir)
+        self.several_template = several[0] if several else None
+        self.several_question = question_text(several[1], reference=True) if len(several) > 1 else ""
+        self.several_references_version = version_of(*several) if several else ""
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         result = MethodResult()
         log: list[Exchange] = []
-        messages = self.template.render(
-            language=context.language.name,
-            problem=sample.prompt,
-            reference=sample.reference,
-            generation=sample.generation,
-        )
+        references = self.references_shown(sample)
+        common = {"language": context.language.name, "problem": sample.prompt, "generation": sample.generation}
+        if len(references) > 1:  # every reference, as numbered alternatives
+            messages = self.several_template.render(**common, references=list(references))
+            question = self.several_question
+        else:
+            messages = self.template.render(**common, reference=sample.reference)
+            question = self.question
+        version = self.prompt_version_for(sample)
         try:
             if self.final_step == "score":
                 score_by_repeated_answers(
-                    messages, SIMPLIFIED_SCHEMA, context=context, prompt_version=self.prompt_version, step="simplified",
+                    messages, SIMPLIFIED_SCHEMA, context=context, prompt_version=version, step="simplified",
                     result=result, log=log, trace_key="answers",
                 )
             else:
                 verdict_after_comparison(
-                    messages, SEMANTICS_SCHEMA, question=self.question, context=context,
-                    prompt_version=self.prompt_version, step="simplified", result=result, log=log, trace_key="answers",
+                    messages, SEMANTICS_SCHEMA, question=question, context=context,
+                    prompt_version=version, step="simplified", result=result, log=log, trace_key="answers",
                 )
         except LLMError as error:
             result.status, result.error = error.status, str(error)

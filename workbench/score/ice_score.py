@@ -13,6 +13,11 @@ against execution on HumanEval) and usefulness (``ice-score-usefulness``, prompt
 CoNaLa: the bundled ``conala-all-grades``). Both are the reference-based prompt without evaluation
 steps, read and repaired alike; only the prompt differs.
 
+A sample with several references (a list-valued reference column, e.g. CoNaLa's snippets) is shown
+them all in one call: ``ice_score_references.txt`` / ``ice_score_usefulness_references.txt``, the
+same text whose reference section lists them as numbered alternatives, any of which is correct
+(its own prompt version); a sample with one reference is shown the original prompt, unchanged.
+
 In ``expected`` score mode (:mod:`workbench.score.reading`) the answer's token
 log-probabilities are asked for and the score is the expectation over the labels 0-4 at the
 token where that score is written (G-Eval, Liu et al. 2023, Sec. 2.3).
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 from workbench.llm.client import Exchange, LLMError, LLMParseError
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, exchanges_as_dicts
-from workbench.score.prompts import load_template, version_of
+from workbench.score.prompts import load_template, load_templates_or_problem, version_of
 from workbench.score.reading import SCORE_LABELS, ScoreRead, joined_text, locate_score, read_at
 from workbench.score.schemas import SCORE_MAX, SCORE_MIN
 
@@ -56,6 +61,7 @@ class IceScore(ScoringMethod):
     with ``ice_score.txt`` (:attr:`template_file`)."""
 
     name = "ice-score"
+    shows_all_references = True
     scale = (float(SCORE_MIN), float(SCORE_MAX))
     #: the prompt template of this aspect
     template_file = "ice_score.txt"
@@ -63,15 +69,27 @@ class IceScore(ScoringMethod):
     def __init__(self, prompts_dir: str | None = None):
         self.template = load_template(self.template_file, prompts_dir)
         self.prompt_version = version_of(self.template)
+        # several references: the same text, its reference section listing them (``*_references.txt``)
+        several, self.several_references_problem = load_templates_or_problem(
+            (self.template_file.replace(".txt", "_references.txt"),), prompts_dir)
+        self.several_template = several[0] if several else None
+        self.several_references_version = version_of(*several) if several else ""
 
     def score(self, sample: Sample, context: ScoringContext) -> MethodResult:
         result = MethodResult()
         log: list[Exchange] = []
-        messages = self.template.render(problem=sample.prompt, reference=sample.reference, generation=sample.generation)
+        references = self.references_shown(sample)
+        if len(references) > 1:
+            messages = self.several_template.render(problem=sample.prompt, references=list(references),
+                                                    generation=sample.generation)
+        else:
+            messages = self.template.render(problem=sample.prompt, reference=sample.reference,
+                                            generation=sample.generation)
+        version = self.prompt_version_for(sample)
         reads: list[ScoreRead] = []
         try:
             for repeat in range(context.n_samples):
-                reads.append(self._ask(messages, repeat, context, result, log))
+                reads.append(self._ask(messages, repeat, context, result, log, version))
             result.finish_reads(reads, context.score_mode)
         except LLMError as error:
             result.status, result.error = error.status, str(error)
@@ -79,9 +97,9 @@ class IceScore(ScoringMethod):
         result.trace["reads"] = [read.as_dict() for read in reads]
         return result
 
-    def _ask(self, messages, repeat, context: ScoringContext, result: MethodResult, log) -> ScoreRead:
+    def _ask(self, messages, repeat, context: ScoringContext, result: MethodResult, log, version: str) -> ScoreRead:
         llm = context.llm
-        asking = {"prompt_version": self.prompt_version, "repeat": repeat, "usage": result.usage, "log": log,
+        asking = {"prompt_version": version, "repeat": repeat, "usage": result.usage, "log": log,
                   "top_logprobs": context.top_logprobs}
         completion = llm.ask(messages, step=self.name, **asking)
         if parse_ice_score(completion.text) is None:

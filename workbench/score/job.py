@@ -64,6 +64,7 @@ from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, 
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
+from workbench.score.prompts import PromptError
 from workbench.score.reading import LOW_MASS, LOW_MASS_NOTE, NO_LOGPROBS, READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
     RUN_FILE,
@@ -79,6 +80,10 @@ from workbench.score.wide_table import (
 if TYPE_CHECKING:
     from workbench.languages.spec import LanguagePlugin
 
+#: ``run.json``'s ``config`` key of the judges' several-references prompt versions (method -> version;
+#: missing in a record written before the judges were shown several references)
+SEVERAL_REFERENCES_KEY = "several_references_prompts"
+
 #: held by a run for its whole length, so two runs never write one folder at once
 LOCK_FILE = ".score.lock"
 
@@ -87,7 +92,7 @@ ROW_COLUMNS = (
     "task_id", "sample_id", "method", "model", "score", "scores", "score_spread", "scale_min", "scale_max",
     "status", "error", "subcodes", "reference_subcodes", "parse_failures", "truncated_answers", "llm_calls", "cache_hits",
     "prompt_tokens", "completion_tokens", "tokens", "cost_usd", "seconds", "llm_seconds", "retry_after", "prompt_version",
-    "variant", "model_identity", *READ_COLUMNS,
+    "variant", "model_identity", "references_shown", *READ_COLUMNS,
 )
 
 #: per-sample columns of every ``scores.jsonl`` row (kept in ``scores_wide.jsonl``): whether
@@ -197,8 +202,9 @@ def load_samples(
             without a verdict there is left out, and ``notes`` says how many.
         notes: sentences for the run summary are appended here (samples left out; a list column
             ``references`` beside the text reference column read, when ``all_reference_methods``
-            would score against all of a sample's references).
-        all_reference_methods: the run's methods that score against every reference (``chrf``).
+            would use all of a sample's references).
+        all_reference_methods: the run's methods that use every reference (:func:`all_reference_methods`:
+            ``chrf`` and the judges shown them all).
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -287,8 +293,8 @@ def load_samples(
                  and all(holds_text_lists(dataset, name) for dataset in loaded.splits.values())]
         if spare:
             notes.append(f"the data's column {spare[0]!r} holds the references of each sample as a list; the run reads "
-                         f"one, from {reference_column!r} ({option_value('reference_column', spare[0])} scores "
-                         f"{' and '.join(all_reference_methods)} against all of them)")
+                         f"one, from {reference_column!r} ({option_value('reference_column', spare[0])} gives "
+                         f"{' and '.join(all_reference_methods)} all of them)")
     has_language = LANGUAGE_COLUMN in available
     samples: list[Sample] = []
     without_verdict: list[SampleKey] = []
@@ -459,6 +465,8 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     llm = config.llm
     record: dict[str, Any] = {
         "methods": {m.name: m.prompt_version for m in methods},
+        # the judges' prompts for a sample with several references (their own versions)
+        SEVERAL_REFERENCES_KEY: {m.name: m.several_references_version for m in methods if m.several_references_version},
         "variants": {m.name: m.variant for m in methods if m.variant},
         "model": llm.model if llm else None,
         # a local model's file (its sha256); a served model is its name: the same model behind
@@ -519,7 +527,7 @@ SCORE_CHANGING_OPTIONS = (
 
 
 def _check_resume_compatible(run_file: Path, record: dict[str, Any],
-                             run_dir: str | os.PathLike[str] | None = None) -> None:
+                             run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -536,6 +544,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         run_dir: the ``workbench run`` folder (as :func:`_config_record`): a record of an earlier
             version, which holds the paths inside it as absolute paths, is read with them relative
             to the folder it was written in (known from its own recorded path) or to this one.
+        several_references: some sample of this run has several references: a folder scored before
+            the judges were shown them all (its record has no :data:`SEVERAL_REFERENCES_KEY`) showed
+            its judges the first only, and its rows must not be joined by rows that saw them all.
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -579,6 +590,20 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
             raise WorkbenchError(
                 f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
             )
+    shown = record.get(SEVERAL_REFERENCES_KEY, {})
+    first_only = [name for name in shown if name in (previous.get("methods") or {})]
+    if several_references and first_only and SEVERAL_REFERENCES_KEY not in previous:
+        raise WorkbenchError(
+            f"cannot resume: the run folder was scored by an earlier workbench, which showed {' and '.join(first_only)} "
+            f"only the first of several references; use another --output"
+        )
+    for name, version in shown.items():
+        old = (previous.get(SEVERAL_REFERENCES_KEY) or {}).get(name)
+        if old is not None and old != version:
+            raise WorkbenchError(
+                f"cannot resume: the prompts of {name} for samples with several references changed (version {old} -> "
+                f"{version}); use another --output"
+            )
 
 
 def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
@@ -618,6 +643,37 @@ def check_decomposable(language: LanguagePlugin, methods: list[ScoringMethod]) -
             f"ice-score, p-correct and chrf need no decomposition), or add the map to the plugin (docs/plugins.md, "
             f"section 5)", "method",
         )
+
+
+def check_several_references(samples: list[Sample], methods: list[ScoringMethod]) -> None:
+    """Refuse, before any sample is scored, methods that cannot use every reference of a sample that has
+    several: ``dsa-cqe`` (it analyses one decomposed reference per task), and a judge whose
+    several-references template cannot be read (a ``--prompts-dir`` made before it existed). Never
+    silently the first reference.
+
+    Raises:
+        OptionError: naming the methods, ``reference_column`` and the methods that use every reference.
+        PromptError: a judge's several-references template is missing or malformed.
+    """
+    from workbench.score.methods import METHODS
+
+    several = sum(len(sample.references) > 1 for sample in samples)
+    if not several:
+        return
+    one = [m.name for m in methods if m.needs_reference and not (m.uses_all_references or m.shows_all_references)]
+    if one:
+        accepting = [name for name, cls in METHODS.items() if cls.uses_all_references or cls.shows_all_references]
+        raise OptionError(
+            f"{' and '.join(one)} {'compares' if len(one) == 1 else 'compare'} a generation with one reference, but "
+            f"{several} of {count(len(samples), 'sample')} {'has' if several == 1 else 'have'} several in "
+            f"{{reference_column}}: score them with {', '.join(accepting[:-1])} or {accepting[-1]} (which use every "
+            f"reference), or name a column of one reference", "reference_column", "method",
+        )
+    for method in methods:
+        if method.shows_all_references and method.needs_reference and method.several_references_problem:
+            raise PromptError(f"{method.several_references_problem}; {method.name} needs it to show the judge the "
+                              f"several references of {several} of {count(len(samples), 'sample')} (copy it from "
+                              f"the shipped prompts/ into the prompts folder)")
 
 
 def score_samples(
@@ -704,6 +760,7 @@ def score_samples(
                           [sample.language for sample in samples]}))
     language = get_language(config.language)
     check_decomposable(language, methods)
+    check_several_references(samples, methods)
     out = Path(output_dir)
     require_output_folder(out, f"--output {os.fspath(out)}")
     out.mkdir(parents=True, exist_ok=True)
@@ -715,7 +772,8 @@ def score_samples(
                               "resume", "overwrite")
         record = _config_record(config, methods, source, run_dir)
         if config.resume:
-            _check_resume_compatible(run_path, record, run_dir)
+            _check_resume_compatible(run_path, record, run_dir,
+                                     several_references=any(len(sample.references) > 1 for sample in samples))
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
@@ -1039,12 +1097,16 @@ def run_score(
     return score_samples(samples, config, output_dir, source=source, loading_notes=notes, **hooks)
 
 
-def all_reference_methods(names: Iterable[str]) -> tuple[str, ...]:
-    """Those of the methods ``names`` that score against every reference of a sample
-    (:attr:`~workbench.score.base.ScoringMethod.uses_all_references`), in order; unknown names are left out."""
+def all_reference_methods(names: Iterable[str], *, reference: bool = True) -> tuple[str, ...]:
+    """Those of the methods ``names`` that use every reference of a sample: they score against each
+    (:attr:`~workbench.score.base.ScoringMethod.uses_all_references`: ``chrf``) or show the judge them all
+    (:attr:`~workbench.score.base.ScoringMethod.shows_all_references`), in order; unknown names are left
+    out, and so is ``p-correct`` when ``reference`` is false (``--no-reference`` shows none)."""
     from workbench.score.methods import METHODS
 
-    return tuple(name for name in names if name in METHODS and METHODS[name].uses_all_references)
+    return tuple(name for name in names if name in METHODS
+                 and (METHODS[name].uses_all_references or METHODS[name].shows_all_references)
+                 and (reference or name != "p-correct"))
 
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
@@ -1064,7 +1126,7 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
                         offline=config.offline, problems=config.problem_set,
                         reference_required=config.needs_reference, results=config.results, notes=notes,
-                        all_reference_methods=all_reference_methods(config.method))
+                        all_reference_methods=all_reference_methods(config.method, reference=config.reference))
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
@@ -1122,13 +1184,17 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
         notes.append(f"{cut} of {count(len(samples), 'generation')} {'is' if cut == 1 else 'are'} cut at a stop sequence ({option_named('stop')}) before scoring; "
                      f"their rows say generation_truncated and stop_sequence")
     several = [len(sample.references) for sample in samples if len(sample.references) > 1]
-    if several:
-        every = all_reference_methods(config.method)
-        first = [name for name in config.method if name not in every]
+    every = all_reference_methods(config.method, reference=config.reference)
+    if several and every:
+        from workbench.score.methods import METHODS
+
+        best = [name for name in every if METHODS[name].uses_all_references]
+        shown = [name for name in every if name not in best]
         counts = f"{min(several)}" if min(several) == max(several) else f"{min(several)} to {max(several)}"
-        ways = ([f"{' and '.join(every)} {'scores' if len(every) == 1 else 'score'} each against all of them "
-                 "(the best reference's score)"] if every else []) + (
-                [f"{', '.join(first)} {'compares' if len(first) == 1 else 'compare'} with the first"] if first else [])
+        ways = ([f"{' and '.join(best)} {'scores' if len(best) == 1 else 'score'} each against all of them "
+                 "(the best reference's score)"] if best else []) + (
+                [f"{', '.join(shown)} {'shows' if len(shown) == 1 else 'show'} the judge all of them in one prompt, "
+                 "as numbered alternatives"] if shown else [])
         notes.append(f"{len(several)} of {count(len(samples), 'sample')} {'has' if len(several) == 1 else 'have'} "
                      f"several references ({counts}): {'; '.join(ways)}")
     null = sum(sample.generation_null for sample in samples)
@@ -1292,9 +1358,12 @@ def _row(sample: Sample, method: ScoringMethod, result: MethodResult, config: Sc
         "llm_seconds": round(usage.llm_seconds, 4),
         # per answer that asked for a wait (429/503 with Retry-After): what it asked, what was waited
         "retry_after": [dict(ask) for ask in usage.retry_after] or None,
-        "prompt_version": method.prompt_version or None,
+        # the form the sample was shown: a sample with several references has its own prompt version
+        "prompt_version": method.prompt_version_for(sample) or None,
         "variant": method.variant or None,
         "model_identity": config.llm.identity if method.uses_llm else None,
+        # the references the judge was shown (chrf: scored against); 0 without one
+        "references_shown": len(method.references_shown(sample)),
         **(result.read.columns() if result.read is not None else dict.fromkeys(READ_COLUMNS)),
     }
     if method.uses_llm and result.read is None:

@@ -89,6 +89,24 @@ def load_template(name: str, directory: str | os.PathLike[str] | None = None) ->
     return PromptTemplate(name, text, hashlib.sha256(data).hexdigest()[:12])
 
 
+def load_templates_or_problem(names: tuple[str, ...], directory: str | os.PathLike[str] | None = None
+                              ) -> tuple[tuple[PromptTemplate, ...], str | None]:
+    """Read templates a run may not need (a method's several-references form): a folder of
+    ``--prompts-dir`` copies made before they existed is no error until a sample needs them.
+
+    Args:
+        names: file names.
+        directory: as :func:`load_template`.
+
+    Returns:
+        ``(templates, None)``, or ``((), why)`` when one cannot be read (the :class:`PromptError`'s text).
+    """
+    try:
+        return tuple(load_template(name, directory) for name in names), None
+    except PromptError as error:
+        return (), str(error)
+
+
 def version_of(*templates: PromptTemplate) -> str:
     """Return the combined version of several templates (order-independent)."""
     digest = hashlib.sha256()

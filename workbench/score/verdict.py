@@ -31,6 +31,8 @@ DEFAULT_FINAL_STEP = "score"
 #: the verdict is one token: the read is at its position
 VERDICT_MAX_TOKENS = 1
 QUESTION_FILE = "p_correct_question.txt"
+#: the question asked after several references (the candidate behaves like one of them)
+SEVERAL_REFERENCES_QUESTION_FILE = "p_correct_question_references.txt"
 #: the repair turn after an answer that is neither Yes nor No (and has no readable distribution)
 REPAIR = "Answer with one word: Yes or No."
 
