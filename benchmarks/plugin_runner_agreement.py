@@ -12,6 +12,11 @@ Execution: ``--executor sandbox`` runs each RunSpec in ``workbench execute``'s s
 level (no isolation, as the calling user; same limits, timeout and status rules). The
 programs are the published MultiPL-E generations, so running them unsandboxed is acceptable.
 
+Data: the sets bundled in the package by default (``workbench/data/bundled/datasets.toml``:
+``humaneval-codex-{lang}`` is the grade file verbatim, ``humaneval-{lang}`` the MultiPL-E problems,
+each gzipped and byte for byte the file of ``../shared/data``); ``--data FOLDER`` (or the
+``WORKBENCH_SHARED_DATA`` environment variable) reads a folder laid out as ``../shared/data`` instead.
+
 Results are appended to ``--out/<lang>.jsonl`` as they finish, so an interrupted run
 resumes where it stopped. Identical (task, body) pairs are run once.
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gzip
 import json
 import os
 import re
@@ -32,21 +38,30 @@ import secrets
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import resources
 from pathlib import Path
 
+from workbench.data import BUNDLED
 from workbench.languages import get_language
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+def read_data_text(data: Path | None, shared_path: str, bundled_name: str) -> str:
+    """The text of one data file: ``data / shared_path`` (a folder laid out as ``../shared/data``), or
+    with ``data`` None the bundled set ``bundled_name`` (a key of ``workbench.data.BUNDLED``), gunzipped:
+    the same bytes. Raises ``OSError`` for a missing file under ``data``."""
+    if data is None:
+        filename, _split = BUNDLED[bundled_name]
+        return gzip.decompress((resources.files("workbench.data") / "bundled" / filename).read_bytes()).decode("utf-8")
+    return (data / shared_path).read_text(encoding="utf-8")
 
 
-def load_samples(data: Path, language: str, limit_tasks: int | None) -> list[dict]:
-    """Return one dict per (task, sample): task_id, sample, body, label, prompt, tests."""
+def load_samples(data: Path | None, language: str, limit_tasks: int | None) -> list[dict]:
+    """Return one dict per (task, sample): task_id, sample, body, label, prompt, tests. ``data`` None
+    reads the bundled sets (``humaneval-{language}``, ``humaneval-codex-{language}``)."""
     problems = {}
-    with open(data / f"multipl-e-codex-{language}" / "problems.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            row = json.loads(line)
-            problems[row["task_id"]] = row
-    grades = json.loads((data / "ice-score" / f"humaneval_{language}_grade.json").read_text(encoding="utf-8"))
+    for line in read_data_text(data, f"multipl-e-codex-{language}/problems.jsonl", f"humaneval-{language}").splitlines():
+        row = json.loads(line)
+        problems[row["task_id"]] = row
+    grades = json.loads(read_data_text(data, f"ice-score/humaneval_{language}_grade.json", f"humaneval-codex-{language}"))
     grades.sort(key=lambda task: int(task["task_id"]))
     if limit_tasks:
         grades = grades[:limit_tasks]
@@ -93,7 +108,9 @@ def classify(row: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--language", choices=["java", "cpp"], required=True)
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("WORKBENCH_SHARED_DATA", DEFAULT_DATA)))
+    shared = os.environ.get("WORKBENCH_SHARED_DATA")
+    parser.add_argument("--data", type=Path, default=Path(shared) if shared else None,
+                        help="a folder laid out as ../shared/data (default: the sets bundled in the package)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/plugin_runner_agreement"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0,

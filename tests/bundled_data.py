@@ -14,11 +14,12 @@ read from the shared folder by the tests that use them, which skip without it.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from workbench.data import BUNDLED
+from workbench.data import BUNDLED, load_records
 
 #: path under ../shared/data -> the bundled name (workbench.data.BUNDLED) holding the same bytes
 LAYOUT: dict[str, str] = {
@@ -49,3 +50,16 @@ def write_bundled_data(folder: Path, paths: Iterable[str] = LAYOUT) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data if relative.endswith(".gz") else gzip.decompress(data))
     return folder
+
+
+def write_conala_slice(path: Path, every: int, columns: Sequence[str]) -> list[dict]:
+    """Every ``every``-th intent of the bundled CoNaLa set ``conala-all-grades`` (Evtikhiev et al. 2023:
+    472 intents x 5 models' generations, intents in the set's order from the first), each row cut to
+    ``columns``, written to ``path`` as JSON Lines. Returns the rows written, in the set's order;
+    raises ``KeyError`` for a column the set does not have."""
+    loaded = load_records("conala-all-grades")
+    everything = [row for split in loaded.splits.values() for row in split]
+    keep = set(list(dict.fromkeys(row["task_id"] for row in everything))[::every])
+    rows = [{k: row[k] for k in columns} for row in everything if row["task_id"] in keep]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows

@@ -29,9 +29,10 @@ def write_generations(path: Path, *, per_outcome: int = 2, drop: tuple[str, ...]
     return path
 
 
-def write_config(path: Path, run: Path, data: Path, stages: list[str], tables: str) -> Path:
+def write_config(path: Path, run: Path, data: Path, stages: list[str], tables: str, label_column: str = "passed") -> Path:
     """A config at ``path`` running ``stages`` on ``data`` (its code in ``completion_multipl_e``,
-    the label ``passed``, dedup grouped by task) into ``run``, with the further ``tables``."""
+    the label ``label_column``, dedup grouped by task) into ``run``, with the further ``tables``
+    (TOML text that goes on in the ``[dedup]`` table)."""
     path.write_text(f"""
 [run]
 output = "{run}"
@@ -39,7 +40,7 @@ stages = {json.dumps(stages)}
 [data]
 source = "{data}"
 code_column = "completion_multipl_e"
-label_column = "passed"
+label_column = "{label_column}"
 [dedup]
 group_column = "task_id"
 {tables}""")

@@ -17,8 +17,10 @@ docs/correlate.md and docs/bias.md state:
 
 from __future__ import annotations
 
+import csv
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -30,6 +32,21 @@ LEVELS = ("pooled", "per_problem")
 def natural_order(task_ids: Iterable[str]) -> list[str]:
     """The distinct ids ``PREFIX/N`` sorted by their number ``N`` (HumanEval/2 before HumanEval/10)."""
     return sorted(set(task_ids), key=lambda t: int(t.rsplit("/", 1)[1]))
+
+
+def kept_rows(dedup_output: Path, rows: Sequence[Mapping]) -> np.ndarray:
+    """One bool a row of ``rows`` (dicts with ``task_id`` and ``sample_id``): True where the row's id
+    ``"{task_id}:{sample_id}"`` is not in the dedup output's ``removed.csv``, i.e. the row its cluster
+    kept or a row without duplicates (one row per cluster)."""
+    with open(dedup_output / "removed.csv", newline="") as handle:
+        removed = {row["id"] for row in csv.DictReader(handle)}
+    return np.array([f"{row['task_id']}:{row['sample_id']}" not in removed for row in rows])
+
+
+def task_units(rows: Sequence[Mapping]) -> tuple[list[str], np.ndarray]:
+    """The distinct ``task_id`` of ``rows`` in :func:`natural_order`, and each row's index in that list."""
+    order = natural_order(row["task_id"] for row in rows)
+    return order, np.array([order.index(row["task_id"]) for row in rows])
 
 
 def draws(n_units: int, resamples: int, generator: np.random.Generator) -> np.ndarray:

@@ -3,27 +3,13 @@ duplicates a test plants, deduplicated by the real ``run_dedup`` into an output 
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from unique_functions import code, write_jsonl
 from workbench.dedup import DedupConfig, run_dedup
-
-
-def code(name: str) -> str:
-    """A function of about 40 identifier/number tokens, all its own (``name`` makes them unique)."""
-    rng = random.Random(name)
-    words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-    body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-    return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def dedup(tmp_path: Path, rows: list[dict], **options) -> Path:

@@ -26,9 +26,9 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from bundled_data import write_conala_slice
 from workbench.bias import BiasConfig, run_bias
 from workbench.cli import app
-from workbench.data import load_records
 from workbench.errors import DataError
 
 SEED, RESAMPLES, CONFIDENCE = 3, 120, 0.9
@@ -38,13 +38,8 @@ SEED, RESAMPLES, CONFIDENCE = 3, 120, 0.9
 def graded(tmp_path_factory) -> dict:
     """Every 4th CoNaLa intent (118 of 472, 590 rows), written as JSON Lines and deduplicated within each intent."""
     folder = tmp_path_factory.mktemp("conala")
-    loaded = load_records("conala-all-grades")
-    everything = [row for split in loaded.splits.values() for row in split]
-    keep = set(list(dict.fromkeys(row["task_id"] for row in everything))[::4])
-    rows = [{k: row[k] for k in ("task_id", "sample_id", "generation", "grade", "chrf")}
-            for row in everything if row["task_id"] in keep]
     path = folder / "slice.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    rows = write_conala_slice(path, 4, ("task_id", "sample_id", "generation", "grade", "chrf"))
     dedup = CliRunner().invoke(app, ["dedup", str(path), "--code-column", "generation", "--id-column", "task_id,sample_id",
                                      "--group-column", "task_id", "--min-tokens", "5", "--no-progress",
                                      "-o", str(folder / "dedup")])

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import pytest
 
+from copied_corpus import MUL, write_copied_corpus
 from workbench.bias import BiasConfig, run_bias
 from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import DataError
 
-BODIES = ["def add(a, b):\n    return a + b\n", "def sub(a, b):\n    return a - b\n", "def neg(a):\n    return -a\n"]
-
 
 def test_identical_text_copies_of_train_are_out_of_the_unbiased_test_setting(tmp_path):
-    for split in ("train", "test"):
-        (tmp_path / "corpus" / split).mkdir(parents=True)
-        for index, body in enumerate(BODIES):
-            (tmp_path / "corpus" / split / f"f{index}.py").write_text(body)
-    (tmp_path / "corpus" / "test" / "own.py").write_text("def mul(a, b):\n    return a * b\n")
-    run_dedup(str(tmp_path / "corpus"), DedupConfig(workers=1), output_dir=tmp_path / "out")
+    corpus = write_copied_corpus(tmp_path, extra={"test/own.py": MUL})
+    run_dedup(str(corpus), DedupConfig(workers=1), output_dir=tmp_path / "out")
     ids = [f"test/f{i}.py" for i in range(3)] + ["test/own.py"]
     report = run_bias(tmp_path / "out", {"id": ids, "acc": [1, 1, 1, 0]}, BiasConfig(metric=["acc"], resamples=40))
     settings = report.duplication.metrics["acc"].settings
@@ -33,10 +28,8 @@ def test_identical_text_copies_of_train_are_out_of_the_unbiased_test_setting(tmp
 
 
 def test_ids_that_do_not_join_are_shown_beside_the_kept_rows_ids(tmp_path):
-    (tmp_path / "corpus").mkdir()
-    for index, body in enumerate(BODIES):  # three different short files: no cluster at all
-        (tmp_path / "corpus" / f"f{index}.py").write_text(body)
-    run_dedup(str(tmp_path / "corpus"), DedupConfig(workers=1), output_dir=tmp_path / "out")
+    corpus = write_copied_corpus(tmp_path, splits=())  # three different short files: no cluster at all
+    run_dedup(str(corpus), DedupConfig(workers=1), output_dir=tmp_path / "out")
     with pytest.raises(DataError) as caught:
         run_bias(tmp_path / "out", {"id": ["x1", "x2"], "acc": [1, 0]}, BiasConfig(metric=["acc"]))
     message = str(caught.value)

@@ -13,7 +13,6 @@ statistics; tests/scipy_bootstrap.py), as ``test_independent_check.py`` recomput
 
 from __future__ import annotations
 
-import csv
 import gzip
 import json
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from scipy_bootstrap import draws, kendall_tau_b, natural_order, p_value, percentile_interval, resampled_tau
+from scipy_bootstrap import draws, kendall_tau_b, kept_rows, p_value, percentile_interval, resampled_tau, task_units
 from workbench.bias import BiasConfig, run_bias
 from workbench.cli import app
 from workbench.formatting import fixed
@@ -55,12 +54,9 @@ def test_all_rows_minus_one_per_cluster_is_paired_on_a_real_slice(tmp_path):
     got = json.loads((tmp_path / "bias.json").read_text())["duplication"]["metrics"]["codebleu"]
     [difference] = got["kendall_tau_b_differences"]
 
-    with open(tmp_path / "dedup" / "removed.csv", newline="") as handle:
-        removed = {row["id"] for row in csv.DictReader(handle)}
-    kept = np.array([f"{row['task_id']}:{row['sample_id']}" not in removed for row in rows])
+    kept = kept_rows(tmp_path / "dedup", rows)
     assert 0 < (~kept).sum()
-    order = natural_order(row["task_id"] for row in rows)
-    task = np.array([order.index(row["task_id"]) for row in rows])
+    order, task = task_units(rows)
     x = np.array([row["codebleu"] for row in rows], dtype=float)
     y = np.array([row["passed"] for row in rows], dtype=float)
     counts = draws(len(order), resamples, np.random.default_rng(seed))

@@ -39,16 +39,8 @@ def test_correlate_on_the_java_grade_file_writes_json_and_plot(bundled_data, tmp
     assert data.startswith(b"\x89PNG") and len(data) > 20_000
 
 
-def test_two_table_mode_from_the_cli(tmp_path):
-    scores, results = tmp_path / "scores.jsonl", tmp_path / "exec.jsonl"
-    score_rows, result_rows = [], []
-    for t in range(6):
-        for s in range(5):
-            score_rows.append({"task_id": f"T{t}", "sample_id": s, "m": (t * 7 + s * 3) % 11})
-            if (t, s) != (0, 0):
-                result_rows.append({"task_id": f"T{t}", "sample_id": s, "passed": int((t + s) % 3 == 0), "status": "ok"})
-    scores.write_text("".join(json.dumps(r) + "\n" for r in score_rows))
-    results.write_text("".join(json.dumps(r) + "\n" for r in result_rows))
+def test_two_table_mode_from_the_cli(two_tables):
+    scores, results = two_tables(6, lambda task, sample: (task, sample) != (0, 0), status="ok")
     result = runner.invoke(app, ["correlate", str(scores), "--results", str(results), "-m", "m", "--resamples", "50"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())  # Rich wraps long lines

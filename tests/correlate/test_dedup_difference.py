@@ -11,7 +11,6 @@ alone (tests/scipy_bootstrap.py) as ``test_scipy_crosscheck.py`` recomputes corr
 
 from __future__ import annotations
 
-import csv
 import gzip
 import json
 from pathlib import Path
@@ -20,7 +19,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from scipy_bootstrap import COEFFICIENTS, LEVELS, TaskBootstrap, draws, natural_order, p_value, percentile_interval
+from scipy_bootstrap import (COEFFICIENTS, LEVELS, TaskBootstrap, draws, kept_rows, p_value, percentile_interval,
+                             task_units)
 from workbench.cli import app
 from workbench.correlate import correlate
 from workbench.correlate.analysis import per_cluster_differences
@@ -65,12 +65,9 @@ def test_the_per_cluster_difference_equals_a_scipy_paired_task_bootstrap_on_a_re
     written = json.loads((tmp_path / "r.json").read_text())["deduplicated"]["difference_from_all_rows"]
     assert written["difference"] == "one row per cluster (a) minus all rows (b)"
 
-    with open(tmp_path / "dedup" / "removed.csv", newline="") as handle:
-        removed = {row["id"] for row in csv.DictReader(handle)}
-    kept = np.array([f"{row['task_id']}:{row['sample_id']}" not in removed for row in rows])
+    kept = kept_rows(tmp_path / "dedup", rows)
     assert 0 < (~kept).sum()
-    order = natural_order(row["task_id"] for row in rows)
-    task = np.array([order.index(row["task_id"]) for row in rows])
+    order, task = task_units(rows)
     y = np.array([row["passed"] for row in rows], dtype=float)
     counts = draws(len(order), resamples, np.random.default_rng(seed))
     for metric in ("codebleu", "gpt35_nswr"):

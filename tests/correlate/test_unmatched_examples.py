@@ -4,21 +4,13 @@ had no execution result"). A real subprocess; no LLM. Reproduction from the new-
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 
-def test_the_unmatched_score_rows_warning_names_the_first_ids(tmp_path):
-    scores, results = tmp_path / "scores.jsonl", tmp_path / "results.jsonl"
-    score_rows, result_rows = [], []
-    for task in range(20):
-        for sample in range(5):
-            score_rows.append({"task_id": f"T{task}", "sample_id": sample, "m": (task * 7 + sample * 3) % 11})
-            if task % 2 == 0:  # the odd tasks were never executed: 50 of 100 score rows unmatched
-                result_rows.append({"task_id": f"T{task}", "sample_id": sample, "passed": int((task + sample) % 3 == 0)})
-    scores.write_text("".join(json.dumps(row) + "\n" for row in score_rows))
-    results.write_text("".join(json.dumps(row) + "\n" for row in result_rows))
+def test_the_unmatched_score_rows_warning_names_the_first_ids(two_tables):
+    # the odd tasks were never executed: 50 of 100 score rows unmatched
+    scores, results = two_tables(20, lambda task, sample: task % 2 == 0)
     done = subprocess.run([sys.executable, "-m", "workbench", "correlate", str(scores), "--results", str(results),
                            "-m", "m", "--resamples", "50"], capture_output=True, text=True, timeout=600,
                           env={**__import__("os").environ, "COLUMNS": "250"})

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from unique_functions import make_function, write_jsonl
 from workbench.cli import app
 from workbench.data import LoadedDataset, load_humaneval
 from workbench.dedup import DedupConfig, run_dedup
@@ -22,17 +23,6 @@ from workbench.languages import get_language
 from workbench.errors import DataError
 
 runner = CliRunner()
-
-
-def make_function(rng: random.Random, name: str) -> str:
-    words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-    body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-    return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 @pytest.fixture()

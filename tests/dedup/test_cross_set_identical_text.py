@@ -15,19 +15,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from copied_corpus import MUL, write_copied_corpus
 from workbench.cli import app
-
-BODIES = ["def add(a, b):\n    return a + b\n", "def sub(a, b):\n    return a - b\n", "def neg(a):\n    return -a\n"]
 
 
 def copied_corpus(root):
     """train/ with 4 short files, test/ with byte-identical copies of 3 of them."""
-    for split in ("train", "test"):
-        (root / "corpus" / split).mkdir(parents=True)
-        for index, body in enumerate(BODIES):
-            (root / "corpus" / split / f"f{index}.py").write_text(body)
-    (root / "corpus" / "train" / "other.py").write_text("def mul(a, b):\n    return a * b\n")
-    return root / "corpus"
+    return write_copied_corpus(root, extra={"train/other.py": MUL})
 
 
 def dedup(corpus, out, width: int, *options: str):
@@ -70,10 +64,7 @@ def test_the_per_split_rows_say_they_count_within_their_split(tmp_path):
 
 
 def test_one_split_has_no_such_note(tmp_path):
-    (tmp_path / "corpus").mkdir()
-    for index, body in enumerate(BODIES):
-        (tmp_path / "corpus" / f"f{index}.py").write_text(body)
-    _, said = dedup(tmp_path / "corpus", tmp_path / "out", 250)
+    _, said = dedup(write_copied_corpus(tmp_path, splits=()), tmp_path / "out", 250)
     assert "within that split only" not in said
 
 

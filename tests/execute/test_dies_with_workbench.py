@@ -22,33 +22,24 @@ from pathlib import Path
 import pytest
 
 from process_watch import alive, parent, processes_with_argument, start_time
+from sandbox_ways import ROOT, SYSTEM_PYTHON, WAY_IDS, WAYS  # (isolation level, reuse interpreters)
 from workbench.execute import guardian as guardian_module
 from workbench.execute.isolation import IsolationLevel
-from workbench.execute.sandbox_helpers import available_levels
-
-ROOT = os.geteuid() == 0
-SYSTEM_PYTHON = "/usr/bin/python3"
-
-# (isolation level, reuse interpreters): every way a sample can be started here
-WAYS = [(level, False) for level in available_levels()]
-if ROOT and IsolationLevel.BUBBLEWRAP in available_levels():
-    WAYS.insert(0, (IsolationLevel.BUBBLEWRAP, True))
-WAY_IDS = [f"{level.value}-{'zygote' if forked else 'own'}" for level, forked in WAYS]
 
 
-@pytest.mark.parametrize("kill_with", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
-@pytest.mark.parametrize(("level", "forked"), WAYS, ids=WAY_IDS)
-def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill_with) -> None:
+@contextlib.contextmanager
+def _execute_a_sleeping_sample(tmp_path: Path, *options: str):
+    """Start ``workbench execute`` (``-j 1``, a 600 s timeout, ``options`` added) on one sample that runs
+    ``sleep`` with a unique argument, and wait up to 180 s for that sleep to show in ``/proc``. Yields
+    ``(workbench, found)``: the ``Popen`` (stderr piped) and the pids of processes with that argument
+    (empty if the sample never started). On exit kills workbench if it still runs, and every sleeper
+    left: never one behind a failed test."""
     marker = f"{1000 + secrets.randbelow(10**6)}.{secrets.randbelow(10**6):06d}"  # sleep's seconds, unique
     completion = f"    import subprocess\n    subprocess.run(['sleep', '{marker}'])\n    return None\n"
     generations = tmp_path / "gens.jsonl"
     generations.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": completion}) + "\n")
     command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(tmp_path / "out.jsonl"),
-               "--timeout", "600", "-j", "1", "--no-progress", "--isolation", level.value]
-    if not forked:
-        command.append("--no-reuse-interpreters")
-    if ROOT and level is not IsolationLevel.BUBBLEWRAP:  # this venv's Python may lie under /root
-        command += ["--python", SYSTEM_PYTHON]
+               "--timeout", "600", "-j", "1", "--no-progress", *options]
     workbench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 180
@@ -56,6 +47,25 @@ def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill
         while not found and workbench.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
             found = processes_with_argument(marker)
+        yield workbench, found
+    finally:
+        if workbench.poll() is None:
+            workbench.kill()
+            workbench.wait()
+        for pid in processes_with_argument(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("kill_with", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize(("level", "forked"), WAYS, ids=WAY_IDS)
+def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill_with) -> None:
+    options = ["--isolation", level.value]
+    if not forked:
+        options.append("--no-reuse-interpreters")
+    if ROOT and level is not IsolationLevel.BUBBLEWRAP:  # this venv's Python may lie under /root
+        options += ["--python", SYSTEM_PYTHON]
+    with _execute_a_sleeping_sample(tmp_path, *options) as (workbench, found):
         ended = workbench.poll() is not None
         assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if ended else ''}"
         sleeper = found[0]
@@ -70,15 +80,6 @@ def test_samples_die_with_a_killed_workbench(tmp_path: Path, level, forked, kill
             time.sleep(0.1)
         left = [pid for pid, started in watched.items() if alive(pid, started)]
         assert not left, f"still running after workbench was killed ({level.value}): {left}"
-    finally:
-        if workbench.poll() is None:
-            workbench.kill()
-            workbench.wait()
-        for pid in processes_with_argument(marker):  # never leave a sleeper behind a failed test
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 def test_the_guardian_kills_what_is_registered_when_its_pipe_closes_and_nothing_else() -> None:
@@ -144,46 +145,29 @@ def test_a_killed_workbench_keeps_its_uid_block_until_the_guardian_killed_its_sa
     started meanwhile could take the same block, and the old guardian's kill of every process of
     the user id would hit the new run's samples. The guardian holds the lock until it is done.
     Shown without timing: the guardian is stopped (SIGSTOP) while workbench is killed."""
-    marker = f"{1000 + secrets.randbelow(10**6)}.{secrets.randbelow(10**6):06d}"
-    completion = f"    import subprocess\n    subprocess.run(['sleep', '{marker}'])\n    return None\n"
-    generations = tmp_path / "gens.jsonl"
-    generations.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": completion}) + "\n")
-    command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(tmp_path / "out.jsonl"),
-               "--timeout", "600", "-j", "1", "--no-progress", "--isolation", "rlimits", "--python", SYSTEM_PYTHON]
-    workbench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    guardian = None
-    try:
-        deadline = time.monotonic() + 180
-        found: list[int] = []
-        while not found and workbench.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-            found = processes_with_argument(marker)
-        assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if workbench.poll() is not None else ''}"
-        sleeper, started = found[0], start_time(found[0])
-        with open(f"/proc/{sleeper}/status") as handle:
-            uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
-        guardian = _guardian_of(workbench.pid)
-        assert guardian is not None
-        os.kill(guardian, signal.SIGSTOP)
-        workbench.kill()
-        workbench.wait(timeout=60)
-        assert alive(sleeper, started)  # the guardian has not run yet: the sample still runs as uid
-        assert _block_is_taken(uid), "the uid block was free while its samples still ran"
-        os.kill(guardian, signal.SIGCONT)
-        deadline = time.monotonic() + 20
-        while alive(sleeper, started) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(sleeper, started)
-    finally:
-        if guardian is not None:
-            with contextlib.suppress(OSError):
-                os.kill(guardian, signal.SIGCONT)
-        if workbench.poll() is None:
+    with _execute_a_sleeping_sample(tmp_path, "--isolation", "rlimits", "--python", SYSTEM_PYTHON) as (workbench, found):
+        guardian = None
+        try:
+            assert found, f"the sample never started: {workbench.poll()} {workbench.stderr.read() if workbench.poll() is not None else ''}"
+            sleeper, started = found[0], start_time(found[0])
+            with open(f"/proc/{sleeper}/status") as handle:
+                uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+            guardian = _guardian_of(workbench.pid)
+            assert guardian is not None
+            os.kill(guardian, signal.SIGSTOP)
             workbench.kill()
-            workbench.wait()
-        for pid in processes_with_argument(marker):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            workbench.wait(timeout=60)
+            assert alive(sleeper, started)  # the guardian has not run yet: the sample still runs as uid
+            assert _block_is_taken(uid), "the uid block was free while its samples still ran"
+            os.kill(guardian, signal.SIGCONT)
+            deadline = time.monotonic() + 20
+            while alive(sleeper, started) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not alive(sleeper, started)
+        finally:
+            if guardian is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(guardian, signal.SIGCONT)
 
 
 def test_a_forked_child_does_not_keep_the_guardian_from_its_end_of_input() -> None:

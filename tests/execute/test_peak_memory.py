@@ -4,13 +4,15 @@ worker's zygote where that applies), and the rules of ``decide_status`` that use
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 
 import pytest
 
+from sandbox_ways import ROOT, SYSTEM_PYTHON, WAY_IDS, WAYS  # each way a sample can be started here
 from workbench.execute.isolation import IsolationLevel, detect_isolation
-from workbench.execute.limits import MiB
+from workbench.execute.limits import MiB, ResourceLimits
 from workbench.execute.result_file import memory_summary
 from workbench.execute.sandbox import Sandbox, _meter_report, new_token, peak_meter
 from workbench.execute.sandbox_helpers import available_levels
@@ -18,29 +20,32 @@ from workbench.execute.status import Observation, decide_status
 from workbench.languages.python_runner import PythonTestRunner
 from workbench.languages.spec import RunSpec
 
-ROOT = os.geteuid() == 0
-SYSTEM_PYTHON = "/usr/bin/python3"
 CHECK = "def check(candidate):\n    assert candidate() == 1\n"
 TOUCH = "b = bytearray({mib} * 2**20); b[::4096] = b'x' * len(b[::4096])"
 
-# each way a sample can be started here: (level, forked by the worker's zygote)
-WAYS = [(level, False) for level in available_levels()]
-if ROOT and IsolationLevel.BUBBLEWRAP in available_levels():
-    WAYS.insert(0, (IsolationLevel.BUBBLEWRAP, True))
-WAY_IDS = [f"{level.value}-{'zygote' if forked else 'own'}" for level, forked in WAYS]
 
-
-@pytest.fixture(params=WAYS, ids=WAY_IDS)
-def way(request):
-    level, forked = request.param
-    box = Sandbox(detect_isolation(level), reuse_interpreters=forked)
+@contextlib.contextmanager
+def started(level: IsolationLevel, forked: bool, limits: ResourceLimits | None = None):
+    """A sandbox at ``level`` (``forked``: its samples forked by the worker's zygote) with ``limits``
+    (None: ``ResourceLimits()``'s defaults) and a Python runner the sandbox uid can reach: yields the
+    ``(box, runner, forked)`` that :func:`run` takes, and releases the box's workers on exit. Skips the
+    test where no such Python exists."""
+    box = Sandbox(detect_isolation(level), limits, reuse_interpreters=forked)
     runner = PythonTestRunner()
     if box.inaccessible_paths(runner.prepare("", "", None, "t")):  # a Python under /root: not for the sandbox uid
         if not os.path.exists(SYSTEM_PYTHON):
             pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
         runner = PythonTestRunner(SYSTEM_PYTHON)
-    yield box, runner, forked
-    box.release_workers()
+    try:
+        yield box, runner, forked
+    finally:
+        box.release_workers()
+
+
+@pytest.fixture(params=WAYS, ids=WAY_IDS)
+def way(request):
+    with started(*request.param) as started_way:
+        yield started_way
 
 
 def run(way, program: str, timeout_s: float = 60.0):
@@ -408,18 +413,8 @@ SPIN_WAYS = [pytest.param(level, forked, id=way_id) for (level, forked), way_id 
 def test_a_sample_that_spins_past_its_cpu_limit_is_still_timed_out(level, forked):
     """A real ``RLIMIT_CPU`` (1 CPU second, a 60 s timeout): ``SIGXCPU`` after the sample used it
     is still ``timeout``, at every way a sample starts."""
-    from workbench.execute.limits import ResourceLimits
-
-    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=1), reuse_interpreters=forked)
-    runner = PythonTestRunner()
-    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
-        if not os.path.exists(SYSTEM_PYTHON):
-            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
-        runner = PythonTestRunner(SYSTEM_PYTHON)
-    try:
-        outcome = run((box, runner, forked), "def f():\n    while True:\n        pass\n")
-    finally:
-        box.release_workers()
+    with started(level, forked, ResourceLimits(cpu_seconds=1)) as way:
+        outcome = run(way, "def f():\n    while True:\n        pass\n")
     assert outcome.status == "timeout" and "CPU time limit exceeded" in outcome.detail, outcome.detail
 
 
@@ -431,19 +426,9 @@ def test_a_sample_that_sleeps_then_sends_itself_sigxcpu_is_killed(level, forked)
     (or the zygote's ``wait4``) measured, under half the limit, says it was sent: ``killed``, at every
     way a sample starts.
     (At ``namespaces`` without GNU time the sample is its namespace's init, which ignores it.)"""
-    from workbench.execute.limits import ResourceLimits
-
-    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=2), reuse_interpreters=forked)
-    runner = PythonTestRunner()
-    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
-        if not os.path.exists(SYSTEM_PYTHON):
-            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
-        runner = PythonTestRunner(SYSTEM_PYTHON)
     program = "import os, signal, time\ndef f():\n    time.sleep(1.5)\n    os.kill(os.getpid(), signal.SIGXCPU)\n"
-    try:
-        outcome = run((box, runner, forked), program)
-    finally:
-        box.release_workers()
+    with started(level, forked, ResourceLimits(cpu_seconds=2)) as way:
+        outcome = run(way, program)
     if level is IsolationLevel.NAMESPACES and peak_meter() is None:
         assert outcome.status == "passed", outcome.detail
         return
@@ -456,19 +441,9 @@ def test_a_sample_that_ignores_sigxcpu_is_ended_by_the_hard_cpu_limit(level, for
     """The hard ``RLIMIT_CPU`` (one CPU second above the soft one) ends a sample that ignores the
     soft limit's ``SIGXCPU`` with the kernel's ``SIGKILL``: at ``namespaces`` that was ``failed``
     (util-linux 2.38.1's ``unshare`` exits 1 after its child's SIGKILL)."""
-    from workbench.execute.limits import ResourceLimits
-
-    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=1), reuse_interpreters=forked)
-    runner = PythonTestRunner()
-    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
-        if not os.path.exists(SYSTEM_PYTHON):
-            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
-        runner = PythonTestRunner(SYSTEM_PYTHON)
     program = "import signal\ndef f():\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n"
-    try:
-        outcome = run((box, runner, forked), program)
-    finally:
-        box.release_workers()
+    with started(level, forked, ResourceLimits(cpu_seconds=1)) as way:
+        outcome = run(way, program)
     assert (outcome.status, outcome.signal) == ("timeout", "SIGKILL"), outcome.detail
     assert "CPU time limit exceeded" in outcome.detail and "hard limit" in outcome.detail, outcome.detail
 
@@ -518,20 +493,10 @@ def test_a_sample_that_ignores_sigxcpu_under_a_timeouts_cpu_limits_is_timed_out(
     and spins is ended by the hard limit's ``SIGKILL``, ``timeout``, though the CPU time measured
     can fall below the soft limit (the kernel's tick-sampled time runs ahead); one that sends
     itself ``SIGKILL`` at once stays ``killed``. At every way a sample starts."""
-    from workbench.execute.limits import ResourceLimits
-
-    box = Sandbox(detect_isolation(level), ResourceLimits(cpu_seconds=3), reuse_interpreters=forked)
-    runner = PythonTestRunner()
-    if box.inaccessible_paths(runner.prepare("", "", None, "t")):
-        if not os.path.exists(SYSTEM_PYTHON):
-            pytest.skip(f"no Python reachable by the sandbox uid at level {level.value}")
-        runner = PythonTestRunner(SYSTEM_PYTHON)
     spin = "import signal\ndef f():\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n"
     sent = "import os, signal\ndef f():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
-    try:
-        spun, killed = run((box, runner, forked), spin), run((box, runner, forked), sent)
-    finally:
-        box.release_workers()
+    with started(level, forked, ResourceLimits(cpu_seconds=3)) as way:
+        spun, killed = run(way, spin), run(way, sent)
     assert (spun.status, spun.signal) == ("timeout", "SIGKILL"), spun.detail
     assert "CPU time limit exceeded" in spun.detail and "hard limit" in spun.detail, spun.detail
     assert (killed.status, killed.signal) == ("killed", "SIGKILL"), killed.detail

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from unique_functions import code
 from workbench.cli import app
 from workbench.report import build_report_data
 
@@ -42,15 +43,7 @@ def test_a_stage_left_running_by_a_killed_run_says_so_and_how_to_resume(tmp_path
 def test_one_contaminated_row_reads_in_the_singular(tmp_path: Path) -> None:
     """A real ``workbench dedup --against`` run where exactly one row copies the reference
     (the page said "1 rows are near-duplicates")."""
-    import random
-
     from workbench.dedup import DedupConfig, run_dedup
-
-    def code(name: str) -> str:
-        rng = random.Random(name)
-        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
 
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps({"id": f"r{i}", "content": code(n)}) + "\n" for i, n in enumerate("pqs")))
@@ -77,16 +70,8 @@ def test_a_bias_report_without_a_label_is_shown_not_a_crash(tmp_path: Path) -> N
     """A folder assembled by the single commands, with ``workbench bias DEDUP METRICS -m passed`` run
     without ``--label``/``--results`` (the bias JSON has no label): `workbench report` crashed in its
     template (``UndefinedError: No first item, sequence was empty``). Real dedup and bias jobs."""
-    import random
-
     from workbench.bias import BiasConfig, run_bias
     from workbench.dedup import DedupConfig, run_dedup
-
-    def code(name: str) -> str:
-        rng = random.Random(name)
-        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
 
     names = "abcdefghijkl"
     rows = tmp_path / "rows.jsonl"
@@ -114,14 +99,6 @@ def test_a_train_test_bias_report_names_allamanis_settings_not_one_per_cluster(t
     "Δ% all vs one per cluster". Real dedup and bias jobs."""
     from workbench.bias import BiasConfig, run_bias
     from workbench.dedup import DedupConfig, run_dedup
-
-    def code(name: str) -> str:
-        import random
-
-        rng = random.Random(name)
-        words = [f"{name}_{rng.randrange(10_000)}" for _ in range(12)]
-        body = "\n".join(f"    {a} = {b}({c}, {rng.randrange(100)})" for a, b, c in zip(words, words[1:], words[2:]))
-        return f"def {name}(arg):\n{body}\n    return {words[-1]}\n"
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

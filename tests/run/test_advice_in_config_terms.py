@@ -411,24 +411,13 @@ def _graded_generations(path: Path) -> Path:
 
 
 def _graded_config(tmp_path: Path, data: Path, stages: list[str]) -> Path:
-    (tmp_path / "g.toml").write_text(f"""
-[run]
-output = "{tmp_path / 'run'}"
-stages = {json.dumps(stages)}
-[data]
-source = "{data}"
-code_column = "completion_multipl_e"
-label_column = "grade"
-[dedup]
-group_column = "task_id"
-min_tokens = 5
+    return write_config(tmp_path / "g.toml", tmp_path / "run", data, stages, """min_tokens = 5
 [correlate]
 metric = ["codebleu"]
 resamples = 100
 [bias]
 resamples = 100
-""")
-    return tmp_path / "g.toml"
+""", label_column="grade")
 
 
 def test_a_grade_in_data_label_column_is_named_there_by_correlate_and_bias(tmp_path: Path) -> None:

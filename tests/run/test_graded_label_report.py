@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from bundled_data import write_conala_slice
 from workbench.cli import app
-from workbench.data import load_records
 from workbench.run import load_config, run_pipeline
 
 _CONFIG = """
@@ -49,13 +49,9 @@ resamples = 100
 @pytest.fixture(scope="module")
 def graded_run(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("conala-run")
-    loaded = load_records("conala-all-grades")
-    everything = [row for split in loaded.splits.values() for row in split]
-    keep = set(list(dict.fromkeys(row["task_id"] for row in everything))[::8])
-    rows = [{k: row[k] for k in ("task_id", "sample_id", "prompt", "generation", "reference", "references", "grade", "bleu")}
-            for row in everything if row["task_id"] in keep]
     source = folder / "conala-slice.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    rows = write_conala_slice(source, 8, ("task_id", "sample_id", "prompt", "generation", "reference", "references",
+                                          "grade", "bleu"))
     config = folder / "conala.toml"
     config.write_text(_CONFIG.format(output=folder / "run", source=source))
     result = run_pipeline(load_config(config))
