@@ -35,8 +35,9 @@ def test_a_null_split_cell_is_refused_naming_the_column_and_row(tmp_path):
 
 
 def test_nan_split_cells_are_missing_too(tmp_path):
-    # a blank split name is refused later, in dedup's own words (test_an_empty_split_name_is_refused)
-    with pytest.raises(DataError, match=r"2 rows have no value in --split-column 'split' \(null or NaN; rows 1, 3,"):
+    # a blank split name ("", " ", "\t") is a missing one too (tests/dedup/test_spark_input_refusals.py)
+    with pytest.raises(DataError,
+                       match=r"2 rows have no value in --split-column 'split' \(null, NaN or blank; rows 1, 3,"):
         load_records(parquet(tmp_path, split=[None, "train", None]), split_column="split")
     with pytest.raises(DataError, match=r"1 row has no value in --split-column 'fold' .*row 2,"):
         load_records(parquet(tmp_path, fold=[1.0, float("nan"), 2.0]), split_column="fold")
@@ -65,7 +66,7 @@ def test_dedup_refuses_null_ids_and_groups(tmp_path, options, column, expected):
 
 
 @pytest.mark.parametrize("options, expected", [
-    ({"split_column": "split"}, "1 row has no value in --split-column 'split' (null; the first in file://"),
+    ({"split_column": "split"}, "1 row has no value in --split-column 'split' (null, NaN or blank; row 3,"),
     ({"id_column": "id,k"}, "1 row has no value in --id-column 'id,k' (null, NaN or blank; row 2,"),
     ({"id_column": "k2", "group_column": "g"}, "1 row has no value in --group-column 'g' (null, NaN or blank; row 2,"),
 ])

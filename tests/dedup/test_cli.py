@@ -620,7 +620,8 @@ def test_an_empty_split_name_is_refused(small_corpus, tmp_path):
     result = invoke(str(blank), "--split-column", "split", "-o", str(tmp_path / "b"))
     assert result.exit_code != 0
     said = " ".join(result.output.split())
-    assert "a split named '' (empty)" in said and "--split-column 'split'" in said, said
+    assert (f"1 row has no value in --split-column 'split' (null, NaN or blank; row {len(rows)}, counting from 1)"
+            in said), said
     assert not (tmp_path / "b" / ".jsonl").exists()
 
 

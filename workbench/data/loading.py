@@ -670,10 +670,16 @@ def _csv_cells(features: datasets.Features, survey: Any) -> dict[str, Any]:
             and (feature.dtype == "bool" or empty_cells(column))}
 
 
+#: a Parquet file with no columns, in both dedup engines' words (after ``cannot read <file>: ``)
+COLUMNLESS_PARQUET = ("the Parquet file has no columns (an empty schema, as pyarrow writes a table without columns); "
+                      "write it with its columns, or remove it")
+
+
 def file_problem(path: str | os.PathLike[str]) -> str | None:
     """What makes a CSV or JSON data file unreadable, with its 1-based line number as an
-    editor shows it; ``None`` when neither check finds a fault (the file may still fail for
-    another reason, e.g. a column whose values change type).
+    editor shows it, or a Parquet file (:data:`COLUMNLESS_PARQUET`: ``datasets`` says only
+    "BatchSize must be greater than 0"); ``None`` when no check finds a fault (the file may
+    still fail for another reason, e.g. a column whose values change type).
 
     The parsers' own messages do not say it: pyarrow reports a JSON Lines file cut off in
     line 6 as "Invalid encoding in string. in row 5", pandas a ``;``-separated CSV as
@@ -686,6 +692,8 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     """
     path = Path(path)
     builder = _builder_for(path)
+    if builder == "parquet":
+        return _parquet_problem(path)
     if builder not in TEXT_BUILDERS:
         return None
     opener = gzip.open if path.suffix.lower() == ".gz" else open
@@ -695,6 +703,19 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     except (OSError, UnicodeDecodeError, EOFError):
         return None  # unreadable or not UTF-8: the generic message (require_utf8 ran before)
     return _json_problem(text) if builder == "json" else _csv_problem(text)
+
+
+def _parquet_problem(path: Path) -> str | None:
+    """:data:`COLUMNLESS_PARQUET` for a Parquet file whose footer holds no column, else ``None``
+    (a footer that cannot be read: the reader's own error says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return None
+    return COLUMNLESS_PARQUET if not schema.names else None
 
 
 def _json_problem(text: str) -> str | None:
@@ -1404,8 +1425,7 @@ def refuse_missing_cells(values: Sequence[Any], column: str, option: str, where:
         values: the cells; column: the column's name; option: the option that named it
             (``--split-column``); where: the data's name for the message; need: why each row
             needs a value (``"each row goes to the split its value names"``); blank: whether blank
-            text is missing too (``False`` for the split column, whose empty names
-            ``workbench dedup`` refuses in its own words).
+            text (empty or whitespace only, ``" "``, ``"\\t"``) is missing too.
 
     Raises:
         DataError: one line naming the column, how many rows and the first five (counting from 1).
@@ -1416,14 +1436,30 @@ def refuse_missing_cells(values: Sequence[Any], column: str, option: str, where:
         return id_text(value) is None if blank else value is None or (isinstance(value, float) and math.isnan(value))
 
     missing = [number for number, value in enumerate(values, start=1) if absent(value)]
-    if not missing:
-        return
+    if missing:
+        raise DataError(missing_cells_message(len(missing), missing[:5], column, option, where, need, blank=blank))
+
+
+def missing_cells_message(rows: int, first: Sequence[int], column: str, option: str, where: str, need: str, *,
+                          blank: bool = True) -> str:
+    """The one line :func:`refuse_missing_cells` raises, for a caller that counted the rows itself
+    (the Spark engine, whose rows are counted on the executors).
+
+    Args:
+        rows: how many rows have no value; first: the row numbers of the first of them (counting
+            from 1; at most five are shown, with ``...`` when ``rows`` is more); column, option,
+            where, need, blank: as :func:`refuse_missing_cells`.
+    """
     what = "null, NaN or blank" if blank else "null or NaN"
-    shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
-    one = len(missing) == 1
-    raise DataError(f"{where}: {count(len(missing), 'row')} {'has' if one else 'have'} no value in {option} {column!r} "
-                    f"({what}; {'row' if one else 'rows'} {shown}, counting from 1); {need}, so fill "
-                    f"{'it' if one else 'them'} in or drop {'that row' if one else 'those rows'}")
+    shown = ", ".join(map(str, first[:5])) + (" ..." if rows > 5 else "")
+    one = rows == 1
+    return (f"{where}: {count(rows, 'row')} {'has' if one else 'have'} no value in {option} {column!r} "
+            f"({what}; {'row' if one else 'rows'} {shown}, counting from 1); {need}, so fill "
+            f"{'it' if one else 'them'} in or drop {'that row' if one else 'those rows'}")
+
+
+#: why each row needs a ``--split-column`` value (:func:`refuse_missing_cells`' ``need``), on both dedup engines
+SPLIT_CELL_NEED = "each row goes to the split its value names"
 
 
 def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDataset:
@@ -1434,9 +1470,9 @@ def _regroup_by_column(loaded: LoadedDataset, split_column: str) -> LoadedDatase
     require_columns(dataset, {option_named("split_column"): split_column}, where=loaded.source)
     # as one Arrow column: iterating ``dataset[column]`` formats row by row (seconds for 20k rows)
     cells = dataset.with_format("arrow")[split_column].to_pylist()
-    # a null is no split: str() would make it a split named "None", indistinguishable from a real one
-    refuse_missing_cells(cells, split_column, option_named("split_column"), loaded.source,
-                         "each row goes to the split its value names", blank=False)
+    # a null is no split: str() would make it a split named "None", indistinguishable from a real one; a blank
+    # one ("", " ", "\t") a split no option can name and an output file no loader reads back (" .jsonl")
+    refuse_missing_cells(cells, split_column, option_named("split_column"), loaded.source, SPLIT_CELL_NEED)
     values = [str(v) for v in cells]
     order: dict[str, list[int]] = {}
     for index, value in enumerate(values):

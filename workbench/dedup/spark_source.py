@@ -59,7 +59,14 @@ from workbench.data.column_types import (
     widened_types,
 )
 from workbench.data.language_column import language_value
-from workbench.data.loading import SkippedFile, refuse_missing_cells, value_kind
+from workbench.data.loading import (
+    COLUMNLESS_PARQUET,
+    SPLIT_CELL_NEED,
+    SkippedFile,
+    missing_cells_message,
+    refuse_missing_cells,
+    value_kind,
+)
 from workbench.dedup.rows import LANGUAGE_COLUMN, DedupRows, _check_unique, column_options
 from workbench.dedup.spark_jobs import SparkJobError, run_job
 from workbench.errors import DataError, MissingColumnError, MissingSplitError
@@ -427,8 +434,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
         unmerged = unmerged or not merged  # a split's Parquet files of two types of a column
-        if not frame.columns:  # JSON files with no line but blank ones
-            raise DataError(_empty_message(source, split, names, files))
+        if not frame.columns:  # JSON files with no line but blank ones; Parquet files with no columns
+            raise DataError(f"cannot read {shown_uri(names[0])}: {COLUMNLESS_PARQUET}" if input_format == "parquet"
+                            else _empty_message(source, split, names, files))
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
             suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
@@ -499,9 +507,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         for frame in frames:  # each split's read: a union would cast one split's numbers to another's text
             _require_code_text(frame, code_options)
     except SparkJobError as error:
+        _refuse_columnless_parquet(spark, input_format, list(file_order))
         _refuse_parquet_clash(spark, error, source, list(file_order), root)
         raise
-    frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(split_column))
+    frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(frame, split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
     frame = functools.reduce(lambda a, b: a.unionByName(b), frames)
     code = F.col(code_column[0]) if len(code_column) == 1 else F.concat(*map(F.col, code_column))
@@ -520,6 +529,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             blocks = run_job("read input", keyed.mapPartitions(tasks.block_facts).collect)
         except SparkJobError as error:
             keyed.unpersist()
+            # a Parquet file with no columns beside others: Spark's footer reader fails (IndexOutOfBoundsException)
+            _refuse_columnless_parquet(spark, input_format, list(file_order))
             _refuse_parquet_clash(spark, error, source, list(file_order), root)
             raise
         advance(1)
@@ -528,7 +539,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     if split_column:
-        _refuse_missing_splits(source, split_column, layout, keyed)
+        _refuse_missing_splits(source, split_column, layout, keyed, file_order)
     if splits:
         for name in splits:
             if name not in layout.order:
@@ -937,6 +948,41 @@ def _parquet_clash(spark: Any, files: list[str], root: str) -> tuple[str, str, s
                        if types is not None)
 
 
+def _refuse_columnless_parquet(spark: Any, input_format: str, files: list[str]) -> None:
+    """After a failed read of Parquet files: raise the local loader's refusal of the first file with
+    no columns (Spark's footer reader fails on it with an ``IndexOutOfBoundsException`` when other
+    files give the read its columns), its footers read on the driver; return when none has none.
+
+    Raises:
+        DataError: ``cannot read <uri>: the Parquet file has no columns ...``
+            (:data:`~workbench.data.loading.COLUMNLESS_PARQUET`).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from py4j.protocol import Py4JError
+
+    if input_format != "parquet":
+        return
+    jvm = spark.sparkContext._jvm
+    configuration = spark.sparkContext._jsc.hadoopConfiguration()
+    # the footer without its row groups: ParquetFileReader.open (what _parquet_types reads with) fails on them too
+    skip = jvm.org.apache.parquet.format.converter.ParquetMetadataConverter.SKIP_ROW_GROUPS
+
+    def columnless(file: str) -> bool:
+        try:
+            found = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(jvm.org.apache.hadoop.fs.Path(file),
+                                                                              configuration)
+            footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(found, skip)
+            return footer.getFileMetaData().getSchema().getFieldCount() == 0
+        except Py4JError:
+            return False  # not readable at all: Spark's own error
+
+    with ThreadPoolExecutor(max(1, min(FOOTER_THREADS, len(files))), thread_name_prefix="parquet-footer") as pool:
+        for file, empty in zip(files, pool.map(columnless, files)):
+            if empty:
+                raise DataError(f"cannot read {shown_uri(file)}: {COLUMNLESS_PARQUET}") from None
+
+
 def _refuse_parquet_clash(spark: Any, error: BaseException, source: str, files: list[str], root: str) -> None:
     """Turn Spark's failure to read one split's Parquet files of two types
     (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``: it types a split by one of its files) into the
@@ -1116,29 +1162,65 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
                         f"rows or name the column that holds the code")
 
 
-def _split_names(column: str) -> Any:
+def _split_names(frame: Any, column: str) -> Any:
     """A split column's values as the local loader names the splits (``str(value)``); a null stays
-    null (:func:`_refuse_missing_splits` refuses it)."""
+    null, and so does a float NaN (Spark's cast would name it ``NaN``; the local loader refuses it:
+    :func:`_refuse_missing_splits`)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
 
-    return F.col(column).cast("string")
+    cell = F.col(column)
+    if isinstance(frame.schema[column].dataType, (DoubleType, FloatType)):
+        return F.when(F.isnan(cell), F.lit(None).cast("string")).otherwise(cell.cast("string"))
+    return cell.cast("string")
 
 
-def _refuse_missing_splits(source: str, column: str, layout: _Layout, keyed: Any) -> None:
-    """Raise :class:`DataError` when rows have no split (a null ``--split-column`` cell), as
-    the local loader does (:func:`~workbench.data.loading.refuse_missing_cells`), naming the first
-    file that holds one; ``keyed`` (the persisted rows) is released first."""
-    missing = [key for split, keys in layout.blocks_of.items() if split is None for key in keys]
+def _no_split(split: str | None) -> bool:
+    """A split name that is no name: null (a null or NaN cell) or blank (``""``, ``" "``, ``"\\t"``),
+    as :func:`~workbench.data.loading.refuse_missing_cells` judges a cell."""
+    return split is None or not split.strip()
+
+
+def _refuse_missing_splits(source: str, column: str, layout: _Layout, keyed: Any, file_order: dict[str, int]) -> None:
+    """Raise :class:`DataError` when rows have no split (a null, NaN or blank ``--split-column``
+    cell) in the local loader's words (:func:`~workbench.data.loading.refuse_missing_cells`),
+    the rows counted from 1 over the files in the order both engines read them; ``keyed`` (the
+    persisted rows) is released first.
+
+    A row's number is the rows of the (file, block)s before its own, in (file's place, block
+    start) order, plus its place in its block; those places come from one small job over the
+    persisted rows of the blocks that hold the first five such rows (the error path only)."""
+    from workbench.dedup import spark_tasks as tasks
+
+    missing = [key for split, keys in layout.blocks_of.items() if _no_split(split) for key in keys]
     if not missing:
         return
-    keyed.unpersist()
+    place = {path: file_order[unquote(path)] for path in {key[1] for key in layout.facts}}
+    sizes: dict[tuple, int] = {}
+    for key, facts in layout.facts.items():
+        block = (place[key[1]], key[2])
+        sizes[block] = sizes.get(block, 0) + len(facts.ids)
+    before, at = {}, 0
+    for block in sorted(sizes):
+        before[block], at = at, at + sizes[block]
+    # the blocks of the first five rows without a split: all such keys of the first blocks holding five of them
+    wanted, held = set(), 0
+    for block in sorted({(place[key[1]], key[2]) for key in missing}):
+        if held >= 5:
+            break
+        keys = [key for key in missing if (place[key[1]], key[2]) == block]
+        wanted.update(keys)
+        held += sum(len(layout.facts[key].ids) for key in keys)
+    try:
+        places = (keyed.filter(functools.partial(tasks.key_in, wanted))
+                  .map(functools.partial(tasks.block_place, {key[1]: place[key[1]] for key in wanted})))
+        first = run_job("read input", functools.partial(places.takeOrdered, 5))
+    finally:
+        keyed.unpersist()
     rows = sum(len(layout.facts[key].ids) for key in missing)
-    first = shown_uri(unquote(min(missing, key=lambda key: (key[1], key[2]))[1]))
-    one = rows == 1
-    raise DataError(f"{source}: {count(rows, 'row')} {'has' if one else 'have'} no value in "
-                    f"{option_named('split_column')} {column!r} (null; the first in {first}); each row goes "
-                    f"to the split its value names, so fill {'it' if one else 'them'} in or drop "
-                    f"{'that row' if one else 'those rows'}")
+    numbers = [before[(file, start)] + position + 1 for file, start, position in first]
+    raise DataError(missing_cells_message(rows, numbers, column, option_named("split_column"), source,
+                                          SPLIT_CELL_NEED))
 
 
 @dataclass

@@ -274,6 +274,18 @@ def block_facts(keyed: Iterable[tuple]) -> Iterator[BlockFacts]:
     yield from found.values()
 
 
+def key_in(keys: set, keyed: tuple) -> bool:
+    """A positioned row (:func:`block_positions`) of one of ``keys`` ``(split, file, block start)``."""
+    return keyed[0] in keys
+
+
+def block_place(places: dict, keyed: tuple) -> tuple[int, int, int]:
+    """A positioned row -> ``(its file's place, block start, position among the block's rows)``
+    (``places``: file -> its place in the order read), which orders rows as the files are read."""
+    key = keyed[0]
+    return places[key[1]], key[2], keyed[2]
+
+
 def has_offset(offsets: Any, keyed: tuple) -> bool:
     """The row's split is read (``offsets`` a broadcast dict (split, file, block) -> first index)."""
     return keyed[0] in offsets.value
