@@ -104,3 +104,13 @@ def test_the_per_cluster_report_of_correlate_dedup_has_the_method_limit_notes_to
     assert "note: chrf: scored on 4 samples of the 12" in text, text
     assert "note: one row per cluster: chrf: scored on 3 samples of the 10" in text, text
     assert "warning: chrf" not in text and "warning: one row per cluster: chrf" not in text, text
+
+
+def test_a_method_limit_spelled_with_spaces_is_read_as_score_reads_it(tmp_path):
+    """``workbench score`` takes ``--method-limit "chrf = 4"`` (it strips the parts) and records the
+    entry as given; correlate read it with no strip, so the 8 rows past the limit were a warning."""
+    wide = _score(tmp_path / "limited", ["chrf = 4"])
+    assert score_method_limits(wide) == {"chrf": 4}
+    report = correlate(wide, metrics=["chrf", "codebleu"], n_resamples=50, seed=0)
+    assert not any(w.startswith("chrf:") for w in report.warnings), report.warnings
+    assert any(n.startswith("chrf: scored on 4 samples of the 12") for n in report.notes)

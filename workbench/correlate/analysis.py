@@ -421,12 +421,10 @@ def score_method_limits(scores: TableSource) -> dict[str, int]:
         options = json.loads((Path(scores).parent / RUN_FILE).read_text(encoding="utf-8")).get("options") or {}
     except (OSError, ValueError, AttributeError):
         return {}
-    limits: dict[str, int] = {}
-    for entry in options.get("method_limit") or ():
-        name, _, number = str(entry).rpartition("=")
-        if name and number.isdigit():
-            limits[name] = int(number)
-    return limits
+    from workbench.score.config import parse_method_limit
+
+    parsed = (parse_method_limit(entry) for entry in options.get("method_limit") or ())
+    return dict(entry for entry in parsed if entry is not None)
 
 
 def add_combinations(

@@ -48,6 +48,18 @@ def _method_names() -> tuple[str, ...]:
 DEFAULT_ANALYSIS_MAX_TOKENS = 512
 
 
+def parse_method_limit(entry: str) -> tuple[str, int] | None:
+    """One ``method_limit`` entry, ``"METHOD=N"`` (spaces around either part allowed), as
+    ``(METHOD, N)``; ``None`` when it is not that with N >= 1. The one reading of the entries:
+    :attr:`ScoreConfig.method_limits` checks them, ``workbench correlate`` reads them back from a
+    score run's ``run.json`` (:func:`workbench.correlate.analysis.score_method_limits`)."""
+    name, _, count = str(entry).partition("=")
+    name, count = name.strip(), count.strip()
+    if not name or not count.isdigit() or int(count) < 1:
+        return None
+    return name, int(count)
+
+
 def default_cache_dir() -> Path:
     """The LLM response cache of this user (``<workbench cache>/llm``: under ``$WORKBENCH_CACHE_DIR``
     when set, :func:`workbench.user_cache.user_cache_root`)."""
@@ -293,17 +305,17 @@ class ScoreConfig(JobConfig):
         """
         limits: dict[str, int] = {}
         for entry in self.method_limit or ():
-            name, _, count = entry.partition("=")
-            name, count = name.strip(), count.strip()
-            if not count.isdigit() or int(count) < 1:
+            parsed = parse_method_limit(entry)
+            if parsed is None:
                 raise OptionError(f"{{method_limit}} {entry!r}: expected METHOD=N with N >= 1, e.g. dsa-cqe=8",
                                   "method_limit")
+            name, count = parsed
             if name not in self.method:
                 raise OptionError(f"{{method_limit}} {entry!r}: {name!r} is not one of this run's methods "
                                   f"({', '.join(self.method)})", "method_limit")
             if name in limits:
                 raise OptionError(f"{{method_limit}} gives {name!r} twice", "method_limit")
-            limits[name] = int(count)
+            limits[name] = count
         return limits
 
     @property
