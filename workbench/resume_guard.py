@@ -190,6 +190,34 @@ def folder_holding(path: str | os.PathLike[str], tail: str) -> Path | None:
     return Path(*parts[:-len(ending)])
 
 
+def implied_run_dir(previous: Mapping[str, Any], current: Mapping[str, Any], keys: Iterable[str],
+                    output: str | os.PathLike[str]) -> Path | None:
+    """The ``workbench run`` folder a record was made in, for a job run on its own (no ``run_dir``)
+    that resumes it, e.g. the command line ``run.json`` records for the stage, rerun by hand: a
+    path setting the record holds as ``<run folder>/execute/results.jsonl`` and this run gives as
+    ``/home/me/runs/x/execute/results.jsonl`` names ``/home/me/runs/x``, where ``output`` (the
+    file or folder the job writes) lies inside it. Compared there, the two are one setting.
+
+    Args:
+        previous: the recorded settings; current: this run's (paths as :func:`source_identity`).
+        keys: the settings that are paths (``source``, ``problems``, ``results``).
+        output: what the job writes (its results file, its run folder's ``run.json``).
+
+    Returns:
+        the absolute run folder, or ``None`` when no setting names one that holds ``output``.
+    """
+    written = Path(output).resolve()
+    for key in keys:
+        old, new = previous.get(key), current.get(key)
+        if not (isinstance(old, str) and old.startswith(f"{RUN_FOLDER}/") and isinstance(new, str)
+                and os.path.isabs(new)):
+            continue
+        root = folder_holding(new, old[len(RUN_FOLDER) + 1:])
+        if root is not None and root in written.parents:
+            return root
+    return None
+
+
 def resume_changes(previous: Mapping[str, Any], current: Mapping[str, Any],
                    keys: Iterable[str] | None = None) -> list[tuple[str, Any, Any]]:
     """The settings that differ between a run's record and a resume.

@@ -918,3 +918,48 @@ def test_data_kept_in_the_run_folder_moves_with_it(tmp_path: Path) -> None:
                                       str(tmp_path / "score-out"), "--no-progress"], terminal_width=400)
     assert scored.exit_code == 0, scored.output
     assert "its run executed" not in scored.output, scored.output
+
+
+def test_the_recorded_score_command_rerun_by_hand_resumes_its_stage(tmp_path: Path, judge: _Judge) -> None:
+    """docs/run.md: run.json records each stage's command line "to rerun the stage by hand". The score
+    stage stratifying on the execute stage's results records them as <run folder>/execute/results.jsonl
+    (runmove36), but ``workbench score`` run by hand recorded and compared the absolute path, so the
+    recorded command with --resume --retry-failed was refused: "the execute stage's results
+    '<run folder>/execute/results.jsonl' -> '/.../run/execute/results.jsonl'", the same file. Real
+    execution; ICE-Score from the scripted judge (down for the stage, up for the rerun by hand)."""
+    import shlex
+
+    config_path = _stratified_on_execution(tmp_path, judge)
+    judge.down = True  # every ICE-Score row: llm_error (chrF scores)
+    first = run_pipeline(load_config(config_path, overrides=["score.max_failures=10"]))
+    assert _statuses(first)["score"] == "ran", _outcomes(first)
+    judge.down = False
+    command = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["score"]["command"]
+    argv = shlex.split(command)[1:] + ["--resume", "--retry-failed", "--no-progress"]
+    said = CliRunner().invoke(app, argv, terminal_width=400)
+    assert said.exit_code == 0, said.output
+    rows = [json.loads(line) for line in (tmp_path / "run" / "score" / "llm" / "scores.jsonl").read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["ok"] * 4
+
+
+def test_the_recorded_execute_command_rerun_by_hand_resumes_with_the_data_in_the_run_folder(tmp_path: Path) -> None:
+    """The execute stage of a run whose ``[data] source`` is kept in the run folder records it as
+    <run folder>/data.jsonl; the stage's recorded command line rerun by hand with --resume (the way
+    to continue it that docs/run.md gives) was refused: "data source '<run folder>/data.jsonl' ->
+    '/.../run/data.jsonl'", the same file. Real sandboxed execution."""
+    import shlex
+
+    run = tmp_path / "run"
+    run.mkdir()
+    data = write_generations(run / "data.jsonl", per_outcome=1)
+    config_path = _write_config(tmp_path, data, ["execute"])
+    assert _statuses(run_pipeline(load_config(config_path)))["execute"] == "ran"
+    results = run / "execute" / "results.jsonl"
+    rows = results.read_text().splitlines()
+    results.write_text("\n".join(rows[:-2]) + "\n")  # as if interrupted before the last two samples
+    command = json.loads((run / "run.json").read_text())["stages"]["execute"]["command"]
+    said = CliRunner().invoke(app, shlex.split(command)[1:] + ["--resume", "--no-progress"], terminal_width=400)
+    assert said.exit_code == 0, said.output
+    assert len(results.read_text().splitlines()) == len(rows)
+    summary = json.loads((run / "execute" / "results.summary.json").read_text())
+    assert summary["settings"]["source"] == "<run folder>/data.jsonl"  # still movable with the folder

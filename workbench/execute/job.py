@@ -41,8 +41,8 @@ from workbench.io import atomic_write, lock_exclusively, require_output_folder
 from workbench.languages.registry import canonical_language, get_language
 from workbench.languages.spec import RunSpec, TestRunner
 from workbench.options import OptionError
-from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path,
-                                    shown_path)
+from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_run_dir, rebase_recorded_paths,
+                                    record_roots, recorded_path, shown_path)
 from workbench.formatting import count
 from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
 
@@ -849,7 +849,11 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any],
         settings: this run's settings (:func:`run_settings`).
         run_dir: as :func:`run_settings`: a summary of an earlier version, which records the
             paths inside the run folder as absolute paths, is read with them relative to the folder
-            it was written in (from the results path it records) or to this one.
+            it was written in (from the results path it records) or to this one. ``None`` (a job
+            on its own) resuming a ``workbench run`` folder's results (the stage's command line
+            rerun by hand): the folder is found from a ``<run folder>/...`` path of the summary
+            (:func:`~workbench.resume_guard.implied_run_dir`), and ``settings`` names the paths
+            inside it so too.
 
     Returns:
         notes for the summary (at most one line).
@@ -874,6 +878,10 @@ def check_resume(output: str | os.PathLike[str], settings: dict[str, Any],
     if run_dir is not None:  # an earlier version recorded the paths inside the run folder as absolute
         previous = rebase_recorded_paths(previous, (SOURCE_KEY, "problems"), record_roots(
             summary.get("output") if isinstance(summary, dict) else None, output, run_dir))
+    elif (root := implied_run_dir(previous, settings, (SOURCE_KEY, "problems"), output)) is not None:
+        # workbench execute run by hand on a workbench run's folder (the stage's recorded command line):
+        # its paths inside the folder are the summary's <run folder>/... ones, and are recorded so again
+        settings.update(rebase_recorded_paths(settings, (SOURCE_KEY, "problems"), [root]))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous = {**previous, "language": canonical_language(previous["language"])}
     floor, factor = settings.get("timeout_floor"), settings.get("timeout_factor")

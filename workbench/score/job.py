@@ -57,8 +57,8 @@ from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
 from workbench.option_words import option_named, option_set, option_value
-from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, rebase_recorded_paths, record_roots, recorded_path,
-                                    shown_path)
+from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_run_dir, rebase_recorded_paths,
+                                    record_roots, recorded_path, shown_path)
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
@@ -544,6 +544,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         run_dir: the ``workbench run`` folder (as :func:`_config_record`): a record of an earlier
             version, which holds the paths inside it as absolute paths, is read with them relative
             to the folder it was written in (known from its own recorded path) or to this one.
+            ``None`` (a job on its own) resuming a ``workbench run`` folder's scores (the stage's
+            command line rerun by hand): the folder is found from a ``<run folder>/...`` path of
+            the record (:func:`~workbench.resume_guard.implied_run_dir`), and ``record`` names the
+            paths inside it so too.
         several_references: some sample of this run has several references: a folder scored before
             the judges were shown them all (its record has no :data:`SEVERAL_REFERENCES_KEY`) showed
             its judges the first only, and its rows must not be joined by rows that saw them all.
@@ -568,6 +572,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         # the folder it was written in: from the path it recorded for itself (a finished run's)
         then = (written.get("paths") or {}).get("run") if isinstance(written.get("paths"), dict) else None
         previous = rebase_recorded_paths(previous, PATH_SETTINGS, record_roots(then, run_file, run_dir))
+    elif (root := implied_run_dir(previous, record, PATH_SETTINGS, run_file)) is not None:
+        # workbench score run by hand on a workbench run's folder (the stage's recorded command line):
+        # its paths inside the folder are the record's <run folder>/... ones, and are recorded so again
+        record.update(rebase_recorded_paths(record, PATH_SETTINGS, [root]))
     if isinstance(previous.get("language"), str):  # recorded as typed before names were made canonical
         previous["language"] = _canonical_language(previous["language"])
     if previous.get("model") and "score_mode" not in previous:
