@@ -699,3 +699,18 @@ def test_source_encoding_reaches_binary_code_cells(tmp_path):
     cp1251 = run("--source-encoding", "cp1251")
     assert cp1251["source_encodings"]["row cyrillic"] == "cp1251 (fallback)"
     assert clusters(cp1251) == [["cyrillic", "cyrillic_copy"]]
+
+
+def test_bytes_cells_read_in_the_fallback_encoding_say_how_to_give_theirs(tmp_path, caplog):
+    """The warning on code cells of bytes read in the fallback encoding ended "where the fallback encoding
+    is wrong, give the column's with --source-encoding": the word saying what to give was missing."""
+    import logging
+
+    code = "def total(xs):\n    # somme payée\n    s = 0\n    for x in xs:\n        s += x * 2\n    return s\n"
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": ["a"], "content": pa.array([code.encode("latin-1")], pa.binary())}), path)
+    with caplog.at_level(logging.WARNING, logger="workbench.data.loading"):
+        result = invoke(str(path), "--json", "--min-tokens", "5")
+    assert result.exit_code == 0, result.output
+    [said] = [r.getMessage() for r in caplog.records if "of bytes in another encoding" in r.getMessage()]
+    assert said.endswith("where the fallback encoding is wrong, give the column's encoding with --source-encoding"), said

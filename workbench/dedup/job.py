@@ -84,7 +84,7 @@ def _say_cell_encodings(source: object, cells: dict[str, str]) -> None:
     more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
     logging.getLogger("workbench.data.loading").warning(
         "%s: read %s of bytes in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
-        "give the column's with %s", source, count(len(cells), "code cell"), shown, more, option_named("source_encoding"))
+        "give the column's encoding with %s", source, count(len(cells), "code cell"), shown, more, option_named("source_encoding"))
 
 
 def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:
