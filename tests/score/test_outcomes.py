@@ -139,10 +139,13 @@ def test_notes_on_an_unbalanced_subset_and_on_generations_that_repeat_their_prom
     generations, results = executed
     config = ScoreConfig(method=["chrf"], generation_column="completion", problems="humaneval",
                          results=str(results), select="stratified", limit=6)
-    samples = select_samples(generations, config)
-    assert not any("--select stratified" in note for note in sample_notes(samples, config))  # 3 tasks x (pass, fail)
+    from workbench.score.selection import balance_note
+
+    notes: list[str] = []  # the selection's notes (where the data's outcomes are known): load_samples's
+    samples = select_samples(generations, config, notes=notes)
+    assert not any("--select stratified" in note for note in notes)  # 3 tasks x (pass, fail)
     one_outcome = [s for s in samples if s.carried["passed"] == 1]
-    [note] = [n for n in sample_notes(one_outcome, config) if n.startswith("--select stratified")]
+    note = balance_note(one_outcome, "passed", 6, candidates=samples)
     assert note.startswith("--select stratified: no task in the subset has both a passing and a failing sample (the "
                            "data has too few tasks with both outcomes"), note
     programs = _jsonl(tmp_path / "programs.jsonl", [

@@ -90,7 +90,7 @@ def test_balance_note_names_an_odd_limit_in_good_grammar(everything: list[Sample
     from workbench.score.selection import balance_note
 
     picked = stratified_subset(everything, limit)
-    assert balance_note(picked, limit=limit) == expected
+    assert balance_note(picked, limit=limit, candidates=everything) == expected
     assert balance_note(stratified_subset(everything, limit + 1), limit=limit + 1) is None
 
 
@@ -113,3 +113,40 @@ def test_balance_note_blames_the_data_when_it_lacks_mixed_tasks() -> None:
     # with an odd limit but a task of one outcome in the data: the data is the cause
     picked = stratified_subset(mixed + two_tasks, 5)
     assert "the other 2 tasks have one outcome only" in balance_note(picked, limit=5)
+
+
+def test_an_odd_limit_is_not_blamed_for_a_task_of_one_outcome_in_the_data() -> None:
+    """--limit 3 on one mixed task and one task whose samples all pass picks the mixed pair and one
+    sample of the other task; the note said "the other task has one sample only, as --limit 3 is odd
+    (its pair is cut): use an even --limit", but --limit 4 gives it two passing samples: still one
+    outcome. The odd limit is named only where the cut task has both outcomes in the data."""
+    from workbench.score.selection import balance_note
+
+    mixed = [_sample("a", 0, 1), _sample("a", 1, 0)]
+    one_outcome = [_sample("b", 0, 1), _sample("b", 1, 1)]
+    picked = stratified_subset(mixed + one_outcome, 3)
+    assert [s.task_id for s in picked] == ["a", "a", "b"]
+    note = balance_note(picked, limit=3, candidates=mixed + one_outcome)
+    assert "is odd" not in note and "the other task has one outcome only (the data has too few tasks" in note, note
+    assert "the other task has one outcome only" in balance_note(stratified_subset(mixed + one_outcome, 4), limit=4)
+    # the same pick where the cut task has a failing sample too: the odd limit is the cause
+    cut = mixed + [_sample("b", 0, 1), _sample("b", 1, 0)]
+    assert "as --limit 3 is odd (its pair is cut)" in balance_note(stratified_subset(cut, 3), limit=3, candidates=cut)
+
+
+def test_the_run_notes_no_odd_limit_for_a_task_of_one_outcome(tmp_path) -> None:
+    """The same through workbench score's own notes (chrF, no LLM): the data's tasks are known there."""
+    import json
+
+    from workbench.score.job import run_score
+
+    rows = [{"task_id": "a", "generation": "x = 1", "reference": "x = 1", "passed": 1},
+            {"task_id": "a", "generation": "x = 2", "reference": "x = 1", "passed": 0},
+            {"task_id": "b", "generation": "y = 1", "reference": "y = 1", "passed": 1},
+            {"task_id": "b", "generation": "y = 1", "reference": "y = 1", "passed": 1}]
+    data = tmp_path / "gens.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = run_score(str(data), ScoreConfig(method=["chrf"], limit=3, select="stratified", no_prompt=True),
+                       tmp_path / "out")
+    [note] = [n for n in report.notes if n.startswith("--select stratified")]
+    assert "is odd" not in note and "one outcome only" in note, note

@@ -202,7 +202,8 @@ def load_samples(
             without a verdict there is left out, and ``notes`` says how many.
         notes: sentences for the run summary are appended here (samples left out; a list column
             ``references`` beside the text reference column read, when ``all_reference_methods``
-            would use all of a sample's references).
+            would use all of a sample's references; a stratified subset in which some tasks have one
+            outcome only, :func:`~workbench.score.selection.balance_note`).
         all_reference_methods: the run's methods that use every reference (:func:`all_reference_methods`:
             ``chrf`` and the judges shown them all).
 
@@ -350,7 +351,14 @@ def load_samples(
                  columns=(columns.task, sample_column or "numbered sample id"),
                  hint=f"name a column with a unique id in {option_named('sample_column')}")
     if stratified:
-        return stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
+        picked = stratified_subset(samples, limit, label=stratify_column, seed=select_seed)
+        if notes is not None:  # here, where the tasks' outcomes in the data are known
+            from workbench.score.selection import balance_note
+
+            note = balance_note(picked, stratify_column, limit, candidates=samples)
+            if note:
+                notes.append(note)
+        return picked
     return samples
 
 
@@ -1172,12 +1180,6 @@ def sample_notes(samples: list[Sample], config: ScoreConfig) -> list[str]:
                          f"p-correct {option_value('reference', False)} shows the judge no reference either: it "
                          f"judges the code alone; give the problem with {option_named('prompt_column')} or "
                          f"{option_named('problems')}")
-    if config.select == "stratified" and config.limit is not None:
-        from workbench.score.selection import balance_note
-
-        note = balance_note(samples, config.stratify_column, config.limit)
-        if note:
-            notes.append(note)
     if not config.no_prompt:
         note = repeated_prompt_note(((sample.prompt, sample.generation) for sample in samples), noun="generation",
                                     consequence="which the judge and the metrics see after the prompt a second time",

@@ -89,7 +89,8 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, label: str = "pa
     return picked
 
 
-def balance_note(picked: Sequence[Sample], label: str = "passed", limit: int | None = None) -> str | None:
+def balance_note(picked: Sequence[Sample], label: str = "passed", limit: int | None = None,
+                 candidates: Sequence[Sample] | None = None) -> str | None:
     """A sentence on a stratified subset in which some tasks have one outcome only, or ``None``.
 
     Two causes are told apart: an odd ``limit`` leaves the last task of the pick order one sample
@@ -101,6 +102,9 @@ def balance_note(picked: Sequence[Sample], label: str = "passed", limit: int | N
         label: the carried outcome column.
         limit: the ``--limit`` that picked them (``None``: not known; the odd-limit cause is then
             not told).
+        candidates: the samples they were picked from (``None``: not known; the odd-limit cause is
+            then not told): an odd limit is the cause only where the task it cut has both outcomes
+            in the data (a task whose samples all pass keeps one outcome at any limit).
 
     Returns:
         e.g. ``"--select stratified: 20 of the 21 tasks in the subset have both a passing and a
@@ -119,8 +123,11 @@ def balance_note(picked: Sequence[Sample], label: str = "passed", limit: int | N
         return None
     select = option_value("select", "stratified")
     last = picked[-1].task_id
+    # the last task lost its second sample to the odd limit only if the data gives it both outcomes
+    cut_mixed = candidates is not None and len({_outcome(s.carried[label], s.task_id, label) for s in candidates
+                                                if s.task_id == last and label in s.carried}) == 2
     if single == 1 and limit is not None and limit % 2 and len(picked) == limit \
-            and samples_of.get(last) == 1:
+            and samples_of.get(last) == 1 and cut_mixed:
         cut = f"one sample only, as {option_value('limit', limit)} is odd (its pair is cut): use an even {option_named('limit')}"
         if not mixed:
             return f"{select}: the subset's one task has {cut}"
