@@ -823,9 +823,9 @@ def run_settings(generations: str | os.PathLike[str], config: ExecutionConfig,
             inside it are recorded relative to it (:func:`~workbench.resume_guard.recorded_path`).
 
     Returns:
-        ``source`` (the generations, :func:`~workbench.resume_guard.source_identity`) and every
-        option declared ``recorded`` (:data:`RECORDED_OPTIONS`) as JSON holds it, ``problems``
-        as a source identity too. What only changes which samples run or how fast
+        ``source`` (the generations, :func:`~workbench.resume_guard.recorded_path`: a source
+        identity, ``<run folder>/...`` inside ``run_dir``) and every option declared ``recorded``
+        (:data:`RECORDED_OPTIONS`) as JSON holds it, ``problems`` recorded so too. What only changes which samples run or how fast
         (``limit``, ``workers``, ``max_failures``) is not among them.
     """
     settings: dict[str, Any] = {SOURCE_KEY: recorded_path(generations, run_dir)}

@@ -460,7 +460,7 @@ def _config_record(config: ScoreConfig, methods: list[ScoringMethod],
     Args:
         config: the run's options, ``language`` resolved (:func:`score_samples`: canonical, never ``None``).
         methods: the run's methods (their prompt versions and variants are recorded).
-        source: the data the samples came from (recorded as :func:`~workbench.resume_guard.source_identity`);
+        source: the data the samples came from (recorded as :func:`~workbench.resume_guard.recorded_path`);
             ``None`` when the caller gave samples only (not recorded, so not checked).
         run_dir: the ``workbench run`` folder the output lies in: the data source, ``problems``
             and ``results`` inside it are recorded relative to it
