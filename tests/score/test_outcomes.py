@@ -157,3 +157,31 @@ def test_notes_on_an_unbalanced_subset_and_on_generations_that_repeat_their_prom
                           select="stratified", limit=2)
     with pytest.raises(DataError, match="--results RESULTS.jsonl"):
         select_samples(generations, without)
+
+
+def test_results_copied_out_of_their_run_folder_are_not_said_to_come_from_other_data(tmp_path):
+    """The execute stage of workbench run records data kept in its run folder as <run folder>/data.jsonl.
+    Its results and summary copied out of the folder (no execute/results.jsonl to find the folder by),
+    other_source_note compared that text with the scored path and said "its run executed <run
+    folder>/data.jsonl, not the data scored here", of the very same file. Where the folder cannot be
+    known there is nothing to compare, as without a summary."""
+    from workbench.score.outcomes import other_source_note
+
+    data = tmp_path / "run" / "data.jsonl"
+    data.parent.mkdir()
+    data.write_text(json.dumps({"task_id": "t", "completion": "x"}) + "\n")
+    copied = tmp_path / "elsewhere" / "results.jsonl"
+    copied.parent.mkdir()
+    copied.write_text(json.dumps({"task_id": "t", "sample_id": 0, "passed": True}) + "\n")
+    (tmp_path / "elsewhere" / "results.summary.json").write_text(
+        json.dumps({"settings": {"source": "<run folder>/data.jsonl"}}))
+    assert other_source_note(copied, data) is None
+    # in its run folder, the recorded data is found and compared: other data is still named
+    placed = tmp_path / "run" / "execute" / "results.jsonl"
+    placed.parent.mkdir()
+    placed.write_text(copied.read_text())
+    (placed.parent / "results.summary.json").write_text((tmp_path / "elsewhere" / "results.summary.json").read_text())
+    assert other_source_note(placed, data) is None
+    other = tmp_path / "other.jsonl"
+    other.write_text(data.read_text())
+    assert f"its run executed {data.resolve()}, not the data scored here" in other_source_note(placed, other)

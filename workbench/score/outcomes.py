@@ -72,9 +72,10 @@ def other_source_note(path: str | os.PathLike[str], source: str | os.PathLike[st
     """A sentence when the results' summary (``results.summary.json``) says they were executed
     from other data than ``source``: numbered sample ids then pair a sample with whatever sample
     had its task and number there (a copy of the data with more columns is fine; a reordered
-    one is not), or ``None`` (same data, or no summary to compare)."""
+    one is not), or ``None`` (same data, or nothing to compare: no summary, or results of a
+    ``workbench run`` folder copied out of it, whose summary names its data ``<run folder>/...``)."""
     from workbench.execute.result_file import summary_path
-    from workbench.resume_guard import SOURCE_KEY, folder_holding, resolved_path, source_identity
+    from workbench.resume_guard import RUN_FOLDER, SOURCE_KEY, folder_holding, resolved_path, source_identity
     from workbench.run_layout import RunLayout
 
     try:
@@ -84,6 +85,8 @@ def other_source_note(path: str | os.PathLike[str], source: str | os.PathLike[st
     # the execute stage of workbench run records data inside its run folder relative to it
     # (<run folder>/data.jsonl): the folder its results are in now
     executed_from = resolved_path(executed_from, folder_holding(Path(path).resolve(), RunLayout.EXECUTE_RESULTS))
+    if isinstance(executed_from, str) and executed_from.startswith(RUN_FOLDER):
+        return None  # results copied out of their run folder: which data that was cannot be told
     if isinstance(executed_from, str) and os.path.exists(executed_from):
         executed_from = source_identity(executed_from)
     scored = source_identity(source)
