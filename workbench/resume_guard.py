@@ -160,12 +160,13 @@ def rebase_recorded_paths(previous: Mapping[str, Any], keys: Iterable[str], root
 
 def record_roots(then: Any, now: str | os.PathLike[str], run_dir: str | os.PathLike[str]) -> list[Path]:
     """The run folders a record may have named its paths in (:func:`rebase_recorded_paths`): the
-    one it was written in, where the record gives the path of a file it wrote (``then``: absolute,
-    the file that is at ``now`` in ``run_dir`` today: score's ``run.json``, execute's results),
+    one it was written in, where the record gives the path of a file it wrote (``then``: the file
+    that is at ``now`` in ``run_dir`` today: score's ``run.json``, execute's results),
     and ``run_dir``.
 
     Args:
-        then: the path the record holds for that file (anything else: unknown).
+        then: the path the record holds for that file, absolute or relative to the working
+            directory (as a relative ``[run] output`` records it); anything else: unknown.
         now: where that file is now; run_dir: the run folder now.
 
     Returns:
@@ -176,7 +177,9 @@ def record_roots(then: Any, now: str | os.PathLike[str], run_dir: str | os.PathL
         tail = Path(now).resolve().relative_to(root).as_posix()
     except ValueError:
         tail = None
-    written_in = folder_holding(then, tail) if tail and isinstance(then, str) and os.path.isabs(then) else None
+    # a relative recorded path (a relative [run] output) names the folder from the working directory,
+    # as the run that wrote it did
+    written_in = folder_holding(os.path.abspath(then), tail) if tail and isinstance(then, str) and then else None
     return [*([written_in] if written_in is not None else []), root]
 
 

@@ -963,3 +963,23 @@ def test_the_recorded_execute_command_rerun_by_hand_resumes_with_the_data_in_the
     assert len(results.read_text().splitlines()) == len(rows)
     summary = json.loads((run / "execute" / "results.summary.json").read_text())
     assert summary["settings"]["source"] == "<run folder>/data.jsonl"  # still movable with the folder
+
+
+def test_an_earlier_score_record_in_a_moved_folder_named_relative_to_the_working_directory_resumes(
+        tmp_path: Path, judge: _Judge, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the test above, with ``[run] output`` relative (``runs/humaneval`` in configs/*.toml): the
+    earlier record's own path (``paths.run``) is relative too, so the folder it was written in was not
+    known and the moved folder's score stage was refused ("the execute stage's results
+    '/.../run/execute/results.jsonl' -> '<run folder>/execute/results.jsonl'"). A relative recorded
+    path names the folder from the working directory, as the run that wrote it did."""
+    monkeypatch.chdir(tmp_path)
+    config_path = _stratified_on_execution(tmp_path, judge)
+    assert _statuses(run_pipeline(load_config(config_path, overrides=['run.output="run"'])))["score"] == "ran"
+    record_path = tmp_path / "run" / "score" / "llm" / "run.json"
+    record = json.loads(record_path.read_text())
+    assert record["paths"]["run"] == "run/score/llm/run.json"
+    record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())  # as before 36
+    record_path.write_text(json.dumps(record))
+    shutil.move(tmp_path / "run", tmp_path / "moved")
+    moved = run_pipeline(load_config(config_path, overrides=['run.output="moved"', "score.limit=3"]))
+    assert _statuses(moved)["score"] == "resumed", _outcomes(moved)
