@@ -179,7 +179,8 @@ def record_roots(then: Any, now: str | os.PathLike[str], run_dir: str | os.PathL
         tail = None
     # a relative recorded path (a relative [run] output) names the folder from the working directory,
     # as the run that wrote it did
-    written_in = folder_holding(os.path.abspath(then), tail) if tail and isinstance(then, str) and then else None
+    written_in = (folder_holding(os.path.abspath(then), tail)
+                  if tail and isinstance(then, str) and then and not then.startswith(RUN_FOLDER) else None)
     return [*([written_in] if written_in is not None else []), root]
 
 

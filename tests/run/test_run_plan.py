@@ -977,8 +977,9 @@ def test_an_earlier_score_record_in_a_moved_folder_named_relative_to_the_working
     assert _statuses(run_pipeline(load_config(config_path, overrides=['run.output="run"'])))["score"] == "ran"
     record_path = tmp_path / "run" / "score" / "llm" / "run.json"
     record = json.loads(record_path.read_text())
-    assert record["paths"]["run"] == "run/score/llm/run.json"
-    record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())  # as before 36
+    # as a version before 36 wrote it: its own path as the run named it, the results' absolute
+    record["paths"]["run"] = "run/score/llm/run.json"
+    record["config"]["results"] = str((tmp_path / "run" / "execute" / "results.jsonl").resolve())
     record_path.write_text(json.dumps(record))
     shutil.move(tmp_path / "run", tmp_path / "moved")
     moved = run_pipeline(load_config(config_path, overrides=['run.output="moved"', "score.limit=3"]))
