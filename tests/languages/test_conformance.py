@@ -456,3 +456,36 @@ def test_one_subcode_fails_on_none_or_several_and_lists_every_sub_code(kind, sta
     message = str(caught.value)
     assert f"expected one {kind.value} sub-code starting with {starts!r}, found {found}" in message
     assert "[('Assign', 'x = 1'), ('Assign', 'y = 2')]" in message
+
+
+def test_subcode_kind_counts_counts_every_node_of_each_kind_nested_ones_too():
+    """Real tree-sitter-python: two functions, a loop nested in one, three assignments (one in the loop)."""
+    from workbench.languages.conformance import subcode_kind_counts
+
+    codes = ["def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n",
+             "def g():\n    x = 1\n    return x\n"]
+    counts = subcode_kind_counts(get_language("python"), codes)
+    assert counts[SubCodeKind.FUNCTION_DEF] == 2 and counts[SubCodeKind.FOR] == 1
+    assert counts[SubCodeKind.ASSIGN] == 3 and counts[SubCodeKind.CALL] == 1
+    assert SubCodeKind.WHILE not in counts and subcode_kind_counts(get_language("python"), []) == {}
+
+
+def test_languages_row_is_the_command_s_row_and_names_what_is_listed_when_absent():
+    from workbench.languages.conformance import languages_row
+
+    row = languages_row("python")
+    assert row["name"] == "python" and ".py" in row["extensions"] and "tokens" in row["capabilities"]
+    with pytest.raises(AssertionError, match=r"workbench languages lists no 'no-such-language'; it lists \[.*'python'"):
+        languages_row("no-such-language")
+
+
+def test_dedup_clusters_runs_the_real_command_on_a_folder_of_files(tmp_path):
+    from workbench.languages.conformance import dedup_clusters
+
+    code = "def knapsack(weights, values, capacity):\n    best = [0] * (capacity + 1)\n" \
+           "    for i, w in enumerate(weights):\n        best[w] = max(best[w], values[i] + 17)\n    return best\n"
+    other = "def greet(name, times):\n    return ('hello ' + name + ' ') * times + str(42) + 'bye'\n"
+    files = {"train/a.py": code, "train/b.py": other, "test/a2.py": code.replace("17", "18")}  # one literal changed: a near duplicate
+    assert dedup_clusters(tmp_path, files, min_tokens=5) == [["test/a2.py", "train/a.py"]]
+    with pytest.raises(AssertionError, match="workbench dedup .* exited"):
+        dedup_clusters(tmp_path / "again", {}, min_tokens=5)

@@ -1,22 +1,9 @@
 """Fixtures for the C++ plugin's tests: the real MultiPL-E / ICE-Score data bundled in the
-package (tests/multipl_e_data.py)."""
+package (tests/multipl_e_data.py): ``cpp_files`` (the paths of ``problems`` and ``grades``) and
+``cpp_data`` (the problems by task_id, and the grade file)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from multipl_e_data import multipl_e_fixtures
 
-import pytest
-from multipl_e_data import load_multipl_e, multipl_e_files
-
-
-@pytest.fixture(scope="session")
-def cpp_files(tmp_path_factory) -> dict[str, Path]:
-    """The paths of ``problems`` (MultiPL-E C++ problems) and ``grades`` (ICE-Score C++ grade file),
-    written from the sets bundled in the package."""
-    return multipl_e_files("cpp", tmp_path_factory.mktemp("multipl-e-cpp"))
-
-
-@pytest.fixture(scope="session")
-def cpp_data(cpp_files) -> dict:
-    """``problems`` (task_id -> MultiPL-E C++ problem) and ``grades`` (ICE-Score C++ grade file)."""
-    return load_multipl_e(cpp_files)
+cpp_files, cpp_data = multipl_e_fixtures("cpp")

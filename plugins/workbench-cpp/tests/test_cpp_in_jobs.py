@@ -4,17 +4,14 @@ and the sandbox's out-of-memory status from the runner's marker."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from multipl_e_data import labelled_samples, write_generations
-from typer.testing import CliRunner
+from multipl_e_data import check_execute_command
 
-from workbench.cli import app
 from workbench.execute.isolation import detect_isolation
 from workbench.execute.limits import MiB, ResourceLimits
 from workbench.execute.sandbox import Sandbox, new_token
 from workbench.execute.sandbox_helpers import run_program
+from workbench.languages.conformance import dedup_clusters
 from workbench.score.decompose import decompose
 from workbench_cpp import CppLanguage
 
@@ -47,15 +44,8 @@ std::string greet(const std::string& name, int times) {
 
 
 def test_dedup_finds_a_cross_set_cpp_near_duplicate(tmp_path):
-    (tmp_path / "data" / "train").mkdir(parents=True)
-    (tmp_path / "data" / "test").mkdir()
-    (tmp_path / "data" / "train" / "knapsack.cpp").write_text(KNAPSACK)
-    (tmp_path / "data" / "train" / "greet.cpp").write_text(UNRELATED)
-    (tmp_path / "data" / "test" / "knapsack2.cpp").write_text(KNAPSACK_RENAMED)
-    result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data"), "--min-tokens", "5", "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    clusters = json.loads((tmp_path / "out" / "clusters.json").read_text())
-    assert [sorted(c) for c in clusters] == [["test/knapsack2.cpp", "train/knapsack.cpp"]]
+    files = {"train/knapsack.cpp": KNAPSACK, "train/greet.cpp": UNRELATED, "test/knapsack2.cpp": KNAPSACK_RENAMED}
+    assert dedup_clusters(tmp_path, files, min_tokens=5) == [["test/knapsack2.cpp", "train/knapsack.cpp"]]
 
 
 def test_decomposition_of_cpp_for_dsa_cqe():
@@ -94,18 +84,4 @@ def test_execute_command_runs_real_multipl_e_cpp_samples(cpp_data, cpp_files, tm
     first sample, because its preflight prepared an empty test harness, which the C++ runner
     cannot wrap (the plugin's own tests ran the runner directly and never met the check). It is
     run as docs/execute.md shows it: no entry point column, the default timeout."""
-    labels = labelled_samples(cpp_data, "0")
-    generations = tmp_path / "gens.jsonl"
-    write_generations(generations, cpp_data, "0", labels)
-    output = tmp_path / "results.jsonl"
-    result = CliRunner().invoke(app, [
-        "execute", str(generations), "--problems", str(cpp_files["problems"]), "--test-column", "tests",
-        "-l", "cpp", "-j", "2", "-o", str(output)])
-    assert result.exit_code == 0, result.output
-    rows = {str(row["sample_id"]): row for row in map(json.loads, output.read_text().splitlines())}
-    assert {key: row["passed"] for key, row in rows.items()} == labels, rows
-    assert {row["language"] for row in rows.values()} == {"cpp"}
-    # no entry point column (MultiPL-E's tests call the function) and the default timeout, the
-    # 4 s floor: the build ran under its own limit, so a slow compile cannot time a sample out
-    assert all(row["timeout_s"] == 4.0 and row["build_s"] > 0 for row in rows.values()), rows
-    assert "the problems have no 'entry_point' column" in " ".join(result.output.split())
+    check_execute_command("cpp", cpp_data, cpp_files, tmp_path)

@@ -3,16 +3,21 @@ and the g++ runner on real programs (real compiler, real subprocesses)."""
 
 from __future__ import annotations
 
-import collections
 import re
 import secrets
 
 import pytest
-from multipl_e_data import grade_task, labelled_samples
+from multipl_e_data import generations, grade_task, labelled_samples, reference_programs
 
 from workbench.data.loading import load_records
 from workbench.languages import SubCodeKind, get_language
-from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
+from workbench.languages.conformance import (
+    LanguagePluginConformance,
+    RunnerCase,
+    languages_row,
+    run_spec,
+    subcode_kind_counts,
+)
 from workbench_cpp import CppLanguage
 from workbench_cpp.runner import CppRunner, build_precompiled_header, rename_tests_main
 
@@ -162,25 +167,19 @@ def test_literals_and_user_defined_literals_are_one_token_each():
     assert tokens == ["s", '"ab"s', "c", "'\\n'", "r", 'R"x(a)"b)x"', "d", "1.5e-3f"]
 
 
-def _reference_programs(cpp_data):
-    for task in cpp_data["grades"]:
-        problem = cpp_data["problems"][f"HumanEval/{task['task_id']}"]
-        yield task["task_id"], problem, problem["prompt"] + task["snippet"][0]
-
-
 def test_reference_solutions_parse_except_known_cases(cpp_data):
     # MultiPL-E's C++ translation leaves invalid types in two prompts (HumanEval/137: an empty
     # "union ... {}" return type; HumanEval/148: "std::tuple<std::string, >"); HumanEval/22's
     # reference uses "typeid(int)", which tree-sitter-cpp 0.23 does not parse.
     plugin = CppLanguage()
-    broken = {task_id for task_id, _, code in _reference_programs(cpp_data) if plugin.parse(code).root_node.has_error}
+    broken = {task_id for task_id, _, code in reference_programs(cpp_data) if plugin.parse(code).root_node.has_error}
     assert broken == {"22", "137", "148"}
 
 
 def test_tokens_on_real_reference_programs(cpp_data):
     plugin = CppLanguage()
     keywords = {"int", "long", "float", "bool", "return", "for", "if", "auto", "const", "true", "false", "include"}
-    for task_id, problem, code in _reference_programs(cpp_data):
+    for task_id, problem, code in reference_programs(cpp_data):
         tokens = plugin.tokens(code)
         if not plugin.parse(code).root_node.has_error:  # error recovery may call a keyword an identifier
             assert not keywords & set(tokens), task_id
@@ -192,15 +191,7 @@ def test_tokens_on_real_reference_programs(cpp_data):
 
 def test_decomposition_counts_on_real_reference_programs(cpp_data):
     plugin = CppLanguage()
-    counts: collections.Counter[SubCodeKind] = collections.Counter()
-    for _, _, code in _reference_programs(cpp_data):
-        stack = [plugin.parse(code).root_node]
-        while stack:
-            node = stack.pop()
-            kind = plugin.kind_of(node.type)
-            if kind is not None:
-                counts[kind] += 1
-            stack.extend(node.children)
+    counts = subcode_kind_counts(plugin, (code for _, _, code in reference_programs(cpp_data)))
     assert counts[SubCodeKind.FUNCTION_DEF] >= 161
     assert counts[SubCodeKind.CALL] > 300 and counts[SubCodeKind.IF] > 200 and counts[SubCodeKind.FOR] > 100
     assert counts[SubCodeKind.ASSIGN] > 500 and counts[SubCodeKind.WHILE] > 0
@@ -209,10 +200,9 @@ def test_decomposition_counts_on_real_reference_programs(cpp_data):
 def test_tokens_never_fail_on_real_generations(cpp_data):
     plugin = CppLanguage()
     count = 0
-    for task in cpp_data["grades"]:
-        for key in (k for k in task if k.isdigit()):
-            assert isinstance(plugin.tokens(task[key]), list)
-            count += 1
+    for generation in generations(cpp_data):
+        assert isinstance(plugin.tokens(generation), list)
+        count += 1
     assert count == 3220
 
 
@@ -242,15 +232,7 @@ def test_runner_on_real_multipl_e_samples_with_and_without_precompiled_header(cp
 
 
 def test_languages_command_lists_cpp_with_its_capabilities():
-    import json
-
-    from typer.testing import CliRunner
-
-    from workbench.cli import app
-
-    result = CliRunner().invoke(app, ["languages", "--json"])
-    assert result.exit_code == 0, result.output
-    row = next(row for row in json.loads(result.output) if row["name"] == "cpp")
+    row = languages_row("cpp")  # the command exits 0 and lists cpp
     assert row["distribution"] == "workbench-cpp" and row["grammar"] == "tree-sitter-cpp"
     assert row["capabilities"] == ["tokens", "decompose", "execute"]
     assert ".cpp" in row["extensions"] and "c++" in row["aliases"]

@@ -1,22 +1,9 @@
 """Fixtures for the Java plugin's tests: the real MultiPL-E / ICE-Score data bundled in the
-package (tests/multipl_e_data.py)."""
+package (tests/multipl_e_data.py): ``java_files`` (the paths of ``problems`` and ``grades``) and
+``java_data`` (the problems by task_id, and the grade file)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from multipl_e_data import multipl_e_fixtures
 
-import pytest
-from multipl_e_data import load_multipl_e, multipl_e_files
-
-
-@pytest.fixture(scope="session")
-def java_files(tmp_path_factory) -> dict[str, Path]:
-    """The paths of ``problems`` (MultiPL-E Java problems) and ``grades`` (ICE-Score Java grade file),
-    written from the sets bundled in the package."""
-    return multipl_e_files("java", tmp_path_factory.mktemp("multipl-e-java"))
-
-
-@pytest.fixture(scope="session")
-def java_data(java_files) -> dict:
-    """``problems`` (task_id -> MultiPL-E Java problem) and ``grades`` (ICE-Score Java grade file)."""
-    return load_multipl_e(java_files)
+java_files, java_data = multipl_e_fixtures("java")

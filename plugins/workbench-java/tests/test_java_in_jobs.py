@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from multipl_e_data import labelled_samples, write_generations
+from multipl_e_data import check_execute_command
 from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.execute.sandbox_helpers import run_program
+from workbench.languages.conformance import dedup_clusters
 from workbench.score.decompose import decompose
 from workbench_java import JavaLanguage
 
@@ -46,15 +47,8 @@ class Other {
 
 
 def test_dedup_finds_a_cross_set_java_near_duplicate(tmp_path):
-    (tmp_path / "data" / "train").mkdir(parents=True)
-    (tmp_path / "data" / "test").mkdir()
-    (tmp_path / "data" / "train" / "Knapsack.java").write_text(KNAPSACK)
-    (tmp_path / "data" / "train" / "Other.java").write_text(UNRELATED)
-    (tmp_path / "data" / "test" / "Knapsack2.java").write_text(KNAPSACK_RENAMED)
-    result = CliRunner().invoke(app, ["dedup", str(tmp_path / "data"), "--min-tokens", "5", "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    clusters = json.loads((tmp_path / "out" / "clusters.json").read_text())
-    assert [sorted(c) for c in clusters] == [["test/Knapsack2.java", "train/Knapsack.java"]]
+    files = {"train/Knapsack.java": KNAPSACK, "train/Other.java": UNRELATED, "test/Knapsack2.java": KNAPSACK_RENAMED}
+    assert dedup_clusters(tmp_path, files, min_tokens=5) == [["test/Knapsack2.java", "train/Knapsack.java"]]
 
 
 def test_decomposition_of_java_for_dsa_cqe():
@@ -78,21 +72,7 @@ def test_execute_command_runs_real_multipl_e_java_samples(java_data, java_files,
     """``workbench execute -l java`` end to end, as a user types it (the plugin's other tests run
     the runner directly, past the command's preflight and its loading of the problems). It is run
     as docs/execute.md shows it: no entry point column, the default timeout."""
-    labels = labelled_samples(java_data, "0")
-    generations = tmp_path / "gens.jsonl"
-    write_generations(generations, java_data, "0", labels)
-    output = tmp_path / "results.jsonl"
-    result = CliRunner().invoke(app, [
-        "execute", str(generations), "--problems", str(java_files["problems"]), "--test-column", "tests",
-        "-l", "java", "-j", "2", "-o", str(output)])
-    assert result.exit_code == 0, result.output
-    rows = {str(row["sample_id"]): row for row in map(json.loads, output.read_text().splitlines())}
-    assert {key: row["passed"] for key, row in rows.items()} == labels, rows
-    assert {row["language"] for row in rows.values()} == {"java"}
-    # no entry point column (MultiPL-E's tests call the function) and the default timeout, the
-    # 4 s floor: the build ran under its own limit, so a slow compile cannot time a sample out
-    assert all(row["timeout_s"] == 4.0 and row["build_s"] > 0 for row in rows.values()), rows
-    assert "the problems have no 'entry_point' column" in " ".join(result.output.split())
+    check_execute_command("java", java_data, java_files, tmp_path)
 
 
 def test_execute_and_score_take_java_from_the_data_without_language(java_files, tmp_path):

@@ -3,15 +3,20 @@ and the javac / java -ea runner on real programs (real JDK, real subprocesses)."
 
 from __future__ import annotations
 
-import collections
 import re
 import secrets
 
 import pytest
-from multipl_e_data import grade_task, labelled_samples
+from multipl_e_data import generations, grade_task, labelled_samples, reference_programs
 
 from workbench.languages import SubCodeKind, get_language
-from workbench.languages.conformance import LanguagePluginConformance, RunnerCase, run_spec
+from workbench.languages.conformance import (
+    LanguagePluginConformance,
+    RunnerCase,
+    languages_row,
+    run_spec,
+    subcode_kind_counts,
+)
 from workbench_java import JavaLanguage
 from workbench_java.runner import _java_string, find_main_class, rename_tests_main, unconditional_checks
 
@@ -167,24 +172,18 @@ def test_text_block_and_char_literals_are_one_token_each():
     assert tokens == ["C", "String", "s", '"""\n  hi "there"\n  """', "c", "'\\n'"]
 
 
-def _reference_programs(java_data):
-    for task in java_data["grades"]:
-        problem = java_data["problems"][f"HumanEval/{task['task_id']}"]
-        yield task["task_id"], problem, problem["prompt"] + task["snippet"][0]
-
-
 def test_reference_solutions_parse_except_known_broken_prompt(java_data):
     # HumanEval/137's MultiPL-E prompt has the return type "Union_int_float_String_Optional.empty()",
     # which is not Java; every other prompt + reference is a valid compilation unit.
     plugin = JavaLanguage()
-    broken = {task_id for task_id, _, code in _reference_programs(java_data) if plugin.parse(code).root_node.has_error}
+    broken = {task_id for task_id, _, code in reference_programs(java_data) if plugin.parse(code).root_node.has_error}
     assert broken == {"137"}
 
 
 def test_tokens_on_real_reference_programs(java_data):
     plugin = JavaLanguage()
     keywords = {"public", "static", "class", "return", "int", "for", "if", "new", "import", "true", "false", "null"}
-    for task_id, problem, code in _reference_programs(java_data):
+    for task_id, problem, code in reference_programs(java_data):
         tokens = plugin.tokens(code)
         assert not keywords & set(tokens), task_id
         assert "Problem" in tokens and "javatuples" in tokens, task_id
@@ -197,15 +196,7 @@ def test_tokens_on_real_reference_programs(java_data):
 
 def test_decomposition_counts_on_real_reference_programs(java_data):
     plugin = JavaLanguage()
-    counts: collections.Counter[SubCodeKind] = collections.Counter()
-    for _, _, code in _reference_programs(java_data):
-        stack = [plugin.parse(code).root_node]
-        while stack:
-            node = stack.pop()
-            kind = plugin.kind_of(node.type)
-            if kind is not None:
-                counts[kind] += 1
-            stack.extend(node.children)
+    counts = subcode_kind_counts(plugin, (code for _, _, code in reference_programs(java_data)))
     # every prompt declares class Problem and one method; the references add the rest
     assert counts[SubCodeKind.CLASS_DEF] >= 161
     assert counts[SubCodeKind.FUNCTION_DEF] >= 161
@@ -216,11 +207,10 @@ def test_decomposition_counts_on_real_reference_programs(java_data):
 def test_tokens_never_fail_on_real_generations(java_data):
     plugin = JavaLanguage()
     count = 0
-    for task in java_data["grades"]:
-        for key in (k for k in task if k.isdigit()):
-            tokens = plugin.tokens(task[key])  # stripped bodies: not compilation units on their own
-            assert isinstance(tokens, list)
-            count += 1
+    for generation in generations(java_data):
+        tokens = plugin.tokens(generation)  # stripped bodies: not compilation units on their own
+        assert isinstance(tokens, list)
+        count += 1
     assert count >= 3200
 
 
@@ -245,15 +235,7 @@ def test_runner_on_real_multipl_e_samples(java_data):
 
 
 def test_languages_command_lists_java_with_its_capabilities():
-    import json
-
-    from typer.testing import CliRunner
-
-    from workbench.cli import app
-
-    result = CliRunner().invoke(app, ["languages", "--json"])
-    assert result.exit_code == 0, result.output
-    row = next(row for row in json.loads(result.output) if row["name"] == "java")
+    row = languages_row("java")  # the command exits 0 and lists java
     assert row["distribution"] == "workbench-java" and row["grammar"] == "tree-sitter-java"
     assert row["grammar_version"].startswith("0.23.")
     assert row["capabilities"] == ["tokens", "decompose", "execute"]

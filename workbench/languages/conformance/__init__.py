@@ -59,11 +59,15 @@ The checks (each a function ``check_<name>(plugin, ...) -> list[str]`` of proble
 :func:`run_spec` runs one :class:`~workbench.languages.spec.RunSpec` the same way, for a
 plugin's own tests; its status is the one ``workbench execute`` would record.
 :func:`one_subcode` finds the one DSA-CQE sub-code of a program of a given kind and first
-characters, for a plugin's own tests of the names each sub-code defines and reads.
+characters, for a plugin's own tests of the names each sub-code defines and reads;
+:func:`subcode_kind_counts` counts the sub-code kinds the plugin's map finds in a corpus.
+:func:`languages_row` is the plugin's row of ``workbench languages --json``, and
+:func:`dedup_clusters` the clusters ``workbench dedup`` finds in a folder of the plugin's files.
 
 Modules: :mod:`~.checks` (the checks that need no toolchain), :mod:`~.runner_check` (the runner
 check and :func:`run_spec`), :mod:`~.kit` (:func:`check_plugin` and its report),
-:mod:`~.pytest_base` (:class:`LanguagePluginConformance`), :mod:`~.subcodes` (:func:`one_subcode`).
+:mod:`~.pytest_base` (:class:`LanguagePluginConformance`), :mod:`~.subcodes` (:func:`one_subcode`),
+:mod:`~.commands` (:func:`languages_row`, :func:`dedup_clusters`).
 """
 
 from workbench.languages.conformance.checks import (
@@ -75,7 +79,9 @@ from workbench.languages.conformance.checks import (
     check_registration,
     check_robustness,
     check_tokens,
+    subcode_kind_counts,
 )
+from workbench.languages.conformance.commands import dedup_clusters, languages_row
 from workbench.languages.conformance.pytest_base import LanguagePluginConformance
 from workbench.languages.conformance.kit import CHECKS, ConformanceReport, PluginConformanceError, check_plugin
 from workbench.languages.conformance.runner_check import EXECUTORS, RunnerCase, check_runner, run_spec
@@ -98,6 +104,9 @@ __all__ = [
     "check_robustness",
     "check_runner",
     "check_tokens",
+    "dedup_clusters",
+    "languages_row",
     "one_subcode",
     "run_spec",
+    "subcode_kind_counts",
 ]

@@ -7,8 +7,9 @@ fields (one function ``check_<name>(plugin, ...) -> list[str]`` of problems each
 
 from __future__ import annotations
 
+import collections
 import importlib.metadata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.formatting import count
@@ -40,6 +41,29 @@ def _walk(root: Any, skip: frozenset[str] = frozenset()) -> list[Any]:
         nodes.append(node)
         stack.extend(reversed(node.children))
     return nodes
+
+
+def subcode_kind_counts(plugin: LanguagePlugin, codes: Iterable[str]) -> collections.Counter[SubCodeKind]:
+    """How many nodes of each DSA-CQE sub-code kind the plugin's map finds in ``codes``.
+
+    Every node of each parse tree is counted once by :meth:`LanguagePlugin.kind_of` (nested
+    sub-codes each count; the ``decompose`` cap and de-duplication play no part), so a plugin's own
+    test can check its map against a corpus: ``counts[SubCodeKind.FOR] > 100`` on real programs.
+
+    Args:
+        plugin: the plugin under test; it must have a ``subcode_node_types`` map.
+        codes: source texts in the plugin's language (parsed with error recovery, as they are).
+
+    Returns:
+        kind -> number of nodes of that kind over all ``codes`` (kinds not found are absent).
+    """
+    counts: collections.Counter[SubCodeKind] = collections.Counter()
+    for code in codes:
+        for node in _walk(plugin.parse(code).root_node):
+            kind = plugin.kind_of(node.type)
+            if kind is not None:
+                counts[kind] += 1
+    return counts
 
 
 def _first_error(root: Any) -> str | None:
@@ -305,12 +329,7 @@ def check_decomposition(
     if not any(mapping.values()):
         return [("subcode_node_types maps every kind to frozenset(): the plugin cannot decompose, and dsa-cqe "
                  "refuses its language; map the kinds the language has (docs/plugins.md, section 5)")]
-    found: set[SubCodeKind] = set()
-    for sample in samples:
-        for node in _walk(plugin.parse(sample).root_node):
-            kind = plugin.kind_of(node.type)
-            if kind is not None:
-                found.add(kind)
+    found = set(subcode_kind_counts(plugin, samples))
     wanted = expected_kinds if expected_kinds is not None else {kind for kind, types in mapping.items() if types}
     for kind in sorted(wanted - found, key=lambda k: k.value):
         problems.append(
