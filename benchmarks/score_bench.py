@@ -14,7 +14,7 @@ For each method it also prints where the seconds go, per step (``analyse:referen
 ``analyse:generation``, ``compare``, ...): calls, cache hits, answers cut at their limit, prompt
 tokens evaluated and reused (llama.cpp's ``cache_n``), completion tokens, seconds in the calls and,
 for ``local/`` models, llama.cpp's own split into prompt evaluation and generation, plus the
-longest answer of the step (what an answer bound is sized from). The reference's analysis counts
+longest answer of the step (what an answer bound is sized from). Each reference's analysis counts
 for the sample that paid for it only.
 
 Before/after comparisons run the same rows as named variants, back to back, each with its own
@@ -108,8 +108,13 @@ def step_breakdown(traces_path: Path, method: str) -> dict[str, dict]:
     longest: dict[str, list[int]] = {}
     for trace in traces:
         body = dict(trace["trace"])
+        # a copy of the analysis an earlier sample of the task paid for is not this sample's cost:
+        # one reference's under "reference", several under "references" (one entry each, multiref37)
         if not (body.get("reference") or {}).get("analysed_for_this_sample", True):
-            body.pop("reference")  # a copy of the analysis an earlier sample of the task paid for
+            body.pop("reference")
+        if "references" in body:
+            body["references"] = [entry for entry in body["references"]
+                                  if entry.get("analysed_for_this_sample", True)]
         for exchange in _exchanges(body):
             group = totals.setdefault(step_of(exchange["step"]), dict.fromkeys(
                 ("calls", "cache_hits", "repairs", "truncated", "prompt_tokens", "reused_prompt_tokens",

@@ -125,3 +125,41 @@ def test_the_contamination_note_speaks_of_the_grade():
     assert "confounded with the grade" in note, note
     assert not re.search(r"tests|correct|pass", note), note
     assert "grade (the mean grade)" in _text(_element(page, "bias-table"))  # as the bias table calls the row
+
+
+def _correlate_reads_shipped(tmp_path: Path, data: dict, correlate: dict) -> dict:
+    """The fixture run folder (which has execution results) as a ``workbench run`` whose correlate stages
+    read a shipped column instead (``[correlate] label``; execute left out of ``[run] stages``), with a
+    grade column added: 0-4, with grades 0 and 1 on both passing and failing rows. Its report data."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    rows = [json.loads(line) for line in (run / "data.jsonl").read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["grade"] = (i % 5) if row["passed"] else (i % 2)
+    (run / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (run / "run.json").write_text(json.dumps({
+        "config": {"data": data, "correlate": correlate},
+        "stages": {name: {"status": "done", "options": correlate} for name in ("correlate", "correlate_all")}}))
+    return build_report_data(run)
+
+
+def test_a_grade_named_by_correlate_label_gets_no_pass_fail_split(tmp_path: Path) -> None:
+    """``[correlate] label = "grade"`` with ``label_kind = "graded"`` beside ``[data] label_column = "passed"``:
+    the scores were split by the grade column, its grades 1 and 0 taken as pass and fail (19 and 11 rows
+    per method on this folder); only ``[data] label_column`` was checked for being a grade."""
+    data = _correlate_reads_shipped(tmp_path, {"label_column": "passed"}, {"label": "grade", "label_kind": "graded"})
+    assert "'grade' column" in data["counts"]["label_source"]
+    assert data["distributions"] == {}
+    assert data["dataset"]["label_kind"] == "outcome"  # [data] label_column, passed, is no grade
+
+
+def test_a_pass_fail_column_named_by_correlate_label_is_split_beside_a_graded_data_label(tmp_path: Path) -> None:
+    """The converse: ``[data] label_kind = "graded"`` is the kind of ``[data] label_column`` (grade) only;
+    the 0/1 column ``[correlate] label`` names still splits the scores."""
+    data = _correlate_reads_shipped(tmp_path, {"label_column": "grade", "label_kind": "graded"}, {"label": "passed"})
+    assert data["dataset"]["label_kind"] == "graded"
+    assert "'passed' column" in data["counts"]["label_source"]
+    split = data["distributions"]["chrf"]
+    assert (len(split["passed"]), len(split["failed"])) == (38, 22)

@@ -211,3 +211,38 @@ def test_an_integer_and_its_float_give_one_stage_key(tmp_path: Path) -> None:
 
     assert key_argv(4) == key_argv(4.0)
     assert "4.0" in key_argv(4)
+
+
+def test_a_prompts_folder_without_the_several_references_template_is_refused_in_preflight(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers37: with a list-valued ``[data] reference_column`` (several references per row, as
+    configs/conala.toml reads) and a ``[score] prompts_dir`` made before ``ice_score_references.txt``
+    existed, the preflight passed and the score stage refused the run when it started, after the stages
+    before it. The preflight now says it, as the score stage does (its words, the key of the run)."""
+    import shutil
+
+    from workbench.errors import WorkbenchError
+    from workbench.score.prompts import default_prompts_dir
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    shutil.copy(Path(default_prompts_dir()) / "ice_score.txt", prompts)
+    rows = [{"task_id": f"t{task}", "sample_id": 0, "generation": "x = sorted(a)\n",
+             "references": ["x = sorted(a)\n", "a.sort(); x = a\n"][:1 + task % 2]} for task in range(4)]
+    data = _generations(tmp_path / "g.jsonl", rows)
+
+    def config(**score: object):
+        return build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+                             "data": {"source": str(data), "code_column": "generation", "reference_column": "references",
+                                      "prompt_column": None},
+                             "score": {"method": ["ice-score"], "model": "openai/gpt-4o-mini", "prompts_dir": str(prompts),
+                                       **score}})
+
+    with pytest.raises(WorkbenchError) as caught:
+        run_preflight(config())
+    message = _flat(str(caught.value))
+    assert "ice_score_references.txt" in message and "2 of 4 rows" in message, message
+    assert "[score] prompts_dir" in message, message
+    shutil.copy(Path(default_prompts_dir()) / "ice_score_references.txt", prompts)
+    run_preflight(config())  # the template there: nothing to say

@@ -198,6 +198,42 @@ def test_the_outputs_of_a_moved_run_folder_name_its_paths_relative_to_it(tmp_pat
                                              if stage.get("command"))
 
 
+def test_dedup_outputs_name_a_data_source_inside_the_moved_run_folder_relative_to_it(tmp_path: Path) -> None:
+    """leftovers37: with ``[data] source`` kept inside the run folder, dedup's and decontaminate's
+    ``report.json`` and ``manifest.json`` recorded ``source`` as its absolute path, which after ``mv`` named
+    the old location; now ``<run folder>/gens.jsonl``. The moved folder's stages stay up to date, and a
+    manifest of the older form (an absolute ``source``) is still taken as an earlier dedup run's record:
+    its outputs are replaced, not refused. Real dedup (in-set and against HumanEval), no LLM."""
+    run, moved = tmp_path / "run", tmp_path / "moved"
+    run.mkdir()
+    data = write_generations(run / "gens.jsonl", per_outcome=1)
+    stages = ["decontaminate", "dedup"]
+    config_path = _write_config(tmp_path, data, stages, '[decontaminate]\nagainst = "humaneval"\n')
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    for stage in stages:
+        assert json.loads((run / stage / "report.json").read_text())["source"] == "<run folder>/gens.jsonl"
+        assert json.loads((run / stage / "manifest.json").read_text())["source"] == "<run folder>/gens.jsonl"
+
+    shutil.move(run, moved)
+    here = _in(moved, [f'data.source="{moved / "gens.jsonl"}"'])
+    again = run_pipeline(load_config(config_path, overrides=here))
+    assert {_statuses(again)[name] for name in stages} == {"up-to-date"}, _outcomes(again)
+    named_old = {f"{path.relative_to(moved)}:{where}": text for path in sorted(moved.rglob("*.json"))
+                 if path.name != "run.json"  # its command lines name the folder as it was named when they ran
+                 for where, text in _strings(json.loads(path.read_text())) if str(run) in text}
+    assert not named_old, named_old
+
+    # a manifest as an earlier version wrote it: the source as an absolute path (of the folder before the move)
+    manifest = moved / "dedup" / "manifest.json"
+    older = {**json.loads(manifest.read_text()), "source": str(run / "gens.jsonl")}
+    manifest.write_text(json.dumps(older))
+    changed = run_pipeline(load_config(config_path, overrides=[*here, "dedup.min_tokens=6"]))
+    assert _statuses(changed)["dedup"] == "ran", _outcomes(changed)
+    assert json.loads(manifest.read_text())["source"] == "<run folder>/gens.jsonl"
+    assert json.loads((moved / "dedup" / "report.json").read_text())["parameters"]["min_tokens"] == 6
+
+
 def _old_key(argv: list[str], after: dict[str, str | None], command: str | None, data: str | None) -> str:
     """The stage key as workbench wrote it before run folder paths counted relative to it (main
     at 5cf8845): the argv as spelled, without execute's and dedup's neutral options."""

@@ -42,6 +42,7 @@ from workbench.dedup.writing import (
 )
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
 from workbench.option_words import option_named, option_set, option_value
+from workbench.resume_guard import shown_path
 
 
 @dataclass
@@ -123,6 +124,7 @@ def run_dedup(
     *,
     output_dir: str | Path | None = None,
     progress: ProgressFactory | None = None,
+    run_dir: str | Path | None = None,
 ) -> DedupRun:
     """Load ``source``, deduplicate it (and decontaminate it against ``config.against``) and
     write the outputs: what ``workbench dedup`` runs.
@@ -141,6 +143,10 @@ def run_dedup(
             URI also a URI Spark writes (``s3a://``, ``hdfs://``, ``gs://`` ...: Spark writes the
             splits there, the small outputs are copied there, :mod:`workbench.dedup.spark_output`).
         progress: a progress-bar factory (see :func:`find_duplicates`).
+        run_dir: the ``workbench run`` folder the job runs for (``None``: a job run on its own): a
+            ``source`` inside it is recorded in ``report.json`` and ``manifest.json`` relative to it,
+            as ``<run folder>/gens.jsonl`` (:func:`~workbench.resume_guard.shown_path`), so that the
+            folder moved or copied does not name its old location.
 
     Returns:
         a :class:`DedupRun`: the loaded data, the result, the report dict and what was written
@@ -206,7 +212,7 @@ def run_dedup(
     held = hold_output_folder(out) if output_dir is not None and not is_spark_uri(output_dir) else nullcontext()
     try:
         with _said_in_place(swapped), held:
-            return _dedup(source, config, output_dir, progress, swapped)
+            return _dedup(source, config, output_dir, progress, swapped, run_dir)
     except OutputOverInputError:  # found once Spark resolved the SOURCE: leave no empty -o in the input folder
         if made is not None:
             _remove_empty_folders(made)
@@ -236,7 +242,8 @@ def _said_in_place(swapped: list[dict[str, str]]):
 
 
 def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | Path | None,
-           progress: ProgressFactory | None, swapped: list[dict[str, str]]) -> DedupRun:
+           progress: ProgressFactory | None, swapped: list[dict[str, str]],
+           run_dir: str | Path | None = None) -> DedupRun:
     """:func:`run_dedup` once its arguments and a local output folder were checked (and the folder
     held); the outputs, once swapped in, are appended to ``swapped``."""
     if is_spark_uri(source):
@@ -291,6 +298,10 @@ def _dedup(source: str | LoadedDataset, config: DedupConfig, output_dir: str | P
                                           if (how := code_encoding(code, config.source_encoding)) is not None))
         _say_cell_encodings(loaded.source, cells)
         report = build_report(result, skipped_files=loaded.skipped, source_encodings={**loaded.encodings, **cells})
+        if run_dir is not None and isinstance(report.get("source"), str):
+            # as recorded (report.json, and manifest.json after it): inside the run folder relative to it;
+            # the checks of the output folder compare the source as loaded (the manifest's is only said)
+            report["source"] = shown_path(report["source"], run_dir)
         written: dict[str, str] = {}
         if output_dir is not None:
             with (progress or _null)("write outputs", len(loaded.splits)) as advance:

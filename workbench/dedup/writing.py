@@ -262,7 +262,9 @@ def write_small_outputs(result: DedupResult, report: dict, folder: Path, *, skip
     atomic_write(path, json.dumps(report, indent=2, default=str))
     written["report"] = str(path)
     # the record of what this run wrote: the files above (not every optional one) and the splits to come
-    write_manifest(out, [Path(p).name for p in written.values()] + list(split_outputs), result.rows.source)
+    # the source as report.json records it (inside a `workbench run` folder: relative to it, run_dedup's run_dir)
+    write_manifest(out, [Path(p).name for p in written.values()] + list(split_outputs),
+                   report.get("source", result.rows.source))
     written["manifest"] = str(out / MANIFEST)
     return written
 

@@ -7,7 +7,7 @@ import datetime as _dt
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from workbench.correlate.bootstrap import interval_contains_zero
 from workbench.errors import WorkbenchError
@@ -211,15 +211,18 @@ def shipped_label_kind(config: dict[str, Any] | None, label_column: str, correla
 
     Args:
         config: ``run.json``'s ``config`` (the tables as the run read them), or ``None``.
-        label_column: ``[data] label_column`` (the report's default ``passed`` without one).
+        label_column: the column asked about: ``[data] label_column`` (the report's default ``passed`` without
+            one), or a correlate stage's own shipped label (``[correlate] label``).
         correlations: scope -> correlate report or ``None``; bias: :func:`~workbench.report.sections.bias_section`.
     """
     tables = config if isinstance(config, dict) else {}
     data = tables.get("data") if isinstance(tables.get("data"), dict) else {}
-    declared = [data.get("label_kind")]
+    # [data] label_kind is the kind of [data] label_column, and a table without a label of its own reads that one
+    data_column = data.get("label_column") or label_column
+    declared = [data.get("label_kind")] if data_column == label_column else []
     for name in ("correlate", "bias"):
         table = tables.get(name) if isinstance(tables.get(name), dict) else {}
-        if table.get("label") in (None, label_column):
+        if (table.get("label") or data_column) == label_column:
             declared.append(table.get("label_kind"))
     for report in correlations.values():
         counts = report.get("counts") if isinstance(report, dict) and isinstance(report.get("counts"), dict) else {}
@@ -231,12 +234,14 @@ def shipped_label_kind(config: dict[str, Any] | None, label_column: str, correla
 
 
 def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]] | None,
-            label_column: str, run: dict[str, Any] | None = None, graded: bool = False) -> tuple[dict, str]:
+            label_column: str, run: dict[str, Any] | None = None,
+            graded: Callable[[str], bool] = lambda column: False) -> tuple[dict, str]:
     """(task, sample) -> 0/1: our execution when it ran, else the dataset's label column; and
     where they came from, as the correlate stages read them (``run.json``): execution results
     in the folder that no correlate stage read (``[run] stages`` left out an execute stage that
-    was out of date) are not the label of the correlations shown. A ``graded`` label column (a grade,
-    :func:`shipped_label_kind`) gives no 0/1: its grades 0 and 1 are not fail and pass."""
+    was out of date) are not the label of the correlations shown; their shipped column (``[correlate]
+    label``) is then read instead of ``label_column``. A column that ``graded(column)`` says is a grade
+    (:func:`shipped_label_kind`) gives no 0/1: its grades 0 and 1 are not fail and pass."""
     used = _correlation_labels(run)
     shipped = {name: column for name, column in used.items() if column is not None}
     ours = f"our execution results, {RunLayout.EXECUTE_RESULTS}"
@@ -255,7 +260,7 @@ def _labels(results: list[dict[str, Any]] | None, data_rows: list[dict[str, Any]
         return ({sample_key(r.get("task_id"), r.get("sample_id")): r.get("passed") for r in results
                  if r.get("passed") in (0, 1, True, False)}, ours)
     labels = {}
-    for row in [] if graded else data_rows or []:
+    for row in [] if graded(label_column) else data_rows or []:
         value = row.get(label_column)
         if isinstance(value, str) and value.strip() in ("0", "1"):
             value = int(value)
@@ -402,7 +407,10 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     bias = bias_section(folder)
     # a shipped grade is no pass/fail: neither the scores' split by outcome nor the agreement with execution reads it
     shipped_kind = shipped_label_kind(config, str(dataset.columns["label"]), correlations, bias)
-    labels, label_source = _labels(results, data_rows, dataset.columns["label"], run, graded=shipped_kind == "graded")
+    # the column the split reads may be a correlate stage's own shipped label ([correlate] label): its kind counts
+    labels, label_source = _labels(
+        results, data_rows, dataset.columns["label"], run,
+        graded=lambda column: shipped_label_kind(config, column, correlations, bias) == "graded")
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
         folder,

@@ -401,6 +401,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
+            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows)
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
@@ -425,6 +426,33 @@ _DATASET_COLUMN_KEYS = {
 #: the stages that join the rows on (task, sample) / that identify them by dedup's id column
 _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
+
+
+def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int) -> None:
+    """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
+    references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
+    several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
+    that compares with one reference (:func:`~workbench.score.job.refuse_several_references`). Counted on
+    the data's rows: a scored subset may miss them, a larger one would not.
+
+    Raises:
+        PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
+    """
+    from workbench.score.job import refuse_several_references
+    from workbench.score.prompts import PromptError
+
+    column = score.reference_column
+    if column not in loaded.column_names:
+        return  # the references come from [score] problems: one per task
+    several = sum(isinstance(value, list) and sum(isinstance(text, str) and bool(text.strip()) for text in value) > 1
+                  for value in _column_values(loaded, column))
+    try:
+        refuse_several_references(several, f"{count(rows, 'row')} of [data] source", score.make_methods())
+    except OptionError as error:
+        raise ConfigError(error.render(lambda name: "[data] reference_column" if name == "reference_column"
+                                       else f"[{table}] {name}")) from None
+    except PromptError as error:
+        raise _led_by(f"[{table}] prompts_dir", error) from None
 
 
 def _column_values(loaded: LoadedDataset, column: str) -> list:

@@ -374,7 +374,7 @@ def _job(plan: StagePlan, source: str, ordered: dict[str, Any], second_source: s
 def _run_dedup(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:
     from workbench.dedup import run_dedup
 
-    return run_dedup(plan.source, config, output_dir=plan.targets["output"], **hooks)
+    return run_dedup(plan.source, config, output_dir=plan.targets["output"], run_dir=plan.run_dir, **hooks)
 
 
 def _run_execute(plan: StagePlan, config: Any, hooks: dict[str, Any]) -> Any:

@@ -663,9 +663,25 @@ def check_decomposable(language: LanguagePlugin, methods: list[ScoringMethod]) -
 
 def check_several_references(samples: list[Sample], methods: list[ScoringMethod]) -> None:
     """Refuse, before any sample is scored, methods that cannot use every reference of a sample that has
-    several: ``dsa-cqe`` (it analyses one decomposed reference per task), and a judge whose
-    several-references template cannot be read (a ``--prompts-dir`` made before it existed). Never
-    silently the first reference.
+    several (:func:`refuse_several_references`). Never silently the first reference.
+
+    Raises:
+        OptionError, PromptError: as :func:`refuse_several_references`.
+    """
+    refuse_several_references(sum(len(sample.references) > 1 for sample in samples), count(len(samples), "sample"),
+                              methods)
+
+
+def refuse_several_references(several: int, out_of: str, methods: list[ScoringMethod]) -> None:
+    """Refuse methods that cannot use every reference of the ``several`` samples that have more than one:
+    a method that compares with one reference, and a judge whose several-references template cannot be
+    read (a ``--prompts-dir`` made before it existed). What ``workbench score`` checks before any sample,
+    and ``workbench run``'s preflight before any stage (on the data's rows).
+
+    Args:
+        several: how many samples (rows) have more than one non-blank reference; ``0`` refuses nothing.
+        out_of: how many there are, as said (``"4 samples"``, ``"4 rows"``).
+        methods: the run's methods.
 
     Raises:
         OptionError: naming the methods, ``reference_column`` and the methods that use every reference.
@@ -673,7 +689,6 @@ def check_several_references(samples: list[Sample], methods: list[ScoringMethod]
     """
     from workbench.score.methods import METHODS
 
-    several = sum(len(sample.references) > 1 for sample in samples)
     if not several:
         return
     one = [m.name for m in methods if m.needs_reference and not (m.uses_all_references or m.shows_all_references)]
@@ -681,14 +696,14 @@ def check_several_references(samples: list[Sample], methods: list[ScoringMethod]
         accepting = [name for name, cls in METHODS.items() if cls.uses_all_references or cls.shows_all_references]
         raise OptionError(
             f"{' and '.join(one)} {'compares' if len(one) == 1 else 'compare'} a generation with one reference, but "
-            f"{several} of {count(len(samples), 'sample')} {'has' if several == 1 else 'have'} several in "
+            f"{several} of {out_of} {'has' if several == 1 else 'have'} several in "
             f"{{reference_column}}: score them with {', '.join(accepting[:-1])} or {accepting[-1]} (which use every "
             f"reference), or name a column of one reference", "reference_column", "method",
         )
     for method in methods:
         if method.shows_all_references and method.needs_reference and method.several_references_problem:
             raise PromptError(f"{method.several_references_problem}; {method.name} needs it to show the judge the "
-                              f"several references of {several} of {count(len(samples), 'sample')} (copy it from "
+                              f"several references of {several} of {out_of} (copy it from "
                               f"the shipped prompts/ into the prompts folder)")
 
 
