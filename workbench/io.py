@@ -292,14 +292,15 @@ def _sync_folder(folder: Path) -> None:
 def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
     """Refuse output file paths that name a folder, before any work is done (the write would fail
     after it): one that exists as a folder, or one written with a trailing ``/``; or whose folder a
-    file stands in the way of (:func:`require_output_folder`).
+    file stands in the way of, or that files cannot be created in (:func:`require_output_folder`).
 
     Args:
         paths: the option that took each path -> the path (``{"--json": "out/"}``); ``None`` is skipped.
 
     Raises:
         DataError: ``--json out/ is a folder; give a file name, e.g. out/report.json``, or
-            ``--json notes.txt/r.json: notes.txt exists and is not a folder; choose another path``.
+            ``--json notes.txt/r.json: notes.txt exists and is not a folder; choose another path``, or
+            ``--json /sys/r.json cannot be written in /sys (Permission denied); choose a folder you can write``.
     """
     for flag, path in paths.items():
         if path is None:
@@ -313,21 +314,33 @@ def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
 
 def require_output_folder(folder: str | os.PathLike[str], what: str) -> None:
     """Refuse an output folder that a file stands in the way of: ``folder`` itself, or the
-    nearest path above it that exists, is a file (``-o notes.txt``, ``--json notes.txt/r.json``),
-    so that the command stops with one line before any work, not with ``FileExistsError`` after it.
+    nearest path above it that exists, is a file (``-o notes.txt``, ``--json notes.txt/r.json``);
+    or that files cannot be created in (:func:`unwritable_reason`: ``folder``, or where it would be
+    created), so that the command stops with one line before any work, not with
+    ``FileExistsError`` or ``PermissionError`` after it.
 
     Args:
         folder: the folder the output goes in (created later if missing); what: the option and its
             value, for the message (``"--output notes.txt"``).
 
     Raises:
-        DataError: ``--output notes.txt: notes.txt exists and is not a folder; choose another path``.
+        DataError: ``--output notes.txt: notes.txt exists and is not a folder; choose another path``,
+            or ``--output /sys/out.jsonl cannot be written in /sys (Permission denied); choose a
+            folder you can write`` (the nearest folder that exists; not named again when ``what``
+            ends with it: ``--output ro cannot be written (Permission denied); ...``).
     """
     where = Path(folder)
     while not where.exists() and where != where.parent and not where.is_symlink():
         where = where.parent
     if where.exists() and not where.is_dir():
         raise DataError(f"{what}: {where} exists and is not a folder; choose another path")
+    reason = unwritable_reason(folder)
+    if reason is not None:  # now, not after the work
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        # the folder where it would be made, unless ``what`` names that folder itself (``-o ro``)
+        place = "" if what.endswith(os.fspath(where)) else f" in {where}"
+        raise DataError(f"{what} cannot be written{place} ({reason}); choose a folder you can write")
 
 
 def lock_exclusively(lock_path: str | os.PathLike[str], busy_message: str) -> Any:

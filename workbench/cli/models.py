@@ -33,6 +33,19 @@ class PullSource(str, Enum):
 _CACHE_DIR_HELP = "Model store folder (default: $WORKBENCH_MODELS_DIR, $WORKBENCH_CACHE_DIR/models, or the user cache)."
 
 
+def _require_writable_store(cache_dir: Path | None) -> None:
+    """Refuse a model store that files cannot be made in, before any download or hashing
+    (:func:`workbench.io.require_output_folder`); named as ``--cache-dir`` when given.
+
+    Raises:
+        DataError: ``--cache-dir /sys/m cannot be written in /sys (Permission denied); choose a folder you can write``.
+    """
+    from workbench.io import require_output_folder
+
+    store = models.models_dir(cache_dir)
+    require_output_folder(store, f"--cache-dir {cache_dir}" if cache_dir is not None else f"the model store {store}")
+
+
 def _source_text(spec: models.ModelSpec) -> str:
     sources = []
     if spec.huggingface is not None:
@@ -125,6 +138,7 @@ def pull_command(
     force: bool = typer.Option(False, "--force", help="Fetch again even if a verified copy is present."),
 ) -> None:
     """Fetch, verify (sha256 and size) and store a model; a no-op when a verified copy is present."""
+    _require_writable_store(cache_dir)
     if alias in models.EMBEDDING_REGISTRY:
         from workbench.llm import minilm
 
@@ -150,6 +164,7 @@ def import_command(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
 ) -> None:
     """Copy a file you already have into the store, after checking its pinned sha256 and size."""
+    _require_writable_store(cache_dir)
     path = models.copy_into_store(alias, file, cache_dir)
     console.print(f"{alias}: verified and stored at {path}")
 

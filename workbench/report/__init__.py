@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.io import atomic_write
+from workbench.io import atomic_write, require_output_folder
 from workbench.report.collect import REPORT_SCHEMA, build_report_data
 from workbench.report.html import render_html
 from workbench.report.references import REFERENCE_CORRELATIONS
@@ -45,8 +45,10 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     Raises:
         WorkbenchError: ``run_dir`` is not a folder, or holds neither ``run.json`` nor a stage
             folder (a mistyped path such as ``.`` gets no stray report files), or is another
-            command's output folder (a ``workbench score -o`` folder: its own ``run.json``, no stage folder).
-        OSError: the files cannot be written.
+            command's output folder (a ``workbench score -o`` folder: its own ``run.json``, no stage folder);
+            DataError: ``run_dir`` cannot be written (:func:`workbench.io.require_output_folder`),
+            found before the folder is read.
+        OSError: the files cannot be written all the same (a full disk).
 
     Example::
 
@@ -61,6 +63,7 @@ def write_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
             "(give the folder `workbench run` wrote, e.g. runs/humaneval)"
         )
     _refuse_other_commands_folder(folder)
+    require_output_folder(folder, f"the run folder {folder}")  # one not writable: now, not after reading it
     data = build_report_data(folder)
     # the HTML is rendered from the JSON as written, so the page shows exactly what the file holds
     text = json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str)

@@ -1099,7 +1099,9 @@ def run_score(
         the :class:`RunReport` (also in ``run.json``).
 
     Raises:
-        MissingColumnError / MissingSplitError / DataError: the data does not fit the columns.
+        MissingColumnError / MissingSplitError / DataError: the data does not fit the columns;
+            DataError: ``output_dir`` is under a file or cannot be written
+            (:func:`workbench.io.require_output_folder`), before the data loads.
         WorkbenchError: as :func:`score_samples`.
 
     Example::
@@ -1116,6 +1118,8 @@ def run_score(
     require_argument(config, ScoreConfig, "config", "run_score(source, config, output_dir)")
     require_argument(output_dir, (str, os.PathLike), "output_dir", "run_score(source, config, output_dir)")
     require_path(source, "source", "run_score(source, config, output_dir)", hint=TABLE_HINT)
+    # a file in the way of the folder, or a folder not writable: before the data loads
+    require_output_folder(output_dir, f"--output {os.fspath(output_dir)}")
     if config.llm is not None and config.llm.model:
         # a mistyped model fails before the data loads (tens of seconds for a large source)
         check_model_usable(config.llm, hooks.get("extra_llm_params"), mock_response=hooks.get("mock_response"))
