@@ -13,7 +13,7 @@ from workbench.cli.app import app, console, err_console
 from workbench.languages import installed_plugins, plugin_problems, registry
 
 
-@app.command("languages")
+@app.command("languages", short_help="List the language plugins, or show a file's tokens (--inspect).")
 def languages_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     inspect: Path | None = typer.Option(
