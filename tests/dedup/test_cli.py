@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from unique_functions import make_function, write_jsonl
+from unique_functions import code, make_function, write_jsonl
 from workbench.cli import app
 from workbench.data import LoadedDataset, load_humaneval
 from workbench.dedup import DedupConfig, run_dedup
@@ -572,8 +572,32 @@ def test_verify_progress_counts_candidate_pairs(small_corpus):
 
     run = run_dedup(str(small_corpus), DedupConfig(split_column="split"), progress=record)
     pairs = run.result.counters["bucket_pairs"]
-    assert pairs > 0 and "verify candidate pairs" in totals
-    assert totals["verify candidate pairs"] == advanced["verify candidate pairs"] == pairs
+    assert pairs > 0 and "check LSH bucket pairs" in totals
+    assert totals["check LSH bucket pairs"] == advanced["check LSH bucket pairs"] == pairs
+
+
+def test_the_verify_bars_count_is_the_reports_count_under_the_same_name(tmp_path):
+    """newuser37: the bar said "verify candidate pairs 176/176" and the summary "candidate pairs verified /
+    duplicates 68 / 12". The bar counts LSH bucket pairs (a pair again in each band it shares, and pairs
+    already in one cluster, skipped uncompared); the summary now gives that count under the bar's name
+    and how it splits into the pairs verified exactly, size-filtered and not compared."""
+    from rich.console import Console
+
+    from workbench.dedup.duplication_report import render_report
+
+    # three functions, four near copies of each (one added line apiece)
+    rows = [{"id": f"r{i}", "content": code(f"f{i % 3}") + f"x_{i} = {i}\n"} for i in range(12)]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    run = run_dedup(str(data), DedupConfig())
+    work = run.report["work"]
+    assert work["bucket_pairs"] > work["verified"] > 0  # the two counts differ: both must be named
+    console = Console(width=200, record=True)
+    for part in render_report(run.report):
+        console.print(part)
+    text = " ".join(console.export_text().replace("│", " ").split())
+    assert (f"LSH bucket pairs checked {work['bucket_pairs']}: {work['verified']} verified exactly "
+            f"({work['verified'] - work['rejected']} duplicate pairs), {work['size_filtered']} size-filtered, "
+            f"{work['pairs_not_compared']} not compared") in text, text
 
 
 @pytest.mark.parametrize("option", ["--train-split", "--test-split"])

@@ -76,3 +76,63 @@ def test_a_crash_while_rows_move_between_the_files_loses_none(tmp_path, monkeypa
     kept = keep_current_rows(scores, selected=lambda row: row["sample_id"] in {0, 2})
     assert kept == 1 and {r["sample_id"] for r in read_jsonl(scores)} == {0, 2}
     assert [r["sample_id"] for r in read_jsonl(unselected_path(scores))] == [1]
+
+
+def test_rows_follow_the_input_order_not_the_order_they_finished_in(tmp_path):
+    """newuser37: scores.jsonl holds rows as the workers finish them; the wide table (pasted next to the
+    user's data) follows the input positions it is given, not that order."""
+    scores = tmp_path / "scores.jsonl"
+    finished = [("T/1", 0), ("T/0", 1), ("T/2", 0), ("T/0", 0)]
+    scores.write_text("".join(json.dumps(_row(t, s, "chrf", 0.5)) + "\n" for t, s in finished))
+    positions = {("T/0", "0"): 0, ("T/0", "1"): 1, ("T/1", "0"): 2, ("T/2", "0"): 3}
+    write_wide_table(scores, tmp_path / "wide.jsonl", ROW_COLUMNS, order=positions)
+    assert [(r["task_id"], r["sample_id"]) for r in read_jsonl(tmp_path / "wide.jsonl")] == [
+        ("T/0", 0), ("T/0", 1), ("T/1", 0), ("T/2", 0)]
+    write_wide_table(scores, tmp_path / "wide.jsonl", ROW_COLUMNS, order={("T/2", "0"): 0})
+    assert [(r["task_id"], r["sample_id"]) for r in read_jsonl(tmp_path / "wide.jsonl")] == [
+        ("T/2", 0), ("T/1", 0), ("T/0", 1), ("T/0", 0)]  # rows without a position: after, as finished
+
+
+def _wide_keys(folder):
+    return [(r["task_id"], r["sample_id"]) for r in read_jsonl(folder / "scores_wide.jsonl")]
+
+
+def _file_order():
+    from workbench.score.config import ScoreConfig
+    from workbench.score.job import select_samples
+
+    config = ScoreConfig(method=["chrf"], generation_column="completion_multipl_e")
+    return [(s.task_id, s.sample_id) for s in select_samples("humaneval-codex-python", config, everything=True)]
+
+
+def test_a_resumed_run_writes_the_wide_table_in_input_order(tmp_path):
+    """Rows set aside by a resume with a smaller --limit came back before the others (2, 3, 0, 1).
+    Real CLI, chrF on the bundled ICE-Score set."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    out = tmp_path / "out"
+    base = ["score", "humaneval-codex-python", "-m", "chrf", "--generation-column", "completion_multipl_e",
+            "-o", str(out), "--no-progress"]
+    for limit, resume in (("4", []), ("2", ["--resume"]), ("4", ["--resume"])):
+        result = CliRunner().invoke(app, [*base, "--limit", limit, *resume])
+        assert result.exit_code == 0, result.output
+    assert _wide_keys(out) == _file_order()[:4]
+
+
+def test_a_stratified_selection_is_written_in_input_order(tmp_path):
+    """--select stratified scores its picks in pick order (a smaller --method-limit is a prefix of it);
+    the wide table still lists them as the input file does."""
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["score", "humaneval-codex-python", "-m", "chrf", "--generation-column",
+                                      "completion_multipl_e", "--limit", "6", "--select", "stratified",
+                                      "-o", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    position = {key: index for index, key in enumerate(_file_order())}
+    keys = _wide_keys(out)
+    assert len(keys) == 6 and keys == sorted(keys, key=position.__getitem__)

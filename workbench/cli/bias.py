@@ -33,7 +33,7 @@ def _number(value: float | None, digits: int = 4) -> str:
     return fixed(value, digits)
 
 
-@app.command("bias")
+@app.command("bias", short_help="Measure how much duplicates and contamination move a metric.")
 @config_options(BiasConfig, extra_flags={"metric": ("-m",)})
 def bias_command(
     config: BiasConfig,

@@ -59,7 +59,7 @@ def _undefined_text(estimates: dict[str, Estimate], level: str, resamples: int) 
             for c in ("kendall", "spearman", "pearson") if estimates[c].undefined_resamples]
 
 
-@app.command("correlate")
+@app.command("correlate", short_help="Correlate metric scores with execution results or human grades.")
 @config_options(CorrelateConfig, extra_flags={"metric": ("-m",)})
 def correlate_command(
     config: CorrelateConfig,

@@ -54,7 +54,7 @@ def print_run(run: DedupRun, output: str | Path | None) -> None:
                       "splits, clusters.json, pairs.csv, removed.csv and report.json.")
 
 
-@app.command("dedup")
+@app.command("dedup", short_help="Find exact and near-duplicates and write deduplicated splits.")
 @config_options(DedupConfig, extra_flags={"set_threshold": ("--t0",), "multiset_threshold": ("--t1",),
                                           "workers": ("-j",), "language": ("-l",)})
 def dedup_command(

@@ -102,7 +102,7 @@ def print_summary(summary: Any) -> None:
     console.print(table)
 
 
-@app.command("execute")
+@app.command("execute", short_help="Run generated code against the problems' tests in a sandbox.")
 @config_options(ExecutionConfig, extra_flags={"language": ("-l",), "workers": ("-j",)})
 def execute_command(
     config: ExecutionConfig,

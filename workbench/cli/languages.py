@@ -10,10 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import app, console, err_console
+from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING
 from workbench.languages import installed_plugins, plugin_problems, registry
 
 
-@app.command("languages")
+@app.command("languages", short_help="List the language plugins, or show a file's tokens (--inspect).")
 def languages_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     inspect: Path | None = typer.Option(
@@ -21,6 +22,9 @@ def languages_command(
         "its DSA-CQE sub-codes (kind, lines, names defined and used), without an LLM."),
     language: str | None = typer.Option(
         None, "--language", help="The language of --inspect FILE (default: by its extension)."),
+    source_encoding: str = typer.Option(
+        DEFAULT_SOURCE_ENCODING, "--source-encoding", help="Encoding of --inspect FILE when it is not UTF-8 and "
+        "declares none (no byte-order mark or coding cookie), as for `workbench dedup`."),
 ) -> None:
     """List installed language plugins: versions, grammar versions, capabilities
     (tokens / decompose / execute) and missing runner toolchains, then the plugins that were
@@ -29,7 +33,7 @@ def languages_command(
     exit status is 1 when there is such a problem. With --inspect FILE, show the tokens and
     sub-codes a plugin finds in FILE (for plugin authors checking their maps)."""
     if inspect is not None:
-        _inspect(inspect, language, json_output)
+        _inspect(inspect, language, json_output, source_encoding)
         return
     # the problems are listed below: not also as the warnings every other command logs
     registry_log = logging.getLogger(registry.__name__)
@@ -116,9 +120,17 @@ def _print_problems(problems) -> None:
 
 
 
-def _inspect(path: Path, language: str | None, json_output: bool) -> None:
-    """Print the dedup tokens and the DSA-CQE sub-codes of one file."""
-    from workbench.data.text_encoding import require_utf8
+def _inspect(path: Path, language: str | None, json_output: bool,
+             source_encoding: str = DEFAULT_SOURCE_ENCODING) -> None:
+    """Print the dedup tokens and the DSA-CQE sub-codes of one file, read as ``workbench dedup``
+    reads a source folder's file (:func:`~workbench.data.text_encoding.decode_source_file`: UTF-8,
+    a byte-order mark, the file's own declaration, else ``source_encoding``).
+
+    Raises:
+        WorkbenchError: no plugin for the file, an unknown ``source_encoding``, or a file dedup
+            would skip (unreadable, empty, binary, in no encoding it tries), with dedup's reason.
+    """
+    from workbench.data.text_encoding import check_source_encoding, decode_source_file
     from workbench.errors import WorkbenchError
     from workbench.languages import get_language, language_for_path
     from workbench.score.decompose import decompose
@@ -126,16 +138,21 @@ def _inspect(path: Path, language: str | None, json_output: bool) -> None:
     plugin = get_language(language) if language else language_for_path(str(path))
     if plugin is None:
         raise WorkbenchError(f"{path}: no language plugin for its extension; pass --language")
+    check_source_encoding(source_encoding)
     try:
-        require_utf8(path)
-        code = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise WorkbenchError(f"{path}: cannot read it ({error.strerror or error})") from error
+    decoded = decode_source_file(data, plugin, source_encoding)
+    if decoded.text is None:
+        raise WorkbenchError(f"{path}: not read ({decoded.reason}); workbench dedup skips such a file too")
+    code = decoded.text
     capabilities = plugin.capabilities()
     tokens, parse_error = plugin.scan_tokens(code) if "tokens" in capabilities else (None, None)
     decomposition = decompose(code, plugin) if "decompose" in capabilities else None
     view = {
-        "file": str(path), "language": plugin.name, "tokens": tokens, "parse_error": parse_error,
+        "file": str(path), "language": plugin.name, "encoding": decoded.encoding, "tokens": tokens,
+        "parse_error": parse_error,
         "subcodes": [{k: v for k, v in sub.as_dict().items() if k != "text"} for sub in decomposition.subcodes]
         if decomposition else None,
         "subcode_candidates": decomposition.candidates if decomposition else None,
@@ -147,6 +164,7 @@ def _inspect(path: Path, language: str | None, json_output: bool) -> None:
         typer.echo(json.dumps(view, indent=2))
         return
     console.print(f"[bold]{escape(str(path))}[/bold] as {plugin.name}"
+                  + (f" [yellow](read as {escape(decoded.encoding)}, not UTF-8)[/yellow]" if decoded.encoding else "")
                   + (" [red](parsed with syntax errors)[/red]" if parse_error else ""))
     if tokens is not None:
         console.print(f"dedup tokens ({len(tokens)}): {escape(' '.join(tokens))}")

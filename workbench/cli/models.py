@@ -18,7 +18,8 @@ models_app = WorkbenchTyper(
     help="Local models: GGUF LLMs for `--model local/<alias>` and the offline embedding model (pinned sha256; see docs/models.md).",
     no_args_is_help=True,
 )
-app.add_typer(models_app, name="models")
+app.add_typer(models_app, name="models",
+              short_help="Manage the local GGUF LLMs and the offline embedding model.")
 
 
 
@@ -55,7 +56,7 @@ def _source_text(spec: models.ModelSpec) -> str:
     return "\n".join(sources)
 
 
-@models_app.command("list")
+@models_app.command("list", short_help="Show every model alias and whether it is present and verified.")
 def list_command(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
     verify: bool = typer.Option(False, "--verify", help="Re-hash present files instead of trusting their stamp."),
@@ -130,7 +131,7 @@ def list_command(
     )
 
 
-@models_app.command("pull")
+@models_app.command("pull", short_help="Fetch a model, verify its sha256 and size, and store it.")
 def pull_command(
     alias: str = typer.Argument(..., help=f"One of: {', '.join([*models.REGISTRY, *models.EMBEDDING_REGISTRY])}."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
@@ -157,7 +158,7 @@ def pull_command(
     )
 
 
-@models_app.command("import")
+@models_app.command("import", short_help="Copy a model file you already have into the store, verified.")
 def import_command(
     alias: str = typer.Argument(..., help="The alias the file belongs to."),
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A GGUF file obtained elsewhere."),
@@ -169,7 +170,7 @@ def import_command(
     console.print(f"{alias}: verified and stored at {path}")
 
 
-@models_app.command("serve")
+@models_app.command("serve", short_help="Serve a local model as an OpenAI-compatible HTTP server.")
 def serve_command(
     model: str = typer.Argument(..., help=f"An alias ({', '.join(models.REGISTRY)}) or a path to a .gguf file."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),

@@ -11,7 +11,7 @@ from rich.markup import escape
 from workbench.cli.app import NOTE, app, console, err_console
 
 
-@app.command("report")
+@app.command("report", short_help="Build the HTML report of a run folder from its stage outputs.")
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run folder written by `workbench run` (finished or partial)."),
 ) -> None:

@@ -14,7 +14,7 @@ from workbench.cli.app import NOTE, app, console, err_console
 from workbench.formatting import count, fixed
 
 
-@app.command("run")
+@app.command("run", short_help="Run all stages as one pipeline and write an HTML report.")
 def run_command(
     config_path: Path = typer.Argument(..., metavar="CONFIG", help="Pipeline config (TOML), e.g. configs/humaneval.toml."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (overrides [run] output)."),

@@ -64,7 +64,7 @@ def _say_waiting(in_flight: int, abandoning: bool) -> None:
         highlight=False, soft_wrap=True)
 
 
-@app.command("score")
+@app.command("score", short_help="Score generations against references with LLM judges or chrF.")
 @config_options(ScoreConfig, extra_flags={"method": ("-m",), "language": ("-l",), "workers": ("-j",)})
 def score_command(
     config: ScoreConfig,

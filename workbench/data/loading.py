@@ -31,7 +31,12 @@ import xxhash
 from workbench.data.codegen_metrics_file import looks_like_codegen_metrics_grades, read_codegen_metrics_grades
 from workbench.data.ice_score_file import looks_like_ice_score_grades, read_ice_score_grades
 from workbench.data.json_lines import LONE_SURROGATE_ESCAPE, lone_surrogate, lone_surrogate_message, parse_line
-from workbench.data.text_encoding import DEFAULT_SOURCE_ENCODING, decode_source_file, require_utf8
+from workbench.data.text_encoding import (
+    DEFAULT_SOURCE_ENCODING,
+    check_source_encoding,
+    decode_source_file,
+    require_utf8,
+)
 from workbench.errors import DataError, HubUnreachableError, MissingColumnError, MissingSplitError
 from workbench.formatting import count
 from workbench.network import endpoint_reachable
@@ -1250,15 +1255,9 @@ def _is_hidden(relative: Path) -> bool:
 
 def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str] | None,
                         language: str | None = None, source_encoding: str = DEFAULT_SOURCE_ENCODING) -> LoadedDataset:
-    import codecs
-
     from workbench.languages.registry import language_for_path
 
-    try:
-        codecs.lookup(source_encoding)
-    except LookupError:
-        raise DataError(f"--source-encoding {source_encoding!r} is no encoding Python knows; give a codec name such "
-                        f"as cp1252, latin-1, gbk or shift_jis (see Python's codecs module)") from None
+    check_source_encoding(source_encoding)
     encodings: dict[str, str] = {}
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions} if extensions else None
     rows: dict[str, dict[str, list]] = {}

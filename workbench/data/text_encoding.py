@@ -128,6 +128,22 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
     return DecodedSource(text, f"{codecs.lookup(fallback).name} (fallback)")
 
 
+def check_source_encoding(name: str) -> None:
+    """Refuse a ``--source-encoding`` that is no codec Python knows, before any file is read.
+
+    Args:
+        name: the fallback encoding (``cp1252``, ``latin-1``, ``gbk``, ``shift_jis``).
+
+    Raises:
+        DataError: ``name`` is unknown to :func:`codecs.lookup`.
+    """
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        raise DataError(f"--source-encoding {name!r} is no encoding Python knows; give a codec name such "
+                        f"as cp1252, latin-1, gbk or shift_jis (see Python's codecs module)") from None
+
+
 @dataclass(frozen=True)
 class InvalidUtf8:
     """Where a file stops being UTF-8.

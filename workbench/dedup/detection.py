@@ -347,9 +347,10 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     verifier = _BucketVerifier(candidates.bags, partitions, union_find, config, counters, candidates.scores,
                                bands=len(band_sizes))
     bands = (band for band, size in enumerate(band_sizes) for _ in range(size))
-    # the bar counts candidate pairs (what verification is about), not buckets; pairs already
-    # in one cluster or met in an earlier band count as done without a comparison
-    with progress("verify candidate pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
+    # the bar counts LSH bucket pairs (work.bucket_pairs, named so in the summary), not buckets and
+    # not the pairs verified exactly: pairs already in one cluster or met in an earlier band count as
+    # done without a comparison
+    with progress("check LSH bucket pairs", sum(_pairs_in(bucket) for bucket in buckets)) as advance:
         for bucket, band in zip(buckets, bands, strict=True):
             for pair in verifier.process(bucket, band):
                 if partitions[pair.a] == partitions[pair.b]:

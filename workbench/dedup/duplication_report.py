@@ -590,7 +590,13 @@ def render_report(report: dict) -> list:
         f"num_perm={lsh['num_perm']} bands={lsh['bands']} rows={lsh['rows']} "
         f"(miss p at t0: {lsh['miss_probability_at_set_threshold']:.1e})",
     )
-    facts.add_row("candidate pairs verified / duplicates", f"{report['work']['verified']} / {report['work']['verified'] - report['work']['rejected']}")
+    work = report["work"]
+    # the count the progress bar "check LSH bucket pairs" shows, and what became of those pairs
+    facts.add_row("LSH bucket pairs checked",
+                  f"{work['bucket_pairs']}: {work['verified']} verified exactly "
+                  f"({counted(work['verified'] - work['rejected'], 'duplicate pair')}), "
+                  f"{work['size_filtered']} size-filtered, {work['pairs_not_compared']} not compared "
+                  "(already in one cluster, met in an earlier band, or two reference rows)")
     if report["failures"]:
         facts.add_row("unreadable rows", ", ".join(f"{r}: {n}" for r, n in report["failures"].items()))
     if report["skipped_files"]:

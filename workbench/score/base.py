@@ -53,6 +53,9 @@ class Sample(BaseSample):
             column holds lists (one or several texts per row; ``()`` for a text column, whose
             one reference is :attr:`reference`). The match-based methods (``chrf``) score
             against all of them (:attr:`all_references`), and the LLM judges are shown them all.
+        position: the sample's 0-based place among its data's samples in file order (set by
+            :func:`~workbench.score.job.load_samples`, whatever the selection's order), the order of
+            ``scores_wide.jsonl``; ``None`` for a sample made otherwise (the order it is passed in).
     """
 
     generation: str
@@ -64,6 +67,7 @@ class Sample(BaseSample):
     from_problems: tuple[str, ...] = ()
     language: str | None = None
     references: tuple[str, ...] = ()
+    position: int | None = None
 
     @property
     def all_references(self) -> tuple[str, ...]:

@@ -5,8 +5,9 @@ Outputs in the run folder:
 * ``scores.jsonl``: one row per (sample, method), appended as each finishes (columns in
   :data:`ROW_COLUMNS` plus carried input columns such as ``passed``);
 * ``scores_wide.jsonl``: one row per sample with a score column per method (``null`` when the
-  method failed) and the carried columns, rewritten at the end of every run: the table to pass
-  to ``workbench correlate`` (``-m dsa-cqe -m chrf --label passed``).
+  method failed) and the carried columns, rewritten at the end of every run, in the input's
+  order (:func:`~workbench.score.wide_table.input_order`): the table to pass to
+  ``workbench correlate`` (``-m dsa-cqe -m chrf --label passed``).
 * ``traces.jsonl``: one trace per (sample, method): sub-code tree, every prompt and
   response, retrievals and storage updates.
 * ``run.json``: configuration, per-method status counts and mean scores, how the LLM
@@ -72,6 +73,7 @@ from workbench.score.wide_table import (
     TRACES_FILE,
     UNSELECTED_FILE,
     WIDE_SCORES_FILE,
+    input_order,
     keep_current_rows,
     unselected_path,
     write_wide_table,
@@ -339,6 +341,7 @@ def load_samples(
                                                               ("reference", take_reference)) if taken),
                 language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
                 references=references,
+                position=len(samples),
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -936,7 +939,7 @@ def score_samples(
             # and a row scored again (--retry-failed) replaces its error row in scores.jsonl
             set_aside = keep_current_rows(scores_path, refresh=_carried_now(samples) if config.resume else None,
                                           selected=selected if config.resume else None)
-            write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS)
+            write_wide_table(scores_path, out / WIDE_SCORES_FILE, ROW_COLUMNS, order=input_order(samples))
         wall = time.perf_counter() - started
         # the rows an earlier resume set aside that stay there (not moved by this run)
         stay_aside = len(read_jsonl(unselected_path(scores_path))) - set_aside if config.resume else 0

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.data.samples import SampleKey, row_key
 from workbench.io import atomic_open, read_jsonl
+
+if TYPE_CHECKING:
+    from workbench.score.base import Sample
 
 #: the files of a ``workbench score`` run folder (described in :mod:`workbench.score.job`)
 SCORES_FILE = "scores.jsonl"
@@ -96,8 +99,18 @@ def _write_rows(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> Non
             handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 
 
+def input_order(samples: Sequence[Sample]) -> dict[SampleKey, int]:
+    """Each sample's place in its input, for :func:`write_wide_table`: its
+    :attr:`~workbench.score.base.Sample.position` (file order, also for a ``--select stratified``
+    pick), or, when a sample has none (samples made by hand), its index in ``samples``."""
+    if all(sample.position is not None for sample in samples):
+        return {sample.key: sample.position for sample in samples}  # type: ignore[misc]
+    return {sample.key: index for index, sample in enumerate(samples)}
+
+
 def write_wide_table(
-    scores_path: str | os.PathLike[str], wide_path: str | os.PathLike[str], row_columns: tuple[str, ...]
+    scores_path: str | os.PathLike[str], wide_path: str | os.PathLike[str], row_columns: tuple[str, ...],
+    order: Mapping[SampleKey, int] | None = None,
 ) -> int:
     """Write one row per (task_id, sample_id) with one score column per method.
 
@@ -111,6 +124,10 @@ def write_wide_table(
         scores_path: the run's ``scores.jsonl``.
         wide_path: the file to write (JSON Lines), replaced atomically.
         row_columns: the per-method columns of ``scores.jsonl`` (not carried into the table).
+        order: each sample's input position (:func:`input_order`): the rows follow it, as users
+            paste them next to their data, not ``scores.jsonl``'s order (the order the workers
+            finished in, a resumed run's rows after the earlier ones); samples without a position
+            follow, in ``scores.jsonl``'s order. ``None``: ``scores.jsonl``'s order.
 
     Returns:
         the number of rows written.
@@ -121,7 +138,11 @@ def write_wide_table(
         wide = samples.setdefault(key, {"task_id": row["task_id"], "sample_id": row["sample_id"]})
         wide.update({k: v for k, v in row.items() if k not in row_columns})
         wide[row["method"]] = row["score"] if row.get("status") == "ok" else None
+    rows = list(samples.items())
+    if order is not None:
+        last = len(order)
+        rows.sort(key=lambda item: order.get(item[0], last))  # stable: the unplaced keep their order
     with atomic_open(wide_path) as handle:
-        for wide in samples.values():
+        for _, wide in rows:
             handle.write(json.dumps(wide) + "\n")
     return len(samples)
