@@ -193,16 +193,16 @@ def test_many_identical_stubs_per_task_with_groups_against_and_the_keeper_policy
             for task in ("T0", "T1")
             for k, (split, text) in enumerate([("test", "    pass\n"), ("train", "    pass\n"),
                                                ("test", "    pass  \r\n"), ("train", "return []"), ("train", "")] * 2)]
-    out = tmp_path / "out"
-    run = run_dedup(str(write(tmp_path / "rows.jsonl", rows)),
-                    DedupConfig(workers=1, group_column="task", split_column="split", against=str(reference)),
-                    output_dir=out)
-    clusters = json.loads((out / "clusters.json").read_text())
+    source = write(tmp_path / "rows.jsonl", rows)
+    # the in-set dedup (no --against): one "    pass" and one "return []" per task are kept
+    in_set = tmp_path / "in_set"
+    run_dedup(str(source), DedupConfig(workers=1, group_column="task", split_column="split"), output_dir=in_set)
+    clusters = json.loads((in_set / "clusters.json").read_text())
     # per task: 6 rows of "    pass" (a cluster; never across tasks), 2 of "return []"; "" never clustered
     by_task = {c[0].split(":")[0]: sorted(c) for c in clusters if len(c) == 6}
     assert sorted(by_task) == ["T0", "T1"] and len(clusters) == 4
     assert all(len(c) == 2 for c in clusters if len(c) != 6)
-    removed = {row["id"]: row for row in read_csv(out / "removed.csv")}
+    removed = {row["id"]: row for row in read_csv(in_set / "removed.csv")}
     # remove-test: the cluster spans train and test, so a train row is kept (T0:1, the first train row)
     kept = {c[0].split(":")[0]: next(m for m in c if m not in removed) for c in clusters if len(c) == 6}
     assert kept == {"T0": "T0:1", "T1": "T1:1"}
@@ -211,25 +211,38 @@ def test_many_identical_stubs_per_task_with_groups_against_and_the_keeper_policy
             row = removed[f"{task}:{k}"]
             assert (row["reason"], row["duplicate_of"], row["neighbour"], row["neighbour_kind"], row["hops_to_kept"]) == (
                 "exact_text_duplicate", f"{task}:1", f"{task}:1", "exact_text", "1")
-        for k in (3, 8):  # "return []" is the reference's text: contaminated, whatever the group
-            row = removed[f"{task}:{k}"]
-            assert (row["reason"], row["duplicate_of"], row["neighbour"], row["neighbour_kind"], row["hops_to_kept"]) == (
-                "contaminated", "REF/0", "REF/0", "exact_text", "")
+        assert removed[f"{task}:8"]["reason"] == "exact_text_duplicate" and f"{task}:3" not in removed
+    for split in ("train", "test"):  # the deduplicated splits hold one "    pass" and one "return []" per task
+        kept_ids = [json.loads(line)["id"] for line in (in_set / f"{split}.jsonl").read_text().splitlines()]
+        assert kept_ids == ([f"{t}:{k}" for t in ("T0", "T1") for k in (1, 3, 4, 9)] if split == "train" else [])
+
+    # the decontamination (--against): the same clusters and figures, and only the contaminated rows dropped
+    out = tmp_path / "out"
+    run = run_dedup(str(source), DedupConfig(workers=1, group_column="task", split_column="split",
+                                             against=str(reference)), output_dir=out)
+    assert json.loads((out / "clusters.json").read_text()) == clusters
+    removed = {row["id"]: row for row in read_csv(out / "removed.csv")}
+    assert sorted(removed) == ["T0:3", "T0:8", "T1:3", "T1:8"]
+    for row in removed.values():  # "return []" is the reference's text: contaminated, whatever the group
+        assert (row["reason"], row["duplicate_of"], row["neighbour"], row["neighbour_kind"], row["hops_to_kept"]) == (
+            "contaminated", "REF/0", "REF/0", "exact_text", "")
     contamination = read_csv(out / "contamination.csv")
     assert sorted(r["id"] for r in contamination) == ["T0:3", "T0:8", "T1:3", "T1:8"]
     assert read_csv(out / "cross_group_pairs.csv") == []
     report = run.report
     assert report["contamination"]["contaminated_exact_text_rows"] == 4
     assert report["overall"]["exact_text_duplicates"] == 2 * 5 + 2 * 1
+    assert (report["overall"]["removed"], report["overall"]["kept"]) == (4, 16)
     assert report["cross_set"]["exact_text_cross_set_clusters"] == 2
     assert report["cross_set"]["cross_set_clusters"] == 0  # the Allamanis figures: token clusters only
     assert report["groups"]["within_group_exact_text_rows"] == 12
     assert report["skipped_rows"]["by_reason"]["empty"] == 4
     skipped = {row["id"]: row["reason"] for row in read_csv(out / "skipped.csv")}
     assert [i for i, reason in skipped.items() if reason == "empty"] == ["T0:4", "T0:9", "T1:4", "T1:9"]
-    for split in ("train", "test"):  # the deduplicated splits hold one "    pass" per task, and the empty rows
+    for split in ("train", "test"):  # the decontaminated splits hold every row but the contaminated ones
         kept_ids = [json.loads(line)["id"] for line in (out / f"{split}.jsonl").read_text().splitlines()]
-        assert kept_ids == ([f"{t}:{k}" for t in ("T0", "T1") for k in (1, 4, 9)] if split == "train" else [])
+        expected = [r["id"] for r in rows if r["split"] == split and r["id"] not in removed]
+        assert kept_ids == expected
 
 
 # ---------------------------------------------------------------- the search on its own

@@ -7,7 +7,9 @@ internals, so any engine that writes the same files works:
   and test splits both exist (``cross_set``), the ``--against`` reference (``contamination``);
 * ``clusters.json``: a list of clusters, each a list of row ids, members in input order;
 * ``removed.csv``: ``id, split, reason, duplicate_of`` of every dropped row: the members of a
-  cluster not in it are the row the cluster keeps (none when all were contaminated);
+  cluster not in it are the row the cluster keeps (none when all were contaminated); a run with
+  ``--against`` (a decontamination) drops the contaminated rows only, so its clusters keep every
+  other member;
 * ``contamination.csv`` (with ``--against``): ``id, split, reference_id, ...``;
 * ``kept.csv``: ``id, split`` of every row the dedup kept, the record of a kept row's split;
 * ``skipped.csv`` (when there): ``id, reason`` of the rows under ``--min-tokens`` (reasons
@@ -54,8 +56,9 @@ class DedupOutput:
         cluster_of: id -> index into :attr:`clusters` (only ids in a cluster).
         position_of: id -> its place in its cluster's member list (only ids in a cluster).
         removed: id -> ``(split, reason)`` of each dropped row (``removed.csv``).
-        kept_of_cluster: cluster index -> the id the dedup kept, ``None`` when every member was
-            dropped (all contaminated).
+        kept_of_cluster: cluster index -> the id the dedup kept (a decontamination keeps every member
+            that is not contaminated: the first of them), ``None`` when every member was dropped (all
+            contaminated).
         contaminated: id -> the reference ids it duplicates (``contamination.csv``; empty without
             ``--against``).
         splits: the split names of the data (``report.json`` ``splits``).
@@ -233,9 +236,12 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     removed = {row["id"]: (row["split"], row["reason"])
                for row in _read_csv(root / "removed.csv", ("id", "split", "reason"))}
     kept_of_cluster = []
+    # a decontamination (--against) keeps every row that is not contaminated: its clusters describe the
+    # in-set duplication and keep all their other rows (one of them counts as the cluster's, one_per_cluster)
+    decontamination = "contamination" in report
     for cluster in clusters:
         kept = [member for member in cluster if member not in removed]
-        if len(kept) > 1:
+        if len(kept) > 1 and not decontamination:
             raise DataError(f"{root}: cluster of {cluster[0]!r} keeps {len(kept)} rows ({', '.join(kept[:3])}); "
                             "removed.csv should list all but one")
         kept_of_cluster.append(kept[0] if kept else None)

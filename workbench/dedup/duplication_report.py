@@ -24,6 +24,10 @@ figures above, which stay those of Allamanis 2019 over the analysed rows (compar
 paper and with runs before ``exact_text`` existed): they have figures of their own
 (``exact_text_duplicates``, ``exact_text_clusters``, and ``exact_text_*`` in ``cross_set`` and
 ``groups``), and ``removed``/``kept`` count every dropped row.
+
+With a reference (``--against``: a decontamination) the same figures describe the in-set
+duplication, but only the contaminated rows are dropped: ``removed`` is
+``removed_rows_by_reason.contaminated`` and every other row is kept.
 """
 
 from __future__ import annotations
@@ -68,7 +72,8 @@ SPLIT_FIGURES: dict[str, str] = {
         "too_short rows whose whitespace-normalised text equals another's, minus one per such group: "
         "sum over exact_text clusters T of (|T| - 1); not in duplicate_rows or duplication_factor"),
     "exact_text_clusters": "exact_text clusters (identical text below min_tokens) with 2 or more rows here",
-    "removed": "rows dropped from the deduplicated output (sum of removed_rows_by_reason)",
+    "removed": ("rows dropped from the deduplicated output (sum of removed_rows_by_reason); with --against (a "
+                "decontamination) the contaminated rows only, the in-set duplicates are kept"),
     "removed_rows_by_reason": (
         "dropped rows by why: exact_duplicate (same token multiset as the row its cluster keeps), "
         "exact_text_duplicate (same normalised text as that row, below min_tokens), "
@@ -183,9 +188,11 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_for
             "chained": shape.chained,
             "splits": dict(Counter(rows.splits[m] for m in cluster)),
             **({"groups": len({rows.groups[m] for m in cluster})} if rows.groups is not None else {}),
-            # None: every member is a duplicate of an --against row, so none is kept
+            # None: every member is a duplicate of an --against row, so none is kept; with --against the
+            # row a dedup without it keeps, and kept_rows the rows the decontamination keeps (all but the contaminated)
             "kept": rows.ids[keeper] if keeper is not None else None,
-            **({"contaminated": sum(1 for m in cluster if _reason(result, m) == "contaminated")}
+            **({"contaminated": (contaminated := sum(1 for m in cluster if _reason(result, m) == "contaminated")),
+                "kept_rows": len(cluster) - contaminated}
                if result.reference is not None else {}),
             "sample": [rows.ids[m] for m in cluster[:CLUSTER_SAMPLE]],
         }
@@ -510,15 +517,25 @@ def render_report(report: dict) -> list:
                   f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
                   "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
-    copies = by_reason["exact_duplicate"] + by_reason["near_duplicate"]
-    which = (f"the same {counted(duplicates, 'duplicate row')}" if copies == duplicates else counted(copies, "duplicate row"))
-    facts.add_row(
-        "removed rows, by reason",
-        # exact_duplicate is the same token multiset (reordered or re-commented code included), not the same text
-        f"{which} by their relation to the row their cluster kept: {by_reason['exact_duplicate']} same tokens, "
-        f"{by_reason['near_duplicate']} near copy; and {by_reason['exact_text_duplicate']} identical text (short), "
-        f"{by_reason['contaminated']} contaminated: {overall['removed']} removed",
-    )
+    if report.get("contamination"):
+        in_set_dedup = "the dedup stage" if in_config_words() else "a dedup without --against"
+        # a decontamination drops the contaminated rows only; the in-set duplicates above stay
+        facts.add_row(
+            "removed rows, by reason",
+            f"{by_reason['contaminated']} contaminated: {overall['removed']} removed; in-set duplicates are "
+            f"kept: a decontamination removes only contaminated rows ({in_set_dedup} removes the others)",
+        )
+    else:
+        copies = by_reason["exact_duplicate"] + by_reason["near_duplicate"]
+        which = (f"the same {counted(duplicates, 'duplicate row')}" if copies == duplicates
+                 else counted(copies, "duplicate row"))
+        facts.add_row(
+            "removed rows, by reason",
+            # exact_duplicate is the same token multiset (reordered or re-commented code included), not the same text
+            f"{which} by their relation to the row their cluster kept: {by_reason['exact_duplicate']} same tokens, "
+            f"{by_reason['near_duplicate']} near copy; and {by_reason['exact_text_duplicate']} identical text (short), "
+            f"{by_reason['contaminated']} contaminated: {overall['removed']} removed",
+        )
     if overall["exact_text_clusters"]:
         facts.add_row("identical text below min tokens (copies / clusters)",
                       f"{overall['exact_text_duplicates']} / {overall['exact_text_clusters']}")
@@ -612,7 +629,10 @@ def render_report(report: dict) -> list:
                 str(cluster["size"]) + (" (text)" if cluster["kind"] == "exact_text" else ""),
                 ("" if cluster["diameter_exact"] else ">= ") + str(cluster["diameter"]),
                 ", ".join(f"{k}: {v}" for k, v in cluster["splits"].items()),
-                str(cluster["kept"]) if cluster["kept"] is not None else "[dim]none: all contaminated[/dim]",
+                ("[dim]none: all contaminated[/dim]" if cluster["kept"] is None
+                 # a decontamination keeps every row of the cluster that is not contaminated
+                 else f"{cluster['kept_rows']} of {cluster['size']} (not contaminated)" if "kept_rows" in cluster
+                 else str(cluster["kept"])),
                 ", ".join(map(str, cluster["sample"])),
             )
         renderables.append(largest)
