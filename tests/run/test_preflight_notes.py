@@ -15,6 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from workbench.cli import app
+from workbench.errors import WorkbenchError
 from workbench.run.config import load_config
 from workbench.run.preflight import run_preflight
 
@@ -81,3 +82,42 @@ def test_dry_run_prints_a_cyan_note_and_a_yellow_warning(config_path: Path, monk
     assert note.startswith("\x1b[36mnote:\x1b[0m "), repr(note)  # cyan, as every other note of the CLI
     assert warning.startswith("\x1b[33mwarning:\x1b[0m "), repr(warning)  # yellow, the message itself plain
     assert "\x1b[33m" not in note and "\x1b[36m" not in warning
+
+
+_SCORE_ONLY = """
+[run]
+output = "{output}"
+stages = ["score"]
+[data]
+source = "{source}"
+code_column = "completion"
+[score]
+method = ["{method}"]
+model = "{model}"
+problems = "humaneval"
+"""
+
+
+@pytest.mark.parametrize("method, model, key, alias", [
+    ("dsa-cqe", "openai/judge", "[score] embedding_model", "all-minilm-l6-v2"),
+    ("ice-score", "local/smollm2-135m", "[score] model", "smollm2-135m"),
+])
+def test_a_model_missing_from_the_store_is_an_error_when_it_may_not_be_pulled(
+        config_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method, model, key, alias) -> None:
+    """newuser37: with WORKBENCH_AUTO_PULL=0 and an empty model store, the preflight said "it is pulled
+    before the score stage" (a note), and the score stage failed at its first LLM call (the LLM) or
+    its first sub-code (dsa-cqe's embedding model). Now it is the preflight's error, led by the key,
+    with the commands that bring the model."""
+    source = tmp_path / "gens.jsonl"  # the fixture's rows
+    path = tmp_path / "score-only.toml"
+    path.write_text(_SCORE_ONLY.format(output=tmp_path / "run2", source=source, method=method, model=model))
+    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "empty-store"))
+    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "0")
+    with pytest.raises(WorkbenchError) as refused:
+        run_preflight(load_config(path))
+    message = str(refused.value)
+    assert message.startswith(f"{key}: "), message
+    assert f"`workbench models pull {alias}`" in message and f"`workbench models import {alias}" in message, message
+    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")  # may be pulled: a note, no error
+    notes = run_preflight(load_config(path)).notes
+    assert [note for note in notes if note.startswith(alias) and "not in the model store yet" in note], notes

@@ -17,12 +17,13 @@ import sys
 import pytest
 
 
-def _score(tmp_path, model: str, env_drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def _score(tmp_path, model: str, env_drop: tuple[str, ...] = (), method: str = "ice-score",
+           env_set: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     data = tmp_path / "gen.jsonl"
     data.write_text('{"task_id": "t/0", "generation": "x = 1", "reference": "x = 1"}\nnot json\n')
-    env = {key: value for key, value in os.environ.items() if key not in env_drop}
+    env = {key: value for key, value in os.environ.items() if key not in env_drop} | (env_set or {})
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "workbench", "score", str(data),
-                           "-m", "ice-score", "--model", model, "-o", str(tmp_path / "out"), "--no-progress"],
+                           "-m", method, "--model", model, "-o", str(tmp_path / "out"), "--no-progress", *options],
                           capture_output=True, text=True, env=env, timeout=600)
 
 
@@ -48,6 +49,66 @@ def test_a_local_model_that_cannot_load_is_refused_before_the_data_and_litellm(t
     imported = _imported(done)
     assert "workbench.score.job" not in imported and "litellm" not in imported
     assert not (tmp_path / "out" / "scores.jsonl").exists()
+
+
+def _store_with_only(tmp_path, alias: str):
+    """A model store holding the user's verified copy of ``alias`` alone (a symbolic link and its
+    stamp; nothing is copied), or a skip when the user's store has none."""
+    from workbench.llm import models
+
+    if not models.model_status(alias).verified:
+        pytest.skip(f"no verified {alias} in {models.models_dir()}")
+    store = tmp_path / "store"
+    mine = models.model_path(alias)
+    (store / alias).mkdir(parents=True)
+    (store / alias / mine.name).symlink_to(mine)
+    stamp = mine.with_name(mine.name + ".verified.json")
+    (store / alias / stamp.name).write_bytes(stamp.read_bytes())
+    return store
+
+
+def test_a_missing_embedding_model_is_refused_before_the_data(tmp_path):
+    """newuser37: with WORKBENCH_AUTO_PULL=0 and no all-MiniLM-L6-v2 in the store, ``score -m
+    dsa-cqe`` loaded the data and scored with the LLM for 13 s (60 s at load 10) before its first
+    sub-code opened the Semantic Storage and failed. Now it is one line before the data, naming the
+    model and the commands that bring it (the LLM is in the store: only the embedder is missing)."""
+    store = _store_with_only(tmp_path, "smollm2-135m")
+    done = _score(tmp_path, "local/smollm2-135m", method="dsa-cqe",
+                  env_set={"WORKBENCH_MODELS_DIR": str(store), "WORKBENCH_AUTO_PULL": "0"})
+    said = _said(done)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(said) == 1, said
+    for words in ("all-minilm-l6-v2", "`workbench models pull all-minilm-l6-v2`",
+                  "`workbench models import all-minilm-l6-v2 FOLDER`"):
+        assert words in said[0], said
+    imported = _imported(done)
+    assert "workbench.score.job" not in imported and "litellm" not in imported
+    assert not (tmp_path / "out" / "scores.jsonl").exists()
+
+
+def test_a_method_without_the_storage_or_a_remote_embedder_is_not_refused_for_it(tmp_path):
+    """Only the methods that open the Semantic Storage with the built-in embedder need it: ice-score
+    goes on to the data (whose second line is not JSON, so the run stops there, past the check)."""
+    store = _store_with_only(tmp_path, "smollm2-135m")
+    env = {"WORKBENCH_MODELS_DIR": str(store), "WORKBENCH_AUTO_PULL": "0"}
+    for method, options in (("ice-score", ()), ("dsa-cqe", ("--embedding-model", "openai/text-embedding-3-small"))):
+        done = _score(tmp_path, "local/smollm2-135m", method=method, env_set=env, options=options)
+        assert done.returncode == 1 and "all-minilm-l6-v2" not in done.stderr, _said(done)
+        assert "workbench.score.job" in _imported(done), _said(done)
+
+
+def test_a_missing_local_llm_is_refused_before_the_data(tmp_path):
+    """newuser37: the same gap for the LLM: with WORKBENCH_AUTO_PULL=0 and an empty store, the run
+    loaded the data and stopped at its first call with "refused the request with HTTP 404 ... check
+    --api-base", 49 s in."""
+    done = _score(tmp_path, "local/smollm2-135m",
+                  env_set={"WORKBENCH_MODELS_DIR": str(tmp_path / "empty"), "WORKBENCH_AUTO_PULL": "0"})
+    said = _said(done)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(said) == 1 and "the model smollm2-135m is not in the model store" in said[0], said
+    assert "`workbench models pull smollm2-135m`" in said[0] and "`workbench models import smollm2-135m" in said[0]
+    imported = _imported(done)
+    assert "workbench.score.job" not in imported and "litellm" not in imported
 
 
 def test_an_openai_model_without_its_key_is_refused_before_the_data(tmp_path):

