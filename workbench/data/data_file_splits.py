@@ -64,7 +64,7 @@ class FolderSplits:
     metadata: list[str] = field(default_factory=list)
 
 
-def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = False) -> FolderSplits:
+def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = False, where: str = "") -> FolderSplits:
     """Assign each data file of a folder to its split (the rule of the module).
 
     Args:
@@ -73,16 +73,19 @@ def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = Fals
             the rule is applied to the paths below it.
         one_file: the source named one file (not a folder): it is ``train``, whatever its name,
             as the local loader reads a file given alone.
+        where: the folder as the user named it (a path, or the URI on Spark), for the messages.
 
     Returns:
         a :class:`FolderSplits` holding the paths as given.
 
     Raises:
-        DataError: a file whose name names two splits (``train_test.jsonl``), naming it.
+        DataError: a file whose name names two splits (``train_test.jsonl``), naming it; a sharded file
+            name with an empty split name (``data/-00000-of-00001.jsonl``, :func:`empty_split_name_message`).
     """
     paths = sorted(set(paths), key=lambda path: path[len(root):])
     if one_file or not paths:
         return FolderSplits({"train": paths} if paths else {})
+    _refuse_empty_sharded_split([path[len(root):] for path in paths], where)
     import fsspec
     from datasets.data_files import DataFilesDict, get_data_patterns
 
@@ -109,6 +112,43 @@ def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = Fals
     unmatched = [path for path in paths if path not in read and path not in metadata]
     return FolderSplits({split: [path for path in paths if path in files] for split, files in found.items() if files},
                         unmatched, metadata)
+
+
+def empty_split_name_message(where: str, cause: str) -> str:
+    """The one line refusing a split named ``''`` (both engines, a split column's cells or a file name).
+
+    Args:
+        where: the source as the user named it (a path, or the URI on Spark); cause: where the empty
+            name came from (``"rows whose --split-column 'split' is empty"``).
+    """
+    return (f"{where}: a split named '' (empty), from {cause}: its output would be a hidden file (.jsonl) that no "
+            f"loader reads back; give those rows a split name (or rename the file)")
+
+
+def _refuse_empty_sharded_split(names: list[str], where: str) -> None:
+    """Refuse a data file that ``datasets``' sharded pattern (``data/{split}-00000-of-00001.*``) takes with an
+    empty split name (``data/-00000-of-00001.jsonl``): ``datasets`` fails on it with a bare
+    ``AssertionError`` (its glob matches the name, its ``{split}`` pattern, needing a character, does not).
+
+    Args:
+        names: the data files' paths relative to the folder (POSIX); where: as :func:`folder_splits`.
+
+    Raises:
+        DataError: :func:`empty_split_name_message`, naming the first such file.
+    """
+    import fnmatch
+    import posixpath
+
+    from datasets.data_files import ALL_SPLIT_PATTERNS
+    from datasets.utils.py_utils import string_to_dict
+
+    for pattern in ALL_SPLIT_PATTERNS:
+        glob = pattern.replace("{split}", "*")
+        for name in names:  # as many folders as the pattern: its * then matches no "/"
+            if (name.count("/") == glob.count("/") and fnmatch.fnmatchcase(name, glob)
+                    and string_to_dict(posixpath.basename(name), posixpath.basename(pattern)) is None):
+                raise DataError(empty_split_name_message(
+                    where, f"a data file whose name gives an empty split name ({name})"))
 
 
 def _refuse_files_in_two_splits(found: dict[str, set[str]], root: str) -> None:

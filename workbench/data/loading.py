@@ -560,7 +560,9 @@ def _build(
         DataError: a column of two kinds of value over the files' parts, CSV files of other
             columns (:func:`_column_features`); what is wrong and where (a line that is not
             JSON, a CSV row with another number of fields), else ``failure`` plus datasets'
-            reason for a malformed file; or "has no rows" naming the files of each empty split.
+            reason for a malformed file; or "has no rows" naming the files of each empty split;
+            a Parquet file with no columns (:data:`COLUMNLESS_PARQUET`), before reading. A Parquet
+            file with its columns and no rows adds no rows (:func:`_parquet_batch_size`).
     """
     options: dict[str, Any] = {}
     survey = None
@@ -573,6 +575,14 @@ def _build(
         survey = survey_csv(files)
         if survey.padded:  # pandas would read "007" as 7: an id that then matches nothing
             options["converters"] = {column: _text_or_none for column in survey.padded}
+    if source == "parquet" and files:
+        for file in files:  # read without columns, it would now be a file of no rows
+            problem = _parquet_problem(file)
+            if problem is not None:
+                raise DataError(f"cannot read {file}: {problem}")
+        batch_size = _parquet_batch_size(files)
+        if batch_size is not None:
+            options["batch_size"] = batch_size
     features, schemas = _column_features(label, source, files, folder, survey) if files else (None, None)
     if features is not None:
         options["features"] = features
@@ -628,6 +638,38 @@ def _build(
         return restored if restored is not None else dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
+
+
+def _parquet_batch_size(files: Sequence[Path]) -> int | None:
+    """The batch size to give ``datasets``' Parquet builder, or ``None`` for its own.
+
+    The builder reads each file in batches of the size of the file's first row group; pyarrow writes
+    a table with its columns and no rows (an empty shard of a sharded writer) as one row group of
+    zero rows, so the builder asks for batches of 0 and pyarrow refuses ("BatchSize must be greater
+    than 0"). Where a file starts with such a row group, the largest row group of all the files is
+    the size (at least 1): each row group is still read in one batch, and the empty one adds no rows,
+    as Spark reads it. A footer that cannot be read is left to the reader's own error.
+
+    Args:
+        files: the Parquet files read (paths).
+
+    Returns:
+        Rows per batch, or ``None`` when every file's first row group has rows (or it has none).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sizes: list[int] = []
+    starts_empty = False
+    for file in files:
+        try:
+            metadata = pq.read_metadata(file)
+        except (OSError, pa.ArrowException):
+            continue
+        groups = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+        starts_empty = starts_empty or (bool(groups) and groups[0] == 0)
+        sizes.extend(groups)
+    return max([1, *sizes]) if starts_empty else None
 
 
 def _text_or_none(value: str) -> str | None:
@@ -898,7 +940,7 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
     mixed = mixed_formats_message(str(path), {name: builders[file] for name, file in relative.items()})
     if mixed is not None:
         raise DataError(mixed)
-    found = folder_splits(relative)
+    found = folder_splits(relative, where=str(path))
     read = [name for names in found.splits.values() for name in names]
     builder = _folder_builder([builders[relative[name]] for name in read])
     say_unread(str(path), found.unmatched)

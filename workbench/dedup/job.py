@@ -690,10 +690,11 @@ def _refuse_empty_split_name(source: str, splits: dict, split_column: str | None
     """
     if "" not in splits:
         return
+    from workbench.data.data_file_splits import empty_split_name_message
+
     cause = (f"rows whose {option_named('split_column')} {split_column!r} is empty" if split_column else
              "a data file whose name gives an empty split name (such as -00000-of-00001.jsonl)")
-    raise DataError(f"{source}: a split named '' (empty), from {cause}: its output would be a hidden file (.jsonl) "
-                    f"that no loader reads back; give those rows a split name (or rename the file)")
+    raise DataError(empty_split_name_message(source, cause))
 
 
 def _check_policy_splits(config: DedupConfig, present: list[str]) -> None:

@@ -362,7 +362,7 @@ def _common_folder(files: list[str]) -> str:
     return common
 
 
-def split_files(files: list[str], root: str, *, one_file: bool = False) -> FolderSplits:
+def split_files(files: list[str], root: str, *, one_file: bool = False, where: str = "") -> FolderSplits:
     """Split name -> its files in the order they are read, by the rule the local loader reads a
     folder of data files by (:func:`workbench.data.data_file_splits.folder_splits`, run on the
     files' paths below ``root``): ``train-00000-of-00002.parquet`` and ``test-00000-of-00001.parquet``
@@ -372,12 +372,12 @@ def split_files(files: list[str], root: str, *, one_file: bool = False) -> Folde
 
     Args:
         files: the file URIs; root: their folder (ending in ``/``); one_file: the source named
-            one file (``train``, whatever its name).
+            one file (``train``, whatever its name); where: the source URI, for the messages.
 
     Raises:
-        DataError: a file named for two splits.
+        DataError: a file named for two splits; a sharded file name with an empty split name.
     """
-    return folder_splits(files, root=root, one_file=one_file)
+    return folder_splits(files, root=root, one_file=one_file, where=where)
 
 
 # ---------------------------------------------------------------- reading
@@ -415,7 +415,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     input_format, files, root = listing.format, listing.files, listing.root
     # the files the local loader reads, in its order, with --split-column too (it regroups the rows of the
     # file-named splits, taken in datasets' split order): not every listed file in path order
-    found = split_files(files, root, one_file=listing.one_file)
+    found = split_files(files, root, one_file=listing.one_file, where=source)
     by_split: dict[str | None, list[str]] = dict(found.splits)
     if split_column:
         by_split = {None: [file for names in found.splits.values() for file in names]}
@@ -538,6 +538,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         keyed.unpersist()
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
+    empty = [split for split in by_split if split is not None and split not in layout.blocks_of]
+    if empty:  # a split of Parquet files with their columns and no rows (JSON ones have no columns: refused above)
+        keyed.unpersist()
+        raise DataError(_empty_message(source, empty[0], by_split[empty[0]], files))
     if split_column:
         _refuse_missing_splits(source, split_column, layout, keyed, file_order)
     if splits:
@@ -625,7 +629,8 @@ def _read_merged(spark: Any, source: str, input_format: str, names: list[str]) -
 
 
 def _empty_message(source: str, split: str | None, names: list[str], files: list[str]) -> str:
-    """What to say of a split whose files hold no line but blank ones (the local loader's words)."""
+    """What to say of a split whose files hold no line but blank ones, or are Parquet files of no rows (the
+    local loader's words)."""
     if len(files) == 1:
         return f"{shown_uri(files[0])}: the file is empty"
     listed = ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
