@@ -1,6 +1,7 @@
-"""A decontamination (``workbench dedup --against REF``, ``workbench run``'s ``decontaminate`` stage) drops
-exactly the rows that are near-duplicates of a REF row and keeps every other row, in-set duplicates of
-each other included (removing those is the in-set dedup's job: a run without ``--against``).
+"""A decontamination (``workbench dedup --against REF --decontaminate-only``, ``workbench run``'s
+``decontaminate`` stage) drops exactly the rows that are near-duplicates of a REF row and keeps every other
+row, in-set duplicates of each other included; ``workbench dedup --against REF`` without the flag is the
+dedup job and removes both, the in-set duplicates and the contaminated rows.
 
 newuser37: on 120 ICE-Score rows of 6 tasks the decontamination removed 3 rows with 0 contaminated (two
 were ``    pass`` stubs of different tasks), so ``decontaminate/train.jsonl`` silently lost rows. Real
@@ -42,7 +43,8 @@ def test_decontamination_without_contamination_keeps_every_row(tmp_path):
             {"task_id": "mine/2", "completion": "    pass\n"}, {"task_id": "mine/3", "completion": "    pass\n"}]
     source = tmp_path / "gens.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    result = _dedup_cli(tmp_path, source, "--against", "humaneval", "--against-code-column", "canonical_solution")
+    result = _dedup_cli(tmp_path, source, "--against", "humaneval", "--against-code-column", "canonical_solution",
+                        "--decontaminate-only")
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
     report = json.loads((out / "report.json").read_text())
@@ -76,7 +78,8 @@ def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_pa
     source = tmp_path / "gens.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     run = run_dedup(str(source), DedupConfig(code_column="completion", id_column="task_id", against="humaneval",
-                                             against_code_column="canonical_solution", min_tokens=10, workers=1),
+                                             against_code_column="canonical_solution", min_tokens=10, workers=1,
+                                             decontaminate_only=True),
                     output_dir=tmp_path / "out")
     out = tmp_path / "out"
     removed = {row["id"]: (row["reason"], row["duplicate_of"]) for row in _read_csv(out / "removed.csv")}
@@ -103,3 +106,45 @@ def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_pa
     # one row per cluster in the duplication analysis, whichever folder: {T/0, T/1}, {T/2, T/3}, {T/4, T/5}
     deduplicated = report.duplication.metrics["acc"].settings["deduplicated"]
     assert deduplicated.n_rows == 3
+
+
+def test_default_against_removes_in_set_duplicates_and_contaminated_rows(tmp_path):
+    # `workbench dedup --against` without --decontaminate-only writes deduplicated and decontaminated splits
+    problems = {problem["task_id"]: problem for problem in load_humaneval()}
+    leak = problems["HumanEval/0"]["canonical_solution"]
+    rows = [{"task_id": "T/0", "completion": leak}, {"task_id": "T/1", "completion": leak},  # contaminated copies
+            {"task_id": "T/2", "completion": BODY}, {"task_id": "T/3", "completion": BODY},
+            {"task_id": "T/4", "completion": "    pass\n"}, {"task_id": "T/5", "completion": "    pass\n"}]
+    source = tmp_path / "gens.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = _dedup_cli(tmp_path, source, "--against", "humaneval", "--against-code-column", "canonical_solution",
+                        "--min-tokens", "10", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    removed = {row["id"]: (row["reason"], row["duplicate_of"]) for row in _read_csv(out / "removed.csv")}
+    assert removed == {"T/0": ("contaminated", "HumanEval/0"), "T/1": ("contaminated", "HumanEval/0"),
+                       "T/3": ("exact_duplicate", "T/2"), "T/5": ("exact_text_duplicate", "T/4")}
+    kept = [json.loads(line)["task_id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert kept == ["T/2", "T/4"]
+    report = json.loads((out / "report.json").read_text())
+    assert (report["overall"]["removed"], report["overall"]["kept"]) == (4, 2)
+    assert report["contamination"]["decontaminate_only"] is False
+    assert all("kept_rows" not in cluster for cluster in report["largest_clusters"])
+    said = " ".join(result.stdout.split())
+    assert "2 contaminated: 4 removed" in said, said
+
+    # workbench bias reads the folder as before: one kept row per cluster
+    metrics = {"task_id": [row["task_id"] for row in rows], "acc": [1, 1, 0, 1, 0, 0]}
+    bias = run_bias(out, metrics, BiasConfig(metric=["acc"], id_column="task_id", resamples=40))
+    assert bias.contamination.ids["contaminated_ids"] == ["T/0", "T/1"]
+    assert bias.duplication.metrics["acc"].settings["deduplicated"].n_rows == 3
+
+
+def test_decontaminate_only_needs_against(tmp_path):
+    source = tmp_path / "gens.jsonl"
+    source.write_text(json.dumps({"task_id": "T/0", "completion": BODY}) + "\n")
+    result = _dedup_cli(tmp_path, source, "--decontaminate-only")
+    assert result.returncode != 0
+    said = " ".join(result.stderr.split())
+    assert "--decontaminate-only" in said and "--against" in said, said
+    assert not (tmp_path / "out").exists()

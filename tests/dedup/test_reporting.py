@@ -216,10 +216,11 @@ def test_many_identical_stubs_per_task_with_groups_against_and_the_keeper_policy
         kept_ids = [json.loads(line)["id"] for line in (in_set / f"{split}.jsonl").read_text().splitlines()]
         assert kept_ids == ([f"{t}:{k}" for t in ("T0", "T1") for k in (1, 3, 4, 9)] if split == "train" else [])
 
-    # the decontamination (--against): the same clusters and figures, and only the contaminated rows dropped
+    # the decontamination (--against --decontaminate-only): the same clusters and figures, and only the
+    # contaminated rows dropped
     out = tmp_path / "out"
     run = run_dedup(str(source), DedupConfig(workers=1, group_column="task", split_column="split",
-                                             against=str(reference)), output_dir=out)
+                                             against=str(reference), decontaminate_only=True), output_dir=out)
     assert json.loads((out / "clusters.json").read_text()) == clusters
     removed = {row["id"]: row for row in read_csv(out / "removed.csv")}
     assert sorted(removed) == ["T0:3", "T0:8", "T1:3", "T1:8"]

@@ -9,6 +9,7 @@ Then the errors a user meets before any work: no pyspark, no Java 17, an unreach
 
 from __future__ import annotations
 
+import csv
 import filecmp
 import json
 import socket
@@ -122,6 +123,17 @@ def test_groups_and_against_give_the_same_cross_group_pairs_and_contamination(sp
         assert run.report["groups"]["cross_group_pairs"] > 0 and run.report["contamination"]["contaminated_rows"] >= 150
     for out in outputs[1:]:
         same_outputs(outputs[0], out, names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
+    # --decontaminate-only shares the removal (verify_and_cluster): Spark drops the contaminated rows only too
+    only = []
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}-decontaminate-only"
+        run_dedup(str(data), DedupConfig(**options, engine=engine, spark_master="local[2]", decontaminate_only=True),
+                  output_dir=out)
+        only.append(out)
+    same_outputs(only[0], only[1], names=OUTPUTS + ("cross_group_pairs.csv", "contamination.csv"))
+    with open(only[1] / "removed.csv", newline="", encoding="utf-8") as handle:
+        reasons = {row["reason"] for row in csv.DictReader(handle)}
+    assert reasons == {"contaminated"}
 
 
 def test_matrix_truth_is_the_brute_force_truth(corpus_2k):

@@ -1020,3 +1020,29 @@ def test_an_earlier_score_record_in_a_moved_folder_named_relative_to_the_working
     shutil.move(tmp_path / "run", tmp_path / "moved")
     moved = run_pipeline(load_config(config_path, overrides=['run.output="moved"', "score.limit=3"]))
     assert _statuses(moved)["score"] == "resumed", _outcomes(moved)
+
+
+def test_the_decontaminate_stage_passes_decontaminate_only_and_an_older_folder_runs_it_again(tmp_path: Path) -> None:
+    """decon37b: ``workbench dedup --against`` removes in-set duplicates and contaminated rows; the run's
+    ``decontaminate`` stage passes ``--decontaminate-only``, so its outputs drop the contaminated rows only.
+    A folder whose stage ran with the command line of before (no flag: another key) runs the stage again,
+    as for any changed option. Real dedup against the bundled HumanEval, no LLM."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    stages = ["decontaminate", "dedup"]
+    config_path = _write_config(tmp_path, data, stages, '[decontaminate]\nagainst = "humaneval"\n')
+    first = run_pipeline(load_config(config_path))
+    assert {_statuses(first)[name] for name in stages} == {"ran"}, _outcomes(first)
+    run = tmp_path / "run"
+    recorded = json.loads((run / "run.json").read_text())["stages"]
+    assert "--decontaminate-only" in recorded["decontaminate"]["argv"]
+    assert "--decontaminate-only" not in recorded["dedup"]["argv"]
+    assert json.loads((run / "decontaminate" / "report.json").read_text())["contamination"]["decontaminate_only"]
+    reasons = {line.split(",")[2] for line in (run / "decontaminate" / "removed.csv").read_text().splitlines()[1:]}
+    assert reasons <= {"contaminated"}
+
+    # the record of a stage run with an older command line (its key differs): the stage runs again
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["stages"]["decontaminate"]["key"] = "0123456789abcdef"
+    (run / "run.json").write_text(json.dumps(manifest))
+    again = run_pipeline(load_config(config_path))
+    assert _statuses(again) == {**_statuses(again), "decontaminate": "ran", "dedup": "up-to-date"}, _outcomes(again)

@@ -8,7 +8,8 @@ internals, so any engine that writes the same files works:
 * ``clusters.json``: a list of clusters, each a list of row ids, members in input order;
 * ``removed.csv``: ``id, split, reason, duplicate_of`` of every dropped row: the members of a
   cluster not in it are the row the cluster keeps (none when all were contaminated); a run with
-  ``--against`` (a decontamination) drops the contaminated rows only, so its clusters keep every
+  ``--against --decontaminate-only`` (a decontamination, ``report.json``'s
+  ``contamination.decontaminate_only``) drops the contaminated rows only, so its clusters keep every
   other member;
 * ``contamination.csv`` (with ``--against``): ``id, split, reference_id, ...``;
 * ``kept.csv``: ``id, split`` of every row the dedup kept, the record of a kept row's split;
@@ -56,9 +57,9 @@ class DedupOutput:
         cluster_of: id -> index into :attr:`clusters` (only ids in a cluster).
         position_of: id -> its place in its cluster's member list (only ids in a cluster).
         removed: id -> ``(split, reason)`` of each dropped row (``removed.csv``).
-        kept_of_cluster: cluster index -> the id the dedup kept (a decontamination keeps every member
-            that is not contaminated: the first of them), ``None`` when every member was dropped (all
-            contaminated).
+        kept_of_cluster: cluster index -> the id the dedup kept (a decontamination,
+            ``--decontaminate-only``, keeps every member that is not contaminated: the first of them),
+            ``None`` when every member was dropped (all contaminated).
         contaminated: id -> the reference ids it duplicates (``contamination.csv``; empty without
             ``--against``).
         splits: the split names of the data (``report.json`` ``splits``).
@@ -236,9 +237,13 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     removed = {row["id"]: (row["split"], row["reason"])
                for row in _read_csv(root / "removed.csv", ("id", "split", "reason"))}
     kept_of_cluster = []
-    # a decontamination (--against) keeps every row that is not contaminated: its clusters describe the
-    # in-set duplication and keep all their other rows (one of them counts as the cluster's, one_per_cluster)
-    decontamination = "contamination" in report
+    # a decontamination (--against --decontaminate-only) keeps every row that is not contaminated: its clusters
+    # describe the in-set duplication and keep all their other rows (one of them counts as the cluster's,
+    # one_per_cluster); a report of the version before the flag says so by its clusters' kept_rows
+    contamination = report.get("contamination") if isinstance(report.get("contamination"), dict) else None
+    largest = report.get("largest_clusters") if isinstance(report.get("largest_clusters"), list) else []
+    decontamination = contamination is not None and bool(contamination.get(
+        "decontaminate_only", any(isinstance(c, dict) and "kept_rows" in c for c in largest)))
     for cluster in clusters:
         kept = [member for member in cluster if member not in removed]
         if len(kept) > 1 and not decontamination:

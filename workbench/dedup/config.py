@@ -94,6 +94,9 @@ class DedupConfig(JobConfig):
         against: a reference dataset: rows that are near-duplicates of any of its rows are
             dropped (decontamination, e.g. ``humaneval``).
         against_code_column / against_id_column: its code column(s) and id column.
+        decontaminate_only: with ``against``, drop the contaminated rows only: the in-set
+            duplicates are clustered and reported but kept (``workbench run``'s ``decontaminate``
+            stage); without it the output is deduplicated and decontaminated.
         output_format: how the deduplicated splits are written.
         workers: processes for tokenizing (``1`` = in-process; ``0`` = one per CPU).
         offline: never contact the Hugging Face hub.
@@ -154,6 +157,9 @@ class DedupConfig(JobConfig):
         None, "Code column(s) of --against [default: prompt,canonical_solution for HumanEval-like data, else --code-column].")
     against_id_column: str | None = option(None, "Id column of --against, or comma-separated columns joined with ':' (task_id,sample_id) "
                                                 "[default: task_id if present].")
+    decontaminate_only: bool = option(
+        False, "With --against: drop only the rows near-duplicate to a reference row; in-set duplicates are "
+        "reported and kept (without it both are dropped).")
     output_format: str = option(
         "auto", "Deduplicated splits as auto (the input's form) | jsonl | parquet | hf (save_to_disk) | files (source folder); "
         "for a URI read by Spark: jsonl | parquet folders written by Spark.",
@@ -175,6 +181,9 @@ class DedupConfig(JobConfig):
         0, "Partitions of the rows on Spark (0 = the cluster's parallelism, at least one per 20,000 rows).", min=0)
 
     def _check(self) -> None:
+        if self.decontaminate_only and self.against is None:
+            raise DedupConfigError("{decontaminate_only} drops the rows that copy an {against} reference row: "
+                                   "give {against} REF too, or leave it out to deduplicate", "decontaminate_only", "against")
         for setting in self.spark_conf:
             key, equals, _ = setting.partition("=")
             if not equals or not key.strip():

@@ -91,11 +91,12 @@ class DedupResult:
         clusters: connected components with >= 2 rows, largest first (row indices); clusters
             of too-short rows of identical text (``exact_text``) among them.
         keepers: the kept row of each cluster (``None`` when all were contaminated), in
-            the order of ``clusters``; with a ``reference`` (a decontamination) the row a dedup
-            without one would keep: the other rows of the cluster that are not contaminated are
-            kept too.
-        removed: row index -> :class:`Removal`; with a ``reference``, the contaminated rows only
-            (in-set duplicates are found and reported, not dropped: that is a run without one).
+            the order of ``clusters``; with a ``reference`` and ``config.decontaminate_only`` (a
+            decontamination) the row a dedup without one would keep: the other rows of the cluster
+            that are not contaminated are kept too.
+        removed: row index -> :class:`Removal`: the in-set duplicates and the contaminated rows;
+            with ``config.decontaminate_only``, the contaminated rows only (in-set duplicates are
+            found and reported, not dropped).
         pairs: verified duplicate pairs inside clusters (exact pairs join each member to
             its exact representative).
         cross_group_pairs: verified duplicate pairs whose rows are in different groups.
@@ -163,8 +164,9 @@ def find_duplicates(
         rows: the dataset (see :func:`~workbench.dedup.rows.collect_rows`).
         config: parameters (defaults: Allamanis 2019's t0 = 0.8, t1 = 0.7, 20 tokens).
         reference: ``--against`` rows; any row of ``rows`` that is a duplicate of one of
-            them is reported and dropped (decontamination), and only those: the in-set
-            duplicates are clustered and reported but every row that is not contaminated is kept.
+            them is reported and dropped (decontamination), besides the in-set duplicates; with
+            ``config.decontaminate_only`` only those: the in-set duplicates are clustered and
+            reported but every row that is not contaminated is kept.
         progress: a factory of progress bars (``progress(description, total)`` is a
             context manager yielding ``advance(n)``); ``None`` for none.
         minhash: the permutations and LSH parameters for ``config`` being prepared
@@ -394,9 +396,9 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
             test_split=config.test_split, excluded=contaminated,
         )
         keepers.append(keeper)
-        if keeper is None or reference is not None:
-            # a decontamination (``--against``) drops the contaminated rows only: the cluster is
-            # described (its keeper is the row a dedup without a reference keeps), not collapsed
+        if keeper is None or (reference is not None and config.decontaminate_only):
+            # a decontamination (``--against --decontaminate-only``) drops the contaminated rows only: the
+            # cluster is described (its keeper is the row a dedup without a reference keeps), not collapsed
             continue
         for member in cluster:
             if member != keeper and member not in removed:

@@ -25,9 +25,10 @@ paper and with runs before ``exact_text`` existed): they have figures of their o
 (``exact_text_duplicates``, ``exact_text_clusters``, and ``exact_text_*`` in ``cross_set`` and
 ``groups``), and ``removed``/``kept`` count every dropped row.
 
-With a reference (``--against``: a decontamination) the same figures describe the in-set
-duplication, but only the contaminated rows are dropped: ``removed`` is
-``removed_rows_by_reason.contaminated`` and every other row is kept.
+With a reference (``--against``) the in-set duplicates and the contaminated rows are dropped;
+with ``--decontaminate-only`` as well (a decontamination: ``contamination.decontaminate_only``) the
+same figures describe the in-set duplication, but only the contaminated rows are dropped:
+``removed`` is ``removed_rows_by_reason.contaminated`` and every other row is kept.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ SPLIT_FIGURES: dict[str, str] = {
         "too_short rows whose whitespace-normalised text equals another's, minus one per such group: "
         "sum over exact_text clusters T of (|T| - 1); not in duplicate_rows or duplication_factor"),
     "exact_text_clusters": "exact_text clusters (identical text below min_tokens) with 2 or more rows here",
-    "removed": ("rows dropped from the deduplicated output (sum of removed_rows_by_reason); with --against (a "
-                "decontamination) the contaminated rows only, the in-set duplicates are kept"),
+    "removed": ("rows dropped from the deduplicated output (sum of removed_rows_by_reason); with --against "
+                "--decontaminate-only (a decontamination) the contaminated rows only, the in-set duplicates are kept"),
     "removed_rows_by_reason": (
         "dropped rows by why: exact_duplicate (same token multiset as the row its cluster keeps), "
         "exact_text_duplicate (same normalised text as that row, below min_tokens), "
@@ -188,12 +189,14 @@ def build_report(result: DedupResult, *, skipped_files: Sequence = (), input_for
             "chained": shape.chained,
             "splits": dict(Counter(rows.splits[m] for m in cluster)),
             **({"groups": len({rows.groups[m] for m in cluster})} if rows.groups is not None else {}),
-            # None: every member is a duplicate of an --against row, so none is kept; with --against the
-            # row a dedup without it keeps, and kept_rows the rows the decontamination keeps (all but the contaminated)
+            # None: every member is a duplicate of an --against row, so none is kept; with --decontaminate-only
+            # the row a dedup without it keeps, and kept_rows the rows the decontamination keeps (all but the
+            # contaminated)
             "kept": rows.ids[keeper] if keeper is not None else None,
-            **({"contaminated": (contaminated := sum(1 for m in cluster if _reason(result, m) == "contaminated")),
-                "kept_rows": len(cluster) - contaminated}
+            **({"contaminated": (contaminated := sum(1 for m in cluster if _reason(result, m) == "contaminated"))}
                if result.reference is not None else {}),
+            **({"kept_rows": len(cluster) - contaminated}
+               if result.reference is not None and result.config.decontaminate_only else {}),
             "sample": [rows.ids[m] for m in cluster[:CLUSTER_SAMPLE]],
         }
         for cluster, keeper, shape in list(zip(result.clusters, result.keepers, result.shapes))[:LARGEST_CLUSTERS]
@@ -343,6 +346,8 @@ def _contamination(result: DedupResult) -> dict:
     return {
         "reference": reference.source,
         "reference_rows": len(reference),
+        # --decontaminate-only: only the contaminated rows were dropped, the in-set duplicates kept
+        "decontaminate_only": result.config.decontaminate_only,
         "reference_too_short": status[TOO_SHORT],
         "reference_failed": status[FAILED],
         "contaminated_rows": len(contaminated),
@@ -517,8 +522,9 @@ def render_report(report: dict) -> list:
                   f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
                   "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
-    if report.get("contamination"):
-        in_set_dedup = "the dedup stage" if in_config_words() else "a dedup without --against"
+    if report.get("contamination", {}).get("decontaminate_only", "kept_rows" in (report.get("largest_clusters") or [{}])[0]):
+        # (a report of a version that had no decontaminate_only: its clusters record kept_rows)
+        in_set_dedup = "the dedup stage" if in_config_words() else "a dedup without --decontaminate-only"
         # a decontamination drops the contaminated rows only; the in-set duplicates above stay
         facts.add_row(
             "removed rows, by reason",

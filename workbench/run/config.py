@@ -58,7 +58,7 @@ COMMAND_CONFIGS: dict[str, type[JobConfig]] = {
 #: config fields (``resume``, ``results``) and the command's own outputs and printing switches.
 #: ``retry_failed`` goes with ``resume``: ``[run] retry_failed`` asks for it (:data:`RUN_KEYS`)
 MANAGED_KEYS = {
-    "dedup": {"output", "json_output", "progress"},
+    "dedup": {"output", "json_output", "progress", "decontaminate_only"},
     "execute": {"output", "resume", "overwrite", "json_output"},
     "score": {"output", "resume", "overwrite", "retry_failed", "quiet"},
     "correlate": {"results", "json_path", "plot_path"},
@@ -114,6 +114,8 @@ RUN_KEYS = {
 
 #: why a managed key is refused, where the generic reason ("each stage writes into the run folder") is not it
 _MANAGED_WHY = {
+    "decontaminate_only": "the decontaminate stage passes it (its output drops only the rows that copy an against "
+                          "row) and the dedup stage reports the in-set duplicates",
     "retry_failed": "to score a finished stage's failed rows again, rerun with --retry-failed ([run] retry_failed = "
                     "true) or --stage score",
 }

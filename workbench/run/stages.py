@@ -571,6 +571,10 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
     if not section.get("against"):
         plan.skip_reason = "[decontaminate] against is not set"
     else:
+        # the stage's output is the decontaminated data: only the rows that copy a reference row are dropped
+        # (the dedup stage removes the in-set duplicates)
+        section["decontaminate_only"] = True
+        plan.set_by_run["decontaminate_only"] = "the decontaminate stage (it removes only contaminated rows)"
         _dedup_job(plan, config, columns, section, layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
     plans.append(plan)
 
