@@ -56,8 +56,9 @@ def test_rows_missing_beyond_the_limit_stay_a_warning(tmp_path):
     assert any(w.startswith("chrf: small n: no pooled interval") for w in report.warnings)
     assert not report.notes
     # one of the 4 scored rows lost: 1 row past the limit's 8 is a warning, the 8 a note
-    rows = [dict(row, chrf=None) if row.get("chrf") is not None and not lost else row
-            for lost, row in ((i > 0, row) for i, row in enumerate(rows))]
+    # (the first scored row in the file: scores_wide.jsonl is in input order, not the order of selection)
+    first_scored = next(i for i, row in enumerate(rows) if row.get("chrf") is not None)
+    rows = [dict(row, chrf=None) if i == first_scored else row for i, row in enumerate(rows)]
     (tmp_path / "limited" / "scores_wide.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     report = correlate(wide, metrics=["chrf", "codebleu"], n_resamples=50, seed=0)
     assert "chrf: 1 row left out (1 missing, 0 non-numeric, 0 infinite)" in report.warnings
@@ -80,9 +81,12 @@ def test_the_per_cluster_report_of_correlate_dedup_has_the_method_limit_notes_to
         code = {(r["task_id"], r["sample_id"]): r["completion_multipl_e"] for r in map(json.loads, handle)}
     generations = [{"task_id": r["task_id"], "sample_id": r["sample_id"], "code": code[(r["task_id"], r["sample_id"])]}
                    for r in rows]
-    assert [r.get("chrf") is not None for r in rows] == [True] * 4 + [False] * 8
-    generations[2]["code"] = generations[0]["code"]  # a scored row: removed as a copy of the first
-    generations[7]["code"] = generations[6]["code"]  # a row past the limit
+    # scores_wide.jsonl is in input order: chrf's 4 rows are wherever the selection put them
+    scored = [i for i, r in enumerate(rows) if r.get("chrf") is not None]
+    past = [i for i, r in enumerate(rows) if r.get("chrf") is None]
+    assert len(scored) == 4 and len(past) == 8
+    generations[scored[1]]["code"] = generations[scored[0]]["code"]  # a scored row: removed as a copy of another
+    generations[past[1]]["code"] = generations[past[0]]["code"]  # a row past the limit
     (tmp_path / "gens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in generations))
     runner = CliRunner()
     dedup = runner.invoke(app, ["dedup", str(tmp_path / "gens.jsonl"), "--code-column", "code", "--id-column",
