@@ -277,6 +277,10 @@ def test_the_library_never_imports_the_command_line() -> None:
         relative = path.relative_to(package)
         if relative.parts[0] == "cli" or relative.name == "__main__.py":
             continue
+        if relative.as_posix() == "languages/conformance/commands.py":
+            # the conformance kit's end-to-end helpers run the command line for plugin tests, as a user types it;
+            # (they import workbench.cli inside their functions, only when a plugin test calls them)
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
