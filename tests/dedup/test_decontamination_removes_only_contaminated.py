@@ -69,7 +69,9 @@ def test_decontamination_without_contamination_keeps_every_row(tmp_path):
     assert removed == {"mine/1": "exact_text_duplicate", "mine/3": "exact_text_duplicate"}
 
 
-def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_path):
+def _leaked_corpus(tmp_path):
+    """Six rows in ``tmp_path/gens.jsonl``: two copies of HumanEval/0's solution (contaminated), two copies of
+    one body, two ``pass`` stubs. Returns the rows and the file."""
     problems = {problem["task_id"]: problem for problem in load_humaneval()}
     leak = problems["HumanEval/0"]["canonical_solution"]
     rows = [{"task_id": "T/0", "completion": leak}, {"task_id": "T/1", "completion": leak},  # contaminated copies
@@ -77,6 +79,11 @@ def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_pa
             {"task_id": "T/4", "completion": "    pass\n"}, {"task_id": "T/5", "completion": "    pass\n"}]
     source = tmp_path / "gens.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows, source
+
+
+def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_path):
+    rows, source = _leaked_corpus(tmp_path)
     run = run_dedup(str(source), DedupConfig(code_column="completion", id_column="task_id", against="humaneval",
                                              against_code_column="canonical_solution", min_tokens=10, workers=1,
                                              decontaminate_only=True),
@@ -110,13 +117,7 @@ def test_only_the_contaminated_rows_are_dropped_and_bias_reads_the_folder(tmp_pa
 
 def test_default_against_removes_in_set_duplicates_and_contaminated_rows(tmp_path):
     # `workbench dedup --against` without --decontaminate-only writes deduplicated and decontaminated splits
-    problems = {problem["task_id"]: problem for problem in load_humaneval()}
-    leak = problems["HumanEval/0"]["canonical_solution"]
-    rows = [{"task_id": "T/0", "completion": leak}, {"task_id": "T/1", "completion": leak},  # contaminated copies
-            {"task_id": "T/2", "completion": BODY}, {"task_id": "T/3", "completion": BODY},
-            {"task_id": "T/4", "completion": "    pass\n"}, {"task_id": "T/5", "completion": "    pass\n"}]
-    source = tmp_path / "gens.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    rows, source = _leaked_corpus(tmp_path)
     result = _dedup_cli(tmp_path, source, "--against", "humaneval", "--against-code-column", "canonical_solution",
                         "--min-tokens", "10", "--workers", "1")
     assert result.returncode == 0, result.stderr
