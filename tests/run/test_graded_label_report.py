@@ -18,32 +18,19 @@ import pytest
 from typer.testing import CliRunner
 
 from bundled_data import write_conala_slice
+from run_config import write_run_config
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
 
-_CONFIG = """
-[run]
-output = "{output}"
-stages = ["dedup", "score_all", "correlate_all", "bias", "report"]
-[data]
-source = "{source}"
-task_column = "task_id"
-sample_column = "sample_id"
-code_column = "generation"
-reference_column = "references"
-label_column = "grade"
-label_kind = "graded"
-[dedup]
-group_column = "task_id"
-min_tokens = 5
-[score]
-method = ["chrf"]
-[correlate]
-metric = ["bleu"]
-resamples = 100
-[bias]
-resamples = 100
-"""
+_CONFIG = {
+    "run": {"stages": ["dedup", "score_all", "correlate_all", "bias", "report"]},
+    "data": {"task_column": "task_id", "sample_column": "sample_id", "code_column": "generation",
+             "reference_column": "references", "label_column": "grade", "label_kind": "graded"},
+    "dedup": {"group_column": "task_id", "min_tokens": 5},
+    "score": {"method": ["chrf"]},
+    "correlate": {"metric": ["bleu"], "resamples": 100},
+    "bias": {"resamples": 100},
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +39,7 @@ def graded_run(tmp_path_factory) -> dict:
     source = folder / "conala-slice.jsonl"
     rows = write_conala_slice(source, 8, ("task_id", "sample_id", "prompt", "generation", "reference", "references",
                                           "grade", "bleu"))
-    config = folder / "conala.toml"
-    config.write_text(_CONFIG.format(output=folder / "run", source=source))
+    config = write_run_config(folder / "conala.toml", _CONFIG, output=folder / "run", source=source)
     result = run_pipeline(load_config(config))
     return {"folder": folder, "config": config, "result": result, "run": folder / "run", "rows": len(rows)}
 

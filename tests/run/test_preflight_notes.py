@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from run_config import write_run_config
 from workbench.cli import app
 from workbench.errors import WorkbenchError
 from workbench.run.config import load_config
@@ -21,23 +22,13 @@ from workbench.run.preflight import run_preflight
 
 #: an [execute] limit below the rows (correlate_all joins only those: expected) that also misses the
 #: score stage's subset (correlate uses fewer samples than it scores: a problem)
-_CONFIG = """
-[run]
-output = "{output}"
-stages = ["execute", "score", "score_all", "correlate", "correlate_all"]
-[data]
-source = "{source}"
-code_column = "completion"
-label_column = "passed"
-[execute]
-limit = 2
-[score]
-method = ["p-correct", "chrf"]
-model = "openai/judge"
-limit = 4
-select = "first"
-problems = "humaneval"
-"""
+_CONFIG = {
+    "run": {"stages": ["execute", "score", "score_all", "correlate", "correlate_all"]},
+    "data": {"code_column": "completion", "label_column": "passed"},
+    "execute": {"limit": 2},
+    "score": {"method": ["p-correct", "chrf"], "model": "openai/judge", "limit": 4, "select": "first",
+              "problems": "humaneval"},
+}
 
 _EXECUTED_ALL = "[execute] limit = 2 executes 2 of the 6 rows: correlate_all"
 _EXECUTED_SUBSET = "[execute] limit = 2 runs the first 2 rows, but 2 of the 4 samples [score] selects"
@@ -50,9 +41,7 @@ def config_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
              "passed": sample % 2} for task in range(3) for sample in range(2)]
     source = tmp_path / "gens.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    path = tmp_path / "c.toml"
-    path.write_text(_CONFIG.format(output=tmp_path / "run", source=source))
-    return path
+    return write_run_config(tmp_path / "c.toml", _CONFIG, output=tmp_path / "run", source=source)
 
 
 def test_the_preflight_keeps_notes_apart_from_warnings(config_path: Path) -> None:
@@ -84,20 +73,6 @@ def test_dry_run_prints_a_cyan_note_and_a_yellow_warning(config_path: Path, monk
     assert "\x1b[33m" not in note and "\x1b[36m" not in warning
 
 
-_SCORE_ONLY = """
-[run]
-output = "{output}"
-stages = ["score"]
-[data]
-source = "{source}"
-code_column = "completion"
-[score]
-method = ["{method}"]
-model = "{model}"
-problems = "humaneval"
-"""
-
-
 @pytest.mark.parametrize("method, model, key, alias", [
     ("dsa-cqe", "openai/judge", "[score] embedding_model", "all-minilm-l6-v2"),
     ("ice-score", "local/smollm2-135m", "[score] model", "smollm2-135m"),
@@ -109,8 +84,10 @@ def test_a_model_missing_from_the_store_is_an_error_when_it_may_not_be_pulled(
     its first sub-code (dsa-cqe's embedding model). Now it is the preflight's error, led by the key,
     with the commands that bring the model."""
     source = tmp_path / "gens.jsonl"  # the fixture's rows
-    path = tmp_path / "score-only.toml"
-    path.write_text(_SCORE_ONLY.format(output=tmp_path / "run2", source=source, method=method, model=model))
+    path = write_run_config(tmp_path / "score-only.toml",
+                            {"run": {"stages": ["score"]}, "data": {"code_column": "completion"},
+                             "score": {"method": [method], "model": model, "problems": "humaneval"}},
+                            output=tmp_path / "run2", source=source)
     monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "empty-store"))
     monkeypatch.setenv("WORKBENCH_AUTO_PULL", "0")
     with pytest.raises(WorkbenchError) as refused:
