@@ -11,7 +11,6 @@ hand-set grade column; the contamination note on the fixture run's report data, 
 from __future__ import annotations
 
 import copy
-import html as html_lib
 import json
 import re
 from pathlib import Path
@@ -19,22 +18,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from report_html import element, shown_text
 from workbench.cli import app
 from workbench.data.loading import load_humaneval
 from workbench.report import build_report_data, render_html
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run-fixture"
-
-
-def _text(markup: str) -> str:
-    """The text a browser shows for ``markup`` (tags dropped, white space collapsed)."""
-    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
-
-
-def _element(page: str, element_id: str) -> str:
-    start = page.index(f'id="{element_id}"')
-    tag = page[page.rindex("<", 0, start) + 1:start].split()[0]
-    return page[page.index(">", start) + 1:page.index(f"</{tag}>", start)]
 
 
 @pytest.fixture(scope="module")
@@ -81,12 +70,12 @@ def test_a_declared_grade_gets_no_pass_fail_agreement(graded_run: Path) -> None:
     assert data["dataset"]["label_kind"] == "graded"
     page = render_html(data)
     assert 'id="agreement"' not in page and "Agreement with the shipped" not in page and "shipped pass rate" not in page
-    said = _text(_element(page, "agreement-graded"))
+    said = shown_text(element(page, "agreement-graded"))
     assert ("No agreement with our execution is computed: the shipped grade column is a grade "
             "([data] label_kind = \"graded\"), not pass/fail") in said, said
     assert "mean grade 2.667 on the 3 samples our execution passed, 0.000 on the 1 it failed" in said, said
     # the sample views name the column, not "passed"
-    views = _text(page[page.index('id="samples"'):])
+    views = shown_text(page[page.index('id="samples"'):])
     assert "shipped passed" not in views and "(shipped grade=4)" in views, views
 
 
@@ -103,7 +92,7 @@ def test_an_undeclared_grade_is_recognised_by_its_values(graded_run: Path) -> No
         manifest.write_text(kept)
     _graded_section(data["execution"])
     assert data["execution"]["graded_label"]["declared"] is False
-    said = _text(_element(render_html(data), "agreement-graded"))
+    said = shown_text(element(render_html(data), "agreement-graded"))
     assert "the shipped grade column holds values other than 0 and 1 (e.g. 4)" in said, said
 
 
@@ -119,12 +108,12 @@ def test_the_contamination_note_speaks_of_the_grade():
     data["bias"]["label_kind"] = "graded"
     data["label"] = {**data["label"], "kind": "graded", "column": "grade", "noun": "the grade 'grade'"}
     page = render_html(data)
-    note = _text(_element(page, "contamination-confound"))
+    note = shown_text(element(page, "contamination-confound"))
     assert "near-duplicate of the benchmark's own solution" in note, note
     assert "the grade 'grade': mean 3.100 on the 12 contaminated rows, 1.250 on the 300 clean rows" in note, note
     assert "confounded with the grade" in note, note
     assert not re.search(r"tests|correct|pass", note), note
-    assert "grade (the mean grade)" in _text(_element(page, "bias-table"))  # as the bias table calls the row
+    assert "grade (the mean grade)" in shown_text(element(page, "bias-table"))  # as the bias table calls the row
 
 
 def _correlate_reads_shipped(tmp_path: Path, data: dict, correlate: dict) -> dict:

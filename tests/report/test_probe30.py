@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from report_html import element, shown_text
 from workbench.report import build_report_data, render_html
 from workbench.report.sections import MAX_LISTED_PER_STATUS, not_passed
 
@@ -24,29 +25,18 @@ def data() -> dict:
     return build_report_data(FIXTURE)
 
 
-def _text(markup: str) -> str:
-    """The text a browser shows for ``markup`` (tags dropped, white space collapsed)."""
-    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", "", markup))).strip()
-
-
-def _element(page: str, element_id: str) -> str:
-    start = page.index(f'id="{element_id}"')
-    tag = page[page.rindex("<", 0, start) + 1:start].split()[0]
-    return page[page.index(">", start) + 1:page.index(f"</{tag}>", start)]
-
-
 def test_the_pass_at_k_line_keeps_its_words_apart(data):
     data = copy.deepcopy(data)
     values = data["execution"]["pass_at_k"]["values"]
     for k, ci in (("1", [0.3952, 0.4365]), ("10", [0.7651, 0.8657])):  # as the probe's 3,220-row run
         values[k].update(ci=ci, no_ci=None)
-    line = _text(_element(render_html(data), "pass-at-k"))
+    line = shown_text(element(render_html(data), "pass-at-k"), tag="")
     assert "0.8657] (unbiased estimator" in line, line
     assert "seed 0) pass@100 not reported" in line, line
     assert not re.search(r"\S\(unbiased|\)pass@|\]\(", line), line
     del values["10"]  # no interval: the reason, then the note
     values["1"].update(ci=None, no_ci="only 3 tasks contribute")
-    line = _text(_element(render_html(data), "pass-at-k"))
+    line = shown_text(element(render_html(data), "pass-at-k"), tag="")
     assert "no CI: only 3 tasks contribute (unbiased estimator" in line, line
 
 
@@ -165,12 +155,13 @@ def test_published_values_stand_only_next_to_estimates_on_the_same_rows(publishe
     assert by_method["chrf"]["reference_marks"]["subset"] == []
 
     page = render_html(data)
-    notes = _text(_element(page, "forest-notes"))
+    notes = shown_text(element(page, "forest-notes"), tag="")
     assert "ice-score (subset, n=40): estimated on 40 of the 3,220 rows" in notes
-    forest = _element(page, "forest-plot")
+    forest = element(page, "forest-plot")
     assert "published, pooled (same rows)" in forest and "shipped column on the same rows, pooled" in forest
-    table = _element(page, "references-table")
-    assert "not ice-score (subset, n=40)" in _text(table) and "gpt35_nswr (all, n=3,220)" in _text(table)
+    table = element(page, "references-table")
+    shown = shown_text(table, tag="")
+    assert "not ice-score (subset, n=40)" in shown and "gpt35_nswr (all, n=3,220)" in shown
 
 
 def test_no_published_value_is_drawn_next_to_other_data(data):
@@ -181,13 +172,13 @@ def test_no_published_value_is_drawn_next_to_other_data(data):
             assert entry["reference_marks"][scope] == [], (entry["method"], scope)
             if entry[scope] and entry["references"]:
                 assert "not the set they were measured on" in entry["reference_notes"][scope]
-    forest = _element(render_html(data), "forest-plot")
+    forest = element(render_html(data), "forest-plot")
     assert "published, pooled" not in forest and "no reference value was measured on these rows" in forest
     # a report.json written before reference_marks existed draws none either
     old = copy.deepcopy(data)
     for entry in old["headline"]:
         entry.pop("reference_marks"), entry.pop("reference_notes")
-    assert "published, pooled" not in _element(render_html(old), "forest-plot")
+    assert "published, pooled" not in element(render_html(old), "forest-plot")
 
 
 def test_the_contamination_comparison_says_it_is_confounded_with_correctness(data):
@@ -198,7 +189,7 @@ def test_the_contamination_comparison_says_it_is_confounded_with_correctness(dat
     label = next(row for row in data["bias"]["rows"] if row["metric"] == data["bias"]["label"])
     label["contaminated"] = {"value": 0.90625, "ci": [0.767, 1.0], "n_rows": 32, "n_units": 18}
     label["clean"] = {**label["clean"], "value": 0.40997, "n_rows": 3188}
-    note = _text(_element(render_html(data), "contamination-confound"))
+    note = shown_text(element(render_html(data), "contamination-confound"), tag="")
     assert "near-duplicate of the benchmark's own solution (humaneval" in note
     assert "passed 0.906 on the 32 contaminated rows, 0.410 on the 3,188 clean rows" in note
     assert "confounded with correctness" in note

@@ -9,7 +9,6 @@ intent's snippets, correlated with the grade next to the shipped BLEU column, bi
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bundled_data import write_conala_slice
+from report_html import shown_text
 from run_config import write_run_config
 from workbench.cli import app
 from workbench.run import load_config, run_pipeline
@@ -44,18 +44,13 @@ def graded_run(tmp_path_factory) -> dict:
     return {"folder": folder, "config": config, "result": result, "run": folder / "run", "rows": len(rows)}
 
 
-def _text(page: str) -> str:
-    """The page's text: tags dropped, entities read, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
-
-
 def test_the_report_names_the_grade_not_execution(graded_run: dict) -> None:
     """Before: the headline read "correlation with execution", the bias tau-b "Correlation with execution:
     Kendall tau-b with grade", the grade's row "(pass@1)" and the distribution "by pass/fail"."""
     outcomes = {o.name: o.status for o in graded_run["result"].outcomes}
     assert {outcomes[n] for n in ("dedup", "score_all", "correlate_all", "bias", "report")} == {"ran"}, outcomes
     page = (graded_run["run"] / "report.html").read_text()
-    text = _text(page)
+    text = shown_text(page)
     assert "Headline: correlation with the grade 'grade'" in text, text[:2000]
     assert "between each method's score and the grade 'grade', a graded label" in text
     assert "Correlation with the grade 'grade': Kendall τ-b with grade" in text
