@@ -353,6 +353,21 @@ retry_wait = 0.01
     return path
 
 
+def _judged_on_four(tmp_path: Path, judge: _Judge, data: Path, stages: list[str], select: str) -> Path:
+    """chrF on every row of ``data`` and ICE-Score (the fake judge, no LLM cache) on the 4 rows ``[score] select``
+    picks."""
+    path = _write_config(tmp_path, data, stages)
+    path.write_text(path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
+model = "openai/judge"
+api_base = "{judge.api_base}"
+limit = 4
+select = "{select}"
+n_samples = 1
+score_mode = "sampled"
+cache = "off"'''))
+    return path
+
+
 def test_options_that_cannot_change_outputs_rerun_nothing_and_keep_the_llm_cost(tmp_path: Path, judge: _Judge) -> None:
     """probe30 F6: ``--offline``, ``[score] workers``, ``max_failures``, ``timeout``, ``retries`` re-keyed
     stages and ran them again from scratch; the cached rerun then replaced the report's LLM cost of
@@ -521,15 +536,7 @@ def test_another_score_limit_scores_only_the_new_rows(tmp_path: Path, judge: _Ju
     out are set aside, so raising the limit again asks the judge nothing."""
     stages = ["score", "correlate", "report"]
     data = write_generations(tmp_path / "gens.jsonl", per_outcome=2)  # 12 rows
-    config_path = _write_config(tmp_path, data, stages)
-    config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
-model = "openai/judge"
-api_base = "{judge.api_base}"
-limit = 4
-select = "{select}"
-n_samples = 1
-score_mode = "sampled"
-cache = "off"'''))
+    config_path = _judged_on_four(tmp_path, judge, data, stages, select)
     llm = tmp_path / "run" / "score" / "llm"
 
     def rows() -> dict[tuple, dict]:
@@ -603,15 +610,7 @@ def test_the_score_note_on_rows_set_aside_names_the_config_keys(tmp_path: Path, 
     """A lowered ``[score] limit`` set rows aside; the score stage's note said "(a smaller --limit or
     --method-limit)" and "a --resume that selects them again"."""
     data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
-    config_path = _write_config(tmp_path, data, ["score"])
-    config_path.write_text(config_path.read_text().replace('method = ["chrf"]', f'''method = ["ice-score", "chrf"]
-model = "openai/judge"
-api_base = "{judge.api_base}"
-limit = 4
-select = "first"
-n_samples = 1
-score_mode = "sampled"
-cache = "off"'''))
+    config_path = _judged_on_four(tmp_path, judge, data, ["score"], "first")
     reports = []
 
     def keep(plan, call):
