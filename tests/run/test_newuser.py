@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ctrl_c import interrupt_after_rows, jsonl_rows
+from run_config import write_run_config
 from workbench.cli import app
 from workbench.errors import WorkbenchError
 from workbench.run import load_config, run_pipeline
@@ -240,18 +241,25 @@ def test_a_stage_left_out_of_a_fresh_folder_is_not_called_out_of_date(tmp_path: 
         "read the outputs of correlate_all, which are out of date")
 
 
+def _six_tasks(path: Path, task: str = "task_id", sample: str = "sample_id") -> Path:
+    """Write 12 rows to ``path`` (JSON Lines): tasks T0..T5 of 2 samples each (columns ``task`` and ``sample``),
+    the code ``gen`` "x = <task>", its ``reference`` "x = <row>", ``passed`` 0 then 1 in each task."""
+    path.write_text("".join(json.dumps({task: f"T{i // 2}", sample: i % 2, "gen": f"x = {i // 2}\n",
+                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
+    return path
+
+
 def test_bias_reads_score_alls_table_when_the_data_names_task_and_sample_otherwise(tmp_path: Path) -> None:
     """newuser34: `[data] task_column = "problem"`, `sample_column = "completion_id"`: the bias stage
     read score_all's table (which names them task_id and sample_id) with `--id-column
     problem,completion_id` and failed: "column 'problem' not found". Real dedup, chrF and bias."""
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps({"problem": f"T{i // 2}", "completion_id": i % 2, "gen": f"x = {i // 2}\n",
-                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
-    config = tmp_path / "c.toml"
-    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "score_all", "bias", "report"]\n'
-                      f'[data]\nsource = "{data}"\ntask_column = "problem"\nsample_column = "completion_id"\n'
-                      'code_column = "gen"\nlabel_column = "passed"\n[dedup]\nmin_tokens = 1\n'
-                      '[score]\nmethod = ["chrf"]\n[bias]\nresamples = 100\n')
+    data = _six_tasks(tmp_path / "gens.jsonl", task="problem", sample="completion_id")
+    config = write_run_config(tmp_path / "c.toml", {
+        "run": {"stages": ["dedup", "score_all", "bias", "report"]},
+        "data": {"task_column": "problem", "sample_column": "completion_id", "code_column": "gen",
+                 "label_column": "passed"},
+        "dedup": {"min_tokens": 1}, "score": {"method": ["chrf"]}, "bias": {"resamples": 100},
+    }, output=tmp_path / "run", source=data)
     result = run_pipeline(load_config(config))
     assert {o.name: o.status for o in result.outcomes}["bias"] == "ran", [(o.name, o.detail) for o in result.outcomes]
     bias = json.loads((tmp_path / "run" / "bias" / "report.json").read_text())
@@ -526,13 +534,11 @@ def test_the_bias_stage_notes_name_the_dedup_key_not_eaten_as_markup(tmp_path: P
     min_tokens; ...": Rich took the "[dedup]" of "[dedup] min_tokens" for a style tag and dropped it.
     The ids the bias report lists are printed as they are too (an id "[x]" lost its brackets). Real
     dedup, chrF and bias through the CLI."""
-    data = tmp_path / "gens.jsonl"
-    data.write_text("".join(json.dumps({"task_id": f"T{i // 2}", "sample_id": i % 2, "gen": f"x = {i // 2}\n",
-                                        "reference": f"x = {i}\n", "passed": i % 2}) + "\n" for i in range(12)))
-    config = tmp_path / "c.toml"
-    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["dedup", "score_all", "bias"]\n'
-                      f'[data]\nsource = "{data}"\ncode_column = "gen"\nlabel_column = "passed"\n'
-                      '[score]\nmethod = ["chrf"]\n[bias]\nresamples = 100\n')
+    data = _six_tasks(tmp_path / "gens.jsonl")
+    config = write_run_config(tmp_path / "c.toml", {
+        "run": {"stages": ["dedup", "score_all", "bias"]}, "data": {"code_column": "gen", "label_column": "passed"},
+        "score": {"method": ["chrf"]}, "bias": {"resamples": 100},
+    }, output=tmp_path / "run", source=data)
     result = CliRunner().invoke(app, ["run", str(config), "--no-progress"], terminal_width=400)
     assert result.exit_code == 0, result.output
     printed = " ".join(result.output.split())
