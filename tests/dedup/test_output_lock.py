@@ -58,16 +58,21 @@ def _corpus(path: Path) -> Path:
     return path
 
 
-def _start_first(tmp_path: Path, data: Path, out: Path) -> tuple[subprocess.Popen, Path]:
+def _start_first(tmp_path: Path, data: Path, out: Path, script: str = FIRST_RUN,
+                 what: str = "run") -> tuple[subprocess.Popen, Path]:
+    """Start ``script`` (:data:`FIRST_RUN` or :data:`FIRST_API`) on ``data`` into ``out`` and wait until it
+    holds the folder at its write step (it writes ``flags/waiting``, then waits for ``flags/go``); the test
+    fails, naming the first ``what``, where it ends or takes over 120 s before that. Returns the process
+    and the flags folder."""
     flags = tmp_path / "flags"
     flags.mkdir()
-    first = subprocess.Popen([sys.executable, "-c", FIRST_RUN, str(data), str(out), str(flags)],
+    first = subprocess.Popen([sys.executable, "-c", script, str(data), str(out), str(flags)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (flags / "waiting").exists():
         if first.poll() is not None or time.monotonic() > deadline:
             first.kill()
-            pytest.fail(f"the first run did not reach its write step: {first.communicate()}")
+            pytest.fail(f"the first {what} did not reach its write step: {first.communicate()}")
         time.sleep(0.1)
     return first, flags
 
@@ -148,16 +153,7 @@ def test_write_outputs_holds_the_folder_against_a_second_writer(tmp_path):
 
     assert "write_outputs(result" in FIRST_API
     data, out = _corpus(tmp_path / "corpus.jsonl"), tmp_path / "out"
-    flags = tmp_path / "flags"
-    flags.mkdir()
-    first = subprocess.Popen([sys.executable, "-c", FIRST_API, str(data), str(out), str(flags)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not (flags / "waiting").exists():
-        if first.poll() is not None or time.monotonic() > deadline:
-            first.kill()
-            pytest.fail(f"the first writer did not reach its write step: {first.communicate()}")
-        time.sleep(0.1)
+    first, flags = _start_first(tmp_path, data, out, FIRST_API, "writer")
     try:
         staging = (flags / "waiting").read_text()
         second = _second(data, out)  # the CLI
