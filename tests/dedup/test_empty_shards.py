@@ -125,3 +125,48 @@ def test_csv_shards_beside_a_header_only_or_a_zero_byte_one(spark, tmp_path, eng
         run_dedup(str(folder), DedupConfig(min_tokens=1, engine=engine))
     assert str(refused.value).startswith(f"{folder}: the CSV files have other columns: train-00001-of-00002.csv "
                                          f"lacks 'id', 'content', which train-00000-of-00002.csv has"), refused.value
+
+
+# Found in session 38's review (review38b): the file-named splits' emptiness was checked on Spark only without
+# --split-column, and only the first empty split was named.
+
+@pytest.mark.parametrize("form", ["parquet", "jsonl"])
+def test_an_empty_file_named_split_with_a_split_column_is_refused_alike(spark, tmp_path, form):
+    # --split-column regroups the rows, but the local loader reads the folder's file-named splits first and
+    # refuses one of no rows; Spark read the files as one table and went on (6 rows in train and test)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    rows = [{**row, "split": "train" if k < 4 else "test"} for k, row in enumerate(ROWS)]
+    if form == "parquet":
+        table = pa.Table.from_pylist(rows)
+        pq.write_table(table, folder / "train.parquet")
+        pq.write_table(table.slice(0, 0), folder / "test.parquet")
+    else:
+        jsonl(folder / "train.jsonl", rows)
+        (folder / "test.jsonl").write_text("\n\n")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1, split_column="split"))
+    assert str(local.value) == (f"{folder}: no rows in split 'test' (test.{form}); remove the empty files or add "
+                                "records")
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", split_column="split"))
+    assert str(on_spark.value) == (f"{folder.as_uri()}: no rows in split 'test' ({(folder / f'test.{form}').as_uri()}); "
+                                   "remove the empty files or add records")
+
+
+def test_every_empty_split_is_named_alike(spark, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    table = pa.Table.from_pylist(ROWS)
+    pq.write_table(table, folder / "train.parquet")
+    for name in ("validation", "test"):
+        pq.write_table(table.slice(0, 0), folder / f"{name}.parquet")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1))
+    assert str(local.value) == (f"{folder}: no rows in split 'validation' (validation.parquet); split 'test' "
+                                "(test.parquet); remove the empty files or add records")
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    uri = folder.as_uri()
+    assert str(on_spark.value) == (f"{uri}: no rows in split 'validation' ({uri}/validation.parquet); split 'test' "
+                                   f"({uri}/test.parquet); remove the empty files or add records")

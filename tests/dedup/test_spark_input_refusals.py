@@ -138,3 +138,23 @@ def test_a_parquet_file_without_columns_is_named_alike(spark, tmp_path, case):
             options = {"split_column": "split"} if case == "with --split-column" else {}
     said = both_refuse(source, folder=folder, **options)
     assert said.startswith(f"cannot read {bad}: the Parquet file has no columns"), said
+
+
+@pytest.mark.parametrize("form", ["parquet", "jsonl"])
+def test_a_boolean_split_column_names_the_splits_alike(spark, tmp_path, form):
+    # review38b: the local loader names a split str(value) ("True"), Spark's cast made it "true": other split
+    # names in the report and other output files (true.jsonl beside the local engine's True.jsonl)
+    rows = [{"id": f"r{k}", "content": CODE.format(k=k % 2), "is_test": k >= 2} for k in range(4)]
+    if form == "parquet":
+        path = tmp_path / "rows.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        path = jsonl(tmp_path / "rows.jsonl", rows)
+    found = {}
+    for engine, source in (("local", str(path)), ("spark", path.as_uri())):
+        run = run_dedup(source, DedupConfig(min_tokens=1, engine=engine, split_column="is_test"),
+                        output_dir=tmp_path / engine)
+        found[engine] = ({name: split["files"] for name, split in run.report["splits"].items()},
+                         sorted(p.name for p in (tmp_path / engine).iterdir() if p.stem in ("True", "False")))
+    assert found["local"] == ({"False": 2, "True": 2}, [f"False.{form}", f"True.{form}"])
+    assert found["spark"][0] == found["local"][0]

@@ -243,6 +243,8 @@ def test_method_limit_scores_a_prefix_of_the_selection_and_resume_extends_it(tmp
 
 @pytest.mark.parametrize("entry, message", [
     ("ice-score", "expected METHOD=N"), ("ice-score=0", "expected METHOD=N"), ("dsa-cqe=2", "not one of this run's"),
+    # review38b: digits str.isdigit() takes and int() refuses (a superscript two) raised a bare ValueError
+    ("ice-score=\u00b2", "expected METHOD=N"), ("ice-score=\u2460", "expected METHOD=N"),
 ])
 def test_method_limit_errors_name_the_option(entry, message):
     with pytest.raises(WorkbenchError, match=message):

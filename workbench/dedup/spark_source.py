@@ -431,12 +431,15 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
     frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
+    blank: list[tuple[str | None, list[str]]] = []  # splits of JSON files with no line but blank ones
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
         unmerged = unmerged or not merged  # a split's Parquet files of two types of a column
         if not frame.columns:  # JSON files with no line but blank ones; Parquet files with no columns
-            raise DataError(f"cannot read {shown_uri(names[0])}: {COLUMNLESS_PARQUET}" if input_format == "parquet"
-                            else _empty_message(source, split, names, files))
+            if input_format == "parquet":
+                raise DataError(f"cannot read {shown_uri(names[0])}: {COLUMNLESS_PARQUET}")
+            blank.append((split, names))  # every such split is named, as the local loader names them
+            continue
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
             suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
@@ -447,6 +450,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         # the file metadata is a column of the scan: taken before the splits' reads are unioned
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
+    if blank:
+        raise DataError(_empty_message(source, blank, files))
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
         in_order = [(file[len(root):], typed[file]) for file in file_order if file in typed]
@@ -538,10 +543,14 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         keyed.unpersist()
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
-    empty = [split for split in by_split if split is not None and split not in layout.blocks_of]
-    if empty:  # a split of Parquet files with their columns and no rows (JSON ones have no columns: refused above)
+    # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
+    # refused above, unless --split-column read them with the others): the local loader reads those splits
+    # before it regroups the rows by the column, and refuses each of no rows
+    read = {unquote(key[1]) for key in layout.facts}
+    empty = [(split, names) for split, names in found.splits.items() if not any(name in read for name in names)]
+    if empty:
         keyed.unpersist()
-        raise DataError(_empty_message(source, empty[0], by_split[empty[0]], files))
+        raise DataError(_empty_message(source, empty, files))
     if split_column:
         _refuse_missing_splits(source, split_column, layout, keyed, file_order)
     if splits:
@@ -628,14 +637,23 @@ def _read_merged(spark: Any, source: str, input_format: str, names: list[str]) -
                         f"--spark-conf spark.sql.caseSensitive=true") from None
 
 
-def _empty_message(source: str, split: str | None, names: list[str], files: list[str]) -> str:
-    """What to say of a split whose files hold no line but blank ones, or are Parquet files of no rows (the
-    local loader's words)."""
+def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files: list[str]) -> str:
+    """What to say of the splits whose files hold no line but blank ones, or are Parquet files of no rows (the
+    local loader's words, naming every such split in the order read).
+
+    Args:
+        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each split of no rows (split
+            ``None``: the files read as one, ``--split-column``); files: every data file listed.
+    """
     if len(files) == 1:
         return f"{shown_uri(files[0])}: the file is empty"
-    listed = ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
-    which = f"split {split!r}" if split is not None else "the data files"
-    return f"{source}: no rows in {which} ({listed}); remove the empty files or add records"
+
+    def listed(names: list[str]) -> str:
+        return ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
+
+    which = "; ".join(f"split {split!r} ({listed(names)})" if split is not None else f"the data files ({listed(names)})"
+                      for split, names in empty)
+    return f"{source}: no rows in {which}; remove the empty files or add records"
 
 
 def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]) -> tuple[
@@ -1170,13 +1188,17 @@ def _require_code_text(frame: Any, code_columns: dict[str, str]) -> None:
 def _split_names(frame: Any, column: str) -> Any:
     """A split column's values as the local loader names the splits (``str(value)``); a null stays
     null, and so does a float NaN (Spark's cast would name it ``NaN``; the local loader refuses it:
-    :func:`_refuse_missing_splits`)."""
+    :func:`_refuse_missing_splits`); a boolean is ``True``/``False``, as Python writes it (Spark's
+    cast would name the splits ``true``/``false``)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DoubleType, FloatType
+    from pyspark.sql.types import BooleanType, DoubleType, FloatType
 
     cell = F.col(column)
-    if isinstance(frame.schema[column].dataType, (DoubleType, FloatType)):
+    kind = frame.schema[column].dataType
+    if isinstance(kind, (DoubleType, FloatType)):
         return F.when(F.isnan(cell), F.lit(None).cast("string")).otherwise(cell.cast("string"))
+    if isinstance(kind, BooleanType):
+        return F.when(cell, F.lit("True")).when(~cell, F.lit("False"))  # a null: no branch, null
     return cell.cast("string")
 
 

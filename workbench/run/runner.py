@@ -302,7 +302,8 @@ def run_pipeline(
         on_stage: called with (plan, event) where event is ``"start"``, ``"up-to-date"`` or
             ``"skipped"`` (for progress messages).
         on_preflight: called with the :class:`~workbench.run.preflight.Preflight` before any
-            stage runs (its notes are warnings for the user).
+            stage runs (its ``warnings``, what weakens the run, and ``notes``, expected outcomes of the config,
+            for the user).
         run_stage: calls each stage's job (:data:`StageCaller`): the command line passes the
             jobs' progress bars and prints their results; default: the job alone.
 

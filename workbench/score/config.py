@@ -50,12 +50,13 @@ DEFAULT_ANALYSIS_MAX_TOKENS = 512
 
 def parse_method_limit(entry: str) -> tuple[str, int] | None:
     """One ``method_limit`` entry, ``"METHOD=N"`` (spaces around either part allowed), as
-    ``(METHOD, N)``; ``None`` when it is not that with N >= 1. The one reading of the entries:
+    ``(METHOD, N)``; ``None`` when it is not that with N >= 1 (N in ASCII digits: ``str.isdigit`` also takes
+    ``²`` and ``①``, which ``int`` refuses). The one reading of the entries:
     :attr:`ScoreConfig.method_limits` checks them, ``workbench correlate`` reads them back from a
     score run's ``run.json`` (:func:`workbench.correlate.analysis.score_method_limits`)."""
     name, _, count = str(entry).partition("=")
     name, count = name.strip(), count.strip()
-    if not name or not count.isdigit() or int(count) < 1:
+    if not name or not (count.isascii() and count.isdigit()) or int(count) < 1:
         return None
     return name, int(count)
 
