@@ -409,3 +409,35 @@ def test_the_run_preflight_refuses_dsa_cqe_for_a_plugin_without_sub_codes(instal
     assert message.startswith("dsa-cqe decomposes programs, but the nosub plugin maps no grammar node type"), message
     assert "pass another [score] method" in message
     assert not (tmp_path / "run").exists()
+
+
+def test_inspect_shows_the_tokens_dedup_uses_for_a_plugin_that_overrides_tokens(install, tmp_path):
+    """Probe 38p: docs/plugins.md lets a plugin override ``tokens`` itself; ``workbench dedup`` used the
+    override, but ``languages --inspect`` printed the default walk's tokens (``scan_tokens``), so the
+    file's "dedup tokens" were not the ones dedup compared. Also a CRLF file: dedup normalises line ends
+    before it tokenizes (a string literal over two lines keeps no ``\\r``), so inspect does too. An
+    override that raises is one line naming the plugin's error, not a traceback."""
+    from workbench.dedup.tokens import tokenize_one
+
+    install("upper-plugin", {"upper": "upper_module"}, {"upper_module": toy("upper", ".upper", """
+        def tokens(self, code):
+            text = code.decode("utf-8") if isinstance(code, bytes) else code
+            if "BOOM" in text:
+                raise RuntimeError("tokenizer bug")
+            return [token.upper() for token in super().tokens(code) if token != "drop_me"]
+    """)})
+    source = tmp_path / "a.upper"
+    source.write_bytes(b'def f(x, drop_me):\r\n    return x + """a\r\nb"""\r\n')
+    result = CliRunner().invoke(app, ["languages", "--inspect", str(source), "--json"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)["tokens"]
+    assert shown == ["F", "X", "X", '"""A\nB"""']
+    assert tokenize_one(source.read_bytes(), "upper").n_tokens == len(shown)
+    table = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "200"})
+    assert "dedup tokens (4): F X X" in table.stdout
+    source.write_text("def f(x):\n    return x  # BOOM\n")
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    assert failed.exit_code == 1 and not isinstance(failed.exception, RuntimeError)
+    said = " ".join(failed.output.split())
+    assert "the upper plugin's tokens() raised RuntimeError: tokenizer bug" in said
+    assert "workbench dedup lists such a file in unreadable.csv" in said
