@@ -190,6 +190,12 @@ class FieldWithoutIdentifiers(PythonLanguage):
     definition_fields = {**PythonLanguage.definition_fields, "function_definition": ("return_type",)}
 
 
+class UnseenDefinitionType(PythonLanguage):
+    # probe 38p: a definition node type the samples never contain went unchecked, so a real but wrong
+    # field (a lambda's body instead of its parameters) passed the kit
+    definition_fields = {**PythonLanguage.definition_fields, "lambda": ("body",)}
+
+
 class TokenFirstRunner(TinyPythonRunner):
     write_token_first = True
 
@@ -267,6 +273,7 @@ BROKEN = [
     ("robustness", CrashesOnSyntaxErrors(), "raised SyntaxError"),
     ("node_types", NoFieldSuchName(), "'lhs' is not a field"),
     ("definition_fields", FieldWithoutIdentifiers(), "never holds an identifier"),
+    ("definition_fields", UnseenDefinitionType(), "the definition node types ['lambda'] never occur in the samples"),
     ("runner", RunnerWritesTokenBeforeTests(), "expected fail, got passed"),
     ("runner", RunnerIgnoresToken(), "ignores the token"),
     ("runner", RunnerWritesOutsideWorkdir(), "must be a relative path inside the working directory"),
