@@ -441,3 +441,23 @@ def test_inspect_shows_the_tokens_dedup_uses_for_a_plugin_that_overrides_tokens(
     said = " ".join(failed.output.split())
     assert "the upper plugin's tokens() raised RuntimeError: tokenizer bug" in said
     assert "workbench dedup lists such a file in unreadable.csv" in said
+
+
+@pytest.mark.parametrize(("extra", "fault"), [
+    ('name_query = "(augmented_assignment left: (_) @updaet)"',
+     "name_query captures ['updaet']; use only ['definition', 'not_a_name', 'update']"),
+    ('skip_node_types = frozenset({"comment", "identifier"})', "identifier and skip node types overlap: ['identifier']"),
+    ('name_query = "(augmented_assignment left: (_) @update"', "name_query does not compile against the grammar"),
+])
+def test_a_plugin_fault_no_grammar_version_fixes_is_not_told_to_install_another_version(install, extra, fault):
+    """Probe 38p: a misspelled capture in a Go plugin's name_query was refused as "does not fit the installed
+    grammar ... Install the grammar version the plugin was written for": no grammar version has a capture
+    ``@updaet``, a node type in two token sets, or an unbalanced query. Such a plugin is malformed; a renamed
+    node type (the test above) is still a grammar-version mismatch."""
+    install("faulty-plugin", {"faulty": "faulty_module"}, {"faulty_module": toy("faulty", ".faulty", extra)})
+    with pytest.raises(LanguageGrammarError) as raised:
+        get_language("faulty")
+    said = " ".join(str(raised.value).split())
+    assert "does not fit the installed grammar" not in said and "Install the grammar version" not in said, said
+    assert said.startswith("the faulty plugin is malformed (no grammar version fixes it): "), said
+    assert fault in said and said.endswith("fix the plugin (its conformance tests say the same: docs/plugins.md)")

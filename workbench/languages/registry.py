@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pluggy
 
 from workbench.errors import LanguageNotFoundError
-from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches
+from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches, plugin_faults
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 
 #: modules of plugins that ship inside the workbench package itself
@@ -304,12 +304,21 @@ def _usable(name: str) -> LanguagePlugin:
         foreign = foreign_grammar_message(plugin)
         if foreign is not None:  # no grammar version fixes a capsule that returns another language's grammar
             raise LanguageGrammarError(f"the {name} plugin's {foreign}")
-        shown = "; ".join(mismatches[:5]) + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
+        faults = plugin_faults(plugin)
+        if faults:  # a plugin bug, which no grammar version fixes: fix those first
+            raise LanguageGrammarError(
+                f"the {name} plugin is malformed (no grammar version fixes it): {_first_five(faults)}; fix the "
+                f"plugin (its conformance tests say the same: docs/plugins.md)")
+        shown = _first_five(mismatches)
         raise LanguageGrammarError(
             f"the {name} plugin does not fit the installed grammar{grammar}: {shown}. "
             f"Install the grammar version the plugin was written for (pip shows its requirement), or fix the "
             f"plugin (its conformance tests say the same: docs/plugins.md)")
     return plugin
+
+
+def _first_five(problems: list[str]) -> str:
+    return "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
 
 
 def _clash_error(name: str) -> LanguageConflictError:
