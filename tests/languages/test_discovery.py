@@ -461,3 +461,25 @@ def test_a_plugin_fault_no_grammar_version_fixes_is_not_told_to_install_another_
     assert "does not fit the installed grammar" not in said and "Install the grammar version" not in said, said
     assert said.startswith("the faulty plugin is malformed (no grammar version fixes it): "), said
     assert fault in said and said.endswith("fix the plugin (its conformance tests say the same: docs/plugins.md)")
+
+
+def test_a_hook_that_returns_one_plugin_or_nothing_and_an_entry_point_naming_the_class_are_told_what_to_return(
+        install):
+    """Probe 38p: a hook that returned its plugin itself (``return GoLanguage()``, not a list) or nothing (a
+    missing ``return``) was reported as "hook failed (TypeError: 'GoLanguage' object is not iterable)", and an
+    entry point naming the plugin class (``go = workbench_go:GoLanguage``) as having "no hook" with advice
+    about functions. Each is left out with a line that says what to write instead; the others work."""
+    install("one-plugin", {"one": "one_module"}, {"one_module": toy("one", ".one").replace(
+        "return [Toy()]", "return Toy()")})
+    install("none-plugin", {"none": "none_module"}, {"none_module": toy("none", ".none").replace(
+        "return [Toy()]", "[Toy()]")})
+    install("class-plugin", {"klass": "class_module:Toy"}, {"class_module": toy("klass", ".klass")})
+    problems = {problem.source.split(" ")[0]: problem.message for problem in plugin_problems()}
+    assert problems["one-plugin"] == ("its workbench_languages hook returned a Toy instance, not a list of "
+                                      "LanguagePlugin instances: return [Toy()]; the plugin is left out")
+    assert problems["none-plugin"] == ("its workbench_languages hook returned None, not a list of LanguagePlugin "
+                                       "instances (a missing return?); the plugin is left out")
+    assert problems["class-plugin"].startswith("the entry point names the class Toy, not a module: name the module "
+                                               "that holds the @hookimpl workbench_languages function (klass = "
+                                               "class_module; docs/plugins.md)")
+    assert {"one", "none", "klass"}.isdisjoint(_names()) and "python" in _names()
