@@ -9,6 +9,7 @@ uses a plugin, so such a mismatch is an error naming the types, never a silently
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from workbench.languages.spec import NAME_QUERY_CAPTURES, LanguagePlugin
@@ -24,6 +25,22 @@ def _named_kind_exists(language: Any, node_type: str) -> bool:
     return kind_id is not None and language.node_kind_is_visible(kind_id)
 
 
+#: the query predicates py-tree-sitter evaluates (``#eq?`` ... ``#not-any-of?``) or keeps as pattern
+#: properties (``#is?``, ``#is-not?``, ``#set!``); any other one is handed to a ``predicate`` callback,
+#: which workbench does not pass, so the pattern matches as if the predicate were not there
+KNOWN_QUERY_PREDICATES = frozenset({
+    "eq?", "not-eq?", "any-eq?", "any-not-eq?", "match?", "not-match?", "any-match?", "any-not-match?",
+    "any-of?", "not-any-of?", "is?", "is-not?", "set!"})
+
+
+def unknown_predicates(query: str) -> list[str]:
+    """The predicates of a tree-sitter query text that are not in :data:`KNOWN_QUERY_PREDICATES`
+    (strings and ``;`` comments are passed over), e.g. ``["eqq?"]`` for ``(#eqq? @x "a")``."""
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', query)
+    text = re.sub(r";[^\n]*", "", text)
+    return sorted(set(re.findall(r"\(\s*#([^\s()\"]+)", text)) - KNOWN_QUERY_PREDICATES)
+
+
 #: the starts of ``tree_sitter.QueryError`` messages that a grammar release can cause (a renamed node
 #: type or field, a pattern a changed grammar no longer allows); any other query error is the plugin's
 _QUERY_ERRORS_OF_A_GRAMMAR_VERSION = ("Invalid node type", "Invalid field name", "Impossible pattern")
@@ -36,7 +53,8 @@ def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
     ``skip_node_types``, ``subcode_node_types``, ``definition_fields`` and
     ``embedded_code_node_types`` is a visible named node type of the grammar; the identifier,
     literal and skip sets do not overlap; ``name_query`` compiles and captures only
-    ``@definition`` / ``@update`` / ``@not_a_name``; each definition field is a field of the grammar.
+    ``@definition`` / ``@update`` / ``@not_a_name`` and uses no predicate tree-sitter ignores
+    (:func:`unknown_predicates`); each definition field is a field of the grammar.
 
     Args:
         plugin: the plugin (its grammar is loaded).
@@ -50,7 +68,8 @@ def grammar_mismatches(plugin: LanguagePlugin) -> list[str]:
 
 def plugin_faults(plugin: LanguagePlugin) -> list[str]:
     """The problems of :func:`grammar_mismatches` that no grammar version fixes: a list that is not a
-    set, overlapping token sets, a ``name_query`` capture other than the three, a query that does not
+    set, overlapping token sets, a ``name_query`` capture other than the three or a predicate tree-sitter
+    ignores, a query that does not
     compile for another reason than a node type or field name, a definition field list that is not a
     tuple. Renamed node types and fields are not among them (another grammar release may have them).
 
@@ -104,6 +123,11 @@ def _fit_problems(plugin: LanguagePlugin) -> list[tuple[str, bool]]:
                          if query is not None else ())
         if unknown:
             problems.append((f"name_query captures {unknown}; use only {sorted(NAME_QUERY_CAPTURES)}", True))
+        predicates = unknown_predicates(plugin.name_query) if query is not None else []
+        if predicates:
+            problems.append((f"name_query uses the predicates {['#' + p for p in predicates]}, which tree-sitter does "
+                             f"not evaluate (its pattern matches as if they were not there); use #eq?, #not-eq?, "
+                             f"#match?, #not-match?, #any-of? or #not-any-of?", True))
     for node_type, fields in dict(plugin.definition_fields).items():
         if isinstance(fields, str) or not isinstance(fields, (tuple, list)):
             problems.append((f"definition_fields[{node_type!r}] must be a tuple of field names, got {fields!r}", True))
