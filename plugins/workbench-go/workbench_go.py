@@ -52,6 +52,7 @@ class GoLanguage(LanguagePlugin):
       left: (expression_list (_) @update)
       operator: ["+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>=" "&^="])
     (label_name) @not_a_name                ; `break outer` names a label, no variable
+    ((identifier) @not_a_name (#eq? @not_a_name "_"))  ; the blank identifier binds nothing
     (_ result: [(type_identifier) (qualified_type) (generic_type) (pointer_type) (slice_type) (array_type)
                 (map_type) (channel_type) (function_type) (interface_type) (struct_type) (negated_type)]
        @not_a_name)                          ; `func f() int`: a result type, no name

@@ -6,7 +6,7 @@ Language Specification): a method's receiver is declared like a parameter ("Meth
 so are a function literal's parameters and named results ("Function types"); ``x++`` and ``x += y``
 read ``x`` and assign it ("IncDec statements", "Assignment statements"); a ``select`` case's
 ``v, ok := <-ch`` declares ``v`` and ``ok`` ("Select statements"); a label is no variable ("Labeled
-statements"); a result type is a type, not a name. Names are in source order, without repeats.
+statements"); the blank identifier ``_`` binds nothing; a result type is a type, not a name. Names are in source order, without repeats.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ def _in_function(body: str) -> str:
         # a select case's receive declares its variables
         ("select {\ncase got, ok := <-ch:\n\treturn got\n}", SubCodeKind.SWITCH, "select", ["got", "ok"],
          ["ch", "got"]),
+        # the blank identifier binds nothing ("Blank identifier")
+        ("for _, v := range xs {\n\tn += v\n}", SubCodeKind.FOR, "for", ["v", "n"], ["xs", "n", "v"]),
         # a label names no variable
         ("outer:\n\tfor k := range xs {\n\t\tif k > n {\n\t\t\tbreak outer\n\t\t}\n\t}", SubCodeKind.FOR, "for",
          ["k"], ["xs", "k", "n"]),
