@@ -55,3 +55,51 @@ def test_the_guides_grammar_exploration_and_kit_snippets_run():
     namespace = {"GoLanguage": GoLanguage, "SAMPLE": SAMPLE, "print": lambda *args: None}
     exec(snippet, namespace)  # raise_if_failed() raises if a check failed
     assert namespace["report"].ok
+
+
+def _nodes(root, node_type: str) -> list:
+    stack, found = [root], []
+    while stack:
+        node = stack.pop()
+        found += [node] if node.type == node_type else []
+        stack.extend(node.children)
+    return found
+
+
+def test_the_guides_runner_sketch_writes_go_files_that_parse_and_passes_the_kits_static_runner_check():
+    """Probe 38p: the sketch appended its ``main`` after the tests and said the tests "import io and os",
+    which Go allows only at the top of a file; its harness is now a file of its own. The sketch has never
+    run (no Go toolchain here), so only what holds without one is checked: every file it writes parses as
+    Go, and the kit's runner check passes its static half (the live runs are kept off by naming a
+    toolchain that is never installed, so a machine with Go gives the same verdict)."""
+    from workbench.execute import new_token
+    from workbench.languages.conformance import RunnerCase, check_plugin
+    from workbench_go import GoLanguage
+
+    namespace: dict = {}
+    exec(_one("python", "class GoRunner(TestRunner):"), namespace)
+
+    class StaticOnly(namespace["GoRunner"]):
+        toolchain = ("go-toolchain-never-installed",)
+
+    class GoWithRunner(GoLanguage):
+        runner = StaticOnly()
+
+    program = 'package main\n\nimport "strings"\n\nfunc Shout(s string) string {\n\treturn strings.ToUpper(s)\n}\n'
+    tests = 'func runTests() {\n\tif Shout("a") != "A" {\n\t\tpanic("Shout(\\"a\\") != \\"A\\"")\n\t}\n}\n'
+    spec = GoWithRunner.runner.prepare(program, tests, "Shout", new_token())
+    plugin = GoWithRunner()
+    assert sorted(spec.files) == ["harness.go", "main.go", "tests.go"]
+    for name, text in spec.files.items():
+        root = plugin.parse(text).root_node
+        assert not root.has_error, name
+        # Go's rule the old sketch broke: a file imports every package it names (here: the standard ones used)
+        imported = {node.text.decode().strip('"') for node in _nodes(root, "import_spec")
+                    for node in [node.child_by_field_name("path")]}
+        used = {node.child_by_field_name("operand").text.decode() for node in _nodes(root, "selector_expression")}
+        assert used & {"io", "os", "strings", "fmt"} <= imported, (name, used, imported)
+    wrong = program.replace("ToUpper", "ToLower")
+    report = check_plugin(plugin, [program], checks=("runner",), runner_cases=[
+        RunnerCase(program=program, tests=tests, expect_pass=True),
+        RunnerCase(program=wrong, tests=tests, expect_pass=False)])
+    assert report.ok and "runner" in report.skipped, str(report)
