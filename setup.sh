@@ -100,7 +100,7 @@ fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade "pip>=25"
 # --no-compile: bytecode is written on first import instead (saves ~300 MB and ~30 s)
 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-compile \
-  -e ".[$EXTRAS]" -e plugins/workbench-java -e plugins/workbench-cpp -e plugins/workbench-c
+  -e ".[$EXTRAS]" -e plugins/workbench-java -e plugins/workbench-cpp -e plugins/workbench-c -e plugins/workbench-go
 
 # --native-llama: xllamacpp's own build (scripts/build.py in its sdist) compiles llama.cpp with
 # GGML_NATIVE=ON unless XLLAMACPP_RELEASE is set. LLGuidance (a Rust crate cloned from GitHub at

@@ -190,6 +190,18 @@ class FieldWithoutIdentifiers(PythonLanguage):
     definition_fields = {**PythonLanguage.definition_fields, "function_definition": ("return_type",)}
 
 
+class UnseenDefinitionType(PythonLanguage):
+    # probe 38p: a definition node type the samples never contain went unchecked, so a real but wrong
+    # field (a lambda's body instead of its parameters) passed the kit
+    definition_fields = {**PythonLanguage.definition_fields, "lambda": ("body",)}
+
+
+class UnknownQueryPredicate(PythonLanguage):
+    # probe 38p: tree-sitter ignores a predicate it does not know (no predicate callback is passed), so
+    # `#eqq?` made this pattern mark every identifier as no name, and the kit passed it
+    name_query = PythonLanguage.name_query + '((identifier) @not_a_name (#eqq? @not_a_name "self"))'
+
+
 class TokenFirstRunner(TinyPythonRunner):
     write_token_first = True
 
@@ -267,6 +279,8 @@ BROKEN = [
     ("robustness", CrashesOnSyntaxErrors(), "raised SyntaxError"),
     ("node_types", NoFieldSuchName(), "'lhs' is not a field"),
     ("definition_fields", FieldWithoutIdentifiers(), "never holds an identifier"),
+    ("node_types", UnknownQueryPredicate(), "name_query uses the predicates ['#eqq?'], which tree-sitter does not"),
+    ("definition_fields", UnseenDefinitionType(), "the definition node types ['lambda'] never occur in the samples"),
     ("runner", RunnerWritesTokenBeforeTests(), "expected fail, got passed"),
     ("runner", RunnerIgnoresToken(), "ignores the token"),
     ("runner", RunnerWritesOutsideWorkdir(), "must be a relative path inside the working directory"),

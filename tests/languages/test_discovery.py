@@ -409,3 +409,77 @@ def test_the_run_preflight_refuses_dsa_cqe_for_a_plugin_without_sub_codes(instal
     assert message.startswith("dsa-cqe decomposes programs, but the nosub plugin maps no grammar node type"), message
     assert "pass another [score] method" in message
     assert not (tmp_path / "run").exists()
+
+
+def test_inspect_shows_the_tokens_dedup_uses_for_a_plugin_that_overrides_tokens(install, tmp_path):
+    """Probe 38p: docs/plugins.md lets a plugin override ``tokens`` itself; ``workbench dedup`` used the
+    override, but ``languages --inspect`` printed the default walk's tokens (``scan_tokens``), so the
+    file's "dedup tokens" were not the ones dedup compared. Also a CRLF file: dedup normalises line ends
+    before it tokenizes (a string literal over two lines keeps no ``\\r``), so inspect does too. An
+    override that raises is one line naming the plugin's error, not a traceback."""
+    from workbench.dedup.tokens import tokenize_one
+
+    install("upper-plugin", {"upper": "upper_module"}, {"upper_module": toy("upper", ".upper", """
+        def tokens(self, code):
+            text = code.decode("utf-8") if isinstance(code, bytes) else code
+            if "BOOM" in text:
+                raise RuntimeError("tokenizer bug")
+            return [token.upper() for token in super().tokens(code) if token != "drop_me"]
+    """)})
+    source = tmp_path / "a.upper"
+    source.write_bytes(b'def f(x, drop_me):\r\n    return x + """a\r\nb"""\r\n')
+    result = CliRunner().invoke(app, ["languages", "--inspect", str(source), "--json"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)["tokens"]
+    assert shown == ["F", "X", "X", '"""A\nB"""']
+    assert tokenize_one(source.read_bytes(), "upper").n_tokens == len(shown)
+    table = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "200"})
+    assert "dedup tokens (4): F X X" in table.stdout
+    source.write_text("def f(x):\n    return x  # BOOM\n")
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    assert failed.exit_code == 1 and not isinstance(failed.exception, RuntimeError)
+    said = " ".join(failed.output.split())
+    assert "the upper plugin's tokens() raised RuntimeError: tokenizer bug" in said
+    assert "workbench dedup lists such a file in unreadable.csv" in said
+
+
+@pytest.mark.parametrize(("extra", "fault"), [
+    ('name_query = "(augmented_assignment left: (_) @updaet)"',
+     "name_query captures ['updaet']; use only ['definition', 'not_a_name', 'update']"),
+    ('skip_node_types = frozenset({"comment", "identifier"})', "identifier and skip node types overlap: ['identifier']"),
+    ('name_query = "(augmented_assignment left: (_) @update"', "name_query does not compile against the grammar"),
+])
+def test_a_plugin_fault_no_grammar_version_fixes_is_not_told_to_install_another_version(install, extra, fault):
+    """Probe 38p: a misspelled capture in a Go plugin's name_query was refused as "does not fit the installed
+    grammar ... Install the grammar version the plugin was written for": no grammar version has a capture
+    ``@updaet``, a node type in two token sets, or an unbalanced query. Such a plugin is malformed; a renamed
+    node type (the test above) is still a grammar-version mismatch."""
+    install("faulty-plugin", {"faulty": "faulty_module"}, {"faulty_module": toy("faulty", ".faulty", extra)})
+    with pytest.raises(LanguageGrammarError) as raised:
+        get_language("faulty")
+    said = " ".join(str(raised.value).split())
+    assert "does not fit the installed grammar" not in said and "Install the grammar version" not in said, said
+    assert said.startswith("the faulty plugin is malformed (no grammar version fixes it): "), said
+    assert fault in said and said.endswith("fix the plugin (its conformance tests say the same: docs/plugins.md)")
+
+
+def test_a_hook_that_returns_one_plugin_or_nothing_and_an_entry_point_naming_the_class_are_told_what_to_return(
+        install):
+    """Probe 38p: a hook that returned its plugin itself (``return GoLanguage()``, not a list) or nothing (a
+    missing ``return``) was reported as "hook failed (TypeError: 'GoLanguage' object is not iterable)", and an
+    entry point naming the plugin class (``go = workbench_go:GoLanguage``) as having "no hook" with advice
+    about functions. Each is left out with a line that says what to write instead; the others work."""
+    install("one-plugin", {"one": "one_module"}, {"one_module": toy("one", ".one").replace(
+        "return [Toy()]", "return Toy()")})
+    install("none-plugin", {"none": "none_module"}, {"none_module": toy("none", ".none").replace(
+        "return [Toy()]", "[Toy()]")})
+    install("class-plugin", {"klass": "class_module:Toy"}, {"class_module": toy("klass", ".klass")})
+    problems = {problem.source.split(" ")[0]: problem.message for problem in plugin_problems()}
+    assert problems["one-plugin"] == ("its workbench_languages hook returned a Toy instance, not a list of "
+                                      "LanguagePlugin instances: return [Toy()]; the plugin is left out")
+    assert problems["none-plugin"] == ("its workbench_languages hook returned None, not a list of LanguagePlugin "
+                                       "instances (a missing return?); the plugin is left out")
+    assert problems["class-plugin"].startswith("the entry point names the class Toy, not a module: name the module "
+                                               "that holds the @hookimpl workbench_languages function (klass = "
+                                               "class_module; docs/plugins.md)")
+    assert {"one", "none", "klass"}.isdisjoint(_names()) and "python" in _names()

@@ -120,6 +120,28 @@ def _print_problems(problems) -> None:
 
 
 
+def _dedup_tokens(path: Path, plugin, code: str) -> tuple[list[str], bool]:
+    """The tokens ``workbench dedup`` compares for ``code`` (line ends normalised, the plugin's own
+    ``tokens`` or ``scan_tokens`` where it overrides them: :func:`~workbench.dedup.tokens.token_bytes`)
+    and whether the file parses with syntax errors.
+
+    Raises:
+        WorkbenchError: the plugin's tokenizer raised (dedup lists such a file in ``unreadable.csv``).
+    """
+    from workbench.dedup.tokens import normalise_newlines, token_bytes
+    from workbench.errors import WorkbenchError
+
+    text = normalise_newlines(code)
+    try:
+        tokens, _ = token_bytes(plugin, text)
+        parse_error = plugin.parse(text.encode("utf-8", errors="surrogateescape")).root_node.has_error
+    except Exception as error:  # noqa: BLE001 - a third-party plugin's tokenizer
+        raise WorkbenchError(
+            f"{path}: the {plugin.name} plugin's tokens() raised {type(error).__name__}: {error}; workbench dedup "
+            f"lists such a file in unreadable.csv (fix the plugin)") from error
+    return [token.decode("utf-8", errors="replace") for token in tokens], parse_error
+
+
 def _inspect(path: Path, language: str | None, json_output: bool,
              source_encoding: str = DEFAULT_SOURCE_ENCODING) -> None:
     """Print the dedup tokens and the DSA-CQE sub-codes of one file, read as ``workbench dedup``
@@ -127,8 +149,9 @@ def _inspect(path: Path, language: str | None, json_output: bool,
     a byte-order mark, the file's own declaration, else ``source_encoding``).
 
     Raises:
-        WorkbenchError: no plugin for the file, an unknown ``source_encoding``, or a file dedup
-            would skip (unreadable, empty, binary, in no encoding it tries), with dedup's reason.
+        WorkbenchError: no plugin for the file, an unknown ``source_encoding``, a file dedup
+            would skip (unreadable, empty, binary, in no encoding it tries), with dedup's reason,
+            or a plugin tokenizer that raises.
     """
     from workbench.data.text_encoding import check_source_encoding, decode_source_file
     from workbench.errors import WorkbenchError
@@ -148,7 +171,9 @@ def _inspect(path: Path, language: str | None, json_output: bool,
         raise WorkbenchError(f"{path}: not read ({decoded.reason}); workbench dedup skips such a file too")
     code = decoded.text
     capabilities = plugin.capabilities()
-    tokens, parse_error = plugin.scan_tokens(code) if "tokens" in capabilities else (None, None)
+    tokens = parse_error = None
+    if "tokens" in capabilities:
+        tokens, parse_error = _dedup_tokens(path, plugin, code)
     decomposition = decompose(code, plugin) if "decompose" in capabilities else None
     view = {
         "file": str(path), "language": plugin.name, "encoding": decoded.encoding, "tokens": tokens,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pluggy
 
 from workbench.errors import LanguageNotFoundError
-from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches
+from workbench.languages.grammar_fit import foreign_grammar_message, grammar_mismatches, plugin_faults
 from workbench.languages.spec import ENTRY_POINT_GROUP, PROJECT_NAME, LanguageHookSpec, LanguagePlugin, shape_problems
 
 #: modules of plugins that ship inside the workbench package itself
@@ -175,6 +175,14 @@ def _load() -> tuple[pluggy.PluginManager, dict[int, str], tuple[PluginProblem, 
         except (ValueError, pluggy.PluginValidationError) as error:
             problems.append(PluginProblem(source, f"it cannot be registered ({error}); the plugin is left out"))
             continue
+        if not manager.get_hookcallers(plugin) and isinstance(plugin, type):
+            manager.unregister(plugin)
+            module = entry_point.value.partition(":")[0].strip()
+            problems.append(PluginProblem(source, (
+                f"the entry point names the class {plugin.__name__}, not a module: name the module that holds the "
+                f"@hookimpl workbench_languages function ({entry_point.name} = {module}; docs/plugins.md); the "
+                f"plugin is left out")))
+            continue
         if not manager.get_hookcallers(plugin):
             manager.unregister(plugin)
             problems.append(PluginProblem(source, (
@@ -183,6 +191,19 @@ def _load() -> tuple[pluggy.PluginManager, dict[int, str], tuple[PluginProblem, 
             continue
         distributions[id(plugin)] = distribution
     return manager, distributions, tuple(problems)
+
+
+def _not_a_list(returned: object) -> str | None:
+    """What a ``workbench_languages`` hook returned instead of an iterable of plugins (``"None, not a list
+    ..."``), or ``None`` when it returned an iterable (its items are checked one by one)."""
+    if returned is None:
+        return "None, not a list of LanguagePlugin instances (a missing return?)"
+    if isinstance(returned, LanguagePlugin):
+        kind = type(returned).__name__
+        return f"a {kind} instance, not a list of LanguagePlugin instances: return [{kind}()]"
+    if isinstance(returned, (str, bytes)) or not hasattr(returned, "__iter__"):
+        return f"{returned!r}, not a list of LanguagePlugin instances"
+    return None
 
 
 @_cached_under_lock
@@ -196,10 +217,16 @@ def _discover() -> _Discovery:
         distribution = distributions.get(id(impl.plugin), PROJECT_NAME)
         source = f"{distribution} ({manager.get_name(impl.plugin)})"
         try:
-            provided = list(impl.function())
+            returned = impl.function()
+            not_a_list = _not_a_list(returned)
+            provided = [] if not_a_list else list(returned)
         except Exception as error:  # noqa: BLE001 - a third-party hook
             problems.append(PluginProblem(source, f"its workbench_languages hook failed ({type(error).__name__}: "
                                                   f"{error}); the plugin is left out"))
+            continue
+        if not_a_list:
+            problems.append(PluginProblem(source, f"its workbench_languages hook returned {not_a_list}; the plugin "
+                                                  f"is left out"))
             continue
         wrong = [item for item in provided if not isinstance(item, LanguagePlugin)]
         if wrong:
@@ -304,12 +331,21 @@ def _usable(name: str) -> LanguagePlugin:
         foreign = foreign_grammar_message(plugin)
         if foreign is not None:  # no grammar version fixes a capsule that returns another language's grammar
             raise LanguageGrammarError(f"the {name} plugin's {foreign}")
-        shown = "; ".join(mismatches[:5]) + (f"; and {len(mismatches) - 5} more" if len(mismatches) > 5 else "")
+        faults = plugin_faults(plugin)
+        if faults:  # a plugin bug, which no grammar version fixes: fix those first
+            raise LanguageGrammarError(
+                f"the {name} plugin is malformed (no grammar version fixes it): {_first_five(faults)}; fix the "
+                f"plugin (its conformance tests say the same: docs/plugins.md)")
+        shown = _first_five(mismatches)
         raise LanguageGrammarError(
             f"the {name} plugin does not fit the installed grammar{grammar}: {shown}. "
             f"Install the grammar version the plugin was written for (pip shows its requirement), or fix the "
             f"plugin (its conformance tests say the same: docs/plugins.md)")
     return plugin
+
+
+def _first_five(problems: list[str]) -> str:
+    return "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
 
 
 def _clash_error(name: str) -> LanguageConflictError:

@@ -49,9 +49,12 @@ SAMPLE_SMALL = 'int f(const char *s) { /* c */ return strlen(s) + 42 + sizeof(in
 SMALL_TOKENS = ["f", "s", "strlen", "s", "42", "s", "NULL"]
 
 
+# the definition forms the first sample lacks: the kit checks the fields of every definition node type
+SAMPLE_DECLARATIONS = "typedef unsigned long ulong_t;\nenum color { RED, GREEN = 2 };\n"
+
 class TestCConformance(LanguagePluginConformance):
     plugin = CLanguage()
-    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL]
+    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL, SAMPLE_DECLARATIONS]
     expected_tokens = {1: SMALL_TOKENS}
 
 

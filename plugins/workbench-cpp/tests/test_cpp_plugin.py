@@ -89,9 +89,13 @@ long unused() {
 """
 
 
+# the definition forms the first sample lacks: the kit checks the fields of every definition node type
+SAMPLE_DECLARATIONS = ("typedef unsigned long ulong_t;\nenum class Color { Red, Green = 2 };\n"
+                       "int add(int a, int b = 2) { return a + b; }\n")
+
 class TestCppConformance(LanguagePluginConformance):
     plugin = CppLanguage()
-    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL]
+    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL, SAMPLE_DECLARATIONS]
     expected_tokens = {1: SMALL_TOKENS}
     runner_cases = [
         RunnerCase(PROGRAM + "    return x + 2; // END SOLUTION", TESTS, expect_pass=True,

@@ -122,9 +122,27 @@ class Problem2 \\u007b
 """
 
 
+# the definition forms the first sample lacks: the kit checks the fields of every definition node type
+SAMPLE_DECLARATIONS = """\
+interface Shape { double area(); }
+enum Color { RED, GREEN }
+record Point(int x, int y) {}
+class Reader {
+    static int read(Object o, String path) {
+        java.util.function.IntUnaryOperator twice = v -> v * 2;
+        try (java.io.FileReader in = new java.io.FileReader(path)) {
+            if (o instanceof String s) { return twice.applyAsInt(s.length()) + in.read(); }
+        } catch (java.io.IOException e) {
+            return -1;
+        }
+        return 0;
+    }
+}
+"""
+
 class TestJavaConformance(LanguagePluginConformance):
     plugin = JavaLanguage()
-    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL]
+    samples = [SAMPLE_ALL_CONSTRUCTS, SAMPLE_SMALL, SAMPLE_DECLARATIONS]
     expected_tokens = {1: SMALL_TOKENS}
     runner_cases = [
         RunnerCase(PROGRAM + "        return x + 2; // END SOLUTION", TESTS, expect_pass=True,

@@ -355,6 +355,12 @@ def check_definition_fields(plugin: LanguagePlugin, samples: Sequence[str]) -> l
     problems = []
     if not seen:
         problems.append(f"none of the definition node types {sorted(fields_by_type)} occurs in the samples")
+    else:
+        # an unseen node type's fields go unchecked: a wrong but existing field would pass
+        absent = sorted(set(fields_by_type) - {node_type for node_type, _ in seen})
+        if absent:
+            problems.append(f"the definition node types {absent} never occur in the samples; add code with them, so "
+                            f"that the kit can check their fields")
     for (node_type, field_name), flags in sorted(seen.items()):
         if not any(flags):
             problems.append(

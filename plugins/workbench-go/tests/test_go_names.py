@@ -1,0 +1,68 @@
+"""The names each DSA-CQE sub-code of Go code defines and reads (real tree-sitter-go), for the plugin
+that docs/plugins.md builds step by step.
+
+The expected lists were written by hand, as a Go programmer reads the code (The Go Programming
+Language Specification): a method's receiver is declared like a parameter ("Method declarations"),
+so are a function literal's parameters and named results ("Function types"); ``x++`` and ``x += y``
+read ``x`` and assign it ("IncDec statements", "Assignment statements"); a ``select`` case's
+``v, ok := <-ch`` declares ``v`` and ``ok`` ("Select statements"); a label is no variable ("Labeled
+statements"); the blank identifier ``_`` binds nothing; a result type is a type, not a name. Names are in source order, without repeats.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.languages.conformance import one_subcode
+from workbench.languages.spec import SubCodeKind
+from workbench_go import GoLanguage
+
+
+@pytest.fixture(scope="module")
+def go():
+    return GoLanguage()
+
+
+def _in_function(body: str) -> str:
+    return "package main\n\nfunc run(n int, xs []int, ch chan int) int {\n" + body + "\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "starts", "defines", "uses"),
+    [
+        # a loop that increments its counter rebinds it, it does not only read it
+        ("for n > 0 {\n\tcount++\n\tn--\n}", SubCodeKind.FOR, "for", ["count", "n"], ["n", "count"]),
+        ("for i := 0; i < n; i++ {\n\ttotal += xs[i]\n}", SubCodeKind.FOR, "for", ["i", "total"],
+         ["i", "n", "total", "xs"]),
+        ("total += x * 2", SubCodeKind.ASSIGN, "total", ["total"], ["total", "x"]),
+        ("a, b = b, a", SubCodeKind.ASSIGN, "a, b", ["a", "b"], ["b", "a"]),
+        # a function literal's parameters are its own, bound like a declaration's
+        ("double := func(y int) int { return y * 2 }", SubCodeKind.ASSIGN, "double", ["double", "y"], ["y"]),
+        # a select case's receive declares its variables
+        ("select {\ncase got, ok := <-ch:\n\treturn got\n}", SubCodeKind.SWITCH, "select", ["got", "ok"],
+         ["ch", "got"]),
+        # the blank identifier binds nothing ("Blank identifier")
+        ("for _, v := range xs {\n\tn += v\n}", SubCodeKind.FOR, "for", ["v", "n"], ["xs", "n", "v"]),
+        # a label names no variable
+        ("outer:\n\tfor k := range xs {\n\t\tif k > n {\n\t\t\tbreak outer\n\t\t}\n\t}", SubCodeKind.FOR, "for",
+         ["k"], ["xs", "k", "n"]),
+    ],
+)
+def test_a_subcode_defines_and_reads_what_a_go_programmer_sees(go, body, kind, starts, defines, uses):
+    sub = one_subcode(_in_function(body), go, kind, starts)
+    assert (sub.defines, sub.uses) == (defines, uses)
+
+
+def test_a_method_declares_its_receiver(go):
+    code = "package main\n\nfunc (s *Stack) Push(v int) {\n\ts.items = append(s.items, v)\n}\n"
+    method = one_subcode(code, go, SubCodeKind.FUNCTION_DEF, "func")
+    assert (method.defines, method.uses) == (["s", "Push", "v", "s.items"], ["s", "append", "s.items", "v"])
+
+
+def test_named_results_are_declared_and_a_result_type_is_no_name(go):
+    code = ("package main\n\nfunc Div(a, b int) (q int, err error) {\n\tif b == 0 {\n\t\treturn 0, nil\n\t}\n"
+            "\treturn a / b, nil\n}\n\nfunc Len(s string) int {\n\treturn len(s)\n}\n")
+    div = one_subcode(code, go, SubCodeKind.FUNCTION_DEF, "func Div")
+    assert (div.defines, div.uses) == (["Div", "a", "b", "q", "err"], ["b", "nil", "a"])
+    length = one_subcode(code, go, SubCodeKind.FUNCTION_DEF, "func Len")
+    assert (length.defines, length.uses) == (["Len", "s"], ["len", "s"])

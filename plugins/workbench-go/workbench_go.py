@@ -1,0 +1,69 @@
+"""Go language plugin for workbench (grammar: tree-sitter-go)."""
+
+from workbench.languages.spec import LanguagePlugin, SubCodeKind, hookimpl
+
+
+class GoLanguage(LanguagePlugin):
+    name = "go"
+    aliases = ("golang",)
+    extensions = (".go",)
+    grammar_distribution = "tree-sitter-go"
+    identifier_node_types = frozenset(
+        {"identifier", "field_identifier", "type_identifier", "package_identifier", "label_name",
+         # predeclared identifiers that the grammar gives node types of their own
+         "nil", "true", "false", "iota"}
+    )
+    literal_node_types = frozenset(
+        {"int_literal", "float_literal", "imaginary_literal", "rune_literal",
+         "interpreted_string_literal", "raw_string_literal"}
+    )
+    skip_node_types = frozenset({"comment"})
+    subcode_node_types = {
+        SubCodeKind.FOR: frozenset({"for_statement"}),
+        SubCodeKind.WHILE: frozenset(),  # Go has no while loop: `for cond {}` is a for_statement
+        SubCodeKind.ASSIGN: frozenset(
+            {"assignment_statement", "short_var_declaration", "var_declaration", "const_declaration"}
+        ),
+        SubCodeKind.IF: frozenset({"if_statement"}),
+        SubCodeKind.CLASS_DEF: frozenset({"type_spec"}),  # `type Point struct {...}`
+        SubCodeKind.FUNCTION_DEF: frozenset({"function_declaration", "method_declaration"}),
+        # `select` picks one of several channel cases, as a switch picks one of several values
+        SubCodeKind.SWITCH: frozenset({"expression_switch_statement", "type_switch_statement", "select_statement"}),
+        SubCodeKind.CALL: frozenset({"call_expression"}),
+    }
+    definition_fields = {
+        "short_var_declaration": ("left",),
+        "assignment_statement": ("left",),
+        "var_spec": ("name",),
+        "const_spec": ("name",),
+        # a receiver, parameters and named results `(q int, err error)` are declared alike
+        "function_declaration": ("name", "parameters", "result"),
+        "method_declaration": ("receiver", "name", "parameters", "result"),
+        "func_literal": ("parameters", "result"),  # `func(y int) int { ... }` declares y
+        "type_spec": ("name",),
+        "range_clause": ("left",),  # `for i, x := range xs` defines i and x
+        "type_switch_statement": ("alias",),  # `switch t := x.(type)` defines t
+        "receive_statement": ("left",),  # `case v, ok := <-ch:` in a select defines v and ok
+    }
+    name_query = """
+    (inc_statement (_) @update)             ; x++ reads x and assigns it
+    (dec_statement (_) @update)
+    (assignment_statement
+      left: (expression_list (_) @update)
+      operator: ["+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>=" "&^="])
+    (label_name) @not_a_name                ; `break outer` names a label, no variable
+    ((identifier) @not_a_name (#eq? @not_a_name "_"))  ; the blank identifier binds nothing
+    (_ result: [(type_identifier) (qualified_type) (generic_type) (pointer_type) (slice_type) (array_type)
+                (map_type) (channel_type) (function_type) (interface_type) (struct_type) (negated_type)]
+       @not_a_name)                          ; `func f() int`: a result type, no name
+    """
+
+    def language_capsule(self):
+        import tree_sitter_go  # imported lazily: listing plugins must not load every grammar
+
+        return tree_sitter_go.language()
+
+
+@hookimpl
+def workbench_languages():
+    return [GoLanguage()]
