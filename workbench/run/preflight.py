@@ -404,7 +404,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
-            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows)
+            _check_several_references(loaded, config, score_config, name.removesuffix("_all"), rows)
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
@@ -431,17 +431,24 @@ _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
-def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int) -> None:
+def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, score: ScoreConfig, table: str,
+                               rows: int) -> None:
     """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
     references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
     several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
     that compares with one reference (:func:`~workbench.score.job.refuse_several_references`). Counted on
-    the data's rows: a scored subset may miss them, a larger one would not.
+    the rows the stage will score (``[score] limit`` and ``select``: ``2 of 40 rows [score] selects``), as
+    the stage counts them; without a limit, or where the subset is chosen from the execute stage's results,
+    which are not there yet, on every row of the data (``2 of 3220 rows of [data] source``).
+
+    Args:
+        loaded: the data; config: the run's config (its ``[data] source``); score: the stage's config;
+        table: ``score`` (both score stages read that table); rows: the data's rows.
 
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
     """
-    from workbench.score.job import refuse_several_references
+    from workbench.score.job import refuse_several_references, select_samples
     from workbench.score.prompts import PromptError
 
     column = score.reference_column
@@ -449,8 +456,14 @@ def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: 
         return  # the references come from [score] problems: one per task
     several = sum(isinstance(value, list) and sum(isinstance(text, str) and bool(text.strip()) for text in value) > 1
                   for value in _column_values(loaded, column))
+    out_of = f"{count(rows, 'row')} of [data] source"
+    if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):
+        # the rows the stage scores: a subset that misses them refuses nothing, as the stage would not
+        subset = select_samples(config.data["source"], score)
+        several = sum(len(sample.references) > 1 for sample in subset)
+        out_of = f"{count(len(subset), 'row')} [score] selects"
     try:
-        refuse_several_references(several, f"{count(rows, 'row')} of [data] source", score.make_methods())
+        refuse_several_references(several, out_of, score.make_methods())
     except OptionError as error:
         raise ConfigError(error.render(lambda name: "[data] reference_column" if name == "reference_column"
                                        else f"[{table}] {name}")) from None
