@@ -121,3 +121,25 @@ def test_a_model_missing_from_the_store_is_an_error_when_it_may_not_be_pulled(
     monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")  # may be pulled: a note, no error
     notes = run_preflight(load_config(path)).notes
     assert [note for note in notes if note.startswith(alias) and "not in the model store yet" in note], notes
+
+
+def test_dry_run_writes_nothing_not_even_a_probe_file(config_path: Path, tmp_path: Path) -> None:
+    """leftovers38: ``workbench run --dry-run`` found out whether the run folder can be written by
+    creating and removing a probe file in it (or in the nearest folder above it that exists): a dry
+    run wrote there. Now it asks the OS (access(2)) instead. A created and removed file changes its
+    folder's modification time, so both folders keep theirs here: the folder above a new run folder,
+    and an existing run folder. Real CLI, real preflight (no LLM is called, no stage runs)."""
+    import os
+
+    def unchanged_after_dry_run(folder: Path) -> None:
+        os.utime(folder, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+        before = folder.stat().st_mtime_ns
+        said = CliRunner().invoke(app, ["run", str(config_path), "--dry-run"], env={"OPENAI_API_KEY": "sk-test"})
+        assert said.exit_code == 0, said.output
+        assert folder.stat().st_mtime_ns == before, f"--dry-run created or removed a file in {folder}"
+
+    unchanged_after_dry_run(tmp_path)  # the run folder tmp_path/run does not exist: nothing made above it
+    assert not (tmp_path / "run").exists()
+    (tmp_path / "run").mkdir()
+    unchanged_after_dry_run(tmp_path / "run")  # an existing run folder: nothing made in it
+    assert list((tmp_path / "run").iterdir()) == []

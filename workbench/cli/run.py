@@ -62,7 +62,7 @@ def run_command(
         err_console.print(f"{NOTE} {escape(note)}")
 
     if dry_run:
-        preflight = run_preflight(config)
+        preflight = run_preflight(config, dry_run=True)  # writes nothing, not even a probe file
         _print_preflight_notes(preflight)
         console.print(escape(f"{config.data['source']}: {count(preflight.rows, 'row')}; run folder {config.output}"))
         for plan, action in preview(config, preflight, only=stage or (), force=force):

@@ -264,8 +264,13 @@ def _check_comparisons(config: PipelineConfig, notes: list[str]) -> None:
         check_members(f"[correlate] baseline {baseline!r}", [baseline], "baseline")
 
 
-def run_preflight(config: PipelineConfig) -> Preflight:
+def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight:
     """Check ``config`` against the data and the installed components; no stage has run yet.
+
+    Args:
+        config: the validated configuration.
+        dry_run: write nothing (``workbench run --dry-run``): whether the run folder can be written
+            is asked of the OS (:func:`workbench.io.unwritable_reason` without its probe file).
 
     Returns:
         a :class:`Preflight` with the dataset's size and columns.
@@ -286,7 +291,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     from workbench.languages.registry import get_language
 
     # a file where the run folder goes fails here (and in --dry-run), not as a traceback after it
-    require_output_folder(config.output, f"[run] output {config.output}")
+    require_output_folder(config.output, f"[run] output {config.output}", probe=not dry_run)
     data = config.data
     if data["language"] is not None:
         get_language(data["language"])  # a typo fails before the data loads
@@ -319,7 +324,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     for plan in plans.values():
         if plan.command is not None and not plan.skip_reason:
             for path in [*plan.outputs, *plan.partial, *map(Path, plan.targets.values())]:
-                require_output_folder(path.parent, f"[run] output {config.output}")
+                require_output_folder(path.parent, f"[run] output {config.output}", probe=not dry_run)
     notes: list[str] = []
     warnings: list[str] = []
     # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
