@@ -99,7 +99,8 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:  # not in the store, and WORKBENCH_AUTO_PULL=0
             raise _led_by("[score] model", error) from None
         if not present:
-            notes.append(f"{alias} is not in the model store yet: the score stage pulls it at its first call")
+            notes.append(f"{alias} is not in the model store yet: workbench run fetches it "
+                         f"({download_size(get_spec(alias).size)}) before its first stage")
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -121,7 +122,55 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:
             raise _led_by("[score] embedding_model", error) from None
         if not present:
-            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: the score stage pulls it at its first use")
+            from workbench.llm.models import get_embedding_spec
+
+            size = sum(file.size for file in get_embedding_spec(ALIAS).files)
+            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
+                         f"({download_size(size)}) before its first stage")
+
+
+def download_size(size: int) -> str:
+    """A download's size for a note, as ``workbench models list`` shows it: ``98.4 MB``, ``1,117.3 MB``.
+
+    Args:
+        size: bytes.
+    """
+    return f"{size / 1e6:,.1f} MB"
+
+
+def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:
+    """Fetch the models the score stage (``plan``) reads that are not in the model store yet (its
+    ``local/`` model, DSA-CQE's offline embedding model), before the run's first stage: a fetch that
+    fails then fails the run before any work, not after the stages before the score stage. Each is a
+    no-op when the store holds a verified copy. The preflight (:func:`_check_model`) has refused a
+    missing one where ``$WORKBENCH_AUTO_PULL`` is ``0``, and noted each one to fetch with its size.
+
+    Args:
+        plan: the ``score`` stage, to run in this invocation.
+        progress: progress bars on stderr.
+
+    Raises:
+        ModelPullError, ModelVerificationError: led by ``[score] model`` / ``[score] embedding_model``,
+            saying what each source answered and how to bring the model by hand.
+    """
+    from workbench.llm import models
+
+    score = plan.config()
+    model = score.model or ""
+    if model.startswith("local/"):
+        try:  # resolve: the verified file, else pulled (its error says what each source answered and what to do)
+            models.resolve(model.removeprefix("local/"), progress=progress)
+        except WorkbenchError as error:
+            raise _led_by("[score] model", error) from None
+    if score.uses_embeddings:
+        from workbench.llm.minilm import ALIAS
+        from workbench.score.embeddings import DEFAULT_EMBEDDING_MODEL
+
+        if score.embedding_model in (None, DEFAULT_EMBEDDING_MODEL):  # the offline model of the store
+            try:
+                models.resolve_embedding(ALIAS, progress=progress)
+            except WorkbenchError as error:
+                raise _led_by("[score] embedding_model", error) from None
 
 
 def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:
