@@ -133,6 +133,13 @@ def interrupted_plot(monkeypatch, tmp_path):
 #: the uid and gid of ``nobody``
 NOBODY = 65534
 
+#: as root, the prefix that runs a command still as root but without the capabilities that bypass file
+#: permissions (dropped from the inheritable and bounding sets, so the command's root has none of them):
+#: permission bits then apply to it as to its files' owner, and it reaches whatever root owns (a clone
+#: of mode 0700, the venv in it), where ``nobody`` does not
+NO_DAC_CAPABILITIES = ["setpriv", "--inh-caps=-dac_override,-dac_read_search,-fowner",
+                       "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
 
 @dataclass
 class Unprivileged:
@@ -141,47 +148,76 @@ class Unprivileged:
 
     Attributes:
         folder: a fresh folder (mode 0755) for the test's files; removed afterwards.
-        prefix: ``["env", "HOME=...", "setpriv", "--reuid=65534", ...]`` as root, else ``[]``.
+        prefix: as root, ``["env", "HOME=...", "setpriv", "--reuid=65534", ...]`` (as ``nobody``) or
+            :data:`NO_DAC_CAPABILITIES` (as root without the capabilities that bypass permissions); else ``[]``.
+        owner: the uid the command runs as (the owner :meth:`give` makes).
     """
 
     folder: Path
     prefix: list[str]
+    owner: int = -1
 
     def give(self, path: Path) -> Path:
         """Make ``path`` the command's own (its owner when it runs as ``nobody``); returns it."""
-        if self.prefix:
+        if self.owner == NOBODY:
             os.chown(path, NOBODY, NOBODY)
         return path
+
+
+def _permissions_apply(prefix: list[str], folder: Path) -> str | None:
+    """Why a command run with ``prefix`` cannot serve a test of unwritable folders (``None``: it can):
+    it must run this interpreter with workbench, and be refused a file in a folder of mode 0555."""
+    probe = folder / "probe-read-only"
+    probe.mkdir()
+    probe.chmod(0o555)
+    try:
+        script = f"import workbench, pathlib; pathlib.Path({str(probe / 'x')!r}).touch()"
+        said = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True, text=True, cwd=folder)
+    finally:
+        probe.chmod(0o755)
+        shutil.rmtree(probe, ignore_errors=True)
+    if "PermissionError" in said.stderr:
+        return None
+    if said.returncode == 0:
+        return "it could write in a folder of mode 0555"
+    return (said.stderr.strip().splitlines() or ["no message"])[-1]
 
 
 @pytest.fixture()
 def unprivileged() -> Iterator[Unprivileged]:
     """An :class:`Unprivileged`, for tests of read-only outputs: root ignores permission bits, so as
-    root the command runs as ``nobody`` through ``setpriv``. It cannot work under pytest's
-    ``tmp_path`` (pytest keeps ``/tmp/pytest-of-<user>`` at mode 0700, and resets it when another
-    session starts), so the folder is one of its own in the temp folder. Skips the test as root
-    without ``setpriv``, or where ``nobody`` cannot run this interpreter and import workbench (a
-    checkout under a 0700 folder)."""
+    root the command runs as ``nobody`` through ``setpriv``, or, where ``nobody`` cannot run this
+    interpreter and import workbench (a checkout or venv under a 0700 folder, as a CI clone), as root
+    without the capabilities that bypass permissions (:data:`NO_DAC_CAPABILITIES`), which reaches what
+    root owns. It cannot work under pytest's ``tmp_path`` (pytest keeps ``/tmp/pytest-of-<user>`` at
+    mode 0700, and resets it when another session starts), so the folder is one of its own in the temp
+    folder. Skips the test as root without ``setpriv``, or where neither way makes a folder of mode
+    0555 refuse a file (no capability to drop capabilities, CAP_SETPCAP)."""
     root = os.geteuid() == 0
     if root and shutil.which("setpriv") is None:
         pytest.skip("running as root without setpriv: permission bits cannot be made to apply to this test")
     folder = Path(tempfile.mkdtemp(prefix="workbench-unprivileged-"))
     folder.chmod(0o755)
-    prefix = []
+    prefix: list[str] = []
+    owner = os.geteuid()
     if root:
         home = folder / "home"
         home.mkdir()
         os.chown(home, NOBODY, NOBODY)
         prefix = ["env", f"HOME={home}", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-        # a checkout or venv under a 0700 folder (mktemp -d) is out of nobody's reach: nothing to test there
-        reach = subprocess.run([*prefix, sys.executable, "-c", "import workbench"], capture_output=True, text=True,
-                               cwd=folder)
-        if reach.returncode != 0:
-            shutil.rmtree(folder, ignore_errors=True)
-            pytest.skip(f"nobody cannot run {sys.executable} with workbench (a parent folder is closed to it?): "
-                        f"{(reach.stderr.strip().splitlines() or ['no message'])[-1]}")
+        owner = NOBODY
+        # a checkout or venv under a 0700 folder (a CI clone, mktemp -d) is out of nobody's reach: stay root,
+        # without the capabilities that bypass permissions
+        why_not_nobody = _permissions_apply(prefix, folder)
+        if why_not_nobody is not None:
+            prefix, owner = list(NO_DAC_CAPABILITIES), 0
+            why_not = _permissions_apply(prefix, folder)
+            if why_not is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+                pytest.skip(f"nobody cannot run {sys.executable} with workbench ({why_not_nobody}), and root without "
+                            f"CAP_DAC_OVERRIDE cannot either: {why_not}")
     try:
-        yield Unprivileged(folder, prefix)
+        yield Unprivileged(folder, prefix, owner)
     finally:
         for path in [folder, *folder.rglob("*")]:  # read-only folders the test made, writable again to remove
             if path.is_dir() and not path.is_symlink():

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -312,7 +313,7 @@ def check_output_files(paths: dict[str, str | os.PathLike[str] | None]) -> None:
         require_output_folder(Path(text).parent, f"{flag} {text}")
 
 
-def require_output_folder(folder: str | os.PathLike[str], what: str) -> None:
+def require_output_folder(folder: str | os.PathLike[str], what: str, *, probe: bool = True) -> None:
     """Refuse an output folder that a file stands in the way of: ``folder`` itself, or the
     nearest path above it that exists, is a file (``-o notes.txt``, ``--json notes.txt/r.json``);
     or that files cannot be created in (:func:`unwritable_reason`: ``folder``, or where it would be
@@ -322,6 +323,8 @@ def require_output_folder(folder: str | os.PathLike[str], what: str) -> None:
     Args:
         folder: the folder the output goes in (created later if missing); what: the option and its
             value, for the message (``"--output notes.txt"``).
+        probe: find out by creating and removing a file (:func:`unwritable_reason`); ``False``: ask
+            the OS without writing anything (``workbench run --dry-run``).
 
     Raises:
         DataError: ``--output notes.txt: notes.txt exists and is not a folder; choose another path``,
@@ -334,7 +337,7 @@ def require_output_folder(folder: str | os.PathLike[str], what: str) -> None:
         where = where.parent
     if where.exists() and not where.is_dir():
         raise DataError(f"{what}: {where} exists and is not a folder; choose another path")
-    reason = unwritable_reason(folder)
+    reason = unwritable_reason(folder, probe=probe)
     if reason is not None:  # now, not after the work
         while not where.exists() and where != where.parent:
             where = where.parent
@@ -372,11 +375,18 @@ def lock_exclusively(lock_path: str | os.PathLike[str], busy_message: str) -> An
     return lock
 
 
-def unwritable_reason(folder: str | os.PathLike[str]) -> str | None:
+def unwritable_reason(folder: str | os.PathLike[str], *, probe: bool = True) -> str | None:
     """Why files cannot be created in ``folder`` (or, when it does not exist yet, in the nearest
-    folder above it that does, where it would be created), or ``None`` when they can. A file is
-    created and removed to find out: permission bits alone miss a read-only mount, an ACL, and a
-    root user's bypass.
+    folder above it that does, where it would be created), or ``None`` when they can.
+
+    Args:
+        folder: the folder (it need not exist).
+        probe: ``True``: a file is created and removed to find out (the surest answer: what a
+            write does, on any file system); ``False``: nothing is written (a dry run), the OS is
+            asked with access(2) for write and search permission (the kernel's own check, with
+            the process's capabilities), which counts a read-only mount, an ACL and a root user's
+            bypass too (``Read-only file system`` when the mount is read-only, else
+            ``Permission denied``).
 
     Example::
 
@@ -388,10 +398,18 @@ def unwritable_reason(folder: str | os.PathLike[str]) -> str | None:
         where = where.parent
     if not where.is_dir():
         return f"{where} is not a folder"
-    probe = where / f".workbench-write-probe.{secrets.token_hex(4)}"
+    if not probe:
+        if os.access(where, os.W_OK | os.X_OK):
+            return None
+        try:
+            read_only = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        return os.strerror(errno.EROFS if read_only else errno.EACCES)
+    probe_file = where / f".workbench-write-probe.{secrets.token_hex(4)}"
     try:
-        probe.touch(exist_ok=False)
-        probe.unlink()
+        probe_file.touch(exist_ok=False)
+        probe_file.unlink()
     except OSError as error:
         return error.strerror or str(error)
     return None

@@ -246,3 +246,42 @@ def test_a_prompts_folder_without_the_several_references_template_is_refused_in_
     assert "[score] prompts_dir" in message, message
     shutil.copy(Path(default_prompts_dir()) / "ice_score_references.txt", prompts)
     run_preflight(config())  # the template there: nothing to say
+
+
+def test_the_several_references_check_counts_the_rows_the_score_stage_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers38: the preflight counted the rows with several references over all the data's rows
+    (``2 of 4 rows of [data] source``), also where ``[score] limit`` / ``select`` leaves them out of
+    the scored subset, and refused a run the score stage would have taken. It now counts the rows
+    the score stage will score, as the score stage does when it starts. Real preflight on a small
+    file and a prompts folder without ``ice_score_references.txt`` (no LLM is called, no stage runs)."""
+    import shutil
+
+    from workbench.errors import WorkbenchError
+    from workbench.score.prompts import default_prompts_dir
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    shutil.copy(Path(default_prompts_dir()) / "ice_score.txt", prompts)
+    # the rows of tasks t1 and t3 have two references, those of t0 and t2 one
+    rows = [{"task_id": f"t{task}", "sample_id": 0, "generation": "x = sorted(a)\n",
+             "references": ["x = sorted(a)\n", "a.sort(); x = a\n"][:1 + task % 2]} for task in range(4)]
+    data = _generations(tmp_path / "g.jsonl", rows)
+
+    def config(**score: object):
+        return build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
+                             "data": {"source": str(data), "code_column": "generation", "reference_column": "references",
+                                      "prompt_column": None},
+                             "score": {"method": ["ice-score"], "model": "openai/gpt-4o-mini", "prompts_dir": str(prompts),
+                                       **score}})
+
+    run_preflight(config(select="first", limit=1))  # the one scored row (t0) has one reference: nothing to refuse
+    with pytest.raises(WorkbenchError) as caught:
+        run_preflight(config(select="first", limit=3))  # t0, t1, t2: one of the three has two
+    message = _flat(str(caught.value))
+    assert "ice_score_references.txt" in message and "1 of 3 rows [score] selects" in message, message
+    with pytest.raises(WorkbenchError) as caught:
+        run_preflight(config())  # no limit: every row
+    message = _flat(str(caught.value))
+    assert "2 of 4 rows of [data] source" in message, message

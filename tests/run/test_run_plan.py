@@ -1046,3 +1046,32 @@ def test_the_decontaminate_stage_passes_decontaminate_only_and_an_older_folder_r
     (run / "run.json").write_text(json.dumps(manifest))
     again = run_pipeline(load_config(config_path))
     assert _statuses(again) == {**_statuses(again), "decontaminate": "ran", "dedup": "up-to-date"}, _outcomes(again)
+
+
+def test_a_stage_whose_options_changed_says_which_before_it_runs_again(tmp_path: Path) -> None:
+    """leftovers38: a stage that ran again from scratch because an option of its table changed since
+    it finished said nothing: its earlier result was replaced without a word. Now one line names the
+    stage and the option (recorded value -> value now) when it starts, and the table's detail says
+    it too; an option that cannot change its outputs (``workers``) reruns nothing and says nothing.
+    Real dedup and chrF on a slice of the bundled ICE-Score set, through the real CLI (no LLM)."""
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1),
+                                ["dedup", "score_all", "report"])
+    first = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    assert first.exit_code == 0, first.output
+
+    again = CliRunner().invoke(app, ["run", str(config_path), "--no-progress", "--set", "dedup.multiset_threshold=0.8",
+                                     "--set", "dedup.workers=1"])
+    assert again.exit_code == 0, again.output
+    text = " ".join(again.output.split())
+    said = ("note: dedup: [dedup] multiset_threshold changed since it finished (0.7 -> 0.8): it runs again from scratch, "
+            "replacing its earlier result")
+    assert said in text, text
+    assert text.count("changed since it finished") == 1, text  # workers: no rerun, no word; score_all up to date
+    stages = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]
+    assert stages["dedup"]["options"]["multiset_threshold"] == 0.8 and stages["score_all"]["status"] == "done"
+
+    result = run_pipeline(load_config(config_path, overrides=["dedup.multiset_threshold=0.75", "dedup.min_tokens=5"]))
+    assert _outcomes(result)["dedup"] == ("ran", "[dedup] min_tokens (20 -> 5), [dedup] multiset_threshold (0.8 -> 0.75) "
+                                                 "changed since it finished: ran again from scratch, replacing its "
+                                                 "earlier result")
+    assert _outcomes(result)["score_all"][0] == "up-to-date"

@@ -62,7 +62,7 @@ def run_command(
         err_console.print(f"{NOTE} {escape(note)}")
 
     if dry_run:
-        preflight = run_preflight(config)
+        preflight = run_preflight(config, dry_run=True)  # writes nothing, not even a probe file
         _print_preflight_notes(preflight)
         console.print(escape(f"{config.data['source']}: {count(preflight.rows, 'row')}; run folder {config.output}"))
         for plan, action in preview(config, preflight, only=stage or (), force=force):
@@ -86,7 +86,9 @@ def run_command(
     try:
         result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage,
                               run_stage=lambda plan, call: _run_stage(plan, call, progress),
-                              on_preflight=_print_preflight_notes)
+                              on_preflight=_print_preflight_notes,
+                              on_note=lambda plan, line: err_console.print(f"{NOTE} {escape(plan.name)}: {escape(line)}",
+                                                                           soft_wrap=True))
     except KeyboardInterrupt:
         err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
         raise typer.Exit(130) from None

@@ -99,7 +99,8 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:  # not in the store, and WORKBENCH_AUTO_PULL=0
             raise _led_by("[score] model", error) from None
         if not present:
-            notes.append(f"{alias} is not in the model store yet: the score stage pulls it at its first call")
+            notes.append(f"{alias} is not in the model store yet: workbench run fetches it "
+                         f"({download_size(get_spec(alias).size)}) before its first stage")
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -121,7 +122,55 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:
             raise _led_by("[score] embedding_model", error) from None
         if not present:
-            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: the score stage pulls it at its first use")
+            from workbench.llm.models import get_embedding_spec
+
+            size = sum(file.size for file in get_embedding_spec(ALIAS).files)
+            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
+                         f"({download_size(size)}) before its first stage")
+
+
+def download_size(size: int) -> str:
+    """A download's size for a note, as ``workbench models list`` shows it: ``98.4 MB``, ``1,117.3 MB``.
+
+    Args:
+        size: bytes.
+    """
+    return f"{size / 1e6:,.1f} MB"
+
+
+def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:
+    """Fetch the models the score stage (``plan``) reads that are not in the model store yet (its
+    ``local/`` model, DSA-CQE's offline embedding model), before the run's first stage: a fetch that
+    fails then fails the run before any work, not after the stages before the score stage. Each is a
+    no-op when the store holds a verified copy. The preflight (:func:`_check_model`) has refused a
+    missing one where ``$WORKBENCH_AUTO_PULL`` is ``0``, and noted each one to fetch with its size.
+
+    Args:
+        plan: the ``score`` stage, to run in this invocation.
+        progress: progress bars on stderr.
+
+    Raises:
+        ModelPullError, ModelVerificationError: led by ``[score] model`` / ``[score] embedding_model``,
+            saying what each source answered and how to bring the model by hand.
+    """
+    from workbench.llm import models
+
+    score = plan.config()
+    model = score.model or ""
+    if model.startswith("local/"):
+        try:  # resolve: the verified file, else pulled (its error says what each source answered and what to do)
+            models.resolve(model.removeprefix("local/"), progress=progress)
+        except WorkbenchError as error:
+            raise _led_by("[score] model", error) from None
+    if score.uses_embeddings:
+        from workbench.llm.minilm import ALIAS
+        from workbench.score.embeddings import DEFAULT_EMBEDDING_MODEL
+
+        if score.embedding_model in (None, DEFAULT_EMBEDDING_MODEL):  # the offline model of the store
+            try:
+                models.resolve_embedding(ALIAS, progress=progress)
+            except WorkbenchError as error:
+                raise _led_by("[score] embedding_model", error) from None
 
 
 def _led_by(key: str, error: WorkbenchError) -> WorkbenchError:
@@ -264,8 +313,13 @@ def _check_comparisons(config: PipelineConfig, notes: list[str]) -> None:
         check_members(f"[correlate] baseline {baseline!r}", [baseline], "baseline")
 
 
-def run_preflight(config: PipelineConfig) -> Preflight:
+def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight:
     """Check ``config`` against the data and the installed components; no stage has run yet.
+
+    Args:
+        config: the validated configuration.
+        dry_run: write nothing (``workbench run --dry-run``): whether the run folder can be written
+            is asked of the OS (:func:`workbench.io.unwritable_reason` without its probe file).
 
     Returns:
         a :class:`Preflight` with the dataset's size and columns.
@@ -286,7 +340,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     from workbench.languages.registry import get_language
 
     # a file where the run folder goes fails here (and in --dry-run), not as a traceback after it
-    require_output_folder(config.output, f"[run] output {config.output}")
+    require_output_folder(config.output, f"[run] output {config.output}", probe=not dry_run)
     data = config.data
     if data["language"] is not None:
         get_language(data["language"])  # a typo fails before the data loads
@@ -319,7 +373,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
     for plan in plans.values():
         if plan.command is not None and not plan.skip_reason:
             for path in [*plan.outputs, *plan.partial, *map(Path, plan.targets.values())]:
-                require_output_folder(path.parent, f"[run] output {config.output}")
+                require_output_folder(path.parent, f"[run] output {config.output}", probe=not dry_run)
     notes: list[str] = []
     warnings: list[str] = []
     # the task column keys execution and scores (and bias's task bootstrap); dedup alone needs it only
@@ -404,7 +458,7 @@ def run_preflight(config: PipelineConfig) -> Preflight:
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
-            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows)
+            _check_several_references(loaded, config, score_config, name.removesuffix("_all"), rows)
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
@@ -431,17 +485,24 @@ _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
-def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int) -> None:
+def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, score: ScoreConfig, table: str,
+                               rows: int) -> None:
     """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
     references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
     several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
     that compares with one reference (:func:`~workbench.score.job.refuse_several_references`). Counted on
-    the data's rows: a scored subset may miss them, a larger one would not.
+    the rows the stage will score (``[score] limit`` and ``select``: ``2 of 40 rows [score] selects``), as
+    the stage counts them; without a limit, or where the subset is chosen from the execute stage's results,
+    which are not there yet, on every row of the data (``2 of 3220 rows of [data] source``).
+
+    Args:
+        loaded: the data; config: the run's config (its ``[data] source``); score: the stage's config;
+        table: ``score`` (both score stages read that table); rows: the data's rows.
 
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
     """
-    from workbench.score.job import refuse_several_references
+    from workbench.score.job import refuse_several_references, select_samples
     from workbench.score.prompts import PromptError
 
     column = score.reference_column
@@ -449,8 +510,14 @@ def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: 
         return  # the references come from [score] problems: one per task
     several = sum(isinstance(value, list) and sum(isinstance(text, str) and bool(text.strip()) for text in value) > 1
                   for value in _column_values(loaded, column))
+    out_of = f"{count(rows, 'row')} of [data] source"
+    if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):
+        # the rows the stage scores: a subset that misses them refuses nothing, as the stage would not
+        subset = select_samples(config.data["source"], score)
+        several = sum(len(sample.references) > 1 for sample in subset)
+        out_of = f"{count(len(subset), 'row')} [score] selects"
     try:
-        refuse_several_references(several, f"{count(rows, 'row')} of [data] source", score.make_methods())
+        refuse_several_references(several, out_of, score.make_methods())
     except OptionError as error:
         raise ConfigError(error.render(lambda name: "[data] reference_column" if name == "reference_column"
                                        else f"[{table}] {name}")) from None

@@ -17,6 +17,7 @@ edited rows); a stage that was interrupted or failed with the same key continues
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,7 @@ from workbench.io import read_jsonl
 from workbench.options import OptionError
 from workbench.run.config import PipelineConfig, check_stage_names
 from workbench.run.manifest import Manifest, _keyed, _now, _refresh, _reselect, changed_files, stage_files
-from workbench.run.preflight import Preflight, run_preflight
+from workbench.run.preflight import Preflight, fetch_models, run_preflight
 from workbench.run.stages import NOT_IN_STAGES, StagePlan
 
 #: commands that continue an interrupted run with ``--resume`` and restart with ``--overwrite``
@@ -156,15 +157,6 @@ def _call_plainly(plan: StagePlan, call: Callable[..., Any]) -> Any:
     return call()
 
 
-def _pull_model(config: PipelineConfig) -> None:
-    """Fetch a ``local/`` model before scoring (a progress bar on stderr); no-op when present."""
-    model = config.sections["score"].get("model") or ""
-    if model.startswith("local/"):
-        from workbench.llm.models import pull
-
-        pull(model.removeprefix("local/"), progress=True)
-
-
 class Decision(NamedTuple):
     """What to do with one stage (:func:`_decide`), and why."""
 
@@ -243,6 +235,50 @@ def _rows_edited(plan: StagePlan, before: dict[str, Any], changed: Sequence[str]
     return any(entry.endswith(" changed") and entry.removesuffix(" changed") in rows for entry in changed)
 
 
+def _options_changed(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> dict[str, tuple[Any, Any]]:
+    """The options of a stage whose key changed that differ from those ``run.json`` recorded when it
+    ran (its whole effective config, :func:`_recorded_options`): what makes it run again from
+    scratch, replacing its earlier result, for the line that says so. Left out: the options the run
+    sets itself (:data:`~workbench.run.config.MANAGED_KEYS`: ``resume``, ``output`` ...) and those
+    outside the key (:data:`~workbench.run.stages.OUTPUT_NEUTRAL_OPTIONS`, ``REFRESHED_OPTIONS``,
+    ``RESELECTED_OPTIONS``: they rerun nothing or only resume), and options an earlier version did
+    not record.
+
+    Returns:
+        option name -> (recorded value, value now), by name; empty when the key is the same, the
+        record holds no options, or only something else changed (the data, an input stage's key).
+    """
+    from workbench.run.config import MANAGED_KEYS
+    from workbench.run.stages import OUTPUT_NEUTRAL_OPTIONS, REFRESHED_OPTIONS, RESELECTED_OPTIONS
+
+    recorded = before.get("options")
+    if plan.command is None or not isinstance(recorded, dict) or not before.get("key") or before.get("key") == key:
+        return {}
+    try:
+        current = _recorded_options(plan.config().effective_options(), run_dir)
+    except WorkbenchError:  # the preflight built this config: not expected
+        return {}
+    command = plan.command
+    left_out = (MANAGED_KEYS.get(command, set()) | OUTPUT_NEUTRAL_OPTIONS.get(command, frozenset())
+                | REFRESHED_OPTIONS.get(command, frozenset()) | RESELECTED_OPTIONS.get(command, frozenset())
+                | {"progress", "quiet"})
+    return {name: (recorded[name], current[name]) for name in sorted(current)
+            if name not in left_out and name in recorded
+            and json.dumps(recorded[name], default=str) != json.dumps(current[name], default=str)}
+
+
+def _options_note(plan: StagePlan, changed: dict[str, tuple[Any, Any]], finished: bool, what: str) -> str:
+    """``[dedup] min_tokens changed since it finished (20 -> 5): WHAT`` (several: each with its
+    values, then ``changed since it finished``; ``since it last ran`` for a stage that did not
+    finish, ``finished`` false), the options named as the config sets them."""
+    since = "since it finished" if finished else "since it last ran"
+    if len(changed) == 1:
+        [(name, (old, new))] = changed.items()
+        return f"{plan.config_key(name)} changed {since} ({_shown(old)} -> {_shown(new)}): {what}"
+    listed = ", ".join(f"{plan.config_key(name)} ({_shown(old)} -> {_shown(new)})" for name, (old, new) in changed.items())
+    return f"{listed} changed {since}: {what}"
+
+
 def _remove_stale_outputs(plan: StagePlan) -> None:
     """Delete the files an earlier run of a stage that writes them whole (dedup, correlate, bias)
     left, before it runs again or is skipped for a failed input: were it to fail, the report would
@@ -290,6 +326,7 @@ def run_pipeline(
     on_stage: Callable[[StagePlan, str], None] | None = None,
     on_preflight: Callable[[Preflight], None] | None = None,
     run_stage: StageCaller | None = None,
+    on_note: Callable[[StagePlan, str], None] | None = None,
 ) -> RunResult:
     """Run the pipeline of ``config`` into ``config.output``.
 
@@ -306,6 +343,10 @@ def run_pipeline(
             for the user).
         run_stage: calls each stage's job (:data:`StageCaller`): the command line passes the
             jobs' progress bars and prints their results; default: the job alone.
+        on_note: called with (plan, line) right after a stage's ``"start"`` for what the user should
+            know before it runs: the options it runs again from scratch for
+            (``[dedup] min_tokens changed since it finished (20 -> 5): it runs again from scratch,
+            replacing its earlier result``).
 
     Returns:
         a :class:`RunResult`.
@@ -317,7 +358,8 @@ def run_pipeline(
     failure into an exception.
 
     Raises:
-        WorkbenchError: from the preflight (before any stage runs).
+        WorkbenchError: from the preflight, or a model the score stage reads that could not be
+            fetched (:func:`~workbench.run.preflight.fetch_models`): before any stage runs.
         KeyboardInterrupt: recorded as ``interrupted``; rerun to resume.
 
     Example::
@@ -334,6 +376,10 @@ def run_pipeline(
     if on_preflight:
         on_preflight(preflight)
     plans = preflight.plans
+    # the models the score stage reads, fetched now: a failed fetch fails the run before any stage did work
+    if dict((plan.name, action) for plan, action in preview(config, preflight, only=only, force=force)).get(
+            "score") in ("run", "resume"):
+        fetch_models(next(plan for plan in plans if plan.name == "score"))
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config, preflight.manifest)
@@ -402,9 +448,14 @@ def run_pipeline(
                 on_stage(plan, "up-to-date")
             continue
         resumed = action == "resume"
+        # a stage run again from scratch because options of its table changed says which (its result is replaced)
+        options_changed = _options_changed(plan, before, key, run_dir) if action == "run" and not force else {}
         _remove_stale_outputs(plan)
         if on_stage:
             on_stage(plan, "start")
+        if on_note and options_changed:
+            on_note(plan, _options_note(plan, options_changed, before.get("status") == "done",
+                                        "it runs again from scratch, replacing its earlier result"))
         extra = plan.change_args(changes) if plan.command is not None else []
         # the whole effective config of the stage (defaults included), not only what the file set
         options = _recorded_options(plan.config(**changes).effective_options(), run_dir) \
@@ -415,8 +466,6 @@ def run_pipeline(
         began = time.perf_counter()
         job_result = None
         try:
-            if plan.name == "score":
-                _pull_model(config)
             if plan.command is None:
                 # the report describes run.json, so it records itself as done (a failure below
                 # overwrites that)
@@ -468,12 +517,14 @@ def run_pipeline(
         reselect_note = (f"{', '.join(f'[{plan.table}] {name}' for name in reselect)} changed since it finished "
                          f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
                          f"{_reselected(job_result)}" if reselect and resumed else None)
+        options_note = _options_note(plan, options_changed, before.get("status") == "done",
+                                     "ran again from scratch, replacing its earlier result") if options_changed else None
         # the job's count: the failed rows of samples no longer selected were set aside, not scored
         retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
         retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
                       "finished rows" if retried else None)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note, changed_note, refresh_note,
-                                             reselect_note, retry_note) if part) or None
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, options_note, changed_note,
+                                             refresh_note, reselect_note, retry_note) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)
