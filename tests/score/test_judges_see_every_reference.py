@@ -68,6 +68,27 @@ def test_a_sample_with_one_reference_is_asked_byte_for_byte_as_before(references
     assert RECORDER.record(column, references) == BEFORE
 
 
+def test_a_list_repeating_one_reference_is_one_reference_asked_byte_for_byte_as_before():
+    """review38a: a list cell that gives one reference several times (CoNaLa's items 'type(v)' x 4 and
+    a zip(...) snippet x 2) was shown to the judges as 4 "numbered alternatives" of the same text,
+    under the several-references prompt version, and counted as a sample with several references. A
+    reference repeated in the list counts once: such a cell is the text column's one reference."""
+    reference = RECORDER.SAMPLE["reference"]
+    assert RECORDER.record("references", [reference, reference, "  ", reference]) == BEFORE
+
+
+def test_repeated_references_count_once_and_the_others_keep_their_order(tmp_path):
+    rows = [{**RECORDER.SAMPLE, "references": [REFERENCES[1], REFERENCES[0], REFERENCES[1], REFERENCES[2]]}]
+    report, scored, seen = _run(tmp_path, rows, method=["p-correct", "chrf"])
+    assert {row["method"]: row["references_shown"] for row in scored} == {"p-correct": 3, "chrf": 3}
+    prompt = seen[0]["messages"][-1]["content"]
+    assert "any of these 3 is a correct solution" in prompt and "Reference 4:" not in prompt
+    positions = [prompt.index(REFERENCES[index].strip()) for index in (1, 0, 2)]
+    assert positions == sorted(positions)  # in the data's order, each where it first appears
+    notes = json.loads((tmp_path / "out" / "run.json").read_text())["notes"]
+    assert any(note.startswith("1 of 1 sample has several references (3)") for note in notes), notes
+
+
 @pytest.mark.parametrize(("label", "options"), SHOWING, ids=[label for label, _ in SHOWING])
 def test_every_judge_is_shown_every_reference_as_numbered_alternatives(tmp_path, label, options):
     sample = {**RECORDER.SAMPLE, "references": REFERENCES}

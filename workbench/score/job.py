@@ -62,7 +62,7 @@ from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_r
                                     record_roots, recorded_path, shown_path)
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
-from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
+from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, distinct_references
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
 from workbench.score.prompts import PromptError
@@ -213,8 +213,9 @@ def load_samples(
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
         in file order (as ``workbench execute`` does); ``carry`` defaults to ``("passed",)`` when the data has that column.
         A reference column of lists (a list of strings per row, or a string in some rows and a list
-        in others) gives each sample its non-blank references in ``references`` and the first of
-        them in ``reference``; a text column gives ``reference`` alone, as before.
+        in others) gives each sample its distinct non-blank references in ``references``
+        (:func:`~workbench.score.base.distinct_references`) and the first of them in ``reference``;
+        a text column gives ``reference`` alone, as before.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
@@ -315,8 +316,9 @@ def load_samples(
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         references: tuple[str, ...] = ()
         if listed:
-            # blank entries are no reference; the first of the others is the one an LLM judge sees
-            references = tuple(text for text in row[reference_column] if text.strip())
+            # blank entries are no reference, and one given twice is one (CoNaLa lists 'type(v)' 4 times);
+            # the first of them is the sample's reference
+            references = distinct_references(row[reference_column])
             reference = references[0] if references else ""
         elif reference_column is not None:
             reference = row[reference_column] or ""
