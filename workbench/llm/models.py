@@ -899,7 +899,8 @@ def _not_present_message(spec: ModelSpec | EmbeddingModelSpec, cache_dir: str | 
     commands that put it there (``pull`` with a network, ``import`` with a copy from elsewhere)."""
     if isinstance(spec, EmbeddingModelSpec):
         where = embedding_dir(spec, cache_dir)
-        present = any((where / file.filename).exists() for file in spec.files)
+        # a mismatch only when every file is there: a missing one is a model not (wholly) in the store
+        present = all((where / file.filename).exists() for file in spec.files)
         what = f"the embedding model {spec.alias}"
     else:
         where = model_path(spec, cache_dir)
