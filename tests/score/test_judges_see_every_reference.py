@@ -292,3 +292,22 @@ def test_a_resume_refuses_changed_several_reference_prompts_and_folders_scored_w
     # ... is resumed as before when no sample has several
     one = {**RECORDER.SAMPLE, "references": REFERENCES[:1]}
     _run(tmp_path, [one], method=["ice-score"], resume=True)
+
+
+def test_a_changed_several_references_prompt_does_not_block_a_resume_of_rows_shown_one(tmp_path):
+    """review38a: a folder whose every row was asked with one reference (HumanEval-like data) was refused
+    a resume once the judge's ``*_references.txt`` form had changed (an upgrade that edits only that
+    template), though none of its rows, done or to do, used it. It is refused only where a row of the
+    folder was shown several references under the old form."""
+    one = {**RECORDER.SAMPLE, "references": REFERENCES[:1]}
+    _run(tmp_path, [one], method=["ice-score"])
+    run_file = tmp_path / "out" / "run.json"
+    written = json.loads(run_file.read_text())
+    written["config"]["several_references_prompts"]["ice-score"] = "000000000000"  # edited since
+    run_file.write_text(json.dumps(written))
+    other = {**one, "sample_id": 1, "generation": "    return a - b\n"}
+    report, rows, seen = _run(tmp_path, [one, other], method=["ice-score"], resume=True)
+    assert [(row["sample_id"], row["references_shown"], row["status"]) for row in rows] == [(0, 1, "ok"), (1, 1, "ok")]
+    assert len(seen) == 1  # sample 1 only: sample 0's row was kept
+    recorded = json.loads(run_file.read_text())["config"]["several_references_prompts"]
+    assert recorded == {"ice-score": make_method("ice-score").several_references_version}

@@ -540,7 +540,8 @@ SCORE_CHANGING_OPTIONS = (
 
 
 def _check_resume_compatible(run_file: Path, record: dict[str, Any],
-                             run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False) -> None:
+                             run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False,
+                             shown_several: set[str] | None = None) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -564,6 +565,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         several_references: some sample of this run has several references: a folder scored before
             the judges were shown them all (its record has no :data:`SEVERAL_REFERENCES_KEY`) showed
             its judges the first only, and its rows must not be joined by rows that saw them all.
+        shown_several: the methods of which a row of the folder (``scores.jsonl`` or the rows set
+            aside) was shown several references (its ``references_shown`` above 1): only their
+            several-references prompts must be unchanged (a folder of one-reference rows resumes
+            whatever that form now says); ``None``: not known, every method's must.
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -620,7 +625,7 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         )
     for name, version in shown.items():
         old = (previous.get(SEVERAL_REFERENCES_KEY) or {}).get(name)
-        if old is not None and old != version:
+        if old is not None and old != version and (shown_several is None or name in shown_several):
             raise WorkbenchError(
                 f"cannot resume: the prompts of {name} for samples with several references changed (version {old} -> "
                 f"{version}); use another --output"
@@ -807,15 +812,19 @@ def score_samples(
             raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
                               "resume", "overwrite")
         record = _config_record(config, methods, source, run_dir)
+        # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
+        finished = [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)] if config.resume else []
         if config.resume:
             _check_resume_compatible(run_path, record, run_dir,
-                                     several_references=any(len(sample.references) > 1 for sample in samples))
+                                     several_references=any(len(sample.references) > 1 for sample in samples),
+                                     shown_several={row.get("method") for row in finished
+                                                    if isinstance(row.get("references_shown"), int)
+                                                    and row["references_shown"] > 1})
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
         if config.resume:
-            # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
-            for row in [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)]:
+            for row in finished:
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
                     failed.add((*row_key(row), row["method"]))
                     continue
