@@ -311,3 +311,20 @@ def test_a_changed_several_references_prompt_does_not_block_a_resume_of_rows_sho
     assert len(seen) == 1  # sample 1 only: sample 0's row was kept
     recorded = json.loads(run_file.read_text())["config"]["several_references_prompts"]
     assert recorded == {"ice-score": make_method("ice-score").several_references_version}
+
+
+@pytest.mark.parametrize("references", [DSA_REFERENCES[:1], DSA_REFERENCES[:2]], ids=["one", "two"])
+def test_dsa_cqe_a_sample_refused_for_an_earlier_reference_failure_says_no_reference_subcodes(
+        tmp_path, fake_openai, scripted, references):
+    """review38a: the reference analysis of a task failed (here the --max-cost budget ran out during it);
+    the task's next sample is refused with that remembered failure without analysing anything, and its
+    row said reference_subcodes 0 (the reference has sub-codes: nobody counted them for this row). Before
+    several references it was null, as a row that did not decompose the reference says."""
+    base = {"task_id": "HumanEval/0", "prompt": RECORDER.SAMPLE["prompt"], "generation": DSA_GENERATION,
+            "references": references}
+    rows = [{**base, "sample_id": 0}, {**base, "sample_id": 1}]
+    scored, traces, seen = _dsa_run(tmp_path, fake_openai, scripted, rows, "budget", reference_column="references",
+                                    max_cost=1e-9)
+    assert [scored[i]["status"] for i in range(2)] == ["budget_exceeded"] * 2, [scored[i]["error"] for i in range(2)]
+    assert "failed earlier" in scored[1]["error"]
+    assert scored[1]["reference_subcodes"] is None and scored[1]["llm_calls"] == 0
