@@ -328,3 +328,24 @@ def test_dsa_cqe_a_sample_refused_for_an_earlier_reference_failure_says_no_refer
     assert [scored[i]["status"] for i in range(2)] == ["budget_exceeded"] * 2, [scored[i]["error"] for i in range(2)]
     assert "failed earlier" in scored[1]["error"]
     assert scored[1]["reference_subcodes"] is None and scored[1]["llm_calls"] == 0
+
+
+def test_a_folder_scored_with_the_first_reference_only_stays_refused_after_a_resume_that_selected_none_of_them(tmp_path):
+    """review38a: a folder of an earlier workbench (no several_references_prompts in its run.json, rows
+    without references_shown) whose judge saw the first of several references only. A resume with a
+    --limit that selects no sample with several passed (rightly) and rewrote run.json with the key, and
+    with it the next resume, selecting them again, took the set-aside first-only row back as done. The
+    refusal follows the rows (those without references_shown were written before), not the record."""
+    rows = [{**RECORDER.SAMPLE, "sample_id": 0, "references": REFERENCES[:1]},
+            {**RECORDER.SAMPLE, "sample_id": 1, "references": REFERENCES}]
+    _run(tmp_path, rows, method=["ice-score"])
+    # as the earlier workbench left it
+    scores, run_file = tmp_path / "out" / "scores.jsonl", tmp_path / "out" / "run.json"
+    old_rows = [{key: value for key, value in row.items() if key != "references_shown"} for row in read_jsonl(scores)]
+    scores.write_text("".join(json.dumps(row) + "\n" for row in old_rows))
+    written = json.loads(run_file.read_text())
+    del written["config"]["several_references_prompts"]
+    run_file.write_text(json.dumps(written))
+    _run(tmp_path, rows, method=["ice-score"], resume=True, limit=1)  # sample 0 only: one reference
+    with pytest.raises(WorkbenchError, match="which showed ice-score only the first of several references"):
+        _run(tmp_path, rows, method=["ice-score"], resume=True)

@@ -541,7 +541,7 @@ SCORE_CHANGING_OPTIONS = (
 
 def _check_resume_compatible(run_file: Path, record: dict[str, Any],
                              run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False,
-                             shown_several: set[str] | None = None) -> None:
+                             shown_several: set[str] | None = None, written_before: set[str] | None = None) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -569,6 +569,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
             aside) was shown several references (its ``references_shown`` above 1): only their
             several-references prompts must be unchanged (a folder of one-reference rows resumes
             whatever that form now says); ``None``: not known, every method's must.
+        written_before: the methods of which a row of the folder has no ``references_shown`` (written
+            before the judges were shown every reference: with several, they saw the first only). With
+            ``several_references`` those are refused as a record without :data:`SEVERAL_REFERENCES_KEY`
+            is, also when the record has it (a resume that selected no sample with several rewrote it).
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -617,8 +621,10 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
                 f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
             )
     shown = record.get(SEVERAL_REFERENCES_KEY, {})
-    first_only = [name for name in shown if name in (previous.get("methods") or {})]
-    if several_references and first_only and SEVERAL_REFERENCES_KEY not in previous:
+    # the record tells, and so do the rows, which stay (set aside or not) when a resume rewrites the record
+    first_only = [name for name in shown if (name in (previous.get("methods") or {}) and SEVERAL_REFERENCES_KEY
+                                             not in previous) or name in (written_before or ())]
+    if several_references and first_only:
         raise WorkbenchError(
             f"cannot resume: the run folder was scored by an earlier workbench, which showed {' and '.join(first_only)} "
             f"only the first of several references; use another --output"
@@ -819,7 +825,9 @@ def score_samples(
                                      several_references=any(len(sample.references) > 1 for sample in samples),
                                      shown_several={row.get("method") for row in finished
                                                     if isinstance(row.get("references_shown"), int)
-                                                    and row["references_shown"] > 1})
+                                                    and row["references_shown"] > 1},
+                                     written_before={row.get("method") for row in finished
+                                                     if "references_shown" not in row})
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
