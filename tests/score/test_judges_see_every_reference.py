@@ -68,6 +68,27 @@ def test_a_sample_with_one_reference_is_asked_byte_for_byte_as_before(references
     assert RECORDER.record(column, references) == BEFORE
 
 
+def test_a_list_repeating_one_reference_is_one_reference_asked_byte_for_byte_as_before():
+    """review38a: a list cell that gives one reference several times (CoNaLa's items 'type(v)' x 4 and
+    a zip(...) snippet x 2) was shown to the judges as 4 "numbered alternatives" of the same text,
+    under the several-references prompt version, and counted as a sample with several references. A
+    reference repeated in the list counts once: such a cell is the text column's one reference."""
+    reference = RECORDER.SAMPLE["reference"]
+    assert RECORDER.record("references", [reference, reference, "  ", reference]) == BEFORE
+
+
+def test_repeated_references_count_once_and_the_others_keep_their_order(tmp_path):
+    rows = [{**RECORDER.SAMPLE, "references": [REFERENCES[1], REFERENCES[0], REFERENCES[1], REFERENCES[2]]}]
+    report, scored, seen = _run(tmp_path, rows, method=["p-correct", "chrf"])
+    assert {row["method"]: row["references_shown"] for row in scored} == {"p-correct": 3, "chrf": 3}
+    prompt = seen[0]["messages"][-1]["content"]
+    assert "any of these 3 is a correct solution" in prompt and "Reference 4:" not in prompt
+    positions = [prompt.index(REFERENCES[index].strip()) for index in (1, 0, 2)]
+    assert positions == sorted(positions)  # in the data's order, each where it first appears
+    notes = json.loads((tmp_path / "out" / "run.json").read_text())["notes"]
+    assert any(note.startswith("1 of 1 sample has several references (3)") for note in notes), notes
+
+
 @pytest.mark.parametrize(("label", "options"), SHOWING, ids=[label for label, _ in SHOWING])
 def test_every_judge_is_shown_every_reference_as_numbered_alternatives(tmp_path, label, options):
     sample = {**RECORDER.SAMPLE, "references": REFERENCES}
@@ -271,3 +292,60 @@ def test_a_resume_refuses_changed_several_reference_prompts_and_folders_scored_w
     # ... is resumed as before when no sample has several
     one = {**RECORDER.SAMPLE, "references": REFERENCES[:1]}
     _run(tmp_path, [one], method=["ice-score"], resume=True)
+
+
+def test_a_changed_several_references_prompt_does_not_block_a_resume_of_rows_shown_one(tmp_path):
+    """review38a: a folder whose every row was asked with one reference (HumanEval-like data) was refused
+    a resume once the judge's ``*_references.txt`` form had changed (an upgrade that edits only that
+    template), though none of its rows, done or to do, used it. It is refused only where a row of the
+    folder was shown several references under the old form."""
+    one = {**RECORDER.SAMPLE, "references": REFERENCES[:1]}
+    _run(tmp_path, [one], method=["ice-score"])
+    run_file = tmp_path / "out" / "run.json"
+    written = json.loads(run_file.read_text())
+    written["config"]["several_references_prompts"]["ice-score"] = "000000000000"  # edited since
+    run_file.write_text(json.dumps(written))
+    other = {**one, "sample_id": 1, "generation": "    return a - b\n"}
+    report, rows, seen = _run(tmp_path, [one, other], method=["ice-score"], resume=True)
+    assert [(row["sample_id"], row["references_shown"], row["status"]) for row in rows] == [(0, 1, "ok"), (1, 1, "ok")]
+    assert len(seen) == 1  # sample 1 only: sample 0's row was kept
+    recorded = json.loads(run_file.read_text())["config"]["several_references_prompts"]
+    assert recorded == {"ice-score": make_method("ice-score").several_references_version}
+
+
+@pytest.mark.parametrize("references", [DSA_REFERENCES[:1], DSA_REFERENCES[:2]], ids=["one", "two"])
+def test_dsa_cqe_a_sample_refused_for_an_earlier_reference_failure_says_no_reference_subcodes(
+        tmp_path, fake_openai, scripted, references):
+    """review38a: the reference analysis of a task failed (here the --max-cost budget ran out during it);
+    the task's next sample is refused with that remembered failure without analysing anything, and its
+    row said reference_subcodes 0 (the reference has sub-codes: nobody counted them for this row). Before
+    several references it was null, as a row that did not decompose the reference says."""
+    base = {"task_id": "HumanEval/0", "prompt": RECORDER.SAMPLE["prompt"], "generation": DSA_GENERATION,
+            "references": references}
+    rows = [{**base, "sample_id": 0}, {**base, "sample_id": 1}]
+    scored, traces, seen = _dsa_run(tmp_path, fake_openai, scripted, rows, "budget", reference_column="references",
+                                    max_cost=1e-9)
+    assert [scored[i]["status"] for i in range(2)] == ["budget_exceeded"] * 2, [scored[i]["error"] for i in range(2)]
+    assert "failed earlier" in scored[1]["error"]
+    assert scored[1]["reference_subcodes"] is None and scored[1]["llm_calls"] == 0
+
+
+def test_a_folder_scored_with_the_first_reference_only_stays_refused_after_a_resume_that_selected_none_of_them(tmp_path):
+    """review38a: a folder of an earlier workbench (no several_references_prompts in its run.json, rows
+    without references_shown) whose judge saw the first of several references only. A resume with a
+    --limit that selects no sample with several passed (rightly) and rewrote run.json with the key, and
+    with it the next resume, selecting them again, took the set-aside first-only row back as done. The
+    refusal follows the rows (those without references_shown were written before), not the record."""
+    rows = [{**RECORDER.SAMPLE, "sample_id": 0, "references": REFERENCES[:1]},
+            {**RECORDER.SAMPLE, "sample_id": 1, "references": REFERENCES}]
+    _run(tmp_path, rows, method=["ice-score"])
+    # as the earlier workbench left it
+    scores, run_file = tmp_path / "out" / "scores.jsonl", tmp_path / "out" / "run.json"
+    old_rows = [{key: value for key, value in row.items() if key != "references_shown"} for row in read_jsonl(scores)]
+    scores.write_text("".join(json.dumps(row) + "\n" for row in old_rows))
+    written = json.loads(run_file.read_text())
+    del written["config"]["several_references_prompts"]
+    run_file.write_text(json.dumps(written))
+    _run(tmp_path, rows, method=["ice-score"], resume=True, limit=1)  # sample 0 only: one reference
+    with pytest.raises(WorkbenchError, match="which showed ice-score only the first of several references"):
+        _run(tmp_path, rows, method=["ice-score"], resume=True)

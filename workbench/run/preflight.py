@@ -502,13 +502,14 @@ def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, sco
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
     """
+    from workbench.score.base import distinct_references
     from workbench.score.job import refuse_several_references, select_samples
     from workbench.score.prompts import PromptError
 
     column = score.reference_column
     if column not in loaded.column_names:
         return  # the references come from [score] problems: one per task
-    several = sum(isinstance(value, list) and sum(isinstance(text, str) and bool(text.strip()) for text in value) > 1
+    several = sum(isinstance(value, list) and len(distinct_references(text for text in value if isinstance(text, str))) > 1
                   for value in _column_values(loaded, column))
     out_of = f"{count(rows, 'row')} of [data] source"
     if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):

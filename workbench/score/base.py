@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -29,6 +29,21 @@ from workbench.score.reading import (
 STATUSES = ("ok", "llm_error", "parse_error", "budget_exceeded", "skipped", "error")
 
 
+def distinct_references(texts: Iterable[str]) -> tuple[str, ...]:
+    """The references a list-valued reference cell gives: its texts in order, without the blank ones
+    (no reference) and without repeats (a text given again is the same reference: CoNaLa lists
+    ``type(v)`` four times for one item), so that a cell holding one reference however often is
+    scored and asked exactly as a text cell holding it.
+
+    Args:
+        texts: the cell's texts, in the data's order.
+
+    Returns:
+        the distinct non-blank texts, each where it first appears.
+    """
+    return tuple(dict.fromkeys(text for text in texts if text.strip()))
+
+
 @dataclass(frozen=True)
 class Sample(BaseSample):
     """One generated program and its reference (its ids and key:
@@ -50,7 +65,7 @@ class Sample(BaseSample):
             files or an ICE-Score grade file), ``None`` when there is none; a run scores one
             language (:func:`workbench.data.language_column.run_language`).
         references: every reference of the sample, in the data's order, when its reference
-            column holds lists (one or several texts per row; ``()`` for a text column, whose
+            column holds lists (its distinct non-blank texts, :func:`distinct_references`; ``()`` for a text column, whose
             one reference is :attr:`reference`). The match-based methods (``chrf``) score
             against all of them (:attr:`all_references`), and the LLM judges are shown them all.
         position: the sample's 0-based place among its data's samples in file order (set by

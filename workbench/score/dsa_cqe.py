@@ -184,7 +184,11 @@ class DsaCqe(ScoringMethod):
         texts = shown if several else (sample.reference,)
         try:
             analysed: list[ProgramSemantics] = []
-            result.reference_subcodes = 0
+
+            def count_subcodes(semantics: ProgramSemantics) -> None:
+                """Summed over several references; ``None`` (as before several) while no reference was decomposed
+                for this row (a task's remembered failure refuses it without analysing anything)."""
+                result.reference_subcodes = (result.reference_subcodes or 0) + len(semantics.decomposition.subcodes)
 
             def keep(entry: dict[str, Any]) -> None:
                 """A reference's trace: ``trace["references"][i]`` with several, else ``trace["reference"]`` as before."""
@@ -202,15 +206,14 @@ class DsaCqe(ScoringMethod):
                     partial = getattr(error, "semantics", None)
                     if partial is not None:
                         result.usage.add(partial.usage)
-                        result.reference_subcodes += len(partial.decomposition.subcodes)
+                        count_subcodes(partial)
                         result.parse_failures += partial.parse_failures
                         keep({**partial.trace(), "analysed_for_this_sample": True})
                     raise
                 if fresh:  # this sample paid for the reference analysis
                     result.usage.add(reference.usage)
                     result.parse_failures += reference.parse_failures
-                # with several references: summed over them
-                result.reference_subcodes += len(reference.decomposition.subcodes)
+                count_subcodes(reference)
                 keep({**reference.trace(), "analysed_for_this_sample": fresh})
                 analysed.append(reference)
             try:

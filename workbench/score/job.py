@@ -62,7 +62,7 @@ from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_r
                                     record_roots, recorded_path, shown_path)
 from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
-from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod
+from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, distinct_references
 from workbench.score.config import ScoreConfig
 from workbench.score.problems import ProblemSet, problem_for
 from workbench.score.prompts import PromptError
@@ -213,8 +213,9 @@ def load_samples(
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
         in file order (as ``workbench execute`` does); ``carry`` defaults to ``("passed",)`` when the data has that column.
         A reference column of lists (a list of strings per row, or a string in some rows and a list
-        in others) gives each sample its non-blank references in ``references`` and the first of
-        them in ``reference``; a text column gives ``reference`` alone, as before.
+        in others) gives each sample its distinct non-blank references in ``references``
+        (:func:`~workbench.score.base.distinct_references`) and the first of them in ``reference``;
+        a text column gives ``reference`` alone, as before.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as the loader, plus duplicate
@@ -315,8 +316,9 @@ def load_samples(
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         references: tuple[str, ...] = ()
         if listed:
-            # blank entries are no reference; the first of the others is the one an LLM judge sees
-            references = tuple(text for text in row[reference_column] if text.strip())
+            # blank entries are no reference, and one given twice is one (CoNaLa lists 'type(v)' 4 times);
+            # the first of them is the sample's reference
+            references = distinct_references(row[reference_column])
             reference = references[0] if references else ""
         elif reference_column is not None:
             reference = row[reference_column] or ""
@@ -538,7 +540,8 @@ SCORE_CHANGING_OPTIONS = (
 
 
 def _check_resume_compatible(run_file: Path, record: dict[str, Any],
-                             run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False) -> None:
+                             run_dir: str | os.PathLike[str] | None = None, *, several_references: bool = False,
+                             shown_several: set[str] | None = None, written_before: set[str] | None = None) -> None:
     """Refuse to resume a run folder scored with other score-changing settings
     (:data:`SCORE_CHANGING_OPTIONS`: the data source, the columns, the methods' and the
     model's options) or other prompts.
@@ -562,6 +565,14 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         several_references: some sample of this run has several references: a folder scored before
             the judges were shown them all (its record has no :data:`SEVERAL_REFERENCES_KEY`) showed
             its judges the first only, and its rows must not be joined by rows that saw them all.
+        shown_several: the methods of which a row of the folder (``scores.jsonl`` or the rows set
+            aside) was shown several references (its ``references_shown`` above 1): only their
+            several-references prompts must be unchanged (a folder of one-reference rows resumes
+            whatever that form now says); ``None``: not known, every method's must.
+        written_before: the methods of which a row of the folder has no ``references_shown`` (written
+            before the judges were shown every reference: with several, they saw the first only). With
+            ``several_references`` those are refused as a record without :data:`SEVERAL_REFERENCES_KEY`
+            is, also when the record has it (a resume that selected no sample with several rewrote it).
 
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
@@ -610,15 +621,17 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
                 f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
             )
     shown = record.get(SEVERAL_REFERENCES_KEY, {})
-    first_only = [name for name in shown if name in (previous.get("methods") or {})]
-    if several_references and first_only and SEVERAL_REFERENCES_KEY not in previous:
+    # the record tells, and so do the rows, which stay (set aside or not) when a resume rewrites the record
+    first_only = [name for name in shown if (name in (previous.get("methods") or {}) and SEVERAL_REFERENCES_KEY
+                                             not in previous) or name in (written_before or ())]
+    if several_references and first_only:
         raise WorkbenchError(
             f"cannot resume: the run folder was scored by an earlier workbench, which showed {' and '.join(first_only)} "
             f"only the first of several references; use another --output"
         )
     for name, version in shown.items():
         old = (previous.get(SEVERAL_REFERENCES_KEY) or {}).get(name)
-        if old is not None and old != version:
+        if old is not None and old != version and (shown_several is None or name in shown_several):
             raise WorkbenchError(
                 f"cannot resume: the prompts of {name} for samples with several references changed (version {old} -> "
                 f"{version}); use another --output"
@@ -805,15 +818,21 @@ def score_samples(
             raise OptionError(f"{scores_path} exists; pass {{resume}} to continue that run or {{overwrite}} to replace it",
                               "resume", "overwrite")
         record = _config_record(config, methods, source, run_dir)
+        # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
+        finished = [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)] if config.resume else []
         if config.resume:
             _check_resume_compatible(run_path, record, run_dir,
-                                     several_references=any(len(sample.references) > 1 for sample in samples))
+                                     several_references=any(len(sample.references) > 1 for sample in samples),
+                                     shown_several={row.get("method") for row in finished
+                                                    if isinstance(row.get("references_shown"), int)
+                                                    and row["references_shown"] > 1},
+                                     written_before={row.get("method") for row in finished
+                                                     if "references_shown" not in row})
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
         if config.resume:
-            # also the rows an earlier resume set aside (a smaller --limit): selected again, they come back
-            for row in [*read_jsonl(unselected_path(scores_path)), *read_jsonl(scores_path)]:
+            for row in finished:
                 if config.retry_failed and row.get("status") in ERROR_STATUSES:
                     failed.add((*row_key(row), row["method"]))
                     continue
