@@ -149,3 +149,32 @@ def test_decontaminate_only_needs_against(tmp_path):
     said = " ".join(result.stderr.split())
     assert "--decontaminate-only" in said and "--against" in said, said
     assert not (tmp_path / "out").exists()
+
+
+def test_the_text_report_of_a_train_test_decontamination_names_no_cross_set_policy(tmp_path):
+    """The cross-set policy removes no row in a decontamination (it only picks the row cluster_shapes.csv
+    records as kept): the table said "cross-set policy  remove-test" all the same. Real run_dedup on a
+    train/test corpus with a cross-set duplicate, its report rendered as the terminal shows it."""
+    from rich.console import Console
+
+    from workbench.dedup.duplication_report import render_report
+
+    rows = [{"task_id": "a", "split": "train", "completion": BODY}, {"task_id": "b", "split": "test", "completion": BODY},
+            {"task_id": "c", "split": "test", "completion": BODY.replace("offset", "shift")}]
+    source = tmp_path / "gens.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    options = {"code_column": "completion", "id_column": "task_id", "split_column": "split", "min_tokens": 10,
+               "workers": 1, "against": "humaneval", "against_code_column": "canonical_solution"}
+    for decontaminate_only in (False, True):
+        run = run_dedup(str(source), DedupConfig(**options, decontaminate_only=decontaminate_only),
+                        output_dir=tmp_path / f"out{decontaminate_only}")
+        assert run.report["cross_set"]["cross_set_clusters"] == 1
+        console = Console(width=250, record=True, file=open(os.devnull, "w"))
+        for renderable in render_report(run.report):
+            console.print(renderable)
+        said = " ".join(console.export_text().replace("│", " ").split())  # a table's cells as words
+        if decontaminate_only:
+            assert "cross-set policy remove-test" not in said, said
+            assert "cross-set policy none: a decontamination removes only contaminated rows" in said, said
+        else:
+            assert "cross-set policy remove-test" in said, said

@@ -493,6 +493,30 @@ def test_languages_row_is_the_command_s_row_and_names_what_is_listed_when_absent
         languages_row("no-such-language")
 
 
+def test_command_json_is_read_from_stdout_only():
+    """Click 8.2+ puts stderr in ``result.output`` too: a stray stderr line of a command that exits 0 must
+    not break the JSON read from stdout, and output that is not JSON is an AssertionError naming the command.
+    The command is a real Typer command run by ``CliRunner``, as the kit runs workbench's."""
+    import typer
+    from typer.testing import CliRunner
+
+    from workbench.languages.conformance.commands import _json_of
+
+    command = typer.Typer()
+
+    @command.command()
+    def main(valid: bool = True) -> None:
+        typer.echo("a stray warning", err=True)
+        typer.echo('[{"name": "python"}]' if valid else "no JSON here")
+
+    result = CliRunner().invoke(command, [])
+    assert result.exit_code == 0 and "a stray warning" in result.output
+    assert _json_of(result, ["languages", "--json"]) == [{"name": "python"}]
+    result = CliRunner().invoke(command, ["--no-valid"])
+    with pytest.raises(AssertionError, match=r"workbench languages --json printed no JSON on stdout .*'no JSON here"):
+        _json_of(result, ["languages", "--json"])
+
+
 def test_dedup_clusters_runs_the_real_command_on_a_folder_of_files(tmp_path):
     from workbench.languages.conformance import dedup_clusters
 

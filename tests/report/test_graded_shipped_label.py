@@ -152,3 +152,30 @@ def test_a_pass_fail_column_named_by_correlate_label_is_split_beside_a_graded_da
     assert "'passed' column" in data["counts"]["label_source"]
     split = data["distributions"]["chrf"]
     assert (len(split["passed"]), len(split["failed"])) == (38, 22)
+
+
+def test_an_undeclared_grade_is_a_grade_everywhere(tmp_path: Path) -> None:
+    """``[data] label_column = "grade"`` holding 0-4 with no ``label_kind``: the execution section took it for a
+    grade by its values, but the scores were still split by its 0 and 1 rows as fail and pass (the column the
+    correlate stages read here), and the sample views said "shipped grade=" only for a declared grade."""
+    data = _correlate_reads_shipped(tmp_path, {"label_column": "grade"}, {"label": "grade"})
+    assert data["dataset"]["label_kind"] == "graded"
+    assert data["distributions"] == {}
+    graded = data["execution"]["graded_label"]
+    assert graded is not None and graded["declared"] is False and graded["example"] in (2, 3, 4)
+
+
+def test_the_sample_line_names_the_label_column(tmp_path: Path) -> None:
+    """A 0/1 label column named otherwise (``verdict``): the sample views said "shipped passed=1"."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    rows = [json.loads(line) for line in (run / "data.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["verdict"] = row.pop("passed")
+    (run / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (run / "run.json").write_text(json.dumps({"config": {"data": {"label_column": "verdict"}}}))
+    views = shown_text(render_html(build_report_data(run))[0:])
+    views = views[views.index("LLM-scored samples have a view"):]
+    assert "shipped passed" not in views and re.search(r"\(shipped verdict=[01]\)", views), views[:2000]

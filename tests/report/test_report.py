@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from report_html import element, shown_text
 from workbench.cli import app
 from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import WorkbenchError
@@ -343,8 +344,15 @@ def test_a_stage_marked_done_without_its_output_is_noted(run_dir):
             ("decontaminate", "dedup", "execute", "score", "score_all", "correlate", "correlate_all", "report")}
     (run_dir / "run.json").write_text(_manifest(done, finished="2026-11-29T10:15:00+00:00"))
     data = build_report_data(run_dir)
-    assert data["notes"] == {"correlate": "stage 'correlate_all' is done: its output correlate/all.json is missing"}
+    assert data["notes"] == {"correlate": "stage 'correlate_all' is missing: run.json records it done, but its output "
+                                          "correlate/all.json is missing"}
     assert data["state"] == "finished 2026-11-29T10:15:00+00:00"
+    # the stages table shows it missing, not done (it said done, with the note elsewhere)
+    by_name = {s["name"]: s for s in data["stages"]}
+    assert by_name["correlate_all"]["status"] == "missing" and by_name["correlate_all"]["recorded_status"] == "done"
+    assert by_name["correlate"]["status"] == "done" and by_name["correlate"]["recorded_status"] == "done"
+    row = shown_text(element(render_html(data), "stages-table"))
+    assert re.search(r"correlate_all missing .*correlate/all\.json \(missing\)", row), row
 
 
 def test_the_report_reads_stage_files_from_the_plan_and_notes_a_missing_one(run_dir):
@@ -360,8 +368,10 @@ def test_the_report_reads_stage_files_from_the_plan_and_notes_a_missing_one(run_
     (run_dir / "score" / "llm" / "scores_wide.jsonl").unlink()
     data = build_report_data(run_dir)
     assert data["notes"] == {
-        "execute": "stage 'execute' is done: its output execute/results-v2.jsonl (named in run.json's plan) is missing",
-        "score": "stage 'score' is done: its output score/llm/scores_wide.jsonl (named in run.json's plan) is missing",
+        "execute": "stage 'execute' is missing: run.json records it done, but its output execute/results-v2.jsonl "
+                   "(named in run.json's plan) is missing",
+        "score": "stage 'score' is missing: run.json records it done, but its output score/llm/scores_wide.jsonl "
+                 "(named in run.json's plan) is missing",
     }
     by_name = {s["name"]: s for s in data["stages"]}
     assert by_name["execute"]["outputs_from"] == "run.json plan" and not by_name["execute"]["output_exists"]

@@ -6,6 +6,8 @@ internals, so any engine that writes the same files works:
 * ``report.json``: the splits, the train/test split names (``parameters``), whether the train
   and test splits both exist (``cross_set``), the ``--against`` reference (``contamination``);
 * ``clusters.json``: a list of clusters, each a list of row ids, members in input order;
+* ``cluster_shapes.csv`` (when there): its ``kept`` column, the row each cluster kept (the one
+  ``--keep`` and the cross-set policy chose; a decontamination records there the row a dedup keeps);
 * ``removed.csv``: ``id, split, reason, duplicate_of`` of every dropped row: the members of a
   cluster not in it are the row the cluster keeps (none when all were contaminated); a run with
   ``--against --decontaminate-only`` (a decontamination, ``report.json``'s
@@ -41,6 +43,7 @@ from pathlib import Path
 from workbench.bias.metric_table import row_id
 from workbench.data.samples import id_text
 from workbench.errors import DataError
+from workbench.formatting import count
 
 #: the files every dedup output folder holds (``docs/dedup.md``)
 REQUIRED_FILES = ("report.json", "clusters.json", "removed.csv")
@@ -57,9 +60,11 @@ class DedupOutput:
         cluster_of: id -> index into :attr:`clusters` (only ids in a cluster).
         position_of: id -> its place in its cluster's member list (only ids in a cluster).
         removed: id -> ``(split, reason)`` of each dropped row (``removed.csv``).
-        kept_of_cluster: cluster index -> the id the dedup kept (a decontamination,
-            ``--decontaminate-only``, keeps every member that is not contaminated: the first of them),
-            ``None`` when every member was dropped (all contaminated).
+        kept_of_cluster: cluster index -> the id the dedup kept: ``cluster_shapes.csv``'s ``kept``, the
+            row ``--keep`` and the cross-set policy chose (a decontamination, ``--decontaminate-only``,
+            keeps every member that is not contaminated and records there the one a dedup keeps; a
+            folder without that file: its first member that is not contaminated), ``None`` when every
+            member was dropped (all contaminated).
         contaminated: id -> the reference ids it duplicates (``contamination.csv``; empty without
             ``--against``).
         splits: the split names of the data (``report.json`` ``splits``).
@@ -93,6 +98,25 @@ class DedupOutput:
     #: whether the splits of the kept rows are on record: ``True`` with ``kept.csv``; without it,
     #: whether a deduplicated split file was found (known after the first :meth:`split_of`)
     split_files_found: bool | None = None
+
+    def is_cluster_row(self, row_id: str) -> bool:
+        """Whether a one-row-per-cluster count takes row ``row_id``: its cluster's kept row
+        (:attr:`kept_of_cluster`), or a row in no cluster that the dedup did not drop.
+
+        The one reading of the keeper for ``workbench bias`` and ``workbench correlate --dedup``: on a
+        dedup folder it is every clustered row not in ``removed.csv``; on a decontamination, which keeps
+        every row that is not contaminated, only the keeper ``cluster_shapes.csv`` records.
+
+        Args:
+            row_id: the row's id as text.
+
+        Returns:
+            ``True`` for the cluster's kept row or a kept row outside clusters.
+        """
+        cluster = self.cluster_of.get(row_id)
+        if cluster is None:
+            return row_id not in self.removed
+        return self.kept_of_cluster[cluster] == row_id
 
     def example_ids(self, limit: int = 3) -> tuple[str, list[str]]:
         """Some ids of the dedup's rows, for a message about ids that do not join.
@@ -244,12 +268,16 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
     largest = report.get("largest_clusters") if isinstance(report.get("largest_clusters"), list) else []
     decontamination = contamination is not None and bool(contamination.get(
         "decontaminate_only", any(isinstance(c, dict) and "kept_rows" in c for c in largest)))
-    for cluster in clusters:
+    recorded = _recorded_keepers(root, clusters, removed)
+    for index, cluster in enumerate(clusters):
         kept = [member for member in cluster if member not in removed]
         if len(kept) > 1 and not decontamination:
             raise DataError(f"{root}: cluster of {cluster[0]!r} keeps {len(kept)} rows ({', '.join(kept[:3])}); "
                             "removed.csv should list all but one")
-        kept_of_cluster.append(kept[0] if kept else None)
+        # the keeper the dedup chose (--keep, the cross-set policy), as cluster_shapes.csv records it; a
+        # decontamination keeps its other members too. A folder without that file: the one row kept
+        # (a decontamination's first member that is not contaminated)
+        kept_of_cluster.append(recorded[index] if recorded is not None else (kept[0] if kept else None))
     contaminated: dict[str, list[str]] = {}
     if (root / "contamination.csv").is_file():
         for row in _read_csv(root / "contamination.csv", ("id", "reference_id")):
@@ -272,6 +300,40 @@ def read_dedup_output(folder: str | os.PathLike[str]) -> DedupOutput:
         has_train_test="cross_set" in report, has_reference="contamination" in report, unreadable=unreadable, too_short=too_short,
         kept_split=kept_split, split_files_found=True if kept_split is not None else None,
     )
+
+
+def _recorded_keepers(root: Path, clusters: list[list[str]], removed: dict[str, tuple[str, str]]) -> list[str | None] | None:
+    """The row each cluster kept, from ``cluster_shapes.csv``'s ``kept`` column (``None`` for a cluster
+    whose rows were all contaminated), in ``clusters.json`` order; ``None`` when the folder has no such file
+    (written before it) or the file has no ``kept`` column.
+
+    Raises:
+        DataError: the file has another number of lines than ``clusters.json`` has clusters, or names as
+            kept a row that is not in its cluster or that ``removed.csv`` lists.
+    """
+    path = root / "cluster_shapes.csv"
+    if not path.is_file():
+        return None
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if "kept" not in (reader.fieldnames or []):
+                return None
+            lines = [row["kept"] for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise DataError(f"{path}: cannot be read ({error})") from error
+    if len(lines) != len(clusters):
+        raise DataError(f"{path}: {count(len(lines), 'line')} for the {count(len(clusters), 'cluster')} of clusters.json; "
+                        "both come from one run: run `workbench dedup` again")
+    keepers: list[str | None] = []
+    for cluster, kept in zip(clusters, lines):
+        keeper = id_text(kept) if kept != "" else None
+        if keeper is not None and (keeper not in cluster or keeper in removed):
+            where = "removed.csv lists it" if keeper in cluster else f"it is not in the cluster of {cluster[0]!r}"
+            raise DataError(f"{path}: kept row {keeper!r} of a cluster cannot be its kept row: {where}; "
+                            "run `workbench dedup` again")
+        keepers.append(keeper)
+    return keepers
 
 
 def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:

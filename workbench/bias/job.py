@@ -50,7 +50,8 @@ class _Rows:
         self.tasks = [table.tasks[i] for i in self.index] if table.tasks is not None else None
         self.cluster = np.array([output.cluster_of.get(row, -1) for row in self.ids], dtype=np.int64)
         self.position = np.array([output.position_of.get(row, 0) for row in self.ids], dtype=np.int64)
-        self.kept = np.array([row not in output.removed for row in self.ids], dtype=bool)
+        # the cluster's kept row (DedupOutput.is_cluster_row: a decontamination keeps more than one)
+        self.kept = np.array([output.is_cluster_row(row) for row in self.ids], dtype=bool)
         self._clusters = output.clusters
 
     def __len__(self) -> int:

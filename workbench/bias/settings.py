@@ -93,7 +93,7 @@ def one_per_cluster(cluster: np.ndarray, position: np.ndarray, kept: np.ndarray,
     Args:
         cluster: ``(n,)`` cluster index of each row, ``-1`` for a row in no cluster.
         position: ``(n,)`` the row's place in its cluster's member list.
-        kept: ``(n,)`` the dedup kept the row (it is not in ``removed.csv``).
+        kept: ``(n,)`` the row is its cluster's kept row (:meth:`DedupOutput.is_cluster_row`), or a kept row in no cluster.
         eligible: ``(n,)`` rows that may be counted.
 
     Returns:

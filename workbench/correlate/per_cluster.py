@@ -89,7 +89,8 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
     ids = [row_id(parts) or "" for parts in zip(*cells)]
     cluster = np.array([output.cluster_of.get(i, -1) for i in ids], dtype=np.int64)
     position = np.array([output.position_of.get(i, 0) for i in ids], dtype=np.int64)
-    kept = np.array([i not in output.removed for i in ids], dtype=bool)
+    # the keeper the dedup recorded, as workbench bias reads it (a decontamination keeps more than one row)
+    kept = np.array([output.is_cluster_row(i) for i in ids], dtype=bool)
     strangers = [i for i, c in zip(ids, cluster) if c < 0 and output.split_of(i, id_columns) is None]
     unknown = len(strangers)
     if unknown == len(ids):

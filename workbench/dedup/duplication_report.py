@@ -522,7 +522,9 @@ def render_report(report: dict) -> list:
                   f"(|D| - |X|) / |D| over the {overall['analysed']:,} compared rows (of {overall['files']:,}; "
                   "shorter rows are not compared), Allamanis 2019 Eq. 2")
     by_reason = overall["removed_rows_by_reason"]
-    if report.get("contamination", {}).get("decontaminate_only", "kept_rows" in (report.get("largest_clusters") or [{}])[0]):
+    decontamination = bool(report.get("contamination", {}).get(
+        "decontaminate_only", "kept_rows" in (report.get("largest_clusters") or [{}])[0]))
+    if decontamination:
         # (a report of a version that had no decontaminate_only: its clusters record kept_rows)
         in_set_dedup = "the dedup stage" if in_config_words() else "a dedup without --decontaminate-only"
         # a decontamination drops the contaminated rows only; the in-set duplicates above stay
@@ -590,7 +592,9 @@ def render_report(report: dict) -> list:
             share += (f"; counting the {text_test} of {below}: {_percent(_ratio(copied, test_figures['files']))} "
                       f"({copied} of all {counted(test_figures['files'], 'test file')})")
         facts.add_row("share of test with a train duplicate", share)
-        facts.add_row("cross-set policy", cross["policy"])
+        # a decontamination removes no cross-set duplicate: the policy only picks the row cluster_shapes.csv records
+        facts.add_row("cross-set policy", "none: a decontamination removes only contaminated rows" if decontamination
+                      else cross["policy"])
     groups = report.get("groups")
     if groups:
         facts.add_row(f"groups ({groups['column']})", str(groups["groups"]))

@@ -22,6 +22,7 @@ from workbench.report.sections import (
     duplication_section,
     execution_section,
     scoring_section,
+    value_outside_unit_interval,
 )
 from workbench.report.stage_overview import run_state, section_notes, stage_overview
 from workbench.run_layout import SCOPES, WIDE_SCORES_FILE, RunLayout
@@ -405,12 +406,17 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     scoring = scoring_section(folder)
     headline = _headline(correlations, scoring, is_published_set(data_rows))
     bias = bias_section(folder)
-    # a shipped grade is no pass/fail: neither the scores' split by outcome nor the agreement with execution reads it
-    shipped_kind = shipped_label_kind(config, str(dataset.columns["label"]), correlations, bias)
+    # a shipped grade is no pass/fail: neither the scores' split by outcome nor the agreement with execution reads it;
+    # a grade is one the run declared, or a column holding a number outside [0, 1] (its 0 and 1 are grades too)
+    declared_kind = shipped_label_kind(config, str(dataset.columns["label"]), correlations, bias)
+
+    def graded(column: str) -> bool:
+        return (shipped_label_kind(config, column, correlations, bias) == "graded"
+                or value_outside_unit_interval(data_rows, column) is not None)
+
+    shipped_kind = "graded" if graded(str(dataset.columns["label"])) else "outcome"
     # the column the split reads may be a correlate stage's own shipped label ([correlate] label): its kind counts
-    labels, label_source = _labels(
-        results, data_rows, dataset.columns["label"], run,
-        graded=lambda column: shipped_label_kind(config, column, correlations, bias) == "graded")
+    labels, label_source = _labels(results, data_rows, dataset.columns["label"], run, graded=graded)
     subset_keys = _subset_keys(folder, scoring)
     views = sample_views(
         folder,
@@ -421,7 +427,7 @@ def build_report_data(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         all_score_rows=(scoring.get("all") or {}).get("rows") or [],
         results=results,
     )
-    execution = execution_section(folder, results, data_rows, dataset.columns["label"], shipped_kind)
+    execution = execution_section(folder, results, data_rows, dataset.columns["label"], declared_kind)
     checked, marks = data_check((execution or {}).get("summary"), run, dataset.source, data_rows, results,
                                 path)
     for view in views:

@@ -319,6 +319,23 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def value_outside_unit_interval(data_rows: list[dict[str, Any]] | None, column: str) -> float | None:
+    """The first number of ``column`` outside [0, 1] (a grade: no 0/1 outcome or pass ratio holds one), else ``None``.
+
+    The one test of the report for a label column that no ``label_kind`` declares a grade: such a column is
+    a grade everywhere (the execution section, the split of the scores by outcome, the sample views).
+
+    Args:
+        data_rows: the dataset rows, or ``None``.
+        column: the label column.
+
+    Returns:
+        the value (e.g. ``4.0``), or ``None`` when every number of the column is in [0, 1] or there is none.
+    """
+    return next((value for value in (_number(row.get(column)) for row in data_rows or [])
+                 if value is not None and not 0 <= value <= 1), None)
+
+
 def grade_by_outcome(results: list[dict[str, Any]], data_rows: list[dict[str, Any]], label_column: str, *,
                      declared: bool, example: float | None = None) -> dict[str, Any]:
     """What our execution and a shipped grade say together, where no pass/fail agreement exists: the mean
@@ -479,8 +496,7 @@ def execution_section(
     }
     if not data_rows or not any(label_column in row for row in data_rows):
         return section
-    beyond = next((value for value in (_number(row.get(label_column)) for row in data_rows)
-                   if value is not None and not 0 <= value <= 1), None)
+    beyond = value_outside_unit_interval(data_rows, label_column)
     if label_kind == "graded" or beyond is not None:
         section["graded_label"] = grade_by_outcome(results, data_rows, label_column, declared=label_kind == "graded",
                                                    example=None if label_kind == "graded" else beyond)

@@ -35,9 +35,11 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
 
     Returns:
         ``[{"name", "status", "seconds", "error", "detail", "command", "output", "output_exists",
-        "outputs", "missing_outputs", "outputs_from", "source"}]`` in pipeline order. ``status``
-        is the pipeline's (``done``, ``failed``, ``skipped``, ``pending``, ``running``,
-        ``interrupted``) or, without a record, ``present`` (its outputs exist) or ``missing``;
+        "outputs", "missing_outputs", "outputs_from", "source", "recorded_status"}]`` in pipeline order.
+        ``status`` is the pipeline's (``done``, ``failed``, ``skipped``, ``pending``, ``running``,
+        ``interrupted``; ``recorded_status``, ``None`` without a record), except that a stage recorded
+        ``done`` whose outputs were deleted since is ``missing`` (its ``error`` says so); without a
+        record, ``present`` (its outputs exist) or ``missing``;
         ``outputs`` are the files the stage writes (``outputs_from``: ``"run.json plan"`` or
         ``"layout"``), ``output`` the first of them, ``output_exists`` whether all exist and
         ``missing_outputs`` those that do not; ``source`` is ``"run.json"`` or ``"files"``. The
@@ -64,6 +66,11 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
                 " and its output is missing"
         else:
             status, source, error = str(record.get("status", "pending")), "run.json", record.get("error")
+            if status == "done" and missing:
+                # recorded done, but its outputs were deleted since: what the folder holds is no done stage
+                named = " (named in run.json's plan)" if outputs_from == "run.json plan" else ""
+                status = "missing"
+                error = f"run.json records it done, but its output {', '.join(missing)}{named} is missing"
         command = record.get("command") if record else None
         if command is None and record and isinstance(record.get("argv"), list):
             command = " ".join(map(str, record["argv"]))
@@ -71,7 +78,7 @@ def stage_overview(folder: RunFolder, run: dict[str, Any] | None) -> list[dict[s
             "name": name, "status": status, "seconds": (record or {}).get("seconds"), "error": error,
             "detail": (record or {}).get("detail"), "command": command, "output": output,
             "output_exists": exists, "outputs": outputs, "missing_outputs": missing, "outputs_from": outputs_from,
-            "source": source,
+            "source": source, "recorded_status": None if record is None else str(record.get("status", "pending")),
         })
     return overview
 

@@ -23,6 +23,34 @@ def _invoke(arguments: list[str]) -> Any:
     return result
 
 
+def _json_of(result: Any, arguments: list[str]) -> Any:
+    """The JSON a command printed on stdout.
+
+    Click 8.2+ puts stderr in ``result.output`` as well (a warning a command logs while it exits 0), so
+    only ``result.stdout`` is read.
+
+    Args:
+        result: the ``CliRunner`` result of ``workbench <arguments>``.
+        arguments: the command's arguments, for the message.
+
+    Returns:
+        the parsed JSON.
+
+    Raises:
+        AssertionError: stdout is not JSON (the message names the command and shows the start of
+            stdout and of stderr).
+    """
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError as error:
+        try:
+            stderr = result.stderr
+        except ValueError:  # a runner that mixes stderr into stdout keeps no stderr of its own
+            stderr = ""
+        raise AssertionError(f"workbench {' '.join(arguments)} printed no JSON on stdout ({error}): "
+                             f"stdout {result.stdout[:300]!r}, stderr {stderr[:300]!r}") from error
+
+
 def languages_row(name: str) -> dict[str, Any]:
     """The row ``workbench languages --json`` lists for the language ``name``.
 
@@ -38,7 +66,7 @@ def languages_row(name: str) -> dict[str, Any]:
         AssertionError: the command fails, or lists no language of that name (the message says
             which it lists).
     """
-    rows = json.loads(_invoke(["languages", "--json"]).output)
+    rows = _json_of(_invoke(["languages", "--json"]), ["languages", "--json"])
     for row in rows:
         if row["name"] == name:
             return row
