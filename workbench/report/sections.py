@@ -308,7 +308,7 @@ def _binary(value: Any) -> int | None:
     return None
 
 
-def _number(value: Any) -> float | None:
+def _number_cell(value: Any) -> float | None:
     """A finite number cell (an int, a float, or text that reads as one), else ``None``."""
     if isinstance(value, bool) or value is None:
         return None
@@ -332,7 +332,7 @@ def value_outside_unit_interval(data_rows: list[dict[str, Any]] | None, column: 
     Returns:
         the value (e.g. ``4.0``), or ``None`` when every number of the column is in [0, 1] or there is none.
     """
-    return next((value for value in (_number(row.get(column)) for row in data_rows or [])
+    return next((value for value in (_number_cell(row.get(column)) for row in data_rows or [])
                  if value is not None and not 0 <= value <= 1), None)
 
 
@@ -350,7 +350,7 @@ def grade_by_outcome(results: list[dict[str, Any]], data_rows: list[dict[str, An
         ``{"label_column", "declared", "example", "matched" (samples with both a verdict and a grade),
         "by_outcome": {"passed" | "failed": {"n", "mean"}}}``; ``mean`` is ``None`` for an empty group.
     """
-    grades = {sample_key(r.get("task_id"), r.get("sample_id")): _number(r.get(label_column)) for r in data_rows}
+    grades = {sample_key(r.get("task_id"), r.get("sample_id")): _number_cell(r.get(label_column)) for r in data_rows}
     groups: dict[str, list[float]] = {"passed": [], "failed": []}
     for row in results:
         grade = grades.get(sample_key(row.get("task_id"), row.get("sample_id")))
