@@ -63,6 +63,7 @@ from workbench.data.loading import (
     COLUMNLESS_PARQUET,
     SPLIT_CELL_NEED,
     SkippedFile,
+    empty_parquet_message,
     missing_cells_message,
     refuse_missing_cells,
     value_kind,
@@ -536,6 +537,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         advance(1)
     if not blocks:
         keyed.unpersist()
+        if listing.one_file and input_format == "parquet":  # the local loader's words for a Parquet file of no rows
+            raise DataError(empty_parquet_message(source, columns))
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     empty = [split for split in by_split if split is not None and split not in layout.blocks_of]
