@@ -18,7 +18,9 @@ Where this differs from ``datasets.load_dataset(folder)``:
   read by ``datasets`` either, but here it is listed and said (:func:`say_unread`), never dropped
   silently;
 * a file whose name names two splits (``train_test.jsonl``), which ``datasets`` reads into both,
-  is refused.
+  is refused;
+* a sharded file whose split name ``datasets`` does not take (``data/my split-00000-of-00001.jsonl``), on
+  which it fails with a bare ``ValueError``, is refused naming the file and the name to rename it to.
 
 Example::
 
@@ -167,6 +169,7 @@ def _refuse_unnamable_sharded_split(names: list[str], where: str) -> None:
         DataError: one line naming the first such file (path order), its split name and the name to rename it
             to (each run of other characters an underscore: ``data/my_split-00000-of-00001.jsonl``).
     """
+    import fnmatch
     import posixpath
     import re
 
@@ -174,8 +177,8 @@ def _refuse_unnamable_sharded_split(names: list[str], where: str) -> None:
     from datasets.utils.py_utils import string_to_dict
 
     for name in sorted(names):
-        for pattern in ALL_SPLIT_PATTERNS:
-            if name.count("/") != pattern.count("/"):
+        for pattern in ALL_SPLIT_PATTERNS:  # as datasets finds them: the glob, then the {split} part of the match
+            if name.count("/") != pattern.count("/") or not fnmatch.fnmatchcase(name, pattern.replace("{split}", "*")):
                 continue
             parts = string_to_dict(name, pattern)
             if parts is None or not parts["split"] or re.match(_split_re, parts["split"]):
