@@ -934,7 +934,15 @@ def test_parquets_schema_text_reads_as_the_walk_of_its_fields(spark, tmp_path):
     """The footer's schema comes over as Parquet's text of it; each file's column types read from
     the text are those the walk of its fields over py4j gives (and the names pyarrow gives), for
     every kind of column, and a file whose names the text leaves ambiguous is walked."""
-    from workbench.dedup.spark_source import _java_field, _parquet_type_name, _parquet_types, _schema_fields
+    from workbench.dedup.spark_source import (
+        _exact_names,
+        _field_names,
+        _java_field,
+        _parquet_type_name,
+        _parquet_types,
+        _schema_fields,
+        _schema_mapper,
+    )
 
     table = pa.table({
         "id": pa.array(["a"]), "n8": pa.array([1], pa.int8()), "u16": pa.array([1], pa.uint16()),
@@ -963,10 +971,30 @@ def test_parquets_schema_text_reads_as_the_walk_of_its_fields(spark, tmp_path):
         schema = reader.getFooter().getFileMetaData().getSchema()
         walked = {f.getName(): _parquet_type_name(_java_field(f)) for f in schema.getFields()}
         text = _schema_fields(schema.toString())
+        exact = _exact_names(_schema_mapper(jvm), schema)
         reader.close()
         assert walked == {**expected, **extra}, walked
         assert _parquet_types(spark, path.as_uri()) == walked
         if path == plain:
             assert {f.name: _parquet_type_name(f) for f in text} == walked
+            assert exact == _field_names(text)  # the names check passes: the text is read, not walked
         else:
             assert text is None or len(text) != len(walked)  # ambiguous: the fields are walked
+
+
+def test_a_column_named_like_a_type_annotation_keeps_its_own_type(spark, tmp_path):
+    """leftovers38a: Parquet's schema text of an int64 column named ``x (STRING)`` is ``optional int64 x (STRING);``,
+    which read as a column ``x`` annotated STRING (text): the field count matched, so nothing fell back to the walk
+    of the fields. The names the text gives are now checked against the schema's own (Parquet's schema object
+    serialized by Jackson: names exact), top level and nested."""
+    from workbench.dedup.spark_source import _parquet_types
+
+    tables = {"top": pa.table({"id": pa.array(["a"]), "x (STRING)": pa.array([1], pa.int64())}),
+              "nested": pa.table({"id": pa.array(["a"]), "meta": pa.array([{"n (STRING)": 1}])}),
+              "dated": pa.table({"d (DATE)": pa.array([7], pa.int32())})}
+    expected = {"top": {"id": "string", "x (STRING)": "int64"},
+                "nested": {"id": "string", "meta": "struct<n (STRING): int64>"}, "dated": {"d (DATE)": "int32"}}
+    for name, table in tables.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(table, path)
+        assert _parquet_types(spark, path.as_uri()) == expected[name], name

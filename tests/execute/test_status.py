@@ -387,3 +387,15 @@ def test_the_detail_line_rules_in_detail():
     assert first_build_error("Problem.java:5: error: ';' expected\n        return x\n                ^\n1 error\n") \
         == "Problem.java:5: error: ';' expected | return x"
     assert first_build_error("") is None and len(first_build_error("error: " + "y" * 900)) == 300
+
+
+@pytest.mark.parametrize(("limit_bytes", "said"), [
+    (64 << 20, "64 MiB"), (1_000_000 << 20, "1,000,000 MiB"), (123_456_789 << 20, "123,456,789 MiB"),
+    (3 << 19, "1.5 MiB"), (1000, "1,000 bytes")])
+def test_the_file_size_limit_is_written_as_a_person_writes_it(limit_bytes, said):
+    # leftovers38a: the limit was written with :g, so --max-file-mb 1000000 read "1e+06 MiB file-size limit"
+    seen = Observation(duration_s=0.1, timeout_s=5.0, launcher="bubblewrap, bwrap", returncode=-25,
+                       file_size_limit_bytes=limit_bytes)
+    outcome = decide_status(SPEC, TOKEN, seen)
+    assert outcome.detail.startswith(f"ended by SIGXFSZ: a file it wrote reached the {said} file-size limit "
+                                     f"(RLIMIT_FSIZE)"), outcome.detail

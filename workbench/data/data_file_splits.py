@@ -18,7 +18,9 @@ Where this differs from ``datasets.load_dataset(folder)``:
   read by ``datasets`` either, but here it is listed and said (:func:`say_unread`), never dropped
   silently;
 * a file whose name names two splits (``train_test.jsonl``), which ``datasets`` reads into both,
-  is refused.
+  is refused;
+* a sharded file whose split name ``datasets`` does not take (``data/my split-00000-of-00001.jsonl``), on
+  which it fails with a bare ``ValueError``, is refused naming the file and the name to rename it to.
 
 Example::
 
@@ -80,12 +82,15 @@ def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = Fals
 
     Raises:
         DataError: a file whose name names two splits (``train_test.jsonl``), naming it; a sharded file
-            name with an empty split name (``data/-00000-of-00001.jsonl``, :func:`empty_split_name_message`).
+            name with an empty split name (``data/-00000-of-00001.jsonl``, :func:`empty_split_name_message`), or
+            with one ``datasets`` does not take (``data/my split-00000-of-00001.jsonl``,
+            :func:`_refuse_unnamable_sharded_split`).
     """
     paths = sorted(set(paths), key=lambda path: path[len(root):])
     if one_file or not paths:
         return FolderSplits({"train": paths} if paths else {})
     _refuse_empty_sharded_split([path[len(root):] for path in paths], where)
+    _refuse_unnamable_sharded_split([path[len(root):] for path in paths], where)
     import fsspec
     from datasets.data_files import DataFilesDict, get_data_patterns
 
@@ -149,6 +154,42 @@ def _refuse_empty_sharded_split(names: list[str], where: str) -> None:
                     and string_to_dict(posixpath.basename(name), posixpath.basename(pattern)) is None):
                 raise DataError(empty_split_name_message(
                     where, f"a data file whose name gives an empty split name ({name})"))
+
+
+def _refuse_unnamable_sharded_split(names: list[str], where: str) -> None:
+    """Refuse a sharded data file (``data/{split}-00000-of-00001.*``) whose split name ``datasets`` does not
+    take as a split's name (letters, digits and underscores, dots between them: its ``_split_re``), such as
+    ``data/my split-00000-of-00001.jsonl`` or ``data/my-split-00000-of-00001.jsonl``: ``datasets`` fails on the
+    whole folder with a bare ``ValueError: Split name should match ...``, on both engines.
+
+    Args:
+        names: the data files' paths relative to the folder (POSIX); where: as :func:`folder_splits`.
+
+    Raises:
+        DataError: one line naming the first such file (path order), its split name and the name to rename it
+            to (each run of other characters an underscore: ``data/my_split-00000-of-00001.jsonl``).
+    """
+    import fnmatch
+    import posixpath
+    import re
+
+    from datasets.data_files import ALL_SPLIT_PATTERNS, _split_re
+    from datasets.utils.py_utils import string_to_dict
+
+    for name in sorted(names):
+        for pattern in ALL_SPLIT_PATTERNS:  # as datasets finds them: the glob, then the {split} part of the match
+            if name.count("/") != pattern.count("/") or not fnmatch.fnmatchcase(name, pattern.replace("{split}", "*")):
+                continue
+            parts = string_to_dict(name, pattern)
+            if parts is None or not parts["split"] or re.match(_split_re, parts["split"]):
+                continue
+            split = parts["split"]
+            renamed = re.sub(r"\W+", "_", split).strip("_") or "train"
+            folder, base = posixpath.split(name)
+            fixed = posixpath.join(folder, renamed + base[len(split):])
+            raise DataError(f"{where}: the sharded data file {name} names the split {split!r}, a name datasets does "
+                            f"not take (a split's name is letters, digits and underscores, with dots between them); "
+                            f"rename it to {fixed}")
 
 
 def _refuse_files_in_two_splits(found: dict[str, set[str]], root: str) -> None:

@@ -633,6 +633,8 @@ def _build(
     split_infos = builder.info.splits or {}
     empty = [name for name, info in split_infos.items() if not info.num_examples]
     if empty:
+        if folder is None and source == "parquet":  # no JSON list or CSV header to blame: say what the file holds
+            raise DataError(empty_parquet_message(label, list(builder.info.features or {})))
         raise DataError(_no_rows_message(label, builder.config.data_files or {}, empty, folder is None))
     try:
         return restored if restored is not None else dict(builder.as_dataset())
@@ -825,6 +827,17 @@ def _csv_problem(text: str) -> str | None:
         # an unclosed quote runs to the end of the file: it is in the last row read
         return f"line {last} opens a quoted field (\") that is never closed; close it or remove the quote"
     return None
+
+
+def empty_parquet_message(where: str, columns: Sequence[str]) -> str:
+    """The one line refusing a Parquet file given alone that has its columns and no rows (pyarrow writes one for an
+    empty table), on both dedup engines: ``<file>: the Parquet file has no rows (its columns: id, content); ...``.
+
+    Args:
+        where: the file as the user named it (a path; the URI on Spark); columns: its columns, in the file's order.
+    """
+    listed = ", ".join(columns[:8]) + (f" and {len(columns) - 8} more" if len(columns) > 8 else "")
+    return f"{where}: the Parquet file has no rows (its columns: {listed}); pass a file with at least one row"
 
 
 def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty: list[str], one_file: bool) -> str:

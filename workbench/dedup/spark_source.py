@@ -63,6 +63,7 @@ from workbench.data.loading import (
     COLUMNLESS_PARQUET,
     SPLIT_CELL_NEED,
     SkippedFile,
+    empty_parquet_message,
     missing_cells_message,
     refuse_missing_cells,
     value_kind,
@@ -541,6 +542,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         advance(1)
     if not blocks:
         keyed.unpersist()
+        if listing.one_file and input_format == "parquet":  # the local loader's words for a Parquet file of no rows
+            raise DataError(empty_parquet_message(source, columns))
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
@@ -1040,7 +1043,8 @@ def _parquet_schemas(spark: Any, files: list[str]) -> dict[str, dict[str, str] |
 
     jvm = spark.sparkContext._jvm
     classes = (jvm.org.apache.parquet.hadoop.util.HadoopInputFile, jvm.org.apache.hadoop.fs.Path,
-               jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration())
+               jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration(),
+               _schema_mapper(jvm))
     if len(files) < 2:
         return {file: _parquet_types(spark, file, classes) for file in files}
     with ThreadPoolExecutor(min(FOOTER_THREADS, len(files)), thread_name_prefix="parquet-footer") as pool:
@@ -1050,31 +1054,81 @@ def _parquet_schemas(spark: Any, files: list[str]) -> dict[str, dict[str, str] |
 def _parquet_types(spark: Any, file: str, classes: tuple | None = None) -> dict[str, str] | None:
     """Column -> a type name :func:`~workbench.data.column_types.kind_of` reads, from one Parquet
     file's footer; ``None`` when it cannot be read (the read itself says why). ``classes``: the
-    JVM's ``HadoopInputFile``, ``Path`` and ``ParquetFileReader`` and the Hadoop configuration,
-    looked up by the caller for many files (:func:`_parquet_schemas`), else here.
+    JVM's ``HadoopInputFile``, ``Path`` and ``ParquetFileReader``, the Hadoop configuration and
+    :func:`_schema_mapper`'s mapper, looked up by the caller for many files (:func:`_parquet_schemas`),
+    else here.
 
     The schema comes over as Parquet's own text of it (``MessageType.toString``: a few calls to the
-    JVM a file, where walking its fields took some 7 a column), read by :func:`_schema_fields`; a
-    file whose text does not read back unambiguously (a column name holding ``(``, ``;``, ``{`` or a
-    line break) has its fields walked one call at a time instead."""
+    JVM a file, where walking its fields took some 7 a column), read by :func:`_schema_fields`, and
+    as its structure (:func:`_exact_names`: the schema object serialized, its names exact). The text
+    names a field's logical type after its name without quoting it, so a column named ``x (STRING)``
+    reads as ``x`` annotated STRING: where the names the text gives are not the schema's own (top level
+    and nested), or the text does not read back at all (a name holding ``;``, ``{`` or a line break),
+    the fields are walked one call at a time instead."""
     from py4j.protocol import Py4JError
 
     jvm = spark.sparkContext._jvm
     try:
-        input_file, path, file_reader, configuration = classes or (
+        input_file, path, file_reader, configuration, mapper = classes or (
             jvm.org.apache.parquet.hadoop.util.HadoopInputFile, jvm.org.apache.hadoop.fs.Path,
-            jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration())
+            jvm.org.apache.parquet.hadoop.ParquetFileReader, spark.sparkContext._jsc.hadoopConfiguration(),
+            _schema_mapper(jvm))
         reader = file_reader.open(input_file.fromPath(path(file), configuration))
         try:
             schema = reader.getFooter().getFileMetaData().getSchema()
             fields = _schema_fields(schema.toString())
-            if fields is None or len(fields) != schema.getFieldCount():
+            if fields is None or _field_names(fields) != _exact_names(mapper, schema):
                 fields = [_java_field(column) for column in schema.getFields()]
         finally:
             reader.close()
         return {column.name: _parquet_type_name(column) for column in fields}
     except Py4JError:
         return None
+
+
+def _schema_mapper(jvm: Any) -> Any:
+    """A Jackson ``ObjectMapper`` (Spark's own Jackson) for :func:`_exact_names`, set to serialize an object with no
+    properties as ``{}`` (a logical type annotation such as STRING has none), as Parquet's
+    ``ParquetMetadata.toJSON`` sets its own; ``None`` when this JVM has no Jackson (the fields are then walked)."""
+    from py4j.protocol import Py4JError
+
+    try:
+        databind = jvm.com.fasterxml.jackson.databind
+        return databind.ObjectMapper().configure(databind.SerializationFeature.FAIL_ON_EMPTY_BEANS, False)
+    except Py4JError:
+        return None
+
+
+#: a schema's field names as nested tuples: ``(name, None)`` for a primitive, ``(name, (fields ...))`` for a group
+_Names = tuple
+
+
+def _exact_names(mapper: Any, schema: Any) -> _Names | None:
+    """The field names of a Parquet schema (``org.apache.parquet.schema.MessageType``, over py4j) from its
+    structure, not its text: the object serialized to JSON by ``mapper`` (:func:`_schema_mapper`) in one call to
+    the JVM, each field's ``name`` exact (JSON-escaped), ``primitive`` telling a leaf from a group.
+
+    Returns:
+        :data:`_Names` of the top-level fields, in order; ``None`` when the schema cannot be serialized so (the
+        caller then walks its fields).
+    """
+    from py4j.protocol import Py4JError
+
+    if mapper is None:
+        return None
+
+    def names(fields: list[dict]) -> _Names:
+        return tuple((f["name"], None if f["primitive"] else names(f["fields"])) for f in fields)
+
+    try:
+        return names(json.loads(mapper.writeValueAsString(schema))["fields"])
+    except (Py4JError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _field_names(fields: tuple[_Field, ...]) -> _Names:
+    """:func:`_schema_fields`' fields as :data:`_Names`, to compare with :func:`_exact_names`."""
+    return tuple((f.name, None if f.fields is None else _field_names(f.fields)) for f in fields)
 
 
 @dataclass(frozen=True)
@@ -1189,14 +1243,20 @@ def _split_names(frame: Any, column: str) -> Any:
     """A split column's values as the local loader names the splits (``str(value)``); a null stays
     null, and so does a float NaN (Spark's cast would name it ``NaN``; the local loader refuses it:
     :func:`_refuse_missing_splits`); a boolean is ``True``/``False``, as Python writes it (Spark's
-    cast would name the splits ``true``/``false``)."""
+    cast would name the splits ``true``/``false``). A float column's cells are named by Python on the
+    executors (:func:`~workbench.dedup.spark_tasks.float_split_name`: ``inf``, ``1e+20``), as Spark's
+    cast writes Java's words (``Infinity``, ``1.0E20``)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, FloatType
+
+    from workbench.dedup import spark_tasks as tasks
 
     cell = F.col(column)
     kind = frame.schema[column].dataType
     if isinstance(kind, (DoubleType, FloatType)):
-        return F.when(F.isnan(cell), F.lit(None).cast("string")).otherwise(cell.cast("string"))
+        # useArrow=False: the pickled row-at-a-time UDF, whatever spark.sql.execution.pythonUDF.arrow.enabled says,
+        # and no guess at a pandas UDF from the function's type hints (Spark warned it could not infer one)
+        return F.udf(tasks.float_split_name, "string", useArrow=False)(cell)
     if isinstance(kind, BooleanType):
         return F.when(cell, F.lit("True")).when(~cell, F.lit("False"))  # a null: no branch, null
     return cell.cast("string")

@@ -395,3 +395,11 @@ def has_encoding(pair: tuple[int, str | None]) -> bool:
     """Executors: whether an :func:`item_encoding` pair names an encoding."""
     return pair[1] is not None
 
+
+def float_split_name(value: float | None) -> str | None:
+    """Executors: a float ``--split-column`` cell as the local loader names its split, Python's ``str(value)``
+    (``1.0``, ``inf``, ``-inf``, ``1e+20``, ``1.5e-05``, ``12345678.0``; a float32 cell widened to a double
+    first, as pyarrow gives it: ``0.10000000149011612``), where Spark's cast to text writes Java's
+    ``Double.toString`` (``Infinity``, ``1.0E20``, ``1.2345678E7``, ``0.1``). A null or NaN cell has no name
+    (``None``: refused as a missing value, as locally)."""
+    return None if value is None or value != value else str(float(value))

@@ -276,9 +276,23 @@ def decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome
 
 
 def _limit_words(limit_bytes: int) -> str:
-    """``64 MiB file-size limit (RLIMIT_FSIZE); writes past it fail, raise it with --max-file-mb``."""
-    return (f"{limit_bytes / (1 << 20):g} MiB file-size limit (RLIMIT_FSIZE); writes past it fail, "
+    """``64 MiB file-size limit (RLIMIT_FSIZE); writes past it fail, raise it with --max-file-mb``.
+
+    The size as ``--max-file-mb`` takes it, in MiB with thousands separators (``1,000,000 MiB``, where
+    ``:g`` wrote ``1e+06 MiB``); a limit of a fraction of a MiB (set through the API) to 0.01 MiB
+    (``1.5 MiB``), or in bytes below 0.01 MiB (``1,000 bytes``)."""
+    return (f"{_size_words(limit_bytes)} file-size limit (RLIMIT_FSIZE); writes past it fail, "
             f"raise it with {option_named('max_file_mb')}")
+
+
+def _size_words(n_bytes: int) -> str:
+    """``n_bytes`` as a person writes it: ``64 MiB``, ``1,000,000 MiB``, ``1.5 MiB``, ``1,000 bytes``."""
+    mib = n_bytes / (1 << 20)
+    if n_bytes % (1 << 20) == 0:
+        return f"{n_bytes >> 20:,} MiB"
+    if mib >= 0.01:
+        return f"{mib:,.2f}".rstrip("0").rstrip(".") + " MiB"
+    return f"{n_bytes:,} bytes"
 
 
 def _decide_status(spec: RunSpec, token: str, seen: Observation) -> SampleOutcome:

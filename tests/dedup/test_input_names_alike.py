@@ -1,0 +1,132 @@
+"""Split names and empty files the local engine and ``--engine spark`` (local[2], the shared ``spark``
+fixture, on a ``file://`` URI Spark reads itself) must name alike. Real JSON Lines and pyarrow Parquet
+files in tmp_path, real ``datasets``, real Spark.
+
+Found in leftovers38a (input loading):
+
+* a sharded file whose split name holds a space or a dash (``data/my split-00000-of-00001.jsonl``):
+  ``datasets`` raised a bare ``ValueError: Split name should match '^\\w+(\\.\\w+)*$'' ...`` on both engines;
+* a single Parquet file with its columns and no rows was "the file has no rows (an empty JSON list, or a
+  CSV with only a header)";
+* a float ``--split-column``: the local loader names a split ``str(value)`` (``inf``, ``-inf``,
+  ``1e+20``), Spark cast it to text in Java's words (``Infinity``, ``-Infinity``, ``1.0E20``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from workbench.data.loading import load_records
+from workbench.dedup import DedupConfig, run_dedup
+from workbench.errors import DataError
+
+CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
+
+
+def jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def rows(n: int, first: int = 0, **more) -> list[dict]:
+    return [{"id": f"r{k}", "content": CODE.format(k=k), **more} for k in range(first, first + n)]
+
+
+def both_refuse(source: Path, **options) -> str:
+    """The local engine's one line for ``source``, checked to be Spark's for its URI."""
+    with pytest.raises(DataError) as local:
+        run_dedup(str(source), DedupConfig(min_tokens=1, **options))
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(source.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
+    local_said, spark_said = str(local.value), str(on_spark.value)
+    assert spark_said.replace(source.as_uri(), str(source)) == local_said, (local_said, spark_said)
+    assert "\n" not in local_said
+    return local_said
+
+
+SHARDED = ["data/my split-00000-of-00001.jsonl", "data/my-split-00000-of-00002.jsonl"]
+
+
+@pytest.mark.parametrize("name", SHARDED)
+def test_a_sharded_split_name_datasets_refuses_is_named_with_the_file_to_rename(tmp_path, name):
+    folder = tmp_path / "corpus"
+    jsonl(folder / name, rows(2))
+    jsonl(folder / "data" / "train-00000-of-00001.jsonl", rows(2, 5))
+    with pytest.raises(DataError) as refused:
+        load_records(folder)
+    split = name.removeprefix("data/").split("-0000")[0]
+    renamed = name.replace(split, "my_split")
+    assert str(refused.value) == (
+        f"{folder}: the sharded data file {name} names the split {split!r}, a name datasets does not take (a "
+        f"split's name is letters, digits and underscores, with dots between them); rename it to {renamed}"), \
+        str(refused.value)
+
+
+@pytest.mark.parametrize("name", SHARDED)
+def test_a_sharded_split_name_datasets_refuses_is_refused_alike_on_spark(spark, tmp_path, name):
+    folder = tmp_path / "corpus"
+    jsonl(folder / name, rows(2))
+    said = both_refuse(folder)
+    assert f"rename it to {name.replace(name.removeprefix('data/').split('-0000')[0], 'my_split')}" in said, said
+
+
+def test_a_split_column_value_with_a_space_is_a_split_on_both_engines(spark, tmp_path):
+    # a split named by a cell (not by datasets' file rule) may hold a space: both engines name it and write it
+    path = jsonl(tmp_path / "rows.jsonl", rows(2, split="my split") + rows(2, 5, split="test"))
+    options = {"min_tokens": 1, "workers": 1, "split_column": "split", "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(path)), ("spark", path.as_uri()))}
+    assert list(runs["local"].result.rows.split_ranges) == list(runs["spark"].result.rows.split_ranges) == [
+        "my split", "test"]
+    assert (tmp_path / "local" / "my split.jsonl").is_file() and (tmp_path / "spark" / "my split").is_dir()
+
+
+def empty_parquet(path: Path) -> Path:
+    """A Parquet file with its columns (id, content) and no rows."""
+    pq.write_table(pa.Table.from_pylist(rows(1)).slice(0, 0), path)
+    return path
+
+
+def test_a_parquet_file_of_no_rows_is_said_to_be_one(tmp_path):
+    path = empty_parquet(tmp_path / "rows.parquet")
+    with pytest.raises(DataError) as refused:
+        load_records(path)
+    assert str(refused.value) == (f"{path}: the Parquet file has no rows (its columns: id, content); pass a file "
+                                  f"with at least one row"), str(refused.value)
+
+
+def test_a_parquet_file_of_no_rows_is_refused_alike_on_spark(spark, tmp_path):
+    path = empty_parquet(tmp_path / "rows.parquet")
+    assert both_refuse(path).startswith(f"{path}: the Parquet file has no rows")
+
+
+FLOATS = [1.0, float("inf"), float("-inf"), 1e20, 1.5e-5, 12345678.0, 0.1, 1.0]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "parquet", "parquet float32"])
+def test_float_split_names_are_the_same_on_both_engines(spark, tmp_path, form):
+    table = rows(len(FLOATS))
+    for row, value in zip(table, FLOATS):
+        row["split"] = value
+    if form == "jsonl":  # json.dumps writes inf as the literal Infinity, which both readers take as a number
+        path = jsonl(tmp_path / "rows.jsonl", table)
+    else:
+        kind = pa.float32() if form == "parquet float32" else pa.float64()
+        path = tmp_path / "rows.parquet"
+        pq.write_table(pa.Table.from_pylist(table, schema=pa.schema(
+            [("id", pa.string()), ("content", pa.string()), ("split", kind)])), path)
+    options = {"min_tokens": 1, "workers": 1, "split_column": "split", "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(path)), ("spark", path.as_uri()))}
+    names = {engine: list(run.result.rows.split_ranges) for engine, run in runs.items()}
+    assert names["local"] == names["spark"], names
+    cells = pa.Table.from_pylist(table).column("split").cast(kind if form != "jsonl" else pa.float64()).to_pylist()
+    assert names["local"] == list(dict.fromkeys(str(value) for value in cells))  # str(value): inf, -inf, 1e+20
+    for engine in runs:
+        assert (tmp_path / engine / "kept.csv").read_text() == (tmp_path / "local" / "kept.csv").read_text()
