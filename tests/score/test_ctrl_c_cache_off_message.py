@@ -1,5 +1,6 @@
-"""Probe 38: Ctrl-C in ``workbench score --cache off`` says "Each answer is cached", which is untrue
-with the cache switched off (a resumed run asks those calls again). Real subprocess and SIGINT; the
+"""Ctrl-C in ``workbench score --cache off`` must not say "Each answer is cached" (found by a
+new-user probe): with the cache switched off a resumed run asks those calls again, and the message
+says the answers are not cached. Real subprocess and SIGINT; the
 judge is the fake OpenAI-compatible server on 127.0.0.1 (``fake_openai``), slowed so the signal lands
 mid-run."""
 
@@ -29,3 +30,4 @@ def test_ctrl_c_with_cache_off_does_not_say_answers_are_cached(tmp_path: Path, b
     assert "Interrupted: no new LLM call is made" in said, stderr
     # --cache off: nothing is cached, so the message must not promise it
     assert "Each answer is cached" not in said, stderr
+    assert "The answers are not cached (--cache off)" in said, stderr
