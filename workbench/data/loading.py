@@ -1337,13 +1337,19 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
 
 def _say_encodings(root: Path, encodings: Mapping[str, str]) -> None:
     """Say (at warning level) which source files were read in another encoding than UTF-8, a few by
-    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all)."""
+    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all).
+    The advice to give the right one with ``--source-encoding`` follows only where a file was read
+    in the fallback encoding (not for a byte-order mark or a coding cookie, which it does not change)."""
+    from workbench.data.text_encoding import read_in_fallback
+
     if not encodings:
         return
     shown = ", ".join(f"{path} as {how}" for path, how in list(encodings.items())[:3])
     more = f" and {len(encodings) - 3} more" if len(encodings) > 3 else ""
-    logger.warning("%s: read %s in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
-                   "give the files' own with --source-encoding", root, count(len(encodings), "source file"), shown, more)
+    advice = ("; where the fallback encoding is wrong, give the files' own with --source-encoding"
+              if any(read_in_fallback(how) for how in encodings.values()) else "")
+    logger.warning("%s: read %s in another encoding than UTF-8: %s%s%s", root,
+                   count(len(encodings), "source file"), shown, more, advice)
 
 
 def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:

@@ -125,7 +125,19 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
     except UnicodeDecodeError as error:
         return DecodedSource(None, reason=f"not UTF-8 (byte {utf8_error.start}), nor {fallback} (byte {error.start}): "
                                           f"give its encoding with --source-encoding")
-    return DecodedSource(text, f"{codecs.lookup(fallback).name} (fallback)")
+    return DecodedSource(text, f"{codecs.lookup(fallback).name}{_FALLBACK}")
+
+
+#: how :func:`decode_source_file` names a read in the fallback encoding: ``"cp1252 (fallback)"``
+_FALLBACK = " (fallback)"
+
+
+def read_in_fallback(encoding: str) -> bool:
+    """Whether ``encoding`` (a :attr:`DecodedSource.encoding`, as ``report.json``'s
+    ``source_encodings`` records it) is a read in the fallback encoding (``"cp1252 (fallback)"``),
+    which ``--source-encoding`` changes, rather than one the file names itself (a byte-order mark,
+    a coding cookie)."""
+    return encoding.endswith(_FALLBACK)
 
 
 def check_source_encoding(name: str) -> None:
