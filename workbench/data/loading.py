@@ -881,7 +881,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         splits, not_read = _load_data_folder(path, data_files, builders)
         from workbench.data.data_file_splits import NOT_DATA_REASON
 
-        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
+        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON, no_split=True) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links

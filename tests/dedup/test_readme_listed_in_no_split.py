@@ -1,8 +1,8 @@
-"""Probe 38: a Hugging Face-style dataset folder (``data/train-00000-of-00001.parquet``,
+"""A Hugging Face-style dataset folder (``data/train-00000-of-00001.parquet``,
 ``data/validation-...``, ``data/test-...``, ``README.md``) is read as its three splits and its
-``README.md`` is listed in ``unreadable.csv`` as not a data file, but with the split ``train``: the
-README is in no split (the train split holds no unreadable row; report.json counts none), so the
-row should say so with an empty split, as the other files no split reads are listed."""
+``README.md`` is listed in ``unreadable.csv`` as not a data file with an empty split: it is in no
+split (the train split holds no unreadable row; report.json counts none), as the other files no split
+reads are listed. A new-user probe found it listed under ``train``."""
 
 from __future__ import annotations
 
