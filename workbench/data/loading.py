@@ -98,7 +98,7 @@ class SkippedFile:
 
     Attributes:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
-        reason: ``"binary"``, ``"not UTF-8 (byte 40), nor cp1252 (byte 52): ..."``, ``"empty"``, ``"unreadable: ..."``,
+        reason: ``"binary"``, ``"not UTF-8 (byte offset 40), nor cp1252 (byte offset 52): ..."`` (0-based), ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
             ``__pycache__``: one entry per hidden folder, whose files are not listed).
         undecodable: a source file of a language the folder is read in whose bytes could not be
