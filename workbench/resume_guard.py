@@ -257,7 +257,8 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
         keys: the settings to compare (default: every key of ``current``).
         options: the keys that are options of the job's config (named ``{key}`` in the message,
             so the command line shows ``--generation-column``); any other key (``source``) is
-            named as it is.
+            named as it is. A mapping of them to their :class:`~workbench.options.Option`
+            (``ScoreConfig.options()``) also says how a list value is written (see :func:`_shown`).
         defaults: for a setting whose unset value (``None``) stands for a behaviour, the words for
             it (``{"timeout": "calibrated per task: ..."}``), shown as ``the default (...)``; any
             other unset value is ``the default``.
@@ -268,22 +269,40 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
     changes = resume_changes(previous, current, keys)
     if not changes:
         return
+    declared = options if isinstance(options, Mapping) else {}
     options = set(options)
     defaults = dict(defaults or {})
     parts = []
     for key, old, new in changes:
         label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
-        parts.append(f"{label} {_shown(old, defaults.get(key))} -> {_shown(new, defaults.get(key))}")
+        commas = getattr(getattr(declared.get(key), "declared", None), "commas", True)
+        parts.append(f"{label} {_shown(old, defaults.get(key), commas)} -> {_shown(new, defaults.get(key), commas)}")
     names = tuple(key for key, _, _ in changes if key in options)
     template = (f"cannot resume: {made_with} other settings ({record}): {'; '.join(parts)}; {start_over_advice()}")
     raise ResumeMismatchError(template, names, changes)
 
 
-def _shown(value: Any, default: str | None = None) -> str:
+def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:
     """A setting's value in the message: ``None`` is an option left unset (its default behaviour,
-    e.g. a calibrated timeout: ``default`` says which), not the text "None"."""
+    e.g. a calibrated timeout: ``default`` says which), not the text "None"; a list is written as
+    the command line gives it, not as a Python list: ``none`` when empty, else its entries
+    shell-quoted, joined by commas for an option that splits a value at commas
+    (``--method chrf,ice-score``) and by spaces for one given once per entry (``commas=False``:
+    ``--stop humaneval '\n\n'`` for ``--stop humaneval --stop '\n\n'``).
+
+    >>> _shown([]), _shown(["chrf", "ice-score"]), _shown(["humaneval", "x y"], commas=False)
+    ('none', 'chrf,ice-score', "humaneval 'x y'")
+    """
     if value is None:
         return f"the default ({default})" if default else "the default"
+    if isinstance(value, (list, tuple)):
+        import shlex
+
+        if not value:
+            return "none"
+        if commas:
+            return shlex.quote(",".join(str(entry) for entry in value))
+        return " ".join(shlex.quote(str(entry)) for entry in value)
     return repr(value)
 
 

@@ -181,3 +181,23 @@ def test_an_interrupted_plot_leaves_no_figure_of_an_earlier_run(tmp_path, interr
         run_correlate(str(table), CorrelateConfig(metric=("m",), resamples=50), json_path=json_path, plot_path=plot_path)
     assert json.loads(json_path.read_text())["metrics"]["m"]
     assert not plot_path.exists()
+
+
+def test_a_table_without_a_generation_column_gets_a_note_not_a_warning_on_length(tmp_path):
+    """The length analysis runs by default (``--length-column auto``); a table with no generation
+    column was told "warning: no length analysis: ..." although nobody asked for one (a new-user
+    probe). It is a note-level line now, once; the JSON keeps ``length.note``."""
+    rng = np.random.default_rng(0)
+    rows = [{"task_id": f"t{t}", "sample_id": s, "passed": bool(rng.random() < 0.5), "m": float(rng.random())}
+            for t in range(6) for s in range(4)]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = runner.invoke(app, ["correlate", str(data), "-m", "m", "--label", "passed", "--resamples", "50",
+                                 "--json", str(tmp_path / "report.json")], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "note: no length analysis:" in text, text
+    assert "warning: no length analysis" not in text and text.count("no length analysis") == 1, text
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert "no generation column" in report["length"]["note"]
+    assert not any("length" in w for w in report["warnings"]), report["warnings"]

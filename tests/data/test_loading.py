@@ -153,7 +153,7 @@ def test_source_folder_splits_and_skipped_files(tmp_path):
     assert loaded.splits["test"]["language"] == ["python"]
     reasons = {s.path: s.reason for s in loaded.skipped}
     assert reasons["test/bin.py"] == "binary"
-    assert reasons["test/odd.py"] == ("not UTF-8 (byte 5), nor cp1252 (byte 5): give its encoding with "
+    assert reasons["test/odd.py"] == ("not UTF-8 (byte offset 5), nor cp1252 (byte offset 5): give its encoding with "
                                       "--source-encoding")
     assert reasons["README.md"].startswith("no language plugin")
 
@@ -188,7 +188,7 @@ def test_legacy_source_files_are_read_in_their_encoding_and_recorded(tmp_path, c
                                 "Win.java": "cp1252 (fallback)"}
     assert {s.path: s.reason for s in loaded.skipped} == {
         "Blob.java": "binary", "Class.java": "binary",
-        "Odd.java": "not UTF-8 (byte 14), nor cp1252 (byte 14): give its encoding with --source-encoding"}
+        "Odd.java": "not UTF-8 (byte offset 14), nor cp1252 (byte offset 14): give its encoding with --source-encoding"}
     said = [r.getMessage() for r in caplog.records if "in another encoding than UTF-8" in r.getMessage()]
     assert len(said) == 1 and "\n" not in said[0] and ": read 5 source files in another" in said[0], said
     assert "Latin.java as cp1252 (fallback)" in said[0] and "and 2 more" in said[0], said[0]

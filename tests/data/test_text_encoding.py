@@ -67,3 +67,19 @@ def test_the_cli_says_it_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["score", str(path), "-m", "chrf", "-o", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert f"{path} is not UTF-8 text: line 2" in " ".join(result.output.split())
+
+
+def test_an_undecodable_source_file_names_its_bad_byte_by_its_0_based_offset():
+    """unreadable.csv's reasons gave "byte 5" with no word of how it counts (a new-user probe): they say
+    "byte offset N", counted from 0 at the file's start, as the data-file message's "offset" is."""
+    import codecs
+
+    from workbench.data.text_encoding import decode_source_file
+
+    # b"ab = 1\n" then 0x81, which neither UTF-8 nor cp1252 reads: offset 7
+    assert decode_source_file(b"ab = 1\n\x81\n", None).reason.startswith(
+        "not UTF-8 (byte offset 7), nor cp1252 (byte offset 7)")
+    # a UTF-8 byte-order mark (3 bytes) then an invalid byte: offset 3 + 2
+    assert decode_source_file(codecs.BOM_UTF8 + b"ab\xff", None).reason.endswith("(UTF-8): byte offset 5")
+    # a UTF-16 mark (2 bytes) then 3 bytes, the last one odd: offset 2 + 2, counted in the file
+    assert decode_source_file(codecs.BOM_UTF16_LE + b"a\x00b", None).reason.endswith("(UTF-16): byte offset 4")

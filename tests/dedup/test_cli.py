@@ -271,8 +271,8 @@ def test_unloadable_source_files_are_listed_in_unreadable_csv(tmp_path):
         listed = list(csv.DictReader(handle))
     reasons = {r["id"]: r["reason"] for r in listed}
     kept = "; never compared, kept in files/ as it is"
-    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/odd.py": "not loaded: not UTF-8 (byte 8), "
-                       f"nor cp1252 (byte 8): give its encoding with --source-encoding{kept}"}
+    assert reasons == {"train/blob.py": f"not loaded: binary{kept}", "train/odd.py": "not loaded: not UTF-8 (byte offset 8), "
+                       f"nor cp1252 (byte offset 8): give its encoding with --source-encoding{kept}"}
     assert {r["split"] for r in listed} == {"train"}  # the split the file's folder names
 
 
@@ -336,7 +336,7 @@ def test_binary_and_non_utf8_cells_are_recorded_not_dropped(tmp_path):
     result = invoke(str(tmp_path / "mixed.parquet"), "-o", str(out), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    said = "not UTF-8 (byte 3), nor cp1252 (byte 11)"
+    said = "not UTF-8 (byte offset 3), nor cp1252 (byte offset 11)"
     assert report["failures"] == {said: 1, "binary (NUL bytes)": 1, "missing (null)": 1}
     assert report["overall"]["failed"] == 3 and report["overall"]["exact_duplicates"] == 1
     with open(out / "unreadable.csv") as handle:
@@ -360,7 +360,7 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     skipped = {s["path"]: s["reason"] for s in report["skipped_files"]}
-    assert skipped == {"train/blob.py": "binary", "train/odd.py": "not UTF-8 (byte 5), nor cp1252 (byte 5): give its "
+    assert skipped == {"train/blob.py": "binary", "train/odd.py": "not UTF-8 (byte offset 5), nor cp1252 (byte offset 5): give its "
                                                                   "encoding with --source-encoding"}
     assert report["source_encodings"] == {"train/latin.py": "cp1252 (fallback)"}  # read, and said so
     # the deduplicated folder comes back in the input's form: source files at their paths, the ones that could not

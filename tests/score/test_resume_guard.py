@@ -54,7 +54,28 @@ def test_every_changed_setting_is_named_with_both_values(ice_slice, tmp_path):
     message = " ".join(again.output.split())
     assert f"data source '{ice_slice.resolve()}' -> '{copy.resolve()}'" in message
     assert "--no-prompt False -> True" in message
-    assert "--stop [] -> ['humaneval']" in message
+    # as the command line writes it, not as a Python list ("--stop [] -> ['humaneval']", a new-user probe)
+    assert "--stop none -> humaneval;" in message
+
+
+def test_a_changed_list_setting_is_written_as_the_command_line_gives_it():
+    """A list value in the refusal is written as a user gives the option: entries of a repeatable
+    option (``--stop``, one value per flag) shell-quoted and apart, a comma-list option's joined by
+    commas; an empty list is ``none``."""
+    import pytest
+
+    from workbench.resume_guard import ResumeMismatchError, check_resume_settings
+    from workbench.score.config import ScoreConfig
+
+    with pytest.raises(ResumeMismatchError) as refused:
+        check_resume_settings({"stop": ["humaneval"], "method": ["chrf"]},
+                              {"stop": ["humaneval", "\\n\\n"], "method": ["chrf", "ice-score"]},
+                              made_with="the run folder was scored with", record="out/run.json",
+                              options=ScoreConfig.options())
+    message = refused.value.render(lambda name: "--" + name.replace("_", "-"))
+    assert "--stop humaneval -> humaneval '\\n\\n'" in message, message
+    assert "--method chrf -> chrf,ice-score" in message, message
+    assert "[" not in message, message
 
 
 def test_a_larger_limit_and_other_workers_still_resume(ice_slice, tmp_path):

@@ -63,10 +63,29 @@ def _tidy_parameter(param: click.Parameter, ctx: click.Context) -> None:
         param.metavar = type_name
 
 
+def reflow_paragraphs(text: str) -> str:
+    r"""A command's help text (its docstring) with each paragraph on one line, so that the help
+    wraps it once, at the terminal's width, instead of at the docstring's own line ends and then
+    again at the edge. Paragraphs are separated by a blank line; one that starts with ``\b``
+    (click's "do not rewrap" marker) is kept as written, and so is what follows a ``\f``.
+
+    >>> reflow_paragraphs("One\n    two.\n\n    Three\n    four.")
+    'One two.\n\nThree four.'
+    """
+    import inspect
+
+    shown, cut, hidden = inspect.cleandoc(text).partition("\f")
+    paragraphs = [" ".join(line.strip() for line in paragraph.splitlines()) if not paragraph.startswith("\b")
+                  else paragraph for paragraph in shown.split("\n\n")]
+    return "\n\n".join(paragraphs) + cut + hidden
+
+
 class _TidyHelp:
     """Help that reads cleanly: ``--seed INTEGER [0<=x<=...]`` instead of ``<int range>``,
-    no ``<bool>`` after flags, ``SOURCE`` instead of ``{source}``, and square brackets in
-    help texts printed as written."""
+    no ``<bool>`` after flags, ``SOURCE`` instead of ``{source}``, square brackets in help
+    texts printed as written, and the command's description wrapped once per paragraph
+    (:func:`reflow_paragraphs`: typer >= 0.29 keeps a docstring's line ends after its first
+    paragraph)."""
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         params = super().get_params(ctx)  # type: ignore[misc]
@@ -80,10 +99,14 @@ class _TidyHelp:
         written = {param: param.help for param in self.get_params(ctx) if getattr(param, "help", None)}
         for param, text in written.items():
             param.help = escape(text)  # type: ignore[attr-defined]
+        described = self.help  # type: ignore[attr-defined]
+        if described:
+            self.help = reflow_paragraphs(described)  # type: ignore[attr-defined]
         try:
             with _whole_option_names():
                 super().format_help(ctx, formatter)  # type: ignore[misc]
         finally:
+            self.help = described  # type: ignore[attr-defined]
             for param, text in written.items():
                 param.help = text  # type: ignore[attr-defined]
 

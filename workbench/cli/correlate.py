@@ -305,8 +305,8 @@ def _print_report(report: CorrelationReport) -> None:
         if undefined:
             line += f"; undefined in resamples (left out of the intervals): {', '.join(undefined)}"
         console.print(line)
-    if length is not None and length.note and length.note not in report.warnings:  # else it is printed as a warning
-        console.print(length.note)
+    if length is not None and length.note and length.note not in (*report.warnings, *report.notes):
+        console.print(length.note)  # else it is printed as a note
     b = report.bootstrap
     console.print(f"bootstrap: {b.n_resamples} resamples of whole tasks, seed {b.seed}, percentile intervals")
     for warning in report.warnings:

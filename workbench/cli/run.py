@@ -143,7 +143,7 @@ def _run_stage(plan: Any, call: Callable[..., Any], progress: bool = True) -> An
         execute.print_summary(summary)
         return summary
     if plan.command == "score":
-        with score.progress_hooks(progress) as hooks:
+        with score.progress_hooks(progress, cache=str(plan.config().cache)) as hooks:
             report = call(**hooks)
         # in the stage's config words: a run config refuses [score] resume / retry_failed, so the
         # retry advice is the run's own --retry-failed, and --set refreshes the cache

@@ -26,10 +26,11 @@ def _print_note(note: str) -> None:
 
 
 @contextmanager
-def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
-    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr, and
-    ``on_note`` that prints the notes on the input before scoring starts (:func:`print_report`
-    prints the others)."""
+def progress_hooks(enabled: bool = True, cache: str = "rw") -> Iterator[dict[str, Callable]]:
+    """``on_row`` / ``on_start`` for :func:`run_score` that draw a progress bar on stderr, ``on_wait``
+    that says why an interrupted run has not exited yet (``cache``: the run's ``--cache`` mode, for
+    whether the answers in flight are stored), and ``on_note`` that prints the notes on the input
+    before scoring starts (:func:`print_report` prints the others)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -41,27 +42,35 @@ def progress_hooks(enabled: bool = True) -> Iterator[dict[str, Callable]]:
             # a resumed run starts at the rows already done
             "on_start": lambda todo, done: progress.update(bar, description="scoring", total=todo + done,
                                                           completed=done),
-            "on_wait": _say_waiting,
+            "on_wait": lambda in_flight, abandoning: _say_waiting(in_flight, abandoning, cache),
             "on_note": _print_note,
         }
 
 
-def _say_waiting(in_flight: int, abandoning: bool) -> None:
+def _say_waiting(in_flight: int, abandoning: bool, cache: str = "rw") -> None:
     """Why an interrupted ``score`` has not exited yet (``on_wait`` of :func:`run_score`; under
-    ``workbench run`` in its config words, :mod:`workbench.option_words`)."""
-    from workbench.option_words import option_named, resume_advice
+    ``workbench run`` in its config words, :mod:`workbench.option_words`). ``cache``: the ``--cache``
+    mode; the answers in flight are said to be cached only where it stores answers (``rw``,
+    ``refresh``)."""
+    from rich.markup import escape
+
+    from workbench.llm.cache import CacheMode
+    from workbench.option_words import option_named, option_value, resume_advice
 
     if abandoning:
         err_console.print(f"[yellow]Interrupted again:[/yellow] abandoning the calls of the "
                           f"{count(in_flight, 'sample')} in flight; {'it is' if in_flight == 1 else 'they are'} left unscored: "
                           f"{resume_advice()} to score them.", highlight=False, soft_wrap=True)
         return
-    err_console.print(
-        f"[yellow]Interrupted:[/yellow] no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
-        f"to finish {'its' if in_flight == 1 else 'their'} current call (at most {option_named('timeout')} seconds). Each answer is "
-        f"cached; a sample that is complete is kept, the others are left to resume ({resume_advice()}). Ctrl-C again "
-        "abandons the calls in flight.",
-        highlight=False, soft_wrap=True)
+    # with the cache off or read-only nothing is stored: a resumed run asks those calls again
+    stored = ("Each answer is cached; a" if CacheMode(cache).writes
+              else f"The answers are not cached ({option_value('cache', cache)}); a")
+    said = (f"no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
+            f"to finish {'its' if in_flight == 1 else 'their'} current call (at most {option_named('timeout')} seconds). "
+            f"{stored} sample that is complete is kept, the others are left to resume ({resume_advice()}). Ctrl-C again "
+            "abandons the calls in flight.")
+    # escaped: in config words an option is "[score] cache", which is not markup
+    err_console.print(f"[yellow]Interrupted:[/yellow] {escape(said)}", highlight=False, soft_wrap=True)
 
 
 @app.command("score", short_help="Score generations against references with LLM judges or chrF.")
@@ -99,7 +108,7 @@ def score_command(
         err_console.print("note: --quiet/-q is deprecated and goes in the next release: use --no-progress "
                           "(one name per option across commands)")
     try:
-        with progress_hooks(progress and not quiet) as hooks:
+        with progress_hooks(progress and not quiet, cache=str(config.cache)) as hooks:
             report = run_score(data, config, output, **hooks)
     except KeyboardInterrupt:
         again = resume_command("score", data, config, {"--output": str(output)})

@@ -679,7 +679,7 @@ def _correlate_table(
             f"label: the scores have a {label!r} column of their own that differs from the results' on {differ} of "
             f"{compared} joined rows; the results' is the label used"
         )
-    length_summary = _length_summary(table, counts, settings, warnings)
+    length_summary = _length_summary(table, counts, settings, warnings, notes)
     return CorrelationReport(
         source=source,
         label=label,
@@ -740,12 +740,16 @@ def _length_correlation(statistics: _Statistics, settings: BootstrapSettings) ->
 
 
 def _length_summary(
-    table: CorrelationTable, counts: np.ndarray, settings: BootstrapSettings, warnings: list[str]
+    table: CorrelationTable, counts: np.ndarray, settings: BootstrapSettings, warnings: list[str], notes: list[str]
 ) -> LengthSummary:
-    """The length's own correlation with the label, or the note saying why there is none."""
+    """The length's own correlation with the label, or the note saying why there is none. A
+    length analysis the default ``--length-column auto`` found no column for is told among
+    ``notes``, not warnings: nobody asked for it by name (a named column that is not there is an
+    error, :func:`workbench.correlate.inputs.prepare_table`), and the metrics' numbers
+    are whole without it; one switched off (``none``) is said in the JSON only."""
     if table.lengths is None:
         if table.length_note and "switched off" not in table.length_note:
-            warnings.append(table.length_note)
+            notes.append(table.length_note)
         return LengthSummary(source=None, note=table.length_note)
     known = ~np.isnan(table.lengths)
     missing = int((~known).sum())

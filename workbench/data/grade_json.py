@@ -73,7 +73,7 @@ def load_grade_json(path: str | os.PathLike[str], layout: str) -> Any:
             "is it the published grade file, or was it truncated or edited?")
         raise DataError(f"{where}: not valid JSON at line {error.lineno} column {error.colno} ({error.msg}); {hint}") from error
     except UnicodeDecodeError as error:
-        raise DataError(f"{where}: not UTF-8 text (byte {error.start}: {error.reason}); save it as UTF-8") from error
+        raise DataError(f"{where}: not UTF-8 text (byte offset {error.start}: {error.reason}); save it as UTF-8") from error
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise DataError(f"{where}: damaged gzip stream ({error}); it may be truncated, copy or download it again") from error
     except OSError as error:

@@ -98,7 +98,7 @@ class SkippedFile:
 
     Attributes:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
-        reason: ``"binary"``, ``"not UTF-8 (byte 40), nor cp1252 (byte 52): ..."``, ``"empty"``, ``"unreadable: ..."``,
+        reason: ``"binary"``, ``"not UTF-8 (byte offset 40), nor cp1252 (byte offset 52): ..."`` (0-based), ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
             ``__pycache__``: one entry per hidden folder, whose files are not listed).
         undecodable: a source file of a language the folder is read in whose bytes could not be
@@ -894,7 +894,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         splits, not_read = _load_data_folder(path, data_files, builders)
         from workbench.data.data_file_splits import NOT_DATA_REASON
 
-        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON) for p in others]
+        skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON, no_split=True) for p in others]
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links
@@ -1350,13 +1350,19 @@ def _load_source_folder(root: Path, files: list[Path], extensions: Iterable[str]
 
 def _say_encodings(root: Path, encodings: Mapping[str, str]) -> None:
     """Say (at warning level) which source files were read in another encoding than UTF-8, a few by
-    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all)."""
+    name: a fallback encoding is an assumption the user should see (``report.json`` lists them all).
+    The advice to give the right one with ``--source-encoding`` follows only where a file was read
+    in the fallback encoding (not for a byte-order mark or a coding cookie, which it does not change)."""
+    from workbench.data.text_encoding import read_in_fallback
+
     if not encodings:
         return
     shown = ", ".join(f"{path} as {how}" for path, how in list(encodings.items())[:3])
     more = f" and {len(encodings) - 3} more" if len(encodings) > 3 else ""
-    logger.warning("%s: read %s in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
-                   "give the files' own with --source-encoding", root, count(len(encodings), "source file"), shown, more)
+    advice = ("; where the fallback encoding is wrong, give the files' own with --source-encoding"
+              if any(read_in_fallback(how) for how in encodings.values()) else "")
+    logger.warning("%s: read %s in another encoding than UTF-8: %s%s%s", root,
+                   count(len(encodings), "source file"), shown, more, advice)
 
 
 def _warn_files_outside_split_folders(root: Path, relatives: list[str]) -> None:

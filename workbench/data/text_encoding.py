@@ -57,8 +57,9 @@ class DecodedSource:
         text: the text (a byte-order mark dropped), or ``None`` when the file is not read.
         encoding: how it was read when not as UTF-8: ``"UTF-16 (byte-order mark)"``, ``"declared
             by the file"`` (a coding cookie), ``"cp1252 (fallback)"``; ``None`` for UTF-8.
-        reason: why the file is not read (``"binary"``, ``"empty"``, ``"not UTF-8, nor cp1252 ..."``),
-            or ``None``.
+        reason: why the file is not read (``"binary"``, ``"empty"``, ``"not UTF-8 (byte offset 40),
+            nor cp1252 (byte offset 52) ..."``: the first byte that is not in the encoding, counted
+            from 0 at the file's start), or ``None``.
     """
 
     text: str | None
@@ -97,7 +98,7 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
                 text = data[len(mark):].decode(codec)
             except UnicodeDecodeError as error:
                 return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares ({name}): "
-                                                  f"byte {error.start + len(mark)}")
+                                                  f"byte offset {error.start + len(mark)}")
             return DecodedSource(text, f"{name} (byte-order mark)")
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return DecodedSource(None, reason="binary")
@@ -107,8 +108,9 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
         if error.encoding not in ("utf-8", "utf-8-sig"):
             return DecodedSource(None, reason=f"not in its declared encoding ({error.encoding})")
         if data.startswith(codecs.BOM_UTF8):
+            # counted in the file: utf-8-sig (and a plugin's reading) count from after the mark
             return DecodedSource(None, reason=f"not in the encoding its byte-order mark declares (UTF-8): "
-                                              f"byte {error.start}")
+                                              f"byte offset {_first_bad_utf8_byte(data)}")
         utf8_error = error
     except ValueError as error:
         return DecodedSource(None, reason=f"undecodable: {error}")
@@ -123,9 +125,31 @@ def decode_source_file(data: bytes, plugin: LanguagePlugin | None,
     try:
         text = data.decode(fallback)
     except UnicodeDecodeError as error:
-        return DecodedSource(None, reason=f"not UTF-8 (byte {utf8_error.start}), nor {fallback} (byte {error.start}): "
+        return DecodedSource(None, reason=f"not UTF-8 (byte offset {utf8_error.start}), nor {fallback} (byte offset {error.start}): "
                                           f"give its encoding with --source-encoding")
-    return DecodedSource(text, f"{codecs.lookup(fallback).name} (fallback)")
+    return DecodedSource(text, f"{codecs.lookup(fallback).name}{_FALLBACK}")
+
+
+def _first_bad_utf8_byte(data: bytes) -> int:
+    """The 0-based offset in ``data`` of its first byte that is not UTF-8 (a UTF-8 byte-order mark
+    is UTF-8, so the offset counts it); ``len(data)`` if there is none."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start
+    return len(data)
+
+
+#: how :func:`decode_source_file` names a read in the fallback encoding: ``"cp1252 (fallback)"``
+_FALLBACK = " (fallback)"
+
+
+def read_in_fallback(encoding: str) -> bool:
+    """Whether ``encoding`` (a :attr:`DecodedSource.encoding`, as ``report.json``'s
+    ``source_encodings`` records it) is a read in the fallback encoding (``"cp1252 (fallback)"``),
+    which ``--source-encoding`` changes, rather than one the file names itself (a byte-order mark,
+    a coding cookie)."""
+    return encoding.endswith(_FALLBACK)
 
 
 def check_source_encoding(name: str) -> None:

@@ -170,9 +170,10 @@ def choose_keeper(
     Args:
         members: the cluster's file indices (input order = index order).
         keep: ``first`` | ``longest`` | ``train-first`` (see :class:`~workbench.dedup.config.DedupConfig`).
-        cross_set: ``remove-test`` keeps a non-test member when the cluster spans the train
-            and test splits (Allamanis 2019's "unbiased test"); ``remove-train`` keeps a
-            non-train member.
+        cross_set: when the cluster spans the train and test splits, ``remove-test`` keeps a
+            train member (Allamanis 2019's "unbiased test") and ``remove-train`` a test member,
+            whatever other splits (``validation``, ``dev``) the cluster also holds; ``keep`` then
+            chooses among the members of that split. A cluster without both has no such rule.
         splits: split name of every file; n_tokens: token count of every file.
         train_split, test_split: the split names.
         excluded: files that must not be kept (e.g. contaminated by ``--against``).
@@ -182,8 +183,9 @@ def choose_keeper(
         return None
     member_splits = {splits[m] for m in pool}
     if train_split in member_splits and test_split in member_splits:
-        avoid = test_split if cross_set == "remove-test" else train_split
-        pool = [m for m in pool if splits[m] != avoid]
+        # the copy the policy names: a third split's copy (validation) is not kept in its place
+        wanted = train_split if cross_set == "remove-test" else test_split
+        pool = [m for m in pool if splits[m] == wanted]
     if keep == "longest":
         return min(pool, key=lambda m: (-n_tokens[m], m))
     if keep == "train-first":

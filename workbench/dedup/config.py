@@ -89,7 +89,8 @@ class DedupConfig(JobConfig):
             tokens, then input order) or ``train-first`` (a file of the train split first).
         cross_set: for clusters with files in both the train and the test split:
             ``remove-test`` keeps a train copy (the "unbiased test" set of Allamanis 2019,
-            Sec. 4) and ``remove-train`` keeps a test copy (decontaminates train).
+            Sec. 4) and ``remove-train`` keeps a test copy (decontaminates train); a copy of a
+            third split in such a cluster (``validation``) is removed too.
         train_split / test_split: the split names those policies and the report use.
         against: a reference dataset: rows that are near-duplicates of any of its rows are
             dropped (decontamination, e.g. ``humaneval``).

@@ -77,15 +77,19 @@ def _say_cell_encodings(source: object, cells: dict[str, str]) -> None:
     by row (report.json's source_encodings lists them all), as a source folder's files are said."""
     import logging
 
+    from workbench.data.text_encoding import read_in_fallback
     from workbench.formatting import count
 
     if not cells:
         return
     shown = ", ".join(f"{row} as {how}" for row, how in list(cells.items())[:3])
     more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
+    # the advice only where --source-encoding changes a read: a byte-order mark names its own
+    advice = (f"; where the fallback encoding is wrong, give the column's encoding with {option_named('source_encoding')}"
+              if any(read_in_fallback(how) for how in cells.values()) else "")
     logging.getLogger("workbench.data.loading").warning(
-        "%s: read %s of bytes in another encoding than UTF-8: %s%s; where the fallback encoding is wrong, "
-        "give the column's encoding with %s", source, count(len(cells), "code cell"), shown, more, option_named("source_encoding"))
+        "%s: read %s of bytes in another encoding than UTF-8: %s%s%s", source, count(len(cells), "code cell"),
+        shown, more, advice)
 
 
 def _refuse_code_cell(error: MixedColumnError, code_columns: list[str]) -> None:

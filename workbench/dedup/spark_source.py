@@ -218,7 +218,7 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         if unknown and (len(unknown) == len(files) or refused):
             raise DataError(_unknown_format_message(source, (refused or unknown)[0]))
         files = [file for file in files if kinds[file] is not None]
-        skipped[:0] = [SkippedFile(file[len(prefix):], NOT_DATA_REASON) for file in unknown]
+        skipped[:0] = [SkippedFile(file[len(prefix):], NOT_DATA_REASON, no_split=True) for file in unknown]
         kinds = {file: kinds[file] for file in files}
         # the local loader's refusal in its words; datasets' metadata files (dataset_info.json) are not data
         mixed = mixed_formats_message(source, {file[len(prefix):]: kind for file, kind in kinds.items()})
