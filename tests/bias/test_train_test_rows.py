@@ -117,3 +117,34 @@ def test_a_single_set_keeps_all_rows(tmp_path, corpus):
     assert report.contamination.setting_label("all_rows") == "all rows"
     ticks, title = _panel_labels(report.contamination)
     assert "all\nrows" in ticks and "(all rows vs clean)" in title, (ticks, title)
+
+
+#: leftovers38c: t1's only duplicate is validation row V; t2 copies train A; t3..t5 are unique
+WITH_VALIDATION = [("A", "train", "a", 0), ("B", "train", "b", 0), ("V", "validation", "v", 1), ("W", "validation", "w", 0),
+                   ("t1", "test", "v", 1), ("t2", "test", "a", 1), ("t3", "test", "c", 0), ("t4", "test", "d", 0),
+                   ("t5", "test", "e", 1)]
+
+
+def test_a_test_row_duplicated_only_in_validation_is_not_unbiased(tmp_path, corpus):
+    """leftovers38c: a test row whose only duplicate is in a validation split counted in ``unbiased
+    test`` as a clean row (4 rows, 0.5), although the dedup removed it from its test split (test.jsonl
+    keeps t3, t4, t5) and docs/bias.md says unbiased test is the test rows the dedup keeps. A held-out
+    split may have chosen the model (early stopping, hyperparameters); a test row duplicated in any
+    other split is now left out of unbiased test, counted, and said in a note. Real dedup."""
+    import json
+
+    rows = [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in WITH_VALIDATION]
+    out = corpus.dedup(tmp_path, rows, split_column="split")
+    report = run_bias(out, {"id": [i for i, *_ in WITH_VALIDATION], "acc": [v for *_, v in WITH_VALIDATION]},
+                      BiasConfig(metric=["acc"], resamples=50), json_path=tmp_path / "bias.json")
+    settings = report.duplication.metrics["acc"].settings
+    kept_test = [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()]
+    assert kept_test == ["t3", "t4", "t5"]
+    assert settings["unbiased_test"].n_rows == len(kept_test) and settings["unbiased_test"].value == pytest.approx(1 / 3)
+    assert settings["cross_set_biased"].n_rows == 5 and settings["fully_biased"].n_rows == 5
+    counts = report.duplication.counts
+    assert counts["test_rows_with_train_duplicate"] == 1 and counts["test_rows_with_other_split_duplicate_only"] == 1
+    assert any("1 test row whose duplicates outside 'test' are all in other splits than 'train' ('validation')" in note
+               and "not in unbiased test" in note for note in report.duplication.notes), report.duplication.notes
+    written = json.loads((tmp_path / "bias.json").read_text())["duplication"]["definitions"]["unbiased_test"]
+    assert "a row of another split" in written, written

@@ -103,3 +103,38 @@ def test_embedding_imports_neither_torch_nor_sentence_transformers(store: Path) 
                           env={**os.environ, "WORKBENCH_AUTO_PULL": "0"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _linked_store(tmp_path: Path, graph: bool) -> Path:
+    """A store whose MiniLM files are symlinks to the real, verified ones (their stamps copied:
+    a stamp is checked against the file's stat, which follows the link); ``graph``: with model.onnx."""
+    source = models.embedding_dir(minilm.ALIAS)
+    folder = tmp_path / "store" / minilm.ALIAS
+    folder.mkdir(parents=True)
+    names = [file.filename for file in models.get_embedding_spec(minilm.ALIAS).files]
+    for name in [*names, *([minilm.ONNX_NAME] if graph else [])]:
+        (folder / name).symlink_to(source / name)
+        shutil.copy(source / f"{name}.verified.json", folder / f"{name}.verified.json")
+    return tmp_path / "store"
+
+
+def test_a_built_graph_needs_neither_onnx_nor_safetensors(store: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers38c: the offline check (``workbench score``, the ``workbench run`` preflight)
+    refused the default embedder without the ``onnx`` and ``safetensors`` packages even when the
+    store held the verified ``model.onnx``, which runs on onnxruntime and tokenizers alone. Now those
+    two are asked for only when the graph must be built. The packages are hidden from this process
+    (``sys.modules[name] = None``: ``import`` fails, ``find_spec`` finds nothing); the real graph
+    and weights embed a text without them."""
+    from workbench.score.embeddings import check_embedding_model_usable
+
+    built = _linked_store(tmp_path / "built", graph=True)
+    unbuilt = _linked_store(tmp_path / "unbuilt", graph=False)
+    for name in ("onnx", "safetensors"):
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setenv(models.AUTO_PULL_ENV, "0")
+    assert check_embedding_model_usable(None, built) is True
+    vector = minilm.MiniLM(cache_dir=built).embed(["sort the list"])[0]
+    assert len(vector) == minilm.DIMENSIONS
+    with pytest.raises(EmbeddingError, match="needs the Python module onnx: pip install 'workbench\\[local\\]'"):
+        check_embedding_model_usable(None, unbuilt)

@@ -160,3 +160,29 @@ def test_the_real_minilm_imports_from_a_stored_copy(tmp_path):
     assert "verified and stored" in result.stdout and "model.onnx built and verified" in _said(result)
     assert models.embedding_status(MINILM, tmp_path / "store", full=True).verified
     assert (tmp_path / "store" / MINILM / "model.onnx").is_file()
+
+
+def test_a_graph_already_in_the_store_is_not_said_to_be_built(tmp_path):
+    """leftovers38c: importing all-MiniLM-L6-v2 into a store that held its verified ``model.onnx``
+    printed "graph model.onnx built and verified", as did ``models pull`` of a model already present:
+    nothing was built. Now they say the graph was already there (verified); the first import, which
+    builds it, still says built. Same prerequisite as the test above (no download)."""
+    mine = models.models_dir() / MINILM
+    if not models.embedding_status(MINILM).verified:
+        pytest.skip(f"no verified {MINILM} in {mine}")
+    first = _models(tmp_path, "import", MINILM, str(mine))
+    assert first.returncode == 0, first.stderr
+    assert "model.onnx built and verified" in _said(first), _said(first)
+    graph = (tmp_path / "store" / MINILM / "model.onnx").stat().st_mtime_ns
+
+    again = _models(tmp_path, "import", MINILM, str(mine))
+    assert again.returncode == 0, again.stderr
+    said = _said(again)
+    assert "verified and stored" in said and "model.onnx already there, verified" in said, said
+    assert "built" not in said, said
+    pulled = _models(tmp_path, "pull", MINILM)
+    assert pulled.returncode == 0, pulled.stderr
+    said = _said(pulled)
+    assert "already present and verified" in said and "model.onnx already there, verified" in said, said
+    assert "built" not in said, said
+    assert (tmp_path / "store" / MINILM / "model.onnx").stat().st_mtime_ns == graph  # not rebuilt

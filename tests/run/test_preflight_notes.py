@@ -170,4 +170,9 @@ def test_a_local_model_to_fetch_is_fetched_before_the_first_stage(
     message = " ".join(str(failed.value).split())
     assert message.startswith("[score] model: could not pull smollm2-135m"), message
     assert "workbench models pull smollm2-135m" in message, message
+    # leftovers38c: the advice said "The model is downloaded on first use", untrue here (the run fetched it
+    # before its first stage); it now says why a download was tried, true for every caller
+    assert "first use" not in message, message
+    assert "The model is not (verified) in the model store, so it was to be downloaded: run `workbench models " \
+           "pull smollm2-135m` once the network is reachable" in message, message
     assert not (tmp_path / "run-local" / "dedup").exists()  # no stage ran before the fetch failed

@@ -1075,3 +1075,32 @@ def test_a_stage_whose_options_changed_says_which_before_it_runs_again(tmp_path:
                                                  "changed since it finished: ran again from scratch, replacing its "
                                                  "earlier result")
     assert _outcomes(result)["score_all"][0] == "up-to-date"
+
+
+def test_a_dry_run_says_which_option_makes_a_stage_run_again(tmp_path: Path) -> None:
+    """leftovers38c: ``workbench run --dry-run`` printed ``would run`` for a stage whose options
+    changed since it finished, without the reason the real run prints (``note: dedup: [dedup]
+    multiset_threshold changed since it finished (0.7 -> 0.8) ...``). Now it prints the same note
+    under the stage's line, and writes nothing. Real dedup and chrF on a slice of the bundled
+    ICE-Score set, through the real CLI (no LLM)."""
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1),
+                                ["dedup", "score_all", "report"])
+    first = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    manifest = (tmp_path / "run" / "run.json").read_text()
+
+    dry = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--set", "dedup.multiset_threshold=0.8",
+                                   "--set", "dedup.workers=1"])
+    assert dry.exit_code == 0, dry.output
+    text = " ".join(dry.output.split())
+    assert "dedup: would run:" in text, text
+    said = ("note: dedup: [dedup] multiset_threshold changed since it finished (0.7 -> 0.8): it would run again "
+            "from scratch, replacing its earlier result")
+    assert said in text, text
+    assert text.index("dedup: would run:") < text.index(said) < text.index("score_all:"), text
+    assert text.count("changed since it finished") == 1, text  # workers: reruns nothing, says nothing
+    assert (tmp_path / "run" / "run.json").read_text() == manifest
+
+    forced = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--force",
+                                      "--set", "dedup.multiset_threshold=0.8"])
+    assert forced.exit_code == 0 and "changed since it finished" not in forced.output, forced.output

@@ -450,17 +450,31 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
     n_clusters = int(np.unique(rows.cluster[rows.cluster >= 0]).size)
     is_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
     if output.has_train_test and is_test.any():
-        train_clusters = {index for index, members in enumerate(output.clusters)
-                          if any(output.split_of(m, config.id_columns) == output.train_split for m in members)}
+        member_splits = [{output.split_of(m, config.id_columns) for m in members} for members in output.clusters]
+        train_clusters = {index for index, splits in enumerate(member_splits) if output.train_split in splits}
+        # a cluster with a row of a third split (validation): its test rows are not unbiased either
+        outside_clusters = {index for index, splits in enumerate(member_splits)
+                            if splits - {output.test_split, None}}
         has_train = np.array([c in train_clusters for c in rows.cluster], dtype=bool)
+        has_outside = np.array([c in outside_clusters for c in rows.cluster], dtype=bool)
+        other_only = is_test & has_outside & ~has_train
 
         def masks_of(eligible: np.ndarray) -> dict[str, np.ndarray]:
-            return train_test_masks(is_test, rows.cluster, rows.position, rows.kept, has_train, eligible)
+            return train_test_masks(is_test, rows.cluster, rows.position, rows.kept, has_outside, eligible)
 
         other = int(np.count_nonzero(~is_test))
         if other:
             notes.append(f"{count(other, 'joined row')} of other splits than {output.test_split!r} "
                          f"{'is' if other == 1 else 'are'} not part of the test settings")
+        if other_only.any():
+            third = sorted({str(output.split_of(m, config.id_columns)) for c in np.unique(rows.cluster[other_only])
+                            for m in output.clusters[c]} - {output.test_split, output.train_split, "None"})
+            one = int(other_only.sum()) == 1
+            notes.append(f"{count(int(other_only.sum()), 'test row')} whose duplicates outside {output.test_split!r} "
+                         f"are all in other splits than {output.train_split!r} ({', '.join(map(repr, third))}) "
+                         f"{'is' if one else 'are'} not in unbiased test, as rows with a train duplicate are not (a "
+                         "held-out split may have chosen the model; the dedup's test split drops them too); fully "
+                         f"and cross-set biased count {'it' if one else 'them'}")
         notes.append("fully unbiased (Table 2) needs a model retrained on the deduplicated train split: "
                      "it cannot be computed from one model's per-row values")
         notes.append("a collapsed cluster counts with the value of the row the dedup kept, as the paper keeps exactly "
@@ -468,6 +482,7 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         counts = {"joined": len(rows), "test_rows": int(is_test.sum()), "other_split_rows": other,
                   "test_rows_in_clusters": int(np.count_nonzero(is_test & (rows.cluster >= 0))),
                   "test_rows_with_train_duplicate": int(np.count_nonzero(is_test & has_train)),
+                  "test_rows_with_other_split_duplicate_only": int(np.count_nonzero(other_only)),
                   "clusters": n_clusters, "train_split": output.train_split, "test_split": output.test_split}
         names, between, eq2 = TRAIN_TEST_SETTINGS, ("cross_set_biased", "unbiased_test"), ("fully_biased", "unbiased_test")
         kind = "train_test"

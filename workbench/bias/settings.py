@@ -71,7 +71,8 @@ SETTING_TEXTS = {
     "fully_biased": "every test row (Allamanis 2019, Table 2: fully biased)",
     "cross_set_biased": "test rows with in-test duplicates collapsed to one per cluster; "
                         "rows with a train duplicate kept (Table 2: cross-set biased)",
-    "unbiased_test": "cross-set biased minus every test row whose cluster has a train row (Table 2: unbiased test)",
+    "unbiased_test": "cross-set biased minus every test row whose cluster has a train row (Table 2: unbiased test) "
+                     "or a row of another split (validation: it may have chosen the model)",
     "fully_unbiased": "needs a model retrained on the deduplicated train split: not computable from one model's values",
     "all_rows": "every row",
     "deduplicated": "one row per duplicate cluster (the row the dedup kept; Allamanis 2019, Sec. 2)",
@@ -113,13 +114,17 @@ def one_per_cluster(cluster: np.ndarray, position: np.ndarray, kept: np.ndarray,
 
 
 def train_test_masks(split_is_test: np.ndarray, cluster: np.ndarray, position: np.ndarray, kept: np.ndarray,
-                     cluster_has_train: np.ndarray, eligible: np.ndarray) -> dict[str, np.ndarray]:
+                     cluster_outside_test: np.ndarray, eligible: np.ndarray) -> dict[str, np.ndarray]:
     """The rows of each test setting of Allamanis 2019, Table 2 (:data:`TRAIN_TEST_SETTINGS`).
 
     Args:
         split_is_test: ``(n,)`` the row is in the test split.
         cluster, position, kept: as for :func:`one_per_cluster`.
-        cluster_has_train: ``(n,)`` the row's cluster holds a train row (a cross-set duplicate).
+        cluster_outside_test: ``(n,)`` the row's cluster holds a row of another split than the test
+            split: a train row (a cross-set duplicate, the paper's), or a row of a third split such as
+            validation, which the paper's train/test corpora do not have; either leaves the row out
+            of ``unbiased_test`` (a held-out split may have chosen the model: early stopping,
+            hyperparameters), as the dedup keeps one row per cluster over every split.
         eligible: ``(n,)`` rows with a value.
 
     Returns:
@@ -127,7 +132,7 @@ def train_test_masks(split_is_test: np.ndarray, cluster: np.ndarray, position: n
     """
     test = eligible & split_is_test
     collapsed = one_per_cluster(cluster, position, kept, test)
-    return {"fully_biased": test, "cross_set_biased": collapsed, "unbiased_test": collapsed & ~cluster_has_train}
+    return {"fully_biased": test, "cross_set_biased": collapsed, "unbiased_test": collapsed & ~cluster_outside_test}
 
 
 def single_set_masks(cluster: np.ndarray, position: np.ndarray, kept: np.ndarray, eligible: np.ndarray) -> dict[str, np.ndarray]:

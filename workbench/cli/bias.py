@@ -45,7 +45,7 @@ def bias_command(
 ) -> None:
     """How much do duplicates and contamination move a metric? Joins per-row metric values to a `workbench dedup` output by row id and reports each metric, with bootstrap CIs and the rows behind each value, in the settings of Allamanis 2019 ("The Adverse Effects of Code Duplication in Machine Learning Models of Code"):
 
-    Train/test corpus (Table 2): fully biased = every test row; cross-set biased = in-test duplicates collapsed to one row per cluster, test rows with a train duplicate kept; unbiased test = also without the test rows that have a train duplicate; fully unbiased needs a model retrained on the deduplicated train split and is not computed. Δ% = 100 (cross-set biased - unbiased test) / |unbiased test|, the relative difference of Table 3.
+    Train/test corpus (Table 2): fully biased = every test row; cross-set biased = in-test duplicates collapsed to one row per cluster, test rows with a train duplicate kept; unbiased test = also without the test rows that have a duplicate in train (or in another split, such as validation); fully unbiased needs a model retrained on the deduplicated train split and is not computed. Δ% = 100 (cross-set biased - unbiased test) / |unbiased test|, the relative difference of Table 3.
 
     One set of rows (e.g. a benchmark's generations): all rows vs one row per duplicate cluster.
 

@@ -141,11 +141,8 @@ def pull_command(
     """Fetch, verify (sha256 and size) and store a model; a no-op when a verified copy is present."""
     _require_writable_store(cache_dir)
     if alias in models.EMBEDDING_REGISTRY:
-        from workbench.llm import minilm
-
         result = models.pull_embedding(alias, cache_dir, source=source.value, force=force, progress=True)
-        onnx_path = minilm.prepare(cache_dir, allow_pull=False)  # the ONNX graph, built once from the weights
-        where = f"{result.path} (graph {onnx_path.name} built and verified)"
+        where = f"{result.path} ({_graph(cache_dir)})"
     else:
         result = models.pull(alias, cache_dir, source=source.value, force=force, progress=True)
         where = str(result.path)
@@ -156,6 +153,17 @@ def pull_command(
         f"{alias}: {result.downloaded_bytes / 1e6:,.1f} MB downloaded from {result.source} in "
         f"{result.seconds:.1f}s; verified and stored at {where}"
     )
+
+
+def _graph(cache_dir: Path | None) -> str:
+    """Build the embedding model's ONNX graph from its verified weights when the store does not hold
+    it verified already (as pull and import both do), and say which: ``graph model.onnx built and
+    verified`` or ``graph model.onnx already there, verified``."""
+    from workbench.llm import minilm
+
+    ready = minilm.graph_ready(cache_dir)
+    onnx_path = minilm.prepare(cache_dir, allow_pull=False)  # a no-op when ready
+    return f"graph {onnx_path.name} {'already there, verified' if ready else 'built and verified'}"
 
 
 @models_app.command("import", short_help="Copy a model you already have into the store, verified.")
@@ -172,11 +180,8 @@ def import_command(
     from workbench.errors import WorkbenchError
 
     if alias in models.EMBEDDING_REGISTRY:
-        from workbench.llm import minilm
-
         folder = models.import_embedding(alias, file, cache_dir)
-        onnx_path = minilm.prepare(cache_dir, allow_pull=False)  # the ONNX graph, built once from the weights, as pull does
-        console.print(f"{alias}: verified and stored at {folder} (graph {onnx_path.name} built and verified)")
+        console.print(f"{alias}: verified and stored at {folder} ({_graph(cache_dir)})")
         return
     if alias not in models.REGISTRY:
         known = ", ".join(sorted([*models.REGISTRY, *models.EMBEDDING_REGISTRY]))

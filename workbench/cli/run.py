@@ -65,7 +65,10 @@ def run_command(
         preflight = run_preflight(config, dry_run=True)  # writes nothing, not even a probe file
         _print_preflight_notes(preflight)
         console.print(escape(f"{config.data['source']}: {count(preflight.rows, 'row')}; run folder {config.output}"))
-        for plan, action in preview(config, preflight, only=stage or (), force=force):
+        notes: dict[str, list[str]] = {}  # stage -> why it would run again (the real run's on_note lines)
+        actions = preview(config, preflight, only=stage or (), force=force,
+                          on_note=lambda plan, line: notes.setdefault(plan.name, []).append(line))
+        for plan, action in actions:
             # skip reasons name config tables ("[score] method"): text, not Rich markup
             if action == "skipped":
                 line = f"[dim]skipped: {escape(plan.skip_detail or '')}[/dim]"
@@ -74,6 +77,8 @@ def run_command(
             else:
                 line = f"[cyan]would {action}:[/cyan] {escape(plan.command_line())}"
             console.print(f"[bold]{plan.name}[/bold]: {line}", soft_wrap=True)
+            for note in notes.get(plan.name, []):
+                console.print(f"  {NOTE} {escape(plan.name)}: {escape(note)}", soft_wrap=True)
         return
 
     def on_stage(plan, event: str) -> None:

@@ -224,6 +224,21 @@ def prepare(cache_dir: str | os.PathLike[str] | None = None, *, allow_pull: bool
     return target
 
 
+def graph_ready(cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the store holds the verified weights and tokenizer and the verified ``model.onnx``
+    built from them: :func:`prepare` then builds nothing, so the embedder needs onnxruntime and
+    tokenizers only (not onnx and safetensors). No network; a file without a stamp is hashed once.
+
+    Args:
+        cache_dir: the model store (see :func:`workbench.llm.models.models_dir`).
+    """
+    if not models.embedding_status(ALIAS, cache_dir).verified:
+        return False
+    target = models.embedding_dir(ALIAS, cache_dir) / ONNX_NAME
+    return target.is_file() and _onnx_verified(models.ModelFile(f"{ALIAS}/{ONNX_NAME}", ONNX_NAME, -1, ONNX_SHA256, ""),
+                                               target)
+
+
 def _onnx_verified(onnx_file: models.ModelFile, path: Path) -> bool:
     sized = models.ModelFile(onnx_file.alias, onnx_file.filename, path.stat().st_size, onnx_file.sha256, "")
     return models.verify_file(sized, path)

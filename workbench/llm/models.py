@@ -990,8 +990,12 @@ def resolve(
 
 
 def _first_use_advice(error: ModelPullError, alias: str, store: Path) -> str:
-    """The message of a pull on first use that failed: what the sources said, then what to do."""
-    return (f"{error}. The model is downloaded on first use: run `workbench models pull {alias}` once the network "
+    """The message of a pull that :func:`resolve` or :func:`resolve_embedding` tried for a model not
+    in the store and that failed: what the sources said, then what to do. Worded for every caller: a
+    job's first use (``local/<alias>``, the embedder), ``workbench models serve``, and ``workbench
+    run``, which fetches before its first stage."""
+    return (f"{error}. The model is not (verified) in the model store, so it was to be downloaded: run "
+            f"`workbench models pull {alias}` once the network "
             f"is reachable (or on another machine, then bring what it stored in {store} here with "
             f"`workbench models import {alias} ...`), and set {AUTO_PULL_ENV}=0 where there is no network, so that a "
             f"missing model fails at once instead of trying to download it")

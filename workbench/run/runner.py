@@ -292,7 +292,8 @@ def _remove_stale_outputs(plan: StagePlan) -> None:
 
 
 def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str] = (),
-            force: bool = False) -> list[tuple[StagePlan, str]]:
+            force: bool = False, on_note: Callable[[StagePlan, str], None] | None = None,
+            ) -> list[tuple[StagePlan, str]]:
     """What :func:`run_pipeline` would do with each stage now, from ``run.json``; writes nothing.
 
     Assumes every stage that runs succeeds (so its dependants run too).
@@ -300,6 +301,11 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
     Args:
         config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight`
             found for it (its plans, and ``run.json`` and the data's hash as it read them).
+        only, force: as for :func:`run_pipeline`.
+        on_note: called with (plan, line) for a stage that would run again from scratch because
+            options of its table changed since it ran, naming them as :func:`run_pipeline`'s
+            ``on_note`` does (``[dedup] min_tokens changed since it finished (20 -> 5): it would
+            run again from scratch, replacing its earlier result``), in stage order.
 
     Returns:
         ``(plan, action)`` per stage, action as in :func:`_decide`.
@@ -310,10 +316,17 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
     plans = preflight.plans
     keys, previous, _ = _keyed(config, plans, preflight.manifest, preflight.fingerprint)
     for plan in plans:
-        action = _decide(plan, previous.get(plan.name, {}), keys[plan.name], config.output,
+        before = previous.get(plan.name, {})
+        action = _decide(plan, before, keys[plan.name], config.output,
                          only=only, force=force, rerun=rerun).action
         if action in ("resume", "run"):
             rerun.add(plan.name)
+        # the same reason run_pipeline's on_note gives when the stage starts
+        options_changed = _options_changed(plan, before, keys[plan.name], config.output) \
+            if on_note and action == "run" and not force else {}
+        if options_changed:
+            on_note(plan, _options_note(plan, options_changed, before.get("status") == "done",
+                                        "it would run again from scratch, replacing its earlier result"))
         actions.append((plan, action))
     return actions
 

@@ -83,7 +83,9 @@ class ScoreConfig(JobConfig):
         model: any litellm model, or ``local/<alias>``; required by an LLM method.
         api_base: endpoint of an OpenAI-compatible server.
         task_column / sample_column / generation_column / reference_column / prompt_column:
-            input columns (``prompt_column`` default: ``prompt`` when present).
+            input columns (``prompt_column`` default: ``prompt`` when present); a list-valued
+            ``reference_column`` gives several references per sample (docs/score.md, Several
+            references).
         no_prompt: ignore the prompt column (generation and reference are whole programs).
         problems / problems_split / problem_task_column / problem_prompt_column /
             problem_reference_column: a problem set that supplies, by task id, the prompt and
@@ -120,7 +122,8 @@ class ScoreConfig(JobConfig):
             litellm embedding model and its endpoint.
         chroma_host / chroma_port: a Chroma server; default an embedded store in the run folder.
         keep_storage: keep every program's Chroma collection.
-        prompts_dir: a folder of prompt templates (default: shipped).
+        prompts_dir: a folder of prompt templates (default: shipped), the shipped file names,
+            the ``*_references.txt`` forms for samples with several references.
         resume: keep ``scores.jsonl`` and skip what is in it; retry_failed: with ``resume``,
             score error rows again; overwrite: replace an existing run folder's results.
         score_mode: how the LLM methods' scores are read (:mod:`workbench.score.reading`):
@@ -161,7 +164,9 @@ class ScoreConfig(JobConfig):
         "sample_id", "Sample id column (unique within a task); if the data has no such column, the samples are "
         "numbered 0, 1, ... per task in file order, as workbench execute numbers them.", recorded=True)
     generation_column: str = option("generation", "For the ICE-Score file use completion_multipl_e.", recorded=True)
-    reference_column: str = option("reference", "Column with the reference solution.", recorded=True)
+    reference_column: str = option(
+        "reference", "Column with the reference solution; a list-valued column gives several references "
+        "(chrf scores against all, the LLM judges are shown all: docs/score.md).", recorded=True)
     prompt_column: str | None = option(
         None, "Default: 'prompt' when present; generation and reference then complete it.", recorded=True)
     no_prompt: bool = option(False, "Ignore the prompt column: generation and reference are whole programs.", recorded=True)
@@ -221,7 +226,9 @@ class ScoreConfig(JobConfig):
     chroma_host: str | None = option(None, "Use a Chroma server instead of the embedded store.")
     chroma_port: int = option(8000, "Port of the Chroma server.")
     keep_storage: bool = option(False, "Keep each program's Chroma collection.")
-    prompts_dir: Path | None = option(None, "Your own prompt templates (same file names as prompts/).")
+    prompts_dir: Path | None = option(
+        None, "Your own prompt templates (same file names as prompts/; the *_references.txt forms serve "
+        "samples with several references).")
     resume: bool = option(False, "Continue a run: samples already in scores.jsonl are not scored again.")
     retry_failed: bool = option(False, "With --resume: score rows with an error status again.")
     overwrite: bool = option(False, "Replace the results in an existing run folder.")

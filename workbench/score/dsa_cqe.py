@@ -128,7 +128,11 @@ class DsaCqe(ScoringMethod):
     Args:
         prompts_dir: a folder with ``dsa_cqe_analyse.txt`` and ``dsa_cqe_compare.txt``
             (and, for the p-correct final step, ``dsa_cqe_compare_verdict.txt`` and
-            ``p_correct_question.txt``; default: the shipped templates).
+            ``p_correct_question.txt``); for a sample with several references (a list-valued
+            reference column), the comparison's several-references form
+            ``dsa_cqe_compare_references.txt`` (p-correct final step:
+            ``dsa_cqe_compare_verdict_references.txt`` and ``p_correct_question_references.txt``),
+            needed only when such a sample is scored (default: the shipped templates).
         final_step: ``"score"`` (the comparison gives a 0-4 score) or ``"p-correct"``
             (P(Yes) read after the comparison).
 

@@ -43,7 +43,11 @@ class DsaCqeSimplified(ScoringMethod):
 
     Args:
         prompts_dir: a folder with ``dsa_cqe_simplified.txt`` (and, for the p-correct final
-            step, ``dsa_cqe_simplified_verdict.txt`` and ``p_correct_question.txt``).
+            step, ``dsa_cqe_simplified_verdict.txt`` and ``p_correct_question.txt``); for a sample
+            with several references (a list-valued reference column), their several-references
+            forms ``dsa_cqe_simplified_references.txt`` (p-correct final step:
+            ``dsa_cqe_simplified_verdict_references.txt`` and ``p_correct_question_references.txt``),
+            needed only when such a sample is scored (default: the shipped templates).
         final_step: ``"score"`` (a 0-4 score in the answer) or ``"p-correct"`` (P(Yes) read
             after the comparison).
 

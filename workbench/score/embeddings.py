@@ -286,8 +286,11 @@ def make_embedder(
                            retry_wait_s=retry_wait_s)
 
 
-#: the Python modules the offline embedder (:class:`MiniLMEmbedder`) needs
-OFFLINE_MODULES = ("onnx", "onnxruntime", "tokenizers", "safetensors")
+#: the Python modules the offline embedder (:class:`MiniLMEmbedder`) needs to run its graph
+OFFLINE_MODULES = ("onnxruntime", "tokenizers")
+#: ... and to build the graph from the weights, when the store does not hold it verified yet
+#: (:func:`workbench.llm.minilm.graph_ready`)
+OFFLINE_BUILD_MODULES = ("onnx", "safetensors")
 
 
 def check_embedding_model_usable(model: str | None, cache_dir: str | os.PathLike[str] | None = None) -> bool:
@@ -296,8 +299,9 @@ def check_embedding_model_usable(model: str | None, cache_dir: str | os.PathLike
     :func:`workbench.llm.client.check_model_usable` is for the LLM.
 
     Only the offline default (``None`` or ``"minilm"``) is checked here: its Python modules are
-    installed and its files are in the model store, or ``$WORKBENCH_AUTO_PULL`` lets its first use
-    pull them. A sentence-transformers folder loads on first use; a remote model is called once
+    installed (:data:`OFFLINE_MODULES`, and :data:`OFFLINE_BUILD_MODULES` unless the store holds
+    the verified ``model.onnx`` already) and its files are in the model store, or
+    ``$WORKBENCH_AUTO_PULL`` lets its first use pull them. A sentence-transformers folder loads on first use; a remote model is called once
     when the storage opens (:func:`check_embedder`).
 
     Args:
@@ -309,7 +313,7 @@ def check_embedding_model_usable(model: str | None, cache_dir: str | os.PathLike
         otherwise.
 
     Raises:
-        EmbeddingError: a module of :data:`OFFLINE_MODULES` is not installed.
+        EmbeddingError: a module it needs is not installed.
         workbench.llm.models.ModelNotPresentError: the files are not (verified) in the store and
             ``$WORKBENCH_AUTO_PULL`` is ``0`` (one line naming ``workbench models pull`` and
             ``workbench models import``).
@@ -317,11 +321,13 @@ def check_embedding_model_usable(model: str | None, cache_dir: str | os.PathLike
     import importlib.util
 
     from workbench.llm import models
-    from workbench.llm.minilm import ALIAS
+    from workbench.llm.minilm import ALIAS, graph_ready
 
     if model is not None and model != DEFAULT_EMBEDDING_MODEL:
         return True
-    for module in OFFLINE_MODULES:
+    # a built, verified graph runs without the packages that build it
+    needed = OFFLINE_MODULES if graph_ready(cache_dir) else (*OFFLINE_BUILD_MODULES, *OFFLINE_MODULES)
+    for module in needed:
         if importlib.util.find_spec(module) is None:
             raise EmbeddingError(
                 f"the offline embedding model {ALIAS} needs the Python module {module}: pip install 'workbench[local]', "

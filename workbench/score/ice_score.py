@@ -58,7 +58,9 @@ def locate_ice_score(text: str) -> tuple[int, int] | None:
 
 class IceScore(ScoringMethod):
     """ICE-Score with reference, functional-correctness aspect. Args: ``prompts_dir``, a folder
-    with ``ice_score.txt`` (:attr:`template_file`)."""
+    with ``ice_score.txt`` (:attr:`template_file`) and, for a sample with several references (a
+    list-valued reference column), ``ice_score_references.txt``, the same text listing them (needed
+    only when such a sample is scored); default: the shipped templates."""
 
     name = "ice-score"
     shows_all_references = True
@@ -120,7 +122,8 @@ class IceScore(ScoringMethod):
 class IceScoreUsefulness(IceScore):
     """ICE-Score with reference, usefulness aspect (the one ICE-Score measured against the CoNaLa
     human grades of Evtikhiev et al.): ICE-Score's CoNaLa prompt, ``ice_score_usefulness.txt``;
-    otherwise as :class:`IceScore`. Args: ``prompts_dir``, a folder with that file."""
+    otherwise as :class:`IceScore`. Args: ``prompts_dir``, a folder with that file and, for several
+    references, ``ice_score_usefulness_references.txt``."""
 
     name = "ice-score-usefulness"
     template_file = "ice_score_usefulness.txt"

@@ -43,8 +43,12 @@ class PCorrect(ScoringMethod):
     """The correctness-probability judge.
 
     Args:
-        prompts_dir: a folder with ``p_correct.txt``, ``p_correct_analyse.txt`` and
-            ``p_correct_question.txt`` (default: the shipped templates).
+        prompts_dir: a folder with ``p_correct.txt`` (``p_correct_analyse.txt`` with
+            ``analyse_first``) and ``p_correct_question.txt``, and for a sample with several
+            references (a list-valued reference column) their several-references forms
+            ``p_correct_references.txt`` (``p_correct_analyse_references.txt``) and
+            ``p_correct_question_references.txt``, needed only when such a sample is scored
+            (default: the shipped templates).
         reference: show the reference solution (``--reference/--no-reference``); without it
             the judge is what users have for new problems, and samples with an empty
             reference are scored too.
