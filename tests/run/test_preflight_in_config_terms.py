@@ -213,15 +213,12 @@ def test_an_integer_and_its_float_give_one_stage_key(tmp_path: Path) -> None:
     assert "4.0" in key_argv(4)
 
 
-def test_a_prompts_folder_without_the_several_references_template_is_refused_in_preflight(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """leftovers37: with a list-valued ``[data] reference_column`` (several references per row, as
-    configs/conala.toml reads) and a ``[score] prompts_dir`` made before ``ice_score_references.txt``
-    existed, the preflight passed and the score stage refused the run when it started, after the stages
-    before it. The preflight now says it, as the score stage does (its words, the key of the run)."""
+def _without_the_several_references_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Four rows, those of tasks t1 and t3 with two references (t0 and t2 one), and a prompts folder
+    with ``ice_score.txt`` but no ``ice_score_references.txt``. Returns ``(prompts folder, config(**score))``:
+    a run config of the score stage only (ICE-Score, an OpenAI model that is never called)."""
     import shutil
 
-    from workbench.errors import WorkbenchError
     from workbench.score.prompts import default_prompts_dir
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
@@ -238,6 +235,22 @@ def test_a_prompts_folder_without_the_several_references_template_is_refused_in_
                                       "prompt_column": None},
                              "score": {"method": ["ice-score"], "model": "openai/gpt-4o-mini", "prompts_dir": str(prompts),
                                        **score}})
+
+    return prompts, config
+
+
+def test_a_prompts_folder_without_the_several_references_template_is_refused_in_preflight(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers37: with a list-valued ``[data] reference_column`` (several references per row, as
+    configs/conala.toml reads) and a ``[score] prompts_dir`` made before ``ice_score_references.txt``
+    existed, the preflight passed and the score stage refused the run when it started, after the stages
+    before it. The preflight now says it, as the score stage does (its words, the key of the run)."""
+    import shutil
+
+    from workbench.errors import WorkbenchError
+    from workbench.score.prompts import default_prompts_dir
+
+    prompts, config = _without_the_several_references_template(tmp_path, monkeypatch)
 
     with pytest.raises(WorkbenchError) as caught:
         run_preflight(config())
@@ -255,26 +268,9 @@ def test_the_several_references_check_counts_the_rows_the_score_stage_scores(
     the scored subset, and refused a run the score stage would have taken. It now counts the rows
     the score stage will score, as the score stage does when it starts. Real preflight on a small
     file and a prompts folder without ``ice_score_references.txt`` (no LLM is called, no stage runs)."""
-    import shutil
-
     from workbench.errors import WorkbenchError
-    from workbench.score.prompts import default_prompts_dir
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
-    shutil.copy(Path(default_prompts_dir()) / "ice_score.txt", prompts)
-    # the rows of tasks t1 and t3 have two references, those of t0 and t2 one
-    rows = [{"task_id": f"t{task}", "sample_id": 0, "generation": "x = sorted(a)\n",
-             "references": ["x = sorted(a)\n", "a.sort(); x = a\n"][:1 + task % 2]} for task in range(4)]
-    data = _generations(tmp_path / "g.jsonl", rows)
-
-    def config(**score: object):
-        return build_config({"run": {"output": str(tmp_path / "run"), "stages": ["score"]},
-                             "data": {"source": str(data), "code_column": "generation", "reference_column": "references",
-                                      "prompt_column": None},
-                             "score": {"method": ["ice-score"], "model": "openai/gpt-4o-mini", "prompts_dir": str(prompts),
-                                       **score}})
+    _, config = _without_the_several_references_template(tmp_path, monkeypatch)  # t1 and t3: two references
 
     run_preflight(config(select="first", limit=1))  # the one scored row (t0) has one reference: nothing to refuse
     with pytest.raises(WorkbenchError) as caught:

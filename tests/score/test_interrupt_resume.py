@@ -1,5 +1,5 @@
 """Ctrl-C in ``workbench score`` (issue 12, fault a): the rows scored so far are kept and the
-message gives the exact ``--resume`` command. Real subprocess and SIGINT; the judge is the fake
+message gives the exact ``--resume`` command, and says the answers are not cached under ``--cache off``. Real subprocess and SIGINT; the judge is the fake
 OpenAI-compatible server on 127.0.0.1 (``fake_openai``), slowed so the signal lands mid-run."""
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ def test_ctrl_c_keeps_the_rows_and_prints_the_resume_command(tmp_path: Path, bun
     # said at once that it waits for the call in flight (each takes 0.5 s, so one almost always is), and
     # run.json does not claim a dead run is still running
     assert "Interrupted: no new LLM call is made; waiting for the 1 sample in flight" in " ".join(stderr.split())
+    # --cache off (a new-user probe, fix38u): the message said "Each answer is cached", untrue with the
+    # cache off (a resume asks those calls again)
+    assert "Each answer is cached" not in " ".join(stderr.split()), stderr
+    assert "The answers are not cached (--cache off)" in " ".join(stderr.split()), stderr
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
     fake_openai.delay_s = 0.0
