@@ -246,7 +246,7 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
                           record: str, keys: Iterable[str] | None = None, options: Iterable[str] = (),
                           defaults: Mapping[str, str] | None = None) -> None:
     """Refuse a resume whose settings differ from the recorded ones, in one line: what changed
-    (``--timeout 30.0 -> 10.0``) and the two ways out (the same options, or a fresh output).
+    (``--timeout 30.0 -> 10.0``; a switch as its flags, ``--reference -> --no-reference``) and the two ways out (the same options, or a fresh output).
 
     Args:
         previous: the recorded settings of the run being resumed.
@@ -275,11 +275,39 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
     parts = []
     for key, old, new in changes:
         label = "{" + key + "}" if key in options else ("data source" if key == SOURCE_KEY else key)
+        switch = declared.get(key)
+        if getattr(switch, "is_switch", False) and isinstance(old, bool) and isinstance(new, bool):
+            parts.append(_switch_change(key, switch, old, new))
+            continue
         commas = getattr(getattr(declared.get(key), "declared", None), "commas", True)
         parts.append(f"{label} {_shown(old, defaults.get(key), commas)} -> {_shown(new, defaults.get(key), commas)}")
     names = tuple(key for key, _, _ in changes if key in options)
     template = (f"cannot resume: {made_with} other settings ({record}): {'; '.join(parts)}; {start_over_advice()}")
     raise ResumeMismatchError(template, names, changes)
+
+
+def _switch_change(key: str, switch: Any, old: bool, new: bool) -> str:
+    """A changed switch as the user sets it: on the command line its flag for each value
+    (``--reference -> --no-reference``; a switch with one flag is that flag or its absence:
+    ``without --no-prompt -> --no-prompt``), not Python's ``False -> True``; inside
+    :func:`~workbench.option_words.config_words` (``workbench run``) the config key, ``{key}``,
+    with TOML's values (``[score] reference true -> false``).
+
+    Args:
+        key: the option's field name; switch: its :class:`~workbench.options.Option` (``is_switch``);
+        old, new: the recorded and the new value.
+    """
+    from workbench.option_words import in_config_words
+
+    if in_config_words():
+        return "{" + key + "}" + f" {str(old).lower()} -> {str(new).lower()}"
+
+    def typed(value: bool) -> str:
+        if switch.off_flag is not None:  # --reference/--no-reference
+            return switch.flag if value else switch.off_flag
+        return switch.flag if value else f"without {switch.flag}"
+
+    return f"{typed(old)} -> {typed(new)}"
 
 
 def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:

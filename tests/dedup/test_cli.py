@@ -383,6 +383,28 @@ def test_binary_and_non_utf8_files_in_a_folder_are_listed(tmp_path):
     assert "kept in files/" not in (table / "unreadable.csv").read_text()
 
 
+def test_hidden_files_of_a_data_folder_are_in_no_split_as_datasets_reads_none_of_them(tmp_path):
+    # a data folder's .hidden.jsonl, .git/ and test/.x.jsonl were listed in unreadable.csv under split 'train' (the
+    # source-folder rule); datasets reads none of them (hidden: a name starting with '.'), so they are in no split
+    folder = tmp_path / "data"
+    (folder / ".git").mkdir(parents=True)
+    (folder / "test").mkdir()
+    write_jsonl(folder / "train.jsonl", [{"id": "a", "content": code("alpha")}, {"id": "b", "content": code("beta")}])
+    write_jsonl(folder / ".hidden.jsonl", [{"id": "h", "content": code("hidden")}])
+    write_jsonl(folder / "test" / ".x.jsonl", [{"id": "x", "content": code("gamma")}])
+    (folder / ".git" / "config").write_text("[core]\n")
+    (folder / "README.md").write_text("# data\n")
+    by_datasets = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+    assert {split: ds["id"] for split, ds in by_datasets.items()} == {"train": ["a", "b"]}
+    out = tmp_path / "out"
+    assert invoke(str(folder), "--min-tokens", "1", "-o", str(out)).exit_code == 0
+    with open(out / "unreadable.csv") as handle:
+        listed = {r["id"]: r["split"] for r in csv.DictReader(handle)}
+    assert listed == {"README.md": "", ".git/": "", ".hidden.jsonl": "", "test/.x.jsonl": ""}
+    kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert kept == ["a", "b"] and not (out / "test.jsonl").exists()
+
+
 def test_hidden_files_and_files_outside_the_split_folders_are_said(tmp_path, caplog):
     # probe 29: a root file of a train/ + test/ folder joined train silently; a hidden file was left out unlisted
     import logging

@@ -645,6 +645,8 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
     assert listed[0] == listed[1]
     assert {entry["path"] for entry in listed[0]} == {"LICENSE", "README.md", "_SUCCESS", ".git/", ".hidden.jsonl",
                                                       "__pycache__/", "sub/.part-0.jsonl.swp"}
+    with open(tmp_path / "spark" / "unreadable.csv") as handle:  # datasets reads none into a split: listed in none
+        assert {row["split"] for row in csv.DictReader(handle)} == {""}
 
 
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column

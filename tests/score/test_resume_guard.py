@@ -53,7 +53,8 @@ def test_every_changed_setting_is_named_with_both_values(ice_slice, tmp_path):
     assert again.exit_code == 1, again.output
     message = " ".join(again.output.split())
     assert f"data source '{ice_slice.resolve()}' -> '{copy.resolve()}'" in message
-    assert "--no-prompt False -> True" in message
+    assert "without --no-prompt -> --no-prompt;" in message  # as typed, not "--no-prompt False -> True"
+    assert "False" not in message and "True" not in message
     # as the command line writes it, not as a Python list ("--stop [] -> ['humaneval']", a new-user probe)
     assert "--stop none -> humaneval;" in message
 
@@ -76,6 +77,31 @@ def test_a_changed_list_setting_is_written_as_the_command_line_gives_it():
     assert "--stop humaneval -> humaneval '\\n\\n'" in message, message
     assert "--method chrf -> chrf,ice-score" in message, message
     assert "[" not in message, message
+
+
+def test_a_changed_switch_is_written_as_its_flags_or_as_the_config_key():
+    """A switch in the refusal is the flag a user types for each value (``--reference -> --no-reference``; a
+    switch with one flag, ``--no-prompt``, is that flag or its absence), not Python's ``False -> True``; under
+    ``workbench run`` (config words) the config key with TOML's ``true``/``false``."""
+    import pytest
+
+    from workbench.option_words import config_words
+    from workbench.options import flag_of
+    from workbench.resume_guard import ResumeMismatchError, check_resume_settings
+    from workbench.score.config import ScoreConfig
+
+    def refusal(previous, current, name_of):
+        with pytest.raises(ResumeMismatchError) as refused:
+            check_resume_settings(previous, current, made_with="the run folder was scored with",
+                                  record="out/run.json", options=ScoreConfig.options())
+        return refused.value.render(name_of)
+
+    message = refusal({"reference": True, "no_prompt": True}, {"reference": False, "no_prompt": False}, flag_of)
+    assert "other settings (out/run.json): --reference -> --no-reference; --no-prompt -> without --no-prompt;" \
+        in message, message
+    with config_words(lambda name: f"[score] {name}"):
+        message = refusal({"reference": False}, {"reference": True}, lambda name: f"[score] {name}")
+    assert "(out/run.json): [score] reference false -> true;" in message, message
 
 
 def test_a_larger_limit_and_other_workers_still_resume(ice_slice, tmp_path):

@@ -19,7 +19,7 @@ import re
 import tomllib
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -895,6 +895,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         from workbench.data.data_file_splits import NOT_DATA_REASON
 
         skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON, no_split=True) for p in others]
+        hidden = [replace(entry, no_split=True) for entry in hidden]  # datasets reads none of them
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links
@@ -1294,14 +1295,21 @@ def _some(files: list[Path], root: Path, shown: int = 3) -> str:
     return names + (f" and {len(files) - shown} more" if len(files) > shown else "")
 
 
-def _hidden_entry(path: Path, relative: Path) -> SkippedFile:
+def _hidden_entry(path: Path, relative: Path, *, no_split: bool = False) -> SkippedFile:
     """The :class:`SkippedFile` of a hidden file or folder (one entry for a folder and its files;
-    a folder's path ends with ``/``)."""
+    a folder's path ends with ``/``).
+
+    Args:
+        path: the file or folder (asked only whether it is a folder); relative: its path below the source.
+        no_split: it is in a folder of data files, where ``datasets`` reads no hidden file into any split
+            (its ``_is_unrequested_hidden_file_or_is_inside_unrequested_hidden_dir``): its split is ``""``, as
+            a ``README.md``'s is; else (a source folder) the split of its first folder.
+    """
     if not path.is_dir():
-        return SkippedFile(relative.as_posix(), "hidden file (name starts with '.')")
+        return SkippedFile(relative.as_posix(), "hidden file (name starts with '.')", no_split=no_split)
     reason = ("hidden folder (__pycache__, compiled files): its files are not read" if path.name == "__pycache__"
               else "hidden folder (name starts with '.'): its files are not read")
-    return SkippedFile(relative.as_posix() + "/", reason)
+    return SkippedFile(relative.as_posix() + "/", reason, no_split=no_split)
 
 
 def _is_hidden(relative: Path) -> bool:

@@ -312,9 +312,9 @@ def _format_of(file: str) -> str | None:
 
 
 def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[list[str], list[SkippedFile]]:
-    """The files to read, and the hidden ones, listed as the local loader lists them
-    (:func:`workbench.data.loading._hidden_entry`): a name starting with ``.`` (``.part-0.crc``,
-    ``.git/``) or ``__pycache__``; one entry for a hidden folder, none for its files. With
+    """The files to read, and the hidden ones, listed as the local loader lists them in a folder of data
+    files (:func:`workbench.data.loading._hidden_entry`, in no split): a name starting with ``.``
+    (``.part-0.crc``, ``.git/``) or ``__pycache__``; one entry for a hidden folder, none for its files. With
     ``underscore`` (``--input-format`` given: every file is read as data), names starting with
     ``_`` (Spark's ``_SUCCESS``, ``_temporary/``) are hidden too, and listed.
 
@@ -335,10 +335,11 @@ def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[lis
             continue
         name = "/".join(parts[:hidden + 1])
         if name not in skipped:
-            entry = _hidden_entry(_Named(parts[hidden], hidden + 1 < len(parts)), PurePosixPath(name))
+            # Spark reads data files alone: a hidden one is in no split, as in the local loader's data folder
+            entry = _hidden_entry(_Named(parts[hidden], hidden + 1 < len(parts)), PurePosixPath(name), no_split=True)
             if parts[hidden].startswith("_") and not parts[hidden].startswith("__"):
                 entry = SkippedFile(entry.path, entry.reason.replace("name starts with '.'", "name starts with '_', "
-                                                                     "with --input-format"))
+                                                                     "with --input-format"), no_split=True)
             skipped[name] = entry
     return kept, list(skipped.values())
 
