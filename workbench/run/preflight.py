@@ -34,7 +34,7 @@ from workbench.run.config import ConfigError, PipelineConfig, table_error
 from workbench.run.manifest import data_fingerprint, finished_stages, read_manifest
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
-from workbench.formatting import count
+from workbench.formatting import count, megabytes
 
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
@@ -100,7 +100,7 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             raise _led_by("[score] model", error) from None
         if not present:
             notes.append(f"{alias} is not in the model store yet: workbench run fetches it "
-                         f"({download_size(get_spec(alias).size)}) before its first stage")
+                         f"({megabytes(get_spec(alias).size)}) before its first stage")
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -126,16 +126,7 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
 
             size = sum(file.size for file in get_embedding_spec(ALIAS).files)
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
-                         f"({download_size(size)}) before its first stage")
-
-
-def download_size(size: int) -> str:
-    """A download's size for a note, as ``workbench models list`` shows it: ``98.4 MB``, ``1,117.3 MB``.
-
-    Args:
-        size: bytes.
-    """
-    return f"{size / 1e6:,.1f} MB"
+                         f"({megabytes(size)}) before its first stage")
 
 
 def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:
