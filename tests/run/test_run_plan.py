@@ -1104,3 +1104,38 @@ def test_a_dry_run_says_which_option_makes_a_stage_run_again(tmp_path: Path) -> 
     forced = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--force",
                                       "--set", "dedup.multiset_threshold=0.8"])
     assert forced.exit_code == 0 and "changed since it finished" not in forced.output, forced.output
+
+
+def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(tmp_path: Path) -> None:
+    """review39b: the note of a stage that runs again because its options changed named every option
+    as its own table's key, also one the run derives from other keys: with ``[correlate] metric``
+    emptied, bias said ``[bias] metric changed since it finished ([passed, chrf, codebleu] -> [passed,
+    chrf])`` (no ``[bias] metric`` is set: the run gives bias the score_all methods and the shipped
+    metrics), and with ``[data] code_column`` changed, correlate_all said ``[correlate] length_column
+    changed`` (the run's default, the code column). Now such an option is said to be set by the run;
+    a key the table sets as it is (``[correlate] resamples``) keeps its name. Real dedup, chrF,
+    correlate and bias on a slice of the bundled ICE-Score set (no LLM); the reruns are previews."""
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1),
+                                ["dedup", "score_all", "correlate_all", "bias", "report"])
+    run_pipeline(load_config(config_path))
+
+    def notes(*overrides: str) -> dict[str, str]:
+        config = load_config(config_path, overrides=list(overrides))
+        said: dict[str, str] = {}
+        preview(config, run_preflight(config), on_note=lambda plan, line: said.update({plan.name: line}))
+        return said
+
+    emptied = notes("correlate.metric=[]")
+    assert "[bias] metric" not in emptied["bias"], emptied
+    assert emptied["bias"].startswith("its metric (set by the run) changed since it finished ([passed, chrf, codebleu] "
+                                      "-> [passed, chrf]): it would run again"), emptied
+    # the run adds the chrF of score_all to the [correlate] metric it was given: its value is the run's too
+    assert emptied["correlate_all"].startswith("its metric (set by the run) changed since it finished ([chrf, codebleu] "
+                                               "-> [chrf])"), emptied
+
+    moved = notes('data.code_column="generation"')
+    assert moved["correlate_all"].startswith("its length_column (set by the run) changed since it finished "
+                                             "(completion_multipl_e -> generation)"), moved
+    assert moved["dedup"].startswith("[data] code_column changed since it finished"), moved
+    assert notes("correlate.resamples=200")["correlate_all"].startswith(
+        "[correlate] resamples changed since it finished (100 -> 200)")

@@ -267,16 +267,37 @@ def _options_changed(plan: StagePlan, before: dict[str, Any], key: str, run_dir:
             and json.dumps(recorded[name], default=str) != json.dumps(current[name], default=str)}
 
 
-def _options_note(plan: StagePlan, changed: dict[str, tuple[Any, Any]], finished: bool, what: str) -> str:
+def _options_note(plan: StagePlan, changed: dict[str, tuple[Any, Any]], finished: bool, what: str,
+                  config: PipelineConfig) -> str:
     """``[dedup] min_tokens changed since it finished (20 -> 5): WHAT`` (several: each with its
     values, then ``changed since it finished``; ``since it last ran`` for a stage that did not
-    finish, ``finished`` false), the options named as the config sets them."""
+    finish, ``finished`` false), the options named as the config sets them (:func:`_option_words`)."""
     since = "since it finished" if finished else "since it last ran"
     if len(changed) == 1:
         [(name, (old, new))] = changed.items()
-        return f"{plan.config_key(name)} changed {since} ({_shown(old)} -> {_shown(new)}): {what}"
-    listed = ", ".join(f"{plan.config_key(name)} ({_shown(old)} -> {_shown(new)})" for name, (old, new) in changed.items())
+        return f"{_option_words(plan, name, config)} changed {since} ({_shown(old)} -> {_shown(new)}): {what}"
+    listed = ", ".join(f"{_option_words(plan, name, config)} ({_shown(old)} -> {_shown(new)})"
+                       for name, (old, new) in changed.items())
     return f"{listed} changed {since}: {what}"
+
+
+def _option_words(plan: StagePlan, name: str, config: PipelineConfig) -> str:
+    """How a note names option ``name`` of ``plan``'s job: the config key that sets it (``[dedup]
+    min_tokens``, ``[data] code_column``: :meth:`~workbench.run.stages.StagePlan.config_key`), the
+    words of one the run set itself (:attr:`~workbench.run.stages.StagePlan.set_by_run`: ``the execute
+    stage's results``), else, for a value the run derives from other keys rather than takes from the
+    stage's table as written (bias's ``metric``: the score_all methods and ``[correlate] metric``;
+    correlate's default ``length_column``, the ``[data] code_column``), ``its metric (set by the run)``,
+    not a ``[bias] metric`` nobody set."""
+    from workbench.run.config import SHARED_KEYS
+
+    if name in plan.set_by_run:
+        return plan.set_by_run[name]
+    table = config.sections.get(plan.table or "", {})
+    if name in plan.values and name not in SHARED_KEYS.get(plan.command or "", {}) and (
+            name not in table or json.dumps(table[name], default=str) != json.dumps(plan.values[name], default=str)):
+        return f"its {name} (set by the run)"
+    return plan.config_key(name)
 
 
 def _remove_stale_outputs(plan: StagePlan) -> None:
@@ -326,7 +347,7 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
             if on_note and action == "run" and not force else {}
         if options_changed:
             on_note(plan, _options_note(plan, options_changed, before.get("status") == "done",
-                                        "it would run again from scratch, replacing its earlier result"))
+                                        "it would run again from scratch, replacing its earlier result", config))
         actions.append((plan, action))
     return actions
 
@@ -468,7 +489,7 @@ def run_pipeline(
             on_stage(plan, "start")
         if on_note and options_changed:
             on_note(plan, _options_note(plan, options_changed, before.get("status") == "done",
-                                        "it runs again from scratch, replacing its earlier result"))
+                                        "it runs again from scratch, replacing its earlier result", config))
         extra = plan.change_args(changes) if plan.command is not None else []
         # the whole effective config of the stage (defaults included), not only what the file set
         options = _recorded_options(plan.config(**changes).effective_options(), run_dir) \
@@ -531,7 +552,8 @@ def run_pipeline(
                          f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
                          f"{_reselected(job_result)}" if reselect and resumed else None)
         options_note = _options_note(plan, options_changed, before.get("status") == "done",
-                                     "ran again from scratch, replacing its earlier result") if options_changed else None
+                                     "ran again from scratch, replacing its earlier result",
+                                     config) if options_changed else None
         # the job's count: the failed rows of samples no longer selected were set aside, not scored
         retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
         retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
