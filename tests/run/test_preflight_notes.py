@@ -163,8 +163,8 @@ def test_a_local_model_to_fetch_is_fetched_before_the_first_stage(
     config = load_config(path)
 
     notes = run_preflight(config).notes
-    assert "smollm2-135m is not in the model store yet: workbench run fetches it (98.4 MB) before its first stage" \
-        in notes, notes
+    assert "smollm2-135m is not in the model store yet: workbench run fetches it (98.4 MB) before its first stage, " \
+           "when its score stage is to run" in notes, notes
     with pytest.raises(WorkbenchError) as failed:
         run_pipeline(config)
     message = " ".join(str(failed.value).split())
@@ -176,3 +176,8 @@ def test_a_local_model_to_fetch_is_fetched_before_the_first_stage(
     assert "The model is not (verified) in the model store, so it was to be downloaded: run `workbench models " \
            "pull smollm2-135m` once the network is reachable" in message, message
     assert not (tmp_path / "run-local" / "dedup").exists()  # no stage ran before the fetch failed
+    # review39b: the note said the run fetches it before its first stage, also where the score stage does not
+    # run (`--stage dedup`, a score stage up to date): no fetch was tried, and none is
+    assert [outcome.name for outcome in run_pipeline(config, only=("dedup",)).outcomes
+            if outcome.status == "ran"] == ["dedup", "report"]
+    assert not any((tmp_path / "empty-store").rglob("*.gguf"))

@@ -99,8 +99,9 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:  # not in the store, and WORKBENCH_AUTO_PULL=0
             raise _led_by("[score] model", error) from None
         if not present:
+            # the run fetches it only where the score stage runs (not under --stage dedup, nor when it is up to date)
             notes.append(f"{alias} is not in the model store yet: workbench run fetches it "
-                         f"({megabytes(get_spec(alias).size)}) before its first stage")
+                         f"({megabytes(get_spec(alias).size)}) before its first stage, when its score stage is to run")
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -126,7 +127,7 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
 
             size = sum(file.size for file in get_embedding_spec(ALIAS).files)
             notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
-                         f"({megabytes(size)}) before its first stage")
+                         f"({megabytes(size)}) before its first stage, when its score stage is to run")
 
 
 def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:
@@ -134,7 +135,8 @@ def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:
     ``local/`` model, DSA-CQE's offline embedding model), before the run's first stage: a fetch that
     fails then fails the run before any work, not after the stages before the score stage. Each is a
     no-op when the store holds a verified copy. The preflight (:func:`_check_model`) has refused a
-    missing one where ``$WORKBENCH_AUTO_PULL`` is ``0``, and noted each one to fetch with its size.
+    missing one where ``$WORKBENCH_AUTO_PULL`` is ``0``, and noted each one to fetch with its size (``when its
+    score stage is to run``: :func:`~workbench.run.runner.run_pipeline` calls this only then).
 
     Args:
         plan: the ``score`` stage, to run in this invocation.
