@@ -246,7 +246,9 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
                           record: str, keys: Iterable[str] | None = None, options: Iterable[str] = (),
                           defaults: Mapping[str, str] | None = None) -> None:
     """Refuse a resume whose settings differ from the recorded ones, in one line: what changed
-    (``--timeout 30.0 -> 10.0``; a switch as its flags, ``--reference -> --no-reference``) and the two ways out (the same options, or a fresh output).
+    (``--timeout 30.0 -> 10.0``; a switch as its flags, ``--reference -> --no-reference``; a list left empty
+    as the option left out, ``without --stop -> --stop humaneval``) and the two ways out (the same options, or
+    a fresh output).
 
     Args:
         previous: the recorded settings of the run being resumed.
@@ -280,6 +282,13 @@ def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any
             parts.append(_switch_change(key, switch, old, new))
             continue
         commas = getattr(getattr(declared.get(key), "declared", None), "commas", True)
+        if isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)) and not (old and new):
+            # an empty list is the option left out (as a switch's absence): "--stop none" would be a value
+            def given(value: list[Any] | tuple[Any, ...]) -> str:
+                return f"{label} {_shown(value, None, commas)}" if value else f"without {label}"
+
+            parts.append(f"{given(old)} -> {given(new)}")
+            continue
         parts.append(f"{label} {_shown(old, defaults.get(key), commas)} -> {_shown(new, defaults.get(key), commas)}")
     names = tuple(key for key, _, _ in changes if key in options)
     template = (f"cannot resume: {made_with} other settings ({record}): {'; '.join(parts)}; {start_over_advice()}")
@@ -313,10 +322,12 @@ def _switch_change(key: str, switch: Any, old: bool, new: bool) -> str:
 def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:
     """A setting's value in the message: ``None`` is an option left unset (its default behaviour,
     e.g. a calibrated timeout: ``default`` says which), not the text "None"; a list is written as
-    the command line gives it, not as a Python list: ``none`` when empty, else its entries
-    shell-quoted, joined by commas for an option that splits a value at commas
+    the command line gives it, not as a Python list: its entries shell-quoted, joined by commas for an option that splits a value at commas
     (``--method chrf,ice-score``) and by spaces for one given once per entry (``commas=False``:
     ``--stop humaneval '\n\n'`` for ``--stop humaneval --stop '\n\n'``).
+
+    (``none`` when empty; :func:`check_resume_settings` writes an empty list as the option left out,
+    ``without --stop``, since ``--stop none`` gives the value "none").
 
     >>> _shown([]), _shown(["chrf", "ice-score"]), _shown(["humaneval", "x y"], commas=False)
     ('none', 'chrf,ice-score', "humaneval 'x y'")

@@ -56,13 +56,13 @@ def test_every_changed_setting_is_named_with_both_values(ice_slice, tmp_path):
     assert "without --no-prompt -> --no-prompt;" in message  # as typed, not "--no-prompt False -> True"
     assert "False" not in message and "True" not in message
     # as the command line writes it, not as a Python list ("--stop [] -> ['humaneval']", a new-user probe)
-    assert "--stop none -> humaneval;" in message
+    assert "without --stop -> --stop humaneval;" in message  # review39b: not "--stop none", a value
 
 
 def test_a_changed_list_setting_is_written_as_the_command_line_gives_it():
     """A list value in the refusal is written as a user gives the option: entries of a repeatable
     option (``--stop``, one value per flag) shell-quoted and apart, a comma-list option's joined by
-    commas; an empty list is ``none``."""
+    commas (an empty list: test_an_empty_list_setting_is_the_option_left_out_not_the_value_none)."""
     import pytest
 
     from workbench.resume_guard import ResumeMismatchError, check_resume_settings
@@ -77,6 +77,37 @@ def test_a_changed_list_setting_is_written_as_the_command_line_gives_it():
     assert "--stop humaneval -> humaneval '\\n\\n'" in message, message
     assert "--method chrf -> chrf,ice-score" in message, message
     assert "[" not in message, message
+
+
+def test_an_empty_list_setting_is_the_option_left_out_not_the_value_none():
+    """review39b: an empty list was written ``none`` (``--stop none -> humaneval``), which is no way the
+    command line gives it: ``--stop none`` is the stop sequence "none" (it cuts a generation at the first
+    "none"), and rerunning with it is refused again. The empty side is now the option left out, as a
+    switch's is: ``without --stop -> --stop humaneval``; under ``workbench run``, ``without [score] stop``."""
+    import pytest
+
+    from workbench.data.stop_sequences import resolve_stop_sequences
+    from workbench.option_words import config_words
+    from workbench.resume_guard import ResumeMismatchError, check_resume_settings
+    from workbench.score.config import ScoreConfig
+
+    assert resolve_stop_sequences(["none"]) == ("none",)  # what "--stop none" would set
+
+    def refusal(previous, current, name_of):
+        with pytest.raises(ResumeMismatchError) as refused:
+            check_resume_settings(previous, current, made_with="the run folder was scored with",
+                                  record="out/run.json", options=ScoreConfig.options())
+        return refused.value.render(name_of)
+
+    flags = lambda name: "--" + name.replace("_", "-")  # noqa: E731
+    added = refusal({"stop": []}, {"stop": ["humaneval"]}, flags)
+    assert "without --stop -> --stop humaneval;" in added, added
+    dropped = refusal({"stop": ["humaneval", "\\n\\n"], "carry": ["passed"]}, {"stop": [], "carry": []}, flags)
+    assert "--stop humaneval '\\n\\n' -> without --stop; --carry passed -> without --carry;" in dropped, dropped
+    assert "none" not in dropped, dropped
+    with config_words(lambda name: f"[score] {name}"):
+        worded = refusal({"stop": []}, {"stop": ["humaneval"]}, lambda name: f"[score] {name}")
+    assert "without [score] stop -> [score] stop humaneval;" in worded, worded
 
 
 def test_a_changed_switch_is_written_as_its_flags_or_as_the_config_key():
