@@ -507,6 +507,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     required.update({"--group-column": group_column, "--split-column": split_column})
     for option, column in required.items():
         if column is not None and column not in columns:
+            _refuse_empty_parquet(spark, source, input_format, listing.one_file, found.splits, files, columns)
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
@@ -516,6 +517,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     except SparkJobError as error:
         _refuse_columnless_parquet(spark, input_format, list(file_order))
         _refuse_parquet_clash(spark, error, source, list(file_order), root)
+        raise
+    except DataError:
+        _refuse_empty_parquet(spark, source, input_format, listing.one_file, found.splits, files, columns)
         raise
     frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(frame, split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
@@ -639,6 +643,32 @@ def _read_merged(spark: Any, source: str, input_format: str, names: list[str]) -
                         f"of it): Spark matches column names case-insensitively (spark.sql.caseSensitive=false, its "
                         f"default), the local loader tells them apart; rename one of them in the data, or pass "
                         f"--spark-conf spark.sql.caseSensitive=true") from None
+
+
+def _refuse_empty_parquet(spark: Any, source: str, input_format: str, one_file: bool,
+                          splits: dict[str | None, list[str]], files: list[str], columns: list[str]) -> None:
+    """Refuse the Parquet splits of no rows as the local loader does, which says so before it looks for a
+    column: called on the way to refusing a column (missing, or a code column not text), so that both engines
+    name the same fault first. One count a split (Parquet's footers hold the row counts); nothing for JSON
+    Lines (its files of no rows have no columns: refused when read).
+
+    Args:
+        source: the SOURCE as given; input_format: ``parquet`` or ``json``; one_file: SOURCE is one file;
+        splits: the file-named splits' file URIs (the local loader reads them before a ``--split-column``
+        regroups them); files: every data file listed; columns: the data's columns, in order.
+
+    Raises:
+        DataError: ``<file>: the Parquet file has no rows (its columns: ...)`` (:func:`empty_parquet_message`)
+            for a file given alone, else ``no rows in split 'test' (...)`` (:func:`_empty_message`).
+    """
+    if input_format != "parquet":
+        return
+    empty = [(split, names) for split, names in splits.items()
+             if run_job("read input", lambda names=names: spark.read.format("parquet").load(list(names)).count()) == 0]
+    if empty and one_file:
+        raise DataError(empty_parquet_message(source, columns))
+    if empty:
+        raise DataError(_empty_message(source, empty, files))
 
 
 def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files: list[str]) -> str:
