@@ -433,14 +433,16 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
     frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
-    blank: list[tuple[str | None, list[str]]] = []  # splits of JSON files with no line but blank ones
+    blank: list[tuple[str, list[str]]] = []  # splits of JSON files with no line but blank ones
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
         unmerged = unmerged or not merged  # a split's Parquet files of two types of a column
         if not frame.columns:  # JSON files with no line but blank ones; Parquet files with no columns
             if input_format == "parquet":
                 raise DataError(f"cannot read {shown_uri(names[0])}: {COLUMNLESS_PARQUET}")
-            blank.append((split, names))  # every such split is named, as the local loader names them
+            # every such split is named, as the local loader names them; with --split-column (the files read as
+            # one, so every file is blank) the file-named splits it reads before it regroups the rows
+            blank += [(split, names)] if split is not None else list(found.splits.items())
             continue
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
@@ -663,21 +665,24 @@ def _refuse_empty_parquet(spark: Any, source: str, input_format: str, one_file: 
     """
     if input_format != "parquet":
         return
-    empty = [(split, names) for split, names in splits.items()
-             if run_job("read input", lambda names=names: spark.read.format("parquet").load(list(names)).count()) == 0]
+    try:
+        empty = [(split, names) for split, names in splits.items()
+                 if run_job("read input", lambda names=names: spark.read.format("parquet").load(list(names)).count()) == 0]
+    except SparkJobError:  # files Spark cannot count: the column's refusal stands
+        return
     if empty and one_file:
         raise DataError(empty_parquet_message(source, columns))
     if empty:
         raise DataError(_empty_message(source, empty, files))
 
 
-def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files: list[str]) -> str:
+def _empty_message(source: str, empty: list[tuple[str, list[str]]], files: list[str]) -> str:
     """What to say of the splits whose files hold no line but blank ones, or are Parquet files of no rows (the
     local loader's words, naming every such split in the order read).
 
     Args:
-        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each split of no rows (split
-            ``None``: the files read as one, ``--split-column``); files: every data file listed.
+        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each file-named split of no rows
+            (with ``--split-column`` too, as the local loader reads them); files: every data file listed.
     """
     if len(files) == 1:
         return f"{shown_uri(files[0])}: the file is empty"
@@ -685,8 +690,7 @@ def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files
     def listed(names: list[str]) -> str:
         return ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
 
-    which = "; ".join(f"split {split!r} ({listed(names)})" if split is not None else f"the data files ({listed(names)})"
-                      for split, names in empty)
+    which = "; ".join(f"split {split!r} ({listed(names)})" for split, names in empty)
     return f"{source}: no rows in {which}; remove the empty files or add records"
 
 
