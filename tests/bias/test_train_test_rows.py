@@ -148,3 +148,22 @@ def test_a_test_row_duplicated_only_in_validation_is_not_unbiased(tmp_path, corp
                and "not in unbiased test" in note for note in report.duplication.notes), report.duplication.notes
     written = json.loads((tmp_path / "bias.json").read_text())["duplication"]["definitions"]["unbiased_test"]
     assert "a row of another split" in written, written
+
+
+def test_the_note_says_when_the_dedup_kept_a_test_row_duplicated_only_in_another_split(tmp_path, corpus):
+    """review39a: a test row whose only duplicate is in a split read after ``test`` (``holdout``) is the
+    row its cluster keeps (``--keep first``): test.jsonl keeps it, yet the note said "the dedup's test split
+    drops them too". The note now says what the dedup did with it. Real dedup."""
+    import json
+
+    rows = [("A", "train", "a", 0), ("B", "train", "b", 1), ("t1", "test", "v", 1), ("t2", "test", "c", 0),
+            ("t3", "test", "d", 1), ("H", "holdout", "v", 0)]
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
+                       split_column="split")
+    assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t1", "t2", "t3"]
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [v for *_, v in rows]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    assert report.duplication.metrics["acc"].settings["unbiased_test"].n_rows == 2
+    note = next(n for n in report.duplication.notes if "not in unbiased test" in n)
+    assert "drops them too" not in note and "drops it too" not in note, note
+    assert "the dedup kept it in its test split" in note, note

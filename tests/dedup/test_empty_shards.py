@@ -170,3 +170,21 @@ def test_every_empty_split_is_named_alike(spark, tmp_path):
     uri = folder.as_uri()
     assert str(on_spark.value) == (f"{uri}: no rows in split 'validation' ({uri}/validation.parquet); split 'test' "
                                    f"({uri}/test.parquet); remove the empty files or add records")
+
+
+def test_json_lines_files_of_blank_lines_only_with_a_split_column_name_their_splits_alike(spark, tmp_path):
+    """review39a: every file blank with --split-column: Spark said 'no rows in the data files (...)' where the
+    local engine, which reads the file-named splits before it regroups the rows, names each split."""
+    folder = tmp_path / "blank"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("\n\n")
+    (folder / "test.jsonl").write_text("\n")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1, split_column="split"))
+    assert str(local.value) == (f"{folder}: no rows in split 'train' (train.jsonl); split 'test' (test.jsonl); "
+                                "remove the empty files or add records")
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", split_column="split"))
+    uri = folder.as_uri()
+    assert str(on_spark.value) == (f"{uri}: no rows in split 'train' ({uri}/train.jsonl); split 'test' "
+                                   f"({uri}/test.jsonl); remove the empty files or add records")

@@ -15,6 +15,7 @@ Found in leftovers38a (input loading):
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -104,6 +105,27 @@ def test_a_parquet_file_of_no_rows_is_said_to_be_one(tmp_path):
 def test_a_parquet_file_of_no_rows_is_refused_alike_on_spark(spark, tmp_path):
     path = empty_parquet(tmp_path / "rows.parquet")
     assert both_refuse(path).startswith(f"{path}: the Parquet file has no rows")
+
+
+def test_a_parquet_input_of_no_rows_is_refused_before_its_columns_on_spark(spark, tmp_path):
+    """review39a: the local loader refuses a Parquet split of no rows before it looks for a column; Spark
+    looked at the columns first and said the code column was missing, or not text, where the local engine said
+    the file (or the split) had no rows."""
+    alone = tmp_path / "alone.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": "r1", "text": "def f(): pass"}]).slice(0, 0), alone)
+    assert both_refuse(alone).startswith(f"{alone}: the Parquet file has no rows (its columns: id, text)")
+    numbers = tmp_path / "numbers.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": "r1", "content": 5}]).slice(0, 0), numbers)
+    assert both_refuse(numbers).startswith(f"{numbers}: the Parquet file has no rows (its columns: id, content)")
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist([{"id": f"r{k}", "text": CODE.format(k=k)} for k in range(3)]),
+                   folder / "train.parquet")
+    pq.write_table(pa.Table.from_pylist([{"id": "x", "text": CODE.format(k=9)}]).slice(0, 0), folder / "test.parquet")
+    with pytest.raises(DataError, match=r"no rows in split 'test' \(test.parquet\)"):
+        run_dedup(str(folder), DedupConfig(min_tokens=1))
+    with pytest.raises(DataError, match=r"no rows in split 'test' \(" + re.escape((folder / "test.parquet").as_uri())):
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
 
 
 FLOATS = [1.0, float("inf"), float("-inf"), 1e20, 1.5e-5, 12345678.0, 0.1, 1.0]

@@ -527,3 +527,14 @@ def test_dedup_clusters_runs_the_real_command_on_a_folder_of_files(tmp_path):
     assert dedup_clusters(tmp_path, files, min_tokens=5) == [["test/a2.py", "train/a.py"]]
     with pytest.raises(AssertionError, match="workbench dedup .* exited"):
         dedup_clusters(tmp_path / "again", {}, min_tokens=5)
+
+
+def test_a_quote_in_a_comment_does_not_hide_an_unknown_predicate():
+    """review39a: strings were blanked before comments, so a comment holding one ``"`` opened a "string" that ran
+    to the next real one and swallowed the pattern between, with its unknown predicate."""
+    from workbench.languages.grammar_fit import unknown_predicates
+
+    query = ('; the "self parameter\n((identifier) @not_a_name (#eqq? @not_a_name "self"))\n'
+             '((identifier) @not_a_name (#eq? @not_a_name ";")) ; a ";" in a string is no comment\n'
+             '((identifier) @not_a_name (#matchh? @not_a_name "^_"))\n')
+    assert unknown_predicates(query) == ["eqq?", "matchh?"]

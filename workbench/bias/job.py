@@ -469,11 +469,22 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
         if other_only.any():
             third = sorted({str(output.split_of(m, config.id_columns)) for c in np.unique(rows.cluster[other_only])
                             for m in output.clusters[c]} - {output.test_split, output.train_split, "None"})
-            one = int(other_only.sum()) == 1
-            notes.append(f"{count(int(other_only.sum()), 'test row')} whose duplicates outside {output.test_split!r} "
+            n_other = int(other_only.sum())
+            one = n_other == 1
+            # what the dedup did with them: its test split drops those whose cluster kept a row of another split,
+            # and keeps the one a cluster kept in test (a split read after test, --keep longest, a decontamination)
+            dropped = sum(1 for row in np.flatnonzero(other_only)
+                          if output.removed.get(rows.ids[row], ("", "contaminated"))[1] != "contaminated")
+            if dropped == n_other:
+                done = f"the dedup dropped {'it' if one else 'them'} from its test split too"
+            elif dropped == 0:
+                done = f"the dedup kept {'it' if one else 'them'} in its test split"
+            else:
+                done = f"the dedup dropped {dropped} of them from its test split and kept {n_other - dropped}"
+            notes.append(f"{count(n_other, 'test row')} whose duplicates outside {output.test_split!r} "
                          f"are all in other splits than {output.train_split!r} ({', '.join(map(repr, third))}) "
                          f"{'is' if one else 'are'} not in unbiased test, as rows with a train duplicate are not (a "
-                         "held-out split may have chosen the model; the dedup's test split drops them too); fully "
+                         f"held-out split may have chosen the model; {done}); fully "
                          f"and cross-set biased count {'it' if one else 'them'}")
         notes.append("fully unbiased (Table 2) needs a model retrained on the deduplicated train split: "
                      "it cannot be computed from one model's per-row values")

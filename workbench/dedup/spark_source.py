@@ -433,14 +433,16 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
     frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
-    blank: list[tuple[str | None, list[str]]] = []  # splits of JSON files with no line but blank ones
+    blank: list[tuple[str, list[str]]] = []  # splits of JSON files with no line but blank ones
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
         unmerged = unmerged or not merged  # a split's Parquet files of two types of a column
         if not frame.columns:  # JSON files with no line but blank ones; Parquet files with no columns
             if input_format == "parquet":
                 raise DataError(f"cannot read {shown_uri(names[0])}: {COLUMNLESS_PARQUET}")
-            blank.append((split, names))  # every such split is named, as the local loader names them
+            # every such split is named, as the local loader names them; with --split-column (the files read as
+            # one, so every file is blank) the file-named splits it reads before it regroups the rows
+            blank += [(split, names)] if split is not None else list(found.splits.items())
             continue
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
@@ -507,6 +509,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     required.update({"--group-column": group_column, "--split-column": split_column})
     for option, column in required.items():
         if column is not None and column not in columns:
+            _refuse_empty_parquet(spark, source, input_format, listing.one_file, found.splits, files, columns)
             error = MissingColumnError(column, columns, option)
             error.args = (f"{error.args[0]} (in {source})",)
             raise error
@@ -516,6 +519,9 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     except SparkJobError as error:
         _refuse_columnless_parquet(spark, input_format, list(file_order))
         _refuse_parquet_clash(spark, error, source, list(file_order), root)
+        raise
+    except DataError:
+        _refuse_empty_parquet(spark, source, input_format, listing.one_file, found.splits, files, columns)
         raise
     frames = [frame.select(*columns, (F.lit(split) if split is not None else _split_names(frame, split_column))
                            .alias(SPLIT), FILE, BLOCK) for split, frame in zip(by_split, frames)]
@@ -641,13 +647,42 @@ def _read_merged(spark: Any, source: str, input_format: str, names: list[str]) -
                         f"--spark-conf spark.sql.caseSensitive=true") from None
 
 
-def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files: list[str]) -> str:
+def _refuse_empty_parquet(spark: Any, source: str, input_format: str, one_file: bool,
+                          splits: dict[str | None, list[str]], files: list[str], columns: list[str]) -> None:
+    """Refuse the Parquet splits of no rows as the local loader does, which says so before it looks for a
+    column: called on the way to refusing a column (missing, or a code column not text), so that both engines
+    name the same fault first. One count a split (Parquet's footers hold the row counts); nothing for JSON
+    Lines (its files of no rows have no columns: refused when read).
+
+    Args:
+        source: the SOURCE as given; input_format: ``parquet`` or ``json``; one_file: SOURCE is one file;
+        splits: the file-named splits' file URIs (the local loader reads them before a ``--split-column``
+        regroups them); files: every data file listed; columns: the data's columns, in order.
+
+    Raises:
+        DataError: ``<file>: the Parquet file has no rows (its columns: ...)`` (:func:`empty_parquet_message`)
+            for a file given alone, else ``no rows in split 'test' (...)`` (:func:`_empty_message`).
+    """
+    if input_format != "parquet":
+        return
+    try:
+        empty = [(split, names) for split, names in splits.items()
+                 if run_job("read input", lambda names=names: spark.read.format("parquet").load(list(names)).count()) == 0]
+    except SparkJobError:  # files Spark cannot count: the column's refusal stands
+        return
+    if empty and one_file:
+        raise DataError(empty_parquet_message(source, columns))
+    if empty:
+        raise DataError(_empty_message(source, empty, files))
+
+
+def _empty_message(source: str, empty: list[tuple[str, list[str]]], files: list[str]) -> str:
     """What to say of the splits whose files hold no line but blank ones, or are Parquet files of no rows (the
     local loader's words, naming every such split in the order read).
 
     Args:
-        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each split of no rows (split
-            ``None``: the files read as one, ``--split-column``); files: every data file listed.
+        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each file-named split of no rows
+            (with ``--split-column`` too, as the local loader reads them); files: every data file listed.
     """
     if len(files) == 1:
         return f"{shown_uri(files[0])}: the file is empty"
@@ -655,8 +690,7 @@ def _empty_message(source: str, empty: list[tuple[str | None, list[str]]], files
     def listed(names: list[str]) -> str:
         return ", ".join(map(shown_uri, names[:3])) + (" ..." if len(names) > 3 else "")
 
-    which = "; ".join(f"split {split!r} ({listed(names)})" if split is not None else f"the data files ({listed(names)})"
-                      for split, names in empty)
+    which = "; ".join(f"split {split!r} ({listed(names)})" for split, names in empty)
     return f"{source}: no rows in {which}; remove the empty files or add records"
 
 

@@ -36,8 +36,8 @@ KNOWN_QUERY_PREDICATES = frozenset({
 def unknown_predicates(query: str) -> list[str]:
     """The predicates of a tree-sitter query text that are not in :data:`KNOWN_QUERY_PREDICATES`
     (strings and ``;`` comments are passed over), e.g. ``["eqq?"]`` for ``(#eqq? @x "a")``."""
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', query)
-    text = re.sub(r";[^\n]*", "", text)
+    # strings and comments in one left-to-right pass: a ``"`` in a comment opens no string, a ``;`` in a string no comment
+    text = re.sub(r'"(?:\\.|[^"\\])*"|;[^\n]*', lambda found: '""' if found.group().startswith('"') else "", query)
     return sorted(set(re.findall(r"\(\s*#([^\s()\"]+)", text)) - KNOWN_QUERY_PREDICATES)
 
 
