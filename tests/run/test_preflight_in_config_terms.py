@@ -281,3 +281,61 @@ def test_the_several_references_check_counts_the_rows_the_score_stage_scores(
         run_preflight(config())  # no limit: every row
     message = _flat(str(caught.value))
     assert "2 of 4 rows of [data] source" in message, message
+
+
+def _counting_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources :func:`workbench.data.loading.load_records` is asked for from now on (it still loads them)."""
+    from workbench.data import loading
+
+    asked: list[str] = []
+    real = loading.load_records
+
+    def counted(source, *args, **kwargs):
+        asked.append(str(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(loading, "load_records", counted)
+    return asked
+
+
+def test_the_preflight_reads_the_data_once_for_the_several_references_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers39a: with a ``[score] limit``, the several-references check chose the scored rows with
+    ``select_samples``, which read ``[data] source`` a second time, after the preflight had read it.
+    It now selects them from the data the preflight read. Real preflight and selection on a small file
+    (no LLM is called, no stage runs); the loader is counted, not replaced."""
+    from workbench.errors import WorkbenchError
+
+    _, config = _without_the_several_references_template(tmp_path, monkeypatch)
+    asked = _counting_loads(monkeypatch)
+    with pytest.raises(WorkbenchError) as caught:
+        run_preflight(config(select="first", limit=3))  # the selection is still what counts: 1 of 3 rows
+    assert "1 of 3 rows [score] selects" in _flat(str(caught.value))
+    assert asked == [str(tmp_path / "g.jsonl")], asked
+
+
+def test_the_preflight_selects_the_scored_subset_once_for_an_execute_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers39a: an ``[execute] limit`` made the preflight read ``[data] source`` twice more (every
+    sample, then the scored subset) to say which scored samples execute misses. It now reads the data
+    once and selects from it. Real preflight on a slice of the bundled ICE-Score set (an OpenAI model
+    that is never called)."""
+    from ice_score_slice import write_config, write_generations
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    data = write_generations(tmp_path / "gens.jsonl")  # 3 tasks, 2 passing and 2 failing samples each
+    config_path = write_config(tmp_path / "c.toml", tmp_path / "run", data, ["execute", "score", "correlate", "report"],
+                               """[execute]
+limit = 2
+[score]
+method = ["ice-score"]
+model = "openai/gpt-4o-mini"
+limit = 4
+select = "stratified"
+""")
+    from workbench.run import load_config
+
+    asked = _counting_loads(monkeypatch)
+    preflight = run_preflight(load_config(config_path))
+    assert any("[execute] limit = 2 runs the first 2 rows" in warning for warning in preflight.warnings), preflight.warnings
+    assert asked.count(str(data)) == 1, asked

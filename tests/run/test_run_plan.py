@@ -1139,3 +1139,58 @@ def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(
     assert moved["dedup"].startswith("[data] code_column changed since it finished"), moved
     assert notes("correlate.resamples=200")["correlate_all"].startswith(
         "[correlate] resamples changed since it finished (100 -> 200)")
+
+
+def test_a_dry_run_gives_the_reasons_the_run_gives(tmp_path: Path, judge: _Judge) -> None:
+    """leftovers39a: ``--dry-run`` said why a stage would run again only for options of its table that
+    changed; for a stage whose files changed since it finished (its rows edited) or whose ``[score]
+    limit`` changed it printed ``would run`` / ``would resume`` alone, while the real run's detail
+    column gave the reason. The dry run now prints each reason the run gives, from the same code, in
+    the conditional. ICE-Score on the scripted judge server and real chrF on a slice of the bundled
+    ICE-Score set, through the real CLI."""
+    config_path = _judged_config(tmp_path, judge, ["score", "score_all", "report"])
+    first = CliRunner().invoke(app, ["run", str(config_path), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    rows = tmp_path / "run" / "score" / "all" / "scores.jsonl"
+    edited = [{**row, "chrf": 1.0} for row in map(json.loads, rows.read_text().splitlines())]
+    rows.write_text("".join(json.dumps(row) + "\n" for row in edited))
+    manifest = (tmp_path / "run" / "run.json").read_text()
+
+    dry = CliRunner().invoke(app, ["run", str(config_path), "--dry-run", "--limit", "5"])
+    assert dry.exit_code == 0, dry.output
+    text = " ".join(dry.output.split())
+    limit = ("note: score: [score] limit changed since it finished (4 -> 5): it would resume, keeping the finished "
+             "rows of the samples still selected")
+    files = ("note: score_all: its files changed since it finished (score/all/scores.jsonl changed): it would run "
+             "again from scratch, as its rows were edited")
+    assert limit in text and files in text, text
+    assert text.index("score: would resume") < text.index(limit) < text.index("score_all: would run:") \
+        < text.index(files), text
+    assert (tmp_path / "run" / "run.json").read_text() == manifest  # wrote nothing
+
+    outcomes = _outcomes(run_pipeline(load_config(config_path, overrides=["score.limit=5"])))
+    assert outcomes["score"][0] == "resumed" and outcomes["score"][1].startswith(
+        "[score] limit changed since it finished (4 -> 5): resumed: kept 8 finished rows"), outcomes["score"]
+    assert outcomes["score_all"] == ("ran", "its files changed since it finished (score/all/scores.jsonl changed): "
+                                            "ran again from scratch, as its rows were edited")
+
+
+def test_a_rerun_keys_its_stages_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers39a: ``run_pipeline`` keyed every stage twice before its first stage (hashing each stage's
+    arguments, with every variant an earlier version may have recorded): once in ``preview``, only to decide
+    whether to fetch the score stage's models, and again for the run. The preflight now keys them once and
+    the plan is decided once. Real dedup and chrF on a slice of the bundled ICE-Score set (no LLM); the
+    key function is counted, not replaced."""
+    from workbench.run import manifest
+
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1),
+                                ["dedup", "score_all", "report"])
+    run_pipeline(load_config(config_path))
+    calls = []
+    real = manifest._plan_keys
+    monkeypatch.setattr(manifest, "_plan_keys", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    again = run_pipeline(load_config(config_path))
+    assert _statuses(again) == {"decontaminate": "skipped", "dedup": "up-to-date", "execute": "skipped",
+                                "score": "skipped", "score_all": "up-to-date", "correlate": "skipped",
+                                "correlate_all": "skipped", "bias": "skipped", "report": "ran"}, _outcomes(again)
+    assert len(calls) == 1, f"the stages were keyed {len(calls)} times"

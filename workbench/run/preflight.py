@@ -22,7 +22,7 @@ import dataclasses
 import functools
 from pathlib import Path
 from dataclasses import dataclass, field
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.correlate.length import AUTO_LENGTH, NO_LENGTH
@@ -31,7 +31,7 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
-from workbench.run.manifest import data_fingerprint, finished_stages, read_manifest
+from workbench.run.manifest import _keyed, data_fingerprint, finished_stages, read_manifest
 from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count, megabytes
@@ -39,6 +39,7 @@ from workbench.formatting import count, megabytes
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
     from workbench.execute.config import ExecutionConfig
+    from workbench.score.base import Sample
 
 
 @dataclass
@@ -62,6 +63,10 @@ class Preflight:
         fingerprint: the ``[data] source`` file's hash
             (:func:`~workbench.run.manifest.data_fingerprint`; ``None`` for a bundled name or hub id).
             Both are read once, here: the planning and the run key the stages with them.
+        keys: stage -> its key (:func:`~workbench.run.manifest._stage_key`), computed once, here, for
+            the dry run's plan and the run (:func:`~workbench.run.manifest._keyed`).
+        records: stage -> its record in ``manifest`` (empty when none), an earlier version's key
+            replaced by the key now; rekeyed: the stages whose record had such a key.
     """
 
     rows: int
@@ -72,6 +77,9 @@ class Preflight:
     available: set[str] = field(default_factory=set)
     manifest: dict[str, Any] = field(default_factory=dict)
     fingerprint: str | None = None
+    keys: dict[str, str] = field(default_factory=dict)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rekeyed: list[str] = field(default_factory=list)
 
 
 def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
@@ -440,6 +448,15 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
             raise table_error("data", error) from None
         with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
             _check_sandbox(dataclasses.replace(execution, language=resolved), warnings)
+
+    @functools.cache
+    def selected(name: str) -> list:
+        """The samples stage ``name`` scores (its ``limit``, ``select``), selected once from the data read
+        above: the several-references check and the ``[execute] limit`` check count on the same subset."""
+        from workbench.score.job import select_samples
+
+        return select_samples(data["source"], plans[name].config(), loaded=loaded)
+
     problem_sets: dict = {}
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
@@ -451,16 +468,19 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
-            _check_several_references(loaded, config, score_config, name.removesuffix("_all"), rows)
+            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
+                                      functools.partial(selected, name))
             texts = _problem_texts(plans[name], score_config, columns, problem_sets)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
     if "score" in stages:
         _check_model(plans, notes)
-    _check_executed_subset(config, plans, inputs, warnings)
+    _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"))
     _check_executed_all(plans, inputs, rows, notes)
+    # each stage's key, once: the dry run's plan and the run decide with these
+    keys, records, rekeyed = _keyed(config, list(plans.values()), manifest, fingerprint)
     return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=list(plans.values()), available=available,
-                     manifest=manifest, fingerprint=fingerprint)
+                     manifest=manifest, fingerprint=fingerprint, keys=keys, records=records, rekeyed=rekeyed)
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
@@ -478,8 +498,8 @@ _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
-def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, score: ScoreConfig, table: str,
-                               rows: int) -> None:
+def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int,
+                               selected: Callable[[], list[Sample]]) -> None:
     """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
     references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
     several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
@@ -489,14 +509,15 @@ def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, sco
     which are not there yet, on every row of the data (``2 of 3220 rows of [data] source``).
 
     Args:
-        loaded: the data; config: the run's config (its ``[data] source``); score: the stage's config;
-        table: ``score`` (both score stages read that table); rows: the data's rows.
+        loaded: the data; score: the stage's config; table: ``score`` (both score stages read that table);
+        rows: the data's rows; selected: the samples the stage scores, selected from ``loaded``
+        (``select_samples``; called only with a limit, and cached by the caller for its other checks).
 
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
     """
     from workbench.score.base import distinct_references
-    from workbench.score.job import refuse_several_references, select_samples
+    from workbench.score.job import refuse_several_references
     from workbench.score.prompts import PromptError
 
     column = score.reference_column
@@ -507,7 +528,7 @@ def _check_several_references(loaded: LoadedDataset, config: PipelineConfig, sco
     out_of = f"{count(rows, 'row')} of [data] source"
     if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):
         # the rows the stage scores: a subset that misses them refuses nothing, as the stage would not
-        subset = select_samples(config.data["source"], score)
+        subset = selected()
         several = sum(len(sample.references) > 1 for sample in subset)
         out_of = f"{count(len(subset), 'row')} [score] selects"
     try:
@@ -670,7 +691,7 @@ def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int
 
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
-                           warnings: list[str]) -> None:
+                           warnings: list[str], loaded: LoadedDataset, selected: Callable[[], list[Sample]]) -> None:
     """Warn (in ``warnings``) when ``[execute] limit`` leaves samples of the score stage's subset unexecuted:
     samples scored for nothing, and a correlate stage that joins fewer of them, refuses its join or fails.
 
@@ -681,6 +702,10 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     runs the first ``limit`` rows not yet in its results file (in file order), so the
     check counts the subset's rows among the first ``limit`` rows (a rerun executes the
     next ones, which this first-run count does not foresee).
+
+    Args:
+        loaded: the data, as the preflight read it; selected: the samples the score stage scores,
+            selected from it (shared with the several-references check).
     """
     if not {"execute", "score", "correlate"} <= stages or plans["score"].skip_reason or plans["correlate"].skip_reason:
         return
@@ -693,8 +718,9 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
     if score.results is not None:
         return  # the subset is chosen among the samples with a verdict in the results: all executed
     source = config.data["source"]
-    executed = {sample.key for sample in select_samples(source, score, everything=True)[:executed_limit]}
-    subset = select_samples(source, score)
+    executed = {sample.key for sample in select_samples(source, score, everything=True, first=executed_limit,
+                                                        loaded=loaded)}
+    subset = selected()
     missing = sum(sample.key not in executed for sample in subset)
     if not missing:
         return

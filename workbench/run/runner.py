@@ -30,7 +30,7 @@ from workbench.formatting import count
 from workbench.io import read_jsonl
 from workbench.options import OptionError
 from workbench.run.config import PipelineConfig, check_stage_names
-from workbench.run.manifest import Manifest, _keyed, _now, _refresh, _reselect, changed_files, stage_files
+from workbench.run.manifest import Manifest, _now, _refresh, _reselect, changed_files, stage_files
 from workbench.run.preflight import Preflight, fetch_models, run_preflight
 from workbench.run.stages import NOT_IN_STAGES, StagePlan
 
@@ -312,6 +312,97 @@ def _remove_stale_outputs(plan: StagePlan) -> None:
             path.unlink()
 
 
+class Step(NamedTuple):
+    """One stage as :func:`plan_run` finds it before any stage runs."""
+
+    plan: StagePlan
+    #: its record in the previous ``run.json`` (empty when none)
+    before: dict[str, Any]
+    #: its key now (computed once, by the preflight: :attr:`~workbench.run.preflight.Preflight.keys`)
+    key: str
+    #: what to do with it (:func:`_decide`)
+    decision: Decision
+    #: for a stage run again from scratch (not with ``--force``): its options that changed since it ran
+    #: (:func:`_options_changed`)
+    options_changed: dict[str, tuple[Any, Any]]
+
+
+def plan_run(config: PipelineConfig, preflight: Preflight, *, only: Sequence[str] = (),
+             force: bool = False) -> list[Step]:
+    """What to do with each stage, decided once, before any stage runs, from the keys and ``run.json``
+    records the preflight read: :func:`run_pipeline` runs by it (and fetches the score stage's models
+    first when it is to run), ``--dry-run`` prints it (:func:`preview`).
+
+    Each stage that runs is taken to succeed (so its dependants run too); a stage whose input fails is
+    skipped by :func:`run_pipeline` whatever its decision, so the decisions hold for the stages that run.
+
+    Args:
+        config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight` found for it.
+        only: ``--stage`` names, checked (:func:`~workbench.run.config.check_stage_names`); force: ``--force``.
+
+    Returns:
+        one :class:`Step` per stage, in order.
+    """
+    rerun: set[str] = set()
+    steps = []
+    for plan in preflight.plans:
+        before = preflight.records.get(plan.name, {})
+        key = preflight.keys[plan.name]
+        decision = _decide(plan, before, key, config.output, only=only, force=force, rerun=rerun)
+        if decision.action in ("resume", "run"):
+            rerun.add(plan.name)
+        options_changed = (_options_changed(plan, before, key, config.output)
+                           if decision.action == "run" and not force else {})
+        steps.append(Step(plan, before, key, decision, options_changed))
+    return steps
+
+
+def rerun_reasons(step: Step, config: PipelineConfig, *, only: Sequence[str], force: bool, ran: bool,
+                  job_result: Any = None) -> list[str]:
+    """Why a stage that runs again does: the options that changed since it ran, its files changed since
+    it finished (its rows edited), the options that only copy input columns or choose its rows
+    (``[score] limit``), its failed rows scored again. The run's detail column (``ran``) and
+    ``--dry-run``'s notes (not ``ran``: ``it would run again ...``) both say them with this.
+
+    Args:
+        step: the stage (:func:`plan_run`); config: the run's configuration (names the options that changed).
+        only, force: ``--stage`` names and ``--force``.
+        ran: the stage has run (past tense, and ``job_result``'s counts), else what it would do.
+        job_result: the job's result when it ran (its counts of rows kept, scored, set aside, retried).
+
+    Returns:
+        the sentences, in the detail column's order; empty for a stage that does not run again.
+    """
+    plan, before, (action, changes, changed, refresh, rows_edited, reselect) = step.plan, step.before, step.decision
+    if action not in ("run", "resume"):
+        return []
+    resumed = action == "resume"
+    resume, again, score = ("resumed", "ran again", "scored") if ran else \
+        ("it would resume", "it would run again", "it would score")
+    reasons = []
+    if step.options_changed:
+        reasons.append(_options_note(plan, step.options_changed, before.get("status") == "done",
+                                     f"{again} from scratch, replacing its earlier result", config))
+    if changed and not force and not only:  # ... or because its files changed since it finished
+        reasons.append(f"its files changed since it finished ({', '.join(changed[:3])}"
+                       f"{' ...' if len(changed) > 3 else ''}): {resume if resumed else again}"
+                       f"{' from scratch, as its rows were edited' if rows_edited else ''}")
+    if refresh and resumed:  # ... or because options that only copy input columns changed: no row is scored again
+        reasons.append(f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
+                       f"(the shipped columns of [correlate] metric are carried too): {resume}, its rows "
+                       f"{'take' if ran else 'taking'} the new columns without scoring again")
+    if reselect and resumed:  # ... or because options that only choose its rows changed: the job's counts say what
+        did = _reselected(job_result) if ran else f"{resume}, keeping the finished rows of the samples still selected"
+        reasons.append(f"{', '.join(f'[{plan.table}] {name}' for name in reselect)} changed since it finished "
+                       f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): {did}")
+    # the job's count: the failed rows of samples no longer selected were set aside, not scored
+    retried = (getattr(job_result, "retried_rows", failed_rows(before)) if ran else failed_rows(before)) \
+        if changes.get("retry_failed") else 0
+    if retried:
+        reasons.append(f"{score} the {count(retried, 'row')} that had failed again, keeping the finished rows")
+    return reasons
+
+
 def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str] = (),
             force: bool = False, on_note: Callable[[StagePlan, str], None] | None = None,
             ) -> list[tuple[StagePlan, str]]:
@@ -321,35 +412,24 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
 
     Args:
         config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight`
-            found for it (its plans, and ``run.json`` and the data's hash as it read them).
+            found for it (its plans and their keys, and ``run.json`` as it read it).
         only, force: as for :func:`run_pipeline`.
-        on_note: called with (plan, line) for a stage that would run again from scratch because
-            options of its table changed since it ran, naming them as :func:`run_pipeline`'s
-            ``on_note`` does (``[dedup] min_tokens changed since it finished (20 -> 5): it would
-            run again from scratch, replacing its earlier result``), in stage order.
+        on_note: called with (plan, line) for each reason a stage would run again for, as the run's
+            detail column gives it (:func:`rerun_reasons`): the options of its table that changed since
+            it ran (``[dedup] min_tokens changed since it finished (20 -> 5): it would run again from
+            scratch, replacing its earlier result``), its files changed since it finished, another
+            ``[score] limit``, failed rows to score again; in stage order.
 
     Returns:
         ``(plan, action)`` per stage, action as in :func:`_decide`.
     """
     only = check_stage_names(only)
-    rerun: set[str] = set()
-    actions = []
-    plans = preflight.plans
-    keys, previous, _ = _keyed(config, plans, preflight.manifest, preflight.fingerprint)
-    for plan in plans:
-        before = previous.get(plan.name, {})
-        action = _decide(plan, before, keys[plan.name], config.output,
-                         only=only, force=force, rerun=rerun).action
-        if action in ("resume", "run"):
-            rerun.add(plan.name)
-        # the same reason run_pipeline's on_note gives when the stage starts
-        options_changed = _options_changed(plan, before, keys[plan.name], config.output) \
-            if on_note and action == "run" and not force else {}
-        if options_changed:
-            on_note(plan, _options_note(plan, options_changed, before.get("status") == "done",
-                                        "it would run again from scratch, replacing its earlier result", config))
-        actions.append((plan, action))
-    return actions
+    steps = plan_run(config, preflight, only=only, force=force)
+    if on_note:
+        for step in steps:
+            for line in rerun_reasons(step, config, only=only, force=force, ran=False):
+                on_note(step.plan, line)
+    return [(step.plan, step.decision.action) for step in steps]
 
 
 def run_pipeline(
@@ -410,10 +490,12 @@ def run_pipeline(
     if on_preflight:
         on_preflight(preflight)
     plans = preflight.plans
+    # every stage's decision, once, on the keys the preflight computed
+    steps = plan_run(config, preflight, only=only, force=force)
     # the models the score stage reads, fetched now: a failed fetch fails the run before any stage did work
-    if dict((plan.name, action) for plan, action in preview(config, preflight, only=only, force=force)).get(
-            "score") in ("run", "resume"):
-        fetch_models(next(plan for plan in plans if plan.name == "score"))
+    score_step = next(step for step in steps if step.plan.name == "score")
+    if score_step.decision.action in ("run", "resume"):
+        fetch_models(score_step.plan)
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config, preflight.manifest)
@@ -424,18 +506,15 @@ def run_pipeline(
     stale: set[str] = set()  # stages left out by --stage whose outputs no longer match their options or inputs
     unfinished: set[str] = set()  # ... of them, those that never finished here (no outputs to be out of date)
     broken: dict[str, str] = {}  # stage -> the failed stage it is, or reads from (directly or not)
-    fingerprint = preflight.fingerprint  # hashed once, by the preflight
-    manifest.data["data_fingerprint"] = fingerprint
+    manifest.data["data_fingerprint"] = preflight.fingerprint  # hashed once, by the preflight
     # rekeyed: the stages whose run.json record had an earlier version's key
-    keys, previous, rekeyed = _keyed(config, plans, manifest.previous, fingerprint)
+    rekeyed = preflight.rekeyed
 
-    for plan in plans:
-        key = keys[plan.name]
-        before = previous.get(plan.name, {})
+    for step in steps:
+        plan, before, key = step.plan, step.before, step.key
         if plan.name in rekeyed:
             manifest.data["stages"][plan.name]["key"] = key
-        action, changes, changed, refresh, rows_edited, reselect = _decide(plan, before, key, run_dir, only=only,
-                                                                           force=force, rerun=rerun)
+        action, changes, changed, refresh, rows_edited, reselect = step.decision
         failed_input = next((broken[a] for a in plan.after if a in broken), None)
         if failed_input is not None and plan.command is not None and action not in ("skipped", "not selected"):
             # its inputs are missing or stale; the report (no command) still runs to show why
@@ -483,7 +562,7 @@ def run_pipeline(
             continue
         resumed = action == "resume"
         # a stage run again from scratch because options of its table changed says which (its result is replaced)
-        options_changed = _options_changed(plan, before, key, run_dir) if action == "run" and not force else {}
+        options_changed = step.options_changed
         _remove_stale_outputs(plan)
         if on_stage:
             on_stage(plan, "start")
@@ -538,28 +617,9 @@ def run_pipeline(
         stale_note = "; ".join(note for note in (stale_note, missing_note) if note) or None
         manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None,
                         detail=stale_note, files=stage_files(plan, run_dir) or None)
-        # a stage run again because its files changed since it finished says which
-        changed_note = (f"its files changed since it finished ({', '.join(changed[:3])}"
-                        f"{' ...' if len(changed) > 3 else ''}): {'resumed' if resumed else 'ran again'}"
-                        f"{' from scratch, as its rows were edited' if rows_edited else ''}"
-                        if changed and not force and not only else None)
-        # ... or because options that only copy input columns changed: no row was scored again
-        refresh_note = (f"{', '.join(f'[{plan.table}] {name}' for name in refresh)} changed since it finished "
-                        "(the shipped columns of [correlate] metric are carried too): resumed, its rows take "
-                        "the new columns without scoring again" if refresh and resumed else None)
-        # ... or because options that only choose its rows changed: the job's counts say what that did
-        reselect_note = (f"{', '.join(f'[{plan.table}] {name}' for name in reselect)} changed since it finished "
-                         f"({'; '.join(f'{_shown(old)} -> {_shown(new)}' for old, new in reselect.values())}): "
-                         f"{_reselected(job_result)}" if reselect and resumed else None)
-        options_note = _options_note(plan, options_changed, before.get("status") == "done",
-                                     "ran again from scratch, replacing its earlier result",
-                                     config) if options_changed else None
-        # the job's count: the failed rows of samples no longer selected were set aside, not scored
-        retried = getattr(job_result, "retried_rows", failed_rows(before)) if changes.get("retry_failed") else 0
-        retry_note = (f"scored the {count(retried, 'row')} that had failed again, keeping the "
-                      "finished rows" if retried else None)
-        detail = "; ".join(part for part in (verdict.get("message"), stale_note, options_note, changed_note,
-                                             refresh_note, reselect_note, retry_note) if part) or None
+        # why it ran again (its options, its files, [score] limit ... changed), as --dry-run says it
+        reasons = rerun_reasons(step, config, only=only, force=force, ran=True, job_result=job_result)
+        detail = "; ".join(part for part in (verdict.get("message"), stale_note, *reasons) if part) or None
         result.outcomes.append(StageOutcome(plan.name, "resumed" if resumed else "ran", seconds,
                                             detail, int(verdict.get("exit_status", 0))))
         rerun.add(plan.name)

@@ -80,6 +80,7 @@ from workbench.score.wide_table import (
 )
 
 if TYPE_CHECKING:
+    from workbench.data.loading import LoadedDataset
     from workbench.languages.spec import LanguagePlugin
 
 #: ``run.json``'s ``config`` key of the judges' several-references prompt versions (method -> version;
@@ -178,6 +179,7 @@ def load_samples(
     results: str | os.PathLike[str] | None = None,
     notes: list[str] | None = None,
     all_reference_methods: tuple[str, ...] = (),
+    loaded: LoadedDataset | None = None,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -208,6 +210,9 @@ def load_samples(
             outcome only, :func:`~workbench.score.selection.balance_note`).
         all_reference_methods: the run's methods that use every reference (:func:`all_reference_methods`:
             ``chrf`` and the judges shown them all).
+        loaded: ``source`` as already read (:func:`~workbench.data.loading.load_records` with this
+            ``split`` and ``offline``), so that a caller that holds it (``workbench run``'s preflight)
+            does not read the data again; ``None``: read here.
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -226,7 +231,8 @@ def load_samples(
     from workbench.score.outcomes import OUTCOME_COLUMN, missing_verdicts_note, other_source_note, read_outcomes
 
     columns = columns or Columns()
-    loaded = load_records(source, splits=[split] if split else None, offline=offline)
+    if loaded is None:
+        loaded = load_records(source, splits=[split] if split else None, offline=offline)
     available = loaded.column_names
     prompt_column, reference_column, take_prompt, take_reference = problem_parts(
         columns, available, use_prompt=use_prompt, problems=problems, reference_required=reference_required)
@@ -1167,23 +1173,28 @@ def all_reference_methods(names: Iterable[str], *, reference: bool = True) -> tu
 
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
-                   notes: list[str] | None = None) -> list[Sample]:
+                   first: int | None = None, notes: list[str] | None = None,
+                   loaded: LoadedDataset | None = None) -> list[Sample]:
     """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
     ``select``), before ``--stop`` cuts them: :func:`load_samples` with the config's options.
 
     Args:
         everything: ignore ``limit`` and ``select``: every sample, in file order.
+        first: with ``everything``, only the first ``first`` samples in file order (the rows after
+            them are not read).
         notes: sentences for the run summary are appended here (:func:`load_samples`).
+        loaded: ``source`` as already read with the config's split (:func:`load_samples`); ``None``: read it.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
     """
-    return load_samples(source, Columns.of(config), split=config.split, limit=None if everything else config.limit,
+    return load_samples(source, Columns.of(config), split=config.split, limit=first if everything else config.limit,
                         use_prompt=not config.no_prompt, select="first" if everything else config.select,
                         stratify_column=config.stratify_column, select_seed=config.select_seed,
                         offline=config.offline, problems=config.problem_set,
                         reference_required=config.needs_reference, results=config.results, notes=notes,
-                        all_reference_methods=all_reference_methods(config.method, reference=config.reference))
+                        all_reference_methods=all_reference_methods(config.method, reference=config.reference),
+                        loaded=loaded)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
