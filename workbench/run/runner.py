@@ -361,6 +361,7 @@ def run_pipeline(
     on_preflight: Callable[[Preflight], None] | None = None,
     run_stage: StageCaller | None = None,
     on_note: Callable[[StagePlan, str], None] | None = None,
+    progress: bool = True,
 ) -> RunResult:
     """Run the pipeline of ``config`` into ``config.output``.
 
@@ -381,6 +382,9 @@ def run_pipeline(
             know before it runs: the options it runs again from scratch for
             (``[dedup] min_tokens changed since it finished (20 -> 5): it runs again from scratch,
             replacing its earlier result``).
+        progress: the progress bars (on stderr) of the models fetched before the first stage
+            (:func:`~workbench.run.preflight.fetch_models`); the stages' own bars are ``run_stage``'s.
+            ``workbench run --no-progress`` passes False.
 
     Returns:
         a :class:`RunResult`.
@@ -413,7 +417,7 @@ def run_pipeline(
     # the models the score stage reads, fetched now: a failed fetch fails the run before any stage did work
     if dict((plan.name, action) for plan, action in preview(config, preflight, only=only, force=force)).get(
             "score") in ("run", "resume"):
-        fetch_models(next(plan for plan in plans if plan.name == "score"))
+        fetch_models(next(plan for plan in plans if plan.name == "score"), progress=progress)
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config, preflight.manifest)
