@@ -233,13 +233,28 @@ def resume_changes(previous: Mapping[str, Any], current: Mapping[str, Any],
             ``previous`` (a record written before it was recorded) is not compared.
 
     Returns:
-        ``(key, recorded value, new value)`` for each difference.
+        ``(key, recorded value, new value)`` for each difference; ``stop`` values compared and given
+        in their typed form (``\\n`` for a newline: :func:`_as_typed`).
     """
     changes = []
     for key in (current.keys() if keys is None else keys):
-        if key in previous and key in current and _plain(previous[key]) != _plain(current[key]):
-            changes.append((key, previous[key], current[key]))
+        if key in previous and key in current:
+            old, new = _as_typed(key, previous[key]), _as_typed(key, current[key])
+            if _plain(old) != _plain(new):
+                changes.append((key, old, new))
     return changes
+
+
+def _as_typed(key: str, value: Any) -> Any:
+    """A ``stop`` value as compared and shown: each entry in its typed form
+    (:func:`~workbench.data.stop_sequences.typed_stop`), so a real newline (TOML's ``"\\n"``) and the
+    escape ``\\n`` typed on a command line are one setting, and the refusal writes the escape; any
+    other value as it is."""
+    if key != "stop" or not isinstance(value, (list, tuple)):
+        return value
+    from workbench.data.stop_sequences import typed_stop
+
+    return [typed_stop(entry) if isinstance(entry, str) else entry for entry in value]
 
 
 def check_resume_settings(previous: Mapping[str, Any], current: Mapping[str, Any], *, made_with: str,
@@ -324,7 +339,8 @@ def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:
     e.g. a calibrated timeout: ``default`` says which), not the text "None"; a list is written as
     the command line gives it, not as a Python list: its entries shell-quoted, joined by commas for an option that splits a value at commas
     (``--method chrf,ice-score``) and by spaces for one given once per entry (``commas=False``:
-    ``--stop humaneval '\n\n'`` for ``--stop humaneval --stop '\n\n'``).
+    ``--stop humaneval '\n\n'`` for ``--stop humaneval --stop '\n\n'``); a newline, tab or carriage
+    return inside an entry as its escape (a ``stop`` entry comes in its typed form already: :func:`_as_typed`).
 
     (``none`` when empty; :func:`check_resume_settings` writes an empty list as the option left out,
     ``without --stop``, since ``--stop none`` gives the value "none").
@@ -340,9 +356,14 @@ def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:
         if not value:
             return "none"
         if commas:
-            return shlex.quote(",".join(str(entry) for entry in value))
-        return " ".join(shlex.quote(str(entry)) for entry in value)
+            return shlex.quote(_one_line(",".join(str(entry) for entry in value)))
+        return " ".join(shlex.quote(_one_line(str(entry))) for entry in value)
     return repr(value)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with a newline, tab or carriage return written as its escape, so the refusal stays one line."""
+    return text.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
 def _plain(value: Any) -> Any:

@@ -443,6 +443,53 @@ def test_inspect_shows_the_tokens_dedup_uses_for_a_plugin_that_overrides_tokens(
     assert "workbench dedup lists such a file in unreadable.csv" in said
 
 
+def test_inspect_reports_the_syntax_errors_dedup_sees_and_names_what_raised(install, tmp_path):
+    """Review fix39c: ``languages --inspect`` parsed the file a second time to say "parsed with syntax
+    errors", so a plugin overriding ``scan_tokens`` (here: one that reports no error recovery) was shown
+    an answer dedup never saw; and a ``parse`` that raised was reported as "tokens() raised". Inspect now
+    reports the ``has_error`` the tokenizer dedup calls returns, and names the method that raised."""
+    from workbench.dedup.tokens import tokenize_one
+
+    install("lenient-plugin", {"lenient": "lenient_module"}, {"lenient_module": toy("lenient", ".lenient", """
+        def scan_tokens(self, code):
+            tokens, _ = super().scan_tokens(code)
+            text = code.decode("utf-8") if isinstance(code, bytes) else code
+            if "BOOM" in text:
+                raise RuntimeError("scan bug")
+            return tokens, False
+    """)})
+    source = tmp_path / "a.lenient"
+    source.write_text("def f(x:\n    return x +\n")
+    assert not tokenize_one(source.read_bytes(), "lenient").has_error
+    view = json.loads(CliRunner().invoke(app, ["languages", "--inspect", str(source), "--json"]).stdout)
+    assert view["parse_error"] is False
+    table = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and "syntax errors" not in table.stdout
+    source.write_text("x = 1  # BOOM\n")
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 1 and "the lenient plugin's scan_tokens() raised RuntimeError: scan bug" in said
+
+    # a plugin whose tokens() override does not parse, but whose parse() raises: dedup tokenizes the file
+    # (no parse error known), so inspect does too; the sub-code map's parse is named as what raised
+    install("noparse-plugin", {"noparse": "noparse_module"}, {"noparse_module": toy("noparse", ".noparse", """
+        def tokens(self, code):
+            text = code.decode("utf-8") if isinstance(code, bytes) else code
+            return text.split()
+
+        def parse(self, data):
+            raise RuntimeError("parse bug")
+    """)})
+    source = tmp_path / "b.noparse"
+    source.write_text("def f(x):\n    return x\n")
+    assert tokenize_one(source.read_bytes(), "noparse").failure is None
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 1 and not isinstance(failed.exception, RuntimeError), failed.output
+    assert "tokens() raised" not in said
+    assert "the noparse plugin's parse() raised RuntimeError: parse bug" in said, said
+
+
 @pytest.mark.parametrize(("extra", "fault"), [
     ('name_query = "(augmented_assignment left: (_) @updaet)"',
      "name_query captures ['updaet']; use only ['definition', 'not_a_name', 'update']"),

@@ -181,3 +181,83 @@ def test_a_local_model_to_fetch_is_fetched_before_the_first_stage(
     assert [outcome.name for outcome in run_pipeline(config, only=("dedup",)).outcomes
             if outcome.status == "ran"] == ["dedup", "report"]
     assert not any((tmp_path / "empty-store").rglob("*.gguf"))
+
+
+def test_the_fetch_before_the_first_stage_keeps_no_progress_and_counts_what_is_already_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review fix39c: ``workbench run --no-progress`` drew the model fetch's progress bar all the same
+    (``run_pipeline`` fetched with bars on), and the preflight note gave the embedding model's full size
+    (91.3 MB) when its weights were already in the store and only tokenizer.json (0.5 MB) was to fetch.
+    The store holds the real, verified model.safetensors (linked from the user's store, its stamp
+    copied); a scripted Hugging Face on 127.0.0.1 answers tokenizer.json with bytes that are not the
+    pinned file, so the fetch draws its bar, fails verification, and the run stops before any stage."""
+    import shutil
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from workbench.llm import minilm, models
+
+    minilm_spec = models.get_embedding_spec(minilm.ALIAS)
+    real = models.embedding_dir(minilm.ALIAS)
+    if not (real / "model.safetensors.verified.json").is_file():
+        minilm.prepare(progress=False)  # the weights into the user's store (as tests/llm/test_minilm.py)
+    folder = tmp_path / "store" / minilm.ALIAS
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").symlink_to(real / "model.safetensors")
+    shutil.copy(real / "model.safetensors.verified.json", folder / "model.safetensors.verified.json")
+    requested: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            requested.append(self.path)
+            body = b"not the pinned tokenizer" * 100
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+        monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
+        monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
+        source = tmp_path / "gens.jsonl"
+        source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
+        config_path = write_run_config(tmp_path / "c.toml", {
+            "run": {"stages": ["score"]}, "data": {"code_column": "completion"},
+            "score": {"method": ["dsa-cqe"], "model": "openai/judge", "problems": "humaneval", "select": "first"},
+        }, output=tmp_path / "run", source=source)
+
+        notes = run_preflight(load_config(config_path)).notes
+        tokenizer = next(file.size for file in minilm_spec.files if file.filename == "tokenizer.json")
+        expected = (f"{minilm.ALIAS} (embeddings) is not wholly in the model store yet: workbench run fetches "
+                    f"{models_mb(tokenizer)} of it before its first stage ({models_mb(minilm_spec.size - tokenizer)} "
+                    f"of its {models_mb(minilm_spec.size)} already there), when its score stage is to run")
+        assert expected in notes, notes
+
+        for flag, drawn in (("--no-progress", False), ("--progress", True)):
+            said = CliRunner().invoke(app, ["run", str(config_path), flag], env={"COLUMNS": "300"})
+            assert said.exit_code == 1, said.output
+            text = " ".join(said.output.split())
+            assert "[score] embedding_model: all-minilm-l6-v2/tokenizer.json from Hugging Face" in text, text
+            assert (f"{minilm.ALIAS}/tokenizer.json from Hugging Face " in text.replace(
+                "[score] embedding_model: all-minilm-l6-v2/tokenizer.json from Hugging Face", "")) is drawn, text
+        assert len(requested) == 2 and all(path.endswith("/tokenizer.json") for path in requested), requested
+        assert not (tmp_path / "run" / "score").exists()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def models_mb(size: int) -> str:
+    """A size as the preflight notes give it."""
+    from workbench.formatting import megabytes
+
+    return megabytes(size)

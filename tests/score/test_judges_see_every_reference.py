@@ -349,3 +349,40 @@ def test_a_folder_scored_with_the_first_reference_only_stays_refused_after_a_res
     _run(tmp_path, rows, method=["ice-score"], resume=True, limit=1)  # sample 0 only: one reference
     with pytest.raises(WorkbenchError, match="which showed ice-score only the first of several references"):
         _run(tmp_path, rows, method=["ice-score"], resume=True)
+
+
+def test_dsa_cqe_a_row_whose_reference_analysis_failed_records_no_reference_subcodes(tmp_path, fake_openai, scripted):
+    """Review fix39c: with several references, a row whose later reference failed from a task's remembered
+    failure recorded ``reference_subcodes`` = the sub-codes of the references before it (a partial sum that
+    reads as the count of all of them), while a row refused at its first reference recorded null. A row
+    whose reference analysis failed, here or for an earlier sample, records null whichever reference failed;
+    its trace keeps the decompositions it made. Calls fail as a provider error would
+    (``litellm.InternalServerError`` through ``mock_response``) for the analysis of the failing reference."""
+    failing = "    return sum([a, b])\n"
+    base = {"prompt": RECORDER.SAMPLE["prompt"], "generation": DSA_GENERATION}
+    first, third = DSA_REFERENCES[0], DSA_REFERENCES[2]
+    rows = [{**base, "task_id": "HumanEval/0", "sample_id": 0, "references": [failing]},  # fails here
+            {**base, "task_id": "HumanEval/0", "sample_id": 1, "references": [first, failing]},  # remembered, 2nd
+            {**base, "task_id": "HumanEval/1", "sample_id": 0, "references": [first, failing, third]},  # fails here, 2nd
+            {**base, "task_id": "HumanEval/2", "sample_id": 0, "references": [first, third]}]  # ok
+
+    def answer(messages, schema):
+        if "symbols" in (schema or {}).get("properties", {}) and "sum([a, b])" in messages[-1]["content"]:
+            return "litellm.InternalServerError"
+        return scripted(messages, schema)
+
+    data = _write(tmp_path / "failing.jsonl", rows)
+    config = ScoreConfig(method=["dsa-cqe"], model="gpt-4o-mini", retries=0, workers=1, cache_dir=tmp_path / "cache",
+                         score_mode="sampled", embedding_model="openai/embed", embedding_api_base=fake_openai.api_base,
+                         reference_column="references")
+    run_score(data, config, tmp_path / "failing", mock_response=answer)
+    scored = {(row["task_id"], row["sample_id"]): row for row in read_jsonl(tmp_path / "failing" / "scores.jsonl")}
+    traces = {(t["task_id"], t["sample_id"]): t["trace"] for t in read_jsonl(tmp_path / "failing" / "traces.jsonl")}
+    failed = [("HumanEval/0", 0), ("HumanEval/0", 1), ("HumanEval/1", 0)]
+    assert [scored[key]["status"] for key in failed] == ["llm_error"] * 3, [scored[key]["error"] for key in failed]
+    assert "failed earlier" in scored[("HumanEval/0", 1)]["error"]
+    assert [scored[key]["reference_subcodes"] for key in failed] == [None] * 3
+    assert [len(entry["decomposition"]["subcodes"]) > 0 for entry in traces[("HumanEval/1", 0)]["references"]] == [True] * 2
+    ok = scored[("HumanEval/2", 0)]
+    assert ok["status"] == "ok" and ok["reference_subcodes"] == sum(
+        len(entry["decomposition"]["subcodes"]) for entry in traces[("HumanEval/2", 0)]["references"])

@@ -235,3 +235,42 @@ def test_a_language_alias_and_its_name_are_one_setting(ice_slice, tmp_path):
                    "-l", "python")
     assert again.exit_code == 0, again.output
     assert len(_rows(out)) == 4
+
+
+def test_a_stop_sequence_with_a_real_newline_is_shown_escaped_and_its_escape_resumes(ice_slice, tmp_path):
+    """Review fix39c: a stop sequence holding a real newline (TOML's ``"\\n"``, bash's ``$'\\n'``) was written
+    into the one-line refusal as a raw line break (``--stop '<newline><newline>' -> humaneval``). It is shown
+    escaped as the command line takes it (``'\\n\\n'``), and a resume that passes that escape (which reads as
+    the same stop sequence) is the same setting, not refused again."""
+    out = tmp_path / "out"
+    first = _score(ice_slice, out, "--limit", "2", "--generation-column", "completion_multipl_e", "--stop", "\n\n")
+    assert first.exit_code == 0, first.output
+    again = _score(ice_slice, out, "--resume", "--limit", "2", "--generation-column", "completion_multipl_e",
+                   "--stop", "humaneval")
+    assert again.exit_code == 1, again.output
+    assert "--stop '\\n\\n' -> humaneval;" in " ".join(again.output.split()), again.output
+    assert "'\n" not in again.output and "\n'" not in again.output, again.output
+    kept = _score(ice_slice, out, "--resume", "--limit", "3", "--generation-column", "completion_multipl_e",
+                  "--stop", "\\n\\n")
+    assert kept.exit_code == 0, kept.output
+    assert len(_rows(out)) == 3
+
+
+def test_a_stop_sequence_is_shown_as_a_command_line_reads_it():
+    """The display of :func:`check_resume_settings`: control characters escaped (``\\n``, ``\\t``, ``\\r``), a
+    backslash before one doubled so the escape reads back as the same sequence; typed escapes as typed."""
+    from workbench.data.stop_sequences import decode_escapes
+    from workbench.resume_guard import ResumeMismatchError, check_resume_settings
+    from workbench.score.config import ScoreConfig
+
+    new = ["\n\tdef ", "a\\\nb", "\\n#"]
+    with pytest.raises(ResumeMismatchError) as refused:
+        check_resume_settings({"stop": []}, {"stop": new}, made_with="the run folder was scored with",
+                              record="out/run.json", options=ScoreConfig.options())
+    message = refused.value.render(lambda name: "--" + name.replace("_", "-"))
+    assert "\n" not in message and "\t" not in message, repr(message)
+    assert "without --stop -> --stop '\\n\\tdef ' 'a\\\\\\nb' '\\n#';" in message, message
+    import shlex
+
+    shown = shlex.split(message.split("-> --stop ")[1].split(";")[0])
+    assert [decode_escapes(text) for text in shown] == [decode_escapes(text) for text in new]

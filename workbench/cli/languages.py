@@ -123,23 +123,41 @@ def _print_problems(problems) -> None:
 def _dedup_tokens(path: Path, plugin, code: str) -> tuple[list[str], bool]:
     """The tokens ``workbench dedup`` compares for ``code`` (line ends normalised, the plugin's own
     ``tokens`` or ``scan_tokens`` where it overrides them: :func:`~workbench.dedup.tokens.token_bytes`)
-    and whether the file parses with syntax errors.
+    and whether the file parses with syntax errors, as that same call says (``has_error``): what dedup
+    counts in ``parse_errors``, also for a plugin whose ``scan_tokens`` decides it, and ``False`` for
+    one that overrides only ``tokens`` (dedup knows no parse error then).
 
     Raises:
-        WorkbenchError: the plugin's tokenizer raised (dedup lists such a file in ``unreadable.csv``).
+        WorkbenchError: the plugin's tokenizer raised, naming the method dedup called
+            (dedup lists such a file in ``unreadable.csv``).
     """
     from workbench.dedup.tokens import normalise_newlines, token_bytes
     from workbench.errors import WorkbenchError
 
     text = normalise_newlines(code)
     try:
-        tokens, _ = token_bytes(plugin, text)
-        parse_error = plugin.parse(text.encode("utf-8", errors="surrogateescape")).root_node.has_error
+        tokens, parse_error = token_bytes(plugin, text)
     except Exception as error:  # noqa: BLE001 - a third-party plugin's tokenizer
         raise WorkbenchError(
-            f"{path}: the {plugin.name} plugin's tokens() raised {type(error).__name__}: {error}; workbench dedup "
-            f"lists such a file in unreadable.csv (fix the plugin)") from error
+            f"{path}: the {plugin.name} plugin's {_tokenizer_method(plugin)} raised {type(error).__name__}: {error}; "
+            f"workbench dedup lists such a file in unreadable.csv (fix the plugin)") from error
     return [token.decode("utf-8", errors="replace") for token in tokens], parse_error
+
+
+def _tokenizer_method(plugin) -> str:
+    """The plugin method :func:`~workbench.dedup.tokens.token_bytes` calls for it, as a message names it:
+    ``"scan_tokens()"`` or ``"tokens()"`` where the plugin overrides them, else ``"parse()"`` (the
+    default walk over the parse tree, which only a plugin's ``parse`` or node-walk override can break)."""
+    from workbench.languages import LanguagePlugin
+
+    kind = type(plugin)
+    if kind.scan_tokens is not LanguagePlugin.scan_tokens:
+        return "scan_tokens()"
+    if kind.tokens is not LanguagePlugin.tokens:
+        return "tokens()"
+    if kind.iter_token_nodes is not LanguagePlugin.iter_token_nodes:
+        return "parse() or iter_token_nodes()"
+    return "parse()"
 
 
 def _inspect(path: Path, language: str | None, json_output: bool,
@@ -151,7 +169,7 @@ def _inspect(path: Path, language: str | None, json_output: bool,
     Raises:
         WorkbenchError: no plugin for the file, an unknown ``source_encoding``, a file dedup
             would skip (unreadable, empty, binary, in no encoding it tries), with dedup's reason,
-            or a plugin tokenizer that raises.
+            or a plugin tokenizer or parse that raises (naming the method).
     """
     from workbench.data.text_encoding import check_source_encoding, decode_source_file
     from workbench.errors import WorkbenchError
@@ -174,7 +192,12 @@ def _inspect(path: Path, language: str | None, json_output: bool,
     tokens = parse_error = None
     if "tokens" in capabilities:
         tokens, parse_error = _dedup_tokens(path, plugin, code)
-    decomposition = decompose(code, plugin) if "decompose" in capabilities else None
+    try:
+        decomposition = decompose(code, plugin) if "decompose" in capabilities else None
+    except Exception as error:  # noqa: BLE001 - a third-party plugin's parse
+        raise WorkbenchError(
+            f"{path}: the {plugin.name} plugin's parse() raised {type(error).__name__}: {error} while finding its "
+            f"DSA-CQE sub-codes (fix the plugin's parse)") from error
     view = {
         "file": str(path), "language": plugin.name, "encoding": decoded.encoding, "tokens": tokens,
         "parse_error": parse_error,

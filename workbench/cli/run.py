@@ -28,7 +28,7 @@ def run_command(
         "keeping its finished rows (run.retry_failed)."),
     force: bool = typer.Option(False, "--force", help="Run every selected stage from scratch (the LLM cache still answers)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the config and the data, print each stage's command, run nothing."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Draw the stages' progress bars on stderr (off for logs)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Draw the progress bars on stderr, the stages' and a model fetch's before them (off for logs)."),
 ) -> None:
     """Run decontamination, dedup, execute, score, correlate and bias as one pipeline and write an HTML report.
 
@@ -91,7 +91,7 @@ def run_command(
     try:
         result = run_pipeline(config, only=stage or (), force=force, on_stage=on_stage,
                               run_stage=lambda plan, call: _run_stage(plan, call, progress),
-                              on_preflight=_print_preflight_notes,
+                              on_preflight=_print_preflight_notes, progress=progress,
                               on_note=lambda plan, line: err_console.print(f"{NOTE} {escape(plan.name)}: {escape(line)}",
                                                                            soft_wrap=True))
     except KeyboardInterrupt:

@@ -42,6 +42,21 @@ def decode_escapes(text: str) -> str:
     return _ESCAPE.sub(lambda match: _ESCAPES[match.group(1)], text)
 
 
+_TYPED = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def typed_stop(value: str) -> str:
+    """One ``--stop`` value as a command line types it, on one line: :func:`decode_escapes` undone, a
+    backslash doubled and a newline, tab or carriage return written ``\\n``, ``\\t``, ``\\r``. Two
+    values cut at the same sequence exactly when their typed forms are equal (a TOML ``"\\n"``, a real
+    newline, and ``--stop '\\n'`` are one setting), so a resume compares and shows these.
+
+    >>> typed_stop("\\\\n#"), typed_stop("\\n#"), typed_stop("humaneval")  # typed escape, real newline, preset
+    ('\\\\n#', '\\\\n#', 'humaneval')
+    """
+    return "".join(_TYPED.get(character, character) for character in decode_escapes(value))
+
+
 def resolve_stop_sequences(values: Iterable[str]) -> tuple[str, ...]:
     """The stop sequences of a ``--stop`` option: preset names expanded, escapes decoded,
     repeats dropped, in the order given.

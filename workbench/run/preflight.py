@@ -131,11 +131,17 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:
             raise _led_by("[score] embedding_model", error) from None
         if not present:
-            from workbench.llm.models import get_embedding_spec
+            from workbench.llm.models import embedding_bytes_to_fetch, get_embedding_spec
 
-            size = sum(file.size for file in get_embedding_spec(ALIAS).files)
-            notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
-                         f"({megabytes(size)}) before its first stage, when its score stage is to run")
+            size = get_embedding_spec(ALIAS).size
+            to_fetch = embedding_bytes_to_fetch(ALIAS)  # some of its files may be in the store already
+            if to_fetch < size:
+                notes.append(f"{ALIAS} (embeddings) is not wholly in the model store yet: workbench run fetches "
+                             f"{megabytes(to_fetch)} of it before its first stage ({megabytes(size - to_fetch)} of "
+                             f"its {megabytes(size)} already there), when its score stage is to run")
+            else:
+                notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
+                             f"({megabytes(size)}) before its first stage, when its score stage is to run")
 
 
 def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:

@@ -441,6 +441,7 @@ def run_pipeline(
     on_preflight: Callable[[Preflight], None] | None = None,
     run_stage: StageCaller | None = None,
     on_note: Callable[[StagePlan, str], None] | None = None,
+    progress: bool = True,
 ) -> RunResult:
     """Run the pipeline of ``config`` into ``config.output``.
 
@@ -461,6 +462,9 @@ def run_pipeline(
             know before it runs: the options it runs again from scratch for
             (``[dedup] min_tokens changed since it finished (20 -> 5): it runs again from scratch,
             replacing its earlier result``).
+        progress: the progress bars (on stderr) of the models fetched before the first stage
+            (:func:`~workbench.run.preflight.fetch_models`); the stages' own bars are ``run_stage``'s.
+            ``workbench run --no-progress`` passes False.
 
     Returns:
         a :class:`RunResult`.
@@ -495,7 +499,7 @@ def run_pipeline(
     # the models the score stage reads, fetched now: a failed fetch fails the run before any stage did work
     score_step = next(step for step in steps if step.plan.name == "score")
     if score_step.decision.action in ("run", "resume"):
-        fetch_models(score_step.plan)
+        fetch_models(score_step.plan, progress=progress)
     run_dir = config.output
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_dir, config, preflight.manifest)

@@ -129,7 +129,9 @@ class MethodResult:
         status: one of :data:`STATUSES`.
         error: a one-line reason when the status is not ``ok``.
         subcodes: sub-codes of the generation (DSA-CQE only).
-        reference_subcodes: sub-codes of the reference (DSA-CQE only).
+        reference_subcodes: sub-codes of the reference, summed over several (DSA-CQE only);
+            ``None`` when a reference's analysis failed (the row's own, or one remembered from an
+            earlier sample of the task), whichever of several it was.
         parse_failures: sub-code analyses that stayed invalid after the repair turn
             (the sample is still scored; those sub-codes have no description).
         usage: LLM use for this sample and method.

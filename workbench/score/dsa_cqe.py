@@ -29,7 +29,9 @@ calls and cache keys of a run in which it is the only one), and the comparison
 (``prompts/dsa_cqe_compare_references.txt``, ``dsa_cqe_compare_verdict_references.txt``) lists every
 reference with its part-by-part semantics as numbered alternatives, asking for the differences from
 the closest; one call, as for one reference. A sample with one reference is compared exactly as before.
-``reference_subcodes`` is then the sum over the references.
+``reference_subcodes`` is then the sum over the references; a row whose reference analysis failed
+(for this sample or, remembered, for an earlier one of the task) records ``None``, whichever
+reference failed, never the sum of those before it.
 
 Our choices where the poster is silent: post-order analysis, so a loop or function is
 analysed with its inner parts already described; only names the sub-code really defines
@@ -190,8 +192,7 @@ class DsaCqe(ScoringMethod):
             analysed: list[ProgramSemantics] = []
 
             def count_subcodes(semantics: ProgramSemantics) -> None:
-                """Summed over several references; ``None`` (as before several) while no reference was decomposed
-                for this row (a task's remembered failure refuses it without analysing anything)."""
+                """Summed over several references; set back to ``None`` when a reference's analysis fails (below)."""
                 result.reference_subcodes = (result.reference_subcodes or 0) + len(semantics.decomposition.subcodes)
 
             def keep(entry: dict[str, Any]) -> None:
@@ -206,11 +207,14 @@ class DsaCqe(ScoringMethod):
                     reference, fresh = self.reference_semantics(sample, context, text)
                 except LLMError as error:
                     # this sample's own analysis of the reference failed: its calls and exchanges are
-                    # this row's (a remembered failure of an earlier sample carries none)
+                    # this row's (a remembered failure of an earlier sample carries none). The row records
+                    # no reference_subcodes, whichever reference failed and wherever: the sum of the
+                    # references before it would read as the count of all of them (the trace keeps the
+                    # decompositions made)
+                    result.reference_subcodes = None
                     partial = getattr(error, "semantics", None)
                     if partial is not None:
                         result.usage.add(partial.usage)
-                        count_subcodes(partial)
                         result.parse_failures += partial.parse_failures
                         keep({**partial.trace(), "analysed_for_this_sample": True})
                     raise
