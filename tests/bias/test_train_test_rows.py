@@ -148,3 +148,34 @@ def test_a_test_row_duplicated_only_in_validation_is_not_unbiased(tmp_path, corp
                and "not in unbiased test" in note for note in report.duplication.notes), report.duplication.notes
     written = json.loads((tmp_path / "bias.json").read_text())["duplication"]["definitions"]["unbiased_test"]
     assert "a row of another split" in written, written
+
+
+#: leftovers39b: as WITH_VALIDATION, but the third split is read after 'test' (splits come in the order train,
+#: validation, test, then the rest): t1's only duplicate is row E of split 'extra'
+WITH_EXTRA = [("A", "train", "a", 0), ("B", "train", "b", 0), ("t1", "test", "v", 1), ("t2", "test", "a", 1),
+              ("t3", "test", "c", 0), ("t4", "test", "d", 0), ("t5", "test", "e", 1), ("E", "extra", "v", 1),
+              ("F", "extra", "w", 0)]
+
+
+def test_a_test_row_duplicated_only_in_a_split_read_after_test_is_left_out_of_both(tmp_path, corpus):
+    """leftovers39b: with a third split read after 'test', the dedup kept the test copy t1 (the first
+    of its cluster) and removed E, so test.jsonl held 4 rows while unbiased test, which leaves out a
+    test row duplicated in any other split, counted 3. The rule is now one: under ``--cross-set
+    remove-test`` the dedup keeps no test row with a copy in another split (here E stays), whatever
+    order the splits are read in. Real dedup."""
+    import csv
+    import json
+
+    rows = [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in WITH_EXTRA]
+    out = corpus.dedup(tmp_path, rows, split_column="split")
+    report = run_bias(out, {"id": [i for i, *_ in WITH_EXTRA], "acc": [v for *_, v in WITH_EXTRA]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    kept_test = [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()]
+    assert kept_test == ["t3", "t4", "t5"]
+    assert [json.loads(line)["id"] for line in (out / "extra.jsonl").read_text().splitlines()] == ["E", "F"]
+    with open(out / "removed.csv") as handle:
+        removed = {row["id"]: row for row in csv.DictReader(handle)}
+    assert removed["t1"]["duplicate_of"] == "E" and removed["t1"]["split"] == "test"
+    settings = report.duplication.metrics["acc"].settings
+    assert settings["unbiased_test"].n_rows == len(kept_test) and settings["unbiased_test"].value == pytest.approx(1 / 3)
+    assert report.duplication.counts["test_rows_with_other_split_duplicate_only"] == 1
