@@ -100,7 +100,9 @@ class SkippedFile:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
         reason: ``"binary"``, ``"not UTF-8 (byte offset 40), nor cp1252 (byte offset 52): ..."`` (0-based), ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
-            ``__pycache__``: one entry per hidden folder, whose files are not listed).
+            ``__pycache__``: one entry per hidden folder, whose files are not listed), ``"folder whose name
+            starts with '__' ..."`` (in a folder of data files: one entry per such folder, which ``datasets`` reads
+            no file in), ``"symbolic link to a folder (not followed)"``, ``"broken symbolic link"``.
         undecodable: a source file of a language the folder is read in whose bytes could not be
             taken as its text (empty, binary, another encoding): part of the source tree, never
             compared; a ``files/`` output keeps it as it is.
