@@ -150,16 +150,48 @@ def test_a_test_row_duplicated_only_in_validation_is_not_unbiased(tmp_path, corp
     assert "a row of another split" in written, written
 
 
+#: leftovers39b: as WITH_VALIDATION, but the third split is read after 'test' (splits come in the order train,
+#: validation, test, then the rest): t1's only duplicate is row E of split 'extra'
+WITH_EXTRA = [("A", "train", "a", 0), ("B", "train", "b", 0), ("t1", "test", "v", 1), ("t2", "test", "a", 1),
+              ("t3", "test", "c", 0), ("t4", "test", "d", 0), ("t5", "test", "e", 1), ("E", "extra", "v", 1),
+              ("F", "extra", "w", 0)]
+
+
+def test_a_test_row_duplicated_only_in_a_split_read_after_test_is_left_out_of_both(tmp_path, corpus):
+    """leftovers39b: with a third split read after 'test', the dedup kept the test copy t1 (the first
+    of its cluster) and removed E, so test.jsonl held 4 rows while unbiased test, which leaves out a
+    test row duplicated in any other split, counted 3. The rule is now one: under ``--cross-set
+    remove-test`` the dedup keeps no test row with a copy in another split (here E stays), whatever
+    order the splits are read in. Real dedup."""
+    import csv
+    import json
+
+    rows = [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in WITH_EXTRA]
+    out = corpus.dedup(tmp_path, rows, split_column="split")
+    report = run_bias(out, {"id": [i for i, *_ in WITH_EXTRA], "acc": [v for *_, v in WITH_EXTRA]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    kept_test = [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()]
+    assert kept_test == ["t3", "t4", "t5"]
+    assert [json.loads(line)["id"] for line in (out / "extra.jsonl").read_text().splitlines()] == ["E", "F"]
+    with open(out / "removed.csv") as handle:
+        removed = {row["id"]: row for row in csv.DictReader(handle)}
+    assert removed["t1"]["duplicate_of"] == "E" and removed["t1"]["split"] == "test"
+    settings = report.duplication.metrics["acc"].settings
+    assert settings["unbiased_test"].n_rows == len(kept_test) and settings["unbiased_test"].value == pytest.approx(1 / 3)
+    assert report.duplication.counts["test_rows_with_other_split_duplicate_only"] == 1
+
+
 def test_the_note_says_when_the_dedup_kept_a_test_row_duplicated_only_in_another_split(tmp_path, corpus):
     """review39a: a test row whose only duplicate is in a split read after ``test`` (``holdout``) is the
-    row its cluster keeps (``--keep first``): test.jsonl keeps it, yet the note said "the dedup's test split
-    drops them too". The note now says what the dedup did with it. Real dedup."""
+    row its cluster keeps under ``--cross-set remove-train`` (which removes train copies only; ``--keep
+    first``): test.jsonl keeps it, yet the note said "the dedup's test split drops them too". The note now
+    says what the dedup did with it. Real dedup."""
     import json
 
     rows = [("A", "train", "a", 0), ("B", "train", "b", 1), ("t1", "test", "v", 1), ("t2", "test", "c", 0),
             ("t3", "test", "d", 1), ("H", "holdout", "v", 0)]
     out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
-                       split_column="split")
+                       split_column="split", cross_set="remove-train")
     assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t1", "t2", "t3"]
     report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [v for *_, v in rows]},
                       BiasConfig(metric=["acc"], resamples=50))

@@ -405,6 +405,44 @@ def test_hidden_files_of_a_data_folder_are_in_no_split_as_datasets_reads_none_of
     assert kept == ["a", "b"] and not (out / "test.jsonl").exists()
 
 
+def test_double_underscore_folders_and_folder_links_of_a_data_folder_are_in_no_split_with_their_reason(tmp_path):
+    # leftovers39b: datasets reads no file inside a folder named __* (its _is_inside_unrequested_special_dir), and
+    # workbench listed __extra/test.jsonl as "its name names no split" (it does: test); a symbolic link to a folder
+    # was listed under split 'train', though datasets reads none of a data folder's links to folders either
+    folder, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    (folder / "__extra" / "deep").mkdir(parents=True)
+    elsewhere.mkdir()
+    write_jsonl(folder / "train.jsonl", [{"id": "a", "content": code("alpha")}, {"id": "b", "content": code("beta")}])
+    write_jsonl(folder / "__extra" / "test.jsonl", [{"id": "e", "content": code("gamma")}])
+    write_jsonl(folder / "__extra" / "deep" / "train.jsonl", [{"id": "f", "content": code("delta")}])
+    write_jsonl(folder / "__train.jsonl", [{"id": "i", "content": code("epsilon")}])  # a file, not a folder: read
+    write_jsonl(elsewhere / "test.jsonl", [{"id": "l", "content": code("zeta")}])
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (folder / "gone").symlink_to(tmp_path / "missing")
+    by_datasets = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+    assert {split: sorted(ds["id"]) for split, ds in by_datasets.items()} == {"train": ["a", "b", "i"]}
+    out = tmp_path / "out"
+    assert invoke(str(folder), "--min-tokens", "1", "-o", str(out)).exit_code == 0
+    with open(out / "unreadable.csv") as handle:
+        listed = {r["id"]: (r["split"], r["reason"]) for r in csv.DictReader(handle)}
+    special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
+    assert listed == {"__extra/": ("", special), "linked": ("", "not loaded: symbolic link to a folder (not followed)"),
+                      "gone": ("", "not loaded: broken symbolic link")}, listed
+    kept = [json.loads(line)["id"] for line in (out / "train.jsonl").read_text().splitlines()]
+    assert sorted(kept) == ["a", "b", "i"] and not (out / "test.jsonl").exists()
+
+
+def test_a_data_folder_whose_data_files_are_all_in_double_underscore_folders_is_refused_in_one_line(tmp_path):
+    folder = tmp_path / "data"
+    (folder / "__extra").mkdir(parents=True)
+    write_jsonl(folder / "__extra" / "train.jsonl", [{"id": "a", "content": code("alpha")}])
+    result = invoke(str(folder), "--min-tokens", "1", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    line = " ".join(result.output.split())
+    assert (f"{folder}: every data file is in a folder whose name starts with '__' (__extra/), and datasets reads no "
+            "file in one; rename the folder without the leading '__', or pass the folder itself") in line, line
+
+
 def test_hidden_files_and_files_outside_the_split_folders_are_said(tmp_path, caplog):
     # probe 29: a root file of a train/ + test/ folder joined train silently; a hidden file was left out unlisted
     import logging

@@ -95,7 +95,10 @@ TOKENS = [30, 50, 40, 20, 60]
         ([1, 2], "first", "remove-train", set(), 1),  # decontaminate train instead
         ([0, 1, 2, 3], "longest", "remove-train", set(), 1),
         ([0, 2, 4], "longest", "remove-test", set(), 4),
-        ([1, 3, 4], "train-first", "remove-test", set(), 1),  # no train member: first
+        ([1, 3, 4], "train-first", "remove-test", set(), 4),  # no train member: the third split's copy, not test's
+        ([1, 3, 4], "longest", "remove-test", set(), 4),  # the longest of the non-test copies
+        ([1, 3, 4], "train-first", "remove-train", set(), 1),  # remove-train: no rule without a train member
+        ([1, 3], "first", "remove-test", set(), 1),  # test copies only
         ([3, 4, 2], "train-first", "remove-test", set(), 2),
         ([0, 2], "first", "remove-test", {0}, 2),
         ([0, 2], "first", "remove-test", {0, 2}, None),
@@ -107,6 +110,12 @@ def test_choose_keeper(members, keep, cross_set, excluded, expected):
         train_split="train", test_split="test", excluded=excluded,
     )
     assert kept == expected
+
+
+def test_choose_keeper_without_both_splits_in_the_data_has_no_cross_set_rule():
+    # a dataset without a train split (test and valid only): --keep decides alone
+    assert choose_keeper([1, 4], keep="first", cross_set="remove-test", splits=SPLITS, n_tokens=TOKENS,
+                         train_split="train", test_split="test", train_and_test=False) == 1
 
 
 def test_vectorised_signatures_equal_datasketch_bulk():

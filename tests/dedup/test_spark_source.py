@@ -649,6 +649,31 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
         assert {row["split"] for row in csv.DictReader(handle)} == {""}
 
 
+def test_both_engines_list_double_underscore_folders_and_folder_links_in_no_split_with_their_reason(spark, tmp_path):
+    # leftovers39b: __extra/test.jsonl (datasets reads no file in a folder named __*) was listed as "its name names
+    # no split" by both engines; a link to a folder was listed under split 'train' by the local loader
+    folder, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    (folder / "__extra").mkdir(parents=True)
+    elsewhere.mkdir()
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "test.jsonl", [{"id": "t", "content": CODE.format(k=2)}])
+    jsonl(folder / "__extra" / "test.jsonl", [{"id": "e", "content": CODE.format(k=3)}])
+    jsonl(elsewhere / "test.jsonl", [{"id": "l", "content": CODE.format(k=4)}])
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a", "t"]
+    listed = {}
+    for engine in runs:
+        with open(tmp_path / engine / "unreadable.csv") as handle:
+            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
+    assert listed["local"] == {"__extra/": ("", special),
+                               "linked": ("", "not loaded: symbolic link to a folder (not followed)")}, listed
+    assert listed["spark"] == listed["local"], listed
+
+
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column
 
 

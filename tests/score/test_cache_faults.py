@@ -86,17 +86,34 @@ def test_a_database_damaged_after_the_open_fails_the_read_not_as_a_miss(tmp_path
     assert cache.damaged == 0  # not counted as damaged entries read as misses
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes a folder whatever its permissions")
-@pytest.mark.parametrize("mode", [0o000, 0o500])
-def test_a_folder_that_cannot_be_read_or_written_is_refused_when_opened(tmp_path, mode):
-    folder = tmp_path / "cache"
-    ResponseCache(folder).close()
-    folder.chmod(mode)
-    try:
-        with pytest.raises(ResponseCacheError, match="cannot be opened"):
-            ResponseCache(folder)
-    finally:
-        folder.chmod(0o700)
+@pytest.mark.parametrize("mode", [0o000, 0o500], ids=["0000", "0500"])
+def test_a_folder_that_cannot_be_read_or_written_is_refused_when_opened(unprivileged, mode):
+    """A cache folder its owner made unreadable (0000) or read-only (0500) is refused at the open, in
+    one message. Run in a subprocess where permission bits apply (the ``unprivileged`` fixture: as
+    root, through setpriv as ``nobody`` or as root without CAP_DAC_OVERRIDE)."""
+    folder = unprivileged.folder / "cache"
+    folder.mkdir()
+    unprivileged.give(folder)  # the user's own folder
+    script = f"""
+import os
+from workbench.llm.cache import ResponseCache, ResponseCacheError
+
+ResponseCache({str(folder)!r}).close()
+os.chmod({str(folder)!r}, {mode:#o})
+try:
+    ResponseCache({str(folder)!r})
+except ResponseCacheError as error:
+    print("ResponseCacheError:", error)
+else:
+    print("opened")
+finally:
+    os.chmod({str(folder)!r}, 0o700)
+"""
+    result = subprocess.run([*unprivileged.prefix, sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, cwd=unprivileged.folder)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert f"ResponseCacheError: the response cache {folder} cannot be opened" in result.stdout, result.stdout
+    assert "give this user read and write access" in result.stdout, result.stdout
 
 
 def test_under_workbench_run_the_advice_names_config_keys(tmp_path):

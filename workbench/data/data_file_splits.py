@@ -45,6 +45,8 @@ UNMATCHED_REASON = "its name names no split while other files' names do (train, 
 METADATA_REASON = "a metadata file of a dataset folder (datasets does not read it as data)"
 #: why a file of a folder of data files that is no data file (a README.md, a LICENSE) is not read
 NOT_DATA_REASON = "not a data file (the folder is read as a dataset)"
+#: why the files in a folder named ``__*`` of a folder of data files are not read (one entry for the folder)
+SPECIAL_FOLDER_REASON = "folder whose name starts with '__' (datasets reads no file in it): its files are not read"
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +119,22 @@ def folder_splits(paths: Iterable[str], *, root: str = "", one_file: bool = Fals
     unmatched = [path for path in paths if path not in read and path not in metadata]
     return FolderSplits({split: [path for path in paths if path in files] for split, files in found.items() if files},
                         unmatched, metadata)
+
+
+def special_folder(relative: str) -> str | None:
+    """The folder of a data file that ``datasets`` reads no file in: the first folder of its path whose name
+    starts with ``__`` (``datasets``' ``_is_inside_unrequested_special_dir``; a file named so, ``__train.jsonl``,
+    is read).
+
+    Args:
+        relative: the file's POSIX path below the folder of data files (``__extra/deep/test.jsonl``).
+
+    Returns:
+        that folder's path, ending with ``/`` (``__extra/``), or ``None`` when no folder of the path is so named.
+    """
+    parts = relative.split("/")[:-1]
+    special = next((n for n, part in enumerate(parts) if part.startswith("__")), None)
+    return None if special is None else "/".join(parts[:special + 1]) + "/"
 
 
 def empty_split_name_message(where: str, cause: str) -> str:

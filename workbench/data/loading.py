@@ -100,7 +100,9 @@ class SkippedFile:
         path: the path relative to the folder (POSIX separators; a folder's ends with ``/``).
         reason: ``"binary"``, ``"not UTF-8 (byte offset 40), nor cp1252 (byte offset 52): ..."`` (0-based), ``"empty"``, ``"unreadable: ..."``,
             ``"no language plugin for .ext"``, ``"hidden ..."`` (a name starting with ``.``, or
-            ``__pycache__``: one entry per hidden folder, whose files are not listed).
+            ``__pycache__``: one entry per hidden folder, whose files are not listed), ``"folder whose name
+            starts with '__' ..."`` (in a folder of data files: one entry per such folder, which ``datasets`` reads
+            no file in), ``"symbolic link to a folder (not followed)"``, ``"broken symbolic link"``.
         undecodable: a source file of a language the folder is read in whose bytes could not be
             taken as its text (empty, binary, another encoding): part of the source tree, never
             compared; a ``files/`` output keeps it as it is.
@@ -891,11 +893,24 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
                 f"(a file, or a folder of them) or a folder of source files alone"
             )
     if data_files and (not others or not extensions):
+        from workbench.data.data_file_splits import NOT_DATA_REASON, SPECIAL_FOLDER_REASON, special_folder
+
+        # datasets reads no file in a folder named __* (__extra/): one entry for the folder, in no split
+        special_of = {p: special_folder(p.relative_to(path).as_posix()) for p in files}
+        special = [SkippedFile(name, SPECIAL_FOLDER_REASON, no_split=True)
+                   for name in dict.fromkeys(folder for folder in special_of.values() if folder)]
+        if special and all(special_of[p] for p in data_files):
+            raise DataError(f"{path}: every data file is in a folder whose name starts with '__' "
+                            f"({', '.join(entry.path for entry in special[:3])}), and datasets reads no file in one; "
+                            f"rename the folder without the leading '__', or pass the folder itself")
+        data_files = [p for p in data_files if special_of[p] is None]
+        others = [p for p in others if special_of[p] is None]
         splits, not_read = _load_data_folder(path, data_files, builders)
-        from workbench.data.data_file_splits import NOT_DATA_REASON
 
         skipped = [SkippedFile(p.relative_to(path).as_posix(), NOT_DATA_REASON, no_split=True) for p in others]
-        hidden = [replace(entry, no_split=True) for entry in hidden]  # datasets reads none of them
+        # datasets reads none of them: no hidden file, no link to a folder (nor a broken link)
+        links = [replace(entry, no_split=True) for entry in links if special_folder(entry.path) is None]
+        hidden = sorted([replace(entry, no_split=True) for entry in hidden] + special, key=lambda entry: entry.path)
         return LoadedDataset(str(path), splits, skipped=not_read + skipped + links + hidden)
     loaded = _load_source_folder(path, files, extensions, language, source_encoding)
     loaded.skipped[:0] = links

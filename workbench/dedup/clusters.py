@@ -164,6 +164,7 @@ def choose_keeper(
     train_split: str,
     test_split: str,
     excluded: frozenset[int] | set[int] = frozenset(),
+    train_and_test: bool = True,
 ) -> int | None:
     """Return the index of the file a cluster keeps, or ``None`` if every member is excluded.
 
@@ -173,19 +174,28 @@ def choose_keeper(
         cross_set: when the cluster spans the train and test splits, ``remove-test`` keeps a
             train member (Allamanis 2019's "unbiased test") and ``remove-train`` a test member,
             whatever other splits (``validation``, ``dev``) the cluster also holds; ``keep`` then
-            chooses among the members of that split. A cluster without both has no such rule.
+            chooses among the members of that split. Under ``remove-test`` a cluster with a test
+            member and members of a third split only (no train member) keeps a member of the third
+            split, whatever order the splits are read in: the test split keeps no row with a copy in
+            another split, the rows ``workbench bias`` counts as its unbiased test. Any other cluster
+            has no such rule.
         splits: split name of every file; n_tokens: token count of every file.
         train_split, test_split: the split names.
         excluded: files that must not be kept (e.g. contaminated by ``--against``).
+        train_and_test: the data has both the train and the test split (else no cross-set rule applies).
     """
     pool = [m for m in members if m not in excluded]
     if not pool:
         return None
     member_splits = {splits[m] for m in pool}
-    if train_split in member_splits and test_split in member_splits:
+    if train_and_test and train_split in member_splits and test_split in member_splits:
         # the copy the policy names: a third split's copy (validation) is not kept in its place
         wanted = train_split if cross_set == "remove-test" else test_split
         pool = [m for m in pool if splits[m] == wanted]
+    elif train_and_test and cross_set == "remove-test" and test_split in member_splits and len(member_splits) > 1:
+        # a test copy of a third split's row (validation, or a split read after test): not kept, as the
+        # train copy is not, so the test split holds no row that has a copy in another split
+        pool = [m for m in pool if splits[m] != test_split]
     if keep == "longest":
         return min(pool, key=lambda m: (-n_tokens[m], m))
     if keep == "train-first":

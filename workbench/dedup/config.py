@@ -90,7 +90,10 @@ class DedupConfig(JobConfig):
         cross_set: for clusters with files in both the train and the test split:
             ``remove-test`` keeps a train copy (the "unbiased test" set of Allamanis 2019,
             Sec. 4) and ``remove-train`` keeps a test copy (decontaminates train); a copy of a
-            third split in such a cluster (``validation``) is removed too.
+            third split in such a cluster (``validation``) is removed too. With both splits in the
+            data, ``remove-test`` also keeps a third split's copy over a test copy in a cluster
+            without a train copy, whatever order the splits are read in (the test split keeps no
+            row with a copy in another split: ``workbench bias``'s unbiased test).
         train_split / test_split: the split names those policies and the report use.
         against: a reference dataset: rows that are near-duplicates of any of its rows are
             dropped (decontamination, e.g. ``humaneval``).

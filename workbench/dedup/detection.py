@@ -389,11 +389,12 @@ def verify_and_cluster(candidates: Candidates, progress: ProgressFactory, timing
     contaminated = set(removed)
     keepers: list[int | None] = []
     n_tokens = candidates.n_tokens
+    train_and_test = config.train_split in rows.split_ranges and config.test_split in rows.split_ranges
     for cluster in clusters:
         keeper = choose_keeper(
             cluster, keep=config.keep, cross_set=config.cross_set, splits=rows.splits,
             n_tokens=n_tokens, train_split=config.train_split,
-            test_split=config.test_split, excluded=contaminated,
+            test_split=config.test_split, excluded=contaminated, train_and_test=train_and_test,
         )
         keepers.append(keeper)
         if keeper is None or (reference is not None and config.decontaminate_only):

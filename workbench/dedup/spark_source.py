@@ -43,6 +43,7 @@ from urllib.parse import unquote
 from workbench.data.data_file_splits import (
     METADATA_REASON,
     NOT_DATA_REASON,
+    SPECIAL_FOLDER_REASON,
     UNMATCHED_REASON,
     FolderSplits,
     folder_splits,
@@ -202,8 +203,11 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
     files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
+    files, links = _not_through_links(files, prefix)
+    skipped[:0] = links  # the local loader's order: links, then the hidden files
     if not files:
-        raise DataError(f"{source}: no data files there (hidden files, _SUCCESS and .crc files are not read)")
+        raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
+                        f"files are not read)")
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
     if saved is not None and any(file.endswith(".arrow") for file in files):  # the local loader's load_from_disk
         raise DataError(f"{source}: a folder datasets' save_to_disk wrote ({saved}): its rows are in .arrow files, "
@@ -314,7 +318,9 @@ def _format_of(file: str) -> str | None:
 def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[list[str], list[SkippedFile]]:
     """The files to read, and the hidden ones, listed as the local loader lists them in a folder of data
     files (:func:`workbench.data.loading._hidden_entry`, in no split): a name starting with ``.``
-    (``.part-0.crc``, ``.git/``) or ``__pycache__``; one entry for a hidden folder, none for its files. With
+    (``.part-0.crc``, ``.git/``) or ``__pycache__``, and a folder named ``__*`` (``__extra/``: ``datasets`` reads
+    no file in one, :data:`~workbench.data.data_file_splits.SPECIAL_FOLDER_REASON`); one entry for a hidden
+    folder, none for its files. With
     ``underscore`` (``--input-format`` given: every file is read as data), names starting with
     ``_`` (Spark's ``_SUCCESS``, ``_temporary/``) are hidden too, and listed.
 
@@ -328,20 +334,57 @@ def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[lis
     for file in files:
         relative = file[len(prefix):] if file.startswith(prefix) else file.rsplit("/", 1)[-1]
         parts = [part for part in relative.split("/") if part]
+        # a folder named __* (not the file's own name): datasets reads no file in it, nor does the local loader
         hidden = next((n for n, part in enumerate(parts) if part.startswith(".") or part == "__pycache__"
-                       or (underscore and part.startswith("_"))), None)
+                       or (underscore and part.startswith("_")) or (part.startswith("__") and n + 1 < len(parts))),
+                      None)
         if hidden is None:
             kept.append(file)
             continue
         name = "/".join(parts[:hidden + 1])
         if name not in skipped:
-            # Spark reads data files alone: a hidden one is in no split, as in the local loader's data folder
-            entry = _hidden_entry(_Named(parts[hidden], hidden + 1 < len(parts)), PurePosixPath(name), no_split=True)
-            if parts[hidden].startswith("_") and not parts[hidden].startswith("__"):
-                entry = SkippedFile(entry.path, entry.reason.replace("name starts with '.'", "name starts with '_', "
-                                                                     "with --input-format"), no_split=True)
+            folder = hidden + 1 < len(parts)
+            if folder and parts[hidden].startswith("__") and parts[hidden] != "__pycache__":
+                entry = SkippedFile(name + "/", SPECIAL_FOLDER_REASON, no_split=True)
+            else:
+                # Spark reads data files alone: a hidden one is in no split, as in the local loader's data folder
+                entry = _hidden_entry(_Named(parts[hidden], folder), PurePosixPath(name), no_split=True)
+                if parts[hidden].startswith("_") and parts[hidden] != "__pycache__":  # with --input-format
+                    entry = SkippedFile(entry.path, entry.reason.replace(
+                        "name starts with '.'", "name starts with '_', with --input-format"), no_split=True)
             skipped[name] = entry
     return kept, list(skipped.values())
+
+
+def _not_through_links(files: list[str], prefix: str) -> tuple[list[str], list[SkippedFile]]:
+    """The files to read, and the symbolic links to folders they were found through, listed as the local loader
+    lists them in a folder of data files (in no split): Hadoop's local file system follows a link to a folder,
+    where the local loader (and ``datasets``) reads no file through one. Only ``file:`` URIs hold such links.
+
+    Args:
+        files: the file URIs, sorted; prefix: the folder they are relative to.
+
+    Returns:
+        the files not under a link, and one ``symbolic link to a folder (not followed)`` entry per link.
+    """
+    import os
+    from urllib.parse import urlparse
+
+    if not prefix.startswith("file:"):
+        return files, []
+    base = unquote(urlparse(prefix).path)
+    kept: list[str] = []
+    links: dict[str, SkippedFile] = {}
+    is_link = functools.lru_cache(maxsize=None)(lambda relative: os.path.islink(os.path.join(base, relative)))
+    for file in files:
+        parts = file[len(prefix):].split("/")[:-1] if file.startswith(prefix) else []
+        through = next((n for n in range(len(parts)) if is_link(unquote("/".join(parts[:n + 1])))), None)
+        if through is None:
+            kept.append(file)
+            continue
+        name = unquote("/".join(parts[:through + 1]))
+        links.setdefault(name, SkippedFile(name, "symbolic link to a folder (not followed)", no_split=True))
+    return kept, list(links.values())
 
 
 @dataclass
