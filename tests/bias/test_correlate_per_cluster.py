@@ -102,3 +102,22 @@ def test_mostly_unknown_ids_are_refused(generations, tmp_path, corpus):
     result = CliRunner().invoke(app, ["correlate", str(scores), "-m", "judge", "--dedup", str(out), "--resamples", "40",
                                       "--length-column", "none"], terminal_width=100)
     assert result.exit_code == 1 and "--allow-partial-join" in result.output
+
+
+def test_a_cluster_whose_kept_row_is_absent_drops_out_like_one_with_an_empty_cell(generations, tmp_path, corpus):
+    """docs/correlate.md: a cluster whose kept row has no value of a metric drops out of it. Tasks 0 and 1
+    lack their kept row (sample 0) in the score table, tasks 2 and 3 have it with an empty judge cell: all
+    four clusters drop out of the judge alike, and no copy the dedup removed (samples 3, 4) stands in."""
+    out, _, table = generations
+    scored = [({**row, "judge": None} if row["task_id"] in ("T/2", "T/3") and row["sample_id"] == 0 else row)
+              for row in table if not (row["task_id"] in ("T/0", "T/1") and row["sample_id"] == 0)]
+    scores = corpus.write_jsonl(tmp_path / "gaps.jsonl", scored)
+    report = run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), resamples=40,
+                                                        length_column="none"))
+    counted = [r for r in scored if r["sample_id"] in (1, 2)]  # the kept rows with a judge value
+    expected = kendall_tau_b(np.array([r["judge"] for r in counted]), np.array([r["passed"] for r in counted], dtype=float))
+    assert report.deduplicated.metrics["judge"].n_samples == 8
+    assert report.deduplicated.metrics["judge"].pooled["kendall"].value == pytest.approx(expected)
+    selection = report.per_cluster
+    assert (selection.rows, selection.kept, selection.clusters_without_kept_row) == (18, 10, 2)
+    assert any("2 clusters" in note and "'T/0:0'" in note for note in report.deduplicated.notes), report.deduplicated.notes

@@ -320,6 +320,11 @@ def run_correlate(
         report.deduplicated = correlate(subset, **options, method_limits=limits, limited_rows={
             method: selection.kept_among_first(limit) for method, limit in limits.items()})
         report.deduplicated.source = f"{report.source}, one row per cluster of {config.dedup}"
+        if selection.clusters_without_kept_row:
+            shown = ", ".join(repr(row) for row in selection.absent_kept_rows)
+            report.deduplicated.notes.append(
+                f"{count(selection.clusters_without_kept_row, 'cluster')} left out: the row the dedup kept "
+                f"(e.g. {shown}) is not in the score table, and the rows it removed do not stand in")
         report.per_cluster = selection
         report.per_cluster_differences = per_cluster_differences(report, report.deduplicated)
     if plot_path is not None:

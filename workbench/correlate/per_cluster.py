@@ -3,7 +3,8 @@ next to all rows, so a user sees whether duplicated generations moved a judge's 
 
 A cluster of ``workbench dedup``'s ``clusters.json`` counts once, with the row the dedup kept
 (Allamanis 2019, Sec. 2: one file per cluster; :func:`workbench.bias.settings.one_per_cluster`);
-a row in no cluster stays. Rows are matched to the dedup's ids as ``workbench dedup --id-column``
+a cluster whose kept row is not in the table drops out (no removed member stands in); a row in
+no cluster stays. Rows are matched to the dedup's ids as ``workbench dedup --id-column``
 built them (default: the task and sample columns joined with ``:``, what ``workbench run`` uses).
 """
 
@@ -30,6 +31,10 @@ class ClusterSelection:
         rows: rows of the table; kept: rows left (one per cluster and every row in no cluster).
         rows_in_clusters: rows in a cluster; clusters: clusters with a row here.
         unknown_ids: rows whose id the dedup output does not have (kept: not known duplicates).
+        clusters_without_kept_row: clusters with a row here but not the row the dedup kept; they drop
+            out (the rows the dedup removed never stand in), as a kept row with an empty cell drops out
+            of that metric.
+        absent_kept_rows: up to 3 ids of those kept rows, for the note (not in :meth:`to_dict`).
         positions: the 0-based positions in the table of the rows kept, ascending (not in :meth:`to_dict`).
     """
 
@@ -40,10 +45,12 @@ class ClusterSelection:
     rows_in_clusters: int
     clusters: int
     unknown_ids: int
+    clusters_without_kept_row: int = 0
     positions: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    absent_kept_rows: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        fields = {k: v for k, v in self.__dict__.items() if k != "positions"}
+        fields = {k: v for k, v in self.__dict__.items() if k not in ("positions", "absent_kept_rows")}
         return {**fields, "id_columns": list(self.id_columns), "rows_left_out": self.rows - self.kept}
 
     def kept_among_first(self, n: int) -> int:
@@ -108,11 +115,19 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
                         f"output (ids from {','.join(id_columns)}; unknown e.g. {shown}); such a join usually means ids "
                         f"written another way (007 vs 7) or another dataset: check {option_named('dedup_id_column')}, or "
                         f"{option_set('allow_partial_join')} if the table really has rows the dedup never saw")
-    chosen = one_per_cluster(cluster, position, kept, np.ones(len(ids), dtype=bool))
+    # only the row the dedup kept stands for its cluster: a cluster whose kept row is absent from the table
+    # drops out, as one whose kept row has an empty cell drops out of that metric (docs/correlate.md); a
+    # member the dedup removed never stands in (one_per_cluster takes one row of an id listed twice)
+    chosen = one_per_cluster(cluster, position, kept, kept)
     positions = np.flatnonzero(chosen).tolist()
+    present = set(np.unique(cluster[cluster >= 0]).tolist())
+    represented = set(np.unique(cluster[chosen & (cluster >= 0)]).tolist())
+    # (a cluster the dedup kept no row of, every member contaminated, is no absent kept row)
+    absent = [output.kept_of_cluster[c] for c in sorted(present - represented) if output.kept_of_cluster[c] is not None]
     selection = ClusterSelection(
         dedup_output=str(dedup_output), id_columns=tuple(id_columns), rows=len(ids), kept=int(chosen.sum()),
         rows_in_clusters=int(np.count_nonzero(cluster >= 0)), clusters=int(np.unique(cluster[cluster >= 0]).size),
-        unknown_ids=unknown, positions=tuple(positions),
+        unknown_ids=unknown, clusters_without_kept_row=len(absent), positions=tuple(positions),
+        absent_kept_rows=tuple(str(row) for row in absent[:3]),
     )
     return dataset.select(positions), selection
