@@ -199,3 +199,46 @@ def test_the_note_says_when_the_dedup_kept_a_test_row_duplicated_only_in_another
     note = next(n for n in report.duplication.notes if "not in unbiased test" in n)
     assert "drops them too" not in note and "drops it too" not in note, note
     assert "the dedup kept it in its test split" in note, note
+
+
+def _test_only(tmp_path, corpus, scored_test_rows):
+    """ROWS plus train rows E-H (train rows outnumber the test rows), train C and test t5 contaminated;
+    the metric on the test rows ``scored_test_rows`` only, as a model scored on test."""
+    rows = ROWS + [(name, "train", name.lower(), 0) for name in ("E", "F", "G", "H")]
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/1", "content": corpus.code("r1")},
+                                                                  {"id": "REF/2", "content": corpus.code("r2")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
+                       split_column="split", against=str(reference))
+    scored = [(i, v) for i, s, _, v in rows if s == "test" and i in scored_test_rows]
+    return run_bias(out, {"id": [i for i, _ in scored], "acc": [v for _, v in scored]},
+                    BiasConfig(metric=["acc"], resamples=50))
+
+
+def test_a_metric_over_every_test_row_draws_no_warning_about_train_rows(tmp_path, corpus, capsys):
+    """probe 39: a metric over every test row (the normal case) was warned about as "8 of the dedup's 13 rows
+    have no metric row ... cannot show what the duplicates among the others do", and contaminated train row C
+    as "1 of the 2 contaminated rows ... has no joined metric row", beside the count "contaminated rows
+    without metric 0": the train rows are no row a test setting counts."""
+    report = _test_only(tmp_path, corpus, {"t1", "t2", "t3", "t4", "t5"})
+    assert report.warnings == [], report.warnings
+    assert report.contamination.counts["contaminated_rows_without_metric"] == 0
+    join = report.join
+    assert (join.dedup_rows, join.dedup_rows_without_metric) == (13, 8)  # the dedup run's rows, as before
+    assert (join.rows_counted, join.dedup_rows_counted, join.dedup_rows_counted_without_metric) == ("test", 5, 0)
+    from workbench.cli.bias import print_report
+
+    print_report(report)
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "8 of the dedup's 13 rows have no metric row (0 of its 5 test rows, the rows the settings count)" in printed
+
+
+def test_test_rows_without_a_metric_row_are_warned_about_and_counted_alike(tmp_path, corpus):
+    """A metric over 2 of the 5 test rows, without contaminated t5: the warning names the test rows and
+    t5, and the count of contaminated rows without a metric row is the warning's 1."""
+    report = _test_only(tmp_path, corpus, {"t1", "t4"})
+    assert report.contamination.counts["contaminated_rows_without_metric"] == 1
+    assert (report.join.dedup_rows_counted, report.join.dedup_rows_counted_without_metric) == (5, 3)
+    assert any(w.startswith("3 of the dedup's 5 test rows have no metric row: every setting is computed over the 2 "
+                            "test rows that have one") for w in report.warnings), report.warnings
+    assert any(w.startswith("1 of the 1 contaminated test row in ") and "(e.g. t5)" in w
+               for w in report.warnings), report.warnings

@@ -155,11 +155,18 @@ def run_bias(
         # information, not a fault: a data set's recorded outcomes (ICE-Score's `passed`) next to this execution's
         notes += _own_label_disagreement(metrics_source, table, config)
     rows = _Rows(output, table, config.id_columns)
+    # the rows every setting counts: a train/test corpus's test rows (the evaluated split, Allamanis 2019
+    # Sec. 3), else every joined row; the warnings below speak of these, not of rows no setting uses
+    in_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
+    test_scope = in_test if output.has_train_test and in_test.any() else None
+    counted_rows = output.rows if test_scope is None else _split_rows(output, output.test_split, int(in_test.sum()))
+    counted_joined = len(rows) if test_scope is None else int(in_test.sum())
     join = JoinCounts(
         metric_rows=table.rows, without_id=table.without_id, joined=len(rows), unjoined=len(rows.unjoined_ids),
         unjoined_ids=rows.unjoined_ids[:LISTED_IDS], dedup_rows=output.rows,
         dedup_rows_without_metric=max(0, output.rows - len(rows)),
-        id_columns=config.id_columns,
+        id_columns=config.id_columns, rows_counted="all" if test_scope is None else "test",
+        dedup_rows_counted=counted_rows, dedup_rows_counted_without_metric=max(0, counted_rows - counted_joined),
     )
     if len(rows) == 0:
         shown = ", ".join(repr(i) for i in table.ids[:3])
@@ -183,10 +190,12 @@ def run_bias(
             raise DataError(f"{table.source}: metric column {metric!r} has no value in any of the {len(rows)} joined rows "
                             f"(every cell is empty or NaN): there is nothing to average; check the column, or leave "
                             f"-m {metric} out")
-    if join.dedup_rows and join.dedup_rows_without_metric > join.dedup_rows / 2:
-        warnings.append(f"{join.dedup_rows_without_metric} of the dedup's {join.dedup_rows} rows have no metric row: every "
-                        f"setting is computed over the {len(rows)} rows that have one; a metric over part of the rows "
-                        "(e.g. only those the dedup kept) cannot show what the duplicates among the others do")
+    if join.dedup_rows_counted and join.dedup_rows_counted_without_metric > join.dedup_rows_counted / 2:
+        kind = "test rows" if test_scope is not None else "rows"
+        warnings.append(f"{join.dedup_rows_counted_without_metric} of the dedup's {join.dedup_rows_counted} {kind} have no "
+                        f"metric row: every setting is computed over the {counted_joined} {kind} that have one; a metric "
+                        f"over part of the {kind} (e.g. only those the dedup kept) cannot show what the duplicates among "
+                        "the others do")
     settings = BootstrapSettings(n_resamples=config.resamples, confidence=config.confidence, seed=config.seed)
     units, unit = rows.units(by_task=config.task_column is not None)
     bootstrap = UnitBootstrap(units, settings)
@@ -209,17 +218,17 @@ def run_bias(
         _check_same_rows(reference, rows, config)
     if reference.has_reference:
         joined_ids = set(rows.ids)
-        elsewhere = [row for row in reference.contaminated if row not in joined_ids]
+        # of the rows the settings count, as the count contaminated_rows_without_metric
+        counted = _contaminated_counted(reference, test_scope is not None, output.test_split)
+        elsewhere = [row for row in counted if row not in joined_ids]
         if elsewhere:
-            warnings.append(f"{len(elsewhere)} of the {count(len(reference.contaminated), 'contaminated row')} in "
+            what = "contaminated test row" if test_scope is not None else "contaminated row"
+            warnings.append(f"{len(elsewhere)} of the {count(len(counted), what)} in "
                             f"{reference.folder / 'contamination.csv'} {'has' if len(elsewhere) == 1 else 'have'} no joined metric row and "
                             f"{'is' if len(elsewhere) == 1 else 'are'} not in the "
                             f"clean vs contaminated figures (e.g. {', '.join(elsewhere[:3])})")
     duplication = _duplication(output, rows, metrics, bootstrap, label, config)
-    # the contamination split covers the rows the duplication settings count: a train/test corpus's
-    # test rows (the evaluated split, Allamanis 2019 Sec. 3), else every joined row
-    in_test = np.array([s == output.test_split for s in rows.splits], dtype=bool)
-    test_scope = in_test if output.has_train_test and in_test.any() else None
+    # the contamination split covers the rows the duplication settings count (test_scope above)
     contamination = (_contamination(reference, rows, metrics, bootstrap, label, config, test_scope, output.test_split)
                      if reference.has_reference else None)
     for analysis in (duplication, contamination):
@@ -556,6 +565,22 @@ def _rows_were(rows: int) -> str:
     return f"{count(rows, 'row')} of the dedup run {'was' if rows == 1 else 'were'}"
 
 
+def _split_rows(output: DedupOutput, split: str, fallback: int) -> int:
+    """Rows of ``split`` in the dedup run (``report.json`` ``splits.<split>.files``), ``fallback`` when
+    the report does not record them."""
+    recorded = output.report["splits"].get(split)
+    return int(recorded["files"]) if isinstance(recorded, dict) and recorded.get("files") is not None else fallback
+
+
+def _contaminated_counted(reference: DedupOutput, test_scoped: bool, test_split: str) -> list[str]:
+    """The contaminated rows of ``reference`` among the rows the settings count: on a train/test corpus
+    (``test_scoped``) those of ``test_split`` (a row not in ``removed.csv`` taken as one), else all.
+    Both the warning on contaminated rows without a metric row and the count
+    ``contaminated_rows_without_metric`` are over these rows."""
+    return [row for row in reference.contaminated
+            if not test_scoped or reference.removed.get(row, (test_split,))[0] == test_split]
+
+
 def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], bootstrap: UnitBootstrap,
                    label: np.ndarray | None, config: BiasConfig, test_scope: np.ndarray | None = None,
                    test_split: str = "test") -> Analysis:
@@ -581,8 +606,7 @@ def _contamination(reference: DedupOutput, rows: _Rows, metrics: list[str], boot
     notes = [f"contaminated: a near-duplicate of a row of {reference.reference} (its contamination.csv)"]
     other = int(np.count_nonzero(~scope))
     # the reference's contaminated rows among those counted: of the test split on a train/test corpus
-    in_scope = [row for row in reference.contaminated
-                if test_scope is None or reference.removed.get(row, (test_split,))[0] == test_split]
+    in_scope = _contaminated_counted(reference, test_scope is not None, test_split)
     if test_scope is not None:
         left_out = sum(1 for row, inside in zip(rows.ids, scope) if not inside and row in reference.contaminated)
         notes.insert(0, f"rows: the {count(int(scope.sum()), 'test row')} of {test_split!r}, the rows the duplication "

@@ -126,6 +126,9 @@ class JoinCounts:
         unjoined: rows whose id it does not have (left out); unjoined_ids: the first of them.
         dedup_rows: rows of the dedup run; dedup_rows_without_metric: how many have no metric row.
         id_columns: the id column(s).
+        rows_counted: the rows the settings count: ``"test"`` (a train/test corpus's test split) or ``"all"``.
+        dedup_rows_counted: the dedup run's rows of that kind (its test split's, or all);
+            dedup_rows_counted_without_metric: how many of them have no metric row (the warning's count).
     """
 
     metric_rows: int
@@ -136,6 +139,9 @@ class JoinCounts:
     dedup_rows: int
     dedup_rows_without_metric: int
     id_columns: list[str]
+    rows_counted: str = "all"
+    dedup_rows_counted: int = 0
+    dedup_rows_counted_without_metric: int = 0
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)

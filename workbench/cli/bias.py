@@ -78,6 +78,8 @@ def print_report(report: BiasReport) -> None:
         f"join on {','.join(j.id_columns)}: {j.joined} of {j.metric_rows} metric rows joined; {j.unjoined} not in the "
         f"dedup output (left out), {j.without_id} without an id; {j.dedup_rows_without_metric} of the dedup's "
         f"{count(j.dedup_rows, 'row')} {'has' if j.dedup_rows_without_metric == 1 else 'have'} no metric row"
+        + (f" ({j.dedup_rows_counted_without_metric} of its {count(j.dedup_rows_counted, 'test row')}, the rows the "
+           "settings count)" if j.rows_counted == "test" else "")
     )
     if j.unjoined_ids:
         console.print(f"ids not in the dedup output: {escape(', '.join(j.unjoined_ids))}"
