@@ -284,8 +284,10 @@ def _join(
     names: tuple[str, str],
     allow_partial: bool = False,
     compare_code: bool = True,
-) -> tuple[np.ndarray, np.ndarray, JoinSummary]:
-    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, and the summary.
+) -> tuple[np.ndarray, np.ndarray, JoinSummary, int]:
+    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, the summary, and how
+    many score rows have no task id (an empty cell: no key to join, counted as rows without a task id,
+    as without results, not as score rows without a result).
 
     A key match whose two rows both record a ``code_sha256`` (:func:`workbench.data.samples.code_digest`)
     and record different ones pairs a score of some code with the verdict on other code (two
@@ -307,7 +309,11 @@ def _join(
     _check_unique(*map(list, zip(*result_keys)), key, names[1])
     result_index = {k: i for i, k in enumerate(result_keys) if None not in k}
     score_rows, result_rows, unmatched_scores = [], [], []
+    without_task = 0
     for row, k in enumerate(score_keys):
+        if k[0] is None:
+            without_task += 1
+            continue
         match = result_index.get(k)
         if match is None:
             unmatched_scores.append(k)
@@ -351,7 +357,7 @@ def _join(
         examples=examples,
         code_mismatches=mismatches,
     )
-    return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary
+    return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary, without_task
 
 
 def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
@@ -532,6 +538,7 @@ def prepare_table(
     if len(set(metrics)) != len(metrics):
         raise DataError(f"a metric is named twice in {list(metrics)}")
     join = None
+    unkeyed = 0  # score rows without a task id that a join with results leaves out before the table
     if results is None:
         require_columns(scores, {option_named("task_column"): task_column}, where=names[0])
         if label not in scores.column_names:
@@ -562,7 +569,7 @@ def prepare_table(
                      else MissingColumnError(label, results.column_names, hint=named))
             error.args = (f"{error.args[0]} (in {names[1]})",)
             raise error
-        score_rows, result_rows, join = _join(scores, results, task_column, sample_column, names,
+        score_rows, result_rows, join, unkeyed = _join(scores, results, task_column, sample_column, names,
                                               allow_partial=allow_partial_join, compare_code=compare_code)
         table = scores.select(score_rows)
         input_rows = score_rows
@@ -617,9 +624,9 @@ def prepare_table(
         label=label_values[rows],
         metrics=metric_values,
         exclusions=exclusions,
-        rows=len(table),
+        rows=len(table) + unkeyed,
         excluded_missing_label=int((label_missing & ~task_missing).sum()),
-        excluded_missing_task=int(task_missing.sum()),
+        excluded_missing_task=int(task_missing.sum()) + unkeyed,
         join=join,
         lengths=None if lengths is None else lengths[rows],
         length_source=length_source,

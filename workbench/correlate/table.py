@@ -58,7 +58,9 @@ class JoinSummary:
         key: the join columns ``(task column, sample column)``.
         score_rows, result_rows: rows in each table.
         matched: keys found in both.
-        unmatched_scores: score rows with no execution result (left out, counted).
+        unmatched_scores: score rows with a task id and no execution result (left out, counted); a score
+            row without a task id has no key to join and is counted as a row without a task id
+            (:attr:`CorrelationTable.excluded_missing_task`), as without results.
         unmatched_results: result rows with no scores (left out, counted).
         examples: up to three unmatched keys per side.
         status_counts: for matched rows, how many have each value of the results' ``status``
