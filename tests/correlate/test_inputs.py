@@ -376,3 +376,20 @@ def test_splits_of_a_folder_are_combined_or_selected(tmp_path):
     assert both.counts.samples == 72
     test_only = correlate(folder, metrics=["codebleu"], splits=["test"], n_resamples=10)
     assert test_only.counts.samples == 36 and test_only.counts.tasks == 6
+
+
+def test_a_csv_nan_cell_is_text_in_an_id_column_and_missing_in_a_metric_column(tmp_path):
+    """README: a CSV's `NA`, `None`, `null` and `NaN` cells stay text (a task named "NaN" is a task), while in
+    a column of numbers a `NaN` cell is a missing value like an empty one (probe 39 found the README silent
+    on NaN). Pins the documented reading; real CSV through `datasets`."""
+    path = tmp_path / "scores.csv"
+    lines = ["task_id,sample_id,m,passed"]
+    for task in ["NaN", "NA", "T2", "T3"]:
+        for sample in range(4):
+            m = "NaN" if (task, sample) == ("T2", 0) else "" if (task, sample) == ("T3", 0) else f"{(sample * 3 + len(task)) % 5 / 4}"
+            lines.append(f"{task},{sample},{m},{(sample + len(task)) % 2}")
+    path.write_text("\n".join(lines) + "\n")
+    report = correlate(str(path), metrics=["m"], n_resamples=20, length_column="none")
+    assert report.counts.tasks == 4 and report.counts.excluded_missing_task == 0
+    excluded = report.metrics["m"].excluded_rows
+    assert (excluded.missing, excluded.non_numeric, report.metrics["m"].n_samples) == (2, 0, 14)
