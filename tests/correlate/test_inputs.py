@@ -386,7 +386,8 @@ def test_a_csv_nan_cell_is_text_in_an_id_column_and_missing_in_a_metric_column(t
     lines = ["task_id,sample_id,m,passed"]
     for task in ["NaN", "NA", "T2", "T3"]:
         for sample in range(4):
-            m = "NaN" if (task, sample) == ("T2", 0) else "" if (task, sample) == ("T3", 0) else f"{(sample * 3 + len(task)) % 5 / 4}"
+            value = f"{(sample * 3 + len(task)) % 5 / 4}"
+            m = {("T2", 0): "NaN", ("T3", 0): ""}.get((task, sample), value)
             lines.append(f"{task},{sample},{m},{(sample + len(task)) % 2}")
     path.write_text("\n".join(lines) + "\n")
     report = correlate(str(path), metrics=["m"], n_resamples=20, length_column="none")
