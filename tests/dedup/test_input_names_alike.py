@@ -115,6 +115,20 @@ def test_a_json_file_of_no_rows_says_what_it_holds_alike_on_spark(spark, tmp_pat
     assert both_refuse(path) == f"{path}: {said}; pass a file with at least one record"
 
 
+def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_path):
+    """go39: Spark took a folder holding one data file for that file given alone ("the file is empty")."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("\n\n")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1))
+    assert str(local.value) == f"{folder}: no rows in split 'train' (train.jsonl); remove the empty files or add records"
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    uri = folder.as_uri()
+    assert str(on_spark.value) == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
+
+
 def test_a_csv_file_of_only_a_header_is_said_to_be_one(tmp_path):
     path = tmp_path / "header.csv"
     path.write_text("id,content\n")
