@@ -45,6 +45,8 @@ class GoLanguage(LanguagePlugin):
         "type_switch_statement": ("alias",),  # `switch t := x.(type)` defines t
         "receive_statement": ("left",),  # `case v, ok := <-ch:` in a select defines v and ok
     }
+    # `xs[i] = x`, `m[k] += 1` and `*p = x` read xs, m and p: the index and pointer operand is `operand`
+    read_in_target_fields = LanguagePlugin.read_in_target_fields | {"operand"}
     name_query = """
     (inc_statement (_) @update)             ; x++ reads x and assigns it
     (dec_statement (_) @update)

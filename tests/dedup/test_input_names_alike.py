@@ -8,12 +8,15 @@ Found in leftovers38a (input loading):
   ``datasets`` raised a bare ``ValueError: Split name should match '^\\w+(\\.\\w+)*$'' ...`` on both engines;
 * a single Parquet file with its columns and no rows was "the file has no rows (an empty JSON list, or a
   CSV with only a header)";
+* (go39) a JSON Lines file of blank lines only was "the file has no rows (an empty JSON list, or a CSV with
+  only a header)" on the local engine, "the file is empty" on Spark (an empty JSON list too);
 * a float ``--split-column``: the local loader names a split ``str(value)`` (``inf``, ``-inf``,
   ``1e+20``), Spark cast it to text in Java's words (``Infinity``, ``-Infinity``, ``1.0E20``).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -92,6 +95,46 @@ def empty_parquet(path: Path) -> Path:
     """A Parquet file with its columns (id, content) and no rows."""
     pq.write_table(pa.Table.from_pylist(rows(1)).slice(0, 0), path)
     return path
+
+
+@pytest.mark.parametrize(("name", "content", "said"), [
+    ("blank.jsonl", "\n\n  \n", "the JSON Lines file has no rows (only blank lines)"),
+    ("blank.jsonl.gz", "\n\t\n", "the JSON Lines file has no rows (only blank lines)"),
+    ("blank.json", "\n\n", "the JSON file has no rows (only blank lines)"),
+    ("list.json", "[ ]\n", "the JSON file has no rows (an empty JSON list)"),
+])
+def test_a_json_file_of_no_rows_says_what_it_holds_alike_on_spark(spark, tmp_path, name, content, said):
+    """go39: a JSON Lines file of blank lines only, given alone, was "the file has no rows (an empty JSON list, or
+    a CSV with only a header)" on the local engine and "the file is empty" on Spark: neither was true."""
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as handle:
+            handle.write(content)
+    else:
+        path.write_text(content)
+    assert both_refuse(path) == f"{path}: {said}; pass a file with at least one record"
+
+
+def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_path):
+    """go39: Spark took a folder holding one data file for that file given alone ("the file is empty")."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("\n\n")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1))
+    assert str(local.value) == f"{folder}: no rows in split 'train' (train.jsonl); remove the empty files or add records"
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    uri = folder.as_uri()
+    assert str(on_spark.value) == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
+
+
+def test_a_csv_file_of_only_a_header_is_said_to_be_one(tmp_path):
+    path = tmp_path / "header.csv"
+    path.write_text("id,content\n")
+    with pytest.raises(DataError) as refused:
+        run_dedup(str(path), DedupConfig(min_tokens=1))
+    assert str(refused.value) == f"{path}: the CSV file has no rows (only a header); pass a file with at least one record"
 
 
 def test_a_parquet_file_of_no_rows_is_said_to_be_one(tmp_path):

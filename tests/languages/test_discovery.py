@@ -171,11 +171,13 @@ def test_a_malformed_plugin_is_left_out_with_the_attribute_named(install):
     install("malformed-plugin", {"bad": "malformed_module"}, {"malformed_module": toy("malformed", ".mal", """
         identifier_node_types = "identifier"
         subcode_node_types = {"For": frozenset({"for_statement"})}
+        read_in_target_fields = "operand"
     """)})
     assert "malformed" not in _names() and "python" in _names()
     [problem] = [p for p in plugin_problems() if p.source.startswith("malformed-plugin")]
     assert "identifier_node_types must be a set of strings, got str 'identifier'" in problem.message
     assert "subcode_node_types key 'For' is not a SubCodeKind" in problem.message
+    assert "read_in_target_fields must be a set of strings, got str 'operand'" in problem.message
 
 
 def _toy_folder(tmp_path, suffix: str):

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import datasets
@@ -842,10 +842,44 @@ def empty_parquet_message(where: str, columns: Sequence[str]) -> str:
     return f"{where}: the Parquet file has no rows (its columns: {listed}); pass a file with at least one row"
 
 
+def json_no_rows_message(where: str, name: str, lines: Iterable[str]) -> str:
+    """The one line refusing a JSON or JSON Lines file given alone that holds no row, on both dedup engines, saying
+    what it holds: ``<file>: the JSON Lines file has no rows (only blank lines); pass a file with at least one
+    record``, or ``(an empty JSON list)``.
+
+    Args:
+        where: the file as the user named it (a path; the URI on Spark). name: its name, for the format: ``.json``
+            (before an optional ``.gz``) is JSON, any other JSON Lines (Spark reads a file of another name as JSON
+            Lines with ``--input-format json``).
+        lines: the file's lines with all whitespace taken out (each distinct one at least once); none for a file
+            of no bytes. Only blank ones: ``only blank lines``; only brackets (``[]``, or ``[`` and ``]`` on two
+            lines): ``an empty JSON list``; else ``no JSON object with a field``.
+    """
+    suffixes = [suffix.lower() for suffix in PurePath(name).suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes.pop()
+    form = "JSON" if suffixes[-1:] == [".json"] else "JSON Lines"
+    held = set(lines)
+    if not held:
+        return f"{where}: the file is empty"
+    marks = set("".join(held))
+    holds = ("only blank lines" if not marks else "an empty JSON list" if marks <= set("[]")
+             else "no JSON object with a field")
+    return f"{where}: the {form} file has no rows ({holds}); pass a file with at least one record"
+
+
+def _compact_lines(path: Path) -> set[str]:
+    """The distinct lines of a text file (gzipped when its name ends in ``.gz``), whitespace taken out."""
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        return {"".join(line.split()) for line in handle}
+
+
 def _no_rows_message(label: str, data_files: Mapping[str, Iterable[str]], empty: list[str], one_file: bool) -> str:
     if one_file:
-        return (f"{label}: the file has no rows (an empty JSON list, or a CSV with only a header); "
-                f"pass a file with at least one record")
+        if _builder_for(Path(label)) == "csv":
+            return f"{label}: the CSV file has no rows (only a header); pass a file with at least one record"
+        return json_no_rows_message(label, label, _compact_lines(Path(label)))
 
     def files_of(split: str) -> str:
         found = data_files.get(split) or []

@@ -65,6 +65,7 @@ from workbench.data.loading import (
     SPLIT_CELL_NEED,
     SkippedFile,
     empty_parquet_message,
+    json_no_rows_message,
     missing_cells_message,
     refuse_missing_cells,
     value_kind,
@@ -498,7 +499,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         frames.append(frame.select("*", F.col("_metadata.file_path").alias(FILE),
                                    F.col("_metadata.file_block_start").alias(BLOCK)))
     if blank:
-        raise DataError(_empty_message(source, blank, files))
+        raise DataError(_empty_message(spark, source, blank, files, input_format, listing.one_file))
     # a column of two kinds of value over the files (the local loader's check, in its words), before any line's fault
     if input_format == "json":
         in_order = [(file[len(root):], typed[file]) for file in file_order if file in typed]
@@ -603,7 +604,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     empty = [(split, names) for split, names in found.splits.items() if not any(name in read for name in names)]
     if empty:
         keyed.unpersist()
-        raise DataError(_empty_message(source, empty, files))
+        raise DataError(_empty_message(spark, source, empty, files, input_format, listing.one_file))
     if split_column:
         _refuse_missing_splits(source, split_column, layout, keyed, file_order)
     if splits:
@@ -716,18 +717,31 @@ def _refuse_empty_parquet(spark: Any, source: str, input_format: str, one_file: 
     if empty and one_file:
         raise DataError(empty_parquet_message(source, columns))
     if empty:
-        raise DataError(_empty_message(source, empty, files))
+        raise DataError(_empty_message(spark, source, empty, files, input_format, one_file))
 
 
-def _empty_message(source: str, empty: list[tuple[str, list[str]]], files: list[str]) -> str:
+def _empty_message(spark: Any, source: str, empty: list[tuple[str, list[str]]], files: list[str],
+                   input_format: str, one_file: bool) -> str:
     """What to say of the splits whose files hold no line but blank ones, or are Parquet files of no rows (the
-    local loader's words, naming every such split in the order read).
+    local loader's words, naming every such split in the order read). One JSON Lines file is read once more as
+    text, to say what it holds as the local loader does (:func:`json_no_rows_message`: no bytes, only blank
+    lines, an empty JSON list).
 
     Args:
-        source: the SOURCE as given; empty: ``(split, its file URIs)`` of each file-named split of no rows
-            (with ``--split-column`` too, as the local loader reads them); files: every data file listed.
+        spark: the session; source: the SOURCE as given; empty: ``(split, its file URIs)`` of each file-named
+            split of no rows (with ``--split-column`` too, as the local loader reads them); files: every data
+            file listed; input_format: ``json`` or ``parquet``; one_file: SOURCE is one file (a folder holding
+            one file names its split, as the local loader does).
     """
-    if len(files) == 1:
+    if one_file and input_format == "json":
+        from pyspark.sql import functions as F
+
+        def compact_lines() -> list[str]:  # a few distinct lines, whitespace taken out (Java's \s, as str.split)
+            text = spark.read.text(files[0]).select(F.regexp_replace("value", r"\s+", "").alias("line"))
+            return [row.line for row in text.distinct().limit(5).collect()]
+
+        return json_no_rows_message(shown_uri(files[0]), files[0], run_job("read input", compact_lines))
+    if one_file:
         return f"{shown_uri(files[0])}: the file is empty"
 
     def listed(names: list[str]) -> str:

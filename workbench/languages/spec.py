@@ -389,7 +389,8 @@ class LanguagePlugin:
             identifiers are *defined* by that node (``{"assignment": ("left",)}``). A field
             holding a member access (``self.item``) defines the dotted member, and its base
             (``self``) is read; identifiers under a subscript, index, size, value or default,
-            and a called function (C++'s ``v.at(i) = x``), are read.
+            and a called function (C++'s ``v.at(i) = x``), are read: the fields of
+            :attr:`read_in_target_fields`.
         name_query: optional tree-sitter query for bindings that fields cannot express, in
             the manner of tree-sitter's ``locals.scm``: ``@definition`` marks a binding
             target (treated like a definition field), ``@update`` a target that is read
@@ -402,6 +403,11 @@ class LanguagePlugin:
         non_name_fields: field names whose identifiers are never free names (member
             names; in statically typed languages, types). Python reads its annotations at
             run time, so its plugin keeps only the member field.
+        read_in_target_fields: field names whose identifiers are read even inside a binding
+            target (the default: the subscript, index, size, value or default, and called
+            function fields of the bundled grammars, so ``a[i] = x`` reads ``a`` and ``i``);
+            a grammar that names such a field otherwise adds it (tree-sitter-go's
+            ``index_expression`` and ``unary_expression`` hold theirs in ``operand``).
         runner: a :class:`TestRunner`, or ``None`` if the plugin cannot execute code.
     """
 
@@ -419,6 +425,10 @@ class LanguagePlugin:
     embedded_code_node_types: ClassVar[frozenset[str]] = frozenset()
     non_name_fields: ClassVar[frozenset[str]] = frozenset(
         {"attribute", "field", "property", "type", "return_type", "type_parameters"}
+    )
+    read_in_target_fields: ClassVar[frozenset[str]] = frozenset(
+        {"type", "return_type", "subscript", "index", "indices", "argument", "arguments", "default", "value", "array",
+         "size", "function"}
     )
     runner: TestRunner | None = None
 
@@ -649,7 +659,8 @@ class LanguagePlugin:
 
 #: the plugin attributes that are sets of node-type or field names
 _NAME_SET_ATTRIBUTES = ("identifier_node_types", "literal_node_types", "skip_node_types",
-                        "anonymous_identifier_node_types", "embedded_code_node_types", "non_name_fields")
+                        "anonymous_identifier_node_types", "embedded_code_node_types", "non_name_fields",
+                        "read_in_target_fields")
 
 
 def shape_problems(plugin: LanguagePlugin) -> list[str]:

@@ -15,7 +15,7 @@ about. The rules, from the language plugin's data (this module names no language
   defines ``self.item`` and reads ``self``), and identifiers under a subscript, index,
   size, value or default, and a called function, are read (``a[i] = x`` reads ``a`` and
   ``i``; C's ``int a[n];`` defines ``a`` and reads ``n``; C++'s ``v.at(i) = x`` defines
-  nothing);
+  nothing): the fields of :attr:`LanguagePlugin.read_in_target_fields`;
 * a member read whose dotted path some target of the program defines is read as that
   path too (``return self.item`` reads ``self.item`` and ``self``), so the storage record
   written by the definition is found by the exact lookup;
@@ -39,12 +39,6 @@ from workbench.languages.spec import LanguagePlugin
 #: fields that hold the member name of a member access (``obj.member``); a convention
 #: shared by the tree-sitter grammars (python ``attribute``, java ``field``, js ``property``)
 MEMBER_FIELDS = frozenset({"attribute", "field", "property"})
-
-#: inside a binding target, identifiers under these fields are read, not defined
-READ_IN_TARGET_FIELDS = frozenset(
-    {"type", "return_type", "subscript", "index", "indices", "argument", "arguments", "default", "value", "array",
-     "size", "function"}
-)
 
 
 @dataclass
@@ -207,7 +201,7 @@ def _walk_names(
             field_name = current.field_name_for_child(index)
             if field_name in plugin.non_name_fields:
                 continue
-            kept = field_name not in READ_IN_TARGET_FIELDS
+            kept = field_name not in plugin.read_in_target_fields
             child_update = (update and kept) or child.id in program.updates
             children.append((child, (target and kept) or child.id in program.targets, child_update))
         stack.extend(reversed(children))

@@ -53,6 +53,28 @@ def test_a_subcode_defines_and_reads_what_a_go_programmer_sees(go, body, kind, s
     assert (sub.defines, sub.uses) == (defines, uses)
 
 
+@pytest.mark.parametrize(
+    ("body", "kind", "starts", "defines", "uses"),
+    [
+        # assigning an element, a map entry or a pointer's target reads the container and rebinds no
+        # name, as Python's `xs[i] = i` and Java's `xs[i] = i;` read `xs` ("Assignment statements":
+        # the left operand is "addressable or a map index expression")
+        ("xs[i] = n", SubCodeKind.ASSIGN, "xs[i]", [], ["xs", "i", "n"]),
+        ("m[k] += 1", SubCodeKind.ASSIGN, "m[k]", [], ["m", "k"]),
+        ("*p = n", SubCodeKind.ASSIGN, "*p", [], ["p", "n"]),
+        ("for j := range xs {\n\txs[j]++\n}", SubCodeKind.FOR, "for", ["j"], ["xs", "j"]),
+        # a struct field is a member: the dotted path is defined and the struct read, as in Python
+        ("p.X = n", SubCodeKind.ASSIGN, "p.X", ["p.X"], ["p", "n"]),
+        ("p.X += n", SubCodeKind.ASSIGN, "p.X", ["p.X"], ["p.X", "p", "n"]),
+    ],
+)
+def test_assigning_through_an_index_or_a_pointer_reads_the_container(go, body, kind, starts, defines, uses):
+    code = ("package main\n\ntype P struct{ X int }\n\n"
+            "func run(n int, xs []int, m map[string]int, k string, p *P) {\n" + body + "\n}\n")
+    sub = one_subcode(code, go, kind, starts)
+    assert (sub.defines, sub.uses) == (defines, uses)
+
+
 def test_a_method_declares_its_receiver(go):
     code = "package main\n\nfunc (s *Stack) Push(v int) {\n\ts.items = append(s.items, v)\n}\n"
     method = one_subcode(code, go, SubCodeKind.FUNCTION_DEF, "func")
