@@ -10,7 +10,16 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 BENCH="$(cd "${BENCH:-$HERE/../..}" && pwd)"
 RESULTS=${RESULTS:-exec-codex.jsonl}
 BASE="$BENCH/results/fidelity_session23_276.scores.jsonl"
-complete() { [ -s "$1/scores.jsonl" ] && [ "$(wc -l < "$1/scores.jsonl")" -ge 276 ]; }
+# complete: 276 samples whose last row is ok (a resume or --retry-failed appends rows; error rows are not scores)
+complete() { [ -s "$1/scores.jsonl" ] && python - "$1/scores.jsonl" <<'PY'
+import json, sys
+last = {}
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    last[(row["task_id"], row["sample_id"])] = row.get("status")
+sys.exit(0 if sum(status == "ok" for status in last.values()) >= 276 else 1)
+PY
+}
 JOIN=()
 for model in 1.5b 0.5b; do
   complete "276/q$model/p-correct-analyse" && JOIN+=("p-correct-analyse/q$model=276/q$model/p-correct-analyse:p-correct")
