@@ -130,6 +130,15 @@ def test_csv_shards_beside_a_header_only_or_a_zero_byte_one(spark, tmp_path, eng
 # Found in session 38's review (review38b): the file-named splits' emptiness was checked on Spark only without
 # --split-column, and only the first empty split was named.
 
+def refusals(folder: Path, **options) -> tuple[str, str]:
+    """The local engine's and Spark's refusals of ``folder`` (each must refuse it with a DataError)."""
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1, **options))
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
+    return str(local.value), str(on_spark.value)
+
+
 @pytest.mark.parametrize("form", ["parquet", "jsonl"])
 def test_an_empty_file_named_split_with_a_split_column_is_refused_alike(spark, tmp_path, form):
     # --split-column regroups the rows, but the local loader reads the folder's file-named splits first and
@@ -144,13 +153,10 @@ def test_an_empty_file_named_split_with_a_split_column_is_refused_alike(spark, t
     else:
         jsonl(folder / "train.jsonl", rows)
         (folder / "test.jsonl").write_text("\n\n")
-    with pytest.raises(DataError) as local:
-        run_dedup(str(folder), DedupConfig(min_tokens=1, split_column="split"))
-    assert str(local.value) == (f"{folder}: no rows in split 'test' (test.{form}); remove the empty files or add "
-                                "records")
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", split_column="split"))
-    assert str(on_spark.value) == (f"{folder.as_uri()}: no rows in split 'test' ({(folder / f'test.{form}').as_uri()}); "
+    local, on_spark = refusals(folder, split_column="split")
+    assert local == (f"{folder}: no rows in split 'test' (test.{form}); remove the empty files or add "
+                     "records")
+    assert on_spark == (f"{folder.as_uri()}: no rows in split 'test' ({(folder / f'test.{form}').as_uri()}); "
                                    "remove the empty files or add records")
 
 
@@ -161,14 +167,11 @@ def test_every_empty_split_is_named_alike(spark, tmp_path):
     pq.write_table(table, folder / "train.parquet")
     for name in ("validation", "test"):
         pq.write_table(table.slice(0, 0), folder / f"{name}.parquet")
-    with pytest.raises(DataError) as local:
-        run_dedup(str(folder), DedupConfig(min_tokens=1))
-    assert str(local.value) == (f"{folder}: no rows in split 'validation' (validation.parquet); split 'test' "
-                                "(test.parquet); remove the empty files or add records")
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    local, on_spark = refusals(folder)
+    assert local == (f"{folder}: no rows in split 'validation' (validation.parquet); split 'test' "
+                     "(test.parquet); remove the empty files or add records")
     uri = folder.as_uri()
-    assert str(on_spark.value) == (f"{uri}: no rows in split 'validation' ({uri}/validation.parquet); split 'test' "
+    assert on_spark == (f"{uri}: no rows in split 'validation' ({uri}/validation.parquet); split 'test' "
                                    f"({uri}/test.parquet); remove the empty files or add records")
 
 
@@ -179,12 +182,9 @@ def test_json_lines_files_of_blank_lines_only_with_a_split_column_name_their_spl
     folder.mkdir()
     (folder / "train.jsonl").write_text("\n\n")
     (folder / "test.jsonl").write_text("\n")
-    with pytest.raises(DataError) as local:
-        run_dedup(str(folder), DedupConfig(min_tokens=1, split_column="split"))
-    assert str(local.value) == (f"{folder}: no rows in split 'train' (train.jsonl); split 'test' (test.jsonl); "
-                                "remove the empty files or add records")
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", split_column="split"))
+    local, on_spark = refusals(folder, split_column="split")
+    assert local == (f"{folder}: no rows in split 'train' (train.jsonl); split 'test' (test.jsonl); "
+                     "remove the empty files or add records")
     uri = folder.as_uri()
-    assert str(on_spark.value) == (f"{uri}: no rows in split 'train' ({uri}/train.jsonl); split 'test' "
+    assert on_spark == (f"{uri}: no rows in split 'train' ({uri}/train.jsonl); split 'test' "
                                    f"({uri}/test.jsonl); remove the empty files or add records")
