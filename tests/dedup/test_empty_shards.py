@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +26,9 @@ import pytest
 
 from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import DataError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from refusals import both_refuse  # noqa: E402
 
 #: three distinct functions, each twice: three exact-duplicate clusters
 CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
@@ -130,15 +134,6 @@ def test_csv_shards_beside_a_header_only_or_a_zero_byte_one(spark, tmp_path, eng
 # Found in session 38's review (review38b): the file-named splits' emptiness was checked on Spark only without
 # --split-column, and only the first empty split was named.
 
-def refusals(folder: Path, **options) -> tuple[str, str]:
-    """The local engine's and Spark's refusals of ``folder`` (each must refuse it with a DataError)."""
-    with pytest.raises(DataError) as local:
-        run_dedup(str(folder), DedupConfig(min_tokens=1, **options))
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
-    return str(local.value), str(on_spark.value)
-
-
 @pytest.mark.parametrize("form", ["parquet", "jsonl"])
 def test_an_empty_file_named_split_with_a_split_column_is_refused_alike(spark, tmp_path, form):
     # --split-column regroups the rows, but the local loader reads the folder's file-named splits first and
@@ -153,7 +148,7 @@ def test_an_empty_file_named_split_with_a_split_column_is_refused_alike(spark, t
     else:
         jsonl(folder / "train.jsonl", rows)
         (folder / "test.jsonl").write_text("\n\n")
-    local, on_spark = refusals(folder, split_column="split")
+    local, on_spark = both_refuse(folder, split_column="split")
     assert local == (f"{folder}: no rows in split 'test' (test.{form}); remove the empty files or add "
                      "records")
     assert on_spark == (f"{folder.as_uri()}: no rows in split 'test' ({(folder / f'test.{form}').as_uri()}); "
@@ -167,7 +162,7 @@ def test_every_empty_split_is_named_alike(spark, tmp_path):
     pq.write_table(table, folder / "train.parquet")
     for name in ("validation", "test"):
         pq.write_table(table.slice(0, 0), folder / f"{name}.parquet")
-    local, on_spark = refusals(folder)
+    local, on_spark = both_refuse(folder)
     assert local == (f"{folder}: no rows in split 'validation' (validation.parquet); split 'test' "
                      "(test.parquet); remove the empty files or add records")
     uri = folder.as_uri()
@@ -182,7 +177,7 @@ def test_json_lines_files_of_blank_lines_only_with_a_split_column_name_their_spl
     folder.mkdir()
     (folder / "train.jsonl").write_text("\n\n")
     (folder / "test.jsonl").write_text("\n")
-    local, on_spark = refusals(folder, split_column="split")
+    local, on_spark = both_refuse(folder, split_column="split")
     assert local == (f"{folder}: no rows in split 'train' (train.jsonl); split 'test' (test.jsonl); "
                      "remove the empty files or add records")
     uri = folder.as_uri()

@@ -32,6 +32,7 @@ from workbench.errors import DataError, MissingColumnError
 sys.path.insert(0, str(Path(__file__).parent))
 from engine_records import without_engine  # noqa: E402
 from mixed_rows import write_mixed_rows  # noqa: E402
+from refusals import both_refuse  # noqa: E402
 
 CORPUS = dict(code_column="content", id_column="id", split_column="split", workers=2)
 #: the small outputs, byte for byte (report.json compared apart from source and timings)
@@ -339,15 +340,6 @@ def jsonl(path: Path, lines: list) -> Path:
     """Write ``lines`` (dicts as JSON, text as it is) one per line."""
     path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
     return path
-
-
-def both_refuse(path: Path, **options) -> tuple[str, str]:
-    """The local engine's and the Spark engine's messages for ``path`` (each must be a DataError)."""
-    with pytest.raises(DataError) as local:
-        run_dedup(str(path), DedupConfig(min_tokens=1, **options))
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
-    return str(local.value), str(on_spark.value)
 
 
 @pytest.mark.parametrize("cell, kind", [(5, "int"), ([1, 2], "list"), ({"a": 1}, "dict")])
