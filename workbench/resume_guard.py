@@ -18,11 +18,12 @@ Example:
 >>> current = {"generation_column": "reference", "source": "/data/a.jsonl"}
 >>> resume_changes(previous, current)
 [('generation_column', 'generation', 'reference')]
->>> check_resume_settings(previous, current, made_with="the run folder was scored with",
-...                       record="out/run.json")  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-workbench.resume_guard.ResumeMismatchError: cannot resume: the run folder was scored with other settings (out/run.json): generation_column 'generation' -> 'reference'; ...
+>>> try:
+...     check_resume_settings(previous, current, made_with="the run folder was scored with",
+...                           record="out/run.json")
+... except ResumeMismatchError as error:  # caught, so the example reads the same run as a file or a module
+...     print(error)  # doctest: +ELLIPSIS
+cannot resume: the run folder was scored with other settings (out/run.json): generation_column 'generation' -> 'reference'; ...
 """
 
 from __future__ import annotations
@@ -335,7 +336,7 @@ def _switch_change(key: str, switch: Any, old: bool, new: bool) -> str:
 
 
 def _shown(value: Any, default: str | None = None, commas: bool = True) -> str:
-    """A setting's value in the message: ``None`` is an option left unset (its default behaviour,
+    r"""A setting's value in the message: ``None`` is an option left unset (its default behaviour,
     e.g. a calibrated timeout: ``default`` says which), not the text "None"; a list is written as
     the command line gives it, not as a Python list: its entries shell-quoted, joined by commas for an option that splits a value at commas
     (``--method chrf,ice-score``) and by spaces for one given once per entry (``commas=False``:
