@@ -595,6 +595,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         keyed.unpersist()
         if listing.one_file and input_format == "parquet":  # the local loader's words for a Parquet file of no rows
             raise DataError(empty_parquet_message(source, columns))
+        if not listing.one_file and found.splits:  # a folder: each split of no rows named, as the local loader does
+            raise DataError(_empty_message(spark, source, list(found.splits.items()), files, input_format, False))
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
