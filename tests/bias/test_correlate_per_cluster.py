@@ -121,3 +121,28 @@ def test_a_cluster_whose_kept_row_is_absent_drops_out_like_one_with_an_empty_cel
     selection = report.per_cluster
     assert (selection.rows, selection.kept, selection.clusters_without_kept_row) == (18, 10, 2)
     assert any("2 clusters" in note and "'T/0:0'" in note for note in report.deduplicated.notes), report.deduplicated.notes
+
+
+def test_a_contaminated_row_in_no_cluster_stays(tmp_path, corpus):
+    """review40: a row in no cluster stays (the module's rule, and workbench bias's one_per_cluster); since
+    only kept rows could stand for a cluster, a row in no cluster that the dedup dropped as contaminated
+    (``--against``) was left out too, unsaid: 11 of 20 rows instead of 12. Real dedup with a reference."""
+    rng = np.random.default_rng(1)
+    rows, table = [], []
+    for task in range(4):
+        for sample in range(5):
+            base = f"t{task}s{0 if sample in (3, 4) else sample}"
+            rows.append({"task_id": f"T/{task}", "sample_id": sample, "content": corpus.code(base)})
+            table.append({"task_id": f"T/{task}", "sample_id": sample, "passed": int(rng.random() < 0.5),
+                          "judge": float(rng.random())})
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "R", "content": corpus.code("t1s1")}])
+    out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id", against=str(reference))
+    assert "T/1:1,train,contaminated" in (out / "removed.csv").read_text()
+    scores = corpus.write_jsonl(tmp_path / "scores.jsonl", table)
+    report = run_correlate(str(scores), CorrelateConfig(metric=["judge"], dedup=str(out), resamples=40,
+                                                        length_column="none"))
+    selection = report.per_cluster
+    assert (selection.rows, selection.kept, selection.clusters_without_kept_row) == (20, 12, 0)
+    kept = [row for row in table if row["sample_id"] not in (3, 4)]  # T/1:1 among them
+    expected = kendall_tau_b(np.array([r["judge"] for r in kept]), np.array([r["passed"] for r in kept], dtype=float))
+    assert report.deduplicated.metrics["judge"].pooled["kendall"].value == pytest.approx(expected)

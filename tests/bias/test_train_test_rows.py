@@ -242,3 +242,22 @@ def test_test_rows_without_a_metric_row_are_warned_about_and_counted_alike(tmp_p
                             "test rows that have one") for w in report.warnings), report.warnings
     assert any(w.startswith("1 of the 1 contaminated test row in ") and "(e.g. t5)" in w
                for w in report.warnings), report.warnings
+
+
+def test_the_note_says_the_dedup_dropped_a_contaminated_test_row_duplicated_only_in_another_split(tmp_path, corpus):
+    """review40: the note took a test row that ``removed.csv`` lists as ``contaminated`` for one the dedup
+    kept: t1 (duplicated only by validation row V, both copies of a reference row) is not in test.jsonl, yet
+    the note said "the dedup kept it in its test split". Real dedup with ``--against``."""
+    import json
+
+    rows = [("A", "train", "a", 0), ("B", "train", "b", 1), ("t1", "test", "r1", 1), ("t2", "test", "c", 0),
+            ("t3", "test", "d", 1), ("V", "validation", "r1", 0)]
+    reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "REF/1", "content": corpus.code("r1")}])
+    out = corpus.dedup(tmp_path, [{"id": i, "split": s, "content": corpus.code(b)} for i, s, b, _ in rows],
+                       split_column="split", against=str(reference))
+    assert [json.loads(line)["id"] for line in (out / "test.jsonl").read_text().splitlines()] == ["t2", "t3"]
+    report = run_bias(out, {"id": [i for i, *_ in rows], "acc": [v for *_, v in rows]},
+                      BiasConfig(metric=["acc"], resamples=50))
+    note = next(n for n in report.duplication.notes if "not in unbiased test" in n)
+    assert "the dedup kept it" not in note, note
+    assert "the dedup dropped it from its test split too" in note, note

@@ -129,6 +129,21 @@ def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_
     assert str(on_spark.value) == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
 
 
+def test_a_folder_of_parquet_files_of_no_rows_names_its_splits_alike(spark, tmp_path):
+    """review40: as a folder of one blank JSON Lines file (go39), a folder whose Parquet files have their columns and
+    no rows names its splits on the local engine; Spark said "the input has no rows"."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    empty_parquet(folder / "train.parquet")
+    with pytest.raises(DataError) as local:
+        run_dedup(str(folder), DedupConfig(min_tokens=1))
+    assert str(local.value) == f"{folder}: no rows in split 'train' (train.parquet); remove the empty files or add records"
+    with pytest.raises(DataError) as on_spark:
+        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    uri = folder.as_uri()
+    assert str(on_spark.value) == f"{uri}: no rows in split 'train' ({uri}/train.parquet); remove the empty files or add records"
+
+
 def test_a_csv_file_of_only_a_header_is_said_to_be_one(tmp_path):
     path = tmp_path / "header.csv"
     path.write_text("id,content\n")

@@ -666,6 +666,32 @@ def test_both_engines_list_double_underscore_folders_and_folder_links_in_no_spli
     assert listed["spark"] == listed["local"], listed
 
 
+def test_both_engines_list_a_link_named_double_underscore_and_a_double_underscore_folder_of_links_alike(spark, tmp_path):
+    # review40: a folder named __* that holds only a link to a folder was listed by Spark (whose local file system
+    # follows the link) and by neither name on the local engine (its link dropped as inside __extra/, the folder
+    # not listed for want of a file); a link named __linked was a "folder whose name starts with '__'" on Spark
+    # and a "symbolic link to a folder" on the local engine, which follows no link
+    folder, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    (folder / "__extra").mkdir(parents=True)
+    elsewhere.mkdir()
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(elsewhere / "test.jsonl", [{"id": "l", "content": CODE.format(k=4)}])
+    (folder / "__extra" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (folder / "__linked").symlink_to(elsewhere, target_is_directory=True)
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a"]
+    listed = {}
+    for engine in runs:
+        with open(tmp_path / engine / "unreadable.csv") as handle:
+            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
+    assert listed["local"] == {"__extra/": ("", special),
+                               "__linked": ("", "not loaded: symbolic link to a folder (not followed)")}, listed
+    assert listed["spark"] == listed["local"], listed
+
+
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column
 
 

@@ -480,10 +480,10 @@ def _duplication(output: DedupOutput, rows: _Rows, metrics: list[str], bootstrap
                             for m in output.clusters[c]} - {output.test_split, output.train_split, "None"})
             n_other = int(other_only.sum())
             one = n_other == 1
-            # what the dedup did with them: its test split drops those whose cluster kept a row of another split,
-            # and keeps the one a cluster kept in test (a split read after test, --keep longest, a decontamination)
-            dropped = sum(1 for row in np.flatnonzero(other_only)
-                          if output.removed.get(rows.ids[row], ("", "contaminated"))[1] != "contaminated")
+            # what the dedup did with them: its test split drops those whose cluster kept a row of another split
+            # (and a row it removed as contaminated, --against), and keeps the one a cluster kept in test
+            # (--cross-set remove-train, a decontamination that keeps the rows of a reference no row copies)
+            dropped = sum(1 for row in np.flatnonzero(other_only) if rows.ids[row] in output.removed)
             if dropped == n_other:
                 done = f"the dedup dropped {'it' if one else 'them'} from its test split too"
             elif dropped == 0:

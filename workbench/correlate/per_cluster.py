@@ -117,8 +117,9 @@ def one_row_per_cluster(dataset: datasets.Dataset, dedup_output: str | os.PathLi
                         f"{option_set('allow_partial_join')} if the table really has rows the dedup never saw")
     # only the row the dedup kept stands for its cluster: a cluster whose kept row is absent from the table
     # drops out, as one whose kept row has an empty cell drops out of that metric (docs/correlate.md); a
-    # member the dedup removed never stands in (one_per_cluster takes one row of an id listed twice)
-    chosen = one_per_cluster(cluster, position, kept, kept)
+    # member the dedup removed never stands in (one_per_cluster takes one row of an id listed twice). A row
+    # in no cluster stays, also one the dedup removed as contaminated (--against), as workbench bias counts it
+    chosen = one_per_cluster(cluster, position, kept, kept | (cluster < 0))
     positions = np.flatnonzero(chosen).tolist()
     present = set(np.unique(cluster[cluster >= 0]).tolist())
     represented = set(np.unique(cluster[chosen & (cluster >= 0)]).tolist())

@@ -929,10 +929,11 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     if data_files and (not others or not extensions):
         from workbench.data.data_file_splits import NOT_DATA_REASON, SPECIAL_FOLDER_REASON, special_folder
 
-        # datasets reads no file in a folder named __* (__extra/): one entry for the folder, in no split
+        # datasets reads no file in a folder named __* (__extra/): one entry for the folder, in no split, also for
+        # one that holds only links (whose entries it stands for below)
         special_of = {p: special_folder(p.relative_to(path).as_posix()) for p in files}
         special = [SkippedFile(name, SPECIAL_FOLDER_REASON, no_split=True)
-                   for name in dict.fromkeys(folder for folder in special_of.values() if folder)]
+                   for name in dict.fromkeys([*special_of.values(), *(special_folder(e.path) for e in links)]) if name]
         if special and all(special_of[p] for p in data_files):
             raise DataError(f"{path}: every data file is in a folder whose name starts with '__' "
                             f"({', '.join(entry.path for entry in special[:3])}), and datasets reads no file in one; "

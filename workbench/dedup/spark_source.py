@@ -203,8 +203,9 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     if not found:
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
-    files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
-    files, links = _not_through_links(files, prefix)
+    # a link first where the local loader meets it first (a link named __linked is no __* folder to it)
+    files, links = _not_through_links(sorted(files), prefix, underscore=input_format != "auto")
+    files, skipped = _not_hidden(files, prefix, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
     if not files:
         raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
@@ -335,10 +336,7 @@ def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[lis
     for file in files:
         relative = file[len(prefix):] if file.startswith(prefix) else file.rsplit("/", 1)[-1]
         parts = [part for part in relative.split("/") if part]
-        # a folder named __* (not the file's own name): datasets reads no file in it, nor does the local loader
-        hidden = next((n for n, part in enumerate(parts) if part.startswith(".") or part == "__pycache__"
-                       or (underscore and part.startswith("_")) or (part.startswith("__") and n + 1 < len(parts))),
-                      None)
+        hidden = _hidden_at(parts, underscore)
         if hidden is None:
             kept.append(file)
             continue
@@ -357,16 +355,29 @@ def _not_hidden(files: list[str], prefix: str, *, underscore: bool) -> tuple[lis
     return kept, list(skipped.values())
 
 
-def _not_through_links(files: list[str], prefix: str) -> tuple[list[str], list[SkippedFile]]:
+def _hidden_at(parts: list[str], underscore: bool) -> int | None:
+    """The index of the first of ``parts`` (a file's path below the folder, its name last) that hides the file
+    (:func:`_not_hidden`), or ``None``: a name starting with ``.``, ``__pycache__``, with ``underscore`` a name
+    starting with ``_``, or a folder named ``__*`` (not the file's own name: datasets reads no file in such a
+    folder, nor does the local loader)."""
+    return next((n for n, part in enumerate(parts) if part.startswith(".") or part == "__pycache__"
+                 or (underscore and part.startswith("_")) or (part.startswith("__") and n + 1 < len(parts))), None)
+
+
+def _not_through_links(files: list[str], prefix: str, *, underscore: bool = False) -> tuple[list[str], list[SkippedFile]]:
     """The files to read, and the symbolic links to folders they were found through, listed as the local loader
     lists them in a folder of data files (in no split): Hadoop's local file system follows a link to a folder,
     where the local loader (and ``datasets``) reads no file through one. Only ``file:`` URIs hold such links.
+    A file whose path is hidden (:func:`_hidden_at`) before its link, or at it by a name hidden as such (``.x``,
+    not ``__x``: the local loader sees a link there, not a folder), is left to :func:`_not_hidden`.
 
     Args:
-        files: the file URIs, sorted; prefix: the folder they are relative to.
+        files: the file URIs, sorted; prefix: the folder they are relative to; underscore: as for
+            :func:`_not_hidden`.
 
     Returns:
-        the files not under a link, and one ``symbolic link to a folder (not followed)`` entry per link.
+        the files not under a link (with those left to :func:`_not_hidden`), and one ``symbolic link to a folder
+        (not followed)`` entry per link.
     """
     import os
     from urllib.parse import urlparse
@@ -378,9 +389,12 @@ def _not_through_links(files: list[str], prefix: str) -> tuple[list[str], list[S
     links: dict[str, SkippedFile] = {}
     is_link = functools.lru_cache(maxsize=None)(lambda relative: os.path.islink(os.path.join(base, relative)))
     for file in files:
-        parts = file[len(prefix):].split("/")[:-1] if file.startswith(prefix) else []
+        relative = file[len(prefix):].split("/") if file.startswith(prefix) else []
+        parts = relative[:-1]
         through = next((n for n in range(len(parts)) if is_link(unquote("/".join(parts[:n + 1])))), None)
-        if through is None:
+        hidden = None if through is None else _hidden_at(relative, underscore)
+        if through is None or (hidden is not None and (hidden < through or hidden == through and (
+                not parts[through].startswith("__") or parts[through] == "__pycache__" or underscore))):
             kept.append(file)
             continue
         name = unquote("/".join(parts[:through + 1]))
@@ -595,6 +609,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         keyed.unpersist()
         if listing.one_file and input_format == "parquet":  # the local loader's words for a Parquet file of no rows
             raise DataError(empty_parquet_message(source, columns))
+        if not listing.one_file and found.splits:  # a folder: each split of no rows named, as the local loader does
+            raise DataError(_empty_message(spark, source, list(found.splits.items()), files, input_format, False))
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
