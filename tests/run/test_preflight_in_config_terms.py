@@ -339,3 +339,41 @@ select = "stratified"
     preflight = run_preflight(load_config(config_path))
     assert any("[execute] limit = 2 runs the first 2 rows" in warning for warning in preflight.warnings), preflight.warnings
     assert asked.count(str(data)) == 1, asked
+
+
+def test_the_preflight_reads_the_score_problems_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers40a (closing39): with ``[score] problems`` supplying the references, the preflight read the
+    problem texts for its task check, and ``select_samples`` read them again for each selection it made
+    (here the ``[execute] limit`` check: every sample, then the scored subset): three reads of one problem
+    set. The selections now take the texts the preflight read. Real preflight on a slice of the bundled
+    ICE-Score set without its reference column, the bundled HumanEval problems (an OpenAI model that is
+    never called); :func:`~workbench.score.problems.load_problem_texts` is counted, not replaced."""
+    from ice_score_slice import write_config, write_generations
+
+    from workbench.run import load_config
+    from workbench.score import problems
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    data = write_generations(tmp_path / "gens.jsonl", drop=("reference",))
+    config_path = write_config(tmp_path / "c.toml", tmp_path / "run", data, ["execute", "score", "correlate", "report"],
+                               """[execute]
+limit = 2
+[score]
+method = ["ice-score"]
+model = "openai/gpt-4o-mini"
+problems = "humaneval"
+limit = 4
+select = "stratified"
+""")
+    read: list[tuple] = []
+    real = problems.load_problem_texts
+
+    def counted(problem_set, **parts):
+        read.append((problem_set.source, tuple(sorted(parts.items()))))
+        return real(problem_set, **parts)
+
+    monkeypatch.setattr(problems, "load_problem_texts", counted)
+    preflight = run_preflight(load_config(config_path))
+    # the selections still took their references from the problems: the check ran on the scored samples
+    assert any("[execute] limit = 2 runs the first 2 rows" in warning for warning in preflight.warnings), preflight.warnings
+    assert read == [("humaneval", (("prompt", False), ("reference", True)))], read

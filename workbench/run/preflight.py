@@ -455,15 +455,23 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
         with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
             _check_sandbox(dataclasses.replace(execution, language=resolved), warnings)
 
+    problem_sets: dict = {}
+
+    @functools.cache
+    def problem_texts(name: str) -> dict | None:
+        """The problem texts score stage ``name`` takes (:func:`_problem_texts`), read once per problem set:
+        its task check and its selections below take these, not a read of their own."""
+        return _problem_texts(plans[name], plans[name].config(), columns, problem_sets)
+
     @functools.cache
     def selected(name: str) -> list:
-        """The samples stage ``name`` scores (its ``limit``, ``select``), selected once from the data read
-        above: the several-references check and the ``[execute] limit`` check count on the same subset."""
+        """The samples stage ``name`` scores (its ``limit``, ``select``), selected once from the data and the
+        problem texts read above: the several-references check and the ``[execute] limit`` check count on
+        the same subset."""
         from workbench.score.job import select_samples
 
-        return select_samples(data["source"], plans[name].config(), loaded=loaded)
+        return select_samples(data["source"], plans[name].config(), loaded=loaded, problem_texts=problem_texts(name))
 
-    problem_sets: dict = {}
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
             score_config = plans[name].config()
@@ -474,14 +482,15 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
-            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
-                                      functools.partial(selected, name))
-            texts = _problem_texts(plans[name], score_config, columns, problem_sets)
+            texts = problem_texts(name)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
+            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
+                                      functools.partial(selected, name))
     if "score" in stages:
         _check_model(plans, notes)
-    _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"))
+    _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"),
+                           functools.partial(problem_texts, "score"))
     _check_executed_all(plans, inputs, rows, notes)
     # each stage's key, once: the dry run's plan and the run decide with these
     keys, records, rekeyed = _keyed(config, list(plans.values()), manifest, fingerprint)
@@ -697,7 +706,8 @@ def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int
 
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
-                           warnings: list[str], loaded: LoadedDataset, selected: Callable[[], list[Sample]]) -> None:
+                           warnings: list[str], loaded: LoadedDataset, selected: Callable[[], list[Sample]],
+                           problem_texts: Callable[[], Mapping[str, Any] | None]) -> None:
     """Warn (in ``warnings``) when ``[execute] limit`` leaves samples of the score stage's subset unexecuted:
     samples scored for nothing, and a correlate stage that joins fewer of them, refuses its join or fails.
 
@@ -711,7 +721,8 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
 
     Args:
         loaded: the data, as the preflight read it; selected: the samples the score stage scores,
-            selected from it (shared with the several-references check).
+            selected from it (shared with the several-references check); problem_texts: the ``[score]
+            problems`` texts its samples take, as the preflight read them (``None``: they take none).
     """
     if not {"execute", "score", "correlate"} <= stages or plans["score"].skip_reason or plans["correlate"].skip_reason:
         return
@@ -725,7 +736,7 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
         return  # the subset is chosen among the samples with a verdict in the results: all executed
     source = config.data["source"]
     executed = {sample.key for sample in select_samples(source, score, everything=True, first=executed_limit,
-                                                        loaded=loaded)}
+                                                        loaded=loaded, problem_texts=problem_texts())}
     subset = selected()
     missing = sum(sample.key not in executed for sample in subset)
     if not missing:

@@ -39,7 +39,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
@@ -64,7 +64,7 @@ from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, distinct_references
 from workbench.score.config import ScoreConfig
-from workbench.score.problems import ProblemSet, problem_for
+from workbench.score.problems import ProblemSet, ProblemTexts, problem_for
 from workbench.score.prompts import PromptError
 from workbench.score.reading import LOW_MASS, LOW_MASS_NOTE, NO_LOGPROBS, READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
@@ -180,6 +180,7 @@ def load_samples(
     notes: list[str] | None = None,
     all_reference_methods: tuple[str, ...] = (),
     loaded: LoadedDataset | None = None,
+    problem_texts: Mapping[str, ProblemTexts] | None = None,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -213,6 +214,11 @@ def load_samples(
         loaded: ``source`` as already read (:func:`~workbench.data.loading.load_records` with this
             ``split`` and ``offline``), so that a caller that holds it (``workbench run``'s preflight)
             does not read the data again; ``None``: read here.
+        problem_texts: ``problems`` as already read for the parts these samples take from it
+            (:func:`~workbench.score.problems.load_problem_texts` with the prompt / reference that
+            :func:`problem_parts` says they take), so that a caller that holds them (``workbench run``'s
+            preflight, :func:`takes_from_problems`) does not read the problem set again; ``None``: read
+            here where the samples take a part from it.
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -246,8 +252,9 @@ def load_samples(
         raise MissingColumnError(columns.reference, available, hint=(
             f"fix {option_named('reference_column')}, or leave it at its default for the problem set's reference "
             "solution where the data has none"))
-    problem_texts = None
-    if take_reference or take_prompt:
+    if not (take_reference or take_prompt):
+        problem_texts = None
+    elif problem_texts is None:
         from workbench.score.problems import load_problem_texts
 
         problem_texts = load_problem_texts(problems, prompt=take_prompt, reference=take_reference)
@@ -1174,7 +1181,8 @@ def all_reference_methods(names: Iterable[str], *, reference: bool = True) -> tu
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
                    first: int | None = None, notes: list[str] | None = None,
-                   loaded: LoadedDataset | None = None) -> list[Sample]:
+                   loaded: LoadedDataset | None = None,
+                   problem_texts: Mapping[str, ProblemTexts] | None = None) -> list[Sample]:
     """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
     ``select``), before ``--stop`` cuts them: :func:`load_samples` with the config's options.
 
@@ -1184,6 +1192,8 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
             them are not read).
         notes: sentences for the run summary are appended here (:func:`load_samples`).
         loaded: ``source`` as already read with the config's split (:func:`load_samples`); ``None``: read it.
+        problem_texts: ``config.problems`` as already read for the parts the samples take from it
+            (:func:`load_samples`); ``None``: read it where they take one.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
@@ -1194,7 +1204,7 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                         offline=config.offline, problems=config.problem_set,
                         reference_required=config.needs_reference, results=config.results, notes=notes,
                         all_reference_methods=all_reference_methods(config.method, reference=config.reference),
-                        loaded=loaded)
+                        loaded=loaded, problem_texts=problem_texts)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
