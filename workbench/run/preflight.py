@@ -31,8 +31,8 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
-from workbench.run.manifest import _keyed, data_fingerprint, finished_stages, read_manifest
-from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
+from workbench.run.manifest import data_fingerprint, key_stages, read_manifest
+from workbench.run.stages import StagePlan, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count, megabytes
 
@@ -58,13 +58,13 @@ class Preflight:
         plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
             config was built.
         available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
-            the stages that run read (:func:`~workbench.run.manifest.finished_stages`).
+            the stages that run read (:func:`~workbench.run.manifest.key_stages`).
         manifest: the run folder's ``run.json`` as read before any stage ran (empty when none).
         fingerprint: the ``[data] source`` file's hash
             (:func:`~workbench.run.manifest.data_fingerprint`; ``None`` for a bundled name or hub id).
             Both are read once, here: the planning and the run key the stages with them.
         keys: stage -> its key (:func:`~workbench.run.manifest._stage_key`), computed once, here, for
-            the dry run's plan and the run (:func:`~workbench.run.manifest._keyed`).
+            the dry run's plan and the run (:func:`~workbench.run.manifest.key_stages`).
         records: stage -> its record in ``manifest`` (empty when none), an earlier version's key
             replaced by the key now; rekeyed: the stages whose record had such a key.
     """
@@ -371,10 +371,12 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
     stages = set(config.stages)
     # read once: the run folder's run.json and the data's hash key every stage, here and in the run
     manifest, fingerprint = read_manifest(config.output), data_fingerprint(data["source"])
-    # what the stages that run may read: their own outputs and those of finished stages left out
-    available = finished_stages(config, columns, manifest, fingerprint)
+    # what the stages that run may read: their own outputs and those of finished stages left out; and
+    # each stage's key, once: the checks below, the dry run's plan and the run decide with these
+    keyed = key_stages(config, columns, manifest, fingerprint)
+    available = keyed.available
     inputs = stages | available
-    plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
+    plans = {plan.name: plan for plan in keyed.plans}
     # ... and a file where a stage's folder goes in it (run/bias), refused here in the run's words: the
     # stage would fail after the others ran, naming --json or --output, which the run sets itself
     for plan in plans.values():
@@ -492,10 +494,9 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
     _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"),
                            functools.partial(problem_texts, "score"))
     _check_executed_all(plans, inputs, rows, notes)
-    # each stage's key, once: the dry run's plan and the run decide with these
-    keys, records, rekeyed = _keyed(config, list(plans.values()), manifest, fingerprint)
-    return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=list(plans.values()), available=available,
-                     manifest=manifest, fingerprint=fingerprint, keys=keys, records=records, rekeyed=rekeyed)
+    return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=keyed.plans, available=available,
+                     manifest=manifest, fingerprint=fingerprint, keys=keyed.keys, records=keyed.records,
+                     rekeyed=keyed.rekeyed)
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
