@@ -31,7 +31,7 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
-from workbench.run.manifest import data_fingerprint, key_stages, read_manifest
+from workbench.run.manifest import KeyedStages, _is_current, data_fingerprint, key_stages, read_manifest
 from workbench.run.stages import StagePlan, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count, megabytes
@@ -488,7 +488,8 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
             _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
-                                      functools.partial(selected, name))
+                                      functools.partial(selected, name),
+                                      _results_ready(config, plans[name], score_config, plans, keyed))
     if "score" in stages:
         _check_model(plans, notes)
     _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"),
@@ -514,20 +515,41 @@ _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
+def _results_ready(config: PipelineConfig, plan: StagePlan, score: ScoreConfig, plans: dict[str, StagePlan],
+                   keyed: KeyedStages) -> bool:
+    """Whether the execution results a score stage (``plan``, its config ``score``) selects its samples from
+    (``[score] results``, or the run's own execute stage's for ``select = "stratified"``) are there as the
+    stage will read them: ``True`` when it reads none. The run's own are not where the execute stage runs
+    again (its key, options or files changed since it finished, or it did not finish: :func:`~workbench.run.
+    manifest._is_current`), as they will be replaced; those of an execute stage left out of ``[run] stages``
+    are read only when up to date (:func:`~workbench.run.manifest.key_stages`). ``--stage execute`` and
+    ``--force``, which the preflight does not know, execute the same config again."""
+    if score.results is None:
+        return True
+    if not Path(score.results).is_file():
+        return False
+    if "execute" not in plan.after or "execute" not in config.stages:
+        return True  # another run's results, or those of the execute stage left out and up to date
+    return _is_current(plans["execute"], keyed.records.get("execute", {}), keyed.keys["execute"], config.output)
+
+
 def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int,
-                               selected: Callable[[], list[Sample]]) -> None:
+                               selected: Callable[[], list[Sample]], results_ready: bool) -> None:
     """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
     references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
     several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
     that compares with one reference (:func:`~workbench.score.job.refuse_several_references`). Counted on
     the rows the stage will score (``[score] limit`` and ``select``: ``2 of 40 rows [score] selects``), as
     the stage counts them; without a limit, or where the subset is chosen from the execute stage's results,
-    which are not there yet, on every row of the data (``2 of 3220 rows of [data] source``).
+    which are not there yet or which the execute stage replaces as it runs again, on every row of the data
+    (``2 of 3220 rows of [data] source``).
 
     Args:
         loaded: the data; score: the stage's config; table: ``score`` (both score stages read that table);
         rows: the data's rows; selected: the samples the stage scores, selected from ``loaded``
-        (``select_samples``; called only with a limit, and cached by the caller for its other checks).
+        (``select_samples``; called only with a limit, and cached by the caller for its other checks);
+        results_ready: the execution results the subset is chosen from are there as the stage will read
+            them (:func:`_results_ready`).
 
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
@@ -542,7 +564,7 @@ def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: 
     several = sum(isinstance(value, list) and len(distinct_references(text for text in value if isinstance(text, str))) > 1
                   for value in _column_values(loaded, column))
     out_of = f"{count(rows, 'row')} of [data] source"
-    if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):
+    if several and score.limit is not None and results_ready:
         # the rows the stage scores: a subset that misses them refuses nothing, as the stage would not
         subset = selected()
         several = sum(len(sample.references) > 1 for sample in subset)
