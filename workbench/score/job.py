@@ -328,10 +328,12 @@ def load_samples(
             carried[OUTCOME_COLUMN] = outcomes[key]
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         references: tuple[str, ...] = ()
+        listed_references = 0
         if listed:
             # blank entries are no reference, and one given twice is one (CoNaLa lists 'type(v)' 4 times);
             # the first of them is the sample's reference
             references = distinct_references(row[reference_column])
+            listed_references = sum(bool(text.strip()) for text in row[reference_column])
             reference = references[0] if references else ""
         elif reference_column is not None:
             reference = row[reference_column] or ""
@@ -357,6 +359,7 @@ def load_samples(
                 language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
                 references=references,
                 position=len(samples),
+                listed_references=listed_references,
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -651,6 +654,52 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
             )
 
 
+def _check_references_shown(rows: Iterable[dict[str, Any]], samples: list[Sample], methods: list[ScoringMethod], *,
+                            retry_failed: bool = False) -> None:
+    """Refuse a resume that would keep rows of an earlier workbench, which showed the judges a reference
+    listed more than once in a list-valued reference column as several (CoNaLa's ``['type(v)']`` x 4), under
+    the several-references prompt, before a repeat counted once (:func:`~workbench.score.base.
+    distinct_references`): kept, they would sit beside rows asked the one-reference prompt. Such a row was
+    shown every text its sample's cell lists (:attr:`~workbench.score.base.Sample.listed_references`), more
+    than the sample's distinct references. Only the judges' rows count (:attr:`~workbench.score.base.
+    ScoringMethod.shows_all_references`): chrF's score against a repeated reference is its score against the
+    one.
+
+    Args:
+        rows: the folder's finished rows (``scores.jsonl`` and the rows set aside); samples: this run's;
+        methods: its methods; retry_failed: failed rows are scored again, so they are not kept.
+
+    Raises:
+        OptionError: naming how many rows of which method, the first of them (its count then and now), the
+            ``reference_column`` and the way out (:func:`~workbench.option_words.fresh_start_advice`).
+    """
+    from workbench.option_words import fresh_start_advice
+
+    judges = {method.name: method for method in methods if method.shows_all_references and method.needs_reference}
+    if not judges:
+        return
+    by_key = {sample.key: sample for sample in samples}
+    found: dict[str, list[tuple[dict[str, Any], int]]] = {}
+    for row in rows:
+        method, sample = judges.get(row.get("method")), by_key.get(row_key(row))
+        if method is None or sample is None or (retry_failed and row.get("status") in ERROR_STATUSES):
+            continue
+        now = len(method.references_shown(sample))
+        if row.get("references_shown") == sample.listed_references > max(now, 1):
+            found.setdefault(method.name, []).append((row, now))
+    if not found:
+        return
+    rows_found = sum(map(len, found.values()))
+    row, now = next(iter(found.values()))[0]
+    whose = (f"of {next(iter(found))} in the run folder" if len(found) == 1 else
+             f"in the run folder ({', '.join(f'{name} {len(kept)}' for name, kept in found.items())})")
+    raise OptionError(
+        f"cannot resume: {count(rows_found, 'row')} {whose} {'was' if rows_found == 1 else 'were'} scored by an "
+        f"earlier workbench, which showed the judge a reference listed more than once in {{reference_column}} as "
+        f"several references (task {row['task_id']} sample {row['sample_id']}: {row['references_shown']} shown, "
+        f"{now} distinct now); {fresh_start_advice()}", "reference_column")
+
+
 def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
     """Refuse carried columns that would clash with the output's own columns.
 
@@ -841,6 +890,7 @@ def score_samples(
                                                     and row["references_shown"] > 1},
                                      written_before={row.get("method") for row in finished
                                                      if "references_shown" not in row})
+            _check_references_shown(finished, samples, methods, retry_failed=config.retry_failed)
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
