@@ -134,11 +134,22 @@ def start_over_advice() -> str:
     """The two ways out of a resume refused for settings that differ from the recorded ones:
     ``pass the same options as before to continue, or start over in a fresh --output (or with
     --overwrite instead of --resume)``, or inside :func:`config_words` (``workbench run`` resumes
-    and overwrites a stage itself) the recorded values, a fresh ``[run] output`` or ``--force``."""
+    and overwrites a stage itself) the recorded values, a fresh ``[run] output`` or ``--force``
+    (:func:`fresh_start_advice`)."""
     if in_config_words():
-        return ("set the recorded values again to continue, or start over in a fresh [run] output (or rerun the "
-                "same workbench run command with --force; with --stage, that stage only)")
-    return "pass the same options as before to continue, or start over in a fresh --output (or with --overwrite instead of --resume)"
+        return f"set the recorded values again to continue, or {fresh_start_advice()}"
+    return f"pass the same options as before to continue, or {fresh_start_advice()}"
+
+
+def fresh_start_advice() -> str:
+    """The way out of a resume that no option can continue (rows the folder holds were made otherwise):
+    ``start over in a fresh --output (or with --overwrite instead of --resume)``, or inside
+    :func:`config_words` ``start over in a fresh [run] output (or rerun the same workbench run command
+    with --force; with --stage, that stage only)``."""
+    if in_config_words():
+        return ("start over in a fresh [run] output (or rerun the same workbench run command with --force; with "
+                "--stage, that stage only)")
+    return "start over in a fresh --output (or with --overwrite instead of --resume)"
 
 
 def retry_failed_advice() -> tuple[str, str]:

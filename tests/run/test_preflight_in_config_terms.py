@@ -339,3 +339,95 @@ select = "stratified"
     preflight = run_preflight(load_config(config_path))
     assert any("[execute] limit = 2 runs the first 2 rows" in warning for warning in preflight.warnings), preflight.warnings
     assert asked.count(str(data)) == 1, asked
+
+
+def test_the_preflight_reads_the_score_problems_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers40a (closing39): with ``[score] problems`` supplying the references, the preflight read the
+    problem texts for its task check, and ``select_samples`` read them again for each selection it made
+    (here the ``[execute] limit`` check: every sample, then the scored subset): three reads of one problem
+    set. The selections now take the texts the preflight read. Real preflight on a slice of the bundled
+    ICE-Score set without its reference column, the bundled HumanEval problems (an OpenAI model that is
+    never called); :func:`~workbench.score.problems.load_problem_texts` is counted, not replaced."""
+    from ice_score_slice import write_config, write_generations
+
+    from workbench.run import load_config
+    from workbench.score import problems
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    data = write_generations(tmp_path / "gens.jsonl", drop=("reference",))
+    config_path = write_config(tmp_path / "c.toml", tmp_path / "run", data, ["execute", "score", "correlate", "report"],
+                               """[execute]
+limit = 2
+[score]
+method = ["ice-score"]
+model = "openai/gpt-4o-mini"
+problems = "humaneval"
+limit = 4
+select = "stratified"
+""")
+    read: list[tuple] = []
+    real = problems.load_problem_texts
+
+    def counted(problem_set, **parts):
+        read.append((problem_set.source, tuple(sorted(parts.items()))))
+        return real(problem_set, **parts)
+
+    monkeypatch.setattr(problems, "load_problem_texts", counted)
+    preflight = run_preflight(load_config(config_path))
+    # the selections still took their references from the problems: the check ran on the scored samples
+    assert any("[execute] limit = 2 runs the first 2 rows" in warning for warning in preflight.warnings), preflight.warnings
+    assert read == [("humaneval", (("prompt", False), ("reference", True)))], read
+
+
+def test_the_several_references_check_does_not_select_from_execution_results_the_run_replaces(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers40a (closing39): a score stage stratified on the run's own execution results, with a ``[score]
+    limit``, had the several-references check select its subset from ``execute/results.jsonl`` as an earlier
+    run left it, also where the execute stage runs again (here it executed 2 rows under an ``[execute] limit``
+    since dropped): the 2 rows with a verdict there have one reference each, so the preflight passed, the run
+    executed every row, and the score stage, selecting 4 of 6 from the new results, refused its start. Results
+    the run replaces are not there yet: the check counts on every row of the data. Real sandboxed execution of
+    2 rows of the bundled ICE-Score set, then the real preflight (an OpenAI model that is never called)."""
+    import shutil
+
+    from ice_score_slice import write_config, write_generations
+
+    from workbench.errors import WorkbenchError
+    from workbench.run import load_config, run_pipeline
+    from workbench.score.prompts import default_prompts_dir
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    prompts = tmp_path / "prompts"  # made before ice_score_references.txt existed
+    prompts.mkdir()
+    shutil.copy(Path(default_prompts_dir()) / "ice_score.txt", prompts)
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1, drop=("passed",))
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    # the first task's two rows (the 2 executed first) have one reference; the other tasks' rows two
+    for index, row in enumerate(rows):
+        row["references"] = [row["reference"]] + (["    pass\n"] if index >= 2 else [])
+    _generations(data, rows)
+    config_path = write_config(tmp_path / "c.toml", tmp_path / "run", data, ["execute"], f"""[execute]
+limit = 2
+[score]
+method = ["ice-score"]
+model = "openai/gpt-4o-mini"
+prompts_dir = "{prompts}"
+limit = 4
+select = "stratified"
+""")
+    config_path.write_text(config_path.read_text().replace('label_column = "passed"\n', 'reference_column = "references"\n'))
+    run_pipeline(load_config(config_path))
+    assert len((tmp_path / "run" / "execute" / "results.jsonl").read_text().splitlines()) == 2
+
+    with pytest.raises(WorkbenchError) as caught:  # execute runs again, on every row
+        run_preflight(load_config(config_path, overrides=['run.stages=["execute", "score", "report"]',
+                                                          'execute.limit=6']))
+    message = _flat(str(caught.value))
+    assert "ice_score_references.txt" in message and "4 of 6 rows of [data] source" in message, message
+    # ... and once the execute stage is up to date, on the subset selected from its results
+    run_pipeline(load_config(config_path, overrides=["execute.limit=6"]))
+    with pytest.raises(WorkbenchError) as caught:
+        run_preflight(load_config(config_path, overrides=['run.stages=["execute", "score", "report"]',
+                                                          'execute.limit=6']))
+    message = _flat(str(caught.value))
+    assert "of 4 rows [score] selects" in message, message

@@ -1194,3 +1194,64 @@ def test_a_rerun_keys_its_stages_once(tmp_path: Path, monkeypatch: pytest.Monkey
                                 "score": "skipped", "score_all": "up-to-date", "correlate": "skipped",
                                 "correlate_all": "skipped", "bias": "skipped", "report": "ran"}, _outcomes(again)
     assert len(calls) == 1, f"the stages were keyed {len(calls)} times"
+
+
+def test_run_stages_leaving_out_finished_stages_keys_the_stages_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """leftovers40a (closing39): with ``[run] stages`` leaving out finished stages, ``finished_stages`` planned
+    and keyed every stage again for each one it left out (each time on another set of plans, with every variant
+    an earlier version may have recorded), and the preflight then keyed the run's own plans: 4 keyings here. The
+    finished stages are now decided on one plan, keyed once, which the run uses (a stage found out of date
+    re-plans the stages after it once). Real dedup, execution, chrF, correlation and bias on a slice of the
+    bundled ICE-Score set (no LLM); the key function is counted, not replaced."""
+    from workbench.run import manifest
+
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1), FULL)
+    run_pipeline(load_config(config_path))
+    calls = []
+    real = manifest._plan_keys
+    monkeypatch.setattr(manifest, "_plan_keys", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    subset = ['run.stages=["correlate_all", "bias", "report"]']
+    again = run_pipeline(load_config(config_path, overrides=subset))
+    assert again.preflight.available == {"dedup", "execute", "score_all"}
+    assert _statuses(again) == {"decontaminate": "skipped", "dedup": "skipped", "execute": "skipped",
+                                "score": "skipped", "score_all": "skipped", "correlate": "skipped",
+                                "correlate_all": "up-to-date", "bias": "up-to-date", "report": "ran"}, _outcomes(again)
+    assert len(calls) == 1, f"the stages were keyed {len(calls)} times"
+
+    # an execute stage out of date is no input, and the stages after it are planned without it
+    calls.clear()
+    stale = run_pipeline(load_config(config_path, overrides=[*subset, "execute.timeout_factor=6"]))
+    assert stale.preflight.available == {"dedup", "score_all"}
+    assert _outcomes(stale)["execute"] == ("skipped", "not in [run] stages")
+    assert _statuses(stale)["correlate_all"] == "ran" and _statuses(stale)["bias"] == "ran"
+    assert len(calls) == 2, f"the stages were keyed {len(calls)} times"
+
+
+def test_a_dry_run_with_stage_says_which_inputs_are_out_of_date_as_the_run_does(tmp_path: Path) -> None:
+    """leftovers40a (closing39): ``--stage correlate_all`` after an execute option changed ran on the execute
+    stage's old results and said so ("read the outputs of execute, which are out of date ..."), but ``--dry-run``
+    with the same ``--stage`` printed ``would run`` alone: the run worked the note out as it went, from the
+    stages it left out. The plan works it out now, and the dry run prints it in the conditional; in a fresh
+    folder it says which inputs have not finished. Real dedup, execution, chrF, correlation and bias on a slice
+    of the bundled ICE-Score set, through the real CLI (no LLM)."""
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1), FULL)
+    run_pipeline(load_config(config_path))
+    args = ["run", str(config_path), "--stage", "correlate_all", "--set", "execute.timeout_factor=6"]
+    manifest = (tmp_path / "run" / "run.json").read_text()
+
+    dry = CliRunner().invoke(app, [*args, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    text = " ".join(dry.output.split())
+    stale = ("execute, which are out of date (options or inputs changed since it ran; add --stage execute to "
+             "rerun)")
+    assert f"correlate_all: would run:" in text and f"note: correlate_all: it would read the outputs of {stale}" in text, text
+    assert (tmp_path / "run" / "run.json").read_text() == manifest  # wrote nothing
+
+    outcome = _outcomes(run_pipeline(load_config(config_path, overrides=["execute.timeout_factor=6"]),
+                                     only=["correlate_all"]))["correlate_all"]
+    assert outcome == ("ran", f"read the outputs of {stale}"), outcome
+
+    fresh = CliRunner().invoke(app, [*args, "--dry-run", "--output", str(tmp_path / "fresh")])
+    assert fresh.exit_code == 0, fresh.output
+    assert ("note: correlate_all: execute, score_all have not finished in this run folder (add --stage execute "
+            "--stage score_all to run them)") in " ".join(fresh.output.split()), fresh.output

@@ -386,3 +386,42 @@ def test_dsa_cqe_a_row_whose_reference_analysis_failed_records_no_reference_subc
     ok = scored[("HumanEval/2", 0)]
     assert ok["status"] == "ok" and ok["reference_subcodes"] == sum(
         len(entry["decomposition"]["subcodes"]) for entry in traces[("HumanEval/2", 0)]["references"])
+
+
+def test_a_resume_refuses_rows_an_earlier_workbench_showed_a_repeated_reference_as_several(tmp_path):
+    """leftovers40a (closing39): before a reference listed twice counted once (distinct_references), a list
+    cell such as CoNaLa's ['type(v)'] x 4 was shown to the judges as several references, under the
+    several-references prompt, and its row recorded references_shown 4. A resume of such a folder kept those
+    rows beside rows asked the one-reference prompt, and said nothing. It is refused now, naming the rows and
+    the way out. The folder of the earlier workbench is this run's with its rows as that version wrote them
+    (references_shown and prompt_version of the several-references form); litellm's mock_response."""
+    reference = RECORDER.SAMPLE["reference"]
+    repeated = {**RECORDER.SAMPLE, "sample_id": 0, "references": [reference, reference]}
+    other = {**RECORDER.SAMPLE, "sample_id": 1, "generation": "    return a - b\n", "references": [reference]}
+    _run(tmp_path, [repeated], method=["ice-score", "chrf"])
+    scores = tmp_path / "out" / "scores.jsonl"
+    several = make_method("ice-score").several_references_version
+    old_rows = [{**row, "references_shown": 2, **({"prompt_version": several} if row["method"] == "ice-score" else {})}
+                for row in read_jsonl(scores)]
+    scores.write_text("".join(json.dumps(row) + "\n" for row in old_rows))
+    before = scores.read_text()
+    with pytest.raises(OptionError) as raised:
+        _run(tmp_path, [repeated, other], method=["ice-score", "chrf"], resume=True)
+    message = raised.value.render(lambda name: f"--{name.replace('_', '-')}")
+    assert message.startswith("cannot resume: 1 row of ice-score in the run folder was scored by an earlier workbench, "
+                              "which showed the judge a reference listed more than once in --reference-column as "
+                              "several references (task HumanEval/0 sample 0: 2 shown, 1 distinct now)"), message
+    assert message.endswith("start over in a fresh --output (or with --overwrite instead of --resume)"), message
+    assert scores.read_text() == before  # the folder is left as it was
+    # in workbench run's words: the config key, and the run's way out
+    from workbench.option_words import config_words
+
+    with config_words(lambda name: "[data] reference_column" if name == "reference_column" else None):
+        with pytest.raises(OptionError) as raised:
+            _run(tmp_path, [repeated, other], method=["ice-score", "chrf"], resume=True)
+    message = raised.value.render(lambda name: "[data] reference_column")
+    assert "listed more than once in [data] reference_column as several references" in message, message
+    assert message.endswith("start over in a fresh [run] output (or rerun the same workbench run command with "
+                            "--force; with --stage, that stage only)"), message
+    # chrF's score against a repeated reference is its score against the one: its rows alone resume
+    _run(tmp_path, [repeated, other], method=["chrf"], resume=True)

@@ -6,7 +6,7 @@ folder's paths relative to it), of the keys of the stages it reads and of the ``
 file's content (:func:`data_fingerprint`); ``run.json`` records it with the files the stage left
 (:func:`stage_files`). :mod:`workbench.run.runner` decides from these what to run again,
 :mod:`workbench.run.preflight` which finished stages a run left out of ``[run] stages`` may read
-(:func:`finished_stages`), and the report whether the data changed since the run
+(:func:`key_stages`), and the report whether the data changed since the run
 (:mod:`workbench.report.data_check`, through :func:`data_fingerprint`).
 """
 
@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.io import atomic_write
 from workbench.run.config import STAGES, PipelineConfig
@@ -250,15 +250,34 @@ def _reselect(plan: StagePlan, before: dict[str, Any], key: str) -> dict[str, tu
     return plan.reselected(before.get("options")) if _same_run(plan, before, key) else {}
 
 
-def finished_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, Any],
-                    fingerprint: str | None) -> set[str]:
-    """The stages that ``[run] stages`` leaves out but that finished and are up to date in the
-    run folder: the stages that run read their outputs (:func:`~workbench.run.stages.plan_stages`),
-    as they do after ``--stage``.
+class KeyedStages(NamedTuple):
+    """The run's stages as :func:`key_stages` plans and keys them, once, for the preflight, the dry
+    run's plan and the run."""
 
-    A stage counts when ``run.json`` records it ``done`` with the key it would have now (built as
-    if it ran, on the stages available before it) and its files are as it left them. Each stage's
-    plan depends only on the stages before it, so they are decided in order.
+    #: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs the stages that run read
+    available: set[str]
+    #: every stage (:func:`~workbench.run.stages.plan_stages`), planned on ``available``
+    plans: list[StagePlan]
+    #: stage -> its key (:func:`_stage_key`)
+    keys: dict[str, str]
+    #: stage -> its record in ``run.json`` (empty when none), an earlier version's key replaced by the key now
+    records: dict[str, dict[str, Any]]
+    #: the stages whose record had such an earlier key
+    rekeyed: list[str]
+
+
+def key_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, Any],
+               fingerprint: str | None) -> KeyedStages:
+    """Plan every stage (:func:`~workbench.run.stages.plan_stages`) and key it (:func:`_keyed`), with
+    the stages that ``[run] stages`` leaves out but that finished and are up to date in the run folder
+    available: the stages that run read their outputs, as they do after ``--stage``.
+
+    A left-out stage counts when ``run.json`` records it ``done`` with the key it would have now (built as
+    if it ran, on the stages available before it) and its files are as it left them. Each stage's plan
+    depends only on the stages before it, so they are decided in order, on one plan that takes every
+    left-out stage still to decide as available: a stage's key there is the one it has on the final plan.
+    A stage found out of date re-plans the stages after it without it; the plan that holds is keyed once
+    more only then (none left out, or all up to date: one keying, which the run uses).
 
     Args:
         config: the validated configuration.
@@ -267,23 +286,27 @@ def finished_stages(config: PipelineConfig, columns: set[str], manifest: dict[st
         fingerprint: the data's hash (:func:`data_fingerprint`).
 
     Returns:
-        the stage names (empty for a new run folder).
+        a :class:`KeyedStages` (``available`` empty for a new run folder).
     """
     previous = _stage_records(manifest)
-    if not previous:
-        return set()
+    # the left-out stages that finished here, in stage order
+    pending = [name for name in STAGES if name not in config.stages and previous.get(name, {}).get("status") == "done"]
     available: set[str] = set()
-    for name in STAGES:
-        if name in config.stages or previous.get(name, {}).get("status") != "done":
-            continue
-        plans = plan_stages(config, columns, available | {name})
-        plans = plans[:[p.name for p in plans].index(name) + 1]
-        keys, records, _ = _keyed(config, plans, manifest, fingerprint)
-        plan = plans[-1]
-        if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
-                _is_current(plan, records[name], keys[name], config.output):
-            available.add(name)
-    return available
+    while True:
+        plans = plan_stages(config, columns, available | set(pending))
+        keys, records, rekeyed = _keyed(config, plans, manifest, fingerprint)
+        by_name = {plan.name: plan for plan in plans}
+        out_of_date = False
+        while pending and not out_of_date:
+            name = pending.pop(0)
+            plan = by_name[name]
+            if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
+                    _is_current(plan, records[name], keys[name], config.output):
+                available.add(name)
+            else:
+                out_of_date = True  # the plans after it took it as available
+        if not out_of_date:
+            return KeyedStages(available, plans, keys, records, rekeyed)
 
 
 class Manifest:

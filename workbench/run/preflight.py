@@ -31,8 +31,8 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
-from workbench.run.manifest import _keyed, data_fingerprint, finished_stages, read_manifest
-from workbench.run.stages import StagePlan, plan_stages, score_methods, shipped_metrics, stratifies_on_execution
+from workbench.run.manifest import KeyedStages, _is_current, data_fingerprint, key_stages, read_manifest
+from workbench.run.stages import StagePlan, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count, megabytes
 
@@ -58,13 +58,13 @@ class Preflight:
         plans: every stage (:func:`~workbench.run.stages.plan_stages`); an enabled one's
             config was built.
         available: the stages ``[run] stages`` leaves out whose finished, up-to-date outputs
-            the stages that run read (:func:`~workbench.run.manifest.finished_stages`).
+            the stages that run read (:func:`~workbench.run.manifest.key_stages`).
         manifest: the run folder's ``run.json`` as read before any stage ran (empty when none).
         fingerprint: the ``[data] source`` file's hash
             (:func:`~workbench.run.manifest.data_fingerprint`; ``None`` for a bundled name or hub id).
             Both are read once, here: the planning and the run key the stages with them.
         keys: stage -> its key (:func:`~workbench.run.manifest._stage_key`), computed once, here, for
-            the dry run's plan and the run (:func:`~workbench.run.manifest._keyed`).
+            the dry run's plan and the run (:func:`~workbench.run.manifest.key_stages`).
         records: stage -> its record in ``manifest`` (empty when none), an earlier version's key
             replaced by the key now; rekeyed: the stages whose record had such a key.
     """
@@ -371,10 +371,12 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
     stages = set(config.stages)
     # read once: the run folder's run.json and the data's hash key every stage, here and in the run
     manifest, fingerprint = read_manifest(config.output), data_fingerprint(data["source"])
-    # what the stages that run may read: their own outputs and those of finished stages left out
-    available = finished_stages(config, columns, manifest, fingerprint)
+    # what the stages that run may read: their own outputs and those of finished stages left out; and
+    # each stage's key, once: the checks below, the dry run's plan and the run decide with these
+    keyed = key_stages(config, columns, manifest, fingerprint)
+    available = keyed.available
     inputs = stages | available
-    plans = {plan.name: plan for plan in plan_stages(config, columns, available)}
+    plans = {plan.name: plan for plan in keyed.plans}
     # ... and a file where a stage's folder goes in it (run/bias), refused here in the run's words: the
     # stage would fail after the others ran, naming --json or --output, which the run sets itself
     for plan in plans.values():
@@ -455,15 +457,23 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
         with plans["execute"].words():  # its warning names [execute] isolation, not --isolation
             _check_sandbox(dataclasses.replace(execution, language=resolved), warnings)
 
+    problem_sets: dict = {}
+
+    @functools.cache
+    def problem_texts(name: str) -> dict | None:
+        """The problem texts score stage ``name`` takes (:func:`_problem_texts`), read once per problem set:
+        its task check and its selections below take these, not a read of their own."""
+        return _problem_texts(plans[name], plans[name].config(), columns, problem_sets)
+
     @functools.cache
     def selected(name: str) -> list:
-        """The samples stage ``name`` scores (its ``limit``, ``select``), selected once from the data read
-        above: the several-references check and the ``[execute] limit`` check count on the same subset."""
+        """The samples stage ``name`` scores (its ``limit``, ``select``), selected once from the data and the
+        problem texts read above: the several-references check and the ``[execute] limit`` check count on
+        the same subset."""
         from workbench.score.job import select_samples
 
-        return select_samples(data["source"], plans[name].config(), loaded=loaded)
+        return select_samples(data["source"], plans[name].config(), loaded=loaded, problem_texts=problem_texts(name))
 
-    problem_sets: dict = {}
     for name in ("score", "score_all"):
         if name in stages and not plans[name].skip_reason:
             score_config = plans[name].config()
@@ -474,19 +484,20 @@ def run_preflight(config: PipelineConfig, *, dry_run: bool = False) -> Preflight
                 check_decomposable(get_language(language), score_config.make_methods())
             except OptionError as error:
                 raise table_error(name.removesuffix("_all"), error) from None
-            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
-                                      functools.partial(selected, name))
-            texts = _problem_texts(plans[name], score_config, columns, problem_sets)
+            texts = problem_texts(name)
             if texts is not None:
                 _check_tasks(config, data_tasks(), "score", score_config.problems, texts)
+            _check_several_references(loaded, score_config, name.removesuffix("_all"), rows,
+                                      functools.partial(selected, name),
+                                      _results_ready(config, plans[name], score_config, plans, keyed))
     if "score" in stages:
         _check_model(plans, notes)
-    _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"))
+    _check_executed_subset(config, plans, inputs, warnings, loaded, functools.partial(selected, "score"),
+                           functools.partial(problem_texts, "score"))
     _check_executed_all(plans, inputs, rows, notes)
-    # each stage's key, once: the dry run's plan and the run decide with these
-    keys, records, rekeyed = _keyed(config, list(plans.values()), manifest, fingerprint)
-    return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=list(plans.values()), available=available,
-                     manifest=manifest, fingerprint=fingerprint, keys=keys, records=records, rekeyed=rekeyed)
+    return Preflight(rows=rows, columns=columns, notes=notes, warnings=warnings, plans=keyed.plans, available=available,
+                     manifest=manifest, fingerprint=fingerprint, keys=keyed.keys, records=keyed.records,
+                     rekeyed=keyed.rekeyed)
 
 
 #: per stage table, its keys that name a column of the ``[data]`` dataset (other ``*_column`` keys
@@ -504,20 +515,41 @@ _KEYED_STAGES = {"execute", "score", "score_all", "correlate", "correlate_all"}
 _DEDUP_ID_STAGES = {"decontaminate", "dedup", "bias"}
 
 
+def _results_ready(config: PipelineConfig, plan: StagePlan, score: ScoreConfig, plans: dict[str, StagePlan],
+                   keyed: KeyedStages) -> bool:
+    """Whether the execution results a score stage (``plan``, its config ``score``) selects its samples from
+    (``[score] results``, or the run's own execute stage's for ``select = "stratified"``) are there as the
+    stage will read them: ``True`` when it reads none. The run's own are not where the execute stage runs
+    again (its key, options or files changed since it finished, or it did not finish: :func:`~workbench.run.
+    manifest._is_current`), as they will be replaced; those of an execute stage left out of ``[run] stages``
+    are read only when up to date (:func:`~workbench.run.manifest.key_stages`). ``--stage execute`` and
+    ``--force``, which the preflight does not know, execute the same config again."""
+    if score.results is None:
+        return True
+    if not Path(score.results).is_file():
+        return False
+    if "execute" not in plan.after or "execute" not in config.stages:
+        return True  # another run's results, or those of the execute stage left out and up to date
+    return _is_current(plans["execute"], keyed.records.get("execute", {}), keyed.keys["execute"], config.output)
+
+
 def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int,
-                               selected: Callable[[], list[Sample]]) -> None:
+                               selected: Callable[[], list[Sample]], results_ready: bool) -> None:
     """Refuse, before any stage runs, what the score stage would refuse when it starts on rows with several
     references (a list-valued ``[data] reference_column``, as configs/conala.toml reads): a judge whose
     several-references template the ``[score] prompts_dir`` lacks (``ice_score_references.txt``), a method
     that compares with one reference (:func:`~workbench.score.job.refuse_several_references`). Counted on
     the rows the stage will score (``[score] limit`` and ``select``: ``2 of 40 rows [score] selects``), as
     the stage counts them; without a limit, or where the subset is chosen from the execute stage's results,
-    which are not there yet, on every row of the data (``2 of 3220 rows of [data] source``).
+    which are not there yet or which the execute stage replaces as it runs again, on every row of the data
+    (``2 of 3220 rows of [data] source``).
 
     Args:
         loaded: the data; score: the stage's config; table: ``score`` (both score stages read that table);
         rows: the data's rows; selected: the samples the stage scores, selected from ``loaded``
-        (``select_samples``; called only with a limit, and cached by the caller for its other checks).
+        (``select_samples``; called only with a limit, and cached by the caller for its other checks);
+        results_ready: the execution results the subset is chosen from are there as the stage will read
+            them (:func:`_results_ready`).
 
     Raises:
         PromptError: led by ``[score] prompts_dir``; ConfigError: a method that compares with one reference.
@@ -532,7 +564,7 @@ def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: 
     several = sum(isinstance(value, list) and len(distinct_references(text for text in value if isinstance(text, str))) > 1
                   for value in _column_values(loaded, column))
     out_of = f"{count(rows, 'row')} of [data] source"
-    if several and score.limit is not None and (score.results is None or Path(score.results).is_file()):
+    if several and score.limit is not None and results_ready:
         # the rows the stage scores: a subset that misses them refuses nothing, as the stage would not
         subset = selected()
         several = sum(len(sample.references) > 1 for sample in subset)
@@ -697,7 +729,8 @@ def _check_executed_all(plans: dict[str, StagePlan], stages: set[str], rows: int
 
 
 def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], stages: set[str],
-                           warnings: list[str], loaded: LoadedDataset, selected: Callable[[], list[Sample]]) -> None:
+                           warnings: list[str], loaded: LoadedDataset, selected: Callable[[], list[Sample]],
+                           problem_texts: Callable[[], Mapping[str, Any] | None]) -> None:
     """Warn (in ``warnings``) when ``[execute] limit`` leaves samples of the score stage's subset unexecuted:
     samples scored for nothing, and a correlate stage that joins fewer of them, refuses its join or fails.
 
@@ -711,7 +744,8 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
 
     Args:
         loaded: the data, as the preflight read it; selected: the samples the score stage scores,
-            selected from it (shared with the several-references check).
+            selected from it (shared with the several-references check); problem_texts: the ``[score]
+            problems`` texts its samples take, as the preflight read them (``None``: they take none).
     """
     if not {"execute", "score", "correlate"} <= stages or plans["score"].skip_reason or plans["correlate"].skip_reason:
         return
@@ -725,7 +759,7 @@ def _check_executed_subset(config: PipelineConfig, plans: dict[str, StagePlan], 
         return  # the subset is chosen among the samples with a verdict in the results: all executed
     source = config.data["source"]
     executed = {sample.key for sample in select_samples(source, score, everything=True, first=executed_limit,
-                                                        loaded=loaded)}
+                                                        loaded=loaded, problem_texts=problem_texts())}
     subset = selected()
     missing = sum(sample.key not in executed for sample in subset)
     if not missing:

@@ -325,6 +325,56 @@ class Step(NamedTuple):
     #: for a stage run again from scratch (not with ``--force``): its options that changed since it ran
     #: (:func:`_options_changed`)
     options_changed: dict[str, tuple[Any, Any]]
+    #: for a stage that runs: the stages it reads that the run leaves out (``--stage``, ``[run] stages``)
+    #: whose outputs are out of date, and those that never finished in the run folder (:func:`_inputs_left_out`)
+    stale_inputs: list[str]
+    missing_inputs: list[str]
+
+
+def _track_left_out(step: Step, rerun: set[str], stale: set[str], unfinished: set[str]) -> None:
+    """Add a stage the run leaves out to ``stale`` where its outputs are out of date (its options or its
+    inputs changed since it finished, ``[score] limit`` or carried columns included, or an input of it runs
+    again: a finished stage left out of ``[run] stages`` is read as it is), and to ``unfinished`` where it
+    never finished in the run folder (nothing of it to be out of date); a stage that runs adds nothing.
+
+    Args:
+        step: the stage (:func:`plan_run`); rerun: the stages before it that run in this invocation;
+        stale, unfinished: the sets so far, updated in place.
+    """
+    plan, before, key, action = step.plan, step.before, step.key, step.decision.action
+    if action == "skipped":
+        if plan.available and any(a in rerun or a in stale for a in plan.after):
+            stale.add(plan.name)  # read as it is, though an input of it ran again since
+    elif action == "not selected":
+        if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after) \
+                or _refresh(plan, before, key) or _reselect(plan, before, key):
+            stale.add(plan.name)
+        if before.get("status") != "done":
+            unfinished.add(plan.name)
+
+
+def _inputs_left_out(plan: StagePlan, stale: set[str], unfinished: set[str]) -> tuple[list[str], list[str]]:
+    """The stages ``plan`` reads that the run leaves out: those out of date (finished, so there is something
+    to read) and those that never finished here (:func:`_track_left_out`), each in ``plan.after`` order."""
+    return ([name for name in plan.after if name in stale and name not in unfinished],
+            [name for name in plan.after if name in unfinished])
+
+
+def inputs_note(stale_inputs: Sequence[str], missing_inputs: Sequence[str], *, ran: bool) -> str | None:
+    """What a stage that runs on inputs the run leaves out must say (``--stage`` ran it on them, so its numbers
+    are not the config's): ``read the outputs of score, which are out of date (options or inputs changed since
+    it ran; add --stage score to rerun)``, ``it would read ...`` for the dry run (not ``ran``); and for inputs
+    that never finished in the run folder (a fresh folder with ``--stage``: nothing of theirs was read, and
+    "out of date since they ran" would be wrong) ``execute has not finished in this run folder (add --stage
+    execute to run it)``. ``None`` when it reads none of them. The run records it as the stage's ``detail``
+    in ``run.json`` and leads the detail column with it; ``--dry-run`` prints it as a note."""
+    stale_note = (f"{'read' if ran else 'it would read'} the outputs of {', '.join(stale_inputs)}, which are out of "
+                  f"date (options or inputs changed since {'they' if len(stale_inputs) > 1 else 'it'} ran; add "
+                  f"{' '.join('--stage ' + name for name in stale_inputs)} to rerun)") if stale_inputs else None
+    missing_note = (f"{', '.join(missing_inputs)} {'have' if len(missing_inputs) > 1 else 'has'} not finished "
+                    f"in this run folder (add {' '.join('--stage ' + name for name in missing_inputs)} to run "
+                    f"{'them' if len(missing_inputs) > 1 else 'it'})") if missing_inputs else None
+    return "; ".join(note for note in (stale_note, missing_note) if note) or None
 
 
 def plan_run(config: PipelineConfig, preflight: Preflight, *, only: Sequence[str] = (),
@@ -335,6 +385,8 @@ def plan_run(config: PipelineConfig, preflight: Preflight, *, only: Sequence[str
 
     Each stage that runs is taken to succeed (so its dependants run too); a stage whose input fails is
     skipped by :func:`run_pipeline` whatever its decision, so the decisions hold for the stages that run.
+    A stage that runs on inputs the run leaves out that are out of date or never finished has them in its
+    step (:func:`inputs_note` says them), as the run works them out.
 
     Args:
         config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight` found for it.
@@ -344,16 +396,22 @@ def plan_run(config: PipelineConfig, preflight: Preflight, *, only: Sequence[str
         one :class:`Step` per stage, in order.
     """
     rerun: set[str] = set()
+    stale: set[str] = set()  # stages left out whose outputs no longer match their options or inputs
+    unfinished: set[str] = set()  # ... of them, those that never finished here
     steps = []
     for plan in preflight.plans:
         before = preflight.records.get(plan.name, {})
         key = preflight.keys[plan.name]
         decision = _decide(plan, before, key, config.output, only=only, force=force, rerun=rerun)
-        if decision.action in ("resume", "run"):
-            rerun.add(plan.name)
         options_changed = (_options_changed(plan, before, key, config.output)
                            if decision.action == "run" and not force else {})
-        steps.append(Step(plan, before, key, decision, options_changed))
+        runs = decision.action in ("resume", "run")
+        step = Step(plan, before, key, decision, options_changed,
+                    *(_inputs_left_out(plan, stale, unfinished) if runs else ([], [])))
+        if runs:
+            rerun.add(plan.name)
+        _track_left_out(step, rerun, stale, unfinished)
+        steps.append(step)
     return steps
 
 
@@ -414,7 +472,9 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
         config: the configuration; preflight: what :func:`~workbench.run.preflight.run_preflight`
             found for it (its plans and their keys, and ``run.json`` as it read it).
         only, force: as for :func:`run_pipeline`.
-        on_note: called with (plan, line) for each reason a stage would run again for, as the run's
+        on_note: called with (plan, line) for the inputs left out that a stage that runs would read out of date
+            or unfinished (:func:`inputs_note`: ``it would read the outputs of execute, which are out of date
+            ...``), then for each reason a stage would run again for, as the run's
             detail column gives it (:func:`rerun_reasons`): the options of its table that changed since
             it ran (``[dedup] min_tokens changed since it finished (20 -> 5): it would run again from
             scratch, replacing its earlier result``), its files changed since it finished, another
@@ -427,7 +487,8 @@ def preview(config: PipelineConfig, preflight: Preflight, *, only: Iterable[str]
     steps = plan_run(config, preflight, only=only, force=force)
     if on_note:
         for step in steps:
-            for line in rerun_reasons(step, config, only=only, force=force, ran=False):
+            note = inputs_note(step.stale_inputs, step.missing_inputs, ran=False)
+            for line in [*([note] if note else []), *rerun_reasons(step, config, only=only, force=force, ran=False)]:
                 on_note(step.plan, line)
     return [(step.plan, step.decision.action) for step in steps]
 
@@ -530,22 +591,16 @@ def run_pipeline(
             if on_stage:
                 on_stage(plan, "skipped")
             continue
+        # a stage left out: its outputs out of date, or never finished here (rerun: the stages that ran)
+        _track_left_out(step, rerun, stale, unfinished)
         if action == "skipped":
             if plan.skip_reason != NOT_IN_STAGES or not before:
                 manifest.update(plan.name, status="skipped", detail=plan.skip_reason, key=None)
-            if plan.available and any(a in rerun or a in stale for a in plan.after):
-                stale.add(plan.name)  # read as it is, though an input of it ran again since
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail=plan.skip_detail))
             if on_stage:
                 on_stage(plan, "skipped")
             continue
         if action == "not selected":
-            # its options changed since it finished (also [score] limit or carry, left out of the key)
-            if before.get("key") != key or before.get("status") != "done" or any(a in stale for a in plan.after) \
-                    or _refresh(plan, before, key) or _reselect(plan, before, key):
-                stale.add(plan.name)
-            if before.get("status") != "done":
-                unfinished.add(plan.name)
             result.outcomes.append(StageOutcome(plan.name, "skipped", detail="not selected with --stage"))
             continue
         if action == "up-to-date":
@@ -607,18 +662,8 @@ def run_pipeline(
         # a finished stage may still have produced nothing usable: the run goes on (the report
         # shows it) and exits with that stage's status at the end
         verdict = getattr(job_result, "failures", None) or {}
-        stale_inputs = [name for name in plan.after if name in stale and name not in unfinished]
-        missing_inputs = [name for name in plan.after if name in unfinished]
-        # --stage ran this stage on inputs that are out of date: its numbers are not the config's; say so
-        stale_note = (f"read the outputs of {', '.join(stale_inputs)}, which are out of date (options or inputs "
-                      f"changed since {'they' if len(stale_inputs) > 1 else 'it'} ran; add "
-                      f"{' '.join('--stage ' + name for name in stale_inputs)} to rerun)") if stale_inputs else None
-        # ... or on inputs that never finished in this folder (a fresh folder with --stage): nothing of theirs
-        # was read, and "out of date since they ran" would be wrong
-        missing_note = (f"{', '.join(missing_inputs)} {'have' if len(missing_inputs) > 1 else 'has'} not finished "
-                        f"in this run folder (add {' '.join('--stage ' + name for name in missing_inputs)} to run "
-                        f"{'them' if len(missing_inputs) > 1 else 'it'})") if missing_inputs else None
-        stale_note = "; ".join(note for note in (stale_note, missing_note) if note) or None
+        # --stage ran this stage on inputs that are out of date, or never finished here: say so, as --dry-run does
+        stale_note = inputs_note(*_inputs_left_out(plan, stale, unfinished), ran=True)
         manifest.update(plan.name, status="done", seconds=seconds, finished=_now(), failures=verdict or None,
                         detail=stale_note, files=stage_files(plan, run_dir) or None)
         # why it ran again (its options, its files, [score] limit ... changed), as --dry-run says it

@@ -160,7 +160,7 @@ class StagePlan:
         second_source: the job's second input (``bias``: the metric table; ``source`` is the
             dedup output folder).
         available: a stage left out of ``[run] stages`` that finished and is up to date in the
-            run folder (:func:`workbench.run.manifest.finished_stages`): not run, but the stages
+            run folder (:func:`workbench.run.manifest.key_stages`): not run, but the stages
             after it read its outputs, as they would after ``--stage``.
         relative_argv: :attr:`argv` with the run folder named :data:`KEY_RUN_FOLDER` (its paths
             relative to it), for the stage key (:func:`plan_stages`; ``None``: :attr:`argv`).
@@ -544,7 +544,7 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
 
     A stage reads an earlier stage's outputs when that stage runs (``[run] stages``) or is in
     ``available``: left out of ``[run] stages`` but finished and up to date in the run folder
-    (:func:`workbench.run.manifest.finished_stages`), so ``stages = ["correlate_all", "report"]``
+    (:func:`workbench.run.manifest.key_stages`), so ``stages = ["correlate_all", "report"]``
     on a finished run correlates the scored table with the execution results, as ``--stage
     correlate_all`` does, not the dataset's shipped label.
 

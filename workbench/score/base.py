@@ -71,6 +71,10 @@ class Sample(BaseSample):
         position: the sample's 0-based place among its data's samples in file order (set by
             :func:`~workbench.score.job.load_samples`, whatever the selection's order), the order of
             ``scores_wide.jsonl``; ``None`` for a sample made otherwise (the order it is passed in).
+        listed_references: how many non-blank texts its list-valued reference cell lists, a repeat counted
+            each time: the references a workbench before :func:`distinct_references` showed the judges (a
+            resume refuses the rows it left, :func:`~workbench.score.job._check_references_shown`); ``0``
+            for a text column or a sample made otherwise (not known).
     """
 
     generation: str
@@ -83,6 +87,7 @@ class Sample(BaseSample):
     language: str | None = None
     references: tuple[str, ...] = ()
     position: int | None = None
+    listed_references: int = 0
 
     @property
     def all_references(self) -> tuple[str, ...]:

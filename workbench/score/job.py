@@ -39,7 +39,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
@@ -64,7 +64,7 @@ from workbench.llm.cache import CacheMode, ResponseCache
 from workbench.llm.client import CallsStopped, LLMClient, MockResponder, Usage, check_model_usable
 from workbench.score.base import MethodResult, Sample, ScoringContext, ScoringMethod, distinct_references
 from workbench.score.config import ScoreConfig
-from workbench.score.problems import ProblemSet, problem_for
+from workbench.score.problems import ProblemSet, ProblemTexts, problem_for
 from workbench.score.prompts import PromptError
 from workbench.score.reading import LOW_MASS, LOW_MASS_NOTE, NO_LOGPROBS, READ_COLUMNS, READ_FALLBACK
 from workbench.score.wide_table import (
@@ -180,6 +180,7 @@ def load_samples(
     notes: list[str] | None = None,
     all_reference_methods: tuple[str, ...] = (),
     loaded: LoadedDataset | None = None,
+    problem_texts: Mapping[str, ProblemTexts] | None = None,
 ) -> list[Sample]:
     """Read samples from any source :func:`workbench.data.loading.load_records` accepts.
 
@@ -213,6 +214,11 @@ def load_samples(
         loaded: ``source`` as already read (:func:`~workbench.data.loading.load_records` with this
             ``split`` and ``offline``), so that a caller that holds it (``workbench run``'s preflight)
             does not read the data again; ``None``: read here.
+        problem_texts: ``problems`` as already read for the parts these samples take from it
+            (:func:`~workbench.score.problems.load_problem_texts` with the prompt / reference that
+            :func:`problem_parts` says they take), so that a caller that holds them (``workbench run``'s
+            preflight, :func:`takes_from_problems`) does not read the problem set again; ``None``: read
+            here where the samples take a part from it.
 
     Returns:
         samples; without a sample column ``sample_id`` numbers the samples 0, 1, ... per task
@@ -246,8 +252,9 @@ def load_samples(
         raise MissingColumnError(columns.reference, available, hint=(
             f"fix {option_named('reference_column')}, or leave it at its default for the problem set's reference "
             "solution where the data has none"))
-    problem_texts = None
-    if take_reference or take_prompt:
+    if not (take_reference or take_prompt):
+        problem_texts = None
+    elif problem_texts is None:
         from workbench.score.problems import load_problem_texts
 
         problem_texts = load_problem_texts(problems, prompt=take_prompt, reference=take_reference)
@@ -321,10 +328,12 @@ def load_samples(
             carried[OUTCOME_COLUMN] = outcomes[key]
         problem = problem_for(problem_texts, task_id, source, problems) if problem_texts is not None else None
         references: tuple[str, ...] = ()
+        listed_references = 0
         if listed:
             # blank entries are no reference, and one given twice is one (CoNaLa lists 'type(v)' 4 times);
             # the first of them is the sample's reference
             references = distinct_references(row[reference_column])
+            listed_references = sum(bool(text.strip()) for text in row[reference_column])
             reference = references[0] if references else ""
         elif reference_column is not None:
             reference = row[reference_column] or ""
@@ -350,6 +359,7 @@ def load_samples(
                 language=language_value(row[LANGUAGE_COLUMN]) if has_language else None,
                 references=references,
                 position=len(samples),
+                listed_references=listed_references,
             )
         )
         if limit is not None and not stratified and len(samples) >= limit:
@@ -644,6 +654,52 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
             )
 
 
+def _check_references_shown(rows: Iterable[dict[str, Any]], samples: list[Sample], methods: list[ScoringMethod], *,
+                            retry_failed: bool = False) -> None:
+    """Refuse a resume that would keep rows of an earlier workbench, which showed the judges a reference
+    listed more than once in a list-valued reference column as several (CoNaLa's ``['type(v)']`` x 4), under
+    the several-references prompt, before a repeat counted once (:func:`~workbench.score.base.
+    distinct_references`): kept, they would sit beside rows asked the one-reference prompt. Such a row was
+    shown every text its sample's cell lists (:attr:`~workbench.score.base.Sample.listed_references`), more
+    than the sample's distinct references. Only the judges' rows count (:attr:`~workbench.score.base.
+    ScoringMethod.shows_all_references`): chrF's score against a repeated reference is its score against the
+    one.
+
+    Args:
+        rows: the folder's finished rows (``scores.jsonl`` and the rows set aside); samples: this run's;
+        methods: its methods; retry_failed: failed rows are scored again, so they are not kept.
+
+    Raises:
+        OptionError: naming how many rows of which method, the first of them (its count then and now), the
+            ``reference_column`` and the way out (:func:`~workbench.option_words.fresh_start_advice`).
+    """
+    from workbench.option_words import fresh_start_advice
+
+    judges = {method.name: method for method in methods if method.shows_all_references and method.needs_reference}
+    if not judges:
+        return
+    by_key = {sample.key: sample for sample in samples}
+    found: dict[str, list[tuple[dict[str, Any], int]]] = {}
+    for row in rows:
+        method, sample = judges.get(row.get("method")), by_key.get(row_key(row))
+        if method is None or sample is None or (retry_failed and row.get("status") in ERROR_STATUSES):
+            continue
+        now = len(method.references_shown(sample))
+        if row.get("references_shown") == sample.listed_references > max(now, 1):
+            found.setdefault(method.name, []).append((row, now))
+    if not found:
+        return
+    rows_found = sum(map(len, found.values()))
+    row, now = next(iter(found.values()))[0]
+    whose = (f"of {next(iter(found))} in the run folder" if len(found) == 1 else
+             f"in the run folder ({', '.join(f'{name} {len(kept)}' for name, kept in found.items())})")
+    raise OptionError(
+        f"cannot resume: {count(rows_found, 'row')} {whose} {'was' if rows_found == 1 else 'were'} scored by an "
+        f"earlier workbench, which showed the judge a reference listed more than once in {{reference_column}} as "
+        f"several references (task {row['task_id']} sample {row['sample_id']}: {row['references_shown']} shown, "
+        f"{now} distinct now); {fresh_start_advice()}", "reference_column")
+
+
 def _check_carried_columns(samples: list[Sample], methods: list[ScoringMethod]) -> None:
     """Refuse carried columns that would clash with the output's own columns.
 
@@ -834,6 +890,7 @@ def score_samples(
                                                     and row["references_shown"] > 1},
                                      written_before={row.get("method") for row in finished
                                                      if "references_shown" not in row})
+            _check_references_shown(finished, samples, methods, retry_failed=config.retry_failed)
 
         done: set[tuple[str, str, str]] = set()
         failed: set[tuple[str, str, str]] = set()  # rows retry_failed scores again (unless also done)
@@ -1174,7 +1231,8 @@ def all_reference_methods(names: Iterable[str], *, reference: bool = True) -> tu
 
 def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, everything: bool = False,
                    first: int | None = None, notes: list[str] | None = None,
-                   loaded: LoadedDataset | None = None) -> list[Sample]:
+                   loaded: LoadedDataset | None = None,
+                   problem_texts: Mapping[str, ProblemTexts] | None = None) -> list[Sample]:
     """The samples of ``source`` that ``config`` scores (its columns, split, ``limit`` and
     ``select``), before ``--stop`` cuts them: :func:`load_samples` with the config's options.
 
@@ -1184,6 +1242,8 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
             them are not read).
         notes: sentences for the run summary are appended here (:func:`load_samples`).
         loaded: ``source`` as already read with the config's split (:func:`load_samples`); ``None``: read it.
+        problem_texts: ``config.problems`` as already read for the parts the samples take from it
+            (:func:`load_samples`); ``None``: read it where they take one.
 
     Raises:
         MissingColumnError / MissingSplitError / DataError: as :func:`load_samples`.
@@ -1194,7 +1254,7 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
                         offline=config.offline, problems=config.problem_set,
                         reference_required=config.needs_reference, results=config.results, notes=notes,
                         all_reference_methods=all_reference_methods(config.method, reference=config.reference),
-                        loaded=loaded)
+                        loaded=loaded, problem_texts=problem_texts)
 
 
 def apply_stop_sequences(samples: list[Sample], stops: tuple[str, ...]) -> list[Sample]:
