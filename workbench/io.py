@@ -330,8 +330,8 @@ def require_output_folder(folder: str | os.PathLike[str], what: str, *, probe: b
         DataError: ``--output notes.txt: notes.txt exists and is not a folder; choose another path``,
             or ``--output /sys/out.jsonl cannot be written in /sys (Permission denied); choose a
             folder you can write`` (the nearest folder that exists; not named again when ``what``'s
-            value, after its last space, is that folder: ``--output ro cannot be written (Permission denied);
-            ...``, but ``--output ro/ro cannot be written in ro ...``).
+            value, after a space, is that folder however written: ``--output ./ro cannot be written
+            (Permission denied); ...``, but ``--output ro/ro cannot be written in ro ...``).
     """
     where = Path(folder)
     while not where.exists() and where != where.parent and not where.is_symlink():
@@ -342,11 +342,12 @@ def require_output_folder(folder: str | os.PathLike[str], what: str, *, probe: b
     if reason is not None:  # now, not after the work
         while not where.exists() and where != where.parent:
             where = where.parent
-        # the folder where it would be made, unless ``what``'s value is that folder itself (``-o ro``, not
-        # ``-o ro/ro``, whose text also ends with the folder's name)
-        shown = os.fspath(where)
-        names_it = what == shown or f"{what.rstrip(os.sep)}/".endswith(f" {shown.rstrip(os.sep)}/")  # -o ro/ too
-        place = "" if names_it else f" in {where}"
+        # the folder where it would be made, unless ``what``'s value (its text after some space) is that folder
+        # itself, however written (``-o ro``, ``-o ./ro``, ``-o ro/``; not ``-o ro/ro``, whose text also ends with
+        # the folder's name)
+        shown = os.path.abspath(where)
+        names_it = any(os.path.abspath(what[n + 1:]) == shown for n, character in enumerate(what) if character == " ")
+        place = "" if names_it or os.path.abspath(what) == shown else f" in {where}"
         raise DataError(f"{what} cannot be written{place} ({reason}); choose a folder you can write")
 
 

@@ -91,3 +91,32 @@ def test_an_unwritable_output_is_refused_in_one_line_before_any_work(unprivilege
     assert len(error) == 1 and f"Error: {said.format(**names)}" in error[0], result.stderr[-3000:]
     assert result.stdout == ""  # no table, no result: refused before the work (correlate: before the bootstrap)
     assert sorted(p.name for p in ro.iterdir()) == ["run"] and [p.name for p in run.iterdir()] == ["execute"]
+
+
+@pytest.mark.parametrize(("output", "said"), [
+    ("./ro", "--output ./ro cannot be written (Permission denied)"),
+    ("{ro}/.", "--output {ro}/. cannot be written (Permission denied)"),
+    ("ro/../ro/", "--output ro/../ro/ cannot be written (Permission denied)"),
+    ("./ro/score", "--output ./ro/score cannot be written in ro (Permission denied)"),
+])
+def test_an_unwritable_output_folder_given_to_the_api_as_text_is_named_once(unprivileged, output, said):
+    # leftovers40c: run_score(..., "./ro") said "--output ./ro cannot be written in ro" (the CLI's Path
+    # arguments arrive as "ro"): the value names the folder, so it is not named again
+    folder = unprivileged.folder
+    gens = folder / "gens.jsonl"
+    gens.write_text("".join(json.dumps(row) + "\n" for row in GENERATIONS))
+    ro = folder / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    code = ("import sys; from workbench.errors import DataError; from workbench.score.config import ScoreConfig; "
+            "from workbench.score.job import run_score\n"
+            "try:\n"
+            "    run_score(sys.argv[1], ScoreConfig(method=['chrf'], generation_column='completion', "
+            "problems='humaneval'), sys.argv[2])\n"
+            "except DataError as error:\n"
+            "    print(error)")
+    result = subprocess.run([*unprivileged.prefix, sys.executable, "-c", code, str(gens), output.format(ro=ro)],
+                            capture_output=True, text=True, timeout=600, cwd=folder)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith(said.format(ro=ro) + "; choose a folder you can write"), result.stdout
+    assert list(ro.iterdir()) == []

@@ -692,6 +692,34 @@ def test_both_engines_list_a_link_named_double_underscore_and_a_double_underscor
     assert listed["spark"] == listed["local"], listed
 
 
+def test_both_engines_list_a_double_underscore_folder_of_hidden_files_once_with_its_reason(spark, tmp_path):
+    # leftovers40c: __extra/.x.jsonl (a folder named __* that holds only hidden files) was a "hidden file" on the
+    # local engine and one __extra/ entry on Spark; a hidden file beside a data file in __both/ was listed on the
+    # local engine beside __both/, and __more/.git/ as a hidden folder; __pycache__/ stays a hidden folder
+    folder = tmp_path / "data"
+    for name in ("__extra", "__more/.git", "__both", "__pycache__"):
+        (folder / name).mkdir(parents=True)
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "__extra" / ".x.jsonl", [{"id": "x", "content": CODE.format(k=2)}])
+    jsonl(folder / "__both" / "test.jsonl", [{"id": "t", "content": CODE.format(k=3)}])
+    jsonl(folder / "__both" / ".y.jsonl", [{"id": "y", "content": CODE.format(k=4)}])
+    (folder / "__more" / ".git" / "config").write_text("x")
+    (folder / "__pycache__" / "m.pyc").write_text("x")
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a"]
+    listed = {}
+    for engine in runs:
+        with open(tmp_path / engine / "unreadable.csv") as handle:
+            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
+    assert listed["local"] == {"__both/": ("", special), "__extra/": ("", special), "__more/": ("", special),
+                               "__pycache__/": ("", "not loaded: hidden folder (__pycache__, compiled files): its "
+                                                    "files are not read")}, listed
+    assert listed["spark"] == listed["local"], listed
+
+
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column
 
 

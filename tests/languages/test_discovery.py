@@ -492,6 +492,50 @@ def test_inspect_reports_the_syntax_errors_dedup_sees_and_names_what_raised(inst
     assert "the noparse plugin's parse() raised RuntimeError: parse bug" in said, said
 
 
+def test_inspect_names_the_step_that_raised_while_finding_sub_codes(install, tmp_path):
+    """Leftovers40c: any exception raised while finding the DSA-CQE sub-codes was reported as "the
+    plugin's parse() raised", also one raised by another plugin method (here compiled_name_query(), armed
+    by a file that says BOOM) or by workbench's own walk over what parse() returned (an object with no
+    root_node). Inspect now names the plugin method that raised, or workbench's step and what it read."""
+    install("nameq-plugin", {"nameq": "nameq_module"}, {"nameq_module": toy("nameq", ".nameq", """
+        def parse(self, data):
+            self.last = data
+            return super().parse(data)
+
+        def compiled_name_query(self):
+            if b"BOOM" in getattr(self, "last", b""):
+                raise RuntimeError("query bug")
+            return super().compiled_name_query()
+    """)})
+    source = tmp_path / "a.nameq"
+    source.write_text("x = 1\n")
+    assert CliRunner().invoke(app, ["languages", "--inspect", str(source), "--json"]).exit_code == 0
+    source.write_text("x = 1  # BOOM\n")
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 1 and not isinstance(failed.exception, RuntimeError), failed.output
+    assert "parse() raised" not in said, said
+    assert "the nameq plugin's compiled_name_query() raised RuntimeError: query bug while finding its DSA-CQE " \
+           "sub-codes (fix the plugin's compiled_name_query())" in said, said
+
+    install("notree-plugin", {"notree": "notree_module"}, {"notree_module": toy("notree", ".notree", """
+        def tokens(self, code):
+            text = code.decode("utf-8") if isinstance(code, bytes) else code
+            return text.split()
+
+        def parse(self, data):
+            return "not a tree"
+    """)})
+    source = tmp_path / "b.notree"
+    source.write_text("def f(x):\n    return x\n")
+    failed = CliRunner().invoke(app, ["languages", "--inspect", str(source)], env={"COLUMNS": "300"})
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 1 and not isinstance(failed.exception, AttributeError), failed.output
+    assert "parse() raised" not in said, said
+    assert ("finding its DSA-CQE sub-codes failed in workbench's decompose() with AttributeError: 'str' object has "
+            "no attribute 'root_node', on what the notree plugin gave it") in said, said
+
+
 @pytest.mark.parametrize(("extra", "fault"), [
     ('name_query = "(augmented_assignment left: (_) @updaet)"',
      "name_query captures ['updaet']; use only ['definition', 'not_a_name', 'update']"),

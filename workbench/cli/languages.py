@@ -144,6 +144,31 @@ def _dedup_tokens(path: Path, plugin, code: str) -> tuple[list[str], bool]:
     return [token.decode("utf-8", errors="replace") for token in tokens], parse_error
 
 
+def _subcode_failure(path: Path, plugin, error: Exception) -> str:
+    """The one line for an exception raised while :func:`~workbench.score.decompose.decompose` found a file's
+    sub-codes, naming the step that raised: the outermost plugin method in the traceback (``parse()``,
+    ``compiled_name_query()``, a property such as ``definition_fields``), else workbench's own function that
+    raised on what the plugin gave it (``decompose()`` on a ``parse()`` result with no ``root_node``,
+    ``program_names()`` on a ``definition_fields`` that is no mapping).
+
+    Args:
+        path: the inspected file; plugin: its language plugin; error: what ``decompose`` raised.
+    """
+    import traceback
+
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    method = next((frame.f_code.co_name for frame in frames if frame.f_locals.get("self") is plugin), None)
+    what = f"{type(error).__name__}: {error}"
+    if method is not None:
+        shown = method if isinstance(getattr(type(plugin), method, None), property) else f"{method}()"
+        return (f"{path}: the {plugin.name} plugin's {shown} raised {what} while finding its DSA-CQE sub-codes "
+                f"(fix the plugin's {shown})")
+    ours = [frame.f_code.co_name for frame in frames if frame.f_globals.get("__name__", "").startswith("workbench.")]
+    step = ours[-1] if ours else "decompose"
+    return (f"{path}: finding its DSA-CQE sub-codes failed in workbench's {step}() with {what}, on what the "
+            f"{plugin.name} plugin gave it (its parse() tree, subcode_node_types or name fields); fix the plugin")
+
+
 def _tokenizer_method(plugin) -> str:
     """The plugin method :func:`~workbench.dedup.tokens.token_bytes` calls for it, as a message names it:
     ``"scan_tokens()"`` or ``"tokens()"`` where the plugin overrides them, else ``"parse()"`` (the
@@ -169,7 +194,8 @@ def _inspect(path: Path, language: str | None, json_output: bool,
     Raises:
         WorkbenchError: no plugin for the file, an unknown ``source_encoding``, a file dedup
             would skip (unreadable, empty, binary, in no encoding it tries), with dedup's reason,
-            or a plugin tokenizer or parse that raises (naming the method).
+            or a plugin tokenizer, parse or other method that raises (naming the method; naming
+            workbench's step where that raised on what the plugin gave it: :func:`_subcode_failure`).
     """
     from workbench.data.text_encoding import check_source_encoding, decode_source_file
     from workbench.errors import WorkbenchError
@@ -194,10 +220,8 @@ def _inspect(path: Path, language: str | None, json_output: bool,
         tokens, parse_error = _dedup_tokens(path, plugin, code)
     try:
         decomposition = decompose(code, plugin) if "decompose" in capabilities else None
-    except Exception as error:  # noqa: BLE001 - a third-party plugin's parse
-        raise WorkbenchError(
-            f"{path}: the {plugin.name} plugin's parse() raised {type(error).__name__}: {error} while finding its "
-            f"DSA-CQE sub-codes (fix the plugin's parse)") from error
+    except Exception as error:  # noqa: BLE001 - a third-party plugin's parse, name query or sub-code map
+        raise WorkbenchError(_subcode_failure(path, plugin, error)) from error
     view = {
         "file": str(path), "language": plugin.name, "encoding": decoded.encoding, "tokens": tokens,
         "parse_error": parse_error,

@@ -932,8 +932,14 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         # datasets reads no file in a folder named __* (__extra/): one entry for the folder, in no split, also for
         # one that holds only links (whose entries it stands for below)
         special_of = {p: special_folder(p.relative_to(path).as_posix()) for p in files}
+        # a hidden file or folder inside one (__extra/.x.jsonl) is that folder's, as on Spark: the folder is listed
+        # once, with its reason, also when it holds nothing else; __pycache__/ itself stays a hidden folder
+        hidden_in = {entry.path: special_folder(entry.path) for entry in hidden}
+        hidden_in = {name: folder for name, folder in hidden_in.items() if folder is not None and folder != name}
+        hidden = [entry for entry in hidden if entry.path not in hidden_in]
         special = [SkippedFile(name, SPECIAL_FOLDER_REASON, no_split=True)
-                   for name in dict.fromkeys([*special_of.values(), *(special_folder(e.path) for e in links)]) if name]
+                   for name in dict.fromkeys([*special_of.values(), *(special_folder(e.path) for e in links),
+                                              *hidden_in.values()]) if name]
         if special and all(special_of[p] for p in data_files):
             raise DataError(f"{path}: every data file is in a folder whose name starts with '__' "
                             f"({', '.join(entry.path for entry in special[:3])}), and datasets reads no file in one; "

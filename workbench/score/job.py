@@ -1238,8 +1238,11 @@ def select_samples(source: str | os.PathLike[str], config: ScoreConfig, *, every
 
     Args:
         everything: ignore ``limit`` and ``select``: every sample, in file order.
-        first: with ``everything``, only the first ``first`` samples in file order (the rows after
-            them are not read).
+        first: with ``everything``, only the first ``first`` samples in file order. The rows after
+            them are still read (here, or by the caller that read ``loaded``), and the text columns
+            are checked over every row (a number in the generation column after them is refused);
+            they are only not made into samples, so a (task, sample) pair repeated after them is not
+            refused.
         notes: sentences for the run summary are appended here (:func:`load_samples`).
         loaded: ``source`` as already read with the config's split (:func:`load_samples`); ``None``: read it.
         problem_texts: ``config.problems`` as already read for the parts the samples take from it
