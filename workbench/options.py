@@ -294,22 +294,27 @@ class Option:
             raise error(f"{name} must be one of {', '.join(choices)}, not {value!r}{suggestion(value, choices)}",
                         self.name)
         declared = self.declared
+        if isinstance(value, float) and not math.isfinite(value):  # nan, inf: no option can use them
+            bounded = declared.min is not None or declared.max is not None
+            raise error(f"{name} must be a finite number{' ' + self.range_text() if bounded else ''}, not {value!r}",
+                        self.name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and (
             (declared.min is not None and (value < declared.min or (declared.min_open and value == declared.min)))
             or (declared.max is not None and (value > declared.max or (declared.max_open and value == declared.max)))
-            or (isinstance(value, float) and math.isnan(value))
         ):
             raise error(f"{name} must be {self.range_text()}, not {value!r}", self.name)
         return value
 
     def range_text(self) -> str:
-        """The allowed range in words: ``>= 1``, ``in (0, 1]``."""
-        low, high = self.declared.min, self.declared.max
+        """The allowed range in words: ``>= 1``, ``in (0, 1]``; an integer option's bounds in full
+        (``in [0, 4294967295]``, not ``4.29497e+09``)."""
+        low, high = (None if bound is None else int(bound) if self.kind is int else f"{bound:g}"
+                     for bound in (self.declared.min, self.declared.max))
         if low is not None and high is not None:
-            return f"in {'(' if self.declared.min_open else '['}{low:g}, {high:g}{')' if self.declared.max_open else ']'}"
+            return f"in {'(' if self.declared.min_open else '['}{low}, {high}{')' if self.declared.max_open else ']'}"
         if low is not None:
-            return f"{'>' if self.declared.min_open else '>='} {low:g}"
-        return f"{'<' if self.declared.max_open else '<='} {high:g}"
+            return f"{'>' if self.declared.min_open else '>='} {low}"
+        return f"{'<' if self.declared.max_open else '<='} {high}"
 
 
 _KIND_WORDS = {int: "an integer", float: "a number", str: "text", Path: "a path", bool: "true or false"}

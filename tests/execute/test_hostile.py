@@ -248,6 +248,41 @@ def test_exit_before_the_checks_does_not_pass(exit_call, where):
     assert outcome.status in {"error", "killed"}, outcome
 
 
+#: a candidate that answers from the tests' own asserts: it looks for the tests' file in the working
+#: folder and the folder above it, reads each ``candidate(ARGS) == WANT`` and returns WANT for its ARGS
+READS_THE_TESTS = body("""
+    import os, re
+    places = [*os.walk(".")]
+    for above in os.walk(".."):  # the folder above, not below it (where it is readable)
+        places.append(above)
+        break
+    for folder, _, names in places:
+        for name in names:
+            try:
+                with open(os.path.join(folder, name)) as handle:
+                    text = handle.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for args, want in re.findall(r"candidate\\((.*)\\) == (.*)", text):
+                if eval("(" + args + ",)") == (numbers, threshold):
+                    return eval(want)
+    return None
+""")
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_reading_the_tests_file_to_answer_does_not_pass(level):
+    """The harness reads the tests before any candidate code runs and removes their file: a
+    candidate that found ``tests.py`` beside its program answered every assert and passed
+    (HumanEval's execution.py and evalplus keep the tests in memory; probe 40). A failing check
+    still quotes its line from the tests' text."""
+    outcome = run(READS_THE_TESTS, level=level)
+    assert not outcome.passed and outcome.status == "failed", outcome
+    assert "AssertionError at tests.py, line 10: assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True" in \
+        outcome.detail, outcome
+    assert_host_alive(level)
+
+
 def test_monkeypatching_check_and_assert_does_not_pass():
     outcome = run(body("""
         return False

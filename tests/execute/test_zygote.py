@@ -67,7 +67,8 @@ def f():
     assert facts["fds"] in ([0, 1, 2, 3, 4], [0, 1, 2, 4])  # the listing's own fd, the pass pipe
     assert facts["uid"] == sandbox.uid_for_slot(0)
     assert facts["caps"] == {"0000000000000000"} and facts["nnp"] == "1"
-    assert facts["files"] == ["harness.py", "program.py", "tests.py"] and facts["cwd"] == "/tmp/work"
+    # tests.py is gone: the harness read it and removed it before any candidate code ran
+    assert facts["files"] == ["harness.py", "program.py"] and facts["cwd"] == "/tmp/work"
     assert facts["argv"][:1] == ["harness.py"] and facts["main"] == "/tmp/work/harness.py"
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.execute.isolation import LEVEL_ORDER
-from workbench.execute.limits import MiB, ResourceLimits
+from workbench.execute.limits import RLIMIT_MAX, MiB, ResourceLimits
 from workbench.execute.pass_at_k import DEFAULT_KS
 from workbench.execute.timeouts import DEFAULT_TIMEOUT_FACTOR, DEFAULT_TIMEOUT_FLOOR_S
 from workbench.data.stop_sequences import stop_help, stop_option_values
@@ -149,10 +149,11 @@ class ExecutionConfig(JobConfig):
         DEFAULT_TIMEOUT_FLOOR_S, "Calibrated timeout: max(floor, factor x reference time), seconds.", min=0.1, max=86400, recorded=True)
     timeout_factor: float = option(
         DEFAULT_TIMEOUT_FACTOR, "Calibrated timeout factor k (EvalPlus default 4).", min=1.0, max=1000, recorded=True)
-    memory_mb: int = option(4096, "Address-space limit per process, MiB.", min=64, recorded=True)
-    max_file_mb: int = option(64, "Largest file a sample may write, MiB.", min=1, recorded=True)
-    max_processes: int = option(64, "Processes/threads per sample.", min=1, recorded=True)
-    max_open_files: int = option(256, "Open files per process.", min=16, recorded=True)
+    # at most what an rlimit holds (limits.RLIMIT_MAX): above it every sample's set-up failed (sandbox_error)
+    memory_mb: int = option(4096, "Address-space limit per process, MiB.", min=64, max=RLIMIT_MAX // MiB, recorded=True)
+    max_file_mb: int = option(64, "Largest file a sample may write, MiB.", min=1, max=RLIMIT_MAX // MiB, recorded=True)
+    max_processes: int = option(64, "Processes/threads per sample.", min=1, max=RLIMIT_MAX, recorded=True)
+    max_open_files: int = option(256, "Open files per process.", min=16, max=RLIMIT_MAX, recorded=True)
     tmp_mb: int = option(256, "Private /tmp (and disk quota) per sample under bubblewrap, MiB.", min=1, recorded=True)
     isolation: str = option(
         "auto", f"Isolation level: {', '.join(ISOLATION_CHOICES)} (auto: strongest available).", choices=ISOLATION_CHOICES)

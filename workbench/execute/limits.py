@@ -10,6 +10,10 @@ from dataclasses import dataclass
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
+#: the largest rlimit value ``setrlimit`` takes here (``rlim_t`` read as a signed 64-bit C integer by
+#: Python's ``resource`` module, which raises ``OverflowError`` above it; bash's ``ulimit`` says
+#: "limit out of range"): a limit above it could never be set, so it is refused when asked for
+RLIMIT_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,19 @@ class ResourceLimits:
     tmpfs_bytes: int = 256 * MiB
 
     def __post_init__(self) -> None:
+        """Check each limit.
+
+        Raises:
+            ValueError: a negative or non-integer limit, an rlimit above :data:`RLIMIT_MAX`, or a
+                ``tmpfs_bytes`` below 1 MiB.
+        """
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
             if value is not None and (not isinstance(value, int) or value < 0):
                 raise ValueError(f"ResourceLimits.{item.name} must be a non-negative int or None, not {value!r}")
+            if value is not None and item.name != "tmpfs_bytes" and value > RLIMIT_MAX:
+                raise ValueError(f"ResourceLimits.{item.name} must be at most {RLIMIT_MAX} (the largest rlimit), "
+                                 f"not {value!r}; None means unlimited")
         if self.tmpfs_bytes is None or self.tmpfs_bytes < MiB:
             raise ValueError("ResourceLimits.tmpfs_bytes must be at least 1 MiB")
 

@@ -12,7 +12,9 @@ Order of events (the pass-token protocol of ``workbench.languages.spec.RunSpec``
    only reference to it, and refuses the known ways to reach it from Python code:
    ``gc`` object walks, trace and profile functions, other audit hooks, ``ctypes``
    memory access and opening ``/proc/*/mem``; ``sys.settrace`` may only switch tracing off;
-3. compile PROGRAM (exit 3 on a syntax error) and TESTS, run PROGRAM, then TESTS in a
+3. read TESTS and remove their file (a candidate that read it would answer every assert; a
+   failing check's traceback quotes its line from the text kept in ``main``), compile
+   PROGRAM (exit 3 on a syntax error) and TESTS, run PROGRAM, then TESTS in a
    namespace whose builtins are a snapshot taken before the candidate ran, then
    ``check(ENTRY_POINT)`` when the tests define ``check``;
 4. only if all of that returned normally, raise the audit event that makes the hook
@@ -374,10 +376,17 @@ def _say(message):
             pass
 
 
-def _exception_text(error):
+def _exception_text(error, tests_text=None):
+    """The last lines of ``error``'s traceback; a frame of the tests quotes its line from
+    ``tests_text`` (their file is gone by then: :func:`main` removes it before candidate code runs)."""
     try:
         import traceback  # only on failure: it pulls in linecache, tokenize and re, a start-up cost
 
+        if tests_text is not None:
+            import linecache
+
+            # mtime None: an entry checkcache never drops (as for a module's __loader__ source)
+            linecache.cache["tests.py"] = (len(tests_text), None, tests_text.splitlines(True), "tests.py")
         lines = traceback.format_exception(type(error), error, error.__traceback__)
         return "".join(lines[-12:])
     except BaseException:
@@ -414,6 +423,10 @@ def main():
         program_text = handle.read()
     with open(tests_path, encoding="utf-8", errors="surrogateescape") as handle:
         tests_text = handle.read()
+    try:  # the tests live on in this frame only: a candidate that read their file would answer every assert
+        os.unlink(tests_path)
+    except OSError:
+        pass
     try:
         program_code = compile(program_text, "program.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
@@ -425,7 +438,7 @@ def main():
         tests_code = compile(tests_text, "tests.py", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError) as error:
         audit("workbench.verdict")
-        _say("harness: the test code does not compile\n" + _exception_text(error))
+        _say("harness: the test code does not compile\n" + _exception_text(error, tests_text))
         exit_now(exit_misuse)
 
     # not "__main__": a program's `if __name__ == "__main__":` demo does not run, as in HumanEval's
@@ -463,16 +476,16 @@ def main():
         # be read again (formatting a traceback reads them)
         audit("workbench.verdict")
     except base_exception as caught:
-        _say(_exception_text(caught))
+        _say(_exception_text(caught, tests_text))
         exit_now(exit_error)
     if error is not None:
-        _say(error if type(error) is str else _exception_text(error))
+        _say(error if type(error) is str else _exception_text(error, tests_text))
     if not checks_returned:
         exit_now(status)
     try:
         audit("workbench.pass")
     except base_exception as caught:
-        _say(_exception_text(caught))
+        _say(_exception_text(caught, tests_text))
         exit_now(exit_error)
     _say("")
     exit_now(0)
