@@ -94,6 +94,8 @@ def empty_parquet(path: Path) -> Path:
     ("blank.jsonl.gz", "\n\t\n", "the JSON Lines file has no rows (only blank lines)"),
     ("blank.json", "\n\n", "the JSON file has no rows (only blank lines)"),
     ("list.json", "[ ]\n", "the JSON file has no rows (an empty JSON list)"),
+    # leftover of session 40 (no change needed): both engines already said this of a file of {} lines
+    ("objects.jsonl", "{}\n\n{ }\n", "the JSON Lines file has no rows (no JSON object with a field)"),
 ])
 def test_a_json_file_of_no_rows_says_what_it_holds_alike_on_spark(spark, tmp_path, name, content, said):
     """go39: a JSON Lines file of blank lines only, given alone, was "the file has no rows (an empty JSON list, or
@@ -116,6 +118,25 @@ def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_
     assert local == f"{folder}: no rows in split 'train' (train.jsonl); remove the empty files or add records"
     uri = folder.as_uri()
     assert on_spark == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
+
+
+@pytest.mark.parametrize(("which", "split_column"), [("train", None), ("test", None), ("test", "split")])
+def test_a_split_of_json_objects_without_fields_is_refused_alike(spark, tmp_path, which, split_column):
+    """leftover of session 40: a folder whose one split's file holds only {} lines (rows with no column) beside a
+    split of records: Spark refused it ("no rows in split"), the local engine read it as rows of nulls and deduplicated
+    the rest (exit 0, an output split of empty records). Both now refuse it, as a file of {} lines given alone is;
+    with --split-column too, where Spark read the file with the others (its {} lines rows of nulls, refused as
+    rows without a split value) and both engines refuse a file-named split of no rows before they regroup."""
+    folder = tmp_path / "corpus"
+    other = "test" if which == "train" else "train"
+    jsonl(folder / f"{other}.jsonl", [{"content": CODE.format(k=k), "split": ["train", "test"][k % 2]}
+                                      for k in range(3)])
+    (folder / f"{which}.jsonl").write_text("{}\n\n{ }\n")
+    local, on_spark = both_refuse(folder, **({"split_column": split_column} if split_column else {}))
+    assert local == f"{folder}: no rows in split {which!r} ({which}.jsonl); remove the empty files or add records"
+    uri = folder.as_uri()
+    assert on_spark == (f"{uri}: no rows in split {which!r} ({uri}/{which}.jsonl); remove the empty files or add "
+                        "records")
 
 
 def test_a_csv_file_of_only_a_header_is_said_to_be_one(tmp_path):

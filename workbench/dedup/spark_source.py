@@ -477,6 +477,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
     frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
+    fieldless: set[str] = set()  # JSON Lines files of only {} lines (and blank ones): a split of such files is empty
     blank: list[tuple[str, list[str]]] = []  # splits of JSON files with no line but blank ones
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
@@ -490,7 +491,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             continue
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
-            suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
+            suspect, types, mixed_in, nested_in, fieldless_in = survey_json_lines(spark, names, code_options, surveyed)
+            fieldless |= fieldless_in
             suspects.append((names, suspect, "_corrupt_record" in frame.columns))
             typed.update(types)
             mixed.update(mixed_in)
@@ -598,9 +600,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
-    # refused above, unless --split-column read them with the others): the local loader reads those splits
-    # before it regroups the rows by the column, and refuses each of no rows
-    read = {unquote(key[1]) for key in layout.facts}
+    # refused above, unless --split-column read them with the others, where a split of {} lines is rows of
+    # nulls to Spark): the local loader reads those splits before it regroups the rows by the column, and
+    # refuses each of no rows
+    read = {unquote(key[1]) for key in layout.facts} - {unquote(file) for file in fieldless}
     empty = [(split, names) for split, names in found.splits.items() if not any(name in read for name in names)]
     if empty:
         keyed.unpersist()
@@ -752,7 +755,7 @@ def _empty_message(spark: Any, source: str, empty: list[tuple[str, list[str]]], 
 
 
 def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]) -> tuple[
-        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]], set[str]]:
     """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
     refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
     (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
@@ -769,8 +772,10 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
             column; columns: the columns whose types are wanted.
 
     Returns:
-        ``(file or None, {file: {column: type}}, {file: [column]}, {file: {column: [type]}})``, a
-        file as listed; the fourth gives the variant type names of every row's lists and objects
+        ``(file or None, {file: {column: type}}, {file: [column]}, {file: {column: [type]}}, {file})``, a
+        file as listed; the fifth holds the files whose every line but blank ones is an object without a
+        field (``{}``: rows of nulls to Spark's reader beside files with columns, no rows to the local
+        loader, which reads such a file's split as empty); the fourth gives the variant type names of every row's lists and objects
         (for :func:`workbench.data.column_types.first_field_clash`); a column
         whose lines in a file hold two kinds of value (or only nulls) is left out of that file's
         types, and one of two kinds is listed in the third (:func:`report_mixed_column`), as is
@@ -791,9 +796,10 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     for column in code_columns.values():
         suspect = suspect | ~kind(column).isin("STRING", "NULL")
     lines = spark.read.text(list(files)).where(trimmed != "")
+    fieldless = trimmed.rlike(r"^\{\s*\}$")  # {} with any whitespace inside
     found = run_job("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
-        F.max(suspect.cast("int")).alias("suspect"), *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in
-                                                        enumerate(columns))).collect)
+        F.max(suspect.cast("int")).alias("suspect"), F.min(fieldless.cast("int")).alias("fieldless"),
+        *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in enumerate(columns))).collect)
     listed = {unquote(file): file for file in files}
     suspects = sorted(row["file"] for row in found if row["suspect"])
     types: dict[str, dict[str, str]] = {}
@@ -814,7 +820,8 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
                 mixed.setdefault(file, []).append(f"{column}/[]")
             elif len(named) == 1:  # a list's type by its items where some are lists of nulls only
                 types[file][column] = next(iter(items.values()), next(iter(named.values())))
-    return (suspects[0] if suspects else None), types, mixed, nested
+    fields_none = {listed.get(unquote(row["file"]), unquote(row["file"])) for row in found if row["fieldless"]}
+    return (suspects[0] if suspects else None), types, mixed, nested, fields_none
 
 
 def report_mixed_column(spark: Any, source: str, file: str, root: str, column: str) -> None:
