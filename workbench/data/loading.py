@@ -459,6 +459,8 @@ def load_records(
         loaded = _load_data_file(path)
     elif path.is_dir():
         loaded = _load_folder(path, extensions, language, source_encoding)
+    elif path.is_symlink():
+        raise DataError(broken_link_message(text, path))
     elif _looks_like_path(text):
         raise DataError(f"{text}: no such file or folder")
     else:
@@ -841,6 +843,33 @@ def _csv_problem(text: str) -> str | None:
     return None
 
 
+#: why a folder's broken symbolic link is not read (``unreadable.csv``, both dedup engines)
+BROKEN_LINK_REASON = "broken symbolic link"
+
+
+def broken_link_message(where: str, link: str | os.PathLike[str]) -> str:
+    """The one line refusing a SOURCE that is a broken symbolic link, on both dedup engines (and every loader):
+    ``<source>: a broken symbolic link (to missing.jsonl, which does not exist); fix the link or pass the file it
+    should name``.
+
+    Args:
+        where: the source as the user named it (a path; the URI on Spark); link: the link's path on this machine.
+    """
+    return (f"{where}: a broken symbolic link (to {os.readlink(link)}, which does not exist); fix the link or pass "
+            f"the file it should name")
+
+
+def only_broken_links_message(where: str, links: Sequence[str]) -> str:
+    """The one line refusing a folder whose only entries to read are broken symbolic links, on both dedup engines:
+    ``<folder>: no file to read there, only broken symbolic links (gone.jsonl, sub/x.jsonl); fix or remove them``.
+
+    Args:
+        where: the folder as the user named it (a path; the URI on Spark); links: the links' paths below it, in order.
+    """
+    shown = ", ".join(links[:3]) + (" ..." if len(links) > 3 else "")
+    return f"{where}: no file to read there, only broken symbolic links ({shown}); fix or remove them"
+
+
 def empty_parquet_message(where: str, columns: Sequence[str]) -> str:
     """The one line refusing a Parquet file given alone that has its columns and no rows (pyarrow writes one for an
     empty table), on both dedup engines: ``<file>: the Parquet file has no rows (its columns: id, content); ...``.
@@ -917,10 +946,11 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     files = [p for p in entries if p.is_file()]
     # rglob does not follow a link to a folder (nor can it read a broken link): listed, never silently left out
     links = [SkippedFile(p.relative_to(path).as_posix(),
-                         "symbolic link to a folder (not followed)" if p.is_dir() else "broken symbolic link")
+                         "symbolic link to a folder (not followed)" if p.is_dir() else BROKEN_LINK_REASON)
              for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
-        raise DataError(f"{path}: the folder has no files")
+        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
+        raise DataError(only_broken_links_message(str(path), broken) if broken else f"{path}: the folder has no files")
     builders = {p: _builder_for(p) for p in files}
     data_files = [p for p in files if builders[p] is not None]
     others = [p for p in files if builders[p] is None]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -61,12 +62,15 @@ from workbench.data.column_types import (
 )
 from workbench.data.language_column import language_value
 from workbench.data.loading import (
+    BROKEN_LINK_REASON,
     COLUMNLESS_PARQUET,
     SPLIT_CELL_NEED,
     SkippedFile,
+    broken_link_message,
     empty_parquet_message,
     json_no_rows_message,
     missing_cells_message,
+    only_broken_links_message,
     refuse_missing_cells,
     value_kind,
 )
@@ -201,12 +205,20 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     except Py4JError as error:
         raise DataError(unreadable_message(spark, source, error)) from None
     if not found:
+        local = _local_path(source)
+        if local is not None and os.path.islink(local):  # as the local loader says it
+            raise DataError(broken_link_message(source, local))
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
     files, skipped = _not_hidden(sorted(files), prefix, underscore=input_format != "auto")
     files, links = _not_through_links(files, prefix)
+    if root is not None:  # a folder's broken links, which Hadoop's listing leaves out without a word
+        links, skipped = _with_broken_links(prefix, links, skipped, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
     if not files:
+        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
+        if broken:  # the local loader's words
+            raise DataError(only_broken_links_message(source, broken))
         raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
                         f"files are not read)")
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
@@ -235,6 +247,14 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         input_format = Counter(data or kinds.values()).most_common(1)[0][0]
     return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory(),
                    skipped=skipped)
+
+
+def _local_path(source: str) -> str | None:
+    """The path a ``file:`` URI names on this machine (``None`` for another scheme)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(source)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
 def _suffix(file: str) -> str:
@@ -386,6 +406,56 @@ def _not_through_links(files: list[str], prefix: str) -> tuple[list[str], list[S
         name = unquote("/".join(parts[:through + 1]))
         links.setdefault(name, SkippedFile(name, "symbolic link to a folder (not followed)", no_split=True))
     return kept, list(links.values())
+
+
+def _with_broken_links(prefix: str, links: list[SkippedFile], hidden: list[SkippedFile], *, underscore: bool
+                       ) -> tuple[list[SkippedFile], list[SkippedFile]]:
+    """``(links, hidden)`` with the broken symbolic links of a ``file:`` folder added, listed as the local loader
+    lists them in a folder of data files (:func:`workbench.data.loading._load_folder`, in no split): Hadoop's local
+    file system lists no broken link, where the local loader lists each as ``broken symbolic link`` (a hidden one as
+    hidden). The folder is walked without following a link to a folder, as the local loader's listing is.
+
+    Args:
+        prefix: the folder's URI, ending with ``/``; links: :func:`_not_through_links`' entries; hidden:
+            :func:`_not_hidden`'s entries; underscore: as :func:`_not_hidden` (``--input-format`` given).
+
+    Returns:
+        the links, the broken ones among them, in the local loader's path order (a broken link in a folder named
+        ``__*`` is not listed, as the local loader lists none); the hidden entries, with those of hidden broken
+        links (and of hidden folders that hold only such links), sorted by path as the local loader sorts them
+        (unchanged when there are none).
+    """
+    from urllib.parse import urlparse
+
+    if not prefix.startswith("file:"):
+        return links, hidden
+    base = unquote(urlparse(prefix).path)
+    broken: list[str] = []
+    folders = [""]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(os.path.join(base, folder)) as found:
+                entries = list(found)
+        except OSError:  # a folder that cannot be listed: Hadoop's listing says so, or reads what it can
+            continue
+        for entry in entries:
+            relative = f"{folder}{entry.name}"
+            if entry.is_symlink():
+                if not entry.is_file() and not entry.is_dir():  # no target (or no file nor folder)
+                    broken.append(relative)
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append(relative + "/")
+    if not broken:
+        return links, hidden
+    # Spark's rule for hidden names and folders named __* (its listing's own entries), the local loader's words
+    kept, hidden_more = _not_hidden(sorted(prefix + relative for relative in broken), prefix, underscore=underscore)
+    known = {entry.path for entry in hidden}
+    # a folder named __* is listed for the data files in it (the local loader's rule), not for a link
+    added = [entry for entry in hidden_more if entry.path not in known and entry.reason != SPECIAL_FOLDER_REASON]
+    links = sorted(links + [SkippedFile(file[len(prefix):], BROKEN_LINK_REASON, no_split=True) for file in kept],
+                   key=lambda entry: entry.path.split("/"))
+    return links, (sorted(hidden + added, key=lambda entry: entry.path) if added else hidden)
 
 
 @dataclass
