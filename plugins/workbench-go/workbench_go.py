@@ -58,6 +58,28 @@ class GoLanguage(LanguagePlugin):
     (_ result: [(type_identifier) (qualified_type) (generic_type) (pointer_type) (slice_type) (array_type)
                 (map_type) (channel_type) (function_type) (interface_type) (struct_type) (negated_type)]
        @not_a_name)                          ; `func f() int`: a result type, no name
+    ; `Point{X: n}`: a struct literal's key is a field, no variable (a map literal's `{k: n}` and an array's
+    ; `{i: n}` read theirs); tree-sitter-go parses every key as an expression, so the literal's type decides:
+    ; a named or struct type, or an elided element (`[]Point{{X: n}}`) of a slice, array or map of one
+    (composite_literal
+      type: [(type_identifier) (qualified_type) (generic_type) (struct_type)]
+      body: (literal_value (keyed_element key: (literal_element (identifier) @not_a_name))))
+    (composite_literal
+      type: [(slice_type element: [(type_identifier) (qualified_type) (generic_type) (pointer_type)])
+             (array_type element: [(type_identifier) (qualified_type) (generic_type) (pointer_type)])
+             (implicit_length_array_type element: [(type_identifier) (qualified_type) (generic_type) (pointer_type)])]
+      body: (literal_value [
+        (literal_element (literal_value (keyed_element key: (literal_element (identifier) @not_a_name))))
+        (keyed_element value: (literal_element (literal_value
+          (keyed_element key: (literal_element (identifier) @not_a_name)))))]))
+    (composite_literal
+      type: (map_type value: [(type_identifier) (qualified_type) (generic_type) (pointer_type)])
+      body: (literal_value (keyed_element value: (literal_element (literal_value
+        (keyed_element key: (literal_element (identifier) @not_a_name)))))))
+    (composite_literal
+      type: (map_type key: [(type_identifier) (qualified_type) (generic_type) (pointer_type)])
+      body: (literal_value (keyed_element key: (literal_element (literal_value
+        (keyed_element key: (literal_element (identifier) @not_a_name)))))))
     """
 
     def language_capsule(self):

@@ -17,3 +17,13 @@ def both_refuse(path: Path, **options) -> tuple[str, str]:
     with pytest.raises(DataError) as on_spark:
         run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
     return str(local.value), str(on_spark.value)
+
+
+def refused_alike(path: Path, folder: Path | None = None, **options) -> str:
+    """The local engine's one line for ``path`` (:func:`both_refuse`), checked to be Spark's for its URI: equal
+    once the URI of ``folder`` (default ``path``) is written as its path, and one line."""
+    local_said, spark_said = both_refuse(path, **options)
+    base = folder or path
+    assert spark_said.replace(base.as_uri(), str(base)) == local_said, (local_said, spark_said)
+    assert "\n" not in local_said
+    return local_said

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +29,9 @@ import pytest
 from workbench.data.loading import load_records
 from workbench.dedup import DedupConfig, run_dedup
 from workbench.errors import DataError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from refusals import both_refuse, refused_alike  # noqa: E402
 
 CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
 
@@ -40,18 +44,6 @@ def jsonl(path: Path, rows: list[dict]) -> Path:
 
 def rows(n: int, first: int = 0, **more) -> list[dict]:
     return [{"id": f"r{k}", "content": CODE.format(k=k), **more} for k in range(first, first + n)]
-
-
-def both_refuse(source: Path, **options) -> str:
-    """The local engine's one line for ``source``, checked to be Spark's for its URI."""
-    with pytest.raises(DataError) as local:
-        run_dedup(str(source), DedupConfig(min_tokens=1, **options))
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(source.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
-    local_said, spark_said = str(local.value), str(on_spark.value)
-    assert spark_said.replace(source.as_uri(), str(source)) == local_said, (local_said, spark_said)
-    assert "\n" not in local_said
-    return local_said
 
 
 SHARDED = ["data/my split-00000-of-00001.jsonl", "data/my-split-00000-of-00002.jsonl"]
@@ -76,7 +68,7 @@ def test_a_sharded_split_name_datasets_refuses_is_named_with_the_file_to_rename(
 def test_a_sharded_split_name_datasets_refuses_is_refused_alike_on_spark(spark, tmp_path, name):
     folder = tmp_path / "corpus"
     jsonl(folder / name, rows(2))
-    said = both_refuse(folder)
+    said = refused_alike(folder)
     assert f"rename it to {name.replace(name.removeprefix('data/').split('-0000')[0], 'my_split')}" in said, said
 
 
@@ -102,6 +94,8 @@ def empty_parquet(path: Path) -> Path:
     ("blank.jsonl.gz", "\n\t\n", "the JSON Lines file has no rows (only blank lines)"),
     ("blank.json", "\n\n", "the JSON file has no rows (only blank lines)"),
     ("list.json", "[ ]\n", "the JSON file has no rows (an empty JSON list)"),
+    # leftover of session 40 (no change needed): both engines already said this of a file of {} lines
+    ("objects.jsonl", "{}\n\n{ }\n", "the JSON Lines file has no rows (no JSON object with a field)"),
 ])
 def test_a_json_file_of_no_rows_says_what_it_holds_alike_on_spark(spark, tmp_path, name, content, said):
     """go39: a JSON Lines file of blank lines only, given alone, was "the file has no rows (an empty JSON list, or
@@ -112,7 +106,7 @@ def test_a_json_file_of_no_rows_says_what_it_holds_alike_on_spark(spark, tmp_pat
             handle.write(content)
     else:
         path.write_text(content)
-    assert both_refuse(path) == f"{path}: {said}; pass a file with at least one record"
+    assert refused_alike(path) == f"{path}: {said}; pass a file with at least one record"
 
 
 def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_path):
@@ -120,13 +114,29 @@ def test_a_folder_of_one_blank_json_lines_file_names_its_split_alike(spark, tmp_
     folder = tmp_path / "corpus"
     folder.mkdir()
     (folder / "train.jsonl").write_text("\n\n")
-    with pytest.raises(DataError) as local:
-        run_dedup(str(folder), DedupConfig(min_tokens=1))
-    assert str(local.value) == f"{folder}: no rows in split 'train' (train.jsonl); remove the empty files or add records"
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(folder.as_uri(), DedupConfig(min_tokens=1, engine="spark"))
+    local, on_spark = both_refuse(folder)
+    assert local == f"{folder}: no rows in split 'train' (train.jsonl); remove the empty files or add records"
     uri = folder.as_uri()
-    assert str(on_spark.value) == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
+    assert on_spark == f"{uri}: no rows in split 'train' ({uri}/train.jsonl); remove the empty files or add records"
+
+
+@pytest.mark.parametrize(("which", "split_column"), [("train", None), ("test", None), ("test", "split")])
+def test_a_split_of_json_objects_without_fields_is_refused_alike(spark, tmp_path, which, split_column):
+    """leftover of session 40: a folder whose one split's file holds only {} lines (rows with no column) beside a
+    split of records: Spark refused it ("no rows in split"), the local engine read it as rows of nulls and deduplicated
+    the rest (exit 0, an output split of empty records). Both now refuse it, as a file of {} lines given alone is;
+    with --split-column too, where Spark read the file with the others (its {} lines rows of nulls, refused as
+    rows without a split value) and both engines refuse a file-named split of no rows before they regroup."""
+    folder = tmp_path / "corpus"
+    other = "test" if which == "train" else "train"
+    jsonl(folder / f"{other}.jsonl", [{"content": CODE.format(k=k), "split": ["train", "test"][k % 2]}
+                                      for k in range(3)])
+    (folder / f"{which}.jsonl").write_text("{}\n\n{ }\n")
+    local, on_spark = both_refuse(folder, **({"split_column": split_column} if split_column else {}))
+    assert local == f"{folder}: no rows in split {which!r} ({which}.jsonl); remove the empty files or add records"
+    uri = folder.as_uri()
+    assert on_spark == (f"{uri}: no rows in split {which!r} ({uri}/{which}.jsonl); remove the empty files or add "
+                        "records")
 
 
 def test_a_folder_of_parquet_files_of_no_rows_names_its_splits_alike(spark, tmp_path):
@@ -162,7 +172,7 @@ def test_a_parquet_file_of_no_rows_is_said_to_be_one(tmp_path):
 
 def test_a_parquet_file_of_no_rows_is_refused_alike_on_spark(spark, tmp_path):
     path = empty_parquet(tmp_path / "rows.parquet")
-    assert both_refuse(path).startswith(f"{path}: the Parquet file has no rows")
+    assert refused_alike(path).startswith(f"{path}: the Parquet file has no rows")
 
 
 def test_a_parquet_input_of_no_rows_is_refused_before_its_columns_on_spark(spark, tmp_path):
@@ -171,10 +181,10 @@ def test_a_parquet_input_of_no_rows_is_refused_before_its_columns_on_spark(spark
     the file (or the split) had no rows."""
     alone = tmp_path / "alone.parquet"
     pq.write_table(pa.Table.from_pylist([{"id": "r1", "text": "def f(): pass"}]).slice(0, 0), alone)
-    assert both_refuse(alone).startswith(f"{alone}: the Parquet file has no rows (its columns: id, text)")
+    assert refused_alike(alone).startswith(f"{alone}: the Parquet file has no rows (its columns: id, text)")
     numbers = tmp_path / "numbers.parquet"
     pq.write_table(pa.Table.from_pylist([{"id": "r1", "content": 5}]).slice(0, 0), numbers)
-    assert both_refuse(numbers).startswith(f"{numbers}: the Parquet file has no rows (its columns: id, content)")
+    assert refused_alike(numbers).startswith(f"{numbers}: the Parquet file has no rows (its columns: id, content)")
     folder = tmp_path / "corpus"
     folder.mkdir()
     pq.write_table(pa.Table.from_pylist([{"id": f"r{k}", "text": CODE.format(k=k)} for k in range(3)]),

@@ -17,6 +17,7 @@ Found in session 36's review of the dedup inputs:
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,23 +25,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from workbench.dedup import DedupConfig, run_dedup
-from workbench.errors import DataError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from refusals import refused_alike  # noqa: E402
 
 CODE = "def f{k}(values):\n    total = 0\n    for v in values:\n        total += v * {k}\n    return total\n"
 NEED = "each row goes to the split its value names"
-
-
-def both_refuse(path: Path, folder: Path | None = None, **options) -> str:
-    """The local engine's message for ``path``, checked to be Spark's for its URI (each a DataError)."""
-    with pytest.raises(DataError) as local:
-        run_dedup(str(path), DedupConfig(min_tokens=1, **options))
-    with pytest.raises(DataError) as on_spark:
-        run_dedup(path.as_uri(), DedupConfig(min_tokens=1, engine="spark", **options))
-    local_said, spark_said = str(local.value), str(on_spark.value)
-    base = folder or path
-    assert spark_said.replace(base.as_uri(), str(base)) == local_said, (local_said, spark_said)
-    assert "\n" not in local_said
-    return local_said
 
 
 def jsonl(path: Path, rows: list[dict]) -> Path:
@@ -56,7 +46,7 @@ def test_a_nan_split_cell_is_refused_alike(spark, tmp_path, form):
         pq.write_table(pa.Table.from_pylist(rows), path)
     else:  # json.dumps writes the literal NaN, which both readers take as a number
         path = jsonl(tmp_path / "rows.jsonl", rows)
-    said = both_refuse(path, split_column="split")
+    said = refused_alike(path, split_column="split")
     assert said == (f"{path}: 1 row has no value in --split-column 'split' (null, NaN or blank; row 3, counting "
                     f"from 1); {NEED}, so fill it in or drop that row")
 
@@ -65,7 +55,7 @@ def test_a_nan_split_cell_is_refused_alike(spark, tmp_path, form):
 def test_a_blank_split_name_is_refused_alike_naming_the_row(spark, tmp_path, blank):
     path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k),
                                             "split": blank if k == 1 else "train"} for k in range(4)])
-    said = both_refuse(path, split_column="split")
+    said = refused_alike(path, split_column="split")
     assert said == (f"{path}: 1 row has no value in --split-column 'split' (null, NaN or blank; row 2, counting "
                     f"from 1); {NEED}, so fill it in or drop that row")
 
@@ -82,7 +72,7 @@ def test_missing_split_cells_are_counted_over_the_files_and_blocks_alike(spark, 
     before = spark.conf.get("spark.sql.files.maxPartitionBytes")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "8192")
     try:
-        said = both_refuse(folder, split_column="split")
+        said = refused_alike(folder, split_column="split")
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", before)
     assert said == (f"{folder}: 6 rows have no value in --split-column 'split' (null, NaN or blank; rows 7, 120, 180, "
@@ -93,7 +83,7 @@ def test_a_nan_among_nulls_in_a_parquet_split_column(spark, tmp_path):
     path = tmp_path / "rows.parquet"
     pq.write_table(pa.table({"id": [f"r{k}" for k in range(5)], "content": [CODE.format(k=k) for k in range(5)],
                              "split": [1.0, None, 2.0, float("nan"), 1.0]}), path)
-    said = both_refuse(path, split_column="split")
+    said = refused_alike(path, split_column="split")
     assert said.startswith(f"{path}: 2 rows have no value in --split-column 'split' (null, NaN or blank; rows 2, 4,")
 
 
@@ -103,7 +93,7 @@ def test_blank_ids_and_groups_were_already_refused_alike(spark, tmp_path, option
     path = jsonl(tmp_path / "rows.jsonl", [{"id": f"r{k}", "content": CODE.format(k=k), "g": "\t" if k == 2 else "a",
                                             "k": " " if k == 3 else f"k{k}"} for k in range(4)])
     column = {"id_column": "k", "group_column": "g"}[option]
-    said = both_refuse(path, **{option: column})
+    said = refused_alike(path, **{option: column})
     assert f"no value in --{option.replace('_', '-')} '{column}' (null, NaN or blank; row " in said, said
 
 
@@ -136,7 +126,7 @@ def test_a_parquet_file_without_columns_is_named_alike(spark, tmp_path, case):
             good(folder / "train-00000-of-00002.parquet")
             bad = columnless(folder / "train-00001-of-00002.parquet")
             options = {"split_column": "split"} if case == "with --split-column" else {}
-    said = both_refuse(source, folder=folder, **options)
+    said = refused_alike(source, folder=folder, **options)
     assert said.startswith(f"cannot read {bad}: the Parquet file has no columns"), said
 
 

@@ -720,6 +720,56 @@ def test_both_engines_list_a_double_underscore_folder_of_hidden_files_once_with_
     assert listed["spark"] == listed["local"], listed
 
 
+def test_both_engines_list_broken_symbolic_links_of_a_data_folder_alike(spark, tmp_path):
+    """leftover of session 40: the local loader lists a data folder's broken symbolic links in unreadable.csv (no
+    split, "broken symbolic link"; a hidden one as hidden), Spark's file listing left them out without a word (its
+    unreadable.csv was not even written). Both now list the same entries, and read the same rows."""
+    folder = tmp_path / "data"
+    (folder / "sub").mkdir(parents=True)
+    jsonl(folder / "train.jsonl", [{"id": "a", "content": CODE.format(k=1)}])
+    jsonl(folder / "test.jsonl", [{"id": "t", "content": CODE.format(k=2)}])
+    (folder / "gone").symlink_to(tmp_path / "missing")
+    (folder / "validation.jsonl").symlink_to(tmp_path / "missing.jsonl")  # a data file's name, a split's name
+    (folder / "sub" / "train.jsonl").symlink_to(tmp_path / "nowhere" / "train.jsonl")
+    (folder / ".gone.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (folder / ".cache").mkdir()  # a hidden folder of only a broken link: listed as the hidden folder
+    (folder / ".cache" / "x.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (folder / "__extra").mkdir()  # datasets reads nothing in a folder named __*: the folder is listed, once
+    (folder / "__extra" / "test.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a", "t"]
+    listed = {}
+    for engine in runs:
+        with open(tmp_path / engine / "unreadable.csv") as handle:
+            listed[engine] = [(row["id"], row["split"], row["reason"]) for row in csv.DictReader(handle)]
+    broken = "not loaded: broken symbolic link"
+    assert listed["local"][:3] == [("gone", "", broken), ("sub/train.jsonl", "", broken),
+                                   ("validation.jsonl", "", broken)], listed
+    assert [entry[0] for entry in listed["local"][3:]] == [".cache/", ".gone.jsonl", "__extra/"], listed
+    assert listed["spark"] == listed["local"], listed
+
+
+def test_a_folder_of_only_broken_links_and_a_broken_link_given_alone_are_refused_alike(spark, tmp_path):
+    """leftover of session 40: a folder whose only entries were broken links was "the folder has no files" on the
+    local engine and "no data files there (hidden files, ... are not read)" on Spark, neither naming the links; a
+    broken link given as SOURCE was "no such file or folder" on both, not saying it is a link."""
+    folder = tmp_path / "data"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (folder / "sub" / "train.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    local, on_spark = both_refuse(folder)
+    said = "no file to read there, only broken symbolic links (gone.jsonl, sub/train.jsonl); fix or remove them"
+    assert (local, on_spark) == (f"{folder}: {said}", f"{folder.as_uri()}: {said}")
+    alone = tmp_path / "alone.jsonl"
+    alone.symlink_to(tmp_path / "missing.jsonl")
+    local, on_spark = both_refuse(alone)
+    said = (f"a broken symbolic link (to {tmp_path / 'missing.jsonl'}, which does not exist); fix the link or pass "
+            "the file it should name")
+    assert (local, on_spark) == (f"{alone}: {said}", f"{alone.as_uri()}: {said}")
+
+
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column
 
 

@@ -276,6 +276,7 @@ def _print_report(report: CorrelationReport) -> None:
         f"samples {counts.samples} (of {count(counts.rows, 'row')}), tasks {counts.tasks}, samples/task "
         f"{spt['min']}–{spt['max']} (median {spt['median']:g}), {_label_text(counts)}; "
         f"left out: {counts.excluded_missing_label} without label, {counts.excluded_missing_task} without task id"
+        + (f", {counts.excluded_missing_sample} without sample id" if counts.join is not None else "")
     )
     if counts.join is not None:
         j = counts.join

@@ -672,6 +672,15 @@ def _correlate_table(
         which = "" if not shown else f" ({shown})" if missing == 1 else f" (the first: {shown})"
         warnings.append(f"join: {count(missing, 'score row')} had no execution result and "
                         f"{'is' if missing == 1 else 'are'} left out{which}")
+    if table.join is not None and table.excluded_missing_sample:
+        unkeyed = table.excluded_missing_sample
+        rows = ", ".join(number for _, number in table.join.examples.get("scores_without_sample_id") or [])
+        which = f"row {rows}" if unkeyed == 1 else f"rows {rows}" if unkeyed <= 3 else f"the first: rows {rows}"
+        warnings.append(f"join: {count(unkeyed, 'score row')} {'has' if unkeyed == 1 else 'have'} no sample id in "
+                        f"{table.join.key[1]!r} (null, NaN or blank; {which}, counting from 1) and "
+                        f"{'is' if unkeyed == 1 else 'are'} left out: no key to join; fill "
+                        f"{'it' if unkeyed == 1 else 'them'} in, or name the sample id column with "
+                        f"{option_named('sample_column')}")
     if table.join is not None and table.join.code_mismatches:
         warnings.append(
             f"join: {table.join.code_mismatches} joined rows record other code in the scores than in the results "
@@ -954,5 +963,6 @@ def _counts(table: CorrelationTable) -> CorrelationCounts:
         label_summary=_label_summary(table.label) if table.graded_label else None,
         excluded_missing_label=table.excluded_missing_label,
         excluded_missing_task=table.excluded_missing_task,
+        excluded_missing_sample=table.excluded_missing_sample,
         join=table.join,
     )

@@ -1,7 +1,8 @@
 """Turn one scores table, or a scores table plus an execution-results table, into the arrays
 ``correlate`` works on: rows grouped by task, a label in [0, 1] and one float array per metric.
 
-Unusable values are never dropped silently: rows without a task id or label are counted,
+Unusable values are never dropped silently: rows without a task id or label (and, in a join,
+without a sample id) are counted,
 metric values that are missing, non-numeric or infinite become NaN and are counted per metric,
 and a label outside [0, 1], a non-numeric label, duplicate (task, sample) keys or a join without
 overlap raise :class:`~workbench.errors.DataError` with examples.
@@ -284,10 +285,13 @@ def _join(
     names: tuple[str, str],
     allow_partial: bool = False,
     compare_code: bool = True,
-) -> tuple[np.ndarray, np.ndarray, JoinSummary, int]:
-    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, the summary, and how
+) -> tuple[np.ndarray, np.ndarray, JoinSummary, int, int]:
+    """Row indices ``(score_rows, result_rows)`` of matching (task, sample) keys, the summary, how
     many score rows have no task id (an empty cell: no key to join, counted as rows without a task id,
-    as without results, not as score rows without a result).
+    as without results, not as score rows without a result), and how many have a task id but no
+    sample id (null, NaN or blank: no key to join either, counted as rows without a sample id;
+    the summary's ``examples["scores_without_sample_id"]`` holds the first three as ``[task, row
+    number from 1]``).
 
     A key match whose two rows both record a ``code_sha256`` (:func:`workbench.data.samples.code_digest`)
     and record different ones pairs a score of some code with the verdict on other code (two
@@ -297,7 +301,8 @@ def _join(
     prompt, which score's do not) compares none.
 
     Raises:
-        DataError: no key joins; some joined rows record different code and ``allow_partial``
+        DataError: no key joins (no score row with a task id has a sample id, or none of their
+            keys is in the results); some joined rows record different code and ``allow_partial``
             is off, or all of them do; or fewer than half of the score rows join and
             ``allow_partial`` is off (result rows without scores are fine: a scored subset of
             the executed samples).
@@ -310,9 +315,13 @@ def _join(
     result_index = {k: i for i, k in enumerate(result_keys) if None not in k}
     score_rows, result_rows, unmatched_scores = [], [], []
     without_task = 0
+    without_sample: list[tuple[str, int]] = []  # (task, row number from 1)
     for row, k in enumerate(score_keys):
         if k[0] is None:
             without_task += 1
+            continue
+        if k[1] is None:
+            without_sample.append((k[0], row + 1))
             continue
         match = result_index.get(k)
         if match is None:
@@ -328,7 +337,15 @@ def _join(
     examples = {
         "scores_without_results": [list(map(str, k)) for k in unmatched_scores[:3]],
         "results_without_scores": [list(map(str, k)) for k in unmatched_results[:3]],
+        "scores_without_sample_id": [[task, str(number)] for task, number in without_sample[:3]],
     }
+    keyed = len(score_keys) - without_task
+    if keyed and len(without_sample) == keyed:
+        raise DataError(
+            f"none of the {count(keyed, 'score row')} of {names[0]} with a task id has a sample id in "
+            f"{sample_column!r} (null, NaN or blank): the join with {names[1]} is on ({task_column}, {sample_column}); "
+            f"fill the sample ids in, or name the sample id column with {option_named('sample_column')}"
+        )
     if not score_rows:
         raise DataError(
             f"no ({task_column}, {sample_column}) key of {names[0]} is in {names[1]}: the join is empty. "
@@ -357,7 +374,8 @@ def _join(
         examples=examples,
         code_mismatches=mismatches,
     )
-    return np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary, without_task
+    return (np.asarray(score_rows, dtype=np.int64), np.asarray(result_rows, dtype=np.int64), summary, without_task,
+            len(without_sample))
 
 
 def drop_other_code(scores: datasets.Dataset, results: datasets.Dataset, score_rows: list[int],
@@ -539,6 +557,7 @@ def prepare_table(
         raise DataError(f"a metric is named twice in {list(metrics)}")
     join = None
     unkeyed = 0  # score rows without a task id that a join with results leaves out before the table
+    unkeyed_samples = 0  # score rows with a task id and without a sample id, likewise
     if results is None:
         require_columns(scores, {option_named("task_column"): task_column}, where=names[0])
         if label not in scores.column_names:
@@ -569,8 +588,9 @@ def prepare_table(
                      else MissingColumnError(label, results.column_names, hint=named))
             error.args = (f"{error.args[0]} (in {names[1]})",)
             raise error
-        score_rows, result_rows, join, unkeyed = _join(scores, results, task_column, sample_column, names,
-                                              allow_partial=allow_partial_join, compare_code=compare_code)
+        score_rows, result_rows, join, unkeyed, unkeyed_samples = _join(
+            scores, results, task_column, sample_column, names, allow_partial=allow_partial_join,
+            compare_code=compare_code)
         table = scores.select(score_rows)
         input_rows = score_rows
         matched_results = results.select(result_rows)
@@ -624,9 +644,10 @@ def prepare_table(
         label=label_values[rows],
         metrics=metric_values,
         exclusions=exclusions,
-        rows=len(table) + unkeyed,
+        rows=len(table) + unkeyed + unkeyed_samples,
         excluded_missing_label=int((label_missing & ~task_missing).sum()),
         excluded_missing_task=int(task_missing.sum()) + unkeyed,
+        excluded_missing_sample=unkeyed_samples,
         join=join,
         lengths=None if lengths is None else lengths[rows],
         length_source=length_source,

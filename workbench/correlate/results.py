@@ -350,6 +350,8 @@ class CorrelationCounts:
             (``values``: grade -> count when at most 20 distinct); ``None`` otherwise.
         excluded_missing_label: rows without a label (left out, counted).
         excluded_missing_task: rows without a task id (left out, counted).
+        excluded_missing_sample: in two-table mode, score rows with a task id and without a sample
+            id (left out of the join, counted); 0 in one-table mode.
         join: the join, in two-table mode.
     """
 
@@ -363,6 +365,7 @@ class CorrelationCounts:
     excluded_missing_task: int
     join: JoinSummary | None = None
     label_summary: dict[str, Any] | None = None
+    excluded_missing_sample: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return json_ready(
@@ -376,6 +379,7 @@ class CorrelationCounts:
                 "label_summary": self.label_summary,
                 "excluded_missing_label": self.excluded_missing_label,
                 "excluded_missing_task": self.excluded_missing_task,
+                "excluded_missing_sample": self.excluded_missing_sample,
                 "join": self.join.to_dict() if self.join else None,
             }
         )

@@ -58,11 +58,15 @@ class JoinSummary:
         key: the join columns ``(task column, sample column)``.
         score_rows, result_rows: rows in each table.
         matched: keys found in both.
-        unmatched_scores: score rows with a task id and no execution result (left out, counted); a score
-            row without a task id has no key to join and is counted as a row without a task id
-            (:attr:`CorrelationTable.excluded_missing_task`), as without results.
+        unmatched_scores: score rows with a task id and a sample id and no execution result (left out,
+            counted); a score row without a task id has no key to join and is counted as a row without a
+            task id (:attr:`CorrelationTable.excluded_missing_task`), as without results, and one with a
+            task id but no sample id as a row without a sample id
+            (:attr:`CorrelationTable.excluded_missing_sample`).
         unmatched_results: result rows with no scores (left out, counted).
-        examples: up to three unmatched keys per side.
+        examples: up to three unmatched keys per side (``scores_without_results``,
+            ``results_without_scores``), and up to three ``[task id, row number from 1]`` of score rows
+            without a sample id (``scores_without_sample_id``).
         status_counts: for matched rows, how many have each value of the results' ``status``
             column (``workbench execute`` writes e.g. ``passed``/``failed``/``timeout``), if any.
         label_disagreements: when the scores carry a label column of their own, ``(rows where it
@@ -114,6 +118,8 @@ class CorrelationTable:
         exclusions: metric name -> :class:`RowExclusions`.
         rows: rows read (matched rows after a join).
         excluded_missing_label, excluded_missing_task: rows left out before grouping.
+        excluded_missing_sample: score rows with a task id and no sample id, left out of a join
+            (no key to join); 0 without results, where the sample id only detects duplicates.
         join: the join summary in two-table mode.
         lengths: ``(n,)`` completion lengths (NaN where missing), or ``None`` when not measured.
         length_source: where the lengths came from.
@@ -130,6 +136,7 @@ class CorrelationTable:
     excluded_missing_label: int
     excluded_missing_task: int
     join: JoinSummary | None = None
+    excluded_missing_sample: int = 0
     lengths: np.ndarray | None = None
     length_source: LengthSource | None = None
     length_note: str | None = None

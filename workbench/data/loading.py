@@ -459,6 +459,8 @@ def load_records(
         loaded = _load_data_file(path)
     elif path.is_dir():
         loaded = _load_folder(path, extensions, language, source_encoding)
+    elif path.is_symlink():
+        raise DataError(broken_link_message(text, path))
     elif _looks_like_path(text):
         raise DataError(f"{text}: no such file or folder")
     else:
@@ -585,7 +587,7 @@ def _build(
         batch_size = _parquet_batch_size(files)
         if batch_size is not None:
             options["batch_size"] = batch_size
-    features, schemas = _column_features(label, source, files, folder, survey) if files else (None, None)
+    features, schemas, fieldless = _column_features(label, source, files, folder, survey) if files else (None, None, ())
     if features is not None:
         options["features"] = features
         if survey is not None:
@@ -633,7 +635,11 @@ def _build(
                 raise DataError(f"cannot read {file}: {problem}") from error
         raise DataError(f"{failure}: {_reason(error)}") from error
     split_infos = builder.info.splits or {}
-    empty = [name for name, info in split_infos.items() if not info.num_examples]
+    # a split whose JSON Lines files hold no object with a field ({} lines) has no rows, as Spark reads it; read
+    # beside splits of records (with their features) its {} lines would be rows of nulls
+    unfielded = {glob.escape(str(file)) for file in fieldless}
+    empty = [name for name, info in split_infos.items()
+             if not info.num_examples or set(_split_patterns(data_files, name)) <= unfielded]
     if empty:
         if folder is None and source == "parquet":  # no JSON list or CSV header to blame: say what the file holds
             raise DataError(empty_parquet_message(label, list(builder.info.features or {})))
@@ -642,6 +648,12 @@ def _build(
         return restored if restored is not None else dict(builder.as_dataset())
     except Exception as error:
         raise DataError(f"{failure}: {error}") from error
+
+
+def _split_patterns(data_files: Mapping[str, str | list[str]], split: str) -> list[str]:
+    """The (glob-escaped) files of ``split`` in :func:`_build`'s ``data_files``; a split of none is never fieldless."""
+    found = data_files.get(split) or [None]
+    return [found] if isinstance(found, str) else list(found)
 
 
 def _parquet_batch_size(files: Sequence[Path]) -> int | None:
@@ -831,6 +843,33 @@ def _csv_problem(text: str) -> str | None:
     return None
 
 
+#: why a folder's broken symbolic link is not read (``unreadable.csv``, both dedup engines)
+BROKEN_LINK_REASON = "broken symbolic link"
+
+
+def broken_link_message(where: str, link: str | os.PathLike[str]) -> str:
+    """The one line refusing a SOURCE that is a broken symbolic link, on both dedup engines (and every loader):
+    ``<source>: a broken symbolic link (to missing.jsonl, which does not exist); fix the link or pass the file it
+    should name``.
+
+    Args:
+        where: the source as the user named it (a path; the URI on Spark); link: the link's path on this machine.
+    """
+    return (f"{where}: a broken symbolic link (to {os.readlink(link)}, which does not exist); fix the link or pass "
+            f"the file it should name")
+
+
+def only_broken_links_message(where: str, links: Sequence[str]) -> str:
+    """The one line refusing a folder whose only entries to read are broken symbolic links, on both dedup engines:
+    ``<folder>: no file to read there, only broken symbolic links (gone.jsonl, sub/x.jsonl); fix or remove them``.
+
+    Args:
+        where: the folder as the user named it (a path; the URI on Spark); links: the links' paths below it, in order.
+    """
+    shown = ", ".join(links[:3]) + (" ..." if len(links) > 3 else "")
+    return f"{where}: no file to read there, only broken symbolic links ({shown}); fix or remove them"
+
+
 def empty_parquet_message(where: str, columns: Sequence[str]) -> str:
     """The one line refusing a Parquet file given alone that has its columns and no rows (pyarrow writes one for an
     empty table), on both dedup engines: ``<file>: the Parquet file has no rows (its columns: id, content); ...``.
@@ -907,10 +946,11 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
     files = [p for p in entries if p.is_file()]
     # rglob does not follow a link to a folder (nor can it read a broken link): listed, never silently left out
     links = [SkippedFile(p.relative_to(path).as_posix(),
-                         "symbolic link to a folder (not followed)" if p.is_dir() else "broken symbolic link")
+                         "symbolic link to a folder (not followed)" if p.is_dir() else BROKEN_LINK_REASON)
              for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
-        raise DataError(f"{path}: the folder has no files")
+        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
+        raise DataError(only_broken_links_message(str(path), broken) if broken else f"{path}: the folder has no files")
     builders = {p: _builder_for(p) for p in files}
     data_files = [p for p in files if builders[p] is not None]
     others = [p for p in files if builders[p] is None]
@@ -1027,7 +1067,7 @@ def _load_data_folder(path: Path, files: list[Path], builders: Mapping[Path, str
 
 
 def _column_features(where: str, builder: str, files: Sequence[Path], folder: Path | None,
-                     survey: Any = None) -> tuple[datasets.Features | None, list[Any] | None]:
+                     survey: Any = None) -> tuple[datasets.Features | None, list[Any] | None, frozenset[Path]]:
     """The types to read ``files`` with, each column typed over every part of every file (the
     chunks ``datasets`` reads: :mod:`workbench.data.file_types`), so that neither a later part's
     values are cast to an earlier part's type silently nor the read fails with a raw cast error.
@@ -1050,9 +1090,11 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
             survey: for CSV, :func:`workbench.data.file_types.survey_csv` of ``files``.
 
     Returns:
-        ``(features, part schemas)``: the features (``None``: ``datasets``' own reading is
-        right) and, for JSON Lines, the Arrow schema of every part in order (``None`` when a
-        part cannot be typed here: ``datasets`` reads its own way).
+        ``(features, part schemas, fieldless files)``: the features (``None``: ``datasets``' own
+        reading is right); for JSON Lines, the Arrow schema of every part in order (``None`` when a
+        part cannot be typed here: ``datasets`` reads its own way); and the JSON Lines files none of
+        whose parts has a column (only ``{}`` or blank lines: no rows, as Spark reads them; read
+        with other files' features, ``datasets`` would make each ``{}`` a row of nulls), else empty.
 
     Raises:
         DataError: naming the column, both files (or parts) and both kinds; or a JSON Lines
@@ -1069,10 +1111,11 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         return file.relative_to(folder).as_posix() if folder is not None else file.name
 
     if builder == "csv":
-        return _csv_features(where, files, name, survey), None
+        return _csv_features(where, files, name, survey), None, frozenset()
     if builder == "parquet" and len(files) < 2:
-        return None, None  # one file has one schema
+        return None, None, frozenset()  # one file has one schema
     parts: list[tuple[str, Any]] = []
+    fieldless: set[Path] = set()
     for file in files:
         try:
             found = json_part_schemas(file, name(file)) if builder == "json" else None
@@ -1089,6 +1132,8 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
                             f"first 10 MB (and then as JSON text); write {mixed.column.split('/')[0]!r} as one type "
                             f"in every row (e.g. all text)") from None
         parts += found or [(name(file), _file_schema(builder, file))]
+        if builder == "json" and found and not any(schema.names for _, schema in found):
+            fieldless.add(file)
     typed = [(part, _type_names(builder, schema)) for part, schema in parts if schema is not None]
     # lists of numbers beside lists of text, an object's field of two kinds: both engines refuse them in these words
     clash = first_clash(typed) or first_item_clash(typed)
@@ -1114,14 +1159,14 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
         raise DataError(clash_message(where, clash))
     known = [schema for _, schema in parts if schema is not None]
     if len(known) < len(parts):
-        return None, None  # a part pyarrow cannot type: datasets' reading, and its error
+        return None, None, frozenset(fieldless)  # a part pyarrow cannot type: datasets' reading, and its error
     widened = widened_types(typed)
     columns = list(dict.fromkeys(column for schema in known for column in schema.names))
     by_name = {name(file): file for file in files}
     nested = _nested_types(where, [(part, schema) for part, schema in parts if schema is not None],
                            lambda part: by_name.get(part.split(" (from ", 1)[0]) if builder == "json" else None)
     if not widened and not nested and all(schema.names == columns for schema in known):
-        return None, known
+        return None, known, frozenset(fieldless)
     import pyarrow as pa
 
     # "string": a JSON date column widened with nulls, which no part's schema types as text
@@ -1137,7 +1182,7 @@ def _column_features(where: str, builder: str, files: Sequence[Path], folder: Pa
 
     first = known[0]
     fields = [pa.field(column, target(column)) for column in columns]
-    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known
+    return datasets.Features.from_arrow_schema(pa.schema(fields, metadata=first.metadata)), known, frozenset(fieldless)
 
 
 class MixedColumnError(DataError):

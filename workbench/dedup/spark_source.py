@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -61,12 +62,15 @@ from workbench.data.column_types import (
 )
 from workbench.data.language_column import language_value
 from workbench.data.loading import (
+    BROKEN_LINK_REASON,
     COLUMNLESS_PARQUET,
     SPLIT_CELL_NEED,
     SkippedFile,
+    broken_link_message,
     empty_parquet_message,
     json_no_rows_message,
     missing_cells_message,
+    only_broken_links_message,
     refuse_missing_cells,
     value_kind,
 )
@@ -201,13 +205,21 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     except Py4JError as error:
         raise DataError(unreadable_message(spark, source, error)) from None
     if not found:
+        local = _local_path(source)
+        if local is not None and os.path.islink(local):  # as the local loader says it
+            raise DataError(broken_link_message(source, local))
         raise DataError(f"{source}: no such file or folder (Spark's file system for it found nothing there)")
     prefix = (root.rstrip("/") + "/") if root else _common_folder(files)
     # a link first where the local loader meets it first (a link named __linked is no __* folder to it)
     files, links = _not_through_links(sorted(files), prefix, underscore=input_format != "auto")
     files, skipped = _not_hidden(files, prefix, underscore=input_format != "auto")
+    if root is not None:  # a folder's broken links, which Hadoop's listing leaves out without a word
+        links, skipped = _with_broken_links(prefix, links, skipped, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
     if not files:
+        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
+        if broken:  # the local loader's words
+            raise DataError(only_broken_links_message(source, broken))
         raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
                         f"files are not read)")
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
@@ -236,6 +248,14 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         input_format = Counter(data or kinds.values()).most_common(1)[0][0]
     return Listing(input_format, files, prefix, one_file=len(found) == 1 and not found[0].isDirectory(),
                    skipped=skipped)
+
+
+def _local_path(source: str) -> str | None:
+    """The path a ``file:`` URI names on this machine (``None`` for another scheme)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(source)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
 def _suffix(file: str) -> str:
@@ -402,6 +422,57 @@ def _not_through_links(files: list[str], prefix: str, *, underscore: bool = Fals
     return kept, list(links.values())
 
 
+def _with_broken_links(prefix: str, links: list[SkippedFile], hidden: list[SkippedFile], *, underscore: bool
+                       ) -> tuple[list[SkippedFile], list[SkippedFile]]:
+    """``(links, hidden)`` with the broken symbolic links of a ``file:`` folder added, listed as the local loader
+    lists them in a folder of data files (:func:`workbench.data.loading._load_folder`, in no split): Hadoop's local
+    file system lists no broken link, where the local loader lists each as ``broken symbolic link`` (a hidden one as
+    hidden). The folder is walked without following a link to a folder, as the local loader's listing is.
+
+    Args:
+        prefix: the folder's URI, ending with ``/``; links: :func:`_not_through_links`' entries; hidden:
+            :func:`_not_hidden`'s entries; underscore: as :func:`_not_hidden` (``--input-format`` given).
+
+    Returns:
+        the links, the broken ones among them, in the local loader's path order (a broken link in a folder named
+        ``__*`` is not listed itself: the folder is, once, as the local loader lists it); the hidden entries, with
+        those of hidden broken links (and of hidden or ``__*`` folders that hold such links), sorted by path as the
+        local loader sorts them (unchanged when there are none).
+    """
+    from urllib.parse import urlparse
+
+    if not prefix.startswith("file:"):
+        return links, hidden
+    base = unquote(urlparse(prefix).path)
+    broken: list[str] = []
+    folders = [""]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(os.path.join(base, folder)) as found:
+                entries = list(found)
+        except OSError:  # a folder that cannot be listed: Hadoop's listing says so, or reads what it can
+            continue
+        for entry in entries:
+            relative = f"{folder}{entry.name}"
+            if entry.is_symlink():
+                if not entry.is_file() and not entry.is_dir():  # no target (or no file nor folder)
+                    broken.append(relative)
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append(relative + "/")
+    if not broken:
+        return links, hidden
+    # Spark's rule for hidden names and folders named __* (its listing's own entries), the local loader's words
+    kept, hidden_more = _not_hidden(sorted(prefix + relative for relative in broken), prefix, underscore=underscore)
+    known = {entry.path for entry in hidden}
+    # a folder named __* that holds a broken link is listed once, as the local loader lists a __* folder for any
+    # entry in it (its links included)
+    added = [entry for entry in hidden_more if entry.path not in known]
+    links = sorted(links + [SkippedFile(file[len(prefix):], BROKEN_LINK_REASON, no_split=True) for file in kept],
+                   key=lambda entry: entry.path.split("/"))
+    return links, (sorted(hidden + added, key=lambda entry: entry.path) if added else hidden)
+
+
 @dataclass
 class _Named:
     """A path's name and whether it is a folder (what :func:`~workbench.data.loading._hidden_entry` asks)."""
@@ -491,6 +562,7 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
     file_order = {file: number for number, file in enumerate(f for names in by_split.values() for f in names)}
     code_options = column_options(list(code_column), [])
     frames, suspects, typed, mixed, nested, unmerged = [], [], {}, {}, {}, False
+    fieldless: set[str] = set()  # JSON Lines files of only {} lines (and blank ones): a split of such files is empty
     blank: list[tuple[str, list[str]]] = []  # splits of JSON files with no line but blank ones
     for split, names in by_split.items():
         frame, merged = _read_merged(spark, source, input_format, names)
@@ -504,7 +576,8 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
             continue
         if input_format == "json":
             surveyed = [c for c in frame.columns if c != "_corrupt_record"]
-            suspect, types, mixed_in, nested_in = survey_json_lines(spark, names, code_options, surveyed)
+            suspect, types, mixed_in, nested_in, fieldless_in = survey_json_lines(spark, names, code_options, surveyed)
+            fieldless |= fieldless_in
             suspects.append((names, suspect, "_corrupt_record" in frame.columns))
             typed.update(types)
             mixed.update(mixed_in)
@@ -614,9 +687,10 @@ def read_rows(spark: Any, source: str, *, code_column: list[str], id_column: lis
         raise DataError(f"{source}: the input has no rows")
     layout = _layout(blocks, None if split_column else list(by_split), file_order)
     # the file-named splits of no rows (Parquet files with their columns and no rows; JSON ones have no columns:
-    # refused above, unless --split-column read them with the others): the local loader reads those splits
-    # before it regroups the rows by the column, and refuses each of no rows
-    read = {unquote(key[1]) for key in layout.facts}
+    # refused above, unless --split-column read them with the others, where a split of {} lines is rows of
+    # nulls to Spark): the local loader reads those splits before it regroups the rows by the column, and
+    # refuses each of no rows
+    read = {unquote(key[1]) for key in layout.facts} - {unquote(file) for file in fieldless}
     empty = [(split, names) for split, names in found.splits.items() if not any(name in read for name in names)]
     if empty:
         keyed.unpersist()
@@ -768,7 +842,7 @@ def _empty_message(spark: Any, source: str, empty: list[tuple[str, list[str]]], 
 
 
 def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str], columns: list[str]) -> tuple[
-        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+        str | None, dict[str, dict[str, str]], dict[str, list[str]], dict[str, dict[str, list[str]]], set[str]]:
     """One pass over the lines of JSON Lines ``files`` on the executors, for what the local loader
     refuses and Spark's reader would take (in its default PERMISSIVE mode): a line that is not JSON
     (a ``_corrupt_record``), one that is a list (Spark makes a row of each of its objects) or
@@ -785,8 +859,10 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
             column; columns: the columns whose types are wanted.
 
     Returns:
-        ``(file or None, {file: {column: type}}, {file: [column]}, {file: {column: [type]}})``, a
-        file as listed; the fourth gives the variant type names of every row's lists and objects
+        ``(file or None, {file: {column: type}}, {file: [column]}, {file: {column: [type]}}, {file})``, a
+        file as listed; the fifth holds the files whose every line but blank ones is an object without a
+        field (``{}``: rows of nulls to Spark's reader beside files with columns, no rows to the local
+        loader, which reads such a file's split as empty); the fourth gives the variant type names of every row's lists and objects
         (for :func:`workbench.data.column_types.first_field_clash`); a column
         whose lines in a file hold two kinds of value (or only nulls) is left out of that file's
         types, and one of two kinds is listed in the third (:func:`report_mixed_column`), as is
@@ -807,9 +883,10 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
     for column in code_columns.values():
         suspect = suspect | ~kind(column).isin("STRING", "NULL")
     lines = spark.read.text(list(files)).where(trimmed != "")
+    fieldless = trimmed.rlike(r"^\{\s*\}$")  # {} with any whitespace inside
     found = run_job("check JSON lines", lines.groupBy(F.col("_metadata.file_path").alias("file")).agg(
-        F.max(suspect.cast("int")).alias("suspect"), *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in
-                                                        enumerate(columns))).collect)
+        F.max(suspect.cast("int")).alias("suspect"), F.min(fieldless.cast("int")).alias("fieldless"),
+        *(F.collect_set(kind(c)).alias(f"k{n}") for n, c in enumerate(columns))).collect)
     listed = {unquote(file): file for file in files}
     suspects = sorted(row["file"] for row in found if row["suspect"])
     types: dict[str, dict[str, str]] = {}
@@ -830,7 +907,8 @@ def survey_json_lines(spark: Any, files: list[str], code_columns: dict[str, str]
                 mixed.setdefault(file, []).append(f"{column}/[]")
             elif len(named) == 1:  # a list's type by its items where some are lists of nulls only
                 types[file][column] = next(iter(items.values()), next(iter(named.values())))
-    return (suspects[0] if suspects else None), types, mixed, nested
+    fields_none = {listed.get(unquote(row["file"]), unquote(row["file"])) for row in found if row["fieldless"]}
+    return (suspects[0] if suspects else None), types, mixed, nested, fields_none
 
 
 def report_mixed_column(spark: Any, source: str, file: str, root: str, column: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import doctest
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,10 +69,10 @@ def _nodes(root, node_type: str) -> list:
 
 def test_the_guides_runner_sketch_writes_go_files_that_parse_and_passes_the_kits_static_runner_check():
     """Probe 38p: the sketch appended its ``main`` after the tests and said the tests "import io and os",
-    which Go allows only at the top of a file; its harness is now a file of its own. The sketch has never
-    run (no Go toolchain here), so only what holds without one is checked: every file it writes parses as
-    Go, and the kit's runner check passes its static half (the live runs are kept off by naming a
-    toolchain that is never installed, so a machine with Go gives the same verdict)."""
+    which Go allows only at the top of a file; its harness is now a file of its own. Checked here without a
+    Go toolchain: every file it writes parses as Go, and the kit's runner check passes its static half (the
+    live runs are kept off by naming a toolchain that is never installed, so a machine with Go gives the same
+    verdict); the live runs are the next test's."""
     from workbench.execute import new_token
     from workbench.languages.conformance import RunnerCase, check_plugin
     from workbench_go import GoLanguage
@@ -103,3 +104,55 @@ def test_the_guides_runner_sketch_writes_go_files_that_parse_and_passes_the_kits
         RunnerCase(program=program, tests=tests, expect_pass=True),
         RunnerCase(program=wrong, tests=tests, expect_pass=False)])
     assert report.ok and "runner" in report.skipped, str(report)
+
+
+SHOUT = 'package main\n\nimport "strings"\n\nfunc Shout(s string) string {\n\treturn strings.ToUpper(s)\n}\n'
+SHOUT_TESTS = 'func runTests() {\n\tif Shout("a") != "A" {\n\t\tpanic("Shout(\\"a\\") != \\"A\\"")\n\t}\n}\n'
+#: reads the token pipe and writes what it read to the pass pipe, then exits 0, before main: in init() or in a
+#: package-level variable's initialiser (placeholder: where the stealing code goes)
+STEALS = ('package main\n\nimport (\n\t"io"\n\t"os"\n)\n\n{where}\n\nfunc steal() int {{\n'
+          '\tt, _ := io.ReadAll(os.NewFile(3, "t"))\n\tos.NewFile(4, "p").Write(t)\n\tos.Exit(0)\n\treturn 0\n}}\n\n'
+          'func Shout(s string) string {{\n\treturn s\n}}\n')
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no Go toolchain (go) on PATH")
+def test_the_guides_runner_sketch_runs_in_the_sandbox_and_its_token_is_read_before_the_candidates_code():
+    """leftover of session 40: the sketch had never run. With Go installed (Debian's golang-go 1.19 here) it runs
+    in the sandbox of workbench execute (run_spec, executor "sandbox": the strongest level available): a right
+    program passes, a wrong one fails with the harness's last line as its detail, one that does not compile is a
+    syntax_error, one that exits 0 first an error; and a candidate that reads the token pipe in init() or in a
+    package-level variable's initialiser and writes it back is an error, not passed (the sketch that read the
+    token in main passed both). The kit's runner check with its live half agrees."""
+    from workbench.execute import new_token
+    from workbench.languages.conformance import RunnerCase, check_plugin, run_spec
+    from workbench_go import GoLanguage
+
+    namespace: dict = {}
+    exec(_one("python", "class GoRunner(TestRunner):"), namespace)
+
+    class GoWithRunner(GoLanguage):
+        runner = namespace["GoRunner"]()
+
+    runner = GoWithRunner.runner
+    cases = {
+        "right": (SHOUT, "passed"),
+        "wrong": (SHOUT.replace("ToUpper", "ToLower"), "failed"),
+        "exits early": (SHOUT.replace("return strings", "os.Exit(0)\n\treturn strings")
+                        .replace('import "strings"', 'import (\n\t"os"\n\t"strings"\n)'), "error"),
+        "does not compile": (SHOUT.replace("ToUpper(s)", "ToUpper(s) +"), "syntax_error"),
+        "steals in init()": (STEALS.format(where="func init() {\n\tsteal()\n}"), "error"),
+        "steals in a variable": (STEALS.format(where="var stolen = steal()"), "error"),
+    }
+    got = {}
+    for name, (program, _) in cases.items():
+        token = new_token()
+        outcome = run_spec(runner.prepare(program, SHOUT_TESTS, "Shout", token), token, timeout_s=300,
+                           executor="sandbox")
+        got[name] = outcome.status
+        if name == "wrong":
+            assert outcome.detail.endswith('workbench: check failed: Shout("a") != "A"'), outcome.detail
+    assert got == {name: status for name, (_, status) in cases.items()}, got
+    report = check_plugin(GoWithRunner(), [SHOUT], checks=("runner",), executor="sandbox", runner_cases=[
+        RunnerCase(program=program, tests=SHOUT_TESTS, expect_pass=status == "passed", expect_status=status)
+        for program, status in cases.values()])
+    assert report.ok and "runner" not in report.skipped, str(report)
