@@ -67,6 +67,7 @@ from workbench.data.loading import (
     empty_parquet_message,
     json_no_rows_message,
     missing_cells_message,
+    nothing_read_message,
     refuse_missing_cells,
     value_kind,
 )
@@ -207,9 +208,8 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     files, links = _not_through_links(sorted(files), prefix, underscore=input_format != "auto")
     files, skipped = _not_hidden(files, prefix, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
-    if not files:
-        raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
-                        f"files are not read)")
+    if not files:  # in the local loader's words: what is there and left out, or an empty folder
+        raise DataError(nothing_read_message(source, skipped))
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
     if saved is not None and any(file.endswith(".arrow") for file in files):  # the local loader's load_from_disk
         raise DataError(f"{source}: a folder datasets' save_to_disk wrote ({saved}): its rows are in .arrow files, "
