@@ -152,6 +152,13 @@ def fresh_start_advice() -> str:
     return "start over in a fresh --output (or with --overwrite instead of --resume)"
 
 
+def other_output_advice() -> str:
+    """The way around an output folder another run is writing now: ``use another --output``, or inside
+    :func:`config_words` (``workbench run`` writes its stages' folders under its own) ``use another
+    [run] output``."""
+    return "use another [run] output" if in_config_words() else "use another --output"
+
+
 def retry_failed_advice() -> tuple[str, str]:
     """How to score a score run's failed rows again, and how to ask the LLM again past its cache
     (parse errors are cached answers): ``("continue with --resume --retry-failed", "add --cache

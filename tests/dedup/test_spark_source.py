@@ -768,6 +768,35 @@ def test_a_folder_of_only_broken_links_and_a_broken_link_given_alone_are_refused
     said = (f"a broken symbolic link (to {tmp_path / 'missing.jsonl'}, which does not exist); fix the link or pass "
             "the file it should name")
     assert (local, on_spark) == (f"{alone}: {said}", f"{alone.as_uri()}: {said}")
+@pytest.mark.parametrize("files, said", [
+    ([".x.jsonl"], ".x.jsonl (hidden file (name starts with '.'))"),
+    (["__extra/.x.jsonl"], "__extra/ (folder whose name starts with '__' (datasets reads no file in it): its files are "
+                           "not read)"),
+    ([".git/config", "__pycache__/m.pyc", ".a.jsonl", ".b.jsonl"],
+     ".a.jsonl (hidden file (name starts with '.')), .b.jsonl (hidden file (name starts with '.')), .git/ (hidden "
+     "folder (name starts with '.'): its files are not read), and 1 more"),
+], ids=["hidden file", "hidden file in __extra", "several"])
+def test_a_folder_of_files_neither_engine_reads_is_refused_alike_naming_them(spark, tmp_path, files, said):
+    # leftovers40d: the local engine said "the folder has no files" of a folder that has some, all hidden; Spark
+    # said "no data files there (hidden files, files in folders named __*, _SUCCESS and .crc files are not read)",
+    # naming none of them. Both name what is there, as their skipped_files would list it
+    folder = tmp_path / "data"
+    for name in files:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        jsonl(folder / name, [{"id": "a", "content": CODE.format(k=1)}])
+    local, on_spark = both_refuse(folder)
+    assert local == (f"{folder}: no file there is read: {said}; give the data files names that are read, or pass "
+                     f"the folder that holds them"), local
+    assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
+
+
+def test_an_empty_folder_is_refused_alike_by_both_engines(spark, tmp_path):
+    # leftovers40d: Spark's refusal of an empty folder spoke of hidden files, _SUCCESS and .crc files
+    folder = tmp_path / "data"
+    folder.mkdir()
+    local, on_spark = both_refuse(folder)
+    assert local == f"{folder}: the folder has no files", local
+    assert on_spark.replace(folder.as_uri(), str(folder)) == local, on_spark
 
 
 # ---------------------------------------------------------------- fix 33: widened columns, mixed formats, --split-column

