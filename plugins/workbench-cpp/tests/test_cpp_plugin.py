@@ -10,6 +10,7 @@ import pytest
 from multipl_e_data import generations, grade_task, labelled_samples, reference_programs
 
 from workbench.data.loading import load_records
+from workbench.execute.sandbox_helpers import available_levels, sandbox_for
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import (
     LanguagePluginConformance,
@@ -281,3 +282,50 @@ def test_a_compile_error_is_quoted_in_the_detail():
     assert outcome.status == "syntax_error", outcome
     assert re.search(r"failed with status 1: program\.cpp:\d+:\d+: error: expected primary-expression before "
                      r".?;.? token \| \d+ \| return x \+;", outcome.detail), outcome
+
+
+# A wrong answer that answers from the tests themselves: it reads every file of its working folder
+# (and the folder above it), finds each check ``candidate((ARG)) == (WANT)`` and returns WANT for
+# its ARG. With program.cpp beside the program (or the binary, which holds each check's text for
+# the report) it passed every check.
+READS_THE_TESTS = r"""
+    std::vector<std::string> places;
+    std::error_code ignored;
+    for (auto it = std::filesystem::recursive_directory_iterator(
+             ".", std::filesystem::directory_options::skip_permission_denied, ignored);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ignored)) {
+        places.push_back(it->path().string());
+    }
+    for (auto it = std::filesystem::directory_iterator("..", ignored); it != std::filesystem::directory_iterator();
+         it.increment(ignored)) {
+        places.push_back(it->path().string());
+    }
+    for (const std::string& place : places) {
+        if (!std::filesystem::is_regular_file(place, ignored)) {
+            continue;
+        }
+        std::ifstream in(place, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (size_t at = text.find("candidate(("); at != std::string::npos; at = text.find("candidate((", at + 1)) {
+            long argument, want;
+            if (std::sscanf(text.c_str() + at, "candidate((%ld)) == (%ld)", &argument, &want) == 2 && argument == x) {
+                return want;
+            }
+        }
+    }
+    return 0;
+"""
+
+
+@pytest.mark.skipif(bool(CppRunner().missing_toolchain()), reason="g++ missing")
+@pytest.mark.parametrize("level", available_levels(), ids=lambda level: level.value)
+def test_reading_the_tests_from_the_working_folder_does_not_pass(level):
+    """Probe 40 for C++: the tests were compiled from program.cpp in the sample's working folder, and the
+    binary (which holds each check's text) stayed there too; a candidate that read them answered every
+    check and passed. The build now removes the sources and the program its own file before any candidate
+    code of default priority runs; a failing check still names its text."""
+    token = secrets.token_hex(16)
+    spec = CppRunner().prepare(PROGRAM + READS_THE_TESTS, TESTS, None, token)
+    outcome = sandbox_for(level).run(spec, token, 60)
+    assert not outcome.passed and outcome.status == "failed", outcome
+    assert outcome.detail.endswith("workbench: assertion failed: candidate((3)) == (5)"), outcome

@@ -9,6 +9,7 @@ import secrets
 import pytest
 from multipl_e_data import generations, grade_task, labelled_samples, reference_programs
 
+from workbench.execute.sandbox_helpers import available_levels, sandbox_for
 from workbench.languages import SubCodeKind, get_language
 from workbench.languages.conformance import (
     LanguagePluginConformance,
@@ -341,3 +342,47 @@ def test_a_compile_error_is_quoted_in_the_detail():
     assert outcome.status == "syntax_error", outcome
     assert re.search(r"failed with status 1: Problem\.java:\d+: error: illegal start of expression \| return x \+;",
                      outcome.detail), outcome
+
+
+# A wrong answer that answers from the tests themselves: it reads every file of its working folder
+# (and the folder above it), finds each check ``addTwo((ARG)) == (WANT)`` and returns WANT for its
+# ARG. With Problem.java (or Problem.class, which holds each check's text as its message) beside
+# the program it passed every check.
+READS_THE_TESTS = r"""
+        java.util.regex.Pattern check = java.util.regex.Pattern.compile("addTwo\\(\\((-?\\d+)\\)\\) == \\((-?\\d+)\\)");
+        java.util.List<java.nio.file.Path> places = new java.util.ArrayList<>();
+        for (String folder : new String[] {".", ".."}) {
+            try (java.util.stream.Stream<java.nio.file.Path> found =
+                     java.nio.file.Files.walk(java.nio.file.Paths.get(folder), folder.equals(".") ? 4 : 1)) {
+                found.forEach(places::add);
+            } catch (Exception unreadable) {
+            }
+        }
+        for (java.nio.file.Path place : places) {
+            try {
+                String text = new String(java.nio.file.Files.readAllBytes(place), java.nio.charset.StandardCharsets.ISO_8859_1);
+                java.util.regex.Matcher found = check.matcher(text);
+                while (found.find()) {
+                    if (Integer.parseInt(found.group(1)) == x) {
+                        return Integer.parseInt(found.group(2));
+                    }
+                }
+            } catch (Exception unreadable) {
+            }
+        }
+        return 0;
+"""
+
+
+@pytest.mark.skipif(bool(JavaLanguage().runner.missing_toolchain()), reason="JDK or javatuples missing")
+@pytest.mark.parametrize("level", available_levels(), ids=lambda level: level.value)
+def test_reading_the_tests_from_the_working_folder_does_not_pass(level):
+    """Probe 40 for Java: the tests were compiled from Problem.java in the sample's working folder, and
+    Problem.class stayed there too; a candidate that read them answered every check and passed. The
+    wrapper now loads the folder's classes and removes its files before any candidate code runs; a
+    failing check still names its text and line."""
+    token = secrets.token_hex(16)
+    spec = JavaLanguage().runner.prepare(PROGRAM + READS_THE_TESTS, TESTS, None, token)
+    outcome = sandbox_for(level).run(spec, token, 60)
+    assert not outcome.passed and outcome.status == "failed", outcome
+    assert re.search(r"workbench: assertion failed: addTwo\(\(3\)\) == \(5\) \(Problem\.java:\d+\)$", outcome.detail), outcome

@@ -15,6 +15,12 @@ macro uses) is undefined and redefined, so a candidate's ``#define NDEBUG`` or `
 assert`` cannot switch the checks off, and a failed check exits with
 :data:`CHECK_FAILED_EXIT` after printing the expression (status ``failed``), where glibc's
 ``assert`` would ``abort()`` (``SIGABRT``, which is ``killed``, like any crash).
+
+The tests must not be readable from the sample's working folder once candidate code runs (a
+candidate that opened ``program.cpp``, or the binary, which holds each check's text for the
+report, and answered every check passed): the build's last command removes the sources, and the
+token reader removes the binary's file. The running program's own image (``/proc/self/exe``, its
+memory) still holds the compiled tests: see the README, "What deliberately cheating code can do".
 """
 
 from __future__ import annotations
@@ -68,7 +74,8 @@ _CHECKS_TEMPLATE = """\
 
 # The token is read by a constructor of priority 101, which runs before every default-priority
 # static initialiser (GCC, "constructor (priority)"), so ordinary candidate code never sees the
-# token pipe; the buffer lives in this translation unit, so the candidate cannot name it.
+# token pipe; the buffer lives in this translation unit, so the candidate cannot name it. The same
+# constructor removes the program's file from the working folder.
 # Code written to cheat can still run first (a constructor of priority 0-100, .preinit_array,
 # an ifunc resolver) or read the process's memory: see the README.
 _WRAPPER_TEMPLATE = """\
@@ -92,6 +99,9 @@ __attribute__((constructor(101))) static void workbench_read_token() {{
         workbench_token_length += got;
     }}
     close({token_in});
+    // the program's own file holds each check's text (and the tests' literals): no file of the
+    // working folder may hold the tests once candidate code runs (the build removed the sources)
+    unlink("{binary}");
 }}
 
 // called by the tests' assert when a check fails; the last stderr line says which
@@ -262,9 +272,11 @@ class CppRunner(TestRunner):
 
         Files: ``program.cpp`` (the program, our ``assert``, the harness with its ``main``
         renamed) and ``workbench_main.cpp`` (our ``main``). Build: one ``g++`` command for
-        both; a compile or link error is the sample's ``syntax_error``. Run: ``./program``;
-        the wrapper reads the token from fd 3 before static initialisation and writes it to
-        fd 4 after the harness's ``main`` returned 0. A failed check exits with
+        both (a compile or link error is the sample's ``syntax_error``, its message quoting the
+        source), then ``rm`` of both sources. Run: ``./program``; the wrapper reads the token
+        from fd 3 before static initialisation, removes the program's own file (it holds each
+        check's text), and writes the token to fd 4 after the harness's ``main`` returned 0: no
+        file of the working folder holds the tests once candidate code runs. A failed check exits with
         :data:`CHECK_FAILED_EXIT` (``failed``), an escaped exception with
         :data:`UNCAUGHT_EXCEPTION_EXIT` (``error``); ``abort()`` and crashes stay ``killed``.
         ``token`` itself is not used: it travels over the pipe.
@@ -284,8 +296,10 @@ class CppRunner(TestRunner):
             uncaught=UNCAUGHT_EXCEPTION_EXIT,
             token_in=TOKEN_INPUT_FD,
             token_out=PASS_TOKEN_FD,
+            binary=BINARY,
         )
         compiler = shutil.which("g++") or "g++"
+        remove = shutil.which("rm") or "rm"
         options = list(self.compiler_options)
         read_only: tuple[str, ...] = ()
         if self.precompiled_header_dir is not None and _LEADING_STDCXX_INCLUDE.match(program):
@@ -295,7 +309,10 @@ class CppRunner(TestRunner):
             # MultiPL-E joins program and tests with a newline (nuprl/MultiPL-E
             # evaluation/src/main.py); without it a body ending in a // comment swallows the "}"
             files={SOURCE_FILE: program + "\n" + checks + harness, WRAPPER_FILE: wrapper},
-            build=[[compiler, *options, "-o", BINARY, SOURCE_FILE, WRAPPER_FILE]],
+            # the sources hold the tests: they are removed before the program runs (a compile error
+            # has quoted its lines by then); the program removes its own file (the wrapper's constructor)
+            build=[[compiler, *options, "-o", BINARY, SOURCE_FILE, WRAPPER_FILE],
+                   [remove, "-f", "--", SOURCE_FILE, WRAPPER_FILE]],
             run=[f"./{BINARY}"],
             token_input_fd=TOKEN_INPUT_FD,
             pass_token_fd=PASS_TOKEN_FD,

@@ -23,6 +23,13 @@ java.lang.AssertionError(...)``: an ``assert`` is skipped whenever its class's s
 the candidate can set (``sun.misc.Unsafe``); a plain ``if`` runs whatever the flag says. The
 wrapper reports what failed on the last line of stderr (``detail``): the check's expression,
 or the exception that escaped the tests, with its line in ``Problem.java``.
+
+The tests must not be readable from the sample's working folder once candidate code runs (a
+candidate that opened ``Problem.java``, or ``Problem.class``, whose constants hold each check's
+text, and answered every check passed): before it loads the tested class for real, the wrapper
+loads every class compiled there without initialising it (no candidate code runs) and removes
+every file of the folder. The JVM's memory still holds the loaded tests: see the README, "What
+deliberately cheating code can do".
 """
 
 from __future__ import annotations
@@ -100,6 +107,13 @@ public final class {harness} {{
             }}
         }}
         java.io.FileOutputStream out = new java.io.FileOutputStream(inherited({token_out}));
+        try {{
+            loadClassesAndRemoveFiles();
+        }} catch (Throwable thrown) {{
+            System.err.println("workbench: could not remove the tests' files from the working folder: " + thrown);
+            System.err.flush();
+            Runtime.getRuntime().halt({uncaught});
+        }}
         Class<?> tested = null;
         try {{
             tested = Class.forName("{main_class}");
@@ -118,6 +132,34 @@ public final class {harness} {{
         }}
         token.writeTo(out);
         out.close();
+    }}
+
+    // Every class compiled into the working folder is loaded, not initialised (no candidate code
+    // runs), and then every file there is removed: no file the candidate can open holds the tests
+    // (Problem.java, or Problem.class, whose constants hold each check's text as its message).
+    private static void loadClassesAndRemoveFiles() throws java.io.IOException {{
+        java.nio.file.Path folder = java.nio.file.Paths.get("").toAbsolutePath();
+        java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<java.nio.file.Path> found = java.nio.file.Files.walk(folder)) {{
+            found.filter(path -> !java.nio.file.Files.isDirectory(path, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                 .forEach(files::add);
+        }}
+        ClassLoader loader = {harness}.class.getClassLoader();
+        for (java.nio.file.Path file : files) {{
+            String name = folder.relativize(file).toString();
+            if (name.endsWith(".class")) {{
+                String binaryName = name.substring(0, name.length() - ".class".length())
+                                        .replace(java.io.File.separatorChar, '.');
+                try {{
+                    Class.forName(binaryName, false, loader);
+                }} catch (ClassNotFoundException | LinkageError unloadable) {{
+                    // not a class of this name: its use fails as it would have
+                }}
+            }}
+        }}
+        for (java.nio.file.Path file : files) {{
+            java.nio.file.Files.delete(file);
+        }}
     }}
 
     // the candidate's own assert statements obey this flag (javac's $assertionsDisabled)
@@ -400,8 +442,9 @@ class JavaRunner(TestRunner):
         :func:`rename_tests_main` to a name drawn for this sample) and ``WorkbenchHarness.java``
         (package :data:`HARNESS_PACKAGE`). Build: ``javac``; a compile error is the sample's
         ``syntax_error``. Run: ``java -ea`` on the wrapper, which reads the token from fd 3,
-        calls the renamed ``main`` in the class :func:`find_main_class` names, and writes the
-        token to fd 4 after it returned. A failed check exits with :data:`CHECK_FAILED_EXIT`
+        loads the folder's classes (not initialised) and removes its files (an ``error`` if it
+        cannot: exit :data:`UNCAUGHT_EXCEPTION_EXIT`), calls the renamed ``main`` in the class
+        :func:`find_main_class` names, and writes the token to fd 4 after it returned. A failed check exits with :data:`CHECK_FAILED_EXIT`
         (``failed``), any other escaped exception (or a ``main`` that is not where the grammar
         placed it) with :data:`UNCAUGHT_EXCEPTION_EXIT` (``error``), each after a last stderr
         line saying what failed. ``token`` itself is not used: it travels over the pipe.
