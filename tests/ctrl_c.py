@@ -1,4 +1,5 @@
-"""Ctrl-C as a terminal sends it, for the tests of what an interrupted command keeps and says."""
+"""Ctrl-C as a terminal sends it (SIGINT), or SIGTERM as a batch scheduler (SLURM) or ``timeout``
+sends it first, for the tests of what an interrupted command keeps and says."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def jsonl_rows(path: Path) -> list[dict]:
 
 
 def interrupt_after_rows(command: list[str], rows: Callable[[], list], at_least: int = 2, wait_s: float = 120,
-                         exit_timeout_s: float = 60) -> tuple[int, str]:
-    """Start ``command``, send it SIGINT once ``rows()`` holds ``at_least`` rows; return (exit status, stderr).
+                         exit_timeout_s: float = 60, signum: int = signal.SIGINT) -> tuple[int, str]:
+    """Start ``command``, send it ``signum`` (SIGINT unless told) once ``rows()`` holds ``at_least`` rows;
+    return (exit status, stderr).
 
     Fails the test when the command ends by itself before that, or no rows come within ``wait_s`` seconds.
     """
@@ -30,6 +32,6 @@ def interrupt_after_rows(command: list[str], rows: Callable[[], list], at_least:
     while len(rows()) < at_least and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=exit_timeout_s)
     return process.returncode, stderr

@@ -16,6 +16,7 @@ code  name                meaning
                           (``execute``) produced no usable result: no row has one
 4     too_many_failures   finished, but failures exceeded ``--max-failures``
 130   interrupted         Ctrl-C; finished rows are kept, rerun with ``--resume``
+143   terminated          SIGTERM (SLURM, ``timeout``): ended as a Ctrl-C ends it (128 + 15)
 ====  ==================  ===================================================================
 
 ``workbench run`` runs every stage it can and exits with the highest of its stages' statuses.
@@ -54,13 +55,14 @@ class ExitStatus(IntEnum):
     NO_USABLE_RESULT = 3
     TOO_MANY_FAILURES = 4
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 #: one line per status, for ``--help`` and the docs
 EXIT_STATUS_HELP = (
     "Exit status: 0 ok; 1 error (configuration, data, sandbox, a failed stage); 2 bad command line; "
     "3 a method or phase produced no usable result (every row failed); 4 failures above --max-failures; "
-    "130 interrupted."
+    "130 interrupted; 143 interrupted by SIGTERM."
 )
 
 

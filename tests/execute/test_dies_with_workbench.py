@@ -2,8 +2,8 @@
 
 Real subprocesses: ``workbench execute`` is started on a sample that runs ``sleep`` with a
 unique argument for far longer than the test, the sleep (and the harness that started it)
-is found in ``/proc``, workbench is killed (SIGKILL: nothing of it runs any more; SIGTERM: the
-default action, no handler), and the test polls until those processes are gone. Before the
+is found in ``/proc``, workbench is killed (SIGKILL: nothing of it runs any more; SIGTERM: ended as
+by Ctrl-C, exit status 143), and the test polls until those processes are gone. Before the
 guardian (``workbench.execute.guardian``) the ``namespaces`` and ``rlimits`` samples slept on.
 """
 

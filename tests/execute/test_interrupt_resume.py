@@ -62,3 +62,36 @@ def test_ctrl_c_before_any_row_does_not_say_rows_are_kept(tmp_path: Path, monkey
     assert not output.exists()
     assert "rows are kept" not in said, said
     assert f"Interrupted before any sample finished: nothing was written to {output}; run it again with:" in said, said
+
+
+def test_sigterm_ends_the_run_as_ctrl_c_does_and_resume_loses_no_row(tmp_path: Path) -> None:
+    """SIGTERM (what SLURM and ``timeout`` send first) was death by the signal (exit 143, no advice);
+    it now ends the run as Ctrl-C does, with exit status 143 (128 + 15, docs/exit-status.md). Real
+    subprocess, real SIGTERM, real sandboxed samples (0.4 s each, one worker)."""
+    import signal
+
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text("".join(
+        json.dumps({"task_id": f"HumanEval/{i}", "sample_id": 0,
+                    "completion": "    import time\n    time.sleep(0.4)\n    return None\n"}) + "\n" for i in range(12)))
+    output = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "workbench", "execute", str(generations), "-o", str(output), "--timeout", "5",
+               "-j", "1", "--no-progress"]
+    returncode, stderr = interrupt_after_rows(command, lambda: _rows(output), signum=signal.SIGTERM)
+    assert returncode == 143, stderr
+    said = " ".join(stderr.split())
+    assert "Interrupted by SIGTERM." in said and f"The finished rows are kept in {output}; continue with:" in said, said
+    expected = shlex.join(["workbench", "execute", str(generations), "--workers", "1", "--timeout", "5.0",
+                           "--resume", "--output", str(output)])
+    assert expected in stderr.splitlines(), stderr
+    assert "Traceback" not in stderr
+    before = _rows(output)
+    assert 2 <= len(before) < 12
+
+    finished = subprocess.run([sys.executable, "-m", "workbench", *shlex.split(expected)[1:], "--no-progress"],
+                              capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    after = _rows(output)
+    keys = [r["task_id"] for r in after]
+    assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12  # none lost or twice
+    assert after[: len(before)] == before  # kept, not run again

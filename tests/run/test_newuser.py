@@ -134,6 +134,36 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
     assert after[: len(before)] == before  # the rows of the first run were kept, not executed again
 
 
+def test_sigterm_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
+    """SIGTERM (SLURM, ``timeout``) killed ``workbench run`` like SIGKILL: exit 143, no advice, the
+    stage left ``running`` in run.json. Now it is recorded ``interrupted`` and the rerun resumes it;
+    exit status 143 (128 + 15). Real subprocess, real SIGTERM, real sandboxed samples."""
+    import signal
+
+    data = tmp_path / "gens.jsonl"
+    _generations(data, 12)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute"]\n[data]\nsource = "{data}"\n'
+                      '[execute]\nworkers = 1\ntimeout = 5.0\n')
+    command = [sys.executable, "-m", "workbench", "run", str(config)]
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    returncode, stderr = interrupt_after_rows(command, lambda: _finished(results), signum=signal.SIGTERM)
+    assert returncode == 143, stderr
+    assert "Interrupted by SIGTERM. Rerun the same command to resume" in " ".join(stderr.split()), stderr
+    assert "Traceback" not in stderr
+    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
+    assert stage["status"] == "interrupted", stage
+    before = _finished(results)
+    assert 2 <= len(before) < 12
+
+    outcome = run_pipeline(load_config(config))
+    assert [o.status for o in outcome.outcomes if o.name == "execute"] == ["resumed"]
+    after = _finished(results)
+    keys = [row["task_id"] for row in after]
+    assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
+    assert after[: len(before)] == before
+
+
 def test_an_execution_mode_the_library_refuses_fails_before_any_stage(tmp_path: Path) -> None:
     raw = _config(tmp_path, execute={"mode": "program"}, score={"method": ["chrf"]})
     with pytest.raises(ConfigError, match=r"\[execute\] mode must be one of completion, full, not 'program'"):

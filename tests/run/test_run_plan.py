@@ -1141,6 +1141,36 @@ def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(
         "[correlate] resamples changed since it finished (100 -> 200)")
 
 
+def test_a_shared_column_the_run_leaves_out_is_not_blamed_on_the_data_table(tmp_path: Path) -> None:
+    """s40: correlate_all reads score_all's scores_wide.jsonl (no --sample-column: the table is keyed
+    already) or, without a cheap method, the dataset itself (``--sample-column`` from ``[data]``). When
+    it switched, the note blamed a key nobody changed: ``[data] sample_column (none -> sample_id)
+    changed``. The value is the run's choice: ``its sample_column (set by the run)``, both ways; a
+    ``[data]`` key that did change keeps its name. Real dedup, chrF and correlate on a slice of the
+    bundled ICE-Score set (no LLM); the reruns are previews."""
+    config_path = _write_config(tmp_path, write_generations(tmp_path / "gens.jsonl", per_outcome=1),
+                                ["dedup", "score_all", "correlate_all", "report"])
+    run_pipeline(load_config(config_path))
+
+    def notes(*overrides: str) -> dict[str, str]:
+        config = load_config(config_path, overrides=list(overrides))
+        said: dict[str, str] = {}
+        preview(config, run_preflight(config), on_note=lambda plan, line: said.update({plan.name: line}))
+        return said
+
+    raw = notes('score.method=["ice-score"]')["correlate_all"]  # no cheap method: the dataset is read
+    assert "[data] sample_column" not in raw, raw
+    assert "its sample_column (set by the run) (none -> sample_id)" in raw, raw
+    moved = notes('data.code_column="generation"')
+    assert moved["dedup"].startswith("[data] code_column changed since it finished"), moved
+
+    # the other way: finished on the dataset, now on scores_wide.jsonl
+    shutil.rmtree(tmp_path / "run")
+    run_pipeline(load_config(config_path, overrides=['score.method=["ice-score"]', 'run.stages=["correlate_all"]']))
+    wide = notes()["correlate_all"]
+    assert "[data] sample_column" not in wide and "its sample_column (set by the run) (sample_id -> none)" in wide, wide
+
+
 def test_a_dry_run_gives_the_reasons_the_run_gives(tmp_path: Path, judge: _Judge) -> None:
     """leftovers39a: ``--dry-run`` said why a stage would run again only for options of its table that
     changed; for a stage whose files changed since it finished (its rows edited) or whose ``[score]

@@ -127,3 +127,32 @@ def test_ctrl_c_sends_no_retry_and_leaves_the_failing_sample_for_resume(tmp_path
     finished = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr
     assert [row["status"] for row in _rows(out / "scores.jsonl")] == ["ok", "ok"]
+
+
+def test_sigterm_keeps_the_rows_records_the_interruption_and_resume_loses_none(tmp_path, bundled_data, fake_openai) -> None:
+    """SIGTERM (SLURM, ``timeout``) killed ``score`` like SIGKILL: exit 143, no resume advice and
+    run.json left saying ``running``. Now it ends the run as Ctrl-C does (exit status 143). Real
+    subprocess and SIGTERM; the judge is the fake OpenAI-compatible server on 127.0.0.1, 0.5 s per answer."""
+    fake_openai.delay_s = 0.5
+    fake_openai.answer = lambda body: "Functional Correctness: 3"
+    data, out = _slice(bundled_data, tmp_path, 10), tmp_path / "scored"
+    command = [sys.executable, "-m", "workbench", "score", str(data), "-m", "ice-score", "--model", "openai/judge",
+               "--api-base", fake_openai.api_base, "--generation-column", "completion_multipl_e",
+               "--cache-dir", str(tmp_path / "cache"), "-j", "1", "-o", str(out), "--no-progress"]
+    scores = out / "scores.jsonl"
+    returncode, stderr = interrupt_after_rows(command, lambda: _rows(scores), wait_s=180, exit_timeout_s=120,
+                                              signum=signal.SIGTERM)
+    said = " ".join(stderr.split())
+    assert returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert f"Interrupted by SIGTERM. The rows scored so far are kept in {scores}; continue with:" in said, said
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    before = _rows(scores)
+    assert 2 <= len(before) < 10
+
+    fake_openai.delay_s = 0.0
+    finished = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    after = _rows(scores)
+    keys = [(row["task_id"], row["sample_id"], row["method"]) for row in after]
+    assert len(after) == 10 and len(set(keys)) == 10 and after[: len(before)] == before

@@ -8,9 +8,16 @@ import sys
 
 from workbench.cli.interrupts import (
     ctrl_c_while_starting,
+    end_sigterm_as_ctrl_c,
     exit_status_of,
+    interrupted_status,
+    interrupted_word,
     keep_status_on_late_ctrl_c,
+    started_as_command,
 )
+
+if started_as_command():  # SIGTERM (SLURM, `timeout`) is a Ctrl-C from the start, exit status 143
+    end_sigterm_as_ctrl_c()
 
 # the command modules take a second or more to import: a Ctrl-C meanwhile is the command's too
 with ctrl_c_while_starting():
@@ -34,11 +41,14 @@ def main() -> None:
     The command's exit status is kept even when an LLM call it gave up on still runs
     (:func:`workbench.llm.deadline.exit_past_abandoned_calls`).
 
+    SIGTERM ends a command as Ctrl-C does, with exit status 143 (:func:`end_sigterm_as_ctrl_c`).
+
     Raises:
         SystemExit: always (typer's standalone mode), with the command's exit status (130 for a
-            ``KeyboardInterrupt`` that got past typer); a Ctrl-C after that keeps it
+            ``KeyboardInterrupt`` that got past typer, 143 after SIGTERM); a Ctrl-C after that keeps it
             (:func:`keep_status_on_late_ctrl_c`).
     """
+    end_sigterm_as_ctrl_c()
     try:
         app()
     except SystemExit as stop:
@@ -49,9 +59,10 @@ def main() -> None:
             exit_past_abandoned_calls(exit_status_of(stop))
         raise
     except KeyboardInterrupt:  # a second Ctrl-C while typer/click unwind from the command's exit
-        keep_status_on_late_ctrl_c(130)
-        print("Interrupted: workbench stopped (exit status 130)", file=sys.stderr)
-        raise SystemExit(130) from None
+        status = interrupted_status()
+        keep_status_on_late_ctrl_c(status)
+        print(f"{interrupted_word()}: workbench stopped (exit status {status})", file=sys.stderr)
+        raise SystemExit(status) from None
 
 
 __all__ = ["app", "main"]

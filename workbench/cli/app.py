@@ -14,6 +14,7 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from workbench import __version__
+from workbench.cli.interrupts import interrupted_status, interrupted_word
 from workbench.errors import WorkbenchError
 from workbench.options import OptionError, flag_of
 
@@ -156,17 +157,18 @@ def _whole_option_names():
 
 class _WorkbenchGroup(_TidyHelp, TyperGroup):
     """Turns :class:`WorkbenchError` into a one-line ``Error: ...`` and exit status 1, and a Ctrl-C
-    that no command handled itself into a one-line ``Interrupted`` and status 130
-    (docs/exit-status.md). Commands that keep rows (execute, score, run) say how to resume."""
+    that no command handled itself into a one-line ``Interrupted`` and status 130 (143 after
+    SIGTERM: :func:`workbench.cli.interrupts.interrupted_status`; docs/exit-status.md). Commands that keep rows (execute, score, run) say how to resume."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             command = ctx.invoked_subcommand or "the command"
-            typer.echo(f"Interrupted: {command} stopped before it finished (exit status 130); outputs it had "
-                       "begun to write may be incomplete: run it again", err=True)
-            raise typer.Exit(130) from None
+            status = interrupted_status()
+            typer.echo(f"{interrupted_word()}: {command} stopped before it finished (exit status {status}); outputs "
+                       "it had begun to write may be incomplete: run it again", err=True)
+            raise typer.Exit(status) from None
         except WorkbenchError as error:
             # typer >= 0.29 runs a vendored click, whose main loop does not catch
             # click.ClickException; typer.Exit is handled by every typer version.

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from workbench.cli.app import NOTE, app, console, err_console
 from workbench.cli.config_options import config_options
+from workbench.cli.interrupts import interrupted_status, interrupted_word
 from workbench.dedup.config import DedupConfig
 from workbench.dedup.output_folder import OutputsInPlace, interrupted_after_run_message
 
@@ -75,14 +76,15 @@ def dedup_command(
 
             run = run_dedup(source, config, output_dir=output, progress=factory)
     except OutputsInPlace as stop:  # the outputs were swapped in before the Ctrl-C
-        typer.echo(interrupted_after_run_message(output, stop.written), err=True)
-        raise typer.Exit(130) from None
+        typer.echo(interrupted_after_run_message(output, stop.written, interrupted_status(), interrupted_word()),
+                   err=True)
+        raise typer.Exit(interrupted_status()) from None
     except KeyboardInterrupt:
         from workbench.dedup.output_folder import interrupted_message
 
         # outputs are staged and swapped in at the end: the generic "may be incomplete" is wrong here
-        typer.echo(interrupted_message(output), err=True)
-        raise typer.Exit(130) from None
+        typer.echo(interrupted_message(output, interrupted_status(), interrupted_word()), err=True)
+        raise typer.Exit(interrupted_status()) from None
     try:
         for note in run.notes:
             err_console.print(f"{NOTE} {escape(note)}")
@@ -92,5 +94,6 @@ def dedup_command(
         print_run(run, output)
     except KeyboardInterrupt:
         # the run finished and its outputs were swapped in: only the printing was cut short
-        typer.echo(interrupted_after_run_message(output, run.written), err=True)
-        raise typer.Exit(130) from None
+        typer.echo(interrupted_after_run_message(output, run.written, interrupted_status(), interrupted_word()),
+                   err=True)
+        raise typer.Exit(interrupted_status()) from None

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from workbench.cli.app import app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options, resume_command
+from workbench.cli.interrupts import interrupted_status, interrupted_word
 from workbench.execute.config import ExecutionConfig
 from workbench.formatting import count
 
@@ -116,7 +117,7 @@ def execute_command(
 
     Exit status: 0 ok (failing tests are results); 1 error (configuration, data, a sandbox that
     does not work); 2 bad command line; 3 no sample of this run could be run; 4 samples the
-    sandbox could not run above --max-failures; 130 interrupted.
+    sandbox could not run above --max-failures; 130 interrupted (143 by SIGTERM).
     """
     # imported here: the job pulls in `datasets`, which every other command would pay for
     from workbench.execute.job import run_execute
@@ -128,13 +129,13 @@ def execute_command(
     except KeyboardInterrupt:
         again = resume_command("execute", generations, config, {"--output": str(output)})
         if Path(output).is_file() and Path(output).stat().st_size > 0:
-            said = f"[yellow]Interrupted.[/yellow] The finished rows are kept in {escape(str(output))}; continue with:"
+            said = f"[yellow]{interrupted_word()}.[/yellow] The finished rows are kept in {escape(str(output))}; continue with:"
         else:  # stopped while reading the data or starting the sandbox: no row to keep (--resume starts afresh)
-            said = (f"[yellow]Interrupted before any sample finished:[/yellow] nothing was written to "
+            said = (f"[yellow]{interrupted_word()} before any sample finished:[/yellow] nothing was written to "
                     f"{escape(str(output))}; run it again with:")
         err_console.print(said, highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupted_status()) from None
 
     if json_output:
         typer.echo(json.dumps(summary.as_dict(), indent=2))

@@ -8,6 +8,11 @@ with SIGINT on a ``KeyboardInterrupt`` that reaches the top, and it restores SIG
 late in its shutdown (``_PySignal_Fini``), so a Ctrl-C while the heap is torn down kills it, also
 right after a command said ``Interrupted`` (a second Ctrl-C) or finished its work.
 
+SIGTERM, what a batch scheduler (SLURM) or ``timeout`` sends first, ends a command as Ctrl-C does
+(:func:`end_sigterm_as_ctrl_c`: Python's own :func:`signal.default_int_handler` raises the
+``KeyboardInterrupt``), with exit status 143 (128 + 15) instead of 130; without it the process died
+by the signal, its finished rows unflushed and its run.json left saying ``running``.
+
 Standard library only: it is imported before the command modules.
 """
 
@@ -26,6 +31,8 @@ from pathlib import Path
 _decided: int | None = None
 #: the Ctrl-Cs that came since (:func:`_late_ctrl_c`)
 _late_ctrl_cs = 0
+#: the signal that interrupted the command first (SIGINT or SIGTERM; :func:`_interrupt`), None before
+_first_signal: int | None = None
 
 
 def started_as_command() -> bool:
@@ -36,6 +43,46 @@ def started_as_command() -> bool:
     if spec is not None:
         return spec.name == "workbench.__main__"
     return Path(getattr(main, "__file__", None) or "").name in ("workbench", "workbench.exe")
+
+
+def end_sigterm_as_ctrl_c() -> None:
+    """From now on SIGTERM raises ``KeyboardInterrupt`` in the main thread as SIGINT does, so a
+    command ends as after a Ctrl-C (finished rows kept, run.json says ``interrupted``, the resume
+    advice printed), with exit status 143 (:func:`interrupted_status`). Which signal came first is
+    recorded for that; SIGINT keeps Python's handler, wrapped. A signal that is ignored (SIG_IGN, as
+    a background shell leaves SIGINT) or has a handler of its own stays as it is. Call it in the
+    ``workbench`` command only (a program that imports the library keeps its own handling); in a
+    thread other than the main one it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    global _first_signal
+    if _first_signal is None:
+        _first_signal = signum
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt
+
+
+def interrupted_status() -> int:
+    """The exit status of an interrupted command: 128 + the signal that interrupted it first, that is
+    130 for Ctrl-C (SIGINT, also a ``KeyboardInterrupt`` raised without a signal) and 143 for SIGTERM
+    (docs/exit-status.md)."""
+    return 128 + (_first_signal or signal.SIGINT)
+
+
+def interrupted_by() -> str:
+    """The interruption's name in a message: ``"Ctrl-C"``, or ``"SIGTERM"`` when that came first."""
+    return "SIGTERM" if _first_signal == signal.SIGTERM else "Ctrl-C"
+
+
+def interrupted_word() -> str:
+    """``"Interrupted"``, or ``"Interrupted by SIGTERM"``: how a command's interrupted line begins."""
+    return "Interrupted by SIGTERM" if _first_signal == signal.SIGTERM else "Interrupted"
 
 
 @contextmanager
@@ -53,10 +100,11 @@ def ctrl_c_while_starting() -> Iterator[None]:
     except KeyboardInterrupt:
         if not started_as_command():
             raise
-        keep_status_on_late_ctrl_c(130)  # a second Ctrl-C, while the message is printed or the process exits
-        print("Interrupted: workbench stopped while it started, before it did anything (exit status 130)",
+        status = interrupted_status()
+        keep_status_on_late_ctrl_c(status)  # a second Ctrl-C, while the message is printed or the process exits
+        print(f"{interrupted_word()}: workbench stopped while it started, before it did anything (exit status {status})",
               file=sys.stderr)
-        raise SystemExit(130) from None
+        raise SystemExit(status) from None
 
 
 def exit_status_of(stop: SystemExit) -> int:
@@ -81,15 +129,18 @@ def keep_status_on_late_ctrl_c(status: int) -> None:
         return
     _decided, _late_ctrl_cs = status, 0
     signal.signal(signal.SIGINT, _late_ctrl_c)
+    if signal.getsignal(signal.SIGTERM) is _interrupt:
+        signal.signal(signal.SIGTERM, _late_ctrl_c)
 
 
 def _late_ctrl_c(signum: int, frame: object) -> None:
     global _late_ctrl_cs
     _late_ctrl_cs += 1
-    status = _decided if _decided is not None else 130
+    status = _decided if _decided is not None else 128 + signum
     if _late_ctrl_cs == 1:
+        again = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
         with suppress(Exception):
-            print(f"workbench is ending (exit status {status}); Ctrl-C again to end it at once", file=sys.stderr,
+            print(f"workbench is ending (exit status {status}); {again} again to end it at once", file=sys.stderr,
                   flush=True)
         return
     for stream in (sys.stdout, sys.stderr):
@@ -104,6 +155,8 @@ def _ignore_ctrl_c_at_teardown() -> None:
     # the pools'), that is once only the flush and the teardown of the heap are left
     if _decided is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if signal.getsignal(signal.SIGTERM) is _late_ctrl_c:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 atexit.register(_ignore_ctrl_c_at_teardown)

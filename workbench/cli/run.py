@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.cli.app import NOTE, app, console, err_console
+from workbench.cli.interrupts import interrupted_status, interrupted_word
 from workbench.formatting import count, fixed
 
 
@@ -38,7 +39,7 @@ def run_command(
 
     Exit status: the highest of the stages': 0 ok; 1 error (configuration, data, a failed stage);
     2 bad command line; 3 a stage produced no usable result; 4 a stage's failures above its
-    max_failures (a key of the score and execute tables); 130 interrupted.
+    max_failures (a key of the score and execute tables); 130 interrupted (143 by SIGTERM).
     """
     from workbench.run.config import check_stage_names, load_config
     from workbench.run.preflight import run_preflight
@@ -95,8 +96,9 @@ def run_command(
                               on_note=lambda plan, line: err_console.print(f"{NOTE} {escape(plan.name)}: {escape(line)}",
                                                                            soft_wrap=True))
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]Interrupted.[/yellow] Rerun the same command to resume ({escape(str(config.output))}).")
-        raise typer.Exit(130) from None
+        err_console.print(f"[yellow]{interrupted_word()}.[/yellow] Rerun the same command to resume "
+                          f"({escape(str(config.output))}).")
+        raise typer.Exit(interrupted_status()) from None
 
     for note in result.notes:
         err_console.print(f"{NOTE} {escape(note)}", soft_wrap=True)

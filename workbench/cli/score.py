@@ -16,6 +16,7 @@ from rich.table import Table
 
 from workbench.cli.app import NOTE, app, console, err_console, exit_with_verdict
 from workbench.cli.config_options import config_options, resume_command
+from workbench.cli.interrupts import interrupted_by, interrupted_status, interrupted_word
 from workbench.formatting import count
 from workbench.score.config import ScoreConfig
 
@@ -67,10 +68,10 @@ def _say_waiting(in_flight: int, abandoning: bool, cache: str = "rw") -> None:
               else f"The answers are not cached ({option_value('cache', cache)}); a")
     said = (f"no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
             f"to finish {'its' if in_flight == 1 else 'their'} current call (at most {option_named('timeout')} seconds). "
-            f"{stored} sample that is complete is kept, the others are left to resume ({resume_advice()}). Ctrl-C again "
-            "abandons the calls in flight.")
+            f"{stored} sample that is complete is kept, the others are left to resume ({resume_advice()}). "
+            f"{interrupted_by()} again abandons the calls in flight.")
     # escaped: in config words an option is "[score] cache", which is not markup
-    err_console.print(f"[yellow]Interrupted:[/yellow] {escape(said)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[yellow]{interrupted_word()}:[/yellow] {escape(said)}", highlight=False, soft_wrap=True)
 
 
 @app.command("score", short_help="Score generations against references with LLM judges or chrF.")
@@ -86,7 +87,7 @@ def score_command(
 
     Exit status: 0 ok; 1 error (configuration, data); 2 bad command line; 3 a method produced no
     usable row (e.g. every row llm_error); 4 a method's failed rows (llm_error, parse_error,
-    budget_exceeded, error) above --max-failures; 130 interrupted.
+    budget_exceeded, error) above --max-failures; 130 interrupted (143 by SIGTERM).
     """
     if config.uses_embeddings:
         from workbench.score.embeddings import check_embedding_model_usable
@@ -112,10 +113,10 @@ def score_command(
             report = run_score(data, config, output, **hooks)
     except KeyboardInterrupt:
         again = resume_command("score", data, config, {"--output": str(output)})
-        err_console.print(f"[yellow]Interrupted.[/yellow] The rows scored so far are kept in {output / 'scores.jsonl'}; "
-                          "continue with:", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]{interrupted_word()}.[/yellow] The rows scored so far are kept in "
+                          f"{output / 'scores.jsonl'}; continue with:", highlight=False, soft_wrap=True)
         err_console.print(again, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupted_status()) from None
     print_report(report, str(config.cache))
     exit_with_verdict(report.failures)
 

@@ -589,8 +589,9 @@ def write_manifest(out: Path | Folder, names: Sequence[str], source: object) -> 
     _folder(out).write_text(MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
-def interrupted_message(output: object) -> str:
-    """What a dedup run stopped by Ctrl-C leaves, for the CLI's one line (exit status 130).
+def interrupted_message(output: object, status: int = 130, word: str = "Interrupted") -> str:
+    """What a dedup run stopped by Ctrl-C (or SIGTERM) leaves, for the CLI's one line (exit status ``status``:
+    130, 143 after SIGTERM; ``word`` begins it: ``Interrupted``, ``Interrupted by SIGTERM``).
 
     A run writes nothing into ``-o`` but through :func:`staged_outputs`: an interruption before the
     swap removes the staging folder and replaces nothing, one during the swap undoes it
@@ -599,7 +600,7 @@ def interrupted_message(output: object) -> str:
     Args:
         output: the ``-o`` as given (a path or URI), or ``None`` (nothing is written).
     """
-    head = "Interrupted: dedup stopped before it finished (exit status 130); "
+    head = f"{word}: dedup stopped before it finished (exit status {status}); "
     if output is None:
         return head + "no -o was given, so nothing was written: run it again"
     if urlparse(str(output)).scheme.lower() in COPYING_RENAMES:
@@ -621,18 +622,20 @@ class OutputsInPlace(KeyboardInterrupt):
         self.written = written
 
 
-def interrupted_after_run_message(output: object, written: dict[str, str]) -> str:
-    """What a dedup run stopped by Ctrl-C once its outputs were swapped in leaves (while it ended,
-    or its notes or report were printed), for the CLI's one line (exit status 130).
+def interrupted_after_run_message(output: object, written: dict[str, str], status: int = 130,
+                                  word: str = "Interrupted") -> str:
+    """What a dedup run stopped by Ctrl-C (or SIGTERM) once its outputs were swapped in leaves (while it
+    ended, or its notes or report were printed), for the CLI's one line (exit status ``status``, begun
+    with ``word``, as :func:`interrupted_message`).
 
     Args:
         output: the ``-o`` as given (a path or URI), or ``None``; written: output name -> path
             (:attr:`workbench.dedup.job.DedupRun.written`, :class:`OutputsInPlace`).
     """
     if output is None or not written:
-        return ("Interrupted: dedup had finished (exit status 130); only the printing of its report was cut short: "
+        return (f"{word}: dedup had finished (exit status {status}); only the printing of its report was cut short: "
                 "no -o was given, so nothing was written (run it again to see the report)")
-    return (f"Interrupted: dedup had written its outputs (exit status 130): its {len(written)} outputs are complete "
+    return (f"{word}: dedup had written its outputs (exit status {status}): its {len(written)} outputs are complete "
             f"and in place in -o {output} (report.json holds the report); only what came after (its notes, the "
             f"printed report) was cut short")
 

@@ -91,22 +91,31 @@ def _through_ctrl_c(clean_up: Callable[[], None]) -> None:
     ``KeyboardInterrupt`` inside it: the pool was never shut down and the samples ran on to
     their timeout. In the main thread SIGINT is held off while ``clean_up`` runs (its handler
     only counts); the ``KeyboardInterrupt`` or exception already propagating says what
-    happened. A third Ctrl-C raises ``KeyboardInterrupt`` as usual, a way out of a clean-up that
-    hangs. Elsewhere (signals reach only the main thread) it runs as it is.
+    happened. A third Ctrl-C raises ``KeyboardInterrupt`` as usual (the handler it had), a way out
+    of a clean-up that hangs. SIGTERM is held with it where a handler of Python's turns it into a
+    ``KeyboardInterrupt`` too (the ``workbench`` command: :func:`workbench.cli.interrupts.end_sigterm_as_ctrl_c`);
+    the two count together. Elsewhere (signals reach only the main thread) it runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
         clean_up()
         return
     held = []
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
 
-    def hold(_signum, _frame) -> None:
-        held.append(1)
+    def hold(signum, frame) -> None:
+        held.append(signum)
         if len(held) > 1:
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
             raise KeyboardInterrupt
 
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, hold)
+    for number, handler in previous.items():
+        if number == signal.SIGINT or callable(handler):
+            signal.signal(number, hold)
     try:
         clean_up()
     finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+        for number, handler in previous.items():
+            if number == signal.SIGINT or callable(handler):
+                signal.signal(number, handler if handler is not None else signal.default_int_handler)

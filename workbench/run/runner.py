@@ -275,28 +275,38 @@ def _options_note(plan: StagePlan, changed: dict[str, tuple[Any, Any]], finished
     since = "since it finished" if finished else "since it last ran"
     if len(changed) == 1:
         [(name, (old, new))] = changed.items()
-        return f"{_option_words(plan, name, config)} changed {since} ({_shown(old)} -> {_shown(new)}): {what}"
-    listed = ", ".join(f"{_option_words(plan, name, config)} ({_shown(old)} -> {_shown(new)})"
+        return f"{_option_words(plan, name, config, (old, new))} changed {since} ({_shown(old)} -> {_shown(new)}): {what}"
+    listed = ", ".join(f"{_option_words(plan, name, config, (old, new))} ({_shown(old)} -> {_shown(new)})"
                        for name, (old, new) in changed.items())
     return f"{listed} changed {since}: {what}"
 
 
-def _option_words(plan: StagePlan, name: str, config: PipelineConfig) -> str:
+def _option_words(plan: StagePlan, name: str, config: PipelineConfig, values: tuple[Any, Any] = ()) -> str:
     """How a note names option ``name`` of ``plan``'s job: the config key that sets it (``[dedup]
     min_tokens``, ``[data] code_column``: :meth:`~workbench.run.stages.StagePlan.config_key`), the
     words of one the run set itself (:attr:`~workbench.run.stages.StagePlan.set_by_run`: ``the execute
     stage's results``), else, for a value the run derives from other keys rather than takes from the
     stage's table as written (bias's ``metric``: the score_all methods and ``[correlate] metric``;
     correlate's default ``length_column``, the ``[data] code_column``), ``its metric (set by the run)``,
-    not a ``[bias] metric`` nobody set."""
-    from workbench.run.config import SHARED_KEYS
+    not a ``[bias] metric`` nobody set. So too for an option every stage takes from ``[data]``
+    (``SHARED_KEYS``) where the run left it out, or one of ``values`` (the recorded and the current
+    value) is None although that ``[data]`` key always has a value (``sample_column``: correlate_all
+    on score_all's scores_wide.jsonl passes none, on the dataset ``[data] sample_column``; execute
+    passes none for data without that column): the run switched, not the ``[data]`` key."""
+    from workbench.run.config import _DATA_DEFAULTS, SHARED_KEYS
 
     if name in plan.set_by_run:
         return plan.set_by_run[name]
     table = config.sections.get(plan.table or "", {})
-    if name in plan.values and name not in SHARED_KEYS.get(plan.command or "", {}) and (
+    shared = SHARED_KEYS.get(plan.command or "", {})
+    if name in plan.values and name not in shared and (
             name not in table or json.dumps(table[name], default=str) != json.dumps(plan.values[name], default=str)):
         return f"its {name} (set by the run)"
+    if name in shared:
+        data_key = shared[name].removeprefix("[data] ") if shared[name].startswith("[data] ") else None
+        always_set = data_key is not None and _DATA_DEFAULTS.get(data_key) is not None
+        if name not in plan.values or (always_set and any(value is None for value in values)):
+            return f"its {name} (set by the run)"
     return plan.config_key(name)
 
 
