@@ -14,18 +14,24 @@ from workbench.correlate import CorrelateConfig, kendall_tau_b, run_correlate
 from workbench.errors import DataError
 
 
+def four_tasks_of_five(corpus) -> list[dict]:
+    """Rows ``{task_id, sample_id, content}`` of four tasks ``T/0``..``T/3`` of five samples each, in task then
+    sample order; in each task samples 3 and 4 copy sample 0's code."""
+    return [{"task_id": f"T/{task}", "sample_id": sample,
+             "content": corpus.code(f"t{task}s{0 if sample in (3, 4) else sample}")}
+            for task in range(4) for sample in range(5)]
+
+
 @pytest.fixture()
 def generations(tmp_path, corpus):
     """Four tasks of five samples; in each task samples 3 and 4 copy sample 0 (a cluster of 3)."""
     rng = np.random.default_rng(1)
-    rows, table = [], []
-    for task in range(4):
-        for sample in range(5):
-            base = f"t{task}s{0 if sample in (3, 4) else sample}"
-            rows.append({"task_id": f"T/{task}", "sample_id": sample, "content": corpus.code(base)})
-            passed = int(rng.random() < 0.5) if sample not in (3, 4) else 1
-            table.append({"task_id": f"T/{task}", "sample_id": sample, "passed": passed,
-                          "judge": float(rng.random() + (0.8 if sample in (3, 4) else 0.0))})
+    rows, table = four_tasks_of_five(corpus), []
+    for row in rows:
+        copy = row["sample_id"] in (3, 4)
+        passed = 1 if copy else int(rng.random() < 0.5)
+        table.append({"task_id": row["task_id"], "sample_id": row["sample_id"], "passed": passed,
+                      "judge": float(rng.random() + (0.8 if copy else 0.0))})
     out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id")
     return out, corpus.write_jsonl(tmp_path / "scores.jsonl", table), table
 
@@ -128,13 +134,9 @@ def test_a_contaminated_row_in_no_cluster_stays(tmp_path, corpus):
     only kept rows could stand for a cluster, a row in no cluster that the dedup dropped as contaminated
     (``--against``) was left out too, unsaid: 11 of 20 rows instead of 12. Real dedup with a reference."""
     rng = np.random.default_rng(1)
-    rows, table = [], []
-    for task in range(4):
-        for sample in range(5):
-            base = f"t{task}s{0 if sample in (3, 4) else sample}"
-            rows.append({"task_id": f"T/{task}", "sample_id": sample, "content": corpus.code(base)})
-            table.append({"task_id": f"T/{task}", "sample_id": sample, "passed": int(rng.random() < 0.5),
-                          "judge": float(rng.random())})
+    rows = four_tasks_of_five(corpus)
+    table = [{"task_id": row["task_id"], "sample_id": row["sample_id"], "passed": int(rng.random() < 0.5),
+              "judge": float(rng.random())} for row in rows]
     reference = corpus.write_jsonl(tmp_path / "reference.jsonl", [{"id": "R", "content": corpus.code("t1s1")}])
     out = corpus.dedup(tmp_path, rows, id_column="task_id,sample_id", group_column="task_id", against=str(reference))
     assert "T/1:1,train,contaminated" in (out / "removed.csv").read_text()

@@ -641,6 +641,23 @@ def test_both_engines_list_hidden_and_non_data_files_alike_and_read_underscored_
         assert {row["split"] for row in csv.DictReader(handle)} == {""}
 
 
+def listed_by_both_engines(folder: Path, tmp_path: Path, *, ids: list[str], keyed: bool) -> dict:
+    """Dedup ``folder`` with both engines (outputs in ``tmp_path/local`` and ``tmp_path/spark``), check that both
+    read the rows ``ids`` in that order, and return each engine's unreadable.csv: ``{engine: {id: (split, reason)}}``
+    (``keyed``) or ``{engine: [(id, split, reason), ...]}`` in its file order."""
+    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
+    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
+            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
+    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ids
+    listed = {}
+    for engine in runs:
+        with open(tmp_path / engine / "unreadable.csv") as handle:
+            rows = list(csv.DictReader(handle))
+        listed[engine] = ({row["id"]: (row["split"], row["reason"]) for row in rows} if keyed
+                          else [(row["id"], row["split"], row["reason"]) for row in rows])
+    return listed
+
+
 def test_both_engines_list_double_underscore_folders_and_folder_links_in_no_split_with_their_reason(spark, tmp_path):
     # leftovers39b: __extra/test.jsonl (datasets reads no file in a folder named __*) was listed as "its name names
     # no split" by both engines; a link to a folder was listed under split 'train' by the local loader
@@ -652,14 +669,7 @@ def test_both_engines_list_double_underscore_folders_and_folder_links_in_no_spli
     jsonl(folder / "__extra" / "test.jsonl", [{"id": "e", "content": CODE.format(k=3)}])
     jsonl(elsewhere / "test.jsonl", [{"id": "l", "content": CODE.format(k=4)}])
     (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
-    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
-    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
-            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
-    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a", "t"]
-    listed = {}
-    for engine in runs:
-        with open(tmp_path / engine / "unreadable.csv") as handle:
-            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    listed = listed_by_both_engines(folder, tmp_path, ids=["a", "t"], keyed=True)
     special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
     assert listed["local"] == {"__extra/": ("", special),
                                "linked": ("", "not loaded: symbolic link to a folder (not followed)")}, listed
@@ -678,14 +688,7 @@ def test_both_engines_list_a_link_named_double_underscore_and_a_double_underscor
     jsonl(elsewhere / "test.jsonl", [{"id": "l", "content": CODE.format(k=4)}])
     (folder / "__extra" / "linked").symlink_to(elsewhere, target_is_directory=True)
     (folder / "__linked").symlink_to(elsewhere, target_is_directory=True)
-    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
-    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
-            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
-    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a"]
-    listed = {}
-    for engine in runs:
-        with open(tmp_path / engine / "unreadable.csv") as handle:
-            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    listed = listed_by_both_engines(folder, tmp_path, ids=["a"], keyed=True)
     special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
     assert listed["local"] == {"__extra/": ("", special),
                                "__linked": ("", "not loaded: symbolic link to a folder (not followed)")}, listed
@@ -705,14 +708,7 @@ def test_both_engines_list_a_double_underscore_folder_of_hidden_files_once_with_
     jsonl(folder / "__both" / ".y.jsonl", [{"id": "y", "content": CODE.format(k=4)}])
     (folder / "__more" / ".git" / "config").write_text("x")
     (folder / "__pycache__" / "m.pyc").write_text("x")
-    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
-    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
-            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
-    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a"]
-    listed = {}
-    for engine in runs:
-        with open(tmp_path / engine / "unreadable.csv") as handle:
-            listed[engine] = {row["id"]: (row["split"], row["reason"]) for row in csv.DictReader(handle)}
+    listed = listed_by_both_engines(folder, tmp_path, ids=["a"], keyed=True)
     special = "not loaded: folder whose name starts with '__' (datasets reads no file in it): its files are not read"
     assert listed["local"] == {"__both/": ("", special), "__extra/": ("", special), "__more/": ("", special),
                                "__pycache__/": ("", "not loaded: hidden folder (__pycache__, compiled files): its "
@@ -736,14 +732,7 @@ def test_both_engines_list_broken_symbolic_links_of_a_data_folder_alike(spark, t
     (folder / ".cache" / "x.jsonl").symlink_to(tmp_path / "missing.jsonl")
     (folder / "__extra").mkdir()  # datasets reads nothing in a folder named __*: the folder is listed, once
     (folder / "__extra" / "test.jsonl").symlink_to(tmp_path / "missing.jsonl")
-    options = {"min_tokens": 1, "workers": 1, "output_format": "jsonl"}
-    runs = {engine: run_dedup(source, DedupConfig(**options, engine=engine), output_dir=tmp_path / engine)
-            for engine, source in (("local", str(folder)), ("spark", folder.as_uri()))}
-    assert runs["local"].result.rows.ids == runs["spark"].result.rows.ids == ["a", "t"]
-    listed = {}
-    for engine in runs:
-        with open(tmp_path / engine / "unreadable.csv") as handle:
-            listed[engine] = [(row["id"], row["split"], row["reason"]) for row in csv.DictReader(handle)]
+    listed = listed_by_both_engines(folder, tmp_path, ids=["a", "t"], keyed=False)
     broken = "not loaded: broken symbolic link"
     assert listed["local"][:3] == [("gone", "", broken), ("sub/train.jsonl", "", broken),
                                    ("validation.jsonl", "", broken)], listed

