@@ -109,7 +109,15 @@ def _finished(results: Path) -> list[dict]:
     return [row for row in jsonl_rows(results) if row.get("phase") != "calibrate"]
 
 
-def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_an_interruption_in_execute_is_recorded_and_a_rerun_resumes(tmp_path: Path, signal_name: str) -> None:
+    """Ctrl-C (SIGINT) and SIGTERM (SLURM, ``timeout``) mid-stage: the stage is recorded ``interrupted`` in
+    run.json, the advice says to rerun (not execute's own ``--resume``), the exit status is 128 + the signal, and
+    the rerun resumes, keeping the first run's rows. SIGTERM killed ``workbench run`` like SIGKILL before (exit
+    143, no advice, the stage left ``running``). Real subprocess, real signal, real sandboxed samples."""
+    import signal
+
+    signum = getattr(signal, signal_name)
     data = tmp_path / "gens.jsonl"
     _generations(data, 12)
     config = tmp_path / "c.toml"
@@ -117,10 +125,13 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
                       '[execute]\nworkers = 1\ntimeout = 5.0\n')
     command = [sys.executable, "-m", "workbench", "run", str(config)]
     results = tmp_path / "run" / "execute" / "results.jsonl"
-    returncode, stderr = interrupt_after_rows(command, lambda: _finished(results))
-    assert returncode == 130, stderr
+    returncode, stderr = interrupt_after_rows(command, lambda: _finished(results), signum=signum)
+    assert returncode == 128 + signum, stderr
     assert "Rerun the same command to resume" in stderr and "exited with status" not in stderr
     assert "--resume" not in stderr  # execute's own hint would be wrong here: the rerun resumes by itself
+    assert "Traceback" not in stderr
+    if signal_name == "SIGTERM":
+        assert "Interrupted by SIGTERM. Rerun the same command to resume" in " ".join(stderr.split()), stderr
     stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
     assert stage["status"] == "interrupted", stage
     before = _finished(results)
@@ -132,36 +143,6 @@ def test_ctrl_c_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Pat
     keys = [row["task_id"] for row in after]
     assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
     assert after[: len(before)] == before  # the rows of the first run were kept, not executed again
-
-
-def test_sigterm_in_execute_is_an_interruption_that_a_rerun_resumes(tmp_path: Path) -> None:
-    """SIGTERM (SLURM, ``timeout``) killed ``workbench run`` like SIGKILL: exit 143, no advice, the
-    stage left ``running`` in run.json. Now it is recorded ``interrupted`` and the rerun resumes it;
-    exit status 143 (128 + 15). Real subprocess, real SIGTERM, real sandboxed samples."""
-    import signal
-
-    data = tmp_path / "gens.jsonl"
-    _generations(data, 12)
-    config = tmp_path / "c.toml"
-    config.write_text(f'[run]\noutput = "{tmp_path / "run"}"\nstages = ["execute"]\n[data]\nsource = "{data}"\n'
-                      '[execute]\nworkers = 1\ntimeout = 5.0\n')
-    command = [sys.executable, "-m", "workbench", "run", str(config)]
-    results = tmp_path / "run" / "execute" / "results.jsonl"
-    returncode, stderr = interrupt_after_rows(command, lambda: _finished(results), signum=signal.SIGTERM)
-    assert returncode == 143, stderr
-    assert "Interrupted by SIGTERM. Rerun the same command to resume" in " ".join(stderr.split()), stderr
-    assert "Traceback" not in stderr
-    stage = json.loads((tmp_path / "run" / "run.json").read_text())["stages"]["execute"]
-    assert stage["status"] == "interrupted", stage
-    before = _finished(results)
-    assert 2 <= len(before) < 12
-
-    outcome = run_pipeline(load_config(config))
-    assert [o.status for o in outcome.outcomes if o.name == "execute"] == ["resumed"]
-    after = _finished(results)
-    keys = [row["task_id"] for row in after]
-    assert sorted(keys) == sorted(f"HumanEval/{i}" for i in range(12)) and len(set(keys)) == 12
-    assert after[: len(before)] == before
 
 
 def test_an_execution_mode_the_library_refuses_fails_before_any_stage(tmp_path: Path) -> None:

@@ -1106,6 +1106,15 @@ def test_a_dry_run_says_which_option_makes_a_stage_run_again(tmp_path: Path) -> 
     assert forced.exit_code == 0 and "changed since it finished" not in forced.output, forced.output
 
 
+def preview_notes(config_path: Path, *overrides: str) -> dict[str, str]:
+    """Each stage's note in a preview of ``config_path`` with ``--set`` ``overrides``: ``{stage name: note line}``
+    (the last note a stage gets)."""
+    config = load_config(config_path, overrides=list(overrides))
+    said: dict[str, str] = {}
+    preview(config, run_preflight(config), on_note=lambda plan, line: said.update({plan.name: line}))
+    return said
+
+
 def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(tmp_path: Path) -> None:
     """review39b: the note of a stage that runs again because its options changed named every option
     as its own table's key, also one the run derives from other keys: with ``[correlate] metric``
@@ -1119,13 +1128,7 @@ def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(
                                 ["dedup", "score_all", "correlate_all", "bias", "report"])
     run_pipeline(load_config(config_path))
 
-    def notes(*overrides: str) -> dict[str, str]:
-        config = load_config(config_path, overrides=list(overrides))
-        said: dict[str, str] = {}
-        preview(config, run_preflight(config), on_note=lambda plan, line: said.update({plan.name: line}))
-        return said
-
-    emptied = notes("correlate.metric=[]")
+    emptied = preview_notes(config_path, "correlate.metric=[]")
     assert "[bias] metric" not in emptied["bias"], emptied
     assert emptied["bias"].startswith("its metric (set by the run) changed since it finished ([passed, chrf, codebleu] "
                                       "-> [passed, chrf]): it would run again"), emptied
@@ -1133,11 +1136,11 @@ def test_an_option_the_run_sets_itself_is_not_named_as_a_key_of_the_stage_table(
     assert emptied["correlate_all"].startswith("its metric (set by the run) changed since it finished ([chrf, codebleu] "
                                                "-> [chrf])"), emptied
 
-    moved = notes('data.code_column="generation"')
+    moved = preview_notes(config_path, 'data.code_column="generation"')
     assert moved["correlate_all"].startswith("its length_column (set by the run) changed since it finished "
                                              "(completion_multipl_e -> generation)"), moved
     assert moved["dedup"].startswith("[data] code_column changed since it finished"), moved
-    assert notes("correlate.resamples=200")["correlate_all"].startswith(
+    assert preview_notes(config_path, "correlate.resamples=200")["correlate_all"].startswith(
         "[correlate] resamples changed since it finished (100 -> 200)")
 
 
@@ -1152,22 +1155,16 @@ def test_a_shared_column_the_run_leaves_out_is_not_blamed_on_the_data_table(tmp_
                                 ["dedup", "score_all", "correlate_all", "report"])
     run_pipeline(load_config(config_path))
 
-    def notes(*overrides: str) -> dict[str, str]:
-        config = load_config(config_path, overrides=list(overrides))
-        said: dict[str, str] = {}
-        preview(config, run_preflight(config), on_note=lambda plan, line: said.update({plan.name: line}))
-        return said
-
-    raw = notes('score.method=["ice-score"]')["correlate_all"]  # no cheap method: the dataset is read
+    raw = preview_notes(config_path, 'score.method=["ice-score"]')["correlate_all"]  # no cheap method: the dataset is read
     assert "[data] sample_column" not in raw, raw
     assert "its sample_column (set by the run) (none -> sample_id)" in raw, raw
-    moved = notes('data.code_column="generation"')
+    moved = preview_notes(config_path, 'data.code_column="generation"')
     assert moved["dedup"].startswith("[data] code_column changed since it finished"), moved
 
     # the other way: finished on the dataset, now on scores_wide.jsonl
     shutil.rmtree(tmp_path / "run")
     run_pipeline(load_config(config_path, overrides=['score.method=["ice-score"]', 'run.stages=["correlate_all"]']))
-    wide = notes()["correlate_all"]
+    wide = preview_notes(config_path)["correlate_all"]
     assert "[data] sample_column" not in wide and "its sample_column (set by the run) (sample_id -> none)" in wide, wide
 
 
