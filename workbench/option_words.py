@@ -152,11 +152,12 @@ def fresh_start_advice() -> str:
     return "start over in a fresh --output (or with --overwrite instead of --resume)"
 
 
-def other_output_advice() -> str:
-    """The way around an output folder another run is writing now: ``use another --output``, or inside
-    :func:`config_words` (``workbench run`` writes its stages' folders under its own) ``use another
-    [run] output``."""
-    return "use another [run] output" if in_config_words() else "use another --output"
+def other_output_advice(plain: str = "use another --output") -> str:
+    """The way around an output another run is writing now, or one that cannot take this run's outputs:
+    ``plain`` (default ``use another --output``; a command's own words, ``choose another -o folder``),
+    or inside :func:`config_words` (``workbench run`` writes its stages' folders under its own) ``use
+    another [run] output``."""
+    return "use another [run] output" if in_config_words() else plain
 
 
 def retry_failed_advice() -> tuple[str, str]:

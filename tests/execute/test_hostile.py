@@ -390,6 +390,32 @@ def test_background_processes_do_not_outlive_the_sample(level):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
+def test_no_fd_of_the_parent_is_left_to_forge_the_memory_report(level):
+    # A sample holds stdin, stdout, stderr and the pass-token pipe (fd 4) only. GNU time's report
+    # pipe (peak KiB, exit status, CPU seconds) was still open at a high fd on the per-sample path:
+    # digits written there without a newline were prefixed to GNU time's own line, so a sample
+    # that killed itself read as an out-of-memory kill with a peak of thousands of TiB.
+    outcome = run(body("""
+        import os, signal, sys
+        held = []
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 4:
+                try:
+                    os.write(fd, b"999999999999")
+                    held.append(f"{fd} -> {os.readlink('/proc/self/fd/' + name)}")
+                except OSError:
+                    pass
+        sys.stderr.write("held: " + repr(held) + "\\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """), level=level)
+    assert "held: []" in outcome.stderr_tail, outcome
+    assert outcome.status == "killed" and outcome.signal == "SIGKILL", outcome
+    assert outcome.peak_rss_mib is None or outcome.peak_rss_mib < 4096, outcome
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=[lvl.value for lvl in LEVELS])
 def test_killing_the_parent_leaves_the_run_going(level):
     if not ROOT and level is IsolationLevel.RLIMITS:
         pytest.skip("rlimits-only as a normal user can signal the user's own processes (documented)")

@@ -389,3 +389,16 @@ def test_the_wait_for_a_namespace_end_trusts_only_bubblewraps_own_facts():
     # a live process in that namespace that does not exit: not established, the caller sweeps
     facts = f'{{"child-pid": {os.getpid()}, "pid-namespace": {own_namespace}}}'
     assert _wait_for_namespace_end(facts.encode() + b'{"child-pid": 1, "pid-namespace": 2}', 0.2) is False
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["interpreted", "compiled"])
+@pytest.mark.parametrize("level", LEVELS, ids=IDS)
+def test_a_sample_holds_no_fd_but_the_protocols(level, build):
+    # The run command gets stdin, stdout, stderr and the token fds (3, 4) only: every other fd the
+    # parent handed the wrappers (bwrap's --info-fd, the start and build-done bytes, the build
+    # report, GNU time's report pipe, the stderr log) is closed before it runs. ls opens the
+    # listed folder at fd 3, closed by the harness after reading the token.
+    listing = 'test "$(ls /proc/self/fd | tr "\\n" " ")" = "0 1 2 3 4 " || { ls -l /proc/self/fd >&2; exit 1; }'
+    spec = sh_spec(checks=listing, build=[["/bin/true"]] if build else [])
+    outcome = run(spec, level)
+    assert outcome.status == "passed", outcome

@@ -507,3 +507,123 @@ def test_data_label_kind_is_checked(tmp_path: Path) -> None:
         load_config(config, overrides=['data.label_kind="grade"'])
     with pytest.raises(ConfigError, match=r"\[data\] label_kind 'graded' declares what \[data\] label_column holds"):
         load_config(config, overrides=['data.label_kind="graded"', 'data.label_column=""'])
+
+
+#: the way around an output another run is writing, as workbench run words it (other_output_advice)
+RUN_OTHER_OUTPUT = "use another [run] output"
+
+
+def test_a_second_run_writing_the_execute_results_is_refused_in_the_runs_words(tmp_path: Path) -> None:
+    """fd40: the execute stage, while another run writes its results file (two workbench run commands on
+    one run folder: here a real file lock held on it, as that run's execute stage holds it), said "or
+    write to another --output", an option workbench run does not take. Nothing ran; no LLM, no sandbox."""
+    from filelock import FileLock
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    results = tmp_path / "run" / "execute" / "results.jsonl"
+    results.parent.mkdir(parents=True)
+    with FileLock(str(results.with_name(f".{results.name}.lock"))):
+        result = run_pipeline(load_config(_config(tmp_path, data, ["execute"])))
+    status, message = _outcomes(result)["execute"]
+    message = _flat(message)
+    assert status == "failed", message
+    assert message == (f"another workbench execute run is writing {results}; wait for it to finish (or stop it), "
+                       f"or {RUN_OTHER_OUTPUT}"), message
+    assert not results.exists()
+
+
+def _dedup_refusal(tmp_path: Path, data: Path) -> str:
+    result = run_pipeline(load_config(_config(tmp_path, data, ["dedup"])))
+    status, message = _outcomes(result)["dedup"]
+    assert status == "failed", message
+    message = _flat(message)
+    assert "--output" not in message and "-o " not in message, message
+    return message
+
+
+def test_a_dedup_stage_folder_another_writer_holds_is_refused_in_the_runs_words(tmp_path: Path) -> None:
+    """fd40: the dedup stage, while another dedup writer holds its folder (a real file lock on
+    run/dedup/.dedup.lock), said "--output run/dedup is in use ... or choose another -o folder"."""
+    from filelock import FileLock
+
+    from workbench.dedup.output_folder import LOCK_FILE
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    folder = tmp_path / "run" / "dedup"
+    folder.mkdir(parents=True)
+    with FileLock(str(folder / LOCK_FILE)):
+        message = _dedup_refusal(tmp_path, data)
+    assert message.startswith(f"the dedup stage's folder {folder} is in use by another dedup writer ("), message
+    assert message.endswith(f"nothing was done; wait for it to finish (or stop it), or {RUN_OTHER_OUTPUT}"), message
+
+
+def test_a_dedup_stage_folder_holding_foreign_files_is_refused_in_the_runs_words(tmp_path: Path) -> None:
+    """fd40: a file of the user's where the dedup stage writes its split (run/dedup/train.jsonl, no
+    manifest): "--output run/dedup holds train.jsonl ... Choose a fresh -o folder"."""
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    folder = tmp_path / "run" / "dedup"
+    folder.mkdir(parents=True)
+    (folder / "train.jsonl").write_text("mine\n")
+    message = _dedup_refusal(tmp_path, data)
+    assert message.startswith(f"the dedup stage's folder {folder} holds train.jsonl, which this run would write"), \
+        message
+    assert message.endswith(f"they are not replaced. {RUN_OTHER_OUTPUT[0].upper()}{RUN_OTHER_OUTPUT[1:]}, or move "
+                            f"them away (nothing was searched)"), message
+    assert (folder / "train.jsonl").read_text() == "mine\n"
+
+
+def test_a_run_folder_inside_the_input_folder_is_refused_in_the_runs_words(tmp_path: Path) -> None:
+    """fd40: [data] source a folder, [run] output inside it: the dedup stage said "--output run/dedup lies
+    inside the input folder ...; choose a folder outside ..."."""
+    source = tmp_path / "data"
+    source.mkdir()
+    data = write_generations(source / "gens.jsonl", per_outcome=1)
+    config = write_config(tmp_path / "c.toml", source / "run", source, ["dedup"],
+                          _TABLES.format(execute="", correlate="", bias=""))
+    result = run_pipeline(load_config(config))
+    status, message = _outcomes(result)["dedup"]
+    message = _flat(message)
+    assert status == "failed", message
+    assert data.exists()
+    assert message == (f"the dedup stage's folder {source / 'run' / 'dedup'} lies inside the input folder {source}: "
+                       f"dedup would write its splits over the input (or into it, to be read as input by the next "
+                       f"run); {RUN_OTHER_OUTPUT} outside {source}"), message
+
+
+def test_the_other_dedup_output_refusals_name_the_stage_folder_in_the_runs_words(tmp_path: Path) -> None:
+    """fd40: the refusals of a dedup output folder that cannot be written (/sys, to root too), that holds the input, or that is the input file's folder, as the dedup
+    stage's words make them (the real plan's, from plan_stages) and as workbench dedup keeps them."""
+    from workbench.dedup.job import _refuse_output_over_input
+    from workbench.dedup.output_folder import check_no_foreign_outputs, check_writable, write_manifest
+    from workbench.errors import DataError
+    from workbench.run.stages import plan_stages
+
+    data = write_generations(tmp_path / "gens.jsonl", per_outcome=1)
+    config = load_config(_config(tmp_path, data, ["dedup"]))
+    plan = {p.name: p for p in plan_stages(config, set(json.loads(data.read_text().splitlines()[0])))}["dedup"]
+    read_only = Path("/sys")  # sysfs: Permission denied, to root too
+    files = tmp_path / "out" / "files"
+    files.mkdir(parents=True)
+    (files / "a.py").write_text("x = 1\n")
+    write_manifest(tmp_path / "out", ["files"], "an earlier source")  # an earlier run's files/, read again as input
+    cases = [
+        (lambda: check_writable(read_only),
+         f"{read_only} cannot be written (", "): nothing was searched; choose a folder you can write, or make this "
+                                              "one writable", f"): nothing was searched; {RUN_OTHER_OUTPUT}, or make "
+                                                              f"this one writable"),
+        (lambda: check_no_foreign_outputs(tmp_path / "out", ["files"], files),
+         f"{tmp_path / 'out'}: files holds this run's input {files}, and this run would replace it: ",
+         "choose another -o folder, or copy the input elsewhere (nothing was replaced)",
+         f"{RUN_OTHER_OUTPUT}, or copy the input elsewhere (nothing was replaced)"),
+        (lambda: _refuse_output_over_input(data, tmp_path),
+         f"{tmp_path} is the folder of the input file {data.name}: its split files could replace the input; ",
+         f"choose another folder (e.g. {tmp_path / 'dedup'})", RUN_OTHER_OUTPUT),
+    ]
+    for call, middle, plain_end, run_end in cases:
+        with pytest.raises(DataError) as raised:
+            call()
+        assert str(raised.value).startswith(f"--output {middle}") and str(raised.value).endswith(plain_end), raised.value
+        with plan.words(), pytest.raises(DataError) as raised:
+            call()
+        message = str(raised.value)
+        assert message.startswith(f"the dedup stage's folder {middle}") and message.endswith(run_end), message

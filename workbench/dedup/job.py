@@ -24,6 +24,7 @@ from workbench.dedup.output_folder import (
     OutputsInPlace,
     hold_output_folder,
     input_root,
+    output_named,
     planned_outputs,
     split_output_names,
     staged_outputs,
@@ -41,7 +42,7 @@ from workbench.dedup.writing import (
     write_small_outputs,
 )
 from workbench.errors import PATH_TYPES, TABLE_HINT, DataError, MissingSplitError, require_argument, require_path
-from workbench.option_words import option_named, option_set, option_value
+from workbench.option_words import option_named, option_set, option_value, other_output_advice
 from workbench.resume_guard import shown_path
 
 
@@ -209,7 +210,7 @@ def run_dedup(
         try:  # now, not after the search: a path under a file, or one not writable
             out.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise DataError(f"--output {out} cannot be created: {error.strerror or error}") from error
+            raise DataError(f"{output_named(out)} cannot be created: {error.strerror or error}") from error
         check_writable(out)  # an existing read-only folder too
     swapped: list[dict[str, str]] = []  # the outputs, once swapped in
     # one run at a time into a local folder (either engine): a second refuses now, not at the swap
@@ -585,8 +586,9 @@ def _refuse_output_over_input(source: Path, out: Path) -> None:
     if source.is_dir() and (same := _same_folder_on_the_way(out, source)) is not None:
         _refuse_overlap(out, source, inside=same != out)
     if source.is_file() and _same_folder_on_the_way(out, source.parent) == out:
-        raise OutputOverInputError(f"--output {out} is the folder of the input file {source.name}: its split files "
-                                   f"could replace the input; choose another folder (e.g. {out / 'dedup'})")
+        advice = other_output_advice(f"choose another folder (e.g. {out / 'dedup'})")
+        raise OutputOverInputError(f"{output_named(out)} is the folder of the input file {source.name}: its split "
+                                   f"files could replace the input; {advice}")
 
 
 def _refuse_output_over_spark_input(spark, source: str, output: str | Path) -> None:
@@ -645,8 +647,9 @@ def _refuse_overlap(out: object, source: object, *, inside: bool) -> None:
         OutputOverInputError: always, naming the clash and what to do.
     """
     where = f"lies inside the input folder {source}" if inside else "is the input folder"
-    raise OutputOverInputError(f"--output {out} {where}: dedup would write its splits over the input (or into it, "
-                               f"to be read as input by the next run); choose a folder outside {source}")
+    raise OutputOverInputError(f"{output_named(out)} {where}: dedup would write its splits over the input (or into "
+                               f"it, to be read as input by the next run); {other_output_advice('choose a folder')} "
+                               f"outside {source}")
 
 
 def _minhash_in_background(config: DedupConfig) -> Future[MinHashSetup]:

@@ -45,6 +45,7 @@ from urllib.parse import unquote, urlparse
 
 from workbench.errors import DataError
 from workbench.io import atomic_write, unwritable_reason
+from workbench.option_words import option_value, other_output_advice
 
 logger = logging.getLogger("workbench.dedup.writing")
 
@@ -64,6 +65,17 @@ COPYING_RENAMES = ("s3", "s3a", "s3n", "gs", "wasb", "wasbs", "oss", "cos", "cos
 STAGING_PREFIX = ".dedup-staging-"
 #: the lock file a run into a local folder holds for its whole length (:func:`hold_output_folder`)
 LOCK_FILE = ".dedup.lock"
+
+
+def output_named(out: object) -> str:
+    """The output folder as a refusal names it: ``--output runs/x`` on the command line, or in
+    ``workbench run``'s words (:func:`~workbench.option_words.config_words`: the run sets the folder
+    itself) ``the dedup stage's folder runs/x/dedup``."""
+    return option_value("output", str(out))
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def split_output_names(output_format: str, splits: Iterable[str]) -> list[str]:
@@ -106,8 +118,8 @@ def check_writable(out: Path) -> None:
     """
     reason = unwritable_reason(out)
     if reason is not None:
-        raise DataError(f"--output {out} cannot be written ({reason}): nothing was searched; choose a folder you can "
-                        f"write, or make this one writable")
+        raise DataError(f"{output_named(out)} cannot be written ({reason}): nothing was searched; "
+                        f"{other_output_advice('choose a folder you can write')}, or make this one writable")
 
 
 @contextmanager
@@ -142,8 +154,9 @@ def hold_output_folder(out: Path) -> Iterator[None]:
             holder = _lock_holder(path)
             writer = "a `workbench dedup` run or a `write_outputs` call"
             by = f"process {holder}: {writer}" if holder is not None else writer
-            raise DataError(f"--output {out} is in use by another dedup writer ({by}): nothing was done; wait for it "
-                            f"to finish (or stop it), or choose another -o folder") from None
+            raise DataError(f"{output_named(out)} is in use by another dedup writer ({by}): nothing was done; wait "
+                            f"for it to finish (or stop it), or {other_output_advice('choose another -o folder')}"
+                            ) from None
     try:
         yield
     finally:
@@ -313,17 +326,19 @@ def _refuse_foreign(folder: Folder, planned: Iterable[str], ours: set[str]) -> N
     foreign = sorted(name for name in planned if name not in ours and folder.exists(name))
     if foreign:
         shown = ", ".join(foreign[:6]) + (f" and {len(foreign) - 6} more" if len(foreign) > 6 else "")
-        raise DataError(f"--output {folder.where} holds {shown}, which this run would write, and no record of an "
+        raise DataError(f"{output_named(folder.where)} holds {shown}, which this run would write, and no record of an "
                         f"earlier `workbench dedup` run there ({MANIFEST}) says it wrote them: they are not replaced. "
-                        f"Choose a fresh -o folder, or move them away (nothing was searched)")
+                        f"{_capitalized(other_output_advice('choose a fresh -o folder'))}, or move them away (nothing was "
+                        f"searched)")
 
 
 def _refuse_holding_input(folder: Folder, planned: Iterable[str], source: object) -> None:
     """Refuse to replace an earlier output that holds the input of this run (:func:`_holds`)."""
     holding = [name for name in planned if folder.exists(name) and _holds(folder, name, source)]
     if holding:
-        raise DataError(f"--output {folder.where}: {holding[0]} holds this run's input {source}, and this run would "
-                        f"replace it: choose another -o folder, or copy the input elsewhere (nothing was replaced)")
+        raise DataError(f"{output_named(folder.where)}: {holding[0]} holds this run's input {source}, and this run "
+                        f"would replace it: {other_output_advice('choose another -o folder')}, or copy the input "
+                        f"elsewhere (nothing was replaced)")
 
 
 @contextmanager
@@ -455,7 +470,7 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
     except BaseException as error:
         if not folder.cheap_renames:  # what was deleted cannot be put back: say where things are
             if isinstance(error, (OSError, DataError)):
-                raise DataError(f"--output {folder.where}: swapping in this run's outputs stopped part-way ({error}): "
+                raise DataError(f"{output_named(folder.where)}: swapping in this run's outputs stopped part-way ({error}): "
                                 f"the earlier outputs it had deleted are gone, this run's "
                                 f"{', '.join(moved_in) or 'outputs'} {'are' if moved_in else 'are not'} in place"
                                 f"{f', the rest in {folder.path_of(staging)}' if moved_in else ''}: rerun to write "
@@ -463,10 +478,10 @@ def _swap_in(folder: Folder, staging: str, names: list[str], ours: set[str], pre
             raise
         stuck = _undo_swap(folder, staging, set_aside, moved_in, earlier_manifest)
         if stuck is not None:  # neither a Ctrl-C's "nothing was replaced" nor "as they were" would be true
-            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed "
+            raise DataError(f"{output_named(folder.where)}: swapping in this run's outputs failed "
                             f"({error or type(error).__name__}) and could not be undone ({stuck})") from error
         if isinstance(error, (OSError, DataError)):
-            raise DataError(f"--output {folder.where}: swapping in this run's outputs failed ({error}); the earlier "
+            raise DataError(f"{output_named(folder.where)}: swapping in this run's outputs failed ({error}); the earlier "
                             f"outputs are as they were and this run's were removed: rerun once the folder can be "
                             f"written") from error
         raise

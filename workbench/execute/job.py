@@ -44,7 +44,14 @@ from workbench.options import OptionError
 from workbench.resume_guard import (SOURCE_KEY, check_resume_settings, implied_run_dir, rebase_recorded_paths,
                                     record_roots, recorded_path, shown_path)
 from workbench.formatting import count
-from workbench.option_words import option_given, option_named, option_set, option_value, resume_advice
+from workbench.option_words import (
+    option_given,
+    option_named,
+    option_set,
+    option_value,
+    other_output_advice,
+    resume_advice,
+)
 
 
 @dataclass(frozen=True)
@@ -636,7 +643,7 @@ def run_execute(
     lock = lock_exclusively(
         Path(output).with_name(f".{Path(output).name}.lock"),
         f"another workbench execute run is writing {os.fspath(output)}; wait for it to finish (or stop it), "
-        f"or write to another --output")
+        f"or {other_output_advice('write to another --output')}")
     try:
         return _run_execute_locked(generations, output, config, on_start=on_start, on_result=on_result,
                                    sandbox=sandbox, on_note=on_note, run_dir=run_dir)

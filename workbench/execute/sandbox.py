@@ -657,7 +657,10 @@ class Sandbox:
         env = _sample_environment(spec, plan.workdir, "/tmp" if bubblewrap else plan.workdir, run_tag)
         stdout = res.output_sink()  # never read: a solution that prints 70 MiB still passes
         own_ends = [started_fd] + [fd for fd in (info_fd, built_fd, report_write, log_fd) if fd is not None]
-        pass_fds = sorted(set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends))
+        # GNU time's report pipe reaches the child as its stderr (fd 2, which the step script moves off)
+        # and nowhere else: kept at its high number too, it stayed open in the sample, whose digits
+        # written there prefixed GNU time's line and forged its peak memory (and an `oom` status)
+        pass_fds = sorted((set(child_fds.values()) | {fd for fd, _ in file_fds} | set(own_ends)) - {report_write})
         start = time.monotonic()
         try:
             with self._lock:

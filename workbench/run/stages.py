@@ -129,6 +129,10 @@ LEGACY_NEUTRAL_OPTIONS: Mapping[str, frozenset[str]] = {
 #: stage's results (:attr:`StagePlan.set_by_run`): the user set no such option
 EXECUTE_RESULTS_WORDS = "the execute stage's results"
 
+#: how a dedup job's refusals name its output folder (``--output`` on the command line) where the run set it
+#: to the stage's folder (:attr:`StagePlan.set_by_run`): ``the dedup stage's folder runs/x/dedup``
+DEDUP_OUTPUT_WORDS = "the {stage} stage's folder"
+
 #: how the bias and correlate stages' messages name their label where the run set it to the execute
 #: stage's ``passed`` (:attr:`StagePlan.set_by_run`); one it took from ``[data] label_column`` is named so
 EXECUTE_LABEL_WORDS = "the execute stage's label"
@@ -575,10 +579,12 @@ def _plan_stages(config: PipelineConfig, columns: set[str], available: Iterable[
         # (the dedup stage removes the in-set duplicates)
         section["decontaminate_only"] = True
         plan.set_by_run["decontaminate_only"] = "the decontaminate stage (it removes only contaminated rows)"
+        plan.set_by_run["output"] = DEDUP_OUTPUT_WORDS.format(stage=plan.name)
         _dedup_job(plan, config, columns, section, layout / RunLayout.DEDUP_FOLDERS["decontaminate"])
     plans.append(plan)
 
     plan = StagePlan("dedup", "dedup", outputs=layout.outputs("dedup"), table="dedup")
+    plan.set_by_run["output"] = DEDUP_OUTPUT_WORDS.format(stage=plan.name)
     _dedup_job(plan, config, columns, dict(config.sections["dedup"]), layout / RunLayout.DEDUP_FOLDERS["dedup"])
     plans.append(plan)
 
