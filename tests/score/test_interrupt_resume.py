@@ -156,3 +156,21 @@ def test_sigterm_keeps_the_rows_records_the_interruption_and_resume_loses_none(t
     after = _rows(scores)
     keys = [(row["task_id"], row["sample_id"], row["method"]) for row in after]
     assert len(after) == 10 and len(set(keys)) == 10 and after[: len(before)] == before
+
+
+def test_the_waiting_line_under_workbench_run_has_no_parenthesis_inside_a_parenthesis(capsys) -> None:
+    """A new user's Ctrl-C in `workbench run`'s score stage (fresh40) read "the others are left to resume
+    (rerun the same command (the stage resumes))": the resume advice, which has its own parenthesis in
+    the run's words, was put in parentheses. The real message printer, in the run's config words and in
+    the command line's."""
+    from workbench.cli.score import _say_waiting
+    from workbench.option_words import config_words
+
+    with config_words(lambda name: f"[score] {name}"):
+        _say_waiting(1, False)
+    said = " ".join(capsys.readouterr().err.split())
+    assert "the others are left to resume: rerun the same command (the stage resumes)." in said, said
+    assert "((" not in said and "))" not in said, said
+    _say_waiting(1, False)
+    said = " ".join(capsys.readouterr().err.split())
+    assert "the others are left to resume: rerun with --resume." in said, said

@@ -68,7 +68,7 @@ def _say_waiting(in_flight: int, abandoning: bool, cache: str = "rw") -> None:
               else f"The answers are not cached ({option_value('cache', cache)}); a")
     said = (f"no new LLM call is made; waiting for the {count(in_flight, 'sample')} in flight "
             f"to finish {'its' if in_flight == 1 else 'their'} current call (at most {option_named('timeout')} seconds). "
-            f"{stored} sample that is complete is kept, the others are left to resume ({resume_advice()}). "
+            f"{stored} sample that is complete is kept, the others are left to resume: {resume_advice()}. "
             f"{interrupted_by()} again abandons the calls in flight.")
     # escaped: in config words an option is "[score] cache", which is not markup
     err_console.print(f"[yellow]{interrupted_word()}:[/yellow] {escape(said)}", highlight=False, soft_wrap=True)
