@@ -223,9 +223,15 @@ def _stage_records(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: record for name, record in stages.items() if isinstance(record, dict)}
 
 
-def _is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> bool:
+def is_current(plan: StagePlan, before: dict[str, Any], key: str, run_dir: Path) -> bool:
     """Whether a stage's record says it finished with this key and these options and left its
-    files as they are."""
+    files as they are: the run does not run it again (:mod:`workbench.run.runner`), and the preflight
+    takes its outputs as there (:func:`key_stages`, :func:`workbench.run.preflight._results_ready`).
+
+    Args:
+        plan: the stage's plan now; before: its record in ``run.json`` (empty when none); key: its key
+            now (:func:`_stage_key`); run_dir: the run folder its recorded files are relative to.
+    """
     return (before.get("status") == "done" and before.get("key") == key
             and all(path.exists() for path in plan.outputs) and not changed_files(before.get("files"), run_dir)
             and not _refresh(plan, before, key) and not _reselect(plan, before, key))
@@ -301,7 +307,7 @@ def key_stages(config: PipelineConfig, columns: set[str], manifest: dict[str, An
             name = pending.pop(0)
             plan = by_name[name]
             if plan.command is not None and plan.skip_reason == NOT_IN_STAGES and \
-                    _is_current(plan, records[name], keys[name], config.output):
+                    is_current(plan, records[name], keys[name], config.output):
                 available.add(name)
             else:
                 out_of_date = True  # the plans after it took it as available

@@ -31,7 +31,7 @@ from workbench.errors import DataError, WorkbenchError
 from workbench.option_words import option_value
 from workbench.options import OptionError
 from workbench.run.config import ConfigError, PipelineConfig, table_error
-from workbench.run.manifest import KeyedStages, _is_current, data_fingerprint, key_stages, read_manifest
+from workbench.run.manifest import KeyedStages, is_current, data_fingerprint, key_stages, read_manifest
 from workbench.run.stages import StagePlan, score_methods, shipped_metrics, stratifies_on_execution
 from workbench.score.config import ScoreConfig
 from workbench.formatting import count, megabytes
@@ -569,7 +569,7 @@ def _results_ready(config: PipelineConfig, plan: StagePlan, score: ScoreConfig, 
     (``[score] results``, or the run's own execute stage's for ``select = "stratified"``) are there as the
     stage will read them: ``True`` when it reads none. The run's own are not where the execute stage runs
     again (its key, options or files changed since it finished, or it did not finish: :func:`~workbench.run.
-    manifest._is_current`), as they will be replaced; those of an execute stage left out of ``[run] stages``
+    manifest.is_current`), as they will be replaced; those of an execute stage left out of ``[run] stages``
     are read only when up to date (:func:`~workbench.run.manifest.key_stages`). ``--stage execute`` and
     ``--force``, which the preflight does not know, execute the same config again."""
     if score.results is None:
@@ -578,7 +578,7 @@ def _results_ready(config: PipelineConfig, plan: StagePlan, score: ScoreConfig, 
         return False
     if "execute" not in plan.after or "execute" not in config.stages:
         return True  # another run's results, or those of the execute stage left out and up to date
-    return _is_current(plans["execute"], keyed.records.get("execute", {}), keyed.keys["execute"], config.output)
+    return is_current(plans["execute"], keyed.records.get("execute", {}), keyed.keys["execute"], config.output)
 
 
 def _check_several_references(loaded: LoadedDataset, score: ScoreConfig, table: str, rows: int,
