@@ -950,11 +950,7 @@ def _load_folder(path: Path, extensions: Iterable[str] | None, language: str | N
              for p in entries if p.is_symlink() and not p.is_file()]
     if not files:
         hidden, special = _hidden_in_special_folders(hidden)
-        entries = links + hidden + special
-        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
-        if broken and len(broken) == len(entries):  # nothing but broken links: say so, naming them
-            raise DataError(only_broken_links_message(str(path), broken))
-        raise DataError(nothing_read_message(str(path), entries))
+        raise DataError(nothing_read_message(str(path), links + hidden + special))
     builders = {p: _builder_for(p) for p in files}
     data_files = [p for p in files if builders[p] is not None]
     others = [p for p in files if builders[p] is None]
@@ -1442,10 +1438,13 @@ def nothing_read_message(source: str, left_out: Sequence[SkippedFile]) -> str:
 
     Returns:
         one line: ``/data: no file there is read: .x.jsonl (hidden file (name starts with '.')); give the
-        data files names that are read, or pass the folder that holds them`` (at most 3 entries named, by path).
+        data files names that are read, or pass the folder that holds them`` (at most 3 entries named, by path);
+        for nothing but broken symbolic links, :func:`only_broken_links_message` (named in ``left_out``'s order).
     """
     if not left_out:
         return f"{source}: the folder has no files"
+    if all(entry.reason == BROKEN_LINK_REASON for entry in left_out):
+        return only_broken_links_message(source, [entry.path for entry in left_out])
     entries = sorted(left_out, key=lambda entry: entry.path)
     shown = ", ".join(f"{entry.path} ({entry.reason})" for entry in entries[:3])
     more = f", and {len(entries) - 3} more" if len(entries) > 3 else ""

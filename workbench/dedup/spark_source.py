@@ -71,7 +71,6 @@ from workbench.data.loading import (
     json_no_rows_message,
     missing_cells_message,
     nothing_read_message,
-    only_broken_links_message,
     refuse_missing_cells,
     value_kind,
 )
@@ -218,9 +217,6 @@ def list_files(spark: Any, source: str, input_format: str = "auto") -> Listing:
         links, skipped = _with_broken_links(prefix, links, skipped, underscore=input_format != "auto")
     skipped[:0] = links  # the local loader's order: links, then the hidden files
     if not files:  # in the local loader's words: its broken links alone, what is there and left out, or an empty folder
-        broken = [entry.path for entry in links if entry.reason == BROKEN_LINK_REASON]
-        if broken and len(broken) == len(skipped):
-            raise DataError(only_broken_links_message(source, broken))
         raise DataError(nothing_read_message(source, skipped))
     saved = next((name for name in ("dataset_dict.json", "state.json") if prefix + name in files), None)
     if saved is not None and any(file.endswith(".arrow") for file in files):  # the local loader's load_from_disk
